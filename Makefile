@@ -1,0 +1,71 @@
+# pgcolumnar front door. `make run` and `make test` work on a fresh machine: both
+# provision what is missing first (see scripts/provision.sh).
+
+PG_CONFIG ?= /usr/lib/postgresql/15/bin/pg_config
+PG_BIN    := $(shell $(PG_CONFIG) --bindir 2>/dev/null)
+RUN_PORT  ?= 54315
+TEST_PORT ?= 54316
+CLUSTER   := scripts/cluster.sh
+RUN_SOCK   = $(shell $(CLUSTER) dir run)/socket
+PSQL_RUN   = $(PG_BIN)/psql -X -h $(RUN_SOCK) -p $(RUN_PORT) -U postgres
+
+export PG_CONFIG
+
+.PHONY: help provision build install run start demo psql stop test unit-test pg-test \
+        regress integration-test fmt lint clean clean-clusters
+
+help:
+	@echo "make run      build, install, start the local cluster, run the demo"
+	@echo "make test     every test level, on a throwaway cluster"
+	@echo "make psql     connect to the local cluster    make stop   stop it"
+	@echo "make install  build in release mode and install into $(PG_CONFIG)'s PostgreSQL"
+	@echo "make unit-test | pg-test | regress | integration-test   one test level"
+
+provision:
+	@scripts/provision.sh
+
+build: provision
+	cargo build --release --locked
+
+install: provision
+	cargo pgrx install --release --pg-config $(PG_CONFIG)
+
+# Restarting on every run makes the cluster preload the library just installed.
+start:
+	@$(CLUSTER) start run $(RUN_PORT) analytics
+	@$(PSQL_RUN) -q -d postgres -c "CREATE EXTENSION IF NOT EXISTS pgcolumnar"
+
+demo:
+	@$(PSQL_RUN) -d postgres -f scripts/demo.sql
+
+run: install start demo
+	@echo
+	@echo "The cluster is running (port $(RUN_PORT), socket $(RUN_SOCK))."
+	@echo "  connect: make psql    (or: $(PSQL_RUN) -d postgres)"
+	@echo "  stop:    make stop"
+
+psql:
+	@$(PSQL_RUN) -d postgres
+
+stop:
+	@$(CLUSTER) stop run
+
+test: provision
+	@scripts/test.sh all
+
+unit-test pg-test regress integration-test: provision
+	@scripts/test.sh $@
+
+fmt:
+	cargo fmt
+
+lint:
+	cargo fmt --check
+	cargo clippy --all-targets --features pg_test -- -D warnings
+
+clean-clusters:
+	@$(CLUSTER) destroy run
+	@$(CLUSTER) destroy test
+
+clean: clean-clusters
+	cargo clean

@@ -1,0 +1,100 @@
+#!/usr/bin/env bash
+# Manages the project's local PostgreSQL clusters, run by the `postgres` OS user
+# (PostgreSQL refuses to run as root).
+#
+#   cluster.sh start   NAME PORT PROFILE   init if needed, (re)write settings, (re)start
+#   cluster.sh stop    NAME                stop if running
+#   cluster.sh destroy NAME                stop and delete
+#   cluster.sh dir     NAME                print the cluster's folder
+#
+# PROFILE is `analytics` (the long-lived `make run` cluster) or `test` (throwaway).
+# Clusters live in .pgdata/ of the checkout, or under /tmp when the postgres user cannot
+# reach the checkout's path. Sockets live beside the data; TCP listens on 127.0.0.1 only.
+set -euo pipefail
+
+PG_CONFIG=${PG_CONFIG:-/usr/lib/postgresql/15/bin/pg_config}
+PG_BIN=$("$PG_CONFIG" --bindir)
+TOP=$(cd "$(dirname "$0")/.." && pwd)
+
+as_postgres() { runuser -u postgres -- "$@"; }
+
+base_dir() {
+    if as_postgres test -x "$TOP" 2>/dev/null; then
+        echo "$TOP/.pgdata"
+    else
+        echo "/tmp/pgcolumnar-$(printf %s "$TOP" | sha1sum | cut -c1-12)"
+    fi
+}
+
+settings() {
+    local port=$1 profile=$2 sock=$3
+    cat <<CONF
+# Written by scripts/cluster.sh at every start; edit the script, not this file.
+port = $port
+listen_addresses = '127.0.0.1'
+unix_socket_directories = '$sock'
+shared_preload_libraries = 'pgcolumnar'
+max_parallel_workers_per_gather = 2
+max_parallel_workers = 4
+max_worker_processes = 8
+random_page_cost = 1.1
+log_min_messages = warning
+log_line_prefix = '%m [%p] %q%u@%d '
+CONF
+    case $profile in
+        analytics) cat <<CONF
+shared_buffers = 4GB
+work_mem = 256MB
+maintenance_work_mem = 1GB
+effective_cache_size = 16GB
+max_wal_size = 8GB
+checkpoint_timeout = 15min
+CONF
+        ;;
+        test) cat <<CONF
+shared_buffers = 512MB
+work_mem = 64MB
+maintenance_work_mem = 256MB
+max_wal_size = 2GB
+CONF
+        ;;
+        *) echo "cluster.sh: unknown profile '$profile'" >&2; exit 2 ;;
+    esac
+}
+
+cmd=${1:?usage: cluster.sh start|stop|destroy|dir NAME ...}
+name=${2:?cluster name required}
+base=$(base_dir)
+dir=$base/$name
+data=$dir/data
+
+running() { [ -f "$data/postmaster.pid" ] && as_postgres "$PG_BIN/pg_ctl" -D "$data" status >/dev/null 2>&1; }
+
+case $cmd in
+    dir) echo "$dir" ;;
+    start)
+        port=${3:?port required}; profile=${4:?profile required}
+        mkdir -p "$base"
+        chown postgres:postgres "$base"
+        if [ ! -f "$data/PG_VERSION" ]; then
+            as_postgres mkdir -p "$dir/socket"
+            as_postgres "$PG_BIN/initdb" -D "$data" --auth=trust --username=postgres \
+                --encoding=UTF8 --locale=C.UTF-8 >"$dir/initdb.log" 2>&1 \
+                || { cat "$dir/initdb.log" >&2; exit 1; }
+            echo "include_if_exists = 'pgcolumnar.conf'" | as_postgres tee -a "$data/postgresql.conf" >/dev/null
+        fi
+        settings "$port" "$profile" "$dir/socket" | as_postgres tee "$data/pgcolumnar.conf" >/dev/null
+        if running; then
+            as_postgres "$PG_BIN/pg_ctl" -D "$data" -l "$dir/server.log" -w -m fast restart >/dev/null
+        else
+            as_postgres "$PG_BIN/pg_ctl" -D "$data" -l "$dir/server.log" -w start >/dev/null \
+                || { tail -n 20 "$dir/server.log" >&2; exit 1; }
+        fi
+        ;;
+    stop) if running; then as_postgres "$PG_BIN/pg_ctl" -D "$data" -w -m fast stop >/dev/null; fi ;;
+    destroy)
+        if running; then as_postgres "$PG_BIN/pg_ctl" -D "$data" -w -m immediate stop >/dev/null; fi
+        rm -rf "$dir"
+        ;;
+    *) echo "cluster.sh: unknown command '$cmd'" >&2; exit 2 ;;
+esac

@@ -1,0 +1,120 @@
+#!/usr/bin/env bash
+# Runs pgcolumnar's test levels and prints one summary. `make test` calls `test.sh all`.
+#
+#   unit-test         plain `cargo test --lib`: the pure modules, no server
+#   pg-test           `cargo pgrx test`: #[pg_test] functions inside a backend
+#   regress           pg_regress over sql/ -> expected/, on the throwaway cluster
+#   integration-test  Rust tests in tests/ (insta snapshots, differential tests), same cluster
+#
+# Every level runs even when an earlier one failed; the exit status is non-zero if any did.
+set -uo pipefail
+
+TOP=$(cd "$(dirname "$0")/.." && pwd)
+cd "$TOP"
+PG_CONFIG=${PG_CONFIG:-/usr/lib/postgresql/15/bin/pg_config}
+PG_BIN=$("$PG_CONFIG" --bindir)
+PG_REGRESS=$("$PG_CONFIG" --pkglibdir)/pgxs/src/test/regress/pg_regress
+TEST_PORT=${TEST_PORT:-54316}
+CLUSTER=scripts/cluster.sh
+LOGS=$TOP/target/test-logs
+mkdir -p "$LOGS"
+
+summary=()
+total_passed=0
+total_failed=0
+cluster_up=0
+
+# Counts passed/failed tests in a level's log, whatever runner wrote it.
+count_results() {
+    local log=$1 passed=0 failed=0 p f
+    while read -r p f; do
+        passed=$((passed + p)); failed=$((failed + f))
+    done < <(sed -nE 's/^test result: [A-Za-z]+\. ([0-9]+) passed; ([0-9]+) failed.*/\1 \2/p' "$log")
+    passed=$((passed + $(grep -cE '\.\.\. ok ' "$log" || true)))
+    failed=$((failed + $(grep -cE '\.\.\. FAILED' "$log" || true)))
+    echo "$passed $failed"
+}
+
+# run_level NAME COMMAND...: runs one level, logs it, records its counts and time.
+run_level() {
+    local name=$1; shift
+    local log=$LOGS/$name.log start rc passed failed verdict
+    echo "=== $name: $*"
+    start=$(date +%s)
+    "$@" 2>&1 | tee "$log"
+    rc=${PIPESTATUS[0]}
+    read -r passed failed < <(count_results "$log")
+    if [ "$rc" -ne 0 ] && [ "$failed" -eq 0 ]; then failed=1; fi  # e.g. a build error
+    if [ "$rc" -eq 0 ] && [ "$passed" -eq 0 ]; then failed=1; echo "$name ran no test"; fi
+    if [ "$failed" -eq 0 ]; then verdict=ok; else verdict=FAILED; fi
+    summary+=("$(printf '%-18s %-7s %4d passed %4d failed %5ds' "$name" "$verdict" \
+        "$passed" "$failed" $(( $(date +%s) - start )))")
+    total_passed=$((total_passed + passed))
+    total_failed=$((total_failed + failed))
+}
+
+start_test_cluster() {
+    [ $cluster_up = 1 ] && return 0
+    cargo pgrx install --release --pg-config "$PG_CONFIG" >"$LOGS/install.log" 2>&1 \
+        || { cat "$LOGS/install.log"; return 1; }
+    $CLUSTER destroy test
+    $CLUSTER start test "$TEST_PORT" test || return 1
+    cluster_up=1
+    trap '$CLUSTER destroy test' EXIT
+}
+
+sock() { echo "$($CLUSTER dir test)/socket"; }
+
+unit_test() { cargo test --locked --lib; }
+
+pg_test() {
+    local pgdata
+    pgdata=$($CLUSTER dir pgrx-test)
+    rm -rf "$pgdata"
+    mkdir -p "$(dirname "$pgdata")"
+    chown postgres:postgres "$(dirname "$pgdata")"
+    # The filter keeps to #[pg_test] functions (pgrx names them pg_*); unit-test ran the rest.
+    cargo pgrx test pg15 "::pg_" --runas postgres --pgdata "$pgdata"
+}
+
+regress() {
+    start_test_cluster || return 1
+    local tests
+    tests=$(cd sql && ls ./*.sql | sed -e 's|^\./||' -e 's/\.sql$//')
+    rm -rf "$TOP/target/regress"
+    mkdir -p "$TOP/target/regress"
+    # shellcheck disable=SC2086
+    "$PG_REGRESS" --bindir="$PG_BIN" --host="$(sock)" --port="$TEST_PORT" --user=postgres \
+        --inputdir="$TOP" --outputdir="$TOP/target/regress" --dbname=pgcolumnar_regress \
+        $tests
+    local rc=$?
+    [ $rc -ne 0 ] && [ -f "$TOP/target/regress/regression.diffs" ] \
+        && cat "$TOP/target/regress/regression.diffs"
+    return $rc
+}
+
+integration_test() {
+    start_test_cluster || return 1
+    INSTA_UPDATE=no PGCOLUMNAR_TEST_HOST="$(sock)" PGCOLUMNAR_TEST_PORT="$TEST_PORT" \
+        cargo test --locked --test '*' -- --include-ignored
+}
+
+case ${1:-all} in
+    all)
+        run_level unit-test unit_test
+        run_level pg-test pg_test
+        run_level regress regress
+        run_level integration-test integration_test
+        ;;
+    unit-test) run_level unit-test unit_test ;;
+    pg-test) run_level pg-test pg_test ;;
+    regress) run_level regress regress ;;
+    integration-test) run_level integration-test integration_test ;;
+    *) echo "test.sh: unknown level '$1'" >&2; exit 2 ;;
+esac
+
+echo
+echo "=== pgcolumnar test summary (logs in target/test-logs/)"
+printf '%s\n' "${summary[@]}"
+echo "summary: $total_passed passed, $total_failed failed"
+[ "$total_failed" -eq 0 ]

@@ -1,0 +1,73 @@
+//! pgcolumnar: a columnar table access method for PostgreSQL.
+//!
+//! This file only wires things together: module magic, `_PG_init`, and the SQL-visible
+//! entry points. Imports run one way: `planner` → `exec` → `storage`.
+
+use pgrx::prelude::*;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+pub mod exec;
+pub mod planner;
+pub mod storage;
+
+::pgrx::pg_module_magic!(name, version);
+
+/// Whether `_PG_init` ran while the postmaster was processing
+/// `shared_preload_libraries`. Planner and executor hooks are only installed reliably
+/// that way, so the SQL function `pgcolumnar.preloaded()` lets users and tests check it.
+static LOADED_AT_STARTUP: AtomicBool = AtomicBool::new(false);
+
+#[pg_guard]
+pub extern "C-unwind" fn _PG_init() {
+    // SAFETY: a plain global flag that PostgreSQL sets before loading preload libraries.
+    let preloading = unsafe { pg_sys::process_shared_preload_libraries_in_progress };
+    LOADED_AT_STARTUP.store(preloading, Ordering::Relaxed);
+}
+
+/// The version of the loaded shared library (which can differ from the SQL-level
+/// `extversion` after an upgrade that has not run `ALTER EXTENSION ... UPDATE`).
+#[pg_extern(immutable, parallel_safe)]
+fn version() -> &'static str {
+    env!("CARGO_PKG_VERSION")
+}
+
+/// True when the library was loaded through `shared_preload_libraries`.
+#[pg_extern(stable, parallel_safe)]
+fn preloaded() -> bool {
+    LOADED_AT_STARTUP.load(Ordering::Relaxed)
+}
+
+#[cfg(feature = "pg_test")]
+#[pg_schema]
+mod tests {
+    use pgrx::prelude::*;
+
+    #[pg_test]
+    fn library_version_matches_extension_version() {
+        let extversion = Spi::get_one::<String>(
+            "SELECT extversion FROM pg_extension WHERE extname = 'pgcolumnar'",
+        )
+        .expect("SPI failed")
+        .expect("pgcolumnar is not installed in the test database");
+        assert_eq!(extversion, crate::version());
+    }
+
+    #[pg_test]
+    fn loaded_through_shared_preload_libraries() {
+        let sql_visible = Spi::get_one::<bool>("SELECT pgcolumnar.preloaded()")
+            .expect("SPI failed")
+            .expect("NULL from pgcolumnar.preloaded()");
+        assert!(sql_visible, "the test cluster must preload pgcolumnar");
+    }
+}
+
+/// Required by `cargo pgrx test`: settings for the throwaway test cluster.
+#[cfg(test)]
+pub mod pg_test {
+    pub fn setup(_options: Vec<&str>) {}
+
+    #[must_use]
+    pub fn postgresql_conf_options() -> Vec<&'static str> {
+        vec!["shared_preload_libraries = 'pgcolumnar'"]
+    }
+}

@@ -1,0 +1,92 @@
+//! Shared helpers for the integration tests: they talk to the throwaway cluster that
+//! `make test` starts (PGCOLUMNAR_TEST_HOST / PGCOLUMNAR_TEST_PORT) through `psql`.
+//! The tests are `#[ignore]`d so that plain `cargo test` stays server-free; `make test`
+//! runs them with `--include-ignored`.
+
+#![allow(dead_code)]
+
+use std::process::Command;
+
+pub struct Cluster {
+    host: String,
+    port: String,
+    psql: String,
+}
+
+impl Cluster {
+    pub fn from_env() -> Cluster {
+        let var = |name: &str| {
+            std::env::var(name).unwrap_or_else(|_| {
+                panic!("{name} is not set: run these tests with `make integration-test`")
+            })
+        };
+        let pg_config = std::env::var("PG_CONFIG")
+            .unwrap_or_else(|_| "/usr/lib/postgresql/15/bin/pg_config".to_string());
+        let bindir = Command::new(&pg_config)
+            .arg("--bindir")
+            .output()
+            .expect("pg_config runs");
+        let bindir = String::from_utf8(bindir.stdout).unwrap().trim().to_string();
+        Cluster {
+            host: var("PGCOLUMNAR_TEST_HOST"),
+            port: var("PGCOLUMNAR_TEST_PORT"),
+            psql: format!("{bindir}/psql"),
+        }
+    }
+
+    /// Drops and recreates database `name` with the extension installed.
+    pub fn fresh_database(&self, name: &str) -> Database<'_> {
+        self.run(
+            "postgres",
+            &format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)"),
+        );
+        self.run("postgres", &format!("CREATE DATABASE {name}"));
+        let db = Database {
+            cluster: self,
+            name: name.to_string(),
+        };
+        db.query("CREATE EXTENSION pgcolumnar");
+        db
+    }
+
+    fn run(&self, db: &str, sql: &str) -> String {
+        let out = Command::new(&self.psql)
+            .args([
+                "-X",
+                "-q",
+                "-A",
+                "-t",
+                "-v",
+                "ON_ERROR_STOP=1",
+                "-U",
+                "postgres",
+            ])
+            .args(["-h", &self.host, "-p", &self.port, "-d", db, "-c", sql])
+            .output()
+            .expect("psql runs");
+        assert!(
+            out.status.success(),
+            "psql failed on {sql:?}:\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout).expect("psql prints UTF-8")
+    }
+}
+
+pub struct Database<'a> {
+    cluster: &'a Cluster,
+    name: String,
+}
+
+impl Database<'_> {
+    /// Runs `sql` (one or more statements) and returns the unaligned, tuples-only output
+    /// of the last one.
+    pub fn query(&self, sql: &str) -> String {
+        self.cluster.run(&self.name, sql)
+    }
+
+    /// EXPLAIN output of `query` with the given options, one plan line per line.
+    pub fn explain(&self, options: &str, query: &str) -> String {
+        self.query(&format!("EXPLAIN ({options}) {query}"))
+    }
+}
