@@ -15,6 +15,8 @@ set -euo pipefail
 PG_CONFIG=${PG_CONFIG:-/usr/lib/postgresql/15/bin/pg_config}
 PG_BIN=$("$PG_CONFIG" --bindir)
 TOP=$(cd "$(dirname "$0")/.." && pwd)
+# The postgres user may not be able to enter the checkout: run everything from /.
+cd /
 
 as_postgres() { runuser -u postgres -- "$@"; }
 
