@@ -3,106 +3,292 @@
 //! Values are stored as `value - min` in the fewest bits that hold `max - min`, packed
 //! little-endian into 64-bit words. Layout: `min: i64 LE`, `width: u8`, `count: u32 LE`,
 //! then `ceil(count * width / 8)` bytes of packed deltas.
+//!
+//! The other codecs use the count-less variant (`encode_for` / `decode_for`: the same
+//! without `count`, which the caller knows) for their sub-blocks, and the raw
+//! `pack` / `unpack` and `BitWriter` / `BitReader` primitives, which all share one bit
+//! order: field i starts at bit `sum of earlier widths`, LSB first.
 
-use super::CorruptData;
+use super::{CorruptData, MAX_VECTOR_ROWS};
 
 const HEADER_LEN: usize = 8 + 1 + 4;
+
+/// Length of a count-less FOR block header (`min: i64 LE`, `width: u8`).
+pub const FOR_HEADER_LEN: usize = 8 + 1;
 
 /// Number of bits needed to represent `v` (0 for 0).
 pub fn bits_needed(v: u64) -> u8 {
     (64 - v.leading_zeros()) as u8
 }
 
-fn packed_len(count: usize, width: u8) -> usize {
+/// Bytes that `count` values of `width` bits occupy when packed.
+pub fn packed_len(count: usize, width: u8) -> usize {
     (count * width as usize).div_ceil(8)
+}
+
+/// Frame-of-reference bit width for values spanning `min..=max`.
+pub fn for_width(min: i64, max: i64) -> u8 {
+    // Wrapping subtraction in u64 space is exact: max - min fits in 64 unsigned bits.
+    bits_needed((max as u64).wrapping_sub(min as u64))
+}
+
+/// Size of a count-less FOR block (see `encode_for`) for `count` values in `min..=max`.
+pub fn for_encoded_len(count: usize, min: i64, max: i64) -> usize {
+    FOR_HEADER_LEN + packed_len(count, for_width(min, max))
+}
+
+fn min_max(values: &[i64]) -> (i64, i64) {
+    values.iter().fold(
+        match values.first() {
+            Some(&v) => (v, v),
+            None => (0, 0),
+        },
+        |(lo, hi), &v| (lo.min(v), hi.max(v)),
+    )
 }
 
 /// Appends the frame-of-reference encoding of `values` to `out`.
 pub fn encode(values: &[i64], out: &mut Vec<u8>) {
     let count = u32::try_from(values.len()).expect("a vector holds fewer than 2^32 values");
-    let (min, max) = match (values.iter().min(), values.iter().max()) {
-        (Some(&lo), Some(&hi)) => (lo, hi),
-        _ => (0, 0),
-    };
-    // Wrapping subtraction in u64 space is exact: max - min fits in 64 unsigned bits.
-    let width = bits_needed((max as u64).wrapping_sub(min as u64));
+    let (min, max) = min_max(values);
+    let width = for_width(min, max);
     out.extend_from_slice(&min.to_le_bytes());
     out.push(width);
     out.extend_from_slice(&count.to_le_bytes());
-    pack(
-        values.iter().map(|&v| (v as u64).wrapping_sub(min as u64)),
-        width,
-        values.len(),
-        out,
-    );
-}
-
-fn pack(deltas: impl Iterator<Item = u64>, width: u8, count: usize, out: &mut Vec<u8>) {
-    let start = out.len();
-    out.resize(start + packed_len(count, width), 0);
-    if width == 0 {
-        return;
-    }
-    let mut acc: u128 = 0;
-    let mut acc_bits: u32 = 0;
-    let mut pos = start;
-    for d in deltas {
-        acc |= (d as u128) << acc_bits;
-        acc_bits += width as u32;
-        while acc_bits >= 8 {
-            out[pos] = acc as u8;
-            pos += 1;
-            acc >>= 8;
-            acc_bits -= 8;
-        }
-    }
-    if acc_bits > 0 {
-        out[pos] = acc as u8;
-    }
+    pack(values.iter().map(|&v| (v as u64).wrapping_sub(min as u64)), width, values.len(), out);
 }
 
 /// Decodes one encoded block from the front of `input`, appending the values to `out`.
-/// Returns the number of bytes consumed.
+/// Returns the number of bytes consumed. Blocks claiming more than `MAX_VECTOR_ROWS`
+/// values are rejected, so a corrupt count cannot trigger a huge allocation.
 pub fn decode(input: &[u8], out: &mut Vec<i64>) -> Result<usize, CorruptData> {
-    let header = input
-        .get(..HEADER_LEN)
-        .ok_or(CorruptData("bit-packed header truncated"))?;
+    let header = input.get(..HEADER_LEN).ok_or(CorruptData("bit-packed header truncated"))?;
     let min = i64::from_le_bytes(header[0..8].try_into().unwrap());
     let width = header[8];
     let count = u32::from_le_bytes(header[9..13].try_into().unwrap()) as usize;
     if width > 64 {
         return Err(CorruptData("bit width above 64"));
     }
-    let body_len = packed_len(count, width);
-    let body = input
-        .get(HEADER_LEN..HEADER_LEN + body_len)
-        .ok_or(CorruptData("bit-packed body truncated"))?;
-    out.reserve(count);
-    if width == 0 {
-        out.extend(std::iter::repeat_n(min, count));
-        return Ok(HEADER_LEN);
+    if count > MAX_VECTOR_ROWS as usize {
+        return Err(CorruptData("bit-packed count too large"));
     }
-    let mask: u64 = if width == 64 {
+    let body_len = packed_len(count, width);
+    let body =
+        input.get(HEADER_LEN..HEADER_LEN + body_len).ok_or(CorruptData("bit-packed body truncated"))?;
+    out.reserve(count);
+    unpack(body, width, count, |d| out.push((min as u64).wrapping_add(d) as i64))?;
+    Ok(HEADER_LEN + body_len)
+}
+
+/// Appends a count-less FOR block: `min: i64 LE`, `width: u8`, packed `value - min`.
+/// The reader must know the count (see `decode_for`).
+pub fn encode_for(values: &[i64], out: &mut Vec<u8>) {
+    let (min, max) = min_max(values);
+    encode_for_iter(min, max, values.iter().copied(), values.len(), out);
+}
+
+/// Like `encode_for` for values produced by an iterator whose bounds the caller already
+/// knows (saves a pass). `values` must yield exactly `count` values within `min..=max`.
+pub fn encode_for_iter(
+    min: i64,
+    max: i64,
+    values: impl IntoIterator<Item = i64>,
+    count: usize,
+    out: &mut Vec<u8>,
+) {
+    let width = for_width(min, max);
+    out.extend_from_slice(&min.to_le_bytes());
+    out.push(width);
+    pack(values.into_iter().map(|v| (v as u64).wrapping_sub(min as u64)), width, count, out);
+}
+
+/// Decodes a count-less FOR block of `count` values from the front of `input`, calling
+/// `f` with each value in order. Returns the bytes consumed.
+pub fn decode_for(input: &[u8], count: usize, mut f: impl FnMut(i64)) -> Result<usize, CorruptData> {
+    let header = input.get(..FOR_HEADER_LEN).ok_or(CorruptData("FOR header truncated"))?;
+    let min = i64::from_le_bytes(header[0..8].try_into().unwrap()) as u64;
+    let width = header[8];
+    if width > 64 {
+        return Err(CorruptData("bit width above 64"));
+    }
+    let body_len = packed_len(count, width);
+    let body =
+        input.get(FOR_HEADER_LEN..FOR_HEADER_LEN + body_len).ok_or(CorruptData("FOR body truncated"))?;
+    unpack(body, width, count, |d| f(min.wrapping_add(d) as i64))?;
+    Ok(FOR_HEADER_LEN + body_len)
+}
+
+/// `decode_for` appending to a vector.
+pub fn decode_for_into(input: &[u8], count: usize, out: &mut Vec<i64>) -> Result<usize, CorruptData> {
+    out.reserve(count);
+    decode_for(input, count, |v| out.push(v))
+}
+
+#[inline]
+fn low_mask(width: u32) -> u64 {
+    if width >= 64 {
         u64::MAX
     } else {
         (1u64 << width) - 1
-    };
-    let mut acc: u128 = 0;
-    let mut acc_bits: u32 = 0;
-    let mut bytes = body.iter();
-    for _ in 0..count {
-        while acc_bits < width as u32 {
-            // The body length was checked above, so the bytes cannot run out here.
-            let b = *bytes.next().ok_or(CorruptData("bit-packed body short"))?;
-            acc |= (b as u128) << acc_bits;
-            acc_bits += 8;
-        }
-        let delta = (acc as u64) & mask;
-        acc >>= width;
-        acc_bits -= width as u32;
-        out.push((min as u64).wrapping_add(delta) as i64);
     }
-    Ok(HEADER_LEN + body_len)
+}
+
+#[inline]
+fn shr(v: u64, n: u32) -> u64 {
+    if n >= 64 {
+        0
+    } else {
+        v >> n
+    }
+}
+
+/// Packs `count` values of `width` bits each (higher bits are masked off), LSB first:
+/// value `i` occupies bits `i*width .. (i+1)*width` of the little-endian byte string.
+/// Appends exactly `packed_len(count, width)` bytes.
+pub fn pack(values: impl IntoIterator<Item = u64>, width: u8, count: usize, out: &mut Vec<u8>) {
+    let start = out.len();
+    let need = packed_len(count, width);
+    if width == 0 {
+        return;
+    }
+    out.reserve(need);
+    let mut w = BitWriter::new(out);
+    let width = width as u32;
+    let mut written = 0usize;
+    for v in values.into_iter().take(count) {
+        w.write(v, width);
+        written += 1;
+    }
+    w.finish();
+    // Callers pass the true count; a short iterator would leave the block too short.
+    debug_assert_eq!(written, count);
+    out.resize(start + need, 0);
+}
+
+/// Unpacks `count` values of `width` bits from `body` (the layout `pack` writes),
+/// calling `f` with each. Fails if `body` is shorter than `packed_len(count, width)`.
+pub fn unpack(body: &[u8], width: u8, count: usize, mut f: impl FnMut(u64)) -> Result<(), CorruptData> {
+    if width > 64 {
+        return Err(CorruptData("bit width above 64"));
+    }
+    let body = body.get(..packed_len(count, width)).ok_or(CorruptData("bit-packed body truncated"))?;
+    if width == 0 {
+        (0..count).for_each(|_| f(0));
+        return Ok(());
+    }
+    let width = width as u32;
+    let mask = low_mask(width);
+    // Word-at-a-time refill: one branch per value instead of a byte loop.
+    let mut words = body.chunks(8).map(|c| {
+        let mut b = [0u8; 8];
+        b[..c.len()].copy_from_slice(c);
+        u64::from_le_bytes(b)
+    });
+    let mut acc = 0u64;
+    let mut bits = 0u32;
+    for _ in 0..count {
+        if bits >= width {
+            f(acc & mask);
+            acc = shr(acc, width);
+            bits -= width;
+        } else {
+            // The body length was checked above, so the words cannot run out here.
+            let next = words.next().unwrap_or(0);
+            f((acc | (next << bits)) & mask);
+            let used = width - bits;
+            acc = shr(next, used);
+            bits = 64 - used;
+        }
+    }
+    Ok(())
+}
+
+/// Appends bit fields LSB first (the layout `pack` and `BitReader` use).
+pub struct BitWriter<'a> {
+    out: &'a mut Vec<u8>,
+    acc: u64,
+    bits: u32,
+}
+
+impl<'a> BitWriter<'a> {
+    pub fn new(out: &'a mut Vec<u8>) -> Self {
+        Self { out, acc: 0, bits: 0 }
+    }
+
+    /// Writes the low `n` bits of `v` (`n <= 64`).
+    #[inline]
+    pub fn write(&mut self, v: u64, n: u32) {
+        debug_assert!(n <= 64);
+        if n == 0 {
+            return;
+        }
+        let v = v & low_mask(n);
+        self.acc |= v << self.bits;
+        self.bits += n;
+        if self.bits >= 64 {
+            self.out.extend_from_slice(&self.acc.to_le_bytes());
+            self.bits -= 64;
+            // The top `bits` bits of v did not fit into the flushed word.
+            self.acc = shr(v, n - self.bits);
+        }
+    }
+
+    /// Flushes the partial last byte; the stream then ends on a byte boundary.
+    pub fn finish(self) {
+        let n = self.bits.div_ceil(8) as usize;
+        self.out.extend_from_slice(&self.acc.to_le_bytes()[..n]);
+    }
+}
+
+/// Reads bit fields written by `BitWriter`, failing instead of reading past the end.
+pub struct BitReader<'a> {
+    data: &'a [u8],
+    next: usize,
+    acc: u64,
+    bits: u32,
+}
+
+impl<'a> BitReader<'a> {
+    pub fn new(data: &'a [u8]) -> Self {
+        Self { data, next: 0, acc: 0, bits: 0 }
+    }
+
+    /// Reads `n <= 64` bits.
+    #[inline]
+    pub fn read(&mut self, n: u32) -> Result<u64, CorruptData> {
+        debug_assert!(n <= 64);
+        if n <= self.bits {
+            let v = self.acc & low_mask(n);
+            self.acc = shr(self.acc, n);
+            self.bits -= n;
+            return Ok(v);
+        }
+        let rest = &self.data[self.next..];
+        let take = rest.len().min(8);
+        if self.bits + take as u32 * 8 < n {
+            return Err(CorruptData("bit stream truncated"));
+        }
+        let mut b = [0u8; 8];
+        b[..take].copy_from_slice(&rest[..take]);
+        let word = u64::from_le_bytes(b);
+        self.next += take;
+        let v = (self.acc | (word << self.bits)) & low_mask(n);
+        let used = n - self.bits;
+        self.acc = shr(word, used);
+        self.bits = take as u32 * 8 - used;
+        Ok(v)
+    }
+
+    #[inline]
+    pub fn read_bit(&mut self) -> Result<bool, CorruptData> {
+        Ok(self.read(1)? != 0)
+    }
+
+    /// Bytes consumed, counting a partially read byte as consumed.
+    pub fn bytes_consumed(&self) -> usize {
+        // Whole unread bytes still buffered in `acc` were not consumed.
+        self.next - (self.bits / 8) as usize
+    }
 }
 
 #[cfg(test)]
@@ -143,14 +329,8 @@ mod tests {
     #[test]
     fn every_width_round_trips() {
         for width in 0..=64u32 {
-            let top = if width == 64 {
-                u64::MAX
-            } else {
-                (1u64 << width).saturating_sub(1)
-            };
-            let values: Vec<i64> = (0..77u64)
-                .map(|i| (top.wrapping_mul(i) / 76) as i64)
-                .collect();
+            let top = if width == 64 { u64::MAX } else { (1u64 << width).saturating_sub(1) };
+            let values: Vec<i64> = (0..77u64).map(|i| (top.wrapping_mul(i) / 76) as i64).collect();
             round_trip(&values);
         }
     }
@@ -162,10 +342,7 @@ mod tests {
         encode(&values, &mut buf);
         for cut in 0..buf.len() {
             let mut out = Vec::new();
-            assert!(
-                decode(&buf[..cut], &mut out).is_err(),
-                "cut at {cut} decoded"
-            );
+            assert!(decode(&buf[..cut], &mut out).is_err(), "cut at {cut} decoded");
         }
     }
 
@@ -174,9 +351,76 @@ mod tests {
         let mut buf = Vec::new();
         encode(&[1, 2, 3], &mut buf);
         buf[8] = 65;
-        assert_eq!(
-            decode(&buf, &mut Vec::new()),
-            Err(CorruptData("bit width above 64"))
-        );
+        assert_eq!(decode(&buf, &mut Vec::new()), Err(CorruptData("bit width above 64")));
+    }
+
+    #[test]
+    fn huge_count_is_rejected() {
+        let mut buf = Vec::new();
+        encode(&[7], &mut buf);
+        buf[8] = 0;
+        buf[9..13].copy_from_slice(&u32::MAX.to_le_bytes());
+        assert!(decode(&buf, &mut Vec::new()).is_err());
+    }
+
+    #[test]
+    fn for_blocks_round_trip_every_width() {
+        for width in 0..=64u32 {
+            let top = if width == 64 { u64::MAX } else { (1u64 << width).saturating_sub(1) };
+            for count in [0usize, 1, 7, 8, 9, 63, 64, 65, 130] {
+                let values: Vec<i64> =
+                    (0..count as u64).map(|i| (top.wrapping_mul(i) / 129) as i64 - 5).collect();
+                let mut buf = Vec::new();
+                encode_for(&values, &mut buf);
+                let (lo, hi) = min_max(&values);
+                assert_eq!(buf.len(), for_encoded_len(count, lo, hi));
+                let mut got = Vec::new();
+                assert_eq!(decode_for_into(&buf, count, &mut got), Ok(buf.len()));
+                assert_eq!(got, values);
+                for cut in 0..buf.len() {
+                    assert!(decode_for_into(&buf[..cut], count, &mut Vec::new()).is_err());
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn bit_writer_reader_mixed_widths() {
+        let fields: Vec<(u64, u32)> = (0..500u64)
+            .map(|i| {
+                let n = (i * 37 % 65) as u32;
+                (i.wrapping_mul(0x9E37_79B9_7F4A_7C15), n)
+            })
+            .collect();
+        let mut buf = Vec::new();
+        let mut w = BitWriter::new(&mut buf);
+        for &(v, n) in &fields {
+            w.write(v, n);
+        }
+        w.finish();
+        let total: u32 = fields.iter().map(|f| f.1).sum();
+        assert_eq!(buf.len(), total.div_ceil(8) as usize);
+        let mut r = BitReader::new(&buf);
+        for &(v, n) in &fields {
+            let mask = if n == 64 { u64::MAX } else { (1u64 << n) - 1 };
+            assert_eq!(r.read(n).unwrap(), v & mask);
+        }
+        assert_eq!(r.bytes_consumed(), buf.len());
+        assert!(r.read(9).is_err());
+    }
+
+    proptest::proptest! {
+        #![proptest_config(crate::storage::encoding::test_util::config(128))]
+        #[test]
+        fn prop_round_trip(values in proptest::collection::vec(proptest::prelude::any::<i64>(), 0..300),
+                           shift in 0u32..64) {
+            let values: Vec<i64> = values.iter().map(|v| v >> shift).collect();
+            round_trip(&values);
+            let mut buf = Vec::new();
+            encode_for(&values, &mut buf);
+            let mut got = Vec::new();
+            proptest::prop_assert_eq!(decode_for_into(&buf, values.len(), &mut got), Ok(buf.len()));
+            proptest::prop_assert_eq!(got, values);
+        }
     }
 }

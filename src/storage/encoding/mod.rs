@@ -1,10 +1,42 @@
 //! Column encodings. Each codec lives in its own file and treats its input bytes as
 //! untrusted: a decoder returns `CorruptData` for truncated or inconsistent bytes and
 //! never panics or reads out of bounds.
+//!
+//! Layering:
+//! - codecs (`plain`, `bitpack`, `delta`, `rle`, `dictionary`, `bytesplit`, `gorilla`,
+//!   `alp`) turn a dense slice of non-null values into bytes and back. They do not store
+//!   the value count: the caller passes it to `decode`, which appends exactly that many
+//!   values and returns how many input bytes it consumed. `count` is the caller's to
+//!   bound (the vector layer reads it from a checked header, at most `MAX_VECTOR_ROWS`);
+//!   everything read from the input itself is checked.
+//! - `compress` wraps lz4 / zstd with bounded decompression.
+//! - `vector` frames one vector (header, checksum, validity bitmap, payload), chooses
+//!   the encoding and compression, and is the API the rest of the extension uses.
 
+pub mod alp;
 pub mod bitpack;
+pub mod bytesplit;
+pub mod compress;
+pub mod delta;
+pub mod dictionary;
+pub mod gorilla;
+pub mod plain;
+pub mod rle;
+pub mod vector;
+
+#[cfg(test)]
+mod measure_tests;
+#[cfg(test)]
+mod test_util;
+
+pub use compress::Compression;
+pub use vector::{
+    decode_vector, encode_vector, CompressionPolicy, DecodedValues, DecodedVector, EncodedVectorInfo,
+    EncodingId, VectorValues,
+};
 
 use std::fmt;
+use std::hash::{BuildHasherDefault, Hasher};
 
 /// Stored bytes that cannot be decoded. The pgrx layer reports it as SQLSTATE XX001.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -17,3 +49,158 @@ impl fmt::Display for CorruptData {
 }
 
 impl std::error::Error for CorruptData {}
+
+/// Most rows one vector may hold. Decoders reject larger claims, which bounds every
+/// allocation driven by a row or value count.
+pub const MAX_VECTOR_ROWS: u32 = 65536;
+
+/// Most bytes a decoded `Bytes` vector may hold (PostgreSQL's MaxAllocSize is 1 GiB - 1,
+/// so a larger vector could not be handed to the executor anyway). Run-length and
+/// dictionary decoding check this before expanding, so a small corrupt input cannot make
+/// the decoder allocate without limit.
+pub const MAX_DECODED_BYTES: usize = 1 << 30;
+
+/// How values are laid out physically, independent of the SQL type.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[repr(u8)]
+pub enum PhysicalKind {
+    /// int2/int4/int8/bool/date/time/timestamp/timestamptz/oid ..., widened to i64.
+    Int = 0,
+    Float32 = 1,
+    Float64 = 2,
+    /// Any variable-length value as raw bytes.
+    Bytes = 3,
+}
+
+impl PhysicalKind {
+    pub fn from_u8(v: u8) -> Option<Self> {
+        Some(match v {
+            0 => Self::Int,
+            1 => Self::Float32,
+            2 => Self::Float64,
+            3 => Self::Bytes,
+            _ => return None,
+        })
+    }
+}
+
+/// A fixed-width value that codecs handle through its bit pattern, so floats round-trip
+/// bit-exactly (NaN payloads, -0.0) and equality means "same bits".
+pub trait Fixed: Copy + Default + PartialEq + fmt::Debug + 'static {
+    /// Bytes per value in the plain representation.
+    const BYTES: usize;
+    /// Bits of the representation that can be non-zero (64 or 32).
+    const BITS: u32 = (Self::BYTES * 8) as u32;
+    /// The bit pattern, zero-extended to 64 bits (`i64` is reinterpreted as `u64`).
+    fn to_bits64(self) -> u64;
+    /// Inverse of `to_bits64`; higher bits beyond `BITS` are ignored.
+    fn from_bits64(bits: u64) -> Self;
+}
+
+impl Fixed for i64 {
+    const BYTES: usize = 8;
+    #[inline]
+    fn to_bits64(self) -> u64 {
+        self as u64
+    }
+    #[inline]
+    fn from_bits64(bits: u64) -> Self {
+        bits as i64
+    }
+}
+
+impl Fixed for f64 {
+    const BYTES: usize = 8;
+    #[inline]
+    fn to_bits64(self) -> u64 {
+        self.to_bits()
+    }
+    #[inline]
+    fn from_bits64(bits: u64) -> Self {
+        f64::from_bits(bits)
+    }
+}
+
+impl Fixed for f32 {
+    const BYTES: usize = 4;
+    #[inline]
+    fn to_bits64(self) -> u64 {
+        self.to_bits() as u64
+    }
+    #[inline]
+    fn from_bits64(bits: u64) -> Self {
+        f32::from_bits(bits as u32)
+    }
+}
+
+/// Reusable decode buffers, so decoding vector after vector does not allocate.
+#[derive(Debug, Default, Clone)]
+pub struct Scratch {
+    pub u64s: Vec<u64>,
+    pub u32s: Vec<u32>,
+    pub lens: Vec<u32>,
+    pub bytes: Vec<u8>,
+}
+
+/// Reads one fixed-width little-endian value from exactly `T::BYTES` bytes.
+#[inline]
+pub(crate) fn read_fixed<T: Fixed>(bytes: &[u8]) -> T {
+    let mut b = [0u8; 8];
+    b[..T::BYTES].copy_from_slice(&bytes[..T::BYTES]);
+    T::from_bits64(u64::from_le_bytes(b))
+}
+
+/// Appends the `T::BYTES` little-endian bytes of `v`.
+#[inline]
+pub(crate) fn write_fixed<T: Fixed>(v: T, out: &mut Vec<u8>) {
+    out.extend_from_slice(&v.to_bits64().to_le_bytes()[..T::BYTES]);
+}
+
+/// FxHash (the rustc hasher): a multiply-rotate hash that is much faster than SipHash for
+/// the short keys dictionary building hashes. Hash-flooding resistance is not needed:
+/// the worst case only makes one vector's encoding slower.
+#[derive(Default, Clone, Copy)]
+pub struct FxHasher(u64);
+
+const FX_SEED: u64 = 0x51_7c_c1_b7_27_22_0a_95;
+
+impl FxHasher {
+    #[inline]
+    fn add(&mut self, w: u64) {
+        self.0 = (self.0.rotate_left(5) ^ w).wrapping_mul(FX_SEED);
+    }
+}
+
+impl Hasher for FxHasher {
+    #[inline]
+    fn write(&mut self, bytes: &[u8]) {
+        let mut chunks = bytes.chunks_exact(8);
+        for c in &mut chunks {
+            self.add(u64::from_le_bytes(c.try_into().expect("8 bytes")));
+        }
+        let rest = chunks.remainder();
+        if !rest.is_empty() {
+            let mut b = [0u8; 8];
+            b[..rest.len()].copy_from_slice(rest);
+            self.add(u64::from_le_bytes(b));
+        }
+    }
+    #[inline]
+    fn write_u64(&mut self, v: u64) {
+        self.add(v);
+    }
+    #[inline]
+    fn write_usize(&mut self, v: usize) {
+        self.add(v as u64);
+    }
+    #[inline]
+    fn finish(&self) -> u64 {
+        // Fold high bits down before and after one more multiply: the multiply only
+        // carries bits upward, and hashbrown picks buckets from the low bits, so float
+        // bit patterns that differ only in the exponent would otherwise collide.
+        let h = (self.0 ^ (self.0 >> 32)).wrapping_mul(FX_SEED);
+        h ^ (h >> 32)
+    }
+}
+
+pub type FxBuild = BuildHasherDefault<FxHasher>;

@@ -1,0 +1,358 @@
+//! Dictionary encoding: the distinct values once, then a bit-packed code per value.
+//!
+//! Fixed-width values (ints, floats by bit pattern): `dict_len: u32 LE`, a count-less
+//! FOR block of the distinct bit patterns (as i64, in first-occurrence order), a FOR
+//! block of the codes. Bytes: `dict_len: u32 LE`, the distinct values in plain byte
+//! layout, a FOR block of the codes.
+//!
+//! Building the dictionary is the expensive part (one hash lookup per value), so
+//! `build*` take the size to beat and give up as soon as the dictionary cannot beat it.
+
+use std::collections::HashMap;
+
+use super::bitpack::{self, bits_needed, packed_len, FOR_HEADER_LEN};
+use super::plain;
+use super::{CorruptData, Fixed, FxBuild, Scratch, MAX_DECODED_BYTES};
+
+fn codes_len(count: usize, dict_len: usize) -> usize {
+    FOR_HEADER_LEN + packed_len(count, bits_needed(dict_len.saturating_sub(1) as u64))
+}
+
+/// A dictionary built for fixed-width values.
+#[derive(Debug)]
+pub struct FixedDict<T> {
+    pub values: Vec<T>,
+    pub codes: Vec<u32>,
+    min: i64,
+    max: i64,
+}
+
+impl<T: Fixed> FixedDict<T> {
+    pub fn encoded_len(&self) -> usize {
+        4 + bitpack::for_encoded_len(self.values.len(), self.min, self.max)
+            + codes_len(self.codes.len(), self.values.len())
+    }
+}
+
+/// Values sampled by the quick distinctness check.
+const SAMPLE: usize = 128;
+
+/// True when an evenly spaced sample of a large vector has no repeated value. A
+/// dictionary only wins with at most about n/2 distinct values, and then a sample of
+/// 128 almost surely repeats one (birthday bound), so this skips the hash pass for
+/// unique-ish columns (ids, full-precision measurements) at the cost of a small sort.
+fn sample_all_distinct<K: Ord>(n: usize, key: impl Fn(usize) -> K) -> bool {
+    if n < 8 * SAMPLE {
+        return false;
+    }
+    let mut sample: Vec<K> = (0..SAMPLE).map(|i| key(i * n / SAMPLE)).collect();
+    sample.sort_unstable();
+    sample.windows(2).all(|w| w[0] != w[1])
+}
+
+/// Builds the dictionary of `values`, or returns `None` as soon as its encoding would
+/// take `give_up_at` bytes or more (or a sample shows the values are nearly unique).
+pub fn build<T: Fixed>(values: &[T], give_up_at: usize) -> Option<FixedDict<T>> {
+    let n = values.len();
+    if give_up_at != usize::MAX && sample_all_distinct(n, |i| values[i].to_bits64()) {
+        return None;
+    }
+    let mut map: HashMap<u64, u32, FxBuild> = HashMap::default();
+    let mut dict = FixedDict { values: Vec::new(), codes: Vec::with_capacity(n), min: 0, max: 0 };
+    for &v in values {
+        let bits = v.to_bits64();
+        let next = dict.values.len() as u32;
+        let code = *map.entry(bits).or_insert(next);
+        if code == next {
+            let b = bits as i64;
+            if next == 0 {
+                (dict.min, dict.max) = (b, b);
+            } else {
+                (dict.min, dict.max) = (dict.min.min(b), dict.max.max(b));
+            }
+            dict.values.push(v);
+            // The size only grows with more entries (wider codes, wider range), so the
+            // size so far, with all codes at the current width, is a lower bound.
+            let d = dict.values.len();
+            let lower = 4 + bitpack::for_encoded_len(d, dict.min, dict.max) + codes_len(n, d);
+            if lower >= give_up_at {
+                return None;
+            }
+        }
+        dict.codes.push(code);
+    }
+    Some(dict)
+}
+
+pub fn encode_built<T: Fixed>(dict: &FixedDict<T>, out: &mut Vec<u8>) {
+    let d = dict.values.len();
+    out.extend_from_slice(&(d as u32).to_le_bytes());
+    let vals = dict.values.iter().map(|v| v.to_bits64() as i64);
+    bitpack::encode_for_iter(dict.min, dict.max, vals, d, out);
+    let codes = dict.codes.iter().map(|&c| c as i64);
+    bitpack::encode_for_iter(0, d.saturating_sub(1) as i64, codes, dict.codes.len(), out);
+}
+
+pub fn encode<T: Fixed>(values: &[T], out: &mut Vec<u8>) {
+    let dict = build(values, usize::MAX).expect("no size limit");
+    encode_built(&dict, out);
+}
+
+fn read_dict_len(input: &[u8], count: usize) -> Result<usize, CorruptData> {
+    let head = input.get(..4).ok_or(CorruptData("dictionary size truncated"))?;
+    let d = u32::from_le_bytes(head.try_into().expect("4 bytes")) as usize;
+    if d > count {
+        return Err(CorruptData("dictionary larger than the vector"));
+    }
+    Ok(d)
+}
+
+/// Decodes codes, calling `emit(code)` for each after checking it is `< dict_len`.
+fn decode_codes(
+    input: &[u8],
+    count: usize,
+    dict_len: usize,
+    mut emit: impl FnMut(usize) -> Result<(), CorruptData>,
+) -> Result<usize, CorruptData> {
+    let mut err = None;
+    let used = bitpack::decode_for(input, count, |c| {
+        if err.is_some() {
+            return;
+        }
+        if !(0..dict_len as i64).contains(&c) {
+            err = Some(CorruptData("dictionary code out of range"));
+        } else if let Err(e) = emit(c as usize) {
+            err = Some(e);
+        }
+    })?;
+    match err {
+        Some(e) => Err(e),
+        None => Ok(used),
+    }
+}
+
+pub fn decode<T: Fixed>(
+    input: &[u8],
+    count: usize,
+    out: &mut Vec<T>,
+    scratch: &mut Scratch,
+) -> Result<usize, CorruptData> {
+    let d = read_dict_len(input, count)?;
+    let dict = &mut scratch.u64s;
+    dict.clear();
+    dict.reserve(d);
+    let mut pos = 4;
+    pos += bitpack::decode_for(&input[pos..], d, |v| dict.push(v as u64))?;
+    out.reserve(count);
+    pos += decode_codes(&input[pos..], count, d, |c| {
+        out.push(T::from_bits64(dict[c]));
+        Ok(())
+    })?;
+    Ok(pos)
+}
+
+/// A dictionary built for byte strings; entries borrow from the input.
+#[derive(Debug)]
+pub struct BytesDict<'a> {
+    pub entries: Vec<&'a [u8]>,
+    pub codes: Vec<u32>,
+    data_len: usize,
+    min_len: u32,
+    max_len: u32,
+}
+
+impl BytesDict<'_> {
+    pub fn encoded_len(&self) -> usize {
+        4 + plain::bytes_encoded_len(self.entries.len(), self.min_len, self.max_len, self.data_len)
+            + codes_len(self.codes.len(), self.entries.len())
+    }
+}
+
+/// Builds the dictionary of the byte strings `offsets`/`data`, or `None` as soon as its
+/// encoding would take `give_up_at` bytes or more (or a sample shows the values are
+/// nearly unique).
+pub fn build_bytes<'a>(offsets: &[u32], data: &'a [u8], give_up_at: usize) -> Option<BytesDict<'a>> {
+    let n = offsets.len().saturating_sub(1);
+    let value = |i: usize| &data[offsets[i] as usize..offsets[i + 1] as usize];
+    if give_up_at != usize::MAX && sample_all_distinct(n, value) {
+        return None;
+    }
+    let mut map: HashMap<&'a [u8], u32, FxBuild> = HashMap::default();
+    let mut dict = BytesDict {
+        entries: Vec::new(),
+        codes: Vec::with_capacity(n),
+        data_len: 0,
+        min_len: u32::MAX,
+        max_len: 0,
+    };
+    for i in 0..n {
+        let v = value(i);
+        let next = dict.entries.len() as u32;
+        let code = *map.entry(v).or_insert(next);
+        if code == next {
+            dict.entries.push(v);
+            dict.data_len += v.len();
+            dict.min_len = dict.min_len.min(v.len() as u32);
+            dict.max_len = dict.max_len.max(v.len() as u32);
+            let d = dict.entries.len();
+            let lower =
+                4 + plain::bytes_encoded_len(d, dict.min_len, dict.max_len, dict.data_len) + codes_len(n, d);
+            if lower >= give_up_at {
+                return None;
+            }
+        }
+        dict.codes.push(code);
+    }
+    if dict.entries.is_empty() {
+        dict.min_len = 0;
+    }
+    Some(dict)
+}
+
+pub fn encode_bytes_built(dict: &BytesDict<'_>, out: &mut Vec<u8>) {
+    let d = dict.entries.len();
+    out.extend_from_slice(&(d as u32).to_le_bytes());
+    let lens = dict.entries.iter().map(|e| e.len() as i64);
+    bitpack::encode_for_iter(dict.min_len as i64, dict.max_len as i64, lens, d, out);
+    for e in &dict.entries {
+        out.extend_from_slice(e);
+    }
+    let codes = dict.codes.iter().map(|&c| c as i64);
+    bitpack::encode_for_iter(0, d.saturating_sub(1) as i64, codes, dict.codes.len(), out);
+}
+
+pub fn encode_bytes(offsets: &[u32], data: &[u8], out: &mut Vec<u8>) {
+    let dict = build_bytes(offsets, data, usize::MAX).expect("no size limit");
+    encode_bytes_built(&dict, out);
+}
+
+/// Decodes `count` byte strings, appending bytes to `data` and end offsets to `ends`
+/// (as `plain::decode_bytes` does).
+pub fn decode_bytes(
+    input: &[u8],
+    count: usize,
+    ends: &mut Vec<u32>,
+    data: &mut Vec<u8>,
+    scratch: &mut Scratch,
+) -> Result<usize, CorruptData> {
+    let d = read_dict_len(input, count)?;
+    let (dends, ddata) = (&mut scratch.u32s, &mut scratch.bytes);
+    dends.clear();
+    dends.push(0);
+    ddata.clear();
+    let mut pos = 4;
+    pos += plain::decode_bytes(&input[pos..], d, dends, ddata, &mut scratch.lens)?;
+    ends.reserve(count);
+    pos += decode_codes(&input[pos..], count, d, |c| {
+        let v = &ddata[dends[c] as usize..dends[c + 1] as usize];
+        // Checked per value: a few long entries repeated could otherwise be huge.
+        if data.len() + v.len() > MAX_DECODED_BYTES {
+            return Err(CorruptData("decoded byte values too large"));
+        }
+        data.extend_from_slice(v);
+        ends.push(data.len() as u32);
+        Ok(())
+    })?;
+    Ok(pos)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::storage::encoding::test_util::*;
+    use proptest::prelude::*;
+
+    fn rt<T: Fixed>(values: &[T]) -> Vec<u8> {
+        let mut buf = Vec::new();
+        encode(values, &mut buf);
+        assert_eq!(buf.len(), build(values, usize::MAX).unwrap().encoded_len());
+        let mut got = Vec::new();
+        assert_eq!(decode(&buf, values.len(), &mut got, &mut Scratch::default()), Ok(buf.len()));
+        assert!(bits_eq(&got, values));
+        assert_truncations_fail(&buf, |b| {
+            decode::<T>(b, values.len(), &mut Vec::new(), &mut Scratch::default())
+        });
+        buf
+    }
+
+    fn dec_bytes(buf: &[u8], count: usize) -> Result<(usize, Vec<u32>, Vec<u8>), CorruptData> {
+        let mut ends = vec![0];
+        let mut data = Vec::new();
+        let used = decode_bytes(buf, count, &mut ends, &mut data, &mut Scratch::default())?;
+        Ok((used, ends, data))
+    }
+
+    fn rt_bytes(values: &[Vec<u8>]) -> Vec<u8> {
+        let (offsets, data) = to_offsets(values);
+        let mut buf = Vec::new();
+        encode_bytes(&offsets, &data, &mut buf);
+        assert_eq!(buf.len(), build_bytes(&offsets, &data, usize::MAX).unwrap().encoded_len());
+        let (used, ends, got) = dec_bytes(&buf, values.len()).unwrap();
+        assert_eq!((used, ends, got), (buf.len(), offsets, data));
+        assert_truncations_fail(&buf, |b| dec_bytes(b, values.len()).map(|r| r.0));
+        buf
+    }
+
+    #[test]
+    fn edge_cases() {
+        rt::<i64>(&[]);
+        rt(&[i64::MIN]);
+        rt(&[i64::MIN, i64::MAX, i64::MIN, i64::MAX]);
+        rt(&[f64::NAN, f64::from_bits(0x7FF8_0000_0000_0009), -0.0, 0.0, f64::NAN]);
+        rt(&[f32::NAN, -0.0f32, 0.0]);
+        let many: Vec<i64> = (0..65536).map(|i| (i % 3) * 1_000_000_007).collect();
+        let buf = rt(&many);
+        assert!(buf.len() < 65536 * 2 / 8 + 64);
+        rt_bytes(&[]);
+        rt_bytes(&[vec![]]);
+        let words: Vec<Vec<u8>> = (0..2048).map(|i| format!("word{}", i % 7).into_bytes()).collect();
+        assert!(rt_bytes(&words).len() < 2048 * 3 / 8 + 80);
+    }
+
+    #[test]
+    fn gives_up_when_not_worth_it() {
+        let distinct: Vec<i64> = (0..1000).map(|i| i * 1_000_003).collect();
+        // Worth it compared with plain (30-bit range, 10-bit codes), not with FOR.
+        assert!(build(&distinct, 1000 * 8).is_some());
+        assert!(build(&distinct, bitpack::for_encoded_len(1000, 0, 999 * 1_000_003)).is_none());
+        let (o, d) = to_offsets(&(0..1000).map(|i| format!("v{i}").into_bytes()).collect::<Vec<_>>());
+        assert!(build_bytes(&o, &d, d.len()).is_none());
+        // Unique values are recognised from a sample, before any hashing.
+        let unique: Vec<i64> = (0..4096).collect();
+        assert!(build(&unique, usize::MAX - 1).is_none());
+        assert!(build(&unique, usize::MAX).is_some());
+        let few: Vec<i64> = (0..4096).map(|i| i % 1000).collect();
+        assert!(build(&few, usize::MAX - 1).is_some());
+    }
+
+    #[test]
+    fn bad_code_is_corrupt() {
+        let mut buf = Vec::new();
+        encode(&[5i64, 6, 5], &mut buf);
+        // Dictionary of 2; claim codes start at 1 so code 2 appears.
+        let n = buf.len();
+        buf[n - 9 - 1..n - 1 - 1].copy_from_slice(&1i64.to_le_bytes());
+        assert!(decode::<i64>(&buf, 3, &mut Vec::new(), &mut Scratch::default()).is_err());
+    }
+
+    proptest! {
+        #![proptest_config(crate::storage::encoding::test_util::config(128))]
+        #[test]
+        fn prop_fixed(i in vec_with_repeats(any_i64(), 200),
+                      f in vec_with_repeats(any_f64(), 200),
+                      g in vec_with_repeats(any_f32(), 200),
+                      fl in flips()) {
+            let b = rt(&i);
+            flip_never_panics(&b, &fl, |b| decode::<i64>(b, i.len(), &mut Vec::new(), &mut Scratch::default()));
+            let b = rt(&f);
+            flip_never_panics(&b, &fl, |b| decode::<f64>(b, f.len(), &mut Vec::new(), &mut Scratch::default()));
+            rt(&g);
+        }
+
+        #[test]
+        fn prop_bytes(values in any_bytes_vec(100), fl in flips()) {
+            let buf = rt_bytes(&values);
+            flip_never_panics(&buf, &fl, |b| dec_bytes(b, values.len()).map(|r| r.0));
+        }
+    }
+}

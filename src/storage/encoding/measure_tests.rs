@@ -1,0 +1,307 @@
+//! Size measurements on TSBS-like data (cpu-only use case: 400 hosts, one row per host
+//! every 10 s, metrics are bounded random walks with full-precision doubles). Prints a
+//! bytes/value table and asserts the sizes the encoder must reach.
+//!
+//! Run with `cargo test --lib measure -- --nocapture` to see the table.
+
+use super::alp;
+use super::bitpack;
+use super::bytesplit;
+use super::compress;
+use super::delta;
+use super::dictionary;
+use super::gorilla;
+use super::plain;
+use super::rle;
+use super::vector::*;
+use super::PhysicalKind;
+use std::time::Instant;
+
+const HOSTS: usize = 400;
+const VECTOR: usize = 2048;
+const VECTORS: usize = 20;
+const ROWS: usize = VECTOR * VECTORS;
+
+/// splitmix64: tiny, deterministic, good enough for test data.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+    /// Uniform in [0, 1).
+    fn unit(&mut self) -> f64 {
+        (self.next() >> 11) as f64 / (1u64 << 53) as f64
+    }
+}
+
+/// One metric column: per host a random walk clamped to [0, 100], rows ordered by time
+/// with all hosts per timestamp (like TSBS `cpu-only`).
+fn metric_column(seed: u64, step: f64) -> Vec<f64> {
+    let mut rng = Rng(seed);
+    let mut state: Vec<f64> = (0..HOSTS).map(|_| rng.unit() * 100.0).collect();
+    let mut out = Vec::with_capacity(ROWS);
+    while out.len() < ROWS {
+        for v in state.iter_mut() {
+            *v = (*v + (rng.unit() * 2.0 - 1.0) * step).clamp(0.0, 100.0);
+            out.push(*v);
+        }
+    }
+    out.truncate(ROWS);
+    out
+}
+
+fn timestamp_column() -> Vec<i64> {
+    let start = 1_451_606_400_000_000i64; // 2016-01-01 in microseconds
+    (0..ROWS).map(|i| start + (i / HOSTS) as i64 * 10_000_000).collect()
+}
+
+fn hostname_column() -> (Vec<u32>, Vec<u8>) {
+    let mut offsets = vec![0u32];
+    let mut data = Vec::new();
+    for i in 0..ROWS {
+        data.extend_from_slice(format!("host_{}", i % HOSTS).as_bytes());
+        offsets.push(data.len() as u32);
+    }
+    (offsets, data)
+}
+
+#[derive(Default)]
+struct Row {
+    name: String,
+    bytes: usize,
+}
+
+/// Accumulates, over all vectors, the size of one way of storing them.
+struct Table {
+    title: String,
+    rows: Vec<Row>,
+}
+
+impl Table {
+    fn new(title: &str) -> Self {
+        Self { title: title.into(), rows: Vec::new() }
+    }
+    fn add(&mut self, name: &str, bytes: usize) {
+        match self.rows.iter_mut().find(|r| r.name == name) {
+            Some(r) => r.bytes += bytes,
+            None => self.rows.push(Row { name: name.into(), bytes }),
+        }
+    }
+    fn per_value(&self, name: &str) -> f64 {
+        let r = self.rows.iter().find(|r| r.name == name).expect("measured");
+        r.bytes as f64 / ROWS as f64
+    }
+    fn print(&self) {
+        eprintln!("\n{} ({} values, {} vectors of {})", self.title, ROWS, VECTORS, VECTOR);
+        for r in &self.rows {
+            if r.name.starts_with("  chosen") {
+                eprintln!("  {}", r.name);
+            } else {
+                eprintln!("  {:<34} {:>8.3} bytes/value", r.name, r.bytes as f64 / ROWS as f64);
+            }
+        }
+    }
+}
+
+fn lz4_len(b: &[u8]) -> usize {
+    let mut out = Vec::new();
+    compress::compress_lz4(b, &mut out);
+    out.len()
+}
+
+fn zstd_len(b: &[u8]) -> usize {
+    let mut out = Vec::new();
+    assert!(compress::compress_zstd(b, 3, &mut out));
+    out.len()
+}
+
+/// Payload sizes of a byte buffer: raw, +lz4, +zstd.
+fn add3(t: &mut Table, name: &str, b: &[u8]) {
+    t.add(name, b.len());
+    t.add(&format!("{name} + lz4"), lz4_len(b));
+    t.add(&format!("{name} + zstd"), zstd_len(b));
+}
+
+fn chosen(t: &mut Table, info: EncodedVectorInfo, buf: &[u8], kind: PhysicalKind) {
+    assert_eq!(info.stored_bytes, buf.len());
+    let mut out = DecodedVector::default();
+    assert_eq!(decode_vector(buf, kind, &mut out), Ok(buf.len()));
+    t.add("encode_vector (incl. 24 B header)", buf.len());
+    t.add(&format!("  chosen: {:?} + {:?}", info.encoding, info.compression), 0);
+}
+
+fn metric_table(title: &str, col: &[f64]) -> Table {
+    let mut t = Table::new(title);
+    let policy = CompressionPolicy::default();
+    for v in col.chunks(VECTOR) {
+        let mut b = Vec::new();
+        plain::encode(v, &mut b);
+        add3(&mut t, "plain", &b);
+        b.clear();
+        bytesplit::encode(v, &mut b);
+        t.add("bytesplit + lz4", lz4_len(&b));
+        t.add("bytesplit + zstd", zstd_len(&b));
+        t.add("gorilla", gorilla::encoded_len(v));
+        b.clear();
+        let p = alp::choose(v).map(|c| c.0).unwrap_or(alp::AlpParams { e: 0, f: 0 });
+        alp::encode(v, p, &mut b);
+        add3(&mut t, "alp (decimal)", &b);
+        b.clear();
+        alp::encode_rd(v, &alp::choose_rd(v).0, &mut b);
+        add3(&mut t, "alp_rd", &b);
+        b.clear();
+        let info = encode_vector(v.len() as u32, None, VectorValues::Float64(v), &policy, &mut b);
+        chosen(&mut t, info, &b, PhysicalKind::Float64);
+    }
+    t
+}
+
+#[test]
+fn tsbs_like_sizes() {
+    // Metric column, full precision.
+    let metric = metric_column(42, 1.0);
+    let mt = metric_table("metric (random walk in [0,100], full-precision f64)", &metric);
+    mt.print();
+    // The same rounded to 2 decimals, as many real exports store them.
+    let rounded: Vec<f64> = metric.iter().map(|v| (v * 100.0).round() / 100.0).collect();
+    let rt = metric_table("metric rounded to 0.01", &rounded);
+    rt.print();
+
+    // Timestamps: each repeated for the 400 hosts, 10 s apart, in microseconds.
+    let ts = timestamp_column();
+    let mut tt = Table::new("timestamp (us, 400 rows per value, +10 s)");
+    let policy = CompressionPolicy::default();
+    for v in ts.chunks(VECTOR) {
+        let mut b = Vec::new();
+        plain::encode(v, &mut b);
+        add3(&mut tt, "plain", &b);
+        b.clear();
+        bitpack::encode_for(v, &mut b);
+        tt.add("frame of reference", b.len());
+        b.clear();
+        delta::encode(v, &mut b);
+        tt.add("delta", b.len());
+        b.clear();
+        delta::encode_delta2(v, &mut b);
+        tt.add("delta-of-delta", b.len());
+        b.clear();
+        rle::encode(v, &mut b);
+        tt.add("rle", b.len());
+        b.clear();
+        let info = encode_vector(v.len() as u32, None, VectorValues::Int(v), &policy, &mut b);
+        chosen(&mut tt, info, &b, PhysicalKind::Int);
+    }
+    tt.print();
+
+    // Hostnames host_0..host_399 cycling.
+    let (offsets, data) = hostname_column();
+    let mut ht = Table::new("hostname (host_0..host_399 cycling)");
+    for w in offsets.windows(VECTOR + 1).step_by(VECTOR) {
+        let mut b = Vec::new();
+        plain::encode_bytes(w, &data, &mut b);
+        add3(&mut ht, "plain", &b);
+        b.clear();
+        dictionary::encode_bytes(w, &data, &mut b);
+        add3(&mut ht, "dictionary", &b);
+        b.clear();
+        let info = encode_vector(
+            VECTOR as u32,
+            None,
+            VectorValues::Bytes { offsets: w, data: &data },
+            &policy,
+            &mut b,
+        );
+        chosen(&mut ht, info, &b, PhysicalKind::Bytes);
+    }
+    ht.print();
+
+    let m = mt.per_value("encode_vector (incl. 24 B header)");
+    let r = rt.per_value("encode_vector (incl. 24 B header)");
+    let t = tt.per_value("encode_vector (incl. 24 B header)");
+    let h = ht.per_value("encode_vector (incl. 24 B header)");
+    assert!(m <= 7.0, "metric: {m} bytes/value");
+    assert!(r <= 3.0, "rounded metric: {r} bytes/value");
+    assert!(t <= 0.05, "timestamps: {t} bytes/value");
+    assert!(h <= 0.35, "hostnames: {h} bytes/value");
+}
+
+/// Encode/decode throughput of `encode_vector` (meaningful in release builds only:
+/// `cargo test --release --lib measure -- --nocapture`).
+#[test]
+fn tsbs_like_speed() {
+    let metric = metric_column(7, 1.0);
+    let ts = timestamp_column();
+    let (offsets, data) = hostname_column();
+    let policy = CompressionPolicy::default();
+    let mut buf = Vec::new();
+    let mut out = DecodedVector::default();
+    let time = |name: &str,
+                enc: &mut dyn FnMut(&mut Vec<u8>),
+                kind: PhysicalKind,
+                buf: &mut Vec<u8>,
+                out: &mut DecodedVector| {
+        buf.clear();
+        let t0 = Instant::now();
+        enc(buf);
+        let enc_t = t0.elapsed();
+        let t1 = Instant::now();
+        let mut pos = 0;
+        while pos < buf.len() {
+            pos += decode_vector(&buf[pos..], kind, out).expect("decodes");
+        }
+        let dec_t = t1.elapsed();
+        eprintln!(
+            "  {name:<10} encode {:>7.1} ns/value, decode {:>6.1} ns/value",
+            enc_t.as_nanos() as f64 / ROWS as f64,
+            dec_t.as_nanos() as f64 / ROWS as f64
+        );
+    };
+    eprintln!(
+        "\nencode_vector / decode_vector speed ({} build)",
+        if cfg!(debug_assertions) { "debug" } else { "release" }
+    );
+    time(
+        "metric",
+        &mut |b| {
+            for v in metric.chunks(VECTOR) {
+                encode_vector(v.len() as u32, None, VectorValues::Float64(v), &policy, b);
+            }
+        },
+        PhysicalKind::Float64,
+        &mut buf,
+        &mut out,
+    );
+    time(
+        "timestamp",
+        &mut |b| {
+            for v in ts.chunks(VECTOR) {
+                encode_vector(v.len() as u32, None, VectorValues::Int(v), &policy, b);
+            }
+        },
+        PhysicalKind::Int,
+        &mut buf,
+        &mut out,
+    );
+    time(
+        "hostname",
+        &mut |b| {
+            for w in offsets.windows(VECTOR + 1).step_by(VECTOR) {
+                encode_vector(
+                    VECTOR as u32,
+                    None,
+                    VectorValues::Bytes { offsets: w, data: &data },
+                    &policy,
+                    b,
+                );
+            }
+        },
+        PhysicalKind::Bytes,
+        &mut buf,
+        &mut out,
+    );
+}

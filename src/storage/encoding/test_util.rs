@@ -1,0 +1,115 @@
+//! Shared helpers for the codec tests: value strategies with float edge cases and
+//! corruption checks.
+
+use super::CorruptData;
+use proptest::prelude::*;
+
+/// Proptest settings for this module: modest case counts, and no regression files
+/// written into the source tree.
+pub fn config(cases: u32) -> ProptestConfig {
+    ProptestConfig { cases, failure_persistence: None, ..ProptestConfig::default() }
+}
+
+/// Every proper prefix of a valid encoding must be rejected. Long encodings are cut at
+/// a few hundred places (all cuts near both ends) to keep the tests fast.
+pub fn assert_truncations_fail(buf: &[u8], decode: impl Fn(&[u8]) -> Result<usize, CorruptData>) {
+    assert_eq!(decode(buf), Ok(buf.len()), "the full encoding decodes");
+    let n = buf.len();
+    let cuts: Vec<usize> = if n <= 600 {
+        (0..n).collect()
+    } else {
+        (0..200).chain((0..200).map(|i| 200 + i * (n - 400) / 200)).chain(n - 200..n).collect()
+    };
+    for cut in cuts {
+        assert!(decode(&buf[..cut]).is_err(), "prefix of {cut}/{n} bytes decoded");
+    }
+}
+
+/// Flipping bits anywhere must never panic (codecs have no checksum, so garbage may decode).
+pub fn flip_never_panics(
+    buf: &[u8],
+    flips: &[(usize, u8)],
+    decode: impl Fn(&[u8]) -> Result<usize, CorruptData>,
+) {
+    if buf.is_empty() {
+        return;
+    }
+    let mut bad = buf.to_vec();
+    for &(pos, mask) in flips {
+        bad[pos % buf.len()] ^= mask.max(1);
+        let _ = decode(&bad);
+    }
+}
+
+pub fn flips() -> impl Strategy<Value = Vec<(usize, u8)>> {
+    proptest::collection::vec((any::<usize>(), any::<u8>()), 1..8)
+}
+
+/// Doubles with the cases that break naive codecs: NaN payloads, -0.0, infinities,
+/// subnormals, decimal-looking values, runs.
+pub fn any_f64() -> impl Strategy<Value = f64> + Clone {
+    prop_oneof![
+        3 => any::<u64>().prop_map(f64::from_bits),
+        3 => (-1_000_000i64..1_000_000).prop_map(|v| v as f64 / 100.0),
+        1 => (0u64..1 << 52).prop_map(|m| f64::from_bits(0x7FF0_0000_0000_0001 | m)),
+        1 => prop_oneof![
+            Just(-0.0f64), Just(0.0), Just(f64::INFINITY), Just(f64::NEG_INFINITY),
+            Just(f64::MIN_POSITIVE), Just(f64::from_bits(1)), Just(f64::MAX), Just(f64::MIN),
+            Just(f64::NAN), Just(f64::from_bits(0xFFF8_0000_0000_0000 | 12345)), Just(1e300),
+        ],
+        1 => (0u64..1 << 52).prop_map(f64::from_bits), // subnormals
+    ]
+}
+
+pub fn any_f32() -> impl Strategy<Value = f32> + Clone {
+    prop_oneof![
+        3 => any::<u32>().prop_map(f32::from_bits),
+        3 => (-1_000_000i32..1_000_000).prop_map(|v| v as f32 / 100.0),
+        1 => (0u32..1 << 23).prop_map(|m| f32::from_bits(0x7F80_0001 | m)),
+        1 => prop_oneof![
+            Just(-0.0f32), Just(0.0), Just(f32::INFINITY), Just(f32::NEG_INFINITY),
+            Just(f32::MIN_POSITIVE), Just(f32::from_bits(1)), Just(f32::MAX), Just(f32::NAN),
+        ],
+    ]
+}
+
+pub fn any_i64() -> impl Strategy<Value = i64> + Clone {
+    prop_oneof![any::<i64>(), -100i64..100, Just(i64::MIN), Just(i64::MAX), (0i64..1 << 40),]
+}
+
+/// Vectors that sometimes repeat values (runs and low cardinality matter to codecs).
+pub fn vec_with_repeats<T: Clone + std::fmt::Debug>(
+    elem: impl Strategy<Value = T> + Clone,
+    max_len: usize,
+) -> impl Strategy<Value = Vec<T>> {
+    prop_oneof![
+        proptest::collection::vec(elem.clone(), 0..max_len),
+        // A few distinct values, each repeated in runs.
+        (
+            proptest::collection::vec(elem, 1..5),
+            proptest::collection::vec((any::<prop::sample::Index>(), 1usize..40), 0..20)
+        )
+            .prop_map(|(pool, runs)| {
+                runs.into_iter().flat_map(|(i, n)| std::iter::repeat_n(i.get(&pool).clone(), n)).collect()
+            }),
+    ]
+}
+
+pub fn bits_eq<T: super::Fixed>(a: &[T], b: &[T]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x.to_bits64() == y.to_bits64())
+}
+
+/// Offsets + data for a list of byte strings.
+pub fn to_offsets(values: &[Vec<u8>]) -> (Vec<u32>, Vec<u8>) {
+    let mut offsets = vec![0u32];
+    let mut data = Vec::new();
+    for v in values {
+        data.extend_from_slice(v);
+        offsets.push(data.len() as u32);
+    }
+    (offsets, data)
+}
+
+pub fn any_bytes_vec(max_len: usize) -> impl Strategy<Value = Vec<Vec<u8>>> {
+    vec_with_repeats(proptest::collection::vec(any::<u8>(), 0..20), max_len)
+}
