@@ -5,6 +5,7 @@
 #   pg-test           `cargo pgrx test`: #[pg_test] functions inside a backend
 #   regress           pg_regress over sql/ -> expected/, on the throwaway cluster
 #   integration-test  Rust tests in tests/ (insta snapshots, differential tests), same cluster
+#   crash-test        tests/crash_recovery.sh: SIGKILL during and after COPY, on its own cluster
 #
 # Every level runs even when an earlier one failed; the exit status is non-zero if any did.
 set -uo pipefail
@@ -53,10 +54,17 @@ run_level() {
     total_failed=$((total_failed + failed))
 }
 
-start_test_cluster() {
-    [ $cluster_up = 1 ] && return 0
+installed=0
+install_release() {
+    [ $installed = 1 ] && return 0
     cargo pgrx install --release --pg-config "$PG_CONFIG" >"$LOGS/install.log" 2>&1 \
         || { cat "$LOGS/install.log"; return 1; }
+    installed=1
+}
+
+start_test_cluster() {
+    [ $cluster_up = 1 ] && return 0
+    install_release || return 1
     $CLUSTER destroy test
     $CLUSTER start test "$TEST_PORT" test || return 1
     cluster_up=1
@@ -99,17 +107,24 @@ integration_test() {
         cargo test --locked --test '*' -- --include-ignored
 }
 
+crash_test() {
+    install_release || return 1
+    bash tests/crash_recovery.sh
+}
+
 case ${1:-all} in
     all)
         run_level unit-test unit_test
         run_level pg-test pg_test
         run_level regress regress
         run_level integration-test integration_test
+        run_level crash-test crash_test
         ;;
     unit-test) run_level unit-test unit_test ;;
     pg-test) run_level pg-test pg_test ;;
     regress) run_level regress regress ;;
     integration-test) run_level integration-test integration_test ;;
+    crash-test) run_level crash-test crash_test ;;
     *) echo "test.sh: unknown level '$1'" >&2; exit 2 ;;
 esac
 

@@ -17,11 +17,35 @@ pub mod storage;
 /// that way, so the SQL function `pgcolumnar.preloaded()` lets users and tests check it.
 static LOADED_AT_STARTUP: AtomicBool = AtomicBool::new(false);
 
+static mut PREV_EXECUTOR_START: pg_sys::ExecutorStart_hook_type = None;
+
 #[pg_guard]
 pub extern "C-unwind" fn _PG_init() {
-    // SAFETY: a plain global flag that PostgreSQL sets before loading preload libraries.
-    let preloading = unsafe { pg_sys::process_shared_preload_libraries_in_progress };
-    LOADED_AT_STARTUP.store(preloading, Ordering::Relaxed);
+    // SAFETY: runs once per backend, single-threaded, before any query; the hook chain
+    // is PostgreSQL's documented way to extend the executor.
+    unsafe {
+        let preloading = pg_sys::process_shared_preload_libraries_in_progress;
+        LOADED_AT_STARTUP.store(preloading, Ordering::Relaxed);
+        planner::define_gucs();
+        storage::write_buffer::register_callbacks();
+        exec::columnar_scan::register();
+        planner::scan_path::install();
+        storage::utility::install();
+        storage::drop_hook::install();
+        PREV_EXECUTOR_START = pg_sys::ExecutorStart_hook;
+        pg_sys::ExecutorStart_hook = Some(executor_start);
+    }
+}
+
+/// Buffered columnar rows are written out before a query starts: its snapshot must see
+/// them, and once it runs in parallel mode nothing can be written.
+#[pg_guard]
+unsafe extern "C-unwind" fn executor_start(query_desc: *mut pg_sys::QueryDesc, eflags: i32) {
+    storage::write_buffer::flush_all();
+    match PREV_EXECUTOR_START {
+        Some(prev) => prev(query_desc, eflags),
+        None => pg_sys::standard_ExecutorStart(query_desc, eflags),
+    }
 }
 
 /// The version of the loaded shared library (which can differ from the SQL-level
@@ -44,11 +68,10 @@ mod tests {
 
     #[pg_test]
     fn library_version_matches_extension_version() {
-        let extversion = Spi::get_one::<String>(
-            "SELECT extversion FROM pg_extension WHERE extname = 'pgcolumnar'",
-        )
-        .expect("SPI failed")
-        .expect("pgcolumnar is not installed in the test database");
+        let extversion =
+            Spi::get_one::<String>("SELECT extversion FROM pg_extension WHERE extname = 'pgcolumnar'")
+                .expect("SPI failed")
+                .expect("pgcolumnar is not installed in the test database");
         assert_eq!(extversion, crate::version());
     }
 

@@ -1,5 +1,23 @@
 //! The `columnar` table access method and everything it keeps on disk.
 //!
-//! Pure modules (no PostgreSQL calls, covered by plain `cargo test`): `encoding`.
+//! Pure modules (no PostgreSQL calls, covered by plain `cargo test`): `encoding`,
+//! `layout`, `directory`, `zonemap`, `column_builder`, `chunk_writer`.
+//! PostgreSQL-facing: `tableam` (the callbacks), `reader`, `write_buffer`, `pages`,
+//! `catalog`, `datum`, `error`.
 
+pub mod catalog;
+pub mod chunk_writer;
+pub mod column_builder;
+pub mod datum;
+pub mod directory;
+pub mod drop_hook;
 pub mod encoding;
+pub mod error;
+pub mod layout;
+pub mod pages;
+pub mod reader;
+pub mod stats;
+pub mod tableam;
+pub mod utility;
+pub mod write_buffer;
+pub mod zonemap;

@@ -1,0 +1,77 @@
+-- Writes: buffering, flushes, transactions and savepoints.
+CREATE EXTENSION pgcolumnar;
+CREATE TABLE w (id int, v text) USING columnar;
+
+-- Single-row and multi-row INSERT, INSERT ... SELECT, COPY.
+INSERT INTO w VALUES (1, 'one');
+INSERT INTO w VALUES (2, 'two'), (3, NULL);
+INSERT INTO w SELECT i, 'v' || i FROM generate_series(4, 250000) i;
+COPY w FROM STDIN;
+250001	copied
+250002	\N
+\.
+SELECT count(*), count(v), sum(id), min(id), max(id) FROM w;
+-- Full row groups of 102400 rows, then the remainders of each statement.
+SELECT row_count FROM pgcolumnar.row_group ORDER BY storage_id, first_row;
+
+-- Read your own writes: the buffer is flushed before a scan in the same transaction,
+-- and rows of the running command are not seen by it.
+BEGIN;
+INSERT INTO w VALUES (-1, 'mine');
+SELECT count(*) FROM w WHERE id < 0;
+INSERT INTO w SELECT -id, 'neg' FROM w WHERE id BETWEEN 1 AND 5;
+SELECT count(*) FROM w WHERE id < 0;
+ROLLBACK;
+SELECT count(*) FROM w WHERE id < 0;
+
+-- ROLLBACK leaves nothing visible, also after a flush inside the transaction.
+BEGIN;
+INSERT INTO w SELECT -i, 'rolled back' FROM generate_series(1, 200000) i;
+SELECT count(*) FROM w WHERE v = 'rolled back';
+ROLLBACK;
+SELECT count(*) FROM w WHERE v = 'rolled back';
+
+-- Savepoints: ROLLBACK TO drops what was inserted after the savepoint only.
+BEGIN;
+INSERT INTO w VALUES (-10, 'before savepoint');
+SAVEPOINT s1;
+INSERT INTO w VALUES (-11, 'inside s1');
+SELECT id, v FROM w WHERE id <= -10 ORDER BY id;
+ROLLBACK TO SAVEPOINT s1;
+INSERT INTO w VALUES (-12, 'after rollback to s1');
+SAVEPOINT s2;
+INSERT INTO w VALUES (-13, 'inside s2, released');
+RELEASE SAVEPOINT s2;
+SELECT id, v FROM w WHERE id <= -10 ORDER BY id;
+COMMIT;
+SELECT id, v FROM w WHERE id <= -10 ORDER BY id;
+
+-- A cursor sees the rows of its snapshot, not rows inserted after it was opened.
+BEGIN;
+INSERT INTO w VALUES (-20, 'before cursor');
+DECLARE c CURSOR FOR SELECT id FROM w WHERE id BETWEEN -29 AND -20 ORDER BY id;
+INSERT INTO w VALUES (-21, 'after cursor');
+FETCH ALL FROM c;
+SELECT id FROM w WHERE id BETWEEN -29 AND -20 ORDER BY id;
+COMMIT;
+
+-- A function that inserts and reads in an exception block.
+CREATE FUNCTION insert_and_count() RETURNS bigint LANGUAGE plpgsql AS $$
+BEGIN
+  BEGIN
+    INSERT INTO w VALUES (-30, 'in block');
+    RETURN (SELECT count(*) FROM w WHERE id = -30);
+  EXCEPTION WHEN division_by_zero THEN
+    RETURN -1;
+  END;
+END $$;
+SELECT insert_and_count();
+
+-- Rows written by a failed statement are not visible.
+INSERT INTO w SELECT i, (1 / (i - 1000005))::text FROM generate_series(1000001, 1000010) i;
+SELECT count(*) FROM w WHERE id > 1000000;
+
+DROP TABLE w;
+DROP FUNCTION insert_and_count();
+DROP EXTENSION pgcolumnar;
+DROP SCHEMA pgcolumnar;

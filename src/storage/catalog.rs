@@ -1,0 +1,301 @@
+//! Metadata of columnar relations, kept in ordinary heap tables of schema `pgcolumnar`
+//! and read through their primary keys. A row group is visible exactly when its
+//! metadata row is visible to the reading snapshot: that is how columnar gets MVCC.
+
+use super::directory::{self, VectorEntry};
+use super::error::data_corrupted;
+use pgrx::prelude::*;
+use pgrx::{pg_sys, IntoDatum};
+use std::ffi::CStr;
+
+pgrx::extension_sql!(
+    r#"
+CREATE SEQUENCE pgcolumnar.storage_id_seq NO CYCLE;
+
+-- One row per row group. Row numbers first_row .. first_row + row_count - 1 map to TIDs.
+CREATE TABLE pgcolumnar.row_group (
+    storage_id   bigint NOT NULL,
+    first_row    bigint NOT NULL,
+    row_count    bigint NOT NULL,
+    data_offset  bigint NOT NULL,  -- start of the row group's bytes in the stream
+    data_length  bigint NOT NULL,
+    deleted_rows bytea,            -- delete mask; NULL while no row is deleted
+    PRIMARY KEY (storage_id, first_row)
+);
+
+-- One row per column chunk of a row group.
+CREATE TABLE pgcolumnar.chunk (
+    storage_id  bigint   NOT NULL,
+    first_row   bigint   NOT NULL,
+    attnum      smallint NOT NULL,
+    data_offset bigint   NOT NULL,  -- absolute stream offset of the chunk
+    data_length bigint   NOT NULL,
+    null_count  bigint   NOT NULL,
+    raw_bytes   bigint   NOT NULL,  -- size of the values before encoding
+    directory   bytea    NOT NULL,  -- per vector: rows, offset, length, NULLs, zone map
+    PRIMARY KEY (storage_id, first_row, attnum)
+);
+"#,
+    name = "catalog_tables",
+    bootstrap
+);
+
+const ROW_GROUP_NATTS: usize = 6;
+const CHUNK_NATTS: usize = 8;
+
+#[derive(Debug, Clone)]
+pub struct ChunkMeta {
+    pub attnum: i16,
+    pub offset: u64,
+    pub length: u64,
+    pub null_count: u64,
+    pub raw_bytes: u64,
+    pub vectors: Vec<VectorEntry>,
+}
+
+#[derive(Debug, Clone)]
+pub struct RowGroupMeta {
+    pub first_row: u64,
+    pub row_count: u64,
+    pub data_offset: u64,
+    pub data_length: u64,
+    /// Chunks by attribute number - 1; None for columns added after the row group was
+    /// written (their value is the column's default) or dropped ones.
+    pub chunks: Vec<Option<ChunkMeta>>,
+}
+
+impl RowGroupMeta {
+    pub fn chunk(&self, attnum: i16) -> Option<&ChunkMeta> {
+        self.chunks.get(attnum as usize - 1).and_then(|c| c.as_ref())
+    }
+}
+
+unsafe fn relid(name: &CStr) -> pg_sys::Oid {
+    let nsp = pg_sys::get_namespace_oid(c"pgcolumnar".as_ptr(), false);
+    let oid = pg_sys::get_relname_relid(name.as_ptr(), nsp);
+    if oid == pg_sys::InvalidOid {
+        error!("pgcolumnar metadata relation {name:?} is missing; reinstall the extension");
+    }
+    oid
+}
+
+/// A fresh storage id for a new relfilenode.
+pub unsafe fn next_storage_id() -> u64 {
+    let seq = relid(c"storage_id_seq");
+    pgrx::direct_function_call::<i64>(pg_sys::nextval_oid, &[seq.into_datum()])
+        .expect("nextval returned NULL") as u64
+}
+
+/// Inserts a heap row and its index entries with command id `cid`: the cid of the
+/// INSERT that produced the rows, so that snapshots see a row group exactly when they
+/// would have seen its rows in a heap table.
+unsafe fn insert_row(rel: pg_sys::Relation, values: &mut [pg_sys::Datum], nulls: &mut [bool], cid: u32) {
+    let tup = pg_sys::heap_form_tuple((*rel).rd_att, values.as_mut_ptr(), nulls.as_mut_ptr());
+    pg_sys::heap_insert(rel, tup, cid, 0, std::ptr::null_mut());
+    let indexes = pg_sys::RelationGetIndexList(rel);
+    for i in 0..(*indexes).length as usize {
+        let index_oid = (*(*indexes).elements.add(i)).oid_value;
+        let index = pg_sys::index_open(index_oid, pg_sys::RowExclusiveLock as i32);
+        let info = pg_sys::BuildIndexInfo(index);
+        let n = (*info).ii_NumIndexAttrs as usize;
+        let mut ivalues = [pg_sys::Datum::from(0usize); pg_sys::INDEX_MAX_KEYS as usize];
+        let mut inulls = [false; pg_sys::INDEX_MAX_KEYS as usize];
+        for k in 0..n {
+            let attno = (*info).ii_IndexAttrNumbers[k] as usize;
+            ivalues[k] = values[attno - 1];
+            inulls[k] = nulls[attno - 1];
+        }
+        pg_sys::index_insert(
+            index,
+            ivalues.as_mut_ptr(),
+            inulls.as_mut_ptr(),
+            &mut (*tup).t_self,
+            rel,
+            pg_sys::IndexUniqueCheck::UNIQUE_CHECK_YES,
+            false,
+            info,
+        );
+        pg_sys::index_close(index, pg_sys::RowExclusiveLock as i32);
+    }
+    pg_sys::heap_freetuple(tup);
+}
+
+fn datum<T: IntoDatum>(v: T) -> pg_sys::Datum {
+    v.into_datum().expect("non-NULL datum")
+}
+
+/// Records a written row group and its chunks.
+pub unsafe fn insert_row_group(storage_id: u64, group: &RowGroupMeta, cid: u32) {
+    let rg = pg_sys::table_open(relid(c"row_group"), pg_sys::RowExclusiveLock as i32);
+    let mut values = [
+        datum(storage_id as i64),
+        datum(group.first_row as i64),
+        datum(group.row_count as i64),
+        datum(group.data_offset as i64),
+        datum(group.data_length as i64),
+        pg_sys::Datum::from(0usize),
+    ];
+    let mut nulls = [false, false, false, false, false, true];
+    insert_row(rg, &mut values, &mut nulls, cid);
+    pg_sys::table_close(rg, pg_sys::RowExclusiveLock as i32);
+
+    let ch = pg_sys::table_open(relid(c"chunk"), pg_sys::RowExclusiveLock as i32);
+    for c in group.chunks.iter().flatten() {
+        let mut values = [
+            datum(storage_id as i64),
+            datum(group.first_row as i64),
+            datum(c.attnum),
+            datum(c.offset as i64),
+            datum(c.length as i64),
+            datum(c.null_count as i64),
+            datum(c.raw_bytes as i64),
+            datum(directory::encode(&c.vectors).as_slice()),
+        ];
+        let mut nulls = [false; CHUNK_NATTS];
+        insert_row(ch, &mut values, &mut nulls, cid);
+    }
+    pg_sys::table_close(ch, pg_sys::RowExclusiveLock as i32);
+}
+
+/// Calls `f` with the deformed columns of each row of `table` whose storage_id matches,
+/// in primary-key order, as seen by `snapshot` (NULL: the catalog snapshot).
+unsafe fn scan_storage<const N: usize>(
+    table: &CStr,
+    pkey: &CStr,
+    storage_id: u64,
+    snapshot: pg_sys::Snapshot,
+    lockmode: u32,
+    mut f: impl FnMut(pg_sys::Relation, pg_sys::HeapTuple, &[pg_sys::Datum; N], &[bool; N]),
+) {
+    let rel = pg_sys::table_open(relid(table), lockmode as i32);
+    let mut key = pg_sys::ScanKeyData::default();
+    pg_sys::ScanKeyInit(
+        &mut key,
+        1,
+        pg_sys::BTEqualStrategyNumber as u16,
+        pg_sys::Oid::from(pg_sys::F_INT8EQ),
+        datum(storage_id as i64),
+    );
+    let scan = pg_sys::systable_beginscan(rel, relid(pkey), true, snapshot, 1, &mut key);
+    let mut values = [pg_sys::Datum::from(0usize); N];
+    let mut nulls = [false; N];
+    loop {
+        let tup = pg_sys::systable_getnext(scan);
+        if tup.is_null() {
+            break;
+        }
+        pg_sys::heap_deform_tuple(tup, (*rel).rd_att, values.as_mut_ptr(), nulls.as_mut_ptr());
+        f(rel, tup, &values, &nulls);
+    }
+    pg_sys::systable_endscan(scan);
+    pg_sys::table_close(rel, lockmode as i32);
+}
+
+unsafe fn int8(d: pg_sys::Datum) -> u64 {
+    i64::from_datum(d, false).unwrap() as u64
+}
+
+/// The row groups of a storage visible to `snapshot`, ordered by first row, with the
+/// chunks of the columns in `natts` attributes (none when `natts` is 0).
+pub unsafe fn load_row_groups(
+    storage_id: u64,
+    snapshot: pg_sys::Snapshot,
+    natts: usize,
+) -> Vec<RowGroupMeta> {
+    let mut groups: Vec<RowGroupMeta> = Vec::new();
+    scan_storage::<ROW_GROUP_NATTS>(
+        c"row_group",
+        c"row_group_pkey",
+        storage_id,
+        snapshot,
+        pg_sys::AccessShareLock,
+        |_, _, v, _| {
+            groups.push(RowGroupMeta {
+                first_row: int8(v[1]),
+                row_count: int8(v[2]),
+                data_offset: int8(v[3]),
+                data_length: int8(v[4]),
+                chunks: vec![None; natts],
+            })
+        },
+    );
+    if groups.is_empty() || natts == 0 {
+        return groups;
+    }
+    scan_storage::<CHUNK_NATTS>(
+        c"chunk",
+        c"chunk_pkey",
+        storage_id,
+        snapshot,
+        pg_sys::AccessShareLock,
+        |_, _, v, _| {
+            let first_row = int8(v[1]);
+            let attnum = i16::from_datum(v[2], false).unwrap();
+            // Chunks of row groups this snapshot cannot see are skipped with them.
+            let Ok(g) = groups.binary_search_by_key(&first_row, |g| g.first_row) else { return };
+            if attnum < 1 || attnum as usize > natts {
+                return; // a column dropped since; its chunks stay until a rewrite
+            }
+            let length = int8(v[4]);
+            let dir: &[u8] = <&[u8]>::from_datum(v[7], false).unwrap();
+            let vectors = directory::decode(dir, length).unwrap_or_else(|e| data_corrupted(&e.to_string()));
+            groups[g].chunks[attnum as usize - 1] = Some(ChunkMeta {
+                attnum,
+                offset: int8(v[3]),
+                length,
+                null_count: int8(v[5]),
+                raw_bytes: int8(v[6]),
+                vectors,
+            });
+        },
+    );
+    groups
+}
+
+/// Stored bytes per attribute (index attnum - 1) over the row groups visible to the
+/// catalog snapshot, without parsing vector directories: for planning.
+pub unsafe fn column_bytes(storage_id: u64, natts: usize) -> Vec<u64> {
+    let mut bytes = vec![0u64; natts];
+    scan_storage::<CHUNK_NATTS>(
+        c"chunk",
+        c"chunk_pkey",
+        storage_id,
+        std::ptr::null_mut(),
+        pg_sys::AccessShareLock,
+        |_, _, v, _| {
+            let attnum = i16::from_datum(v[2], false).unwrap();
+            if attnum >= 1 && attnum as usize <= natts {
+                bytes[attnum as usize - 1] += int8(v[4]);
+            }
+        },
+    );
+    bytes
+}
+
+/// Like `delete_storage`, but a no-op when the metadata tables are gone already
+/// (DROP EXTENSION ... CASCADE drops them along with the tables).
+pub unsafe fn delete_storage_if_installed(storage_id: u64) {
+    let nsp = pg_sys::get_namespace_oid(c"pgcolumnar".as_ptr(), true);
+    if nsp == pg_sys::InvalidOid
+        || pg_sys::get_relname_relid(c"row_group".as_ptr(), nsp) == pg_sys::InvalidOid
+        || pg_sys::get_relname_relid(c"chunk".as_ptr(), nsp) == pg_sys::InvalidOid
+    {
+        return;
+    }
+    delete_storage(storage_id);
+}
+
+/// Deletes the metadata of a storage (transactionally: a rollback brings it back).
+pub unsafe fn delete_storage(storage_id: u64) {
+    for (table, pkey) in [(c"row_group", c"row_group_pkey"), (c"chunk", c"chunk_pkey")] {
+        // The arity only sizes the deform buffers; both tables have at most 8 columns.
+        scan_storage::<CHUNK_NATTS>(
+            table,
+            pkey,
+            storage_id,
+            std::ptr::null_mut(),
+            pg_sys::RowExclusiveLock,
+            |rel, tup, _, _| pg_sys::simple_heap_delete(rel, &mut (*tup).t_self),
+        );
+    }
+}

@@ -1,0 +1,157 @@
+//! Accumulates one column's values for a row group being written: dense non-NULL
+//! values plus one validity flag per row. Pure.
+
+use super::encoding::PhysicalKind;
+
+#[derive(Debug)]
+pub struct ColumnBuilder {
+    pub kind: PhysicalKind,
+    /// One flag per row: true when the value is not NULL.
+    validity: Vec<bool>,
+    ints: Vec<i64>,
+    f32s: Vec<f32>,
+    f64s: Vec<f64>,
+    /// Bytes values: value i is `data[offsets[i]..offsets[i + 1]]`.
+    offsets: Vec<u64>,
+    data: Vec<u8>,
+}
+
+/// Dense values of a row range, ready for `encoding::encode_vector`.
+pub enum DenseSlice<'a> {
+    Int(&'a [i64]),
+    Float32(&'a [f32]),
+    Float64(&'a [f64]),
+    Bytes { offsets: &'a [u64], data: &'a [u8] },
+}
+
+impl ColumnBuilder {
+    pub fn new(kind: PhysicalKind) -> ColumnBuilder {
+        ColumnBuilder {
+            kind,
+            validity: Vec::new(),
+            ints: Vec::new(),
+            f32s: Vec::new(),
+            f64s: Vec::new(),
+            offsets: vec![0],
+            data: Vec::new(),
+        }
+    }
+
+    pub fn rows(&self) -> usize {
+        self.validity.len()
+    }
+
+    /// Bytes held, to bound a write buffer's memory.
+    pub fn heap_bytes(&self) -> usize {
+        self.validity.len()
+            + self.ints.len() * 8
+            + self.f32s.len() * 4
+            + self.f64s.len() * 8
+            + self.offsets.len() * 8
+            + self.data.len()
+    }
+
+    pub fn push_null(&mut self) {
+        self.validity.push(false);
+    }
+
+    pub fn push_int(&mut self, v: i64) {
+        debug_assert_eq!(self.kind, PhysicalKind::Int);
+        self.validity.push(true);
+        self.ints.push(v);
+    }
+
+    pub fn push_f32(&mut self, v: f32) {
+        debug_assert_eq!(self.kind, PhysicalKind::Float32);
+        self.validity.push(true);
+        self.f32s.push(v);
+    }
+
+    pub fn push_f64(&mut self, v: f64) {
+        debug_assert_eq!(self.kind, PhysicalKind::Float64);
+        self.validity.push(true);
+        self.f64s.push(v);
+    }
+
+    pub fn push_bytes(&mut self, v: &[u8]) {
+        debug_assert_eq!(self.kind, PhysicalKind::Bytes);
+        self.validity.push(true);
+        self.data.extend_from_slice(v);
+        self.offsets.push(self.data.len() as u64);
+    }
+
+    pub fn validity(&self, rows: std::ops::Range<usize>) -> &[bool] {
+        &self.validity[rows]
+    }
+
+    /// Number of non-NULL values among the first `row` rows.
+    pub fn dense_index(&self, row: usize) -> usize {
+        self.validity[..row].iter().filter(|v| **v).count()
+    }
+
+    /// The dense values `dense` (indexes among non-NULL values).
+    pub fn dense(&self, dense: std::ops::Range<usize>) -> DenseSlice<'_> {
+        match self.kind {
+            PhysicalKind::Int => DenseSlice::Int(&self.ints[dense]),
+            PhysicalKind::Float32 => DenseSlice::Float32(&self.f32s[dense]),
+            PhysicalKind::Float64 => DenseSlice::Float64(&self.f64s[dense]),
+            PhysicalKind::Bytes => {
+                DenseSlice::Bytes { offsets: &self.offsets[dense.start..dense.end + 1], data: &self.data }
+            }
+        }
+    }
+
+    /// Drops the first `rows` rows (after they were written out).
+    pub fn drain_front(&mut self, rows: usize) {
+        let dense = self.dense_index(rows);
+        self.validity.drain(..rows);
+        match self.kind {
+            PhysicalKind::Int => drop(self.ints.drain(..dense)),
+            PhysicalKind::Float32 => drop(self.f32s.drain(..dense)),
+            PhysicalKind::Float64 => drop(self.f64s.drain(..dense)),
+            PhysicalKind::Bytes => {
+                let cut = self.offsets[dense];
+                self.data.drain(..cut as usize);
+                self.offsets.drain(..dense);
+                for o in &mut self.offsets {
+                    *o -= cut;
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dense_indexes_skip_nulls() {
+        let mut b = ColumnBuilder::new(PhysicalKind::Int);
+        b.push_int(1);
+        b.push_null();
+        b.push_int(3);
+        assert_eq!(b.rows(), 3);
+        assert_eq!(b.dense_index(2), 1);
+        assert!(matches!(b.dense(1..2), DenseSlice::Int(&[3])));
+        assert_eq!(b.validity(0..3), &[true, false, true]);
+    }
+
+    #[test]
+    fn drain_front_keeps_the_rest() {
+        let mut b = ColumnBuilder::new(PhysicalKind::Bytes);
+        b.push_bytes(b"ab");
+        b.push_null();
+        b.push_bytes(b"cde");
+        b.push_bytes(b"");
+        b.drain_front(2);
+        assert_eq!(b.rows(), 2);
+        match b.dense(0..2) {
+            DenseSlice::Bytes { offsets, data } => {
+                assert_eq!(offsets, &[0, 3, 3]);
+                assert_eq!(&data[..3], b"cde");
+            }
+            _ => unreachable!(),
+        }
+    }
+}

@@ -1,0 +1,169 @@
+//! Converting between PostgreSQL Datums and the physical values columns store.
+//!
+//! Every type round-trips through one of these kinds, chosen from `typlen`/`typbyval`:
+//! by-value types as sign-extended integers (exactly the Datum heap would produce),
+//! float4/float8 (and domains over them) as floats, and everything else as the bytes
+//! of its (detoasted) datum image: fixed-length by-reference types, varlenas (text,
+//! numeric, arrays, jsonb, composites, ...) and cstrings.
+
+use super::column_builder::ColumnBuilder;
+use super::encoding::{DecodedValues, DecodedVector, PhysicalKind};
+use pgrx::pg_sys;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ColumnKind {
+    Dropped,
+    Int { len: u8 },
+    Float4,
+    Float8,
+    Fixed { len: u16 },
+    Varlena,
+    CString,
+}
+
+impl ColumnKind {
+    pub fn physical(self) -> Option<PhysicalKind> {
+        match self {
+            ColumnKind::Dropped => None,
+            ColumnKind::Int { .. } => Some(PhysicalKind::Int),
+            ColumnKind::Float4 => Some(PhysicalKind::Float32),
+            ColumnKind::Float8 => Some(PhysicalKind::Float64),
+            ColumnKind::Fixed { .. } | ColumnKind::Varlena | ColumnKind::CString => Some(PhysicalKind::Bytes),
+        }
+    }
+}
+
+pub unsafe fn attr(desc: pg_sys::TupleDesc, i: usize) -> &'static pg_sys::FormData_pg_attribute {
+    &*(*desc).attrs.as_ptr().add(i)
+}
+
+pub unsafe fn column_kinds(desc: pg_sys::TupleDesc) -> Vec<ColumnKind> {
+    (0..(*desc).natts as usize)
+        .map(|i| {
+            let a = attr(desc, i);
+            if a.attisdropped {
+                return ColumnKind::Dropped;
+            }
+            let base = pg_sys::getBaseType(a.atttypid);
+            if base == pg_sys::FLOAT8OID {
+                ColumnKind::Float8
+            } else if base == pg_sys::FLOAT4OID {
+                ColumnKind::Float4
+            } else if a.attbyval {
+                ColumnKind::Int { len: a.attlen as u8 }
+            } else if a.attlen > 0 {
+                ColumnKind::Fixed { len: a.attlen as u16 }
+            } else if a.attlen == -1 {
+                ColumnKind::Varlena
+            } else {
+                ColumnKind::CString
+            }
+        })
+        .collect()
+}
+
+/// Sign-extends the low `len` bytes of a by-value Datum, as `fetch_att` does.
+fn int_of_datum(d: pg_sys::Datum, len: u8) -> i64 {
+    let raw = d.value() as u64;
+    match len {
+        1 => raw as u8 as i8 as i64,
+        2 => raw as u16 as i16 as i64,
+        4 => raw as u32 as i32 as i64,
+        _ => raw as i64,
+    }
+}
+
+/// Appends one value to its column's builder. `kind` must not be `Dropped`.
+pub unsafe fn push_datum(b: &mut ColumnBuilder, kind: ColumnKind, d: pg_sys::Datum, isnull: bool) {
+    if isnull {
+        b.push_null();
+        return;
+    }
+    match kind {
+        ColumnKind::Int { len } => b.push_int(int_of_datum(d, len)),
+        ColumnKind::Float8 => b.push_f64(f64::from_bits(d.value() as u64)),
+        ColumnKind::Float4 => b.push_f32(f32::from_bits(d.value() as u32)),
+        ColumnKind::Fixed { len } => {
+            b.push_bytes(std::slice::from_raw_parts(d.cast_mut_ptr::<u8>(), len as usize))
+        }
+        ColumnKind::CString => {
+            b.push_bytes(std::ffi::CStr::from_ptr(d.cast_mut_ptr::<std::ffi::c_char>()).to_bytes())
+        }
+        ColumnKind::Varlena => {
+            let original = d.cast_mut_ptr::<pg_sys::varlena>();
+            let flat = pg_sys::pg_detoast_datum_packed(original);
+            let len = pgrx::varlena::varsize_any_exhdr(flat);
+            let data = pgrx::varlena::vardata_any(flat) as *const u8;
+            b.push_bytes(std::slice::from_raw_parts(data, len));
+            if flat != original {
+                pg_sys::pfree(flat.cast());
+            }
+        }
+        ColumnKind::Dropped => unreachable!("dropped columns have no builder"),
+    }
+}
+
+/// One vector of one column as Datums. By-reference values point into `arena`, so they
+/// stay valid until the column is materialized again.
+#[derive(Default)]
+pub struct DatumColumn {
+    pub datums: Vec<pg_sys::Datum>,
+    pub nulls: Vec<bool>,
+    arena: Vec<u64>,
+}
+
+const VARHDRSZ: usize = 4;
+
+impl DatumColumn {
+    /// Fills the column from a decoded vector.
+    pub unsafe fn materialize(&mut self, kind: ColumnKind, v: &DecodedVector) {
+        let rows = v.rows as usize;
+        self.datums.clear();
+        self.nulls.clear();
+        match &v.validity {
+            Some(valid) => self.nulls.extend(valid.iter().map(|ok| !*ok)),
+            None => self.nulls.resize(rows, false),
+        }
+        match (&v.values, kind) {
+            (DecodedValues::Int(values), _) => {
+                self.datums.extend(values.iter().map(|x| pg_sys::Datum::from(*x as isize as usize)))
+            }
+            // float4 Datums are sign-extended 32-bit patterns (Float4GetDatum).
+            (DecodedValues::Float32(values), _) => self
+                .datums
+                .extend(values.iter().map(|x| pg_sys::Datum::from(x.to_bits() as i32 as isize as usize))),
+            (DecodedValues::Float64(values), _) => {
+                self.datums.extend(values.iter().map(|x| pg_sys::Datum::from(x.to_bits() as usize)))
+            }
+            (DecodedValues::Bytes { offsets, data }, kind) => {
+                self.materialize_bytes(kind, offsets, data, rows)
+            }
+        }
+    }
+
+    unsafe fn materialize_bytes(&mut self, kind: ColumnKind, offsets: &[u32], data: &[u8], rows: usize) {
+        let header = match kind {
+            ColumnKind::Varlena => VARHDRSZ,
+            _ => 0,
+        };
+        let trailer = usize::from(kind == ColumnKind::CString);
+        let image_len = |i: usize| header + (offsets[i + 1] - offsets[i]) as usize + trailer;
+        let words: usize = (0..rows).map(|i| image_len(i).div_ceil(8)).sum();
+        self.arena.clear();
+        self.arena.resize(words, 0);
+        let base = self.arena.as_mut_ptr() as *mut u8;
+        let mut at = 0usize;
+        for i in 0..rows {
+            let value = &data[offsets[i] as usize..offsets[i + 1] as usize];
+            let dst = base.add(at);
+            if header > 0 {
+                // SET_VARSIZE for a 4-byte header on a little-endian machine.
+                (dst as *mut u32).write(((value.len() + VARHDRSZ) as u32) << 2);
+            }
+            std::ptr::copy_nonoverlapping(value.as_ptr(), dst.add(header), value.len());
+            // A cstring's NUL is already there: the arena is zeroed.
+            self.datums.push(pg_sys::Datum::from(dst));
+            at += image_len(i).div_ceil(8) * 8;
+        }
+    }
+}

@@ -1,0 +1,41 @@
+//! Removes a columnar table's metadata when the table is dropped (transactionally: a
+//! rolled-back DROP keeps it), through the object access hook.
+
+use super::{catalog, pages, tableam, write_buffer};
+use pgrx::pg_sys;
+use pgrx::prelude::*;
+
+static mut PREV_HOOK: pg_sys::object_access_hook_type = None;
+
+pub unsafe fn install() {
+    PREV_HOOK = pg_sys::object_access_hook;
+    pg_sys::object_access_hook = Some(object_access);
+}
+
+#[pg_guard]
+unsafe extern "C-unwind" fn object_access(
+    access: pg_sys::ObjectAccessType::Type,
+    class_id: pg_sys::Oid,
+    object_id: pg_sys::Oid,
+    sub_id: i32,
+    arg: *mut std::ffi::c_void,
+) {
+    if let Some(prev) = PREV_HOOK {
+        prev(access, class_id, object_id, sub_id, arg);
+    }
+    if access != pg_sys::ObjectAccessType::OAT_DROP
+        || class_id != pg_sys::RelationRelationId
+        || sub_id != 0
+        || pg_sys::get_rel_relkind(object_id) as u8 != pg_sys::RELKIND_RELATION
+    {
+        return;
+    }
+    let rel = pg_sys::relation_open(object_id, pg_sys::AccessExclusiveLock as i32);
+    if tableam::is_columnar(rel) {
+        write_buffer::discard_relation(object_id);
+        if pages::nblocks(rel) > 0 {
+            catalog::delete_storage_if_installed(pages::read_metapage(rel).storage_id);
+        }
+    }
+    pg_sys::relation_close(rel, pg_sys::NoLock as i32);
+}

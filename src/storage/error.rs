@@ -1,0 +1,27 @@
+//! The errors the storage layer raises, with the SQLSTATEs users can rely on.
+
+use pgrx::pg_sys::panic::ErrorReport;
+use pgrx::{PgLogLevel, PgSqlErrorCode};
+
+/// Stored bytes fail validation: SQLSTATE XX001 (data_corrupted).
+pub fn data_corrupted(detail: &str) -> ! {
+    ErrorReport::new(
+        PgSqlErrorCode::ERRCODE_DATA_CORRUPTED,
+        format!("columnar data is corrupt: {detail}"),
+        "pgcolumnar",
+    )
+    .report(PgLogLevel::ERROR);
+    unreachable!("ereport(ERROR) returned")
+}
+
+/// A feature columnar tables do not have (yet): SQLSTATE 0A000, with what to do instead.
+pub fn not_supported(what: &str, hint: &str) -> ! {
+    ErrorReport::new(
+        PgSqlErrorCode::ERRCODE_FEATURE_NOT_SUPPORTED,
+        format!("{what} is not supported for columnar tables"),
+        "pgcolumnar",
+    )
+    .set_hint(hint)
+    .report(PgLogLevel::ERROR);
+    unreachable!("ereport(ERROR) returned")
+}

@@ -1,0 +1,123 @@
+//! Where things are in a columnar relation's main fork, and how row numbers map to TIDs.
+//!
+//! Block 0 is the metapage. Blocks 1.. hold one logical byte stream: each page carries
+//! `PAGE_PAYLOAD` bytes after its standard header, so stream offset `o` lives in block
+//! `1 + o / PAGE_PAYLOAD` at byte `PAGE_HEADER + o % PAGE_PAYLOAD`. Row groups are
+//! appended to the stream; space is reserved on the metapage, so concurrent writers
+//! never overlap. Pure: no PostgreSQL calls.
+
+use super::encoding::CorruptData;
+
+pub const BLOCK_SIZE: usize = 8192;
+/// `SizeOfPageHeaderData`: stream bytes start right after the standard page header.
+pub const PAGE_HEADER: usize = 24;
+pub const PAGE_PAYLOAD: usize = BLOCK_SIZE - PAGE_HEADER;
+pub const METAPAGE_BLOCK: u32 = 0;
+pub const FIRST_STREAM_BLOCK: u32 = 1;
+
+/// Row numbers map to TIDs with this many offsets per block: `MaxHeapTuplesPerPage`
+/// for 8 kB pages, the most that TID bitmaps (bitmap heap scans) accept.
+pub const ROWS_PER_TID_BLOCK: u64 = 291;
+/// Row numbers start here so that the first TID is (0,1) and never the invalid TID.
+pub const FIRST_ROW_NUMBER: u64 = 0;
+
+/// The block and in-page byte of stream offset `offset`.
+pub fn locate(offset: u64) -> (u32, usize) {
+    let block = FIRST_STREAM_BLOCK as u64 + offset / PAGE_PAYLOAD as u64;
+    let block = u32::try_from(block).expect("columnar stream beyond 2^32 blocks");
+    (block, PAGE_HEADER + (offset % PAGE_PAYLOAD as u64) as usize)
+}
+
+/// TID (block, 1-based offset) of a row number.
+pub fn row_to_tid(row: u64) -> (u32, u16) {
+    let block = u32::try_from(row / ROWS_PER_TID_BLOCK).expect("row number beyond TID space");
+    (block, (row % ROWS_PER_TID_BLOCK) as u16 + 1)
+}
+
+/// Row number of a TID, or None for a TID that no row can have.
+pub fn tid_to_row(block: u32, offset: u16) -> Option<u64> {
+    if offset == 0 || offset as u64 > ROWS_PER_TID_BLOCK {
+        return None;
+    }
+    Some(block as u64 * ROWS_PER_TID_BLOCK + offset as u64 - 1)
+}
+
+/// The metapage's content, stored right after the page header of block 0.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Metapage {
+    /// Identifies this relfilenode's rows in the `pgcolumnar` metadata tables; a new
+    /// relfilenode (TRUNCATE, rewrite) gets a new one.
+    pub storage_id: u64,
+    /// Next row number to hand out (row numbers are never reused).
+    pub next_row: u64,
+    /// Next free byte of the logical stream.
+    pub next_offset: u64,
+}
+
+const META_MAGIC: u32 = 0x434F_4C52; // "COLR"
+pub const FORMAT_VERSION: u32 = 1;
+pub const METAPAGE_LEN: usize = 4 + 4 + 8 + 8 + 8;
+
+impl Metapage {
+    pub fn new(storage_id: u64) -> Metapage {
+        Metapage { storage_id, next_row: FIRST_ROW_NUMBER, next_offset: 0 }
+    }
+
+    pub fn to_bytes(&self) -> [u8; METAPAGE_LEN] {
+        let mut b = [0u8; METAPAGE_LEN];
+        b[0..4].copy_from_slice(&META_MAGIC.to_le_bytes());
+        b[4..8].copy_from_slice(&FORMAT_VERSION.to_le_bytes());
+        b[8..16].copy_from_slice(&self.storage_id.to_le_bytes());
+        b[16..24].copy_from_slice(&self.next_row.to_le_bytes());
+        b[24..32].copy_from_slice(&self.next_offset.to_le_bytes());
+        b
+    }
+
+    pub fn from_bytes(b: &[u8]) -> Result<Metapage, CorruptData> {
+        let b = b.get(..METAPAGE_LEN).ok_or(CorruptData("metapage truncated"))?;
+        let u32_at = |i: usize| u32::from_le_bytes(b[i..i + 4].try_into().unwrap());
+        let u64_at = |i: usize| u64::from_le_bytes(b[i..i + 8].try_into().unwrap());
+        if u32_at(0) != META_MAGIC {
+            return Err(CorruptData("not a columnar metapage"));
+        }
+        if u32_at(4) != FORMAT_VERSION {
+            return Err(CorruptData("unsupported columnar format version"));
+        }
+        Ok(Metapage { storage_id: u64_at(8), next_row: u64_at(16), next_offset: u64_at(24) })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stream_offsets_skip_page_headers() {
+        assert_eq!(locate(0), (1, PAGE_HEADER));
+        assert_eq!(locate(PAGE_PAYLOAD as u64 - 1), (1, BLOCK_SIZE - 1));
+        assert_eq!(locate(PAGE_PAYLOAD as u64), (2, PAGE_HEADER));
+    }
+
+    #[test]
+    fn tids_round_trip_and_stay_in_bitmap_range() {
+        for row in [0u64, 1, 290, 291, 292, 1_000_000, 291 * 1_000_000 - 1] {
+            let (b, o) = row_to_tid(row);
+            assert!((1..=291).contains(&o));
+            assert_eq!(tid_to_row(b, o), Some(row));
+        }
+        assert_eq!(row_to_tid(0), (0, 1));
+        assert_eq!(tid_to_row(5, 0), None);
+        assert_eq!(tid_to_row(5, 292), None);
+    }
+
+    #[test]
+    fn metapage_round_trips_and_rejects_garbage() {
+        let m = Metapage { storage_id: 7, next_row: 123_456, next_offset: 99 };
+        assert_eq!(Metapage::from_bytes(&m.to_bytes()), Ok(m));
+        assert!(Metapage::from_bytes(&[0u8; METAPAGE_LEN]).is_err());
+        assert!(Metapage::from_bytes(&m.to_bytes()[..10]).is_err());
+        let mut v = m.to_bytes();
+        v[4] = 9;
+        assert_eq!(Metapage::from_bytes(&v), Err(CorruptData("unsupported columnar format version")));
+    }
+}

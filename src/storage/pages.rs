@@ -1,0 +1,224 @@
+//! The relation's main fork as a metapage plus an append-only byte stream (see
+//! `layout`), read and written through the buffer manager. Every change is WAL-logged
+//! with generic WAL records, so data survives a crash and reaches physical replicas.
+
+use super::error::data_corrupted;
+use super::layout::{self, Metapage, BLOCK_SIZE, METAPAGE_BLOCK, METAPAGE_LEN, PAGE_HEADER};
+use pgrx::pg_sys;
+
+/// An 8 kB page image aligned for smgr writes (like PostgreSQL's PGAlignedBlock).
+#[repr(C, align(8))]
+struct AlignedBlock([u8; BLOCK_SIZE]);
+
+unsafe fn page_header(page: pg_sys::Page) -> *mut pg_sys::PageHeaderData {
+    page as *mut pg_sys::PageHeaderData
+}
+
+/// Raises `pd_lower` to cover `end`: generic WAL and full-page images skip the bytes
+/// between `pd_lower` and `pd_upper` of a standard page, so written bytes must lie below it.
+unsafe fn cover_up_to(page: pg_sys::Page, end: usize) {
+    let hdr = page_header(page);
+    if ((*hdr).pd_lower as usize) < end {
+        (*hdr).pd_lower = end as u16;
+    }
+}
+
+unsafe fn write_metapage_bytes(page: pg_sys::Page, meta: &Metapage) {
+    let bytes = meta.to_bytes();
+    std::ptr::copy_nonoverlapping(bytes.as_ptr(), (page as *mut u8).add(PAGE_HEADER), METAPAGE_LEN);
+    cover_up_to(page, PAGE_HEADER + METAPAGE_LEN);
+}
+
+/// Writes the metapage of a brand-new relfilenode straight through smgr, as index builds
+/// do: WAL-logged when the relation is, and synced so a checkpoint cannot lose it.
+pub unsafe fn init_new_storage(
+    srel: pg_sys::SMgrRelation,
+    rnode: &mut pg_sys::RelFileNode,
+    needs_wal: bool,
+    meta: &Metapage,
+) {
+    let mut block = AlignedBlock([0; BLOCK_SIZE]);
+    let page = block.0.as_mut_ptr() as pg_sys::Page;
+    pg_sys::PageInit(page, BLOCK_SIZE, 0);
+    write_metapage_bytes(page, meta);
+    if needs_wal {
+        pg_sys::log_newpage(rnode, pg_sys::ForkNumber::MAIN_FORKNUM, METAPAGE_BLOCK, page, true);
+    }
+    pg_sys::PageSetChecksumInplace(page, METAPAGE_BLOCK);
+    pg_sys::smgrextend(srel, pg_sys::ForkNumber::MAIN_FORKNUM, METAPAGE_BLOCK, page, true);
+    pg_sys::smgrimmedsync(srel, pg_sys::ForkNumber::MAIN_FORKNUM);
+}
+
+/// Number of blocks in the main fork.
+pub unsafe fn nblocks(rel: pg_sys::Relation) -> u32 {
+    pg_sys::RelationGetNumberOfBlocksInFork(rel, pg_sys::ForkNumber::MAIN_FORKNUM)
+}
+
+pub unsafe fn read_metapage(rel: pg_sys::Relation) -> Metapage {
+    if nblocks(rel) == 0 {
+        data_corrupted("columnar relation has no metapage");
+    }
+    let buf = pg_sys::ReadBufferExtended(
+        rel,
+        pg_sys::ForkNumber::MAIN_FORKNUM,
+        METAPAGE_BLOCK,
+        pg_sys::ReadBufferMode::RBM_NORMAL,
+        std::ptr::null_mut(),
+    );
+    pg_sys::LockBuffer(buf, pg_sys::BUFFER_LOCK_SHARE as i32);
+    let page = pg_sys::BufferGetPage(buf) as *const u8;
+    let bytes = std::slice::from_raw_parts(page.add(PAGE_HEADER), METAPAGE_LEN);
+    let meta = Metapage::from_bytes(bytes);
+    pg_sys::UnlockReleaseBuffer(buf);
+    meta.unwrap_or_else(|e| data_corrupted(&e.to_string()))
+}
+
+/// Applies `change` to the metapage under an exclusive buffer lock, WAL-logged, and
+/// returns its result. Serializes concurrent reservations of rows and stream space.
+unsafe fn update_metapage<T>(rel: pg_sys::Relation, change: impl FnOnce(&mut Metapage) -> T) -> T {
+    let buf = pg_sys::ReadBufferExtended(
+        rel,
+        pg_sys::ForkNumber::MAIN_FORKNUM,
+        METAPAGE_BLOCK,
+        pg_sys::ReadBufferMode::RBM_NORMAL,
+        std::ptr::null_mut(),
+    );
+    pg_sys::LockBuffer(buf, pg_sys::BUFFER_LOCK_EXCLUSIVE as i32);
+    let state = pg_sys::GenericXLogStart(rel);
+    let page = pg_sys::GenericXLogRegisterBuffer(state, buf, 0);
+    let bytes = std::slice::from_raw_parts((page as *const u8).add(PAGE_HEADER), METAPAGE_LEN);
+    let mut meta = match Metapage::from_bytes(bytes) {
+        Ok(m) => m,
+        Err(e) => {
+            pg_sys::GenericXLogAbort(state);
+            pg_sys::UnlockReleaseBuffer(buf);
+            data_corrupted(&e.to_string())
+        }
+    };
+    let result = change(&mut meta);
+    write_metapage_bytes(page, &meta);
+    pg_sys::GenericXLogFinish(state);
+    pg_sys::UnlockReleaseBuffer(buf);
+    result
+}
+
+/// Reserves `count` row numbers; returns the first.
+pub unsafe fn reserve_rows(rel: pg_sys::Relation, count: u64) -> u64 {
+    update_metapage(rel, |m| {
+        let first = m.next_row;
+        m.next_row += count;
+        first
+    })
+}
+
+/// Reserves `len` bytes of stream space; returns their offset.
+pub unsafe fn reserve_stream(rel: pg_sys::Relation, len: u64) -> u64 {
+    update_metapage(rel, |m| {
+        let at = m.next_offset;
+        m.next_offset += len;
+        at
+    })
+}
+
+/// Rewrites the metapage of an existing relfilenode (after a non-transactional truncate).
+pub unsafe fn reset_metapage(rel: pg_sys::Relation, meta: Metapage) {
+    let buf = extend_to(rel, METAPAGE_BLOCK);
+    pg_sys::LockBuffer(buf, pg_sys::BUFFER_LOCK_EXCLUSIVE as i32);
+    let state = pg_sys::GenericXLogStart(rel);
+    let page = pg_sys::GenericXLogRegisterBuffer(state, buf, pg_sys::GENERIC_XLOG_FULL_IMAGE as i32);
+    pg_sys::PageInit(page, BLOCK_SIZE, 0);
+    write_metapage_bytes(page, &meta);
+    pg_sys::GenericXLogFinish(state);
+    pg_sys::UnlockReleaseBuffer(buf);
+}
+
+/// A pinned buffer for `block`, extending the relation when it does not reach it yet.
+unsafe fn extend_to(rel: pg_sys::Relation, block: u32) -> pg_sys::Buffer {
+    let read = |b: u32| {
+        pg_sys::ReadBufferExtended(
+            rel,
+            pg_sys::ForkNumber::MAIN_FORKNUM,
+            b,
+            pg_sys::ReadBufferMode::RBM_NORMAL,
+            std::ptr::null_mut(),
+        )
+    };
+    if block < nblocks(rel) {
+        return read(block);
+    }
+    pg_sys::LockRelationForExtension(rel, pg_sys::ExclusiveLock as i32);
+    let buf = loop {
+        if block < nblocks(rel) {
+            break read(block);
+        }
+        // Blocks between the old end and ours belong to other writers' reservations;
+        // they are created empty here and filled by their owners.
+        let b = read(pg_sys::InvalidBlockNumber); // P_NEW
+        if pg_sys::BufferGetBlockNumber(b) == block {
+            break b;
+        }
+        pg_sys::ReleaseBuffer(b);
+    };
+    pg_sys::UnlockRelationForExtension(rel, pg_sys::ExclusiveLock as i32);
+    buf
+}
+
+/// Writes `data` at stream offset `offset` (space reserved with `reserve_stream`).
+pub unsafe fn write_stream(rel: pg_sys::Relation, offset: u64, data: &[u8]) {
+    let mut done = 0usize;
+    while done < data.len() {
+        let (block, in_page) = layout::locate(offset + done as u64);
+        let n = (BLOCK_SIZE - in_page).min(data.len() - done);
+        let buf = extend_to(rel, block);
+        pg_sys::LockBuffer(buf, pg_sys::BUFFER_LOCK_EXCLUSIVE as i32);
+        let state = pg_sys::GenericXLogStart(rel);
+        let is_new = pg_sys::PageIsNew(pg_sys::BufferGetPage(buf));
+        let flags = if is_new { pg_sys::GENERIC_XLOG_FULL_IMAGE as i32 } else { 0 };
+        let page = pg_sys::GenericXLogRegisterBuffer(state, buf, flags);
+        if is_new {
+            pg_sys::PageInit(page, BLOCK_SIZE, 0);
+        }
+        std::ptr::copy_nonoverlapping(data.as_ptr().add(done), (page as *mut u8).add(in_page), n);
+        cover_up_to(page, in_page + n);
+        pg_sys::GenericXLogFinish(state);
+        pg_sys::UnlockReleaseBuffer(buf);
+        done += n;
+    }
+}
+
+/// Reads `len` stream bytes at `offset` into `out` (cleared first).
+pub unsafe fn read_stream(
+    rel: pg_sys::Relation,
+    offset: u64,
+    len: usize,
+    strategy: pg_sys::BufferAccessStrategy,
+    out: &mut Vec<u8>,
+) {
+    out.clear();
+    out.reserve(len);
+    let total_blocks = nblocks(rel);
+    let mut done = 0usize;
+    while done < len {
+        let (block, in_page) = layout::locate(offset + done as u64);
+        let n = (BLOCK_SIZE - in_page).min(len - done);
+        if block >= total_blocks {
+            data_corrupted("columnar data lies beyond the end of the relation");
+        }
+        let buf = pg_sys::ReadBufferExtended(
+            rel,
+            pg_sys::ForkNumber::MAIN_FORKNUM,
+            block,
+            pg_sys::ReadBufferMode::RBM_NORMAL,
+            strategy,
+        );
+        pg_sys::LockBuffer(buf, pg_sys::BUFFER_LOCK_SHARE as i32);
+        let page = pg_sys::BufferGetPage(buf);
+        if ((*page_header(page)).pd_lower as usize) < in_page + n {
+            pg_sys::UnlockReleaseBuffer(buf);
+            data_corrupted("columnar page holds fewer bytes than its metadata claims");
+        }
+        out.extend_from_slice(std::slice::from_raw_parts((page as *const u8).add(in_page), n));
+        pg_sys::UnlockReleaseBuffer(buf);
+        done += n;
+    }
+}

@@ -1,0 +1,305 @@
+//! Reads a columnar relation row group by row group, decoding only the chosen columns,
+//! one vector at a time, into Datums.
+
+use super::catalog::{self, RowGroupMeta};
+use super::datum::{self, ColumnKind, DatumColumn};
+use super::encoding::{decode_vector, DecodedVector};
+use super::error::data_corrupted;
+use super::{layout, pages, write_buffer};
+use pgrx::pg_sys;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// Where the next row group to read comes from.
+pub enum GroupClaim {
+    /// This scan reads every row group in order.
+    Serial { next: usize },
+    /// Parallel workers take row groups from a counter in shared memory.
+    Shared(*const AtomicU64),
+}
+
+impl GroupClaim {
+    fn claim(&mut self) -> usize {
+        match self {
+            GroupClaim::Serial { next } => {
+                *next += 1;
+                *next - 1
+            }
+            GroupClaim::Shared(counter) => unsafe { (**counter).fetch_add(1, Ordering::Relaxed) as usize },
+        }
+    }
+}
+
+/// How one attribute is produced for the current row group.
+#[derive(Clone, Copy)]
+enum Source {
+    /// Decoded from this row group's chunk.
+    Chunk,
+    /// Not stored in this row group (added later): the column's default, or NULL.
+    Missing(pg_sys::Datum, bool),
+    /// Not requested by the scan.
+    Null,
+}
+
+pub struct Reader {
+    rel: pg_sys::Relation,
+    kinds: Vec<ColumnKind>,
+    /// Per attribute: does the scan need it?
+    wanted: Vec<bool>,
+    groups: Vec<RowGroupMeta>,
+    claim: GroupClaim,
+    strategy: pg_sys::BufferAccessStrategy,
+    // The row group being read.
+    group: Option<usize>,
+    sources: Vec<Source>,
+    chunk_bytes: Vec<Vec<u8>>,
+    vector: usize,
+    vector_count: usize,
+    vector_first_row: u64,
+    vector_rows: usize,
+    row: usize,
+    groups_read: u64,
+    scratch: DecodedVector,
+    columns: Vec<DatumColumn>,
+}
+
+impl Reader {
+    /// A reader over the row groups visible to `snapshot`. `wanted` lists, per
+    /// attribute, whether to decode it; None means every attribute.
+    pub unsafe fn new(
+        rel: pg_sys::Relation,
+        snapshot: pg_sys::Snapshot,
+        wanted: Option<Vec<bool>>,
+        claim: GroupClaim,
+    ) -> Reader {
+        // In parallel mode nothing may be written; ExecutorStart flushed already.
+        if !pg_sys::IsInParallelMode() {
+            write_buffer::flush_for_read(rel);
+        }
+        let kinds = datum::column_kinds((*rel).rd_att);
+        let natts = kinds.len();
+        let storage_id = pages::read_metapage(rel).storage_id;
+        let groups = catalog::load_row_groups(storage_id, snapshot, natts);
+        let wanted = wanted.unwrap_or_else(|| vec![true; natts]);
+        Reader {
+            rel,
+            wanted,
+            groups,
+            claim,
+            strategy: std::ptr::null_mut(),
+            group: None,
+            sources: vec![Source::Null; natts],
+            chunk_bytes: (0..natts).map(|_| Vec::new()).collect(),
+            vector: 0,
+            vector_count: 0,
+            vector_first_row: 0,
+            vector_rows: 0,
+            row: 0,
+            groups_read: 0,
+            scratch: DecodedVector::default(),
+            columns: (0..natts).map(|_| DatumColumn::default()).collect(),
+            kinds,
+        }
+    }
+
+    /// Frees the decode buffers at the end of a scan (the reader itself goes with its
+    /// memory context).
+    pub fn release(&mut self) {
+        self.groups = Vec::new();
+        self.chunk_bytes = Vec::new();
+        self.columns = Vec::new();
+        self.scratch = DecodedVector::default();
+        self.group = None;
+        self.vector_rows = 0;
+        self.row = 0;
+        self.claim = GroupClaim::Serial { next: usize::MAX };
+    }
+
+    /// Row groups this reader has loaded (EXPLAIN ANALYZE).
+    pub fn groups_read(&self) -> u64 {
+        self.groups_read
+    }
+
+    pub fn groups(&self) -> &[RowGroupMeta] {
+        &self.groups
+    }
+
+    pub fn total_rows(&self) -> u64 {
+        self.groups.iter().map(|g| g.row_count).sum()
+    }
+
+    /// Starts over (rescan); a parallel scan's shared counter is reset by its owner.
+    pub fn restart(&mut self) {
+        if let GroupClaim::Serial { next } = &mut self.claim {
+            *next = 0;
+        }
+        self.group = None;
+        self.vector_rows = 0;
+        self.row = 0;
+    }
+
+    /// Loads the next row group; false when none is left.
+    unsafe fn next_group(&mut self) -> bool {
+        let index = self.claim.claim();
+        if index >= self.groups.len() {
+            self.group = None;
+            return false;
+        }
+        let g = &self.groups[index];
+        let desc = (*self.rel).rd_att;
+        for i in 0..self.kinds.len() {
+            self.sources[i] = if !self.wanted[i] || self.kinds[i] == ColumnKind::Dropped {
+                Source::Null
+            } else if let Some(chunk) = g.chunk(i as i16 + 1) {
+                if chunk.vectors.iter().map(|v| v.rows as u64).sum::<u64>() != g.row_count {
+                    data_corrupted("a column chunk's vectors do not add up to its row group");
+                }
+                pages::read_stream(
+                    self.rel,
+                    chunk.offset,
+                    chunk.length as usize,
+                    self.strategy,
+                    &mut self.chunk_bytes[i],
+                );
+                Source::Chunk
+            } else {
+                let mut isnull = false;
+                let d = pg_sys::getmissingattr(desc, i as i32 + 1, &mut isnull);
+                Source::Missing(d, isnull)
+            };
+        }
+        self.group = Some(index);
+        self.groups_read += 1;
+        self.vector = 0;
+        self.vector_count = (g.row_count as usize).div_ceil(super::chunk_writer::VECTOR_ROWS);
+        self.vector_first_row = g.first_row;
+        self.vector_rows = 0;
+        self.row = 0;
+        true
+    }
+
+    /// Decodes vector `self.vector` of the current group for every wanted column.
+    unsafe fn decode_current_vector(&mut self) {
+        let g = &self.groups[self.group.unwrap()];
+        let mut rows = None;
+        for i in 0..self.kinds.len() {
+            if !matches!(self.sources[i], Source::Chunk) {
+                continue;
+            }
+            let chunk = g.chunk(i as i16 + 1).unwrap();
+            let entry =
+                chunk.vectors.get(self.vector).unwrap_or_else(|| data_corrupted("vector missing from chunk"));
+            let bytes = &self.chunk_bytes[i][entry.offset as usize..(entry.offset + entry.len) as usize];
+            let kind = self.kinds[i].physical().unwrap();
+            if let Err(e) = decode_vector(bytes, kind, &mut self.scratch) {
+                data_corrupted(&e.to_string());
+            }
+            if self.scratch.rows != entry.rows || *rows.get_or_insert(entry.rows) != entry.rows {
+                data_corrupted("vector row counts disagree between columns");
+            }
+            self.columns[i].materialize(self.kinds[i], &self.scratch);
+        }
+        let rows = rows.map(|r| r as usize).unwrap_or_else(|| {
+            // No stored column wanted (e.g. count(*)): rows come from the directory layout.
+            let done = self.vector * super::chunk_writer::VECTOR_ROWS;
+            (g.row_count as usize - done).min(super::chunk_writer::VECTOR_ROWS)
+        });
+        self.vector_rows = rows;
+        self.row = 0;
+    }
+
+    /// Moves to the next vector with rows; false at the end of the scan.
+    unsafe fn advance(&mut self) -> bool {
+        loop {
+            pgrx::check_for_interrupts!();
+            if self.group.is_some() && self.vector_rows > 0 {
+                self.vector_first_row += self.vector_rows as u64;
+                self.vector += 1;
+                self.vector_rows = 0;
+            }
+            if self.group.is_none() || self.vector >= self.vector_count {
+                if !self.next_group() {
+                    return false;
+                }
+                if self.vector_count == 0 {
+                    continue;
+                }
+            }
+            self.decode_current_vector();
+            if self.vector_rows > 0 {
+                return true;
+            }
+        }
+    }
+
+    /// Skips up to `n` rows without decoding whole vectors it passes; returns how many.
+    pub unsafe fn skip(&mut self, mut n: u64) -> u64 {
+        let mut skipped = 0;
+        while n > 0 {
+            let left = (self.vector_rows - self.row) as u64;
+            if left > 0 {
+                let k = left.min(n);
+                self.row += k as usize;
+                n -= k;
+                skipped += k;
+                continue;
+            }
+            if self.vector_rows > 0 {
+                // The loaded vector is used up: step past it.
+                self.vector_first_row += self.vector_rows as u64;
+                self.vector += 1;
+                self.vector_rows = 0;
+                self.row = 0;
+            }
+            // Skip whole vectors and row groups by their row counts.
+            if self.group.is_none() || self.vector >= self.vector_count {
+                if !self.next_group() {
+                    break;
+                }
+                continue;
+            }
+            let g = &self.groups[self.group.unwrap()];
+            let done = self.vector * super::chunk_writer::VECTOR_ROWS;
+            let rows_here = (g.row_count as usize - done).min(super::chunk_writer::VECTOR_ROWS) as u64;
+            if rows_here <= n {
+                self.vector += 1;
+                self.vector_first_row += rows_here;
+                n -= rows_here;
+                skipped += rows_here;
+            } else {
+                self.decode_current_vector();
+            }
+        }
+        skipped
+    }
+
+    /// Stores the next row in `slot` (a virtual slot); false at the end.
+    pub unsafe fn next(&mut self, slot: *mut pg_sys::TupleTableSlot) -> bool {
+        if self.row >= self.vector_rows && !self.advance() {
+            return false;
+        }
+        pg_sys::ExecClearTuple(slot);
+        let values = (*slot).tts_values;
+        let nulls = (*slot).tts_isnull;
+        for (i, source) in self.sources.iter().enumerate() {
+            let (d, n) = match *source {
+                Source::Chunk => (self.columns[i].datums[self.row], self.columns[i].nulls[self.row]),
+                Source::Missing(d, n) => (d, n),
+                Source::Null => (pg_sys::Datum::from(0usize), true),
+            };
+            *values.add(i) = d;
+            *nulls.add(i) = n;
+        }
+        pg_sys::ExecStoreVirtualTuple(slot);
+        let (block, offset) = layout::row_to_tid(self.vector_first_row + self.row as u64);
+        set_tid(&mut (*slot).tts_tid, block, offset);
+        (*slot).tts_tableOid = (*self.rel).rd_id;
+        self.row += 1;
+        true
+    }
+}
+
+pub fn set_tid(tid: &mut pg_sys::ItemPointerData, block: u32, offset: u16) {
+    tid.ip_blkid.bi_hi = (block >> 16) as u16;
+    tid.ip_blkid.bi_lo = (block & 0xffff) as u16;
+    tid.ip_posid = offset;
+}

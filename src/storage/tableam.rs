@@ -1,0 +1,622 @@
+//! The `columnar` table access method: the routine PostgreSQL calls. Each callback is
+//! short and delegates to `reader`, `write_buffer`, `pages` and `catalog`; the routine
+//! at the bottom is the table of contents. Callbacks for what columnar tables cannot do
+//! yet raise SQLSTATE 0A000 instead of being left NULL (which would crash).
+
+use super::error::not_supported;
+use super::layout::{self, Metapage};
+use super::reader::{set_tid, GroupClaim, Reader};
+use super::{catalog, pages, write_buffer};
+use pgrx::pg_sys;
+use pgrx::prelude::*;
+use pgrx::PgMemoryContexts;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+pgrx::extension_sql!(
+    r#"
+CREATE FUNCTION pgcolumnar.columnar_handler(internal) RETURNS table_am_handler
+    LANGUAGE C STRICT AS 'MODULE_PATHNAME', 'columnar_handler';
+CREATE ACCESS METHOD columnar TYPE TABLE HANDLER pgcolumnar.columnar_handler;
+COMMENT ON ACCESS METHOD columnar IS 'columnar table access method (pgcolumnar)';
+"#,
+    name = "access_method",
+    requires = ["catalog_tables"]
+);
+
+#[repr(C)]
+struct ScanDesc {
+    base: pg_sys::TableScanDescData,
+    reader: *mut Reader,
+    analyze: AnalyzeState,
+}
+
+/// ANALYZE asks for physical blocks and keeps a reservoir of `targrows` rows. Rows are
+/// spread evenly over the blocks, and from each sampled block we return a systematic
+/// sample small enough that the reservoir never replaces rows: it then stays in row
+/// order, which is what the correlation statistic measures.
+#[derive(Default, Clone, Copy)]
+struct AnalyzeState {
+    targrows: u64,
+    /// Ordinal of the next row the reader returns.
+    ordinal: u64,
+    /// End of the current block's rows, and how many rows to step per returned row.
+    block_end: u64,
+    stride: u64,
+    pending_skip: u64,
+}
+
+/// The sample size ANALYZE uses: 300 times the largest statistics target.
+unsafe fn analyze_target_rows(rel: pg_sys::Relation) -> u64 {
+    let desc = (*rel).rd_att;
+    let target = (0..(*desc).natts as usize)
+        .map(|i| super::datum::attr(desc, i))
+        .filter(|a| !a.attisdropped)
+        .map(|a| if a.attstattarget < 0 { pg_sys::default_statistics_target } else { a.attstattarget as i32 })
+        .max()
+        .unwrap_or(pg_sys::default_statistics_target);
+    300 * target.max(1) as u64
+}
+
+#[repr(C)]
+struct ParallelScan {
+    base: pg_sys::ParallelTableScanDescData,
+    next_group: AtomicU64,
+}
+
+unsafe fn scan_desc(scan: pg_sys::TableScanDesc) -> &'static mut ScanDesc {
+    &mut *(scan as *mut ScanDesc)
+}
+
+#[pg_guard]
+unsafe extern "C-unwind" fn slot_callbacks(_rel: pg_sys::Relation) -> *const pg_sys::TupleTableSlotOps {
+    &pg_sys::TTSOpsVirtual
+}
+
+#[pg_guard]
+unsafe extern "C-unwind" fn scan_begin(
+    rel: pg_sys::Relation,
+    snapshot: pg_sys::Snapshot,
+    nkeys: i32,
+    key: *mut pg_sys::ScanKeyData,
+    pscan: pg_sys::ParallelTableScanDesc,
+    flags: u32,
+) -> pg_sys::TableScanDesc {
+    begin(rel, snapshot, nkeys, key, pscan, flags, None)
+}
+
+/// Starts a scan that decodes only the attributes marked in `wanted`.
+pub unsafe fn begin(
+    rel: pg_sys::Relation,
+    snapshot: pg_sys::Snapshot,
+    nkeys: i32,
+    key: *mut pg_sys::ScanKeyData,
+    pscan: pg_sys::ParallelTableScanDesc,
+    flags: u32,
+    wanted: Option<Vec<bool>>,
+) -> pg_sys::TableScanDesc {
+    if flags & pg_sys::ScanOptions::SO_TYPE_SAMPLESCAN != 0 {
+        not_supported("TABLESAMPLE", "Sample with a WHERE clause on random() instead.");
+    }
+    let claim = if pscan.is_null() {
+        GroupClaim::Serial { next: 0 }
+    } else {
+        GroupClaim::Shared(&(*(pscan as *mut ParallelScan)).next_group)
+    };
+    let reader = Reader::new(rel, snapshot, wanted, claim);
+    let desc = pg_sys::palloc0(std::mem::size_of::<ScanDesc>()) as *mut ScanDesc;
+    (*desc).base.rs_rd = rel;
+    (*desc).base.rs_snapshot = snapshot;
+    (*desc).base.rs_nkeys = nkeys;
+    (*desc).base.rs_key = key;
+    (*desc).base.rs_flags = flags;
+    (*desc).base.rs_parallel = pscan;
+    if flags & pg_sys::ScanOptions::SO_TYPE_ANALYZE != 0 {
+        (*desc).analyze = AnalyzeState { targrows: analyze_target_rows(rel), ..Default::default() };
+    }
+    // Dropped with the memory context, so an ERROR mid-scan frees it too.
+    (*desc).reader = PgMemoryContexts::CurrentMemoryContext.leak_and_drop_on_delete(reader);
+    desc as pg_sys::TableScanDesc
+}
+
+#[pg_guard]
+unsafe extern "C-unwind" fn scan_end(scan: pg_sys::TableScanDesc) {
+    let desc = scan_desc(scan);
+    (*desc.reader).release();
+    if desc.base.rs_flags & pg_sys::ScanOptions::SO_TEMP_SNAPSHOT != 0 {
+        pg_sys::UnregisterSnapshot(desc.base.rs_snapshot);
+    }
+}
+
+#[pg_guard]
+unsafe extern "C-unwind" fn scan_rescan(
+    scan: pg_sys::TableScanDesc,
+    _key: *mut pg_sys::ScanKeyData,
+    _set_params: bool,
+    _allow_strat: bool,
+    _allow_sync: bool,
+    _allow_pagemode: bool,
+) {
+    (*scan_desc(scan).reader).restart();
+}
+
+#[pg_guard]
+unsafe extern "C-unwind" fn scan_getnextslot(
+    scan: pg_sys::TableScanDesc,
+    direction: pg_sys::ScanDirection::Type,
+    slot: *mut pg_sys::TupleTableSlot,
+) -> bool {
+    if direction == pg_sys::ScanDirection::BackwardScanDirection {
+        not_supported("scanning backward", "Use a cursor WITHOUT SCROLL, or ORDER BY ... DESC.");
+    }
+    (*scan_desc(scan).reader).next(slot)
+}
+
+#[pg_guard]
+unsafe extern "C-unwind" fn parallelscan_estimate(_rel: pg_sys::Relation) -> pg_sys::Size {
+    std::mem::size_of::<ParallelScan>()
+}
+
+#[pg_guard]
+unsafe extern "C-unwind" fn parallelscan_initialize(
+    rel: pg_sys::Relation,
+    pscan: pg_sys::ParallelTableScanDesc,
+) -> pg_sys::Size {
+    let p = pscan as *mut ParallelScan;
+    (*p).base.phs_relid = (*rel).rd_id;
+    (*p).base.phs_syncscan = false;
+    std::ptr::write(&mut (*p).next_group, AtomicU64::new(0));
+    std::mem::size_of::<ParallelScan>()
+}
+
+#[pg_guard]
+unsafe extern "C-unwind" fn parallelscan_reinitialize(
+    _rel: pg_sys::Relation,
+    pscan: pg_sys::ParallelTableScanDesc,
+) {
+    (*(pscan as *mut ParallelScan)).next_group.store(0, Ordering::Relaxed);
+}
+
+#[pg_guard]
+unsafe extern "C-unwind" fn index_fetch_begin(_rel: pg_sys::Relation) -> *mut pg_sys::IndexFetchTableData {
+    not_supported("index scans", "Indexes on columnar tables arrive with a later release; drop the index.")
+}
+
+#[pg_guard]
+unsafe extern "C-unwind" fn index_fetch_reset(_data: *mut pg_sys::IndexFetchTableData) {}
+
+#[pg_guard]
+unsafe extern "C-unwind" fn index_fetch_end(_data: *mut pg_sys::IndexFetchTableData) {}
+
+#[pg_guard]
+unsafe extern "C-unwind" fn index_fetch_tuple(
+    _scan: *mut pg_sys::IndexFetchTableData,
+    _tid: pg_sys::ItemPointer,
+    _snapshot: pg_sys::Snapshot,
+    _slot: *mut pg_sys::TupleTableSlot,
+    _call_again: *mut bool,
+    _all_dead: *mut bool,
+) -> bool {
+    not_supported("index scans", "Indexes on columnar tables arrive with a later release; drop the index.")
+}
+
+#[pg_guard]
+unsafe extern "C-unwind" fn tuple_fetch_row_version(
+    _rel: pg_sys::Relation,
+    _tid: pg_sys::ItemPointer,
+    _snapshot: pg_sys::Snapshot,
+    _slot: *mut pg_sys::TupleTableSlot,
+) -> bool {
+    not_supported(
+        "fetching a row by its ctid (row-level AFTER triggers, EvalPlanQual)",
+        "Use a statement-level trigger.",
+    )
+}
+
+#[pg_guard]
+unsafe extern "C-unwind" fn tuple_tid_valid(scan: pg_sys::TableScanDesc, tid: pg_sys::ItemPointer) -> bool {
+    let rel = scan_desc(scan).base.rs_rd;
+    let block = ((*tid).ip_blkid.bi_hi as u32) << 16 | (*tid).ip_blkid.bi_lo as u32;
+    match layout::tid_to_row(block, (*tid).ip_posid) {
+        Some(row) => row < pages::read_metapage(rel).next_row,
+        None => false,
+    }
+}
+
+#[pg_guard]
+unsafe extern "C-unwind" fn tuple_get_latest_tid(_scan: pg_sys::TableScanDesc, _tid: pg_sys::ItemPointer) {
+    // Rows are never updated in place, so a TID is always its own latest version.
+}
+
+#[pg_guard]
+unsafe extern "C-unwind" fn tuple_satisfies_snapshot(
+    _rel: pg_sys::Relation,
+    _slot: *mut pg_sys::TupleTableSlot,
+    _snapshot: pg_sys::Snapshot,
+) -> bool {
+    not_supported("checking a row's visibility by TID", "")
+}
+
+#[pg_guard]
+unsafe extern "C-unwind" fn index_delete_tuples(
+    _rel: pg_sys::Relation,
+    delstate: *mut pg_sys::TM_IndexDeleteOp,
+) -> pg_sys::TransactionId {
+    // Nothing is known to be deletable: index entries are removed by VACUUM instead.
+    (*delstate).ndeltids = 0;
+    pg_sys::InvalidTransactionId
+}
+
+#[pg_guard]
+unsafe extern "C-unwind" fn tuple_insert(
+    rel: pg_sys::Relation,
+    slot: *mut pg_sys::TupleTableSlot,
+    cid: pg_sys::CommandId,
+    _options: i32,
+    _bistate: *mut pg_sys::BulkInsertStateData,
+) {
+    let row = write_buffer::insert(rel, slot, cid);
+    let (block, offset) = layout::row_to_tid(row);
+    set_tid(&mut (*slot).tts_tid, block, offset);
+    (*slot).tts_tableOid = (*rel).rd_id;
+}
+
+#[pg_guard]
+unsafe extern "C-unwind" fn multi_insert(
+    rel: pg_sys::Relation,
+    slots: *mut *mut pg_sys::TupleTableSlot,
+    nslots: i32,
+    cid: pg_sys::CommandId,
+    options: i32,
+    bistate: *mut pg_sys::BulkInsertStateData,
+) {
+    for i in 0..nslots as usize {
+        tuple_insert(rel, *slots.add(i), cid, options, bistate);
+    }
+}
+
+#[pg_guard]
+unsafe extern "C-unwind" fn tuple_insert_speculative(
+    _rel: pg_sys::Relation,
+    _slot: *mut pg_sys::TupleTableSlot,
+    _cid: pg_sys::CommandId,
+    _options: i32,
+    _bistate: *mut pg_sys::BulkInsertStateData,
+    _spec_token: u32,
+) {
+    not_supported("INSERT ... ON CONFLICT", "Insert into a heap staging table and merge from there.")
+}
+
+#[pg_guard]
+unsafe extern "C-unwind" fn tuple_complete_speculative(
+    _rel: pg_sys::Relation,
+    _slot: *mut pg_sys::TupleTableSlot,
+    _spec_token: u32,
+    _succeeded: bool,
+) {
+}
+
+#[pg_guard]
+unsafe extern "C-unwind" fn tuple_delete(
+    _rel: pg_sys::Relation,
+    _tid: pg_sys::ItemPointer,
+    _cid: pg_sys::CommandId,
+    _snapshot: pg_sys::Snapshot,
+    _crosscheck: pg_sys::Snapshot,
+    _wait: bool,
+    _tmfd: *mut pg_sys::TM_FailureData,
+    _changing_part: bool,
+) -> pg_sys::TM_Result::Type {
+    not_supported("DELETE", "Rewrite the table without the rows (CREATE TABLE AS ... USING columnar).")
+}
+
+#[pg_guard]
+unsafe extern "C-unwind" fn tuple_update(
+    _rel: pg_sys::Relation,
+    _otid: pg_sys::ItemPointer,
+    _slot: *mut pg_sys::TupleTableSlot,
+    _cid: pg_sys::CommandId,
+    _snapshot: pg_sys::Snapshot,
+    _crosscheck: pg_sys::Snapshot,
+    _wait: bool,
+    _tmfd: *mut pg_sys::TM_FailureData,
+    _lockmode: *mut pg_sys::LockTupleMode::Type,
+    _update_indexes: *mut bool,
+) -> pg_sys::TM_Result::Type {
+    not_supported("UPDATE", "Rewrite the table with the new values (CREATE TABLE AS ... USING columnar).")
+}
+
+#[pg_guard]
+unsafe extern "C-unwind" fn tuple_lock(
+    _rel: pg_sys::Relation,
+    _tid: pg_sys::ItemPointer,
+    _snapshot: pg_sys::Snapshot,
+    _slot: *mut pg_sys::TupleTableSlot,
+    _cid: pg_sys::CommandId,
+    _mode: pg_sys::LockTupleMode::Type,
+    _wait_policy: pg_sys::LockWaitPolicy::Type,
+    _flags: u8,
+    _tmfd: *mut pg_sys::TM_FailureData,
+) -> pg_sys::TM_Result::Type {
+    not_supported("SELECT ... FOR UPDATE/SHARE", "Lock the table with LOCK TABLE instead.")
+}
+
+#[pg_guard]
+unsafe extern "C-unwind" fn finish_bulk_insert(rel: pg_sys::Relation, _options: i32) {
+    write_buffer::flush_relation((*rel).rd_id);
+}
+
+unsafe fn existing_storage_id(rel: pg_sys::Relation) -> Option<u64> {
+    let srel = pg_sys::RelationGetSmgr(rel);
+    if !pg_sys::smgrexists(srel, pg_sys::ForkNumber::MAIN_FORKNUM) || pages::nblocks(rel) == 0 {
+        return None;
+    }
+    Some(pages::read_metapage(rel).storage_id)
+}
+
+#[pg_guard]
+unsafe extern "C-unwind" fn relation_set_new_filenode(
+    rel: pg_sys::Relation,
+    newrnode: *const pg_sys::RelFileNode,
+    persistence: std::ffi::c_char,
+    freeze_xid: *mut pg_sys::TransactionId,
+    minmulti: *mut pg_sys::MultiXactId,
+) {
+    if persistence as u8 == pg_sys::RELPERSISTENCE_UNLOGGED {
+        not_supported("UNLOGGED", "Create the table as a regular (logged) or temporary table.");
+    }
+    // Rows are not stamped with transaction ids, so there is nothing to freeze.
+    *freeze_xid = pg_sys::InvalidTransactionId;
+    *minmulti = pg_sys::InvalidTransactionId;
+    let mut node = *newrnode;
+    let old = (*rel).rd_node;
+    let replacing = old.relNode != node.relNode || old.spcNode != node.spcNode || old.dbNode != node.dbNode;
+    if replacing {
+        write_buffer::discard_relation((*rel).rd_id);
+        if let Some(storage_id) = existing_storage_id(rel) {
+            catalog::delete_storage(storage_id);
+        }
+    }
+    let srel = pg_sys::RelationCreateStorage(node, persistence, true);
+    let needs_wal = persistence as u8 == pg_sys::RELPERSISTENCE_PERMANENT;
+    pages::init_new_storage(srel, &mut node, needs_wal, &Metapage::new(catalog::next_storage_id()));
+    pg_sys::smgrclose(srel);
+}
+
+#[pg_guard]
+unsafe extern "C-unwind" fn relation_nontransactional_truncate(rel: pg_sys::Relation) {
+    // The relation was created (or got its storage) in this transaction.
+    write_buffer::discard_relation((*rel).rd_id);
+    let storage_id = pages::read_metapage(rel).storage_id;
+    catalog::delete_storage(storage_id);
+    pg_sys::RelationTruncate(rel, 0);
+    pages::reset_metapage(rel, Metapage::new(storage_id));
+}
+
+#[pg_guard]
+unsafe extern "C-unwind" fn relation_copy_data(rel: pg_sys::Relation, newrnode: *const pg_sys::RelFileNode) {
+    // ALTER TABLE ... SET TABLESPACE: copy the files; the storage id travels along.
+    write_buffer::flush_relation((*rel).rd_id);
+    pg_sys::FlushRelationBuffers(rel);
+    let persistence = (*(*rel).rd_rel).relpersistence;
+    let dst = pg_sys::RelationCreateStorage(*newrnode, persistence, true);
+    let src = pg_sys::RelationGetSmgr(rel);
+    pg_sys::RelationCopyStorage(src, dst, pg_sys::ForkNumber::MAIN_FORKNUM, persistence);
+    pg_sys::RelationDropStorage(rel);
+    pg_sys::smgrclose(dst);
+}
+
+#[pg_guard]
+unsafe extern "C-unwind" fn relation_copy_for_cluster(
+    _old: pg_sys::Relation,
+    _new: pg_sys::Relation,
+    _old_index: pg_sys::Relation,
+    _use_sort: bool,
+    _oldest_xmin: pg_sys::TransactionId,
+    _xid_cutoff: *mut pg_sys::TransactionId,
+    _multi_cutoff: *mut pg_sys::MultiXactId,
+    _num_tuples: *mut f64,
+    _tups_vacuumed: *mut f64,
+    _tups_recently_dead: *mut f64,
+) {
+    not_supported("VACUUM FULL and CLUSTER", "Rewrite with CREATE TABLE AS ... USING columnar.")
+}
+
+#[pg_guard]
+unsafe extern "C-unwind" fn relation_vacuum(
+    _rel: pg_sys::Relation,
+    _params: *mut pg_sys::VacuumParams,
+    _bstrategy: pg_sys::BufferAccessStrategy,
+) {
+    // Rows are only ever appended and never deleted yet, so there is no space to reclaim.
+}
+
+#[pg_guard]
+unsafe extern "C-unwind" fn scan_analyze_next_block(
+    scan: pg_sys::TableScanDesc,
+    blockno: pg_sys::BlockNumber,
+    _bstrategy: pg_sys::BufferAccessStrategy,
+) -> bool {
+    let desc = scan_desc(scan);
+    let reader = &mut *desc.reader;
+    let a = &mut desc.analyze;
+    let blocks = pages::nblocks(desc.base.rs_rd).max(1) as u64;
+    let rows = reader.total_rows();
+    let start = (blockno as u128 * rows as u128 / blocks as u128) as u64;
+    a.block_end = ((blockno as u128 + 1) * rows as u128 / blocks as u128) as u64;
+    let per_block = (a.targrows / blocks.min(a.targrows).max(1)).max(1);
+    a.stride = (a.block_end.saturating_sub(start)).div_ceil(per_block).max(1);
+    a.pending_skip = 0;
+    if start > a.ordinal {
+        a.ordinal += reader.skip(start - a.ordinal);
+    }
+    true
+}
+
+#[pg_guard]
+unsafe extern "C-unwind" fn scan_analyze_next_tuple(
+    scan: pg_sys::TableScanDesc,
+    _oldest_xmin: pg_sys::TransactionId,
+    liverows: *mut f64,
+    _deadrows: *mut f64,
+    slot: *mut pg_sys::TupleTableSlot,
+) -> bool {
+    let desc = scan_desc(scan);
+    let reader = &mut *desc.reader;
+    let a = &mut desc.analyze;
+    // Rows stepped over still count as live rows for the row-count estimate.
+    let skipped = reader.skip(a.pending_skip.min(a.block_end.saturating_sub(a.ordinal)));
+    a.ordinal += skipped;
+    *liverows += skipped as f64;
+    a.pending_skip = 0;
+    if a.ordinal >= a.block_end || !reader.next(slot) {
+        return false;
+    }
+    a.ordinal += 1;
+    *liverows += 1.0;
+    a.pending_skip = a.stride - 1;
+    true
+}
+
+#[pg_guard]
+unsafe extern "C-unwind" fn index_build_range_scan(
+    _table_rel: pg_sys::Relation,
+    _index_rel: pg_sys::Relation,
+    _index_info: *mut pg_sys::IndexInfo,
+    _allow_sync: bool,
+    _anyvisible: bool,
+    _progress: bool,
+    _start_blockno: pg_sys::BlockNumber,
+    _numblocks: pg_sys::BlockNumber,
+    _callback: pg_sys::IndexBuildCallback,
+    _callback_state: *mut std::ffi::c_void,
+    _scan: pg_sys::TableScanDesc,
+) -> f64 {
+    not_supported("CREATE INDEX", "Indexes on columnar tables arrive with a later release.")
+}
+
+#[pg_guard]
+unsafe extern "C-unwind" fn index_validate_scan(
+    _table_rel: pg_sys::Relation,
+    _index_rel: pg_sys::Relation,
+    _index_info: *mut pg_sys::IndexInfo,
+    _snapshot: pg_sys::Snapshot,
+    _state: *mut pg_sys::ValidateIndexState,
+) {
+    not_supported("CREATE INDEX CONCURRENTLY", "Use CREATE INDEX.")
+}
+
+#[pg_guard]
+unsafe extern "C-unwind" fn relation_size(rel: pg_sys::Relation, fork: pg_sys::ForkNumber::Type) -> u64 {
+    pg_sys::table_block_relation_size(rel, fork)
+}
+
+#[pg_guard]
+unsafe extern "C-unwind" fn relation_needs_toast_table(_rel: pg_sys::Relation) -> bool {
+    // Values of any size live in the column chunks.
+    false
+}
+
+#[pg_guard]
+unsafe extern "C-unwind" fn relation_estimate_size(
+    rel: pg_sys::Relation,
+    _attr_widths: *mut i32,
+    pages_out: *mut pg_sys::BlockNumber,
+    tuples: *mut f64,
+    allvisfrac: *mut f64,
+) {
+    let nblocks = pages::nblocks(rel);
+    let rows: u64 = match existing_storage_id(rel) {
+        Some(storage_id) => {
+            catalog::load_row_groups(storage_id, std::ptr::null_mut(), 0).iter().map(|g| g.row_count).sum()
+        }
+        None => 0,
+    };
+    *pages_out = nblocks;
+    *tuples = rows as f64;
+    *allvisfrac = 0.0;
+}
+
+#[pg_guard]
+unsafe extern "C-unwind" fn scan_sample_next_block(
+    _scan: pg_sys::TableScanDesc,
+    _state: *mut pg_sys::SampleScanState,
+) -> bool {
+    not_supported("TABLESAMPLE", "Sample with a WHERE clause on random() instead.")
+}
+
+#[pg_guard]
+unsafe extern "C-unwind" fn scan_sample_next_tuple(
+    _scan: pg_sys::TableScanDesc,
+    _state: *mut pg_sys::SampleScanState,
+    _slot: *mut pg_sys::TupleTableSlot,
+) -> bool {
+    not_supported("TABLESAMPLE", "Sample with a WHERE clause on random() instead.")
+}
+
+static mut ROUTINE: pg_sys::TableAmRoutine = pg_sys::TableAmRoutine {
+    type_: pg_sys::NodeTag::T_TableAmRoutine,
+    slot_callbacks: Some(slot_callbacks),
+    scan_begin: Some(scan_begin),
+    scan_end: Some(scan_end),
+    scan_rescan: Some(scan_rescan),
+    scan_getnextslot: Some(scan_getnextslot),
+    // Without these, the planner does not consider TID range scans.
+    scan_set_tidrange: None,
+    scan_getnextslot_tidrange: None,
+    parallelscan_estimate: Some(parallelscan_estimate),
+    parallelscan_initialize: Some(parallelscan_initialize),
+    parallelscan_reinitialize: Some(parallelscan_reinitialize),
+    index_fetch_begin: Some(index_fetch_begin),
+    index_fetch_reset: Some(index_fetch_reset),
+    index_fetch_end: Some(index_fetch_end),
+    index_fetch_tuple: Some(index_fetch_tuple),
+    tuple_fetch_row_version: Some(tuple_fetch_row_version),
+    tuple_tid_valid: Some(tuple_tid_valid),
+    tuple_get_latest_tid: Some(tuple_get_latest_tid),
+    tuple_satisfies_snapshot: Some(tuple_satisfies_snapshot),
+    index_delete_tuples: Some(index_delete_tuples),
+    tuple_insert: Some(tuple_insert),
+    tuple_insert_speculative: Some(tuple_insert_speculative),
+    tuple_complete_speculative: Some(tuple_complete_speculative),
+    multi_insert: Some(multi_insert),
+    tuple_delete: Some(tuple_delete),
+    tuple_update: Some(tuple_update),
+    tuple_lock: Some(tuple_lock),
+    finish_bulk_insert: Some(finish_bulk_insert),
+    relation_set_new_filenode: Some(relation_set_new_filenode),
+    relation_nontransactional_truncate: Some(relation_nontransactional_truncate),
+    relation_copy_data: Some(relation_copy_data),
+    relation_copy_for_cluster: Some(relation_copy_for_cluster),
+    relation_vacuum: Some(relation_vacuum),
+    scan_analyze_next_block: Some(scan_analyze_next_block),
+    scan_analyze_next_tuple: Some(scan_analyze_next_tuple),
+    index_build_range_scan: Some(index_build_range_scan),
+    index_validate_scan: Some(index_validate_scan),
+    relation_size: Some(relation_size),
+    relation_needs_toast_table: Some(relation_needs_toast_table),
+    relation_toast_am: None,
+    relation_fetch_toast_slice: None,
+    relation_estimate_size: Some(relation_estimate_size),
+    // Without these, the planner does not consider bitmap heap scans.
+    scan_bitmap_next_block: None,
+    scan_bitmap_next_tuple: None,
+    scan_sample_next_block: Some(scan_sample_next_block),
+    scan_sample_next_tuple: Some(scan_sample_next_tuple),
+};
+
+#[unsafe(no_mangle)]
+pub extern "C" fn pg_finfo_columnar_handler() -> &'static pg_sys::Pg_finfo_record {
+    const V1: pg_sys::Pg_finfo_record = pg_sys::Pg_finfo_record { api_version: 1 };
+    &V1
+}
+
+#[unsafe(no_mangle)]
+#[pg_guard]
+pub unsafe extern "C-unwind" fn columnar_handler(_fcinfo: pg_sys::FunctionCallInfo) -> pg_sys::Datum {
+    pg_sys::Datum::from(std::ptr::addr_of!(ROUTINE))
+}
+
+/// Whether `rel` is a columnar table.
+pub unsafe fn is_columnar(rel: pg_sys::Relation) -> bool {
+    std::ptr::eq((*rel).rd_tableam, std::ptr::addr_of!(ROUTINE))
+}

@@ -1,0 +1,298 @@
+//! Rows inserted into a columnar relation wait here, per relation and subtransaction,
+//! until they fill a row group, the subtransaction or transaction commits, or a scan of
+//! the same relation needs to see them. Flushing encodes the columns (in parallel, pure
+//! Rust), appends them to the relation's stream and records the row group.
+//!
+//! Rows carry the command id of the INSERT that made them; a flush records each run of
+//! rows under its own command id, so a snapshot sees exactly the rows a heap table
+//! would show it. A buffer only ever holds rows of one subtransaction: it is flushed
+//! when that subtransaction commits (while it is still in progress, so its rows become
+//! its parent's) and dropped when it aborts.
+
+use super::catalog::{self, ChunkMeta, RowGroupMeta};
+use super::chunk_writer::{encode_chunk, EncodedChunk, ROW_GROUP_ROWS};
+use super::column_builder::ColumnBuilder;
+use super::datum::{self, ColumnKind};
+use super::encoding::CompressionPolicy;
+use super::error::not_supported;
+use super::pages;
+use pgrx::pg_sys;
+use rayon::prelude::*;
+use std::cell::RefCell;
+
+/// A buffer is flushed early when its values take more memory than this.
+const MAX_BUFFER_BYTES: usize = 256 << 20;
+
+struct WriteBuffer {
+    relid: pg_sys::Oid,
+    subxact: pg_sys::SubTransactionId,
+    kinds: Vec<ColumnKind>,
+    /// One per attribute; None for dropped columns.
+    columns: Vec<Option<ColumnBuilder>>,
+    rows: usize,
+    /// Row number of the buffer's first row; rows are numbered consecutively.
+    first_row: u64,
+    /// End of the row numbers reserved for this buffer.
+    reserved_end: u64,
+    /// (command id, end row) of each run of rows inserted by one command.
+    cid_runs: Vec<(pg_sys::CommandId, usize)>,
+}
+
+thread_local! {
+    static BUFFERS: RefCell<Vec<WriteBuffer>> = const { RefCell::new(Vec::new()) };
+}
+
+impl WriteBuffer {
+    unsafe fn new(rel: pg_sys::Relation, subxact: pg_sys::SubTransactionId) -> WriteBuffer {
+        let kinds = datum::column_kinds((*rel).rd_att);
+        let columns = kinds.iter().map(|k| k.physical().map(ColumnBuilder::new)).collect();
+        WriteBuffer {
+            relid: (*rel).rd_id,
+            subxact,
+            kinds,
+            columns,
+            rows: 0,
+            first_row: 0,
+            reserved_end: 0,
+            cid_runs: Vec::new(),
+        }
+    }
+
+    fn memory(&self) -> usize {
+        self.columns.iter().flatten().map(|c| c.heap_bytes()).sum()
+    }
+}
+
+fn compression_policy() -> CompressionPolicy {
+    CompressionPolicy::default()
+}
+
+/// Encodes, writes and records rows `0..rows` of `buf` as row groups, then drops them
+/// from the buffer. `by_command` splits the rows into one row group per command id.
+unsafe fn write_out(rel: pg_sys::Relation, buf: &mut WriteBuffer, rows: usize, by_command: bool) {
+    if rows == 0 {
+        return;
+    }
+    let storage_id = pages::read_metapage(rel).storage_id;
+    let mut groups: Vec<(std::ops::Range<usize>, pg_sys::CommandId)> = Vec::new();
+    if by_command {
+        let mut start = 0;
+        for &(cid, end) in &buf.cid_runs {
+            let end = end.min(rows);
+            if end > start {
+                groups.push((start..end, cid));
+                start = end;
+            }
+        }
+    } else {
+        let cid = buf.cid_runs.iter().map(|r| r.0).max().unwrap_or(0);
+        groups.push((0..rows, cid));
+    }
+    let policy = compression_policy();
+    for (range, cid) in groups {
+        pgrx::check_for_interrupts!();
+        // Pure Rust only inside the parallel section: no PostgreSQL call off this thread.
+        let encoded: Vec<Option<EncodedChunk>> = buf
+            .columns
+            .par_iter()
+            .map(|c| c.as_ref().map(|c| encode_chunk(c, range.clone(), &policy)))
+            .collect();
+        let total: usize = encoded.iter().flatten().map(|c| c.bytes.len()).sum();
+        let data_offset = pages::reserve_stream(rel, total as u64);
+        let mut at = data_offset;
+        let mut chunks = Vec::with_capacity(encoded.len());
+        for (i, chunk) in encoded.into_iter().enumerate() {
+            chunks.push(chunk.map(|c| {
+                pages::write_stream(rel, at, &c.bytes);
+                let meta = ChunkMeta {
+                    attnum: i as i16 + 1,
+                    offset: at,
+                    length: c.bytes.len() as u64,
+                    null_count: c.null_count,
+                    raw_bytes: c.raw_bytes,
+                    vectors: c.vectors,
+                };
+                at += c.bytes.len() as u64;
+                meta
+            }));
+        }
+        let group = RowGroupMeta {
+            first_row: buf.first_row + range.start as u64,
+            row_count: range.len() as u64,
+            data_offset,
+            data_length: total as u64,
+            chunks,
+        };
+        catalog::insert_row_group(storage_id, &group, cid);
+    }
+    for c in buf.columns.iter_mut().flatten() {
+        c.drain_front(rows);
+    }
+    buf.first_row += rows as u64;
+    buf.rows -= rows;
+    buf.cid_runs.retain_mut(|run| {
+        run.1 = run.1.saturating_sub(rows);
+        run.1 > 0
+    });
+}
+
+/// Buffers the row in `slot` and returns its row number.
+pub unsafe fn insert(
+    rel: pg_sys::Relation,
+    slot: *mut pg_sys::TupleTableSlot,
+    cid: pg_sys::CommandId,
+) -> u64 {
+    let subxact = pg_sys::GetCurrentSubTransactionId();
+    let relid = (*rel).rd_id;
+    let natts = (*(*rel).rd_att).natts as usize;
+    pg_sys::slot_getallattrs(slot);
+    BUFFERS.with(|cell| {
+        let mut buffers = cell.borrow_mut();
+        let pos = match buffers.iter().position(|b| b.relid == relid && b.subxact == subxact) {
+            Some(pos) if buffers[pos].kinds.len() == natts => pos,
+            found => {
+                // The table's columns changed since this buffer started (ALTER TABLE in
+                // the same transaction): write out what was buffered under the old shape.
+                if let Some(pos) = found {
+                    let mut old = buffers.swap_remove(pos);
+                    let rows = old.rows;
+                    write_out(rel, &mut old, rows, true);
+                }
+                buffers.push(WriteBuffer::new(rel, subxact));
+                buffers.len() - 1
+            }
+        };
+        let buf = &mut buffers[pos];
+        if buf.first_row + buf.rows as u64 == buf.reserved_end {
+            let rows = buf.rows;
+            write_out(rel, buf, rows, true);
+            buf.first_row = pages::reserve_rows(rel, ROW_GROUP_ROWS as u64);
+            buf.reserved_end = buf.first_row + ROW_GROUP_ROWS as u64;
+        }
+        let values = std::slice::from_raw_parts((*slot).tts_values, natts);
+        let nulls = std::slice::from_raw_parts((*slot).tts_isnull, natts);
+        for i in 0..natts {
+            if let Some(c) = buf.columns[i].as_mut() {
+                datum::push_datum(c, buf.kinds[i], values[i], nulls[i]);
+            }
+        }
+        let row = buf.first_row + buf.rows as u64;
+        buf.rows += 1;
+        match buf.cid_runs.last_mut() {
+            Some((last, end)) if *last == cid => *end = buf.rows,
+            _ => buf.cid_runs.push((cid, buf.rows)),
+        }
+        if buf.memory() > MAX_BUFFER_BYTES {
+            let rows = buf.rows;
+            write_out(rel, buf, rows, true);
+        }
+        row
+    })
+}
+
+/// Makes the buffered rows of `rel` visible to scans of this transaction: writes out
+/// the current subtransaction's rows. Rows buffered by an enclosing subtransaction
+/// cannot be written from inside this one (they would vanish if it rolled back), so
+/// reading them is refused.
+pub unsafe fn flush_for_read(rel: pg_sys::Relation) {
+    let subxact = pg_sys::GetCurrentSubTransactionId();
+    let relid = (*rel).rd_id;
+    BUFFERS.with(|cell| {
+        let mut buffers = cell.borrow_mut();
+        for buf in buffers.iter_mut().filter(|b| b.relid == relid) {
+            if buf.subxact == subxact {
+                let rows = buf.rows;
+                write_out(rel, buf, rows, true);
+            } else if buf.rows > 0 {
+                not_supported(
+                    "reading rows inserted outside the current subtransaction (PL/pgSQL exception block) before they are written",
+                    "Insert the rows in the same block that reads them, or read them after the block.",
+                );
+            }
+        }
+    });
+}
+
+/// Writes out every buffer of the current subtransaction (commit of it or of the
+/// transaction), or of relation `only`.
+unsafe fn flush_current(only: Option<pg_sys::Oid>) {
+    let subxact = pg_sys::GetCurrentSubTransactionId();
+    BUFFERS.with(|cell| {
+        let mut buffers = cell.borrow_mut();
+        let mut kept = Vec::new();
+        for mut buf in buffers.drain(..) {
+            let mine = buf.subxact == subxact && only.is_none_or(|r| r == buf.relid);
+            if !mine {
+                kept.push(buf);
+                continue;
+            }
+            // The relation may have been dropped in this transaction: nothing to write.
+            let rel = pg_sys::try_relation_open(buf.relid, pg_sys::NoLock as i32);
+            if rel.is_null() {
+                continue;
+            }
+            let rows = buf.rows;
+            write_out(rel, &mut buf, rows, false);
+            pg_sys::relation_close(rel, pg_sys::NoLock as i32);
+        }
+        *buffers = kept;
+    });
+}
+
+/// Writes out every buffer of the current subtransaction: before a query starts, so
+/// that its snapshot (and its parallel workers, which cannot write) see the rows.
+pub unsafe fn flush_all() {
+    flush_current(None);
+}
+
+/// Writes out the buffered rows of `relid` (end of a bulk insert, e.g. a table rewrite).
+pub unsafe fn flush_relation(relid: pg_sys::Oid) {
+    flush_current(Some(relid));
+}
+
+/// Forgets the buffered rows of `relid` (its storage is being replaced or truncated).
+pub fn discard_relation(relid: pg_sys::Oid) {
+    BUFFERS.with(|cell| cell.borrow_mut().retain(|b| b.relid != relid));
+}
+
+/// Whether `relid` has rows buffered in this backend.
+pub fn has_pending(relid: pg_sys::Oid) -> bool {
+    BUFFERS.with(|cell| cell.borrow().iter().any(|b| b.relid == relid && b.rows > 0))
+}
+
+#[pgrx::pg_guard]
+unsafe extern "C-unwind" fn on_xact(event: pg_sys::XactEvent::Type, _arg: *mut std::ffi::c_void) {
+    use pg_sys::XactEvent::*;
+    match event {
+        XACT_EVENT_PRE_COMMIT | XACT_EVENT_PARALLEL_PRE_COMMIT | XACT_EVENT_PRE_PREPARE => {
+            flush_current(None)
+        }
+        XACT_EVENT_ABORT
+        | XACT_EVENT_PARALLEL_ABORT
+        | XACT_EVENT_COMMIT
+        | XACT_EVENT_PARALLEL_COMMIT
+        | XACT_EVENT_PREPARE => BUFFERS.with(|cell| cell.borrow_mut().clear()),
+        _ => {}
+    }
+}
+
+#[pgrx::pg_guard]
+unsafe extern "C-unwind" fn on_subxact(
+    event: pg_sys::SubXactEvent::Type,
+    subxact: pg_sys::SubTransactionId,
+    _parent: pg_sys::SubTransactionId,
+    _arg: *mut std::ffi::c_void,
+) {
+    use pg_sys::SubXactEvent::*;
+    match event {
+        SUBXACT_EVENT_PRE_COMMIT_SUB => flush_current(None),
+        SUBXACT_EVENT_ABORT_SUB => BUFFERS.with(|cell| cell.borrow_mut().retain(|b| b.subxact != subxact)),
+        _ => {}
+    }
+}
+
+/// Registers the transaction callbacks; called once from `_PG_init`.
+pub unsafe fn register_callbacks() {
+    pg_sys::RegisterXactCallback(Some(on_xact), std::ptr::null_mut());
+    pg_sys::RegisterSubXactCallback(Some(on_subxact), std::ptr::null_mut());
+}
