@@ -1,3 +1,22 @@
 //! Planner integration: the `set_rel_pathlist` and `create_upper_paths` hooks, the
 //! analysis of which quals can be pushed into a columnar scan, and the cost model that
-//! chooses between core plans and ours. Arrives with the planner issues.
+//! chooses between core plans and ours.
+
+pub mod cost;
+pub mod scan_path;
+
+use pgrx::{GucContext, GucFlags, GucRegistry, GucSetting};
+
+/// `pgcolumnar.enable_columnar_scan`: offer the ColumnarScan path (on by default).
+pub static ENABLE_COLUMNAR_SCAN: GucSetting<bool> = GucSetting::<bool>::new(true);
+
+pub fn define_gucs() {
+    GucRegistry::define_bool_guc(
+        c"pgcolumnar.enable_columnar_scan",
+        c"Enables the ColumnarScan path, which reads only the columns a query uses.",
+        c"When off, columnar tables are read by a sequential scan that decodes every column.",
+        &ENABLE_COLUMNAR_SCAN,
+        GucContext::Userset,
+        GucFlags::default(),
+    );
+}

@@ -16,16 +16,12 @@ pub struct Cluster {
 impl Cluster {
     pub fn from_env() -> Cluster {
         let var = |name: &str| {
-            std::env::var(name).unwrap_or_else(|_| {
-                panic!("{name} is not set: run these tests with `make integration-test`")
-            })
+            std::env::var(name)
+                .unwrap_or_else(|_| panic!("{name} is not set: run these tests with `make integration-test`"))
         };
-        let pg_config = std::env::var("PG_CONFIG")
-            .unwrap_or_else(|_| "/usr/lib/postgresql/15/bin/pg_config".to_string());
-        let bindir = Command::new(&pg_config)
-            .arg("--bindir")
-            .output()
-            .expect("pg_config runs");
+        let pg_config =
+            std::env::var("PG_CONFIG").unwrap_or_else(|_| "/usr/lib/postgresql/15/bin/pg_config".to_string());
+        let bindir = Command::new(&pg_config).arg("--bindir").output().expect("pg_config runs");
         let bindir = String::from_utf8(bindir.stdout).unwrap().trim().to_string();
         Cluster {
             host: var("PGCOLUMNAR_TEST_HOST"),
@@ -36,39 +32,34 @@ impl Cluster {
 
     /// Drops and recreates database `name` with the extension installed.
     pub fn fresh_database(&self, name: &str) -> Database<'_> {
-        self.run(
-            "postgres",
-            &format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)"),
-        );
+        self.run("postgres", &format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)"));
         self.run("postgres", &format!("CREATE DATABASE {name}"));
-        let db = Database {
-            cluster: self,
-            name: name.to_string(),
-        };
+        let db = Database { cluster: self, name: name.to_string() };
         db.query("CREATE EXTENSION pgcolumnar");
         db
     }
 
     fn run(&self, db: &str, sql: &str) -> String {
-        let out = Command::new(&self.psql)
-            .args([
-                "-X",
-                "-q",
-                "-A",
-                "-t",
-                "-v",
-                "ON_ERROR_STOP=1",
-                "-U",
-                "postgres",
-            ])
+        self.run_with_input(db, sql, None)
+    }
+
+    fn run_with_input(&self, db: &str, sql: &str, input: Option<&[u8]>) -> String {
+        use std::io::Write;
+        use std::process::Stdio;
+        let mut child = Command::new(&self.psql)
+            .args(["-X", "-q", "-A", "-t", "-v", "ON_ERROR_STOP=1", "-U", "postgres"])
             .args(["-h", &self.host, "-p", &self.port, "-d", db, "-c", sql])
-            .output()
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
             .expect("psql runs");
-        assert!(
-            out.status.success(),
-            "psql failed on {sql:?}:\n{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        let mut stdin = child.stdin.take().unwrap();
+        let data = input.unwrap_or_default().to_vec();
+        let writer = std::thread::spawn(move || stdin.write_all(&data));
+        let out = child.wait_with_output().expect("psql finishes");
+        writer.join().unwrap().expect("psql reads its input");
+        assert!(out.status.success(), "psql failed on {sql:?}:\n{}", String::from_utf8_lossy(&out.stderr));
         String::from_utf8(out.stdout).expect("psql prints UTF-8")
     }
 }
@@ -83,6 +74,11 @@ impl Database<'_> {
     /// of the last one.
     pub fn query(&self, sql: &str) -> String {
         self.cluster.run(&self.name, sql)
+    }
+
+    /// `COPY table FROM STDIN` with `data` in text format.
+    pub fn copy_in(&self, table: &str, data: &[u8]) {
+        self.cluster.run_with_input(&self.name, &format!("COPY {table} FROM STDIN"), Some(data));
     }
 
     /// EXPLAIN output of `query` with the given options, one plan line per line.

@@ -1,0 +1,143 @@
+//! The `ColumnarScan` custom scan node: reads only the columns a query uses.
+//! The planner (`planner::scan_path`) decides which; this node reads them and shows
+//! them in EXPLAIN.
+
+use super::MethodTable;
+use crate::storage::datum::attr;
+use crate::storage::reader::{GroupClaim, Reader};
+use pgrx::pg_sys;
+use pgrx::prelude::*;
+use pgrx::PgMemoryContexts;
+use std::ffi::CString;
+
+pub const NAME: &std::ffi::CStr = c"ColumnarScan";
+
+#[repr(C)]
+struct ScanState {
+    css: pg_sys::CustomScanState,
+    reader: *mut Reader,
+    /// Attribute numbers (1-based) the scan decodes.
+    attnums: Vec<i32>,
+}
+
+/// Attribute numbers stored in the plan's `custom_private` (an integer list).
+pub unsafe fn attnums_of_plan(private: *mut pg_sys::List) -> Vec<i32> {
+    if private.is_null() {
+        return Vec::new();
+    }
+    (0..(*private).length as usize).map(|i| (*(*private).elements.add(i)).int_value).collect()
+}
+
+#[pg_guard]
+unsafe extern "C-unwind" fn create_state(cscan: *mut pg_sys::CustomScan) -> *mut pg_sys::Node {
+    let state = pg_sys::palloc0(std::mem::size_of::<ScanState>()) as *mut ScanState;
+    (*state).css.ss.ps.type_ = pg_sys::NodeTag::T_CustomScanState;
+    (*state).css.methods = &EXEC_METHODS.0;
+    std::ptr::write(&mut (*state).attnums, attnums_of_plan((*cscan).custom_private));
+    state as *mut pg_sys::Node
+}
+
+#[pg_guard]
+unsafe extern "C-unwind" fn begin(
+    node: *mut pg_sys::CustomScanState,
+    estate: *mut pg_sys::EState,
+    _eflags: i32,
+) {
+    let state = node as *mut ScanState;
+    let rel = (*node).ss.ss_currentRelation;
+    let natts = (*(*rel).rd_att).natts as usize;
+    let mut wanted = vec![false; natts];
+    for &a in &(*state).attnums {
+        wanted[a as usize - 1] = true;
+    }
+    let reader = Reader::new(rel, (*estate).es_snapshot, Some(wanted), GroupClaim::Serial { next: 0 });
+    (*state).reader = PgMemoryContexts::CurrentMemoryContext.leak_and_drop_on_delete(reader);
+}
+
+#[pg_guard]
+unsafe extern "C-unwind" fn next_tuple(ss: *mut pg_sys::ScanState) -> *mut pg_sys::TupleTableSlot {
+    let state = ss as *mut ScanState;
+    let slot = (*ss).ss_ScanTupleSlot;
+    if !(*(*state).reader).next(slot) {
+        pg_sys::ExecClearTuple(slot);
+    }
+    slot
+}
+
+#[pg_guard]
+unsafe extern "C-unwind" fn recheck(_ss: *mut pg_sys::ScanState, _slot: *mut pg_sys::TupleTableSlot) -> bool {
+    true
+}
+
+#[pg_guard]
+unsafe extern "C-unwind" fn exec(node: *mut pg_sys::CustomScanState) -> *mut pg_sys::TupleTableSlot {
+    pg_sys::ExecScan(&mut (*node).ss, Some(next_tuple), Some(recheck))
+}
+
+#[pg_guard]
+unsafe extern "C-unwind" fn end(node: *mut pg_sys::CustomScanState) {
+    let state = node as *mut ScanState;
+    if !(*state).reader.is_null() {
+        (*(*state).reader).release();
+    }
+}
+
+#[pg_guard]
+unsafe extern "C-unwind" fn rescan(node: *mut pg_sys::CustomScanState) {
+    (*(*(node as *mut ScanState)).reader).restart();
+}
+
+#[pg_guard]
+unsafe extern "C-unwind" fn explain(
+    node: *mut pg_sys::CustomScanState,
+    _ancestors: *mut pg_sys::List,
+    es: *mut pg_sys::ExplainState,
+) {
+    let state = node as *mut ScanState;
+    let rel = (*node).ss.ss_currentRelation;
+    let desc = (*rel).rd_att;
+    let names: Vec<String> = (*state)
+        .attnums
+        .iter()
+        .map(|&a| pgrx::name_data_to_str(&attr(desc, a as usize - 1).attname).to_string())
+        .collect();
+    let live = (0..(*desc).natts as usize).filter(|&i| !attr(desc, i).attisdropped).count();
+    let text = CString::new(format!("{} of {}: {}", names.len(), live, names.join(", "))).unwrap();
+    pg_sys::ExplainPropertyText(c"Columns Read".as_ptr(), text.as_ptr(), es);
+    if (*es).analyze && !(*state).reader.is_null() {
+        let reader = &*(*state).reader;
+        pg_sys::ExplainPropertyInteger(
+            c"Row Groups Read".as_ptr(),
+            std::ptr::null(),
+            reader.groups_read() as i64,
+            es,
+        );
+    }
+}
+
+static EXEC_METHODS: MethodTable<pg_sys::CustomExecMethods> = MethodTable(pg_sys::CustomExecMethods {
+    CustomName: NAME.as_ptr(),
+    BeginCustomScan: Some(begin),
+    ExecCustomScan: Some(exec),
+    EndCustomScan: Some(end),
+    ReScanCustomScan: Some(rescan),
+    MarkPosCustomScan: None,
+    RestrPosCustomScan: None,
+    EstimateDSMCustomScan: None,
+    InitializeDSMCustomScan: None,
+    ReInitializeDSMCustomScan: None,
+    InitializeWorkerCustomScan: None,
+    ShutdownCustomScan: None,
+    ExplainCustomScan: Some(explain),
+});
+
+pub static SCAN_METHODS: MethodTable<pg_sys::CustomScanMethods> = MethodTable(pg_sys::CustomScanMethods {
+    CustomName: NAME.as_ptr(),
+    CreateCustomScanState: Some(create_state),
+});
+
+/// Makes the node known by name, so plans that contain it can be copied to parallel
+/// workers; called once from `_PG_init`.
+pub unsafe fn register() {
+    pg_sys::RegisterCustomScanMethods(&SCAN_METHODS.0);
+}

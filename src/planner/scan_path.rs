@@ -1,0 +1,165 @@
+//! `set_rel_pathlist_hook`: offers a `ColumnarScan` path for columnar relations, priced
+//! by the bytes of the columns the query actually uses.
+
+use super::cost::{self, CostParams, ScanInput};
+use crate::exec::{columnar_scan, MethodTable};
+use crate::storage::{catalog, pages, tableam};
+use pgrx::pg_sys;
+use pgrx::prelude::*;
+
+static mut PREV_HOOK: pg_sys::set_rel_pathlist_hook_type = None;
+
+static PATH_METHODS: MethodTable<pg_sys::CustomPathMethods> = MethodTable(pg_sys::CustomPathMethods {
+    CustomName: columnar_scan::NAME.as_ptr(),
+    PlanCustomPath: Some(plan_path),
+    ReparameterizeCustomPathByChild: None,
+});
+
+pub unsafe fn install() {
+    PREV_HOOK = pg_sys::set_rel_pathlist_hook;
+    pg_sys::set_rel_pathlist_hook = Some(set_rel_pathlist);
+}
+
+unsafe fn list_iter<T>(list: *mut pg_sys::List) -> impl Iterator<Item = *mut T> {
+    let n = if list.is_null() { 0 } else { (*list).length as usize };
+    (0..n).map(move |i| (*(*list).elements.add(i)).ptr_value as *mut T)
+}
+
+/// Attribute numbers (1-based) of the columns the relation's output and quals use;
+/// every column when the whole row is referenced.
+unsafe fn used_attnums(rel: *mut pg_sys::RelOptInfo, natts: usize) -> Vec<i32> {
+    let mut attrs: *mut pg_sys::Bitmapset = std::ptr::null_mut();
+    let relid = (*rel).relid;
+    pg_sys::pull_varattnos((*(*rel).reltarget).exprs as *mut pg_sys::Node, relid, &mut attrs);
+    for ri in list_iter::<pg_sys::RestrictInfo>((*rel).baserestrictinfo) {
+        pg_sys::pull_varattnos((*ri).clause as *mut pg_sys::Node, relid, &mut attrs);
+    }
+    let offset = pg_sys::FirstLowInvalidHeapAttributeNumber;
+    let mut out = Vec::new();
+    let mut member = -1;
+    loop {
+        member = pg_sys::bms_next_member(attrs, member);
+        if member < 0 {
+            break;
+        }
+        let attno = member + offset;
+        if attno == 0 {
+            return (1..=natts as i32).collect();
+        }
+        if attno > 0 {
+            out.push(attno);
+        }
+    }
+    out
+}
+
+#[pg_guard]
+unsafe extern "C-unwind" fn set_rel_pathlist(
+    root: *mut pg_sys::PlannerInfo,
+    rel: *mut pg_sys::RelOptInfo,
+    rti: pg_sys::Index,
+    rte: *mut pg_sys::RangeTblEntry,
+) {
+    if let Some(prev) = PREV_HOOK {
+        prev(root, rel, rti, rte);
+    }
+    if (*rte).rtekind != pg_sys::RTEKind::RTE_RELATION
+        || (*rte).relkind as u8 != pg_sys::RELKIND_RELATION
+        || (*rel).reloptkind == pg_sys::RelOptKind::RELOPT_OTHER_MEMBER_REL && (*rte).inh
+    {
+        return;
+    }
+    if !super::ENABLE_COLUMNAR_SCAN.get() {
+        return;
+    }
+    let relation = pg_sys::table_open((*rte).relid, pg_sys::NoLock as i32);
+    if tableam::is_columnar(relation) {
+        add_scan_path(root, rel, relation);
+    }
+    pg_sys::table_close(relation, pg_sys::NoLock as i32);
+}
+
+unsafe fn add_scan_path(
+    root: *mut pg_sys::PlannerInfo,
+    rel: *mut pg_sys::RelOptInfo,
+    relation: pg_sys::Relation,
+) {
+    let natts = (*(*relation).rd_att).natts as usize;
+    let attnums = used_attnums(rel, natts);
+    let storage_id = pages::read_metapage(relation).storage_id;
+    let bytes = catalog::column_bytes(storage_id, natts);
+    let mut quals = pg_sys::QualCost::default();
+    pg_sys::cost_qual_eval(&mut quals, (*rel).baserestrictinfo, root);
+    let input = ScanInput {
+        pages: (*rel).pages as f64,
+        bytes_all: bytes.iter().sum::<u64>() as f64,
+        bytes_read: attnums.iter().map(|&a| bytes[a as usize - 1]).sum::<u64>() as f64,
+        rows: (*rel).tuples,
+        columns_read: attnums.len(),
+        qual_per_row: quals.per_tuple,
+    };
+    let params = CostParams {
+        seq_page_cost: pg_sys::seq_page_cost,
+        cpu_tuple_cost: pg_sys::cpu_tuple_cost,
+        cpu_operator_cost: pg_sys::cpu_operator_cost,
+    };
+    let c = cost::columnar_scan(&input, &params);
+    reprice_seq_scans(rel, natts_live(relation), &params);
+
+    let path = pg_sys::palloc0(std::mem::size_of::<pg_sys::CustomPath>()) as *mut pg_sys::CustomPath;
+    (*path).path.type_ = pg_sys::NodeTag::T_CustomPath;
+    (*path).path.pathtype = pg_sys::NodeTag::T_CustomScan;
+    (*path).path.parent = rel;
+    (*path).path.pathtarget = (*rel).reltarget;
+    (*path).path.parallel_safe = (*rel).consider_parallel;
+    (*path).path.rows = (*rel).rows;
+    (*path).path.startup_cost = c.startup + quals.startup;
+    (*path).path.total_cost = c.total + quals.startup;
+    let mut private: *mut pg_sys::List = std::ptr::null_mut();
+    for a in &attnums {
+        private = pg_sys::lappend_int(private, *a);
+    }
+    (*path).custom_private = private;
+    (*path).methods = &PATH_METHODS.0;
+    pg_sys::add_path(rel, path as *mut pg_sys::Path);
+}
+
+unsafe fn natts_live(relation: pg_sys::Relation) -> usize {
+    let desc = (*relation).rd_att;
+    (0..(*desc).natts as usize).filter(|&i| !crate::storage::datum::attr(desc, i).attisdropped).count()
+}
+
+/// Core prices a sequential scan of a columnar table like one of a heap; through the
+/// table AM it decodes every column, so add that cost to keep the comparison honest.
+unsafe fn reprice_seq_scans(rel: *mut pg_sys::RelOptInfo, columns: usize, params: &CostParams) {
+    let total_rows = (*rel).tuples;
+    let full_rows = (*rel).rows.max(1.0);
+    for list in [(*rel).pathlist, (*rel).partial_pathlist] {
+        for path in list_iter::<pg_sys::Path>(list) {
+            if (*path).pathtype == pg_sys::NodeTag::T_SeqScan {
+                // A partial path's rows are its share of the scan.
+                let share = ((*path).rows / full_rows).min(1.0);
+                (*path).total_cost += cost::decode_cost(total_rows * share, columns, params);
+            }
+        }
+    }
+}
+
+#[pg_guard]
+unsafe extern "C-unwind" fn plan_path(
+    _root: *mut pg_sys::PlannerInfo,
+    rel: *mut pg_sys::RelOptInfo,
+    best_path: *mut pg_sys::CustomPath,
+    tlist: *mut pg_sys::List,
+    clauses: *mut pg_sys::List,
+    _custom_plans: *mut pg_sys::List,
+) -> *mut pg_sys::Plan {
+    let cscan = pg_sys::palloc0(std::mem::size_of::<pg_sys::CustomScan>()) as *mut pg_sys::CustomScan;
+    (*cscan).scan.plan.type_ = pg_sys::NodeTag::T_CustomScan;
+    (*cscan).scan.plan.targetlist = tlist;
+    (*cscan).scan.plan.qual = pg_sys::extract_actual_clauses(clauses, false);
+    (*cscan).scan.scanrelid = (*rel).relid;
+    (*cscan).custom_private = (*best_path).custom_private;
+    (*cscan).methods = &columnar_scan::SCAN_METHODS.0;
+    cscan as *mut pg_sys::Plan
+}
