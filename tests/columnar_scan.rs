@@ -66,7 +66,7 @@ fn explain_shows_the_columns_read() {
         @r"
     Aggregate
       ->  Custom Scan (ColumnarScan) on wide
-            Columns Read: 0 of 12:
+            Columns Read: 0 of 12
     "
     );
 }

@@ -2,7 +2,7 @@
 //! The planner (`planner::scan_path`) decides which; this node reads them and shows
 //! them in EXPLAIN.
 
-use super::MethodTable;
+use super::{zone_filter, MethodTable};
 use crate::storage::datum::attr;
 use crate::storage::reader::{GroupClaim, Reader};
 use pgrx::pg_sys;
@@ -15,9 +15,20 @@ pub const NAME: &std::ffi::CStr = c"ColumnarScan";
 #[repr(C)]
 struct ScanState {
     css: pg_sys::CustomScanState,
-    reader: *mut Reader,
+    /// Rust-owned state, dropped with the executor's memory context (also on ERROR).
+    inner: *mut Inner,
+}
+
+struct Inner {
+    reader: Option<Reader>,
     /// Attribute numbers (1-based) the scan decodes.
     attnums: Vec<i32>,
+    /// The quals zone maps check, for EXPLAIN.
+    zone_quals: Vec<*mut pg_sys::Node>,
+}
+
+unsafe fn inner<'a>(node: *mut pg_sys::CustomScanState) -> &'a mut Inner {
+    &mut *(*(node as *mut ScanState)).inner
 }
 
 /// Attribute numbers stored in the plan's `custom_private` (an integer list).
@@ -33,7 +44,9 @@ unsafe extern "C-unwind" fn create_state(cscan: *mut pg_sys::CustomScan) -> *mut
     let state = pg_sys::palloc0(std::mem::size_of::<ScanState>()) as *mut ScanState;
     (*state).css.ss.ps.type_ = pg_sys::NodeTag::T_CustomScanState;
     (*state).css.methods = &EXEC_METHODS.0;
-    std::ptr::write(&mut (*state).attnums, attnums_of_plan((*cscan).custom_private));
+    let inner =
+        Inner { reader: None, attnums: attnums_of_plan((*cscan).custom_private), zone_quals: Vec::new() };
+    (*state).inner = PgMemoryContexts::CurrentMemoryContext.leak_and_drop_on_delete(inner);
     state as *mut pg_sys::Node
 }
 
@@ -43,22 +56,26 @@ unsafe extern "C-unwind" fn begin(
     estate: *mut pg_sys::EState,
     _eflags: i32,
 ) {
-    let state = node as *mut ScanState;
+    let inner = inner(node);
     let rel = (*node).ss.ss_currentRelation;
     let natts = (*(*rel).rd_att).natts as usize;
     let mut wanted = vec![false; natts];
-    for &a in &(*state).attnums {
+    for &a in &inner.attnums {
         wanted[a as usize - 1] = true;
     }
-    let reader = Reader::new(rel, (*estate).es_snapshot, Some(wanted), GroupClaim::Serial { next: 0 });
-    (*state).reader = PgMemoryContexts::CurrentMemoryContext.leak_and_drop_on_delete(reader);
+    let mut reader = Reader::new(rel, (*estate).es_snapshot, Some(wanted), GroupClaim::Serial { next: 0 });
+    let plan = (*node).ss.ps.plan as *mut pg_sys::CustomScan;
+    let found = zone_filter::zone_predicates((*plan).scan.plan.qual, (*plan).scan.scanrelid);
+    inner.zone_quals = found.iter().map(|(q, _, _)| *q).collect();
+    reader.set_predicates(found.into_iter().map(|(_, att, p)| (att, p)).collect());
+    inner.reader = Some(reader);
 }
 
 #[pg_guard]
 unsafe extern "C-unwind" fn next_tuple(ss: *mut pg_sys::ScanState) -> *mut pg_sys::TupleTableSlot {
-    let state = ss as *mut ScanState;
     let slot = (*ss).ss_ScanTupleSlot;
-    if !(*(*state).reader).next(slot) {
+    let reader = inner(ss as *mut pg_sys::CustomScanState).reader.as_mut().expect("scan begun");
+    if !reader.next(slot) {
         pg_sys::ExecClearTuple(slot);
     }
     slot
@@ -76,40 +93,63 @@ unsafe extern "C-unwind" fn exec(node: *mut pg_sys::CustomScanState) -> *mut pg_
 
 #[pg_guard]
 unsafe extern "C-unwind" fn end(node: *mut pg_sys::CustomScanState) {
-    let state = node as *mut ScanState;
-    if !(*state).reader.is_null() {
-        (*(*state).reader).release();
+    if let Some(reader) = inner(node).reader.as_mut() {
+        reader.release();
     }
 }
 
 #[pg_guard]
 unsafe extern "C-unwind" fn rescan(node: *mut pg_sys::CustomScanState) {
-    (*(*(node as *mut ScanState)).reader).restart();
+    if let Some(reader) = inner(node).reader.as_mut() {
+        reader.restart();
+    }
 }
 
 #[pg_guard]
 unsafe extern "C-unwind" fn explain(
     node: *mut pg_sys::CustomScanState,
-    _ancestors: *mut pg_sys::List,
+    ancestors: *mut pg_sys::List,
     es: *mut pg_sys::ExplainState,
 ) {
-    let state = node as *mut ScanState;
+    let inner = inner(node);
     let rel = (*node).ss.ss_currentRelation;
     let desc = (*rel).rd_att;
-    let names: Vec<String> = (*state)
+    let names: Vec<String> = inner
         .attnums
         .iter()
         .map(|&a| pgrx::name_data_to_str(&attr(desc, a as usize - 1).attname).to_string())
         .collect();
     let live = (0..(*desc).natts as usize).filter(|&i| !attr(desc, i).attisdropped).count();
-    let text = CString::new(format!("{} of {}: {}", names.len(), live, names.join(", "))).unwrap();
+    let read = if names.is_empty() {
+        format!("0 of {live}")
+    } else {
+        format!("{} of {live}: {}", names.len(), names.join(", "))
+    };
+    let text = CString::new(read).unwrap();
     pg_sys::ExplainPropertyText(c"Columns Read".as_ptr(), text.as_ptr(), es);
-    if (*es).analyze && !(*state).reader.is_null() {
-        let reader = &*(*state).reader;
+    if !inner.zone_quals.is_empty() {
+        let mut list: *mut pg_sys::List = std::ptr::null_mut();
+        for q in &inner.zone_quals {
+            list = pg_sys::lappend(list, (*q).cast());
+        }
+        let context = pg_sys::set_deparse_context_plan((*es).deparse_cxt, (*node).ss.ps.plan, ancestors);
+        let expr = pg_sys::make_ands_explicit(list) as *mut pg_sys::Node;
+        let text = pg_sys::deparse_expression(expr, context, false, false);
+        pg_sys::ExplainPropertyText(c"Zone Map Filter".as_ptr(), text, es);
+    }
+    if let (true, Some(reader)) = ((*es).analyze, inner.reader.as_ref()) {
+        let none = std::ptr::null();
+        pg_sys::ExplainPropertyInteger(c"Row Groups Read".as_ptr(), none, reader.groups_read() as i64, es);
         pg_sys::ExplainPropertyInteger(
-            c"Row Groups Read".as_ptr(),
-            std::ptr::null(),
-            reader.groups_read() as i64,
+            c"Row Groups Skipped".as_ptr(),
+            none,
+            reader.groups_skipped() as i64,
+            es,
+        );
+        pg_sys::ExplainPropertyInteger(
+            c"Vectors Skipped".as_ptr(),
+            none,
+            reader.vectors_skipped() as i64,
             es,
         );
     }

@@ -2,6 +2,7 @@
 //! nodes and their EXPLAIN output.
 
 pub mod columnar_scan;
+pub mod zone_filter;
 
 /// A PostgreSQL method table (custom path/scan/exec methods) kept in a `static`.
 /// They hold C-string pointers, so Rust does not consider them `Sync`; PostgreSQL only

@@ -5,6 +5,7 @@ use super::catalog::{self, RowGroupMeta};
 use super::datum::{self, ColumnKind, DatumColumn};
 use super::encoding::{decode_vector, DecodedVector};
 use super::error::data_corrupted;
+use super::zonemap::{ZoneMap, ZonePredicate, ZoneStats};
 use super::{layout, pages, write_buffer};
 use pgrx::pg_sys;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -57,7 +58,11 @@ pub struct Reader {
     vector_first_row: u64,
     vector_rows: usize,
     row: usize,
+    /// (attribute index, predicate): row groups and vectors they refute are skipped.
+    predicates: Vec<(usize, ZonePredicate)>,
     groups_read: u64,
+    groups_skipped: u64,
+    vectors_skipped: u64,
     scratch: DecodedVector,
     columns: Vec<DatumColumn>,
 }
@@ -78,7 +83,8 @@ impl Reader {
         let kinds = datum::column_kinds((*rel).rd_att);
         let natts = kinds.len();
         let storage_id = pages::read_metapage(rel).storage_id;
-        let groups = catalog::load_row_groups(storage_id, snapshot, natts);
+        catalog::note_storage((*rel).rd_id, storage_id);
+        let groups = catalog::load_row_groups(storage_id, snapshot, true);
         let wanted = wanted.unwrap_or_else(|| vec![true; natts]);
         Reader {
             rel,
@@ -94,7 +100,10 @@ impl Reader {
             vector_first_row: 0,
             vector_rows: 0,
             row: 0,
+            predicates: Vec::new(),
             groups_read: 0,
+            groups_skipped: 0,
+            vectors_skipped: 0,
             scratch: DecodedVector::default(),
             columns: (0..natts).map(|_| DatumColumn::default()).collect(),
             kinds,
@@ -114,9 +123,51 @@ impl Reader {
         self.claim = GroupClaim::Serial { next: usize::MAX };
     }
 
-    /// Row groups this reader has loaded (EXPLAIN ANALYZE).
+    /// Skip row groups and vectors whose zone maps show that no row satisfies one of
+    /// `predicates` (attribute index, predicate). The caller still filters the rows
+    /// returned: zone maps only rule out, they never select.
+    pub fn set_predicates(&mut self, predicates: Vec<(usize, ZonePredicate)>) {
+        self.predicates = predicates;
+    }
+
+    /// Row groups loaded, row groups skipped and vectors skipped (EXPLAIN ANALYZE).
     pub fn groups_read(&self) -> u64 {
         self.groups_read
+    }
+
+    pub fn groups_skipped(&self) -> u64 {
+        self.groups_skipped
+    }
+
+    pub fn vectors_skipped(&self) -> u64 {
+        self.vectors_skipped
+    }
+
+    /// Whether the predicates rule out row group `g` (using each chunk's merged zone
+    /// map), or, with `vector`, that vector of it.
+    fn refuted(&self, g: &RowGroupMeta, vector: Option<usize>) -> bool {
+        self.predicates.iter().any(|&(att, pred)| {
+            let Some(chunk) = g.chunk(att as i16 + 1) else { return false };
+            let stats = match vector {
+                Some(v) => match chunk.vectors.get(v) {
+                    Some(e) => {
+                        ZoneStats { zone: e.zone, rows: e.rows as u64, null_count: e.null_count as u64 }
+                    }
+                    None => return false,
+                },
+                None => ZoneStats {
+                    zone: chunk.vectors.iter().fold(ZoneMap::None, |z, e| z.merge(e.zone)),
+                    rows: g.row_count,
+                    null_count: chunk.null_count,
+                },
+            };
+            !pred.may_match(&stats)
+        })
+    }
+
+    fn rows_in_vector(&self, g: &RowGroupMeta, vector: usize) -> usize {
+        (g.row_count as usize - vector * super::chunk_writer::VECTOR_ROWS)
+            .min(super::chunk_writer::VECTOR_ROWS)
     }
 
     pub fn groups(&self) -> &[RowGroupMeta] {
@@ -139,11 +190,17 @@ impl Reader {
 
     /// Loads the next row group; false when none is left.
     unsafe fn next_group(&mut self) -> bool {
-        let index = self.claim.claim();
-        if index >= self.groups.len() {
-            self.group = None;
-            return false;
-        }
+        let index = loop {
+            let index = self.claim.claim();
+            if index >= self.groups.len() {
+                self.group = None;
+                return false;
+            }
+            if !self.refuted(&self.groups[index], None) {
+                break index;
+            }
+            self.groups_skipped += 1;
+        };
         let g = &self.groups[index];
         let desc = (*self.rel).rd_att;
         for i in 0..self.kinds.len() {
@@ -198,11 +255,8 @@ impl Reader {
             }
             self.columns[i].materialize(self.kinds[i], &self.scratch);
         }
-        let rows = rows.map(|r| r as usize).unwrap_or_else(|| {
-            // No stored column wanted (e.g. count(*)): rows come from the directory layout.
-            let done = self.vector * super::chunk_writer::VECTOR_ROWS;
-            (g.row_count as usize - done).min(super::chunk_writer::VECTOR_ROWS)
-        });
+        // With no stored column wanted (e.g. count(*)), rows come from the vector layout.
+        let rows = rows.map_or_else(|| self.rows_in_vector(g, self.vector), |r| r as usize);
         self.vector_rows = rows;
         self.row = 0;
     }
@@ -220,9 +274,14 @@ impl Reader {
                 if !self.next_group() {
                     return false;
                 }
-                if self.vector_count == 0 {
-                    continue;
-                }
+                continue;
+            }
+            let g = &self.groups[self.group.unwrap()];
+            if self.refuted(g, Some(self.vector)) {
+                self.vector_first_row += self.rows_in_vector(g, self.vector) as u64;
+                self.vector += 1;
+                self.vectors_skipped += 1;
+                continue;
             }
             self.decode_current_vector();
             if self.vector_rows > 0 {
@@ -257,9 +316,7 @@ impl Reader {
                 }
                 continue;
             }
-            let g = &self.groups[self.group.unwrap()];
-            let done = self.vector * super::chunk_writer::VECTOR_ROWS;
-            let rows_here = (g.row_count as usize - done).min(super::chunk_writer::VECTOR_ROWS) as u64;
+            let rows_here = self.rows_in_vector(&self.groups[self.group.unwrap()], self.vector) as u64;
             if rows_here <= n {
                 self.vector += 1;
                 self.vector_first_row += rows_here;

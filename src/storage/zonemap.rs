@@ -103,3 +103,156 @@ mod tests {
         assert!(matches!(f, ZoneMap::Float { min, max } if min == 1.0 && max.is_nan()));
     }
 }
+
+/// A comparison operator, by btree strategy.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CmpOp {
+    Lt,
+    Le,
+    Eq,
+    Ge,
+    Gt,
+}
+
+impl CmpOp {
+    /// The operator with its operands swapped (`c < x` is `x > c`).
+    pub fn commute(self) -> CmpOp {
+        match self {
+            CmpOp::Lt => CmpOp::Gt,
+            CmpOp::Le => CmpOp::Ge,
+            CmpOp::Eq => CmpOp::Eq,
+            CmpOp::Ge => CmpOp::Le,
+            CmpOp::Gt => CmpOp::Lt,
+        }
+    }
+}
+
+/// The constant side of a comparison, in the column's physical representation.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Bound {
+    Int(i64),
+    Float(f64),
+}
+
+/// A predicate on one column that zone maps can refute.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum ZonePredicate {
+    /// `column op value`; NULLs never satisfy it.
+    Compare {
+        op: CmpOp,
+        value: Bound,
+    },
+    IsNull,
+    IsNotNull,
+}
+
+/// What is known about a vector (or a whole chunk) of one column.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ZoneStats {
+    pub zone: ZoneMap,
+    pub rows: u64,
+    pub null_count: u64,
+}
+
+fn may_compare<T: Copy>(op: CmpOp, min: T, max: T, v: T, cmp: impl Fn(T, T) -> Ordering) -> bool {
+    match op {
+        CmpOp::Lt => cmp(min, v) == Ordering::Less,
+        CmpOp::Le => cmp(min, v) != Ordering::Greater,
+        CmpOp::Eq => cmp(min, v) != Ordering::Greater && cmp(max, v) != Ordering::Less,
+        CmpOp::Ge => cmp(max, v) != Ordering::Less,
+        CmpOp::Gt => cmp(max, v) == Ordering::Greater,
+    }
+}
+
+impl ZonePredicate {
+    /// False only when no row described by `s` can satisfy the predicate.
+    pub fn may_match(&self, s: &ZoneStats) -> bool {
+        let non_null = s.rows.saturating_sub(s.null_count);
+        match *self {
+            ZonePredicate::IsNull => s.null_count > 0,
+            ZonePredicate::IsNotNull => non_null > 0,
+            ZonePredicate::Compare { op, value } => {
+                if non_null == 0 {
+                    return false;
+                }
+                match (s.zone, value) {
+                    (ZoneMap::Int { min, max }, Bound::Int(v)) => {
+                        may_compare(op, min, max, v, |a, b| a.cmp(&b))
+                    }
+                    (ZoneMap::Float { min, max }, Bound::Float(v)) => {
+                        may_compare(op, min, max, v, pg_float_cmp)
+                    }
+                    // No zone map for this column, or kinds that do not match: unknown.
+                    _ => true,
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod predicate_tests {
+    use super::*;
+
+    fn ints(min: i64, max: i64) -> ZoneStats {
+        ZoneStats { zone: ZoneMap::Int { min, max }, rows: 100, null_count: 0 }
+    }
+
+    fn cmp(op: CmpOp, v: i64) -> ZonePredicate {
+        ZonePredicate::Compare { op, value: Bound::Int(v) }
+    }
+
+    #[test]
+    fn comparisons_refute_only_disjoint_ranges() {
+        let s = ints(10, 20);
+        assert!(!cmp(CmpOp::Lt, 10).may_match(&s));
+        assert!(cmp(CmpOp::Lt, 11).may_match(&s));
+        assert!(cmp(CmpOp::Le, 10).may_match(&s));
+        assert!(!cmp(CmpOp::Le, 9).may_match(&s));
+        assert!(cmp(CmpOp::Eq, 15).may_match(&s));
+        assert!(!cmp(CmpOp::Eq, 21).may_match(&s));
+        assert!(!cmp(CmpOp::Eq, 9).may_match(&s));
+        assert!(cmp(CmpOp::Ge, 20).may_match(&s));
+        assert!(!cmp(CmpOp::Ge, 21).may_match(&s));
+        assert!(!cmp(CmpOp::Gt, 20).may_match(&s));
+        assert!(cmp(CmpOp::Gt, 19).may_match(&s));
+    }
+
+    #[test]
+    fn commuted_operators() {
+        // 15 < x  ==  x > 15
+        assert_eq!(CmpOp::Lt.commute(), CmpOp::Gt);
+        assert_eq!(CmpOp::Ge.commute(), CmpOp::Le);
+        assert_eq!(CmpOp::Eq.commute(), CmpOp::Eq);
+    }
+
+    #[test]
+    fn nulls() {
+        let all_null = ZoneStats { zone: ZoneMap::None, rows: 5, null_count: 5 };
+        assert!(!cmp(CmpOp::Eq, 1).may_match(&all_null));
+        assert!(ZonePredicate::IsNull.may_match(&all_null));
+        assert!(!ZonePredicate::IsNotNull.may_match(&all_null));
+        let no_null = ints(1, 2);
+        assert!(!ZonePredicate::IsNull.may_match(&no_null));
+        assert!(ZonePredicate::IsNotNull.may_match(&no_null));
+    }
+
+    #[test]
+    fn floats_follow_postgres_nan_order() {
+        let s = ZoneStats { zone: ZoneMap::Float { min: 1.0, max: f64::NAN }, rows: 3, null_count: 0 };
+        let gt = |v: f64| ZonePredicate::Compare { op: CmpOp::Gt, value: Bound::Float(v) };
+        assert!(gt(1e300).may_match(&s), "NaN is above every number");
+        assert!(!gt(f64::NAN).may_match(&s), "nothing is above NaN");
+        let plain = ZoneStats { zone: ZoneMap::Float { min: -1.0, max: 2.5 }, rows: 3, null_count: 1 };
+        assert!(!gt(2.5).may_match(&plain));
+        assert!(!ZonePredicate::Compare { op: CmpOp::Eq, value: Bound::Float(f64::NAN) }.may_match(&plain));
+    }
+
+    #[test]
+    fn unknown_zone_never_refutes_a_comparison() {
+        let s = ZoneStats { zone: ZoneMap::None, rows: 10, null_count: 0 };
+        assert!(cmp(CmpOp::Eq, 1).may_match(&s));
+        let mixed = ZoneStats { zone: ZoneMap::Int { min: 0, max: 1 }, rows: 10, null_count: 0 };
+        assert!(ZonePredicate::Compare { op: CmpOp::Eq, value: Bound::Float(5.0) }.may_match(&mixed));
+    }
+}

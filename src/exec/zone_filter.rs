@@ -1,0 +1,131 @@
+//! Finds the scan quals that zone maps can check: `column op constant` with a btree
+//! comparison on a type whose order the stored integers or floats follow, and
+//! `column IS [NOT] NULL`. The executor still evaluates every qual on the rows the scan
+//! returns; these only let the scan skip row groups and vectors that cannot match.
+
+use crate::storage::zonemap::{Bound, CmpOp, ZonePredicate};
+use pgrx::pg_sys;
+
+/// Types whose btree order is the order of the sign-extended integers we store.
+const INT_ORDERED: [pg_sys::Oid; 6] = [
+    pg_sys::INT2OID,
+    pg_sys::INT4OID,
+    pg_sys::INT8OID,
+    pg_sys::DATEOID,
+    pg_sys::TIMESTAMPOID,
+    pg_sys::TIMESTAMPTZOID,
+];
+
+unsafe fn strip(node: *mut pg_sys::Node) -> *mut pg_sys::Node {
+    let mut n = node;
+    while !n.is_null() && (*n).type_ == pg_sys::NodeTag::T_RelabelType {
+        n = (*(n as *mut pg_sys::RelabelType)).arg as *mut pg_sys::Node;
+    }
+    n
+}
+
+unsafe fn as_var(node: *mut pg_sys::Node, scanrelid: u32) -> Option<*mut pg_sys::Var> {
+    let n = strip(node);
+    if n.is_null() || (*n).type_ != pg_sys::NodeTag::T_Var {
+        return None;
+    }
+    let var = n as *mut pg_sys::Var;
+    ((*var).varno as u32 == scanrelid && (*var).varattno > 0 && (*var).varlevelsup == 0).then_some(var)
+}
+
+unsafe fn as_const(node: *mut pg_sys::Node) -> Option<*mut pg_sys::Const> {
+    let n = strip(node);
+    (!n.is_null() && (*n).type_ == pg_sys::NodeTag::T_Const).then_some(n as *mut pg_sys::Const)
+}
+
+unsafe fn bound_of(c: *mut pg_sys::Const, typid: pg_sys::Oid) -> Option<Bound> {
+    if (*c).constisnull || (*c).consttype != typid {
+        return None;
+    }
+    let raw = (*c).constvalue.value() as u64;
+    if typid == pg_sys::FLOAT8OID {
+        Some(Bound::Float(f64::from_bits(raw)))
+    } else if typid == pg_sys::FLOAT4OID {
+        Some(Bound::Float(f32::from_bits(raw as u32) as f64))
+    } else if INT_ORDERED.contains(&typid) {
+        Some(Bound::Int(match pg_sys::get_typlen(typid) {
+            2 => raw as u16 as i16 as i64,
+            4 => raw as u32 as i32 as i64,
+            _ => raw as i64,
+        }))
+    } else {
+        None
+    }
+}
+
+unsafe fn btree_op(opno: pg_sys::Oid, typid: pg_sys::Oid) -> Option<CmpOp> {
+    let opclass = pg_sys::GetDefaultOpClass(typid, pg_sys::BTREE_AM_OID);
+    if opclass == pg_sys::InvalidOid {
+        return None;
+    }
+    let family = pg_sys::get_opclass_family(opclass);
+    match pg_sys::get_op_opfamily_strategy(opno, family) {
+        1 => Some(CmpOp::Lt),
+        2 => Some(CmpOp::Le),
+        3 => Some(CmpOp::Eq),
+        4 => Some(CmpOp::Ge),
+        5 => Some(CmpOp::Gt),
+        _ => None,
+    }
+}
+
+/// The zone-map predicate a qual amounts to, as (attribute index, predicate).
+unsafe fn predicate_of(qual: *mut pg_sys::Node, scanrelid: u32) -> Option<(usize, ZonePredicate)> {
+    match (*qual).type_ {
+        pg_sys::NodeTag::T_OpExpr => {
+            let op = qual as *mut pg_sys::OpExpr;
+            let args = (*op).args;
+            if args.is_null() || (*args).length != 2 {
+                return None;
+            }
+            let left = (*(*args).elements.add(0)).ptr_value as *mut pg_sys::Node;
+            let right = (*(*args).elements.add(1)).ptr_value as *mut pg_sys::Node;
+            let (var, constant, commuted) = match (as_var(left, scanrelid), as_const(right)) {
+                (Some(v), Some(c)) => (v, c, false),
+                _ => match (as_const(left), as_var(right, scanrelid)) {
+                    (Some(c), Some(v)) => (v, c, true),
+                    _ => return None,
+                },
+            };
+            let typid = (*var).vartype;
+            let bound = bound_of(constant, typid)?;
+            let cmp = btree_op((*op).opno, typid)?;
+            let cmp = if commuted { cmp.commute() } else { cmp };
+            Some(((*var).varattno as usize - 1, ZonePredicate::Compare { op: cmp, value: bound }))
+        }
+        pg_sys::NodeTag::T_NullTest => {
+            let test = qual as *mut pg_sys::NullTest;
+            if (*test).argisrow {
+                return None;
+            }
+            let var = as_var((*test).arg as *mut pg_sys::Node, scanrelid)?;
+            let pred = if (*test).nulltesttype == pg_sys::NullTestType::IS_NULL {
+                ZonePredicate::IsNull
+            } else {
+                ZonePredicate::IsNotNull
+            };
+            Some(((*var).varattno as usize - 1, pred))
+        }
+        _ => None,
+    }
+}
+
+/// The quals of `quals` (an implicit-AND list) that zone maps can check, with their
+/// predicates.
+pub unsafe fn zone_predicates(
+    quals: *mut pg_sys::List,
+    scanrelid: u32,
+) -> Vec<(*mut pg_sys::Node, usize, ZonePredicate)> {
+    let n = if quals.is_null() { 0 } else { (*quals).length as usize };
+    (0..n)
+        .filter_map(|i| {
+            let qual = (*(*quals).elements.add(i)).ptr_value as *mut pg_sys::Node;
+            predicate_of(qual, scanrelid).map(|(att, p)| (qual, att, p))
+        })
+        .collect()
+}
