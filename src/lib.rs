@@ -28,6 +28,7 @@ pub extern "C-unwind" fn _PG_init() {
         LOADED_AT_STARTUP.store(preloading, Ordering::Relaxed);
         planner::define_gucs();
         storage::write_buffer::register_callbacks();
+        storage::catalog::register_cache_callback();
         exec::columnar_scan::register();
         planner::scan_path::install();
         storage::utility::install();

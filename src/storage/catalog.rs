@@ -6,7 +6,10 @@ use super::directory::{self, VectorEntry};
 use super::error::data_corrupted;
 use pgrx::prelude::*;
 use pgrx::{pg_sys, IntoDatum};
+use std::cell::RefCell;
+use std::collections::HashMap;
 use std::ffi::CStr;
+use std::rc::Rc;
 
 pgrx::extension_sql!(
     r#"
@@ -53,21 +56,64 @@ pub struct ChunkMeta {
     pub vectors: Vec<VectorEntry>,
 }
 
+/// The chunks of one row group, by attribute number - 1; None for columns added after
+/// the row group was written (their value is the column's default) or dropped ones.
+pub type Chunks = Vec<Option<ChunkMeta>>;
+
 #[derive(Debug, Clone)]
 pub struct RowGroupMeta {
     pub first_row: u64,
     pub row_count: u64,
     pub data_offset: u64,
     pub data_length: u64,
-    /// Chunks by attribute number - 1; None for columns added after the row group was
-    /// written (their value is the column's default) or dropped ones.
-    pub chunks: Vec<Option<ChunkMeta>>,
+    pub chunks: Rc<Chunks>,
 }
 
 impl RowGroupMeta {
     pub fn chunk(&self, attnum: i16) -> Option<&ChunkMeta> {
         self.chunks.get(attnum as usize - 1).and_then(|c| c.as_ref())
     }
+}
+
+/// Per-backend cache of parsed chunk metadata, keyed by (storage id, first row). A row
+/// group's chunks never change once written (a storage id is never reused), so an entry
+/// cannot go stale; only whether the row group is visible depends on the snapshot, and
+/// that is read from `row_group` each time. Entries of a relation are dropped on its
+/// relcache invalidation, which also bounds the cache's memory.
+struct ChunkCache {
+    entries: HashMap<(u64, u64), Rc<Chunks>>,
+    storage_of: HashMap<pg_sys::Oid, u64>,
+}
+
+/// Cached row groups beyond this are dropped wholesale (about 50 MB of directories).
+const CACHE_MAX_ENTRIES: usize = 20_000;
+
+thread_local! {
+    static CACHE: RefCell<ChunkCache> =
+        RefCell::new(ChunkCache { entries: HashMap::new(), storage_of: HashMap::new() });
+}
+
+/// Remembers which storage a relation uses, so its relcache invalidation can drop it.
+pub fn note_storage(relid: pg_sys::Oid, storage_id: u64) {
+    CACHE.with(|c| c.borrow_mut().storage_of.insert(relid, storage_id));
+}
+
+#[pgrx::pg_guard]
+unsafe extern "C-unwind" fn on_relcache_invalidation(_arg: pg_sys::Datum, relid: pg_sys::Oid) {
+    CACHE.with(|c| {
+        let mut cache = c.borrow_mut();
+        if relid == pg_sys::InvalidOid {
+            cache.entries.clear();
+            cache.storage_of.clear();
+        } else if let Some(storage_id) = cache.storage_of.remove(&relid) {
+            cache.entries.retain(|(s, _), _| *s != storage_id);
+        }
+    });
+}
+
+/// Registers the cache's invalidation callback; called once from `_PG_init`.
+pub unsafe fn register_cache_callback() {
+    pg_sys::CacheRegisterRelcacheCallback(Some(on_relcache_invalidation), pg_sys::Datum::from(0usize));
 }
 
 unsafe fn relid(name: &CStr) -> pg_sys::Oid {
@@ -127,6 +173,7 @@ fn datum<T: IntoDatum>(v: T) -> pg_sys::Datum {
 /// Records a written row group and its chunks.
 pub unsafe fn insert_row_group(storage_id: u64, group: &RowGroupMeta, cid: u32) {
     let rg = pg_sys::table_open(relid(c"row_group"), pg_sys::RowExclusiveLock as i32);
+    CACHE.with(|c| c.borrow_mut().entries.insert((storage_id, group.first_row), group.chunks.clone()));
     let mut values = [
         datum(storage_id as i64),
         datum(group.first_row as i64),
@@ -165,18 +212,39 @@ unsafe fn scan_storage<const N: usize>(
     storage_id: u64,
     snapshot: pg_sys::Snapshot,
     lockmode: u32,
+    f: impl FnMut(pg_sys::Relation, pg_sys::HeapTuple, &[pg_sys::Datum; N], &[bool; N]),
+) {
+    scan_keys::<N>(table, pkey, &[storage_id], snapshot, lockmode, f)
+}
+
+/// Like `scan_storage`, matching the leading primary-key columns to `keys` (bigints).
+unsafe fn scan_keys<const N: usize>(
+    table: &CStr,
+    pkey: &CStr,
+    keys: &[u64],
+    snapshot: pg_sys::Snapshot,
+    lockmode: u32,
     mut f: impl FnMut(pg_sys::Relation, pg_sys::HeapTuple, &[pg_sys::Datum; N], &[bool; N]),
 ) {
     let rel = pg_sys::table_open(relid(table), lockmode as i32);
-    let mut key = pg_sys::ScanKeyData::default();
-    pg_sys::ScanKeyInit(
-        &mut key,
-        1,
-        pg_sys::BTEqualStrategyNumber as u16,
-        pg_sys::Oid::from(pg_sys::F_INT8EQ),
-        datum(storage_id as i64),
+    let mut scan_keys = vec![pg_sys::ScanKeyData::default(); keys.len()];
+    for (i, k) in keys.iter().enumerate() {
+        pg_sys::ScanKeyInit(
+            &mut scan_keys[i],
+            i as i16 + 1,
+            pg_sys::BTEqualStrategyNumber as u16,
+            pg_sys::Oid::from(pg_sys::F_INT8EQ),
+            datum(*k as i64),
+        );
+    }
+    let scan = pg_sys::systable_beginscan(
+        rel,
+        relid(pkey),
+        true,
+        snapshot,
+        keys.len() as i32,
+        scan_keys.as_mut_ptr(),
     );
-    let scan = pg_sys::systable_beginscan(rel, relid(pkey), true, snapshot, 1, &mut key);
     let mut values = [pg_sys::Datum::from(0usize); N];
     let mut nulls = [false; N];
     loop {
@@ -195,14 +263,49 @@ unsafe fn int8(d: pg_sys::Datum) -> u64 {
     i64::from_datum(d, false).unwrap() as u64
 }
 
-/// The row groups of a storage visible to `snapshot`, ordered by first row, with the
-/// chunks of the columns in `natts` attributes (none when `natts` is 0).
+/// Parses the chunk rows of one row group.
+unsafe fn read_chunks(storage_id: u64, first_row: u64, snapshot: pg_sys::Snapshot) -> Chunks {
+    let mut chunks: Chunks = Vec::new();
+    scan_keys::<CHUNK_NATTS>(
+        c"chunk",
+        c"chunk_pkey",
+        &[storage_id, first_row],
+        snapshot,
+        pg_sys::AccessShareLock,
+        |_, _, v, _| {
+            let attnum = i16::from_datum(v[2], false).unwrap();
+            if attnum < 1 {
+                data_corrupted("chunk metadata with a non-positive attribute number");
+            }
+            let length = int8(v[4]);
+            let dir: &[u8] = <&[u8]>::from_datum(v[7], false).unwrap();
+            let vectors = directory::decode(dir, length).unwrap_or_else(|e| data_corrupted(&e.to_string()));
+            let at = attnum as usize - 1;
+            if chunks.len() <= at {
+                chunks.resize(at + 1, None);
+            }
+            chunks[at] = Some(ChunkMeta {
+                attnum,
+                offset: int8(v[3]),
+                length,
+                null_count: int8(v[5]),
+                raw_bytes: int8(v[6]),
+                vectors,
+            });
+        },
+    );
+    chunks
+}
+
+/// The row groups of a storage visible to `snapshot`, ordered by first row; with their
+/// chunks unless `with_chunks` is false (then `chunks` is empty).
 pub unsafe fn load_row_groups(
     storage_id: u64,
     snapshot: pg_sys::Snapshot,
-    natts: usize,
+    with_chunks: bool,
 ) -> Vec<RowGroupMeta> {
     let mut groups: Vec<RowGroupMeta> = Vec::new();
+    let empty = Rc::new(Chunks::new());
     scan_storage::<ROW_GROUP_NATTS>(
         c"row_group",
         c"row_group_pkey",
@@ -215,60 +318,45 @@ pub unsafe fn load_row_groups(
                 row_count: int8(v[2]),
                 data_offset: int8(v[3]),
                 data_length: int8(v[4]),
-                chunks: vec![None; natts],
+                chunks: empty.clone(),
             })
         },
     );
-    if groups.is_empty() || natts == 0 {
+    if !with_chunks {
         return groups;
     }
-    scan_storage::<CHUNK_NATTS>(
-        c"chunk",
-        c"chunk_pkey",
-        storage_id,
-        snapshot,
-        pg_sys::AccessShareLock,
-        |_, _, v, _| {
-            let first_row = int8(v[1]);
-            let attnum = i16::from_datum(v[2], false).unwrap();
-            // Chunks of row groups this snapshot cannot see are skipped with them.
-            let Ok(g) = groups.binary_search_by_key(&first_row, |g| g.first_row) else { return };
-            if attnum < 1 || attnum as usize > natts {
-                return; // a column dropped since; its chunks stay until a rewrite
+    for g in &mut groups {
+        let key = (storage_id, g.first_row);
+        let cached = CACHE.with(|c| c.borrow().entries.get(&key).cloned());
+        g.chunks = match cached {
+            Some(chunks) => chunks,
+            None => {
+                let chunks = Rc::new(read_chunks(storage_id, g.first_row, snapshot));
+                CACHE.with(|c| {
+                    let mut cache = c.borrow_mut();
+                    if cache.entries.len() >= CACHE_MAX_ENTRIES {
+                        cache.entries.clear();
+                    }
+                    cache.entries.insert(key, chunks.clone());
+                });
+                chunks
             }
-            let length = int8(v[4]);
-            let dir: &[u8] = <&[u8]>::from_datum(v[7], false).unwrap();
-            let vectors = directory::decode(dir, length).unwrap_or_else(|e| data_corrupted(&e.to_string()));
-            groups[g].chunks[attnum as usize - 1] = Some(ChunkMeta {
-                attnum,
-                offset: int8(v[3]),
-                length,
-                null_count: int8(v[5]),
-                raw_bytes: int8(v[6]),
-                vectors,
-            });
-        },
-    );
+        };
+    }
     groups
 }
 
 /// Stored bytes per attribute (index attnum - 1) over the row groups visible to the
-/// catalog snapshot, without parsing vector directories: for planning.
+/// catalog snapshot: for planning.
 pub unsafe fn column_bytes(storage_id: u64, natts: usize) -> Vec<u64> {
     let mut bytes = vec![0u64; natts];
-    scan_storage::<CHUNK_NATTS>(
-        c"chunk",
-        c"chunk_pkey",
-        storage_id,
-        std::ptr::null_mut(),
-        pg_sys::AccessShareLock,
-        |_, _, v, _| {
-            let attnum = i16::from_datum(v[2], false).unwrap();
-            if attnum >= 1 && attnum as usize <= natts {
-                bytes[attnum as usize - 1] += int8(v[4]);
+    for g in load_row_groups(storage_id, std::ptr::null_mut(), true) {
+        for c in g.chunks.iter().flatten() {
+            if let Some(b) = bytes.get_mut(c.attnum as usize - 1) {
+                *b += c.length;
             }
-        },
-    );
+        }
+    }
     bytes
 }
 

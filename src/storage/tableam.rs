@@ -526,9 +526,10 @@ unsafe extern "C-unwind" fn relation_estimate_size(
 ) {
     let nblocks = pages::nblocks(rel);
     let rows: u64 = match existing_storage_id(rel) {
-        Some(storage_id) => {
-            catalog::load_row_groups(storage_id, std::ptr::null_mut(), 0).iter().map(|g| g.row_count).sum()
-        }
+        Some(storage_id) => catalog::load_row_groups(storage_id, std::ptr::null_mut(), false)
+            .iter()
+            .map(|g| g.row_count)
+            .sum(),
         None => 0,
     };
     *pages_out = nblocks;

@@ -121,7 +121,7 @@ unsafe fn write_out(rel: pg_sys::Relation, buf: &mut WriteBuffer, rows: usize, b
             row_count: range.len() as u64,
             data_offset,
             data_length: total as u64,
-            chunks,
+            chunks: std::rc::Rc::new(chunks),
         };
         catalog::insert_row_group(storage_id, &group, cid);
     }
