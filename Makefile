@@ -12,14 +12,14 @@ PSQL_RUN   = $(PG_BIN)/psql -X -h $(RUN_SOCK) -p $(RUN_PORT) -U postgres
 export PG_CONFIG
 
 .PHONY: help provision build install run start demo psql stop test unit-test pg-test \
-        regress integration-test crash-test fmt lint clean clean-clusters
+        regress isolation integration-test crash-test fmt lint clean clean-clusters
 
 help:
 	@echo "make run      build, install, start the local cluster, run the demo"
 	@echo "make test     every test level, on a throwaway cluster"
 	@echo "make psql     connect to the local cluster    make stop   stop it"
 	@echo "make install  build in release mode and install into $(PG_CONFIG)'s PostgreSQL"
-	@echo "make unit-test | pg-test | regress | integration-test | crash-test   one test level"
+	@echo "make unit-test | pg-test | regress | isolation | integration-test | crash-test"
 
 provision:
 	@scripts/provision.sh
@@ -53,7 +53,7 @@ stop:
 test: provision
 	@scripts/test.sh all
 
-unit-test pg-test regress integration-test crash-test: provision
+unit-test pg-test regress isolation integration-test crash-test: provision
 	@scripts/test.sh $@
 
 fmt:

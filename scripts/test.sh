@@ -5,6 +5,7 @@
 #   pg-test           `cargo pgrx test`: #[pg_test] functions inside a backend
 #   regress           pg_regress over sql/ -> expected/, on the throwaway cluster
 #   integration-test  Rust tests in tests/ (insta snapshots, differential tests), same cluster
+#   isolation         pg_isolation_regress over specs/ -> expected/ (concurrent sessions)
 #   crash-test        tests/crash_recovery.sh: SIGKILL during and after COPY, on its own cluster
 #
 # Every level runs even when an earlier one failed; the exit status is non-zero if any did.
@@ -15,6 +16,7 @@ cd "$TOP"
 PG_CONFIG=${PG_CONFIG:-/usr/lib/postgresql/15/bin/pg_config}
 PG_BIN=$("$PG_CONFIG" --bindir)
 PG_REGRESS=$("$PG_CONFIG" --pkglibdir)/pgxs/src/test/regress/pg_regress
+PG_ISOLATION_REGRESS=$("$PG_CONFIG" --pkglibdir)/pgxs/src/test/isolation/pg_isolation_regress
 TEST_PORT=${TEST_PORT:-54316}
 CLUSTER=scripts/cluster.sh
 LOGS=$TOP/target/test-logs
@@ -101,6 +103,21 @@ regress() {
     return $rc
 }
 
+isolation() {
+    start_test_cluster || return 1
+    local specs
+    specs=$(cd specs && ls ./*.spec | sed -e 's|^\./||' -e 's/\.spec$//')
+    rm -rf "$TOP/target/isolation"
+    mkdir -p "$TOP/target/isolation"
+    # shellcheck disable=SC2086
+    "$PG_ISOLATION_REGRESS" --bindir="$PG_BIN" --host="$(sock)" --port="$TEST_PORT" --user=postgres \
+        --inputdir="$TOP" --outputdir="$TOP/target/isolation" --dbname=pgcolumnar_isolation $specs
+    local rc=$?
+    [ $rc -ne 0 ] && [ -f "$TOP/target/isolation/regression.diffs" ] \
+        && cat "$TOP/target/isolation/regression.diffs"
+    return $rc
+}
+
 integration_test() {
     start_test_cluster || return 1
     INSTA_UPDATE=no PGCOLUMNAR_TEST_HOST="$(sock)" PGCOLUMNAR_TEST_PORT="$TEST_PORT" \
@@ -117,12 +134,14 @@ case ${1:-all} in
         run_level unit-test unit_test
         run_level pg-test pg_test
         run_level regress regress
+        run_level isolation isolation
         run_level integration-test integration_test
         run_level crash-test crash_test
         ;;
     unit-test) run_level unit-test unit_test ;;
     pg-test) run_level pg-test pg_test ;;
     regress) run_level regress regress ;;
+    isolation) run_level isolation isolation ;;
     integration-test) run_level integration-test integration_test ;;
     crash-test) run_level crash-test crash_test ;;
     *) echo "test.sh: unknown level '$1'" >&2; exit 2 ;;

@@ -81,5 +81,15 @@ crash
 $CLUSTER start crash "$PORT" test
 check rows_committed_just_before_crash 420011 "$(psql_ -c "SELECT count(*) FROM c")"
 
+# Corrupt bytes on a data page: reading them fails with SQLSTATE XX001, never a crash.
+file=$(psql_ -c "SELECT pg_relation_filepath('c')")
+$CLUSTER stop crash
+printf 'garbage!garbage!' | dd of="$DIR/data/$file" bs=1 seek=$((8192 + 3000)) conv=notrunc status=none
+$CLUSTER start crash "$PORT" test
+err=$("$PG_BIN/psql" -X -q -A -t -v VERBOSITY=sqlstate -h "$DIR/socket" -p "$PORT" -U postgres -d postgres \
+    -c "SELECT * FROM c" 2>&1 >/dev/null)
+check corrupt_page_is_xx001 "ERROR:  XX001" "$err"
+check server_survives_corruption 1 "$(psql_ -c "SELECT 1")"
+
 echo "crash recovery: $passed passed, $failures failed"
 [ "$failures" -eq 0 ]
