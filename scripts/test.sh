@@ -75,7 +75,9 @@ start_test_cluster() {
 
 sock() { echo "$($CLUSTER dir test)/socket"; }
 
-unit_test() { cargo test --locked --lib; }
+unit_test() {
+    cargo test --locked --lib && cargo test --locked --manifest-path bench/tsbs-gen/Cargo.toml
+}
 
 pg_test() {
     local pgdata

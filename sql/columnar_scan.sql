@@ -40,6 +40,18 @@ EXPLAIN (COSTS OFF) SELECT count(*) FROM s WHERE t = 'x1' OR id < 5;
 SET pgcolumnar.enable_columnar_scan = off;
 EXPLAIN (COSTS OFF) SELECT count(*) FROM s WHERE id BETWEEN 200000 AND 201000;
 SELECT count(*) FROM s WHERE id BETWEEN 200000 AND 201000;
+-- A parallel sequential scan splits the row groups between the workers.
+SET parallel_setup_cost = 0;
+SET parallel_tuple_cost = 0;
+SET min_parallel_table_scan_size = 0;
+SET max_parallel_workers_per_gather = 2;
+EXPLAIN (COSTS OFF) SELECT count(*), sum(id), count(DISTINCT t) FROM s;
+SELECT count(*), sum(id), count(DISTINCT t) FROM s;
+RESET max_parallel_workers_per_gather;
+RESET min_parallel_table_scan_size;
+RESET parallel_tuple_cost;
+RESET parallel_setup_cost;
+SET max_parallel_workers_per_gather = 0;
 RESET pgcolumnar.enable_columnar_scan;
 
 -- Sizes are real: the data file holds everything (no TOAST table).
