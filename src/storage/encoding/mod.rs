@@ -4,11 +4,11 @@
 //!
 //! Layering:
 //! - codecs (`plain`, `bitpack`, `delta`, `rle`, `dictionary`, `bytesplit`, `gorilla`,
-//!   `alp`) turn a dense slice of non-null values into bytes and back. They do not store
-//!   the value count: the caller passes it to `decode`, which appends exactly that many
-//!   values and returns how many input bytes it consumed. `count` is the caller's to
-//!   bound (the vector layer reads it from a checked header, at most `MAX_VECTOR_ROWS`);
-//!   everything read from the input itself is checked.
+//!   `alp`, `lagdelta`) turn a dense slice of non-null values into bytes and back. They do
+//!   not store the value count: the caller passes it to `decode`, which appends exactly
+//!   that many values and returns how many input bytes it consumed. `count` is the
+//!   caller's to bound (the vector layer reads it from a checked header, at most
+//!   `MAX_VECTOR_ROWS`); everything read from the input itself is checked.
 //! - `compress` wraps lz4 / zstd with bounded decompression.
 //! - `vector` frames one vector (header, checksum, validity bitmap, payload), chooses
 //!   the encoding and compression, and is the API the rest of the extension uses.
@@ -20,6 +20,7 @@ pub mod compress;
 pub mod delta;
 pub mod dictionary;
 pub mod gorilla;
+pub mod lagdelta;
 pub mod plain;
 pub mod rle;
 pub mod vector;

@@ -113,3 +113,36 @@ pub fn to_offsets(values: &[Vec<u8>]) -> (Vec<u32>, Vec<u8>) {
 pub fn any_bytes_vec(max_len: usize) -> impl Strategy<Value = Vec<Vec<u8>>> {
     vec_with_repeats(proptest::collection::vec(any::<u8>(), 0..20), max_len)
 }
+
+/// `sources` interleaved random walks (time-major: value i is source i % sources),
+/// each starting uniform in [0, 100) and moving by N(0, sigma) steps clamped to
+/// [0, 100]. Deterministic for a seed.
+pub fn interleaved_walks(sources: usize, len: usize, seed: u64, sigma: f64) -> Vec<f64> {
+    let mut x = seed;
+    let mut unit = move || {
+        // splitmix64
+        x = x.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = x;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        ((z ^ (z >> 31)) >> 11) as f64 / (1u64 << 53) as f64
+    };
+    let mut state: Vec<f64> = (0..sources).map(|_| unit() * 100.0).collect();
+    let mut out: Vec<f64> = state.clone();
+    while out.len() < len {
+        for v in state.iter_mut() {
+            // Marsaglia's polar method (one of the pair).
+            let step = loop {
+                let (a, b) = (2.0 * unit() - 1.0, 2.0 * unit() - 1.0);
+                let s = a * a + b * b;
+                if s > 0.0 && s < 1.0 {
+                    break a * (-2.0 * s.ln() / s).sqrt();
+                }
+            };
+            *v = (*v + step * sigma).clamp(0.0, 100.0);
+            out.push(*v);
+        }
+    }
+    out.truncate(len);
+    out
+}

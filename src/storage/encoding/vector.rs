@@ -29,23 +29,28 @@
 //!
 //! One statistics pass per vector yields the exact encoded size of the cheap-to-estimate
 //! codecs (plain, frame of reference, delta, delta-of-delta, run-length, Gorilla); ALP
-//! and ALP_rd estimate from a sample; the dictionary is built only while it can still
-//! win (and not at all when a sample of 128 values has no repeat). The smallest wins.
+//! and ALP_rd estimate from a sample; for floats that are not decimal, the lag-delta
+//! codec first detects the lag (the distance at which values agree most: the number
+//! of interleaved series) from a sample, then costs its residuals exactly; the
+//! dictionary is built only while it can still win (and not at all when a sample of 128
+//! values has no repeat). The smallest wins.
 //! Then general compression is tried on the winner's payload: lz4 and zstd for byte
 //! strings; for numbers lz4 first and zstd only if lz4 found some redundancy
 //! (bit-packed numbers otherwise look random to both). A second layout made for
 //! compression is also tried: plain byte strings (dictionary codes hide long repeats
-//! from lz4/zstd), and byte-split floats when the byte planes' entropy promises a 10%
-//! win. Compression is kept only when it saves at least 10%, and lz4 is preferred when
-//! within 10% of zstd because it decodes several times faster.
+//! from lz4/zstd), and byte-split floats when the byte planes' entropy promises a win.
+//! Compression is kept only when it saves at least 10%, and lz4 is preferred when within
+//! 10% of zstd because it decodes several times faster; for floats, whose lightweight
+//! encodings leave little redundancy, these margins (and the alternative layout's) are
+//! 3%.
 
 use std::cell::RefCell;
 
 use super::alp::{self, AlpFloat};
 use super::compress::{self, Compression};
 use super::{
-    bitpack, bytesplit, delta, dictionary, gorilla, plain, rle, CorruptData, Fixed, PhysicalKind, Scratch,
-    MAX_DECODED_BYTES, MAX_VECTOR_ROWS,
+    bitpack, bytesplit, delta, dictionary, gorilla, lagdelta, plain, rle, CorruptData, Fixed, PhysicalKind,
+    Scratch, MAX_DECODED_BYTES, MAX_VECTOR_ROWS,
 };
 
 pub const FORMAT_VERSION: u8 = 1;
@@ -68,6 +73,8 @@ pub enum EncodingId {
     Alp = 8,
     /// ALP for full-precision ("real") doubles.
     AlpRd = 9,
+    /// Floats predicted by the value `lag` positions earlier (`lagdelta`).
+    LagDelta = 10,
 }
 
 impl EncodingId {
@@ -84,6 +91,7 @@ impl EncodingId {
             7 => Gorilla,
             8 => Alp,
             9 => AlpRd,
+            10 => LagDelta,
             _ => return None,
         })
     }
@@ -94,7 +102,7 @@ impl EncodingId {
         match kind {
             PhysicalKind::Int => matches!(self, Plain | BitPack | Delta | DeltaOfDelta | Rle | Dictionary),
             PhysicalKind::Float32 | PhysicalKind::Float64 => {
-                matches!(self, Plain | Rle | Dictionary | ByteSplit | Gorilla | Alp | AlpRd)
+                matches!(self, Plain | Rle | Dictionary | ByteSplit | Gorilla | Alp | AlpRd | LagDelta)
             }
             PhysicalKind::Bytes => matches!(self, Plain | Rle | Dictionary),
         }
@@ -254,6 +262,18 @@ struct Candidate {
     zstd: Vec<u8>,
 }
 
+/// The saving, in percent, that pays for a slower decode: general compression over
+/// none, zstd over lz4 (which decodes several times faster), a compressed alternative
+/// layout over an uncompressed primary. Float payloads are mostly mantissa bits that
+/// nothing compresses, so the little there is to gain (exponent bytes, repeats) is
+/// taken from 3% on.
+fn min_saving_percent(kind: PhysicalKind) -> usize {
+    match kind {
+        PhysicalKind::Float32 | PhysicalKind::Float64 => 3,
+        PhysicalKind::Int | PhysicalKind::Bytes => 10,
+    }
+}
+
 /// Which compressors to try on a candidate.
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Trial {
@@ -279,8 +299,10 @@ impl Candidate {
         if raw < MIN_COMPRESS_LEN {
             return (Compression::None, raw);
         }
-        // Only a saving of at least 10% is worth the decompression on every read.
-        let worth = |c: usize| c * 10 <= raw * 9 && raw <= max_raw_len(kind, rows, c);
+        // Only a saving of at least 10% (3% for floats) is worth the decompression on
+        // every read.
+        let margin = min_saving_percent(kind);
+        let worth = |c: usize| c * 100 <= raw * (100 - margin) && raw <= max_raw_len(kind, rows, c);
         let try_lz4 = policy.lz4 && !(trial == Trial::ZstdFirst && policy.zstd);
         let mut lz4 = None;
         if try_lz4 {
@@ -298,8 +320,8 @@ impl Candidate {
             }
         }
         match (lz4, zstd) {
-            // lz4 decodes several times faster; accept up to 10% more bytes for it.
-            (Some(l), Some(z)) if l * 10 > z * 11 => (Compression::Zstd, z),
+            // lz4 decodes several times faster; accept up to 10% (3%) more bytes for it.
+            (Some(l), Some(z)) if l * 100 > z * (100 + margin) => (Compression::Zstd, z),
             (Some(l), _) => (Compression::Lz4, l),
             (None, Some(z)) => (Compression::Zstd, z),
             (None, None) => (Compression::None, raw),
@@ -405,9 +427,12 @@ pub fn encode_vector(
         // A layout made for general compression may beat the lightweight encoding once
         // compressed: plain byte strings (a dictionary's codes hide long repeats from
         // lz4/zstd), and byte-split floats when their entropy promises a clear win (an
-        // uncompressed primary decodes faster, so it must be beaten by 10%).
+        // uncompressed primary decodes faster, so it must be beaten by 10%, or 3%).
         let compressing = policy.lz4 || policy.zstd;
-        let target = if compression == Compression::None { stored * 9 / 10 } else { stored };
+        let target = match compression {
+            Compression::None => stored * (100 - min_saving_percent(kind)) / 100,
+            _ => stored,
+        };
         // Floats the lightweight encoding already halved are not worth a histogram.
         let floats_worth = stored * 2 > plain_bytes(&values);
         let alt = match values {
@@ -606,13 +631,17 @@ fn encode_float<T: AlpFloat>(v: &[T], buf: &mut Vec<u8>) -> EncodingId {
     if let Some((_, size)) = alp {
         best.offer(EncodingId::Alp, size);
     }
-    // ALP_rd and Gorilla only pay off when values are not (mostly) decimal.
+    // ALP_rd, Gorilla and lag-delta only pay off when values are not (mostly) decimal.
     let mut rd = None;
+    let mut lag = None;
     if best.1 * 10 > plain_len * 6 {
         best.offer(EncodingId::Gorilla, gorilla::encoded_len(v));
         let (params, size) = alp::choose_rd(v);
         best.offer(EncodingId::AlpRd, size);
         rd = Some(params);
+        let (params, size) = lagdelta::choose(v, lagdelta::detect_lag(v));
+        best.offer(EncodingId::LagDelta, size);
+        lag = Some(params);
     }
     if let Some(dict) = dictionary::build(v, best.1) {
         dictionary::encode_built(&dict, buf);
@@ -625,6 +654,7 @@ fn encode_float<T: AlpFloat>(v: &[T], buf: &mut Vec<u8>) -> EncodingId {
         EncodingId::Gorilla => gorilla::encode(v, buf),
         EncodingId::Alp => alp::encode(v, alp.expect("estimated").0, buf),
         EncodingId::AlpRd => alp::encode_rd(v, rd.as_ref().expect("estimated"), buf),
+        EncodingId::LagDelta => lagdelta::encode(v, lag.as_ref().expect("estimated"), buf),
         other => unreachable!("{other:?} is not a float candidate"),
     }
     // ALP sizes are estimated from a sample; never store more than plain.
@@ -891,6 +921,7 @@ fn decode_float<T: AlpFloat>(
         EncodingId::Gorilla => gorilla::decode(payload, count, out),
         EncodingId::Alp => alp::decode(payload, count, out),
         EncodingId::AlpRd => alp::decode_rd(payload, count, out),
+        EncodingId::LagDelta => lagdelta::decode(payload, count, out),
         _ => Err(CorruptData("encoding does not apply to the value kind")),
     }
 }
@@ -1188,8 +1219,38 @@ mod tests {
         // Slowly varying full-precision series: Gorilla or ALP_rd, below plain.
         let series: Vec<Option<f64>> = (0..2048).map(|i| Some(20.0 + (i as f64 / 50.0).sin())).collect();
         let (info, buf) = rt_f64(&series, &p);
-        assert!(matches!(info.encoding, EncodingId::Gorilla | EncodingId::AlpRd), "{info:?}");
+        assert!(
+            matches!(info.encoding, EncodingId::Gorilla | EncodingId::AlpRd | EncodingId::LagDelta),
+            "{info:?}"
+        );
         assert!(buf.len() < 2048 * 8);
+        // Interleaved full-precision series (time-major rows of 400 hosts): lag-delta
+        // with lag 400, also when compression is allowed.
+        let walks: Vec<Option<f64>> = interleaved_walks(400, 2048, 3, 1.0).into_iter().map(Some).collect();
+        for p in [p, CompressionPolicy::default()] {
+            let (info, buf) = rt_f64(&walks, &p);
+            assert_eq!((info.encoding, info.compression), (EncodingId::LagDelta, Compression::None));
+            assert_eq!(u16::from_le_bytes([buf[HEADER_LEN], buf[HEADER_LEN + 1]]), 400);
+            assert!(buf.len() * 100 <= 2048 * 650, "{}", buf.len());
+        }
+    }
+
+    #[test]
+    fn small_float_savings_are_kept() {
+        // Full-precision values, a fifth of them 0.0: ALP_rd leaves the zeros' repeated
+        // bytes to zstd, which saves over 3% (but not 10%) of the payload.
+        let mut x = 3u64;
+        let rows: Vec<Option<f64>> = (0..2048)
+            .map(|_| {
+                x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                Some(if x >> 61 == 0 { 0.0 } else { (x >> 11) as f64 / (1u64 << 53) as f64 * 100.0 })
+            })
+            .collect();
+        let (plain, _) = rt_f64(&rows, &CompressionPolicy::NONE);
+        let (info, _) = rt_f64(&rows, &CompressionPolicy::default());
+        assert_ne!(info.compression, Compression::None, "{info:?}");
+        assert!(info.stored_bytes * 100 <= plain.stored_bytes * 97);
+        assert!(info.stored_bytes * 100 > plain.stored_bytes * 90, "{info:?} {plain:?}");
     }
 
     #[test]
@@ -1222,6 +1283,13 @@ mod tests {
         v.push((PhysicalKind::Bytes, rt_bytes(&text, &p).1));
         let fl: Vec<Option<f64>> = (0..300).map(|i| (i % 3 != 0).then_some(i as f64 * 1.1)).collect();
         v.push((PhysicalKind::Float64, rt_f64(&fl, &p).1));
+        // 7 interleaved series; whole rounds of 7 rows are NULL, which keeps the lag.
+        let walks = interleaved_walks(7, 300, 1, 1.0);
+        let rows: Vec<Option<f64>> =
+            walks.iter().enumerate().map(|(i, &w)| (i / 7 % 10 != 3).then_some(w)).collect();
+        let (info, buf) = rt_f64(&rows, &p);
+        assert_eq!(info.encoding, EncodingId::LagDelta);
+        v.push((PhysicalKind::Float64, buf));
         v
     }
 
@@ -1334,6 +1402,24 @@ mod tests {
         fn prop_f32(rows in vec_with_repeats(opt(any_f32()), 300), p in any_policy(), fl in flips()) {
             let (_, buf) = rt_f32(&rows, &p);
             check_flips(&buf, &fl, PhysicalKind::Float32);
+        }
+
+        #[test]
+        fn prop_f64_interleaved(sources in 1usize..600, len in 1usize..2048, seed in any::<u64>(),
+                                null_every in 0usize..4, p in any_policy(), fl in flips(),
+                                specials in proptest::collection::vec((any::<usize>(), any_f64()), 0..10)) {
+            let mut v = interleaved_walks(sources, len, seed, 1.0);
+            for (i, x) in specials {
+                let n = v.len();
+                v[i % n] = x;
+            }
+            let rows: Vec<Option<f64>> = v
+                .iter()
+                .enumerate()
+                .map(|(i, &x)| (null_every == 0 || i % (null_every * 97) != 1).then_some(x))
+                .collect();
+            let (_, buf) = rt_f64(&rows, &p);
+            check_flips(&buf, &fl, PhysicalKind::Float64);
         }
 
         #[test]
