@@ -33,8 +33,12 @@ count_results() {
     while read -r p f; do
         passed=$((passed + p)); failed=$((failed + f))
     done < <(sed -nE 's/^test result: [A-Za-z]+\. ([0-9]+) passed; ([0-9]+) failed.*/\1 \2/p' "$log")
-    passed=$((passed + $(grep -cE '\.\.\. ok ' "$log" || true)))
-    failed=$((failed + $(grep -cE '\.\.\. FAILED' "$log" || true)))
+    # pg_regress and the crash test print one "... ok" / "... FAILED" line per test;
+    # cargo prints such lines too, but its "test result" totals already count them.
+    if ! grep -qE '^test result: ' "$log"; then
+        passed=$((passed + $(grep -cE '\.\.\. ok ' "$log" || true)))
+        failed=$((failed + $(grep -cE '\.\.\. FAILED' "$log" || true)))
+    fi
     echo "$passed $failed"
 }
 
@@ -89,41 +93,31 @@ pg_test() {
     cargo pgrx test pg15 "::pg_" --runas postgres --pgdata "$pgdata"
 }
 
-regress() {
+# run_pg_regress DRIVER SUBDIR EXTENSION NAME: one of PostgreSQL's regression drivers
+# over SUBDIR/*.EXTENSION against expected/, on the throwaway cluster; output in
+# target/NAME, database pgcolumnar_NAME.
+run_pg_regress() {
+    local driver=$1 subdir=$2 ext=$3 dbname=pgcolumnar_$4 out="$TOP/target/$4" tests
     start_test_cluster || return 1
-    local tests
-    tests=$(cd sql && ls ./*.sql | sed -e 's|^\./||' -e 's/\.sql$//')
-    rm -rf "$TOP/target/regress"
-    mkdir -p "$TOP/target/regress"
+    tests=$(cd "$subdir" && ls ./*."$ext" | sed -e 's|^\./||' -e "s/\\.$ext\$//")
+    rm -rf "$out"
+    mkdir -p "$out"
     # shellcheck disable=SC2086
-    "$PG_REGRESS" --bindir="$PG_BIN" --host="$(sock)" --port="$TEST_PORT" --user=postgres \
-        --inputdir="$TOP" --outputdir="$TOP/target/regress" --dbname=pgcolumnar_regress \
-        $tests
+    "$driver" --bindir="$PG_BIN" --host="$(sock)" --port="$TEST_PORT" --user=postgres \
+        --inputdir="$TOP" --outputdir="$out" --dbname="$dbname" $tests
     local rc=$?
-    [ $rc -ne 0 ] && [ -f "$TOP/target/regress/regression.diffs" ] \
-        && cat "$TOP/target/regress/regression.diffs"
+    [ $rc -ne 0 ] && [ -f "$out/regression.diffs" ] && cat "$out/regression.diffs"
     return $rc
 }
 
-isolation() {
-    start_test_cluster || return 1
-    local specs
-    specs=$(cd specs && ls ./*.spec | sed -e 's|^\./||' -e 's/\.spec$//')
-    rm -rf "$TOP/target/isolation"
-    mkdir -p "$TOP/target/isolation"
-    # shellcheck disable=SC2086
-    "$PG_ISOLATION_REGRESS" --bindir="$PG_BIN" --host="$(sock)" --port="$TEST_PORT" --user=postgres \
-        --inputdir="$TOP" --outputdir="$TOP/target/isolation" --dbname=pgcolumnar_isolation $specs
-    local rc=$?
-    [ $rc -ne 0 ] && [ -f "$TOP/target/isolation/regression.diffs" ] \
-        && cat "$TOP/target/isolation/regression.diffs"
-    return $rc
-}
+regress() { run_pg_regress "$PG_REGRESS" sql sql regress; }
+
+isolation() { run_pg_regress "$PG_ISOLATION_REGRESS" specs spec isolation; }
 
 integration_test() {
     start_test_cluster || return 1
     INSTA_UPDATE=no PGCOLUMNAR_TEST_HOST="$(sock)" PGCOLUMNAR_TEST_PORT="$TEST_PORT" \
-        cargo test --locked --test '*' -- --include-ignored
+        cargo test --locked --no-fail-fast --test '*' -- --include-ignored
 }
 
 crash_test() {

@@ -14,8 +14,9 @@ EXPLAIN SELECT * FROM s;
 SELECT reltuples FROM pg_class WHERE relname = 's';
 
 -- Statistics comparable to heap's.
-SELECT c.attname, c.n_distinct = h.n_distinct AS same_n_distinct,
-       round(c.correlation::numeric, 2) AS correlation, round(h.correlation::numeric, 2) AS heap_correlation,
+-- (heap samples at random, so compare within a tolerance)
+SELECT c.attname, abs(c.n_distinct - h.n_distinct) <= greatest(1, abs(h.n_distinct) / 20) AS close_n_distinct,
+       round(c.correlation::numeric, 1) AS correlation, round(h.correlation::numeric, 1) AS heap_correlation,
        c.null_frac = h.null_frac AS same_null_frac
   FROM pg_stats c JOIN pg_stats h USING (attname)
  WHERE c.tablename = 's' AND h.tablename = 's_heap' ORDER BY 1;
@@ -34,6 +35,21 @@ EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF)
 SELECT count(*) FROM s WHERE ts >= '2024-01-06 00:00:00+00' AND d = '2024-02-13';
 EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) SELECT count(*) FROM s WHERE f > 49999.5;
 SELECT count(*), min(f) FROM s WHERE f > 49999.5;
+-- Text keeps byte-wise zone maps: equality prunes (deterministic collation), ranges
+-- only under "C".
+CREATE TABLE hosts (h text, b bytea, i int) USING columnar;
+INSERT INTO hosts SELECT 'host_' || lpad((i / 5000)::text, 3, '0'), int4send(i / 5000), i
+  FROM generate_series(0, 299999) i;
+EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) SELECT count(*) FROM hosts WHERE h = 'host_007';
+EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF)
+  SELECT count(*) FROM hosts WHERE h >= 'host_050' COLLATE "C";
+EXPLAIN (COSTS OFF) SELECT count(*) FROM hosts WHERE h >= 'host_050';
+EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) SELECT count(*) FROM hosts WHERE b = int4send(7);
+SELECT count(*) FROM hosts WHERE h = 'host_007';
+SELECT count(*) FROM hosts WHERE h >= 'host_050' COLLATE "C";
+SELECT count(*) FROM hosts WHERE b = int4send(7);
+DROP TABLE hosts;
+
 -- Conditions zone maps cannot check are only filters.
 EXPLAIN (COSTS OFF) SELECT count(*) FROM s WHERE t = 'x1' OR id < 5;
 -- With the scan disabled, a sequential scan gives the same answers.

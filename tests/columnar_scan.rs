@@ -59,6 +59,7 @@ fn explain_shows_the_columns_read() {
     Custom Scan (ColumnarScan) on wide
       Filter: (c3 > '1.5'::double precision)
       Columns Read: 3 of 12: c1, c2, c3
+      Zone Map Filter: (c3 > '1.5'::double precision)
     "
     );
     insta::assert_snapshot!(

@@ -1,8 +1,10 @@
 //! Finds the scan quals that zone maps can check: `column op constant` with a btree
-//! comparison on a type whose order the stored integers or floats follow, and
-//! `column IS [NOT] NULL`. The executor still evaluates every qual on the rows the scan
+//! comparison on a type whose order the stored integers or floats follow, or on text
+//! and bytea (byte order: equality under a deterministic collation, ranges under "C"),
+//! and `column IS [NOT] NULL`. The executor still evaluates every qual on the rows the scan
 //! returns; these only let the scan skip row groups and vectors that cannot match.
 
+use crate::storage::datum::BYTEWISE_TYPES;
 use crate::storage::zonemap::{Bound, CmpOp, ZonePredicate};
 use pgrx::pg_sys;
 
@@ -38,9 +40,25 @@ unsafe fn as_const(node: *mut pg_sys::Node) -> Option<*mut pg_sys::Const> {
     (!n.is_null() && (*n).type_ == pg_sys::NodeTag::T_Const).then_some(n as *mut pg_sys::Const)
 }
 
+/// The type whose btree operators apply to a column of type `typid` (varchar uses text's).
+fn operator_type(typid: pg_sys::Oid) -> pg_sys::Oid {
+    if typid == pg_sys::VARCHAROID {
+        pg_sys::TEXTOID
+    } else {
+        typid
+    }
+}
+
 unsafe fn bound_of(c: *mut pg_sys::Const, typid: pg_sys::Oid) -> Option<Bound> {
-    if (*c).constisnull || (*c).consttype != typid {
+    if (*c).constisnull || (*c).consttype != operator_type(typid) {
         return None;
+    }
+    if BYTEWISE_TYPES.contains(&typid) {
+        let original = (*c).constvalue.cast_mut_ptr::<pg_sys::varlena>();
+        let flat = pg_sys::pg_detoast_datum_packed(original);
+        let len = pgrx::varlena::varsize_any_exhdr(flat);
+        let bytes = std::slice::from_raw_parts(pgrx::varlena::vardata_any(flat) as *const u8, len).to_vec();
+        return Some(Bound::Bytes(bytes));
     }
     let raw = (*c).constvalue.value() as u64;
     if typid == pg_sys::FLOAT8OID {
@@ -74,6 +92,19 @@ unsafe fn btree_op(opno: pg_sys::Oid, typid: pg_sys::Oid) -> Option<CmpOp> {
     }
 }
 
+/// Whether comparing byte strings in byte order gives the operator's answer under
+/// `collation`: always without a collation (bytea); for equality under a deterministic
+/// collation (equal means byte-equal); for ranges only under "C"/"POSIX".
+unsafe fn byte_order_applies(op: CmpOp, collation: pg_sys::Oid) -> bool {
+    if collation == pg_sys::InvalidOid
+        || collation == pg_sys::C_COLLATION_OID
+        || collation == pg_sys::POSIX_COLLATION_OID
+    {
+        return true;
+    }
+    op == CmpOp::Eq && pg_sys::get_collation_isdeterministic(collation)
+}
+
 /// The zone-map predicate a qual amounts to, as (attribute index, predicate).
 unsafe fn predicate_of(qual: *mut pg_sys::Node, scanrelid: u32) -> Option<(usize, ZonePredicate)> {
     match (*qual).type_ {
@@ -94,8 +125,11 @@ unsafe fn predicate_of(qual: *mut pg_sys::Node, scanrelid: u32) -> Option<(usize
             };
             let typid = (*var).vartype;
             let bound = bound_of(constant, typid)?;
-            let cmp = btree_op((*op).opno, typid)?;
+            let cmp = btree_op((*op).opno, operator_type(typid))?;
             let cmp = if commuted { cmp.commute() } else { cmp };
+            if matches!(bound, Bound::Bytes(_)) && !byte_order_applies(cmp, (*op).inputcollid) {
+                return None;
+            }
             Some(((*var).varattno as usize - 1, ZonePredicate::Compare { op: cmp, value: bound }))
         }
         pg_sys::NodeTag::T_NullTest => {

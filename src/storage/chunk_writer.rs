@@ -20,7 +20,14 @@ pub struct EncodedChunk {
     pub raw_bytes: u64,
 }
 
-pub fn encode_chunk(b: &ColumnBuilder, rows: Range<usize>, policy: &CompressionPolicy) -> EncodedChunk {
+/// Encodes rows `rows` of `b`. `bytes_zone` asks for byte-wise zone maps of byte-string
+/// values (for types whose order is byte order, like text under "C" and bytea).
+pub fn encode_chunk(
+    b: &ColumnBuilder,
+    rows: Range<usize>,
+    policy: &CompressionPolicy,
+    bytes_zone: bool,
+) -> EncodedChunk {
     let mut bytes = Vec::new();
     let mut vectors = Vec::with_capacity(rows.len().div_ceil(VECTOR_ROWS));
     let (mut null_count, mut raw_bytes) = (0u64, 0u64);
@@ -46,7 +53,14 @@ pub fn encode_chunk(b: &ColumnBuilder, rows: Range<usize>, policy: &CompressionP
                 rebased.clear();
                 rebased.extend(offsets.iter().map(|o| (o - base) as u32));
                 let slice = &data[base as usize..offsets[offsets.len() - 1] as usize];
-                (VectorValues::Bytes { offsets: &rebased, data: slice }, ZoneMap::None)
+                {
+                    let zone = if bytes_zone {
+                        ZoneMap::of_bytes(rebased.windows(2).map(|w| &slice[w[0] as usize..w[1] as usize]))
+                    } else {
+                        ZoneMap::None
+                    };
+                    (VectorValues::Bytes { offsets: &rebased, data: slice }, zone)
+                }
             }
         };
         let offset = bytes.len() as u32;
@@ -83,7 +97,7 @@ mod tests {
                 b.push_int(i * 3);
             }
         }
-        let chunk = encode_chunk(&b, 100..5000, &CompressionPolicy::default());
+        let chunk = encode_chunk(&b, 100..5000, &CompressionPolicy::default(), false);
         assert_eq!(chunk.vectors.len(), 3);
         assert_eq!(chunk.vectors.iter().map(|v| v.rows).sum::<u32>(), 4900);
         let mut out = DecodedVector::default();
@@ -111,12 +125,15 @@ mod tests {
         for i in 0..3000 {
             b.push_bytes(format!("value-{i}").as_bytes());
         }
-        let chunk = encode_chunk(&b, 2500..3000, &CompressionPolicy::default());
+        let chunk = encode_chunk(&b, 2500..3000, &CompressionPolicy::default(), true);
         let v = &chunk.vectors[0];
         let mut out = DecodedVector::default();
         decode_vector(&chunk.bytes[v.offset as usize..], PhysicalKind::Bytes, &mut out).unwrap();
         let DecodedValues::Bytes { offsets, data } = &out.values else { panic!() };
         assert_eq!(&data[offsets[0] as usize..offsets[1] as usize], b"value-2500");
+        // Byte-wise zone map: "value-2500" .. "value-2999".
+        let ZoneMap::Bytes { min, max } = v.zone else { panic!("{:?}", v.zone) };
+        assert_eq!((min.as_slice(), max.as_slice()), (&b"value-2500"[..], &b"value-2999"[..]));
     }
 }
 
@@ -133,7 +150,7 @@ mod null_tests {
                 for _ in 0..rows {
                     b.push_null();
                 }
-                let chunk = encode_chunk(&b, 0..rows, &CompressionPolicy::default());
+                let chunk = encode_chunk(&b, 0..rows, &CompressionPolicy::default(), true);
                 let mut out = DecodedVector::default();
                 for v in &chunk.vectors {
                     let bytes = &chunk.bytes[v.offset as usize..(v.offset + v.len) as usize];

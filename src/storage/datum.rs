@@ -37,6 +37,15 @@ pub unsafe fn attr(desc: pg_sys::TupleDesc, i: usize) -> &'static pg_sys::FormDa
     &*(*desc).attrs.as_ptr().add(i)
 }
 
+/// Whether values of attribute `i` compare in the byte order of their stored bytes for
+/// some collation (text, varchar: under "C"; bytea: always), so byte-wise zone maps help.
+pub unsafe fn bytewise_ordered(desc: pg_sys::TupleDesc, i: usize) -> bool {
+    let a = attr(desc, i);
+    !a.attisdropped && BYTEWISE_TYPES.contains(&pg_sys::getBaseType(a.atttypid))
+}
+
+pub const BYTEWISE_TYPES: [pg_sys::Oid; 3] = [pg_sys::TEXTOID, pg_sys::VARCHAROID, pg_sys::BYTEAOID];
+
 pub unsafe fn column_kinds(desc: pg_sys::TupleDesc) -> Vec<ColumnKind> {
     (0..(*desc).natts as usize)
         .map(|i| {

@@ -3,7 +3,7 @@
 //! (so pruning reads no data pages) and parsed as untrusted bytes. Pure.
 
 use super::encoding::CorruptData;
-use super::zonemap::ZoneMap;
+use super::zonemap::{ZoneBytes, ZoneMap};
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct VectorEntry {
@@ -18,11 +18,13 @@ pub struct VectorEntry {
     pub zone: ZoneMap,
 }
 
-const ENTRY_LEN: usize = 4 * 4 + 2 + 1 + 16;
+/// Fixed part of an entry: rows, offset, len, nulls (u32 each), encoding, compression,
+/// zone map kind. The zone map's bounds follow (16 bytes, or two length-prefixed strings).
+const ENTRY_FIXED: usize = 4 * 4 + 2 + 1;
 const DIR_VERSION: u8 = 1;
 
 pub fn encode(entries: &[VectorEntry]) -> Vec<u8> {
-    let mut out = Vec::with_capacity(5 + entries.len() * ENTRY_LEN);
+    let mut out = Vec::with_capacity(5 + entries.len() * (ENTRY_FIXED + 16));
     out.push(DIR_VERSION);
     out.extend_from_slice(&(entries.len() as u32).to_le_bytes());
     for e in entries {
@@ -31,55 +33,82 @@ pub fn encode(entries: &[VectorEntry]) -> Vec<u8> {
         }
         out.push(e.encoding);
         out.push(e.compression);
-        let (tag, a, b) = match e.zone {
-            ZoneMap::None => (0u8, 0u64, 0u64),
-            ZoneMap::Int { min, max } => (1, min as u64, max as u64),
-            ZoneMap::Float { min, max } => (2, min.to_bits(), max.to_bits()),
+        let fixed = |out: &mut Vec<u8>, tag: u8, a: u64, b: u64| {
+            out.push(tag);
+            out.extend_from_slice(&a.to_le_bytes());
+            out.extend_from_slice(&b.to_le_bytes());
         };
-        out.push(tag);
-        out.extend_from_slice(&a.to_le_bytes());
-        out.extend_from_slice(&b.to_le_bytes());
+        match e.zone {
+            ZoneMap::None => out.push(0),
+            ZoneMap::Int { min, max } => fixed(&mut out, 1, min as u64, max as u64),
+            ZoneMap::Float { min, max } => fixed(&mut out, 2, min.to_bits(), max.to_bits()),
+            ZoneMap::Bytes { min, max } => {
+                out.push(3);
+                for bound in [min, max] {
+                    out.push(bound.as_slice().len() as u8);
+                    out.extend_from_slice(bound.as_slice());
+                }
+            }
+        }
     }
     out
 }
 
+/// A cursor over untrusted directory bytes.
+struct Cursor<'a>(&'a [u8]);
+
+impl<'a> Cursor<'a> {
+    fn take(&mut self, n: usize) -> Result<&'a [u8], CorruptData> {
+        if self.0.len() < n {
+            return Err(CorruptData("vector directory truncated"));
+        }
+        let (head, rest) = self.0.split_at(n);
+        self.0 = rest;
+        Ok(head)
+    }
+    fn u8(&mut self) -> Result<u8, CorruptData> {
+        Ok(self.take(1)?[0])
+    }
+    fn u32(&mut self) -> Result<u32, CorruptData> {
+        Ok(u32::from_le_bytes(self.take(4)?.try_into().unwrap()))
+    }
+    fn u64(&mut self) -> Result<u64, CorruptData> {
+        Ok(u64::from_le_bytes(self.take(8)?.try_into().unwrap()))
+    }
+    fn bytes_bound(&mut self) -> Result<ZoneBytes, CorruptData> {
+        let len = self.u8()? as usize;
+        ZoneBytes::new(self.take(len)?).ok_or(CorruptData("zone map bound too long"))
+    }
+}
+
 /// Parses a directory; `chunk_len` bounds the vectors' byte ranges.
 pub fn decode(bytes: &[u8], chunk_len: u64) -> Result<Vec<VectorEntry>, CorruptData> {
-    if bytes.first() != Some(&DIR_VERSION) {
+    let mut c = Cursor(bytes);
+    if c.u8()? != DIR_VERSION {
         return Err(CorruptData("unknown vector directory version"));
     }
-    let count = bytes
-        .get(1..5)
-        .map(|b| u32::from_le_bytes(b.try_into().unwrap()) as usize)
-        .ok_or(CorruptData("vector directory truncated"))?;
-    let body = &bytes[5..];
-    if body.len() != count.checked_mul(ENTRY_LEN).ok_or(CorruptData("vector count"))? {
+    let count = c.u32()? as usize;
+    if count > c.0.len() / ENTRY_FIXED {
         return Err(CorruptData("vector directory length mismatch"));
     }
     let mut entries = Vec::with_capacity(count);
-    for raw in body.chunks_exact(ENTRY_LEN) {
-        let u32_at = |i: usize| u32::from_le_bytes(raw[i..i + 4].try_into().unwrap());
-        let u64_at = |i: usize| u64::from_le_bytes(raw[i..i + 8].try_into().unwrap());
-        let (a, b) = (u64_at(19), u64_at(27));
-        let zone = match raw[18] {
+    for _ in 0..count {
+        let (rows, offset, len, null_count) = (c.u32()?, c.u32()?, c.u32()?, c.u32()?);
+        let (encoding, compression) = (c.u8()?, c.u8()?);
+        let zone = match c.u8()? {
             0 => ZoneMap::None,
-            1 => ZoneMap::Int { min: a as i64, max: b as i64 },
-            2 => ZoneMap::Float { min: f64::from_bits(a), max: f64::from_bits(b) },
+            1 => ZoneMap::Int { min: c.u64()? as i64, max: c.u64()? as i64 },
+            2 => ZoneMap::Float { min: f64::from_bits(c.u64()?), max: f64::from_bits(c.u64()?) },
+            3 => ZoneMap::Bytes { min: c.bytes_bound()?, max: c.bytes_bound()? },
             _ => return Err(CorruptData("unknown zone map kind")),
         };
-        let e = VectorEntry {
-            rows: u32_at(0),
-            offset: u32_at(4),
-            len: u32_at(8),
-            null_count: u32_at(12),
-            encoding: raw[16],
-            compression: raw[17],
-            zone,
-        };
-        if e.offset as u64 + e.len as u64 > chunk_len || e.null_count > e.rows {
+        if offset as u64 + len as u64 > chunk_len || null_count > rows {
             return Err(CorruptData("vector directory entry out of range"));
         }
-        entries.push(e);
+        entries.push(VectorEntry { rows, offset, len, null_count, encoding, compression, zone });
+    }
+    if !c.0.is_empty() {
+        return Err(CorruptData("vector directory length mismatch"));
     }
     Ok(entries)
 }
@@ -117,6 +146,15 @@ mod tests {
                 compression: 1,
                 zone: ZoneMap::Float { min: -0.5, max: 2.0 },
             },
+            VectorEntry {
+                rows: 3,
+                offset: 128,
+                len: 0,
+                null_count: 0,
+                encoding: 5,
+                compression: 0,
+                zone: ZoneMap::of_bytes([&b"alpha"[..], b"omega"]),
+            },
         ]
     }
 
@@ -124,6 +162,7 @@ mod tests {
     fn round_trip() {
         let d = sample();
         assert_eq!(decode(&encode(&d), 128).unwrap(), d);
+        assert!(matches!(d[3].zone, ZoneMap::Bytes { .. }));
         assert_eq!(decode(&encode(&[]), 0).unwrap(), vec![]);
     }
 
@@ -134,5 +173,8 @@ mod tests {
             assert!(decode(&bytes[..cut], 128).is_err(), "cut {cut}");
         }
         assert!(decode(&bytes, 127).is_err(), "vector past the chunk end");
+        let mut long = bytes.clone();
+        long.push(0);
+        assert!(decode(&long, 128).is_err(), "trailing bytes");
     }
 }

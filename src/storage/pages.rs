@@ -49,6 +49,21 @@ pub unsafe fn init_new_storage(
     pg_sys::smgrimmedsync(srel, pg_sys::ForkNumber::MAIN_FORKNUM);
 }
 
+/// A pinned buffer of main-fork block `block`.
+unsafe fn read_buffer(
+    rel: pg_sys::Relation,
+    block: u32,
+    strategy: pg_sys::BufferAccessStrategy,
+) -> pg_sys::Buffer {
+    pg_sys::ReadBufferExtended(
+        rel,
+        pg_sys::ForkNumber::MAIN_FORKNUM,
+        block,
+        pg_sys::ReadBufferMode::RBM_NORMAL,
+        strategy,
+    )
+}
+
 /// Number of blocks in the main fork.
 pub unsafe fn nblocks(rel: pg_sys::Relation) -> u32 {
     pg_sys::RelationGetNumberOfBlocksInFork(rel, pg_sys::ForkNumber::MAIN_FORKNUM)
@@ -58,13 +73,7 @@ pub unsafe fn read_metapage(rel: pg_sys::Relation) -> Metapage {
     if nblocks(rel) == 0 {
         data_corrupted("columnar relation has no metapage");
     }
-    let buf = pg_sys::ReadBufferExtended(
-        rel,
-        pg_sys::ForkNumber::MAIN_FORKNUM,
-        METAPAGE_BLOCK,
-        pg_sys::ReadBufferMode::RBM_NORMAL,
-        std::ptr::null_mut(),
-    );
+    let buf = read_buffer(rel, METAPAGE_BLOCK, std::ptr::null_mut());
     pg_sys::LockBuffer(buf, pg_sys::BUFFER_LOCK_SHARE as i32);
     let page = pg_sys::BufferGetPage(buf) as *const u8;
     let bytes = std::slice::from_raw_parts(page.add(PAGE_HEADER), METAPAGE_LEN);
@@ -76,13 +85,7 @@ pub unsafe fn read_metapage(rel: pg_sys::Relation) -> Metapage {
 /// Applies `change` to the metapage under an exclusive buffer lock, WAL-logged, and
 /// returns its result. Serializes concurrent reservations of rows and stream space.
 unsafe fn update_metapage<T>(rel: pg_sys::Relation, change: impl FnOnce(&mut Metapage) -> T) -> T {
-    let buf = pg_sys::ReadBufferExtended(
-        rel,
-        pg_sys::ForkNumber::MAIN_FORKNUM,
-        METAPAGE_BLOCK,
-        pg_sys::ReadBufferMode::RBM_NORMAL,
-        std::ptr::null_mut(),
-    );
+    let buf = read_buffer(rel, METAPAGE_BLOCK, std::ptr::null_mut());
     pg_sys::LockBuffer(buf, pg_sys::BUFFER_LOCK_EXCLUSIVE as i32);
     let state = pg_sys::GenericXLogStart(rel);
     let page = pg_sys::GenericXLogRegisterBuffer(state, buf, 0);
@@ -134,15 +137,7 @@ pub unsafe fn reset_metapage(rel: pg_sys::Relation, meta: Metapage) {
 
 /// A pinned buffer for `block`, extending the relation when it does not reach it yet.
 unsafe fn extend_to(rel: pg_sys::Relation, block: u32) -> pg_sys::Buffer {
-    let read = |b: u32| {
-        pg_sys::ReadBufferExtended(
-            rel,
-            pg_sys::ForkNumber::MAIN_FORKNUM,
-            b,
-            pg_sys::ReadBufferMode::RBM_NORMAL,
-            std::ptr::null_mut(),
-        )
-    };
+    let read = |b: u32| read_buffer(rel, b, std::ptr::null_mut());
     if block < nblocks(rel) {
         return read(block);
     }
@@ -204,13 +199,7 @@ pub unsafe fn read_stream(
         if block >= total_blocks {
             data_corrupted("columnar data lies beyond the end of the relation");
         }
-        let buf = pg_sys::ReadBufferExtended(
-            rel,
-            pg_sys::ForkNumber::MAIN_FORKNUM,
-            block,
-            pg_sys::ReadBufferMode::RBM_NORMAL,
-            strategy,
-        );
+        let buf = read_buffer(rel, block, strategy);
         pg_sys::LockBuffer(buf, pg_sys::BUFFER_LOCK_SHARE as i32);
         let page = pg_sys::BufferGetPage(buf);
         if ((*page_header(page)).pd_lower as usize) < in_page + n {

@@ -146,8 +146,8 @@ impl Reader {
     /// Whether the predicates rule out row group `g` (using each chunk's merged zone
     /// map), or, with `vector`, that vector of it.
     fn refuted(&self, g: &RowGroupMeta, vector: Option<usize>) -> bool {
-        self.predicates.iter().any(|&(att, pred)| {
-            let Some(chunk) = g.chunk(att as i16 + 1) else { return false };
+        self.predicates.iter().any(|(att, pred)| {
+            let Some(chunk) = g.chunk(*att as i16 + 1) else { return false };
             let stats = match vector {
                 Some(v) => match chunk.vectors.get(v) {
                     Some(e) => {

@@ -27,6 +27,8 @@ struct WriteBuffer {
     relid: pg_sys::Oid,
     subxact: pg_sys::SubTransactionId,
     kinds: Vec<ColumnKind>,
+    /// Per attribute: keep byte-wise zone maps (see `datum::bytewise_ordered`).
+    bytes_zone: Vec<bool>,
     /// One per attribute; None for dropped columns.
     columns: Vec<Option<ColumnBuilder>>,
     rows: usize,
@@ -46,10 +48,12 @@ impl WriteBuffer {
     unsafe fn new(rel: pg_sys::Relation, subxact: pg_sys::SubTransactionId) -> WriteBuffer {
         let kinds = datum::column_kinds((*rel).rd_att);
         let columns = kinds.iter().map(|k| k.physical().map(ColumnBuilder::new)).collect();
+        let bytes_zone = (0..kinds.len()).map(|i| datum::bytewise_ordered((*rel).rd_att, i)).collect();
         WriteBuffer {
             relid: (*rel).rd_id,
             subxact,
             kinds,
+            bytes_zone,
             columns,
             rows: 0,
             first_row: 0,
@@ -95,7 +99,8 @@ unsafe fn write_out(rel: pg_sys::Relation, buf: &mut WriteBuffer, rows: usize, b
         let encoded: Vec<Option<EncodedChunk>> = buf
             .columns
             .par_iter()
-            .map(|c| c.as_ref().map(|c| encode_chunk(c, range.clone(), &policy)))
+            .zip(buf.bytes_zone.par_iter())
+            .map(|(c, zone)| c.as_ref().map(|c| encode_chunk(c, range.clone(), &policy, *zone)))
             .collect();
         let total: usize = encoded.iter().flatten().map(|c| c.bytes.len()).sum();
         let data_offset = pages::reserve_stream(rel, total as u64);

@@ -18,6 +18,62 @@ pub enum ZoneMap {
         min: f64,
         max: f64,
     },
+    /// Byte-wise bounds of byte-string values (text, bytea): `min` is at most, `max` at
+    /// least, every value in byte order (shorter prefix first).
+    Bytes {
+        min: ZoneBytes,
+        max: ZoneBytes,
+    },
+}
+
+/// Longest byte-string bound kept inline; longer values get truncated bounds.
+pub const ZONE_BYTES: usize = 31;
+
+/// A short byte string stored inline, so zone maps stay `Copy`.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub struct ZoneBytes {
+    len: u8,
+    data: [u8; ZONE_BYTES],
+}
+
+impl ZoneBytes {
+    /// None when `bytes` is longer than `ZONE_BYTES`.
+    pub fn new(bytes: &[u8]) -> Option<ZoneBytes> {
+        if bytes.len() > ZONE_BYTES {
+            return None;
+        }
+        let mut data = [0u8; ZONE_BYTES];
+        data[..bytes.len()].copy_from_slice(bytes);
+        Some(ZoneBytes { len: bytes.len() as u8, data })
+    }
+
+    pub fn as_slice(&self) -> &[u8] {
+        &self.data[..self.len as usize]
+    }
+
+    /// A lower bound of `bytes` that fits: its prefix.
+    fn lower_bound(bytes: &[u8]) -> ZoneBytes {
+        ZoneBytes::new(&bytes[..bytes.len().min(ZONE_BYTES)]).unwrap()
+    }
+
+    /// An upper bound of `bytes` that fits: the value itself, or its prefix with the
+    /// last byte below 0xFF incremented; None if there is no such byte.
+    fn upper_bound(bytes: &[u8]) -> Option<ZoneBytes> {
+        if bytes.len() <= ZONE_BYTES {
+            return ZoneBytes::new(bytes);
+        }
+        let prefix = &bytes[..ZONE_BYTES];
+        let last = prefix.iter().rposition(|b| *b != 0xFF)?;
+        let mut bound = prefix[..=last].to_vec();
+        bound[last] += 1;
+        ZoneBytes::new(&bound)
+    }
+}
+
+impl std::fmt::Debug for ZoneBytes {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{:?}", String::from_utf8_lossy(self.as_slice()))
+    }
 }
 
 /// PostgreSQL's float comparison (`float8_cmp_internal`): NaN sorts above everything.
@@ -53,6 +109,25 @@ impl ZoneMap {
         ZoneMap::Float { min, max }
     }
 
+    /// Byte-wise bounds of byte strings; None when no finite upper bound fits.
+    pub fn of_bytes<'a>(values: impl IntoIterator<Item = &'a [u8]>) -> ZoneMap {
+        let mut it = values.into_iter();
+        let Some(first) = it.next() else { return ZoneMap::None };
+        let (mut min, mut max) = (first, first);
+        for v in it {
+            if v < min {
+                min = v;
+            }
+            if v > max {
+                max = v;
+            }
+        }
+        match ZoneBytes::upper_bound(max) {
+            Some(max) => ZoneMap::Bytes { min: ZoneBytes::lower_bound(min), max },
+            None => ZoneMap::None,
+        }
+    }
+
     /// The zone map covering both.
     pub fn merge(self, other: ZoneMap) -> ZoneMap {
         match (self, other) {
@@ -65,6 +140,10 @@ impl ZoneMap {
                 let max = if pg_float_cmp(d, b) == Ordering::Greater { d } else { b };
                 ZoneMap::Float { min, max }
             }
+            (ZoneMap::Bytes { min: a, max: b }, ZoneMap::Bytes { min: c, max: d }) => ZoneMap::Bytes {
+                min: if c.as_slice() < a.as_slice() { c } else { a },
+                max: if d.as_slice() > b.as_slice() { d } else { b },
+            },
             // Mixed kinds cannot happen within one column; keep the map honest anyway.
             _ => ZoneMap::None,
         }
@@ -128,14 +207,16 @@ impl CmpOp {
 }
 
 /// The constant side of a comparison, in the column's physical representation.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, PartialEq)]
 pub enum Bound {
     Int(i64),
     Float(f64),
+    /// Compared byte-wise (shorter prefix first), like `memcmp` then length.
+    Bytes(Vec<u8>),
 }
 
 /// A predicate on one column that zone maps can refute.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, PartialEq)]
 pub enum ZonePredicate {
     /// `column op value`; NULLs never satisfy it.
     Compare {
@@ -168,19 +249,23 @@ impl ZonePredicate {
     /// False only when no row described by `s` can satisfy the predicate.
     pub fn may_match(&self, s: &ZoneStats) -> bool {
         let non_null = s.rows.saturating_sub(s.null_count);
-        match *self {
+        match self {
             ZonePredicate::IsNull => s.null_count > 0,
             ZonePredicate::IsNotNull => non_null > 0,
             ZonePredicate::Compare { op, value } => {
                 if non_null == 0 {
                     return false;
                 }
-                match (s.zone, value) {
+                let op = *op;
+                match (&s.zone, value) {
                     (ZoneMap::Int { min, max }, Bound::Int(v)) => {
-                        may_compare(op, min, max, v, |a, b| a.cmp(&b))
+                        may_compare(op, *min, *max, *v, |a, b| a.cmp(&b))
                     }
                     (ZoneMap::Float { min, max }, Bound::Float(v)) => {
-                        may_compare(op, min, max, v, pg_float_cmp)
+                        may_compare(op, *min, *max, *v, pg_float_cmp)
+                    }
+                    (ZoneMap::Bytes { min, max }, Bound::Bytes(v)) => {
+                        may_compare(op, min.as_slice(), max.as_slice(), v.as_slice(), |a, b| a.cmp(b))
                     }
                     // No zone map for this column, or kinds that do not match: unknown.
                     _ => true,
@@ -254,5 +339,57 @@ mod predicate_tests {
         assert!(cmp(CmpOp::Eq, 1).may_match(&s));
         let mixed = ZoneStats { zone: ZoneMap::Int { min: 0, max: 1 }, rows: 10, null_count: 0 };
         assert!(ZonePredicate::Compare { op: CmpOp::Eq, value: Bound::Float(5.0) }.may_match(&mixed));
+    }
+}
+
+#[cfg(test)]
+mod bytes_tests {
+    use super::*;
+
+    fn eq(v: &[u8]) -> ZonePredicate {
+        ZonePredicate::Compare { op: CmpOp::Eq, value: Bound::Bytes(v.to_vec()) }
+    }
+
+    fn stats(zone: ZoneMap) -> ZoneStats {
+        ZoneStats { zone, rows: 10, null_count: 0 }
+    }
+
+    #[test]
+    fn short_strings_keep_exact_bounds() {
+        let z = ZoneMap::of_bytes([&b"host_5"[..], b"host_12", b"host_3"]);
+        let ZoneMap::Bytes { min, max } = z else { panic!("{z:?}") };
+        assert_eq!(min.as_slice(), b"host_12");
+        assert_eq!(max.as_slice(), b"host_5");
+        assert!(eq(b"host_3").may_match(&stats(z)));
+        assert!(!eq(b"host_6").may_match(&stats(z)));
+        assert!(!eq(b"host_1").may_match(&stats(z)), "host_1 sorts before host_12");
+        assert!(!eq(b"").may_match(&stats(z)));
+    }
+
+    #[test]
+    fn long_strings_get_truncated_but_safe_bounds() {
+        let long_a = [b'a'; 40];
+        let long_z = [b'z'; 40];
+        let z = ZoneMap::of_bytes([&long_a[..], &long_z[..]]);
+        assert!(eq(&long_a).may_match(&stats(z)));
+        assert!(eq(&long_z).may_match(&stats(z)));
+        let mut above = long_z.to_vec();
+        above.push(b'z');
+        assert!(eq(&above).may_match(&stats(z)), "truncated max is rounded up, so it still covers");
+        assert!(!eq(b"{").may_match(&stats(z)), "'{{' sorts after every string of z's");
+        let all_ff = [0xFFu8; 40];
+        assert_eq!(ZoneMap::of_bytes([&all_ff[..]]), ZoneMap::None, "no finite upper bound fits");
+    }
+
+    #[test]
+    fn merge_and_ranges() {
+        let a = ZoneMap::of_bytes([&b"b"[..], b"d"]);
+        let b = ZoneMap::of_bytes([&b"a"[..], b"c"]);
+        let m = a.merge(b);
+        let ZoneMap::Bytes { min, max } = m else { panic!() };
+        assert_eq!((min.as_slice(), max.as_slice()), (&b"a"[..], &b"d"[..]));
+        let lt = |v: &[u8]| ZonePredicate::Compare { op: CmpOp::Lt, value: Bound::Bytes(v.to_vec()) };
+        assert!(!lt(b"a").may_match(&stats(m)));
+        assert!(lt(b"aa").may_match(&stats(m)));
     }
 }
