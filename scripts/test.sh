@@ -63,7 +63,7 @@ run_level() {
 installed=0
 install_release() {
     [ $installed = 1 ] && return 0
-    cargo pgrx install --release --pg-config "$PG_CONFIG" >"$LOGS/install.log" 2>&1 \
+    scripts/install.sh >"$LOGS/install.log" 2>&1 \
         || { cat "$LOGS/install.log"; return 1; }
     installed=1
 }

@@ -26,6 +26,16 @@ CREATE TABLE pgcolumnar.row_group (
     PRIMARY KEY (storage_id, first_row)
 );
 
+-- One row per range of row numbers handed to a writer, inserted by the writing
+-- transaction: while it is in progress, uniqueness checks of other sessions that meet
+-- one of its rows (still in its memory) find it here and wait for it.
+CREATE TABLE pgcolumnar.row_reservation (
+    storage_id bigint NOT NULL,
+    first_row  bigint NOT NULL,
+    row_count  bigint NOT NULL,
+    PRIMARY KEY (storage_id, first_row)
+);
+
 -- One row per column chunk of a row group.
 CREATE TABLE pgcolumnar.chunk (
     storage_id  bigint   NOT NULL,
@@ -204,6 +214,53 @@ pub unsafe fn insert_row_group(storage_id: u64, group: &RowGroupMeta, cid: u32) 
     pg_sys::table_close(ch, pg_sys::RowExclusiveLock as i32);
 }
 
+/// Records that this transaction reserved row numbers `first_row .. first_row + count`.
+pub unsafe fn insert_reservation(storage_id: u64, first_row: u64, count: u64) {
+    let rel = pg_sys::table_open(relid(c"row_reservation"), pg_sys::RowExclusiveLock as i32);
+    let mut values = [datum(storage_id as i64), datum(first_row as i64), datum(count as i64)];
+    let mut nulls = [false; 3];
+    insert_row(rel, &mut values, &mut nulls, pg_sys::GetCurrentCommandId(true));
+    pg_sys::table_close(rel, pg_sys::RowExclusiveLock as i32);
+}
+
+/// Whether `row` was reserved by a transaction still in progress, as seen through the
+/// dirty snapshot `dirty`, which then names that transaction in its `xmin` (so that a
+/// uniqueness check waits for it).
+pub unsafe fn reserved_in_progress(storage_id: u64, row: u64, dirty: pg_sys::Snapshot) -> bool {
+    let rel = pg_sys::table_open(relid(c"row_reservation"), pg_sys::AccessShareLock as i32);
+    let index = pg_sys::index_open(relid(c"row_reservation_pkey"), pg_sys::AccessShareLock as i32);
+    let mut keys = [pg_sys::ScanKeyData::default(), pg_sys::ScanKeyData::default()];
+    pg_sys::ScanKeyInit(
+        &mut keys[0],
+        1,
+        pg_sys::BTEqualStrategyNumber as u16,
+        pg_sys::Oid::from(pg_sys::F_INT8EQ),
+        datum(storage_id as i64),
+    );
+    pg_sys::ScanKeyInit(
+        &mut keys[1],
+        2,
+        pg_sys::BTLessEqualStrategyNumber as u16,
+        pg_sys::Oid::from(pg_sys::F_INT8LE),
+        datum(row as i64),
+    );
+    // The last reservation starting at or before `row` is the only one that can hold it.
+    let scan = pg_sys::systable_beginscan_ordered(rel, index, dirty, 2, keys.as_mut_ptr());
+    let tup = pg_sys::systable_getnext_ordered(scan, pg_sys::ScanDirection::BackwardScanDirection);
+    let mut found = false;
+    if !tup.is_null() {
+        let mut values = [pg_sys::Datum::from(0usize); 3];
+        let mut nulls = [false; 3];
+        pg_sys::heap_deform_tuple(tup, (*rel).rd_att, values.as_mut_ptr(), nulls.as_mut_ptr());
+        let (first, count) = (int8(values[1]), int8(values[2]));
+        found = row < first + count && (*dirty).xmin != pg_sys::InvalidTransactionId;
+    }
+    pg_sys::systable_endscan_ordered(scan);
+    pg_sys::index_close(index, pg_sys::AccessShareLock as i32);
+    pg_sys::table_close(rel, pg_sys::AccessShareLock as i32);
+    found
+}
+
 /// Calls `f` with the deformed columns of each row of `table` whose storage_id matches,
 /// in primary-key order, as seen by `snapshot` (NULL: the catalog snapshot).
 unsafe fn scan_storage<const N: usize>(
@@ -367,6 +424,7 @@ pub unsafe fn delete_storage_if_installed(storage_id: u64) {
     if nsp == pg_sys::InvalidOid
         || pg_sys::get_relname_relid(c"row_group".as_ptr(), nsp) == pg_sys::InvalidOid
         || pg_sys::get_relname_relid(c"chunk".as_ptr(), nsp) == pg_sys::InvalidOid
+        || pg_sys::get_relname_relid(c"row_reservation".as_ptr(), nsp) == pg_sys::InvalidOid
     {
         return;
     }
@@ -375,7 +433,11 @@ pub unsafe fn delete_storage_if_installed(storage_id: u64) {
 
 /// Deletes the metadata of a storage (transactionally: a rollback brings it back).
 pub unsafe fn delete_storage(storage_id: u64) {
-    for (table, pkey) in [(c"row_group", c"row_group_pkey"), (c"chunk", c"chunk_pkey")] {
+    for (table, pkey) in [
+        (c"row_group", c"row_group_pkey"),
+        (c"chunk", c"chunk_pkey"),
+        (c"row_reservation", c"row_reservation_pkey"),
+    ] {
         // The arity only sizes the deform buffers; both tables have at most 8 columns.
         scan_storage::<CHUNK_NATTS>(
             table,

@@ -13,6 +13,8 @@ pub mod directory;
 pub mod drop_hook;
 pub mod encoding;
 pub mod error;
+pub mod fetch;
+pub mod index_build;
 pub mod layout;
 pub mod pages;
 pub mod reader;

@@ -246,14 +246,10 @@ impl Reader {
             let entry =
                 chunk.vectors.get(self.vector).unwrap_or_else(|| data_corrupted("vector missing from chunk"));
             let bytes = &self.chunk_bytes[i][entry.offset as usize..(entry.offset + entry.len) as usize];
-            let kind = self.kinds[i].physical().unwrap();
-            if let Err(e) = decode_vector(bytes, kind, &mut self.scratch) {
-                data_corrupted(&e.to_string());
-            }
-            if self.scratch.rows != entry.rows || *rows.get_or_insert(entry.rows) != entry.rows {
+            decode_to_datums(self.kinds[i], bytes, entry.rows, &mut self.scratch, &mut self.columns[i]);
+            if *rows.get_or_insert(entry.rows) != entry.rows {
                 data_corrupted("vector row counts disagree between columns");
             }
-            self.columns[i].materialize(self.kinds[i], &self.scratch);
         }
         // With no stored column wanted (e.g. count(*)), rows come from the vector layout.
         let rows = rows.map_or_else(|| self.rows_in_vector(g, self.vector), |r| r as usize);
@@ -353,6 +349,24 @@ impl Reader {
         self.row += 1;
         true
     }
+}
+
+/// Decodes one stored vector of `rows` values into Datums, checking it against its
+/// directory entry.
+pub unsafe fn decode_to_datums(
+    kind: ColumnKind,
+    bytes: &[u8],
+    rows: u32,
+    scratch: &mut DecodedVector,
+    column: &mut DatumColumn,
+) {
+    if let Err(e) = decode_vector(bytes, kind.physical().unwrap(), scratch) {
+        data_corrupted(&e.to_string());
+    }
+    if scratch.rows != rows {
+        data_corrupted("vector row count differs from its directory entry");
+    }
+    column.materialize(kind, scratch);
 }
 
 pub fn set_tid(tid: &mut pg_sys::ItemPointerData, block: u32, offset: u16) {

@@ -4,6 +4,7 @@
 //! yet raise SQLSTATE 0A000 instead of being left NULL (which would crash).
 
 use super::error::not_supported;
+use super::fetch::Fetcher;
 use super::layout::{self, Metapage};
 use super::reader::{set_tid, GroupClaim, Reader};
 use super::{catalog, pages, write_buffer};
@@ -65,6 +66,11 @@ struct ParallelScan {
 
 unsafe fn scan_desc(scan: pg_sys::TableScanDesc) -> &'static mut ScanDesc {
     &mut *(scan as *mut ScanDesc)
+}
+
+/// The reader of a scan this AM began (a parallel index build's share of the table).
+pub unsafe fn scan_reader(scan: pg_sys::TableScanDesc) -> &'static mut Reader {
+    &mut *scan_desc(scan).reader
 }
 
 #[pg_guard]
@@ -176,9 +182,19 @@ unsafe extern "C-unwind" fn parallelscan_reinitialize(
     (*(pscan as *mut ParallelScan)).next_group.store(0, Ordering::Relaxed);
 }
 
+#[repr(C)]
+struct IndexFetch {
+    base: pg_sys::IndexFetchTableData,
+    fetcher: *mut Fetcher,
+}
+
 #[pg_guard]
-unsafe extern "C-unwind" fn index_fetch_begin(_rel: pg_sys::Relation) -> *mut pg_sys::IndexFetchTableData {
-    not_supported("index scans", "Indexes on columnar tables arrive with a later release; drop the index.")
+unsafe extern "C-unwind" fn index_fetch_begin(rel: pg_sys::Relation) -> *mut pg_sys::IndexFetchTableData {
+    let scan = pg_sys::palloc0(std::mem::size_of::<IndexFetch>()) as *mut IndexFetch;
+    (*scan).base.rel = rel;
+    // Dropped with the memory context, so an ERROR mid-scan frees it too.
+    (*scan).fetcher = PgMemoryContexts::CurrentMemoryContext.leak_and_drop_on_delete(Fetcher::new(rel));
+    scan as *mut pg_sys::IndexFetchTableData
 }
 
 #[pg_guard]
@@ -189,27 +205,36 @@ unsafe extern "C-unwind" fn index_fetch_end(_data: *mut pg_sys::IndexFetchTableD
 
 #[pg_guard]
 unsafe extern "C-unwind" fn index_fetch_tuple(
-    _scan: *mut pg_sys::IndexFetchTableData,
-    _tid: pg_sys::ItemPointer,
-    _snapshot: pg_sys::Snapshot,
-    _slot: *mut pg_sys::TupleTableSlot,
-    _call_again: *mut bool,
-    _all_dead: *mut bool,
+    scan: *mut pg_sys::IndexFetchTableData,
+    tid: pg_sys::ItemPointer,
+    snapshot: pg_sys::Snapshot,
+    slot: *mut pg_sys::TupleTableSlot,
+    call_again: *mut bool,
+    all_dead: *mut bool,
 ) -> bool {
-    not_supported("index scans", "Indexes on columnar tables arrive with a later release; drop the index.")
+    // Rows are never updated in place, so there is no chain to follow.
+    *call_again = false;
+    if !all_dead.is_null() {
+        *all_dead = false;
+    }
+    (*(*(scan as *mut IndexFetch)).fetcher).fetch(&*tid, snapshot, slot)
 }
 
 #[pg_guard]
 unsafe extern "C-unwind" fn tuple_fetch_row_version(
-    _rel: pg_sys::Relation,
-    _tid: pg_sys::ItemPointer,
-    _snapshot: pg_sys::Snapshot,
-    _slot: *mut pg_sys::TupleTableSlot,
+    rel: pg_sys::Relation,
+    tid: pg_sys::ItemPointer,
+    snapshot: pg_sys::Snapshot,
+    slot: *mut pg_sys::TupleTableSlot,
 ) -> bool {
-    not_supported(
-        "fetching a row by its ctid (row-level AFTER triggers, EvalPlanQual)",
-        "Use a statement-level trigger.",
-    )
+    // The slot must own its values before the fetcher, which they point into, goes.
+    let mut fetcher = Fetcher::new(rel);
+    let found = fetcher.fetch(&*tid, snapshot, slot);
+    if found {
+        pg_sys::ExecMaterializeSlot(slot);
+    }
+    drop(fetcher);
+    found
 }
 
 #[pg_guard]
@@ -229,11 +254,11 @@ unsafe extern "C-unwind" fn tuple_get_latest_tid(_scan: pg_sys::TableScanDesc, _
 
 #[pg_guard]
 unsafe extern "C-unwind" fn tuple_satisfies_snapshot(
-    _rel: pg_sys::Relation,
-    _slot: *mut pg_sys::TupleTableSlot,
-    _snapshot: pg_sys::Snapshot,
+    rel: pg_sys::Relation,
+    slot: *mut pg_sys::TupleTableSlot,
+    snapshot: pg_sys::Snapshot,
 ) -> bool {
-    not_supported("checking a row's visibility by TID", "")
+    Fetcher::new(rel).visible(&(*slot).tts_tid, snapshot)
 }
 
 #[pg_guard]
@@ -479,19 +504,22 @@ unsafe extern "C-unwind" fn scan_analyze_next_tuple(
 
 #[pg_guard]
 unsafe extern "C-unwind" fn index_build_range_scan(
-    _table_rel: pg_sys::Relation,
-    _index_rel: pg_sys::Relation,
-    _index_info: *mut pg_sys::IndexInfo,
+    table_rel: pg_sys::Relation,
+    index_rel: pg_sys::Relation,
+    index_info: *mut pg_sys::IndexInfo,
     _allow_sync: bool,
     _anyvisible: bool,
     _progress: bool,
-    _start_blockno: pg_sys::BlockNumber,
-    _numblocks: pg_sys::BlockNumber,
-    _callback: pg_sys::IndexBuildCallback,
-    _callback_state: *mut std::ffi::c_void,
-    _scan: pg_sys::TableScanDesc,
+    start_blockno: pg_sys::BlockNumber,
+    numblocks: pg_sys::BlockNumber,
+    callback: pg_sys::IndexBuildCallback,
+    callback_state: *mut std::ffi::c_void,
+    scan: pg_sys::TableScanDesc,
 ) -> f64 {
-    not_supported("CREATE INDEX", "Indexes on columnar tables arrive with a later release.")
+    if start_blockno != 0 || numblocks != pg_sys::InvalidBlockNumber {
+        not_supported("building an index over a range of blocks", "Build the index over the whole table.");
+    }
+    super::index_build::build(table_rel, index_rel, index_info, callback, callback_state, scan)
 }
 
 #[pg_guard]

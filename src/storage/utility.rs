@@ -1,5 +1,5 @@
-//! The ProcessUtility hook: utility statements that the storage layer must act on
-//! before PostgreSQL runs them.
+//! The ProcessUtility hook: what the storage layer does before PostgreSQL runs a
+//! utility statement.
 
 use super::write_buffer;
 use pgrx::pg_sys;
@@ -24,15 +24,11 @@ unsafe extern "C-unwind" fn process_utility(
     dest: *mut pg_sys::DestReceiver,
     qc: *mut pg_sys::QueryCompletion,
 ) {
-    let stmt = (*pstmt).utilityStmt;
-    if !stmt.is_null() && (*stmt).type_ == pg_sys::NodeTag::T_TransactionStmt {
-        let kind = (*(stmt as *mut pg_sys::TransactionStmt)).kind;
-        if kind == pg_sys::TransactionStmtKind::TRANS_STMT_SAVEPOINT {
-            // Rows buffered so far belong to the enclosing (sub)transaction: write them
-            // out while it is still the current one, so the savepoint can read them.
-            write_buffer::flush_all();
-        }
-    }
+    // Rows buffered so far belong to the current (sub)transaction: write them out while
+    // it is the current one, before a utility statement needs them — a SAVEPOINT that
+    // reads them from inside, CREATE INDEX (maybe in parallel mode, where nothing can
+    // be written), ALTER TABLE, COPY TO.
+    write_buffer::flush_all();
     match PREV_HOOK {
         Some(prev) => prev(pstmt, query_string, read_only_tree, context, params, query_env, dest, qc),
         None => pg_sys::standard_ProcessUtility(

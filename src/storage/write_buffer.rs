@@ -173,6 +173,8 @@ pub unsafe fn insert(
             write_out(rel, buf, rows, true);
             buf.first_row = pages::reserve_rows(rel, ROW_GROUP_ROWS as u64);
             buf.reserved_end = buf.first_row + ROW_GROUP_ROWS as u64;
+            let storage_id = pages::read_metapage(rel).storage_id;
+            catalog::insert_reservation(storage_id, buf.first_row, ROW_GROUP_ROWS as u64);
         }
         let values = std::slice::from_raw_parts((*slot).tts_values, natts);
         let nulls = std::slice::from_raw_parts((*slot).tts_isnull, natts);

@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# Builds the extension (release) and installs it into PG_CONFIG's PostgreSQL.
+# Each file is copied beside its destination and renamed over it: running servers keep
+# the library they mapped (an in-place overwrite could crash them), and new servers
+# load the new one.
+set -euo pipefail
+
+TOP=$(cd "$(dirname "$0")/.." && pwd)
+PG_CONFIG=${PG_CONFIG:-/usr/lib/postgresql/15/bin/pg_config}
+STAGE="$TOP/target/install-stage"
+
+rm -rf "$STAGE"
+cargo pgrx package --pg-config "$PG_CONFIG" --out-dir "$STAGE" >/dev/null
+cd "$STAGE"
+find . -type f | while read -r f; do
+    dest="/${f#./}"
+    mkdir -p "$(dirname "$dest")"
+    tmp="$dest.new.$$"
+    cp "$f" "$tmp"
+    mv -f "$tmp" "$dest"
+done
+echo "installed pgcolumnar into $("$PG_CONFIG" --pkglibdir)"

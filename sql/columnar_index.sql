@@ -1,0 +1,68 @@
+-- Indexes on columnar tables: build, scans, uniqueness, triggers that fetch by TID.
+CREATE EXTENSION pgcolumnar;
+CREATE TABLE ix (id int, k text, v float8) USING columnar;
+INSERT INTO ix SELECT i, 'key' || (i % 1000), i / 4.0 FROM generate_series(1, 200000) i;
+CREATE INDEX ix_id ON ix (id);
+CREATE INDEX ix_k ON ix USING hash (k);
+CREATE INDEX ix_expr ON ix ((id % 97)) WHERE v > 100;
+ANALYZE ix;
+SET pgcolumnar.enable_columnar_scan = off;
+SET enable_seqscan = off;
+SET enable_bitmapscan = off;
+
+EXPLAIN (COSTS OFF) SELECT * FROM ix WHERE id = 123456;
+SELECT * FROM ix WHERE id = 123456;
+SELECT * FROM ix WHERE id IN (1, 102400, 102401, 200000) ORDER BY id;
+EXPLAIN (COSTS OFF) SELECT count(*), min(id) FROM ix WHERE k = 'key7';
+SELECT count(*), min(id) FROM ix WHERE k = 'key7';
+EXPLAIN (COSTS OFF) SELECT id FROM ix WHERE id BETWEEN 10 AND 15 ORDER BY id;
+SELECT id FROM ix WHERE id BETWEEN 10 AND 15 ORDER BY id;
+EXPLAIN (COSTS OFF) SELECT count(*) FROM ix WHERE id % 97 = 3 AND v > 100;
+SELECT count(*) FROM ix WHERE id % 97 = 3 AND v > 100;
+RESET enable_seqscan;
+SELECT count(*) FROM ix WHERE id % 97 = 3 AND v > 100;
+SET enable_seqscan = off;
+
+-- Rows inserted later, also in the same transaction, are found through the index.
+INSERT INTO ix VALUES (300001, 'late', 1);
+BEGIN;
+INSERT INTO ix VALUES (300002, 'in transaction', 2);
+SELECT id, k FROM ix WHERE id > 300000 ORDER BY id;
+ROLLBACK;
+SELECT id, k FROM ix WHERE id > 300000 ORDER BY id;
+REINDEX TABLE ix;
+SELECT id, k FROM ix WHERE id = 300001;
+
+-- Unique indexes and primary keys are enforced, also within one statement.
+CREATE TABLE pk (id int PRIMARY KEY, note text) USING columnar;
+INSERT INTO pk SELECT i, 'n' || i FROM generate_series(1, 5000) i;
+\set VERBOSITY sqlstate
+INSERT INTO pk VALUES (42, 'duplicate');
+INSERT INTO pk VALUES (6000, 'a'), (6000, 'b');
+CREATE UNIQUE INDEX ix_k_unique ON ix (k);
+\set VERBOSITY default
+INSERT INTO pk VALUES (6000, 'a');
+SELECT count(*), count(DISTINCT id), max(id) FROM pk;
+SELECT * FROM pk WHERE id = 6000;
+
+-- Fetching by ctid (TID scan) returns whole, intact rows.
+RESET enable_seqscan;
+SELECT ctid, * FROM pk WHERE ctid = '(0,1)';
+SELECT ctid, * FROM pk WHERE ctid IN ('(0,2)', '(1,1)') ORDER BY ctid;
+SET enable_seqscan = off;
+
+-- Row-level AFTER triggers see the inserted rows.
+CREATE TABLE audit (id int, note text);
+CREATE FUNCTION audit_insert() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  INSERT INTO audit VALUES (NEW.id, NEW.note);
+  RETURN NULL;
+END $$;
+CREATE TRIGGER pk_audit AFTER INSERT ON pk FOR EACH ROW EXECUTE FUNCTION audit_insert();
+INSERT INTO pk VALUES (7000, 'audited'), (7001, 'audited too');
+SELECT * FROM audit ORDER BY id;
+
+DROP TABLE ix, pk, audit;
+DROP FUNCTION audit_insert();
+DROP EXTENSION pgcolumnar;
+DROP SCHEMA pgcolumnar;

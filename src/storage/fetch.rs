@@ -1,0 +1,199 @@
+//! Fetching single rows by TID (index scans, triggers, EvalPlanQual): finds the row
+//! group of the row number and decodes only the vector that holds the row, per column,
+//! keeping the decoded vectors for the next fetch (index scans often hit neighbours).
+
+use super::catalog::{self, RowGroupMeta};
+use super::chunk_writer::VECTOR_ROWS;
+use super::datum::{self, ColumnKind, DatumColumn};
+use super::encoding::DecodedVector;
+use super::reader::{decode_to_datums, set_tid};
+use super::{layout, pages, write_buffer};
+use pgrx::pg_sys;
+
+/// A decoded vector of one column, and which (row group, vector) it is.
+#[derive(Default)]
+struct CachedVector {
+    key: Option<(u64, usize)>,
+    column: DatumColumn,
+}
+
+pub struct Fetcher {
+    rel: pg_sys::Relation,
+    kinds: Vec<ColumnKind>,
+    storage_id: u64,
+    /// Row groups visible to `groups_for`, an MVCC snapshot's identity.
+    groups: Vec<RowGroupMeta>,
+    groups_for: Option<(usize, u32, u32, u32)>,
+    vectors: Vec<CachedVector>,
+    bytes: Vec<u8>,
+    scratch: DecodedVector,
+}
+
+unsafe fn is_mvcc(snapshot: pg_sys::Snapshot) -> bool {
+    !snapshot.is_null()
+        && matches!(
+            (*snapshot).snapshot_type,
+            pg_sys::SnapshotType::SNAPSHOT_MVCC | pg_sys::SnapshotType::SNAPSHOT_HISTORIC_MVCC
+        )
+}
+
+pub fn tid_row(tid: &pg_sys::ItemPointerData) -> Option<u64> {
+    let block = (tid.ip_blkid.bi_hi as u32) << 16 | tid.ip_blkid.bi_lo as u32;
+    layout::tid_to_row(block, tid.ip_posid)
+}
+
+impl Fetcher {
+    pub unsafe fn new(rel: pg_sys::Relation) -> Fetcher {
+        let kinds = datum::column_kinds((*rel).rd_att);
+        let storage_id = pages::read_metapage(rel).storage_id;
+        catalog::note_storage((*rel).rd_id, storage_id);
+        Fetcher {
+            rel,
+            vectors: (0..kinds.len()).map(|_| CachedVector::default()).collect(),
+            kinds,
+            storage_id,
+            groups: Vec::new(),
+            groups_for: None,
+            bytes: Vec::new(),
+            scratch: DecodedVector::default(),
+        }
+    }
+
+    /// Makes `self.groups` the row groups `snapshot` sees. MVCC snapshots are cached by
+    /// identity. Other kinds (dirty, self, any: uniqueness checks, triggers) must see
+    /// this transaction's rows including those still buffered, so those are written
+    /// out first and the groups are read as SnapshotSelf sees them.
+    unsafe fn load_groups(&mut self, snapshot: pg_sys::Snapshot) {
+        if is_mvcc(snapshot) {
+            let key = (
+                snapshot as usize,
+                (*snapshot).curcid,
+                (*snapshot).xmin.into_inner(),
+                (*snapshot).xmax.into_inner(),
+            );
+            if self.groups_for != Some(key) {
+                self.groups = catalog::load_row_groups(self.storage_id, snapshot, true);
+                self.groups_for = Some(key);
+            }
+            return;
+        }
+        if !snapshot.is_null() && (*snapshot).snapshot_type == pg_sys::SnapshotType::SNAPSHOT_DIRTY {
+            // A dirty snapshot reports the inserter/deleter a caller must wait for; the
+            // rows we can see are committed or our own, so there is none to wait for.
+            (*snapshot).xmin = pg_sys::InvalidTransactionId;
+            (*snapshot).xmax = pg_sys::InvalidTransactionId;
+            (*snapshot).speculativeToken = 0;
+        }
+        if !pg_sys::IsInParallelMode() {
+            write_buffer::flush_for_read(self.rel);
+        }
+        self.groups = catalog::load_row_groups(self.storage_id, &raw mut pg_sys::SnapshotSelfData, true);
+        self.groups_for = None;
+    }
+
+    /// The index of the row group holding `row`, if visible.
+    fn group_of(&self, row: u64) -> Option<usize> {
+        let i = self.groups.partition_point(|g| g.first_row <= row).checked_sub(1)?;
+        (row < self.groups[i].first_row + self.groups[i].row_count).then_some(i)
+    }
+
+    /// Whether the row at `tid` exists for `snapshot`.
+    pub unsafe fn visible(&mut self, tid: &pg_sys::ItemPointerData, snapshot: pg_sys::Snapshot) -> bool {
+        self.load_groups(snapshot);
+        tid_row(tid).and_then(|row| self.group_of(row)).is_some()
+    }
+
+    /// For a dirty snapshot (uniqueness and exclusion checks): a row another transaction
+    /// is still writing exists for it, with that transaction in the snapshot's `xmin` so
+    /// the caller waits and checks again. Its values are not known here; the slot gets
+    /// NULLs, which callers do not use before waiting.
+    unsafe fn in_progress_elsewhere(
+        &mut self,
+        row: u64,
+        snapshot: pg_sys::Snapshot,
+        slot: *mut pg_sys::TupleTableSlot,
+    ) -> bool {
+        if snapshot.is_null()
+            || (*snapshot).snapshot_type != pg_sys::SnapshotType::SNAPSHOT_DIRTY
+            || !catalog::reserved_in_progress(self.storage_id, row, snapshot)
+        {
+            return false;
+        }
+        pg_sys::ExecClearTuple(slot);
+        for i in 0..self.kinds.len() {
+            *(*slot).tts_values.add(i) = pg_sys::Datum::from(0usize);
+            *(*slot).tts_isnull.add(i) = true;
+        }
+        pg_sys::ExecStoreVirtualTuple(slot);
+        let (block, offset) = layout::row_to_tid(row);
+        set_tid(&mut (*slot).tts_tid, block, offset);
+        true
+    }
+
+    /// Stores the row at `tid` in `slot` if `snapshot` sees it.
+    pub unsafe fn fetch(
+        &mut self,
+        tid: &pg_sys::ItemPointerData,
+        snapshot: pg_sys::Snapshot,
+        slot: *mut pg_sys::TupleTableSlot,
+    ) -> bool {
+        self.load_groups(snapshot);
+        let Some(row) = tid_row(tid) else { return false };
+        let Some(gi) = self.group_of(row) else {
+            return self.in_progress_elsewhere(row, snapshot, slot);
+        };
+        let g = &self.groups[gi];
+        let in_group = (row - g.first_row) as usize;
+        let (vector, at) = (in_group / VECTOR_ROWS, in_group % VECTOR_ROWS);
+        pg_sys::ExecClearTuple(slot);
+        let values = (*slot).tts_values;
+        let nulls = (*slot).tts_isnull;
+        let desc = (*self.rel).rd_att;
+        for i in 0..self.kinds.len() {
+            let (d, n) = match (self.kinds[i], g.chunk(i as i16 + 1)) {
+                (ColumnKind::Dropped, _) => (pg_sys::Datum::from(0usize), true),
+                (_, None) => {
+                    let mut isnull = false;
+                    let d = pg_sys::getmissingattr(desc, i as i32 + 1, &mut isnull);
+                    (d, isnull)
+                }
+                (kind, Some(chunk)) => {
+                    let cached = &mut self.vectors[i];
+                    if cached.key != Some((g.first_row, vector)) {
+                        let Some(entry) = chunk.vectors.get(vector) else {
+                            super::error::data_corrupted("vector missing from chunk")
+                        };
+                        let at_byte = chunk.offset + entry.offset as u64;
+                        pages::read_stream(
+                            self.rel,
+                            at_byte,
+                            entry.len as usize,
+                            std::ptr::null_mut(),
+                            &mut self.bytes,
+                        );
+                        cached.key = None;
+                        decode_to_datums(
+                            kind,
+                            &self.bytes,
+                            entry.rows,
+                            &mut self.scratch,
+                            &mut cached.column,
+                        );
+                        cached.key = Some((g.first_row, vector));
+                    }
+                    if at >= cached.column.datums.len() {
+                        super::error::data_corrupted("row beyond its vector");
+                    }
+                    (cached.column.datums[at], cached.column.nulls[at])
+                }
+            };
+            *values.add(i) = d;
+            *nulls.add(i) = n;
+        }
+        pg_sys::ExecStoreVirtualTuple(slot);
+        let (block, offset) = layout::row_to_tid(row);
+        set_tid(&mut (*slot).tts_tid, block, offset);
+        (*slot).tts_tableOid = (*self.rel).rd_id;
+        true
+    }
+}
