@@ -67,6 +67,41 @@ BEGIN
 END $$;
 SELECT insert_and_count();
 
+-- An exception block reads rows buffered outside it; when the block rolls back, those
+-- rows stay (they belong to the enclosing transaction), its own rows go.
+BEGIN;
+INSERT INTO w VALUES (-40, 'outside the block');
+DO $$
+BEGIN
+  BEGIN
+    INSERT INTO w VALUES (-41, 'inside the block');
+    RAISE NOTICE 'block sees % rows', (SELECT count(*) FROM w WHERE id IN (-40, -41));
+    PERFORM 1 / 0;
+  EXCEPTION WHEN division_by_zero THEN
+    RAISE NOTICE 'block rolled back';
+  END;
+  RAISE NOTICE 'after the block: % rows', (SELECT count(*) FROM w WHERE id IN (-40, -41));
+END $$;
+DO $$
+BEGIN
+  BEGIN
+    RAISE NOTICE 'second block sees % rows', (SELECT count(*) FROM w WHERE id IN (-40, -41));
+  EXCEPTION WHEN division_by_zero THEN
+    NULL;
+  END;
+END $$;
+INSERT INTO w VALUES (-42, 'read by a block that completes');
+DO $$
+BEGIN
+  BEGIN
+    RAISE NOTICE 'third block sees % rows', (SELECT count(*) FROM w WHERE id = -42);
+  EXCEPTION WHEN division_by_zero THEN
+    NULL;
+  END;
+END $$;
+COMMIT;
+SELECT id, v FROM w WHERE id IN (-40, -41, -42) ORDER BY id;
+
 -- Rows written by a failed statement are not visible.
 INSERT INTO w SELECT i, (1 / (i - 1000005))::text FROM generate_series(1000001, 1000010) i;
 SELECT count(*) FROM w WHERE id > 1000000;

@@ -3,7 +3,7 @@
 
 use super::encoding::PhysicalKind;
 
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct ColumnBuilder {
     pub kind: PhysicalKind,
     /// One flag per row: true when the value is not NULL.

@@ -8,13 +8,16 @@
 //! would show it. A buffer only ever holds rows of one subtransaction: it is flushed
 //! when that subtransaction commits (while it is still in progress, so its rows become
 //! its parent's) and dropped when it aborts.
+//!
+//! A subtransaction that reads rows an enclosing one buffered (a PL/pgSQL exception
+//! block) writes them out under its own id, keeping a copy: if it rolls back, the copy
+//! becomes the enclosing subtransaction's buffer again, with the same row numbers.
 
 use super::catalog::{self, ChunkMeta, RowGroupMeta};
 use super::chunk_writer::{encode_chunk, EncodedChunk, ROW_GROUP_ROWS};
 use super::column_builder::ColumnBuilder;
 use super::datum::{self, ColumnKind};
 use super::encoding::CompressionPolicy;
-use super::error::not_supported;
 use super::pages;
 use pgrx::pg_sys;
 use rayon::prelude::*;
@@ -23,6 +26,7 @@ use std::cell::RefCell;
 /// A buffer is flushed early when its values take more memory than this.
 const MAX_BUFFER_BYTES: usize = 256 << 20;
 
+#[derive(Clone)]
 struct WriteBuffer {
     relid: pg_sys::Oid,
     subxact: pg_sys::SubTransactionId,
@@ -40,8 +44,16 @@ struct WriteBuffer {
     cid_runs: Vec<(pg_sys::CommandId, usize)>,
 }
 
+/// A buffer of an enclosing subtransaction, as it was before a subtransaction
+/// (`written_under`) wrote its rows out to read them.
+struct Borrowed {
+    written_under: pg_sys::SubTransactionId,
+    buffer: WriteBuffer,
+}
+
 thread_local! {
     static BUFFERS: RefCell<Vec<WriteBuffer>> = const { RefCell::new(Vec::new()) };
+    static BORROWED: RefCell<Vec<Borrowed>> = const { RefCell::new(Vec::new()) };
 }
 
 impl WriteBuffer {
@@ -197,25 +209,57 @@ pub unsafe fn insert(
     })
 }
 
-/// Makes the buffered rows of `rel` visible to scans of this transaction: writes out
-/// the current subtransaction's rows. Rows buffered by an enclosing subtransaction
-/// cannot be written from inside this one (they would vanish if it rolled back), so
-/// reading them is refused.
+/// Makes the buffered rows of `rel` visible to scans of this transaction. Rows of the
+/// current subtransaction are simply written out. Rows an enclosing subtransaction
+/// buffered are written out under the current one too (nothing else can make them
+/// visible here), keeping a copy that `on_subxact` restores if this one rolls back.
 pub unsafe fn flush_for_read(rel: pg_sys::Relation) {
     let subxact = pg_sys::GetCurrentSubTransactionId();
     let relid = (*rel).rd_id;
     BUFFERS.with(|cell| {
         let mut buffers = cell.borrow_mut();
-        for buf in buffers.iter_mut().filter(|b| b.relid == relid) {
-            if buf.subxact == subxact {
-                let rows = buf.rows;
-                write_out(rel, buf, rows, true);
-            } else if buf.rows > 0 {
-                not_supported(
-                    "reading rows inserted outside the current subtransaction (PL/pgSQL exception block) before they are written",
-                    "Insert the rows in the same block that reads them, or read them after the block.",
-                );
+        for buf in buffers.iter_mut().filter(|b| b.relid == relid && b.rows > 0) {
+            if buf.subxact != subxact {
+                let copy = Borrowed { written_under: subxact, buffer: buf.clone() };
+                BORROWED.with(|b| b.borrow_mut().push(copy));
             }
+            let rows = buf.rows;
+            write_out(rel, buf, rows, true);
+        }
+    });
+}
+
+/// Subtransaction `subxact` commits into `parent`: rows it wrote for an enclosing
+/// subtransaction now stand or fall with `parent`; once that is their owner, the copy
+/// is no longer needed.
+fn borrowed_commit(subxact: pg_sys::SubTransactionId, parent: pg_sys::SubTransactionId) {
+    BORROWED.with(|cell| {
+        let mut borrowed = cell.borrow_mut();
+        borrowed.retain_mut(|b| {
+            if b.written_under == subxact {
+                b.written_under = parent;
+            }
+            b.buffer.subxact != b.written_under
+        });
+    });
+}
+
+/// Subtransaction `subxact` rolls back: what it wrote for enclosing subtransactions
+/// is gone, so their buffers go back to what they were.
+fn borrowed_abort(subxact: pg_sys::SubTransactionId) {
+    let restored: Vec<WriteBuffer> = BORROWED.with(|cell| {
+        let mut borrowed = cell.borrow_mut();
+        let (back, keep): (Vec<Borrowed>, Vec<Borrowed>) =
+            borrowed.drain(..).partition(|b| b.written_under == subxact);
+        *borrowed = keep;
+        back.into_iter().map(|b| b.buffer).collect()
+    });
+    BUFFERS.with(|cell| {
+        let mut buffers = cell.borrow_mut();
+        buffers.retain(|b| b.subxact != subxact);
+        for old in restored {
+            buffers.retain(|b| !(b.relid == old.relid && b.subxact == old.subxact));
+            buffers.push(old);
         }
     });
 }
@@ -287,13 +331,14 @@ unsafe extern "C-unwind" fn on_xact(event: pg_sys::XactEvent::Type, _arg: *mut s
 unsafe extern "C-unwind" fn on_subxact(
     event: pg_sys::SubXactEvent::Type,
     subxact: pg_sys::SubTransactionId,
-    _parent: pg_sys::SubTransactionId,
+    parent: pg_sys::SubTransactionId,
     _arg: *mut std::ffi::c_void,
 ) {
     use pg_sys::SubXactEvent::*;
     match event {
         SUBXACT_EVENT_PRE_COMMIT_SUB => flush_current(None),
-        SUBXACT_EVENT_ABORT_SUB => BUFFERS.with(|cell| cell.borrow_mut().retain(|b| b.subxact != subxact)),
+        SUBXACT_EVENT_COMMIT_SUB => borrowed_commit(subxact, parent),
+        SUBXACT_EVENT_ABORT_SUB => borrowed_abort(subxact),
         _ => {}
     }
 }
