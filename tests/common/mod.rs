@@ -11,6 +11,7 @@ pub struct Cluster {
     host: String,
     port: String,
     psql: String,
+    bindir: String,
 }
 
 impl Cluster {
@@ -27,16 +28,37 @@ impl Cluster {
             host: var("PGCOLUMNAR_TEST_HOST"),
             port: var("PGCOLUMNAR_TEST_PORT"),
             psql: format!("{bindir}/psql"),
+            bindir,
         }
     }
 
     /// Drops and recreates database `name` with the extension installed.
     pub fn fresh_database(&self, name: &str) -> Database<'_> {
-        self.run("postgres", &format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)"));
-        self.run("postgres", &format!("CREATE DATABASE {name}"));
-        let db = Database { cluster: self, name: name.to_string() };
+        let db = self.empty_database(name);
         db.query("CREATE EXTENSION pgcolumnar");
         db
+    }
+
+    /// Drops and recreates database `name`, empty.
+    pub fn empty_database(&self, name: &str) -> Database<'_> {
+        self.run("postgres", &format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)"));
+        self.run("postgres", &format!("CREATE DATABASE {name}"));
+        Database { cluster: self, name: name.to_string() }
+    }
+
+    /// Output of `pg_dump` of database `db`.
+    pub fn pg_dump(&self, db: &str) -> Vec<u8> {
+        let out = Command::new(format!("{}/pg_dump", self.bindir))
+            .args(["-U", "postgres", "-h", &self.host, "-p", &self.port, db])
+            .output()
+            .expect("pg_dump runs");
+        assert!(out.status.success(), "pg_dump failed:\n{}", String::from_utf8_lossy(&out.stderr));
+        out.stdout
+    }
+
+    /// Runs a SQL script (e.g. a dump) in database `db`.
+    pub fn restore(&self, db: &str, script: &[u8]) {
+        self.run_with_input(db, "\\i /dev/stdin", Some(script));
     }
 
     fn run(&self, db: &str, sql: &str) -> String {
