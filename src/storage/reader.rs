@@ -58,6 +58,10 @@ pub struct Reader {
     vector_first_row: u64,
     vector_rows: usize,
     row: usize,
+    /// The slot and row group whose constant attributes `next` has written, and the
+    /// attributes it still writes per row.
+    slot_primed_for: Option<(usize, usize)>,
+    decoded_attrs: Vec<usize>,
     /// (attribute index, predicate): row groups and vectors they refute are skipped.
     predicates: Vec<(usize, ZonePredicate)>,
     groups_read: u64,
@@ -100,6 +104,8 @@ impl Reader {
             vector_first_row: 0,
             vector_rows: 0,
             row: 0,
+            slot_primed_for: None,
+            decoded_attrs: Vec::new(),
             predicates: Vec::new(),
             groups_read: 0,
             groups_skipped: 0,
@@ -333,14 +339,25 @@ impl Reader {
         pg_sys::ExecClearTuple(slot);
         let values = (*slot).tts_values;
         let nulls = (*slot).tts_isnull;
-        for (i, source) in self.sources.iter().enumerate() {
-            let (d, n) = match *source {
-                Source::Chunk => (self.columns[i].datums[self.row], self.columns[i].nulls[self.row]),
-                Source::Missing(d, n) => (d, n),
-                Source::Null => (pg_sys::Datum::from(0usize), true),
-            };
-            *values.add(i) = d;
-            *nulls.add(i) = n;
+        // Constant attributes (not read, or missing from this row group) are written once
+        // per row group and slot; clearing a virtual slot leaves its arrays alone.
+        let key = (slot as usize, self.group.unwrap_or(usize::MAX));
+        if self.slot_primed_for != Some(key) {
+            for (i, source) in self.sources.iter().enumerate() {
+                let (d, n) = match *source {
+                    Source::Missing(d, n) => (d, n),
+                    Source::Chunk | Source::Null => (pg_sys::Datum::from(0usize), true),
+                };
+                *values.add(i) = d;
+                *nulls.add(i) = n;
+            }
+            self.decoded_attrs =
+                (0..self.sources.len()).filter(|&i| matches!(self.sources[i], Source::Chunk)).collect();
+            self.slot_primed_for = Some(key);
+        }
+        for &i in &self.decoded_attrs {
+            *values.add(i) = self.columns[i].datums[self.row];
+            *nulls.add(i) = self.columns[i].nulls[self.row];
         }
         pg_sys::ExecStoreVirtualTuple(slot);
         let (block, offset) = layout::row_to_tid(self.vector_first_row + self.row as u64);
