@@ -3,6 +3,7 @@
 
 use super::cost::{self, CostParams, ScanInput};
 use crate::exec::{columnar_scan, MethodTable};
+use crate::storage::chunk_writer::VECTOR_ROWS;
 use crate::storage::{catalog, pages, tableam};
 use pgrx::pg_sys;
 use pgrx::prelude::*;
@@ -69,12 +70,21 @@ unsafe extern "C-unwind" fn set_rel_pathlist(
     {
         return;
     }
-    if !super::ENABLE_COLUMNAR_SCAN.get() {
-        return;
-    }
     let relation = pg_sys::table_open((*rte).relid, pg_sys::NoLock as i32);
     if tableam::is_columnar(relation) {
-        add_scan_path(root, rel, relation);
+        let params = CostParams {
+            seq_page_cost: pg_sys::seq_page_cost,
+            cpu_tuple_cost: pg_sys::cpu_tuple_cost,
+            cpu_operator_cost: pg_sys::cpu_operator_cost,
+        };
+        let attnums = used_attnums(rel, (*(*relation).rd_att).natts as usize);
+        // Core's own paths get the costs a columnar table really has, whether or not
+        // ColumnarScan is offered.
+        reprice_seq_scans(rel, natts_live(relation), &params);
+        reprice_index_scans(rel, attnums.len(), &params);
+        if super::ENABLE_COLUMNAR_SCAN.get() {
+            add_scan_path(root, rel, relation, attnums, &params);
+        }
     }
     pg_sys::table_close(relation, pg_sys::NoLock as i32);
 }
@@ -83,9 +93,10 @@ unsafe fn add_scan_path(
     root: *mut pg_sys::PlannerInfo,
     rel: *mut pg_sys::RelOptInfo,
     relation: pg_sys::Relation,
+    attnums: Vec<i32>,
+    params: &CostParams,
 ) {
     let natts = (*(*relation).rd_att).natts as usize;
-    let attnums = used_attnums(rel, natts);
     let storage_id = pages::read_metapage(relation).storage_id;
     let bytes = catalog::column_bytes(storage_id, natts);
     let mut quals = pg_sys::QualCost::default();
@@ -98,13 +109,7 @@ unsafe fn add_scan_path(
         columns_read: attnums.len(),
         qual_per_row: quals.per_tuple,
     };
-    let params = CostParams {
-        seq_page_cost: pg_sys::seq_page_cost,
-        cpu_tuple_cost: pg_sys::cpu_tuple_cost,
-        cpu_operator_cost: pg_sys::cpu_operator_cost,
-    };
-    let c = cost::columnar_scan(&input, &params);
-    reprice_seq_scans(rel, natts_live(relation), &params);
+    let c = cost::columnar_scan(&input, params);
 
     let path = pg_sys::palloc0(std::mem::size_of::<pg_sys::CustomPath>()) as *mut pg_sys::CustomPath;
     (*path).path.type_ = pg_sys::NodeTag::T_CustomPath;
@@ -140,6 +145,19 @@ unsafe fn reprice_seq_scans(rel: *mut pg_sys::RelOptInfo, columns: usize, params
                 // A partial path's rows are its share of the scan.
                 let share = ((*path).rows / full_rows).min(1.0);
                 (*path).total_cost += cost::decode_cost(total_rows * share, columns, params);
+            }
+        }
+    }
+}
+
+/// Core prices an index scan of a columnar table like one of a heap (a page per row at
+/// worst); each fetch here decodes a vector per column, so add that.
+unsafe fn reprice_index_scans(rel: *mut pg_sys::RelOptInfo, columns: usize, params: &CostParams) {
+    for list in [(*rel).pathlist, (*rel).partial_pathlist] {
+        for path in list_iter::<pg_sys::Path>(list) {
+            if matches!((*path).pathtype, pg_sys::NodeTag::T_IndexScan | pg_sys::NodeTag::T_IndexOnlyScan) {
+                let fetched = (*(path as *mut pg_sys::IndexPath)).indexselectivity * (*rel).tuples;
+                (*path).total_cost += cost::index_fetch_decode_cost(fetched, columns, VECTOR_ROWS, params);
             }
         }
     }
