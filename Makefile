@@ -19,6 +19,7 @@ help:
 	@echo "make test     every test level, on a throwaway cluster"
 	@echo "make psql     connect to the local cluster    make stop   stop it"
 	@echo "make install  build in release mode and install into $(PG_CONFIG)'s PostgreSQL"
+	@echo "make bench    TSBS-style benchmark vs heap and DuckDB (after make run; ROWS=1000000 for a quick one)"
 	@echo "make unit-test | pg-test | regress | isolation | integration-test | crash-test"
 
 provision:
@@ -28,7 +29,7 @@ build: provision
 	cargo build --release --locked
 
 install: provision
-	cargo pgrx install --release --pg-config $(PG_CONFIG)
+	@scripts/install.sh
 
 # Restarting on every run makes the cluster preload the library just installed.
 start:
@@ -36,7 +37,14 @@ start:
 	@$(PSQL_RUN) -q -d postgres -c "CREATE EXTENSION IF NOT EXISTS pgcolumnar"
 
 demo:
-	@$(PSQL_RUN) -d postgres -f scripts/demo.sql
+	@PG_BIN=$(PG_BIN) RUN_SOCK=$(RUN_SOCK) RUN_PORT=$(RUN_PORT) scripts/demo.sh
+
+# The benchmark (bench/README.md) against the `make run` cluster; `make bench ROWS=1000000`
+# for a quick run. bench/ is a directory, hence the explicit .PHONY here.
+.PHONY: bench
+bench:
+	@bench/run.py --rows $(or $(ROWS),10000000) --hosts $(or $(HOSTS),400) \
+		--host $(RUN_SOCK) --port $(RUN_PORT)
 
 run: install start demo
 	@echo

@@ -1,4 +1,5 @@
--- The `make run` demo. For now it shows that the extension is loaded and which version.
+-- First part of the `make run` demo (scripts/demo.sh): the extension is loaded, and which
+-- version. The heap-vs-columnar part follows from bench/run.py --demo.
 \pset footer off
 SELECT extname, extversion, pgcolumnar.version() AS library_version,
        pgcolumnar.preloaded() AS preloaded

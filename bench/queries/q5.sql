@@ -1,0 +1,2 @@
+-- All hosts, hourly average of all ten metrics over 12 hours (TSBS double-groupby-all).
+SELECT date_trunc('hour', time) h, hostname, avg(usage_user), avg(usage_system), avg(usage_idle), avg(usage_nice), avg(usage_iowait), avg(usage_irq), avg(usage_softirq), avg(usage_steal), avg(usage_guest), avg(usage_guest_nice) FROM cpu WHERE time >= '2024-01-01' AND time < '2024-01-01'::timestamptz + interval '12 hours' GROUP BY 1, 2

@@ -1,0 +1,832 @@
+#!/usr/bin/env python3
+"""pgcolumnar benchmark runner (behind `make bench` and the `make run` demo).
+
+Generates TSBS cpu-only rows with bench/tsbs-gen, loads them into a PostgreSQL heap
+table, a columnar table and DuckDB, runs bench/queries/q*.sql on every engine in serial
+and parallel mode, checks that all engines return the same results, and writes
+bench/results/<date>-<rows>.{csv,json,png} plus BENCHMARKS.md at the repository root.
+
+    bench/run.py [--rows N] [--hosts H] [--runs R] [--host SOCKETDIR] [--port P]
+    bench/run.py --demo      1M rows, heap vs columnar only, one run each, no files written
+
+It needs only the standard library to start: it creates bench/.venv, installs
+bench/requirements.txt into it (once; again only when that file changes) and re-executes
+itself with the venv's interpreter.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+BENCH_DIR = Path(__file__).resolve().parent
+REPO_DIR = BENCH_DIR.parent
+VENV_DIR = BENCH_DIR / ".venv"
+DATA_DIR = BENCH_DIR / ".data"
+RESULTS_DIR = BENCH_DIR / "results"
+QUERIES_DIR = BENCH_DIR / "queries"
+GEN_DIR = BENCH_DIR / "tsbs-gen"
+REQUIREMENTS = BENCH_DIR / "requirements.txt"
+
+
+# --------------------------------------------------------------------------------------
+# Bootstrap: runs before any third-party import.
+# --------------------------------------------------------------------------------------
+
+def ensure_venv_and_reexec() -> None:
+    """Re-execute inside bench/.venv, creating it and installing requirements if needed."""
+    if Path(sys.prefix).resolve() == VENV_DIR.resolve():
+        return
+    python = VENV_DIR / "bin" / "python"
+    if not python.exists():
+        print(f"bench: creating {VENV_DIR.relative_to(REPO_DIR)}", flush=True)
+        if subprocess.run([sys.executable, "-m", "venv", str(VENV_DIR)]).returncode != 0:
+            # Debian's system python ships venv (ensurepip) in a separate package.
+            if os.geteuid() == 0 and subprocess.run(["which", "apt-get"], capture_output=True).returncode == 0:
+                subprocess.run(["apt-get", "install", "-y", "-q", "python3-venv"], check=True)
+                subprocess.run([sys.executable, "-m", "venv", "--clear", str(VENV_DIR)], check=True)
+            else:
+                sys.exit("bench: cannot create a virtualenv; install python3-venv")
+    # A stamp with the hash of requirements.txt makes the install idempotent and cheap.
+    stamp = VENV_DIR / ".requirements.sha1"
+    wanted = hashlib.sha1(REQUIREMENTS.read_bytes()).hexdigest()
+    if not stamp.exists() or stamp.read_text().strip() != wanted:
+        print("bench: installing Python dependencies (duckdb, psycopg, matplotlib)", flush=True)
+        subprocess.run([str(python), "-m", "pip", "install", "-q", "--disable-pip-version-check",
+                        "-r", str(REQUIREMENTS)], check=True)
+        stamp.write_text(wanted + "\n")
+    os.execv(str(python), [str(python), str(Path(__file__).resolve()), *sys.argv[1:]])
+
+
+if __name__ == "__main__":
+    ensure_venv_and_reexec()
+
+# Third-party imports: only reached inside the venv.
+import csv  # noqa: E402
+import datetime as dt  # noqa: E402
+import json  # noqa: E402
+import math  # noqa: E402
+import platform  # noqa: E402
+import re  # noqa: E402
+import shutil  # noqa: E402
+import statistics  # noqa: E402
+from dataclasses import dataclass, field  # noqa: E402
+from decimal import Decimal  # noqa: E402
+
+import psycopg  # noqa: E402
+
+CPU_DDL = (GEN_DIR / "cpu.sql").read_text()
+HEAP_TABLE, COL_TABLE = "cpu_heap", "cpu_col"
+FLOAT_RTOL = 1e-9
+
+
+# --------------------------------------------------------------------------------------
+# Configurations measured: one (engine, mode) pair each.
+# --------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Config:
+    engine: str          # heap | columnar | columnar-noscan | duckdb
+    mode: str            # serial | parallel
+    table: str
+    settings: tuple = () # (name, value) pairs applied before the queries
+
+    @property
+    def label(self) -> str:
+        return f"{self.engine}/{self.mode}"
+
+
+ENGINE_TITLES = {
+    "heap": "heap",
+    "columnar": "columnar",
+    "columnar-noscan": "columnar, ColumnarScan off",
+    "duckdb": "DuckDB",
+}
+
+
+def pg_configs(heap: str, col: str) -> list[Config]:
+    configs = []
+    for mode, workers in (("serial", 0), ("parallel", 2)):
+        w = ("max_parallel_workers_per_gather", str(workers))
+        configs += [
+            Config("heap", mode, heap, (w,)),
+            Config("columnar", mode, col, (w, ("pgcolumnar.enable_columnar_scan", "on"))),
+            Config("columnar-noscan", mode, col, (w, ("pgcolumnar.enable_columnar_scan", "off"))),
+        ]
+    return configs
+
+
+def duckdb_configs() -> list[Config]:
+    return [Config("duckdb", "serial", "cpu", (("threads", "1"),)),
+            Config("duckdb", "parallel", "cpu", (("threads", "2"),))]
+
+
+# --------------------------------------------------------------------------------------
+# Queries
+# --------------------------------------------------------------------------------------
+
+@dataclass
+class Query:
+    name: str
+    comment: str
+    sql: str             # with the table called `cpu`
+
+    def for_table(self, table: str) -> str:
+        return re.sub(r"\bcpu\b", table, self.sql)
+
+    @property
+    def ordered(self) -> bool:
+        return re.search(r"\bORDER\s+BY\b", self.sql, re.I) is not None
+
+
+def load_queries() -> list[Query]:
+    queries = []
+    for path in sorted(QUERIES_DIR.glob("q*.sql"), key=lambda p: int(p.stem[1:])):
+        lines = path.read_text().splitlines()
+        comment = " ".join(l[2:].strip() for l in lines if l.startswith("--"))
+        sql = " ".join(l.strip() for l in lines if l.strip() and not l.startswith("--"))
+        queries.append(Query(path.stem, comment, sql))
+    return queries
+
+
+# --------------------------------------------------------------------------------------
+# Data generation
+# --------------------------------------------------------------------------------------
+
+def build_generator() -> Path:
+    """Build tsbs-gen in release mode (cargo is a no-op when it is up to date)."""
+    cargo = shutil.which("cargo") or str(Path.home() / ".cargo" / "bin" / "cargo")
+    target = GEN_DIR / "target"
+    subprocess.run([cargo, "build", "--release", "--quiet", "--manifest-path",
+                    str(GEN_DIR / "Cargo.toml"), "--target-dir", str(target)], check=True)
+    return target / "release" / "tsbs-gen"
+
+
+def generate_data(rows: int, hosts: int) -> Path:
+    """Write the COPY text once per (rows, hosts); the generator is deterministic."""
+    DATA_DIR.mkdir(exist_ok=True)
+    path = DATA_DIR / f"cpu-{rows}-{hosts}.tsv"
+    if path.exists():
+        return path
+    gen = build_generator()
+    tmp = path.with_suffix(".tmp")
+    t0 = time.perf_counter()
+    with open(tmp, "wb") as out:
+        subprocess.run([str(gen), "--rows", str(rows), "--hosts", str(hosts)], stdout=out, check=True)
+    tmp.rename(path)
+    log(f"generated {rows:,} rows ({path.stat().st_size / 1e6:,.0f} MB) in {time.perf_counter() - t0:.1f} s")
+    return path
+
+
+# --------------------------------------------------------------------------------------
+# PostgreSQL
+# --------------------------------------------------------------------------------------
+
+def pg_connect(args) -> psycopg.Connection:
+    # prepare_threshold=None: psycopg would otherwise prepare a statement run 5 times, and
+    # PostgreSQL keeps a prepared plan across SET, so the next configuration (same SQL, other
+    # GUCs) would silently reuse the previous one's plan.
+    try:
+        conn = psycopg.connect(host=args.host, port=args.port, user="postgres", dbname="postgres",
+                               autocommit=True, prepare_threshold=None)
+    except psycopg.OperationalError as e:
+        sys.exit(f"bench: cannot connect to PostgreSQL at {args.host}:{args.port} ({e}).\n"
+                 "Start the cluster first: `make run` (or `make start`).")
+    conn.execute("SET TimeZone = 'UTC'")
+    return conn
+
+
+def create_table_sql(table: str) -> str:
+    """cpu.sql's CREATE TABLE with another name (its comments also say `cpu`)."""
+    return re.sub(r"CREATE TABLE cpu\b", f"CREATE TABLE {table}", CPU_DDL)
+
+
+def pg_copy_file(conn, table: str, path: Path) -> float:
+    t0 = time.perf_counter()
+    with conn.cursor() as cur, cur.copy(f"COPY {table} FROM STDIN") as copy, open(path, "rb") as f:
+        while chunk := f.read(1 << 20):
+            copy.write(chunk)
+    return time.perf_counter() - t0
+
+
+def pg_timed(conn, sql: str) -> float:
+    t0 = time.perf_counter()
+    conn.execute(sql)
+    return time.perf_counter() - t0
+
+
+def pg_load(conn, data: Path, heap: str, col: str) -> dict:
+    """(Re)create and load the heap and columnar tables; return timings and sizes."""
+    m = {}
+    conn.execute("CREATE EXTENSION IF NOT EXISTS pgcolumnar")
+    for table in (heap, col):
+        conn.execute(f"DROP TABLE IF EXISTS {table}")
+    conn.execute(create_table_sql(heap))
+    conn.execute(create_table_sql(col) + " USING columnar")
+
+    m["heap_copy_s"] = pg_copy_file(conn, heap, data)
+    log(f"heap COPY {m['heap_copy_s']:.1f} s")
+    m["heap_index_s"] = pg_timed(conn, f"CREATE INDEX {heap}_hostname_time ON {heap} (hostname, time DESC)")
+    log(f"heap index {m['heap_index_s']:.1f} s")
+    m["heap_vacuum_analyze_s"] = pg_timed(conn, f"VACUUM ANALYZE {heap}")
+    m["columnar_copy_s"] = pg_copy_file(conn, col, data)
+    log(f"columnar COPY {m['columnar_copy_s']:.1f} s")
+    m["columnar_index_s"] = pg_timed(conn, f"CREATE INDEX {col}_hostname_time ON {col} (hostname, time DESC)")
+    log(f"columnar index {m['columnar_index_s']:.1f} s")
+    m["columnar_analyze_s"] = pg_timed(conn, f"ANALYZE {col}")
+
+    size = lambda sql: conn.execute(sql).fetchone()[0]
+    m["heap_table_bytes"] = size(f"SELECT pg_table_size('{heap}')")
+    m["heap_index_bytes"] = size(f"SELECT pg_indexes_size('{heap}')")
+    m["heap_total_bytes"] = size(f"SELECT pg_total_relation_size('{heap}')")
+    m["columnar_table_bytes"] = size(f"SELECT pg_table_size('{col}')")
+    m["columnar_index_bytes"] = size(f"SELECT pg_indexes_size('{col}')")
+    m["columnar_total_bytes"] = size(f"SELECT pg_total_relation_size('{col}')")
+    return m
+
+
+def pg_apply(conn, config: Config) -> None:
+    for name, value in config.settings:
+        conn.execute(f"SET {name} = {value}")
+
+
+# --------------------------------------------------------------------------------------
+# DuckDB
+# --------------------------------------------------------------------------------------
+
+DUCKDB_TYPES = {"timestamptz": "TIMESTAMPTZ", "text": "VARCHAR", "double precision": "DOUBLE"}
+
+
+def duckdb_columns() -> dict:
+    """Column name -> DuckDB type, read from cpu.sql so both engines share one schema."""
+    cols = {}
+    for name, pgtype in re.findall(r"^\s+(\w+)\s+(timestamptz|text|double precision)", CPU_DDL, re.M):
+        cols[name] = DUCKDB_TYPES[pgtype]
+    return cols
+
+
+def duckdb_open(path: Path):
+    import duckdb
+    conn = duckdb.connect(str(path))
+    conn.execute("SET TimeZone = 'UTC'")
+    return conn
+
+
+def duckdb_load(data: Path, rows: int, hosts: int) -> tuple[Path, dict]:
+    """Load the same file into a fresh DuckDB database (default threads, i.e. all cores)."""
+    path = DATA_DIR / f"cpu-{rows}-{hosts}.duckdb"
+    for p in (path, Path(str(path) + ".wal")):
+        p.unlink(missing_ok=True)
+    conn = duckdb_open(path)
+    cols = duckdb_columns()
+    conn.execute("CREATE TABLE cpu (" + ", ".join(f'"{c}" {t}' for c, t in cols.items()) + ")")
+    # tsbs-gen writes no NULLs, quotes, backslashes or tabs inside values, so COPY text
+    # reads as tab-separated CSV without quoting.
+    columns = "{" + ", ".join(f"'{c}': '{t}'" for c, t in cols.items()) + "}"
+    t0 = time.perf_counter()
+    conn.execute(f"INSERT INTO cpu SELECT * FROM read_csv('{data}', delim='\t', header=false, "
+                 f"quote='', escape='', columns={columns})")
+    conn.execute("CHECKPOINT")
+    load_s = time.perf_counter() - t0
+    conn.close()
+    log(f"DuckDB load {load_s:.1f} s")
+    return path, {"duckdb_load_s": load_s, "duckdb_file_bytes": path.stat().st_size}
+
+
+def duckdb_apply(conn, config: Config) -> None:
+    for name, value in config.settings:
+        conn.execute(f"SET {name} = {value}")
+
+
+# --------------------------------------------------------------------------------------
+# Running and checking queries
+# --------------------------------------------------------------------------------------
+
+@dataclass
+class Measurement:
+    config: Config
+    query: str
+    times_ms: list[float] = field(default_factory=list)
+    rows: list = field(default_factory=list)
+    plan: str = ""      # PostgreSQL's scan and gather nodes, e.g. "Gather + Parallel Seq Scan"
+
+    @property
+    def median_ms(self) -> float:
+        return statistics.median(self.times_ms)
+
+
+def run_query(execute, sql: str, runs: int, warmup: bool) -> tuple[list[float], list]:
+    """Client-side wall time of execute+fetch; the warm-up's rows are the ones checked."""
+    rows = execute(sql) if warmup else None
+    times = []
+    for _ in range(runs):
+        t0 = time.perf_counter()
+        r = execute(sql)
+        times.append((time.perf_counter() - t0) * 1000)
+        rows = rows if rows is not None else r
+    return times, rows
+
+
+PLAN_NODES = re.compile(r"Custom Scan \(ColumnarScan\)|Parallel Seq Scan|Seq Scan|Parallel Index Only Scan|"
+                        r"Parallel Index Scan|Index Only Scan|Index Scan|Bitmap Heap Scan|Gather Merge|Gather")
+
+
+def summarize_plan(explain_lines: list[str]) -> str:
+    """The plan's access and gather nodes, top down: what decides heap vs columnar here."""
+    nodes = []
+    for line in explain_lines:
+        m = PLAN_NODES.search(line)
+        if m and m.group(0) not in nodes:
+            nodes.append(m.group(0))
+    return " + ".join(n.replace("Custom Scan (ColumnarScan)", "ColumnarScan") for n in nodes)
+
+
+def run_all(configs, queries, execute_for, runs: int, warmup: bool, explain=None) -> list[Measurement]:
+    out = []
+    for config in configs:
+        execute = execute_for(config)
+        line = []
+        for q in queries:
+            sql = q.for_table(config.table)
+            plan = summarize_plan(explain(sql)) if explain else ""
+            times, rows = run_query(execute, sql, runs, warmup)
+            out.append(Measurement(config, q.name, times, rows, plan))
+            line.append(f"{q.name} {statistics.median(times):,.1f}")
+        log(f"{config.label:26} " + "  ".join(line) + "  (ms)")
+    return out
+
+
+def normalize_value(v):
+    if isinstance(v, Decimal):
+        return float(v)
+    if isinstance(v, dt.datetime):
+        return v.astimezone(dt.timezone.utc) if v.tzinfo else v.replace(tzinfo=dt.timezone.utc)
+    return v
+
+
+def values_equal(a, b) -> bool:
+    if isinstance(a, (int, float)) and isinstance(b, (int, float)) and (isinstance(a, float) or isinstance(b, float)):
+        return math.isclose(a, b, rel_tol=FLOAT_RTOL, abs_tol=1e-12)
+    return a == b
+
+
+def rows_equal(a, b) -> bool:
+    return len(a) == len(b) and all(len(x) == len(y) and all(map(values_equal, x, y)) for x, y in zip(a, b))
+
+
+def canonical_rows(query: Query, rows) -> list:
+    rows = [tuple(normalize_value(v) for v in r) for r in rows]
+    if not query.ordered:
+        rows.sort(key=lambda r: tuple((v is None, str(v) if not isinstance(v, (int, float)) else v) for v in r))
+    return rows
+
+
+def top_n_with_ties_equal(a, b) -> bool:
+    """q8's ORDER BY mx DESC LIMIT 20 may pick any of the hosts tied at the 20th value
+    (many hosts reach the clamp at 100), so compare the mx column in order and the
+    hostnames only of the rows strictly above the last mx."""
+    if len(a) != len(b) or not all(values_equal(x[-1], y[-1]) for x, y in zip(a, b)):
+        return False
+    if not a:
+        return True
+    last = a[-1][-1]
+    above = lambda rows: sorted(r[0] for r in rows if r[-1] > last and not values_equal(r[-1], last))
+    return above(a) == above(b)
+
+
+def check_results(queries, measurements, reference_mode: str = "serial") -> list[str]:
+    """Compare every configuration's rows with heap's in reference_mode; return mismatch messages."""
+    by_query = {q.name: q for q in queries}
+    reference = {m.query: m for m in measurements if m.config.engine == "heap" and m.config.mode == reference_mode}
+    problems = []
+    for m in measurements:
+        q = by_query[m.query]
+        ref = reference[m.query]
+        if m is ref:
+            continue
+        a, b = canonical_rows(q, ref.rows), canonical_rows(q, m.rows)
+        same = top_n_with_ties_equal(a, b) if re.search(r"\bLIMIT\b", q.sql, re.I) else rows_equal(a, b)
+        if not same:
+            first = next((i for i, (x, y) in enumerate(zip(a, b)) if not rows_equal([x], [y])), min(len(a), len(b)))
+            problems.append(
+                f"{q.name} differs on {m.config.label} from heap/{reference_mode}: {len(b)} vs {len(a)} rows; "
+                f"first difference at row {first}: {b[first] if first < len(b) else None!r} vs "
+                f"{a[first] if first < len(a) else None!r}\n    {q.sql}")
+    return problems
+
+
+# --------------------------------------------------------------------------------------
+# Output: CSV, JSON, chart, BENCHMARKS.md
+# --------------------------------------------------------------------------------------
+
+def log(msg: str) -> None:
+    print(f"bench: {msg}", flush=True)
+
+
+def git_commit() -> str:
+    def git(*a):
+        return subprocess.run(["git", "-C", str(REPO_DIR), *a], capture_output=True, text=True).stdout.strip()
+    commit = git("rev-parse", "--short=12", "HEAD") or "unknown"
+    # src/ may carry uncommitted work: say so rather than attribute it to the commit.
+    return commit + ("+dirty" if git("status", "--porcelain", "--", "src", "Cargo.toml") else "")
+
+
+def machine_info(conn) -> dict:
+    mem_kb = int(re.search(r"MemTotal:\s+(\d+)", Path("/proc/meminfo").read_text()).group(1))
+    cpu = re.search(r"model name\s*:\s*(.*)", Path("/proc/cpuinfo").read_text())
+    settings = dict(conn.execute(
+        "SELECT name, current_setting(name) FROM pg_settings WHERE name IN "
+        "('shared_buffers','work_mem','max_parallel_workers_per_gather','jit','effective_cache_size')").fetchall())
+    import duckdb
+    return {
+        "nproc": os.cpu_count(),
+        "cpu": cpu.group(1).strip() if cpu else platform.machine(),
+        "memory_gib": round(mem_kb / 1024 / 1024, 1),
+        "postgres": conn.execute("SHOW server_version").fetchone()[0],
+        "pgcolumnar": conn.execute("SELECT pgcolumnar.version()").fetchone()[0],
+        "duckdb": duckdb.__version__,
+        "commit": git_commit(),
+        "pg_settings": settings,
+    }
+
+
+def ratio(a: float | None, b: float | None) -> float | None:
+    return a / b if a is not None and b else None
+
+
+def result_rows(measurements, rows: int, hosts: int, date: str) -> list[dict]:
+    median = {(m.config.engine, m.config.mode, m.query): m.median_ms for m in measurements}
+    out = []
+    for m in measurements:
+        e, mode, q = m.config.engine, m.config.mode, m.query
+        out.append({
+            "date": date, "rows": rows, "hosts": hosts, "engine": e, "mode": mode, "query": q,
+            "median_ms": round(m.median_ms, 3),
+            "min_ms": round(min(m.times_ms), 3), "max_ms": round(max(m.times_ms), 3),
+            "runs": len(m.times_ms),
+            "ratio_to_heap": fmt_ratio(ratio(m.median_ms, median.get(("heap", mode, q)))),
+            "ratio_to_duckdb": fmt_ratio(ratio(m.median_ms, median.get(("duckdb", mode, q)))),
+            "plan": m.plan,
+        })
+    return out
+
+
+def fmt_ratio(r):
+    return "" if r is None else round(r, 4)
+
+
+def write_csv(path: Path, rows: list[dict]) -> None:
+    with open(path, "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=list(rows[0]))
+        w.writeheader()
+        w.writerows(rows)
+
+
+def read_csv(path: Path) -> list[dict]:
+    with open(path, newline="") as f:
+        return list(csv.DictReader(f))
+
+
+def draw_chart(path: Path, rows: list[dict], title: str) -> None:
+    """Grouped bars per query: each engine's median time divided by heap's, log scale."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    queries = sorted({r["query"] for r in rows}, key=lambda q: int(q[1:]))
+    engines = [e for e in ("columnar", "columnar-noscan", "duckdb") if any(r["engine"] == e for r in rows)]
+    modes = [m for m in ("serial", "parallel") if any(r["mode"] == m for r in rows)]
+    fig, axes = plt.subplots(1, len(modes), figsize=(6.5 * len(modes), 4.5), sharey=True, squeeze=False)
+    width = 0.8 / len(engines)
+    for ax, mode in zip(axes[0], modes):
+        for i, engine in enumerate(engines):
+            vals = {r["query"]: float(r["ratio_to_heap"]) for r in rows
+                    if r["engine"] == engine and r["mode"] == mode and r["ratio_to_heap"] != ""}
+            xs = [k + (i - (len(engines) - 1) / 2) * width for k in range(len(queries))]
+            ax.bar(xs, [vals.get(q, math.nan) for q in queries], width, label=ENGINE_TITLES[engine])
+        ax.axhline(1.0, color="black", linewidth=0.8)
+        ax.set_yscale("log")
+        ax.set_xticks(range(len(queries)), queries)
+        ax.set_title(f"{mode}")
+        ax.grid(axis="y", which="both", alpha=0.3)
+    axes[0][0].set_ylabel("time / heap time (log; below 1 = faster than heap)")
+    axes[0][-1].legend(fontsize=8)
+    fig.suptitle(title)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def mb(n) -> str:
+    return f"{int(n) / 1e6:,.0f} MB"
+
+
+def fmt_ms(v) -> str:
+    v = float(v)
+    return f"{v:,.1f}" if v < 100 else f"{v:,.0f}"
+
+
+def fmt_x(v) -> str:
+    return "" if v in ("", None) else f"{float(v):.2f}×"
+
+
+SHORT_TITLES = {"heap": "heap", "columnar": "columnar", "columnar-noscan": "scan off", "duckdb": "DuckDB"}
+
+
+def markdown_mode_table(rows: list[dict], mode: str) -> list[str]:
+    """Absolute medians, then each engine / heap, then heap and columnar / DuckDB."""
+    cell = {(r["engine"], r["query"]): r for r in rows if r["mode"] == mode}
+    engines = [e for e in ("heap", "columnar", "columnar-noscan", "duckdb") if any(k[0] == e for k in cell)]
+    vs_heap = [e for e in engines if e != "heap"]
+    vs_duck = [e for e in ("heap", "columnar") if "duckdb" in engines and e in engines]
+    head = ["query"] + [f"{SHORT_TITLES[e]} ms" for e in engines]
+    head += [f"{SHORT_TITLES[e]} / heap" for e in vs_heap] + [f"{SHORT_TITLES[e]} / DuckDB" for e in vs_duck]
+    out = ["| " + " | ".join(head) + " |", "|---|" + "---:|" * (len(head) - 1)]
+    for q in sorted({k[1] for k in cell}, key=lambda q: int(q[1:])):
+        line = [q] + [fmt_ms(cell[(e, q)]["median_ms"]) for e in engines]
+        line += [fmt_x(cell[(e, q)]["ratio_to_heap"]) for e in vs_heap]
+        line += [fmt_x(cell[(e, q)]["ratio_to_duckdb"]) for e in vs_duck]
+        out.append("| " + " | ".join(line) + " |")
+    return out
+
+
+def markdown_plans_table(rows: list[dict]) -> list[str]:
+    """Which scan PostgreSQL chose per configuration (absent in runs before it was recorded)."""
+    plan = {(r["engine"], r["mode"], r["query"]): r.get("plan", "") for r in rows}
+    if not any(plan.values()):
+        return []
+    cols = [(e, m) for m in ("serial", "parallel") for e in ("heap", "columnar", "columnar-noscan")]
+    out = ["### Plans chosen", "", "PostgreSQL's access and Gather nodes (`EXPLAIN`) in each configuration.", "",
+           "| query | " + " | ".join(f"{SHORT_TITLES[e]} {m}" for e, m in cols) + " |",
+           "|---|" + "---|" * len(cols)]
+    for q in sorted({k[2] for k in plan}, key=lambda q: int(q[1:])):
+        out.append(f"| {q} | " + " | ".join(plan.get((e, m, q), "") or "" for e, m in cols) + " |")
+    return out + [""]
+
+
+def where_columnar_loses(rows: list[dict]) -> list[str]:
+    """Facts computed from the numbers, so the text can never contradict the tables."""
+    out = []
+    for mode in ("serial", "parallel"):
+        col = {r["query"]: float(r["ratio_to_heap"]) for r in rows
+               if r["engine"] == "columnar" and r["mode"] == mode and r["ratio_to_heap"] != ""}
+        if not col:
+            continue
+        slower = [f"{q} ({v:.2f}×)" for q, v in sorted(col.items(), key=lambda kv: int(kv[0][1:])) if v > 1.0]
+        faster = [q for q, v in col.items() if v <= 1.0]
+        duck = {r["query"]: float(r["ratio_to_duckdb"]) for r in rows
+                if r["engine"] == "columnar" and r["mode"] == mode and r["ratio_to_duckdb"] != ""}
+        geo = lambda vs: math.exp(sum(map(math.log, vs)) / len(vs))
+        text = (f"- **{mode}**: columnar is faster than heap on {len(faster)} of {len(col)} queries "
+                f"(geometric mean of time / heap: {geo(list(col.values())):.2f}×)")
+        text += f"; slower on {', '.join(slower)}." if slower else "; slower on none."
+        if duck:
+            text += (f" Against DuckDB it is {geo(list(duck.values())):.1f}× slower (geometric mean), "
+                     f"{min(duck.values()):.1f}× to {max(duck.values()):.1f}× per query.")
+        out.append(text)
+    out += parallel_speedups(rows)
+    return out
+
+
+def parallel_speedups(rows: list[dict]) -> list[str]:
+    """Geometric mean of parallel / serial time per engine: how much 2 workers buy."""
+    ms = {(r["engine"], r["mode"], r["query"]): float(r["median_ms"]) for r in rows}
+    parts = []
+    for engine in ("heap", "columnar", "columnar-noscan", "duckdb"):
+        pairs = [(ms[(e, "parallel", q)], ms[(e, "serial", q)]) for (e, m, q) in ms
+                 if e == engine and m == "serial" and (e, "parallel", q) in ms]
+        if pairs:
+            g = math.exp(sum(math.log(p / s) for p, s in pairs) / len(pairs))
+            parts.append(f"{ENGINE_TITLES[engine]} {g:.2f}×")
+    return ["- **parallel / serial time** (geometric mean over the queries; below 1 = parallelism helps): "
+            + ", ".join(parts) + "."] if parts else []
+
+
+def columnar_index_cell(load: dict) -> str:
+    # Runs before columnar indexes existed have no index timing.
+    return f"{load['columnar_index_s']:.1f} s" if "columnar_index_s" in load else "no index (older run)"
+
+
+def columnar_size_cell(load: dict) -> str:
+    if "columnar_index_bytes" not in load:
+        return mb(load["columnar_total_bytes"])
+    return (f"{mb(load['columnar_table_bytes'])} + {mb(load['columnar_index_bytes'])} index "
+            f"= {mb(load['columnar_total_bytes'])}")
+
+
+def render_run_section(meta: dict, rows: list[dict], png: str) -> list[str]:
+    m, load = meta["machine"], meta["load"]
+    out = [f"## {meta['rows']:,} rows, {meta['hosts']} hosts ({meta['date']}, commit `{m['commit']}`)", ""]
+    out += [f"Median of {meta['runs']} runs after 1 warm-up, client-side wall time in ms "
+            f"(query sent, all rows fetched). All engines returned the same results "
+            f"(floats to a relative {FLOAT_RTOL:g}).", ""]
+    out += ["### Load and size", "",
+            "| table | load | index build | size | size / heap (with index) |", "|---|---|---|---|---|"]
+    heap_total = load["heap_total_bytes"]
+    out.append(f"| PostgreSQL heap `{HEAP_TABLE}` | {load['heap_copy_s']:.1f} s COPY "
+               f"(+ {load['heap_vacuum_analyze_s']:.1f} s VACUUM ANALYZE) | {load['heap_index_s']:.1f} s "
+               f"| {mb(load['heap_table_bytes'])} + {mb(load['heap_index_bytes'])} index = {mb(heap_total)} | 1.00× |")
+    out.append(f"| PostgreSQL columnar `{COL_TABLE}` | {load['columnar_copy_s']:.1f} s COPY "
+               f"(+ {load['columnar_analyze_s']:.1f} s ANALYZE) | {columnar_index_cell(load)} "
+               f"| {columnar_size_cell(load)} | {load['columnar_total_bytes'] / heap_total:.2f}× |")
+    if "duckdb_load_s" in load:
+        out.append(f"| DuckDB | {load['duckdb_load_s']:.1f} s | none | {mb(load['duckdb_file_bytes'])} "
+                   f"(database file) | {load['duckdb_file_bytes'] / heap_total:.2f}× |")
+    col_table = load.get("columnar_table_bytes", load["columnar_total_bytes"])
+    out += ["", f"Columnar vs heap, tables without their indexes: {col_table / load['heap_table_bytes']:.2f}× "
+            f"the size. The columnar size is `pg_total_relation_size`; it leaves out the small "
+            f"metadata rows in `pgcolumnar.row_group` and `pgcolumnar.chunk`.", ""]
+    for mode, desc in (("serial", "`max_parallel_workers_per_gather = 0`; DuckDB `threads = 1`"),
+                       ("parallel", "`max_parallel_workers_per_gather = 2`; DuckDB `threads = 2`")):
+        if any(r["mode"] == mode for r in rows):
+            out += [f"### {mode.capitalize()} ({desc})", "",
+                    "\"scan off\": the columnar table with `pgcolumnar.enable_columnar_scan = off`. "
+                    "Ratios below 1 mean faster.", ""] + markdown_mode_table(rows, mode) + [""]
+    out += markdown_plans_table(rows)
+    out += ["### Where columnar stands", ""] + where_columnar_loses(rows) + [""]
+    out += [f"![time / heap time per query, log scale]({png})", ""]
+    return out
+
+
+def render_benchmarks_md() -> None:
+    """BENCHMARKS.md from the newest result of each data size in bench/results/."""
+    latest = {}
+    for meta_path in sorted(RESULTS_DIR.glob("*.json")):
+        meta = json.loads(meta_path.read_text())
+        latest[meta["rows"]] = (meta_path, meta)  # sorted by date: the last one wins
+    if not latest:
+        return
+    newest_meta = max((m for _, m in latest.values()), key=lambda m: m["date"])
+    m = newest_meta["machine"]
+    queries = load_queries()
+    out = [
+        "# Benchmarks",
+        "",
+        "<!-- Generated by bench/run.py (`make bench`); edits are overwritten. -->",
+        "",
+        "TSBS cpu-only data (`bench/tsbs-gen`: one row per host every 10 s, 10 tags and 10 "
+        "float metrics per row) in three engines on the same machine and in the same run:",
+        "",
+        f"- **heap**: a PostgreSQL heap table `{HEAP_TABLE}` with a btree index on `(hostname, time DESC)`;",
+        f"- **columnar**: `{COL_TABLE} USING columnar` with the same btree index, read by ColumnarScan "
+        "(`pgcolumnar.enable_columnar_scan = on`), and the same table with ColumnarScan off "
+        "(a plain sequential scan that decodes every column);",
+        "- **DuckDB** (embedded, its own database file), as the reference for what a columnar engine can reach.",
+        "",
+        "Not yet in pgcolumnar, and therefore not in these numbers: a sort key (rows stay in "
+        "TSBS's time order, so zone maps on `hostname` cannot skip anything), vectorized "
+        "aggregation, qual pushdown, a parallel ColumnarScan, and index costs that know what "
+        "a columnar fetch costs. They come with later issues.",
+        "",
+        "Run it with `make bench` (10M rows, 400 hosts; `make bench ROWS=1000000` for a quick run). "
+        "Raw numbers: `bench/results/<date>-<rows>.csv` (per engine, mode and query) and `.json` "
+        "(machine, load times, sizes).",
+        "",
+        "## Machine",
+        "",
+        f"- {m['nproc']} cores ({m['cpu']}), {m['memory_gib']} GiB memory",
+        f"- PostgreSQL {m['postgres']}, pgcolumnar {m['pgcolumnar']}, DuckDB {m['duckdb']}",
+        "- PostgreSQL settings: " + ", ".join(f"`{k} = {v}`" for k, v in sorted(m["pg_settings"].items()))
+        + " (the `make run` cluster's; JIT is PostgreSQL's default)",
+        "",
+        "## Queries",
+        "",
+        "| query | what | SQL |",
+        "|---|---|---|",
+    ]
+    out += [f"| {q.name} | {q.comment} | `{q.sql}` |" for q in queries]
+    out.append("")
+    for rows_count in sorted(latest, reverse=True):
+        meta_path, meta = latest[rows_count]
+        csv_rows = read_csv(meta_path.with_suffix(".csv"))
+        png = meta_path.with_suffix(".png").relative_to(REPO_DIR)
+        out += render_run_section(meta, csv_rows, str(png))
+    (REPO_DIR / "BENCHMARKS.md").write_text("\n".join(out))
+    log("wrote BENCHMARKS.md")
+
+
+# --------------------------------------------------------------------------------------
+# Entry points
+# --------------------------------------------------------------------------------------
+
+def make_pg_executor(conn):
+    def for_config(config):
+        pg_apply(conn, config)
+        return lambda sql: conn.execute(sql).fetchall()
+    return for_config
+
+
+def pg_explainer(conn):
+    return lambda sql: [r[0] for r in conn.execute(f"EXPLAIN (COSTS OFF) {sql}")]
+
+
+def make_duckdb_executor(conn):
+    def for_config(config):
+        duckdb_apply(conn, config)
+        return lambda sql: conn.execute(sql).fetchall()
+    return for_config
+
+
+def run_benchmark(args) -> int:
+    queries = load_queries()
+    data = generate_data(args.rows, args.hosts)
+    conn = pg_connect(args)
+    load = pg_load(conn, data, HEAP_TABLE, COL_TABLE)
+    duck_path, duck_load = duckdb_load(data, args.rows, args.hosts)
+    load.update(duck_load)
+
+    log(f"running {len(queries)} queries, 1 warm-up + {args.runs} runs each")
+    measurements = run_all(pg_configs(HEAP_TABLE, COL_TABLE), queries, make_pg_executor(conn), args.runs, True,
+                           explain=pg_explainer(conn))
+    duck = duckdb_open(duck_path)
+    measurements += run_all(duckdb_configs(), queries, make_duckdb_executor(duck), args.runs, True)
+    duck.close()
+
+    problems = check_results(queries, measurements)
+    if problems:
+        print("bench: RESULTS DIFFER between engines:", *problems, sep="\n  ", file=sys.stderr)
+        return 1
+    log("results agree across all engines and modes")
+
+    date = dt.date.today().isoformat()
+    RESULTS_DIR.mkdir(exist_ok=True)
+    base = RESULTS_DIR / f"{date}-{args.rows}"
+    rows = result_rows(measurements, args.rows, args.hosts, date)
+    write_csv(base.with_suffix(".csv"), rows)
+    meta = {"date": date, "rows": args.rows, "hosts": args.hosts, "runs": args.runs,
+            "machine": machine_info(conn), "load": load}
+    base.with_suffix(".json").write_text(json.dumps(meta, indent=2) + "\n")
+    draw_chart(base.with_suffix(".png"), rows, f"{args.rows:,} rows: query time / heap time")
+    log(f"wrote {base.relative_to(REPO_DIR)}.csv, .json, .png")
+    render_benchmarks_md()
+    return 0
+
+
+def run_demo(args) -> int:
+    """The `make run` demo: heap vs columnar on a 1M-row sample, one run each."""
+    queries = load_queries()
+    data = generate_data(args.rows, args.hosts)
+    conn = pg_connect(args)
+    heap, col = "demo_cpu_heap", "demo_cpu_col"
+    log(f"loading {args.rows:,} rows into {heap} (heap + btree index) and {col} (columnar)")
+    load = pg_load(conn, data, heap, col)
+    configs = [c for c in pg_configs(heap, col) if c.mode == "parallel" and c.engine != "columnar-noscan"]
+    measurements = run_all(configs, queries, make_pg_executor(conn), runs=1, warmup=False)
+    problems = check_results(queries, measurements, reference_mode="parallel")
+    t = {(m.config.engine, m.query): m.times_ms[0] for m in measurements}
+    print()
+    print(f"{'query':6} {'heap ms':>10} {'columnar ms':>12} {'col / heap':>11}   what")
+    for q in queries:
+        h, c = t[("heap", q.name)], t[("columnar", q.name)]
+        print(f"{q.name:6} {h:10,.1f} {c:12,.1f} {c / h:10.2f}×   {q.comment}")
+    print()
+    print(f"size: heap {mb(load['heap_total_bytes'])} (table {mb(load['heap_table_bytes'])} + "
+          f"index {mb(load['heap_index_bytes'])}), columnar {mb(load['columnar_total_bytes'])} "
+          f"({load['columnar_total_bytes'] / load['heap_total_bytes']:.2f}× heap with index, "
+          f"{load['columnar_total_bytes'] / load['heap_table_bytes']:.2f}× without)")
+    print(f"load: heap COPY {load['heap_copy_s']:.1f} s + index {load['heap_index_s']:.1f} s, "
+          f"columnar COPY {load['columnar_copy_s']:.1f} s")
+    print("One run each, parallel plan allowed; columnar has no sort key yet. "
+          "`make bench` measures properly (and against DuckDB).")
+    q6 = next(q for q in queries if q.name == "q6")
+    print(f"\nEXPLAIN (ANALYZE, COSTS OFF) {q6.for_table(col)}")
+    pg_apply(conn, next(c for c in configs if c.engine == "columnar"))
+    for (line,) in conn.execute(f"EXPLAIN (ANALYZE, COSTS OFF) {q6.for_table(col)}"):
+        print("  " + line)
+    if problems:
+        print("bench: RESULTS DIFFER between heap and columnar:", *problems, sep="\n  ", file=sys.stderr)
+        return 1
+    return 0
+
+
+def parse_args():
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--rows", type=int, default=None, help="rows to generate (default 10000000; demo 1000000)")
+    p.add_argument("--hosts", type=int, default=400)
+    p.add_argument("--runs", type=int, default=5, help="timed runs per query after 1 warm-up")
+    p.add_argument("--host", default=os.environ.get("PGHOST", str(REPO_DIR / ".pgdata" / "run" / "socket")),
+                   help="PostgreSQL host or socket directory")
+    p.add_argument("--port", type=int, default=int(os.environ.get("PGPORT", 54315)))
+    p.add_argument("--demo", action="store_true", help="the `make run` demo: heap vs columnar, 1 run each")
+    p.add_argument("--render-only", action="store_true", help="rewrite BENCHMARKS.md from bench/results")
+    args = p.parse_args()
+    if args.rows is None:
+        args.rows = 1_000_000 if args.demo else 10_000_000
+    return args
+
+
+def main() -> int:
+    args = parse_args()
+    if args.render_only:
+        render_benchmarks_md()
+        return 0
+    return run_demo(args) if args.demo else run_benchmark(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
