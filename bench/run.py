@@ -787,8 +787,9 @@ def run_demo(args) -> int:
     print()
     print(f"size: heap {mb(load['heap_total_bytes'])} (table {mb(load['heap_table_bytes'])} + "
           f"index {mb(load['heap_index_bytes'])}), columnar {mb(load['columnar_total_bytes'])} "
-          f"({load['columnar_total_bytes'] / load['heap_total_bytes']:.2f}× heap with index, "
-          f"{load['columnar_total_bytes'] / load['heap_table_bytes']:.2f}× without)")
+          f"(table {mb(load['columnar_table_bytes'])} + index {mb(load['columnar_index_bytes'])}): "
+          f"{load['columnar_total_bytes'] / load['heap_total_bytes']:.2f}× heap with indexes, "
+          f"{load['columnar_table_bytes'] / load['heap_table_bytes']:.2f}× table to table")
     print(f"load: heap COPY {load['heap_copy_s']:.1f} s + index {load['heap_index_s']:.1f} s, "
           f"columnar COPY {load['columnar_copy_s']:.1f} s")
     print("One run each, parallel plan allowed; columnar has no sort key yet. "
