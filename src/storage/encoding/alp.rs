@@ -421,25 +421,6 @@ mod tests {
         buf
     }
 
-    fn specials() -> Vec<f64> {
-        vec![
-            f64::NAN,
-            f64::from_bits(0x7FF0_0000_0000_0001),
-            f64::from_bits(0xFFF8_0000_DEAD_BEEF),
-            -0.0,
-            0.0,
-            f64::INFINITY,
-            f64::NEG_INFINITY,
-            f64::from_bits(1),
-            f64::MIN_POSITIVE,
-            f64::MAX,
-            f64::MIN,
-            1e300,
-            -1e-300,
-            0.1 + 0.2,
-        ]
-    }
-
     #[test]
     fn decimals_pack_tightly() {
         let prices: Vec<f64> = (0..2048).map(|i| ((i * 7919) % 100_000) as f64 / 100.0).collect();
@@ -462,10 +443,10 @@ mod tests {
     #[test]
     fn specials_become_exceptions() {
         let mut v: Vec<f64> = (0..100).map(|i| i as f64 / 4.0).collect();
-        v.extend(specials());
+        v.extend(special_f64s());
         let (buf, _) = rt(&v);
         assert!(buf.len() < v.len() * 8);
-        rt(&specials());
+        rt(&special_f64s());
         rt(&[f32::NAN, -0.0f32, 1.1, f32::from_bits(1), f32::MAX]);
         rt::<f64>(&[]);
         rt(&[-0.0f64]);
@@ -484,7 +465,7 @@ mod tests {
         assert!(choose(&vals).is_none());
         let buf = rt_rd(&vals);
         assert!(buf.len() < 2048 * 7, "{}", buf.len());
-        rt_rd(&specials());
+        rt_rd(&special_f64s());
         rt_rd::<f64>(&[]);
         rt_rd(&[f32::NAN, -0.0f32, 3.3]);
         rt_rd(&vec![2.5f32; 65536]);

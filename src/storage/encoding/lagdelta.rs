@@ -449,32 +449,12 @@ mod tests {
         buf
     }
 
-    fn specials() -> Vec<f64> {
-        vec![
-            f64::NAN,
-            f64::from_bits(0x7FF0_0000_0000_0001),
-            f64::from_bits(0xFFF8_0000_DEAD_BEEF),
-            -0.0,
-            0.0,
-            f64::INFINITY,
-            f64::NEG_INFINITY,
-            f64::from_bits(1),
-            f64::from_bits(0x800F_FFFF_FFFF_FFFF),
-            f64::MIN_POSITIVE,
-            f64::MAX,
-            f64::MIN,
-            1e300,
-            -1e-300,
-            0.1 + 0.2,
-        ]
-    }
-
     #[test]
     fn edge_cases() {
         assert!(rt::<f64>(&[], 1).is_empty());
         assert_eq!(rt(&[3.25f64], 1).len(), HEADER_LEN + 8);
         rt(&[3.25f64, -3.25], 1);
-        let sp = specials();
+        let sp = special_f64s();
         for lag in 1..sp.len() {
             rt(&sp, lag);
         }
@@ -492,7 +472,7 @@ mod tests {
 
     #[test]
     fn ord_map_is_monotone_and_invertible() {
-        let mut v: Vec<f64> = specials().into_iter().filter(|x| !x.is_nan()).collect();
+        let mut v: Vec<f64> = special_f64s().into_iter().filter(|x| !x.is_nan()).collect();
         v.sort_by(|a, b| a.total_cmp(b));
         for w in v.windows(2) {
             assert!(to_ord::<f64>(w[0].to_bits()) < to_ord::<f64>(w[1].to_bits()), "{w:?}");

@@ -146,3 +146,25 @@ pub fn interleaved_walks(sources: usize, len: usize, seed: u64, sigma: f64) -> V
     out.truncate(len);
     out
 }
+
+/// Doubles every float codec must carry bit-exactly: NaNs with payloads, signed zeros,
+/// infinities, positive and negative subnormals, the extremes, and an inexact decimal.
+pub fn special_f64s() -> Vec<f64> {
+    vec![
+        f64::NAN,
+        f64::from_bits(0x7FF0_0000_0000_0001),
+        f64::from_bits(0xFFF8_0000_DEAD_BEEF),
+        -0.0,
+        0.0,
+        f64::INFINITY,
+        f64::NEG_INFINITY,
+        f64::from_bits(1),
+        f64::from_bits(0x800F_FFFF_FFFF_FFFF),
+        f64::MIN_POSITIVE,
+        f64::MAX,
+        f64::MIN,
+        1e300,
+        -1e-300,
+        0.1 + 0.2,
+    ]
+}
