@@ -27,6 +27,7 @@ pub extern "C-unwind" fn _PG_init() {
         let preloading = pg_sys::process_shared_preload_libraries_in_progress;
         LOADED_AT_STARTUP.store(preloading, Ordering::Relaxed);
         planner::define_gucs();
+        storage::slot::init();
         storage::write_buffer::register_callbacks();
         storage::catalog::register_cache_callback();
         exec::columnar_scan::register();

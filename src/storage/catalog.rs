@@ -4,6 +4,7 @@
 
 use super::directory::{self, VectorEntry};
 use super::error::data_corrupted;
+use super::row_marks::{DeleteMask, MarkKind};
 use pgrx::prelude::*;
 use pgrx::{pg_sys, IntoDatum};
 use std::cell::RefCell;
@@ -22,9 +23,21 @@ CREATE TABLE pgcolumnar.row_group (
     row_count    bigint NOT NULL,
     data_offset  bigint NOT NULL,  -- start of the row group's bytes in the stream
     data_length  bigint NOT NULL,
-    deleted_rows bytea,            -- delete mask; NULL while no row is deleted
+    deleted_rows bytea,            -- delete mask (VACUUM folds old deletes into it)
     PRIMARY KEY (storage_id, first_row)
 );
+
+-- One row per row-level change of a columnar row: a delete (also the old version of an
+-- UPDATE, then with the new version's row number) or a row lock (SELECT ... FOR UPDATE,
+-- foreign-key checks). A change takes effect exactly when its row here is visible;
+-- a lock matters only while its transaction runs.
+CREATE TABLE pgcolumnar.row_mark (
+    storage_id bigint   NOT NULL,
+    row_number bigint   NOT NULL,
+    kind       smallint NOT NULL,  -- 0 key share, 1 share, 2 no key update, 3 update, 4 delete
+    successor  bigint              -- an UPDATE's new version
+);
+CREATE INDEX row_mark_row ON pgcolumnar.row_mark (storage_id, row_number);
 
 -- One row per range of row numbers handed to a writer, inserted by the writing
 -- transaction: while it is in progress, uniqueness checks of other sessions that meet
@@ -77,6 +90,10 @@ pub struct RowGroupMeta {
     pub data_offset: u64,
     pub data_length: u64,
     pub chunks: Rc<Chunks>,
+    /// Deletes folded into the row group's metadata by VACUUM.
+    pub deleted: Option<Rc<DeleteMask>>,
+    /// The transaction and command that wrote the row group (its rows' xmin and cmin).
+    pub writer: (pg_sys::TransactionId, u32),
 }
 
 impl RowGroupMeta {
@@ -167,7 +184,11 @@ unsafe fn insert_row(rel: pg_sys::Relation, values: &mut [pg_sys::Datum], nulls:
             inulls.as_mut_ptr(),
             &mut (*tup).t_self,
             rel,
-            pg_sys::IndexUniqueCheck::UNIQUE_CHECK_YES,
+            if (*(*index).rd_index).indisunique {
+                pg_sys::IndexUniqueCheck::UNIQUE_CHECK_YES
+            } else {
+                pg_sys::IndexUniqueCheck::UNIQUE_CHECK_NO
+            },
             false,
             info,
         );
@@ -254,6 +275,45 @@ pub unsafe fn reserved_in_progress(storage_id: u64, row: u64, dirty: pg_sys::Sna
         pg_sys::heap_deform_tuple(tup, (*rel).rd_att, values.as_mut_ptr(), nulls.as_mut_ptr());
         let (first, count) = (int8(values[1]), int8(values[2]));
         found = row < first + count && (*dirty).xmin != pg_sys::InvalidTransactionId;
+    }
+    pg_sys::systable_endscan_ordered(scan);
+    pg_sys::index_close(index, pg_sys::AccessShareLock as i32);
+    pg_sys::table_close(rel, pg_sys::AccessShareLock as i32);
+    found
+}
+
+/// The transaction and command that wrote the row group holding `row`, as SnapshotSelf
+/// sees the row groups (committed or this transaction's); None if no such group.
+pub unsafe fn row_group_writer(storage_id: u64, row: u64) -> Option<(pg_sys::TransactionId, u32)> {
+    let rel = pg_sys::table_open(relid(c"row_group"), pg_sys::AccessShareLock as i32);
+    let index = pg_sys::index_open(relid(c"row_group_pkey"), pg_sys::AccessShareLock as i32);
+    let mut keys = [pg_sys::ScanKeyData::default(), pg_sys::ScanKeyData::default()];
+    pg_sys::ScanKeyInit(
+        &mut keys[0],
+        1,
+        pg_sys::BTEqualStrategyNumber as u16,
+        pg_sys::Oid::from(pg_sys::F_INT8EQ),
+        datum(storage_id as i64),
+    );
+    pg_sys::ScanKeyInit(
+        &mut keys[1],
+        2,
+        pg_sys::BTLessEqualStrategyNumber as u16,
+        pg_sys::Oid::from(pg_sys::F_INT8LE),
+        datum(row as i64),
+    );
+    let scan =
+        pg_sys::systable_beginscan_ordered(rel, index, &raw mut pg_sys::SnapshotSelfData, 2, keys.as_mut_ptr());
+    let tup = pg_sys::systable_getnext_ordered(scan, pg_sys::ScanDirection::BackwardScanDirection);
+    let mut found = None;
+    if !tup.is_null() {
+        let mut values = [pg_sys::Datum::from(0usize); ROW_GROUP_NATTS];
+        let mut nulls = [false; ROW_GROUP_NATTS];
+        pg_sys::heap_deform_tuple(tup, (*rel).rd_att, values.as_mut_ptr(), nulls.as_mut_ptr());
+        if row < int8(values[1]) + int8(values[2]) {
+            let header = (*tup).t_data;
+            found = Some((pg_sys::HeapTupleHeaderGetXmin(header), (*header).t_choice.t_heap.t_field3.t_cid));
+        }
     }
     pg_sys::systable_endscan_ordered(scan);
     pg_sys::index_close(index, pg_sys::AccessShareLock as i32);
@@ -369,13 +429,25 @@ pub unsafe fn load_row_groups(
         storage_id,
         snapshot,
         pg_sys::AccessShareLock,
-        |_, _, v, _| {
+        |_, tup, v, n| {
+            let header = (*tup).t_data;
+            let writer = (pg_sys::HeapTupleHeaderGetXmin(header), (*header).t_choice.t_heap.t_field3.t_cid);
+            let row_count = int8(v[2]);
+            let deleted = (!n[5]).then(|| {
+                let bytes: &[u8] = <&[u8]>::from_datum(v[5], false).unwrap();
+                Rc::new(
+                    DeleteMask::from_bytes(bytes, row_count)
+                        .unwrap_or_else(|| data_corrupted("delete mask does not fit its row group")),
+                )
+            });
             groups.push(RowGroupMeta {
                 first_row: int8(v[1]),
-                row_count: int8(v[2]),
+                row_count,
                 data_offset: int8(v[3]),
                 data_length: int8(v[4]),
                 chunks: empty.clone(),
+                deleted,
+                writer,
             })
         },
     );
@@ -425,6 +497,7 @@ pub unsafe fn delete_storage_if_installed(storage_id: u64) {
         || pg_sys::get_relname_relid(c"row_group".as_ptr(), nsp) == pg_sys::InvalidOid
         || pg_sys::get_relname_relid(c"chunk".as_ptr(), nsp) == pg_sys::InvalidOid
         || pg_sys::get_relname_relid(c"row_reservation".as_ptr(), nsp) == pg_sys::InvalidOid
+        || pg_sys::get_relname_relid(c"row_mark".as_ptr(), nsp) == pg_sys::InvalidOid
     {
         return;
     }
@@ -437,12 +510,154 @@ pub unsafe fn delete_storage(storage_id: u64) {
         (c"row_group", c"row_group_pkey"),
         (c"chunk", c"chunk_pkey"),
         (c"row_reservation", c"row_reservation_pkey"),
+        (c"row_mark", c"row_mark_row"),
     ] {
         // The arity only sizes the deform buffers; both tables have at most 8 columns.
         scan_storage::<CHUNK_NATTS>(
             table,
             pkey,
             storage_id,
+            std::ptr::null_mut(),
+            pg_sys::RowExclusiveLock,
+            |rel, tup, _, _| pg_sys::simple_heap_delete(rel, &mut (*tup).t_self),
+        );
+    }
+}
+
+/// A row's mark as a concurrent writer sees it (committed, in progress, or our own).
+#[derive(Debug, Clone, Copy)]
+pub struct Mark {
+    pub xmin: pg_sys::TransactionId,
+    pub cid: u32,
+    pub kind: MarkKind,
+    pub successor: Option<u64>,
+}
+
+fn mark_kind(v: pg_sys::Datum) -> MarkKind {
+    let k = unsafe { i16::from_datum(v, false) }.unwrap();
+    MarkKind::from_i16(k).unwrap_or_else(|| data_corrupted("row mark of unknown kind"))
+}
+
+/// Records mark `kind` on `row` with command id `cid`.
+pub unsafe fn insert_mark(storage_id: u64, row: u64, kind: MarkKind, successor: Option<u64>, cid: u32) {
+    let rel = pg_sys::table_open(relid(c"row_mark"), pg_sys::RowExclusiveLock as i32);
+    let mut values = [
+        datum(storage_id as i64),
+        datum(row as i64),
+        datum(kind as i16),
+        successor.map_or(pg_sys::Datum::from(0usize), |s| datum(s as i64)),
+    ];
+    let mut nulls = [false, false, false, successor.is_none()];
+    insert_row(rel, &mut values, &mut nulls, cid);
+    pg_sys::table_close(rel, pg_sys::RowExclusiveLock as i32);
+}
+
+/// The marks on `row` that are committed, in progress or this transaction's, read
+/// through a dirty snapshot (aborted ones are left out).
+pub unsafe fn marks_of_row(storage_id: u64, row: u64) -> Vec<Mark> {
+    let mut dirty = pg_sys::SnapshotData {
+        snapshot_type: pg_sys::SnapshotType::SNAPSHOT_DIRTY,
+        ..Default::default()
+    };
+    let mut marks = Vec::new();
+    scan_keys::<4>(
+        c"row_mark",
+        c"row_mark_row",
+        &[storage_id, row],
+        &mut dirty,
+        pg_sys::AccessShareLock,
+        |_, tup, v, n| {
+            let header = (*tup).t_data;
+            marks.push(Mark {
+                xmin: pg_sys::HeapTupleHeaderGetXmin(header),
+                cid: (*header).t_choice.t_heap.t_field3.t_cid,
+                kind: mark_kind(v[2]),
+                successor: (!n[3]).then(|| int8(v[3])),
+            });
+        },
+    );
+    marks
+}
+
+/// The row numbers deleted as `snapshot` sees it (marks in `row_mark` only; masks
+/// come with the row groups), sorted.
+pub unsafe fn load_deleted_rows(storage_id: u64, snapshot: pg_sys::Snapshot) -> Vec<u64> {
+    let mut rows = Vec::new();
+    scan_storage::<4>(c"row_mark", c"row_mark_row", storage_id, snapshot, pg_sys::AccessShareLock, |_, _, v, _| {
+        if mark_kind(v[2]) == MarkKind::Delete {
+            rows.push(int8(v[1]));
+        }
+    });
+    // The index returns them in order; an UPDATE's lock and delete of one row repeat it.
+    rows.dedup();
+    rows
+}
+
+/// What VACUUM did to a storage's marks.
+#[derive(Debug, Default)]
+pub struct MarkCleanup {
+    /// Rows whose delete every snapshot sees, sorted: folded into masks.
+    pub folded: Vec<u64>,
+    /// Marks removed (folded deletes and locks of finished transactions).
+    pub removed: u64,
+}
+
+/// Removes the marks no snapshot needs any more: deletes committed before `oldest_xmin`
+/// (returned, for the caller to fold into the row groups' masks in this transaction)
+/// and locks whose transaction has ended.
+pub unsafe fn take_settled_marks(storage_id: u64, oldest_xmin: pg_sys::TransactionId) -> MarkCleanup {
+    let mut out = MarkCleanup::default();
+    let mut dirty = pg_sys::SnapshotData {
+        snapshot_type: pg_sys::SnapshotType::SNAPSHOT_DIRTY,
+        ..Default::default()
+    };
+    scan_storage::<4>(c"row_mark", c"row_mark_row", storage_id, &mut dirty, pg_sys::RowExclusiveLock, |rel, tup, v, _| {
+        let xmin = pg_sys::HeapTupleHeaderGetXmin((*tup).t_data);
+        let settled = if mark_kind(v[2]) == MarkKind::Delete {
+            let visible_to_all = pg_sys::TransactionIdDidCommit(xmin) && pg_sys::TransactionIdPrecedes(xmin, oldest_xmin);
+            if visible_to_all {
+                out.folded.push(int8(v[1]));
+            }
+            visible_to_all
+        } else {
+            !pg_sys::TransactionIdIsInProgress(xmin) && !pg_sys::TransactionIdIsCurrentTransactionId(xmin)
+        };
+        if settled {
+            pg_sys::simple_heap_delete(rel, &mut (*tup).t_self);
+            out.removed += 1;
+        }
+    });
+    out.folded.sort_unstable();
+    out.folded.dedup();
+    out
+}
+
+/// Replaces the delete mask of row group `first_row` (a new version of its metadata row,
+/// so snapshots that predate this transaction keep the old mask and the old marks).
+pub unsafe fn set_group_mask(storage_id: u64, first_row: u64, mask: &DeleteMask) {
+    scan_keys::<ROW_GROUP_NATTS>(
+        c"row_group",
+        c"row_group_pkey",
+        &[storage_id, first_row],
+        std::ptr::null_mut(),
+        pg_sys::RowExclusiveLock,
+        |rel, tup, v, _| {
+            let mut values = *v;
+            let mut nulls = [false; ROW_GROUP_NATTS];
+            values[5] = datum(mask.to_bytes().as_slice());
+            pg_sys::simple_heap_delete(rel, &mut (*tup).t_self);
+            insert_row(rel, &mut values, &mut nulls, pg_sys::GetCurrentCommandId(true));
+        },
+    );
+}
+
+/// Deletes the metadata of row group `first_row` (all its rows are deleted for everyone).
+pub unsafe fn delete_row_group(storage_id: u64, first_row: u64) {
+    for (table, pkey) in [(c"row_group", c"row_group_pkey"), (c"chunk", c"chunk_pkey")] {
+        scan_keys::<CHUNK_NATTS>(
+            table,
+            pkey,
+            &[storage_id, first_row],
             std::ptr::null_mut(),
             pg_sys::RowExclusiveLock,
             |rel, tup, _, _| pg_sys::simple_heap_delete(rel, &mut (*tup).t_self),

@@ -25,3 +25,14 @@ pub fn not_supported(what: &str, hint: &str) -> ! {
     .report(PgLogLevel::ERROR);
     unreachable!("ereport(ERROR) returned")
 }
+
+/// NOWAIT met a row another transaction holds: SQLSTATE 55P03, as heap reports it.
+pub fn row_lock_not_available(relname: &str) -> ! {
+    ErrorReport::new(
+        PgSqlErrorCode::ERRCODE_LOCK_NOT_AVAILABLE,
+        format!("could not obtain lock on row in relation \"{relname}\""),
+        "pgcolumnar",
+    )
+    .report(PgLogLevel::ERROR);
+    unreachable!("ereport(ERROR) returned")
+}

@@ -7,6 +7,7 @@ use super::chunk_writer::VECTOR_ROWS;
 use super::datum::{self, ColumnKind, DatumColumn};
 use super::encoding::DecodedVector;
 use super::reader::{decode_to_datums, set_tid};
+use super::row_marks::MarkKind;
 use super::{layout, pages, write_buffer};
 use pgrx::pg_sys;
 
@@ -23,6 +24,8 @@ pub struct Fetcher {
     storage_id: u64,
     /// Row groups visible to `groups_for`, an MVCC snapshot's identity.
     groups: Vec<RowGroupMeta>,
+    /// Row numbers deleted for that snapshot (marks not folded into masks yet).
+    deleted_rows: Vec<u64>,
     groups_for: Option<(usize, u32, u32, u32)>,
     vectors: Vec<CachedVector>,
     bytes: Vec<u8>,
@@ -53,6 +56,7 @@ impl Fetcher {
             kinds,
             storage_id,
             groups: Vec::new(),
+            deleted_rows: Vec::new(),
             groups_for: None,
             bytes: Vec::new(),
             scratch: DecodedVector::default(),
@@ -73,6 +77,7 @@ impl Fetcher {
             );
             if self.groups_for != Some(key) {
                 self.groups = catalog::load_row_groups(self.storage_id, snapshot, true);
+                self.deleted_rows = catalog::load_deleted_rows(self.storage_id, snapshot);
                 self.groups_for = Some(key);
             }
             return;
@@ -88,7 +93,41 @@ impl Fetcher {
             write_buffer::flush_for_read(self.rel);
         }
         self.groups = catalog::load_row_groups(self.storage_id, &raw mut pg_sys::SnapshotSelfData, true);
+        self.deleted_rows = Vec::new();
         self.groups_for = None;
+    }
+
+    /// Whether `snapshot` sees row `row` of group `gi` deleted. MVCC snapshots use the
+    /// loaded marks; SnapshotAny sees every row; the others (self, dirty) see deletes
+    /// that committed or are this transaction's, and a dirty snapshot reports a delete
+    /// still in progress elsewhere in its `xmax`, for the caller to wait on.
+    unsafe fn deleted(&self, gi: usize, row: u64, snapshot: pg_sys::Snapshot) -> bool {
+        let g = &self.groups[gi];
+        if snapshot.is_null() || (*snapshot).snapshot_type == pg_sys::SnapshotType::SNAPSHOT_ANY {
+            return false;
+        }
+        if g.deleted.as_ref().is_some_and(|m| m.is_deleted((row - g.first_row) as usize)) {
+            return true;
+        }
+        if is_mvcc(snapshot) {
+            return self.deleted_rows.binary_search(&row).is_ok();
+        }
+        for m in catalog::marks_of_row(self.storage_id, row) {
+            if m.kind != MarkKind::Delete {
+                continue;
+            }
+            if pg_sys::TransactionIdIsCurrentTransactionId(m.xmin) {
+                return true;
+            }
+            if pg_sys::TransactionIdIsInProgress(m.xmin) {
+                if (*snapshot).snapshot_type == pg_sys::SnapshotType::SNAPSHOT_DIRTY {
+                    (*snapshot).xmax = m.xmin;
+                }
+            } else if pg_sys::TransactionIdDidCommit(m.xmin) {
+                return true;
+            }
+        }
+        false
     }
 
     /// The index of the row group holding `row`, if visible.
@@ -100,7 +139,8 @@ impl Fetcher {
     /// Whether the row at `tid` exists for `snapshot`.
     pub unsafe fn visible(&mut self, tid: &pg_sys::ItemPointerData, snapshot: pg_sys::Snapshot) -> bool {
         self.load_groups(snapshot);
-        tid_row(tid).and_then(|row| self.group_of(row)).is_some()
+        let Some(row) = tid_row(tid) else { return false };
+        self.group_of(row).is_some_and(|gi| !self.deleted(gi, row, snapshot))
     }
 
     /// For a dirty snapshot (uniqueness and exclusion checks): a row another transaction
@@ -142,6 +182,9 @@ impl Fetcher {
         let Some(gi) = self.group_of(row) else {
             return self.in_progress_elsewhere(row, snapshot, slot);
         };
+        if self.deleted(gi, row, snapshot) {
+            return false;
+        }
         let g = &self.groups[gi];
         let in_group = (row - g.first_row) as usize;
         let (vector, at) = (in_group / VECTOR_ROWS, in_group % VECTOR_ROWS);
@@ -191,6 +234,8 @@ impl Fetcher {
             *nulls.add(i) = n;
         }
         pg_sys::ExecStoreVirtualTuple(slot);
+        let (xmin, cmin) = self.groups[gi].writer;
+        super::slot::set_writer(slot, xmin, cmin);
         let (block, offset) = layout::row_to_tid(row);
         set_tid(&mut (*slot).tts_tid, block, offset);
         (*slot).tts_tableOid = (*self.rel).rd_id;

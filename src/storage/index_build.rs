@@ -31,6 +31,7 @@ pub unsafe fn build(
         Some(r) => r,
         None => super::tableam::scan_reader(scan),
     };
+    reader.include_deleted();
 
     let estate = pg_sys::CreateExecutorState();
     let econtext = pg_sys::MakePerTupleExprContext(estate);

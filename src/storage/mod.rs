@@ -1,10 +1,11 @@
 //! The `columnar` table access method and everything it keeps on disk.
 //!
 //! Pure modules (no PostgreSQL calls, covered by plain `cargo test`): `encoding`,
-//! `layout`, `directory`, `zonemap`, `column_builder`, `chunk_writer`.
+//! `layout`, `directory`, `zonemap`, `column_builder`, `chunk_writer`, `row_marks`.
 //! PostgreSQL-facing: `tableam` (the callbacks), `reader`, `write_buffer`, `pages`,
-//! `catalog`, `datum`, `error`.
+//! `catalog`, `datum`, `error`, `row_change` (DELETE, UPDATE, row locks).
 
+pub mod bitmap_scan;
 pub mod catalog;
 pub mod chunk_writer;
 pub mod column_builder;
@@ -18,8 +19,12 @@ pub mod index_build;
 pub mod layout;
 pub mod pages;
 pub mod reader;
+pub mod row_change;
+pub mod row_marks;
+pub mod slot;
 pub mod stats;
 pub mod tableam;
 pub mod utility;
+pub mod vacuum;
 pub mod write_buffer;
 pub mod zonemap;

@@ -5,6 +5,7 @@ use super::catalog::{self, RowGroupMeta};
 use super::datum::{self, ColumnKind, DatumColumn};
 use super::encoding::{decode_vector, DecodedVector};
 use super::error::data_corrupted;
+use super::row_marks::{self, DeleteMask};
 use super::zonemap::{ZoneMap, ZonePredicate, ZoneStats};
 use super::{layout, pages, write_buffer};
 use pgrx::pg_sys;
@@ -47,6 +48,11 @@ pub struct Reader {
     /// Per attribute: does the scan need it?
     wanted: Vec<bool>,
     groups: Vec<RowGroupMeta>,
+    /// Row numbers deleted for the scan's snapshot (marks not yet folded into masks).
+    deleted_rows: Vec<u64>,
+    /// The current row group's deleted rows, if it has any.
+    mask: Option<DeleteMask>,
+    group_first_row: u64,
     claim: GroupClaim,
     strategy: pg_sys::BufferAccessStrategy,
     // The row group being read.
@@ -89,11 +95,15 @@ impl Reader {
         let storage_id = pages::read_metapage(rel).storage_id;
         catalog::note_storage((*rel).rd_id, storage_id);
         let groups = catalog::load_row_groups(storage_id, snapshot, true);
+        let deleted_rows = catalog::load_deleted_rows(storage_id, snapshot);
         let wanted = wanted.unwrap_or_else(|| vec![true; natts]);
         Reader {
             rel,
             wanted,
             groups,
+            deleted_rows,
+            mask: None,
+            group_first_row: 0,
             claim,
             strategy: std::ptr::null_mut(),
             group: None,
@@ -120,6 +130,8 @@ impl Reader {
     /// memory context).
     pub fn release(&mut self) {
         self.groups = Vec::new();
+        self.deleted_rows = Vec::new();
+        self.mask = None;
         self.chunk_bytes = Vec::new();
         self.columns = Vec::new();
         self.scratch = DecodedVector::default();
@@ -127,6 +139,15 @@ impl Reader {
         self.vector_rows = 0;
         self.row = 0;
         self.claim = GroupClaim::Serial { next: usize::MAX };
+    }
+
+    /// Returns deleted rows too: an index build indexes them, as heap indexes dead rows
+    /// that older snapshots may still see (fetches filter them, VACUUM removes them).
+    pub fn include_deleted(&mut self) {
+        self.deleted_rows = Vec::new();
+        for g in &mut self.groups {
+            g.deleted = None;
+        }
     }
 
     /// Skip row groups and vectors whose zone maps show that no row satisfies one of
@@ -180,8 +201,15 @@ impl Reader {
         &self.groups
     }
 
+    /// Rows the scan will return (before predicates): stored rows less deleted ones.
     pub fn total_rows(&self) -> u64 {
-        self.groups.iter().map(|g| g.row_count).sum()
+        self.groups
+            .iter()
+            .map(|g| {
+                let mask = row_marks::group_mask(g.deleted.as_deref(), &self.deleted_rows, g.first_row, g.row_count);
+                g.row_count - mask.map_or(0, |m| m.count())
+            })
+            .sum()
     }
 
     /// Starts over (rescan); a parallel scan's shared counter is reset by its owner.
@@ -202,7 +230,13 @@ impl Reader {
                 self.group = None;
                 return false;
             }
-            if !self.refuted(&self.groups[index], None) {
+            let g = &self.groups[index];
+            let mask = row_marks::group_mask(g.deleted.as_deref(), &self.deleted_rows, g.first_row, g.row_count);
+            if mask.as_ref().is_some_and(|m| m.count() == g.row_count) {
+                continue;
+            }
+            if !self.refuted(g, None) {
+                self.mask = mask;
                 break index;
             }
             self.groups_skipped += 1;
@@ -235,9 +269,17 @@ impl Reader {
         self.vector = 0;
         self.vector_count = (g.row_count as usize).div_ceil(super::chunk_writer::VECTOR_ROWS);
         self.vector_first_row = g.first_row;
+        self.group_first_row = g.first_row;
         self.vector_rows = 0;
         self.row = 0;
         true
+    }
+
+    /// Whether row `row` of the current vector is deleted.
+    fn is_deleted(&self, row: usize) -> bool {
+        self.mask
+            .as_ref()
+            .is_some_and(|m| m.is_deleted((self.vector_first_row - self.group_first_row) as usize + row))
     }
 
     /// Decodes vector `self.vector` of the current group for every wanted column.
@@ -279,10 +321,14 @@ impl Reader {
                 continue;
             }
             let g = &self.groups[self.group.unwrap()];
-            if self.refuted(g, Some(self.vector)) {
-                self.vector_first_row += self.rows_in_vector(g, self.vector) as u64;
+            let rows_here = self.rows_in_vector(g, self.vector);
+            let all_deleted = self.mask.as_ref().is_some_and(|m| {
+                m.count_range((self.vector_first_row - g.first_row) as usize, rows_here) == rows_here
+            });
+            if all_deleted || self.refuted(g, Some(self.vector)) {
+                self.vector_first_row += rows_here as u64;
                 self.vector += 1;
-                self.vectors_skipped += 1;
+                self.vectors_skipped += !all_deleted as u64;
                 continue;
             }
             self.decode_current_vector();
@@ -292,16 +338,17 @@ impl Reader {
         }
     }
 
-    /// Skips up to `n` rows without decoding whole vectors it passes; returns how many.
+    /// Skips up to `n` rows (not counting deleted ones) without decoding the whole
+    /// vectors it passes; returns how many.
     pub unsafe fn skip(&mut self, mut n: u64) -> u64 {
         let mut skipped = 0;
         while n > 0 {
-            let left = (self.vector_rows - self.row) as u64;
-            if left > 0 {
-                let k = left.min(n);
-                self.row += k as usize;
-                n -= k;
-                skipped += k;
+            if self.row < self.vector_rows {
+                if !self.is_deleted(self.row) {
+                    n -= 1;
+                    skipped += 1;
+                }
+                self.row += 1;
                 continue;
             }
             if self.vector_rows > 0 {
@@ -318,12 +365,16 @@ impl Reader {
                 }
                 continue;
             }
-            let rows_here = self.rows_in_vector(&self.groups[self.group.unwrap()], self.vector) as u64;
-            if rows_here <= n {
+            let rows_here = self.rows_in_vector(&self.groups[self.group.unwrap()], self.vector);
+            let deleted = self.mask.as_ref().map_or(0, |m| {
+                m.count_range((self.vector_first_row - self.group_first_row) as usize, rows_here)
+            });
+            let live = (rows_here - deleted) as u64;
+            if live <= n {
                 self.vector += 1;
-                self.vector_first_row += rows_here;
-                n -= rows_here;
-                skipped += rows_here;
+                self.vector_first_row += rows_here as u64;
+                n -= live;
+                skipped += live;
             } else {
                 self.decode_current_vector();
             }
@@ -333,8 +384,14 @@ impl Reader {
 
     /// Stores the next row in `slot` (a virtual slot); false at the end.
     pub unsafe fn next(&mut self, slot: *mut pg_sys::TupleTableSlot) -> bool {
-        if self.row >= self.vector_rows && !self.advance() {
-            return false;
+        loop {
+            if self.row >= self.vector_rows && !self.advance() {
+                return false;
+            }
+            if !self.is_deleted(self.row) {
+                break;
+            }
+            self.row += 1;
         }
         pg_sys::ExecClearTuple(slot);
         let values = (*slot).tts_values;
@@ -360,6 +417,8 @@ impl Reader {
             *nulls.add(i) = self.columns[i].nulls[self.row];
         }
         pg_sys::ExecStoreVirtualTuple(slot);
+        let (xmin, cmin) = self.groups[self.group.unwrap()].writer;
+        super::slot::set_writer(slot, xmin, cmin);
         let (block, offset) = layout::row_to_tid(self.vector_first_row + self.row as u64);
         set_tid(&mut (*slot).tts_tid, block, offset);
         (*slot).tts_tableOid = (*self.rel).rd_id;

@@ -4,10 +4,11 @@
 //! yet raise SQLSTATE 0A000 instead of being left NULL (which would crash).
 
 use super::error::not_supported;
+use super::bitmap_scan::BitmapScan;
 use super::fetch::Fetcher;
 use super::layout::{self, Metapage};
 use super::reader::{set_tid, GroupClaim, Reader};
-use super::{catalog, pages, write_buffer};
+use super::{catalog, pages, row_change, write_buffer};
 use pgrx::pg_sys;
 use pgrx::prelude::*;
 use pgrx::PgMemoryContexts;
@@ -27,7 +28,9 @@ COMMENT ON ACCESS METHOD columnar IS 'columnar table access method (pgcolumnar)'
 #[repr(C)]
 struct ScanDesc {
     base: pg_sys::TableScanDescData,
+    /// NULL for bitmap scans, which fetch by TID instead.
     reader: *mut Reader,
+    bitmap: *mut BitmapScan,
     analyze: AnalyzeState,
 }
 
@@ -75,7 +78,7 @@ pub unsafe fn scan_reader(scan: pg_sys::TableScanDesc) -> &'static mut Reader {
 
 #[pg_guard]
 unsafe extern "C-unwind" fn slot_callbacks(_rel: pg_sys::Relation) -> *const pg_sys::TupleTableSlotOps {
-    &pg_sys::TTSOpsVirtual
+    super::slot::ops()
 }
 
 #[pg_guard]
@@ -103,12 +106,6 @@ pub unsafe fn begin(
     if flags & pg_sys::ScanOptions::SO_TYPE_SAMPLESCAN != 0 {
         not_supported("TABLESAMPLE", "Sample with a WHERE clause on random() instead.");
     }
-    let claim = if pscan.is_null() {
-        GroupClaim::Serial { next: 0 }
-    } else {
-        GroupClaim::Shared(&(*(pscan as *mut ParallelScan)).next_group)
-    };
-    let reader = Reader::new(rel, snapshot, wanted, claim);
     let desc = pg_sys::palloc0(std::mem::size_of::<ScanDesc>()) as *mut ScanDesc;
     (*desc).base.rs_rd = rel;
     (*desc).base.rs_snapshot = snapshot;
@@ -116,6 +113,16 @@ pub unsafe fn begin(
     (*desc).base.rs_key = key;
     (*desc).base.rs_flags = flags;
     (*desc).base.rs_parallel = pscan;
+    if flags & pg_sys::ScanOptions::SO_TYPE_BITMAPSCAN != 0 {
+        (*desc).bitmap = PgMemoryContexts::CurrentMemoryContext.leak_and_drop_on_delete(BitmapScan::new(rel));
+        return desc as pg_sys::TableScanDesc;
+    }
+    let claim = if pscan.is_null() {
+        GroupClaim::Serial { next: 0 }
+    } else {
+        GroupClaim::Shared(&(*(pscan as *mut ParallelScan)).next_group)
+    };
+    let reader = Reader::new(rel, snapshot, wanted, claim);
     if flags & pg_sys::ScanOptions::SO_TYPE_ANALYZE != 0 {
         (*desc).analyze = AnalyzeState { targrows: analyze_target_rows(rel), ..Default::default() };
     }
@@ -127,7 +134,9 @@ pub unsafe fn begin(
 #[pg_guard]
 unsafe extern "C-unwind" fn scan_end(scan: pg_sys::TableScanDesc) {
     let desc = scan_desc(scan);
-    (*desc.reader).release();
+    if !desc.reader.is_null() {
+        (*desc.reader).release();
+    }
     if desc.base.rs_flags & pg_sys::ScanOptions::SO_TEMP_SNAPSHOT != 0 {
         pg_sys::UnregisterSnapshot(desc.base.rs_snapshot);
     }
@@ -142,7 +151,10 @@ unsafe extern "C-unwind" fn scan_rescan(
     _allow_sync: bool,
     _allow_pagemode: bool,
 ) {
-    (*scan_desc(scan).reader).restart();
+    let desc = scan_desc(scan);
+    if !desc.reader.is_null() {
+        (*desc.reader).restart();
+    }
 }
 
 #[pg_guard]
@@ -248,8 +260,8 @@ unsafe extern "C-unwind" fn tuple_tid_valid(scan: pg_sys::TableScanDesc, tid: pg
 }
 
 #[pg_guard]
-unsafe extern "C-unwind" fn tuple_get_latest_tid(_scan: pg_sys::TableScanDesc, _tid: pg_sys::ItemPointer) {
-    // Rows are never updated in place, so a TID is always its own latest version.
+unsafe extern "C-unwind" fn tuple_get_latest_tid(scan: pg_sys::TableScanDesc, tid: pg_sys::ItemPointer) {
+    row_change::latest_version(scan_desc(scan).base.rs_rd, tid)
 }
 
 #[pg_guard]
@@ -301,68 +313,76 @@ unsafe extern "C-unwind" fn multi_insert(
 
 #[pg_guard]
 unsafe extern "C-unwind" fn tuple_insert_speculative(
-    _rel: pg_sys::Relation,
-    _slot: *mut pg_sys::TupleTableSlot,
-    _cid: pg_sys::CommandId,
-    _options: i32,
-    _bistate: *mut pg_sys::BulkInsertStateData,
+    rel: pg_sys::Relation,
+    slot: *mut pg_sys::TupleTableSlot,
+    cid: pg_sys::CommandId,
+    options: i32,
+    bistate: *mut pg_sys::BulkInsertStateData,
     _spec_token: u32,
 ) {
-    not_supported("INSERT ... ON CONFLICT", "Insert into a heap staging table and merge from there.")
+    // Other inserters of the same key wait for this whole transaction (its row
+    // reservation), not just for the speculative insertion: correct, if less concurrent.
+    tuple_insert(rel, slot, cid, options, bistate)
 }
 
 #[pg_guard]
 unsafe extern "C-unwind" fn tuple_complete_speculative(
-    _rel: pg_sys::Relation,
-    _slot: *mut pg_sys::TupleTableSlot,
+    rel: pg_sys::Relation,
+    slot: *mut pg_sys::TupleTableSlot,
     _spec_token: u32,
-    _succeeded: bool,
+    succeeded: bool,
 ) {
+    if !succeeded {
+        row_change::abandon_speculative(rel, slot);
+    }
 }
 
 #[pg_guard]
 unsafe extern "C-unwind" fn tuple_delete(
-    _rel: pg_sys::Relation,
-    _tid: pg_sys::ItemPointer,
-    _cid: pg_sys::CommandId,
+    rel: pg_sys::Relation,
+    tid: pg_sys::ItemPointer,
+    cid: pg_sys::CommandId,
     _snapshot: pg_sys::Snapshot,
     _crosscheck: pg_sys::Snapshot,
-    _wait: bool,
-    _tmfd: *mut pg_sys::TM_FailureData,
+    wait: bool,
+    tmfd: *mut pg_sys::TM_FailureData,
     _changing_part: bool,
 ) -> pg_sys::TM_Result::Type {
-    not_supported("DELETE", "Rewrite the table without the rows (CREATE TABLE AS ... USING columnar).")
+    row_change::delete(rel, tid, cid, wait, tmfd)
 }
 
 #[pg_guard]
 unsafe extern "C-unwind" fn tuple_update(
-    _rel: pg_sys::Relation,
-    _otid: pg_sys::ItemPointer,
-    _slot: *mut pg_sys::TupleTableSlot,
-    _cid: pg_sys::CommandId,
+    rel: pg_sys::Relation,
+    otid: pg_sys::ItemPointer,
+    slot: *mut pg_sys::TupleTableSlot,
+    cid: pg_sys::CommandId,
     _snapshot: pg_sys::Snapshot,
     _crosscheck: pg_sys::Snapshot,
-    _wait: bool,
-    _tmfd: *mut pg_sys::TM_FailureData,
-    _lockmode: *mut pg_sys::LockTupleMode::Type,
-    _update_indexes: *mut bool,
+    wait: bool,
+    tmfd: *mut pg_sys::TM_FailureData,
+    lockmode: *mut pg_sys::LockTupleMode::Type,
+    update_indexes: *mut bool,
 ) -> pg_sys::TM_Result::Type {
-    not_supported("UPDATE", "Rewrite the table with the new values (CREATE TABLE AS ... USING columnar).")
+    // The new version gets a new TID: every index needs an entry for it.
+    *lockmode = pg_sys::LockTupleMode::LockTupleExclusive;
+    *update_indexes = true;
+    row_change::update(rel, otid, slot, cid, wait, tmfd)
 }
 
 #[pg_guard]
 unsafe extern "C-unwind" fn tuple_lock(
-    _rel: pg_sys::Relation,
-    _tid: pg_sys::ItemPointer,
+    rel: pg_sys::Relation,
+    tid: pg_sys::ItemPointer,
     _snapshot: pg_sys::Snapshot,
-    _slot: *mut pg_sys::TupleTableSlot,
-    _cid: pg_sys::CommandId,
-    _mode: pg_sys::LockTupleMode::Type,
-    _wait_policy: pg_sys::LockWaitPolicy::Type,
-    _flags: u8,
-    _tmfd: *mut pg_sys::TM_FailureData,
+    slot: *mut pg_sys::TupleTableSlot,
+    cid: pg_sys::CommandId,
+    mode: pg_sys::LockTupleMode::Type,
+    wait_policy: pg_sys::LockWaitPolicy::Type,
+    flags: u8,
+    tmfd: *mut pg_sys::TM_FailureData,
 ) -> pg_sys::TM_Result::Type {
-    not_supported("SELECT ... FOR UPDATE/SHARE", "Lock the table with LOCK TABLE instead.")
+    row_change::lock(rel, tid, slot, cid, mode, wait_policy, flags, tmfd)
 }
 
 #[pg_guard]
@@ -448,11 +468,37 @@ unsafe extern "C-unwind" fn relation_copy_for_cluster(
 
 #[pg_guard]
 unsafe extern "C-unwind" fn relation_vacuum(
-    _rel: pg_sys::Relation,
-    _params: *mut pg_sys::VacuumParams,
-    _bstrategy: pg_sys::BufferAccessStrategy,
+    rel: pg_sys::Relation,
+    params: *mut pg_sys::VacuumParams,
+    bstrategy: pg_sys::BufferAccessStrategy,
 ) {
-    // Rows are only ever appended and never deleted yet, so there is no space to reclaim.
+    let report = super::vacuum::vacuum(rel, bstrategy);
+    let verbose = (*params).options & pg_sys::VACOPT_VERBOSE != 0;
+    let relname = std::ffi::CStr::from_ptr((*(*rel).rd_rel).relname.data.as_ptr()).to_string_lossy();
+    let message = format!(
+        "columnar table \"{relname}\": {} deletes folded into row-group masks, {} row marks removed, \
+         {} empty row groups freed, {} live rows",
+        report.folded, report.marks_removed, report.groups_freed, report.live_rows
+    );
+    if verbose {
+        pgrx::info!("{message}");
+    } else {
+        pgrx::debug1!("{message}");
+    }
+    let mut frozen_updated = false;
+    let mut minmulti_updated = false;
+    pg_sys::vac_update_relstats(
+        rel,
+        pages::nblocks(rel),
+        report.live_rows as f64,
+        0,
+        (*(*rel).rd_rel).relhasindex,
+        pg_sys::InvalidTransactionId,
+        pg_sys::TransactionId::from(0u32), // InvalidMultiXactId: leave relminmxid alone
+        &mut frozen_updated,
+        &mut minmulti_updated,
+        false,
+    );
 }
 
 #[pg_guard]
@@ -566,6 +612,24 @@ unsafe extern "C-unwind" fn relation_estimate_size(
 }
 
 #[pg_guard]
+unsafe extern "C-unwind" fn scan_bitmap_next_block(
+    scan: pg_sys::TableScanDesc,
+    tbmres: *mut pg_sys::TBMIterateResult,
+) -> bool {
+    (*scan_desc(scan).bitmap).next_block(tbmres)
+}
+
+#[pg_guard]
+unsafe extern "C-unwind" fn scan_bitmap_next_tuple(
+    scan: pg_sys::TableScanDesc,
+    _tbmres: *mut pg_sys::TBMIterateResult,
+    slot: *mut pg_sys::TupleTableSlot,
+) -> bool {
+    let desc = scan_desc(scan);
+    (*desc.bitmap).next_tuple(desc.base.rs_snapshot, slot)
+}
+
+#[pg_guard]
 unsafe extern "C-unwind" fn scan_sample_next_block(
     _scan: pg_sys::TableScanDesc,
     _state: *mut pg_sys::SampleScanState,
@@ -626,9 +690,8 @@ static mut ROUTINE: pg_sys::TableAmRoutine = pg_sys::TableAmRoutine {
     relation_toast_am: None,
     relation_fetch_toast_slice: None,
     relation_estimate_size: Some(relation_estimate_size),
-    // Without these, the planner does not consider bitmap heap scans.
-    scan_bitmap_next_block: None,
-    scan_bitmap_next_tuple: None,
+    scan_bitmap_next_block: Some(scan_bitmap_next_block),
+    scan_bitmap_next_tuple: Some(scan_bitmap_next_tuple),
     scan_sample_next_block: Some(scan_sample_next_block),
     scan_sample_next_tuple: Some(scan_sample_next_tuple),
 };

@@ -139,6 +139,8 @@ unsafe fn write_out(rel: pg_sys::Relation, buf: &mut WriteBuffer, rows: usize, b
             data_offset,
             data_length: total as u64,
             chunks: std::rc::Rc::new(chunks),
+            deleted: None,
+            writer: (pg_sys::GetCurrentTransactionId(), cid),
         };
         catalog::insert_row_group(storage_id, &group, cid);
     }

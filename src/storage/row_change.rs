@@ -1,0 +1,258 @@
+//! DELETE, UPDATE and row locks (SELECT ... FOR UPDATE/SHARE, foreign-key checks,
+//! ON CONFLICT DO UPDATE) on columnar rows, by marks in `pgcolumnar.row_mark`.
+//!
+//! A change follows heap's protocol with marks in place of xmax: take the row's
+//! heavyweight tuple lock (so waiters queue fairly), look at the row's marks, wait for a
+//! running transaction whose mark conflicts and look again; report a delete that
+//! committed meanwhile as TM_Updated/TM_Deleted, so that the executor re-checks the new
+//! version (READ COMMITTED) or fails with 40001 (REPEATABLE READ and SERIALIZABLE);
+//! otherwise record our mark and release the tuple lock. The mark, not the tuple lock,
+//! is what later changers wait for.
+
+use super::catalog::{self, Mark};
+use super::error::row_lock_not_available;
+use super::fetch::{tid_row, Fetcher};
+use super::reader::set_tid;
+use super::row_marks::MarkKind;
+use super::{layout, pages, write_buffer};
+use pgrx::pg_sys;
+use std::ffi::CStr;
+
+/// The row a change targets.
+struct Target {
+    rel: pg_sys::Relation,
+    tid: pg_sys::ItemPointerData,
+    storage_id: u64,
+    row: u64,
+}
+
+impl Target {
+    unsafe fn new(rel: pg_sys::Relation, tid: pg_sys::ItemPointer) -> Option<Target> {
+        let row = tid_row(&*tid)?;
+        Some(Target { rel, tid: *tid, storage_id: pages::read_metapage(rel).storage_id, row })
+    }
+
+    unsafe fn relname(&self) -> String {
+        CStr::from_ptr((*(*self.rel).rd_rel).relname.data.as_ptr()).to_string_lossy().into_owned()
+    }
+
+    unsafe fn unlock(&mut self) {
+        pg_sys::UnlockTuple(self.rel, &mut self.tid, pg_sys::ExclusiveLock as i32);
+    }
+}
+
+fn tid_of(row: u64) -> pg_sys::ItemPointerData {
+    let mut tid = pg_sys::ItemPointerData::default();
+    let (block, offset) = layout::row_to_tid(row);
+    set_tid(&mut tid, block, offset);
+    tid
+}
+
+/// What the executor needs to know about the delete that beat us.
+unsafe fn report_delete(t: &Target, m: &Mark, tmfd: *mut pg_sys::TM_FailureData) {
+    (*tmfd).ctid = m.successor.map_or(t.tid, tid_of);
+    (*tmfd).xmax = m.xmin;
+    (*tmfd).cmax = if pg_sys::TransactionIdIsCurrentTransactionId(m.xmin) {
+        m.cid
+    } else {
+        pg_sys::InvalidCommandId
+    };
+    (*tmfd).traversed = false;
+}
+
+/// Takes the row's tuple lock and waits until no other running transaction holds a mark
+/// that conflicts with `wanted`. On TM_Ok the tuple lock is still held: the caller
+/// records its mark, then calls `unlock`. Any other result has released it.
+#[allow(non_upper_case_globals)]
+unsafe fn claim(
+    t: &mut Target,
+    wanted: MarkKind,
+    wait_policy: pg_sys::LockWaitPolicy::Type,
+    tmfd: *mut pg_sys::TM_FailureData,
+) -> pg_sys::TM_Result::Type {
+    use pg_sys::LockWaitPolicy::*;
+    let lockmode = pg_sys::ExclusiveLock as i32;
+    match wait_policy {
+        LockWaitBlock => pg_sys::LockTuple(t.rel, &mut t.tid, lockmode),
+        _ if pg_sys::ConditionalLockTuple(t.rel, &mut t.tid, lockmode) => {}
+        LockWaitSkip => return pg_sys::TM_Result::TM_WouldBlock,
+        _ => row_lock_not_available(&t.relname()),
+    }
+    let oper = if wanted == MarkKind::Delete { pg_sys::XLTW_Oper::XLTW_Delete } else { pg_sys::XLTW_Oper::XLTW_Lock };
+    loop {
+        let marks = catalog::marks_of_row(t.storage_id, t.row);
+        for m in marks.iter().filter(|m| m.kind == MarkKind::Delete) {
+            let mine = pg_sys::TransactionIdIsCurrentTransactionId(m.xmin);
+            if mine || (!pg_sys::TransactionIdIsInProgress(m.xmin) && pg_sys::TransactionIdDidCommit(m.xmin)) {
+                t.unlock();
+                report_delete(t, m, tmfd);
+                return if mine {
+                    pg_sys::TM_Result::TM_SelfModified
+                } else if m.successor.is_some() {
+                    pg_sys::TM_Result::TM_Updated
+                } else {
+                    pg_sys::TM_Result::TM_Deleted
+                };
+            }
+        }
+        let blocker = marks.iter().find(|m| {
+            m.kind.conflicts_with(wanted)
+                && !pg_sys::TransactionIdIsCurrentTransactionId(m.xmin)
+                && pg_sys::TransactionIdIsInProgress(m.xmin)
+        });
+        let Some(blocker) = blocker else { return pg_sys::TM_Result::TM_Ok };
+        match wait_policy {
+            LockWaitBlock => pg_sys::XactLockTableWait(blocker.xmin, t.rel, &mut t.tid, oper),
+            LockWaitSkip => {
+                t.unlock();
+                return pg_sys::TM_Result::TM_WouldBlock;
+            }
+            _ => {
+                if !pg_sys::ConditionalXactLockTableWait(blocker.xmin) {
+                    t.unlock();
+                    row_lock_not_available(&t.relname());
+                }
+            }
+        }
+    }
+}
+
+/// DELETE of the row at `tid` by command `cid`.
+pub unsafe fn delete(
+    rel: pg_sys::Relation,
+    tid: pg_sys::ItemPointer,
+    cid: pg_sys::CommandId,
+    wait: bool,
+    tmfd: *mut pg_sys::TM_FailureData,
+) -> pg_sys::TM_Result::Type {
+    let Some(mut t) = Target::new(rel, tid) else { return pg_sys::TM_Result::TM_Invisible };
+    let policy = if wait { pg_sys::LockWaitPolicy::LockWaitBlock } else { pg_sys::LockWaitPolicy::LockWaitError };
+    let result = claim(&mut t, MarkKind::Delete, policy, tmfd);
+    if result == pg_sys::TM_Result::TM_Ok {
+        catalog::insert_mark(t.storage_id, t.row, MarkKind::Delete, None, cid);
+        t.unlock();
+    }
+    result
+}
+
+/// UPDATE: deletes the row at `otid` and inserts `slot` as its new version (with a new
+/// TID, so every index gets an entry for it).
+pub unsafe fn update(
+    rel: pg_sys::Relation,
+    otid: pg_sys::ItemPointer,
+    slot: *mut pg_sys::TupleTableSlot,
+    cid: pg_sys::CommandId,
+    wait: bool,
+    tmfd: *mut pg_sys::TM_FailureData,
+) -> pg_sys::TM_Result::Type {
+    let Some(mut t) = Target::new(rel, otid) else { return pg_sys::TM_Result::TM_Invisible };
+    let policy = if wait { pg_sys::LockWaitPolicy::LockWaitBlock } else { pg_sys::LockWaitPolicy::LockWaitError };
+    let result = claim(&mut t, MarkKind::Delete, policy, tmfd);
+    if result == pg_sys::TM_Result::TM_Ok {
+        let new_row = write_buffer::insert(rel, slot, cid);
+        (*slot).tts_tid = tid_of(new_row);
+        (*slot).tts_tableOid = (*rel).rd_id;
+        catalog::insert_mark(t.storage_id, t.row, MarkKind::Delete, Some(new_row), cid);
+        t.unlock();
+    }
+    result
+}
+
+/// Stores the row at `tid` in `slot`, deleted or not; false if there is none.
+unsafe fn fetch_any(
+    rel: pg_sys::Relation,
+    tid: &pg_sys::ItemPointerData,
+    slot: *mut pg_sys::TupleTableSlot,
+) -> bool {
+    let mut fetcher = Fetcher::new(rel);
+    let found = fetcher.fetch(tid, &raw mut pg_sys::SnapshotAnyData, slot);
+    if found {
+        // The slot must own its values before the fetcher, which they point into, goes.
+        pg_sys::ExecMaterializeSlot(slot);
+    }
+    found
+}
+
+/// Whether this transaction wrote the row with command `cid` or a later one.
+unsafe fn inserted_by_this_command(t: &Target, cid: pg_sys::CommandId) -> bool {
+    let writer = catalog::row_group_writer(t.storage_id, t.row).or_else(|| {
+        // Still in this backend's write buffer, maybe: write it out and look again.
+        write_buffer::flush_for_read(t.rel);
+        catalog::row_group_writer(t.storage_id, t.row)
+    });
+    writer.is_some_and(|(xmin, cmin)| pg_sys::TransactionIdIsCurrentTransactionId(xmin) && cmin >= cid)
+}
+
+/// SELECT ... FOR UPDATE/SHARE and friends: marks the row at `tid` (following UPDATEs
+/// to the newest version when `flags` ask for it) and stores that version in `slot`.
+#[allow(clippy::too_many_arguments)]
+pub unsafe fn lock(
+    rel: pg_sys::Relation,
+    tid: pg_sys::ItemPointer,
+    slot: *mut pg_sys::TupleTableSlot,
+    cid: pg_sys::CommandId,
+    mode: pg_sys::LockTupleMode::Type,
+    wait_policy: pg_sys::LockWaitPolicy::Type,
+    flags: u8,
+    tmfd: *mut pg_sys::TM_FailureData,
+) -> pg_sys::TM_Result::Type {
+    let wanted = MarkKind::from_i16(mode as i16).unwrap_or(MarkKind::Update);
+    let follow = flags as u32 & pg_sys::TUPLE_LOCK_FLAG_FIND_LAST_VERSION != 0;
+    let mut current = *tid;
+    let mut traversed = false;
+    loop {
+        let Some(mut t) = Target::new(rel, &mut current) else { return pg_sys::TM_Result::TM_Invisible };
+        if inserted_by_this_command(&t, cid) {
+            // ON CONFLICT DO UPDATE meeting a row its own command inserted: the
+            // executor reads the row's xmin and reports the cardinality violation.
+            fetch_any(rel, &current, slot);
+            return pg_sys::TM_Result::TM_Invisible;
+        }
+        let result = claim(&mut t, wanted, wait_policy, tmfd);
+        if result == pg_sys::TM_Result::TM_Updated && follow && tid_row(&(*tmfd).ctid) != tid_row(&current) {
+            current = (*tmfd).ctid;
+            traversed = true;
+            continue;
+        }
+        (*tmfd).traversed = traversed;
+        // Like heap, tell the caller which version it got (it updates that one next).
+        *tid = current;
+        if result != pg_sys::TM_Result::TM_Ok {
+            return result;
+        }
+        let held = catalog::marks_of_row(t.storage_id, t.row).iter().any(|m| {
+            m.kind != MarkKind::Delete && m.kind >= wanted && pg_sys::TransactionIdIsCurrentTransactionId(m.xmin)
+        });
+        if !held {
+            catalog::insert_mark(t.storage_id, t.row, wanted, None, cid);
+        }
+        t.unlock();
+        // The newest version, whatever snapshot the caller has: it is locked now.
+        let found = fetch_any(rel, &current, slot);
+        return if found { pg_sys::TM_Result::TM_Ok } else { pg_sys::TM_Result::TM_Invisible };
+    }
+}
+
+/// Follows committed UPDATEs from `tid` to the newest version of its row (currtid,
+/// WHERE CURRENT OF).
+pub unsafe fn latest_version(rel: pg_sys::Relation, tid: pg_sys::ItemPointer) {
+    let Some(t) = Target::new(rel, tid) else { return };
+    let mut row = t.row;
+    while let Some(next) = catalog::marks_of_row(t.storage_id, row).iter().find_map(|m| {
+        (m.kind == MarkKind::Delete
+            && (pg_sys::TransactionIdIsCurrentTransactionId(m.xmin) || pg_sys::TransactionIdDidCommit(m.xmin)))
+        .then_some(m.successor)
+        .flatten()
+    }) {
+        row = next;
+    }
+    *tid = tid_of(row);
+}
+
+/// ON CONFLICT found a conflict after the speculative insert of `slot`'s row: the row
+/// is deleted again by this transaction, so nobody ever sees it.
+pub unsafe fn abandon_speculative(rel: pg_sys::Relation, slot: *mut pg_sys::TupleTableSlot) {
+    let Some(row) = tid_row(&(*slot).tts_tid) else { return };
+    let storage_id = pages::read_metapage(rel).storage_id;
+    catalog::insert_mark(storage_id, row, MarkKind::Delete, None, pg_sys::GetCurrentCommandId(true));
+}
