@@ -35,7 +35,11 @@ impl BitmapScan {
     }
 
     /// Stores the next visible row of the current block in `slot`; false when done.
-    pub unsafe fn next_tuple(&mut self, snapshot: pg_sys::Snapshot, slot: *mut pg_sys::TupleTableSlot) -> bool {
+    pub unsafe fn next_tuple(
+        &mut self,
+        snapshot: pg_sys::Snapshot,
+        slot: *mut pg_sys::TupleTableSlot,
+    ) -> bool {
         while self.next < self.offsets.len() {
             let mut tid = pg_sys::ItemPointerData::default();
             set_tid(&mut tid, self.block, self.offsets[self.next]);

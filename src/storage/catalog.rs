@@ -302,8 +302,13 @@ pub unsafe fn row_group_writer(storage_id: u64, row: u64) -> Option<(pg_sys::Tra
         pg_sys::Oid::from(pg_sys::F_INT8LE),
         datum(row as i64),
     );
-    let scan =
-        pg_sys::systable_beginscan_ordered(rel, index, &raw mut pg_sys::SnapshotSelfData, 2, keys.as_mut_ptr());
+    let scan = pg_sys::systable_beginscan_ordered(
+        rel,
+        index,
+        &raw mut pg_sys::SnapshotSelfData,
+        2,
+        keys.as_mut_ptr(),
+    );
     let tup = pg_sys::systable_getnext_ordered(scan, pg_sys::ScanDirection::BackwardScanDirection);
     let mut found = None;
     if !tup.is_null() {
@@ -555,10 +560,8 @@ pub unsafe fn insert_mark(storage_id: u64, row: u64, kind: MarkKind, successor: 
 /// The marks on `row` that are committed, in progress or this transaction's, read
 /// through a dirty snapshot (aborted ones are left out).
 pub unsafe fn marks_of_row(storage_id: u64, row: u64) -> Vec<Mark> {
-    let mut dirty = pg_sys::SnapshotData {
-        snapshot_type: pg_sys::SnapshotType::SNAPSHOT_DIRTY,
-        ..Default::default()
-    };
+    let mut dirty =
+        pg_sys::SnapshotData { snapshot_type: pg_sys::SnapshotType::SNAPSHOT_DIRTY, ..Default::default() };
     let mut marks = Vec::new();
     scan_keys::<4>(
         c"row_mark",
@@ -583,11 +586,18 @@ pub unsafe fn marks_of_row(storage_id: u64, row: u64) -> Vec<Mark> {
 /// come with the row groups), sorted.
 pub unsafe fn load_deleted_rows(storage_id: u64, snapshot: pg_sys::Snapshot) -> Vec<u64> {
     let mut rows = Vec::new();
-    scan_storage::<4>(c"row_mark", c"row_mark_row", storage_id, snapshot, pg_sys::AccessShareLock, |_, _, v, _| {
-        if mark_kind(v[2]) == MarkKind::Delete {
-            rows.push(int8(v[1]));
-        }
-    });
+    scan_storage::<4>(
+        c"row_mark",
+        c"row_mark_row",
+        storage_id,
+        snapshot,
+        pg_sys::AccessShareLock,
+        |_, _, v, _| {
+            if mark_kind(v[2]) == MarkKind::Delete {
+                rows.push(int8(v[1]));
+            }
+        },
+    );
     // The index returns them in order; an UPDATE's lock and delete of one row repeat it.
     rows.dedup();
     rows
@@ -607,26 +617,32 @@ pub struct MarkCleanup {
 /// and locks whose transaction has ended.
 pub unsafe fn take_settled_marks(storage_id: u64, oldest_xmin: pg_sys::TransactionId) -> MarkCleanup {
     let mut out = MarkCleanup::default();
-    let mut dirty = pg_sys::SnapshotData {
-        snapshot_type: pg_sys::SnapshotType::SNAPSHOT_DIRTY,
-        ..Default::default()
-    };
-    scan_storage::<4>(c"row_mark", c"row_mark_row", storage_id, &mut dirty, pg_sys::RowExclusiveLock, |rel, tup, v, _| {
-        let xmin = pg_sys::HeapTupleHeaderGetXmin((*tup).t_data);
-        let settled = if mark_kind(v[2]) == MarkKind::Delete {
-            let visible_to_all = pg_sys::TransactionIdDidCommit(xmin) && pg_sys::TransactionIdPrecedes(xmin, oldest_xmin);
-            if visible_to_all {
-                out.folded.push(int8(v[1]));
+    let mut dirty =
+        pg_sys::SnapshotData { snapshot_type: pg_sys::SnapshotType::SNAPSHOT_DIRTY, ..Default::default() };
+    scan_storage::<4>(
+        c"row_mark",
+        c"row_mark_row",
+        storage_id,
+        &mut dirty,
+        pg_sys::RowExclusiveLock,
+        |rel, tup, v, _| {
+            let xmin = pg_sys::HeapTupleHeaderGetXmin((*tup).t_data);
+            let settled = if mark_kind(v[2]) == MarkKind::Delete {
+                let visible_to_all =
+                    pg_sys::TransactionIdDidCommit(xmin) && pg_sys::TransactionIdPrecedes(xmin, oldest_xmin);
+                if visible_to_all {
+                    out.folded.push(int8(v[1]));
+                }
+                visible_to_all
+            } else {
+                !pg_sys::TransactionIdIsInProgress(xmin) && !pg_sys::TransactionIdIsCurrentTransactionId(xmin)
+            };
+            if settled {
+                pg_sys::simple_heap_delete(rel, &mut (*tup).t_self);
+                out.removed += 1;
             }
-            visible_to_all
-        } else {
-            !pg_sys::TransactionIdIsInProgress(xmin) && !pg_sys::TransactionIdIsCurrentTransactionId(xmin)
-        };
-        if settled {
-            pg_sys::simple_heap_delete(rel, &mut (*tup).t_self);
-            out.removed += 1;
-        }
-    });
+        },
+    );
     out.folded.sort_unstable();
     out.folded.dedup();
     out
@@ -663,4 +679,38 @@ pub unsafe fn delete_row_group(storage_id: u64, first_row: u64) {
             |rel, tup, _, _| pg_sys::simple_heap_delete(rel, &mut (*tup).t_self),
         );
     }
+}
+
+/// Row-number ranges that may still hold a row some transaction can see: row groups
+/// that are committed or being written (not removed), and the reservations of
+/// transactions still running (their rows may sit in a write buffer). Sorted.
+pub unsafe fn live_or_pending_ranges(storage_id: u64) -> Vec<(u64, u64)> {
+    let mut ranges = Vec::new();
+    let mut dirty =
+        pg_sys::SnapshotData { snapshot_type: pg_sys::SnapshotType::SNAPSHOT_DIRTY, ..Default::default() };
+    scan_storage::<ROW_GROUP_NATTS>(
+        c"row_group",
+        c"row_group_pkey",
+        storage_id,
+        &mut dirty,
+        pg_sys::AccessShareLock,
+        |_, _, v, _| {
+            ranges.push((int8(v[1]), int8(v[2])));
+        },
+    );
+    scan_storage::<3>(
+        c"row_reservation",
+        c"row_reservation_pkey",
+        storage_id,
+        &mut dirty,
+        pg_sys::AccessShareLock,
+        |_, tup, v, _| {
+            let xmin = pg_sys::HeapTupleHeaderGetXmin((*tup).t_data);
+            if pg_sys::TransactionIdIsInProgress(xmin) || pg_sys::TransactionIdIsCurrentTransactionId(xmin) {
+                ranges.push((int8(v[1]), int8(v[2])));
+            }
+        },
+    );
+    ranges.sort_unstable();
+    ranges
 }

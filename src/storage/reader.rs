@@ -206,7 +206,8 @@ impl Reader {
         self.groups
             .iter()
             .map(|g| {
-                let mask = row_marks::group_mask(g.deleted.as_deref(), &self.deleted_rows, g.first_row, g.row_count);
+                let mask =
+                    row_marks::group_mask(g.deleted.as_deref(), &self.deleted_rows, g.first_row, g.row_count);
                 g.row_count - mask.map_or(0, |m| m.count())
             })
             .sum()
@@ -231,7 +232,8 @@ impl Reader {
                 return false;
             }
             let g = &self.groups[index];
-            let mask = row_marks::group_mask(g.deleted.as_deref(), &self.deleted_rows, g.first_row, g.row_count);
+            let mask =
+                row_marks::group_mask(g.deleted.as_deref(), &self.deleted_rows, g.first_row, g.row_count);
             if mask.as_ref().is_some_and(|m| m.count() == g.row_count) {
                 continue;
             }

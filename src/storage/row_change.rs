@@ -52,11 +52,8 @@ fn tid_of(row: u64) -> pg_sys::ItemPointerData {
 unsafe fn report_delete(t: &Target, m: &Mark, tmfd: *mut pg_sys::TM_FailureData) {
     (*tmfd).ctid = m.successor.map_or(t.tid, tid_of);
     (*tmfd).xmax = m.xmin;
-    (*tmfd).cmax = if pg_sys::TransactionIdIsCurrentTransactionId(m.xmin) {
-        m.cid
-    } else {
-        pg_sys::InvalidCommandId
-    };
+    (*tmfd).cmax =
+        if pg_sys::TransactionIdIsCurrentTransactionId(m.xmin) { m.cid } else { pg_sys::InvalidCommandId };
     (*tmfd).traversed = false;
 }
 
@@ -78,12 +75,17 @@ unsafe fn claim(
         LockWaitSkip => return pg_sys::TM_Result::TM_WouldBlock,
         _ => row_lock_not_available(&t.relname()),
     }
-    let oper = if wanted == MarkKind::Delete { pg_sys::XLTW_Oper::XLTW_Delete } else { pg_sys::XLTW_Oper::XLTW_Lock };
+    let oper = if wanted == MarkKind::Delete {
+        pg_sys::XLTW_Oper::XLTW_Delete
+    } else {
+        pg_sys::XLTW_Oper::XLTW_Lock
+    };
     loop {
         let marks = catalog::marks_of_row(t.storage_id, t.row);
         for m in marks.iter().filter(|m| m.kind == MarkKind::Delete) {
             let mine = pg_sys::TransactionIdIsCurrentTransactionId(m.xmin);
-            if mine || (!pg_sys::TransactionIdIsInProgress(m.xmin) && pg_sys::TransactionIdDidCommit(m.xmin)) {
+            if mine || (!pg_sys::TransactionIdIsInProgress(m.xmin) && pg_sys::TransactionIdDidCommit(m.xmin))
+            {
                 t.unlock();
                 report_delete(t, m, tmfd);
                 return if mine {
@@ -126,7 +128,8 @@ pub unsafe fn delete(
     tmfd: *mut pg_sys::TM_FailureData,
 ) -> pg_sys::TM_Result::Type {
     let Some(mut t) = Target::new(rel, tid) else { return pg_sys::TM_Result::TM_Invisible };
-    let policy = if wait { pg_sys::LockWaitPolicy::LockWaitBlock } else { pg_sys::LockWaitPolicy::LockWaitError };
+    let policy =
+        if wait { pg_sys::LockWaitPolicy::LockWaitBlock } else { pg_sys::LockWaitPolicy::LockWaitError };
     let result = claim(&mut t, MarkKind::Delete, policy, tmfd);
     if result == pg_sys::TM_Result::TM_Ok {
         catalog::insert_mark(t.storage_id, t.row, MarkKind::Delete, None, cid);
@@ -146,7 +149,8 @@ pub unsafe fn update(
     tmfd: *mut pg_sys::TM_FailureData,
 ) -> pg_sys::TM_Result::Type {
     let Some(mut t) = Target::new(rel, otid) else { return pg_sys::TM_Result::TM_Invisible };
-    let policy = if wait { pg_sys::LockWaitPolicy::LockWaitBlock } else { pg_sys::LockWaitPolicy::LockWaitError };
+    let policy =
+        if wait { pg_sys::LockWaitPolicy::LockWaitBlock } else { pg_sys::LockWaitPolicy::LockWaitError };
     let result = claim(&mut t, MarkKind::Delete, policy, tmfd);
     if result == pg_sys::TM_Result::TM_Ok {
         let new_row = write_buffer::insert(rel, slot, cid);
@@ -221,7 +225,9 @@ pub unsafe fn lock(
             return result;
         }
         let held = catalog::marks_of_row(t.storage_id, t.row).iter().any(|m| {
-            m.kind != MarkKind::Delete && m.kind >= wanted && pg_sys::TransactionIdIsCurrentTransactionId(m.xmin)
+            m.kind != MarkKind::Delete
+                && m.kind >= wanted
+                && pg_sys::TransactionIdIsCurrentTransactionId(m.xmin)
         });
         if !held {
             catalog::insert_mark(t.storage_id, t.row, wanted, None, cid);
@@ -240,7 +246,8 @@ pub unsafe fn latest_version(rel: pg_sys::Relation, tid: pg_sys::ItemPointer) {
     let mut row = t.row;
     while let Some(next) = catalog::marks_of_row(t.storage_id, row).iter().find_map(|m| {
         (m.kind == MarkKind::Delete
-            && (pg_sys::TransactionIdIsCurrentTransactionId(m.xmin) || pg_sys::TransactionIdDidCommit(m.xmin)))
+            && (pg_sys::TransactionIdIsCurrentTransactionId(m.xmin)
+                || pg_sys::TransactionIdDidCommit(m.xmin)))
         .then_some(m.successor)
         .flatten()
     }) {

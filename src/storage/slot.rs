@@ -40,7 +40,9 @@ unsafe extern "C-unwind" fn getsysattr(
         pg_sys::MinTransactionIdAttributeNumber => pg_sys::Datum::from((*s).xmin.into_inner()),
         pg_sys::MinCommandIdAttributeNumber => pg_sys::Datum::from((*s).cmin),
         // Rows are never changed in place: no deleter or updater is recorded here.
-        pg_sys::MaxTransactionIdAttributeNumber | pg_sys::MaxCommandIdAttributeNumber => pg_sys::Datum::from(0u32),
+        pg_sys::MaxTransactionIdAttributeNumber | pg_sys::MaxCommandIdAttributeNumber => {
+            pg_sys::Datum::from(0u32)
+        }
         _ => pgrx::error!("system column {attnum} is not available for columnar tables"),
     }
 }

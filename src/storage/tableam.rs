@@ -3,8 +3,8 @@
 //! at the bottom is the table of contents. Callbacks for what columnar tables cannot do
 //! yet raise SQLSTATE 0A000 instead of being left NULL (which would crash).
 
-use super::error::not_supported;
 use super::bitmap_scan::BitmapScan;
+use super::error::not_supported;
 use super::fetch::Fetcher;
 use super::layout::{self, Metapage};
 use super::reader::{set_tid, GroupClaim, Reader};
@@ -452,18 +452,19 @@ unsafe extern "C-unwind" fn relation_copy_data(rel: pg_sys::Relation, newrnode: 
 
 #[pg_guard]
 unsafe extern "C-unwind" fn relation_copy_for_cluster(
-    _old: pg_sys::Relation,
-    _new: pg_sys::Relation,
-    _old_index: pg_sys::Relation,
+    old_heap: pg_sys::Relation,
+    new_heap: pg_sys::Relation,
+    old_index: pg_sys::Relation,
     _use_sort: bool,
     _oldest_xmin: pg_sys::TransactionId,
     _xid_cutoff: *mut pg_sys::TransactionId,
     _multi_cutoff: *mut pg_sys::MultiXactId,
-    _num_tuples: *mut f64,
-    _tups_vacuumed: *mut f64,
-    _tups_recently_dead: *mut f64,
+    num_tuples: *mut f64,
+    tups_vacuumed: *mut f64,
+    tups_recently_dead: *mut f64,
 ) {
-    not_supported("VACUUM FULL and CLUSTER", "Rewrite with CREATE TABLE AS ... USING columnar.")
+    *tups_recently_dead = 0.0;
+    super::rewrite::copy_for_cluster(old_heap, new_heap, old_index, num_tuples, tups_vacuumed)
 }
 
 #[pg_guard]

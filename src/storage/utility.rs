@@ -1,7 +1,7 @@
 //! The ProcessUtility hook: what the storage layer does before PostgreSQL runs a
 //! utility statement.
 
-use super::write_buffer;
+use super::{options, write_buffer};
 use pgrx::pg_sys;
 use pgrx::prelude::*;
 
@@ -29,6 +29,21 @@ unsafe extern "C-unwind" fn process_utility(
     // reads them from inside, CREATE INDEX (maybe in parallel mode, where nothing can
     // be written), ALTER TABLE, COPY TO.
     write_buffer::flush_all();
+    let mut pstmt = pstmt;
+    let stmt = (*pstmt).utilityStmt;
+    if !stmt.is_null() && (*stmt).type_ == pg_sys::NodeTag::T_AlterTableStmt && mentions_our_option(stmt) {
+        // Our options are taken out of the statement: work on a copy if it is shared.
+        if read_only_tree {
+            pstmt = pg_sys::copyObjectImpl(pstmt as *const std::ffi::c_void) as *mut pg_sys::PlannedStmt;
+        }
+        if !options::take_from_alter_table((*pstmt).utilityStmt as *mut pg_sys::AlterTableStmt) {
+            if !qc.is_null() {
+                (*qc).commandTag = pg_sys::CommandTag::CMDTAG_ALTER_TABLE;
+                (*qc).nprocessed = 0;
+            }
+            return;
+        }
+    }
     match PREV_HOOK {
         Some(prev) => prev(pstmt, query_string, read_only_tree, context, params, query_env, dest, qc),
         None => pg_sys::standard_ProcessUtility(
@@ -42,4 +57,24 @@ unsafe extern "C-unwind" fn process_utility(
             qc,
         ),
     }
+}
+
+/// Whether an ALTER TABLE sets or resets one of pgcolumnar's table options.
+unsafe fn mentions_our_option(stmt: *mut pg_sys::Node) -> bool {
+    let cmds = (*(stmt as *mut pg_sys::AlterTableStmt)).cmds;
+    if cmds.is_null() {
+        return false;
+    }
+    (0..(*cmds).length as usize).any(|i| {
+        let cmd = (*(*cmds).elements.add(i)).ptr_value as *mut pg_sys::AlterTableCmd;
+        let defs = (*cmd).def as *mut pg_sys::List;
+        matches!(
+            (*cmd).subtype,
+            pg_sys::AlterTableType::AT_SetRelOptions | pg_sys::AlterTableType::AT_ResetRelOptions
+        ) && !defs.is_null()
+            && (0..(*defs).length as usize).any(|j| {
+                let def = (*(*defs).elements.add(j)).ptr_value as *mut pg_sys::DefElem;
+                std::ffi::CStr::from_ptr((*def).defname).to_bytes() == options::SORT_BY.as_bytes()
+            })
+    })
 }

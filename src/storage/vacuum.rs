@@ -11,20 +11,46 @@ use pgrx::pg_sys;
 use std::rc::Rc;
 
 /// Rows whose index entries can go: per row group (by first row), all of it (None) or
-/// the rows of its mask.
+/// the rows of its mask; and rows below `limit` outside every range in `kept` (rows of
+/// aborted inserts, which never became part of a row group).
 struct DeadRows {
     groups: Vec<(u64, u64, Option<Rc<DeleteMask>>)>,
+    kept: Vec<(u64, u64)>,
+    limit: u64,
+}
+
+fn in_ranges<T>(ranges: &[(u64, u64, T)], row: u64) -> Option<&(u64, u64, T)> {
+    let i = ranges.partition_point(|g| g.0 <= row).checked_sub(1)?;
+    (row < ranges[i].0 + ranges[i].1).then(|| &ranges[i])
 }
 
 impl DeadRows {
     fn contains(&self, row: u64) -> bool {
-        let Some(i) = self.groups.partition_point(|g| g.0 <= row).checked_sub(1) else { return false };
-        let (first, count, mask) = &self.groups[i];
-        row < first + count && mask.as_ref().is_none_or(|m| m.is_deleted((row - first) as usize))
+        if let Some((first, _, mask)) = in_ranges(&self.groups, row) {
+            return mask.as_ref().is_none_or(|m| m.is_deleted((row - first) as usize));
+        }
+        let i = self.kept.partition_point(|r| r.0 <= row);
+        let kept = i > 0 && row < self.kept[i - 1].0 + self.kept[i - 1].1;
+        row < self.limit && !kept
     }
 }
 
-unsafe extern "C-unwind" fn index_entry_is_dead(tid: pg_sys::ItemPointer, state: *mut std::ffi::c_void) -> bool {
+/// Sorted (start, length) ranges made disjoint (a reservation overlaps its row groups).
+fn merge_ranges(sorted: Vec<(u64, u64)>) -> Vec<(u64, u64)> {
+    let mut out: Vec<(u64, u64)> = Vec::with_capacity(sorted.len());
+    for (start, len) in sorted {
+        match out.last_mut() {
+            Some(last) if start <= last.0 + last.1 => last.1 = last.1.max(start + len - last.0),
+            _ => out.push((start, len)),
+        }
+    }
+    out
+}
+
+unsafe extern "C-unwind" fn index_entry_is_dead(
+    tid: pg_sys::ItemPointer,
+    state: *mut std::ffi::c_void,
+) -> bool {
     let dead = &*(state as *const DeadRows);
     super::fetch::tid_row(&*tid).is_some_and(|row| dead.contains(row))
 }
@@ -44,7 +70,10 @@ pub unsafe fn vacuum(rel: pg_sys::Relation, strategy: pg_sys::BufferAccessStrate
     if pages::nblocks(rel) == 0 {
         return report;
     }
-    let storage_id = pages::read_metapage(rel).storage_id;
+    let meta = pages::read_metapage(rel);
+    let storage_id = meta.storage_id;
+    // Rows numbered from here on may be handed out while we run: never dead.
+    let limit = meta.next_row;
     let oldest_xmin = pg_sys::GetOldestNonRemovableTransactionId(rel);
     let cleanup = catalog::take_settled_marks(storage_id, oldest_xmin);
     report.folded = cleanup.folded.len() as u64;
@@ -54,9 +83,10 @@ pub unsafe fn vacuum(rel: pg_sys::Relation, strategy: pg_sys::BufferAccessStrate
     let snapshot = pg_sys::RegisterSnapshot(pg_sys::GetLatestSnapshot());
     let groups: Vec<RowGroupMeta> = catalog::load_row_groups(storage_id, snapshot, false);
     pg_sys::UnregisterSnapshot(snapshot);
-    let mut dead = DeadRows { groups: Vec::new() };
+    let mut dead = DeadRows { groups: Vec::new(), kept: Vec::new(), limit };
     for g in &groups {
-        let Some(mask) = row_marks::group_mask(g.deleted.as_deref(), &cleanup.folded, g.first_row, g.row_count)
+        let Some(mask) =
+            row_marks::group_mask(g.deleted.as_deref(), &cleanup.folded, g.first_row, g.row_count)
         else {
             report.live_rows += g.row_count;
             continue;
@@ -73,7 +103,9 @@ pub unsafe fn vacuum(rel: pg_sys::Relation, strategy: pg_sys::BufferAccessStrate
         }
         dead.groups.push((g.first_row, g.row_count, Some(Rc::new(mask))));
     }
-    if !dead.groups.is_empty() {
+    dead.kept = merge_ranges(catalog::live_or_pending_ranges(storage_id));
+    let covered: u64 = dead.kept.iter().map(|r| r.1.min(limit.saturating_sub(r.0))).sum();
+    if !dead.groups.is_empty() || covered < limit {
         remove_index_entries(rel, &dead, report.live_rows as f64, strategy);
     }
     report
@@ -110,4 +142,26 @@ unsafe fn remove_index_entries(
         }
     }
     pg_sys::vac_close_indexes(nindexes, indexes, pg_sys::NoLock as i32);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ranges_merge_and_dead_rows_follow_masks_and_gaps() {
+        assert_eq!(merge_ranges(vec![(0, 10), (0, 5), (5, 10), (20, 5), (24, 2)]), vec![(0, 15), (20, 6)]);
+        let mut mask = DeleteMask::new(10);
+        mask.set(3);
+        let dead = DeadRows {
+            groups: vec![(0, 10, Some(Rc::new(mask))), (10, 10, None)],
+            kept: merge_ranges(vec![(0, 10), (10, 10), (30, 10)]),
+            limit: 45,
+        };
+        assert!(dead.contains(3) && !dead.contains(4));
+        assert!(dead.contains(10) && dead.contains(19));
+        // Rows 20..30 belong to nothing (an aborted insert); 30..40 are kept; 45.. may be
+        // handed out meanwhile.
+        assert!(dead.contains(25) && !dead.contains(35) && dead.contains(42) && !dead.contains(50));
+    }
 }

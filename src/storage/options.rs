@@ -1,0 +1,235 @@
+//! Per-table options of columnar tables, set with `ALTER TABLE t SET (option = value)`
+//! and removed with `ALTER TABLE t RESET (option)`. PostgreSQL validates table
+//! reloptions against heap's list, so the ProcessUtility hook takes ours out of the
+//! statement and keeps them in `pgcolumnar.table_option`.
+//!
+//! `sort_by`: a comma-separated list of columns; VACUUM FULL rewrites the table in that
+//! order (CLUSTER uses its index instead).
+
+use super::tableam;
+use pgrx::pg_sys;
+use pgrx::prelude::*;
+use pgrx::PgSqlErrorCode;
+use std::ffi::CStr;
+
+pgrx::extension_sql!(
+    r#"
+-- Options of columnar tables that PostgreSQL's reloptions cannot hold.
+CREATE TABLE pgcolumnar.table_option (
+    relid   oid  PRIMARY KEY,
+    sort_by text NOT NULL
+);
+"#,
+    name = "table_options",
+    requires = ["catalog_tables"]
+);
+
+pub const SORT_BY: &str = "sort_by";
+
+/// A parsed sort key: attribute numbers with their ordering operators and collations.
+pub struct SortKey {
+    attnums: Vec<pg_sys::AttrNumber>,
+    operators: Vec<pg_sys::Oid>,
+    collations: Vec<pg_sys::Oid>,
+}
+
+impl SortKey {
+    /// Parses `spec` ("col1, col2") against `rel`'s columns; errors name the problem.
+    unsafe fn parse(rel: pg_sys::Relation, spec: &str) -> SortKey {
+        let mut key = SortKey { attnums: Vec::new(), operators: Vec::new(), collations: Vec::new() };
+        let desc = (*rel).rd_att;
+        for name in spec.split(',').map(str::trim) {
+            let attnum = (0..(*desc).natts as usize)
+                .map(|i| super::datum::attr(desc, i))
+                .find(|a| !a.attisdropped && CStr::from_ptr(a.attname.data.as_ptr()).to_str() == Ok(name));
+            let Some(att) = attnum else {
+                ereport!(
+                    ERROR,
+                    PgSqlErrorCode::ERRCODE_UNDEFINED_COLUMN,
+                    format!("sort_by: column \"{name}\" does not exist"),
+                    "sort_by takes a comma-separated list of the table's column names."
+                );
+            };
+            let mut lt = pg_sys::InvalidOid;
+            pg_sys::get_sort_group_operators(
+                att.atttypid,
+                false,
+                false,
+                false,
+                &mut lt,
+                std::ptr::null_mut(),
+                std::ptr::null_mut(),
+                std::ptr::null_mut(),
+            );
+            if lt == pg_sys::InvalidOid {
+                ereport!(
+                    ERROR,
+                    PgSqlErrorCode::ERRCODE_UNDEFINED_FUNCTION,
+                    format!("sort_by: column \"{name}\" has a type without a default ordering")
+                );
+            }
+            key.attnums.push(att.attnum);
+            key.operators.push(lt);
+            key.collations.push(att.attcollation);
+        }
+        key
+    }
+
+    /// Starts a tuplesort of slots by this key.
+    pub unsafe fn begin_sort(mut self, desc: pg_sys::TupleDesc) -> *mut pg_sys::Tuplesortstate {
+        let mut nulls_first = vec![false; self.attnums.len()];
+        pg_sys::tuplesort_begin_heap(
+            desc,
+            self.attnums.len() as i32,
+            self.attnums.as_mut_ptr(),
+            self.operators.as_mut_ptr(),
+            self.collations.as_mut_ptr(),
+            nulls_first.as_mut_ptr(),
+            pg_sys::maintenance_work_mem,
+            std::ptr::null_mut(),
+            pg_sys::TUPLESORT_NONE as i32,
+        )
+    }
+}
+
+unsafe fn option_table() -> Option<pg_sys::Oid> {
+    let nsp = pg_sys::get_namespace_oid(c"pgcolumnar".as_ptr(), true);
+    let oid = pg_sys::get_relname_relid(c"table_option".as_ptr(), nsp);
+    (nsp != pg_sys::InvalidOid && oid != pg_sys::InvalidOid).then_some(oid)
+}
+
+/// The table's sort_by text, if set.
+unsafe fn stored_sort_by(relid: pg_sys::Oid) -> Option<String> {
+    option_table()?;
+    Spi::get_one_with_args::<String>(
+        "SELECT sort_by FROM pgcolumnar.table_option WHERE relid = $1",
+        &[relid.into()],
+    )
+    .ok()
+    .flatten()
+}
+
+/// The sort key of table `relid`, if it has one.
+pub unsafe fn sort_key(relid: pg_sys::Oid) -> Option<SortKey> {
+    let spec = stored_sort_by(relid)?;
+    let rel = pg_sys::relation_open(relid, pg_sys::NoLock as i32);
+    let key = SortKey::parse(rel, &spec);
+    pg_sys::relation_close(rel, pg_sys::NoLock as i32);
+    Some(key)
+}
+
+/// The options of table `relid` as text (for `pgcolumnar.stats` and docs examples).
+pub unsafe fn describe(relid: pg_sys::Oid) -> Option<String> {
+    stored_sort_by(relid).map(|s| format!("sort_by={s}"))
+}
+
+/// Forgets the options of a dropped table.
+pub unsafe fn forget(relid: pg_sys::Oid) {
+    if option_table().is_some() {
+        Spi::run_with_args("DELETE FROM pgcolumnar.table_option WHERE relid = $1", &[relid.into()])
+            .expect("deleting table options");
+    }
+}
+
+unsafe fn set_sort_by(relid: pg_sys::Oid, value: Option<&str>) {
+    if option_table().is_none() {
+        ereport!(
+            ERROR,
+            PgSqlErrorCode::ERRCODE_UNDEFINED_OBJECT,
+            "pgcolumnar is not installed in this database"
+        );
+    }
+    match value {
+        Some(v) => Spi::run_with_args(
+            "INSERT INTO pgcolumnar.table_option VALUES ($1, $2) \
+             ON CONFLICT (relid) DO UPDATE SET sort_by = excluded.sort_by",
+            &[relid.into(), v.into()],
+        ),
+        None => Spi::run_with_args("DELETE FROM pgcolumnar.table_option WHERE relid = $1", &[relid.into()]),
+    }
+    .expect("storing table options");
+}
+
+/// Takes our options out of an ALTER TABLE ... SET/RESET (...) and applies them.
+/// Returns whether anything is left for PostgreSQL to do.
+pub unsafe fn take_from_alter_table(stmt: *mut pg_sys::AlterTableStmt) -> bool {
+    if (*stmt).objtype != pg_sys::ObjectType::OBJECT_TABLE {
+        return true;
+    }
+    let mut kept_cmds: *mut pg_sys::List = std::ptr::null_mut();
+    let mut left = false;
+    for i in 0..list_len((*stmt).cmds) {
+        let cmd = list_nth((*stmt).cmds, i) as *mut pg_sys::AlterTableCmd;
+        let is_set = (*cmd).subtype == pg_sys::AlterTableType::AT_SetRelOptions;
+        let is_reset = (*cmd).subtype == pg_sys::AlterTableType::AT_ResetRelOptions;
+        if !(is_set || is_reset) {
+            kept_cmds = pg_sys::lappend(kept_cmds, cmd as *mut std::ffi::c_void);
+            left = true;
+            continue;
+        }
+        let defs = (*cmd).def as *mut pg_sys::List;
+        let mut kept_defs: *mut pg_sys::List = std::ptr::null_mut();
+        for j in 0..list_len(defs) {
+            let def = list_nth(defs, j) as *mut pg_sys::DefElem;
+            let name = CStr::from_ptr((*def).defname).to_string_lossy();
+            if name != SORT_BY || !(*def).defnamespace.is_null() {
+                kept_defs = pg_sys::lappend(kept_defs, def as *mut std::ffi::c_void);
+                continue;
+            }
+            let relid = pg_sys::RangeVarGetRelidExtended(
+                (*stmt).relation,
+                pg_sys::ShareUpdateExclusiveLock as i32,
+                0,
+                None,
+                std::ptr::null_mut(),
+            );
+            let rel = pg_sys::relation_open(relid, pg_sys::NoLock as i32);
+            let columnar = tableam::is_columnar(rel);
+            if !columnar {
+                pg_sys::relation_close(rel, pg_sys::NoLock as i32);
+                ereport!(
+                    ERROR,
+                    PgSqlErrorCode::ERRCODE_FEATURE_NOT_SUPPORTED,
+                    "sort_by applies only to columnar tables",
+                    "For heap tables, use CLUSTER."
+                );
+            }
+            if !pg_sys::pg_class_ownercheck(relid, pg_sys::GetUserId()) {
+                pg_sys::relation_close(rel, pg_sys::NoLock as i32);
+                ereport!(
+                    ERROR,
+                    PgSqlErrorCode::ERRCODE_INSUFFICIENT_PRIVILEGE,
+                    "must be owner of the table to set sort_by"
+                );
+            }
+            if is_set {
+                let value = pg_sys::defGetString(def);
+                let spec = CStr::from_ptr(value).to_string_lossy().into_owned();
+                let _ = SortKey::parse(rel, &spec);
+                set_sort_by(relid, Some(&spec));
+            } else {
+                set_sort_by(relid, None);
+            }
+            pg_sys::relation_close(rel, pg_sys::NoLock as i32);
+        }
+        if !kept_defs.is_null() {
+            (*cmd).def = kept_defs as *mut pg_sys::Node;
+            kept_cmds = pg_sys::lappend(kept_cmds, cmd as *mut std::ffi::c_void);
+            left = true;
+        }
+    }
+    (*stmt).cmds = kept_cmds;
+    left
+}
+
+unsafe fn list_len(l: *mut pg_sys::List) -> usize {
+    if l.is_null() {
+        0
+    } else {
+        (*l).length as usize
+    }
+}
+
+unsafe fn list_nth(l: *mut pg_sys::List, i: usize) -> *mut std::ffi::c_void {
+    (*(*l).elements.add(i)).ptr_value
+}
