@@ -282,50 +282,6 @@ pub unsafe fn reserved_in_progress(storage_id: u64, row: u64, dirty: pg_sys::Sna
     found
 }
 
-/// The transaction and command that wrote the row group holding `row`, as SnapshotSelf
-/// sees the row groups (committed or this transaction's); None if no such group.
-pub unsafe fn row_group_writer(storage_id: u64, row: u64) -> Option<(pg_sys::TransactionId, u32)> {
-    let rel = pg_sys::table_open(relid(c"row_group"), pg_sys::AccessShareLock as i32);
-    let index = pg_sys::index_open(relid(c"row_group_pkey"), pg_sys::AccessShareLock as i32);
-    let mut keys = [pg_sys::ScanKeyData::default(), pg_sys::ScanKeyData::default()];
-    pg_sys::ScanKeyInit(
-        &mut keys[0],
-        1,
-        pg_sys::BTEqualStrategyNumber as u16,
-        pg_sys::Oid::from(pg_sys::F_INT8EQ),
-        datum(storage_id as i64),
-    );
-    pg_sys::ScanKeyInit(
-        &mut keys[1],
-        2,
-        pg_sys::BTLessEqualStrategyNumber as u16,
-        pg_sys::Oid::from(pg_sys::F_INT8LE),
-        datum(row as i64),
-    );
-    let scan = pg_sys::systable_beginscan_ordered(
-        rel,
-        index,
-        &raw mut pg_sys::SnapshotSelfData,
-        2,
-        keys.as_mut_ptr(),
-    );
-    let tup = pg_sys::systable_getnext_ordered(scan, pg_sys::ScanDirection::BackwardScanDirection);
-    let mut found = None;
-    if !tup.is_null() {
-        let mut values = [pg_sys::Datum::from(0usize); ROW_GROUP_NATTS];
-        let mut nulls = [false; ROW_GROUP_NATTS];
-        pg_sys::heap_deform_tuple(tup, (*rel).rd_att, values.as_mut_ptr(), nulls.as_mut_ptr());
-        if row < int8(values[1]) + int8(values[2]) {
-            let header = (*tup).t_data;
-            found = Some((pg_sys::HeapTupleHeaderGetXmin(header), (*header).t_choice.t_heap.t_field3.t_cid));
-        }
-    }
-    pg_sys::systable_endscan_ordered(scan);
-    pg_sys::index_close(index, pg_sys::AccessShareLock as i32);
-    pg_sys::table_close(rel, pg_sys::AccessShareLock as i32);
-    found
-}
-
 /// Calls `f` with the deformed columns of each row of `table` whose storage_id matches,
 /// in primary-key order, as seen by `snapshot` (NULL: the catalog snapshot).
 unsafe fn scan_storage<const N: usize>(
@@ -434,32 +390,47 @@ pub unsafe fn load_row_groups(
         storage_id,
         snapshot,
         pg_sys::AccessShareLock,
-        |_, tup, v, n| {
-            let header = (*tup).t_data;
-            let writer = (pg_sys::HeapTupleHeaderGetXmin(header), (*header).t_choice.t_heap.t_field3.t_cid);
-            let row_count = int8(v[2]);
-            let deleted = (!n[5]).then(|| {
-                let bytes: &[u8] = <&[u8]>::from_datum(v[5], false).unwrap();
-                Rc::new(
-                    DeleteMask::from_bytes(bytes, row_count)
-                        .unwrap_or_else(|| data_corrupted("delete mask does not fit its row group")),
-                )
-            });
-            groups.push(RowGroupMeta {
-                first_row: int8(v[1]),
-                row_count,
-                data_offset: int8(v[3]),
-                data_length: int8(v[4]),
-                chunks: empty.clone(),
-                deleted,
-                writer,
-            })
-        },
+        |_, tup, v, n| groups.push(parse_row_group(tup, v, n, &empty)),
     );
     if !with_chunks {
         return groups;
     }
     for g in &mut groups {
+        attach_chunks(storage_id, g, snapshot);
+    }
+    groups
+}
+
+unsafe fn parse_row_group(
+    tup: pg_sys::HeapTuple,
+    v: &[pg_sys::Datum; ROW_GROUP_NATTS],
+    n: &[bool; ROW_GROUP_NATTS],
+    empty: &Rc<Chunks>,
+) -> RowGroupMeta {
+    let header = (*tup).t_data;
+    let writer = (pg_sys::HeapTupleHeaderGetXmin(header), (*header).t_choice.t_heap.t_field3.t_cid);
+    let row_count = int8(v[2]);
+    let deleted = (!n[5]).then(|| {
+        let bytes: &[u8] = <&[u8]>::from_datum(v[5], false).unwrap();
+        Rc::new(
+            DeleteMask::from_bytes(bytes, row_count)
+                .unwrap_or_else(|| data_corrupted("delete mask does not fit its row group")),
+        )
+    });
+    RowGroupMeta {
+        first_row: int8(v[1]),
+        row_count,
+        data_offset: int8(v[3]),
+        data_length: int8(v[4]),
+        chunks: empty.clone(),
+        deleted,
+        writer,
+    }
+}
+
+/// Fills in `g.chunks` from the cache or the `chunk` table.
+unsafe fn attach_chunks(storage_id: u64, g: &mut RowGroupMeta, snapshot: pg_sys::Snapshot) {
+    {
         let key = (storage_id, g.first_row);
         let cached = CACHE.with(|c| c.borrow().entries.get(&key).cloned());
         g.chunks = match cached {
@@ -477,7 +448,55 @@ pub unsafe fn load_row_groups(
             }
         };
     }
-    groups
+}
+
+/// The row group holding `row` as `snapshot` sees the row groups, with its chunks: one
+/// index probe, for fetches that do not need the whole list.
+pub unsafe fn load_group_of_row(storage_id: u64, row: u64, snapshot: pg_sys::Snapshot) -> Option<RowGroupMeta> {
+    let rel = pg_sys::table_open(relid(c"row_group"), pg_sys::AccessShareLock as i32);
+    let index = pg_sys::index_open(relid(c"row_group_pkey"), pg_sys::AccessShareLock as i32);
+    let mut keys = [pg_sys::ScanKeyData::default(), pg_sys::ScanKeyData::default()];
+    pg_sys::ScanKeyInit(
+        &mut keys[0],
+        1,
+        pg_sys::BTEqualStrategyNumber as u16,
+        pg_sys::Oid::from(pg_sys::F_INT8EQ),
+        datum(storage_id as i64),
+    );
+    pg_sys::ScanKeyInit(
+        &mut keys[1],
+        2,
+        pg_sys::BTLessEqualStrategyNumber as u16,
+        pg_sys::Oid::from(pg_sys::F_INT8LE),
+        datum(row as i64),
+    );
+    let scan = pg_sys::systable_beginscan_ordered(rel, index, snapshot, 2, keys.as_mut_ptr());
+    let tup = pg_sys::systable_getnext_ordered(scan, pg_sys::ScanDirection::BackwardScanDirection);
+    let mut found = None;
+    if !tup.is_null() {
+        let mut values = [pg_sys::Datum::from(0usize); ROW_GROUP_NATTS];
+        let mut nulls = [false; ROW_GROUP_NATTS];
+        pg_sys::heap_deform_tuple(tup, (*rel).rd_att, values.as_mut_ptr(), nulls.as_mut_ptr());
+        let g = parse_row_group(tup, &values, &nulls, &Rc::new(Chunks::new()));
+        if row < g.first_row + g.row_count {
+            found = Some(g);
+        }
+    }
+    pg_sys::systable_endscan_ordered(scan);
+    pg_sys::index_close(index, pg_sys::AccessShareLock as i32);
+    pg_sys::table_close(rel, pg_sys::AccessShareLock as i32);
+    let mut g = found?;
+    attach_chunks(storage_id, &mut g, snapshot);
+    Some(g)
+}
+
+/// Whether `snapshot` sees a delete mark on `row`.
+pub unsafe fn row_deleted(storage_id: u64, row: u64, snapshot: pg_sys::Snapshot) -> bool {
+    let mut deleted = false;
+    scan_keys::<4>(c"row_mark", c"row_mark_row", &[storage_id, row], snapshot, pg_sys::AccessShareLock, |_, _, v, _| {
+        deleted |= mark_kind(v[2]) == MarkKind::Delete;
+    });
+    deleted
 }
 
 /// Stored bytes per attribute (index attnum - 1) over the row groups visible to the

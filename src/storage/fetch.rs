@@ -18,6 +18,10 @@ struct CachedVector {
     column: DatumColumn,
 }
 
+/// Fetches under one MVCC snapshot that look up their row group alone before the
+/// fetcher loads (and caches) every row group.
+const PROBES_BEFORE_LOADING_ALL: u32 = 8;
+
 pub struct Fetcher {
     rel: pg_sys::Relation,
     kinds: Vec<ColumnKind>,
@@ -27,6 +31,9 @@ pub struct Fetcher {
     /// Row numbers deleted for that snapshot (marks not folded into masks yet).
     deleted_rows: Vec<u64>,
     groups_for: Option<(usize, u32, u32, u32)>,
+    /// The snapshot of the last probes, and how many fetches probed for it.
+    probed_for: Option<(usize, u32, u32, u32)>,
+    probes: u32,
     vectors: Vec<CachedVector>,
     bytes: Vec<u8>,
     scratch: DecodedVector,
@@ -58,16 +65,19 @@ impl Fetcher {
             groups: Vec::new(),
             deleted_rows: Vec::new(),
             groups_for: None,
+            probed_for: None,
+            probes: 0,
             bytes: Vec::new(),
             scratch: DecodedVector::default(),
         }
     }
 
-    /// Makes `self.groups` the row groups `snapshot` sees. MVCC snapshots are cached by
-    /// identity. Other kinds (dirty, self, any: uniqueness checks, triggers) must see
-    /// this transaction's rows including those still buffered, so those are written
-    /// out first and the groups are read as SnapshotSelf sees them.
-    unsafe fn load_groups(&mut self, snapshot: pg_sys::Snapshot) {
+    /// The row group holding `row` as `snapshot` sees it. An MVCC snapshot's first few
+    /// fetches probe for just that group (a point lookup reads one index entry of
+    /// metadata); after that the whole list is loaded once and cached for the snapshot.
+    /// Other kinds (dirty, self, any: uniqueness checks, triggers, row locks) see this
+    /// transaction's rows too, so a buffered row is written out first.
+    unsafe fn group_for(&mut self, row: u64, snapshot: pg_sys::Snapshot) -> Option<RowGroupMeta> {
         if is_mvcc(snapshot) {
             let key = (
                 snapshot as usize,
@@ -76,33 +86,41 @@ impl Fetcher {
                 (*snapshot).xmax.into_inner(),
             );
             if self.groups_for != Some(key) {
+                if self.probed_for != Some(key) {
+                    self.probed_for = Some(key);
+                    self.probes = 0;
+                }
+                if self.probes < PROBES_BEFORE_LOADING_ALL {
+                    self.probes += 1;
+                    return catalog::load_group_of_row(self.storage_id, row, snapshot);
+                }
                 self.groups = catalog::load_row_groups(self.storage_id, snapshot, true);
                 self.deleted_rows = catalog::load_deleted_rows(self.storage_id, snapshot);
                 self.groups_for = Some(key);
             }
-            return;
+            let i = self.groups.partition_point(|g| g.first_row <= row).checked_sub(1)?;
+            let g = &self.groups[i];
+            return (row < g.first_row + g.row_count).then(|| g.clone());
         }
         if !snapshot.is_null() && (*snapshot).snapshot_type == pg_sys::SnapshotType::SNAPSHOT_DIRTY {
-            // A dirty snapshot reports the inserter/deleter a caller must wait for; the
-            // rows we can see are committed or our own, so there is none to wait for.
+            // A dirty snapshot reports the inserter/deleter a caller must wait for; none
+            // so far.
             (*snapshot).xmin = pg_sys::InvalidTransactionId;
             (*snapshot).xmax = pg_sys::InvalidTransactionId;
             (*snapshot).speculativeToken = 0;
         }
-        if !pg_sys::IsInParallelMode() {
+        if !pg_sys::IsInParallelMode() && write_buffer::holds_row((*self.rel).rd_id, row) {
             write_buffer::flush_for_read(self.rel);
         }
-        self.groups = catalog::load_row_groups(self.storage_id, &raw mut pg_sys::SnapshotSelfData, true);
-        self.deleted_rows = Vec::new();
-        self.groups_for = None;
+        catalog::load_group_of_row(self.storage_id, row, &raw mut pg_sys::SnapshotSelfData)
     }
 
-    /// Whether `snapshot` sees row `row` of group `gi` deleted. MVCC snapshots use the
-    /// loaded marks; SnapshotAny sees every row; the others (self, dirty) see deletes
-    /// that committed or are this transaction's, and a dirty snapshot reports a delete
-    /// still in progress elsewhere in its `xmax`, for the caller to wait on.
-    unsafe fn deleted(&self, gi: usize, row: u64, snapshot: pg_sys::Snapshot) -> bool {
-        let g = &self.groups[gi];
+    /// Whether `snapshot` sees row `row` of group `g` deleted. MVCC snapshots use the
+    /// loaded marks (or probe the row's); SnapshotAny sees every row; the others (self,
+    /// dirty) see deletes that committed or are this transaction's, and a dirty snapshot
+    /// reports a delete still in progress elsewhere in its `xmax`, for the caller to
+    /// wait on.
+    unsafe fn deleted(&self, g: &RowGroupMeta, row: u64, snapshot: pg_sys::Snapshot) -> bool {
         if snapshot.is_null() || (*snapshot).snapshot_type == pg_sys::SnapshotType::SNAPSHOT_ANY {
             return false;
         }
@@ -110,7 +128,11 @@ impl Fetcher {
             return true;
         }
         if is_mvcc(snapshot) {
-            return self.deleted_rows.binary_search(&row).is_ok();
+            return if self.groups_for.is_some() && self.probed_for == self.groups_for {
+                self.deleted_rows.binary_search(&row).is_ok()
+            } else {
+                catalog::row_deleted(self.storage_id, row, snapshot)
+            };
         }
         for m in catalog::marks_of_row(self.storage_id, row) {
             if m.kind != MarkKind::Delete {
@@ -130,17 +152,10 @@ impl Fetcher {
         false
     }
 
-    /// The index of the row group holding `row`, if visible.
-    fn group_of(&self, row: u64) -> Option<usize> {
-        let i = self.groups.partition_point(|g| g.first_row <= row).checked_sub(1)?;
-        (row < self.groups[i].first_row + self.groups[i].row_count).then_some(i)
-    }
-
     /// Whether the row at `tid` exists for `snapshot`.
     pub unsafe fn visible(&mut self, tid: &pg_sys::ItemPointerData, snapshot: pg_sys::Snapshot) -> bool {
-        self.load_groups(snapshot);
         let Some(row) = tid_row(tid) else { return false };
-        self.group_of(row).is_some_and(|gi| !self.deleted(gi, row, snapshot))
+        self.group_for(row, snapshot).is_some_and(|g| !self.deleted(&g, row, snapshot))
     }
 
     /// For a dirty snapshot (uniqueness and exclusion checks): a row another transaction
@@ -177,15 +192,13 @@ impl Fetcher {
         snapshot: pg_sys::Snapshot,
         slot: *mut pg_sys::TupleTableSlot,
     ) -> bool {
-        self.load_groups(snapshot);
         let Some(row) = tid_row(tid) else { return false };
-        let Some(gi) = self.group_of(row) else {
+        let Some(g) = self.group_for(row, snapshot) else {
             return self.in_progress_elsewhere(row, snapshot, slot);
         };
-        if self.deleted(gi, row, snapshot) {
+        if self.deleted(&g, row, snapshot) {
             return false;
         }
-        let g = &self.groups[gi];
         let in_group = (row - g.first_row) as usize;
         let (vector, at) = (in_group / VECTOR_ROWS, in_group % VECTOR_ROWS);
         pg_sys::ExecClearTuple(slot);
@@ -234,7 +247,7 @@ impl Fetcher {
             *nulls.add(i) = n;
         }
         pg_sys::ExecStoreVirtualTuple(slot);
-        let (xmin, cmin) = self.groups[gi].writer;
+        let (xmin, cmin) = g.writer;
         super::slot::set_writer(slot, xmin, cmin);
         let (block, offset) = layout::row_to_tid(row);
         set_tid(&mut (*slot).tts_tid, block, offset);

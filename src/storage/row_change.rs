@@ -179,11 +179,10 @@ unsafe fn fetch_any(
 
 /// Whether this transaction wrote the row with command `cid` or a later one.
 unsafe fn inserted_by_this_command(t: &Target, cid: pg_sys::CommandId) -> bool {
-    let writer = catalog::row_group_writer(t.storage_id, t.row).or_else(|| {
-        // Still in this backend's write buffer, maybe: write it out and look again.
+    if write_buffer::holds_row((*t.rel).rd_id, t.row) {
         write_buffer::flush_for_read(t.rel);
-        catalog::row_group_writer(t.storage_id, t.row)
-    });
+    }
+    let writer = catalog::load_group_of_row(t.storage_id, t.row, &raw mut pg_sys::SnapshotSelfData).map(|g| g.writer);
     writer.is_some_and(|(xmin, cmin)| pg_sys::TransactionIdIsCurrentTransactionId(xmin) && cmin >= cid)
 }
 

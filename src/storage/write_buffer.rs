@@ -309,6 +309,13 @@ pub fn discard_relation(relid: pg_sys::Oid) {
 }
 
 /// Whether `relid` has rows buffered in this backend.
+/// Whether row `row` of `relid` is still in one of this backend's write buffers.
+pub fn holds_row(relid: pg_sys::Oid, row: u64) -> bool {
+    BUFFERS.with(|cell| {
+        cell.borrow().iter().any(|b| b.relid == relid && b.first_row <= row && row < b.first_row + b.rows as u64)
+    })
+}
+
 pub fn has_pending(relid: pg_sys::Oid) -> bool {
     BUFFERS.with(|cell| cell.borrow().iter().any(|b| b.relid == relid && b.rows > 0))
 }
