@@ -20,6 +20,7 @@ help:
 	@echo "make psql     connect to the local cluster    make stop   stop it"
 	@echo "make install  build in release mode and install into $(PG_CONFIG)'s PostgreSQL"
 	@echo "make bench    TSBS-style benchmark vs heap and DuckDB (after make run; ROWS=1000000 for a quick one)"
+	@echo "make bench-changes  DELETE/UPDATE of 100k rows and point lookups on 10M rows, heap vs columnar"
 	@echo "make unit-test | pg-test | regress | isolation | integration-test | crash-test"
 
 provision:
@@ -45,6 +46,15 @@ demo:
 bench:
 	@bench/run.py --rows $(or $(ROWS),10000000) --hosts $(or $(HOSTS),400) \
 		--host $(RUN_SOCK) --port $(RUN_PORT)
+
+# Row changes and point lookups, heap against columnar, on a 10M-row table (bench/changes.sql).
+.PHONY: bench-changes
+bench-changes:
+	@$(PSQL_RUN) -d postgres -c "DROP DATABASE IF EXISTS pgcolumnar_changes" -c "CREATE DATABASE pgcolumnar_changes"
+	@$(PSQL_RUN) -d pgcolumnar_changes -c "CREATE EXTENSION pgcolumnar" -f bench/changes.sql
+	@for t in chg_heap chg_col; do echo "point lookups by primary key on $$t:"; \
+		$(PG_BIN)/pgbench -h $(RUN_SOCK) -p $(RUN_PORT) -U postgres -n -f bench/lookup.sql \
+		-D table=$$t -T 10 pgcolumnar_changes | grep -E 'latency average|tps'; done
 
 run: install start demo
 	@echo
