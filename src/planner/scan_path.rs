@@ -97,7 +97,7 @@ unsafe fn add_scan_path(
     params: &CostParams,
 ) {
     let natts = (*(*relation).rd_att).natts as usize;
-    let storage_id = pages::read_metapage(relation).storage_id;
+    let storage_id = pages::storage_id(relation);
     let bytes = catalog::column_bytes(storage_id, natts);
     let mut quals = pg_sys::QualCost::default();
     pg_sys::cost_qual_eval(&mut quals, (*rel).baserestrictinfo, root);

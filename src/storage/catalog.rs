@@ -248,8 +248,30 @@ pub unsafe fn insert_reservation(storage_id: u64, first_row: u64, count: u64) {
 /// dirty snapshot `dirty`, which then names that transaction in its `xmin` (so that a
 /// uniqueness check waits for it).
 pub unsafe fn reserved_in_progress(storage_id: u64, row: u64, dirty: pg_sys::Snapshot) -> bool {
-    let rel = pg_sys::table_open(relid(c"row_reservation"), pg_sys::AccessShareLock as i32);
-    let index = pg_sys::index_open(relid(c"row_reservation_pkey"), pg_sys::AccessShareLock as i32);
+    last_starting_at_or_before::<3, _>(
+        c"row_reservation",
+        c"row_reservation_pkey",
+        storage_id,
+        row,
+        dirty,
+        |_, v, _| row < int8(v[1]) + int8(v[2]) && (*dirty).xmin != pg_sys::InvalidTransactionId,
+    )
+    .unwrap_or(false)
+}
+
+/// Calls `f` with the row of `table` (keyed by storage id and first row) whose range
+/// starts last at or before `row`, as `snapshot` sees the table: the only one that can
+/// hold `row`. None if there is no such row.
+unsafe fn last_starting_at_or_before<const N: usize, R>(
+    table: &CStr,
+    pkey: &CStr,
+    storage_id: u64,
+    row: u64,
+    snapshot: pg_sys::Snapshot,
+    f: impl FnOnce(pg_sys::HeapTuple, &[pg_sys::Datum; N], &[bool; N]) -> R,
+) -> Option<R> {
+    let rel = pg_sys::table_open(relid(table), pg_sys::AccessShareLock as i32);
+    let index = pg_sys::index_open(relid(pkey), pg_sys::AccessShareLock as i32);
     let mut keys = [pg_sys::ScanKeyData::default(), pg_sys::ScanKeyData::default()];
     pg_sys::ScanKeyInit(
         &mut keys[0],
@@ -265,21 +287,19 @@ pub unsafe fn reserved_in_progress(storage_id: u64, row: u64, dirty: pg_sys::Sna
         pg_sys::Oid::from(pg_sys::F_INT8LE),
         datum(row as i64),
     );
-    // The last reservation starting at or before `row` is the only one that can hold it.
-    let scan = pg_sys::systable_beginscan_ordered(rel, index, dirty, 2, keys.as_mut_ptr());
+    let scan = pg_sys::systable_beginscan_ordered(rel, index, snapshot, 2, keys.as_mut_ptr());
     let tup = pg_sys::systable_getnext_ordered(scan, pg_sys::ScanDirection::BackwardScanDirection);
-    let mut found = false;
+    let mut result = None;
     if !tup.is_null() {
-        let mut values = [pg_sys::Datum::from(0usize); 3];
-        let mut nulls = [false; 3];
+        let mut values = [pg_sys::Datum::from(0usize); N];
+        let mut nulls = [false; N];
         pg_sys::heap_deform_tuple(tup, (*rel).rd_att, values.as_mut_ptr(), nulls.as_mut_ptr());
-        let (first, count) = (int8(values[1]), int8(values[2]));
-        found = row < first + count && (*dirty).xmin != pg_sys::InvalidTransactionId;
+        result = Some(f(tup, &values, &nulls));
     }
     pg_sys::systable_endscan_ordered(scan);
     pg_sys::index_close(index, pg_sys::AccessShareLock as i32);
     pg_sys::table_close(rel, pg_sys::AccessShareLock as i32);
-    found
+    result
 }
 
 /// Calls `f` with the deformed columns of each row of `table` whose storage_id matches,
@@ -430,62 +450,40 @@ unsafe fn parse_row_group(
 
 /// Fills in `g.chunks` from the cache or the `chunk` table.
 unsafe fn attach_chunks(storage_id: u64, g: &mut RowGroupMeta, snapshot: pg_sys::Snapshot) {
-    {
-        let key = (storage_id, g.first_row);
-        let cached = CACHE.with(|c| c.borrow().entries.get(&key).cloned());
-        g.chunks = match cached {
-            Some(chunks) => chunks,
-            None => {
-                let chunks = Rc::new(read_chunks(storage_id, g.first_row, snapshot));
-                CACHE.with(|c| {
-                    let mut cache = c.borrow_mut();
-                    if cache.entries.len() >= CACHE_MAX_ENTRIES {
-                        cache.entries.clear();
-                    }
-                    cache.entries.insert(key, chunks.clone());
-                });
-                chunks
-            }
-        };
-    }
+    let key = (storage_id, g.first_row);
+    let cached = CACHE.with(|c| c.borrow().entries.get(&key).cloned());
+    g.chunks = match cached {
+        Some(chunks) => chunks,
+        None => {
+            let chunks = Rc::new(read_chunks(storage_id, g.first_row, snapshot));
+            CACHE.with(|c| {
+                let mut cache = c.borrow_mut();
+                if cache.entries.len() >= CACHE_MAX_ENTRIES {
+                    cache.entries.clear();
+                }
+                cache.entries.insert(key, chunks.clone());
+            });
+            chunks
+        }
+    };
 }
 
 /// The row group holding `row` as `snapshot` sees the row groups, with its chunks: one
 /// index probe, for fetches that do not need the whole list.
-pub unsafe fn load_group_of_row(storage_id: u64, row: u64, snapshot: pg_sys::Snapshot) -> Option<RowGroupMeta> {
-    let rel = pg_sys::table_open(relid(c"row_group"), pg_sys::AccessShareLock as i32);
-    let index = pg_sys::index_open(relid(c"row_group_pkey"), pg_sys::AccessShareLock as i32);
-    let mut keys = [pg_sys::ScanKeyData::default(), pg_sys::ScanKeyData::default()];
-    pg_sys::ScanKeyInit(
-        &mut keys[0],
-        1,
-        pg_sys::BTEqualStrategyNumber as u16,
-        pg_sys::Oid::from(pg_sys::F_INT8EQ),
-        datum(storage_id as i64),
-    );
-    pg_sys::ScanKeyInit(
-        &mut keys[1],
-        2,
-        pg_sys::BTLessEqualStrategyNumber as u16,
-        pg_sys::Oid::from(pg_sys::F_INT8LE),
-        datum(row as i64),
-    );
-    let scan = pg_sys::systable_beginscan_ordered(rel, index, snapshot, 2, keys.as_mut_ptr());
-    let tup = pg_sys::systable_getnext_ordered(scan, pg_sys::ScanDirection::BackwardScanDirection);
-    let mut found = None;
-    if !tup.is_null() {
-        let mut values = [pg_sys::Datum::from(0usize); ROW_GROUP_NATTS];
-        let mut nulls = [false; ROW_GROUP_NATTS];
-        pg_sys::heap_deform_tuple(tup, (*rel).rd_att, values.as_mut_ptr(), nulls.as_mut_ptr());
-        let g = parse_row_group(tup, &values, &nulls, &Rc::new(Chunks::new()));
-        if row < g.first_row + g.row_count {
-            found = Some(g);
-        }
-    }
-    pg_sys::systable_endscan_ordered(scan);
-    pg_sys::index_close(index, pg_sys::AccessShareLock as i32);
-    pg_sys::table_close(rel, pg_sys::AccessShareLock as i32);
-    let mut g = found?;
+pub unsafe fn load_group_of_row(
+    storage_id: u64,
+    row: u64,
+    snapshot: pg_sys::Snapshot,
+) -> Option<RowGroupMeta> {
+    let mut g = last_starting_at_or_before::<ROW_GROUP_NATTS, _>(
+        c"row_group",
+        c"row_group_pkey",
+        storage_id,
+        row,
+        snapshot,
+        |tup, v, n| parse_row_group(tup, v, n, &Rc::new(Chunks::new())),
+    )
+    .filter(|g| row < g.first_row + g.row_count)?;
     attach_chunks(storage_id, &mut g, snapshot);
     Some(g)
 }
@@ -493,9 +491,16 @@ pub unsafe fn load_group_of_row(storage_id: u64, row: u64, snapshot: pg_sys::Sna
 /// Whether `snapshot` sees a delete mark on `row`.
 pub unsafe fn row_deleted(storage_id: u64, row: u64, snapshot: pg_sys::Snapshot) -> bool {
     let mut deleted = false;
-    scan_keys::<4>(c"row_mark", c"row_mark_row", &[storage_id, row], snapshot, pg_sys::AccessShareLock, |_, _, v, _| {
-        deleted |= mark_kind(v[2]) == MarkKind::Delete;
-    });
+    scan_keys::<4>(
+        c"row_mark",
+        c"row_mark_row",
+        &[storage_id, row],
+        snapshot,
+        pg_sys::AccessShareLock,
+        |_, _, v, _| {
+            deleted |= mark_kind(v[2]) == MarkKind::Delete;
+        },
+    );
     deleted
 }
 

@@ -35,7 +35,7 @@ unsafe extern "C-unwind" fn object_access(
         write_buffer::discard_relation(object_id);
         options::forget(object_id);
         if pages::nblocks(rel) > 0 {
-            catalog::delete_storage_if_installed(pages::read_metapage(rel).storage_id);
+            catalog::delete_storage_if_installed(pages::storage_id(rel));
         }
     }
     pg_sys::relation_close(rel, pg_sys::NoLock as i32);

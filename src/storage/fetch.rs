@@ -6,7 +6,7 @@ use super::catalog::{self, RowGroupMeta};
 use super::chunk_writer::VECTOR_ROWS;
 use super::datum::{self, ColumnKind, DatumColumn};
 use super::encoding::DecodedVector;
-use super::reader::{decode_to_datums, set_tid};
+use super::reader::{decode_to_datums, row_tid};
 use super::row_marks::MarkKind;
 use super::{layout, pages, write_buffer};
 use pgrx::pg_sys;
@@ -55,7 +55,7 @@ pub fn tid_row(tid: &pg_sys::ItemPointerData) -> Option<u64> {
 impl Fetcher {
     pub unsafe fn new(rel: pg_sys::Relation) -> Fetcher {
         let kinds = datum::column_kinds((*rel).rd_att);
-        let storage_id = pages::read_metapage(rel).storage_id;
+        let storage_id = pages::storage_id(rel);
         catalog::note_storage((*rel).rd_id, storage_id);
         Fetcher {
             rel,
@@ -180,8 +180,7 @@ impl Fetcher {
             *(*slot).tts_isnull.add(i) = true;
         }
         pg_sys::ExecStoreVirtualTuple(slot);
-        let (block, offset) = layout::row_to_tid(row);
-        set_tid(&mut (*slot).tts_tid, block, offset);
+        (*slot).tts_tid = row_tid(row);
         true
     }
 
@@ -249,8 +248,7 @@ impl Fetcher {
         pg_sys::ExecStoreVirtualTuple(slot);
         let (xmin, cmin) = g.writer;
         super::slot::set_writer(slot, xmin, cmin);
-        let (block, offset) = layout::row_to_tid(row);
-        set_tid(&mut (*slot).tts_tid, block, offset);
+        (*slot).tts_tid = row_tid(row);
         (*slot).tts_tableOid = (*self.rel).rd_id;
         true
     }

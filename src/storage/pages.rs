@@ -82,6 +82,35 @@ pub unsafe fn read_metapage(rel: pg_sys::Relation) -> Metapage {
     meta.unwrap_or_else(|e| data_corrupted(&e.to_string()))
 }
 
+/// What the relcache keeps for a columnar relation (`rd_amcache`): the storage id of
+/// its relfilenode, so that row changes and fetches do not read the metapage each time.
+#[repr(C)]
+struct AmCache {
+    rel_node: pg_sys::Oid,
+    storage_id: u64,
+}
+
+/// The storage id of `rel`'s current relfilenode. The relcache frees `rd_amcache` when
+/// it rebuilds the entry; the relfilenode is checked too, since a rewrite in this
+/// transaction changes it.
+pub unsafe fn storage_id(rel: pg_sys::Relation) -> u64 {
+    let cache = (*rel).rd_amcache as *mut AmCache;
+    if !cache.is_null() && (*cache).rel_node == (*rel).rd_node.relNode {
+        return (*cache).storage_id;
+    }
+    let storage_id = read_metapage(rel).storage_id;
+    let cache = if cache.is_null() {
+        let c = pg_sys::MemoryContextAlloc(pg_sys::CacheMemoryContext, std::mem::size_of::<AmCache>())
+            as *mut AmCache;
+        (*rel).rd_amcache = c as *mut std::ffi::c_void;
+        c
+    } else {
+        cache
+    };
+    *cache = AmCache { rel_node: (*rel).rd_node.relNode, storage_id };
+    storage_id
+}
+
 /// Applies `change` to the metapage under an exclusive buffer lock, WAL-logged, and
 /// returns its result. Serializes concurrent reservations of rows and stream space.
 unsafe fn update_metapage<T>(rel: pg_sys::Relation, change: impl FnOnce(&mut Metapage) -> T) -> T {

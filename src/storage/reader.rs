@@ -92,7 +92,7 @@ impl Reader {
         }
         let kinds = datum::column_kinds((*rel).rd_att);
         let natts = kinds.len();
-        let storage_id = pages::read_metapage(rel).storage_id;
+        let storage_id = pages::storage_id(rel);
         catalog::note_storage((*rel).rd_id, storage_id);
         let groups = catalog::load_row_groups(storage_id, snapshot, true);
         let deleted_rows = catalog::load_deleted_rows(storage_id, snapshot);
@@ -421,8 +421,7 @@ impl Reader {
         pg_sys::ExecStoreVirtualTuple(slot);
         let (xmin, cmin) = self.groups[self.group.unwrap()].writer;
         super::slot::set_writer(slot, xmin, cmin);
-        let (block, offset) = layout::row_to_tid(self.vector_first_row + self.row as u64);
-        set_tid(&mut (*slot).tts_tid, block, offset);
+        (*slot).tts_tid = row_tid(self.vector_first_row + self.row as u64);
         (*slot).tts_tableOid = (*self.rel).rd_id;
         self.row += 1;
         true
@@ -445,6 +444,14 @@ pub unsafe fn decode_to_datums(
         data_corrupted("vector row count differs from its directory entry");
     }
     column.materialize(kind, scratch);
+}
+
+/// The TID of row number `row`.
+pub fn row_tid(row: u64) -> pg_sys::ItemPointerData {
+    let mut tid = pg_sys::ItemPointerData::default();
+    let (block, offset) = layout::row_to_tid(row);
+    set_tid(&mut tid, block, offset);
+    tid
 }
 
 pub fn set_tid(tid: &mut pg_sys::ItemPointerData, block: u32, offset: u16) {

@@ -12,9 +12,9 @@
 use super::catalog::{self, Mark};
 use super::error::row_lock_not_available;
 use super::fetch::{tid_row, Fetcher};
-use super::reader::set_tid;
+use super::reader::row_tid;
 use super::row_marks::MarkKind;
-use super::{layout, pages, write_buffer};
+use super::{pages, tableam, write_buffer};
 use pgrx::pg_sys;
 use std::ffi::CStr;
 
@@ -29,7 +29,7 @@ struct Target {
 impl Target {
     unsafe fn new(rel: pg_sys::Relation, tid: pg_sys::ItemPointer) -> Option<Target> {
         let row = tid_row(&*tid)?;
-        Some(Target { rel, tid: *tid, storage_id: pages::read_metapage(rel).storage_id, row })
+        Some(Target { rel, tid: *tid, storage_id: pages::storage_id(rel), row })
     }
 
     unsafe fn relname(&self) -> String {
@@ -41,16 +41,9 @@ impl Target {
     }
 }
 
-fn tid_of(row: u64) -> pg_sys::ItemPointerData {
-    let mut tid = pg_sys::ItemPointerData::default();
-    let (block, offset) = layout::row_to_tid(row);
-    set_tid(&mut tid, block, offset);
-    tid
-}
-
 /// What the executor needs to know about the delete that beat us.
 unsafe fn report_delete(t: &Target, m: &Mark, tmfd: *mut pg_sys::TM_FailureData) {
-    (*tmfd).ctid = m.successor.map_or(t.tid, tid_of);
+    (*tmfd).ctid = m.successor.map_or(t.tid, row_tid);
     (*tmfd).xmax = m.xmin;
     (*tmfd).cmax =
         if pg_sys::TransactionIdIsCurrentTransactionId(m.xmin) { m.cid } else { pg_sys::InvalidCommandId };
@@ -127,15 +120,7 @@ pub unsafe fn delete(
     wait: bool,
     tmfd: *mut pg_sys::TM_FailureData,
 ) -> pg_sys::TM_Result::Type {
-    let Some(mut t) = Target::new(rel, tid) else { return pg_sys::TM_Result::TM_Invisible };
-    let policy =
-        if wait { pg_sys::LockWaitPolicy::LockWaitBlock } else { pg_sys::LockWaitPolicy::LockWaitError };
-    let result = claim(&mut t, MarkKind::Delete, policy, tmfd);
-    if result == pg_sys::TM_Result::TM_Ok {
-        catalog::insert_mark(t.storage_id, t.row, MarkKind::Delete, None, cid);
-        t.unlock();
-    }
-    result
+    remove_version(rel, tid, cid, wait, tmfd, || None)
 }
 
 /// UPDATE: deletes the row at `otid` and inserts `slot` as its new version (with a new
@@ -148,15 +133,26 @@ pub unsafe fn update(
     wait: bool,
     tmfd: *mut pg_sys::TM_FailureData,
 ) -> pg_sys::TM_Result::Type {
-    let Some(mut t) = Target::new(rel, otid) else { return pg_sys::TM_Result::TM_Invisible };
+    remove_version(rel, otid, cid, wait, tmfd, || Some(tableam::insert_row(rel, slot, cid)))
+}
+
+/// Deletes the row at `tid` once no one else holds it; `successor` writes the new
+/// version of an UPDATE (only when the delete goes ahead) and returns its row number.
+unsafe fn remove_version(
+    rel: pg_sys::Relation,
+    tid: pg_sys::ItemPointer,
+    cid: pg_sys::CommandId,
+    wait: bool,
+    tmfd: *mut pg_sys::TM_FailureData,
+    successor: impl FnOnce() -> Option<u64>,
+) -> pg_sys::TM_Result::Type {
+    let Some(mut t) = Target::new(rel, tid) else { return pg_sys::TM_Result::TM_Invisible };
     let policy =
         if wait { pg_sys::LockWaitPolicy::LockWaitBlock } else { pg_sys::LockWaitPolicy::LockWaitError };
     let result = claim(&mut t, MarkKind::Delete, policy, tmfd);
     if result == pg_sys::TM_Result::TM_Ok {
-        let new_row = write_buffer::insert(rel, slot, cid);
-        (*slot).tts_tid = tid_of(new_row);
-        (*slot).tts_tableOid = (*rel).rd_id;
-        catalog::insert_mark(t.storage_id, t.row, MarkKind::Delete, Some(new_row), cid);
+        let new_row = successor();
+        catalog::insert_mark(t.storage_id, t.row, MarkKind::Delete, new_row, cid);
         t.unlock();
     }
     result
@@ -182,7 +178,8 @@ unsafe fn inserted_by_this_command(t: &Target, cid: pg_sys::CommandId) -> bool {
     if write_buffer::holds_row((*t.rel).rd_id, t.row) {
         write_buffer::flush_for_read(t.rel);
     }
-    let writer = catalog::load_group_of_row(t.storage_id, t.row, &raw mut pg_sys::SnapshotSelfData).map(|g| g.writer);
+    let writer =
+        catalog::load_group_of_row(t.storage_id, t.row, &raw mut pg_sys::SnapshotSelfData).map(|g| g.writer);
     writer.is_some_and(|(xmin, cmin)| pg_sys::TransactionIdIsCurrentTransactionId(xmin) && cmin >= cid)
 }
 
@@ -252,13 +249,13 @@ pub unsafe fn latest_version(rel: pg_sys::Relation, tid: pg_sys::ItemPointer) {
     }) {
         row = next;
     }
-    *tid = tid_of(row);
+    *tid = row_tid(row);
 }
 
 /// ON CONFLICT found a conflict after the speculative insert of `slot`'s row: the row
 /// is deleted again by this transaction, so nobody ever sees it.
 pub unsafe fn abandon_speculative(rel: pg_sys::Relation, slot: *mut pg_sys::TupleTableSlot) {
     let Some(row) = tid_row(&(*slot).tts_tid) else { return };
-    let storage_id = pages::read_metapage(rel).storage_id;
+    let storage_id = pages::storage_id(rel);
     catalog::insert_mark(storage_id, row, MarkKind::Delete, None, pg_sys::GetCurrentCommandId(true));
 }

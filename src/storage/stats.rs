@@ -43,7 +43,7 @@ fn stats(
         }
         let desc = (*raw).rd_att;
         let natts = (*desc).natts as usize;
-        let storage_id = pages::read_metapage(raw).storage_id;
+        let storage_id = pages::storage_id(raw);
         let groups = catalog::load_row_groups(storage_id, pg_sys::GetActiveSnapshot(), true);
         let mut out = Vec::new();
         for i in 0..natts {

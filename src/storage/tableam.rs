@@ -5,9 +5,9 @@
 
 use super::bitmap_scan::BitmapScan;
 use super::error::not_supported;
-use super::fetch::Fetcher;
-use super::layout::{self, Metapage};
-use super::reader::{set_tid, GroupClaim, Reader};
+use super::fetch::{tid_row, Fetcher};
+use super::layout::Metapage;
+use super::reader::{row_tid, GroupClaim, Reader};
 use super::{catalog, pages, row_change, write_buffer};
 use pgrx::pg_sys;
 use pgrx::prelude::*;
@@ -252,11 +252,7 @@ unsafe extern "C-unwind" fn tuple_fetch_row_version(
 #[pg_guard]
 unsafe extern "C-unwind" fn tuple_tid_valid(scan: pg_sys::TableScanDesc, tid: pg_sys::ItemPointer) -> bool {
     let rel = scan_desc(scan).base.rs_rd;
-    let block = ((*tid).ip_blkid.bi_hi as u32) << 16 | (*tid).ip_blkid.bi_lo as u32;
-    match layout::tid_to_row(block, (*tid).ip_posid) {
-        Some(row) => row < pages::read_metapage(rel).next_row,
-        None => false,
-    }
+    tid_row(&*tid).is_some_and(|row| row < pages::read_metapage(rel).next_row)
 }
 
 #[pg_guard]
@@ -291,10 +287,19 @@ unsafe extern "C-unwind" fn tuple_insert(
     _options: i32,
     _bistate: *mut pg_sys::BulkInsertStateData,
 ) {
+    insert_row(rel, slot, cid);
+}
+
+/// Buffers `slot`'s row for `rel` and gives the slot the row's TID; returns its number.
+pub unsafe fn insert_row(
+    rel: pg_sys::Relation,
+    slot: *mut pg_sys::TupleTableSlot,
+    cid: pg_sys::CommandId,
+) -> u64 {
     let row = write_buffer::insert(rel, slot, cid);
-    let (block, offset) = layout::row_to_tid(row);
-    set_tid(&mut (*slot).tts_tid, block, offset);
+    (*slot).tts_tid = row_tid(row);
     (*slot).tts_tableOid = (*rel).rd_id;
+    row
 }
 
 #[pg_guard]

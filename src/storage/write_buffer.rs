@@ -89,7 +89,7 @@ unsafe fn write_out(rel: pg_sys::Relation, buf: &mut WriteBuffer, rows: usize, b
     if rows == 0 {
         return;
     }
-    let storage_id = pages::read_metapage(rel).storage_id;
+    let storage_id = pages::storage_id(rel);
     let mut groups: Vec<(std::ops::Range<usize>, pg_sys::CommandId)> = Vec::new();
     if by_command {
         let mut start = 0;
@@ -187,7 +187,7 @@ pub unsafe fn insert(
             write_out(rel, buf, rows, true);
             buf.first_row = pages::reserve_rows(rel, ROW_GROUP_ROWS as u64);
             buf.reserved_end = buf.first_row + ROW_GROUP_ROWS as u64;
-            let storage_id = pages::read_metapage(rel).storage_id;
+            let storage_id = pages::storage_id(rel);
             catalog::insert_reservation(storage_id, buf.first_row, ROW_GROUP_ROWS as u64);
         }
         let values = std::slice::from_raw_parts((*slot).tts_values, natts);
@@ -312,7 +312,9 @@ pub fn discard_relation(relid: pg_sys::Oid) {
 /// Whether row `row` of `relid` is still in one of this backend's write buffers.
 pub fn holds_row(relid: pg_sys::Oid, row: u64) -> bool {
     BUFFERS.with(|cell| {
-        cell.borrow().iter().any(|b| b.relid == relid && b.first_row <= row && row < b.first_row + b.rows as u64)
+        cell.borrow()
+            .iter()
+            .any(|b| b.relid == relid && b.first_row <= row && row < b.first_row + b.rows as u64)
     })
 }
 
