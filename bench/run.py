@@ -678,10 +678,10 @@ def render_benchmarks_md() -> None:
         "(a plain sequential scan that decodes every column);",
         "- **DuckDB** (embedded, its own database file), as the reference for what a columnar engine can reach.",
         "",
-        "Not yet in pgcolumnar, and therefore not in these numbers: a sort key (rows stay in "
-        "TSBS's time order, so zone maps on `hostname` cannot skip anything), vectorized "
-        "aggregation, qual pushdown, a parallel ColumnarScan, and index costs that know what "
-        "a columnar fetch costs. They come with later issues.",
+        "Rows stay in TSBS's time order (the `sort_by` option is not used here), so zone maps "
+        "on `hostname` cannot skip anything. Not yet in pgcolumnar, and therefore not in these "
+        "numbers: vectorized aggregation, qual pushdown and a parallel ColumnarScan. They come "
+        "with later issues.",
         "",
         "Run it with `make bench` (10M rows, 400 hosts; `make bench ROWS=1000000` for a quick run). "
         "Raw numbers: `bench/results/<date>-<rows>.csv` (per engine, mode and query) and `.json` "
@@ -706,6 +706,11 @@ def render_benchmarks_md() -> None:
         csv_rows = read_csv(meta_path.with_suffix(".csv"))
         png = meta_path.with_suffix(".png").relative_to(REPO_DIR)
         out += render_run_section(meta, csv_rows, str(png))
+    # Row changes and point lookups (`make bench-changes`) are recorded by hand, one file
+    # per run; the newest is shown.
+    changes = sorted(RESULTS_DIR.glob("*-changes.md"))
+    if changes:
+        out += ["", changes[-1].read_text().rstrip(), ""]
     (REPO_DIR / "BENCHMARKS.md").write_text("\n".join(out))
     log("wrote BENCHMARKS.md")
 

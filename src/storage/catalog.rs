@@ -706,22 +706,36 @@ pub unsafe fn delete_row_group(storage_id: u64, first_row: u64) {
 }
 
 /// Row-number ranges that may still hold a row some transaction can see: row groups
-/// that are committed or being written (not removed), and the reservations of
-/// transactions still running (their rows may sit in a write buffer). Sorted.
-pub unsafe fn live_or_pending_ranges(storage_id: u64) -> Vec<(u64, u64)> {
+/// whose insert did not roll back and whose removal (by VACUUM) is not yet older than
+/// `oldest_xmin`, and the reservations of transactions still running (their rows may
+/// sit in a write buffer). Sorted.
+pub unsafe fn live_or_pending_ranges(storage_id: u64, oldest_xmin: pg_sys::TransactionId) -> Vec<(u64, u64)> {
     let mut ranges = Vec::new();
-    let mut dirty =
-        pg_sys::SnapshotData { snapshot_type: pg_sys::SnapshotType::SNAPSHOT_DIRTY, ..Default::default() };
+    let running =
+        |xid| pg_sys::TransactionIdIsCurrentTransactionId(xid) || pg_sys::TransactionIdIsInProgress(xid);
     scan_storage::<ROW_GROUP_NATTS>(
         c"row_group",
         c"row_group_pkey",
         storage_id,
-        &mut dirty,
+        &raw mut pg_sys::SnapshotAnyData,
         pg_sys::AccessShareLock,
-        |_, _, v, _| {
-            ranges.push((int8(v[1]), int8(v[2])));
+        |_, tup, v, _| {
+            let header = (*tup).t_data;
+            let xmin = pg_sys::HeapTupleHeaderGetXmin(header);
+            let inserted = running(xmin) || pg_sys::TransactionIdDidCommit(xmin);
+            let xmax = (*header).t_choice.t_heap.t_xmax;
+            let removed_for_all = (*header).t_infomask as u32 & pg_sys::HEAP_XMAX_INVALID == 0
+                && xmax != pg_sys::InvalidTransactionId
+                && !running(xmax)
+                && pg_sys::TransactionIdDidCommit(xmax)
+                && pg_sys::TransactionIdPrecedes(xmax, oldest_xmin);
+            if inserted && !removed_for_all {
+                ranges.push((int8(v[1]), int8(v[2])));
+            }
         },
     );
+    let mut dirty =
+        pg_sys::SnapshotData { snapshot_type: pg_sys::SnapshotType::SNAPSHOT_DIRTY, ..Default::default() };
     scan_storage::<3>(
         c"row_reservation",
         c"row_reservation_pkey",
@@ -729,8 +743,7 @@ pub unsafe fn live_or_pending_ranges(storage_id: u64) -> Vec<(u64, u64)> {
         &mut dirty,
         pg_sys::AccessShareLock,
         |_, tup, v, _| {
-            let xmin = pg_sys::HeapTupleHeaderGetXmin((*tup).t_data);
-            if pg_sys::TransactionIdIsInProgress(xmin) || pg_sys::TransactionIdIsCurrentTransactionId(xmin) {
+            if running(pg_sys::HeapTupleHeaderGetXmin((*tup).t_data)) {
                 ranges.push((int8(v[1]), int8(v[2])));
             }
         },

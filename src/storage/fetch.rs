@@ -112,7 +112,16 @@ impl Fetcher {
         if !pg_sys::IsInParallelMode() && write_buffer::holds_row((*self.rel).rd_id, row) {
             write_buffer::flush_for_read(self.rel);
         }
-        catalog::load_group_of_row(self.storage_id, row, &raw mut pg_sys::SnapshotSelfData)
+        let group = catalog::load_group_of_row(self.storage_id, row, &raw mut pg_sys::SnapshotSelfData);
+        if group.is_none()
+            && !snapshot.is_null()
+            && (*snapshot).snapshot_type == pg_sys::SnapshotType::SNAPSHOT_ANY
+        {
+            // A row VACUUM moved away (merging its row group) is still there for
+            // SnapshotAny: an older snapshot's UPDATE reads it before finding out.
+            return catalog::load_group_of_row(self.storage_id, row, snapshot);
+        }
+        group
     }
 
     /// Whether `snapshot` sees row `row` of group `g` deleted. MVCC snapshots use the

@@ -150,6 +150,16 @@ impl Reader {
         }
     }
 
+    /// Keeps only the row groups for which `keep(group, live rows)` holds.
+    pub fn retain_groups(&mut self, keep: impl Fn(&RowGroupMeta, u64) -> bool) {
+        let deleted = std::mem::take(&mut self.deleted_rows);
+        self.groups.retain(|g| {
+            let mask = row_marks::group_mask(g.deleted.as_deref(), &deleted, g.first_row, g.row_count);
+            keep(g, g.row_count - mask.map_or(0, |m| m.count()))
+        });
+        self.deleted_rows = deleted;
+    }
+
     /// Skip row groups and vectors whose zone maps show that no row satisfies one of
     /// `predicates` (attribute index, predicate). The caller still filters the rows
     /// returned: zone maps only rule out, they never select.

@@ -50,6 +50,17 @@ unsafe fn report_delete(t: &Target, m: &Mark, tmfd: *mut pg_sys::TM_FailureData)
     (*tmfd).traversed = false;
 }
 
+/// Whether VACUUM moved the row (merging its row group into a new one) after this
+/// transaction's snapshot was taken: changing the old copy would fork the row, so it
+/// counts as a concurrent update (40001). Only transaction-snapshot isolation levels can
+/// meet an old copy: a READ COMMITTED statement takes its snapshot after locking the
+/// table against the merge.
+unsafe fn moved_by_vacuum(t: &Target) -> bool {
+    pg_sys::XactIsoLevel >= pg_sys::XACT_REPEATABLE_READ as i32
+        && !write_buffer::holds_row((*t.rel).rd_id, t.row)
+        && catalog::load_group_of_row(t.storage_id, t.row, &raw mut pg_sys::SnapshotSelfData).is_none()
+}
+
 /// Takes the row's tuple lock and waits until no other running transaction holds a mark
 /// that conflicts with `wanted`. On TM_Ok the tuple lock is still held: the caller
 /// records its mark, then calls `unlock`. Any other result has released it.
@@ -67,6 +78,14 @@ unsafe fn claim(
         _ if pg_sys::ConditionalLockTuple(t.rel, &mut t.tid, lockmode) => {}
         LockWaitSkip => return pg_sys::TM_Result::TM_WouldBlock,
         _ => row_lock_not_available(&t.relname()),
+    }
+    if moved_by_vacuum(t) {
+        t.unlock();
+        (*tmfd).ctid = t.tid;
+        (*tmfd).xmax = pg_sys::InvalidTransactionId;
+        (*tmfd).cmax = pg_sys::InvalidCommandId;
+        (*tmfd).traversed = false;
+        return pg_sys::TM_Result::TM_Updated;
     }
     let oper = if wanted == MarkKind::Delete {
         pg_sys::XLTW_Oper::XLTW_Delete

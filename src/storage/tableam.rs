@@ -483,8 +483,13 @@ unsafe extern "C-unwind" fn relation_vacuum(
     let relname = std::ffi::CStr::from_ptr((*(*rel).rd_rel).relname.data.as_ptr()).to_string_lossy();
     let message = format!(
         "columnar table \"{relname}\": {} deletes folded into row-group masks, {} row marks removed, \
-         {} empty row groups freed, {} live rows",
-        report.folded, report.marks_removed, report.groups_freed, report.live_rows
+         {} empty row groups freed, {} small row groups merged{}, {} live rows",
+        report.folded,
+        report.marks_removed,
+        report.groups_freed,
+        report.groups_merged,
+        if report.merge_skipped { " (merging skipped: the table is being changed)" } else { "" },
+        report.live_rows
     );
     if verbose {
         pgrx::info!("{message}");

@@ -1,12 +1,16 @@
 //! VACUUM of a columnar table: folds deletes that every snapshot sees into the row
 //! groups' delete masks (dropping their marks), drops the marks of finished row locks,
-//! frees the metadata of row groups with no live row left, and removes the index
-//! entries of deleted rows. It changes only metadata rows, through MVCC, so readers
-//! are never blocked and old snapshots keep their view.
+//! frees the metadata of row groups with no live row left, merges small row groups into
+//! full ones, and removes the index entries of deleted and moved rows once no snapshot
+//! can reach them. It changes metadata rows through MVCC, so readers are never blocked
+//! and old snapshots keep their view; merging also needs that no one is changing the
+//! table (it is skipped otherwise, until the next VACUUM).
 
 use super::catalog::{self, RowGroupMeta};
+use super::chunk_writer::ROW_GROUP_ROWS;
+use super::reader::{GroupClaim, Reader};
 use super::row_marks::{self, DeleteMask};
-use super::{pages, write_buffer};
+use super::{pages, rewrite, tableam, write_buffer};
 use pgrx::pg_sys;
 use std::rc::Rc;
 
@@ -61,8 +65,14 @@ pub struct VacuumReport {
     pub folded: u64,
     pub marks_removed: u64,
     pub groups_freed: u64,
+    pub groups_merged: u64,
+    /// Whether merging was skipped because other sessions were changing the table.
+    pub merge_skipped: bool,
     pub live_rows: u64,
 }
+
+/// Row groups with fewer live rows than this are merged.
+const SMALL_GROUP_ROWS: u64 = ROW_GROUP_ROWS as u64 / 2;
 
 pub unsafe fn vacuum(rel: pg_sys::Relation, strategy: pg_sys::BufferAccessStrategy) -> VacuumReport {
     write_buffer::flush_relation((*rel).rd_id);
@@ -103,12 +113,117 @@ pub unsafe fn vacuum(rel: pg_sys::Relation, strategy: pg_sys::BufferAccessStrate
         }
         dead.groups.push((g.first_row, g.row_count, Some(Rc::new(mask))));
     }
-    dead.kept = merge_ranges(catalog::live_or_pending_ranges(storage_id));
+    merge_small_groups(rel, storage_id, &mut report);
+    dead.kept = merge_ranges(catalog::live_or_pending_ranges(storage_id, oldest_xmin));
     let covered: u64 = dead.kept.iter().map(|r| r.1.min(limit.saturating_sub(r.0))).sum();
     if !dead.groups.is_empty() || covered < limit {
         remove_index_entries(rel, &dead, report.live_rows as f64, strategy);
     }
     report
+}
+
+/// Rewrites the row groups with few live rows (left by trickle inserts or deletes) as
+/// full ones, in sort_by order if the table has one. The moved rows get new row numbers
+/// and index entries; the old groups are removed for new snapshots, and their index
+/// entries go in a later VACUUM, once no snapshot can still read them.
+unsafe fn merge_small_groups(rel: pg_sys::Relation, storage_id: u64, report: &mut VacuumReport) {
+    // See the masks and freed groups this VACUUM just wrote.
+    pg_sys::CommandCounterIncrement();
+    if catalog::load_row_groups(storage_id, pg_sys::GetLatestSnapshot(), false).len() < 2 {
+        return;
+    }
+    // Moving rows under a concurrent UPDATE or DELETE would lose the change: merge only
+    // while no one else writes (readers are not blocked by this lock).
+    if !pg_sys::ConditionalLockRelation(rel, pg_sys::ExclusiveLock as i32) {
+        report.merge_skipped = true;
+        return;
+    }
+    let snapshot = pg_sys::RegisterSnapshot(pg_sys::GetLatestSnapshot());
+    let mut reader = Reader::new(rel, snapshot, None, GroupClaim::Serial { next: 0 });
+    reader.retain_groups(|_, live| live < SMALL_GROUP_ROWS);
+    let merged: Vec<u64> = reader.groups().iter().map(|g| g.first_row).collect();
+    if merged.len() >= 2 {
+        let indexes = IndexInserter::open(rel);
+        let cid = pg_sys::GetCurrentCommandId(true);
+        rewrite::copy_rows(
+            &mut reader,
+            (*rel).rd_att,
+            rewrite::order_for(rel, std::ptr::null_mut()),
+            |slot| {
+                tableam::insert_row(rel, slot, cid);
+                indexes.insert(slot);
+            },
+        );
+        write_buffer::flush_relation((*rel).rd_id);
+        indexes.close();
+        for &first_row in &merged {
+            catalog::delete_row_group(storage_id, first_row);
+        }
+        report.groups_merged = merged.len() as u64;
+    }
+    reader.release();
+    pg_sys::UnregisterSnapshot(snapshot);
+}
+
+/// Inserts index entries for rows VACUUM moves, into every index of the table.
+struct IndexInserter {
+    heap: pg_sys::Relation,
+    indexes: *mut pg_sys::Relation,
+    count: usize,
+    infos: Vec<*mut pg_sys::IndexInfo>,
+    predicates: Vec<*mut pg_sys::ExprState>,
+    estate: *mut pg_sys::EState,
+    econtext: *mut pg_sys::ExprContext,
+}
+
+impl IndexInserter {
+    unsafe fn open(heap: pg_sys::Relation) -> IndexInserter {
+        let mut count = 0;
+        let mut indexes: *mut pg_sys::Relation = std::ptr::null_mut();
+        pg_sys::vac_open_indexes(heap, pg_sys::RowExclusiveLock as i32, &mut count, &mut indexes);
+        let estate = pg_sys::CreateExecutorState();
+        let econtext = pg_sys::MakePerTupleExprContext(estate);
+        let infos: Vec<_> = (0..count as usize).map(|i| pg_sys::BuildIndexInfo(*indexes.add(i))).collect();
+        let predicates =
+            infos.iter().map(|&info| pg_sys::ExecPrepareQual((*info).ii_Predicate, estate)).collect();
+        IndexInserter { heap, indexes, count: count as usize, infos, predicates, estate, econtext }
+    }
+
+    /// Index entries for the row in `slot` (its TID set). The moved row's old entries
+    /// stay until no snapshot needs them, so uniqueness is not checked again.
+    unsafe fn insert(&self, slot: *mut pg_sys::TupleTableSlot) {
+        pg_sys::MemoryContextReset((*self.econtext).ecxt_per_tuple_memory);
+        (*self.econtext).ecxt_scantuple = slot;
+        let mut values = [pg_sys::Datum::from(0usize); pg_sys::INDEX_MAX_KEYS as usize];
+        let mut isnull = [false; pg_sys::INDEX_MAX_KEYS as usize];
+        for i in 0..self.count {
+            if !self.predicates[i].is_null() && !pg_sys::ExecQual(self.predicates[i], self.econtext) {
+                continue;
+            }
+            pg_sys::FormIndexDatum(
+                self.infos[i],
+                slot,
+                self.estate,
+                values.as_mut_ptr(),
+                isnull.as_mut_ptr(),
+            );
+            pg_sys::index_insert(
+                *self.indexes.add(i),
+                values.as_mut_ptr(),
+                isnull.as_mut_ptr(),
+                &mut (*slot).tts_tid,
+                self.heap,
+                pg_sys::IndexUniqueCheck::UNIQUE_CHECK_NO,
+                false,
+                self.infos[i],
+            );
+        }
+    }
+
+    unsafe fn close(self) {
+        pg_sys::FreeExecutorState(self.estate);
+        pg_sys::vac_close_indexes(self.count as i32, self.indexes, pg_sys::NoLock as i32);
+    }
 }
 
 unsafe fn remove_index_entries(
