@@ -634,6 +634,8 @@ pub struct MarkCleanup {
     pub folded: Vec<u64>,
     /// Marks removed (folded deletes and locks of finished transactions).
     pub removed: u64,
+    /// Delete marks left because some snapshot may not see them yet.
+    pub pending_deletes: u64,
 }
 
 /// Removes the marks no snapshot needs any more: deletes committed before `oldest_xmin`
@@ -656,6 +658,8 @@ pub unsafe fn take_settled_marks(storage_id: u64, oldest_xmin: pg_sys::Transacti
                     pg_sys::TransactionIdDidCommit(xmin) && pg_sys::TransactionIdPrecedes(xmin, oldest_xmin);
                 if visible_to_all {
                     out.folded.push(int8(v[1]));
+                } else {
+                    out.pending_deletes += 1;
                 }
                 visible_to_all
             } else {

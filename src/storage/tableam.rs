@@ -288,6 +288,8 @@ unsafe extern "C-unwind" fn tuple_insert(
     _bistate: *mut pg_sys::BulkInsertStateData,
 ) {
     insert_row(rel, slot, cid);
+    // What autovacuum and autoanalyze go by, as heap counts it.
+    pg_sys::pgstat_count_heap_insert(rel, 1);
 }
 
 /// Buffers `slot`'s row for `rel` and gives the slot the row's TID; returns its number.
@@ -353,7 +355,11 @@ unsafe extern "C-unwind" fn tuple_delete(
     tmfd: *mut pg_sys::TM_FailureData,
     _changing_part: bool,
 ) -> pg_sys::TM_Result::Type {
-    row_change::delete(rel, tid, cid, wait, tmfd)
+    let result = row_change::delete(rel, tid, cid, wait, tmfd);
+    if result == pg_sys::TM_Result::TM_Ok {
+        pg_sys::pgstat_count_heap_delete(rel);
+    }
+    result
 }
 
 #[pg_guard]
@@ -372,7 +378,11 @@ unsafe extern "C-unwind" fn tuple_update(
     // The new version gets a new TID: every index needs an entry for it.
     *lockmode = pg_sys::LockTupleMode::LockTupleExclusive;
     *update_indexes = true;
-    row_change::update(rel, otid, slot, cid, wait, tmfd)
+    let result = row_change::update(rel, otid, slot, cid, wait, tmfd);
+    if result == pg_sys::TM_Result::TM_Ok {
+        pg_sys::pgstat_count_heap_update(rel, false);
+    }
+    result
 }
 
 #[pg_guard]
@@ -496,6 +506,12 @@ unsafe extern "C-unwind" fn relation_vacuum(
     } else {
         pgrx::debug1!("{message}");
     }
+    pg_sys::pgstat_report_vacuum(
+        (*rel).rd_id,
+        (*(*rel).rd_rel).relisshared,
+        report.live_rows as i64,
+        report.pending_deletes as i64,
+    );
     let mut frozen_updated = false;
     let mut minmulti_updated = false;
     pg_sys::vac_update_relstats(

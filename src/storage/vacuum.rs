@@ -64,6 +64,8 @@ unsafe extern "C-unwind" fn index_entry_is_dead(
 pub struct VacuumReport {
     pub folded: u64,
     pub marks_removed: u64,
+    /// Deletes some snapshot may not see yet: folded by a later VACUUM.
+    pub pending_deletes: u64,
     pub groups_freed: u64,
     pub groups_merged: u64,
     /// Whether merging was skipped because other sessions were changing the table.
@@ -88,6 +90,7 @@ pub unsafe fn vacuum(rel: pg_sys::Relation, strategy: pg_sys::BufferAccessStrate
     let cleanup = catalog::take_settled_marks(storage_id, oldest_xmin);
     report.folded = cleanup.folded.len() as u64;
     report.marks_removed = cleanup.removed;
+    report.pending_deletes = cleanup.pending_deletes;
 
     // The groups as of now (committed ones; VACUUM runs outside any transaction block).
     let snapshot = pg_sys::RegisterSnapshot(pg_sys::GetLatestSnapshot());
