@@ -127,6 +127,12 @@ pub fn note_storage(relid: pg_sys::Oid, storage_id: u64) {
 
 #[pgrx::pg_guard]
 unsafe extern "C-unwind" fn on_relcache_invalidation(_arg: pg_sys::Datum, relid: pg_sys::Oid) {
+    RELIDS.with(|r| {
+        let mut relids = r.borrow_mut();
+        if relid == pg_sys::InvalidOid || relids.values().any(|&oid| oid == relid) {
+            relids.clear();
+        }
+    });
     CACHE.with(|c| {
         let mut cache = c.borrow_mut();
         if relid == pg_sys::InvalidOid {
@@ -143,12 +149,22 @@ pub unsafe fn register_cache_callback() {
     pg_sys::CacheRegisterRelcacheCallback(Some(on_relcache_invalidation), pg_sys::Datum::from(0usize));
 }
 
-unsafe fn relid(name: &CStr) -> pg_sys::Oid {
+thread_local! {
+    /// OIDs of the metadata relations by name: looked up for every changed row otherwise.
+    /// Emptied by any relcache invalidation of one of them (DROP EXTENSION).
+    static RELIDS: RefCell<HashMap<&'static CStr, pg_sys::Oid>> = RefCell::new(HashMap::new());
+}
+
+unsafe fn relid(name: &'static CStr) -> pg_sys::Oid {
+    if let Some(oid) = RELIDS.with(|r| r.borrow().get(name).copied()) {
+        return oid;
+    }
     let nsp = pg_sys::get_namespace_oid(c"pgcolumnar".as_ptr(), false);
     let oid = pg_sys::get_relname_relid(name.as_ptr(), nsp);
     if oid == pg_sys::InvalidOid {
         error!("pgcolumnar metadata relation {name:?} is missing; reinstall the extension");
     }
+    RELIDS.with(|r| r.borrow_mut().insert(name, oid));
     oid
 }
 
@@ -158,6 +174,10 @@ pub unsafe fn next_storage_id() -> u64 {
     pgrx::direct_function_call::<i64>(pg_sys::nextval_oid, &[seq.into_datum()])
         .expect("nextval returned NULL") as u64
 }
+
+// Metadata relations are closed with NoLock: their locks are kept to the end of the
+// transaction, so the next open (for every changed row) finds them in the local lock
+// table instead of going to the shared lock manager.
 
 /// Inserts a heap row and its index entries with command id `cid`: the cid of the
 /// INSERT that produced the rows, so that snapshots see a row group exactly when they
@@ -192,7 +212,7 @@ unsafe fn insert_row(rel: pg_sys::Relation, values: &mut [pg_sys::Datum], nulls:
             false,
             info,
         );
-        pg_sys::index_close(index, pg_sys::RowExclusiveLock as i32);
+        pg_sys::index_close(index, pg_sys::NoLock as i32);
     }
     pg_sys::heap_freetuple(tup);
 }
@@ -215,7 +235,7 @@ pub unsafe fn insert_row_group(storage_id: u64, group: &RowGroupMeta, cid: u32) 
     ];
     let mut nulls = [false, false, false, false, false, true];
     insert_row(rg, &mut values, &mut nulls, cid);
-    pg_sys::table_close(rg, pg_sys::RowExclusiveLock as i32);
+    pg_sys::table_close(rg, pg_sys::NoLock as i32);
 
     let ch = pg_sys::table_open(relid(c"chunk"), pg_sys::RowExclusiveLock as i32);
     for c in group.chunks.iter().flatten() {
@@ -232,7 +252,7 @@ pub unsafe fn insert_row_group(storage_id: u64, group: &RowGroupMeta, cid: u32) 
         let mut nulls = [false; CHUNK_NATTS];
         insert_row(ch, &mut values, &mut nulls, cid);
     }
-    pg_sys::table_close(ch, pg_sys::RowExclusiveLock as i32);
+    pg_sys::table_close(ch, pg_sys::NoLock as i32);
 }
 
 /// Records that this transaction reserved row numbers `first_row .. first_row + count`.
@@ -241,7 +261,7 @@ pub unsafe fn insert_reservation(storage_id: u64, first_row: u64, count: u64) {
     let mut values = [datum(storage_id as i64), datum(first_row as i64), datum(count as i64)];
     let mut nulls = [false; 3];
     insert_row(rel, &mut values, &mut nulls, pg_sys::GetCurrentCommandId(true));
-    pg_sys::table_close(rel, pg_sys::RowExclusiveLock as i32);
+    pg_sys::table_close(rel, pg_sys::NoLock as i32);
 }
 
 /// Whether `row` was reserved by a transaction still in progress, as seen through the
@@ -263,8 +283,8 @@ pub unsafe fn reserved_in_progress(storage_id: u64, row: u64, dirty: pg_sys::Sna
 /// starts last at or before `row`, as `snapshot` sees the table: the only one that can
 /// hold `row`. None if there is no such row.
 unsafe fn last_starting_at_or_before<const N: usize, R>(
-    table: &CStr,
-    pkey: &CStr,
+    table: &'static CStr,
+    pkey: &'static CStr,
     storage_id: u64,
     row: u64,
     snapshot: pg_sys::Snapshot,
@@ -297,16 +317,16 @@ unsafe fn last_starting_at_or_before<const N: usize, R>(
         result = Some(f(tup, &values, &nulls));
     }
     pg_sys::systable_endscan_ordered(scan);
-    pg_sys::index_close(index, pg_sys::AccessShareLock as i32);
-    pg_sys::table_close(rel, pg_sys::AccessShareLock as i32);
+    pg_sys::index_close(index, pg_sys::NoLock as i32);
+    pg_sys::table_close(rel, pg_sys::NoLock as i32);
     result
 }
 
 /// Calls `f` with the deformed columns of each row of `table` whose storage_id matches,
 /// in primary-key order, as seen by `snapshot` (NULL: the catalog snapshot).
 unsafe fn scan_storage<const N: usize>(
-    table: &CStr,
-    pkey: &CStr,
+    table: &'static CStr,
+    pkey: &'static CStr,
     storage_id: u64,
     snapshot: pg_sys::Snapshot,
     lockmode: u32,
@@ -317,8 +337,8 @@ unsafe fn scan_storage<const N: usize>(
 
 /// Like `scan_storage`, matching the leading primary-key columns to `keys` (bigints).
 unsafe fn scan_keys<const N: usize>(
-    table: &CStr,
-    pkey: &CStr,
+    table: &'static CStr,
+    pkey: &'static CStr,
     keys: &[u64],
     snapshot: pg_sys::Snapshot,
     lockmode: u32,
@@ -354,7 +374,7 @@ unsafe fn scan_keys<const N: usize>(
         f(rel, tup, &values, &nulls);
     }
     pg_sys::systable_endscan(scan);
-    pg_sys::table_close(rel, lockmode as i32);
+    pg_sys::table_close(rel, pg_sys::NoLock as i32);
 }
 
 unsafe fn int8(d: pg_sys::Datum) -> u64 {
@@ -578,7 +598,7 @@ pub unsafe fn insert_mark(storage_id: u64, row: u64, kind: MarkKind, successor: 
     ];
     let mut nulls = [false, false, false, successor.is_none()];
     insert_row(rel, &mut values, &mut nulls, cid);
-    pg_sys::table_close(rel, pg_sys::RowExclusiveLock as i32);
+    pg_sys::table_close(rel, pg_sys::NoLock as i32);
 }
 
 /// The marks on `row` that are committed, in progress or this transaction's, read

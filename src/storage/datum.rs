@@ -124,6 +124,11 @@ pub struct DatumColumn {
 const VARHDRSZ: usize = 4;
 
 impl DatumColumn {
+    /// Bytes of memory the column holds.
+    pub fn heap_bytes(&self) -> usize {
+        self.datums.capacity() * 8 + self.nulls.capacity() + self.arena.capacity() * 8
+    }
+
     /// Fills the column from a decoded vector.
     pub unsafe fn materialize(&mut self, kind: ColumnKind, v: &DecodedVector) {
         let rows = v.rows as usize;

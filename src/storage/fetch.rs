@@ -1,6 +1,9 @@
 //! Fetching single rows by TID (index scans, triggers, EvalPlanQual): finds the row
 //! group of the row number and decodes only the vector that holds the row, per column,
 //! keeping the decoded vectors for the next fetch (index scans often hit neighbours).
+//! Decoded vectors are also shared by this backend's fetchers: an UPDATE fetches the
+//! old row three times (its index scan, the executor's fetch of the old version, the
+//! uniqueness check of the new one), each through a fetcher of its own.
 
 use super::catalog::{self, RowGroupMeta};
 use super::chunk_writer::VECTOR_ROWS;
@@ -10,12 +13,35 @@ use super::reader::{decode_to_datums, row_tid};
 use super::row_marks::MarkKind;
 use super::{layout, pages, write_buffer};
 use pgrx::pg_sys;
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::rc::Rc;
 
-/// A decoded vector of one column, and which (row group, vector) it is.
+/// A decoded vector of one column, and which (row group, vector) it is. A fetcher keeps
+/// its own reference, so the values of the row it fetched last stay valid while the
+/// shared cache moves on.
 #[derive(Default)]
 struct CachedVector {
     key: Option<(u64, usize)>,
-    column: DatumColumn,
+    column: Rc<DatumColumn>,
+}
+
+/// (storage id, first row of the row group, vector, attribute index). Stored vectors
+/// never change and storage ids are never reused, so entries cannot go stale.
+type VectorKey = (u64, u64, usize, usize);
+
+/// The shared cache is emptied when it grows past either bound.
+const SHARED_MAX_VECTORS: usize = 64;
+const SHARED_MAX_BYTES: usize = 32 << 20;
+
+#[derive(Default)]
+struct SharedVectors {
+    entries: HashMap<VectorKey, Rc<DatumColumn>>,
+    bytes: usize,
+}
+
+thread_local! {
+    static SHARED: RefCell<SharedVectors> = RefCell::new(SharedVectors::default());
 }
 
 /// Fetches under one MVCC snapshot that look up their row group alone before the
@@ -50,6 +76,21 @@ unsafe fn is_mvcc(snapshot: pg_sys::Snapshot) -> bool {
 pub fn tid_row(tid: &pg_sys::ItemPointerData) -> Option<u64> {
     let block = (tid.ip_blkid.bi_hi as u32) << 16 | tid.ip_blkid.bi_lo as u32;
     layout::tid_to_row(block, tid.ip_posid)
+}
+
+/// Offers a freshly decoded vector to the other fetchers of this backend.
+fn share(key: VectorKey, column: &Rc<DatumColumn>) {
+    SHARED.with(|c| {
+        let mut shared = c.borrow_mut();
+        let bytes = column.heap_bytes();
+        if shared.entries.len() >= SHARED_MAX_VECTORS || shared.bytes + bytes > SHARED_MAX_BYTES {
+            shared.entries.clear();
+            shared.bytes = 0;
+        }
+        if bytes <= SHARED_MAX_BYTES && shared.entries.insert(key, column.clone()).is_none() {
+            shared.bytes += bytes;
+        }
+    });
 }
 
 impl Fetcher {
@@ -224,25 +265,35 @@ impl Fetcher {
                 (kind, Some(chunk)) => {
                     let cached = &mut self.vectors[i];
                     if cached.key != Some((g.first_row, vector)) {
-                        let Some(entry) = chunk.vectors.get(vector) else {
-                            super::error::data_corrupted("vector missing from chunk")
-                        };
-                        let at_byte = chunk.offset + entry.offset as u64;
-                        pages::read_stream(
-                            self.rel,
-                            at_byte,
-                            entry.len as usize,
-                            std::ptr::null_mut(),
-                            &mut self.bytes,
-                        );
+                        let key = (self.storage_id, g.first_row, vector, i);
                         cached.key = None;
-                        decode_to_datums(
-                            kind,
-                            &self.bytes,
-                            entry.rows,
-                            &mut self.scratch,
-                            &mut cached.column,
-                        );
+                        cached.column = match SHARED.with(|c| c.borrow().entries.get(&key).cloned()) {
+                            Some(column) => column,
+                            None => {
+                                let Some(entry) = chunk.vectors.get(vector) else {
+                                    super::error::data_corrupted("vector missing from chunk")
+                                };
+                                let at_byte = chunk.offset + entry.offset as u64;
+                                pages::read_stream(
+                                    self.rel,
+                                    at_byte,
+                                    entry.len as usize,
+                                    std::ptr::null_mut(),
+                                    &mut self.bytes,
+                                );
+                                let mut column = DatumColumn::default();
+                                decode_to_datums(
+                                    kind,
+                                    &self.bytes,
+                                    entry.rows,
+                                    &mut self.scratch,
+                                    &mut column,
+                                );
+                                let column = Rc::new(column);
+                                share(key, &column);
+                                column
+                            }
+                        };
                         cached.key = Some((g.first_row, vector));
                     }
                     if at >= cached.column.datums.len() {
