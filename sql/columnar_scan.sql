@@ -32,6 +32,12 @@ EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF)
 SELECT count(*) FROM s WHERE id BETWEEN 200000 AND 201000;
 EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF)
   SELECT count(*) FROM s WHERE ts >= '2024-01-06 00:00:00+00' AND d = '2024-02-13';
+-- Integer constants of another width prune too (smallint and bigint against int,
+-- as in `WHERE bigint_col BETWEEN 5000001 AND 5100000`); heap agrees on the counts.
+EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF)
+  SELECT count(*) FROM s WHERE id >= 200000::bigint AND id <= 20100::smallint * 10;
+SELECT (SELECT count(*) FROM s WHERE id >= 200000::bigint AND id < 3000000000::bigint AND id <= 20100::smallint * 10),
+       (SELECT count(*) FROM s_heap WHERE id >= 200000::bigint AND id < 3000000000::bigint AND id <= 20100::smallint * 10);
 SELECT count(*) FROM s WHERE ts >= '2024-01-06 00:00:00+00' AND d = '2024-02-13';
 EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) SELECT count(*) FROM s WHERE f > 49999.5;
 SELECT count(*), min(f) FROM s WHERE f > 49999.5;

@@ -1,5 +1,6 @@
 //! Finds the scan quals that zone maps can check: `column op constant` with a btree
-//! comparison on a type whose order the stored integers or floats follow, or on text
+//! comparison on a type whose order the stored integers or floats follow (integer
+//! columns also against constants of another integer type), or on text
 //! and bytea (byte order: equality under a deterministic collation, ranges under "C"),
 //! and `column IS [NOT] NULL`. The executor still evaluates every qual on the rows the scan
 //! returns; these only let the scan skip row groups and vectors that cannot match.
@@ -49,8 +50,14 @@ fn operator_type(typid: pg_sys::Oid) -> pg_sys::Oid {
     }
 }
 
+/// Integer types whose cross-type comparisons (`bigint_col >= 5`, an int4 constant) are
+/// in one btree family and compare the values exactly.
+const INTEGERS: [pg_sys::Oid; 3] = [pg_sys::INT2OID, pg_sys::INT4OID, pg_sys::INT8OID];
+
 unsafe fn bound_of(c: *mut pg_sys::Const, typid: pg_sys::Oid) -> Option<Bound> {
-    if (*c).constisnull || (*c).consttype != operator_type(typid) {
+    let same_type = (*c).consttype == operator_type(typid);
+    let integers = INTEGERS.contains(&typid) && INTEGERS.contains(&(*c).consttype);
+    if (*c).constisnull || !(same_type || integers) {
         return None;
     }
     if BYTEWISE_TYPES.contains(&typid) {
@@ -66,7 +73,7 @@ unsafe fn bound_of(c: *mut pg_sys::Const, typid: pg_sys::Oid) -> Option<Bound> {
     } else if typid == pg_sys::FLOAT4OID {
         Some(Bound::Float(f32::from_bits(raw as u32) as f64))
     } else if INT_ORDERED.contains(&typid) {
-        Some(Bound::Int(match pg_sys::get_typlen(typid) {
+        Some(Bound::Int(match pg_sys::get_typlen((*c).consttype) {
             2 => raw as u16 as i16 as i64,
             4 => raw as u32 as i32 as i64,
             _ => raw as i64,
