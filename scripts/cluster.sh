@@ -18,7 +18,9 @@ TOP=$(cd "$(dirname "$0")/.." && pwd)
 # The postgres user may not be able to enter the checkout: run everything from /.
 cd /
 
-as_postgres() { runuser -u postgres -- "$@"; }
+# Without RUST_BACKTRACE from a developer's shell: with it, every ERROR raised through
+# the extension's hooks would carry a Rust backtrace as its DETAIL.
+as_postgres() { runuser -u postgres -- env -u RUST_BACKTRACE -u RUST_LIB_BACKTRACE "$@"; }
 
 base_dir() {
     if as_postgres test -x "$TOP" 2>/dev/null; then
