@@ -157,6 +157,72 @@ DROP TRIGGER a_row ON c;
 DROP TRIGGER b_stmt ON c;
 DROP TRIGGER a_stmt ON c;
 
+-- A statement's deletes are collected in memory and written out when it ends; what
+-- runs in the middle of it (triggers, functions, their subtransactions) sees them by
+-- command id like heap's: a BEFORE trigger's query sees the rows the statement already
+-- deleted. With an EXCEPTION block, the query runs in a subtransaction (which cannot
+-- write the parent's collected deletes) and must see them all the same.
+CREATE TABLE seen (tab text, id int, remaining bigint, in_subxact bigint);
+CREATE FUNCTION count_rest() RETURNS trigger LANGUAGE plpgsql AS $$
+DECLARE n bigint; m bigint;
+BEGIN
+  -- The subtransaction's query first: the parent's query would write them out.
+  BEGIN
+    EXECUTE format('SELECT count(*) FROM %I WHERE id BETWEEN 902000 AND 902999', TG_TABLE_NAME) INTO m;
+  EXCEPTION WHEN others THEN m := -1;
+  END;
+  EXECUTE format('SELECT count(*) FROM %I WHERE id BETWEEN 902000 AND 902999', TG_TABLE_NAME) INTO n;
+  INSERT INTO seen VALUES (TG_TABLE_NAME, OLD.id, n, m);
+  RETURN OLD;
+END $$;
+INSERT INTO c SELECT g, g % 7, 'n' || g, g / 3.0 FROM generate_series(902000, 902999) g;
+INSERT INTO h SELECT g, g % 7, 'n' || g, g / 3.0 FROM generate_series(902000, 902999) g;
+CREATE TRIGGER rest BEFORE DELETE ON c FOR EACH ROW EXECUTE FUNCTION count_rest();
+CREATE TRIGGER rest BEFORE DELETE ON h FOR EACH ROW EXECUTE FUNCTION count_rest();
+DELETE FROM c WHERE id BETWEEN 902000 AND 902009;
+DELETE FROM h WHERE id BETWEEN 902000 AND 902009;
+SELECT id, remaining, in_subxact FROM seen WHERE tab = 'c'
+EXCEPT SELECT id, remaining, in_subxact FROM seen WHERE tab = 'h';
+SELECT count(*), min(remaining), max(remaining), min(in_subxact) FROM seen WHERE tab = 'c';
+DROP TRIGGER rest ON c;
+DROP TRIGGER rest ON h;
+
+-- A subtransaction in the middle of a DELETE (a function with an EXCEPTION block)
+-- changes rows of its own: they roll back with it, the DELETE's own deletes stay.
+CREATE FUNCTION delete_twin(tab text, i int, fail bool) RETURNS bool LANGUAGE plpgsql AS $$
+BEGIN
+  BEGIN
+    EXECUTE format('DELETE FROM %I WHERE id = $1', tab) USING i + 500;
+    EXECUTE format('UPDATE %I SET v = $2 WHERE id = $1', tab) USING i + 1, 'touched';
+    IF fail THEN RAISE EXCEPTION 'undo'; END IF;
+  EXCEPTION WHEN others THEN NULL;
+  END;
+  RETURN true;
+END $$;
+DELETE FROM c WHERE id BETWEEN 902100 AND 902119 AND id % 2 = 0 AND delete_twin('c', id, id % 4 = 0);
+DELETE FROM h WHERE id BETWEEN 902100 AND 902119 AND id % 2 = 0 AND delete_twin('h', id, id % 4 = 0);
+SELECT (SELECT count(*) FROM (SELECT * FROM c WHERE id >= 902000 EXCEPT ALL SELECT * FROM h WHERE id >= 902000) x)
+     + (SELECT count(*) FROM (SELECT * FROM h WHERE id >= 902000 EXCEPT ALL SELECT * FROM c WHERE id >= 902000) y)
+       AS differences;
+SELECT count(*) FROM c WHERE id BETWEEN 902000 AND 902999;
+SELECT id, v FROM c WHERE id BETWEEN 902100 AND 902103 OR id BETWEEN 902600 AND 902603 ORDER BY id;
+-- The same in one transaction, rolled back to a savepoint in the middle.
+BEGIN;
+DELETE FROM c WHERE id BETWEEN 902200 AND 902299;
+SAVEPOINT s;
+DELETE FROM c WHERE id BETWEEN 902300 AND 902399;
+UPDATE c SET v = 'gone' WHERE id BETWEEN 902250 AND 902350;
+ROLLBACK TO SAVEPOINT s;
+UPDATE c SET v = 'kept' WHERE id BETWEEN 902295 AND 902305;
+COMMIT;
+BEGIN;
+DELETE FROM h WHERE id BETWEEN 902200 AND 902299;
+UPDATE h SET v = 'kept' WHERE id BETWEEN 902295 AND 902305;
+COMMIT;
+SELECT (SELECT count(*) FROM (SELECT * FROM c WHERE id >= 902000 EXCEPT ALL SELECT * FROM h WHERE id >= 902000) x)
+     + (SELECT count(*) FROM (SELECT * FROM h WHERE id >= 902000 EXCEPT ALL SELECT * FROM c WHERE id >= 902000) y)
+       AS differences;
+
 -- Foreign keys from and to columnar tables.
 CREATE TABLE parent (id int PRIMARY KEY, name text) USING columnar;
 CREATE TABLE child (id int, parent_id int REFERENCES parent ON DELETE CASCADE ON UPDATE CASCADE) USING columnar;
@@ -182,6 +248,6 @@ SELECT id FROM c WHERE id = 15 FOR UPDATE NOWAIT;
 COMMIT;
 SELECT id, v FROM c WHERE id = 15;
 
-DROP TABLE c, h, bonus, src, changes, audit, child, heap_child, parent;
-DROP FUNCTION same(), log_row(), keep_row();
+DROP TABLE c, h, bonus, src, changes, audit, child, heap_child, parent, seen;
+DROP FUNCTION same(), log_row(), keep_row(), count_rest(), delete_twin(text, int, bool);
 DROP EXTENSION pgcolumnar;

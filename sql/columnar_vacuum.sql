@@ -6,6 +6,8 @@ INSERT INTO m SELECT g, 'h' || (g % 50), (g::bigint * 7919 % 10007) / 7.0 FROM g
 CREATE INDEX m_v ON m (v);
 DELETE FROM m WHERE id <= 102400;      -- the whole first row group
 DELETE FROM m WHERE id % 2 = 0;
+-- One mark per statement and bucket of 8192 row numbers: 13 for the first DELETE,
+-- 25 for the second (its first 12 buckets' rows are gone already).
 SELECT count(*) AS marks FROM pgcolumnar.row_mark;
 -- Changes are counted like heap's, which is what autovacuum and autoanalyze go by.
 SELECT pg_stat_force_next_flush();

@@ -18,6 +18,8 @@ pub mod storage;
 static LOADED_AT_STARTUP: AtomicBool = AtomicBool::new(false);
 
 static mut PREV_EXECUTOR_START: pg_sys::ExecutorStart_hook_type = None;
+static mut PREV_EXECUTOR_FINISH: pg_sys::ExecutorFinish_hook_type = None;
+static mut PREV_EXECUTOR_END: pg_sys::ExecutorEnd_hook_type = None;
 
 #[pg_guard]
 pub extern "C-unwind" fn _PG_init() {
@@ -29,6 +31,7 @@ pub extern "C-unwind" fn _PG_init() {
         planner::define_gucs();
         storage::slot::init();
         storage::write_buffer::register_callbacks();
+        storage::mark_batch::register_callbacks();
         storage::catalog::register_cache_callback();
         exec::columnar_scan::register();
         planner::scan_path::install();
@@ -36,6 +39,10 @@ pub extern "C-unwind" fn _PG_init() {
         storage::drop_hook::install();
         PREV_EXECUTOR_START = pg_sys::ExecutorStart_hook;
         pg_sys::ExecutorStart_hook = Some(executor_start);
+        PREV_EXECUTOR_FINISH = pg_sys::ExecutorFinish_hook;
+        pg_sys::ExecutorFinish_hook = Some(executor_finish);
+        PREV_EXECUTOR_END = pg_sys::ExecutorEnd_hook;
+        pg_sys::ExecutorEnd_hook = Some(executor_end);
     }
 }
 
@@ -44,9 +51,32 @@ pub extern "C-unwind" fn _PG_init() {
 #[pg_guard]
 unsafe extern "C-unwind" fn executor_start(query_desc: *mut pg_sys::QueryDesc, eflags: i32) {
     storage::write_buffer::flush_all();
+    storage::mark_batch::statement_done();
     match PREV_EXECUTOR_START {
         Some(prev) => prev(query_desc, eflags),
         None => pg_sys::standard_ExecutorStart(query_desc, eflags),
+    }
+}
+
+/// A statement's collected deletes are published when it has run, before its AFTER
+/// triggers fire (they may wait for other transactions, which may wait for the
+/// buckets this backend holds).
+#[pg_guard]
+unsafe extern "C-unwind" fn executor_finish(query_desc: *mut pg_sys::QueryDesc) {
+    storage::mark_batch::statement_done();
+    match PREV_EXECUTOR_FINISH {
+        Some(prev) => prev(query_desc),
+        None => pg_sys::standard_ExecutorFinish(query_desc),
+    }
+}
+
+/// And again at the end, for a statement whose executor was not finished normally.
+#[pg_guard]
+unsafe extern "C-unwind" fn executor_end(query_desc: *mut pg_sys::QueryDesc) {
+    storage::mark_batch::statement_done();
+    match PREV_EXECUTOR_END {
+        Some(prev) => prev(query_desc),
+        None => pg_sys::standard_ExecutorEnd(query_desc),
     }
 }
 

@@ -2,8 +2,10 @@
 //! and read through their primary keys. A row group is visible exactly when its
 //! metadata row is visible to the reading snapshot: that is how columnar gets MVCC.
 
+use super::chunk_writer::ROW_GROUP_ROWS;
 use super::directory::{self, VectorEntry};
 use super::error::data_corrupted;
+use super::mark_rows::{bucket_start, offset_in_bucket, MarkRows};
 use super::row_marks::{DeleteMask, MarkKind};
 use pgrx::prelude::*;
 use pgrx::{pg_sys, IntoDatum};
@@ -27,17 +29,18 @@ CREATE TABLE pgcolumnar.row_group (
     PRIMARY KEY (storage_id, first_row)
 );
 
--- One row per row-level change of a columnar row: a delete (also the old version of an
--- UPDATE, then with the new version's row number) or a row lock (SELECT ... FOR UPDATE,
--- foreign-key checks). A change takes effect exactly when its row here is visible;
--- a lock matters only while its transaction runs.
+-- One row per bucket of 8192 row numbers and change: the rows of the bucket one
+-- statement deleted (also the old versions of its UPDATEs, with their new versions) or
+-- one row lock (SELECT ... FOR UPDATE, foreign-key checks). A change takes effect
+-- exactly when its row here is visible; a lock matters only while its transaction runs.
 CREATE TABLE pgcolumnar.row_mark (
     storage_id bigint   NOT NULL,
-    row_number bigint   NOT NULL,
+    first_row  bigint   NOT NULL,  -- the bucket's first row number
     kind       smallint NOT NULL,  -- 0 key share, 1 share, 2 no key update, 3 update, 4 delete
-    successor  bigint              -- an UPDATE's new version
+    rows       bytea    NOT NULL,  -- which rows of the bucket (offsets or a bitmap)
+    successors bytea               -- an UPDATE's new versions (runs of row numbers)
 );
-CREATE INDEX row_mark_row ON pgcolumnar.row_mark (storage_id, row_number);
+CREATE INDEX row_mark_bucket ON pgcolumnar.row_mark (storage_id, first_row);
 
 -- One row per range of row numbers handed to a writer, inserted by the writing
 -- transaction: while it is in progress, uniqueness checks of other sessions that meet
@@ -127,6 +130,7 @@ pub fn note_storage(relid: pg_sys::Oid, storage_id: u64) {
 
 #[pgrx::pg_guard]
 unsafe extern "C-unwind" fn on_relcache_invalidation(_arg: pg_sys::Datum, relid: pg_sys::Oid) {
+    super::datum::forget_kinds(relid);
     RELIDS.with(|r| {
         let mut relids = r.borrow_mut();
         if relid == pg_sys::InvalidOid || relids.values().any(|&oid| oid == relid) {
@@ -264,24 +268,43 @@ pub unsafe fn insert_reservation(storage_id: u64, first_row: u64, count: u64) {
     pg_sys::table_close(rel, pg_sys::NoLock as i32);
 }
 
-/// Whether `row` was reserved by a transaction still in progress, as seen through the
-/// dirty snapshot `dirty`, which then names that transaction in its `xmin` (so that a
-/// uniqueness check waits for it).
-pub unsafe fn reserved_in_progress(storage_id: u64, row: u64, dirty: pg_sys::Snapshot) -> bool {
+/// Who handed out a row number, as a dirty snapshot sees `row_reservation`.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Reservation {
+    /// Nobody, or a transaction that rolled back: no one can ever see the row.
+    None,
+    /// A transaction still running (its number is in the snapshot's `xmin`).
+    Running,
+    Committed,
+}
+
+/// The reservation holding `row`, seen through the dirty snapshot `dirty`, which names a
+/// running reserver in its `xmin` (so that a uniqueness check waits for it).
+pub unsafe fn reservation_of(storage_id: u64, row: u64, dirty: pg_sys::Snapshot) -> Reservation {
     last_starting_at_or_before::<3, _>(
         c"row_reservation",
         c"row_reservation_pkey",
         storage_id,
         row,
         dirty,
-        |_, v, _| row < int8(v[1]) + int8(v[2]) && (*dirty).xmin != pg_sys::InvalidTransactionId,
+        |_, v, _| match row < int8(v[1]) + int8(v[2]) {
+            false => Reservation::None,
+            true if (*dirty).xmin != pg_sys::InvalidTransactionId => Reservation::Running,
+            true => Reservation::Committed,
+        },
     )
-    .unwrap_or(false)
+    .unwrap_or(Reservation::None)
 }
 
 /// Calls `f` with the row of `table` (keyed by storage id and first row) whose range
 /// starts last at or before `row`, as `snapshot` sees the table: the only one that can
 /// hold `row`. None if there is no such row.
+///
+/// Ranges (row groups, reservations) are never longer than `ROW_GROUP_ROWS` (the write
+/// buffer reserves that many rows at a time and writes groups inside a reservation), so
+/// only rows starting in the window just below `row` are read, forward: a backward btree
+/// scan would check every earlier entry on the leaf page before returning one (about 50
+/// per lookup, a third of an UPDATE's time).
 unsafe fn last_starting_at_or_before<const N: usize, R>(
     table: &'static CStr,
     pkey: &'static CStr,
@@ -290,36 +313,70 @@ unsafe fn last_starting_at_or_before<const N: usize, R>(
     snapshot: pg_sys::Snapshot,
     f: impl FnOnce(pg_sys::HeapTuple, &[pg_sys::Datum; N], &[bool; N]) -> R,
 ) -> Option<R> {
+    let window_start = (row + 1).saturating_sub(ROW_GROUP_ROWS as u64);
+    let found = starting_in(table, pkey, storage_id, window_start, row, snapshot);
+    if found.is_null() {
+        return None;
+    }
+    let rel = pg_sys::table_open(relid(table), pg_sys::AccessShareLock as i32);
+    let mut values = [pg_sys::Datum::from(0usize); N];
+    let mut nulls = [false; N];
+    pg_sys::heap_deform_tuple(found, (*rel).rd_att, values.as_mut_ptr(), nulls.as_mut_ptr());
+    let result = f(found, &values, &nulls);
+    pg_sys::table_close(rel, pg_sys::NoLock as i32);
+    Some(result)
+}
+
+/// A copy of the last row of `table` for `storage_id` whose first row is in
+/// `from ..= to`; null if there is none.
+unsafe fn starting_in(
+    table: &'static CStr,
+    pkey: &'static CStr,
+    storage_id: u64,
+    from: u64,
+    to: u64,
+    snapshot: pg_sys::Snapshot,
+) -> pg_sys::HeapTuple {
     let rel = pg_sys::table_open(relid(table), pg_sys::AccessShareLock as i32);
     let index = pg_sys::index_open(relid(pkey), pg_sys::AccessShareLock as i32);
-    let mut keys = [pg_sys::ScanKeyData::default(), pg_sys::ScanKeyData::default()];
-    pg_sys::ScanKeyInit(
-        &mut keys[0],
-        1,
-        pg_sys::BTEqualStrategyNumber as u16,
-        pg_sys::Oid::from(pg_sys::F_INT8EQ),
-        datum(storage_id as i64),
-    );
-    pg_sys::ScanKeyInit(
-        &mut keys[1],
-        2,
-        pg_sys::BTLessEqualStrategyNumber as u16,
-        pg_sys::Oid::from(pg_sys::F_INT8LE),
-        datum(row as i64),
-    );
-    let scan = pg_sys::systable_beginscan_ordered(rel, index, snapshot, 2, keys.as_mut_ptr());
-    let tup = pg_sys::systable_getnext_ordered(scan, pg_sys::ScanDirection::BackwardScanDirection);
-    let mut result = None;
-    if !tup.is_null() {
-        let mut values = [pg_sys::Datum::from(0usize); N];
-        let mut nulls = [false; N];
-        pg_sys::heap_deform_tuple(tup, (*rel).rd_att, values.as_mut_ptr(), nulls.as_mut_ptr());
-        result = Some(f(tup, &values, &nulls));
+    let mut keys = [pg_sys::ScanKeyData::default(); 3];
+    let bounds = [
+        (1, pg_sys::BTEqualStrategyNumber, pg_sys::F_INT8EQ, storage_id),
+        (2, pg_sys::BTGreaterEqualStrategyNumber, pg_sys::F_INT8GE, from),
+        (2, pg_sys::BTLessEqualStrategyNumber, pg_sys::F_INT8LE, to),
+    ];
+    for (key, (attnum, strategy, proc, v)) in keys.iter_mut().zip(bounds) {
+        pg_sys::ScanKeyInit(key, attnum, strategy as u16, pg_sys::Oid::from(proc), datum(v as i64));
+    }
+    let scan = pg_sys::systable_beginscan_ordered(rel, index, snapshot, 3, keys.as_mut_ptr());
+    // A dirty snapshot must name the writers of the row returned, not of the ones before.
+    let dirty = !snapshot.is_null() && (*snapshot).snapshot_type == pg_sys::SnapshotType::SNAPSHOT_DIRTY;
+    let mut writers = (pg_sys::InvalidTransactionId, pg_sys::InvalidTransactionId);
+    let mut last: pg_sys::HeapTuple = std::ptr::null_mut();
+    loop {
+        if dirty {
+            (*snapshot).xmin = pg_sys::InvalidTransactionId;
+            (*snapshot).xmax = pg_sys::InvalidTransactionId;
+        }
+        let tup = pg_sys::systable_getnext_ordered(scan, pg_sys::ScanDirection::ForwardScanDirection);
+        if tup.is_null() {
+            break;
+        }
+        if dirty {
+            writers = ((*snapshot).xmin, (*snapshot).xmax);
+        }
+        if !last.is_null() {
+            pg_sys::heap_freetuple(last);
+        }
+        last = pg_sys::heap_copytuple(tup);
+    }
+    if dirty {
+        ((*snapshot).xmin, (*snapshot).xmax) = writers;
     }
     pg_sys::systable_endscan_ordered(scan);
     pg_sys::index_close(index, pg_sys::NoLock as i32);
     pg_sys::table_close(rel, pg_sys::NoLock as i32);
-    result
+    last
 }
 
 /// Calls `f` with the deformed columns of each row of `table` whose storage_id matches,
@@ -510,15 +567,16 @@ pub unsafe fn load_group_of_row(
 
 /// Whether `snapshot` sees a delete mark on `row`.
 pub unsafe fn row_deleted(storage_id: u64, row: u64, snapshot: pg_sys::Snapshot) -> bool {
+    let offset = offset_in_bucket(row);
     let mut deleted = false;
-    scan_keys::<4>(
+    scan_keys::<MARK_NATTS>(
         c"row_mark",
-        c"row_mark_row",
-        &[storage_id, row],
+        c"row_mark_bucket",
+        &[storage_id, bucket_start(row)],
         snapshot,
         pg_sys::AccessShareLock,
-        |_, _, v, _| {
-            deleted |= mark_kind(v[2]) == MarkKind::Delete;
+        |_, _, v, n| {
+            deleted |= mark_kind(v[2]) == MarkKind::Delete && mark_rows(v, n).contains(offset);
         },
     );
     deleted
@@ -559,7 +617,7 @@ pub unsafe fn delete_storage(storage_id: u64) {
         (c"row_group", c"row_group_pkey"),
         (c"chunk", c"chunk_pkey"),
         (c"row_reservation", c"row_reservation_pkey"),
-        (c"row_mark", c"row_mark_row"),
+        (c"row_mark", c"row_mark_bucket"),
     ] {
         // The arity only sizes the deform buffers; both tables have at most 8 columns.
         scan_storage::<CHUNK_NATTS>(
@@ -573,13 +631,15 @@ pub unsafe fn delete_storage(storage_id: u64) {
     }
 }
 
-/// A row's mark as a concurrent writer sees it (committed, in progress, or our own).
-#[derive(Debug, Clone, Copy)]
+const MARK_NATTS: usize = 5;
+
+/// A mark as a concurrent writer sees it (committed, in progress, or our own).
+#[derive(Debug, Clone)]
 pub struct Mark {
     pub xmin: pg_sys::TransactionId,
     pub cid: u32,
     pub kind: MarkKind,
-    pub successor: Option<u64>,
+    pub rows: MarkRows,
 }
 
 fn mark_kind(v: pg_sys::Datum) -> MarkKind {
@@ -587,30 +647,41 @@ fn mark_kind(v: pg_sys::Datum) -> MarkKind {
     MarkKind::from_i16(k).unwrap_or_else(|| data_corrupted("row mark of unknown kind"))
 }
 
-/// Records mark `kind` on `row` with command id `cid`.
-pub unsafe fn insert_mark(storage_id: u64, row: u64, kind: MarkKind, successor: Option<u64>, cid: u32) {
+unsafe fn mark_rows(v: &[pg_sys::Datum; MARK_NATTS], n: &[bool; MARK_NATTS]) -> MarkRows {
+    let bytes = |d: pg_sys::Datum| <&[u8]>::from_datum(d, false).unwrap();
+    let successors = (!n[4]).then(|| bytes(v[4]));
+    MarkRows::from_bytes(bytes(v[3]), successors).unwrap_or_else(|| data_corrupted("malformed row mark"))
+}
+
+/// Records mark `kind` on `rows` of the bucket starting at `bucket_first_row`, with
+/// command id `cid`.
+pub unsafe fn insert_mark(storage_id: u64, bucket_first_row: u64, kind: MarkKind, rows: &MarkRows, cid: u32) {
     let rel = pg_sys::table_open(relid(c"row_mark"), pg_sys::RowExclusiveLock as i32);
+    let rows_bytes = rows.rows_bytes();
+    let successors = rows.successors_bytes();
     let mut values = [
         datum(storage_id as i64),
-        datum(row as i64),
+        datum(bucket_first_row as i64),
         datum(kind as i16),
-        successor.map_or(pg_sys::Datum::from(0usize), |s| datum(s as i64)),
+        datum(rows_bytes.as_slice()),
+        successors.as_deref().map_or(pg_sys::Datum::from(0usize), datum),
     ];
-    let mut nulls = [false, false, false, successor.is_none()];
+    let mut nulls = [false, false, false, false, successors.is_none()];
     insert_row(rel, &mut values, &mut nulls, cid);
     pg_sys::table_close(rel, pg_sys::NoLock as i32);
 }
 
-/// The marks on `row` that are committed, in progress or this transaction's, read
-/// through a dirty snapshot (aborted ones are left out).
-pub unsafe fn marks_of_row(storage_id: u64, row: u64) -> Vec<Mark> {
+/// The marks in the bucket starting at `bucket_first_row` that are committed, in
+/// progress or this transaction's, read through a dirty snapshot (aborted ones are left
+/// out).
+pub unsafe fn marks_of_bucket(storage_id: u64, bucket_first_row: u64) -> Vec<Mark> {
     let mut dirty =
         pg_sys::SnapshotData { snapshot_type: pg_sys::SnapshotType::SNAPSHOT_DIRTY, ..Default::default() };
     let mut marks = Vec::new();
-    scan_keys::<4>(
+    scan_keys::<MARK_NATTS>(
         c"row_mark",
-        c"row_mark_row",
-        &[storage_id, row],
+        c"row_mark_bucket",
+        &[storage_id, bucket_first_row],
         &mut dirty,
         pg_sys::AccessShareLock,
         |_, tup, v, n| {
@@ -619,30 +690,39 @@ pub unsafe fn marks_of_row(storage_id: u64, row: u64) -> Vec<Mark> {
                 xmin: pg_sys::HeapTupleHeaderGetXmin(header),
                 cid: (*header).t_choice.t_heap.t_field3.t_cid,
                 kind: mark_kind(v[2]),
-                successor: (!n[3]).then(|| int8(v[3])),
+                rows: mark_rows(v, n),
             });
         },
     );
     marks
 }
 
+/// Calls `f` with each row number a delete mark in `v` covers.
+unsafe fn for_each_deleted_row(
+    v: &[pg_sys::Datum; MARK_NATTS],
+    n: &[bool; MARK_NATTS],
+    mut f: impl FnMut(u64),
+) {
+    if mark_kind(v[2]) == MarkKind::Delete {
+        let first = int8(v[1]);
+        mark_rows(v, n).offsets().iter().for_each(|&o| f(first + o as u64));
+    }
+}
+
 /// The row numbers deleted as `snapshot` sees it (marks in `row_mark` only; masks
 /// come with the row groups), sorted.
 pub unsafe fn load_deleted_rows(storage_id: u64, snapshot: pg_sys::Snapshot) -> Vec<u64> {
     let mut rows = Vec::new();
-    scan_storage::<4>(
+    scan_storage::<MARK_NATTS>(
         c"row_mark",
-        c"row_mark_row",
+        c"row_mark_bucket",
         storage_id,
         snapshot,
         pg_sys::AccessShareLock,
-        |_, _, v, _| {
-            if mark_kind(v[2]) == MarkKind::Delete {
-                rows.push(int8(v[1]));
-            }
-        },
+        |_, _, v, n| for_each_deleted_row(v, n, |r| rows.push(r)),
     );
-    // The index returns them in order; an UPDATE's lock and delete of one row repeat it.
+    // Marks of one bucket come in any order; an UPDATE's lock and delete repeat a row.
+    rows.sort_unstable();
     rows.dedup();
     rows
 }
@@ -665,21 +745,26 @@ pub unsafe fn take_settled_marks(storage_id: u64, oldest_xmin: pg_sys::Transacti
     let mut out = MarkCleanup::default();
     let mut dirty =
         pg_sys::SnapshotData { snapshot_type: pg_sys::SnapshotType::SNAPSHOT_DIRTY, ..Default::default() };
-    scan_storage::<4>(
+    scan_storage::<MARK_NATTS>(
         c"row_mark",
-        c"row_mark_row",
+        c"row_mark_bucket",
         storage_id,
         &mut dirty,
         pg_sys::RowExclusiveLock,
-        |rel, tup, v, _| {
+        |rel, tup, v, n| {
             let xmin = pg_sys::HeapTupleHeaderGetXmin((*tup).t_data);
             let settled = if mark_kind(v[2]) == MarkKind::Delete {
                 let visible_to_all =
                     pg_sys::TransactionIdDidCommit(xmin) && pg_sys::TransactionIdPrecedes(xmin, oldest_xmin);
-                if visible_to_all {
-                    out.folded.push(int8(v[1]));
-                } else {
-                    out.pending_deletes += 1;
+                let mut rows = 0;
+                for_each_deleted_row(v, n, |r| {
+                    rows += 1;
+                    if visible_to_all {
+                        out.folded.push(r);
+                    }
+                });
+                if !visible_to_all {
+                    out.pending_deletes += rows;
                 }
                 visible_to_all
             } else {

@@ -9,6 +9,9 @@
 use super::column_builder::ColumnBuilder;
 use super::encoding::{DecodedValues, DecodedVector, PhysicalKind};
 use pgrx::pg_sys;
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::rc::Rc;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ColumnKind {
@@ -69,6 +72,35 @@ pub unsafe fn column_kinds(desc: pg_sys::TupleDesc) -> Vec<ColumnKind> {
             }
         })
         .collect()
+}
+
+thread_local! {
+    /// `column_kinds` per relation, for fetches (several per changed row); emptied by
+    /// the relation's relcache invalidation (`forget_kinds`).
+    static KINDS: RefCell<HashMap<pg_sys::Oid, Rc<[ColumnKind]>>> = RefCell::new(HashMap::new());
+}
+
+/// `column_kinds` of a relation's current descriptor, cached.
+pub unsafe fn relation_kinds(rel: pg_sys::Relation) -> Rc<[ColumnKind]> {
+    let relid = (*rel).rd_id;
+    if let Some(k) = KINDS.with(|c| c.borrow().get(&relid).cloned()) {
+        return k;
+    }
+    let kinds: Rc<[ColumnKind]> = column_kinds((*rel).rd_att).into();
+    KINDS.with(|c| c.borrow_mut().insert(relid, kinds.clone()));
+    kinds
+}
+
+/// Drops the cached kinds of `relid` (all of them for InvalidOid).
+pub fn forget_kinds(relid: pg_sys::Oid) {
+    KINDS.with(|c| {
+        let mut c = c.borrow_mut();
+        if relid == pg_sys::InvalidOid {
+            c.clear();
+        } else {
+            c.remove(&relid);
+        }
+    });
 }
 
 /// Sign-extends the low `len` bytes of a by-value Datum, as `fetch_att` does.

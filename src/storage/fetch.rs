@@ -9,12 +9,13 @@ use super::catalog::{self, RowGroupMeta};
 use super::chunk_writer::VECTOR_ROWS;
 use super::datum::{self, ColumnKind, DatumColumn};
 use super::encoding::DecodedVector;
+use super::mark_batch;
 use super::reader::{decode_to_datums, row_tid};
 use super::row_marks::MarkKind;
 use super::{layout, pages, write_buffer};
 use pgrx::pg_sys;
 use std::cell::RefCell;
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::rc::Rc;
 
 /// A decoded vector of one column, and which (row group, vector) it is. A fetcher keeps
@@ -50,7 +51,7 @@ const PROBES_BEFORE_LOADING_ALL: u32 = 8;
 
 pub struct Fetcher {
     rel: pg_sys::Relation,
-    kinds: Vec<ColumnKind>,
+    kinds: Rc<[ColumnKind]>,
     storage_id: u64,
     /// Row groups visible to `groups_for`, an MVCC snapshot's identity.
     groups: Vec<RowGroupMeta>,
@@ -71,6 +72,33 @@ unsafe fn is_mvcc(snapshot: pg_sys::Snapshot) -> bool {
             (*snapshot).snapshot_type,
             pg_sys::SnapshotType::SNAPSHOT_MVCC | pg_sys::SnapshotType::SNAPSHOT_HISTORIC_MVCC
         )
+}
+
+thread_local! {
+    /// Row groups found for SnapshotAny fetches (the executor reads every row an UPDATE
+    /// changes that way), by (storage id, first row). SnapshotAny ignores delete masks,
+    /// and a row group's layout never changes, so entries cannot go stale.
+    static ANY_GROUPS: RefCell<BTreeMap<(u64, u64), RowGroupMeta>> = const { RefCell::new(BTreeMap::new()) };
+}
+
+const ANY_GROUPS_MAX: usize = 256;
+
+fn any_group_cached(storage_id: u64, row: u64) -> Option<RowGroupMeta> {
+    ANY_GROUPS.with(|c| {
+        let c = c.borrow();
+        let ((s, first), g) = c.range(..=(storage_id, row)).next_back()?;
+        (*s == storage_id && row < first + g.row_count).then(|| g.clone())
+    })
+}
+
+fn cache_any_group(storage_id: u64, g: &RowGroupMeta) {
+    ANY_GROUPS.with(|c| {
+        let mut c = c.borrow_mut();
+        if c.len() >= ANY_GROUPS_MAX {
+            c.clear();
+        }
+        c.insert((storage_id, g.first_row), g.clone());
+    });
 }
 
 pub fn tid_row(tid: &pg_sys::ItemPointerData) -> Option<u64> {
@@ -95,7 +123,7 @@ fn share(key: VectorKey, column: &Rc<DatumColumn>) {
 
 impl Fetcher {
     pub unsafe fn new(rel: pg_sys::Relation) -> Fetcher {
-        let kinds = datum::column_kinds((*rel).rd_att);
+        let kinds = datum::relation_kinds(rel);
         let storage_id = pages::storage_id(rel);
         catalog::note_storage((*rel).rd_id, storage_id);
         Fetcher {
@@ -153,16 +181,43 @@ impl Fetcher {
         if !pg_sys::IsInParallelMode() && write_buffer::holds_row((*self.rel).rd_id, row) {
             write_buffer::flush_for_read(self.rel);
         }
-        let group = catalog::load_group_of_row(self.storage_id, row, &raw mut pg_sys::SnapshotSelfData);
-        if group.is_none()
-            && !snapshot.is_null()
-            && (*snapshot).snapshot_type == pg_sys::SnapshotType::SNAPSHOT_ANY
-        {
-            // A row VACUUM moved away (merging its row group) is still there for
-            // SnapshotAny: an older snapshot's UPDATE reads it before finding out.
-            return catalog::load_group_of_row(self.storage_id, row, snapshot);
+        let any = !snapshot.is_null() && (*snapshot).snapshot_type == pg_sys::SnapshotType::SNAPSHOT_ANY;
+        if any {
+            if let Some(g) = any_group_cached(self.storage_id, row) {
+                return Some(g);
+            }
+        }
+        let mut group = catalog::load_group_of_row(self.storage_id, row, &raw mut pg_sys::SnapshotSelfData);
+        if any {
+            if group.is_none() {
+                // A row VACUUM moved away (merging its row group) is still there for
+                // SnapshotAny: an older snapshot's UPDATE reads it before finding out.
+                group = catalog::load_group_of_row(self.storage_id, row, snapshot);
+            }
+            if let Some(g) = &group {
+                cache_any_group(self.storage_id, g);
+            }
         }
         group
+    }
+
+    /// Whether a dirty or self snapshot meets a row this backend deleted and has not
+    /// written out yet: an UPDATE's uniqueness check of the new version meets the old
+    /// one, and needs no metadata lookup to know it is gone.
+    unsafe fn deleted_by_this_statement(&self, row: u64, snapshot: pg_sys::Snapshot) -> bool {
+        if snapshot.is_null()
+            || is_mvcc(snapshot)
+            || (*snapshot).snapshot_type == pg_sys::SnapshotType::SNAPSHOT_ANY
+            || mark_batch::pending_delete(self.storage_id, row).is_none()
+        {
+            return false;
+        }
+        if (*snapshot).snapshot_type == pg_sys::SnapshotType::SNAPSHOT_DIRTY {
+            (*snapshot).xmin = pg_sys::InvalidTransactionId;
+            (*snapshot).xmax = pg_sys::InvalidTransactionId;
+            (*snapshot).speculativeToken = 0;
+        }
+        true
     }
 
     /// Whether `snapshot` sees row `row` of group `g` deleted. MVCC snapshots use the
@@ -177,6 +232,11 @@ impl Fetcher {
         if g.deleted.as_ref().is_some_and(|m| m.is_deleted((row - g.first_row) as usize)) {
             return true;
         }
+        if let Some(cid) = mark_batch::pending_delete(self.storage_id, row) {
+            if mark_batch::own_delete_visible(cid, snapshot) {
+                return true;
+            }
+        }
         if is_mvcc(snapshot) {
             return if self.groups_for.is_some() && self.probed_for == self.groups_for {
                 self.deleted_rows.binary_search(&row).is_ok()
@@ -184,7 +244,9 @@ impl Fetcher {
                 catalog::row_deleted(self.storage_id, row, snapshot)
             };
         }
-        for m in catalog::marks_of_row(self.storage_id, row) {
+        // Another backend may still be collecting deletes of this row's bucket.
+        mark_batch::wait_for_collector((*self.rel).rd_id, self.storage_id, row);
+        for m in mark_batch::marks_on_any(self.storage_id, row) {
             if m.kind != MarkKind::Delete {
                 continue;
             }
@@ -194,6 +256,8 @@ impl Fetcher {
             if pg_sys::TransactionIdIsInProgress(m.xmin) {
                 if (*snapshot).snapshot_type == pg_sys::SnapshotType::SNAPSHOT_DIRTY {
                     (*snapshot).xmax = m.xmin;
+                    // The caller waits for it next; it may be waiting for our bucket.
+                    mark_batch::let_go();
                 }
             } else if pg_sys::TransactionIdDidCommit(m.xmin) {
                 return true;
@@ -208,22 +272,41 @@ impl Fetcher {
         self.group_for(row, snapshot).is_some_and(|g| !self.deleted(&g, row, snapshot))
     }
 
-    /// For a dirty snapshot (uniqueness and exclusion checks): a row another transaction
-    /// is still writing exists for it, with that transaction in the snapshot's `xmin` so
-    /// the caller waits and checks again. Its values are not known here; the slot gets
-    /// NULLs, which callers do not use before waiting.
-    unsafe fn in_progress_elsewhere(
+    /// A row in no row group `snapshot` sees. For a dirty snapshot (uniqueness and
+    /// exclusion checks), a row another transaction is still writing exists: that
+    /// transaction goes in the snapshot's `xmin` so the caller waits and checks again;
+    /// its values are not known here, the slot gets NULLs, which callers do not use
+    /// before waiting. A row whose insert rolled back sets `all_dead` (when asked), so
+    /// the index scan marks its entry dead and later scans skip it.
+    unsafe fn outside_groups(
         &mut self,
         row: u64,
         snapshot: pg_sys::Snapshot,
         slot: *mut pg_sys::TupleTableSlot,
+        all_dead: *mut bool,
     ) -> bool {
-        if snapshot.is_null()
-            || (*snapshot).snapshot_type != pg_sys::SnapshotType::SNAPSHOT_DIRTY
-            || !catalog::reserved_in_progress(self.storage_id, row, snapshot)
-        {
+        if snapshot.is_null() {
             return false;
         }
+        let checking = (*snapshot).snapshot_type == pg_sys::SnapshotType::SNAPSHOT_DIRTY;
+        if !checking && all_dead.is_null() {
+            return false;
+        }
+        let mut own = pg_sys::SnapshotData {
+            snapshot_type: pg_sys::SnapshotType::SNAPSHOT_DIRTY,
+            ..Default::default()
+        };
+        let dirty = if checking { snapshot } else { &raw mut own };
+        match catalog::reservation_of(self.storage_id, row, dirty) {
+            catalog::Reservation::Running if checking => {}
+            catalog::Reservation::None if !all_dead.is_null() => {
+                *all_dead = true;
+                return false;
+            }
+            _ => return false,
+        }
+        // The caller waits for the writer next; it may be waiting for our bucket.
+        mark_batch::let_go();
         pg_sys::ExecClearTuple(slot);
         for i in 0..self.kinds.len() {
             *(*slot).tts_values.add(i) = pg_sys::Datum::from(0usize);
@@ -241,9 +324,24 @@ impl Fetcher {
         snapshot: pg_sys::Snapshot,
         slot: *mut pg_sys::TupleTableSlot,
     ) -> bool {
+        self.fetch_or_dead(tid, snapshot, slot, std::ptr::null_mut())
+    }
+
+    /// `fetch`, also setting `all_dead` (if not null) when no transaction can ever see
+    /// the row.
+    pub unsafe fn fetch_or_dead(
+        &mut self,
+        tid: &pg_sys::ItemPointerData,
+        snapshot: pg_sys::Snapshot,
+        slot: *mut pg_sys::TupleTableSlot,
+        all_dead: *mut bool,
+    ) -> bool {
         let Some(row) = tid_row(tid) else { return false };
+        if self.deleted_by_this_statement(row, snapshot) {
+            return false;
+        }
         let Some(g) = self.group_for(row, snapshot) else {
-            return self.in_progress_elsewhere(row, snapshot, slot);
+            return self.outside_groups(row, snapshot, slot, all_dead);
         };
         if self.deleted(&g, row, snapshot) {
             return false;

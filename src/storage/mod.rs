@@ -1,9 +1,11 @@
 //! The `columnar` table access method and everything it keeps on disk.
 //!
 //! Pure modules (no PostgreSQL calls, covered by plain `cargo test`): `encoding`,
-//! `layout`, `directory`, `zonemap`, `column_builder`, `chunk_writer`, `row_marks`.
+//! `layout`, `directory`, `zonemap`, `column_builder`, `chunk_writer`, `row_marks`,
+//! `mark_rows`.
 //! PostgreSQL-facing: `tableam` (the callbacks), `reader`, `write_buffer`, `pages`,
-//! `catalog`, `datum`, `error`, `row_change` (DELETE, UPDATE, row locks).
+//! `catalog`, `datum`, `error`, `row_change` (DELETE, UPDATE, row locks), `mark_batch`
+//! (a statement's deletes collected per bucket).
 
 pub mod bitmap_scan;
 pub mod catalog;
@@ -17,6 +19,8 @@ pub mod error;
 pub mod fetch;
 pub mod index_build;
 pub mod layout;
+pub mod mark_batch;
+pub mod mark_rows;
 pub mod options;
 pub mod pages;
 pub mod reader;

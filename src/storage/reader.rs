@@ -7,7 +7,7 @@ use super::encoding::{decode_vector, DecodedVector};
 use super::error::data_corrupted;
 use super::row_marks::{self, DeleteMask};
 use super::zonemap::{ZoneMap, ZonePredicate, ZoneStats};
-use super::{layout, pages, write_buffer};
+use super::{layout, mark_batch, pages, write_buffer};
 use pgrx::pg_sys;
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -95,7 +95,7 @@ impl Reader {
         let storage_id = pages::storage_id(rel);
         catalog::note_storage((*rel).rd_id, storage_id);
         let groups = catalog::load_row_groups(storage_id, snapshot, true);
-        let deleted_rows = catalog::load_deleted_rows(storage_id, snapshot);
+        let deleted_rows = mark_batch::deleted_rows(storage_id, snapshot);
         let wanted = wanted.unwrap_or_else(|| vec![true; natts]);
         Reader {
             rel,

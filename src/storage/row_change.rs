@@ -1,20 +1,22 @@
 //! DELETE, UPDATE and row locks (SELECT ... FOR UPDATE/SHARE, foreign-key checks,
 //! ON CONFLICT DO UPDATE) on columnar rows, by marks in `pgcolumnar.row_mark`.
 //!
-//! A change follows heap's protocol with marks in place of xmax: take the row's
-//! heavyweight tuple lock (so waiters queue fairly), look at the row's marks, wait for a
-//! running transaction whose mark conflicts and look again; report a delete that
-//! committed meanwhile as TM_Updated/TM_Deleted, so that the executor re-checks the new
-//! version (READ COMMITTED) or fails with 40001 (REPEATABLE READ and SERIALIZABLE);
-//! otherwise record our mark and release the tuple lock. The mark, not the tuple lock,
-//! is what later changers wait for.
+//! A change follows heap's protocol with marks in place of xmax: take the lock of the
+//! row's bucket (`mark_batch`), look at the row's marks, wait for a running
+//! transaction whose mark conflicts and look again; report a delete that committed
+//! meanwhile as TM_Updated/TM_Deleted, so that the executor re-checks the new version
+//! (READ COMMITTED) or fails with 40001 (REPEATABLE READ and SERIALIZABLE); otherwise
+//! record our mark. Deletes are collected per bucket and published at the latest when
+//! the statement ends; the published mark, not the bucket lock, is what later changers
+//! wait for.
 
-use super::catalog::{self, Mark};
 use super::error::row_lock_not_available;
 use super::fetch::{tid_row, Fetcher};
+use super::mark_batch::{self, RowMark};
+use super::mark_rows::{bucket_start, offset_in_bucket, MarkRows};
 use super::reader::row_tid;
 use super::row_marks::MarkKind;
-use super::{pages, tableam, write_buffer};
+use super::{catalog, pages, tableam, write_buffer};
 use pgrx::pg_sys;
 use std::ffi::CStr;
 
@@ -35,14 +37,10 @@ impl Target {
     unsafe fn relname(&self) -> String {
         CStr::from_ptr((*(*self.rel).rd_rel).relname.data.as_ptr()).to_string_lossy().into_owned()
     }
-
-    unsafe fn unlock(&mut self) {
-        pg_sys::UnlockTuple(self.rel, &mut self.tid, pg_sys::ExclusiveLock as i32);
-    }
 }
 
 /// What the executor needs to know about the delete that beat us.
-unsafe fn report_delete(t: &Target, m: &Mark, tmfd: *mut pg_sys::TM_FailureData) {
+unsafe fn report_delete(t: &Target, m: &RowMark, tmfd: *mut pg_sys::TM_FailureData) {
     (*tmfd).ctid = m.successor.map_or(t.tid, row_tid);
     (*tmfd).xmax = m.xmin;
     (*tmfd).cmax =
@@ -61,9 +59,9 @@ unsafe fn moved_by_vacuum(t: &Target) -> bool {
         && catalog::load_group_of_row(t.storage_id, t.row, &raw mut pg_sys::SnapshotSelfData).is_none()
 }
 
-/// Takes the row's tuple lock and waits until no other running transaction holds a mark
-/// that conflicts with `wanted`. On TM_Ok the tuple lock is still held: the caller
-/// records its mark, then calls `unlock`. Any other result has released it.
+/// Takes the row's bucket and waits until no other running transaction holds a mark
+/// that conflicts with `wanted`. On TM_Ok the bucket is still held: the caller records
+/// its mark with `mark_batch::add_delete` or `add_lock`. Any other result has let go.
 #[allow(non_upper_case_globals)]
 unsafe fn claim(
     t: &mut Target,
@@ -72,33 +70,27 @@ unsafe fn claim(
     tmfd: *mut pg_sys::TM_FailureData,
 ) -> pg_sys::TM_Result::Type {
     use pg_sys::LockWaitPolicy::*;
-    let lockmode = pg_sys::ExclusiveLock as i32;
-    match wait_policy {
-        LockWaitBlock => pg_sys::LockTuple(t.rel, &mut t.tid, lockmode),
-        _ if pg_sys::ConditionalLockTuple(t.rel, &mut t.tid, lockmode) => {}
-        LockWaitSkip => return pg_sys::TM_Result::TM_WouldBlock,
-        _ => row_lock_not_available(&t.relname()),
-    }
-    if moved_by_vacuum(t) {
-        t.unlock();
-        (*tmfd).ctid = t.tid;
-        (*tmfd).xmax = pg_sys::InvalidTransactionId;
-        (*tmfd).cmax = pg_sys::InvalidCommandId;
-        (*tmfd).traversed = false;
-        return pg_sys::TM_Result::TM_Updated;
-    }
     let oper = if wanted == MarkKind::Delete {
         pg_sys::XLTW_Oper::XLTW_Delete
     } else {
         pg_sys::XLTW_Oper::XLTW_Lock
     };
     loop {
-        let marks = catalog::marks_of_row(t.storage_id, t.row);
+        mark_batch::enter((*t.rel).rd_id, t.storage_id, t.row);
+        if moved_by_vacuum(t) {
+            mark_batch::done();
+            (*tmfd).ctid = t.tid;
+            (*tmfd).xmax = pg_sys::InvalidTransactionId;
+            (*tmfd).cmax = pg_sys::InvalidCommandId;
+            (*tmfd).traversed = false;
+            return pg_sys::TM_Result::TM_Updated;
+        }
+        let marks = mark_batch::marks_on(t.storage_id, t.row);
         for m in marks.iter().filter(|m| m.kind == MarkKind::Delete) {
             let mine = pg_sys::TransactionIdIsCurrentTransactionId(m.xmin);
             if mine || (!pg_sys::TransactionIdIsInProgress(m.xmin) && pg_sys::TransactionIdDidCommit(m.xmin))
             {
-                t.unlock();
+                mark_batch::done();
                 report_delete(t, m, tmfd);
                 return if mine {
                     pg_sys::TM_Result::TM_SelfModified
@@ -116,14 +108,18 @@ unsafe fn claim(
         });
         let Some(blocker) = blocker else { return pg_sys::TM_Result::TM_Ok };
         match wait_policy {
-            LockWaitBlock => pg_sys::XactLockTableWait(blocker.xmin, t.rel, &mut t.tid, oper),
+            LockWaitBlock => {
+                // The blocker may be waiting for a bucket of ours.
+                mark_batch::let_go();
+                pg_sys::XactLockTableWait(blocker.xmin, t.rel, &mut t.tid, oper);
+            }
             LockWaitSkip => {
-                t.unlock();
+                mark_batch::done();
                 return pg_sys::TM_Result::TM_WouldBlock;
             }
             _ => {
                 if !pg_sys::ConditionalXactLockTableWait(blocker.xmin) {
-                    t.unlock();
+                    mark_batch::done();
                     row_lock_not_available(&t.relname());
                 }
             }
@@ -171,8 +167,7 @@ unsafe fn remove_version(
     let result = claim(&mut t, MarkKind::Delete, policy, tmfd);
     if result == pg_sys::TM_Result::TM_Ok {
         let new_row = successor();
-        catalog::insert_mark(t.storage_id, t.row, MarkKind::Delete, new_row, cid);
-        t.unlock();
+        mark_batch::add_delete(t.storage_id, t.row, new_row, cid);
     }
     result
 }
@@ -239,15 +234,16 @@ pub unsafe fn lock(
         if result != pg_sys::TM_Result::TM_Ok {
             return result;
         }
-        let held = catalog::marks_of_row(t.storage_id, t.row).iter().any(|m| {
+        let held = mark_batch::marks_on(t.storage_id, t.row).iter().any(|m| {
             m.kind != MarkKind::Delete
                 && m.kind >= wanted
                 && pg_sys::TransactionIdIsCurrentTransactionId(m.xmin)
         });
-        if !held {
-            catalog::insert_mark(t.storage_id, t.row, wanted, None, cid);
+        if held {
+            mark_batch::done();
+        } else {
+            mark_batch::add_lock(t.storage_id, t.row, wanted, cid);
         }
-        t.unlock();
         // The newest version, whatever snapshot the caller has: it is locked now.
         let found = fetch_any(rel, &current, slot);
         return if found { pg_sys::TM_Result::TM_Ok } else { pg_sys::TM_Result::TM_Invisible };
@@ -259,7 +255,7 @@ pub unsafe fn lock(
 pub unsafe fn latest_version(rel: pg_sys::Relation, tid: pg_sys::ItemPointer) {
     let Some(t) = Target::new(rel, tid) else { return };
     let mut row = t.row;
-    while let Some(next) = catalog::marks_of_row(t.storage_id, row).iter().find_map(|m| {
+    while let Some(next) = mark_batch::marks_on_any(t.storage_id, row).iter().find_map(|m| {
         (m.kind == MarkKind::Delete
             && (pg_sys::TransactionIdIsCurrentTransactionId(m.xmin)
                 || pg_sys::TransactionIdDidCommit(m.xmin)))
@@ -276,5 +272,7 @@ pub unsafe fn latest_version(rel: pg_sys::Relation, tid: pg_sys::ItemPointer) {
 pub unsafe fn abandon_speculative(rel: pg_sys::Relation, slot: *mut pg_sys::TupleTableSlot) {
     let Some(row) = tid_row(&(*slot).tts_tid) else { return };
     let storage_id = pages::storage_id(rel);
-    catalog::insert_mark(storage_id, row, MarkKind::Delete, None, pg_sys::GetCurrentCommandId(true));
+    let rows = MarkRows::single(offset_in_bucket(row), None);
+    let cid = pg_sys::GetCurrentCommandId(true);
+    catalog::insert_mark(storage_id, bucket_start(row), MarkKind::Delete, &rows, cid);
 }

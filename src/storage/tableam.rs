@@ -229,7 +229,7 @@ unsafe extern "C-unwind" fn index_fetch_tuple(
     if !all_dead.is_null() {
         *all_dead = false;
     }
-    (*(*(scan as *mut IndexFetch)).fetcher).fetch(&*tid, snapshot, slot)
+    (*(*(scan as *mut IndexFetch)).fetcher).fetch_or_dead(&*tid, snapshot, slot, all_dead)
 }
 
 #[pg_guard]

@@ -185,6 +185,8 @@ pub unsafe fn insert(
         if buf.first_row + buf.rows as u64 == buf.reserved_end {
             let rows = buf.rows;
             write_out(rel, buf, rows, true);
+            // Row groups and reservations never span more than ROW_GROUP_ROWS rows:
+            // catalog lookups of a row's group rely on it.
             buf.first_row = pages::reserve_rows(rel, ROW_GROUP_ROWS as u64);
             buf.reserved_end = buf.first_row + ROW_GROUP_ROWS as u64;
             let storage_id = pages::storage_id(rel);
