@@ -605,6 +605,8 @@ pub unsafe fn delete_storage_if_installed(storage_id: u64) {
         || pg_sys::get_relname_relid(c"chunk".as_ptr(), nsp) == pg_sys::InvalidOid
         || pg_sys::get_relname_relid(c"row_reservation".as_ptr(), nsp) == pg_sys::InvalidOid
         || pg_sys::get_relname_relid(c"row_mark".as_ptr(), nsp) == pg_sys::InvalidOid
+        // An install older than the per-bucket marks: DROP EXTENSION ... CASCADE must work.
+        || pg_sys::get_relname_relid(c"row_mark_bucket".as_ptr(), nsp) == pg_sys::InvalidOid
     {
         return;
     }
