@@ -5,7 +5,7 @@
 use super::chunk_writer::ROW_GROUP_ROWS;
 use super::directory::{self, VectorEntry};
 use super::error::data_corrupted;
-use super::mark_rows::{bucket_start, offset_in_bucket, MarkRows};
+use super::mark_rows::{bucket_start, offset_in_bucket, MarkRows, BUCKET_ROWS};
 use super::row_marks::{DeleteMask, MarkKind};
 use pgrx::prelude::*;
 use pgrx::{pg_sys, IntoDatum};
@@ -30,12 +30,12 @@ CREATE TABLE pgcolumnar.row_group (
 );
 
 -- One row per bucket of 8192 row numbers and change: the rows of the bucket one
--- statement deleted (also the old versions of its UPDATEs, with their new versions) or
--- one row lock (SELECT ... FOR UPDATE, foreign-key checks). A change takes effect
+-- statement deleted (also the old versions of its UPDATEs, with their new versions),
+-- offsets from the bucket's first row, or one row lock (SELECT ... FOR UPDATE, foreign-key checks). A change takes effect
 -- exactly when its row here is visible; a lock matters only while its transaction runs.
 CREATE TABLE pgcolumnar.row_mark (
     storage_id bigint   NOT NULL,
-    first_row  bigint   NOT NULL,  -- the bucket's first row number
+    first_row  bigint   NOT NULL,  -- the bucket's first row; the row itself for a one-row mark
     kind       smallint NOT NULL,  -- 0 key share, 1 share, 2 no key update, 3 update, 4 delete
     rows       bytea    NOT NULL,  -- which rows of the bucket (offsets or a bitmap)
     successors bytea               -- an UPDATE's new versions (runs of row numbers)
@@ -399,25 +399,40 @@ unsafe fn scan_keys<const N: usize>(
     keys: &[u64],
     snapshot: pg_sys::Snapshot,
     lockmode: u32,
+    f: impl FnMut(pg_sys::Relation, pg_sys::HeapTuple, &[pg_sys::Datum; N], &[bool; N]),
+) {
+    let bounds: Vec<ScanBound> = keys
+        .iter()
+        .enumerate()
+        .map(|(i, &k)| (i as i16 + 1, pg_sys::BTEqualStrategyNumber, pg_sys::F_INT8EQ, k))
+        .collect();
+    scan_bounds(table, pkey, &bounds, snapshot, lockmode, f)
+}
+
+/// A scan key on a bigint index column: (attnum, btree strategy, comparison proc, value).
+type ScanBound = (i16, u32, u32, u64);
+
+/// Calls `f` with the deformed columns of each row of `table` that satisfies `bounds`
+/// (through index `pkey`), as seen by `snapshot` (NULL: the catalog snapshot).
+unsafe fn scan_bounds<const N: usize>(
+    table: &'static CStr,
+    pkey: &'static CStr,
+    bounds: &[ScanBound],
+    snapshot: pg_sys::Snapshot,
+    lockmode: u32,
     mut f: impl FnMut(pg_sys::Relation, pg_sys::HeapTuple, &[pg_sys::Datum; N], &[bool; N]),
 ) {
     let rel = pg_sys::table_open(relid(table), lockmode as i32);
-    let mut scan_keys = vec![pg_sys::ScanKeyData::default(); keys.len()];
-    for (i, k) in keys.iter().enumerate() {
-        pg_sys::ScanKeyInit(
-            &mut scan_keys[i],
-            i as i16 + 1,
-            pg_sys::BTEqualStrategyNumber as u16,
-            pg_sys::Oid::from(pg_sys::F_INT8EQ),
-            datum(*k as i64),
-        );
+    let mut scan_keys = vec![pg_sys::ScanKeyData::default(); bounds.len()];
+    for (key, &(attnum, strategy, proc, v)) in scan_keys.iter_mut().zip(bounds) {
+        pg_sys::ScanKeyInit(key, attnum, strategy as u16, pg_sys::Oid::from(proc), datum(v as i64));
     }
     let scan = pg_sys::systable_beginscan(
         rel,
         relid(pkey),
         true,
         snapshot,
-        keys.len() as i32,
+        bounds.len() as i32,
         scan_keys.as_mut_ptr(),
     );
     let mut values = [pg_sys::Datum::from(0usize); N];
@@ -569,16 +584,18 @@ pub unsafe fn load_group_of_row(
 pub unsafe fn row_deleted(storage_id: u64, row: u64, snapshot: pg_sys::Snapshot) -> bool {
     let offset = offset_in_bucket(row);
     let mut deleted = false;
-    scan_keys::<MARK_NATTS>(
-        c"row_mark",
-        c"row_mark_bucket",
-        &[storage_id, bucket_start(row)],
-        snapshot,
-        pg_sys::AccessShareLock,
-        |_, _, v, n| {
-            deleted |= mark_kind(v[2]) == MarkKind::Delete && mark_rows(v, n).contains(offset);
-        },
-    );
+    for key in mark_keys(row) {
+        scan_keys::<MARK_NATTS>(
+            c"row_mark",
+            c"row_mark_bucket",
+            &[storage_id, key],
+            snapshot,
+            pg_sys::AccessShareLock,
+            |_, _, v, n| {
+                deleted |= mark_kind(v[2]) == MarkKind::Delete && mark_rows(v, n).contains(offset);
+            },
+        );
+    }
     deleted
 }
 
@@ -655,15 +672,28 @@ unsafe fn mark_rows(v: &[pg_sys::Datum; MARK_NATTS], n: &[bool; MARK_NATTS]) -> 
     MarkRows::from_bytes(bytes(v[3]), successors).unwrap_or_else(|| data_corrupted("malformed row mark"))
 }
 
+/// The keys (`row_mark.first_row`) under which marks on `row` are found: a mark on
+/// several rows of a bucket is kept under the bucket's first row, a mark on one row
+/// under that row, so that many one-row changes (single-row DELETEs, row locks of
+/// foreign-key checks) do not pile up under one key.
+fn mark_keys(row: u64) -> impl Iterator<Item = u64> {
+    let start = bucket_start(row);
+    std::iter::once(start).chain((row != start).then_some(row))
+}
+
 /// Records mark `kind` on `rows` of the bucket starting at `bucket_first_row`, with
 /// command id `cid`.
 pub unsafe fn insert_mark(storage_id: u64, bucket_first_row: u64, kind: MarkKind, rows: &MarkRows, cid: u32) {
+    let key = match rows.offsets() {
+        [only] => bucket_first_row + *only as u64,
+        _ => bucket_first_row,
+    };
     let rel = pg_sys::table_open(relid(c"row_mark"), pg_sys::RowExclusiveLock as i32);
     let rows_bytes = rows.rows_bytes();
     let successors = rows.successors_bytes();
     let mut values = [
         datum(storage_id as i64),
-        datum(bucket_first_row as i64),
+        datum(key as i64),
         datum(kind as i16),
         datum(rows_bytes.as_slice()),
         successors.as_deref().map_or(pg_sys::Datum::from(0usize), datum),
@@ -673,17 +703,36 @@ pub unsafe fn insert_mark(storage_id: u64, bucket_first_row: u64, kind: MarkKind
     pg_sys::table_close(rel, pg_sys::NoLock as i32);
 }
 
-/// The marks in the bucket starting at `bucket_first_row` that are committed, in
-/// progress or this transaction's, read through a dirty snapshot (aborted ones are left
-/// out).
-pub unsafe fn marks_of_bucket(storage_id: u64, bucket_first_row: u64) -> Vec<Mark> {
+/// Which marks `marks_of` reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MarkScope {
+    /// The marks kept under the bucket's first row (see `mark_keys`).
+    BucketKey(u64),
+    /// The one-row marks of this row (not the bucket's first).
+    Row(u64),
+    /// Every mark of the bucket starting here.
+    WholeBucket(u64),
+}
+
+/// The marks in `scope` that are committed, in progress or this transaction's, read
+/// through a dirty snapshot (aborted ones are left out).
+pub unsafe fn marks_of(storage_id: u64, scope: MarkScope) -> Vec<Mark> {
     let mut dirty =
         pg_sys::SnapshotData { snapshot_type: pg_sys::SnapshotType::SNAPSHOT_DIRTY, ..Default::default() };
+    let eq = |att: i16, v: u64| (att, pg_sys::BTEqualStrategyNumber, pg_sys::F_INT8EQ, v);
+    let bounds = match scope {
+        MarkScope::BucketKey(key) | MarkScope::Row(key) => vec![eq(1, storage_id), eq(2, key)],
+        MarkScope::WholeBucket(start) => vec![
+            eq(1, storage_id),
+            (2, pg_sys::BTGreaterEqualStrategyNumber, pg_sys::F_INT8GE, start),
+            (2, pg_sys::BTLessEqualStrategyNumber, pg_sys::F_INT8LE, start + BUCKET_ROWS - 1),
+        ],
+    };
     let mut marks = Vec::new();
-    scan_keys::<MARK_NATTS>(
+    scan_bounds::<MARK_NATTS>(
         c"row_mark",
         c"row_mark_bucket",
-        &[storage_id, bucket_first_row],
+        &bounds,
         &mut dirty,
         pg_sys::AccessShareLock,
         |_, tup, v, n| {
@@ -706,7 +755,7 @@ unsafe fn for_each_deleted_row(
     mut f: impl FnMut(u64),
 ) {
     if mark_kind(v[2]) == MarkKind::Delete {
-        let first = int8(v[1]);
+        let first = bucket_start(int8(v[1]));
         mark_rows(v, n).offsets().iter().for_each(|&o| f(first + o as u64));
     }
 }

@@ -21,7 +21,7 @@
 //! middle of an UPDATE) cannot publish them under its own transaction id, so its own
 //! changes are published one by one ("alone") while the parent's stay collected.
 
-use super::catalog::{self, Mark};
+use super::catalog::{self, Mark, MarkScope};
 use super::mark_rows::{bucket_start, offset_in_bucket, MarkRows, MarkRowsBuilder, BUCKET_ROWS};
 use super::row_marks::MarkKind;
 use pgrx::pg_sys;
@@ -32,9 +32,14 @@ struct Bucket {
     relid: pg_sys::Oid,
     storage_id: u64,
     first_row: u64,
-    /// The bucket's published marks: read when the lock was taken (nobody else can add
-    /// any while it is held), plus those this backend published since.
+    /// The bucket's published marks (nobody else can add any while the lock is held):
+    /// those under the bucket's key, read when the lock was taken, plus those this
+    /// backend published since; all of them once `complete`.
     marks: Vec<Mark>,
+    /// Whether `marks` holds the one-row marks of every row too. Until then each claim
+    /// reads its row's (`ROW_PROBES` times, then the whole bucket is read once).
+    complete: bool,
+    probes: u32,
     /// Deletes collected and not yet published, made by command `cid` of `subxact`.
     pending: MarkRowsBuilder,
     cid: pg_sys::CommandId,
@@ -55,6 +60,14 @@ pub struct RowMark {
     pub cid: pg_sys::CommandId,
     pub kind: MarkKind,
     pub successor: Option<u64>,
+}
+
+/// Claims in a held bucket that read their row's one-row marks before the bucket's are
+/// read whole: a one-row statement reads two index keys, a bulk one the bucket once.
+const ROW_PROBES: u32 = 8;
+
+fn row_mark(m: &Mark, offset: u16) -> RowMark {
+    RowMark { xmin: m.xmin, cid: m.cid, kind: m.kind, successor: m.rows.successor(offset) }
 }
 
 fn lock_tag(relid: pg_sys::Oid, first_row: u64) -> pg_sys::LOCKTAG {
@@ -83,7 +96,9 @@ impl Bucket {
             relid,
             storage_id,
             first_row,
-            marks: catalog::marks_of_bucket(storage_id, first_row),
+            marks: catalog::marks_of(storage_id, MarkScope::BucketKey(first_row)),
+            complete: false,
+            probes: 0,
             pending: MarkRowsBuilder::default(),
             cid: pg_sys::InvalidCommandId,
             subxact: pg_sys::GetCurrentSubTransactionId(),
@@ -115,10 +130,20 @@ impl Bucket {
     }
 
     /// The marks on `row` this bucket knows of, this backend's collected delete included.
-    unsafe fn marks_on(&self, row: u64, out: &mut Vec<RowMark>) {
+    unsafe fn marks_on(&mut self, row: u64, out: &mut Vec<RowMark>) {
         let offset = offset_in_bucket(row);
+        if !self.complete && row != self.first_row {
+            if self.probes < ROW_PROBES {
+                self.probes += 1;
+                let own = catalog::marks_of(self.storage_id, MarkScope::Row(row));
+                out.extend(own.iter().map(|m| row_mark(m, offset)));
+            } else {
+                self.marks = catalog::marks_of(self.storage_id, MarkScope::WholeBucket(self.first_row));
+                self.complete = true;
+            }
+        }
         for m in self.marks.iter().filter(|m| m.rows.contains(offset)) {
-            out.push(RowMark { xmin: m.xmin, cid: m.cid, kind: m.kind, successor: m.rows.successor(offset) });
+            out.push(row_mark(m, offset));
         }
         if self.pending.contains(offset) {
             out.push(RowMark {
@@ -177,7 +202,7 @@ pub unsafe fn marks_on(storage_id: u64, row: u64) -> Vec<RowMark> {
     let mut out = Vec::new();
     for cell in [&HELD, &ALONE] {
         cell.with(|c| {
-            if let Some(b) = c.borrow().as_ref().filter(|b| b.is(storage_id, first_row)) {
+            if let Some(b) = c.borrow_mut().as_mut().filter(|b| b.is(storage_id, first_row)) {
                 b.marks_on(row, &mut out);
             }
         });
@@ -193,11 +218,11 @@ pub unsafe fn marks_on_any(storage_id: u64, row: u64) -> Vec<RowMark> {
         return marks_on(storage_id, row);
     }
     let offset = offset_in_bucket(row);
-    catalog::marks_of_bucket(storage_id, first_row)
-        .into_iter()
-        .filter(|m| m.rows.contains(offset))
-        .map(|m| RowMark { xmin: m.xmin, cid: m.cid, kind: m.kind, successor: m.rows.successor(offset) })
-        .collect()
+    let mut marks = catalog::marks_of(storage_id, MarkScope::BucketKey(first_row));
+    if row != first_row {
+        marks.extend(catalog::marks_of(storage_id, MarkScope::Row(row)));
+    }
+    marks.iter().filter(|m| m.rows.contains(offset)).map(|m| row_mark(m, offset)).collect()
 }
 
 /// Records a delete of `row` by command `cid` (the old version of an UPDATE when
