@@ -56,7 +56,7 @@ CREATE TABLE pgcolumnar.row_reservation (
 CREATE TABLE pgcolumnar.chunk (
     storage_id  bigint   NOT NULL,
     first_row   bigint   NOT NULL,
-    attnum      smallint NOT NULL,
+    attnum      smallint NOT NULL,  -- 0: the order column of a row group stored in sort_by order
     data_offset bigint   NOT NULL,  -- absolute stream offset of the chunk
     data_length bigint   NOT NULL,
     null_count  bigint   NOT NULL,
@@ -82,9 +82,17 @@ pub struct ChunkMeta {
     pub vectors: Vec<VectorEntry>,
 }
 
-/// The chunks of one row group, by attribute number - 1; None for columns added after
-/// the row group was written (their value is the column's default) or dropped ones.
-pub type Chunks = Vec<Option<ChunkMeta>>;
+/// The chunks of one row group.
+#[derive(Debug, Clone, Default)]
+pub struct Chunks {
+    /// By attribute number - 1; None for columns added after the row group was written
+    /// (their value is the column's default) or dropped ones.
+    pub columns: Vec<Option<ChunkMeta>>,
+    /// The order column (attribute number 0) of a row group a flush wrote in sort_by
+    /// order: position p holds the row at offset order[p] (see `flush_order`). None when
+    /// rows are stored in row-number order.
+    pub order: Option<ChunkMeta>,
+}
 
 #[derive(Debug, Clone)]
 pub struct RowGroupMeta {
@@ -101,7 +109,7 @@ pub struct RowGroupMeta {
 
 impl RowGroupMeta {
     pub fn chunk(&self, attnum: i16) -> Option<&ChunkMeta> {
-        self.chunks.get(attnum as usize - 1).and_then(|c| c.as_ref())
+        self.chunks.columns.get(attnum as usize - 1).and_then(|c| c.as_ref())
     }
 }
 
@@ -131,6 +139,7 @@ pub fn note_storage(relid: pg_sys::Oid, storage_id: u64) {
 #[pgrx::pg_guard]
 unsafe extern "C-unwind" fn on_relcache_invalidation(_arg: pg_sys::Datum, relid: pg_sys::Oid) {
     super::datum::forget_kinds(relid);
+    super::options::forget_cached(relid);
     RELIDS.with(|r| {
         let mut relids = r.borrow_mut();
         if relid == pg_sys::InvalidOid || relids.values().any(|&oid| oid == relid) {
@@ -242,7 +251,7 @@ pub unsafe fn insert_row_group(storage_id: u64, group: &RowGroupMeta, cid: u32) 
     pg_sys::table_close(rg, pg_sys::NoLock as i32);
 
     let ch = pg_sys::table_open(relid(c"chunk"), pg_sys::RowExclusiveLock as i32);
-    for c in group.chunks.iter().flatten() {
+    for c in group.chunks.columns.iter().flatten().chain(&group.chunks.order) {
         let mut values = [
             datum(storage_id as i64),
             datum(group.first_row as i64),
@@ -455,7 +464,7 @@ unsafe fn int8(d: pg_sys::Datum) -> u64 {
 
 /// Parses the chunk rows of one row group.
 unsafe fn read_chunks(storage_id: u64, first_row: u64, snapshot: pg_sys::Snapshot) -> Chunks {
-    let mut chunks: Chunks = Vec::new();
+    let mut chunks = Chunks::default();
     scan_keys::<CHUNK_NATTS>(
         c"chunk",
         c"chunk_pkey",
@@ -464,24 +473,29 @@ unsafe fn read_chunks(storage_id: u64, first_row: u64, snapshot: pg_sys::Snapsho
         pg_sys::AccessShareLock,
         |_, _, v, _| {
             let attnum = i16::from_datum(v[2], false).unwrap();
-            if attnum < 1 {
-                data_corrupted("chunk metadata with a non-positive attribute number");
+            if attnum < 0 {
+                data_corrupted("chunk metadata with a negative attribute number");
             }
             let length = int8(v[4]);
             let dir: &[u8] = <&[u8]>::from_datum(v[7], false).unwrap();
             let vectors = directory::decode(dir, length).unwrap_or_else(|e| data_corrupted(&e.to_string()));
-            let at = attnum as usize - 1;
-            if chunks.len() <= at {
-                chunks.resize(at + 1, None);
-            }
-            chunks[at] = Some(ChunkMeta {
+            let meta = ChunkMeta {
                 attnum,
                 offset: int8(v[3]),
                 length,
                 null_count: int8(v[5]),
                 raw_bytes: int8(v[6]),
                 vectors,
-            });
+            };
+            if attnum == 0 {
+                chunks.order = Some(meta);
+                return;
+            }
+            let at = attnum as usize - 1;
+            if chunks.columns.len() <= at {
+                chunks.columns.resize(at + 1, None);
+            }
+            chunks.columns[at] = Some(meta);
         },
     );
     chunks
@@ -495,7 +509,7 @@ pub unsafe fn load_row_groups(
     with_chunks: bool,
 ) -> Vec<RowGroupMeta> {
     let mut groups: Vec<RowGroupMeta> = Vec::new();
-    let empty = Rc::new(Chunks::new());
+    let empty = Rc::new(Chunks::default());
     scan_storage::<ROW_GROUP_NATTS>(
         c"row_group",
         c"row_group_pkey",
@@ -573,7 +587,7 @@ pub unsafe fn load_group_of_row(
         storage_id,
         row,
         snapshot,
-        |tup, v, n| parse_row_group(tup, v, n, &Rc::new(Chunks::new())),
+        |tup, v, n| parse_row_group(tup, v, n, &Rc::new(Chunks::default())),
     )
     .filter(|g| row < g.first_row + g.row_count)?;
     attach_chunks(storage_id, &mut g, snapshot);
@@ -604,7 +618,7 @@ pub unsafe fn row_deleted(storage_id: u64, row: u64, snapshot: pg_sys::Snapshot)
 pub unsafe fn column_bytes(storage_id: u64, natts: usize) -> Vec<u64> {
     let mut bytes = vec![0u64; natts];
     for g in load_row_groups(storage_id, std::ptr::null_mut(), true) {
-        for c in g.chunks.iter().flatten() {
+        for c in g.chunks.columns.iter().flatten() {
             if let Some(b) = bytes.get_mut(c.attnum as usize - 1) {
                 *b += c.length;
             }

@@ -101,6 +101,42 @@ impl ColumnBuilder {
         }
     }
 
+    pub fn int_at(&self, dense: usize) -> i64 {
+        self.ints[dense]
+    }
+
+    pub fn f32_at(&self, dense: usize) -> f32 {
+        self.f32s[dense]
+    }
+
+    pub fn f64_at(&self, dense: usize) -> f64 {
+        self.f64s[dense]
+    }
+
+    pub fn bytes_at(&self, dense: usize) -> &[u8] {
+        &self.data[self.offsets[dense] as usize..self.offsets[dense + 1] as usize]
+    }
+
+    /// Compares two non-NULL values by their stored form: integers and floats
+    /// numerically (NaN greatest, -0 equal to 0, as PostgreSQL orders floats), byte
+    /// strings byte-wise.
+    pub fn compare_dense(&self, a: usize, b: usize) -> std::cmp::Ordering {
+        fn floats(x: f64, y: f64) -> std::cmp::Ordering {
+            match (x.is_nan(), y.is_nan()) {
+                (true, true) => std::cmp::Ordering::Equal,
+                (true, false) => std::cmp::Ordering::Greater,
+                (false, true) => std::cmp::Ordering::Less,
+                _ => x.partial_cmp(&y).unwrap(),
+            }
+        }
+        match self.kind {
+            PhysicalKind::Int => self.ints[a].cmp(&self.ints[b]),
+            PhysicalKind::Float32 => floats(self.f32s[a] as f64, self.f32s[b] as f64),
+            PhysicalKind::Float64 => floats(self.f64s[a], self.f64s[b]),
+            PhysicalKind::Bytes => self.bytes_at(a).cmp(self.bytes_at(b)),
+        }
+    }
+
     /// Drops the first `rows` rows (after they were written out).
     pub fn drain_front(&mut self, rows: usize) {
         let dense = self.dense_index(rows);

@@ -9,8 +9,9 @@ use super::catalog::{self, RowGroupMeta};
 use super::chunk_writer::VECTOR_ROWS;
 use super::datum::{self, ColumnKind, DatumColumn};
 use super::encoding::DecodedVector;
+use super::flush_order::inverse;
 use super::mark_batch;
-use super::reader::{decode_to_datums, row_tid};
+use super::reader::{decode_to_datums, load_order, row_tid};
 use super::row_marks::MarkKind;
 use super::{layout, pages, write_buffer};
 use pgrx::pg_sys;
@@ -82,6 +83,15 @@ thread_local! {
 }
 
 const ANY_GROUPS_MAX: usize = 256;
+
+thread_local! {
+    /// Per row group stored in sort_by order, (storage id, first row): the position of
+    /// each row offset. Stored orders never change, so entries cannot go stale.
+    static INVERSE_ORDERS: RefCell<HashMap<(u64, u64), Rc<[u32]>>> = RefCell::new(HashMap::new());
+}
+
+/// Row groups' inverse orders kept (400 KB each at most).
+const INVERSE_ORDERS_MAX: usize = 64;
 
 fn any_group_cached(storage_id: u64, row: u64) -> Option<RowGroupMeta> {
     ANY_GROUPS.with(|c| {
@@ -199,6 +209,32 @@ impl Fetcher {
             }
         }
         group
+    }
+
+    /// Where row `offset` of row group `g` is stored: the same position, unless a flush
+    /// stored the group in sort_by order (then through the order column's inverse,
+    /// kept per backend).
+    unsafe fn position_of(&mut self, g: &RowGroupMeta, offset: usize) -> usize {
+        let Some(chunk) = &g.chunks.order else { return offset };
+        let key = (self.storage_id, g.first_row);
+        let inverse = match INVERSE_ORDERS.with(|c| c.borrow().get(&key).cloned()) {
+            Some(inv) => inv,
+            None => {
+                let order = load_order(self.rel, chunk, g.row_count, std::ptr::null_mut(), &mut self.scratch);
+                let inv: Rc<[u32]> = inverse(&order).into();
+                INVERSE_ORDERS.with(|c| {
+                    let mut c = c.borrow_mut();
+                    if c.len() >= INVERSE_ORDERS_MAX {
+                        c.clear();
+                    }
+                    c.insert(key, inv.clone());
+                });
+                inv
+            }
+        };
+        inverse
+            .get(offset)
+            .map_or_else(|| super::error::data_corrupted("row beyond its row group"), |&p| p as usize)
     }
 
     /// Whether a dirty or self snapshot meets a row this backend deleted and has not
@@ -346,7 +382,7 @@ impl Fetcher {
         if self.deleted(&g, row, snapshot) {
             return false;
         }
-        let in_group = (row - g.first_row) as usize;
+        let in_group = self.position_of(&g, (row - g.first_row) as usize);
         let (vector, at) = (in_group / VECTOR_ROWS, in_group % VECTOR_ROWS);
         pg_sys::ExecClearTuple(slot);
         let values = (*slot).tts_values;

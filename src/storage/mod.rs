@@ -2,7 +2,7 @@
 //!
 //! Pure modules (no PostgreSQL calls, covered by plain `cargo test`): `encoding`,
 //! `layout`, `directory`, `zonemap`, `column_builder`, `chunk_writer`, `row_marks`,
-//! `mark_rows`.
+//! `mark_rows`, `flush_order`.
 //! PostgreSQL-facing: `tableam` (the callbacks), `reader`, `write_buffer`, `pages`,
 //! `catalog`, `datum`, `error`, `row_change` (DELETE, UPDATE, row locks), `mark_batch`
 //! (a statement's deletes collected per bucket).
@@ -17,6 +17,7 @@ pub mod drop_hook;
 pub mod encoding;
 pub mod error;
 pub mod fetch;
+pub mod flush_order;
 pub mod index_build;
 pub mod layout;
 pub mod mark_batch;

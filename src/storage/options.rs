@@ -4,13 +4,17 @@
 //! statement and keeps them in `pgcolumnar.table_option`.
 //!
 //! `sort_by`: a comma-separated list of columns; VACUUM FULL rewrites the table in that
-//! order (CLUSTER uses its index instead).
+//! order (CLUSTER uses its index instead), and flushes store each row group's rows in
+//! that order (see `flush_order`).
 
 use super::tableam;
 use pgrx::pg_sys;
 use pgrx::prelude::*;
 use pgrx::PgSqlErrorCode;
+use std::cell::RefCell;
+use std::collections::HashMap;
 use std::ffi::CStr;
+use std::rc::Rc;
 
 pgrx::extension_sql!(
     r#"
@@ -98,6 +102,35 @@ unsafe fn option_table() -> Option<pg_sys::Oid> {
     (nsp != pg_sys::InvalidOid && oid != pg_sys::InvalidOid).then_some(oid)
 }
 
+thread_local! {
+    /// Sort-key attribute indexes per table, for flushes; emptied by the table's
+    /// relcache invalidation (which setting the option sends).
+    static SORT_COLUMNS: RefCell<HashMap<pg_sys::Oid, Option<Rc<[usize]>>>> = RefCell::new(HashMap::new());
+}
+
+/// The attribute indexes (attnum - 1) of table `relid`'s sort key, if it has one.
+pub unsafe fn sort_columns(relid: pg_sys::Oid) -> Option<Rc<[usize]>> {
+    if let Some(cached) = SORT_COLUMNS.with(|c| c.borrow().get(&relid).cloned()) {
+        return cached;
+    }
+    let columns: Option<Rc<[usize]>> =
+        sort_key(relid).map(|k| k.attnums.iter().map(|&a| a as usize - 1).collect());
+    SORT_COLUMNS.with(|c| c.borrow_mut().insert(relid, columns.clone()));
+    columns
+}
+
+/// Drops the cached sort key of `relid` (all of them for InvalidOid).
+pub fn forget_cached(relid: pg_sys::Oid) {
+    SORT_COLUMNS.with(|c| {
+        let mut c = c.borrow_mut();
+        if relid == pg_sys::InvalidOid {
+            c.clear();
+        } else {
+            c.remove(&relid);
+        }
+    });
+}
+
 /// The table's sort_by text, if set.
 unsafe fn stored_sort_by(relid: pg_sys::Oid) -> Option<String> {
     option_table()?;
@@ -148,6 +181,8 @@ unsafe fn set_sort_by(relid: pg_sys::Oid, value: Option<&str>) {
         None => Spi::run_with_args("DELETE FROM pgcolumnar.table_option WHERE relid = $1", &[relid.into()]),
     }
     .expect("storing table options");
+    // Every backend's cached sort key (flushes use it) goes at commit.
+    pg_sys::CacheInvalidateRelcacheByRelid(relid);
 }
 
 /// Takes our options out of an ALTER TABLE ... SET/RESET (...) and applies them.

@@ -1,14 +1,15 @@
 //! Reads a columnar relation row group by row group, decoding only the chosen columns,
 //! one vector at a time, into Datums.
 
-use super::catalog::{self, RowGroupMeta};
+use super::catalog::{self, ChunkMeta, RowGroupMeta};
 use super::datum::{self, ColumnKind, DatumColumn};
-use super::encoding::{decode_vector, DecodedVector};
+use super::encoding::{decode_vector, DecodedValues, DecodedVector, PhysicalKind};
 use super::error::data_corrupted;
 use super::row_marks::{self, DeleteMask};
 use super::zonemap::{ZoneMap, ZonePredicate, ZoneStats};
 use super::{layout, mark_batch, pages, write_buffer};
 use pgrx::pg_sys;
+use std::rc::Rc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 /// Where the next row group to read comes from.
@@ -52,6 +53,9 @@ pub struct Reader {
     deleted_rows: Vec<u64>,
     /// The current row group's deleted rows, if it has any.
     mask: Option<DeleteMask>,
+    /// The current row group's order column, if a flush stored it in sort_by order:
+    /// position p holds the row at offset order[p].
+    order: Option<Rc<[u32]>>,
     group_first_row: u64,
     claim: GroupClaim,
     strategy: pg_sys::BufferAccessStrategy,
@@ -103,6 +107,7 @@ impl Reader {
             groups,
             deleted_rows,
             mask: None,
+            order: None,
             group_first_row: 0,
             claim,
             strategy: std::ptr::null_mut(),
@@ -132,6 +137,7 @@ impl Reader {
         self.groups = Vec::new();
         self.deleted_rows = Vec::new();
         self.mask = None;
+        self.order = None;
         self.chunk_bytes = Vec::new();
         self.columns = Vec::new();
         self.scratch = DecodedVector::default();
@@ -254,6 +260,11 @@ impl Reader {
             self.groups_skipped += 1;
         };
         let g = &self.groups[index];
+        self.order = match &g.chunks.order {
+            Some(c) => Some(load_order(self.rel, c, g.row_count, self.strategy, &mut self.scratch)),
+            None => None,
+        };
+        let g = &self.groups[index];
         let desc = (*self.rel).rd_att;
         for i in 0..self.kinds.len() {
             self.sources[i] = if !self.wanted[i] || self.kinds[i] == ColumnKind::Dropped {
@@ -287,11 +298,25 @@ impl Reader {
         true
     }
 
+    /// The offset in the current row group of the row stored at `position`.
+    fn offset_at(&self, position: usize) -> usize {
+        self.order.as_ref().map_or(position, |o| o[position] as usize)
+    }
+
     /// Whether row `row` of the current vector is deleted.
     fn is_deleted(&self, row: usize) -> bool {
-        self.mask
-            .as_ref()
-            .is_some_and(|m| m.is_deleted((self.vector_first_row - self.group_first_row) as usize + row))
+        let position = (self.vector_first_row - self.group_first_row) as usize + row;
+        self.mask.as_ref().is_some_and(|m| m.is_deleted(self.offset_at(position)))
+    }
+
+    /// How many of the rows stored at positions `start .. start + len` of the current
+    /// row group are deleted.
+    fn deleted_in(&self, start: usize, len: usize) -> usize {
+        let Some(m) = &self.mask else { return 0 };
+        match &self.order {
+            None => m.count_range(start, len),
+            Some(o) => o[start..start + len].iter().filter(|&&off| m.is_deleted(off as usize)).count(),
+        }
     }
 
     /// Decodes vector `self.vector` of the current group for every wanted column.
@@ -334,9 +359,8 @@ impl Reader {
             }
             let g = &self.groups[self.group.unwrap()];
             let rows_here = self.rows_in_vector(g, self.vector);
-            let all_deleted = self.mask.as_ref().is_some_and(|m| {
-                m.count_range((self.vector_first_row - g.first_row) as usize, rows_here) == rows_here
-            });
+            let all_deleted =
+                self.deleted_in((self.vector_first_row - g.first_row) as usize, rows_here) == rows_here;
             if all_deleted || self.refuted(g, Some(self.vector)) {
                 self.vector_first_row += rows_here as u64;
                 self.vector += 1;
@@ -378,9 +402,7 @@ impl Reader {
                 continue;
             }
             let rows_here = self.rows_in_vector(&self.groups[self.group.unwrap()], self.vector);
-            let deleted = self.mask.as_ref().map_or(0, |m| {
-                m.count_range((self.vector_first_row - self.group_first_row) as usize, rows_here)
-            });
+            let deleted = self.deleted_in((self.vector_first_row - self.group_first_row) as usize, rows_here);
             let live = (rows_here - deleted) as u64;
             if live <= n {
                 self.vector += 1;
@@ -431,7 +453,8 @@ impl Reader {
         pg_sys::ExecStoreVirtualTuple(slot);
         let (xmin, cmin) = self.groups[self.group.unwrap()].writer;
         super::slot::set_writer(slot, xmin, cmin);
-        (*slot).tts_tid = row_tid(self.vector_first_row + self.row as u64);
+        let position = (self.vector_first_row - self.group_first_row) as usize + self.row;
+        (*slot).tts_tid = row_tid(self.group_first_row + self.offset_at(position) as u64);
         (*slot).tts_tableOid = (*self.rel).rd_id;
         self.row += 1;
         true
@@ -454,6 +477,42 @@ pub unsafe fn decode_to_datums(
         data_corrupted("vector row count differs from its directory entry");
     }
     column.materialize(kind, scratch);
+}
+
+/// The order column of a row group (see `flush_order`), checked to be a permutation of
+/// its `rows` offsets.
+pub unsafe fn load_order(
+    rel: pg_sys::Relation,
+    chunk: &ChunkMeta,
+    rows: u64,
+    strategy: pg_sys::BufferAccessStrategy,
+    scratch: &mut DecodedVector,
+) -> Rc<[u32]> {
+    let mut bytes = Vec::new();
+    pages::read_stream(rel, chunk.offset, chunk.length as usize, strategy, &mut bytes);
+    let mut order = Vec::with_capacity(rows as usize);
+    for e in &chunk.vectors {
+        let Some(b) = bytes.get(e.offset as usize..(e.offset + e.len) as usize) else {
+            data_corrupted("order column vector beyond its chunk")
+        };
+        if let Err(err) = decode_vector(b, PhysicalKind::Int, scratch) {
+            data_corrupted(&err.to_string());
+        }
+        let DecodedValues::Int(values) = &scratch.values else {
+            data_corrupted("order column is not integer")
+        };
+        if scratch.validity.is_some() {
+            data_corrupted("order column with NULLs");
+        }
+        order.extend(values.iter().take(scratch.rows as usize).map(|&v| v as u32));
+    }
+    let mut seen = vec![false; rows as usize];
+    let permutation = order.len() as u64 == rows
+        && order.iter().all(|&o| (o as u64) < rows && !std::mem::replace(&mut seen[o as usize], true));
+    if !permutation {
+        data_corrupted("order column is not a permutation of its row group");
+    }
+    order.into()
 }
 
 /// The TID of row number `row`.

@@ -13,12 +13,13 @@
 //! block) writes them out under its own id, keeping a copy: if it rolls back, the copy
 //! becomes the enclosing subtransaction's buffer again, with the same row numbers.
 
-use super::catalog::{self, ChunkMeta, RowGroupMeta};
+use super::catalog::{self, ChunkMeta, Chunks, RowGroupMeta};
 use super::chunk_writer::{encode_chunk, EncodedChunk, ROW_GROUP_ROWS};
 use super::column_builder::ColumnBuilder;
 use super::datum::{self, ColumnKind};
-use super::encoding::CompressionPolicy;
-use super::pages;
+use super::encoding::{CompressionPolicy, PhysicalKind};
+use super::flush_order::{flush_order, permuted};
+use super::{options, pages};
 use pgrx::pg_sys;
 use rayon::prelude::*;
 use std::cell::RefCell;
@@ -42,6 +43,8 @@ struct WriteBuffer {
     reserved_end: u64,
     /// (command id, end row) of each run of rows inserted by one command.
     cid_runs: Vec<(pg_sys::CommandId, usize)>,
+    /// The table's sort key (attribute indexes): row groups are stored in its order.
+    sort_columns: Option<std::rc::Rc<[usize]>>,
 }
 
 /// A buffer of an enclosing subtransaction, as it was before a subtransaction
@@ -57,7 +60,11 @@ thread_local! {
 }
 
 impl WriteBuffer {
-    unsafe fn new(rel: pg_sys::Relation, subxact: pg_sys::SubTransactionId) -> WriteBuffer {
+    unsafe fn new(
+        rel: pg_sys::Relation,
+        subxact: pg_sys::SubTransactionId,
+        sort_columns: Option<std::rc::Rc<[usize]>>,
+    ) -> WriteBuffer {
         let kinds = datum::column_kinds((*rel).rd_att);
         let columns = kinds.iter().map(|k| k.physical().map(ColumnBuilder::new)).collect();
         let bytes_zone = (0..kinds.len()).map(|i| datum::bytewise_ordered((*rel).rd_att, i)).collect();
@@ -71,7 +78,18 @@ impl WriteBuffer {
             first_row: 0,
             reserved_end: 0,
             cid_runs: Vec::new(),
+            sort_columns,
         }
+    }
+
+    /// The order to store rows `range` in (see `flush_order`), if not as they are.
+    fn order(&self, range: std::ops::Range<usize>) -> Option<Vec<u32>> {
+        let keys: Vec<&ColumnBuilder> =
+            self.sort_columns.as_deref()?.iter().filter_map(|&i| self.columns.get(i)?.as_ref()).collect();
+        if keys.is_empty() {
+            return None;
+        }
+        flush_order(&keys, range)
     }
 
     fn memory(&self) -> usize {
@@ -107,32 +125,46 @@ unsafe fn write_out(rel: pg_sys::Relation, buf: &mut WriteBuffer, rows: usize, b
     let policy = compression_policy();
     for (range, cid) in groups {
         pgrx::check_for_interrupts!();
-        // Pure Rust only inside the parallel section: no PostgreSQL call off this thread.
-        let encoded: Vec<Option<EncodedChunk>> = buf
-            .columns
+        // Pure Rust only inside the parallel sections: no PostgreSQL call off this thread.
+        let order = buf.order(range.clone());
+        let sorted: Option<Vec<Option<ColumnBuilder>>> = order.as_ref().map(|o| {
+            buf.columns.par_iter().map(|c| c.as_ref().map(|c| permuted(c, range.clone(), o))).collect()
+        });
+        let (columns, rows) = match &sorted {
+            Some(sorted) => (sorted, 0..range.len()),
+            None => (&buf.columns, range.clone()),
+        };
+        let encoded: Vec<Option<EncodedChunk>> = columns
             .par_iter()
             .zip(buf.bytes_zone.par_iter())
-            .map(|(c, zone)| c.as_ref().map(|c| encode_chunk(c, range.clone(), &policy, *zone)))
+            .map(|(c, zone)| c.as_ref().map(|c| encode_chunk(c, rows.clone(), &policy, *zone)))
             .collect();
-        let total: usize = encoded.iter().flatten().map(|c| c.bytes.len()).sum();
+        let order_chunk = order.map(|o| {
+            let mut b = ColumnBuilder::new(PhysicalKind::Int);
+            o.iter().for_each(|&offset| b.push_int(offset as i64));
+            encode_chunk(&b, 0..o.len(), &policy, false)
+        });
+        let total: usize = encoded.iter().flatten().chain(&order_chunk).map(|c| c.bytes.len()).sum();
         let data_offset = pages::reserve_stream(rel, total as u64);
         let mut at = data_offset;
-        let mut chunks = Vec::with_capacity(encoded.len());
+        let mut write = |attnum: i16, c: EncodedChunk| {
+            pages::write_stream(rel, at, &c.bytes);
+            let meta = ChunkMeta {
+                attnum,
+                offset: at,
+                length: c.bytes.len() as u64,
+                null_count: c.null_count,
+                raw_bytes: c.raw_bytes,
+                vectors: c.vectors,
+            };
+            at += c.bytes.len() as u64;
+            meta
+        };
+        let mut chunks = Chunks::default();
         for (i, chunk) in encoded.into_iter().enumerate() {
-            chunks.push(chunk.map(|c| {
-                pages::write_stream(rel, at, &c.bytes);
-                let meta = ChunkMeta {
-                    attnum: i as i16 + 1,
-                    offset: at,
-                    length: c.bytes.len() as u64,
-                    null_count: c.null_count,
-                    raw_bytes: c.raw_bytes,
-                    vectors: c.vectors,
-                };
-                at += c.bytes.len() as u64;
-                meta
-            }));
+            chunks.columns.push(chunk.map(|c| write(i as i16 + 1, c)));
         }
+        chunks.order = order_chunk.map(|c| write(0, c));
         let group = RowGroupMeta {
             first_row: buf.first_row + range.start as u64,
             row_count: range.len() as u64,
@@ -165,6 +197,9 @@ pub unsafe fn insert(
     let relid = (*rel).rd_id;
     let natts = (*(*rel).rd_att).natts as usize;
     pg_sys::slot_getallattrs(slot);
+    // Before the buffers are borrowed: the first look-up of a table's sort key runs a
+    // query, whose ExecutorStart writes buffers out.
+    let sort_columns = options::sort_columns(relid);
     BUFFERS.with(|cell| {
         let mut buffers = cell.borrow_mut();
         let pos = match buffers.iter().position(|b| b.relid == relid && b.subxact == subxact) {
@@ -177,7 +212,7 @@ pub unsafe fn insert(
                     let rows = old.rows;
                     write_out(rel, &mut old, rows, true);
                 }
-                buffers.push(WriteBuffer::new(rel, subxact));
+                buffers.push(WriteBuffer::new(rel, subxact, sort_columns));
                 buffers.len() - 1
             }
         };
