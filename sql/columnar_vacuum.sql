@@ -142,6 +142,15 @@ SELECT row_count FROM pgcolumnar.row_group
 SELECT count(*), sum(id) FROM fl WHERE host = 'h7';
 SELECT count(*), sum(id) FROM fl_heap WHERE host = 'h7';
 SELECT * FROM fl WHERE id IN (2, 149999) ORDER BY id;
+-- The key follows its columns: renaming one keeps it, dropping one leaves it out.
+ALTER TABLE fl RENAME COLUMN host TO hostname;
+INSERT INTO fl SELECT g, 'h' || (g % 50), g FROM generate_series(200001, 200100) g;
+SELECT count(*) FROM fl WHERE hostname = 'h7' AND id > 200000;
+ALTER TABLE fl DROP COLUMN hostname;
+INSERT INTO fl SELECT g, g FROM generate_series(200101, 200200) g;
+VACUUM FULL fl;
+SELECT count(*), min(id), max(id) FROM fl WHERE id > 200000;
+SELECT bool_and(id > prev) AS in_id_order FROM (SELECT id, lag(id) OVER () AS prev FROM fl) s;
 DROP TABLE fl, fl_heap, fl_seen;
 DROP FUNCTION fl_note(), fl_same();
 

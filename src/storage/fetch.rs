@@ -225,7 +225,11 @@ impl Fetcher {
                 INVERSE_ORDERS.with(|c| {
                     let mut c = c.borrow_mut();
                     if c.len() >= INVERSE_ORDERS_MAX {
-                        c.clear();
+                        // One out, not all: random lookups over more row groups than
+                        // fit would otherwise decode every order again.
+                        if let Some(&old) = c.keys().next() {
+                            c.remove(&old);
+                        }
                     }
                     c.insert(key, inv.clone());
                 });

@@ -20,8 +20,9 @@ pgrx::extension_sql!(
     r#"
 -- Options of columnar tables that PostgreSQL's reloptions cannot hold.
 CREATE TABLE pgcolumnar.table_option (
-    relid   oid  PRIMARY KEY,
-    sort_by text NOT NULL
+    relid        oid    PRIMARY KEY,
+    sort_by      text   NOT NULL,  -- as given
+    sort_attnums int2[] NOT NULL   -- what it resolved to: renames keep it, drops skip
 );
 "#,
     name = "table_options",
@@ -38,10 +39,10 @@ pub struct SortKey {
 }
 
 impl SortKey {
-    /// Parses `spec` ("col1, col2") against `rel`'s columns; errors name the problem.
+    /// Resolves `spec` ("col1, col2") against `rel`'s columns; errors name the problem.
     unsafe fn parse(rel: pg_sys::Relation, spec: &str) -> SortKey {
-        let mut key = SortKey { attnums: Vec::new(), operators: Vec::new(), collations: Vec::new() };
         let desc = (*rel).rd_att;
+        let mut attnums = Vec::new();
         for name in spec.split(',').map(str::trim) {
             let attnum = (0..(*desc).natts as usize)
                 .map(|i| super::datum::attr(desc, i))
@@ -54,29 +55,40 @@ impl SortKey {
                     "sort_by takes a comma-separated list of the table's column names."
                 );
             };
-            let mut lt = pg_sys::InvalidOid;
-            pg_sys::get_sort_group_operators(
-                att.atttypid,
-                false,
-                false,
-                false,
-                &mut lt,
-                std::ptr::null_mut(),
-                std::ptr::null_mut(),
-                std::ptr::null_mut(),
-            );
-            if lt == pg_sys::InvalidOid {
+            if ordering_operator(att.atttypid) == pg_sys::InvalidOid {
                 ereport!(
                     ERROR,
                     PgSqlErrorCode::ERRCODE_UNDEFINED_FUNCTION,
                     format!("sort_by: column \"{name}\" has a type without a default ordering")
                 );
             }
-            key.attnums.push(att.attnum);
+            attnums.push(att.attnum);
+        }
+        SortKey::for_attnums(rel, &attnums).expect("columns were just resolved")
+    }
+
+    /// The key over `attnums` as `rel` has them now: columns dropped since the option
+    /// was set (or whose type lost its ordering) are left out; None if none is left.
+    unsafe fn for_attnums(rel: pg_sys::Relation, attnums: &[pg_sys::AttrNumber]) -> Option<SortKey> {
+        let desc = (*rel).rd_att;
+        let mut key = SortKey { attnums: Vec::new(), operators: Vec::new(), collations: Vec::new() };
+        for &attnum in attnums {
+            if attnum < 1 || attnum as i32 > (*desc).natts {
+                continue;
+            }
+            let att = super::datum::attr(desc, attnum as usize - 1);
+            if att.attisdropped {
+                continue;
+            }
+            let lt = ordering_operator(att.atttypid);
+            if lt == pg_sys::InvalidOid {
+                continue;
+            }
+            key.attnums.push(attnum);
             key.operators.push(lt);
             key.collations.push(att.attcollation);
         }
-        key
+        (!key.attnums.is_empty()).then_some(key)
     }
 
     /// Starts a tuplesort of slots by this key.
@@ -96,10 +108,45 @@ impl SortKey {
     }
 }
 
+unsafe fn ordering_operator(typid: pg_sys::Oid) -> pg_sys::Oid {
+    let mut lt = pg_sys::InvalidOid;
+    pg_sys::get_sort_group_operators(
+        typid,
+        false,
+        false,
+        false,
+        &mut lt,
+        std::ptr::null_mut(),
+        std::ptr::null_mut(),
+        std::ptr::null_mut(),
+    );
+    lt
+}
+
 unsafe fn option_table() -> Option<pg_sys::Oid> {
     let nsp = pg_sys::get_namespace_oid(c"pgcolumnar".as_ptr(), true);
     let oid = pg_sys::get_relname_relid(c"table_option".as_ptr(), nsp);
     (nsp != pg_sys::InvalidOid && oid != pg_sys::InvalidOid).then_some(oid)
+}
+
+/// The attribute numbers the table's sort_by resolved to, if set.
+unsafe fn stored_sort_attnums(relid: pg_sys::Oid) -> Option<Vec<i16>> {
+    option_table()?;
+    Spi::get_one_with_args::<Vec<i16>>(
+        "SELECT sort_attnums FROM pgcolumnar.table_option WHERE relid = $1",
+        &[relid.into()],
+    )
+    .ok()
+    .flatten()
+}
+
+/// The sort key of table `relid`, if it has one (and any of its columns is left).
+pub unsafe fn sort_key(relid: pg_sys::Oid) -> Option<SortKey> {
+    let attnums = stored_sort_attnums(relid)?;
+    let rel = pg_sys::relation_open(relid, pg_sys::NoLock as i32);
+    let key = SortKey::for_attnums(rel, &attnums);
+    pg_sys::relation_close(rel, pg_sys::NoLock as i32);
+    key
 }
 
 thread_local! {
@@ -131,31 +178,6 @@ pub fn forget_cached(relid: pg_sys::Oid) {
     });
 }
 
-/// The table's sort_by text, if set.
-unsafe fn stored_sort_by(relid: pg_sys::Oid) -> Option<String> {
-    option_table()?;
-    Spi::get_one_with_args::<String>(
-        "SELECT sort_by FROM pgcolumnar.table_option WHERE relid = $1",
-        &[relid.into()],
-    )
-    .ok()
-    .flatten()
-}
-
-/// The sort key of table `relid`, if it has one.
-pub unsafe fn sort_key(relid: pg_sys::Oid) -> Option<SortKey> {
-    let spec = stored_sort_by(relid)?;
-    let rel = pg_sys::relation_open(relid, pg_sys::NoLock as i32);
-    let key = SortKey::parse(rel, &spec);
-    pg_sys::relation_close(rel, pg_sys::NoLock as i32);
-    Some(key)
-}
-
-/// The options of table `relid` as text (for `pgcolumnar.stats` and docs examples).
-pub unsafe fn describe(relid: pg_sys::Oid) -> Option<String> {
-    stored_sort_by(relid).map(|s| format!("sort_by={s}"))
-}
-
 /// Forgets the options of a dropped table.
 pub unsafe fn forget(relid: pg_sys::Oid) {
     if option_table().is_some() {
@@ -164,7 +186,7 @@ pub unsafe fn forget(relid: pg_sys::Oid) {
     }
 }
 
-unsafe fn set_sort_by(relid: pg_sys::Oid, value: Option<&str>) {
+unsafe fn set_sort_by(relid: pg_sys::Oid, value: Option<(&str, &SortKey)>) {
     if option_table().is_none() {
         ereport!(
             ERROR,
@@ -173,10 +195,10 @@ unsafe fn set_sort_by(relid: pg_sys::Oid, value: Option<&str>) {
         );
     }
     match value {
-        Some(v) => Spi::run_with_args(
-            "INSERT INTO pgcolumnar.table_option VALUES ($1, $2) \
-             ON CONFLICT (relid) DO UPDATE SET sort_by = excluded.sort_by",
-            &[relid.into(), v.into()],
+        Some((spec, key)) => Spi::run_with_args(
+            "INSERT INTO pgcolumnar.table_option VALUES ($1, $2, $3) \
+             ON CONFLICT (relid) DO UPDATE SET sort_by = excluded.sort_by, sort_attnums = excluded.sort_attnums",
+            &[relid.into(), spec.into(), key.attnums.clone().into()],
         ),
         None => Spi::run_with_args("DELETE FROM pgcolumnar.table_option WHERE relid = $1", &[relid.into()]),
     }
@@ -240,8 +262,8 @@ pub unsafe fn take_from_alter_table(stmt: *mut pg_sys::AlterTableStmt) -> bool {
             if is_set {
                 let value = pg_sys::defGetString(def);
                 let spec = CStr::from_ptr(value).to_string_lossy().into_owned();
-                let _ = SortKey::parse(rel, &spec);
-                set_sort_by(relid, Some(&spec));
+                let key = SortKey::parse(rel, &spec);
+                set_sort_by(relid, Some((&spec, &key)));
             } else {
                 set_sort_by(relid, None);
             }
