@@ -81,7 +81,10 @@ from decimal import Decimal  # noqa: E402
 import psycopg  # noqa: E402
 
 CPU_DDL = (GEN_DIR / "cpu.sql").read_text()
-HEAP_TABLE, COL_TABLE = "cpu_heap", "cpu_col"
+HEAP_TABLE, COL_TABLE, SORTED_TABLE = "cpu_heap", "cpu_col", "cpu_sorted"
+# The sorted table's key: each row group is stored by host, then time (rows arrive in
+# time order, so row groups still follow time).
+SORT_BY = "hostname, time"
 FLOAT_RTOL = 1e-9
 
 
@@ -91,7 +94,7 @@ FLOAT_RTOL = 1e-9
 
 @dataclass(frozen=True)
 class Config:
-    engine: str          # heap | columnar | columnar-noscan | duckdb
+    engine: str          # heap | columnar | columnar-noscan | columnar-sorted | duckdb
     mode: str            # serial | parallel
     table: str
     settings: tuple = () # (name, value) pairs applied before the queries
@@ -105,11 +108,12 @@ ENGINE_TITLES = {
     "heap": "heap",
     "columnar": "columnar",
     "columnar-noscan": "columnar, ColumnarScan off",
+    "columnar-sorted": f"columnar, sort_by = '{SORT_BY}'",
     "duckdb": "DuckDB",
 }
 
 
-def pg_configs(heap: str, col: str) -> list[Config]:
+def pg_configs(heap: str, col: str, sorted_col: str | None = None) -> list[Config]:
     configs = []
     for mode, workers in (("serial", 0), ("parallel", 2)):
         w = ("max_parallel_workers_per_gather", str(workers))
@@ -118,6 +122,9 @@ def pg_configs(heap: str, col: str) -> list[Config]:
             Config("columnar", mode, col, (w, ("pgcolumnar.enable_columnar_scan", "on"))),
             Config("columnar-noscan", mode, col, (w, ("pgcolumnar.enable_columnar_scan", "off"))),
         ]
+        if sorted_col:
+            configs.append(Config("columnar-sorted", mode, sorted_col,
+                                  (w, ("pgcolumnar.enable_columnar_scan", "on"))))
     return configs
 
 
@@ -220,12 +227,13 @@ def pg_timed(conn, sql: str) -> float:
     return time.perf_counter() - t0
 
 
-def pg_load(conn, data: Path, heap: str, col: str) -> dict:
+def pg_load(conn, data: Path, heap: str, col: str, sorted_col: str | None = None) -> dict:
     """(Re)create and load the heap and columnar tables; return timings and sizes."""
     m = {}
     conn.execute("CREATE EXTENSION IF NOT EXISTS pgcolumnar")
-    for table in (heap, col):
-        conn.execute(f"DROP TABLE IF EXISTS {table}")
+    for table in (heap, col, sorted_col):
+        if table:
+            conn.execute(f"DROP TABLE IF EXISTS {table}")
     conn.execute(create_table_sql(heap))
     conn.execute(create_table_sql(col) + " USING columnar")
 
@@ -239,6 +247,14 @@ def pg_load(conn, data: Path, heap: str, col: str) -> dict:
     m["columnar_index_s"] = pg_timed(conn, f"CREATE INDEX {col}_hostname_time ON {col} (hostname, time DESC)")
     log(f"columnar index {m['columnar_index_s']:.1f} s")
     m["columnar_analyze_s"] = pg_timed(conn, f"ANALYZE {col}")
+    if sorted_col:
+        conn.execute(create_table_sql(sorted_col) + " USING columnar")
+        conn.execute(f"ALTER TABLE {sorted_col} SET (sort_by = '{SORT_BY}')")
+        m["sorted_copy_s"] = pg_copy_file(conn, sorted_col, data)
+        log(f"sorted columnar COPY {m['sorted_copy_s']:.1f} s")
+        m["sorted_index_s"] = pg_timed(
+            conn, f"CREATE INDEX {sorted_col}_hostname_time ON {sorted_col} (hostname, time DESC)")
+        m["sorted_analyze_s"] = pg_timed(conn, f"ANALYZE {sorted_col}")
 
     size = lambda sql: conn.execute(sql).fetchone()[0]
     m["heap_table_bytes"] = size(f"SELECT pg_table_size('{heap}')")
@@ -247,6 +263,10 @@ def pg_load(conn, data: Path, heap: str, col: str) -> dict:
     m["columnar_table_bytes"] = size(f"SELECT pg_table_size('{col}')")
     m["columnar_index_bytes"] = size(f"SELECT pg_indexes_size('{col}')")
     m["columnar_total_bytes"] = size(f"SELECT pg_total_relation_size('{col}')")
+    if sorted_col:
+        m["sorted_table_bytes"] = size(f"SELECT pg_table_size('{sorted_col}')")
+        m["sorted_index_bytes"] = size(f"SELECT pg_indexes_size('{sorted_col}')")
+        m["sorted_total_bytes"] = size(f"SELECT pg_total_relation_size('{sorted_col}')")
     return m
 
 
@@ -499,7 +519,8 @@ def draw_chart(path: Path, rows: list[dict], title: str) -> None:
     import matplotlib.pyplot as plt
 
     queries = sorted({r["query"] for r in rows}, key=lambda q: int(q[1:]))
-    engines = [e for e in ("columnar", "columnar-noscan", "duckdb") if any(r["engine"] == e for r in rows)]
+    engines = [e for e in ("columnar", "columnar-noscan", "columnar-sorted", "duckdb")
+               if any(r["engine"] == e for r in rows)]
     modes = [m for m in ("serial", "parallel") if any(r["mode"] == m for r in rows)]
     fig, axes = plt.subplots(1, len(modes), figsize=(6.5 * len(modes), 4.5), sharey=True, squeeze=False)
     width = 0.8 / len(engines)
@@ -535,15 +556,17 @@ def fmt_x(v) -> str:
     return "" if v in ("", None) else f"{float(v):.2f}×"
 
 
-SHORT_TITLES = {"heap": "heap", "columnar": "columnar", "columnar-noscan": "scan off", "duckdb": "DuckDB"}
+SHORT_TITLES = {"heap": "heap", "columnar": "columnar", "columnar-noscan": "scan off",
+                "columnar-sorted": "sorted", "duckdb": "DuckDB"}
 
 
 def markdown_mode_table(rows: list[dict], mode: str) -> list[str]:
     """Absolute medians, then each engine / heap, then heap and columnar / DuckDB."""
     cell = {(r["engine"], r["query"]): r for r in rows if r["mode"] == mode}
-    engines = [e for e in ("heap", "columnar", "columnar-noscan", "duckdb") if any(k[0] == e for k in cell)]
+    engines = [e for e in ("heap", "columnar", "columnar-noscan", "columnar-sorted", "duckdb")
+               if any(k[0] == e for k in cell)]
     vs_heap = [e for e in engines if e != "heap"]
-    vs_duck = [e for e in ("heap", "columnar") if "duckdb" in engines and e in engines]
+    vs_duck = [e for e in ("heap", "columnar", "columnar-sorted") if "duckdb" in engines and e in engines]
     head = ["query"] + [f"{SHORT_TITLES[e]} ms" for e in engines]
     head += [f"{SHORT_TITLES[e]} / heap" for e in vs_heap] + [f"{SHORT_TITLES[e]} / DuckDB" for e in vs_duck]
     out = ["| " + " | ".join(head) + " |", "|---|" + "---:|" * (len(head) - 1)]
@@ -560,7 +583,8 @@ def markdown_plans_table(rows: list[dict]) -> list[str]:
     plan = {(r["engine"], r["mode"], r["query"]): r.get("plan", "") for r in rows}
     if not any(plan.values()):
         return []
-    cols = [(e, m) for m in ("serial", "parallel") for e in ("heap", "columnar", "columnar-noscan")]
+    cols = [(e, m) for m in ("serial", "parallel") for e in ("heap", "columnar", "columnar-noscan", "columnar-sorted")
+            if any(k[0] == e and k[1] == m for k in plan)]
     out = ["### Plans chosen", "", "PostgreSQL's access and Gather nodes (`EXPLAIN`) in each configuration.", "",
            "| query | " + " | ".join(f"{SHORT_TITLES[e]} {m}" for e, m in cols) + " |",
            "|---|" + "---|" * len(cols)]
@@ -597,7 +621,7 @@ def parallel_speedups(rows: list[dict]) -> list[str]:
     """Geometric mean of parallel / serial time per engine: how much 2 workers buy."""
     ms = {(r["engine"], r["mode"], r["query"]): float(r["median_ms"]) for r in rows}
     parts = []
-    for engine in ("heap", "columnar", "columnar-noscan", "duckdb"):
+    for engine in ("heap", "columnar", "columnar-noscan", "columnar-sorted", "duckdb"):
         pairs = [(ms[(e, "parallel", q)], ms[(e, "serial", q)]) for (e, m, q) in ms
                  if e == engine and m == "serial" and (e, "parallel", q) in ms]
         if pairs:
@@ -634,6 +658,11 @@ def render_run_section(meta: dict, rows: list[dict], png: str) -> list[str]:
     out.append(f"| PostgreSQL columnar `{COL_TABLE}` | {load['columnar_copy_s']:.1f} s COPY "
                f"(+ {load['columnar_analyze_s']:.1f} s ANALYZE) | {columnar_index_cell(load)} "
                f"| {columnar_size_cell(load)} | {load['columnar_total_bytes'] / heap_total:.2f}× |")
+    if "sorted_copy_s" in load:
+        out.append(f"| PostgreSQL columnar `{SORTED_TABLE}`, sort_by `{SORT_BY}` | {load['sorted_copy_s']:.1f} s COPY "
+                   f"(+ {load['sorted_analyze_s']:.1f} s ANALYZE) | {load['sorted_index_s']:.1f} s "
+                   f"| {mb(load['sorted_table_bytes'])} + {mb(load['sorted_index_bytes'])} index "
+                   f"= {mb(load['sorted_total_bytes'])} | {load['sorted_total_bytes'] / heap_total:.2f}× |")
     if "duckdb_load_s" in load:
         out.append(f"| DuckDB | {load['duckdb_load_s']:.1f} s | none | {mb(load['duckdb_file_bytes'])} "
                    f"(database file) | {load['duckdb_file_bytes'] / heap_total:.2f}× |")
@@ -645,7 +674,8 @@ def render_run_section(meta: dict, rows: list[dict], png: str) -> list[str]:
                        ("parallel", "`max_parallel_workers_per_gather = 2`; DuckDB `threads = 2`")):
         if any(r["mode"] == mode for r in rows):
             out += [f"### {mode.capitalize()} ({desc})", "",
-                    "\"scan off\": the columnar table with `pgcolumnar.enable_columnar_scan = off`. "
+                    "\"scan off\": the columnar table with `pgcolumnar.enable_columnar_scan = off`; "
+                    f"\"sorted\": the columnar table `{SORTED_TABLE}` loaded with `sort_by = '{SORT_BY}'`. "
                     "Ratios below 1 mean faster.", ""] + markdown_mode_table(rows, mode) + [""]
     out += markdown_plans_table(rows)
     out += ["### Where columnar stands", ""] + where_columnar_loses(rows) + [""]
@@ -676,12 +706,15 @@ def render_benchmarks_md() -> None:
         f"- **columnar**: `{COL_TABLE} USING columnar` with the same btree index, read by ColumnarScan "
         "(`pgcolumnar.enable_columnar_scan = on`), and the same table with ColumnarScan off "
         "(a plain sequential scan that decodes every column);",
+        f"- **sorted**: `{SORTED_TABLE} USING columnar` with `sort_by = '{SORT_BY}'` set before "
+        "its COPY (each row group is stored by host, then time; rows arrive in time order, so "
+        "row groups still follow time), same index, ColumnarScan on;",
         "- **DuckDB** (embedded, its own database file), as the reference for what a columnar engine can reach.",
         "",
-        "Rows stay in TSBS's time order (the `sort_by` option is not used here), so zone maps "
-        "on `hostname` cannot skip anything. Not yet in pgcolumnar, and therefore not in these "
-        "numbers: vectorized aggregation, qual pushdown and a parallel ColumnarScan. They come "
-        "with later issues.",
+        f"In `{COL_TABLE}` rows stay in TSBS's time order, so zone maps on `hostname` cannot skip "
+        f"anything there; in `{SORTED_TABLE}` they skip the vectors of other hosts. Not yet in "
+        "pgcolumnar, and therefore not in these numbers: vectorized aggregation, qual pushdown "
+        "and a parallel ColumnarScan. They come with later issues.",
         "",
         "Run it with `make bench` (10M rows, 400 hosts; `make bench ROWS=1000000` for a quick run). "
         "Raw numbers: `bench/results/<date>-<rows>.csv` (per engine, mode and query) and `.json` "
@@ -741,12 +774,13 @@ def run_benchmark(args) -> int:
     queries = load_queries()
     data = generate_data(args.rows, args.hosts)
     conn = pg_connect(args)
-    load = pg_load(conn, data, HEAP_TABLE, COL_TABLE)
+    load = pg_load(conn, data, HEAP_TABLE, COL_TABLE, SORTED_TABLE)
     duck_path, duck_load = duckdb_load(data, args.rows, args.hosts)
     load.update(duck_load)
 
     log(f"running {len(queries)} queries, 1 warm-up + {args.runs} runs each")
-    measurements = run_all(pg_configs(HEAP_TABLE, COL_TABLE), queries, make_pg_executor(conn), args.runs, True,
+    measurements = run_all(pg_configs(HEAP_TABLE, COL_TABLE, SORTED_TABLE), queries, make_pg_executor(conn),
+                           args.runs, True,
                            explain=pg_explainer(conn))
     duck = duckdb_open(duck_path)
     measurements += run_all(duckdb_configs(), queries, make_duckdb_executor(duck), args.runs, True)
@@ -797,8 +831,8 @@ def run_demo(args) -> int:
           f"{load['columnar_table_bytes'] / load['heap_table_bytes']:.2f}× table to table")
     print(f"load: heap COPY {load['heap_copy_s']:.1f} s + index {load['heap_index_s']:.1f} s, "
           f"columnar COPY {load['columnar_copy_s']:.1f} s")
-    print("One run each, parallel plan allowed; columnar has no sort key yet. "
-          "`make bench` measures properly (and against DuckDB).")
+    print("One run each, parallel plan allowed; the columnar table has no sort_by here. "
+          "`make bench` measures properly (also a sorted table, and against DuckDB).")
     q6 = next(q for q in queries if q.name == "q6")
     print(f"\nEXPLAIN (ANALYZE, COSTS OFF) {q6.for_table(col)}")
     pg_apply(conn, next(c for c in configs if c.engine == "columnar"))
