@@ -23,6 +23,16 @@ RESET enable_seqscan;
 SELECT count(*) FROM ix WHERE id % 97 = 3 AND v > 100;
 SET enable_seqscan = off;
 
+-- A fetch decodes the vector holding its row, and only when the query first reads a
+-- column, up to that column (as heap deforms a tuple): 6 rows of one vector, reading
+-- id and k decodes two vectors; reading every column then decodes only v's.
+SELECT pgcolumnar.fetch_decoded_vectors() AS before \gset
+SELECT k FROM ix WHERE id BETWEEN 150010 AND 150015 ORDER BY id;
+SELECT pgcolumnar.fetch_decoded_vectors() - :before AS decoded;
+SELECT pgcolumnar.fetch_decoded_vectors() AS before \gset
+SELECT * FROM ix WHERE id BETWEEN 150010 AND 150015 ORDER BY id;
+SELECT pgcolumnar.fetch_decoded_vectors() - :before AS decoded;
+
 -- Rows inserted later, also in the same transaction, are found through the index.
 INSERT INTO ix VALUES (300001, 'late', 1);
 BEGIN;

@@ -1,9 +1,11 @@
 //! Fetching single rows by TID (index scans, triggers, EvalPlanQual): finds the row
-//! group of the row number and decodes only the vector that holds the row, per column,
-//! keeping the decoded vectors for the next fetch (index scans often hit neighbours).
-//! Decoded vectors are also shared by this backend's fetchers: an UPDATE fetches the
-//! old row three times (its index scan, the executor's fetch of the old version, the
-//! uniqueness check of the new one), each through a fetcher of its own.
+//! group of the row number and decodes only the vector that holds the row, and only
+//! for the columns up to the last one the executor asks for (a columnar slot decodes
+//! lazily, as heap deforms). Decoded
+//! vectors are shared by this backend's fetchers, for the next fetch (index scans
+//! often hit neighbours) and because an UPDATE fetches the old row three times (its
+//! index scan, the executor's fetch of the old version, the uniqueness check of the
+//! new one), each through a fetcher of its own.
 
 use super::catalog::{self, RowGroupMeta};
 use super::chunk_writer::VECTOR_ROWS;
@@ -18,15 +20,6 @@ use pgrx::pg_sys;
 use std::cell::RefCell;
 use std::collections::{BTreeMap, HashMap};
 use std::rc::Rc;
-
-/// A decoded vector of one column, and which (row group, vector) it is. A fetcher keeps
-/// its own reference, so the values of the row it fetched last stay valid while the
-/// shared cache moves on.
-#[derive(Default)]
-struct CachedVector {
-    key: Option<(u64, usize)>,
-    column: Rc<DatumColumn>,
-}
 
 /// (storage id, first row of the row group, vector, attribute index). Stored vectors
 /// never change and storage ids are never reused, so entries cannot go stale.
@@ -62,8 +55,9 @@ pub struct Fetcher {
     /// The snapshot of the last probes, and how many fetches probed for it.
     probed_for: Option<(usize, u32, u32, u32)>,
     probes: u32,
-    vectors: Vec<CachedVector>,
-    bytes: Vec<u8>,
+    /// The decoded vectors the values of the last row stored in a non-columnar slot
+    /// point into.
+    held: Vec<Rc<DatumColumn>>,
     scratch: DecodedVector,
 }
 
@@ -116,6 +110,85 @@ pub fn tid_row(tid: &pg_sys::ItemPointerData) -> Option<u64> {
     layout::tid_to_row(block, tid.ip_posid)
 }
 
+/// A fetched row whose columns are decoded when first asked for (a columnar slot holds
+/// it): an index scan that reads the first two columns of twenty decodes two vectors,
+/// not twenty.
+pub struct LazyRow {
+    rel: pg_sys::Relation,
+    storage_id: u64,
+    kinds: Rc<[ColumnKind]>,
+    group: RowGroupMeta,
+    /// The vector holding the row, and the row's index in it.
+    vector: usize,
+    at: usize,
+    /// The decoded vectors the slot's values point into.
+    held: Vec<Rc<DatumColumn>>,
+}
+
+impl LazyRow {
+    /// Stores attributes `from .. to` (indexes) of the row in `values` and `nulls`.
+    pub unsafe fn fill(&mut self, from: usize, to: usize, values: *mut pg_sys::Datum, nulls: *mut bool) {
+        let desc = (*self.rel).rd_att;
+        for i in from..to.min(self.kinds.len()) {
+            let (d, n) = match (self.kinds[i], self.group.chunk(i as i16 + 1)) {
+                (ColumnKind::Dropped, _) => (pg_sys::Datum::from(0usize), true),
+                (_, None) => {
+                    let mut isnull = false;
+                    let d = pg_sys::getmissingattr(desc, i as i32 + 1, &mut isnull);
+                    (d, isnull)
+                }
+                (kind, Some(chunk)) => {
+                    let key = (self.storage_id, self.group.first_row, self.vector, i);
+                    let column = match SHARED.with(|c| c.borrow().entries.get(&key).cloned()) {
+                        Some(column) => column,
+                        None => {
+                            let Some(entry) = chunk.vectors.get(self.vector) else {
+                                super::error::data_corrupted("vector missing from chunk")
+                            };
+                            let mut bytes = Vec::new();
+                            let at_byte = chunk.offset + entry.offset as u64;
+                            pages::read_stream(
+                                self.rel,
+                                at_byte,
+                                entry.len as usize,
+                                std::ptr::null_mut(),
+                                &mut bytes,
+                            );
+                            let mut column = DatumColumn::default();
+                            SCRATCH.with(|s| {
+                                decode_to_datums(kind, &bytes, entry.rows, &mut s.borrow_mut(), &mut column)
+                            });
+                            let column = Rc::new(column);
+                            share(key, &column);
+                            DECODED.with(|d| d.set(d.get() + 1));
+                            column
+                        }
+                    };
+                    if self.at >= column.datums.len() {
+                        super::error::data_corrupted("row beyond its vector");
+                    }
+                    let value = (column.datums[self.at], column.nulls[self.at]);
+                    self.held.push(column);
+                    value
+                }
+            };
+            *values.add(i) = d;
+            *nulls.add(i) = n;
+        }
+    }
+}
+
+thread_local! {
+    static SCRATCH: RefCell<DecodedVector> = RefCell::new(DecodedVector::default());
+    /// Vectors this backend's fetches decoded (`pgcolumnar.fetch_decoded_vectors()`).
+    static DECODED: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+}
+
+/// How many column vectors row fetches have decoded in this backend.
+pub fn decoded_vectors() -> u64 {
+    DECODED.with(|d| d.get())
+}
+
 /// Offers a freshly decoded vector to the other fetchers of this backend.
 fn share(key: VectorKey, column: &Rc<DatumColumn>) {
     SHARED.with(|c| {
@@ -138,7 +211,7 @@ impl Fetcher {
         catalog::note_storage((*rel).rd_id, storage_id);
         Fetcher {
             rel,
-            vectors: (0..kinds.len()).map(|_| CachedVector::default()).collect(),
+            held: Vec::new(),
             kinds,
             storage_id,
             groups: Vec::new(),
@@ -146,7 +219,6 @@ impl Fetcher {
             groups_for: None,
             probed_for: None,
             probes: 0,
-            bytes: Vec::new(),
             scratch: DecodedVector::default(),
         }
     }
@@ -387,64 +459,28 @@ impl Fetcher {
             return false;
         }
         let in_group = self.position_of(&g, (row - g.first_row) as usize);
-        let (vector, at) = (in_group / VECTOR_ROWS, in_group % VECTOR_ROWS);
-        pg_sys::ExecClearTuple(slot);
-        let values = (*slot).tts_values;
-        let nulls = (*slot).tts_isnull;
-        let desc = (*self.rel).rd_att;
-        for i in 0..self.kinds.len() {
-            let (d, n) = match (self.kinds[i], g.chunk(i as i16 + 1)) {
-                (ColumnKind::Dropped, _) => (pg_sys::Datum::from(0usize), true),
-                (_, None) => {
-                    let mut isnull = false;
-                    let d = pg_sys::getmissingattr(desc, i as i32 + 1, &mut isnull);
-                    (d, isnull)
-                }
-                (kind, Some(chunk)) => {
-                    let cached = &mut self.vectors[i];
-                    if cached.key != Some((g.first_row, vector)) {
-                        let key = (self.storage_id, g.first_row, vector, i);
-                        cached.key = None;
-                        cached.column = match SHARED.with(|c| c.borrow().entries.get(&key).cloned()) {
-                            Some(column) => column,
-                            None => {
-                                let Some(entry) = chunk.vectors.get(vector) else {
-                                    super::error::data_corrupted("vector missing from chunk")
-                                };
-                                let at_byte = chunk.offset + entry.offset as u64;
-                                pages::read_stream(
-                                    self.rel,
-                                    at_byte,
-                                    entry.len as usize,
-                                    std::ptr::null_mut(),
-                                    &mut self.bytes,
-                                );
-                                let mut column = DatumColumn::default();
-                                decode_to_datums(
-                                    kind,
-                                    &self.bytes,
-                                    entry.rows,
-                                    &mut self.scratch,
-                                    &mut column,
-                                );
-                                let column = Rc::new(column);
-                                share(key, &column);
-                                column
-                            }
-                        };
-                        cached.key = Some((g.first_row, vector));
-                    }
-                    if at >= cached.column.datums.len() {
-                        super::error::data_corrupted("row beyond its vector");
-                    }
-                    (cached.column.datums[at], cached.column.nulls[at])
-                }
-            };
-            *values.add(i) = d;
-            *nulls.add(i) = n;
-        }
-        pg_sys::ExecStoreVirtualTuple(slot);
         let (xmin, cmin) = g.writer;
+        let mut lazy = LazyRow {
+            rel: self.rel,
+            storage_id: self.storage_id,
+            kinds: self.kinds.clone(),
+            group: g,
+            vector: in_group / VECTOR_ROWS,
+            at: in_group % VECTOR_ROWS,
+            held: Vec::new(),
+        };
+        pg_sys::ExecClearTuple(slot);
+        if super::slot::is_columnar(slot) {
+            // Columns are decoded when the executor first asks for them.
+            pg_sys::ExecStoreVirtualTuple(slot);
+            super::slot::set_lazy(slot, lazy);
+        } else {
+            let natts = self.kinds.len();
+            lazy.fill(0, natts, (*slot).tts_values, (*slot).tts_isnull);
+            // The values point into these vectors: kept until the next fetch.
+            self.held = std::mem::take(&mut lazy.held);
+            pg_sys::ExecStoreVirtualTuple(slot);
+        }
         super::slot::set_writer(slot, xmin, cmin);
         (*slot).tts_tid = row_tid(row);
         (*slot).tts_tableOid = (*self.rel).rd_id;

@@ -1,7 +1,11 @@
 //! The slot type of columnar tables: a virtual slot that also knows which transaction
 //! and command wrote its row (the row group's writer), so that `xmin` and `cmin` can be
-//! read like on heap (foreign-key triggers and ON CONFLICT ask for `xmin`).
+//! read like on heap (foreign-key triggers and ON CONFLICT ask for `xmin`), and that can
+//! hold a fetched row whose columns are decoded only when first asked for
+//! (`getsomeattrs`, like heap's lazy deforming). Whatever needs every column
+//! (materializing, copying into a tuple) decodes the rest first.
 
+use super::fetch::LazyRow;
 use pgrx::pg_guard;
 use pgrx::pg_sys;
 use std::ptr::addr_of_mut;
@@ -11,6 +15,19 @@ struct ColumnarSlot {
     base: pg_sys::VirtualTupleTableSlot,
     xmin: pg_sys::TransactionId,
     cmin: pg_sys::CommandId,
+    /// Where a fetched row not decoded beyond `tts_nvalid` yet is kept; null until the
+    /// slot first holds one.
+    cell: *mut LazyCell,
+}
+
+/// A lazily decoded row's home, allocated in the slot's memory context beside the
+/// callback that drops the row when that context goes: an ERROR frees slots without
+/// their release callback, and a slot can be freed before its context (so the
+/// callback must not point at the slot).
+#[repr(C)]
+struct LazyCell {
+    row: Option<Box<LazyRow>>,
+    callback: pg_sys::MemoryContextCallback,
 }
 
 static mut OPS: pg_sys::TupleTableSlotOps = pg_sys::TupleTableSlotOps {
@@ -47,22 +64,123 @@ unsafe extern "C-unwind" fn getsysattr(
     }
 }
 
+unsafe fn lazy_row<'a>(slot: *mut pg_sys::TupleTableSlot) -> Option<&'a mut LazyRow> {
+    let cell = (*(slot as *mut ColumnarSlot)).cell;
+    if cell.is_null() {
+        return None;
+    }
+    (*cell).row.as_deref_mut()
+}
+
+/// Decodes attributes up to `natts` of a lazily fetched row.
+#[pg_guard]
+unsafe extern "C-unwind" fn getsomeattrs(slot: *mut pg_sys::TupleTableSlot, natts: i32) {
+    let Some(lazy) = lazy_row(slot) else { pgrx::error!("columnar slot has no row to decode") };
+    let from = (*slot).tts_nvalid as usize;
+    lazy.fill(from, natts as usize, (*slot).tts_values, (*slot).tts_isnull);
+    (*slot).tts_nvalid = natts as i16;
+}
+
+unsafe fn decode_all(slot: *mut pg_sys::TupleTableSlot) {
+    let natts = (*(*slot).tts_tupleDescriptor).natts;
+    if ((*slot).tts_nvalid as i32) < natts && lazy_row(slot).is_some() {
+        getsomeattrs(slot, natts);
+    }
+}
+
+unsafe fn drop_lazy(slot: *mut pg_sys::TupleTableSlot) {
+    let cell = (*(slot as *mut ColumnarSlot)).cell;
+    if !cell.is_null() {
+        (*cell).row = None;
+    }
+}
+
+#[pg_guard]
+unsafe extern "C-unwind" fn clear(slot: *mut pg_sys::TupleTableSlot) {
+    drop_lazy(slot);
+    (pg_sys::TTSOpsVirtual.clear.unwrap())(slot);
+}
+
+#[pg_guard]
+unsafe extern "C-unwind" fn release(slot: *mut pg_sys::TupleTableSlot) {
+    drop_lazy(slot);
+    (pg_sys::TTSOpsVirtual.release.unwrap())(slot);
+}
+
+#[pg_guard]
+unsafe extern "C-unwind" fn materialize(slot: *mut pg_sys::TupleTableSlot) {
+    decode_all(slot);
+    (pg_sys::TTSOpsVirtual.materialize.unwrap())(slot);
+    // The values are the slot's own now.
+    drop_lazy(slot);
+}
+
+#[pg_guard]
+unsafe extern "C-unwind" fn copy_heap_tuple(slot: *mut pg_sys::TupleTableSlot) -> pg_sys::HeapTuple {
+    decode_all(slot);
+    (pg_sys::TTSOpsVirtual.copy_heap_tuple.unwrap())(slot)
+}
+
+#[pg_guard]
+unsafe extern "C-unwind" fn copy_minimal_tuple(slot: *mut pg_sys::TupleTableSlot) -> pg_sys::MinimalTuple {
+    decode_all(slot);
+    (pg_sys::TTSOpsVirtual.copy_minimal_tuple.unwrap())(slot)
+}
+
+#[pg_guard]
+unsafe extern "C-unwind" fn copyslot(dst: *mut pg_sys::TupleTableSlot, src: *mut pg_sys::TupleTableSlot) {
+    // The virtual copy clears `dst` without going through its callbacks.
+    drop_lazy(dst);
+    (pg_sys::TTSOpsVirtual.copyslot.unwrap())(dst, src);
+}
+
 /// Sets up the slot type (from `_PG_init`): the virtual slot's callbacks, our size,
-/// our system attributes.
+/// our system attributes, lazily decoded rows.
 pub unsafe fn init() {
     let ops = &mut *addr_of_mut!(OPS);
     *ops = pg_sys::TTSOpsVirtual;
     ops.base_slot_size = std::mem::size_of::<ColumnarSlot>();
     ops.getsysattr = Some(getsysattr);
+    ops.getsomeattrs = Some(getsomeattrs);
+    ops.clear = Some(clear);
+    ops.release = Some(release);
+    ops.materialize = Some(materialize);
+    ops.copy_heap_tuple = Some(copy_heap_tuple);
+    ops.copy_minimal_tuple = Some(copy_minimal_tuple);
+    ops.copyslot = Some(copyslot);
 }
 
 pub fn ops() -> *const pg_sys::TupleTableSlotOps {
     &raw const OPS
 }
 
+pub unsafe fn is_columnar(slot: *mut pg_sys::TupleTableSlot) -> bool {
+    std::ptr::eq((*slot).tts_ops, ops())
+}
+
+#[pg_guard]
+unsafe extern "C-unwind" fn drop_with_context(arg: *mut std::ffi::c_void) {
+    (*(arg as *mut LazyCell)).row = None;
+}
+
+/// Gives a stored (virtual, empty of values) columnar slot its row to decode lazily.
+pub unsafe fn set_lazy(slot: *mut pg_sys::TupleTableSlot, row: LazyRow) {
+    let s = slot as *mut ColumnarSlot;
+    if (*s).cell.is_null() {
+        let cell = pg_sys::MemoryContextAllocZero((*slot).tts_mcxt, std::mem::size_of::<LazyCell>())
+            as *mut LazyCell;
+        (*cell).callback.func = Some(drop_with_context);
+        (*cell).callback.arg = cell as *mut std::ffi::c_void;
+        pg_sys::MemoryContextRegisterResetCallback((*slot).tts_mcxt, &mut (*cell).callback);
+        (*s).cell = cell;
+    }
+    (*(*s).cell).row = Some(Box::new(row));
+    (*slot).tts_nvalid = 0;
+}
+
 /// Records who wrote the row now in `slot`, if it is a columnar slot.
 pub unsafe fn set_writer(slot: *mut pg_sys::TupleTableSlot, xmin: pg_sys::TransactionId, cmin: u32) {
-    if std::ptr::eq((*slot).tts_ops, ops()) {
+    if is_columnar(slot) {
         let s = slot as *mut ColumnarSlot;
         (*s).xmin = xmin;
         (*s).cmin = cmin;

@@ -86,3 +86,12 @@ fn stats(
         TableIterator::new(out)
     }
 }
+
+/// How many column vectors row fetches (index, bitmap and TID scans, triggers, row
+/// locks) have decoded in this backend: a fetch decodes the vector holding its row only
+/// for the columns up to the last one the query reads, and neighbouring fetches share
+/// it.
+#[pg_extern(volatile, parallel_safe)]
+fn fetch_decoded_vectors() -> i64 {
+    super::fetch::decoded_vectors() as i64
+}
