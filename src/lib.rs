@@ -3,6 +3,11 @@
 //! This file only wires things together: module magic, `_PG_init`, and the SQL-visible
 //! entry points. Imports run one way: `planner` → `exec` → `storage`.
 
+// Every unsafe function here has the same contract, stated once instead of per
+// function: it runs on the backend's main thread, inside a transaction where the
+// PostgreSQL pointers it is given are live (see DEVELOPERS.md, "How we write code").
+#![allow(clippy::missing_safety_doc)]
+
 use pgrx::prelude::*;
 use std::sync::atomic::{AtomicBool, Ordering};
 

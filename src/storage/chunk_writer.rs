@@ -108,7 +108,7 @@ mod tests {
             let DecodedValues::Int(values) = &out.values else { panic!() };
             for (k, value) in values.iter().enumerate() {
                 let i = row + k as i64;
-                let valid = out.validity.as_ref().map_or(true, |m| m[k]);
+                let valid = out.validity.as_ref().is_none_or(|m| m[k]);
                 assert_eq!(valid, i % 7 != 0);
                 if valid {
                     assert_eq!(*value, i * 3);

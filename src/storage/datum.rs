@@ -93,14 +93,17 @@ pub unsafe fn relation_kinds(rel: pg_sys::Relation) -> Rc<[ColumnKind]> {
 
 /// Drops the cached kinds of `relid` (all of them for InvalidOid).
 pub fn forget_kinds(relid: pg_sys::Oid) {
-    KINDS.with(|c| {
-        let mut c = c.borrow_mut();
-        if relid == pg_sys::InvalidOid {
-            c.clear();
-        } else {
-            c.remove(&relid);
-        }
-    });
+    KINDS.with(|c| forget_relation(&mut c.borrow_mut(), relid));
+}
+
+/// Drops `relid`'s entry of a per-relation cache, or every entry for InvalidOid (what a
+/// relcache invalidation callback is given).
+pub fn forget_relation<V>(cache: &mut HashMap<pg_sys::Oid, V>, relid: pg_sys::Oid) {
+    if relid == pg_sys::InvalidOid {
+        cache.clear();
+    } else {
+        cache.remove(&relid);
+    }
 }
 
 /// Sign-extends the low `len` bytes of a by-value Datum, as `fetch_att` does.

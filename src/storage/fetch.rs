@@ -81,8 +81,10 @@ const ANY_GROUPS_MAX: usize = 256;
 thread_local! {
     /// Per row group stored in sort_by order, (storage id, first row): the position of
     /// each row offset. Stored orders never change, so entries cannot go stale.
-    static INVERSE_ORDERS: RefCell<HashMap<(u64, u64), Rc<[u32]>>> = RefCell::new(HashMap::new());
+    static INVERSE_ORDERS: RefCell<InverseOrders> = RefCell::new(HashMap::new());
 }
+
+type InverseOrders = HashMap<(u64, u64), Rc<[u32]>>;
 
 /// Row groups' inverse orders kept (400 KB each at most).
 const INVERSE_ORDERS_MAX: usize = 64;

@@ -36,27 +36,26 @@ impl KeyColumn<'_> {
     }
 }
 
+/// Per row of `rows`: the index of its value among `b`'s non-NULL values, None for NULL.
+fn dense_indexes(b: &ColumnBuilder, rows: std::ops::Range<usize>) -> Vec<Option<usize>> {
+    let mut next = b.dense_index(rows.start);
+    b.validity(rows)
+        .iter()
+        .map(|&valid| {
+            valid.then(|| {
+                next += 1;
+                next - 1
+            })
+        })
+        .collect()
+}
+
 /// The positions of rows `rows` of `keys` (the sort-key columns, in key order) once
 /// sorted: `order[p]` is the offset (from `rows.start`) of the row written at position
 /// p. Ties keep insertion order. None when the rows are in order already.
 pub fn flush_order(keys: &[&ColumnBuilder], rows: std::ops::Range<usize>) -> Option<Vec<u32>> {
-    let columns: Vec<KeyColumn> = keys
-        .iter()
-        .map(|b| {
-            let mut next = b.dense_index(rows.start);
-            let dense = b
-                .validity(rows.clone())
-                .iter()
-                .map(|&valid| {
-                    valid.then(|| {
-                        next += 1;
-                        next - 1
-                    })
-                })
-                .collect();
-            KeyColumn { builder: b, dense }
-        })
-        .collect();
+    let columns: Vec<KeyColumn> =
+        keys.iter().map(|b| KeyColumn { builder: b, dense: dense_indexes(b, rows.clone()) }).collect();
     let compare = |a: usize, b: usize| {
         columns.iter().map(|c| c.compare(a, b)).find(|o| o.is_ne()).unwrap_or(Ordering::Equal)
     };
@@ -82,17 +81,7 @@ pub fn inverse(order: &[u32]) -> Vec<u32> {
 /// Rows `rows` of `b` rearranged by `order` (offsets from `rows.start`).
 pub fn permuted(b: &ColumnBuilder, rows: std::ops::Range<usize>, order: &[u32]) -> ColumnBuilder {
     let mut out = ColumnBuilder::new(b.kind);
-    let mut next = b.dense_index(rows.start);
-    let dense: Vec<Option<usize>> = b
-        .validity(rows.clone())
-        .iter()
-        .map(|&valid| {
-            valid.then(|| {
-                next += 1;
-                next - 1
-            })
-        })
-        .collect();
+    let dense = dense_indexes(b, rows);
     for &o in order {
         match dense[o as usize] {
             None => out.push_null(),

@@ -270,7 +270,7 @@ mod tests {
         for _ in 0..300 {
             x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
             let o = (x >> 33) as u16 % BUCKET_ROWS as u16;
-            let succ = (x % 3 != 0).then_some(x >> 20);
+            let succ = (!x.is_multiple_of(3)).then_some(x >> 20);
             if b.add(o, succ) {
                 expected.insert(o, succ);
             }

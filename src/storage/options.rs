@@ -168,14 +168,7 @@ pub unsafe fn sort_columns(relid: pg_sys::Oid) -> Option<Rc<[usize]>> {
 
 /// Drops the cached sort key of `relid` (all of them for InvalidOid).
 pub fn forget_cached(relid: pg_sys::Oid) {
-    SORT_COLUMNS.with(|c| {
-        let mut c = c.borrow_mut();
-        if relid == pg_sys::InvalidOid {
-            c.clear();
-        } else {
-            c.remove(&relid);
-        }
-    });
+    SORT_COLUMNS.with(|c| super::datum::forget_relation(&mut c.borrow_mut(), relid));
 }
 
 /// Forgets the options of a dropped table.

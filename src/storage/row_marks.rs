@@ -103,7 +103,7 @@ impl DeleteMask {
             *w = u64::from_le_bytes(b.try_into().unwrap());
         }
         // Bits past the last row would make counts lie.
-        if rows % 64 != 0 {
+        if !rows.is_multiple_of(64) {
             if let Some(last) = mask.words.last() {
                 if last >> (rows % 64) != 0 {
                     return None;

@@ -16,6 +16,8 @@ fn count_summary(counts: &BTreeMap<String, u64>) -> String {
 /// One row per live column of a columnar table: row groups and rows visible to the
 /// current snapshot, bytes stored and before encoding, and the vectors' encodings
 /// (`encoding:count`, then `+compression:count` for vectors compressed further).
+// The row type is spelled out for pgrx, which derives the SQL result columns from it.
+#[allow(clippy::type_complexity)]
 #[pg_extern(stable)]
 fn stats(
     rel: PgRelation,

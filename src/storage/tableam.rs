@@ -3,6 +3,9 @@
 //! at the bottom is the table of contents. Callbacks for what columnar tables cannot do
 //! yet raise SQLSTATE 0A000 instead of being left NULL (which would crash).
 
+// The callbacks' signatures are PostgreSQL's table AM API, however many arguments.
+#![allow(clippy::too_many_arguments)]
+
 use super::bitmap_scan::BitmapScan;
 use super::error::not_supported;
 use super::fetch::{tid_row, Fetcher};
@@ -55,7 +58,7 @@ unsafe fn analyze_target_rows(rel: pg_sys::Relation) -> u64 {
     let target = (0..(*desc).natts as usize)
         .map(|i| super::datum::attr(desc, i))
         .filter(|a| !a.attisdropped)
-        .map(|a| if a.attstattarget < 0 { pg_sys::default_statistics_target } else { a.attstattarget as i32 })
+        .map(|a| if a.attstattarget < 0 { pg_sys::default_statistics_target } else { a.attstattarget })
         .max()
         .unwrap_or(pg_sys::default_statistics_target);
     300 * target.max(1) as u64
