@@ -89,8 +89,17 @@ pg_test() {
     rm -rf "$pgdata"
     mkdir -p "$(dirname "$pgdata")"
     chown postgres:postgres "$(dirname "$pgdata")"
+    # cargo pgrx test installs its build by copying over the library in place, which
+    # crashes every running server that has it mapped (make run's cluster): unlink it
+    # first, so the copy is a new file and running servers keep the old one.
+    rm -f "$("$PG_CONFIG" --pkglibdir)/pgcolumnar.so"
     # The filter keeps to #[pg_test] functions (pgrx names them pg_*); unit-test ran the rest.
     cargo pgrx test pg15 "::pg_" --runas postgres --pgdata "$pgdata"
+    local rc=$?
+    # Put the release build back (renamed into place) for the levels and servers after.
+    installed=0
+    install_release || return 1
+    return $rc
 }
 
 # run_pg_regress DRIVER SUBDIR EXTENSION NAME: one of PostgreSQL's regression drivers
