@@ -690,7 +690,7 @@ unsafe fn mark_rows(v: &[pg_sys::Datum; MARK_NATTS], n: &[bool; MARK_NATTS]) -> 
 /// several rows of a bucket is kept under the bucket's first row, a mark on one row
 /// under that row, so that many one-row changes (single-row DELETEs, row locks of
 /// foreign-key checks) do not pile up under one key.
-fn mark_keys(row: u64) -> impl Iterator<Item = u64> {
+pub fn mark_keys(row: u64) -> impl Iterator<Item = u64> {
     let start = bucket_start(row);
     std::iter::once(start).chain((row != start).then_some(row))
 }
@@ -720,10 +720,8 @@ pub unsafe fn insert_mark(storage_id: u64, bucket_first_row: u64, kind: MarkKind
 /// Which marks `marks_of` reads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum MarkScope {
-    /// The marks kept under the bucket's first row (see `mark_keys`).
-    BucketKey(u64),
-    /// The one-row marks of this row (not the bucket's first).
-    Row(u64),
+    /// The marks kept under this key (see `mark_keys`).
+    Key(u64),
     /// Every mark of the bucket starting here.
     WholeBucket(u64),
 }
@@ -735,7 +733,7 @@ pub unsafe fn marks_of(storage_id: u64, scope: MarkScope) -> Vec<Mark> {
         pg_sys::SnapshotData { snapshot_type: pg_sys::SnapshotType::SNAPSHOT_DIRTY, ..Default::default() };
     let eq = |att: i16, v: u64| (att, pg_sys::BTEqualStrategyNumber, pg_sys::F_INT8EQ, v);
     let bounds = match scope {
-        MarkScope::BucketKey(key) | MarkScope::Row(key) => vec![eq(1, storage_id), eq(2, key)],
+        MarkScope::Key(key) => vec![eq(1, storage_id), eq(2, key)],
         MarkScope::WholeBucket(start) => vec![
             eq(1, storage_id),
             (2, pg_sys::BTGreaterEqualStrategyNumber, pg_sys::F_INT8GE, start),

@@ -58,7 +58,6 @@ pub struct Fetcher {
     /// The decoded vectors the values of the last row stored in a non-columnar slot
     /// point into.
     held: Vec<Rc<DatumColumn>>,
-    scratch: DecodedVector,
 }
 
 unsafe fn is_mvcc(snapshot: pg_sys::Snapshot) -> bool {
@@ -105,6 +104,15 @@ fn cache_any_group(storage_id: u64, g: &RowGroupMeta) {
         }
         c.insert((storage_id, g.first_row), g.clone());
     });
+}
+
+/// A dirty snapshot reports the inserter/deleter a caller must wait for: none so far.
+unsafe fn reset_dirty(snapshot: pg_sys::Snapshot) {
+    if !snapshot.is_null() && (*snapshot).snapshot_type == pg_sys::SnapshotType::SNAPSHOT_DIRTY {
+        (*snapshot).xmin = pg_sys::InvalidTransactionId;
+        (*snapshot).xmax = pg_sys::InvalidTransactionId;
+        (*snapshot).speculativeToken = 0;
+    }
 }
 
 pub fn tid_row(tid: &pg_sys::ItemPointerData) -> Option<u64> {
@@ -221,7 +229,6 @@ impl Fetcher {
             groups_for: None,
             probed_for: None,
             probes: 0,
-            scratch: DecodedVector::default(),
         }
     }
 
@@ -255,13 +262,7 @@ impl Fetcher {
             let g = &self.groups[i];
             return (row < g.first_row + g.row_count).then(|| g.clone());
         }
-        if !snapshot.is_null() && (*snapshot).snapshot_type == pg_sys::SnapshotType::SNAPSHOT_DIRTY {
-            // A dirty snapshot reports the inserter/deleter a caller must wait for; none
-            // so far.
-            (*snapshot).xmin = pg_sys::InvalidTransactionId;
-            (*snapshot).xmax = pg_sys::InvalidTransactionId;
-            (*snapshot).speculativeToken = 0;
-        }
+        reset_dirty(snapshot);
         if !pg_sys::IsInParallelMode() && write_buffer::holds_row((*self.rel).rd_id, row) {
             write_buffer::flush_for_read(self.rel);
         }
@@ -294,7 +295,9 @@ impl Fetcher {
         let inverse = match INVERSE_ORDERS.with(|c| c.borrow().get(&key).cloned()) {
             Some(inv) => inv,
             None => {
-                let order = load_order(self.rel, chunk, g.row_count, std::ptr::null_mut(), &mut self.scratch);
+                let order = SCRATCH.with(|s| {
+                    load_order(self.rel, chunk, g.row_count, std::ptr::null_mut(), &mut s.borrow_mut())
+                });
                 let inv: Rc<[u32]> = inverse(&order).into();
                 INVERSE_ORDERS.with(|c| {
                     let mut c = c.borrow_mut();
@@ -326,11 +329,7 @@ impl Fetcher {
         {
             return false;
         }
-        if (*snapshot).snapshot_type == pg_sys::SnapshotType::SNAPSHOT_DIRTY {
-            (*snapshot).xmin = pg_sys::InvalidTransactionId;
-            (*snapshot).xmax = pg_sys::InvalidTransactionId;
-            (*snapshot).speculativeToken = 0;
-        }
+        reset_dirty(snapshot);
         true
     }
 

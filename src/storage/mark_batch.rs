@@ -96,7 +96,7 @@ impl Bucket {
             relid,
             storage_id,
             first_row,
-            marks: catalog::marks_of(storage_id, MarkScope::BucketKey(first_row)),
+            marks: catalog::marks_of(storage_id, MarkScope::Key(first_row)),
             complete: false,
             probes: 0,
             pending: MarkRowsBuilder::default(),
@@ -135,7 +135,7 @@ impl Bucket {
         if !self.complete && row != self.first_row {
             if self.probes < ROW_PROBES {
                 self.probes += 1;
-                let own = catalog::marks_of(self.storage_id, MarkScope::Row(row));
+                let own = catalog::marks_of(self.storage_id, MarkScope::Key(row));
                 out.extend(own.iter().map(|m| row_mark(m, offset)));
             } else {
                 self.marks = catalog::marks_of(self.storage_id, MarkScope::WholeBucket(self.first_row));
@@ -218,11 +218,11 @@ pub unsafe fn marks_on_any(storage_id: u64, row: u64) -> Vec<RowMark> {
         return marks_on(storage_id, row);
     }
     let offset = offset_in_bucket(row);
-    let mut marks = catalog::marks_of(storage_id, MarkScope::BucketKey(first_row));
-    if row != first_row {
-        marks.extend(catalog::marks_of(storage_id, MarkScope::Row(row)));
-    }
-    marks.iter().filter(|m| m.rows.contains(offset)).map(|m| row_mark(m, offset)).collect()
+    catalog::mark_keys(row)
+        .flat_map(|key| catalog::marks_of(storage_id, MarkScope::Key(key)))
+        .filter(|m| m.rows.contains(offset))
+        .map(|m| row_mark(&m, offset))
+        .collect()
 }
 
 /// Records a delete of `row` by command `cid` (the old version of an UPDATE when
