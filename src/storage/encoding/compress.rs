@@ -95,6 +95,11 @@ pub fn decompress(
             if u32::from_le_bytes(*head) as usize != raw_len {
                 return Err(CorruptData("lz4 size mismatch"));
             }
+            // Even an empty input compresses to one token byte: an empty block is a
+            // truncation (lz4_flex would decode it as zero bytes).
+            if block.is_empty() {
+                return Err(CorruptData("lz4 block missing"));
+            }
             out.resize(raw_len, 0);
             let n =
                 lz4_flex::block::decompress_into(block, out).map_err(|_| CorruptData("lz4 data corrupt"))?;
@@ -103,6 +108,11 @@ pub fn decompress(
             }
         }
         Compression::Zstd => {
+            // zstd reports zero bytes decoded from zero bytes of input, but a frame is
+            // never empty: no input is a truncation.
+            if input.is_empty() {
+                return Err(CorruptData("zstd frame missing"));
+            }
             out.resize(raw_len, 0);
             // The destination slice has exactly raw_len bytes: zstd fails rather than
             // write more, whatever the frame header claims.
@@ -142,6 +152,11 @@ mod tests {
             compress_lz4(&data, &mut lz);
             let mut zs = Vec::new();
             assert!(compress_zstd(&data, 3, &mut zs));
+            // Every proper prefix is a truncation, also of an empty payload.
+            for (method, c) in [(Compression::Lz4, &lz), (Compression::Zstd, &zs)] {
+                assert!((0..c.len())
+                    .all(|cut| decompress(method, &c[..cut], data.len(), &mut Vec::new()).is_err()));
+            }
             let mut out = Vec::new();
             decompress(Compression::Lz4, &lz, data.len(), &mut out).unwrap();
             assert_eq!(out, data);
