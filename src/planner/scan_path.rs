@@ -4,7 +4,7 @@
 use super::cost::{self, CostParams, ScanInput};
 use crate::exec::{columnar_scan, MethodTable};
 use crate::storage::chunk_writer::VECTOR_ROWS;
-use crate::storage::{catalog, pages, tableam};
+use crate::storage::{pages, plan_sizes, tableam};
 use pgrx::pg_sys;
 use pgrx::prelude::*;
 
@@ -98,7 +98,7 @@ unsafe fn add_scan_path(
 ) {
     let natts = (*(*relation).rd_att).natts as usize;
     let storage_id = pages::storage_id(relation);
-    let bytes = catalog::column_bytes(storage_id, natts);
+    let bytes = plan_sizes::column_bytes(storage_id, natts);
     let mut quals = pg_sys::QualCost::default();
     pg_sys::cost_qual_eval(&mut quals, (*rel).baserestrictinfo, root);
     let input = ScanInput {

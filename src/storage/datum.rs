@@ -173,46 +173,89 @@ impl DatumColumn {
             Some(valid) => self.nulls.extend(valid.iter().map(|ok| !*ok)),
             None => self.nulls.resize(rows, false),
         }
-        match (&v.values, kind) {
-            (DecodedValues::Int(values), _) => {
-                self.datums.extend(values.iter().map(|x| pg_sys::Datum::from(*x as isize as usize)))
-            }
-            // float4 Datums are sign-extended 32-bit patterns (Float4GetDatum).
-            (DecodedValues::Float32(values), _) => self
-                .datums
-                .extend(values.iter().map(|x| pg_sys::Datum::from(x.to_bits() as i32 as isize as usize))),
-            (DecodedValues::Float64(values), _) => {
-                self.datums.extend(values.iter().map(|x| pg_sys::Datum::from(x.to_bits() as usize)))
-            }
-            (DecodedValues::Bytes { offsets, data }, kind) => {
-                self.materialize_bytes(kind, offsets, data, rows)
-            }
+        match &v.values {
+            DecodedValues::Int(values) => self.datums.extend(values.iter().map(|&x| int_datum(x))),
+            DecodedValues::Float32(values) => self.datums.extend(values.iter().map(|&x| f32_datum(x))),
+            DecodedValues::Float64(values) => self.datums.extend(values.iter().map(|&x| f64_datum(x))),
+            DecodedValues::Bytes { offsets, data } => self.materialize_bytes(kind, offsets, data, rows),
         }
     }
 
     unsafe fn materialize_bytes(&mut self, kind: ColumnKind, offsets: &[u32], data: &[u8], rows: usize) {
-        let header = match kind {
-            ColumnKind::Varlena => VARHDRSZ,
-            _ => 0,
-        };
-        let trailer = usize::from(kind == ColumnKind::CString);
-        let image_len = |i: usize| header + (offsets[i + 1] - offsets[i]) as usize + trailer;
-        let words: usize = (0..rows).map(|i| image_len(i).div_ceil(8)).sum();
+        let value = |i: usize| &data[offsets[i] as usize..offsets[i + 1] as usize];
+        let words: usize = (0..rows).map(|i| image_words(kind, value(i).len())).sum();
         self.arena.clear();
         self.arena.resize(words, 0);
-        let base = self.arena.as_mut_ptr() as *mut u8;
+        let base = self.arena.as_mut_ptr();
         let mut at = 0usize;
         for i in 0..rows {
-            let value = &data[offsets[i] as usize..offsets[i + 1] as usize];
             let dst = base.add(at);
-            if header > 0 {
-                // SET_VARSIZE for a 4-byte header on a little-endian machine.
-                (dst as *mut u32).write(((value.len() + VARHDRSZ) as u32) << 2);
-            }
-            std::ptr::copy_nonoverlapping(value.as_ptr(), dst.add(header), value.len());
-            // A cstring's NUL is already there: the arena is zeroed.
+            write_image(kind, value(i), dst as *mut u8);
             self.datums.push(pg_sys::Datum::from(dst));
-            at += image_len(i).div_ceil(8) * 8;
+            at += image_words(kind, value(i).len());
         }
     }
+}
+
+fn int_datum(x: i64) -> pg_sys::Datum {
+    pg_sys::Datum::from(x as isize as usize)
+}
+
+/// float4 Datums are sign-extended 32-bit patterns (Float4GetDatum).
+fn f32_datum(x: f32) -> pg_sys::Datum {
+    pg_sys::Datum::from(x.to_bits() as i32 as isize as usize)
+}
+
+fn f64_datum(x: f64) -> pg_sys::Datum {
+    pg_sys::Datum::from(x.to_bits() as usize)
+}
+
+/// 8-byte words of the datum image of a `len`-byte value: a varlena's 4-byte header,
+/// a cstring's NUL.
+fn image_words(kind: ColumnKind, len: usize) -> usize {
+    let extra = match kind {
+        ColumnKind::Varlena => VARHDRSZ,
+        ColumnKind::CString => 1,
+        _ => 0,
+    };
+    (len + extra).div_ceil(8)
+}
+
+/// Writes the datum image of `value` at `dst`, which has `image_words` zeroed words.
+unsafe fn write_image(kind: ColumnKind, value: &[u8], dst: *mut u8) {
+    let mut body = dst;
+    if kind == ColumnKind::Varlena {
+        // SET_VARSIZE for a 4-byte header on a little-endian machine.
+        (dst as *mut u32).write(((value.len() + VARHDRSZ) as u32) << 2);
+        body = dst.add(VARHDRSZ);
+    }
+    // A cstring's NUL is already there: the words are zeroed.
+    std::ptr::copy_nonoverlapping(value.as_ptr(), body, value.len());
+}
+
+/// Row `i` of a decoded vector as a Datum and null flag. A by-reference value is
+/// copied into `images`, which must outlive the Datum.
+pub unsafe fn row_datum(
+    kind: ColumnKind,
+    v: &DecodedVector,
+    i: usize,
+    images: &mut Vec<Box<[u64]>>,
+) -> (pg_sys::Datum, bool) {
+    if v.validity.as_ref().is_some_and(|valid| !valid[i]) {
+        return (pg_sys::Datum::from(0usize), true);
+    }
+    let d = match &v.values {
+        DecodedValues::Int(values) => int_datum(values[i]),
+        DecodedValues::Float32(values) => f32_datum(values[i]),
+        DecodedValues::Float64(values) => f64_datum(values[i]),
+        DecodedValues::Bytes { offsets, data } => {
+            let value = &data[offsets[i] as usize..offsets[i + 1] as usize];
+            let mut image = vec![0u64; image_words(kind, value.len())].into_boxed_slice();
+            write_image(kind, value, image.as_mut_ptr() as *mut u8);
+            let d = pg_sys::Datum::from(image.as_ptr());
+            images.push(image);
+            d
+        }
+    };
+    (d, false)
 }

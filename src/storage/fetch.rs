@@ -9,11 +9,11 @@
 
 use super::catalog::{self, RowGroupMeta};
 use super::chunk_writer::VECTOR_ROWS;
-use super::datum::{self, ColumnKind, DatumColumn};
+use super::datum::{self, ColumnKind};
 use super::encoding::DecodedVector;
 use super::flush_order::inverse;
 use super::mark_batch;
-use super::reader::{decode_to_datums, load_order, row_tid};
+use super::reader::{decode_checked, load_order, row_tid};
 use super::row_marks::MarkKind;
 use super::{layout, pages, write_buffer};
 use pgrx::pg_sys;
@@ -31,7 +31,7 @@ const SHARED_MAX_BYTES: usize = 32 << 20;
 
 #[derive(Default)]
 struct SharedVectors {
-    entries: HashMap<VectorKey, Rc<DatumColumn>>,
+    entries: HashMap<VectorKey, Rc<DecodedVector>>,
     bytes: usize,
 }
 
@@ -55,9 +55,9 @@ pub struct Fetcher {
     /// The snapshot of the last probes, and how many fetches probed for it.
     probed_for: Option<(usize, u32, u32, u32)>,
     probes: u32,
-    /// The decoded vectors the values of the last row stored in a non-columnar slot
-    /// point into.
-    held: Vec<Rc<DatumColumn>>,
+    /// The images the by-reference values of the last row stored in a non-columnar
+    /// slot point to.
+    held: Vec<Box<[u64]>>,
 }
 
 unsafe fn is_mvcc(snapshot: pg_sys::Snapshot) -> bool {
@@ -131,8 +131,9 @@ pub struct LazyRow {
     /// The vector holding the row, and the row's index in it.
     vector: usize,
     at: usize,
-    /// The decoded vectors the slot's values point into.
-    held: Vec<Rc<DatumColumn>>,
+    /// The images the slot's by-reference values point to (each value is copied out
+    /// of its decoded vector: a fetch of one row does not build Datums for 2,048).
+    images: Vec<Box<[u64]>>,
 }
 
 impl LazyRow {
@@ -149,8 +150,8 @@ impl LazyRow {
                 }
                 (kind, Some(chunk)) => {
                     let key = (self.storage_id, self.group.first_row, self.vector, i);
-                    let column = match SHARED.with(|c| c.borrow().entries.get(&key).cloned()) {
-                        Some(column) => column,
+                    let vector = match SHARED.with(|c| c.borrow().entries.get(&key).cloned()) {
+                        Some(vector) => vector,
                         None => {
                             let Some(entry) = chunk.vectors.get(self.vector) else {
                                 super::error::data_corrupted("vector missing from chunk")
@@ -164,22 +165,20 @@ impl LazyRow {
                                 std::ptr::null_mut(),
                                 &mut bytes,
                             );
-                            let mut column = DatumColumn::default();
-                            SCRATCH.with(|s| {
-                                decode_to_datums(kind, &bytes, entry.rows, &mut s.borrow_mut(), &mut column)
+                            let vector = SCRATCH.with(|s| {
+                                let mut scratch = s.borrow_mut();
+                                decode_checked(kind, &bytes, entry.rows, &mut scratch);
+                                Rc::new(scratch.take_rows())
                             });
-                            let column = Rc::new(column);
-                            share(key, &column);
+                            share(key, &vector);
                             DECODED.with(|d| d.set(d.get() + 1));
-                            column
+                            vector
                         }
                     };
-                    if self.at >= column.datums.len() {
+                    if self.at >= vector.rows as usize {
                         super::error::data_corrupted("row beyond its vector");
                     }
-                    let value = (column.datums[self.at], column.nulls[self.at]);
-                    self.held.push(column);
-                    value
+                    datum::row_datum(kind, &vector, self.at, &mut self.images)
                 }
             };
             *values.add(i) = d;
@@ -200,15 +199,15 @@ pub fn decoded_vectors() -> u64 {
 }
 
 /// Offers a freshly decoded vector to the other fetchers of this backend.
-fn share(key: VectorKey, column: &Rc<DatumColumn>) {
+fn share(key: VectorKey, vector: &Rc<DecodedVector>) {
     SHARED.with(|c| {
         let mut shared = c.borrow_mut();
-        let bytes = column.heap_bytes();
+        let bytes = vector.heap_bytes();
         if shared.entries.len() >= SHARED_MAX_VECTORS || shared.bytes + bytes > SHARED_MAX_BYTES {
             shared.entries.clear();
             shared.bytes = 0;
         }
-        if bytes <= SHARED_MAX_BYTES && shared.entries.insert(key, column.clone()).is_none() {
+        if bytes <= SHARED_MAX_BYTES && shared.entries.insert(key, vector.clone()).is_none() {
             shared.bytes += bytes;
         }
     });
@@ -468,7 +467,7 @@ impl Fetcher {
             group: g,
             vector: in_group / VECTOR_ROWS,
             at: in_group % VECTOR_ROWS,
-            held: Vec::new(),
+            images: Vec::new(),
         };
         pg_sys::ExecClearTuple(slot);
         if super::slot::is_columnar(slot) {
@@ -478,8 +477,8 @@ impl Fetcher {
         } else {
             let natts = self.kinds.len();
             lazy.fill(0, natts, (*slot).tts_values, (*slot).tts_isnull);
-            // The values point into these vectors: kept until the next fetch.
-            self.held = std::mem::take(&mut lazy.held);
+            // By-reference values point into these: kept until the next fetch.
+            self.held = std::mem::take(&mut lazy.images);
             pg_sys::ExecStoreVirtualTuple(slot);
         }
         super::slot::set_writer(slot, xmin, cmin);

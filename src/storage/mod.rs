@@ -4,7 +4,7 @@
 //! `layout`, `directory`, `zonemap`, `column_builder`, `chunk_writer`, `row_marks`,
 //! `mark_rows`, `flush_order`.
 //! PostgreSQL-facing: `tableam` (the callbacks), `reader`, `write_buffer`, `pages`,
-//! `catalog`, `datum`, `error`, `row_change` (DELETE, UPDATE, row locks), `mark_batch`
+//! `catalog`, `plan_sizes` (cached sizes for planning), `datum`, `error`, `row_change` (DELETE, UPDATE, row locks), `mark_batch`
 //! (a statement's deletes collected per bucket).
 
 pub mod bitmap_scan;
@@ -24,6 +24,7 @@ pub mod mark_batch;
 pub mod mark_rows;
 pub mod options;
 pub mod pages;
+pub mod plan_sizes;
 pub mod reader;
 pub mod rewrite;
 pub mod row_change;

@@ -470,13 +470,18 @@ pub unsafe fn decode_to_datums(
     scratch: &mut DecodedVector,
     column: &mut DatumColumn,
 ) {
-    if let Err(e) = decode_vector(bytes, kind.physical().unwrap(), scratch) {
+    decode_checked(kind, bytes, rows, scratch);
+    column.materialize(kind, scratch);
+}
+
+/// Decodes a stored vector that its directory entry says holds `rows` rows.
+pub fn decode_checked(kind: ColumnKind, bytes: &[u8], rows: u32, out: &mut DecodedVector) {
+    if let Err(e) = decode_vector(bytes, kind.physical().unwrap(), out) {
         data_corrupted(&e.to_string());
     }
-    if scratch.rows != rows {
+    if out.rows != rows {
         data_corrupted("vector row count differs from its directory entry");
     }
-    column.materialize(kind, scratch);
 }
 
 /// The order column of a row group (see `flush_order`), checked to be a permutation of

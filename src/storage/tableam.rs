@@ -629,13 +629,9 @@ unsafe extern "C-unwind" fn relation_estimate_size(
     allvisfrac: *mut f64,
 ) {
     let nblocks = pages::nblocks(rel);
-    let rows: u64 = match existing_storage_id(rel) {
-        Some(storage_id) => catalog::load_row_groups(storage_id, std::ptr::null_mut(), false)
-            .iter()
-            .map(|g| g.row_count)
-            .sum(),
-        None => 0,
-    };
+    // pages::storage_id is cached with the relation; existing_storage_id's smgrexists
+    // reopens the file, a tenth of a point lookup's time.
+    let rows = if nblocks == 0 { 0 } else { super::plan_sizes::row_count(pages::storage_id(rel)) };
     *pages_out = nblocks;
     *tuples = rows as f64;
     *allvisfrac = 0.0;

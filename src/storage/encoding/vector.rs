@@ -224,6 +224,29 @@ impl DecodedVector {
     pub fn is_valid(&self, i: usize) -> bool {
         self.validity.as_ref().is_none_or(|v| v[i])
     }
+
+    /// Moves the decoded rows out into a vector of their own, leaving this one's decode
+    /// scratch (decompression buffers) behind for the next decode: for keeping decoded
+    /// vectors without their scratch.
+    pub fn take_rows(&mut self) -> DecodedVector {
+        DecodedVector {
+            rows: std::mem::take(&mut self.rows),
+            validity: self.validity.take(),
+            values: std::mem::take(&mut self.values),
+            scratch: DecodeScratch::default(),
+        }
+    }
+
+    /// Bytes of memory the decoded rows hold.
+    pub fn heap_bytes(&self) -> usize {
+        let values = match &self.values {
+            DecodedValues::Int(v) => v.capacity() * 8,
+            DecodedValues::Float32(v) => v.capacity() * 4,
+            DecodedValues::Float64(v) => v.capacity() * 8,
+            DecodedValues::Bytes { offsets, data } => offsets.capacity() * 4 + data.capacity(),
+        };
+        values + self.validity.as_ref().map_or(0, Vec::capacity)
+    }
 }
 
 const MIN_COMPRESS_LEN: usize = 64;
