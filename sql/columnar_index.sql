@@ -72,7 +72,25 @@ CREATE TRIGGER pk_audit AFTER INSERT ON pk FOR EACH ROW EXECUTE FUNCTION audit_i
 INSERT INTO pk VALUES (7000, 'audited'), (7001, 'audited too');
 SELECT * FROM audit ORDER BY id;
 
-DROP TABLE ix, pk, audit;
+-- Bitmap heap scans do not prefetch TID blocks (they are not pages of the file): rows
+-- numbered past 38 million have TID blocks beyond the first 1 GB segment of a file
+-- far smaller, which PostgreSQL's prefetch failed to open.
+CREATE TABLE far (id int) USING columnar;
+BEGIN;
+INSERT INTO far SELECT 0 FROM generate_series(1, 38200000);
+ROLLBACK;
+INSERT INTO far SELECT g FROM generate_series(1, 20000) g;
+CREATE INDEX far_id ON far (id);
+SELECT pg_relation_size('far') < 1024 * 1024 * 1024 AS file_below_one_segment,
+       min(ctid) > '(131072,0)' AS tid_blocks_beyond_it FROM far;
+SET effective_io_concurrency = 16;
+SET enable_indexscan = off;
+EXPLAIN (COSTS OFF) SELECT count(*), sum(id) FROM far WHERE id BETWEEN 100 AND 15000;
+SELECT count(*), sum(id) FROM far WHERE id BETWEEN 100 AND 15000;
+RESET enable_indexscan;
+RESET effective_io_concurrency;
+
+DROP TABLE ix, pk, audit, far;
 DROP FUNCTION audit_insert();
 DROP EXTENSION pgcolumnar;
 DROP SCHEMA pgcolumnar;

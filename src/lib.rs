@@ -52,7 +52,8 @@ pub extern "C-unwind" fn _PG_init() {
 }
 
 /// Buffered columnar rows are written out before a query starts: its snapshot must see
-/// them, and once it runs in parallel mode nothing can be written.
+/// them, and once it runs in parallel mode nothing can be written. Once the plan is
+/// started, bitmap scans of columnar tables are told not to prefetch.
 #[pg_guard]
 unsafe extern "C-unwind" fn executor_start(query_desc: *mut pg_sys::QueryDesc, eflags: i32) {
     storage::write_buffer::flush_all();
@@ -61,6 +62,7 @@ unsafe extern "C-unwind" fn executor_start(query_desc: *mut pg_sys::QueryDesc, e
         Some(prev) => prev(query_desc, eflags),
         None => pg_sys::standard_ExecutorStart(query_desc, eflags),
     }
+    storage::bitmap_scan::disable_prefetch((*query_desc).planstate);
 }
 
 /// A statement's collected deletes are published when it has run, before its AFTER
