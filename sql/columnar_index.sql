@@ -25,7 +25,12 @@ SET enable_seqscan = off;
 
 -- A fetch decodes the vector holding its row, and only when the query first reads a
 -- column, up to that column (as heap deforms a tuple): 6 rows of one vector, reading
--- id and k decodes two vectors; reading every column then decodes only v's.
+-- id and k decodes two vectors; reading every column then decodes only v's. A new
+-- session starts with no decoded vector kept.
+\c -
+SET pgcolumnar.enable_columnar_scan = off;
+SET enable_seqscan = off;
+SET enable_bitmapscan = off;
 SELECT pgcolumnar.fetch_decoded_vectors() AS before \gset
 SELECT k FROM ix WHERE id BETWEEN 150010 AND 150015 ORDER BY id;
 SELECT pgcolumnar.fetch_decoded_vectors() - :before AS decoded;

@@ -7,10 +7,10 @@ use super::directory::{self, VectorEntry};
 use super::error::data_corrupted;
 use super::mark_rows::{bucket_start, offset_in_bucket, MarkRows, BUCKET_ROWS};
 use super::row_marks::{DeleteMask, MarkKind};
+use hashbrown::HashMap;
 use pgrx::prelude::*;
 use pgrx::{pg_sys, IntoDatum};
 use std::cell::RefCell;
-use std::collections::HashMap;
 use std::ffi::CStr;
 use std::rc::Rc;
 
@@ -555,7 +555,9 @@ unsafe fn parse_row_group(
 }
 
 /// Fills in `g.chunks` from the cache or the `chunk` table.
-unsafe fn attach_chunks(storage_id: u64, g: &mut RowGroupMeta, snapshot: pg_sys::Snapshot) {
+/// Gives a row group loaded without its chunks (`load_row_groups(.., false)`) its
+/// chunks, from the backend's cache when there.
+pub unsafe fn attach_chunks(storage_id: u64, g: &mut RowGroupMeta, snapshot: pg_sys::Snapshot) {
     let key = (storage_id, g.first_row);
     let cached = CACHE.with(|c| c.borrow().entries.get(&key).cloned());
     g.chunks = match cached {
@@ -617,13 +619,21 @@ pub unsafe fn row_deleted(storage_id: u64, row: u64, snapshot: pg_sys::Snapshot)
 /// catalog snapshot: for planning.
 pub unsafe fn column_bytes(storage_id: u64, natts: usize) -> Vec<u64> {
     let mut bytes = vec![0u64; natts];
-    for g in load_row_groups(storage_id, std::ptr::null_mut(), true) {
-        for c in g.chunks.columns.iter().flatten() {
-            if let Some(b) = bytes.get_mut(c.attnum as usize - 1) {
-                *b += c.length;
+    // Chunk rows come and go with their row group's, so the chunk table alone has the
+    // sums; its vector directories (often toasted) are not read.
+    scan_storage::<CHUNK_NATTS>(
+        c"chunk",
+        c"chunk_pkey",
+        storage_id,
+        std::ptr::null_mut(),
+        pg_sys::AccessShareLock,
+        |_, _, v, _| {
+            let attnum = i16::from_datum(v[2], false).unwrap();
+            if let Some(b) = (attnum as usize).checked_sub(1).and_then(|at| bytes.get_mut(at)) {
+                *b += int8(v[4]);
             }
-        }
-    }
+        },
+    );
     bytes
 }
 

@@ -8,9 +8,9 @@
 
 use super::column_builder::ColumnBuilder;
 use super::encoding::{DecodedValues, DecodedVector, PhysicalKind};
+use hashbrown::HashMap;
 use pgrx::pg_sys;
 use std::cell::RefCell;
-use std::collections::HashMap;
 use std::rc::Rc;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

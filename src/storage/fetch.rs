@@ -16,22 +16,29 @@ use super::mark_batch;
 use super::reader::{decode_checked, load_order, row_tid};
 use super::row_marks::MarkKind;
 use super::{layout, pages, write_buffer};
+use hashbrown::HashMap;
 use pgrx::pg_sys;
 use std::cell::RefCell;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 use std::rc::Rc;
 
-/// (storage id, first row of the row group, vector, attribute index). Stored vectors
-/// never change and storage ids are never reused, so entries cannot go stale.
-type VectorKey = (u64, u64, usize, usize);
+/// (storage id, first row of the row group, vector). Stored vectors never change and
+/// storage ids are never reused, so entries cannot go stale.
+type VectorKey = (u64, u64, usize);
 
-/// The shared cache is emptied when it grows past either bound.
-const SHARED_MAX_VECTORS: usize = 64;
+/// The decoded columns of one stored vector (2,048 rows of a row group), by attribute
+/// index, decoded as fetches ask for them. A fetched row finds it with one lookup and
+/// then reads each column by index.
+type VectorColumns = Rc<RefCell<Vec<Option<Rc<DecodedVector>>>>>;
+
+/// The shared cache is emptied when the columns it holds grow past either bound.
+const SHARED_MAX_COLUMNS: usize = 64;
 const SHARED_MAX_BYTES: usize = 32 << 20;
 
 #[derive(Default)]
 struct SharedVectors {
-    entries: HashMap<VectorKey, Rc<DecodedVector>>,
+    entries: HashMap<VectorKey, VectorColumns>,
+    columns: usize,
     bytes: usize,
 }
 
@@ -49,6 +56,8 @@ pub struct Fetcher {
     storage_id: u64,
     /// Row groups visible to `groups_for`, an MVCC snapshot's identity.
     groups: Vec<RowGroupMeta>,
+    /// Which of `groups` have their chunks.
+    chunks_attached: Vec<bool>,
     /// Row numbers deleted for that snapshot (marks not folded into masks yet).
     deleted_rows: Vec<u64>,
     groups_for: Option<(usize, u32, u32, u32)>,
@@ -131,6 +140,8 @@ pub struct LazyRow {
     /// The vector holding the row, and the row's index in it.
     vector: usize,
     at: usize,
+    /// That vector's decoded columns, found at the first column asked for.
+    columns: Option<VectorColumns>,
     /// The images the slot's by-reference values point to (each value is copied out
     /// of its decoded vector: a fetch of one row does not build Datums for 2,048).
     images: Vec<Box<[u64]>>,
@@ -149,28 +160,31 @@ impl LazyRow {
                     (d, isnull)
                 }
                 (kind, Some(chunk)) => {
-                    let key = (self.storage_id, self.group.first_row, self.vector, i);
-                    let vector = match SHARED.with(|c| c.borrow().entries.get(&key).cloned()) {
+                    let columns = self.columns.get_or_insert_with(|| {
+                        shared_columns((self.storage_id, self.group.first_row, self.vector), self.kinds.len())
+                    });
+                    let cached = columns.borrow()[i].clone();
+                    let vector = match cached {
                         Some(vector) => vector,
                         None => {
                             let Some(entry) = chunk.vectors.get(self.vector) else {
                                 super::error::data_corrupted("vector missing from chunk")
                             };
-                            let mut bytes = Vec::new();
-                            let at_byte = chunk.offset + entry.offset as u64;
-                            pages::read_stream(
-                                self.rel,
-                                at_byte,
-                                entry.len as usize,
-                                std::ptr::null_mut(),
-                                &mut bytes,
-                            );
                             let vector = SCRATCH.with(|s| {
-                                let mut scratch = s.borrow_mut();
-                                decode_checked(kind, &bytes, entry.rows, &mut scratch);
+                                let (bytes, scratch) = &mut *s.borrow_mut();
+                                let at_byte = chunk.offset + entry.offset as u64;
+                                pages::read_stream(
+                                    self.rel,
+                                    at_byte,
+                                    entry.len as usize,
+                                    std::ptr::null_mut(),
+                                    bytes,
+                                );
+                                decode_checked(kind, bytes, entry.rows, scratch);
                                 Rc::new(scratch.take_rows())
                             });
-                            share(key, &vector);
+                            columns.borrow_mut()[i] = Some(vector.clone());
+                            account(&vector);
                             DECODED.with(|d| d.set(d.get() + 1));
                             vector
                         }
@@ -188,7 +202,8 @@ impl LazyRow {
 }
 
 thread_local! {
-    static SCRATCH: RefCell<DecodedVector> = RefCell::new(DecodedVector::default());
+    /// A stored vector's bytes and its decoding, reused by every fetch of the backend.
+    static SCRATCH: RefCell<(Vec<u8>, DecodedVector)> = RefCell::new(Default::default());
     /// Vectors this backend's fetches decoded (`pgcolumnar.fetch_decoded_vectors()`).
     static DECODED: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
 }
@@ -198,17 +213,23 @@ pub fn decoded_vectors() -> u64 {
     DECODED.with(|d| d.get())
 }
 
-/// Offers a freshly decoded vector to the other fetchers of this backend.
-fn share(key: VectorKey, vector: &Rc<DecodedVector>) {
+/// The shared decoded columns of a vector, made empty if not there yet.
+fn shared_columns(key: VectorKey, natts: usize) -> VectorColumns {
     SHARED.with(|c| {
         let mut shared = c.borrow_mut();
-        let bytes = vector.heap_bytes();
-        if shared.entries.len() >= SHARED_MAX_VECTORS || shared.bytes + bytes > SHARED_MAX_BYTES {
-            shared.entries.clear();
-            shared.bytes = 0;
-        }
-        if bytes <= SHARED_MAX_BYTES && shared.entries.insert(key, vector.clone()).is_none() {
-            shared.bytes += bytes;
+        shared.entries.entry(key).or_insert_with(|| Rc::new(RefCell::new(vec![None; natts]))).clone()
+    })
+}
+
+/// Counts a freshly decoded column against the shared cache's bounds; past them the
+/// cache starts over (rows still holding a vector's columns keep them).
+fn account(vector: &DecodedVector) {
+    SHARED.with(|c| {
+        let mut shared = c.borrow_mut();
+        shared.columns += 1;
+        shared.bytes += vector.heap_bytes();
+        if shared.columns > SHARED_MAX_COLUMNS || shared.bytes > SHARED_MAX_BYTES {
+            *shared = SharedVectors::default();
         }
     });
 }
@@ -224,6 +245,7 @@ impl Fetcher {
             kinds,
             storage_id,
             groups: Vec::new(),
+            chunks_attached: Vec::new(),
             deleted_rows: Vec::new(),
             groups_for: None,
             probed_for: None,
@@ -253,13 +275,23 @@ impl Fetcher {
                     self.probes += 1;
                     return catalog::load_group_of_row(self.storage_id, row, snapshot);
                 }
-                self.groups = catalog::load_row_groups(self.storage_id, snapshot, true);
+                // Chunks are attached to the groups fetches reach, not to all of them:
+                // a first query on a large table would read every directory otherwise.
+                self.groups = catalog::load_row_groups(self.storage_id, snapshot, false);
+                self.chunks_attached = vec![false; self.groups.len()];
                 self.deleted_rows = catalog::load_deleted_rows(self.storage_id, snapshot);
                 self.groups_for = Some(key);
             }
             let i = self.groups.partition_point(|g| g.first_row <= row).checked_sub(1)?;
-            let g = &self.groups[i];
-            return (row < g.first_row + g.row_count).then(|| g.clone());
+            let g = &mut self.groups[i];
+            if row >= g.first_row + g.row_count {
+                return None;
+            }
+            if !self.chunks_attached[i] {
+                catalog::attach_chunks(self.storage_id, g, snapshot);
+                self.chunks_attached[i] = true;
+            }
+            return Some(g.clone());
         }
         reset_dirty(snapshot);
         if !pg_sys::IsInParallelMode() && write_buffer::holds_row((*self.rel).rd_id, row) {
@@ -295,7 +327,7 @@ impl Fetcher {
             Some(inv) => inv,
             None => {
                 let order = SCRATCH.with(|s| {
-                    load_order(self.rel, chunk, g.row_count, std::ptr::null_mut(), &mut s.borrow_mut())
+                    load_order(self.rel, chunk, g.row_count, std::ptr::null_mut(), &mut s.borrow_mut().1)
                 });
                 let inv: Rc<[u32]> = inverse(&order).into();
                 INVERSE_ORDERS.with(|c| {
@@ -467,6 +499,7 @@ impl Fetcher {
             group: g,
             vector: in_group / VECTOR_ROWS,
             at: in_group % VECTOR_ROWS,
+            columns: None,
             images: Vec::new(),
         };
         pg_sys::ExecClearTuple(slot);

@@ -8,11 +8,11 @@
 //! that order (see `flush_order`).
 
 use super::tableam;
+use hashbrown::HashMap;
 use pgrx::pg_sys;
 use pgrx::prelude::*;
 use pgrx::PgSqlErrorCode;
 use std::cell::RefCell;
-use std::collections::HashMap;
 use std::ffi::CStr;
 use std::rc::Rc;
 

@@ -9,9 +9,9 @@
 //! nothing itself: its own flushes change the sums without any transaction ending.
 
 use super::catalog;
+use hashbrown::HashMap;
 use pgrx::pg_sys;
 use std::cell::RefCell;
-use std::collections::HashMap;
 use std::rc::Rc;
 
 #[derive(Default)]

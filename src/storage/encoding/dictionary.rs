@@ -8,11 +8,11 @@
 //! Building the dictionary is the expensive part (one hash lookup per value), so
 //! `build*` take the size to beat and give up as soon as the dictionary cannot beat it.
 
-use std::collections::HashMap;
+use hashbrown::HashMap;
 
 use super::bitpack::{self, bits_needed, packed_len, FOR_HEADER_LEN};
 use super::plain;
-use super::{CorruptData, Fixed, FxBuild, Scratch, MAX_DECODED_BYTES};
+use super::{CorruptData, Fixed, Scratch, MAX_DECODED_BYTES};
 
 fn codes_len(count: usize, dict_len: usize) -> usize {
     FOR_HEADER_LEN + packed_len(count, bits_needed(dict_len.saturating_sub(1) as u64))
@@ -57,7 +57,7 @@ pub fn build<T: Fixed>(values: &[T], give_up_at: usize) -> Option<FixedDict<T>> 
     if give_up_at != usize::MAX && sample_all_distinct(n, |i| values[i].to_bits64()) {
         return None;
     }
-    let mut map: HashMap<u64, u32, FxBuild> = HashMap::default();
+    let mut map: HashMap<u64, u32> = HashMap::new();
     let mut dict = FixedDict { values: Vec::new(), codes: Vec::with_capacity(n), min: 0, max: 0 };
     for &v in values {
         let bits = v.to_bits64();
@@ -177,7 +177,7 @@ pub fn build_bytes<'a>(offsets: &[u32], data: &'a [u8], give_up_at: usize) -> Op
     if give_up_at != usize::MAX && sample_all_distinct(n, value) {
         return None;
     }
-    let mut map: HashMap<&'a [u8], u32, FxBuild> = HashMap::default();
+    let mut map: HashMap<&'a [u8], u32> = HashMap::new();
     let mut dict = BytesDict {
         entries: Vec::new(),
         codes: Vec::with_capacity(n),

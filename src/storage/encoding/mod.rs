@@ -37,7 +37,6 @@ pub use vector::{
 };
 
 use std::fmt;
-use std::hash::{BuildHasherDefault, Hasher};
 
 /// Stored bytes that cannot be decoded. The pgrx layer reports it as SQLSTATE XX001.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -156,52 +155,3 @@ pub(crate) fn read_fixed<T: Fixed>(bytes: &[u8]) -> T {
 pub(crate) fn write_fixed<T: Fixed>(v: T, out: &mut Vec<u8>) {
     out.extend_from_slice(&v.to_bits64().to_le_bytes()[..T::BYTES]);
 }
-
-/// FxHash (the rustc hasher): a multiply-rotate hash that is much faster than SipHash for
-/// the short keys dictionary building hashes. Hash-flooding resistance is not needed:
-/// the worst case only makes one vector's encoding slower.
-#[derive(Default, Clone, Copy)]
-pub struct FxHasher(u64);
-
-const FX_SEED: u64 = 0x51_7c_c1_b7_27_22_0a_95;
-
-impl FxHasher {
-    #[inline]
-    fn add(&mut self, w: u64) {
-        self.0 = (self.0.rotate_left(5) ^ w).wrapping_mul(FX_SEED);
-    }
-}
-
-impl Hasher for FxHasher {
-    #[inline]
-    fn write(&mut self, bytes: &[u8]) {
-        let mut chunks = bytes.chunks_exact(8);
-        for c in &mut chunks {
-            self.add(u64::from_le_bytes(c.try_into().expect("8 bytes")));
-        }
-        let rest = chunks.remainder();
-        if !rest.is_empty() {
-            let mut b = [0u8; 8];
-            b[..rest.len()].copy_from_slice(rest);
-            self.add(u64::from_le_bytes(b));
-        }
-    }
-    #[inline]
-    fn write_u64(&mut self, v: u64) {
-        self.add(v);
-    }
-    #[inline]
-    fn write_usize(&mut self, v: usize) {
-        self.add(v as u64);
-    }
-    #[inline]
-    fn finish(&self) -> u64 {
-        // Fold high bits down before and after one more multiply: the multiply only
-        // carries bits upward, and hashbrown picks buckets from the low bits, so float
-        // bit patterns that differ only in the exponent would otherwise collide.
-        let h = (self.0 ^ (self.0 >> 32)).wrapping_mul(FX_SEED);
-        h ^ (h >> 32)
-    }
-}
-
-pub type FxBuild = BuildHasherDefault<FxHasher>;
