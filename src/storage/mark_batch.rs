@@ -226,22 +226,30 @@ pub unsafe fn marks_on_any(storage_id: u64, row: u64) -> Vec<RowMark> {
 }
 
 /// Records a delete of `row` by command `cid` (the old version of an UPDATE when
-/// `successor` is its new version), and ends the change.
-pub unsafe fn add_delete(storage_id: u64, row: u64, successor: Option<u64>, cid: pg_sys::CommandId) {
+/// `successor` is its new version), and ends the change. Unless `collect`, the delete
+/// is published alone and the bucket let go at once.
+pub unsafe fn add_delete(
+    storage_id: u64,
+    row: u64,
+    successor: Option<u64>,
+    cid: pg_sys::CommandId,
+    collect: bool,
+) {
     let offset = offset_in_bucket(row);
-    let batched = HELD.with(|h| {
-        let mut h = h.borrow_mut();
-        let Some(b) = h.as_mut().filter(|b| b.is(storage_id, bucket_start(row))) else { return false };
-        if ALONE.with(|a| a.borrow().is_some()) {
-            return false;
-        }
-        if b.cid != cid {
-            b.publish();
-            b.cid = cid;
-        }
-        b.pending.add(offset, successor);
-        true
-    });
+    let batched = collect
+        && HELD.with(|h| {
+            let mut h = h.borrow_mut();
+            let Some(b) = h.as_mut().filter(|b| b.is(storage_id, bucket_start(row))) else { return false };
+            if ALONE.with(|a| a.borrow().is_some()) {
+                return false;
+            }
+            if b.cid != cid {
+                b.publish();
+                b.cid = cid;
+            }
+            b.pending.add(offset, successor);
+            true
+        });
     if !batched {
         add_alone(storage_id, row, MarkKind::Delete, successor, cid);
     }

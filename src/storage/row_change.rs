@@ -167,9 +167,18 @@ unsafe fn remove_version(
     let result = claim(&mut t, MarkKind::Delete, policy, tmfd);
     if result == pg_sys::TM_Result::TM_Ok {
         let new_row = successor();
-        mark_batch::add_delete(t.storage_id, t.row, new_row, cid);
+        mark_batch::add_delete(t.storage_id, t.row, new_row, cid, !runs_before_row_triggers(rel));
     }
     result
+}
+
+/// Whether DELETEs or UPDATEs of `rel` run BEFORE ROW triggers. Their deletes are not
+/// collected: the statement would hold the bucket while the trigger of the next row
+/// runs, and a trigger that waits for a session waiting for that bucket deadlocks.
+/// (A trigger that runs a query lets go of it anyway: every query start publishes.)
+unsafe fn runs_before_row_triggers(rel: pg_sys::Relation) -> bool {
+    let triggers = (*rel).trigdesc;
+    !triggers.is_null() && ((*triggers).trig_delete_before_row || (*triggers).trig_update_before_row)
 }
 
 /// Stores the row at `tid` in `slot`, deleted or not; false if there is none.
