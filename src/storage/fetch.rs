@@ -163,7 +163,10 @@ impl LazyRow {
                     let columns = self.columns.get_or_insert_with(|| {
                         shared_columns((self.storage_id, self.group.first_row, self.vector), self.kinds.len())
                     });
-                    let cached = columns.borrow()[i].clone();
+                    // A vector's columns are sized by the descriptor of its first
+                    // fetch; a column added later has no chunk in this row group, but
+                    // the index is checked rather than trusted.
+                    let cached = columns.borrow().get(i).cloned().flatten();
                     let vector = match cached {
                         Some(vector) => vector,
                         None => {
@@ -183,7 +186,13 @@ impl LazyRow {
                                 decode_checked(kind, bytes, entry.rows, scratch);
                                 Rc::new(scratch.take_rows())
                             });
-                            columns.borrow_mut()[i] = Some(vector.clone());
+                            {
+                                let mut columns = columns.borrow_mut();
+                                if columns.len() <= i {
+                                    columns.resize(i + 1, None);
+                                }
+                                columns[i] = Some(vector.clone());
+                            }
                             account(&vector);
                             DECODED.with(|d| d.set(d.get() + 1));
                             vector
