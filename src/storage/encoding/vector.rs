@@ -1393,6 +1393,28 @@ mod tests {
         }
     }
 
+    #[test]
+    fn take_rows_moves_the_rows_out_and_the_decoder_goes_on() {
+        let mut out = DecodedVector::default();
+        let mut kept = Vec::new();
+        for (kind, buf) in sample_vectors() {
+            decode_vector(&buf, kind, &mut out).unwrap();
+            let expected = (out.rows, out.validity.clone(), format!("{:?}", out.values));
+            let rows = out.take_rows();
+            assert_eq!((rows.rows, rows.validity.clone(), format!("{:?}", rows.values)), expected);
+            assert!(rows.heap_bytes() >= rows.rows as usize);
+            assert_eq!((out.rows, out.validity.is_none()), (0, true));
+            kept.push((rows, expected));
+        }
+        // Decoding into the same vector again leaves the rows taken before intact.
+        for (kind, buf) in sample_vectors() {
+            decode_vector(&buf, kind, &mut out).unwrap();
+        }
+        for (rows, expected) in kept {
+            assert_eq!((rows.rows, rows.validity.clone(), format!("{:?}", rows.values)), expected);
+        }
+    }
+
     fn opt<T: std::fmt::Debug + Clone>(
         s: impl Strategy<Value = T> + Clone,
     ) -> impl Strategy<Value = Option<T>> + Clone {
