@@ -777,16 +777,21 @@ fn parse_header(h: &[u8; HEADER_LEN]) -> Result<Header, CorruptData> {
 }
 
 /// Takes the vector out of `slot` if it holds the wanted variant, else a fresh one.
+/// The values vector of `$slot` if it holds `$variant`, emptied, or a new one; with
+/// room for `$rows` values either way, so decoding never grows it step by step (a
+/// vector whose rows were taken out starts from nothing).
 macro_rules! reuse {
-    ($slot:expr, $variant:ident) => {
-        match std::mem::take($slot) {
+    ($slot:expr, $variant:ident, $rows:expr) => {{
+        let mut v = match std::mem::take($slot) {
             DecodedValues::$variant(mut v) => {
                 v.clear();
                 v
             }
             _ => Vec::new(),
-        }
-    };
+        };
+        v.reserve($rows);
+        v
+    }};
 }
 
 /// Decodes the vector at the front of `input` (which may have trailing bytes) into
@@ -853,19 +858,19 @@ pub fn decode_vector(
     let codec = &mut scratch.codec;
     let used = match kind {
         PhysicalKind::Int => {
-            let mut v = reuse!(values, Int);
+            let mut v = reuse!(values, Int, h.rows);
             let used = decode_int(h.encoding, payload, count, &mut v, codec);
             *values = DecodedValues::Int(v);
             used?
         }
         PhysicalKind::Float32 => {
-            let mut v = reuse!(values, Float32);
+            let mut v = reuse!(values, Float32, h.rows);
             let used = decode_float(h.encoding, payload, count, &mut v, codec);
             *values = DecodedValues::Float32(v);
             used?
         }
         PhysicalKind::Float64 => {
-            let mut v = reuse!(values, Float64);
+            let mut v = reuse!(values, Float64, h.rows);
             let used = decode_float(h.encoding, payload, count, &mut v, codec);
             *values = DecodedValues::Float64(v);
             used?
@@ -879,6 +884,8 @@ pub fn decode_vector(
                 }
                 _ => (Vec::new(), Vec::new()),
             };
+            offsets.reserve(h.rows + 1);
+            data.reserve(payload.len());
             offsets.push(0);
             let used = match h.encoding {
                 _ if count == 0 => Ok(0),
