@@ -8,6 +8,7 @@
 
 use super::column_builder::ColumnBuilder;
 use super::encoding::{DecodedValues, DecodedVector, PhysicalKind};
+use super::image_arena::ImageArena;
 use hashbrown::HashMap;
 use pgrx::pg_sys;
 use std::cell::RefCell;
@@ -234,12 +235,12 @@ unsafe fn write_image(kind: ColumnKind, value: &[u8], dst: *mut u8) {
 }
 
 /// Row `i` of a decoded vector as a Datum and null flag. A by-reference value is
-/// copied into `images`, which must outlive the Datum.
+/// copied into `images`, which must keep it until the Datum is no longer used.
 pub unsafe fn row_datum(
     kind: ColumnKind,
     v: &DecodedVector,
     i: usize,
-    images: &mut Vec<Box<[u64]>>,
+    images: &mut ImageArena,
 ) -> (pg_sys::Datum, bool) {
     if v.validity.as_ref().is_some_and(|valid| !valid[i]) {
         return (pg_sys::Datum::from(0usize), true);
@@ -250,11 +251,9 @@ pub unsafe fn row_datum(
         DecodedValues::Float64(values) => f64_datum(values[i]),
         DecodedValues::Bytes { offsets, data } => {
             let value = &data[offsets[i] as usize..offsets[i + 1] as usize];
-            let mut image = vec![0u64; image_words(kind, value.len())].into_boxed_slice();
-            write_image(kind, value, image.as_mut_ptr() as *mut u8);
-            let d = pg_sys::Datum::from(image.as_ptr());
-            images.push(image);
-            d
+            let image = images.alloc(image_words(kind, value.len())).as_mut_ptr();
+            write_image(kind, value, image as *mut u8);
+            pg_sys::Datum::from(image)
         }
     };
     (d, false)

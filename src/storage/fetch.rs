@@ -12,6 +12,7 @@ use super::chunk_writer::VECTOR_ROWS;
 use super::datum::{self, ColumnKind};
 use super::encoding::DecodedVector;
 use super::flush_order::inverse;
+use super::image_arena::ImageArena;
 use super::mark_batch;
 use super::reader::{decode_checked, load_order, row_tid};
 use super::row_marks::MarkKind;
@@ -64,9 +65,9 @@ pub struct Fetcher {
     /// The snapshot of the last probes, and how many fetches probed for it.
     probed_for: Option<(usize, u32, u32, u32)>,
     probes: u32,
-    /// The images the by-reference values of the last row stored in a non-columnar
-    /// slot point to.
-    held: Vec<Box<[u64]>>,
+    /// Where the by-reference values of the last row stored in a non-columnar slot
+    /// live.
+    held: ImageArena,
 }
 
 unsafe fn is_mvcc(snapshot: pg_sys::Snapshot) -> bool {
@@ -142,12 +143,25 @@ pub struct LazyRow {
     at: usize,
     /// That vector's decoded columns, found at the first column asked for.
     columns: Option<VectorColumns>,
-    /// The images the slot's by-reference values point to (each value is copied out
-    /// of its decoded vector: a fetch of one row does not build Datums for 2,048).
-    images: Vec<Box<[u64]>>,
+    /// Where the slot's by-reference values live (each value is copied out of its
+    /// decoded vector: a fetch of one row does not build Datums for 2,048).
+    images: ImageArena,
 }
 
 impl LazyRow {
+    /// Lets go of the row (its vectors and values) and keeps the arena its values
+    /// lived in for the next row.
+    pub fn take_arena(self) -> ImageArena {
+        let mut images = self.images;
+        images.clear();
+        images
+    }
+
+    /// Gives the row an arena to keep its values in (one a previous row left).
+    pub fn use_arena(&mut self, images: ImageArena) {
+        self.images = images;
+    }
+
     /// Stores attributes `from .. to` (indexes) of the row in `values` and `nulls`.
     pub unsafe fn fill(&mut self, from: usize, to: usize, values: *mut pg_sys::Datum, nulls: *mut bool) {
         let desc = (*self.rel).rd_att;
@@ -250,7 +264,7 @@ impl Fetcher {
         catalog::note_storage((*rel).rd_id, storage_id);
         Fetcher {
             rel,
-            held: Vec::new(),
+            held: ImageArena::default(),
             kinds,
             storage_id,
             groups: Vec::new(),
@@ -509,7 +523,7 @@ impl Fetcher {
             vector: in_group / VECTOR_ROWS,
             at: in_group % VECTOR_ROWS,
             columns: None,
-            images: Vec::new(),
+            images: ImageArena::default(),
         };
         pg_sys::ExecClearTuple(slot);
         if super::slot::is_columnar(slot) {
@@ -518,8 +532,11 @@ impl Fetcher {
             super::slot::set_lazy(slot, lazy);
         } else {
             let natts = self.kinds.len();
+            // The previous row's values are gone with the slot's clear: its arena is
+            // reused, and keeps this row's values until the next fetch.
+            self.held.clear();
+            lazy.images = std::mem::take(&mut self.held);
             lazy.fill(0, natts, (*slot).tts_values, (*slot).tts_isnull);
-            // By-reference values point into these: kept until the next fetch.
             self.held = std::mem::take(&mut lazy.images);
             pg_sys::ExecStoreVirtualTuple(slot);
         }

@@ -2,7 +2,7 @@
 //!
 //! Pure modules (no PostgreSQL calls, covered by plain `cargo test`): `encoding`,
 //! `layout`, `directory`, `zonemap`, `column_builder`, `chunk_writer`, `row_marks`,
-//! `mark_rows`, `flush_order`.
+//! `mark_rows`, `flush_order`, `image_arena`.
 //! PostgreSQL-facing: `tableam` (the callbacks), `reader`, `write_buffer`, `pages`,
 //! `catalog`, `plan_sizes` (cached sizes for planning), `datum`, `error`, `row_change` (DELETE, UPDATE, row locks), `mark_batch`
 //! (a statement's deletes collected per bucket).
@@ -18,6 +18,7 @@ pub mod encoding;
 pub mod error;
 pub mod fetch;
 pub mod flush_order;
+pub mod image_arena;
 pub mod index_build;
 pub mod layout;
 pub mod mark_batch;

@@ -6,6 +6,7 @@
 //! (materializing, copying into a tuple) decodes the rest first.
 
 use super::fetch::LazyRow;
+use super::image_arena::ImageArena;
 use pgrx::pg_guard;
 use pgrx::pg_sys;
 use std::ptr::addr_of_mut;
@@ -27,6 +28,8 @@ struct ColumnarSlot {
 #[repr(C)]
 struct LazyCell {
     row: Option<Box<LazyRow>>,
+    /// The arena the last row's by-reference values lived in, for the next row.
+    spare: Option<ImageArena>,
     callback: pg_sys::MemoryContextCallback,
 }
 
@@ -91,7 +94,9 @@ unsafe fn decode_all(slot: *mut pg_sys::TupleTableSlot) {
 unsafe fn drop_lazy(slot: *mut pg_sys::TupleTableSlot) {
     let cell = (*(slot as *mut ColumnarSlot)).cell;
     if !cell.is_null() {
-        (*cell).row = None;
+        if let Some(row) = (*cell).row.take() {
+            (*cell).spare = Some(row.take_arena());
+        }
     }
 }
 
@@ -161,6 +166,7 @@ pub unsafe fn is_columnar(slot: *mut pg_sys::TupleTableSlot) -> bool {
 #[pg_guard]
 unsafe extern "C-unwind" fn drop_with_context(arg: *mut std::ffi::c_void) {
     (*(arg as *mut LazyCell)).row = None;
+    (*(arg as *mut LazyCell)).spare = None;
 }
 
 /// Gives a stored (virtual, empty of values) columnar slot its row to decode lazily.
@@ -169,10 +175,17 @@ pub unsafe fn set_lazy(slot: *mut pg_sys::TupleTableSlot, row: LazyRow) {
     if (*s).cell.is_null() {
         let cell = pg_sys::MemoryContextAllocZero((*slot).tts_mcxt, std::mem::size_of::<LazyCell>())
             as *mut LazyCell;
+        // Zeroed memory is not a valid `None` for every Option: write the fields.
+        std::ptr::addr_of_mut!((*cell).row).write(None);
+        std::ptr::addr_of_mut!((*cell).spare).write(None);
         (*cell).callback.func = Some(drop_with_context);
         (*cell).callback.arg = cell as *mut std::ffi::c_void;
         pg_sys::MemoryContextRegisterResetCallback((*slot).tts_mcxt, &mut (*cell).callback);
         (*s).cell = cell;
+    }
+    let mut row = row;
+    if let Some(arena) = (*(*s).cell).spare.take() {
+        row.use_arena(arena);
     }
     (*(*s).cell).row = Some(Box::new(row));
     (*slot).tts_nvalid = 0;
