@@ -242,19 +242,49 @@ pub fn decode_bytes(
     ddata.clear();
     let mut pos = 4;
     pos += plain::decode_bytes(&input[pos..], d, dends, ddata, &mut scratch.lens)?;
-    ends.reserve(count);
+    // Codes first: the total size is then known (and checked: a few long entries
+    // repeated could be huge) and reserved once.
+    let codes = &mut scratch.u64s;
+    codes.clear();
+    codes.reserve(count);
     pos += decode_codes(&input[pos..], count, d, |c| {
-        let v = &ddata[dends[c] as usize..dends[c + 1] as usize];
-        // Checked per value: a few long entries repeated could otherwise be huge.
-        if data.len() + v.len() > MAX_DECODED_BYTES {
-            return Err(CorruptData("decoded byte values too large"));
-        }
-        data.extend_from_slice(v);
-        ends.push(data.len() as u32);
+        codes.push(c as u64);
         Ok(())
     })?;
+    let total: u64 = codes.iter().map(|&c| (dends[c as usize + 1] - dends[c as usize]) as u64).sum();
+    if data.len() as u64 + total > MAX_DECODED_BYTES as u64 {
+        return Err(CorruptData("decoded byte values too large"));
+    }
+    ends.reserve(count);
+    data.reserve(total as usize + SMALL);
+    // Entries up to SMALL bytes are copied as SMALL bytes, a fixed-size copy the
+    // compiler inlines (a call to memcpy per value cost more than the value): the
+    // dictionary is padded so every read stays inside it, and `data` has SMALL bytes of
+    // spare capacity past the last value.
+    ddata.extend_from_slice(&[0; SMALL]);
+    for &c in codes.iter() {
+        let (start, end) = (dends[c as usize] as usize, dends[c as usize + 1] as usize);
+        let len = end - start;
+        if len <= SMALL {
+            let at = data.len();
+            // SAFETY: `start + SMALL <= ddata.len()` (padding); `at + SMALL <=
+            // data.capacity()`, as the values before this one and this one's `len`
+            // fit in `total`, and SMALL was reserved beyond it; the `len` bytes set
+            // are initialized by the copy.
+            unsafe {
+                std::ptr::copy_nonoverlapping(ddata.as_ptr().add(start), data.as_mut_ptr().add(at), SMALL);
+                data.set_len(at + len);
+            }
+        } else {
+            data.extend_from_slice(&ddata[start..end]);
+        }
+        ends.push(data.len() as u32);
+    }
     Ok(pos)
 }
+
+/// Values up to this many bytes are copied with one fixed-size copy.
+const SMALL: usize = 16;
 
 #[cfg(test)]
 mod tests {
