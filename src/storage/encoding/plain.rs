@@ -76,15 +76,14 @@ pub fn decode_bytes(
     if data.len() + body.len() > MAX_DECODED_BYTES {
         return Err(CorruptData("decoded byte values too large"));
     }
-    data.reserve(body.len());
+    // The values lie back to back, as they will in `data`: one copy, then the ends.
+    let mut end = data.len() as u32;
+    data.extend_from_slice(body);
     ends.reserve(count);
-    let mut pos = 0usize;
-    for &l in lens.iter() {
-        let end = pos + l as usize;
-        data.extend_from_slice(&body[pos..end]);
-        pos = end;
-        ends.push(data.len() as u32);
-    }
+    ends.extend(lens.iter().map(|&l| {
+        end += l;
+        end
+    }));
     Ok(used + body.len())
 }
 
