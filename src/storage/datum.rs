@@ -160,11 +160,6 @@ pub struct DatumColumn {
 const VARHDRSZ: usize = 4;
 
 impl DatumColumn {
-    /// Bytes of memory the column holds.
-    pub fn heap_bytes(&self) -> usize {
-        self.datums.capacity() * 8 + self.nulls.capacity() + self.arena.capacity() * 8
-    }
-
     /// Fills the column from a decoded vector.
     pub unsafe fn materialize(&mut self, kind: ColumnKind, v: &DecodedVector) {
         let rows = v.rows as usize;
@@ -242,7 +237,7 @@ pub unsafe fn row_datum(
     i: usize,
     images: &mut ImageArena,
 ) -> (pg_sys::Datum, bool) {
-    if v.validity.as_ref().is_some_and(|valid| !valid[i]) {
+    if !v.is_valid(i) {
         return (pg_sys::Datum::from(0usize), true);
     }
     let d = match &v.values {

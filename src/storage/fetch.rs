@@ -535,7 +535,7 @@ impl Fetcher {
             // The previous row's values are gone with the slot's clear: its arena is
             // reused, and keeps this row's values until the next fetch.
             self.held.clear();
-            lazy.images = std::mem::take(&mut self.held);
+            lazy.use_arena(std::mem::take(&mut self.held));
             lazy.fill(0, natts, (*slot).tts_values, (*slot).tts_isnull);
             self.held = std::mem::take(&mut lazy.images);
             pg_sys::ExecStoreVirtualTuple(slot);

@@ -776,7 +776,6 @@ fn parse_header(h: &[u8; HEADER_LEN]) -> Result<Header, CorruptData> {
     Ok(header)
 }
 
-/// Takes the vector out of `slot` if it holds the wanted variant, else a fresh one.
 /// The values vector of `$slot` if it holds `$variant`, emptied, or a new one; with
 /// room for `$rows` values either way, so decoding never grows it step by step (a
 /// vector whose rows were taken out starts from nothing).
