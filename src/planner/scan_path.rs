@@ -35,6 +35,12 @@ unsafe fn used_attnums(rel: *mut pg_sys::RelOptInfo, natts: usize) -> Vec<i32> {
     for ri in list_iter::<pg_sys::RestrictInfo>((*rel).baserestrictinfo) {
         pg_sys::pull_varattnos((*ri).clause as *mut pg_sys::Node, relid, &mut attrs);
     }
+    // Join clauses a LATERAL reference moves into the scan.
+    if !(*rel).lateral_relids.is_null() {
+        for ri in list_iter::<pg_sys::RestrictInfo>((*rel).joininfo) {
+            pg_sys::pull_varattnos((*ri).clause as *mut pg_sys::Node, relid, &mut attrs);
+        }
+    }
     let offset = pg_sys::FirstLowInvalidHeapAttributeNumber;
     let mut out = Vec::new();
     let mut member = -1;
@@ -64,9 +70,12 @@ unsafe extern "C-unwind" fn set_rel_pathlist(
     if let Some(prev) = PREV_HOOK {
         prev(root, rel, rti, rte);
     }
+    // An inheritance parent (`rte->inh`) is an append relation: its paths are Appends
+    // over its members (the parent's own rows come as a member with `inh` off), and a
+    // scan of the parent's relation alone would lose the children's rows.
     if (*rte).rtekind != pg_sys::RTEKind::RTE_RELATION
         || (*rte).relkind as u8 != pg_sys::RELKIND_RELATION
-        || (*rel).reloptkind == pg_sys::RelOptKind::RELOPT_OTHER_MEMBER_REL && (*rte).inh
+        || (*rte).inh
     {
         return;
     }
@@ -99,8 +108,19 @@ unsafe fn add_scan_path(
     let natts = (*(*relation).rd_att).natts as usize;
     let storage_id = pages::storage_id(relation);
     let bytes = plan_sizes::column_bytes(storage_id, natts);
+    // Like create_seqscan_path: a relation that refers to other relations' columns
+    // (LATERAL) can only be scanned below a nested loop that supplies them; the path
+    // says so, and createplan then replaces those references with parameters.
+    let param_info = pg_sys::get_baserel_parampathinfo(root, rel, (*rel).lateral_relids);
     let mut quals = pg_sys::QualCost::default();
     pg_sys::cost_qual_eval(&mut quals, (*rel).baserestrictinfo, root);
+    if !param_info.is_null() {
+        // Join clauses moved down to the scan are evaluated per row too.
+        let mut moved = pg_sys::QualCost::default();
+        pg_sys::cost_qual_eval(&mut moved, (*param_info).ppi_clauses, root);
+        quals.startup += moved.startup;
+        quals.per_tuple += moved.per_tuple;
+    }
     let input = ScanInput {
         pages: (*rel).pages as f64,
         bytes_all: bytes.iter().sum::<u64>() as f64,
@@ -116,8 +136,9 @@ unsafe fn add_scan_path(
     (*path).path.pathtype = pg_sys::NodeTag::T_CustomScan;
     (*path).path.parent = rel;
     (*path).path.pathtarget = (*rel).reltarget;
+    (*path).path.param_info = param_info;
     (*path).path.parallel_safe = (*rel).consider_parallel;
-    (*path).path.rows = (*rel).rows;
+    (*path).path.rows = if param_info.is_null() { (*rel).rows } else { (*param_info).ppi_rows };
     (*path).path.startup_cost = c.startup + quals.startup;
     (*path).path.total_cost = c.total + quals.startup;
     let mut private: *mut pg_sys::List = std::ptr::null_mut();
