@@ -31,6 +31,7 @@ pub extern "C-unwind" fn _PG_init() {
     // SAFETY: runs once per backend, single-threaded, before any query; the hook chain
     // is PostgreSQL's documented way to extend the executor.
     unsafe {
+        quiet_backtraces();
         let preloading = pg_sys::process_shared_preload_libraries_in_progress;
         LOADED_AT_STARTUP.store(preloading, Ordering::Relaxed);
         planner::define_gucs();
@@ -49,6 +50,19 @@ pub extern "C-unwind" fn _PG_init() {
         PREV_EXECUTOR_END = pg_sys::ExecutorEnd_hook;
         pg_sys::ExecutorEnd_hook = Some(executor_end);
     }
+}
+
+/// pgrx attaches a captured Rust backtrace to the DETAIL of every ERROR that crosses a
+/// guarded frame, and `std::backtrace::Backtrace::capture` captures one whenever
+/// `RUST_BACKTRACE` is set in the server's environment (common on developer machines):
+/// users would see twenty lines of frames under an ordinary error. `RUST_LIB_BACKTRACE`
+/// takes precedence over `RUST_BACKTRACE` for captures alone (panics on other threads
+/// still print theirs to the log), so setting it to 0 makes errors look like
+/// PostgreSQL's own whatever the environment.
+fn quiet_backtraces() {
+    // SAFETY: `_PG_init` runs on the backend's (or postmaster's) only thread, before any
+    // capture caches the setting; no other thread reads the environment concurrently.
+    std::env::set_var("RUST_LIB_BACKTRACE", "0");
 }
 
 /// Buffered columnar rows are written out before a query starts: its snapshot must see
