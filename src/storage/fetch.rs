@@ -411,8 +411,26 @@ impl Fetcher {
                 catalog::row_deleted(self.storage_id, row, snapshot)
             };
         }
-        // Another backend may still be collecting deletes of this row's bucket.
-        mark_batch::wait_for_collector((*self.rel).rd_id, self.storage_id, row);
+        // Another backend may still be collecting deletes of this row's bucket. A dirty
+        // snapshot is a uniqueness or exclusion check, which may hold an index page's
+        // buffer lock: it must not wait here (see mark_batch::begin_check).
+        let relid = (*self.rel).rd_id;
+        if (*snapshot).snapshot_type != pg_sys::SnapshotType::SNAPSHOT_DIRTY {
+            mark_batch::wait_for_collector(relid, self.storage_id, row);
+            return self.deleted_by_marks(row, snapshot);
+        }
+        let access = mark_batch::begin_check(relid, self.storage_id, row, snapshot);
+        if access == mark_batch::CheckAccess::Busy {
+            return false;
+        }
+        let deleted = self.deleted_by_marks(row, snapshot);
+        mark_batch::end_check(relid, row, access);
+        deleted
+    }
+
+    /// Whether a committed or own delete mark on `row` is there for a non-MVCC snapshot;
+    /// a delete still in progress elsewhere goes into a dirty snapshot's `xmax`.
+    unsafe fn deleted_by_marks(&self, row: u64, snapshot: pg_sys::Snapshot) -> bool {
         for m in mark_batch::marks_on_any(self.storage_id, row) {
             if m.kind != MarkKind::Delete {
                 continue;

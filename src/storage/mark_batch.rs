@@ -2,12 +2,16 @@
 //! row numbers and written to `pgcolumnar.row_mark` as one mark per bucket.
 //!
 //! A writer looks at a bucket's marks and adds to them only while it holds the bucket's
-//! lock: a heavyweight tuple lock on (relation, bucket number, offset 0xFFFF), an
-//! offset no real TID has. While this backend collects deletes of a bucket in memory it
+//! lock (see `lock_tag`). While this backend collects deletes of a bucket in memory it
 //! keeps holding the lock (ExclusiveLock), so another writer of the bucket waits until
-//! the collected marks are written ("published") before it looks at them, and another
-//! session's uniqueness check that meets a row of the bucket takes the lock in
-//! ShareLock mode for the same reason. The marks are published and the lock released
+//! the collected marks are written ("published") before it looks at them. Another
+//! session's uniqueness check that meets a row of the bucket must see them too, but it
+//! runs under the index page's buffer lock, where no heavyweight lock may be waited for
+//! (the holder may need that page next, and the deadlock detector cannot see buffer
+//! locks): it only tries the lock, and when the bucket is busy it reports the bucket
+//! through its dirty snapshot, as heap reports a speculative insertion, so the index
+//! waits for the bucket after letting go of its page and then checks again (see
+//! `begin_check`). The marks are published and the lock released
 //! when this backend moves to another bucket, before it waits for another transaction,
 //! when the statement ends (before its AFTER triggers run), and before a (sub)commit.
 //! So writers of different rows of a bucket wait at most for each other's statement,
@@ -70,19 +74,37 @@ fn row_mark(m: &Mark, offset: u16) -> RowMark {
     RowMark { xmin: m.xmin, cid: m.cid, kind: m.kind, successor: m.rows.successor(offset) }
 }
 
+/// Marks the token half of a bucket lock's tag: real speculative-insertion tokens are a
+/// backend's counter from 1, which never gets this far.
+const BUCKET_TOKEN_BIT: u32 = 1 << 31;
+
+/// A bucket's lock has the shape of a speculative-insertion token lock, (transaction id,
+/// token) = (relation OID, bucket number with the high bit set): that is the one lock
+/// besides a transaction's that nbtree and ON CONFLICT wait for on a dirty snapshot's
+/// word (`SpeculativeInsertionWait(xmin, token)`), after releasing their page. The
+/// database is not part of the tag: two tables that share an OID in two databases share
+/// bucket locks, which only makes their writers wait for each other's statements.
+/// Relation OIDs of user tables are normal transaction ids (>= 16384), so callers
+/// treat the reported "xmin" as valid.
 fn lock_tag(relid: pg_sys::Oid, first_row: u64) -> pg_sys::LOCKTAG {
     pg_sys::LOCKTAG {
-        locktag_field1: unsafe { pg_sys::MyDatabaseId }.into(),
-        locktag_field2: relid.into(),
-        locktag_field3: (first_row / BUCKET_ROWS) as u32,
-        locktag_field4: u16::MAX,
-        locktag_type: pg_sys::LockTagType::LOCKTAG_TUPLE as u8,
+        locktag_field1: relid.into(),
+        locktag_field2: BUCKET_TOKEN_BIT | ((first_row / BUCKET_ROWS) as u32 & !BUCKET_TOKEN_BIT),
+        locktag_field3: 0,
+        locktag_field4: 0,
+        locktag_type: pg_sys::LockTagType::LOCKTAG_SPECULATIVE_TOKEN as u8,
         locktag_lockmethodid: pg_sys::DEFAULT_LOCKMETHOD as u8,
     }
 }
 
 unsafe fn lock_bucket(relid: pg_sys::Oid, first_row: u64, mode: u32) {
     pg_sys::LockAcquire(&lock_tag(relid, first_row), mode as i32, false, false);
+}
+
+/// Takes the lock if nobody holds it in a conflicting mode; never waits.
+unsafe fn try_lock_bucket(relid: pg_sys::Oid, first_row: u64, mode: u32) -> bool {
+    pg_sys::LockAcquire(&lock_tag(relid, first_row), mode as i32, false, true)
+        != pg_sys::LockAcquireResult::LOCKACQUIRE_NOT_AVAIL
 }
 
 unsafe fn unlock_bucket(relid: pg_sys::Oid, first_row: u64, mode: u32) {
@@ -353,13 +375,57 @@ pub unsafe fn deleted_rows(storage_id: u64, snapshot: pg_sys::Snapshot) -> Vec<u
     rows
 }
 
-/// Before a uniqueness check (dirty snapshot) looks at the marks of `row`'s bucket:
-/// waits until no other backend collects deletes in it.
+/// Before a non-dirty snapshot other than MVCC (SnapshotSelf) looks at the marks of
+/// `row`'s bucket: waits until no other backend collects deletes in it.
 pub unsafe fn wait_for_collector(relid: pg_sys::Oid, storage_id: u64, row: u64) {
     let first_row = bucket_start(row);
     if !holds(storage_id, first_row) {
         lock_bucket(relid, first_row, pg_sys::ShareLock);
         unlock_bucket(relid, first_row, pg_sys::ShareLock);
+    }
+}
+
+/// How a uniqueness or exclusion check may read a bucket's marks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CheckAccess {
+    /// This backend holds the bucket: its marks and collected deletes are known here.
+    Own,
+    /// The check holds the bucket's lock in ShareLock mode until `end_check`, so no
+    /// collector can publish between its reading of the marks and its verdict.
+    Shared,
+    /// Another backend collects deletes in the bucket: the check cannot know whether
+    /// the row is among them. The bucket went into the snapshot as a speculative
+    /// insertion in progress (`xmin` and `speculativeToken`, see `lock_tag`): the row
+    /// counts as live, and the caller waits for the bucket once it has released its
+    /// index page, then checks again.
+    Busy,
+}
+
+/// Before a uniqueness or exclusion check (dirty snapshot, possibly under an index
+/// page's buffer lock) reads the marks of `row`'s bucket. Never waits.
+pub unsafe fn begin_check(
+    relid: pg_sys::Oid,
+    storage_id: u64,
+    row: u64,
+    snapshot: pg_sys::Snapshot,
+) -> CheckAccess {
+    let first_row = bucket_start(row);
+    if holds(storage_id, first_row) {
+        return CheckAccess::Own;
+    }
+    if try_lock_bucket(relid, first_row, pg_sys::ShareLock) {
+        return CheckAccess::Shared;
+    }
+    let tag = lock_tag(relid, first_row);
+    (*snapshot).xmin = tag.locktag_field1.into();
+    (*snapshot).speculativeToken = tag.locktag_field2;
+    CheckAccess::Busy
+}
+
+/// Ends a check that `begin_check` let read the marks.
+pub unsafe fn end_check(relid: pg_sys::Oid, row: u64, access: CheckAccess) {
+    if access == CheckAccess::Shared {
+        unlock_bucket(relid, bucket_start(row), pg_sys::ShareLock);
     }
 }
 
