@@ -135,6 +135,9 @@ pub fn tid_row(tid: &pg_sys::ItemPointerData) -> Option<u64> {
 /// not twenty.
 pub struct LazyRow {
     rel: pg_sys::Relation,
+    /// The descriptor of the slot the row is fetched into, which `kinds` and the
+    /// missing values of columns added after the row was written come from.
+    desc: pg_sys::TupleDesc,
     storage_id: u64,
     kinds: Rc<[ColumnKind]>,
     group: RowGroupMeta,
@@ -164,7 +167,7 @@ impl LazyRow {
 
     /// Stores attributes `from .. to` (indexes) of the row in `values` and `nulls`.
     pub unsafe fn fill(&mut self, from: usize, to: usize, values: *mut pg_sys::Datum, nulls: *mut bool) {
-        let desc = (*self.rel).rd_att;
+        let desc = self.desc;
         for i in from..to.min(self.kinds.len()) {
             let (d, n) = match (self.kinds[i], self.group.chunk(i as i16 + 1)) {
                 (ColumnKind::Dropped, _) => (pg_sys::Datum::from(0usize), true),
@@ -493,7 +496,7 @@ impl Fetcher {
         // The caller waits for the writer next; it may be waiting for our bucket.
         mark_batch::let_go();
         pg_sys::ExecClearTuple(slot);
-        for i in 0..self.kinds.len() {
+        for i in 0..(*(*slot).tts_tupleDescriptor).natts as usize {
             *(*slot).tts_values.add(i) = pg_sys::Datum::from(0usize);
             *(*slot).tts_isnull.add(i) = true;
         }
@@ -533,10 +536,17 @@ impl Fetcher {
         }
         let in_group = self.position_of(&g, (row - g.first_row) as usize);
         let (xmin, cmin) = g.writer;
+        // The row is read as the slot's descriptor describes it (see `Reader::read_as`);
+        // that is the relation's, whose kinds are cached, but for a caller holding an
+        // older one.
+        let desc = (*slot).tts_tupleDescriptor;
+        let kinds =
+            if desc == (*self.rel).rd_att { self.kinds.clone() } else { datum::column_kinds(desc).into() };
         let mut lazy = LazyRow {
             rel: self.rel,
+            desc,
             storage_id: self.storage_id,
-            kinds: self.kinds.clone(),
+            kinds,
             group: g,
             vector: in_group / VECTOR_ROWS,
             at: in_group % VECTOR_ROWS,
@@ -549,7 +559,7 @@ impl Fetcher {
             pg_sys::ExecStoreVirtualTuple(slot);
             super::slot::set_lazy(slot, lazy);
         } else {
-            let natts = self.kinds.len();
+            let natts = lazy.kinds.len();
             // The previous row's values are gone with the slot's clear: its arena is
             // reused, and keeps this row's values until the next fetch.
             self.held.clear();

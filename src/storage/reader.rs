@@ -45,8 +45,11 @@ enum Source {
 
 pub struct Reader {
     rel: pg_sys::Relation,
+    /// The descriptor rows are read with: the relation's, until a slot of another one
+    /// asks for rows (see `read_as`). `kinds` and the missing values come from it.
+    desc: pg_sys::TupleDesc,
     kinds: Vec<ColumnKind>,
-    /// Per attribute: does the scan need it?
+    /// Per attribute of the relation's descriptor: does the scan need it?
     wanted: Vec<bool>,
     groups: Vec<RowGroupMeta>,
     /// Row numbers deleted for the scan's snapshot (marks not yet folded into masks).
@@ -94,7 +97,8 @@ impl Reader {
         if !pg_sys::IsInParallelMode() {
             write_buffer::flush_for_read(rel);
         }
-        let kinds = datum::column_kinds((*rel).rd_att);
+        let desc = (*rel).rd_att;
+        let kinds = datum::column_kinds(desc);
         let natts = kinds.len();
         let storage_id = pages::storage_id(rel);
         catalog::note_storage((*rel).rd_id, storage_id);
@@ -103,6 +107,7 @@ impl Reader {
         let wanted = wanted.unwrap_or_else(|| vec![true; natts]);
         Reader {
             rel,
+            desc,
             wanted,
             groups,
             deleted_rows,
@@ -264,10 +269,28 @@ impl Reader {
             Some(c) => Some(load_order(self.rel, c, g.row_count, self.strategy, &mut self.scratch)),
             None => None,
         };
+        self.load_sources(index);
         let g = &self.groups[index];
-        let desc = (*self.rel).rd_att;
+        self.group = Some(index);
+        self.groups_read += 1;
+        self.vector = 0;
+        self.vector_count = (g.row_count as usize).div_ceil(super::chunk_writer::VECTOR_ROWS);
+        self.vector_first_row = g.first_row;
+        self.group_first_row = g.first_row;
+        self.vector_rows = 0;
+        self.row = 0;
+        true
+    }
+
+    /// Decides per attribute where row group `index`'s values come from, and reads the
+    /// chunks of the stored ones. An attribute the row group has no chunk for was added
+    /// after it was written: its rows read the descriptor's missing value (the ADD
+    /// COLUMN's default), or NULL, as heap does for tuples shorter than the descriptor.
+    unsafe fn load_sources(&mut self, index: usize) {
+        let g = &self.groups[index];
         for i in 0..self.kinds.len() {
-            self.sources[i] = if !self.wanted[i] || self.kinds[i] == ColumnKind::Dropped {
+            let wanted = self.wanted.get(i).copied().unwrap_or(true);
+            self.sources[i] = if !wanted || self.kinds[i] == ColumnKind::Dropped {
                 Source::Null
             } else if let Some(chunk) = g.chunk(i as i16 + 1) {
                 if chunk.vectors.iter().map(|v| v.rows as u64).sum::<u64>() != g.row_count {
@@ -283,19 +306,34 @@ impl Reader {
                 Source::Chunk
             } else {
                 let mut isnull = false;
-                let d = pg_sys::getmissingattr(desc, i as i32 + 1, &mut isnull);
+                let d = pg_sys::getmissingattr(self.desc, i as i32 + 1, &mut isnull);
                 Source::Missing(d, isnull)
             };
         }
-        self.group = Some(index);
-        self.groups_read += 1;
-        self.vector = 0;
-        self.vector_count = (g.row_count as usize).div_ceil(super::chunk_writer::VECTOR_ROWS);
-        self.vector_first_row = g.first_row;
-        self.group_first_row = g.first_row;
-        self.vector_rows = 0;
-        self.row = 0;
-        true
+    }
+
+    /// Reads rows with descriptor `desc` from now on. ALTER TABLE's rewrite
+    /// (ATRewriteTable) scans the relation, whose descriptor already has the altered
+    /// columns, into a slot of the descriptor from before the ALTER: the one the stored
+    /// chunks were written with (a changed column type keeps its attribute number), and
+    /// with the fast defaults of that time. The slot's arrays are sized by it too.
+    unsafe fn read_as(&mut self, desc: pg_sys::TupleDesc) {
+        self.desc = desc;
+        self.kinds = datum::column_kinds(desc);
+        let natts = self.kinds.len();
+        self.sources = vec![Source::Null; natts];
+        self.chunk_bytes = (0..natts).map(|_| Vec::new()).collect();
+        self.columns = (0..natts).map(|_| DatumColumn::default()).collect();
+        self.slot_primed_for = None;
+        // Mid-group (a caller switching slots): the current vector again, the new way.
+        if let Some(index) = self.group {
+            self.load_sources(index);
+            if self.vector_rows > 0 {
+                let row = self.row;
+                self.decode_current_vector();
+                self.row = row;
+            }
+        }
     }
 
     /// The offset in the current row group of the row stored at `position`.
@@ -418,6 +456,9 @@ impl Reader {
 
     /// Stores the next row in `slot` (a virtual slot); false at the end.
     pub unsafe fn next(&mut self, slot: *mut pg_sys::TupleTableSlot) -> bool {
+        if (*slot).tts_tupleDescriptor != self.desc {
+            self.read_as((*slot).tts_tupleDescriptor);
+        }
         loop {
             if self.row >= self.vector_rows && !self.advance() {
                 return false;
