@@ -84,6 +84,28 @@ SELECT :groups_before - count(*) AS groups_removed FROM pgcolumnar.row_group;
 SELECT * FROM pgcolumnar.stats('ddl_heap');
 \set VERBOSITY default
 
+-- A rewriting ALTER TABLE reads the stored rows as they were written: with the fast
+-- defaults of columns added before it, and a retyped column as its old type.
+CREATE TABLE ddl_fast (col text) USING columnar;
+INSERT INTO ddl_fast VALUES ('something'), (NULL);
+ALTER TABLE ddl_fast ADD COLUMN a text, ADD COLUMN b int DEFAULT 42;
+SELECT * FROM ddl_fast ORDER BY col;
+ALTER TABLE ddl_fast ADD COLUMN c text, ADD COLUMN d int DEFAULT 42, ADD COLUMN e serial;
+SELECT * FROM ddl_fast ORDER BY e;
+DROP TABLE ddl_fast;
+CREATE TABLE ddl_retype (aa text, flag bool) USING columnar;
+INSERT INTO ddl_retype VALUES ('test', true), ('columnar', false), (NULL, NULL);
+ALTER TABLE ddl_retype ALTER COLUMN aa TYPE integer USING bit_length(aa);
+SELECT * FROM ddl_retype ORDER BY aa;
+ALTER TABLE ddl_retype ALTER COLUMN flag TYPE text
+  USING CASE WHEN flag THEN 'yes' WHEN NOT flag THEN 'no' END;
+SELECT * FROM ddl_retype ORDER BY aa;
+ALTER TABLE ddl_retype ADD COLUMN n int DEFAULT 7;
+INSERT INTO ddl_retype VALUES (1, 'new', 1);
+ALTER TABLE ddl_retype ALTER COLUMN n TYPE text USING (n * 2)::text;
+SELECT * FROM ddl_retype ORDER BY aa;
+DROP TABLE ddl_retype;
+
 -- DROP EXTENSION only with CASCADE while columnar tables exist.
 \set VERBOSITY sqlstate
 DROP EXTENSION pgcolumnar;
