@@ -800,6 +800,71 @@ pub unsafe fn load_deleted_rows(storage_id: u64, snapshot: pg_sys::Snapshot) -> 
     rows
 }
 
+/// The rows delete marks cover, sorted by what an index build does with them (heap's
+/// HeapTupleSatisfiesVacuum cases in heapam_index_build_range_scan). Rows in the row
+/// groups' masks are dead too; they come with the row groups.
+#[derive(Debug, Default)]
+pub struct BuildDeletes {
+    /// Deleted by a transaction that committed before the horizon, so no snapshot sees
+    /// them (heap's DEAD): not indexed.
+    pub dead: Vec<u64>,
+    /// Deleted by a transaction that committed after the horizon (RECENTLY_DEAD) or by
+    /// this one (DELETE_IN_PROGRESS, ours): indexed for the snapshots that still see
+    /// them, but never checked for uniqueness.
+    pub not_alive: Vec<u64>,
+    /// Deleted by another transaction still in progress: indexed like `not_alive`, but
+    /// counted as live rows, as heap does.
+    pub deleting: Vec<u64>,
+    /// One such transaction and one of its rows: a build that checks uniqueness waits
+    /// for it and looks again, as heap does.
+    pub in_progress: Option<(pg_sys::TransactionId, u64)>,
+}
+
+/// Sorts the delete marks of a storage for an index build (see `BuildDeletes`), with
+/// `oldest_xmin` the horizon before which a committed delete is seen by everyone.
+pub unsafe fn deletes_for_build(storage_id: u64, oldest_xmin: pg_sys::TransactionId) -> BuildDeletes {
+    let mut out = BuildDeletes::default();
+    // A dirty snapshot leaves out the marks of aborted transactions only.
+    let mut dirty =
+        pg_sys::SnapshotData { snapshot_type: pg_sys::SnapshotType::SNAPSHOT_DIRTY, ..Default::default() };
+    scan_storage::<MARK_NATTS>(
+        c"row_mark",
+        c"row_mark_bucket",
+        storage_id,
+        &mut dirty,
+        pg_sys::AccessShareLock,
+        |_, tup, v, n| {
+            let xmin = pg_sys::HeapTupleHeaderGetXmin((*tup).t_data);
+            // Current, then in progress, then committed: the order heap's checks use.
+            let list = if pg_sys::TransactionIdIsCurrentTransactionId(xmin) {
+                &mut out.not_alive
+            } else if pg_sys::TransactionIdIsInProgress(xmin) {
+                if out.in_progress.is_none() {
+                    for_each_deleted_row(v, n, |r| {
+                        out.in_progress.get_or_insert((xmin, r));
+                    });
+                }
+                &mut out.deleting
+            } else if pg_sys::TransactionIdDidCommit(xmin) {
+                if pg_sys::TransactionIdPrecedes(xmin, oldest_xmin) {
+                    &mut out.dead
+                } else {
+                    &mut out.not_alive
+                }
+            } else {
+                // Aborted, or crashed while in progress: no delete.
+                return;
+            };
+            for_each_deleted_row(v, n, |r| list.push(r));
+        },
+    );
+    for list in [&mut out.dead, &mut out.not_alive, &mut out.deleting] {
+        list.sort_unstable();
+        list.dedup();
+    }
+    out
+}
+
 /// What VACUUM did to a storage's marks.
 #[derive(Debug, Default)]
 pub struct MarkCleanup {

@@ -1,11 +1,20 @@
-//! Building an index over a columnar table: every visible row, with the index's
-//! expressions and predicate evaluated like heap does.
+//! Building an index over a columnar table: every row some snapshot may still see, with
+//! the index's expressions and predicate evaluated like heap does.
+//!
+//! Deleted rows are treated as heapam_index_build_range_scan treats deleted tuples:
+//! rows no snapshot can see any more are left out; rows deleted by a transaction that
+//! committed after the horizon, by this transaction or by one still in progress are
+//! indexed (older snapshots, or this transaction's, may still read them through the
+//! index) but passed as not alive, so a unique index does not count them as duplicates.
 
+use super::catalog::{self, BuildDeletes};
 use super::error::not_supported;
-use super::reader::{GroupClaim, Reader};
+use super::fetch::tid_row;
+use super::reader::{row_tid, GroupClaim, Reader};
+use super::{mark_batch, pages};
 use pgrx::pg_sys;
 
-/// Feeds every row of `table_rel` to `callback`; returns the number of rows.
+/// Feeds every row of `table_rel` to `callback`; returns the number of live rows.
 pub unsafe fn build(
     table_rel: pg_sys::Relation,
     index_rel: pg_sys::Relation,
@@ -31,7 +40,8 @@ pub unsafe fn build(
         Some(r) => r,
         None => super::tableam::scan_reader(scan),
     };
-    reader.include_deleted();
+    let deletes = deletes_for_build(table_rel, index_info);
+    reader.skip_only(deletes.dead);
 
     let estate = pg_sys::CreateExecutorState();
     let econtext = pg_sys::MakePerTupleExprContext(estate);
@@ -43,7 +53,13 @@ pub unsafe fn build(
     let mut rows = 0f64;
     while reader.next(slot) {
         pgrx::check_for_interrupts!();
-        rows += 1.0;
+        let row = tid_row(&(*slot).tts_tid).expect("a row read has a row number");
+        let deleting = deletes.deleting.binary_search(&row).is_ok();
+        let alive = !deleting && deletes.not_alive.binary_search(&row).is_err();
+        // Heap counts the rows another transaction is deleting as live, not the others.
+        if alive || deleting {
+            rows += 1.0;
+        }
         pg_sys::MemoryContextReset((*econtext).ecxt_per_tuple_memory);
         if !predicate.is_null() && !pg_sys::ExecQual(predicate, econtext) {
             continue;
@@ -54,7 +70,7 @@ pub unsafe fn build(
             &mut (*slot).tts_tid,
             values.as_mut_ptr(),
             isnull.as_mut_ptr(),
-            true,
+            alive,
             callback_state,
         );
     }
@@ -68,4 +84,34 @@ pub unsafe fn build(
         pg_sys::UnregisterSnapshot(snapshot);
     }
     rows
+}
+
+/// The delete marks of the table sorted for this build. A build that checks uniqueness
+/// first waits for every other transaction still deleting rows (heap waits for the
+/// deleter of each such tuple): whether its deletes count decides whether a duplicate
+/// is real. The table's lock keeps writers out, so in practice there is none.
+unsafe fn deletes_for_build(table_rel: pg_sys::Relation, index_info: *mut pg_sys::IndexInfo) -> BuildDeletes {
+    let storage_id = pages::storage_id(table_rel);
+    let checking_uniqueness = (*index_info).ii_Unique || !(*index_info).ii_ExclusionOps.is_null();
+    // The horizon VACUUM uses: a delete committed before it is seen by every snapshot.
+    let oldest_xmin = pg_sys::GetOldestNonRemovableTransactionId(table_rel);
+    loop {
+        let mut deletes = catalog::deletes_for_build(storage_id, oldest_xmin);
+        if let (true, Some((xid, row))) = (checking_uniqueness, deletes.in_progress) {
+            // Publish our own collected deletes first: the deleter may be waiting for them.
+            mark_batch::let_go();
+            let mut tid = row_tid(row);
+            pg_sys::XactLockTableWait(xid, table_rel, &mut tid, pg_sys::XLTW_Oper::XLTW_InsertIndexUnique);
+            pgrx::check_for_interrupts!();
+            continue;
+        }
+        // Our own deletes not published yet (an index built in the middle of a statement).
+        let pending = mark_batch::pending_rows(storage_id);
+        if !pending.is_empty() {
+            deletes.not_alive.extend(pending);
+            deletes.not_alive.sort_unstable();
+            deletes.not_alive.dedup();
+        }
+        return deletes;
+    }
 }

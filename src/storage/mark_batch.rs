@@ -341,6 +341,18 @@ pub fn pending_delete(storage_id: u64, row: u64) -> Option<pg_sys::CommandId> {
     })
 }
 
+/// The rows of a storage this backend deleted and has not published yet, sorted.
+pub fn pending_rows(storage_id: u64) -> Vec<u64> {
+    HELD.with(|h| {
+        let h = h.borrow();
+        let Some(b) = h.as_ref().filter(|b| b.storage_id == storage_id && !b.pending.is_empty()) else {
+            return Vec::new();
+        };
+        let mut copy = b.pending.clone();
+        copy.build().offsets().iter().map(|&o| b.first_row + o as u64).collect()
+    })
+}
+
 /// Whether a delete by this transaction's command `cid` is visible to `snapshot`.
 pub unsafe fn own_delete_visible(cid: pg_sys::CommandId, snapshot: pg_sys::Snapshot) -> bool {
     match (*snapshot).snapshot_type {
@@ -356,17 +368,12 @@ pub unsafe fn own_delete_visible(cid: pg_sys::CommandId, snapshot: pg_sys::Snaps
 /// backend's collected deletes that the snapshot sees. Sorted.
 pub unsafe fn deleted_rows(storage_id: u64, snapshot: pg_sys::Snapshot) -> Vec<u64> {
     let mut rows = catalog::load_deleted_rows(storage_id, snapshot);
-    let extra = HELD.with(|h| {
-        let h = h.borrow();
-        let Some(b) = h.as_ref().filter(|b| b.storage_id == storage_id && !b.pending.is_empty()) else {
-            return Vec::new();
-        };
-        if snapshot.is_null() || !own_delete_visible(b.cid, snapshot) {
-            return Vec::new();
-        }
-        let mut copy = b.pending.clone();
-        copy.build().offsets().iter().map(|&o| b.first_row + o as u64).collect()
+    let visible = HELD.with(|h| {
+        h.borrow().as_ref().is_some_and(|b| {
+            b.storage_id == storage_id && !snapshot.is_null() && own_delete_visible(b.cid, snapshot)
+        })
     });
+    let extra = if visible { pending_rows(storage_id) } else { Vec::new() };
     if !extra.is_empty() {
         rows.extend(extra);
         rows.sort_unstable();

@@ -152,13 +152,11 @@ impl Reader {
         self.claim = GroupClaim::Serial { next: usize::MAX };
     }
 
-    /// Returns deleted rows too: an index build indexes them, as heap indexes dead rows
-    /// that older snapshots may still see (fetches filter them, VACUUM removes them).
-    pub fn include_deleted(&mut self) {
-        self.deleted_rows = Vec::new();
-        for g in &mut self.groups {
-            g.deleted = None;
-        }
+    /// Skips only the rows of the row groups' masks (deleted for every snapshot) and
+    /// `rows` (sorted), whatever the scan's snapshot sees: an index build reads the rows
+    /// that some snapshot may still see, deleted or not (see `index_build`).
+    pub fn skip_only(&mut self, rows: Vec<u64>) {
+        self.deleted_rows = rows;
     }
 
     /// Keeps only the row groups for which `keep(group, live rows)` holds.

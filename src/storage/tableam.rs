@@ -125,7 +125,23 @@ pub unsafe fn begin(
     } else {
         GroupClaim::Shared(&(*(pscan as *mut ParallelScan)).next_group)
     };
-    let reader = Reader::new(rel, snapshot, wanted, claim);
+    // Index builds given a scan (parallel ones, amcheck) scan with SnapshotAny: heap judges
+    // every tuple version itself. Row-group metadata has versions too (masks, merges,
+    // aborted inserts), so read it as of now instead: the table is locked against
+    // writers, and every participant sees the same row groups. GetLatestSnapshot is not
+    // allowed in parallel mode; a fresh catalog snapshot is, and is registered because
+    // reading the metadata may invalidate it.
+    let any = !snapshot.is_null() && (*snapshot).snapshot_type == pg_sys::SnapshotType::SNAPSHOT_ANY;
+    let groups_snapshot = if any {
+        pg_sys::InvalidateCatalogSnapshot();
+        pg_sys::RegisterSnapshot(pg_sys::GetCatalogSnapshot((*rel).rd_id))
+    } else {
+        snapshot
+    };
+    let reader = Reader::new(rel, groups_snapshot, wanted, claim);
+    if any {
+        pg_sys::UnregisterSnapshot(groups_snapshot);
+    }
     if flags & pg_sys::ScanOptions::SO_TYPE_ANALYZE != 0 {
         (*desc).analyze = AnalyzeState { targrows: analyze_target_rows(rel), ..Default::default() };
     }
