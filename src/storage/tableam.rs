@@ -517,7 +517,7 @@ unsafe extern "C-unwind" fn relation_vacuum(
         report.marks_removed,
         report.groups_freed,
         report.groups_merged,
-        if report.merge_skipped { " (merging skipped: the table is being changed)" } else { "" },
+        report.merge_skipped.map(|why| format!(" (merging skipped: {why})")).unwrap_or_default(),
         report.live_rows
     );
     if verbose {

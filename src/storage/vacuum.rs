@@ -4,7 +4,8 @@
 //! full ones, and removes the index entries of deleted and moved rows once no snapshot
 //! can reach them. It changes metadata rows through MVCC, so readers are never blocked
 //! and old snapshots keep their view; merging also needs that no one is changing the
-//! table (it is skipped otherwise, until the next VACUUM).
+//! table (it is skipped otherwise, until the next VACUUM), and that no index has
+//! expressions or a predicate (heap's VACUUM never runs them; VACUUM FULL merges).
 
 use super::catalog::{self, RowGroupMeta};
 use super::chunk_writer::ROW_GROUP_ROWS;
@@ -68,8 +69,8 @@ pub struct VacuumReport {
     pub pending_deletes: u64,
     pub groups_freed: u64,
     pub groups_merged: u64,
-    /// Whether merging was skipped because other sessions were changing the table.
-    pub merge_skipped: bool,
+    /// Why merging was skipped, if it was.
+    pub merge_skipped: Option<&'static str>,
     pub live_rows: u64,
 }
 
@@ -135,10 +136,18 @@ unsafe fn merge_small_groups(rel: pg_sys::Relation, storage_id: u64, report: &mu
     if catalog::load_row_groups(storage_id, pg_sys::GetLatestSnapshot(), false).len() < 2 {
         return;
     }
+    // Moved rows need index entries, and an index expression or predicate is user code
+    // heap's VACUUM never runs: it may fail there (ANALYZE in it does) or at any time,
+    // making every VACUUM of the table fail. Merging is an optimization: leave it to
+    // VACUUM FULL, which rebuilds the indexes like heap's.
+    if indexes_run_user_code(rel) {
+        report.merge_skipped = Some("an index has expressions or a predicate; VACUUM FULL merges");
+        return;
+    }
     // Moving rows under a concurrent UPDATE or DELETE would lose the change: merge only
     // while no one else writes (readers are not blocked by this lock).
     if !pg_sys::ConditionalLockRelation(rel, pg_sys::ExclusiveLock as i32) {
-        report.merge_skipped = true;
+        report.merge_skipped = Some("the table is being changed");
         return;
     }
     let snapshot = pg_sys::RegisterSnapshot(pg_sys::GetLatestSnapshot());
@@ -146,7 +155,9 @@ unsafe fn merge_small_groups(rel: pg_sys::Relation, storage_id: u64, report: &mu
     reader.retain_groups(|_, live| live < SMALL_GROUP_ROWS);
     let merged: Vec<u64> = reader.groups().iter().map(|g| g.first_row).collect();
     if merged.len() >= 2 {
-        let indexes = IndexInserter::open(rel);
+        // Opened at the first row that moves: groups whose rows are all deleted for new
+        // snapshots (not yet for old ones) are merged away without touching the indexes.
+        let mut indexes: Option<IndexInserter> = None;
         let cid = pg_sys::GetCurrentCommandId(true);
         rewrite::copy_rows(
             &mut reader,
@@ -154,11 +165,13 @@ unsafe fn merge_small_groups(rel: pg_sys::Relation, storage_id: u64, report: &mu
             rewrite::order_for(rel, std::ptr::null_mut()),
             |slot| {
                 tableam::insert_row(rel, slot, cid);
-                indexes.insert(slot);
+                indexes.get_or_insert_with(|| IndexInserter::open(rel)).insert(slot);
             },
         );
         write_buffer::flush_relation((*rel).rd_id);
-        indexes.close();
+        if let Some(indexes) = indexes {
+            indexes.close();
+        }
         for &first_row in &merged {
             catalog::delete_row_group(storage_id, first_row);
         }
@@ -166,6 +179,27 @@ unsafe fn merge_small_groups(rel: pg_sys::Relation, storage_id: u64, report: &mu
     }
     reader.release();
     pg_sys::UnregisterSnapshot(snapshot);
+}
+
+/// Whether some index of `rel` has expressions or a predicate, which inserting an entry
+/// evaluates (looked up in the relcache, nothing evaluated).
+unsafe fn indexes_run_user_code(rel: pg_sys::Relation) -> bool {
+    let list = pg_sys::RelationGetIndexList(rel);
+    let mut found = false;
+    if !list.is_null() {
+        for i in 0..(*list).length as usize {
+            let oid = (*(*list).elements.add(i)).oid_value;
+            let index = pg_sys::index_open(oid, pg_sys::AccessShareLock as i32);
+            found = !pg_sys::RelationGetIndexExpressions(index).is_null()
+                || !pg_sys::RelationGetIndexPredicate(index).is_null();
+            pg_sys::index_close(index, pg_sys::AccessShareLock as i32);
+            if found {
+                break;
+            }
+        }
+        pg_sys::list_free(list);
+    }
+    found
 }
 
 /// Inserts index entries for rows VACUUM moves, into every index of the table.
