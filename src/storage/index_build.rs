@@ -27,6 +27,15 @@ pub unsafe fn build(
         not_supported("CREATE INDEX CONCURRENTLY", "Use CREATE INDEX.");
     }
     let callback = callback.expect("index build callback");
+    // A scan given with an MVCC snapshot (amcheck) wants the rows it sees, all alive, as
+    // heap gives it; otherwise (SnapshotAny) sort the deleted rows out like heap. Before
+    // our own reader reads the row groups: that may wait for a deleter.
+    let given_mvcc = !scan.is_null() && {
+        let t = (*(*scan).rs_snapshot).snapshot_type;
+        t == pg_sys::SnapshotType::SNAPSHOT_MVCC || t == pg_sys::SnapshotType::SNAPSHOT_HISTORIC_MVCC
+    };
+    let mut deletes =
+        if given_mvcc { BuildDeletes::default() } else { deletes_for_build(table_rel, index_info) };
     // A parallel build hands each participant its scan; otherwise read everything with
     // a fresh snapshot: the table is locked against writers, and every committed row and
     // this transaction's own rows must be indexed.
@@ -40,8 +49,9 @@ pub unsafe fn build(
         Some(r) => r,
         None => super::tableam::scan_reader(scan),
     };
-    let deletes = deletes_for_build(table_rel, index_info);
-    reader.skip_only(deletes.dead);
+    if !given_mvcc {
+        reader.skip_only(std::mem::take(&mut deletes.dead));
+    }
 
     let estate = pg_sys::CreateExecutorState();
     let econtext = pg_sys::MakePerTupleExprContext(estate);
