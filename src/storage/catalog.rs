@@ -16,6 +16,11 @@ use std::rc::Rc;
 
 pgrx::extension_sql!(
     r#"
+-- Everyone may use the schema's functions (pgcolumnar.stats checks SELECT on the table
+-- it is given). The metadata below is granted to nobody: pgcolumnar reads and writes it
+-- with the extension's rights whoever changes a columnar table (src/storage/privilege.rs).
+GRANT USAGE ON SCHEMA pgcolumnar TO PUBLIC;
+
 CREATE SEQUENCE pgcolumnar.storage_id_seq NO CYCLE;
 
 -- One row per row group. Row numbers first_row .. first_row + row_count - 1 map to TIDs.
@@ -181,9 +186,11 @@ unsafe fn relid(name: &'static CStr) -> pg_sys::Oid {
     oid
 }
 
-/// A fresh storage id for a new relfilenode.
+/// A fresh storage id for a new relfilenode. `nextval` checks USAGE on the sequence,
+/// which only the extension has: whoever may create or truncate the table may take one.
 pub unsafe fn next_storage_id() -> u64 {
     let seq = relid(c"storage_id_seq");
+    let _rights = super::privilege::ExtensionRights::of(seq);
     pgrx::direct_function_call::<i64>(pg_sys::nextval_oid, &[seq.into_datum()])
         .expect("nextval returned NULL") as u64
 }

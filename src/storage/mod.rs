@@ -4,8 +4,9 @@
 //! `layout`, `directory`, `zonemap`, `column_builder`, `chunk_writer`, `row_marks`,
 //! `mark_rows`, `flush_order`, `image_arena`.
 //! PostgreSQL-facing: `tableam` (the callbacks), `reader`, `write_buffer`, `pages`,
-//! `catalog`, `plan_sizes` (cached sizes for planning), `datum`, `error`, `row_change` (DELETE, UPDATE, row locks), `mark_batch`
-//! (a statement's deletes collected per bucket).
+//! `catalog`, `privilege` (metadata access with the extension's rights), `plan_sizes`
+//! (cached sizes for planning), `datum`, `error`, `row_change` (DELETE, UPDATE, row
+//! locks), `mark_batch` (a statement's deletes collected per bucket).
 
 pub mod bitmap_scan;
 pub mod catalog;
@@ -26,6 +27,7 @@ pub mod mark_rows;
 pub mod options;
 pub mod pages;
 pub mod plan_sizes;
+pub mod privilege;
 pub mod reader;
 pub mod rewrite;
 pub mod row_change;

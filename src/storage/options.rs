@@ -7,6 +7,7 @@
 //! order (CLUSTER uses its index instead), and flushes store each row group's rows in
 //! that order (see `flush_order`).
 
+use super::privilege::ExtensionRights;
 use super::tableam;
 use hashbrown::HashMap;
 use pgrx::pg_sys;
@@ -129,11 +130,15 @@ unsafe fn option_table() -> Option<pg_sys::Oid> {
     (nsp != pg_sys::InvalidOid && oid != pg_sys::InvalidOid).then_some(oid)
 }
 
+// `pgcolumnar.table_option` is read and written through SPI with the extension's rights
+// (`ExtensionRights`): users who may write a table need not, and must not, be able to
+// write its options row. The SQL names everything, operators included, by schema.
+
 /// The attribute numbers the table's sort_by resolved to, if set.
 unsafe fn stored_sort_attnums(relid: pg_sys::Oid) -> Option<Vec<i16>> {
-    option_table()?;
+    let _rights = ExtensionRights::of(option_table()?);
     Spi::get_one_with_args::<Vec<i16>>(
-        "SELECT sort_attnums FROM pgcolumnar.table_option WHERE relid = $1",
+        "SELECT sort_attnums FROM pgcolumnar.table_option WHERE relid OPERATOR(pg_catalog.=) $1",
         &[relid.into()],
     )
     .ok()
@@ -173,29 +178,34 @@ pub fn forget_cached(relid: pg_sys::Oid) {
 
 /// Forgets the options of a dropped table.
 pub unsafe fn forget(relid: pg_sys::Oid) {
-    if option_table().is_some() {
-        Spi::run_with_args("DELETE FROM pgcolumnar.table_option WHERE relid = $1", &[relid.into()])
-            .expect("deleting table options");
+    if let Some(table) = option_table() {
+        let _rights = ExtensionRights::of(table);
+        Spi::run_with_args(DELETE_OPTIONS, &[relid.into()]).expect("deleting table options");
     }
 }
 
+const DELETE_OPTIONS: &str = "DELETE FROM pgcolumnar.table_option WHERE relid OPERATOR(pg_catalog.=) $1";
+
+/// Callers check that the user owns the table first.
 unsafe fn set_sort_by(relid: pg_sys::Oid, value: Option<(&str, &SortKey)>) {
-    if option_table().is_none() {
+    let Some(table) = option_table() else {
         ereport!(
             ERROR,
             PgSqlErrorCode::ERRCODE_UNDEFINED_OBJECT,
             "pgcolumnar is not installed in this database"
         );
-    }
+    };
+    let rights = ExtensionRights::of(table);
     match value {
         Some((spec, key)) => Spi::run_with_args(
             "INSERT INTO pgcolumnar.table_option VALUES ($1, $2, $3) \
              ON CONFLICT (relid) DO UPDATE SET sort_by = excluded.sort_by, sort_attnums = excluded.sort_attnums",
             &[relid.into(), spec.into(), key.attnums.clone().into()],
         ),
-        None => Spi::run_with_args("DELETE FROM pgcolumnar.table_option WHERE relid = $1", &[relid.into()]),
+        None => Spi::run_with_args(DELETE_OPTIONS, &[relid.into()]),
     }
     .expect("storing table options");
+    drop(rights);
     // Every backend's cached sort key (flushes use it) goes at commit.
     pg_sys::CacheInvalidateRelcacheByRelid(relid);
 }

@@ -16,6 +16,7 @@ fn count_summary(counts: &BTreeMap<String, u64>) -> String {
 /// One row per live column of a columnar table: row groups and rows visible to the
 /// current snapshot, bytes stored and before encoding, and the vectors' encodings
 /// (`encoding:count`, then `+compression:count` for vectors compressed further).
+/// Anyone with SELECT on the table may call it.
 // The row type is spelled out for pgrx, which derives the SQL result columns from it.
 #[allow(clippy::type_complexity)]
 #[pg_extern(stable)]
@@ -36,6 +37,18 @@ fn stats(
 > {
     unsafe {
         let raw = rel.as_ptr();
+        // The metadata is read directly, which checks no permissions: what the caller
+        // may see is decided here, by SELECT on the table (as for reading its rows).
+        let relid = rel.oid();
+        if pg_sys::pg_class_aclcheck(relid, pg_sys::GetUserId(), pg_sys::ACL_SELECT as pg_sys::AclMode)
+            != pg_sys::AclResult::ACLCHECK_OK
+        {
+            pg_sys::aclcheck_error(
+                pg_sys::AclResult::ACLCHECK_NO_PRIV,
+                pg_sys::get_relkind_objtype((*(*raw).rd_rel).relkind),
+                pg_sys::get_rel_name(relid),
+            );
+        }
         if !tableam::is_columnar(raw) {
             pgrx::ereport!(
                 ERROR,
