@@ -1,0 +1,91 @@
+-- Columnar tables under roles that are not superusers: what a role may do with a table
+-- is decided by the table's grants alone, as for heap. pgcolumnar reads and writes its
+-- own metadata with the extension's rights; no role can change that metadata directly.
+CREATE EXTENSION pgcolumnar;
+CREATE ROLE regress_columnar_owner;
+CREATE ROLE regress_columnar_writer;
+CREATE ROLE regress_columnar_reader;
+CREATE ROLE regress_columnar_nobody;
+GRANT CREATE ON SCHEMA public TO regress_columnar_owner;
+\set VERBOSITY terse
+
+-- The owner creates, changes, indexes and vacuums its table and sets its options.
+SET ROLE regress_columnar_owner;
+CREATE TABLE roles_t (id int, v text) USING columnar;
+INSERT INTO roles_t SELECT i, 'v' || i FROM generate_series(1, 1000) i;
+UPDATE roles_t SET v = 'updated' WHERE id <= 10;
+DELETE FROM roles_t WHERE id > 990;
+SELECT count(*), count(*) FILTER (WHERE v = 'updated') AS updated FROM roles_t;
+CREATE INDEX roles_t_id ON roles_t (id);
+ALTER TABLE roles_t SET (sort_by = 'id');
+VACUUM roles_t;
+-- The metadata queries resolve nothing through the caller's search_path: an operator
+-- of the caller's that would match is never run with the extension's rights.
+CREATE FUNCTION roles_oideq(oid, oid) RETURNS bool LANGUAGE plpgsql
+  AS $$ BEGIN RAISE EXCEPTION 'roles_oideq called as %', current_user; END $$;
+CREATE OPERATOR public.= (LEFTARG = oid, RIGHTARG = oid, FUNCTION = roles_oideq);
+SET search_path = public, pg_catalog;
+VACUUM FULL roles_t;
+INSERT INTO roles_t VALUES (991, 'sorted');
+RESET search_path;
+DROP OPERATOR public.= (oid, oid);
+DROP FUNCTION roles_oideq(oid, oid);
+SELECT count(*) FROM roles_t WHERE id BETWEEN 1 AND 20;
+SELECT attname, rows FROM pgcolumnar.stats('roles_t') WHERE attname = 'id';
+GRANT SELECT, INSERT, UPDATE, DELETE ON roles_t TO regress_columnar_writer;
+GRANT SELECT ON roles_t TO regress_columnar_reader;
+RESET ROLE;
+
+-- A role granted SELECT, INSERT, UPDATE and DELETE may do all four, and call stats;
+-- it may neither truncate the table nor set its options (owner's rights, as for heap).
+SET ROLE regress_columnar_writer;
+INSERT INTO roles_t SELECT i, 'writer' FROM generate_series(1001, 1010) i;
+UPDATE roles_t SET v = 'writer' WHERE id <= 5;
+DELETE FROM roles_t WHERE id BETWEEN 6 AND 10;
+SELECT count(*), count(*) FILTER (WHERE v = 'writer') AS by_writer FROM roles_t;
+SELECT count(*) AS columns FROM pgcolumnar.stats('roles_t');
+TRUNCATE roles_t;
+ALTER TABLE roles_t SET (sort_by = 'v');
+RESET ROLE;
+
+-- A role granted SELECT only reads.
+SET ROLE regress_columnar_reader;
+SELECT count(*) FROM roles_t;
+SELECT count(*) AS columns FROM pgcolumnar.stats('roles_t');
+INSERT INTO roles_t VALUES (0, 'reader');
+UPDATE roles_t SET v = 'reader';
+DELETE FROM roles_t;
+RESET ROLE;
+
+-- A role granted nothing can do nothing with the table, stats included.
+SET ROLE regress_columnar_nobody;
+SELECT count(*) FROM roles_t;
+INSERT INTO roles_t VALUES (0, 'nobody');
+SELECT count(*) AS columns FROM pgcolumnar.stats('roles_t');
+RESET ROLE;
+
+-- Not even the owner of a columnar table may read or change the metadata directly.
+SET ROLE regress_columnar_owner;
+SELECT count(*) FROM pgcolumnar.row_group;
+INSERT INTO pgcolumnar.row_group VALUES (0, 0, 1, 0, 0, NULL);
+UPDATE pgcolumnar.chunk SET null_count = 0;
+DELETE FROM pgcolumnar.row_mark;
+DELETE FROM pgcolumnar.row_reservation;
+INSERT INTO pgcolumnar.table_option VALUES (0, 'v', '{2}');
+SELECT nextval('pgcolumnar.storage_id_seq');
+
+-- The owner truncates (a new storage id) and drops its table.
+TRUNCATE roles_t;
+INSERT INTO roles_t VALUES (1, 'after truncate');
+SELECT count(*) FROM roles_t;
+DROP TABLE roles_t;
+RESET ROLE;
+-- DROP TABLE took the table's options with it.
+SELECT count(*) FROM pgcolumnar.table_option;
+
+\set VERBOSITY default
+REVOKE CREATE ON SCHEMA public FROM regress_columnar_owner;
+DROP ROLE regress_columnar_owner, regress_columnar_writer, regress_columnar_reader,
+  regress_columnar_nobody;
+DROP EXTENSION pgcolumnar;
+DROP SCHEMA pgcolumnar;
