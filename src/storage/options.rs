@@ -186,7 +186,7 @@ pub unsafe fn forget(relid: pg_sys::Oid) {
 
 const DELETE_OPTIONS: &str = "DELETE FROM pgcolumnar.table_option WHERE relid OPERATOR(pg_catalog.=) $1";
 
-/// Callers check that the user owns the table first.
+/// The caller has checked that the user owns the table.
 unsafe fn set_sort_by(relid: pg_sys::Oid, value: Option<(&str, &SortKey)>) {
     let Some(table) = option_table() else {
         ereport!(
@@ -236,11 +236,13 @@ pub unsafe fn take_from_alter_table(stmt: *mut pg_sys::AlterTableStmt) -> bool {
                 kept_defs = pg_sys::lappend(kept_defs, def as *mut std::ffi::c_void);
                 continue;
             }
+            // Only the owner may set table options; checked before the lock is taken
+            // (as ALTER TABLE does), so that others cannot queue for it.
             let relid = pg_sys::RangeVarGetRelidExtended(
                 (*stmt).relation,
                 pg_sys::ShareUpdateExclusiveLock as i32,
                 0,
-                None,
+                Some(owns_relation),
                 std::ptr::null_mut(),
             );
             let rel = pg_sys::relation_open(relid, pg_sys::NoLock as i32);
@@ -252,14 +254,6 @@ pub unsafe fn take_from_alter_table(stmt: *mut pg_sys::AlterTableStmt) -> bool {
                     PgSqlErrorCode::ERRCODE_FEATURE_NOT_SUPPORTED,
                     "sort_by applies only to columnar tables",
                     "For heap tables, use CLUSTER."
-                );
-            }
-            if !pg_sys::pg_class_ownercheck(relid, pg_sys::GetUserId()) {
-                pg_sys::relation_close(rel, pg_sys::NoLock as i32);
-                ereport!(
-                    ERROR,
-                    PgSqlErrorCode::ERRCODE_INSUFFICIENT_PRIVILEGE,
-                    "must be owner of the table to set sort_by"
                 );
             }
             if is_set {
@@ -280,6 +274,18 @@ pub unsafe fn take_from_alter_table(stmt: *mut pg_sys::AlterTableStmt) -> bool {
     }
     (*stmt).cmds = kept_cmds;
     left
+}
+
+/// PostgreSQL's ownership check for a relation being looked up, as a callback (pg_sys
+/// exposes the C function only as a Rust wrapper); pg_guard: it raises errors.
+#[pg_guard]
+unsafe extern "C-unwind" fn owns_relation(
+    relation: *const pg_sys::RangeVar,
+    rel_id: pg_sys::Oid,
+    old_rel_id: pg_sys::Oid,
+    arg: *mut std::ffi::c_void,
+) {
+    pg_sys::RangeVarCallbackOwnsRelation(relation, rel_id, old_rel_id, arg);
 }
 
 unsafe fn list_len(l: *mut pg_sys::List) -> usize {
