@@ -20,7 +20,7 @@ help:
 	@echo "make psql     connect to the local cluster    make stop   stop it"
 	@echo "make install  build in release mode and install into $(PG_CONFIG)'s PostgreSQL"
 	@echo "make bench    TSBS-style benchmark vs heap and DuckDB (after make run; ROWS=1000000 for a quick one)"
-	@echo "make bench-changes  DELETE/UPDATE of 100k rows and point lookups on 10M rows, heap vs columnar"
+	@echo "make bench-changes  DELETE/UPDATE of 100k rows, point lookups on 10M rows, concurrent transfers; heap vs columnar"
 	@echo "make unit-test | pg-test | regress | isolation | integration-test | crash-test"
 
 provision:
@@ -55,6 +55,11 @@ bench-changes:
 	@for t in chg_heap chg_col; do echo "point lookups by primary key on $$t:"; \
 		$(PG_BIN)/pgbench -h $(RUN_SOCK) -p $(RUN_PORT) -U postgres -n -f bench/lookup.sql \
 		-D table=$$t -T 10 pgcolumnar_changes | grep -E 'latency average|tps'; done
+	@$(PSQL_RUN) -q -d pgcolumnar_changes -f bench/transfer_setup.sql
+	@for t in heap col; do echo "transfers, 8 clients, 60 s, on $$t (deadlocks fail a transaction, as 40P01):"; \
+		$(PG_BIN)/pgbench -h $(RUN_SOCK) -p $(RUN_PORT) -U postgres -n -c 8 -j 2 -T $(or $(TRANSFER_SECONDS),60) \
+		-f bench/transfer.sql -D tbl=$$t pgcolumnar_changes 2>&1 | grep -E 'tps|failed|processed|ERROR'; \
+		$(PSQL_RUN) -d pgcolumnar_changes -Atc "SELECT 'total balance: ' || sum(balance) FROM acct_$$t"; done
 
 run: install start demo
 	@echo

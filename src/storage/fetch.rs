@@ -414,12 +414,13 @@ impl Fetcher {
                 catalog::row_deleted(self.storage_id, row, snapshot)
             };
         }
-        // Another backend may still be collecting deletes of this row's bucket. A dirty
-        // snapshot is a uniqueness or exclusion check, which may hold an index page's
-        // buffer lock: it must not wait here (see mark_batch::begin_check).
+        // Another backend may still be collecting deletes of this row's bucket. Those
+        // are uncommitted, so only a dirty snapshot cares; it is a uniqueness or
+        // exclusion check, which may hold an index page's buffer lock, so it must not
+        // wait here (see mark_batch::begin_check). Neither may SnapshotSelf, which
+        // nbtree also uses under the page lock.
         let relid = (*self.rel).rd_id;
         if (*snapshot).snapshot_type != pg_sys::SnapshotType::SNAPSHOT_DIRTY {
-            mark_batch::wait_for_collector(relid, self.storage_id, row);
             return self.deleted_by_marks(row, snapshot);
         }
         let access = mark_batch::begin_check(relid, self.storage_id, row, snapshot);

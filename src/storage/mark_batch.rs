@@ -382,16 +382,6 @@ pub unsafe fn deleted_rows(storage_id: u64, snapshot: pg_sys::Snapshot) -> Vec<u
     rows
 }
 
-/// Before a non-dirty snapshot other than MVCC (SnapshotSelf) looks at the marks of
-/// `row`'s bucket: waits until no other backend collects deletes in it.
-pub unsafe fn wait_for_collector(relid: pg_sys::Oid, storage_id: u64, row: u64) {
-    let first_row = bucket_start(row);
-    if !holds(storage_id, first_row) {
-        lock_bucket(relid, first_row, pg_sys::ShareLock);
-        unlock_bucket(relid, first_row, pg_sys::ShareLock);
-    }
-}
-
 /// How a uniqueness or exclusion check may read a bucket's marks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum CheckAccess {
