@@ -58,3 +58,6 @@ EXPLAIN (COSTS OFF) SELECT count(*) FROM err_t WHERE 1 / a > 0;
 SELECT count(*) FROM err_t WHERE 1 / a > 0;
 \set VERBOSITY default
 DROP TABLE err_t;
+RESET default_table_access_method;
+DROP EXTENSION pgcolumnar;
+DROP SCHEMA pgcolumnar;
