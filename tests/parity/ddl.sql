@@ -65,7 +65,7 @@ CREATE TABLE fd (a int);
 INSERT INTO fd SELECT generate_series(1, 5);
 ALTER TABLE fd ADD COLUMN b int DEFAULT 42, ADD COLUMN c text DEFAULT repeat('q', 3);
 ALTER TABLE fd ADD COLUMN r float8 DEFAULT random();
-SELECT a, b, c, r IS NOT NULL AS has_r, count(DISTINCT r) OVER () AS distinct_r FROM fd ORDER BY a;
+SELECT a, b, c, r IS NOT NULL AS has_r, (SELECT count(DISTINCT r) FROM fd) AS distinct_r FROM fd ORDER BY a;
 ALTER TABLE fd ALTER COLUMN b TYPE bigint;
 SELECT a, b, c FROM fd ORDER BY a;
 UPDATE fd SET b = b + a WHERE a % 2 = 0;

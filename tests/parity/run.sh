@@ -36,6 +36,7 @@ mkdir -p "$OUT"
 stmt_starts() {
     awk '
         { line = $0; sub(/[ \t\r]+$/, "", line) }
+        in_copy { if (line == "\\.") in_copy = 0; next }
         !in_stmt {
             if (line ~ /^[ \t]*$/ || line ~ /^[ \t]*--/) next
             print $0
@@ -45,7 +46,10 @@ stmt_starts() {
         in_stmt {
             n = gsub(/\$\$/, "&", line)
             if (n % 2 == 1) in_dollar = !in_dollar
-            if (!in_dollar && line ~ /;[ \t]*(--.*)?$/) in_stmt = 0
+            if (!in_dollar && line ~ /;[ \t]*(--.*)?$/) {
+                in_stmt = 0
+                if (toupper(line) ~ /FROM STDIN/) in_copy = 1
+            }
         }' "$1"
 }
 
