@@ -88,7 +88,9 @@ run_one() {  # run_one NAME AM: fresh database, extension, the file; output on s
     # Relative path, so error lines (psql:FILE:LINE:) read the same wherever the checkout is.
     (cd "$TOP" && PGOPTIONS="-c default_table_access_method=$am" \
         "$PG_BIN/psql" -X -a -q -v ON_ERROR_STOP=0 -d "$db" -f "tests/parity/$name.sql" 2>&1)
+    local rc=$?
     "${PSQL[@]}" -c "DROP DATABASE IF EXISTS \"$db\" WITH (FORCE)" >/dev/null
+    return $rc
 }
 
 total=0 differ=0 gaps=0 failed=0
@@ -96,8 +98,10 @@ for f in "$DIR"/*.sql; do
     name=$(basename "$f" .sql)
     [ -n "${PARITY_ONLY:-}" ] && [ "$name" != "$PARITY_ONLY" ] && continue
     stmt_starts "$f" >"$OUT/$name.starts"
+    setup_failed=0
     for am in heap columnar; do
         run_one "$name" "$am" | normalize >"$OUT/$name.$am.out"
+        [ "${PIPESTATUS[0]}" -eq 0 ] || setup_failed=1
         split_blocks "$OUT/$name.starts" "$OUT/$name.$am.out" >"$OUT/$name.$am.blocks"
     done
     n=$(wc -l <"$OUT/$name.starts")
@@ -105,6 +109,11 @@ for f in "$DIR"/*.sql; do
     diff "$OUT/$name.heap.out" "$OUT/$name.columnar.out" >"$OUT/$name.diff"
     rc=$?
     total=$((total + n))
+    if [ $setup_failed -eq 1 ]; then
+        printf 'test parity/%-28s ... FAILED (a run did not complete: see target/parity/%s.*.out)\n' "$name" "$name"
+        failed=$((failed + 1))
+        continue
+    fi
     if [ "$name" = known_gaps ]; then
         gaps=$((gaps + d))
         if cmp -s "$OUT/$name.diff" "$DIR/known_gaps.diff"; then rc=0; else rc=1; fi
