@@ -25,4 +25,12 @@ CREATE UNLOGGED TABLE gap_unlogged (a int);
 DROP TABLE IF EXISTS gap_unlogged;
 CREATE INDEX CONCURRENTLY gap_conc ON gap (id);
 DROP INDEX IF EXISTS gap_conc;
+-- BRIN indexes (refused: columnar keeps zone maps instead).
+CREATE INDEX gap_brin ON gap USING brin (id);
+DROP INDEX IF EXISTS gap_brin;
+-- BUG: TABLESAMPLE is ignored on columnar tables (the ColumnarScan path replaces the
+-- SampleScan), so every sample returns all rows; at 0 percent heap returns none.
+SELECT count(*) FROM gap TABLESAMPLE BERNOULLI (0);
+SELECT count(*) FROM gap TABLESAMPLE SYSTEM (0);
+SELECT count(*) FROM gap TABLESAMPLE BERNOULLI (50) REPEATABLE (7) WHERE false;
 DROP TABLE gap;
