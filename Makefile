@@ -12,7 +12,7 @@ PSQL_RUN   = $(PG_BIN)/psql -X -h $(RUN_SOCK) -p $(RUN_PORT) -U postgres
 export PG_CONFIG
 
 .PHONY: help provision build install run start demo psql stop test unit-test pg-test \
-        regress isolation integration-test crash-test fmt lint clean clean-clusters
+        regress isolation integration-test parity crash-test fmt lint clean clean-clusters
 
 help:
 	@echo "make run      build, install, start the local cluster, run the demo"
@@ -21,7 +21,7 @@ help:
 	@echo "make install  build in release mode and install into $(PG_CONFIG)'s PostgreSQL"
 	@echo "make bench    TSBS-style benchmark vs heap and DuckDB (after make run; ROWS=1000000 for a quick one)"
 	@echo "make bench-changes  DELETE/UPDATE of 100k rows, point lookups on 10M rows, concurrent transfers; heap vs columnar"
-	@echo "make unit-test | pg-test | regress | isolation | integration-test | crash-test"
+	@echo "make unit-test | pg-test | regress | isolation | integration-test | parity | crash-test"
 
 provision:
 	@scripts/provision.sh
@@ -76,7 +76,7 @@ stop:
 test: provision
 	@scripts/test.sh all
 
-unit-test pg-test regress isolation integration-test crash-test: provision
+unit-test pg-test regress isolation integration-test parity crash-test: provision
 	@scripts/test.sh $@
 
 fmt:

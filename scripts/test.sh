@@ -5,6 +5,7 @@
 #   pg-test           `cargo pgrx test`: #[pg_test] functions inside a backend
 #   regress           pg_regress over sql/ -> expected/, on the throwaway cluster
 #   integration-test  Rust tests in tests/ (insta snapshots, differential tests), same cluster
+#   parity            tests/parity/*.sql run on heap and on columnar, outputs diffed, same cluster
 #   isolation         pg_isolation_regress over specs/ -> expected/ (concurrent sessions)
 #   crash-test        tests/crash_recovery.sh: SIGKILL during and after COPY, on its own cluster
 #
@@ -132,6 +133,11 @@ integration_test() {
         cargo test --locked --no-fail-fast --test '*' -- --include-ignored
 }
 
+parity() {
+    start_test_cluster || return 1
+    tests/parity/run.sh "$(sock)" "$TEST_PORT"
+}
+
 crash_test() {
     install_release || return 1
     bash tests/crash_recovery.sh
@@ -144,6 +150,7 @@ case ${1:-all} in
         run_level regress regress
         run_level isolation isolation
         run_level integration-test integration_test
+        run_level parity parity
         run_level crash-test crash_test
         ;;
     unit-test) run_level unit-test unit_test ;;
@@ -151,6 +158,7 @@ case ${1:-all} in
     regress) run_level regress regress ;;
     isolation) run_level isolation isolation ;;
     integration-test) run_level integration-test integration_test ;;
+    parity) run_level parity parity ;;
     crash-test) run_level crash-test crash_test ;;
     *) echo "test.sh: unknown level '$1'" >&2; exit 2 ;;
 esac

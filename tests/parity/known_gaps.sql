@@ -32,5 +32,4 @@ DROP INDEX IF EXISTS gap_brin;
 -- SampleScan), so every sample returns all rows; at 0 percent heap returns none.
 SELECT count(*) FROM gap TABLESAMPLE BERNOULLI (0);
 SELECT count(*) FROM gap TABLESAMPLE SYSTEM (0);
-SELECT count(*) FROM gap TABLESAMPLE BERNOULLI (50) REPEATABLE (7) WHERE false;
 DROP TABLE gap;
