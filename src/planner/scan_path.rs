@@ -73,9 +73,12 @@ unsafe extern "C-unwind" fn set_rel_pathlist(
     // An inheritance parent (`rte->inh`) is an append relation: its paths are Appends
     // over its members (the parent's own rows come as a member with `inh` off), and a
     // scan of the parent's relation alone would lose the children's rows.
+    // TABLESAMPLE needs core's Sample Scan (the table AM's sampling callbacks): a plain
+    // ColumnarScan would read every row.
     if (*rte).rtekind != pg_sys::RTEKind::RTE_RELATION
         || (*rte).relkind as u8 != pg_sys::RELKIND_RELATION
         || (*rte).inh
+        || !(*rte).tablesample.is_null()
     {
         return;
     }

@@ -23,8 +23,9 @@ DROP INDEX IF EXISTS gap_conc;
 -- BRIN indexes (refused: columnar keeps zone maps instead).
 CREATE INDEX gap_brin ON gap USING brin (id);
 DROP INDEX IF EXISTS gap_brin;
--- BUG: TABLESAMPLE is ignored on columnar tables (the ColumnarScan path replaces the
--- SampleScan), so every sample returns all rows; at 0 percent heap returns none.
+-- TABLESAMPLE is refused (0A000); it used to be ignored by ColumnarScan, which read
+-- every row.
 SELECT count(*) FROM gap TABLESAMPLE BERNOULLI (0);
 SELECT count(*) FROM gap TABLESAMPLE SYSTEM (0);
+SELECT count(*) FROM gap TABLESAMPLE BERNOULLI (100) REPEATABLE (1);
 DROP TABLE gap;
