@@ -807,6 +807,32 @@ pub unsafe fn load_deleted_rows(storage_id: u64, snapshot: pg_sys::Snapshot) -> 
     rows
 }
 
+/// Calls `f` with each mark row of a storage and the transaction that wrote it, through
+/// a dirty snapshot: committed marks, marks in progress and this transaction's; only
+/// those of aborted transactions are left out.
+unsafe fn each_unaborted_mark(
+    storage_id: u64,
+    lockmode: u32,
+    mut f: impl FnMut(
+        pg_sys::Relation,
+        pg_sys::HeapTuple,
+        pg_sys::TransactionId,
+        &[pg_sys::Datum; MARK_NATTS],
+        &[bool; MARK_NATTS],
+    ),
+) {
+    let mut dirty =
+        pg_sys::SnapshotData { snapshot_type: pg_sys::SnapshotType::SNAPSHOT_DIRTY, ..Default::default() };
+    scan_storage::<MARK_NATTS>(
+        c"row_mark",
+        c"row_mark_bucket",
+        storage_id,
+        &mut dirty,
+        lockmode,
+        |rel, tup, v, n| f(rel, tup, pg_sys::HeapTupleHeaderGetXmin((*tup).t_data), v, n),
+    );
+}
+
 /// The rows delete marks cover, sorted by what an index build does with them (heap's
 /// HeapTupleSatisfiesVacuum cases in heapam_index_build_range_scan). Rows in the row
 /// groups' masks are dead too; they come with the row groups.
@@ -831,40 +857,29 @@ pub struct BuildDeletes {
 /// `oldest_xmin` the horizon before which a committed delete is seen by everyone.
 pub unsafe fn deletes_for_build(storage_id: u64, oldest_xmin: pg_sys::TransactionId) -> BuildDeletes {
     let mut out = BuildDeletes::default();
-    // A dirty snapshot leaves out the marks of aborted transactions only.
-    let mut dirty =
-        pg_sys::SnapshotData { snapshot_type: pg_sys::SnapshotType::SNAPSHOT_DIRTY, ..Default::default() };
-    scan_storage::<MARK_NATTS>(
-        c"row_mark",
-        c"row_mark_bucket",
-        storage_id,
-        &mut dirty,
-        pg_sys::AccessShareLock,
-        |_, tup, v, n| {
-            let xmin = pg_sys::HeapTupleHeaderGetXmin((*tup).t_data);
-            // Current, then in progress, then committed: the order heap's checks use.
-            let list = if pg_sys::TransactionIdIsCurrentTransactionId(xmin) {
-                &mut out.not_alive
-            } else if pg_sys::TransactionIdIsInProgress(xmin) {
-                if out.in_progress.is_none() {
-                    for_each_deleted_row(v, n, |r| {
-                        out.in_progress.get_or_insert((xmin, r));
-                    });
-                }
-                &mut out.deleting
-            } else if pg_sys::TransactionIdDidCommit(xmin) {
-                if pg_sys::TransactionIdPrecedes(xmin, oldest_xmin) {
-                    &mut out.dead
-                } else {
-                    &mut out.not_alive
-                }
+    each_unaborted_mark(storage_id, pg_sys::AccessShareLock, |_, _, xmin, v, n| {
+        // Current, then in progress, then committed: the order heap's checks use.
+        let list = if pg_sys::TransactionIdIsCurrentTransactionId(xmin) {
+            &mut out.not_alive
+        } else if pg_sys::TransactionIdIsInProgress(xmin) {
+            if out.in_progress.is_none() {
+                for_each_deleted_row(v, n, |r| {
+                    out.in_progress.get_or_insert((xmin, r));
+                });
+            }
+            &mut out.deleting
+        } else if pg_sys::TransactionIdDidCommit(xmin) {
+            if pg_sys::TransactionIdPrecedes(xmin, oldest_xmin) {
+                &mut out.dead
             } else {
-                // Aborted, or crashed while in progress: no delete.
-                return;
-            };
-            for_each_deleted_row(v, n, |r| list.push(r));
-        },
-    );
+                &mut out.not_alive
+            }
+        } else {
+            // Aborted, or crashed while in progress: no delete.
+            return;
+        };
+        for_each_deleted_row(v, n, |r| list.push(r));
+    });
     for list in [&mut out.dead, &mut out.not_alive, &mut out.deleting] {
         list.sort_unstable();
         list.dedup();
@@ -888,39 +903,29 @@ pub struct MarkCleanup {
 /// and locks whose transaction has ended.
 pub unsafe fn take_settled_marks(storage_id: u64, oldest_xmin: pg_sys::TransactionId) -> MarkCleanup {
     let mut out = MarkCleanup::default();
-    let mut dirty =
-        pg_sys::SnapshotData { snapshot_type: pg_sys::SnapshotType::SNAPSHOT_DIRTY, ..Default::default() };
-    scan_storage::<MARK_NATTS>(
-        c"row_mark",
-        c"row_mark_bucket",
-        storage_id,
-        &mut dirty,
-        pg_sys::RowExclusiveLock,
-        |rel, tup, v, n| {
-            let xmin = pg_sys::HeapTupleHeaderGetXmin((*tup).t_data);
-            let settled = if mark_kind(v[2]) == MarkKind::Delete {
-                let visible_to_all =
-                    pg_sys::TransactionIdDidCommit(xmin) && pg_sys::TransactionIdPrecedes(xmin, oldest_xmin);
-                let mut rows = 0;
-                for_each_deleted_row(v, n, |r| {
-                    rows += 1;
-                    if visible_to_all {
-                        out.folded.push(r);
-                    }
-                });
-                if !visible_to_all {
-                    out.pending_deletes += rows;
+    each_unaborted_mark(storage_id, pg_sys::RowExclusiveLock, |rel, tup, xmin, v, n| {
+        let settled = if mark_kind(v[2]) == MarkKind::Delete {
+            let visible_to_all =
+                pg_sys::TransactionIdDidCommit(xmin) && pg_sys::TransactionIdPrecedes(xmin, oldest_xmin);
+            let mut rows = 0;
+            for_each_deleted_row(v, n, |r| {
+                rows += 1;
+                if visible_to_all {
+                    out.folded.push(r);
                 }
-                visible_to_all
-            } else {
-                !pg_sys::TransactionIdIsInProgress(xmin) && !pg_sys::TransactionIdIsCurrentTransactionId(xmin)
-            };
-            if settled {
-                pg_sys::simple_heap_delete(rel, &mut (*tup).t_self);
-                out.removed += 1;
+            });
+            if !visible_to_all {
+                out.pending_deletes += rows;
             }
-        },
-    );
+            visible_to_all
+        } else {
+            !pg_sys::TransactionIdIsInProgress(xmin) && !pg_sys::TransactionIdIsCurrentTransactionId(xmin)
+        };
+        if settled {
+            pg_sys::simple_heap_delete(rel, &mut (*tup).t_self);
+            out.removed += 1;
+        }
+    });
     out.folded.sort_unstable();
     out.folded.dedup();
     out
