@@ -70,8 +70,12 @@ fn quiet_backtraces() {
 /// started, bitmap scans of columnar tables are told not to prefetch.
 #[pg_guard]
 unsafe extern "C-unwind" fn executor_start(query_desc: *mut pg_sys::QueryDesc, eflags: i32) {
-    storage::write_buffer::flush_all();
-    storage::mark_batch::statement_done();
+    // Not for pgcolumnar's own SQL on its metadata, which can run in the middle of a
+    // row change (see storage::internal_sql).
+    if !storage::internal_sql::running() {
+        storage::write_buffer::flush_all();
+        storage::mark_batch::statement_done();
+    }
     match PREV_EXECUTOR_START {
         Some(prev) => prev(query_desc, eflags),
         None => pg_sys::standard_ExecutorStart(query_desc, eflags),
@@ -84,7 +88,9 @@ unsafe extern "C-unwind" fn executor_start(query_desc: *mut pg_sys::QueryDesc, e
 /// buckets this backend holds).
 #[pg_guard]
 unsafe extern "C-unwind" fn executor_finish(query_desc: *mut pg_sys::QueryDesc) {
-    storage::mark_batch::statement_done();
+    if !storage::internal_sql::running() {
+        storage::mark_batch::statement_done();
+    }
     match PREV_EXECUTOR_FINISH {
         Some(prev) => prev(query_desc),
         None => pg_sys::standard_ExecutorFinish(query_desc),
@@ -94,7 +100,9 @@ unsafe extern "C-unwind" fn executor_finish(query_desc: *mut pg_sys::QueryDesc) 
 /// And again at the end, for a statement whose executor was not finished normally.
 #[pg_guard]
 unsafe extern "C-unwind" fn executor_end(query_desc: *mut pg_sys::QueryDesc) {
-    storage::mark_batch::statement_done();
+    if !storage::internal_sql::running() {
+        storage::mark_batch::statement_done();
+    }
     match PREV_EXECUTOR_END {
         Some(prev) => prev(query_desc),
         None => pg_sys::standard_ExecutorEnd(query_desc),

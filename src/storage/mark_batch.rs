@@ -293,6 +293,8 @@ unsafe fn add_alone(
     cid: pg_sys::CommandId,
 ) {
     let first_row = bucket_start(row);
+    // The claim's verdict holds only while the bucket is held since (see `enter`).
+    debug_assert!(holds(storage_id, first_row), "a mark is added without its bucket's lock");
     let rows = MarkRows::single(offset_in_bucket(row), successor);
     catalog::insert_mark(storage_id, first_row, kind, &rows, cid);
     let mark = Mark { xmin: pg_sys::GetCurrentTransactionId(), cid, kind, rows };

@@ -7,7 +7,7 @@
 //! order (CLUSTER uses its index instead), and flushes store each row group's rows in
 //! that order (see `flush_order`).
 
-use super::privilege::ExtensionRights;
+use super::internal_sql::InternalSql;
 use super::tableam;
 use hashbrown::HashMap;
 use pgrx::pg_sys;
@@ -130,13 +130,14 @@ unsafe fn option_table() -> Option<pg_sys::Oid> {
     (nsp != pg_sys::InvalidOid && oid != pg_sys::InvalidOid).then_some(oid)
 }
 
-// `pgcolumnar.table_option` is read and written through SPI with the extension's rights
-// (`ExtensionRights`): users who may write a table need not, and must not, be able to
-// write its options row. The SQL names everything, operators included, by schema.
+// `pgcolumnar.table_option` is read and written through SPI as internal SQL, with the
+// extension's rights (`InternalSql`): users who may write a table need not, and must
+// not, be able to write its options row. The SQL names everything, operators included,
+// by schema.
 
 /// The attribute numbers the table's sort_by resolved to, if set.
 unsafe fn stored_sort_attnums(relid: pg_sys::Oid) -> Option<Vec<i16>> {
-    let _rights = ExtensionRights::of(option_table()?);
+    let _internal = InternalSql::on(option_table()?);
     Spi::get_one_with_args::<Vec<i16>>(
         "SELECT sort_attnums FROM pgcolumnar.table_option WHERE relid OPERATOR(pg_catalog.=) $1",
         &[relid.into()],
@@ -179,7 +180,7 @@ pub fn forget_cached(relid: pg_sys::Oid) {
 /// Forgets the options of a dropped table.
 pub unsafe fn forget(relid: pg_sys::Oid) {
     if let Some(table) = option_table() {
-        let _rights = ExtensionRights::of(table);
+        let _internal = InternalSql::on(table);
         Spi::run_with_args(DELETE_OPTIONS, &[relid.into()]).expect("deleting table options");
     }
 }
@@ -195,7 +196,7 @@ unsafe fn set_sort_by(relid: pg_sys::Oid, value: Option<(&str, &SortKey)>) {
             "pgcolumnar is not installed in this database"
         );
     };
-    let rights = ExtensionRights::of(table);
+    let internal = InternalSql::on(table);
     match value {
         Some((spec, key)) => Spi::run_with_args(
             "INSERT INTO pgcolumnar.table_option VALUES ($1, $2, $3) \
@@ -205,7 +206,7 @@ unsafe fn set_sort_by(relid: pg_sys::Oid, value: Option<(&str, &SortKey)>) {
         None => Spi::run_with_args(DELETE_OPTIONS, &[relid.into()]),
     }
     .expect("storing table options");
-    drop(rights);
+    drop(internal);
     // Every backend's cached sort key (flushes use it) goes at commit.
     pg_sys::CacheInvalidateRelcacheByRelid(relid);
 }
