@@ -39,6 +39,30 @@ impl Target {
     }
 }
 
+/// Where the transaction that wrote a mark stands, looked up once per claim.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Writer {
+    Mine,
+    Running,
+    Committed,
+    Aborted,
+}
+
+impl Writer {
+    /// In progress before committed: the order that cannot miss a commit in between.
+    unsafe fn of(xid: pg_sys::TransactionId) -> Writer {
+        if pg_sys::TransactionIdIsCurrentTransactionId(xid) {
+            Writer::Mine
+        } else if pg_sys::TransactionIdIsInProgress(xid) {
+            Writer::Running
+        } else if pg_sys::TransactionIdDidCommit(xid) {
+            Writer::Committed
+        } else {
+            Writer::Aborted
+        }
+    }
+}
+
 /// What the executor needs to know about the delete that beat us.
 unsafe fn report_delete(t: &Target, m: &RowMark, tmfd: *mut pg_sys::TM_FailureData) {
     (*tmfd).ctid = m.successor.map_or(t.tid, row_tid);
@@ -85,14 +109,16 @@ unsafe fn claim(
             (*tmfd).traversed = false;
             return pg_sys::TM_Result::TM_Updated;
         }
-        let marks = mark_batch::marks_on(t.storage_id, t.row);
-        for m in marks.iter().filter(|m| m.kind == MarkKind::Delete) {
-            let mine = pg_sys::TransactionIdIsCurrentTransactionId(m.xmin);
-            if mine || (!pg_sys::TransactionIdIsInProgress(m.xmin) && pg_sys::TransactionIdDidCommit(m.xmin))
-            {
+        // Each mark's writer is looked up once: one that commits between two looks would
+        // be neither a committed delete (first look) nor a running blocker (second), and
+        // the change would go ahead on a row that was just updated.
+        let marks: Vec<(RowMark, Writer)> =
+            mark_batch::marks_on(t.storage_id, t.row).into_iter().map(|m| (m, Writer::of(m.xmin))).collect();
+        for (m, writer) in marks.iter().filter(|(m, _)| m.kind == MarkKind::Delete) {
+            if matches!(writer, Writer::Mine | Writer::Committed) {
                 mark_batch::done();
                 report_delete(t, m, tmfd);
-                return if mine {
+                return if *writer == Writer::Mine {
                     pg_sys::TM_Result::TM_SelfModified
                 } else if m.successor.is_some() {
                     pg_sys::TM_Result::TM_Updated
@@ -101,11 +127,10 @@ unsafe fn claim(
                 };
             }
         }
-        let blocker = marks.iter().find(|m| {
-            m.kind.conflicts_with(wanted)
-                && !pg_sys::TransactionIdIsCurrentTransactionId(m.xmin)
-                && pg_sys::TransactionIdIsInProgress(m.xmin)
-        });
+        let blocker = marks
+            .iter()
+            .find(|(m, writer)| *writer == Writer::Running && m.kind.conflicts_with(wanted))
+            .map(|(m, _)| m);
         let Some(blocker) = blocker else { return pg_sys::TM_Result::TM_Ok };
         match wait_policy {
             LockWaitBlock => {
