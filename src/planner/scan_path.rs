@@ -4,7 +4,7 @@
 use super::cost::{self, CostParams, ScanInput};
 use crate::exec::{columnar_scan, MethodTable};
 use crate::storage::chunk_writer::VECTOR_ROWS;
-use crate::storage::{pages, plan_sizes, tableam};
+use crate::storage::{plan_sizes, tableam};
 use pgrx::pg_sys;
 use pgrx::prelude::*;
 
@@ -109,8 +109,7 @@ unsafe fn add_scan_path(
     params: &CostParams,
 ) {
     let natts = (*(*relation).rd_att).natts as usize;
-    let storage_id = pages::storage_id(relation);
-    let bytes = plan_sizes::column_bytes(storage_id, natts);
+    let bytes = plan_sizes::column_bytes(relation, natts);
     // Like create_seqscan_path: a relation that refers to other relations' columns
     // (LATERAL) can only be scanned below a nested loop that supplies them; the path
     // says so, and createplan then replaces those references with parameters.

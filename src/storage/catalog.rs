@@ -623,9 +623,10 @@ pub unsafe fn row_deleted(storage_id: u64, row: u64, snapshot: pg_sys::Snapshot)
 }
 
 /// Stored bytes per attribute (index attnum - 1) over the row groups visible to the
-/// catalog snapshot: for planning.
-pub unsafe fn column_bytes(storage_id: u64, natts: usize) -> Vec<u64> {
+/// catalog snapshot, and how many chunk rows that read: for planning.
+pub unsafe fn column_bytes(storage_id: u64, natts: usize) -> (Vec<u64>, usize) {
     let mut bytes = vec![0u64; natts];
+    let mut chunks = 0;
     // Chunk rows come and go with their row group's, so the chunk table alone has the
     // sums; its vector directories (often toasted) are not read.
     scan_storage::<CHUNK_NATTS>(
@@ -635,13 +636,14 @@ pub unsafe fn column_bytes(storage_id: u64, natts: usize) -> Vec<u64> {
         std::ptr::null_mut(),
         pg_sys::AccessShareLock,
         |_, _, v, _| {
+            chunks += 1;
             let attnum = i16::from_datum(v[2], false).unwrap();
             if let Some(b) = (attnum as usize).checked_sub(1).and_then(|at| bytes.get_mut(at)) {
                 *b += int8(v[4]);
             }
         },
     );
-    bytes
+    (bytes, chunks)
 }
 
 /// Like `delete_storage`, but a no-op when the metadata tables are gone already

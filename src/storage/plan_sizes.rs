@@ -3,33 +3,60 @@
 //! cached per backend. Both are sums over every row group's metadata, which cost a
 //! short point lookup more than its execution did.
 //!
-//! An entry is valid while no transaction that could have changed the metadata has
+//! A measurement is exact while no transaction that could have changed the metadata has
 //! ended anywhere (PostgreSQL's count of completed transactions, the test it uses to
-//! reuse a snapshot), and is only made or used by a transaction that has written
-//! nothing itself: its own flushes change the sums without any transaction ending.
+//! reuse a snapshot), and is only made or used as exact by a transaction that has
+//! written nothing itself: its own flushes change the sums without any transaction
+//! ending.
+//!
+//! Under a steady stream of small writes (many clients updating a small table) the
+//! count changes between any two plans and every writing transaction would sum again,
+//! over a row group per write: planning grew with the table's history, to ten
+//! milliseconds a statement after a minute. So a measurement that read many metadata
+//! rows stays in use, scaled by the relation's size in blocks as it grows, until the
+//! relation has grown by a tenth since: what heap's estimate does with `reltuples`,
+//! and a sum over N rows then costs O(1) per plan amortized. Small metadata is always
+//! summed exactly.
 
-use super::catalog;
+use super::{catalog, pages};
 use hashbrown::HashMap;
 use pgrx::pg_sys;
 use std::cell::RefCell;
 use std::rc::Rc;
 
+/// One sum, and what it was measured against.
+#[derive(Clone)]
+struct Measured<T> {
+    value: T,
+    /// PostgreSQL's completed-transaction count then.
+    completed: u64,
+    /// The relation's size in blocks then.
+    blocks: u32,
+    /// Whether summing read enough metadata rows to be worth scaling instead.
+    costly: bool,
+}
+
 #[derive(Default)]
 struct Sizes {
-    completed: u64,
-    rows: Option<u64>,
-    column_bytes: Option<Rc<[u64]>>,
+    rows: Option<Measured<u64>>,
+    column_bytes: Option<Measured<Rc<[u64]>>>,
 }
 
 /// Tables whose sizes are kept; past this the cache starts over.
 const MAX_TABLES: usize = 1024;
+
+/// Metadata rows a sum must read to be scaled rather than redone (about a millisecond).
+const COSTLY_ROWS: usize = 1000;
+
+/// Growth in blocks, as a fraction, up to which a costly sum is scaled.
+const SCALE_UP_TO: f64 = 0.1;
 
 thread_local! {
     static SIZES: RefCell<HashMap<u64, Sizes>> = RefCell::new(HashMap::new());
 }
 
 /// Transactions with an xid that have committed or aborted since the server started,
-/// or None when this transaction has written and must not use the cache.
+/// or None when this transaction has written and must not use the cache as exact.
 unsafe fn completed_transactions() -> Option<u64> {
     if pg_sys::GetTopTransactionIdIfAny() != pg_sys::InvalidTransactionId {
         return None;
@@ -40,54 +67,70 @@ unsafe fn completed_transactions() -> Option<u64> {
     Some((*pg_sys::ShmemVariableCache).xactCompletionCount)
 }
 
-/// The cached value `get` reads from an entry, or `compute`'s, stored by `put`.
+/// The value of `rel`'s measurement that `slot` selects: exact from the cache, scaled
+/// from a costly one, or from `compute` (which also returns the metadata rows it read).
 unsafe fn cached<T: Clone>(
-    storage_id: u64,
-    get: impl Fn(&Sizes) -> Option<T>,
-    put: impl Fn(&mut Sizes, T),
-    compute: impl FnOnce() -> T,
+    rel: pg_sys::Relation,
+    slot: impl Fn(&mut Sizes) -> &mut Option<Measured<T>>,
+    scale: impl FnOnce(&T, f64) -> T,
+    compute: impl FnOnce(u64) -> (T, usize),
 ) -> T {
-    let Some(completed) = completed_transactions() else { return compute() };
-    let hit = SIZES.with(|s| s.borrow().get(&storage_id).filter(|e| e.completed == completed).and_then(&get));
-    if let Some(v) = hit {
-        return v;
+    let storage_id = pages::storage_id(rel);
+    let completed = completed_transactions();
+    let blocks = pages::nblocks(rel);
+    let known = SIZES.with(|s| s.borrow_mut().get_mut(&storage_id).and_then(|e| slot(e).clone()));
+    if let Some(m) = known {
+        if completed == Some(m.completed) {
+            return m.value;
+        }
+        let grown = blocks as f64 / m.blocks.max(1) as f64;
+        if m.costly && blocks >= m.blocks && grown <= 1.0 + SCALE_UP_TO {
+            return scale(&m.value, grown);
+        }
     }
-    let v = compute();
-    SIZES.with(|s| {
-        let mut sizes = s.borrow_mut();
-        if sizes.len() >= MAX_TABLES && !sizes.contains_key(&storage_id) {
-            sizes.clear();
-        }
-        let entry = sizes.entry(storage_id).or_default();
-        if entry.completed != completed {
-            *entry = Sizes { completed, ..Sizes::default() };
-        }
-        put(entry, v.clone());
-    });
-    v
+    let (value, read) = compute(storage_id);
+    if let Some(completed) = completed {
+        SIZES.with(|s| {
+            let mut sizes = s.borrow_mut();
+            if sizes.len() >= MAX_TABLES && !sizes.contains_key(&storage_id) {
+                sizes.clear();
+            }
+            let measured = Measured { value: value.clone(), completed, blocks, costly: read >= COSTLY_ROWS };
+            *slot(sizes.entry(storage_id).or_default()) = Some(measured);
+        });
+    }
+    value
 }
 
 /// Rows stored in the row groups the catalog snapshot sees (deleted ones included).
-pub unsafe fn row_count(storage_id: u64) -> u64 {
+pub unsafe fn row_count(rel: pg_sys::Relation) -> u64 {
     cached(
-        storage_id,
-        |e| e.rows,
-        |e, v| e.rows = Some(v),
-        || {
-            catalog::load_row_groups(storage_id, std::ptr::null_mut(), false)
-                .iter()
-                .map(|g| g.row_count)
-                .sum()
+        rel,
+        |e| &mut e.rows,
+        |&rows, grown| (rows as f64 * grown) as u64,
+        |storage_id| {
+            let groups = catalog::load_row_groups(storage_id, std::ptr::null_mut(), false);
+            (groups.iter().map(|g| g.row_count).sum(), groups.len())
         },
     )
 }
 
 /// Stored bytes of each of the first `natts` attributes.
-pub unsafe fn column_bytes(storage_id: u64, natts: usize) -> Rc<[u64]> {
-    cached(
-        storage_id,
-        |e| e.column_bytes.clone().filter(|b| b.len() == natts),
-        |e, v| e.column_bytes = Some(v),
-        || catalog::column_bytes(storage_id, natts).into(),
-    )
+pub unsafe fn column_bytes(rel: pg_sys::Relation, natts: usize) -> Rc<[u64]> {
+    let bytes = cached(
+        rel,
+        |e| &mut e.column_bytes,
+        |bytes, grown| bytes.iter().map(|&b| (b as f64 * grown) as u64).collect(),
+        |storage_id| {
+            let (bytes, chunks) = catalog::column_bytes(storage_id, natts);
+            (bytes.into(), chunks)
+        },
+    );
+    if bytes.len() == natts {
+        bytes
+    } else {
+        // Measured for another number of attributes (ALTER TABLE since).
+        SIZES.with(|s| s.borrow_mut().remove(&pages::storage_id(rel)));
+        column_bytes(rel, natts)
+    }
 }

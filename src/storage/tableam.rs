@@ -656,7 +656,7 @@ unsafe extern "C-unwind" fn relation_estimate_size(
     let nblocks = pages::nblocks(rel);
     // pages::storage_id is cached with the relation; existing_storage_id's smgrexists
     // reopens the file, a tenth of a point lookup's time.
-    let rows = if nblocks == 0 { 0 } else { super::plan_sizes::row_count(pages::storage_id(rel)) };
+    let rows = if nblocks == 0 { 0 } else { super::plan_sizes::row_count(rel) };
     *pages_out = nblocks;
     *tuples = rows as f64;
     *allvisfrac = 0.0;
