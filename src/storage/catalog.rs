@@ -809,6 +809,16 @@ pub unsafe fn load_deleted_rows(storage_id: u64, snapshot: pg_sys::Snapshot) -> 
     rows
 }
 
+/// Takes the locks reading `row_mark` needs (AccessShareLock on it and its index) if
+/// that needs no wait; false otherwise. For callers under a buffer lock, which must
+/// never wait for a heavyweight lock (the locks are kept to the end of the transaction,
+/// so the scans after find them held).
+pub unsafe fn try_lock_marks_for_reading() -> bool {
+    [c"row_mark", c"row_mark_bucket"]
+        .iter()
+        .all(|name| pg_sys::ConditionalLockRelationOid(relid(name), pg_sys::AccessShareLock as i32))
+}
+
 /// Calls `f` with each mark row of a storage and the transaction that wrote it, through
 /// a dirty snapshot: committed marks, marks in progress and this transaction's; only
 /// those of aborted transactions are left out.

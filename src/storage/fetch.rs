@@ -116,6 +116,12 @@ fn cache_any_group(storage_id: u64, g: &RowGroupMeta) {
     });
 }
 
+/// Whether row `row` of group `g` is in the group's delete mask (deleted for every
+/// snapshot; VACUUM folds deletes there).
+fn masked(g: &RowGroupMeta, row: u64) -> bool {
+    g.deleted.as_ref().is_some_and(|m| m.is_deleted((row - g.first_row) as usize))
+}
+
 /// A dirty snapshot reports the inserter/deleter a caller must wait for: none so far.
 unsafe fn reset_dirty(snapshot: pg_sys::Snapshot) {
     if !snapshot.is_null() && (*snapshot).snapshot_type == pg_sys::SnapshotType::SNAPSHOT_DIRTY {
@@ -399,7 +405,7 @@ impl Fetcher {
         if snapshot.is_null() || (*snapshot).snapshot_type == pg_sys::SnapshotType::SNAPSHOT_ANY {
             return false;
         }
-        if g.deleted.as_ref().is_some_and(|m| m.is_deleted((row - g.first_row) as usize)) {
+        if masked(g, row) {
             return true;
         }
         if let Some(cid) = mark_batch::pending_delete(self.storage_id, row) {
@@ -453,6 +459,25 @@ impl Fetcher {
             }
         }
         false
+    }
+
+    /// Whether no snapshot can see row `row` of group `g` any more, as heap's
+    /// HeapTupleIsSurelyDead: its delete is folded into the group's mask (VACUUM folds
+    /// only deletes every snapshot sees), or committed by a transaction that no running
+    /// snapshot can still see as in progress. The index scan then marks the entry dead
+    /// and later scans skip it: without this, every UPDATE of a key left an entry that
+    /// each later lookup of the key visited (and decoded metadata for) until VACUUM.
+    unsafe fn surely_dead(&self, g: &RowGroupMeta, row: u64) -> bool {
+        if masked(g, row) {
+            return true;
+        }
+        mark_batch::marks_on_any(self.storage_id, row).iter().any(|m| {
+            m.kind == MarkKind::Delete
+                && !pg_sys::TransactionIdIsCurrentTransactionId(m.xmin)
+                && !pg_sys::TransactionIdIsInProgress(m.xmin)
+                && pg_sys::TransactionIdDidCommit(m.xmin)
+                && pg_sys::GlobalVisCheckRemovableXid(self.rel, m.xmin)
+        })
     }
 
     /// Whether the row at `tid` exists for `snapshot`.
@@ -533,6 +558,9 @@ impl Fetcher {
             return self.outside_groups(row, snapshot, slot, all_dead);
         };
         if self.deleted(&g, row, snapshot) {
+            if !all_dead.is_null() && self.surely_dead(&g, row) {
+                *all_dead = true;
+            }
             return false;
         }
         let in_group = self.position_of(&g, (row - g.first_row) as usize);

@@ -4,10 +4,11 @@
 //! `layout`, `directory`, `zonemap`, `column_builder`, `chunk_writer`, `row_marks`,
 //! `mark_rows`, `flush_order`, `image_arena`.
 //! PostgreSQL-facing: `tableam` (the callbacks), `reader`, `write_buffer`, `pages`,
-//! `catalog`, `privilege` (metadata access with the extension's rights), `internal_sql`
-//! (our own SPI, which the executor hooks leave alone), `plan_sizes` (cached sizes for
-//! planning), `datum`, `error`, `row_change` (DELETE, UPDATE, row locks), `mark_batch`
-//! (a statement's deletes collected per bucket).
+//! `catalog`, `privilege` (metadata access with the extension's rights), `index_delete`
+//! (which index entries can go), `internal_sql` (our own SPI, which the executor hooks
+//! leave alone), `plan_sizes` (cached sizes for planning), `datum`, `error`, `row_change`
+//! (DELETE, UPDATE, row locks), `mark_batch` (a statement's deletes collected per
+//! bucket).
 
 pub mod bitmap_scan;
 pub mod catalog;
@@ -22,6 +23,7 @@ pub mod fetch;
 pub mod flush_order;
 pub mod image_arena;
 pub mod index_build;
+pub mod index_delete;
 pub mod internal_sql;
 pub mod layout;
 pub mod mark_batch;

@@ -290,12 +290,10 @@ unsafe extern "C-unwind" fn tuple_satisfies_snapshot(
 
 #[pg_guard]
 unsafe extern "C-unwind" fn index_delete_tuples(
-    _rel: pg_sys::Relation,
+    rel: pg_sys::Relation,
     delstate: *mut pg_sys::TM_IndexDeleteOp,
 ) -> pg_sys::TransactionId {
-    // Nothing is known to be deletable: index entries are removed by VACUUM instead.
-    (*delstate).ndeltids = 0;
-    pg_sys::InvalidTransactionId
+    super::index_delete::delete_tuples(rel, delstate)
 }
 
 #[pg_guard]
