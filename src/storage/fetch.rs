@@ -471,13 +471,9 @@ impl Fetcher {
         if masked(g, row) {
             return true;
         }
-        mark_batch::marks_on_any(self.storage_id, row).iter().any(|m| {
-            m.kind == MarkKind::Delete
-                && !pg_sys::TransactionIdIsCurrentTransactionId(m.xmin)
-                && !pg_sys::TransactionIdIsInProgress(m.xmin)
-                && pg_sys::TransactionIdDidCommit(m.xmin)
-                && pg_sys::GlobalVisCheckRemovableXid(self.rel, m.xmin)
-        })
+        mark_batch::marks_on_any(self.storage_id, row)
+            .iter()
+            .any(|m| super::index_delete::deletes_for_everyone(self.rel, m.kind, m.xmin))
     }
 
     /// Whether the row at `tid` exists for `snapshot`.

@@ -49,14 +49,8 @@ pub unsafe fn delete_tuples(
         }
         let marks = &bucket.as_ref().expect("read above").1;
         let offset = offset_in_bucket(row);
-        let deleter = marks.iter().find(|m| {
-            m.kind == MarkKind::Delete
-                && m.rows.contains(offset)
-                && !pg_sys::TransactionIdIsCurrentTransactionId(m.xmin)
-                && !pg_sys::TransactionIdIsInProgress(m.xmin)
-                && pg_sys::TransactionIdDidCommit(m.xmin)
-                && pg_sys::GlobalVisCheckRemovableXid(rel, m.xmin)
-        });
+        let deleter =
+            marks.iter().find(|m| m.rows.contains(offset) && deletes_for_everyone(rel, m.kind, m.xmin));
         match deleter {
             Some(m) => {
                 status.knowndeletable = true;
@@ -72,4 +66,18 @@ pub unsafe fn delete_tuples(
     }
     (*delstate).ndeltids = last_deletable.map_or(0, |i| i as i32 + 1);
     horizon
+}
+
+/// Whether a mark of `kind` written by `xmin` is a delete that no snapshot of `rel` can
+/// still miss: committed, by a transaction no running snapshot sees as in progress.
+pub unsafe fn deletes_for_everyone(
+    rel: pg_sys::Relation,
+    kind: MarkKind,
+    xmin: pg_sys::TransactionId,
+) -> bool {
+    kind == MarkKind::Delete
+        && !pg_sys::TransactionIdIsCurrentTransactionId(xmin)
+        && !pg_sys::TransactionIdIsInProgress(xmin)
+        && pg_sys::TransactionIdDidCommit(xmin)
+        && pg_sys::GlobalVisCheckRemovableXid(rel, xmin)
 }
