@@ -78,6 +78,40 @@ pub struct VacuumReport {
 const SMALL_GROUP_ROWS: u64 = ROW_GROUP_ROWS as u64 / 2;
 
 pub unsafe fn vacuum(rel: pg_sys::Relation, strategy: pg_sys::BufferAccessStrategy) -> VacuumReport {
+    stop_being_a_lazy_vacuum();
+    // The transaction's snapshot predates the line above: others may have pruned rows
+    // it still sees. Internal reads (options) use the active snapshot: a fresh one.
+    pg_sys::PushActiveSnapshot(pg_sys::GetLatestSnapshot());
+    let report = vacuum_storage(rel, strategy);
+    pg_sys::PopActiveSnapshot();
+    report
+}
+
+/// Lazy VACUUM advertises PROC_IN_VACUUM, and with it every other backend leaves this
+/// one's xid out of its snapshots and its xmin out of its pruning horizon: heap's VACUUM
+/// writes no MVCC rows, so neither matters there. Ours rewrites metadata rows in a
+/// transaction, and a snapshot taken meanwhile would take those writes for aborted ones
+/// (an xid below its xmax, not in its running list, not committed) and set hint bits
+/// saying so for good: the new delete mask lost, the old row-group version alive again,
+/// removed marks back, rows deleted long ago visible again. So this VACUUM is an
+/// ordinary writer, as VACUUM FULL is (the flag goes at transaction end anyway).
+unsafe fn stop_being_a_lazy_vacuum() {
+    let me = pg_sys::MyProc;
+    if (*me).statusFlags as u32 & pg_sys::PROC_IN_VACUUM == 0 {
+        return;
+    }
+    // Taken in exclusive mode to change the flags, as vacuum_rel does to set them.
+    let proc_array_lock = &raw mut (*pg_sys::MainLWLockArray.add(PROC_ARRAY_LOCK)).lock;
+    pg_sys::LWLockAcquire(proc_array_lock, pg_sys::LWLockMode::LW_EXCLUSIVE);
+    (*me).statusFlags &= !(pg_sys::PROC_IN_VACUUM as u8);
+    *(*pg_sys::ProcGlobal).statusFlags.add((*me).pgxactoff as usize) = (*me).statusFlags;
+    pg_sys::LWLockRelease(proc_array_lock);
+}
+
+/// `ProcArrayLock`'s index in the main LWLock array (lwlocknames.txt).
+const PROC_ARRAY_LOCK: usize = 4;
+
+unsafe fn vacuum_storage(rel: pg_sys::Relation, strategy: pg_sys::BufferAccessStrategy) -> VacuumReport {
     write_buffer::flush_relation((*rel).rd_id);
     let mut report = VacuumReport::default();
     if pages::nblocks(rel) == 0 {

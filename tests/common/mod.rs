@@ -61,6 +61,27 @@ impl Cluster {
         self.run_with_input(db, "\\i /dev/stdin", Some(script));
     }
 
+    /// Runs pgbench on database `db` with the custom script `script` and `args`
+    /// (e.g. client count and duration); returns its report. A failed client fails.
+    pub fn pgbench(&self, db: &str, script: &str, args: &[&str]) -> String {
+        let dir = std::env::temp_dir().join(format!("pgcolumnar-pgbench-{}-{db}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let file = dir.join("script.sql");
+        std::fs::write(&file, script).unwrap();
+        let out = Command::new(format!("{}/pgbench", self.bindir))
+            .args(["-n", "-U", "postgres", "-h", &self.host, "-p", &self.port])
+            .args(args)
+            .arg("-f")
+            .arg(&file)
+            .arg(db)
+            .output()
+            .expect("pgbench runs");
+        let _ = std::fs::remove_dir_all(&dir);
+        let report = String::from_utf8_lossy(&out.stdout).into_owned();
+        assert!(out.status.success(), "pgbench failed:\n{report}\n{}", String::from_utf8_lossy(&out.stderr));
+        report
+    }
+
     fn run(&self, db: &str, sql: &str) -> String {
         self.run_with_input(db, sql, None)
     }
