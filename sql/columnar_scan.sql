@@ -82,6 +82,69 @@ SELECT pg_relation_size('s') > 0 AS has_size,
          + pg_relation_size('s', 'vm') AS no_toast,
        pg_relation_size('s') < pg_relation_size('s_heap') / 2 AS smaller_than_half_of_heap;
 
+-- Scrollable cursors read backward without a Material node: FETCH PRIOR, LAST,
+-- ABSOLUTE and BACKWARD over several row groups (two full ones and small ones), deleted
+-- rows (one vector entirely), vectors skipped by a zone map, and row groups stored in
+-- sort_by order. walk() reads the cursor forward, backward, forward again, then jumps.
+CREATE TABLE scroll (id int, v text) USING columnar;
+INSERT INTO scroll SELECT g, 'v' || g FROM generate_series(1, 210000) g;
+INSERT INTO scroll VALUES (210001, 'single');
+INSERT INTO scroll SELECT g, 'w' || g FROM generate_series(210002, 215000) g;
+DELETE FROM scroll WHERE id % 7 = 0 OR id BETWEEN 2049 AND 4096 OR id = 210001;
+CREATE TABLE scroll_sorted (id int, v text) USING columnar;
+ALTER TABLE scroll_sorted SET (sort_by = 'v');
+INSERT INTO scroll_sorted SELECT g, md5(g::text) FROM generate_series(1, 5000) g;
+CREATE FUNCTION walk(q text) RETURNS text LANGUAGE plpgsql AS $$
+DECLARE
+  c refcursor;
+  fwd int[] := '{}';
+  bwd int[] := '{}';
+  again int[] := '{}';
+  r record;
+  n int;
+  at int;
+  misses int := 0;
+BEGIN
+  OPEN c SCROLL FOR EXECUTE q;
+  LOOP FETCH NEXT FROM c INTO r; EXIT WHEN NOT FOUND; fwd := fwd || r.id; END LOOP;
+  LOOP FETCH PRIOR FROM c INTO r; EXIT WHEN NOT FOUND; bwd := bwd || r.id; END LOOP;
+  LOOP FETCH NEXT FROM c INTO r; EXIT WHEN NOT FOUND; again := again || r.id; END LOOP;
+  n := cardinality(fwd);
+  FOR i IN 1..least(n, 400) LOOP
+    at := (i * 7919) % n + 1;
+    FETCH ABSOLUTE at FROM c INTO r;
+    misses := misses + (r.id IS DISTINCT FROM fwd[at])::int;
+    FETCH PRIOR FROM c INTO r;
+    misses := misses + (at > 1 AND r.id IS DISTINCT FROM fwd[at - 1])::int;
+  END LOOP;
+  FETCH LAST FROM c INTO r;
+  misses := misses + (r.id IS DISTINCT FROM fwd[n])::int;
+  CLOSE c;
+  RETURN format('%s rows; backward = reversed forward: %s; forward again = forward: %s; jumps missed: %s',
+    n, bwd = (SELECT array_agg(x ORDER BY o DESC) FROM unnest(fwd) WITH ORDINALITY u(x, o)),
+    again = fwd, misses);
+END $$;
+EXPLAIN (COSTS OFF) DECLARE c SCROLL CURSOR FOR SELECT id FROM scroll WHERE id > 200000;
+SELECT walk('SELECT id FROM scroll');
+SELECT walk('SELECT id FROM scroll WHERE id > 200000');
+SELECT walk('SELECT id FROM scroll_sorted');
+SELECT walk('SELECT id FROM scroll WHERE id < 0');
+-- The table access method's own scan (a Seq Scan) goes backward too.
+SET pgcolumnar.enable_columnar_scan = off;
+EXPLAIN (COSTS OFF) DECLARE c SCROLL CURSOR FOR SELECT id FROM scroll;
+SELECT walk('SELECT id FROM scroll WHERE id > 200000');
+RESET pgcolumnar.enable_columnar_scan;
+BEGIN;
+DECLARE s SCROLL CURSOR FOR SELECT id, v FROM scroll_sorted;
+FETCH LAST FROM s;
+FETCH BACKWARD 2 FROM s;
+FETCH FIRST FROM s;
+FETCH PRIOR FROM s;
+FETCH NEXT FROM s;
+COMMIT;
+DROP FUNCTION walk(text);
+DROP TABLE scroll, scroll_sorted;
+
 DROP TABLE s, s_heap;
 DROP EXTENSION pgcolumnar;
 DROP SCHEMA pgcolumnar;

@@ -75,7 +75,8 @@ unsafe extern "C-unwind" fn begin(
 unsafe extern "C-unwind" fn next_tuple(ss: *mut pg_sys::ScanState) -> *mut pg_sys::TupleTableSlot {
     let slot = (*ss).ss_ScanTupleSlot;
     let reader = inner(ss as *mut pg_sys::CustomScanState).reader.as_mut().expect("scan begun");
-    if !reader.next(slot) {
+    let backward = (*(*ss).ps.state).es_direction == pg_sys::ScanDirection::BackwardScanDirection;
+    if !(if backward { reader.prev(slot) } else { reader.next(slot) }) {
         pg_sys::ExecClearTuple(slot);
     }
     slot

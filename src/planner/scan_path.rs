@@ -148,6 +148,8 @@ unsafe fn add_scan_path(
         private = pg_sys::lappend_int(private, *a);
     }
     (*path).custom_private = private;
+    // Scrollable cursors read it backward (FETCH PRIOR, LAST, BACKWARD) with no Material.
+    (*path).flags = pg_sys::CUSTOMPATH_SUPPORT_BACKWARD_SCAN;
     (*path).methods = &PATH_METHODS.0;
     pg_sys::add_path(rel, path as *mut pg_sys::Path);
 }
@@ -201,6 +203,7 @@ unsafe extern "C-unwind" fn plan_path(
     (*cscan).scan.plan.qual = pg_sys::extract_actual_clauses(clauses, false);
     (*cscan).scan.scanrelid = (*rel).relid;
     (*cscan).custom_private = (*best_path).custom_private;
+    (*cscan).flags = (*best_path).flags;
     (*cscan).methods = &columnar_scan::SCAN_METHODS.0;
     cscan as *mut pg_sys::Plan
 }

@@ -242,26 +242,39 @@ impl Reader {
         self.row = 0;
     }
 
+    /// The delete mask row group `index` is read with, or None if the scan passes it
+    /// by: every row deleted, or zone maps rule it out (counted).
+    fn usable_group(&mut self, index: usize) -> Option<Option<DeleteMask>> {
+        let g = &self.groups[index];
+        let mask = row_marks::group_mask(g.deleted.as_deref(), &self.deleted_rows, g.first_row, g.row_count);
+        if mask.as_ref().is_some_and(|m| m.count() == g.row_count) {
+            return None;
+        }
+        if self.refuted(g, None) {
+            self.groups_skipped += 1;
+            return None;
+        }
+        Some(mask)
+    }
+
     /// Loads the next row group; false when none is left.
     unsafe fn next_group(&mut self) -> bool {
-        let index = loop {
+        loop {
             let index = self.claim.claim();
             if index >= self.groups.len() {
                 self.group = None;
                 return false;
             }
-            let g = &self.groups[index];
-            let mask =
-                row_marks::group_mask(g.deleted.as_deref(), &self.deleted_rows, g.first_row, g.row_count);
-            if mask.as_ref().is_some_and(|m| m.count() == g.row_count) {
-                continue;
+            if let Some(mask) = self.usable_group(index) {
+                self.load_group(index, mask);
+                return true;
             }
-            if !self.refuted(g, None) {
-                self.mask = mask;
-                break index;
-            }
-            self.groups_skipped += 1;
-        };
+        }
+    }
+
+    /// Makes row group `index` the current one, before its first vector.
+    unsafe fn load_group(&mut self, index: usize, mask: Option<DeleteMask>) {
+        self.mask = mask;
         let g = &self.groups[index];
         self.order = match &g.chunks.order {
             Some(c) => Some(load_order(self.rel, c, g.row_count, self.strategy, &mut self.scratch)),
@@ -277,7 +290,6 @@ impl Reader {
         self.group_first_row = g.first_row;
         self.vector_rows = 0;
         self.row = 0;
-        true
     }
 
     /// Decides per attribute where row group `index`'s values come from, and reads the
@@ -466,6 +478,76 @@ impl Reader {
             }
             self.row += 1;
         }
+        self.emit(slot)
+    }
+
+    /// Stores the row before the last one returned in `slot` (scrollable cursors); false
+    /// before the first. As in heap's scans, both ends leave the scan unpositioned: going
+    /// backward from there starts at the last row, going forward at the first. Serial
+    /// scans only (a parallel scan never runs backward).
+    pub unsafe fn prev(&mut self, slot: *mut pg_sys::TupleTableSlot) -> bool {
+        if (*slot).tts_tupleDescriptor != self.desc {
+            self.read_as((*slot).tts_tupleDescriptor);
+        }
+        // `row` is one past the last row returned, so the candidate is two before it.
+        let mut candidate = match self.group {
+            Some(_) => self.row as isize - 2,
+            None if matches!(self.claim, GroupClaim::Serial { next: 0 }) => return false,
+            None => -1,
+        };
+        loop {
+            while candidate >= 0 && self.is_deleted(candidate as usize) {
+                candidate -= 1;
+            }
+            if candidate >= 0 {
+                break;
+            }
+            if !self.back_to_previous_vector() {
+                self.restart();
+                return false;
+            }
+            candidate = self.vector_rows as isize - 1;
+        }
+        self.row = candidate as usize;
+        self.emit(slot)
+    }
+
+    /// Moves to the vector before the current one (from the end of the scan: the last
+    /// one) that has rows, decoded; false if there is none.
+    unsafe fn back_to_previous_vector(&mut self) -> bool {
+        loop {
+            pgrx::check_for_interrupts!();
+            let Some(index) = self.group.filter(|_| self.vector > 0) else {
+                let before = self.group.unwrap_or(self.groups.len());
+                let Some((index, mask)) = (0..before).rev().find_map(|i| Some((i, self.usable_group(i)?)))
+                else {
+                    return false;
+                };
+                self.load_group(index, mask);
+                self.claim = GroupClaim::Serial { next: index + 1 };
+                self.vector = self.vector_count;
+                continue;
+            };
+            self.vector -= 1;
+            self.vector_rows = 0;
+            let g = &self.groups[index];
+            let rows_here = self.rows_in_vector(g, self.vector);
+            self.vector_first_row = g.first_row + (self.vector * super::chunk_writer::VECTOR_ROWS) as u64;
+            let all_deleted =
+                self.deleted_in((self.vector_first_row - g.first_row) as usize, rows_here) == rows_here;
+            if all_deleted || self.refuted(g, Some(self.vector)) {
+                self.vectors_skipped += !all_deleted as u64;
+                continue;
+            }
+            self.decode_current_vector();
+            if self.vector_rows > 0 {
+                return true;
+            }
+        }
+    }
+
+    /// Stores row `self.row` of the current vector in `slot` and steps past it.
+    unsafe fn emit(&mut self, slot: *mut pg_sys::TupleTableSlot) -> bool {
         pg_sys::ExecClearTuple(slot);
         let values = (*slot).tts_values;
         let nulls = (*slot).tts_isnull;

@@ -182,10 +182,12 @@ unsafe extern "C-unwind" fn scan_getnextslot(
     direction: pg_sys::ScanDirection::Type,
     slot: *mut pg_sys::TupleTableSlot,
 ) -> bool {
+    let reader = &mut *scan_desc(scan).reader;
     if direction == pg_sys::ScanDirection::BackwardScanDirection {
-        not_supported("scanning backward", "Use a cursor WITHOUT SCROLL, or ORDER BY ... DESC.");
+        reader.prev(slot)
+    } else {
+        reader.next(slot)
     }
-    (*scan_desc(scan).reader).next(slot)
 }
 
 #[pg_guard]

@@ -1,4 +1,4 @@
--- Cursors (forward only: see known_gaps.sql for SCROLL) and prepared statements.
+-- Cursors (forward, and SCROLL ones read backward) and prepared statements.
 CREATE TABLE cur (id int, v text, n numeric);
 INSERT INTO cur SELECT g, 'v' || g, g * 0.5 FROM generate_series(1, 200) g;
 CREATE INDEX cur_id ON cur (id);
@@ -35,6 +35,28 @@ DECLARE c6 CURSOR FOR SELECT id FROM cur;
 MOVE FORWARD ALL IN c6;
 FETCH NEXT FROM c6;
 CLOSE c6;
+COMMIT;
+-- SCROLL cursors read backward: with ORDER BY (a Sort underneath), and without (the
+-- scan itself runs backward; the rows were inserted in id order by one statement).
+BEGIN;
+DECLARE s1 SCROLL CURSOR FOR SELECT id FROM cur WHERE id < 30 ORDER BY id;
+FETCH 3 FROM s1;
+FETCH BACKWARD 1 FROM s1;
+FETCH LAST FROM s1;
+FETCH BACKWARD 3 FROM s1;
+CLOSE s1;
+DECLARE s2 SCROLL CURSOR FOR SELECT id, v FROM cur WHERE id < 120;
+FETCH LAST FROM s2;
+FETCH PRIOR FROM s2;
+FETCH ABSOLUTE 50 FROM s2;
+FETCH RELATIVE -3 FROM s2;
+MOVE BACKWARD ALL IN s2;
+FETCH NEXT FROM s2;
+FETCH PRIOR FROM s2;
+FETCH PRIOR FROM s2;
+FETCH NEXT FROM s2;
+FETCH BACKWARD ALL FROM s2;
+CLOSE s2;
 COMMIT;
 -- WHERE CURRENT OF, with and without FOR UPDATE
 BEGIN;

@@ -3,18 +3,6 @@
 -- tests/parity/known_gaps.diff; run.sh fails this file when the difference changes.
 CREATE TABLE gap (id int, v text);
 INSERT INTO gap SELECT g, 'v' || g FROM generate_series(1, 10) g;
--- Backward scans: FETCH BACKWARD / PRIOR / LAST on a SCROLL cursor whose plan has no Sort
--- (with ORDER BY the Sort materializes and it works). WHERE CURRENT OF works: cursors_prepared.sql.
-BEGIN;
-DECLARE s1 SCROLL CURSOR FOR SELECT id FROM gap ORDER BY id;
-FETCH 3 FROM s1;
-FETCH BACKWARD 1 FROM s1;
-ROLLBACK;
-BEGIN;
-DECLARE s2 SCROLL CURSOR FOR SELECT id, v FROM gap;
-FETCH LAST FROM s2;
-FETCH PRIOR FROM s2;
-ROLLBACK;
 -- UNLOGGED tables and CREATE INDEX CONCURRENTLY.
 CREATE UNLOGGED TABLE gap_unlogged (a int);
 DROP TABLE IF EXISTS gap_unlogged;
