@@ -6,9 +6,13 @@
 //! committed after the horizon, by this transaction or by one still in progress are
 //! indexed (older snapshots, or this transaction's, may still read them through the
 //! index) but passed as not alive, so a unique index does not count them as duplicates.
+//!
+//! CREATE INDEX CONCURRENTLY and REINDEX CONCURRENTLY build from an MVCC snapshot while
+//! writers go on (every row it sees is alive), then `validate` adds the rows a later
+//! snapshot sees that the index lacks, as heapam_index_validate_scan does. The TIDs of
+//! columnar rows never change while the build's lock keeps VACUUM out.
 
 use super::catalog::{self, BuildDeletes};
-use super::error::not_supported;
 use super::fetch::tid_row;
 use super::reader::{row_tid, GroupClaim, Reader};
 use super::{mark_batch, pages};
@@ -23,24 +27,29 @@ pub unsafe fn build(
     callback_state: *mut std::ffi::c_void,
     scan: pg_sys::TableScanDesc,
 ) -> f64 {
-    if (*index_info).ii_Concurrent {
-        not_supported("CREATE INDEX CONCURRENTLY", "Use CREATE INDEX.");
-    }
     let callback = callback.expect("index build callback");
-    // A scan given with an MVCC snapshot (amcheck) wants the rows it sees, all alive, as
-    // heap gives it; otherwise (SnapshotAny) sort the deleted rows out like heap. Before
-    // our own reader reads the row groups: that may wait for a deleter.
-    let given_mvcc = !scan.is_null() && {
-        let t = (*(*scan).rs_snapshot).snapshot_type;
-        t == pg_sys::SnapshotType::SNAPSHOT_MVCC || t == pg_sys::SnapshotType::SNAPSHOT_HISTORIC_MVCC
-    };
+    let concurrent = (*index_info).ii_Concurrent;
+    // A scan given with an MVCC snapshot (amcheck, a parallel concurrent build) wants
+    // the rows it sees, all alive, as heap gives it, and so does a concurrent build;
+    // otherwise (SnapshotAny) sort the deleted rows out like heap. Before our own reader
+    // reads the row groups: that may wait for a deleter.
+    let given_mvcc = concurrent
+        || !scan.is_null() && {
+            let t = (*(*scan).rs_snapshot).snapshot_type;
+            t == pg_sys::SnapshotType::SNAPSHOT_MVCC || t == pg_sys::SnapshotType::SNAPSHOT_HISTORIC_MVCC
+        };
     let mut deletes =
         if given_mvcc { BuildDeletes::default() } else { deletes_for_build(table_rel, index_info) };
     // A parallel build hands each participant its scan; otherwise read everything with
     // a fresh snapshot: the table is locked against writers, and every committed row and
-    // this transaction's own rows must be indexed.
+    // this transaction's own rows must be indexed. A concurrent build reads what the
+    // transaction's snapshot sees, as heap's does; `validate` adds the rest.
     let (mut own_reader, snapshot) = if scan.is_null() {
-        let snapshot = pg_sys::RegisterSnapshot(pg_sys::GetLatestSnapshot());
+        let snapshot = pg_sys::RegisterSnapshot(if concurrent {
+            pg_sys::GetTransactionSnapshot()
+        } else {
+            pg_sys::GetLatestSnapshot()
+        });
         (Some(Reader::new(table_rel, snapshot, None, GroupClaim::Serial { next: 0 })), snapshot)
     } else {
         (None, std::ptr::null_mut())
@@ -123,5 +132,122 @@ unsafe fn deletes_for_build(table_rel: pg_sys::Relation, index_info: *mut pg_sys
             deletes.not_alive.dedup();
         }
         return deletes;
+    }
+}
+
+/// The last phase of a concurrent build: inserts into `index_rel` the rows `snapshot`
+/// sees whose TIDs are not among the index's (`state.tuplesort`, ascending). Row groups
+/// cover disjoint row ranges and come in row order, so the index's TIDs are taken one
+/// row group at a time; within one, a flush in sort_by order may have stored the rows
+/// out of row order.
+pub unsafe fn validate(
+    table_rel: pg_sys::Relation,
+    index_rel: pg_sys::Relation,
+    index_info: *mut pg_sys::IndexInfo,
+    snapshot: pg_sys::Snapshot,
+    state: *mut pg_sys::ValidateIndexState,
+) {
+    let mut reader = Reader::new(table_rel, snapshot, None, GroupClaim::Serial { next: 0 });
+    let mut indexed = IndexedRows { sort: (*state).tuplesort, lookahead: None, done: false };
+    // Rows of the current row group (its first row and end) that the index holds.
+    let mut group = (0u64, 0u64);
+    let mut in_group: Vec<u64> = Vec::new();
+
+    let estate = pg_sys::CreateExecutorState();
+    let econtext = pg_sys::MakePerTupleExprContext(estate);
+    let slot = pg_sys::table_slot_create(table_rel, std::ptr::null_mut());
+    (*econtext).ecxt_scantuple = slot;
+    let predicate = pg_sys::ExecPrepareQual((*index_info).ii_Predicate, estate);
+    let mut values = [pg_sys::Datum::from(0usize); pg_sys::INDEX_MAX_KEYS as usize];
+    let mut isnull = [false; pg_sys::INDEX_MAX_KEYS as usize];
+    let check = if (*index_info).ii_Unique {
+        pg_sys::IndexUniqueCheck::UNIQUE_CHECK_YES
+    } else {
+        pg_sys::IndexUniqueCheck::UNIQUE_CHECK_NO
+    };
+    while reader.next(slot) {
+        pgrx::check_for_interrupts!();
+        (*state).htups += 1.0;
+        let row = tid_row(&(*slot).tts_tid).expect("a row read has a row number");
+        if row < group.0 || row >= group.1 {
+            let groups = reader.groups();
+            let g = &groups[groups.partition_point(|g| g.first_row <= row) - 1];
+            group = (g.first_row, g.first_row + g.row_count);
+            in_group = indexed.take_below(group.1);
+            in_group.sort_unstable();
+        }
+        if in_group.binary_search(&row).is_ok() {
+            continue;
+        }
+        pg_sys::MemoryContextReset((*econtext).ecxt_per_tuple_memory);
+        if !predicate.is_null() && !pg_sys::ExecQual(predicate, econtext) {
+            continue;
+        }
+        pg_sys::FormIndexDatum(index_info, slot, estate, values.as_mut_ptr(), isnull.as_mut_ptr());
+        pg_sys::index_insert(
+            index_rel,
+            values.as_mut_ptr(),
+            isnull.as_mut_ptr(),
+            &mut (*slot).tts_tid,
+            table_rel,
+            check,
+            false,
+            index_info,
+        );
+        (*state).tups_inserted += 1.0;
+    }
+    pg_sys::ExecDropSingleTupleTableSlot(slot);
+    pg_sys::FreeExecutorState(estate);
+    (*index_info).ii_ExpressionsState = std::ptr::null_mut();
+    (*index_info).ii_PredicateState = std::ptr::null_mut();
+    reader.release();
+}
+
+/// The row numbers of the index's entries, in order, from the validate state's sort of
+/// encoded TIDs (itemptr_encode: block << 16 | offset).
+struct IndexedRows {
+    sort: *mut pg_sys::Tuplesortstate,
+    lookahead: Option<u64>,
+    done: bool,
+}
+
+impl IndexedRows {
+    /// The rows below `end` not taken yet (those below the current row group are rows
+    /// the snapshot does not see: skipped with them).
+    unsafe fn take_below(&mut self, end: u64) -> Vec<u64> {
+        let mut rows = Vec::new();
+        loop {
+            let row = match self.lookahead.take() {
+                Some(r) => r,
+                None if self.done => break,
+                None => {
+                    let mut value = pg_sys::Datum::from(0usize);
+                    let mut null = false;
+                    if !pg_sys::tuplesort_getdatum(
+                        self.sort,
+                        true,
+                        &mut value,
+                        &mut null,
+                        std::ptr::null_mut(),
+                    ) {
+                        self.done = true;
+                        break;
+                    }
+                    let encoded = value.value() as u64;
+                    let mut tid = pg_sys::ItemPointerData::default();
+                    super::reader::set_tid(&mut tid, (encoded >> 16) as u32, (encoded & 0xffff) as u16);
+                    match tid_row(&tid) {
+                        Some(r) => r,
+                        None => continue,
+                    }
+                }
+            };
+            if row >= end {
+                self.lookahead = Some(row);
+                break;
+            }
+            rows.push(row);
+        }
+        rows
     }
 }

@@ -625,13 +625,13 @@ unsafe extern "C-unwind" fn index_build_range_scan(
 
 #[pg_guard]
 unsafe extern "C-unwind" fn index_validate_scan(
-    _table_rel: pg_sys::Relation,
-    _index_rel: pg_sys::Relation,
-    _index_info: *mut pg_sys::IndexInfo,
-    _snapshot: pg_sys::Snapshot,
-    _state: *mut pg_sys::ValidateIndexState,
+    table_rel: pg_sys::Relation,
+    index_rel: pg_sys::Relation,
+    index_info: *mut pg_sys::IndexInfo,
+    snapshot: pg_sys::Snapshot,
+    state: *mut pg_sys::ValidateIndexState,
 ) {
-    not_supported("CREATE INDEX CONCURRENTLY", "Use CREATE INDEX.")
+    super::index_build::validate(table_rel, index_rel, index_info, snapshot, state)
 }
 
 #[pg_guard]
