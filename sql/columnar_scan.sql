@@ -145,6 +145,41 @@ COMMIT;
 DROP FUNCTION walk(text);
 DROP TABLE scroll, scroll_sorted;
 
+-- TABLESAMPLE: blocks are numbered over the row groups (up to 291 rows each); SYSTEM
+-- keeps whole blocks, BERNOULLI single rows; deleted rows are never sampled, REPEATABLE
+-- repeats a sample, and methods that pick blocks in their own order work.
+CREATE TABLE smp (id int, v text) USING columnar;
+INSERT INTO smp SELECT g, 'v' || g FROM generate_series(1, 200000) g;
+INSERT INTO smp VALUES (200001, 'one');
+DELETE FROM smp WHERE id % 2 = 0;
+EXPLAIN (COSTS OFF) SELECT * FROM smp TABLESAMPLE SYSTEM (1);
+SELECT count(*) FROM smp TABLESAMPLE BERNOULLI (0);
+SELECT count(*) FROM smp TABLESAMPLE SYSTEM (0);
+SELECT count(*), sum(id) FROM smp TABLESAMPLE BERNOULLI (100);
+SELECT count(*), sum(id) FROM smp TABLESAMPLE SYSTEM (100);
+SELECT count(*) BETWEEN 9000 AND 11000 AS about_a_tenth, bool_and(id % 2 = 1) AS only_live
+  FROM smp TABLESAMPLE BERNOULLI (10);
+SELECT count(*) BETWEEN 5000 AND 15000 AS about_a_tenth, bool_and(id % 2 = 1) AS only_live
+  FROM smp TABLESAMPLE SYSTEM (10);
+-- SYSTEM takes runs of neighbouring rows (whole blocks), BERNOULLI scattered ones.
+SELECT count(*) FILTER (WHERE id = prev + 2) > count(*) * 0.9 AS system_takes_runs
+  FROM (SELECT id, lag(id) OVER (ORDER BY id) AS prev FROM smp TABLESAMPLE SYSTEM (10)) s;
+SELECT count(*) FILTER (WHERE id = prev + 2) < count(*) * 0.3 AS bernoulli_scatters
+  FROM (SELECT id, lag(id) OVER (ORDER BY id) AS prev FROM smp TABLESAMPLE BERNOULLI (10)) s;
+SELECT (SELECT array_agg(id ORDER BY id) FROM smp TABLESAMPLE SYSTEM (5) REPEATABLE (42))
+     = (SELECT array_agg(id ORDER BY id) FROM smp TABLESAMPLE SYSTEM (5) REPEATABLE (42)) AS system_repeats,
+       (SELECT array_agg(id ORDER BY id) FROM smp TABLESAMPLE BERNOULLI (5) REPEATABLE (42))
+     = (SELECT array_agg(id ORDER BY id) FROM smp TABLESAMPLE BERNOULLI (5) REPEATABLE (42)) AS bernoulli_repeats,
+       (SELECT array_agg(id ORDER BY id) FROM smp TABLESAMPLE BERNOULLI (5) REPEATABLE (42))
+     = (SELECT array_agg(id ORDER BY id) FROM smp TABLESAMPLE BERNOULLI (5) REPEATABLE (7)) AS other_seed_same;
+-- Rescans with a new seed each time (the sample is taken again per outer row).
+SELECT s, n > 0 AS sampled FROM generate_series(1, 3) s,
+  LATERAL (SELECT count(*) AS n FROM smp TABLESAMPLE BERNOULLI (1) REPEATABLE (s)) x ORDER BY s;
+CREATE EXTENSION tsm_system_rows;
+SELECT count(*), count(DISTINCT id), bool_and(id % 2 = 1) AS only_live FROM smp TABLESAMPLE system_rows (500);
+DROP EXTENSION tsm_system_rows;
+DROP TABLE smp;
+
 DROP TABLE s, s_heap;
 DROP EXTENSION pgcolumnar;
 DROP SCHEMA pgcolumnar;

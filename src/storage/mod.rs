@@ -8,7 +8,7 @@
 //! (which index entries can go), `internal_sql` (our own SPI, which the executor hooks
 //! leave alone), `plan_sizes` (cached sizes for planning), `datum`, `error`, `row_change`
 //! (DELETE, UPDATE, row locks), `mark_batch` (a statement's deletes collected per
-//! bucket).
+//! bucket), `bitmap_scan` and `sample_scan` (bitmap heap scans and TABLESAMPLE, by TID).
 
 pub mod bitmap_scan;
 pub mod catalog;
@@ -36,6 +36,7 @@ pub mod reader;
 pub mod rewrite;
 pub mod row_change;
 pub mod row_marks;
+pub mod sample_scan;
 pub mod slot;
 pub mod stats;
 pub mod tableam;

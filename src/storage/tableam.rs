@@ -11,6 +11,7 @@ use super::error::not_supported;
 use super::fetch::{tid_row, Fetcher};
 use super::layout::Metapage;
 use super::reader::{row_tid, GroupClaim, Reader};
+use super::sample_scan::SampleScan;
 use super::{catalog, pages, row_change, write_buffer};
 use pgrx::pg_sys;
 use pgrx::prelude::*;
@@ -34,6 +35,8 @@ struct ScanDesc {
     /// NULL for bitmap scans, which fetch by TID instead.
     reader: *mut Reader,
     bitmap: *mut BitmapScan,
+    /// Set for TABLESAMPLE scans, which fetch the rows the sampling method picks.
+    sample: *mut SampleScan,
     analyze: AnalyzeState,
 }
 
@@ -106,9 +109,6 @@ pub unsafe fn begin(
     flags: u32,
     wanted: Option<Vec<bool>>,
 ) -> pg_sys::TableScanDesc {
-    if flags & pg_sys::ScanOptions::SO_TYPE_SAMPLESCAN != 0 {
-        not_supported("TABLESAMPLE", "Sample with a WHERE clause on random() instead.");
-    }
     let desc = pg_sys::palloc0(std::mem::size_of::<ScanDesc>()) as *mut ScanDesc;
     (*desc).base.rs_rd = rel;
     (*desc).base.rs_snapshot = snapshot;
@@ -118,6 +118,11 @@ pub unsafe fn begin(
     (*desc).base.rs_parallel = pscan;
     if flags & pg_sys::ScanOptions::SO_TYPE_BITMAPSCAN != 0 {
         (*desc).bitmap = PgMemoryContexts::CurrentMemoryContext.leak_and_drop_on_delete(BitmapScan::new(rel));
+        return desc as pg_sys::TableScanDesc;
+    }
+    if flags & pg_sys::ScanOptions::SO_TYPE_SAMPLESCAN != 0 {
+        let sample = SampleScan::new(rel, snapshot);
+        (*desc).sample = PgMemoryContexts::CurrentMemoryContext.leak_and_drop_on_delete(sample);
         return desc as pg_sys::TableScanDesc;
     }
     let claim = if pscan.is_null() {
@@ -173,6 +178,9 @@ unsafe extern "C-unwind" fn scan_rescan(
     let desc = scan_desc(scan);
     if !desc.reader.is_null() {
         (*desc.reader).restart();
+    }
+    if !desc.sample.is_null() {
+        (*desc.sample).restart();
     }
 }
 
@@ -682,19 +690,20 @@ unsafe extern "C-unwind" fn scan_bitmap_next_tuple(
 
 #[pg_guard]
 unsafe extern "C-unwind" fn scan_sample_next_block(
-    _scan: pg_sys::TableScanDesc,
-    _state: *mut pg_sys::SampleScanState,
+    scan: pg_sys::TableScanDesc,
+    state: *mut pg_sys::SampleScanState,
 ) -> bool {
-    not_supported("TABLESAMPLE", "Sample with a WHERE clause on random() instead.")
+    (*scan_desc(scan).sample).next_block(state)
 }
 
 #[pg_guard]
 unsafe extern "C-unwind" fn scan_sample_next_tuple(
-    _scan: pg_sys::TableScanDesc,
-    _state: *mut pg_sys::SampleScanState,
-    _slot: *mut pg_sys::TupleTableSlot,
+    scan: pg_sys::TableScanDesc,
+    state: *mut pg_sys::SampleScanState,
+    slot: *mut pg_sys::TupleTableSlot,
 ) -> bool {
-    not_supported("TABLESAMPLE", "Sample with a WHERE clause on random() instead.")
+    let desc = scan_desc(scan);
+    (*desc.sample).next_tuple(state, desc.base.rs_snapshot, slot)
 }
 
 static mut ROUTINE: pg_sys::TableAmRoutine = pg_sys::TableAmRoutine {

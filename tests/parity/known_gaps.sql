@@ -9,9 +9,4 @@ DROP TABLE IF EXISTS gap_unlogged;
 -- BRIN indexes (refused: columnar keeps zone maps instead).
 CREATE INDEX gap_brin ON gap USING brin (id);
 DROP INDEX IF EXISTS gap_brin;
--- TABLESAMPLE is refused (0A000); it used to be ignored by ColumnarScan, which read
--- every row.
-SELECT count(*) FROM gap TABLESAMPLE BERNOULLI (0);
-SELECT count(*) FROM gap TABLESAMPLE SYSTEM (0);
-SELECT count(*) FROM gap TABLESAMPLE BERNOULLI (100) REPEATABLE (1);
 DROP TABLE gap;

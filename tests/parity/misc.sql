@@ -92,3 +92,14 @@ ALTER TABLE prt ATTACH PARTITION prt_b FOR VALUES FROM (101) TO (201);
 UPDATE prt SET id = id + 100 WHERE id = 100 RETURNING tableoid::regclass, id;
 SELECT tableoid::regclass, count(*) FROM prt GROUP BY 1 ORDER BY 1;
 DROP TABLE ms, ms_log, tmp_keep, ms_nodata, prt;
+-- TABLESAMPLE: the sizes of all-or-nothing samples, and that a sample holds only rows
+-- of the table (which rows a partial sample takes depends on the storage).
+CREATE TABLE smp (id int, v text);
+INSERT INTO smp SELECT g, 'v' || g FROM generate_series(1, 3000) g;
+DELETE FROM smp WHERE id % 3 = 0;
+SELECT count(*) FROM smp TABLESAMPLE BERNOULLI (0);
+SELECT count(*) FROM smp TABLESAMPLE SYSTEM (0);
+SELECT count(*), sum(id) FROM smp TABLESAMPLE BERNOULLI (100) REPEATABLE (1);
+SELECT count(*), sum(id) FROM smp TABLESAMPLE SYSTEM (100);
+SELECT bool_and(id % 3 <> 0 AND v = 'v' || id) AS rows_of_the_table FROM smp TABLESAMPLE BERNOULLI (30);
+DROP TABLE smp;
