@@ -52,6 +52,13 @@ psql_ -c "CREATE EXTENSION pgcolumnar" \
 psql_ -c "COPY c FROM PROGRAM 'seq 1 300000 | awk ''{print \$1 \"\\tv\" \$1 \"\\t\" \$1/3}''' "
 psql_ -c "INSERT INTO c VALUES (-1, 'committed single row', 0.5)"
 
+# An unlogged table (several row groups, an index): emptied by the crash, like heap's.
+psql_ -c "CREATE UNLOGGED TABLE u (id int PRIMARY KEY, v text) USING columnar" \
+      -c "INSERT INTO u SELECT g, 'u' || g FROM generate_series(1, 150000) g" -c "CHECKPOINT" \
+      -c "INSERT INTO u VALUES (0, 'after the checkpoint')"
+check unlogged_before_crash "150001|2" \
+    "$(psql_ -c "SELECT (SELECT count(*) FROM u), (SELECT count(DISTINCT storage_id) FROM pgcolumnar.row_group)")"
+
 # Uncommitted: a COPY that has written full row groups when the crash hits.
 "$PG_BIN/psql" -X -q -h "$DIR/socket" -p "$PORT" -U postgres -d postgres >/dev/null 2>&1 <<'SQL' &
 BEGIN;
@@ -74,12 +81,19 @@ check uncommitted_rows_are_gone 0 "$(psql_ -c "SELECT count(*) FROM c WHERE id >
 check values_intact_after_replay "v150000|50000" "$(psql_ -c "SELECT v, f FROM c WHERE id = 150000")"
 psql_ -c "INSERT INTO c SELECT i, 'after', 0 FROM generate_series(1, 10) i"
 check writable_after_recovery 300011 "$(psql_ -c "SELECT count(*) FROM c")"
+check unlogged_empty_after_crash "0|0" "$(psql_ -c "SELECT count(*), count(*) FILTER (WHERE id = 5) FROM u")"
+# Written again: a fresh storage id, the metadata from before the crash gone.
+psql_ -c "INSERT INTO u SELECT g, 'again' FROM generate_series(1, 10) g"
+check unlogged_writable_after_crash "10|again|2" "$(psql_ -c "SET enable_seqscan = off" -c "SET pgcolumnar.enable_columnar_scan = off" \
+    -c "SELECT (SELECT count(*) FROM u WHERE id > 0), (SELECT v FROM u WHERE id = 5), (SELECT count(DISTINCT storage_id) FROM pgcolumnar.row_group)")"
 
 # A second crash right after a commit, with no checkpoint in between.
 psql_ -c "INSERT INTO c SELECT i, 'second', 1 FROM generate_series(1, 120000) i"
 crash
 $CLUSTER start crash "$PORT" test
 check rows_committed_just_before_crash 420011 "$(psql_ -c "SELECT count(*) FROM c")"
+check unlogged_empty_after_second_crash 0 "$(psql_ -c "SELECT count(*) FROM u")"
+psql_ -c "INSERT INTO u VALUES (7, 'kept')"
 
 # Corrupt bytes on a data page: reading them fails with SQLSTATE XX001, never a crash.
 file=$(psql_ -c "SELECT pg_relation_filepath('c')")
@@ -90,6 +104,8 @@ err=$("$PG_BIN/psql" -X -q -A -t -v VERBOSITY=sqlstate -h "$DIR/socket" -p "$POR
     -c "SELECT * FROM c" 2>&1 >/dev/null)
 check corrupt_page_is_xx001 "ERROR:  XX001" "$err"
 check server_survives_corruption 1 "$(psql_ -c "SELECT 1")"
+# A clean shutdown (the stop above) keeps an unlogged table's rows.
+check unlogged_kept_by_clean_restart "1|kept" "$(psql_ -c "SELECT count(*), min(v) FROM u")"
 
 echo "crash recovery: $passed passed, $failures failed"
 [ "$failures" -eq 0 ]

@@ -663,8 +663,11 @@ pub unsafe fn delete_storage_if_installed(storage_id: u64) {
     delete_storage(storage_id);
 }
 
-/// Deletes the metadata of a storage (transactionally: a rollback brings it back).
+/// Deletes the metadata of a storage (transactionally: a rollback brings it back). For
+/// the id of a reset unlogged relation, that is the stale metadata of its id from
+/// before the crash (nothing is kept under the reset id itself).
 pub unsafe fn delete_storage(storage_id: u64) {
+    let storage_id = storage_id & !super::layout::RESET_STORAGE_BIT;
     for (table, pkey) in [
         (c"row_group", c"row_group_pkey"),
         (c"chunk", c"chunk_pkey"),

@@ -54,6 +54,12 @@ pub struct Metapage {
     pub next_offset: u64,
 }
 
+/// Set in the storage id of an unlogged relation's init fork, which crash recovery
+/// copies over the main fork: no metadata is ever kept under such an id, so the reset
+/// relation reads as empty, and its first write takes a fresh storage id (the stale
+/// metadata of the id without this bit goes then).
+pub const RESET_STORAGE_BIT: u64 = 1 << 63;
+
 const META_MAGIC: u32 = 0x434F_4C52; // "COLR"
 pub const FORMAT_VERSION: u32 = 1;
 pub const METAPAGE_LEN: usize = 4 + 4 + 8 + 8 + 8;

@@ -6,6 +6,18 @@ use super::error::data_corrupted;
 use super::layout::{self, Metapage, BLOCK_SIZE, METAPAGE_BLOCK, METAPAGE_LEN, PAGE_HEADER};
 use pgrx::pg_sys;
 
+// From catalog/storage_xlog.h, which pgrx does not bind.
+extern "C-unwind" {
+    #[link_name = "log_smgrcreate"]
+    fn log_smgrcreate_unguarded(rnode: *const pg_sys::RelFileNode, fork: pg_sys::ForkNumber::Type);
+}
+
+/// Logs a fork's creation, so that recovery and replicas create it (an unlogged
+/// relation's init fork). An ERROR in it is turned into a Rust panic at this boundary.
+pub unsafe fn log_smgrcreate(rnode: *const pg_sys::RelFileNode, fork: pg_sys::ForkNumber::Type) {
+    pg_sys::ffi::pg_guard_ffi_boundary(|| log_smgrcreate_unguarded(rnode, fork))
+}
+
 /// An 8 kB page image aligned for smgr writes (like PostgreSQL's PGAlignedBlock).
 #[repr(C, align(8))]
 struct AlignedBlock([u8; BLOCK_SIZE]);
@@ -34,6 +46,7 @@ unsafe fn write_metapage_bytes(page: pg_sys::Page, meta: &Metapage) {
 pub unsafe fn init_new_storage(
     srel: pg_sys::SMgrRelation,
     rnode: &mut pg_sys::RelFileNode,
+    fork: pg_sys::ForkNumber::Type,
     needs_wal: bool,
     meta: &Metapage,
 ) {
@@ -42,11 +55,11 @@ pub unsafe fn init_new_storage(
     pg_sys::PageInit(page, BLOCK_SIZE, 0);
     write_metapage_bytes(page, meta);
     if needs_wal {
-        pg_sys::log_newpage(rnode, pg_sys::ForkNumber::MAIN_FORKNUM, METAPAGE_BLOCK, page, true);
+        pg_sys::log_newpage(rnode, fork, METAPAGE_BLOCK, page, true);
     }
     pg_sys::PageSetChecksumInplace(page, METAPAGE_BLOCK);
-    pg_sys::smgrextend(srel, pg_sys::ForkNumber::MAIN_FORKNUM, METAPAGE_BLOCK, page, true);
-    pg_sys::smgrimmedsync(srel, pg_sys::ForkNumber::MAIN_FORKNUM);
+    pg_sys::smgrextend(srel, fork, METAPAGE_BLOCK, page, true);
+    pg_sys::smgrimmedsync(srel, fork);
 }
 
 /// A pinned buffer of main-fork block `block`.
@@ -99,6 +112,10 @@ pub unsafe fn storage_id(rel: pg_sys::Relation) -> u64 {
         return (*cache).storage_id;
     }
     let storage_id = read_metapage(rel).storage_id;
+    if storage_id & layout::RESET_STORAGE_BIT != 0 {
+        // Not kept: the relation's first write replaces it (`replace_reset_storage_id`).
+        return storage_id;
+    }
     let cache = if cache.is_null() {
         let c = pg_sys::MemoryContextAlloc(pg_sys::CacheMemoryContext, std::mem::size_of::<AmCache>())
             as *mut AmCache;
@@ -132,6 +149,20 @@ unsafe fn update_metapage<T>(rel: pg_sys::Relation, change: impl FnOnce(&mut Met
     pg_sys::GenericXLogFinish(state);
     pg_sys::UnlockReleaseBuffer(buf);
     result
+}
+
+/// Gives an unlogged relation that crash recovery reset (see
+/// `layout::RESET_STORAGE_BIT`) the storage id `fresh`; returns the stale id whose
+/// metadata is left over, or None if the relation was not in that state (any more).
+pub unsafe fn replace_reset_storage_id(rel: pg_sys::Relation, fresh: u64) -> Option<u64> {
+    update_metapage(rel, |m| {
+        let reset = m.storage_id & layout::RESET_STORAGE_BIT != 0;
+        let stale = m.storage_id & !layout::RESET_STORAGE_BIT;
+        reset.then(|| {
+            m.storage_id = fresh;
+            stale
+        })
+    })
 }
 
 /// Reserves `count` row numbers; returns the first.

@@ -448,9 +448,6 @@ unsafe extern "C-unwind" fn relation_set_new_filenode(
     freeze_xid: *mut pg_sys::TransactionId,
     minmulti: *mut pg_sys::MultiXactId,
 ) {
-    if persistence as u8 == pg_sys::RELPERSISTENCE_UNLOGGED {
-        not_supported("UNLOGGED", "Create the table as a regular (logged) or temporary table.");
-    }
     // Rows are not stamped with transaction ids, so there is nothing to freeze.
     *freeze_xid = pg_sys::InvalidTransactionId;
     *minmulti = pg_sys::InvalidTransactionId;
@@ -465,7 +462,17 @@ unsafe extern "C-unwind" fn relation_set_new_filenode(
     }
     let srel = pg_sys::RelationCreateStorage(node, persistence, true);
     let needs_wal = persistence as u8 == pg_sys::RELPERSISTENCE_PERMANENT;
-    pages::init_new_storage(srel, &mut node, needs_wal, &Metapage::new(catalog::next_storage_id()));
+    let meta = Metapage::new(catalog::next_storage_id());
+    pages::init_new_storage(srel, &mut node, pg_sys::ForkNumber::MAIN_FORKNUM, needs_wal, &meta);
+    if persistence as u8 == pg_sys::RELPERSISTENCE_UNLOGGED {
+        // What crash recovery copies over the main fork: an empty relation whose id
+        // says it was reset. Logged, as heap logs its init fork, so replicas and
+        // recovery have it.
+        pg_sys::smgrcreate(srel, pg_sys::ForkNumber::INIT_FORKNUM, false);
+        pages::log_smgrcreate(&node, pg_sys::ForkNumber::INIT_FORKNUM);
+        let reset = Metapage::new(meta.storage_id | super::layout::RESET_STORAGE_BIT);
+        pages::init_new_storage(srel, &mut node, pg_sys::ForkNumber::INIT_FORKNUM, true, &reset);
+    }
     pg_sys::smgrclose(srel);
 }
 
@@ -488,6 +495,13 @@ unsafe extern "C-unwind" fn relation_copy_data(rel: pg_sys::Relation, newrnode: 
     let dst = pg_sys::RelationCreateStorage(*newrnode, persistence, true);
     let src = pg_sys::RelationGetSmgr(rel);
     pg_sys::RelationCopyStorage(src, dst, pg_sys::ForkNumber::MAIN_FORKNUM, persistence);
+    // An unlogged table's init fork moves too (RelationCopyStorage logs its pages).
+    let init = pg_sys::ForkNumber::INIT_FORKNUM;
+    if pg_sys::smgrexists(pg_sys::RelationGetSmgr(rel), init) {
+        pg_sys::smgrcreate(dst, init, false);
+        pages::log_smgrcreate(newrnode, init);
+        pg_sys::RelationCopyStorage(pg_sys::RelationGetSmgr(rel), dst, init, persistence);
+    }
     pg_sys::RelationDropStorage(rel);
     pg_sys::smgrclose(dst);
 }

@@ -187,6 +187,18 @@ unsafe fn write_out(rel: pg_sys::Relation, buf: &mut WriteBuffer, rows: usize, b
     });
 }
 
+/// Before the first metadata of an unlogged relation that crash recovery reset: a fresh
+/// storage id (see `layout::RESET_STORAGE_BIT`), and the stale metadata goes.
+unsafe fn take_fresh_storage_after_reset(rel: pg_sys::Relation) {
+    if pages::storage_id(rel) & super::layout::RESET_STORAGE_BIT == 0 {
+        return;
+    }
+    let fresh = catalog::next_storage_id();
+    if let Some(stale) = pages::replace_reset_storage_id(rel, fresh) {
+        catalog::delete_storage(stale);
+    }
+}
+
 /// Buffers the row in `slot` and returns its row number.
 pub unsafe fn insert(
     rel: pg_sys::Relation,
@@ -220,6 +232,7 @@ pub unsafe fn insert(
         if buf.first_row + buf.rows as u64 == buf.reserved_end {
             let rows = buf.rows;
             write_out(rel, buf, rows, true);
+            take_fresh_storage_after_reset(rel);
             // Row groups and reservations never span more than ROW_GROUP_ROWS rows:
             // catalog lookups of a row's group rely on it.
             buf.first_row = pages::reserve_rows(rel, ROW_GROUP_ROWS as u64);

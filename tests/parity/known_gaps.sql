@@ -3,9 +3,6 @@
 -- tests/parity/known_gaps.diff; run.sh fails this file when the difference changes.
 CREATE TABLE gap (id int, v text);
 INSERT INTO gap SELECT g, 'v' || g FROM generate_series(1, 10) g;
--- UNLOGGED tables.
-CREATE UNLOGGED TABLE gap_unlogged (a int);
-DROP TABLE IF EXISTS gap_unlogged;
 -- BRIN indexes (refused: columnar keeps zone maps instead).
 CREATE INDEX gap_brin ON gap USING brin (id);
 DROP INDEX IF EXISTS gap_brin;
