@@ -77,6 +77,19 @@ SELECT bool_and((host, id) >= (prev_host, prev_id)) AS in_key_order
   FROM (SELECT host, id, lag(host) OVER () AS prev_host, lag(id) OVER () AS prev_id FROM m) s;
 EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) SELECT count(*) FROM m WHERE host = 'h7';
 SELECT count(*) FROM m WHERE host = 'h7';
+-- The stored names follow renames and drops (pg_dump dumps them; a restore resolves
+-- them again), the attribute numbers stay.
+CREATE TABLE names (a int, b int, c int) USING columnar;
+CREATE TABLE names_child () INHERITS (names) USING columnar;
+ALTER TABLE names SET (sort_by = 'b, c');
+ALTER TABLE names_child SET (sort_by = 'c, a');
+ALTER TABLE names RENAME COLUMN c TO see;
+SELECT relid, sort_by, sort_attnums FROM pgcolumnar.table_option
+  WHERE relid IN ('names'::regclass, 'names_child'::regclass) ORDER BY relid::text;
+ALTER TABLE names DROP COLUMN b;
+SELECT relid, sort_by, sort_attnums FROM pgcolumnar.table_option
+  WHERE relid IN ('names'::regclass, 'names_child'::regclass) ORDER BY relid::text;
+DROP TABLE names CASCADE;
 ALTER TABLE m RESET (sort_by);
 SELECT count(*) FROM pgcolumnar.table_option WHERE relid = 'm'::regclass;
 

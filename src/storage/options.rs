@@ -19,16 +19,74 @@ use std::rc::Rc;
 
 pgrx::extension_sql!(
     r#"
--- Options of columnar tables that PostgreSQL's reloptions cannot hold.
+-- Options of columnar tables that PostgreSQL's reloptions cannot hold. pg_dump dumps
+-- its rows (the table by name, through regclass); the trigger resolves sort_by again
+-- for the restored table, whose columns may be numbered differently.
 CREATE TABLE pgcolumnar.table_option (
-    relid        oid    PRIMARY KEY,
-    sort_by      text   NOT NULL,  -- as given
-    sort_attnums int2[] NOT NULL   -- what it resolved to: renames keep it, drops skip
+    relid        regclass PRIMARY KEY,
+    sort_by      text     NOT NULL,  -- the columns' current names (renames and drops update it)
+    sort_attnums int2[]   NOT NULL   -- what it resolved to: renames keep it, drops skip
 );
+SELECT pg_catalog.pg_extension_config_dump('pgcolumnar.table_option', '');
+CREATE FUNCTION pgcolumnar.table_option_resolve() RETURNS trigger
+    LANGUAGE C AS 'MODULE_PATHNAME', 'table_option_resolve';
+CREATE TRIGGER table_option_resolve BEFORE INSERT ON pgcolumnar.table_option
+    FOR EACH ROW EXECUTE FUNCTION pgcolumnar.table_option_resolve();
 "#,
     name = "table_options",
     requires = ["catalog_tables"]
 );
+
+#[unsafe(no_mangle)]
+pub extern "C" fn pg_finfo_table_option_resolve() -> &'static pg_sys::Pg_finfo_record {
+    const V1: pg_sys::Pg_finfo_record = pg_sys::Pg_finfo_record { api_version: 1 };
+    &V1
+}
+
+/// BEFORE INSERT on `pgcolumnar.table_option`: `sort_attnums` from the `sort_by` names,
+/// against the table as it is now. ALTER TABLE ... SET (sort_by) has checked the names
+/// already; a restore brings names that were current when the dump was taken. A name
+/// that does not resolve is left out, like a column dropped after the option was set.
+#[unsafe(no_mangle)]
+#[pg_guard]
+pub unsafe extern "C-unwind" fn table_option_resolve(fcinfo: pg_sys::FunctionCallInfo) -> pg_sys::Datum {
+    let data = (*fcinfo).context as *mut pg_sys::TriggerData;
+    if data.is_null() || (*data).type_ != pg_sys::NodeTag::T_TriggerData {
+        error!("table_option_resolve() runs only as a trigger");
+    }
+    let desc = (*(*data).tg_relation).rd_att;
+    let tuple = (*data).tg_trigtuple;
+    // relid, sort_by, sort_attnums
+    let mut values = [pg_sys::Datum::from(0usize); 3];
+    let mut nulls = [false; 3];
+    pg_sys::heap_deform_tuple(tuple, desc, values.as_mut_ptr(), nulls.as_mut_ptr());
+    let relid = pg_sys::Oid::from(values[0].value() as u32);
+    let spec = String::from_datum(values[1], nulls[1]).unwrap_or_default();
+    values[2] = resolve_names(relid, &spec).into_datum().expect("an array datum");
+    nulls[2] = false;
+    let mut replace = [false, false, true];
+    let new =
+        pg_sys::heap_modify_tuple(tuple, desc, values.as_mut_ptr(), nulls.as_mut_ptr(), replace.as_mut_ptr());
+    pg_sys::Datum::from(new)
+}
+
+/// The attribute numbers of the live columns of `relid` named in `spec` ("a, b").
+unsafe fn resolve_names(relid: pg_sys::Oid, spec: &str) -> Vec<i16> {
+    let rel = pg_sys::relation_open(relid, pg_sys::AccessShareLock as i32);
+    let desc = (*rel).rd_att;
+    let attnums = spec
+        .split(',')
+        .map(str::trim)
+        .filter_map(|name| {
+            (0..(*desc).natts as usize)
+                .map(|i| super::datum::attr(desc, i))
+                .find(|a| !a.attisdropped && CStr::from_ptr(a.attname.data.as_ptr()).to_str() == Ok(name))
+                .map(|a| a.attnum)
+        })
+        .collect();
+    pg_sys::relation_close(rel, pg_sys::NoLock as i32);
+    attnums
+}
 
 pub const SORT_BY: &str = "sort_by";
 
@@ -170,6 +228,27 @@ pub unsafe fn sort_columns(relid: pg_sys::Oid) -> Option<Rc<[usize]>> {
         sort_key(relid).map(|k| k.attnums.iter().map(|&a| a as usize - 1).collect());
     SORT_COLUMNS.with(|c| c.borrow_mut().insert(relid, columns.clone()));
     columns
+}
+
+/// Rewrites every `sort_by` as the current names of its columns, leaving out dropped
+/// ones, after a statement that may have renamed or dropped columns (of any table: a
+/// rename recurses to inheritance children). pg_dump dumps the names; the attribute
+/// numbers stay what the option means.
+pub unsafe fn refresh_sort_by_names() {
+    let Some(table) = option_table() else { return };
+    let _internal = InternalSql::on(table);
+    Spi::run(
+        "UPDATE pgcolumnar.table_option o SET sort_by = n.names \
+         FROM (SELECT t.relid, coalesce(string_agg(a.attname::text, ', ' ORDER BY u.ord) \
+                   FILTER (WHERE a.attname IS NOT NULL), '') AS names \
+               FROM pgcolumnar.table_option t \
+               CROSS JOIN LATERAL pg_catalog.unnest(t.sort_attnums) WITH ORDINALITY u(attnum, ord) \
+               LEFT JOIN pg_catalog.pg_attribute a ON a.attrelid OPERATOR(pg_catalog.=) t.relid \
+                    AND a.attnum OPERATOR(pg_catalog.=) u.attnum AND NOT a.attisdropped \
+               GROUP BY t.relid) n \
+         WHERE o.relid OPERATOR(pg_catalog.=) n.relid AND o.sort_by OPERATOR(pg_catalog.<>) n.names",
+    )
+    .expect("refreshing sort_by names");
 }
 
 /// Drops the cached sort key of `relid` (all of them for InvalidOid).

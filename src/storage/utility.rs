@@ -44,6 +44,7 @@ unsafe extern "C-unwind" fn process_utility(
             return;
         }
     }
+    let renames_or_drops_columns = !stmt.is_null() && renames_or_drops_columns(stmt);
     match PREV_HOOK {
         Some(prev) => prev(pstmt, query_string, read_only_tree, context, params, query_env, dest, qc),
         None => pg_sys::standard_ProcessUtility(
@@ -56,6 +57,29 @@ unsafe extern "C-unwind" fn process_utility(
             dest,
             qc,
         ),
+    }
+    if renames_or_drops_columns {
+        options::refresh_sort_by_names();
+    }
+}
+
+/// ALTER TABLE ... RENAME COLUMN, or an ALTER TABLE with a DROP COLUMN: the names a
+/// sort_by option lists may have changed.
+unsafe fn renames_or_drops_columns(stmt: *mut pg_sys::Node) -> bool {
+    match (*stmt).type_ {
+        pg_sys::NodeTag::T_RenameStmt => {
+            let rename = stmt as *mut pg_sys::RenameStmt;
+            (*rename).renameType == pg_sys::ObjectType::OBJECT_COLUMN
+        }
+        pg_sys::NodeTag::T_AlterTableStmt => {
+            let cmds = (*(stmt as *mut pg_sys::AlterTableStmt)).cmds;
+            !cmds.is_null()
+                && (0..(*cmds).length as usize).any(|i| {
+                    let cmd = (*(*cmds).elements.add(i)).ptr_value as *mut pg_sys::AlterTableCmd;
+                    (*cmd).subtype == pg_sys::AlterTableType::AT_DropColumn
+                })
+        }
+        _ => false,
     }
 }
 
