@@ -199,6 +199,38 @@ RESET pgcolumnar.enable_columnar_scan;
 DROP TABLE vaccluster;
 DROP FUNCTION wrap_do_analyze(int), do_analyze();
 
+-- Space VACUUM frees is reused by later writes, without VACUUM FULL: load, delete half
+-- (two whole row groups), VACUUM, load the half again: the same size, and every value
+-- reads back. A load that rolls back (or a subtransaction that does) gives the space
+-- back; DROP TABLE removes the free-space records.
+CREATE TABLE reuse (id int, t text) USING columnar WITH (autovacuum_enabled = off);
+INSERT INTO reuse SELECT g, md5(g::text) FROM generate_series(1, 409600) g;
+SELECT pg_relation_size('reuse') AS first_size \gset
+DELETE FROM reuse WHERE id <= 204800;
+VACUUM reuse;
+SELECT count(*) AS extents, sum(data_length) > 0 AS has_bytes FROM pgcolumnar.free_extent;
+BEGIN;
+INSERT INTO reuse SELECT g, md5(g::text) FROM generate_series(1, 204800) g;
+ROLLBACK;
+BEGIN;
+SAVEPOINT s;
+INSERT INTO reuse SELECT g, md5(g::text) FROM generate_series(1, 204800) g;
+ROLLBACK TO SAVEPOINT s;
+COMMIT;
+SELECT count(*) AS extents_after_rollbacks FROM pgcolumnar.free_extent;
+SELECT pg_relation_size('reuse') = :first_size AS same_size_after_rollbacks;
+INSERT INTO reuse SELECT g, md5(g::text) FROM generate_series(1, 204800) g;
+SELECT pg_relation_size('reuse') <= 1.1 * :first_size AS within_a_tenth_of_first_size,
+       (SELECT count(*) FROM pgcolumnar.free_extent) AS extents_left;
+SELECT count(*), sum(id), count(*) FILTER (WHERE t = md5(id::text)) AS intact FROM reuse;
+-- Merged row groups free their space too.
+DELETE FROM reuse WHERE id % 10 <> 0;
+VACUUM reuse;
+SELECT count(*) > 0 AS merged_space_is_free FROM pgcolumnar.free_extent;
+SELECT count(*), sum(id), count(*) FILTER (WHERE t = md5(id::text)) AS intact FROM reuse;
+DROP TABLE reuse;
+SELECT count(*) AS extents_after_drop FROM pgcolumnar.free_extent;
+
 DROP TABLE m, half, heap_table;
 SELECT count(*) FROM pgcolumnar.table_option;
 DROP EXTENSION pgcolumnar;

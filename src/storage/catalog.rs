@@ -69,6 +69,16 @@ CREATE TABLE pgcolumnar.chunk (
     directory   bytea    NOT NULL,  -- per vector: rows, offset, length, NULLs, zone map
     PRIMARY KEY (storage_id, first_row, attnum)
 );
+
+-- Byte ranges of the stream that VACUUM freed (row groups with no live row left, or
+-- merged into others): writers reuse them once no snapshot can read the old row groups
+-- (src/storage/free_space.rs).
+CREATE TABLE pgcolumnar.free_extent (
+    storage_id  bigint NOT NULL,
+    data_offset bigint NOT NULL,
+    data_length bigint NOT NULL,
+    PRIMARY KEY (storage_id, data_offset)
+);
 "#,
     name = "catalog_tables",
     bootstrap
@@ -657,6 +667,7 @@ pub unsafe fn delete_storage_if_installed(storage_id: u64) {
         || pg_sys::get_relname_relid(c"row_mark".as_ptr(), nsp) == pg_sys::InvalidOid
         // An install older than the per-bucket marks: DROP EXTENSION ... CASCADE must work.
         || pg_sys::get_relname_relid(c"row_mark_bucket".as_ptr(), nsp) == pg_sys::InvalidOid
+        || pg_sys::get_relname_relid(c"free_extent".as_ptr(), nsp) == pg_sys::InvalidOid
     {
         return;
     }
@@ -668,11 +679,13 @@ pub unsafe fn delete_storage_if_installed(storage_id: u64) {
 /// before the crash (nothing is kept under the reset id itself).
 pub unsafe fn delete_storage(storage_id: u64) {
     let storage_id = storage_id & !super::layout::RESET_STORAGE_BIT;
+    super::free_space::forget_storage(storage_id);
     for (table, pkey) in [
         (c"row_group", c"row_group_pkey"),
         (c"chunk", c"chunk_pkey"),
         (c"row_reservation", c"row_reservation_pkey"),
         (c"row_mark", c"row_mark_bucket"),
+        (c"free_extent", c"free_extent_pkey"),
     ] {
         // The arity only sizes the deform buffers; both tables have at most 8 columns.
         scan_storage::<CHUNK_NATTS>(
@@ -977,6 +990,59 @@ pub unsafe fn delete_row_group(storage_id: u64, first_row: u64) {
             |rel, tup, _, _| pg_sys::simple_heap_delete(rel, &mut (*tup).t_self),
         );
     }
+}
+
+/// Records that stream bytes `offset .. offset + length` of a storage are free.
+pub unsafe fn insert_free_extent(storage_id: u64, offset: u64, length: u64) {
+    let rel = pg_sys::table_open(relid(c"free_extent"), pg_sys::RowExclusiveLock as i32);
+    let mut values = [datum(storage_id as i64), datum(offset as i64), datum(length as i64)];
+    let mut nulls = [false; 3];
+    insert_row(rel, &mut values, &mut nulls, pg_sys::GetCurrentCommandId(true));
+    pg_sys::table_close(rel, pg_sys::NoLock as i32);
+}
+
+/// Takes (deletes, in this transaction) the first free extent of a storage, by offset,
+/// that holds at least `length` bytes and was freed by a transaction that committed
+/// before `horizon` (so no snapshot can still read what was there); returns its offset
+/// and length. An extent another transaction is taking is passed over, never waited for.
+pub unsafe fn take_free_extent(
+    storage_id: u64,
+    length: u64,
+    horizon: pg_sys::TransactionId,
+) -> Option<(u64, u64)> {
+    let mut dirty =
+        pg_sys::SnapshotData { snapshot_type: pg_sys::SnapshotType::SNAPSHOT_DIRTY, ..Default::default() };
+    let mut taken = None;
+    scan_storage::<3>(
+        c"free_extent",
+        c"free_extent_pkey",
+        storage_id,
+        &mut dirty,
+        pg_sys::RowExclusiveLock,
+        |rel, tup, v, _| {
+            let (offset, extent) = (int8(v[1]), int8(v[2]));
+            let xmin = pg_sys::HeapTupleHeaderGetXmin((*tup).t_data);
+            let settled =
+                pg_sys::TransactionIdDidCommit(xmin) && pg_sys::TransactionIdPrecedes(xmin, horizon);
+            if taken.is_some() || extent < length || !settled {
+                return;
+            }
+            let mut tmfd = pg_sys::TM_FailureData::default();
+            let result = pg_sys::heap_delete(
+                rel,
+                &mut (*tup).t_self,
+                pg_sys::GetCurrentCommandId(true),
+                std::ptr::null_mut(),
+                false,
+                &mut tmfd,
+                false,
+            );
+            if result == pg_sys::TM_Result::TM_Ok {
+                taken = Some((offset, extent));
+            }
+        },
+    );
+    taken
 }
 
 /// Row-number ranges that may still hold a row some transaction can see: row groups

@@ -8,7 +8,8 @@
 //! (which index entries can go), `internal_sql` (our own SPI, which the executor hooks
 //! leave alone), `plan_sizes` (cached sizes for planning), `datum`, `error`, `row_change`
 //! (DELETE, UPDATE, row locks), `mark_batch` (a statement's deletes collected per
-//! bucket), `bitmap_scan` and `sample_scan` (bitmap heap scans and TABLESAMPLE, by TID).
+//! bucket), `bitmap_scan` and `sample_scan` (bitmap heap scans and TABLESAMPLE, by TID),
+//! `free_space` (reuse of the stream space VACUUM frees).
 
 pub mod bitmap_scan;
 pub mod catalog;
@@ -21,6 +22,7 @@ pub mod encoding;
 pub mod error;
 pub mod fetch;
 pub mod flush_order;
+pub mod free_space;
 pub mod image_arena;
 pub mod index_build;
 pub mod index_delete;

@@ -11,7 +11,7 @@ use super::catalog::{self, RowGroupMeta};
 use super::chunk_writer::ROW_GROUP_ROWS;
 use super::reader::{GroupClaim, Reader};
 use super::row_marks::{self, DeleteMask};
-use super::{pages, rewrite, tableam, write_buffer};
+use super::{free_space, pages, rewrite, tableam, write_buffer};
 use pgrx::pg_sys;
 use std::rc::Rc;
 
@@ -132,6 +132,8 @@ unsafe fn vacuum_storage(rel: pg_sys::Relation, strategy: pg_sys::BufferAccessSt
     let groups: Vec<RowGroupMeta> = catalog::load_row_groups(storage_id, snapshot, false);
     pg_sys::UnregisterSnapshot(snapshot);
     let mut dead = DeadRows { groups: Vec::new(), kept: Vec::new(), limit };
+    // Stream bytes of the row groups removed: reusable once no snapshot can read them.
+    let mut freed: Vec<(u64, u64)> = Vec::new();
     for g in &groups {
         let Some(mask) =
             row_marks::group_mask(g.deleted.as_deref(), &cleanup.folded, g.first_row, g.row_count)
@@ -141,6 +143,7 @@ unsafe fn vacuum_storage(rel: pg_sys::Relation, strategy: pg_sys::BufferAccessSt
         };
         if mask.count() == g.row_count {
             catalog::delete_row_group(storage_id, g.first_row);
+            freed.push((g.data_offset, g.data_length));
             report.groups_freed += 1;
             dead.groups.push((g.first_row, g.row_count, None));
             continue;
@@ -151,7 +154,8 @@ unsafe fn vacuum_storage(rel: pg_sys::Relation, strategy: pg_sys::BufferAccessSt
         }
         dead.groups.push((g.first_row, g.row_count, Some(Rc::new(mask))));
     }
-    merge_small_groups(rel, storage_id, &mut report);
+    merge_small_groups(rel, storage_id, &mut report, &mut freed);
+    free_space::free(storage_id, freed);
     dead.kept = merge_ranges(catalog::live_or_pending_ranges(storage_id, oldest_xmin));
     let covered: u64 = dead.kept.iter().map(|r| r.1.min(limit.saturating_sub(r.0))).sum();
     if !dead.groups.is_empty() || covered < limit {
@@ -164,7 +168,12 @@ unsafe fn vacuum_storage(rel: pg_sys::Relation, strategy: pg_sys::BufferAccessSt
 /// full ones, in sort_by order if the table has one. The moved rows get new row numbers
 /// and index entries; the old groups are removed for new snapshots, and their index
 /// entries go in a later VACUUM, once no snapshot can still read them.
-unsafe fn merge_small_groups(rel: pg_sys::Relation, storage_id: u64, report: &mut VacuumReport) {
+unsafe fn merge_small_groups(
+    rel: pg_sys::Relation,
+    storage_id: u64,
+    report: &mut VacuumReport,
+    freed: &mut Vec<(u64, u64)>,
+) {
     // See the masks and freed groups this VACUUM just wrote.
     pg_sys::CommandCounterIncrement();
     if catalog::load_row_groups(storage_id, pg_sys::GetLatestSnapshot(), false).len() < 2 {
@@ -187,7 +196,8 @@ unsafe fn merge_small_groups(rel: pg_sys::Relation, storage_id: u64, report: &mu
     let snapshot = pg_sys::RegisterSnapshot(pg_sys::GetLatestSnapshot());
     let mut reader = Reader::new(rel, snapshot, None, GroupClaim::Serial { next: 0 });
     reader.retain_groups(|_, live| live < SMALL_GROUP_ROWS);
-    let merged: Vec<u64> = reader.groups().iter().map(|g| g.first_row).collect();
+    let merged: Vec<(u64, u64, u64)> =
+        reader.groups().iter().map(|g| (g.first_row, g.data_offset, g.data_length)).collect();
     if merged.len() >= 2 {
         // Opened at the first row that moves: groups whose rows are all deleted for new
         // snapshots (not yet for old ones) are merged away without touching the indexes.
@@ -206,8 +216,9 @@ unsafe fn merge_small_groups(rel: pg_sys::Relation, storage_id: u64, report: &mu
         if let Some(indexes) = indexes {
             indexes.close();
         }
-        for &first_row in &merged {
+        for &(first_row, offset, length) in &merged {
             catalog::delete_row_group(storage_id, first_row);
+            freed.push((offset, length));
         }
         report.groups_merged = merged.len() as u64;
     }

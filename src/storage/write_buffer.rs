@@ -145,7 +145,7 @@ unsafe fn write_out(rel: pg_sys::Relation, buf: &mut WriteBuffer, rows: usize, b
             encode_chunk(&b, 0..o.len(), &policy, false)
         });
         let total: usize = encoded.iter().flatten().chain(&order_chunk).map(|c| c.bytes.len()).sum();
-        let data_offset = pages::reserve_stream(rel, total as u64);
+        let data_offset = super::free_space::allocate(rel, storage_id, total as u64);
         let mut at = data_offset;
         let mut write = |attnum: i16, c: EncodedChunk| {
             pages::write_stream(rel, at, &c.bytes);
@@ -377,13 +377,18 @@ unsafe extern "C-unwind" fn on_xact(event: pg_sys::XactEvent::Type, _arg: *mut s
     use pg_sys::XactEvent::*;
     match event {
         XACT_EVENT_PRE_COMMIT | XACT_EVENT_PARALLEL_PRE_COMMIT | XACT_EVENT_PRE_PREPARE => {
-            flush_current(None)
+            flush_current(None);
+            // After the last flush, which may have taken free space.
+            super::free_space::return_claims();
         }
         XACT_EVENT_ABORT
         | XACT_EVENT_PARALLEL_ABORT
         | XACT_EVENT_COMMIT
         | XACT_EVENT_PARALLEL_COMMIT
-        | XACT_EVENT_PREPARE => BUFFERS.with(|cell| cell.borrow_mut().clear()),
+        | XACT_EVENT_PREPARE => {
+            BUFFERS.with(|cell| cell.borrow_mut().clear());
+            super::free_space::forget_claims();
+        }
         _ => {}
     }
 }
@@ -399,7 +404,10 @@ unsafe extern "C-unwind" fn on_subxact(
     match event {
         SUBXACT_EVENT_PRE_COMMIT_SUB => flush_current(None),
         SUBXACT_EVENT_COMMIT_SUB => borrowed_commit(subxact, parent),
-        SUBXACT_EVENT_ABORT_SUB => borrowed_abort(subxact),
+        SUBXACT_EVENT_ABORT_SUB => {
+            borrowed_abort(subxact);
+            super::free_space::forget_subxact(subxact);
+        }
         _ => {}
     }
 }
