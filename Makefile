@@ -55,11 +55,13 @@ bench-changes:
 	@for t in chg_heap chg_col; do echo "point lookups by primary key on $$t:"; \
 		$(PG_BIN)/pgbench -h $(RUN_SOCK) -p $(RUN_PORT) -U postgres -n -f bench/lookup.sql \
 		-D table=$$t -T 10 pgcolumnar_changes | grep -E 'latency average|tps'; done
-	@$(PSQL_RUN) -q -d pgcolumnar_changes -f bench/transfer_setup.sql
-	@for t in heap col; do echo "transfers, 8 clients, 60 s, on $$t (deadlocks fail a transaction, as 40P01):"; \
+	@for f in transfer transfer_upsert transfer_delete; do \
+		$(PSQL_RUN) -q -d pgcolumnar_changes -f bench/transfer_setup.sql; \
+		for t in heap col; do echo "$$f, 8 clients, $(or $(TRANSFER_SECONDS),60) s, on $$t (deadlocks fail a transaction, as 40P01):"; \
 		$(PG_BIN)/pgbench -h $(RUN_SOCK) -p $(RUN_PORT) -U postgres -n -c 8 -j 2 -T $(or $(TRANSFER_SECONDS),60) \
-		-f bench/transfer.sql -D tbl=$$t pgcolumnar_changes 2>&1 | grep -E 'tps|failed|processed|ERROR'; \
-		$(PSQL_RUN) -d pgcolumnar_changes -Atc "SELECT 'total balance: ' || sum(balance) FROM acct_$$t"; done
+		-f bench/$$f.sql -D tbl=$$t pgcolumnar_changes 2>&1 | grep -E 'tps|failed|processed|ERROR'; \
+		$(PSQL_RUN) -d pgcolumnar_changes -Atc "SELECT 'total: ' || (SELECT sum(balance) FROM acct_$$t) + \
+			(SELECT coalesce(sum(amount), 0) FROM pending_$$t) || ', accounts: ' || (SELECT count(*) FROM acct_$$t)"; done; done
 
 run: install start demo
 	@echo

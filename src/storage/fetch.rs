@@ -48,8 +48,12 @@ thread_local! {
 }
 
 /// Fetches under one MVCC snapshot that look up their row group alone before the
-/// fetcher loads (and caches) every row group.
-const PROBES_BEFORE_LOADING_ALL: u32 = 8;
+/// fetcher loads (and caches) every row group. A probe is a few index lookups; loading
+/// all reads every row group's and mark's metadata, which on a table written by many
+/// small transactions (a row group per UPDATE) is thousands of rows: an index scan that
+/// steps over a few recently deleted entries (`min(id)` of a queue table) must not pay
+/// that per statement. 64 probes cost about a millisecond.
+const PROBES_BEFORE_LOADING_ALL: u32 = 64;
 
 pub struct Fetcher {
     rel: pg_sys::Relation,

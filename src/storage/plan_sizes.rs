@@ -48,6 +48,9 @@ const MAX_TABLES: usize = 1024;
 /// Metadata rows a sum must read to be scaled rather than redone (about a millisecond).
 const COSTLY_ROWS: usize = 1000;
 
+/// The completed-transaction count of a measurement never taken as exact.
+const NEVER_EXACT: u64 = u64::MAX;
+
 /// Growth in blocks, as a fraction, up to which a costly sum is scaled.
 const SCALE_UP_TO: f64 = 0.1;
 
@@ -89,6 +92,10 @@ unsafe fn cached<T: Clone>(
         }
     }
     let (value, read) = compute(storage_id);
+    // A transaction that has written cannot measure exactly (its own row groups are in
+    // the sum), but a costly sum is still worth scaling: without it, every statement of
+    // a writing transaction (BEGIN; UPDATE ...; DELETE ...; END) summed the table again.
+    let completed = completed.or((read >= COSTLY_ROWS).then_some(NEVER_EXACT));
     if let Some(completed) = completed {
         SIZES.with(|s| {
             let mut sizes = s.borrow_mut();
