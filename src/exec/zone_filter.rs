@@ -6,7 +6,7 @@
 //! returns; these only let the scan skip row groups and vectors that cannot match.
 
 use crate::storage::datum::BYTEWISE_TYPES;
-use crate::storage::zonemap::{Bound, CmpOp, ZonePredicate};
+use crate::storage::format::zonemap::{Bound, CmpOp, ZonePredicate};
 use pgrx::pg_sys;
 
 /// Types whose btree order is the order of the sign-extended integers we store.

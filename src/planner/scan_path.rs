@@ -3,7 +3,7 @@
 
 use super::cost::{self, CostParams, ScanInput};
 use crate::exec::{columnar_scan, MethodTable};
-use crate::storage::chunk_writer::VECTOR_ROWS;
+use crate::storage::format::layout::VECTOR_ROWS;
 use crate::storage::{plan_sizes, tableam};
 use pgrx::pg_sys;
 use pgrx::prelude::*;

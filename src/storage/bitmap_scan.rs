@@ -3,7 +3,7 @@
 //! a `Fetcher`, which keeps the decoded vector for its neighbours.
 
 use super::fetch::Fetcher;
-use super::layout;
+use super::format::layout;
 use super::reader::set_tid;
 use pgrx::pg_sys;
 

@@ -2,11 +2,11 @@
 //! and read through their primary keys. A row group is visible exactly when its
 //! metadata row is visible to the reading snapshot: that is how columnar gets MVCC.
 
-use super::chunk_writer::ROW_GROUP_ROWS;
-use super::directory::{self, VectorEntry};
 use super::error::data_corrupted;
-use super::mark_rows::{bucket_start, offset_in_bucket, MarkRows, BUCKET_ROWS};
-use super::row_marks::{DeleteMask, MarkKind};
+use super::format::directory::{self, VectorEntry};
+use super::format::layout::ROW_GROUP_ROWS;
+use super::format::mark_rows::{bucket_start, offset_in_bucket, MarkRows, BUCKET_ROWS};
+use super::format::row_marks::{DeleteMask, MarkKind};
 use hashbrown::HashMap;
 use pgrx::prelude::*;
 use pgrx::{pg_sys, IntoDatum};
@@ -678,7 +678,7 @@ pub unsafe fn delete_storage_if_installed(storage_id: u64) {
 /// the id of a reset unlogged relation, that is the stale metadata of its id from
 /// before the crash (nothing is kept under the reset id itself).
 pub unsafe fn delete_storage(storage_id: u64) {
-    let storage_id = storage_id & !super::layout::RESET_STORAGE_BIT;
+    let storage_id = storage_id & !super::format::layout::RESET_STORAGE_BIT;
     super::free_space::forget_storage(storage_id);
     for (table, pkey) in [
         (c"row_group", c"row_group_pkey"),

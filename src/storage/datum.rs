@@ -6,9 +6,9 @@
 //! of its (detoasted) datum image: fixed-length by-reference types, varlenas (text,
 //! numeric, arrays, jsonb, composites, ...) and cstrings.
 
-use super::column_builder::ColumnBuilder;
-use super::encoding::{DecodedValues, DecodedVector, PhysicalKind};
-use super::image_arena::ImageArena;
+use super::format::column_builder::ColumnBuilder;
+use super::format::encoding::{DecodedValues, DecodedVector, PhysicalKind};
+use super::format::image_arena::ImageArena;
 use hashbrown::HashMap;
 use pgrx::pg_sys;
 use std::cell::RefCell;

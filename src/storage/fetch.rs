@@ -8,15 +8,16 @@
 //! new one), each through a fetcher of its own.
 
 use super::catalog::{self, RowGroupMeta};
-use super::chunk_writer::VECTOR_ROWS;
 use super::datum::{self, ColumnKind};
-use super::encoding::DecodedVector;
-use super::flush_order::inverse;
-use super::image_arena::ImageArena;
+use super::format::encoding::DecodedVector;
+use super::format::flush_order::inverse;
+use super::format::image_arena::ImageArena;
+use super::format::layout;
+use super::format::layout::VECTOR_ROWS;
+use super::format::row_marks::MarkKind;
 use super::mark_batch;
 use super::reader::{decode_checked, load_order, row_tid};
-use super::row_marks::MarkKind;
-use super::{layout, pages, write_buffer};
+use super::{pages, write_buffer};
 use hashbrown::HashMap;
 use pgrx::pg_sys;
 use std::cell::RefCell;

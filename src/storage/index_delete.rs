@@ -17,9 +17,9 @@
 
 use super::catalog::{self, MarkScope};
 use super::fetch::tid_row;
-use super::mark_rows::{bucket_start, offset_in_bucket};
+use super::format::mark_rows::{bucket_start, offset_in_bucket};
+use super::format::row_marks::MarkKind;
 use super::pages;
-use super::row_marks::MarkKind;
 use pgrx::pg_sys;
 
 /// Marks the deletable entries of `delstate` (`status[].knowndeletable`), shrinks

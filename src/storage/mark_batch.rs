@@ -26,8 +26,8 @@
 //! changes are published one by one ("alone") while the parent's stay collected.
 
 use super::catalog::{self, Mark, MarkScope};
-use super::mark_rows::{bucket_start, offset_in_bucket, MarkRows, MarkRowsBuilder, BUCKET_ROWS};
-use super::row_marks::MarkKind;
+use super::format::mark_rows::{bucket_start, offset_in_bucket, MarkRows, MarkRowsBuilder, BUCKET_ROWS};
+use super::format::row_marks::MarkKind;
 use pgrx::pg_sys;
 use std::cell::RefCell;
 

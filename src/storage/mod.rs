@@ -1,7 +1,7 @@
 //! The `columnar` table access method and everything it keeps on disk.
 //!
 //! Pure modules (no PostgreSQL calls, covered by plain `cargo test`): `encoding`,
-//! `layout`, `directory`, `zonemap`, `column_builder`, `chunk_writer`, `row_marks`,
+//! `layout`, `directory`, `zonemap`, `column_builder`, `chunk_encoder`, `row_marks`,
 //! `mark_rows`, `flush_order`, `image_arena`.
 //! PostgreSQL-facing: `tableam` (the callbacks), `reader`, `write_buffer`, `pages`,
 //! `catalog`, `privilege` (metadata access with the extension's rights), `index_delete`
@@ -13,23 +13,16 @@
 
 pub mod bitmap_scan;
 pub mod catalog;
-pub mod chunk_writer;
-pub mod column_builder;
 pub mod datum;
-pub mod directory;
 pub mod drop_hook;
-pub mod encoding;
 pub mod error;
 pub mod fetch;
-pub mod flush_order;
+pub mod format;
 pub mod free_space;
-pub mod image_arena;
 pub mod index_build;
 pub mod index_delete;
 pub mod internal_sql;
-pub mod layout;
 pub mod mark_batch;
-pub mod mark_rows;
 pub mod options;
 pub mod pages;
 pub mod plan_sizes;
@@ -37,7 +30,6 @@ pub mod privilege;
 pub mod reader;
 pub mod rewrite;
 pub mod row_change;
-pub mod row_marks;
 pub mod sample_scan;
 pub mod slot;
 pub mod stats;
@@ -45,4 +37,3 @@ pub mod tableam;
 pub mod utility;
 pub mod vacuum;
 pub mod write_buffer;
-pub mod zonemap;

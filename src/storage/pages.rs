@@ -3,7 +3,7 @@
 //! with generic WAL records, so data survives a crash and reaches physical replicas.
 
 use super::error::data_corrupted;
-use super::layout::{self, Metapage, BLOCK_SIZE, METAPAGE_BLOCK, METAPAGE_LEN, PAGE_HEADER};
+use super::format::layout::{self, Metapage, BLOCK_SIZE, METAPAGE_BLOCK, METAPAGE_LEN, PAGE_HEADER};
 use pgrx::pg_sys;
 
 // From catalog/storage_xlog.h, which pgrx does not bind.

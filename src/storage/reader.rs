@@ -3,11 +3,12 @@
 
 use super::catalog::{self, ChunkMeta, RowGroupMeta};
 use super::datum::{self, ColumnKind, DatumColumn};
-use super::encoding::{decode_vector, DecodedValues, DecodedVector, PhysicalKind};
 use super::error::data_corrupted;
-use super::row_marks::{self, DeleteMask};
-use super::zonemap::{ZoneMap, ZonePredicate, ZoneStats};
-use super::{layout, mark_batch, pages, write_buffer};
+use super::format::encoding::{decode_vector, DecodedValues, DecodedVector, PhysicalKind};
+use super::format::layout;
+use super::format::row_marks::{self, DeleteMask};
+use super::format::zonemap::{ZoneMap, ZonePredicate, ZoneStats};
+use super::{mark_batch, pages, write_buffer};
 use pgrx::pg_sys;
 use std::rc::Rc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -212,8 +213,8 @@ impl Reader {
     }
 
     fn rows_in_vector(&self, g: &RowGroupMeta, vector: usize) -> usize {
-        (g.row_count as usize - vector * super::chunk_writer::VECTOR_ROWS)
-            .min(super::chunk_writer::VECTOR_ROWS)
+        (g.row_count as usize - vector * super::format::layout::VECTOR_ROWS)
+            .min(super::format::layout::VECTOR_ROWS)
     }
 
     pub fn groups(&self) -> &[RowGroupMeta] {
@@ -285,7 +286,7 @@ impl Reader {
         self.group = Some(index);
         self.groups_read += 1;
         self.vector = 0;
-        self.vector_count = (g.row_count as usize).div_ceil(super::chunk_writer::VECTOR_ROWS);
+        self.vector_count = (g.row_count as usize).div_ceil(super::format::layout::VECTOR_ROWS);
         self.vector_first_row = g.first_row;
         self.group_first_row = g.first_row;
         self.vector_rows = 0;
@@ -532,7 +533,7 @@ impl Reader {
             self.vector_rows = 0;
             let g = &self.groups[index];
             let rows_here = self.rows_in_vector(g, self.vector);
-            self.vector_first_row = g.first_row + (self.vector * super::chunk_writer::VECTOR_ROWS) as u64;
+            self.vector_first_row = g.first_row + (self.vector * super::format::layout::VECTOR_ROWS) as u64;
             let all_deleted =
                 self.deleted_in((self.vector_first_row - g.first_row) as usize, rows_here) == rows_here;
             if all_deleted || self.refuted(g, Some(self.vector)) {

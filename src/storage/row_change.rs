@@ -12,10 +12,10 @@
 
 use super::error::row_lock_not_available;
 use super::fetch::{tid_row, Fetcher};
+use super::format::mark_rows::{bucket_start, offset_in_bucket, MarkRows};
+use super::format::row_marks::MarkKind;
 use super::mark_batch::{self, RowMark};
-use super::mark_rows::{bucket_start, offset_in_bucket, MarkRows};
 use super::reader::row_tid;
-use super::row_marks::MarkKind;
 use super::{catalog, pages, tableam, write_buffer};
 use pgrx::pg_sys;
 use std::ffi::CStr;

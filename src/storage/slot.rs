@@ -6,7 +6,7 @@
 //! (materializing, copying into a tuple) decodes the rest first.
 
 use super::fetch::LazyRow;
-use super::image_arena::ImageArena;
+use super::format::image_arena::ImageArena;
 use pgrx::pg_guard;
 use pgrx::pg_sys;
 use std::ptr::addr_of_mut;

@@ -3,7 +3,7 @@
 
 use super::catalog;
 use super::datum::attr;
-use super::encoding::{Compression, EncodingId};
+use super::format::encoding::{Compression, EncodingId};
 use super::{pages, tableam};
 use pgrx::prelude::*;
 use pgrx::PgRelation;

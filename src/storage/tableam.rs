@@ -9,7 +9,7 @@
 use super::bitmap_scan::BitmapScan;
 use super::error::not_supported;
 use super::fetch::{tid_row, Fetcher};
-use super::layout::Metapage;
+use super::format::layout::Metapage;
 use super::reader::{row_tid, GroupClaim, Reader};
 use super::sample_scan::SampleScan;
 use super::{catalog, pages, row_change, write_buffer};
@@ -470,7 +470,7 @@ unsafe extern "C-unwind" fn relation_set_new_filenode(
         // recovery have it.
         pg_sys::smgrcreate(srel, pg_sys::ForkNumber::INIT_FORKNUM, false);
         pages::log_smgrcreate(&node, pg_sys::ForkNumber::INIT_FORKNUM);
-        let reset = Metapage::new(meta.storage_id | super::layout::RESET_STORAGE_BIT);
+        let reset = Metapage::new(meta.storage_id | super::format::layout::RESET_STORAGE_BIT);
         pages::init_new_storage(srel, &mut node, pg_sys::ForkNumber::INIT_FORKNUM, true, &reset);
     }
     pg_sys::smgrclose(srel);

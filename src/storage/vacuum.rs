@@ -8,9 +8,9 @@
 //! expressions or a predicate (heap's VACUUM never runs them; VACUUM FULL merges).
 
 use super::catalog::{self, RowGroupMeta};
-use super::chunk_writer::ROW_GROUP_ROWS;
+use super::format::layout::ROW_GROUP_ROWS;
+use super::format::row_marks::{self, DeleteMask};
 use super::reader::{GroupClaim, Reader};
-use super::row_marks::{self, DeleteMask};
 use super::{free_space, pages, rewrite, tableam, write_buffer};
 use pgrx::pg_sys;
 use std::rc::Rc;

@@ -14,11 +14,12 @@
 //! becomes the enclosing subtransaction's buffer again, with the same row numbers.
 
 use super::catalog::{self, ChunkMeta, Chunks, RowGroupMeta};
-use super::chunk_writer::{encode_chunk, EncodedChunk, ROW_GROUP_ROWS};
-use super::column_builder::ColumnBuilder;
 use super::datum::{self, ColumnKind};
-use super::encoding::{CompressionPolicy, PhysicalKind};
-use super::flush_order::{flush_order, permuted};
+use super::format::chunk_encoder::{encode_chunk, EncodedChunk};
+use super::format::column_builder::ColumnBuilder;
+use super::format::encoding::{CompressionPolicy, PhysicalKind};
+use super::format::flush_order::{flush_order, permuted};
+use super::format::layout::ROW_GROUP_ROWS;
 use super::{options, pages};
 use pgrx::pg_sys;
 use rayon::prelude::*;
@@ -190,7 +191,7 @@ unsafe fn write_out(rel: pg_sys::Relation, buf: &mut WriteBuffer, rows: usize, b
 /// Before the first metadata of an unlogged relation that crash recovery reset: a fresh
 /// storage id (see `layout::RESET_STORAGE_BIT`), and the stale metadata goes.
 unsafe fn take_fresh_storage_after_reset(rel: pg_sys::Relation) {
-    if pages::storage_id(rel) & super::layout::RESET_STORAGE_BIT == 0 {
+    if pages::storage_id(rel) & super::format::layout::RESET_STORAGE_BIT == 0 {
         return;
     }
     let fresh = catalog::next_storage_id();

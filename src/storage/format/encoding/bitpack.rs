@@ -410,7 +410,7 @@ mod tests {
     }
 
     proptest::proptest! {
-        #![proptest_config(crate::storage::encoding::test_util::config(128))]
+        #![proptest_config(crate::storage::format::encoding::test_util::config(128))]
         #[test]
         fn prop_round_trip(values in proptest::collection::vec(proptest::prelude::any::<i64>(), 0..300),
                            shift in 0u32..64) {

@@ -289,7 +289,7 @@ const SMALL: usize = 16;
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::storage::encoding::test_util::*;
+    use crate::storage::format::encoding::test_util::*;
     use proptest::prelude::*;
 
     fn rt<T: Fixed>(values: &[T]) -> Vec<u8> {
@@ -366,7 +366,7 @@ mod tests {
     }
 
     proptest! {
-        #![proptest_config(crate::storage::encoding::test_util::config(128))]
+        #![proptest_config(crate::storage::format::encoding::test_util::config(128))]
         #[test]
         fn prop_fixed(i in vec_with_repeats(any_i64(), 200),
                       f in vec_with_repeats(any_f64(), 200),

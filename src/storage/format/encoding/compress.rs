@@ -199,7 +199,7 @@ mod tests {
     }
 
     proptest! {
-        #![proptest_config(crate::storage::encoding::test_util::config(48))]
+        #![proptest_config(crate::storage::format::encoding::test_util::config(48))]
         #[test]
         fn prop_corruption_is_detected_or_harmless(
             data in proptest::collection::vec(0u8..4, 0..2000),

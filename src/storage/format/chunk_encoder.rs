@@ -4,13 +4,9 @@
 use super::column_builder::{ColumnBuilder, DenseSlice};
 use super::directory::VectorEntry;
 use super::encoding::{encode_vector, CompressionPolicy, VectorValues};
+use super::layout::VECTOR_ROWS;
 use super::zonemap::ZoneMap;
 use std::ops::Range;
-
-/// Rows per vector: the unit of decoding, zone maps and index fetches.
-pub const VECTOR_ROWS: usize = 2048;
-/// Rows per row group: 50 vectors.
-pub const ROW_GROUP_ROWS: usize = 50 * VECTOR_ROWS;
 
 pub struct EncodedChunk {
     pub bytes: Vec<u8>,
@@ -85,7 +81,7 @@ pub fn encode_chunk(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::storage::encoding::{decode_vector, DecodedValues, DecodedVector, PhysicalKind};
+    use crate::storage::format::encoding::{decode_vector, DecodedValues, DecodedVector, PhysicalKind};
 
     #[test]
     fn chunk_splits_into_vectors_that_decode_back() {
@@ -140,7 +136,7 @@ mod tests {
 #[cfg(test)]
 mod null_tests {
     use super::*;
-    use crate::storage::encoding::{decode_vector, DecodedVector, PhysicalKind};
+    use crate::storage::format::encoding::{decode_vector, DecodedVector, PhysicalKind};
 
     #[test]
     fn all_null_vectors_of_every_kind_round_trip() {

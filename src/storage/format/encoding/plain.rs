@@ -90,7 +90,7 @@ pub fn decode_bytes(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::storage::encoding::test_util::*;
+    use crate::storage::format::encoding::test_util::*;
     use proptest::prelude::*;
 
     fn rt_fixed<T: Fixed>(values: &[T]) -> Vec<u8> {
@@ -159,7 +159,7 @@ mod tests {
     }
 
     proptest! {
-        #![proptest_config(crate::storage::encoding::test_util::config(96))]
+        #![proptest_config(crate::storage::format::encoding::test_util::config(96))]
         #[test]
         fn prop_fixed(i in proptest::collection::vec(any_i64(), 0..200),
                       f in proptest::collection::vec(any_f64(), 0..200),

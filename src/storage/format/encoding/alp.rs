@@ -396,7 +396,7 @@ pub fn decode_rd<T: Fixed>(input: &[u8], count: usize, out: &mut Vec<T>) -> Resu
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::storage::encoding::test_util::*;
+    use crate::storage::format::encoding::test_util::*;
     use proptest::prelude::*;
 
     fn rt<T: AlpFloat>(values: &[T]) -> (Vec<u8>, Option<AlpParams>) {
@@ -488,7 +488,7 @@ mod tests {
     }
 
     proptest! {
-        #![proptest_config(crate::storage::encoding::test_util::config(128))]
+        #![proptest_config(crate::storage::format::encoding::test_util::config(128))]
         #[test]
         fn prop_round_trip(f in vec_with_repeats(any_f64(), 200),
                            g in vec_with_repeats(any_f32(), 200),

@@ -986,7 +986,7 @@ fn spread_offsets(offsets: &mut Vec<u32>, valid: &[bool]) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::storage::encoding::test_util::*;
+    use crate::storage::format::encoding::test_util::*;
     use proptest::prelude::*;
 
     /// Encodes the row-aligned `rows` (None = NULL) and checks the decoded result.
@@ -1436,7 +1436,7 @@ mod tests {
     }
 
     proptest! {
-        #![proptest_config(crate::storage::encoding::test_util::config(96))]
+        #![proptest_config(crate::storage::format::encoding::test_util::config(96))]
         #[test]
         fn prop_ints(rows in vec_with_repeats(opt(any_i64()), 300), p in any_policy(), fl in flips()) {
             let (_, buf) = rt_int(&rows, &p);

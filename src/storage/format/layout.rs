@@ -8,6 +8,11 @@
 
 use super::encoding::CorruptData;
 
+/// Rows per vector: the unit of decoding, zone maps and index fetches.
+pub const VECTOR_ROWS: usize = 2048;
+/// Rows per row group: 50 vectors.
+pub const ROW_GROUP_ROWS: usize = 50 * VECTOR_ROWS;
+
 pub const BLOCK_SIZE: usize = 8192;
 /// `SizeOfPageHeaderData`: stream bytes start right after the standard page header.
 pub const PAGE_HEADER: usize = 24;

@@ -432,7 +432,7 @@ pub fn decode<T: Fixed>(input: &[u8], count: usize, out: &mut Vec<T>) -> Result<
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::storage::encoding::test_util::*;
+    use crate::storage::format::encoding::test_util::*;
     use proptest::prelude::*;
 
     fn rt<T: Fixed>(values: &[T], lag: usize) -> Vec<u8> {
@@ -600,7 +600,7 @@ mod tests {
     }
 
     proptest! {
-        #![proptest_config(crate::storage::encoding::test_util::config(48))]
+        #![proptest_config(crate::storage::format::encoding::test_util::config(48))]
         #[test]
         fn prop_walks((v, lag) in walks_with_specials(), near_end in any::<bool>(), fl in flips()) {
             let b = rt(&v, lag);
@@ -615,7 +615,7 @@ mod tests {
     }
 
     proptest! {
-        #![proptest_config(crate::storage::encoding::test_util::config(128))]
+        #![proptest_config(crate::storage::format::encoding::test_util::config(128))]
         #[test]
         fn prop_round_trip(f in vec_with_repeats(any_f64(), 300),
                            g in vec_with_repeats(any_f32(), 300),

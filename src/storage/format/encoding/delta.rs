@@ -103,7 +103,7 @@ pub fn decode_delta2(input: &[u8], count: usize, out: &mut Vec<i64>) -> Result<u
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::storage::encoding::test_util::*;
+    use crate::storage::format::encoding::test_util::*;
     use proptest::prelude::*;
 
     fn rt(values: &[i64]) -> (Vec<u8>, Vec<u8>) {
@@ -148,7 +148,7 @@ mod tests {
     }
 
     proptest! {
-        #![proptest_config(crate::storage::encoding::test_util::config(128))]
+        #![proptest_config(crate::storage::format::encoding::test_util::config(128))]
         #[test]
         fn prop_round_trip(values in vec_with_repeats(any_i64(), 200), fl in flips()) {
             let (d1, d2) = rt(&values);

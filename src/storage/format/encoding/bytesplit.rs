@@ -39,7 +39,7 @@ pub fn decode<T: Fixed>(input: &[u8], count: usize, out: &mut Vec<T>) -> Result<
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::storage::encoding::test_util::*;
+    use crate::storage::format::encoding::test_util::*;
     use proptest::prelude::*;
 
     fn rt<T: Fixed>(values: &[T]) -> Vec<u8> {
@@ -67,7 +67,7 @@ mod tests {
     }
 
     proptest! {
-        #![proptest_config(crate::storage::encoding::test_util::config(128))]
+        #![proptest_config(crate::storage::format::encoding::test_util::config(128))]
         #[test]
         fn prop_round_trip(f in proptest::collection::vec(any_f64(), 0..200),
                            g in proptest::collection::vec(any_f32(), 0..200)) {

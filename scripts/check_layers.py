@@ -1,0 +1,159 @@
+#!/usr/bin/env python3
+"""The crate's layers, checked from its imports (`make lint` runs this).
+
+- `src/storage/format/` is the pure on-disk format: its code never mentions pgrx or
+  pg_sys, and imports nothing of the crate outside `storage::format`.
+- `storage` imports neither `exec` nor `planner`; `exec` does not import `planner`.
+- `storage`'s modules import each other without cycles (`format` counts as one module).
+
+A module reference is a path starting with `crate::` or `super::` in code (comments and
+string literals are ignored), including the items of grouped `use` statements.
+Exits 1 and prints each violation, or prints a one-line summary.
+"""
+import os
+import re
+import sys
+
+ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "src")
+
+
+def module_path(path):
+    """src/storage/format/encoding/vector.rs -> ['storage', 'format', 'encoding', 'vector']"""
+    rel = os.path.relpath(path, ROOT)[:-3].split(os.sep)
+    if rel[-1] in ("mod", "lib"):
+        rel = rel[:-1]
+    return rel
+
+
+def code_of(text):
+    """The text without comments and string literals (so their words are not paths)."""
+    text = re.sub(r"//[^\n]*", "", text)
+    text = re.sub(r"/\*.*?\*/", "", text, flags=re.S)
+    text = re.sub(r'r#"(.*?)"#', '""', text, flags=re.S)
+    text = re.sub(r'"(\\.|[^"\\])*"', '""', text)
+    return text
+
+
+def expand_use(tree):
+    """'a::{b, c::{d, e}}' -> ['a::b', 'a::c::d', 'a::c::e']"""
+    tree = tree.strip()
+    m = re.match(r"^(.*?)\{(.*)\}$", tree, flags=re.S)
+    if not m:
+        return [tree]
+    prefix, inner = m.group(1), m.group(2)
+    items, depth, cur = [], 0, ""
+    for ch in inner:
+        if ch == "{":
+            depth += 1
+        elif ch == "}":
+            depth -= 1
+        if ch == "," and depth == 0:
+            items.append(cur)
+            cur = ""
+        else:
+            cur += ch
+    items.append(cur)
+    out = []
+    for item in items:
+        if item.strip():
+            out += expand_use(prefix + item.strip())
+    return out
+
+
+def references(path):
+    """Absolute module paths (lists of names) that the file's code refers to."""
+    code = code_of(open(path).read())
+    # A file's module path: storage/a.rs is storage::a, storage/format/mod.rs is
+    # storage::format; either way each `super` drops one level of it.
+    here = module_path(path)
+    paths = []
+    for m in re.finditer(r"\buse\s+([^;]+);", code):
+        paths += expand_use(m.group(1))
+    paths += re.findall(r"\b(?:crate|super)(?:::\w+)+", code)
+    refs = []
+    for p in paths:
+        parts = [x.strip() for x in p.split("::") if x.strip()]
+        if not parts or parts[0] not in ("crate", "super"):
+            continue
+        if parts[0] == "crate":
+            target = parts[1:]
+        else:
+            ups = 0
+            while parts and parts[0] == "super":
+                parts, ups = parts[1:], ups + 1
+            target = here[: len(here) - ups] + parts
+        refs.append([t for t in target if t not in ("self", "*")])
+    return refs
+
+
+def main():
+    problems = []
+    storage_edges = {}
+    files = []
+    for dirpath, _, names in os.walk(ROOT):
+        files += [os.path.join(dirpath, n) for n in names if n.endswith(".rs")]
+    for path in sorted(files):
+        here = module_path(path)
+        rel = os.path.relpath(path, os.path.join(ROOT, ".."))
+        code = code_of(open(path).read())
+        refs = references(path)
+        if here[:2] == ["storage", "format"]:
+            if re.search(r"\b(pgrx|pg_sys)\b", code):
+                problems.append(f"{rel}: the format layer mentions pgrx/pg_sys")
+            for r in refs:
+                if r[:2] != ["storage", "format"]:
+                    problems.append(f"{rel}: the format layer imports {'::'.join(r)}")
+        if here[:1] == ["storage"]:
+            for r in refs:
+                if r[:1] in (["exec"], ["planner"]):
+                    problems.append(f"{rel}: storage imports {'::'.join(r)}")
+            if len(here) >= 2:
+                src = here[1]
+                for r in refs:
+                    if r[:1] == ["storage"] and len(r) >= 2 and r[1] != src:
+                        storage_edges.setdefault(src, set()).add(r[1])
+        if here[:1] == ["exec"]:
+            for r in refs:
+                if r[:1] == ["planner"]:
+                    problems.append(f"{rel}: exec imports {'::'.join(r)}")
+    # Cycles among storage's modules (Tarjan's strongly connected components).
+    index, low, stack, on_stack, sccs = {}, {}, [], set(), []
+    counter = [0]
+
+    def visit(v):
+        index[v] = low[v] = counter[0]
+        counter[0] += 1
+        stack.append(v)
+        on_stack.add(v)
+        for w in sorted(storage_edges.get(v, ())):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            comp = []
+            while True:
+                w = stack.pop()
+                on_stack.discard(w)
+                comp.append(w)
+                if w == v:
+                    break
+            if len(comp) > 1:
+                sccs.append(sorted(comp))
+
+    sys.setrecursionlimit(10000)
+    for v in sorted(storage_edges):
+        if v not in index:
+            visit(v)
+    for comp in sccs:
+        ties = [f"{a} -> {b}" for a in comp for b in sorted(storage_edges.get(a, ())) if b in comp]
+        problems.append(f"storage modules import each other in a cycle: {', '.join(comp)} ({'; '.join(ties)})")
+    if problems:
+        print("\n".join(problems))
+        sys.exit(1)
+    print(f"layers ok: {len(files)} files; storage modules form no cycle")
+
+
+if __name__ == "__main__":
+    main()

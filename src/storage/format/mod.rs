@@ -1,0 +1,26 @@
+//! The on-disk format of a columnar relation, as pure Rust: no PostgreSQL calls, nothing
+//! imported from pgrx or from the rest of the crate (`scripts/check_layers.sh`, run by
+//! `make lint`, enforces it), all of it unit-tested with plain `cargo test`.
+//!
+//! - `layout`: the relation's blocks (metapage, byte stream), row numbers and TIDs, and
+//!   the format's sizes (`VECTOR_ROWS`, `ROW_GROUP_ROWS`).
+//! - `encoding`: how one vector of values is encoded (integer, float, byte and
+//!   dictionary encodings, compression).
+//! - `column_builder`: a column's values collected for a flush; `flush_order` orders a
+//!   row group's rows by the table's sort key; `chunk_encoder` turns a column's rows
+//!   into a chunk of encoded vectors with its `directory` (per-vector offsets, counts
+//!   and `zonemap`s; zone maps also evaluate predicates).
+//! - `row_marks` (delete masks, mark kinds) and `mark_rows` (which rows of a bucket a
+//!   mark covers).
+//! - `image_arena`: reusable buffers for decoded values.
+
+pub mod chunk_encoder;
+pub mod column_builder;
+pub mod directory;
+pub mod encoding;
+pub mod flush_order;
+pub mod image_arena;
+pub mod layout;
+pub mod mark_rows;
+pub mod row_marks;
+pub mod zonemap;
