@@ -86,6 +86,7 @@ fmt:
 
 lint:
 	cargo fmt --check
+	python3 scripts/check_layers.py
 	cargo clippy --all-targets --features pg_test -- -D warnings
 
 clean-clusters:

@@ -25,13 +25,21 @@ def module_path(path):
     return rel
 
 
+# Raw strings, strings, char literals and comments, in one pass so that each is seen
+# whole (a `//` in a string, a quote in a comment, a string continued by a backslash).
+TOKENS = re.compile(
+    r"""(?P<raw>r(?P<hashes>\#*)".*?"(?P=hashes))
+      | (?P<string>"(?:\\.|[^"\\])*")
+      | (?P<char>'(?:\\.|[^'\\\n])')
+      | (?P<line>//[^\n]*)
+      | (?P<block>/\*.*?\*/)""",
+    re.S | re.X,
+)
+
+
 def code_of(text):
     """The text without comments and string literals (so their words are not paths)."""
-    text = re.sub(r"//[^\n]*", "", text)
-    text = re.sub(r"/\*.*?\*/", "", text, flags=re.S)
-    text = re.sub(r'r#"(.*?)"#', '""', text, flags=re.S)
-    text = re.sub(r'"(\\.|[^"\\])*"', '""', text)
-    return text
+    return TOKENS.sub(lambda m: '""' if m.group("raw") or m.group("string") else " ", text)
 
 
 def expand_use(tree):
@@ -150,7 +158,7 @@ def main():
         ties = [f"{a} -> {b}" for a in comp for b in sorted(storage_edges.get(a, ())) if b in comp]
         problems.append(f"storage modules import each other in a cycle: {', '.join(comp)} ({'; '.join(ties)})")
     if problems:
-        print("\n".join(problems))
+        print("\n".join(dict.fromkeys(problems)))
         sys.exit(1)
     print(f"layers ok: {len(files)} files; storage modules form no cycle")
 

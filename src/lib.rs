@@ -35,6 +35,7 @@ pub extern "C-unwind" fn _PG_init() {
         let preloading = pg_sys::process_shared_preload_libraries_in_progress;
         LOADED_AT_STARTUP.store(preloading, Ordering::Relaxed);
         planner::define_gucs();
+        storage::tableam::register();
         storage::slot::init();
         storage::write_buffer::register_callbacks();
         storage::mark_batch::register_callbacks();

@@ -5,6 +5,7 @@
 use super::{zone_filter, MethodTable};
 use crate::storage::datum::attr;
 use crate::storage::reader::{GroupClaim, Reader};
+use crate::storage::write_buffer;
 use pgrx::pg_sys;
 use pgrx::prelude::*;
 use pgrx::PgMemoryContexts;
@@ -63,6 +64,7 @@ unsafe extern "C-unwind" fn begin(
     for &a in &inner.attnums {
         wanted[a as usize - 1] = true;
     }
+    write_buffer::flush_before_reading(rel);
     let mut reader = Reader::new(rel, (*estate).es_snapshot, Some(wanted), GroupClaim::Serial { next: 0 });
     let plan = (*node).ss.ps.plan as *mut pg_sys::CustomScan;
     let found = zone_filter::zone_predicates((*plan).scan.plan.qual, (*plan).scan.scanrelid);

@@ -4,7 +4,7 @@
 use super::cost::{self, CostParams, ScanInput};
 use crate::exec::{columnar_scan, MethodTable};
 use crate::storage::format::layout::VECTOR_ROWS;
-use crate::storage::{plan_sizes, tableam};
+use crate::storage::{am, plan_sizes};
 use pgrx::pg_sys;
 use pgrx::prelude::*;
 
@@ -83,7 +83,7 @@ unsafe extern "C-unwind" fn set_rel_pathlist(
         return;
     }
     let relation = pg_sys::table_open((*rte).relid, pg_sys::NoLock as i32);
-    if tableam::is_columnar(relation) {
+    if am::is_columnar(relation) {
         let params = CostParams {
             seq_page_cost: pg_sys::seq_page_cost,
             cpu_tuple_cost: pg_sys::cpu_tuple_cost,

@@ -4,7 +4,7 @@
 
 use super::fetch::Fetcher;
 use super::format::layout;
-use super::reader::set_tid;
+use super::tid::set_tid;
 use pgrx::pg_sys;
 
 pub struct BitmapScan {
@@ -72,7 +72,7 @@ unsafe extern "C-unwind" fn disable_prefetch_walker(
     if (*planstate).type_ == pg_sys::NodeTag::T_BitmapHeapScanState {
         let scan = planstate as *mut pg_sys::BitmapHeapScanState;
         let rel = (*scan).ss.ss_currentRelation;
-        if !rel.is_null() && super::tableam::is_columnar(rel) {
+        if !rel.is_null() && super::am::is_columnar(rel) {
             (*scan).prefetch_maximum = 0;
         }
     }

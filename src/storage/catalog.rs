@@ -679,7 +679,6 @@ pub unsafe fn delete_storage_if_installed(storage_id: u64) {
 /// before the crash (nothing is kept under the reset id itself).
 pub unsafe fn delete_storage(storage_id: u64) {
     let storage_id = storage_id & !super::format::layout::RESET_STORAGE_BIT;
-    super::free_space::forget_storage(storage_id);
     for (table, pkey) in [
         (c"row_group", c"row_group_pkey"),
         (c"chunk", c"chunk_pkey"),

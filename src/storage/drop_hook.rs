@@ -1,7 +1,7 @@
 //! Removes a columnar table's metadata when the table is dropped (transactionally: a
 //! rolled-back DROP keeps it), through the object access hook.
 
-use super::{catalog, options, pages, tableam, write_buffer};
+use super::{am, catalog, options, pages, write_buffer};
 use pgrx::pg_sys;
 use pgrx::prelude::*;
 
@@ -31,11 +31,13 @@ unsafe extern "C-unwind" fn object_access(
         return;
     }
     let rel = pg_sys::relation_open(object_id, pg_sys::AccessExclusiveLock as i32);
-    if tableam::is_columnar(rel) {
+    if am::is_columnar(rel) {
         write_buffer::discard_relation(object_id);
         options::forget(object_id);
         if pages::nblocks(rel) > 0 {
-            catalog::delete_storage_if_installed(pages::storage_id(rel));
+            let storage_id = pages::storage_id(rel);
+            catalog::delete_storage_if_installed(storage_id);
+            super::free_space::forget_storage(storage_id);
         }
     }
     pg_sys::relation_close(rel, pg_sys::NoLock as i32);

@@ -12,11 +12,13 @@ use super::datum::{self, ColumnKind};
 use super::format::encoding::DecodedVector;
 use super::format::flush_order::inverse;
 use super::format::image_arena::ImageArena;
-use super::format::layout;
+
+use super::decode::{decode_checked, load_order};
 use super::format::layout::VECTOR_ROWS;
 use super::format::row_marks::MarkKind;
 use super::mark_batch;
-use super::reader::{decode_checked, load_order, row_tid};
+use super::slot::LazyColumns;
+use super::tid::{row_tid, tid_row};
 use super::{pages, write_buffer};
 use hashbrown::HashMap;
 use pgrx::pg_sys;
@@ -136,11 +138,6 @@ unsafe fn reset_dirty(snapshot: pg_sys::Snapshot) {
     }
 }
 
-pub fn tid_row(tid: &pg_sys::ItemPointerData) -> Option<u64> {
-    let block = (tid.ip_blkid.bi_hi as u32) << 16 | tid.ip_blkid.bi_lo as u32;
-    layout::tid_to_row(block, tid.ip_posid)
-}
-
 /// A fetched row whose columns are decoded when first asked for (a columnar slot holds
 /// it): an index scan that reads the first two columns of twenty decodes two vectors,
 /// not twenty.
@@ -162,22 +159,22 @@ pub struct LazyRow {
     images: ImageArena,
 }
 
-impl LazyRow {
+impl LazyColumns for LazyRow {
     /// Lets go of the row (its vectors and values) and keeps the arena its values
     /// lived in for the next row.
-    pub fn take_arena(self) -> ImageArena {
+    fn take_arena(self: Box<Self>) -> ImageArena {
         let mut images = self.images;
         images.clear();
         images
     }
 
     /// Gives the row an arena to keep its values in (one a previous row left).
-    pub fn use_arena(&mut self, images: ImageArena) {
+    fn use_arena(&mut self, images: ImageArena) {
         self.images = images;
     }
 
     /// Stores attributes `from .. to` (indexes) of the row in `values` and `nulls`.
-    pub unsafe fn fill(&mut self, from: usize, to: usize, values: *mut pg_sys::Datum, nulls: *mut bool) {
+    unsafe fn fill(&mut self, from: usize, to: usize, values: *mut pg_sys::Datum, nulls: *mut bool) {
         let desc = self.desc;
         for i in from..to.min(self.kinds.len()) {
             let (d, n) = match (self.kinds[i], self.group.chunk(i as i16 + 1)) {

@@ -13,9 +13,10 @@
 //! columnar rows never change while the build's lock keeps VACUUM out.
 
 use super::catalog::{self, BuildDeletes};
-use super::fetch::tid_row;
-use super::reader::{row_tid, GroupClaim, Reader};
-use super::{mark_batch, pages};
+use super::reader::{GroupClaim, Reader};
+use super::tid::row_tid;
+use super::tid::tid_row;
+use super::{mark_batch, pages, write_buffer};
 use pgrx::pg_sys;
 
 /// Feeds every row of `table_rel` to `callback`; returns the number of live rows.
@@ -26,6 +27,7 @@ pub unsafe fn build(
     callback: pg_sys::IndexBuildCallback,
     callback_state: *mut std::ffi::c_void,
     scan: pg_sys::TableScanDesc,
+    scan_reader: Option<&mut Reader>,
 ) -> f64 {
     let callback = callback.expect("index build callback");
     let concurrent = (*index_info).ii_Concurrent;
@@ -50,13 +52,14 @@ pub unsafe fn build(
         } else {
             pg_sys::GetLatestSnapshot()
         });
+        write_buffer::flush_before_reading(table_rel);
         (Some(Reader::new(table_rel, snapshot, None, GroupClaim::Serial { next: 0 })), snapshot)
     } else {
         (None, std::ptr::null_mut())
     };
     let reader: &mut Reader = match own_reader.as_mut() {
         Some(r) => r,
-        None => super::tableam::scan_reader(scan),
+        None => scan_reader.expect("a scan given to an index build has a reader"),
     };
     if !given_mvcc {
         reader.skip_only(std::mem::take(&mut deletes.dead));
@@ -147,6 +150,7 @@ pub unsafe fn validate(
     snapshot: pg_sys::Snapshot,
     state: *mut pg_sys::ValidateIndexState,
 ) {
+    write_buffer::flush_before_reading(table_rel);
     let mut reader = Reader::new(table_rel, snapshot, None, GroupClaim::Serial { next: 0 });
     let mut indexed = IndexedRows { sort: (*state).tuplesort, lookahead: None, done: false };
     // Rows of the current row group (its first row and end) that the index holds.
@@ -235,7 +239,7 @@ impl IndexedRows {
                     }
                     let encoded = value.value() as u64;
                     let mut tid = pg_sys::ItemPointerData::default();
-                    super::reader::set_tid(&mut tid, (encoded >> 16) as u32, (encoded & 0xffff) as u16);
+                    super::tid::set_tid(&mut tid, (encoded >> 16) as u32, (encoded & 0xffff) as u16);
                     match tid_row(&tid) {
                         Some(r) => r,
                         None => continue,

@@ -16,10 +16,10 @@
 //! without waiting, and deletes nothing otherwise.
 
 use super::catalog::{self, MarkScope};
-use super::fetch::tid_row;
 use super::format::mark_rows::{bucket_start, offset_in_bucket};
 use super::format::row_marks::MarkKind;
 use super::pages;
+use super::tid::tid_row;
 use pgrx::pg_sys;
 
 /// Marks the deletable entries of `delstate` (`status[].knowndeletable`), shrinks

@@ -11,9 +11,11 @@
 //! bucket), `bitmap_scan` and `sample_scan` (bitmap heap scans and TABLESAMPLE, by TID),
 //! `free_space` (reuse of the stream space VACUUM frees).
 
+pub mod am;
 pub mod bitmap_scan;
 pub mod catalog;
 pub mod datum;
+pub mod decode;
 pub mod drop_hook;
 pub mod error;
 pub mod fetch;
@@ -34,6 +36,7 @@ pub mod sample_scan;
 pub mod slot;
 pub mod stats;
 pub mod tableam;
+pub mod tid;
 pub mod utility;
 pub mod vacuum;
 pub mod write_buffer;

@@ -7,8 +7,8 @@
 //! order (CLUSTER uses its index instead), and flushes store each row group's rows in
 //! that order (see `flush_order`).
 
+use super::am;
 use super::internal_sql::InternalSql;
-use super::tableam;
 use hashbrown::HashMap;
 use pgrx::pg_sys;
 use pgrx::prelude::*;
@@ -326,7 +326,7 @@ pub unsafe fn take_from_alter_table(stmt: *mut pg_sys::AlterTableStmt) -> bool {
                 std::ptr::null_mut(),
             );
             let rel = pg_sys::relation_open(relid, pg_sys::NoLock as i32);
-            let columnar = tableam::is_columnar(rel);
+            let columnar = am::is_columnar(rel);
             if !columnar {
                 pg_sys::relation_close(rel, pg_sys::NoLock as i32);
                 ereport!(

@@ -1,14 +1,15 @@
 //! Reads a columnar relation row group by row group, decoding only the chosen columns,
 //! one vector at a time, into Datums.
 
-use super::catalog::{self, ChunkMeta, RowGroupMeta};
+use super::catalog::{self, RowGroupMeta};
 use super::datum::{self, ColumnKind, DatumColumn};
+use super::decode::{decode_to_datums, load_order};
 use super::error::data_corrupted;
-use super::format::encoding::{decode_vector, DecodedValues, DecodedVector, PhysicalKind};
-use super::format::layout;
+use super::format::encoding::DecodedVector;
 use super::format::row_marks::{self, DeleteMask};
 use super::format::zonemap::{ZoneMap, ZonePredicate, ZoneStats};
-use super::{mark_batch, pages, write_buffer};
+use super::tid::row_tid;
+use super::{mark_batch, pages};
 use pgrx::pg_sys;
 use std::rc::Rc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -86,7 +87,9 @@ pub struct Reader {
 }
 
 impl Reader {
-    /// A reader over the row groups visible to `snapshot`. `wanted` lists, per
+    /// A reader over the row groups visible to `snapshot`. Rows this backend still
+    /// buffers are not among them: callers write them out first
+    /// (`write_buffer::flush_before_reading`). `wanted` lists, per
     /// attribute, whether to decode it; None means every attribute.
     pub unsafe fn new(
         rel: pg_sys::Relation,
@@ -94,10 +97,6 @@ impl Reader {
         wanted: Option<Vec<bool>>,
         claim: GroupClaim,
     ) -> Reader {
-        // In parallel mode nothing may be written; ExecutorStart flushed already.
-        if !pg_sys::IsInParallelMode() {
-            write_buffer::flush_for_read(rel);
-        }
         let desc = (*rel).rd_att;
         let kinds = datum::column_kinds(desc);
         let natts = kinds.len();
@@ -581,77 +580,4 @@ impl Reader {
         self.row += 1;
         true
     }
-}
-
-/// Decodes one stored vector of `rows` values into Datums, checking it against its
-/// directory entry.
-pub unsafe fn decode_to_datums(
-    kind: ColumnKind,
-    bytes: &[u8],
-    rows: u32,
-    scratch: &mut DecodedVector,
-    column: &mut DatumColumn,
-) {
-    decode_checked(kind, bytes, rows, scratch);
-    column.materialize(kind, scratch);
-}
-
-/// Decodes a stored vector that its directory entry says holds `rows` rows.
-pub fn decode_checked(kind: ColumnKind, bytes: &[u8], rows: u32, out: &mut DecodedVector) {
-    if let Err(e) = decode_vector(bytes, kind.physical().unwrap(), out) {
-        data_corrupted(&e.to_string());
-    }
-    if out.rows != rows {
-        data_corrupted("vector row count differs from its directory entry");
-    }
-}
-
-/// The order column of a row group (see `flush_order`), checked to be a permutation of
-/// its `rows` offsets.
-pub unsafe fn load_order(
-    rel: pg_sys::Relation,
-    chunk: &ChunkMeta,
-    rows: u64,
-    strategy: pg_sys::BufferAccessStrategy,
-    scratch: &mut DecodedVector,
-) -> Rc<[u32]> {
-    let mut bytes = Vec::new();
-    pages::read_stream(rel, chunk.offset, chunk.length as usize, strategy, &mut bytes);
-    let mut order = Vec::with_capacity(rows as usize);
-    for e in &chunk.vectors {
-        let Some(b) = bytes.get(e.offset as usize..(e.offset + e.len) as usize) else {
-            data_corrupted("order column vector beyond its chunk")
-        };
-        if let Err(err) = decode_vector(b, PhysicalKind::Int, scratch) {
-            data_corrupted(&err.to_string());
-        }
-        let DecodedValues::Int(values) = &scratch.values else {
-            data_corrupted("order column is not integer")
-        };
-        if scratch.validity.is_some() {
-            data_corrupted("order column with NULLs");
-        }
-        order.extend(values.iter().take(scratch.rows as usize).map(|&v| v as u32));
-    }
-    let mut seen = vec![false; rows as usize];
-    let permutation = order.len() as u64 == rows
-        && order.iter().all(|&o| (o as u64) < rows && !std::mem::replace(&mut seen[o as usize], true));
-    if !permutation {
-        data_corrupted("order column is not a permutation of its row group");
-    }
-    order.into()
-}
-
-/// The TID of row number `row`.
-pub fn row_tid(row: u64) -> pg_sys::ItemPointerData {
-    let mut tid = pg_sys::ItemPointerData::default();
-    let (block, offset) = layout::row_to_tid(row);
-    set_tid(&mut tid, block, offset);
-    tid
-}
-
-pub fn set_tid(tid: &mut pg_sys::ItemPointerData, block: u32, offset: u16) {
-    tid.ip_blkid.bi_hi = (block >> 16) as u16;
-    tid.ip_blkid.bi_lo = (block & 0xffff) as u16;
-    tid.ip_posid = offset;
 }

@@ -11,12 +11,13 @@
 //! wait for.
 
 use super::error::row_lock_not_available;
-use super::fetch::{tid_row, Fetcher};
+use super::fetch::Fetcher;
 use super::format::mark_rows::{bucket_start, offset_in_bucket, MarkRows};
 use super::format::row_marks::MarkKind;
 use super::mark_batch::{self, RowMark};
-use super::reader::row_tid;
-use super::{catalog, pages, tableam, write_buffer};
+use super::tid::row_tid;
+use super::tid::tid_row;
+use super::{catalog, pages, write_buffer};
 use pgrx::pg_sys;
 use std::ffi::CStr;
 
@@ -173,7 +174,7 @@ pub unsafe fn update(
     wait: bool,
     tmfd: *mut pg_sys::TM_FailureData,
 ) -> pg_sys::TM_Result::Type {
-    remove_version(rel, otid, cid, wait, tmfd, || Some(tableam::insert_row(rel, slot, cid)))
+    remove_version(rel, otid, cid, wait, tmfd, || Some(write_buffer::insert_row(rel, slot, cid)))
 }
 
 /// Deletes the row at `tid` once no one else holds it; `successor` writes the new

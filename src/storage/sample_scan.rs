@@ -11,7 +11,7 @@
 use super::catalog::{self, RowGroupMeta};
 use super::fetch::Fetcher;
 use super::format::layout::ROWS_PER_TID_BLOCK;
-use super::reader::row_tid;
+use super::tid::row_tid;
 use super::{pages, write_buffer};
 use pgrx::pg_sys;
 

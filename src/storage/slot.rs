@@ -5,7 +5,6 @@
 //! (`getsomeattrs`, like heap's lazy deforming). Whatever needs every column
 //! (materializing, copying into a tuple) decodes the rest first.
 
-use super::fetch::LazyRow;
 use super::format::image_arena::ImageArena;
 use pgrx::pg_guard;
 use pgrx::pg_sys;
@@ -27,7 +26,7 @@ struct ColumnarSlot {
 /// callback must not point at the slot).
 #[repr(C)]
 struct LazyCell {
-    row: Option<Box<LazyRow>>,
+    row: Option<Box<dyn LazyColumns>>,
     /// The arena the last row's by-reference values lived in, for the next row.
     spare: Option<ImageArena>,
     callback: pg_sys::MemoryContextCallback,
@@ -67,7 +66,18 @@ unsafe extern "C-unwind" fn getsysattr(
     }
 }
 
-unsafe fn lazy_row<'a>(slot: *mut pg_sys::TupleTableSlot) -> Option<&'a mut LazyRow> {
+/// A fetched row whose columns are decoded when first asked for (`fetch::LazyRow`): an
+/// index scan that reads the first two columns of twenty decodes two vectors, not twenty.
+pub trait LazyColumns {
+    /// Stores attributes `from .. to` (indexes) of the row in `values` and `nulls`.
+    unsafe fn fill(&mut self, from: usize, to: usize, values: *mut pg_sys::Datum, nulls: *mut bool);
+    /// Lets go of the row and keeps the arena its values lived in, for the next row.
+    fn take_arena(self: Box<Self>) -> ImageArena;
+    /// Gives the row an arena to keep its values in (one a previous row left).
+    fn use_arena(&mut self, images: ImageArena);
+}
+
+unsafe fn lazy_row<'a>(slot: *mut pg_sys::TupleTableSlot) -> Option<&'a mut (dyn LazyColumns + 'static)> {
     let cell = (*(slot as *mut ColumnarSlot)).cell;
     if cell.is_null() {
         return None;
@@ -170,7 +180,7 @@ unsafe extern "C-unwind" fn drop_with_context(arg: *mut std::ffi::c_void) {
 }
 
 /// Gives a stored (virtual, empty of values) columnar slot its row to decode lazily.
-pub unsafe fn set_lazy(slot: *mut pg_sys::TupleTableSlot, row: LazyRow) {
+pub unsafe fn set_lazy(slot: *mut pg_sys::TupleTableSlot, row: impl LazyColumns + 'static) {
     let s = slot as *mut ColumnarSlot;
     if (*s).cell.is_null() {
         let cell = pg_sys::MemoryContextAllocZero((*slot).tts_mcxt, std::mem::size_of::<LazyCell>())

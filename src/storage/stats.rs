@@ -4,7 +4,7 @@
 use super::catalog;
 use super::datum::attr;
 use super::format::encoding::{Compression, EncodingId};
-use super::{pages, tableam};
+use super::{am, pages};
 use pgrx::prelude::*;
 use pgrx::PgRelation;
 use std::collections::BTreeMap;
@@ -49,7 +49,7 @@ fn stats(
                 pg_sys::get_rel_name(relid),
             );
         }
-        if !tableam::is_columnar(raw) {
+        if !am::is_columnar(raw) {
             pgrx::ereport!(
                 ERROR,
                 PgSqlErrorCode::ERRCODE_WRONG_OBJECT_TYPE,

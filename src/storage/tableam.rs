@@ -8,11 +8,12 @@
 
 use super::bitmap_scan::BitmapScan;
 use super::error::not_supported;
-use super::fetch::{tid_row, Fetcher};
+use super::fetch::Fetcher;
 use super::format::layout::Metapage;
-use super::reader::{row_tid, GroupClaim, Reader};
+use super::reader::{GroupClaim, Reader};
 use super::sample_scan::SampleScan;
-use super::{catalog, pages, row_change, write_buffer};
+use super::tid::tid_row;
+use super::{catalog, free_space, pages, row_change, write_buffer};
 use pgrx::pg_sys;
 use pgrx::prelude::*;
 use pgrx::PgMemoryContexts;
@@ -77,11 +78,6 @@ unsafe fn scan_desc(scan: pg_sys::TableScanDesc) -> &'static mut ScanDesc {
     &mut *(scan as *mut ScanDesc)
 }
 
-/// The reader of a scan this AM began (a parallel index build's share of the table).
-pub unsafe fn scan_reader(scan: pg_sys::TableScanDesc) -> &'static mut Reader {
-    &mut *scan_desc(scan).reader
-}
-
 #[pg_guard]
 unsafe extern "C-unwind" fn slot_callbacks(_rel: pg_sys::Relation) -> *const pg_sys::TupleTableSlotOps {
     super::slot::ops()
@@ -143,6 +139,7 @@ pub unsafe fn begin(
     } else {
         snapshot
     };
+    write_buffer::flush_before_reading(rel);
     let reader = Reader::new(rel, groups_snapshot, wanted, claim);
     if any {
         pg_sys::UnregisterSnapshot(groups_snapshot);
@@ -314,21 +311,9 @@ unsafe extern "C-unwind" fn tuple_insert(
     _options: i32,
     _bistate: *mut pg_sys::BulkInsertStateData,
 ) {
-    insert_row(rel, slot, cid);
+    write_buffer::insert_row(rel, slot, cid);
     // What autovacuum and autoanalyze go by, as heap counts it.
     pg_sys::pgstat_count_heap_insert(rel, 1);
-}
-
-/// Buffers `slot`'s row for `rel` and gives the slot the row's TID; returns its number.
-pub unsafe fn insert_row(
-    rel: pg_sys::Relation,
-    slot: *mut pg_sys::TupleTableSlot,
-    cid: pg_sys::CommandId,
-) -> u64 {
-    let row = write_buffer::insert(rel, slot, cid);
-    (*slot).tts_tid = row_tid(row);
-    (*slot).tts_tableOid = (*rel).rd_id;
-    row
 }
 
 #[pg_guard]
@@ -458,6 +443,8 @@ unsafe extern "C-unwind" fn relation_set_new_filenode(
         write_buffer::discard_relation((*rel).rd_id);
         if let Some(storage_id) = existing_storage_id(rel) {
             catalog::delete_storage(storage_id);
+            free_space::forget_storage(storage_id);
+            free_space::forget_storage(storage_id);
         }
     }
     let srel = pg_sys::RelationCreateStorage(node, persistence, true);
@@ -642,7 +629,9 @@ unsafe extern "C-unwind" fn index_build_range_scan(
     if start_blockno != 0 || numblocks != pg_sys::InvalidBlockNumber {
         not_supported("building an index over a range of blocks", "Build the index over the whole table.");
     }
-    super::index_build::build(table_rel, index_rel, index_info, callback, callback_state, scan)
+    // A parallel build gives each participant its share of the table as a scan.
+    let scan_reader = (!scan.is_null()).then(|| &mut *scan_desc(scan).reader);
+    super::index_build::build(table_rel, index_rel, index_info, callback, callback_state, scan, scan_reader)
 }
 
 #[pg_guard]
@@ -782,7 +771,7 @@ pub unsafe extern "C-unwind" fn columnar_handler(_fcinfo: pg_sys::FunctionCallIn
     pg_sys::Datum::from(std::ptr::addr_of!(ROUTINE))
 }
 
-/// Whether `rel` is a columnar table.
-pub unsafe fn is_columnar(rel: pg_sys::Relation) -> bool {
-    std::ptr::eq((*rel).rd_tableam, std::ptr::addr_of!(ROUTINE))
+/// Makes the routine known to `am::is_columnar`; called once from `_PG_init`.
+pub fn register() {
+    super::am::register(std::ptr::addr_of!(ROUTINE));
 }

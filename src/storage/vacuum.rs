@@ -11,7 +11,7 @@ use super::catalog::{self, RowGroupMeta};
 use super::format::layout::ROW_GROUP_ROWS;
 use super::format::row_marks::{self, DeleteMask};
 use super::reader::{GroupClaim, Reader};
-use super::{free_space, pages, rewrite, tableam, write_buffer};
+use super::{free_space, pages, rewrite, write_buffer};
 use pgrx::pg_sys;
 use std::rc::Rc;
 
@@ -57,7 +57,7 @@ unsafe extern "C-unwind" fn index_entry_is_dead(
     state: *mut std::ffi::c_void,
 ) -> bool {
     let dead = &*(state as *const DeadRows);
-    super::fetch::tid_row(&*tid).is_some_and(|row| dead.contains(row))
+    super::tid::tid_row(&*tid).is_some_and(|row| dead.contains(row))
 }
 
 /// What one VACUUM did, for VACUUM VERBOSE and tests.
@@ -194,6 +194,7 @@ unsafe fn merge_small_groups(
         return;
     }
     let snapshot = pg_sys::RegisterSnapshot(pg_sys::GetLatestSnapshot());
+    write_buffer::flush_before_reading(rel);
     let mut reader = Reader::new(rel, snapshot, None, GroupClaim::Serial { next: 0 });
     reader.retain_groups(|_, live| live < SMALL_GROUP_ROWS);
     let merged: Vec<(u64, u64, u64)> =
@@ -208,7 +209,7 @@ unsafe fn merge_small_groups(
             (*rel).rd_att,
             rewrite::order_for(rel, std::ptr::null_mut()),
             |slot| {
-                tableam::insert_row(rel, slot, cid);
+                write_buffer::insert_row(rel, slot, cid);
                 indexes.get_or_insert_with(|| IndexInserter::open(rel)).insert(slot);
             },
         );

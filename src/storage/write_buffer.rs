@@ -262,6 +262,26 @@ pub unsafe fn insert(
     })
 }
 
+/// Buffers `slot`'s row for `rel` and gives the slot the row's TID; returns its number.
+pub unsafe fn insert_row(
+    rel: pg_sys::Relation,
+    slot: *mut pg_sys::TupleTableSlot,
+    cid: pg_sys::CommandId,
+) -> u64 {
+    let row = insert(rel, slot, cid);
+    (*slot).tts_tid = super::tid::row_tid(row);
+    (*slot).tts_tableOid = (*rel).rd_id;
+    row
+}
+
+/// Before a scan of `rel` starts: this transaction's buffered rows written out, so that
+/// it sees them (in parallel mode nothing may be written; ExecutorStart flushed).
+pub unsafe fn flush_before_reading(rel: pg_sys::Relation) {
+    if !pg_sys::IsInParallelMode() {
+        flush_for_read(rel);
+    }
+}
+
 /// Makes the buffered rows of `rel` visible to scans of this transaction. Rows of the
 /// current subtransaction are simply written out. Rows an enclosing subtransaction
 /// buffered are written out under the current one too (nothing else can make them

@@ -1,0 +1,18 @@
+//! Which relations are columnar: those whose table AM routine is ours. `tableam`
+//! registers the routine at load; everything else asks here, below `tableam`.
+
+use pgrx::pg_sys;
+use std::sync::atomic::{AtomicPtr, Ordering};
+
+static ROUTINE: AtomicPtr<pg_sys::TableAmRoutine> = AtomicPtr::new(std::ptr::null_mut());
+
+/// Called once from `_PG_init` with the routine `columnar_handler` returns.
+pub fn register(routine: *const pg_sys::TableAmRoutine) {
+    ROUTINE.store(routine as *mut _, Ordering::Relaxed);
+}
+
+/// Whether `rel` is a columnar table.
+pub unsafe fn is_columnar(rel: pg_sys::Relation) -> bool {
+    let ours = ROUTINE.load(Ordering::Relaxed);
+    !ours.is_null() && std::ptr::eq((*rel).rd_tableam, ours)
+}
