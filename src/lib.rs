@@ -12,6 +12,7 @@ use pgrx::prelude::*;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 pub mod exec;
+pub mod pg_list;
 pub mod planner;
 pub mod storage;
 
@@ -40,8 +41,8 @@ pub extern "C-unwind" fn _PG_init() {
         storage::write_buffer::register_callbacks();
         storage::mark_batch::register_callbacks();
         storage::catalog::register_cache_callback();
-        exec::columnar_scan::register();
-        planner::scan_path::install();
+        exec::customscan::Methods::<exec::columnar_scan::ColumnarScan>::register();
+        planner::hooks::install();
         storage::utility::install();
         storage::drop_hook::install();
         PREV_EXECUTOR_START = pg_sys::ExecutorStart_hook;

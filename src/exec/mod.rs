@@ -1,10 +1,12 @@
-//! Vectorized execution: column batches, filter and aggregate kernels, the custom scan
-//! nodes and their EXPLAIN output.
+//! Execution: the custom scan nodes (`customscan` generates their PostgreSQL method
+//! tables; `columnar_scan` is the ColumnarScan node) and the zone-map checks of their
+//! quals (`zone_filter`). Imports `storage`, never `planner`.
 
 pub mod columnar_scan;
+pub mod customscan;
 pub mod zone_filter;
 
-/// A PostgreSQL method table (custom path/scan/exec methods) kept in a `static`.
+/// A PostgreSQL method table (custom path methods) kept in a `static`.
 /// They hold C-string pointers, so Rust does not consider them `Sync`; PostgreSQL only
 /// reads them, from its one backend thread.
 #[repr(transparent)]

@@ -5,6 +5,7 @@
 //! and `column IS [NOT] NULL`. The executor still evaluates every qual on the rows the scan
 //! returns; these only let the scan skip row groups and vectors that cannot match.
 
+use crate::pg_list;
 use crate::storage::datum::BYTEWISE_TYPES;
 use crate::storage::format::zonemap::{Bound, CmpOp, ZonePredicate};
 use pgrx::pg_sys;
@@ -118,11 +119,9 @@ unsafe fn predicate_of(qual: *mut pg_sys::Node, scanrelid: u32) -> Option<(usize
         pg_sys::NodeTag::T_OpExpr => {
             let op = qual as *mut pg_sys::OpExpr;
             let args = (*op).args;
-            if args.is_null() || (*args).length != 2 {
+            let [left, right] = pg_list::ptrs::<pg_sys::Node>(args).collect::<Vec<_>>()[..] else {
                 return None;
-            }
-            let left = (*(*args).elements.add(0)).ptr_value as *mut pg_sys::Node;
-            let right = (*(*args).elements.add(1)).ptr_value as *mut pg_sys::Node;
+            };
             let (var, constant, commuted) = match (as_var(left, scanrelid), as_const(right)) {
                 (Some(v), Some(c)) => (v, c, false),
                 _ => match (as_const(left), as_var(right, scanrelid)) {
@@ -162,11 +161,7 @@ pub unsafe fn zone_predicates(
     quals: *mut pg_sys::List,
     scanrelid: u32,
 ) -> Vec<(*mut pg_sys::Node, usize, ZonePredicate)> {
-    let n = if quals.is_null() { 0 } else { (*quals).length as usize };
-    (0..n)
-        .filter_map(|i| {
-            let qual = (*(*quals).elements.add(i)).ptr_value as *mut pg_sys::Node;
-            predicate_of(qual, scanrelid).map(|(att, p)| (qual, att, p))
-        })
+    pg_list::ptrs::<pg_sys::Node>(quals)
+        .filter_map(|qual| predicate_of(qual, scanrelid).map(|(att, p)| (qual, att, p)))
         .collect()
 }

@@ -1,8 +1,9 @@
-//! Planner integration: the `set_rel_pathlist` and `create_upper_paths` hooks, the
-//! analysis of which quals can be pushed into a columnar scan, and the cost model that
-//! chooses between core plans and ours.
+//! Planner integration: the hooks (`hooks`), the paths they offer for columnar
+//! relations (`scan_path`), and the cost model that prices them against core's plans
+//! (`cost`). Imports `exec` (the nodes it plans) and `storage`.
 
 pub mod cost;
+pub mod hooks;
 pub mod scan_path;
 
 use pgrx::{GucContext, GucFlags, GucRegistry, GucSetting};

@@ -1,14 +1,16 @@
-//! `set_rel_pathlist_hook`: offers a `ColumnarScan` path for columnar relations, priced
-//! by the bytes of the columns the query actually uses.
+//! Paths for scans of columnar relations (from `hooks`' `set_rel_pathlist`): a
+//! `ColumnarScan` priced by the bytes of the columns the query uses, and core's own scan
+//! paths repriced with what a columnar table costs.
 
 use super::cost::{self, CostParams, ScanInput};
-use crate::exec::{columnar_scan, MethodTable};
+use crate::exec::columnar_scan::{self, ColumnarScan};
+use crate::exec::customscan::{Methods, PlanPrivate};
+use crate::exec::MethodTable;
+use crate::pg_list;
 use crate::storage::format::layout::VECTOR_ROWS;
 use crate::storage::{am, plan_sizes};
 use pgrx::pg_sys;
 use pgrx::prelude::*;
-
-static mut PREV_HOOK: pg_sys::set_rel_pathlist_hook_type = None;
 
 static PATH_METHODS: MethodTable<pg_sys::CustomPathMethods> = MethodTable(pg_sys::CustomPathMethods {
     CustomName: columnar_scan::NAME.as_ptr(),
@@ -16,28 +18,18 @@ static PATH_METHODS: MethodTable<pg_sys::CustomPathMethods> = MethodTable(pg_sys
     ReparameterizeCustomPathByChild: None,
 });
 
-pub unsafe fn install() {
-    PREV_HOOK = pg_sys::set_rel_pathlist_hook;
-    pg_sys::set_rel_pathlist_hook = Some(set_rel_pathlist);
-}
-
-unsafe fn list_iter<T>(list: *mut pg_sys::List) -> impl Iterator<Item = *mut T> {
-    let n = if list.is_null() { 0 } else { (*list).length as usize };
-    (0..n).map(move |i| (*(*list).elements.add(i)).ptr_value as *mut T)
-}
-
 /// Attribute numbers (1-based) of the columns the relation's output and quals use;
 /// every column when the whole row is referenced.
 unsafe fn used_attnums(rel: *mut pg_sys::RelOptInfo, natts: usize) -> Vec<i32> {
     let mut attrs: *mut pg_sys::Bitmapset = std::ptr::null_mut();
     let relid = (*rel).relid;
     pg_sys::pull_varattnos((*(*rel).reltarget).exprs as *mut pg_sys::Node, relid, &mut attrs);
-    for ri in list_iter::<pg_sys::RestrictInfo>((*rel).baserestrictinfo) {
+    for ri in pg_list::ptrs::<pg_sys::RestrictInfo>((*rel).baserestrictinfo) {
         pg_sys::pull_varattnos((*ri).clause as *mut pg_sys::Node, relid, &mut attrs);
     }
     // Join clauses a LATERAL reference moves into the scan.
     if !(*rel).lateral_relids.is_null() {
-        for ri in list_iter::<pg_sys::RestrictInfo>((*rel).joininfo) {
+        for ri in pg_list::ptrs::<pg_sys::RestrictInfo>((*rel).joininfo) {
             pg_sys::pull_varattnos((*ri).clause as *mut pg_sys::Node, relid, &mut attrs);
         }
     }
@@ -60,16 +52,13 @@ unsafe fn used_attnums(rel: *mut pg_sys::RelOptInfo, natts: usize) -> Vec<i32> {
     out
 }
 
-#[pg_guard]
-unsafe extern "C-unwind" fn set_rel_pathlist(
+/// Offers our paths for base relation `rel` (range table entry `rte`) if it is a
+/// columnar table scanned plainly.
+pub unsafe fn add_paths(
     root: *mut pg_sys::PlannerInfo,
     rel: *mut pg_sys::RelOptInfo,
-    rti: pg_sys::Index,
     rte: *mut pg_sys::RangeTblEntry,
 ) {
-    if let Some(prev) = PREV_HOOK {
-        prev(root, rel, rti, rte);
-    }
     // An inheritance parent (`rte->inh`) is an append relation: its paths are Appends
     // over its members (the parent's own rows come as a member with `inh` off), and a
     // scan of the parent's relation alone would lose the children's rows.
@@ -143,11 +132,8 @@ unsafe fn add_scan_path(
     (*path).path.rows = if param_info.is_null() { (*rel).rows } else { (*param_info).ppi_rows };
     (*path).path.startup_cost = c.startup + quals.startup;
     (*path).path.total_cost = c.total + quals.startup;
-    let mut private: *mut pg_sys::List = std::ptr::null_mut();
-    for a in &attnums {
-        private = pg_sys::lappend_int(private, *a);
-    }
-    (*path).custom_private = private;
+    // What the executor's ColumnarScan gets: the attribute numbers to decode.
+    (*path).custom_private = attnums.to_list();
     // Scrollable cursors read it backward (FETCH PRIOR, LAST, BACKWARD) with no Material.
     (*path).flags = pg_sys::CUSTOMPATH_SUPPORT_BACKWARD_SCAN;
     (*path).methods = &PATH_METHODS.0;
@@ -165,7 +151,7 @@ unsafe fn reprice_seq_scans(rel: *mut pg_sys::RelOptInfo, columns: usize, params
     let total_rows = (*rel).tuples;
     let full_rows = (*rel).rows.max(1.0);
     for list in [(*rel).pathlist, (*rel).partial_pathlist] {
-        for path in list_iter::<pg_sys::Path>(list) {
+        for path in pg_list::ptrs::<pg_sys::Path>(list) {
             if (*path).pathtype == pg_sys::NodeTag::T_SeqScan {
                 // A partial path's rows are its share of the scan.
                 let share = ((*path).rows / full_rows).min(1.0);
@@ -179,7 +165,7 @@ unsafe fn reprice_seq_scans(rel: *mut pg_sys::RelOptInfo, columns: usize, params
 /// worst); each fetch here decodes a vector per column, so add that.
 unsafe fn reprice_index_scans(rel: *mut pg_sys::RelOptInfo, columns: usize, params: &CostParams) {
     for list in [(*rel).pathlist, (*rel).partial_pathlist] {
-        for path in list_iter::<pg_sys::Path>(list) {
+        for path in pg_list::ptrs::<pg_sys::Path>(list) {
             if matches!((*path).pathtype, pg_sys::NodeTag::T_IndexScan | pg_sys::NodeTag::T_IndexOnlyScan) {
                 let fetched = (*(path as *mut pg_sys::IndexPath)).indexselectivity * (*rel).tuples;
                 (*path).total_cost += cost::index_fetch_decode_cost(fetched, columns, VECTOR_ROWS, params);
@@ -204,6 +190,6 @@ unsafe extern "C-unwind" fn plan_path(
     (*cscan).scan.scanrelid = (*rel).relid;
     (*cscan).custom_private = (*best_path).custom_private;
     (*cscan).flags = (*best_path).flags;
-    (*cscan).methods = &columnar_scan::SCAN_METHODS.0;
+    (*cscan).methods = &Methods::<ColumnarScan>::SCAN;
     cscan as *mut pg_sys::Plan
 }

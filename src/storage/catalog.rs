@@ -7,6 +7,7 @@ use super::format::directory::{self, VectorEntry};
 use super::format::layout::ROW_GROUP_ROWS;
 use super::format::mark_rows::{bucket_start, offset_in_bucket, MarkRows, BUCKET_ROWS};
 use super::format::row_marks::{DeleteMask, MarkKind};
+use crate::pg_list;
 use hashbrown::HashMap;
 use pgrx::prelude::*;
 use pgrx::{pg_sys, IntoDatum};
@@ -216,8 +217,7 @@ unsafe fn insert_row(rel: pg_sys::Relation, values: &mut [pg_sys::Datum], nulls:
     let tup = pg_sys::heap_form_tuple((*rel).rd_att, values.as_mut_ptr(), nulls.as_mut_ptr());
     pg_sys::heap_insert(rel, tup, cid, 0, std::ptr::null_mut());
     let indexes = pg_sys::RelationGetIndexList(rel);
-    for i in 0..(*indexes).length as usize {
-        let index_oid = (*(*indexes).elements.add(i)).oid_value;
+    for index_oid in pg_list::oids(indexes) {
         let index = pg_sys::index_open(index_oid, pg_sys::RowExclusiveLock as i32);
         let info = pg_sys::BuildIndexInfo(index);
         let n = (*info).ii_NumIndexAttrs as usize;

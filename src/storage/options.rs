@@ -9,6 +9,7 @@
 
 use super::am;
 use super::internal_sql::InternalSql;
+use crate::pg_list;
 use hashbrown::HashMap;
 use pgrx::pg_sys;
 use pgrx::prelude::*;
@@ -298,8 +299,7 @@ pub unsafe fn take_from_alter_table(stmt: *mut pg_sys::AlterTableStmt) -> bool {
     }
     let mut kept_cmds: *mut pg_sys::List = std::ptr::null_mut();
     let mut left = false;
-    for i in 0..list_len((*stmt).cmds) {
-        let cmd = list_nth((*stmt).cmds, i) as *mut pg_sys::AlterTableCmd;
+    for cmd in pg_list::ptrs::<pg_sys::AlterTableCmd>((*stmt).cmds) {
         let is_set = (*cmd).subtype == pg_sys::AlterTableType::AT_SetRelOptions;
         let is_reset = (*cmd).subtype == pg_sys::AlterTableType::AT_ResetRelOptions;
         if !(is_set || is_reset) {
@@ -309,8 +309,7 @@ pub unsafe fn take_from_alter_table(stmt: *mut pg_sys::AlterTableStmt) -> bool {
         }
         let defs = (*cmd).def as *mut pg_sys::List;
         let mut kept_defs: *mut pg_sys::List = std::ptr::null_mut();
-        for j in 0..list_len(defs) {
-            let def = list_nth(defs, j) as *mut pg_sys::DefElem;
+        for def in pg_list::ptrs::<pg_sys::DefElem>(defs) {
             let name = CStr::from_ptr((*def).defname).to_string_lossy();
             if name != SORT_BY || !(*def).defnamespace.is_null() {
                 kept_defs = pg_sys::lappend(kept_defs, def as *mut std::ffi::c_void);
@@ -366,16 +365,4 @@ unsafe extern "C-unwind" fn owns_relation(
     arg: *mut std::ffi::c_void,
 ) {
     pg_sys::RangeVarCallbackOwnsRelation(relation, rel_id, old_rel_id, arg);
-}
-
-unsafe fn list_len(l: *mut pg_sys::List) -> usize {
-    if l.is_null() {
-        0
-    } else {
-        (*l).length as usize
-    }
-}
-
-unsafe fn list_nth(l: *mut pg_sys::List, i: usize) -> *mut std::ffi::c_void {
-    (*(*l).elements.add(i)).ptr_value
 }

@@ -2,6 +2,7 @@
 //! utility statement.
 
 use super::{options, write_buffer};
+use crate::pg_list;
 use pgrx::pg_sys;
 use pgrx::prelude::*;
 
@@ -73,11 +74,8 @@ unsafe fn renames_or_drops_columns(stmt: *mut pg_sys::Node) -> bool {
         }
         pg_sys::NodeTag::T_AlterTableStmt => {
             let cmds = (*(stmt as *mut pg_sys::AlterTableStmt)).cmds;
-            !cmds.is_null()
-                && (0..(*cmds).length as usize).any(|i| {
-                    let cmd = (*(*cmds).elements.add(i)).ptr_value as *mut pg_sys::AlterTableCmd;
-                    (*cmd).subtype == pg_sys::AlterTableType::AT_DropColumn
-                })
+            pg_list::ptrs::<pg_sys::AlterTableCmd>(cmds)
+                .any(|cmd| (*cmd).subtype == pg_sys::AlterTableType::AT_DropColumn)
         }
         _ => false,
     }
@@ -86,19 +84,12 @@ unsafe fn renames_or_drops_columns(stmt: *mut pg_sys::Node) -> bool {
 /// Whether an ALTER TABLE sets or resets one of pgcolumnar's table options.
 unsafe fn mentions_our_option(stmt: *mut pg_sys::Node) -> bool {
     let cmds = (*(stmt as *mut pg_sys::AlterTableStmt)).cmds;
-    if cmds.is_null() {
-        return false;
-    }
-    (0..(*cmds).length as usize).any(|i| {
-        let cmd = (*(*cmds).elements.add(i)).ptr_value as *mut pg_sys::AlterTableCmd;
+    pg_list::ptrs::<pg_sys::AlterTableCmd>(cmds).any(|cmd| {
         let defs = (*cmd).def as *mut pg_sys::List;
         matches!(
             (*cmd).subtype,
             pg_sys::AlterTableType::AT_SetRelOptions | pg_sys::AlterTableType::AT_ResetRelOptions
-        ) && !defs.is_null()
-            && (0..(*defs).length as usize).any(|j| {
-                let def = (*(*defs).elements.add(j)).ptr_value as *mut pg_sys::DefElem;
-                std::ffi::CStr::from_ptr((*def).defname).to_bytes() == options::SORT_BY.as_bytes()
-            })
+        ) && pg_list::ptrs::<pg_sys::DefElem>(defs)
+            .any(|def| std::ffi::CStr::from_ptr((*def).defname).to_bytes() == options::SORT_BY.as_bytes())
     })
 }

@@ -12,6 +12,7 @@ use super::format::layout::ROW_GROUP_ROWS;
 use super::format::row_marks::{self, DeleteMask};
 use super::reader::{GroupClaim, Reader};
 use super::{free_space, pages, rewrite, write_buffer};
+use crate::pg_list;
 use pgrx::pg_sys;
 use std::rc::Rc;
 
@@ -233,8 +234,7 @@ unsafe fn indexes_run_user_code(rel: pg_sys::Relation) -> bool {
     let list = pg_sys::RelationGetIndexList(rel);
     let mut found = false;
     if !list.is_null() {
-        for i in 0..(*list).length as usize {
-            let oid = (*(*list).elements.add(i)).oid_value;
+        for oid in pg_list::oids(list) {
             let index = pg_sys::index_open(oid, pg_sys::AccessShareLock as i32);
             found = !pg_sys::RelationGetIndexExpressions(index).is_null()
                 || !pg_sys::RelationGetIndexPredicate(index).is_null();

@@ -1,0 +1,236 @@
+//! Custom scan nodes, written once: a node implements `CustomScanNode` (its name, the
+//! typed private data it keeps in the plan, and begin / next / end / rescan / explain),
+//! and the `extern "C-unwind"` method tables PostgreSQL calls are generated for it
+//! here (`Methods::<Node>`). A parallel-aware node also implements `ParallelScanNode`
+//! (the DSM callbacks) and uses `Methods::<Node>::PARALLEL_EXEC`.
+//!
+//! The planner makes the plan: a `CustomScan` whose `methods` are `Methods::<Node>::SCAN`
+//! and whose `custom_private` is `Node::Private::to_list`. The executor then creates the
+//! node from that private data, and drops it with the executor's memory context (also on
+//! ERROR).
+
+mod private;
+
+pub use private::PlanPrivate;
+
+use pgrx::pg_sys;
+use pgrx::prelude::*;
+use pgrx::PgMemoryContexts;
+use std::ffi::CStr;
+use std::marker::PhantomData;
+
+/// A custom scan node's executor state and behaviour.
+pub trait CustomScanNode: Sized + 'static {
+    /// The node's name (EXPLAIN shows `Custom Scan (NAME)`); plans find the node by it.
+    const NAME: &'static CStr;
+    /// What the planner hands the executor, kept in the plan's `custom_private`.
+    type Private: PlanPrivate;
+
+    /// The node's state for a plan, before `begin`.
+    unsafe fn create(private: Self::Private, plan: *mut pg_sys::CustomScan) -> Self;
+
+    unsafe fn begin(&mut self, node: *mut pg_sys::CustomScanState, estate: *mut pg_sys::EState, eflags: i32);
+
+    /// Stores the next row in the node's scan slot (`ss_ScanTupleSlot`) and returns it,
+    /// or returns it cleared at the end. The plan's quals and projection are applied by
+    /// `ExecScan` after this.
+    unsafe fn next(&mut self, node: *mut pg_sys::CustomScanState) -> *mut pg_sys::TupleTableSlot;
+
+    unsafe fn end(&mut self, node: *mut pg_sys::CustomScanState);
+
+    unsafe fn rescan(&mut self, node: *mut pg_sys::CustomScanState);
+
+    /// Extra EXPLAIN fields.
+    unsafe fn explain(
+        &mut self,
+        _node: *mut pg_sys::CustomScanState,
+        _ancestors: *mut pg_sys::List,
+        _es: *mut pg_sys::ExplainState,
+    ) {
+    }
+}
+
+/// A node that runs in parallel workers, sharing state through dynamic shared memory.
+pub trait ParallelScanNode: CustomScanNode {
+    /// Bytes of shared memory the node needs.
+    unsafe fn estimate_dsm(
+        &mut self,
+        node: *mut pg_sys::CustomScanState,
+        pcxt: *mut pg_sys::ParallelContext,
+    ) -> pg_sys::Size;
+    /// Initializes the shared memory (leader, before the workers start).
+    unsafe fn initialize_dsm(
+        &mut self,
+        node: *mut pg_sys::CustomScanState,
+        pcxt: *mut pg_sys::ParallelContext,
+        coordinate: *mut std::ffi::c_void,
+    );
+    /// Resets the shared memory for a rescan.
+    unsafe fn reinitialize_dsm(
+        &mut self,
+        node: *mut pg_sys::CustomScanState,
+        pcxt: *mut pg_sys::ParallelContext,
+        coordinate: *mut std::ffi::c_void,
+    );
+    /// Attaches a worker to the shared memory.
+    unsafe fn initialize_worker(
+        &mut self,
+        node: *mut pg_sys::CustomScanState,
+        toc: *mut pg_sys::shm_toc,
+        coordinate: *mut std::ffi::c_void,
+    );
+}
+
+/// The executor state of a node: PostgreSQL's part first, then ours.
+#[repr(C)]
+struct State<N> {
+    css: pg_sys::CustomScanState,
+    node: *mut N,
+}
+
+unsafe fn node<'a, N>(css: *mut pg_sys::CustomScanState) -> &'a mut N {
+    &mut *(*(css as *mut State<N>)).node
+}
+
+/// The method tables of node `N`, as PostgreSQL wants them.
+pub struct Methods<N>(PhantomData<N>);
+
+impl<N: CustomScanNode> Methods<N> {
+    /// The plan's methods (`CustomScan.methods`).
+    pub const SCAN: pg_sys::CustomScanMethods = pg_sys::CustomScanMethods {
+        CustomName: N::NAME.as_ptr(),
+        CreateCustomScanState: Some(create_state::<N>),
+    };
+
+    /// The executor's methods of a node that does not run in parallel workers.
+    pub const EXEC: pg_sys::CustomExecMethods = pg_sys::CustomExecMethods {
+        CustomName: N::NAME.as_ptr(),
+        BeginCustomScan: Some(begin::<N>),
+        ExecCustomScan: Some(exec::<N>),
+        EndCustomScan: Some(end::<N>),
+        ReScanCustomScan: Some(rescan::<N>),
+        MarkPosCustomScan: None,
+        RestrPosCustomScan: None,
+        EstimateDSMCustomScan: None,
+        InitializeDSMCustomScan: None,
+        ReInitializeDSMCustomScan: None,
+        InitializeWorkerCustomScan: None,
+        ShutdownCustomScan: None,
+        ExplainCustomScan: Some(explain::<N>),
+    };
+
+    /// Registers the node by name, so that plans holding it can be copied to parallel
+    /// workers; once per backend, from `_PG_init`.
+    pub unsafe fn register() {
+        pg_sys::RegisterCustomScanMethods(&Self::SCAN);
+    }
+}
+
+impl<N: ParallelScanNode> Methods<N> {
+    /// The executor's methods of a parallel-aware node.
+    pub const PARALLEL_EXEC: pg_sys::CustomExecMethods = pg_sys::CustomExecMethods {
+        EstimateDSMCustomScan: Some(estimate_dsm::<N>),
+        InitializeDSMCustomScan: Some(initialize_dsm::<N>),
+        ReInitializeDSMCustomScan: Some(reinitialize_dsm::<N>),
+        InitializeWorkerCustomScan: Some(initialize_worker::<N>),
+        ..Self::EXEC
+    };
+}
+
+#[pg_guard]
+unsafe extern "C-unwind" fn create_state<N: CustomScanNode>(
+    cscan: *mut pg_sys::CustomScan,
+) -> *mut pg_sys::Node {
+    let state = pg_sys::palloc0(std::mem::size_of::<State<N>>()) as *mut State<N>;
+    (*state).css.ss.ps.type_ = pg_sys::NodeTag::T_CustomScanState;
+    (*state).css.methods = &Methods::<N>::EXEC;
+    let created = N::create(N::Private::from_list((*cscan).custom_private), cscan);
+    // Dropped with the memory context, so an ERROR mid-scan frees it too.
+    (*state).node = PgMemoryContexts::CurrentMemoryContext.leak_and_drop_on_delete(created);
+    state as *mut pg_sys::Node
+}
+
+#[pg_guard]
+unsafe extern "C-unwind" fn begin<N: CustomScanNode>(
+    css: *mut pg_sys::CustomScanState,
+    estate: *mut pg_sys::EState,
+    eflags: i32,
+) {
+    node::<N>(css).begin(css, estate, eflags)
+}
+
+#[pg_guard]
+unsafe extern "C-unwind" fn next<N: CustomScanNode>(
+    ss: *mut pg_sys::ScanState,
+) -> *mut pg_sys::TupleTableSlot {
+    let css = ss as *mut pg_sys::CustomScanState;
+    node::<N>(css).next(css)
+}
+
+/// Rows come from the node already checked: nothing to recheck (no EvalPlanQual
+/// substitution of a different row happens for a relation scanned this way).
+#[pg_guard]
+unsafe extern "C-unwind" fn recheck(_ss: *mut pg_sys::ScanState, _slot: *mut pg_sys::TupleTableSlot) -> bool {
+    true
+}
+
+#[pg_guard]
+unsafe extern "C-unwind" fn exec<N: CustomScanNode>(
+    css: *mut pg_sys::CustomScanState,
+) -> *mut pg_sys::TupleTableSlot {
+    pg_sys::ExecScan(&mut (*css).ss, Some(next::<N>), Some(recheck))
+}
+
+#[pg_guard]
+unsafe extern "C-unwind" fn end<N: CustomScanNode>(css: *mut pg_sys::CustomScanState) {
+    node::<N>(css).end(css)
+}
+
+#[pg_guard]
+unsafe extern "C-unwind" fn rescan<N: CustomScanNode>(css: *mut pg_sys::CustomScanState) {
+    node::<N>(css).rescan(css)
+}
+
+#[pg_guard]
+unsafe extern "C-unwind" fn explain<N: CustomScanNode>(
+    css: *mut pg_sys::CustomScanState,
+    ancestors: *mut pg_sys::List,
+    es: *mut pg_sys::ExplainState,
+) {
+    node::<N>(css).explain(css, ancestors, es)
+}
+
+#[pg_guard]
+unsafe extern "C-unwind" fn estimate_dsm<N: ParallelScanNode>(
+    css: *mut pg_sys::CustomScanState,
+    pcxt: *mut pg_sys::ParallelContext,
+) -> pg_sys::Size {
+    node::<N>(css).estimate_dsm(css, pcxt)
+}
+
+#[pg_guard]
+unsafe extern "C-unwind" fn initialize_dsm<N: ParallelScanNode>(
+    css: *mut pg_sys::CustomScanState,
+    pcxt: *mut pg_sys::ParallelContext,
+    coordinate: *mut std::ffi::c_void,
+) {
+    node::<N>(css).initialize_dsm(css, pcxt, coordinate)
+}
+
+#[pg_guard]
+unsafe extern "C-unwind" fn reinitialize_dsm<N: ParallelScanNode>(
+    css: *mut pg_sys::CustomScanState,
+    pcxt: *mut pg_sys::ParallelContext,
+    coordinate: *mut std::ffi::c_void,
+) {
+    node::<N>(css).reinitialize_dsm(css, pcxt, coordinate)
+}
+
+#[pg_guard]
+unsafe extern "C-unwind" fn initialize_worker<N: ParallelScanNode>(
+    css: *mut pg_sys::CustomScanState,
+    toc: *mut pg_sys::shm_toc,
+    coordinate: *mut std::ffi::c_void,
+) {
+    node::<N>(css).initialize_worker(css, toc, coordinate)
+}

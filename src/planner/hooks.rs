@@ -1,0 +1,45 @@
+//! The planner hooks pgcolumnar installs, each chained after whatever was installed
+//! before: `set_rel_pathlist_hook` offers our scan paths for columnar relations
+//! (`scan_path`); `create_upper_paths_hook` is where aggregate paths over them go (it
+//! only passes on for now).
+
+use super::scan_path;
+use pgrx::pg_sys;
+use pgrx::prelude::*;
+
+static mut PREV_SET_REL_PATHLIST: pg_sys::set_rel_pathlist_hook_type = None;
+static mut PREV_CREATE_UPPER_PATHS: pg_sys::create_upper_paths_hook_type = None;
+
+/// Installs the hooks; once per backend, from `_PG_init`.
+pub unsafe fn install() {
+    PREV_SET_REL_PATHLIST = pg_sys::set_rel_pathlist_hook;
+    pg_sys::set_rel_pathlist_hook = Some(set_rel_pathlist);
+    PREV_CREATE_UPPER_PATHS = pg_sys::create_upper_paths_hook;
+    pg_sys::create_upper_paths_hook = Some(create_upper_paths);
+}
+
+#[pg_guard]
+unsafe extern "C-unwind" fn set_rel_pathlist(
+    root: *mut pg_sys::PlannerInfo,
+    rel: *mut pg_sys::RelOptInfo,
+    rti: pg_sys::Index,
+    rte: *mut pg_sys::RangeTblEntry,
+) {
+    if let Some(prev) = PREV_SET_REL_PATHLIST {
+        prev(root, rel, rti, rte);
+    }
+    scan_path::add_paths(root, rel, rte);
+}
+
+#[pg_guard]
+unsafe extern "C-unwind" fn create_upper_paths(
+    root: *mut pg_sys::PlannerInfo,
+    stage: pg_sys::UpperRelationKind::Type,
+    input_rel: *mut pg_sys::RelOptInfo,
+    output_rel: *mut pg_sys::RelOptInfo,
+    extra: *mut std::ffi::c_void,
+) {
+    if let Some(prev) = PREV_CREATE_UPPER_PATHS {
+        prev(root, stage, input_rel, output_rel, extra);
+    }
+}
