@@ -40,7 +40,7 @@ pub extern "C-unwind" fn _PG_init() {
         storage::slot::init();
         storage::write_buffer::register_callbacks();
         storage::mark_batch::register_callbacks();
-        storage::catalog::register_cache_callback();
+        storage::invalidation::register();
         exec::customscan::Methods::<exec::columnar_scan::ColumnarScan>::register();
         planner::hooks::install();
         storage::utility::install();

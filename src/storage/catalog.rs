@@ -2,6 +2,7 @@
 //! and read through their primary keys. A row group is visible exactly when its
 //! metadata row is visible to the reading snapshot: that is how columnar gets MVCC.
 
+use super::cache::BoundedCache;
 use super::error::data_corrupted;
 use super::format::directory::{self, VectorEntry};
 use super::format::layout::ROW_GROUP_ROWS;
@@ -133,18 +134,20 @@ impl RowGroupMeta {
 /// group's chunks never change once written (a storage id is never reused), so an entry
 /// cannot go stale; only whether the row group is visible depends on the snapshot, and
 /// that is read from `row_group` each time. Entries of a relation are dropped on its
-/// relcache invalidation, which also bounds the cache's memory.
+/// relcache invalidation (`forget_relation`).
 struct ChunkCache {
-    entries: HashMap<(u64, u64), Rc<Chunks>>,
-    storage_of: HashMap<pg_sys::Oid, u64>,
+    entries: BoundedCache<(u64, u64), Rc<Chunks>>,
+    storage_of: BoundedCache<pg_sys::Oid, u64>,
 }
 
-/// Cached row groups beyond this are dropped wholesale (about 50 MB of directories).
+/// Row groups whose chunks are kept (about 50 MB of directories).
 const CACHE_MAX_ENTRIES: usize = 20_000;
 
 thread_local! {
-    static CACHE: RefCell<ChunkCache> =
-        RefCell::new(ChunkCache { entries: HashMap::new(), storage_of: HashMap::new() });
+    static CACHE: RefCell<ChunkCache> = RefCell::new(ChunkCache {
+        entries: BoundedCache::new(CACHE_MAX_ENTRIES),
+        storage_of: BoundedCache::new(super::cache::RELATIONS),
+    });
 }
 
 /// Remembers which storage a relation uses, so its relcache invalidation can drop it.
@@ -152,10 +155,9 @@ pub fn note_storage(relid: pg_sys::Oid, storage_id: u64) {
     CACHE.with(|c| c.borrow_mut().storage_of.insert(relid, storage_id));
 }
 
-#[pgrx::pg_guard]
-unsafe extern "C-unwind" fn on_relcache_invalidation(_arg: pg_sys::Datum, relid: pg_sys::Oid) {
-    super::datum::forget_kinds(relid);
-    super::options::forget_cached(relid);
+/// Drops what is cached of relation `relid` (everything for InvalidOid): its chunk
+/// metadata, and our metadata tables' OIDs if it is one of them.
+pub fn forget_relation(relid: pg_sys::Oid) {
     RELIDS.with(|r| {
         let mut relids = r.borrow_mut();
         if relid == pg_sys::InvalidOid || relids.values().any(|&oid| oid == relid) {
@@ -167,15 +169,11 @@ unsafe extern "C-unwind" fn on_relcache_invalidation(_arg: pg_sys::Datum, relid:
         if relid == pg_sys::InvalidOid {
             cache.entries.clear();
             cache.storage_of.clear();
-        } else if let Some(storage_id) = cache.storage_of.remove(&relid) {
+        } else if let Some(&storage_id) = cache.storage_of.get(&relid) {
+            cache.storage_of.remove(&relid);
             cache.entries.retain(|(s, _), _| *s != storage_id);
         }
     });
-}
-
-/// Registers the cache's invalidation callback; called once from `_PG_init`.
-pub unsafe fn register_cache_callback() {
-    pg_sys::CacheRegisterRelcacheCallback(Some(on_relcache_invalidation), pg_sys::Datum::from(0usize));
 }
 
 thread_local! {
@@ -576,18 +574,12 @@ unsafe fn parse_row_group(
 /// chunks, from the backend's cache when there.
 pub unsafe fn attach_chunks(storage_id: u64, g: &mut RowGroupMeta, snapshot: pg_sys::Snapshot) {
     let key = (storage_id, g.first_row);
-    let cached = CACHE.with(|c| c.borrow().entries.get(&key).cloned());
+    let cached = CACHE.with(|c| c.borrow_mut().entries.get(&key).cloned());
     g.chunks = match cached {
         Some(chunks) => chunks,
         None => {
             let chunks = Rc::new(read_chunks(storage_id, g.first_row, snapshot));
-            CACHE.with(|c| {
-                let mut cache = c.borrow_mut();
-                if cache.entries.len() >= CACHE_MAX_ENTRIES {
-                    cache.entries.clear();
-                }
-                cache.entries.insert(key, chunks.clone());
-            });
+            CACHE.with(|c| c.borrow_mut().entries.insert(key, chunks.clone()));
             chunks
         }
     };

@@ -6,10 +6,10 @@
 //! of its (detoasted) datum image: fixed-length by-reference types, varlenas (text,
 //! numeric, arrays, jsonb, composites, ...) and cstrings.
 
+use super::cache::{self, BoundedCache};
 use super::format::column_builder::ColumnBuilder;
 use super::format::encoding::{DecodedValues, DecodedVector, PhysicalKind};
 use super::format::image_arena::ImageArena;
-use hashbrown::HashMap;
 use pgrx::pg_sys;
 use std::cell::RefCell;
 use std::rc::Rc;
@@ -78,13 +78,14 @@ pub unsafe fn column_kinds(desc: pg_sys::TupleDesc) -> Vec<ColumnKind> {
 thread_local! {
     /// `column_kinds` per relation, for fetches (several per changed row); emptied by
     /// the relation's relcache invalidation (`forget_kinds`).
-    static KINDS: RefCell<HashMap<pg_sys::Oid, Rc<[ColumnKind]>>> = RefCell::new(HashMap::new());
+    static KINDS: RefCell<BoundedCache<pg_sys::Oid, Rc<[ColumnKind]>>> =
+        RefCell::new(BoundedCache::new(cache::RELATIONS));
 }
 
 /// `column_kinds` of a relation's current descriptor, cached.
 pub unsafe fn relation_kinds(rel: pg_sys::Relation) -> Rc<[ColumnKind]> {
     let relid = (*rel).rd_id;
-    if let Some(k) = KINDS.with(|c| c.borrow().get(&relid).cloned()) {
+    if let Some(k) = KINDS.with(|c| c.borrow_mut().get(&relid).cloned()) {
         return k;
     }
     let kinds: Rc<[ColumnKind]> = column_kinds((*rel).rd_att).into();
@@ -99,7 +100,7 @@ pub fn forget_kinds(relid: pg_sys::Oid) {
 
 /// Drops `relid`'s entry of a per-relation cache, or every entry for InvalidOid (what a
 /// relcache invalidation callback is given).
-pub fn forget_relation<V>(cache: &mut HashMap<pg_sys::Oid, V>, relid: pg_sys::Oid) {
+pub fn forget_relation<V>(cache: &mut BoundedCache<pg_sys::Oid, V>, relid: pg_sys::Oid) {
     if relid == pg_sys::InvalidOid {
         cache.clear();
     } else {

@@ -13,6 +13,7 @@ use super::format::encoding::DecodedVector;
 use super::format::flush_order::inverse;
 use super::format::image_arena::ImageArena;
 
+use super::cache::BoundedCache;
 use super::decode::{decode_checked, load_order};
 use super::format::layout::VECTOR_ROWS;
 use super::format::row_marks::MarkKind;
@@ -20,7 +21,6 @@ use super::mark_batch;
 use super::slot::LazyColumns;
 use super::tid::{row_tid, tid_row};
 use super::{pages, write_buffer};
-use hashbrown::HashMap;
 use pgrx::pg_sys;
 use std::cell::RefCell;
 use std::collections::BTreeMap;
@@ -35,19 +35,14 @@ type VectorKey = (u64, u64, usize);
 /// then reads each column by index.
 type VectorColumns = Rc<RefCell<Vec<Option<Rc<DecodedVector>>>>>;
 
-/// The shared cache is emptied when the columns it holds grow past either bound.
-const SHARED_MAX_COLUMNS: usize = 64;
+/// Decoded vectors kept per backend: past either bound the least recently used go (rows
+/// still holding a vector's columns keep them).
+const SHARED_MAX_VECTORS: usize = 1024;
 const SHARED_MAX_BYTES: usize = 32 << 20;
 
-#[derive(Default)]
-struct SharedVectors {
-    entries: HashMap<VectorKey, VectorColumns>,
-    columns: usize,
-    bytes: usize,
-}
-
 thread_local! {
-    static SHARED: RefCell<SharedVectors> = RefCell::new(SharedVectors::default());
+    static SHARED: RefCell<BoundedCache<VectorKey, VectorColumns>> =
+        RefCell::new(BoundedCache::weighted(SHARED_MAX_VECTORS, SHARED_MAX_BYTES));
 }
 
 /// Fetches under one MVCC snapshot that look up their row group alone before the
@@ -97,10 +92,11 @@ const ANY_GROUPS_MAX: usize = 256;
 thread_local! {
     /// Per row group stored in sort_by order, (storage id, first row): the position of
     /// each row offset. Stored orders never change, so entries cannot go stale.
-    static INVERSE_ORDERS: RefCell<InverseOrders> = RefCell::new(HashMap::new());
+    static INVERSE_ORDERS: RefCell<InverseOrders> = RefCell::new(BoundedCache::new(INVERSE_ORDERS_MAX));
 }
 
-type InverseOrders = HashMap<(u64, u64), Rc<[u32]>>;
+/// Per row group (storage id, first row), the position of each row offset.
+type InverseOrders = BoundedCache<(u64, u64), Rc<[u32]>>;
 
 /// Row groups' inverse orders kept (400 KB each at most).
 const INVERSE_ORDERS_MAX: usize = 64;
@@ -218,7 +214,7 @@ impl LazyColumns for LazyRow {
                                 }
                                 columns[i] = Some(vector.clone());
                             }
-                            account(&vector);
+                            account(&(self.storage_id, self.group.first_row, self.vector), &vector);
                             DECODED.with(|d| d.set(d.get() + 1));
                             vector
                         }
@@ -249,23 +245,13 @@ pub fn decoded_vectors() -> u64 {
 
 /// The shared decoded columns of a vector, made empty if not there yet.
 fn shared_columns(key: VectorKey, natts: usize) -> VectorColumns {
-    SHARED.with(|c| {
-        let mut shared = c.borrow_mut();
-        shared.entries.entry(key).or_insert_with(|| Rc::new(RefCell::new(vec![None; natts]))).clone()
-    })
+    SHARED
+        .with(|c| c.borrow_mut().get_or_insert_with(key, || Rc::new(RefCell::new(vec![None; natts]))).clone())
 }
 
-/// Counts a freshly decoded column against the shared cache's bounds; past them the
-/// cache starts over (rows still holding a vector's columns keep them).
-fn account(vector: &DecodedVector) {
-    SHARED.with(|c| {
-        let mut shared = c.borrow_mut();
-        shared.columns += 1;
-        shared.bytes += vector.heap_bytes();
-        if shared.columns > SHARED_MAX_COLUMNS || shared.bytes > SHARED_MAX_BYTES {
-            *shared = SharedVectors::default();
-        }
-    });
+/// Counts a freshly decoded column of vector `key` against the shared cache's bounds.
+fn account(key: &VectorKey, vector: &DecodedVector) {
+    SHARED.with(|c| c.borrow_mut().add_weight(key, vector.heap_bytes()));
 }
 
 impl Fetcher {
@@ -357,24 +343,14 @@ impl Fetcher {
     unsafe fn position_of(&mut self, g: &RowGroupMeta, offset: usize) -> usize {
         let Some(chunk) = &g.chunks.order else { return offset };
         let key = (self.storage_id, g.first_row);
-        let inverse = match INVERSE_ORDERS.with(|c| c.borrow().get(&key).cloned()) {
+        let inverse = match INVERSE_ORDERS.with(|c| c.borrow_mut().get(&key).cloned()) {
             Some(inv) => inv,
             None => {
                 let order = SCRATCH.with(|s| {
                     load_order(self.rel, chunk, g.row_count, std::ptr::null_mut(), &mut s.borrow_mut().1)
                 });
                 let inv: Rc<[u32]> = inverse(&order).into();
-                INVERSE_ORDERS.with(|c| {
-                    let mut c = c.borrow_mut();
-                    if c.len() >= INVERSE_ORDERS_MAX {
-                        // One out, not all: random lookups over more row groups than
-                        // fit would otherwise decode every order again.
-                        if let Some(&old) = c.keys().next() {
-                            c.remove(&old);
-                        }
-                    }
-                    c.insert(key, inv.clone());
-                });
+                INVERSE_ORDERS.with(|c| c.borrow_mut().insert(key, inv.clone()));
                 inv
             }
         };

@@ -13,6 +13,7 @@
 
 pub mod am;
 pub mod bitmap_scan;
+pub mod cache;
 pub mod catalog;
 pub mod datum;
 pub mod decode;
@@ -24,6 +25,7 @@ pub mod free_space;
 pub mod index_build;
 pub mod index_delete;
 pub mod internal_sql;
+pub mod invalidation;
 pub mod mark_batch;
 pub mod options;
 pub mod pages;

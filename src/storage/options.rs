@@ -8,9 +8,9 @@
 //! that order (see `flush_order`).
 
 use super::am;
+use super::cache::{self, BoundedCache};
 use super::internal_sql::InternalSql;
 use crate::pg_list;
-use hashbrown::HashMap;
 use pgrx::pg_sys;
 use pgrx::prelude::*;
 use pgrx::PgSqlErrorCode;
@@ -217,12 +217,13 @@ pub unsafe fn sort_key(relid: pg_sys::Oid) -> Option<SortKey> {
 thread_local! {
     /// Sort-key attribute indexes per table, for flushes; emptied by the table's
     /// relcache invalidation (which setting the option sends).
-    static SORT_COLUMNS: RefCell<HashMap<pg_sys::Oid, Option<Rc<[usize]>>>> = RefCell::new(HashMap::new());
+    static SORT_COLUMNS: RefCell<BoundedCache<pg_sys::Oid, Option<Rc<[usize]>>>> =
+        RefCell::new(BoundedCache::new(cache::RELATIONS));
 }
 
 /// The attribute indexes (attnum - 1) of table `relid`'s sort key, if it has one.
 pub unsafe fn sort_columns(relid: pg_sys::Oid) -> Option<Rc<[usize]>> {
-    if let Some(cached) = SORT_COLUMNS.with(|c| c.borrow().get(&relid).cloned()) {
+    if let Some(cached) = SORT_COLUMNS.with(|c| c.borrow_mut().get(&relid).cloned()) {
         return cached;
     }
     let columns: Option<Rc<[usize]>> =

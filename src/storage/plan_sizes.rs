@@ -18,8 +18,8 @@
 //! and a sum over N rows then costs O(1) per plan amortized. Small metadata is always
 //! summed exactly.
 
+use super::cache::BoundedCache;
 use super::{catalog, pages};
-use hashbrown::HashMap;
 use pgrx::pg_sys;
 use std::cell::RefCell;
 use std::rc::Rc;
@@ -42,7 +42,7 @@ struct Sizes {
     column_bytes: Option<Measured<Rc<[u64]>>>,
 }
 
-/// Tables whose sizes are kept; past this the cache starts over.
+/// Tables whose sizes are kept; past this the least recently planned go.
 const MAX_TABLES: usize = 1024;
 
 /// Metadata rows a sum must read to be scaled rather than redone (about a millisecond).
@@ -55,7 +55,7 @@ const NEVER_EXACT: u64 = u64::MAX;
 const SCALE_UP_TO: f64 = 0.1;
 
 thread_local! {
-    static SIZES: RefCell<HashMap<u64, Sizes>> = RefCell::new(HashMap::new());
+    static SIZES: RefCell<BoundedCache<u64, Sizes>> = RefCell::new(BoundedCache::new(MAX_TABLES));
 }
 
 /// Transactions with an xid that have committed or aborted since the server started,
@@ -98,12 +98,8 @@ unsafe fn cached<T: Clone>(
     let completed = completed.or((read >= COSTLY_ROWS).then_some(NEVER_EXACT));
     if let Some(completed) = completed {
         SIZES.with(|s| {
-            let mut sizes = s.borrow_mut();
-            if sizes.len() >= MAX_TABLES && !sizes.contains_key(&storage_id) {
-                sizes.clear();
-            }
             let measured = Measured { value: value.clone(), completed, blocks, costly: read >= COSTLY_ROWS };
-            *slot(sizes.entry(storage_id).or_default()) = Some(measured);
+            *slot(s.borrow_mut().get_or_insert_with(storage_id, Sizes::default)) = Some(measured);
         });
     }
     value

@@ -1,0 +1,150 @@
+//! The one cache type behind every per-backend cache (chunk metadata, decoded vectors,
+//! planning sizes, sort keys, column kinds): least recently used entries go first once
+//! the cache holds more entries, or more weight (bytes, say), than its bounds. Entries
+//! are dropped for relations that change in `invalidation`. Pure: no PostgreSQL calls.
+
+use lru::LruCache;
+use std::hash::Hash;
+
+pub struct BoundedCache<K: Hash + Eq, V> {
+    entries: LruCache<K, (V, usize)>,
+    max_entries: usize,
+    weight: usize,
+    max_weight: usize,
+}
+
+impl<K: Hash + Eq + Clone, V> BoundedCache<K, V> {
+    /// A cache of at most `max_entries` entries (each weighing 1 unless given more).
+    pub fn new(max_entries: usize) -> Self {
+        Self::weighted(max_entries, usize::MAX)
+    }
+
+    /// A cache of at most `max_entries` entries whose weights add up to `max_weight`.
+    pub fn weighted(max_entries: usize, max_weight: usize) -> Self {
+        BoundedCache { entries: LruCache::unbounded(), max_entries, weight: 0, max_weight }
+    }
+
+    /// The entry of `key`, now the most recently used.
+    pub fn get(&mut self, key: &K) -> Option<&V> {
+        self.entries.get(key).map(|(v, _)| v)
+    }
+
+    /// The entry of `key` to change in place, now the most recently used.
+    pub fn get_mut(&mut self, key: &K) -> Option<&mut V> {
+        self.entries.get_mut(key).map(|(v, _)| v)
+    }
+
+    /// Stores `value` under `key` (weighing `weight`), then drops the least recently
+    /// used other entries while the bounds are exceeded.
+    pub fn insert_weighted(&mut self, key: K, value: V, weight: usize) {
+        if let Some((_, old)) = self.entries.put(key.clone(), (value, weight)) {
+            self.weight -= old;
+        }
+        self.weight += weight;
+        self.shrink(&key);
+    }
+
+    pub fn insert(&mut self, key: K, value: V) {
+        self.insert_weighted(key, value, 1);
+    }
+
+    /// The entry of `key`, made by `make` if there is none.
+    pub fn get_or_insert_with(&mut self, key: K, make: impl FnOnce() -> V) -> &mut V {
+        if self.entries.get(&key).is_none() {
+            self.insert(key.clone(), make());
+        }
+        &mut self.entries.get_mut(&key).expect("just inserted").0
+    }
+
+    /// Counts `more` weight against `key`'s entry (a value that grew in place).
+    pub fn add_weight(&mut self, key: &K, more: usize) {
+        if let Some((_, w)) = self.entries.peek_mut(key) {
+            *w += more;
+            self.weight += more;
+            self.shrink(key);
+        }
+    }
+
+    /// Drops least recently used entries, never `keep`, until within bounds.
+    fn shrink(&mut self, keep: &K) {
+        while self.entries.len() > self.max_entries || self.weight > self.max_weight {
+            let Some((k, _)) = self.entries.peek_lru() else { break };
+            if k == keep {
+                // The newest entry alone exceeds the bounds: keep it (its users hold it).
+                if self.entries.len() == 1 {
+                    break;
+                }
+                self.entries.promote(keep);
+                continue;
+            }
+            if let Some((_, (_, w))) = self.entries.pop_lru() {
+                self.weight -= w;
+            }
+        }
+    }
+
+    pub fn remove(&mut self, key: &K) {
+        if let Some((_, w)) = self.entries.pop(key) {
+            self.weight -= w;
+        }
+    }
+
+    /// Keeps only the entries for which `keep` holds.
+    pub fn retain(&mut self, mut keep: impl FnMut(&K, &V) -> bool) {
+        let gone: Vec<K> =
+            self.entries.iter().filter(|(k, (v, _))| !keep(k, v)).map(|(k, _)| k.clone()).collect();
+        for k in &gone {
+            self.remove(k);
+        }
+    }
+
+    pub fn clear(&mut self) {
+        self.entries.clear();
+        self.weight = 0;
+    }
+
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+}
+
+/// Caches kept per relation (by OID), bounded at this many relations.
+pub const RELATIONS: usize = 1024;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn least_recently_used_entries_go_first_by_count_and_by_weight() {
+        let mut c = BoundedCache::new(2);
+        c.insert(1, "a");
+        c.insert(2, "b");
+        assert_eq!(c.get(&1), Some(&"a")); // 2 is now the least recently used
+        c.insert(3, "c");
+        assert_eq!(c.get(&2), None);
+        assert_eq!(c.get(&1), Some(&"a"));
+        assert_eq!(c.get(&3), Some(&"c"));
+
+        let mut w = BoundedCache::weighted(10, 100);
+        w.insert_weighted(1, (), 40);
+        w.insert_weighted(2, (), 40);
+        w.add_weight(&1, 30); // 110 > 100: 1 grew (it is in use), so the other one goes
+        assert_eq!(w.get(&2), None);
+        assert_eq!(w.get(&1), Some(&()));
+        assert_eq!(w.len(), 1);
+        w.insert_weighted(3, (), 500); // alone over the bound: kept, the others go
+        assert_eq!(w.get(&1), None);
+        assert_eq!(w.get(&3), Some(&()));
+        w.retain(|k, _| *k != 3);
+        assert!(w.is_empty());
+        w.insert_weighted(4, (), 10);
+        w.remove(&4);
+        w.insert_weighted(5, (), 100);
+        assert_eq!(w.get(&5), Some(&()));
+    }
+}
