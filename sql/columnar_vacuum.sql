@@ -231,6 +231,18 @@ SELECT count(*), sum(id), count(*) FILTER (WHERE t = md5(id::text)) AS intact FR
 DROP TABLE reuse;
 SELECT count(*) AS extents_after_drop FROM pgcolumnar.free_extent;
 
+-- A database whose extension was installed before free_extent existed keeps working:
+-- writes append and VACUUM records nothing.
+ALTER EXTENSION pgcolumnar DROP TABLE pgcolumnar.free_extent;
+DROP TABLE pgcolumnar.free_extent;
+CREATE TABLE old_install (id int, t text) USING columnar WITH (autovacuum_enabled = off);
+INSERT INTO old_install SELECT g, md5(g::text) FROM generate_series(1, 204800) g;
+DELETE FROM old_install WHERE id <= 102400;
+VACUUM old_install;
+INSERT INTO old_install SELECT g, md5(g::text) FROM generate_series(1, 102400) g;
+SELECT count(*), count(*) FILTER (WHERE t = md5(id::text)) AS intact FROM old_install;
+DROP TABLE old_install;
+
 DROP TABLE m, half, heap_table;
 SELECT count(*) FROM pgcolumnar.table_option;
 DROP EXTENSION pgcolumnar;

@@ -183,16 +183,31 @@ thread_local! {
 }
 
 unsafe fn relid(name: &'static CStr) -> pg_sys::Oid {
+    let oid = relid_if_installed(name);
+    if oid == pg_sys::InvalidOid {
+        error!("pgcolumnar metadata relation {name:?} is missing; reinstall the extension");
+    }
+    oid
+}
+
+/// The OID of metadata relation `name`, or InvalidOid when the extension's install
+/// predates it.
+unsafe fn relid_if_installed(name: &'static CStr) -> pg_sys::Oid {
     if let Some(oid) = RELIDS.with(|r| r.borrow().get(name).copied()) {
         return oid;
     }
     let nsp = pg_sys::get_namespace_oid(c"pgcolumnar".as_ptr(), false);
     let oid = pg_sys::get_relname_relid(name.as_ptr(), nsp);
-    if oid == pg_sys::InvalidOid {
-        error!("pgcolumnar metadata relation {name:?} is missing; reinstall the extension");
+    if oid != pg_sys::InvalidOid {
+        RELIDS.with(|r| r.borrow_mut().insert(name, oid));
     }
-    RELIDS.with(|r| r.borrow_mut().insert(name, oid));
     oid
+}
+
+/// Whether the extension's install records free extents (one created before that
+/// keeps working, without reusing space).
+pub unsafe fn has_free_extents() -> bool {
+    relid_if_installed(c"free_extent") != pg_sys::InvalidOid
 }
 
 /// A fresh storage id for a new relfilenode. `nextval` checks USAGE on the sequence,
@@ -659,7 +674,6 @@ pub unsafe fn delete_storage_if_installed(storage_id: u64) {
         || pg_sys::get_relname_relid(c"row_mark".as_ptr(), nsp) == pg_sys::InvalidOid
         // An install older than the per-bucket marks: DROP EXTENSION ... CASCADE must work.
         || pg_sys::get_relname_relid(c"row_mark_bucket".as_ptr(), nsp) == pg_sys::InvalidOid
-        || pg_sys::get_relname_relid(c"free_extent".as_ptr(), nsp) == pg_sys::InvalidOid
     {
         return;
     }
@@ -678,6 +692,9 @@ pub unsafe fn delete_storage(storage_id: u64) {
         (c"row_mark", c"row_mark_bucket"),
         (c"free_extent", c"free_extent_pkey"),
     ] {
+        if table == c"free_extent" && !has_free_extents() {
+            continue;
+        }
         // The arity only sizes the deform buffers; both tables have at most 8 columns.
         scan_storage::<CHUNK_NATTS>(
             table,

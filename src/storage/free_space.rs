@@ -8,6 +8,9 @@
 //! back to `free_extent`; if it rolls back, so does the delete, and the whole extent is
 //! free again (what was written into it belongs to nothing).
 //!
+//! An install of the extension from before `free_extent` existed keeps working without
+//! reusing space.
+//!
 //! Only row groups of at least `MIN_REUSE_BYTES` look for free space: a one-row
 //! UPDATE's row group would cost more catalog work than the bytes are worth. Free
 //! ranges smaller than that (after joining neighbours) are not recorded.
@@ -60,7 +63,7 @@ pub fn coalesce(mut ranges: Vec<(u64, u64)>) -> Vec<(u64, u64)> {
 /// Stream space for `length` bytes of a new row group of `rel`: from this
 /// transaction's claims, a settled free extent, or the end of the stream.
 pub unsafe fn allocate(rel: pg_sys::Relation, storage_id: u64, length: u64) -> u64 {
-    if length >= MIN_REUSE_BYTES {
+    if length >= MIN_REUSE_BYTES && catalog::has_free_extents() {
         if let Some(offset) = CLAIMS.with(|c| take_from_claims(&mut c.borrow_mut(), storage_id, length)) {
             return offset;
         }
@@ -83,6 +86,9 @@ pub unsafe fn allocate(rel: pg_sys::Relation, storage_id: u64, length: u64) -> u
 
 /// Records ranges VACUUM freed (joined where they touch).
 pub unsafe fn free(storage_id: u64, ranges: Vec<(u64, u64)>) {
+    if !catalog::has_free_extents() {
+        return;
+    }
     for (offset, length) in coalesce(ranges).into_iter().filter(|r| r.1 >= MIN_REUSE_BYTES) {
         catalog::insert_free_extent(storage_id, offset, length);
     }

@@ -1,15 +1,24 @@
-//! The `columnar` table access method and everything it keeps on disk.
+//! The `columnar` table access method and everything it keeps on disk; the layers and
+//! the life of a write are described in `docs/architecture.md`.
 //!
-//! Pure modules (no PostgreSQL calls, covered by plain `cargo test`): `encoding`,
-//! `layout`, `directory`, `zonemap`, `column_builder`, `chunk_encoder`, `row_marks`,
-//! `mark_rows`, `flush_order`, `image_arena`.
-//! PostgreSQL-facing: `tableam` (the callbacks), `reader`, `write_buffer`, `pages`,
-//! `catalog`, `privilege` (metadata access with the extension's rights), `index_delete`
-//! (which index entries can go), `internal_sql` (our own SPI, which the executor hooks
-//! leave alone), `plan_sizes` (cached sizes for planning), `datum`, `error`, `row_change`
-//! (DELETE, UPDATE, row locks), `mark_batch` (a statement's deletes collected per
-//! bucket), `bitmap_scan` and `sample_scan` (bitmap heap scans and TABLESAMPLE, by TID),
-//! `free_space` (reuse of the stream space VACUUM frees).
+//! - `format`: the on-disk format, pure Rust (no PostgreSQL calls; `make lint` checks).
+//! - Shared pieces every other module may import: `error` (errors with SQLSTATEs), `am`
+//!   (is this relation columnar), `tid` (row number <-> TID), `cache` (the bounded
+//!   per-backend cache), `internal_sql` (our own SPI, which the executor hooks leave
+//!   alone), `privilege` (metadata access with the extension's rights).
+//! - The relation and its metadata: `pages` (the main fork: metapage and byte stream),
+//!   `catalog` (the metadata tables), `datum` and `decode` (values in and out, checked),
+//!   `options` (table options), `plan_sizes` (cached sizes for planning),
+//!   `invalidation` (the relcache callback of every cache).
+//! - Writing: `write_buffer` (rows buffered and flushed as row groups), `free_space`
+//!   (reuse of the space VACUUM frees).
+//! - Reading: `reader` (sequential, both directions), `fetch` (by TID), `slot` (the
+//!   columnar slot), `bitmap_scan`, `sample_scan` (TABLESAMPLE).
+//! - Changing: `mark_batch` (a statement's deletes collected per bucket), `row_change`
+//!   (DELETE, UPDATE, row locks), `index_delete` (which index entries can go),
+//!   `index_build`, `rewrite` (VACUUM FULL, CLUSTER, ALTER TABLE), `vacuum`.
+//! - What PostgreSQL calls: `tableam` (the routine), `utility` (the ProcessUtility hook),
+//!   `drop_hook`, `stats` (`pgcolumnar.stats()`).
 
 pub mod am;
 pub mod bitmap_scan;
