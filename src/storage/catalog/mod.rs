@@ -1,0 +1,400 @@
+//! Metadata of columnar relations, kept in ordinary heap tables of schema `pgcolumnar`
+//! and read through their primary keys. A row group is visible exactly when its
+//! metadata row is visible to the reading snapshot: that is how columnar gets MVCC.
+//!
+//! This module holds the tables' schema and the helpers every record uses (reading and
+//! writing system-table rows with the extension's rights); the records are in
+//! `row_groups`, `reservations`, `marks` and `free_extents`, re-exported here.
+
+mod free_extents;
+mod marks;
+mod reservations;
+mod row_groups;
+
+pub use free_extents::*;
+pub use marks::*;
+pub use reservations::*;
+pub use row_groups::*;
+
+use super::cache::BoundedCache;
+use super::error::data_corrupted;
+use super::format::directory::{self, VectorEntry};
+use super::format::layout::ROW_GROUP_ROWS;
+use super::format::mark_rows::{bucket_start, offset_in_bucket, MarkRows, BUCKET_ROWS};
+use super::format::row_marks::{DeleteMask, MarkKind};
+use crate::pg_list;
+use hashbrown::HashMap;
+use pgrx::prelude::*;
+use pgrx::{pg_sys, IntoDatum};
+use std::cell::RefCell;
+use std::ffi::CStr;
+use std::rc::Rc;
+
+pgrx::extension_sql!(
+    r#"
+-- Everyone may use the schema's functions (pgcolumnar.stats checks SELECT on the table
+-- it is given). The metadata below is granted to nobody: pgcolumnar reads and writes it
+-- with the extension's rights whoever changes a columnar table (src/storage/privilege.rs).
+GRANT USAGE ON SCHEMA pgcolumnar TO PUBLIC;
+
+CREATE SEQUENCE pgcolumnar.storage_id_seq NO CYCLE;
+
+-- One row per row group. Row numbers first_row .. first_row + row_count - 1 map to TIDs.
+CREATE TABLE pgcolumnar.row_group (
+    storage_id   bigint NOT NULL,
+    first_row    bigint NOT NULL,
+    row_count    bigint NOT NULL,
+    data_offset  bigint NOT NULL,  -- start of the row group's bytes in the stream
+    data_length  bigint NOT NULL,
+    deleted_rows bytea,            -- delete mask (VACUUM folds old deletes into it)
+    PRIMARY KEY (storage_id, first_row)
+);
+
+-- One row per bucket of 8192 row numbers and change: the rows of the bucket one
+-- statement deleted (also the old versions of its UPDATEs, with their new versions),
+-- offsets from the bucket's first row, or one row lock (SELECT ... FOR UPDATE, foreign-key checks). A change takes effect
+-- exactly when its row here is visible; a lock matters only while its transaction runs.
+CREATE TABLE pgcolumnar.row_mark (
+    storage_id bigint   NOT NULL,
+    first_row  bigint   NOT NULL,  -- the bucket's first row; the row itself for a one-row mark
+    kind       smallint NOT NULL,  -- 0 key share, 1 share, 2 no key update, 3 update, 4 delete
+    rows       bytea    NOT NULL,  -- which rows of the bucket (offsets or a bitmap)
+    successors bytea               -- an UPDATE's new versions (runs of row numbers)
+);
+CREATE INDEX row_mark_bucket ON pgcolumnar.row_mark (storage_id, first_row);
+
+-- One row per range of row numbers handed to a writer, inserted by the writing
+-- transaction: while it is in progress, uniqueness checks of other sessions that meet
+-- one of its rows (still in its memory) find it here and wait for it.
+CREATE TABLE pgcolumnar.row_reservation (
+    storage_id bigint NOT NULL,
+    first_row  bigint NOT NULL,
+    row_count  bigint NOT NULL,
+    PRIMARY KEY (storage_id, first_row)
+);
+
+-- One row per column chunk of a row group.
+CREATE TABLE pgcolumnar.chunk (
+    storage_id  bigint   NOT NULL,
+    first_row   bigint   NOT NULL,
+    attnum      smallint NOT NULL,  -- 0: the order column of a row group stored in sort_by order
+    data_offset bigint   NOT NULL,  -- absolute stream offset of the chunk
+    data_length bigint   NOT NULL,
+    null_count  bigint   NOT NULL,
+    raw_bytes   bigint   NOT NULL,  -- size of the values before encoding
+    directory   bytea    NOT NULL,  -- per vector: rows, offset, length, NULLs, zone map
+    PRIMARY KEY (storage_id, first_row, attnum)
+);
+
+-- Byte ranges of the stream that VACUUM freed (row groups with no live row left, or
+-- merged into others): writers reuse them once no snapshot can read the old row groups
+-- (src/storage/free_space.rs).
+CREATE TABLE pgcolumnar.free_extent (
+    storage_id  bigint NOT NULL,
+    data_offset bigint NOT NULL,
+    data_length bigint NOT NULL,
+    PRIMARY KEY (storage_id, data_offset)
+);
+"#,
+    name = "catalog_tables",
+    bootstrap
+);
+
+const ROW_GROUP_NATTS: usize = 6;
+
+const CHUNK_NATTS: usize = 8;
+
+/// Drops what is cached of relation `relid` (everything for InvalidOid): its chunk
+/// metadata, and our metadata tables' OIDs if it is one of them.
+pub fn forget_relation(relid: pg_sys::Oid) {
+    RELIDS.with(|r| {
+        let mut relids = r.borrow_mut();
+        if relid == pg_sys::InvalidOid || relids.values().any(|&oid| oid == relid) {
+            relids.clear();
+        }
+    });
+    row_groups::forget_chunks_of(relid);
+}
+
+thread_local! {
+    /// OIDs of the metadata relations by name: looked up for every changed row otherwise.
+    /// Emptied by any relcache invalidation of one of them (DROP EXTENSION).
+    static RELIDS: RefCell<HashMap<&'static CStr, pg_sys::Oid>> = RefCell::new(HashMap::new());
+}
+
+unsafe fn relid(name: &'static CStr) -> pg_sys::Oid {
+    let oid = relid_if_installed(name);
+    if oid == pg_sys::InvalidOid {
+        error!("pgcolumnar metadata relation {name:?} is missing; reinstall the extension");
+    }
+    oid
+}
+
+/// The OID of metadata relation `name`, or InvalidOid when the extension's install
+/// predates it.
+unsafe fn relid_if_installed(name: &'static CStr) -> pg_sys::Oid {
+    if let Some(oid) = RELIDS.with(|r| r.borrow().get(name).copied()) {
+        return oid;
+    }
+    let nsp = pg_sys::get_namespace_oid(c"pgcolumnar".as_ptr(), false);
+    let oid = pg_sys::get_relname_relid(name.as_ptr(), nsp);
+    if oid != pg_sys::InvalidOid {
+        RELIDS.with(|r| r.borrow_mut().insert(name, oid));
+    }
+    oid
+}
+
+/// A fresh storage id for a new relfilenode. `nextval` checks USAGE on the sequence,
+/// which only the extension has: whoever may create or truncate the table may take one.
+pub unsafe fn next_storage_id() -> u64 {
+    let seq = relid(c"storage_id_seq");
+    let _rights = super::privilege::ExtensionRights::of(seq);
+    pgrx::direct_function_call::<i64>(pg_sys::nextval_oid, &[seq.into_datum()])
+        .expect("nextval returned NULL") as u64
+}
+
+// Metadata relations are closed with NoLock: their locks are kept to the end of the
+// transaction, so the next open (for every changed row) finds them in the local lock
+// table instead of going to the shared lock manager.
+
+/// Inserts a heap row and its index entries with command id `cid`: the cid of the
+/// INSERT that produced the rows, so that snapshots see a row group exactly when they
+/// would have seen its rows in a heap table.
+unsafe fn insert_row(rel: pg_sys::Relation, values: &mut [pg_sys::Datum], nulls: &mut [bool], cid: u32) {
+    let tup = pg_sys::heap_form_tuple((*rel).rd_att, values.as_mut_ptr(), nulls.as_mut_ptr());
+    pg_sys::heap_insert(rel, tup, cid, 0, std::ptr::null_mut());
+    let indexes = pg_sys::RelationGetIndexList(rel);
+    for index_oid in pg_list::oids(indexes) {
+        let index = pg_sys::index_open(index_oid, pg_sys::RowExclusiveLock as i32);
+        let info = pg_sys::BuildIndexInfo(index);
+        let n = (*info).ii_NumIndexAttrs as usize;
+        let mut ivalues = [pg_sys::Datum::from(0usize); pg_sys::INDEX_MAX_KEYS as usize];
+        let mut inulls = [false; pg_sys::INDEX_MAX_KEYS as usize];
+        for k in 0..n {
+            let attno = (*info).ii_IndexAttrNumbers[k] as usize;
+            ivalues[k] = values[attno - 1];
+            inulls[k] = nulls[attno - 1];
+        }
+        pg_sys::index_insert(
+            index,
+            ivalues.as_mut_ptr(),
+            inulls.as_mut_ptr(),
+            &mut (*tup).t_self,
+            rel,
+            if (*(*index).rd_index).indisunique {
+                pg_sys::IndexUniqueCheck::UNIQUE_CHECK_YES
+            } else {
+                pg_sys::IndexUniqueCheck::UNIQUE_CHECK_NO
+            },
+            false,
+            info,
+        );
+        pg_sys::index_close(index, pg_sys::NoLock as i32);
+    }
+    pg_sys::heap_freetuple(tup);
+}
+
+fn datum<T: IntoDatum>(v: T) -> pg_sys::Datum {
+    v.into_datum().expect("non-NULL datum")
+}
+
+/// Calls `f` with the row of `table` (keyed by storage id and first row) whose range
+/// starts last at or before `row`, as `snapshot` sees the table: the only one that can
+/// hold `row`. None if there is no such row.
+///
+/// Ranges (row groups, reservations) are never longer than `ROW_GROUP_ROWS` (the write
+/// buffer reserves that many rows at a time and writes groups inside a reservation), so
+/// only rows starting in the window just below `row` are read, forward: a backward btree
+/// scan would check every earlier entry on the leaf page before returning one (about 50
+/// per lookup, a third of an UPDATE's time).
+unsafe fn last_starting_at_or_before<const N: usize, R>(
+    table: &'static CStr,
+    pkey: &'static CStr,
+    storage_id: u64,
+    row: u64,
+    snapshot: pg_sys::Snapshot,
+    f: impl FnOnce(pg_sys::HeapTuple, &[pg_sys::Datum; N], &[bool; N]) -> R,
+) -> Option<R> {
+    let window_start = (row + 1).saturating_sub(ROW_GROUP_ROWS as u64);
+    let found = starting_in(table, pkey, storage_id, window_start, row, snapshot);
+    if found.is_null() {
+        return None;
+    }
+    let rel = pg_sys::table_open(relid(table), pg_sys::AccessShareLock as i32);
+    let mut values = [pg_sys::Datum::from(0usize); N];
+    let mut nulls = [false; N];
+    pg_sys::heap_deform_tuple(found, (*rel).rd_att, values.as_mut_ptr(), nulls.as_mut_ptr());
+    let result = f(found, &values, &nulls);
+    pg_sys::table_close(rel, pg_sys::NoLock as i32);
+    Some(result)
+}
+
+/// A copy of the last row of `table` for `storage_id` whose first row is in
+/// `from ..= to`; null if there is none.
+unsafe fn starting_in(
+    table: &'static CStr,
+    pkey: &'static CStr,
+    storage_id: u64,
+    from: u64,
+    to: u64,
+    snapshot: pg_sys::Snapshot,
+) -> pg_sys::HeapTuple {
+    let rel = pg_sys::table_open(relid(table), pg_sys::AccessShareLock as i32);
+    let index = pg_sys::index_open(relid(pkey), pg_sys::AccessShareLock as i32);
+    let mut keys = [pg_sys::ScanKeyData::default(); 3];
+    let bounds = [
+        (1, pg_sys::BTEqualStrategyNumber, pg_sys::F_INT8EQ, storage_id),
+        (2, pg_sys::BTGreaterEqualStrategyNumber, pg_sys::F_INT8GE, from),
+        (2, pg_sys::BTLessEqualStrategyNumber, pg_sys::F_INT8LE, to),
+    ];
+    for (key, (attnum, strategy, proc, v)) in keys.iter_mut().zip(bounds) {
+        pg_sys::ScanKeyInit(key, attnum, strategy as u16, pg_sys::Oid::from(proc), datum(v as i64));
+    }
+    let scan = pg_sys::systable_beginscan_ordered(rel, index, snapshot, 3, keys.as_mut_ptr());
+    // A dirty snapshot must name the writers of the row returned, not of the ones before.
+    let dirty = !snapshot.is_null() && (*snapshot).snapshot_type == pg_sys::SnapshotType::SNAPSHOT_DIRTY;
+    let mut writers = (pg_sys::InvalidTransactionId, pg_sys::InvalidTransactionId);
+    let mut last: pg_sys::HeapTuple = std::ptr::null_mut();
+    loop {
+        if dirty {
+            (*snapshot).xmin = pg_sys::InvalidTransactionId;
+            (*snapshot).xmax = pg_sys::InvalidTransactionId;
+        }
+        let tup = pg_sys::systable_getnext_ordered(scan, pg_sys::ScanDirection::ForwardScanDirection);
+        if tup.is_null() {
+            break;
+        }
+        if dirty {
+            writers = ((*snapshot).xmin, (*snapshot).xmax);
+        }
+        if !last.is_null() {
+            pg_sys::heap_freetuple(last);
+        }
+        last = pg_sys::heap_copytuple(tup);
+    }
+    if dirty {
+        ((*snapshot).xmin, (*snapshot).xmax) = writers;
+    }
+    pg_sys::systable_endscan_ordered(scan);
+    pg_sys::index_close(index, pg_sys::NoLock as i32);
+    pg_sys::table_close(rel, pg_sys::NoLock as i32);
+    last
+}
+
+/// Calls `f` with the deformed columns of each row of `table` whose storage_id matches,
+/// in primary-key order, as seen by `snapshot` (NULL: the catalog snapshot).
+unsafe fn scan_storage<const N: usize>(
+    table: &'static CStr,
+    pkey: &'static CStr,
+    storage_id: u64,
+    snapshot: pg_sys::Snapshot,
+    lockmode: u32,
+    f: impl FnMut(pg_sys::Relation, pg_sys::HeapTuple, &[pg_sys::Datum; N], &[bool; N]),
+) {
+    scan_keys::<N>(table, pkey, &[storage_id], snapshot, lockmode, f)
+}
+
+/// Like `scan_storage`, matching the leading primary-key columns to `keys` (bigints).
+unsafe fn scan_keys<const N: usize>(
+    table: &'static CStr,
+    pkey: &'static CStr,
+    keys: &[u64],
+    snapshot: pg_sys::Snapshot,
+    lockmode: u32,
+    f: impl FnMut(pg_sys::Relation, pg_sys::HeapTuple, &[pg_sys::Datum; N], &[bool; N]),
+) {
+    let bounds: Vec<ScanBound> = keys
+        .iter()
+        .enumerate()
+        .map(|(i, &k)| (i as i16 + 1, pg_sys::BTEqualStrategyNumber, pg_sys::F_INT8EQ, k))
+        .collect();
+    scan_bounds(table, pkey, &bounds, snapshot, lockmode, f)
+}
+
+/// A scan key on a bigint index column: (attnum, btree strategy, comparison proc, value).
+type ScanBound = (i16, u32, u32, u64);
+
+/// Calls `f` with the deformed columns of each row of `table` that satisfies `bounds`
+/// (through index `pkey`), as seen by `snapshot` (NULL: the catalog snapshot).
+unsafe fn scan_bounds<const N: usize>(
+    table: &'static CStr,
+    pkey: &'static CStr,
+    bounds: &[ScanBound],
+    snapshot: pg_sys::Snapshot,
+    lockmode: u32,
+    mut f: impl FnMut(pg_sys::Relation, pg_sys::HeapTuple, &[pg_sys::Datum; N], &[bool; N]),
+) {
+    let rel = pg_sys::table_open(relid(table), lockmode as i32);
+    let mut scan_keys = vec![pg_sys::ScanKeyData::default(); bounds.len()];
+    for (key, &(attnum, strategy, proc, v)) in scan_keys.iter_mut().zip(bounds) {
+        pg_sys::ScanKeyInit(key, attnum, strategy as u16, pg_sys::Oid::from(proc), datum(v as i64));
+    }
+    let scan = pg_sys::systable_beginscan(
+        rel,
+        relid(pkey),
+        true,
+        snapshot,
+        bounds.len() as i32,
+        scan_keys.as_mut_ptr(),
+    );
+    let mut values = [pg_sys::Datum::from(0usize); N];
+    let mut nulls = [false; N];
+    loop {
+        let tup = pg_sys::systable_getnext(scan);
+        if tup.is_null() {
+            break;
+        }
+        pg_sys::heap_deform_tuple(tup, (*rel).rd_att, values.as_mut_ptr(), nulls.as_mut_ptr());
+        f(rel, tup, &values, &nulls);
+    }
+    pg_sys::systable_endscan(scan);
+    pg_sys::table_close(rel, pg_sys::NoLock as i32);
+}
+
+unsafe fn int8(d: pg_sys::Datum) -> u64 {
+    i64::from_datum(d, false).unwrap() as u64
+}
+
+/// Like `delete_storage`, but a no-op when the metadata tables are gone already
+/// (DROP EXTENSION ... CASCADE drops them along with the tables).
+pub unsafe fn delete_storage_if_installed(storage_id: u64) {
+    let nsp = pg_sys::get_namespace_oid(c"pgcolumnar".as_ptr(), true);
+    if nsp == pg_sys::InvalidOid
+        || pg_sys::get_relname_relid(c"row_group".as_ptr(), nsp) == pg_sys::InvalidOid
+        || pg_sys::get_relname_relid(c"chunk".as_ptr(), nsp) == pg_sys::InvalidOid
+        || pg_sys::get_relname_relid(c"row_reservation".as_ptr(), nsp) == pg_sys::InvalidOid
+        || pg_sys::get_relname_relid(c"row_mark".as_ptr(), nsp) == pg_sys::InvalidOid
+        // An install older than the per-bucket marks: DROP EXTENSION ... CASCADE must work.
+        || pg_sys::get_relname_relid(c"row_mark_bucket".as_ptr(), nsp) == pg_sys::InvalidOid
+    {
+        return;
+    }
+    delete_storage(storage_id);
+}
+
+/// Deletes the metadata of a storage (transactionally: a rollback brings it back). For
+/// the id of a reset unlogged relation, that is the stale metadata of its id from
+/// before the crash (nothing is kept under the reset id itself).
+pub unsafe fn delete_storage(storage_id: u64) {
+    let storage_id = storage_id & !super::format::layout::RESET_STORAGE_BIT;
+    for (table, pkey) in [
+        (c"row_group", c"row_group_pkey"),
+        (c"chunk", c"chunk_pkey"),
+        (c"row_reservation", c"row_reservation_pkey"),
+        (c"row_mark", c"row_mark_bucket"),
+        (c"free_extent", c"free_extent_pkey"),
+    ] {
+        if table == c"free_extent" && !has_free_extents() {
+            continue;
+        }
+        // The arity only sizes the deform buffers; both tables have at most 8 columns.
+        scan_storage::<CHUNK_NATTS>(
+            table,
+            pkey,
+            storage_id,
+            std::ptr::null_mut(),
+            pg_sys::RowExclusiveLock,
+            |rel, tup, _, _| pg_sys::simple_heap_delete(rel, &mut (*tup).t_self),
+        );
+    }
+}
