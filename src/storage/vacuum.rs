@@ -120,8 +120,6 @@ unsafe fn vacuum_storage(rel: pg_sys::Relation, strategy: pg_sys::BufferAccessSt
     }
     let meta = pages::read_metapage(rel);
     let storage_id = meta.storage_id;
-    // Rows numbered from here on may be handed out while we run: never dead.
-    let limit = meta.next_row;
     let oldest_xmin = pg_sys::GetOldestNonRemovableTransactionId(rel);
     let cleanup = catalog::take_settled_marks(storage_id, oldest_xmin);
     report.folded = cleanup.folded.len() as u64;
@@ -132,7 +130,7 @@ unsafe fn vacuum_storage(rel: pg_sys::Relation, strategy: pg_sys::BufferAccessSt
     let snapshot = pg_sys::RegisterSnapshot(pg_sys::GetLatestSnapshot());
     let groups: Vec<RowGroupMeta> = catalog::load_row_groups(storage_id, snapshot, false);
     pg_sys::UnregisterSnapshot(snapshot);
-    let mut dead = DeadRows { groups: Vec::new(), kept: Vec::new(), limit };
+    let mut dead = DeadRows { groups: Vec::new(), kept: Vec::new(), limit: 0 };
     // Stream bytes of the row groups removed: reusable once no snapshot can read them.
     let mut freed: Vec<(u64, u64)> = Vec::new();
     for g in &groups {
@@ -157,12 +155,34 @@ unsafe fn vacuum_storage(rel: pg_sys::Relation, strategy: pg_sys::BufferAccessSt
     }
     merge_small_groups(rel, storage_id, &mut report, &mut freed);
     free_space::free(storage_id, freed);
-    dead.kept = merge_ranges(catalog::live_or_pending_ranges(storage_id, oldest_xmin));
+    (dead.limit, dead.kept) = rows_that_may_live(rel, storage_id, oldest_xmin);
+    let limit = dead.limit;
     let covered: u64 = dead.kept.iter().map(|r| r.1.min(limit.saturating_sub(r.0))).sum();
     if !dead.groups.is_empty() || covered < limit {
         remove_index_entries(rel, &dead, report.live_rows as f64, strategy);
     }
     report
+}
+
+/// The row numbers below which rows outside the returned ranges belong to inserts that
+/// rolled back (their index entries can go), and those ranges. A writer hands out row
+/// numbers on the metapage, then records its reservation, then inserts index entries,
+/// and only then its row group (which commits with it): while one is doing so, rows
+/// of its could look unclaimed. So this is measured only when no one writes the table
+/// (its EXCLUSIVE lock, taken without waiting and let go at once, which readers do not
+/// conflict with); otherwise (limit 0) such entries are left to a later VACUUM.
+unsafe fn rows_that_may_live(
+    rel: pg_sys::Relation,
+    storage_id: u64,
+    oldest_xmin: pg_sys::TransactionId,
+) -> (u64, Vec<(u64, u64)>) {
+    if !pg_sys::ConditionalLockRelation(rel, pg_sys::ExclusiveLock as i32) {
+        return (0, Vec::new());
+    }
+    let limit = pages::read_metapage(rel).next_row;
+    let kept = merge_ranges(catalog::live_or_pending_ranges(storage_id, oldest_xmin));
+    pg_sys::UnlockRelation(rel, pg_sys::ExclusiveLock as i32);
+    (limit, kept)
 }
 
 /// Rewrites the row groups with few live rows (left by trickle inserts or deletes) as

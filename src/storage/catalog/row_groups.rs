@@ -310,6 +310,22 @@ pub unsafe fn live_or_pending_ranges(storage_id: u64, oldest_xmin: pg_sys::Trans
     let mut ranges = Vec::new();
     let running =
         |xid| pg_sys::TransactionIdIsCurrentTransactionId(xid) || pg_sys::TransactionIdIsInProgress(xid);
+    // Reservations first: a writer inserts its row group before it commits, so one
+    // that commits after this scan has its row group seen by the next.
+    let mut dirty =
+        pg_sys::SnapshotData { snapshot_type: pg_sys::SnapshotType::SNAPSHOT_DIRTY, ..Default::default() };
+    scan_storage::<3>(
+        c"row_reservation",
+        c"row_reservation_pkey",
+        storage_id,
+        &mut dirty,
+        pg_sys::AccessShareLock,
+        |_, tup, v, _| {
+            if running(pg_sys::HeapTupleHeaderGetXmin((*tup).t_data)) {
+                ranges.push((int8(v[1]), int8(v[2])));
+            }
+        },
+    );
     scan_storage::<ROW_GROUP_NATTS>(
         c"row_group",
         c"row_group_pkey",
@@ -327,20 +343,6 @@ pub unsafe fn live_or_pending_ranges(storage_id: u64, oldest_xmin: pg_sys::Trans
                 && pg_sys::TransactionIdDidCommit(xmax)
                 && pg_sys::TransactionIdPrecedes(xmax, oldest_xmin);
             if inserted && !removed_for_all {
-                ranges.push((int8(v[1]), int8(v[2])));
-            }
-        },
-    );
-    let mut dirty =
-        pg_sys::SnapshotData { snapshot_type: pg_sys::SnapshotType::SNAPSHOT_DIRTY, ..Default::default() };
-    scan_storage::<3>(
-        c"row_reservation",
-        c"row_reservation_pkey",
-        storage_id,
-        &mut dirty,
-        pg_sys::AccessShareLock,
-        |_, tup, v, _| {
-            if running(pg_sys::HeapTupleHeaderGetXmin((*tup).t_data)) {
                 ranges.push((int8(v[1]), int8(v[2])));
             }
         },
