@@ -2,19 +2,59 @@
 //! The planner (`planner::scan_path`) decides which; this node reads them and shows
 //! them in EXPLAIN.
 
-use super::customscan::CustomScanNode;
-use super::zone_filter;
+use super::customscan::{CustomScanNode, PlanPrivate};
 use crate::pg_list;
 use crate::storage::datum::attr;
+use crate::storage::format::zonemap::ZonePredicate;
 use crate::storage::reader::{GroupClaim, Reader};
 use crate::storage::write_buffer;
 use pgrx::pg_sys;
+use pgrx::{FromDatum, IntoDatum};
 use std::ffi::{CStr, CString};
 
 pub const NAME: &CStr = c"ColumnarScan";
 
+/// What the planner decides for a ColumnarScan, kept in its plan.
+pub struct ScanPlan {
+    /// Attribute numbers (1-based) to decode.
+    pub attnums: Vec<i32>,
+    /// (attribute index, predicate) pairs zone maps check: row groups and vectors they
+    /// refute are skipped. Their quals are the plan's `custom_exprs`, for EXPLAIN.
+    pub zone_predicates: Vec<(usize, ZonePredicate)>,
+}
+
+/// Kept as (attnums, predicate attribute indexes, predicates as bytea constants): lists
+/// that copyObject and the plan's text form (parallel workers) carry.
+impl PlanPrivate for ScanPlan {
+    unsafe fn to_list(&self) -> *mut pg_sys::List {
+        let atts = pg_list::from_ints(self.zone_predicates.iter().map(|(a, _)| *a as i32));
+        let predicates = pg_list::from_ptrs(self.zone_predicates.iter().map(|(_, p)| {
+            let bytes = p.to_bytes().as_slice().into_datum().expect("a bytea datum");
+            pg_sys::makeConst(pg_sys::BYTEAOID, -1, pg_sys::InvalidOid, -1, bytes, false, false)
+        }));
+        pg_list::from_ptrs([self.attnums.to_list(), atts, predicates])
+    }
+
+    unsafe fn from_list(list: *mut pg_sys::List) -> Self {
+        let parts: Vec<*mut pg_sys::List> = pg_list::ptrs(list).collect();
+        let [attnums, atts, predicates] = parts[..] else { pgrx::error!("malformed ColumnarScan plan") };
+        let zone_predicates = pg_list::ints(atts)
+            .zip(pg_list::ptrs::<pg_sys::Const>(predicates))
+            .map(|(att, c)| {
+                let bytes = <&[u8]>::from_datum((*c).constvalue, (*c).constisnull).unwrap_or_default();
+                let p = ZonePredicate::from_bytes(bytes)
+                    .unwrap_or_else(|| pgrx::error!("malformed ColumnarScan plan"));
+                (att as usize, p)
+            })
+            .collect();
+        ScanPlan { attnums: Vec::<i32>::from_list(attnums), zone_predicates }
+    }
+}
+
 /// A ColumnarScan in execution.
 pub struct ColumnarScan {
+    /// The zone-map predicates, until `begin` hands them to the reader.
+    zone_predicates: Vec<(usize, ZonePredicate)>,
     reader: Option<Reader>,
     /// Attribute numbers (1-based) the scan decodes.
     attnums: Vec<i32>,
@@ -24,11 +64,15 @@ pub struct ColumnarScan {
 
 impl CustomScanNode for ColumnarScan {
     const NAME: &'static CStr = NAME;
-    /// The attribute numbers to decode.
-    type Private = Vec<i32>;
+    type Private = ScanPlan;
 
-    unsafe fn create(attnums: Vec<i32>, _plan: *mut pg_sys::CustomScan) -> Self {
-        ColumnarScan { reader: None, attnums, zone_quals: Vec::new() }
+    unsafe fn create(plan: ScanPlan, cscan: *mut pg_sys::CustomScan) -> Self {
+        ColumnarScan {
+            zone_predicates: plan.zone_predicates,
+            reader: None,
+            attnums: plan.attnums,
+            zone_quals: pg_list::ptrs((*cscan).custom_exprs).collect(),
+        }
     }
 
     unsafe fn begin(
@@ -46,10 +90,7 @@ impl CustomScanNode for ColumnarScan {
         write_buffer::flush_before_reading(rel);
         let mut reader =
             Reader::new(rel, (*estate).es_snapshot, Some(wanted), GroupClaim::Serial { next: 0 });
-        let plan = (*node).ss.ps.plan as *mut pg_sys::CustomScan;
-        let found = zone_filter::zone_predicates((*plan).scan.plan.qual, (*plan).scan.scanrelid);
-        self.zone_quals = found.iter().map(|(q, _, _)| *q).collect();
-        reader.set_predicates(found.into_iter().map(|(_, att, p)| (att, p)).collect());
+        reader.set_predicates(std::mem::take(&mut self.zone_predicates));
         self.reader = Some(reader);
     }
 

@@ -1,10 +1,9 @@
 //! Execution: the custom scan nodes (`customscan` generates their PostgreSQL method
-//! tables; `columnar_scan` is the ColumnarScan node) and the zone-map checks of their
-//! quals (`zone_filter`). Imports `storage`, never `planner`.
+//! tables; `columnar_scan` is the ColumnarScan node). Imports `storage`, never
+//! `planner`: what a node needs of the planner's decisions comes in its plan.
 
 pub mod columnar_scan;
 pub mod customscan;
-pub mod zone_filter;
 
 /// A PostgreSQL method table (custom path methods) kept in a `static`.
 /// They hold C-string pointers, so Rust does not consider them `Sync`; PostgreSQL only

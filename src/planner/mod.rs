@@ -1,9 +1,10 @@
 //! Planner integration: the hooks (`hooks`), the paths they offer for columnar
-//! relations (`scan_path`), and the cost model that prices them against core's plans
-//! (`cost`). Imports `exec` (the nodes it plans) and `storage`.
+//! relations (`scan_path`), the quals zone maps can check (`quals`), and the cost model
+//! that prices them against core's plans (`cost`). Imports `exec` (the nodes it plans) and `storage`.
 
 pub mod cost;
 pub mod hooks;
+pub mod quals;
 pub mod scan_path;
 
 use pgrx::{GucContext, GucFlags, GucRegistry, GucSetting};

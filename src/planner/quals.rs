@@ -2,7 +2,8 @@
 //! comparison on a type whose order the stored integers or floats follow (integer
 //! columns also against constants of another integer type), or on text
 //! and bytea (byte order: equality under a deterministic collation, ranges under "C"),
-//! and `column IS [NOT] NULL`. The executor still evaluates every qual on the rows the scan
+//! and `column IS [NOT] NULL`. A planning decision: the plan carries the predicates to
+//! the ColumnarScan. The executor still evaluates every qual on the rows the scan
 //! returns; these only let the scan skip row groups and vectors that cannot match.
 
 use crate::pg_list;

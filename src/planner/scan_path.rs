@@ -3,7 +3,8 @@
 //! paths repriced with what a columnar table costs.
 
 use super::cost::{self, CostParams, ScanInput};
-use crate::exec::columnar_scan::{self, ColumnarScan};
+use super::quals;
+use crate::exec::columnar_scan::{self, ColumnarScan, ScanPlan};
 use crate::exec::customscan::{Methods, PlanPrivate};
 use crate::exec::MethodTable;
 use crate::pg_list;
@@ -186,9 +187,22 @@ unsafe extern "C-unwind" fn plan_path(
     let cscan = pg_sys::palloc0(std::mem::size_of::<pg_sys::CustomScan>()) as *mut pg_sys::CustomScan;
     (*cscan).scan.plan.type_ = pg_sys::NodeTag::T_CustomScan;
     (*cscan).scan.plan.targetlist = tlist;
-    (*cscan).scan.plan.qual = pg_sys::extract_actual_clauses(clauses, false);
+    let quals = pg_sys::extract_actual_clauses(clauses, false);
+    (*cscan).scan.plan.qual = quals;
     (*cscan).scan.scanrelid = (*rel).relid;
-    (*cscan).custom_private = (*best_path).custom_private;
+    // The quals zone maps can check, as predicates for the executor, and (copied, for
+    // setrefs to fix up like any scan expression) for EXPLAIN.
+    let found = quals::zone_predicates(quals, (*rel).relid);
+    (*cscan).custom_exprs = pg_list::from_ptrs(
+        found
+            .iter()
+            .map(|(q, _, _)| pg_sys::copyObjectImpl(*q as *const std::ffi::c_void) as *mut pg_sys::Node),
+    );
+    let plan = ScanPlan {
+        attnums: Vec::<i32>::from_list((*best_path).custom_private),
+        zone_predicates: found.into_iter().map(|(_, att, p)| (att, p)).collect(),
+    };
+    (*cscan).custom_private = plan.to_list();
     (*cscan).flags = (*best_path).flags;
     (*cscan).methods = &Methods::<ColumnarScan>::SCAN;
     cscan as *mut pg_sys::Plan

@@ -152,6 +152,25 @@ impl ZoneMap {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn predicates_round_trip_through_bytes() {
+        use super::{Bound, CmpOp, ZonePredicate};
+        let all = [
+            ZonePredicate::IsNull,
+            ZonePredicate::IsNotNull,
+            ZonePredicate::Compare { op: CmpOp::Lt, value: Bound::Int(-5) },
+            ZonePredicate::Compare { op: CmpOp::Gt, value: Bound::Float(2.5) },
+            ZonePredicate::Compare { op: CmpOp::Eq, value: Bound::Bytes(b"host_7".to_vec()) },
+            ZonePredicate::Compare { op: CmpOp::Ge, value: Bound::Bytes(Vec::new()) },
+        ];
+        for p in all {
+            assert_eq!(ZonePredicate::from_bytes(&p.to_bytes()), Some(p));
+        }
+        assert_eq!(ZonePredicate::from_bytes(&[0, 9, 0, 0, 0, 0, 0, 0, 0, 0, 0]), None);
+        assert_eq!(ZonePredicate::from_bytes(&[0, 1, 0, 1]), None);
+        assert_eq!(ZonePredicate::from_bytes(&[]), None);
+    }
+
     use super::*;
 
     #[test]
@@ -225,6 +244,57 @@ pub enum ZonePredicate {
     },
     IsNull,
     IsNotNull,
+}
+
+impl ZonePredicate {
+    /// The predicate as bytes, for a plan to carry it to the executor.
+    pub fn to_bytes(&self) -> Vec<u8> {
+        let mut out = Vec::new();
+        match self {
+            ZonePredicate::IsNull => out.push(1),
+            ZonePredicate::IsNotNull => out.push(2),
+            ZonePredicate::Compare { op, value } => {
+                out.push(0);
+                out.push(*op as u8);
+                match value {
+                    Bound::Int(v) => {
+                        out.push(0);
+                        out.extend_from_slice(&v.to_le_bytes());
+                    }
+                    Bound::Float(v) => {
+                        out.push(1);
+                        out.extend_from_slice(&v.to_le_bytes());
+                    }
+                    Bound::Bytes(b) => {
+                        out.push(2);
+                        out.extend_from_slice(b);
+                    }
+                }
+            }
+        }
+        out
+    }
+
+    /// The predicate `to_bytes` gave; None for bytes it cannot have given.
+    pub fn from_bytes(bytes: &[u8]) -> Option<ZonePredicate> {
+        let ops = [CmpOp::Lt, CmpOp::Le, CmpOp::Eq, CmpOp::Ge, CmpOp::Gt];
+        let fixed = |b: &[u8]| <[u8; 8]>::try_from(b).ok();
+        match bytes {
+            [1] => Some(ZonePredicate::IsNull),
+            [2] => Some(ZonePredicate::IsNotNull),
+            [0, op, kind, rest @ ..] => {
+                let op = *ops.get(*op as usize)?;
+                let value = match kind {
+                    0 => Bound::Int(i64::from_le_bytes(fixed(rest)?)),
+                    1 => Bound::Float(f64::from_le_bytes(fixed(rest)?)),
+                    2 => Bound::Bytes(rest.to_vec()),
+                    _ => return None,
+                };
+                Some(ZonePredicate::Compare { op, value })
+            }
+            _ => None,
+        }
+    }
 }
 
 /// What is known about a vector (or a whole chunk) of one column.
