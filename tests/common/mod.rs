@@ -1,10 +1,13 @@
 //! Shared helpers for the integration tests: they talk to the throwaway cluster that
-//! `make test` starts (PGCOLUMNAR_TEST_HOST / PGCOLUMNAR_TEST_PORT) through `psql`.
+//! `make test` starts (PGCOLUMNAR_TEST_HOST / PGCOLUMNAR_TEST_PORT) over the protocol
+//! (the `postgres` crate); only what has no protocol form (pg_dump, restoring a dump,
+//! pgbench) runs the client programs.
 //! The tests are `#[ignore]`d so that plain `cargo test` stays server-free; `make test`
 //! runs them with `--include-ignored`.
 
 #![allow(dead_code)]
 
+use std::cell::RefCell;
 use std::process::Command;
 
 pub struct Cluster {
@@ -41,9 +44,23 @@ impl Cluster {
 
     /// Drops and recreates database `name`, empty.
     pub fn empty_database(&self, name: &str) -> Database<'_> {
-        self.run("postgres", &format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)"));
-        self.run("postgres", &format!("CREATE DATABASE {name}"));
-        Database { cluster: self, name: name.to_string() }
+        let mut admin = self.connect("postgres");
+        for sql in [format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)"), format!("CREATE DATABASE {name}")]
+        {
+            admin.batch_execute(&sql).unwrap_or_else(|e| panic!("{sql}: {e}"));
+        }
+        Database { cluster: self, name: name.to_string(), client: RefCell::new(self.connect(name)) }
+    }
+
+    /// A connection to database `db`.
+    fn connect(&self, db: &str) -> postgres::Client {
+        postgres::Config::new()
+            .host(&self.host)
+            .port(self.port.parse().expect("PGCOLUMNAR_TEST_PORT is a port number"))
+            .user("postgres")
+            .dbname(db)
+            .connect(postgres::NoTls)
+            .unwrap_or_else(|e| panic!("connecting to {db}: {e}"))
     }
 
     /// Output of `pg_dump` of database `db`.
@@ -82,10 +99,6 @@ impl Cluster {
         report
     }
 
-    fn run(&self, db: &str, sql: &str) -> String {
-        self.run_with_input(db, sql, None)
-    }
-
     fn run_with_input(&self, db: &str, sql: &str, input: Option<&[u8]>) -> String {
         use std::io::Write;
         use std::process::Stdio;
@@ -110,22 +123,71 @@ impl Cluster {
 pub struct Database<'a> {
     cluster: &'a Cluster,
     name: String,
+    client: RefCell<postgres::Client>,
 }
 
 impl Database<'_> {
-    /// Runs `sql` (one or more statements) and returns the unaligned, tuples-only output
-    /// of the last one.
+    /// Runs `sql` (one or more statements) and returns the rows of the last one, a line
+    /// each, values separated by `|` (NULL as nothing), as `psql -A -t` prints them.
+    /// Settings made by `sql` are reset afterwards, so each call starts as a new session.
     pub fn query(&self, sql: &str) -> String {
-        self.cluster.run(&self.name, sql)
+        self.try_query(sql).unwrap_or_else(|e| panic!("{sql:?} failed: {e}"))
+    }
+
+    /// `query`, or the error (`SQLSTATE: message`) if a statement fails.
+    pub fn try_query(&self, sql: &str) -> Result<String, String> {
+        let mut client = self.client.borrow_mut();
+        let messages = client.simple_query(sql);
+        client.batch_execute("RESET ALL").expect("RESET ALL");
+        let messages = messages.map_err(|e| error_text(&e))?;
+        let (mut last, mut current) = (Vec::new(), Vec::new());
+        for m in messages {
+            match m {
+                postgres::SimpleQueryMessage::Row(row) => current
+                    .push((0..row.len()).map(|i| row.get(i).unwrap_or("")).collect::<Vec<_>>().join("|")),
+                postgres::SimpleQueryMessage::CommandComplete(_) => last = std::mem::take(&mut current),
+                _ => {}
+            }
+        }
+        let mut out = last.join("\n");
+        if !out.is_empty() {
+            out.push('\n');
+        }
+        Ok(out)
     }
 
     /// `COPY table FROM STDIN` with `data` in text format.
     pub fn copy_in(&self, table: &str, data: &[u8]) {
-        self.cluster.run_with_input(&self.name, &format!("COPY {table} FROM STDIN"), Some(data));
+        use std::io::Write;
+        let mut client = self.client.borrow_mut();
+        let mut writer = client.copy_in(&format!("COPY {table} FROM STDIN")).expect("COPY starts");
+        writer.write_all(data).expect("COPY data is sent");
+        writer.finish().unwrap_or_else(|e| panic!("COPY {table} failed: {}", error_text(&e)));
     }
 
     /// EXPLAIN output of `query` with the given options, one plan line per line.
     pub fn explain(&self, options: &str, query: &str) -> String {
         self.query(&format!("EXPLAIN ({options}) {query}"))
+    }
+
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    pub fn cluster(&self) -> &Cluster {
+        self.cluster
+    }
+}
+
+/// The server's message (and detail) of a failed statement.
+fn error_text(e: &postgres::Error) -> String {
+    match e.as_db_error() {
+        Some(db) => format!(
+            "{}: {}{}",
+            db.code().code(),
+            db.message(),
+            db.detail().map(|d| format!(" ({d})")).unwrap_or_default()
+        ),
+        None => e.to_string(),
     }
 }
