@@ -65,13 +65,8 @@ pub unsafe fn build(
         reader.skip_only(std::mem::take(&mut deletes.dead));
     }
 
-    let estate = pg_sys::CreateExecutorState();
-    let econtext = pg_sys::MakePerTupleExprContext(estate);
-    let slot = pg_sys::table_slot_create(table_rel, std::ptr::null_mut());
-    (*econtext).ecxt_scantuple = slot;
-    let predicate = pg_sys::ExecPrepareQual((*index_info).ii_Predicate, estate);
-    let mut values = [pg_sys::Datum::from(0usize); pg_sys::INDEX_MAX_KEYS as usize];
-    let mut isnull = [false; pg_sys::INDEX_MAX_KEYS as usize];
+    let mut entries = EntryMaker::new(table_rel, index_info);
+    let slot = entries.slot;
     let mut rows = 0f64;
     while reader.next(slot) {
         pgrx::check_for_interrupts!();
@@ -82,30 +77,76 @@ pub unsafe fn build(
         if alive || deleting {
             rows += 1.0;
         }
-        pg_sys::MemoryContextReset((*econtext).ecxt_per_tuple_memory);
-        if !predicate.is_null() && !pg_sys::ExecQual(predicate, econtext) {
+        if !entries.form() {
             continue;
         }
-        pg_sys::FormIndexDatum(index_info, slot, estate, values.as_mut_ptr(), isnull.as_mut_ptr());
         callback(
             index_rel,
             &mut (*slot).tts_tid,
-            values.as_mut_ptr(),
-            isnull.as_mut_ptr(),
+            entries.values.as_mut_ptr(),
+            entries.isnull.as_mut_ptr(),
             alive,
             callback_state,
         );
     }
-    pg_sys::ExecDropSingleTupleTableSlot(slot);
-    pg_sys::FreeExecutorState(estate);
-    // The expression states lived in the executor state just freed.
-    (*index_info).ii_ExpressionsState = std::ptr::null_mut();
-    (*index_info).ii_PredicateState = std::ptr::null_mut();
+    entries.finish();
     if let Some(mut r) = own_reader.take() {
         r.release();
         pg_sys::UnregisterSnapshot(snapshot);
     }
     rows
+}
+
+/// Turns the table row in `slot` into an index entry as heap's builds do: the index's
+/// predicate and expressions evaluated per row, in an executor state of its own.
+struct EntryMaker {
+    index_info: *mut pg_sys::IndexInfo,
+    estate: *mut pg_sys::EState,
+    econtext: *mut pg_sys::ExprContext,
+    predicate: *mut pg_sys::ExprState,
+    /// The slot rows are read into.
+    slot: *mut pg_sys::TupleTableSlot,
+    /// The entry's key, after `form`.
+    values: [pg_sys::Datum; pg_sys::INDEX_MAX_KEYS as usize],
+    isnull: [bool; pg_sys::INDEX_MAX_KEYS as usize],
+}
+
+impl EntryMaker {
+    unsafe fn new(table_rel: pg_sys::Relation, index_info: *mut pg_sys::IndexInfo) -> EntryMaker {
+        let estate = pg_sys::CreateExecutorState();
+        let econtext = pg_sys::MakePerTupleExprContext(estate);
+        let slot = pg_sys::table_slot_create(table_rel, std::ptr::null_mut());
+        (*econtext).ecxt_scantuple = slot;
+        EntryMaker {
+            index_info,
+            estate,
+            econtext,
+            predicate: pg_sys::ExecPrepareQual((*index_info).ii_Predicate, estate),
+            slot,
+            values: [pg_sys::Datum::from(0usize); pg_sys::INDEX_MAX_KEYS as usize],
+            isnull: [false; pg_sys::INDEX_MAX_KEYS as usize],
+        }
+    }
+
+    /// Whether the row in the slot belongs in the index (its predicate holds); if so,
+    /// its key is in `values` and `isnull`.
+    unsafe fn form(&mut self) -> bool {
+        pg_sys::MemoryContextReset((*self.econtext).ecxt_per_tuple_memory);
+        if !self.predicate.is_null() && !pg_sys::ExecQual(self.predicate, self.econtext) {
+            return false;
+        }
+        let (values, isnull) = (self.values.as_mut_ptr(), self.isnull.as_mut_ptr());
+        pg_sys::FormIndexDatum(self.index_info, self.slot, self.estate, values, isnull);
+        true
+    }
+
+    unsafe fn finish(self) {
+        pg_sys::ExecDropSingleTupleTableSlot(self.slot);
+        pg_sys::FreeExecutorState(self.estate);
+        // The expression states lived in the executor state just freed.
+        (*self.index_info).ii_ExpressionsState = std::ptr::null_mut();
+        (*self.index_info).ii_PredicateState = std::ptr::null_mut();
+    }
 }
 
 /// The delete marks of the table sorted for this build. A build that checks uniqueness
@@ -157,13 +198,8 @@ pub unsafe fn validate(
     let mut group = (0u64, 0u64);
     let mut in_group: Vec<u64> = Vec::new();
 
-    let estate = pg_sys::CreateExecutorState();
-    let econtext = pg_sys::MakePerTupleExprContext(estate);
-    let slot = pg_sys::table_slot_create(table_rel, std::ptr::null_mut());
-    (*econtext).ecxt_scantuple = slot;
-    let predicate = pg_sys::ExecPrepareQual((*index_info).ii_Predicate, estate);
-    let mut values = [pg_sys::Datum::from(0usize); pg_sys::INDEX_MAX_KEYS as usize];
-    let mut isnull = [false; pg_sys::INDEX_MAX_KEYS as usize];
+    let mut entries = EntryMaker::new(table_rel, index_info);
+    let slot = entries.slot;
     let check = if (*index_info).ii_Unique {
         pg_sys::IndexUniqueCheck::UNIQUE_CHECK_YES
     } else {
@@ -183,15 +219,13 @@ pub unsafe fn validate(
         if in_group.binary_search(&row).is_ok() {
             continue;
         }
-        pg_sys::MemoryContextReset((*econtext).ecxt_per_tuple_memory);
-        if !predicate.is_null() && !pg_sys::ExecQual(predicate, econtext) {
+        if !entries.form() {
             continue;
         }
-        pg_sys::FormIndexDatum(index_info, slot, estate, values.as_mut_ptr(), isnull.as_mut_ptr());
         pg_sys::index_insert(
             index_rel,
-            values.as_mut_ptr(),
-            isnull.as_mut_ptr(),
+            entries.values.as_mut_ptr(),
+            entries.isnull.as_mut_ptr(),
             &mut (*slot).tts_tid,
             table_rel,
             check,
@@ -200,10 +234,7 @@ pub unsafe fn validate(
         );
         (*state).tups_inserted += 1.0;
     }
-    pg_sys::ExecDropSingleTupleTableSlot(slot);
-    pg_sys::FreeExecutorState(estate);
-    (*index_info).ii_ExpressionsState = std::ptr::null_mut();
-    (*index_info).ii_PredicateState = std::ptr::null_mut();
+    entries.finish();
     reader.release();
 }
 
