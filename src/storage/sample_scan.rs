@@ -11,8 +11,8 @@
 use super::catalog::{self, RowGroupMeta};
 use super::fetch::Fetcher;
 use super::format::layout::ROWS_PER_TID_BLOCK;
+use super::pages;
 use super::tid::row_tid;
-use super::{pages, write_buffer};
 use pgrx::pg_sys;
 
 pub struct SampleScan {
@@ -25,10 +25,9 @@ pub struct SampleScan {
 }
 
 impl SampleScan {
+    /// A sample of the row groups `snapshot` sees; the caller writes this backend's
+    /// buffered rows out first (`write_buffer::flush_before_reading`).
     pub unsafe fn new(rel: pg_sys::Relation, snapshot: pg_sys::Snapshot) -> SampleScan {
-        if !pg_sys::IsInParallelMode() {
-            write_buffer::flush_for_read(rel);
-        }
         let storage_id = pages::storage_id(rel);
         let listed: Vec<RowGroupMeta> = catalog::load_row_groups(storage_id, snapshot, false);
         let mut groups = Vec::with_capacity(listed.len());

@@ -117,6 +117,7 @@ pub unsafe fn begin(
         return desc as pg_sys::TableScanDesc;
     }
     if flags & pg_sys::ScanOptions::SO_TYPE_SAMPLESCAN != 0 {
+        write_buffer::flush_before_reading(rel);
         let sample = SampleScan::new(rel, snapshot);
         (*desc).sample = PgMemoryContexts::CurrentMemoryContext.leak_and_drop_on_delete(sample);
         return desc as pg_sys::TableScanDesc;
