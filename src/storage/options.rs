@@ -74,19 +74,22 @@ pub unsafe extern "C-unwind" fn table_option_resolve(fcinfo: pg_sys::FunctionCal
 /// The attribute numbers of the live columns of `relid` named in `spec` ("a, b").
 unsafe fn resolve_names(relid: pg_sys::Oid, spec: &str) -> Vec<i16> {
     let rel = pg_sys::relation_open(relid, pg_sys::AccessShareLock as i32);
-    let desc = (*rel).rd_att;
-    let attnums = spec
-        .split(',')
-        .map(str::trim)
-        .filter_map(|name| {
-            (0..(*desc).natts as usize)
-                .map(|i| super::datum::attr(desc, i))
-                .find(|a| !a.attisdropped && CStr::from_ptr(a.attname.data.as_ptr()).to_str() == Ok(name))
-                .map(|a| a.attnum)
-        })
-        .collect();
+    let attnums = column_names(spec).filter_map(|name| live_column(rel, name).map(|a| a.attnum)).collect();
     pg_sys::relation_close(rel, pg_sys::NoLock as i32);
     attnums
+}
+
+/// The column names of a `sort_by` value ("a, b").
+fn column_names(spec: &str) -> impl Iterator<Item = &str> {
+    spec.split(',').map(str::trim)
+}
+
+/// The column of `rel` named `name`, unless there is none (or it was dropped).
+unsafe fn live_column<'a>(rel: pg_sys::Relation, name: &str) -> Option<&'a pg_sys::FormData_pg_attribute> {
+    let desc = (*rel).rd_att;
+    (0..(*desc).natts as usize)
+        .map(|i| super::datum::attr(desc, i))
+        .find(|a| !a.attisdropped && CStr::from_ptr(a.attname.data.as_ptr()).to_str() == Ok(name))
 }
 
 pub const SORT_BY: &str = "sort_by";
@@ -101,13 +104,9 @@ pub struct SortKey {
 impl SortKey {
     /// Resolves `spec` ("col1, col2") against `rel`'s columns; errors name the problem.
     unsafe fn parse(rel: pg_sys::Relation, spec: &str) -> SortKey {
-        let desc = (*rel).rd_att;
         let mut attnums = Vec::new();
-        for name in spec.split(',').map(str::trim) {
-            let attnum = (0..(*desc).natts as usize)
-                .map(|i| super::datum::attr(desc, i))
-                .find(|a| !a.attisdropped && CStr::from_ptr(a.attname.data.as_ptr()).to_str() == Ok(name));
-            let Some(att) = attnum else {
+        for name in column_names(spec) {
+            let Some(att) = live_column(rel, name) else {
                 ereport!(
                     ERROR,
                     PgSqlErrorCode::ERRCODE_UNDEFINED_COLUMN,
