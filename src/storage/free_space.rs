@@ -46,15 +46,16 @@ fn take_from_claims(claims: &mut Vec<Claim>, storage_id: u64, length: u64) -> Op
     Some(offset)
 }
 
-/// (offset, length) ranges sorted and with touching neighbours joined.
+/// (start, length) ranges (of bytes or of rows) sorted, empty ones dropped, and those
+/// that overlap or touch joined: disjoint ranges covering the same.
 pub fn coalesce(mut ranges: Vec<(u64, u64)>) -> Vec<(u64, u64)> {
     ranges.retain(|r| r.1 > 0);
     ranges.sort_unstable();
     let mut out: Vec<(u64, u64)> = Vec::with_capacity(ranges.len());
-    for (offset, length) in ranges {
+    for (start, len) in ranges {
         match out.last_mut() {
-            Some(last) if last.0 + last.1 == offset => last.1 += length,
-            _ => out.push((offset, length)),
+            Some(last) if start <= last.0 + last.1 => last.1 = last.1.max(start + len - last.0),
+            _ => out.push((start, len)),
         }
     }
     out

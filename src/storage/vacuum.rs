@@ -41,18 +41,6 @@ impl DeadRows {
     }
 }
 
-/// Sorted (start, length) ranges made disjoint (a reservation overlaps its row groups).
-fn merge_ranges(sorted: Vec<(u64, u64)>) -> Vec<(u64, u64)> {
-    let mut out: Vec<(u64, u64)> = Vec::with_capacity(sorted.len());
-    for (start, len) in sorted {
-        match out.last_mut() {
-            Some(last) if start <= last.0 + last.1 => last.1 = last.1.max(start + len - last.0),
-            _ => out.push((start, len)),
-        }
-    }
-    out
-}
-
 unsafe extern "C-unwind" fn index_entry_is_dead(
     tid: pg_sys::ItemPointer,
     state: *mut std::ffi::c_void,
@@ -180,7 +168,8 @@ unsafe fn rows_that_may_live(
         return (0, Vec::new());
     }
     let limit = pages::read_metapage(rel).next_row;
-    let kept = merge_ranges(catalog::live_or_pending_ranges(storage_id, oldest_xmin));
+    // A reservation overlaps its row groups.
+    let kept = free_space::coalesce(catalog::live_or_pending_ranges(storage_id, oldest_xmin));
     pg_sys::UnlockRelation(rel, pg_sys::ExclusiveLock as i32);
     (limit, kept)
 }
@@ -368,12 +357,15 @@ mod tests {
 
     #[test]
     fn ranges_merge_and_dead_rows_follow_masks_and_gaps() {
-        assert_eq!(merge_ranges(vec![(0, 10), (0, 5), (5, 10), (20, 5), (24, 2)]), vec![(0, 15), (20, 6)]);
+        assert_eq!(
+            free_space::coalesce(vec![(0, 10), (0, 5), (5, 10), (20, 5), (24, 2)]),
+            vec![(0, 15), (20, 6)]
+        );
         let mut mask = DeleteMask::new(10);
         mask.set(3);
         let dead = DeadRows {
             groups: vec![(0, 10, Some(Rc::new(mask))), (10, 10, None)],
-            kept: merge_ranges(vec![(0, 10), (10, 10), (30, 10)]),
+            kept: free_space::coalesce(vec![(0, 10), (10, 10), (30, 10)]),
             limit: 45,
         };
         assert!(dead.contains(3) && !dead.contains(4));
