@@ -74,6 +74,43 @@ DELETE FROM pgcolumnar.row_reservation;
 INSERT INTO pgcolumnar.table_option VALUES (0, 'v', '{2}');
 SELECT nextval('pgcolumnar.storage_id_seq');
 
+-- Also free_extent: the role cannot touch it either.
+DELETE FROM pgcolumnar.free_extent;
+
+-- The owner, no superuser, uses what issue 10 added: an UNLOGGED table, CREATE INDEX
+-- and REINDEX CONCURRENTLY, TABLESAMPLE, a scroll cursor read backward, VACUUM freeing
+-- space that a reload reuses; also on a columnar partition of a partitioned table.
+CREATE UNLOGGED TABLE roles_u (id int, v text) USING columnar;
+INSERT INTO roles_u SELECT g, md5(g::text) FROM generate_series(1, 204800) g;
+SELECT pg_relation_size('roles_u') AS u_size \gset
+DELETE FROM roles_u WHERE id <= 102400;
+VACUUM roles_u;
+INSERT INTO roles_u SELECT g, md5(g::text) FROM generate_series(1, 102400) g;
+SELECT pg_relation_size('roles_u') = :u_size AS space_reused, count(*) FROM roles_u;
+CREATE INDEX CONCURRENTLY roles_u_id ON roles_u (id);
+REINDEX INDEX CONCURRENTLY roles_u_id;
+SELECT count(*) FROM roles_u TABLESAMPLE BERNOULLI (100) REPEATABLE (1);
+BEGIN;
+DECLARE roles_c SCROLL CURSOR FOR SELECT id FROM roles_u WHERE id > 204790;
+FETCH LAST FROM roles_c;
+FETCH BACKWARD 2 FROM roles_c;
+COMMIT;
+CREATE TABLE roles_p (id int, v text) PARTITION BY RANGE (id);
+CREATE TABLE roles_p1 PARTITION OF roles_p FOR VALUES FROM (0) TO (1000) USING columnar;
+CREATE TABLE roles_p2 PARTITION OF roles_p FOR VALUES FROM (1000) TO (2000);
+INSERT INTO roles_p SELECT g, 'p' || g FROM generate_series(0, 1999) g;
+CREATE INDEX CONCURRENTLY roles_p1_id ON roles_p1 (id);
+SELECT count(*) FROM roles_p TABLESAMPLE SYSTEM (100);
+BEGIN;
+DECLARE roles_pc SCROLL CURSOR FOR SELECT id FROM roles_p WHERE id BETWEEN 995 AND 1004;
+FETCH LAST FROM roles_pc;
+FETCH BACKWARD 3 FROM roles_pc;
+FETCH PRIOR FROM roles_pc;
+-- Back from the heap partition into the columnar one.
+FETCH BACKWARD 3 FROM roles_pc;
+COMMIT;
+DROP TABLE roles_u, roles_p;
+
 -- The owner truncates (a new storage id) and drops its table.
 TRUNCATE roles_t;
 INSERT INTO roles_t VALUES (1, 'after truncate');
