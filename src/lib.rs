@@ -41,7 +41,7 @@ pub extern "C-unwind" fn _PG_init() {
         storage::write_buffer::register_callbacks();
         storage::mark_batch::register_callbacks();
         storage::invalidation::register();
-        exec::customscan::Methods::<exec::columnar_scan::ColumnarScan>::register();
+        exec::customscan::Methods::<exec::columnar_scan::ColumnarScan>::register_parallel();
         planner::hooks::install();
         storage::utility::install();
         storage::drop_hook::install();

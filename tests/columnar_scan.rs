@@ -57,6 +57,24 @@ fn explain_shows_the_columns_read() {
         db.explain("COSTS OFF", "SELECT c1, c2 FROM wide WHERE c3 > 1.5"),
         @r"
     Custom Scan (ColumnarScan) on wide
+      Columns Read: 3 of 12: c1, c2, c3
+      Pushed Filter: (c3 > '1.5'::double precision)
+    "
+    );
+    insta::assert_snapshot!(
+        db.explain("COSTS OFF", "SELECT c1 FROM wide WHERE c3 > 1.5 AND c1 + c2 > 1"),
+        @r"
+    Custom Scan (ColumnarScan) on wide
+      Filter: ((c1 + c2) > '1'::double precision)
+      Columns Read: 3 of 12: c1, c2, c3
+      Pushed Filter: (c3 > '1.5'::double precision)
+    "
+    );
+    db.query("ALTER TABLE wide SET (quals_push_down = off)");
+    insta::assert_snapshot!(
+        db.explain("COSTS OFF", "SELECT c1, c2 FROM wide WHERE c3 > 1.5"),
+        @r"
+    Custom Scan (ColumnarScan) on wide
       Filter: (c3 > '1.5'::double precision)
       Columns Read: 3 of 12: c1, c2, c3
       Zone Map Filter: (c3 > '1.5'::double precision)

@@ -1,16 +1,22 @@
-//! The `ColumnarScan` custom scan node: reads only the columns a query uses.
-//! The planner (`planner::scan_path`) decides which; this node reads them and shows
-//! them in EXPLAIN.
+//! The `ColumnarScan` custom scan node: reads only the columns a query uses, and
+//! evaluates the quals pushed into it on decoded vectors, once (the executor does not
+//! check them again). The planner (`planner::scan_path`) decides which columns and
+//! quals; this node reads them and shows them in EXPLAIN.
 
-use super::customscan::{CustomScanNode, PlanPrivate};
+use super::customscan::{CustomScanNode, ParallelScanNode, PlanPrivate};
+use super::filter::plan::{FilterPlan, OperandValue};
+use super::filter::{kernels, zone, Filter};
 use crate::pg_list;
-use crate::storage::datum::attr;
-use crate::storage::format::zonemap::ZonePredicate;
+use crate::storage::datum::{self, attr};
+use crate::storage::format::encoding::DecodedVector;
+use crate::storage::format::zonemap::{Verdict, ZonePredicate, ZoneStats};
 use crate::storage::reader::{GroupClaim, Reader};
+use crate::storage::vector_filter::VectorFilter;
 use crate::storage::write_buffer;
 use pgrx::pg_sys;
 use pgrx::{FromDatum, IntoDatum};
 use std::ffi::{CStr, CString};
+use std::sync::atomic::{AtomicU64, Ordering};
 
 pub const NAME: &CStr = c"ColumnarScan";
 
@@ -21,33 +27,81 @@ pub struct ScanPlan {
     /// (attribute index, predicate) pairs zone maps check: row groups and vectors they
     /// refute are skipped. Their quals are the plan's `custom_exprs`, for EXPLAIN.
     pub zone_predicates: Vec<(usize, ZonePredicate)>,
+    /// The quals the scan evaluates, in its own form; None if it evaluates none.
+    pub filter: Option<FilterPlan>,
+    /// How many of the plan's `custom_exprs` are, in this order: the zone-map quals
+    /// (EXPLAIN), the pushed quals (EXPLAIN, EvalPlanQual rechecks), the operands the
+    /// filter names (evaluated when the scan starts).
+    pub zone_quals: usize,
+    pub pushed_quals: usize,
 }
 
-/// Kept as (attnums, predicate attribute indexes, predicates as bytea constants): lists
-/// that copyObject and the plan's text form (parallel workers) carry.
+fn bytea_const(bytes: &[u8]) -> *mut pg_sys::Node {
+    let d = bytes.into_datum().expect("a bytea datum");
+    unsafe {
+        pg_sys::makeConst(pg_sys::BYTEAOID, -1, pg_sys::InvalidOid, -1, d, false, false) as *mut pg_sys::Node
+    }
+}
+
+unsafe fn const_bytes<'a>(c: *mut pg_sys::Const) -> &'a [u8] {
+    <&[u8]>::from_datum((*c).constvalue, (*c).constisnull).unwrap_or_default()
+}
+
+/// Kept as lists of integers and bytea constants, which copyObject and the plan's text
+/// form (parallel workers) carry: (attnums, predicate attribute indexes, predicates,
+/// [filter] or [], [zone quals, pushed quals]).
 impl PlanPrivate for ScanPlan {
     unsafe fn to_list(&self) -> *mut pg_sys::List {
         let atts = pg_list::from_ints(self.zone_predicates.iter().map(|(a, _)| *a as i32));
-        let predicates = pg_list::from_ptrs(self.zone_predicates.iter().map(|(_, p)| {
-            let bytes = p.to_bytes().as_slice().into_datum().expect("a bytea datum");
-            pg_sys::makeConst(pg_sys::BYTEAOID, -1, pg_sys::InvalidOid, -1, bytes, false, false)
-        }));
-        pg_list::from_ptrs([self.attnums.to_list(), atts, predicates])
+        let predicates =
+            pg_list::from_ptrs(self.zone_predicates.iter().map(|(_, p)| bytea_const(&p.to_bytes())));
+        let filter = pg_list::from_ptrs(self.filter.iter().map(|f| bytea_const(&f.to_bytes())));
+        let counts = pg_list::from_ints([self.zone_quals as i32, self.pushed_quals as i32]);
+        pg_list::from_ptrs([self.attnums.to_list(), atts, predicates, filter, counts])
     }
 
     unsafe fn from_list(list: *mut pg_sys::List) -> Self {
+        let malformed = || -> ! { pgrx::error!("malformed ColumnarScan plan") };
         let parts: Vec<*mut pg_sys::List> = pg_list::ptrs(list).collect();
-        let [attnums, atts, predicates] = parts[..] else { pgrx::error!("malformed ColumnarScan plan") };
+        let [attnums, atts, predicates, filter, counts] = parts[..] else { malformed() };
         let zone_predicates = pg_list::ints(atts)
             .zip(pg_list::ptrs::<pg_sys::Const>(predicates))
             .map(|(att, c)| {
-                let bytes = <&[u8]>::from_datum((*c).constvalue, (*c).constisnull).unwrap_or_default();
-                let p = ZonePredicate::from_bytes(bytes)
-                    .unwrap_or_else(|| pgrx::error!("malformed ColumnarScan plan"));
-                (att as usize, p)
+                (att as usize, ZonePredicate::from_bytes(const_bytes(c)).unwrap_or_else(|| malformed()))
             })
             .collect();
-        ScanPlan { attnums: Vec::<i32>::from_list(attnums), zone_predicates }
+        let filter = pg_list::ptrs::<pg_sys::Const>(filter)
+            .next()
+            .map(|c| FilterPlan::from_bytes(const_bytes(c)).unwrap_or_else(|| malformed()));
+        let counts: Vec<i32> = pg_list::ints(counts).collect();
+        let [zone_quals, pushed_quals] = counts[..] else { malformed() };
+        ScanPlan {
+            attnums: Vec::<i32>::from_list(attnums),
+            zone_predicates,
+            filter,
+            zone_quals: zone_quals as usize,
+            pushed_quals: pushed_quals as usize,
+        }
+    }
+}
+
+/// A resolved filter, as the reader asks for it.
+struct PushedFilter {
+    filter: Filter,
+    attributes: Vec<usize>,
+}
+
+impl VectorFilter for PushedFilter {
+    fn attributes(&self) -> &[usize] {
+        &self.attributes
+    }
+
+    fn verdict(&self, stats: &dyn Fn(usize) -> Option<ZoneStats>) -> Verdict {
+        zone::verdict(&self.filter, stats)
+    }
+
+    fn select<'a>(&self, column: &dyn Fn(usize) -> &'a DecodedVector, selection: &mut Vec<u32>) {
+        kernels::select(&self.filter, column, selection)
     }
 }
 
@@ -60,6 +114,16 @@ pub struct ColumnarScan {
     attnums: Vec<i32>,
     /// The quals zone maps check, for EXPLAIN.
     zone_quals: Vec<*mut pg_sys::Node>,
+    /// The pushed filter, the quals it came from, and its operands.
+    filter: Option<FilterPlan>,
+    pushed_quals: Vec<*mut pg_sys::Node>,
+    operands: Vec<*mut pg_sys::Node>,
+    /// Executor state of the operands and of the pushed quals (EvalPlanQual rechecks).
+    operand_states: Vec<*mut pg_sys::ExprState>,
+    recheck_state: *mut pg_sys::ExprState,
+    /// The operands are evaluated at the first row asked for after `begin` or a rescan:
+    /// parameters of an enclosing plan (a correlated subquery's) are set only by then.
+    filter_resolved: bool,
 }
 
 impl CustomScanNode for ColumnarScan {
@@ -67,11 +131,20 @@ impl CustomScanNode for ColumnarScan {
     type Private = ScanPlan;
 
     unsafe fn create(plan: ScanPlan, cscan: *mut pg_sys::CustomScan) -> Self {
+        let mut exprs: Vec<*mut pg_sys::Node> = pg_list::ptrs((*cscan).custom_exprs).collect();
+        let operands = exprs.split_off(plan.zone_quals + plan.pushed_quals);
+        let pushed_quals = exprs.split_off(plan.zone_quals);
         ColumnarScan {
             zone_predicates: plan.zone_predicates,
             reader: None,
             attnums: plan.attnums,
-            zone_quals: pg_list::ptrs((*cscan).custom_exprs).collect(),
+            zone_quals: exprs,
+            filter: plan.filter,
+            pushed_quals,
+            operands,
+            operand_states: Vec::new(),
+            recheck_state: std::ptr::null_mut(),
+            filter_resolved: false,
         }
     }
 
@@ -92,10 +165,36 @@ impl CustomScanNode for ColumnarScan {
             Reader::new(rel, (*estate).es_snapshot, Some(wanted), GroupClaim::Serial { next: 0 });
         reader.set_predicates(std::mem::take(&mut self.zone_predicates));
         self.reader = Some(reader);
+        let parent = &raw mut (*node).ss.ps;
+        self.operand_states =
+            self.operands.iter().map(|&e| pg_sys::ExecInitExpr(e as *mut pg_sys::Expr, parent)).collect();
+        if !self.pushed_quals.is_empty() {
+            let quals = pg_list::from_ptrs(self.pushed_quals.iter().copied());
+            self.recheck_state = pg_sys::ExecInitQual(quals, parent);
+        }
+    }
+
+    unsafe fn recheck(
+        &mut self,
+        node: *mut pg_sys::CustomScanState,
+        slot: *mut pg_sys::TupleTableSlot,
+    ) -> bool {
+        // EvalPlanQual hands over a row version the scan did not filter: the pushed
+        // quals, no longer in the plan's qual, are checked here.
+        if self.recheck_state.is_null() {
+            return true;
+        }
+        let econtext = (*node).ss.ps.ps_ExprContext;
+        (*econtext).ecxt_scantuple = slot;
+        pg_sys::ExecQual(self.recheck_state, econtext)
     }
 
     unsafe fn next(&mut self, node: *mut pg_sys::CustomScanState) -> *mut pg_sys::TupleTableSlot {
         let slot = (*node).ss.ss_ScanTupleSlot;
+        if !self.filter_resolved {
+            self.resolve_filter(node);
+            self.filter_resolved = true;
+        }
         let reader = self.reader.as_mut().expect("scan begun");
         let backward = (*(*node).ss.ps.state).es_direction == pg_sys::ScanDirection::BackwardScanDirection;
         if !(if backward { reader.prev(slot) } else { reader.next(slot) }) {
@@ -114,6 +213,8 @@ impl CustomScanNode for ColumnarScan {
         if let Some(reader) = self.reader.as_mut() {
             reader.restart();
         }
+        // Parameters may have changed (the inner side of a nested loop).
+        self.filter_resolved = false;
     }
 
     unsafe fn explain(
@@ -124,6 +225,51 @@ impl CustomScanNode for ColumnarScan {
     ) {
         explain(self, node, ancestors, es)
     }
+}
+
+impl ColumnarScan {
+    /// Evaluates the filter's operands and hands the reader the resolved filter.
+    unsafe fn resolve_filter(&mut self, node: *mut pg_sys::CustomScanState) {
+        let Some(plan) = &self.filter else { return };
+        let econtext = (*node).ss.ps.ps_ExprContext;
+        let values: Vec<OperandValue> = self
+            .operands
+            .iter()
+            .zip(&self.operand_states)
+            .map(|(&expr, &state)| {
+                let mut isnull = false;
+                let d = pg_sys::ExecEvalExprSwitchContext(state, econtext, &mut isnull);
+                operand_value(pg_sys::exprType(expr), d, isnull)
+            })
+            .collect();
+        pg_sys::MemoryContextReset((*econtext).ecxt_per_tuple_memory);
+        let filter = plan.resolve(&values);
+        let attributes = filter.attributes();
+        if let Some(reader) = self.reader.as_mut() {
+            reader.set_filter(Some(Box::new(PushedFilter { filter, attributes })));
+        }
+    }
+}
+
+/// An operand's value in the physical form of the column it is compared with (the
+/// planner only pushes operands whose type converts exactly).
+unsafe fn operand_value(typid: pg_sys::Oid, d: pg_sys::Datum, isnull: bool) -> OperandValue {
+    if isnull {
+        return OperandValue::Null;
+    }
+    let element = pg_sys::get_element_type(typid);
+    if element == pg_sys::InvalidOid {
+        return datum::physical_value(datum::type_kind(typid), d, false)
+            .map_or(OperandValue::Null, OperandValue::Value);
+    }
+    let array = pg_sys::pg_detoast_datum(d.cast_mut_ptr()) as *mut pg_sys::ArrayType;
+    let (mut len, mut byval, mut align) = (0i16, false, 0 as std::ffi::c_char);
+    pg_sys::get_typlenbyvalalign(element, &mut len, &mut byval, &mut align);
+    let (mut elems, mut nulls, mut n) = (std::ptr::null_mut(), std::ptr::null_mut(), 0);
+    pg_sys::deconstruct_array(array, element, len as i32, byval, align, &mut elems, &mut nulls, &mut n);
+    let kind = datum::type_kind(element);
+    let items = (0..n as usize).map(|i| datum::physical_value(kind, *elems.add(i), *nulls.add(i))).collect();
+    OperandValue::Array(items)
 }
 
 unsafe fn explain(
@@ -147,27 +293,73 @@ unsafe fn explain(
     };
     let text = CString::new(read).unwrap();
     pg_sys::ExplainPropertyText(c"Columns Read".as_ptr(), text.as_ptr(), es);
-    if !inner.zone_quals.is_empty() {
-        let list = pg_list::from_ptrs(inner.zone_quals.iter().copied());
+    let deparse = |quals: &[*mut pg_sys::Node], label: &CStr| {
+        if quals.is_empty() {
+            return;
+        }
+        let list = pg_list::from_ptrs(quals.iter().copied());
         let context = pg_sys::set_deparse_context_plan((*es).deparse_cxt, (*node).ss.ps.plan, ancestors);
         let expr = pg_sys::make_ands_explicit(list) as *mut pg_sys::Node;
-        let text = pg_sys::deparse_expression(expr, context, false, false);
-        pg_sys::ExplainPropertyText(c"Zone Map Filter".as_ptr(), text, es);
-    }
+        let text = pg_sys::deparse_expression(expr, context, (*es).verbose, false);
+        pg_sys::ExplainPropertyText(label.as_ptr(), text, es);
+    };
+    deparse(&inner.pushed_quals, c"Pushed Filter");
+    deparse(&inner.zone_quals, c"Zone Map Filter");
     if let (true, Some(reader)) = ((*es).analyze, inner.reader.as_ref()) {
+        let c = reader.counters();
         let none = std::ptr::null();
-        pg_sys::ExplainPropertyInteger(c"Row Groups Read".as_ptr(), none, reader.groups_read() as i64, es);
-        pg_sys::ExplainPropertyInteger(
-            c"Row Groups Skipped".as_ptr(),
-            none,
-            reader.groups_skipped() as i64,
-            es,
-        );
-        pg_sys::ExplainPropertyInteger(
-            c"Vectors Skipped".as_ptr(),
-            none,
-            reader.vectors_skipped() as i64,
-            es,
-        );
+        let int = |label: &CStr, v: u64| pg_sys::ExplainPropertyInteger(label.as_ptr(), none, v as i64, es);
+        if !inner.pushed_quals.is_empty() {
+            int(c"Rows Removed by Pushed Filter", c.rows_filtered);
+        }
+        int(c"Row Groups Read", c.groups_read);
+        int(c"Row Groups Skipped", c.groups_skipped);
+        int(c"Vectors Read", c.vectors_read);
+        int(c"Vectors Skipped", c.vectors_skipped);
+        if !inner.pushed_quals.is_empty() {
+            int(c"Vectors Passed Whole", c.vectors_passed);
+        }
+        pg_sys::ExplainPropertyInteger(c"Bytes Read".as_ptr(), c"bytes".as_ptr(), c.bytes_read as i64, es);
+    }
+}
+
+/// Parallel workers (and the leader) take row groups from a counter in shared memory.
+impl ParallelScanNode for ColumnarScan {
+    unsafe fn estimate_dsm(
+        &mut self,
+        _node: *mut pg_sys::CustomScanState,
+        _pcxt: *mut pg_sys::ParallelContext,
+    ) -> pg_sys::Size {
+        std::mem::size_of::<AtomicU64>()
+    }
+
+    unsafe fn initialize_dsm(
+        &mut self,
+        node: *mut pg_sys::CustomScanState,
+        pcxt: *mut pg_sys::ParallelContext,
+        coordinate: *mut std::ffi::c_void,
+    ) {
+        (coordinate as *mut AtomicU64).write(AtomicU64::new(0));
+        self.initialize_worker(node, (*pcxt).toc, coordinate);
+    }
+
+    unsafe fn reinitialize_dsm(
+        &mut self,
+        _node: *mut pg_sys::CustomScanState,
+        _pcxt: *mut pg_sys::ParallelContext,
+        coordinate: *mut std::ffi::c_void,
+    ) {
+        (*(coordinate as *const AtomicU64)).store(0, Ordering::Relaxed);
+    }
+
+    unsafe fn initialize_worker(
+        &mut self,
+        _node: *mut pg_sys::CustomScanState,
+        _toc: *mut pg_sys::shm_toc,
+        coordinate: *mut std::ffi::c_void,
+    ) {
+        if let Some(reader) = self.reader.as_mut() {
+            reader.set_claim(GroupClaim::Shared(coordinate as *const AtomicU64));
+        }
     }
 }

@@ -4,6 +4,7 @@
 
 pub mod columnar_scan;
 pub mod customscan;
+pub mod filter;
 
 /// A PostgreSQL method table (custom path methods) kept in a `static`.
 /// They hold C-string pointers, so Rust does not consider them `Sync`; PostgreSQL only

@@ -5,6 +5,13 @@
 /// vectorized decoding of a few bytes per value is cheaper than one operator call.
 pub const DECODE_PER_VALUE: f64 = 0.25;
 
+/// Relative CPU cost of one pushed test on one value, in units of `cpu_operator_cost`:
+/// a kernel's compare in a tight loop, against an operator call through fmgr per row.
+pub const FILTER_PER_VALUE: f64 = 0.1;
+
+/// Rows per vector (the format's), for the share of vectors a filter leaves rows in.
+pub const VECTOR_ROWS: f64 = 2048.0;
+
 #[derive(Debug, Clone, Copy)]
 pub struct CostParams {
     pub seq_page_cost: f64,
@@ -22,8 +29,30 @@ pub struct ScanInput {
     /// Rows stored and columns decoded.
     pub rows: f64,
     pub columns_read: usize,
-    /// Per-row cost of the quals evaluated on the scan's output.
+    /// Per-row cost of the quals the executor evaluates on the scan's output.
     pub qual_per_row: f64,
+    /// The pushed filter: the columns it reads (of `columns_read`), its tests, and the
+    /// share of rows it keeps (1 and 0 tests when nothing is pushed).
+    pub filter_columns: usize,
+    pub filter_tests: usize,
+    pub filter_selectivity: f64,
+}
+
+/// A ColumnarScan's cost, by component (EXPLAIN VERBOSE shows them).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ScanCost {
+    pub io: f64,
+    pub decode: f64,
+    pub filter: f64,
+    pub output: f64,
+    /// Rows the scan returns (after the pushed filter).
+    pub rows_out: f64,
+}
+
+impl ScanCost {
+    pub fn total(&self) -> f64 {
+        self.io + self.decode + self.filter + self.output
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -54,12 +83,46 @@ pub fn index_fetch_decode_cost(rows: f64, columns: usize, vector_rows: usize, p:
     decode_cost(rows * vector_rows as f64, columns.max(1), p)
 }
 
-/// A scan that reads and decodes only `columns_read` columns.
-pub fn columnar_scan(input: &ScanInput, p: &CostParams) -> Cost {
+/// The share of vectors in which a filter keeping `selectivity` of the rows (spread
+/// evenly) leaves at least one: only those have their other columns decoded.
+pub fn vectors_with_survivors(selectivity: f64) -> f64 {
+    let s = selectivity.clamp(0.0, 1.0);
+    1.0 - (1.0 - s).powf(VECTOR_ROWS)
+}
+
+/// How many shares a parallel plan's CPU work is split into: PostgreSQL's divisor
+/// (`get_parallel_divisor`), where a leader also running the plan contributes less the
+/// more workers it has to serve.
+pub fn parallel_divisor(workers: i32, leader_participates: bool) -> f64 {
+    let mut divisor = workers as f64;
+    if leader_participates {
+        let leader = 1.0 - 0.3 * workers as f64;
+        if leader > 0.0 {
+            divisor += leader;
+        }
+    }
+    divisor
+}
+
+/// A scan that reads and decodes only `columns_read` columns, evaluates the pushed
+/// filter on the filter's columns, decodes the others only in vectors with rows left
+/// (late materialization), and returns the rows that pass.
+pub fn columnar_scan_components(input: &ScanInput, p: &CostParams) -> ScanCost {
     let io = pages_read(input) * p.seq_page_cost;
-    let decode = decode_cost(input.rows, input.columns_read, p);
-    let cpu = input.rows * (p.cpu_tuple_cost + input.qual_per_row);
-    Cost { startup: 0.0, total: io + decode + cpu }
+    let pushed = input.filter_tests > 0;
+    let selectivity = if pushed { input.filter_selectivity.clamp(0.0, 1.0) } else { 1.0 };
+    let other_columns = input.columns_read.saturating_sub(input.filter_columns);
+    let decoded_values =
+        input.filter_columns as f64 + other_columns as f64 * vectors_with_survivors(selectivity);
+    let decode = input.rows * decoded_values * DECODE_PER_VALUE * p.cpu_operator_cost;
+    let filter = input.rows * input.filter_tests as f64 * FILTER_PER_VALUE * p.cpu_operator_cost;
+    let rows_out = input.rows * selectivity;
+    let output = rows_out * (p.cpu_tuple_cost + input.qual_per_row);
+    ScanCost { io, decode, filter, output, rows_out }
+}
+
+pub fn columnar_scan(input: &ScanInput, p: &CostParams) -> Cost {
+    Cost { startup: 0.0, total: columnar_scan_components(input, p).total() }
 }
 
 #[cfg(test)]
@@ -76,7 +139,40 @@ mod tests {
             rows: 1.0e6,
             columns_read,
             qual_per_row: 0.0,
+            filter_columns: 0,
+            filter_tests: 0,
+            filter_selectivity: 1.0,
         }
+    }
+
+    #[test]
+    fn a_pushed_filter_costs_less_than_the_executor_qual() {
+        let mut executor = input(2.0e6, 2);
+        executor.qual_per_row = 2.0 * P.cpu_operator_cost;
+        let pushed =
+            ScanInput { filter_columns: 1, filter_tests: 2, filter_selectivity: 0.01, ..input(2.0e6, 2) };
+        let a = columnar_scan_components(&executor, &P);
+        let b = columnar_scan_components(&pushed, &P);
+        assert!(b.total() < a.total());
+        assert!((b.rows_out - 1.0e4).abs() < 1e-6);
+        // A filter that keeps everything costs about what the executor's qual would not.
+        let all = ScanInput { filter_selectivity: 1.0, ..pushed };
+        assert!(columnar_scan_components(&all, &P).total() < a.total());
+    }
+
+    #[test]
+    fn parallel_divisor_matches_postgres() {
+        assert!((parallel_divisor(2, true) - 2.4).abs() < 1e-9);
+        assert!((parallel_divisor(4, true) - 4.0).abs() < 1e-9);
+        assert_eq!(parallel_divisor(2, false), 2.0);
+    }
+
+    #[test]
+    fn late_materialization_needs_selective_filters() {
+        assert!(vectors_with_survivors(1.0) == 1.0);
+        assert!(vectors_with_survivors(0.01) > 0.99);
+        assert!(vectors_with_survivors(1.0e-6) < 0.01);
+        assert_eq!(vectors_with_survivors(0.0), 0.0);
     }
 
     #[test]

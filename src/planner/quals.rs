@@ -1,4 +1,8 @@
-//! Finds the scan quals that zone maps can check: `column op constant` with a btree
+//! Which scan quals a ColumnarScan evaluates itself (`pushdown`: translated into the
+//! scan's `FilterPlan`), and which of the others zone maps can still check
+//! (`zone_predicates`).
+//!
+//! Zone maps check `column op constant` with a btree
 //! comparison on a type whose order the stored integers or floats follow (integer
 //! columns also against constants of another integer type), or on text
 //! and bytea (byte order: equality under a deterministic collation, ranges under "C"),
@@ -6,6 +10,7 @@
 //! the ColumnarScan. The executor still evaluates every qual on the rows the scan
 //! returns; these only let the scan skip row groups and vectors that cannot match.
 
+use crate::exec::filter::plan::{FilterPlan, PlanTest};
 use crate::pg_list;
 use crate::storage::datum::BYTEWISE_TYPES;
 use crate::storage::format::zonemap::{Bound, CmpOp, ZonePredicate};
@@ -165,4 +170,325 @@ pub unsafe fn zone_predicates(
     pg_list::ptrs::<pg_sys::Node>(quals)
         .filter_map(|qual| predicate_of(qual, scanrelid).map(|(att, p)| (qual, att, p)))
         .collect()
+}
+
+/// What the scan evaluates itself.
+pub struct Pushdown {
+    /// The pushed quals (AND of them), in the scan's form.
+    pub filter: Option<FilterPlan>,
+    /// The quals pushed, and those left to the executor.
+    pub pushed: Vec<*mut pg_sys::RestrictInfo>,
+    pub kept: Vec<*mut pg_sys::RestrictInfo>,
+    /// The operand expressions the filter's tests name, by index.
+    pub operands: Vec<*mut pg_sys::Node>,
+}
+
+impl Pushdown {
+    /// Nothing pushed: every clause stays with the executor.
+    pub unsafe fn none(clauses: *mut pg_sys::List) -> Pushdown {
+        Pushdown {
+            filter: None,
+            pushed: Vec::new(),
+            kept: pg_list::ptrs(clauses).collect(),
+            operands: Vec::new(),
+        }
+    }
+}
+
+/// How a column's values are compared when pushed: as integers, floats, or bytes.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum ValueKind {
+    Int,
+    Float,
+    Bytes,
+}
+
+/// Types whose btree order the stored integers follow, beyond `INT_ORDERED`.
+const MORE_INT_ORDERED: [pg_sys::Oid; 2] = [pg_sys::BOOLOID, pg_sys::TIMEOID];
+const FLOATS: [pg_sys::Oid; 2] = [pg_sys::FLOAT4OID, pg_sys::FLOAT8OID];
+
+fn value_kind(base: pg_sys::Oid) -> Option<ValueKind> {
+    if INT_ORDERED.contains(&base) || MORE_INT_ORDERED.contains(&base) {
+        Some(ValueKind::Int)
+    } else if FLOATS.contains(&base) {
+        Some(ValueKind::Float)
+    } else if BYTEWISE_TYPES.contains(&base) {
+        Some(ValueKind::Bytes)
+    } else {
+        None
+    }
+}
+
+/// Whether values of `operand` type convert exactly into the stored form of a column of
+/// base type `column`: the same type, integers of any width, floats of either width
+/// (float48 operators compare the widened value), text and varchar.
+unsafe fn operand_fits(column: pg_sys::Oid, operand: pg_sys::Oid) -> bool {
+    let operand = pg_sys::getBaseType(operand);
+    let texts = [pg_sys::TEXTOID, pg_sys::VARCHAROID];
+    operand == column
+        || (INTEGERS.contains(&column) && INTEGERS.contains(&operand))
+        || (FLOATS.contains(&column) && FLOATS.contains(&operand))
+        || (texts.contains(&column) && texts.contains(&operand))
+}
+
+struct Translator {
+    root: *mut pg_sys::PlannerInfo,
+    scanrelid: u32,
+    operands: Vec<*mut pg_sys::Node>,
+}
+
+/// A comparison as pushed: a btree strategy, or `<>`.
+#[derive(Clone, Copy, PartialEq)]
+enum Rel {
+    Cmp(CmpOp),
+    Ne,
+}
+
+impl Rel {
+    fn negate(self) -> Rel {
+        match self {
+            Rel::Cmp(CmpOp::Lt) => Rel::Cmp(CmpOp::Ge),
+            Rel::Cmp(CmpOp::Le) => Rel::Cmp(CmpOp::Gt),
+            Rel::Cmp(CmpOp::Eq) => Rel::Ne,
+            Rel::Cmp(CmpOp::Ge) => Rel::Cmp(CmpOp::Lt),
+            Rel::Cmp(CmpOp::Gt) => Rel::Cmp(CmpOp::Le),
+            Rel::Ne => Rel::Cmp(CmpOp::Eq),
+        }
+    }
+}
+
+/// The column's btree family, for its base type.
+unsafe fn btree_family(base: pg_sys::Oid) -> Option<pg_sys::Oid> {
+    let opclass = pg_sys::GetDefaultOpClass(operator_type(base), pg_sys::BTREE_AM_OID);
+    (opclass != pg_sys::InvalidOid).then(|| pg_sys::get_opclass_family(opclass))
+}
+
+/// `opno` as a comparison of the column's btree family: a member, or the negator of
+/// its equality (`<>`).
+unsafe fn relation_of(opno: pg_sys::Oid, family: pg_sys::Oid) -> Option<Rel> {
+    let strategy = |op| pg_sys::get_op_opfamily_strategy(op, family);
+    match strategy(opno) {
+        1 => Some(Rel::Cmp(CmpOp::Lt)),
+        2 => Some(Rel::Cmp(CmpOp::Le)),
+        3 => Some(Rel::Cmp(CmpOp::Eq)),
+        4 => Some(Rel::Cmp(CmpOp::Ge)),
+        5 => Some(Rel::Cmp(CmpOp::Gt)),
+        _ => {
+            let negator = pg_sys::get_negator(opno);
+            (negator != pg_sys::InvalidOid && strategy(negator) == 3).then_some(Rel::Ne)
+        }
+    }
+}
+
+/// Whether byte order answers `rel` under `collation` (see `byte_order_applies`).
+unsafe fn bytes_answer(rel: Rel, collation: pg_sys::Oid) -> bool {
+    match rel {
+        Rel::Cmp(op) => byte_order_applies(op, collation),
+        Rel::Ne => byte_order_applies(CmpOp::Eq, collation),
+    }
+}
+
+impl Translator {
+    /// Whether `expr` can be evaluated once when the scan starts: no column of this
+    /// relation, nothing volatile, no subquery.
+    unsafe fn is_operand(&self, expr: *mut pg_sys::Node) -> bool {
+        !expr.is_null()
+            && !pg_sys::contain_volatile_functions(expr)
+            && !pg_sys::contain_subplans(expr)
+            && !pg_sys::bms_is_member(self.scanrelid as i32, pg_sys::pull_varnos(self.root, expr))
+    }
+
+    fn operand(&mut self, expr: *mut pg_sys::Node) -> usize {
+        self.operands.push(expr);
+        self.operands.len() - 1
+    }
+
+    /// The column of this relation that `node` is, with its base type and value kind.
+    unsafe fn column(&self, node: *mut pg_sys::Node) -> Option<(usize, pg_sys::Oid, ValueKind)> {
+        let var = as_var(node, self.scanrelid)?;
+        let base = pg_sys::getBaseType((*var).vartype);
+        Some(((*var).varattno as usize - 1, base, value_kind(base)?))
+    }
+
+    /// The filter for `node` (negated if `negate`), or None if any part cannot be pushed.
+    unsafe fn translate(&mut self, node: *mut pg_sys::Node, negate: bool) -> Option<FilterPlan> {
+        if node.is_null() {
+            return None;
+        }
+        match (*node).type_ {
+            pg_sys::NodeTag::T_BoolExpr => {
+                let b = node as *mut pg_sys::BoolExpr;
+                let args: Vec<*mut pg_sys::Node> = pg_list::ptrs((*b).args).collect();
+                match (*b).boolop {
+                    pg_sys::BoolExprType::NOT_EXPR => self.translate(args[0], !negate),
+                    op => {
+                        let children =
+                            args.iter().map(|&a| self.translate(a, negate)).collect::<Option<Vec<_>>>()?;
+                        // NOT (a AND b) = NOT a OR NOT b, in three-valued logic too.
+                        let and = (op == pg_sys::BoolExprType::AND_EXPR) != negate;
+                        Some(if and { FilterPlan::And(children) } else { FilterPlan::Or(children) })
+                    }
+                }
+            }
+            pg_sys::NodeTag::T_OpExpr => self.op_expr(node as *mut pg_sys::OpExpr, negate),
+            pg_sys::NodeTag::T_ScalarArrayOpExpr => {
+                self.array_op(node as *mut pg_sys::ScalarArrayOpExpr, negate)
+            }
+            pg_sys::NodeTag::T_NullTest => {
+                let t = node as *mut pg_sys::NullTest;
+                if (*t).argisrow {
+                    return None;
+                }
+                let (att, _, _) = self.column((*t).arg as *mut pg_sys::Node)?;
+                let is_null = ((*t).nulltesttype == pg_sys::NullTestType::IS_NULL) != negate;
+                Some(FilterPlan::Test {
+                    att,
+                    test: if is_null { PlanTest::IsNull } else { PlanTest::IsNotNull },
+                })
+            }
+            pg_sys::NodeTag::T_Var | pg_sys::NodeTag::T_RelabelType => {
+                // A boolean column: `WHERE flag` is `flag = true`, `NOT flag` is `flag = false`.
+                let (att, base, _) = self.column(node)?;
+                if base != pg_sys::BOOLOID {
+                    return None;
+                }
+                let k = self.operand(pg_sys::makeBoolConst(!negate, false));
+                Some(FilterPlan::Test { att, test: PlanTest::Compare(CmpOp::Eq, k) })
+            }
+            _ => None,
+        }
+    }
+
+    unsafe fn op_expr(&mut self, op: *mut pg_sys::OpExpr, negate: bool) -> Option<FilterPlan> {
+        let [left, right] = pg_list::ptrs::<pg_sys::Node>((*op).args).collect::<Vec<_>>()[..] else {
+            return None;
+        };
+        let (column, operand, commuted) = match self.column(left) {
+            Some(c) if self.is_operand(right) => (c, right, false),
+            _ => match self.column(right) {
+                Some(c) if self.is_operand(left) => (c, left, true),
+                _ => return None,
+            },
+        };
+        let (att, base, kind) = column;
+        let opfunc = pg_sys::get_opcode((*op).opno);
+        if opfunc == pg_sys::Oid::from(pg_sys::F_TEXTLIKE) || opfunc == pg_sys::Oid::from(pg_sys::F_BYTEALIKE)
+        {
+            if negate || commuted || kind != ValueKind::Bytes {
+                return None;
+            }
+            return self.like_prefix(att, operand, (*op).inputcollid);
+        }
+        let family = btree_family(base)?;
+        let mut rel = relation_of((*op).opno, family)?;
+        if !operand_fits(base, pg_sys::exprType(operand)) {
+            return None;
+        }
+        if kind == ValueKind::Bytes && !bytes_answer(rel, (*op).inputcollid) {
+            return None;
+        }
+        if commuted {
+            rel = match rel {
+                Rel::Cmp(c) => Rel::Cmp(c.commute()),
+                Rel::Ne => Rel::Ne,
+            };
+        }
+        if negate {
+            rel = rel.negate();
+        }
+        let k = self.operand(operand);
+        let test = match rel {
+            Rel::Cmp(c) => PlanTest::Compare(c, k),
+            Rel::Ne => PlanTest::NotEqual(k),
+        };
+        Some(FilterPlan::Test { att, test })
+    }
+
+    /// `column LIKE 'prefix%'`: a constant pattern whose only wildcards are trailing
+    /// `%`s, under a deterministic collation (LIKE then matches bytes).
+    unsafe fn like_prefix(
+        &mut self,
+        att: usize,
+        pattern: *mut pg_sys::Node,
+        collation: pg_sys::Oid,
+    ) -> Option<FilterPlan> {
+        if collation != pg_sys::InvalidOid && !pg_sys::get_collation_isdeterministic(collation) {
+            return None;
+        }
+        let c = as_const(pattern)?;
+        if (*c).constisnull {
+            return None;
+        }
+        let flat = pg_sys::pg_detoast_datum_packed((*c).constvalue.cast_mut_ptr::<pg_sys::varlena>());
+        let len = pgrx::varlena::varsize_any_exhdr(flat);
+        let bytes = std::slice::from_raw_parts(pgrx::varlena::vardata_any(flat) as *const u8, len);
+        let literal_end = bytes.iter().rposition(|&b| b != b'%').map_or(0, |i| i + 1);
+        let (prefix, wildcards) = bytes.split_at(literal_end);
+        if wildcards.is_empty() || prefix.iter().any(|b| matches!(b, b'%' | b'_' | b'\\')) {
+            return None;
+        }
+        Some(FilterPlan::Test { att, test: PlanTest::Prefix(prefix.to_vec()) })
+    }
+
+    /// `column = ANY(array)` (IN lists) and `column <> ALL(array)` (NOT IN).
+    unsafe fn array_op(&mut self, op: *mut pg_sys::ScalarArrayOpExpr, negate: bool) -> Option<FilterPlan> {
+        let [left, right] = pg_list::ptrs::<pg_sys::Node>((*op).args).collect::<Vec<_>>()[..] else {
+            return None;
+        };
+        let (att, base, kind) = self.column(left)?;
+        if !self.is_operand(right) {
+            return None;
+        }
+        let element = pg_sys::get_element_type(pg_sys::exprType(right));
+        if element == pg_sys::InvalidOid || !operand_fits(base, element) {
+            return None;
+        }
+        let rel = relation_of((*op).opno, btree_family(base)?)?;
+        if kind == ValueKind::Bytes && !bytes_answer(rel, (*op).inputcollid) {
+            return None;
+        }
+        // NOT (x = ANY(a)) is x <> ALL(a), and the other way round.
+        let any_equal = match (rel, (*op).useOr) {
+            (Rel::Cmp(CmpOp::Eq), true) => true,
+            (Rel::Ne, false) => false,
+            _ => return None,
+        } != negate;
+        let k = self.operand(right);
+        let test = if any_equal { PlanTest::In(k) } else { PlanTest::NotIn(k) };
+        Some(FilterPlan::Test { att, test })
+    }
+}
+
+/// Splits the scan clauses `clauses` (RestrictInfos of relation `rel`) into those the
+/// scan evaluates and those left to the executor. A clause is pushed whole or not at
+/// all, and only if it may be evaluated before the others: leakproof, or not behind a
+/// security barrier (RLS, security_barrier views) that an unpushed clause enforces.
+pub unsafe fn pushdown(
+    root: *mut pg_sys::PlannerInfo,
+    rel: *mut pg_sys::RelOptInfo,
+    clauses: *mut pg_sys::List,
+) -> Pushdown {
+    let mut t = Translator { root, scanrelid: (*rel).relid, operands: Vec::new() };
+    let mut filters = Vec::new();
+    let (mut pushed, mut kept) = (Vec::new(), Vec::new());
+    for ri in pg_list::ptrs::<pg_sys::RestrictInfo>(clauses) {
+        let promotable = pg_sys::restriction_is_securely_promotable(ri, rel);
+        let operands = t.operands.len();
+        match promotable.then(|| t.translate((*ri).clause as *mut pg_sys::Node, false)).flatten() {
+            Some(f) => {
+                filters.push(f);
+                pushed.push(ri);
+            }
+            None => {
+                t.operands.truncate(operands);
+                kept.push(ri);
+            }
+        }
+    }
+    let filter = match filters.len() {
+        0 => None,
+        1 => filters.pop(),
+        _ => Some(FilterPlan::And(filters)),
+    };
+    Pushdown { filter, pushed, kept, operands: t.operands }
 }

@@ -9,7 +9,7 @@ use crate::exec::customscan::{Methods, PlanPrivate};
 use crate::exec::MethodTable;
 use crate::pg_list;
 use crate::storage::format::layout::VECTOR_ROWS;
-use crate::storage::{am, plan_sizes};
+use crate::storage::{am, options, plan_sizes};
 use pgrx::pg_sys;
 use pgrx::prelude::*;
 
@@ -104,15 +104,34 @@ unsafe fn add_scan_path(
     // (LATERAL) can only be scanned below a nested loop that supplies them; the path
     // says so, and createplan then replaces those references with parameters.
     let param_info = pg_sys::get_baserel_parampathinfo(root, rel, (*rel).lateral_relids);
-    let mut quals = pg_sys::QualCost::default();
-    pg_sys::cost_qual_eval(&mut quals, (*rel).baserestrictinfo, root);
+    let mut clauses = (*rel).baserestrictinfo;
     if !param_info.is_null() {
-        // Join clauses moved down to the scan are evaluated per row too.
-        let mut moved = pg_sys::QualCost::default();
-        pg_sys::cost_qual_eval(&mut moved, (*param_info).ppi_clauses, root);
-        quals.startup += moved.startup;
-        quals.per_tuple += moved.per_tuple;
+        // Join clauses moved down to the scan are evaluated there too.
+        clauses = pg_sys::list_concat_copy(clauses, (*param_info).ppi_clauses);
     }
+    let pushdown = if push_down_enabled(root, rel) {
+        quals::pushdown(root, rel, clauses)
+    } else {
+        quals::Pushdown::none(clauses)
+    };
+    let kept = pg_list::from_ptrs(pushdown.kept.iter().copied());
+    let mut quals = pg_sys::QualCost::default();
+    pg_sys::cost_qual_eval(&mut quals, kept, root);
+    let pushed = pg_list::from_ptrs(pushdown.pushed.iter().copied());
+    let (filter_columns, filter_tests, filter_selectivity) = match &pushdown.filter {
+        Some(f) => (
+            f.attributes().len(),
+            f.tests(),
+            pg_sys::clauselist_selectivity(
+                root,
+                pushed,
+                (*rel).relid as i32,
+                pg_sys::JoinType::JOIN_INNER,
+                std::ptr::null_mut(),
+            ),
+        ),
+        None => (0, 0, 1.0),
+    };
     let input = ScanInput {
         pages: (*rel).pages as f64,
         bytes_all: bytes.iter().sum::<u64>() as f64,
@@ -120,9 +139,42 @@ unsafe fn add_scan_path(
         rows: (*rel).tuples,
         columns_read: attnums.len(),
         qual_per_row: quals.per_tuple,
+        filter_columns,
+        filter_tests,
+        filter_selectivity,
     };
-    let c = cost::columnar_scan(&input, params);
+    let c = cost::columnar_scan_components(&input, params);
+    let rows = if param_info.is_null() { (*rel).rows } else { (*param_info).ppi_rows };
+    let path = new_path(rel, param_info, &attnums, rows, quals.startup, c.total() + quals.startup);
+    pg_sys::add_path(rel, path as *mut pg_sys::Path);
 
+    // A partial path for parallel plans: workers take row groups from a shared counter.
+    // CPU is shared among the participants; reading is not (as for core's Seq Scan).
+    if (*rel).consider_parallel && param_info.is_null() {
+        let pages = cost::pages_read(&input);
+        let workers =
+            pg_sys::compute_parallel_worker(rel, pages, -1.0, pg_sys::max_parallel_workers_per_gather);
+        if workers > 0 {
+            let divisor = cost::parallel_divisor(workers, pg_sys::parallel_leader_participation);
+            let cpu = c.decode + c.filter + c.output;
+            let total = c.io + cpu / divisor + quals.startup;
+            let partial = new_path(rel, param_info, &attnums, rows / divisor, quals.startup, total);
+            (*partial).path.parallel_aware = true;
+            (*partial).path.parallel_workers = workers;
+            (*partial).flags = 0;
+            pg_sys::add_partial_path(rel, partial as *mut pg_sys::Path);
+        }
+    }
+}
+
+unsafe fn new_path(
+    rel: *mut pg_sys::RelOptInfo,
+    param_info: *mut pg_sys::ParamPathInfo,
+    attnums: &Vec<i32>,
+    rows: f64,
+    startup: f64,
+    total: f64,
+) -> *mut pg_sys::CustomPath {
     let path = pg_sys::palloc0(std::mem::size_of::<pg_sys::CustomPath>()) as *mut pg_sys::CustomPath;
     (*path).path.type_ = pg_sys::NodeTag::T_CustomPath;
     (*path).path.pathtype = pg_sys::NodeTag::T_CustomScan;
@@ -130,15 +182,22 @@ unsafe fn add_scan_path(
     (*path).path.pathtarget = (*rel).reltarget;
     (*path).path.param_info = param_info;
     (*path).path.parallel_safe = (*rel).consider_parallel;
-    (*path).path.rows = if param_info.is_null() { (*rel).rows } else { (*param_info).ppi_rows };
-    (*path).path.startup_cost = c.startup + quals.startup;
-    (*path).path.total_cost = c.total + quals.startup;
+    (*path).path.rows = rows;
+    (*path).path.startup_cost = startup;
+    (*path).path.total_cost = total;
     // What the executor's ColumnarScan gets: the attribute numbers to decode.
     (*path).custom_private = attnums.to_list();
     // Scrollable cursors read it backward (FETCH PRIOR, LAST, BACKWARD) with no Material.
     (*path).flags = pg_sys::CUSTOMPATH_SUPPORT_BACKWARD_SCAN;
     (*path).methods = &PATH_METHODS.0;
-    pg_sys::add_path(rel, path as *mut pg_sys::Path);
+    path
+}
+
+/// Whether the scan of `rel` evaluates the quals it can: the table's
+/// `quals_push_down`, or the `pgcolumnar.quals_push_down` setting.
+pub unsafe fn push_down_enabled(root: *mut pg_sys::PlannerInfo, rel: *mut pg_sys::RelOptInfo) -> bool {
+    let rte = *(*root).simple_rte_array.add((*rel).relid as usize);
+    options::quals_push_down((*rte).relid).unwrap_or_else(|| super::QUALS_PUSH_DOWN.get())
 }
 
 unsafe fn natts_live(relation: pg_sys::Relation) -> usize {
@@ -177,7 +236,7 @@ unsafe fn reprice_index_scans(rel: *mut pg_sys::RelOptInfo, columns: usize, para
 
 #[pg_guard]
 unsafe extern "C-unwind" fn plan_path(
-    _root: *mut pg_sys::PlannerInfo,
+    root: *mut pg_sys::PlannerInfo,
     rel: *mut pg_sys::RelOptInfo,
     best_path: *mut pg_sys::CustomPath,
     tlist: *mut pg_sys::List,
@@ -187,23 +246,38 @@ unsafe extern "C-unwind" fn plan_path(
     let cscan = pg_sys::palloc0(std::mem::size_of::<pg_sys::CustomScan>()) as *mut pg_sys::CustomScan;
     (*cscan).scan.plan.type_ = pg_sys::NodeTag::T_CustomScan;
     (*cscan).scan.plan.targetlist = tlist;
-    let quals = pg_sys::extract_actual_clauses(clauses, false);
+    // The quals the scan evaluates itself leave the plan's qual; zone maps still check
+    // those of the others they can.
+    let pushdown = if push_down_enabled(root, rel) {
+        quals::pushdown(root, rel, clauses)
+    } else {
+        quals::Pushdown::none(clauses)
+    };
+    let clause_of = |ri: &*mut pg_sys::RestrictInfo| (**ri).clause as *mut pg_sys::Node;
+    let quals = pg_sys::extract_actual_clauses(pg_list::from_ptrs(pushdown.kept.iter().copied()), false);
     (*cscan).scan.plan.qual = quals;
     (*cscan).scan.scanrelid = (*rel).relid;
-    // The quals zone maps can check, as predicates for the executor, and (copied, for
-    // setrefs to fix up like any scan expression) for EXPLAIN.
     let found = quals::zone_predicates(quals, (*rel).relid);
-    (*cscan).custom_exprs = pg_list::from_ptrs(
-        found
-            .iter()
-            .map(|(q, _, _)| pg_sys::copyObjectImpl(*q as *const std::ffi::c_void) as *mut pg_sys::Node),
-    );
+    // custom_exprs: the zone-map quals, the pushed quals, the operands (copies, which
+    // setrefs fixes up like any scan expression).
+    let copy =
+        |n: *mut pg_sys::Node| pg_sys::copyObjectImpl(n as *const std::ffi::c_void) as *mut pg_sys::Node;
+    let pushed: Vec<*mut pg_sys::Node> = pushdown.pushed.iter().map(clause_of).collect();
+    let exprs = found
+        .iter()
+        .map(|(q, _, _)| copy(*q))
+        .chain(pushed.iter().map(|&q| copy(q)))
+        .chain(pushdown.operands.iter().map(|&o| copy(o)));
+    (*cscan).custom_exprs = pg_list::from_ptrs(exprs);
     let plan = ScanPlan {
         attnums: Vec::<i32>::from_list((*best_path).custom_private),
+        zone_quals: found.len(),
+        pushed_quals: pushed.len(),
         zone_predicates: found.into_iter().map(|(_, att, p)| (att, p)).collect(),
+        filter: pushdown.filter,
     };
     (*cscan).custom_private = plan.to_list();
     (*cscan).flags = (*best_path).flags;
-    (*cscan).methods = &Methods::<ColumnarScan>::SCAN;
+    (*cscan).methods = &Methods::<ColumnarScan>::PARALLEL_SCAN;
     cscan as *mut pg_sys::Plan
 }

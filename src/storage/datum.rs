@@ -10,6 +10,7 @@ use super::cache::{self, BoundedCache};
 use super::format::column_builder::ColumnBuilder;
 use super::format::encoding::{DecodedValues, DecodedVector, PhysicalKind};
 use super::format::image_arena::ImageArena;
+use super::format::zonemap::Bound;
 use pgrx::pg_sys;
 use std::cell::RefCell;
 use std::rc::Rc;
@@ -73,6 +74,27 @@ pub unsafe fn column_kinds(desc: pg_sys::TupleDesc) -> Vec<ColumnKind> {
             }
         })
         .collect()
+}
+
+/// The kind a value of type `typid` is stored as (what `column_kinds` gives a column
+/// of that type).
+pub unsafe fn type_kind(typid: pg_sys::Oid) -> ColumnKind {
+    let base = pg_sys::getBaseType(typid);
+    let (mut len, mut byval) = (0i16, false);
+    pg_sys::get_typlenbyval(typid, &mut len, &mut byval);
+    if base == pg_sys::FLOAT8OID {
+        ColumnKind::Float8
+    } else if base == pg_sys::FLOAT4OID {
+        ColumnKind::Float4
+    } else if byval {
+        ColumnKind::Int { len: len as u8 }
+    } else if len > 0 {
+        ColumnKind::Fixed { len: len as u16 }
+    } else if len == -1 {
+        ColumnKind::Varlena
+    } else {
+        ColumnKind::CString
+    }
 }
 
 thread_local! {
@@ -178,6 +200,46 @@ impl DatumColumn {
         }
     }
 
+    /// Fills rows `rows` (ascending) of the column from a decoded vector; the other
+    /// rows are left as they are (a scan returns only these).
+    pub unsafe fn materialize_rows(&mut self, kind: ColumnKind, v: &DecodedVector, rows: &[u32]) {
+        if rows.len() == v.rows as usize {
+            return self.materialize(kind, v);
+        }
+        let n = v.rows as usize;
+        self.datums.resize(n, pg_sys::Datum::from(0usize));
+        self.nulls.resize(n, true);
+        for &r in rows {
+            self.nulls[r as usize] = !v.is_valid(r as usize);
+        }
+        let datums = &mut self.datums;
+        match &v.values {
+            DecodedValues::Int(values) => {
+                rows.iter().for_each(|&r| datums[r as usize] = int_datum(values[r as usize]))
+            }
+            DecodedValues::Float32(values) => {
+                rows.iter().for_each(|&r| datums[r as usize] = f32_datum(values[r as usize]))
+            }
+            DecodedValues::Float64(values) => {
+                rows.iter().for_each(|&r| datums[r as usize] = f64_datum(values[r as usize]))
+            }
+            DecodedValues::Bytes { offsets, data } => {
+                let value = |i: usize| &data[offsets[i] as usize..offsets[i + 1] as usize];
+                let words: usize = rows.iter().map(|&r| image_words(kind, value(r as usize).len())).sum();
+                self.arena.clear();
+                self.arena.resize(words, 0);
+                let base = self.arena.as_mut_ptr();
+                let mut at = 0usize;
+                for &r in rows {
+                    let dst = base.add(at);
+                    write_image(kind, value(r as usize), dst as *mut u8);
+                    datums[r as usize] = pg_sys::Datum::from(dst);
+                    at += image_words(kind, value(r as usize).len());
+                }
+            }
+        }
+    }
+
     unsafe fn materialize_bytes(&mut self, kind: ColumnKind, offsets: &[u32], data: &[u8], rows: usize) {
         let value = |i: usize| &data[offsets[i] as usize..offsets[i + 1] as usize];
         let words: usize = (0..rows).map(|i| image_words(kind, value(i).len())).sum();
@@ -228,6 +290,77 @@ unsafe fn write_image(kind: ColumnKind, value: &[u8], dst: *mut u8) {
     }
     // A cstring's NUL is already there: the words are zeroed.
     std::ptr::copy_nonoverlapping(value.as_ptr(), body, value.len());
+}
+
+/// A Datum as the value a column of kind `kind` stores (None for NULL).
+pub unsafe fn physical_value(kind: ColumnKind, d: pg_sys::Datum, isnull: bool) -> Option<Bound> {
+    if isnull {
+        return None;
+    }
+    Some(match kind {
+        ColumnKind::Int { len } => Bound::Int(int_of_datum(d, len)),
+        ColumnKind::Float8 => Bound::Float(f64::from_bits(d.value() as u64)),
+        ColumnKind::Float4 => Bound::Float(f32::from_bits(d.value() as u32) as f64),
+        ColumnKind::Fixed { len } => {
+            Bound::Bytes(std::slice::from_raw_parts(d.cast_mut_ptr::<u8>(), len as usize).to_vec())
+        }
+        ColumnKind::CString => {
+            Bound::Bytes(std::ffi::CStr::from_ptr(d.cast_mut_ptr::<std::ffi::c_char>()).to_bytes().to_vec())
+        }
+        ColumnKind::Varlena => {
+            let original = d.cast_mut_ptr::<pg_sys::varlena>();
+            let flat = pg_sys::pg_detoast_datum_packed(original);
+            let len = pgrx::varlena::varsize_any_exhdr(flat);
+            let data = pgrx::varlena::vardata_any(flat) as *const u8;
+            let bytes = std::slice::from_raw_parts(data, len).to_vec();
+            if flat != original {
+                pg_sys::pfree(flat.cast());
+            }
+            Bound::Bytes(bytes)
+        }
+        ColumnKind::Dropped => return None,
+    })
+}
+
+/// `out` as a vector of `rows` copies of one value (a column a row group does not
+/// store reads as its missing value).
+pub unsafe fn constant_vector(
+    kind: ColumnKind,
+    d: pg_sys::Datum,
+    isnull: bool,
+    rows: usize,
+    out: &mut DecodedVector,
+) {
+    out.rows = rows as u32;
+    let value = physical_value(kind, d, isnull);
+    out.validity = value.is_none().then(|| vec![false; rows]);
+    out.values = match (kind.physical(), value) {
+        (Some(PhysicalKind::Float32), v) => {
+            DecodedValues::Float32(vec![
+                v.map_or(0.0, |b| if let Bound::Float(f) = b {
+                    f as f32
+                } else {
+                    0.0
+                });
+                rows
+            ])
+        }
+        (Some(PhysicalKind::Float64), v) => {
+            DecodedValues::Float64(vec![
+                v.map_or(0.0, |b| if let Bound::Float(f) = b { f } else { 0.0 });
+                rows
+            ])
+        }
+        (Some(PhysicalKind::Bytes), v) => {
+            let one = match v {
+                Some(Bound::Bytes(b)) => b,
+                _ => Vec::new(),
+            };
+            let offsets = (0..=rows).map(|i| (i * one.len()) as u32).collect();
+            DecodedValues::Bytes { offsets, data: one.repeat(rows) }
+        }
+        (_, v) => DecodedValues::Int(vec![v.map_or(0, |b| if let Bound::Int(i) = b { i } else { 0 }); rows]),
+    };
 }
 
 /// Row `i` of a decoded vector as a Datum and null flag. A by-reference value is

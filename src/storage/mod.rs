@@ -50,4 +50,5 @@ pub mod tableam;
 pub mod tid;
 pub mod utility;
 pub mod vacuum;
+pub mod vector_filter;
 pub mod write_buffer;

@@ -6,6 +6,12 @@
 //! `sort_by`: a comma-separated list of columns; VACUUM FULL rewrites the table in that
 //! order (CLUSTER uses its index instead), and flushes store each row group's rows in
 //! that order (see `flush_order`).
+//!
+//! `quals_push_down` (boolean): whether a ColumnarScan evaluates the WHERE clauses it
+//! can itself, on vectors; unset, the `pgcolumnar.quals_push_down` setting decides.
+//!
+//! Both may also be given in `CREATE TABLE ... USING columnar WITH (...)`; the view
+//! `pgcolumnar.options` lists every table's options.
 
 use super::am;
 use super::cache::{self, BoundedCache};
@@ -25,14 +31,23 @@ pgrx::extension_sql!(
 -- for the restored table, whose columns may be numbered differently.
 CREATE TABLE pgcolumnar.table_option (
     relid        regclass PRIMARY KEY,
-    sort_by      text     NOT NULL,  -- the columns' current names (renames and drops update it)
-    sort_attnums int2[]   NOT NULL   -- what it resolved to: renames keep it, drops skip
+    sort_by      text,     -- the columns' current names (renames and drops update it)
+    sort_attnums int2[],   -- what it resolved to: renames keep it, drops skip
+    quals_push_down boolean
 );
 SELECT pg_catalog.pg_extension_config_dump('pgcolumnar.table_option', '');
 CREATE FUNCTION pgcolumnar.table_option_resolve() RETURNS trigger
     LANGUAGE C AS 'MODULE_PATHNAME', 'table_option_resolve';
 CREATE TRIGGER table_option_resolve BEFORE INSERT ON pgcolumnar.table_option
     FOR EACH ROW EXECUTE FUNCTION pgcolumnar.table_option_resolve();
+-- One row per table and option that is set, like reloptions.
+CREATE VIEW pgcolumnar.options AS
+    SELECT relid, 'sort_by'::text AS option, sort_by AS value
+      FROM pgcolumnar.table_option WHERE sort_by IS NOT NULL
+    UNION ALL
+    SELECT relid, 'quals_push_down', CASE WHEN quals_push_down THEN 'on' ELSE 'off' END
+      FROM pgcolumnar.table_option WHERE quals_push_down IS NOT NULL;
+GRANT SELECT ON pgcolumnar.options TO PUBLIC;
 "#,
     name = "table_options",
     requires = ["catalog_tables"]
@@ -58,14 +73,18 @@ pub unsafe extern "C-unwind" fn table_option_resolve(fcinfo: pg_sys::FunctionCal
     let desc = (*(*data).tg_relation).rd_att;
     let tuple = (*data).tg_trigtuple;
     // relid, sort_by, sort_attnums
-    let mut values = [pg_sys::Datum::from(0usize); 3];
-    let mut nulls = [false; 3];
+    let mut values = [pg_sys::Datum::from(0usize); 4];
+    let mut nulls = [false; 4];
     pg_sys::heap_deform_tuple(tuple, desc, values.as_mut_ptr(), nulls.as_mut_ptr());
     let relid = pg_sys::Oid::from(values[0].value() as u32);
-    let spec = String::from_datum(values[1], nulls[1]).unwrap_or_default();
-    values[2] = resolve_names(relid, &spec).into_datum().expect("an array datum");
-    nulls[2] = false;
-    let mut replace = [false, false, true];
+    match String::from_datum(values[1], nulls[1]) {
+        Some(spec) => {
+            values[2] = resolve_names(relid, &spec).into_datum().expect("an array datum");
+            nulls[2] = false;
+        }
+        None => nulls[2] = true,
+    }
+    let mut replace = [false, false, true, false];
     let new =
         pg_sys::heap_modify_tuple(tuple, desc, values.as_mut_ptr(), nulls.as_mut_ptr(), replace.as_mut_ptr());
     pg_sys::Datum::from(new)
@@ -93,6 +112,9 @@ unsafe fn live_column<'a>(rel: pg_sys::Relation, name: &str) -> Option<&'a pg_sy
 }
 
 pub const SORT_BY: &str = "sort_by";
+pub const QUALS_PUSH_DOWN: &str = "quals_push_down";
+/// The options the ProcessUtility hook takes out of ALTER TABLE and CREATE TABLE.
+pub const OPTIONS: [&str; 2] = [SORT_BY, QUALS_PUSH_DOWN];
 
 /// A parsed sort key: attribute numbers with their ordering operators and collations.
 pub struct SortKey {
@@ -252,9 +274,34 @@ pub unsafe fn refresh_sort_by_names() {
     .expect("refreshing sort_by names");
 }
 
-/// Drops the cached sort key of `relid` (all of them for InvalidOid).
+thread_local! {
+    /// `quals_push_down` per table (None: not set), for plans; emptied like SORT_COLUMNS.
+    static PUSH_DOWN: RefCell<BoundedCache<pg_sys::Oid, Option<bool>>> =
+        RefCell::new(BoundedCache::new(cache::RELATIONS));
+}
+
+/// Table `relid`'s `quals_push_down`, if set.
+pub unsafe fn quals_push_down(relid: pg_sys::Oid) -> Option<bool> {
+    if let Some(cached) = PUSH_DOWN.with(|c| c.borrow_mut().get(&relid).copied()) {
+        return cached;
+    }
+    let value = option_table().and_then(|table| {
+        let _internal = InternalSql::on(table);
+        Spi::get_one_with_args::<bool>(
+            "SELECT quals_push_down FROM pgcolumnar.table_option WHERE relid OPERATOR(pg_catalog.=) $1",
+            &[relid.into()],
+        )
+        .ok()
+        .flatten()
+    });
+    PUSH_DOWN.with(|c| c.borrow_mut().insert(relid, value));
+    value
+}
+
+/// Drops the cached options of `relid` (all of them for InvalidOid).
 pub fn forget_cached(relid: pg_sys::Oid) {
     SORT_COLUMNS.with(|c| super::datum::forget_relation(&mut c.borrow_mut(), relid));
+    PUSH_DOWN.with(|c| super::datum::forget_relation(&mut c.borrow_mut(), relid));
 }
 
 /// Forgets the options of a dropped table.
@@ -267,8 +314,9 @@ pub unsafe fn forget(relid: pg_sys::Oid) {
 
 const DELETE_OPTIONS: &str = "DELETE FROM pgcolumnar.table_option WHERE relid OPERATOR(pg_catalog.=) $1";
 
-/// The caller has checked that the user owns the table.
-unsafe fn set_sort_by(relid: pg_sys::Oid, value: Option<(&str, &SortKey)>) {
+/// Stores one option of table `relid` (None resets it); the caller has checked that
+/// the user owns the table. A row with no option left goes.
+unsafe fn store_option(relid: pg_sys::Oid, columns: &[&str], args: &[pgrx::datum::DatumWithOid]) {
     let Some(table) = option_table() else {
         ereport!(
             ERROR,
@@ -277,18 +325,138 @@ unsafe fn set_sort_by(relid: pg_sys::Oid, value: Option<(&str, &SortKey)>) {
         );
     };
     let internal = InternalSql::on(table);
-    match value {
-        Some((spec, key)) => Spi::run_with_args(
-            "INSERT INTO pgcolumnar.table_option VALUES ($1, $2, $3) \
-             ON CONFLICT (relid) DO UPDATE SET sort_by = excluded.sort_by, sort_attnums = excluded.sort_attnums",
-            &[relid.into(), spec.into(), key.attnums.clone().into()],
+    let params: Vec<String> = (2..=columns.len() + 1).map(|i| format!("${i}")).collect();
+    let updates: Vec<String> = columns.iter().map(|c| format!("{c} = excluded.{c}")).collect();
+    Spi::run_with_args(
+        &format!(
+            "INSERT INTO pgcolumnar.table_option (relid, {}) VALUES ($1, {}) \
+             ON CONFLICT (relid) DO UPDATE SET {}",
+            columns.join(", "),
+            params.join(", "),
+            updates.join(", ")
         ),
-        None => Spi::run_with_args(DELETE_OPTIONS, &[relid.into()]),
-    }
+        args,
+    )
+    .and_then(|_| {
+        Spi::run_with_args(
+            "DELETE FROM pgcolumnar.table_option WHERE relid OPERATOR(pg_catalog.=) $1 \
+             AND sort_by IS NULL AND quals_push_down IS NULL",
+            &[relid.into()],
+        )
+    })
     .expect("storing table options");
     drop(internal);
-    // Every backend's cached sort key (flushes use it) goes at commit.
+    // Every backend's cached options (flushes and plans use them) go at commit.
     pg_sys::CacheInvalidateRelcacheByRelid(relid);
+}
+
+unsafe fn set_sort_by(relid: pg_sys::Oid, value: Option<(&str, &SortKey)>) {
+    match value {
+        Some((spec, key)) => store_option(
+            relid,
+            &["sort_by", "sort_attnums"],
+            &[relid.into(), spec.into(), key.attnums.clone().into()],
+        ),
+        None => store_option(
+            relid,
+            &["sort_by", "sort_attnums"],
+            &[relid.into(), Option::<String>::None.into(), Option::<Vec<i16>>::None.into()],
+        ),
+    }
+}
+
+unsafe fn set_quals_push_down(relid: pg_sys::Oid, value: Option<bool>) {
+    store_option(relid, &["quals_push_down"], &[relid.into(), value.into()]);
+}
+
+/// Applies option `def` (SET, or RESET if `reset`) to table `rel`, after checking that
+/// it is columnar.
+unsafe fn apply_option(rel: pg_sys::Relation, def: *mut pg_sys::DefElem, reset: bool) {
+    let relid = (*rel).rd_id;
+    let name = CStr::from_ptr((*def).defname).to_string_lossy();
+    if !am::is_columnar(rel) {
+        let hint =
+            if name == SORT_BY { "For heap tables, use CLUSTER." } else { "Heap tables do not take it." };
+        ereport!(
+            ERROR,
+            PgSqlErrorCode::ERRCODE_FEATURE_NOT_SUPPORTED,
+            format!("{name} applies only to columnar tables"),
+            hint
+        );
+    }
+    if name == SORT_BY {
+        if reset {
+            set_sort_by(relid, None);
+        } else {
+            let value = pg_sys::defGetString(def);
+            let spec = CStr::from_ptr(value).to_string_lossy().into_owned();
+            let key = SortKey::parse(rel, &spec);
+            set_sort_by(relid, Some((&spec, &key)));
+        }
+    } else {
+        set_quals_push_down(relid, (!reset).then(|| boolean_option(def)));
+    }
+}
+
+/// A boolean option's value (no value means on), with core's error for reloptions.
+unsafe fn boolean_option(def: *mut pg_sys::DefElem) -> bool {
+    if (*def).arg.is_null() {
+        return true;
+    }
+    let text = pg_sys::defGetString(def);
+    let mut value = false;
+    if !pg_sys::parse_bool(text, &mut value) {
+        ereport!(
+            ERROR,
+            PgSqlErrorCode::ERRCODE_INVALID_PARAMETER_VALUE,
+            format!(
+                "invalid value for boolean option \"{}\": {}",
+                CStr::from_ptr((*def).defname).to_string_lossy(),
+                CStr::from_ptr(text).to_string_lossy()
+            )
+        );
+    }
+    value
+}
+
+/// Whether `def` names one of our options.
+pub unsafe fn is_our_option(def: *mut pg_sys::DefElem) -> bool {
+    (*def).defnamespace.is_null()
+        && OPTIONS.iter().any(|o| CStr::from_ptr((*def).defname).to_bytes() == o.as_bytes())
+}
+
+/// Takes our options out of a CREATE TABLE's WITH (...); `apply_to_created` applies
+/// them once the table exists.
+pub unsafe fn take_from_create(stmt: *mut pg_sys::CreateStmt) -> Vec<*mut pg_sys::DefElem> {
+    let mut ours = Vec::new();
+    let mut kept: *mut pg_sys::List = std::ptr::null_mut();
+    for def in pg_list::ptrs::<pg_sys::DefElem>((*stmt).options) {
+        if is_our_option(def) {
+            ours.push(def);
+        } else {
+            kept = pg_sys::lappend(kept, def as *mut std::ffi::c_void);
+        }
+    }
+    (*stmt).options = kept;
+    ours
+}
+
+/// Applies the options `take_from_create` took to the table the statement created.
+pub unsafe fn apply_to_created(stmt: *mut pg_sys::CreateStmt, defs: &[*mut pg_sys::DefElem]) {
+    let relid = pg_sys::RangeVarGetRelidExtended(
+        (*stmt).relation,
+        pg_sys::NoLock as i32,
+        0,
+        None,
+        std::ptr::null_mut(),
+    );
+    // Make the new table visible to the SPI that stores the options.
+    pg_sys::CommandCounterIncrement();
+    let rel = pg_sys::relation_open(relid, pg_sys::AccessExclusiveLock as i32);
+    for &def in defs {
+        apply_option(rel, def, false);
+    }
+    pg_sys::relation_close(rel, pg_sys::NoLock as i32);
 }
 
 /// Takes our options out of an ALTER TABLE ... SET/RESET (...) and applies them.
@@ -310,8 +478,7 @@ pub unsafe fn take_from_alter_table(stmt: *mut pg_sys::AlterTableStmt) -> bool {
         let defs = (*cmd).def as *mut pg_sys::List;
         let mut kept_defs: *mut pg_sys::List = std::ptr::null_mut();
         for def in pg_list::ptrs::<pg_sys::DefElem>(defs) {
-            let name = CStr::from_ptr((*def).defname).to_string_lossy();
-            if name != SORT_BY || !(*def).defnamespace.is_null() {
+            if !is_our_option(def) {
                 kept_defs = pg_sys::lappend(kept_defs, def as *mut std::ffi::c_void);
                 continue;
             }
@@ -325,24 +492,7 @@ pub unsafe fn take_from_alter_table(stmt: *mut pg_sys::AlterTableStmt) -> bool {
                 std::ptr::null_mut(),
             );
             let rel = pg_sys::relation_open(relid, pg_sys::NoLock as i32);
-            let columnar = am::is_columnar(rel);
-            if !columnar {
-                pg_sys::relation_close(rel, pg_sys::NoLock as i32);
-                ereport!(
-                    ERROR,
-                    PgSqlErrorCode::ERRCODE_FEATURE_NOT_SUPPORTED,
-                    "sort_by applies only to columnar tables",
-                    "For heap tables, use CLUSTER."
-                );
-            }
-            if is_set {
-                let value = pg_sys::defGetString(def);
-                let spec = CStr::from_ptr(value).to_string_lossy().into_owned();
-                let key = SortKey::parse(rel, &spec);
-                set_sort_by(relid, Some((&spec, &key)));
-            } else {
-                set_sort_by(relid, None);
-            }
+            apply_option(rel, def, is_reset);
             pg_sys::relation_close(rel, pg_sys::NoLock as i32);
         }
         if !kept_defs.is_null() {

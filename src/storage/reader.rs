@@ -3,12 +3,13 @@
 
 use super::catalog::{self, RowGroupMeta};
 use super::datum::{self, ColumnKind, DatumColumn};
-use super::decode::{decode_to_datums, load_order};
+use super::decode::{decode_checked, load_order};
 use super::error::data_corrupted;
 use super::format::encoding::DecodedVector;
 use super::format::row_marks::{self, DeleteMask};
-use super::format::zonemap::{ZoneMap, ZonePredicate, ZoneStats};
+use super::format::zonemap::{Verdict, ZoneMap, ZonePredicate, ZoneStats};
 use super::tid::row_tid;
+use super::vector_filter::VectorFilter;
 use super::{mark_batch, pages};
 use pgrx::pg_sys;
 use std::rc::Rc;
@@ -72,6 +73,9 @@ pub struct Reader {
     vector_count: usize,
     vector_first_row: u64,
     vector_rows: usize,
+    /// The current vector's rows the scan returns, ascending: live ones that pass the
+    /// filter. `row` indexes it (the next one to return).
+    selection: Vec<u32>,
     row: usize,
     /// The slot and row group whose constant attributes `next` has written, and the
     /// attributes it still writes per row.
@@ -79,11 +83,32 @@ pub struct Reader {
     decoded_attrs: Vec<usize>,
     /// (attribute index, predicate): row groups and vectors they refute are skipped.
     predicates: Vec<(usize, ZonePredicate)>,
-    groups_read: u64,
-    groups_skipped: u64,
-    vectors_skipped: u64,
+    /// A filter pushed into the scan: rows that fail it are never returned.
+    filter: Option<Box<dyn VectorFilter>>,
+    counters: ReadCounters,
+    /// For the order column.
     scratch: DecodedVector,
+    /// Per attribute, the current vector decoded (if `decoded`) and as Datums.
+    vectors: Vec<DecodedVector>,
+    decoded: Vec<bool>,
     columns: Vec<DatumColumn>,
+}
+
+/// What a scan did, for EXPLAIN ANALYZE.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ReadCounters {
+    pub groups_read: u64,
+    /// Row groups and vectors that zone maps ruled out.
+    pub groups_skipped: u64,
+    pub vectors_skipped: u64,
+    /// Vectors whose rows the scan looked at.
+    pub vectors_read: u64,
+    /// Vectors the zone maps showed to pass the filter whole (not evaluated).
+    pub vectors_passed: u64,
+    /// Rows the filter removed.
+    pub rows_filtered: u64,
+    /// Bytes of column chunks read.
+    pub bytes_read: u64,
 }
 
 impl Reader {
@@ -123,14 +148,16 @@ impl Reader {
             vector_count: 0,
             vector_first_row: 0,
             vector_rows: 0,
+            selection: Vec::new(),
             row: 0,
             slot_primed_for: None,
             decoded_attrs: Vec::new(),
             predicates: Vec::new(),
-            groups_read: 0,
-            groups_skipped: 0,
-            vectors_skipped: 0,
+            filter: None,
+            counters: ReadCounters::default(),
             scratch: DecodedVector::default(),
+            vectors: (0..natts).map(|_| DecodedVector::default()).collect(),
+            decoded: vec![false; natts],
             columns: (0..natts).map(|_| DatumColumn::default()).collect(),
             kinds,
         }
@@ -145,6 +172,8 @@ impl Reader {
         self.order = None;
         self.chunk_bytes = Vec::new();
         self.columns = Vec::new();
+        self.vectors = Vec::new();
+        self.selection = Vec::new();
         self.scratch = DecodedVector::default();
         self.group = None;
         self.vector_rows = 0;
@@ -176,39 +205,48 @@ impl Reader {
         self.predicates = predicates;
     }
 
-    /// Row groups loaded, row groups skipped and vectors skipped (EXPLAIN ANALYZE).
-    pub fn groups_read(&self) -> u64 {
-        self.groups_read
+    /// Evaluates `filter` in the scan: rows that fail it are not returned. Its
+    /// attributes must be among the wanted ones.
+    pub fn set_filter(&mut self, filter: Option<Box<dyn VectorFilter>>) {
+        self.filter = filter;
     }
 
-    pub fn groups_skipped(&self) -> u64 {
-        self.groups_skipped
+    /// What the scan has done so far (EXPLAIN ANALYZE).
+    pub fn counters(&self) -> ReadCounters {
+        self.counters
     }
 
-    pub fn vectors_skipped(&self) -> u64 {
-        self.vectors_skipped
+    /// Zone statistics of attribute `att` in row group `g`, or, with `vector`, in that
+    /// vector of it; None if the row group does not store the attribute.
+    fn stats(g: &RowGroupMeta, att: usize, vector: Option<usize>) -> Option<ZoneStats> {
+        let chunk = g.chunk(att as i16 + 1)?;
+        Some(match vector {
+            Some(v) => {
+                let e = chunk.vectors.get(v)?;
+                ZoneStats { zone: e.zone, rows: e.rows as u64, null_count: e.null_count as u64 }
+            }
+            None => ZoneStats {
+                zone: chunk.vectors.iter().fold(ZoneMap::None, |z, e| z.merge(e.zone)),
+                rows: g.row_count,
+                null_count: chunk.null_count,
+            },
+        })
     }
 
     /// Whether the predicates rule out row group `g` (using each chunk's merged zone
     /// map), or, with `vector`, that vector of it.
     fn refuted(&self, g: &RowGroupMeta, vector: Option<usize>) -> bool {
-        self.predicates.iter().any(|(att, pred)| {
-            let Some(chunk) = g.chunk(*att as i16 + 1) else { return false };
-            let stats = match vector {
-                Some(v) => match chunk.vectors.get(v) {
-                    Some(e) => {
-                        ZoneStats { zone: e.zone, rows: e.rows as u64, null_count: e.null_count as u64 }
-                    }
-                    None => return false,
-                },
-                None => ZoneStats {
-                    zone: chunk.vectors.iter().fold(ZoneMap::None, |z, e| z.merge(e.zone)),
-                    rows: g.row_count,
-                    null_count: chunk.null_count,
-                },
-            };
-            !pred.may_match(&stats)
-        })
+        self.predicates
+            .iter()
+            .any(|(att, pred)| Self::stats(g, *att, vector).is_some_and(|s| !pred.may_match(&s)))
+    }
+
+    /// What zone maps say of the filter on row group `g` or one of its vectors.
+    fn verdict(&self, g: &RowGroupMeta, vector: Option<usize>) -> Verdict {
+        match &self.filter {
+            Some(f) => f.verdict(&|att| Self::stats(g, att, vector)),
+            None => Verdict::All,
+        }
     }
 
     fn rows_in_vector(&self, g: &RowGroupMeta, vector: usize) -> usize {
@@ -239,7 +277,13 @@ impl Reader {
         }
         self.group = None;
         self.vector_rows = 0;
+        self.selection.clear();
         self.row = 0;
+    }
+
+    /// Reads row groups from `claim` from now on (a parallel scan's shared counter).
+    pub fn set_claim(&mut self, claim: GroupClaim) {
+        self.claim = claim;
     }
 
     /// The delete mask row group `index` is read with, or None if the scan passes it
@@ -250,8 +294,8 @@ impl Reader {
         if mask.as_ref().is_some_and(|m| m.count() == g.row_count) {
             return None;
         }
-        if self.refuted(g, None) {
-            self.groups_skipped += 1;
+        if self.refuted(g, None) || self.verdict(g, None) == Verdict::None {
+            self.counters.groups_skipped += 1;
             return None;
         }
         Some(mask)
@@ -283,7 +327,7 @@ impl Reader {
         self.load_sources(index);
         let g = &self.groups[index];
         self.group = Some(index);
-        self.groups_read += 1;
+        self.counters.groups_read += 1;
         self.vector = 0;
         self.vector_count = (g.row_count as usize).div_ceil(super::format::layout::VECTOR_ROWS);
         self.vector_first_row = g.first_row;
@@ -313,6 +357,7 @@ impl Reader {
                     self.strategy,
                     &mut self.chunk_bytes[i],
                 );
+                self.counters.bytes_read += chunk.length;
                 Source::Chunk
             } else {
                 let mut isnull = false;
@@ -334,13 +379,15 @@ impl Reader {
         self.sources = vec![Source::Null; natts];
         self.chunk_bytes = (0..natts).map(|_| Vec::new()).collect();
         self.columns = (0..natts).map(|_| DatumColumn::default()).collect();
+        self.vectors = (0..natts).map(|_| DecodedVector::default()).collect();
+        self.decoded = vec![false; natts];
         self.slot_primed_for = None;
         // Mid-group (a caller switching slots): the current vector again, the new way.
         if let Some(index) = self.group {
             self.load_sources(index);
             if self.vector_rows > 0 {
                 let row = self.row;
-                self.decode_current_vector();
+                self.load_vector(Verdict::Some);
                 self.row = row;
             }
         }
@@ -367,27 +414,93 @@ impl Reader {
         }
     }
 
-    /// Decodes vector `self.vector` of the current group for every wanted column.
-    unsafe fn decode_current_vector(&mut self) {
-        let g = &self.groups[self.group.unwrap()];
-        let mut rows = None;
-        for i in 0..self.kinds.len() {
-            if !matches!(self.sources[i], Source::Chunk) {
-                continue;
-            }
-            let chunk = g.chunk(i as i16 + 1).unwrap();
-            let entry =
-                chunk.vectors.get(self.vector).unwrap_or_else(|| data_corrupted("vector missing from chunk"));
-            let bytes = &self.chunk_bytes[i][entry.offset as usize..(entry.offset + entry.len) as usize];
-            decode_to_datums(self.kinds[i], bytes, entry.rows, &mut self.scratch, &mut self.columns[i]);
-            if *rows.get_or_insert(entry.rows) != entry.rows {
-                data_corrupted("vector row counts disagree between columns");
-            }
+    /// Decodes attribute `i` of the current vector into `vectors[i]`, once per vector.
+    /// An attribute the row group does not store reads as its missing value.
+    unsafe fn decode_attr(&mut self, i: usize) {
+        if std::mem::replace(&mut self.decoded[i], true) {
+            return;
         }
-        // With no stored column wanted (e.g. count(*)), rows come from the vector layout.
-        let rows = rows.map_or_else(|| self.rows_in_vector(g, self.vector), |r| r as usize);
+        let rows = self.vector_rows;
+        match self.sources[i] {
+            Source::Chunk => {
+                let g = &self.groups[self.group.unwrap()];
+                let chunk = g.chunk(i as i16 + 1).unwrap();
+                let entry = chunk
+                    .vectors
+                    .get(self.vector)
+                    .unwrap_or_else(|| data_corrupted("vector missing from chunk"));
+                if entry.rows as usize != rows {
+                    data_corrupted("vector row counts disagree between columns");
+                }
+                let bytes = &self.chunk_bytes[i][entry.offset as usize..(entry.offset + entry.len) as usize];
+                decode_checked(self.kinds[i], bytes, entry.rows, &mut self.vectors[i]);
+            }
+            Source::Missing(d, isnull) => {
+                datum::constant_vector(self.kinds[i], d, isnull, rows, &mut self.vectors[i])
+            }
+            Source::Null => datum::constant_vector(
+                self.kinds[i],
+                pg_sys::Datum::from(0usize),
+                true,
+                rows,
+                &mut self.vectors[i],
+            ),
+        }
+    }
+
+    /// Loads vector `self.vector` of the current group: `selection` gets its live rows
+    /// that pass the filter (evaluated unless `verdict` is `All`), and only then are the
+    /// other wanted columns decoded, as Datums for those rows (none if no row is left).
+    unsafe fn load_vector(&mut self, verdict: Verdict) {
+        let g = &self.groups[self.group.unwrap()];
+        let rows = self.rows_in_vector(g, self.vector);
         self.vector_rows = rows;
         self.row = 0;
+        self.decoded.iter_mut().for_each(|d| *d = false);
+        self.counters.vectors_read += 1;
+        self.selection.clear();
+        if self.mask.is_none() {
+            self.selection.extend(0..rows as u32);
+        } else {
+            for r in 0..rows {
+                if !self.is_deleted(r) {
+                    self.selection.push(r as u32);
+                }
+            }
+        }
+        if let Some(filter) = self.filter.take() {
+            if verdict == Verdict::Some {
+                for &att in filter.attributes() {
+                    self.decode_attr(att);
+                }
+                let before = self.selection.len();
+                let vectors = &self.vectors;
+                filter.select(&|att| &vectors[att], &mut self.selection);
+                self.counters.rows_filtered += (before - self.selection.len()) as u64;
+            } else {
+                self.counters.vectors_passed += 1;
+            }
+            self.filter = Some(filter);
+        }
+        if self.selection.is_empty() {
+            return;
+        }
+        for i in 0..self.kinds.len() {
+            if matches!(self.sources[i], Source::Chunk) {
+                self.decode_attr(i);
+                self.columns[i].materialize_rows(self.kinds[i], &self.vectors[i], &self.selection);
+            }
+        }
+    }
+
+    /// Whether zone maps let vector `self.vector` of the current group be passed by
+    /// (counted); otherwise what they say of the filter on it.
+    fn vector_verdict(&mut self) -> Verdict {
+        let g = &self.groups[self.group.unwrap()];
+        if self.refuted(g, Some(self.vector)) {
+            return Verdict::None;
+        }
+        self.verdict(g, Some(self.vector))
     }
 
     /// Moves to the next vector with rows; false at the end of the scan.
@@ -409,14 +522,15 @@ impl Reader {
             let rows_here = self.rows_in_vector(g, self.vector);
             let all_deleted =
                 self.deleted_in((self.vector_first_row - g.first_row) as usize, rows_here) == rows_here;
-            if all_deleted || self.refuted(g, Some(self.vector)) {
+            let verdict = if all_deleted { Verdict::None } else { self.vector_verdict() };
+            if verdict == Verdict::None {
                 self.vector_first_row += rows_here as u64;
                 self.vector += 1;
-                self.vectors_skipped += !all_deleted as u64;
+                self.counters.vectors_skipped += !all_deleted as u64;
                 continue;
             }
-            self.decode_current_vector();
-            if self.vector_rows > 0 {
+            self.load_vector(verdict);
+            if !self.selection.is_empty() {
                 return true;
             }
         }
@@ -427,12 +541,11 @@ impl Reader {
     pub unsafe fn skip(&mut self, mut n: u64) -> u64 {
         let mut skipped = 0;
         while n > 0 {
-            if self.row < self.vector_rows {
-                if !self.is_deleted(self.row) {
-                    n -= 1;
-                    skipped += 1;
-                }
-                self.row += 1;
+            if self.row < self.selection.len() {
+                let k = (n as usize).min(self.selection.len() - self.row);
+                self.row += k;
+                n -= k as u64;
+                skipped += k as u64;
                 continue;
             }
             if self.vector_rows > 0 {
@@ -440,6 +553,7 @@ impl Reader {
                 self.vector_first_row += self.vector_rows as u64;
                 self.vector += 1;
                 self.vector_rows = 0;
+                self.selection.clear();
                 self.row = 0;
             }
             // Skip whole vectors and row groups by their row counts.
@@ -458,7 +572,7 @@ impl Reader {
                 n -= live;
                 skipped += live;
             } else {
-                self.decode_current_vector();
+                self.load_vector(Verdict::Some);
             }
         }
         skipped
@@ -469,14 +583,8 @@ impl Reader {
         if (*slot).tts_tupleDescriptor != self.desc {
             self.read_as((*slot).tts_tupleDescriptor);
         }
-        loop {
-            if self.row >= self.vector_rows && !self.advance() {
-                return false;
-            }
-            if !self.is_deleted(self.row) {
-                break;
-            }
-            self.row += 1;
+        if self.row >= self.selection.len() && !self.advance() {
+            return false;
         }
         self.emit(slot)
     }
@@ -495,18 +603,12 @@ impl Reader {
             None if matches!(self.claim, GroupClaim::Serial { next: 0 }) => return false,
             None => -1,
         };
-        loop {
-            while candidate >= 0 && self.is_deleted(candidate as usize) {
-                candidate -= 1;
-            }
-            if candidate >= 0 {
-                break;
-            }
+        if candidate < 0 {
             if !self.back_to_previous_vector() {
                 self.restart();
                 return false;
             }
-            candidate = self.vector_rows as isize - 1;
+            candidate = self.selection.len() as isize - 1;
         }
         self.row = candidate as usize;
         self.emit(slot)
@@ -530,17 +632,19 @@ impl Reader {
             };
             self.vector -= 1;
             self.vector_rows = 0;
+            self.selection.clear();
             let g = &self.groups[index];
             let rows_here = self.rows_in_vector(g, self.vector);
             self.vector_first_row = g.first_row + (self.vector * super::format::layout::VECTOR_ROWS) as u64;
             let all_deleted =
                 self.deleted_in((self.vector_first_row - g.first_row) as usize, rows_here) == rows_here;
-            if all_deleted || self.refuted(g, Some(self.vector)) {
-                self.vectors_skipped += !all_deleted as u64;
+            let verdict = if all_deleted { Verdict::None } else { self.vector_verdict() };
+            if verdict == Verdict::None {
+                self.counters.vectors_skipped += !all_deleted as u64;
                 continue;
             }
-            self.decode_current_vector();
-            if self.vector_rows > 0 {
+            self.load_vector(verdict);
+            if !self.selection.is_empty() {
                 return true;
             }
         }
@@ -567,14 +671,15 @@ impl Reader {
                 (0..self.sources.len()).filter(|&i| matches!(self.sources[i], Source::Chunk)).collect();
             self.slot_primed_for = Some(key);
         }
+        let row = self.selection[self.row] as usize;
         for &i in &self.decoded_attrs {
-            *values.add(i) = self.columns[i].datums[self.row];
-            *nulls.add(i) = self.columns[i].nulls[self.row];
+            *values.add(i) = self.columns[i].datums[row];
+            *nulls.add(i) = self.columns[i].nulls[row];
         }
         pg_sys::ExecStoreVirtualTuple(slot);
         let (xmin, cmin) = self.groups[self.group.unwrap()].writer;
         super::slot::set_writer(slot, xmin, cmin);
-        let position = (self.vector_first_row - self.group_first_row) as usize + self.row;
+        let position = (self.vector_first_row - self.group_first_row) as usize + row;
         (*slot).tts_tid = row_tid(self.group_first_row + self.offset_at(position) as u64);
         (*slot).tts_tableOid = (*self.rel).rd_id;
         self.row += 1;

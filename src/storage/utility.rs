@@ -45,6 +45,27 @@ unsafe extern "C-unwind" fn process_utility(
             return;
         }
     }
+    // CREATE TABLE ... WITH (our options): created without them, then given them.
+    let mut create_options = Vec::new();
+    if !stmt.is_null() && (*stmt).type_ == pg_sys::NodeTag::T_CreateStmt {
+        let create = stmt as *mut pg_sys::CreateStmt;
+        if pg_list::ptrs::<pg_sys::DefElem>((*create).options).any(|d| options::is_our_option(d)) {
+            if read_only_tree {
+                pstmt = pg_sys::copyObjectImpl(pstmt as *const std::ffi::c_void) as *mut pg_sys::PlannedStmt;
+            }
+            create_options = options::take_from_create((*pstmt).utilityStmt as *mut pg_sys::CreateStmt);
+        }
+    }
+    let existed = !create_options.is_empty() && {
+        let create = (*pstmt).utilityStmt as *mut pg_sys::CreateStmt;
+        pg_sys::RangeVarGetRelidExtended(
+            (*create).relation,
+            pg_sys::NoLock as i32,
+            pg_sys::RVROption::RVR_MISSING_OK,
+            None,
+            std::ptr::null_mut(),
+        ) != pg_sys::InvalidOid
+    };
     let renames_or_drops_columns = !stmt.is_null() && renames_or_drops_columns(stmt);
     match PREV_HOOK {
         Some(prev) => prev(pstmt, query_string, read_only_tree, context, params, query_env, dest, qc),
@@ -61,6 +82,10 @@ unsafe extern "C-unwind" fn process_utility(
     }
     if renames_or_drops_columns {
         options::refresh_sort_by_names();
+    }
+    // CREATE TABLE IF NOT EXISTS of a table that exists leaves it alone.
+    if !create_options.is_empty() && !existed {
+        options::apply_to_created((*pstmt).utilityStmt as *mut pg_sys::CreateStmt, &create_options);
     }
 }
 
@@ -89,7 +114,6 @@ unsafe fn mentions_our_option(stmt: *mut pg_sys::Node) -> bool {
         matches!(
             (*cmd).subtype,
             pg_sys::AlterTableType::AT_SetRelOptions | pg_sys::AlterTableType::AT_ResetRelOptions
-        ) && pg_list::ptrs::<pg_sys::DefElem>(defs)
-            .any(|def| std::ffi::CStr::from_ptr((*def).defname).to_bytes() == options::SORT_BY.as_bytes())
+        ) && pg_list::ptrs::<pg_sys::DefElem>(defs).any(|def| options::is_our_option(def))
     })
 }

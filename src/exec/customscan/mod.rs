@@ -40,6 +40,17 @@ pub trait CustomScanNode: Sized + 'static {
 
     unsafe fn rescan(&mut self, node: *mut pg_sys::CustomScanState);
 
+    /// Whether a row that EvalPlanQual substitutes (a newer version of one the scan
+    /// returned) would pass the scan's own checks: the quals the node evaluates itself,
+    /// which are not in the plan's qual.
+    unsafe fn recheck(
+        &mut self,
+        _node: *mut pg_sys::CustomScanState,
+        _slot: *mut pg_sys::TupleTableSlot,
+    ) -> bool {
+        true
+    }
+
     /// Extra EXPLAIN fields.
     unsafe fn explain(
         &mut self,
@@ -127,6 +138,19 @@ impl<N: CustomScanNode> Methods<N> {
 }
 
 impl<N: ParallelScanNode> Methods<N> {
+    /// The plan's methods for a node that may run in parallel workers: its executor
+    /// state gets `PARALLEL_EXEC` (the DSM callbacks run only if the plan is
+    /// parallel-aware).
+    pub const PARALLEL_SCAN: pg_sys::CustomScanMethods = pg_sys::CustomScanMethods {
+        CustomName: N::NAME.as_ptr(),
+        CreateCustomScanState: Some(create_parallel_state::<N>),
+    };
+
+    /// Registers the node by name (see `register`).
+    pub unsafe fn register_parallel() {
+        pg_sys::RegisterCustomScanMethods(&Self::PARALLEL_SCAN);
+    }
+
     /// The executor's methods of a parallel-aware node.
     pub const PARALLEL_EXEC: pg_sys::CustomExecMethods = pg_sys::CustomExecMethods {
         EstimateDSMCustomScan: Some(estimate_dsm::<N>),
@@ -141,9 +165,23 @@ impl<N: ParallelScanNode> Methods<N> {
 unsafe extern "C-unwind" fn create_state<N: CustomScanNode>(
     cscan: *mut pg_sys::CustomScan,
 ) -> *mut pg_sys::Node {
+    create_with::<N>(cscan, &Methods::<N>::EXEC)
+}
+
+#[pg_guard]
+unsafe extern "C-unwind" fn create_parallel_state<N: ParallelScanNode>(
+    cscan: *mut pg_sys::CustomScan,
+) -> *mut pg_sys::Node {
+    create_with::<N>(cscan, &Methods::<N>::PARALLEL_EXEC)
+}
+
+unsafe fn create_with<N: CustomScanNode>(
+    cscan: *mut pg_sys::CustomScan,
+    methods: &'static pg_sys::CustomExecMethods,
+) -> *mut pg_sys::Node {
     let state = pg_sys::palloc0(std::mem::size_of::<State<N>>()) as *mut State<N>;
     (*state).css.ss.ps.type_ = pg_sys::NodeTag::T_CustomScanState;
-    (*state).css.methods = &Methods::<N>::EXEC;
+    (*state).css.methods = methods;
     let created = N::create(N::Private::from_list((*cscan).custom_private), cscan);
     // Dropped with the memory context, so an ERROR mid-scan frees it too.
     (*state).node = PgMemoryContexts::CurrentMemoryContext.leak_and_drop_on_delete(created);
@@ -167,18 +205,20 @@ unsafe extern "C-unwind" fn next<N: CustomScanNode>(
     node::<N>(css).next(css)
 }
 
-/// Rows come from the node already checked: nothing to recheck (no EvalPlanQual
-/// substitution of a different row happens for a relation scanned this way).
 #[pg_guard]
-unsafe extern "C-unwind" fn recheck(_ss: *mut pg_sys::ScanState, _slot: *mut pg_sys::TupleTableSlot) -> bool {
-    true
+unsafe extern "C-unwind" fn recheck<N: CustomScanNode>(
+    ss: *mut pg_sys::ScanState,
+    slot: *mut pg_sys::TupleTableSlot,
+) -> bool {
+    let css = ss as *mut pg_sys::CustomScanState;
+    node::<N>(css).recheck(css, slot)
 }
 
 #[pg_guard]
 unsafe extern "C-unwind" fn exec<N: CustomScanNode>(
     css: *mut pg_sys::CustomScanState,
 ) -> *mut pg_sys::TupleTableSlot {
-    pg_sys::ExecScan(&mut (*css).ss, Some(next::<N>), Some(recheck))
+    pg_sys::ExecScan(&mut (*css).ss, Some(next::<N>), Some(recheck::<N>))
 }
 
 #[pg_guard]

@@ -463,3 +463,14 @@ mod bytes_tests {
         assert!(lt(b"aa").may_match(&stats(m)));
     }
 }
+
+/// What zone maps tell about a filter on a vector or row group.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Verdict {
+    /// No row can pass: the vector need not be decoded.
+    None,
+    /// Every row passes: the filter need not be evaluated.
+    All,
+    /// Some rows may pass: evaluate.
+    Some,
+}

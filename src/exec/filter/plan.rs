@@ -1,0 +1,319 @@
+//! The pushed filter as a plan carries it: tests whose values are operands, numbered
+//! expressions the executor evaluates once when the scan starts (and again on a
+//! rescan, when parameters change). `resolve` then makes the `Filter` the kernels run.
+
+use super::{Filter, Test, ValueSet};
+use crate::storage::format::zonemap::{Bound, CmpOp};
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum PlanTest {
+    /// `column op operand`.
+    Compare(CmpOp, usize),
+    NotEqual(usize),
+    /// `column = ANY(operand)`, the operand an array.
+    In(usize),
+    /// `column <> ALL(operand)`.
+    NotIn(usize),
+    IsNull,
+    IsNotNull,
+    Prefix(Vec<u8>),
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum FilterPlan {
+    Test { att: usize, test: PlanTest },
+    And(Vec<FilterPlan>),
+    Or(Vec<FilterPlan>),
+}
+
+/// An operand's value when the scan starts, in the column's physical form.
+#[derive(Debug, Clone, PartialEq)]
+pub enum OperandValue {
+    Null,
+    Value(Bound),
+    /// An array's elements (None: a NULL element).
+    Array(Vec<Option<Bound>>),
+}
+
+impl FilterPlan {
+    /// The filter for these operand values.
+    pub fn resolve(&self, operands: &[OperandValue]) -> Filter {
+        match self {
+            FilterPlan::Test { att, test } => resolve_test(*att, test, operands),
+            FilterPlan::And(children) => {
+                let mut out = Vec::new();
+                for c in children {
+                    match c.resolve(operands) {
+                        Filter::Const(false) => return Filter::Const(false),
+                        Filter::Const(true) => {}
+                        f => out.push(f),
+                    }
+                }
+                match out.len() {
+                    0 => Filter::Const(true),
+                    1 => out.pop().unwrap(),
+                    _ => Filter::And(out),
+                }
+            }
+            FilterPlan::Or(children) => {
+                let mut out = Vec::new();
+                for c in children {
+                    match c.resolve(operands) {
+                        Filter::Const(true) => return Filter::Const(true),
+                        Filter::Const(false) => {}
+                        f => out.push(f),
+                    }
+                }
+                match out.len() {
+                    0 => Filter::Const(false),
+                    1 => out.pop().unwrap(),
+                    _ => Filter::Or(out),
+                }
+            }
+        }
+    }
+
+    /// The attributes the filter reads, sorted, each once.
+    pub fn attributes(&self) -> Vec<usize> {
+        let mut out = Vec::new();
+        self.visit(&mut |att, _| out.push(att));
+        out.sort_unstable();
+        out.dedup();
+        out
+    }
+
+    /// How many tests the filter has.
+    pub fn tests(&self) -> usize {
+        let mut n = 0;
+        self.visit(&mut |_, _| n += 1);
+        n
+    }
+
+    fn visit(&self, f: &mut dyn FnMut(usize, &PlanTest)) {
+        match self {
+            FilterPlan::Test { att, test } => f(*att, test),
+            FilterPlan::And(c) | FilterPlan::Or(c) => c.iter().for_each(|c| c.visit(f)),
+        }
+    }
+
+    /// The operands the filter uses, each once.
+    pub fn operands(&self) -> Vec<usize> {
+        let mut out = Vec::new();
+        self.collect_operands(&mut out);
+        out.sort_unstable();
+        out.dedup();
+        out
+    }
+
+    fn collect_operands(&self, out: &mut Vec<usize>) {
+        match self {
+            FilterPlan::Test { test, .. } => match test {
+                PlanTest::Compare(_, k) | PlanTest::NotEqual(k) | PlanTest::In(k) | PlanTest::NotIn(k) => {
+                    out.push(*k)
+                }
+                _ => {}
+            },
+            FilterPlan::And(c) | FilterPlan::Or(c) => c.iter().for_each(|c| c.collect_operands(out)),
+        }
+    }
+}
+
+/// The filter of one test: `Const(false)` when it can never be true (a NULL operand,
+/// NOT IN a list holding NULL), `Const(true)` for `x <> ALL('{}')`.
+fn resolve_test(att: usize, test: &PlanTest, operands: &[OperandValue]) -> Filter {
+    let scalar = |k: usize| match &operands[k] {
+        OperandValue::Value(b) => Some(b.clone()),
+        _ => None,
+    };
+    let array = |k: usize| match &operands[k] {
+        OperandValue::Array(items) => Some(items),
+        _ => None,
+    };
+    let test = match test {
+        PlanTest::Compare(op, k) => scalar(*k).map(|b| Test::Compare(*op, b)),
+        PlanTest::NotEqual(k) => scalar(*k).map(Test::NotEqual),
+        PlanTest::In(k) => array(*k).and_then(|items| {
+            let values: Vec<Bound> = items.iter().flatten().cloned().collect();
+            (!values.is_empty()).then(|| Test::In(ValueSet::of(&values)))
+        }),
+        PlanTest::NotIn(k) => match array(*k) {
+            Some(items) if items.is_empty() => return Filter::Const(true),
+            Some(items) => {
+                items.iter().cloned().collect::<Option<Vec<Bound>>>().map(|v| Test::NotIn(ValueSet::of(&v)))
+            }
+            None => None,
+        },
+        PlanTest::IsNull => Some(Test::IsNull),
+        PlanTest::IsNotNull => Some(Test::IsNotNull),
+        PlanTest::Prefix(p) => Some(Test::Prefix(p.clone())),
+    };
+    match test {
+        Some(test) => Filter::Test { att, test },
+        None => Filter::Const(false),
+    }
+}
+
+const OPS: [CmpOp; 5] = [CmpOp::Lt, CmpOp::Le, CmpOp::Eq, CmpOp::Ge, CmpOp::Gt];
+
+impl FilterPlan {
+    /// The plan as bytes (a plan keeps it as a bytea constant).
+    pub fn to_bytes(&self) -> Vec<u8> {
+        let mut out = Vec::new();
+        self.write(&mut out);
+        out
+    }
+
+    fn write(&self, out: &mut Vec<u8>) {
+        let u32_ = |out: &mut Vec<u8>, v: usize| out.extend_from_slice(&(v as u32).to_le_bytes());
+        match self {
+            FilterPlan::Test { att, test } => {
+                out.push(0);
+                u32_(out, *att);
+                match test {
+                    PlanTest::Compare(op, k) => {
+                        out.push(0);
+                        out.push(OPS.iter().position(|o| o == op).unwrap() as u8);
+                        u32_(out, *k);
+                    }
+                    PlanTest::NotEqual(k) => {
+                        out.push(1);
+                        u32_(out, *k);
+                    }
+                    PlanTest::In(k) => {
+                        out.push(2);
+                        u32_(out, *k);
+                    }
+                    PlanTest::NotIn(k) => {
+                        out.push(3);
+                        u32_(out, *k);
+                    }
+                    PlanTest::IsNull => out.push(4),
+                    PlanTest::IsNotNull => out.push(5),
+                    PlanTest::Prefix(p) => {
+                        out.push(6);
+                        u32_(out, p.len());
+                        out.extend_from_slice(p);
+                    }
+                }
+            }
+            FilterPlan::And(c) | FilterPlan::Or(c) => {
+                out.push(if matches!(self, FilterPlan::And(_)) { 1 } else { 2 });
+                u32_(out, c.len());
+                c.iter().for_each(|c| c.write(out));
+            }
+        }
+    }
+
+    /// The plan `to_bytes` gave; None for bytes it cannot have given.
+    pub fn from_bytes(bytes: &[u8]) -> Option<FilterPlan> {
+        let mut at = bytes;
+        let plan = Self::read(&mut at, 0)?;
+        at.is_empty().then_some(plan)
+    }
+
+    fn read(at: &mut &[u8], depth: usize) -> Option<FilterPlan> {
+        fn byte(at: &mut &[u8]) -> Option<u8> {
+            let (b, rest) = at.split_first()?;
+            *at = rest;
+            Some(*b)
+        }
+        fn num(at: &mut &[u8]) -> Option<usize> {
+            let (b, rest) = at.split_first_chunk::<4>()?;
+            *at = rest;
+            Some(u32::from_le_bytes(*b) as usize)
+        }
+        if depth > 1000 {
+            return None;
+        }
+        Some(match byte(at)? {
+            0 => {
+                let att = num(at)?;
+                let test = match byte(at)? {
+                    0 => {
+                        let op = *OPS.get(byte(at)? as usize)?;
+                        PlanTest::Compare(op, num(at)?)
+                    }
+                    1 => PlanTest::NotEqual(num(at)?),
+                    2 => PlanTest::In(num(at)?),
+                    3 => PlanTest::NotIn(num(at)?),
+                    4 => PlanTest::IsNull,
+                    5 => PlanTest::IsNotNull,
+                    6 => {
+                        let len = num(at)?;
+                        let p = at.get(..len)?.to_vec();
+                        *at = &at[len..];
+                        PlanTest::Prefix(p)
+                    }
+                    _ => return None,
+                };
+                FilterPlan::Test { att, test }
+            }
+            tag @ (1 | 2) => {
+                let n = num(at)?;
+                let children = (0..n).map(|_| Self::read(at, depth + 1)).collect::<Option<Vec<_>>>()?;
+                if tag == 1 {
+                    FilterPlan::And(children)
+                } else {
+                    FilterPlan::Or(children)
+                }
+            }
+            _ => return None,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn t(att: usize, test: PlanTest) -> FilterPlan {
+        FilterPlan::Test { att, test }
+    }
+
+    #[test]
+    fn round_trips_through_bytes() {
+        let plan = FilterPlan::And(vec![
+            t(0, PlanTest::Compare(CmpOp::Ge, 0)),
+            FilterPlan::Or(vec![t(2, PlanTest::Prefix(b"ab".to_vec())), t(1, PlanTest::IsNull)]),
+            t(3, PlanTest::NotIn(1)),
+            t(3, PlanTest::In(2)),
+            t(4, PlanTest::NotEqual(3)),
+            t(4, PlanTest::IsNotNull),
+        ]);
+        let bytes = plan.to_bytes();
+        assert_eq!(FilterPlan::from_bytes(&bytes), Some(plan.clone()));
+        assert_eq!(plan.operands(), vec![0, 1, 2, 3]);
+        assert_eq!(FilterPlan::from_bytes(&bytes[..bytes.len() - 1]), None);
+        assert_eq!(FilterPlan::from_bytes(&[9]), None);
+    }
+
+    #[test]
+    fn null_operands_make_tests_false() {
+        let plan = FilterPlan::Or(vec![t(0, PlanTest::Compare(CmpOp::Lt, 0)), t(1, PlanTest::IsNull)]);
+        let f = plan.resolve(&[OperandValue::Null]);
+        assert_eq!(f, Filter::Test { att: 1, test: Test::IsNull });
+        let and = FilterPlan::And(vec![t(0, PlanTest::Compare(CmpOp::Lt, 0)), t(1, PlanTest::IsNull)]);
+        assert_eq!(and.resolve(&[OperandValue::Null]), Filter::Const(false));
+        assert_eq!(
+            and.resolve(&[OperandValue::Value(Bound::Int(3))]),
+            Filter::And(vec![
+                Filter::Test { att: 0, test: Test::Compare(CmpOp::Lt, Bound::Int(3)) },
+                Filter::Test { att: 1, test: Test::IsNull },
+            ])
+        );
+    }
+
+    #[test]
+    fn arrays_with_nulls() {
+        let items = OperandValue::Array(vec![Some(Bound::Int(1)), None]);
+        // x IN (1, NULL): true for 1, never for others.
+        let f = t(0, PlanTest::In(0)).resolve(std::slice::from_ref(&items));
+        assert_eq!(f, Filter::Test { att: 0, test: Test::In(ValueSet::Keys(vec![1])) });
+        // x NOT IN (1, NULL): never true.
+        assert_eq!(t(0, PlanTest::NotIn(0)).resolve(&[items]), Filter::Const(false));
+        // x <> ALL('{}'): always true; x = ANY('{}'): never.
+        assert_eq!(t(0, PlanTest::NotIn(0)).resolve(&[OperandValue::Array(vec![])]), Filter::Const(true));
+        assert_eq!(t(0, PlanTest::In(0)).resolve(&[OperandValue::Array(vec![])]), Filter::Const(false));
+        assert_eq!(t(0, PlanTest::In(0)).resolve(&[OperandValue::Null]), Filter::Const(false));
+    }
+}
