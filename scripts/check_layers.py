@@ -3,6 +3,8 @@
 
 - `src/storage/format/` is the pure on-disk format: its code never mentions pgrx or
   pg_sys, and imports nothing of the crate outside `storage::format`.
+- `src/exec/filter/` (pushed filters) is pure as well: no pgrx or pg_sys, and it imports
+  only itself, `storage::format` and the `storage::vector_filter` traits.
 - `storage` imports neither `exec` nor `planner`; `exec` does not import `planner`.
 - `storage`'s modules import each other without cycles (`format` counts as one module).
 
@@ -120,6 +122,13 @@ def main():
                 for r in refs:
                     if r[:1] == ["storage"] and len(r) >= 2 and r[1] != src:
                         storage_edges.setdefault(src, set()).add(r[1])
+        if here[:2] == ["exec", "filter"]:
+            # Pushed filters are pure too: kernels and zone verdicts, unit-tested.
+            if re.search(r"\b(pgrx|pg_sys)\b", code):
+                problems.append(f"{rel}: exec::filter mentions pgrx/pg_sys")
+            for r in refs:
+                if r[:2] not in (["exec", "filter"], ["storage", "format"], ["storage", "vector_filter"]):
+                    problems.append(f"{rel}: exec::filter imports {'::'.join(r)}")
         if here[:1] == ["exec"]:
             for r in refs:
                 if r[:1] == ["planner"]:

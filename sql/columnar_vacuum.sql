@@ -42,10 +42,12 @@ VACUUM m;
 SET enable_seqscan = off;
 SET enable_bitmapscan = off;
 SET pgcolumnar.enable_columnar_scan = off;
+SET max_parallel_workers_per_gather = 0;
 EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) SELECT count(*) FROM m WHERE id > 400000;
 RESET enable_seqscan;
 RESET enable_bitmapscan;
 RESET pgcolumnar.enable_columnar_scan;
+RESET max_parallel_workers_per_gather;
 
 -- Deletes after VACUUM still apply on top of the masks; row locks leave no marks behind.
 DELETE FROM m WHERE id BETWEEN 200001 AND 200011;

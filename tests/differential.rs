@@ -79,7 +79,7 @@ fn generate_rows(rng: &mut Rng) -> Vec<u8> {
 
 fn predicate(rng: &mut Rng) -> String {
     let one = |rng: &mut Rng| -> String {
-        match rng.below(12) {
+        match rng.below(20) {
             0 => format!("i4 < {}", rng.below(2_000_000) as i64 - 1_000_000),
             1 => format!("i4 BETWEEN {} AND {}", -(rng.below(500_000) as i64), rng.below(500_000)),
             2 => format!("f8 > {}", rng.below(1_000_000) as i64 - 300_000),
@@ -93,6 +93,24 @@ fn predicate(rng: &mut Rng) -> String {
                 format!("ts >= '2024-01-01 00:00:00+00'::timestamptz + interval '{} s'", rng.below(ROWS * 7))
             }
             10 => format!("n > {}", rng.below(100_000) as i64 - 50_000),
+            11 => format!("i4 <> {}", rng.below(2_000_000) as i64 - 1_000_000),
+            12 => format!("NOT (i4 > {} OR g = {})", rng.below(1_000_000), rng.below(20)),
+            13 => format!("g NOT IN ({}, {})", rng.below(20), rng.below(20)),
+            14 => format!("g = ANY (ARRAY[{}, NULL, {}])", rng.below(20), rng.below(20)),
+            15 => format!(
+                "f8 {} {}",
+                rng.pick(&["=", "<", ">=", "<>"]),
+                rng.pick(&["'NaN'", "'-Infinity'", "0", "'-0'"])
+            ),
+            16 => format!("i8 >= {}::int4", rng.below(1_000_000_000) as i64 - 500_000_000),
+            17 => format!(
+                "t IN ('{}{}', '{}{}')",
+                rng.pick(WORDS),
+                rng.below(50),
+                rng.pick(WORDS),
+                rng.below(50)
+            ),
+            18 => format!("t > '{}' COLLATE \"C\"", rng.pick(WORDS)),
             _ => format!("id % {} = {}", 2 + rng.below(50), rng.below(2)),
         }
     };
@@ -180,14 +198,16 @@ fn columnar_matches_heap_on_generated_queries() {
     let qs = queries(&mut rng, 150);
     for q in &qs {
         let heap = db.query(&format!("{session} {}", q.replace("{T}", "d_heap")));
-        for scan in ["on", "off"] {
+        // ColumnarScan with quals pushed down, without, and core's sequential scan.
+        for (scan, push) in [("on", "on"), ("on", "off"), ("off", "off")] {
             let sql = format!(
-                "{session} SET pgcolumnar.enable_columnar_scan = {scan}; {}",
+                "{session} SET pgcolumnar.enable_columnar_scan = {scan}; SET pgcolumnar.quals_push_down = {push}; {}",
                 q.replace("{T}", "d_col")
             );
             let col = db.query(&sql);
             if col != heap {
-                mismatches.push(format!("{q}\n  columnar scan {scan}:\n{col}\n  heap:\n{heap}"));
+                mismatches
+                    .push(format!("{q}\n  columnar scan {scan}, push-down {push}:\n{col}\n  heap:\n{heap}"));
             }
         }
     }
@@ -198,7 +218,11 @@ fn columnar_matches_heap_on_generated_queries() {
         qs.len(),
         mismatches.join("\n")
     );
-    // The comparison is not vacuous: the columnar side really used ColumnarScan.
+    // The comparison is not vacuous: the columnar side really used ColumnarScan, and
+    // pushed the quals it can.
     let plan = db.explain("COSTS OFF", "SELECT sum(i4) FROM d_col");
     assert!(plan.contains("ColumnarScan"), "{plan}");
+    let plan = db
+        .explain("COSTS OFF", "SELECT sum(i4) FROM d_col WHERE g NOT IN (1, 2) AND (f8 > 0 OR t LIKE 'ab%')");
+    assert!(plan.contains("Pushed Filter") && !plan.contains("  Filter"), "{plan}");
 }

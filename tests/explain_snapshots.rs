@@ -18,3 +18,116 @@ fn version_is_folded_to_a_constant_at_plan_time() {
     "
     );
 }
+
+/// A columnar table and its btree, for the plan shapes of pushed filters.
+fn pushdown_table(db: &common::Database<'_>) {
+    db.query(
+        "CREATE TABLE m (id int, host text, usage float8, note numeric, r int) USING columnar;
+         INSERT INTO m SELECT g, 'host_' || g % 50, (g % 1000) / 10.0, g % 7, hashint4(g)
+           FROM generate_series(1, 200000) g;
+         CREATE INDEX m_id ON m (id);
+         CREATE INDEX m_r ON m (r);
+         ANALYZE m;
+         CREATE TABLE probe (k int); INSERT INTO probe VALUES (1), (2), (3); ANALYZE probe;",
+    );
+}
+
+#[test]
+#[ignore = "needs the cluster that `make integration-test` starts"]
+fn pushed_filter_plan_shapes() {
+    let cluster = Cluster::from_env();
+    let db = cluster.fresh_database("it_explain_pushdown");
+    pushdown_table(&db);
+    let off = "COSTS OFF";
+    // Pushed whole.
+    insta::assert_snapshot!(db.explain(off, "SELECT id FROM m WHERE host = 'host_7' AND usage > 90"), @r"
+    Custom Scan (ColumnarScan) on m
+      Columns Read: 3 of 5: id, host, usage
+      Pushed Filter: ((usage > '90'::double precision) AND (host = 'host_7'::text))
+      Row Groups: 2 total, 0 pruned at plan time (vectors: 98 total, 0 pruned)
+    ");
+    // Partly pushed: numeric stays with the executor.
+    insta::assert_snapshot!(db.explain(off, "SELECT id FROM m WHERE usage > 90 AND note = 3"), @r"
+    Custom Scan (ColumnarScan) on m
+      Filter: (note = '3'::numeric)
+      Columns Read: 3 of 5: id, usage, note
+      Pushed Filter: (usage > '90'::double precision)
+      Row Groups: 2 total, 0 pruned at plan time (vectors: 98 total, 0 pruned)
+    ");
+    // Not pushed at all.
+    insta::assert_snapshot!(db.explain(off, "SELECT id FROM m WHERE usage * 2 > 180"), @r"
+    Custom Scan (ColumnarScan) on m
+      Filter: ((usage * '2'::double precision) > '180'::double precision)
+      Columns Read: 2 of 5: id, usage
+    ");
+    // A lookup by a column zone maps narrow to one vector: the scan reads just that.
+    insta::assert_snapshot!(db.explain(off, "SELECT host FROM m WHERE id = 77"), @r"
+    Custom Scan (ColumnarScan) on m
+      Columns Read: 2 of 5: id, host
+      Pushed Filter: (id = 77)
+      Row Groups: 2 total, 1 pruned at plan time (vectors: 98 total, 97 pruned)
+    ");
+    // A lookup by a column whose values are spread over every vector: the index wins.
+    insta::assert_snapshot!(db.explain(off, "SELECT host FROM m WHERE r = hashint4(77)"), @r"
+    Index Scan using m_r on m
+      Index Cond: (r = '-1172168408'::integer)
+    ");
+    // Parameterized: the outer row's value is pushed.
+    insta::assert_snapshot!(db.explain(off, "SELECT k, (SELECT count(*) FROM m WHERE m.usage < probe.k) FROM probe"), @r"
+    Seq Scan on probe
+      SubPlan 1
+        ->  Aggregate
+              ->  Custom Scan (ColumnarScan) on m
+                    Columns Read: 1 of 5: usage
+                    Pushed Filter: (usage < (probe.k)::double precision)
+                    Row Groups: 2 total, 0 pruned at plan time (vectors: 98 total, 0 pruned)
+    ");
+    // Parallel.
+    insta::assert_snapshot!(db.query("SET parallel_setup_cost = 0; SET parallel_tuple_cost = 0; SET min_parallel_table_scan_size = 0;
+        SET max_parallel_workers_per_gather = 2; EXPLAIN (COSTS OFF) SELECT count(*) FROM m WHERE usage > 50"), @r"
+    Finalize Aggregate
+      ->  Gather
+            Workers Planned: 2
+            ->  Partial Aggregate
+                  ->  Parallel Custom Scan (ColumnarScan) on m
+                        Columns Read: 1 of 5: usage
+                        Pushed Filter: (usage > '50'::double precision)
+                        Row Groups: 2 total, 0 pruned at plan time (vectors: 98 total, 0 pruned)
+    ");
+}
+
+/// The cost components EXPLAIN VERBOSE shows add up to the scan's own cost, and name
+/// the paths the ColumnarScan was weighed against.
+#[test]
+#[ignore = "needs the cluster that `make integration-test` starts"]
+fn verbose_cost_components() {
+    let cluster = Cluster::from_env();
+    let db = cluster.fresh_database("it_explain_costs");
+    pushdown_table(&db);
+    let plan = db.explain("VERBOSE", "SELECT id FROM m WHERE host = 'host_7' AND usage > 90");
+    let line = |label: &str| {
+        plan.lines()
+            .find_map(|l| l.trim().strip_prefix(label).map(str::to_string))
+            .unwrap_or_else(|| panic!("no {label} in\n{plan}"))
+    };
+    let components = line("Cost Components: ");
+    let parts: Vec<(String, f64)> = components
+        .split_whitespace()
+        .map(|kv| {
+            let (k, v) = kv.split_once('=').unwrap();
+            (k.to_string(), v.parse().unwrap())
+        })
+        .collect();
+    let names: Vec<&str> = parts.iter().map(|(k, _)| k.as_str()).collect();
+    insta::assert_snapshot!(names.join(" "), @"io decode filter output total");
+    let sum: f64 = parts[..4].iter().map(|(_, v)| v).sum();
+    assert!((sum - parts[4].1).abs() < 0.02, "{components}");
+    // The scan node's total cost is the components' total.
+    let scan = plan.lines().find(|l| l.contains("ColumnarScan")).unwrap();
+    let total: f64 = scan.split("..").nth(1).unwrap().split_whitespace().next().unwrap().parse().unwrap();
+    assert!((total - parts[4].1).abs() < 0.02, "{scan} vs {components}");
+    let selectivity: f64 = line("Pushed Filter Selectivity: ").parse().unwrap();
+    assert!(selectivity > 0.0 && selectivity < 0.01, "{selectivity}");
+    let considered = line("Paths Considered: ");
+    assert!(considered.contains("Seq Scan: "), "{considered}");
+}

@@ -8,10 +8,9 @@ use super::filter::plan::{FilterPlan, OperandValue};
 use super::filter::{kernels, zone, Filter};
 use crate::pg_list;
 use crate::storage::datum::{self, attr};
-use crate::storage::format::encoding::DecodedVector;
 use crate::storage::format::zonemap::{Verdict, ZonePredicate, ZoneStats};
 use crate::storage::reader::{GroupClaim, Reader};
-use crate::storage::vector_filter::VectorFilter;
+use crate::storage::vector_filter::{ColumnSource, VectorFilter};
 use crate::storage::write_buffer;
 use pgrx::pg_sys;
 use pgrx::{FromDatum, IntoDatum};
@@ -24,6 +23,8 @@ pub const NAME: &CStr = c"ColumnarScan";
 pub struct ScanPlan {
     /// Attribute numbers (1-based) to decode.
     pub attnums: Vec<i32>,
+    /// Those the slot needs (the others only the pushed filter reads).
+    pub output: Vec<i32>,
     /// (attribute index, predicate) pairs zone maps check: row groups and vectors they
     /// refute are skipped. Their quals are the plan's `custom_exprs`, for EXPLAIN.
     pub zone_predicates: Vec<(usize, ZonePredicate)>,
@@ -34,6 +35,10 @@ pub struct ScanPlan {
     /// filter names (evaluated when the scan starts).
     pub zone_quals: usize,
     pub pushed_quals: usize,
+    /// What the planner weighed, for EXPLAIN VERBOSE: "io=.. decode=.. filter=..
+    /// output=.. total=..", the pushed filter's estimated selectivity, and the other
+    /// paths with their costs, one per line.
+    pub explain_costs: String,
 }
 
 fn bytea_const(bytes: &[u8]) -> *mut pg_sys::Node {
@@ -57,13 +62,26 @@ impl PlanPrivate for ScanPlan {
             pg_list::from_ptrs(self.zone_predicates.iter().map(|(_, p)| bytea_const(&p.to_bytes())));
         let filter = pg_list::from_ptrs(self.filter.iter().map(|f| bytea_const(&f.to_bytes())));
         let counts = pg_list::from_ints([self.zone_quals as i32, self.pushed_quals as i32]);
-        pg_list::from_ptrs([self.attnums.to_list(), atts, predicates, filter, counts])
+        let costs = pg_list::from_ptrs([bytea_const(self.explain_costs.as_bytes())]);
+        pg_list::from_ptrs([
+            self.attnums.to_list(),
+            atts,
+            predicates,
+            filter,
+            counts,
+            costs,
+            self.output.to_list(),
+        ])
     }
 
     unsafe fn from_list(list: *mut pg_sys::List) -> Self {
         let malformed = || -> ! { pgrx::error!("malformed ColumnarScan plan") };
         let parts: Vec<*mut pg_sys::List> = pg_list::ptrs(list).collect();
-        let [attnums, atts, predicates, filter, counts] = parts[..] else { malformed() };
+        let [attnums, atts, predicates, filter, counts, costs, output] = parts[..] else { malformed() };
+        let explain_costs = pg_list::ptrs::<pg_sys::Const>(costs)
+            .next()
+            .map(|c| String::from_utf8_lossy(const_bytes(c)).into_owned())
+            .unwrap_or_default();
         let zone_predicates = pg_list::ints(atts)
             .zip(pg_list::ptrs::<pg_sys::Const>(predicates))
             .map(|(att, c)| {
@@ -77,10 +95,12 @@ impl PlanPrivate for ScanPlan {
         let [zone_quals, pushed_quals] = counts[..] else { malformed() };
         ScanPlan {
             attnums: Vec::<i32>::from_list(attnums),
+            output: Vec::<i32>::from_list(output),
             zone_predicates,
             filter,
             zone_quals: zone_quals as usize,
             pushed_quals: pushed_quals as usize,
+            explain_costs,
         }
     }
 }
@@ -100,8 +120,13 @@ impl VectorFilter for PushedFilter {
         zone::verdict(&self.filter, stats)
     }
 
-    fn select<'a>(&self, column: &dyn Fn(usize) -> &'a DecodedVector, selection: &mut Vec<u32>) {
-        kernels::select(&self.filter, column, selection)
+    fn select(
+        &self,
+        stats: &dyn Fn(usize) -> Option<ZoneStats>,
+        columns: &mut dyn ColumnSource,
+        selection: &mut Vec<u32>,
+    ) {
+        kernels::select_with_zones(&self.filter, stats, columns, selection)
     }
 }
 
@@ -110,10 +135,12 @@ pub struct ColumnarScan {
     /// The zone-map predicates, until `begin` hands them to the reader.
     zone_predicates: Vec<(usize, ZonePredicate)>,
     reader: Option<Reader>,
-    /// Attribute numbers (1-based) the scan decodes.
+    /// Attribute numbers (1-based) the scan decodes, and those the slot gets.
     attnums: Vec<i32>,
+    output: Vec<i32>,
     /// The quals zone maps check, for EXPLAIN.
     zone_quals: Vec<*mut pg_sys::Node>,
+    explain_costs: String,
     /// The pushed filter, the quals it came from, and its operands.
     filter: Option<FilterPlan>,
     pushed_quals: Vec<*mut pg_sys::Node>,
@@ -138,7 +165,9 @@ impl CustomScanNode for ColumnarScan {
             zone_predicates: plan.zone_predicates,
             reader: None,
             attnums: plan.attnums,
+            output: plan.output,
             zone_quals: exprs,
+            explain_costs: plan.explain_costs,
             filter: plan.filter,
             pushed_quals,
             operands,
@@ -164,6 +193,11 @@ impl CustomScanNode for ColumnarScan {
         let mut reader =
             Reader::new(rel, (*estate).es_snapshot, Some(wanted), GroupClaim::Serial { next: 0 });
         reader.set_predicates(std::mem::take(&mut self.zone_predicates));
+        let mut output = vec![false; natts];
+        for &a in &self.output {
+            output[a as usize - 1] = true;
+        }
+        reader.set_output(output);
         self.reader = Some(reader);
         let parent = &raw mut (*node).ss.ps;
         self.operand_states =
@@ -253,7 +287,7 @@ impl ColumnarScan {
 
 /// An operand's value in the physical form of the column it is compared with (the
 /// planner only pushes operands whose type converts exactly).
-unsafe fn operand_value(typid: pg_sys::Oid, d: pg_sys::Datum, isnull: bool) -> OperandValue {
+pub unsafe fn operand_value(typid: pg_sys::Oid, d: pg_sys::Datum, isnull: bool) -> OperandValue {
     if isnull {
         return OperandValue::Null;
     }
@@ -305,6 +339,22 @@ unsafe fn explain(
     };
     deparse(&inner.pushed_quals, c"Pushed Filter");
     deparse(&inner.zone_quals, c"Zone Map Filter");
+    if (*es).verbose && (*es).costs {
+        let mut lines = inner.explain_costs.lines();
+        let text = |label: &CStr, value: Option<&str>| {
+            if let Some(v) = value.filter(|v| !v.is_empty()) {
+                let v = CString::new(v).unwrap();
+                pg_sys::ExplainPropertyText(label.as_ptr(), v.as_ptr(), es);
+            }
+        };
+        text(c"Cost Components", lines.next());
+        text(c"Pushed Filter Selectivity", lines.next());
+        text(c"Paths Considered", lines.next());
+    }
+    if let Some(groups) = inner.explain_costs.lines().nth(3).filter(|l| !l.is_empty()) {
+        let v = CString::new(groups).unwrap();
+        pg_sys::ExplainPropertyText(c"Row Groups".as_ptr(), v.as_ptr(), es);
+    }
     if let (true, Some(reader)) = ((*es).analyze, inner.reader.as_ref()) {
         let c = reader.counters();
         let none = std::ptr::null();

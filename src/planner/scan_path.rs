@@ -6,9 +6,12 @@ use super::cost::{self, CostParams, ScanInput};
 use super::quals;
 use crate::exec::columnar_scan::{self, ColumnarScan, ScanPlan};
 use crate::exec::customscan::{Methods, PlanPrivate};
+use crate::exec::filter::plan::{FilterPlan, OperandValue};
+use crate::exec::filter::zone;
 use crate::exec::MethodTable;
 use crate::pg_list;
 use crate::storage::format::layout::VECTOR_ROWS;
+use crate::storage::format::zonemap::Verdict;
 use crate::storage::{am, options, plan_sizes};
 use pgrx::pg_sys;
 use pgrx::prelude::*;
@@ -53,6 +56,25 @@ unsafe fn used_attnums(rel: *mut pg_sys::RelOptInfo, natts: usize) -> Vec<i32> {
     out
 }
 
+/// The attributes of `attnums` that the plan's target list or its (executor) quals
+/// use: the ones the scan puts into its slot.
+unsafe fn output_attnums(
+    attnums: &[i32],
+    tlist: *mut pg_sys::List,
+    quals: *mut pg_sys::List,
+    relid: u32,
+) -> Vec<i32> {
+    let mut attrs: *mut pg_sys::Bitmapset = std::ptr::null_mut();
+    pg_sys::pull_varattnos(tlist as *mut pg_sys::Node, relid, &mut attrs);
+    pg_sys::pull_varattnos(quals as *mut pg_sys::Node, relid, &mut attrs);
+    let offset = pg_sys::FirstLowInvalidHeapAttributeNumber;
+    if pg_sys::bms_is_member(-offset, attrs) {
+        // A whole-row reference needs every column.
+        return attnums.to_vec();
+    }
+    attnums.iter().copied().filter(|&a| pg_sys::bms_is_member(a - offset, attrs)).collect()
+}
+
 /// Offers our paths for base relation `rel` (range table entry `rte`) if it is a
 /// columnar table scanned plainly.
 pub unsafe fn add_paths(
@@ -80,12 +102,19 @@ pub unsafe fn add_paths(
             cpu_operator_cost: pg_sys::cpu_operator_cost,
         };
         let attnums = used_attnums(rel, (*(*relation).rd_att).natts as usize);
+        // Where the rows the quals want can be, by zone maps: what a ColumnarScan reads,
+        // and the vectors index fetches decode.
+        let analysis = quals::pushdown(root, rel, (*rel).baserestrictinfo);
+        let pruning = match &analysis.filter {
+            Some(f) => plan_time_pruning(root, relation, f, &analysis.operands),
+            None => Pruning::none(rel),
+        };
         // Core's own paths get the costs a columnar table really has, whether or not
         // ColumnarScan is offered.
         reprice_seq_scans(rel, natts_live(relation), &params);
-        reprice_index_scans(rel, attnums.len(), &params);
+        reprice_index_scans(rel, attnums.len(), &params, &pruning);
         if super::ENABLE_COLUMNAR_SCAN.get() {
-            add_scan_path(root, rel, relation, attnums, &params);
+            add_scan_path(root, rel, relation, attnums, &params, &pruning);
         }
     }
     pg_sys::table_close(relation, pg_sys::NoLock as i32);
@@ -97,6 +126,7 @@ unsafe fn add_scan_path(
     relation: pg_sys::Relation,
     attnums: Vec<i32>,
     params: &CostParams,
+    base_pruning: &Pruning,
 ) {
     let natts = (*(*relation).rd_att).natts as usize;
     let bytes = plan_sizes::column_bytes(relation, natts);
@@ -132,7 +162,12 @@ unsafe fn add_scan_path(
         ),
         None => (0, 0, 1.0),
     };
+    // The pushed filter is the base relation's quals, and for a parameterized path
+    // join clauses too (whose values are not known at plan time).
+    let none = Pruning::none(rel);
+    let pruning = if pushdown.filter.is_some() { base_pruning } else { &none };
     let input = ScanInput {
+        zone_fraction: pruning.row_fraction,
         pages: (*rel).pages as f64,
         bytes_all: bytes.iter().sum::<u64>() as f64,
         bytes_read: attnums.iter().map(|&a| bytes[a as usize - 1]).sum::<u64>() as f64,
@@ -145,20 +180,61 @@ unsafe fn add_scan_path(
     };
     let c = cost::columnar_scan_components(&input, params);
     let rows = if param_info.is_null() { (*rel).rows } else { (*param_info).ppi_rows };
-    let path = new_path(rel, param_info, &attnums, rows, quals.startup, c.total() + quals.startup);
+    let considered = considered_paths(rel);
+    let explain = |c: &cost::ScanCost, total: f64| {
+        format!(
+            "io={:.2} decode={:.2} filter={:.2} output={:.2} total={:.2}\n{}\n{}\n{}",
+            c.io,
+            c.decode,
+            c.filter,
+            c.output,
+            total,
+            if filter_tests > 0 { format!("{filter_selectivity:.4}") } else { String::new() },
+            considered,
+            if pushdown.filter.is_some() && pruning.computed {
+                format!(
+                    "{} total, {} pruned at plan time (vectors: {} total, {} pruned)",
+                    pruning.groups,
+                    pruning.pruned,
+                    pruning.vectors,
+                    pruning.vectors - pruning.vectors_kept
+                )
+            } else {
+                String::new()
+            }
+        )
+    };
+    let path = new_path(rel, param_info, rows, quals.startup, c.total() + quals.startup);
+    (*path).custom_private =
+        pg_list::from_ptrs([attnums.to_list() as *mut pg_sys::Node, text_node(&explain(&c, c.total()))]);
     pg_sys::add_path(rel, path as *mut pg_sys::Path);
 
     // A partial path for parallel plans: workers take row groups from a shared counter.
     // CPU is shared among the participants; reading is not (as for core's Seq Scan).
     if (*rel).consider_parallel && param_info.is_null() {
-        let pages = cost::pages_read(&input);
-        let workers =
-            pg_sys::compute_parallel_worker(rel, pages, -1.0, pg_sys::max_parallel_workers_per_gather);
+        // Workers by the table's size, as for core's Parallel Seq Scan: decoding costs
+        // per row, however few bytes the columns read take.
+        let workers = pg_sys::compute_parallel_worker(
+            rel,
+            (*rel).pages as f64,
+            -1.0,
+            pg_sys::max_parallel_workers_per_gather,
+        );
         if workers > 0 {
             let divisor = cost::parallel_divisor(workers, pg_sys::parallel_leader_participation);
             let cpu = c.decode + c.filter + c.output;
             let total = c.io + cpu / divisor + quals.startup;
-            let partial = new_path(rel, param_info, &attnums, rows / divisor, quals.startup, total);
+            let partial = new_path(rel, param_info, rows / divisor, quals.startup, total);
+            let shared = cost::ScanCost {
+                decode: c.decode / divisor,
+                filter: c.filter / divisor,
+                output: c.output / divisor,
+                ..c
+            };
+            (*partial).custom_private = pg_list::from_ptrs([
+                attnums.to_list() as *mut pg_sys::Node,
+                text_node(&explain(&shared, total)),
+            ]);
             (*partial).path.parallel_aware = true;
             (*partial).path.parallel_workers = workers;
             (*partial).flags = 0;
@@ -167,10 +243,123 @@ unsafe fn add_scan_path(
     }
 }
 
+/// What zone maps rule out of a pushed filter at plan time.
+pub struct Pruning {
+    groups: usize,
+    pruned: usize,
+    /// Share of the rows in vectors that survive.
+    row_fraction: f64,
+    /// Vectors of the table, and those that survive.
+    vectors: f64,
+    vectors_kept: f64,
+    /// Whether zone maps were consulted (false: nothing is known).
+    computed: bool,
+}
+
+impl Pruning {
+    /// Nothing known: every row group and vector may hold matching rows.
+    fn none(rel: *mut pg_sys::RelOptInfo) -> Pruning {
+        let vectors = unsafe { ((*rel).tuples / VECTOR_ROWS as f64).ceil().max(1.0) };
+        Pruning { groups: 0, pruned: 0, row_fraction: 1.0, vectors, vectors_kept: vectors, computed: false }
+    }
+}
+
+/// Checks `filter`, with the values of its constant operands (stable expressions folded
+/// as for estimates), against the zone maps of every row group and vector (cached per
+/// backend, see `plan_sizes::group_zones`).
+unsafe fn plan_time_pruning(
+    root: *mut pg_sys::PlannerInfo,
+    relation: pg_sys::Relation,
+    filter: &FilterPlan,
+    operands: &[*mut pg_sys::Node],
+) -> Pruning {
+    let values: Vec<OperandValue> = operands
+        .iter()
+        .map(|&o| {
+            // Stable expressions (`now() - interval '1 h'`, `'2024-01-01'::timestamptz +
+            // interval '12 h'`) are folded for the estimate, as core's selectivity does.
+            let o = pg_sys::estimate_expression_value(root, o);
+            if (*o).type_ == pg_sys::NodeTag::T_Const {
+                let c = o as *mut pg_sys::Const;
+                columnar_scan::operand_value((*c).consttype, (*c).constvalue, (*c).constisnull)
+            } else {
+                OperandValue::Unknown
+            }
+        })
+        .collect();
+    let resolved = filter.resolve(&values);
+    let natts = (*(*relation).rd_att).natts as usize;
+    let zones = plan_sizes::group_zones(relation, natts, &filter.attributes());
+    let (mut rows, mut kept_rows, mut pruned) = (0u64, 0u64, 0usize);
+    let (mut vectors, mut vectors_kept) = (0usize, 0usize);
+    for g in zones.groups.iter() {
+        rows += g.rows;
+        let count = (g.rows as usize).div_ceil(VECTOR_ROWS);
+        vectors += count;
+        if zone::verdict(&resolved, &|att| g.stats.get(att).copied().flatten()) == Verdict::None {
+            pruned += 1;
+            continue;
+        }
+        for v in 0..count {
+            let stats = |att: usize| g.vectors.get(att).and_then(|vs| vs.get(v)).copied();
+            if zone::verdict(&resolved, &stats) != Verdict::None {
+                vectors_kept += 1;
+                kept_rows += (g.rows - (v * VECTOR_ROWS) as u64).min(VECTOR_ROWS as u64);
+            }
+        }
+    }
+    let row_fraction = if rows == 0 { 1.0 } else { kept_rows as f64 / rows as f64 };
+    Pruning {
+        groups: zones.groups.len(),
+        pruned,
+        row_fraction,
+        vectors: vectors.max(1) as f64,
+        vectors_kept: vectors_kept as f64,
+        computed: true,
+    }
+}
+
+/// A text constant (the path's cost breakdown, for EXPLAIN VERBOSE).
+unsafe fn text_node(text: &str) -> *mut pg_sys::Node {
+    let d = text.into_datum().expect("a text datum");
+    pg_sys::makeConst(pg_sys::TEXTOID, -1, pg_sys::DEFAULT_COLLATION_OID, -1, d, false, false)
+        as *mut pg_sys::Node
+}
+
+/// The paths core (and earlier hooks) offered for `rel`, with their costs: what the
+/// ColumnarScan is weighed against, for EXPLAIN VERBOSE.
+unsafe fn considered_paths(rel: *mut pg_sys::RelOptInfo) -> String {
+    let mut out = Vec::new();
+    for path in pg_list::ptrs::<pg_sys::Path>((*rel).pathlist) {
+        let name = match (*path).pathtype {
+            pg_sys::NodeTag::T_SeqScan => "Seq Scan".to_string(),
+            pg_sys::NodeTag::T_IndexScan | pg_sys::NodeTag::T_IndexOnlyScan => {
+                let index = (*(path as *mut pg_sys::IndexPath)).indexinfo;
+                let kind = if (*path).pathtype == pg_sys::NodeTag::T_IndexScan {
+                    "Index Scan"
+                } else {
+                    "Index Only Scan"
+                };
+                let name = pg_sys::get_rel_name((*index).indexoid);
+                let name = if name.is_null() {
+                    "?".into()
+                } else {
+                    std::ffi::CStr::from_ptr(name).to_string_lossy()
+                };
+                format!("{kind} using {name}")
+            }
+            pg_sys::NodeTag::T_BitmapHeapScan => "Bitmap Heap Scan".to_string(),
+            _ => continue,
+        };
+        let param = if (*path).param_info.is_null() { "" } else { " (parameterized)" };
+        out.push(format!("{name}{param}: {:.2}", (*path).total_cost));
+    }
+    out.join("; ")
+}
+
 unsafe fn new_path(
     rel: *mut pg_sys::RelOptInfo,
     param_info: *mut pg_sys::ParamPathInfo,
-    attnums: &Vec<i32>,
     rows: f64,
     startup: f64,
     total: f64,
@@ -185,8 +374,6 @@ unsafe fn new_path(
     (*path).path.rows = rows;
     (*path).path.startup_cost = startup;
     (*path).path.total_cost = total;
-    // What the executor's ColumnarScan gets: the attribute numbers to decode.
-    (*path).custom_private = attnums.to_list();
     // Scrollable cursors read it backward (FETCH PRIOR, LAST, BACKWARD) with no Material.
     (*path).flags = pg_sys::CUSTOMPATH_SUPPORT_BACKWARD_SCAN;
     (*path).methods = &PATH_METHODS.0;
@@ -221,15 +408,37 @@ unsafe fn reprice_seq_scans(rel: *mut pg_sys::RelOptInfo, columns: usize, params
     }
 }
 
-/// Core prices an index scan of a columnar table like one of a heap (a page per row at
-/// worst); each fetch here decodes a vector per column, so add that.
-unsafe fn reprice_index_scans(rel: *mut pg_sys::RelOptInfo, columns: usize, params: &CostParams) {
+/// Core prices index and bitmap scans of a columnar table like ones of a heap (a page
+/// per row at worst); each fetch here decodes a vector per column, so add that.
+unsafe fn reprice_index_scans(
+    rel: *mut pg_sys::RelOptInfo,
+    columns: usize,
+    params: &CostParams,
+    pruning: &Pruning,
+) {
     for list in [(*rel).pathlist, (*rel).partial_pathlist] {
         for path in pg_list::ptrs::<pg_sys::Path>(list) {
-            if matches!((*path).pathtype, pg_sys::NodeTag::T_IndexScan | pg_sys::NodeTag::T_IndexOnlyScan) {
-                let fetched = (*(path as *mut pg_sys::IndexPath)).indexselectivity * (*rel).tuples;
-                (*path).total_cost += cost::index_fetch_decode_cost(fetched, columns, VECTOR_ROWS, params);
-            }
+            // Core's cost = the index's part + fetching the rows as heap pages; the
+            // second is replaced by what fetching them from a columnar table costs.
+            let (index_part, fetched) = match (*path).pathtype {
+                pg_sys::NodeTag::T_IndexScan | pg_sys::NodeTag::T_IndexOnlyScan => {
+                    let ipath = path as *mut pg_sys::IndexPath;
+                    ((*ipath).indextotalcost, (*ipath).indexselectivity * (*rel).tuples)
+                }
+                pg_sys::NodeTag::T_BitmapHeapScan => {
+                    let bitmap = (*(path as *mut pg_sys::BitmapHeapPath)).bitmapqual;
+                    ((*bitmap).total_cost, (*path).rows)
+                }
+                _ => continue,
+            };
+            // A partial path's rows are its share of the fetches.
+            let share = if (*path).parallel_workers > 0 {
+                cost::parallel_divisor((*path).parallel_workers, pg_sys::parallel_leader_participation)
+            } else {
+                1.0
+            };
+            let fetch = cost::index_fetch_cost(fetched, columns, pruning.vectors_kept.max(1.0), params);
+            (*path).total_cost = index_part + fetch / share;
         }
     }
 }
@@ -269,8 +478,15 @@ unsafe extern "C-unwind" fn plan_path(
         .chain(pushed.iter().map(|&q| copy(q)))
         .chain(pushdown.operands.iter().map(|&o| copy(o)));
     (*cscan).custom_exprs = pg_list::from_ptrs(exprs);
+    let private: Vec<*mut pg_sys::Node> = pg_list::ptrs((*best_path).custom_private).collect();
+    let explain_costs =
+        String::from_datum((*(private[1] as *mut pg_sys::Const)).constvalue, false).unwrap_or_default();
+    let attnums = Vec::<i32>::from_list(private[0] as *mut pg_sys::List);
+    let output = output_attnums(&attnums, tlist, quals, (*rel).relid);
     let plan = ScanPlan {
-        attnums: Vec::<i32>::from_list((*best_path).custom_private),
+        attnums,
+        output,
+        explain_costs,
         zone_quals: found.len(),
         pushed_quals: pushed.len(),
         zone_predicates: found.into_iter().map(|(_, att, p)| (att, p)).collect(),

@@ -249,9 +249,21 @@ pub unsafe fn read_stream(
     strategy: pg_sys::BufferAccessStrategy,
     out: &mut Vec<u8>,
 ) {
+    read_range(rel, offset, len, strategy, out, nblocks(rel))
+}
+
+/// `read_stream` for a caller that knows the relation's size in blocks (a scan reads
+/// many ranges; asking the storage manager each time costs a system call).
+pub unsafe fn read_range(
+    rel: pg_sys::Relation,
+    offset: u64,
+    len: usize,
+    strategy: pg_sys::BufferAccessStrategy,
+    out: &mut Vec<u8>,
+    total_blocks: u32,
+) {
     out.clear();
     out.reserve(len);
-    let total_blocks = nblocks(rel);
     let mut done = 0usize;
     while done < len {
         let (block, in_page) = layout::locate(offset + done as u64);

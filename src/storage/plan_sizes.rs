@@ -19,6 +19,7 @@
 //! summed exactly.
 
 use super::cache::BoundedCache;
+use super::format::zonemap::{ZoneMap, ZoneStats};
 use super::{catalog, pages};
 use pgrx::pg_sys;
 use std::cell::RefCell;
@@ -40,6 +41,17 @@ struct Measured<T> {
 struct Sizes {
     rows: Option<Measured<u64>>,
     column_bytes: Option<Measured<Rc<[u64]>>>,
+    zones: Option<Measured<Rc<ZoneSet>>>,
+}
+
+/// One row group as the planner sees it: its rows, and per attribute (index attnum
+/// minus 1) the zone statistics of its chunk (None: not stored in this row group, or
+/// not measured) and of each of its vectors (empty if so).
+#[derive(Clone)]
+pub struct GroupZones {
+    pub rows: u64,
+    pub stats: Vec<Option<ZoneStats>>,
+    pub vectors: Vec<Vec<ZoneStats>>,
 }
 
 /// Tables whose sizes are kept; past this the least recently planned go.
@@ -136,4 +148,66 @@ pub unsafe fn column_bytes(rel: pg_sys::Relation, natts: usize) -> Rc<[u64]> {
         SIZES.with(|s| s.borrow_mut().remove(&pages::storage_id(rel)));
         column_bytes(rel, natts)
     }
+}
+
+/// Per row group, the zone statistics of attributes `atts` (indexes, sorted) of the
+/// first `natts`: what a pushed filter's constants are checked against at plan time.
+/// Only those attributes' chunk metadata is read. A scaled (stale) measurement lacks the
+/// newest row groups, which only makes the estimate prune less.
+pub unsafe fn group_zones(rel: pg_sys::Relation, natts: usize, atts: &[usize]) -> Rc<ZoneSet> {
+    let compute = |storage_id: u64, atts: Vec<usize>| {
+        let attnums: Vec<i16> = atts.iter().map(|&a| a as i16 + 1).collect();
+        let groups = catalog::load_row_groups_for(storage_id, std::ptr::null_mut(), &attnums);
+        let zones: Vec<GroupZones> = groups
+            .iter()
+            .map(|g| {
+                let mut stats = vec![None; natts];
+                let mut vectors = vec![Vec::new(); natts];
+                for &a in &atts {
+                    let Some(c) = g.chunk(a as i16 + 1) else { continue };
+                    stats[a] = Some(ZoneStats {
+                        zone: c.vectors.iter().fold(ZoneMap::None, |z, e| z.merge(e.zone)),
+                        rows: g.row_count,
+                        null_count: c.null_count,
+                    });
+                    vectors[a] = c
+                        .vectors
+                        .iter()
+                        .map(|e| ZoneStats {
+                            zone: e.zone,
+                            rows: e.rows as u64,
+                            null_count: e.null_count as u64,
+                        })
+                        .collect();
+                }
+                GroupZones { rows: g.row_count, stats, vectors }
+            })
+            .collect();
+        let read = groups.len() * (1 + atts.len());
+        (Rc::new(ZoneSet { atts, natts, groups: zones }), read)
+    };
+    let set =
+        cached(rel, |e| &mut e.zones, |z, _| z.clone(), |storage_id| compute(storage_id, atts.to_vec()));
+    if set.natts == natts && atts.iter().all(|a| set.atts.binary_search(a).is_ok()) {
+        return set;
+    }
+    // Measured for other attributes (or before an ALTER TABLE): measure the union again.
+    let mut union = if set.natts == natts { set.atts.clone() } else { Vec::new() };
+    union.extend_from_slice(atts);
+    union.sort_unstable();
+    union.dedup();
+    SIZES.with(|s| {
+        if let Some(e) = s.borrow_mut().get_mut(&pages::storage_id(rel)) {
+            e.zones = None;
+        }
+    });
+    cached(rel, |e| &mut e.zones, |z, _| z.clone(), |storage_id| compute(storage_id, union))
+}
+
+/// Zone statistics of some attributes in every row group.
+pub struct ZoneSet {
+    /// The attributes measured (indexes, sorted), of `natts`.
+    pub atts: Vec<usize>,
+    pub natts: usize,
+    pub groups: Vec<GroupZones>,
 }

@@ -3,16 +3,16 @@
 
 use super::catalog::{self, RowGroupMeta};
 use super::datum::{self, ColumnKind, DatumColumn};
-use super::decode::{decode_checked, load_order};
+use super::decode::decode_checked;
 use super::error::data_corrupted;
-use super::format::encoding::DecodedVector;
+use super::format::encoding::{DecodedValues, DecodedVector};
+use super::format::layout::VECTOR_ROWS;
 use super::format::row_marks::{self, DeleteMask};
 use super::format::zonemap::{Verdict, ZoneMap, ZonePredicate, ZoneStats};
 use super::tid::row_tid;
-use super::vector_filter::VectorFilter;
+use super::vector_filter::{ColumnSource, VectorFilter};
 use super::{mark_batch, pages};
 use pgrx::pg_sys;
-use std::rc::Rc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 /// Where the next row group to read comes from.
@@ -54,17 +54,27 @@ pub struct Reader {
     kinds: Vec<ColumnKind>,
     /// Per attribute of the relation's descriptor: does the scan need it?
     wanted: Vec<bool>,
+    /// Per attribute: does the slot need it? (None: every wanted one.) An attribute
+    /// only the filter reads is never made into Datums, and a dictionary-encoded vector
+    /// of it stays a dictionary.
+    output: Option<Vec<bool>>,
     groups: Vec<RowGroupMeta>,
     /// Row numbers deleted for the scan's snapshot (marks not yet folded into masks).
     deleted_rows: Vec<u64>,
     /// The current row group's deleted rows, if it has any.
     mask: Option<DeleteMask>,
-    /// The current row group's order column, if a flush stored it in sort_by order:
-    /// position p holds the row at offset order[p].
-    order: Option<Rc<[u32]>>,
+    /// Whether the current row group has an order column (a flush stored it in sort_by
+    /// order: position p holds the row at offset order[p]), and its vector
+    /// `order_vector_at`, read when a vector of the row group needs it.
+    has_order: bool,
+    order_vector: Vec<u32>,
+    order_vector_at: Option<usize>,
+    order_bytes: Vec<u8>,
     group_first_row: u64,
     claim: GroupClaim,
     strategy: pg_sys::BufferAccessStrategy,
+    /// The relation's size in blocks when the scan began (its row groups lie within).
+    nblocks: u32,
     // The row group being read.
     group: Option<usize>,
     sources: Vec<Source>,
@@ -127,20 +137,33 @@ impl Reader {
         let natts = kinds.len();
         let storage_id = pages::storage_id(rel);
         catalog::note_storage((*rel).rd_id, storage_id);
-        let groups = catalog::load_row_groups(storage_id, snapshot, true);
+        // Only the wanted columns' chunk metadata is parsed.
+        let groups = match &wanted {
+            Some(w) => {
+                let attnums: Vec<i16> =
+                    (0..natts).filter(|&i| w.get(i).copied().unwrap_or(true)).map(|i| i as i16 + 1).collect();
+                catalog::load_row_groups_for(storage_id, snapshot, &attnums)
+            }
+            None => catalog::load_row_groups(storage_id, snapshot, true),
+        };
         let deleted_rows = mark_batch::deleted_rows(storage_id, snapshot);
         let wanted = wanted.unwrap_or_else(|| vec![true; natts]);
         Reader {
             rel,
             desc,
             wanted,
+            output: None,
             groups,
             deleted_rows,
             mask: None,
-            order: None,
+            has_order: false,
+            order_vector: Vec::new(),
+            order_vector_at: None,
+            order_bytes: Vec::new(),
             group_first_row: 0,
             claim,
             strategy: std::ptr::null_mut(),
+            nblocks: pages::nblocks(rel),
             group: None,
             sources: vec![Source::Null; natts],
             chunk_bytes: (0..natts).map(|_| Vec::new()).collect(),
@@ -169,7 +192,9 @@ impl Reader {
         self.groups = Vec::new();
         self.deleted_rows = Vec::new();
         self.mask = None;
-        self.order = None;
+        self.has_order = false;
+        self.order_vector = Vec::new();
+        self.order_vector_at = None;
         self.chunk_bytes = Vec::new();
         self.columns = Vec::new();
         self.vectors = Vec::new();
@@ -209,6 +234,18 @@ impl Reader {
     /// attributes must be among the wanted ones.
     pub fn set_filter(&mut self, filter: Option<Box<dyn VectorFilter>>) {
         self.filter = filter;
+    }
+
+    /// Puts only the attributes `output` marks into the slot (the others read NULL);
+    /// the filter may read more.
+    pub fn set_output(&mut self, output: Vec<bool>) {
+        self.output = Some(output);
+        self.slot_primed_for = None;
+    }
+
+    /// Whether attribute `i` goes into the slot.
+    fn is_output(&self, i: usize) -> bool {
+        self.output.as_ref().is_none_or(|o| o.get(i).copied().unwrap_or(true))
     }
 
     /// What the scan has done so far (EXPLAIN ANALYZE).
@@ -319,11 +356,8 @@ impl Reader {
     /// Makes row group `index` the current one, before its first vector.
     unsafe fn load_group(&mut self, index: usize, mask: Option<DeleteMask>) {
         self.mask = mask;
-        let g = &self.groups[index];
-        self.order = match &g.chunks.order {
-            Some(c) => Some(load_order(self.rel, c, g.row_count, self.strategy, &mut self.scratch)),
-            None => None,
-        };
+        self.has_order = self.groups[index].chunks.order.is_some();
+        self.order_vector_at = None;
         self.load_sources(index);
         let g = &self.groups[index];
         self.group = Some(index);
@@ -350,14 +384,8 @@ impl Reader {
                 if chunk.vectors.iter().map(|v| v.rows as u64).sum::<u64>() != g.row_count {
                     data_corrupted("a column chunk's vectors do not add up to its row group");
                 }
-                pages::read_stream(
-                    self.rel,
-                    chunk.offset,
-                    chunk.length as usize,
-                    self.strategy,
-                    &mut self.chunk_bytes[i],
-                );
-                self.counters.bytes_read += chunk.length;
+                // Its vectors are read one by one, when decoded (`decode_attr`): zone
+                // maps and the filter may leave most of them unread.
                 Source::Chunk
             } else {
                 let mut isnull = false;
@@ -393,9 +421,50 @@ impl Reader {
         }
     }
 
-    /// The offset in the current row group of the row stored at `position`.
+    /// The offset in the current row group of the row stored at `position`, which lies
+    /// in the vector `ensure_order` read.
     fn offset_at(&self, position: usize) -> usize {
-        self.order.as_ref().map_or(position, |o| o[position] as usize)
+        if !self.has_order {
+            return position;
+        }
+        debug_assert_eq!(self.order_vector_at, Some(position / VECTOR_ROWS));
+        self.order_vector[position % VECTOR_ROWS] as usize
+    }
+
+    /// Reads vector `vector` of the current row group's order column, if it has one.
+    /// Each offset is checked to lie in the row group (whether they form a permutation
+    /// is not: that would read the whole column for any vector).
+    unsafe fn ensure_order(&mut self, vector: usize) {
+        let Some(index) = self.group else { return };
+        if !self.has_order || self.order_vector_at == Some(vector) {
+            return;
+        }
+        let g = &self.groups[index];
+        let chunk = g.chunks.order.as_ref().expect("has_order");
+        let Some(e) = chunk.vectors.get(vector) else { data_corrupted("order column vector missing") };
+        if e.offset as u64 + e.len as u64 > chunk.length || e.rows as usize != self.rows_in_vector(g, vector)
+        {
+            data_corrupted("order column vector does not fit its row group");
+        }
+        let row_count = g.row_count;
+        pages::read_range(
+            self.rel,
+            chunk.offset + e.offset as u64,
+            e.len as usize,
+            self.strategy,
+            &mut self.order_bytes,
+            self.nblocks,
+        );
+        decode_checked(ColumnKind::Int { len: 8 }, &self.order_bytes, e.rows, &mut self.scratch);
+        let DecodedValues::Int(values) = &self.scratch.values else {
+            data_corrupted("order column is not integer")
+        };
+        if self.scratch.validity.is_some() || values.iter().any(|&v| v < 0 || v as u64 >= row_count) {
+            data_corrupted("order column holds an offset outside its row group");
+        }
+        self.order_vector.clear();
+        self.order_vector.extend(values.iter().map(|&v| v as u32));
+        self.order_vector_at = Some(vector);
     }
 
     /// Whether row `row` of the current vector is deleted.
@@ -406,12 +475,14 @@ impl Reader {
 
     /// How many of the rows stored at positions `start .. start + len` of the current
     /// row group are deleted.
+    /// `start` begins a vector; with an order column, `ensure_order` read it.
     fn deleted_in(&self, start: usize, len: usize) -> usize {
         let Some(m) = &self.mask else { return 0 };
-        match &self.order {
-            None => m.count_range(start, len),
-            Some(o) => o[start..start + len].iter().filter(|&&off| m.is_deleted(off as usize)).count(),
+        if !self.has_order {
+            return m.count_range(start, len);
         }
+        debug_assert_eq!(self.order_vector_at, Some(start / VECTOR_ROWS));
+        self.order_vector[..len].iter().filter(|&&off| m.is_deleted(off as usize)).count()
     }
 
     /// Decodes attribute `i` of the current vector into `vectors[i]`, once per vector.
@@ -432,8 +503,21 @@ impl Reader {
                 if entry.rows as usize != rows {
                     data_corrupted("vector row counts disagree between columns");
                 }
-                let bytes = &self.chunk_bytes[i][entry.offset as usize..(entry.offset + entry.len) as usize];
-                decode_checked(self.kinds[i], bytes, entry.rows, &mut self.vectors[i]);
+                if entry.offset as u64 + entry.len as u64 > chunk.length {
+                    data_corrupted("a vector lies beyond its chunk");
+                }
+                let bytes = &mut self.chunk_bytes[i];
+                pages::read_range(
+                    self.rel,
+                    chunk.offset + entry.offset as u64,
+                    entry.len as usize,
+                    self.strategy,
+                    bytes,
+                    self.nblocks,
+                );
+                self.counters.bytes_read += entry.len as u64;
+                self.vectors[i].keep_dictionary = !self.is_output(i);
+                decode_checked(self.kinds[i], &self.chunk_bytes[i], entry.rows, &mut self.vectors[i]);
             }
             Source::Missing(d, isnull) => {
                 datum::constant_vector(self.kinds[i], d, isnull, rows, &mut self.vectors[i])
@@ -452,6 +536,7 @@ impl Reader {
     /// that pass the filter (evaluated unless `verdict` is `All`), and only then are the
     /// other wanted columns decoded, as Datums for those rows (none if no row is left).
     unsafe fn load_vector(&mut self, verdict: Verdict) {
+        self.ensure_order(self.vector);
         let g = &self.groups[self.group.unwrap()];
         let rows = self.rows_in_vector(g, self.vector);
         self.vector_rows = rows;
@@ -470,13 +555,14 @@ impl Reader {
         }
         if let Some(filter) = self.filter.take() {
             if verdict == Verdict::Some {
-                for &att in filter.attributes() {
-                    self.decode_attr(att);
-                }
-                let before = self.selection.len();
-                let vectors = &self.vectors;
-                filter.select(&|att| &vectors[att], &mut self.selection);
-                self.counters.rows_filtered += (before - self.selection.len()) as u64;
+                let mut selection = std::mem::take(&mut self.selection);
+                let before = selection.len();
+                let g = self.groups[self.group.unwrap()].clone();
+                let vector = self.vector;
+                let stats = |att: usize| Self::stats(&g, att, Some(vector));
+                filter.select(&stats, &mut LazyVectors(self), &mut selection);
+                self.counters.rows_filtered += (before - selection.len()) as u64;
+                self.selection = selection;
             } else {
                 self.counters.vectors_passed += 1;
             }
@@ -486,7 +572,7 @@ impl Reader {
             return;
         }
         for i in 0..self.kinds.len() {
-            if matches!(self.sources[i], Source::Chunk) {
+            if matches!(self.sources[i], Source::Chunk) && self.is_output(i) {
                 self.decode_attr(i);
                 self.columns[i].materialize_rows(self.kinds[i], &self.vectors[i], &self.selection);
             }
@@ -517,6 +603,9 @@ impl Reader {
                     return false;
                 }
                 continue;
+            }
+            if self.mask.is_some() {
+                self.ensure_order(self.vector);
             }
             let g = &self.groups[self.group.unwrap()];
             let rows_here = self.rows_in_vector(g, self.vector);
@@ -562,6 +651,9 @@ impl Reader {
                     break;
                 }
                 continue;
+            }
+            if self.mask.is_some() {
+                self.ensure_order(self.vector);
             }
             let rows_here = self.rows_in_vector(&self.groups[self.group.unwrap()], self.vector);
             let deleted = self.deleted_in((self.vector_first_row - self.group_first_row) as usize, rows_here);
@@ -633,6 +725,9 @@ impl Reader {
             self.vector -= 1;
             self.vector_rows = 0;
             self.selection.clear();
+            if self.mask.is_some() {
+                self.ensure_order(self.vector);
+            }
             let g = &self.groups[index];
             let rows_here = self.rows_in_vector(g, self.vector);
             self.vector_first_row = g.first_row + (self.vector * super::format::layout::VECTOR_ROWS) as u64;
@@ -667,8 +762,9 @@ impl Reader {
                 *values.add(i) = d;
                 *nulls.add(i) = n;
             }
-            self.decoded_attrs =
-                (0..self.sources.len()).filter(|&i| matches!(self.sources[i], Source::Chunk)).collect();
+            self.decoded_attrs = (0..self.sources.len())
+                .filter(|&i| matches!(self.sources[i], Source::Chunk) && self.is_output(i))
+                .collect();
             self.slot_primed_for = Some(key);
         }
         let row = self.selection[self.row] as usize;
@@ -684,5 +780,16 @@ impl Reader {
         (*slot).tts_tableOid = (*self.rel).rd_id;
         self.row += 1;
         true
+    }
+}
+
+/// The current vector's columns, decoded when the filter first asks for them.
+struct LazyVectors<'r>(&'r mut Reader);
+
+impl ColumnSource for LazyVectors<'_> {
+    fn column(&mut self, att: usize) -> &DecodedVector {
+        // SAFETY: the reader is positioned on a vector (called from `load_vector`).
+        unsafe { self.0.decode_attr(att) };
+        &self.0.vectors[att]
     }
 }

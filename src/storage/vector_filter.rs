@@ -6,6 +6,12 @@
 use super::format::encoding::DecodedVector;
 use super::format::zonemap::{Verdict, ZoneStats};
 
+/// The decoded vectors of the current vector's columns, decoded when first asked for:
+/// a test that leaves no row spares the decoding of the columns after it.
+pub trait ColumnSource {
+    fn column(&mut self, att: usize) -> &DecodedVector;
+}
+
 pub trait VectorFilter {
     /// Attribute indexes (0-based) the filter reads.
     fn attributes(&self) -> &[usize];
@@ -15,6 +21,12 @@ pub trait VectorFilter {
     fn verdict(&self, stats: &dyn Fn(usize) -> Option<ZoneStats>) -> Verdict;
 
     /// Keeps the rows of `selection` (ascending row numbers of the vector) that pass;
-    /// `column(att)` is attribute `att`'s decoded vector.
-    fn select<'a>(&self, column: &dyn Fn(usize) -> &'a DecodedVector, selection: &mut Vec<u32>);
+    /// `columns` gives attribute `att`'s decoded vector, `stats(att)` its zone statistics
+    /// in this vector (parts of the filter they decide need not be evaluated).
+    fn select(
+        &self,
+        stats: &dyn Fn(usize) -> Option<ZoneStats>,
+        columns: &mut dyn ColumnSource,
+        selection: &mut Vec<u32>,
+    );
 }

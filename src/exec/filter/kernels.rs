@@ -3,23 +3,25 @@
 //! value type and the test, so each (type, operator) pair compiles to its own tight
 //! loop: no per-value call through a pointer, no Datum.
 
-use super::{float_key, Filter, Test, ValueSet};
-use crate::storage::format::encoding::{DecodedValues, DecodedVector};
+use super::{float_key, zone, Filter, Test, ValueSet};
+use crate::storage::format::encoding::{DecodedValues, DecodedVector, Dictionary};
 use crate::storage::format::zonemap::{Bound, CmpOp};
+use crate::storage::format::zonemap::{Verdict, ZoneStats};
+use crate::storage::vector_filter::ColumnSource;
 
-/// Keeps the rows of `selection` that pass `filter`; `column(att)` is the decoded
-/// vector of attribute `att` (every attribute `filter.attributes()` lists).
-pub fn select<'a>(filter: &Filter, column: &dyn Fn(usize) -> &'a DecodedVector, selection: &mut Vec<u32>) {
+/// Keeps the rows of `selection` that pass `filter`; `columns` gives the decoded vector
+/// of each attribute `filter.attributes()` lists, asked for only when a test needs it.
+pub fn select(filter: &Filter, columns: &mut dyn ColumnSource, selection: &mut Vec<u32>) {
     match filter {
         Filter::Const(true) => {}
         Filter::Const(false) => selection.clear(),
-        Filter::Test { att, test } => select_test(test, column(*att), selection),
+        Filter::Test { att, test } => select_test(test, columns.column(*att), selection),
         Filter::And(children) => {
             for c in children {
                 if selection.is_empty() {
                     return;
                 }
-                select(c, column, selection);
+                select(c, columns, selection);
             }
         }
         Filter::Or(children) => {
@@ -31,7 +33,7 @@ pub fn select<'a>(filter: &Filter, column: &dyn Fn(usize) -> &'a DecodedVector, 
                     break;
                 }
                 let mut passed = rest.clone();
-                select(c, column, &mut passed);
+                select(c, columns, &mut passed);
                 if passed.is_empty() {
                     continue;
                 }
@@ -46,6 +48,49 @@ pub fn select<'a>(filter: &Filter, column: &dyn Fn(usize) -> &'a DecodedVector, 
             }
             *selection = kept;
         }
+    }
+}
+
+/// `select`, skipping the parts of `filter` that zone maps decide for the vector:
+/// an AND's children that every row passes, an OR's children that no row passes (and
+/// the whole OR if one child passes every row).
+pub fn select_with_zones(
+    filter: &Filter,
+    stats: &dyn Fn(usize) -> Option<ZoneStats>,
+    columns: &mut dyn ColumnSource,
+    selection: &mut Vec<u32>,
+) {
+    match filter {
+        Filter::And(children) => {
+            for c in children {
+                if selection.is_empty() {
+                    return;
+                }
+                match zone::verdict(c, stats) {
+                    Verdict::All => {}
+                    Verdict::None => selection.clear(),
+                    Verdict::Some => select_with_zones(c, stats, columns, selection),
+                }
+            }
+        }
+        Filter::Or(children) => {
+            let verdicts: Vec<Verdict> = children.iter().map(|c| zone::verdict(c, stats)).collect();
+            if verdicts.contains(&Verdict::All) {
+                return;
+            }
+            let left: Vec<Filter> = children
+                .iter()
+                .zip(&verdicts)
+                .filter(|(_, v)| **v == Verdict::Some)
+                .map(|(c, _)| c.clone())
+                .collect();
+            match left.len() {
+                0 => selection.clear(),
+                1 => select_with_zones(&left[0], stats, columns, selection),
+                _ => select(&Filter::Or(left), columns, selection),
+            }
+        }
+        _ => select(filter, columns, selection),
     }
 }
 
@@ -130,6 +175,9 @@ fn bytes_at<'a>(offsets: &[u32], data: &'a [u8], r: usize) -> &'a [u8] {
 
 fn select_test(test: &Test, v: &DecodedVector, selection: &mut Vec<u32>) {
     let valid = v.validity.as_deref();
+    if let (Some(d), false) = (&v.dictionary, matches!(test, Test::IsNull | Test::IsNotNull)) {
+        return select_dictionary(test, d, valid, selection);
+    }
     match test {
         Test::IsNull => match valid {
             None => selection.clear(),
@@ -157,6 +205,34 @@ fn select_test(test: &Test, v: &DecodedVector, selection: &mut Vec<u32>) {
             _ => mismatch(),
         },
     }
+}
+
+type BytesTest<'a> = dyn Fn(&[u8]) -> bool + 'a;
+
+/// A test on a vector kept as a dictionary: decided once per entry, then looked up by
+/// each row's code.
+fn select_dictionary(test: &Test, d: &Dictionary, valid: Option<&[bool]>, selection: &mut Vec<u32>) {
+    let pass: Box<BytesTest<'_>> = match test {
+        Test::Compare(op, Bound::Bytes(c)) => {
+            let c = c.as_slice();
+            match op {
+                CmpOp::Lt => Box::new(move |x| x < c),
+                CmpOp::Le => Box::new(move |x| x <= c),
+                CmpOp::Eq => Box::new(move |x| x == c),
+                CmpOp::Ge => Box::new(move |x| x >= c),
+                CmpOp::Gt => Box::new(move |x| x > c),
+            }
+        }
+        Test::NotEqual(Bound::Bytes(c)) => Box::new(move |x| x != c.as_slice()),
+        Test::In(ValueSet::Bytes(set)) => Box::new(move |x| set.contains(x)),
+        Test::NotIn(ValueSet::Bytes(set)) => Box::new(move |x| !set.contains(x)),
+        Test::In(set) if set.is_empty() => return selection.clear(),
+        Test::Prefix(p) => Box::new(move |x| x.starts_with(p)),
+        _ => mismatch(),
+    };
+    let matches: Vec<bool> = (0..d.len()).map(|e| pass(d.entry(e))).collect();
+    let codes = &d.codes;
+    retain_valid(valid, selection, |r| matches[codes[r] as usize]);
 }
 
 /// A test whose value kind is not the column's: the planner never makes one.
@@ -276,10 +352,34 @@ mod tests {
         out
     }
 
+    /// Columns that count how often each is asked for.
+    struct Cols<'a>(&'a [DecodedVector], Vec<usize>);
+
+    impl ColumnSource for Cols<'_> {
+        fn column(&mut self, att: usize) -> &DecodedVector {
+            self.1.push(att);
+            &self.0[att]
+        }
+    }
+
     fn run(filter: &Filter, columns: &[DecodedVector]) -> Vec<u32> {
         let mut sel: Vec<u32> = (0..columns[0].rows).collect();
-        select(filter, &|att| &columns[att], &mut sel);
+        select(filter, &mut Cols(columns, Vec::new()), &mut sel);
         sel
+    }
+
+    #[test]
+    fn columns_after_a_test_that_leaves_nothing_are_not_asked_for() {
+        let c = [ints(&[Some(1), Some(2)]), texts(&[Some("a"), Some("b")])];
+        let f = Filter::And(vec![
+            test(0, Test::Compare(CmpOp::Gt, Bound::Int(5))),
+            test(1, Test::Compare(CmpOp::Eq, Bound::Bytes(b"a".to_vec()))),
+        ]);
+        let mut cols = Cols(&c, Vec::new());
+        let mut sel = vec![0, 1];
+        select(&f, &mut cols, &mut sel);
+        assert!(sel.is_empty());
+        assert_eq!(cols.1, vec![0]);
     }
 
     fn test(att: usize, test: Test) -> Filter {
@@ -338,6 +438,76 @@ mod tests {
     }
 
     #[test]
+    fn zone_maps_spare_the_tests_they_decide() {
+        use crate::storage::format::zonemap::ZoneMap;
+        let c = [ints(&[Some(1), Some(2), Some(3)]), ints(&[Some(10), Some(20), Some(30)])];
+        let stats = |att: usize| {
+            let (min, max) = if att == 0 { (1, 3) } else { (10, 30) };
+            Some(ZoneStats { zone: ZoneMap::Int { min, max }, rows: 3, null_count: 0 })
+        };
+        // Column 0 is within the range in every row: only column 1 is read.
+        let f = Filter::And(vec![
+            test(0, Test::Compare(CmpOp::Ge, Bound::Int(0))),
+            test(1, Test::Compare(CmpOp::Gt, Bound::Int(15))),
+        ]);
+        let mut cols = Cols(&c, Vec::new());
+        let mut sel = vec![0, 1, 2];
+        select_with_zones(&f, &stats, &mut cols, &mut sel);
+        assert_eq!((sel, cols.1), (vec![1, 2], vec![1]));
+        // An OR with a child every row passes reads nothing.
+        let f = Filter::Or(vec![test(1, Test::Compare(CmpOp::Gt, Bound::Int(15))), test(0, Test::IsNotNull)]);
+        let mut cols = Cols(&c, Vec::new());
+        let mut sel = vec![0, 1, 2];
+        select_with_zones(&f, &stats, &mut cols, &mut sel);
+        assert_eq!((sel, cols.1), (vec![0, 1, 2], vec![]));
+    }
+
+    #[test]
+    fn dictionary_vectors_give_the_same_rows() {
+        // 2,000 rows of 5 distinct values (the encoder picks a dictionary), some NULL.
+        let names = ["host_1", "host_2", "host_10", "", "zeta"];
+        let values: Vec<Option<&str>> =
+            (0..2000).map(|i| if i % 7 == 0 { None } else { Some(names[i % names.len()]) }).collect();
+        let plain = texts(&values);
+        let mut offsets = vec![0u32];
+        let mut data = Vec::new();
+        for v in values.iter().flatten() {
+            data.extend_from_slice(v.as_bytes());
+            offsets.push(data.len() as u32);
+        }
+        let mut bytes = Vec::new();
+        let valid = validity(&values);
+        let info = encode_vector(
+            2000,
+            Some(&valid),
+            VectorValues::Bytes { offsets: &offsets, data: &data },
+            &CompressionPolicy::NONE,
+            &mut bytes,
+        );
+        assert_eq!(info.encoding, crate::storage::format::encoding::EncodingId::Dictionary);
+        let mut coded = DecodedVector::default();
+        coded.keep_dictionary = true;
+        decode_vector(&bytes, PhysicalKind::Bytes, &mut coded).unwrap();
+        assert!(coded.dictionary.is_some());
+        let b = |s: &str| Bound::Bytes(s.as_bytes().to_vec());
+        let tests = [
+            Test::Compare(CmpOp::Eq, b("host_1")),
+            Test::Compare(CmpOp::Lt, b("host_10")),
+            Test::Compare(CmpOp::Ge, b("host_2")),
+            Test::NotEqual(b("")),
+            Test::In(ValueSet::of(&[b("host_2"), b("zeta")])),
+            Test::NotIn(ValueSet::of(&[b("host_2"), b("zeta")])),
+            Test::Prefix(b"host_1".to_vec()),
+            Test::IsNull,
+            Test::IsNotNull,
+        ];
+        for t in tests {
+            let f = test(0, t.clone());
+            assert_eq!(run(&f, std::slice::from_ref(&coded)), run(&f, std::slice::from_ref(&plain)), "{t:?}");
+        }
+    }
+
+    #[test]
     fn long_in_lists_are_searched() {
         let values: Vec<Option<i64>> = (0..100).map(Some).collect();
         let c = [ints(&values)];
@@ -368,10 +538,14 @@ mod tests {
     fn a_selection_is_narrowed_not_widened() {
         let c = [ints(&[Some(1), Some(2), Some(3), Some(4)])];
         let mut sel = vec![1, 3];
-        select(&test(0, Test::Compare(CmpOp::Ge, Bound::Int(1))), &|a| &c[a], &mut sel);
+        select(&test(0, Test::Compare(CmpOp::Ge, Bound::Int(1))), &mut Cols(&c, Vec::new()), &mut sel);
         assert_eq!(sel, vec![1, 3]);
         let mut sel = vec![1, 3];
-        select(&Filter::Or(vec![test(0, Test::IsNotNull), Filter::Const(true)]), &|a| &c[a], &mut sel);
+        select(
+            &Filter::Or(vec![test(0, Test::IsNotNull), Filter::Const(true)]),
+            &mut Cols(&c, Vec::new()),
+            &mut sel,
+        );
         assert_eq!(sel, vec![1, 3]);
     }
 }

@@ -139,7 +139,7 @@ pub fn float_key(x: f64) -> i64 {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use crate::exec::filter::*;
     use crate::storage::format::zonemap::pg_float_cmp;
 
     #[test]

@@ -29,6 +29,10 @@ pub enum FilterPlan {
 /// An operand's value when the scan starts, in the column's physical form.
 #[derive(Debug, Clone, PartialEq)]
 pub enum OperandValue {
+    /// Not known (a parameter, at plan time): its tests resolve to `Const(true)`, so the
+    /// filter only ever says less than it would (for zone-map pruning at plan time;
+    /// never for execution).
+    Unknown,
     Null,
     Value(Bound),
     /// An array's elements (None: a NULL element).
@@ -121,6 +125,15 @@ impl FilterPlan {
 /// The filter of one test: `Const(false)` when it can never be true (a NULL operand,
 /// NOT IN a list holding NULL), `Const(true)` for `x <> ALL('{}')`.
 fn resolve_test(att: usize, test: &PlanTest, operands: &[OperandValue]) -> Filter {
+    let unknown = |k: &usize| operands[*k] == OperandValue::Unknown;
+    match test {
+        PlanTest::Compare(_, k) | PlanTest::NotEqual(k) | PlanTest::In(k) | PlanTest::NotIn(k)
+            if unknown(k) =>
+        {
+            return Filter::Const(true)
+        }
+        _ => {}
+    }
     let scalar = |k: usize| match &operands[k] {
         OperandValue::Value(b) => Some(b.clone()),
         _ => None,

@@ -23,6 +23,17 @@ pub struct Chunks {
     /// order: position p holds the row at offset order[p] (see `flush_order`). None when
     /// rows are stored in row-number order.
     pub order: Option<ChunkMeta>,
+    /// The attribute numbers whose chunk rows were parsed, if not all of them: a scan
+    /// that reads a few columns of a wide table parses only theirs (a parallel worker
+    /// starts with an empty cache). `columns` says nothing of the others.
+    pub parsed: Option<Vec<i16>>,
+}
+
+impl Chunks {
+    /// Whether the chunk rows of attribute `attnum` were parsed.
+    fn has(&self, attnum: i16) -> bool {
+        self.parsed.as_ref().is_none_or(|p| p.binary_search(&attnum).is_ok())
+    }
 }
 
 #[derive(Debug, Clone)]
@@ -40,6 +51,7 @@ pub struct RowGroupMeta {
 
 impl RowGroupMeta {
     pub fn chunk(&self, attnum: i16) -> Option<&ChunkMeta> {
+        debug_assert!(self.chunks.has(attnum), "chunk of attribute {attnum} not loaded");
         self.chunks.columns.get(attnum as usize - 1).and_then(|c| c.as_ref())
     }
 }
@@ -117,9 +129,15 @@ pub unsafe fn insert_row_group(storage_id: u64, group: &RowGroupMeta, cid: u32) 
     pg_sys::table_close(ch, pg_sys::NoLock as i32);
 }
 
-/// Parses the chunk rows of one row group.
-pub(super) unsafe fn read_chunks(storage_id: u64, first_row: u64, snapshot: pg_sys::Snapshot) -> Chunks {
-    let mut chunks = Chunks::default();
+/// Parses the chunk rows of one row group: every one, or with `wanted` those of the
+/// order column and of the attribute numbers it lists (sorted).
+pub(super) unsafe fn read_chunks(
+    storage_id: u64,
+    first_row: u64,
+    snapshot: pg_sys::Snapshot,
+    wanted: Option<&[i16]>,
+) -> Chunks {
+    let mut chunks = Chunks { parsed: wanted.map(<[i16]>::to_vec), ..Chunks::default() };
     scan_keys::<CHUNK_NATTS>(
         c"chunk",
         c"chunk_pkey",
@@ -130,6 +148,10 @@ pub(super) unsafe fn read_chunks(storage_id: u64, first_row: u64, snapshot: pg_s
             let attnum = i16::from_datum(v[2], false).unwrap();
             if attnum < 0 {
                 data_corrupted("chunk metadata with a negative attribute number");
+            }
+            // Others are skipped before their directory is detoasted and parsed.
+            if attnum > 0 && wanted.is_some_and(|w| w.binary_search(&attnum).is_err()) {
+                return;
             }
             let length = int8(v[4]);
             let dir: &[u8] = <&[u8]>::from_datum(v[7], false).unwrap();
@@ -182,6 +204,20 @@ pub unsafe fn load_row_groups(
     groups
 }
 
+/// `load_row_groups` with the chunks of the attributes numbered in `attnums` (sorted)
+/// only, and the order column.
+pub unsafe fn load_row_groups_for(
+    storage_id: u64,
+    snapshot: pg_sys::Snapshot,
+    attnums: &[i16],
+) -> Vec<RowGroupMeta> {
+    let mut groups = load_row_groups(storage_id, snapshot, false);
+    for g in &mut groups {
+        attach_chunks_for(storage_id, g, snapshot, Some(attnums));
+    }
+    groups
+}
+
 pub(super) unsafe fn parse_row_group(
     tup: pg_sys::HeapTuple,
     v: &[pg_sys::Datum; ROW_GROUP_NATTS],
@@ -213,12 +249,38 @@ pub(super) unsafe fn parse_row_group(
 /// Gives a row group loaded without its chunks (`load_row_groups(.., false)`) its
 /// chunks, from the backend's cache when there.
 pub unsafe fn attach_chunks(storage_id: u64, g: &mut RowGroupMeta, snapshot: pg_sys::Snapshot) {
+    attach_chunks_for(storage_id, g, snapshot, None)
+}
+
+/// `attach_chunks` for the attributes numbered in `attnums` (sorted; None: all). A
+/// cached entry that lacks some is read again for them and the ones it had.
+pub unsafe fn attach_chunks_for(
+    storage_id: u64,
+    g: &mut RowGroupMeta,
+    snapshot: pg_sys::Snapshot,
+    attnums: Option<&[i16]>,
+) {
     let key = (storage_id, g.first_row);
     let cached = CACHE.with(|c| c.borrow_mut().entries.get(&key).cloned());
+    let covers = |c: &Chunks| match attnums {
+        None => c.parsed.is_none(),
+        Some(a) => a.iter().all(|&x| c.has(x)),
+    };
     g.chunks = match cached {
-        Some(chunks) => chunks,
-        None => {
-            let chunks = Rc::new(read_chunks(storage_id, g.first_row, snapshot));
+        Some(chunks) if covers(&chunks) => chunks,
+        cached => {
+            // Parse what is wanted now and what the cache had, so entries only grow.
+            let union: Option<Vec<i16>> = match (attnums, cached.as_ref().and_then(|c| c.parsed.clone())) {
+                (Some(a), Some(mut had)) => {
+                    had.extend_from_slice(a);
+                    had.sort_unstable();
+                    had.dedup();
+                    Some(had)
+                }
+                (Some(a), None) if cached.is_none() => Some(a.to_vec()),
+                _ => None,
+            };
+            let chunks = Rc::new(read_chunks(storage_id, g.first_row, snapshot, union.as_deref()));
             CACHE.with(|c| c.borrow_mut().entries.insert(key, chunks.clone()));
             chunks
         }

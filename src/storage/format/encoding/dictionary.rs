@@ -283,6 +283,31 @@ pub fn decode_bytes(
     Ok(pos)
 }
 
+/// Decodes `count` byte strings as their dictionary: the entries (end offsets after a
+/// leading 0, and bytes) and a code per value, without copying any value out.
+pub fn decode_bytes_codes(
+    input: &[u8],
+    count: usize,
+    codes: &mut Vec<u32>,
+    ends: &mut Vec<u32>,
+    data: &mut Vec<u8>,
+    scratch: &mut Scratch,
+) -> Result<usize, CorruptData> {
+    let d = read_dict_len(input, count)?;
+    ends.clear();
+    ends.push(0);
+    data.clear();
+    let mut pos = 4;
+    pos += plain::decode_bytes(&input[pos..], d, ends, data, &mut scratch.lens)?;
+    codes.clear();
+    codes.reserve(count);
+    pos += decode_codes(&input[pos..], count, d, |c| {
+        codes.push(c as u32);
+        Ok(())
+    })?;
+    Ok(pos)
+}
+
 /// Values up to this many bytes are copied with one fixed-size copy.
 const SMALL: usize = 16;
 
@@ -291,6 +316,33 @@ mod tests {
     use super::*;
     use crate::storage::format::encoding::test_util::*;
     use proptest::prelude::*;
+
+    #[test]
+    fn byte_strings_decode_as_codes_and_entries() {
+        let values: Vec<&[u8]> = vec![b"b", b"a", b"b", b"", b"a"];
+        let mut offsets = vec![0u32];
+        let mut data = Vec::new();
+        for v in &values {
+            data.extend_from_slice(v);
+            offsets.push(data.len() as u32);
+        }
+        let mut buf = Vec::new();
+        encode_bytes(&offsets, &data, &mut buf);
+        let (mut codes, mut ends, mut entries) = (Vec::new(), Vec::new(), Vec::new());
+        let used = decode_bytes_codes(
+            &buf,
+            values.len(),
+            &mut codes,
+            &mut ends,
+            &mut entries,
+            &mut Scratch::default(),
+        );
+        assert_eq!(used, Ok(buf.len()));
+        for (i, v) in values.iter().enumerate() {
+            let c = codes[i] as usize;
+            assert_eq!(&entries[ends[c] as usize..ends[c + 1] as usize], *v);
+        }
+    }
 
     fn rt<T: Fixed>(values: &[T]) -> Vec<u8> {
         let mut buf = Vec::new();

@@ -32,8 +32,8 @@ mod test_util;
 
 pub use compress::Compression;
 pub use vector::{
-    decode_vector, encode_vector, CompressionPolicy, DecodedValues, DecodedVector, EncodedVectorInfo,
-    EncodingId, VectorValues,
+    decode_vector, encode_vector, CompressionPolicy, DecodedValues, DecodedVector, Dictionary,
+    EncodedVectorInfo, EncodingId, VectorValues,
 };
 
 use std::fmt;

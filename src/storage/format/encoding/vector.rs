@@ -189,7 +189,35 @@ pub struct DecodedVector {
     /// `None` when no row is NULL; otherwise one entry per row, `true` = not null.
     pub validity: Option<Vec<bool>>,
     pub values: DecodedValues,
+    /// Set by the caller before decoding: a dictionary-encoded vector of byte strings is
+    /// then decoded into `dictionary` only, and `values` is left empty (for filters,
+    /// which test each entry once, then the codes).
+    pub keep_dictionary: bool,
+    pub dictionary: Option<Dictionary>,
     scratch: DecodeScratch,
+}
+
+/// Byte strings as a dictionary: row i is entry `codes[i]` (NULL rows: 0), entry e is
+/// `data[offsets[e]..offsets[e + 1]]`.
+#[derive(Debug, Clone, Default)]
+pub struct Dictionary {
+    pub codes: Vec<u32>,
+    pub offsets: Vec<u32>,
+    pub data: Vec<u8>,
+}
+
+impl Dictionary {
+    pub fn len(&self) -> usize {
+        self.offsets.len().saturating_sub(1)
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    pub fn entry(&self, e: usize) -> &[u8] {
+        &self.data[self.offsets[e] as usize..self.offsets[e + 1] as usize]
+    }
 }
 
 #[derive(Debug, Clone, Default)]
@@ -233,6 +261,8 @@ impl DecodedVector {
             rows: std::mem::take(&mut self.rows),
             validity: self.validity.take(),
             values: std::mem::take(&mut self.values),
+            keep_dictionary: false,
+            dictionary: self.dictionary.take(),
             scratch: DecodeScratch::default(),
         }
     }
@@ -815,7 +845,9 @@ pub fn decode_vector(
     let (bitmap, stored) = body.split_at(bitmap_len);
     let count = h.rows - h.null_count;
 
-    let DecodedVector { rows, validity, values, scratch } = out;
+    let DecodedVector { rows, validity, values, keep_dictionary, dictionary, scratch } = out;
+    // Kept for reuse, and set again below if this vector is decoded as a dictionary.
+    let mut spare_dictionary = dictionary.take();
     *rows = h.rows as u32;
     // Validity, keeping the buffer around while there are no nulls.
     let mut valid = match validity.take() {
@@ -883,11 +915,34 @@ pub fn decode_vector(
                 }
                 _ => (Vec::new(), Vec::new()),
             };
-            offsets.reserve(h.rows + 1);
-            data.reserve(payload.len());
             offsets.push(0);
+            let as_codes = *keep_dictionary && count > 0 && h.encoding == EncodingId::Dictionary;
+            if !as_codes {
+                offsets.reserve(h.rows + 1);
+                data.reserve(payload.len());
+            }
             let used = match h.encoding {
                 _ if count == 0 => Ok(0),
+                EncodingId::Dictionary if as_codes => {
+                    let d = spare_dictionary.get_or_insert_with(Dictionary::default);
+                    let used = dictionary::decode_bytes_codes(
+                        payload,
+                        count,
+                        &mut d.codes,
+                        &mut d.offsets,
+                        &mut d.data,
+                        codec,
+                    );
+                    if used.is_ok() {
+                        // Codes to rows: offsets stay row-aligned (all empty), for `rows`.
+                        offsets.resize(h.rows + 1, 0);
+                        if let Some(valid) = validity.as_deref() {
+                            spread_codes(&mut d.codes, valid);
+                        }
+                        *dictionary = spare_dictionary.take();
+                    }
+                    used
+                }
                 EncodingId::Plain => {
                     plain::decode_bytes(payload, count, &mut offsets, &mut data, &mut codec.lens)
                 }
@@ -909,10 +964,25 @@ pub fn decode_vector(
             DecodedValues::Int(v) => spread(v, valid),
             DecodedValues::Float32(v) => spread(v, valid),
             DecodedValues::Float64(v) => spread(v, valid),
-            DecodedValues::Bytes { offsets, .. } => spread_offsets(offsets, valid),
+            DecodedValues::Bytes { offsets, .. } if dictionary.is_none() => spread_offsets(offsets, valid),
+            DecodedValues::Bytes { .. } => {}
         }
     }
     Ok(total)
+}
+
+/// Moves dense codes to their rows (from the back); NULL rows get code 0.
+fn spread_codes(codes: &mut Vec<u32>, valid: &[bool]) {
+    let mut j = codes.len();
+    codes.resize(valid.len(), 0);
+    for i in (0..valid.len()).rev() {
+        if valid[i] {
+            j -= 1;
+            codes[i] = codes[j];
+        } else {
+            codes[i] = 0;
+        }
+    }
 }
 
 fn decode_int(
