@@ -80,6 +80,9 @@ from decimal import Decimal  # noqa: E402
 
 import psycopg  # noqa: E402
 
+sys.path.insert(0, str(BENCH_DIR))
+import plan_choice  # noqa: E402
+
 CPU_DDL = (GEN_DIR / "cpu.sql").read_text()
 HEAP_TABLE, COL_TABLE, SORTED_TABLE = "cpu_heap", "cpu_col", "cpu_sorted"
 # The sorted table's key: each row group is stored by host, then time (rows arrive in
@@ -679,6 +682,7 @@ def render_run_section(meta: dict, rows: list[dict], png: str) -> list[str]:
                     "Ratios below 1 mean faster.", ""] + markdown_mode_table(rows, mode) + [""]
     out += markdown_plans_table(rows)
     out += ["### Where columnar stands", ""] + where_columnar_loses(rows) + [""]
+    out += plan_choice.render(meta.get("plan_choice", []))
     out += [f"![time / heap time per query, log scale]({png})", ""]
     return out
 
@@ -712,9 +716,10 @@ def render_benchmarks_md() -> None:
         "- **DuckDB** (embedded, its own database file), as the reference for what a columnar engine can reach.",
         "",
         f"In `{COL_TABLE}` rows stay in TSBS's time order, so zone maps on `hostname` cannot skip "
-        f"anything there; in `{SORTED_TABLE}` they skip the vectors of other hosts. Not yet in "
-        "pgcolumnar, and therefore not in these numbers: vectorized aggregation, qual pushdown "
-        "and a parallel ColumnarScan. They come with later issues.",
+        f"anything there; in `{SORTED_TABLE}` they skip the vectors of other hosts. ColumnarScan "
+        "evaluates the WHERE clauses it can on vectors (`quals_push_down`, on by default) and "
+        "runs in parallel; vectorized aggregation is not in pgcolumnar yet, so every row that "
+        "passes the filter still goes through PostgreSQL's Agg.",
         "",
         "Run it with `make bench` (10M rows, 400 hosts; `make bench ROWS=1000000` for a quick run). "
         "Raw numbers: `bench/results/<date>-<rows>.csv` (per engine, mode and query) and `.json` "
@@ -791,6 +796,7 @@ def run_benchmark(args) -> int:
         print("bench: RESULTS DIFFER between engines:", *problems, sep="\n  ", file=sys.stderr)
         return 1
     log("results agree across all engines and modes")
+    choice = plan_choice.run(conn, [COL_TABLE, SORTED_TABLE], args.runs, log)
 
     date = dt.date.today().isoformat()
     RESULTS_DIR.mkdir(exist_ok=True)
@@ -798,10 +804,23 @@ def run_benchmark(args) -> int:
     rows = result_rows(measurements, args.rows, args.hosts, date)
     write_csv(base.with_suffix(".csv"), rows)
     meta = {"date": date, "rows": args.rows, "hosts": args.hosts, "runs": args.runs,
-            "machine": machine_info(conn), "load": load}
+            "machine": machine_info(conn), "load": load, "plan_choice": choice}
     base.with_suffix(".json").write_text(json.dumps(meta, indent=2) + "\n")
     draw_chart(base.with_suffix(".png"), rows, f"{args.rows:,} rows: query time / heap time")
     log(f"wrote {base.relative_to(REPO_DIR)}.csv, .json, .png")
+    render_benchmarks_md()
+    return 0
+
+
+def run_plan_choice_only(args) -> int:
+    """The planner choice suite alone, on the tables `run_benchmark` left loaded."""
+    conn = pg_connect(args)
+    newest = sorted(RESULTS_DIR.glob(f"*-{args.rows}.json"))
+    if not newest:
+        sys.exit(f"bench: no result for {args.rows} rows to add the planner choice suite to")
+    meta = json.loads(newest[-1].read_text())
+    meta["plan_choice"] = plan_choice.run(conn, [COL_TABLE, SORTED_TABLE], args.runs, log)
+    newest[-1].write_text(json.dumps(meta, indent=2) + "\n")
     render_benchmarks_md()
     return 0
 
@@ -854,6 +873,9 @@ def parse_args():
     p.add_argument("--port", type=int, default=int(os.environ.get("PGPORT", 54315)))
     p.add_argument("--demo", action="store_true", help="the `make run` demo: heap vs columnar, 1 run each")
     p.add_argument("--render-only", action="store_true", help="rewrite BENCHMARKS.md from bench/results")
+    p.add_argument("--plan-choice-only", action="store_true",
+                   help="run the planner choice suite on the tables loaded by the last run, "
+                        "record it in the newest result and rewrite BENCHMARKS.md")
     args = p.parse_args()
     if args.rows is None:
         args.rows = 1_000_000 if args.demo else 10_000_000
@@ -865,6 +887,8 @@ def main() -> int:
     if args.render_only:
         render_benchmarks_md()
         return 0
+    if args.plan_choice_only:
+        return run_plan_choice_only(args)
     return run_demo(args) if args.demo else run_benchmark(args)
 
 
