@@ -53,7 +53,8 @@ ALTERNATIVES = {
 SCAN = re.compile(r"Custom Scan \(ColumnarScan\)|Seq Scan|Index Only Scan|Index Scan|Bitmap Heap Scan")
 
 
-def _timed(conn, sql: str, runs: int) -> float:
+def timed(conn, sql: str, runs: int) -> float:
+    """Median milliseconds of `runs` executions after a warm-up."""
     conn.execute(sql).fetchall()  # warm-up
     times = []
     for _ in range(runs):
@@ -95,7 +96,7 @@ def run(conn, tables: list[str], runs: int, log) -> list[dict]:
                 base = [("max_parallel_workers_per_gather", workers)]
                 chosen_scan = _with(conn, base, lambda: _scan_of(conn, sql))
                 pushed = _with(conn, base, lambda: _pushed(conn, sql))
-                chosen_ms = _with(conn, base, lambda: _timed(conn, sql, runs))
+                chosen_ms = _with(conn, base, lambda: timed(conn, sql, runs))
                 forced = {}
                 for alt, settings in ALTERNATIVES.items():
                     scan = _with(conn, base + settings, lambda: _scan_of(conn, sql))
@@ -103,7 +104,7 @@ def run(conn, tables: list[str], runs: int, log) -> list[dict]:
                     wanted = alt.split(",")[0].replace("Bitmap Scan", "Bitmap Heap Scan")
                     if not scan.startswith(wanted):
                         continue
-                    forced[alt] = _with(conn, base + settings, lambda: _timed(conn, sql, runs))
+                    forced[alt] = _with(conn, base + settings, lambda: timed(conn, sql, runs))
                 best_alt = min(forced, key=forced.get)
                 row = {"table": table, "query": name, "what": what, "mode": mode,
                        "chosen": chosen_scan + (" (pushed)" if pushed else ""), "chosen_ms": chosen_ms,

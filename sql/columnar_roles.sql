@@ -18,6 +18,12 @@ DELETE FROM roles_t WHERE id > 990;
 SELECT count(*), count(*) FILTER (WHERE v = 'updated') AS updated FROM roles_t;
 CREATE INDEX roles_t_id ON roles_t (id);
 ALTER TABLE roles_t SET (sort_by = 'id');
+ALTER TABLE roles_t SET (quals_push_down = off);
+SELECT option, value FROM pgcolumnar.options WHERE relid = 'roles_t'::regclass ORDER BY 1;
+EXPLAIN (COSTS OFF) SELECT id FROM roles_t WHERE id < 5;
+ALTER TABLE roles_t RESET (quals_push_down);
+EXPLAIN (COSTS OFF) SELECT id FROM roles_t WHERE id < 5;
+SELECT id FROM roles_t WHERE id < 5 ORDER BY id;
 VACUUM roles_t;
 -- The metadata queries resolve nothing through the caller's search_path: an operator
 -- of the caller's that would match is never run with the extension's rights.
@@ -46,6 +52,7 @@ SELECT count(*), count(*) FILTER (WHERE v = 'writer') AS by_writer FROM roles_t;
 SELECT count(*) AS columns FROM pgcolumnar.stats('roles_t');
 TRUNCATE roles_t;
 ALTER TABLE roles_t SET (sort_by = 'v');
+ALTER TABLE roles_t SET (quals_push_down = off);
 RESET ROLE;
 
 -- A role granted SELECT only reads.

@@ -393,7 +393,8 @@ unsafe fn natts_live(relation: pg_sys::Relation) -> usize {
 }
 
 /// Core prices a sequential scan of a columnar table like one of a heap; through the
-/// table AM it decodes every column, so add that cost to keep the comparison honest.
+/// table AM it decodes every column and builds every row as a ColumnarScan does, so add
+/// that cost to keep the comparison honest.
 unsafe fn reprice_seq_scans(rel: *mut pg_sys::RelOptInfo, columns: usize, params: &CostParams) {
     let total_rows = (*rel).tuples;
     let full_rows = (*rel).rows.max(1.0);
@@ -402,7 +403,8 @@ unsafe fn reprice_seq_scans(rel: *mut pg_sys::RelOptInfo, columns: usize, params
             if (*path).pathtype == pg_sys::NodeTag::T_SeqScan {
                 // A partial path's rows are its share of the scan.
                 let share = ((*path).rows / full_rows).min(1.0);
-                (*path).total_cost += cost::decode_cost(total_rows * share, columns, params);
+                (*path).total_cost += cost::decode_cost(total_rows * share, columns, params)
+                    + cost::extra_output_cost(total_rows * share, params);
             }
         }
     }
@@ -437,7 +439,9 @@ unsafe fn reprice_index_scans(
             } else {
                 1.0
             };
-            let fetch = cost::index_fetch_cost(fetched, columns, pruning.vectors_kept.max(1.0), params);
+            let cache = crate::storage::fetch::SHARED_MAX_VECTORS as f64;
+            let fetch =
+                cost::index_fetch_cost(fetched, columns, pruning.vectors_kept.max(1.0), cache, params);
             (*path).total_cost = index_part + fetch / share;
         }
     }

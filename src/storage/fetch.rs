@@ -37,7 +37,8 @@ type VectorColumns = Rc<RefCell<Vec<Option<Rc<DecodedVector>>>>>;
 
 /// Decoded vectors kept per backend: past either bound the least recently used go (rows
 /// still holding a vector's columns keep them).
-const SHARED_MAX_VECTORS: usize = 1024;
+/// Decoded vectors a backend keeps for fetches (the planner prices fetches with it).
+pub const SHARED_MAX_VECTORS: usize = 1024;
 const SHARED_MAX_BYTES: usize = 32 << 20;
 
 thread_local! {

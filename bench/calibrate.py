@@ -1,0 +1,130 @@
+#!/usr/bin/env python3
+"""Calibrates the ColumnarScan cost constants (`src/planner/cost.rs`) on this machine.
+
+Loads a 2M-row table into heap and columnar, times a few scans (serial, warm, median of
+runs), converts the times into PostgreSQL cost units with the heap sequential scan as
+the yardstick (its EXPLAIN cost over its time), and prints the constants cost.rs uses,
+as multiples of `cpu_operator_cost` and `cpu_tuple_cost`. The result is written to
+bench/results/calibration.json; cost.rs cites it.
+
+    bench/calibrate.py [--host SOCKETDIR] [--port P] [--runs R]
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+BENCH_DIR = Path(__file__).resolve().parent
+VENV = BENCH_DIR / ".venv"
+
+if __name__ == "__main__" and Path(sys.prefix).resolve() != VENV.resolve():
+    python = VENV / "bin" / "python"
+    if not python.exists():
+        # run.py creates the venv (and installs psycopg) on its first start.
+        import subprocess
+        subprocess.run([sys.executable, str(BENCH_DIR / "run.py"), "--render-only"], check=True)
+    os.execv(str(python), [str(python), str(Path(__file__).resolve()), *sys.argv[1:]])
+
+import argparse  # noqa: E402
+import json  # noqa: E402
+
+import psycopg  # noqa: E402
+
+sys.path.insert(0, str(BENCH_DIR))
+from plan_choice import timed  # noqa: E402
+
+ROWS = 2_000_000
+CPU_OPERATOR_COST = 0.0025
+CPU_TUPLE_COST = 0.01
+
+
+def plan_cost(conn, sql: str) -> float:
+    line = conn.execute(f"EXPLAIN {sql}").fetchone()[0]
+    return float(line.split("..")[1].split()[0])
+
+
+def main() -> int:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--host", default=os.environ.get("PGHOST", str(BENCH_DIR.parent / ".pgdata" / "run" / "socket")))
+    p.add_argument("--port", type=int, default=int(os.environ.get("PGPORT", 54315)))
+    p.add_argument("--runs", type=int, default=7)
+    args = p.parse_args()
+    conn = psycopg.connect(host=args.host, port=args.port, user="postgres", dbname="postgres",
+                           autocommit=True, prepare_threshold=None)
+    conn.execute("CREATE EXTENSION IF NOT EXISTS pgcolumnar")
+    conn.execute("SET max_parallel_workers_per_gather = 0")
+    conn.execute("SET jit = off")
+    for t, using in (("cal_heap", ""), ("cal_col", "USING columnar")):
+        conn.execute(f"DROP TABLE IF EXISTS {t}")
+        conn.execute(f"CREATE TABLE {t} (k int, s int, f float8, g float8, h text) {using}")
+    conn.execute(f"INSERT INTO cal_heap SELECT (hashint4(g) & 2147483647), g, random(), random(), "
+                 f"'v' || (g % 300) FROM generate_series(1, {ROWS}) g")
+    conn.execute("INSERT INTO cal_col SELECT * FROM cal_heap")
+    conn.execute("CREATE INDEX ON cal_col (k)")
+    conn.execute("CREATE INDEX ON cal_col (s)")
+    conn.execute("VACUUM ANALYZE cal_heap")
+    conn.execute("ANALYZE cal_col")
+
+    # The yardstick: milliseconds per cost unit of a heap sequential scan.
+    heap_sql = "SELECT count(*) FROM cal_heap"
+    ms_per_unit = timed(conn, heap_sql, args.runs) / plan_cost(conn, heap_sql)
+
+    # ColumnarScan: rows out with nothing decoded; one column decoded and tested once or
+    # twice (an OR), keeping no row: f is uniform in [0, 1), so zone maps, which keep a
+    # vector's minimum and maximum, rule out no vector for these values.
+    out_ms = timed(conn, "SELECT count(*) FROM cal_col", args.runs)
+    one_ms = timed(conn, "SELECT count(*) FROM cal_col WHERE f = 0.5", args.runs)
+    two_ms = timed(conn, "SELECT count(*) FROM cal_col WHERE f = 0.5 OR f = 0.25", args.runs)
+    text_ms = timed(conn, "SELECT count(*) FROM cal_col WHERE h = 'v1x'", args.runs)
+    filter_ms = max(two_ms - one_ms, 0.0) / ROWS
+    decode_ms = max(one_ms - filter_ms * ROWS, 0.0) / ROWS
+    output_ms = out_ms / ROWS
+
+    # Fetches through the index: 2,000 random keys, each in its own vector.
+    conn.execute("SET pgcolumnar.enable_columnar_scan = off")
+    conn.execute("SET enable_seqscan = off")
+    conn.execute("SET enable_bitmapscan = off")
+    keys = [r[0] for r in conn.execute("SELECT k FROM cal_col TABLESAMPLE SYSTEM (1) LIMIT 2000")]
+    fetch_sql = f"SELECT sum(f) FROM cal_col WHERE k = ANY ('{{{','.join(map(str, keys))}}}'::int[])"
+    fetch_ms = timed(conn, fetch_sql, args.runs) / max(len(keys), 1)
+    # Fetches of consecutive rows: every vector is decoded once for 2,048 of them, so
+    # this is the cost of a fetch itself.
+    seq_rows = 200_000
+    seq_sql = f"SELECT sum(f) FROM cal_col WHERE s BETWEEN 1000001 AND {1000000 + seq_rows}"
+    row_ms = timed(conn, seq_sql, args.runs) / seq_rows
+    conn.execute("RESET ALL")
+
+    unit = lambda ms: ms / ms_per_unit  # noqa: E731
+    result = {
+        "rows": ROWS,
+        "ms_per_cost_unit": ms_per_unit,
+        "measured_ns": {
+            "output_per_row": output_ms * 1e6,
+            "decode_per_value": decode_ms * 1e6,
+            "filter_per_value": filter_ms * 1e6,
+            "text_equality_per_row (decode as dictionary codes + test, no row kept)": text_ms / ROWS * 1e6,
+            "fetch_per_row_one_column, each in its own vector": fetch_ms * 1e6,
+            "fetch_per_row_one_column, consecutive rows": row_ms * 1e6,
+        },
+        "constants": {
+            "DECODE_PER_VALUE (x cpu_operator_cost)": unit(decode_ms) / CPU_OPERATOR_COST,
+            "FILTER_PER_VALUE (x cpu_operator_cost)": unit(filter_ms) / CPU_OPERATOR_COST,
+            "output per row (x cpu_tuple_cost)": unit(output_ms) / CPU_TUPLE_COST,
+            "FETCH_DECODE_FACTOR (a fetch's vector decode / a scan's decode of 2048 values)":
+                max(fetch_ms - row_ms, 0.0) / max(decode_ms * 2048, 1e-12),
+            "FETCH_PER_ROW (x cpu_tuple_cost)": unit(row_ms) / CPU_TUPLE_COST,
+        },
+    }
+    for t in ("cal_heap", "cal_col"):
+        conn.execute(f"DROP TABLE {t}")
+    out = BENCH_DIR / "results" / "calibration.json"
+    out.write_text(json.dumps(result, indent=2) + "\n")
+    print(json.dumps(result, indent=2))
+    print(f"wrote {out.relative_to(BENCH_DIR.parent)}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
