@@ -690,8 +690,10 @@ def render_run_section(meta: dict, rows: list[dict], png: str) -> list[str]:
 def render_benchmarks_md() -> None:
     """BENCHMARKS.md from the newest result of each data size in bench/results/."""
     latest = {}
-    for meta_path in sorted(RESULTS_DIR.glob("*.json")):
+    for meta_path in sorted(RESULTS_DIR.glob("*-*.json")):
         meta = json.loads(meta_path.read_text())
+        if "rows" not in meta or "date" not in meta:
+            continue  # calibration.json and the like
         latest[meta["rows"]] = (meta_path, meta)  # sorted by date: the last one wins
     if not latest:
         return
