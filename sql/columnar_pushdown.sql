@@ -203,6 +203,18 @@ DELETE FROM ph WHERE tc = 'k5' AND f > 10;
 SELECT same('SELECT * FROM %s WHERE n = -1 OR i < 1000');
 SELECT same('SELECT * FROM %s');
 
+-- Index fetches of dictionary-encoded text (kept as codes in the fetch cache; the
+-- fetched row's value is built from its entry).
+SELECT attname, encodings LIKE '%dictionary%' AS dictionary FROM pgcolumnar.stats('pc')
+ WHERE attname IN ('t', 'tu') ORDER BY 1;
+CREATE INDEX pc_i ON pc (i);
+SET enable_seqscan = off; SET enable_bitmapscan = off; SET pgcolumnar.enable_columnar_scan = off;
+EXPLAIN (COSTS OFF) SELECT i, t, tu FROM pc WHERE i IN (7, 77, 777, 7777, 17) ORDER BY i;
+SELECT i, t, tu FROM pc WHERE i IN (7, 77, 777, 7777, 17) ORDER BY i;
+RESET enable_seqscan; RESET enable_bitmapscan; RESET pgcolumnar.enable_columnar_scan;
+SELECT i, t, tu FROM ph WHERE i IN (7, 77, 777, 7777, 17) ORDER BY i;
+DROP INDEX pc_i;
+
 -- Columns added after rows were written (their default, or NULL, is not stored in the
 -- old row groups) and a dropped column: pushed tests read the missing values.
 CREATE TABLE ac (a int, b text) USING columnar;

@@ -379,7 +379,10 @@ pub unsafe fn row_datum(
         DecodedValues::Float32(values) => f32_datum(values[i]),
         DecodedValues::Float64(values) => f64_datum(values[i]),
         DecodedValues::Bytes { offsets, data } => {
-            let value = &data[offsets[i] as usize..offsets[i + 1] as usize];
+            let value = match &v.dictionary {
+                Some(dict) => dict.entry(dict.codes[i] as usize),
+                None => &data[offsets[i] as usize..offsets[i + 1] as usize],
+            };
             let image = images.alloc(image_words(kind, value.len())).as_mut_ptr();
             write_image(kind, value, image as *mut u8);
             pg_sys::Datum::from(image)

@@ -205,6 +205,9 @@ impl LazyColumns for LazyRow {
                                     std::ptr::null_mut(),
                                     bytes,
                                 );
+                                // A dictionary vector of byte strings stays codes and
+                                // entries: a fetch builds its one value from them.
+                                scratch.keep_dictionary = true;
                                 decode_checked(kind, bytes, entry.rows, scratch);
                                 Rc::new(scratch.take_rows())
                             });

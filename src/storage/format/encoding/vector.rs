@@ -275,7 +275,11 @@ impl DecodedVector {
             DecodedValues::Float64(v) => v.capacity() * 8,
             DecodedValues::Bytes { offsets, data } => offsets.capacity() * 4 + data.capacity(),
         };
-        values + self.validity.as_ref().map_or(0, Vec::capacity)
+        let dictionary = self
+            .dictionary
+            .as_ref()
+            .map_or(0, |d| d.codes.capacity() * 4 + d.offsets.capacity() * 4 + d.data.capacity());
+        values + dictionary + self.validity.as_ref().map_or(0, Vec::capacity)
     }
 }
 
