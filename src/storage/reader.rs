@@ -1,10 +1,11 @@
 //! Reads a columnar relation row group by row group, decoding only the chosen columns,
 //! one vector at a time, into Datums.
 
-use super::catalog::{self, RowGroupMeta};
+use super::catalog::{self, ChunkMeta, RowGroupMeta};
 use super::datum::{self, ColumnKind, DatumColumn};
 use super::decode::decode_checked;
 use super::error::data_corrupted;
+use super::format::directory::VectorEntry;
 use super::format::encoding::{DecodedValues, DecodedVector};
 use super::format::layout::VECTOR_ROWS;
 use super::format::row_marks::{self, DeleteMask};
@@ -69,7 +70,6 @@ pub struct Reader {
     has_order: bool,
     order_vector: Vec<u32>,
     order_vector_at: Option<usize>,
-    order_bytes: Vec<u8>,
     group_first_row: u64,
     claim: GroupClaim,
     strategy: pg_sys::BufferAccessStrategy,
@@ -78,7 +78,8 @@ pub struct Reader {
     // The row group being read.
     group: Option<usize>,
     sources: Vec<Source>,
-    chunk_bytes: Vec<Vec<u8>>,
+    /// The stored bytes of the vector being decoded (any column's, or the order's).
+    vector_bytes: Vec<u8>,
     vector: usize,
     vector_count: usize,
     vector_first_row: u64,
@@ -159,14 +160,14 @@ impl Reader {
             has_order: false,
             order_vector: Vec::new(),
             order_vector_at: None,
-            order_bytes: Vec::new(),
+
             group_first_row: 0,
             claim,
             strategy: std::ptr::null_mut(),
             nblocks: pages::nblocks(rel),
             group: None,
             sources: vec![Source::Null; natts],
-            chunk_bytes: (0..natts).map(|_| Vec::new()).collect(),
+            vector_bytes: Vec::new(),
             vector: 0,
             vector_count: 0,
             vector_first_row: 0,
@@ -195,7 +196,7 @@ impl Reader {
         self.has_order = false;
         self.order_vector = Vec::new();
         self.order_vector_at = None;
-        self.chunk_bytes = Vec::new();
+        self.vector_bytes = Vec::new();
         self.columns = Vec::new();
         self.vectors = Vec::new();
         self.selection = Vec::new();
@@ -405,7 +406,6 @@ impl Reader {
         self.kinds = datum::column_kinds(desc);
         let natts = self.kinds.len();
         self.sources = vec![Source::Null; natts];
-        self.chunk_bytes = (0..natts).map(|_| Vec::new()).collect();
         self.columns = (0..natts).map(|_| DatumColumn::default()).collect();
         self.vectors = (0..natts).map(|_| DecodedVector::default()).collect();
         self.decoded = vec![false; natts];
@@ -442,20 +442,12 @@ impl Reader {
         let g = &self.groups[index];
         let chunk = g.chunks.order.as_ref().expect("has_order");
         let Some(e) = chunk.vectors.get(vector) else { data_corrupted("order column vector missing") };
-        if e.offset as u64 + e.len as u64 > chunk.length || e.rows as usize != self.rows_in_vector(g, vector)
-        {
+        if e.rows as usize != self.rows_in_vector(g, vector) {
             data_corrupted("order column vector does not fit its row group");
         }
         let row_count = g.row_count;
-        pages::read_range(
-            self.rel,
-            chunk.offset + e.offset as u64,
-            e.len as usize,
-            self.strategy,
-            &mut self.order_bytes,
-            self.nblocks,
-        );
-        decode_checked(ColumnKind::Int { len: 8 }, &self.order_bytes, e.rows, &mut self.scratch);
+        read_vector(self.rel, self.strategy, self.nblocks, chunk, e, &mut self.vector_bytes);
+        decode_checked(ColumnKind::Int { len: 8 }, &self.vector_bytes, e.rows, &mut self.scratch);
         let DecodedValues::Int(values) = &self.scratch.values else {
             data_corrupted("order column is not integer")
         };
@@ -503,21 +495,10 @@ impl Reader {
                 if entry.rows as usize != rows {
                     data_corrupted("vector row counts disagree between columns");
                 }
-                if entry.offset as u64 + entry.len as u64 > chunk.length {
-                    data_corrupted("a vector lies beyond its chunk");
-                }
-                let bytes = &mut self.chunk_bytes[i];
-                pages::read_range(
-                    self.rel,
-                    chunk.offset + entry.offset as u64,
-                    entry.len as usize,
-                    self.strategy,
-                    bytes,
-                    self.nblocks,
-                );
+                read_vector(self.rel, self.strategy, self.nblocks, chunk, entry, &mut self.vector_bytes);
                 self.counters.bytes_read += entry.len as u64;
                 self.vectors[i].keep_dictionary = !self.is_output(i);
-                decode_checked(self.kinds[i], &self.chunk_bytes[i], entry.rows, &mut self.vectors[i]);
+                decode_checked(self.kinds[i], &self.vector_bytes, entry.rows, &mut self.vectors[i]);
             }
             Source::Missing(d, isnull) => {
                 datum::constant_vector(self.kinds[i], d, isnull, rows, &mut self.vectors[i])
@@ -579,14 +560,26 @@ impl Reader {
         }
     }
 
-    /// Whether zone maps let vector `self.vector` of the current group be passed by
-    /// (counted); otherwise what they say of the filter on it.
-    fn vector_verdict(&mut self) -> Verdict {
-        let g = &self.groups[self.group.unwrap()];
-        if self.refuted(g, Some(self.vector)) {
-            return Verdict::None;
+    /// The row count of vector `self.vector` of the current group (starting at
+    /// `vector_first_row`) and what to do with it: `Verdict::None` to pass it by (every
+    /// row deleted, or zone maps rule it out, which is counted), otherwise what zone maps
+    /// say of the filter on it.
+    unsafe fn vector_fate(&mut self) -> (usize, Verdict) {
+        if self.mask.is_some() {
+            self.ensure_order(self.vector);
         }
-        self.verdict(g, Some(self.vector))
+        let g = &self.groups[self.group.unwrap()];
+        let rows_here = self.rows_in_vector(g, self.vector);
+        if self.deleted_in((self.vector_first_row - g.first_row) as usize, rows_here) == rows_here {
+            return (rows_here, Verdict::None);
+        }
+        let verdict = if self.refuted(g, Some(self.vector)) {
+            Verdict::None
+        } else {
+            self.verdict(g, Some(self.vector))
+        };
+        self.counters.vectors_skipped += (verdict == Verdict::None) as u64;
+        (rows_here, verdict)
     }
 
     /// Moves to the next vector with rows; false at the end of the scan.
@@ -604,18 +597,10 @@ impl Reader {
                 }
                 continue;
             }
-            if self.mask.is_some() {
-                self.ensure_order(self.vector);
-            }
-            let g = &self.groups[self.group.unwrap()];
-            let rows_here = self.rows_in_vector(g, self.vector);
-            let all_deleted =
-                self.deleted_in((self.vector_first_row - g.first_row) as usize, rows_here) == rows_here;
-            let verdict = if all_deleted { Verdict::None } else { self.vector_verdict() };
+            let (rows_here, verdict) = self.vector_fate();
             if verdict == Verdict::None {
                 self.vector_first_row += rows_here as u64;
                 self.vector += 1;
-                self.counters.vectors_skipped += !all_deleted as u64;
                 continue;
             }
             self.load_vector(verdict);
@@ -725,17 +710,9 @@ impl Reader {
             self.vector -= 1;
             self.vector_rows = 0;
             self.selection.clear();
-            if self.mask.is_some() {
-                self.ensure_order(self.vector);
-            }
-            let g = &self.groups[index];
-            let rows_here = self.rows_in_vector(g, self.vector);
-            self.vector_first_row = g.first_row + (self.vector * super::format::layout::VECTOR_ROWS) as u64;
-            let all_deleted =
-                self.deleted_in((self.vector_first_row - g.first_row) as usize, rows_here) == rows_here;
-            let verdict = if all_deleted { Verdict::None } else { self.vector_verdict() };
+            self.vector_first_row = self.groups[index].first_row + (self.vector * VECTOR_ROWS) as u64;
+            let (_, verdict) = self.vector_fate();
             if verdict == Verdict::None {
-                self.counters.vectors_skipped += !all_deleted as u64;
                 continue;
             }
             self.load_vector(verdict);
@@ -792,4 +769,20 @@ impl ColumnSource for LazyVectors<'_> {
         unsafe { self.0.decode_attr(att) };
         &self.0.vectors[att]
     }
+}
+
+/// Reads the stored bytes of vector `entry` of `chunk` into `out` (`nblocks`: the
+/// relation's size when the scan began), checking that the vector lies in its chunk.
+unsafe fn read_vector(
+    rel: pg_sys::Relation,
+    strategy: pg_sys::BufferAccessStrategy,
+    nblocks: u32,
+    chunk: &ChunkMeta,
+    entry: &VectorEntry,
+    out: &mut Vec<u8>,
+) {
+    if entry.offset as u64 + entry.len as u64 > chunk.length {
+        data_corrupted("a vector lies beyond its chunk");
+    }
+    pages::read_range(rel, chunk.offset + entry.offset as u64, entry.len as usize, strategy, out, nblocks);
 }
