@@ -196,7 +196,10 @@ impl DatumColumn {
             DecodedValues::Int(values) => self.datums.extend(values.iter().map(|&x| int_datum(x))),
             DecodedValues::Float32(values) => self.datums.extend(values.iter().map(|&x| f32_datum(x))),
             DecodedValues::Float64(values) => self.datums.extend(values.iter().map(|&x| f64_datum(x))),
-            DecodedValues::Bytes { offsets, data } => self.materialize_bytes(kind, offsets, data, rows),
+            DecodedValues::Bytes { offsets, data } => {
+                self.datums.resize(rows, pg_sys::Datum::from(0usize));
+                self.materialize_bytes(kind, offsets, data, 0..rows);
+            }
         }
     }
 
@@ -224,33 +227,30 @@ impl DatumColumn {
                 rows.iter().for_each(|&r| datums[r as usize] = f64_datum(values[r as usize]))
             }
             DecodedValues::Bytes { offsets, data } => {
-                let value = |i: usize| &data[offsets[i] as usize..offsets[i + 1] as usize];
-                let words: usize = rows.iter().map(|&r| image_words(kind, value(r as usize).len())).sum();
-                self.arena.clear();
-                self.arena.resize(words, 0);
-                let base = self.arena.as_mut_ptr();
-                let mut at = 0usize;
-                for &r in rows {
-                    let dst = base.add(at);
-                    write_image(kind, value(r as usize), dst as *mut u8);
-                    datums[r as usize] = pg_sys::Datum::from(dst);
-                    at += image_words(kind, value(r as usize).len());
-                }
+                self.materialize_bytes(kind, offsets, data, rows.iter().map(|&r| r as usize))
             }
         }
     }
 
-    unsafe fn materialize_bytes(&mut self, kind: ColumnKind, offsets: &[u32], data: &[u8], rows: usize) {
+    /// Datums of byte-string rows `rows` (into `datums`, already sized), their images
+    /// in the arena.
+    unsafe fn materialize_bytes(
+        &mut self,
+        kind: ColumnKind,
+        offsets: &[u32],
+        data: &[u8],
+        rows: impl Iterator<Item = usize> + Clone,
+    ) {
         let value = |i: usize| &data[offsets[i] as usize..offsets[i + 1] as usize];
-        let words: usize = (0..rows).map(|i| image_words(kind, value(i).len())).sum();
+        let words: usize = rows.clone().map(|i| image_words(kind, value(i).len())).sum();
         self.arena.clear();
         self.arena.resize(words, 0);
         let base = self.arena.as_mut_ptr();
         let mut at = 0usize;
-        for i in 0..rows {
+        for i in rows {
             let dst = base.add(at);
             write_image(kind, value(i), dst as *mut u8);
-            self.datums.push(pg_sys::Datum::from(dst));
+            self.datums[i] = pg_sys::Datum::from(dst);
             at += image_words(kind, value(i).len());
         }
     }

@@ -2,25 +2,12 @@
 //! its directory entry is reported as corrupt data (XX001), never trusted.
 
 use super::catalog::ChunkMeta;
-use super::datum::{ColumnKind, DatumColumn};
+use super::datum::ColumnKind;
 use super::error::data_corrupted;
 use super::format::encoding::{decode_vector, DecodedValues, DecodedVector, PhysicalKind};
 use super::pages;
 use pgrx::pg_sys;
 use std::rc::Rc;
-
-/// Decodes one stored vector of `rows` values into Datums, checking it against its
-/// directory entry.
-pub unsafe fn decode_to_datums(
-    kind: ColumnKind,
-    bytes: &[u8],
-    rows: u32,
-    scratch: &mut DecodedVector,
-    column: &mut DatumColumn,
-) {
-    decode_checked(kind, bytes, rows, scratch);
-    column.materialize(kind, scratch);
-}
 
 /// Decodes a stored vector that its directory entry says holds `rows` rows.
 pub fn decode_checked(kind: ColumnKind, bytes: &[u8], rows: u32, out: &mut DecodedVector) {
