@@ -90,19 +90,11 @@ unsafe fn bound_of(c: *mut pg_sys::Const, typid: pg_sys::Oid) -> Option<Bound> {
     }
 }
 
+/// `opno` as a btree comparison of `typid`'s family (zone maps cannot check `<>`).
 unsafe fn btree_op(opno: pg_sys::Oid, typid: pg_sys::Oid) -> Option<CmpOp> {
-    let opclass = pg_sys::GetDefaultOpClass(typid, pg_sys::BTREE_AM_OID);
-    if opclass == pg_sys::InvalidOid {
-        return None;
-    }
-    let family = pg_sys::get_opclass_family(opclass);
-    match pg_sys::get_op_opfamily_strategy(opno, family) {
-        1 => Some(CmpOp::Lt),
-        2 => Some(CmpOp::Le),
-        3 => Some(CmpOp::Eq),
-        4 => Some(CmpOp::Ge),
-        5 => Some(CmpOp::Gt),
-        _ => None,
+    match relation_of(opno, btree_family(typid)?)? {
+        Rel::Cmp(op) => Some(op),
+        Rel::Ne => None,
     }
 }
 
