@@ -44,36 +44,8 @@ impl FilterPlan {
     pub fn resolve(&self, operands: &[OperandValue]) -> Filter {
         match self {
             FilterPlan::Test { att, test } => resolve_test(*att, test, operands),
-            FilterPlan::And(children) => {
-                let mut out = Vec::new();
-                for c in children {
-                    match c.resolve(operands) {
-                        Filter::Const(false) => return Filter::Const(false),
-                        Filter::Const(true) => {}
-                        f => out.push(f),
-                    }
-                }
-                match out.len() {
-                    0 => Filter::Const(true),
-                    1 => out.pop().unwrap(),
-                    _ => Filter::And(out),
-                }
-            }
-            FilterPlan::Or(children) => {
-                let mut out = Vec::new();
-                for c in children {
-                    match c.resolve(operands) {
-                        Filter::Const(true) => return Filter::Const(true),
-                        Filter::Const(false) => {}
-                        f => out.push(f),
-                    }
-                }
-                match out.len() {
-                    0 => Filter::Const(false),
-                    1 => out.pop().unwrap(),
-                    _ => Filter::Or(out),
-                }
-            }
+            FilterPlan::And(children) => junction(children, operands, true),
+            FilterPlan::Or(children) => junction(children, operands, false),
         }
     }
 
@@ -119,6 +91,25 @@ impl FilterPlan {
             },
             FilterPlan::And(c) | FilterPlan::Or(c) => c.iter().for_each(|c| c.collect_operands(out)),
         }
+    }
+}
+
+/// An AND (`and`) or OR of `children` resolved, constants folded: a child that decides
+/// the junction (false for AND, true for OR) decides it, one that cannot is dropped.
+fn junction(children: &[FilterPlan], operands: &[OperandValue], and: bool) -> Filter {
+    let mut out = Vec::new();
+    for c in children {
+        match c.resolve(operands) {
+            Filter::Const(v) if v != and => return Filter::Const(v),
+            Filter::Const(_) => {}
+            f => out.push(f),
+        }
+    }
+    match out.len() {
+        0 => Filter::Const(and),
+        1 => out.pop().unwrap(),
+        _ if and => Filter::And(out),
+        _ => Filter::Or(out),
     }
 }
 

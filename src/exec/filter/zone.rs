@@ -14,36 +14,30 @@ pub fn verdict(filter: &Filter, stats: &dyn Fn(usize) -> Option<ZoneStats>) -> V
             Some(s) => test_verdict(test, &s),
             None => Verdict::Some,
         },
-        Filter::And(children) => {
-            let mut all = true;
-            for c in children {
-                match verdict(c, stats) {
-                    Verdict::None => return Verdict::None,
-                    Verdict::Some => all = false,
-                    Verdict::All => {}
-                }
-            }
-            if all {
-                Verdict::All
-            } else {
-                Verdict::Some
-            }
+        Filter::And(children) => junction(children, stats, Verdict::None, Verdict::All),
+        Filter::Or(children) => junction(children, stats, Verdict::All, Verdict::None),
+    }
+}
+
+/// The verdict of an AND (a child's `None` decides it; `All` if every child's is) or an
+/// OR (`All` decides; `None` if every child's is): `deciding` and `neutral`.
+fn junction(
+    children: &[Filter],
+    stats: &dyn Fn(usize) -> Option<ZoneStats>,
+    deciding: Verdict,
+    neutral: Verdict,
+) -> Verdict {
+    let mut all_neutral = true;
+    for c in children {
+        match verdict(c, stats) {
+            v if v == deciding => return deciding,
+            v => all_neutral &= v == neutral,
         }
-        Filter::Or(children) => {
-            let mut none = true;
-            for c in children {
-                match verdict(c, stats) {
-                    Verdict::All => return Verdict::All,
-                    Verdict::Some => none = false,
-                    Verdict::None => {}
-                }
-            }
-            if none {
-                Verdict::None
-            } else {
-                Verdict::Some
-            }
-        }
+    }
+    if all_neutral {
+        neutral
+    } else {
+        Verdict::Some
     }
 }
 
