@@ -114,7 +114,7 @@ pub unsafe fn add_paths(
         reprice_seq_scans(rel, natts_live(relation), &params);
         reprice_index_scans(rel, attnums.len(), &params, &pruning);
         if super::ENABLE_COLUMNAR_SCAN.get() {
-            add_scan_path(root, rel, relation, attnums, &params, &pruning);
+            add_scan_path(root, rel, relation, attnums, &params, analysis, &pruning);
         }
     }
     pg_sys::table_close(relation, pg_sys::NoLock as i32);
@@ -126,6 +126,7 @@ unsafe fn add_scan_path(
     relation: pg_sys::Relation,
     attnums: Vec<i32>,
     params: &CostParams,
+    base: quals::Pushdown,
     base_pruning: &Pruning,
 ) {
     let natts = (*(*relation).rd_att).natts as usize;
@@ -139,10 +140,12 @@ unsafe fn add_scan_path(
         // Join clauses moved down to the scan are evaluated there too.
         clauses = pg_sys::list_concat_copy(clauses, (*param_info).ppi_clauses);
     }
-    let pushdown = if push_down_enabled(root, rel) {
-        quals::pushdown(root, rel, clauses)
-    } else {
-        quals::Pushdown::none(clauses)
+    // `base` is the base relation's quals analysed: the scan's own unless join clauses
+    // come in too.
+    let pushdown = match (push_down_enabled(root, rel), param_info.is_null()) {
+        (false, _) => quals::Pushdown::none(clauses),
+        (true, true) => base,
+        (true, false) => quals::pushdown(root, rel, clauses),
     };
     let kept = pg_list::from_ptrs(pushdown.kept.iter().copied());
     let mut quals = pg_sys::QualCost::default();
