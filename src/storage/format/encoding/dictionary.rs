@@ -235,22 +235,10 @@ pub fn decode_bytes(
     data: &mut Vec<u8>,
     scratch: &mut Scratch,
 ) -> Result<usize, CorruptData> {
-    let d = read_dict_len(input, count)?;
-    let (dends, ddata) = (&mut scratch.u32s, &mut scratch.bytes);
-    dends.clear();
-    dends.push(0);
-    ddata.clear();
-    let mut pos = 4;
-    pos += plain::decode_bytes(&input[pos..], d, dends, ddata, &mut scratch.lens)?;
     // Codes first: the total size is then known (and checked: a few long entries
     // repeated could be huge) and reserved once.
-    let codes = &mut scratch.u64s;
-    codes.clear();
-    codes.reserve(count);
-    pos += decode_codes(&input[pos..], count, d, |c| {
-        codes.push(c as u64);
-        Ok(())
-    })?;
+    let Scratch { codes, u32s: dends, bytes: ddata, lens, .. } = scratch;
+    let pos = decode_bytes_codes(input, count, codes, dends, ddata, lens)?;
     let total: u64 = codes.iter().map(|&c| (dends[c as usize + 1] - dends[c as usize]) as u64).sum();
     if data.len() as u64 + total > MAX_DECODED_BYTES as u64 {
         return Err(CorruptData("decoded byte values too large"));
@@ -291,14 +279,14 @@ pub fn decode_bytes_codes(
     codes: &mut Vec<u32>,
     ends: &mut Vec<u32>,
     data: &mut Vec<u8>,
-    scratch: &mut Scratch,
+    lens: &mut Vec<u32>,
 ) -> Result<usize, CorruptData> {
     let d = read_dict_len(input, count)?;
     ends.clear();
     ends.push(0);
     data.clear();
     let mut pos = 4;
-    pos += plain::decode_bytes(&input[pos..], d, ends, data, &mut scratch.lens)?;
+    pos += plain::decode_bytes(&input[pos..], d, ends, data, lens)?;
     codes.clear();
     codes.reserve(count);
     pos += decode_codes(&input[pos..], count, d, |c| {
@@ -329,14 +317,8 @@ mod tests {
         let mut buf = Vec::new();
         encode_bytes(&offsets, &data, &mut buf);
         let (mut codes, mut ends, mut entries) = (Vec::new(), Vec::new(), Vec::new());
-        let used = decode_bytes_codes(
-            &buf,
-            values.len(),
-            &mut codes,
-            &mut ends,
-            &mut entries,
-            &mut Scratch::default(),
-        );
+        let used =
+            decode_bytes_codes(&buf, values.len(), &mut codes, &mut ends, &mut entries, &mut Vec::new());
         assert_eq!(used, Ok(buf.len()));
         for (i, v) in values.iter().enumerate() {
             let c = codes[i] as usize;

@@ -137,6 +137,8 @@ impl Fixed for f32 {
 #[derive(Debug, Default, Clone)]
 pub struct Scratch {
     pub u64s: Vec<u64>,
+    /// Dictionary codes.
+    pub codes: Vec<u32>,
     pub u32s: Vec<u32>,
     pub lens: Vec<u32>,
     pub bytes: Vec<u8>,

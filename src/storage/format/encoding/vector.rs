@@ -935,7 +935,7 @@ pub fn decode_vector(
                         &mut d.codes,
                         &mut d.offsets,
                         &mut d.data,
-                        codec,
+                        &mut codec.lens,
                     );
                     if used.is_ok() {
                         // Codes to rows: offsets stay row-aligned (all empty), for `rows`.
