@@ -112,7 +112,13 @@ pub unsafe fn add_paths(
         // Core's own paths get the costs a columnar table really has, whether or not
         // ColumnarScan is offered.
         reprice_seq_scans(rel, natts_live(relation), &params);
-        reprice_index_scans(rel, attnums.len(), &params, &pruning);
+        // A fetch fills the slot's attributes up to the last one the query uses, so it
+        // decodes every stored column before that one too.
+        let last = attnums.iter().copied().max().unwrap_or(0) as usize;
+        let desc = (*relation).rd_att;
+        let fetched_columns =
+            (0..last).filter(|&i| !crate::storage::datum::attr(desc, i).attisdropped).count();
+        reprice_index_scans(rel, fetched_columns, &params, &pruning);
         if super::ENABLE_COLUMNAR_SCAN.get() {
             add_scan_path(root, rel, relation, attnums, &params, analysis, &pruning);
         }
