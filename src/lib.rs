@@ -36,6 +36,7 @@ pub extern "C-unwind" fn _PG_init() {
         let preloading = pg_sys::process_shared_preload_libraries_in_progress;
         LOADED_AT_STARTUP.store(preloading, Ordering::Relaxed);
         planner::define_gucs();
+        storage::fetch::define_gucs();
         storage::tableam::register();
         storage::slot::init();
         storage::write_buffer::register_callbacks();
@@ -69,7 +70,8 @@ fn quiet_backtraces() {
 
 /// Buffered columnar rows are written out before a query starts: its snapshot must see
 /// them, and once it runs in parallel mode nothing can be written. Once the plan is
-/// started, bitmap scans of columnar tables are told not to prefetch.
+/// started, bitmap scans of columnar tables are told not to prefetch, and index and
+/// bitmap scans which columns they read.
 #[pg_guard]
 unsafe extern "C-unwind" fn executor_start(query_desc: *mut pg_sys::QueryDesc, eflags: i32) {
     // Not for pgcolumnar's own SQL on its metadata, which can run in the middle of a
@@ -83,6 +85,7 @@ unsafe extern "C-unwind" fn executor_start(query_desc: *mut pg_sys::QueryDesc, e
         None => pg_sys::standard_ExecutorStart(query_desc, eflags),
     }
     storage::bitmap_scan::disable_prefetch((*query_desc).planstate);
+    exec::fetch_columns::mark_needed_columns((*query_desc).planstate);
 }
 
 /// A statement's collected deletes are published when it has run, before its AFTER

@@ -4,6 +4,7 @@
 
 pub mod columnar_scan;
 pub mod customscan;
+pub mod fetch_columns;
 pub mod filter;
 
 /// A PostgreSQL method table (custom path methods) kept in a `static`.

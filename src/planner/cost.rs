@@ -96,6 +96,10 @@ pub const FETCH_DECODE_FACTOR: f64 = 0.134;
 /// building its tuple, in units of `cpu_tuple_cost` (calibrated: 11.8).
 pub const FETCH_PER_ROW: f64 = 12.0;
 
+/// What a column vector kept for fetches weighs, on average (bit-packed integers keep
+/// their stored few kB, byte strings and decoded vectors 10-20 kB).
+pub const CACHED_VECTOR_BYTES: f64 = 12288.0;
+
 /// Vectors that `rows` fetches spread evenly over `vectors` vectors touch.
 pub fn vectors_touched(rows: f64, vectors: f64) -> f64 {
     if vectors <= 0.0 {

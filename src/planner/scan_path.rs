@@ -448,7 +448,7 @@ unsafe fn reprice_index_scans(
             } else {
                 1.0
             };
-            let cache = crate::storage::fetch::SHARED_MAX_VECTORS as f64;
+            let cache = crate::storage::fetch::fetch_cache_bytes() as f64 / cost::CACHED_VECTOR_BYTES;
             let fetch =
                 cost::index_fetch_cost(fetched, columns, pruning.vectors_kept.max(1.0), cache, params);
             (*path).total_cost = index_part + fetch / share;

@@ -8,6 +8,7 @@
 
 use super::cache::{self, BoundedCache};
 use super::format::column_builder::ColumnBuilder;
+use super::format::encoding::point::PointValue;
 use super::format::encoding::{DecodedValues, DecodedVector, PhysicalKind};
 use super::format::image_arena::ImageArena;
 use super::format::zonemap::Bound;
@@ -363,26 +364,19 @@ pub unsafe fn constant_vector(
     };
 }
 
-/// Row `i` of a decoded vector as a Datum and null flag. A by-reference value is
-/// copied into `images`, which must keep it until the Datum is no longer used.
-pub unsafe fn row_datum(
+/// A fetched row's value as a Datum and null flag. A by-reference value is copied into
+/// `images`, which must keep it until the Datum is no longer used.
+pub unsafe fn point_datum(
     kind: ColumnKind,
-    v: &DecodedVector,
-    i: usize,
+    v: PointValue<'_>,
     images: &mut ImageArena,
 ) -> (pg_sys::Datum, bool) {
-    if !v.is_valid(i) {
-        return (pg_sys::Datum::from(0usize), true);
-    }
-    let d = match &v.values {
-        DecodedValues::Int(values) => int_datum(values[i]),
-        DecodedValues::Float32(values) => f32_datum(values[i]),
-        DecodedValues::Float64(values) => f64_datum(values[i]),
-        DecodedValues::Bytes { offsets, data } => {
-            let value = match &v.dictionary {
-                Some(dict) => dict.entry(dict.codes[i] as usize),
-                None => &data[offsets[i] as usize..offsets[i + 1] as usize],
-            };
+    let d = match v {
+        PointValue::Null => return (pg_sys::Datum::from(0usize), true),
+        PointValue::Int(x) => int_datum(x),
+        PointValue::Float32(x) => f32_datum(x),
+        PointValue::Float64(x) => f64_datum(x),
+        PointValue::Bytes(value) => {
             let image = images.alloc(image_words(kind, value.len())).as_mut_ptr();
             write_image(kind, value, image as *mut u8);
             pg_sys::Datum::from(image)

@@ -9,12 +9,13 @@
 
 use super::catalog::{self, RowGroupMeta};
 use super::datum::{self, ColumnKind};
+use super::format::encoding::point::{self, PointVector};
 use super::format::encoding::DecodedVector;
 use super::format::flush_order::inverse;
 use super::format::image_arena::ImageArena;
 
 use super::cache::BoundedCache;
-use super::decode::{decode_checked, load_order};
+use super::decode::load_order;
 use super::format::layout::VECTOR_ROWS;
 use super::format::row_marks::MarkKind;
 use super::mark_batch;
@@ -22,28 +23,44 @@ use super::slot::LazyColumns;
 use super::tid::{row_tid, tid_row};
 use super::{pages, write_buffer};
 use pgrx::pg_sys;
+use pgrx::{GucContext, GucFlags, GucRegistry, GucSetting};
 use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::rc::Rc;
 
-/// (storage id, first row of the row group, vector). Stored vectors never change and
-/// storage ids are never reused, so entries cannot go stale.
-type VectorKey = (u64, u64, usize);
+/// (storage id, first row of the row group, vector, attribute index). Stored vectors
+/// never change and storage ids are never reused, so entries cannot go stale.
+type VectorKey = (u64, u64, usize, usize);
 
-/// The decoded columns of one stored vector (2,048 rows of a row group), by attribute
-/// index, decoded as fetches ask for them. A fetched row finds it with one lookup and
-/// then reads each column by index.
-type VectorColumns = Rc<RefCell<Vec<Option<Rc<DecodedVector>>>>>;
+/// Most vectors a backend keeps for fetches, whatever their size.
+const SHARED_MAX_VECTORS: usize = 1 << 20;
 
-/// Decoded vectors kept per backend: past either bound the least recently used go (rows
-/// still holding a vector's columns keep them).
-/// Decoded vectors a backend keeps for fetches (the planner prices fetches with it).
-pub const SHARED_MAX_VECTORS: usize = 1024;
-const SHARED_MAX_BYTES: usize = 32 << 20;
+/// Bytes of opened vectors a backend keeps for fetches (`pgcolumnar.fetch_cache_size`,
+/// in kB): the rows an index finds scatter over thousands of vectors, each visited
+/// again and again; past this bound the least recently used go first.
+pub static FETCH_CACHE_KB: GucSetting<i32> = GucSetting::<i32>::new(256 * 1024);
+
+pub fn define_gucs() {
+    GucRegistry::define_int_guc(
+        c"pgcolumnar.fetch_cache_size",
+        c"Memory each backend keeps for the column vectors index and bitmap fetches read.",
+        c"Vectors are kept in their stored form where single rows can be read from it, decoded otherwise.",
+        &FETCH_CACHE_KB,
+        64,
+        i32::MAX / 1024,
+        GucContext::Userset,
+        GucFlags::UNIT_KB,
+    );
+}
 
 thread_local! {
-    static SHARED: RefCell<BoundedCache<VectorKey, VectorColumns>> =
-        RefCell::new(BoundedCache::weighted(SHARED_MAX_VECTORS, SHARED_MAX_BYTES));
+    static SHARED: RefCell<BoundedCache<VectorKey, Rc<PointVector>>> =
+        RefCell::new(BoundedCache::weighted(SHARED_MAX_VECTORS, usize::MAX));
+}
+
+/// Bytes the fetch cache may hold now.
+pub fn fetch_cache_bytes() -> usize {
+    FETCH_CACHE_KB.get().max(64) as usize * 1024
 }
 
 /// Fetches under one MVCC snapshot that look up their row group alone before the
@@ -149,8 +166,6 @@ pub struct LazyRow {
     /// The vector holding the row, and the row's index in it.
     vector: usize,
     at: usize,
-    /// That vector's decoded columns, found at the first column asked for.
-    columns: Option<VectorColumns>,
     /// Where the slot's by-reference values live (each value is copied out of its
     /// decoded vector: a fetch of one row does not build Datums for 2,048).
     images: ImageArena,
@@ -171,62 +186,47 @@ impl LazyColumns for LazyRow {
     }
 
     /// Stores attributes `from .. to` (indexes) of the row in `values` and `nulls`.
-    unsafe fn fill(&mut self, from: usize, to: usize, values: *mut pg_sys::Datum, nulls: *mut bool) {
+    unsafe fn fill(
+        &mut self,
+        from: usize,
+        to: usize,
+        values: *mut pg_sys::Datum,
+        nulls: *mut bool,
+        needed: Option<&[u64]>,
+    ) {
         let desc = self.desc;
         for i in from..to.min(self.kinds.len()) {
             let (d, n) = match (self.kinds[i], self.group.chunk(i as i16 + 1)) {
                 (ColumnKind::Dropped, _) => (pg_sys::Datum::from(0usize), true),
+                _ if !super::slot::is_needed(needed, i) => (pg_sys::Datum::from(0usize), true),
                 (_, None) => {
                     let mut isnull = false;
                     let d = pg_sys::getmissingattr(desc, i as i32 + 1, &mut isnull);
                     (d, isnull)
                 }
                 (kind, Some(chunk)) => {
-                    let columns = self.columns.get_or_insert_with(|| {
-                        shared_columns((self.storage_id, self.group.first_row, self.vector), self.kinds.len())
-                    });
-                    // A vector's columns are sized by the descriptor of its first
-                    // fetch; a column added later has no chunk in this row group, but
-                    // the index is checked rather than trusted.
-                    let cached = columns.borrow().get(i).cloned().flatten();
-                    let vector = match cached {
+                    let key = (self.storage_id, self.group.first_row, self.vector, i);
+                    let vector = match SHARED.with(|c| c.borrow_mut().get(&key).cloned()) {
                         Some(vector) => vector,
                         None => {
                             let Some(entry) = chunk.vectors.get(self.vector) else {
                                 super::error::data_corrupted("vector missing from chunk")
                             };
-                            let vector = SCRATCH.with(|s| {
-                                let (bytes, scratch) = &mut *s.borrow_mut();
-                                let at_byte = chunk.offset + entry.offset as u64;
-                                pages::read_stream(
-                                    self.rel,
-                                    at_byte,
-                                    entry.len as usize,
-                                    std::ptr::null_mut(),
-                                    bytes,
-                                );
-                                // A dictionary vector of byte strings stays codes and
-                                // entries: a fetch builds its one value from them.
-                                scratch.keep_dictionary = true;
-                                decode_checked(kind, bytes, entry.rows, scratch);
-                                Rc::new(scratch.take_rows())
+                            let at_byte = chunk.offset + entry.offset as u64;
+                            let vector = Rc::new(open_vector(self.rel, kind, at_byte, entry.len, entry.rows));
+                            SHARED.with(|c| {
+                                let mut c = c.borrow_mut();
+                                c.set_max_weight(fetch_cache_bytes());
+                                c.insert_weighted(key, vector.clone(), vector.heap_bytes());
                             });
-                            {
-                                let mut columns = columns.borrow_mut();
-                                if columns.len() <= i {
-                                    columns.resize(i + 1, None);
-                                }
-                                columns[i] = Some(vector.clone());
-                            }
-                            account(&(self.storage_id, self.group.first_row, self.vector), &vector);
-                            DECODED.with(|d| d.set(d.get() + 1));
+                            OPENED.with(|d| d.set(d.get() + 1));
                             vector
                         }
                     };
-                    if self.at >= vector.rows as usize {
+                    if self.at >= vector.rows() {
                         super::error::data_corrupted("row beyond its vector");
                     }
-                    datum::row_datum(kind, &vector, self.at, &mut self.images)
+                    datum::point_datum(kind, vector.value(self.at), &mut self.images)
                 }
             };
             *values.add(i) = d;
@@ -236,26 +236,31 @@ impl LazyColumns for LazyRow {
 }
 
 thread_local! {
-    /// A stored vector's bytes and its decoding, reused by every fetch of the backend.
+    /// A stored vector's bytes and decode space, reused by every fetch of the backend.
     static SCRATCH: RefCell<(Vec<u8>, DecodedVector)> = RefCell::new(Default::default());
-    /// Vectors this backend's fetches decoded (`pgcolumnar.fetch_decoded_vectors()`).
-    static DECODED: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+    /// Vectors this backend's fetches opened (`pgcolumnar.fetch_decoded_vectors()`).
+    static OPENED: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
 }
 
-/// How many column vectors row fetches have decoded in this backend.
+/// How many column vectors row fetches have opened (read and decompressed, decoded
+/// where single rows cannot be read in place) in this backend.
 pub fn decoded_vectors() -> u64 {
-    DECODED.with(|d| d.get())
+    OPENED.with(|d| d.get())
 }
 
-/// The shared decoded columns of a vector, made empty if not there yet.
-fn shared_columns(key: VectorKey, natts: usize) -> VectorColumns {
-    SHARED
-        .with(|c| c.borrow_mut().get_or_insert_with(key, || Rc::new(RefCell::new(vec![None; natts]))).clone())
-}
-
-/// Counts a freshly decoded column of vector `key` against the shared cache's bounds.
-fn account(key: &VectorKey, vector: &DecodedVector) {
-    SHARED.with(|c| c.borrow_mut().add_weight(key, vector.heap_bytes()));
+/// Reads the stored vector of `len` bytes at stream offset `at` and opens it for
+/// single-row reads, checking it against its directory entry's `rows`.
+unsafe fn open_vector(rel: pg_sys::Relation, kind: ColumnKind, at: u64, len: u32, rows: u32) -> PointVector {
+    SCRATCH.with(|s| {
+        let (bytes, scratch) = &mut *s.borrow_mut();
+        pages::read_stream(rel, at, len as usize, std::ptr::null_mut(), bytes);
+        let vector = point::open_vector(bytes, kind.physical().unwrap(), scratch)
+            .unwrap_or_else(|e| super::error::data_corrupted(&e.to_string()));
+        if vector.rows() != rows as usize {
+            super::error::data_corrupted("vector row count differs from its directory entry");
+        }
+        vector
+    })
 }
 
 impl Fetcher {
@@ -557,7 +562,6 @@ impl Fetcher {
             group: g,
             vector: in_group / VECTOR_ROWS,
             at: in_group % VECTOR_ROWS,
-            columns: None,
             images: ImageArena::default(),
         };
         pg_sys::ExecClearTuple(slot);
@@ -571,7 +575,7 @@ impl Fetcher {
             // reused, and keeps this row's values until the next fetch.
             self.held.clear();
             lazy.use_arena(std::mem::take(&mut self.held));
-            lazy.fill(0, natts, (*slot).tts_values, (*slot).tts_isnull);
+            lazy.fill(0, natts, (*slot).tts_values, (*slot).tts_isnull, None);
             self.held = std::mem::take(&mut lazy.images);
             pg_sys::ExecStoreVirtualTuple(slot);
         }

@@ -18,6 +18,13 @@ struct ColumnarSlot {
     /// Where a fetched row not decoded beyond `tts_nvalid` yet is kept; null until the
     /// slot first holds one.
     cell: *mut LazyCell,
+    /// The attributes anyone reads of the rows fetched into this slot, as a bitset of
+    /// attribute indexes (`needed_words` words in the slot's memory context); null when
+    /// not known (every attribute is decoded). Set by the executor's plan analysis
+    /// (`exec::fetch_columns`) on the scan slots of index and bitmap scans: the other
+    /// attributes are stored as NULL without being decoded, as nothing reads them.
+    needed: *mut u64,
+    needed_words: usize,
 }
 
 /// A lazily decoded row's home, allocated in the slot's memory context beside the
@@ -69,8 +76,17 @@ unsafe extern "C-unwind" fn getsysattr(
 /// A fetched row whose columns are decoded when first asked for (`fetch::LazyRow`): an
 /// index scan that reads the first two columns of twenty decodes two vectors, not twenty.
 pub trait LazyColumns {
-    /// Stores attributes `from .. to` (indexes) of the row in `values` and `nulls`.
-    unsafe fn fill(&mut self, from: usize, to: usize, values: *mut pg_sys::Datum, nulls: *mut bool);
+    /// Stores attributes `from .. to` (indexes) of the row in `values` and `nulls`; an
+    /// attribute outside `needed` (when given: a bitset of attribute indexes) is stored
+    /// as NULL, undecoded.
+    unsafe fn fill(
+        &mut self,
+        from: usize,
+        to: usize,
+        values: *mut pg_sys::Datum,
+        nulls: *mut bool,
+        needed: Option<&[u64]>,
+    );
     /// Lets go of the row and keeps the arena its values lived in, for the next row.
     fn take_arena(self: Box<Self>) -> ImageArena;
     /// Gives the row an arena to keep its values in (one a previous row left).
@@ -90,7 +106,9 @@ unsafe fn lazy_row<'a>(slot: *mut pg_sys::TupleTableSlot) -> Option<&'a mut (dyn
 unsafe extern "C-unwind" fn getsomeattrs(slot: *mut pg_sys::TupleTableSlot, natts: i32) {
     let Some(lazy) = lazy_row(slot) else { pgrx::error!("columnar slot has no row to decode") };
     let from = (*slot).tts_nvalid as usize;
-    lazy.fill(from, natts as usize, (*slot).tts_values, (*slot).tts_isnull);
+    let s = slot as *mut ColumnarSlot;
+    let needed = (!(*s).needed.is_null()).then(|| std::slice::from_raw_parts((*s).needed, (*s).needed_words));
+    lazy.fill(from, natts as usize, (*slot).tts_values, (*slot).tts_isnull, needed);
     (*slot).tts_nvalid = natts as i16;
 }
 
@@ -199,6 +217,28 @@ pub unsafe fn set_lazy(slot: *mut pg_sys::TupleTableSlot, row: impl LazyColumns 
     }
     (*(*s).cell).row = Some(Box::new(row));
     (*slot).tts_nvalid = 0;
+}
+
+/// Tells a columnar slot which attributes (indexes) are read of the rows fetched into
+/// it; the others are stored as NULL undecoded. The caller vouches that nothing reads
+/// them, nor copies of the slot's rows.
+pub unsafe fn set_needed(slot: *mut pg_sys::TupleTableSlot, needed: &[bool]) {
+    if !is_columnar(slot) {
+        return;
+    }
+    let s = slot as *mut ColumnarSlot;
+    let words = needed.len().div_ceil(64);
+    let bits = pg_sys::MemoryContextAllocZero((*slot).tts_mcxt, words.max(1) * 8) as *mut u64;
+    for (i, _) in needed.iter().enumerate().filter(|(_, &n)| n) {
+        *bits.add(i / 64) |= 1 << (i % 64);
+    }
+    (*s).needed = bits;
+    (*s).needed_words = words;
+}
+
+/// Whether attribute index `i` is in a `needed` bitset (attributes past its end are).
+pub fn is_needed(needed: Option<&[u64]>, i: usize) -> bool {
+    needed.is_none_or(|bits| bits.get(i / 64).is_none_or(|w| w & (1 << (i % 64)) != 0))
 }
 
 /// Records who wrote the row now in `slot`, if it is a columnar slot.

@@ -22,6 +22,7 @@ pub mod dictionary;
 pub mod gorilla;
 pub mod lagdelta;
 pub mod plain;
+pub mod point;
 pub mod rle;
 pub mod vector;
 

@@ -763,15 +763,15 @@ fn encode_bytes(offsets: &[u32], data: &[u8], buf: &mut Vec<u8>) -> EncodingId {
     best.0
 }
 
-struct Header {
-    kind: PhysicalKind,
-    encoding: EncodingId,
-    compression: Compression,
-    rows: usize,
-    null_count: usize,
-    raw_len: usize,
-    stored_len: usize,
-    crc: u32,
+pub(super) struct Header {
+    pub(super) kind: PhysicalKind,
+    pub(super) encoding: EncodingId,
+    pub(super) compression: Compression,
+    pub(super) rows: usize,
+    pub(super) null_count: usize,
+    pub(super) raw_len: usize,
+    pub(super) stored_len: usize,
+    pub(super) crc: u32,
 }
 
 fn parse_header(h: &[u8; HEADER_LEN]) -> Result<Header, CorruptData> {
@@ -827,6 +827,34 @@ macro_rules! reuse {
     }};
 }
 
+/// A vector's parts, its header and checksum checked.
+pub(super) struct Frame<'a> {
+    pub(super) header: Header,
+    pub(super) bitmap: &'a [u8],
+    /// The payload as stored (compressed or not).
+    pub(super) stored: &'a [u8],
+    /// Bytes the vector takes in its input.
+    pub(super) total: usize,
+}
+
+/// Splits the vector at the front of `input` into its parts, checking its header and
+/// checksum and that it holds values of `kind`.
+pub(super) fn frame(input: &[u8], kind: PhysicalKind) -> Result<Frame<'_>, CorruptData> {
+    let head: &[u8; HEADER_LEN] = input.first_chunk().ok_or(CorruptData("vector header truncated"))?;
+    let header = parse_header(head)?;
+    if header.kind != kind {
+        return Err(CorruptData("vector holds another value kind"));
+    }
+    let bitmap_len = bitmap_len(header.rows, header.null_count);
+    let total = HEADER_LEN + bitmap_len + header.stored_len;
+    let body = input.get(HEADER_LEN..total).ok_or(CorruptData("vector truncated"))?;
+    if crc32c::crc32c_append(crc32c::crc32c(&head[..20]), body) != header.crc {
+        return Err(CorruptData("vector checksum mismatch"));
+    }
+    let (bitmap, stored) = body.split_at(bitmap_len);
+    Ok(Frame { header, bitmap, stored, total })
+}
+
 /// Decodes the vector at the front of `input` (which may have trailing bytes) into
 /// `out`, reusing its allocations. Returns the bytes consumed. On error `out` holds
 /// unspecified (but valid) contents.
@@ -835,18 +863,7 @@ pub fn decode_vector(
     kind: PhysicalKind,
     out: &mut DecodedVector,
 ) -> Result<usize, CorruptData> {
-    let head: &[u8; HEADER_LEN] = input.first_chunk().ok_or(CorruptData("vector header truncated"))?;
-    let h = parse_header(head)?;
-    if h.kind != kind {
-        return Err(CorruptData("vector holds another value kind"));
-    }
-    let bitmap_len = bitmap_len(h.rows, h.null_count);
-    let total = HEADER_LEN + bitmap_len + h.stored_len;
-    let body = input.get(HEADER_LEN..total).ok_or(CorruptData("vector truncated"))?;
-    if crc32c::crc32c_append(crc32c::crc32c(&head[..20]), body) != h.crc {
-        return Err(CorruptData("vector checksum mismatch"));
-    }
-    let (bitmap, stored) = body.split_at(bitmap_len);
+    let Frame { header: h, bitmap, stored, total } = frame(input, kind)?;
     let count = h.rows - h.null_count;
 
     let DecodedVector { rows, validity, values, keep_dictionary, dictionary, scratch } = out;
