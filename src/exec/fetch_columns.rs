@@ -8,7 +8,7 @@
 //! almost nothing, a columnar fetch would decode a vector for each. What is read of a
 //! scan's slot is known from the plan: the scan's own quals (and index recheck quals),
 //! its target list when it projects, and when it does not, the expressions of the join
-//! above it that read that side. Anything else above an unprojected scan (or anything
+//! or aggregate above it that read it. Anything else above an unprojected scan (or anything
 //! not understood) keeps every column decoded, so an analysis that is unsure costs
 //! speed, never a wrong value.
 
@@ -74,7 +74,7 @@ unsafe fn mark_scan(scan: *mut pg_sys::ScanState, parent: *mut pg_sys::PlanState
     }
     if !(*scan).ps.ps_ProjInfo.is_null() {
         pull((*plan).plan.targetlist.cast(), relid, &mut attrs);
-    } else if !pull_from_join(parent, scan as *mut pg_sys::PlanState, &mut attrs) {
+    } else if !pull_from_parent(parent, scan as *mut pg_sys::PlanState, &mut attrs) {
         // The slot goes up to a node whose reads are not analysed here.
         return;
     }
@@ -88,15 +88,33 @@ unsafe fn mark_scan(scan: *mut pg_sys::ScanState, parent: *mut pg_sys::PlanState
     slot::set_needed(scan_slot, &needed);
 }
 
-/// Adds what join `parent` reads of its child `child` (which passes its scan slot up
-/// unprojected) to `attrs`; false when `parent` is not a join node.
-unsafe fn pull_from_join(
+/// Adds what `parent` reads of its child `child` (which passes its scan slot up
+/// unprojected) to `attrs`; false when `parent` is not a join or aggregate node.
+unsafe fn pull_from_parent(
     parent: *mut pg_sys::PlanState,
     child: *mut pg_sys::PlanState,
     attrs: &mut *mut pg_sys::Bitmapset,
 ) -> bool {
     if parent.is_null() {
         return false;
+    }
+    if (*parent).type_ == pg_sys::NodeTag::T_AggState && (*parent).lefttree == child {
+        // An aggregate reads its input through its aggregates' arguments and filters (in
+        // its target list and HAVING) and its grouping columns (by position, which for
+        // an unprojected scan is the attribute number).
+        let agg = (*parent).plan as *mut pg_sys::Agg;
+        if !(*agg).chain.is_null() {
+            // Grouping sets: the chained phases group by columns of their own.
+            return false;
+        }
+        pull((*agg).plan.targetlist.cast(), pg_sys::OUTER_VAR, attrs);
+        pull((*agg).plan.qual.cast(), pg_sys::OUTER_VAR, attrs);
+        let offset = pg_sys::FirstLowInvalidHeapAttributeNumber;
+        for i in 0..(*agg).numCols as usize {
+            let attno = *(*agg).grpColIdx.add(i) as i32;
+            *attrs = pg_sys::bms_add_member(*attrs, attno - offset);
+        }
+        return true;
     }
     let varno = if (*parent).lefttree == child {
         pg_sys::OUTER_VAR
