@@ -29,6 +29,8 @@ if __name__ == "__main__" and Path(sys.prefix).resolve() != VENV.resolve():
 
 import argparse  # noqa: E402
 import json  # noqa: E402
+import statistics  # noqa: E402
+import time  # noqa: E402
 
 import psycopg  # noqa: E402
 
@@ -82,14 +84,42 @@ def main() -> int:
     decode_ms = max(one_ms - filter_ms * ROWS, 0.0) / ROWS
     output_ms = out_ms / ROWS
 
-    # Fetches through the index: 2,000 random keys, each in its own vector.
-    conn.execute("SET pgcolumnar.enable_columnar_scan = off")
-    conn.execute("SET enable_seqscan = off")
-    conn.execute("SET enable_bitmapscan = off")
+    # Fetches through the index: 2,000 random keys, each in its own vector. Warm: the
+    # vectors are in the backend's fetch cache (median of runs after a warm-up); cold:
+    # the first run on a new connection, which opens (reads, decodes) each vector.
+    fetch_off = ("SET pgcolumnar.enable_columnar_scan = off", "SET enable_seqscan = off",
+                 "SET enable_bitmapscan = off", "SET max_parallel_workers_per_gather = 0", "SET jit = off")
+    for setting in fetch_off:
+        conn.execute(setting)
     keys = [r[0] for r in conn.execute("SELECT k FROM cal_col TABLESAMPLE SYSTEM (1) LIMIT 2000")]
-    fetch_sql = f"SELECT sum(f) FROM cal_col WHERE k = ANY ('{{{','.join(map(str, keys))}}}'::int[])"
+    key_list = f"'{{{','.join(map(str, keys))}}}'::int[]"
+    fetch_sql = f"SELECT sum(f) FROM cal_col WHERE k = ANY ({key_list})"
+    fetch3_sql = f"SELECT sum(f), sum(g), max(h) FROM cal_col WHERE k = ANY ({key_list})"
     fetch_ms = timed(conn, fetch_sql, args.runs) / max(len(keys), 1)
-    # Fetches of consecutive rows: every vector is decoded once for 2,048 of them, so
+    fetch3_ms = timed(conn, fetch3_sql, args.runs) / max(len(keys), 1)
+
+    def cold_ms_per_key(sql: str) -> float:
+        cold = []
+        for _ in range(args.runs):
+            with psycopg.connect(host=args.host, port=args.port, user="postgres", dbname="postgres",
+                                 autocommit=True, prepare_threshold=None) as fresh:
+                for setting in fetch_off:
+                    fresh.execute(setting)
+                fresh.execute("SELECT count(*) FROM cal_col WHERE k = -1")  # relcache, catalogs
+                t0 = time.perf_counter()
+                fresh.execute(sql).fetchall()
+                cold.append((time.perf_counter() - t0) * 1000 / max(len(keys), 1))
+        return statistics.median(cold)
+
+    cold_ms = cold_ms_per_key(fetch_sql)
+    # Each cold fetch opens the vectors of k (the index qual, kept for rechecks) and f.
+    open_ms = max(cold_ms - fetch_ms, 0.0) / 2
+    # And of k and h, a text column (stored as byte strings: decompressed and decoded).
+    text_sql = f"SELECT max(h) FROM cal_col WHERE k = ANY ({key_list})"
+    text_warm_ms = timed(conn, text_sql, args.runs) / max(len(keys), 1)
+    open_bytes_ms = max(cold_ms_per_key(text_sql) - text_warm_ms - open_ms, 0.0)
+    value_ms = max(fetch3_ms - fetch_ms, 0.0) / 3
+    # Fetches of consecutive rows: every vector is opened once for 2,048 of them, so
     # this is the cost of a fetch itself.
     seq_rows = 200_000
     seq_sql = f"SELECT sum(f) FROM cal_col WHERE s BETWEEN 1000001 AND {1000000 + seq_rows}"
@@ -105,16 +135,20 @@ def main() -> int:
             "decode_per_value": decode_ms * 1e6,
             "filter_per_value": filter_ms * 1e6,
             "text_equality_per_row (decode as dictionary codes + test, no row kept)": text_ms / ROWS * 1e6,
-            "fetch_per_row_one_column, each in its own vector": fetch_ms * 1e6,
+            "fetch_per_row_one_column, each in its own vector, warm": fetch_ms * 1e6,
+            "fetch_per_row_four_columns, each in its own vector, warm": fetch3_ms * 1e6,
+            "fetch_per_row_one_column, each in its own vector, cold": cold_ms * 1e6,
+            "open a vector of byte strings, beyond a fixed-width one": open_bytes_ms * 1e6,
             "fetch_per_row_one_column, consecutive rows": row_ms * 1e6,
         },
         "constants": {
             "DECODE_PER_VALUE (x cpu_operator_cost)": unit(decode_ms) / CPU_OPERATOR_COST,
             "FILTER_PER_VALUE (x cpu_operator_cost)": unit(filter_ms) / CPU_OPERATOR_COST,
             "output per row (x cpu_tuple_cost)": unit(output_ms) / CPU_TUPLE_COST,
-            "FETCH_DECODE_FACTOR (a fetch's vector decode / a scan's decode of 2048 values)":
-                max(fetch_ms - row_ms, 0.0) / max(decode_ms * 2048, 1e-12),
-            "FETCH_PER_ROW (x cpu_tuple_cost)": unit(row_ms) / CPU_TUPLE_COST,
+            "OPEN_PER_VECTOR (x cpu_operator_cost)": unit(open_ms) / CPU_OPERATOR_COST,
+            "OPEN_BYTES_PER_VECTOR (x cpu_operator_cost)": unit(open_bytes_ms) / CPU_OPERATOR_COST,
+            "FETCH_PER_VALUE (x cpu_tuple_cost)": unit(value_ms) / CPU_TUPLE_COST,
+            "FETCH_PER_ROW (x cpu_tuple_cost)": unit(fetch_ms - value_ms) / CPU_TUPLE_COST,
         },
     }
     for t in ("cal_heap", "cal_col"):

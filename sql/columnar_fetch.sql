@@ -58,9 +58,11 @@ ALTER TABLE fh ENABLE ROW LEVEL SECURITY;
 CREATE POLICY few ON fc FOR SELECT USING (a < 2 AND t LIKE 'text 1%');
 CREATE POLICY few ON fh FOR SELECT USING (a < 2 AND t LIKE 'text 1%');
 SET ROLE fetch_reader;
+SET enable_nestloop = off;
 EXPLAIN (COSTS OFF) SELECT count(*), max(f.w) FROM keys JOIN fc f ON f.k = keys.k;
 SELECT count(*), max(f.w) FROM keys JOIN fc f ON f.k = keys.k;
 SELECT count(*), max(f.w) FROM keys JOIN fh f ON f.k = keys.k;
+RESET enable_nestloop;
 RESET ROLE;
 ALTER TABLE fc DISABLE ROW LEVEL SECURITY;
 ALTER TABLE fh DISABLE ROW LEVEL SECURITY;
@@ -84,11 +86,13 @@ SELECT md5(string_agg(concat_ws('|', f.id, f.t, f.d, f.f, f.j, f.w), ',' ORDER B
      = (SELECT md5(string_agg(concat_ws('|', h.id, h.t, h.d, h.f, h.j, h.w), ',' ORDER BY h.id))
           FROM keys JOIN fh h ON h.k = keys.k) AS columns_match
   FROM keys JOIN fc f ON f.k = keys.k;
--- The outer side of the join is the index scan (a full scan in key order).
+-- The outer side of a hash join is the index scan (a full scan in key order).
+SET enable_nestloop = off; SET enable_hashjoin = on;
 EXPLAIN (COSTS OFF)
 SELECT sum(f.b), max(f.t) FROM fc f JOIN keys ON keys.k = f.k AND f.id % 3 = 0;
 SELECT sum(f.b), max(f.t) FROM fc f JOIN keys ON keys.k = f.k AND f.id % 3 = 0;
 SELECT sum(f.b), max(f.t) FROM fh f JOIN keys ON keys.k = f.k AND f.id % 3 = 0;
+RESET enable_nestloop; SET enable_hashjoin = off;
 -- A join qual and a subplan reading columns the target list does not.
 SELECT count(*), sum(f.id) FROM keys JOIN fc f ON f.k = keys.k AND f.d > date '2024-05-01'
   WHERE f.t IS NOT NULL AND EXISTS (SELECT 1 FROM keys k2 WHERE k2.k = f.a + 1);
@@ -144,3 +148,6 @@ SET pgcolumnar.fetch_cache_size = 10;
 RESET pgcolumnar.fetch_cache_size;
 DROP OWNED BY fetch_reader;
 DROP ROLE fetch_reader;
+DROP TABLE fc, fh, keys;
+DROP FUNCTION opened(), reset_opened(), keep_old();
+DROP EXTENSION pgcolumnar;

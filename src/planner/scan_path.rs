@@ -112,13 +112,9 @@ pub unsafe fn add_paths(
         // Core's own paths get the costs a columnar table really has, whether or not
         // ColumnarScan is offered.
         reprice_seq_scans(rel, natts_live(relation), &params);
-        // A fetch fills the slot's attributes up to the last one the query uses, so it
-        // decodes every stored column before that one too.
-        let last = attnums.iter().copied().max().unwrap_or(0) as usize;
-        let desc = (*relation).rd_att;
-        let fetched_columns =
-            (0..last).filter(|&i| !crate::storage::datum::attr(desc, i).attisdropped).count();
-        reprice_index_scans(rel, fetched_columns, &params, &pruning);
+        // A fetch decodes the columns the plan reads of it (exec::fetch_columns).
+        let fetched = fetch_columns(relation, &attnums, (*rel).tuples);
+        reprice_index_scans(root, rel, fetched, &params, &pruning);
         if super::ENABLE_COLUMNAR_SCAN.get() {
             add_scan_path(root, rel, relation, attnums, &params, analysis, &pruning);
         }
@@ -419,26 +415,75 @@ unsafe fn reprice_seq_scans(rel: *mut pg_sys::RelOptInfo, columns: usize, params
     }
 }
 
+/// The columns fetches of `attnums` read, and what opening a vector of each costs: byte
+/// strings by the bytes a vector of theirs takes stored (`tuples` rows in the table).
+unsafe fn fetch_columns(relation: pg_sys::Relation, attnums: &[i32], tuples: f64) -> cost::FetchColumns {
+    let desc = (*relation).rd_att;
+    let natts = (*desc).natts as usize;
+    let kinds = crate::storage::datum::column_kinds(desc);
+    let bytes = plan_sizes::column_bytes(relation, natts);
+    let vectors = (tuples / cost::VECTOR_ROWS).ceil().max(1.0);
+    let mut open = 0.0;
+    for &a in attnums {
+        let strings =
+            kinds[a as usize - 1].physical() == Some(crate::storage::format::encoding::PhysicalKind::Bytes);
+        open += cost::open_cost(strings, bytes[a as usize - 1] as f64 / vectors);
+    }
+    cost::FetchColumns { count: attnums.len(), open_cost: open }
+}
+
+/// How many times a parameterized path is expected to run: as core's get_loop_count,
+/// the fewest rows of the relations it takes parameters from.
+unsafe fn loop_count(root: *mut pg_sys::PlannerInfo, path: *mut pg_sys::Path) -> f64 {
+    let info = (*path).param_info;
+    if info.is_null() {
+        return 1.0;
+    }
+    let mut loops: Option<f64> = None;
+    let mut member = -1;
+    loop {
+        member = pg_sys::bms_next_member((*info).ppi_req_outer, member);
+        if member < 0 || member >= (*root).simple_rel_array_size {
+            break;
+        }
+        let outer = *(*root).simple_rel_array.add(member as usize);
+        if outer.is_null() || (*outer).rows <= 0.0 {
+            continue;
+        }
+        loops = Some(loops.map_or((*outer).rows, |l: f64| l.min((*outer).rows)));
+    }
+    loops.unwrap_or(1.0).max(1.0)
+}
+
 /// Core prices index and bitmap scans of a columnar table like ones of a heap (a page
-/// per row at worst); each fetch here decodes a vector per column, so add that.
+/// per row at worst); fetching from a columnar table opens a vector per column read
+/// (kept for the next fetches), so that is priced instead.
 unsafe fn reprice_index_scans(
+    root: *mut pg_sys::PlannerInfo,
     rel: *mut pg_sys::RelOptInfo,
-    columns: usize,
+    columns: cost::FetchColumns,
     params: &CostParams,
     pruning: &Pruning,
 ) {
+    let cache = crate::storage::fetch::fetch_cache_bytes() as f64 / cost::CACHED_VECTOR_BYTES;
     for list in [(*rel).pathlist, (*rel).partial_pathlist] {
         for path in pg_list::ptrs::<pg_sys::Path>(list) {
             // Core's cost = the index's part + fetching the rows as heap pages; the
             // second is replaced by what fetching them from a columnar table costs.
-            let (index_part, fetched) = match (*path).pathtype {
-                pg_sys::NodeTag::T_IndexScan | pg_sys::NodeTag::T_IndexOnlyScan => {
+            let (index_part, fetched, columns) = match (*path).pathtype {
+                pg_sys::NodeTag::T_IndexScan => {
                     let ipath = path as *mut pg_sys::IndexPath;
-                    ((*ipath).indextotalcost, (*ipath).indexselectivity * (*rel).tuples)
+                    ((*ipath).indextotalcost, (*ipath).indexselectivity * (*rel).tuples, columns)
+                }
+                // Its values come from the index; the fetch only checks visibility.
+                pg_sys::NodeTag::T_IndexOnlyScan => {
+                    let ipath = path as *mut pg_sys::IndexPath;
+                    let none = cost::FetchColumns { count: 0, open_cost: 0.0 };
+                    ((*ipath).indextotalcost, (*ipath).indexselectivity * (*rel).tuples, none)
                 }
                 pg_sys::NodeTag::T_BitmapHeapScan => {
                     let bitmap = (*(path as *mut pg_sys::BitmapHeapPath)).bitmapqual;
-                    ((*bitmap).total_cost, (*path).rows)
+                    ((*bitmap).total_cost, (*path).rows, columns)
                 }
                 _ => continue,
             };
@@ -448,9 +493,9 @@ unsafe fn reprice_index_scans(
             } else {
                 1.0
             };
-            let cache = crate::storage::fetch::fetch_cache_bytes() as f64 / cost::CACHED_VECTOR_BYTES;
+            let loops = loop_count(root, path);
             let fetch =
-                cost::index_fetch_cost(fetched, columns, pruning.vectors_kept.max(1.0), cache, params);
+                cost::index_fetch_cost(fetched, loops, columns, pruning.vectors_kept.max(1.0), cache, params);
             (*path).total_cost = index_part + fetch / share;
         }
     }

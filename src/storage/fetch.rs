@@ -16,7 +16,7 @@ use super::format::image_arena::ImageArena;
 
 use super::cache::BoundedCache;
 use super::decode::load_order;
-use super::format::layout::VECTOR_ROWS;
+use super::format::layout::{self, VECTOR_ROWS};
 use super::format::row_marks::MarkKind;
 use super::mark_batch;
 use super::slot::LazyColumns;
@@ -24,7 +24,7 @@ use super::tid::{row_tid, tid_row};
 use super::{pages, write_buffer};
 use pgrx::pg_sys;
 use pgrx::{GucContext, GucFlags, GucRegistry, GucSetting};
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::collections::BTreeMap;
 use std::rc::Rc;
 
@@ -88,6 +88,9 @@ pub struct Fetcher {
     /// Where the by-reference values of the last row stored in a non-columnar slot
     /// live.
     held: ImageArena,
+    /// The relation's size in blocks as last asked (asking costs a system call; the
+    /// relation only grows while it is open, so it is asked again past the end).
+    blocks: Rc<Cell<u32>>,
 }
 
 unsafe fn is_mvcc(snapshot: pg_sys::Snapshot) -> bool {
@@ -166,6 +169,8 @@ pub struct LazyRow {
     /// The vector holding the row, and the row's index in it.
     vector: usize,
     at: usize,
+    /// The fetcher's idea of the relation's size in blocks.
+    blocks: Rc<Cell<u32>>,
     /// Where the slot's by-reference values live (each value is copied out of its
     /// decoded vector: a fetch of one row does not build Datums for 2,048).
     images: ImageArena,
@@ -213,7 +218,14 @@ impl LazyColumns for LazyRow {
                                 super::error::data_corrupted("vector missing from chunk")
                             };
                             let at_byte = chunk.offset + entry.offset as u64;
-                            let vector = Rc::new(open_vector(self.rel, kind, at_byte, entry.len, entry.rows));
+                            let vector = Rc::new(open_vector(
+                                self.rel,
+                                &self.blocks,
+                                kind,
+                                at_byte,
+                                entry.len,
+                                entry.rows,
+                            ));
                             SHARED.with(|c| {
                                 let mut c = c.borrow_mut();
                                 c.set_max_weight(fetch_cache_bytes());
@@ -249,11 +261,23 @@ pub fn decoded_vectors() -> u64 {
 }
 
 /// Reads the stored vector of `len` bytes at stream offset `at` and opens it for
-/// single-row reads, checking it against its directory entry's `rows`.
-unsafe fn open_vector(rel: pg_sys::Relation, kind: ColumnKind, at: u64, len: u32, rows: u32) -> PointVector {
+/// single-row reads, checking it against its directory entry's `rows`. `blocks` is the
+/// relation's size as last known, asked again when the vector lies beyond it.
+unsafe fn open_vector(
+    rel: pg_sys::Relation,
+    blocks: &Cell<u32>,
+    kind: ColumnKind,
+    at: u64,
+    len: u32,
+    rows: u32,
+) -> PointVector {
+    let (last_block, _) = layout::locate(at + (len as u64).max(1) - 1);
+    if last_block >= blocks.get() {
+        blocks.set(pages::nblocks(rel));
+    }
     SCRATCH.with(|s| {
         let (bytes, scratch) = &mut *s.borrow_mut();
-        pages::read_stream(rel, at, len as usize, std::ptr::null_mut(), bytes);
+        pages::read_range(rel, at, len as usize, std::ptr::null_mut(), bytes, blocks.get());
         let vector = point::open_vector(bytes, kind.physical().unwrap(), scratch)
             .unwrap_or_else(|e| super::error::data_corrupted(&e.to_string()));
         if vector.rows() != rows as usize {
@@ -271,6 +295,7 @@ impl Fetcher {
         Fetcher {
             rel,
             held: ImageArena::default(),
+            blocks: Rc::new(Cell::new(0)),
             kinds,
             storage_id,
             groups: Vec::new(),
@@ -562,6 +587,7 @@ impl Fetcher {
             group: g,
             vector: in_group / VECTOR_ROWS,
             at: in_group % VECTOR_ROWS,
+            blocks: self.blocks.clone(),
             images: ImageArena::default(),
         };
         pg_sys::ExecClearTuple(slot);
