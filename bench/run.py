@@ -8,6 +8,9 @@ bench/results/<date>-<rows>.{csv,json,png} plus BENCHMARKS.md at the repository 
 
     bench/run.py [--rows N] [--hosts H] [--runs R] [--host SOCKETDIR] [--port P]
     bench/run.py --demo      1M rows, heap vs columnar only, one run each, no files written
+    bench/run.py --joins-only [--join-rows N] [--reload]
+                             the join benchmark (bench/joins.py) alone: star-schema joins
+                             and index fetches, heap vs columnar; bench/results/<date>-joins-<rows>.json
 
 It needs only the standard library to start: it creates bench/.venv, installs
 bench/requirements.txt into it (once; again only when that file changes) and re-executes
@@ -81,6 +84,7 @@ from decimal import Decimal  # noqa: E402
 import psycopg  # noqa: E402
 
 sys.path.insert(0, str(BENCH_DIR))
+import joins  # noqa: E402
 import plan_choice  # noqa: E402
 
 CPU_DDL = (GEN_DIR / "cpu.sql").read_text()
@@ -89,6 +93,7 @@ HEAP_TABLE, COL_TABLE, SORTED_TABLE = "cpu_heap", "cpu_col", "cpu_sorted"
 # time order, so row groups still follow time).
 SORT_BY = "hostname, time"
 FLOAT_RTOL = 1e-9
+DEFAULT_JOIN_ROWS = 6_000_000
 
 
 # --------------------------------------------------------------------------------------
@@ -692,8 +697,8 @@ def render_benchmarks_md() -> None:
     latest = {}
     for meta_path in sorted(RESULTS_DIR.glob("*-*.json")):
         meta = json.loads(meta_path.read_text())
-        if "rows" not in meta or "date" not in meta:
-            continue  # calibration.json and the like
+        if "rows" not in meta or "date" not in meta or meta.get("kind") == "joins":
+            continue  # calibration.json and the like; the join benchmark's results
         latest[meta["rows"]] = (meta_path, meta)  # sorted by date: the last one wins
     if not latest:
         return
@@ -751,8 +756,26 @@ def render_benchmarks_md() -> None:
     changes = sorted(RESULTS_DIR.glob("*-changes.md"))
     if changes:
         out += ["", changes[-1].read_text().rstrip(), ""]
+    newest_joins = newest_joins_result()
+    if newest_joins:
+        out += [""] + joins.render(newest_joins[1])
     (REPO_DIR / "BENCHMARKS.md").write_text("\n".join(out))
     log("wrote BENCHMARKS.md")
+
+
+def joins_results() -> list[tuple[Path, dict]]:
+    """The join benchmark's results (bench/joins.py), oldest first."""
+    out = []
+    for path in RESULTS_DIR.glob("*-joins-*.json"):
+        meta = json.loads(path.read_text())
+        if meta.get("kind") == "joins" and "date" in meta:
+            out.append((path, meta))
+    return sorted(out, key=lambda pm: (pm[1]["date"], pm[0].stat().st_mtime))
+
+
+def newest_joins_result(rows: int | None = None) -> tuple[Path, dict] | None:
+    found = [pm for pm in joins_results() if rows is None or pm[1].get("rows") == rows]
+    return found[-1] if found else None
 
 
 # --------------------------------------------------------------------------------------
@@ -810,14 +833,53 @@ def run_benchmark(args) -> int:
     base.with_suffix(".json").write_text(json.dumps(meta, indent=2) + "\n")
     draw_chart(base.with_suffix(".png"), rows, f"{args.rows:,} rows: query time / heap time")
     log(f"wrote {base.relative_to(REPO_DIR)}.csv, .json, .png")
+    # The join benchmark (bench/joins.py); its tables are reloaded like the TSBS ones.
+    join_rows = args.join_rows or min(DEFAULT_JOIN_ROWS, args.rows)
+    status = run_joins(conn, args, join_rows, reload=True)
     render_benchmarks_md()
+    return status
+
+
+def run_joins(conn, args, rows: int, reload: bool) -> int:
+    """Load (unless the jb_ tables already hold `rows` rows and not `reload`) and run the
+    join benchmark; write bench/results/<date>-joins-<rows>.json."""
+    if reload or not joins.loaded(conn, rows):
+        log(f"joins: loading the star schema, {rows:,} fact rows, heap and columnar")
+        load = joins.load(conn, rows, log)
+    else:
+        log(f"joins: the jb_ tables already hold {rows:,} fact rows; not reloading (--reload to force)")
+        previous = newest_joins_result(rows)
+        load = json.loads(json.dumps(previous[1].get("load", {}))) if previous else {}
+        joins.merge_sizes(load, joins.sizes(conn))
+        load["reused"] = True
+    log(f"joins: {len(joins.QUERIES)} queries, chosen and forced plans, serial and parallel, "
+        f"first run + {args.runs} runs each")
+    try:
+        result = joins.run(conn, rows, args.runs, log)
+    except joins.ResultMismatch as e:
+        print(f"bench: JOIN RESULTS DIFFER between plans: {e}", file=sys.stderr)
+        return 1
+    date = dt.date.today().isoformat()
+    result.update(date=date, machine=machine_info(conn), load=load)
+    RESULTS_DIR.mkdir(exist_ok=True)
+    path = RESULTS_DIR / f"{date}-joins-{rows}.json"
+    path.write_text(json.dumps(result, indent=2) + "\n")
+    log(f"wrote {path.relative_to(REPO_DIR)}")
     return 0
+
+
+def run_joins_only(args) -> int:
+    conn = pg_connect(args)
+    status = run_joins(conn, args, args.join_rows or DEFAULT_JOIN_ROWS, args.reload)
+    if status == 0:
+        render_benchmarks_md()
+    return status
 
 
 def run_plan_choice_only(args) -> int:
     """The planner choice suite alone, on the tables `run_benchmark` left loaded."""
     conn = pg_connect(args)
-    newest = sorted(RESULTS_DIR.glob(f"*-{args.rows}.json"))
+    newest = sorted(p for p in RESULTS_DIR.glob(f"*-{args.rows}.json") if "-joins-" not in p.name)
     if not newest:
         sys.exit(f"bench: no result for {args.rows} rows to add the planner choice suite to")
     meta = json.loads(newest[-1].read_text())
@@ -878,6 +940,14 @@ def parse_args():
     p.add_argument("--plan-choice-only", action="store_true",
                    help="run the planner choice suite on the tables loaded by the last run, "
                         "record it in the newest result and rewrite BENCHMARKS.md")
+    p.add_argument("--joins-only", action="store_true",
+                   help="run only the join benchmark (bench/joins.py), write "
+                        "bench/results/<date>-joins-<rows>.json and rewrite BENCHMARKS.md")
+    p.add_argument("--join-rows", type=int, default=None,
+                   help=f"fact rows of the join benchmark (default {DEFAULT_JOIN_ROWS:,}; "
+                        f"in a full run min({DEFAULT_JOIN_ROWS:,}, --rows))")
+    p.add_argument("--reload", action="store_true",
+                   help="with --joins-only: reload the jb_ tables even when they hold --join-rows rows")
     args = p.parse_args()
     if args.rows is None:
         args.rows = 1_000_000 if args.demo else 10_000_000
@@ -891,6 +961,8 @@ def main() -> int:
         return 0
     if args.plan_choice_only:
         return run_plan_choice_only(args)
+    if args.joins_only:
+        return run_joins_only(args)
     return run_demo(args) if args.demo else run_benchmark(args)
 
 
