@@ -114,7 +114,16 @@ pub unsafe fn add_paths(
         reprice_seq_scans(rel, natts_live(relation), &params);
         // A fetch decodes the columns the plan reads of it (exec::fetch_columns).
         let fetched = fetch_columns(relation, &attnums, (*rel).tuples);
+        let dropped = index_paths_core_dropped(root, rel);
         reprice_index_scans(root, rel, fetched, &params, &pruning);
+        for path in dropped {
+            reprice_index_path(root, rel, path, fetched, &params, &pruning);
+            if (*path).parallel_aware {
+                pg_sys::add_partial_path(rel, path);
+            } else {
+                pg_sys::add_path(rel, path);
+            }
+        }
         if super::ENABLE_COLUMNAR_SCAN.get() {
             add_scan_path(root, rel, relation, attnums, &params, analysis, &pruning);
         }
@@ -455,6 +464,57 @@ unsafe fn loop_count(root: *mut pg_sys::PlannerInfo, path: *mut pg_sys::Path) ->
     loops.unwrap_or(1.0).max(1.0)
 }
 
+/// Core's index and bitmap paths of the relation, made again: core kept only those its
+/// heap costs did not rule out (a bitmap scan beats an index scan on heap by reading
+/// each page once, which means nothing for a columnar table), so each kind is made on
+/// its own, with the other turned off, and they compete again once repriced. A kind
+/// the user turned off is not made again.
+unsafe fn index_paths_core_dropped(
+    root: *mut pg_sys::PlannerInfo,
+    rel: *mut pg_sys::RelOptInfo,
+) -> Vec<*mut pg_sys::Path> {
+    if (*rel).indexlist.is_null() {
+        return Vec::new();
+    }
+    let (index_on, index_only_on, bitmap_on) =
+        (pg_sys::enable_indexscan, pg_sys::enable_indexonlyscan, pg_sys::enable_bitmapscan);
+    let (pathlist, partial) = ((*rel).pathlist, (*rel).partial_pathlist);
+    let mut made = Vec::new();
+    for bitmaps in [false, true] {
+        if (bitmaps && !bitmap_on) || (!bitmaps && !index_on && !index_only_on) {
+            continue;
+        }
+        (*rel).pathlist = std::ptr::null_mut();
+        (*rel).partial_pathlist = std::ptr::null_mut();
+        pg_sys::enable_indexscan = index_on && !bitmaps;
+        pg_sys::enable_indexonlyscan = index_only_on && !bitmaps;
+        pg_sys::enable_bitmapscan = bitmaps;
+        pgrx::PgTryBuilder::new(|| pg_sys::create_index_paths(root, rel))
+            .finally(|| {
+                pg_sys::enable_indexscan = index_on;
+                pg_sys::enable_indexonlyscan = index_only_on;
+                pg_sys::enable_bitmapscan = bitmap_on;
+            })
+            .execute();
+        for list in [(*rel).pathlist, (*rel).partial_pathlist] {
+            for path in pg_list::ptrs::<pg_sys::Path>(list) {
+                let wanted = match (*path).pathtype {
+                    pg_sys::NodeTag::T_BitmapHeapScan => bitmaps,
+                    pg_sys::NodeTag::T_IndexScan => !bitmaps && index_on,
+                    pg_sys::NodeTag::T_IndexOnlyScan => !bitmaps && index_only_on,
+                    _ => false,
+                };
+                if wanted && !pg_list::ptrs::<pg_sys::Path>(pathlist).any(|p| p == path) {
+                    made.push(path);
+                }
+            }
+        }
+    }
+    (*rel).pathlist = pathlist;
+    (*rel).partial_pathlist = partial;
+    made
+}
+
 /// Core prices index and bitmap scans of a columnar table like ones of a heap (a page
 /// per row at worst); fetching from a columnar table opens a vector per column read
 /// (kept for the next fetches), so that is priced instead.
@@ -465,40 +525,63 @@ unsafe fn reprice_index_scans(
     params: &CostParams,
     pruning: &Pruning,
 ) {
-    let cache = crate::storage::fetch::fetch_cache_bytes() as f64 / cost::CACHED_VECTOR_BYTES;
     for list in [(*rel).pathlist, (*rel).partial_pathlist] {
         for path in pg_list::ptrs::<pg_sys::Path>(list) {
-            // Core's cost = the index's part + fetching the rows as heap pages; the
-            // second is replaced by what fetching them from a columnar table costs.
-            let (index_part, fetched, columns) = match (*path).pathtype {
-                pg_sys::NodeTag::T_IndexScan => {
-                    let ipath = path as *mut pg_sys::IndexPath;
-                    ((*ipath).indextotalcost, (*ipath).indexselectivity * (*rel).tuples, columns)
-                }
-                // Its values come from the index; the fetch only checks visibility.
-                pg_sys::NodeTag::T_IndexOnlyScan => {
-                    let ipath = path as *mut pg_sys::IndexPath;
-                    let none = cost::FetchColumns { count: 0, open_cost: 0.0 };
-                    ((*ipath).indextotalcost, (*ipath).indexselectivity * (*rel).tuples, none)
-                }
-                pg_sys::NodeTag::T_BitmapHeapScan => {
-                    let bitmap = (*(path as *mut pg_sys::BitmapHeapPath)).bitmapqual;
-                    ((*bitmap).total_cost, (*path).rows, columns)
-                }
-                _ => continue,
-            };
-            // A partial path's rows are its share of the fetches.
-            let share = if (*path).parallel_workers > 0 {
-                cost::parallel_divisor((*path).parallel_workers, pg_sys::parallel_leader_participation)
-            } else {
-                1.0
-            };
-            let loops = loop_count(root, path);
-            let fetch =
-                cost::index_fetch_cost(fetched, loops, columns, pruning.vectors_kept.max(1.0), cache, params);
-            (*path).total_cost = index_part + fetch / share;
+            reprice_index_path(root, rel, path, columns, params, pruning);
         }
     }
+}
+
+/// Reprices one index, index-only or bitmap heap path (others are left alone): core's
+/// cost = the index's part + fetching the rows as heap pages; the second is replaced by
+/// what fetching them from a columnar table costs. A kind the user turned off keeps its
+/// disable cost.
+unsafe fn reprice_index_path(
+    root: *mut pg_sys::PlannerInfo,
+    rel: *mut pg_sys::RelOptInfo,
+    path: *mut pg_sys::Path,
+    columns: cost::FetchColumns,
+    params: &CostParams,
+    pruning: &Pruning,
+) {
+    let (index_part, fetched, columns, enabled) = match (*path).pathtype {
+        pg_sys::NodeTag::T_IndexScan => {
+            let ipath = path as *mut pg_sys::IndexPath;
+            (
+                (*ipath).indextotalcost,
+                (*ipath).indexselectivity * (*rel).tuples,
+                columns,
+                pg_sys::enable_indexscan,
+            )
+        }
+        // Its values come from the index; the fetch only checks visibility.
+        pg_sys::NodeTag::T_IndexOnlyScan => {
+            let ipath = path as *mut pg_sys::IndexPath;
+            let none = cost::FetchColumns { count: 0, open_cost: 0.0 };
+            (
+                (*ipath).indextotalcost,
+                (*ipath).indexselectivity * (*rel).tuples,
+                none,
+                pg_sys::enable_indexonlyscan,
+            )
+        }
+        pg_sys::NodeTag::T_BitmapHeapScan => {
+            let bitmap = (*(path as *mut pg_sys::BitmapHeapPath)).bitmapqual;
+            ((*bitmap).total_cost, (*path).rows, columns, pg_sys::enable_bitmapscan)
+        }
+        _ => return,
+    };
+    // A partial path's rows are its share of the fetches.
+    let share = if (*path).parallel_workers > 0 {
+        cost::parallel_divisor((*path).parallel_workers, pg_sys::parallel_leader_participation)
+    } else {
+        1.0
+    };
+    let cache = crate::storage::fetch::fetch_cache_bytes() as f64 / cost::CACHED_VECTOR_BYTES;
+    let loops = loop_count(root, path);
+    let fetch = cost::index_fetch_cost(fetched, loops, columns, pruning.vectors_kept.max(1.0), cache, params);
+    let disabled = if enabled { 0.0 } else { pg_sys::disable_cost };
+    (*path).total_cost = index_part + fetch / share + disabled;
 }
 
 #[pg_guard]
