@@ -117,12 +117,154 @@ impl<K: Hash + Eq + Clone, V> BoundedCache<K, V> {
     }
 }
 
+/// A cache bounded by weight whose lookups touch as little memory as can be: one hash
+/// probe and the entry itself (a reference bit set, CLOCK-style, where an LRU list
+/// would relink its neighbours). For caches looked up per row with entries scattered
+/// over much memory (the fetch cache); eviction approximates least recently used.
+pub struct ClockCache<K: Hash + Eq, V> {
+    index: hashbrown::HashMap<K, usize>,
+    slots: Vec<Option<ClockSlot<K, V>>>,
+    free: Vec<usize>,
+    hand: usize,
+    weight: usize,
+    max_weight: usize,
+}
+
+struct ClockSlot<K, V> {
+    key: K,
+    value: V,
+    weight: usize,
+    referenced: bool,
+}
+
+impl<K: Hash + Eq + Clone, V> ClockCache<K, V> {
+    pub fn new(max_weight: usize) -> Self {
+        ClockCache {
+            index: hashbrown::HashMap::new(),
+            slots: Vec::new(),
+            free: Vec::new(),
+            hand: 0,
+            weight: 0,
+            max_weight,
+        }
+    }
+
+    /// Changes the weight bound (entries past it go at the next insertion).
+    pub fn set_max_weight(&mut self, max_weight: usize) {
+        self.max_weight = max_weight;
+    }
+
+    /// The entry of `key`, marked as used.
+    pub fn get(&mut self, key: &K) -> Option<&V> {
+        let &at = self.index.get(key)?;
+        let slot = self.slots[at].as_mut().expect("indexed slots are full");
+        slot.referenced = true;
+        Some(&slot.value)
+    }
+
+    /// Stores `value` under `key` (weighing `weight`; a key already there keeps its
+    /// entry), first letting entries go, those not used since the hand last passed
+    /// them, until it fits. A value alone heavier than the bound is still stored.
+    pub fn insert(&mut self, key: K, value: V, weight: usize) {
+        if self.index.contains_key(&key) {
+            return;
+        }
+        while self.weight + weight > self.max_weight && !self.index.is_empty() {
+            self.evict_one();
+        }
+        let slot = ClockSlot { key: key.clone(), value, weight, referenced: false };
+        let at = match self.free.pop() {
+            Some(at) => {
+                self.slots[at] = Some(slot);
+                at
+            }
+            None => {
+                self.slots.push(Some(slot));
+                self.slots.len() - 1
+            }
+        };
+        self.index.insert(key, at);
+        self.weight += weight;
+    }
+
+    fn evict_one(&mut self) {
+        loop {
+            if self.hand >= self.slots.len() {
+                self.hand = 0;
+            }
+            let at = self.hand;
+            self.hand += 1;
+            let Some(slot) = self.slots[at].as_mut() else { continue };
+            if slot.referenced {
+                slot.referenced = false;
+                continue;
+            }
+            let slot = self.slots[at].take().expect("checked above");
+            self.index.remove(&slot.key);
+            self.weight -= slot.weight;
+            self.free.push(at);
+            return;
+        }
+    }
+
+    pub fn clear(&mut self) {
+        self.index.clear();
+        self.slots.clear();
+        self.free.clear();
+        self.hand = 0;
+        self.weight = 0;
+    }
+
+    pub fn len(&self) -> usize {
+        self.index.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.index.is_empty()
+    }
+
+    pub fn weight(&self) -> usize {
+        self.weight
+    }
+}
+
 /// Caches kept per relation (by OID), bounded at this many relations.
 pub const RELATIONS: usize = 1024;
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn clock_cache_keeps_what_is_used_within_its_weight() {
+        let mut c = ClockCache::new(100);
+        for k in 0..10 {
+            c.insert(k, k * 10, 10);
+        }
+        assert_eq!((c.len(), c.weight()), (10, 100));
+        // 0..5 are used; the next insertions let unused ones go first.
+        for k in 0..5 {
+            assert_eq!(c.get(&k), Some(&(k * 10)));
+        }
+        c.insert(10, 100, 10);
+        c.insert(11, 110, 10);
+        assert_eq!((c.len(), c.weight()), (10, 100));
+        for k in 0..5 {
+            assert!(c.get(&k).is_some(), "{k} was used and stays");
+        }
+        assert_eq!(c.get(&10), Some(&100));
+        assert_eq!((5..10).filter(|k| c.get(k).is_none()).count(), 2);
+        // A key already there keeps its entry; a heavy value still goes in, alone.
+        c.insert(10, 0, 10);
+        assert_eq!(c.get(&10), Some(&100));
+        c.insert(99, 990, 500);
+        assert_eq!((c.len(), c.get(&99)), (1, Some(&990)));
+        c.set_max_weight(1000);
+        c.insert(1, 1, 1);
+        assert_eq!(c.len(), 2);
+        c.clear();
+        assert!(c.is_empty() && c.weight() == 0 && c.get(&1).is_none());
+    }
 
     #[test]
     fn least_recently_used_entries_go_first_by_count_and_by_weight() {

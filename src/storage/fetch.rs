@@ -14,7 +14,7 @@ use super::format::encoding::DecodedVector;
 use super::format::flush_order::inverse;
 use super::format::image_arena::ImageArena;
 
-use super::cache::BoundedCache;
+use super::cache::{BoundedCache, ClockCache};
 use super::decode::load_order;
 use super::format::layout::{self, VECTOR_ROWS};
 use super::format::row_marks::MarkKind;
@@ -31,9 +31,6 @@ use std::rc::Rc;
 /// (storage id, first row of the row group, vector, attribute index). Stored vectors
 /// never change and storage ids are never reused, so entries cannot go stale.
 type VectorKey = (u64, u64, usize, usize);
-
-/// Most vectors a backend keeps for fetches, whatever their size.
-const SHARED_MAX_VECTORS: usize = 1 << 20;
 
 /// Bytes of opened vectors a backend keeps for fetches (`pgcolumnar.fetch_cache_size`,
 /// in kB): the rows an index finds scatter over thousands of vectors, each visited
@@ -54,8 +51,7 @@ pub fn define_gucs() {
 }
 
 thread_local! {
-    static SHARED: RefCell<BoundedCache<VectorKey, Rc<PointVector>>> =
-        RefCell::new(BoundedCache::weighted(SHARED_MAX_VECTORS, usize::MAX));
+    static SHARED: RefCell<ClockCache<VectorKey, PointVector>> = RefCell::new(ClockCache::new(usize::MAX));
 }
 
 /// Bytes the fetch cache may hold now.
@@ -211,34 +207,37 @@ impl LazyColumns for LazyRow {
                 }
                 (kind, Some(chunk)) => {
                     let key = (self.storage_id, self.group.first_row, self.vector, i);
-                    let vector = match SHARED.with(|c| c.borrow_mut().get(&key).cloned()) {
-                        Some(vector) => vector,
+                    let at = self.at;
+                    let images = &mut self.images;
+                    // The value is read where the cache keeps its vector (no reference
+                    // to it is taken out).
+                    let mut read = |v: &PointVector| {
+                        if at >= v.rows() {
+                            super::error::data_corrupted("row beyond its vector");
+                        }
+                        datum::point_datum(kind, v.value(at), images)
+                    };
+                    let cached = SHARED.with(|c| c.borrow_mut().get(&key).map(&mut read));
+                    match cached {
+                        Some(d) => d,
                         None => {
                             let Some(entry) = chunk.vectors.get(self.vector) else {
                                 super::error::data_corrupted("vector missing from chunk")
                             };
                             let at_byte = chunk.offset + entry.offset as u64;
-                            let vector = Rc::new(open_vector(
-                                self.rel,
-                                &self.blocks,
-                                kind,
-                                at_byte,
-                                entry.len,
-                                entry.rows,
-                            ));
+                            let vector =
+                                open_vector(self.rel, &self.blocks, kind, at_byte, entry.len, entry.rows);
+                            OPENED.with(|d| d.set(d.get() + 1));
+                            let d = read(&vector);
                             SHARED.with(|c| {
                                 let mut c = c.borrow_mut();
                                 c.set_max_weight(fetch_cache_bytes());
-                                c.insert_weighted(key, vector.clone(), vector.heap_bytes());
+                                let weight = vector.heap_bytes();
+                                c.insert(key, vector, weight);
                             });
-                            OPENED.with(|d| d.set(d.get() + 1));
-                            vector
+                            d
                         }
-                    };
-                    if self.at >= vector.rows() {
-                        super::error::data_corrupted("row beyond its vector");
                     }
-                    datum::point_datum(kind, vector.value(self.at), &mut self.images)
                 }
             };
             *values.add(i) = d;
