@@ -162,6 +162,12 @@ impl<K: Hash + Eq + Clone, V> ClockCache<K, V> {
         Some(&slot.value)
     }
 
+    /// The entry of `key`, not marked as used.
+    pub fn peek(&self, key: &K) -> Option<&V> {
+        let &at = self.index.get(key)?;
+        self.slots[at].as_ref().map(|slot| &slot.value)
+    }
+
     /// Stores `value` under `key` (weighing `weight`; a key already there keeps its
     /// entry), first letting entries go, those not used since the hand last passed
     /// them, until it fits. A value alone heavier than the bound is still stored.
@@ -253,6 +259,7 @@ mod tests {
             assert!(c.get(&k).is_some(), "{k} was used and stays");
         }
         assert_eq!(c.get(&10), Some(&100));
+        assert_eq!(c.peek(&11), Some(&110));
         assert_eq!((5..10).filter(|k| c.get(k).is_none()).count(), 2);
         // A key already there keeps its entry; a heavy value still goes in, alone.
         c.insert(10, 0, 10);
