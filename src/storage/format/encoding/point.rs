@@ -28,7 +28,7 @@ pub enum PointValue<'a> {
 #[derive(Debug)]
 pub enum PointVector {
     Packed(Packed),
-    Decoded(DecodedVector),
+    Decoded(Box<DecodedVector>),
 }
 
 /// Fixed-width values in their stored form.
@@ -189,7 +189,7 @@ pub fn open_vector(
     let Some(mut layout) = layout else {
         scratch.keep_dictionary = true;
         decode_vector(input, kind, scratch)?;
-        return Ok(PointVector::Decoded(scratch.take_rows()));
+        return Ok(PointVector::Decoded(Box::new(scratch.take_rows())));
     };
     let mut payload = Vec::new();
     if h.compression == Compression::None {
@@ -279,15 +279,7 @@ mod tests {
             (0..2048).map(|i| (i % 7 != 3).then_some(1000 + (i * 7919) % 5003)).collect();
         assert!(check_ints(&rows, &none));
         // Full 64-bit range: plain or 64-bit fields.
-        let mut x = 0x9E37_79B9_7F4A_7C15u64;
-        let wide: Vec<Option<i64>> = (0..300)
-            .map(|_| {
-                x ^= x << 13;
-                x ^= x >> 7;
-                x ^= x << 17;
-                Some(x as i64)
-            })
-            .collect();
+        let wide = crate::storage::format::encoding::test_util::noise_i64(300, 0x9E37_79B9_7F4A_7C15);
         assert!(check_ints(&wide, &none));
         // All null, one value, constant (zero-width fields).
         assert!(check_ints(&[None, None, None], &none));

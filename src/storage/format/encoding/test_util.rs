@@ -168,3 +168,17 @@ pub fn special_f64s() -> Vec<f64> {
         0.1 + 0.2,
     ]
 }
+
+/// `n` integers spread over the whole 64-bit range (xorshift from `seed`, not 0): what
+/// no lightweight encoding or compression makes smaller.
+pub fn noise_i64(n: usize, seed: u64) -> Vec<Option<i64>> {
+    let mut x = seed;
+    (0..n)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            Some(x as i64)
+        })
+        .collect()
+}

@@ -1380,15 +1380,7 @@ mod tests {
         let (info, _) = rt_bytes(&text, &CompressionPolicy::default());
         assert_ne!(info.compression, Compression::None);
         assert!(info.stored_bytes * 4 < info.raw_bytes);
-        let mut x = 1u64;
-        let noise: Vec<Option<i64>> = (0..2048)
-            .map(|_| {
-                x ^= x << 13;
-                x ^= x >> 7;
-                x ^= x << 17;
-                Some(x as i64)
-            })
-            .collect();
+        let noise = noise_i64(2048, 1);
         let (info, _) = rt_int(&noise, &CompressionPolicy::default());
         assert_eq!(info.compression, Compression::None);
     }
