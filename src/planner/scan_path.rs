@@ -7,7 +7,7 @@ use super::quals;
 use crate::exec::columnar_scan::{self, ColumnarScan, ScanPlan};
 use crate::exec::customscan::{Methods, PlanPrivate};
 use crate::exec::filter::plan::{FilterPlan, OperandValue};
-use crate::exec::filter::zone;
+use crate::exec::filter::{zone, Filter};
 use crate::exec::MethodTable;
 use crate::pg_list;
 use crate::storage::format::layout::VECTOR_ROWS;
@@ -15,6 +15,8 @@ use crate::storage::format::zonemap::Verdict;
 use crate::storage::{am, options, plan_sizes};
 use pgrx::pg_sys;
 use pgrx::prelude::*;
+use std::cell::RefCell;
+use std::rc::Rc;
 
 static PATH_METHODS: MethodTable<pg_sys::CustomPathMethods> = MethodTable(pg_sys::CustomPathMethods {
     CustomName: columnar_scan::NAME.as_ptr(),
@@ -258,6 +260,7 @@ unsafe fn add_scan_path(
 }
 
 /// What zone maps rule out of a pushed filter at plan time.
+#[derive(Clone)]
 pub struct Pruning {
     groups: usize,
     pruned: usize,
@@ -304,19 +307,49 @@ unsafe fn plan_time_pruning(
     let resolved = filter.resolve(&values);
     let natts = (*(*relation).rd_att).natts as usize;
     let zones = plan_sizes::group_zones(relation, natts, &filter.attributes());
+    // The same filter on the same zone maps (a statement planned again, a join planned
+    // with each of its orders) needs no second look at every vector's zone map.
+    let known = RECENT_PRUNING.with(|r| {
+        r.borrow().iter().find(|(z, f, _)| Rc::ptr_eq(z, &zones) && *f == resolved).map(|(_, _, p)| p.clone())
+    });
+    if let Some(p) = known {
+        return p;
+    }
+    let pruning = prune(&zones, &resolved);
+    RECENT_PRUNING.with(|r| {
+        let mut r = r.borrow_mut();
+        if r.len() >= RECENT_PRUNING_MAX {
+            r.remove(0);
+        }
+        // The zone set is held, so its address is not reused while the entry lives.
+        r.push((zones.clone(), resolved, pruning.clone()));
+    });
+    pruning
+}
+
+thread_local! {
+    /// The last pruning results, by zone set (a relation's zone maps as last read) and
+    /// filter with its values.
+    static RECENT_PRUNING: RefCell<Vec<(Rc<plan_sizes::ZoneSet>, Filter, Pruning)>> =
+        const { RefCell::new(Vec::new()) };
+}
+const RECENT_PRUNING_MAX: usize = 64;
+
+/// Which row groups and vectors the zone maps of `zones` leave to `resolved`.
+fn prune(zones: &plan_sizes::ZoneSet, resolved: &Filter) -> Pruning {
     let (mut rows, mut kept_rows, mut pruned) = (0u64, 0u64, 0usize);
     let (mut vectors, mut vectors_kept) = (0usize, 0usize);
     for g in zones.groups.iter() {
         rows += g.rows;
         let count = (g.rows as usize).div_ceil(VECTOR_ROWS);
         vectors += count;
-        if zone::verdict(&resolved, &|att| g.stats.get(att).copied().flatten()) == Verdict::None {
+        if zone::verdict(resolved, &|att| g.stats.get(att).copied().flatten()) == Verdict::None {
             pruned += 1;
             continue;
         }
         for v in 0..count {
             let stats = |att: usize| g.vectors.get(att).and_then(|vs| vs.get(v)).copied();
-            if zone::verdict(&resolved, &stats) != Verdict::None {
+            if zone::verdict(resolved, &stats) != Verdict::None {
                 vectors_kept += 1;
                 kept_rows += (g.rows - (v * VECTOR_ROWS) as u64).min(VECTOR_ROWS as u64);
             }
