@@ -143,23 +143,37 @@ pub struct FetchColumns {
     pub open_cost: f64,
 }
 
+/// Vectors that `loops` fetches of `rows` rows each touch among `vectors`, when the
+/// table's order follows the index's by `correlation` (-1..1): as in core's index
+/// costing, interpolated by its square between rows spread evenly over the vectors and
+/// each loop's rows lying together.
+pub fn vectors_touched_correlated(rows: f64, loops: f64, vectors: f64, correlation: f64) -> f64 {
+    let spread = vectors_touched(rows * loops, vectors);
+    let together = (loops * (rows / VECTOR_ROWS).ceil().max(1.0)).min(vectors);
+    let c2 = (correlation * correlation).clamp(0.0, 1.0);
+    c2 * together + (1.0 - c2) * spread
+}
+
 /// Cost per loop of fetching `rows` rows one by one (an index or bitmap scan) from a
 /// columnar table, `loops` times (the inner side of a nested loop: the vectors opened
 /// by one loop are in the cache for the next), reading `columns`, the rows lying in
-/// `vectors` vectors (those the quals' zone-map check leaves), with a cache of `cache`
-/// vectors. The vectors are priced as not cached yet when the statement starts.
+/// `vectors` vectors (those the quals' zone-map check leaves) in an order that follows
+/// the index's by `correlation`, with a cache of `cache` vectors. The vectors are priced
+/// as not cached yet when the statement starts.
 pub fn index_fetch_cost(
     rows: f64,
     loops: f64,
     columns: FetchColumns,
     vectors: f64,
+    correlation: f64,
     cache: f64,
     p: &CostParams,
 ) -> f64 {
     let loops = loops.max(1.0);
     let all_rows = rows * loops;
     let count = columns.count.max(1);
-    let opens = fetch_decodes(all_rows, count, vectors_touched(all_rows, vectors), cache);
+    let touched = vectors_touched_correlated(rows, loops, vectors, correlation);
+    let opens = fetch_decodes(all_rows, count, touched, cache);
     let per_open = columns.open_cost / count as f64;
     (opens * per_open * p.cpu_operator_cost
         + all_rows * (FETCH_PER_ROW + columns.count as f64 * FETCH_PER_VALUE) * p.cpu_tuple_cost)
@@ -291,28 +305,33 @@ mod tests {
     fn index_fetches_pay_for_the_vectors_they_touch() {
         let ints = FetchColumns { count: 3, open_cost: 3.0 * open_cost(false, 4096.0) };
         // One fetch opens one vector per column.
-        let one = index_fetch_cost(1.0, 1.0, ints, 1000.0, 1024.0, &P);
+        let one = index_fetch_cost(1.0, 1.0, ints, 1000.0, 0.0, 1024.0, &P);
         let expected = 3.0 * OPEN_PER_VECTOR * 0.0025 + (FETCH_PER_ROW + 3.0 * FETCH_PER_VALUE) * 0.01;
         assert!((one - expected).abs() < 0.01 * expected);
         // Byte strings cost more to open.
         let text = FetchColumns { count: 3, open_cost: 3.0 * open_cost(true, 4096.0) };
-        assert!(index_fetch_cost(1.0, 1.0, text, 1000.0, 1024.0, &P) > 10.0 * one);
+        assert!(index_fetch_cost(1.0, 1.0, text, 1000.0, 0.0, 1024.0, &P) > 10.0 * one);
         // Many fetches into few vectors share their opens.
         assert!(
-            index_fetch_cost(1000.0, 1.0, text, 10.0, 1024.0, &P)
-                < 2.0 * index_fetch_cost(100.0, 1.0, text, 10.0, 1024.0, &P)
+            index_fetch_cost(1000.0, 1.0, text, 10.0, 0.0, 1024.0, &P)
+                < 2.0 * index_fetch_cost(100.0, 1.0, text, 10.0, 0.0, 1024.0, &P)
         );
         assert!(vectors_touched(1.0e6, 100.0) <= 100.0);
         // So do the loops of a nested loop: 1,000 loops of 10 rows cost a loop less than
         // 10 rows alone.
-        let alone = index_fetch_cost(10.0, 1.0, text, 488.0, 1.0e5, &P);
-        assert!(index_fetch_cost(10.0, 1000.0, text, 488.0, 1.0e5, &P) < alone / 5.0);
+        let alone = index_fetch_cost(10.0, 1.0, text, 488.0, 0.0, 1.0e5, &P);
+        assert!(index_fetch_cost(10.0, 1000.0, text, 488.0, 0.0, 1.0e5, &P) < alone / 5.0);
         // Fetching a large share of a table through an index costs more than scanning it.
         let scan = columnar_scan(&input(8.0e6, 12), &P);
         let wide = FetchColumns { count: 12, open_cost: 12.0 * open_cost(true, 4096.0) };
-        assert!(index_fetch_cost(1.0e5, 1.0, wide, 488.0, 1024.0, &P) > scan.total);
+        assert!(index_fetch_cost(1.0e5, 1.0, wide, 488.0, 0.0, 1024.0, &P) > scan.total);
+        // Rows in the index's order lie together: far fewer vectors to open.
+        let scattered = index_fetch_cost(20_000.0, 1.0, text, 2930.0, 0.0, 1.0e5, &P);
+        let ordered = index_fetch_cost(20_000.0, 1.0, text, 2930.0, 1.0, 1.0e5, &P);
+        assert!(ordered < scattered / 20.0);
+        assert_eq!(vectors_touched_correlated(20_000.0, 1.0, 2930.0, -1.0), 10.0);
         // A handful of rows stays cheap.
-        assert!(index_fetch_cost(10.0, 1.0, ints, 488.0, 1024.0, &P) < scan.total / 100.0);
+        assert!(index_fetch_cost(10.0, 1.0, ints, 488.0, 0.0, 1024.0, &P) < scan.total / 100.0);
     }
 
     #[test]

@@ -474,6 +474,47 @@ unsafe fn fetch_columns(relation: pg_sys::Relation, attnums: &[i32], tuples: f64
     cost::FetchColumns { count: attnums.len(), open_cost: open }
 }
 
+/// How closely the table's order follows the index's: the correlation ANALYZE found
+/// between the rows' order and the index's leading column (0 when there is none, or
+/// for an index on an expression).
+unsafe fn index_correlation(
+    root: *mut pg_sys::PlannerInfo,
+    rel: *mut pg_sys::RelOptInfo,
+    ipath: *mut pg_sys::IndexPath,
+) -> f64 {
+    let index = (*ipath).indexinfo;
+    if index.is_null() || (*index).ncolumns < 1 || *(*index).indexkeys <= 0 {
+        return 0.0;
+    }
+    let attnum = *(*index).indexkeys as i16;
+    let rte = *(*root).simple_rte_array.add((*rel).relid as usize);
+    let tuple = pg_sys::SearchSysCache3(
+        pg_sys::SysCacheIdentifier::STATRELATTINH as i32,
+        pg_sys::Datum::from((*rte).relid),
+        pg_sys::Datum::from(attnum),
+        pg_sys::Datum::from(false),
+    );
+    if tuple.is_null() {
+        return 0.0;
+    }
+    let mut slot = pg_sys::AttStatsSlot::default();
+    let mut correlation = 0.0;
+    if pg_sys::get_attstatsslot(
+        &mut slot,
+        tuple,
+        pg_sys::STATISTIC_KIND_CORRELATION as i32,
+        pg_sys::InvalidOid,
+        pg_sys::ATTSTATSSLOT_NUMBERS as i32,
+    ) {
+        if slot.nnumbers == 1 {
+            correlation = *slot.numbers as f64;
+        }
+        pg_sys::free_attstatsslot(&mut slot);
+    }
+    pg_sys::ReleaseSysCache(tuple);
+    correlation
+}
+
 /// How many times a parameterized path is expected to run: as core's get_loop_count,
 /// the fewest rows of the relations it takes parameters from.
 unsafe fn loop_count(root: *mut pg_sys::PlannerInfo, path: *mut pg_sys::Path) -> f64 {
@@ -577,30 +618,32 @@ unsafe fn reprice_index_path(
     params: &CostParams,
     pruning: &Pruning,
 ) {
-    let (index_part, fetched, columns, enabled) = match (*path).pathtype {
+    let tuples = (*rel).tuples;
+    let (index_part, fetched, columns, enabled, correlation) = match (*path).pathtype {
         pg_sys::NodeTag::T_IndexScan => {
             let ipath = path as *mut pg_sys::IndexPath;
-            (
-                (*ipath).indextotalcost,
-                (*ipath).indexselectivity * (*rel).tuples,
-                columns,
-                pg_sys::enable_indexscan,
-            )
+            let fetched = (*ipath).indexselectivity * tuples;
+            let correlation = index_correlation(root, rel, ipath);
+            ((*ipath).indextotalcost, fetched, columns, pg_sys::enable_indexscan, correlation)
         }
         // Its values come from the index; the fetch only checks visibility.
         pg_sys::NodeTag::T_IndexOnlyScan => {
             let ipath = path as *mut pg_sys::IndexPath;
             let none = cost::FetchColumns { count: 0, open_cost: 0.0 };
-            (
-                (*ipath).indextotalcost,
-                (*ipath).indexselectivity * (*rel).tuples,
-                none,
-                pg_sys::enable_indexonlyscan,
-            )
+            let fetched = (*ipath).indexselectivity * tuples;
+            let correlation = index_correlation(root, rel, ipath);
+            ((*ipath).indextotalcost, fetched, none, pg_sys::enable_indexonlyscan, correlation)
         }
         pg_sys::NodeTag::T_BitmapHeapScan => {
             let bitmap = (*(path as *mut pg_sys::BitmapHeapPath)).bitmapqual;
-            ((*bitmap).total_cost, (*path).rows, columns, pg_sys::enable_bitmapscan)
+            // One index's bitmap is read in TID order: its rows lie as that index orders
+            // them; a combination of bitmaps is taken as scattered.
+            let correlation = if (*bitmap).type_ == pg_sys::NodeTag::T_IndexPath {
+                index_correlation(root, rel, bitmap as *mut pg_sys::IndexPath)
+            } else {
+                0.0
+            };
+            ((*bitmap).total_cost, (*path).rows, columns, pg_sys::enable_bitmapscan, correlation)
         }
         _ => return,
     };
@@ -612,7 +655,8 @@ unsafe fn reprice_index_path(
     };
     let cache = crate::storage::fetch::fetch_cache_bytes() as f64 / cost::CACHED_VECTOR_BYTES;
     let loops = loop_count(root, path);
-    let fetch = cost::index_fetch_cost(fetched, loops, columns, pruning.vectors_kept.max(1.0), cache, params);
+    let vectors = pruning.vectors_kept.max(1.0);
+    let fetch = cost::index_fetch_cost(fetched, loops, columns, vectors, correlation, cache, params);
     let disabled = if enabled { 0.0 } else { pg_sys::disable_cost };
     (*path).total_cost = index_part + fetch / share + disabled;
 }
