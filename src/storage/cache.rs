@@ -118,20 +118,19 @@ impl<K: Hash + Eq + Clone, V> BoundedCache<K, V> {
 }
 
 /// A cache bounded by weight whose lookups touch as little memory as can be: one hash
-/// probe and the entry itself (a reference bit set, CLOCK-style, where an LRU list
-/// would relink its neighbours). For caches looked up per row with entries scattered
-/// over much memory (the fetch cache); eviction approximates least recently used.
+/// probe, the entries kept in the hash table itself (a reference bit set, CLOCK-style,
+/// where an LRU list would relink its neighbours). For caches looked up per row with
+/// entries scattered over much memory (the fetch cache); eviction approximates least
+/// recently used.
 pub struct ClockCache<K: Hash + Eq, V> {
-    index: hashbrown::HashMap<K, usize>,
-    slots: Vec<Option<ClockSlot<K, V>>>,
-    free: Vec<usize>,
-    hand: usize,
+    entries: hashbrown::HashMap<K, ClockEntry<V>>,
+    /// The keys in the order the clock hand passes them.
+    ring: std::collections::VecDeque<K>,
     weight: usize,
     max_weight: usize,
 }
 
-struct ClockSlot<K, V> {
-    key: K,
+struct ClockEntry<V> {
     value: V,
     weight: usize,
     referenced: bool,
@@ -140,10 +139,8 @@ struct ClockSlot<K, V> {
 impl<K: Hash + Eq + Clone, V> ClockCache<K, V> {
     pub fn new(max_weight: usize) -> Self {
         ClockCache {
-            index: hashbrown::HashMap::new(),
-            slots: Vec::new(),
-            free: Vec::new(),
-            hand: 0,
+            entries: hashbrown::HashMap::new(),
+            ring: std::collections::VecDeque::new(),
             weight: 0,
             max_weight,
         }
@@ -156,77 +153,57 @@ impl<K: Hash + Eq + Clone, V> ClockCache<K, V> {
 
     /// The entry of `key`, marked as used.
     pub fn get(&mut self, key: &K) -> Option<&V> {
-        let &at = self.index.get(key)?;
-        let slot = self.slots[at].as_mut().expect("indexed slots are full");
-        slot.referenced = true;
-        Some(&slot.value)
+        let entry = self.entries.get_mut(key)?;
+        entry.referenced = true;
+        Some(&entry.value)
     }
 
     /// The entry of `key`, not marked as used.
     pub fn peek(&self, key: &K) -> Option<&V> {
-        let &at = self.index.get(key)?;
-        self.slots[at].as_ref().map(|slot| &slot.value)
+        self.entries.get(key).map(|e| &e.value)
     }
 
     /// Stores `value` under `key` (weighing `weight`; a key already there keeps its
     /// entry), first letting entries go, those not used since the hand last passed
     /// them, until it fits. A value alone heavier than the bound is still stored.
     pub fn insert(&mut self, key: K, value: V, weight: usize) {
-        if self.index.contains_key(&key) {
+        if self.entries.contains_key(&key) {
             return;
         }
-        while self.weight + weight > self.max_weight && !self.index.is_empty() {
+        while self.weight + weight > self.max_weight && !self.entries.is_empty() {
             self.evict_one();
         }
-        let slot = ClockSlot { key: key.clone(), value, weight, referenced: false };
-        let at = match self.free.pop() {
-            Some(at) => {
-                self.slots[at] = Some(slot);
-                at
-            }
-            None => {
-                self.slots.push(Some(slot));
-                self.slots.len() - 1
-            }
-        };
-        self.index.insert(key, at);
+        self.ring.push_back(key.clone());
+        self.entries.insert(key, ClockEntry { value, weight, referenced: false });
         self.weight += weight;
     }
 
     fn evict_one(&mut self) {
-        loop {
-            if self.hand >= self.slots.len() {
-                self.hand = 0;
-            }
-            let at = self.hand;
-            self.hand += 1;
-            let Some(slot) = self.slots[at].as_mut() else { continue };
-            if slot.referenced {
-                slot.referenced = false;
+        while let Some(key) = self.ring.pop_front() {
+            let Some(entry) = self.entries.get_mut(&key) else { continue };
+            if entry.referenced {
+                entry.referenced = false;
+                self.ring.push_back(key);
                 continue;
             }
-            let slot = self.slots[at].take().expect("checked above");
-            self.index.remove(&slot.key);
-            self.weight -= slot.weight;
-            self.free.push(at);
+            let gone = self.entries.remove(&key).expect("found above");
+            self.weight -= gone.weight;
             return;
         }
     }
 
     pub fn clear(&mut self) {
-        self.index.clear();
-        self.slots.clear();
-        self.free.clear();
-        self.hand = 0;
+        self.entries.clear();
+        self.ring.clear();
         self.weight = 0;
     }
 
     pub fn len(&self) -> usize {
-        self.index.len()
+        self.entries.len()
     }
 
     pub fn is_empty(&self) -> bool {
-        self.index.is_empty()
+        self.entries.is_empty()
     }
 
     pub fn weight(&self) -> usize {
