@@ -460,9 +460,8 @@ unsafe fn reprice_seq_scans(rel: *mut pg_sys::RelOptInfo, columns: usize, params
 /// The columns fetches of `attnums` read, and what opening a vector of each costs: byte
 /// strings by the bytes a vector of theirs takes stored (`tuples` rows in the table).
 unsafe fn fetch_columns(relation: pg_sys::Relation, attnums: &[i32], tuples: f64) -> cost::FetchColumns {
-    let desc = (*relation).rd_att;
-    let natts = (*desc).natts as usize;
-    let kinds = crate::storage::datum::column_kinds(desc);
+    let natts = (*(*relation).rd_att).natts as usize;
+    let kinds = crate::storage::datum::relation_kinds(relation);
     let bytes = plan_sizes::column_bytes(relation, natts);
     let vectors = (tuples / cost::VECTOR_ROWS).ceil().max(1.0);
     let mut open = 0.0;
@@ -578,7 +577,7 @@ unsafe fn index_paths_core_dropped(
                     pg_sys::NodeTag::T_IndexOnlyScan => !bitmaps && index_only_on,
                     _ => false,
                 };
-                if wanted && !pg_list::ptrs::<pg_sys::Path>(pathlist).any(|p| p == path) {
+                if wanted {
                     made.push(path);
                 }
             }

@@ -24,11 +24,6 @@ impl<K: Hash + Eq + Clone, V> BoundedCache<K, V> {
         BoundedCache { entries: LruCache::unbounded(), max_entries, weight: 0, max_weight }
     }
 
-    /// Changes the weight bound (entries past it go at the next insertion).
-    pub fn set_max_weight(&mut self, max_weight: usize) {
-        self.max_weight = max_weight;
-    }
-
     /// The entry of `key`, now the most recently used.
     pub fn get(&mut self, key: &K) -> Option<&V> {
         self.entries.get(key).map(|(v, _)| v)

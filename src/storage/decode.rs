@@ -4,6 +4,7 @@
 use super::catalog::ChunkMeta;
 use super::datum::ColumnKind;
 use super::error::data_corrupted;
+use super::format::encoding::point::{self, PointVector};
 use super::format::encoding::{decode_vector, DecodedValues, DecodedVector, PhysicalKind};
 use super::pages;
 use pgrx::pg_sys;
@@ -17,6 +18,17 @@ pub fn decode_checked(kind: ColumnKind, bytes: &[u8], rows: u32, out: &mut Decod
     if out.rows != rows {
         data_corrupted("vector row count differs from its directory entry");
     }
+}
+
+/// Opens a stored vector that its directory entry says holds `rows` rows for
+/// single-row reads (`point::open_vector`).
+pub fn open_checked(kind: ColumnKind, bytes: &[u8], rows: u32, scratch: &mut DecodedVector) -> PointVector {
+    let vector = point::open_vector(bytes, kind.physical().unwrap(), scratch)
+        .unwrap_or_else(|e| data_corrupted(&e.to_string()));
+    if vector.rows() != rows as usize {
+        data_corrupted("vector row count differs from its directory entry");
+    }
+    vector
 }
 
 /// The order column of a row group (see `flush_order`), checked to be a permutation of

@@ -9,13 +9,13 @@
 
 use super::catalog::{self, RowGroupMeta};
 use super::datum::{self, ColumnKind};
-use super::format::encoding::point::{self, PointVector};
+use super::format::encoding::point::PointVector;
 use super::format::encoding::DecodedVector;
 use super::format::flush_order::inverse;
 use super::format::image_arena::ImageArena;
 
 use super::cache::{BoundedCache, ClockCache};
-use super::decode::load_order;
+use super::decode::{load_order, open_checked};
 use super::format::layout::{self, VECTOR_ROWS};
 use super::format::row_marks::MarkKind;
 use super::mark_batch;
@@ -209,7 +209,7 @@ impl LazyColumns for LazyRow {
                     (d, isnull)
                 }
                 (kind, Some(chunk)) => {
-                    let key = (self.storage_id, self.group.first_row, self.vector, i);
+                    let key = self.key(i);
                     let at = self.at;
                     let images = &mut self.images;
                     // The value is read where the cache keeps its vector (no reference
@@ -250,6 +250,11 @@ impl LazyColumns for LazyRow {
 }
 
 impl LazyRow {
+    /// The fetch cache's key of attribute `i`'s vector holding the row.
+    fn key(&self, i: usize) -> VectorKey {
+        (self.storage_id, self.group.first_row, self.vector, i)
+    }
+
     /// Has the CPU load the values of attributes `from .. to` that are cached, before
     /// they are read one by one: each lies in a vector of its own, out of the CPU's
     /// caches, and reading them in turn would wait for each load after the other.
@@ -258,7 +263,7 @@ impl LazyRow {
             let c = c.borrow();
             for i in from..to {
                 if super::slot::is_needed(needed, i) && self.group.chunk(i as i16 + 1).is_some() {
-                    if let Some(v) = c.peek(&(self.storage_id, self.group.first_row, self.vector, i)) {
+                    if let Some(v) = c.peek(&self.key(i)) {
                         if self.at < v.rows() {
                             prefetch(v.value_address(self.at));
                         }
@@ -312,12 +317,7 @@ unsafe fn open_vector(
     SCRATCH.with(|s| {
         let (bytes, scratch) = &mut *s.borrow_mut();
         pages::read_range(rel, at, len as usize, std::ptr::null_mut(), bytes, blocks.get());
-        let vector = point::open_vector(bytes, kind.physical().unwrap(), scratch)
-            .unwrap_or_else(|e| super::error::data_corrupted(&e.to_string()));
-        if vector.rows() != rows as usize {
-            super::error::data_corrupted("vector row count differs from its directory entry");
-        }
-        vector
+        open_checked(kind, bytes, rows, scratch)
     })
 }
 
