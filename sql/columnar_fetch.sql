@@ -140,6 +140,33 @@ SELECT id, t, w FROM fc WHERE id BETWEEN 500 AND 503 ORDER BY id;
 DROP TRIGGER fc_old ON fc;
 
 
+-- Partitions and an inheritance child, read through their indexes under a nested
+-- loop, by a role that is not the owner: each child's scan reads its own columns.
+CREATE TABLE pf (id int, k int, pad text, v numeric) PARTITION BY RANGE (id);
+CREATE TABLE pf1 PARTITION OF pf FOR VALUES FROM (0) TO (20000) USING columnar;
+CREATE TABLE pf2 PARTITION OF pf FOR VALUES FROM (20000) TO (40001) USING columnar;
+CREATE TABLE ip (id int, k int, pad text, v numeric) USING columnar;
+CREATE TABLE ic (extra int) INHERITS (ip) USING columnar;
+INSERT INTO pf SELECT id, k, repeat('p', 20), n FROM fh;
+INSERT INTO ic SELECT id, k, repeat('p', 20), n, 1 FROM fh WHERE id % 2 = 0;
+CREATE INDEX ON pf (k);
+CREATE INDEX ON ic (k);
+ANALYZE pf, ic;
+GRANT SELECT ON pf, ip, ic TO fetch_reader;
+SET ROLE fetch_reader;
+SET enable_hashjoin = off; SET enable_mergejoin = off; SET enable_memoize = off;
+EXPLAIN (COSTS OFF) SELECT count(*), sum(p.v) FROM keys JOIN pf p ON p.k = keys.k;
+SELECT reset_opened();
+SELECT count(*), sum(p.v) FROM keys JOIN pf p ON p.k = keys.k;
+-- k and v of each partition's vectors, not pad.
+SELECT opened();
+SELECT count(*), sum(f.n) FROM keys JOIN fh f ON f.k = keys.k;
+SELECT count(*), sum(c.v) FROM keys JOIN ip c ON c.k = keys.k;
+SELECT count(*), sum(f.n) FROM keys JOIN fh f ON f.k = keys.k AND f.id % 2 = 0;
+RESET enable_hashjoin; RESET enable_mergejoin; RESET enable_memoize;
+RESET ROLE;
+DROP TABLE pf, ic, ip;
+
 -- The cache's bound: a tiny one still gives the right rows.
 SET pgcolumnar.fetch_cache_size = '64kB';
 SELECT count(*), sum(f.n), max(f.w) FROM keys JOIN fc f ON f.k = keys.k;
