@@ -43,6 +43,7 @@ pub extern "C-unwind" fn _PG_init() {
         storage::mark_batch::register_callbacks();
         storage::invalidation::register();
         exec::customscan::Methods::<exec::columnar_scan::ColumnarScan>::register_parallel();
+        exec::customscan::Methods::<exec::columnar_agg::ColumnarAgg>::register_parallel();
         planner::hooks::install();
         storage::utility::install();
         storage::drop_hook::install();

@@ -41,14 +41,14 @@ pub struct ScanPlan {
     pub explain_costs: String,
 }
 
-fn bytea_const(bytes: &[u8]) -> *mut pg_sys::Node {
+pub fn bytea_const(bytes: &[u8]) -> *mut pg_sys::Node {
     let d = bytes.into_datum().expect("a bytea datum");
     unsafe {
         pg_sys::makeConst(pg_sys::BYTEAOID, -1, pg_sys::InvalidOid, -1, d, false, false) as *mut pg_sys::Node
     }
 }
 
-unsafe fn const_bytes<'a>(c: *mut pg_sys::Const) -> &'a [u8] {
+pub unsafe fn const_bytes<'a>(c: *mut pg_sys::Const) -> &'a [u8] {
     <&[u8]>::from_datum((*c).constvalue, (*c).constisnull).unwrap_or_default()
 }
 
@@ -106,9 +106,16 @@ impl PlanPrivate for ScanPlan {
 }
 
 /// A resolved filter, as the reader asks for it.
-struct PushedFilter {
+pub struct PushedFilter {
     filter: Filter,
     attributes: Vec<usize>,
+}
+
+impl PushedFilter {
+    pub fn boxed(filter: Filter) -> Box<dyn VectorFilter> {
+        let attributes = filter.attributes();
+        Box::new(PushedFilter { filter, attributes })
+    }
 }
 
 impl VectorFilter for PushedFilter {
@@ -265,24 +272,30 @@ impl ColumnarScan {
     /// Evaluates the filter's operands and hands the reader the resolved filter.
     unsafe fn resolve_filter(&mut self, node: *mut pg_sys::CustomScanState) {
         let Some(plan) = &self.filter else { return };
-        let econtext = (*node).ss.ps.ps_ExprContext;
-        let values: Vec<OperandValue> = self
-            .operands
-            .iter()
-            .zip(&self.operand_states)
-            .map(|(&expr, &state)| {
-                let mut isnull = false;
-                let d = pg_sys::ExecEvalExprSwitchContext(state, econtext, &mut isnull);
-                operand_value(pg_sys::exprType(expr), d, isnull)
-            })
-            .collect();
-        pg_sys::MemoryContextReset((*econtext).ecxt_per_tuple_memory);
-        let filter = plan.resolve(&values);
-        let attributes = filter.attributes();
+        let values = operand_values(&self.operands, &self.operand_states, (*node).ss.ps.ps_ExprContext);
         if let Some(reader) = self.reader.as_mut() {
-            reader.set_filter(Some(Box::new(PushedFilter { filter, attributes })));
+            reader.set_filter(Some(PushedFilter::boxed(plan.resolve(&values))));
         }
     }
+}
+
+/// The values of a filter's operands (`states`: their executor state), evaluated now.
+pub unsafe fn operand_values(
+    operands: &[*mut pg_sys::Node],
+    states: &[*mut pg_sys::ExprState],
+    econtext: *mut pg_sys::ExprContext,
+) -> Vec<OperandValue> {
+    let values = operands
+        .iter()
+        .zip(states)
+        .map(|(&expr, &state)| {
+            let mut isnull = false;
+            let d = pg_sys::ExecEvalExprSwitchContext(state, econtext, &mut isnull);
+            operand_value(pg_sys::exprType(expr), d, isnull)
+        })
+        .collect();
+    pg_sys::MemoryContextReset((*econtext).ecxt_per_tuple_memory);
+    values
 }
 
 /// An operand's value in the physical form of the column it is compared with (the

@@ -2,6 +2,8 @@
 //! tables; `columnar_scan` is the ColumnarScan node). Imports `storage`, never
 //! `planner`: what a node needs of the planner's decisions comes in its plan.
 
+pub mod agg;
+pub mod columnar_agg;
 pub mod columnar_scan;
 pub mod customscan;
 pub mod fetch_columns;

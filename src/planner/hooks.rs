@@ -1,9 +1,9 @@
 //! The planner hooks pgcolumnar installs, each chained after whatever was installed
 //! before: `set_rel_pathlist_hook` offers our scan paths for columnar relations
-//! (`scan_path`); `create_upper_paths_hook` is where aggregate paths over them go (it
-//! only passes on for now).
+//! (`scan_path`); `create_upper_paths_hook` offers aggregate paths over one columnar
+//! relation, serial and partial (`agg_path`).
 
-use super::scan_path;
+use super::{agg_path, scan_path};
 use pgrx::pg_sys;
 use pgrx::prelude::*;
 
@@ -41,5 +41,10 @@ unsafe extern "C-unwind" fn create_upper_paths(
 ) {
     if let Some(prev) = PREV_CREATE_UPPER_PATHS {
         prev(root, stage, input_rel, output_rel, extra);
+    }
+    // (PostgreSQL calls this hook for the grouping stage only, not for the partial
+    // grouping stage: agg_path builds its parallel plan from here too.)
+    if stage == pg_sys::UpperRelationKind::UPPERREL_GROUP_AGG {
+        agg_path::add_paths(root, input_rel, output_rel, extra as *mut pg_sys::GroupPathExtraData);
     }
 }

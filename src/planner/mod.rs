@@ -2,6 +2,7 @@
 //! relations (`scan_path`), the quals zone maps can check (`quals`), and the cost model
 //! that prices them against core's plans (`cost`). Imports `exec` (the nodes it plans) and `storage`.
 
+pub mod agg_path;
 pub mod cost;
 pub mod hooks;
 pub mod quals;
@@ -16,7 +17,39 @@ pub static ENABLE_COLUMNAR_SCAN: GucSetting<bool> = GucSetting::<bool>::new(true
 /// (on by default), for tables whose `quals_push_down` option is not set.
 pub static QUALS_PUSH_DOWN: GucSetting<bool> = GucSetting::<bool>::new(true);
 
+/// `pgcolumnar.enable_vector_agg`, `enable_grouped_vector_agg`,
+/// `enable_parallel_vector_agg`: offer ColumnarAgg paths (the batch fold) for
+/// aggregates without GROUP BY, with GROUP BY, and as a parallel partial aggregate (all
+/// on by default: the fold is exact and costed against core's Agg).
+pub static ENABLE_VECTOR_AGG: GucSetting<bool> = GucSetting::<bool>::new(true);
+pub static ENABLE_GROUPED_VECTOR_AGG: GucSetting<bool> = GucSetting::<bool>::new(true);
+pub static ENABLE_PARALLEL_VECTOR_AGG: GucSetting<bool> = GucSetting::<bool>::new(true);
+
 pub fn define_gucs() {
+    GucRegistry::define_bool_guc(
+        c"pgcolumnar.enable_vector_agg",
+        c"Enables ColumnarAgg, which folds aggregates over columnar vectors.",
+        c"When off, aggregates over columnar tables run on PostgreSQL's Agg node.",
+        &ENABLE_VECTOR_AGG,
+        GucContext::Userset,
+        GucFlags::default(),
+    );
+    GucRegistry::define_bool_guc(
+        c"pgcolumnar.enable_grouped_vector_agg",
+        c"Enables ColumnarAgg for queries with GROUP BY (hash grouping on vectors).",
+        c"Needs pgcolumnar.enable_vector_agg too.",
+        &ENABLE_GROUPED_VECTOR_AGG,
+        GucContext::Userset,
+        GucFlags::default(),
+    );
+    GucRegistry::define_bool_guc(
+        c"pgcolumnar.enable_parallel_vector_agg",
+        c"Enables parallel partial ColumnarAgg under Gather and Finalize Aggregate.",
+        c"Needs pgcolumnar.enable_vector_agg too.",
+        &ENABLE_PARALLEL_VECTOR_AGG,
+        GucContext::Userset,
+        GucFlags::default(),
+    );
     GucRegistry::define_bool_guc(
         c"pgcolumnar.quals_push_down",
         c"Evaluates WHERE clauses inside ColumnarScans, on vectors, once.",

@@ -34,7 +34,7 @@ unsafe fn strip(node: *mut pg_sys::Node) -> *mut pg_sys::Node {
     n
 }
 
-unsafe fn as_var(node: *mut pg_sys::Node, scanrelid: u32) -> Option<*mut pg_sys::Var> {
+pub unsafe fn as_var(node: *mut pg_sys::Node, scanrelid: u32) -> Option<*mut pg_sys::Var> {
     let n = strip(node);
     if n.is_null() || (*n).type_ != pg_sys::NodeTag::T_Var {
         return None;
@@ -486,4 +486,23 @@ pub unsafe fn pushdown(
         _ => Some(FilterPlan::And(filters)),
     };
     Pushdown { filter, pushed, kept, operands: t.operands }
+}
+
+/// An aggregate's `FILTER (WHERE expr)` in the scan's form, its operands appended to
+/// `operands` (the scan's, then each filter's); None if any part cannot be evaluated on
+/// vectors. A FILTER is no security barrier: it only chooses rows the scan returns.
+pub unsafe fn translate_filter(
+    root: *mut pg_sys::PlannerInfo,
+    rel: *mut pg_sys::RelOptInfo,
+    expr: *mut pg_sys::Node,
+    operands: &mut Vec<*mut pg_sys::Node>,
+) -> Option<FilterPlan> {
+    let mut t = Translator { root, scanrelid: (*rel).relid, operands: std::mem::take(operands) };
+    let before = t.operands.len();
+    let plan = t.translate(expr, false);
+    if plan.is_none() {
+        t.operands.truncate(before);
+    }
+    *operands = t.operands;
+    plan
 }

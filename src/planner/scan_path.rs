@@ -265,7 +265,7 @@ pub struct Pruning {
     groups: usize,
     pruned: usize,
     /// Share of the rows in vectors that survive.
-    row_fraction: f64,
+    pub(crate) row_fraction: f64,
     /// Vectors of the table, and those that survive.
     vectors: f64,
     vectors_kept: f64,
@@ -275,7 +275,7 @@ pub struct Pruning {
 
 impl Pruning {
     /// Nothing known: every row group and vector may hold matching rows.
-    fn none(rel: *mut pg_sys::RelOptInfo) -> Pruning {
+    pub(crate) fn none(rel: *mut pg_sys::RelOptInfo) -> Pruning {
         let vectors = unsafe { ((*rel).tuples / VECTOR_ROWS as f64).ceil().max(1.0) };
         Pruning { groups: 0, pruned: 0, row_fraction: 1.0, vectors, vectors_kept: vectors, computed: false }
     }
@@ -284,7 +284,7 @@ impl Pruning {
 /// Checks `filter`, with the values of its constant operands (stable expressions folded
 /// as for estimates), against the zone maps of every row group and vector (cached per
 /// backend, see `plan_sizes::group_zones`).
-unsafe fn plan_time_pruning(
+pub(crate) unsafe fn plan_time_pruning(
     root: *mut pg_sys::PlannerInfo,
     relation: pg_sys::Relation,
     filter: &FilterPlan,
@@ -367,7 +367,7 @@ fn prune(zones: &plan_sizes::ZoneSet, resolved: &Filter) -> Pruning {
 }
 
 /// A text constant (the path's cost breakdown, for EXPLAIN VERBOSE).
-unsafe fn text_node(text: &str) -> *mut pg_sys::Node {
+pub(crate) unsafe fn text_node(text: &str) -> *mut pg_sys::Node {
     let d = text.into_datum().expect("a text datum");
     pg_sys::makeConst(pg_sys::TEXTOID, -1, pg_sys::DEFAULT_COLLATION_OID, -1, d, false, false)
         as *mut pg_sys::Node

@@ -610,6 +610,45 @@ impl Reader {
         }
     }
 
+    /// Batch reading (ColumnarAgg): moves to the next vector with rows left, whose
+    /// rows are then `selection()`; only the filter's columns are decoded (for a reader
+    /// whose `set_output` marks nothing), the others when `decode` asks. False at the end.
+    pub unsafe fn next_vector(&mut self) -> bool {
+        self.row = self.selection.len();
+        self.advance()
+    }
+
+    /// The current vector's rows that are live and pass the filter, ascending.
+    pub fn selection(&self) -> &[u32] {
+        &self.selection
+    }
+
+    /// Whether the selection holds every row of the current vector.
+    pub fn vector_whole(&self) -> bool {
+        self.selection.len() == self.vector_rows
+    }
+
+    /// Zone statistics of attribute `att` in the current vector (None if its row group
+    /// does not store the attribute).
+    pub fn vector_stats(&self, att: usize) -> Option<ZoneStats> {
+        Self::stats(&self.groups[self.group?], att, Some(self.vector))
+    }
+
+    /// Decodes attribute `att` of the current vector (once), for `column`.
+    pub unsafe fn decode(&mut self, att: usize) {
+        self.decode_attr(att);
+    }
+
+    /// Attribute `att` of the current vector, as `decode` left it.
+    pub fn column(&self, att: usize) -> &DecodedVector {
+        &self.vectors[att]
+    }
+
+    /// The current vector's columns, decoded when first asked for (a filter's input).
+    pub fn columns(&mut self) -> impl ColumnSource + '_ {
+        LazyVectors(self)
+    }
+
     /// Skips up to `n` rows (not counting deleted ones) without decoding the whole
     /// vectors it passes; returns how many.
     pub unsafe fn skip(&mut self, mut n: u64) -> u64 {

@@ -248,6 +248,23 @@ impl Default for DecodedValues {
 }
 
 impl DecodedVector {
+    /// A vector of these decoded rows (no decode scratch): for building one by hand.
+    pub fn from_parts(
+        rows: u32,
+        validity: Option<Vec<bool>>,
+        values: DecodedValues,
+        dictionary: Option<Dictionary>,
+    ) -> DecodedVector {
+        DecodedVector {
+            rows,
+            validity,
+            values,
+            keep_dictionary: dictionary.is_some(),
+            dictionary,
+            scratch: DecodeScratch::default(),
+        }
+    }
+
     /// Whether row `i` is not null.
     pub fn is_valid(&self, i: usize) -> bool {
         self.validity.as_ref().is_none_or(|v| v[i])

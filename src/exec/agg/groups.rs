@@ -1,0 +1,291 @@
+//! Hash grouping, a vector at a time. Each key column numbers its distinct values
+//! (NULL included) as they appear; a group is the tuple of its key numbers, packed into
+//! an integer and numbered in turn. A dictionary-encoded byte-string vector is looked up
+//! once per dictionary entry, not per row. Group numbers are dense and in order of first
+//! appearance, so aggregate states are plain arrays indexed by them. Pure.
+
+use super::spec::MAX_KEYS;
+use crate::storage::format::encoding::{DecodedValues, DecodedVector};
+use hashbrown::HashMap;
+
+/// A key column's value, as a group's key.
+#[derive(Debug, Clone, PartialEq)]
+pub enum KeyValue {
+    Null,
+    Int(i64),
+    Bytes(Box<[u8]>),
+}
+
+/// One key column's values in a vector: integers (a column's, or computed from it,
+/// such as `date_trunc`), or byte strings.
+pub enum KeyInput<'a> {
+    Int { values: &'a [i64], valid: Option<&'a [bool]> },
+    Bytes(&'a DecodedVector),
+}
+
+#[derive(Default)]
+struct KeyColumn {
+    ints: HashMap<i64, u32>,
+    bytes: HashMap<Box<[u8]>, u32>,
+    null: Option<u32>,
+    values: Vec<KeyValue>,
+    /// Rows often repeat the last key (sorted or bucketed time): one compare then.
+    last: Option<(i64, u32)>,
+    /// Per dictionary entry of the current vector, its number.
+    entry_ids: Vec<u32>,
+}
+
+impl KeyColumn {
+    fn number(&mut self, v: KeyValue) -> u32 {
+        let next = self.values.len() as u32;
+        let id = match &v {
+            KeyValue::Null => *self.null.get_or_insert(next),
+            KeyValue::Int(x) => *self.ints.entry(*x).or_insert(next),
+            KeyValue::Bytes(b) => match self.bytes.get(b) {
+                Some(&id) => id,
+                None => {
+                    self.bytes.insert(b.clone(), next);
+                    next
+                }
+            },
+        };
+        if id == next {
+            self.values.push(v);
+        }
+        id
+    }
+
+    #[inline]
+    fn int_id(&mut self, x: i64) -> u32 {
+        if let Some((k, id)) = self.last {
+            if k == x {
+                return id;
+            }
+        }
+        let next = self.values.len() as u32;
+        let id = *self.ints.entry(x).or_insert(next);
+        if id == next {
+            self.values.push(KeyValue::Int(x));
+        }
+        self.last = Some((x, id));
+        id
+    }
+
+    /// The numbers of the selected rows' keys, into `out`.
+    fn ids(&mut self, input: &KeyInput, sel: &[u32], out: &mut Vec<u32>) {
+        out.clear();
+        match input {
+            KeyInput::Int { values, valid: None } => {
+                out.extend(sel.iter().map(|&r| self.int_id(values[r as usize])))
+            }
+            KeyInput::Int { values, valid: Some(valid) } => {
+                for &r in sel {
+                    let r = r as usize;
+                    let id = if valid[r] { self.int_id(values[r]) } else { self.number(KeyValue::Null) };
+                    out.push(id);
+                }
+            }
+            KeyInput::Bytes(col) => self.byte_ids(col, sel, out),
+        }
+    }
+
+    fn byte_ids(&mut self, col: &DecodedVector, sel: &[u32], out: &mut Vec<u32>) {
+        if let Some(d) = &col.dictionary {
+            // Entries are numbered when a selected row first uses them.
+            self.entry_ids.clear();
+            self.entry_ids.resize(d.len(), u32::MAX);
+            for &r in sel {
+                let r = r as usize;
+                if !col.is_valid(r) {
+                    out.push(self.number(KeyValue::Null));
+                    continue;
+                }
+                let e = d.codes[r] as usize;
+                let mut id = self.entry_ids[e];
+                if id == u32::MAX {
+                    let b = &d.data[d.offsets[e] as usize..d.offsets[e + 1] as usize];
+                    id = self.byte_id(b);
+                    self.entry_ids[e] = id;
+                }
+                out.push(id);
+            }
+        } else if let DecodedValues::Bytes { offsets, data } = &col.values {
+            for &r in sel {
+                let r = r as usize;
+                let id = if col.is_valid(r) {
+                    self.byte_id(&data[offsets[r] as usize..offsets[r + 1] as usize])
+                } else {
+                    self.number(KeyValue::Null)
+                };
+                out.push(id);
+            }
+        }
+    }
+
+    fn byte_id(&mut self, b: &[u8]) -> u32 {
+        match self.bytes.get(b) {
+            Some(&id) => id,
+            None => self.number(KeyValue::Bytes(b.into())),
+        }
+    }
+}
+
+/// Groups by up to `MAX_KEYS` key columns.
+pub struct Grouper {
+    columns: Vec<KeyColumn>,
+    /// Key numbers of several columns, packed, to the group number.
+    groups: HashMap<u128, u32>,
+    /// Per group, its key numbers (`columns.len()` each).
+    group_keys: Vec<u32>,
+    scratch: Vec<Vec<u32>>,
+}
+
+impl Grouper {
+    pub fn new(keys: usize) -> Grouper {
+        assert!((1..=MAX_KEYS).contains(&keys));
+        Grouper {
+            columns: (0..keys).map(|_| KeyColumn::default()).collect(),
+            groups: HashMap::new(),
+            group_keys: Vec::new(),
+            scratch: vec![Vec::new(); keys],
+        }
+    }
+
+    /// Room for about `groups` groups up front (the planner's estimate), so the table
+    /// does not grow step by step.
+    pub fn reserve(&mut self, groups: usize) {
+        if self.columns.len() > 1 {
+            self.groups.reserve(groups);
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        if self.columns.len() == 1 {
+            self.columns[0].values.len()
+        } else {
+            self.group_keys.len() / self.columns.len()
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The group of each selected row (`inputs`: one per key column), into `gids`.
+    pub fn assign(&mut self, inputs: &[KeyInput], sel: &[u32], gids: &mut Vec<u32>) {
+        if self.columns.len() == 1 {
+            return self.columns[0].ids(&inputs[0], sel, gids);
+        }
+        let mut scratch = std::mem::take(&mut self.scratch);
+        for (c, (column, input)) in self.columns.iter_mut().zip(inputs).enumerate() {
+            column.ids(input, sel, &mut scratch[c]);
+        }
+        gids.clear();
+        let keys = self.columns.len();
+        let mut last: Option<(u128, u32)> = None;
+        for i in 0..sel.len() {
+            let mut packed = 0u128;
+            for ids in &scratch {
+                packed = (packed << 32) | ids[i] as u128;
+            }
+            if let Some((k, g)) = last {
+                if k == packed {
+                    gids.push(g);
+                    continue;
+                }
+            }
+            let next = (self.group_keys.len() / keys) as u32;
+            let g = *self.groups.entry(packed).or_insert(next);
+            if g == next {
+                self.group_keys.extend(scratch.iter().map(|ids| ids[i]));
+            }
+            last = Some((packed, g));
+            gids.push(g);
+        }
+        self.scratch = scratch;
+    }
+
+    /// Group `g`'s value of key column `c`.
+    pub fn key(&self, g: usize, c: usize) -> &KeyValue {
+        let column = &self.columns[c];
+        let id =
+            if self.columns.len() == 1 { g } else { self.group_keys[g * self.columns.len() + c] as usize };
+        &column.values[id]
+    }
+
+    /// Bytes the grouping holds, roughly (keys, tables).
+    pub fn memory(&self) -> usize {
+        let columns: usize = self
+            .columns
+            .iter()
+            .map(|c| {
+                let bytes: usize =
+                    c.values.iter().map(|v| if let KeyValue::Bytes(b) = v { b.len() + 16 } else { 0 }).sum();
+                c.values.capacity() * std::mem::size_of::<KeyValue>()
+                    + c.ints.capacity() * 16
+                    + c.bytes.capacity() * 24
+                    + bytes
+            })
+            .sum();
+        columns + self.groups.capacity() * 20 + self.group_keys.capacity() * 4
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::storage::format::encoding::Dictionary;
+
+    #[test]
+    fn one_integer_key_numbers_values_in_order_of_appearance() {
+        let mut g = Grouper::new(1);
+        let mut gids = Vec::new();
+        let values = [7, 3, 7, 9, 3];
+        let valid = [true, true, true, true, false];
+        g.assign(&[KeyInput::Int { values: &values, valid: Some(&valid) }], &[0, 1, 2, 3, 4], &mut gids);
+        assert_eq!(gids, vec![0, 1, 0, 2, 3]);
+        assert_eq!(g.len(), 4);
+        assert_eq!(g.key(2, 0), &KeyValue::Int(9));
+        assert_eq!(g.key(3, 0), &KeyValue::Null);
+    }
+
+    #[test]
+    fn dictionary_and_plain_byte_vectors_share_numbers() {
+        let mut g = Grouper::new(2);
+        let mut gids = Vec::new();
+        let entries = Dictionary { codes: vec![1, 0, 1], offsets: vec![0, 1, 3], data: b"abb".to_vec() };
+        let dict = DecodedVector::from_parts(
+            3,
+            None,
+            DecodedValues::Bytes { offsets: vec![0], data: vec![] },
+            Some(entries),
+        );
+        let hours = [10, 10, 11];
+        g.assign(
+            &[KeyInput::Bytes(&dict), KeyInput::Int { values: &hours, valid: None }],
+            &[0, 1, 2],
+            &mut gids,
+        );
+        assert_eq!(gids, vec![0, 1, 2]);
+        let values = DecodedValues::Bytes { offsets: vec![0, 2, 3], data: b"bba".to_vec() };
+        let plain = DecodedVector::from_parts(2, None, values, None);
+        let hours = [11, 10];
+        g.assign(
+            &[KeyInput::Bytes(&plain), KeyInput::Int { values: &hours, valid: None }],
+            &[0, 1],
+            &mut gids,
+        );
+        assert_eq!(gids, vec![2, 1]);
+        assert_eq!(g.len(), 3);
+        assert_eq!(g.key(2, 0), &KeyValue::Bytes(b"bb"[..].into()));
+        assert_eq!(g.key(2, 1), &KeyValue::Int(11));
+    }
+
+    #[test]
+    fn selection_skips_rows() {
+        let mut g = Grouper::new(1);
+        let mut gids = Vec::new();
+        g.assign(&[KeyInput::Int { values: &[1, 2, 3], valid: None }], &[2], &mut gids);
+        assert_eq!((gids, g.len()), (vec![0], 1));
+    }
+}

@@ -1,0 +1,260 @@
+//! What a ColumnarAgg computes, in the form its plan carries: the group keys and the
+//! aggregates, each on attributes of the scanned relation. Pure: the planner decides
+//! (`planner::agg_path`), the node folds (`exec::columnar_agg`).
+
+use super::bucket::TruncUnit;
+use crate::exec::filter::plan::FilterPlan;
+
+/// The aggregate functions the fold computes. Each matches its built-in namesake's
+/// transition and final functions exactly (see `fold`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AggFunc {
+    CountStar,
+    Count,
+    Sum,
+    Avg,
+    Min,
+    Max,
+    BoolAnd,
+    BoolOr,
+}
+
+/// The aggregated column's type, as the fold reads it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum InputType {
+    Int2,
+    Int4,
+    Int8,
+    Float4,
+    Float8,
+    /// Another type stored as an integer in its btree order (date, timestamp,
+    /// timestamptz, time, oid): min and max only.
+    OrderedInt,
+    Bool,
+    /// Byte strings compared under the aggregate's collation (text, varchar): min and
+    /// max only.
+    Text,
+    /// count(*): no column.
+    None,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct AggSpec {
+    pub func: AggFunc,
+    pub input: InputType,
+    /// The aggregated attribute (0-based); None for count(*).
+    pub att: Option<usize>,
+    /// The aggregate's `FILTER (WHERE ...)`, its operands numbered after the scan's.
+    pub filter: Option<FilterPlan>,
+}
+
+/// How a group key is computed from its attribute.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum KeyKind {
+    /// The column's value (integers, or byte strings whose equality is byte equality).
+    Value,
+    /// `date_trunc(unit, col)` on a timestamp without time zone.
+    Trunc(TruncUnit),
+    /// `date_trunc(unit, col)` on a timestamptz, in the session's time zone.
+    TruncTz(TruncUnit),
+    /// `date_bin(stride, col, origin)`, stride and origin in microseconds.
+    Bin { stride: i64, origin: i64 },
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct KeySpec {
+    /// The attribute (0-based).
+    pub att: usize,
+    pub kind: KeyKind,
+    /// Whether the column stores byte strings (else integers).
+    pub bytes: bool,
+}
+
+/// Most group keys a ColumnarAgg takes: a group's key ids are packed into 128 bits.
+pub const MAX_KEYS: usize = 4;
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct AggPlan {
+    pub keys: Vec<KeySpec>,
+    pub aggs: Vec<AggSpec>,
+    /// Partial aggregation under a Gather: the output is each aggregate's transition
+    /// state, for core's Finalize Aggregate.
+    pub partial: bool,
+}
+
+impl AggPlan {
+    /// Attributes the fold reads (0-based), sorted, once each.
+    pub fn attributes(&self) -> Vec<usize> {
+        let mut out: Vec<usize> = self.keys.iter().map(|k| k.att).collect();
+        for a in &self.aggs {
+            out.extend(a.att);
+            if let Some(f) = &a.filter {
+                out.extend(f.attributes());
+            }
+        }
+        out.sort_unstable();
+        out.dedup();
+        out
+    }
+
+    pub fn to_bytes(&self) -> Vec<u8> {
+        let mut w = Writer(Vec::new());
+        w.u32(self.keys.len() as u32);
+        for k in &self.keys {
+            w.u32(k.att as u32);
+            w.0.push(k.bytes as u8);
+            match k.kind {
+                KeyKind::Value => w.0.push(0),
+                KeyKind::Trunc(u) => w.0.extend([1, u.code()]),
+                KeyKind::TruncTz(u) => w.0.extend([2, u.code()]),
+                KeyKind::Bin { stride, origin } => {
+                    w.0.push(3);
+                    w.i64(stride);
+                    w.i64(origin);
+                }
+            }
+        }
+        w.u32(self.aggs.len() as u32);
+        for a in &self.aggs {
+            w.0.push(FUNCS.iter().position(|f| *f == a.func).unwrap() as u8);
+            w.0.push(INPUTS.iter().position(|t| *t == a.input).unwrap() as u8);
+            w.u32(a.att.map_or(u32::MAX, |x| x as u32));
+            match &a.filter {
+                Some(f) => {
+                    let bytes = f.to_bytes();
+                    w.u32(bytes.len() as u32);
+                    w.0.extend(bytes);
+                }
+                None => w.u32(u32::MAX),
+            }
+        }
+        w.0.push(self.partial as u8);
+        w.0
+    }
+
+    /// The plan `to_bytes` gave; None for bytes it cannot have given.
+    pub fn from_bytes(bytes: &[u8]) -> Option<AggPlan> {
+        let mut r = Reader(bytes);
+        let nkeys = r.u32()? as usize;
+        if nkeys > MAX_KEYS {
+            return None;
+        }
+        let mut keys = Vec::with_capacity(nkeys);
+        for _ in 0..nkeys {
+            let att = r.u32()? as usize;
+            let bytes = r.byte()? != 0;
+            let kind = match r.byte()? {
+                0 => KeyKind::Value,
+                1 => KeyKind::Trunc(TruncUnit::from_code(r.byte()?)?),
+                2 => KeyKind::TruncTz(TruncUnit::from_code(r.byte()?)?),
+                3 => KeyKind::Bin { stride: r.i64()?, origin: r.i64()? },
+                _ => return None,
+            };
+            keys.push(KeySpec { att, kind, bytes });
+        }
+        let naggs = r.u32()? as usize;
+        let mut aggs = Vec::with_capacity(naggs.min(1024));
+        for _ in 0..naggs {
+            let func = *FUNCS.get(r.byte()? as usize)?;
+            let input = *INPUTS.get(r.byte()? as usize)?;
+            let att = Some(r.u32()?).filter(|&a| a != u32::MAX).map(|a| a as usize);
+            let filter = match r.u32()? {
+                u32::MAX => None,
+                len => Some(FilterPlan::from_bytes(r.take(len as usize)?)?),
+            };
+            aggs.push(AggSpec { func, input, att, filter });
+        }
+        let partial = r.byte()? != 0;
+        r.0.is_empty().then_some(AggPlan { keys, aggs, partial })
+    }
+}
+
+const FUNCS: [AggFunc; 8] = [
+    AggFunc::CountStar,
+    AggFunc::Count,
+    AggFunc::Sum,
+    AggFunc::Avg,
+    AggFunc::Min,
+    AggFunc::Max,
+    AggFunc::BoolAnd,
+    AggFunc::BoolOr,
+];
+
+const INPUTS: [InputType; 9] = [
+    InputType::Int2,
+    InputType::Int4,
+    InputType::Int8,
+    InputType::Float4,
+    InputType::Float8,
+    InputType::OrderedInt,
+    InputType::Bool,
+    InputType::Text,
+    InputType::None,
+];
+
+struct Writer(Vec<u8>);
+
+impl Writer {
+    fn u32(&mut self, v: u32) {
+        self.0.extend_from_slice(&v.to_le_bytes());
+    }
+    fn i64(&mut self, v: i64) {
+        self.0.extend_from_slice(&v.to_le_bytes());
+    }
+}
+
+struct Reader<'a>(&'a [u8]);
+
+impl<'a> Reader<'a> {
+    fn take(&mut self, n: usize) -> Option<&'a [u8]> {
+        if self.0.len() < n {
+            return None;
+        }
+        let (head, rest) = self.0.split_at(n);
+        self.0 = rest;
+        Some(head)
+    }
+    fn byte(&mut self) -> Option<u8> {
+        Some(self.take(1)?[0])
+    }
+    fn u32(&mut self) -> Option<u32> {
+        Some(u32::from_le_bytes(self.take(4)?.try_into().ok()?))
+    }
+    fn i64(&mut self) -> Option<i64> {
+        Some(i64::from_le_bytes(self.take(8)?.try_into().ok()?))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::exec::filter::plan::PlanTest;
+    use crate::storage::format::zonemap::CmpOp;
+
+    #[test]
+    fn plans_round_trip() {
+        let plan = AggPlan {
+            keys: vec![
+                KeySpec { att: 0, kind: KeyKind::TruncTz(TruncUnit::Hour), bytes: false },
+                KeySpec { att: 3, kind: KeyKind::Value, bytes: true },
+                KeySpec { att: 1, kind: KeyKind::Bin { stride: 900_000_000, origin: -7 }, bytes: false },
+            ],
+            aggs: vec![
+                AggSpec { func: AggFunc::CountStar, input: InputType::None, att: None, filter: None },
+                AggSpec {
+                    func: AggFunc::Avg,
+                    input: InputType::Float8,
+                    att: Some(5),
+                    filter: Some(FilterPlan::Test { att: 2, test: PlanTest::Compare(CmpOp::Gt, 1) }),
+                },
+            ],
+            partial: true,
+        };
+        let bytes = plan.to_bytes();
+        assert_eq!(AggPlan::from_bytes(&bytes), Some(plan.clone()));
+        assert_eq!(plan.attributes(), vec![0, 1, 2, 3, 5]);
+        for cut in 0..bytes.len() {
+            assert_eq!(AggPlan::from_bytes(&bytes[..cut]), None, "cut at {cut}");
+        }
+    }
+}

@@ -1,0 +1,701 @@
+//! Aggregate paths over one columnar relation (from `hooks`' `create_upper_paths`): a
+//! `ColumnarAgg` that scans and folds the aggregates over vectors, offered beside core's
+//! Agg paths and chosen only when it costs less; and its parallel partial form, which
+//! core gathers and finishes with a Finalize Aggregate.
+//!
+//! A query is eligible only if the fold computes it exactly: every WHERE clause pushed
+//! into the scan, group keys that are columns or `date_trunc` / `date_bin` of a
+//! timestamp column, and built-in aggregates (count, sum, avg, min, max, bool_and/or)
+//! over plain columns, without DISTINCT or ORDER BY, their FILTER pushable too. Anything
+//! else is left to core, decided here, at plan time.
+
+use super::cost::{self, AggInput, CostParams, ScanInput};
+use super::quals;
+use super::scan_path::{self, Pruning};
+use crate::exec::agg::bucket::TruncUnit;
+use crate::exec::agg::fold::Acc;
+use crate::exec::agg::spec::{AggFunc, AggPlan, AggSpec, InputType, KeyKind, KeySpec, MAX_KEYS};
+use crate::exec::columnar_agg::{self, AggScanPlan, ColumnarAgg};
+use crate::exec::columnar_scan::ScanPlan;
+use crate::exec::customscan::{Methods, PlanPrivate};
+use crate::exec::MethodTable;
+use crate::pg_list;
+use crate::storage::datum::{self, ColumnKind};
+use crate::storage::{am, plan_sizes};
+use pgrx::pg_sys;
+use pgrx::prelude::*;
+use std::ffi::CStr;
+
+static PATH_METHODS: MethodTable<pg_sys::CustomPathMethods> = MethodTable(pg_sys::CustomPathMethods {
+    CustomName: columnar_agg::NAME.as_ptr(),
+    PlanCustomPath: Some(plan_path),
+    ReparameterizeCustomPathByChild: None,
+});
+
+/// Offers a ColumnarAgg for the grouping stage of a query over one columnar relation,
+/// and a Finalize Aggregate over a Gather of partial ColumnarAggs.
+pub unsafe fn add_paths(
+    root: *mut pg_sys::PlannerInfo,
+    input_rel: *mut pg_sys::RelOptInfo,
+    output_rel: *mut pg_sys::RelOptInfo,
+    extra: *mut pg_sys::GroupPathExtraData,
+) {
+    if !super::ENABLE_VECTOR_AGG.get() {
+        return;
+    }
+    let parse = (*root).parse;
+    if (*input_rel).reloptkind != pg_sys::RelOptKind::RELOPT_BASEREL
+        || !(*parse).groupingSets.is_null()
+        || !(*input_rel).lateral_relids.is_null()
+        || (*extra).patype != pg_sys::PartitionwiseAggregateType::PARTITIONWISE_AGGREGATE_NONE
+    {
+        return;
+    }
+    if !(*parse).groupClause.is_null() && !super::ENABLE_GROUPED_VECTOR_AGG.get() {
+        return;
+    }
+    let rte = *(*root).simple_rte_array.add((*input_rel).relid as usize);
+    if (*rte).rtekind != pg_sys::RTEKind::RTE_RELATION
+        || (*rte).relkind as u8 != pg_sys::RELKIND_RELATION
+        || (*rte).inh
+        || !(*rte).tablesample.is_null()
+    {
+        return;
+    }
+    let relation = pg_sys::table_open((*rte).relid, pg_sys::NoLock as i32);
+    if am::is_columnar(relation) {
+        if let Some(shape) = eligible(root, input_rel, output_rel, extra, relation, false) {
+            add_path(root, input_rel, output_rel, relation, shape, None);
+        }
+        add_parallel_path(root, input_rel, output_rel, extra, relation);
+    }
+    pg_sys::table_close(relation, pg_sys::NoLock as i32);
+}
+
+/// The parallel plan: Finalize Aggregate over a Gather of partial ColumnarAggs, each
+/// folding the row groups its process claims into the aggregates' transition states.
+/// Core makes the partial grouping stage's relation (and its target, the partial
+/// aggregates) when it plans its own partial aggregation.
+unsafe fn add_parallel_path(
+    root: *mut pg_sys::PlannerInfo,
+    rel: *mut pg_sys::RelOptInfo,
+    output_rel: *mut pg_sys::RelOptInfo,
+    extra: *mut pg_sys::GroupPathExtraData,
+    relation: pg_sys::Relation,
+) {
+    let flags = (*extra).flags as u32;
+    let grouped = !(*(*root).parse).groupClause.is_null();
+    if !super::ENABLE_PARALLEL_VECTOR_AGG.get()
+        || !(*output_rel).consider_parallel
+        || (*rel).partial_pathlist.is_null()
+        || !(*extra).partial_costs_set
+        || flags & pg_sys::GROUPING_CAN_PARTIAL_AGG == 0
+        || (grouped && flags & pg_sys::GROUPING_CAN_USE_HASH == 0)
+    {
+        return;
+    }
+    let partial_rel = pg_sys::fetch_upper_rel(
+        root,
+        pg_sys::UpperRelationKind::UPPERREL_PARTIAL_GROUP_AGG,
+        (*output_rel).relids,
+    );
+    if (*(*partial_rel).reltarget).exprs.is_null() {
+        return;
+    }
+    let Some(shape) = eligible(root, rel, partial_rel, extra, relation, true) else { return };
+    let Some(partial) = add_path(root, rel, partial_rel, relation, shape, Some(output_rel)) else { return };
+    let gather = pg_sys::create_gather_path(
+        root,
+        partial_rel,
+        partial,
+        (*partial_rel).reltarget,
+        std::ptr::null_mut(),
+        std::ptr::null_mut(),
+    );
+    let groups = final_groups(root, rel, output_rel);
+    let strategy = if grouped { pg_sys::AggStrategy::AGG_HASHED } else { pg_sys::AggStrategy::AGG_PLAIN };
+    let finalize = pg_sys::create_agg_path(
+        root,
+        output_rel,
+        gather as *mut pg_sys::Path,
+        (*output_rel).reltarget,
+        strategy,
+        pg_sys::AggSplit::AGGSPLIT_FINAL_DESERIAL,
+        (*(*root).parse).groupClause,
+        (*extra).havingQual as *mut pg_sys::List,
+        &(*extra).agg_final_costs,
+        groups,
+    );
+    pg_sys::add_path(output_rel, finalize as *mut pg_sys::Path);
+}
+
+/// The groups the query makes (its grouping stage's estimate).
+unsafe fn final_groups(
+    root: *mut pg_sys::PlannerInfo,
+    rel: *mut pg_sys::RelOptInfo,
+    output_rel: *mut pg_sys::RelOptInfo,
+) -> f64 {
+    let parse = (*root).parse;
+    if (*parse).groupClause.is_null() {
+        return 1.0;
+    }
+    let exprs = pg_sys::get_sortgrouplist_exprs((*parse).groupClause, (*root).processed_tlist);
+    let _ = output_rel;
+    pg_sys::estimate_num_groups(root, exprs, (*rel).rows, std::ptr::null_mut(), std::ptr::null_mut())
+}
+
+/// What an eligible query folds.
+struct Shape {
+    plan: AggPlan,
+    /// The scan tuple: the key expressions, then the Aggrefs.
+    key_exprs: Vec<*mut pg_sys::Node>,
+    aggrefs: Vec<*mut pg_sys::Aggref>,
+    pushdown: quals::Pushdown,
+    /// The scan's operands, then those of the aggregates' FILTERs.
+    operands: Vec<*mut pg_sys::Node>,
+    having: *mut pg_sys::List,
+}
+
+unsafe fn eligible(
+    root: *mut pg_sys::PlannerInfo,
+    rel: *mut pg_sys::RelOptInfo,
+    output_rel: *mut pg_sys::RelOptInfo,
+    extra: *mut pg_sys::GroupPathExtraData,
+    relation: pg_sys::Relation,
+    partial: bool,
+) -> Option<Shape> {
+    let relid = (*rel).relid;
+    let kinds = datum::column_kinds((*relation).rd_att);
+    // Every WHERE clause is evaluated by the scan, or the fold cannot run.
+    let clauses = (*rel).baserestrictinfo;
+    let pushdown = if clauses.is_null() {
+        quals::Pushdown::none(clauses)
+    } else if scan_path::push_down_enabled(root, rel) {
+        quals::pushdown(root, rel, clauses)
+    } else {
+        return None;
+    };
+    if !pushdown.kept.is_empty() {
+        return None;
+    }
+    let mut operands = pushdown.operands.clone();
+    // Group keys.
+    let parse = (*root).parse;
+    let tlist = (*root).processed_tlist;
+    let mut keys = Vec::new();
+    let mut key_exprs = Vec::new();
+    for sgc in pg_list::ptrs::<pg_sys::SortGroupClause>((*parse).groupClause) {
+        let tle = pg_sys::get_sortgroupref_tle((*sgc).tleSortGroupRef, tlist);
+        let expr = (*tle).expr as *mut pg_sys::Node;
+        keys.push(group_key(expr, (*sgc).eqop, relid, &kinds)?);
+        key_exprs.push(expr);
+    }
+    if keys.len() > MAX_KEYS {
+        return None;
+    }
+    // The target (and HAVING) may use the keys and aggregates, and nothing else of the
+    // relation's rows.
+    let target = (*(*output_rel).reltarget).exprs;
+    let having = if partial { std::ptr::null_mut() } else { (*extra).havingQual as *mut pg_sys::List };
+    let mut aggrefs: Vec<*mut pg_sys::Aggref> = Vec::new();
+    for node in [target as *mut pg_sys::Node, having as *mut pg_sys::Node] {
+        if node.is_null() {
+            continue;
+        }
+        let mut context = Walk { keys: &key_exprs, aggrefs: &mut aggrefs };
+        if pg_sys::expression_tree_walker(node, Some(uncovered), &mut context as *mut Walk as *mut _) {
+            return None;
+        }
+    }
+    let mut aggs = Vec::new();
+    for &aggref in &aggrefs {
+        aggs.push(aggregate(root, rel, aggref, &kinds, partial, &mut operands)?);
+    }
+    if aggs.is_empty() && keys.is_empty() {
+        return None;
+    }
+    let plan = AggPlan { keys, aggs, partial };
+    Some(Shape { plan, key_exprs, aggrefs, pushdown, operands, having })
+}
+
+struct Walk<'a> {
+    keys: &'a [*mut pg_sys::Node],
+    aggrefs: &'a mut Vec<*mut pg_sys::Aggref>,
+}
+
+/// Collects the Aggrefs; true (stop) at a column reference that no group key covers.
+#[pg_guard]
+unsafe extern "C-unwind" fn uncovered(node: *mut pg_sys::Node, context: *mut std::ffi::c_void) -> bool {
+    if node.is_null() {
+        return false;
+    }
+    let walk = &mut *(context as *mut Walk);
+    if walk.keys.iter().any(|&k| pg_sys::equal(k as *const _, node as *const _)) {
+        return false;
+    }
+    match (*node).type_ {
+        pg_sys::NodeTag::T_Aggref => {
+            let a = node as *mut pg_sys::Aggref;
+            if !walk.aggrefs.iter().any(|&b| pg_sys::equal(b as *const _, a as *const _)) {
+                walk.aggrefs.push(a);
+            }
+            false
+        }
+        pg_sys::NodeTag::T_Var
+        | pg_sys::NodeTag::T_PlaceHolderVar
+        | pg_sys::NodeTag::T_GroupingFunc
+        | pg_sys::NodeTag::T_WindowFunc => true,
+        _ => pg_sys::expression_tree_walker(node, Some(uncovered), context),
+    }
+}
+
+/// Types whose stored integers group exactly as their equality does.
+const INT_KEY_TYPES: [pg_sys::Oid; 9] = [
+    pg_sys::INT2OID,
+    pg_sys::INT4OID,
+    pg_sys::INT8OID,
+    pg_sys::BOOLOID,
+    pg_sys::DATEOID,
+    pg_sys::TIMESTAMPOID,
+    pg_sys::TIMESTAMPTZOID,
+    pg_sys::TIMEOID,
+    pg_sys::OIDOID,
+];
+
+/// Types whose equality is byte equality (text under a deterministic collation).
+const BYTE_KEY_TYPES: [pg_sys::Oid; 4] =
+    [pg_sys::TEXTOID, pg_sys::VARCHAROID, pg_sys::BYTEAOID, pg_sys::UUIDOID];
+
+/// A group key the fold computes, or None.
+unsafe fn group_key(
+    expr: *mut pg_sys::Node,
+    eqop: pg_sys::Oid,
+    relid: u32,
+    kinds: &[ColumnKind],
+) -> Option<KeySpec> {
+    if let Some(var) = quals::as_var(expr, relid) {
+        let att = (*var).varattno as usize - 1;
+        let base = pg_sys::getBaseType((*var).vartype);
+        // The type's own equality: another opclass's could group differently.
+        let entry = pg_sys::lookup_type_cache(base, pg_sys::TYPECACHE_EQ_OPR as i32);
+        if (*entry).eq_opr != eqop {
+            return None;
+        }
+        if INT_KEY_TYPES.contains(&base) && matches!(kinds[att], ColumnKind::Int { .. }) {
+            return Some(KeySpec { att, kind: KeyKind::Value, bytes: false });
+        }
+        let collation = pg_sys::exprCollation(expr);
+        let deterministic =
+            collation == pg_sys::InvalidOid || pg_sys::get_collation_isdeterministic(collation);
+        if BYTE_KEY_TYPES.contains(&base)
+            && deterministic
+            && matches!(kinds[att], ColumnKind::Varlena | ColumnKind::Fixed { .. })
+        {
+            return Some(KeySpec { att, kind: KeyKind::Value, bytes: true });
+        }
+        return None;
+    }
+    if (*expr).type_ != pg_sys::NodeTag::T_FuncExpr {
+        return None;
+    }
+    let f = expr as *mut pg_sys::FuncExpr;
+    let args: Vec<*mut pg_sys::Node> = pg_list::ptrs((*f).args).collect();
+    let constant = |n: *mut pg_sys::Node| {
+        ((*n).type_ == pg_sys::NodeTag::T_Const && !(*(n as *mut pg_sys::Const)).constisnull)
+            .then(|| (*(n as *mut pg_sys::Const)).constvalue)
+    };
+    let column = |n: *mut pg_sys::Node| {
+        let var = quals::as_var(n, relid)?;
+        let att = (*var).varattno as usize - 1;
+        matches!(kinds[att], ColumnKind::Int { len: 8 }).then_some(att)
+    };
+    match ((*f).funcid.to_u32(), &args[..]) {
+        (id @ (pg_sys::F_DATE_TRUNC_TEXT_TIMESTAMP | pg_sys::F_DATE_TRUNC_TEXT_TIMESTAMPTZ), &[unit, ts]) => {
+            let name = String::from_datum(constant(unit)?, false)?;
+            let unit = TruncUnit::parse(&name)?;
+            let att = column(ts)?;
+            let kind = if id == pg_sys::F_DATE_TRUNC_TEXT_TIMESTAMP {
+                KeyKind::Trunc(unit)
+            } else {
+                KeyKind::TruncTz(unit)
+            };
+            Some(KeySpec { att, kind, bytes: false })
+        }
+        (
+            pg_sys::F_DATE_BIN_INTERVAL_TIMESTAMP_TIMESTAMP
+            | pg_sys::F_DATE_BIN_INTERVAL_TIMESTAMPTZ_TIMESTAMPTZ,
+            &[stride, ts, origin],
+        ) => {
+            let interval = constant(stride)?.cast_mut_ptr::<pg_sys::Interval>();
+            if (*interval).month != 0 {
+                return None;
+            }
+            let stride =
+                ((*interval).day as i64).checked_mul(86_400_000_000)?.checked_add((*interval).time)?;
+            let origin = constant(origin)?.value() as i64;
+            Some(KeySpec { att: column(ts)?, kind: KeyKind::Bin { stride, origin }, bytes: false })
+        }
+        _ => None,
+    }
+}
+
+/// The aggregate the fold computes for `aggref`, or None.
+unsafe fn aggregate(
+    root: *mut pg_sys::PlannerInfo,
+    rel: *mut pg_sys::RelOptInfo,
+    aggref: *mut pg_sys::Aggref,
+    kinds: &[ColumnKind],
+    partial: bool,
+    operands: &mut Vec<*mut pg_sys::Node>,
+) -> Option<AggSpec> {
+    let a = &*aggref;
+    if !a.aggdistinct.is_null()
+        || !a.aggorder.is_null()
+        || !a.aggdirectargs.is_null()
+        || a.aggkind as u8 != b'n'
+        || a.agglevelsup != 0
+        || a.aggvariadic
+    {
+        return None;
+    }
+    use pg_sys::*;
+    let (func, input) = match a.aggfnoid.to_u32() {
+        F_COUNT_ => (AggFunc::CountStar, InputType::None),
+        F_COUNT_ANY => (AggFunc::Count, InputType::None),
+        F_SUM_INT2 => (AggFunc::Sum, InputType::Int2),
+        F_SUM_INT4 => (AggFunc::Sum, InputType::Int4),
+        F_SUM_INT8 => (AggFunc::Sum, InputType::Int8),
+        F_SUM_FLOAT4 => (AggFunc::Sum, InputType::Float4),
+        F_SUM_FLOAT8 => (AggFunc::Sum, InputType::Float8),
+        F_AVG_INT2 => (AggFunc::Avg, InputType::Int2),
+        F_AVG_INT4 => (AggFunc::Avg, InputType::Int4),
+        F_AVG_INT8 => (AggFunc::Avg, InputType::Int8),
+        F_AVG_FLOAT4 => (AggFunc::Avg, InputType::Float4),
+        F_AVG_FLOAT8 => (AggFunc::Avg, InputType::Float8),
+        F_MIN_INT2 => (AggFunc::Min, InputType::Int2),
+        F_MIN_INT4 => (AggFunc::Min, InputType::Int4),
+        F_MIN_INT8 => (AggFunc::Min, InputType::Int8),
+        F_MIN_FLOAT4 => (AggFunc::Min, InputType::Float4),
+        F_MIN_FLOAT8 => (AggFunc::Min, InputType::Float8),
+        F_MIN_DATE | F_MIN_TIME | F_MIN_TIMESTAMP | F_MIN_TIMESTAMPTZ => {
+            (AggFunc::Min, InputType::OrderedInt)
+        }
+        F_MIN_TEXT => (AggFunc::Min, InputType::Text),
+        F_MAX_INT2 => (AggFunc::Max, InputType::Int2),
+        F_MAX_INT4 => (AggFunc::Max, InputType::Int4),
+        F_MAX_INT8 => (AggFunc::Max, InputType::Int8),
+        F_MAX_FLOAT4 => (AggFunc::Max, InputType::Float4),
+        F_MAX_FLOAT8 => (AggFunc::Max, InputType::Float8),
+        F_MAX_DATE | F_MAX_TIME | F_MAX_TIMESTAMP | F_MAX_TIMESTAMPTZ => {
+            (AggFunc::Max, InputType::OrderedInt)
+        }
+        F_MAX_TEXT => (AggFunc::Max, InputType::Text),
+        F_BOOL_AND | F_EVERY => (AggFunc::BoolAnd, InputType::Bool),
+        F_BOOL_OR => (AggFunc::BoolOr, InputType::Bool),
+        _ => return None,
+    };
+    // sum/avg over int8 keep an internal state (a 128-bit sum) that a partial plan would
+    // have to serialize: left to core's partial aggregate.
+    if partial && input == InputType::Int8 && matches!(func, AggFunc::Sum | AggFunc::Avg) {
+        return None;
+    }
+    let args: Vec<*mut pg_sys::TargetEntry> = pg_list::ptrs(a.args).collect();
+    let att = match (func, &args[..]) {
+        (AggFunc::CountStar, []) => None,
+        (_, &[tle]) => {
+            let var = quals::as_var((*tle).expr as *mut pg_sys::Node, (*rel).relid)?;
+            let att = (*var).varattno as usize - 1;
+            let fits = match (input, kinds[att]) {
+                (InputType::None, ColumnKind::Dropped) => false,
+                (InputType::None, _) => true,
+                (InputType::Int2, ColumnKind::Int { len: 2 })
+                | (InputType::Int4, ColumnKind::Int { len: 4 })
+                | (InputType::Int8, ColumnKind::Int { len: 8 })
+                | (InputType::Float4, ColumnKind::Float4)
+                | (InputType::Float8, ColumnKind::Float8)
+                | (InputType::OrderedInt, ColumnKind::Int { .. })
+                | (InputType::Bool, ColumnKind::Int { len: 1 })
+                | (InputType::Text, ColumnKind::Varlena) => true,
+                _ => false,
+            };
+            if !fits {
+                return None;
+            }
+            Some(att)
+        }
+        _ => return None,
+    };
+    let filter = if a.aggfilter.is_null() {
+        None
+    } else {
+        Some(quals::translate_filter(root, rel, a.aggfilter as *mut pg_sys::Node, operands)?)
+    };
+    Some(AggSpec { func, input, att, filter })
+}
+
+/// Adds the ColumnarAgg path for `shape` to `output_rel`; for a partial one
+/// (`final_rel`: the grouping stage it feeds), returns it instead, for a Gather.
+unsafe fn add_path(
+    root: *mut pg_sys::PlannerInfo,
+    rel: *mut pg_sys::RelOptInfo,
+    output_rel: *mut pg_sys::RelOptInfo,
+    relation: pg_sys::Relation,
+    shape: Shape,
+    final_rel: Option<*mut pg_sys::RelOptInfo>,
+) -> Option<*mut pg_sys::Path> {
+    let partial = final_rel.is_some();
+    let params = CostParams {
+        seq_page_cost: pg_sys::seq_page_cost,
+        cpu_tuple_cost: pg_sys::cpu_tuple_cost,
+        cpu_operator_cost: pg_sys::cpu_operator_cost,
+    };
+    let natts = (*(*relation).rd_att).natts as usize;
+    let bytes = plan_sizes::column_bytes(relation, natts);
+    let mut attributes = shape.plan.attributes();
+    if let Some(f) = &shape.pushdown.filter {
+        attributes.extend(f.attributes());
+        attributes.sort_unstable();
+        attributes.dedup();
+    }
+    let pruning = match &shape.pushdown.filter {
+        Some(f) => scan_path::plan_time_pruning(root, relation, f, &shape.pushdown.operands),
+        None => Pruning::none(rel),
+    };
+    let pushed = pg_list::from_ptrs(shape.pushdown.pushed.iter().copied());
+    let (filter_columns, filter_tests, selectivity) = match &shape.pushdown.filter {
+        Some(f) => (
+            f.attributes().len(),
+            f.tests(),
+            pg_sys::clauselist_selectivity(
+                root,
+                pushed,
+                (*rel).relid as i32,
+                pg_sys::JoinType::JOIN_INNER,
+                std::ptr::null_mut(),
+            ),
+        ),
+        None => (0, 0, 1.0),
+    };
+    let scan = ScanInput {
+        zone_fraction: pruning.row_fraction,
+        pages: (*rel).pages as f64,
+        bytes_all: bytes.iter().sum::<u64>() as f64,
+        bytes_read: attributes.iter().map(|&a| bytes[a]).sum::<u64>() as f64,
+        rows: (*rel).tuples,
+        columns_read: attributes.len(),
+        qual_per_row: 0.0,
+        filter_columns,
+        filter_tests,
+        filter_selectivity: selectivity,
+    };
+    // Parallel: the share of the rows each participant folds.
+    let workers = if partial {
+        let w = pg_sys::compute_parallel_worker(
+            rel,
+            (*rel).pages as f64,
+            -1.0,
+            pg_sys::max_parallel_workers_per_gather,
+        );
+        if w <= 0 {
+            return None;
+        }
+        w
+    } else {
+        0
+    };
+    let divisor =
+        if partial { cost::parallel_divisor(workers, pg_sys::parallel_leader_participation) } else { 1.0 };
+    let rows_in = ((*rel).rows / divisor).max(1.0);
+    let groups = if shape.plan.keys.is_empty() {
+        1.0
+    } else {
+        let exprs = pg_list::from_ptrs(shape.key_exprs.iter().copied());
+        pg_sys::estimate_num_groups(root, exprs, rows_in, std::ptr::null_mut(), std::ptr::null_mut())
+    };
+    let mut having = pg_sys::QualCost::default();
+    pg_sys::cost_qual_eval(&mut having, shape.having, root);
+    let input = AggInput {
+        scan,
+        aggs: shape.plan.aggs.len(),
+        keys: shape.plan.keys.len(),
+        groups,
+        having_per_group: having.per_tuple,
+    };
+    let c = cost::columnar_agg_components(&input, &params);
+    let total = c.io + c.cpu() / divisor + c.output + having.startup;
+    // Memory: the plan is made only if the groups' states fit work_mem (times
+    // hash_mem_multiplier, as for core's hash aggregate).
+    let per_group: usize =
+        shape.plan.aggs.iter().map(|a| Acc::bytes_per_group(a.func, a.input)).sum::<usize>()
+            + 48 * shape.plan.keys.len();
+    let limit = pg_sys::work_mem as f64 * 1024.0 * pg_sys::hash_mem_multiplier;
+    if groups * per_group as f64 > limit {
+        return None;
+    }
+    // What core offers for the whole grouping stage, for EXPLAIN VERBOSE.
+    let core = pg_list::ptrs::<pg_sys::Path>((*final_rel.unwrap_or(output_rel)).pathlist)
+        .map(|p| (*p).total_cost)
+        .fold(f64::INFINITY, f64::min);
+    let explain = explain_lines(root, relation, &shape, &attributes, &c, total, core, groups, partial);
+    let path = pg_sys::palloc0(std::mem::size_of::<pg_sys::CustomPath>()) as *mut pg_sys::CustomPath;
+    (*path).path.type_ = pg_sys::NodeTag::T_CustomPath;
+    (*path).path.pathtype = pg_sys::NodeTag::T_CustomScan;
+    (*path).path.parent = output_rel;
+    (*path).path.pathtarget = (*output_rel).reltarget;
+    (*path).path.parallel_safe = (*rel).consider_parallel && (*output_rel).consider_parallel;
+    (*path).path.parallel_aware = partial;
+    (*path).path.parallel_workers = workers;
+    (*path).path.rows = groups;
+    (*path).path.startup_cost = total;
+    (*path).path.total_cost = total;
+    (*path).methods = &PATH_METHODS.0;
+    // What plan_path needs: the base relation, the plan, the scan tuple, HAVING.
+    let scan_plan = ScanPlan {
+        attnums: attributes.iter().map(|&a| a as i32 + 1).collect(),
+        output: Vec::new(),
+        zone_predicates: Vec::new(),
+        filter: shape.pushdown.filter,
+        zone_quals: 0,
+        pushed_quals: 0,
+        explain_costs: String::new(),
+    };
+    let private = AggScanPlan { scan: scan_plan, agg: shape.plan, groups, explain };
+    let tlist = pg_list::from_ptrs(
+        shape
+            .key_exprs
+            .iter()
+            .copied()
+            .chain(shape.aggrefs.iter().map(|&a| a as *mut pg_sys::Node))
+            .enumerate()
+            .map(|(i, e)| {
+                pg_sys::makeTargetEntry(e as *mut pg_sys::Expr, i as i16 + 1, std::ptr::null_mut(), false)
+            }),
+    );
+    (*path).custom_private = pg_list::from_ptrs([
+        pg_list::from_ints([(*rel).relid as i32]) as *mut pg_sys::Node,
+        private.to_list() as *mut pg_sys::Node,
+        tlist as *mut pg_sys::Node,
+        shape.having as *mut pg_sys::Node,
+        pg_list::from_ptrs(shape.operands.iter().copied()) as *mut pg_sys::Node,
+    ]);
+    if partial {
+        return Some(path as *mut pg_sys::Path);
+    }
+    pg_sys::add_path(output_rel, path as *mut pg_sys::Path);
+    None
+}
+
+/// What EXPLAIN shows of the plan: decisions always, costs with VERBOSE ('+').
+#[allow(clippy::too_many_arguments)]
+unsafe fn explain_lines(
+    root: *mut pg_sys::PlannerInfo,
+    relation: pg_sys::Relation,
+    shape: &Shape,
+    attributes: &[usize],
+    c: &cost::AggCost,
+    total: f64,
+    core: f64,
+    groups: f64,
+    partial: bool,
+) -> Vec<(String, String)> {
+    let relid = (*relation).rd_id;
+    let name = CStr::from_ptr(pg_sys::get_rel_name(relid)).to_owned();
+    let context = pg_sys::deparse_context_for(name.as_ptr(), relid);
+    let deparse = |e: *mut pg_sys::Node| {
+        CStr::from_ptr(pg_sys::deparse_expression(e, context, false, false)).to_string_lossy().into_owned()
+    };
+    let _ = root;
+    let desc = (*relation).rd_att;
+    let live = (0..(*desc).natts as usize).filter(|&i| !datum::attr(desc, i).attisdropped).count();
+    let names: Vec<String> = attributes
+        .iter()
+        .map(|&a| pgrx::name_data_to_str(&datum::attr(desc, a).attname).to_string())
+        .collect();
+    let mut out = vec![("Batch Fold".to_string(), "yes".to_string())];
+    let strategy = if !shape.plan.keys.is_empty() {
+        "hash"
+    } else if shape.pushdown.filter.is_none()
+        && shape.plan.aggs.iter().all(|a| {
+            a.filter.is_none()
+                && match a.func {
+                    AggFunc::CountStar | AggFunc::Count => true,
+                    AggFunc::Min | AggFunc::Max => {
+                        matches!(
+                            a.input,
+                            InputType::Int2 | InputType::Int4 | InputType::Int8 | InputType::OrderedInt
+                        )
+                    }
+                    _ => false,
+                }
+        })
+    {
+        "metadata"
+    } else {
+        "fold"
+    };
+    out.push(("Strategy".into(), strategy.into()));
+    if partial {
+        out.push(("Partial".into(), "yes (transition states for Finalize Aggregate)".into()));
+    }
+    let aggs: Vec<String> = shape.aggrefs.iter().map(|&a| deparse(a as *mut pg_sys::Node)).collect();
+    out.push(("Aggregates".into(), aggs.join(", ")));
+    if !shape.key_exprs.is_empty() {
+        let keys: Vec<String> = shape.key_exprs.iter().map(|&k| deparse(k)).collect();
+        out.push(("Group Key".into(), keys.join(", ")));
+    }
+    out.push((
+        "Columns Read".into(),
+        if names.is_empty() {
+            format!("0 of {live}")
+        } else {
+            format!("{} of {live}: {}", names.len(), names.join(", "))
+        },
+    ));
+    if !shape.pushdown.pushed.is_empty() {
+        let clauses = pg_list::from_ptrs(shape.pushdown.pushed.iter().map(|&ri| (*ri).clause));
+        out.push(("Pushed Filter".into(), deparse(pg_sys::make_ands_explicit(clauses) as *mut pg_sys::Node)));
+    }
+    out.push((
+        "+Cost Components".into(),
+        format!(
+            "io={:.2} decode={:.2} filter={:.2} fold={:.2} group={:.2} output={:.2} total={:.2}",
+            c.io, c.decode, c.filter, c.fold, c.group, c.output, total
+        ),
+    ));
+    if !shape.plan.keys.is_empty() {
+        out.push(("+Estimated Groups".into(), format!("{groups:.0}")));
+    }
+    let core = if core.is_finite() { format!("{core:.2}") } else { "none".to_string() };
+    out.push(("+Core Aggregate Cost".into(), core));
+    out
+}
+
+#[pg_guard]
+unsafe extern "C-unwind" fn plan_path(
+    _root: *mut pg_sys::PlannerInfo,
+    _rel: *mut pg_sys::RelOptInfo,
+    best_path: *mut pg_sys::CustomPath,
+    tlist: *mut pg_sys::List,
+    _clauses: *mut pg_sys::List,
+    _custom_plans: *mut pg_sys::List,
+) -> *mut pg_sys::Plan {
+    let private: Vec<*mut pg_sys::Node> = pg_list::ptrs((*best_path).custom_private).collect();
+    let [relid, plan, scan_tlist, having, operands] = private[..] else {
+        pgrx::error!("malformed ColumnarAgg path")
+    };
+    let copy =
+        |n: *mut pg_sys::Node| pg_sys::copyObjectImpl(n as *const std::ffi::c_void) as *mut pg_sys::Node;
+    let cscan = pg_sys::palloc0(std::mem::size_of::<pg_sys::CustomScan>()) as *mut pg_sys::CustomScan;
+    (*cscan).scan.plan.type_ = pg_sys::NodeTag::T_CustomScan;
+    // setrefs makes the target list and HAVING refer to the scan tuple's columns
+    // (custom_scan_tlist: the keys and the aggregates).
+    (*cscan).scan.plan.targetlist = tlist;
+    (*cscan).scan.plan.qual = copy(having) as *mut pg_sys::List;
+    (*cscan).scan.scanrelid = pg_list::ints(relid as *mut pg_sys::List).next().unwrap() as u32;
+    (*cscan).custom_scan_tlist = copy(scan_tlist) as *mut pg_sys::List;
+    (*cscan).custom_exprs = copy(operands) as *mut pg_sys::List;
+    (*cscan).custom_private = plan as *mut pg_sys::List;
+    (*cscan).flags = 0;
+    (*cscan).methods = &Methods::<ColumnarAgg>::PARALLEL_SCAN;
+    cscan as *mut pg_sys::Plan
+}
