@@ -36,23 +36,35 @@ QUERIES = [
      "SELECT * FROM {t} WHERE usage_user > 99.9 AND usage_system < 50"),
     ("or-in", "OR of an IN list and a range",
      "SELECT count(*) FROM {t} WHERE hostname IN ('host_1', 'host_2') OR usage_idle < 0.5"),
+    ("few-groups", "peak per host, 400 groups, whole table (q8's)",
+     "SELECT hostname, max(usage_user) FROM {t} GROUP BY 1"),
+    ("hour-groups", "hourly average per host over 12 hours (q4's)",
+     "SELECT date_trunc('hour', time), hostname, avg(usage_user) FROM {t} "
+     "WHERE time >= '2024-01-01' AND time < '2024-01-01 12:00:00+00' GROUP BY 1, 2"),
+    ("many-groups", "per host per minute over 6 hours, 144k groups",
+     "SELECT date_trunc('minute', time), hostname, max(usage_user), count(*) FROM {t} "
+     "WHERE time < '2024-01-01 06:00:00+00' GROUP BY 1, 2"),
 ]
 
-# Forced alternatives: settings that leave one access path for the table.
+# Forced alternatives: settings that leave one access path for the table (and, but for
+# ColumnarAgg, core's Agg above it).
 OFF_CORE = [("enable_seqscan", "off"), ("enable_indexscan", "off"), ("enable_indexonlyscan", "off"),
             ("enable_bitmapscan", "off")]
+NO_FOLD = [("pgcolumnar.enable_vector_agg", "off")]
 ALTERNATIVES = {
-    "ColumnarScan": OFF_CORE,
-    "ColumnarScan, push-down off": OFF_CORE + [("pgcolumnar.quals_push_down", "off")],
-    "Seq Scan": [("pgcolumnar.enable_columnar_scan", "off"), ("enable_indexscan", "off"),
-                 ("enable_indexonlyscan", "off"), ("enable_bitmapscan", "off")],
-    "Index Scan": [("pgcolumnar.enable_columnar_scan", "off"), ("enable_seqscan", "off"),
-                   ("enable_bitmapscan", "off")],
-    "Bitmap Scan": [("pgcolumnar.enable_columnar_scan", "off"), ("enable_seqscan", "off"),
-                    ("enable_indexscan", "off"), ("enable_indexonlyscan", "off")],
+    "ColumnarAgg": OFF_CORE,
+    "ColumnarScan": OFF_CORE + NO_FOLD,
+    "ColumnarScan, push-down off": OFF_CORE + NO_FOLD + [("pgcolumnar.quals_push_down", "off")],
+    "Seq Scan": NO_FOLD + [("pgcolumnar.enable_columnar_scan", "off"), ("enable_indexscan", "off"),
+                           ("enable_indexonlyscan", "off"), ("enable_bitmapscan", "off")],
+    "Index Scan": NO_FOLD + [("pgcolumnar.enable_columnar_scan", "off"), ("enable_seqscan", "off"),
+                             ("enable_bitmapscan", "off")],
+    "Bitmap Scan": NO_FOLD + [("pgcolumnar.enable_columnar_scan", "off"), ("enable_seqscan", "off"),
+                              ("enable_indexscan", "off"), ("enable_indexonlyscan", "off")],
 }
 
-SCAN = re.compile(r"Custom Scan \(ColumnarScan\)|Seq Scan|Index Only Scan|Index Scan|Bitmap Heap Scan")
+SCAN = re.compile(r"Custom Scan \(ColumnarAgg\)|Custom Scan \(ColumnarScan\)|Seq Scan|Index Only Scan|"
+                  r"Index Scan|Bitmap Heap Scan")
 
 
 def timed(conn, sql: str, runs: int) -> float:
@@ -70,7 +82,8 @@ def _scan_of(conn, sql: str) -> str:
     for (line,) in conn.execute(f"EXPLAIN (COSTS OFF) {sql}"):
         m = SCAN.search(line)
         if m:
-            return m.group(0).replace("Custom Scan (ColumnarScan)", "ColumnarScan")
+            return m.group(0).replace("Custom Scan (ColumnarScan)", "ColumnarScan").replace(
+                "Custom Scan (ColumnarAgg)", "ColumnarAgg")
     return "?"
 
 
@@ -126,6 +139,8 @@ def run(conn, tables: list[str], runs: int, log) -> list[dict]:
 
 def same_plan(chosen: str, alternative: str) -> bool:
     """Whether forcing `alternative` gives the plan that was chosen."""
+    if chosen.startswith("ColumnarAgg"):
+        return alternative == "ColumnarAgg"
     if chosen.startswith("ColumnarScan"):
         pushed = chosen.endswith("(pushed)")
         return alternative == ("ColumnarScan" if pushed else "ColumnarScan, push-down off")

@@ -128,7 +128,8 @@ def pg_configs(heap: str, col: str, sorted_col: str | None = None) -> list[Confi
         configs += [
             Config("heap", mode, heap, (w,)),
             Config("columnar", mode, col, (w, ("pgcolumnar.enable_columnar_scan", "on"))),
-            Config("columnar-noscan", mode, col, (w, ("pgcolumnar.enable_columnar_scan", "off"))),
+            Config("columnar-noscan", mode, col, (w, ("pgcolumnar.enable_columnar_scan", "off"),
+                                                   ("pgcolumnar.enable_vector_agg", "off"))),
         ]
         if sorted_col:
             configs.append(Config("columnar-sorted", mode, sorted_col,
@@ -682,7 +683,7 @@ def render_run_section(meta: dict, rows: list[dict], png: str) -> list[str]:
                        ("parallel", "`max_parallel_workers_per_gather = 2`; DuckDB `threads = 2`")):
         if any(r["mode"] == mode for r in rows):
             out += [f"### {mode.capitalize()} ({desc})", "",
-                    "\"scan off\": the columnar table with `pgcolumnar.enable_columnar_scan = off`; "
+                    "\"scan off\": the columnar table with `pgcolumnar.enable_columnar_scan = off` and `pgcolumnar.enable_vector_agg = off`; "
                     f"\"sorted\": the columnar table `{SORTED_TABLE}` loaded with `sort_by = '{SORT_BY}'`. "
                     "Ratios below 1 mean faster.", ""] + markdown_mode_table(rows, mode) + [""]
     out += markdown_plans_table(rows)
@@ -725,8 +726,9 @@ def render_benchmarks_md() -> None:
         f"In `{COL_TABLE}` rows stay in TSBS's time order, so zone maps on `hostname` cannot skip "
         f"anything there; in `{SORTED_TABLE}` they skip the vectors of other hosts. ColumnarScan "
         "evaluates the WHERE clauses it can on vectors (`quals_push_down`, on by default) and "
-        "runs in parallel; vectorized aggregation is not in pgcolumnar yet, so every row that "
-        "passes the filter still goes through PostgreSQL's Agg.",
+        "runs in parallel. Aggregates over one columnar table are folded over vectors inside "
+        "the scan (ColumnarAgg, the batch fold) when that costs less than PostgreSQL's Agg; "
+        "\"scan off\" turns both off (a sequential scan that decodes every column, then Agg).",
         "",
         "Run it with `make bench` (10M rows, 400 hosts; `make bench ROWS=1000000` for a quick run). "
         "Raw numbers: `bench/results/<date>-<rows>.csv` (per engine, mode and query) and `.json` "
@@ -834,8 +836,10 @@ def run_benchmark(args) -> int:
     draw_chart(base.with_suffix(".png"), rows, f"{args.rows:,} rows: query time / heap time")
     log(f"wrote {base.relative_to(REPO_DIR)}.csv, .json, .png")
     # The join benchmark (bench/joins.py); its tables are reloaded like the TSBS ones.
-    join_rows = args.join_rows or min(DEFAULT_JOIN_ROWS, args.rows)
-    status = run_joins(conn, args, join_rows, reload=True)
+    status = 0
+    if not args.no_joins:
+        join_rows = args.join_rows or min(DEFAULT_JOIN_ROWS, args.rows)
+        status = run_joins(conn, args, join_rows, reload=True)
     render_benchmarks_md()
     return status
 
@@ -946,6 +950,8 @@ def parse_args():
     p.add_argument("--join-rows", type=int, default=None,
                    help=f"fact rows of the join benchmark (default {DEFAULT_JOIN_ROWS:,}; "
                         f"in a full run min({DEFAULT_JOIN_ROWS:,}, --rows))")
+    p.add_argument("--no-joins", action="store_true",
+                   help="skip the join benchmark (BENCHMARKS.md keeps its newest results)")
     p.add_argument("--reload", action="store_true",
                    help="with --joins-only: reload the jb_ tables even when they hold --join-rows rows")
     args = p.parse_args()

@@ -198,16 +198,21 @@ fn columnar_matches_heap_on_generated_queries() {
     let qs = queries(&mut rng, 150);
     for q in &qs {
         let heap = db.query(&format!("{session} {}", q.replace("{T}", "d_heap")));
-        // ColumnarScan with quals pushed down, without, and core's sequential scan.
-        for (scan, push) in [("on", "on"), ("on", "off"), ("off", "off")] {
+        // ColumnarScan with quals pushed down, without, and core's sequential scan; the
+        // batch fold (ColumnarAgg) on and off.
+        for (scan, push, fold) in
+            [("on", "on", "on"), ("on", "on", "off"), ("on", "off", "off"), ("off", "off", "off")]
+        {
             let sql = format!(
-                "{session} SET pgcolumnar.enable_columnar_scan = {scan}; SET pgcolumnar.quals_push_down = {push}; {}",
+                "{session} SET pgcolumnar.enable_columnar_scan = {scan}; SET pgcolumnar.quals_push_down = {push}; \
+                 SET pgcolumnar.enable_vector_agg = {fold}; {}",
                 q.replace("{T}", "d_col")
             );
             let col = db.query(&sql);
             if col != heap {
-                mismatches
-                    .push(format!("{q}\n  columnar scan {scan}, push-down {push}:\n{col}\n  heap:\n{heap}"));
+                mismatches.push(format!(
+                    "{q}\n  columnar scan {scan}, push-down {push}, fold {fold}:\n{col}\n  heap:\n{heap}"
+                ));
             }
         }
     }
@@ -221,7 +226,11 @@ fn columnar_matches_heap_on_generated_queries() {
     // The comparison is not vacuous: the columnar side really used ColumnarScan, and
     // pushed the quals it can.
     let plan = db.explain("COSTS OFF", "SELECT sum(i4) FROM d_col");
+    assert!(plan.contains("ColumnarAgg"), "{plan}");
+    let plan =
+        db.query("SET pgcolumnar.enable_vector_agg = off; EXPLAIN (COSTS OFF) SELECT sum(i4) FROM d_col");
     assert!(plan.contains("ColumnarScan"), "{plan}");
+    db.query("RESET pgcolumnar.enable_vector_agg");
     let plan = db
         .explain("COSTS OFF", "SELECT sum(i4) FROM d_col WHERE g NOT IN (1, 2) AND (f8 > 0 OR t LIKE 'ab%')");
     assert!(plan.contains("Pushed Filter") && !plan.contains("  Filter"), "{plan}");

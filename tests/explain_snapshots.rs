@@ -77,8 +77,10 @@ fn pushed_filter_plan_shapes() {
     Index Scan using m_r on m
       Index Cond: (r = '-1172168408'::integer)
     ");
-    // Parameterized: the outer row's value is pushed.
-    insta::assert_snapshot!(db.explain(off, "SELECT k, (SELECT count(*) FROM m WHERE m.usage < probe.k) FROM probe"), @r"
+    // Parameterized: the outer row's value is pushed, into a ColumnarScan (the fold off)
+    // and into a ColumnarAgg.
+    insta::assert_snapshot!(db.query("SET pgcolumnar.enable_vector_agg = off;
+        EXPLAIN (COSTS OFF) SELECT k, (SELECT count(*) FROM m WHERE m.usage < probe.k) FROM probe"), @r"
     Seq Scan on probe
       SubPlan 1
         ->  Aggregate
@@ -87,9 +89,21 @@ fn pushed_filter_plan_shapes() {
                     Pushed Filter: (usage < (probe.k)::double precision)
                     Row Groups: 2 total, 0 pruned at plan time (vectors: 98 total, 0 pruned)
     ");
-    // Parallel.
+    insta::assert_snapshot!(db.explain(off, "SELECT k, (SELECT count(*) FROM m WHERE m.usage < probe.k) FROM probe"), @r"
+    Seq Scan on probe
+      SubPlan 1
+        ->  Custom Scan (ColumnarAgg) on m
+              Batch Fold: yes
+              Strategy: fold
+              Aggregates: count(*)
+              Columns Read: 1 of 5: usage
+              Pushed Filter: (usage < ($0)::double precision)
+    ");
+    // Parallel: a ColumnarScan under core's partial aggregate (the fold off), and
+    // partial ColumnarAggs.
     insta::assert_snapshot!(db.query("SET parallel_setup_cost = 0; SET parallel_tuple_cost = 0; SET min_parallel_table_scan_size = 0;
-        SET max_parallel_workers_per_gather = 2; EXPLAIN (COSTS OFF) SELECT count(*) FROM m WHERE usage > 50"), @r"
+        SET max_parallel_workers_per_gather = 2; SET pgcolumnar.enable_vector_agg = off;
+        EXPLAIN (COSTS OFF) SELECT count(*) FROM m WHERE usage > 50"), @r"
     Finalize Aggregate
       ->  Gather
             Workers Planned: 2
@@ -98,6 +112,19 @@ fn pushed_filter_plan_shapes() {
                         Columns Read: 1 of 5: usage
                         Pushed Filter: (usage > '50'::double precision)
                         Row Groups: 2 total, 0 pruned at plan time (vectors: 98 total, 0 pruned)
+    ");
+    insta::assert_snapshot!(db.query("SET parallel_setup_cost = 0; SET parallel_tuple_cost = 0; SET min_parallel_table_scan_size = 0;
+        SET max_parallel_workers_per_gather = 2; EXPLAIN (COSTS OFF) SELECT count(*) FROM m WHERE usage > 50"), @r"
+    Finalize Aggregate
+      ->  Gather
+            Workers Planned: 2
+            ->  Parallel Custom Scan (ColumnarAgg) on m
+                  Batch Fold: yes
+                  Strategy: fold
+                  Partial: yes (transition states for Finalize Aggregate)
+                  Aggregates: PARTIAL count(*)
+                  Columns Read: 1 of 5: usage
+                  Pushed Filter: (usage > '50'::double precision)
     ");
 }
 

@@ -40,7 +40,8 @@ pub unsafe fn add_paths(
     output_rel: *mut pg_sys::RelOptInfo,
     extra: *mut pg_sys::GroupPathExtraData,
 ) {
-    if !super::ENABLE_VECTOR_AGG.get() {
+    // The fold is a columnar scan too: `enable_columnar_scan = off` rules it out.
+    if !super::ENABLE_VECTOR_AGG.get() || !super::ENABLE_COLUMNAR_SCAN.get() {
         return;
     }
     let parse = (*root).parse;
