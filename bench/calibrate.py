@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Calibrates the ColumnarScan cost constants (`src/planner/cost.rs`) on this machine.
+"""Calibrates the ColumnarScan and ColumnarAgg cost constants (`src/planner/cost.rs`) on this machine.
 
 Loads a 2M-row table into heap and columnar, times a few scans (serial, warm, median of
 runs), converts the times into PostgreSQL cost units with the heap sequential scan as
@@ -58,6 +58,8 @@ def main() -> int:
     conn.execute("CREATE EXTENSION IF NOT EXISTS pgcolumnar")
     conn.execute("SET max_parallel_workers_per_gather = 0")
     conn.execute("SET jit = off")
+    # The scan's own constants are measured under core's Agg (the fold is measured below).
+    conn.execute("SET pgcolumnar.enable_vector_agg = off")
     for t, using in (("cal_heap", ""), ("cal_col", "USING columnar")):
         conn.execute(f"DROP TABLE IF EXISTS {t}")
         conn.execute(f"CREATE TABLE {t} (k int, s int, f float8, g float8, h text) {using}")
@@ -83,6 +85,17 @@ def main() -> int:
     filter_ms = max(two_ms - one_ms, 0.0) / ROWS
     decode_ms = max(one_ms - filter_ms * ROWS, 0.0) / ROWS
     output_ms = out_ms / ROWS
+
+    # The batch fold (ColumnarAgg): one aggregate over one column (decode and fold), four
+    # over the same column (three more folds), and a GROUP BY on a 300-value text column
+    # (its dictionary codes decoded, a group found per row).
+    conn.execute("SET pgcolumnar.enable_vector_agg = on")
+    fold1_ms = timed(conn, "SELECT sum(f) FROM cal_col", args.runs)
+    fold4_ms = timed(conn, "SELECT sum(f), max(f), min(f), count(f) FROM cal_col", args.runs)
+    grouped_ms = timed(conn, "SELECT h, sum(f) FROM cal_col GROUP BY h", args.runs)
+    conn.execute("SET pgcolumnar.enable_vector_agg = off")
+    fold_ms = max(fold4_ms - fold1_ms, 0.0) / 3 / ROWS
+    group_ms = max(grouped_ms - fold1_ms - decode_ms * ROWS, 0.0) / ROWS
 
     # Fetches through the index: 2,000 random keys, each in its own vector. Warm: the
     # vectors are in the backend's fetch cache (median of runs after a warm-up); cold:
@@ -140,6 +153,8 @@ def main() -> int:
             "fetch_per_row_one_column, each in its own vector, cold": cold_ms * 1e6,
             "open a vector of byte strings, beyond a fixed-width one": open_bytes_ms * 1e6,
             "fetch_per_row_one_column, consecutive rows": row_ms * 1e6,
+            "fold_per_value (ColumnarAgg)": fold_ms * 1e6,
+            "group_per_row, one text key (ColumnarAgg)": group_ms * 1e6,
         },
         "constants": {
             "DECODE_PER_VALUE (x cpu_operator_cost)": unit(decode_ms) / CPU_OPERATOR_COST,
@@ -149,6 +164,8 @@ def main() -> int:
             "OPEN_BYTES_PER_VECTOR (x cpu_operator_cost)": unit(open_bytes_ms) / CPU_OPERATOR_COST,
             "FETCH_PER_VALUE (x cpu_tuple_cost)": unit(value_ms) / CPU_TUPLE_COST,
             "FETCH_PER_ROW (x cpu_tuple_cost)": unit(fetch_ms - value_ms) / CPU_TUPLE_COST,
+            "FOLD_PER_VALUE (x cpu_operator_cost)": unit(fold_ms) / CPU_OPERATOR_COST,
+            "GROUP_PER_KEY (x cpu_operator_cost)": unit(group_ms) / CPU_OPERATOR_COST,
         },
     }
     for t in ("cal_heap", "cal_col"):

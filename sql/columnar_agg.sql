@@ -198,9 +198,11 @@ EXPLAIN (COSTS OFF) SELECT g, count(*), avg(f8), sum(i4), avg(i2) FROM agg_col G
 SELECT agg_plan('SELECT count(*), sum(i4), avg(i4), min(k), max(ts), bool_and(b) FROM agg_col WHERE g > 1');
 SELECT agg_check('SELECT count(*), sum(i4), avg(i4), min(k), max(ts), bool_and(b), round(avg(f8)::numeric, 6), round(sum(f4)::numeric, 3) FROM agg_col WHERE g > 1');
 SELECT agg_check('SELECT g, k, count(*), sum(i2), avg(i2), round(avg(f8)::numeric, 6), max(f8) FROM agg_col GROUP BY g, k HAVING count(*) > 1');
--- sum/avg over int8 keep an internal state (a 128-bit sum): no partial ColumnarAgg for
--- them; the serial fold (or core's parallel aggregate) runs them.
-SELECT agg_plan('SELECT sum(i8) FROM agg_col');
+-- sum/avg over int8 keep an internal state (a 128-bit sum and a count): the partial
+-- ColumnarAgg emits it as int8_avg_serialize does, and core's deserialize and combine
+-- functions read it.
+SELECT agg_check('SELECT sum(i8), avg(i8), count(i8) FROM agg_col');
+SELECT agg_check('SELECT g, sum(i8), avg(i8), min(i8) FROM agg_col GROUP BY g');
 RESET max_parallel_workers_per_gather;
 RESET parallel_setup_cost;
 RESET parallel_tuple_cost;

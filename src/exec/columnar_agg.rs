@@ -739,7 +739,7 @@ unsafe fn result_datum(
 }
 
 /// Aggregate `acc`'s transition state for group `g`, as core's Finalize Aggregate reads
-/// it (the planner makes partial plans only of aggregates whose state is not internal).
+/// it (serialized where the state is internal).
 unsafe fn state_datum(
     acc: &Acc,
     func: AggFunc,
@@ -757,7 +757,11 @@ unsafe fn state_datum(
         Acc::Moments { n, sx, sxx } => {
             (array(&[n[g].to_bits(), sx[g].to_bits(), sxx[g].to_bits()], pg_sys::FLOAT8OID), false)
         }
-        Acc::SumWide { .. } => pgrx::error!("ColumnarAgg: no partial state for an int8 sum or average"),
+        // int8_avg_accum's internal state, serialized (int8_avg_serialize's bytes).
+        Acc::SumWide { sum, n } => {
+            let bytes = super::agg::fold::int8_avg_serialized(sum[g], n[g]);
+            (super::columnar_scan::bytea_datum(&bytes), false)
+        }
         // Every other state is the result itself.
         _ => {
             let _ = out.typid;

@@ -41,6 +41,11 @@ pub struct ScanPlan {
     pub explain_costs: String,
 }
 
+/// A bytea Datum of `bytes`, palloc'd in the current memory context.
+pub fn bytea_datum(bytes: &[u8]) -> pg_sys::Datum {
+    bytes.into_datum().expect("a bytea datum")
+}
+
 pub fn bytea_const(bytes: &[u8]) -> *mut pg_sys::Node {
     let d = bytes.into_datum().expect("a bytea datum");
     unsafe {

@@ -395,11 +395,6 @@ unsafe fn aggregate(
         F_BOOL_OR => (AggFunc::BoolOr, InputType::Bool),
         _ => return None,
     };
-    // sum/avg over int8 keep an internal state (a 128-bit sum) that a partial plan would
-    // have to serialize: left to core's partial aggregate.
-    if partial && input == InputType::Int8 && matches!(func, AggFunc::Sum | AggFunc::Avg) {
-        return None;
-    }
     let args: Vec<*mut pg_sys::TargetEntry> = pg_list::ptrs(a.args).collect();
     let att = match (func, &args[..]) {
         (AggFunc::CountStar, []) => None,

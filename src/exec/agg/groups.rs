@@ -282,6 +282,29 @@ mod tests {
     }
 
     #[test]
+    fn byte_keys_that_differ_in_length_or_a_nul_stay_distinct() {
+        let mut g = Grouper::new(1);
+        let mut gids = Vec::new();
+        let long = "a key longer than fifteen bytes";
+        let values: Vec<&[u8]> = vec![b"a", b"a\0", b"", long.as_bytes(), b"a", long.as_bytes(), b"a\0"];
+        let mut offsets = vec![0u32];
+        let mut data = Vec::new();
+        for v in &values {
+            data.extend_from_slice(v);
+            offsets.push(data.len() as u32);
+        }
+        let col = DecodedVector::from_parts(
+            values.len() as u32,
+            None,
+            DecodedValues::Bytes { offsets, data },
+            None,
+        );
+        g.assign(&[KeyInput::Bytes(&col)], &[0, 1, 2, 3, 4, 5, 6], &mut gids);
+        assert_eq!(gids, vec![0, 1, 2, 3, 0, 3, 1]);
+        assert_eq!(g.key(3, 0), &KeyValue::Bytes(long.as_bytes().into()));
+    }
+
+    #[test]
     fn selection_skips_rows() {
         let mut g = Grouper::new(1);
         let mut gids = Vec::new();
