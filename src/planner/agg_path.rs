@@ -210,7 +210,7 @@ unsafe fn eligible(
     }
     let mut aggs = Vec::new();
     for &aggref in &aggrefs {
-        aggs.push(aggregate(root, rel, aggref, &kinds, partial, &mut operands)?);
+        aggs.push(aggregate(root, rel, aggref, &kinds, &mut operands)?);
     }
     if aggs.is_empty() && keys.is_empty() {
         return None;
@@ -346,7 +346,6 @@ unsafe fn aggregate(
     rel: *mut pg_sys::RelOptInfo,
     aggref: *mut pg_sys::Aggref,
     kinds: &[ColumnKind],
-    partial: bool,
     operands: &mut Vec<*mut pg_sys::Node>,
 ) -> Option<AggSpec> {
     let a = &*aggref;
