@@ -131,6 +131,32 @@ SET timezone = '+05:30';
 SELECT agg_check('SELECT date_trunc(''hour'', ts), date_trunc(''month'', ts), count(*) FROM agg_col GROUP BY 1, 2');
 SET timezone = 'UTC';
 
+-- Past work_mem: a serial fold rescans the table in passes, each folding the groups of
+-- one share of the key hashes (here the planner, without statistics, expected 200
+-- groups); a partial fold flushes its groups early. Results stay exact.
+CREATE TABLE agg_col_many (k int, t text, f float8) USING columnar;
+INSERT INTO agg_col_many SELECT i, 'key ' || (i * 7 % 40000), sin(i) FROM generate_series(1, 60000) i;
+CREATE TABLE agg_heap_many AS SELECT * FROM agg_col_many;
+SET work_mem = '64kB';
+SELECT agg_check('SELECT k, count(*), sum(f) FROM agg_col_many GROUP BY k');
+SELECT agg_check('SELECT t, count(*), sum(f), max(k) FROM agg_col_many GROUP BY t');
+SELECT agg_check('SELECT k, t, sum(f) FROM agg_col_many WHERE k > 1000 GROUP BY k, t');
+EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) SELECT t, count(*), sum(f) FROM agg_col_many GROUP BY t;
+SET max_parallel_workers_per_gather = 2;
+SET parallel_setup_cost = 0;
+SET parallel_tuple_cost = 0;
+SET min_parallel_table_scan_size = 0;
+SELECT agg_check('SELECT t, count(*), round(sum(f)::numeric, 6), max(k) FROM agg_col_many GROUP BY t');
+RESET max_parallel_workers_per_gather;
+RESET parallel_setup_cost;
+RESET parallel_tuple_cost;
+RESET min_parallel_table_scan_size;
+-- With statistics, the planner prices the passes (EXPLAIN VERBOSE: Estimated Passes).
+ANALYZE agg_col_many, agg_heap_many;
+SELECT agg_check('SELECT t, count(*), sum(f) FROM agg_col_many GROUP BY t');
+RESET work_mem;
+DROP TABLE agg_col_many, agg_heap_many;
+
 -- EXPLAIN shows what the fold did.
 EXPLAIN (COSTS OFF) SELECT date_trunc('hour', ts), k, avg(f8) FROM agg_col WHERE i4 > 0 GROUP BY 1, 2;
 EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) SELECT count(*), min(i4), max(ts) FROM agg_col;

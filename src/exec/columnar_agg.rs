@@ -7,7 +7,7 @@
 
 use super::agg::bucket::{self, TruncUnit};
 use super::agg::fold::{Acc, Gids, Overflow};
-use super::agg::groups::{Grouper, KeyInput, KeyValue};
+use super::agg::groups::{retain_partition, Grouper, KeyInput, KeyValue};
 use super::agg::spec::{AggFunc, AggPlan, InputType, KeyKind};
 use super::columnar_scan::{bytea_const, const_bytes, operand_values, PushedFilter, ScanPlan};
 use super::customscan::{CustomScanNode, ParallelScanNode, PlanPrivate};
@@ -83,6 +83,9 @@ struct FoldCounters {
     vectors_from_metadata: u64,
     rows_folded: u64,
     peak_memory: usize,
+    /// Groups output in total, and early flushes of a partial aggregate.
+    groups: u64,
+    flushes: u64,
 }
 
 /// The aggregation result, produced at the first row asked for.
@@ -90,6 +93,9 @@ struct Folded {
     grouper: Option<Grouper>,
     accs: Vec<Acc>,
     groups: usize,
+    /// Whether the scan (or this pass of it) is over; if not, these groups were flushed
+    /// early (a partial aggregate past work_mem) and folding goes on after them.
+    exhausted: bool,
 }
 
 pub struct ColumnarAgg {
@@ -113,6 +119,15 @@ pub struct ColumnarAgg {
     /// The session's time zone offset if it has a single one (for date_trunc on
     /// timestamptz without asking PostgreSQL).
     fixed_offset: Option<i64>,
+    /// Whether the filters' operands are resolved for this scan (not after a rescan).
+    resolved: bool,
+    /// Past work_mem, a serial grouped fold rescans the table `passes` times, each pass
+    /// folding the groups whose key hashes to it; `pass` is the current one.
+    passes: u64,
+    pass: u64,
+    partition_hash: hashbrown::DefaultHashBuilder,
+    /// work_mem × hash_mem_multiplier, in bytes.
+    memory_limit: usize,
 }
 
 impl CustomScanNode for ColumnarAgg {
@@ -139,6 +154,11 @@ impl CustomScanNode for ColumnarAgg {
             images: ImageArena::default(),
             counters: FoldCounters::default(),
             fixed_offset: None,
+            resolved: false,
+            passes: 1,
+            pass: 0,
+            partition_hash: hashbrown::DefaultHashBuilder::default(),
+            memory_limit: 0,
         }
     }
 
@@ -184,19 +204,33 @@ impl CustomScanNode for ColumnarAgg {
         let mut offset: std::ffi::c_long = 0;
         self.fixed_offset =
             pg_sys::pg_get_timezone_offset(pg_sys::session_timezone, &mut offset).then_some(offset as i64);
+        self.memory_limit = (pg_sys::work_mem as f64 * 1024.0 * pg_sys::hash_mem_multiplier) as usize;
     }
 
     unsafe fn next(&mut self, node: *mut pg_sys::CustomScanState) -> *mut pg_sys::TupleTableSlot {
         let slot = (*node).ss.ss_ScanTupleSlot;
-        if self.folded.is_none() {
-            self.fold(node);
-            self.next_group = 0;
+        pg_sys::ExecClearTuple(slot);
+        // The next group: of the groups folded so far, or of the next batch of them (a
+        // partial aggregate's flush, or the next pass of a fold past work_mem).
+        loop {
+            if self.folded.is_none() {
+                self.fold(node);
+                self.next_group = 0;
+            }
+            let folded = self.folded.as_ref().unwrap();
+            if self.next_group < folded.groups {
+                break;
+            }
+            if folded.exhausted {
+                if self.pass + 1 >= self.passes {
+                    return slot;
+                }
+                self.pass += 1;
+                self.reader.as_mut().unwrap().restart();
+            }
+            self.folded = None;
         }
         let folded = self.folded.as_ref().unwrap();
-        pg_sys::ExecClearTuple(slot);
-        if self.next_group >= folded.groups {
-            return slot;
-        }
         let g = self.next_group;
         self.next_group += 1;
         // By-reference results live in the per-tuple memory, which ExecScan resets
@@ -247,6 +281,9 @@ impl CustomScanNode for ColumnarAgg {
             reader.restart();
         }
         self.folded = None;
+        self.resolved = false;
+        self.passes = 1;
+        self.pass = 0;
     }
 
     unsafe fn explain(
@@ -282,8 +319,13 @@ impl CustomScanNode for ColumnarAgg {
             int(c"Vectors Answered from Metadata", self.counters.vectors_from_metadata);
             int(c"Rows Folded", self.counters.rows_folded);
             if !self.plan.keys.is_empty() {
-                let groups = self.folded.as_ref().map_or(0, |f| f.groups);
-                int(c"Groups", groups as u64);
+                int(c"Groups", self.counters.groups);
+            }
+            if self.passes > 1 {
+                int(c"Passes", self.passes);
+            }
+            if self.counters.flushes > 0 {
+                int(c"Partial Flushes", self.counters.flushes);
             }
             pg_sys::ExplainPropertyInteger(
                 c"Peak Memory".as_ptr(),
@@ -303,19 +345,29 @@ impl CustomScanNode for ColumnarAgg {
 
 impl ColumnarAgg {
     /// Reads the whole relation and folds every aggregate.
+    /// Folds the next batch of groups: the whole scan, or this pass of it, or (a partial
+    /// aggregate past work_mem) what fits.
     unsafe fn fold(&mut self, node: *mut pg_sys::CustomScanState) {
-        let values = operand_values(&self.operands, &self.operand_states, (*node).ss.ps.ps_ExprContext);
-        let reader = self.reader.as_mut().expect("scan begun");
-        reader.set_filter(self.scan_filter.as_ref().map(|f| PushedFilter::boxed(f.resolve(&values))));
-        self.agg_filters =
-            self.plan.aggs.iter().map(|a| a.filter.as_ref().map(|f| f.resolve(&values))).collect();
-        let grouped = !self.plan.keys.is_empty();
-        let mut grouper = grouped.then(|| Grouper::new(self.plan.keys.len()));
-        if let Some(g) = grouper.as_mut() {
-            // The estimate, within reason: a wrong one costs a rehash or some memory.
-            g.reserve((self.estimated_groups as usize).min(1 << 20));
+        if !self.resolved {
+            let values = operand_values(&self.operands, &self.operand_states, (*node).ss.ps.ps_ExprContext);
+            let reader = self.reader.as_mut().expect("scan begun");
+            reader.set_filter(self.scan_filter.as_ref().map(|f| PushedFilter::boxed(f.resolve(&values))));
+            self.agg_filters =
+                self.plan.aggs.iter().map(|a| a.filter.as_ref().map(|f| f.resolve(&values))).collect();
+            self.resolved = true;
         }
-        let mut accs: Vec<Acc> = self.plan.aggs.iter().map(|a| Acc::new(a.func, a.input)).collect();
+        let grouped = !self.plan.keys.is_empty();
+        let nkeys = self.plan.keys.len();
+        let estimate = self.estimated_groups;
+        let new_grouper = |passes: u64| {
+            let mut g = Grouper::new(nkeys);
+            // The estimate, within reason: a wrong one costs a rehash or some memory.
+            g.reserve((estimate / passes as f64).min((1 << 20) as f64) as usize);
+            g
+        };
+        let mut grouper = grouped.then(|| new_grouper(self.passes));
+        let new_accs = || self.plan.aggs.iter().map(|a| Acc::new(a.func, a.input)).collect::<Vec<Acc>>();
+        let mut accs = new_accs();
         if !grouped {
             accs.iter_mut().for_each(|a| a.resize(1));
         }
@@ -329,6 +381,8 @@ impl ColumnarAgg {
         let mut trunc_memo: Vec<Option<(i64, i64, i64)>> = vec![None; self.plan.keys.len()];
         let reader = self.reader.as_mut().unwrap();
         let mut counters = self.counters;
+        let mut rows_this_pass = 0u64;
+        let mut exhausted = true;
         while reader.next_vector() {
             sel.clear();
             sel.extend_from_slice(reader.selection());
@@ -350,8 +404,7 @@ impl ColumnarAgg {
                 }
                 continue;
             }
-            counters.rows_folded += sel.len() as u64;
-            counters.vectors_folded += 1;
+            rows_this_pass += sel.len() as u64;
             let gids_now = if let Some(grouper) = grouper.as_mut() {
                 for (c, key) in self.plan.keys.iter().enumerate() {
                     reader.decode(key.att);
@@ -383,6 +436,12 @@ impl ColumnarAgg {
                         }
                     })
                     .collect();
+                if self.passes > 1 {
+                    retain_partition(&inputs, &mut sel, self.passes, self.pass, &self.partition_hash);
+                    if sel.is_empty() {
+                        continue;
+                    }
+                }
                 grouper.assign(&inputs, &sel, &mut gids);
                 let groups = grouper.len();
                 accs.iter_mut().for_each(|a| a.resize(groups));
@@ -390,6 +449,8 @@ impl ColumnarAgg {
             } else {
                 Gids::One
             };
+            counters.rows_folded += sel.len() as u64;
+            counters.vectors_folded += 1;
             for (i, acc) in accs.iter_mut().enumerate() {
                 let spec = &self.plan.aggs[i];
                 match &self.agg_filters[i] {
@@ -409,14 +470,40 @@ impl ColumnarAgg {
                     }
                 }
             }
-            if grouped && counters.vectors_folded.is_multiple_of(64) {
-                counters.peak_memory = counters.peak_memory.max(memory(grouper.as_ref(), &accs, &self.plan));
+            if grouped {
+                let used = memory(grouper.as_ref(), &accs, &self.plan);
+                counters.peak_memory = counters.peak_memory.max(used);
+                if used > self.memory_limit {
+                    if self.plan.partial {
+                        // Core's Finalize Aggregate combines however many partial
+                        // states a group has: these go now, the fold goes on after.
+                        counters.flushes += 1;
+                        exhausted = false;
+                        break;
+                    }
+                    if self.passes == 1 {
+                        // Start over in passes, each folding the groups of one share
+                        // of the key hashes, sized from what this much of the scan made.
+                        let total = reader.total_rows().max(1) as f64;
+                        let projected = used as f64 * (total / rows_this_pass.max(1) as f64).max(1.0);
+                        let passes = (projected / (self.memory_limit as f64 * 0.7)).ceil() as u64;
+                        self.passes = passes.clamp(2, 1 << 16).next_power_of_two();
+                        self.pass = 0;
+                        reader.restart();
+                        grouper = Some(new_grouper(self.passes));
+                        accs = new_accs();
+                        rows_this_pass = 0;
+                        trunc_memo.iter_mut().for_each(|m| *m = None);
+                    }
+                    // A pass that still does not fit (skewed keys) keeps its groups.
+                }
             }
         }
         counters.peak_memory = counters.peak_memory.max(memory(grouper.as_ref(), &accs, &self.plan));
-        self.counters = counters;
         let groups = grouper.as_ref().map_or(1, |g| g.len());
-        self.folded = Some(Folded { grouper, accs, groups });
+        counters.groups += groups as u64;
+        self.counters = counters;
+        self.folded = Some(Folded { grouper, accs, groups, exhausted });
     }
 }
 

@@ -517,21 +517,26 @@ unsafe fn add_path(
         having_per_group: having.per_tuple,
     };
     let c = cost::columnar_agg_components(&input, &params);
-    let total = c.io + c.cpu() / divisor + c.output + having.startup;
-    // Memory: the plan is made only if the groups' states fit work_mem (times
-    // hash_mem_multiplier, as for core's hash aggregate).
+    // Memory: groups whose states exceed work_mem (times hash_mem_multiplier, as for
+    // core's hash aggregate) make a serial fold rescan the table in passes, each folding
+    // a share of the keys (exec::columnar_agg); a partial one flushes its groups early.
     let per_group: usize =
         shape.plan.aggs.iter().map(|a| Acc::bytes_per_group(a.func, a.input)).sum::<usize>()
             + 48 * shape.plan.keys.len();
     let limit = pg_sys::work_mem as f64 * 1024.0 * pg_sys::hash_mem_multiplier;
-    if groups * per_group as f64 > limit {
-        return None;
-    }
+    let state_bytes = groups * per_group as f64;
+    let passes = if partial || state_bytes <= limit {
+        1.0
+    } else {
+        ((state_bytes / (limit * 0.7)).ceil() as u64).next_power_of_two() as f64
+    };
+    let total = (c.io + c.cpu() / divisor) * passes + c.output + having.startup;
     // What core offers for the whole grouping stage, for EXPLAIN VERBOSE.
     let core = pg_list::ptrs::<pg_sys::Path>((*final_rel.unwrap_or(output_rel)).pathlist)
         .map(|p| (*p).total_cost)
         .fold(f64::INFINITY, f64::min);
-    let explain = explain_lines(root, relation, &shape, &attributes, &c, total, core, groups, partial);
+    let explain =
+        explain_lines(root, relation, &shape, &attributes, &c, total, core, groups, passes, partial);
     let path = pg_sys::palloc0(std::mem::size_of::<pg_sys::CustomPath>()) as *mut pg_sys::CustomPath;
     (*path).path.type_ = pg_sys::NodeTag::T_CustomPath;
     (*path).path.pathtype = pg_sys::NodeTag::T_CustomScan;
@@ -591,6 +596,7 @@ unsafe fn explain_lines(
     total: f64,
     core: f64,
     groups: f64,
+    passes: f64,
     partial: bool,
 ) -> Vec<(String, String)> {
     let relid = (*relation).rd_id;
@@ -659,6 +665,9 @@ unsafe fn explain_lines(
     ));
     if !shape.plan.keys.is_empty() {
         out.push(("+Estimated Groups".into(), format!("{groups:.0}")));
+    }
+    if passes > 1.0 {
+        out.push(("+Estimated Passes".into(), format!("{passes:.0} (the groups' states exceed work_mem)")));
     }
     let core = if core.is_finite() { format!("{core:.2}") } else { "none".to_string() };
     out.push(("+Core Aggregate Cost".into(), core));

@@ -33,6 +33,8 @@ struct KeyColumn {
     last: Option<(i64, u32)>,
     /// Per dictionary entry of the current vector, its number.
     entry_ids: Vec<u32>,
+    /// Bytes of the byte-string keys held.
+    key_bytes: usize,
 }
 
 impl KeyColumn {
@@ -50,6 +52,9 @@ impl KeyColumn {
             },
         };
         if id == next {
+            if let KeyValue::Bytes(b) = &v {
+                self.key_bytes += b.len() + 16;
+            }
             self.values.push(v);
         }
         id
@@ -128,6 +133,53 @@ impl KeyColumn {
             None => self.number(KeyValue::Bytes(b.into())),
         }
     }
+}
+
+/// Keeps the selected rows whose key (`inputs`, one per key column) hashes to share
+/// `part` of `parts`: a fold past work_mem makes its groups in passes, one share each.
+pub fn retain_partition(
+    inputs: &[KeyInput],
+    sel: &mut Vec<u32>,
+    parts: u64,
+    part: u64,
+    hash: &impl std::hash::BuildHasher,
+) {
+    use std::hash::Hasher;
+    sel.retain(|&r| {
+        let r = r as usize;
+        let mut h = hash.build_hasher();
+        for input in inputs {
+            match input {
+                KeyInput::Int { values, valid } => match valid {
+                    Some(v) if !v[r] => h.write_u8(0),
+                    _ => {
+                        h.write_u8(1);
+                        h.write_i64(values[r]);
+                    }
+                },
+                KeyInput::Bytes(col) => {
+                    if !col.is_valid(r) {
+                        h.write_u8(0);
+                        continue;
+                    }
+                    h.write_u8(1);
+                    let bytes = match (&col.dictionary, &col.values) {
+                        (Some(d), _) => {
+                            let e = d.codes[r] as usize;
+                            &d.data[d.offsets[e] as usize..d.offsets[e + 1] as usize]
+                        }
+                        (None, DecodedValues::Bytes { offsets, data }) => {
+                            &data[offsets[r] as usize..offsets[r + 1] as usize]
+                        }
+                        _ => &[][..],
+                    };
+                    h.write(bytes);
+                    h.write_usize(bytes.len());
+                }
+            }
+        }
+        h.finish() % parts == part
+    });
 }
 
 /// Groups by up to `MAX_KEYS` key columns.
@@ -219,8 +271,7 @@ impl Grouper {
             .columns
             .iter()
             .map(|c| {
-                let bytes: usize =
-                    c.values.iter().map(|v| if let KeyValue::Bytes(b) = v { b.len() + 16 } else { 0 }).sum();
+                let bytes = c.key_bytes;
                 c.values.capacity() * std::mem::size_of::<KeyValue>()
                     + c.ints.capacity() * 16
                     + c.bytes.capacity() * 24
@@ -302,6 +353,26 @@ mod tests {
         g.assign(&[KeyInput::Bytes(&col)], &[0, 1, 2, 3, 4, 5, 6], &mut gids);
         assert_eq!(gids, vec![0, 1, 2, 3, 0, 3, 1]);
         assert_eq!(g.key(3, 0), &KeyValue::Bytes(long.as_bytes().into()));
+    }
+
+    #[test]
+    fn partitions_split_the_keys_between_them() {
+        let values: Vec<i64> = (0..1000).map(|i| i % 97).collect();
+        let hash = hashbrown::DefaultHashBuilder::default();
+        let mut seen = vec![None; 97];
+        let mut total = 0;
+        for part in 0..4 {
+            let mut sel: Vec<u32> = (0..1000).collect();
+            retain_partition(&[KeyInput::Int { values: &values, valid: None }], &mut sel, 4, part, &hash);
+            total += sel.len();
+            for r in sel {
+                // Every row of a key lands in the same part.
+                let k = values[r as usize] as usize;
+                assert!(seen[k].is_none_or(|p| p == part));
+                seen[k] = Some(part);
+            }
+        }
+        assert_eq!(total, 1000);
     }
 
     #[test]
