@@ -163,3 +163,103 @@ fn verbose_cost_components() {
     let considered = line("Paths Considered: ");
     assert!(considered.contains("Seq Scan: "), "{considered}");
 }
+
+/// ColumnarAgg's EXPLAIN for each shape it folds, and core's plan for shapes it leaves.
+#[test]
+#[ignore = "needs the cluster that `make integration-test` starts"]
+fn fold_plan_shapes() {
+    let cluster = Cluster::from_env();
+    let db = cluster.fresh_database("it_explain_fold");
+    db.query(
+        "CREATE TABLE e (id int, ts timestamptz, host text, usage float8, n numeric, ok bool) USING columnar;
+         INSERT INTO e SELECT g, timestamptz '2024-01-01 00:00+00' + g * interval '10 s', 'host_' || g % 50,
+             (g % 1000) / 10.0, g % 7, g % 3 = 0
+           FROM generate_series(1, 100000) g;
+         ANALYZE e;",
+    );
+    let serial = |q: &str| {
+        db.query(&format!(
+            "SET max_parallel_workers_per_gather = 0; SET timezone = 'UTC'; EXPLAIN (COSTS OFF) {q}"
+        ))
+    };
+    // Without GROUP BY: zone maps answer count and integer min/max of whole vectors;
+    // with a filter (or other aggregates) the values are folded.
+    insta::assert_snapshot!(serial("SELECT count(*), min(id), max(ts) FROM e"), @r#"
+    Custom Scan (ColumnarAgg) on e
+      Batch Fold: yes
+      Strategy: metadata
+      Aggregates: count(*), min(id), max(ts)
+      Columns Read: 2 of 6: id, ts
+    "#);
+    insta::assert_snapshot!(serial("SELECT count(*), avg(usage), sum(n), bool_and(ok) FROM e WHERE usage > 50"), @r#"
+    Custom Scan (ColumnarAgg) on e
+      Batch Fold: yes
+      Strategy: fold
+      Aggregates: count(*), avg(usage), sum(n), bool_and(ok)
+      Columns Read: 3 of 6: usage, n, ok
+      Pushed Filter: (usage > '50'::double precision)
+    "#);
+    // GROUP BY a column, a time bucket, several keys; HAVING, FILTER, ORDER BY / LIMIT.
+    insta::assert_snapshot!(
+        serial("SELECT host, max(usage) FROM e GROUP BY host HAVING count(*) > 1 ORDER BY 2 DESC LIMIT 3"),
+        @r#"
+    Limit
+      ->  Sort
+            Sort Key: (max(usage)) DESC
+            ->  Custom Scan (ColumnarAgg) on e
+                  Filter: ((count(*)) > 1)
+                  Batch Fold: yes
+                  Strategy: hash
+                  Aggregates: max(usage), count(*)
+                  Group Key: host
+                  Columns Read: 2 of 6: host, usage
+    "#
+    );
+    insta::assert_snapshot!(
+        serial("SELECT date_trunc('hour', ts), host, avg(usage) FILTER (WHERE ok) FROM e WHERE id > 500 GROUP BY 1, 2"),
+        @r#"
+    Custom Scan (ColumnarAgg) on e
+      Batch Fold: yes
+      Strategy: hash
+      Aggregates: avg(usage) FILTER (WHERE ok)
+      Group Key: date_trunc('hour'::text, ts), host
+      Columns Read: 5 of 6: id, ts, host, usage, ok
+      Pushed Filter: (id > 500)
+    "#
+    );
+    insta::assert_snapshot!(serial("SELECT date_bin('15 minutes', ts, '2024-01-01'), min(host) FROM e GROUP BY 1"), @r#"
+    Custom Scan (ColumnarAgg) on e
+      Batch Fold: yes
+      Strategy: hash
+      Aggregates: min(host)
+      Group Key: date_bin('00:15:00'::interval, ts, '2024-01-01 00:00:00+00'::timestamp with time zone)
+      Columns Read: 2 of 6: ts, host
+    "#);
+    // Shapes core's Agg runs: DISTINCT, grouping sets, an expression as key or argument,
+    // a WHERE clause the scan cannot evaluate.
+    insta::assert_snapshot!(serial("SELECT count(DISTINCT host) FROM e"), @r#"
+    Aggregate
+      ->  Custom Scan (ColumnarScan) on e
+            Columns Read: 1 of 6: host
+    "#);
+    insta::assert_snapshot!(serial("SELECT host, count(*) FROM e GROUP BY ROLLUP (host)"), @r#"
+    MixedAggregate
+      Hash Key: host
+      Group Key: ()
+      ->  Custom Scan (ColumnarScan) on e
+            Columns Read: 1 of 6: host
+    "#);
+    insta::assert_snapshot!(serial("SELECT id % 2, sum(usage * 2) FROM e GROUP BY 1"), @r#"
+    HashAggregate
+      Group Key: (id % 2)
+      ->  Result
+            ->  Custom Scan (ColumnarScan) on e
+                  Columns Read: 2 of 6: id, usage
+    "#);
+    insta::assert_snapshot!(serial("SELECT sum(usage) FROM e WHERE usage + 1 > 50"), @r#"
+    Aggregate
+      ->  Custom Scan (ColumnarScan) on e
+            Filter: ((usage + '1'::double precision) > '50'::double precision)
+            Columns Read: 1 of 6: usage
+    "#);
+}

@@ -526,12 +526,16 @@ unsafe fn fold_one(
     reader.decode(att);
     let col = reader.column(att);
     let cmp = |a: &[u8], b: &[u8]| collated_cmp(a, b, collation);
-    if let Err(Overflow) = acc.fold(col, sel, gids, &cmp) {
-        pgrx::ereport!(
+    match acc.fold(col, sel, gids, &cmp) {
+        Ok(()) => {}
+        Err(Overflow::Float) => pgrx::ereport!(
             pgrx::PgLogLevel::ERROR,
             pgrx::PgSqlErrorCode::ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE,
             "value out of range: overflow"
-        );
+        ),
+        Err(Overflow::CorruptNumeric) => {
+            crate::storage::error::data_corrupted("a stored numeric value is malformed")
+        }
     }
 }
 
@@ -743,16 +747,7 @@ unsafe fn numeric(x: i128) -> pg_sys::Datum {
             pg_sys::InvalidOid,
             int8(small).0,
         ),
-        Err(_) => {
-            let text = CString::new(x.to_string()).unwrap();
-            pg_sys::OidFunctionCall3Coll(
-                pg_sys::Oid::from_u32(pg_sys::F_NUMERIC_IN),
-                pg_sys::InvalidOid,
-                pg_sys::Datum::from(text.as_ptr()),
-                pg_sys::Datum::from(pg_sys::InvalidOid),
-                pg_sys::Datum::from(-1i32 as isize as usize),
-            )
-        }
+        Err(_) => numeric_text(&x.to_string()),
     }
 }
 
@@ -822,7 +817,39 @@ unsafe fn result_datum(
             false => null(),
             true => (pg_sys::Datum::from(v[g] as usize), false),
         },
+        // numeric_sum, and numeric_avg: the sum over the count (NaN and infinities as
+        // the sum has them).
+        Acc::Decimal(sums) => match sums[g].text() {
+            None => null(),
+            Some(text) => {
+                let sum = numeric_text(&text);
+                let special = sums[g].nan > 0 || sums[g].pos_inf > 0 || sums[g].neg_inf > 0;
+                if func == AggFunc::Avg && !special {
+                    let d = pg_sys::OidFunctionCall2Coll(
+                        pg_sys::Oid::from_u32(pg_sys::F_NUMERIC_DIV),
+                        pg_sys::InvalidOid,
+                        sum,
+                        numeric(sums[g].n as i128),
+                    );
+                    (d, false)
+                } else {
+                    (sum, false)
+                }
+            }
+        },
     }
+}
+
+/// The numeric `text` reads as (numeric_in, no typmod).
+unsafe fn numeric_text(text: &str) -> pg_sys::Datum {
+    let text = CString::new(text).unwrap();
+    pg_sys::OidFunctionCall3Coll(
+        pg_sys::Oid::from_u32(pg_sys::F_NUMERIC_IN),
+        pg_sys::InvalidOid,
+        pg_sys::Datum::from(text.as_ptr()),
+        pg_sys::Datum::from(pg_sys::InvalidOid),
+        pg_sys::Datum::from(-1i32 as isize as usize),
+    )
 }
 
 /// Aggregate `acc`'s transition state for group `g`, as core's Finalize Aggregate reads
@@ -849,6 +876,7 @@ unsafe fn state_datum(
             let bytes = super::agg::fold::int8_avg_serialized(sum[g], n[g]);
             (super::columnar_scan::bytea_datum(&bytes), false)
         }
+        Acc::Decimal(_) => pgrx::error!("ColumnarAgg: no partial state for a numeric sum or average"),
         // Every other state is the result itself.
         _ => {
             let _ = out.typid;

@@ -104,16 +104,18 @@ unsafe fn add_parallel_path(
         return;
     }
     let Some(shape) = eligible(root, rel, partial_rel, extra, relation, true) else { return };
+    let groups = estimate_groups(root, relation, &shape.plan, &shape.key_exprs, &shape.pushdown, (*rel).rows);
     let Some(partial) = add_path(root, rel, partial_rel, relation, shape, Some(output_rel)) else { return };
+    // Each participant sends its groups (as core's gather_grouping_paths counts them).
+    let mut gathered = (*partial).rows * (*partial).parallel_workers as f64;
     let gather = pg_sys::create_gather_path(
         root,
         partial_rel,
         partial,
         (*partial_rel).reltarget,
         std::ptr::null_mut(),
-        std::ptr::null_mut(),
+        &mut gathered,
     );
-    let groups = final_groups(root, rel, output_rel);
     let strategy = if grouped { pg_sys::AggStrategy::AGG_HASHED } else { pg_sys::AggStrategy::AGG_PLAIN };
     let finalize = pg_sys::create_agg_path(
         root,
@@ -130,19 +132,62 @@ unsafe fn add_parallel_path(
     pg_sys::add_path(output_rel, finalize as *mut pg_sys::Path);
 }
 
-/// The groups the query makes (its grouping stage's estimate).
-unsafe fn final_groups(
+/// Groups that `rows` rows make under the plan's keys. Core's estimate takes
+/// `date_trunc(unit, ts)` to have as many values as `ts`; a time bucket key has instead
+/// as many as buckets span the column's values in the vectors the filter keeps (zone
+/// maps), as a product with the other keys' estimate.
+unsafe fn estimate_groups(
     root: *mut pg_sys::PlannerInfo,
-    rel: *mut pg_sys::RelOptInfo,
-    output_rel: *mut pg_sys::RelOptInfo,
+    relation: pg_sys::Relation,
+    plan: &AggPlan,
+    key_exprs: &[*mut pg_sys::Node],
+    pushdown: &quals::Pushdown,
+    rows: f64,
 ) -> f64 {
-    let parse = (*root).parse;
-    if (*parse).groupClause.is_null() {
+    if plan.keys.is_empty() {
         return 1.0;
     }
-    let exprs = pg_sys::get_sortgrouplist_exprs((*parse).groupClause, (*root).processed_tlist);
-    let _ = output_rel;
-    pg_sys::estimate_num_groups(root, exprs, (*rel).rows, std::ptr::null_mut(), std::ptr::null_mut())
+    let filter = pushdown.filter.as_ref().map(|f| (f, &pushdown.operands[..]));
+    let mut buckets = 1.0;
+    let mut others = Vec::new();
+    for (key, &expr) in plan.keys.iter().zip(key_exprs) {
+        let width = match key.kind {
+            KeyKind::Value => None,
+            KeyKind::Trunc(unit) | KeyKind::TruncTz(unit) => Some(unit_micros(unit)),
+            KeyKind::Bin { stride, .. } => Some(stride as f64),
+        };
+        match width.and_then(|w| Some((w, scan_path::kept_range(root, relation, filter, key.att)?))) {
+            Some((w, (lo, hi))) => buckets *= ((hi as f64 - lo as f64) / w.max(1.0)).floor() + 1.0,
+            None => others.push(expr),
+        }
+    }
+    let rest = if others.is_empty() {
+        1.0
+    } else {
+        let exprs = pg_list::from_ptrs(others.iter().copied());
+        pg_sys::estimate_num_groups(root, exprs, rows, std::ptr::null_mut(), std::ptr::null_mut())
+    };
+    (buckets * rest).clamp(1.0, rows.max(1.0))
+}
+
+/// A date_trunc unit's length in microseconds (months and longer on average).
+fn unit_micros(unit: TruncUnit) -> f64 {
+    const DAY: f64 = 86_400e6;
+    match unit {
+        TruncUnit::Microseconds => 1.0,
+        TruncUnit::Milliseconds => 1e3,
+        TruncUnit::Second => 1e6,
+        TruncUnit::Minute => 60e6,
+        TruncUnit::Hour => 3_600e6,
+        TruncUnit::Day => DAY,
+        TruncUnit::Week => 7.0 * DAY,
+        TruncUnit::Month => 30.44 * DAY,
+        TruncUnit::Quarter => 91.31 * DAY,
+        TruncUnit::Year => 365.25 * DAY,
+        TruncUnit::Decade => 3_652.5 * DAY,
+        TruncUnit::Century => 36_525.0 * DAY,
+        TruncUnit::Millennium => 365_250.0 * DAY,
+    }
 }
 
 /// What an eligible query folds.
@@ -213,6 +258,11 @@ unsafe fn eligible(
         aggs.push(aggregate(root, rel, aggref, &kinds, &mut operands)?);
     }
     if aggs.is_empty() && keys.is_empty() {
+        return None;
+    }
+    // numeric sums keep an internal state whose serialized form the partial fold does
+    // not write: core's partial aggregate runs those in parallel.
+    if partial && aggs.iter().any(|a| a.input == InputType::Numeric) {
         return None;
     }
     let plan = AggPlan { keys, aggs, partial };
@@ -367,6 +417,8 @@ unsafe fn aggregate(
         F_SUM_INT8 => (AggFunc::Sum, InputType::Int8),
         F_SUM_FLOAT4 => (AggFunc::Sum, InputType::Float4),
         F_SUM_FLOAT8 => (AggFunc::Sum, InputType::Float8),
+        F_SUM_NUMERIC => (AggFunc::Sum, InputType::Numeric),
+        F_AVG_NUMERIC => (AggFunc::Avg, InputType::Numeric),
         F_AVG_INT2 => (AggFunc::Avg, InputType::Int2),
         F_AVG_INT4 => (AggFunc::Avg, InputType::Int4),
         F_AVG_INT8 => (AggFunc::Avg, InputType::Int8),
@@ -410,7 +462,8 @@ unsafe fn aggregate(
                 | (InputType::Float8, ColumnKind::Float8)
                 | (InputType::OrderedInt, ColumnKind::Int { .. })
                 | (InputType::Bool, ColumnKind::Int { len: 1 })
-                | (InputType::Text, ColumnKind::Varlena) => true,
+                | (InputType::Text, ColumnKind::Varlena)
+                | (InputType::Numeric, ColumnKind::Varlena) => true,
                 _ => false,
             };
             if !fits {
@@ -501,12 +554,7 @@ unsafe fn add_path(
     let divisor =
         if partial { cost::parallel_divisor(workers, pg_sys::parallel_leader_participation) } else { 1.0 };
     let rows_in = ((*rel).rows / divisor).max(1.0);
-    let groups = if shape.plan.keys.is_empty() {
-        1.0
-    } else {
-        let exprs = pg_list::from_ptrs(shape.key_exprs.iter().copied());
-        pg_sys::estimate_num_groups(root, exprs, rows_in, std::ptr::null_mut(), std::ptr::null_mut())
-    };
+    let groups = estimate_groups(root, relation, &shape.plan, &shape.key_exprs, &shape.pushdown, rows_in);
     let mut having = pg_sys::QualCost::default();
     pg_sys::cost_qual_eval(&mut having, shape.having, root);
     let input = AggInput {

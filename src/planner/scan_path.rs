@@ -290,21 +290,7 @@ pub(crate) unsafe fn plan_time_pruning(
     filter: &FilterPlan,
     operands: &[*mut pg_sys::Node],
 ) -> Pruning {
-    let values: Vec<OperandValue> = operands
-        .iter()
-        .map(|&o| {
-            // Stable expressions (`now() - interval '1 h'`, `'2024-01-01'::timestamptz +
-            // interval '12 h'`) are folded for the estimate, as core's selectivity does.
-            let o = pg_sys::estimate_expression_value(root, o);
-            if (*o).type_ == pg_sys::NodeTag::T_Const {
-                let c = o as *mut pg_sys::Const;
-                columnar_scan::operand_value((*c).consttype, (*c).constvalue, (*c).constisnull)
-            } else {
-                OperandValue::Unknown
-            }
-        })
-        .collect();
-    let resolved = filter.resolve(&values);
+    let resolved = filter.resolve(&estimated_operands(root, operands));
     let natts = (*(*relation).rd_att).natts as usize;
     let zones = plan_sizes::group_zones(relation, natts, &filter.attributes());
     // The same filter on the same zone maps (a statement planned again, a join planned
@@ -334,6 +320,67 @@ thread_local! {
         const { RefCell::new(Vec::new()) };
 }
 const RECENT_PRUNING_MAX: usize = 64;
+
+/// The filter's operands as far as they are known at plan time: stable expressions
+/// (`now() - interval '1 h'`, `'2024-01-01'::timestamptz + interval '12 h'`) folded for
+/// the estimate, as core's selectivity does; parameters unknown.
+unsafe fn estimated_operands(
+    root: *mut pg_sys::PlannerInfo,
+    operands: &[*mut pg_sys::Node],
+) -> Vec<OperandValue> {
+    operands
+        .iter()
+        .map(|&o| {
+            let o = pg_sys::estimate_expression_value(root, o);
+            if (*o).type_ == pg_sys::NodeTag::T_Const {
+                let c = o as *mut pg_sys::Const;
+                columnar_scan::operand_value((*c).consttype, (*c).constvalue, (*c).constisnull)
+            } else {
+                OperandValue::Unknown
+            }
+        })
+        .collect()
+}
+
+/// The smallest and largest value of integer attribute `att` (0-based) in the vectors
+/// that `filter` may leave rows in (every vector without a filter), by zone maps; None
+/// if they do not say.
+pub(crate) unsafe fn kept_range(
+    root: *mut pg_sys::PlannerInfo,
+    relation: pg_sys::Relation,
+    filter: Option<(&FilterPlan, &[*mut pg_sys::Node])>,
+    att: usize,
+) -> Option<(i64, i64)> {
+    let resolved = filter.map(|(f, operands)| f.resolve(&estimated_operands(root, operands)));
+    let mut atts = resolved.as_ref().map_or_else(Vec::new, |f| f.attributes());
+    atts.push(att);
+    atts.sort_unstable();
+    atts.dedup();
+    let natts = (*(*relation).rd_att).natts as usize;
+    let zones = plan_sizes::group_zones(relation, natts, &atts);
+    let keeps = |stats: &dyn Fn(usize) -> Option<crate::storage::format::zonemap::ZoneStats>| {
+        resolved.as_ref().is_none_or(|f| zone::verdict(f, stats) != Verdict::None)
+    };
+    let mut range: Option<(i64, i64)> = None;
+    for g in zones.groups.iter() {
+        if !keeps(&|a: usize| g.stats.get(a).copied().flatten()) {
+            continue;
+        }
+        for (v, stats) in g.vectors.get(att)?.iter().enumerate() {
+            if !keeps(&|a: usize| g.vectors.get(a).and_then(|vs| vs.get(v)).copied()) {
+                continue;
+            }
+            match stats.zone {
+                crate::storage::format::zonemap::ZoneMap::Int { min, max } => {
+                    range = Some(range.map_or((min, max), |(lo, hi)| (lo.min(min), hi.max(max))));
+                }
+                crate::storage::format::zonemap::ZoneMap::None => {}
+                _ => return None,
+            }
+        }
+    }
+    range
+}
 
 /// Which row groups and vectors the zone maps of `zones` leave to `resolved`.
 fn prune(zones: &plan_sizes::ZoneSet, resolved: &Filter) -> Pruning {

@@ -4,6 +4,7 @@
 //! row order, so results are identical to core's Agg, floats and overflow errors
 //! included. Pure; the node turns states into Datums.
 
+use super::numeric::DecimalSum;
 use super::spec::{AggFunc, InputType};
 use crate::exec::filter::float_key;
 use crate::storage::format::encoding::{DecodedValues, DecodedVector};
@@ -18,10 +19,13 @@ pub enum Gids<'a> {
     Each(&'a [u32]),
 }
 
-/// A float result became infinite from finite inputs: PostgreSQL raises "value out of
-/// range: overflow" (22003).
+/// Why a fold stopped: a float result became infinite from finite inputs (PostgreSQL
+/// raises "value out of range: overflow", 22003), or a stored numeric could not be read.
 #[derive(Debug, PartialEq, Eq)]
-pub struct Overflow;
+pub enum Overflow {
+    Float,
+    CorruptNumeric,
+}
 
 /// One aggregate's state for every group.
 #[derive(Debug)]
@@ -76,6 +80,8 @@ pub enum Acc {
         seen: Vec<bool>,
         and: bool,
     },
+    /// sum/avg(numeric): numeric_avg_accum's state.
+    Decimal(Vec<DecimalSum>),
 }
 
 impl Acc {
@@ -86,6 +92,7 @@ impl Acc {
             (AggFunc::CountStar | AggFunc::Count, _) => Acc::Count(Vec::new()),
             (AggFunc::Sum | AggFunc::Avg, Int2 | Int4) => Acc::SumInt { sum: Vec::new(), n: Vec::new() },
             (AggFunc::Sum | AggFunc::Avg, Int8) => Acc::SumWide { sum: Vec::new(), n: Vec::new() },
+            (AggFunc::Sum | AggFunc::Avg, Numeric) => Acc::Decimal(Vec::new()),
             (AggFunc::Sum, Float4) => Acc::SumF32 { sum: Vec::new(), n: Vec::new() },
             (AggFunc::Sum, Float8) => Acc::SumF64 { sum: Vec::new(), n: Vec::new() },
             (AggFunc::Avg, _) => Acc::Moments { n: Vec::new(), sx: Vec::new(), sxx: Vec::new() },
@@ -139,6 +146,7 @@ impl Acc {
                 v.resize(groups, false);
                 seen.resize(groups, false);
             }
+            Acc::Decimal(sums) => sums.resize(groups, DecimalSum::default()),
         }
     }
 
@@ -153,6 +161,7 @@ impl Acc {
             Acc::MinMaxInt { .. } | Acc::MinMaxFloat { .. } => 9,
             Acc::MinMaxBytes { .. } => 48,
             Acc::Bool { .. } => 2,
+            Acc::Decimal(_) => 120,
         }
     }
 
@@ -311,6 +320,13 @@ impl Acc {
                     seen[g] = true;
                 })
             }
+            (Acc::Decimal(sums), _) => {
+                let mut corrupt = false;
+                each_bytes(col, sel, gids, |g, x| corrupt |= !sums[g].add(x));
+                if corrupt {
+                    return Err(Overflow::CorruptNumeric);
+                }
+            }
             (acc, _) => unreachable!("aggregate state {acc:?} given a column of another type"),
         }
         Ok(())
@@ -344,7 +360,7 @@ pub fn int8_avg_serialized(sum: i128, n: i64) -> Vec<u8> {
 
 fn ok(overflow: bool) -> Result<(), Overflow> {
     if overflow {
-        Err(Overflow)
+        Err(Overflow::Float)
     } else {
         Ok(())
     }
@@ -457,7 +473,10 @@ mod tests {
         assert_eq!((n[0], n[1], sum[1]), (3, 1, 1.0));
         let mut acc = Acc::new(AggFunc::Sum, InputType::Float8);
         acc.resize(1);
-        assert_eq!(acc.fold(&floats(&[f64::MAX, f64::MAX]), &[0, 1], Gids::One, &bytewise), Err(Overflow));
+        assert_eq!(
+            acc.fold(&floats(&[f64::MAX, f64::MAX]), &[0, 1], Gids::One, &bytewise),
+            Err(Overflow::Float)
+        );
         let mut acc = Acc::new(AggFunc::Sum, InputType::Float8);
         acc.resize(1);
         assert_eq!(acc.fold(&floats(&[f64::INFINITY, 1.0]), &[0, 1], Gids::One, &bytewise), Ok(()));
@@ -474,7 +493,7 @@ mod tests {
         // A huge spread overflows Sxx: float8_accum raises an error.
         let mut acc = Acc::new(AggFunc::Avg, InputType::Float8);
         acc.resize(1);
-        assert_eq!(acc.fold(&floats(&[1e200, -1e200]), &[0, 1], Gids::One, &bytewise), Err(Overflow));
+        assert_eq!(acc.fold(&floats(&[1e200, -1e200]), &[0, 1], Gids::One, &bytewise), Err(Overflow::Float));
     }
 
     #[test]

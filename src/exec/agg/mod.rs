@@ -4,4 +4,5 @@
 pub mod bucket;
 pub mod fold;
 pub mod groups;
+pub mod numeric;
 pub mod spec;

@@ -36,6 +36,8 @@ pub enum InputType {
     Text,
     /// count(*): no column.
     None,
+    /// numeric, in its stored form: sum and avg.
+    Numeric,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -180,7 +182,7 @@ const FUNCS: [AggFunc; 8] = [
     AggFunc::BoolOr,
 ];
 
-const INPUTS: [InputType; 9] = [
+const INPUTS: [InputType; 10] = [
     InputType::Int2,
     InputType::Int4,
     InputType::Int8,
@@ -190,6 +192,7 @@ const INPUTS: [InputType; 9] = [
     InputType::Bool,
     InputType::Text,
     InputType::None,
+    InputType::Numeric,
 ];
 
 struct Writer(Vec<u8>);

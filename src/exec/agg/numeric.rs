@@ -1,0 +1,312 @@
+//! Exact sums of `numeric` values read in their stored form (the datum's bytes after its
+//! varlena header), for sum(numeric) and avg(numeric). Like PostgreSQL's own
+//! accumulator, the sum keeps one signed counter per base-10000 digit position and adds
+//! digits without carrying; carries are settled once, when the result is made. NaN and
+//! infinities are counted apart, as numeric_avg_accum does. Pure.
+
+/// A stored numeric, parsed.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Parsed<'a> {
+    /// Base-10000 digits, most significant first, the first at exponent `weight`;
+    /// `dscale` decimal digits after the point are displayed.
+    Finite {
+        negative: bool,
+        weight: i32,
+        dscale: u16,
+        digits: &'a [u8],
+    },
+    NaN,
+    PosInf,
+    NegInf,
+}
+
+const SIGN_MASK: u16 = 0xC000;
+const NEG: u16 = 0x4000;
+const SHORT: u16 = 0x8000;
+const SPECIAL: u16 = 0xC000;
+
+/// The numeric whose stored bytes are `b`; None for bytes no numeric has.
+pub fn parse(b: &[u8]) -> Option<Parsed<'_>> {
+    let header = u16::from_le_bytes(b.get(..2)?.try_into().ok()?);
+    let (negative, weight, dscale, digits) = match header & SIGN_MASK {
+        SHORT => {
+            let weight = (header & 0x003F) as i32 | if header & 0x0040 != 0 { !0x3F } else { 0 };
+            (header & 0x2000 != 0, weight, (header & 0x1F80) >> 7, &b[2..])
+        }
+        SPECIAL => {
+            return match header {
+                0xC000 => Some(Parsed::NaN),
+                0xD000 => Some(Parsed::PosInf),
+                0xF000 => Some(Parsed::NegInf),
+                _ => None,
+            }
+        }
+        sign => {
+            let weight = i16::from_le_bytes(b.get(2..4)?.try_into().ok()?) as i32;
+            (sign == NEG, weight, header & 0x3FFF, &b[4..])
+        }
+    };
+    if digits.len() % 2 != 0 {
+        return None;
+    }
+    Some(Parsed::Finite { negative, weight, dscale, digits })
+}
+
+/// A running sum of numerics: numeric_avg_accum's state.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct DecimalSum {
+    /// Inputs (NaN and infinities included), as its N.
+    pub n: i64,
+    pub nan: i64,
+    pub pos_inf: i64,
+    pub neg_inf: i64,
+    /// Largest display scale of the finite inputs: the sum's.
+    pub dscale: u16,
+    /// Per base-10000 exponent from `low` up, the sum of the digits there (signed).
+    slots: Vec<i64>,
+    low: i32,
+    /// Digits added since carries were last settled.
+    unsettled: u32,
+}
+
+impl DecimalSum {
+    /// Adds a stored numeric; false for bytes no numeric has.
+    pub fn add(&mut self, bytes: &[u8]) -> bool {
+        let Some(p) = parse(bytes) else { return false };
+        self.n += 1;
+        let (negative, weight, dscale, digits) = match p {
+            Parsed::NaN => {
+                self.nan += 1;
+                return true;
+            }
+            Parsed::PosInf => {
+                self.pos_inf += 1;
+                return true;
+            }
+            Parsed::NegInf => {
+                self.neg_inf += 1;
+                return true;
+            }
+            Parsed::Finite { negative, weight, dscale, digits } => (negative, weight, dscale, digits),
+        };
+        self.dscale = self.dscale.max(dscale);
+        let count = digits.len() as i32 / 2;
+        if count == 0 {
+            return true;
+        }
+        // Exponents weight down to weight - count + 1.
+        self.cover(weight - count + 1, weight);
+        let sign = if negative { -1 } else { 1 };
+        for (i, d) in digits.chunks_exact(2).enumerate() {
+            let d = u16::from_le_bytes([d[0], d[1]]) as i64;
+            self.slots[(weight - i as i32 - self.low) as usize] += sign * d;
+        }
+        self.unsettled += 1;
+        // Each add moves a slot by less than 2^14: 2^26 of them stay far inside an i64.
+        if self.unsettled >= 1 << 26 {
+            self.settle();
+        }
+        true
+    }
+
+    /// Makes slots for exponents `lo..=hi`.
+    fn cover(&mut self, lo: i32, hi: i32) {
+        if self.slots.is_empty() {
+            self.low = lo;
+            self.slots.resize((hi - lo + 1) as usize, 0);
+            return;
+        }
+        if lo < self.low {
+            let extra = (self.low - lo) as usize;
+            self.slots.splice(0..0, std::iter::repeat_n(0, extra));
+            self.low = lo;
+        }
+        let top = self.low + self.slots.len() as i32 - 1;
+        if hi > top {
+            self.slots.resize(self.slots.len() + (hi - top) as usize, 0);
+        }
+    }
+
+    /// Carries every slot into the next: each below the top holds 0..=9999, the top one
+    /// (a new one if need be) what is left, with the total's sign.
+    fn settle(&mut self) {
+        let (digits, carry) = carried(&self.slots);
+        self.slots = digits;
+        if carry != 0 {
+            self.slots.push(carry);
+        }
+        self.unsettled = 0;
+    }
+
+    /// The sum as PostgreSQL's numeric input syntax, with `dscale` digits after the
+    /// point: "NaN", "Infinity" and "-Infinity" as numeric_sum gives them. None without
+    /// inputs (the sum is NULL).
+    pub fn text(&self) -> Option<String> {
+        if self.n == 0 {
+            return None;
+        }
+        if self.nan > 0 || (self.pos_inf > 0 && self.neg_inf > 0) {
+            return Some("NaN".into());
+        }
+        if self.pos_inf > 0 {
+            return Some("Infinity".into());
+        }
+        if self.neg_inf > 0 {
+            return Some("-Infinity".into());
+        }
+        let (negative, digits, low) = self.magnitude();
+        // Decimal digits, from exponent `low` (base 10^4) up; most significant first.
+        let mut int_part = String::new();
+        let mut frac_part = String::new();
+        for (i, d) in digits.iter().enumerate().rev() {
+            let e = low + i as i32;
+            let four = format!("{d:04}");
+            if e >= 0 {
+                int_part.push_str(&four);
+            } else {
+                frac_part.push_str(&four);
+            }
+        }
+        // Fraction slots between the lowest stored one and the point, and integer
+        // slots between the point and the lowest one, are zeros.
+        if low > 0 {
+            int_part.push_str(&"0000".repeat(low as usize));
+        }
+        let top = low + digits.len() as i32 - 1;
+        if top < -1 {
+            frac_part.insert_str(0, &"0000".repeat((-1 - top) as usize));
+        }
+        let int_part = int_part.trim_start_matches('0');
+        let frac: String =
+            frac_part.chars().chain(std::iter::repeat('0')).take(self.dscale as usize).collect();
+        let zero = int_part.is_empty() && frac.chars().all(|c| c == '0');
+        let mut out = String::new();
+        if negative && !zero {
+            out.push('-');
+        }
+        out.push_str(if int_part.is_empty() { "0" } else { int_part });
+        if self.dscale > 0 {
+            out.push('.');
+            out.push_str(&frac);
+        }
+        Some(out)
+    }
+
+    /// The sum's sign, and its magnitude's digits (0..=9999, least significant first,
+    /// from exponent `low`).
+    fn magnitude(&self) -> (bool, Vec<i64>, i32) {
+        let (mut digits, carry) = carried(&self.slots);
+        let negative = carry < 0;
+        let carry = if negative {
+            // The total is below zero: carry its negation instead.
+            let negated: Vec<i64> = self.slots.iter().map(|v| -v).collect();
+            let (d, c) = carried(&negated);
+            digits = d;
+            c
+        } else {
+            carry
+        };
+        let mut c = carry;
+        while c != 0 {
+            digits.push(c % 10_000);
+            c /= 10_000;
+        }
+        (negative, digits, self.low)
+    }
+}
+
+/// `slots` with every carry moved up: digits in 0..=9999, and what the top one carries
+/// out (negative when the total is).
+fn carried(slots: &[i64]) -> (Vec<i64>, i64) {
+    let mut carry = 0i64;
+    let digits = slots
+        .iter()
+        .map(|&v| {
+            let t = v + carry;
+            carry = t.div_euclid(10_000);
+            t.rem_euclid(10_000)
+        })
+        .collect();
+    (digits, carry)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The stored (long format) bytes of a numeric given as sign, weight, dscale, digits.
+    fn long(negative: bool, weight: i16, dscale: u16, digits: &[u16]) -> Vec<u8> {
+        let mut b = ((if negative { NEG } else { 0 }) | dscale).to_le_bytes().to_vec();
+        b.extend_from_slice(&weight.to_le_bytes());
+        digits.iter().for_each(|d| b.extend_from_slice(&d.to_le_bytes()));
+        b
+    }
+
+    /// The short format PostgreSQL uses for most values.
+    fn short(negative: bool, weight: i8, dscale: u16, digits: &[u16]) -> Vec<u8> {
+        let w = (weight as i16 as u16) & 0x7F;
+        let header = SHORT | if negative { 0x2000 } else { 0 } | (dscale << 7) | w;
+        let mut b = header.to_le_bytes().to_vec();
+        digits.iter().for_each(|d| b.extend_from_slice(&d.to_le_bytes()));
+        b
+    }
+
+    fn sum(values: &[Vec<u8>]) -> String {
+        let mut s = DecimalSum::default();
+        for v in values {
+            assert!(s.add(v));
+        }
+        s.text().unwrap()
+    }
+
+    #[test]
+    fn parses_both_formats_and_specials() {
+        assert_eq!(
+            parse(&short(true, -1, 2, &[1200])),
+            Some(Parsed::Finite { negative: true, weight: -1, dscale: 2, digits: &1200u16.to_le_bytes() })
+        );
+        assert!(matches!(parse(&long(false, 3, 0, &[1, 2])), Some(Parsed::Finite { weight: 3, .. })));
+        assert_eq!(parse(&0xC000u16.to_le_bytes()), Some(Parsed::NaN));
+        assert_eq!(parse(&0xD000u16.to_le_bytes()), Some(Parsed::PosInf));
+        assert_eq!(parse(&0xF000u16.to_le_bytes()), Some(Parsed::NegInf));
+        assert_eq!(parse(&[1]), None);
+    }
+
+    #[test]
+    fn sums_keep_the_largest_scale_and_carry() {
+        // 1.5 + 2.25 + 9999.99 = 10003.74
+        let a = short(false, 0, 1, &[1, 5000]);
+        let b = short(false, 0, 2, &[2, 2500]);
+        let c = short(false, 0, 2, &[9999, 9900]);
+        assert_eq!(sum(&[a.clone(), b.clone(), c]), "10003.74");
+        // 1.5 - 2.25 = -0.75
+        let neg_b = short(true, 0, 2, &[2, 2500]);
+        assert_eq!(sum(&[a.clone(), neg_b.clone()]), "-0.75");
+        // 2.25 - 2.25 = 0.00
+        assert_eq!(sum(&[b, neg_b]), "0.00");
+        // 10^40 + 1 - 10^40 (far beyond 128 bits) = 1
+        let big = long(false, 10, 0, &[1]);
+        let big_neg = long(true, 10, 0, &[1]);
+        assert_eq!(sum(&[big.clone(), short(false, 0, 0, &[1]), big_neg]), "1");
+        assert_eq!(sum(&[big]), format!("1{}", "0".repeat(40)));
+        // 0.0001 * 3 with dscale 4, and a zero (no digits).
+        let tiny = short(false, -1, 4, &[1]);
+        assert_eq!(sum(&[tiny.clone(), tiny.clone(), tiny, short(false, 0, 0, &[])]), "0.0003");
+        // -123456789.5 + 0.5 = -123456789.0
+        let x = short(true, 2, 1, &[1, 2345, 6789, 5000]);
+        assert_eq!(sum(&[x, short(false, -1, 1, &[5000])]), "-123456789.0");
+    }
+
+    #[test]
+    fn nan_and_infinities_win_as_in_numeric_sum() {
+        let one = short(false, 0, 0, &[1]);
+        let nan = 0xC000u16.to_le_bytes().to_vec();
+        let pinf = 0xD000u16.to_le_bytes().to_vec();
+        let ninf = 0xF000u16.to_le_bytes().to_vec();
+        assert_eq!(sum(&[one.clone(), pinf.clone()]), "Infinity");
+        assert_eq!(sum(&[ninf.clone(), one.clone()]), "-Infinity");
+        assert_eq!(sum(&[pinf, ninf]), "NaN");
+        assert_eq!(sum(&[nan, one]), "NaN");
+        assert_eq!(DecimalSum::default().text(), None);
+    }
+}
