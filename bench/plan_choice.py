@@ -53,6 +53,7 @@ OFF_CORE = [("enable_seqscan", "off"), ("enable_indexscan", "off"), ("enable_ind
 NO_FOLD = [("pgcolumnar.enable_vector_agg", "off")]
 ALTERNATIVES = {
     "ColumnarAgg": OFF_CORE,
+    "ColumnarAgg, serial": OFF_CORE + [("pgcolumnar.enable_parallel_vector_agg", "off")],
     "ColumnarScan": OFF_CORE + NO_FOLD,
     "ColumnarScan, push-down off": OFF_CORE + NO_FOLD + [("pgcolumnar.quals_push_down", "off")],
     "Seq Scan": NO_FOLD + [("pgcolumnar.enable_columnar_scan", "off"), ("enable_indexscan", "off"),
@@ -82,8 +83,9 @@ def _scan_of(conn, sql: str) -> str:
     for (line,) in conn.execute(f"EXPLAIN (COSTS OFF) {sql}"):
         m = SCAN.search(line)
         if m:
-            return m.group(0).replace("Custom Scan (ColumnarScan)", "ColumnarScan").replace(
-                "Custom Scan (ColumnarAgg)", "ColumnarAgg")
+            if m.group(0) == "Custom Scan (ColumnarAgg)":
+                return "ColumnarAgg (parallel)" if "Parallel Custom Scan" in line else "ColumnarAgg"
+            return m.group(0).replace("Custom Scan (ColumnarScan)", "ColumnarScan")
     return "?"
 
 
@@ -140,7 +142,9 @@ def run(conn, tables: list[str], runs: int, log) -> list[dict]:
 def same_plan(chosen: str, alternative: str) -> bool:
     """Whether forcing `alternative` gives the plan that was chosen."""
     if chosen.startswith("ColumnarAgg"):
-        return alternative == "ColumnarAgg"
+        if "(parallel)" in chosen:
+            return alternative == "ColumnarAgg"
+        return alternative in ("ColumnarAgg", "ColumnarAgg, serial")
     if chosen.startswith("ColumnarScan"):
         pushed = chosen.endswith("(pushed)")
         return alternative == ("ColumnarScan" if pushed else "ColumnarScan, push-down off")

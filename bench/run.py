@@ -115,7 +115,7 @@ class Config:
 ENGINE_TITLES = {
     "heap": "heap",
     "columnar": "columnar",
-    "columnar-noscan": "columnar, ColumnarScan off",
+    "columnar-noscan": "columnar, ColumnarScan and ColumnarAgg off",
     "columnar-sorted": f"columnar, sort_by = '{SORT_BY}'",
     "duckdb": "DuckDB",
 }
@@ -361,7 +361,7 @@ def run_query(execute, sql: str, runs: int, warmup: bool) -> tuple[list[float], 
     return times, rows
 
 
-PLAN_NODES = re.compile(r"Custom Scan \(ColumnarScan\)|Parallel Seq Scan|Seq Scan|Parallel Index Only Scan|"
+PLAN_NODES = re.compile(r"Custom Scan \(ColumnarAgg\)|Custom Scan \(ColumnarScan\)|Parallel Seq Scan|Seq Scan|Parallel Index Only Scan|"
                         r"Parallel Index Scan|Index Only Scan|Index Scan|Bitmap Heap Scan|Gather Merge|Gather")
 
 
@@ -372,7 +372,8 @@ def summarize_plan(explain_lines: list[str]) -> str:
         m = PLAN_NODES.search(line)
         if m and m.group(0) not in nodes:
             nodes.append(m.group(0))
-    return " + ".join(n.replace("Custom Scan (ColumnarScan)", "ColumnarScan") for n in nodes)
+    return " + ".join(n.replace("Custom Scan (ColumnarScan)", "ColumnarScan").replace(
+        "Custom Scan (ColumnarAgg)", "ColumnarAgg") for n in nodes)
 
 
 def run_all(configs, queries, execute_for, runs: int, warmup: bool, explain=None) -> list[Measurement]:
@@ -716,8 +717,8 @@ def render_benchmarks_md() -> None:
         "",
         f"- **heap**: a PostgreSQL heap table `{HEAP_TABLE}` with a btree index on `(hostname, time DESC)`;",
         f"- **columnar**: `{COL_TABLE} USING columnar` with the same btree index, read by ColumnarScan "
-        "(`pgcolumnar.enable_columnar_scan = on`), and the same table with ColumnarScan off "
-        "(a plain sequential scan that decodes every column);",
+        "and ColumnarAgg (`pgcolumnar.enable_columnar_scan = on`), and the same table with both off "
+        "(a plain sequential scan that decodes every column, under PostgreSQL's Agg);",
         f"- **sorted**: `{SORTED_TABLE} USING columnar` with `sort_by = '{SORT_BY}'` set before "
         "its COPY (each row group is stored by host, then time; rows arrive in time order, so "
         "row groups still follow time), same index, ColumnarScan on;",

@@ -113,6 +113,13 @@ SELECT agg_check('SELECT count(*) FILTER (WHERE i2 IS NULL), max(k) FILTER (WHER
 SELECT agg_check('SELECT * FROM (SELECT g, max(f8) m FROM agg_col GROUP BY g ORDER BY m DESC, g LIMIT 3) s');
 SELECT agg_check('SELECT g, sum(i4) * 2 + count(*), max(f8) - min(f8) FROM agg_col GROUP BY g');
 
+-- Through a view (there the table is not the query's first range table entry).
+CREATE VIEW agg_col_v AS SELECT g, count(*) AS n, sum(i4) AS total, max(k) AS top FROM agg_col WHERE i2 > 0 GROUP BY g;
+CREATE VIEW agg_heap_v AS SELECT g, count(*) AS n, sum(i4) AS total, max(k) AS top FROM agg_heap WHERE i2 > 0 GROUP BY g;
+SELECT agg_check('SELECT * FROM agg_col_v');
+EXPLAIN (COSTS OFF) SELECT * FROM agg_col_v WHERE g < 3;
+DROP VIEW agg_col_v, agg_heap_v;
+
 -- Shapes the fold does not compute exactly go to core's Agg, decided at plan time.
 SELECT agg_check('SELECT count(DISTINCT i4) FROM agg_col');
 SELECT agg_check('SELECT string_agg(k, '','' ORDER BY id) FROM agg_col WHERE id < 10');

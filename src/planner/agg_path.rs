@@ -584,7 +584,7 @@ unsafe fn add_path(
         .map(|p| (*p).total_cost)
         .fold(f64::INFINITY, f64::min);
     let explain =
-        explain_lines(root, relation, &shape, &attributes, &c, total, core, groups, passes, partial);
+        explain_lines((*rel).relid, relation, &shape, &attributes, &c, total, core, groups, passes, partial);
     let path = pg_sys::palloc0(std::mem::size_of::<pg_sys::CustomPath>()) as *mut pg_sys::CustomPath;
     (*path).path.type_ = pg_sys::NodeTag::T_CustomPath;
     (*path).path.pathtype = pg_sys::NodeTag::T_CustomScan;
@@ -636,7 +636,7 @@ unsafe fn add_path(
 /// What EXPLAIN shows of the plan: decisions always, costs with VERBOSE ('+').
 #[allow(clippy::too_many_arguments)]
 unsafe fn explain_lines(
-    root: *mut pg_sys::PlannerInfo,
+    rti: u32,
     relation: pg_sys::Relation,
     shape: &Shape,
     attributes: &[usize],
@@ -649,11 +649,15 @@ unsafe fn explain_lines(
 ) -> Vec<(String, String)> {
     let relid = (*relation).rd_id;
     let name = CStr::from_ptr(pg_sys::get_rel_name(relid)).to_owned();
+    // A context of this one relation, as range table entry 1: the expressions' Vars
+    // are renumbered to it (the relation is not entry 1 of a view's query, say).
     let context = pg_sys::deparse_context_for(name.as_ptr(), relid);
     let deparse = |e: *mut pg_sys::Node| {
+        let e = pg_sys::copyObjectImpl(e as *const std::ffi::c_void) as *mut pg_sys::Node;
+        let mut from = rti as i32;
+        renumber(e, &mut from as *mut i32 as *mut std::ffi::c_void);
         CStr::from_ptr(pg_sys::deparse_expression(e, context, false, false)).to_string_lossy().into_owned()
     };
-    let _ = root;
     let desc = (*relation).rd_att;
     let live = (0..(*desc).natts as usize).filter(|&i| !datum::attr(desc, i).attisdropped).count();
     let names: Vec<String> = attributes
@@ -720,6 +724,23 @@ unsafe fn explain_lines(
     let core = if core.is_finite() { format!("{core:.2}") } else { "none".to_string() };
     out.push(("+Core Aggregate Cost".into(), core));
     out
+}
+
+/// Renumbers, in place, the Vars of range table entry `*context` (an i32) to entry 1.
+#[pg_guard]
+unsafe extern "C-unwind" fn renumber(node: *mut pg_sys::Node, context: *mut std::ffi::c_void) -> bool {
+    if node.is_null() {
+        return false;
+    }
+    if (*node).type_ == pg_sys::NodeTag::T_Var {
+        let var = node as *mut pg_sys::Var;
+        if (*var).varlevelsup == 0 && (*var).varno == *(context as *const i32) {
+            (*var).varno = 1;
+            (*var).varnosyn = 1;
+        }
+        return false;
+    }
+    pg_sys::expression_tree_walker(node, Some(renumber), context)
 }
 
 #[pg_guard]
