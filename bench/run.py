@@ -280,6 +280,8 @@ def pg_load(conn, data: Path, heap: str, col: str, sorted_col: str | None = None
 
 
 def pg_apply(conn, config: Config) -> None:
+    # From the defaults: a setting of the previous configuration must not carry over.
+    conn.execute("RESET ALL")
     for name, value in config.settings:
         conn.execute(f"SET {name} = {value}")
 

@@ -11,7 +11,7 @@ use super::agg::groups::{retain_partition, Grouper, KeyInput, KeyValue};
 use super::agg::spec::{AggFunc, AggPlan, InputType, KeyKind};
 use super::columnar_scan::{bytea_const, const_bytes, operand_values, PushedFilter, ScanPlan};
 use super::customscan::{CustomScanNode, ParallelScanNode, PlanPrivate};
-use super::filter::{kernels, Filter};
+use super::filter::{float_key, kernels, Filter};
 use crate::pg_list;
 use crate::storage::datum::{self, ColumnKind};
 use crate::storage::format::encoding::point::PointValue;
@@ -573,6 +573,16 @@ fn metadata_answers(func: AggFunc, input: InputType, att: Option<usize>, reader:
                 .vector_stats(a)
                 .is_some_and(|s| matches!(s.zone, ZoneMap::Int { .. }) || s.null_count == s.rows)
         }
+        // A float zone map holds the extremes in PostgreSQL's order (NaN above all). A
+        // zero extreme is left to the fold: -0 and 0 compare equal, and which one core's
+        // float8larger keeps depends on their order.
+        (AggFunc::Min | AggFunc::Max, Some(a)) if matches!(input, InputType::Float4 | InputType::Float8) => {
+            reader.vector_stats(a).is_some_and(|s| match s.zone {
+                ZoneMap::Float { min, max } => (if func == AggFunc::Max { max } else { min }) != 0.0,
+                ZoneMap::None => s.null_count == s.rows,
+                _ => false,
+            })
+        }
         _ => false,
     }
 }
@@ -598,6 +608,16 @@ fn answer_from_metadata(
             if let ZoneMap::Int { min, max: hi } = s.zone {
                 let x = if *max { hi } else { min };
                 if !seen[0] || (if *max { x > v[0] } else { x < v[0] }) {
+                    v[0] = x;
+                    seen[0] = true;
+                }
+            }
+        }
+        (Acc::MinMaxFloat { v, seen, max }, Some(s)) => {
+            if let ZoneMap::Float { min, max: hi } = s.zone {
+                let x = if *max { hi } else { min };
+                let (old, new) = (float_key(v[0]), float_key(x));
+                if !seen[0] || (if *max { new > old } else { new < old }) {
                     v[0] = x;
                     seen[0] = true;
                 }

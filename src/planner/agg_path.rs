@@ -673,10 +673,7 @@ unsafe fn explain_lines(
                 && match a.func {
                     AggFunc::CountStar | AggFunc::Count => true,
                     AggFunc::Min | AggFunc::Max => {
-                        matches!(
-                            a.input,
-                            InputType::Int2 | InputType::Int4 | InputType::Int8 | InputType::OrderedInt
-                        )
+                        !matches!(a.input, InputType::Text | InputType::Bool | InputType::None)
                     }
                     _ => false,
                 }
