@@ -896,7 +896,8 @@ unsafe fn state_datum(
             let bytes = super::agg::fold::int8_avg_serialized(sum[g], n[g]);
             (super::columnar_scan::bytea_datum(&bytes), false)
         }
-        Acc::Decimal(_) => pgrx::error!("ColumnarAgg: no partial state for a numeric sum or average"),
+        // numeric_avg_accum's internal state, serialized (numeric_avg_serialize's bytes).
+        Acc::Decimal(sums) => (super::columnar_scan::bytea_datum(&sums[g].serialized()), false),
         // Every other state is the result itself.
         _ => {
             let _ = out.typid;

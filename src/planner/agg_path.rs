@@ -260,11 +260,6 @@ unsafe fn eligible(
     if aggs.is_empty() && keys.is_empty() {
         return None;
     }
-    // numeric sums keep an internal state whose serialized form the partial fold does
-    // not write: core's partial aggregate runs those in parallel.
-    if partial && aggs.iter().any(|a| a.input == InputType::Numeric) {
-        return None;
-    }
     let plan = AggPlan { keys, aggs, partial };
     Some(Shape { plan, key_exprs, aggrefs, pushdown, operands, having })
 }
