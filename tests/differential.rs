@@ -134,7 +134,7 @@ fn columns(rng: &mut Rng) -> String {
 /// result, so the comparison is exact.
 fn queries(rng: &mut Rng, count: usize) -> Vec<String> {
     (0..count)
-        .map(|_| match rng.below(6) {
+        .map(|_| match rng.below(8) {
             // Projection of a column subset, hashed in id order.
             0 => format!(
                 "SELECT count(*), md5(string_agg(x::text, '|' ORDER BY x.id)) FROM (SELECT id, {} FROM {{T}}) x",
@@ -164,10 +164,36 @@ fn queries(rng: &mut Rng, count: usize) -> Vec<String> {
                 predicate(rng)
             ),
             // Ungrouped aggregates.
-            _ => format!(
+            5 => format!(
                 "SELECT count(*), sum(f8), avg(i4), min(n), max(big), count(DISTINCT t) FROM {{T}} WHERE {}",
                 predicate(rng)
             ),
+            // Time buckets and several keys, HAVING, FILTER (the batch fold's shapes).
+            6 => {
+                let unit = rng.pick(&["minute", "hour", "day", "month"]);
+                // The groups are ordered inside an aggregate, not by the plan: with
+                // enable_sort off every plan that sorts is "disabled" alike, and the
+                // planner may then group by sorting, which folds a group's rows in another
+                // order than the scan's (on heap as on columnar).
+                format!(
+                    "SELECT count(*), md5(string_agg(x::text, '|' ORDER BY x::text)) FROM \
+                     (SELECT date_trunc('{unit}', ts) AS h, g, b, count(*), max(f8), min(i8), \
+                     sum(n), sum(i4) FILTER (WHERE {}), avg(f8) FILTER (WHERE {}) FROM {{T}} WHERE {} \
+                     GROUP BY 1, 2, 3 HAVING count(*) > 1) x",
+                    predicate(rng),
+                    predicate(rng),
+                    predicate(rng)
+                )
+            }
+            // Whole-table extremes and counts (zone maps answer whole vectors), or with a
+            // filter.
+            _ => {
+                let filter = if rng.chance(50) { String::new() } else { format!("WHERE {}", predicate(rng)) };
+                format!(
+                    "SELECT count(*), count(f8), min(f8), max(f8), min(i4), max(i8), min(ts), max(t), \
+                     avg(n), bool_or(b) FROM {{T}} {filter}"
+                )
+            }
         })
         .collect()
 }
@@ -227,6 +253,11 @@ fn columnar_matches_heap_on_generated_queries() {
     // pushed the quals it can.
     let plan = db.explain("COSTS OFF", "SELECT sum(i4) FROM d_col");
     assert!(plan.contains("ColumnarAgg"), "{plan}");
+    let plan = db.query(&format!(
+        "{session} EXPLAIN (COSTS OFF) SELECT date_trunc('hour', ts), g, b, count(*), avg(f8) FILTER (WHERE i4 > 0) \
+         FROM d_col WHERE g < 10 GROUP BY 1, 2, 3 HAVING count(*) > 1"
+    ));
+    assert!(plan.contains("ColumnarAgg") && plan.contains("Strategy: hash"), "{plan}");
     let plan =
         db.query("SET pgcolumnar.enable_vector_agg = off; EXPLAIN (COSTS OFF) SELECT sum(i4) FROM d_col");
     assert!(plan.contains("ColumnarScan"), "{plan}");
