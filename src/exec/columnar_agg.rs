@@ -8,10 +8,11 @@
 use super::agg::bucket::{self, TruncUnit};
 use super::agg::fold::{Acc, Gids, Overflow};
 use super::agg::groups::{retain_partition, Grouper, KeyInput, KeyValue};
-use super::agg::spec::{AggFunc, AggPlan, InputType, KeyKind};
+use super::agg::spec::{AggFunc, AggPlan, AggSpec, InputType, KeyKind};
 use super::columnar_scan::{bytea_const, const_bytes, operand_values, PushedFilter, ScanPlan};
-use super::customscan::{CustomScanNode, ParallelScanNode, PlanPrivate};
+use super::customscan::{CustomScanNode, PlanPrivate};
 use super::filter::{float_key, kernels, Filter};
+use super::row_group_claims::ClaimsRowGroups;
 use crate::pg_list;
 use crate::storage::datum::{self, ColumnKind};
 use crate::storage::format::encoding::point::PointValue;
@@ -23,7 +24,6 @@ use crate::storage::write_buffer;
 use pgrx::pg_sys;
 use std::cmp::Ordering;
 use std::ffi::{CStr, CString};
-use std::sync::atomic::{AtomicU64, Ordering as AtomicOrdering};
 
 pub const NAME: &CStr = c"ColumnarAgg";
 
@@ -70,7 +70,6 @@ impl PlanPrivate for AggScanPlan {
 
 /// How one output column of the node is made into a Datum.
 struct OutputType {
-    typid: pg_sys::Oid,
     kind: ColumnKind,
     /// For a text min/max: the collation it compares in.
     collation: pg_sys::Oid,
@@ -198,7 +197,7 @@ impl CustomScanNode for ColumnarAgg {
                 } else {
                     pg_sys::InvalidOid
                 };
-                OutputType { typid, kind: datum::type_kind(typid), collation }
+                OutputType { kind: datum::type_kind(typid), collation }
             })
             .collect();
         let mut offset: std::ffi::c_long = 0;
@@ -391,7 +390,7 @@ impl ColumnarAgg {
                 let mut folded_any = false;
                 for (i, acc) in accs.iter_mut().enumerate() {
                     let spec = &self.plan.aggs[i];
-                    if !answer_from_metadata(acc, spec.func, spec.input, spec.att, reader, sel.len()) {
+                    if !answer_from_metadata(acc, spec, reader, sel.len()) {
                         fold_one(acc, spec, reader, &sel, Gids::One, collations[i]);
                         folded_any = true;
                     }
@@ -510,7 +509,7 @@ impl ColumnarAgg {
 /// Folds the selected rows into one aggregate (its column decoded now).
 unsafe fn fold_one(
     acc: &mut Acc,
-    spec: &super::agg::spec::AggSpec,
+    spec: &AggSpec,
     reader: &mut Reader,
     sel: &[u32],
     gids: Gids,
@@ -557,50 +556,35 @@ fn collated_cmp(a: &[u8], b: &[u8], collation: pg_sys::Oid) -> Ordering {
     c.cmp(&0)
 }
 
-/// Whether zone maps answer aggregate `func` over `att` for the current vector when
-/// every row of it is selected.
-fn metadata_answers(func: AggFunc, input: InputType, att: Option<usize>, reader: &Reader) -> bool {
-    match (func, att) {
-        (AggFunc::CountStar, _) => true,
-        (AggFunc::Count, Some(a)) => reader.vector_stats(a).is_some(),
-        (AggFunc::Min | AggFunc::Max, Some(a))
-            if matches!(
-                input,
-                InputType::Int2 | InputType::Int4 | InputType::Int8 | InputType::OrderedInt
-            ) =>
-        {
-            reader
-                .vector_stats(a)
-                .is_some_and(|s| matches!(s.zone, ZoneMap::Int { .. }) || s.null_count == s.rows)
-        }
+/// Whether zone maps answer aggregate `spec` for the current vector when every row of it
+/// is selected.
+fn metadata_answers(spec: &AggSpec, reader: &Reader) -> bool {
+    if !spec.zone_answerable() {
+        return false;
+    }
+    let Some(a) = spec.att else { return true };
+    let floats = matches!(spec.input, InputType::Float4 | InputType::Float8);
+    reader.vector_stats(a).is_some_and(|s| match (spec.func, s.zone) {
+        (AggFunc::Count, _) => true,
+        (_, ZoneMap::Int { .. }) => !floats,
         // A float zone map holds the extremes in PostgreSQL's order (NaN above all). A
         // zero extreme is left to the fold: -0 and 0 compare equal, and which one core's
         // float8larger keeps depends on their order.
-        (AggFunc::Min | AggFunc::Max, Some(a)) if matches!(input, InputType::Float4 | InputType::Float8) => {
-            reader.vector_stats(a).is_some_and(|s| match s.zone {
-                ZoneMap::Float { min, max } => (if func == AggFunc::Max { max } else { min }) != 0.0,
-                ZoneMap::None => s.null_count == s.rows,
-                _ => false,
-            })
+        (_, ZoneMap::Float { min, max }) => {
+            floats && (if spec.func == AggFunc::Max { max } else { min }) != 0.0
         }
+        (_, ZoneMap::None) => s.null_count == s.rows,
         _ => false,
-    }
+    })
 }
 
 /// Answers the aggregate from the current vector's zone map if it can (see
 /// `metadata_answers`); true if it did.
-fn answer_from_metadata(
-    acc: &mut Acc,
-    func: AggFunc,
-    input: InputType,
-    att: Option<usize>,
-    reader: &Reader,
-    rows: usize,
-) -> bool {
-    if !metadata_answers(func, input, att, reader) {
+fn answer_from_metadata(acc: &mut Acc, spec: &AggSpec, reader: &Reader, rows: usize) -> bool {
+    if !metadata_answers(spec, reader) {
         return false;
     }
-    let stats = att.and_then(|a| reader.vector_stats(a));
+    let stats = spec.att.and_then(|a| reader.vector_stats(a));
     match (acc, stats) {
         (acc @ Acc::Count(_), None) => acc.add_count(rows as i64),
         (acc @ Acc::Count(_), Some(s)) => acc.add_count((s.rows - s.null_count) as i64),
@@ -782,11 +766,6 @@ unsafe fn numeric_avg(sum: i128, n: i64) -> (pg_sys::Datum, bool) {
     (d, false)
 }
 
-/// A min/max value as a Datum of the aggregate's type.
-unsafe fn value_datum(out: &OutputType, v: PointValue, images: &mut ImageArena) -> (pg_sys::Datum, bool) {
-    datum::point_datum(out.kind, v, images)
-}
-
 /// Aggregate `acc`'s result for group `g`: what its final function gives.
 unsafe fn result_datum(
     acc: &Acc,
@@ -810,7 +789,7 @@ unsafe fn result_datum(
         },
         Acc::SumF32 { sum, n } => match n[g] {
             0 => null(),
-            _ => value_datum(out, PointValue::Float32(sum[g]), images),
+            _ => datum::point_datum(out.kind, PointValue::Float32(sum[g]), images),
         },
         Acc::SumF64 { sum, n } => match n[g] {
             0 => null(),
@@ -822,16 +801,18 @@ unsafe fn result_datum(
         },
         Acc::MinMaxInt { v, seen, .. } => match seen[g] {
             false => null(),
-            true => value_datum(out, PointValue::Int(v[g]), images),
+            true => datum::point_datum(out.kind, PointValue::Int(v[g]), images),
         },
         Acc::MinMaxFloat { v, seen, .. } => match (seen[g], input) {
             (false, _) => null(),
-            (true, InputType::Float4) => value_datum(out, PointValue::Float32(v[g] as f32), images),
-            (true, _) => value_datum(out, PointValue::Float64(v[g]), images),
+            (true, InputType::Float4) => {
+                datum::point_datum(out.kind, PointValue::Float32(v[g] as f32), images)
+            }
+            (true, _) => datum::point_datum(out.kind, PointValue::Float64(v[g]), images),
         },
         Acc::MinMaxBytes { v, .. } => match &v[g] {
             None => null(),
-            Some(b) => value_datum(out, PointValue::Bytes(b), images),
+            Some(b) => datum::point_datum(out.kind, PointValue::Bytes(b), images),
         },
         Acc::Bool { v, seen, .. } => match seen[g] {
             false => null(),
@@ -899,10 +880,7 @@ unsafe fn state_datum(
         // numeric_avg_accum's internal state, serialized (numeric_avg_serialize's bytes).
         Acc::Decimal(sums) => (super::columnar_scan::bytea_datum(&sums[g].serialized()), false),
         // Every other state is the result itself.
-        _ => {
-            let _ = out.typid;
-            result_datum(acc, func, input, g, out, images)
-        }
+        _ => result_datum(acc, func, input, g, out, images),
     }
 }
 
@@ -920,44 +898,10 @@ unsafe fn array(words: &[u64], elem: pg_sys::Oid) -> pg_sys::Datum {
     pg_sys::Datum::from(a)
 }
 
-/// Parallel workers (and the leader) take row groups from a counter in shared memory,
-/// as ColumnarScan's do; each folds its own share.
-impl ParallelScanNode for ColumnarAgg {
-    unsafe fn estimate_dsm(
-        &mut self,
-        _node: *mut pg_sys::CustomScanState,
-        _pcxt: *mut pg_sys::ParallelContext,
-    ) -> pg_sys::Size {
-        std::mem::size_of::<AtomicU64>()
-    }
-
-    unsafe fn initialize_dsm(
-        &mut self,
-        node: *mut pg_sys::CustomScanState,
-        pcxt: *mut pg_sys::ParallelContext,
-        coordinate: *mut std::ffi::c_void,
-    ) {
-        (coordinate as *mut AtomicU64).write(AtomicU64::new(0));
-        self.initialize_worker(node, (*pcxt).toc, coordinate);
-    }
-
-    unsafe fn reinitialize_dsm(
-        &mut self,
-        _node: *mut pg_sys::CustomScanState,
-        _pcxt: *mut pg_sys::ParallelContext,
-        coordinate: *mut std::ffi::c_void,
-    ) {
-        (*(coordinate as *const AtomicU64)).store(0, AtomicOrdering::Relaxed);
-    }
-
-    unsafe fn initialize_worker(
-        &mut self,
-        _node: *mut pg_sys::CustomScanState,
-        _toc: *mut pg_sys::shm_toc,
-        coordinate: *mut std::ffi::c_void,
-    ) {
-        if let Some(reader) = self.reader.as_mut() {
-            reader.set_claim(GroupClaim::Shared(coordinate as *const AtomicU64));
-        }
+/// Parallel workers (and the leader) take row groups from a counter in shared memory
+/// (`row_group_claims`).
+impl ClaimsRowGroups for ColumnarAgg {
+    fn reader_mut(&mut self) -> Option<&mut Reader> {
+        self.reader.as_mut()
     }
 }

@@ -3,9 +3,10 @@
 //! check them again). The planner (`planner::scan_path`) decides which columns and
 //! quals; this node reads them and shows them in EXPLAIN.
 
-use super::customscan::{CustomScanNode, ParallelScanNode, PlanPrivate};
+use super::customscan::{CustomScanNode, PlanPrivate};
 use super::filter::plan::{FilterPlan, OperandValue};
 use super::filter::{kernels, zone, Filter};
+use super::row_group_claims::ClaimsRowGroups;
 use crate::pg_list;
 use crate::storage::datum::{self, attr};
 use crate::storage::format::zonemap::{Verdict, ZonePredicate, ZoneStats};
@@ -15,7 +16,6 @@ use crate::storage::write_buffer;
 use pgrx::pg_sys;
 use pgrx::{FromDatum, IntoDatum};
 use std::ffi::{CStr, CString};
-use std::sync::atomic::{AtomicU64, Ordering};
 
 pub const NAME: &CStr = c"ColumnarScan";
 
@@ -391,43 +391,10 @@ unsafe fn explain(
     }
 }
 
-/// Parallel workers (and the leader) take row groups from a counter in shared memory.
-impl ParallelScanNode for ColumnarScan {
-    unsafe fn estimate_dsm(
-        &mut self,
-        _node: *mut pg_sys::CustomScanState,
-        _pcxt: *mut pg_sys::ParallelContext,
-    ) -> pg_sys::Size {
-        std::mem::size_of::<AtomicU64>()
-    }
-
-    unsafe fn initialize_dsm(
-        &mut self,
-        node: *mut pg_sys::CustomScanState,
-        pcxt: *mut pg_sys::ParallelContext,
-        coordinate: *mut std::ffi::c_void,
-    ) {
-        (coordinate as *mut AtomicU64).write(AtomicU64::new(0));
-        self.initialize_worker(node, (*pcxt).toc, coordinate);
-    }
-
-    unsafe fn reinitialize_dsm(
-        &mut self,
-        _node: *mut pg_sys::CustomScanState,
-        _pcxt: *mut pg_sys::ParallelContext,
-        coordinate: *mut std::ffi::c_void,
-    ) {
-        (*(coordinate as *const AtomicU64)).store(0, Ordering::Relaxed);
-    }
-
-    unsafe fn initialize_worker(
-        &mut self,
-        _node: *mut pg_sys::CustomScanState,
-        _toc: *mut pg_sys::shm_toc,
-        coordinate: *mut std::ffi::c_void,
-    ) {
-        if let Some(reader) = self.reader.as_mut() {
-            reader.set_claim(GroupClaim::Shared(coordinate as *const AtomicU64));
-        }
+/// Parallel workers (and the leader) take row groups from a counter in shared memory
+/// (`row_group_claims`).
+impl ClaimsRowGroups for ColumnarScan {
+    fn reader_mut(&mut self) -> Option<&mut Reader> {
+        self.reader.as_mut()
     }
 }

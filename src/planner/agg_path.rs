@@ -56,11 +56,7 @@ pub unsafe fn add_paths(
         return;
     }
     let rte = *(*root).simple_rte_array.add((*input_rel).relid as usize);
-    if (*rte).rtekind != pg_sys::RTEKind::RTE_RELATION
-        || (*rte).relkind as u8 != pg_sys::RELKIND_RELATION
-        || (*rte).inh
-        || !(*rte).tablesample.is_null()
-    {
+    if !scan_path::scanned_plainly(rte) {
         return;
     }
     let relation = pg_sys::table_open((*rte).relid, pg_sys::NoLock as i32);
@@ -327,19 +323,12 @@ unsafe fn group_key(
         if (*entry).eq_opr != eqop {
             return None;
         }
-        if INT_KEY_TYPES.contains(&base) && matches!(kinds[att], ColumnKind::Int { .. }) {
-            return Some(KeySpec { att, kind: KeyKind::Value, bytes: false });
-        }
+        let ints = INT_KEY_TYPES.contains(&base) && matches!(kinds[att], ColumnKind::Int { .. });
         let collation = pg_sys::exprCollation(expr);
-        let deterministic =
-            collation == pg_sys::InvalidOid || pg_sys::get_collation_isdeterministic(collation);
-        if BYTE_KEY_TYPES.contains(&base)
-            && deterministic
-            && matches!(kinds[att], ColumnKind::Varlena | ColumnKind::Fixed { .. })
-        {
-            return Some(KeySpec { att, kind: KeyKind::Value, bytes: true });
-        }
-        return None;
+        let bytes = BYTE_KEY_TYPES.contains(&base)
+            && (collation == pg_sys::InvalidOid || pg_sys::get_collation_isdeterministic(collation))
+            && matches!(kinds[att], ColumnKind::Varlena | ColumnKind::Fixed { .. });
+        return (ints || bytes).then_some(KeySpec { att, kind: KeyKind::Value });
     }
     if (*expr).type_ != pg_sys::NodeTag::T_FuncExpr {
         return None;
@@ -365,7 +354,7 @@ unsafe fn group_key(
             } else {
                 KeyKind::TruncTz(unit)
             };
-            Some(KeySpec { att, kind, bytes: false })
+            Some(KeySpec { att, kind })
         }
         (
             pg_sys::F_DATE_BIN_INTERVAL_TIMESTAMP_TIMESTAMP
@@ -379,7 +368,7 @@ unsafe fn group_key(
             let stride =
                 ((*interval).day as i64).checked_mul(86_400_000_000)?.checked_add((*interval).time)?;
             let origin = constant(origin)?.value() as i64;
-            Some(KeySpec { att: column(ts)?, kind: KeyKind::Bin { stride, origin }, bytes: false })
+            Some(KeySpec { att: column(ts)?, kind: KeyKind::Bin { stride, origin } })
         }
         _ => None,
     }
@@ -504,21 +493,7 @@ unsafe fn add_path(
         Some(f) => scan_path::plan_time_pruning(root, relation, f, &shape.pushdown.operands),
         None => Pruning::none(rel),
     };
-    let pushed = pg_list::from_ptrs(shape.pushdown.pushed.iter().copied());
-    let (filter_columns, filter_tests, selectivity) = match &shape.pushdown.filter {
-        Some(f) => (
-            f.attributes().len(),
-            f.tests(),
-            pg_sys::clauselist_selectivity(
-                root,
-                pushed,
-                (*rel).relid as i32,
-                pg_sys::JoinType::JOIN_INNER,
-                std::ptr::null_mut(),
-            ),
-        ),
-        None => (0, 0, 1.0),
-    };
+    let (filter_columns, filter_tests, selectivity) = shape.pushdown.measure(root, rel);
     let scan = ScanInput {
         zone_fraction: pruning.row_fraction,
         pages: (*rel).pages as f64,
@@ -662,18 +637,7 @@ unsafe fn explain_lines(
     let mut out = vec![("Batch Fold".to_string(), "yes".to_string())];
     let strategy = if !shape.plan.keys.is_empty() {
         "hash"
-    } else if shape.pushdown.filter.is_none()
-        && shape.plan.aggs.iter().all(|a| {
-            a.filter.is_none()
-                && match a.func {
-                    AggFunc::CountStar | AggFunc::Count => true,
-                    AggFunc::Min | AggFunc::Max => {
-                        !matches!(a.input, InputType::Text | InputType::Bool | InputType::None)
-                    }
-                    _ => false,
-                }
-        })
-    {
+    } else if shape.pushdown.filter.is_none() && shape.plan.aggs.iter().all(AggSpec::zone_answerable) {
         "metadata"
     } else {
         "fold"

@@ -176,6 +176,25 @@ pub struct Pushdown {
 }
 
 impl Pushdown {
+    /// The pushed filter's columns and tests, and the share of `rel`'s rows its quals
+    /// keep (their selectivity); (0, 0, 1) when nothing is pushed.
+    pub unsafe fn measure(
+        &self,
+        root: *mut pg_sys::PlannerInfo,
+        rel: *mut pg_sys::RelOptInfo,
+    ) -> (usize, usize, f64) {
+        let Some(f) = &self.filter else { return (0, 0, 1.0) };
+        let pushed = pg_list::from_ptrs(self.pushed.iter().copied());
+        let selectivity = pg_sys::clauselist_selectivity(
+            root,
+            pushed,
+            (*rel).relid as i32,
+            pg_sys::JoinType::JOIN_INNER,
+            std::ptr::null_mut(),
+        );
+        (f.attributes().len(), f.tests(), selectivity)
+    }
+
     /// Nothing pushed: every clause stays with the executor.
     pub unsafe fn none(clauses: *mut pg_sys::List) -> Pushdown {
         Pushdown {

@@ -77,6 +77,18 @@ unsafe fn output_attnums(
     attnums.iter().copied().filter(|&a| pg_sys::bms_is_member(a - offset, attrs)).collect()
 }
 
+/// Whether range table entry `rte` is a table read plainly: not an inheritance parent
+/// (`rte->inh`: an append relation, whose paths are Appends over its members, the
+/// parent's own rows a member with `inh` off; a scan of the parent's relation alone
+/// would lose the children's rows), and not TABLESAMPLE (core's Sample Scan uses the
+/// table AM's sampling callbacks; a plain scan would read every row).
+pub(crate) unsafe fn scanned_plainly(rte: *mut pg_sys::RangeTblEntry) -> bool {
+    (*rte).rtekind == pg_sys::RTEKind::RTE_RELATION
+        && (*rte).relkind as u8 == pg_sys::RELKIND_RELATION
+        && !(*rte).inh
+        && (*rte).tablesample.is_null()
+}
+
 /// Offers our paths for base relation `rel` (range table entry `rte`) if it is a
 /// columnar table scanned plainly.
 pub unsafe fn add_paths(
@@ -84,16 +96,7 @@ pub unsafe fn add_paths(
     rel: *mut pg_sys::RelOptInfo,
     rte: *mut pg_sys::RangeTblEntry,
 ) {
-    // An inheritance parent (`rte->inh`) is an append relation: its paths are Appends
-    // over its members (the parent's own rows come as a member with `inh` off), and a
-    // scan of the parent's relation alone would lose the children's rows.
-    // TABLESAMPLE needs core's Sample Scan (the table AM's sampling callbacks): a plain
-    // ColumnarScan would read every row.
-    if (*rte).rtekind != pg_sys::RTEKind::RTE_RELATION
-        || (*rte).relkind as u8 != pg_sys::RELKIND_RELATION
-        || (*rte).inh
-        || !(*rte).tablesample.is_null()
-    {
+    if !scanned_plainly(rte) {
         return;
     }
     let relation = pg_sys::table_open((*rte).relid, pg_sys::NoLock as i32);
@@ -163,21 +166,7 @@ unsafe fn add_scan_path(
     let kept = pg_list::from_ptrs(pushdown.kept.iter().copied());
     let mut quals = pg_sys::QualCost::default();
     pg_sys::cost_qual_eval(&mut quals, kept, root);
-    let pushed = pg_list::from_ptrs(pushdown.pushed.iter().copied());
-    let (filter_columns, filter_tests, filter_selectivity) = match &pushdown.filter {
-        Some(f) => (
-            f.attributes().len(),
-            f.tests(),
-            pg_sys::clauselist_selectivity(
-                root,
-                pushed,
-                (*rel).relid as i32,
-                pg_sys::JoinType::JOIN_INNER,
-                std::ptr::null_mut(),
-            ),
-        ),
-        None => (0, 0, 1.0),
-    };
+    let (filter_columns, filter_tests, filter_selectivity) = pushdown.measure(root, rel);
     // The pushed filter is the base relation's quals, and for a parameterized path
     // join clauses too (whose values are not known at plan time).
     let none = Pruning::none(rel);

@@ -210,34 +210,8 @@ impl Acc {
                 sum[g] += x as i128;
                 n[g] += 1;
             }),
-            (Acc::SumF32 { sum, n }, DecodedValues::Float32(x)) => {
-                let mut overflow = false;
-                drive(x, valid, sel, gids, |g, x| {
-                    if n[g] == 0 {
-                        sum[g] = x;
-                    } else {
-                        let s = sum[g] + x;
-                        overflow |= s.is_infinite() && !sum[g].is_infinite() && !x.is_infinite();
-                        sum[g] = s;
-                    }
-                    n[g] += 1;
-                });
-                ok(overflow)?
-            }
-            (Acc::SumF64 { sum, n }, DecodedValues::Float64(x)) => {
-                let mut overflow = false;
-                drive(x, valid, sel, gids, |g, x| {
-                    if n[g] == 0 {
-                        sum[g] = x;
-                    } else {
-                        let s = sum[g] + x;
-                        overflow |= s.is_infinite() && !sum[g].is_infinite() && !x.is_infinite();
-                        sum[g] = s;
-                    }
-                    n[g] += 1;
-                });
-                ok(overflow)?
-            }
+            (Acc::SumF32 { sum, n }, DecodedValues::Float32(x)) => add_floats(sum, n, x, valid, sel, gids)?,
+            (Acc::SumF64 { sum, n }, DecodedValues::Float64(x)) => add_floats(sum, n, x, valid, sel, gids)?,
             (Acc::Moments { n, sx, sxx }, DecodedValues::Float64(x)) => {
                 let mut overflow = false;
                 drive(x, valid, sel, gids, |g, x| overflow |= accum(&mut n[g], &mut sx[g], &mut sxx[g], x));
@@ -356,6 +330,47 @@ pub fn int8_avg_serialized(sum: i128, n: i64) -> Vec<u8> {
         out.extend_from_slice(&d.to_be_bytes());
     }
     out
+}
+
+/// The float types `add_floats` sums, each in its own precision.
+trait SumFloat: Copy + std::ops::Add<Output = Self> {
+    fn infinite(self) -> bool;
+}
+
+impl SumFloat for f32 {
+    fn infinite(self) -> bool {
+        self.is_infinite()
+    }
+}
+
+impl SumFloat for f64 {
+    fn infinite(self) -> bool {
+        self.is_infinite()
+    }
+}
+
+/// float4pl / float8pl per group: the first value is the state, the next ones are
+/// added to it; finite inputs that overflow raise the overflow error.
+fn add_floats<T: SumFloat>(
+    sum: &mut [T],
+    n: &mut [i64],
+    x: &[T],
+    valid: Option<&[bool]>,
+    sel: &[u32],
+    gids: Gids,
+) -> Result<(), Overflow> {
+    let mut overflow = false;
+    drive(x, valid, sel, gids, |g, x| {
+        if n[g] == 0 {
+            sum[g] = x;
+        } else {
+            let s = sum[g] + x;
+            overflow |= s.infinite() && !sum[g].infinite() && !x.infinite();
+            sum[g] = s;
+        }
+        n[g] += 1;
+    });
+    ok(overflow)
 }
 
 fn ok(overflow: bool) -> Result<(), Overflow> {

@@ -50,6 +50,22 @@ pub struct AggSpec {
     pub filter: Option<FilterPlan>,
 }
 
+impl AggSpec {
+    /// Whether zone maps can answer the aggregate for a vector every row of which counts:
+    /// count, or min/max of an integer-like or float column, without a FILTER.
+    pub fn zone_answerable(&self) -> bool {
+        use InputType::*;
+        self.filter.is_none()
+            && match self.func {
+                AggFunc::CountStar | AggFunc::Count => true,
+                AggFunc::Min | AggFunc::Max => {
+                    matches!(self.input, Int2 | Int4 | Int8 | OrderedInt | Float4 | Float8)
+                }
+                _ => false,
+            }
+    }
+}
+
 /// How a group key is computed from its attribute.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum KeyKind {
@@ -68,8 +84,6 @@ pub struct KeySpec {
     /// The attribute (0-based).
     pub att: usize,
     pub kind: KeyKind,
-    /// Whether the column stores byte strings (else integers).
-    pub bytes: bool,
 }
 
 /// Most group keys a ColumnarAgg takes: a group's key ids are packed into 128 bits.
@@ -104,7 +118,6 @@ impl AggPlan {
         w.u32(self.keys.len() as u32);
         for k in &self.keys {
             w.u32(k.att as u32);
-            w.0.push(k.bytes as u8);
             match k.kind {
                 KeyKind::Value => w.0.push(0),
                 KeyKind::Trunc(u) => w.0.extend([1, u.code()]),
@@ -144,7 +157,6 @@ impl AggPlan {
         let mut keys = Vec::with_capacity(nkeys);
         for _ in 0..nkeys {
             let att = r.u32()? as usize;
-            let bytes = r.byte()? != 0;
             let kind = match r.byte()? {
                 0 => KeyKind::Value,
                 1 => KeyKind::Trunc(TruncUnit::from_code(r.byte()?)?),
@@ -152,7 +164,7 @@ impl AggPlan {
                 3 => KeyKind::Bin { stride: r.i64()?, origin: r.i64()? },
                 _ => return None,
             };
-            keys.push(KeySpec { att, kind, bytes });
+            keys.push(KeySpec { att, kind });
         }
         let naggs = r.u32()? as usize;
         let mut aggs = Vec::with_capacity(naggs.min(1024));
@@ -238,9 +250,9 @@ mod tests {
     fn plans_round_trip() {
         let plan = AggPlan {
             keys: vec![
-                KeySpec { att: 0, kind: KeyKind::TruncTz(TruncUnit::Hour), bytes: false },
-                KeySpec { att: 3, kind: KeyKind::Value, bytes: true },
-                KeySpec { att: 1, kind: KeyKind::Bin { stride: 900_000_000, origin: -7 }, bytes: false },
+                KeySpec { att: 0, kind: KeyKind::TruncTz(TruncUnit::Hour) },
+                KeySpec { att: 3, kind: KeyKind::Value },
+                KeySpec { att: 1, kind: KeyKind::Bin { stride: 900_000_000, origin: -7 } },
             ],
             aggs: vec![
                 AggSpec { func: AggFunc::CountStar, input: InputType::None, att: None, filter: None },
