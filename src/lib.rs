@@ -44,6 +44,7 @@ pub extern "C-unwind" fn _PG_init() {
         storage::invalidation::register();
         exec::customscan::Methods::<exec::columnar_scan::ColumnarScan>::register_parallel();
         exec::customscan::Methods::<exec::columnar_agg::ColumnarAgg>::register_parallel();
+        exec::customscan::Methods::<exec::last_point::LastPoint>::register();
         planner::hooks::install();
         storage::utility::install();
         storage::drop_hook::install();

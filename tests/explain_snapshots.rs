@@ -263,3 +263,128 @@ fn fold_plan_shapes() {
             Columns Read: 1 of 6: usage
     "#);
 }
+
+#[test]
+#[ignore = "needs the cluster that `make integration-test` starts"]
+fn last_point_plan_shapes() {
+    let cluster = Cluster::from_env();
+    let db = cluster.fresh_database("it_explain_last_point");
+    db.query(
+        "CREATE TABLE e (id int, ts timestamptz, host text, usage float8) USING columnar;
+         INSERT INTO e SELECT g, timestamptz '2024-01-01 00:00+00' + g * interval '10 s', 'host_' || g % 50,
+             (g % 1000) / 10.0
+           FROM generate_series(1, 100000) g;
+         CREATE TABLE eh AS SELECT * FROM e;
+         CREATE INDEX eh_host_ts ON eh (host, ts DESC);
+         ANALYZE e, eh;",
+    );
+    let explain = |options: &str, q: &str| {
+        let plan = db.query(&format!(
+            "SET max_parallel_workers_per_gather = 0; SET timezone = 'UTC'; EXPLAIN ({options}) {q}"
+        ));
+        // The sort's memory is the platform's.
+        plan.lines().filter(|l| !l.contains("Sort Method")).collect::<Vec<_>>().join("\n")
+    };
+    let plan = |q: &str| explain("COSTS OFF", q);
+    // Columnar: zone maps, newest first; LastPoint's rows come unordered, core sorts them.
+    insta::assert_snapshot!(plan("SELECT DISTINCT ON (host) host, ts, usage FROM e ORDER BY host, ts DESC"), @r#"
+    Sort
+      Sort Key: host, ts DESC
+      ->  Custom Scan (LastPoint) on e
+            Strategy: zone maps, best rows first
+            Key: host
+            Best Row By: ts DESC
+            Columns Ranked: ts, host
+    "#);
+    // What it read: one vector ranked, the 48 others passed by once their keys showed
+    // nothing newer could be in them; the other column fetched for the 50 winners.
+    insta::assert_snapshot!(
+        explain(
+            "ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF",
+            "SELECT DISTINCT ON (host) host, ts, usage FROM e ORDER BY host, ts DESC"
+        ),
+        @r#"
+    Sort (actual rows=50 loops=1)
+      Sort Key: host, ts DESC
+      ->  Custom Scan (LastPoint) on e (actual rows=50 loops=1)
+            Strategy: zone maps, best rows first
+            Key: host
+            Best Row By: ts DESC
+            Columns Ranked: ts, host
+            Row Groups Read: 1
+            Row Groups Skipped: 0
+            Vectors Read: 1
+            Vectors Skipped by Zone Maps: 0
+            Vectors Skipped by Keys: 48
+            Rows Ranked: 1696
+            Rows Fetched: 50
+    "#
+    );
+    // max per key, a pushed filter, HAVING on the result.
+    insta::assert_snapshot!(
+        plan("SELECT host, max(ts) FROM e WHERE usage > 10 GROUP BY host HAVING max(ts) > '2024-01-01'"),
+        @r#"
+    Custom Scan (LastPoint) on e
+      Filter: ((max(ts)) > '2024-01-01 00:00:00+00'::timestamp with time zone)
+      Strategy: zone maps, best rows first
+      Key: host
+      Best Row By: max(ts)
+      Columns Ranked: ts, host, usage
+      Pushed Filter: (usage > '10'::double precision)
+    "#
+    );
+    // Heap with a btree on (host, ts DESC): a skip scan, forward for ts DESC, backward
+    // for ts; a WHERE clause tested on the rows the descents reach.
+    insta::assert_snapshot!(plan("SELECT DISTINCT ON (host) host, ts FROM eh ORDER BY host, ts DESC LIMIT 10"), @r#"
+    Limit
+      ->  Sort
+            Sort Key: host, ts DESC
+            ->  Custom Scan (LastPoint) on eh
+                  Strategy: index skip scan (forward)
+                  Index: eh_host_ts
+                  Key: host
+                  Best Row By: ts DESC
+    "#);
+    insta::assert_snapshot!(plan("SELECT DISTINCT ON (host) host, ts FROM eh WHERE usage < 50 ORDER BY host, ts"), @r#"
+    Sort
+      Sort Key: host, ts
+      ->  Custom Scan (LastPoint) on eh
+            Strategy: index skip scan (backward)
+            Index: eh_host_ts
+            Key: host
+            Best Row By: ts
+            Filter: (usage < '50'::double precision)
+    "#);
+    // One descent per key, plus those that find the NULL keys and the end.
+    insta::assert_snapshot!(
+        explain(
+            "ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF",
+            "SELECT DISTINCT ON (host) host, ts FROM eh ORDER BY host, ts DESC"
+        ),
+        @r#"
+    Sort (actual rows=50 loops=1)
+      Sort Key: host, ts DESC
+      ->  Custom Scan (LastPoint) on eh (actual rows=50 loops=1)
+            Strategy: index skip scan (forward)
+            Index: eh_host_ts
+            Key: host
+            Best Row By: ts DESC
+            Index Descents: 52
+            Rows Examined: 50
+    "#
+    );
+    // VERBOSE shows what was weighed.
+    let verbose =
+        explain("VERBOSE", "SELECT DISTINCT ON (host) host, ts, usage FROM e ORDER BY host, ts DESC");
+    for field in ["Estimated Keys: 50", "Estimated Rows Ranked:", "LastPoint Cost:", "Core Cost:"] {
+        assert!(verbose.contains(field), "{verbose}");
+    }
+    // A third sort key breaks ties: core's plan.
+    insta::assert_snapshot!(plan("SELECT DISTINCT ON (host) host, ts, usage FROM e ORDER BY host, ts DESC, usage"), @r#"
+    Unique
+      ->  Sort
+            Sort Key: host, ts DESC, usage
+            ->  Custom Scan (ColumnarScan) on e
+                  Columns Read: 3 of 4: ts, host, usage
+    "#);
+}

@@ -8,6 +8,7 @@ pub mod columnar_scan;
 pub mod customscan;
 pub mod fetch_columns;
 pub mod filter;
+pub mod last_point;
 pub mod row_group_claims;
 
 /// A PostgreSQL method table (custom path methods) kept in a `static`.

@@ -260,14 +260,17 @@ unsafe fn eligible(
     Some(Shape { plan, key_exprs, aggrefs, pushdown, operands, having })
 }
 
-struct Walk<'a> {
-    keys: &'a [*mut pg_sys::Node],
-    aggrefs: &'a mut Vec<*mut pg_sys::Aggref>,
+pub(super) struct Walk<'a> {
+    pub keys: &'a [*mut pg_sys::Node],
+    pub aggrefs: &'a mut Vec<*mut pg_sys::Aggref>,
 }
 
 /// Collects the Aggrefs; true (stop) at a column reference that no group key covers.
 #[pg_guard]
-unsafe extern "C-unwind" fn uncovered(node: *mut pg_sys::Node, context: *mut std::ffi::c_void) -> bool {
+pub(super) unsafe extern "C-unwind" fn uncovered(
+    node: *mut pg_sys::Node,
+    context: *mut std::ffi::c_void,
+) -> bool {
     if node.is_null() {
         return false;
     }
@@ -309,7 +312,7 @@ const BYTE_KEY_TYPES: [pg_sys::Oid; 4] =
     [pg_sys::TEXTOID, pg_sys::VARCHAROID, pg_sys::BYTEAOID, pg_sys::UUIDOID];
 
 /// A group key the fold computes, or None.
-unsafe fn group_key(
+pub(super) unsafe fn group_key(
     expr: *mut pg_sys::Node,
     eqop: pg_sys::Oid,
     relid: u32,
@@ -375,7 +378,7 @@ unsafe fn group_key(
 }
 
 /// The aggregate the fold computes for `aggref`, or None.
-unsafe fn aggregate(
+pub(super) unsafe fn aggregate(
     root: *mut pg_sys::PlannerInfo,
     rel: *mut pg_sys::RelOptInfo,
     aggref: *mut pg_sys::Aggref,
@@ -617,17 +620,7 @@ unsafe fn explain_lines(
     passes: f64,
     partial: bool,
 ) -> Vec<(String, String)> {
-    let relid = (*relation).rd_id;
-    let name = CStr::from_ptr(pg_sys::get_rel_name(relid)).to_owned();
-    // A context of this one relation, as range table entry 1: the expressions' Vars
-    // are renumbered to it (the relation is not entry 1 of a view's query, say).
-    let context = pg_sys::deparse_context_for(name.as_ptr(), relid);
-    let deparse = |e: *mut pg_sys::Node| {
-        let e = pg_sys::copyObjectImpl(e as *const std::ffi::c_void) as *mut pg_sys::Node;
-        let mut from = rti as i32;
-        renumber(e, &mut from as *mut i32 as *mut std::ffi::c_void);
-        CStr::from_ptr(pg_sys::deparse_expression(e, context, false, false)).to_string_lossy().into_owned()
-    };
+    let deparse = |e: *mut pg_sys::Node| deparse(rti, relation, e);
     let desc = (*relation).rd_att;
     let live = (0..(*desc).natts as usize).filter(|&i| !datum::attr(desc, i).attisdropped).count();
     let names: Vec<String> = attributes
@@ -680,6 +673,20 @@ unsafe fn explain_lines(
     let core = if core.is_finite() { format!("{core:.2}") } else { "none".to_string() };
     out.push(("+Core Aggregate Cost".into(), core));
     out
+}
+
+/// Expression `e` over range table entry `rti` (relation `relation`) as SQL text, for
+/// EXPLAIN. It is deparsed in a context of this one relation, as range table entry 1:
+/// the expression's Vars are renumbered to it (the relation is not entry 1 of a view's
+/// query, say).
+pub(super) unsafe fn deparse(rti: u32, relation: pg_sys::Relation, e: *mut pg_sys::Node) -> String {
+    let relid = (*relation).rd_id;
+    let name = CStr::from_ptr(pg_sys::get_rel_name(relid)).to_owned();
+    let context = pg_sys::deparse_context_for(name.as_ptr(), relid);
+    let e = pg_sys::copyObjectImpl(e as *const std::ffi::c_void) as *mut pg_sys::Node;
+    let mut from = rti as i32;
+    renumber(e, &mut from as *mut i32 as *mut std::ffi::c_void);
+    CStr::from_ptr(pg_sys::deparse_expression(e, context, false, false)).to_string_lossy().into_owned()
 }
 
 /// Renumbers, in place, the Vars of range table entry `*context` (an i32) to entry 1.

@@ -291,6 +291,62 @@ pub fn columnar_agg_components(input: &AggInput, p: &CostParams) -> AggCost {
     }
 }
 
+/// Per stored key value a LastPoint decodes to learn which keys a vector holds, in units
+/// of `cpu_operator_cost` (estimated, not calibrated: dictionary codes are unpacked, not
+/// made into Datums, and the dictionary is looked up once per entry).
+pub const KEY_PER_VALUE: f64 = 0.5;
+
+/// What a LastPoint over zone maps reads and ranks.
+#[derive(Debug, Clone, Copy)]
+pub struct LastPointInput {
+    /// The relation's pages and stored bytes, and those of the key and ordering columns.
+    pub pages: f64,
+    pub bytes_all: f64,
+    pub key_bytes: f64,
+    pub time_bytes: f64,
+    /// Rows stored, rows whose ordering column is ranked (`expected_rows_ranked`), and
+    /// the pushed filter's tests on them.
+    pub rows: f64,
+    pub rows_ranked: f64,
+    pub filter_tests: usize,
+    /// Winners fetched at the end, and the columns each reads.
+    pub winners: f64,
+    pub fetch_columns: usize,
+}
+
+/// A LastPoint over zone maps: every vector's keys, the ranked vectors' ordering
+/// column (and filter), then one fetch per winner.
+pub fn last_point_zones(i: &LastPointInput, p: &CostParams) -> f64 {
+    let share = if i.rows > 0.0 { (i.rows_ranked / i.rows).min(1.0) } else { 0.0 };
+    let bytes = i.key_bytes + i.time_bytes * share;
+    let io = if i.bytes_all > 0.0 { (i.pages * bytes / i.bytes_all).ceil() } else { 0.0 } * p.seq_page_cost;
+    let keys = i.rows * KEY_PER_VALUE * p.cpu_operator_cost;
+    let rank = i.rows_ranked
+        * (DECODE_PER_VALUE + FOLD_PER_VALUE + i.filter_tests as f64 * FILTER_PER_VALUE)
+        * p.cpu_operator_cost;
+    let fetch = i.winners
+        * ((FETCH_PER_ROW + i.fetch_columns as f64 * FETCH_PER_VALUE) * p.cpu_tuple_cost
+            + OPEN_PER_VECTOR * p.cpu_operator_cost);
+    io + keys + rank + fetch
+}
+
+/// A skip scan: `descents` btree descents into an index of `index_tuples` entries,
+/// each examining `rows_per_descent` rows (fetching each from the table at
+/// `random_page_cost`, and testing it with quals costing `qual_per_row`).
+pub fn skip_scan(
+    descents: f64,
+    rows_per_descent: f64,
+    index_tuples: f64,
+    qual_per_row: f64,
+    random_page_cost: f64,
+    cpu_index_tuple_cost: f64,
+    p: &CostParams,
+) -> f64 {
+    let descend = random_page_cost + (index_tuples.max(2.0)).log2() * p.cpu_operator_cost;
+    let per_row = random_page_cost + cpu_index_tuple_cost + p.cpu_tuple_cost + qual_per_row;
+    descents * (descend + rows_per_descent.max(1.0) * per_row)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -422,5 +478,27 @@ mod tests {
         // Full projection: 1000 pages + 12 values/row decode + the output per row.
         let expected = 1000.0 + 1.0e6 * 12.0 * DECODE_PER_VALUE * 0.0025 + 1.0e6 * OUTPUT_PER_ROW * 0.01;
         assert!((all.total - expected).abs() < 1e-6);
+    }
+
+    #[test]
+    fn a_skip_scan_costs_by_descents_and_zones_by_rows_ranked() {
+        let p = CostParams { seq_page_cost: 1.0, cpu_tuple_cost: 0.01, cpu_operator_cost: 0.0025 };
+        let few = skip_scan(400.0, 1.0, 1e7, 0.0, 4.0, 0.005, &p);
+        let many = skip_scan(40_000.0, 1.0, 1e7, 0.0, 4.0, 0.005, &p);
+        assert!((many / few - 100.0).abs() < 1e-9);
+        let input = LastPointInput {
+            pages: 10_000.0,
+            bytes_all: 8e7,
+            key_bytes: 1e7,
+            time_bytes: 1e7,
+            rows: 1e7,
+            rows_ranked: 1e5,
+            filter_tests: 0,
+            winners: 400.0,
+            fetch_columns: 3,
+        };
+        let ordered = last_point_zones(&input, &p);
+        let shuffled = last_point_zones(&LastPointInput { rows_ranked: 1e7, ..input }, &p);
+        assert!(shuffled > 5.0 * ordered, "{ordered} {shuffled}");
     }
 }

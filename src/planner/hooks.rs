@@ -1,9 +1,10 @@
 //! The planner hooks pgcolumnar installs, each chained after whatever was installed
 //! before: `set_rel_pathlist_hook` offers our scan paths for columnar relations
 //! (`scan_path`); `create_upper_paths_hook` offers aggregate paths over one columnar
-//! relation, serial and partial (`agg_path`).
+//! relation, serial and partial (`agg_path`), and each key's best row for DISTINCT ON
+//! and per-key max / min (`last_point_path`).
 
-use super::{agg_path, scan_path};
+use super::{agg_path, last_point_path, scan_path};
 use pgrx::pg_sys;
 use pgrx::prelude::*;
 
@@ -44,7 +45,15 @@ unsafe extern "C-unwind" fn create_upper_paths(
     }
     // (PostgreSQL calls this hook for the grouping stage only, not for the partial
     // grouping stage: agg_path builds its parallel plan from here too.)
-    if stage == pg_sys::UpperRelationKind::UPPERREL_GROUP_AGG {
-        agg_path::add_paths(root, input_rel, output_rel, extra as *mut pg_sys::GroupPathExtraData);
+    match stage {
+        pg_sys::UpperRelationKind::UPPERREL_GROUP_AGG => {
+            let extra = extra as *mut pg_sys::GroupPathExtraData;
+            agg_path::add_paths(root, input_rel, output_rel, extra);
+            last_point_path::add_extreme_paths(root, input_rel, output_rel, extra);
+        }
+        pg_sys::UpperRelationKind::UPPERREL_DISTINCT => {
+            last_point_path::add_distinct_paths(root, input_rel, output_rel)
+        }
+        _ => {}
     }
 }

@@ -5,6 +5,7 @@
 pub mod agg_path;
 pub mod cost;
 pub mod hooks;
+pub mod last_point_path;
 pub mod quals;
 pub mod scan_path;
 
@@ -25,7 +26,19 @@ pub static ENABLE_VECTOR_AGG: GucSetting<bool> = GucSetting::<bool>::new(true);
 pub static ENABLE_GROUPED_VECTOR_AGG: GucSetting<bool> = GucSetting::<bool>::new(true);
 pub static ENABLE_PARALLEL_VECTOR_AGG: GucSetting<bool> = GucSetting::<bool>::new(true);
 
+/// `pgcolumnar.enable_last_point`: offer LastPoint paths (each key's best row by
+/// zone maps or a btree skip scan) for DISTINCT ON and per-key max / min.
+pub static ENABLE_LAST_POINT: GucSetting<bool> = GucSetting::<bool>::new(true);
+
 pub fn define_gucs() {
+    GucRegistry::define_bool_guc(
+        c"pgcolumnar.enable_last_point",
+        c"Enables LastPoint, which finds each key's best row without reading the whole table.",
+        c"For SELECT DISTINCT ON (g) ... ORDER BY g, t [DESC] and SELECT g, max(t) / min(t) ... GROUP BY g: zone maps on columnar tables, a btree skip scan on (g, t) indexes of any table.",
+        &ENABLE_LAST_POINT,
+        GucContext::Userset,
+        GucFlags::default(),
+    );
     GucRegistry::define_bool_guc(
         c"pgcolumnar.enable_vector_agg",
         c"Enables ColumnarAgg, which folds aggregates over columnar vectors.",

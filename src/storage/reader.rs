@@ -97,6 +97,8 @@ pub struct Reader {
     /// A filter pushed into the scan: rows that fail it are never returned.
     filter: Option<Box<dyn VectorFilter>>,
     counters: ReadCounters,
+    /// What zone maps say of the filter on the vector `seek_vector` positioned on.
+    seek_verdict: Verdict,
     /// For the order column.
     scratch: DecodedVector,
     /// Per attribute, the current vector decoded (if `decoded`) and as Datums.
@@ -179,6 +181,7 @@ impl Reader {
             predicates: Vec::new(),
             filter: None,
             counters: ReadCounters::default(),
+            seek_verdict: Verdict::Some,
             scratch: DecodedVector::default(),
             vectors: (0..natts).map(|_| DecodedVector::default()).collect(),
             decoded: vec![false; natts],
@@ -517,12 +520,18 @@ impl Reader {
     /// that pass the filter (evaluated unless `verdict` is `All`), and only then are the
     /// other wanted columns decoded, as Datums for those rows (none if no row is left).
     unsafe fn load_vector(&mut self, verdict: Verdict) {
+        self.decoded.iter_mut().for_each(|d| *d = false);
+        self.select_rows(verdict);
+    }
+
+    /// `load_vector` but for forgetting what was decoded of the vector (`seek_vector`
+    /// decodes some of its columns before selecting its rows).
+    unsafe fn select_rows(&mut self, verdict: Verdict) {
         self.ensure_order(self.vector);
         let g = &self.groups[self.group.unwrap()];
         let rows = self.rows_in_vector(g, self.vector);
         self.vector_rows = rows;
         self.row = 0;
-        self.decoded.iter_mut().for_each(|d| *d = false);
         self.counters.vectors_read += 1;
         self.selection.clear();
         if self.mask.is_none() {
@@ -632,6 +641,54 @@ impl Reader {
     /// does not store the attribute).
     pub fn vector_stats(&self, att: usize) -> Option<ZoneStats> {
         Self::stats(&self.groups[self.group?], att, Some(self.vector))
+    }
+
+    /// Random access by vector (LastPoint): positions the reader on vector `vector` of
+    /// row group `group` (an index into `groups()`) without decoding anything; false if
+    /// the scan passes it by (every row deleted, or zone maps refute it). `decode` and
+    /// `column` then read its columns, and `select` its live rows that pass the filter.
+    pub unsafe fn seek_vector(&mut self, group: usize, vector: usize) -> bool {
+        if self.group != Some(group) {
+            let Some(mask) = self.usable_group(group) else {
+                self.group = None;
+                return false;
+            };
+            self.load_group(group, mask);
+        }
+        if vector >= self.vector_count {
+            return false;
+        }
+        self.vector = vector;
+        self.vector_first_row = self.group_first_row + (vector * VECTOR_ROWS) as u64;
+        self.vector_rows = 0;
+        self.selection.clear();
+        self.row = 0;
+        let (rows, verdict) = self.vector_fate();
+        if verdict == Verdict::None {
+            return false;
+        }
+        self.vector_rows = rows;
+        self.seek_verdict = verdict;
+        self.decoded.iter_mut().for_each(|d| *d = false);
+        true
+    }
+
+    /// The live rows of the vector `seek_vector` positioned on that pass the filter.
+    pub unsafe fn select(&mut self) -> &[u32] {
+        self.select_rows(self.seek_verdict);
+        &self.selection
+    }
+
+    /// The row number of row `r` of the current vector (its TID's).
+    pub fn row_number(&self, r: u32) -> u64 {
+        let position = (self.vector_first_row - self.group_first_row) as usize + r as usize;
+        self.group_first_row + self.offset_at(position) as u64
+    }
+
+    /// Zone statistics of attribute `att` in row group `group` (an index into
+    /// `groups()`), or, with `vector`, in that vector of it.
+    pub fn group_stats(&self, group: usize, att: usize, vector: Option<usize>) -> Option<ZoneStats> {
+        Self::stats(&self.groups[group], att, vector)
     }
 
     /// Decodes attribute `att` of the current vector (once), for `column`.

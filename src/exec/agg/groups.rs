@@ -257,6 +257,39 @@ impl Grouper {
         self.scratch = scratch;
     }
 
+    /// The numbers of the keys a vector of the one key column holds (numbering those
+    /// not seen yet), into `out`, some perhaps more than once: per dictionary entry of a
+    /// dictionary vector (NULL too if a row is NULL), otherwise per row. Rows that are
+    /// deleted or filtered out count too: the caller wants every key a vector may hold.
+    pub fn vector_keys(&mut self, input: &KeyInput, rows: usize, out: &mut Vec<u32>) {
+        assert_eq!(self.columns.len(), 1);
+        let column = &mut self.columns[0];
+        out.clear();
+        if let KeyInput::Bytes(col) = input {
+            if let Some(d) = &col.dictionary {
+                for e in 0..d.len() {
+                    out.push(column.byte_id(d.entry(e)));
+                }
+                if col.validity.as_ref().is_some_and(|v| v[..rows].iter().any(|ok| !ok)) {
+                    out.push(column.number(KeyValue::Null));
+                }
+                return;
+            }
+        }
+        let all: Vec<u32> = (0..rows as u32).collect();
+        column.ids(input, &all, out);
+    }
+
+    /// The number of the one key column's value `key`, if it has one.
+    pub fn lookup(&self, key: &KeyValue) -> Option<u32> {
+        let column = &self.columns[0];
+        match key {
+            KeyValue::Null => column.null,
+            KeyValue::Int(x) => column.ints.get(x).copied(),
+            KeyValue::Bytes(b) => column.bytes.get(b).copied(),
+        }
+    }
+
     /// Group `g`'s value of key column `c`.
     pub fn key(&self, g: usize, c: usize) -> &KeyValue {
         let column = &self.columns[c];

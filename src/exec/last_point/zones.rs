@@ -1,0 +1,232 @@
+//! LastPoint over a columnar relation's zone maps: row groups and vectors newest first
+//! (by the ordering column's zone maps), keys numbered as they appear, each key's best
+//! row kept (`best`), and a row group or vector passed by once every key it may hold has
+//! a row at least as good as the best one its zone map allows. The winners' rows are
+//! fetched by TID at the end, the only time the other columns are read.
+
+use super::best::{Best, Rank, Score};
+use super::Counters;
+use crate::exec::agg::groups::{Grouper, KeyInput, KeyValue};
+use crate::exec::columnar_scan::{operand_values, PushedFilter, ScanPlan};
+use crate::exec::filter::plan::FilterPlan;
+use crate::storage::format::encoding::{DecodedValues, DecodedVector};
+use crate::storage::format::layout::VECTOR_ROWS;
+use crate::storage::format::zonemap::{ZoneMap, ZonePredicate, ZoneStats};
+use crate::storage::reader::{GroupClaim, Reader};
+use crate::storage::tid::row_tid;
+use crate::storage::write_buffer;
+use pgrx::pg_sys;
+
+/// Integer keys a zone map may hold that are enumerated to check them all, at most.
+const ENUMERABLE_KEYS: i64 = 64;
+
+pub struct ZoneRun {
+    rel: pg_sys::Relation,
+    snapshot: pg_sys::Snapshot,
+    reader: Reader,
+    key_att: usize,
+    time_att: usize,
+    rank: Rank,
+    filter: Option<FilterPlan>,
+    operands: Vec<*mut pg_sys::Node>,
+    operand_states: Vec<*mut pg_sys::ExprState>,
+    /// The winners' row numbers, ascending, once ranked; the next one to return.
+    winners: Option<Vec<u64>>,
+    next: usize,
+    counters: Counters,
+}
+
+impl ZoneRun {
+    #[allow(clippy::too_many_arguments)]
+    pub unsafe fn begin(
+        rel: pg_sys::Relation,
+        snapshot: pg_sys::Snapshot,
+        scan: &mut ScanPlan,
+        key_att: usize,
+        time_att: usize,
+        rank: Rank,
+        operands: &[*mut pg_sys::Node],
+        parent: *mut pg_sys::PlanState,
+    ) -> ZoneRun {
+        let natts = (*(*rel).rd_att).natts as usize;
+        let mut wanted = vec![false; natts];
+        for &a in &scan.attnums {
+            wanted[a as usize - 1] = true;
+        }
+        write_buffer::flush_before_reading(rel);
+        let mut reader = Reader::new(rel, snapshot, Some(wanted), GroupClaim::Serial { next: 0 });
+        reader.set_predicates(std::mem::take::<Vec<(usize, ZonePredicate)>>(&mut scan.zone_predicates));
+        // Nothing becomes a Datum here: keys stay dictionaries, times stay integers.
+        reader.set_output(vec![false; natts]);
+        ZoneRun {
+            rel,
+            snapshot,
+            reader,
+            key_att,
+            time_att,
+            rank,
+            filter: scan.filter.clone(),
+            operands: operands.to_vec(),
+            operand_states: operands
+                .iter()
+                .map(|&e| pg_sys::ExecInitExpr(e as *mut pg_sys::Expr, parent))
+                .collect(),
+            winners: None,
+            next: 0,
+            counters: Counters::default(),
+        }
+    }
+
+    pub fn counters(&self) -> Counters {
+        self.counters
+    }
+
+    pub fn restart(&mut self) {
+        self.reader.restart();
+        self.winners = None;
+        self.next = 0;
+    }
+
+    pub fn end(&mut self) {
+        self.reader.release();
+    }
+
+    /// Fetches the next winner into `slot`; false after the last.
+    pub unsafe fn next(
+        &mut self,
+        econtext: *mut pg_sys::ExprContext,
+        slot: *mut pg_sys::TupleTableSlot,
+    ) -> bool {
+        if self.winners.is_none() {
+            // Parameters may differ at each rescan: the filter is resolved now.
+            let values = operand_values(&self.operands, &self.operand_states, econtext);
+            self.reader.set_filter(self.filter.as_ref().map(|f| PushedFilter::boxed(f.resolve(&values))));
+            self.winners = Some(self.rank_rows());
+            self.next = 0;
+        }
+        let winners = self.winners.as_ref().unwrap();
+        let Some(&row) = winners.get(self.next) else { return false };
+        self.next += 1;
+        let tid = row_tid(row);
+        let am = (*self.rel).rd_tableam;
+        let fetch = (*am).tuple_fetch_row_version.expect("table AM fetches rows");
+        let (rel, snapshot) = (self.rel, self.snapshot);
+        let found =
+            pg_sys::ffi::pg_guard_ffi_boundary(|| fetch(rel, &tid as *const _ as *mut _, snapshot, slot));
+        if !found {
+            pgrx::error!("LastPoint could not fetch row {row}, which its scan saw");
+        }
+        true
+    }
+
+    /// The best row of every key, as row numbers, ascending.
+    unsafe fn rank_rows(&mut self) -> Vec<u64> {
+        let (key, time, rank) = (self.key_att, self.time_att, self.rank);
+        let reader = &mut self.reader;
+        let mut counters = Counters::default();
+        let mut grouper = Grouper::new(1);
+        let mut best = Best::default();
+        let mut keys: Vec<u32> = Vec::new();
+        let mut gids: Vec<u32> = Vec::new();
+        let mut sel: Vec<u32> = Vec::new();
+        // Row groups, then their vectors, best possible row first.
+        let groups = reader.groups().len();
+        let mut order: Vec<(Score, usize)> =
+            (0..groups).map(|g| (rank.top(reader.group_stats(g, time, None).as_ref()), g)).collect();
+        order.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
+        for (top, g) in order {
+            pgrx::check_for_interrupts!();
+            if zone_covered(&grouper, &best, reader.group_stats(g, key, None).as_ref(), top) {
+                counters.groups_skipped += 1;
+                continue;
+            }
+            let rows = reader.groups()[g].row_count as usize;
+            let mut vectors: Vec<(Score, usize)> = (0..rows.div_ceil(VECTOR_ROWS))
+                .map(|v| (rank.top(reader.group_stats(g, time, Some(v)).as_ref()), v))
+                .collect();
+            vectors.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
+            let mut read_any = false;
+            for (top, v) in vectors {
+                if zone_covered(&grouper, &best, reader.group_stats(g, key, Some(v)).as_ref(), top) {
+                    counters.vectors_skipped_by_zones += 1;
+                    continue;
+                }
+                if !reader.seek_vector(g, v) {
+                    continue;
+                }
+                read_any = true;
+                reader.decode(key);
+                let col = reader.column(key);
+                grouper.vector_keys(&key_input(col), col.rows as usize, &mut keys);
+                if keys.iter().all(|&k| best.covers(k, top)) {
+                    counters.vectors_skipped_by_keys += 1;
+                    continue;
+                }
+                sel.clear();
+                sel.extend_from_slice(reader.select());
+                if sel.is_empty() {
+                    continue;
+                }
+                counters.vectors_read += 1;
+                counters.rows_ranked += sel.len() as u64;
+                grouper.assign(&[key_input(reader.column(key))], &sel, &mut gids);
+                reader.decode(time);
+                let t = reader.column(time);
+                for (&r, &gid) in sel.iter().zip(&gids) {
+                    best.offer(gid, score(rank, t, r as usize), reader.row_number(r));
+                }
+            }
+            if read_any {
+                counters.groups_read += 1;
+            } else {
+                counters.groups_skipped += 1;
+            }
+        }
+        let mut rows: Vec<u64> = best.winners().map(|(_, row)| row).collect();
+        rows.sort_unstable();
+        counters.winners = rows.len() as u64;
+        self.counters = counters;
+        rows
+    }
+}
+
+fn key_input(col: &DecodedVector) -> KeyInput<'_> {
+    match &col.values {
+        DecodedValues::Int(v) => KeyInput::Int { values: v, valid: col.validity.as_deref() },
+        _ => KeyInput::Bytes(col),
+    }
+}
+
+/// The score of row `r` of the ordering column `t`.
+#[inline]
+fn score(rank: Rank, t: &DecodedVector, r: usize) -> Score {
+    if !t.is_valid(r) {
+        return rank.of_int(None);
+    }
+    match &t.values {
+        DecodedValues::Int(v) => rank.of_int(Some(v[r])),
+        DecodedValues::Float64(v) => rank.of_float(Some(v[r])),
+        DecodedValues::Float32(v) => rank.of_float(Some(v[r] as f64)),
+        DecodedValues::Bytes { .. } => super::best::UNKNOWN,
+    }
+}
+
+/// Whether every key a zone may hold (known from its key column's statistics alone: a
+/// few integers, or one byte string, or NULL) has a row at least as good as `top`.
+fn zone_covered(grouper: &Grouper, best: &Best, key: Option<&ZoneStats>, top: Score) -> bool {
+    let Some(s) = key else { return false };
+    let covered = |k: &KeyValue| grouper.lookup(k).is_some_and(|id| best.covers(id, top));
+    if s.null_count > 0 && !covered(&KeyValue::Null) {
+        return false;
+    }
+    if s.rows == s.null_count {
+        return true;
+    }
+    match s.zone {
+        ZoneMap::Int { min, max } if max.checked_sub(min).is_some_and(|d| d < ENUMERABLE_KEYS) => {
+            (min..=max).all(|x| covered(&KeyValue::Int(x)))
+        }
+        ZoneMap::Bytes { min, max } if min == max => covered(&KeyValue::Bytes(min.as_slice().into())),
+        _ => false,
+    }
+}
