@@ -140,6 +140,10 @@ SELECT lp_plan('SELECT g, max(t) FROM lp_heap GROUP BY g');
 -- The index orders NULL times last: DESC NULLS FIRST cannot use it.
 SELECT lp_plan('SELECT DISTINCT ON (g) g, t FROM lp_heap ORDER BY g, t DESC NULLS LAST');
 SELECT lp_explain('SELECT DISTINCT ON (g) g, t, v FROM lp_heap ORDER BY g, t DESC', 'Strategy|Index|Descents|Examined');
+-- A skip scan is an index scan: enable_indexscan = off rules it out.
+SET enable_indexscan = off;
+SELECT lp_plan('SELECT DISTINCT ON (g) g, t FROM lp_heap ORDER BY g, t DESC');
+RESET enable_indexscan;
 -- On the columnar table, with zone maps ruled out.
 CREATE INDEX lp_col_host_t ON lp_col (host, t);
 SET pgcolumnar.enable_columnar_scan = off;

@@ -387,7 +387,9 @@ unsafe fn skip_scan_path(
     core: f64,
 ) -> Option<*mut pg_sys::Path> {
     let ix = &*index;
-    if ix.relam != pg_sys::BTREE_AM_OID
+    // A skip scan is an index scan: `enable_indexscan = off` rules it out.
+    if !pg_sys::enable_indexscan
+        || ix.relam != pg_sys::BTREE_AM_OID
         || ix.nkeycolumns < 2
         || !ix.indpred.is_null()
         || !ix.amhasgettuple

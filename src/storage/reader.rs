@@ -673,6 +673,21 @@ impl Reader {
         true
     }
 
+    /// The stored bytes of attribute `att` in the vector `seek_vector` positioned on, as
+    /// `decode` reads them; None if its row group does not store the attribute.
+    pub unsafe fn stored(&mut self, att: usize) -> Option<&[u8]> {
+        if !matches!(self.sources[att], Source::Chunk) {
+            return None;
+        }
+        let g = &self.groups[self.group?];
+        let chunk = g.chunk(att as i16 + 1)?;
+        let entry =
+            chunk.vectors.get(self.vector).unwrap_or_else(|| data_corrupted("vector missing from chunk"));
+        read_vector(self.rel, self.strategy, self.nblocks, chunk, entry, &mut self.vector_bytes);
+        self.counters.bytes_read += entry.len as u64;
+        Some(&self.vector_bytes)
+    }
+
     /// The live rows of the vector `seek_vector` positioned on that pass the filter.
     pub unsafe fn select(&mut self) -> &[u32] {
         self.select_rows(self.seek_verdict);

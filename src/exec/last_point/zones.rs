@@ -20,6 +20,42 @@ use pgrx::pg_sys;
 /// Integer keys a zone map may hold that are enumerated to check them all, at most.
 const ENUMERABLE_KEYS: i64 = 64;
 
+/// Stored key vectors remembered per run, in bytes, at most.
+const KEY_SETS_BYTES: usize = 16 << 20;
+
+/// The keys of stored key vectors seen in this run, by their stored bytes: devices that
+/// report in a fixed order write identical key vectors, whose keys are then known
+/// without decoding them again (identical bytes decode to identical keys).
+#[derive(Default)]
+struct KeySets {
+    /// By the hash of the stored bytes: those bytes, and the vector's key numbers.
+    sets: hashbrown::HashMap<u64, Vec<KeySet>>,
+    hasher: hashbrown::DefaultHashBuilder,
+    bytes: usize,
+}
+
+/// A stored key vector and the numbers of its keys, each once.
+type KeySet = (Box<[u8]>, Box<[u32]>);
+
+impl KeySets {
+    fn find(&self, stored: &[u8]) -> Option<&[u32]> {
+        let h = std::hash::BuildHasher::hash_one(&self.hasher, stored);
+        self.sets.get(&h)?.iter().find(|(b, _)| &b[..] == stored).map(|(_, keys)| &keys[..])
+    }
+
+    fn remember(&mut self, stored: &[u8], keys: &[u32]) {
+        if self.bytes + stored.len() > KEY_SETS_BYTES {
+            return;
+        }
+        let mut unique = keys.to_vec();
+        unique.sort_unstable();
+        unique.dedup();
+        self.bytes += stored.len() + unique.len() * 4;
+        let h = std::hash::BuildHasher::hash_one(&self.hasher, stored);
+        self.sets.entry(h).or_default().push((stored.into(), unique.into()));
+    }
+}
+
 pub struct ZoneRun {
     rel: pg_sys::Relation,
     snapshot: pg_sys::Snapshot,
@@ -126,6 +162,7 @@ impl ZoneRun {
         let mut counters = Counters::default();
         let mut grouper = Grouper::new(1);
         let mut best = Best::default();
+        let mut key_sets = KeySets::default();
         let mut keys: Vec<u32> = Vec::new();
         let mut gids: Vec<u32> = Vec::new();
         let mut sel: Vec<u32> = Vec::new();
@@ -155,10 +192,20 @@ impl ZoneRun {
                     continue;
                 }
                 read_any = true;
-                reader.decode(key);
-                let col = reader.column(key);
-                grouper.vector_keys(&key_input(col), col.rows as usize, &mut keys);
-                if keys.iter().all(|&k| best.covers(k, top)) {
+                let known = reader.stored(key).and_then(|stored| key_sets.find(stored));
+                let covered = match known {
+                    Some(set) => set.iter().all(|&k| best.covers(k, top)),
+                    None => {
+                        reader.decode(key);
+                        let col = reader.column(key);
+                        grouper.vector_keys(&key_input(col), col.rows as usize, &mut keys);
+                        if let Some(stored) = reader.stored(key) {
+                            key_sets.remember(stored, &keys);
+                        }
+                        keys.iter().all(|&k| best.covers(k, top))
+                    }
+                };
+                if covered {
                     counters.vectors_skipped_by_keys += 1;
                     continue;
                 }
@@ -169,6 +216,7 @@ impl ZoneRun {
                 }
                 counters.vectors_read += 1;
                 counters.rows_ranked += sel.len() as u64;
+                reader.decode(key);
                 grouper.assign(&[key_input(reader.column(key))], &sel, &mut gids);
                 reader.decode(time);
                 let t = reader.column(time);
