@@ -1,8 +1,9 @@
 """Planner choice quality: does the planner pick the fastest plan for columnar tables?
 
 Each query runs with the plan the planner chooses and with every alternative forced by
-settings (ColumnarScan with and without pushed quals, core's sequential scan, index
-scan, bitmap scan), serial and with 2 workers. The report gives, per query and mode,
+settings (ColumnarAgg, ColumnarScan with and without pushed quals, LastPoint by zone maps
+or skip scan, core's sequential scan, index scan, bitmap scan), serial and with 2
+workers. The report gives, per query and mode,
 the chosen plan's time over the fastest forced one's (1.00 = the best was chosen).
 `bench/run.py` runs it on the tables it loaded; BENCHMARKS.md keeps the table.
 """
@@ -44,6 +45,10 @@ QUERIES = [
     ("many-groups", "per host per minute over 6 hours, 144k groups",
      "SELECT date_trunc('minute', time), hostname, max(usage_user), count(*) FROM {t} "
      "WHERE time < '2024-01-01 06:00:00+00' GROUP BY 1, 2"),
+    ("last-point", "each host's latest row (q7)",
+     "SELECT DISTINCT ON (hostname) hostname, time, usage_user FROM {t} ORDER BY hostname, time DESC"),
+    ("latest-time", "each host's latest time",
+     "SELECT hostname, max(time) FROM {t} GROUP BY 1"),
 ]
 
 # Forced alternatives: settings that leave one access path for the table (and, but for
@@ -51,17 +56,22 @@ QUERIES = [
 OFF_CORE = [("enable_seqscan", "off"), ("enable_indexscan", "off"), ("enable_indexonlyscan", "off"),
             ("enable_bitmapscan", "off")]
 NO_FOLD = [("pgcolumnar.enable_vector_agg", "off")]
+NO_LAST = [("pgcolumnar.enable_last_point", "off")]
 ALTERNATIVES = {
-    "ColumnarAgg": OFF_CORE,
-    "ColumnarAgg, serial": OFF_CORE + [("pgcolumnar.enable_parallel_vector_agg", "off")],
-    "ColumnarScan": OFF_CORE + NO_FOLD,
-    "ColumnarScan, push-down off": OFF_CORE + NO_FOLD + [("pgcolumnar.quals_push_down", "off")],
-    "Seq Scan": NO_FOLD + [("pgcolumnar.enable_columnar_scan", "off"), ("enable_indexscan", "off"),
-                           ("enable_indexonlyscan", "off"), ("enable_bitmapscan", "off")],
-    "Index Scan": NO_FOLD + [("pgcolumnar.enable_columnar_scan", "off"), ("enable_seqscan", "off"),
-                             ("enable_bitmapscan", "off")],
-    "Bitmap Scan": NO_FOLD + [("pgcolumnar.enable_columnar_scan", "off"), ("enable_seqscan", "off"),
-                              ("enable_indexscan", "off"), ("enable_indexonlyscan", "off")],
+    # LastPoint by zone maps (the skip scan honours enable_indexscan), or by a skip scan
+    # of the btree (zone maps need ColumnarScan).
+    "LastPoint, zone maps": [("enable_indexscan", "off")],
+    "LastPoint, skip scan": [("pgcolumnar.enable_columnar_scan", "off")],
+    "ColumnarAgg": OFF_CORE + NO_LAST,
+    "ColumnarAgg, serial": OFF_CORE + NO_LAST + [("pgcolumnar.enable_parallel_vector_agg", "off")],
+    "ColumnarScan": OFF_CORE + NO_FOLD + NO_LAST,
+    "ColumnarScan, push-down off": OFF_CORE + NO_FOLD + NO_LAST + [("pgcolumnar.quals_push_down", "off")],
+    "Seq Scan": NO_FOLD + NO_LAST + [("pgcolumnar.enable_columnar_scan", "off"), ("enable_indexscan", "off"),
+                                     ("enable_indexonlyscan", "off"), ("enable_bitmapscan", "off")],
+    "Index Scan": NO_FOLD + NO_LAST + [("pgcolumnar.enable_columnar_scan", "off"), ("enable_seqscan", "off"),
+                                       ("enable_bitmapscan", "off")],
+    "Bitmap Scan": NO_FOLD + NO_LAST + [("pgcolumnar.enable_columnar_scan", "off"), ("enable_seqscan", "off"),
+                                        ("enable_indexscan", "off"), ("enable_indexonlyscan", "off")],
 }
 
 SCAN = re.compile(r"Custom Scan \(ColumnarAgg\)|Custom Scan \(ColumnarScan\)|Seq Scan|Index Only Scan|"
@@ -80,7 +90,10 @@ def timed(conn, sql: str, runs: int) -> float:
 
 
 def _scan_of(conn, sql: str) -> str:
-    for (line,) in conn.execute(f"EXPLAIN (COSTS OFF) {sql}"):
+    lines = [line for (line,) in conn.execute(f"EXPLAIN (COSTS OFF) {sql}")]
+    if any("Custom Scan (LastPoint)" in line for line in lines):
+        return "LastPoint, skip scan" if any("index skip scan" in line for line in lines) else "LastPoint, zone maps"
+    for line in lines:
         m = SCAN.search(line)
         if m:
             if m.group(0) == "Custom Scan (ColumnarAgg)":
@@ -121,8 +134,8 @@ def run(conn, tables: list[str], runs: int, log) -> list[dict]:
                 for alt, settings in ALTERNATIVES.items():
                     scan = _with(conn, base + settings, lambda: _scan_of(conn, sql))
                     # A forced alternative the planner cannot make (no such path) is skipped.
-                    wanted = alt.split(",")[0].replace("Bitmap Scan", "Bitmap Heap Scan")
-                    if not scan.startswith(wanted):
+                    wanted = alt if alt.startswith("LastPoint") else alt.split(",")[0]
+                    if not scan.startswith(wanted.replace("Bitmap Scan", "Bitmap Heap Scan")):
                         continue
                     limited = base + settings + [("statement_timeout", str(int(limit_ms)))]
                     try:
@@ -141,6 +154,8 @@ def run(conn, tables: list[str], runs: int, log) -> list[dict]:
 
 def same_plan(chosen: str, alternative: str) -> bool:
     """Whether forcing `alternative` gives the plan that was chosen."""
+    if chosen.startswith("LastPoint"):
+        return alternative == chosen
     if chosen.startswith("ColumnarAgg"):
         if "(parallel)" in chosen:
             return alternative == "ColumnarAgg"

@@ -106,6 +106,7 @@ class Config:
     mode: str            # serial | parallel
     table: str
     settings: tuple = () # (name, value) pairs applied before the queries
+    queries: tuple = ()  # the queries it runs (names); empty: all
 
     @property
     def label(self) -> str:
@@ -115,10 +116,16 @@ class Config:
 ENGINE_TITLES = {
     "heap": "heap",
     "columnar": "columnar",
-    "columnar-noscan": "columnar, ColumnarScan and ColumnarAgg off",
+    "columnar-noscan": "columnar, ColumnarScan, ColumnarAgg and LastPoint off",
+    "heap-core": "heap, LastPoint off (core's plan)",
+    "columnar-zones": "columnar, index scans off (LastPoint by zone maps)",
     "columnar-sorted": f"columnar, sort_by = '{SORT_BY}'",
     "duckdb": "DuckDB",
 }
+
+
+# Queries a LastPoint answers (each key's latest row).
+LAST_POINT_QUERIES = ("q7",)
 
 
 def pg_configs(heap: str, col: str, sorted_col: str | None = None) -> list[Config]:
@@ -129,8 +136,17 @@ def pg_configs(heap: str, col: str, sorted_col: str | None = None) -> list[Confi
             Config("heap", mode, heap, (w,)),
             Config("columnar", mode, col, (w, ("pgcolumnar.enable_columnar_scan", "on"))),
             Config("columnar-noscan", mode, col, (w, ("pgcolumnar.enable_columnar_scan", "off"),
-                                                   ("pgcolumnar.enable_vector_agg", "off"))),
+                                                   ("pgcolumnar.enable_vector_agg", "off"),
+                                                   ("pgcolumnar.enable_last_point", "off"))),
         ]
+        if mode == "serial":
+            # Core's plan on heap for the queries LastPoint answers: the yardstick of
+            # its targets (heap itself runs LastPoint's skip scan on its btree).
+            configs.append(Config("heap-core", mode, heap, (w, ("pgcolumnar.enable_last_point", "off")),
+                                  LAST_POINT_QUERIES))
+            # The columnar table without its btree's help: LastPoint by zone maps.
+            configs.append(Config("columnar-zones", mode, col, (w, ("enable_indexscan", "off")),
+                                  LAST_POINT_QUERIES))
         if sorted_col:
             configs.append(Config("columnar-sorted", mode, sorted_col,
                                   (w, ("pgcolumnar.enable_columnar_scan", "on"))))
@@ -363,7 +379,8 @@ def run_query(execute, sql: str, runs: int, warmup: bool) -> tuple[list[float], 
     return times, rows
 
 
-PLAN_NODES = re.compile(r"Custom Scan \(ColumnarAgg\)|Custom Scan \(ColumnarScan\)|Parallel Seq Scan|Seq Scan|Parallel Index Only Scan|"
+PLAN_NODES = re.compile(r"Custom Scan \(ColumnarAgg\)|Custom Scan \(ColumnarScan\)|Custom Scan \(LastPoint\)|"
+                        r"index skip scan|zone maps, best rows first|Parallel Seq Scan|Seq Scan|Parallel Index Only Scan|"
                         r"Parallel Index Scan|Index Only Scan|Index Scan|Bitmap Heap Scan|Gather Merge|Gather")
 
 
@@ -374,8 +391,10 @@ def summarize_plan(explain_lines: list[str]) -> str:
         m = PLAN_NODES.search(line)
         if m and m.group(0) not in nodes:
             nodes.append(m.group(0))
-    return " + ".join(n.replace("Custom Scan (ColumnarScan)", "ColumnarScan").replace(
-        "Custom Scan (ColumnarAgg)", "ColumnarAgg") for n in nodes)
+    names = {"Custom Scan (ColumnarScan)": "ColumnarScan", "Custom Scan (ColumnarAgg)": "ColumnarAgg",
+             "index skip scan": "LastPoint (skip scan)", "zone maps, best rows first": "LastPoint (zone maps)"}
+    # A LastPoint is named by its strategy (an EXPLAIN field below the node).
+    return " + ".join(names.get(n, n) for n in nodes if n != "Custom Scan (LastPoint)")
 
 
 def run_all(configs, queries, execute_for, runs: int, warmup: bool, explain=None) -> list[Measurement]:
@@ -384,6 +403,8 @@ def run_all(configs, queries, execute_for, runs: int, warmup: bool, explain=None
         execute = execute_for(config)
         line = []
         for q in queries:
+            if config.queries and q.name not in config.queries:
+                continue
             sql = q.for_table(config.table)
             plan = summarize_plan(explain(sql)) if explain else ""
             times, rows = run_query(execute, sql, runs, warmup)
@@ -569,12 +590,39 @@ def fmt_x(v) -> str:
 
 
 SHORT_TITLES = {"heap": "heap", "columnar": "columnar", "columnar-noscan": "scan off",
-                "columnar-sorted": "sorted", "duckdb": "DuckDB"}
+                "columnar-sorted": "sorted", "duckdb": "DuckDB", "heap-core": "heap, core plan",
+                "columnar-zones": "columnar, zone maps"}
+
+
+def last_point_section(rows: list[dict]) -> list[str]:
+    """LastPoint's queries against core's plan on heap (its targets' yardstick)."""
+    ms = {(r["engine"], r["query"]): float(r["median_ms"]) for r in rows if r["mode"] == "serial"}
+    queries = sorted({q for (e, q) in ms if e == "heap-core"}, key=lambda q: int(q[1:]))
+    if not queries:
+        return []
+    engines = [e for e in ("heap", "columnar", "columnar-zones", "columnar-sorted", "duckdb")
+               if any((e, q) in ms for q in queries)]
+    out = ["### LastPoint: each host's latest row (serial)", "",
+           "Core's plan on the heap table (`pgcolumnar.enable_last_point = off`) against the plan "
+           "chosen with LastPoint on (\"Plans chosen\" below says which: a skip scan over the btree "
+           "`(hostname, time DESC)` that every table has, or zone maps), and against the columnar table "
+           "with index scans off, where LastPoint reads its zone maps. \"× faster\" is core's time "
+           "over each.", "",
+           "| query | heap, core plan ms | " + " | ".join(f"{SHORT_TITLES[e]} ms" for e in engines) + " | "
+           + " | ".join(f"{SHORT_TITLES[e]} × faster" for e in engines) + " |",
+           "|---|---:|" + "---:|" * (2 * len(engines))]
+    for q in queries:
+        core = ms[("heap-core", q)]
+        line = [q, fmt_ms(core)] + [fmt_ms(ms[(e, q)]) if (e, q) in ms else "" for e in engines]
+        line += [f"{core / ms[(e, q)]:,.0f}×" if (e, q) in ms and ms[(e, q)] > 0 else "" for e in engines]
+        out.append("| " + " | ".join(line) + " |")
+    return out + [""]
 
 
 def markdown_mode_table(rows: list[dict], mode: str) -> list[str]:
     """Absolute medians, then each engine / heap, then heap and columnar / DuckDB."""
-    cell = {(r["engine"], r["query"]): r for r in rows if r["mode"] == mode}
+    cell = {(r["engine"], r["query"]): r for r in rows
+            if r["mode"] == mode and r["engine"] not in ("heap-core", "columnar-zones")}
     engines = [e for e in ("heap", "columnar", "columnar-noscan", "columnar-sorted", "duckdb")
                if any(k[0] == e for k in cell)]
     vs_heap = [e for e in engines if e != "heap"]
@@ -686,9 +734,10 @@ def render_run_section(meta: dict, rows: list[dict], png: str) -> list[str]:
                        ("parallel", "`max_parallel_workers_per_gather = 2`; DuckDB `threads = 2`")):
         if any(r["mode"] == mode for r in rows):
             out += [f"### {mode.capitalize()} ({desc})", "",
-                    "\"scan off\": the columnar table with `pgcolumnar.enable_columnar_scan = off` and `pgcolumnar.enable_vector_agg = off`; "
+                    "\"scan off\": the columnar table with `pgcolumnar.enable_columnar_scan`, `enable_vector_agg` and `enable_last_point` off; "
                     f"\"sorted\": the columnar table `{SORTED_TABLE}` loaded with `sort_by = '{SORT_BY}'`. "
                     "Ratios below 1 mean faster.", ""] + markdown_mode_table(rows, mode) + [""]
+    out += last_point_section(rows)
     out += markdown_plans_table(rows)
     out += ["### Where columnar stands", ""] + where_columnar_loses(rows) + [""]
     out += plan_choice.render(meta.get("plan_choice", []))
@@ -731,7 +780,9 @@ def render_benchmarks_md() -> None:
         "evaluates the WHERE clauses it can on vectors (`quals_push_down`, on by default) and "
         "runs in parallel. Aggregates over one columnar table are folded over vectors inside "
         "the scan (ColumnarAgg, the batch fold) when that costs less than PostgreSQL's Agg; "
-        "\"scan off\" turns both off (a sequential scan that decodes every column, then Agg).",
+        "each host's latest row (q7) is found by LastPoint, by zone maps on columnar tables "
+        "and a skip scan of the btree on heap; \"scan off\" turns them all off (a sequential "
+        "scan that decodes every column, then Agg or Sort).",
         "",
         "Run it with `make bench` (10M rows, 400 hosts; `make bench ROWS=1000000` for a quick run). "
         "Raw numbers: `bench/results/<date>-<rows>.csv` (per engine, mode and query) and `.json` "

@@ -163,6 +163,7 @@ impl ZoneRun {
         let mut grouper = Grouper::new(1);
         let mut best = Best::default();
         let mut key_sets = KeySets::default();
+        let mut stored: Vec<u8> = Vec::new();
         let mut keys: Vec<u32> = Vec::new();
         let mut gids: Vec<u32> = Vec::new();
         let mut sel: Vec<u32> = Vec::new();
@@ -192,15 +193,16 @@ impl ZoneRun {
                     continue;
                 }
                 read_any = true;
-                let known = reader.stored(key).and_then(|stored| key_sets.find(stored));
-                let covered = match known {
+                stored.clear();
+                stored.extend_from_slice(reader.stored(key).unwrap_or_default());
+                let covered = match key_sets.find(&stored).filter(|_| !stored.is_empty()) {
                     Some(set) => set.iter().all(|&k| best.covers(k, top)),
                     None => {
                         reader.decode(key);
                         let col = reader.column(key);
                         grouper.vector_keys(&key_input(col), col.rows as usize, &mut keys);
-                        if let Some(stored) = reader.stored(key) {
-                            key_sets.remember(stored, &keys);
+                        if !stored.is_empty() {
+                            key_sets.remember(&stored, &keys);
                         }
                         keys.iter().all(|&k| best.covers(k, top))
                     }
