@@ -5,30 +5,8 @@
 
 mod common;
 
-use common::{Cluster, Database};
+use common::{Cluster, Database, Rng};
 use std::fmt::Write;
-
-/// splitmix64: a tiny deterministic generator, so a failure reproduces exactly.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
-    fn chance(&mut self, percent: u64) -> bool {
-        self.below(100) < percent
-    }
-    fn pick<'a>(&mut self, items: &[&'a str]) -> &'a str {
-        items[self.below(items.len() as u64) as usize]
-    }
-}
 
 const ROWS: u64 = 230_000;
 const COLUMNS: &[&str] = &["id", "g", "i4", "i8", "f8", "n", "t", "ts", "b", "big"];

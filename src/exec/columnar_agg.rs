@@ -291,18 +291,7 @@ impl CustomScanNode for ColumnarAgg {
         _ancestors: *mut pg_sys::List,
         es: *mut pg_sys::ExplainState,
     ) {
-        let text = |label: &str, value: &str| {
-            let l = CString::new(label).unwrap();
-            let v = CString::new(value).unwrap();
-            pg_sys::ExplainPropertyText(l.as_ptr(), v.as_ptr(), es);
-        };
-        for (label, value) in &self.explain {
-            match label.strip_prefix('+') {
-                Some(verbose) if (*es).verbose && (*es).costs => text(verbose, value),
-                Some(_) => {}
-                None => text(label, value),
-            }
-        }
+        super::customscan::explain_planned(&self.explain, es);
         if let (true, Some(reader)) = ((*es).analyze, self.reader.as_ref()) {
             let c = reader.counters();
             let none = std::ptr::null();

@@ -12,6 +12,7 @@
 use super::cost::{self, AggInput, CostParams, ScanInput};
 use super::quals;
 use super::scan_path::{self, Pruning};
+use super::upper_scan;
 use crate::exec::agg::bucket::TruncUnit;
 use crate::exec::agg::fold::Acc;
 use crate::exec::agg::spec::{AggFunc, AggPlan, AggSpec, InputType, KeyKind, KeySpec, MAX_KEYS};
@@ -581,24 +582,14 @@ unsafe fn add_path(
         explain_costs: String::new(),
     };
     let private = AggScanPlan { scan: scan_plan, agg: shape.plan, groups, explain };
-    let tlist = pg_list::from_ptrs(
-        shape
-            .key_exprs
-            .iter()
-            .copied()
-            .chain(shape.aggrefs.iter().map(|&a| a as *mut pg_sys::Node))
-            .enumerate()
-            .map(|(i, e)| {
-                pg_sys::makeTargetEntry(e as *mut pg_sys::Expr, i as i16 + 1, std::ptr::null_mut(), false)
-            }),
-    );
-    (*path).custom_private = pg_list::from_ptrs([
-        pg_list::from_ints([(*rel).relid as i32]) as *mut pg_sys::Node,
-        private.to_list() as *mut pg_sys::Node,
-        tlist as *mut pg_sys::Node,
-        shape.having as *mut pg_sys::Node,
-        pg_list::from_ptrs(shape.operands.iter().copied()) as *mut pg_sys::Node,
-    ]);
+    let scan_tuple: Vec<*mut pg_sys::Node> = shape
+        .key_exprs
+        .iter()
+        .copied()
+        .chain(shape.aggrefs.iter().map(|&a| a as *mut pg_sys::Node))
+        .collect();
+    (*path).custom_private =
+        upper_scan::private((*rel).relid, private.to_list(), &scan_tuple, shape.having, &shape.operands);
     if partial {
         return Some(path as *mut pg_sys::Path);
     }
@@ -715,23 +706,5 @@ unsafe extern "C-unwind" fn plan_path(
     _clauses: *mut pg_sys::List,
     _custom_plans: *mut pg_sys::List,
 ) -> *mut pg_sys::Plan {
-    let private: Vec<*mut pg_sys::Node> = pg_list::ptrs((*best_path).custom_private).collect();
-    let [relid, plan, scan_tlist, having, operands] = private[..] else {
-        pgrx::error!("malformed ColumnarAgg path")
-    };
-    let copy =
-        |n: *mut pg_sys::Node| pg_sys::copyObjectImpl(n as *const std::ffi::c_void) as *mut pg_sys::Node;
-    let cscan = pg_sys::palloc0(std::mem::size_of::<pg_sys::CustomScan>()) as *mut pg_sys::CustomScan;
-    (*cscan).scan.plan.type_ = pg_sys::NodeTag::T_CustomScan;
-    // setrefs makes the target list and HAVING refer to the scan tuple's columns
-    // (custom_scan_tlist: the keys and the aggregates).
-    (*cscan).scan.plan.targetlist = tlist;
-    (*cscan).scan.plan.qual = copy(having) as *mut pg_sys::List;
-    (*cscan).scan.scanrelid = pg_list::ints(relid as *mut pg_sys::List).next().unwrap() as u32;
-    (*cscan).custom_scan_tlist = copy(scan_tlist) as *mut pg_sys::List;
-    (*cscan).custom_exprs = copy(operands) as *mut pg_sys::List;
-    (*cscan).custom_private = plan as *mut pg_sys::List;
-    (*cscan).flags = 0;
-    (*cscan).methods = &Methods::<ColumnarAgg>::PARALLEL_SCAN;
-    cscan as *mut pg_sys::Plan
+    upper_scan::plan(best_path, tlist, &Methods::<ColumnarAgg>::PARALLEL_SCAN)
 }

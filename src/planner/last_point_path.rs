@@ -14,6 +14,7 @@ use super::agg_path::{self, Walk};
 use super::cost::{self, CostParams, LastPointInput};
 use super::quals;
 use super::scan_path;
+use super::upper_scan;
 use crate::exec::agg::spec::{AggFunc, InputType};
 use crate::exec::columnar_scan::ScanPlan;
 use crate::exec::customscan::{Methods, PlanPrivate};
@@ -87,13 +88,10 @@ pub unsafe fn add_distinct_paths(
     let (Some(key_var), Some(time_var)) = (quals::as_var(key, relid), quals::as_var(time, relid)) else {
         return;
     };
-    let time_type = pg_sys::getBaseType((*time_var).vartype);
-    let entry =
-        pg_sys::lookup_type_cache(time_type, (pg_sys::TYPECACHE_LT_OPR | pg_sys::TYPECACHE_GT_OPR) as i32);
     let sortop = (*sorts[1]).sortop;
     let descending = match sortop {
-        op if op == (*entry).gt_opr => true,
-        op if op == (*entry).lt_opr => false,
+        op if op == ordering_op(time, true) => true,
+        op if op == ordering_op(time, false) => false,
         _ => return,
     };
     let target = (*input_rel).reltarget;
@@ -186,9 +184,6 @@ pub unsafe fn add_extreme_paths(
     let (Some(func), Some(time_att)) = (func, time_att) else { return };
     let arg = pg_list::ptrs::<pg_sys::TargetEntry>((*aggrefs[0]).args).next().unwrap();
     let time = (*arg).expr as *mut pg_sys::Node;
-    let time_type = pg_sys::getBaseType(pg_sys::exprType(time));
-    let entry =
-        pg_sys::lookup_type_cache(time_type, (pg_sys::TYPECACHE_LT_OPR | pg_sys::TYPECACHE_GT_OPR) as i32);
     let descending = func == AggFunc::Max;
     let question = Question {
         relid,
@@ -197,7 +192,7 @@ pub unsafe fn add_extreme_paths(
         key_eqop: (*sgc).eqop,
         time,
         time_att,
-        time_sortop: if descending { (*entry).gt_opr } else { (*entry).lt_opr },
+        time_sortop: ordering_op(time, descending),
         // max and min skip NULLs: a NULL wins only a group that has nothing else.
         rank: Rank { descending, nulls_win: false },
         aggrefs,
@@ -205,6 +200,18 @@ pub unsafe fn add_extreme_paths(
         having,
     };
     add_paths(root, rel, output_rel, &question);
+}
+
+/// The default btree `>` (`descending`) or `<` of `expr`'s type.
+unsafe fn ordering_op(expr: *mut pg_sys::Node, descending: bool) -> pg_sys::Oid {
+    let typid = pg_sys::getBaseType(pg_sys::exprType(expr));
+    let entry =
+        pg_sys::lookup_type_cache(typid, (pg_sys::TYPECACHE_LT_OPR | pg_sys::TYPECACHE_GT_OPR) as i32);
+    if descending {
+        (*entry).gt_opr
+    } else {
+        (*entry).lt_opr
+    }
 }
 
 /// The base relation a stage's input is, if it is one table scanned plainly.
@@ -567,16 +574,7 @@ unsafe fn new_path(
     (*path).path.startup_cost = total;
     (*path).path.total_cost = total;
     (*path).methods = &PATH_METHODS.0;
-    let tlist = pg_list::from_ptrs(scan_vars.iter().enumerate().map(|(i, &e)| {
-        pg_sys::makeTargetEntry(e as *mut pg_sys::Expr, i as i16 + 1, std::ptr::null_mut(), false)
-    }));
-    (*path).custom_private = pg_list::from_ptrs([
-        pg_list::from_ints([(*rel).relid as i32]) as *mut pg_sys::Node,
-        plan.to_list() as *mut pg_sys::Node,
-        tlist as *mut pg_sys::Node,
-        q.having as *mut pg_sys::Node,
-        pg_list::from_ptrs(exprs) as *mut pg_sys::Node,
-    ]);
+    (*path).custom_private = upper_scan::private((*rel).relid, plan.to_list(), &scan_vars, q.having, &exprs);
     path as *mut pg_sys::Path
 }
 
@@ -589,23 +587,5 @@ unsafe extern "C-unwind" fn plan_path(
     _clauses: *mut pg_sys::List,
     _custom_plans: *mut pg_sys::List,
 ) -> *mut pg_sys::Plan {
-    let private: Vec<*mut pg_sys::Node> = pg_list::ptrs((*best_path).custom_private).collect();
-    let [relid, plan, scan_tlist, having, exprs] = private[..] else {
-        pgrx::error!("malformed LastPoint path")
-    };
-    let copy =
-        |n: *mut pg_sys::Node| pg_sys::copyObjectImpl(n as *const std::ffi::c_void) as *mut pg_sys::Node;
-    let cscan = pg_sys::palloc0(std::mem::size_of::<pg_sys::CustomScan>()) as *mut pg_sys::CustomScan;
-    (*cscan).scan.plan.type_ = pg_sys::NodeTag::T_CustomScan;
-    // setrefs makes the target list, HAVING and the quals refer to the scan tuple's
-    // columns (custom_scan_tlist).
-    (*cscan).scan.plan.targetlist = tlist;
-    (*cscan).scan.plan.qual = copy(having) as *mut pg_sys::List;
-    (*cscan).scan.scanrelid = pg_list::ints(relid as *mut pg_sys::List).next().unwrap() as u32;
-    (*cscan).custom_scan_tlist = copy(scan_tlist) as *mut pg_sys::List;
-    (*cscan).custom_exprs = copy(exprs) as *mut pg_sys::List;
-    (*cscan).custom_private = plan as *mut pg_sys::List;
-    (*cscan).flags = 0;
-    (*cscan).methods = &Methods::<LastPoint>::SCAN;
-    cscan as *mut pg_sys::Plan
+    upper_scan::plan(best_path, tlist, &Methods::<LastPoint>::SCAN)
 }

@@ -8,6 +8,7 @@ pub mod hooks;
 pub mod last_point_path;
 pub mod quals;
 pub mod scan_path;
+pub mod upper_scan;
 
 use pgrx::{GucContext, GucFlags, GucRegistry, GucSetting};
 

@@ -61,6 +61,21 @@ pub trait CustomScanNode: Sized + 'static {
     }
 }
 
+/// Writes the EXPLAIN fields a planner decided, as (label, text) pairs: those whose
+/// label starts with '+' only with VERBOSE (and COSTS).
+pub unsafe fn explain_planned(fields: &[(String, String)], es: *mut pg_sys::ExplainState) {
+    for (label, value) in fields {
+        let label = match label.strip_prefix('+') {
+            Some(verbose) if (*es).verbose && (*es).costs => verbose,
+            Some(_) => continue,
+            None => label,
+        };
+        let l = std::ffi::CString::new(label).unwrap();
+        let v = std::ffi::CString::new(value.as_str()).unwrap();
+        pg_sys::ExplainPropertyText(l.as_ptr(), v.as_ptr(), es);
+    }
+}
+
 /// A node that runs in parallel workers, sharing state through dynamic shared memory.
 pub trait ParallelScanNode: CustomScanNode {
     /// Bytes of shared memory the node needs.

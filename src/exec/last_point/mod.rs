@@ -22,7 +22,7 @@ use super::customscan::{CustomScanNode, PlanPrivate};
 use crate::pg_list;
 use best::Rank;
 use pgrx::pg_sys;
-use std::ffi::{CStr, CString};
+use std::ffi::CStr;
 
 pub const NAME: &CStr = c"LastPoint";
 
@@ -254,18 +254,7 @@ impl CustomScanNode for LastPoint {
         _ancestors: *mut pg_sys::List,
         es: *mut pg_sys::ExplainState,
     ) {
-        let text = |label: &str, value: &str| {
-            let l = CString::new(label).unwrap();
-            let v = CString::new(value).unwrap();
-            pg_sys::ExplainPropertyText(l.as_ptr(), v.as_ptr(), es);
-        };
-        for (label, value) in &self.plan.explain {
-            match label.strip_prefix('+') {
-                Some(verbose) if (*es).verbose && (*es).costs => text(verbose, value),
-                Some(_) => {}
-                None => text(label, value),
-            }
-        }
+        super::customscan::explain_planned(&self.plan.explain, es);
         if !(*es).analyze {
             return;
         }
