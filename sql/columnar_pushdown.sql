@@ -170,9 +170,10 @@ EXPLAIN (COSTS OFF) SELECT * FROM pc2 WHERE a = 1;
 ALTER TABLE pc SET (quals_push_down = sometimes);
 \set VERBOSITY default
 ALTER TABLE pc SET (quals_push_down = sometimes);
-ALTER TABLE ph SET (quals_push_down = on);
-CREATE TABLE ph2 (a int) WITH (quals_push_down = on);
-SELECT count(*) FROM pg_class WHERE relname = 'ph2';
+-- Heap tables take it too (sql/heap_pushdown.sql); views do not.
+CREATE VIEW ph_v AS SELECT * FROM ph;
+ALTER TABLE ph_v SET (quals_push_down = on);
+DROP VIEW ph_v;
 SET ROLE pushdown_reader;
 ALTER TABLE pc SET (quals_push_down = off);
 RESET ROLE;

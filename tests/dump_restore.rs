@@ -48,23 +48,32 @@ fn dump_and_restore_keep_table_options() {
          ALTER TABLE o SET (sort_by = 'host, ts');
          ALTER TABLE o RENAME COLUMN host TO hostname;
          INSERT INTO o SELECT 'h' || (g % 7), g, g FROM generate_series(1, 5000) g;
-         CREATE TABLE plain (a int, b int) USING columnar WITH (quals_push_down = off);",
+         CREATE TABLE plain (a int, b int) USING columnar WITH (quals_push_down = off);
+         CREATE TABLE heapish (a int, b text) WITH (quals_push_down = on);
+         INSERT INTO heapish SELECT g, 'b' || g FROM generate_series(1, 100) g;",
     );
     let options = "SELECT relid, sort_by, sort_attnums, quals_push_down FROM pgcolumnar.table_option \
                    ORDER BY relid::text";
-    assert_eq!(src.query(options).trim(), "o|hostname, ts|{2,3}|\nplain|||f");
+    assert_eq!(src.query(options).trim(), "heapish|||t\no|hostname, ts|{2,3}|\nplain|||f");
     let dump = cluster.pg_dump("it_dump_opts_src");
     let text = String::from_utf8_lossy(&dump);
     assert!(text.contains("COPY pgcolumnar.table_option "), "table options are not in the dump");
 
     let dst = cluster.empty_database("it_dump_opts_dst");
     cluster.restore("it_dump_opts_dst", &dump);
-    assert_eq!(dst.query(options).trim(), "o|hostname, ts|{1,2}|\nplain|||f");
+    assert_eq!(dst.query(options).trim(), "heapish|||t\no|hostname, ts|{1,2}|\nplain|||f");
     // quals_push_down = off is in force: the executor evaluates the qual.
     let plan = dst.explain("COSTS OFF", "SELECT * FROM plain WHERE a = 1");
     assert!(!plan.contains("Pushed Filter"), "{plan}");
+    // On the heap table it is on: heapam tests the clause.
+    let plan = dst.explain("COSTS OFF", "SELECT * FROM heapish WHERE a = 1");
+    assert!(plan.contains("PushedSeqScan") && plan.contains("Pushed Filter: (a = 1)"), "{plan}");
+    assert_eq!(dst.query("SELECT b FROM heapish WHERE a = 7").trim(), "b7");
     let view = "SELECT relid, option, value FROM pgcolumnar.options ORDER BY relid::text, option";
-    assert_eq!(dst.query(view).trim(), "o|sort_by|hostname, ts\nplain|quals_push_down|off");
+    assert_eq!(
+        dst.query(view).trim(),
+        "heapish|quals_push_down|on\no|sort_by|hostname, ts\nplain|quals_push_down|off"
+    );
     // The option is in force: VACUUM FULL stores the rows in (hostname, ts) order.
     dst.query("VACUUM FULL o");
     let sorted = "SELECT bool_and((hostname, ts) >= (ph, pt)) FROM \

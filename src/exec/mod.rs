@@ -8,6 +8,7 @@ pub mod columnar_scan;
 pub mod customscan;
 pub mod fetch_columns;
 pub mod filter;
+pub mod heap_pushed_scan;
 pub mod last_point;
 pub mod row_group_claims;
 

@@ -8,7 +8,9 @@
 //! that order (see `flush_order`).
 //!
 //! `quals_push_down` (boolean): whether a ColumnarScan evaluates the WHERE clauses it
-//! can itself, on vectors; unset, the `pgcolumnar.quals_push_down` setting decides.
+//! can itself, on vectors; unset, the `pgcolumnar.quals_push_down` setting decides. Heap
+//! tables take it too (default off, the setting does not apply to them): their scans
+//! then pass the quals heapam can test to it as scan keys.
 //!
 //! Both may also be given in `CREATE TABLE ... USING columnar WITH (...)`; the view
 //! `pgcolumnar.options` lists every table's options.
@@ -374,13 +376,20 @@ unsafe fn set_quals_push_down(relid: pg_sys::Oid, value: Option<bool>) {
 unsafe fn apply_option(rel: pg_sys::Relation, def: *mut pg_sys::DefElem, reset: bool) {
     let relid = (*rel).rd_id;
     let name = CStr::from_ptr((*def).defname).to_string_lossy();
-    if !am::is_columnar(rel) {
-        let hint =
-            if name == SORT_BY { "For heap tables, use CLUSTER." } else { "Heap tables do not take it." };
+    // quals_push_down also applies to heap tables (their scans pass the quals to heapam
+    // as scan keys); sort_by only to columnar ones.
+    let heap_ok = name == QUALS_PUSH_DOWN && am::is_heap_table(rel);
+    if !am::is_columnar(rel) && !heap_ok {
+        let partitioned = (*(*rel).rd_rel).relkind as u8 == pg_sys::RELKIND_PARTITIONED_TABLE;
+        let (what, hint) = match (name == SORT_BY, partitioned) {
+            (true, _) => ("columnar tables", "For heap tables, use CLUSTER."),
+            (false, true) => ("columnar and heap tables", "Set it on each partition."),
+            (false, false) => ("columnar and heap tables", "It is a table's option."),
+        };
         ereport!(
             ERROR,
             PgSqlErrorCode::ERRCODE_FEATURE_NOT_SUPPORTED,
-            format!("{name} applies only to columnar tables"),
+            format!("{name} applies only to {what}"),
             hint
         );
     }

@@ -51,6 +51,12 @@ pub trait CustomScanNode: Sized + 'static {
         true
     }
 
+    /// The node's own ExecCustomScan, for a node whose per-row path must not pay a
+    /// guard per call (see `heap_pushed_scan`); None: ExecScan over `next`, guarded.
+    const EXEC_FAST: Option<
+        unsafe extern "C-unwind" fn(*mut pg_sys::CustomScanState) -> *mut pg_sys::TupleTableSlot,
+    > = None;
+
     /// Extra EXPLAIN fields.
     unsafe fn explain(
         &mut self,
@@ -114,7 +120,8 @@ struct State<N> {
     node: *mut N,
 }
 
-unsafe fn node<'a, N>(css: *mut pg_sys::CustomScanState) -> &'a mut N {
+/// The node of executor state `css` (a node `N`'s).
+pub unsafe fn node<'a, N>(css: *mut pg_sys::CustomScanState) -> &'a mut N {
     &mut *(*(css as *mut State<N>)).node
 }
 
@@ -132,7 +139,10 @@ impl<N: CustomScanNode> Methods<N> {
     pub const EXEC: pg_sys::CustomExecMethods = pg_sys::CustomExecMethods {
         CustomName: N::NAME.as_ptr(),
         BeginCustomScan: Some(begin::<N>),
-        ExecCustomScan: Some(exec::<N>),
+        ExecCustomScan: match N::EXEC_FAST {
+            Some(f) => Some(f),
+            None => Some(exec::<N>),
+        },
         EndCustomScan: Some(end::<N>),
         ReScanCustomScan: Some(rescan::<N>),
         MarkPosCustomScan: None,

@@ -1,0 +1,350 @@
+//! The `PushedSeqScan` custom scan node: a sequential scan of a heap table that hands
+//! some WHERE clauses to heapam as scan keys (`planner::heap_path` decides which). Heap
+//! tests them on each visible tuple of a page (page-at-a-time visibility) before the
+//! tuple reaches the slot; the executor evaluates only the plan's other quals, so no
+//! clause is evaluated twice. The keys' values (constants, parameters) are evaluated
+//! when the scan starts and again at each rescan.
+//!
+//! With EXPLAIN ANALYZE each key's function is called through a counting wrapper, which
+//! gives the rows the pushed filter removed; other runs call the function directly.
+
+use super::customscan::{CustomScanNode, PlanPrivate};
+use crate::pg_list;
+use pgrx::pg_sys;
+use pgrx::prelude::*;
+use std::ffi::CStr;
+
+pub const NAME: &CStr = c"PushedSeqScan";
+
+// The per-row path calls these directly, without pgrx's per-call guard (a sigsetjmp
+// each): its Rust frames hold nothing to drop, so an ERROR may longjmp past them, and
+// a scan whose every row passes then costs what core's sequential scan costs.
+extern "C-unwind" {
+    #[link_name = "heap_getnextslot"]
+    fn heap_getnextslot_unguarded(
+        scan: pg_sys::TableScanDesc,
+        direction: pg_sys::ScanDirection::Type,
+        slot: *mut pg_sys::TupleTableSlot,
+    ) -> bool;
+    #[link_name = "ExecScan"]
+    fn exec_scan_unguarded(
+        node: *mut pg_sys::ScanState,
+        access: pg_sys::ExecScanAccessMtd,
+        recheck: pg_sys::ExecScanRecheckMtd,
+    ) -> *mut pg_sys::TupleTableSlot;
+}
+
+/// ExecCustomScan: ExecScan over `next_row`. Plain frames only (see above).
+unsafe extern "C-unwind" fn exec_fast(css: *mut pg_sys::CustomScanState) -> *mut pg_sys::TupleTableSlot {
+    exec_scan_unguarded(&raw mut (*css).ss, Some(next_row), Some(recheck_row))
+}
+
+/// The next row: the first call (and the first after a rescan) starts the scan through
+/// a guarded call; the others read heapam directly.
+unsafe extern "C-unwind" fn next_row(ss: *mut pg_sys::ScanState) -> *mut pg_sys::TupleTableSlot {
+    let css = ss as *mut pg_sys::CustomScanState;
+    let node = super::customscan::node::<HeapPushedScan>(css);
+    if node.stale || !node.keys_in_heap {
+        // Starting, or testing the pushed clauses here: the guarded path.
+        return guarded_next(css);
+    }
+    let slot = (*ss).ss_ScanTupleSlot;
+    // heapam clears the slot at the end.
+    heap_getnextslot_unguarded(node.scan, pg_sys::ScanDirection::ForwardScanDirection, slot);
+    slot
+}
+
+#[pg_guard]
+unsafe extern "C-unwind" fn guarded_next(css: *mut pg_sys::CustomScanState) -> *mut pg_sys::TupleTableSlot {
+    super::customscan::node::<HeapPushedScan>(css).next(css)
+}
+
+#[pg_guard]
+unsafe extern "C-unwind" fn recheck_row(
+    ss: *mut pg_sys::ScanState,
+    slot: *mut pg_sys::TupleTableSlot,
+) -> bool {
+    let css = ss as *mut pg_sys::CustomScanState;
+    super::customscan::node::<HeapPushedScan>(css).recheck(css, slot)
+}
+
+/// One scan key: the column, the function testing it (column on the left), the
+/// collation.
+pub struct KeyPlan {
+    pub attno: i16,
+    pub func: pg_sys::Oid,
+    pub collation: pg_sys::Oid,
+}
+
+/// What the planner decides, kept in the plan.
+pub struct PushedPlan {
+    pub keys: Vec<KeyPlan>,
+    /// (label, text) pairs for EXPLAIN; a label starting with '+' only with VERBOSE.
+    pub explain: Vec<(String, String)>,
+}
+
+impl PlanPrivate for PushedPlan {
+    unsafe fn to_list(&self) -> *mut pg_sys::List {
+        let ints = self
+            .keys
+            .iter()
+            .flat_map(|k| [k.attno as i32, k.func.to_u32() as i32, k.collation.to_u32() as i32]);
+        let explain: String = self.explain.iter().map(|(l, t)| format!("{l}\t{t}\n")).collect();
+        pg_list::from_ptrs([
+            pg_list::from_ints(ints) as *mut pg_sys::Node,
+            super::columnar_scan::bytea_const(explain.as_bytes()),
+        ])
+    }
+
+    unsafe fn from_list(list: *mut pg_sys::List) -> Self {
+        let parts: Vec<*mut pg_sys::Node> = pg_list::ptrs(list).collect();
+        let [ints, explain] = parts[..] else { pgrx::error!("malformed PushedSeqScan plan") };
+        let ints: Vec<i32> = pg_list::ints(ints as *mut pg_sys::List).collect();
+        let keys = ints
+            .chunks_exact(3)
+            .map(|c| KeyPlan {
+                attno: c[0] as i16,
+                func: pg_sys::Oid::from(c[1] as u32),
+                collation: pg_sys::Oid::from(c[2] as u32),
+            })
+            .collect();
+        let explain =
+            String::from_utf8_lossy(super::columnar_scan::const_bytes(explain as *mut pg_sys::Const))
+                .lines()
+                .filter_map(|l| l.split_once('\t').map(|(a, b)| (a.to_string(), b.to_string())))
+                .collect();
+        PushedPlan { keys, explain }
+    }
+}
+
+/// A key's function and what it rejected, for the counting wrapper (its `fn_extra`).
+#[repr(C)]
+struct Counted {
+    real: pg_sys::FmgrInfo,
+    rejected: u64,
+}
+
+pub struct HeapPushedScan {
+    plan: PushedPlan,
+    /// The keys' values, then the pushed clauses (custom_exprs).
+    exprs: Vec<*mut pg_sys::Node>,
+    value_states: Vec<*mut pg_sys::ExprState>,
+    recheck_state: *mut pg_sys::ExprState,
+    keys: Vec<pg_sys::ScanKeyData>,
+    counted: Vec<*mut Counted>,
+    scan: pg_sys::TableScanDesc,
+    /// Whether heapam tests the keys: not when its scan cannot run page at a time (a
+    /// snapshot that is not MVCC), where it would call them under a buffer lock; then
+    /// the node tests the pushed clauses itself.
+    keys_in_heap: bool,
+    /// Whether the keys' values must be evaluated (again) before the next row.
+    stale: bool,
+    /// Rows the node's own test of the pushed clauses rejected (not `keys_in_heap`).
+    rejected_here: u64,
+    memory: pg_sys::MemoryContext,
+}
+
+impl CustomScanNode for HeapPushedScan {
+    const NAME: &'static CStr = NAME;
+    type Private = PushedPlan;
+    const EXEC_FAST: Option<
+        unsafe extern "C-unwind" fn(*mut pg_sys::CustomScanState) -> *mut pg_sys::TupleTableSlot,
+    > = Some(exec_fast);
+
+    unsafe fn create(plan: PushedPlan, cscan: *mut pg_sys::CustomScan) -> Self {
+        HeapPushedScan {
+            plan,
+            exprs: pg_list::ptrs((*cscan).custom_exprs).collect(),
+            value_states: Vec::new(),
+            recheck_state: std::ptr::null_mut(),
+            keys: Vec::new(),
+            counted: Vec::new(),
+            scan: std::ptr::null_mut(),
+            keys_in_heap: true,
+            stale: true,
+            rejected_here: 0,
+            memory: std::ptr::null_mut(),
+        }
+    }
+
+    unsafe fn begin(
+        &mut self,
+        node: *mut pg_sys::CustomScanState,
+        estate: *mut pg_sys::EState,
+        _eflags: i32,
+    ) {
+        let parent = &raw mut (*node).ss.ps;
+        // heapam stores tuples in buffer heap tuple slots; PostgreSQL 15 gives a custom
+        // scan a virtual one. The scan slot is made anew, and the qual and projection,
+        // compiled for the slot's kind, again.
+        let rel = (*node).ss.ss_currentRelation;
+        pg_sys::ExecInitScanTupleSlot(
+            estate,
+            &raw mut (*node).ss,
+            (*rel).rd_att,
+            &raw const pg_sys::TTSOpsBufferHeapTuple,
+        );
+        let plan = (*parent).plan;
+        (*parent).qual = pg_sys::ExecInitQual((*plan).qual, parent);
+        pg_sys::ExecAssignScanProjectionInfoWithVarno(
+            &raw mut (*node).ss,
+            (*(plan as *mut pg_sys::Scan)).scanrelid as i32,
+        );
+        let n = self.plan.keys.len();
+        self.value_states =
+            self.exprs[..n].iter().map(|&e| pg_sys::ExecInitExpr(e as *mut pg_sys::Expr, parent)).collect();
+        let pushed = pg_list::from_ptrs(self.exprs[n..].iter().copied());
+        self.recheck_state = pg_sys::ExecInitQual(pushed, parent);
+        self.memory = pg_sys::CurrentMemoryContext;
+        self.keys = (0..n).map(|_| pg_sys::ScanKeyData::default()).collect();
+        // EXPLAIN ANALYZE counts what each key rejects (the node's instrumentation is
+        // set up after this; the executor's flags say whether it will be).
+        if (*estate).es_instrument != 0 {
+            self.counted =
+                (0..n).map(|_| pg_sys::palloc0(std::mem::size_of::<Counted>()) as *mut Counted).collect();
+        }
+    }
+
+    unsafe fn next(&mut self, node: *mut pg_sys::CustomScanState) -> *mut pg_sys::TupleTableSlot {
+        let slot = (*node).ss.ss_ScanTupleSlot;
+        if self.stale {
+            self.start(node);
+        }
+        loop {
+            if !pg_sys::heap_getnextslot(self.scan, pg_sys::ScanDirection::ForwardScanDirection, slot) {
+                return pg_sys::ExecClearTuple(slot);
+            }
+            if self.keys_in_heap || self.recheck(node, slot) {
+                return slot;
+            }
+            self.rejected_here += 1;
+        }
+    }
+
+    unsafe fn recheck(
+        &mut self,
+        node: *mut pg_sys::CustomScanState,
+        slot: *mut pg_sys::TupleTableSlot,
+    ) -> bool {
+        let econtext = (*node).ss.ps.ps_ExprContext;
+        (*econtext).ecxt_scantuple = slot;
+        pg_sys::ExecQual(self.recheck_state, econtext)
+    }
+
+    unsafe fn end(&mut self, _node: *mut pg_sys::CustomScanState) {
+        if !self.scan.is_null() {
+            pg_sys::heap_endscan(self.scan);
+            self.scan = std::ptr::null_mut();
+        }
+    }
+
+    unsafe fn rescan(&mut self, _node: *mut pg_sys::CustomScanState) {
+        // Parameters may have changed: the keys' values are evaluated again.
+        self.stale = true;
+    }
+
+    unsafe fn explain(
+        &mut self,
+        node: *mut pg_sys::CustomScanState,
+        _ancestors: *mut pg_sys::List,
+        es: *mut pg_sys::ExplainState,
+    ) {
+        super::customscan::explain_planned(&self.plan.explain, es);
+        if (*es).analyze && !self.counted.is_empty() {
+            let rejected: u64 = self.counted.iter().map(|&c| (*c).rejected).sum::<u64>() + self.rejected_here;
+            let loops = (*(*node).ss.ps.instrument).nloops.max(1.0);
+            pg_sys::ExplainPropertyFloat(
+                c"Rows Removed by Pushed Filter".as_ptr(),
+                std::ptr::null(),
+                (rejected as f64 / loops).round(),
+                0,
+                es,
+            );
+        }
+    }
+}
+
+impl HeapPushedScan {
+    /// Evaluates the keys' values and starts (or restarts) the heap scan with them.
+    unsafe fn start(&mut self, node: *mut pg_sys::CustomScanState) {
+        let econtext = (*node).ss.ps.ps_ExprContext;
+        let rel = (*node).ss.ss_currentRelation;
+        let snapshot = (*(*node).ss.ps.state).es_snapshot;
+        let old = pg_sys::MemoryContextSwitchTo(self.memory);
+        for (i, k) in self.plan.keys.iter().enumerate() {
+            let mut isnull = false;
+            let value = pg_sys::ExecEvalExpr(self.value_states[i], econtext, &mut isnull);
+            // A NULL value matches no row (the operators are strict): heapam rejects a
+            // key flagged SK_ISNULL without calling it.
+            let flags = if isnull { pg_sys::SK_ISNULL as i32 } else { 0 };
+            pg_sys::ScanKeyEntryInitialize(
+                &mut self.keys[i],
+                flags,
+                k.attno,
+                0,
+                pg_sys::InvalidOid,
+                k.collation,
+                k.func,
+                value,
+            );
+            if let Some(&c) = self.counted.get(i) {
+                (*c).real = self.keys[i].sk_func;
+                self.keys[i].sk_func.fn_addr = Some(counting_call);
+                self.keys[i].sk_func.fn_extra = c as *mut std::ffi::c_void;
+            }
+        }
+        pg_sys::MemoryContextSwitchTo(old);
+        if self.scan.is_null() {
+            let flags = pg_sys::ScanOptions::SO_TYPE_SEQSCAN
+                | pg_sys::ScanOptions::SO_ALLOW_STRAT
+                | pg_sys::ScanOptions::SO_ALLOW_SYNC
+                | pg_sys::ScanOptions::SO_ALLOW_PAGEMODE;
+            self.scan = pg_sys::heap_beginscan(
+                rel,
+                snapshot,
+                self.keys.len() as i32,
+                self.keys.as_mut_ptr(),
+                std::ptr::null_mut(),
+                flags,
+            );
+            // Without page-at-a-time visibility heapam would test the keys with the
+            // page locked: scan without them and test the clauses here instead.
+            if (*self.scan).rs_flags & pg_sys::ScanOptions::SO_ALLOW_PAGEMODE == 0 {
+                pg_sys::heap_endscan(self.scan);
+                self.scan = pg_sys::heap_beginscan(
+                    rel,
+                    snapshot,
+                    0,
+                    std::ptr::null_mut(),
+                    std::ptr::null_mut(),
+                    flags,
+                );
+                self.keys_in_heap = false;
+            }
+        } else if self.keys_in_heap {
+            pg_sys::heap_rescan(self.scan, self.keys.as_mut_ptr(), false, false, false, false);
+        } else {
+            pg_sys::heap_rescan(self.scan, std::ptr::null_mut(), false, false, false, false);
+        }
+        pg_sys::MemoryContextReset((*econtext).ecxt_per_tuple_memory);
+        self.stale = false;
+    }
+}
+
+/// A key's function called through its `Counted` (EXPLAIN ANALYZE): the real one, and a
+/// count of the rows it rejects. heapam tests a row's keys in turn and stops at the first
+/// false one, so the counts add up to the rows the pushed filter removed (but for rows
+/// whose column is NULL, which heapam rejects without a call).
+#[pg_guard]
+unsafe extern "C-unwind" fn counting_call(fcinfo: pg_sys::FunctionCallInfo) -> pg_sys::Datum {
+    let flinfo = (*fcinfo).flinfo;
+    let counted = (*flinfo).fn_extra as *mut Counted;
+    (*fcinfo).flinfo = &raw mut (*counted).real;
+    let real = (*counted).real.fn_addr.expect("a key's function");
+    let result = pg_sys::ffi::pg_guard_ffi_boundary(|| real(fcinfo));
+    (*fcinfo).flinfo = flinfo;
+    if !(*fcinfo).isnull && result.value() == 0 {
+        (*counted).rejected += 1;
+    }
+    result
+}

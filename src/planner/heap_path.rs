@@ -1,0 +1,211 @@
+//! `quals_push_down` on heap tables: for a table whose option is on, a scan path that
+//! passes the WHERE clauses heapam can test itself to it as scan keys (`col op value`
+//! with a built-in, leakproof, strict btree operator of the column's type family, the
+//! value a constant or a parameter), applied to each visible tuple of a page before it
+//! reaches a slot, and not evaluated again by the executor. The other clauses stay
+//! executor quals. Priced against core's sequential scan: the pushed clauses are
+//! cheaper per row than an executor qual, and rows they reject never reach a slot.
+
+use super::agg_path;
+use super::quals;
+use crate::exec::customscan::{Methods, PlanPrivate};
+use crate::exec::heap_pushed_scan::{HeapPushedScan, KeyPlan, PushedPlan};
+use crate::exec::MethodTable;
+use crate::pg_list;
+use crate::storage::{am, options};
+use pgrx::pg_sys;
+use pgrx::prelude::*;
+
+static PATH_METHODS: MethodTable<pg_sys::CustomPathMethods> = MethodTable(pg_sys::CustomPathMethods {
+    CustomName: crate::exec::heap_pushed_scan::NAME.as_ptr(),
+    PlanCustomPath: Some(plan_path),
+    ReparameterizeCustomPathByChild: None,
+});
+
+thread_local! {
+    /// Set while the option of a table is looked up.
+    static LOOKING_UP: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// What share of an executor qual's per-row cost a scan key costs (one function call
+/// on a column fetched by `heap_getattr`, no expression machinery).
+const KEY_COST_SHARE: f64 = 0.5;
+
+/// A clause heapam can test as a scan key: the column, the function (its left argument
+/// the column), the collation, and the value's expression.
+struct Key {
+    clause: *mut pg_sys::RestrictInfo,
+    attno: i16,
+    func: pg_sys::Oid,
+    collation: pg_sys::Oid,
+    value: *mut pg_sys::Node,
+}
+
+/// Offers the pushed scan for heap relation `rel` if its `quals_push_down` option is on
+/// and some of its WHERE clauses can be scan keys.
+pub unsafe fn add_paths(
+    root: *mut pg_sys::PlannerInfo,
+    rel: *mut pg_sys::RelOptInfo,
+    relation: pg_sys::Relation,
+) {
+    if !am::is_heap_table(relation) || (*rel).baserestrictinfo.is_null() {
+        return;
+    }
+    // The option's lookup plans a query on pgcolumnar.table_option, a heap table: that
+    // planning (and catalogs') needs no lookup of its own.
+    if (*relation).rd_id.to_u32() < pg_sys::FirstNormalObjectId || LOOKING_UP.get() {
+        return;
+    }
+    LOOKING_UP.set(true);
+    let on = std::panic::catch_unwind(|| options::quals_push_down((*relation).rd_id));
+    LOOKING_UP.set(false);
+    match on {
+        Ok(Some(true)) => {}
+        Ok(_) => return,
+        Err(e) => std::panic::resume_unwind(e),
+    }
+    let keys: Vec<Key> = pg_list::ptrs::<pg_sys::RestrictInfo>((*rel).baserestrictinfo)
+        .filter_map(|ri| key_of(ri, rel))
+        .collect();
+    if keys.is_empty() {
+        return;
+    }
+    let pushed = pg_list::from_ptrs(keys.iter().map(|k| k.clause));
+    let kept: Vec<*mut pg_sys::RestrictInfo> = pg_list::ptrs::<pg_sys::RestrictInfo>((*rel).baserestrictinfo)
+        .filter(|ri| !keys.iter().any(|k| k.clause == *ri))
+        .collect();
+    let selectivity = pg_sys::clauselist_selectivity(
+        root,
+        pushed,
+        (*rel).relid as i32,
+        pg_sys::JoinType::JOIN_INNER,
+        std::ptr::null_mut(),
+    );
+    let mut pushed_cost = pg_sys::QualCost::default();
+    pg_sys::cost_qual_eval(&mut pushed_cost, pushed, root);
+    let mut kept_cost = pg_sys::QualCost::default();
+    pg_sys::cost_qual_eval(&mut kept_cost, pg_list::from_ptrs(kept.iter().copied()), root);
+    // Core's sequential scan: every tuple reaches a slot and every qual.
+    let tuples = (*rel).tuples;
+    let disk = pg_sys::seq_page_cost * (*rel).pages as f64;
+    let target = (*(*rel).reltarget).cost;
+    let cpu = tuples * pushed_cost.per_tuple * KEY_COST_SHARE
+        + tuples * selectivity * (pg_sys::cpu_tuple_cost + kept_cost.per_tuple);
+    let startup = kept_cost.startup + pushed_cost.startup + target.startup;
+    let total = startup + disk + cpu + (*rel).rows * target.per_tuple;
+    let relid = (*rel).relid;
+    let deparse = |clauses: &[*mut pg_sys::RestrictInfo]| {
+        let list = pg_list::from_ptrs(clauses.iter().map(|&ri| (*ri).clause));
+        agg_path::deparse(relid, relation, pg_sys::make_ands_explicit(list) as *mut pg_sys::Node)
+    };
+    let plan = PushedPlan {
+        keys: keys.iter().map(|k| KeyPlan { attno: k.attno, func: k.func, collation: k.collation }).collect(),
+        explain: vec![
+            ("Pushed Filter".to_string(), deparse(&keys.iter().map(|k| k.clause).collect::<Vec<_>>())),
+            ("+Pushed Filter Selectivity".to_string(), format!("{selectivity:.4}")),
+        ],
+    };
+    let path = pg_sys::palloc0(std::mem::size_of::<pg_sys::CustomPath>()) as *mut pg_sys::CustomPath;
+    (*path).path.type_ = pg_sys::NodeTag::T_CustomPath;
+    (*path).path.pathtype = pg_sys::NodeTag::T_CustomScan;
+    (*path).path.parent = rel;
+    (*path).path.pathtarget = (*rel).reltarget;
+    (*path).path.param_info = std::ptr::null_mut();
+    (*path).path.parallel_safe = false;
+    (*path).path.rows = (*rel).rows;
+    (*path).path.startup_cost = startup;
+    (*path).path.total_cost = total;
+    (*path).methods = &PATH_METHODS.0;
+    // What plan_path needs: the plan, the keys' values, the pushed clauses (the
+    // executor tests them itself only to recheck a row EvalPlanQual substitutes).
+    (*path).custom_private = pg_list::from_ptrs([
+        plan.to_list() as *mut pg_sys::Node,
+        pg_list::from_ptrs(keys.iter().map(|k| k.value)) as *mut pg_sys::Node,
+        pushed as *mut pg_sys::Node,
+    ]);
+    pg_sys::add_path(rel, path as *mut pg_sys::Path);
+}
+
+/// The scan key clause `ri` makes, if heapam can test it exactly as the executor would.
+unsafe fn key_of(ri: *mut pg_sys::RestrictInfo, rel: *mut pg_sys::RelOptInfo) -> Option<Key> {
+    let clause = (*ri).clause as *mut pg_sys::Node;
+    if (*ri).pseudoconstant || (*clause).type_ != pg_sys::NodeTag::T_OpExpr {
+        return None;
+    }
+    let op = clause as *mut pg_sys::OpExpr;
+    let args: Vec<*mut pg_sys::Node> = pg_list::ptrs((*op).args).collect();
+    let [left, right] = args[..] else { return None };
+    let relid = (*rel).relid;
+    // The column is the function's left argument: `value op col` is tested as `col
+    // commutator value`.
+    let (var, value, opno) = match (quals::as_var(left, relid), quals::as_var(right, relid)) {
+        (Some(v), None) => (v, right, (*op).opno),
+        (None, Some(v)) => (v, left, pg_sys::get_commutator((*op).opno)),
+        _ => return None,
+    };
+    if opno == pg_sys::InvalidOid || (*var).varattno <= 0 || !is_value(value) {
+        return None;
+    }
+    let func = pg_sys::get_opcode(opno);
+    // Built in, leakproof (so safe below security quals and barriers) and strict (heapam
+    // rejects a NULL column without calling it, as a strict function would return NULL).
+    if func.to_u32() >= pg_sys::FirstNormalObjectId
+        || !pg_sys::get_func_leakproof(func)
+        || !pg_sys::func_strict(func)
+    {
+        return None;
+    }
+    // A btree operator of the column type's family: a comparison, no surprises.
+    let entry = pg_sys::lookup_type_cache(
+        pg_sys::getBaseType((*var).vartype),
+        pg_sys::TYPECACHE_BTREE_OPFAMILY as i32,
+    );
+    if (*entry).btree_opf == pg_sys::InvalidOid
+        || pg_sys::get_op_opfamily_strategy(opno, (*entry).btree_opf) == 0
+    {
+        return None;
+    }
+    Some(Key { clause: ri, attno: (*var).varattno, func, collation: (*op).inputcollid, value })
+}
+
+/// A constant or a parameter (possibly relabeled): evaluated once per scan.
+unsafe fn is_value(node: *mut pg_sys::Node) -> bool {
+    let mut n = node;
+    while (*n).type_ == pg_sys::NodeTag::T_RelabelType {
+        n = (*(n as *mut pg_sys::RelabelType)).arg as *mut pg_sys::Node;
+    }
+    matches!((*n).type_, pg_sys::NodeTag::T_Const | pg_sys::NodeTag::T_Param)
+}
+
+#[pg_guard]
+unsafe extern "C-unwind" fn plan_path(
+    _root: *mut pg_sys::PlannerInfo,
+    rel: *mut pg_sys::RelOptInfo,
+    best_path: *mut pg_sys::CustomPath,
+    tlist: *mut pg_sys::List,
+    clauses: *mut pg_sys::List,
+    _custom_plans: *mut pg_sys::List,
+) -> *mut pg_sys::Plan {
+    let private: Vec<*mut pg_sys::Node> = pg_list::ptrs((*best_path).custom_private).collect();
+    let [plan, values, pushed] = private[..] else { pgrx::error!("malformed PushedSeqScan path") };
+    let pushed_clauses: Vec<*mut pg_sys::RestrictInfo> = pg_list::ptrs(pushed as *mut pg_sys::List).collect();
+    // The executor's qual: the clauses not pushed.
+    let kept = pg_list::from_ptrs(
+        pg_list::ptrs::<pg_sys::RestrictInfo>(clauses)
+            .filter(|ri| !pushed_clauses.contains(ri) && !(**ri).pseudoconstant)
+            .map(|ri| (*ri).clause),
+    );
+    let cscan = pg_sys::palloc0(std::mem::size_of::<pg_sys::CustomScan>()) as *mut pg_sys::CustomScan;
+    (*cscan).scan.plan.type_ = pg_sys::NodeTag::T_CustomScan;
+    (*cscan).scan.plan.targetlist = tlist;
+    (*cscan).scan.plan.qual = kept;
+    (*cscan).scan.scanrelid = (*rel).relid;
+    // The keys' values, then the pushed clauses (EvalPlanQual rechecks).
+    let mut exprs: Vec<*mut pg_sys::Node> = pg_list::ptrs(values as *mut pg_sys::List).collect();
+    exprs.extend(pushed_clauses.iter().map(|&ri| (*ri).clause as *mut pg_sys::Node));
+    (*cscan).custom_exprs = pg_list::from_ptrs(exprs);
+    (*cscan).custom_private = plan as *mut pg_sys::List;
+    (*cscan).flags = 0;
+    (*cscan).methods = &Methods::<HeapPushedScan>::SCAN;
+    cscan as *mut pg_sys::Plan
+}
