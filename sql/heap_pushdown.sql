@@ -85,6 +85,13 @@ CREATE FUNCTION hp_leaky_lt(int, int) RETURNS bool LANGUAGE plpgsql IMMUTABLE AS
 CREATE OPERATOR <<< (LEFTARG = int, RIGHTARG = int, FUNCTION = hp_leaky_lt);
 SELECT hp_check('SELECT * FROM hp WHERE i <<< 10');
 
+-- Through a security-barrier view: its own clause and the query's leakproof one are
+-- pushed, the leaky one runs above the barrier.
+CREATE VIEW hp_sb WITH (security_barrier) AS SELECT * FROM hp WHERE i < 100;
+EXPLAIN (COSTS OFF) SELECT i FROM hp_sb WHERE i > 50 AND hp_leaky_lt(i, 70);
+SELECT count(*), sum(i) FROM hp_sb WHERE i > 50 AND hp_leaky_lt(i, 70);
+DROP VIEW hp_sb;
+
 -- Parameters: a generic plan's keys take each execution's values; a correlated
 -- subquery's scan is restarted with each outer row's.
 SET plan_cache_mode = force_generic_plan;
@@ -118,6 +125,16 @@ ALTER TABLE hp SET (quals_push_down = off);
 RESET ROLE;
 ALTER TABLE hp DISABLE ROW LEVEL SECURITY;
 DROP POLICY hp_few ON hp;
+
+-- In parallel: heapam's shared scan state hands out the blocks, each process tests the
+-- keys.
+SET parallel_setup_cost = 0; SET parallel_tuple_cost = 0; SET min_parallel_table_scan_size = 0;
+SET max_parallel_workers_per_gather = 2;
+EXPLAIN (COSTS OFF) SELECT count(*), sum(i) FROM hp WHERE i > 100 AND t LIKE 'v1%';
+SELECT hp_check('SELECT count(*), sum(i), min(t) FROM hp WHERE i > 100 AND t LIKE ''v1%''');
+SELECT hp_check('SELECT count(*), sum(b) FROM hp WHERE b >= 5000000000 AND ts < ''2024-01-10''');
+RESET parallel_setup_cost; RESET parallel_tuple_cost; RESET min_parallel_table_scan_size;
+SET max_parallel_workers_per_gather = 0;
 
 -- Changing rows through it.
 BEGIN;

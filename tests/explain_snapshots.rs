@@ -388,3 +388,44 @@ fn last_point_plan_shapes() {
                   Columns Read: 3 of 4: ts, host, usage
     "#);
 }
+
+#[test]
+#[ignore = "needs the cluster that `make integration-test` starts"]
+fn heap_pushed_plan_shapes() {
+    let cluster = Cluster::from_env();
+    let db = cluster.fresh_database("it_explain_heap_pushed");
+    db.query(
+        "CREATE TABLE h (i int, t text) WITH (quals_push_down = on);
+         INSERT INTO h SELECT g, 'v' || (g % 10) FROM generate_series(1, 100000) g;",
+    );
+    db.query("VACUUM ANALYZE h");
+    let explain = |options: &str, q: &str| {
+        db.query(&format!("SET max_parallel_workers_per_gather = 0; EXPLAIN ({options}) {q}"))
+    };
+    // The pushed clause apart from the executor's.
+    insta::assert_snapshot!(explain("COSTS OFF", "SELECT count(*) FROM h WHERE i > 99000 AND t LIKE 'v1%'"), @r#"
+    Aggregate
+      ->  Custom Scan (PushedSeqScan) on h
+            Filter: (t ~~ 'v1%'::text)
+            Pushed Filter: (i > 99000)
+    "#);
+    // With ANALYZE, the rows heapam rejected and those the executor's Filter did; the
+    // clause is shown as written (heapam tests it as `i > 99000`).
+    insta::assert_snapshot!(
+        explain("ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF", "SELECT count(*) FROM h WHERE 99000 < i AND t LIKE 'v1%'"),
+        @r#"
+    Aggregate (actual rows=1 loops=1)
+      ->  Custom Scan (PushedSeqScan) on h (actual rows=100 loops=1)
+            Filter: (t ~~ 'v1%'::text)
+            Rows Removed by Filter: 900
+            Pushed Filter: (99000 < i)
+            Rows Removed by Pushed Filter: 99000
+    "#
+    );
+    // VERBOSE: the estimate of what the pushed clauses keep.
+    let verbose = explain("VERBOSE", "SELECT i FROM h WHERE i = 5");
+    assert!(
+        verbose.contains("Pushed Filter: (i = 5)") && verbose.contains("Pushed Filter Selectivity: 0.0000"),
+        "{verbose}"
+    );
+}

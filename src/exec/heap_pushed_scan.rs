@@ -8,7 +8,7 @@
 //! With EXPLAIN ANALYZE each key's function is called through a counting wrapper, which
 //! gives the rows the pushed filter removed; other runs call the function directly.
 
-use super::customscan::{CustomScanNode, PlanPrivate};
+use super::customscan::{CustomScanNode, ParallelScanNode, PlanPrivate};
 use crate::pg_list;
 use pgrx::pg_sys;
 use pgrx::prelude::*;
@@ -141,6 +141,8 @@ pub struct HeapPushedScan {
     stale: bool,
     /// Rows the node's own test of the pushed clauses rejected (not `keys_in_heap`).
     rejected_here: u64,
+    /// A parallel scan's shared state (heapam's block allocator), in the DSM.
+    pscan: pg_sys::ParallelTableScanDesc,
     memory: pg_sys::MemoryContext,
 }
 
@@ -163,6 +165,7 @@ impl CustomScanNode for HeapPushedScan {
             keys_in_heap: true,
             stale: true,
             rejected_here: 0,
+            pscan: std::ptr::null_mut(),
             memory: std::ptr::null_mut(),
         }
     }
@@ -252,9 +255,14 @@ impl CustomScanNode for HeapPushedScan {
         super::customscan::explain_planned(&self.plan.explain, es);
         if (*es).analyze && !self.counted.is_empty() {
             let rejected: u64 = self.counted.iter().map(|&c| (*c).rejected).sum::<u64>() + self.rejected_here;
-            let loops = (*(*node).ss.ps.instrument).nloops.max(1.0);
+            // A parallel scan's workers keep their counts: the leader's own rows only.
+            let (label, loops) = if self.pscan.is_null() {
+                (c"Rows Removed by Pushed Filter", (*(*node).ss.ps.instrument).nloops.max(1.0))
+            } else {
+                (c"Rows Removed by Pushed Filter in Leader", 1.0)
+            };
             pg_sys::ExplainPropertyFloat(
-                c"Rows Removed by Pushed Filter".as_ptr(),
+                label.as_ptr(),
                 std::ptr::null(),
                 (rejected as f64 / loops).round(),
                 0,
@@ -295,30 +303,35 @@ impl HeapPushedScan {
         }
         pg_sys::MemoryContextSwitchTo(old);
         if self.scan.is_null() {
-            let flags = pg_sys::ScanOptions::SO_TYPE_SEQSCAN
+            let mut flags = pg_sys::ScanOptions::SO_TYPE_SEQSCAN
                 | pg_sys::ScanOptions::SO_ALLOW_STRAT
                 | pg_sys::ScanOptions::SO_ALLOW_SYNC
                 | pg_sys::ScanOptions::SO_ALLOW_PAGEMODE;
+            let mut snapshot = snapshot;
+            if !self.pscan.is_null() {
+                // As table_beginscan_parallel does (it takes no keys): the leader's
+                // snapshot, restored in each process.
+                if (*self.pscan).phs_snapshot_any {
+                    snapshot = &raw mut pg_sys::SnapshotAnyData;
+                } else {
+                    let at = (self.pscan as *mut u8).add((*self.pscan).phs_snapshot_off);
+                    snapshot = pg_sys::RegisterSnapshot(pg_sys::RestoreSnapshot(at as *mut std::ffi::c_char));
+                    flags |= pg_sys::ScanOptions::SO_TEMP_SNAPSHOT;
+                }
+            }
             self.scan = pg_sys::heap_beginscan(
                 rel,
                 snapshot,
                 self.keys.len() as i32,
                 self.keys.as_mut_ptr(),
-                std::ptr::null_mut(),
+                self.pscan,
                 flags,
             );
             // Without page-at-a-time visibility heapam would test the keys with the
-            // page locked: scan without them and test the clauses here instead.
+            // page locked: it tests none (heapam loops over its rs_nkeys keys), the
+            // node tests the clauses instead.
             if (*self.scan).rs_flags & pg_sys::ScanOptions::SO_ALLOW_PAGEMODE == 0 {
-                pg_sys::heap_endscan(self.scan);
-                self.scan = pg_sys::heap_beginscan(
-                    rel,
-                    snapshot,
-                    0,
-                    std::ptr::null_mut(),
-                    std::ptr::null_mut(),
-                    flags,
-                );
+                (*self.scan).rs_nkeys = 0;
                 self.keys_in_heap = false;
             }
         } else if self.keys_in_heap {
@@ -328,6 +341,50 @@ impl HeapPushedScan {
         }
         pg_sys::MemoryContextReset((*econtext).ecxt_per_tuple_memory);
         self.stale = false;
+    }
+}
+
+/// In parallel, heapam's own shared state hands out the blocks.
+impl ParallelScanNode for HeapPushedScan {
+    unsafe fn estimate_dsm(
+        &mut self,
+        node: *mut pg_sys::CustomScanState,
+        _pcxt: *mut pg_sys::ParallelContext,
+    ) -> pg_sys::Size {
+        let rel = (*node).ss.ss_currentRelation;
+        pg_sys::table_parallelscan_estimate(rel, (*(*node).ss.ps.state).es_snapshot)
+    }
+
+    unsafe fn initialize_dsm(
+        &mut self,
+        node: *mut pg_sys::CustomScanState,
+        _pcxt: *mut pg_sys::ParallelContext,
+        coordinate: *mut std::ffi::c_void,
+    ) {
+        let rel = (*node).ss.ss_currentRelation;
+        let pscan = coordinate as pg_sys::ParallelTableScanDesc;
+        pg_sys::table_parallelscan_initialize(rel, pscan, (*(*node).ss.ps.state).es_snapshot);
+        self.pscan = pscan;
+    }
+
+    unsafe fn reinitialize_dsm(
+        &mut self,
+        node: *mut pg_sys::CustomScanState,
+        _pcxt: *mut pg_sys::ParallelContext,
+        coordinate: *mut std::ffi::c_void,
+    ) {
+        let rel = (*node).ss.ss_currentRelation;
+        let reinitialize = (*(*rel).rd_tableam).parallelscan_reinitialize.expect("heapam's parallel scans");
+        pg_sys::ffi::pg_guard_ffi_boundary(|| reinitialize(rel, coordinate as pg_sys::ParallelTableScanDesc));
+    }
+
+    unsafe fn initialize_worker(
+        &mut self,
+        _node: *mut pg_sys::CustomScanState,
+        _toc: *mut pg_sys::shm_toc,
+        coordinate: *mut std::ffi::c_void,
+    ) {
+        self.pscan = coordinate as pg_sys::ParallelTableScanDesc;
     }
 }
 

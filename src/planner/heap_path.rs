@@ -4,9 +4,11 @@
 //! value a constant or a parameter), applied to each visible tuple of a page before it
 //! reaches a slot, and not evaluated again by the executor. The other clauses stay
 //! executor quals. Priced against core's sequential scan: the pushed clauses are
-//! cheaper per row than an executor qual, and rows they reject never reach a slot.
+//! cheaper per row than an executor qual, and rows they reject never reach a slot. A
+//! parallel form shares heapam's parallel scan state out as core's does.
 
 use super::agg_path;
+use super::cost;
 use super::quals;
 use crate::exec::customscan::{Methods, PlanPrivate};
 use crate::exec::heap_pushed_scan::{HeapPushedScan, KeyPlan, PushedPlan};
@@ -105,25 +107,54 @@ pub unsafe fn add_paths(
             ("+Pushed Filter Selectivity".to_string(), format!("{selectivity:.4}")),
         ],
     };
+    // What plan_path needs: the plan, the keys' values, the pushed clauses (the
+    // executor tests them itself only to recheck a row EvalPlanQual substitutes).
+    let private = pg_list::from_ptrs([
+        plan.to_list() as *mut pg_sys::Node,
+        pg_list::from_ptrs(keys.iter().map(|k| k.value)) as *mut pg_sys::Node,
+        pushed as *mut pg_sys::Node,
+    ]);
+    let serial = new_path(rel, private, (*rel).rows, startup, total, 0);
+    pg_sys::add_path(rel, serial);
+    // In parallel, each process scans the blocks heapam's shared state hands it: the
+    // CPU is shared out, the pages are read once (as core prices a parallel seq scan).
+    let workers = pg_sys::compute_parallel_worker(
+        rel,
+        (*rel).pages as f64,
+        -1.0,
+        pg_sys::max_parallel_workers_per_gather,
+    );
+    if (*rel).consider_parallel && workers > 0 {
+        let divisor = cost::parallel_divisor(workers, pg_sys::parallel_leader_participation);
+        let rows = ((*rel).rows / divisor).max(1.0);
+        let total = startup + disk + cpu / divisor + rows * target.per_tuple;
+        pg_sys::add_partial_path(rel, new_path(rel, private, rows, startup, total, workers));
+    }
+}
+
+unsafe fn new_path(
+    rel: *mut pg_sys::RelOptInfo,
+    private: *mut pg_sys::List,
+    rows: f64,
+    startup: f64,
+    total: f64,
+    workers: i32,
+) -> *mut pg_sys::Path {
     let path = pg_sys::palloc0(std::mem::size_of::<pg_sys::CustomPath>()) as *mut pg_sys::CustomPath;
     (*path).path.type_ = pg_sys::NodeTag::T_CustomPath;
     (*path).path.pathtype = pg_sys::NodeTag::T_CustomScan;
     (*path).path.parent = rel;
     (*path).path.pathtarget = (*rel).reltarget;
     (*path).path.param_info = std::ptr::null_mut();
-    (*path).path.parallel_safe = false;
-    (*path).path.rows = (*rel).rows;
+    (*path).path.parallel_safe = (*rel).consider_parallel;
+    (*path).path.parallel_aware = workers > 0;
+    (*path).path.parallel_workers = workers;
+    (*path).path.rows = rows;
     (*path).path.startup_cost = startup;
     (*path).path.total_cost = total;
     (*path).methods = &PATH_METHODS.0;
-    // What plan_path needs: the plan, the keys' values, the pushed clauses (the
-    // executor tests them itself only to recheck a row EvalPlanQual substitutes).
-    (*path).custom_private = pg_list::from_ptrs([
-        plan.to_list() as *mut pg_sys::Node,
-        pg_list::from_ptrs(keys.iter().map(|k| k.value)) as *mut pg_sys::Node,
-        pushed as *mut pg_sys::Node,
-    ]);
-    pg_sys::add_path(rel, path as *mut pg_sys::Path);
+    (*path).custom_private = private;
+    path as *mut pg_sys::Path
 }
 
 /// The scan key clause `ri` makes, if heapam can test it exactly as the executor would.
@@ -206,6 +237,6 @@ unsafe extern "C-unwind" fn plan_path(
     (*cscan).custom_exprs = pg_list::from_ptrs(exprs);
     (*cscan).custom_private = plan as *mut pg_sys::List;
     (*cscan).flags = 0;
-    (*cscan).methods = &Methods::<HeapPushedScan>::SCAN;
+    (*cscan).methods = &Methods::<HeapPushedScan>::PARALLEL_SCAN;
     cscan as *mut pg_sys::Plan
 }
