@@ -84,6 +84,7 @@ from decimal import Decimal  # noqa: E402
 import psycopg  # noqa: E402
 
 sys.path.insert(0, str(BENCH_DIR))
+import heap_pushdown  # noqa: E402
 import joins  # noqa: E402
 import plan_choice  # noqa: E402
 
@@ -815,6 +816,7 @@ def render_benchmarks_md() -> None:
     newest_joins = newest_joins_result()
     if newest_joins:
         out += [""] + joins.render(newest_joins[1])
+    out += [""] + heap_pushdown.render(newest_heap_pushdown())
     (REPO_DIR / "BENCHMARKS.md").write_text("\n".join(out))
     log("wrote BENCHMARKS.md")
 
@@ -894,8 +896,24 @@ def run_benchmark(args) -> int:
     if not args.no_joins:
         join_rows = args.join_rows or min(DEFAULT_JOIN_ROWS, args.rows)
         status = run_joins(conn, args, join_rows, reload=True)
+    run_heap_pushdown(conn, args)
     render_benchmarks_md()
     return status
+
+
+def run_heap_pushdown(conn, args) -> None:
+    """The heap quals_push_down cases (bench/heap_pushdown.py); writes
+    bench/results/<date>-heap-pushdown.json."""
+    rows = heap_pushdown.run(conn, args.runs, log)
+    path = RESULTS_DIR / f"{dt.date.today().isoformat()}-heap-pushdown.json"
+    path.write_text(json.dumps({"date": dt.date.today().isoformat(), "commit": git_commit(),
+                                "results": rows}, indent=2) + "\n")
+    log(f"wrote {path.relative_to(REPO_DIR)}")
+
+
+def newest_heap_pushdown() -> list[dict]:
+    found = sorted(RESULTS_DIR.glob("*-heap-pushdown.json"))
+    return json.loads(found[-1].read_text())["results"] if found else []
 
 
 def run_joins(conn, args, rows: int, reload: bool) -> int:
@@ -1004,6 +1022,9 @@ def parse_args():
     p.add_argument("--join-rows", type=int, default=None,
                    help=f"fact rows of the join benchmark (default {DEFAULT_JOIN_ROWS:,}; "
                         f"in a full run min({DEFAULT_JOIN_ROWS:,}, --rows))")
+    p.add_argument("--heap-pushdown-only", action="store_true",
+                   help="run only the heap quals_push_down cases (bench/heap_pushdown.py), write "
+                        "bench/results/<date>-heap-pushdown.json and rewrite BENCHMARKS.md")
     p.add_argument("--no-joins", action="store_true",
                    help="skip the join benchmark (BENCHMARKS.md keeps its newest results)")
     p.add_argument("--reload", action="store_true",
@@ -1023,6 +1044,10 @@ def main() -> int:
         return run_plan_choice_only(args)
     if args.joins_only:
         return run_joins_only(args)
+    if args.heap_pushdown_only:
+        run_heap_pushdown(pg_connect(args), args)
+        render_benchmarks_md()
+        return 0
     return run_demo(args) if args.demo else run_benchmark(args)
 
 
