@@ -13,6 +13,7 @@ use crate::pg_list;
 use pgrx::pg_sys;
 use pgrx::prelude::*;
 use std::ffi::CStr;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 pub const NAME: &CStr = c"PushedSeqScan";
 
@@ -50,7 +51,9 @@ unsafe extern "C-unwind" fn next_row(ss: *mut pg_sys::ScanState) -> *mut pg_sys:
     }
     let slot = (*ss).ss_ScanTupleSlot;
     // heapam clears the slot at the end.
-    heap_getnextslot_unguarded(node.scan, pg_sys::ScanDirection::ForwardScanDirection, slot);
+    if !heap_getnextslot_unguarded(node.scan, pg_sys::ScanDirection::ForwardScanDirection, slot) {
+        node.flush_rejected();
+    }
     slot
 }
 
@@ -141,8 +144,13 @@ pub struct HeapPushedScan {
     stale: bool,
     /// Rows the node's own test of the pushed clauses rejected (not `keys_in_heap`).
     rejected_here: u64,
-    /// A parallel scan's shared state (heapam's block allocator), in the DSM.
+    /// A parallel scan's shared state (heapam's block allocator), in the DSM, and the
+    /// rows every process's keys rejected (EXPLAIN ANALYZE), before it.
     pscan: pg_sys::ParallelTableScanDesc,
+    shared_rejected: *const AtomicU64,
+    /// This process's count already added to it, and the total read at shutdown.
+    flushed: u64,
+    parallel_rejected: Option<u64>,
     memory: pg_sys::MemoryContext,
 }
 
@@ -166,6 +174,9 @@ impl CustomScanNode for HeapPushedScan {
             stale: true,
             rejected_here: 0,
             pscan: std::ptr::null_mut(),
+            shared_rejected: std::ptr::null(),
+            flushed: 0,
+            parallel_rejected: None,
             memory: std::ptr::null_mut(),
         }
     }
@@ -215,6 +226,7 @@ impl CustomScanNode for HeapPushedScan {
         }
         loop {
             if !pg_sys::heap_getnextslot(self.scan, pg_sys::ScanDirection::ForwardScanDirection, slot) {
+                self.flush_rejected();
                 return pg_sys::ExecClearTuple(slot);
             }
             if self.keys_in_heap || self.recheck(node, slot) {
@@ -232,6 +244,13 @@ impl CustomScanNode for HeapPushedScan {
         let econtext = (*node).ss.ps.ps_ExprContext;
         (*econtext).ecxt_scantuple = slot;
         pg_sys::ExecQual(self.recheck_state, econtext)
+    }
+
+    unsafe fn shutdown(&mut self, _node: *mut pg_sys::CustomScanState) {
+        if !self.shared_rejected.is_null() {
+            self.flush_rejected();
+            self.parallel_rejected = Some((*self.shared_rejected).load(Ordering::Relaxed));
+        }
     }
 
     unsafe fn end(&mut self, _node: *mut pg_sys::CustomScanState) {
@@ -254,15 +273,11 @@ impl CustomScanNode for HeapPushedScan {
     ) {
         super::customscan::explain_planned(&self.plan.explain, es);
         if (*es).analyze && !self.counted.is_empty() {
-            let rejected: u64 = self.counted.iter().map(|&c| (*c).rejected).sum::<u64>() + self.rejected_here;
-            // A parallel scan's workers keep their counts: the leader's own rows only.
-            let (label, loops) = if self.pscan.is_null() {
-                (c"Rows Removed by Pushed Filter", (*(*node).ss.ps.instrument).nloops.max(1.0))
-            } else {
-                (c"Rows Removed by Pushed Filter in Leader", 1.0)
-            };
+            // Every process's (their loops are in the node's instrumentation too).
+            let rejected = self.parallel_rejected.unwrap_or_else(|| self.rejected());
+            let loops = (*(*node).ss.ps.instrument).nloops.max(1.0);
             pg_sys::ExplainPropertyFloat(
-                label.as_ptr(),
+                c"Rows Removed by Pushed Filter".as_ptr(),
                 std::ptr::null(),
                 (rejected as f64 / loops).round(),
                 0,
@@ -273,6 +288,22 @@ impl CustomScanNode for HeapPushedScan {
 }
 
 impl HeapPushedScan {
+    /// Rows this process's keys (or its own test of the clauses) rejected so far.
+    unsafe fn rejected(&self) -> u64 {
+        self.counted.iter().map(|&c| (*c).rejected).sum::<u64>() + self.rejected_here
+    }
+
+    /// Adds to a parallel scan's shared count what this process rejected since the last
+    /// time (at the end of its scan, and at shutdown).
+    unsafe fn flush_rejected(&mut self) {
+        if self.shared_rejected.is_null() || self.counted.is_empty() {
+            return;
+        }
+        let total = self.rejected();
+        (*self.shared_rejected).fetch_add(total - self.flushed, Ordering::Relaxed);
+        self.flushed = total;
+    }
+
     /// Evaluates the keys' values and starts (or restarts) the heap scan with them.
     unsafe fn start(&mut self, node: *mut pg_sys::CustomScanState) {
         let econtext = (*node).ss.ps.ps_ExprContext;
@@ -352,7 +383,7 @@ impl ParallelScanNode for HeapPushedScan {
         _pcxt: *mut pg_sys::ParallelContext,
     ) -> pg_sys::Size {
         let rel = (*node).ss.ss_currentRelation;
-        pg_sys::table_parallelscan_estimate(rel, (*(*node).ss.ps.state).es_snapshot)
+        SHARED_COUNT + pg_sys::table_parallelscan_estimate(rel, (*(*node).ss.ps.state).es_snapshot)
     }
 
     unsafe fn initialize_dsm(
@@ -362,9 +393,9 @@ impl ParallelScanNode for HeapPushedScan {
         coordinate: *mut std::ffi::c_void,
     ) {
         let rel = (*node).ss.ss_currentRelation;
-        let pscan = coordinate as pg_sys::ParallelTableScanDesc;
-        pg_sys::table_parallelscan_initialize(rel, pscan, (*(*node).ss.ps.state).es_snapshot);
-        self.pscan = pscan;
+        (coordinate as *mut AtomicU64).write(AtomicU64::new(0));
+        self.attach(coordinate);
+        pg_sys::table_parallelscan_initialize(rel, self.pscan, (*(*node).ss.ps.state).es_snapshot);
     }
 
     unsafe fn reinitialize_dsm(
@@ -375,7 +406,8 @@ impl ParallelScanNode for HeapPushedScan {
     ) {
         let rel = (*node).ss.ss_currentRelation;
         let reinitialize = (*(*rel).rd_tableam).parallelscan_reinitialize.expect("heapam's parallel scans");
-        pg_sys::ffi::pg_guard_ffi_boundary(|| reinitialize(rel, coordinate as pg_sys::ParallelTableScanDesc));
+        let pscan = (coordinate as *mut u8).add(SHARED_COUNT) as pg_sys::ParallelTableScanDesc;
+        pg_sys::ffi::pg_guard_ffi_boundary(|| reinitialize(rel, pscan));
     }
 
     unsafe fn initialize_worker(
@@ -384,7 +416,18 @@ impl ParallelScanNode for HeapPushedScan {
         _toc: *mut pg_sys::shm_toc,
         coordinate: *mut std::ffi::c_void,
     ) {
-        self.pscan = coordinate as pg_sys::ParallelTableScanDesc;
+        self.attach(coordinate);
+    }
+}
+
+/// Bytes before heapam's parallel scan state in the DSM: the shared count of rejected
+/// rows (a MAXALIGN multiple, as the state after it needs).
+const SHARED_COUNT: usize = 8;
+
+impl HeapPushedScan {
+    unsafe fn attach(&mut self, coordinate: *mut std::ffi::c_void) {
+        self.shared_rejected = coordinate as *const AtomicU64;
+        self.pscan = (coordinate as *mut u8).add(SHARED_COUNT) as pg_sys::ParallelTableScanDesc;
     }
 }
 

@@ -40,6 +40,10 @@ pub trait CustomScanNode: Sized + 'static {
 
     unsafe fn rescan(&mut self, node: *mut pg_sys::CustomScanState);
 
+    /// Before the parallel workers' shared memory goes (ExecShutdownNode): collect from it
+    /// what EXPLAIN shows afterwards.
+    unsafe fn shutdown(&mut self, _node: *mut pg_sys::CustomScanState) {}
+
     /// Whether a row that EvalPlanQual substitutes (a newer version of one the scan
     /// returned) would pass the scan's own checks: the quals the node evaluates itself,
     /// which are not in the plan's qual.
@@ -151,7 +155,7 @@ impl<N: CustomScanNode> Methods<N> {
         InitializeDSMCustomScan: None,
         ReInitializeDSMCustomScan: None,
         InitializeWorkerCustomScan: None,
-        ShutdownCustomScan: None,
+        ShutdownCustomScan: Some(shutdown::<N>),
         ExplainCustomScan: Some(explain::<N>),
     };
 
@@ -254,6 +258,11 @@ unsafe extern "C-unwind" fn end<N: CustomScanNode>(css: *mut pg_sys::CustomScanS
 #[pg_guard]
 unsafe extern "C-unwind" fn rescan<N: CustomScanNode>(css: *mut pg_sys::CustomScanState) {
     node::<N>(css).rescan(css)
+}
+
+#[pg_guard]
+unsafe extern "C-unwind" fn shutdown<N: CustomScanNode>(css: *mut pg_sys::CustomScanState) {
+    node::<N>(css).shutdown(css)
 }
 
 #[pg_guard]
