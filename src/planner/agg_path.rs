@@ -10,6 +10,7 @@
 //! else is left to core, decided here, at plan time.
 
 use super::cost::{self, AggInput, CostParams, ScanInput};
+use super::explain_text;
 use super::quals;
 use super::scan_path::{self, Pruning};
 use super::upper_scan;
@@ -25,7 +26,6 @@ use crate::storage::datum::{self, ColumnKind};
 use crate::storage::{am, plan_sizes};
 use pgrx::pg_sys;
 use pgrx::prelude::*;
-use std::ffi::CStr;
 
 static PATH_METHODS: MethodTable<pg_sys::CustomPathMethods> = MethodTable(pg_sys::CustomPathMethods {
     CustomName: columnar_agg::NAME.as_ptr(),
@@ -611,7 +611,7 @@ unsafe fn explain_lines(
     passes: f64,
     partial: bool,
 ) -> Vec<(String, String)> {
-    let deparse = |e: *mut pg_sys::Node| deparse(rti, relation, e);
+    let deparse = |e: *mut pg_sys::Node| explain_text::deparse(rti, relation, e);
     let desc = (*relation).rd_att;
     let live = (0..(*desc).natts as usize).filter(|&i| !datum::attr(desc, i).attisdropped).count();
     let names: Vec<String> = attributes
@@ -664,37 +664,6 @@ unsafe fn explain_lines(
     let core = if core.is_finite() { format!("{core:.2}") } else { "none".to_string() };
     out.push(("+Core Aggregate Cost".into(), core));
     out
-}
-
-/// Expression `e` over range table entry `rti` (relation `relation`) as SQL text, for
-/// EXPLAIN. It is deparsed in a context of this one relation, as range table entry 1:
-/// the expression's Vars are renumbered to it (the relation is not entry 1 of a view's
-/// query, say).
-pub(super) unsafe fn deparse(rti: u32, relation: pg_sys::Relation, e: *mut pg_sys::Node) -> String {
-    let relid = (*relation).rd_id;
-    let name = CStr::from_ptr(pg_sys::get_rel_name(relid)).to_owned();
-    let context = pg_sys::deparse_context_for(name.as_ptr(), relid);
-    let e = pg_sys::copyObjectImpl(e as *const std::ffi::c_void) as *mut pg_sys::Node;
-    let mut from = rti as i32;
-    renumber(e, &mut from as *mut i32 as *mut std::ffi::c_void);
-    CStr::from_ptr(pg_sys::deparse_expression(e, context, false, false)).to_string_lossy().into_owned()
-}
-
-/// Renumbers, in place, the Vars of range table entry `*context` (an i32) to entry 1.
-#[pg_guard]
-unsafe extern "C-unwind" fn renumber(node: *mut pg_sys::Node, context: *mut std::ffi::c_void) -> bool {
-    if node.is_null() {
-        return false;
-    }
-    if (*node).type_ == pg_sys::NodeTag::T_Var {
-        let var = node as *mut pg_sys::Var;
-        if (*var).varlevelsup == 0 && (*var).varno == *(context as *const i32) {
-            (*var).varno = 1;
-            (*var).varnosyn = 1;
-        }
-        return false;
-    }
-    pg_sys::expression_tree_walker(node, Some(renumber), context)
 }
 
 #[pg_guard]

@@ -7,9 +7,10 @@
 //! cheaper per row than an executor qual, and rows they reject never reach a slot. A
 //! parallel form shares heapam's parallel scan state out as core's does.
 
-use super::agg_path;
 use super::cost;
+use super::explain_text;
 use super::quals;
+use super::scan_path;
 use crate::exec::customscan::{Methods, PlanPrivate};
 use crate::exec::heap_pushed_scan::{HeapPushedScan, KeyPlan, PushedPlan};
 use crate::exec::MethodTable;
@@ -48,11 +49,23 @@ struct Key {
 pub unsafe fn add_paths(
     root: *mut pg_sys::PlannerInfo,
     rel: *mut pg_sys::RelOptInfo,
-    relation: pg_sys::Relation,
+    rte: *mut pg_sys::RangeTblEntry,
 ) {
-    if !am::is_heap_table(relation) || (*rel).baserestrictinfo.is_null() {
+    if (*rel).baserestrictinfo.is_null() || !scan_path::scanned_plainly(rte) {
         return;
     }
+    let relation = pg_sys::table_open((*rte).relid, pg_sys::NoLock as i32);
+    if am::is_heap_table(relation) {
+        add_pushed_paths(root, rel, relation);
+    }
+    pg_sys::table_close(relation, pg_sys::NoLock as i32);
+}
+
+unsafe fn add_pushed_paths(
+    root: *mut pg_sys::PlannerInfo,
+    rel: *mut pg_sys::RelOptInfo,
+    relation: pg_sys::Relation,
+) {
     // The option's lookup plans a query on pgcolumnar.table_option, a heap table: that
     // planning (and catalogs') needs no lookup of its own.
     if (*relation).rd_id.to_u32() < pg_sys::FirstNormalObjectId || LOOKING_UP.get() {
@@ -98,7 +111,7 @@ pub unsafe fn add_paths(
     let relid = (*rel).relid;
     let deparse = |clauses: &[*mut pg_sys::RestrictInfo]| {
         let list = pg_list::from_ptrs(clauses.iter().map(|&ri| (*ri).clause));
-        agg_path::deparse(relid, relation, pg_sys::make_ands_explicit(list) as *mut pg_sys::Node)
+        explain_text::deparse(relid, relation, pg_sys::make_ands_explicit(list) as *mut pg_sys::Node)
     };
     let plan = PushedPlan {
         keys: keys.iter().map(|k| KeyPlan { attno: k.attno, func: k.func, collation: k.collation }).collect(),

@@ -12,6 +12,7 @@
 
 use super::agg_path::{self, Walk};
 use super::cost::{self, CostParams, LastPointInput};
+use super::explain_text;
 use super::quals;
 use super::scan_path;
 use super::upper_scan;
@@ -354,7 +355,11 @@ unsafe fn zones_path(
         let clauses = pg_list::from_ptrs(pushdown.pushed.iter().map(|&ri| (*ri).clause));
         explain.push((
             "Pushed Filter".into(),
-            agg_path::deparse(q.relid, relation, pg_sys::make_ands_explicit(clauses) as *mut pg_sys::Node),
+            explain_text::deparse(
+                q.relid,
+                relation,
+                pg_sys::make_ands_explicit(clauses) as *mut pg_sys::Node,
+            ),
         ));
     }
     explain.push(("+Estimated Keys".into(), format!("{keys:.0}")));
@@ -484,7 +489,7 @@ unsafe fn skip_scan_path(
     if !clauses.is_empty() {
         explain.push((
             "Filter".into(),
-            agg_path::deparse(q.relid, relation, pg_sys::make_ands_explicit(list) as *mut pg_sys::Node),
+            explain_text::deparse(q.relid, relation, pg_sys::make_ands_explicit(list) as *mut pg_sys::Node),
         ));
     }
     explain.push(("+Estimated Keys".into(), format!("{keys:.0}")));
@@ -502,7 +507,7 @@ unsafe fn skip_scan_path(
 }
 
 unsafe fn common_explain(relation: pg_sys::Relation, q: &Question) -> Vec<(String, String)> {
-    let time = agg_path::deparse(q.relid, relation, q.time);
+    let time = explain_text::deparse(q.relid, relation, q.time);
     let order = match (q.rank.descending, q.rank.nulls_win, q.aggrefs.is_empty()) {
         (true, _, false) => format!("max({time})"),
         (false, _, false) => format!("min({time})"),
@@ -511,7 +516,10 @@ unsafe fn common_explain(relation: pg_sys::Relation, q: &Question) -> Vec<(Strin
         (false, false, true) => time,
         (false, true, true) => format!("{time} NULLS FIRST"),
     };
-    vec![("Key".to_string(), agg_path::deparse(q.relid, relation, q.key)), ("Best Row By".to_string(), order)]
+    vec![
+        ("Key".to_string(), explain_text::deparse(q.relid, relation, q.key)),
+        ("Best Row By".to_string(), order),
+    ]
 }
 
 fn core_text(core: f64) -> String {

@@ -132,8 +132,6 @@ pub unsafe fn add_paths(
         if super::ENABLE_COLUMNAR_SCAN.get() {
             add_scan_path(root, rel, relation, attnums, &params, analysis, &pruning);
         }
-    } else {
-        super::heap_path::add_paths(root, rel, relation);
     }
     pg_sys::table_close(relation, pg_sys::NoLock as i32);
 }

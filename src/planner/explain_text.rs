@@ -1,0 +1,37 @@
+//! Expressions as SQL text for the EXPLAIN fields the planner writes down (pushed
+//! filters, group keys, aggregates), deparsed at plan time.
+
+use pgrx::pg_sys;
+use pgrx::prelude::*;
+use std::ffi::CStr;
+
+/// Expression `e` over range table entry `rti` (relation `relation`) as SQL text, for
+/// EXPLAIN. It is deparsed in a context of this one relation, as range table entry 1:
+/// the expression's Vars are renumbered to it (the relation is not entry 1 of a view's
+/// query, say).
+pub unsafe fn deparse(rti: u32, relation: pg_sys::Relation, e: *mut pg_sys::Node) -> String {
+    let relid = (*relation).rd_id;
+    let name = CStr::from_ptr(pg_sys::get_rel_name(relid)).to_owned();
+    let context = pg_sys::deparse_context_for(name.as_ptr(), relid);
+    let e = pg_sys::copyObjectImpl(e as *const std::ffi::c_void) as *mut pg_sys::Node;
+    let mut from = rti as i32;
+    renumber(e, &mut from as *mut i32 as *mut std::ffi::c_void);
+    CStr::from_ptr(pg_sys::deparse_expression(e, context, false, false)).to_string_lossy().into_owned()
+}
+
+/// Renumbers, in place, the Vars of range table entry `*context` (an i32) to entry 1.
+#[pg_guard]
+unsafe extern "C-unwind" fn renumber(node: *mut pg_sys::Node, context: *mut std::ffi::c_void) -> bool {
+    if node.is_null() {
+        return false;
+    }
+    if (*node).type_ == pg_sys::NodeTag::T_Var {
+        let var = node as *mut pg_sys::Var;
+        if (*var).varlevelsup == 0 && (*var).varno == *(context as *const i32) {
+            (*var).varno = 1;
+            (*var).varnosyn = 1;
+        }
+        return false;
+    }
+    pg_sys::expression_tree_walker(node, Some(renumber), context)
+}
