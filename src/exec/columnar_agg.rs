@@ -9,7 +9,9 @@ use super::agg::bucket::{self, TruncUnit};
 use super::agg::fold::{Acc, Gids, Overflow};
 use super::agg::groups::{retain_partition, Grouper, KeyInput, KeyValue};
 use super::agg::spec::{AggFunc, AggPlan, AggSpec, InputType, KeyKind};
-use super::columnar_scan::{bytea_const, const_bytes, operand_values, PushedFilter, ScanPlan};
+use super::columnar_scan::{
+    bytea_const, const_bytes, explain_fields_node, explain_fields_of, operand_values, PushedFilter, ScanPlan,
+};
 use super::customscan::{CustomScanNode, PlanPrivate};
 use super::filter::{float_key, kernels, Filter};
 use super::row_group_claims::ClaimsRowGroups;
@@ -41,11 +43,10 @@ pub struct AggScanPlan {
 
 impl PlanPrivate for AggScanPlan {
     unsafe fn to_list(&self) -> *mut pg_sys::List {
-        let explain: String = self.explain.iter().map(|(l, t)| format!("{l}\t{t}\n")).collect();
         pg_list::from_ptrs([
             self.scan.to_list() as *mut pg_sys::Node,
             bytea_const(&self.agg.to_bytes()),
-            bytea_const(explain.as_bytes()),
+            explain_fields_node(&self.explain),
             bytea_const(&self.groups.to_le_bytes()),
         ])
     }
@@ -55,10 +56,7 @@ impl PlanPrivate for AggScanPlan {
         let parts: Vec<*mut pg_sys::Node> = pg_list::ptrs(list).collect();
         let [scan, agg, explain, groups] = parts[..] else { malformed() };
         let bytes = |n: *mut pg_sys::Node| const_bytes(n as *mut pg_sys::Const);
-        let explain = String::from_utf8_lossy(bytes(explain))
-            .lines()
-            .filter_map(|l| l.split_once('\t').map(|(a, b)| (a.to_string(), b.to_string())))
-            .collect();
+        let explain = explain_fields_of(explain);
         AggScanPlan {
             scan: ScanPlan::from_list(scan as *mut pg_sys::List),
             agg: AggPlan::from_bytes(bytes(agg)).unwrap_or_else(|| malformed()),

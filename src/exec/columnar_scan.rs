@@ -41,6 +41,21 @@ pub struct ScanPlan {
     pub explain_costs: String,
 }
 
+/// The EXPLAIN fields a planner decided, (label, text) pairs, as a plan node: a bytea
+/// constant of `label\ttext` lines.
+pub unsafe fn explain_fields_node(fields: &[(String, String)]) -> *mut pg_sys::Node {
+    let text: String = fields.iter().map(|(l, t)| format!("{l}\t{t}\n")).collect();
+    bytea_const(text.as_bytes())
+}
+
+/// The fields `explain_fields_node` made into `node`.
+pub unsafe fn explain_fields_of(node: *mut pg_sys::Node) -> Vec<(String, String)> {
+    String::from_utf8_lossy(const_bytes(node as *mut pg_sys::Const))
+        .lines()
+        .filter_map(|l| l.split_once('\t').map(|(a, b)| (a.to_string(), b.to_string())))
+        .collect()
+}
+
 /// A bytea Datum of `bytes`, palloc'd in the current memory context.
 pub fn bytea_datum(bytes: &[u8]) -> pg_sys::Datum {
     bytes.into_datum().expect("a bytea datum")

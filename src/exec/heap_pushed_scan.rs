@@ -8,6 +8,7 @@
 //! With EXPLAIN ANALYZE each key's function is called through a counting wrapper, which
 //! gives the rows the pushed filter removed; other runs call the function directly.
 
+use super::columnar_scan::{explain_fields_node, explain_fields_of};
 use super::customscan::{CustomScanNode, ParallelScanNode, PlanPrivate};
 use crate::pg_list;
 use pgrx::pg_sys;
@@ -92,10 +93,9 @@ impl PlanPrivate for PushedPlan {
             .keys
             .iter()
             .flat_map(|k| [k.attno as i32, k.func.to_u32() as i32, k.collation.to_u32() as i32]);
-        let explain: String = self.explain.iter().map(|(l, t)| format!("{l}\t{t}\n")).collect();
         pg_list::from_ptrs([
             pg_list::from_ints(ints) as *mut pg_sys::Node,
-            super::columnar_scan::bytea_const(explain.as_bytes()),
+            explain_fields_node(&self.explain),
         ])
     }
 
@@ -111,12 +111,7 @@ impl PlanPrivate for PushedPlan {
                 collation: pg_sys::Oid::from(c[2] as u32),
             })
             .collect();
-        let explain =
-            String::from_utf8_lossy(super::columnar_scan::const_bytes(explain as *mut pg_sys::Const))
-                .lines()
-                .filter_map(|l| l.split_once('\t').map(|(a, b)| (a.to_string(), b.to_string())))
-                .collect();
-        PushedPlan { keys, explain }
+        PushedPlan { keys, explain: explain_fields_of(explain) }
     }
 }
 

@@ -10,6 +10,7 @@
 //! else is left to core, decided here, at plan time.
 
 use super::cost::{self, AggInput, CostParams, ScanInput};
+use super::custom_path;
 use super::explain_text;
 use super::quals;
 use super::scan_path::{self, Pruning};
@@ -210,17 +211,7 @@ unsafe fn eligible(
     let relid = (*rel).relid;
     let kinds = datum::column_kinds((*relation).rd_att);
     // Every WHERE clause is evaluated by the scan, or the fold cannot run.
-    let clauses = (*rel).baserestrictinfo;
-    let pushdown = if clauses.is_null() {
-        quals::Pushdown::none(clauses)
-    } else if scan_path::push_down_enabled(root, rel) {
-        quals::pushdown(root, rel, clauses)
-    } else {
-        return None;
-    };
-    if !pushdown.kept.is_empty() {
-        return None;
-    }
+    let pushdown = scan_path::pushed_entirely(root, rel)?;
     let mut operands = pushdown.operands.clone();
     // Group keys.
     let parse = (*root).parse;
@@ -559,18 +550,10 @@ unsafe fn add_path(
         .fold(f64::INFINITY, f64::min);
     let explain =
         explain_lines((*rel).relid, relation, &shape, &attributes, &c, total, core, groups, passes, partial);
-    let path = pg_sys::palloc0(std::mem::size_of::<pg_sys::CustomPath>()) as *mut pg_sys::CustomPath;
-    (*path).path.type_ = pg_sys::NodeTag::T_CustomPath;
-    (*path).path.pathtype = pg_sys::NodeTag::T_CustomScan;
-    (*path).path.parent = output_rel;
-    (*path).path.pathtarget = (*output_rel).reltarget;
+    let path = custom_path::new(output_rel, (*output_rel).reltarget, groups, total, total, &PATH_METHODS.0);
     (*path).path.parallel_safe = (*rel).consider_parallel && (*output_rel).consider_parallel;
     (*path).path.parallel_aware = partial;
     (*path).path.parallel_workers = workers;
-    (*path).path.rows = groups;
-    (*path).path.startup_cost = total;
-    (*path).path.total_cost = total;
-    (*path).methods = &PATH_METHODS.0;
     // What plan_path needs: the base relation, the plan, the scan tuple, HAVING.
     let scan_plan = ScanPlan {
         attnums: attributes.iter().map(|&a| a as i32 + 1).collect(),

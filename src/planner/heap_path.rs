@@ -8,6 +8,7 @@
 //! parallel form shares heapam's parallel scan state out as core's does.
 
 use super::cost;
+use super::custom_path;
 use super::explain_text;
 use super::quals;
 use super::scan_path;
@@ -24,11 +25,6 @@ static PATH_METHODS: MethodTable<pg_sys::CustomPathMethods> = MethodTable(pg_sys
     PlanCustomPath: Some(plan_path),
     ReparameterizeCustomPathByChild: None,
 });
-
-thread_local! {
-    /// Set while the option of a table is looked up.
-    static LOOKING_UP: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
-}
 
 /// What share of an executor qual's per-row cost a scan key costs (one function call
 /// on a column fetched by `heap_getattr`, no expression machinery).
@@ -66,18 +62,11 @@ unsafe fn add_pushed_paths(
     rel: *mut pg_sys::RelOptInfo,
     relation: pg_sys::Relation,
 ) {
-    // The option's lookup plans a query on pgcolumnar.table_option, a heap table: that
-    // planning (and catalogs') needs no lookup of its own.
-    if (*relation).rd_id.to_u32() < pg_sys::FirstNormalObjectId || LOOKING_UP.get() {
+    // System catalogs take no options.
+    if (*relation).rd_id.to_u32() < pg_sys::FirstNormalObjectId
+        || options::quals_push_down((*relation).rd_id) != Some(true)
+    {
         return;
-    }
-    LOOKING_UP.set(true);
-    let on = std::panic::catch_unwind(|| options::quals_push_down((*relation).rd_id));
-    LOOKING_UP.set(false);
-    match on {
-        Ok(Some(true)) => {}
-        Ok(_) => return,
-        Err(e) => std::panic::resume_unwind(e),
     }
     let keys: Vec<Key> = pg_list::ptrs::<pg_sys::RestrictInfo>((*rel).baserestrictinfo)
         .filter_map(|ri| key_of(ri, rel))
@@ -89,13 +78,7 @@ unsafe fn add_pushed_paths(
     let kept: Vec<*mut pg_sys::RestrictInfo> = pg_list::ptrs::<pg_sys::RestrictInfo>((*rel).baserestrictinfo)
         .filter(|ri| !keys.iter().any(|k| k.clause == *ri))
         .collect();
-    let selectivity = pg_sys::clauselist_selectivity(
-        root,
-        pushed,
-        (*rel).relid as i32,
-        pg_sys::JoinType::JOIN_INNER,
-        std::ptr::null_mut(),
-    );
+    let selectivity = quals::selectivity(root, rel, &keys.iter().map(|k| k.clause).collect::<Vec<_>>());
     let mut pushed_cost = pg_sys::QualCost::default();
     pg_sys::cost_qual_eval(&mut pushed_cost, pushed, root);
     let mut kept_cost = pg_sys::QualCost::default();
@@ -153,19 +136,10 @@ unsafe fn new_path(
     total: f64,
     workers: i32,
 ) -> *mut pg_sys::Path {
-    let path = pg_sys::palloc0(std::mem::size_of::<pg_sys::CustomPath>()) as *mut pg_sys::CustomPath;
-    (*path).path.type_ = pg_sys::NodeTag::T_CustomPath;
-    (*path).path.pathtype = pg_sys::NodeTag::T_CustomScan;
-    (*path).path.parent = rel;
-    (*path).path.pathtarget = (*rel).reltarget;
-    (*path).path.param_info = std::ptr::null_mut();
+    let path = custom_path::new(rel, (*rel).reltarget, rows, startup, total, &PATH_METHODS.0);
     (*path).path.parallel_safe = (*rel).consider_parallel;
     (*path).path.parallel_aware = workers > 0;
     (*path).path.parallel_workers = workers;
-    (*path).path.rows = rows;
-    (*path).path.startup_cost = startup;
-    (*path).path.total_cost = total;
-    (*path).methods = &PATH_METHODS.0;
     (*path).custom_private = private;
     path as *mut pg_sys::Path
 }

@@ -12,6 +12,7 @@
 
 use super::agg_path::{self, Walk};
 use super::cost::{self, CostParams, LastPointInput};
+use super::custom_path;
 use super::explain_text;
 use super::quals;
 use super::scan_path;
@@ -300,17 +301,7 @@ unsafe fn zones_path(
     if !rankable(kinds[q.time_att], pg_sys::getBaseType(pg_sys::exprType(q.time))) {
         return None;
     }
-    let clauses = (*rel).baserestrictinfo;
-    let pushdown = if clauses.is_null() {
-        quals::Pushdown::none(clauses)
-    } else if scan_path::push_down_enabled(root, rel) {
-        quals::pushdown(root, rel, clauses)
-    } else {
-        return None;
-    };
-    if !pushdown.kept.is_empty() {
-        return None;
-    }
+    let pushdown = scan_path::pushed_entirely(root, rel)?;
     let mut attributes = vec![q.key_att, q.time_att];
     if let Some(f) = &pushdown.filter {
         attributes.extend(f.attributes());
@@ -458,18 +449,7 @@ unsafe fn skip_scan_path(
     {
         return None;
     }
-    let selectivity = if clauses.is_empty() {
-        1.0
-    } else {
-        pg_sys::clauselist_selectivity(
-            root,
-            pg_list::from_ptrs(clauses.iter().copied()),
-            q.relid as i32,
-            pg_sys::JoinType::JOIN_INNER,
-            std::ptr::null_mut(),
-        )
-        .max(1e-6)
-    };
+    let selectivity = quals::selectivity(root, rel, &clauses).max(1e-6);
     let mut qual_cost = pg_sys::QualCost::default();
     pg_sys::cost_qual_eval(&mut qual_cost, list, root);
     let total = cost::skip_scan(
@@ -572,16 +552,7 @@ unsafe fn new_path(
             }
         }
     }
-    let path = pg_sys::palloc0(std::mem::size_of::<pg_sys::CustomPath>()) as *mut pg_sys::CustomPath;
-    (*path).path.type_ = pg_sys::NodeTag::T_CustomPath;
-    (*path).path.pathtype = pg_sys::NodeTag::T_CustomScan;
-    (*path).path.parent = output_rel;
-    (*path).path.pathtarget = q.target;
-    (*path).path.parallel_safe = false;
-    (*path).path.rows = keys;
-    (*path).path.startup_cost = total;
-    (*path).path.total_cost = total;
-    (*path).methods = &PATH_METHODS.0;
+    let path = custom_path::new(output_rel, q.target, keys, total, total, &PATH_METHODS.0);
     (*path).custom_private = upper_scan::private((*rel).relid, plan.to_list(), &scan_vars, q.having, &exprs);
     path as *mut pg_sys::Path
 }

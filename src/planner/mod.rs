@@ -4,6 +4,7 @@
 
 pub mod agg_path;
 pub mod cost;
+pub mod custom_path;
 pub mod explain_text;
 pub mod heap_path;
 pub mod hooks;

@@ -164,6 +164,22 @@ pub unsafe fn zone_predicates(
         .collect()
 }
 
+/// The share of `rel`'s rows that `clauses` (of its WHERE clauses) keep.
+pub unsafe fn selectivity(
+    root: *mut pg_sys::PlannerInfo,
+    rel: *mut pg_sys::RelOptInfo,
+    clauses: &[*mut pg_sys::RestrictInfo],
+) -> f64 {
+    let list = pg_list::from_ptrs(clauses.iter().copied());
+    pg_sys::clauselist_selectivity(
+        root,
+        list,
+        (*rel).relid as i32,
+        pg_sys::JoinType::JOIN_INNER,
+        std::ptr::null_mut(),
+    )
+}
+
 /// What the scan evaluates itself.
 pub struct Pushdown {
     /// The pushed quals (AND of them), in the scan's form.
@@ -184,15 +200,7 @@ impl Pushdown {
         rel: *mut pg_sys::RelOptInfo,
     ) -> (usize, usize, f64) {
         let Some(f) = &self.filter else { return (0, 0, 1.0) };
-        let pushed = pg_list::from_ptrs(self.pushed.iter().copied());
-        let selectivity = pg_sys::clauselist_selectivity(
-            root,
-            pushed,
-            (*rel).relid as i32,
-            pg_sys::JoinType::JOIN_INNER,
-            std::ptr::null_mut(),
-        );
-        (f.attributes().len(), f.tests(), selectivity)
+        (f.attributes().len(), f.tests(), selectivity(root, rel, &self.pushed))
     }
 
     /// Nothing pushed: every clause stays with the executor.

@@ -3,6 +3,7 @@
 //! paths repriced with what a columnar table costs.
 
 use super::cost::{self, CostParams, ScanInput};
+use super::custom_path;
 use super::quals;
 use crate::exec::columnar_scan::{self, ColumnarScan, ScanPlan};
 use crate::exec::customscan::{Methods, PlanPrivate};
@@ -447,20 +448,30 @@ unsafe fn new_path(
     startup: f64,
     total: f64,
 ) -> *mut pg_sys::CustomPath {
-    let path = pg_sys::palloc0(std::mem::size_of::<pg_sys::CustomPath>()) as *mut pg_sys::CustomPath;
-    (*path).path.type_ = pg_sys::NodeTag::T_CustomPath;
-    (*path).path.pathtype = pg_sys::NodeTag::T_CustomScan;
-    (*path).path.parent = rel;
-    (*path).path.pathtarget = (*rel).reltarget;
+    let path = custom_path::new(rel, (*rel).reltarget, rows, startup, total, &PATH_METHODS.0);
     (*path).path.param_info = param_info;
     (*path).path.parallel_safe = (*rel).consider_parallel;
-    (*path).path.rows = rows;
-    (*path).path.startup_cost = startup;
-    (*path).path.total_cost = total;
     // Scrollable cursors read it backward (FETCH PRIOR, LAST, BACKWARD) with no Material.
     (*path).flags = pg_sys::CUSTOMPATH_SUPPORT_BACKWARD_SCAN;
-    (*path).methods = &PATH_METHODS.0;
     path
+}
+
+/// The scan's evaluation of every WHERE clause of `rel`, or None if it cannot evaluate
+/// them all (or `quals_push_down` is off): what a node that folds or ranks the rows it
+/// reads needs, as no executor qual runs below it.
+pub unsafe fn pushed_entirely(
+    root: *mut pg_sys::PlannerInfo,
+    rel: *mut pg_sys::RelOptInfo,
+) -> Option<quals::Pushdown> {
+    let clauses = (*rel).baserestrictinfo;
+    if clauses.is_null() {
+        return Some(quals::Pushdown::none(clauses));
+    }
+    if !push_down_enabled(root, rel) {
+        return None;
+    }
+    let pushdown = quals::pushdown(root, rel, clauses);
+    pushdown.kept.is_empty().then_some(pushdown)
 }
 
 /// Whether the scan of `rel` evaluates the quals it can: the table's

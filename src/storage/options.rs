@@ -280,13 +280,30 @@ thread_local! {
     /// `quals_push_down` per table (None: not set), for plans; emptied like SORT_COLUMNS.
     static PUSH_DOWN: RefCell<BoundedCache<pg_sys::Oid, Option<bool>>> =
         RefCell::new(BoundedCache::new(cache::RELATIONS));
+    /// Set while a lookup runs its query.
+    static LOOKING_UP: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
 }
 
-/// Table `relid`'s `quals_push_down`, if set.
+/// Clears LOOKING_UP when the lookup ends, by ERROR too.
+struct LookingUp;
+
+impl Drop for LookingUp {
+    fn drop(&mut self) {
+        LOOKING_UP.set(false);
+    }
+}
+
+/// Table `relid`'s `quals_push_down`, if set. The lookup plans a query on
+/// pgcolumnar.table_option, a heap table, whose planning asks for that table's option
+/// in turn (heap tables take it too): the tables a lookup's own query reads have none.
 pub unsafe fn quals_push_down(relid: pg_sys::Oid) -> Option<bool> {
     if let Some(cached) = PUSH_DOWN.with(|c| c.borrow_mut().get(&relid).copied()) {
         return cached;
     }
+    if LOOKING_UP.replace(true) {
+        return None;
+    }
+    let _looking_up = LookingUp;
     let value = option_table().and_then(|table| {
         let _internal = InternalSql::on(table);
         Spi::get_one_with_args::<bool>(

@@ -17,7 +17,7 @@ pub mod best;
 mod skip_scan;
 mod zones;
 
-use super::columnar_scan::{bytea_const, const_bytes, ScanPlan};
+use super::columnar_scan::{explain_fields_node, explain_fields_of, ScanPlan};
 use super::customscan::{CustomScanNode, PlanPrivate};
 use crate::pg_list;
 use best::Rank;
@@ -74,11 +74,10 @@ impl PlanPrivate for LastPointPlan {
         ]
         .into_iter()
         .chain(index);
-        let explain: String = self.explain.iter().map(|(l, t)| format!("{l}\t{t}\n")).collect();
         pg_list::from_ptrs([
             pg_list::from_ints(ints) as *mut pg_sys::Node,
             scan as *mut pg_sys::Node,
-            bytea_const(explain.as_bytes()),
+            explain_fields_node(&self.explain),
         ])
     }
 
@@ -102,10 +101,7 @@ impl PlanPrivate for LastPointPlan {
             }),
             _ => malformed(),
         };
-        let explain = String::from_utf8_lossy(const_bytes(explain as *mut pg_sys::Const))
-            .lines()
-            .filter_map(|l| l.split_once('\t').map(|(a, b)| (a.to_string(), b.to_string())))
-            .collect();
+        let explain = explain_fields_of(explain);
         LastPointPlan {
             key_att: key_att as usize,
             time_att: time_att as usize,

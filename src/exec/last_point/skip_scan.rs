@@ -153,7 +153,7 @@ impl SkipScan {
                 }
                 scan_tuple(slot);
                 pg_sys::MemoryContextReset((*econtext).ecxt_per_tuple_memory);
-                if qual_passes(self.quals, econtext) {
+                if pg_sys::ExecQual(self.quals, econtext) {
                     break true;
                 }
             };
@@ -212,11 +212,4 @@ unsafe fn copy_datum(d: pg_sys::Datum, byval: bool, len: i16) -> pg_sys::Datum {
     let to = pg_sys::palloc(size) as *mut u8;
     std::ptr::copy_nonoverlapping(from, to, size);
     pg_sys::Datum::from(to)
-}
-
-/// ExecQual: true when every qual is true (NULL counts as false).
-unsafe fn qual_passes(state: *mut pg_sys::ExprState, econtext: *mut pg_sys::ExprContext) -> bool {
-    let mut isnull = false;
-    let d = pg_sys::ExecEvalExprSwitchContext(state, econtext, &mut isnull);
-    !isnull && d.value() != 0
 }
