@@ -143,6 +143,28 @@ DELETE FROM hp WHERE i > 19995;
 SELECT count(*), sum(n) FROM hp WHERE i BETWEEN 10 AND 19 OR i > 19990;
 ROLLBACK;
 
+-- Partitions and inheritance children: each table with the option on is scanned with
+-- its keys, also through its parent; the others as core scans them.
+CREATE TABLE hp_p (i int, t text) PARTITION BY RANGE (i);
+CREATE TABLE hp_p1 PARTITION OF hp_p FOR VALUES FROM (0) TO (10000) WITH (quals_push_down = on);
+CREATE TABLE hp_p2 PARTITION OF hp_p FOR VALUES FROM (10000) TO (30000);
+INSERT INTO hp_p SELECT i, t FROM hp WHERE i IS NOT NULL;
+CREATE TABLE hp_c () INHERITS (hp) WITH (quals_push_down = on);
+INSERT INTO hp_c SELECT * FROM hp WHERE i < 50;
+ANALYZE hp_p1, hp_p2, hp_c;
+EXPLAIN (COSTS OFF) SELECT count(*) FROM hp_p WHERE i > 9990 AND i < 10010;
+SELECT count(*), sum(i) FROM hp_p WHERE i > 9990 AND i < 10010;
+EXPLAIN (COSTS OFF) SELECT count(*) FROM hp WHERE i < 20;
+SELECT count(*), sum(i) FROM hp WHERE i < 20;
+SET ROLE hp_reader;
+SELECT count(*) FROM hp_c WHERE i < 20;
+RESET ROLE;
+GRANT SELECT ON hp_c TO hp_reader;
+SET ROLE hp_reader;
+SELECT count(*), sum(i) FROM hp_c WHERE i < 20;
+RESET ROLE;
+DROP TABLE hp_p, hp_c;
+
 -- The option: only for heap and columnar tables, off unless set, RESET removes it.
 ALTER TABLE hp RESET (quals_push_down);
 SELECT hp_plan('SELECT * FROM hp WHERE i = 5');
