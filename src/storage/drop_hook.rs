@@ -1,5 +1,9 @@
-//! Removes a columnar table's metadata when the table is dropped (transactionally: a
-//! rolled-back DROP keeps it), through the object access hook.
+//! Removes a table's pgcolumnar metadata when the table is dropped (transactionally: a
+//! rolled-back DROP keeps it), through the object access hook: a columnar table's row
+//! groups, pages and options, a heap table's options (`quals_push_down`). The hook sees
+//! every way a table goes: DROP TABLE, DROP SCHEMA / DROP OWNED ... CASCADE, DROP
+//! EXTENSION of an extension owning it, a partitioned or inheritance parent dropped with
+//! its children.
 
 use super::{am, catalog, options, pages, write_buffer};
 use pgrx::pg_sys;
@@ -39,6 +43,10 @@ unsafe extern "C-unwind" fn object_access(
             catalog::delete_storage_if_installed(storage_id);
             super::free_space::forget_storage(storage_id);
         }
+    } else if am::is_heap_table(rel) && !options::is_own_metadata(rel) {
+        // Left behind, the row would name the bare OID, be dumped with the extension's
+        // configuration, and hand its option to the next table given that OID.
+        options::forget(object_id);
     }
     pg_sys::relation_close(rel, pg_sys::NoLock as i32);
 }

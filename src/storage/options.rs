@@ -206,6 +206,13 @@ unsafe fn ordering_operator(typid: pg_sys::Oid) -> pg_sys::Oid {
     lt
 }
 
+/// Whether `rel` is one of pgcolumnar's own metadata tables (never has options; while
+/// DROP EXTENSION removes them, the options table may be half gone).
+pub unsafe fn is_own_metadata(rel: pg_sys::Relation) -> bool {
+    let nsp = pg_sys::get_namespace_oid(c"pgcolumnar".as_ptr(), true);
+    nsp != pg_sys::InvalidOid && (*(*rel).rd_rel).relnamespace == nsp
+}
+
 unsafe fn option_table() -> Option<pg_sys::Oid> {
     let nsp = pg_sys::get_namespace_oid(c"pgcolumnar".as_ptr(), true);
     let oid = pg_sys::get_relname_relid(c"table_option".as_ptr(), nsp);
