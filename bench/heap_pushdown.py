@@ -42,10 +42,10 @@ def load(conn, log) -> None:
 
 def _plan(conn, sql: str) -> str:
     plan = "\n".join(line for (line,) in conn.execute(f"EXPLAIN (COSTS OFF) {sql}"))
-    for node in ("Parallel Custom Scan (PushedSeqScan)", "Custom Scan (PushedSeqScan)", "Parallel Seq Scan",
+    for node in ("Parallel Custom Scan (PgColumnarPushedSeqScan)", "Custom Scan (PgColumnarPushedSeqScan)", "Parallel Seq Scan",
                  "Seq Scan"):
         if node in plan:
-            return node.replace("Custom Scan (PushedSeqScan)", "PushedSeqScan")
+            return node.replace("Custom Scan (PgColumnarPushedSeqScan)", "PushedSeqScan")
     return "?"
 
 

@@ -269,7 +269,7 @@ def parse_plan(lines: list[str]) -> list[dict]:
             text = text.removeprefix("->").strip()
             m = SCAN_NODE.match(text)
             name, rel = (m.group("name"), m.group("rel")) if m else (text, None)
-            name = name.replace("Custom Scan (ColumnarScan)", "ColumnarScan")
+            name = name.replace("Custom Scan (PgColumnarScan)", "ColumnarScan")
             nodes.append({"name": name, "rel": rel, "details": []})
         elif nodes:
             nodes[-1]["details"].append(text)

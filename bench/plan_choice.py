@@ -91,14 +91,14 @@ def timed(conn, sql: str, runs: int) -> float:
 
 def _scan_of(conn, sql: str) -> str:
     lines = [line for (line,) in conn.execute(f"EXPLAIN (COSTS OFF) {sql}")]
-    if any("Custom Scan (LastPoint)" in line for line in lines):
+    if any("Custom Scan (PgColumnarLastPoint)" in line for line in lines):
         return "LastPoint, skip scan" if any("index skip scan" in line for line in lines) else "LastPoint, zone maps"
     for line in lines:
         m = SCAN.search(line)
         if m:
-            if m.group(0) == "Custom Scan (ColumnarAgg)":
+            if m.group(0) == "Custom Scan (PgColumnarAgg)":
                 return "ColumnarAgg (parallel)" if "Parallel Custom Scan" in line else "ColumnarAgg"
-            return m.group(0).replace("Custom Scan (ColumnarScan)", "ColumnarScan")
+            return m.group(0).replace("Custom Scan (PgColumnarScan)", "ColumnarScan")
     return "?"
 
 

@@ -392,10 +392,10 @@ def summarize_plan(explain_lines: list[str]) -> str:
         m = PLAN_NODES.search(line)
         if m and m.group(0) not in nodes:
             nodes.append(m.group(0))
-    names = {"Custom Scan (ColumnarScan)": "ColumnarScan", "Custom Scan (ColumnarAgg)": "ColumnarAgg",
+    names = {"Custom Scan (PgColumnarScan)": "ColumnarScan", "Custom Scan (PgColumnarAgg)": "ColumnarAgg",
              "index skip scan": "LastPoint (skip scan)", "zone maps, best rows first": "LastPoint (zone maps)"}
     # A LastPoint is named by its strategy (an EXPLAIN field below the node).
-    return " + ".join(names.get(n, n) for n in nodes if n != "Custom Scan (LastPoint)")
+    return " + ".join(names.get(n, n) for n in nodes if n != "Custom Scan (PgColumnarLastPoint)")
 
 
 def run_all(configs, queries, execute_for, runs: int, warmup: bool, explain=None) -> list[Measurement]:

@@ -36,8 +36,8 @@ BEGIN
   FOR line IN EXECUTE 'EXPLAIN (COSTS OFF) ' || q LOOP
     plan := plan || line || E'\n';
   END LOOP;
-  RETURN CASE WHEN plan LIKE '%Parallel Custom Scan (ColumnarAgg)%' THEN 'parallel fold'
-              WHEN plan LIKE '%Custom Scan (ColumnarAgg)%' THEN 'fold'
+  RETURN CASE WHEN plan LIKE '%Parallel Custom Scan (PgColumnarAgg)%' THEN 'parallel fold'
+              WHEN plan LIKE '%Custom Scan (PgColumnarAgg)%' THEN 'fold'
               ELSE 'core' END;
 END $$;
 -- The query's rows as text, sorted.

@@ -35,8 +35,8 @@ BEGIN
   FOR line IN EXECUTE 'EXPLAIN (COSTS OFF) ' || q LOOP
     plan := plan || line || E'\n';
   END LOOP;
-  RETURN CASE WHEN plan LIKE '%Custom Scan (LastPoint)%zone maps%' THEN 'zone maps'
-              WHEN plan LIKE '%Custom Scan (LastPoint)%index skip scan%' THEN 'skip scan'
+  RETURN CASE WHEN plan LIKE '%Custom Scan (PgColumnarLastPoint)%zone maps%' THEN 'zone maps'
+              WHEN plan LIKE '%Custom Scan (PgColumnarLastPoint)%index skip scan%' THEN 'skip scan'
               ELSE 'core' END;
 END $$;
 -- The query's rows as text, sorted.

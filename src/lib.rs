@@ -42,10 +42,7 @@ pub extern "C-unwind" fn _PG_init() {
         storage::write_buffer::register_callbacks();
         storage::mark_batch::register_callbacks();
         storage::invalidation::register();
-        exec::customscan::Methods::<exec::columnar_scan::ColumnarScan>::register_parallel();
-        exec::customscan::Methods::<exec::columnar_agg::ColumnarAgg>::register_parallel();
-        exec::customscan::Methods::<exec::last_point::LastPoint>::register();
-        exec::customscan::Methods::<exec::heap_pushed_scan::HeapPushedScan>::register_parallel();
+        exec::register_nodes();
         planner::hooks::install();
         storage::utility::install();
         storage::drop_hook::install();
@@ -142,6 +139,22 @@ mod tests {
                 .expect("SPI failed")
                 .expect("pgcolumnar is not installed in the test database");
         assert_eq!(extversion, crate::version());
+    }
+
+    /// Each node is registered under its prefixed name, and the names other extensions
+    /// use (Citus's and TimescaleDB's `ColumnarScan`) are left free.
+    #[pg_test]
+    fn nodes_registered_under_prefixed_names_only() {
+        for name in crate::exec::REGISTERED_NAMES {
+            // SAFETY: a registered name's methods are static; missing_ok only reads.
+            let methods = unsafe { pg_sys::GetCustomScanMethods(name.as_ptr(), true) };
+            assert!(!methods.is_null(), "{name:?} is not registered");
+        }
+        for name in [c"ColumnarScan", c"ColumnarAgg", c"LastPoint", c"PushedSeqScan"] {
+            // SAFETY: as above.
+            let methods = unsafe { pg_sys::GetCustomScanMethods(name.as_ptr(), true) };
+            assert!(methods.is_null(), "{name:?} is registered");
+        }
     }
 
     #[pg_test]

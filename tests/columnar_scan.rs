@@ -58,7 +58,7 @@ fn explain_shows_the_columns_read() {
     insta::assert_snapshot!(
         db.explain("COSTS OFF", "SELECT c1, c2 FROM wide WHERE c3 > 1.5"),
         @r"
-    Custom Scan (ColumnarScan) on wide
+    Custom Scan (PgColumnarScan) on wide
       Columns Read: 3 of 12: c1, c2, c3
       Pushed Filter: (c3 > '1.5'::double precision)
       Row Groups: 3 total, 0 pruned at plan time (vectors: 147 total, 0 pruned)
@@ -67,7 +67,7 @@ fn explain_shows_the_columns_read() {
     insta::assert_snapshot!(
         db.explain("COSTS OFF", "SELECT c1 FROM wide WHERE c3 > 1.5 AND c1 + c2 > 1"),
         @r"
-    Custom Scan (ColumnarScan) on wide
+    Custom Scan (PgColumnarScan) on wide
       Filter: ((c1 + c2) > '1'::double precision)
       Columns Read: 3 of 12: c1, c2, c3
       Pushed Filter: (c3 > '1.5'::double precision)
@@ -78,7 +78,7 @@ fn explain_shows_the_columns_read() {
     insta::assert_snapshot!(
         db.explain("COSTS OFF", "SELECT c1, c2 FROM wide WHERE c3 > 1.5"),
         @r"
-    Custom Scan (ColumnarScan) on wide
+    Custom Scan (PgColumnarScan) on wide
       Filter: (c3 > '1.5'::double precision)
       Columns Read: 3 of 12: c1, c2, c3
       Zone Map Filter: (c3 > '1.5'::double precision)
@@ -87,7 +87,7 @@ fn explain_shows_the_columns_read() {
     insta::assert_snapshot!(
         db.query("SET max_parallel_workers_per_gather = 0; EXPLAIN (COSTS OFF) SELECT count(*) FROM wide"),
         @r"
-    Custom Scan (ColumnarAgg) on wide
+    Custom Scan (PgColumnarAgg) on wide
       Batch Fold: yes
       Strategy: metadata
       Aggregates: count(*)

@@ -41,14 +41,14 @@ fn pushed_filter_plan_shapes() {
     let off = "COSTS OFF";
     // Pushed whole.
     insta::assert_snapshot!(db.explain(off, "SELECT id FROM m WHERE host = 'host_7' AND usage > 90"), @r"
-    Custom Scan (ColumnarScan) on m
+    Custom Scan (PgColumnarScan) on m
       Columns Read: 3 of 5: id, host, usage
       Pushed Filter: ((usage > '90'::double precision) AND (host = 'host_7'::text))
       Row Groups: 2 total, 0 pruned at plan time (vectors: 98 total, 0 pruned)
     ");
     // Partly pushed: numeric stays with the executor.
     insta::assert_snapshot!(db.explain(off, "SELECT id FROM m WHERE usage > 90 AND note = 3"), @r"
-    Custom Scan (ColumnarScan) on m
+    Custom Scan (PgColumnarScan) on m
       Filter: (note = '3'::numeric)
       Columns Read: 3 of 5: id, usage, note
       Pushed Filter: (usage > '90'::double precision)
@@ -56,7 +56,7 @@ fn pushed_filter_plan_shapes() {
     ");
     // Not pushed at all.
     insta::assert_snapshot!(db.explain(off, "SELECT id FROM m WHERE usage * 2 > 180"), @r"
-    Custom Scan (ColumnarScan) on m
+    Custom Scan (PgColumnarScan) on m
       Filter: ((usage * '2'::double precision) > '180'::double precision)
       Columns Read: 2 of 5: id, usage
     ");
@@ -67,7 +67,7 @@ fn pushed_filter_plan_shapes() {
     ");
     // A range zone maps narrow to a few vectors: the scan reads just those.
     insta::assert_snapshot!(db.explain(off, "SELECT host FROM m WHERE id BETWEEN 1000 AND 5000"), @r"
-    Custom Scan (ColumnarScan) on m
+    Custom Scan (PgColumnarScan) on m
       Columns Read: 2 of 5: id, host
       Pushed Filter: ((id >= 1000) AND (id <= 5000))
       Row Groups: 2 total, 1 pruned at plan time (vectors: 98 total, 95 pruned)
@@ -84,7 +84,7 @@ fn pushed_filter_plan_shapes() {
     Seq Scan on probe
       SubPlan 1
         ->  Aggregate
-              ->  Custom Scan (ColumnarScan) on m
+              ->  Custom Scan (PgColumnarScan) on m
                     Columns Read: 1 of 5: usage
                     Pushed Filter: (usage < (probe.k)::double precision)
                     Row Groups: 2 total, 0 pruned at plan time (vectors: 98 total, 0 pruned)
@@ -92,7 +92,7 @@ fn pushed_filter_plan_shapes() {
     insta::assert_snapshot!(db.explain(off, "SELECT k, (SELECT count(*) FROM m WHERE m.usage < probe.k) FROM probe"), @r"
     Seq Scan on probe
       SubPlan 1
-        ->  Custom Scan (ColumnarAgg) on m
+        ->  Custom Scan (PgColumnarAgg) on m
               Batch Fold: yes
               Strategy: fold
               Aggregates: count(*)
@@ -108,7 +108,7 @@ fn pushed_filter_plan_shapes() {
       ->  Gather
             Workers Planned: 2
             ->  Partial Aggregate
-                  ->  Parallel Custom Scan (ColumnarScan) on m
+                  ->  Parallel Custom Scan (PgColumnarScan) on m
                         Columns Read: 1 of 5: usage
                         Pushed Filter: (usage > '50'::double precision)
                         Row Groups: 2 total, 0 pruned at plan time (vectors: 98 total, 0 pruned)
@@ -118,7 +118,7 @@ fn pushed_filter_plan_shapes() {
     Finalize Aggregate
       ->  Gather
             Workers Planned: 2
-            ->  Parallel Custom Scan (ColumnarAgg) on m
+            ->  Parallel Custom Scan (PgColumnarAgg) on m
                   Batch Fold: yes
                   Strategy: fold
                   Partial: yes (transition states for Finalize Aggregate)
@@ -185,14 +185,14 @@ fn fold_plan_shapes() {
     // Without GROUP BY: zone maps answer count and integer min/max of whole vectors;
     // with a filter (or other aggregates) the values are folded.
     insta::assert_snapshot!(serial("SELECT count(*), min(id), max(ts) FROM e"), @r#"
-    Custom Scan (ColumnarAgg) on e
+    Custom Scan (PgColumnarAgg) on e
       Batch Fold: yes
       Strategy: metadata
       Aggregates: count(*), min(id), max(ts)
       Columns Read: 2 of 6: id, ts
     "#);
     insta::assert_snapshot!(serial("SELECT count(*), avg(usage), sum(n), bool_and(ok) FROM e WHERE usage > 50"), @r#"
-    Custom Scan (ColumnarAgg) on e
+    Custom Scan (PgColumnarAgg) on e
       Batch Fold: yes
       Strategy: fold
       Aggregates: count(*), avg(usage), sum(n), bool_and(ok)
@@ -206,7 +206,7 @@ fn fold_plan_shapes() {
     Limit
       ->  Sort
             Sort Key: (max(usage)) DESC
-            ->  Custom Scan (ColumnarAgg) on e
+            ->  Custom Scan (PgColumnarAgg) on e
                   Filter: ((count(*)) > 1)
                   Batch Fold: yes
                   Strategy: hash
@@ -218,7 +218,7 @@ fn fold_plan_shapes() {
     insta::assert_snapshot!(
         serial("SELECT date_trunc('hour', ts), host, avg(usage) FILTER (WHERE ok) FROM e WHERE id > 500 GROUP BY 1, 2"),
         @r#"
-    Custom Scan (ColumnarAgg) on e
+    Custom Scan (PgColumnarAgg) on e
       Batch Fold: yes
       Strategy: hash
       Aggregates: avg(usage) FILTER (WHERE ok)
@@ -228,7 +228,7 @@ fn fold_plan_shapes() {
     "#
     );
     insta::assert_snapshot!(serial("SELECT date_bin('15 minutes', ts, '2024-01-01'), min(host) FROM e GROUP BY 1"), @r#"
-    Custom Scan (ColumnarAgg) on e
+    Custom Scan (PgColumnarAgg) on e
       Batch Fold: yes
       Strategy: hash
       Aggregates: min(host)
@@ -239,26 +239,26 @@ fn fold_plan_shapes() {
     // a WHERE clause the scan cannot evaluate.
     insta::assert_snapshot!(serial("SELECT count(DISTINCT host) FROM e"), @r#"
     Aggregate
-      ->  Custom Scan (ColumnarScan) on e
+      ->  Custom Scan (PgColumnarScan) on e
             Columns Read: 1 of 6: host
     "#);
     insta::assert_snapshot!(serial("SELECT host, count(*) FROM e GROUP BY ROLLUP (host)"), @r#"
     MixedAggregate
       Hash Key: host
       Group Key: ()
-      ->  Custom Scan (ColumnarScan) on e
+      ->  Custom Scan (PgColumnarScan) on e
             Columns Read: 1 of 6: host
     "#);
     insta::assert_snapshot!(serial("SELECT id % 2, sum(usage * 2) FROM e GROUP BY 1"), @r#"
     HashAggregate
       Group Key: (id % 2)
       ->  Result
-            ->  Custom Scan (ColumnarScan) on e
+            ->  Custom Scan (PgColumnarScan) on e
                   Columns Read: 2 of 6: id, usage
     "#);
     insta::assert_snapshot!(serial("SELECT sum(usage) FROM e WHERE usage + 1 > 50"), @r#"
     Aggregate
-      ->  Custom Scan (ColumnarScan) on e
+      ->  Custom Scan (PgColumnarScan) on e
             Filter: ((usage + '1'::double precision) > '50'::double precision)
             Columns Read: 1 of 6: usage
     "#);
@@ -290,7 +290,7 @@ fn last_point_plan_shapes() {
     insta::assert_snapshot!(plan("SELECT DISTINCT ON (host) host, ts, usage FROM e ORDER BY host, ts DESC"), @r#"
     Sort
       Sort Key: host, ts DESC
-      ->  Custom Scan (LastPoint) on e
+      ->  Custom Scan (PgColumnarLastPoint) on e
             Strategy: zone maps, best rows first
             Key: host
             Best Row By: ts DESC
@@ -306,7 +306,7 @@ fn last_point_plan_shapes() {
         @r#"
     Sort (actual rows=50 loops=1)
       Sort Key: host, ts DESC
-      ->  Custom Scan (LastPoint) on e (actual rows=50 loops=1)
+      ->  Custom Scan (PgColumnarLastPoint) on e (actual rows=50 loops=1)
             Strategy: zone maps, best rows first
             Key: host
             Best Row By: ts DESC
@@ -324,7 +324,7 @@ fn last_point_plan_shapes() {
     insta::assert_snapshot!(
         plan("SELECT host, max(ts) FROM e WHERE usage > 10 GROUP BY host HAVING max(ts) > '2024-01-01'"),
         @r#"
-    Custom Scan (LastPoint) on e
+    Custom Scan (PgColumnarLastPoint) on e
       Filter: ((max(ts)) > '2024-01-01 00:00:00+00'::timestamp with time zone)
       Strategy: zone maps, best rows first
       Key: host
@@ -339,7 +339,7 @@ fn last_point_plan_shapes() {
     Limit
       ->  Sort
             Sort Key: host, ts DESC
-            ->  Custom Scan (LastPoint) on eh
+            ->  Custom Scan (PgColumnarLastPoint) on eh
                   Strategy: index skip scan (forward)
                   Index: eh_host_ts
                   Key: host
@@ -348,7 +348,7 @@ fn last_point_plan_shapes() {
     insta::assert_snapshot!(plan("SELECT DISTINCT ON (host) host, ts FROM eh WHERE usage < 50 ORDER BY host, ts"), @r#"
     Sort
       Sort Key: host, ts
-      ->  Custom Scan (LastPoint) on eh
+      ->  Custom Scan (PgColumnarLastPoint) on eh
             Strategy: index skip scan (backward)
             Index: eh_host_ts
             Key: host
@@ -364,7 +364,7 @@ fn last_point_plan_shapes() {
         @r#"
     Sort (actual rows=50 loops=1)
       Sort Key: host, ts DESC
-      ->  Custom Scan (LastPoint) on eh (actual rows=50 loops=1)
+      ->  Custom Scan (PgColumnarLastPoint) on eh (actual rows=50 loops=1)
             Strategy: index skip scan (forward)
             Index: eh_host_ts
             Key: host
@@ -384,7 +384,7 @@ fn last_point_plan_shapes() {
     Unique
       ->  Sort
             Sort Key: host, ts DESC, usage
-            ->  Custom Scan (ColumnarScan) on e
+            ->  Custom Scan (PgColumnarScan) on e
                   Columns Read: 3 of 4: ts, host, usage
     "#);
 }
@@ -405,7 +405,7 @@ fn heap_pushed_plan_shapes() {
     // The pushed clause apart from the executor's.
     insta::assert_snapshot!(explain("COSTS OFF", "SELECT count(*) FROM h WHERE i > 99000 AND t LIKE 'v1%'"), @r#"
     Aggregate
-      ->  Custom Scan (PushedSeqScan) on h
+      ->  Custom Scan (PgColumnarPushedSeqScan) on h
             Filter: (t ~~ 'v1%'::text)
             Pushed Filter: (i > 99000)
     "#);
@@ -415,7 +415,7 @@ fn heap_pushed_plan_shapes() {
         explain("ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF", "SELECT count(*) FROM h WHERE 99000 < i AND t LIKE 'v1%'"),
         @r#"
     Aggregate (actual rows=1 loops=1)
-      ->  Custom Scan (PushedSeqScan) on h (actual rows=100 loops=1)
+      ->  Custom Scan (PgColumnarPushedSeqScan) on h (actual rows=100 loops=1)
             Filter: (t ~~ 'v1%'::text)
             Rows Removed by Filter: 900
             Pushed Filter: (99000 < i)

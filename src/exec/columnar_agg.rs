@@ -27,7 +27,7 @@ use pgrx::pg_sys;
 use std::cmp::Ordering;
 use std::ffi::{CStr, CString};
 
-pub const NAME: &CStr = c"ColumnarAgg";
+pub const NAME: &CStr = c"PgColumnarAgg";
 
 /// What the planner decides for a ColumnarAgg, kept in its plan: the scan (columns,
 /// zone-map predicates, pushed filter), the fold, and what EXPLAIN shows.

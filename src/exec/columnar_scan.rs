@@ -17,7 +17,7 @@ use pgrx::pg_sys;
 use pgrx::{FromDatum, IntoDatum};
 use std::ffi::{CStr, CString};
 
-pub const NAME: &CStr = c"ColumnarScan";
+pub const NAME: &CStr = c"PgColumnarScan";
 
 /// What the planner decides for a ColumnarScan, kept in its plan.
 pub struct ScanPlan {

@@ -16,7 +16,7 @@ use pgrx::prelude::*;
 use std::ffi::CStr;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-pub const NAME: &CStr = c"PushedSeqScan";
+pub const NAME: &CStr = c"PgColumnarPushedSeqScan";
 
 // The per-row path calls these directly, without pgrx's per-call guard (a sigsetjmp
 // each): its Rust frames hold nothing to drop, so an ERROR may longjmp past them, and

@@ -24,7 +24,7 @@ use best::Rank;
 use pgrx::pg_sys;
 use std::ffi::CStr;
 
-pub const NAME: &CStr = c"LastPoint";
+pub const NAME: &CStr = c"PgColumnarLastPoint";
 
 /// Where the rows come from.
 pub enum Source {
