@@ -45,7 +45,7 @@ pub extern "C-unwind" fn _PG_init() {
         exec::customscan::Methods::<exec::columnar_scan::ColumnarScan>::register_parallel();
         exec::customscan::Methods::<exec::columnar_agg::ColumnarAgg>::register_parallel();
         exec::customscan::Methods::<exec::last_point::LastPoint>::register();
-        exec::customscan::Methods::<exec::heap_pushed_scan::HeapPushedScan>::register_parallel();
+        exec::customscan::Methods::<exec::pushed_seq_scan::PushedSeqScan>::register_parallel();
         planner::hooks::install();
         storage::utility::install();
         storage::drop_hook::install();

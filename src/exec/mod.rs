@@ -8,8 +8,8 @@ pub mod columnar_scan;
 pub mod customscan;
 pub mod fetch_columns;
 pub mod filter;
-pub mod heap_pushed_scan;
 pub mod last_point;
+pub mod pushed_seq_scan;
 pub mod row_group_claims;
 
 /// A PostgreSQL method table (custom path methods) kept in a `static`.
