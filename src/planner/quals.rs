@@ -501,7 +501,13 @@ pub unsafe fn pushdown(
 /// cost), with the same filter and operand numbers as translating them in that order.
 #[derive(Default)]
 pub struct Translations {
-    clauses: Vec<(*mut pg_sys::RestrictInfo, Option<(FilterPlan, Vec<*mut pg_sys::Node>)>)>,
+    clauses: Vec<(*mut pg_sys::RestrictInfo, Option<Translated>)>,
+}
+
+/// One clause in the scan's form: its filter, and the operands it names (from 0).
+struct Translated {
+    filter: FilterPlan,
+    operands: Vec<*mut pg_sys::Node>,
 }
 
 impl Translations {
@@ -540,9 +546,9 @@ impl Translations {
                 }
             };
             match translated {
-                Some((f, ops)) => {
-                    filters.push(f.with_operands_from(operands.len()));
-                    operands.extend(ops.iter().copied());
+                Some(t) => {
+                    filters.push(t.filter.with_operands_from(operands.len()));
+                    operands.extend(t.operands.iter().copied());
                     pushed.push(ri);
                 }
                 None => kept.push(ri),
@@ -563,13 +569,13 @@ unsafe fn translate_clause(
     root: *mut pg_sys::PlannerInfo,
     rel: *mut pg_sys::RelOptInfo,
     ri: *mut pg_sys::RestrictInfo,
-) -> Option<(FilterPlan, Vec<*mut pg_sys::Node>)> {
+) -> Option<Translated> {
     if !pg_sys::restriction_is_securely_promotable(ri, rel) {
         return None;
     }
     let mut t = Translator { root, scanrelid: (*rel).relid, operands: Vec::new() };
     let filter = t.translate((*ri).clause as *mut pg_sys::Node, false)?;
-    Some((filter, t.operands))
+    Some(Translated { filter, operands: t.operands })
 }
 
 /// An aggregate's `FILTER (WHERE expr)` in the scan's form, its operands appended to

@@ -43,7 +43,7 @@ pub struct Pruning {
 
 impl Pruning {
     /// Nothing known: every row group and vector may hold matching rows.
-    pub fn none(rel: *mut pg_sys::RelOptInfo) -> Pruning {
+    pub(crate) fn none(rel: *mut pg_sys::RelOptInfo) -> Pruning {
         let vectors = unsafe { ((*rel).tuples / VECTOR_ROWS as f64).ceil().max(1.0) };
         Pruning { groups: 0, pruned: 0, row_fraction: 1.0, vectors, vectors_kept: vectors, computed: false }
     }
