@@ -106,6 +106,7 @@ pub struct ColumnarScan {
     output: Vec<i32>,
     /// The quals zone maps check, for EXPLAIN.
     zone_quals: Vec<*mut pg_sys::Node>,
+    /// The planner's EXPLAIN fields (`ScanPlan::explain`).
     explain: Vec<(String, String)>,
     /// The pushed filter, the quals it came from, and its operands.
     filter: Option<FilterPlan>,

@@ -92,7 +92,10 @@ pub unsafe fn new<K: CustomPathKind>(
 /// The analysis `new` gave `path`.
 unsafe fn analysis<'a, K: CustomPathKind>(path: *mut pg_sys::CustomPath) -> &'a K::Analysis {
     let pointer = pg_list::ptrs::<pg_sys::Const>((*path).custom_private).next();
-    let Some(c) = pointer.filter(|&c| (*c).consttype == pg_sys::INTERNALOID) else {
+    let ours = |c: &*mut pg_sys::Const| {
+        (**c).xpr.type_ == pg_sys::NodeTag::T_Const && (**c).consttype == pg_sys::INTERNALOID
+    };
+    let Some(c) = pointer.filter(ours) else {
         pgrx::error!("malformed {} path", K::Node::NAME.to_string_lossy())
     };
     &*((*c).constvalue.cast_mut_ptr::<K::Analysis>())

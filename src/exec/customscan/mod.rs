@@ -4,10 +4,12 @@
 //! here (`Methods::<Node>`). A parallel-aware node also implements `ParallelScanNode`
 //! (the DSM callbacks) and uses `Methods::<Node>::PARALLEL_EXEC`.
 //!
-//! The planner makes the plan: a `CustomScan` whose `methods` are `Methods::<Node>::SCAN`
-//! and whose `custom_private` is `Node::Private::to_list`. The executor then creates the
-//! node from that private data, and drops it with the executor's memory context (also on
-//! ERROR).
+//! The planner makes the plan (`planner::custompath`, this trait's twin): a `CustomScan`
+//! whose `methods` are `Methods::<Node>::SCAN` and whose `custom_private` is
+//! `Node::Private::to_list`, serialized with the helpers of `private` (bytea constants)
+//! and `explain` (the EXPLAIN fields the planner decided, one (label, text) format for
+//! every node). The executor then creates the node from that private data, and drops it
+//! with the executor's memory context (also on ERROR).
 
 mod explain;
 mod private;
