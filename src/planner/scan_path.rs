@@ -27,23 +27,6 @@ pub struct Scan {
     explain: Vec<(String, String)>,
 }
 
-impl CustomPathKind for ScanPath {
-    type Node = ColumnarScan;
-    type Analysis = Scan;
-    const SCAN_METHODS: &'static pg_sys::CustomScanMethods = &Methods::<ColumnarScan>::PARALLEL_SCAN;
-
-    unsafe fn plan(
-        root: *mut pg_sys::PlannerInfo,
-        rel: *mut pg_sys::RelOptInfo,
-        path: *mut pg_sys::CustomPath,
-        scan: &Scan,
-        tlist: *mut pg_sys::List,
-        clauses: *mut pg_sys::List,
-    ) -> *mut pg_sys::CustomScan {
-        plan_scan(root, rel, path, scan, tlist, clauses)
-    }
-}
-
 /// Attribute numbers (1-based) of the columns the relation's output and quals use;
 /// every column when the whole row is referenced.
 unsafe fn used_attnums(rel: *mut pg_sys::RelOptInfo, natts: usize) -> Vec<i32> {
@@ -556,51 +539,58 @@ unsafe fn reprice_index_path(
     (*path).total_cost = index_part + fetch / share + disabled;
 }
 
-/// The ColumnarScan of `path` (see `ScanPath::plan`).
-unsafe fn plan_scan(
-    root: *mut pg_sys::PlannerInfo,
-    rel: *mut pg_sys::RelOptInfo,
-    path: *mut pg_sys::CustomPath,
-    scan: &Scan,
-    tlist: *mut pg_sys::List,
-    clauses: *mut pg_sys::List,
-) -> *mut pg_sys::CustomScan {
-    let cscan = custompath::new_scan();
-    (*cscan).scan.plan.targetlist = tlist;
-    // The quals the scan evaluates itself leave the plan's qual; zone maps still check
-    // those of the others they can. The clauses were translated with the path; here they
-    // are only put in the order createplan gives them.
-    let pushdown = match &scan.translations {
-        Some(t) => t.pushdown(root, rel, clauses),
-        None => quals::Pushdown::none(clauses),
-    };
-    let clause_of = |ri: &*mut pg_sys::RestrictInfo| (**ri).clause as *mut pg_sys::Node;
-    let quals = pg_sys::extract_actual_clauses(pg_list::from_ptrs(pushdown.kept.iter().copied()), false);
-    (*cscan).scan.plan.qual = quals;
-    (*cscan).scan.scanrelid = (*rel).relid;
-    let found = quals::zone_predicates(quals, (*rel).relid);
-    // custom_exprs: the zone-map quals, the pushed quals, the operands (copies, which
-    // setrefs fixes up like any scan expression).
-    let copy =
-        |n: *mut pg_sys::Node| pg_sys::copyObjectImpl(n as *const std::ffi::c_void) as *mut pg_sys::Node;
-    let pushed: Vec<*mut pg_sys::Node> = pushdown.pushed.iter().map(clause_of).collect();
-    let exprs = found
-        .iter()
-        .map(|(q, _, _)| copy(*q))
-        .chain(pushed.iter().map(|&q| copy(q)))
-        .chain(pushdown.operands.iter().map(|&o| copy(o)));
-    (*cscan).custom_exprs = pg_list::from_ptrs(exprs);
-    let output = output_attnums(&scan.attnums, tlist, quals, (*rel).relid);
-    let plan = ScanPlan {
-        attnums: scan.attnums.clone(),
-        output,
-        explain: scan.explain.clone(),
-        zone_quals: found.len(),
-        pushed_quals: pushed.len(),
-        zone_predicates: found.into_iter().map(|(_, att, p)| (att, p)).collect(),
-        filter: pushdown.filter,
-    };
-    (*cscan).custom_private = plan.to_list();
-    (*cscan).flags = (*path).flags;
-    cscan
+/// The ColumnarScan of a path: its quals, translated with the path, put in the order
+/// createplan gives them.
+impl CustomPathKind for ScanPath {
+    type Node = ColumnarScan;
+    type Analysis = Scan;
+    const SCAN_METHODS: &'static pg_sys::CustomScanMethods = &Methods::<ColumnarScan>::PARALLEL_SCAN;
+
+    unsafe fn plan(
+        root: *mut pg_sys::PlannerInfo,
+        rel: *mut pg_sys::RelOptInfo,
+        path: *mut pg_sys::CustomPath,
+        scan: &Scan,
+        tlist: *mut pg_sys::List,
+        clauses: *mut pg_sys::List,
+    ) -> *mut pg_sys::CustomScan {
+        let cscan = custompath::new_scan();
+        (*cscan).scan.plan.targetlist = tlist;
+        // The quals the scan evaluates itself leave the plan's qual; zone maps still check
+        // those of the others they can. The clauses were translated with the path; here they
+        // are only put in the order createplan gives them.
+        let pushdown = match &scan.translations {
+            Some(t) => t.pushdown(root, rel, clauses),
+            None => quals::Pushdown::none(clauses),
+        };
+        let clause_of = |ri: &*mut pg_sys::RestrictInfo| (**ri).clause as *mut pg_sys::Node;
+        let quals = pg_sys::extract_actual_clauses(pg_list::from_ptrs(pushdown.kept.iter().copied()), false);
+        (*cscan).scan.plan.qual = quals;
+        (*cscan).scan.scanrelid = (*rel).relid;
+        let found = quals::zone_predicates(quals, (*rel).relid);
+        // custom_exprs: the zone-map quals, the pushed quals, the operands (copies, which
+        // setrefs fixes up like any scan expression).
+        let copy =
+            |n: *mut pg_sys::Node| pg_sys::copyObjectImpl(n as *const std::ffi::c_void) as *mut pg_sys::Node;
+        let pushed: Vec<*mut pg_sys::Node> = pushdown.pushed.iter().map(clause_of).collect();
+        let exprs = found
+            .iter()
+            .map(|(q, _, _)| copy(*q))
+            .chain(pushed.iter().map(|&q| copy(q)))
+            .chain(pushdown.operands.iter().map(|&o| copy(o)));
+        (*cscan).custom_exprs = pg_list::from_ptrs(exprs);
+        let output = output_attnums(&scan.attnums, tlist, quals, (*rel).relid);
+        let plan = ScanPlan {
+            attnums: scan.attnums.clone(),
+            output,
+            explain: scan.explain.clone(),
+            zone_quals: found.len(),
+            pushed_quals: pushed.len(),
+            zone_predicates: found.into_iter().map(|(_, att, p)| (att, p)).collect(),
+            filter: pushdown.filter,
+        };
+        (*cscan).custom_private = plan.to_list();
+        (*cscan).flags = (*path).flags;
+        cscan
+    }
 }
