@@ -4,8 +4,11 @@
 - `src/storage/format/` is the pure on-disk format: its code never mentions pgrx or
   pg_sys, and imports nothing of the crate outside `storage::format`.
 - `src/exec/filter/` (pushed filters) is pure as well: no pgrx or pg_sys, and it imports
-  only itself, `storage::format` and the `storage::vector_filter` traits.
+  only itself, `storage::format` and the `storage::vector_filter` traits; the one
+  exception, by name, is `exec/filter/operands.rs`, which evaluates the operands'
+  values through PostgreSQL (it may use pgrx and any layer below `exec`).
 - `storage` imports neither `exec` nor `planner`; `exec` does not import `planner`.
+- No planner path file (`src/planner/*_path.rs`) imports another path file.
 - `storage`'s modules import each other without cycles (`format` counts as one module).
 
 A module reference is a path starting with `crate::` or `super::` in code (comments and
@@ -96,6 +99,11 @@ def references(path):
     return refs
 
 
+def is_path_file(module):
+    """A planner path file: src/planner/*_path.rs (one custom path each)."""
+    return len(module) == 2 and module[0] == "planner" and module[1].endswith("_path")
+
+
 def main():
     problems = []
     storage_edges = {}
@@ -122,7 +130,7 @@ def main():
                 for r in refs:
                     if r[:1] == ["storage"] and len(r) >= 2 and r[1] != src:
                         storage_edges.setdefault(src, set()).add(r[1])
-        if here[:2] == ["exec", "filter"]:
+        if here[:2] == ["exec", "filter"] and here != ["exec", "filter", "operands"]:
             # Pushed filters are pure too: kernels and zone verdicts, unit-tested.
             if re.search(r"\b(pgrx|pg_sys)\b", code):
                 problems.append(f"{rel}: exec::filter mentions pgrx/pg_sys")
@@ -133,6 +141,12 @@ def main():
             for r in refs:
                 if r[:1] == ["planner"]:
                     problems.append(f"{rel}: exec imports {'::'.join(r)}")
+        if is_path_file(here):
+            # Each path file plans one node; what several share lives beside them
+            # (relation, aggregates, custompath, upper_scan), not in another path file.
+            for r in refs:
+                if is_path_file(r[:2]) and r[1] != here[1]:
+                    problems.append(f"{rel}: a path file imports another path file, {'::'.join(r)}")
     # Cycles among storage's modules (Tarjan's strongly connected components).
     index, low, stack, on_stack, sccs = {}, {}, [], set(), []
     counter = [0]

@@ -9,10 +9,12 @@ use super::agg::bucket::{self, TruncUnit};
 use super::agg::fold::{Acc, Gids, Overflow};
 use super::agg::groups::{retain_partition, Grouper, KeyInput, KeyValue};
 use super::agg::spec::{AggFunc, AggPlan, AggSpec, InputType, KeyKind};
-use super::columnar_scan::{
-    bytea_const, const_bytes, explain_fields_node, explain_fields_of, operand_values, PushedFilter, ScanPlan,
+use super::columnar_scan::ScanPlan;
+use super::customscan::{
+    bytea_const, const_bytes, explain_fields_node, explain_fields_of, CustomScanNode, PlanPrivate,
 };
-use super::customscan::{CustomScanNode, PlanPrivate};
+use super::filter::operands::operand_values;
+use super::filter::pushed::PushedFilter;
 use super::filter::{float_key, kernels, Filter};
 use super::row_group_claims::ClaimsRowGroups;
 use crate::pg_list;
@@ -862,10 +864,10 @@ unsafe fn state_datum(
         // int8_avg_accum's internal state, serialized (int8_avg_serialize's bytes).
         Acc::SumWide { sum, n } => {
             let bytes = super::agg::fold::int8_avg_serialized(sum[g], n[g]);
-            (super::columnar_scan::bytea_datum(&bytes), false)
+            (super::customscan::bytea_datum(&bytes), false)
         }
         // numeric_avg_accum's internal state, serialized (numeric_avg_serialize's bytes).
-        Acc::Decimal(sums) => (super::columnar_scan::bytea_datum(&sums[g].serialized()), false),
+        Acc::Decimal(sums) => (super::customscan::bytea_datum(&sums[g].serialized()), false),
         // Every other state is the result itself.
         _ => result_datum(acc, func, input, g, out, images),
     }

@@ -3,18 +3,20 @@
 //! check them again). The planner (`planner::scan_path`) decides which columns and
 //! quals; this node reads them and shows them in EXPLAIN.
 
-use super::customscan::{CustomScanNode, PlanPrivate};
-use super::filter::plan::{FilterPlan, OperandValue};
-use super::filter::{kernels, zone, Filter};
+use super::customscan::{
+    bytea_const, const_bytes, explain_fields_node, explain_fields_of, explain_planned, CustomScanNode,
+    PlanPrivate,
+};
+use super::filter::operands::operand_values;
+use super::filter::plan::FilterPlan;
+use super::filter::pushed::PushedFilter;
 use super::row_group_claims::ClaimsRowGroups;
 use crate::pg_list;
-use crate::storage::datum::{self, attr};
-use crate::storage::format::zonemap::{Verdict, ZonePredicate, ZoneStats};
+use crate::storage::datum::attr;
+use crate::storage::format::zonemap::ZonePredicate;
 use crate::storage::reader::{GroupClaim, Reader};
-use crate::storage::vector_filter::{ColumnSource, VectorFilter};
 use crate::storage::write_buffer;
 use pgrx::pg_sys;
-use pgrx::{FromDatum, IntoDatum};
 use std::ffi::{CStr, CString};
 
 pub const NAME: &CStr = c"PgColumnarScan";
@@ -35,46 +37,17 @@ pub struct ScanPlan {
     /// filter names (evaluated when the scan starts).
     pub zone_quals: usize,
     pub pushed_quals: usize,
-    /// What the planner weighed, for EXPLAIN VERBOSE: "io=.. decode=.. filter=..
-    /// output=.. total=..", the pushed filter's estimated selectivity, and the other
-    /// paths with their costs, one per line.
-    pub explain_costs: String,
-}
-
-/// The EXPLAIN fields a planner decided, (label, text) pairs, as a plan node: a bytea
-/// constant of `label\ttext` lines.
-pub unsafe fn explain_fields_node(fields: &[(String, String)]) -> *mut pg_sys::Node {
-    let text: String = fields.iter().map(|(l, t)| format!("{l}\t{t}\n")).collect();
-    bytea_const(text.as_bytes())
-}
-
-/// The fields `explain_fields_node` made into `node`.
-pub unsafe fn explain_fields_of(node: *mut pg_sys::Node) -> Vec<(String, String)> {
-    String::from_utf8_lossy(const_bytes(node as *mut pg_sys::Const))
-        .lines()
-        .filter_map(|l| l.split_once('\t').map(|(a, b)| (a.to_string(), b.to_string())))
-        .collect()
-}
-
-/// A bytea Datum of `bytes`, palloc'd in the current memory context.
-pub fn bytea_datum(bytes: &[u8]) -> pg_sys::Datum {
-    bytes.into_datum().expect("a bytea datum")
-}
-
-pub fn bytea_const(bytes: &[u8]) -> *mut pg_sys::Node {
-    let d = bytes.into_datum().expect("a bytea datum");
-    unsafe {
-        pg_sys::makeConst(pg_sys::BYTEAOID, -1, pg_sys::InvalidOid, -1, d, false, false) as *mut pg_sys::Node
-    }
-}
-
-pub unsafe fn const_bytes<'a>(c: *mut pg_sys::Const) -> &'a [u8] {
-    <&[u8]>::from_datum((*c).constvalue, (*c).constisnull).unwrap_or_default()
+    /// What the planner decided and weighed, as EXPLAIN fields ((label, text) pairs, a
+    /// label starting with '+' only with VERBOSE): the cost components, the pushed
+    /// filter's estimated selectivity, the other paths with their costs, the row groups
+    /// zone maps pruned at plan time. Empty for the scan inside ColumnarAgg and LastPoint,
+    /// which show their own.
+    pub explain: Vec<(String, String)>,
 }
 
 /// Kept as lists of integers and bytea constants, which copyObject and the plan's text
 /// form (parallel workers) carry: (attnums, predicate attribute indexes, predicates,
-/// [filter] or [], [zone quals, pushed quals]).
+/// [filter] or [], [zone quals, pushed quals], [EXPLAIN fields], output attnums).
 impl PlanPrivate for ScanPlan {
     unsafe fn to_list(&self) -> *mut pg_sys::List {
         let atts = pg_list::from_ints(self.zone_predicates.iter().map(|(a, _)| *a as i32));
@@ -82,14 +55,14 @@ impl PlanPrivate for ScanPlan {
             pg_list::from_ptrs(self.zone_predicates.iter().map(|(_, p)| bytea_const(&p.to_bytes())));
         let filter = pg_list::from_ptrs(self.filter.iter().map(|f| bytea_const(&f.to_bytes())));
         let counts = pg_list::from_ints([self.zone_quals as i32, self.pushed_quals as i32]);
-        let costs = pg_list::from_ptrs([bytea_const(self.explain_costs.as_bytes())]);
+        let explain = pg_list::from_ptrs([explain_fields_node(&self.explain)]);
         pg_list::from_ptrs([
             self.attnums.to_list(),
             atts,
             predicates,
             filter,
             counts,
-            costs,
+            explain,
             self.output.to_list(),
         ])
     }
@@ -97,11 +70,9 @@ impl PlanPrivate for ScanPlan {
     unsafe fn from_list(list: *mut pg_sys::List) -> Self {
         let malformed = || -> ! { pgrx::error!("malformed ColumnarScan plan") };
         let parts: Vec<*mut pg_sys::List> = pg_list::ptrs(list).collect();
-        let [attnums, atts, predicates, filter, counts, costs, output] = parts[..] else { malformed() };
-        let explain_costs = pg_list::ptrs::<pg_sys::Const>(costs)
-            .next()
-            .map(|c| String::from_utf8_lossy(const_bytes(c)).into_owned())
-            .unwrap_or_default();
+        let [attnums, atts, predicates, filter, counts, explain, output] = parts[..] else { malformed() };
+        let explain =
+            pg_list::ptrs::<pg_sys::Node>(explain).next().map(|n| explain_fields_of(n)).unwrap_or_default();
         let zone_predicates = pg_list::ints(atts)
             .zip(pg_list::ptrs::<pg_sys::Const>(predicates))
             .map(|(att, c)| {
@@ -120,40 +91,8 @@ impl PlanPrivate for ScanPlan {
             filter,
             zone_quals: zone_quals as usize,
             pushed_quals: pushed_quals as usize,
-            explain_costs,
+            explain,
         }
-    }
-}
-
-/// A resolved filter, as the reader asks for it.
-pub struct PushedFilter {
-    filter: Filter,
-    attributes: Vec<usize>,
-}
-
-impl PushedFilter {
-    pub fn boxed(filter: Filter) -> Box<dyn VectorFilter> {
-        let attributes = filter.attributes();
-        Box::new(PushedFilter { filter, attributes })
-    }
-}
-
-impl VectorFilter for PushedFilter {
-    fn attributes(&self) -> &[usize] {
-        &self.attributes
-    }
-
-    fn verdict(&self, stats: &dyn Fn(usize) -> Option<ZoneStats>) -> Verdict {
-        zone::verdict(&self.filter, stats)
-    }
-
-    fn select(
-        &self,
-        stats: &dyn Fn(usize) -> Option<ZoneStats>,
-        columns: &mut dyn ColumnSource,
-        selection: &mut Vec<u32>,
-    ) {
-        kernels::select_with_zones(&self.filter, stats, columns, selection)
     }
 }
 
@@ -167,7 +106,8 @@ pub struct ColumnarScan {
     output: Vec<i32>,
     /// The quals zone maps check, for EXPLAIN.
     zone_quals: Vec<*mut pg_sys::Node>,
-    explain_costs: String,
+    /// The planner's EXPLAIN fields (`ScanPlan::explain`).
+    explain: Vec<(String, String)>,
     /// The pushed filter, the quals it came from, and its operands.
     filter: Option<FilterPlan>,
     pushed_quals: Vec<*mut pg_sys::Node>,
@@ -194,7 +134,7 @@ impl CustomScanNode for ColumnarScan {
             attnums: plan.attnums,
             output: plan.output,
             zone_quals: exprs,
-            explain_costs: plan.explain_costs,
+            explain: plan.explain,
             filter: plan.filter,
             pushed_quals,
             operands,
@@ -299,46 +239,6 @@ impl ColumnarScan {
     }
 }
 
-/// The values of a filter's operands (`states`: their executor state), evaluated now.
-pub unsafe fn operand_values(
-    operands: &[*mut pg_sys::Node],
-    states: &[*mut pg_sys::ExprState],
-    econtext: *mut pg_sys::ExprContext,
-) -> Vec<OperandValue> {
-    let values = operands
-        .iter()
-        .zip(states)
-        .map(|(&expr, &state)| {
-            let mut isnull = false;
-            let d = pg_sys::ExecEvalExprSwitchContext(state, econtext, &mut isnull);
-            operand_value(pg_sys::exprType(expr), d, isnull)
-        })
-        .collect();
-    pg_sys::MemoryContextReset((*econtext).ecxt_per_tuple_memory);
-    values
-}
-
-/// An operand's value in the physical form of the column it is compared with (the
-/// planner only pushes operands whose type converts exactly).
-pub unsafe fn operand_value(typid: pg_sys::Oid, d: pg_sys::Datum, isnull: bool) -> OperandValue {
-    if isnull {
-        return OperandValue::Null;
-    }
-    let element = pg_sys::get_element_type(typid);
-    if element == pg_sys::InvalidOid {
-        return datum::physical_value(datum::type_kind(typid), d, false)
-            .map_or(OperandValue::Null, OperandValue::Value);
-    }
-    let array = pg_sys::pg_detoast_datum(d.cast_mut_ptr()) as *mut pg_sys::ArrayType;
-    let (mut len, mut byval, mut align) = (0i16, false, 0 as std::ffi::c_char);
-    pg_sys::get_typlenbyvalalign(element, &mut len, &mut byval, &mut align);
-    let (mut elems, mut nulls, mut n) = (std::ptr::null_mut(), std::ptr::null_mut(), 0);
-    pg_sys::deconstruct_array(array, element, len as i32, byval, align, &mut elems, &mut nulls, &mut n);
-    let kind = datum::type_kind(element);
-    let items = (0..n as usize).map(|i| datum::physical_value(kind, *elems.add(i), *nulls.add(i))).collect();
-    OperandValue::Array(items)
-}
-
 unsafe fn explain(
     inner: &ColumnarScan,
     node: *mut pg_sys::CustomScanState,
@@ -372,22 +272,7 @@ unsafe fn explain(
     };
     deparse(&inner.pushed_quals, c"Pushed Filter");
     deparse(&inner.zone_quals, c"Zone Map Filter");
-    if (*es).verbose && (*es).costs {
-        let mut lines = inner.explain_costs.lines();
-        let text = |label: &CStr, value: Option<&str>| {
-            if let Some(v) = value.filter(|v| !v.is_empty()) {
-                let v = CString::new(v).unwrap();
-                pg_sys::ExplainPropertyText(label.as_ptr(), v.as_ptr(), es);
-            }
-        };
-        text(c"Cost Components", lines.next());
-        text(c"Pushed Filter Selectivity", lines.next());
-        text(c"Paths Considered", lines.next());
-    }
-    if let Some(groups) = inner.explain_costs.lines().nth(3).filter(|l| !l.is_empty()) {
-        let v = CString::new(groups).unwrap();
-        pg_sys::ExplainPropertyText(c"Row Groups".as_ptr(), v.as_ptr(), es);
-    }
+    explain_planned(&inner.explain, es);
     if let (true, Some(reader)) = ((*es).analyze, inner.reader.as_ref()) {
         let c = reader.counters();
         let none = std::ptr::null();

@@ -8,8 +8,8 @@ pub mod columnar_scan;
 pub mod customscan;
 pub mod fetch_columns;
 pub mod filter;
-pub mod heap_pushed_scan;
 pub mod last_point;
+pub mod pushed_seq_scan;
 pub mod row_group_claims;
 
 use std::ffi::CStr;
@@ -21,7 +21,7 @@ use std::ffi::CStr;
 /// tranches, named shared memory or DSM keys of its own (its parallel nodes' shared
 /// state is keyed by plan node id, by PostgreSQL).
 pub const REGISTERED_NAMES: [&CStr; 4] =
-    [columnar_scan::NAME, columnar_agg::NAME, last_point::NAME, heap_pushed_scan::NAME];
+    [columnar_scan::NAME, columnar_agg::NAME, last_point::NAME, pushed_seq_scan::NAME];
 
 /// The prefix of every registered name.
 pub const NAME_PREFIX: &str = "PgColumnar";
@@ -35,7 +35,7 @@ pub unsafe fn register_nodes() {
     customscan::Methods::<columnar_scan::ColumnarScan>::register_parallel();
     customscan::Methods::<columnar_agg::ColumnarAgg>::register_parallel();
     customscan::Methods::<last_point::LastPoint>::register();
-    customscan::Methods::<heap_pushed_scan::HeapPushedScan>::register_parallel();
+    customscan::Methods::<pushed_seq_scan::PushedSeqScan>::register_parallel();
 }
 
 #[cfg(test)]

@@ -9,30 +9,43 @@
 //! over plain columns, without DISTINCT or ORDER BY, their FILTER pushable too. Anything
 //! else is left to core, decided here, at plan time.
 
+use super::aggregates::{aggregate, group_key, uncovered, Walk};
 use super::cost::{self, AggInput, CostParams, ScanInput};
-use super::custom_path;
+use super::custompath::{self, CustomPathKind};
 use super::explain_text;
 use super::quals;
-use super::scan_path::{self, Pruning};
-use super::upper_scan;
+use super::relation::{kept_range, plan_time_pruning, pushed_entirely, scanned_plainly, Pruning};
+use super::upper_scan::UpperScan;
 use crate::exec::agg::bucket::TruncUnit;
 use crate::exec::agg::fold::Acc;
-use crate::exec::agg::spec::{AggFunc, AggPlan, AggSpec, InputType, KeyKind, KeySpec, MAX_KEYS};
-use crate::exec::columnar_agg::{self, AggScanPlan, ColumnarAgg};
+use crate::exec::agg::spec::{AggPlan, AggSpec, KeyKind, MAX_KEYS};
+use crate::exec::columnar_agg::{AggScanPlan, ColumnarAgg};
 use crate::exec::columnar_scan::ScanPlan;
-use crate::exec::customscan::{Methods, PlanPrivate};
-use crate::exec::MethodTable;
+use crate::exec::customscan::Methods;
 use crate::pg_list;
-use crate::storage::datum::{self, ColumnKind};
+use crate::storage::datum;
 use crate::storage::{am, plan_sizes};
 use pgrx::pg_sys;
-use pgrx::prelude::*;
 
-static PATH_METHODS: MethodTable<pg_sys::CustomPathMethods> = MethodTable(pg_sys::CustomPathMethods {
-    CustomName: columnar_agg::NAME.as_ptr(),
-    PlanCustomPath: Some(plan_path),
-    ReparameterizeCustomPathByChild: None,
-});
+/// The ColumnarAgg path: its plan is the upper-stage scan its analysis holds.
+pub struct AggPath;
+
+impl CustomPathKind for AggPath {
+    type Node = ColumnarAgg;
+    type Analysis = UpperScan<AggScanPlan>;
+    const SCAN_METHODS: &'static pg_sys::CustomScanMethods = &Methods::<ColumnarAgg>::PARALLEL_SCAN;
+
+    unsafe fn plan(
+        _root: *mut pg_sys::PlannerInfo,
+        _rel: *mut pg_sys::RelOptInfo,
+        _path: *mut pg_sys::CustomPath,
+        analysis: &UpperScan<AggScanPlan>,
+        tlist: *mut pg_sys::List,
+        _clauses: *mut pg_sys::List,
+    ) -> *mut pg_sys::CustomScan {
+        analysis.plan(tlist)
+    }
+}
 
 /// Offers a ColumnarAgg for the grouping stage of a query over one columnar relation,
 /// and a Finalize Aggregate over a Gather of partial ColumnarAggs.
@@ -58,7 +71,7 @@ pub unsafe fn add_paths(
         return;
     }
     let rte = *(*root).simple_rte_array.add((*input_rel).relid as usize);
-    if !scan_path::scanned_plainly(rte) {
+    if !scanned_plainly(rte) {
         return;
     }
     let relation = pg_sys::table_open((*rte).relid, pg_sys::NoLock as i32);
@@ -154,7 +167,7 @@ unsafe fn estimate_groups(
             KeyKind::Trunc(unit) | KeyKind::TruncTz(unit) => Some(unit_micros(unit)),
             KeyKind::Bin { stride, .. } => Some(stride as f64),
         };
-        match width.and_then(|w| Some((w, scan_path::kept_range(root, relation, filter, key.att)?))) {
+        match width.and_then(|w| Some((w, kept_range(root, relation, filter, key.att)?))) {
             Some((w, (lo, hi))) => buckets *= ((hi as f64 - lo as f64) / w.max(1.0)).floor() + 1.0,
             None => others.push(expr),
         }
@@ -211,7 +224,7 @@ unsafe fn eligible(
     let relid = (*rel).relid;
     let kinds = datum::column_kinds((*relation).rd_att);
     // Every WHERE clause is evaluated by the scan, or the fold cannot run.
-    let pushdown = scan_path::pushed_entirely(root, rel)?;
+    let pushdown = pushed_entirely(root, rel)?;
     let mut operands = pushdown.operands.clone();
     // Group keys.
     let parse = (*root).parse;
@@ -252,214 +265,6 @@ unsafe fn eligible(
     Some(Shape { plan, key_exprs, aggrefs, pushdown, operands, having })
 }
 
-pub(super) struct Walk<'a> {
-    pub keys: &'a [*mut pg_sys::Node],
-    pub aggrefs: &'a mut Vec<*mut pg_sys::Aggref>,
-}
-
-/// Collects the Aggrefs; true (stop) at a column reference that no group key covers.
-#[pg_guard]
-pub(super) unsafe extern "C-unwind" fn uncovered(
-    node: *mut pg_sys::Node,
-    context: *mut std::ffi::c_void,
-) -> bool {
-    if node.is_null() {
-        return false;
-    }
-    let walk = &mut *(context as *mut Walk);
-    if walk.keys.iter().any(|&k| pg_sys::equal(k as *const _, node as *const _)) {
-        return false;
-    }
-    match (*node).type_ {
-        pg_sys::NodeTag::T_Aggref => {
-            let a = node as *mut pg_sys::Aggref;
-            if !walk.aggrefs.iter().any(|&b| pg_sys::equal(b as *const _, a as *const _)) {
-                walk.aggrefs.push(a);
-            }
-            false
-        }
-        pg_sys::NodeTag::T_Var
-        | pg_sys::NodeTag::T_PlaceHolderVar
-        | pg_sys::NodeTag::T_GroupingFunc
-        | pg_sys::NodeTag::T_WindowFunc => true,
-        _ => pg_sys::expression_tree_walker(node, Some(uncovered), context),
-    }
-}
-
-/// Types whose stored integers group exactly as their equality does.
-const INT_KEY_TYPES: [pg_sys::Oid; 9] = [
-    pg_sys::INT2OID,
-    pg_sys::INT4OID,
-    pg_sys::INT8OID,
-    pg_sys::BOOLOID,
-    pg_sys::DATEOID,
-    pg_sys::TIMESTAMPOID,
-    pg_sys::TIMESTAMPTZOID,
-    pg_sys::TIMEOID,
-    pg_sys::OIDOID,
-];
-
-/// Types whose equality is byte equality (text under a deterministic collation).
-const BYTE_KEY_TYPES: [pg_sys::Oid; 4] =
-    [pg_sys::TEXTOID, pg_sys::VARCHAROID, pg_sys::BYTEAOID, pg_sys::UUIDOID];
-
-/// A group key the fold computes, or None.
-pub(super) unsafe fn group_key(
-    expr: *mut pg_sys::Node,
-    eqop: pg_sys::Oid,
-    relid: u32,
-    kinds: &[ColumnKind],
-) -> Option<KeySpec> {
-    if let Some(var) = quals::as_var(expr, relid) {
-        let att = (*var).varattno as usize - 1;
-        let base = pg_sys::getBaseType((*var).vartype);
-        // The type's own equality: another opclass's could group differently.
-        let entry = pg_sys::lookup_type_cache(base, pg_sys::TYPECACHE_EQ_OPR as i32);
-        if (*entry).eq_opr != eqop {
-            return None;
-        }
-        let ints = INT_KEY_TYPES.contains(&base) && matches!(kinds[att], ColumnKind::Int { .. });
-        let collation = pg_sys::exprCollation(expr);
-        let bytes = BYTE_KEY_TYPES.contains(&base)
-            && (collation == pg_sys::InvalidOid || pg_sys::get_collation_isdeterministic(collation))
-            && matches!(kinds[att], ColumnKind::Varlena | ColumnKind::Fixed { .. });
-        return (ints || bytes).then_some(KeySpec { att, kind: KeyKind::Value });
-    }
-    if (*expr).type_ != pg_sys::NodeTag::T_FuncExpr {
-        return None;
-    }
-    let f = expr as *mut pg_sys::FuncExpr;
-    let args: Vec<*mut pg_sys::Node> = pg_list::ptrs((*f).args).collect();
-    let constant = |n: *mut pg_sys::Node| {
-        ((*n).type_ == pg_sys::NodeTag::T_Const && !(*(n as *mut pg_sys::Const)).constisnull)
-            .then(|| (*(n as *mut pg_sys::Const)).constvalue)
-    };
-    let column = |n: *mut pg_sys::Node| {
-        let var = quals::as_var(n, relid)?;
-        let att = (*var).varattno as usize - 1;
-        matches!(kinds[att], ColumnKind::Int { len: 8 }).then_some(att)
-    };
-    match ((*f).funcid.to_u32(), &args[..]) {
-        (id @ (pg_sys::F_DATE_TRUNC_TEXT_TIMESTAMP | pg_sys::F_DATE_TRUNC_TEXT_TIMESTAMPTZ), &[unit, ts]) => {
-            let name = String::from_datum(constant(unit)?, false)?;
-            let unit = TruncUnit::parse(&name)?;
-            let att = column(ts)?;
-            let kind = if id == pg_sys::F_DATE_TRUNC_TEXT_TIMESTAMP {
-                KeyKind::Trunc(unit)
-            } else {
-                KeyKind::TruncTz(unit)
-            };
-            Some(KeySpec { att, kind })
-        }
-        (
-            pg_sys::F_DATE_BIN_INTERVAL_TIMESTAMP_TIMESTAMP
-            | pg_sys::F_DATE_BIN_INTERVAL_TIMESTAMPTZ_TIMESTAMPTZ,
-            &[stride, ts, origin],
-        ) => {
-            let interval = constant(stride)?.cast_mut_ptr::<pg_sys::Interval>();
-            if (*interval).month != 0 {
-                return None;
-            }
-            let stride =
-                ((*interval).day as i64).checked_mul(86_400_000_000)?.checked_add((*interval).time)?;
-            let origin = constant(origin)?.value() as i64;
-            Some(KeySpec { att: column(ts)?, kind: KeyKind::Bin { stride, origin } })
-        }
-        _ => None,
-    }
-}
-
-/// The aggregate the fold computes for `aggref`, or None.
-pub(super) unsafe fn aggregate(
-    root: *mut pg_sys::PlannerInfo,
-    rel: *mut pg_sys::RelOptInfo,
-    aggref: *mut pg_sys::Aggref,
-    kinds: &[ColumnKind],
-    operands: &mut Vec<*mut pg_sys::Node>,
-) -> Option<AggSpec> {
-    let a = &*aggref;
-    if !a.aggdistinct.is_null()
-        || !a.aggorder.is_null()
-        || !a.aggdirectargs.is_null()
-        || a.aggkind as u8 != b'n'
-        || a.agglevelsup != 0
-        || a.aggvariadic
-    {
-        return None;
-    }
-    use pg_sys::*;
-    let (func, input) = match a.aggfnoid.to_u32() {
-        F_COUNT_ => (AggFunc::CountStar, InputType::None),
-        F_COUNT_ANY => (AggFunc::Count, InputType::None),
-        F_SUM_INT2 => (AggFunc::Sum, InputType::Int2),
-        F_SUM_INT4 => (AggFunc::Sum, InputType::Int4),
-        F_SUM_INT8 => (AggFunc::Sum, InputType::Int8),
-        F_SUM_FLOAT4 => (AggFunc::Sum, InputType::Float4),
-        F_SUM_FLOAT8 => (AggFunc::Sum, InputType::Float8),
-        F_SUM_NUMERIC => (AggFunc::Sum, InputType::Numeric),
-        F_AVG_NUMERIC => (AggFunc::Avg, InputType::Numeric),
-        F_AVG_INT2 => (AggFunc::Avg, InputType::Int2),
-        F_AVG_INT4 => (AggFunc::Avg, InputType::Int4),
-        F_AVG_INT8 => (AggFunc::Avg, InputType::Int8),
-        F_AVG_FLOAT4 => (AggFunc::Avg, InputType::Float4),
-        F_AVG_FLOAT8 => (AggFunc::Avg, InputType::Float8),
-        F_MIN_INT2 => (AggFunc::Min, InputType::Int2),
-        F_MIN_INT4 => (AggFunc::Min, InputType::Int4),
-        F_MIN_INT8 => (AggFunc::Min, InputType::Int8),
-        F_MIN_FLOAT4 => (AggFunc::Min, InputType::Float4),
-        F_MIN_FLOAT8 => (AggFunc::Min, InputType::Float8),
-        F_MIN_DATE | F_MIN_TIME | F_MIN_TIMESTAMP | F_MIN_TIMESTAMPTZ => {
-            (AggFunc::Min, InputType::OrderedInt)
-        }
-        F_MIN_TEXT => (AggFunc::Min, InputType::Text),
-        F_MAX_INT2 => (AggFunc::Max, InputType::Int2),
-        F_MAX_INT4 => (AggFunc::Max, InputType::Int4),
-        F_MAX_INT8 => (AggFunc::Max, InputType::Int8),
-        F_MAX_FLOAT4 => (AggFunc::Max, InputType::Float4),
-        F_MAX_FLOAT8 => (AggFunc::Max, InputType::Float8),
-        F_MAX_DATE | F_MAX_TIME | F_MAX_TIMESTAMP | F_MAX_TIMESTAMPTZ => {
-            (AggFunc::Max, InputType::OrderedInt)
-        }
-        F_MAX_TEXT => (AggFunc::Max, InputType::Text),
-        F_BOOL_AND | F_EVERY => (AggFunc::BoolAnd, InputType::Bool),
-        F_BOOL_OR => (AggFunc::BoolOr, InputType::Bool),
-        _ => return None,
-    };
-    let args: Vec<*mut pg_sys::TargetEntry> = pg_list::ptrs(a.args).collect();
-    let att = match (func, &args[..]) {
-        (AggFunc::CountStar, []) => None,
-        (_, &[tle]) => {
-            let var = quals::as_var((*tle).expr as *mut pg_sys::Node, (*rel).relid)?;
-            let att = (*var).varattno as usize - 1;
-            let fits = match (input, kinds[att]) {
-                (InputType::None, ColumnKind::Dropped) => false,
-                (InputType::None, _) => true,
-                (InputType::Int2, ColumnKind::Int { len: 2 })
-                | (InputType::Int4, ColumnKind::Int { len: 4 })
-                | (InputType::Int8, ColumnKind::Int { len: 8 })
-                | (InputType::Float4, ColumnKind::Float4)
-                | (InputType::Float8, ColumnKind::Float8)
-                | (InputType::OrderedInt, ColumnKind::Int { .. })
-                | (InputType::Bool, ColumnKind::Int { len: 1 })
-                | (InputType::Text, ColumnKind::Varlena)
-                | (InputType::Numeric, ColumnKind::Varlena) => true,
-                _ => false,
-            };
-            if !fits {
-                return None;
-            }
-            Some(att)
-        }
-        _ => return None,
-    };
-    let filter = if a.aggfilter.is_null() {
-        None
-    } else {
-        Some(quals::translate_filter(root, rel, a.aggfilter as *mut pg_sys::Node, operands)?)
-    };
-    Some(AggSpec { func, input, att, filter })
-}
-
 /// Adds the ColumnarAgg path for `shape` to `output_rel`; for a partial one
 /// (`final_rel`: the grouping stage it feeds), returns it instead, for a Gather.
 unsafe fn add_path(
@@ -485,7 +290,7 @@ unsafe fn add_path(
         attributes.dedup();
     }
     let pruning = match &shape.pushdown.filter {
-        Some(f) => scan_path::plan_time_pruning(root, relation, f, &shape.pushdown.operands),
+        Some(f) => plan_time_pruning(root, relation, f, &shape.pushdown.operands),
         None => Pruning::none(rel),
     };
     let (filter_columns, filter_tests, selectivity) = shape.pushdown.measure(root, rel);
@@ -550,11 +355,7 @@ unsafe fn add_path(
         .fold(f64::INFINITY, f64::min);
     let explain =
         explain_lines((*rel).relid, relation, &shape, &attributes, &c, total, core, groups, passes, partial);
-    let path = custom_path::new(output_rel, (*output_rel).reltarget, groups, total, total, &PATH_METHODS.0);
-    (*path).path.parallel_safe = (*rel).consider_parallel && (*output_rel).consider_parallel;
-    (*path).path.parallel_aware = partial;
-    (*path).path.parallel_workers = workers;
-    // What plan_path needs: the base relation, the plan, the scan tuple, HAVING.
+    // What the plan needs: the base relation, the plan, the scan tuple, HAVING.
     let scan_plan = ScanPlan {
         attnums: attributes.iter().map(|&a| a as i32 + 1).collect(),
         output: Vec::new(),
@@ -562,7 +363,7 @@ unsafe fn add_path(
         filter: shape.pushdown.filter,
         zone_quals: 0,
         pushed_quals: 0,
-        explain_costs: String::new(),
+        explain: Vec::new(),
     };
     let private = AggScanPlan { scan: scan_plan, agg: shape.plan, groups, explain };
     let scan_tuple: Vec<*mut pg_sys::Node> = shape
@@ -571,8 +372,13 @@ unsafe fn add_path(
         .copied()
         .chain(shape.aggrefs.iter().map(|&a| a as *mut pg_sys::Node))
         .collect();
-    (*path).custom_private =
-        upper_scan::private((*rel).relid, private.to_list(), &scan_tuple, shape.having, &shape.operands);
+    let analysis =
+        UpperScan { relid: (*rel).relid, private, scan_tuple, having: shape.having, exprs: shape.operands };
+    let path =
+        custompath::new::<AggPath>(output_rel, (*output_rel).reltarget, groups, total, total, analysis);
+    (*path).path.parallel_safe = (*rel).consider_parallel && (*output_rel).consider_parallel;
+    (*path).path.parallel_aware = partial;
+    (*path).path.parallel_workers = workers;
     if partial {
         return Some(path as *mut pg_sys::Path);
     }
@@ -647,16 +453,4 @@ unsafe fn explain_lines(
     let core = if core.is_finite() { format!("{core:.2}") } else { "none".to_string() };
     out.push(("+Core Aggregate Cost".into(), core));
     out
-}
-
-#[pg_guard]
-unsafe extern "C-unwind" fn plan_path(
-    _root: *mut pg_sys::PlannerInfo,
-    _rel: *mut pg_sys::RelOptInfo,
-    best_path: *mut pg_sys::CustomPath,
-    tlist: *mut pg_sys::List,
-    _clauses: *mut pg_sys::List,
-    _custom_plans: *mut pg_sys::List,
-) -> *mut pg_sys::Plan {
-    upper_scan::plan(best_path, tlist, &Methods::<ColumnarAgg>::PARALLEL_SCAN)
 }

@@ -1,11 +1,11 @@
 //! The planner hooks pgcolumnar installs, each chained after whatever was installed
 //! before: `set_rel_pathlist_hook` offers our scan paths for columnar relations
 //! (`scan_path`) and, for heap tables with `quals_push_down` on, a scan that passes
-//! quals to heapam (`heap_path`); `create_upper_paths_hook` offers aggregate paths
-//! over one columnar relation, serial and partial (`agg_path`), and each key's best
-//! row for DISTINCT ON and per-key max / min (`last_point_path`).
+//! quals to heapam (`pushed_seq_scan_path`); `create_upper_paths_hook` offers
+//! aggregate paths over one columnar relation, serial and partial (`agg_path`), and
+//! each key's best row for DISTINCT ON and per-key max / min (`last_point_path`).
 
-use super::{agg_path, heap_path, last_point_path, scan_path};
+use super::{agg_path, last_point_path, pushed_seq_scan_path, scan_path};
 use pgrx::pg_sys;
 use pgrx::prelude::*;
 
@@ -31,7 +31,7 @@ unsafe extern "C-unwind" fn set_rel_pathlist(
         prev(root, rel, rti, rte);
     }
     scan_path::add_paths(root, rel, rte);
-    heap_path::add_paths(root, rel, rte);
+    pushed_seq_scan_path::add_paths(root, rel, rte);
 }
 
 #[pg_guard]

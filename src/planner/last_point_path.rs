@@ -10,31 +10,43 @@
 //!
 //! The output is not ordered: core sorts the winners when the query asks.
 
-use super::agg_path::{self, Walk};
+use super::aggregates::{aggregate, group_key, uncovered, Walk};
 use super::cost::{self, CostParams, LastPointInput};
-use super::custom_path;
+use super::custompath::{self, CustomPathKind};
 use super::explain_text;
 use super::quals;
-use super::scan_path;
-use super::upper_scan;
+use super::relation::{plan_time_pruning, pushed_entirely, scanned_plainly};
+use super::upper_scan::UpperScan;
 use crate::exec::agg::spec::{AggFunc, InputType};
 use crate::exec::columnar_scan::ScanPlan;
-use crate::exec::customscan::{Methods, PlanPrivate};
+use crate::exec::customscan::Methods;
 use crate::exec::last_point::best::{self, Rank};
-use crate::exec::last_point::{self, IndexPlan, LastPoint, LastPointPlan, Source};
-use crate::exec::MethodTable;
+use crate::exec::last_point::{IndexPlan, LastPoint, LastPointPlan, Source};
 use crate::pg_list;
 use crate::storage::datum::{self, ColumnKind};
 use crate::storage::{am, plan_sizes};
 use pgrx::pg_sys;
-use pgrx::prelude::*;
 use std::ffi::CStr;
 
-static PATH_METHODS: MethodTable<pg_sys::CustomPathMethods> = MethodTable(pg_sys::CustomPathMethods {
-    CustomName: last_point::NAME.as_ptr(),
-    PlanCustomPath: Some(plan_path),
-    ReparameterizeCustomPathByChild: None,
-});
+/// The LastPoint path: its plan is the upper-stage scan its analysis holds.
+pub struct LastPointPath;
+
+impl CustomPathKind for LastPointPath {
+    type Node = LastPoint;
+    type Analysis = UpperScan<LastPointPlan>;
+    const SCAN_METHODS: &'static pg_sys::CustomScanMethods = &Methods::<LastPoint>::SCAN;
+
+    unsafe fn plan(
+        _root: *mut pg_sys::PlannerInfo,
+        _rel: *mut pg_sys::RelOptInfo,
+        _path: *mut pg_sys::CustomPath,
+        analysis: &UpperScan<LastPointPlan>,
+        tlist: *mut pg_sys::List,
+        _clauses: *mut pg_sys::List,
+    ) -> *mut pg_sys::CustomScan {
+        analysis.plan(tlist)
+    }
+}
 
 /// What a query asks of one table: each key's best row by the ordering column.
 struct Question {
@@ -148,11 +160,7 @@ pub unsafe fn add_extreme_paths(
     for node in [(*target).exprs as *mut pg_sys::Node, having as *mut pg_sys::Node] {
         let mut walk = Walk { keys: &keys, aggrefs: &mut aggrefs };
         if !node.is_null()
-            && pg_sys::expression_tree_walker(
-                node,
-                Some(agg_path::uncovered),
-                &mut walk as *mut Walk as *mut _,
-            )
+            && pg_sys::expression_tree_walker(node, Some(uncovered), &mut walk as *mut Walk as *mut _)
         {
             return;
         }
@@ -168,7 +176,7 @@ pub unsafe fn add_extreme_paths(
             return;
         }
         let mut operands = Vec::new();
-        let Some(spec) = agg_path::aggregate(root, rel, a, &kinds, &mut operands) else { return };
+        let Some(spec) = aggregate(root, rel, a, &kinds, &mut operands) else { return };
         // Integers only: the winner's value is the result, and floats' -0 and 0 tie.
         if !matches!(spec.func, AggFunc::Max | AggFunc::Min)
             || !matches!(
@@ -226,7 +234,7 @@ unsafe fn one_table(
         return None;
     }
     let rte = *(*root).simple_rte_array.add((*input_rel).relid as usize);
-    scan_path::scanned_plainly(rte).then_some(input_rel)
+    scanned_plainly(rte).then_some(input_rel)
 }
 
 unsafe fn add_paths(
@@ -297,11 +305,11 @@ unsafe fn zones_path(
     core: f64,
 ) -> Option<*mut pg_sys::Path> {
     let kinds = datum::column_kinds((*relation).rd_att);
-    agg_path::group_key(q.key, q.key_eqop, q.relid, &kinds)?;
+    group_key(q.key, q.key_eqop, q.relid, &kinds)?;
     if !rankable(kinds[q.time_att], pg_sys::getBaseType(pg_sys::exprType(q.time))) {
         return None;
     }
-    let pushdown = scan_path::pushed_entirely(root, rel)?;
+    let pushdown = pushed_entirely(root, rel)?;
     let mut attributes = vec![q.key_att, q.time_att];
     if let Some(f) = &pushdown.filter {
         attributes.extend(f.attributes());
@@ -314,7 +322,7 @@ unsafe fn zones_path(
         zones.groups.iter().flat_map(|g| g.vectors.get(q.time_att).into_iter().flatten().copied()).collect();
     // Zone maps rule out what the filter cannot match, for LastPoint as for a scan.
     let fraction = match &pushdown.filter {
-        Some(f) => scan_path::plan_time_pruning(root, relation, f, &pushdown.operands).row_fraction,
+        Some(f) => plan_time_pruning(root, relation, f, &pushdown.operands).row_fraction,
         None => 1.0,
     };
     let rows_ranked = (best::expected_rows_ranked(q.rank, &vectors, keys) * fraction)
@@ -364,7 +372,7 @@ unsafe fn zones_path(
         filter: pushdown.filter,
         zone_quals: 0,
         pushed_quals: 0,
-        explain_costs: String::new(),
+        explain: Vec::new(),
     };
     let plan = LastPointPlan {
         key_att: q.key_att,
@@ -552,19 +560,8 @@ unsafe fn new_path(
             }
         }
     }
-    let path = custom_path::new(output_rel, q.target, keys, total, total, &PATH_METHODS.0);
-    (*path).custom_private = upper_scan::private((*rel).relid, plan.to_list(), &scan_vars, q.having, &exprs);
+    let analysis =
+        UpperScan { relid: (*rel).relid, private: plan, scan_tuple: scan_vars, having: q.having, exprs };
+    let path = custompath::new::<LastPointPath>(output_rel, q.target, keys, total, total, analysis);
     path as *mut pg_sys::Path
-}
-
-#[pg_guard]
-unsafe extern "C-unwind" fn plan_path(
-    _root: *mut pg_sys::PlannerInfo,
-    _rel: *mut pg_sys::RelOptInfo,
-    best_path: *mut pg_sys::CustomPath,
-    tlist: *mut pg_sys::List,
-    _clauses: *mut pg_sys::List,
-    _custom_plans: *mut pg_sys::List,
-) -> *mut pg_sys::Plan {
-    upper_scan::plan(best_path, tlist, &Methods::<LastPoint>::SCAN)
 }

@@ -3,13 +3,15 @@
 //! that prices them against core's plans (`cost`). Imports `exec` (the nodes it plans) and `storage`.
 
 pub mod agg_path;
+pub mod aggregates;
 pub mod cost;
-pub mod custom_path;
+pub mod custompath;
 pub mod explain_text;
-pub mod heap_path;
 pub mod hooks;
 pub mod last_point_path;
+pub mod pushed_seq_scan_path;
 pub mod quals;
+pub mod relation;
 pub mod scan_path;
 pub mod upper_scan;
 

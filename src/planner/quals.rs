@@ -490,29 +490,92 @@ pub unsafe fn pushdown(
     rel: *mut pg_sys::RelOptInfo,
     clauses: *mut pg_sys::List,
 ) -> Pushdown {
-    let mut t = Translator { root, scanrelid: (*rel).relid, operands: Vec::new() };
-    let mut filters = Vec::new();
-    let (mut pushed, mut kept) = (Vec::new(), Vec::new());
-    for ri in pg_list::ptrs::<pg_sys::RestrictInfo>(clauses) {
-        let promotable = pg_sys::restriction_is_securely_promotable(ri, rel);
-        let operands = t.operands.len();
-        match promotable.then(|| t.translate((*ri).clause as *mut pg_sys::Node, false)).flatten() {
-            Some(f) => {
-                filters.push(f);
-                pushed.push(ri);
-            }
-            None => {
-                t.operands.truncate(operands);
-                kept.push(ri);
+    let mut translations = Translations::default();
+    translations.add(root, rel, clauses);
+    translations.pushdown(root, rel, clauses)
+}
+
+/// Each scan clause translated into the scan's form (None: left to the executor), its
+/// operands numbered from 0: made once, when a path is offered, and assembled into a
+/// `Pushdown` in whatever order the plan lists the clauses (createplan orders them by
+/// cost), with the same filter and operand numbers as translating them in that order.
+#[derive(Default)]
+pub struct Translations {
+    clauses: Vec<(*mut pg_sys::RestrictInfo, Option<Translated>)>,
+}
+
+/// One clause in the scan's form: its filter, and the operands it names (from 0).
+struct Translated {
+    filter: FilterPlan,
+    operands: Vec<*mut pg_sys::Node>,
+}
+
+impl Translations {
+    /// Translates the clauses of `clauses` not translated yet.
+    pub unsafe fn add(
+        &mut self,
+        root: *mut pg_sys::PlannerInfo,
+        rel: *mut pg_sys::RelOptInfo,
+        clauses: *mut pg_sys::List,
+    ) {
+        for ri in pg_list::ptrs::<pg_sys::RestrictInfo>(clauses) {
+            if !self.clauses.iter().any(|(c, _)| *c == ri) {
+                self.clauses.push((ri, translate_clause(root, rel, ri)));
             }
         }
     }
-    let filter = match filters.len() {
-        0 => None,
-        1 => filters.pop(),
-        _ => Some(FilterPlan::And(filters)),
-    };
-    Pushdown { filter, pushed, kept, operands: t.operands }
+
+    /// What the scan evaluates of `clauses`, in their order; a clause not translated
+    /// yet (the clauses of a path that core copied for another parameterization) is
+    /// translated now.
+    pub unsafe fn pushdown(
+        &self,
+        root: *mut pg_sys::PlannerInfo,
+        rel: *mut pg_sys::RelOptInfo,
+        clauses: *mut pg_sys::List,
+    ) -> Pushdown {
+        let mut filters = Vec::new();
+        let (mut pushed, mut kept, mut operands) = (Vec::new(), Vec::new(), Vec::new());
+        for ri in pg_list::ptrs::<pg_sys::RestrictInfo>(clauses) {
+            let fresh;
+            let translated = match self.clauses.iter().find(|(c, _)| *c == ri) {
+                Some((_, t)) => t,
+                None => {
+                    fresh = translate_clause(root, rel, ri);
+                    &fresh
+                }
+            };
+            match translated {
+                Some(t) => {
+                    filters.push(t.filter.with_operands_from(operands.len()));
+                    operands.extend(t.operands.iter().copied());
+                    pushed.push(ri);
+                }
+                None => kept.push(ri),
+            }
+        }
+        let filter = match filters.len() {
+            0 => None,
+            1 => filters.pop(),
+            _ => Some(FilterPlan::And(filters)),
+        };
+        Pushdown { filter, pushed, kept, operands }
+    }
+}
+
+/// Clause `ri` of `rel` in the scan's form, with its operands, if the scan may
+/// evaluate it.
+unsafe fn translate_clause(
+    root: *mut pg_sys::PlannerInfo,
+    rel: *mut pg_sys::RelOptInfo,
+    ri: *mut pg_sys::RestrictInfo,
+) -> Option<Translated> {
+    if !pg_sys::restriction_is_securely_promotable(ri, rel) {
+        return None;
+    }
+    let mut t = Translator { root, scanrelid: (*rel).relid, operands: Vec::new() };
+    let filter = t.translate((*ri).clause as *mut pg_sys::Node, false)?;
+    Some(Translated { filter, operands: t.operands })
 }
 
 /// An aggregate's `FILTER (WHERE expr)` in the scan's form, its operands appended to

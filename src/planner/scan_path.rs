@@ -3,27 +3,29 @@
 //! paths repriced with what a columnar table costs.
 
 use super::cost::{self, CostParams, ScanInput};
-use super::custom_path;
+use super::custompath::{self, CustomPathKind};
 use super::quals;
-use crate::exec::columnar_scan::{self, ColumnarScan, ScanPlan};
+use super::relation::{plan_time_pruning, push_down_enabled, scanned_plainly, Pruning};
+use crate::exec::columnar_scan::{ColumnarScan, ScanPlan};
 use crate::exec::customscan::{Methods, PlanPrivate};
-use crate::exec::filter::plan::{FilterPlan, OperandValue};
-use crate::exec::filter::{zone, Filter};
-use crate::exec::MethodTable;
 use crate::pg_list;
-use crate::storage::format::layout::VECTOR_ROWS;
-use crate::storage::format::zonemap::Verdict;
-use crate::storage::{am, options, plan_sizes};
+use crate::storage::{am, plan_sizes};
 use pgrx::pg_sys;
-use pgrx::prelude::*;
-use std::cell::RefCell;
 use std::rc::Rc;
 
-static PATH_METHODS: MethodTable<pg_sys::CustomPathMethods> = MethodTable(pg_sys::CustomPathMethods {
-    CustomName: columnar_scan::NAME.as_ptr(),
-    PlanCustomPath: Some(plan_path),
-    ReparameterizeCustomPathByChild: None,
-});
+/// The ColumnarScan path.
+pub struct ScanPath;
+
+/// What `add_paths` worked out for one ColumnarScan path.
+pub struct Scan {
+    /// Attribute numbers (1-based) the scan decodes.
+    attnums: Vec<i32>,
+    /// The relation's clauses translated into the scan's filter (shared by its paths),
+    /// or None if `quals_push_down` is off.
+    translations: Option<Rc<quals::Translations>>,
+    /// The EXPLAIN fields (costs, plan-time pruning).
+    explain: Vec<(String, String)>,
+}
 
 /// Attribute numbers (1-based) of the columns the relation's output and quals use;
 /// every column when the whole row is referenced.
@@ -78,18 +80,6 @@ unsafe fn output_attnums(
     attnums.iter().copied().filter(|&a| pg_sys::bms_is_member(a - offset, attrs)).collect()
 }
 
-/// Whether range table entry `rte` is a table read plainly: not an inheritance parent
-/// (`rte->inh`: an append relation, whose paths are Appends over its members, the
-/// parent's own rows a member with `inh` off; a scan of the parent's relation alone
-/// would lose the children's rows), and not TABLESAMPLE (core's Sample Scan uses the
-/// table AM's sampling callbacks; a plain scan would read every row).
-pub(crate) unsafe fn scanned_plainly(rte: *mut pg_sys::RangeTblEntry) -> bool {
-    (*rte).rtekind == pg_sys::RTEKind::RTE_RELATION
-        && (*rte).relkind as u8 == pg_sys::RELKIND_RELATION
-        && !(*rte).inh
-        && (*rte).tablesample.is_null()
-}
-
 /// Offers our paths for base relation `rel` (range table entry `rte`) if it is a
 /// columnar table scanned plainly.
 pub unsafe fn add_paths(
@@ -110,7 +100,9 @@ pub unsafe fn add_paths(
         let attnums = used_attnums(rel, (*(*relation).rd_att).natts as usize);
         // Where the rows the quals want can be, by zone maps: what a ColumnarScan reads,
         // and the vectors index fetches decode.
-        let analysis = quals::pushdown(root, rel, (*rel).baserestrictinfo);
+        let mut translations = quals::Translations::default();
+        translations.add(root, rel, (*rel).baserestrictinfo);
+        let analysis = translations.pushdown(root, rel, (*rel).baserestrictinfo);
         let pruning = match &analysis.filter {
             Some(f) => plan_time_pruning(root, relation, f, &analysis.operands),
             None => Pruning::none(rel),
@@ -131,18 +123,23 @@ pub unsafe fn add_paths(
             }
         }
         if super::ENABLE_COLUMNAR_SCAN.get() {
-            add_scan_path(root, rel, relation, attnums, &params, analysis, &pruning);
+            add_scan_path(root, rel, relation, attnums, &params, translations, analysis, &pruning);
         }
     }
     pg_sys::table_close(relation, pg_sys::NoLock as i32);
 }
 
+/// Offers the ColumnarScan paths: `translations` holds the base relation's clauses
+/// translated, `base` the pushdown they make and `base_pruning` what zone maps rule out
+/// of it.
+#[allow(clippy::too_many_arguments)]
 unsafe fn add_scan_path(
     root: *mut pg_sys::PlannerInfo,
     rel: *mut pg_sys::RelOptInfo,
     relation: pg_sys::Relation,
     attnums: Vec<i32>,
     params: &CostParams,
+    mut translations: quals::Translations,
     base: quals::Pushdown,
     base_pruning: &Pruning,
 ) {
@@ -158,12 +155,18 @@ unsafe fn add_scan_path(
         clauses = pg_sys::list_concat_copy(clauses, (*param_info).ppi_clauses);
     }
     // `base` is the base relation's quals analysed: the scan's own unless join clauses
-    // come in too.
-    let pushdown = match (push_down_enabled(root, rel), param_info.is_null()) {
+    // come in too, which are translated once, here, for the path and its plan.
+    let enabled = push_down_enabled(root, rel);
+    let pushdown = match (enabled, param_info.is_null()) {
         (false, _) => quals::Pushdown::none(clauses),
         (true, true) => base,
-        (true, false) => quals::pushdown(root, rel, clauses),
+        (true, false) => {
+            translations.add(root, rel, (*param_info).ppi_clauses);
+            translations.pushdown(root, rel, clauses)
+        }
     };
+    let translations = enabled.then(|| Rc::new(translations));
+    let analysis = |explain| Scan { attnums: attnums.clone(), translations: translations.clone(), explain };
     let kept = pg_list::from_ptrs(pushdown.kept.iter().copied());
     let mut quals = pg_sys::QualCost::default();
     pg_sys::cost_qual_eval(&mut quals, kept, root);
@@ -187,32 +190,43 @@ unsafe fn add_scan_path(
     let c = cost::columnar_scan_components(&input, params);
     let rows = if param_info.is_null() { (*rel).rows } else { (*param_info).ppi_rows };
     let considered = considered_paths(rel);
+    // EXPLAIN's fields: costs with VERBOSE ('+'), the plan-time pruning always.
     let explain = |c: &cost::ScanCost, total: f64| {
-        format!(
-            "io={:.2} decode={:.2} filter={:.2} output={:.2} total={:.2}\n{}\n{}\n{}",
-            c.io,
-            c.decode,
-            c.filter,
-            c.output,
-            total,
-            if filter_tests > 0 { format!("{filter_selectivity:.4}") } else { String::new() },
-            considered,
-            if pushdown.filter.is_some() && pruning.computed {
+        let mut fields = vec![(
+            "+Cost Components".to_string(),
+            format!(
+                "io={:.2} decode={:.2} filter={:.2} output={:.2} total={:.2}",
+                c.io, c.decode, c.filter, c.output, total
+            ),
+        )];
+        if filter_tests > 0 {
+            fields.push(("+Pushed Filter Selectivity".into(), format!("{filter_selectivity:.4}")));
+        }
+        if !considered.is_empty() {
+            fields.push(("+Paths Considered".into(), considered.clone()));
+        }
+        if pushdown.filter.is_some() && pruning.computed {
+            fields.push((
+                "Row Groups".into(),
                 format!(
                     "{} total, {} pruned at plan time (vectors: {} total, {} pruned)",
                     pruning.groups,
                     pruning.pruned,
                     pruning.vectors,
                     pruning.vectors - pruning.vectors_kept
-                )
-            } else {
-                String::new()
-            }
-        )
+                ),
+            ));
+        }
+        fields
     };
-    let path = new_path(rel, param_info, rows, quals.startup, c.total() + quals.startup);
-    (*path).custom_private =
-        pg_list::from_ptrs([attnums.to_list() as *mut pg_sys::Node, text_node(&explain(&c, c.total()))]);
+    let path = new_path(
+        rel,
+        param_info,
+        rows,
+        quals.startup,
+        c.total() + quals.startup,
+        analysis(explain(&c, c.total())),
+    );
     pg_sys::add_path(rel, path as *mut pg_sys::Path);
 
     // A partial path for parallel plans: workers take row groups from a shared counter.
@@ -230,184 +244,26 @@ unsafe fn add_scan_path(
             let divisor = cost::parallel_divisor(workers, pg_sys::parallel_leader_participation);
             let cpu = c.decode + c.filter + c.output;
             let total = c.io + cpu / divisor + quals.startup;
-            let partial = new_path(rel, param_info, rows / divisor, quals.startup, total);
             let shared = cost::ScanCost {
                 decode: c.decode / divisor,
                 filter: c.filter / divisor,
                 output: c.output / divisor,
                 ..c
             };
-            (*partial).custom_private = pg_list::from_ptrs([
-                attnums.to_list() as *mut pg_sys::Node,
-                text_node(&explain(&shared, total)),
-            ]);
+            let partial = new_path(
+                rel,
+                param_info,
+                rows / divisor,
+                quals.startup,
+                total,
+                analysis(explain(&shared, total)),
+            );
             (*partial).path.parallel_aware = true;
             (*partial).path.parallel_workers = workers;
             (*partial).flags = 0;
             pg_sys::add_partial_path(rel, partial as *mut pg_sys::Path);
         }
     }
-}
-
-/// What zone maps rule out of a pushed filter at plan time.
-#[derive(Clone)]
-pub struct Pruning {
-    groups: usize,
-    pruned: usize,
-    /// Share of the rows in vectors that survive.
-    pub(crate) row_fraction: f64,
-    /// Vectors of the table, and those that survive.
-    vectors: f64,
-    vectors_kept: f64,
-    /// Whether zone maps were consulted (false: nothing is known).
-    computed: bool,
-}
-
-impl Pruning {
-    /// Nothing known: every row group and vector may hold matching rows.
-    pub(crate) fn none(rel: *mut pg_sys::RelOptInfo) -> Pruning {
-        let vectors = unsafe { ((*rel).tuples / VECTOR_ROWS as f64).ceil().max(1.0) };
-        Pruning { groups: 0, pruned: 0, row_fraction: 1.0, vectors, vectors_kept: vectors, computed: false }
-    }
-}
-
-/// Checks `filter`, with the values of its constant operands (stable expressions folded
-/// as for estimates), against the zone maps of every row group and vector (cached per
-/// backend, see `plan_sizes::group_zones`).
-pub(crate) unsafe fn plan_time_pruning(
-    root: *mut pg_sys::PlannerInfo,
-    relation: pg_sys::Relation,
-    filter: &FilterPlan,
-    operands: &[*mut pg_sys::Node],
-) -> Pruning {
-    let resolved = filter.resolve(&estimated_operands(root, operands));
-    let natts = (*(*relation).rd_att).natts as usize;
-    let zones = plan_sizes::group_zones(relation, natts, &filter.attributes());
-    // The same filter on the same zone maps (a statement planned again, a join planned
-    // with each of its orders) needs no second look at every vector's zone map.
-    let known = RECENT_PRUNING.with(|r| {
-        r.borrow().iter().find(|(z, f, _)| Rc::ptr_eq(z, &zones) && *f == resolved).map(|(_, _, p)| p.clone())
-    });
-    if let Some(p) = known {
-        return p;
-    }
-    let pruning = prune(&zones, &resolved);
-    RECENT_PRUNING.with(|r| {
-        let mut r = r.borrow_mut();
-        if r.len() >= RECENT_PRUNING_MAX {
-            r.remove(0);
-        }
-        // The zone set is held, so its address is not reused while the entry lives.
-        r.push((zones.clone(), resolved, pruning.clone()));
-    });
-    pruning
-}
-
-thread_local! {
-    /// The last pruning results, by zone set (a relation's zone maps as last read) and
-    /// filter with its values.
-    static RECENT_PRUNING: RefCell<Vec<(Rc<plan_sizes::ZoneSet>, Filter, Pruning)>> =
-        const { RefCell::new(Vec::new()) };
-}
-const RECENT_PRUNING_MAX: usize = 64;
-
-/// The filter's operands as far as they are known at plan time: stable expressions
-/// (`now() - interval '1 h'`, `'2024-01-01'::timestamptz + interval '12 h'`) folded for
-/// the estimate, as core's selectivity does; parameters unknown.
-unsafe fn estimated_operands(
-    root: *mut pg_sys::PlannerInfo,
-    operands: &[*mut pg_sys::Node],
-) -> Vec<OperandValue> {
-    operands
-        .iter()
-        .map(|&o| {
-            let o = pg_sys::estimate_expression_value(root, o);
-            if (*o).type_ == pg_sys::NodeTag::T_Const {
-                let c = o as *mut pg_sys::Const;
-                columnar_scan::operand_value((*c).consttype, (*c).constvalue, (*c).constisnull)
-            } else {
-                OperandValue::Unknown
-            }
-        })
-        .collect()
-}
-
-/// The smallest and largest value of integer attribute `att` (0-based) in the vectors
-/// that `filter` may leave rows in (every vector without a filter), by zone maps; None
-/// if they do not say.
-pub(crate) unsafe fn kept_range(
-    root: *mut pg_sys::PlannerInfo,
-    relation: pg_sys::Relation,
-    filter: Option<(&FilterPlan, &[*mut pg_sys::Node])>,
-    att: usize,
-) -> Option<(i64, i64)> {
-    let resolved = filter.map(|(f, operands)| f.resolve(&estimated_operands(root, operands)));
-    let mut atts = resolved.as_ref().map_or_else(Vec::new, |f| f.attributes());
-    atts.push(att);
-    atts.sort_unstable();
-    atts.dedup();
-    let natts = (*(*relation).rd_att).natts as usize;
-    let zones = plan_sizes::group_zones(relation, natts, &atts);
-    let keeps = |stats: &dyn Fn(usize) -> Option<crate::storage::format::zonemap::ZoneStats>| {
-        resolved.as_ref().is_none_or(|f| zone::verdict(f, stats) != Verdict::None)
-    };
-    let mut range: Option<(i64, i64)> = None;
-    for g in zones.groups.iter() {
-        if !keeps(&|a: usize| g.stats.get(a).copied().flatten()) {
-            continue;
-        }
-        for (v, stats) in g.vectors.get(att)?.iter().enumerate() {
-            if !keeps(&|a: usize| g.vectors.get(a).and_then(|vs| vs.get(v)).copied()) {
-                continue;
-            }
-            match stats.zone {
-                crate::storage::format::zonemap::ZoneMap::Int { min, max } => {
-                    range = Some(range.map_or((min, max), |(lo, hi)| (lo.min(min), hi.max(max))));
-                }
-                crate::storage::format::zonemap::ZoneMap::None => {}
-                _ => return None,
-            }
-        }
-    }
-    range
-}
-
-/// Which row groups and vectors the zone maps of `zones` leave to `resolved`.
-fn prune(zones: &plan_sizes::ZoneSet, resolved: &Filter) -> Pruning {
-    let (mut rows, mut kept_rows, mut pruned) = (0u64, 0u64, 0usize);
-    let (mut vectors, mut vectors_kept) = (0usize, 0usize);
-    for g in zones.groups.iter() {
-        rows += g.rows;
-        let count = (g.rows as usize).div_ceil(VECTOR_ROWS);
-        vectors += count;
-        if zone::verdict(resolved, &|att| g.stats.get(att).copied().flatten()) == Verdict::None {
-            pruned += 1;
-            continue;
-        }
-        for v in 0..count {
-            let stats = |att: usize| g.vectors.get(att).and_then(|vs| vs.get(v)).copied();
-            if zone::verdict(resolved, &stats) != Verdict::None {
-                vectors_kept += 1;
-                kept_rows += (g.rows - (v * VECTOR_ROWS) as u64).min(VECTOR_ROWS as u64);
-            }
-        }
-    }
-    let row_fraction = if rows == 0 { 1.0 } else { kept_rows as f64 / rows as f64 };
-    Pruning {
-        groups: zones.groups.len(),
-        pruned,
-        row_fraction,
-        vectors: vectors.max(1) as f64,
-        vectors_kept: vectors_kept as f64,
-        computed: true,
-    }
-}
-
-/// A text constant (the path's cost breakdown, for EXPLAIN VERBOSE).
-pub(crate) unsafe fn text_node(text: &str) -> *mut pg_sys::Node {
-    let d = text.into_datum().expect("a text datum");
-    pg_sys::makeConst(pg_sys::TEXTOID, -1, pg_sys::DEFAULT_COLLATION_OID, -1, d, false, false)
-        as *mut pg_sys::Node
 }
 
 /// The paths core (and earlier hooks) offered for `rel`, with their costs: what the
@@ -447,38 +303,14 @@ unsafe fn new_path(
     rows: f64,
     startup: f64,
     total: f64,
+    scan: Scan,
 ) -> *mut pg_sys::CustomPath {
-    let path = custom_path::new(rel, (*rel).reltarget, rows, startup, total, &PATH_METHODS.0);
+    let path = custompath::new::<ScanPath>(rel, (*rel).reltarget, rows, startup, total, scan);
     (*path).path.param_info = param_info;
     (*path).path.parallel_safe = (*rel).consider_parallel;
     // Scrollable cursors read it backward (FETCH PRIOR, LAST, BACKWARD) with no Material.
     (*path).flags = pg_sys::CUSTOMPATH_SUPPORT_BACKWARD_SCAN;
     path
-}
-
-/// The scan's evaluation of every WHERE clause of `rel`, or None if it cannot evaluate
-/// them all (or `quals_push_down` is off): what a node that folds or ranks the rows it
-/// reads needs, as no executor qual runs below it.
-pub unsafe fn pushed_entirely(
-    root: *mut pg_sys::PlannerInfo,
-    rel: *mut pg_sys::RelOptInfo,
-) -> Option<quals::Pushdown> {
-    let clauses = (*rel).baserestrictinfo;
-    if clauses.is_null() {
-        return Some(quals::Pushdown::none(clauses));
-    }
-    if !push_down_enabled(root, rel) {
-        return None;
-    }
-    let pushdown = quals::pushdown(root, rel, clauses);
-    pushdown.kept.is_empty().then_some(pushdown)
-}
-
-/// Whether the scan of `rel` evaluates the quals it can: the table's
-/// `quals_push_down`, or the `pgcolumnar.quals_push_down` setting.
-pub unsafe fn push_down_enabled(root: *mut pg_sys::PlannerInfo, rel: *mut pg_sys::RelOptInfo) -> bool {
-    let rte = *(*root).simple_rte_array.add((*rel).relid as usize);
-    options::quals_push_down((*rte).relid).unwrap_or_else(|| super::QUALS_PUSH_DOWN.get())
 }
 
 unsafe fn natts_live(relation: pg_sys::Relation) -> usize {
@@ -707,57 +539,58 @@ unsafe fn reprice_index_path(
     (*path).total_cost = index_part + fetch / share + disabled;
 }
 
-#[pg_guard]
-unsafe extern "C-unwind" fn plan_path(
-    root: *mut pg_sys::PlannerInfo,
-    rel: *mut pg_sys::RelOptInfo,
-    best_path: *mut pg_sys::CustomPath,
-    tlist: *mut pg_sys::List,
-    clauses: *mut pg_sys::List,
-    _custom_plans: *mut pg_sys::List,
-) -> *mut pg_sys::Plan {
-    let cscan = pg_sys::palloc0(std::mem::size_of::<pg_sys::CustomScan>()) as *mut pg_sys::CustomScan;
-    (*cscan).scan.plan.type_ = pg_sys::NodeTag::T_CustomScan;
-    (*cscan).scan.plan.targetlist = tlist;
-    // The quals the scan evaluates itself leave the plan's qual; zone maps still check
-    // those of the others they can.
-    let pushdown = if push_down_enabled(root, rel) {
-        quals::pushdown(root, rel, clauses)
-    } else {
-        quals::Pushdown::none(clauses)
-    };
-    let clause_of = |ri: &*mut pg_sys::RestrictInfo| (**ri).clause as *mut pg_sys::Node;
-    let quals = pg_sys::extract_actual_clauses(pg_list::from_ptrs(pushdown.kept.iter().copied()), false);
-    (*cscan).scan.plan.qual = quals;
-    (*cscan).scan.scanrelid = (*rel).relid;
-    let found = quals::zone_predicates(quals, (*rel).relid);
-    // custom_exprs: the zone-map quals, the pushed quals, the operands (copies, which
-    // setrefs fixes up like any scan expression).
-    let copy =
-        |n: *mut pg_sys::Node| pg_sys::copyObjectImpl(n as *const std::ffi::c_void) as *mut pg_sys::Node;
-    let pushed: Vec<*mut pg_sys::Node> = pushdown.pushed.iter().map(clause_of).collect();
-    let exprs = found
-        .iter()
-        .map(|(q, _, _)| copy(*q))
-        .chain(pushed.iter().map(|&q| copy(q)))
-        .chain(pushdown.operands.iter().map(|&o| copy(o)));
-    (*cscan).custom_exprs = pg_list::from_ptrs(exprs);
-    let private: Vec<*mut pg_sys::Node> = pg_list::ptrs((*best_path).custom_private).collect();
-    let explain_costs =
-        String::from_datum((*(private[1] as *mut pg_sys::Const)).constvalue, false).unwrap_or_default();
-    let attnums = Vec::<i32>::from_list(private[0] as *mut pg_sys::List);
-    let output = output_attnums(&attnums, tlist, quals, (*rel).relid);
-    let plan = ScanPlan {
-        attnums,
-        output,
-        explain_costs,
-        zone_quals: found.len(),
-        pushed_quals: pushed.len(),
-        zone_predicates: found.into_iter().map(|(_, att, p)| (att, p)).collect(),
-        filter: pushdown.filter,
-    };
-    (*cscan).custom_private = plan.to_list();
-    (*cscan).flags = (*best_path).flags;
-    (*cscan).methods = &Methods::<ColumnarScan>::PARALLEL_SCAN;
-    cscan as *mut pg_sys::Plan
+/// The ColumnarScan of a path: its quals, translated with the path, put in the order
+/// createplan gives them.
+impl CustomPathKind for ScanPath {
+    type Node = ColumnarScan;
+    type Analysis = Scan;
+    const SCAN_METHODS: &'static pg_sys::CustomScanMethods = &Methods::<ColumnarScan>::PARALLEL_SCAN;
+
+    unsafe fn plan(
+        root: *mut pg_sys::PlannerInfo,
+        rel: *mut pg_sys::RelOptInfo,
+        path: *mut pg_sys::CustomPath,
+        scan: &Scan,
+        tlist: *mut pg_sys::List,
+        clauses: *mut pg_sys::List,
+    ) -> *mut pg_sys::CustomScan {
+        let cscan = custompath::new_scan();
+        (*cscan).scan.plan.targetlist = tlist;
+        // The quals the scan evaluates itself leave the plan's qual; zone maps still check
+        // those of the others they can. The clauses were translated with the path; here they
+        // are only put in the order createplan gives them.
+        let pushdown = match &scan.translations {
+            Some(t) => t.pushdown(root, rel, clauses),
+            None => quals::Pushdown::none(clauses),
+        };
+        let clause_of = |ri: &*mut pg_sys::RestrictInfo| (**ri).clause as *mut pg_sys::Node;
+        let quals = pg_sys::extract_actual_clauses(pg_list::from_ptrs(pushdown.kept.iter().copied()), false);
+        (*cscan).scan.plan.qual = quals;
+        (*cscan).scan.scanrelid = (*rel).relid;
+        let found = quals::zone_predicates(quals, (*rel).relid);
+        // custom_exprs: the zone-map quals, the pushed quals, the operands (copies, which
+        // setrefs fixes up like any scan expression).
+        let copy =
+            |n: *mut pg_sys::Node| pg_sys::copyObjectImpl(n as *const std::ffi::c_void) as *mut pg_sys::Node;
+        let pushed: Vec<*mut pg_sys::Node> = pushdown.pushed.iter().map(clause_of).collect();
+        let exprs = found
+            .iter()
+            .map(|(q, _, _)| copy(*q))
+            .chain(pushed.iter().map(|&q| copy(q)))
+            .chain(pushdown.operands.iter().map(|&o| copy(o)));
+        (*cscan).custom_exprs = pg_list::from_ptrs(exprs);
+        let output = output_attnums(&scan.attnums, tlist, quals, (*rel).relid);
+        let plan = ScanPlan {
+            attnums: scan.attnums.clone(),
+            output,
+            explain: scan.explain.clone(),
+            zone_quals: found.len(),
+            pushed_quals: pushed.len(),
+            zone_predicates: found.into_iter().map(|(_, att, p)| (att, p)).collect(),
+            filter: pushdown.filter,
+        };
+        (*cscan).custom_private = plan.to_list();
+        (*cscan).flags = (*path).flags;
+        cscan
+    }
 }

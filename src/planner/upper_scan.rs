@@ -1,56 +1,43 @@
 //! The plan of a custom path that replaces an upper stage (grouping, distinct) over
-//! one relation, written once for ColumnarAgg and LastPoint: the path keeps, in its
-//! `custom_private`, the relation, the node's private plan, its scan tuple (the
-//! `custom_scan_tlist` that the target list, HAVING and `custom_exprs` refer to once
-//! setrefs has run), HAVING, and the node's expressions.
+//! one relation, written once for ColumnarAgg and LastPoint: the path's analysis holds
+//! the relation, the node's private plan, its scan tuple (the `custom_scan_tlist` that
+//! the target list, HAVING and `custom_exprs` refer to once setrefs has run), HAVING,
+//! and the node's expressions.
 
+use crate::exec::customscan::PlanPrivate;
 use crate::pg_list;
 use pgrx::pg_sys;
 
-/// A path's `custom_private`: relation `relid`, the node's private plan, the scan
-/// tuple's expressions, HAVING, and the expressions the node evaluates.
-pub unsafe fn private(
-    relid: u32,
-    plan: *mut pg_sys::List,
-    scan_tuple: &[*mut pg_sys::Node],
-    having: *mut pg_sys::List,
-    exprs: &[*mut pg_sys::Node],
-) -> *mut pg_sys::List {
-    let tlist = pg_list::from_ptrs(scan_tuple.iter().enumerate().map(|(i, &e)| {
-        pg_sys::makeTargetEntry(e as *mut pg_sys::Expr, i as i16 + 1, std::ptr::null_mut(), false)
-    }));
-    pg_list::from_ptrs([
-        pg_list::from_ints([relid as i32]) as *mut pg_sys::Node,
-        plan as *mut pg_sys::Node,
-        tlist as *mut pg_sys::Node,
-        having as *mut pg_sys::Node,
-        pg_list::from_ptrs(exprs.iter().copied()) as *mut pg_sys::Node,
-    ])
+/// What such a path hands its plan.
+pub struct UpperScan<P> {
+    /// The relation's range table index.
+    pub relid: u32,
+    /// The node's private plan (`custom_private`).
+    pub private: P,
+    /// The scan tuple's expressions.
+    pub scan_tuple: Vec<*mut pg_sys::Node>,
+    pub having: *mut pg_sys::List,
+    /// The expressions the node evaluates (`custom_exprs`).
+    pub exprs: Vec<*mut pg_sys::Node>,
 }
 
-/// The CustomScan of such a path (`PlanCustomPath`), with `methods`.
-pub unsafe fn plan(
-    best_path: *mut pg_sys::CustomPath,
-    tlist: *mut pg_sys::List,
-    methods: &'static pg_sys::CustomScanMethods,
-) -> *mut pg_sys::Plan {
-    let private: Vec<*mut pg_sys::Node> = pg_list::ptrs((*best_path).custom_private).collect();
-    let [relid, plan, scan_tuple, having, exprs] = private[..] else {
-        pgrx::error!("malformed {} path", std::ffi::CStr::from_ptr(methods.CustomName).to_string_lossy())
-    };
-    let copy =
-        |n: *mut pg_sys::Node| pg_sys::copyObjectImpl(n as *const std::ffi::c_void) as *mut pg_sys::Node;
-    let cscan = pg_sys::palloc0(std::mem::size_of::<pg_sys::CustomScan>()) as *mut pg_sys::CustomScan;
-    (*cscan).scan.plan.type_ = pg_sys::NodeTag::T_CustomScan;
-    // setrefs makes the target list, HAVING and the expressions refer to the scan
-    // tuple's columns (custom_scan_tlist).
-    (*cscan).scan.plan.targetlist = tlist;
-    (*cscan).scan.plan.qual = copy(having) as *mut pg_sys::List;
-    (*cscan).scan.scanrelid = pg_list::ints(relid as *mut pg_sys::List).next().unwrap() as u32;
-    (*cscan).custom_scan_tlist = copy(scan_tuple) as *mut pg_sys::List;
-    (*cscan).custom_exprs = copy(exprs) as *mut pg_sys::List;
-    (*cscan).custom_private = plan as *mut pg_sys::List;
-    (*cscan).flags = 0;
-    (*cscan).methods = methods;
-    cscan as *mut pg_sys::Plan
+impl<P: PlanPrivate> UpperScan<P> {
+    /// The CustomScan of such a path (`PlanCustomPath`), but for its methods.
+    pub unsafe fn plan(&self, tlist: *mut pg_sys::List) -> *mut pg_sys::CustomScan {
+        let copy =
+            |n: *mut pg_sys::Node| pg_sys::copyObjectImpl(n as *const std::ffi::c_void) as *mut pg_sys::Node;
+        let cscan = super::custompath::new_scan();
+        // setrefs makes the target list, HAVING and the expressions refer to the scan
+        // tuple's columns (custom_scan_tlist).
+        (*cscan).scan.plan.targetlist = tlist;
+        (*cscan).scan.plan.qual = copy(self.having as *mut pg_sys::Node) as *mut pg_sys::List;
+        (*cscan).scan.scanrelid = self.relid;
+        (*cscan).custom_scan_tlist = pg_list::from_ptrs(self.scan_tuple.iter().enumerate().map(|(i, &e)| {
+            pg_sys::makeTargetEntry(copy(e) as *mut pg_sys::Expr, i as i16 + 1, std::ptr::null_mut(), false)
+        }));
+        (*cscan).custom_exprs = pg_list::from_ptrs(self.exprs.iter().map(|&e| copy(e)));
+        (*cscan).custom_private = self.private.to_list();
+        (*cscan).flags = 0;
+        cscan
+    }
 }

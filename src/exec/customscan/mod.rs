@@ -4,14 +4,18 @@
 //! here (`Methods::<Node>`). A parallel-aware node also implements `ParallelScanNode`
 //! (the DSM callbacks) and uses `Methods::<Node>::PARALLEL_EXEC`.
 //!
-//! The planner makes the plan: a `CustomScan` whose `methods` are `Methods::<Node>::SCAN`
-//! and whose `custom_private` is `Node::Private::to_list`. The executor then creates the
-//! node from that private data, and drops it with the executor's memory context (also on
-//! ERROR).
+//! The planner makes the plan (`planner::custompath`, this trait's twin): a `CustomScan`
+//! whose `methods` are `Methods::<Node>::SCAN` and whose `custom_private` is
+//! `Node::Private::to_list`, serialized with the helpers of `private` (bytea constants)
+//! and `explain` (the EXPLAIN fields the planner decided, one (label, text) format for
+//! every node). The executor then creates the node from that private data, and drops it
+//! with the executor's memory context (also on ERROR).
 
+mod explain;
 mod private;
 
-pub use private::PlanPrivate;
+pub use explain::{explain_fields_node, explain_fields_of, explain_planned};
+pub use private::{bytea_const, bytea_datum, const_bytes, PlanPrivate};
 
 use pgrx::pg_sys;
 use pgrx::prelude::*;
@@ -56,7 +60,7 @@ pub trait CustomScanNode: Sized + 'static {
     }
 
     /// The node's own ExecCustomScan, for a node whose per-row path must not pay a
-    /// guard per call (see `heap_pushed_scan`); None: ExecScan over `next`, guarded.
+    /// guard per call (see `pushed_seq_scan`); None: ExecScan over `next`, guarded.
     const EXEC_FAST: Option<
         unsafe extern "C-unwind" fn(*mut pg_sys::CustomScanState) -> *mut pg_sys::TupleTableSlot,
     > = None;
@@ -68,21 +72,6 @@ pub trait CustomScanNode: Sized + 'static {
         _ancestors: *mut pg_sys::List,
         _es: *mut pg_sys::ExplainState,
     ) {
-    }
-}
-
-/// Writes the EXPLAIN fields a planner decided, as (label, text) pairs: those whose
-/// label starts with '+' only with VERBOSE (and COSTS).
-pub unsafe fn explain_planned(fields: &[(String, String)], es: *mut pg_sys::ExplainState) {
-    for (label, value) in fields {
-        let label = match label.strip_prefix('+') {
-            Some(verbose) if (*es).verbose && (*es).costs => verbose,
-            Some(_) => continue,
-            None => label,
-        };
-        let l = std::ffi::CString::new(label).unwrap();
-        let v = std::ffi::CString::new(value.as_str()).unwrap();
-        pg_sys::ExplainPropertyText(l.as_ptr(), v.as_ptr(), es);
     }
 }
 

@@ -13,9 +13,14 @@
 //!   selection (the row numbers that are left).
 //! - `zone`: the tree evaluated on zone maps: no row can pass, every row passes, or
 //!   the vector must be read.
+//! - `pushed`: a resolved filter as the reader asks for it (`VectorFilter`).
+//! - `operands`: the operands' values, evaluated by the executor (the one file here
+//!   that calls PostgreSQL).
 
 pub mod kernels;
+pub mod operands;
 pub mod plan;
+pub mod pushed;
 pub mod zone;
 
 use crate::storage::format::zonemap::{Bound, CmpOp};

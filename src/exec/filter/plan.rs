@@ -72,6 +72,25 @@ impl FilterPlan {
         }
     }
 
+    /// The filter with each operand number moved up by `first`: a clause's filter, its
+    /// operands numbered from 0, placed after the operands of the clauses before it.
+    pub fn with_operands_from(&self, first: usize) -> FilterPlan {
+        match self {
+            FilterPlan::Test { att, test } => {
+                let test = match test {
+                    PlanTest::Compare(op, k) => PlanTest::Compare(*op, k + first),
+                    PlanTest::NotEqual(k) => PlanTest::NotEqual(k + first),
+                    PlanTest::In(k) => PlanTest::In(k + first),
+                    PlanTest::NotIn(k) => PlanTest::NotIn(k + first),
+                    other => other.clone(),
+                };
+                FilterPlan::Test { att: *att, test }
+            }
+            FilterPlan::And(c) => FilterPlan::And(c.iter().map(|c| c.with_operands_from(first)).collect()),
+            FilterPlan::Or(c) => FilterPlan::Or(c.iter().map(|c| c.with_operands_from(first)).collect()),
+        }
+    }
+
     /// The operands the filter uses, each once.
     pub fn operands(&self) -> Vec<usize> {
         let mut out = Vec::new();
@@ -272,6 +291,24 @@ mod tests {
 
     fn t(att: usize, test: PlanTest) -> FilterPlan {
         FilterPlan::Test { att, test }
+    }
+
+    #[test]
+    fn operands_move_up_past_earlier_clauses() {
+        let clause = FilterPlan::Or(vec![
+            t(0, PlanTest::Compare(CmpOp::Lt, 0)),
+            t(1, PlanTest::IsNull),
+            FilterPlan::And(vec![
+                t(2, PlanTest::NotEqual(1)),
+                t(3, PlanTest::In(2)),
+                t(4, PlanTest::NotIn(3)),
+            ]),
+        ]);
+        let moved = clause.with_operands_from(5);
+        assert_eq!(moved.operands(), vec![5, 6, 7, 8]);
+        assert_eq!(moved.attributes(), clause.attributes());
+        assert_eq!(moved.with_operands_from(0), moved);
+        assert_eq!(clause.with_operands_from(0), clause);
     }
 
     #[test]

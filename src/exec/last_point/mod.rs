@@ -17,8 +17,10 @@ pub mod best;
 mod skip_scan;
 mod zones;
 
-use super::columnar_scan::{explain_fields_node, explain_fields_of, ScanPlan};
-use super::customscan::{CustomScanNode, PlanPrivate};
+use super::columnar_scan::ScanPlan;
+use super::customscan::{
+    explain_fields_node, explain_fields_of, explain_planned, CustomScanNode, PlanPrivate,
+};
 use crate::pg_list;
 use best::Rank;
 use pgrx::pg_sys;
@@ -250,7 +252,7 @@ impl CustomScanNode for LastPoint {
         _ancestors: *mut pg_sys::List,
         es: *mut pg_sys::ExplainState,
     ) {
-        super::customscan::explain_planned(&self.plan.explain, es);
+        explain_planned(&self.plan.explain, es);
         if !(*es).analyze {
             return;
         }

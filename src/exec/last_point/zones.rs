@@ -7,8 +7,10 @@
 use super::best::{Best, Rank, Score};
 use super::Counters;
 use crate::exec::agg::groups::{Grouper, KeyInput, KeyValue};
-use crate::exec::columnar_scan::{operand_values, PushedFilter, ScanPlan};
+use crate::exec::columnar_scan::ScanPlan;
+use crate::exec::filter::operands::operand_values;
 use crate::exec::filter::plan::FilterPlan;
+use crate::exec::filter::pushed::PushedFilter;
 use crate::storage::format::encoding::{DecodedValues, DecodedVector};
 use crate::storage::format::layout::VECTOR_ROWS;
 use crate::storage::format::zonemap::{ZoneMap, ZonePredicate, ZoneStats};

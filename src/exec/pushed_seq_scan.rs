@@ -1,5 +1,5 @@
 //! The `PushedSeqScan` custom scan node: a sequential scan of a heap table that hands
-//! some WHERE clauses to heapam as scan keys (`planner::heap_path` decides which). Heap
+//! some WHERE clauses to heapam as scan keys (`planner::pushed_seq_scan_path` decides which). Heap
 //! tests them on each visible tuple of a page (page-at-a-time visibility) before the
 //! tuple reaches the slot; the executor evaluates only the plan's other quals, so no
 //! clause is evaluated twice. The keys' values (constants, parameters) are evaluated
@@ -8,8 +8,9 @@
 //! With EXPLAIN ANALYZE each key's function is called through a counting wrapper, which
 //! gives the rows the pushed filter removed; other runs call the function directly.
 
-use super::columnar_scan::{explain_fields_node, explain_fields_of};
-use super::customscan::{CustomScanNode, ParallelScanNode, PlanPrivate};
+use super::customscan::{
+    explain_fields_node, explain_fields_of, explain_planned, CustomScanNode, ParallelScanNode, PlanPrivate,
+};
 use crate::pg_list;
 use pgrx::pg_sys;
 use pgrx::prelude::*;
@@ -45,7 +46,7 @@ unsafe extern "C-unwind" fn exec_fast(css: *mut pg_sys::CustomScanState) -> *mut
 /// a guarded call; the others read heapam directly.
 unsafe extern "C-unwind" fn next_row(ss: *mut pg_sys::ScanState) -> *mut pg_sys::TupleTableSlot {
     let css = ss as *mut pg_sys::CustomScanState;
-    let node = super::customscan::node::<HeapPushedScan>(css);
+    let node = super::customscan::node::<PushedSeqScan>(css);
     if node.stale || !node.keys_in_heap {
         // Starting, or testing the pushed clauses here: the guarded path.
         return guarded_next(css);
@@ -60,7 +61,7 @@ unsafe extern "C-unwind" fn next_row(ss: *mut pg_sys::ScanState) -> *mut pg_sys:
 
 #[pg_guard]
 unsafe extern "C-unwind" fn guarded_next(css: *mut pg_sys::CustomScanState) -> *mut pg_sys::TupleTableSlot {
-    super::customscan::node::<HeapPushedScan>(css).next(css)
+    super::customscan::node::<PushedSeqScan>(css).next(css)
 }
 
 #[pg_guard]
@@ -69,7 +70,7 @@ unsafe extern "C-unwind" fn recheck_row(
     slot: *mut pg_sys::TupleTableSlot,
 ) -> bool {
     let css = ss as *mut pg_sys::CustomScanState;
-    super::customscan::node::<HeapPushedScan>(css).recheck(css, slot)
+    super::customscan::node::<PushedSeqScan>(css).recheck(css, slot)
 }
 
 /// One scan key: the column, the function testing it (column on the left), the
@@ -122,7 +123,7 @@ struct Counted {
     rejected: u64,
 }
 
-pub struct HeapPushedScan {
+pub struct PushedSeqScan {
     plan: PushedPlan,
     /// The keys' values, then the pushed clauses (custom_exprs).
     exprs: Vec<*mut pg_sys::Node>,
@@ -149,7 +150,7 @@ pub struct HeapPushedScan {
     memory: pg_sys::MemoryContext,
 }
 
-impl CustomScanNode for HeapPushedScan {
+impl CustomScanNode for PushedSeqScan {
     const NAME: &'static CStr = NAME;
     type Private = PushedPlan;
     const EXEC_FAST: Option<
@@ -157,7 +158,7 @@ impl CustomScanNode for HeapPushedScan {
     > = Some(exec_fast);
 
     unsafe fn create(plan: PushedPlan, cscan: *mut pg_sys::CustomScan) -> Self {
-        HeapPushedScan {
+        PushedSeqScan {
             plan,
             exprs: pg_list::ptrs((*cscan).custom_exprs).collect(),
             value_states: Vec::new(),
@@ -266,7 +267,7 @@ impl CustomScanNode for HeapPushedScan {
         _ancestors: *mut pg_sys::List,
         es: *mut pg_sys::ExplainState,
     ) {
-        super::customscan::explain_planned(&self.plan.explain, es);
+        explain_planned(&self.plan.explain, es);
         if (*es).analyze && !self.counted.is_empty() {
             // Every process's (their loops are in the node's instrumentation too).
             let rejected = self.parallel_rejected.unwrap_or_else(|| self.rejected());
@@ -282,7 +283,7 @@ impl CustomScanNode for HeapPushedScan {
     }
 }
 
-impl HeapPushedScan {
+impl PushedSeqScan {
     /// Rows this process's keys (or its own test of the clauses) rejected so far.
     unsafe fn rejected(&self) -> u64 {
         self.counted.iter().map(|&c| (*c).rejected).sum::<u64>() + self.rejected_here
@@ -371,7 +372,7 @@ impl HeapPushedScan {
 }
 
 /// In parallel, heapam's own shared state hands out the blocks.
-impl ParallelScanNode for HeapPushedScan {
+impl ParallelScanNode for PushedSeqScan {
     unsafe fn estimate_dsm(
         &mut self,
         node: *mut pg_sys::CustomScanState,
@@ -419,7 +420,7 @@ impl ParallelScanNode for HeapPushedScan {
 /// rows (a MAXALIGN multiple, as the state after it needs).
 const SHARED_COUNT: usize = 8;
 
-impl HeapPushedScan {
+impl PushedSeqScan {
     unsafe fn attach(&mut self, coordinate: *mut std::ffi::c_void) {
         self.shared_rejected = coordinate as *const AtomicU64;
         self.pscan = (coordinate as *mut u8).add(SHARED_COUNT) as pg_sys::ParallelTableScanDesc;

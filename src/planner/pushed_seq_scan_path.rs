@@ -8,23 +8,64 @@
 //! parallel form shares heapam's parallel scan state out as core's does.
 
 use super::cost;
-use super::custom_path;
+use super::custompath::{self, CustomPathKind};
 use super::explain_text;
 use super::quals;
-use super::scan_path;
+use super::relation::scanned_plainly;
 use crate::exec::customscan::{Methods, PlanPrivate};
-use crate::exec::heap_pushed_scan::{HeapPushedScan, KeyPlan, PushedPlan};
-use crate::exec::MethodTable;
+use crate::exec::pushed_seq_scan::{KeyPlan, PushedPlan, PushedSeqScan};
 use crate::pg_list;
 use crate::storage::{am, options};
 use pgrx::pg_sys;
-use pgrx::prelude::*;
+use std::rc::Rc;
 
-static PATH_METHODS: MethodTable<pg_sys::CustomPathMethods> = MethodTable(pg_sys::CustomPathMethods {
-    CustomName: crate::exec::heap_pushed_scan::NAME.as_ptr(),
-    PlanCustomPath: Some(plan_path),
-    ReparameterizeCustomPathByChild: None,
-});
+/// The PushedSeqScan path.
+pub struct PushedSeqScanPath;
+
+/// What `add_paths` decided, for both the serial and the parallel path: the plan, the
+/// keys' values, the pushed clauses (the executor tests them itself only to recheck a
+/// row EvalPlanQual substitutes).
+pub struct Pushed {
+    plan: PushedPlan,
+    values: Vec<*mut pg_sys::Node>,
+    clauses: Vec<*mut pg_sys::RestrictInfo>,
+}
+
+impl CustomPathKind for PushedSeqScanPath {
+    type Node = PushedSeqScan;
+    type Analysis = Rc<Pushed>;
+    const SCAN_METHODS: &'static pg_sys::CustomScanMethods = &Methods::<PushedSeqScan>::PARALLEL_SCAN;
+
+    unsafe fn plan(
+        _root: *mut pg_sys::PlannerInfo,
+        rel: *mut pg_sys::RelOptInfo,
+        _path: *mut pg_sys::CustomPath,
+        pushed: &Rc<Pushed>,
+        tlist: *mut pg_sys::List,
+        clauses: *mut pg_sys::List,
+    ) -> *mut pg_sys::CustomScan {
+        // The executor's qual: the clauses not pushed.
+        let kept = pg_list::from_ptrs(
+            pg_list::ptrs::<pg_sys::RestrictInfo>(clauses)
+                .filter(|ri| !pushed.clauses.contains(ri) && !(**ri).pseudoconstant)
+                .map(|ri| (*ri).clause),
+        );
+        let cscan = custompath::new_scan();
+        (*cscan).scan.plan.targetlist = tlist;
+        (*cscan).scan.plan.qual = kept;
+        (*cscan).scan.scanrelid = (*rel).relid;
+        // The keys' values, then the pushed clauses (EvalPlanQual rechecks).
+        let exprs = pushed
+            .values
+            .iter()
+            .copied()
+            .chain(pushed.clauses.iter().map(|&ri| (*ri).clause as *mut pg_sys::Node));
+        (*cscan).custom_exprs = pg_list::from_ptrs(exprs);
+        (*cscan).custom_private = pushed.plan.to_list();
+        (*cscan).flags = 0;
+        cscan
+    }
+}
 
 /// What share of an executor qual's per-row cost a scan key costs (one function call
 /// on a column fetched by `heap_getattr`, no expression machinery).
@@ -47,7 +88,7 @@ pub unsafe fn add_paths(
     rel: *mut pg_sys::RelOptInfo,
     rte: *mut pg_sys::RangeTblEntry,
 ) {
-    if (*rel).baserestrictinfo.is_null() || !scan_path::scanned_plainly(rte) {
+    if (*rel).baserestrictinfo.is_null() || !scanned_plainly(rte) {
         return;
     }
     let relation = pg_sys::table_open((*rte).relid, pg_sys::NoLock as i32);
@@ -74,13 +115,13 @@ unsafe fn add_pushed_paths(
     if keys.is_empty() {
         return;
     }
-    let pushed = pg_list::from_ptrs(keys.iter().map(|k| k.clause));
+    let pushed: Vec<*mut pg_sys::RestrictInfo> = keys.iter().map(|k| k.clause).collect();
     let kept: Vec<*mut pg_sys::RestrictInfo> = pg_list::ptrs::<pg_sys::RestrictInfo>((*rel).baserestrictinfo)
         .filter(|ri| !keys.iter().any(|k| k.clause == *ri))
         .collect();
-    let selectivity = quals::selectivity(root, rel, &keys.iter().map(|k| k.clause).collect::<Vec<_>>());
+    let selectivity = quals::selectivity(root, rel, &pushed);
     let mut pushed_cost = pg_sys::QualCost::default();
-    pg_sys::cost_qual_eval(&mut pushed_cost, pushed, root);
+    pg_sys::cost_qual_eval(&mut pushed_cost, pg_list::from_ptrs(pushed.iter().copied()), root);
     let mut kept_cost = pg_sys::QualCost::default();
     pg_sys::cost_qual_eval(&mut kept_cost, pg_list::from_ptrs(kept.iter().copied()), root);
     // Core's sequential scan: every tuple reaches a slot and every qual.
@@ -99,18 +140,12 @@ unsafe fn add_pushed_paths(
     let plan = PushedPlan {
         keys: keys.iter().map(|k| KeyPlan { attno: k.attno, func: k.func, collation: k.collation }).collect(),
         explain: vec![
-            ("Pushed Filter".to_string(), deparse(&keys.iter().map(|k| k.clause).collect::<Vec<_>>())),
+            ("Pushed Filter".to_string(), deparse(&pushed)),
             ("+Pushed Filter Selectivity".to_string(), format!("{selectivity:.4}")),
         ],
     };
-    // What plan_path needs: the plan, the keys' values, the pushed clauses (the
-    // executor tests them itself only to recheck a row EvalPlanQual substitutes).
-    let private = pg_list::from_ptrs([
-        plan.to_list() as *mut pg_sys::Node,
-        pg_list::from_ptrs(keys.iter().map(|k| k.value)) as *mut pg_sys::Node,
-        pushed as *mut pg_sys::Node,
-    ]);
-    let serial = new_path(rel, private, (*rel).rows, startup, total, 0);
+    let pushed = Rc::new(Pushed { plan, values: keys.iter().map(|k| k.value).collect(), clauses: pushed });
+    let serial = new_path(rel, pushed.clone(), (*rel).rows, startup, total, 0);
     pg_sys::add_path(rel, serial);
     // In parallel, each process scans the blocks heapam's shared state hands it: the
     // CPU is shared out, the pages are read once (as core prices a parallel seq scan).
@@ -124,23 +159,22 @@ unsafe fn add_pushed_paths(
         let divisor = cost::parallel_divisor(workers, pg_sys::parallel_leader_participation);
         let rows = ((*rel).rows / divisor).max(1.0);
         let total = startup + disk + cpu / divisor + rows * target.per_tuple;
-        pg_sys::add_partial_path(rel, new_path(rel, private, rows, startup, total, workers));
+        pg_sys::add_partial_path(rel, new_path(rel, pushed, rows, startup, total, workers));
     }
 }
 
 unsafe fn new_path(
     rel: *mut pg_sys::RelOptInfo,
-    private: *mut pg_sys::List,
+    pushed: Rc<Pushed>,
     rows: f64,
     startup: f64,
     total: f64,
     workers: i32,
 ) -> *mut pg_sys::Path {
-    let path = custom_path::new(rel, (*rel).reltarget, rows, startup, total, &PATH_METHODS.0);
+    let path = custompath::new::<PushedSeqScanPath>(rel, (*rel).reltarget, rows, startup, total, pushed);
     (*path).path.parallel_safe = (*rel).consider_parallel;
     (*path).path.parallel_aware = workers > 0;
     (*path).path.parallel_workers = workers;
-    (*path).custom_private = private;
     path as *mut pg_sys::Path
 }
 
@@ -193,37 +227,4 @@ unsafe fn is_value(node: *mut pg_sys::Node) -> bool {
         n = (*(n as *mut pg_sys::RelabelType)).arg as *mut pg_sys::Node;
     }
     matches!((*n).type_, pg_sys::NodeTag::T_Const | pg_sys::NodeTag::T_Param)
-}
-
-#[pg_guard]
-unsafe extern "C-unwind" fn plan_path(
-    _root: *mut pg_sys::PlannerInfo,
-    rel: *mut pg_sys::RelOptInfo,
-    best_path: *mut pg_sys::CustomPath,
-    tlist: *mut pg_sys::List,
-    clauses: *mut pg_sys::List,
-    _custom_plans: *mut pg_sys::List,
-) -> *mut pg_sys::Plan {
-    let private: Vec<*mut pg_sys::Node> = pg_list::ptrs((*best_path).custom_private).collect();
-    let [plan, values, pushed] = private[..] else { pgrx::error!("malformed PushedSeqScan path") };
-    let pushed_clauses: Vec<*mut pg_sys::RestrictInfo> = pg_list::ptrs(pushed as *mut pg_sys::List).collect();
-    // The executor's qual: the clauses not pushed.
-    let kept = pg_list::from_ptrs(
-        pg_list::ptrs::<pg_sys::RestrictInfo>(clauses)
-            .filter(|ri| !pushed_clauses.contains(ri) && !(**ri).pseudoconstant)
-            .map(|ri| (*ri).clause),
-    );
-    let cscan = pg_sys::palloc0(std::mem::size_of::<pg_sys::CustomScan>()) as *mut pg_sys::CustomScan;
-    (*cscan).scan.plan.type_ = pg_sys::NodeTag::T_CustomScan;
-    (*cscan).scan.plan.targetlist = tlist;
-    (*cscan).scan.plan.qual = kept;
-    (*cscan).scan.scanrelid = (*rel).relid;
-    // The keys' values, then the pushed clauses (EvalPlanQual rechecks).
-    let mut exprs: Vec<*mut pg_sys::Node> = pg_list::ptrs(values as *mut pg_sys::List).collect();
-    exprs.extend(pushed_clauses.iter().map(|&ri| (*ri).clause as *mut pg_sys::Node));
-    (*cscan).custom_exprs = pg_list::from_ptrs(exprs);
-    (*cscan).custom_private = plan as *mut pg_sys::List;
-    (*cscan).flags = 0;
-    (*cscan).methods = &Methods::<HeapPushedScan>::PARALLEL_SCAN;
-    cscan as *mut pg_sys::Plan
 }

@@ -1,0 +1,49 @@
+//! The values of a pushed filter's operands, evaluated by the executor when a scan
+//! starts (and again on a rescan): the PostgreSQL side of pushed filters, the one file
+//! of `exec::filter` that calls PostgreSQL (`scripts/check_layers.py` allows it by
+//! name). The planner folds constants through `operand_value` too, for plan-time
+//! pruning.
+
+use super::plan::OperandValue;
+use crate::storage::datum;
+use pgrx::pg_sys;
+
+/// The values of a filter's operands (`states`: their executor state), evaluated now.
+pub unsafe fn operand_values(
+    operands: &[*mut pg_sys::Node],
+    states: &[*mut pg_sys::ExprState],
+    econtext: *mut pg_sys::ExprContext,
+) -> Vec<OperandValue> {
+    let values = operands
+        .iter()
+        .zip(states)
+        .map(|(&expr, &state)| {
+            let mut isnull = false;
+            let d = pg_sys::ExecEvalExprSwitchContext(state, econtext, &mut isnull);
+            operand_value(pg_sys::exprType(expr), d, isnull)
+        })
+        .collect();
+    pg_sys::MemoryContextReset((*econtext).ecxt_per_tuple_memory);
+    values
+}
+
+/// An operand's value in the physical form of the column it is compared with (the
+/// planner only pushes operands whose type converts exactly).
+pub unsafe fn operand_value(typid: pg_sys::Oid, d: pg_sys::Datum, isnull: bool) -> OperandValue {
+    if isnull {
+        return OperandValue::Null;
+    }
+    let element = pg_sys::get_element_type(typid);
+    if element == pg_sys::InvalidOid {
+        return datum::physical_value(datum::type_kind(typid), d, false)
+            .map_or(OperandValue::Null, OperandValue::Value);
+    }
+    let array = pg_sys::pg_detoast_datum(d.cast_mut_ptr()) as *mut pg_sys::ArrayType;
+    let (mut len, mut byval, mut align) = (0i16, false, 0 as std::ffi::c_char);
+    pg_sys::get_typlenbyvalalign(element, &mut len, &mut byval, &mut align);
+    let (mut elems, mut nulls, mut n) = (std::ptr::null_mut(), std::ptr::null_mut(), 0);
+    pg_sys::deconstruct_array(array, element, len as i32, byval, align, &mut elems, &mut nulls, &mut n);
+    let kind = datum::type_kind(element);
+    let items = (0..n as usize).map(|i| datum::physical_value(kind, *elems.add(i), *nulls.add(i))).collect();
+    OperandValue::Array(items)
+}

@@ -1,0 +1,207 @@
+//! What every path of ours asks about the relation it reads, apart from its own node:
+//! whether the table is read plainly (`scanned_plainly`), whether its scan evaluates
+//! every WHERE clause (`pushed_entirely`, `push_down_enabled`), and what zone maps rule
+//! out of a pushed filter at plan time (`plan_time_pruning`, `kept_range`).
+
+use super::quals;
+use crate::exec::filter::operands;
+use crate::exec::filter::plan::{FilterPlan, OperandValue};
+use crate::exec::filter::{zone, Filter};
+use crate::storage::format::layout::VECTOR_ROWS;
+use crate::storage::format::zonemap::Verdict;
+use crate::storage::{options, plan_sizes};
+use pgrx::pg_sys;
+use std::cell::RefCell;
+use std::rc::Rc;
+
+/// Whether range table entry `rte` is a table read plainly: not an inheritance parent
+/// (`rte->inh`: an append relation, whose paths are Appends over its members, the
+/// parent's own rows a member with `inh` off; a scan of the parent's relation alone
+/// would lose the children's rows), and not TABLESAMPLE (core's Sample Scan uses the
+/// table AM's sampling callbacks; a plain scan would read every row).
+pub unsafe fn scanned_plainly(rte: *mut pg_sys::RangeTblEntry) -> bool {
+    (*rte).rtekind == pg_sys::RTEKind::RTE_RELATION
+        && (*rte).relkind as u8 == pg_sys::RELKIND_RELATION
+        && !(*rte).inh
+        && (*rte).tablesample.is_null()
+}
+
+/// What zone maps rule out of a pushed filter at plan time.
+#[derive(Clone)]
+pub struct Pruning {
+    /// Row groups of the table, and those no row can match in.
+    pub groups: usize,
+    pub pruned: usize,
+    /// Share of the rows in vectors that survive.
+    pub row_fraction: f64,
+    /// Vectors of the table, and those that survive.
+    pub vectors: f64,
+    pub vectors_kept: f64,
+    /// Whether zone maps were consulted (false: nothing is known).
+    pub computed: bool,
+}
+
+impl Pruning {
+    /// Nothing known: every row group and vector may hold matching rows.
+    pub(crate) fn none(rel: *mut pg_sys::RelOptInfo) -> Pruning {
+        let vectors = unsafe { ((*rel).tuples / VECTOR_ROWS as f64).ceil().max(1.0) };
+        Pruning { groups: 0, pruned: 0, row_fraction: 1.0, vectors, vectors_kept: vectors, computed: false }
+    }
+}
+
+/// Checks `filter`, with the values of its constant operands (stable expressions folded
+/// as for estimates), against the zone maps of every row group and vector (cached per
+/// backend, see `plan_sizes::group_zones`).
+pub unsafe fn plan_time_pruning(
+    root: *mut pg_sys::PlannerInfo,
+    relation: pg_sys::Relation,
+    filter: &FilterPlan,
+    operands: &[*mut pg_sys::Node],
+) -> Pruning {
+    let resolved = filter.resolve(&estimated_operands(root, operands));
+    let natts = (*(*relation).rd_att).natts as usize;
+    let zones = plan_sizes::group_zones(relation, natts, &filter.attributes());
+    // The same filter on the same zone maps (a statement planned again, a join planned
+    // with each of its orders) needs no second look at every vector's zone map.
+    let known = RECENT_PRUNING.with(|r| {
+        r.borrow().iter().find(|(z, f, _)| Rc::ptr_eq(z, &zones) && *f == resolved).map(|(_, _, p)| p.clone())
+    });
+    if let Some(p) = known {
+        return p;
+    }
+    let pruning = prune(&zones, &resolved);
+    RECENT_PRUNING.with(|r| {
+        let mut r = r.borrow_mut();
+        if r.len() >= RECENT_PRUNING_MAX {
+            r.remove(0);
+        }
+        // The zone set is held, so its address is not reused while the entry lives.
+        r.push((zones.clone(), resolved, pruning.clone()));
+    });
+    pruning
+}
+
+thread_local! {
+    /// The last pruning results, by zone set (a relation's zone maps as last read) and
+    /// filter with its values.
+    static RECENT_PRUNING: RefCell<Vec<(Rc<plan_sizes::ZoneSet>, Filter, Pruning)>> =
+        const { RefCell::new(Vec::new()) };
+}
+const RECENT_PRUNING_MAX: usize = 64;
+
+/// The filter's operands as far as they are known at plan time: stable expressions
+/// (`now() - interval '1 h'`, `'2024-01-01'::timestamptz + interval '12 h'`) folded for
+/// the estimate, as core's selectivity does; parameters unknown.
+unsafe fn estimated_operands(
+    root: *mut pg_sys::PlannerInfo,
+    operands: &[*mut pg_sys::Node],
+) -> Vec<OperandValue> {
+    operands
+        .iter()
+        .map(|&o| {
+            let o = pg_sys::estimate_expression_value(root, o);
+            if (*o).type_ == pg_sys::NodeTag::T_Const {
+                let c = o as *mut pg_sys::Const;
+                operands::operand_value((*c).consttype, (*c).constvalue, (*c).constisnull)
+            } else {
+                OperandValue::Unknown
+            }
+        })
+        .collect()
+}
+
+/// The smallest and largest value of integer attribute `att` (0-based) in the vectors
+/// that `filter` may leave rows in (every vector without a filter), by zone maps; None
+/// if they do not say.
+pub unsafe fn kept_range(
+    root: *mut pg_sys::PlannerInfo,
+    relation: pg_sys::Relation,
+    filter: Option<(&FilterPlan, &[*mut pg_sys::Node])>,
+    att: usize,
+) -> Option<(i64, i64)> {
+    let resolved = filter.map(|(f, operands)| f.resolve(&estimated_operands(root, operands)));
+    let mut atts = resolved.as_ref().map_or_else(Vec::new, |f| f.attributes());
+    atts.push(att);
+    atts.sort_unstable();
+    atts.dedup();
+    let natts = (*(*relation).rd_att).natts as usize;
+    let zones = plan_sizes::group_zones(relation, natts, &atts);
+    let keeps = |stats: &dyn Fn(usize) -> Option<crate::storage::format::zonemap::ZoneStats>| {
+        resolved.as_ref().is_none_or(|f| zone::verdict(f, stats) != Verdict::None)
+    };
+    let mut range: Option<(i64, i64)> = None;
+    for g in zones.groups.iter() {
+        if !keeps(&|a: usize| g.stats.get(a).copied().flatten()) {
+            continue;
+        }
+        for (v, stats) in g.vectors.get(att)?.iter().enumerate() {
+            if !keeps(&|a: usize| g.vectors.get(a).and_then(|vs| vs.get(v)).copied()) {
+                continue;
+            }
+            match stats.zone {
+                crate::storage::format::zonemap::ZoneMap::Int { min, max } => {
+                    range = Some(range.map_or((min, max), |(lo, hi)| (lo.min(min), hi.max(max))));
+                }
+                crate::storage::format::zonemap::ZoneMap::None => {}
+                _ => return None,
+            }
+        }
+    }
+    range
+}
+
+/// Which row groups and vectors the zone maps of `zones` leave to `resolved`.
+fn prune(zones: &plan_sizes::ZoneSet, resolved: &Filter) -> Pruning {
+    let (mut rows, mut kept_rows, mut pruned) = (0u64, 0u64, 0usize);
+    let (mut vectors, mut vectors_kept) = (0usize, 0usize);
+    for g in zones.groups.iter() {
+        rows += g.rows;
+        let count = (g.rows as usize).div_ceil(VECTOR_ROWS);
+        vectors += count;
+        if zone::verdict(resolved, &|att| g.stats.get(att).copied().flatten()) == Verdict::None {
+            pruned += 1;
+            continue;
+        }
+        for v in 0..count {
+            let stats = |att: usize| g.vectors.get(att).and_then(|vs| vs.get(v)).copied();
+            if zone::verdict(resolved, &stats) != Verdict::None {
+                vectors_kept += 1;
+                kept_rows += (g.rows - (v * VECTOR_ROWS) as u64).min(VECTOR_ROWS as u64);
+            }
+        }
+    }
+    let row_fraction = if rows == 0 { 1.0 } else { kept_rows as f64 / rows as f64 };
+    Pruning {
+        groups: zones.groups.len(),
+        pruned,
+        row_fraction,
+        vectors: vectors.max(1) as f64,
+        vectors_kept: vectors_kept as f64,
+        computed: true,
+    }
+}
+
+/// The scan's evaluation of every WHERE clause of `rel`, or None if it cannot evaluate
+/// them all (or `quals_push_down` is off): what a node that folds or ranks the rows it
+/// reads needs, as no executor qual runs below it.
+pub unsafe fn pushed_entirely(
+    root: *mut pg_sys::PlannerInfo,
+    rel: *mut pg_sys::RelOptInfo,
+) -> Option<quals::Pushdown> {
+    let clauses = (*rel).baserestrictinfo;
+    if clauses.is_null() {
+        return Some(quals::Pushdown::none(clauses));
+    }
+    if !push_down_enabled(root, rel) {
+        return None;
+    }
+    let pushdown = quals::pushdown(root, rel, clauses);
+    pushdown.kept.is_empty().then_some(pushdown)
+}
+
+/// Whether the scan of `rel` evaluates the quals it can: the table's
+/// `quals_push_down`, or the `pgcolumnar.quals_push_down` setting.
+pub unsafe fn push_down_enabled(root: *mut pg_sys::PlannerInfo, rel: *mut pg_sys::RelOptInfo) -> bool {
+    let rte = *(*root).simple_rte_array.add((*rel).relid as usize);
+    options::quals_push_down((*rte).relid).unwrap_or_else(|| super::QUALS_PUSH_DOWN.get())
+}
