@@ -23,8 +23,8 @@ use crate::exec::columnar_scan::ScanPlan;
 use crate::exec::customscan::{Methods, PlanPrivate};
 use crate::exec::MethodTable;
 use crate::pg_list;
-use crate::storage::datum::{self, ColumnKind};
-use crate::storage::{am, plan_sizes};
+use crate::storage::relation::datum::{self, ColumnKind};
+use crate::storage::{read::plan_sizes, relation::am};
 use pgrx::pg_sys;
 use pgrx::prelude::*;
 

@@ -16,7 +16,7 @@ use crate::exec::customscan::{Methods, PlanPrivate};
 use crate::exec::heap_pushed_scan::{HeapPushedScan, KeyPlan, PushedPlan};
 use crate::exec::MethodTable;
 use crate::pg_list;
-use crate::storage::{am, options};
+use crate::storage::{relation::am, relation::options};
 use pgrx::pg_sys;
 use pgrx::prelude::*;
 

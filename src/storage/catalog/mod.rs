@@ -16,13 +16,13 @@ pub use marks::*;
 pub use reservations::*;
 pub use row_groups::*;
 
-use super::cache::BoundedCache;
-use super::error::data_corrupted;
-use super::format::directory::{self, VectorEntry};
-use super::format::layout::ROW_GROUP_ROWS;
-use super::format::mark_rows::{bucket_start, offset_in_bucket, MarkRows, BUCKET_ROWS};
-use super::format::row_marks::{DeleteMask, MarkKind};
 use crate::pg_list;
+use crate::storage::format::directory::{self, VectorEntry};
+use crate::storage::format::layout::ROW_GROUP_ROWS;
+use crate::storage::format::mark_rows::{bucket_start, offset_in_bucket, MarkRows, BUCKET_ROWS};
+use crate::storage::format::row_marks::{DeleteMask, MarkKind};
+use crate::storage::shared::cache::BoundedCache;
+use crate::storage::shared::error::data_corrupted;
 use hashbrown::HashMap;
 use pgrx::prelude::*;
 use pgrx::{pg_sys, IntoDatum};
@@ -148,7 +148,7 @@ unsafe fn relid_if_installed(name: &'static CStr) -> pg_sys::Oid {
 /// which only the extension has: whoever may create or truncate the table may take one.
 pub unsafe fn next_storage_id() -> u64 {
     let seq = relid(c"storage_id_seq");
-    let _rights = super::privilege::ExtensionRights::of(seq);
+    let _rights = crate::storage::shared::privilege::ExtensionRights::of(seq);
     pgrx::direct_function_call::<i64>(pg_sys::nextval_oid, &[seq.into_datum()])
         .expect("nextval returned NULL") as u64
 }
@@ -376,7 +376,7 @@ pub unsafe fn delete_storage_if_installed(storage_id: u64) {
 /// the id of a reset unlogged relation, that is the stale metadata of its id from
 /// before the crash (nothing is kept under the reset id itself).
 pub unsafe fn delete_storage(storage_id: u64) {
-    let storage_id = storage_id & !super::format::layout::RESET_STORAGE_BIT;
+    let storage_id = storage_id & !crate::storage::format::layout::RESET_STORAGE_BIT;
     for (table, pkey) in [
         (c"row_group", c"row_group_pkey"),
         (c"chunk", c"chunk_pkey"),

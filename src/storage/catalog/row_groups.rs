@@ -72,7 +72,7 @@ pub(super) const CACHE_MAX_ENTRIES: usize = 20_000;
 thread_local! {
     pub(super) static CACHE: RefCell<ChunkCache> = RefCell::new(ChunkCache {
         entries: BoundedCache::new(CACHE_MAX_ENTRIES),
-        storage_of: BoundedCache::new(crate::storage::cache::RELATIONS),
+        storage_of: BoundedCache::new(crate::storage::shared::cache::RELATIONS),
     });
 }
 

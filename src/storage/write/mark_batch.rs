@@ -25,9 +25,11 @@
 //! middle of an UPDATE) cannot publish them under its own transaction id, so its own
 //! changes are published one by one ("alone") while the parent's stay collected.
 
-use super::catalog::{self, Mark, MarkScope};
-use super::format::mark_rows::{bucket_start, offset_in_bucket, MarkRows, MarkRowsBuilder, BUCKET_ROWS};
-use super::format::row_marks::MarkKind;
+use crate::storage::catalog::{self, Mark, MarkScope};
+use crate::storage::format::mark_rows::{
+    bucket_start, offset_in_bucket, MarkRows, MarkRowsBuilder, BUCKET_ROWS,
+};
+use crate::storage::format::row_marks::MarkKind;
 use pgrx::pg_sys;
 use std::cell::RefCell;
 

@@ -16,9 +16,9 @@
 //! `pgcolumnar.options` lists every table's options.
 
 use super::am;
-use super::cache::{self, BoundedCache};
-use super::internal_sql::InternalSql;
 use crate::pg_list;
+use crate::storage::shared::cache::{self, BoundedCache};
+use crate::storage::shared::internal_sql::InternalSql;
 use pgrx::pg_sys;
 use pgrx::prelude::*;
 use pgrx::PgSqlErrorCode;

@@ -10,14 +10,16 @@
 //! the statement ends; the published mark, not the bucket lock, is what later changers
 //! wait for.
 
-use super::error::row_lock_not_available;
-use super::fetch::Fetcher;
-use super::format::mark_rows::{bucket_start, offset_in_bucket, MarkRows};
-use super::format::row_marks::MarkKind;
-use super::mark_batch::{self, RowMark};
-use super::tid::row_tid;
-use super::tid::tid_row;
-use super::{catalog, pages, write_buffer};
+use crate::storage::catalog;
+use crate::storage::format::mark_rows::{bucket_start, offset_in_bucket, MarkRows};
+use crate::storage::format::row_marks::MarkKind;
+use crate::storage::read::fetch::Fetcher;
+use crate::storage::relation::pages;
+use crate::storage::relation::tid::row_tid;
+use crate::storage::relation::tid::tid_row;
+use crate::storage::shared::error::row_lock_not_available;
+use crate::storage::write::mark_batch::{self, RowMark};
+use crate::storage::write::write_buffer;
 use pgrx::pg_sys;
 use std::ffi::CStr;
 

@@ -3,8 +3,8 @@
 //! of a decoded vector pass. The reader decodes the filter's columns first and the
 //! other columns only for vectors with rows left (late materialization).
 
-use super::format::encoding::DecodedVector;
-use super::format::zonemap::{Verdict, ZoneStats};
+use crate::storage::format::encoding::DecodedVector;
+use crate::storage::format::zonemap::{Verdict, ZoneStats};
 
 /// The decoded vectors of the current vector's columns, decoded when first asked for:
 /// a test that leaves no row spares the decoding of the columns after it.

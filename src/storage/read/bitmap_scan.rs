@@ -3,8 +3,8 @@
 //! a `Fetcher`, which keeps the decoded vector for its neighbours.
 
 use super::fetch::Fetcher;
-use super::format::layout;
-use super::tid::set_tid;
+use crate::storage::format::layout;
+use crate::storage::relation::tid::set_tid;
 use pgrx::pg_sys;
 
 pub struct BitmapScan {
@@ -72,7 +72,7 @@ unsafe extern "C-unwind" fn disable_prefetch_walker(
     if (*planstate).type_ == pg_sys::NodeTag::T_BitmapHeapScanState {
         let scan = planstate as *mut pg_sys::BitmapHeapScanState;
         let rel = (*scan).ss.ss_currentRelation;
-        if !rel.is_null() && super::am::is_columnar(rel) {
+        if !rel.is_null() && crate::storage::relation::am::is_columnar(rel) {
             (*scan).prefetch_maximum = 0;
         }
     }

@@ -1,18 +1,19 @@
 //! Reads a columnar relation row group by row group, decoding only the chosen columns,
 //! one vector at a time, into Datums.
 
-use super::catalog::{self, ChunkMeta, RowGroupMeta};
-use super::datum::{self, ColumnKind, DatumColumn};
 use super::decode::decode_checked;
-use super::error::data_corrupted;
-use super::format::directory::VectorEntry;
-use super::format::encoding::{DecodedValues, DecodedVector};
-use super::format::layout::VECTOR_ROWS;
-use super::format::row_marks::{self, DeleteMask};
-use super::format::zonemap::{Verdict, ZoneMap, ZonePredicate, ZoneStats};
-use super::tid::row_tid;
 use super::vector_filter::{ColumnSource, VectorFilter};
-use super::{mark_batch, pages};
+use crate::storage::catalog::{self, ChunkMeta, RowGroupMeta};
+use crate::storage::format::directory::VectorEntry;
+use crate::storage::format::encoding::{DecodedValues, DecodedVector};
+use crate::storage::format::layout::VECTOR_ROWS;
+use crate::storage::format::row_marks::{self, DeleteMask};
+use crate::storage::format::zonemap::{Verdict, ZoneMap, ZonePredicate, ZoneStats};
+use crate::storage::relation::datum::{self, ColumnKind, DatumColumn};
+use crate::storage::relation::pages;
+use crate::storage::relation::tid::row_tid;
+use crate::storage::shared::error::data_corrupted;
+use crate::storage::write::mark_batch;
 use pgrx::pg_sys;
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -291,8 +292,8 @@ impl Reader {
     }
 
     fn rows_in_vector(&self, g: &RowGroupMeta, vector: usize) -> usize {
-        (g.row_count as usize - vector * super::format::layout::VECTOR_ROWS)
-            .min(super::format::layout::VECTOR_ROWS)
+        (g.row_count as usize - vector * crate::storage::format::layout::VECTOR_ROWS)
+            .min(crate::storage::format::layout::VECTOR_ROWS)
     }
 
     pub fn groups(&self) -> &[RowGroupMeta] {
@@ -367,7 +368,7 @@ impl Reader {
         self.group = Some(index);
         self.counters.groups_read += 1;
         self.vector = 0;
-        self.vector_count = (g.row_count as usize).div_ceil(super::format::layout::VECTOR_ROWS);
+        self.vector_count = (g.row_count as usize).div_ceil(crate::storage::format::layout::VECTOR_ROWS);
         self.vector_first_row = g.first_row;
         self.group_first_row = g.first_row;
         self.vector_rows = 0;
@@ -862,7 +863,7 @@ impl Reader {
         }
         pg_sys::ExecStoreVirtualTuple(slot);
         let (xmin, cmin) = self.groups[self.group.unwrap()].writer;
-        super::slot::set_writer(slot, xmin, cmin);
+        crate::storage::relation::slot::set_writer(slot, xmin, cmin);
         let position = (self.vector_first_row - self.group_first_row) as usize + row;
         (*slot).tts_tid = row_tid(self.group_first_row + self.offset_at(position) as u64);
         (*slot).tts_tableOid = (*self.rel).rd_id;

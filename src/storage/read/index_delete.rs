@@ -15,11 +15,11 @@
 //! index page's buffer lock: it reads the marks only if their relations can be locked
 //! without waiting, and deletes nothing otherwise.
 
-use super::catalog::{self, MarkScope};
-use super::format::mark_rows::{bucket_start, offset_in_bucket};
-use super::format::row_marks::MarkKind;
-use super::pages;
-use super::tid::tid_row;
+use crate::storage::catalog::{self, MarkScope};
+use crate::storage::format::mark_rows::{bucket_start, offset_in_bucket};
+use crate::storage::format::row_marks::MarkKind;
+use crate::storage::relation::pages;
+use crate::storage::relation::tid::tid_row;
 use pgrx::pg_sys;
 
 /// Marks the deletable entries of `delstate` (`status[].knowndeletable`), shrinks

@@ -6,14 +6,18 @@
 // The callbacks' signatures are PostgreSQL's table AM API, however many arguments.
 #![allow(clippy::too_many_arguments)]
 
-use super::bitmap_scan::BitmapScan;
-use super::error::not_supported;
-use super::fetch::Fetcher;
-use super::format::layout::Metapage;
-use super::reader::{GroupClaim, Reader};
-use super::sample_scan::SampleScan;
-use super::tid::tid_row;
-use super::{catalog, free_space, pages, row_change, write_buffer};
+use crate::storage::catalog;
+use crate::storage::change::row_change;
+use crate::storage::format::layout::Metapage;
+use crate::storage::read::bitmap_scan::BitmapScan;
+use crate::storage::read::fetch::Fetcher;
+use crate::storage::read::reader::{GroupClaim, Reader};
+use crate::storage::read::sample_scan::SampleScan;
+use crate::storage::relation::pages;
+use crate::storage::relation::tid::tid_row;
+use crate::storage::shared::error::not_supported;
+use crate::storage::write::free_space;
+use crate::storage::write::write_buffer;
 use pgrx::pg_sys;
 use pgrx::prelude::*;
 use pgrx::PgMemoryContexts;
@@ -60,7 +64,7 @@ struct AnalyzeState {
 unsafe fn analyze_target_rows(rel: pg_sys::Relation) -> u64 {
     let desc = (*rel).rd_att;
     let target = (0..(*desc).natts as usize)
-        .map(|i| super::datum::attr(desc, i))
+        .map(|i| crate::storage::relation::datum::attr(desc, i))
         .filter(|a| !a.attisdropped)
         .map(|a| if a.attstattarget < 0 { pg_sys::default_statistics_target } else { a.attstattarget })
         .max()
@@ -80,7 +84,7 @@ unsafe fn scan_desc(scan: pg_sys::TableScanDesc) -> &'static mut ScanDesc {
 
 #[pg_guard]
 unsafe extern "C-unwind" fn slot_callbacks(_rel: pg_sys::Relation) -> *const pg_sys::TupleTableSlotOps {
-    super::slot::ops()
+    crate::storage::relation::slot::ops()
 }
 
 #[pg_guard]
@@ -301,7 +305,7 @@ unsafe extern "C-unwind" fn index_delete_tuples(
     rel: pg_sys::Relation,
     delstate: *mut pg_sys::TM_IndexDeleteOp,
 ) -> pg_sys::TransactionId {
-    super::index_delete::delete_tuples(rel, delstate)
+    crate::storage::read::index_delete::delete_tuples(rel, delstate)
 }
 
 #[pg_guard]
@@ -458,7 +462,7 @@ unsafe extern "C-unwind" fn relation_set_new_filenode(
         // recovery have it.
         pg_sys::smgrcreate(srel, pg_sys::ForkNumber::INIT_FORKNUM, false);
         pages::log_smgrcreate(&node, pg_sys::ForkNumber::INIT_FORKNUM);
-        let reset = Metapage::new(meta.storage_id | super::format::layout::RESET_STORAGE_BIT);
+        let reset = Metapage::new(meta.storage_id | crate::storage::format::layout::RESET_STORAGE_BIT);
         pages::init_new_storage(srel, &mut node, pg_sys::ForkNumber::INIT_FORKNUM, true, &reset);
     }
     pg_sys::smgrclose(srel);
@@ -508,7 +512,13 @@ unsafe extern "C-unwind" fn relation_copy_for_cluster(
     tups_recently_dead: *mut f64,
 ) {
     *tups_recently_dead = 0.0;
-    super::rewrite::copy_for_cluster(old_heap, new_heap, old_index, num_tuples, tups_vacuumed)
+    crate::storage::change::rewrite::copy_for_cluster(
+        old_heap,
+        new_heap,
+        old_index,
+        num_tuples,
+        tups_vacuumed,
+    )
 }
 
 #[pg_guard]
@@ -517,7 +527,7 @@ unsafe extern "C-unwind" fn relation_vacuum(
     params: *mut pg_sys::VacuumParams,
     bstrategy: pg_sys::BufferAccessStrategy,
 ) {
-    let report = super::vacuum::vacuum(rel, bstrategy);
+    let report = crate::storage::change::vacuum::vacuum(rel, bstrategy);
     let verbose = (*params).options & pg_sys::VACOPT_VERBOSE != 0;
     let relname = std::ffi::CStr::from_ptr((*(*rel).rd_rel).relname.data.as_ptr()).to_string_lossy();
     let message = format!(
@@ -632,7 +642,15 @@ unsafe extern "C-unwind" fn index_build_range_scan(
     }
     // A parallel build gives each participant its share of the table as a scan.
     let scan_reader = (!scan.is_null()).then(|| &mut *scan_desc(scan).reader);
-    super::index_build::build(table_rel, index_rel, index_info, callback, callback_state, scan, scan_reader)
+    crate::storage::change::index_build::build(
+        table_rel,
+        index_rel,
+        index_info,
+        callback,
+        callback_state,
+        scan,
+        scan_reader,
+    )
 }
 
 #[pg_guard]
@@ -643,7 +661,7 @@ unsafe extern "C-unwind" fn index_validate_scan(
     snapshot: pg_sys::Snapshot,
     state: *mut pg_sys::ValidateIndexState,
 ) {
-    super::index_build::validate(table_rel, index_rel, index_info, snapshot, state)
+    crate::storage::change::index_build::validate(table_rel, index_rel, index_info, snapshot, state)
 }
 
 #[pg_guard]
@@ -668,7 +686,7 @@ unsafe extern "C-unwind" fn relation_estimate_size(
     let nblocks = pages::nblocks(rel);
     // pages::storage_id is cached with the relation; existing_storage_id's smgrexists
     // reopens the file, a tenth of a point lookup's time.
-    let rows = if nblocks == 0 { 0 } else { super::plan_sizes::row_count(rel) };
+    let rows = if nblocks == 0 { 0 } else { crate::storage::read::plan_sizes::row_count(rel) };
     *pages_out = nblocks;
     *tuples = rows as f64;
     *allvisfrac = 0.0;
@@ -774,5 +792,5 @@ pub unsafe extern "C-unwind" fn columnar_handler(_fcinfo: pg_sys::FunctionCallIn
 
 /// Makes the routine known to `am::is_columnar`; called once from `_PG_init`.
 pub fn register() {
-    super::am::register(std::ptr::addr_of!(ROUTINE));
+    crate::storage::relation::am::register(std::ptr::addr_of!(ROUTINE));
 }

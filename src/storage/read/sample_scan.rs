@@ -8,11 +8,11 @@
 //! decoded vector for its neighbours. The same table state and seed (REPEATABLE) give
 //! the same sample.
 
-use super::catalog::{self, RowGroupMeta};
 use super::fetch::Fetcher;
-use super::format::layout::ROWS_PER_TID_BLOCK;
-use super::pages;
-use super::tid::row_tid;
+use crate::storage::catalog::{self, RowGroupMeta};
+use crate::storage::format::layout::ROWS_PER_TID_BLOCK;
+use crate::storage::relation::pages;
+use crate::storage::relation::tid::row_tid;
 use pgrx::pg_sys;
 
 pub struct SampleScan {

@@ -1,7 +1,11 @@
 //! Removes a columnar table's metadata when the table is dropped (transactionally: a
 //! rolled-back DROP keeps it), through the object access hook.
 
-use super::{am, catalog, options, pages, write_buffer};
+use crate::storage::catalog;
+use crate::storage::relation::am;
+use crate::storage::relation::options;
+use crate::storage::relation::pages;
+use crate::storage::write::write_buffer;
 use pgrx::pg_sys;
 use pgrx::prelude::*;
 
@@ -37,7 +41,7 @@ unsafe extern "C-unwind" fn object_access(
         if pages::nblocks(rel) > 0 {
             let storage_id = pages::storage_id(rel);
             catalog::delete_storage_if_installed(storage_id);
-            super::free_space::forget_storage(storage_id);
+            crate::storage::write::free_space::forget_storage(storage_id);
         }
     }
     pg_sys::relation_close(rel, pg_sys::NoLock as i32);

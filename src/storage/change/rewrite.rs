@@ -6,8 +6,9 @@
 //! Like heap's rewrite under ALTER TABLE, this is not MVCC-safe: a transaction whose
 //! snapshot predates the rewrite sees the table empty afterwards.
 
-use super::reader::{GroupClaim, Reader};
-use super::{options, write_buffer};
+use crate::storage::read::reader::{GroupClaim, Reader};
+use crate::storage::relation::options;
+use crate::storage::write::write_buffer;
 use pgrx::pg_sys;
 
 /// How the rows are ordered.
@@ -65,7 +66,7 @@ pub unsafe fn copy_rows(
     order: Order,
     mut put: impl FnMut(*mut pg_sys::TupleTableSlot),
 ) -> u64 {
-    let slot = pg_sys::MakeSingleTupleTableSlot(desc, super::slot::ops());
+    let slot = pg_sys::MakeSingleTupleTableSlot(desc, crate::storage::relation::slot::ops());
     // Sorted rows come back as minimal tuples, which a virtual slot cannot hold.
     let sorted = pg_sys::MakeSingleTupleTableSlot(desc, &pg_sys::TTSOpsMinimalTuple);
     let mut copied = 0u64;

@@ -5,7 +5,7 @@
 //! (`getsomeattrs`, like heap's lazy deforming). Whatever needs every column
 //! (materializing, copying into a tuple) decodes the rest first.
 
-use super::format::image_arena::ImageArena;
+use crate::storage::format::image_arena::ImageArena;
 use pgrx::pg_guard;
 use pgrx::pg_sys;
 use std::ptr::addr_of_mut;

@@ -1,10 +1,11 @@
 //! `pgcolumnar.stats(regclass)`: what is stored per column, how it is encoded, and how
 //! well it compresses.
 
-use super::catalog;
-use super::datum::attr;
-use super::format::encoding::{Compression, EncodingId};
-use super::{am, pages};
+use crate::storage::catalog;
+use crate::storage::format::encoding::{Compression, EncodingId};
+use crate::storage::relation::am;
+use crate::storage::relation::datum::attr;
+use crate::storage::relation::pages;
 use pgrx::prelude::*;
 use pgrx::PgRelation;
 use std::collections::BTreeMap;
@@ -108,5 +109,5 @@ fn stats(
 /// it.
 #[pg_extern(volatile, parallel_safe)]
 fn fetch_decoded_vectors() -> i64 {
-    super::fetch::decoded_vectors() as i64
+    crate::storage::read::fetch::decoded_vectors() as i64
 }

@@ -1,6 +1,6 @@
 //! Row numbers and TIDs: row `r` is TID (r / 291, r % 291 + 1) (see `format::layout`).
 
-use super::format::layout;
+use crate::storage::format::layout;
 use pgrx::pg_sys;
 
 /// The TID of row number `row`.

@@ -18,9 +18,10 @@
 //! and a sum over N rows then costs O(1) per plan amortized. Small metadata is always
 //! summed exactly.
 
-use super::cache::BoundedCache;
-use super::format::zonemap::{ZoneMap, ZoneStats};
-use super::{catalog, pages};
+use crate::storage::catalog;
+use crate::storage::format::zonemap::{ZoneMap, ZoneStats};
+use crate::storage::relation::pages;
+use crate::storage::shared::cache::BoundedCache;
 use pgrx::pg_sys;
 use std::cell::RefCell;
 use std::rc::Rc;

@@ -1,12 +1,12 @@
 //! Checked decoding of stored vectors: a vector or order column that does not match
 //! its directory entry is reported as corrupt data (XX001), never trusted.
 
-use super::catalog::ChunkMeta;
-use super::datum::ColumnKind;
-use super::error::data_corrupted;
-use super::format::encoding::point::{self, PointVector};
-use super::format::encoding::{decode_vector, DecodedValues, DecodedVector, PhysicalKind};
-use super::pages;
+use crate::storage::catalog::ChunkMeta;
+use crate::storage::format::encoding::point::{self, PointVector};
+use crate::storage::format::encoding::{decode_vector, DecodedValues, DecodedVector, PhysicalKind};
+use crate::storage::relation::datum::ColumnKind;
+use crate::storage::relation::pages;
+use crate::storage::shared::error::data_corrupted;
 use pgrx::pg_sys;
 use std::rc::Rc;
 

@@ -2,8 +2,8 @@
 //! `layout`), read and written through the buffer manager. Every change is WAL-logged
 //! with generic WAL records, so data survives a crash and reaches physical replicas.
 
-use super::error::data_corrupted;
-use super::format::layout::{self, Metapage, BLOCK_SIZE, METAPAGE_BLOCK, METAPAGE_LEN, PAGE_HEADER};
+use crate::storage::format::layout::{self, Metapage, BLOCK_SIZE, METAPAGE_BLOCK, METAPAGE_LEN, PAGE_HEADER};
+use crate::storage::shared::error::data_corrupted;
 use pgrx::pg_sys;
 
 // From catalog/storage_xlog.h, which pgrx does not bind.

@@ -1,8 +1,9 @@
 //! The ProcessUtility hook: what the storage layer does before PostgreSQL runs a
 //! utility statement.
 
-use super::{options, write_buffer};
 use crate::pg_list;
+use crate::storage::relation::options;
+use crate::storage::write::write_buffer;
 use pgrx::pg_sys;
 use pgrx::prelude::*;
 

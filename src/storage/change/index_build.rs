@@ -12,11 +12,13 @@
 //! snapshot sees that the index lacks, as heapam_index_validate_scan does. The TIDs of
 //! columnar rows never change while the build's lock keeps VACUUM out.
 
-use super::catalog::{self, BuildDeletes};
-use super::reader::{GroupClaim, Reader};
-use super::tid::row_tid;
-use super::tid::tid_row;
-use super::{mark_batch, pages, write_buffer};
+use crate::storage::catalog::{self, BuildDeletes};
+use crate::storage::read::reader::{GroupClaim, Reader};
+use crate::storage::relation::pages;
+use crate::storage::relation::tid::row_tid;
+use crate::storage::relation::tid::tid_row;
+use crate::storage::write::mark_batch;
+use crate::storage::write::write_buffer;
 use pgrx::pg_sys;
 
 /// Feeds every row of `table_rel` to `callback`; returns the number of live rows.
@@ -270,7 +272,11 @@ impl IndexedRows {
                     }
                     let encoded = value.value() as u64;
                     let mut tid = pg_sys::ItemPointerData::default();
-                    super::tid::set_tid(&mut tid, (encoded >> 16) as u32, (encoded & 0xffff) as u16);
+                    crate::storage::relation::tid::set_tid(
+                        &mut tid,
+                        (encoded >> 16) as u32,
+                        (encoded & 0xffff) as u16,
+                    );
                     match tid_row(&tid) {
                         Some(r) => r,
                         None => continue,

@@ -15,7 +15,8 @@
 //! UPDATE's row group would cost more catalog work than the bytes are worth. Free
 //! ranges smaller than that (after joining neighbours) are not recorded.
 
-use super::{catalog, pages};
+use crate::storage::catalog;
+use crate::storage::relation::pages;
 use pgrx::pg_sys;
 use std::cell::RefCell;
 

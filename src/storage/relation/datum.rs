@@ -6,12 +6,12 @@
 //! of its (detoasted) datum image: fixed-length by-reference types, varlenas (text,
 //! numeric, arrays, jsonb, composites, ...) and cstrings.
 
-use super::cache::{self, BoundedCache};
-use super::format::column_builder::ColumnBuilder;
-use super::format::encoding::point::PointValue;
-use super::format::encoding::{DecodedValues, DecodedVector, PhysicalKind};
-use super::format::image_arena::ImageArena;
-use super::format::zonemap::Bound;
+use crate::storage::format::column_builder::ColumnBuilder;
+use crate::storage::format::encoding::point::PointValue;
+use crate::storage::format::encoding::{DecodedValues, DecodedVector, PhysicalKind};
+use crate::storage::format::image_arena::ImageArena;
+use crate::storage::format::zonemap::Bound;
+use crate::storage::shared::cache::{self, BoundedCache};
 use pgrx::pg_sys;
 use std::cell::RefCell;
 use std::rc::Rc;

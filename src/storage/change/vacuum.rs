@@ -7,12 +7,15 @@
 //! table (it is skipped otherwise, until the next VACUUM), and that no index has
 //! expressions or a predicate (heap's VACUUM never runs them; VACUUM FULL merges).
 
-use super::catalog::{self, RowGroupMeta};
-use super::format::layout::ROW_GROUP_ROWS;
-use super::format::row_marks::{self, DeleteMask};
-use super::reader::{GroupClaim, Reader};
-use super::{free_space, pages, rewrite, write_buffer};
+use super::rewrite;
 use crate::pg_list;
+use crate::storage::catalog::{self, RowGroupMeta};
+use crate::storage::format::layout::ROW_GROUP_ROWS;
+use crate::storage::format::row_marks::{self, DeleteMask};
+use crate::storage::read::reader::{GroupClaim, Reader};
+use crate::storage::relation::pages;
+use crate::storage::write::free_space;
+use crate::storage::write::write_buffer;
 use pgrx::pg_sys;
 use std::rc::Rc;
 
@@ -46,7 +49,7 @@ unsafe extern "C-unwind" fn index_entry_is_dead(
     state: *mut std::ffi::c_void,
 ) -> bool {
     let dead = &*(state as *const DeadRows);
-    super::tid::tid_row(&*tid).is_some_and(|row| dead.contains(row))
+    crate::storage::relation::tid::tid_row(&*tid).is_some_and(|row| dead.contains(row))
 }
 
 /// What one VACUUM did, for VACUUM VERBOSE and tests.

@@ -13,14 +13,15 @@
 //! block) writes them out under its own id, keeping a copy: if it rolls back, the copy
 //! becomes the enclosing subtransaction's buffer again, with the same row numbers.
 
-use super::catalog::{self, ChunkMeta, Chunks, RowGroupMeta};
-use super::datum::{self, ColumnKind};
-use super::format::chunk_encoder::{encode_chunk, EncodedChunk};
-use super::format::column_builder::ColumnBuilder;
-use super::format::encoding::{CompressionPolicy, PhysicalKind};
-use super::format::flush_order::{flush_order, permuted};
-use super::format::layout::ROW_GROUP_ROWS;
-use super::{options, pages};
+use crate::storage::catalog::{self, ChunkMeta, Chunks, RowGroupMeta};
+use crate::storage::format::chunk_encoder::{encode_chunk, EncodedChunk};
+use crate::storage::format::column_builder::ColumnBuilder;
+use crate::storage::format::encoding::{CompressionPolicy, PhysicalKind};
+use crate::storage::format::flush_order::{flush_order, permuted};
+use crate::storage::format::layout::ROW_GROUP_ROWS;
+use crate::storage::relation::datum::{self, ColumnKind};
+use crate::storage::relation::options;
+use crate::storage::relation::pages;
 use pgrx::pg_sys;
 use rayon::prelude::*;
 use std::cell::RefCell;
@@ -191,7 +192,7 @@ unsafe fn write_out(rel: pg_sys::Relation, buf: &mut WriteBuffer, rows: usize, b
 /// Before the first metadata of an unlogged relation that crash recovery reset: a fresh
 /// storage id (see `layout::RESET_STORAGE_BIT`), and the stale metadata goes.
 unsafe fn take_fresh_storage_after_reset(rel: pg_sys::Relation) {
-    if pages::storage_id(rel) & super::format::layout::RESET_STORAGE_BIT == 0 {
+    if pages::storage_id(rel) & crate::storage::format::layout::RESET_STORAGE_BIT == 0 {
         return;
     }
     let fresh = catalog::next_storage_id();
@@ -269,7 +270,7 @@ pub unsafe fn insert_row(
     cid: pg_sys::CommandId,
 ) -> u64 {
     let row = insert(rel, slot, cid);
-    (*slot).tts_tid = super::tid::row_tid(row);
+    (*slot).tts_tid = crate::storage::relation::tid::row_tid(row);
     (*slot).tts_tableOid = (*rel).rd_id;
     row
 }

@@ -7,21 +7,22 @@
 //! index scan, the executor's fetch of the old version, the uniqueness check of the
 //! new one), each through a fetcher of its own.
 
-use super::catalog::{self, RowGroupMeta};
-use super::datum::{self, ColumnKind};
-use super::format::encoding::point::PointVector;
-use super::format::encoding::DecodedVector;
-use super::format::flush_order::inverse;
-use super::format::image_arena::ImageArena;
+use crate::storage::catalog::{self, RowGroupMeta};
+use crate::storage::format::encoding::point::PointVector;
+use crate::storage::format::encoding::DecodedVector;
+use crate::storage::format::flush_order::inverse;
+use crate::storage::format::image_arena::ImageArena;
+use crate::storage::relation::datum::{self, ColumnKind};
 
-use super::cache::{BoundedCache, ClockCache};
 use super::decode::{load_order, open_checked};
-use super::format::layout::{self, VECTOR_ROWS};
-use super::format::row_marks::MarkKind;
-use super::mark_batch;
-use super::slot::LazyColumns;
-use super::tid::{row_tid, tid_row};
-use super::{pages, write_buffer};
+use crate::storage::format::layout::{self, VECTOR_ROWS};
+use crate::storage::format::row_marks::MarkKind;
+use crate::storage::relation::pages;
+use crate::storage::relation::slot::LazyColumns;
+use crate::storage::relation::tid::{row_tid, tid_row};
+use crate::storage::shared::cache::{BoundedCache, ClockCache};
+use crate::storage::write::mark_batch;
+use crate::storage::write::write_buffer;
 use pgrx::pg_sys;
 use pgrx::{GucContext, GucFlags, GucRegistry, GucSetting};
 use std::cell::{Cell, RefCell};
@@ -202,7 +203,9 @@ impl LazyColumns for LazyRow {
         for i in from..to.min(self.kinds.len()) {
             let (d, n) = match (self.kinds[i], self.group.chunk(i as i16 + 1)) {
                 (ColumnKind::Dropped, _) => (pg_sys::Datum::from(0usize), true),
-                _ if !super::slot::is_needed(needed, i) => (pg_sys::Datum::from(0usize), true),
+                _ if !crate::storage::relation::slot::is_needed(needed, i) => {
+                    (pg_sys::Datum::from(0usize), true)
+                }
                 (_, None) => {
                     let mut isnull = false;
                     let d = pg_sys::getmissingattr(desc, i as i32 + 1, &mut isnull);
@@ -216,7 +219,7 @@ impl LazyColumns for LazyRow {
                     // to it is taken out).
                     let mut read = |v: &PointVector| {
                         if at >= v.rows() {
-                            super::error::data_corrupted("row beyond its vector");
+                            crate::storage::shared::error::data_corrupted("row beyond its vector");
                         }
                         datum::point_datum(kind, v.value(at), images)
                     };
@@ -225,7 +228,7 @@ impl LazyColumns for LazyRow {
                         Some(d) => d,
                         None => {
                             let Some(entry) = chunk.vectors.get(self.vector) else {
-                                super::error::data_corrupted("vector missing from chunk")
+                                crate::storage::shared::error::data_corrupted("vector missing from chunk")
                             };
                             let at_byte = chunk.offset + entry.offset as u64;
                             let vector =
@@ -262,7 +265,9 @@ impl LazyRow {
         SHARED.with(|c| {
             let c = c.borrow();
             for i in from..to {
-                if super::slot::is_needed(needed, i) && self.group.chunk(i as i16 + 1).is_some() {
+                if crate::storage::relation::slot::is_needed(needed, i)
+                    && self.group.chunk(i as i16 + 1).is_some()
+                {
                     if let Some(v) = c.peek(&self.key(i)) {
                         if self.at < v.rows() {
                             prefetch(v.value_address(self.at));
@@ -422,9 +427,10 @@ impl Fetcher {
                 inv
             }
         };
-        inverse
-            .get(offset)
-            .map_or_else(|| super::error::data_corrupted("row beyond its row group"), |&p| p as usize)
+        inverse.get(offset).map_or_else(
+            || crate::storage::shared::error::data_corrupted("row beyond its row group"),
+            |&p| p as usize,
+        )
     }
 
     /// Whether a dirty or self snapshot meets a row this backend deleted and has not
@@ -625,10 +631,10 @@ impl Fetcher {
             images: ImageArena::default(),
         };
         pg_sys::ExecClearTuple(slot);
-        if super::slot::is_columnar(slot) {
+        if crate::storage::relation::slot::is_columnar(slot) {
             // Columns are decoded when the executor first asks for them.
             pg_sys::ExecStoreVirtualTuple(slot);
-            super::slot::set_lazy(slot, lazy);
+            crate::storage::relation::slot::set_lazy(slot, lazy);
         } else {
             let natts = lazy.kinds.len();
             // The previous row's values are gone with the slot's clear: its arena is
@@ -639,7 +645,7 @@ impl Fetcher {
             self.held = std::mem::take(&mut lazy.images);
             pg_sys::ExecStoreVirtualTuple(slot);
         }
-        super::slot::set_writer(slot, xmin, cmin);
+        crate::storage::relation::slot::set_writer(slot, xmin, cmin);
         (*slot).tts_tid = row_tid(row);
         (*slot).tts_tableOid = (*self.rel).rd_id;
         true

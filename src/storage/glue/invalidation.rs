@@ -1,7 +1,9 @@
 //! Where PostgreSQL tells us a relation changed (its relcache invalidation): every
 //! per-backend cache that holds something of a relation drops it here, in one place.
 
-use super::{catalog, datum, options};
+use crate::storage::catalog;
+use crate::storage::relation::datum;
+use crate::storage::relation::options;
 use pgrx::pg_sys;
 
 #[pgrx::pg_guard]
