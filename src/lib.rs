@@ -40,7 +40,7 @@ pub extern "C-unwind" fn _PG_init() {
         storage::glue::tableam::register();
         storage::relation::slot::init();
         storage::write::write_buffer::register_callbacks();
-        storage::write::mark_batch::register_callbacks();
+        storage::write::pending_marks::register_callbacks();
         storage::glue::invalidation::register();
         exec::customscan::Methods::<exec::columnar_scan::ColumnarScan>::register_parallel();
         exec::customscan::Methods::<exec::columnar_agg::ColumnarAgg>::register_parallel();
@@ -81,7 +81,7 @@ unsafe extern "C-unwind" fn executor_start(query_desc: *mut pg_sys::QueryDesc, e
     // row change (see storage::shared::internal_sql).
     if !storage::shared::internal_sql::running() {
         storage::write::write_buffer::flush_all();
-        storage::write::mark_batch::statement_done();
+        storage::write::pending_marks::statement_done();
     }
     match PREV_EXECUTOR_START {
         Some(prev) => prev(query_desc, eflags),
@@ -97,7 +97,7 @@ unsafe extern "C-unwind" fn executor_start(query_desc: *mut pg_sys::QueryDesc, e
 #[pg_guard]
 unsafe extern "C-unwind" fn executor_finish(query_desc: *mut pg_sys::QueryDesc) {
     if !storage::shared::internal_sql::running() {
-        storage::write::mark_batch::statement_done();
+        storage::write::pending_marks::statement_done();
     }
     match PREV_EXECUTOR_FINISH {
         Some(prev) => prev(query_desc),
@@ -109,7 +109,7 @@ unsafe extern "C-unwind" fn executor_finish(query_desc: *mut pg_sys::QueryDesc) 
 #[pg_guard]
 unsafe extern "C-unwind" fn executor_end(query_desc: *mut pg_sys::QueryDesc) {
     if !storage::shared::internal_sql::running() {
-        storage::write::mark_batch::statement_done();
+        storage::write::pending_marks::statement_done();
     }
     match PREV_EXECUTOR_END {
         Some(prev) => prev(query_desc),

@@ -17,10 +17,11 @@ pub use reservations::*;
 pub use row_groups::*;
 
 use crate::pg_list;
+use crate::storage::format::bucket_rows::{bucket_start, offset_in_bucket, MarkRows, BUCKET_ROWS};
+use crate::storage::format::delete_mask::DeleteMask;
 use crate::storage::format::directory::{self, VectorEntry};
 use crate::storage::format::layout::ROW_GROUP_ROWS;
-use crate::storage::format::mark_rows::{bucket_start, offset_in_bucket, MarkRows, BUCKET_ROWS};
-use crate::storage::format::row_marks::{DeleteMask, MarkKind};
+use crate::storage::format::mark_kind::MarkKind;
 use crate::storage::shared::cache::BoundedCache;
 use crate::storage::shared::error::data_corrupted;
 use hashbrown::HashMap;

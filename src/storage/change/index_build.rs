@@ -17,7 +17,7 @@ use crate::storage::read::reader::{GroupClaim, Reader};
 use crate::storage::relation::pages;
 use crate::storage::relation::tid::row_tid;
 use crate::storage::relation::tid::tid_row;
-use crate::storage::write::mark_batch;
+use crate::storage::write::pending_marks;
 use crate::storage::write::write_buffer;
 use pgrx::pg_sys;
 
@@ -164,14 +164,14 @@ unsafe fn deletes_for_build(table_rel: pg_sys::Relation, index_info: *mut pg_sys
         let mut deletes = catalog::deletes_for_build(storage_id, oldest_xmin);
         if let (true, Some((xid, row))) = (checking_uniqueness, deletes.in_progress) {
             // Publish our own collected deletes first: the deleter may be waiting for them.
-            mark_batch::let_go();
+            pending_marks::let_go();
             let mut tid = row_tid(row);
             pg_sys::XactLockTableWait(xid, table_rel, &mut tid, pg_sys::XLTW_Oper::XLTW_InsertIndexUnique);
             pgrx::check_for_interrupts!();
             continue;
         }
         // Our own deletes not published yet (an index built in the middle of a statement).
-        let pending = mark_batch::pending_rows(storage_id);
+        let pending = pending_marks::pending_rows(storage_id);
         if !pending.is_empty() {
             deletes.not_alive.extend(pending);
             deletes.not_alive.sort_unstable();

@@ -2,7 +2,7 @@
 //! ON CONFLICT DO UPDATE) on columnar rows, by marks in `pgcolumnar.row_mark`.
 //!
 //! A change follows heap's protocol with marks in place of xmax: take the lock of the
-//! row's bucket (`mark_batch`), look at the row's marks, wait for a running
+//! row's bucket (`pending_marks`), look at the row's marks, wait for a running
 //! transaction whose mark conflicts and look again; report a delete that committed
 //! meanwhile as TM_Updated/TM_Deleted, so that the executor re-checks the new version
 //! (READ COMMITTED) or fails with 40001 (REPEATABLE READ and SERIALIZABLE); otherwise
@@ -11,14 +11,14 @@
 //! wait for.
 
 use crate::storage::catalog;
-use crate::storage::format::mark_rows::{bucket_start, offset_in_bucket, MarkRows};
-use crate::storage::format::row_marks::MarkKind;
+use crate::storage::format::bucket_rows::{bucket_start, offset_in_bucket, MarkRows};
+use crate::storage::format::mark_kind::MarkKind;
 use crate::storage::read::fetch::Fetcher;
 use crate::storage::relation::pages;
 use crate::storage::relation::tid::row_tid;
 use crate::storage::relation::tid::tid_row;
 use crate::storage::shared::error::row_lock_not_available;
-use crate::storage::write::mark_batch::{self, RowMark};
+use crate::storage::write::pending_marks::{self, RowMark};
 use crate::storage::write::write_buffer;
 use pgrx::pg_sys;
 use std::ffi::CStr;
@@ -88,7 +88,7 @@ unsafe fn moved_by_vacuum(t: &Target) -> bool {
 
 /// Takes the row's bucket and waits until no other running transaction holds a mark
 /// that conflicts with `wanted`. On TM_Ok the bucket is still held: the caller records
-/// its mark with `mark_batch::add_delete` or `add_lock`. Any other result has let go.
+/// its mark with `pending_marks::add_delete` or `add_lock`. Any other result has let go.
 #[allow(non_upper_case_globals)]
 unsafe fn claim(
     t: &mut Target,
@@ -103,9 +103,9 @@ unsafe fn claim(
         pg_sys::XLTW_Oper::XLTW_Lock
     };
     loop {
-        mark_batch::enter((*t.rel).rd_id, t.storage_id, t.row);
+        pending_marks::enter((*t.rel).rd_id, t.storage_id, t.row);
         if moved_by_vacuum(t) {
-            mark_batch::done();
+            pending_marks::done();
             (*tmfd).ctid = t.tid;
             (*tmfd).xmax = pg_sys::InvalidTransactionId;
             (*tmfd).cmax = pg_sys::InvalidCommandId;
@@ -115,11 +115,13 @@ unsafe fn claim(
         // Each mark's writer is looked up once: one that commits between two looks would
         // be neither a committed delete (first look) nor a running blocker (second), and
         // the change would go ahead on a row that was just updated.
-        let marks: Vec<(RowMark, Writer)> =
-            mark_batch::marks_on(t.storage_id, t.row).into_iter().map(|m| (m, Writer::of(m.xmin))).collect();
+        let marks: Vec<(RowMark, Writer)> = pending_marks::marks_on(t.storage_id, t.row)
+            .into_iter()
+            .map(|m| (m, Writer::of(m.xmin)))
+            .collect();
         for (m, writer) in marks.iter().filter(|(m, _)| m.kind == MarkKind::Delete) {
             if matches!(writer, Writer::Mine | Writer::Committed) {
-                mark_batch::done();
+                pending_marks::done();
                 report_delete(t, m, tmfd);
                 return if *writer == Writer::Mine {
                     pg_sys::TM_Result::TM_SelfModified
@@ -138,16 +140,16 @@ unsafe fn claim(
         match wait_policy {
             LockWaitBlock => {
                 // The blocker may be waiting for a bucket of ours.
-                mark_batch::let_go();
+                pending_marks::let_go();
                 pg_sys::XactLockTableWait(blocker.xmin, t.rel, &mut t.tid, oper);
             }
             LockWaitSkip => {
-                mark_batch::done();
+                pending_marks::done();
                 return pg_sys::TM_Result::TM_WouldBlock;
             }
             _ => {
                 if !pg_sys::ConditionalXactLockTableWait(blocker.xmin) {
-                    mark_batch::done();
+                    pending_marks::done();
                     row_lock_not_available(&t.relname());
                 }
             }
@@ -195,7 +197,7 @@ unsafe fn remove_version(
     let result = claim(&mut t, MarkKind::Delete, policy, tmfd);
     if result == pg_sys::TM_Result::TM_Ok {
         let new_row = successor();
-        mark_batch::add_delete(t.storage_id, t.row, new_row, cid, !runs_before_row_triggers(rel));
+        pending_marks::add_delete(t.storage_id, t.row, new_row, cid, !runs_before_row_triggers(rel));
     }
     result
 }
@@ -271,15 +273,15 @@ pub unsafe fn lock(
         if result != pg_sys::TM_Result::TM_Ok {
             return result;
         }
-        let held = mark_batch::marks_on(t.storage_id, t.row).iter().any(|m| {
+        let held = pending_marks::marks_on(t.storage_id, t.row).iter().any(|m| {
             m.kind != MarkKind::Delete
                 && m.kind >= wanted
                 && pg_sys::TransactionIdIsCurrentTransactionId(m.xmin)
         });
         if held {
-            mark_batch::done();
+            pending_marks::done();
         } else {
-            mark_batch::add_lock(t.storage_id, t.row, wanted, cid);
+            pending_marks::add_lock(t.storage_id, t.row, wanted, cid);
         }
         // The newest version, whatever snapshot the caller has: it is locked now.
         let found = fetch_any(rel, &current, slot);
@@ -292,7 +294,7 @@ pub unsafe fn lock(
 pub unsafe fn latest_version(rel: pg_sys::Relation, tid: pg_sys::ItemPointer) {
     let Some(t) = Target::new(rel, tid) else { return };
     let mut row = t.row;
-    while let Some(next) = mark_batch::marks_on_any(t.storage_id, row).iter().find_map(|m| {
+    while let Some(next) = pending_marks::marks_on_any(t.storage_id, row).iter().find_map(|m| {
         (m.kind == MarkKind::Delete
             && (pg_sys::TransactionIdIsCurrentTransactionId(m.xmin)
                 || pg_sys::TransactionIdDidCommit(m.xmin)))

@@ -10,8 +10,8 @@
 use super::rewrite;
 use crate::pg_list;
 use crate::storage::catalog::{self, RowGroupMeta};
+use crate::storage::format::delete_mask::{self, DeleteMask};
 use crate::storage::format::layout::ROW_GROUP_ROWS;
-use crate::storage::format::row_marks::{self, DeleteMask};
 use crate::storage::read::reader::{GroupClaim, Reader};
 use crate::storage::relation::pages;
 use crate::storage::write::free_space;
@@ -126,7 +126,7 @@ unsafe fn vacuum_storage(rel: pg_sys::Relation, strategy: pg_sys::BufferAccessSt
     let mut freed: Vec<(u64, u64)> = Vec::new();
     for g in &groups {
         let Some(mask) =
-            row_marks::group_mask(g.deleted.as_deref(), &cleanup.folded, g.first_row, g.row_count)
+            delete_mask::group_mask(g.deleted.as_deref(), &cleanup.folded, g.first_row, g.row_count)
         else {
             report.live_rows += g.row_count;
             continue;

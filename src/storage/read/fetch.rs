@@ -16,12 +16,12 @@ use crate::storage::relation::datum::{self, ColumnKind};
 
 use super::decode::{load_order, open_checked};
 use crate::storage::format::layout::{self, VECTOR_ROWS};
-use crate::storage::format::row_marks::MarkKind;
+use crate::storage::format::mark_kind::MarkKind;
 use crate::storage::relation::pages;
 use crate::storage::relation::slot::LazyColumns;
 use crate::storage::relation::tid::{row_tid, tid_row};
 use crate::storage::shared::cache::{BoundedCache, ClockCache};
-use crate::storage::write::mark_batch;
+use crate::storage::write::pending_marks;
 use crate::storage::write::write_buffer;
 use pgrx::pg_sys;
 use pgrx::{GucContext, GucFlags, GucRegistry, GucSetting};
@@ -440,7 +440,7 @@ impl Fetcher {
         if snapshot.is_null()
             || is_mvcc(snapshot)
             || (*snapshot).snapshot_type == pg_sys::SnapshotType::SNAPSHOT_ANY
-            || mark_batch::pending_delete(self.storage_id, row).is_none()
+            || pending_marks::pending_delete(self.storage_id, row).is_none()
         {
             return false;
         }
@@ -460,8 +460,8 @@ impl Fetcher {
         if masked(g, row) {
             return true;
         }
-        if let Some(cid) = mark_batch::pending_delete(self.storage_id, row) {
-            if mark_batch::own_delete_visible(cid, snapshot) {
+        if let Some(cid) = pending_marks::pending_delete(self.storage_id, row) {
+            if pending_marks::own_delete_visible(cid, snapshot) {
                 return true;
             }
         }
@@ -475,25 +475,25 @@ impl Fetcher {
         // Another backend may still be collecting deletes of this row's bucket. Those
         // are uncommitted, so only a dirty snapshot cares; it is a uniqueness or
         // exclusion check, which may hold an index page's buffer lock, so it must not
-        // wait here (see mark_batch::begin_check). Neither may SnapshotSelf, which
+        // wait here (see pending_marks::begin_check). Neither may SnapshotSelf, which
         // nbtree also uses under the page lock.
         let relid = (*self.rel).rd_id;
         if (*snapshot).snapshot_type != pg_sys::SnapshotType::SNAPSHOT_DIRTY {
             return self.deleted_by_marks(row, snapshot);
         }
-        let access = mark_batch::begin_check(relid, self.storage_id, row, snapshot);
-        if access == mark_batch::CheckAccess::Busy {
+        let access = pending_marks::begin_check(relid, self.storage_id, row, snapshot);
+        if access == pending_marks::CheckAccess::Busy {
             return false;
         }
         let deleted = self.deleted_by_marks(row, snapshot);
-        mark_batch::end_check(relid, row, access);
+        pending_marks::end_check(relid, row, access);
         deleted
     }
 
     /// Whether a committed or own delete mark on `row` is there for a non-MVCC snapshot;
     /// a delete still in progress elsewhere goes into a dirty snapshot's `xmax`.
     unsafe fn deleted_by_marks(&self, row: u64, snapshot: pg_sys::Snapshot) -> bool {
-        for m in mark_batch::marks_on_any(self.storage_id, row) {
+        for m in pending_marks::marks_on_any(self.storage_id, row) {
             if m.kind != MarkKind::Delete {
                 continue;
             }
@@ -504,7 +504,7 @@ impl Fetcher {
                 if (*snapshot).snapshot_type == pg_sys::SnapshotType::SNAPSHOT_DIRTY {
                     (*snapshot).xmax = m.xmin;
                     // The caller waits for it next; it may be waiting for our bucket.
-                    mark_batch::let_go();
+                    pending_marks::let_go();
                 }
             } else if pg_sys::TransactionIdDidCommit(m.xmin) {
                 return true;
@@ -523,7 +523,7 @@ impl Fetcher {
         if masked(g, row) {
             return true;
         }
-        mark_batch::marks_on_any(self.storage_id, row)
+        pending_marks::marks_on_any(self.storage_id, row)
             .iter()
             .any(|m| super::index_delete::deletes_for_everyone(self.rel, m.kind, m.xmin))
     }
@@ -568,7 +568,7 @@ impl Fetcher {
             _ => return false,
         }
         // The caller waits for the writer next; it may be waiting for our bucket.
-        mark_batch::let_go();
+        pending_marks::let_go();
         pg_sys::ExecClearTuple(slot);
         for i in 0..(*(*slot).tts_tupleDescriptor).natts as usize {
             *(*slot).tts_values.add(i) = pg_sys::Datum::from(0usize);

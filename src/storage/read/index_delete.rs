@@ -16,8 +16,8 @@
 //! without waiting, and deletes nothing otherwise.
 
 use crate::storage::catalog::{self, MarkScope};
-use crate::storage::format::mark_rows::{bucket_start, offset_in_bucket};
-use crate::storage::format::row_marks::MarkKind;
+use crate::storage::format::bucket_rows::{bucket_start, offset_in_bucket};
+use crate::storage::format::mark_kind::MarkKind;
 use crate::storage::relation::pages;
 use crate::storage::relation::tid::tid_row;
 use pgrx::pg_sys;

@@ -4,16 +4,16 @@
 use super::decode::decode_checked;
 use super::vector_filter::{ColumnSource, VectorFilter};
 use crate::storage::catalog::{self, ChunkMeta, RowGroupMeta};
+use crate::storage::format::delete_mask::{self, DeleteMask};
 use crate::storage::format::directory::VectorEntry;
 use crate::storage::format::encoding::{DecodedValues, DecodedVector};
 use crate::storage::format::layout::VECTOR_ROWS;
-use crate::storage::format::row_marks::{self, DeleteMask};
 use crate::storage::format::zonemap::{Verdict, ZoneMap, ZonePredicate, ZoneStats};
 use crate::storage::relation::datum::{self, ColumnKind, DatumColumn};
 use crate::storage::relation::pages;
 use crate::storage::relation::tid::row_tid;
 use crate::storage::shared::error::data_corrupted;
-use crate::storage::write::mark_batch;
+use crate::storage::write::pending_marks;
 use pgrx::pg_sys;
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -150,7 +150,7 @@ impl Reader {
             }
             None => catalog::load_row_groups(storage_id, snapshot, true),
         };
-        let deleted_rows = mark_batch::deleted_rows(storage_id, snapshot);
+        let deleted_rows = pending_marks::deleted_rows(storage_id, snapshot);
         let wanted = wanted.unwrap_or_else(|| vec![true; natts]);
         Reader {
             rel,
@@ -222,7 +222,7 @@ impl Reader {
     pub fn retain_groups(&mut self, keep: impl Fn(&RowGroupMeta, u64) -> bool) {
         let deleted = std::mem::take(&mut self.deleted_rows);
         self.groups.retain(|g| {
-            let mask = row_marks::group_mask(g.deleted.as_deref(), &deleted, g.first_row, g.row_count);
+            let mask = delete_mask::group_mask(g.deleted.as_deref(), &deleted, g.first_row, g.row_count);
             keep(g, g.row_count - mask.map_or(0, |m| m.count()))
         });
         self.deleted_rows = deleted;
@@ -305,8 +305,12 @@ impl Reader {
         self.groups
             .iter()
             .map(|g| {
-                let mask =
-                    row_marks::group_mask(g.deleted.as_deref(), &self.deleted_rows, g.first_row, g.row_count);
+                let mask = delete_mask::group_mask(
+                    g.deleted.as_deref(),
+                    &self.deleted_rows,
+                    g.first_row,
+                    g.row_count,
+                );
                 g.row_count - mask.map_or(0, |m| m.count())
             })
             .sum()
@@ -332,7 +336,8 @@ impl Reader {
     /// by: every row deleted, or zone maps rule it out (counted).
     fn usable_group(&mut self, index: usize) -> Option<Option<DeleteMask>> {
         let g = &self.groups[index];
-        let mask = row_marks::group_mask(g.deleted.as_deref(), &self.deleted_rows, g.first_row, g.row_count);
+        let mask =
+            delete_mask::group_mask(g.deleted.as_deref(), &self.deleted_rows, g.first_row, g.row_count);
         if mask.as_ref().is_some_and(|m| m.count() == g.row_count) {
             return None;
         }

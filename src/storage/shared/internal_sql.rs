@@ -55,7 +55,7 @@ mod tests {
     /// The UPDATE's new version is the first row written after the table's cached
     /// sort_by was invalidated, so writing it reads the option through SPI while the
     /// UPDATE holds the old version's bucket. The delete must still be recorded under
-    /// the bucket's lock (mark_batch asserts it in debug builds) and the row keep one
+    /// the bucket's lock (pending_marks asserts it in debug builds) and the row keep one
     /// live version.
     #[pg_test]
     fn internal_sql_in_a_row_change_keeps_the_bucket() {

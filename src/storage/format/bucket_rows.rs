@@ -1,4 +1,5 @@
-//! The rows one mark in `pgcolumnar.row_mark` covers, as pure logic.
+//! Row numbers in buckets, and the rows of its bucket that one mark in `pgcolumnar.row_mark`
+//! covers, as pure logic.
 //!
 //! Row numbers are split into buckets of `BUCKET_ROWS`. A statement's deletes (and the
 //! old versions of its UPDATEs) in one bucket become one mark: the offsets of its rows

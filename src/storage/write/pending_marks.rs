@@ -26,10 +26,10 @@
 //! changes are published one by one ("alone") while the parent's stay collected.
 
 use crate::storage::catalog::{self, Mark, MarkScope};
-use crate::storage::format::mark_rows::{
+use crate::storage::format::bucket_rows::{
     bucket_start, offset_in_bucket, MarkRows, MarkRowsBuilder, BUCKET_ROWS,
 };
-use crate::storage::format::row_marks::MarkKind;
+use crate::storage::format::mark_kind::MarkKind;
 use pgrx::pg_sys;
 use std::cell::RefCell;
 
