@@ -4,17 +4,18 @@
 //!
 //! This module holds the tables' schema and the helpers every record uses (reading and
 //! writing system-table rows with the extension's rights); the records are in
-//! `row_groups`, `reservations`, `marks` and `free_extents`, re-exported here.
+//! `row_groups` (`row_group`, `chunk`), `reservations` (`row_reservation`), `row_marks`
+//! (`row_mark`) and `free_extents` (`free_extent`), re-exported here.
 
 mod free_extents;
-mod marks;
 mod reservations;
 mod row_groups;
+mod row_marks;
 
 pub use free_extents::*;
-pub use marks::*;
 pub use reservations::*;
 pub use row_groups::*;
+pub use row_marks::*;
 
 use crate::pg_list;
 use crate::storage::format::bucket_rows::{bucket_start, offset_in_bucket, MarkRows, BUCKET_ROWS};
