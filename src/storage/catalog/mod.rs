@@ -36,7 +36,7 @@ pgrx::extension_sql!(
     r#"
 -- Everyone may use the schema's functions (pgcolumnar.stats checks SELECT on the table
 -- it is given). The metadata below is granted to nobody: pgcolumnar reads and writes it
--- with the extension's rights whoever changes a columnar table (src/storage/privilege.rs).
+-- with the extension's rights whoever changes a columnar table (src/storage/shared/privilege.rs).
 GRANT USAGE ON SCHEMA pgcolumnar TO PUBLIC;
 
 CREATE SEQUENCE pgcolumnar.storage_id_seq NO CYCLE;
@@ -90,7 +90,7 @@ CREATE TABLE pgcolumnar.chunk (
 
 -- Byte ranges of the stream that VACUUM freed (row groups with no live row left, or
 -- merged into others): writers reuse them once no snapshot can read the old row groups
--- (src/storage/free_space.rs).
+-- (src/storage/write/free_space.rs).
 CREATE TABLE pgcolumnar.free_extent (
     storage_id  bigint NOT NULL,
     data_offset bigint NOT NULL,
@@ -354,7 +354,13 @@ unsafe fn scan_bounds<const N: usize>(
 }
 
 unsafe fn int8(d: pg_sys::Datum) -> u64 {
-    i64::from_datum(d, false).unwrap() as u64
+    i64::from_datum(d, false).unwrap_or_else(|| data_corrupted("a bigint metadata column is NULL")) as u64
+}
+
+/// The value of a metadata column that is never NULL (`what`: table.column). A NULL
+/// there, or a value that does not convert, is corrupt metadata: XX001, never a panic.
+unsafe fn not_null<T: FromDatum>(d: pg_sys::Datum, is_null: bool, what: &str) -> T {
+    T::from_datum(d, is_null).unwrap_or_else(|| data_corrupted(&format!("{what} is NULL")))
 }
 
 /// Like `delete_storage`, but a no-op when the metadata tables are gone already

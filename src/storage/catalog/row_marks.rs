@@ -34,14 +34,14 @@ pub struct Mark {
 }
 
 pub(super) fn mark_kind(v: pg_sys::Datum) -> MarkKind {
-    let k = unsafe { i16::from_datum(v, false) }.unwrap();
+    let k: i16 = unsafe { not_null(v, false, "row_mark.kind") };
     MarkKind::from_i16(k).unwrap_or_else(|| data_corrupted("row mark of unknown kind"))
 }
 
 pub(super) unsafe fn mark_rows(v: &[pg_sys::Datum; MARK_NATTS], n: &[bool; MARK_NATTS]) -> MarkRows {
-    let bytes = |d: pg_sys::Datum| <&[u8]>::from_datum(d, false).unwrap();
-    let successors = (!n[4]).then(|| bytes(v[4]));
-    MarkRows::from_bytes(bytes(v[3]), successors).unwrap_or_else(|| data_corrupted("malformed row mark"))
+    let rows: &[u8] = not_null(v[3], n[3], "row_mark.rows");
+    let successors = (!n[4]).then(|| not_null::<&[u8]>(v[4], n[4], "row_mark.successors"));
+    MarkRows::from_bytes(rows, successors).unwrap_or_else(|| data_corrupted("malformed row mark"))
 }
 
 /// The keys (`row_mark.first_row`) under which marks on `row` are found: a mark on
