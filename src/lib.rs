@@ -3,9 +3,9 @@
 //! This file only wires things together: module magic, `_PG_init`, and the SQL-visible
 //! entry points. Imports run one way: `planner` → `exec` → `storage`.
 
-// Every unsafe function here has the same contract, stated once instead of per
+// Every unsafe function here has the same contract, stated here once instead of per
 // function: it runs on the backend's main thread, inside a transaction where the
-// PostgreSQL pointers it is given are live (see DEVELOPERS.md, "How we write code").
+// PostgreSQL pointers it is given are live.
 #![allow(clippy::missing_safety_doc)]
 
 use pgrx::prelude::*;
