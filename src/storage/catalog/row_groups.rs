@@ -1,7 +1,23 @@
 //! Row groups and their column chunks (`pgcolumnar.row_group`, `pgcolumnar.chunk`), and
 //! the per-backend cache of parsed chunk metadata.
 
-use super::*;
+use super::tables::{
+    datum, insert_row, int8, last_starting_at_or_before, not_null, relid, scan_keys, scan_storage,
+};
+use crate::storage::format::delete_mask::DeleteMask;
+use crate::storage::format::directory::{self, VectorEntry};
+use crate::storage::shared::cache::BoundedCache;
+use crate::storage::shared::error::data_corrupted;
+use pgrx::pg_sys;
+use std::cell::RefCell;
+use std::rc::Rc;
+
+/// Columns of `pgcolumnar.row_group` (created in `schema`).
+const ROW_GROUP_NATTS: usize = 6;
+
+/// Columns of `pgcolumnar.chunk`, the widest metadata table (`storage_ids` sizes its
+/// deform buffers by it).
+pub(super) const CHUNK_NATTS: usize = 8;
 
 #[derive(Debug, Clone)]
 pub struct ChunkMeta {

@@ -1,7 +1,11 @@
 //! Row marks (`pgcolumnar.row_mark`): deletes, updates' old versions and row locks, as
 //! writers, readers, index builds and VACUUM see them.
 
-use super::*;
+use super::tables::{datum, insert_row, int8, not_null, relid, scan_bounds, scan_keys, scan_storage};
+use crate::storage::format::bucket_rows::{bucket_start, offset_in_bucket, MarkRows, BUCKET_ROWS};
+use crate::storage::format::mark_kind::MarkKind;
+use crate::storage::shared::error::data_corrupted;
+use pgrx::pg_sys;
 
 /// Whether `snapshot` sees a delete mark on `row`.
 pub unsafe fn row_deleted(storage_id: u64, row: u64, snapshot: pg_sys::Snapshot) -> bool {
