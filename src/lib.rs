@@ -3,9 +3,9 @@
 //! This file only wires things together: module magic, `_PG_init`, and the SQL-visible
 //! entry points. Imports run one way: `planner` → `exec` → `storage`.
 
-// Every unsafe function here has the same contract, stated once instead of per
+// Every unsafe function here has the same contract, stated here once instead of per
 // function: it runs on the backend's main thread, inside a transaction where the
-// PostgreSQL pointers it is given are live (see DEVELOPERS.md, "How we write code").
+// PostgreSQL pointers it is given are live.
 #![allow(clippy::missing_safety_doc)]
 
 use pgrx::prelude::*;
@@ -36,16 +36,16 @@ pub extern "C-unwind" fn _PG_init() {
         let preloading = pg_sys::process_shared_preload_libraries_in_progress;
         LOADED_AT_STARTUP.store(preloading, Ordering::Relaxed);
         planner::define_gucs();
-        storage::fetch::define_gucs();
-        storage::tableam::register();
-        storage::slot::init();
-        storage::write_buffer::register_callbacks();
-        storage::mark_batch::register_callbacks();
-        storage::invalidation::register();
+        storage::read::fetch::define_gucs();
+        storage::glue::tableam::register();
+        storage::relation::slot::init();
+        storage::write::write_buffer::register_callbacks();
+        storage::write::pending_marks::register_callbacks();
+        storage::glue::invalidation::register();
         exec::register_nodes();
         planner::hooks::install();
-        storage::utility::install();
-        storage::drop_hook::install();
+        storage::glue::utility::install();
+        storage::glue::drop_hook::install();
         PREV_EXECUTOR_START = pg_sys::ExecutorStart_hook;
         pg_sys::ExecutorStart_hook = Some(executor_start);
         PREV_EXECUTOR_FINISH = pg_sys::ExecutorFinish_hook;
@@ -75,16 +75,16 @@ fn quiet_backtraces() {
 #[pg_guard]
 unsafe extern "C-unwind" fn executor_start(query_desc: *mut pg_sys::QueryDesc, eflags: i32) {
     // Not for pgcolumnar's own SQL on its metadata, which can run in the middle of a
-    // row change (see storage::internal_sql).
-    if !storage::internal_sql::running() {
-        storage::write_buffer::flush_all();
-        storage::mark_batch::statement_done();
+    // row change (see storage::shared::internal_sql).
+    if !storage::shared::internal_sql::running() {
+        storage::write::write_buffer::flush_all();
+        storage::write::pending_marks::statement_done();
     }
     match PREV_EXECUTOR_START {
         Some(prev) => prev(query_desc, eflags),
         None => pg_sys::standard_ExecutorStart(query_desc, eflags),
     }
-    storage::bitmap_scan::disable_prefetch((*query_desc).planstate);
+    storage::read::bitmap_scan::disable_prefetch((*query_desc).planstate);
     exec::fetch_columns::mark_needed_columns((*query_desc).planstate);
 }
 
@@ -93,8 +93,8 @@ unsafe extern "C-unwind" fn executor_start(query_desc: *mut pg_sys::QueryDesc, e
 /// buckets this backend holds).
 #[pg_guard]
 unsafe extern "C-unwind" fn executor_finish(query_desc: *mut pg_sys::QueryDesc) {
-    if !storage::internal_sql::running() {
-        storage::mark_batch::statement_done();
+    if !storage::shared::internal_sql::running() {
+        storage::write::pending_marks::statement_done();
     }
     match PREV_EXECUTOR_FINISH {
         Some(prev) => prev(query_desc),
@@ -105,8 +105,8 @@ unsafe extern "C-unwind" fn executor_finish(query_desc: *mut pg_sys::QueryDesc) 
 /// And again at the end, for a statement whose executor was not finished normally.
 #[pg_guard]
 unsafe extern "C-unwind" fn executor_end(query_desc: *mut pg_sys::QueryDesc) {
-    if !storage::internal_sql::running() {
-        storage::mark_batch::statement_done();
+    if !storage::shared::internal_sql::running() {
+        storage::write::pending_marks::statement_done();
     }
     match PREV_EXECUTOR_END {
         Some(prev) => prev(query_desc),

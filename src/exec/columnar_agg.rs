@@ -18,13 +18,13 @@ use super::filter::pushed::PushedFilter;
 use super::filter::{float_key, kernels, Filter};
 use super::row_group_claims::ClaimsRowGroups;
 use crate::pg_list;
-use crate::storage::datum::{self, ColumnKind};
 use crate::storage::format::encoding::point::PointValue;
 use crate::storage::format::encoding::{DecodedValues, DecodedVector};
 use crate::storage::format::image_arena::ImageArena;
 use crate::storage::format::zonemap::ZoneMap;
-use crate::storage::reader::{GroupClaim, Reader};
-use crate::storage::write_buffer;
+use crate::storage::read::reader::{GroupClaim, Reader};
+use crate::storage::relation::datum::{self, ColumnKind};
+use crate::storage::write::write_buffer;
 use pgrx::pg_sys;
 use std::cmp::Ordering;
 use std::ffi::{CStr, CString};
@@ -522,7 +522,7 @@ unsafe fn fold_one(
             "value out of range: overflow"
         ),
         Err(Overflow::CorruptNumeric) => {
-            crate::storage::error::data_corrupted("a stored numeric value is malformed")
+            crate::storage::shared::error::data_corrupted("a stored numeric value is malformed")
         }
     }
 }

@@ -12,10 +12,10 @@ use super::filter::plan::FilterPlan;
 use super::filter::pushed::PushedFilter;
 use super::row_group_claims::ClaimsRowGroups;
 use crate::pg_list;
-use crate::storage::datum::attr;
 use crate::storage::format::zonemap::ZonePredicate;
-use crate::storage::reader::{GroupClaim, Reader};
-use crate::storage::write_buffer;
+use crate::storage::read::reader::{GroupClaim, Reader};
+use crate::storage::relation::datum::attr;
+use crate::storage::write::write_buffer;
 use pgrx::pg_sys;
 use std::ffi::{CStr, CString};
 

@@ -1,6 +1,6 @@
 //! Which columns index and bitmap scans of columnar tables really read, found once the
 //! executor has built its plan state: their scan slots are told, and the fetches into
-//! them decode only those columns (`storage::slot::set_needed`).
+//! them decode only those columns (`storage::relation::slot::set_needed`).
 //!
 //! PostgreSQL asks a slot for every attribute up to the last one it reads, and a scan
 //! under a join passes its slot up unprojected (a "physical" target list), so the
@@ -13,7 +13,7 @@
 //! speed, never a wrong value.
 
 use crate::pg_list;
-use crate::storage::{am, slot};
+use crate::storage::{relation::am, relation::slot};
 use pgrx::pg_sys;
 
 /// Tells the scan slots of the plan's columnar index and bitmap heap scans which

@@ -4,7 +4,7 @@
 //! implements `ClaimsRowGroups` and gets its `ParallelScanNode` methods from here.
 
 use super::customscan::{CustomScanNode, ParallelScanNode};
-use crate::storage::reader::{GroupClaim, Reader};
+use crate::storage::read::reader::{GroupClaim, Reader};
 use pgrx::pg_sys;
 use std::sync::atomic::{AtomicU64, Ordering};
 

@@ -23,8 +23,8 @@ use crate::exec::columnar_agg::{AggScanPlan, ColumnarAgg};
 use crate::exec::columnar_scan::ScanPlan;
 use crate::exec::customscan::Methods;
 use crate::pg_list;
-use crate::storage::datum;
-use crate::storage::{am, plan_sizes};
+use crate::storage::relation::datum;
+use crate::storage::{read::plan_sizes, relation::am};
 use pgrx::pg_sys;
 
 /// The ColumnarAgg path: its plan is the upper-stage scan its analysis holds.

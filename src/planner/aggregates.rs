@@ -8,7 +8,7 @@ use super::quals;
 use crate::exec::agg::bucket::TruncUnit;
 use crate::exec::agg::spec::{AggFunc, AggSpec, InputType, KeyKind, KeySpec};
 use crate::pg_list;
-use crate::storage::datum::ColumnKind;
+use crate::storage::relation::datum::ColumnKind;
 use pgrx::pg_sys;
 use pgrx::prelude::*;
 

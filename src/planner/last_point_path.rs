@@ -23,8 +23,8 @@ use crate::exec::customscan::Methods;
 use crate::exec::last_point::best::{self, Rank};
 use crate::exec::last_point::{IndexPlan, LastPoint, LastPointPlan, Source};
 use crate::pg_list;
-use crate::storage::datum::{self, ColumnKind};
-use crate::storage::{am, plan_sizes};
+use crate::storage::relation::datum::{self, ColumnKind};
+use crate::storage::{read::plan_sizes, relation::am};
 use pgrx::pg_sys;
 use std::ffi::CStr;
 

@@ -15,7 +15,7 @@ use super::relation::scanned_plainly;
 use crate::exec::customscan::{Methods, PlanPrivate};
 use crate::exec::pushed_seq_scan::{KeyPlan, PushedPlan, PushedSeqScan};
 use crate::pg_list;
-use crate::storage::{am, options};
+use crate::storage::{relation::am, relation::options};
 use pgrx::pg_sys;
 use std::rc::Rc;
 

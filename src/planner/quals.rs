@@ -12,8 +12,8 @@
 
 use crate::exec::filter::plan::{FilterPlan, PlanTest};
 use crate::pg_list;
-use crate::storage::datum::BYTEWISE_TYPES;
 use crate::storage::format::zonemap::{Bound, CmpOp, ZonePredicate};
+use crate::storage::relation::datum::BYTEWISE_TYPES;
 use pgrx::pg_sys;
 
 /// Types whose btree order is the order of the sign-extended integers we store.

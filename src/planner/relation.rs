@@ -9,7 +9,7 @@ use crate::exec::filter::plan::{FilterPlan, OperandValue};
 use crate::exec::filter::{zone, Filter};
 use crate::storage::format::layout::VECTOR_ROWS;
 use crate::storage::format::zonemap::Verdict;
-use crate::storage::{options, plan_sizes};
+use crate::storage::{read::plan_sizes, relation::options};
 use pgrx::pg_sys;
 use std::cell::RefCell;
 use std::rc::Rc;

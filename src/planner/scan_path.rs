@@ -9,7 +9,7 @@ use super::relation::{plan_time_pruning, push_down_enabled, scanned_plainly, Pru
 use crate::exec::columnar_scan::{ColumnarScan, ScanPlan};
 use crate::exec::customscan::{Methods, PlanPrivate};
 use crate::pg_list;
-use crate::storage::{am, plan_sizes};
+use crate::storage::{read::plan_sizes, relation::am};
 use pgrx::pg_sys;
 use std::rc::Rc;
 
@@ -315,7 +315,9 @@ unsafe fn new_path(
 
 unsafe fn natts_live(relation: pg_sys::Relation) -> usize {
     let desc = (*relation).rd_att;
-    (0..(*desc).natts as usize).filter(|&i| !crate::storage::datum::attr(desc, i).attisdropped).count()
+    (0..(*desc).natts as usize)
+        .filter(|&i| !crate::storage::relation::datum::attr(desc, i).attisdropped)
+        .count()
 }
 
 /// Core prices a sequential scan of a columnar table like one of a heap; through the
@@ -340,7 +342,7 @@ unsafe fn reprice_seq_scans(rel: *mut pg_sys::RelOptInfo, columns: usize, params
 /// strings by the bytes a vector of theirs takes stored (`tuples` rows in the table).
 unsafe fn fetch_columns(relation: pg_sys::Relation, attnums: &[i32], tuples: f64) -> cost::FetchColumns {
     let natts = (*(*relation).rd_att).natts as usize;
-    let kinds = crate::storage::datum::relation_kinds(relation);
+    let kinds = crate::storage::relation::datum::relation_kinds(relation);
     let bytes = plan_sizes::column_bytes(relation, natts);
     let vectors = (tuples / cost::VECTOR_ROWS).ceil().max(1.0);
     let mut open = 0.0;
@@ -531,7 +533,7 @@ unsafe fn reprice_index_path(
     } else {
         1.0
     };
-    let cache = crate::storage::fetch::fetch_cache_bytes() as f64 / cost::CACHED_VECTOR_BYTES;
+    let cache = crate::storage::read::fetch::fetch_cache_bytes() as f64 / cost::CACHED_VECTOR_BYTES;
     let loops = loop_count(root, path);
     let vectors = pruning.vectors_kept.max(1.0);
     let fetch = cost::index_fetch_cost(fetched, loops, columns, vectors, correlation, cache, params);

@@ -1,54 +1,27 @@
 //! The `columnar` table access method and everything it keeps on disk; the layers and
 //! the life of a write are described in `docs/architecture.md`.
 //!
-//! - `format`: the on-disk format, pure Rust (no PostgreSQL calls; `make lint` checks).
-//! - Shared pieces every other module may import: `error` (errors with SQLSTATEs), `am`
-//!   (is this relation columnar), `tid` (row number <-> TID), `cache` (the bounded
-//!   per-backend cache), `internal_sql` (our own SPI, which the executor hooks leave
-//!   alone), `privilege` (metadata access with the extension's rights).
-//! - The relation and its metadata: `pages` (the main fork: metapage and byte stream),
-//!   `catalog` (the metadata tables), `datum` and `decode` (values in and out, checked),
-//!   `options` (table options), `plan_sizes` (cached sizes for planning),
-//!   `invalidation` (the relcache callback of every cache).
-//! - Writing: `write_buffer` (rows buffered and flushed as row groups), `free_space`
-//!   (reuse of the space VACUUM frees).
-//! - Reading: `reader` (sequential, both directions), `fetch` (by TID), `slot` (the
-//!   columnar slot), `bitmap_scan`, `sample_scan` (TABLESAMPLE).
-//! - Changing: `mark_batch` (a statement's deletes collected per bucket), `row_change`
-//!   (DELETE, UPDATE, row locks), `index_delete` (which index entries can go),
-//!   `index_build`, `rewrite` (VACUUM FULL, CLUSTER, ALTER TABLE), `vacuum`.
-//! - What PostgreSQL calls: `tableam` (the routine), `utility` (the ProcessUtility hook),
-//!   `drop_hook`, `stats` (`pgcolumnar.stats()`).
+//! Its rooms, bottom up; a room imports only the rooms below it (`make lint` checks):
+//!
+//! - `format`: the on-disk format, pure Rust (no PostgreSQL calls).
+//! - `shared`: what every room may use: errors with SQLSTATEs, the bounded per-backend
+//!   cache, and the extension's own access to its metadata (its rights, its SPI).
+//! - `catalog`: the metadata tables in schema `pgcolumnar`.
+//! - `relation`: the relation itself: is it columnar, its TIDs, its main fork, its values
+//!   in and out, its slot, its options.
+//! - `write`: what this backend writes before others see it: rows buffered and flushed
+//!   as row groups, a statement's marks collected per bucket, reuse of freed space.
+//! - `read`: scans, fetches by TID, checked decoding, what the planner reads of sizes,
+//!   and which index entries point at rows no snapshot sees.
+//! - `change`: DELETE, UPDATE and row locks, index builds, rewrites, VACUUM.
+//! - `glue`: what PostgreSQL calls: the table AM routine, hooks, the relcache callback,
+//!   `pgcolumnar.stats()`.
 
-pub mod am;
-pub mod bitmap_scan;
-pub mod cache;
 pub mod catalog;
-pub mod datum;
-pub mod decode;
-pub mod drop_hook;
-pub mod error;
-pub mod fetch;
+pub mod change;
 pub mod format;
-pub mod free_space;
-pub mod index_build;
-pub mod index_delete;
-pub mod internal_sql;
-pub mod invalidation;
-pub mod mark_batch;
-pub mod options;
-pub mod pages;
-pub mod plan_sizes;
-pub mod privilege;
-pub mod reader;
-pub mod rewrite;
-pub mod row_change;
-pub mod sample_scan;
-pub mod slot;
-pub mod stats;
-pub mod tableam;
-pub mod tid;
-pub mod utility;
-pub mod vacuum;
-pub mod vector_filter;
-pub mod write_buffer;
+pub mod glue;
+pub mod read;
+pub mod relation;
+pub mod shared;
+pub mod write;

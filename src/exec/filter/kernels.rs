@@ -7,7 +7,7 @@ use super::{float_key, zone, Filter, Test, ValueSet};
 use crate::storage::format::encoding::{DecodedValues, DecodedVector, Dictionary};
 use crate::storage::format::zonemap::{Bound, CmpOp};
 use crate::storage::format::zonemap::{Verdict, ZoneStats};
-use crate::storage::vector_filter::ColumnSource;
+use crate::storage::read::vector_filter::ColumnSource;
 
 /// Keeps the rows of `selection` that pass `filter`; `columns` gives the decoded vector
 /// of each attribute `filter.attributes()` lists, asked for only when a test needs it.

@@ -5,7 +5,7 @@
 //! pruning.
 
 use super::plan::OperandValue;
-use crate::storage::datum;
+use crate::storage::relation::datum;
 use pgrx::pg_sys;
 
 /// The values of a filter's operands (`states`: their executor state), evaluated now.

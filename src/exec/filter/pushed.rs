@@ -1,10 +1,10 @@
-//! A pushed filter as the reader asks for it (`storage::vector_filter::VectorFilter`):
+//! A pushed filter as the reader asks for it (`storage::read::vector_filter::VectorFilter`):
 //! zone-map verdicts and vector selections by this module's kernels. Every node that
 //! reads a columnar relation with a filter hands the reader one.
 
 use super::{kernels, zone, Filter};
 use crate::storage::format::zonemap::{Verdict, ZoneStats};
-use crate::storage::vector_filter::{ColumnSource, VectorFilter};
+use crate::storage::read::vector_filter::{ColumnSource, VectorFilter};
 
 /// A resolved filter, as the reader asks for it.
 pub struct PushedFilter {

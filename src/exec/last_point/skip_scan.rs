@@ -62,7 +62,7 @@ impl SkipScan {
         if op == pg_sys::InvalidOid {
             pgrx::error!("operator family {opfamily:?} lacks strategy {next_strategy}");
         }
-        let attr = crate::storage::datum::attr((*rel).rd_att, key_att);
+        let attr = crate::storage::relation::datum::attr((*rel).rd_att, key_att);
         let qual_list = crate::pg_list::from_ptrs(quals.iter().copied());
         SkipScan {
             index,

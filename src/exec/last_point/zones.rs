@@ -14,9 +14,9 @@ use crate::exec::filter::pushed::PushedFilter;
 use crate::storage::format::encoding::{DecodedValues, DecodedVector};
 use crate::storage::format::layout::VECTOR_ROWS;
 use crate::storage::format::zonemap::{ZoneMap, ZonePredicate, ZoneStats};
-use crate::storage::reader::{GroupClaim, Reader};
-use crate::storage::tid::row_tid;
-use crate::storage::write_buffer;
+use crate::storage::read::reader::{GroupClaim, Reader};
+use crate::storage::relation::tid::row_tid;
+use crate::storage::write::write_buffer;
 use pgrx::pg_sys;
 
 /// Integer keys a zone map may hold that are enumerated to check them all, at most.

@@ -1,7 +1,8 @@
 //! Free byte ranges of the stream (`pgcolumnar.free_extent`), recorded by VACUUM and
 //! taken by writers (see `free_space`).
 
-use super::*;
+use super::tables::{datum, insert_row, int8, relid, relid_if_installed, scan_storage};
+use pgrx::pg_sys;
 
 /// Whether the extension's install records free extents (one created before that
 /// keeps working, without reusing space).

@@ -1,7 +1,8 @@
 //! Row-number reservations (`pgcolumnar.row_reservation`): which transaction handed
 //! out a row number, for uniqueness checks that meet a row still in its writer's memory.
 
-use super::*;
+use super::tables::{datum, insert_row, int8, last_starting_at_or_before, relid};
+use pgrx::pg_sys;
 
 /// Records that this transaction reserved row numbers `first_row .. first_row + count`.
 pub unsafe fn insert_reservation(storage_id: u64, first_row: u64, count: u64) {

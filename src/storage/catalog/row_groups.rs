@@ -1,7 +1,23 @@
 //! Row groups and their column chunks (`pgcolumnar.row_group`, `pgcolumnar.chunk`), and
 //! the per-backend cache of parsed chunk metadata.
 
-use super::*;
+use super::tables::{
+    datum, insert_row, int8, last_starting_at_or_before, not_null, relid, scan_keys, scan_storage,
+};
+use crate::storage::format::delete_mask::DeleteMask;
+use crate::storage::format::directory::{self, VectorEntry};
+use crate::storage::shared::cache::BoundedCache;
+use crate::storage::shared::error::data_corrupted;
+use pgrx::pg_sys;
+use std::cell::RefCell;
+use std::rc::Rc;
+
+/// Columns of `pgcolumnar.row_group` (created in `schema`).
+const ROW_GROUP_NATTS: usize = 6;
+
+/// Columns of `pgcolumnar.chunk`, the widest metadata table (`storage_ids` sizes its
+/// deform buffers by it).
+pub(super) const CHUNK_NATTS: usize = 8;
 
 #[derive(Debug, Clone)]
 pub struct ChunkMeta {
@@ -72,7 +88,7 @@ pub(super) const CACHE_MAX_ENTRIES: usize = 20_000;
 thread_local! {
     pub(super) static CACHE: RefCell<ChunkCache> = RefCell::new(ChunkCache {
         entries: BoundedCache::new(CACHE_MAX_ENTRIES),
-        storage_of: BoundedCache::new(crate::storage::cache::RELATIONS),
+        storage_of: BoundedCache::new(crate::storage::shared::cache::RELATIONS),
     });
 }
 
@@ -144,8 +160,8 @@ pub(super) unsafe fn read_chunks(
         &[storage_id, first_row],
         snapshot,
         pg_sys::AccessShareLock,
-        |_, _, v, _| {
-            let attnum = i16::from_datum(v[2], false).unwrap();
+        |_, _, v, n| {
+            let attnum: i16 = not_null(v[2], n[2], "chunk.attnum");
             if attnum < 0 {
                 data_corrupted("chunk metadata with a negative attribute number");
             }
@@ -154,7 +170,7 @@ pub(super) unsafe fn read_chunks(
                 return;
             }
             let length = int8(v[4]);
-            let dir: &[u8] = <&[u8]>::from_datum(v[7], false).unwrap();
+            let dir: &[u8] = not_null(v[7], n[7], "chunk.directory");
             let vectors = directory::decode(dir, length).unwrap_or_else(|e| data_corrupted(&e.to_string()));
             let meta = ChunkMeta {
                 attnum,
@@ -228,7 +244,7 @@ pub(super) unsafe fn parse_row_group(
     let writer = (pg_sys::HeapTupleHeaderGetXmin(header), (*header).t_choice.t_heap.t_field3.t_cid);
     let row_count = int8(v[2]);
     let deleted = (!n[5]).then(|| {
-        let bytes: &[u8] = <&[u8]>::from_datum(v[5], false).unwrap();
+        let bytes: &[u8] = not_null(v[5], n[5], "row_group.deleted_rows");
         Rc::new(
             DeleteMask::from_bytes(bytes, row_count)
                 .unwrap_or_else(|| data_corrupted("delete mask does not fit its row group")),
@@ -320,9 +336,9 @@ pub unsafe fn column_bytes(storage_id: u64, natts: usize) -> (Vec<u64>, usize) {
         storage_id,
         std::ptr::null_mut(),
         pg_sys::AccessShareLock,
-        |_, _, v, _| {
+        |_, _, v, n| {
             chunks += 1;
-            let attnum = i16::from_datum(v[2], false).unwrap();
+            let attnum: i16 = not_null(v[2], n[2], "chunk.attnum");
             if let Some(b) = (attnum as usize).checked_sub(1).and_then(|at| bytes.get_mut(at)) {
                 *b += int8(v[4]);
             }

@@ -1,5 +1,5 @@
 //! The on-disk format of a columnar relation, as pure Rust: no PostgreSQL calls, nothing
-//! imported from pgrx or from the rest of the crate (`scripts/check_layers.sh`, run by
+//! imported from pgrx or from the rest of the crate (`scripts/check_layers.py`, run by
 //! `make lint`, enforces it), all of it unit-tested with plain `cargo test`.
 //!
 //! - `layout`: the relation's blocks (metapage, byte stream), row numbers and TIDs, and
@@ -10,17 +10,19 @@
 //!   row group's rows by the table's sort key; `chunk_encoder` turns a column's rows
 //!   into a chunk of encoded vectors with its `directory` (per-vector offsets, counts
 //!   and `zonemap`s; zone maps also evaluate predicates).
-//! - `row_marks` (delete masks, mark kinds) and `mark_rows` (which rows of a bucket a
-//!   mark covers).
+//! - Row changes: `mark_kind` (a mark's kind: a row lock or a delete, and which conflict),
+//!   `bucket_rows` (row numbers in buckets; which rows of its bucket a mark covers) and
+//!   `delete_mask` (a row group's bitmap of deleted rows).
 //! - `image_arena`: reusable buffers for decoded values.
 
+pub mod bucket_rows;
 pub mod chunk_encoder;
 pub mod column_builder;
+pub mod delete_mask;
 pub mod directory;
 pub mod encoding;
 pub mod flush_order;
 pub mod image_arena;
 pub mod layout;
-pub mod mark_rows;
-pub mod row_marks;
+pub mod mark_kind;
 pub mod zonemap;

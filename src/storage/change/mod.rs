@@ -1,0 +1,7 @@
+//! Changing what is stored: `row_change` (DELETE, UPDATE, row locks), `index_build`,
+//! `rewrite` (VACUUM FULL, CLUSTER, ALTER TABLE), `vacuum`. They read rows to change them.
+
+pub mod index_build;
+pub mod rewrite;
+pub mod row_change;
+pub mod vacuum;

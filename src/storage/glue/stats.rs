@@ -1,0 +1,113 @@
+//! `pgcolumnar.stats(regclass)`: what is stored per column, how it is encoded, and how
+//! well it compresses.
+
+use crate::storage::catalog;
+use crate::storage::format::encoding::{Compression, EncodingId};
+use crate::storage::relation::am;
+use crate::storage::relation::datum::attr;
+use crate::storage::relation::pages;
+use pgrx::prelude::*;
+use pgrx::PgRelation;
+use std::collections::BTreeMap;
+
+fn count_summary(counts: &BTreeMap<String, u64>) -> String {
+    counts.iter().map(|(k, n)| format!("{k}:{n}")).collect::<Vec<_>>().join(" ")
+}
+
+/// One row per live column of a columnar table: row groups and rows visible to the
+/// current snapshot, bytes stored and before encoding, and the vectors' encodings
+/// (`encoding:count`, then `+compression:count` for vectors compressed further).
+/// Anyone with SELECT on the table may call it.
+// The row type is spelled out for pgrx, which derives the SQL result columns from it.
+#[allow(clippy::type_complexity)]
+#[pg_extern(stable)]
+fn stats(
+    rel: PgRelation,
+) -> TableIterator<
+    'static,
+    (
+        name!(attname, String),
+        name!(row_groups, i64),
+        name!(rows, i64),
+        name!(null_count, i64),
+        name!(stored_bytes, i64),
+        name!(raw_bytes, i64),
+        name!(compression_ratio, Option<f64>),
+        name!(encodings, String),
+    ),
+> {
+    unsafe {
+        let raw = rel.as_ptr();
+        // The metadata is read directly, which checks no permissions: what the caller
+        // may see is decided here, by SELECT on the table (as for reading its rows).
+        let relid = rel.oid();
+        if pg_sys::pg_class_aclcheck(relid, pg_sys::GetUserId(), pg_sys::ACL_SELECT as pg_sys::AclMode)
+            != pg_sys::AclResult::ACLCHECK_OK
+        {
+            pg_sys::aclcheck_error(
+                pg_sys::AclResult::ACLCHECK_NO_PRIV,
+                pg_sys::get_relkind_objtype((*(*raw).rd_rel).relkind),
+                pg_sys::get_rel_name(relid),
+            );
+        }
+        if !am::is_columnar(raw) {
+            pgrx::ereport!(
+                ERROR,
+                PgSqlErrorCode::ERRCODE_WRONG_OBJECT_TYPE,
+                format!("\"{}\" is not a columnar table", rel.name())
+            );
+        }
+        let desc = (*raw).rd_att;
+        let natts = (*desc).natts as usize;
+        let storage_id = pages::storage_id(raw);
+        let groups = catalog::load_row_groups(storage_id, pg_sys::GetActiveSnapshot(), true);
+        let mut out = Vec::new();
+        for i in 0..natts {
+            let a = attr(desc, i);
+            if a.attisdropped {
+                continue;
+            }
+            let (mut row_groups, mut rows, mut nulls, mut stored, mut raw_bytes) =
+                (0i64, 0i64, 0i64, 0i64, 0i64);
+            let mut encodings = BTreeMap::new();
+            let mut compressions = BTreeMap::new();
+            for g in &groups {
+                let Some(c) = g.chunk(i as i16 + 1) else { continue };
+                row_groups += 1;
+                rows += g.row_count as i64;
+                nulls += c.null_count as i64;
+                stored += c.length as i64;
+                raw_bytes += c.raw_bytes as i64;
+                for v in &c.vectors {
+                    let encoding =
+                        EncodingId::from_u8(v.encoding).map_or("unknown".into(), |e| format!("{e:?}"));
+                    *encodings.entry(encoding.to_lowercase()).or_insert(0u64) += 1;
+                    match Compression::from_u8(v.compression) {
+                        Some(Compression::None) => {}
+                        c => {
+                            let name = c.map_or("unknown".into(), |c| format!("{c:?}"));
+                            *compressions.entry(name.to_lowercase()).or_insert(0u64) += 1
+                        }
+                    }
+                }
+            }
+            let ratio = (stored > 0).then(|| raw_bytes as f64 / stored as f64);
+            let mut summary = count_summary(&encodings);
+            if !compressions.is_empty() {
+                summary = format!("{summary} +{}", count_summary(&compressions));
+            }
+            let name = pgrx::name_data_to_str(&a.attname).to_string();
+            out.push((name, row_groups, rows, nulls, stored, raw_bytes, ratio, summary));
+        }
+        TableIterator::new(out)
+    }
+}
+
+/// How many column vectors row fetches (index, bitmap and TID scans, triggers, row
+/// locks) have decoded in this backend: a fetch decodes the vector holding its row only
+/// for the columns up to the last one the query reads, and neighbouring fetches share
+/// it.
+#[pg_extern(volatile, parallel_safe)]
+fn fetch_decoded_vectors() -> i64 {
+    crate::storage::read::fetch::decoded_vectors() as i64
+}

@@ -1,0 +1,68 @@
+//! Checked decoding of stored vectors: a vector or order column that does not match
+//! its directory entry is reported as corrupt data (XX001), never trusted.
+
+use crate::storage::catalog::ChunkMeta;
+use crate::storage::format::encoding::point::{self, PointVector};
+use crate::storage::format::encoding::{decode_vector, DecodedValues, DecodedVector, PhysicalKind};
+use crate::storage::relation::datum::ColumnKind;
+use crate::storage::relation::pages;
+use crate::storage::shared::error::data_corrupted;
+use pgrx::pg_sys;
+use std::rc::Rc;
+
+/// Decodes a stored vector that its directory entry says holds `rows` rows.
+pub fn decode_checked(kind: ColumnKind, bytes: &[u8], rows: u32, out: &mut DecodedVector) {
+    if let Err(e) = decode_vector(bytes, kind.physical().unwrap(), out) {
+        data_corrupted(&e.to_string());
+    }
+    if out.rows != rows {
+        data_corrupted("vector row count differs from its directory entry");
+    }
+}
+
+/// Opens a stored vector that its directory entry says holds `rows` rows for
+/// single-row reads (`point::open_vector`).
+pub fn open_checked(kind: ColumnKind, bytes: &[u8], rows: u32, scratch: &mut DecodedVector) -> PointVector {
+    let vector = point::open_vector(bytes, kind.physical().unwrap(), scratch)
+        .unwrap_or_else(|e| data_corrupted(&e.to_string()));
+    if vector.rows() != rows as usize {
+        data_corrupted("vector row count differs from its directory entry");
+    }
+    vector
+}
+
+/// The order column of a row group (see `flush_order`), checked to be a permutation of
+/// its `rows` offsets.
+pub unsafe fn load_order(
+    rel: pg_sys::Relation,
+    chunk: &ChunkMeta,
+    rows: u64,
+    strategy: pg_sys::BufferAccessStrategy,
+    scratch: &mut DecodedVector,
+) -> Rc<[u32]> {
+    let mut bytes = Vec::new();
+    pages::read_stream(rel, chunk.offset, chunk.length as usize, strategy, &mut bytes);
+    let mut order = Vec::with_capacity(rows as usize);
+    for e in &chunk.vectors {
+        let Some(b) = bytes.get(e.offset as usize..(e.offset + e.len) as usize) else {
+            data_corrupted("order column vector beyond its chunk")
+        };
+        if let Err(err) = decode_vector(b, PhysicalKind::Int, scratch) {
+            data_corrupted(&err.to_string());
+        }
+        let DecodedValues::Int(values) = &scratch.values else {
+            data_corrupted("order column is not integer")
+        };
+        if scratch.validity.is_some() {
+            data_corrupted("order column with NULLs");
+        }
+        order.extend(values.iter().take(scratch.rows as usize).map(|&v| v as u32));
+    }
+    let mut seen = vec![false; rows as usize];
+    let permutation = order.len() as u64 == rows
+        && order.iter().all(|&o| (o as u64) < rows && !std::mem::replace(&mut seen[o as usize], true));
+    if !permutation {
+        data_corrupted("order column is not a permutation of its row group");
+    }
+    order.into()
+}

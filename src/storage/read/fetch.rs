@@ -1,0 +1,653 @@
+//! Fetching single rows by TID (index scans, triggers, EvalPlanQual): finds the row
+//! group of the row number and decodes only the vector that holds the row, and only
+//! for the columns up to the last one the executor asks for (a columnar slot decodes
+//! lazily, as heap deforms). Decoded
+//! vectors are shared by this backend's fetchers, for the next fetch (index scans
+//! often hit neighbours) and because an UPDATE fetches the old row three times (its
+//! index scan, the executor's fetch of the old version, the uniqueness check of the
+//! new one), each through a fetcher of its own.
+
+use crate::storage::catalog::{self, RowGroupMeta};
+use crate::storage::format::encoding::point::PointVector;
+use crate::storage::format::encoding::DecodedVector;
+use crate::storage::format::flush_order::inverse;
+use crate::storage::format::image_arena::ImageArena;
+use crate::storage::relation::datum::{self, ColumnKind};
+
+use super::decode::{load_order, open_checked};
+use crate::storage::format::layout::{self, VECTOR_ROWS};
+use crate::storage::format::mark_kind::MarkKind;
+use crate::storage::relation::pages;
+use crate::storage::relation::slot::LazyColumns;
+use crate::storage::relation::tid::{row_tid, tid_row};
+use crate::storage::shared::cache::{BoundedCache, ClockCache};
+use crate::storage::write::pending_marks;
+use crate::storage::write::write_buffer;
+use pgrx::pg_sys;
+use pgrx::{GucContext, GucFlags, GucRegistry, GucSetting};
+use std::cell::{Cell, RefCell};
+use std::collections::BTreeMap;
+use std::rc::Rc;
+
+/// (storage id, first row of the row group, vector, attribute index). Stored vectors
+/// never change and storage ids are never reused, so entries cannot go stale.
+type VectorKey = (u64, u64, usize, usize);
+
+/// Bytes of opened vectors a backend keeps for fetches (`pgcolumnar.fetch_cache_size`,
+/// in kB): the rows an index finds scatter over thousands of vectors, each visited
+/// again and again; past this bound the least recently used go first.
+pub static FETCH_CACHE_KB: GucSetting<i32> = GucSetting::<i32>::new(256 * 1024);
+
+pub fn define_gucs() {
+    GucRegistry::define_int_guc(
+        c"pgcolumnar.fetch_cache_size",
+        c"Memory each backend keeps for the column vectors index and bitmap fetches read.",
+        c"Vectors are kept in their stored form where single rows can be read from it, decoded otherwise.",
+        &FETCH_CACHE_KB,
+        64,
+        i32::MAX / 1024,
+        GucContext::Userset,
+        GucFlags::UNIT_KB,
+    );
+}
+
+thread_local! {
+    static SHARED: RefCell<ClockCache<VectorKey, PointVector>> = RefCell::new(ClockCache::new(usize::MAX));
+}
+
+/// Bytes the fetch cache may hold now.
+pub fn fetch_cache_bytes() -> usize {
+    FETCH_CACHE_KB.get().max(64) as usize * 1024
+}
+
+/// Fetches under one MVCC snapshot that look up their row group alone before the
+/// fetcher loads (and caches) every row group. A probe is a few index lookups; loading
+/// all reads every row group's and mark's metadata, which on a table written by many
+/// small transactions (a row group per UPDATE) is thousands of rows: an index scan that
+/// steps over a few recently deleted entries (`min(id)` of a queue table) must not pay
+/// that per statement. 64 probes cost about a millisecond.
+const PROBES_BEFORE_LOADING_ALL: u32 = 64;
+
+pub struct Fetcher {
+    rel: pg_sys::Relation,
+    kinds: Rc<[ColumnKind]>,
+    storage_id: u64,
+    /// Row groups visible to `groups_for`, an MVCC snapshot's identity.
+    groups: Vec<RowGroupMeta>,
+    /// Which of `groups` have their chunks.
+    chunks_attached: Vec<bool>,
+    /// Row numbers deleted for that snapshot (marks not folded into masks yet).
+    deleted_rows: Vec<u64>,
+    groups_for: Option<(usize, u32, u32, u32)>,
+    /// The snapshot of the last probes, and how many fetches probed for it.
+    probed_for: Option<(usize, u32, u32, u32)>,
+    probes: u32,
+    /// Where the by-reference values of the last row stored in a non-columnar slot
+    /// live.
+    held: ImageArena,
+    /// The relation's size in blocks as last asked (asking costs a system call; the
+    /// relation only grows while it is open, so it is asked again past the end).
+    blocks: Rc<Cell<u32>>,
+}
+
+unsafe fn is_mvcc(snapshot: pg_sys::Snapshot) -> bool {
+    !snapshot.is_null()
+        && matches!(
+            (*snapshot).snapshot_type,
+            pg_sys::SnapshotType::SNAPSHOT_MVCC | pg_sys::SnapshotType::SNAPSHOT_HISTORIC_MVCC
+        )
+}
+
+thread_local! {
+    /// Row groups found for SnapshotAny fetches (the executor reads every row an UPDATE
+    /// changes that way), by (storage id, first row). SnapshotAny ignores delete masks,
+    /// and a row group's layout never changes, so entries cannot go stale.
+    static ANY_GROUPS: RefCell<BTreeMap<(u64, u64), RowGroupMeta>> = const { RefCell::new(BTreeMap::new()) };
+}
+
+const ANY_GROUPS_MAX: usize = 256;
+
+thread_local! {
+    /// Per row group stored in sort_by order, (storage id, first row): the position of
+    /// each row offset. Stored orders never change, so entries cannot go stale.
+    static INVERSE_ORDERS: RefCell<InverseOrders> = RefCell::new(BoundedCache::new(INVERSE_ORDERS_MAX));
+}
+
+/// Per row group (storage id, first row), the position of each row offset.
+type InverseOrders = BoundedCache<(u64, u64), Rc<[u32]>>;
+
+/// Row groups' inverse orders kept (400 KB each at most).
+const INVERSE_ORDERS_MAX: usize = 64;
+
+fn any_group_cached(storage_id: u64, row: u64) -> Option<RowGroupMeta> {
+    ANY_GROUPS.with(|c| {
+        let c = c.borrow();
+        let ((s, first), g) = c.range(..=(storage_id, row)).next_back()?;
+        (*s == storage_id && row < first + g.row_count).then(|| g.clone())
+    })
+}
+
+fn cache_any_group(storage_id: u64, g: &RowGroupMeta) {
+    ANY_GROUPS.with(|c| {
+        let mut c = c.borrow_mut();
+        if c.len() >= ANY_GROUPS_MAX {
+            c.clear();
+        }
+        c.insert((storage_id, g.first_row), g.clone());
+    });
+}
+
+/// Whether row `row` of group `g` is in the group's delete mask (deleted for every
+/// snapshot; VACUUM folds deletes there).
+fn masked(g: &RowGroupMeta, row: u64) -> bool {
+    g.deleted.as_ref().is_some_and(|m| m.is_deleted((row - g.first_row) as usize))
+}
+
+/// A dirty snapshot reports the inserter/deleter a caller must wait for: none so far.
+unsafe fn reset_dirty(snapshot: pg_sys::Snapshot) {
+    if !snapshot.is_null() && (*snapshot).snapshot_type == pg_sys::SnapshotType::SNAPSHOT_DIRTY {
+        (*snapshot).xmin = pg_sys::InvalidTransactionId;
+        (*snapshot).xmax = pg_sys::InvalidTransactionId;
+        (*snapshot).speculativeToken = 0;
+    }
+}
+
+/// A fetched row whose columns are decoded when first asked for (a columnar slot holds
+/// it): an index scan that reads the first two columns of twenty decodes two vectors,
+/// not twenty.
+pub struct LazyRow {
+    rel: pg_sys::Relation,
+    /// The descriptor of the slot the row is fetched into, which `kinds` and the
+    /// missing values of columns added after the row was written come from.
+    desc: pg_sys::TupleDesc,
+    storage_id: u64,
+    kinds: Rc<[ColumnKind]>,
+    group: RowGroupMeta,
+    /// The vector holding the row, and the row's index in it.
+    vector: usize,
+    at: usize,
+    /// The fetcher's idea of the relation's size in blocks.
+    blocks: Rc<Cell<u32>>,
+    /// Where the slot's by-reference values live (each value is copied out of its
+    /// decoded vector: a fetch of one row does not build Datums for 2,048).
+    images: ImageArena,
+}
+
+impl LazyColumns for LazyRow {
+    /// Lets go of the row (its vectors and values) and keeps the arena its values
+    /// lived in for the next row.
+    fn take_arena(self: Box<Self>) -> ImageArena {
+        let mut images = self.images;
+        images.clear();
+        images
+    }
+
+    /// Gives the row an arena to keep its values in (one a previous row left).
+    fn use_arena(&mut self, images: ImageArena) {
+        self.images = images;
+    }
+
+    /// Stores attributes `from .. to` (indexes) of the row in `values` and `nulls`.
+    unsafe fn fill(
+        &mut self,
+        from: usize,
+        to: usize,
+        values: *mut pg_sys::Datum,
+        nulls: *mut bool,
+        needed: Option<&[u64]>,
+    ) {
+        let desc = self.desc;
+        if to > from + 1 {
+            self.prefetch(from, to.min(self.kinds.len()), needed);
+        }
+        for i in from..to.min(self.kinds.len()) {
+            let (d, n) = match (self.kinds[i], self.group.chunk(i as i16 + 1)) {
+                (ColumnKind::Dropped, _) => (pg_sys::Datum::from(0usize), true),
+                _ if !crate::storage::relation::slot::is_needed(needed, i) => {
+                    (pg_sys::Datum::from(0usize), true)
+                }
+                (_, None) => {
+                    let mut isnull = false;
+                    let d = pg_sys::getmissingattr(desc, i as i32 + 1, &mut isnull);
+                    (d, isnull)
+                }
+                (kind, Some(chunk)) => {
+                    let key = self.key(i);
+                    let at = self.at;
+                    let images = &mut self.images;
+                    // The value is read where the cache keeps its vector (no reference
+                    // to it is taken out).
+                    let mut read = |v: &PointVector| {
+                        if at >= v.rows() {
+                            crate::storage::shared::error::data_corrupted("row beyond its vector");
+                        }
+                        datum::point_datum(kind, v.value(at), images)
+                    };
+                    let cached = SHARED.with(|c| c.borrow_mut().get(&key).map(&mut read));
+                    match cached {
+                        Some(d) => d,
+                        None => {
+                            let Some(entry) = chunk.vectors.get(self.vector) else {
+                                crate::storage::shared::error::data_corrupted("vector missing from chunk")
+                            };
+                            let at_byte = chunk.offset + entry.offset as u64;
+                            let vector =
+                                open_vector(self.rel, &self.blocks, kind, at_byte, entry.len, entry.rows);
+                            OPENED.with(|d| d.set(d.get() + 1));
+                            let d = read(&vector);
+                            SHARED.with(|c| {
+                                let mut c = c.borrow_mut();
+                                c.set_max_weight(fetch_cache_bytes());
+                                let weight = vector.heap_bytes();
+                                c.insert(key, vector, weight);
+                            });
+                            d
+                        }
+                    }
+                }
+            };
+            *values.add(i) = d;
+            *nulls.add(i) = n;
+        }
+    }
+}
+
+impl LazyRow {
+    /// The fetch cache's key of attribute `i`'s vector holding the row.
+    fn key(&self, i: usize) -> VectorKey {
+        (self.storage_id, self.group.first_row, self.vector, i)
+    }
+
+    /// Has the CPU load the values of attributes `from .. to` that are cached, before
+    /// they are read one by one: each lies in a vector of its own, out of the CPU's
+    /// caches, and reading them in turn would wait for each load after the other.
+    fn prefetch(&self, from: usize, to: usize, needed: Option<&[u64]>) {
+        SHARED.with(|c| {
+            let c = c.borrow();
+            for i in from..to {
+                if crate::storage::relation::slot::is_needed(needed, i)
+                    && self.group.chunk(i as i16 + 1).is_some()
+                {
+                    if let Some(v) = c.peek(&self.key(i)) {
+                        if self.at < v.rows() {
+                            prefetch(v.value_address(self.at));
+                        }
+                    }
+                }
+            }
+        });
+    }
+}
+
+/// Asks the CPU to load the cache line at `p` (a hint: no fault, whatever `p` is).
+#[inline]
+fn prefetch(p: *const u8) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: a prefetch is a hint that never faults, whatever the address.
+    unsafe {
+        std::arch::x86_64::_mm_prefetch(p as *const i8, std::arch::x86_64::_MM_HINT_T0);
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = p;
+}
+
+thread_local! {
+    /// A stored vector's bytes and decode space, reused by every fetch of the backend.
+    static SCRATCH: RefCell<(Vec<u8>, DecodedVector)> = RefCell::new(Default::default());
+    /// Vectors this backend's fetches opened (`pgcolumnar.fetch_decoded_vectors()`).
+    static OPENED: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+}
+
+/// How many column vectors row fetches have opened (read and decompressed, decoded
+/// where single rows cannot be read in place) in this backend.
+pub fn decoded_vectors() -> u64 {
+    OPENED.with(|d| d.get())
+}
+
+/// Reads the stored vector of `len` bytes at stream offset `at` and opens it for
+/// single-row reads, checking it against its directory entry's `rows`. `blocks` is the
+/// relation's size as last known, asked again when the vector lies beyond it.
+unsafe fn open_vector(
+    rel: pg_sys::Relation,
+    blocks: &Cell<u32>,
+    kind: ColumnKind,
+    at: u64,
+    len: u32,
+    rows: u32,
+) -> PointVector {
+    let (last_block, _) = layout::locate(at + (len as u64).max(1) - 1);
+    if last_block >= blocks.get() {
+        blocks.set(pages::nblocks(rel));
+    }
+    SCRATCH.with(|s| {
+        let (bytes, scratch) = &mut *s.borrow_mut();
+        pages::read_range(rel, at, len as usize, std::ptr::null_mut(), bytes, blocks.get());
+        open_checked(kind, bytes, rows, scratch)
+    })
+}
+
+impl Fetcher {
+    pub unsafe fn new(rel: pg_sys::Relation) -> Fetcher {
+        let kinds = datum::relation_kinds(rel);
+        let storage_id = pages::storage_id(rel);
+        catalog::note_storage((*rel).rd_id, storage_id);
+        Fetcher {
+            rel,
+            held: ImageArena::default(),
+            blocks: Rc::new(Cell::new(0)),
+            kinds,
+            storage_id,
+            groups: Vec::new(),
+            chunks_attached: Vec::new(),
+            deleted_rows: Vec::new(),
+            groups_for: None,
+            probed_for: None,
+            probes: 0,
+        }
+    }
+
+    /// The row group holding `row` as `snapshot` sees it. An MVCC snapshot's first few
+    /// fetches probe for just that group (a point lookup reads one index entry of
+    /// metadata); after that the whole list is loaded once and cached for the snapshot.
+    /// Other kinds (dirty, self, any: uniqueness checks, triggers, row locks) see this
+    /// transaction's rows too, so a buffered row is written out first.
+    unsafe fn group_for(&mut self, row: u64, snapshot: pg_sys::Snapshot) -> Option<RowGroupMeta> {
+        if is_mvcc(snapshot) {
+            let key = (
+                snapshot as usize,
+                (*snapshot).curcid,
+                (*snapshot).xmin.into_inner(),
+                (*snapshot).xmax.into_inner(),
+            );
+            if self.groups_for != Some(key) {
+                if self.probed_for != Some(key) {
+                    self.probed_for = Some(key);
+                    self.probes = 0;
+                }
+                if self.probes < PROBES_BEFORE_LOADING_ALL {
+                    self.probes += 1;
+                    return catalog::load_group_of_row(self.storage_id, row, snapshot);
+                }
+                // Chunks are attached to the groups fetches reach, not to all of them:
+                // a first query on a large table would read every directory otherwise.
+                self.groups = catalog::load_row_groups(self.storage_id, snapshot, false);
+                self.chunks_attached = vec![false; self.groups.len()];
+                self.deleted_rows = catalog::load_deleted_rows(self.storage_id, snapshot);
+                self.groups_for = Some(key);
+            }
+            let i = self.groups.partition_point(|g| g.first_row <= row).checked_sub(1)?;
+            let g = &mut self.groups[i];
+            if row >= g.first_row + g.row_count {
+                return None;
+            }
+            if !self.chunks_attached[i] {
+                catalog::attach_chunks(self.storage_id, g, snapshot);
+                self.chunks_attached[i] = true;
+            }
+            return Some(g.clone());
+        }
+        reset_dirty(snapshot);
+        if !pg_sys::IsInParallelMode() && write_buffer::holds_row((*self.rel).rd_id, row) {
+            write_buffer::flush_for_read(self.rel);
+        }
+        let any = !snapshot.is_null() && (*snapshot).snapshot_type == pg_sys::SnapshotType::SNAPSHOT_ANY;
+        if any {
+            if let Some(g) = any_group_cached(self.storage_id, row) {
+                return Some(g);
+            }
+        }
+        let mut group = catalog::load_group_of_row(self.storage_id, row, &raw mut pg_sys::SnapshotSelfData);
+        if any {
+            if group.is_none() {
+                // A row VACUUM moved away (merging its row group) is still there for
+                // SnapshotAny: an older snapshot's UPDATE reads it before finding out.
+                group = catalog::load_group_of_row(self.storage_id, row, snapshot);
+            }
+            if let Some(g) = &group {
+                cache_any_group(self.storage_id, g);
+            }
+        }
+        group
+    }
+
+    /// Where row `offset` of row group `g` is stored: the same position, unless a flush
+    /// stored the group in sort_by order (then through the order column's inverse,
+    /// kept per backend).
+    unsafe fn position_of(&mut self, g: &RowGroupMeta, offset: usize) -> usize {
+        let Some(chunk) = &g.chunks.order else { return offset };
+        let key = (self.storage_id, g.first_row);
+        let inverse = match INVERSE_ORDERS.with(|c| c.borrow_mut().get(&key).cloned()) {
+            Some(inv) => inv,
+            None => {
+                let order = SCRATCH.with(|s| {
+                    load_order(self.rel, chunk, g.row_count, std::ptr::null_mut(), &mut s.borrow_mut().1)
+                });
+                let inv: Rc<[u32]> = inverse(&order).into();
+                INVERSE_ORDERS.with(|c| c.borrow_mut().insert(key, inv.clone()));
+                inv
+            }
+        };
+        inverse.get(offset).map_or_else(
+            || crate::storage::shared::error::data_corrupted("row beyond its row group"),
+            |&p| p as usize,
+        )
+    }
+
+    /// Whether a dirty or self snapshot meets a row this backend deleted and has not
+    /// written out yet: an UPDATE's uniqueness check of the new version meets the old
+    /// one, and needs no metadata lookup to know it is gone.
+    unsafe fn deleted_by_this_statement(&self, row: u64, snapshot: pg_sys::Snapshot) -> bool {
+        if snapshot.is_null()
+            || is_mvcc(snapshot)
+            || (*snapshot).snapshot_type == pg_sys::SnapshotType::SNAPSHOT_ANY
+            || pending_marks::pending_delete(self.storage_id, row).is_none()
+        {
+            return false;
+        }
+        reset_dirty(snapshot);
+        true
+    }
+
+    /// Whether `snapshot` sees row `row` of group `g` deleted. MVCC snapshots use the
+    /// loaded marks (or probe the row's); SnapshotAny sees every row; the others (self,
+    /// dirty) see deletes that committed or are this transaction's, and a dirty snapshot
+    /// reports a delete still in progress elsewhere in its `xmax`, for the caller to
+    /// wait on.
+    unsafe fn deleted(&self, g: &RowGroupMeta, row: u64, snapshot: pg_sys::Snapshot) -> bool {
+        if snapshot.is_null() || (*snapshot).snapshot_type == pg_sys::SnapshotType::SNAPSHOT_ANY {
+            return false;
+        }
+        if masked(g, row) {
+            return true;
+        }
+        if let Some(cid) = pending_marks::pending_delete(self.storage_id, row) {
+            if pending_marks::own_delete_visible(cid, snapshot) {
+                return true;
+            }
+        }
+        if is_mvcc(snapshot) {
+            return if self.groups_for.is_some() && self.probed_for == self.groups_for {
+                self.deleted_rows.binary_search(&row).is_ok()
+            } else {
+                catalog::row_deleted(self.storage_id, row, snapshot)
+            };
+        }
+        // Another backend may still be collecting deletes of this row's bucket. Those
+        // are uncommitted, so only a dirty snapshot cares; it is a uniqueness or
+        // exclusion check, which may hold an index page's buffer lock, so it must not
+        // wait here (see pending_marks::begin_check). Neither may SnapshotSelf, which
+        // nbtree also uses under the page lock.
+        let relid = (*self.rel).rd_id;
+        if (*snapshot).snapshot_type != pg_sys::SnapshotType::SNAPSHOT_DIRTY {
+            return self.deleted_by_marks(row, snapshot);
+        }
+        let access = pending_marks::begin_check(relid, self.storage_id, row, snapshot);
+        if access == pending_marks::CheckAccess::Busy {
+            return false;
+        }
+        let deleted = self.deleted_by_marks(row, snapshot);
+        pending_marks::end_check(relid, row, access);
+        deleted
+    }
+
+    /// Whether a committed or own delete mark on `row` is there for a non-MVCC snapshot;
+    /// a delete still in progress elsewhere goes into a dirty snapshot's `xmax`.
+    unsafe fn deleted_by_marks(&self, row: u64, snapshot: pg_sys::Snapshot) -> bool {
+        for m in pending_marks::marks_on_any(self.storage_id, row) {
+            if m.kind != MarkKind::Delete {
+                continue;
+            }
+            if pg_sys::TransactionIdIsCurrentTransactionId(m.xmin) {
+                return true;
+            }
+            if pg_sys::TransactionIdIsInProgress(m.xmin) {
+                if (*snapshot).snapshot_type == pg_sys::SnapshotType::SNAPSHOT_DIRTY {
+                    (*snapshot).xmax = m.xmin;
+                    // The caller waits for it next; it may be waiting for our bucket.
+                    pending_marks::let_go();
+                }
+            } else if pg_sys::TransactionIdDidCommit(m.xmin) {
+                return true;
+            }
+        }
+        false
+    }
+
+    /// Whether no snapshot can see row `row` of group `g` any more, as heap's
+    /// HeapTupleIsSurelyDead: its delete is folded into the group's mask (VACUUM folds
+    /// only deletes every snapshot sees), or committed by a transaction that no running
+    /// snapshot can still see as in progress. The index scan then marks the entry dead
+    /// and later scans skip it: without this, every UPDATE of a key left an entry that
+    /// each later lookup of the key visited (and decoded metadata for) until VACUUM.
+    unsafe fn surely_dead(&self, g: &RowGroupMeta, row: u64) -> bool {
+        if masked(g, row) {
+            return true;
+        }
+        pending_marks::marks_on_any(self.storage_id, row)
+            .iter()
+            .any(|m| super::index_delete::deletes_for_everyone(self.rel, m.kind, m.xmin))
+    }
+
+    /// Whether the row at `tid` exists for `snapshot`.
+    pub unsafe fn visible(&mut self, tid: &pg_sys::ItemPointerData, snapshot: pg_sys::Snapshot) -> bool {
+        let Some(row) = tid_row(tid) else { return false };
+        self.group_for(row, snapshot).is_some_and(|g| !self.deleted(&g, row, snapshot))
+    }
+
+    /// A row in no row group `snapshot` sees. For a dirty snapshot (uniqueness and
+    /// exclusion checks), a row another transaction is still writing exists: that
+    /// transaction goes in the snapshot's `xmin` so the caller waits and checks again;
+    /// its values are not known here, the slot gets NULLs, which callers do not use
+    /// before waiting. A row whose insert rolled back sets `all_dead` (when asked), so
+    /// the index scan marks its entry dead and later scans skip it.
+    unsafe fn outside_groups(
+        &mut self,
+        row: u64,
+        snapshot: pg_sys::Snapshot,
+        slot: *mut pg_sys::TupleTableSlot,
+        all_dead: *mut bool,
+    ) -> bool {
+        if snapshot.is_null() {
+            return false;
+        }
+        let checking = (*snapshot).snapshot_type == pg_sys::SnapshotType::SNAPSHOT_DIRTY;
+        if !checking && all_dead.is_null() {
+            return false;
+        }
+        let mut own = pg_sys::SnapshotData {
+            snapshot_type: pg_sys::SnapshotType::SNAPSHOT_DIRTY,
+            ..Default::default()
+        };
+        let dirty = if checking { snapshot } else { &raw mut own };
+        match catalog::reservation_of(self.storage_id, row, dirty) {
+            catalog::Reservation::Running if checking => {}
+            catalog::Reservation::None if !all_dead.is_null() => {
+                *all_dead = true;
+                return false;
+            }
+            _ => return false,
+        }
+        // The caller waits for the writer next; it may be waiting for our bucket.
+        pending_marks::let_go();
+        pg_sys::ExecClearTuple(slot);
+        for i in 0..(*(*slot).tts_tupleDescriptor).natts as usize {
+            *(*slot).tts_values.add(i) = pg_sys::Datum::from(0usize);
+            *(*slot).tts_isnull.add(i) = true;
+        }
+        pg_sys::ExecStoreVirtualTuple(slot);
+        (*slot).tts_tid = row_tid(row);
+        true
+    }
+
+    /// Stores the row at `tid` in `slot` if `snapshot` sees it.
+    pub unsafe fn fetch(
+        &mut self,
+        tid: &pg_sys::ItemPointerData,
+        snapshot: pg_sys::Snapshot,
+        slot: *mut pg_sys::TupleTableSlot,
+    ) -> bool {
+        self.fetch_or_dead(tid, snapshot, slot, std::ptr::null_mut())
+    }
+
+    /// `fetch`, also setting `all_dead` (if not null) when no transaction can ever see
+    /// the row.
+    pub unsafe fn fetch_or_dead(
+        &mut self,
+        tid: &pg_sys::ItemPointerData,
+        snapshot: pg_sys::Snapshot,
+        slot: *mut pg_sys::TupleTableSlot,
+        all_dead: *mut bool,
+    ) -> bool {
+        let Some(row) = tid_row(tid) else { return false };
+        if self.deleted_by_this_statement(row, snapshot) {
+            return false;
+        }
+        let Some(g) = self.group_for(row, snapshot) else {
+            return self.outside_groups(row, snapshot, slot, all_dead);
+        };
+        if self.deleted(&g, row, snapshot) {
+            if !all_dead.is_null() && self.surely_dead(&g, row) {
+                *all_dead = true;
+            }
+            return false;
+        }
+        let in_group = self.position_of(&g, (row - g.first_row) as usize);
+        let (xmin, cmin) = g.writer;
+        // The row is read as the slot's descriptor describes it (see `Reader::read_as`);
+        // that is the relation's, whose kinds are cached, but for a caller holding an
+        // older one.
+        let desc = (*slot).tts_tupleDescriptor;
+        let kinds =
+            if desc == (*self.rel).rd_att { self.kinds.clone() } else { datum::column_kinds(desc).into() };
+        let mut lazy = LazyRow {
+            rel: self.rel,
+            desc,
+            storage_id: self.storage_id,
+            kinds,
+            group: g,
+            vector: in_group / VECTOR_ROWS,
+            at: in_group % VECTOR_ROWS,
+            blocks: self.blocks.clone(),
+            images: ImageArena::default(),
+        };
+        pg_sys::ExecClearTuple(slot);
+        if crate::storage::relation::slot::is_columnar(slot) {
+            // Columns are decoded when the executor first asks for them.
+            pg_sys::ExecStoreVirtualTuple(slot);
+            crate::storage::relation::slot::set_lazy(slot, lazy);
+        } else {
+            let natts = lazy.kinds.len();
+            // The previous row's values are gone with the slot's clear: its arena is
+            // reused, and keeps this row's values until the next fetch.
+            self.held.clear();
+            lazy.use_arena(std::mem::take(&mut self.held));
+            lazy.fill(0, natts, (*slot).tts_values, (*slot).tts_isnull, None);
+            self.held = std::mem::take(&mut lazy.images);
+            pg_sys::ExecStoreVirtualTuple(slot);
+        }
+        crate::storage::relation::slot::set_writer(slot, xmin, cmin);
+        (*slot).tts_tid = row_tid(row);
+        (*slot).tts_tableOid = (*self.rel).rd_id;
+        true
+    }
+}

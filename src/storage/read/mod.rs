@@ -1,0 +1,13 @@
+//! Reading rows: `reader` (sequential, both directions) and the `vector_filter` it asks of
+//! a pushed filter, `fetch` (by TID), `decode` (checked decoding), `bitmap_scan`,
+//! `sample_scan` (TABLESAMPLE), `plan_sizes` (what the planner reads: cached sizes) and
+//! `index_delete` (which index entries point at rows no snapshot sees).
+
+pub mod bitmap_scan;
+pub mod decode;
+pub mod fetch;
+pub mod index_delete;
+pub mod plan_sizes;
+pub mod reader;
+pub mod sample_scan;
+pub mod vector_filter;

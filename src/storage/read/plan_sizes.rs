@@ -1,0 +1,214 @@
+//! The sizes the planner asks for on every plan of a columnar table — its row count
+//! (`relation_estimate_size`) and the bytes of each column (the ColumnarScan's cost) —
+//! cached per backend. Both are sums over every row group's metadata, which cost a
+//! short point lookup more than its execution did.
+//!
+//! A measurement is exact while no transaction that could have changed the metadata has
+//! ended anywhere (PostgreSQL's count of completed transactions, the test it uses to
+//! reuse a snapshot), and is only made or used as exact by a transaction that has
+//! written nothing itself: its own flushes change the sums without any transaction
+//! ending.
+//!
+//! Under a steady stream of small writes (many clients updating a small table) the
+//! count changes between any two plans and every writing transaction would sum again,
+//! over a row group per write: planning grew with the table's history, to ten
+//! milliseconds a statement after a minute. So a measurement that read many metadata
+//! rows stays in use, scaled by the relation's size in blocks as it grows, until the
+//! relation has grown by a tenth since: what heap's estimate does with `reltuples`,
+//! and a sum over N rows then costs O(1) per plan amortized. Small metadata is always
+//! summed exactly.
+
+use crate::storage::catalog;
+use crate::storage::format::zonemap::{ZoneMap, ZoneStats};
+use crate::storage::relation::pages;
+use crate::storage::shared::cache::BoundedCache;
+use pgrx::pg_sys;
+use std::cell::RefCell;
+use std::rc::Rc;
+
+/// One sum, and what it was measured against.
+#[derive(Clone)]
+struct Measured<T> {
+    value: T,
+    /// PostgreSQL's completed-transaction count then.
+    completed: u64,
+    /// The relation's size in blocks then.
+    blocks: u32,
+    /// Whether summing read enough metadata rows to be worth scaling instead.
+    costly: bool,
+}
+
+#[derive(Default)]
+struct Sizes {
+    rows: Option<Measured<u64>>,
+    column_bytes: Option<Measured<Rc<[u64]>>>,
+    zones: Option<Measured<Rc<ZoneSet>>>,
+}
+
+/// One row group as the planner sees it: its rows, and per attribute (index attnum
+/// minus 1) the zone statistics of its chunk (None: not stored in this row group, or
+/// not measured) and of each of its vectors (empty if so).
+#[derive(Clone)]
+pub struct GroupZones {
+    pub rows: u64,
+    pub stats: Vec<Option<ZoneStats>>,
+    pub vectors: Vec<Vec<ZoneStats>>,
+}
+
+/// Tables whose sizes are kept; past this the least recently planned go.
+const MAX_TABLES: usize = 1024;
+
+/// Metadata rows a sum must read to be scaled rather than redone (about a millisecond).
+const COSTLY_ROWS: usize = 1000;
+
+/// The completed-transaction count of a measurement never taken as exact.
+const NEVER_EXACT: u64 = u64::MAX;
+
+/// Growth in blocks, as a fraction, up to which a costly sum is scaled.
+const SCALE_UP_TO: f64 = 0.1;
+
+thread_local! {
+    static SIZES: RefCell<BoundedCache<u64, Sizes>> = RefCell::new(BoundedCache::new(MAX_TABLES));
+}
+
+/// Transactions with an xid that have committed or aborted since the server started,
+/// or None when this transaction has written and must not use the cache as exact.
+unsafe fn completed_transactions() -> Option<u64> {
+    if pg_sys::GetTopTransactionIdIfAny() != pg_sys::InvalidTransactionId {
+        return None;
+    }
+    // Read without ProcArrayLock: an aligned 8-byte load, and a count read before the
+    // catalog snapshot is taken can only make an entry look older than it is.
+    // (PostgreSQL 17 renames ShmemVariableCache to TransamVariables.)
+    Some((*pg_sys::ShmemVariableCache).xactCompletionCount)
+}
+
+/// The value of `rel`'s measurement that `slot` selects: exact from the cache, scaled
+/// from a costly one, or from `compute` (which also returns the metadata rows it read).
+unsafe fn cached<T: Clone>(
+    rel: pg_sys::Relation,
+    slot: impl Fn(&mut Sizes) -> &mut Option<Measured<T>>,
+    scale: impl FnOnce(&T, f64) -> T,
+    compute: impl FnOnce(u64) -> (T, usize),
+) -> T {
+    let storage_id = pages::storage_id(rel);
+    let completed = completed_transactions();
+    let blocks = pages::nblocks(rel);
+    let known = SIZES.with(|s| s.borrow_mut().get_mut(&storage_id).and_then(|e| slot(e).clone()));
+    if let Some(m) = known {
+        if completed == Some(m.completed) {
+            return m.value;
+        }
+        let grown = blocks as f64 / m.blocks.max(1) as f64;
+        if m.costly && blocks >= m.blocks && grown <= 1.0 + SCALE_UP_TO {
+            return scale(&m.value, grown);
+        }
+    }
+    let (value, read) = compute(storage_id);
+    // A transaction that has written cannot measure exactly (its own row groups are in
+    // the sum), but a costly sum is still worth scaling: without it, every statement of
+    // a writing transaction (BEGIN; UPDATE ...; DELETE ...; END) summed the table again.
+    let completed = completed.or((read >= COSTLY_ROWS).then_some(NEVER_EXACT));
+    if let Some(completed) = completed {
+        SIZES.with(|s| {
+            let measured = Measured { value: value.clone(), completed, blocks, costly: read >= COSTLY_ROWS };
+            *slot(s.borrow_mut().get_or_insert_with(storage_id, Sizes::default)) = Some(measured);
+        });
+    }
+    value
+}
+
+/// Rows stored in the row groups the catalog snapshot sees (deleted ones included).
+pub unsafe fn row_count(rel: pg_sys::Relation) -> u64 {
+    cached(
+        rel,
+        |e| &mut e.rows,
+        |&rows, grown| (rows as f64 * grown) as u64,
+        |storage_id| {
+            let groups = catalog::load_row_groups(storage_id, std::ptr::null_mut(), false);
+            (groups.iter().map(|g| g.row_count).sum(), groups.len())
+        },
+    )
+}
+
+/// Stored bytes of each of the first `natts` attributes.
+pub unsafe fn column_bytes(rel: pg_sys::Relation, natts: usize) -> Rc<[u64]> {
+    let bytes = cached(
+        rel,
+        |e| &mut e.column_bytes,
+        |bytes, grown| bytes.iter().map(|&b| (b as f64 * grown) as u64).collect(),
+        |storage_id| {
+            let (bytes, chunks) = catalog::column_bytes(storage_id, natts);
+            (bytes.into(), chunks)
+        },
+    );
+    if bytes.len() == natts {
+        bytes
+    } else {
+        // Measured for another number of attributes (ALTER TABLE since).
+        SIZES.with(|s| s.borrow_mut().remove(&pages::storage_id(rel)));
+        column_bytes(rel, natts)
+    }
+}
+
+/// Per row group, the zone statistics of attributes `atts` (indexes, sorted) of the
+/// first `natts`: what a pushed filter's constants are checked against at plan time.
+/// Only those attributes' chunk metadata is read. A scaled (stale) measurement lacks the
+/// newest row groups, which only makes the estimate prune less.
+pub unsafe fn group_zones(rel: pg_sys::Relation, natts: usize, atts: &[usize]) -> Rc<ZoneSet> {
+    let compute = |storage_id: u64, atts: Vec<usize>| {
+        let attnums: Vec<i16> = atts.iter().map(|&a| a as i16 + 1).collect();
+        let groups = catalog::load_row_groups_for(storage_id, std::ptr::null_mut(), &attnums);
+        let zones: Vec<GroupZones> = groups
+            .iter()
+            .map(|g| {
+                let mut stats = vec![None; natts];
+                let mut vectors = vec![Vec::new(); natts];
+                for &a in &atts {
+                    let Some(c) = g.chunk(a as i16 + 1) else { continue };
+                    stats[a] = Some(ZoneStats {
+                        zone: c.vectors.iter().fold(ZoneMap::None, |z, e| z.merge(e.zone)),
+                        rows: g.row_count,
+                        null_count: c.null_count,
+                    });
+                    vectors[a] = c
+                        .vectors
+                        .iter()
+                        .map(|e| ZoneStats {
+                            zone: e.zone,
+                            rows: e.rows as u64,
+                            null_count: e.null_count as u64,
+                        })
+                        .collect();
+                }
+                GroupZones { rows: g.row_count, stats, vectors }
+            })
+            .collect();
+        let read = groups.len() * (1 + atts.len());
+        (Rc::new(ZoneSet { atts, natts, groups: zones }), read)
+    };
+    let set =
+        cached(rel, |e| &mut e.zones, |z, _| z.clone(), |storage_id| compute(storage_id, atts.to_vec()));
+    if set.natts == natts && atts.iter().all(|a| set.atts.binary_search(a).is_ok()) {
+        return set;
+    }
+    // Measured for other attributes (or before an ALTER TABLE): measure the union again.
+    let mut union = if set.natts == natts { set.atts.clone() } else { Vec::new() };
+    union.extend_from_slice(atts);
+    union.sort_unstable();
+    union.dedup();
+    SIZES.with(|s| {
+        if let Some(e) = s.borrow_mut().get_mut(&pages::storage_id(rel)) {
+            e.zones = None;
+        }
+    });
+    cached(rel, |e| &mut e.zones, |z, _| z.clone(), |storage_id| compute(storage_id, union))
+}
+
+/// Zone statistics of some attributes in every row group.
+pub struct ZoneSet {
+    /// The attributes measured (indexes, sorted), of `natts`.
+    pub atts: Vec<usize>,
+    pub natts: usize,
+    pub groups: Vec<GroupZones>,
+}

@@ -1,0 +1,905 @@
+//! Reads a columnar relation row group by row group, decoding only the chosen columns,
+//! one vector at a time, into Datums.
+
+use super::decode::decode_checked;
+use super::vector_filter::{ColumnSource, VectorFilter};
+use crate::storage::catalog::{self, ChunkMeta, RowGroupMeta};
+use crate::storage::format::delete_mask::{self, DeleteMask};
+use crate::storage::format::directory::VectorEntry;
+use crate::storage::format::encoding::{DecodedValues, DecodedVector};
+use crate::storage::format::layout::VECTOR_ROWS;
+use crate::storage::format::zonemap::{Verdict, ZoneMap, ZonePredicate, ZoneStats};
+use crate::storage::relation::datum::{self, ColumnKind, DatumColumn};
+use crate::storage::relation::pages;
+use crate::storage::relation::tid::row_tid;
+use crate::storage::shared::error::data_corrupted;
+use crate::storage::write::pending_marks;
+use pgrx::pg_sys;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// Where the next row group to read comes from.
+pub enum GroupClaim {
+    /// This scan reads every row group in order.
+    Serial { next: usize },
+    /// Parallel workers take row groups from a counter in shared memory.
+    Shared(*const AtomicU64),
+}
+
+impl GroupClaim {
+    fn claim(&mut self) -> usize {
+        match self {
+            GroupClaim::Serial { next } => {
+                *next += 1;
+                *next - 1
+            }
+            GroupClaim::Shared(counter) => unsafe { (**counter).fetch_add(1, Ordering::Relaxed) as usize },
+        }
+    }
+}
+
+/// How one attribute is produced for the current row group.
+#[derive(Clone, Copy)]
+enum Source {
+    /// Decoded from this row group's chunk.
+    Chunk,
+    /// Not stored in this row group (added later): the column's default, or NULL.
+    Missing(pg_sys::Datum, bool),
+    /// Not requested by the scan.
+    Null,
+}
+
+pub struct Reader {
+    rel: pg_sys::Relation,
+    /// The descriptor rows are read with: the relation's, until a slot of another one
+    /// asks for rows (see `read_as`). `kinds` and the missing values come from it.
+    desc: pg_sys::TupleDesc,
+    kinds: Vec<ColumnKind>,
+    /// Per attribute of the relation's descriptor: does the scan need it?
+    wanted: Vec<bool>,
+    /// Per attribute: does the slot need it? (None: every wanted one.) An attribute
+    /// only the filter reads is never made into Datums, and a dictionary-encoded vector
+    /// of it stays a dictionary.
+    output: Option<Vec<bool>>,
+    groups: Vec<RowGroupMeta>,
+    /// Row numbers deleted for the scan's snapshot (marks not yet folded into masks).
+    deleted_rows: Vec<u64>,
+    /// The current row group's deleted rows, if it has any.
+    mask: Option<DeleteMask>,
+    /// Whether the current row group has an order column (a flush stored it in sort_by
+    /// order: position p holds the row at offset order[p]), and its vector
+    /// `order_vector_at`, read when a vector of the row group needs it.
+    has_order: bool,
+    order_vector: Vec<u32>,
+    order_vector_at: Option<usize>,
+    group_first_row: u64,
+    claim: GroupClaim,
+    strategy: pg_sys::BufferAccessStrategy,
+    /// The relation's size in blocks when the scan began (its row groups lie within).
+    nblocks: u32,
+    // The row group being read.
+    group: Option<usize>,
+    sources: Vec<Source>,
+    /// The stored bytes of the vector being decoded (any column's, or the order's).
+    vector_bytes: Vec<u8>,
+    vector: usize,
+    vector_count: usize,
+    vector_first_row: u64,
+    vector_rows: usize,
+    /// The current vector's rows the scan returns, ascending: live ones that pass the
+    /// filter. `row` indexes it (the next one to return).
+    selection: Vec<u32>,
+    row: usize,
+    /// The slot and row group whose constant attributes `next` has written, and the
+    /// attributes it still writes per row.
+    slot_primed_for: Option<(usize, usize)>,
+    decoded_attrs: Vec<usize>,
+    /// (attribute index, predicate): row groups and vectors they refute are skipped.
+    predicates: Vec<(usize, ZonePredicate)>,
+    /// A filter pushed into the scan: rows that fail it are never returned.
+    filter: Option<Box<dyn VectorFilter>>,
+    counters: ReadCounters,
+    /// What zone maps say of the filter on the vector `seek_vector` positioned on.
+    seek_verdict: Verdict,
+    /// For the order column.
+    scratch: DecodedVector,
+    /// Per attribute, the current vector decoded (if `decoded`) and as Datums.
+    vectors: Vec<DecodedVector>,
+    decoded: Vec<bool>,
+    columns: Vec<DatumColumn>,
+}
+
+/// What a scan did, for EXPLAIN ANALYZE.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ReadCounters {
+    pub groups_read: u64,
+    /// Row groups and vectors that zone maps ruled out.
+    pub groups_skipped: u64,
+    pub vectors_skipped: u64,
+    /// Vectors whose rows the scan looked at.
+    pub vectors_read: u64,
+    /// Vectors the zone maps showed to pass the filter whole (not evaluated).
+    pub vectors_passed: u64,
+    /// Rows the filter removed.
+    pub rows_filtered: u64,
+    /// Bytes of column chunks read.
+    pub bytes_read: u64,
+}
+
+impl Reader {
+    /// A reader over the row groups visible to `snapshot`. Rows this backend still
+    /// buffers are not among them: callers write them out first
+    /// (`write_buffer::flush_before_reading`). `wanted` lists, per
+    /// attribute, whether to decode it; None means every attribute.
+    pub unsafe fn new(
+        rel: pg_sys::Relation,
+        snapshot: pg_sys::Snapshot,
+        wanted: Option<Vec<bool>>,
+        claim: GroupClaim,
+    ) -> Reader {
+        let desc = (*rel).rd_att;
+        let kinds = datum::column_kinds(desc);
+        let natts = kinds.len();
+        let storage_id = pages::storage_id(rel);
+        catalog::note_storage((*rel).rd_id, storage_id);
+        // Only the wanted columns' chunk metadata is parsed.
+        let groups = match &wanted {
+            Some(w) => {
+                let attnums: Vec<i16> =
+                    (0..natts).filter(|&i| w.get(i).copied().unwrap_or(true)).map(|i| i as i16 + 1).collect();
+                catalog::load_row_groups_for(storage_id, snapshot, &attnums)
+            }
+            None => catalog::load_row_groups(storage_id, snapshot, true),
+        };
+        let deleted_rows = pending_marks::deleted_rows(storage_id, snapshot);
+        let wanted = wanted.unwrap_or_else(|| vec![true; natts]);
+        Reader {
+            rel,
+            desc,
+            wanted,
+            output: None,
+            groups,
+            deleted_rows,
+            mask: None,
+            has_order: false,
+            order_vector: Vec::new(),
+            order_vector_at: None,
+
+            group_first_row: 0,
+            claim,
+            strategy: std::ptr::null_mut(),
+            nblocks: pages::nblocks(rel),
+            group: None,
+            sources: vec![Source::Null; natts],
+            vector_bytes: Vec::new(),
+            vector: 0,
+            vector_count: 0,
+            vector_first_row: 0,
+            vector_rows: 0,
+            selection: Vec::new(),
+            row: 0,
+            slot_primed_for: None,
+            decoded_attrs: Vec::new(),
+            predicates: Vec::new(),
+            filter: None,
+            counters: ReadCounters::default(),
+            seek_verdict: Verdict::Some,
+            scratch: DecodedVector::default(),
+            vectors: (0..natts).map(|_| DecodedVector::default()).collect(),
+            decoded: vec![false; natts],
+            columns: (0..natts).map(|_| DatumColumn::default()).collect(),
+            kinds,
+        }
+    }
+
+    /// Frees the decode buffers at the end of a scan (the reader itself goes with its
+    /// memory context).
+    pub fn release(&mut self) {
+        self.groups = Vec::new();
+        self.deleted_rows = Vec::new();
+        self.mask = None;
+        self.has_order = false;
+        self.order_vector = Vec::new();
+        self.order_vector_at = None;
+        self.vector_bytes = Vec::new();
+        self.columns = Vec::new();
+        self.vectors = Vec::new();
+        self.selection = Vec::new();
+        self.scratch = DecodedVector::default();
+        self.group = None;
+        self.vector_rows = 0;
+        self.row = 0;
+        self.claim = GroupClaim::Serial { next: usize::MAX };
+    }
+
+    /// Skips only the rows of the row groups' masks (deleted for every snapshot) and
+    /// `rows` (sorted), whatever the scan's snapshot sees: an index build reads the rows
+    /// that some snapshot may still see, deleted or not (see `index_build`).
+    pub fn skip_only(&mut self, rows: Vec<u64>) {
+        self.deleted_rows = rows;
+    }
+
+    /// Keeps only the row groups for which `keep(group, live rows)` holds.
+    pub fn retain_groups(&mut self, keep: impl Fn(&RowGroupMeta, u64) -> bool) {
+        let deleted = std::mem::take(&mut self.deleted_rows);
+        self.groups.retain(|g| {
+            let mask = delete_mask::group_mask(g.deleted.as_deref(), &deleted, g.first_row, g.row_count);
+            keep(g, g.row_count - mask.map_or(0, |m| m.count()))
+        });
+        self.deleted_rows = deleted;
+    }
+
+    /// Skip row groups and vectors whose zone maps show that no row satisfies one of
+    /// `predicates` (attribute index, predicate). The caller still filters the rows
+    /// returned: zone maps only rule out, they never select.
+    pub fn set_predicates(&mut self, predicates: Vec<(usize, ZonePredicate)>) {
+        self.predicates = predicates;
+    }
+
+    /// Evaluates `filter` in the scan: rows that fail it are not returned. Its
+    /// attributes must be among the wanted ones.
+    pub fn set_filter(&mut self, filter: Option<Box<dyn VectorFilter>>) {
+        self.filter = filter;
+    }
+
+    /// Puts only the attributes `output` marks into the slot (the others read NULL);
+    /// the filter may read more.
+    pub fn set_output(&mut self, output: Vec<bool>) {
+        self.output = Some(output);
+        self.slot_primed_for = None;
+    }
+
+    /// Whether attribute `i` goes into the slot.
+    fn is_output(&self, i: usize) -> bool {
+        self.output.as_ref().is_none_or(|o| o.get(i).copied().unwrap_or(true))
+    }
+
+    /// What the scan has done so far (EXPLAIN ANALYZE).
+    pub fn counters(&self) -> ReadCounters {
+        self.counters
+    }
+
+    /// Zone statistics of attribute `att` in row group `g`, or, with `vector`, in that
+    /// vector of it; None if the row group does not store the attribute.
+    fn stats(g: &RowGroupMeta, att: usize, vector: Option<usize>) -> Option<ZoneStats> {
+        let chunk = g.chunk(att as i16 + 1)?;
+        Some(match vector {
+            Some(v) => {
+                let e = chunk.vectors.get(v)?;
+                ZoneStats { zone: e.zone, rows: e.rows as u64, null_count: e.null_count as u64 }
+            }
+            None => ZoneStats {
+                zone: chunk.vectors.iter().fold(ZoneMap::None, |z, e| z.merge(e.zone)),
+                rows: g.row_count,
+                null_count: chunk.null_count,
+            },
+        })
+    }
+
+    /// Whether the predicates rule out row group `g` (using each chunk's merged zone
+    /// map), or, with `vector`, that vector of it.
+    fn refuted(&self, g: &RowGroupMeta, vector: Option<usize>) -> bool {
+        self.predicates
+            .iter()
+            .any(|(att, pred)| Self::stats(g, *att, vector).is_some_and(|s| !pred.may_match(&s)))
+    }
+
+    /// What zone maps say of the filter on row group `g` or one of its vectors.
+    fn verdict(&self, g: &RowGroupMeta, vector: Option<usize>) -> Verdict {
+        match &self.filter {
+            Some(f) => f.verdict(&|att| Self::stats(g, att, vector)),
+            None => Verdict::All,
+        }
+    }
+
+    fn rows_in_vector(&self, g: &RowGroupMeta, vector: usize) -> usize {
+        (g.row_count as usize - vector * crate::storage::format::layout::VECTOR_ROWS)
+            .min(crate::storage::format::layout::VECTOR_ROWS)
+    }
+
+    pub fn groups(&self) -> &[RowGroupMeta] {
+        &self.groups
+    }
+
+    /// Rows the scan will return (before predicates): stored rows less deleted ones.
+    pub fn total_rows(&self) -> u64 {
+        self.groups
+            .iter()
+            .map(|g| {
+                let mask = delete_mask::group_mask(
+                    g.deleted.as_deref(),
+                    &self.deleted_rows,
+                    g.first_row,
+                    g.row_count,
+                );
+                g.row_count - mask.map_or(0, |m| m.count())
+            })
+            .sum()
+    }
+
+    /// Starts over (rescan); a parallel scan's shared counter is reset by its owner.
+    pub fn restart(&mut self) {
+        if let GroupClaim::Serial { next } = &mut self.claim {
+            *next = 0;
+        }
+        self.group = None;
+        self.vector_rows = 0;
+        self.selection.clear();
+        self.row = 0;
+    }
+
+    /// Reads row groups from `claim` from now on (a parallel scan's shared counter).
+    pub fn set_claim(&mut self, claim: GroupClaim) {
+        self.claim = claim;
+    }
+
+    /// The delete mask row group `index` is read with, or None if the scan passes it
+    /// by: every row deleted, or zone maps rule it out (counted).
+    fn usable_group(&mut self, index: usize) -> Option<Option<DeleteMask>> {
+        let g = &self.groups[index];
+        let mask =
+            delete_mask::group_mask(g.deleted.as_deref(), &self.deleted_rows, g.first_row, g.row_count);
+        if mask.as_ref().is_some_and(|m| m.count() == g.row_count) {
+            return None;
+        }
+        if self.refuted(g, None) || self.verdict(g, None) == Verdict::None {
+            self.counters.groups_skipped += 1;
+            return None;
+        }
+        Some(mask)
+    }
+
+    /// Loads the next row group; false when none is left.
+    unsafe fn next_group(&mut self) -> bool {
+        loop {
+            let index = self.claim.claim();
+            if index >= self.groups.len() {
+                self.group = None;
+                return false;
+            }
+            if let Some(mask) = self.usable_group(index) {
+                self.load_group(index, mask);
+                return true;
+            }
+        }
+    }
+
+    /// Makes row group `index` the current one, before its first vector.
+    unsafe fn load_group(&mut self, index: usize, mask: Option<DeleteMask>) {
+        self.mask = mask;
+        self.has_order = self.groups[index].chunks.order.is_some();
+        self.order_vector_at = None;
+        self.load_sources(index);
+        let g = &self.groups[index];
+        self.group = Some(index);
+        self.counters.groups_read += 1;
+        self.vector = 0;
+        self.vector_count = (g.row_count as usize).div_ceil(crate::storage::format::layout::VECTOR_ROWS);
+        self.vector_first_row = g.first_row;
+        self.group_first_row = g.first_row;
+        self.vector_rows = 0;
+        self.row = 0;
+    }
+
+    /// Decides per attribute where row group `index`'s values come from, and reads the
+    /// chunks of the stored ones. An attribute the row group has no chunk for was added
+    /// after it was written: its rows read the descriptor's missing value (the ADD
+    /// COLUMN's default), or NULL, as heap does for tuples shorter than the descriptor.
+    unsafe fn load_sources(&mut self, index: usize) {
+        let g = &self.groups[index];
+        for i in 0..self.kinds.len() {
+            let wanted = self.wanted.get(i).copied().unwrap_or(true);
+            self.sources[i] = if !wanted || self.kinds[i] == ColumnKind::Dropped {
+                Source::Null
+            } else if let Some(chunk) = g.chunk(i as i16 + 1) {
+                if chunk.vectors.iter().map(|v| v.rows as u64).sum::<u64>() != g.row_count {
+                    data_corrupted("a column chunk's vectors do not add up to its row group");
+                }
+                // Its vectors are read one by one, when decoded (`decode_attr`): zone
+                // maps and the filter may leave most of them unread.
+                Source::Chunk
+            } else {
+                let mut isnull = false;
+                let d = pg_sys::getmissingattr(self.desc, i as i32 + 1, &mut isnull);
+                Source::Missing(d, isnull)
+            };
+        }
+    }
+
+    /// Reads rows with descriptor `desc` from now on. ALTER TABLE's rewrite
+    /// (ATRewriteTable) scans the relation, whose descriptor already has the altered
+    /// columns, into a slot of the descriptor from before the ALTER: the one the stored
+    /// chunks were written with (a changed column type keeps its attribute number), and
+    /// with the fast defaults of that time. The slot's arrays are sized by it too.
+    unsafe fn read_as(&mut self, desc: pg_sys::TupleDesc) {
+        self.desc = desc;
+        self.kinds = datum::column_kinds(desc);
+        let natts = self.kinds.len();
+        self.sources = vec![Source::Null; natts];
+        self.columns = (0..natts).map(|_| DatumColumn::default()).collect();
+        self.vectors = (0..natts).map(|_| DecodedVector::default()).collect();
+        self.decoded = vec![false; natts];
+        self.slot_primed_for = None;
+        // Mid-group (a caller switching slots): the current vector again, the new way.
+        if let Some(index) = self.group {
+            self.load_sources(index);
+            if self.vector_rows > 0 {
+                let row = self.row;
+                self.load_vector(Verdict::Some);
+                self.row = row;
+            }
+        }
+    }
+
+    /// The offset in the current row group of the row stored at `position`, which lies
+    /// in the vector `ensure_order` read.
+    fn offset_at(&self, position: usize) -> usize {
+        if !self.has_order {
+            return position;
+        }
+        debug_assert_eq!(self.order_vector_at, Some(position / VECTOR_ROWS));
+        self.order_vector[position % VECTOR_ROWS] as usize
+    }
+
+    /// Reads vector `vector` of the current row group's order column, if it has one.
+    /// Each offset is checked to lie in the row group (whether they form a permutation
+    /// is not: that would read the whole column for any vector).
+    unsafe fn ensure_order(&mut self, vector: usize) {
+        let Some(index) = self.group else { return };
+        if !self.has_order || self.order_vector_at == Some(vector) {
+            return;
+        }
+        let g = &self.groups[index];
+        let chunk = g.chunks.order.as_ref().expect("has_order");
+        let Some(e) = chunk.vectors.get(vector) else { data_corrupted("order column vector missing") };
+        if e.rows as usize != self.rows_in_vector(g, vector) {
+            data_corrupted("order column vector does not fit its row group");
+        }
+        let row_count = g.row_count;
+        read_vector(self.rel, self.strategy, self.nblocks, chunk, e, &mut self.vector_bytes);
+        decode_checked(ColumnKind::Int { len: 8 }, &self.vector_bytes, e.rows, &mut self.scratch);
+        let DecodedValues::Int(values) = &self.scratch.values else {
+            data_corrupted("order column is not integer")
+        };
+        if self.scratch.validity.is_some() || values.iter().any(|&v| v < 0 || v as u64 >= row_count) {
+            data_corrupted("order column holds an offset outside its row group");
+        }
+        self.order_vector.clear();
+        self.order_vector.extend(values.iter().map(|&v| v as u32));
+        self.order_vector_at = Some(vector);
+    }
+
+    /// Whether row `row` of the current vector is deleted.
+    fn is_deleted(&self, row: usize) -> bool {
+        let position = (self.vector_first_row - self.group_first_row) as usize + row;
+        self.mask.as_ref().is_some_and(|m| m.is_deleted(self.offset_at(position)))
+    }
+
+    /// How many of the rows stored at positions `start .. start + len` of the current
+    /// row group are deleted.
+    /// `start` begins a vector; with an order column, `ensure_order` read it.
+    fn deleted_in(&self, start: usize, len: usize) -> usize {
+        let Some(m) = &self.mask else { return 0 };
+        if !self.has_order {
+            return m.count_range(start, len);
+        }
+        debug_assert_eq!(self.order_vector_at, Some(start / VECTOR_ROWS));
+        self.order_vector[..len].iter().filter(|&&off| m.is_deleted(off as usize)).count()
+    }
+
+    /// Decodes attribute `i` of the current vector into `vectors[i]`, once per vector.
+    /// An attribute the row group does not store reads as its missing value.
+    unsafe fn decode_attr(&mut self, i: usize) {
+        if std::mem::replace(&mut self.decoded[i], true) {
+            return;
+        }
+        let rows = self.vector_rows;
+        match self.sources[i] {
+            Source::Chunk => {
+                let g = &self.groups[self.group.unwrap()];
+                let chunk = g.chunk(i as i16 + 1).unwrap();
+                let entry = chunk
+                    .vectors
+                    .get(self.vector)
+                    .unwrap_or_else(|| data_corrupted("vector missing from chunk"));
+                if entry.rows as usize != rows {
+                    data_corrupted("vector row counts disagree between columns");
+                }
+                read_vector(self.rel, self.strategy, self.nblocks, chunk, entry, &mut self.vector_bytes);
+                self.counters.bytes_read += entry.len as u64;
+                self.vectors[i].keep_dictionary = !self.is_output(i);
+                decode_checked(self.kinds[i], &self.vector_bytes, entry.rows, &mut self.vectors[i]);
+            }
+            Source::Missing(d, isnull) => {
+                datum::constant_vector(self.kinds[i], d, isnull, rows, &mut self.vectors[i])
+            }
+            Source::Null => datum::constant_vector(
+                self.kinds[i],
+                pg_sys::Datum::from(0usize),
+                true,
+                rows,
+                &mut self.vectors[i],
+            ),
+        }
+    }
+
+    /// Loads vector `self.vector` of the current group: `selection` gets its live rows
+    /// that pass the filter (evaluated unless `verdict` is `All`), and only then are the
+    /// other wanted columns decoded, as Datums for those rows (none if no row is left).
+    unsafe fn load_vector(&mut self, verdict: Verdict) {
+        self.decoded.iter_mut().for_each(|d| *d = false);
+        self.select_rows(verdict);
+    }
+
+    /// `load_vector` but for forgetting what was decoded of the vector (`seek_vector`
+    /// decodes some of its columns before selecting its rows).
+    unsafe fn select_rows(&mut self, verdict: Verdict) {
+        self.ensure_order(self.vector);
+        let g = &self.groups[self.group.unwrap()];
+        let rows = self.rows_in_vector(g, self.vector);
+        self.vector_rows = rows;
+        self.row = 0;
+        self.counters.vectors_read += 1;
+        self.selection.clear();
+        if self.mask.is_none() {
+            self.selection.extend(0..rows as u32);
+        } else {
+            for r in 0..rows {
+                if !self.is_deleted(r) {
+                    self.selection.push(r as u32);
+                }
+            }
+        }
+        if let Some(filter) = self.filter.take() {
+            if verdict == Verdict::Some {
+                let mut selection = std::mem::take(&mut self.selection);
+                let before = selection.len();
+                let g = self.groups[self.group.unwrap()].clone();
+                let vector = self.vector;
+                let stats = |att: usize| Self::stats(&g, att, Some(vector));
+                filter.select(&stats, &mut LazyVectors(self), &mut selection);
+                self.counters.rows_filtered += (before - selection.len()) as u64;
+                self.selection = selection;
+            } else {
+                self.counters.vectors_passed += 1;
+            }
+            self.filter = Some(filter);
+        }
+        if self.selection.is_empty() {
+            return;
+        }
+        for i in 0..self.kinds.len() {
+            if matches!(self.sources[i], Source::Chunk) && self.is_output(i) {
+                self.decode_attr(i);
+                self.columns[i].materialize_rows(self.kinds[i], &self.vectors[i], &self.selection);
+            }
+        }
+    }
+
+    /// The row count of vector `self.vector` of the current group (starting at
+    /// `vector_first_row`) and what to do with it: `Verdict::None` to pass it by (every
+    /// row deleted, or zone maps rule it out, which is counted), otherwise what zone maps
+    /// say of the filter on it.
+    unsafe fn vector_fate(&mut self) -> (usize, Verdict) {
+        if self.mask.is_some() {
+            self.ensure_order(self.vector);
+        }
+        let g = &self.groups[self.group.unwrap()];
+        let rows_here = self.rows_in_vector(g, self.vector);
+        if self.deleted_in((self.vector_first_row - g.first_row) as usize, rows_here) == rows_here {
+            return (rows_here, Verdict::None);
+        }
+        let verdict = if self.refuted(g, Some(self.vector)) {
+            Verdict::None
+        } else {
+            self.verdict(g, Some(self.vector))
+        };
+        self.counters.vectors_skipped += (verdict == Verdict::None) as u64;
+        (rows_here, verdict)
+    }
+
+    /// Moves to the next vector with rows; false at the end of the scan.
+    unsafe fn advance(&mut self) -> bool {
+        loop {
+            pgrx::check_for_interrupts!();
+            if self.group.is_some() && self.vector_rows > 0 {
+                self.vector_first_row += self.vector_rows as u64;
+                self.vector += 1;
+                self.vector_rows = 0;
+            }
+            if self.group.is_none() || self.vector >= self.vector_count {
+                if !self.next_group() {
+                    return false;
+                }
+                continue;
+            }
+            let (rows_here, verdict) = self.vector_fate();
+            if verdict == Verdict::None {
+                self.vector_first_row += rows_here as u64;
+                self.vector += 1;
+                continue;
+            }
+            self.load_vector(verdict);
+            if !self.selection.is_empty() {
+                return true;
+            }
+        }
+    }
+
+    /// Batch reading (ColumnarAgg): moves to the next vector with rows left, whose
+    /// rows are then `selection()`; only the filter's columns are decoded (for a reader
+    /// whose `set_output` marks nothing), the others when `decode` asks. False at the end.
+    pub unsafe fn next_vector(&mut self) -> bool {
+        self.row = self.selection.len();
+        self.advance()
+    }
+
+    /// The current vector's rows that are live and pass the filter, ascending.
+    pub fn selection(&self) -> &[u32] {
+        &self.selection
+    }
+
+    /// Whether the selection holds every row of the current vector.
+    pub fn vector_whole(&self) -> bool {
+        self.selection.len() == self.vector_rows
+    }
+
+    /// Zone statistics of attribute `att` in the current vector (None if its row group
+    /// does not store the attribute).
+    pub fn vector_stats(&self, att: usize) -> Option<ZoneStats> {
+        Self::stats(&self.groups[self.group?], att, Some(self.vector))
+    }
+
+    /// Random access by vector (LastPoint): positions the reader on vector `vector` of
+    /// row group `group` (an index into `groups()`) without decoding anything; false if
+    /// the scan passes it by (every row deleted, or zone maps refute it). `decode` and
+    /// `column` then read its columns, and `select` its live rows that pass the filter.
+    pub unsafe fn seek_vector(&mut self, group: usize, vector: usize) -> bool {
+        if self.group != Some(group) {
+            let Some(mask) = self.usable_group(group) else {
+                self.group = None;
+                return false;
+            };
+            self.load_group(group, mask);
+        }
+        if vector >= self.vector_count {
+            return false;
+        }
+        self.vector = vector;
+        self.vector_first_row = self.group_first_row + (vector * VECTOR_ROWS) as u64;
+        self.vector_rows = 0;
+        self.selection.clear();
+        self.row = 0;
+        let (rows, verdict) = self.vector_fate();
+        if verdict == Verdict::None {
+            return false;
+        }
+        self.vector_rows = rows;
+        self.seek_verdict = verdict;
+        self.decoded.iter_mut().for_each(|d| *d = false);
+        true
+    }
+
+    /// The stored bytes of attribute `att` in the vector `seek_vector` positioned on, as
+    /// `decode` reads them; None if its row group does not store the attribute.
+    pub unsafe fn stored(&mut self, att: usize) -> Option<&[u8]> {
+        if !matches!(self.sources[att], Source::Chunk) {
+            return None;
+        }
+        let g = &self.groups[self.group?];
+        let chunk = g.chunk(att as i16 + 1)?;
+        let entry =
+            chunk.vectors.get(self.vector).unwrap_or_else(|| data_corrupted("vector missing from chunk"));
+        read_vector(self.rel, self.strategy, self.nblocks, chunk, entry, &mut self.vector_bytes);
+        self.counters.bytes_read += entry.len as u64;
+        Some(&self.vector_bytes)
+    }
+
+    /// The live rows of the vector `seek_vector` positioned on that pass the filter.
+    pub unsafe fn select(&mut self) -> &[u32] {
+        self.select_rows(self.seek_verdict);
+        &self.selection
+    }
+
+    /// The row number of row `r` of the current vector (its TID's).
+    pub fn row_number(&self, r: u32) -> u64 {
+        let position = (self.vector_first_row - self.group_first_row) as usize + r as usize;
+        self.group_first_row + self.offset_at(position) as u64
+    }
+
+    /// Zone statistics of attribute `att` in row group `group` (an index into
+    /// `groups()`), or, with `vector`, in that vector of it.
+    pub fn group_stats(&self, group: usize, att: usize, vector: Option<usize>) -> Option<ZoneStats> {
+        Self::stats(&self.groups[group], att, vector)
+    }
+
+    /// Decodes attribute `att` of the current vector (once), for `column`.
+    pub unsafe fn decode(&mut self, att: usize) {
+        self.decode_attr(att);
+    }
+
+    /// Attribute `att` of the current vector, as `decode` left it.
+    pub fn column(&self, att: usize) -> &DecodedVector {
+        &self.vectors[att]
+    }
+
+    /// The current vector's columns, decoded when first asked for (a filter's input).
+    pub fn columns(&mut self) -> impl ColumnSource + '_ {
+        LazyVectors(self)
+    }
+
+    /// Skips up to `n` rows (not counting deleted ones) without decoding the whole
+    /// vectors it passes; returns how many.
+    pub unsafe fn skip(&mut self, mut n: u64) -> u64 {
+        let mut skipped = 0;
+        while n > 0 {
+            if self.row < self.selection.len() {
+                let k = (n as usize).min(self.selection.len() - self.row);
+                self.row += k;
+                n -= k as u64;
+                skipped += k as u64;
+                continue;
+            }
+            if self.vector_rows > 0 {
+                // The loaded vector is used up: step past it.
+                self.vector_first_row += self.vector_rows as u64;
+                self.vector += 1;
+                self.vector_rows = 0;
+                self.selection.clear();
+                self.row = 0;
+            }
+            // Skip whole vectors and row groups by their row counts.
+            if self.group.is_none() || self.vector >= self.vector_count {
+                if !self.next_group() {
+                    break;
+                }
+                continue;
+            }
+            if self.mask.is_some() {
+                self.ensure_order(self.vector);
+            }
+            let rows_here = self.rows_in_vector(&self.groups[self.group.unwrap()], self.vector);
+            let deleted = self.deleted_in((self.vector_first_row - self.group_first_row) as usize, rows_here);
+            let live = (rows_here - deleted) as u64;
+            if live <= n {
+                self.vector += 1;
+                self.vector_first_row += rows_here as u64;
+                n -= live;
+                skipped += live;
+            } else {
+                self.load_vector(Verdict::Some);
+            }
+        }
+        skipped
+    }
+
+    /// Stores the next row in `slot` (a virtual slot); false at the end.
+    pub unsafe fn next(&mut self, slot: *mut pg_sys::TupleTableSlot) -> bool {
+        if (*slot).tts_tupleDescriptor != self.desc {
+            self.read_as((*slot).tts_tupleDescriptor);
+        }
+        if self.row >= self.selection.len() && !self.advance() {
+            return false;
+        }
+        self.emit(slot)
+    }
+
+    /// Stores the row before the last one returned in `slot` (scrollable cursors); false
+    /// before the first. As in heap's scans, both ends leave the scan unpositioned: going
+    /// backward from there starts at the last row, going forward at the first. Serial
+    /// scans only (a parallel scan never runs backward).
+    pub unsafe fn prev(&mut self, slot: *mut pg_sys::TupleTableSlot) -> bool {
+        if (*slot).tts_tupleDescriptor != self.desc {
+            self.read_as((*slot).tts_tupleDescriptor);
+        }
+        // `row` is one past the last row returned, so the candidate is two before it.
+        let mut candidate = match self.group {
+            Some(_) => self.row as isize - 2,
+            None if matches!(self.claim, GroupClaim::Serial { next: 0 }) => return false,
+            None => -1,
+        };
+        if candidate < 0 {
+            if !self.back_to_previous_vector() {
+                self.restart();
+                return false;
+            }
+            candidate = self.selection.len() as isize - 1;
+        }
+        self.row = candidate as usize;
+        self.emit(slot)
+    }
+
+    /// Moves to the vector before the current one (from the end of the scan: the last
+    /// one) that has rows, decoded; false if there is none.
+    unsafe fn back_to_previous_vector(&mut self) -> bool {
+        loop {
+            pgrx::check_for_interrupts!();
+            let Some(index) = self.group.filter(|_| self.vector > 0) else {
+                let before = self.group.unwrap_or(self.groups.len());
+                let Some((index, mask)) = (0..before).rev().find_map(|i| Some((i, self.usable_group(i)?)))
+                else {
+                    return false;
+                };
+                self.load_group(index, mask);
+                self.claim = GroupClaim::Serial { next: index + 1 };
+                self.vector = self.vector_count;
+                continue;
+            };
+            self.vector -= 1;
+            self.vector_rows = 0;
+            self.selection.clear();
+            self.vector_first_row = self.groups[index].first_row + (self.vector * VECTOR_ROWS) as u64;
+            let (_, verdict) = self.vector_fate();
+            if verdict == Verdict::None {
+                continue;
+            }
+            self.load_vector(verdict);
+            if !self.selection.is_empty() {
+                return true;
+            }
+        }
+    }
+
+    /// Stores row `self.row` of the current vector in `slot` and steps past it.
+    unsafe fn emit(&mut self, slot: *mut pg_sys::TupleTableSlot) -> bool {
+        pg_sys::ExecClearTuple(slot);
+        let values = (*slot).tts_values;
+        let nulls = (*slot).tts_isnull;
+        // Constant attributes (not read, or missing from this row group) are written once
+        // per row group and slot; clearing a virtual slot leaves its arrays alone.
+        let key = (slot as usize, self.group.unwrap_or(usize::MAX));
+        if self.slot_primed_for != Some(key) {
+            for (i, source) in self.sources.iter().enumerate() {
+                let (d, n) = match *source {
+                    Source::Missing(d, n) => (d, n),
+                    Source::Chunk | Source::Null => (pg_sys::Datum::from(0usize), true),
+                };
+                *values.add(i) = d;
+                *nulls.add(i) = n;
+            }
+            self.decoded_attrs = (0..self.sources.len())
+                .filter(|&i| matches!(self.sources[i], Source::Chunk) && self.is_output(i))
+                .collect();
+            self.slot_primed_for = Some(key);
+        }
+        let row = self.selection[self.row] as usize;
+        for &i in &self.decoded_attrs {
+            *values.add(i) = self.columns[i].datums[row];
+            *nulls.add(i) = self.columns[i].nulls[row];
+        }
+        pg_sys::ExecStoreVirtualTuple(slot);
+        let (xmin, cmin) = self.groups[self.group.unwrap()].writer;
+        crate::storage::relation::slot::set_writer(slot, xmin, cmin);
+        let position = (self.vector_first_row - self.group_first_row) as usize + row;
+        (*slot).tts_tid = row_tid(self.group_first_row + self.offset_at(position) as u64);
+        (*slot).tts_tableOid = (*self.rel).rd_id;
+        self.row += 1;
+        true
+    }
+}
+
+/// The current vector's columns, decoded when the filter first asks for them.
+struct LazyVectors<'r>(&'r mut Reader);
+
+impl ColumnSource for LazyVectors<'_> {
+    fn column(&mut self, att: usize) -> &DecodedVector {
+        // SAFETY: the reader is positioned on a vector (called from `load_vector`).
+        unsafe { self.0.decode_attr(att) };
+        &self.0.vectors[att]
+    }
+}
+
+/// Reads the stored bytes of vector `entry` of `chunk` into `out` (`nblocks`: the
+/// relation's size when the scan began), checking that the vector lies in its chunk.
+unsafe fn read_vector(
+    rel: pg_sys::Relation,
+    strategy: pg_sys::BufferAccessStrategy,
+    nblocks: u32,
+    chunk: &ChunkMeta,
+    entry: &VectorEntry,
+    out: &mut Vec<u8>,
+) {
+    if entry.offset as u64 + entry.len as u64 > chunk.length {
+        data_corrupted("a vector lies beyond its chunk");
+    }
+    pages::read_range(rel, chunk.offset + entry.offset as u64, entry.len as usize, strategy, out, nblocks);
+}

@@ -1,0 +1,10 @@
+//! The relation itself: `am` (is it columnar), `tid` (row number <-> TID), `pages` (the
+//! main fork: metapage and byte stream), `datum` (values in and out), `slot` (the
+//! columnar slot), `options` (table options).
+
+pub mod am;
+pub mod datum;
+pub mod options;
+pub mod pages;
+pub mod slot;
+pub mod tid;

@@ -1,0 +1,551 @@
+//! Per-table options of columnar tables, set with `ALTER TABLE t SET (option = value)`
+//! and removed with `ALTER TABLE t RESET (option)`. PostgreSQL validates table
+//! reloptions against heap's list, so the ProcessUtility hook takes ours out of the
+//! statement and keeps them in `pgcolumnar.table_option`.
+//!
+//! `sort_by`: a comma-separated list of columns; VACUUM FULL rewrites the table in that
+//! order (CLUSTER uses its index instead), and flushes store each row group's rows in
+//! that order (see `flush_order`).
+//!
+//! `quals_push_down` (boolean): whether a ColumnarScan evaluates the WHERE clauses it
+//! can itself, on vectors; unset, the `pgcolumnar.quals_push_down` setting decides. Heap
+//! tables take it too (default off, the setting does not apply to them): their scans
+//! then pass the quals heapam can test to it as scan keys.
+//!
+//! Both may also be given in `CREATE TABLE ... USING columnar WITH (...)`; the view
+//! `pgcolumnar.options` lists every table's options.
+
+use super::am;
+use crate::pg_list;
+use crate::storage::shared::cache::{self, BoundedCache};
+use crate::storage::shared::internal_sql::InternalSql;
+use pgrx::pg_sys;
+use pgrx::prelude::*;
+use pgrx::PgSqlErrorCode;
+use std::cell::RefCell;
+use std::ffi::CStr;
+use std::rc::Rc;
+
+pgrx::extension_sql!(
+    r#"
+-- Options of columnar tables that PostgreSQL's reloptions cannot hold. pg_dump dumps
+-- its rows (the table by name, through regclass); the trigger resolves sort_by again
+-- for the restored table, whose columns may be numbered differently.
+CREATE TABLE pgcolumnar.table_option (
+    relid        regclass PRIMARY KEY,
+    sort_by      text,     -- the columns' current names (renames and drops update it)
+    sort_attnums int2[],   -- what it resolved to: renames keep it, drops skip
+    quals_push_down boolean
+);
+SELECT pg_catalog.pg_extension_config_dump('pgcolumnar.table_option', '');
+CREATE FUNCTION pgcolumnar.table_option_resolve() RETURNS trigger
+    LANGUAGE C AS 'MODULE_PATHNAME', 'table_option_resolve';
+CREATE TRIGGER table_option_resolve BEFORE INSERT ON pgcolumnar.table_option
+    FOR EACH ROW EXECUTE FUNCTION pgcolumnar.table_option_resolve();
+-- One row per table and option that is set, like reloptions.
+CREATE VIEW pgcolumnar.options AS
+    SELECT relid, 'sort_by'::text AS option, sort_by AS value
+      FROM pgcolumnar.table_option WHERE sort_by IS NOT NULL
+    UNION ALL
+    SELECT relid, 'quals_push_down', CASE WHEN quals_push_down THEN 'on' ELSE 'off' END
+      FROM pgcolumnar.table_option WHERE quals_push_down IS NOT NULL;
+GRANT SELECT ON pgcolumnar.options TO PUBLIC;
+"#,
+    name = "table_options",
+    requires = ["catalog_tables"]
+);
+
+#[unsafe(no_mangle)]
+pub extern "C" fn pg_finfo_table_option_resolve() -> &'static pg_sys::Pg_finfo_record {
+    const V1: pg_sys::Pg_finfo_record = pg_sys::Pg_finfo_record { api_version: 1 };
+    &V1
+}
+
+/// BEFORE INSERT on `pgcolumnar.table_option`: `sort_attnums` from the `sort_by` names,
+/// against the table as it is now. ALTER TABLE ... SET (sort_by) has checked the names
+/// already; a restore brings names that were current when the dump was taken. A name
+/// that does not resolve is left out, like a column dropped after the option was set.
+#[unsafe(no_mangle)]
+#[pg_guard]
+pub unsafe extern "C-unwind" fn table_option_resolve(fcinfo: pg_sys::FunctionCallInfo) -> pg_sys::Datum {
+    let data = (*fcinfo).context as *mut pg_sys::TriggerData;
+    if data.is_null() || (*data).type_ != pg_sys::NodeTag::T_TriggerData {
+        error!("table_option_resolve() runs only as a trigger");
+    }
+    let desc = (*(*data).tg_relation).rd_att;
+    let tuple = (*data).tg_trigtuple;
+    // relid, sort_by, sort_attnums
+    let mut values = [pg_sys::Datum::from(0usize); 4];
+    let mut nulls = [false; 4];
+    pg_sys::heap_deform_tuple(tuple, desc, values.as_mut_ptr(), nulls.as_mut_ptr());
+    let relid = pg_sys::Oid::from(values[0].value() as u32);
+    match String::from_datum(values[1], nulls[1]) {
+        Some(spec) => {
+            values[2] = resolve_names(relid, &spec).into_datum().expect("an array datum");
+            nulls[2] = false;
+        }
+        None => nulls[2] = true,
+    }
+    let mut replace = [false, false, true, false];
+    let new =
+        pg_sys::heap_modify_tuple(tuple, desc, values.as_mut_ptr(), nulls.as_mut_ptr(), replace.as_mut_ptr());
+    pg_sys::Datum::from(new)
+}
+
+/// The attribute numbers of the live columns of `relid` named in `spec` ("a, b").
+unsafe fn resolve_names(relid: pg_sys::Oid, spec: &str) -> Vec<i16> {
+    let rel = pg_sys::relation_open(relid, pg_sys::AccessShareLock as i32);
+    let attnums = column_names(spec).filter_map(|name| live_column(rel, name).map(|a| a.attnum)).collect();
+    pg_sys::relation_close(rel, pg_sys::NoLock as i32);
+    attnums
+}
+
+/// The column names of a `sort_by` value ("a, b").
+fn column_names(spec: &str) -> impl Iterator<Item = &str> {
+    spec.split(',').map(str::trim)
+}
+
+/// The column of `rel` named `name`, unless there is none (or it was dropped).
+unsafe fn live_column<'a>(rel: pg_sys::Relation, name: &str) -> Option<&'a pg_sys::FormData_pg_attribute> {
+    let desc = (*rel).rd_att;
+    (0..(*desc).natts as usize)
+        .map(|i| super::datum::attr(desc, i))
+        .find(|a| !a.attisdropped && CStr::from_ptr(a.attname.data.as_ptr()).to_str() == Ok(name))
+}
+
+pub const SORT_BY: &str = "sort_by";
+pub const QUALS_PUSH_DOWN: &str = "quals_push_down";
+/// The options the ProcessUtility hook takes out of ALTER TABLE and CREATE TABLE.
+pub const OPTIONS: [&str; 2] = [SORT_BY, QUALS_PUSH_DOWN];
+
+/// A parsed sort key: attribute numbers with their ordering operators and collations.
+pub struct SortKey {
+    attnums: Vec<pg_sys::AttrNumber>,
+    operators: Vec<pg_sys::Oid>,
+    collations: Vec<pg_sys::Oid>,
+}
+
+impl SortKey {
+    /// Resolves `spec` ("col1, col2") against `rel`'s columns; errors name the problem.
+    unsafe fn parse(rel: pg_sys::Relation, spec: &str) -> SortKey {
+        let mut attnums = Vec::new();
+        for name in column_names(spec) {
+            let Some(att) = live_column(rel, name) else {
+                ereport!(
+                    ERROR,
+                    PgSqlErrorCode::ERRCODE_UNDEFINED_COLUMN,
+                    format!("sort_by: column \"{name}\" does not exist"),
+                    "sort_by takes a comma-separated list of the table's column names."
+                );
+            };
+            if ordering_operator(att.atttypid) == pg_sys::InvalidOid {
+                ereport!(
+                    ERROR,
+                    PgSqlErrorCode::ERRCODE_UNDEFINED_FUNCTION,
+                    format!("sort_by: column \"{name}\" has a type without a default ordering")
+                );
+            }
+            attnums.push(att.attnum);
+        }
+        SortKey::for_attnums(rel, &attnums).expect("columns were just resolved")
+    }
+
+    /// The key over `attnums` as `rel` has them now: columns dropped since the option
+    /// was set (or whose type lost its ordering) are left out; None if none is left.
+    unsafe fn for_attnums(rel: pg_sys::Relation, attnums: &[pg_sys::AttrNumber]) -> Option<SortKey> {
+        let desc = (*rel).rd_att;
+        let mut key = SortKey { attnums: Vec::new(), operators: Vec::new(), collations: Vec::new() };
+        for &attnum in attnums {
+            if attnum < 1 || attnum as i32 > (*desc).natts {
+                continue;
+            }
+            let att = super::datum::attr(desc, attnum as usize - 1);
+            if att.attisdropped {
+                continue;
+            }
+            let lt = ordering_operator(att.atttypid);
+            if lt == pg_sys::InvalidOid {
+                continue;
+            }
+            key.attnums.push(attnum);
+            key.operators.push(lt);
+            key.collations.push(att.attcollation);
+        }
+        (!key.attnums.is_empty()).then_some(key)
+    }
+
+    /// Starts a tuplesort of slots by this key.
+    pub unsafe fn begin_sort(mut self, desc: pg_sys::TupleDesc) -> *mut pg_sys::Tuplesortstate {
+        let mut nulls_first = vec![false; self.attnums.len()];
+        pg_sys::tuplesort_begin_heap(
+            desc,
+            self.attnums.len() as i32,
+            self.attnums.as_mut_ptr(),
+            self.operators.as_mut_ptr(),
+            self.collations.as_mut_ptr(),
+            nulls_first.as_mut_ptr(),
+            pg_sys::maintenance_work_mem,
+            std::ptr::null_mut(),
+            pg_sys::TUPLESORT_NONE as i32,
+        )
+    }
+}
+
+unsafe fn ordering_operator(typid: pg_sys::Oid) -> pg_sys::Oid {
+    let mut lt = pg_sys::InvalidOid;
+    pg_sys::get_sort_group_operators(
+        typid,
+        false,
+        false,
+        false,
+        &mut lt,
+        std::ptr::null_mut(),
+        std::ptr::null_mut(),
+        std::ptr::null_mut(),
+    );
+    lt
+}
+
+/// Whether `rel` is one of pgcolumnar's own metadata tables (never has options; while
+/// DROP EXTENSION removes them, the options table may be half gone).
+pub unsafe fn is_own_metadata(rel: pg_sys::Relation) -> bool {
+    let nsp = pg_sys::get_namespace_oid(c"pgcolumnar".as_ptr(), true);
+    nsp != pg_sys::InvalidOid && (*(*rel).rd_rel).relnamespace == nsp
+}
+
+unsafe fn option_table() -> Option<pg_sys::Oid> {
+    let nsp = pg_sys::get_namespace_oid(c"pgcolumnar".as_ptr(), true);
+    let oid = pg_sys::get_relname_relid(c"table_option".as_ptr(), nsp);
+    (nsp != pg_sys::InvalidOid && oid != pg_sys::InvalidOid).then_some(oid)
+}
+
+// `pgcolumnar.table_option` is read and written through SPI as internal SQL, with the
+// extension's rights (`InternalSql`): users who may write a table need not, and must
+// not, be able to write its options row. The SQL names everything, operators included,
+// by schema.
+
+/// The attribute numbers the table's sort_by resolved to, if set.
+unsafe fn stored_sort_attnums(relid: pg_sys::Oid) -> Option<Vec<i16>> {
+    let _internal = InternalSql::on(option_table()?);
+    Spi::get_one_with_args::<Vec<i16>>(
+        "SELECT sort_attnums FROM pgcolumnar.table_option WHERE relid OPERATOR(pg_catalog.=) $1",
+        &[relid.into()],
+    )
+    .ok()
+    .flatten()
+}
+
+/// The sort key of table `relid`, if it has one (and any of its columns is left).
+pub unsafe fn sort_key(relid: pg_sys::Oid) -> Option<SortKey> {
+    let attnums = stored_sort_attnums(relid)?;
+    let rel = pg_sys::relation_open(relid, pg_sys::NoLock as i32);
+    let key = SortKey::for_attnums(rel, &attnums);
+    pg_sys::relation_close(rel, pg_sys::NoLock as i32);
+    key
+}
+
+thread_local! {
+    /// Sort-key attribute indexes per table, for flushes; emptied by the table's
+    /// relcache invalidation (which setting the option sends).
+    static SORT_COLUMNS: RefCell<BoundedCache<pg_sys::Oid, Option<Rc<[usize]>>>> =
+        RefCell::new(BoundedCache::new(cache::RELATIONS));
+}
+
+/// The attribute indexes (attnum - 1) of table `relid`'s sort key, if it has one.
+pub unsafe fn sort_columns(relid: pg_sys::Oid) -> Option<Rc<[usize]>> {
+    if let Some(cached) = SORT_COLUMNS.with(|c| c.borrow_mut().get(&relid).cloned()) {
+        return cached;
+    }
+    let columns: Option<Rc<[usize]>> =
+        sort_key(relid).map(|k| k.attnums.iter().map(|&a| a as usize - 1).collect());
+    SORT_COLUMNS.with(|c| c.borrow_mut().insert(relid, columns.clone()));
+    columns
+}
+
+/// Rewrites every `sort_by` as the current names of its columns, leaving out dropped
+/// ones, after a statement that may have renamed or dropped columns (of any table: a
+/// rename recurses to inheritance children). pg_dump dumps the names; the attribute
+/// numbers stay what the option means.
+pub unsafe fn refresh_sort_by_names() {
+    let Some(table) = option_table() else { return };
+    let _internal = InternalSql::on(table);
+    Spi::run(
+        "UPDATE pgcolumnar.table_option o SET sort_by = n.names \
+         FROM (SELECT t.relid, coalesce(string_agg(a.attname::text, ', ' ORDER BY u.ord) \
+                   FILTER (WHERE a.attname IS NOT NULL), '') AS names \
+               FROM pgcolumnar.table_option t \
+               CROSS JOIN LATERAL pg_catalog.unnest(t.sort_attnums) WITH ORDINALITY u(attnum, ord) \
+               LEFT JOIN pg_catalog.pg_attribute a ON a.attrelid OPERATOR(pg_catalog.=) t.relid \
+                    AND a.attnum OPERATOR(pg_catalog.=) u.attnum AND NOT a.attisdropped \
+               GROUP BY t.relid) n \
+         WHERE o.relid OPERATOR(pg_catalog.=) n.relid AND o.sort_by OPERATOR(pg_catalog.<>) n.names",
+    )
+    .expect("refreshing sort_by names");
+}
+
+thread_local! {
+    /// `quals_push_down` per table (None: not set), for plans; emptied like SORT_COLUMNS.
+    static PUSH_DOWN: RefCell<BoundedCache<pg_sys::Oid, Option<bool>>> =
+        RefCell::new(BoundedCache::new(cache::RELATIONS));
+    /// Set while a lookup runs its query.
+    static LOOKING_UP: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Clears LOOKING_UP when the lookup ends, by ERROR too.
+struct LookingUp;
+
+impl Drop for LookingUp {
+    fn drop(&mut self) {
+        LOOKING_UP.set(false);
+    }
+}
+
+/// Table `relid`'s `quals_push_down`, if set. The lookup plans a query on
+/// pgcolumnar.table_option, a heap table, whose planning asks for that table's option
+/// in turn (heap tables take it too): the tables a lookup's own query reads have none.
+pub unsafe fn quals_push_down(relid: pg_sys::Oid) -> Option<bool> {
+    if let Some(cached) = PUSH_DOWN.with(|c| c.borrow_mut().get(&relid).copied()) {
+        return cached;
+    }
+    if LOOKING_UP.replace(true) {
+        return None;
+    }
+    let _looking_up = LookingUp;
+    let value = option_table().and_then(|table| {
+        let _internal = InternalSql::on(table);
+        Spi::get_one_with_args::<bool>(
+            "SELECT quals_push_down FROM pgcolumnar.table_option WHERE relid OPERATOR(pg_catalog.=) $1",
+            &[relid.into()],
+        )
+        .ok()
+        .flatten()
+    });
+    PUSH_DOWN.with(|c| c.borrow_mut().insert(relid, value));
+    value
+}
+
+/// Drops the cached options of `relid` (all of them for InvalidOid).
+pub fn forget_cached(relid: pg_sys::Oid) {
+    SORT_COLUMNS.with(|c| super::datum::forget_relation(&mut c.borrow_mut(), relid));
+    PUSH_DOWN.with(|c| super::datum::forget_relation(&mut c.borrow_mut(), relid));
+}
+
+/// Forgets the options of a dropped table.
+pub unsafe fn forget(relid: pg_sys::Oid) {
+    if let Some(table) = option_table() {
+        let _internal = InternalSql::on(table);
+        Spi::run_with_args(DELETE_OPTIONS, &[relid.into()]).expect("deleting table options");
+    }
+}
+
+const DELETE_OPTIONS: &str = "DELETE FROM pgcolumnar.table_option WHERE relid OPERATOR(pg_catalog.=) $1";
+
+/// Stores one option of table `relid` (None resets it); the caller has checked that
+/// the user owns the table. A row with no option left goes.
+unsafe fn store_option(relid: pg_sys::Oid, columns: &[&str], args: &[pgrx::datum::DatumWithOid]) {
+    let Some(table) = option_table() else {
+        ereport!(
+            ERROR,
+            PgSqlErrorCode::ERRCODE_UNDEFINED_OBJECT,
+            "pgcolumnar is not installed in this database"
+        );
+    };
+    let internal = InternalSql::on(table);
+    let params: Vec<String> = (2..=columns.len() + 1).map(|i| format!("${i}")).collect();
+    let updates: Vec<String> = columns.iter().map(|c| format!("{c} = excluded.{c}")).collect();
+    Spi::run_with_args(
+        &format!(
+            "INSERT INTO pgcolumnar.table_option (relid, {}) VALUES ($1, {}) \
+             ON CONFLICT (relid) DO UPDATE SET {}",
+            columns.join(", "),
+            params.join(", "),
+            updates.join(", ")
+        ),
+        args,
+    )
+    .and_then(|_| {
+        Spi::run_with_args(
+            "DELETE FROM pgcolumnar.table_option WHERE relid OPERATOR(pg_catalog.=) $1 \
+             AND sort_by IS NULL AND quals_push_down IS NULL",
+            &[relid.into()],
+        )
+    })
+    .expect("storing table options");
+    drop(internal);
+    // Every backend's cached options (flushes and plans use them) go at commit.
+    pg_sys::CacheInvalidateRelcacheByRelid(relid);
+}
+
+unsafe fn set_sort_by(relid: pg_sys::Oid, value: Option<(&str, &SortKey)>) {
+    match value {
+        Some((spec, key)) => store_option(
+            relid,
+            &["sort_by", "sort_attnums"],
+            &[relid.into(), spec.into(), key.attnums.clone().into()],
+        ),
+        None => store_option(
+            relid,
+            &["sort_by", "sort_attnums"],
+            &[relid.into(), Option::<String>::None.into(), Option::<Vec<i16>>::None.into()],
+        ),
+    }
+}
+
+unsafe fn set_quals_push_down(relid: pg_sys::Oid, value: Option<bool>) {
+    store_option(relid, &["quals_push_down"], &[relid.into(), value.into()]);
+}
+
+/// Applies option `def` (SET, or RESET if `reset`) to table `rel`, after checking that
+/// it is columnar.
+unsafe fn apply_option(rel: pg_sys::Relation, def: *mut pg_sys::DefElem, reset: bool) {
+    let relid = (*rel).rd_id;
+    let name = CStr::from_ptr((*def).defname).to_string_lossy();
+    // quals_push_down also applies to heap tables (their scans pass the quals to heapam
+    // as scan keys); sort_by only to columnar ones.
+    let heap_ok = name == QUALS_PUSH_DOWN && am::is_heap_table(rel);
+    if !am::is_columnar(rel) && !heap_ok {
+        let partitioned = (*(*rel).rd_rel).relkind as u8 == pg_sys::RELKIND_PARTITIONED_TABLE;
+        let (what, hint) = match (name == SORT_BY, partitioned) {
+            (true, _) => ("columnar tables", "For heap tables, use CLUSTER."),
+            (false, true) => ("columnar and heap tables", "Set it on each partition."),
+            (false, false) => ("columnar and heap tables", "It is a table's option."),
+        };
+        ereport!(
+            ERROR,
+            PgSqlErrorCode::ERRCODE_FEATURE_NOT_SUPPORTED,
+            format!("{name} applies only to {what}"),
+            hint
+        );
+    }
+    if name == SORT_BY {
+        if reset {
+            set_sort_by(relid, None);
+        } else {
+            let value = pg_sys::defGetString(def);
+            let spec = CStr::from_ptr(value).to_string_lossy().into_owned();
+            let key = SortKey::parse(rel, &spec);
+            set_sort_by(relid, Some((&spec, &key)));
+        }
+    } else {
+        set_quals_push_down(relid, (!reset).then(|| boolean_option(def)));
+    }
+}
+
+/// A boolean option's value (no value means on), with core's error for reloptions.
+unsafe fn boolean_option(def: *mut pg_sys::DefElem) -> bool {
+    if (*def).arg.is_null() {
+        return true;
+    }
+    let text = pg_sys::defGetString(def);
+    let mut value = false;
+    if !pg_sys::parse_bool(text, &mut value) {
+        ereport!(
+            ERROR,
+            PgSqlErrorCode::ERRCODE_INVALID_PARAMETER_VALUE,
+            format!(
+                "invalid value for boolean option \"{}\": {}",
+                CStr::from_ptr((*def).defname).to_string_lossy(),
+                CStr::from_ptr(text).to_string_lossy()
+            )
+        );
+    }
+    value
+}
+
+/// Whether `def` names one of our options.
+pub unsafe fn is_our_option(def: *mut pg_sys::DefElem) -> bool {
+    (*def).defnamespace.is_null()
+        && OPTIONS.iter().any(|o| CStr::from_ptr((*def).defname).to_bytes() == o.as_bytes())
+}
+
+/// Takes our options out of a CREATE TABLE's WITH (...); `apply_to_created` applies
+/// them once the table exists.
+pub unsafe fn take_from_create(stmt: *mut pg_sys::CreateStmt) -> Vec<*mut pg_sys::DefElem> {
+    let mut ours = Vec::new();
+    let mut kept: *mut pg_sys::List = std::ptr::null_mut();
+    for def in pg_list::ptrs::<pg_sys::DefElem>((*stmt).options) {
+        if is_our_option(def) {
+            ours.push(def);
+        } else {
+            kept = pg_sys::lappend(kept, def as *mut std::ffi::c_void);
+        }
+    }
+    (*stmt).options = kept;
+    ours
+}
+
+/// Applies the options `take_from_create` took to the table the statement created.
+pub unsafe fn apply_to_created(stmt: *mut pg_sys::CreateStmt, defs: &[*mut pg_sys::DefElem]) {
+    let relid = pg_sys::RangeVarGetRelidExtended(
+        (*stmt).relation,
+        pg_sys::NoLock as i32,
+        0,
+        None,
+        std::ptr::null_mut(),
+    );
+    // Make the new table visible to the SPI that stores the options.
+    pg_sys::CommandCounterIncrement();
+    let rel = pg_sys::relation_open(relid, pg_sys::AccessExclusiveLock as i32);
+    for &def in defs {
+        apply_option(rel, def, false);
+    }
+    pg_sys::relation_close(rel, pg_sys::NoLock as i32);
+}
+
+/// Takes our options out of an ALTER TABLE ... SET/RESET (...) and applies them.
+/// Returns whether anything is left for PostgreSQL to do.
+pub unsafe fn take_from_alter_table(stmt: *mut pg_sys::AlterTableStmt) -> bool {
+    if (*stmt).objtype != pg_sys::ObjectType::OBJECT_TABLE {
+        return true;
+    }
+    let mut kept_cmds: *mut pg_sys::List = std::ptr::null_mut();
+    let mut left = false;
+    for cmd in pg_list::ptrs::<pg_sys::AlterTableCmd>((*stmt).cmds) {
+        let is_set = (*cmd).subtype == pg_sys::AlterTableType::AT_SetRelOptions;
+        let is_reset = (*cmd).subtype == pg_sys::AlterTableType::AT_ResetRelOptions;
+        if !(is_set || is_reset) {
+            kept_cmds = pg_sys::lappend(kept_cmds, cmd as *mut std::ffi::c_void);
+            left = true;
+            continue;
+        }
+        let defs = (*cmd).def as *mut pg_sys::List;
+        let mut kept_defs: *mut pg_sys::List = std::ptr::null_mut();
+        for def in pg_list::ptrs::<pg_sys::DefElem>(defs) {
+            if !is_our_option(def) {
+                kept_defs = pg_sys::lappend(kept_defs, def as *mut std::ffi::c_void);
+                continue;
+            }
+            // Only the owner may set table options; checked before the lock is taken
+            // (as ALTER TABLE does), so that others cannot queue for it.
+            let relid = pg_sys::RangeVarGetRelidExtended(
+                (*stmt).relation,
+                pg_sys::ShareUpdateExclusiveLock as i32,
+                0,
+                Some(owns_relation),
+                std::ptr::null_mut(),
+            );
+            let rel = pg_sys::relation_open(relid, pg_sys::NoLock as i32);
+            apply_option(rel, def, is_reset);
+            pg_sys::relation_close(rel, pg_sys::NoLock as i32);
+        }
+        if !kept_defs.is_null() {
+            (*cmd).def = kept_defs as *mut pg_sys::Node;
+            kept_cmds = pg_sys::lappend(kept_cmds, cmd as *mut std::ffi::c_void);
+            left = true;
+        }
+    }
+    (*stmt).cmds = kept_cmds;
+    left
+}
+
+/// PostgreSQL's ownership check for a relation being looked up, as a callback (pg_sys
+/// exposes the C function only as a Rust wrapper); pg_guard: it raises errors.
+#[pg_guard]
+unsafe extern "C-unwind" fn owns_relation(
+    relation: *const pg_sys::RangeVar,
+    rel_id: pg_sys::Oid,
+    old_rel_id: pg_sys::Oid,
+    arg: *mut std::ffi::c_void,
+) {
+    pg_sys::RangeVarCallbackOwnsRelation(relation, rel_id, old_rel_id, arg);
+}

@@ -1,0 +1,251 @@
+//! The slot type of columnar tables: a virtual slot that also knows which transaction
+//! and command wrote its row (the row group's writer), so that `xmin` and `cmin` can be
+//! read like on heap (foreign-key triggers and ON CONFLICT ask for `xmin`), and that can
+//! hold a fetched row whose columns are decoded only when first asked for
+//! (`getsomeattrs`, like heap's lazy deforming). Whatever needs every column
+//! (materializing, copying into a tuple) decodes the rest first.
+
+use crate::storage::format::image_arena::ImageArena;
+use pgrx::pg_guard;
+use pgrx::pg_sys;
+use std::ptr::addr_of_mut;
+
+#[repr(C)]
+struct ColumnarSlot {
+    base: pg_sys::VirtualTupleTableSlot,
+    xmin: pg_sys::TransactionId,
+    cmin: pg_sys::CommandId,
+    /// Where a fetched row not decoded beyond `tts_nvalid` yet is kept; null until the
+    /// slot first holds one.
+    cell: *mut LazyCell,
+    /// The attributes anyone reads of the rows fetched into this slot, as a bitset of
+    /// attribute indexes (`needed_words` words in the slot's memory context); null when
+    /// not known (every attribute is decoded). Set by the executor's plan analysis
+    /// (`exec::fetch_columns`) on the scan slots of index and bitmap scans: the other
+    /// attributes are stored as NULL without being decoded, as nothing reads them.
+    needed: *mut u64,
+    needed_words: usize,
+}
+
+/// A lazily decoded row's home, allocated in the slot's memory context beside the
+/// callback that drops the row when that context goes: an ERROR frees slots without
+/// their release callback, and a slot can be freed before its context (so the
+/// callback must not point at the slot).
+#[repr(C)]
+struct LazyCell {
+    row: Option<Box<dyn LazyColumns>>,
+    /// The arena the last row's by-reference values lived in, for the next row.
+    spare: Option<ImageArena>,
+    callback: pg_sys::MemoryContextCallback,
+}
+
+static mut OPS: pg_sys::TupleTableSlotOps = pg_sys::TupleTableSlotOps {
+    base_slot_size: 0,
+    init: None,
+    release: None,
+    clear: None,
+    getsomeattrs: None,
+    getsysattr: None,
+    materialize: None,
+    copyslot: None,
+    get_heap_tuple: None,
+    get_minimal_tuple: None,
+    copy_heap_tuple: None,
+    copy_minimal_tuple: None,
+};
+
+#[pg_guard]
+unsafe extern "C-unwind" fn getsysattr(
+    slot: *mut pg_sys::TupleTableSlot,
+    attnum: i32,
+    isnull: *mut bool,
+) -> pg_sys::Datum {
+    let s = slot as *mut ColumnarSlot;
+    *isnull = false;
+    match attnum {
+        pg_sys::MinTransactionIdAttributeNumber => pg_sys::Datum::from((*s).xmin.into_inner()),
+        pg_sys::MinCommandIdAttributeNumber => pg_sys::Datum::from((*s).cmin),
+        // Rows are never changed in place: no deleter or updater is recorded here.
+        pg_sys::MaxTransactionIdAttributeNumber | pg_sys::MaxCommandIdAttributeNumber => {
+            pg_sys::Datum::from(0u32)
+        }
+        _ => pgrx::error!("system column {attnum} is not available for columnar tables"),
+    }
+}
+
+/// A fetched row whose columns are decoded when first asked for (`fetch::LazyRow`): an
+/// index scan that reads the first two columns of twenty decodes two vectors, not twenty.
+pub trait LazyColumns {
+    /// Stores attributes `from .. to` (indexes) of the row in `values` and `nulls`; an
+    /// attribute outside `needed` (when given: a bitset of attribute indexes) is stored
+    /// as NULL, undecoded.
+    unsafe fn fill(
+        &mut self,
+        from: usize,
+        to: usize,
+        values: *mut pg_sys::Datum,
+        nulls: *mut bool,
+        needed: Option<&[u64]>,
+    );
+    /// Lets go of the row and keeps the arena its values lived in, for the next row.
+    fn take_arena(self: Box<Self>) -> ImageArena;
+    /// Gives the row an arena to keep its values in (one a previous row left).
+    fn use_arena(&mut self, images: ImageArena);
+}
+
+unsafe fn lazy_row<'a>(slot: *mut pg_sys::TupleTableSlot) -> Option<&'a mut (dyn LazyColumns + 'static)> {
+    let cell = (*(slot as *mut ColumnarSlot)).cell;
+    if cell.is_null() {
+        return None;
+    }
+    (*cell).row.as_deref_mut()
+}
+
+/// Decodes attributes up to `natts` of a lazily fetched row.
+#[pg_guard]
+unsafe extern "C-unwind" fn getsomeattrs(slot: *mut pg_sys::TupleTableSlot, natts: i32) {
+    let Some(lazy) = lazy_row(slot) else { pgrx::error!("columnar slot has no row to decode") };
+    let from = (*slot).tts_nvalid as usize;
+    let s = slot as *mut ColumnarSlot;
+    let needed = (!(*s).needed.is_null()).then(|| std::slice::from_raw_parts((*s).needed, (*s).needed_words));
+    lazy.fill(from, natts as usize, (*slot).tts_values, (*slot).tts_isnull, needed);
+    (*slot).tts_nvalid = natts as i16;
+}
+
+unsafe fn decode_all(slot: *mut pg_sys::TupleTableSlot) {
+    let natts = (*(*slot).tts_tupleDescriptor).natts;
+    if ((*slot).tts_nvalid as i32) < natts && lazy_row(slot).is_some() {
+        getsomeattrs(slot, natts);
+    }
+}
+
+unsafe fn drop_lazy(slot: *mut pg_sys::TupleTableSlot) {
+    let cell = (*(slot as *mut ColumnarSlot)).cell;
+    if !cell.is_null() {
+        if let Some(row) = (*cell).row.take() {
+            (*cell).spare = Some(row.take_arena());
+        }
+    }
+}
+
+#[pg_guard]
+unsafe extern "C-unwind" fn clear(slot: *mut pg_sys::TupleTableSlot) {
+    drop_lazy(slot);
+    (pg_sys::TTSOpsVirtual.clear.unwrap())(slot);
+}
+
+#[pg_guard]
+unsafe extern "C-unwind" fn release(slot: *mut pg_sys::TupleTableSlot) {
+    drop_lazy(slot);
+    (pg_sys::TTSOpsVirtual.release.unwrap())(slot);
+}
+
+#[pg_guard]
+unsafe extern "C-unwind" fn materialize(slot: *mut pg_sys::TupleTableSlot) {
+    decode_all(slot);
+    (pg_sys::TTSOpsVirtual.materialize.unwrap())(slot);
+    // The values are the slot's own now.
+    drop_lazy(slot);
+}
+
+#[pg_guard]
+unsafe extern "C-unwind" fn copy_heap_tuple(slot: *mut pg_sys::TupleTableSlot) -> pg_sys::HeapTuple {
+    decode_all(slot);
+    (pg_sys::TTSOpsVirtual.copy_heap_tuple.unwrap())(slot)
+}
+
+#[pg_guard]
+unsafe extern "C-unwind" fn copy_minimal_tuple(slot: *mut pg_sys::TupleTableSlot) -> pg_sys::MinimalTuple {
+    decode_all(slot);
+    (pg_sys::TTSOpsVirtual.copy_minimal_tuple.unwrap())(slot)
+}
+
+#[pg_guard]
+unsafe extern "C-unwind" fn copyslot(dst: *mut pg_sys::TupleTableSlot, src: *mut pg_sys::TupleTableSlot) {
+    // The virtual copy clears `dst` without going through its callbacks.
+    drop_lazy(dst);
+    (pg_sys::TTSOpsVirtual.copyslot.unwrap())(dst, src);
+}
+
+/// Sets up the slot type (from `_PG_init`): the virtual slot's callbacks, our size,
+/// our system attributes, lazily decoded rows.
+pub unsafe fn init() {
+    let ops = &mut *addr_of_mut!(OPS);
+    *ops = pg_sys::TTSOpsVirtual;
+    ops.base_slot_size = std::mem::size_of::<ColumnarSlot>();
+    ops.getsysattr = Some(getsysattr);
+    ops.getsomeattrs = Some(getsomeattrs);
+    ops.clear = Some(clear);
+    ops.release = Some(release);
+    ops.materialize = Some(materialize);
+    ops.copy_heap_tuple = Some(copy_heap_tuple);
+    ops.copy_minimal_tuple = Some(copy_minimal_tuple);
+    ops.copyslot = Some(copyslot);
+}
+
+pub fn ops() -> *const pg_sys::TupleTableSlotOps {
+    &raw const OPS
+}
+
+pub unsafe fn is_columnar(slot: *mut pg_sys::TupleTableSlot) -> bool {
+    std::ptr::eq((*slot).tts_ops, ops())
+}
+
+#[pg_guard]
+unsafe extern "C-unwind" fn drop_with_context(arg: *mut std::ffi::c_void) {
+    (*(arg as *mut LazyCell)).row = None;
+    (*(arg as *mut LazyCell)).spare = None;
+}
+
+/// Gives a stored (virtual, empty of values) columnar slot its row to decode lazily.
+pub unsafe fn set_lazy(slot: *mut pg_sys::TupleTableSlot, row: impl LazyColumns + 'static) {
+    let s = slot as *mut ColumnarSlot;
+    if (*s).cell.is_null() {
+        let cell = pg_sys::MemoryContextAllocZero((*slot).tts_mcxt, std::mem::size_of::<LazyCell>())
+            as *mut LazyCell;
+        // Zeroed memory is not a valid `None` for every Option: write the fields.
+        std::ptr::addr_of_mut!((*cell).row).write(None);
+        std::ptr::addr_of_mut!((*cell).spare).write(None);
+        (*cell).callback.func = Some(drop_with_context);
+        (*cell).callback.arg = cell as *mut std::ffi::c_void;
+        pg_sys::MemoryContextRegisterResetCallback((*slot).tts_mcxt, &mut (*cell).callback);
+        (*s).cell = cell;
+    }
+    let mut row = row;
+    if let Some(arena) = (*(*s).cell).spare.take() {
+        row.use_arena(arena);
+    }
+    (*(*s).cell).row = Some(Box::new(row));
+    (*slot).tts_nvalid = 0;
+}
+
+/// Tells a columnar slot which attributes (indexes) are read of the rows fetched into
+/// it; the others are stored as NULL undecoded. The caller vouches that nothing reads
+/// them, nor copies of the slot's rows.
+pub unsafe fn set_needed(slot: *mut pg_sys::TupleTableSlot, needed: &[bool]) {
+    if !is_columnar(slot) {
+        return;
+    }
+    let s = slot as *mut ColumnarSlot;
+    let words = needed.len().div_ceil(64);
+    let bits = pg_sys::MemoryContextAllocZero((*slot).tts_mcxt, words.max(1) * 8) as *mut u64;
+    for (i, _) in needed.iter().enumerate().filter(|(_, &n)| n) {
+        *bits.add(i / 64) |= 1 << (i % 64);
+    }
+    (*s).needed = bits;
+    (*s).needed_words = words;
+}
+
+/// Whether attribute index `i` is in a `needed` bitset (attributes past its end are).
+pub fn is_needed(needed: Option<&[u64]>, i: usize) -> bool {
+    needed.is_none_or(|bits| bits.get(i / 64).is_none_or(|w| w & (1 << (i % 64)) != 0))
+}
+
+/// Records who wrote the row now in `slot`, if it is a columnar slot.
+pub unsafe fn set_writer(slot: *mut pg_sys::TupleTableSlot, xmin: pg_sys::TransactionId, cmin: u32) {
+    if is_columnar(slot) {
+        let s = slot as *mut ColumnarSlot;
+        (*s).xmin = xmin;
+        (*s).cmin = cmin;
+    }
+}

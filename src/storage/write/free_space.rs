@@ -1,0 +1,162 @@
+//! Reuse of stream space. Row groups are written at the end of the relation's byte
+//! stream; VACUUM frees the row groups with no live row left and those it merges into
+//! new ones, and records their byte ranges in `pgcolumnar.free_extent` (neighbours
+//! joined). A writer takes such an extent once the VACUUM that freed it is older than
+//! every snapshot (none can still read the old row group there): it deletes the row, so
+//! no other writer gets it, and keeps what its row group does not fill as a claim of its
+//! own (in memory) for its next row groups. At commit, what is left of its claims goes
+//! back to `free_extent`; if it rolls back, so does the delete, and the whole extent is
+//! free again (what was written into it belongs to nothing).
+//!
+//! An install of the extension from before `free_extent` existed keeps working without
+//! reusing space.
+//!
+//! Only row groups of at least `MIN_REUSE_BYTES` look for free space: a one-row
+//! UPDATE's row group would cost more catalog work than the bytes are worth. Free
+//! ranges smaller than that (after joining neighbours) are not recorded.
+
+use crate::storage::catalog;
+use crate::storage::relation::pages;
+use pgrx::pg_sys;
+use std::cell::RefCell;
+
+/// Row groups smaller than this (one page) are appended.
+const MIN_REUSE_BYTES: u64 = 8192;
+
+/// Free space this transaction took and has not used up.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Claim {
+    storage_id: u64,
+    offset: u64,
+    length: u64,
+    /// The subtransaction that took it: if that one rolls back, the take is undone.
+    subxact: pg_sys::SubTransactionId,
+}
+
+thread_local! {
+    static CLAIMS: RefCell<Vec<Claim>> = const { RefCell::new(Vec::new()) };
+}
+
+/// Takes `length` bytes from the first claim of `storage_id` that holds them.
+fn take_from_claims(claims: &mut Vec<Claim>, storage_id: u64, length: u64) -> Option<u64> {
+    let c = claims.iter_mut().find(|c| c.storage_id == storage_id && c.length >= length)?;
+    let offset = c.offset;
+    c.offset += length;
+    c.length -= length;
+    claims.retain(|c| c.length > 0);
+    Some(offset)
+}
+
+/// (start, length) ranges (of bytes or of rows) sorted, empty ones dropped, and those
+/// that overlap or touch joined: disjoint ranges covering the same.
+pub fn coalesce(mut ranges: Vec<(u64, u64)>) -> Vec<(u64, u64)> {
+    ranges.retain(|r| r.1 > 0);
+    ranges.sort_unstable();
+    let mut out: Vec<(u64, u64)> = Vec::with_capacity(ranges.len());
+    for (start, len) in ranges {
+        match out.last_mut() {
+            Some(last) if start <= last.0 + last.1 => last.1 = last.1.max(start + len - last.0),
+            _ => out.push((start, len)),
+        }
+    }
+    out
+}
+
+/// Stream space for `length` bytes of a new row group of `rel`: from this
+/// transaction's claims, a settled free extent, or the end of the stream.
+pub unsafe fn allocate(rel: pg_sys::Relation, storage_id: u64, length: u64) -> u64 {
+    if length >= MIN_REUSE_BYTES && catalog::has_free_extents() {
+        if let Some(offset) = CLAIMS.with(|c| take_from_claims(&mut c.borrow_mut(), storage_id, length)) {
+            return offset;
+        }
+        let horizon = pg_sys::GetOldestNonRemovableTransactionId(rel);
+        if let Some((offset, extent)) = catalog::take_free_extent(storage_id, length, horizon) {
+            if extent > length {
+                let rest = Claim {
+                    storage_id,
+                    offset: offset + length,
+                    length: extent - length,
+                    subxact: pg_sys::GetCurrentSubTransactionId(),
+                };
+                CLAIMS.with(|c| c.borrow_mut().push(rest));
+            }
+            return offset;
+        }
+    }
+    pages::reserve_stream(rel, length)
+}
+
+/// Records ranges VACUUM freed (joined where they touch).
+pub unsafe fn free(storage_id: u64, ranges: Vec<(u64, u64)>) {
+    if !catalog::has_free_extents() {
+        return;
+    }
+    for (offset, length) in coalesce(ranges).into_iter().filter(|r| r.1 >= MIN_REUSE_BYTES) {
+        catalog::insert_free_extent(storage_id, offset, length);
+    }
+}
+
+/// Before commit: what is left of the claims is free space again (for others once this
+/// transaction is older than every snapshot).
+pub unsafe fn return_claims() {
+    let claims = CLAIMS.with(|c| std::mem::take(&mut *c.borrow_mut()));
+    // A leftover smaller than any row group that looks for space is left unused.
+    for c in coalesce_claims(claims).into_iter().filter(|c| c.2 >= MIN_REUSE_BYTES) {
+        catalog::insert_free_extent(c.0, c.1, c.2);
+    }
+}
+
+/// Claims as (storage id, offset, length), joined where they touch.
+fn coalesce_claims(claims: Vec<Claim>) -> Vec<(u64, u64, u64)> {
+    let mut ids: Vec<u64> = claims.iter().map(|c| c.storage_id).collect();
+    ids.sort_unstable();
+    ids.dedup();
+    ids.into_iter()
+        .flat_map(|id| {
+            let ranges = claims.iter().filter(|c| c.storage_id == id).map(|c| (c.offset, c.length)).collect();
+            coalesce(ranges).into_iter().map(move |(o, l)| (id, o, l))
+        })
+        .collect()
+}
+
+/// The transaction ended without committing (or committed: nothing is left then).
+pub fn forget_claims() {
+    CLAIMS.with(|c| c.borrow_mut().clear());
+}
+
+/// Subtransaction `subxact` rolled back: the extents it (or a subtransaction of it,
+/// numbered after it) took are free in the catalog again.
+pub fn forget_subxact(subxact: pg_sys::SubTransactionId) {
+    CLAIMS.with(|c| c.borrow_mut().retain(|claim| claim.subxact < subxact));
+}
+
+/// The storage went away (DROP, TRUNCATE, rewrite): its claims with it.
+pub fn forget_storage(storage_id: u64) {
+    CLAIMS.with(|c| c.borrow_mut().retain(|claim| claim.storage_id != storage_id));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn touching_ranges_join_and_claims_are_used_front_first() {
+        assert_eq!(
+            coalesce(vec![(100, 50), (0, 100), (200, 10), (150, 0), (210, 5)]),
+            vec![(0, 150), (200, 15)]
+        );
+        let sub = pg_sys::SubTransactionId::from(1u32);
+        let mut claims = vec![Claim { storage_id: 7, offset: 1000, length: 300, subxact: sub }];
+        assert_eq!(take_from_claims(&mut claims, 8, 10), None);
+        assert_eq!(take_from_claims(&mut claims, 7, 400), None);
+        assert_eq!(take_from_claims(&mut claims, 7, 100), Some(1000));
+        assert_eq!(take_from_claims(&mut claims, 7, 200), Some(1100));
+        assert!(claims.is_empty());
+        let claims = vec![
+            Claim { storage_id: 2, offset: 50, length: 50, subxact: sub },
+            Claim { storage_id: 1, offset: 0, length: 10, subxact: sub },
+            Claim { storage_id: 2, offset: 0, length: 50, subxact: sub },
+        ];
+        assert_eq!(coalesce_claims(claims), vec![(1, 0, 10), (2, 0, 100)]);
+    }
+}

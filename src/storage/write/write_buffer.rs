@@ -1,0 +1,441 @@
+//! Rows inserted into a columnar relation wait here, per relation and subtransaction,
+//! until they fill a row group, the subtransaction or transaction commits, or a scan of
+//! the same relation needs to see them. Flushing encodes the columns (in parallel, pure
+//! Rust), appends them to the relation's stream and records the row group.
+//!
+//! Rows carry the command id of the INSERT that made them; a flush records each run of
+//! rows under its own command id, so a snapshot sees exactly the rows a heap table
+//! would show it. A buffer only ever holds rows of one subtransaction: it is flushed
+//! when that subtransaction commits (while it is still in progress, so its rows become
+//! its parent's) and dropped when it aborts.
+//!
+//! A subtransaction that reads rows an enclosing one buffered (a PL/pgSQL exception
+//! block) writes them out under its own id, keeping a copy: if it rolls back, the copy
+//! becomes the enclosing subtransaction's buffer again, with the same row numbers.
+
+use crate::storage::catalog::{self, ChunkMeta, Chunks, RowGroupMeta};
+use crate::storage::format::chunk_encoder::{encode_chunk, EncodedChunk};
+use crate::storage::format::column_builder::ColumnBuilder;
+use crate::storage::format::encoding::{CompressionPolicy, PhysicalKind};
+use crate::storage::format::flush_order::{flush_order, permuted};
+use crate::storage::format::layout::ROW_GROUP_ROWS;
+use crate::storage::relation::datum::{self, ColumnKind};
+use crate::storage::relation::options;
+use crate::storage::relation::pages;
+use pgrx::pg_sys;
+use rayon::prelude::*;
+use std::cell::RefCell;
+
+/// A buffer is flushed early when its values take more memory than this.
+const MAX_BUFFER_BYTES: usize = 256 << 20;
+
+#[derive(Clone)]
+struct WriteBuffer {
+    relid: pg_sys::Oid,
+    subxact: pg_sys::SubTransactionId,
+    kinds: Vec<ColumnKind>,
+    /// Per attribute: keep byte-wise zone maps (see `datum::bytewise_ordered`).
+    bytes_zone: Vec<bool>,
+    /// One per attribute; None for dropped columns.
+    columns: Vec<Option<ColumnBuilder>>,
+    rows: usize,
+    /// Row number of the buffer's first row; rows are numbered consecutively.
+    first_row: u64,
+    /// End of the row numbers reserved for this buffer.
+    reserved_end: u64,
+    /// (command id, end row) of each run of rows inserted by one command.
+    cid_runs: Vec<(pg_sys::CommandId, usize)>,
+    /// The table's sort key (attribute indexes): row groups are stored in its order.
+    sort_columns: Option<std::rc::Rc<[usize]>>,
+}
+
+/// A buffer of an enclosing subtransaction, as it was before a subtransaction
+/// (`written_under`) wrote its rows out to read them.
+struct Borrowed {
+    written_under: pg_sys::SubTransactionId,
+    buffer: WriteBuffer,
+}
+
+thread_local! {
+    static BUFFERS: RefCell<Vec<WriteBuffer>> = const { RefCell::new(Vec::new()) };
+    static BORROWED: RefCell<Vec<Borrowed>> = const { RefCell::new(Vec::new()) };
+}
+
+impl WriteBuffer {
+    unsafe fn new(
+        rel: pg_sys::Relation,
+        subxact: pg_sys::SubTransactionId,
+        sort_columns: Option<std::rc::Rc<[usize]>>,
+    ) -> WriteBuffer {
+        let kinds = datum::column_kinds((*rel).rd_att);
+        let columns = kinds.iter().map(|k| k.physical().map(ColumnBuilder::new)).collect();
+        let bytes_zone = (0..kinds.len()).map(|i| datum::bytewise_ordered((*rel).rd_att, i)).collect();
+        WriteBuffer {
+            relid: (*rel).rd_id,
+            subxact,
+            kinds,
+            bytes_zone,
+            columns,
+            rows: 0,
+            first_row: 0,
+            reserved_end: 0,
+            cid_runs: Vec::new(),
+            sort_columns,
+        }
+    }
+
+    /// The order to store rows `range` in (see `flush_order`), if not as they are.
+    fn order(&self, range: std::ops::Range<usize>) -> Option<Vec<u32>> {
+        let keys: Vec<&ColumnBuilder> =
+            self.sort_columns.as_deref()?.iter().filter_map(|&i| self.columns.get(i)?.as_ref()).collect();
+        if keys.is_empty() {
+            return None;
+        }
+        flush_order(&keys, range)
+    }
+
+    fn memory(&self) -> usize {
+        self.columns.iter().flatten().map(|c| c.heap_bytes()).sum()
+    }
+}
+
+fn compression_policy() -> CompressionPolicy {
+    CompressionPolicy::default()
+}
+
+/// Encodes, writes and records rows `0..rows` of `buf` as row groups, then drops them
+/// from the buffer. `by_command` splits the rows into one row group per command id.
+unsafe fn write_out(rel: pg_sys::Relation, buf: &mut WriteBuffer, rows: usize, by_command: bool) {
+    if rows == 0 {
+        return;
+    }
+    let storage_id = pages::storage_id(rel);
+    let mut groups: Vec<(std::ops::Range<usize>, pg_sys::CommandId)> = Vec::new();
+    if by_command {
+        let mut start = 0;
+        for &(cid, end) in &buf.cid_runs {
+            let end = end.min(rows);
+            if end > start {
+                groups.push((start..end, cid));
+                start = end;
+            }
+        }
+    } else {
+        let cid = buf.cid_runs.iter().map(|r| r.0).max().unwrap_or(0);
+        groups.push((0..rows, cid));
+    }
+    let policy = compression_policy();
+    for (range, cid) in groups {
+        pgrx::check_for_interrupts!();
+        // Pure Rust only inside the parallel sections: no PostgreSQL call off this thread.
+        let order = buf.order(range.clone());
+        let sorted: Option<Vec<Option<ColumnBuilder>>> = order.as_ref().map(|o| {
+            buf.columns.par_iter().map(|c| c.as_ref().map(|c| permuted(c, range.clone(), o))).collect()
+        });
+        let (columns, rows) = match &sorted {
+            Some(sorted) => (sorted, 0..range.len()),
+            None => (&buf.columns, range.clone()),
+        };
+        let encoded: Vec<Option<EncodedChunk>> = columns
+            .par_iter()
+            .zip(buf.bytes_zone.par_iter())
+            .map(|(c, zone)| c.as_ref().map(|c| encode_chunk(c, rows.clone(), &policy, *zone)))
+            .collect();
+        let order_chunk = order.map(|o| {
+            let mut b = ColumnBuilder::new(PhysicalKind::Int);
+            o.iter().for_each(|&offset| b.push_int(offset as i64));
+            encode_chunk(&b, 0..o.len(), &policy, false)
+        });
+        let total: usize = encoded.iter().flatten().chain(&order_chunk).map(|c| c.bytes.len()).sum();
+        let data_offset = super::free_space::allocate(rel, storage_id, total as u64);
+        let mut at = data_offset;
+        let mut write = |attnum: i16, c: EncodedChunk| {
+            pages::write_stream(rel, at, &c.bytes);
+            let meta = ChunkMeta {
+                attnum,
+                offset: at,
+                length: c.bytes.len() as u64,
+                null_count: c.null_count,
+                raw_bytes: c.raw_bytes,
+                vectors: c.vectors,
+            };
+            at += c.bytes.len() as u64;
+            meta
+        };
+        let mut chunks = Chunks::default();
+        for (i, chunk) in encoded.into_iter().enumerate() {
+            chunks.columns.push(chunk.map(|c| write(i as i16 + 1, c)));
+        }
+        chunks.order = order_chunk.map(|c| write(0, c));
+        let group = RowGroupMeta {
+            first_row: buf.first_row + range.start as u64,
+            row_count: range.len() as u64,
+            data_offset,
+            data_length: total as u64,
+            chunks: std::rc::Rc::new(chunks),
+            deleted: None,
+            writer: (pg_sys::GetCurrentTransactionId(), cid),
+        };
+        catalog::insert_row_group(storage_id, &group, cid);
+    }
+    for c in buf.columns.iter_mut().flatten() {
+        c.drain_front(rows);
+    }
+    buf.first_row += rows as u64;
+    buf.rows -= rows;
+    buf.cid_runs.retain_mut(|run| {
+        run.1 = run.1.saturating_sub(rows);
+        run.1 > 0
+    });
+}
+
+/// Before the first metadata of an unlogged relation that crash recovery reset: a fresh
+/// storage id (see `layout::RESET_STORAGE_BIT`), and the stale metadata goes.
+unsafe fn take_fresh_storage_after_reset(rel: pg_sys::Relation) {
+    if pages::storage_id(rel) & crate::storage::format::layout::RESET_STORAGE_BIT == 0 {
+        return;
+    }
+    let fresh = catalog::next_storage_id();
+    if let Some(stale) = pages::replace_reset_storage_id(rel, fresh) {
+        catalog::delete_storage(stale);
+    }
+}
+
+/// Buffers the row in `slot` and returns its row number.
+pub unsafe fn insert(
+    rel: pg_sys::Relation,
+    slot: *mut pg_sys::TupleTableSlot,
+    cid: pg_sys::CommandId,
+) -> u64 {
+    let subxact = pg_sys::GetCurrentSubTransactionId();
+    let relid = (*rel).rd_id;
+    let natts = (*(*rel).rd_att).natts as usize;
+    pg_sys::slot_getallattrs(slot);
+    // Before the buffers are borrowed: the first look-up of a table's sort key runs a
+    // query, whose ExecutorStart writes buffers out.
+    let sort_columns = options::sort_columns(relid);
+    BUFFERS.with(|cell| {
+        let mut buffers = cell.borrow_mut();
+        let pos = match buffers.iter().position(|b| b.relid == relid && b.subxact == subxact) {
+            Some(pos) if buffers[pos].kinds.len() == natts => pos,
+            found => {
+                // The table's columns changed since this buffer started (ALTER TABLE in
+                // the same transaction): write out what was buffered under the old shape.
+                if let Some(pos) = found {
+                    let mut old = buffers.swap_remove(pos);
+                    let rows = old.rows;
+                    write_out(rel, &mut old, rows, true);
+                }
+                buffers.push(WriteBuffer::new(rel, subxact, sort_columns));
+                buffers.len() - 1
+            }
+        };
+        let buf = &mut buffers[pos];
+        if buf.first_row + buf.rows as u64 == buf.reserved_end {
+            let rows = buf.rows;
+            write_out(rel, buf, rows, true);
+            take_fresh_storage_after_reset(rel);
+            // Row groups and reservations never span more than ROW_GROUP_ROWS rows:
+            // catalog lookups of a row's group rely on it.
+            buf.first_row = pages::reserve_rows(rel, ROW_GROUP_ROWS as u64);
+            buf.reserved_end = buf.first_row + ROW_GROUP_ROWS as u64;
+            let storage_id = pages::storage_id(rel);
+            catalog::insert_reservation(storage_id, buf.first_row, ROW_GROUP_ROWS as u64);
+        }
+        let values = std::slice::from_raw_parts((*slot).tts_values, natts);
+        let nulls = std::slice::from_raw_parts((*slot).tts_isnull, natts);
+        for i in 0..natts {
+            if let Some(c) = buf.columns[i].as_mut() {
+                datum::push_datum(c, buf.kinds[i], values[i], nulls[i]);
+            }
+        }
+        let row = buf.first_row + buf.rows as u64;
+        buf.rows += 1;
+        match buf.cid_runs.last_mut() {
+            Some((last, end)) if *last == cid => *end = buf.rows,
+            _ => buf.cid_runs.push((cid, buf.rows)),
+        }
+        if buf.memory() > MAX_BUFFER_BYTES {
+            let rows = buf.rows;
+            write_out(rel, buf, rows, true);
+        }
+        row
+    })
+}
+
+/// Buffers `slot`'s row for `rel` and gives the slot the row's TID; returns its number.
+pub unsafe fn insert_row(
+    rel: pg_sys::Relation,
+    slot: *mut pg_sys::TupleTableSlot,
+    cid: pg_sys::CommandId,
+) -> u64 {
+    let row = insert(rel, slot, cid);
+    (*slot).tts_tid = crate::storage::relation::tid::row_tid(row);
+    (*slot).tts_tableOid = (*rel).rd_id;
+    row
+}
+
+/// Before a scan of `rel` starts: this transaction's buffered rows written out, so that
+/// it sees them (in parallel mode nothing may be written; ExecutorStart flushed).
+pub unsafe fn flush_before_reading(rel: pg_sys::Relation) {
+    if !pg_sys::IsInParallelMode() {
+        flush_for_read(rel);
+    }
+}
+
+/// Makes the buffered rows of `rel` visible to scans of this transaction. Rows of the
+/// current subtransaction are simply written out. Rows an enclosing subtransaction
+/// buffered are written out under the current one too (nothing else can make them
+/// visible here), keeping a copy that `on_subxact` restores if this one rolls back.
+pub unsafe fn flush_for_read(rel: pg_sys::Relation) {
+    let subxact = pg_sys::GetCurrentSubTransactionId();
+    let relid = (*rel).rd_id;
+    BUFFERS.with(|cell| {
+        let mut buffers = cell.borrow_mut();
+        for buf in buffers.iter_mut().filter(|b| b.relid == relid && b.rows > 0) {
+            if buf.subxact != subxact {
+                let copy = Borrowed { written_under: subxact, buffer: buf.clone() };
+                BORROWED.with(|b| b.borrow_mut().push(copy));
+            }
+            let rows = buf.rows;
+            write_out(rel, buf, rows, true);
+        }
+    });
+}
+
+/// Subtransaction `subxact` commits into `parent`: rows it wrote for an enclosing
+/// subtransaction now stand or fall with `parent`; once that is their owner, the copy
+/// is no longer needed.
+fn borrowed_commit(subxact: pg_sys::SubTransactionId, parent: pg_sys::SubTransactionId) {
+    BORROWED.with(|cell| {
+        let mut borrowed = cell.borrow_mut();
+        borrowed.retain_mut(|b| {
+            if b.written_under == subxact {
+                b.written_under = parent;
+            }
+            b.buffer.subxact != b.written_under
+        });
+    });
+}
+
+/// Subtransaction `subxact` rolls back: what it wrote for enclosing subtransactions
+/// is gone, so their buffers go back to what they were.
+fn borrowed_abort(subxact: pg_sys::SubTransactionId) {
+    let restored: Vec<WriteBuffer> = BORROWED.with(|cell| {
+        let mut borrowed = cell.borrow_mut();
+        let (back, keep): (Vec<Borrowed>, Vec<Borrowed>) =
+            borrowed.drain(..).partition(|b| b.written_under == subxact);
+        *borrowed = keep;
+        back.into_iter().map(|b| b.buffer).collect()
+    });
+    BUFFERS.with(|cell| {
+        let mut buffers = cell.borrow_mut();
+        buffers.retain(|b| b.subxact != subxact);
+        for old in restored {
+            buffers.retain(|b| !(b.relid == old.relid && b.subxact == old.subxact));
+            buffers.push(old);
+        }
+    });
+}
+
+/// Writes out every buffer of the current subtransaction (commit of it or of the
+/// transaction), or of relation `only`.
+unsafe fn flush_current(only: Option<pg_sys::Oid>) {
+    let subxact = pg_sys::GetCurrentSubTransactionId();
+    BUFFERS.with(|cell| {
+        let mut buffers = cell.borrow_mut();
+        let mut kept = Vec::new();
+        for mut buf in buffers.drain(..) {
+            let mine = buf.subxact == subxact && only.is_none_or(|r| r == buf.relid);
+            if !mine {
+                kept.push(buf);
+                continue;
+            }
+            // The relation may have been dropped in this transaction: nothing to write.
+            let rel = pg_sys::try_relation_open(buf.relid, pg_sys::NoLock as i32);
+            if rel.is_null() {
+                continue;
+            }
+            let rows = buf.rows;
+            write_out(rel, &mut buf, rows, false);
+            pg_sys::relation_close(rel, pg_sys::NoLock as i32);
+        }
+        *buffers = kept;
+    });
+}
+
+/// Writes out every buffer of the current subtransaction: before a query starts, so
+/// that its snapshot (and its parallel workers, which cannot write) see the rows.
+pub unsafe fn flush_all() {
+    flush_current(None);
+}
+
+/// Writes out the buffered rows of `relid` (end of a bulk insert, e.g. a table rewrite).
+pub unsafe fn flush_relation(relid: pg_sys::Oid) {
+    flush_current(Some(relid));
+}
+
+/// Forgets the buffered rows of `relid` (its storage is being replaced or truncated).
+pub fn discard_relation(relid: pg_sys::Oid) {
+    BUFFERS.with(|cell| cell.borrow_mut().retain(|b| b.relid != relid));
+}
+
+/// Whether `relid` has rows buffered in this backend.
+/// Whether row `row` of `relid` is still in one of this backend's write buffers.
+pub fn holds_row(relid: pg_sys::Oid, row: u64) -> bool {
+    BUFFERS.with(|cell| {
+        cell.borrow()
+            .iter()
+            .any(|b| b.relid == relid && b.first_row <= row && row < b.first_row + b.rows as u64)
+    })
+}
+
+pub fn has_pending(relid: pg_sys::Oid) -> bool {
+    BUFFERS.with(|cell| cell.borrow().iter().any(|b| b.relid == relid && b.rows > 0))
+}
+
+#[pgrx::pg_guard]
+unsafe extern "C-unwind" fn on_xact(event: pg_sys::XactEvent::Type, _arg: *mut std::ffi::c_void) {
+    use pg_sys::XactEvent::*;
+    match event {
+        XACT_EVENT_PRE_COMMIT | XACT_EVENT_PARALLEL_PRE_COMMIT | XACT_EVENT_PRE_PREPARE => {
+            flush_current(None);
+            // After the last flush, which may have taken free space.
+            super::free_space::return_claims();
+        }
+        XACT_EVENT_ABORT
+        | XACT_EVENT_PARALLEL_ABORT
+        | XACT_EVENT_COMMIT
+        | XACT_EVENT_PARALLEL_COMMIT
+        | XACT_EVENT_PREPARE => {
+            BUFFERS.with(|cell| cell.borrow_mut().clear());
+            super::free_space::forget_claims();
+        }
+        _ => {}
+    }
+}
+
+#[pgrx::pg_guard]
+unsafe extern "C-unwind" fn on_subxact(
+    event: pg_sys::SubXactEvent::Type,
+    subxact: pg_sys::SubTransactionId,
+    parent: pg_sys::SubTransactionId,
+    _arg: *mut std::ffi::c_void,
+) {
+    use pg_sys::SubXactEvent::*;
+    match event {
+        SUBXACT_EVENT_PRE_COMMIT_SUB => flush_current(None),
+        SUBXACT_EVENT_COMMIT_SUB => borrowed_commit(subxact, parent),
+        SUBXACT_EVENT_ABORT_SUB => {
+            borrowed_abort(subxact);
+            super::free_space::forget_subxact(subxact);
+        }
+        _ => {}
+    }
+}
+
+/// Registers the transaction callbacks; called once from `_PG_init`.
+pub unsafe fn register_callbacks() {
+    pg_sys::RegisterXactCallback(Some(on_xact), std::ptr::null_mut());
+    pg_sys::RegisterSubXactCallback(Some(on_subxact), std::ptr::null_mut());
+}
