@@ -6,6 +6,9 @@
 - `src/exec/filter/` (pushed filters) is pure as well: no pgrx or pg_sys, and it imports
   only itself, `storage::format` and the `storage::vector_filter` traits.
 - `storage` imports neither `exec` nor `planner`; `exec` does not import `planner`.
+- Of the fold's internals (`exec::agg`), `planner` imports only `exec::agg::spec`: what
+  a ColumnarAgg computes (AggPlan, AggSpec, KeySpec, ...) and what the planner asks of
+  it (`AggSpec::bytes_per_group`); kernels, states, grouping stay the executor's.
 - `storage`'s modules import each other without cycles (`format` counts as one module).
 
 A module reference is a path starting with `crate::` or `super::` in code (comments and
@@ -129,6 +132,10 @@ def main():
             for r in refs:
                 if r[:2] not in (["exec", "filter"], ["storage", "format"], ["storage", "vector_filter"]):
                     problems.append(f"{rel}: exec::filter imports {'::'.join(r)}")
+        if here[:1] == ["planner"]:
+            for r in refs:
+                if r[:2] == ["exec", "agg"] and len(r) > 2 and r[2] != "spec":
+                    problems.append(f"{rel}: the planner imports exec::agg internals ({'::'.join(r)})")
         if here[:1] == ["exec"]:
             for r in refs:
                 if r[:1] == ["planner"]:
