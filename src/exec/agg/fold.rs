@@ -9,21 +9,20 @@ use super::kernels::count::Count;
 use super::kernels::decimal::Decimal;
 use super::kernels::minmax::{MinMaxBytes, MinMaxFloat, MinMaxInt};
 use super::kernels::sum_float::{FloatSum, Moments};
-use super::kernels::sum_int::{SumInt, SumWide};
-use super::kernels::{AggKernel, Gids, Overflow};
+use super::kernels::sum_int::IntSum;
+use super::kernels::{AggKernel, Cmp, Gids, Overflow};
 use super::output::Output;
 use crate::storage::format::encoding::DecodedVector;
-use std::cmp::Ordering;
 
 /// One aggregate's state for every group.
 #[derive(Debug)]
 pub enum Acc {
     /// count(*), count(col): int8.
     Count(Count),
-    /// sum/avg(int2/int4).
-    SumInt(SumInt),
-    /// sum/avg(int8).
-    SumWide(SumWide),
+    /// sum/avg(int2/int4), in an int8.
+    SumInt(IntSum<i64>),
+    /// sum/avg(int8), in 128 bits.
+    SumWide(IntSum<i128>),
     /// sum(float4), in single precision.
     SumF32(FloatSum<f32>),
     /// sum(float8).
@@ -71,8 +70,8 @@ impl Acc {
         let avg = func == AggFunc::Avg;
         match (func, input) {
             (AggFunc::CountStar | AggFunc::Count, _) => Acc::Count(Count::default()),
-            (AggFunc::Sum | AggFunc::Avg, Int2 | Int4) => Acc::SumInt(SumInt { avg, ..Default::default() }),
-            (AggFunc::Sum | AggFunc::Avg, Int8) => Acc::SumWide(SumWide { avg, ..Default::default() }),
+            (AggFunc::Sum | AggFunc::Avg, Int2 | Int4) => Acc::SumInt(IntSum { avg, ..Default::default() }),
+            (AggFunc::Sum | AggFunc::Avg, Int8) => Acc::SumWide(IntSum { avg, ..Default::default() }),
             (AggFunc::Sum | AggFunc::Avg, Numeric) => Acc::Decimal(Decimal { avg, ..Default::default() }),
             (AggFunc::Sum, Float4) => Acc::SumF32(FloatSum::default()),
             (AggFunc::Sum, Float8) => Acc::SumF64(FloatSum::default()),
@@ -109,13 +108,7 @@ impl Acc {
 
     /// Folds the selected rows of `col` into the groups `gids` gives; `cmp` orders byte
     /// strings (the aggregate's collation).
-    pub fn fold(
-        &mut self,
-        col: &DecodedVector,
-        sel: &[u32],
-        gids: Gids,
-        cmp: &dyn Fn(&[u8], &[u8]) -> Ordering,
-    ) -> Result<(), Overflow> {
+    pub fn fold(&mut self, col: &DecodedVector, sel: &[u32], gids: Gids, cmp: Cmp) -> Result<(), Overflow> {
         with_kernel!(self, k => k.fold(col, sel, gids, cmp))
     }
 
@@ -133,6 +126,7 @@ mod tests {
     use super::*;
     use crate::exec::agg::kernels;
     use crate::storage::format::encoding::DecodedValues;
+    use std::cmp::Ordering;
 
     fn floats(values: &[f64]) -> DecodedVector {
         DecodedVector::from_parts(values.len() as u32, None, DecodedValues::Float64(values.to_vec()), None)
@@ -193,7 +187,7 @@ mod tests {
         }
         assert!(matches!(&count, Acc::Count(c) if c.counts[0] == 2));
         assert!(matches!(&max, Acc::MinMaxInt(MinMaxInt { v, seen, .. }) if v[0] == 5 && seen[0]));
-        assert!(matches!(&sum, Acc::SumWide(SumWide { sum, n, .. }) if sum[0] == 6 && n[0] == 2));
+        assert!(matches!(&sum, Acc::SumWide(IntSum { sum, n, .. }) if sum[0] == 6 && n[0] == 2));
     }
 
     #[test]

@@ -3,12 +3,10 @@
 //! Finalize Aggregate combines however many partial states a group has) and a serial one
 //! starts over in passes (`multi_pass`).
 
-use super::{fold_rows, FoldCounters, GroupingPolicy, GroupingSetup, Step};
-use crate::exec::agg::aggregates::Aggregates;
+use super::{fold_rows, GroupingPolicy, GroupingSetup, Run, Step};
 use crate::exec::agg::groups::{retain_partition, Grouper};
 use crate::exec::agg::kernels::Gids;
 use crate::exec::agg::keys::KeyColumns;
-use crate::storage::reader::Reader;
 
 /// Which share of the key hashes a pass folds (`multi_pass`).
 pub struct Share {
@@ -44,15 +42,13 @@ impl HashGrouping {
     /// in the share.
     pub unsafe fn fold_vector(
         &mut self,
-        setup: &GroupingSetup,
+        run: &mut Run,
         share: Option<&Share>,
-        aggs: &mut Aggregates,
-        reader: &mut Reader,
         sel: &mut Vec<u32>,
-        counters: &mut FoldCounters,
     ) -> Option<usize> {
-        self.keys.compute(&setup.keys, reader, sel, setup.fixed_offset);
-        let inputs = self.keys.inputs(&setup.keys, reader);
+        let setup = run.setup;
+        self.keys.compute(&setup.keys, run.reader, sel, setup.fixed_offset);
+        let inputs = self.keys.inputs(&setup.keys, run.reader);
         if let Some(share) = share {
             retain_partition(&inputs, sel, share.passes, share.pass, &setup.partition_hash);
             if sel.is_empty() {
@@ -60,33 +56,26 @@ impl HashGrouping {
             }
         }
         self.grouper.assign(&inputs, sel, &mut self.gids);
-        aggs.resize(self.grouper.len());
-        fold_rows(aggs, reader, sel, Gids::Each(&self.gids), counters);
-        let used = aggs.memory(Some(&self.grouper));
-        counters.peak_memory = counters.peak_memory.max(used);
+        run.aggs.resize(self.grouper.len());
+        fold_rows(run, sel, Gids::Each(&self.gids));
+        let used = run.aggs.memory(Some(&self.grouper));
+        run.counters.peak_memory = run.counters.peak_memory.max(used);
         Some(used)
     }
 }
 
 impl GroupingPolicy for HashGrouping {
-    unsafe fn add_vector(
-        &mut self,
-        setup: &GroupingSetup,
-        aggs: &mut Aggregates,
-        reader: &mut Reader,
-        sel: &mut Vec<u32>,
-        counters: &mut FoldCounters,
-    ) -> Step {
+    unsafe fn add_vector(&mut self, run: &mut Run, sel: &mut Vec<u32>) -> Step {
         self.rows += sel.len() as u64;
-        let Some(used) = self.fold_vector(setup, None, aggs, reader, sel, counters) else {
+        let Some(used) = self.fold_vector(run, None, sel) else {
             return Step::Next;
         };
-        if used <= setup.memory_limit {
+        if used <= run.setup.memory_limit {
             return Step::Next;
         }
-        if setup.partial {
+        if run.setup.partial {
             // These groups go now, the fold goes on after them.
-            counters.flushes += 1;
+            run.counters.flushes += 1;
             return Step::Flush;
         }
         Step::OverLimit { used, rows: self.rows }

@@ -2,8 +2,7 @@
 //! zone maps for each aggregate they answer (count, min, max), and folded for the
 //! others; any other vector is folded whole into the one group.
 
-use super::{fold_rows, FoldCounters, GroupingPolicy, GroupingSetup, Step};
-use crate::exec::agg::aggregates::Aggregates;
+use super::{fold_rows, GroupingPolicy, Run, Step};
 use crate::exec::agg::fold::Acc;
 use crate::exec::agg::groups::Grouper;
 use crate::exec::agg::kernels::Gids;
@@ -14,18 +13,12 @@ use crate::storage::reader::Reader;
 pub struct MetadataAnswers;
 
 impl GroupingPolicy for MetadataAnswers {
-    unsafe fn add_vector(
-        &mut self,
-        _setup: &GroupingSetup,
-        aggs: &mut Aggregates,
-        reader: &mut Reader,
-        sel: &mut Vec<u32>,
-        counters: &mut FoldCounters,
-    ) -> Step {
-        if !reader.vector_whole() {
-            fold_rows(aggs, reader, sel, Gids::One, counters);
+    unsafe fn add_vector(&mut self, run: &mut Run, sel: &mut Vec<u32>) -> Step {
+        if !run.reader.vector_whole() {
+            fold_rows(run, sel, Gids::One);
             return Step::Next;
         }
+        let (aggs, reader) = (&mut *run.aggs, &mut *run.reader);
         let mut folded_any = false;
         for i in 0..aggs.states.len() {
             if !answer_from_metadata(&mut aggs.states[i], &aggs.specs[i], reader, sel.len()) {
@@ -34,10 +27,10 @@ impl GroupingPolicy for MetadataAnswers {
             }
         }
         if folded_any {
-            counters.vectors_folded += 1;
-            counters.rows_folded += sel.len() as u64;
+            run.counters.vectors_folded += 1;
+            run.counters.rows_folded += sel.len() as u64;
         } else {
-            counters.vectors_from_metadata += 1;
+            run.counters.vectors_from_metadata += 1;
         }
         Step::Next
     }

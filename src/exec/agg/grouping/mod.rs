@@ -61,16 +61,17 @@ pub enum Step {
     OverLimit { used: usize, rows: u64 },
 }
 
+/// One run of the fold: what a policy folds vectors with and into.
+pub struct Run<'a> {
+    pub setup: &'a GroupingSetup,
+    pub aggs: &'a mut Aggregates,
+    pub reader: &'a mut Reader,
+    pub counters: &'a mut FoldCounters,
+}
+
 pub trait GroupingPolicy {
-    /// Folds the current vector of `reader`, its selected rows in `sel`, into `aggs`.
-    unsafe fn add_vector(
-        &mut self,
-        setup: &GroupingSetup,
-        aggs: &mut Aggregates,
-        reader: &mut Reader,
-        sel: &mut Vec<u32>,
-        counters: &mut FoldCounters,
-    ) -> Step;
+    /// Folds the current vector of the run's reader, its selected rows in `sel`.
+    unsafe fn add_vector(&mut self, run: &mut Run, sel: &mut Vec<u32>) -> Step;
 
     /// The groups' keys, when there is a GROUP BY.
     fn grouper(&self) -> Option<&Grouper>;
@@ -78,18 +79,12 @@ pub trait GroupingPolicy {
 
 /// Folds the reader's vectors with `policy` until the scan is over (`Step::Next`) or
 /// the policy stops it.
-unsafe fn fold_vectors<P: GroupingPolicy>(
-    policy: &mut P,
-    setup: &GroupingSetup,
-    aggs: &mut Aggregates,
-    reader: &mut Reader,
-    counters: &mut FoldCounters,
-) -> Step {
+unsafe fn fold_vectors<P: GroupingPolicy>(policy: &mut P, run: &mut Run) -> Step {
     let mut sel: Vec<u32> = Vec::new();
-    while reader.next_vector() {
+    while run.reader.next_vector() {
         sel.clear();
-        sel.extend_from_slice(reader.selection());
-        match policy.add_vector(setup, aggs, reader, &mut sel, counters) {
+        sel.extend_from_slice(run.reader.selection());
+        match policy.add_vector(run, &mut sel) {
             Step::Next => {}
             stop => return stop,
         }
@@ -98,16 +93,10 @@ unsafe fn fold_vectors<P: GroupingPolicy>(
 }
 
 /// Folds the selected rows of a vector into the groups `gids` gives, and counts them.
-unsafe fn fold_rows(
-    aggs: &mut Aggregates,
-    reader: &mut Reader,
-    sel: &[u32],
-    gids: super::kernels::Gids,
-    counters: &mut FoldCounters,
-) {
-    counters.rows_folded += sel.len() as u64;
-    counters.vectors_folded += 1;
-    aggs.fold(reader, sel, gids);
+unsafe fn fold_rows(run: &mut Run, sel: &[u32], gids: super::kernels::Gids) {
+    run.counters.rows_folded += sel.len() as u64;
+    run.counters.vectors_folded += 1;
+    run.aggs.fold(run.reader, sel, gids);
 }
 
 /// The policy a ColumnarAgg folds with; its groups are those of the current batch.
@@ -142,27 +131,28 @@ impl Policy {
     ) -> bool {
         self.start_batch(setup);
         aggs.reset(!setup.keys.is_empty());
+        let mut run = Run { setup, aggs, reader, counters };
         let over = loop {
             let step = match self {
-                Policy::Metadata(p) => fold_vectors(p, setup, aggs, reader, counters),
-                Policy::Single(p) => fold_vectors(p, setup, aggs, reader, counters),
-                Policy::Hash(p) => fold_vectors(p, setup, aggs, reader, counters),
-                Policy::MultiPass(p) => fold_vectors(p, setup, aggs, reader, counters),
+                Policy::Metadata(p) => fold_vectors(p, &mut run),
+                Policy::Single(p) => fold_vectors(p, &mut run),
+                Policy::Hash(p) => fold_vectors(p, &mut run),
+                Policy::MultiPass(p) => fold_vectors(p, &mut run),
             };
             match step {
                 Step::Next => break true,
                 Step::Flush => break false,
                 Step::OverLimit { used, rows } => {
                     // As many passes as what this much of the scan made says.
-                    let passes = passes_for(used, rows, reader.total_rows(), setup.memory_limit);
+                    let passes = passes_for(used, rows, run.reader.total_rows(), setup.memory_limit);
                     *self = Policy::MultiPass(MultiPass::new(setup, passes));
-                    reader.restart();
-                    aggs.reset(true);
+                    run.reader.restart();
+                    run.aggs.reset(true);
                 }
             }
         };
-        counters.peak_memory = counters.peak_memory.max(aggs.memory(self.grouper()));
-        counters.groups += self.groups() as u64;
+        run.counters.peak_memory = run.counters.peak_memory.max(run.aggs.memory(self.grouper()));
+        run.counters.groups += self.groups() as u64;
         over
     }
 

@@ -4,10 +4,8 @@
 //! groups.
 
 use super::hash::{HashGrouping, Share};
-use super::{FoldCounters, GroupingPolicy, GroupingSetup, Step};
-use crate::exec::agg::aggregates::Aggregates;
+use super::{GroupingPolicy, GroupingSetup, Run, Step};
 use crate::exec::agg::groups::Grouper;
-use crate::storage::reader::Reader;
 
 pub struct MultiPass {
     hash: HashGrouping,
@@ -55,15 +53,8 @@ impl MultiPass {
 }
 
 impl GroupingPolicy for MultiPass {
-    unsafe fn add_vector(
-        &mut self,
-        setup: &GroupingSetup,
-        aggs: &mut Aggregates,
-        reader: &mut Reader,
-        sel: &mut Vec<u32>,
-        counters: &mut FoldCounters,
-    ) -> Step {
-        self.hash.fold_vector(setup, Some(&self.share), aggs, reader, sel, counters);
+    unsafe fn add_vector(&mut self, run: &mut Run, sel: &mut Vec<u32>) -> Step {
+        self.hash.fold_vector(run, Some(&self.share), sel);
         Step::Next
     }
 

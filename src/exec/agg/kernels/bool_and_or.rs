@@ -1,9 +1,8 @@
 //! bool_and and bool_or (booland_statefunc, boolor_statefunc).
 
-use super::{drive, wrong_column, AggKernel, Gids, Overflow};
+use super::{drive, wrong_column, AggKernel, Cmp, Gids, Overflow};
 use crate::exec::agg::output::Output;
 use crate::storage::format::encoding::{DecodedValues, DecodedVector};
-use std::cmp::Ordering;
 
 #[derive(Debug, Default)]
 pub struct BoolAndOr {
@@ -20,13 +19,7 @@ impl AggKernel for BoolAndOr {
         self.seen.resize(groups, false);
     }
 
-    fn fold(
-        &mut self,
-        col: &DecodedVector,
-        sel: &[u32],
-        gids: Gids,
-        _cmp: &dyn Fn(&[u8], &[u8]) -> Ordering,
-    ) -> Result<(), Overflow> {
+    fn fold(&mut self, col: &DecodedVector, sel: &[u32], gids: Gids, _cmp: Cmp) -> Result<(), Overflow> {
         let DecodedValues::Int(x) = &col.values else { wrong_column(self) };
         let (v, seen, and) = (&mut self.v, &mut self.seen, self.and);
         drive(x, col.validity.as_deref(), sel, gids, |g, x| {

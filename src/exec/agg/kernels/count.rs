@@ -1,9 +1,8 @@
 //! count(*) and count(col): int8.
 
-use super::{each, AggKernel, Gids, Overflow};
+use super::{each, AggKernel, Cmp, Gids, Overflow};
 use crate::exec::agg::output::Output;
 use crate::storage::format::encoding::DecodedVector;
-use std::cmp::Ordering;
 
 #[derive(Debug, Default)]
 pub struct Count {
@@ -33,13 +32,7 @@ impl AggKernel for Count {
         self.counts.resize(groups, 0);
     }
 
-    fn fold(
-        &mut self,
-        col: &DecodedVector,
-        sel: &[u32],
-        gids: Gids,
-        _cmp: &dyn Fn(&[u8], &[u8]) -> Ordering,
-    ) -> Result<(), Overflow> {
+    fn fold(&mut self, col: &DecodedVector, sel: &[u32], gids: Gids, _cmp: Cmp) -> Result<(), Overflow> {
         let c = &mut self.counts;
         match col.validity.as_deref() {
             None => match gids {

@@ -1,10 +1,9 @@
 //! sum and avg over numeric: numeric_avg_accum's state (`agg::numeric`).
 
-use super::{each_bytes, AggKernel, Gids, Overflow};
+use super::{each_bytes, AggKernel, Cmp, Gids, Overflow};
 use crate::exec::agg::numeric::DecimalSum;
 use crate::exec::agg::output::Output;
 use crate::storage::format::encoding::DecodedVector;
-use std::cmp::Ordering;
 
 #[derive(Debug, Default)]
 pub struct Decimal {
@@ -19,13 +18,7 @@ impl AggKernel for Decimal {
         self.sums.resize(groups, DecimalSum::default());
     }
 
-    fn fold(
-        &mut self,
-        col: &DecodedVector,
-        sel: &[u32],
-        gids: Gids,
-        _cmp: &dyn Fn(&[u8], &[u8]) -> Ordering,
-    ) -> Result<(), Overflow> {
+    fn fold(&mut self, col: &DecodedVector, sel: &[u32], gids: Gids, _cmp: Cmp) -> Result<(), Overflow> {
         let sums = &mut self.sums;
         let mut corrupt = false;
         each_bytes(col, sel, gids, |g, x| corrupt |= !sums[g].add(x));

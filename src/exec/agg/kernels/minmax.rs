@@ -1,7 +1,7 @@
 //! min and max: of integer-like columns, of floats in PostgreSQL's order, and of byte
 //! strings under a collation. Zone maps answer the first two for whole vectors.
 
-use super::{drive, each_bytes, wrong_column, AggKernel, Gids, Overflow};
+use super::{drive, each_bytes, wrong_column, AggKernel, Cmp, Gids, Overflow};
 use crate::exec::agg::output::Output;
 use crate::exec::filter::float_key;
 use crate::storage::format::encoding::point::PointValue;
@@ -35,13 +35,7 @@ impl AggKernel for MinMaxInt {
         self.seen.resize(groups, false);
     }
 
-    fn fold(
-        &mut self,
-        col: &DecodedVector,
-        sel: &[u32],
-        gids: Gids,
-        _cmp: &dyn Fn(&[u8], &[u8]) -> Ordering,
-    ) -> Result<(), Overflow> {
+    fn fold(&mut self, col: &DecodedVector, sel: &[u32], gids: Gids, _cmp: Cmp) -> Result<(), Overflow> {
         let DecodedValues::Int(x) = &col.values else { wrong_column(self) };
         let (v, seen, max) = (&mut self.v, &mut self.seen, self.max);
         drive(x, col.validity.as_deref(), sel, gids, |g, x| {
@@ -93,13 +87,7 @@ impl AggKernel for MinMaxFloat {
         self.seen.resize(groups, false);
     }
 
-    fn fold(
-        &mut self,
-        col: &DecodedVector,
-        sel: &[u32],
-        gids: Gids,
-        _cmp: &dyn Fn(&[u8], &[u8]) -> Ordering,
-    ) -> Result<(), Overflow> {
+    fn fold(&mut self, col: &DecodedVector, sel: &[u32], gids: Gids, _cmp: Cmp) -> Result<(), Overflow> {
         let (v, seen, max) = (&mut self.v, &mut self.seen, self.max);
         let valid = col.validity.as_deref();
         // float8larger keeps the state only if it is greater: on a tie the new value
@@ -149,13 +137,7 @@ impl AggKernel for MinMaxBytes {
         self.v.resize(groups, None);
     }
 
-    fn fold(
-        &mut self,
-        col: &DecodedVector,
-        sel: &[u32],
-        gids: Gids,
-        cmp: &dyn Fn(&[u8], &[u8]) -> Ordering,
-    ) -> Result<(), Overflow> {
+    fn fold(&mut self, col: &DecodedVector, sel: &[u32], gids: Gids, cmp: Cmp) -> Result<(), Overflow> {
         let (v, max) = (&mut self.v, self.max);
         // text_larger keeps the state only if it compares greater: ties go to the new
         // value (they differ only under a nondeterministic collation).

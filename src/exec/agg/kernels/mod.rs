@@ -32,6 +32,9 @@ pub enum Overflow {
     CorruptNumeric,
 }
 
+/// How byte strings compare: in the aggregate's collation.
+pub type Cmp<'a> = &'a dyn Fn(&[u8], &[u8]) -> Ordering;
+
 /// One aggregate's states for every group: its transition, its result, and its state
 /// as a partial aggregate outputs it.
 pub trait AggKernel {
@@ -43,13 +46,7 @@ pub trait AggKernel {
 
     /// Folds the selected rows of `col` into the groups `gids` gives; `cmp` orders byte
     /// strings (the aggregate's collation).
-    fn fold(
-        &mut self,
-        col: &DecodedVector,
-        sel: &[u32],
-        gids: Gids,
-        cmp: &dyn Fn(&[u8], &[u8]) -> Ordering,
-    ) -> Result<(), Overflow>;
+    fn fold(&mut self, col: &DecodedVector, sel: &[u32], gids: Gids, cmp: Cmp) -> Result<(), Overflow>;
 
     /// Group `g`'s result: what the final function gives.
     fn result(&self, g: usize) -> Output<'_>;

@@ -1,11 +1,10 @@
 //! sum and avg over floats: float4pl / float8pl, each in its own precision, and
 //! float8_accum's {N, Sx, Sxx} (Youngs-Cramer) for avg.
 
-use super::{drive, ok, wrong_column, AggKernel, Gids, Overflow};
+use super::{drive, ok, wrong_column, AggKernel, Cmp, Gids, Overflow};
 use crate::exec::agg::output::Output;
 use crate::storage::format::encoding::point::PointValue;
 use crate::storage::format::encoding::{DecodedValues, DecodedVector};
-use std::cmp::Ordering;
 
 /// The float types `FloatSum` sums, each in its own precision.
 pub trait SumFloat: Copy + Default + std::fmt::Debug + std::ops::Add<Output = Self> {
@@ -64,13 +63,7 @@ impl<T: SumFloat> AggKernel for FloatSum<T> {
 
     /// The first value is the state, the next ones are added to it; finite inputs that
     /// overflow raise the overflow error.
-    fn fold(
-        &mut self,
-        col: &DecodedVector,
-        sel: &[u32],
-        gids: Gids,
-        _cmp: &dyn Fn(&[u8], &[u8]) -> Ordering,
-    ) -> Result<(), Overflow> {
+    fn fold(&mut self, col: &DecodedVector, sel: &[u32], gids: Gids, _cmp: Cmp) -> Result<(), Overflow> {
         let Some(x) = T::values(&col.values) else { wrong_column(self) };
         let (sum, n) = (&mut self.sum, &mut self.n);
         let mut overflow = false;
@@ -112,13 +105,7 @@ impl AggKernel for Moments {
         self.sxx.resize(groups, 0.0);
     }
 
-    fn fold(
-        &mut self,
-        col: &DecodedVector,
-        sel: &[u32],
-        gids: Gids,
-        _cmp: &dyn Fn(&[u8], &[u8]) -> Ordering,
-    ) -> Result<(), Overflow> {
+    fn fold(&mut self, col: &DecodedVector, sel: &[u32], gids: Gids, _cmp: Cmp) -> Result<(), Overflow> {
         let (n, sx, sxx) = (&mut self.n, &mut self.sx, &mut self.sxx);
         let valid = col.validity.as_deref();
         let mut overflow = false;

@@ -1,103 +1,92 @@
 //! sum and avg over integers: int2/int4 in an int8 (int4_sum, int4_avg_accum), int8 in
 //! 128 bits (int8_avg_accum).
 
-use super::{drive, wrong_column, AggKernel, Gids, Overflow};
+use super::{drive, wrong_column, AggKernel, Cmp, Gids, Overflow};
 use crate::exec::agg::output::Output;
 use crate::storage::format::encoding::{DecodedValues, DecodedVector};
-use std::cmp::Ordering;
 
-/// sum(int2/int4) (int8, NULL without rows) and avg(int2/int4) (int8[] {n, sum}).
-#[derive(Debug, Default)]
-pub struct SumInt {
-    pub sum: Vec<i64>,
-    pub n: Vec<i64>,
-    pub avg: bool,
+/// The sum of an `IntSum`: int2/int4 in an int8, int8 in 128 bits.
+pub trait SumWord: Copy + Default + std::fmt::Debug {
+    const BYTES: usize;
+    /// The sum with `x` added, as the built-in transition adds it.
+    fn plus(self, x: i64) -> Self;
+    /// The result of a group with rows: sum or avg.
+    fn result(sum: Self, n: i64, avg: bool) -> Output<'static>;
+    /// The partial state of a group, if it is not the result.
+    fn state(sum: Self, n: i64, avg: bool) -> Option<Output<'static>>;
 }
 
-impl AggKernel for SumInt {
-    const BYTES_PER_GROUP: usize = 16;
-
-    fn resize(&mut self, groups: usize) {
-        self.sum.resize(groups, 0);
-        self.n.resize(groups, 0);
+/// sum(int2/int4) (int8, NULL without rows) and avg(int2/int4) (int8[] {n, sum}).
+impl SumWord for i64 {
+    const BYTES: usize = 16;
+    fn plus(self, x: i64) -> i64 {
+        self.wrapping_add(x)
     }
-
-    fn fold(
-        &mut self,
-        col: &DecodedVector,
-        sel: &[u32],
-        gids: Gids,
-        _cmp: &dyn Fn(&[u8], &[u8]) -> Ordering,
-    ) -> Result<(), Overflow> {
-        let DecodedValues::Int(x) = &col.values else { wrong_column(self) };
-        let (sum, n) = (&mut self.sum, &mut self.n);
-        drive(x, col.validity.as_deref(), sel, gids, |g, x| {
-            sum[g] = sum[g].wrapping_add(x);
-            n[g] += 1;
-        });
-        Ok(())
-    }
-
-    fn result(&self, g: usize) -> Output<'_> {
-        match (self.n[g], self.avg) {
-            (0, _) => Output::Null,
-            (_, true) => Output::NumericAvg { sum: self.sum[g] as i128, n: self.n[g] },
-            _ => Output::Int8(self.sum[g]),
+    fn result(sum: i64, n: i64, avg: bool) -> Output<'static> {
+        match avg {
+            true => Output::NumericAvg { sum: sum as i128, n },
+            false => Output::Int8(sum),
         }
     }
-
-    fn partial_state(&self, g: usize) -> Output<'_> {
-        match self.avg {
-            // int4_avg_accum's int8[2] {count, sum}.
-            true => Output::Int8Array([self.n[g], self.sum[g]]),
-            false => self.result(g),
-        }
+    /// int4_avg_accum's int8[2] {count, sum}.
+    fn state(sum: i64, n: i64, avg: bool) -> Option<Output<'static>> {
+        avg.then_some(Output::Int8Array([n, sum]))
     }
 }
 
 /// sum/avg(int8): int8_avg_accum's 128-bit sum and count.
+impl SumWord for i128 {
+    const BYTES: usize = 24;
+    fn plus(self, x: i64) -> i128 {
+        self + x as i128
+    }
+    fn result(sum: i128, n: i64, avg: bool) -> Output<'static> {
+        match avg {
+            true => Output::NumericAvg { sum, n },
+            false => Output::Numeric(sum),
+        }
+    }
+    /// int8_avg_accum's internal state, serialized (int8_avg_serialize's bytes).
+    fn state(sum: i128, n: i64, _avg: bool) -> Option<Output<'static>> {
+        Some(Output::Bytea(int8_avg_serialized(sum, n)))
+    }
+}
+
+/// sum and avg over an integer column: the sum and the count per group.
 #[derive(Debug, Default)]
-pub struct SumWide {
-    pub sum: Vec<i128>,
+pub struct IntSum<T> {
+    pub sum: Vec<T>,
     pub n: Vec<i64>,
     pub avg: bool,
 }
 
-impl AggKernel for SumWide {
-    const BYTES_PER_GROUP: usize = 24;
+impl<T: SumWord> AggKernel for IntSum<T> {
+    const BYTES_PER_GROUP: usize = T::BYTES;
 
     fn resize(&mut self, groups: usize) {
-        self.sum.resize(groups, 0);
+        self.sum.resize(groups, T::default());
         self.n.resize(groups, 0);
     }
 
-    fn fold(
-        &mut self,
-        col: &DecodedVector,
-        sel: &[u32],
-        gids: Gids,
-        _cmp: &dyn Fn(&[u8], &[u8]) -> Ordering,
-    ) -> Result<(), Overflow> {
+    fn fold(&mut self, col: &DecodedVector, sel: &[u32], gids: Gids, _cmp: Cmp) -> Result<(), Overflow> {
         let DecodedValues::Int(x) = &col.values else { wrong_column(self) };
         let (sum, n) = (&mut self.sum, &mut self.n);
         drive(x, col.validity.as_deref(), sel, gids, |g, x| {
-            sum[g] += x as i128;
+            sum[g] = sum[g].plus(x);
             n[g] += 1;
         });
         Ok(())
     }
 
     fn result(&self, g: usize) -> Output<'_> {
-        match (self.n[g], self.avg) {
-            (0, _) => Output::Null,
-            (_, true) => Output::NumericAvg { sum: self.sum[g], n: self.n[g] },
-            _ => Output::Numeric(self.sum[g]),
+        match self.n[g] {
+            0 => Output::Null,
+            n => T::result(self.sum[g], n, self.avg),
         }
     }
 
-    /// int8_avg_accum's internal state, serialized (int8_avg_serialize's bytes).
     fn partial_state(&self, g: usize) -> Output<'_> {
-        Output::Bytea(int8_avg_serialized(self.sum[g], self.n[g]))
+        T::state(self.sum[g], self.n[g], self.avg).unwrap_or_else(|| self.result(g))
     }
 }
 
