@@ -9,6 +9,9 @@
   values through PostgreSQL (it may use pgrx and any layer below `exec`).
 - `storage` imports neither `exec` nor `planner`; `exec` does not import `planner`.
 - No planner path file (`src/planner/*_path.rs`) imports another path file.
+- Of the fold's internals (`exec::agg`), `planner` imports only `exec::agg::spec`: what
+  a ColumnarAgg computes (AggPlan, AggSpec, KeySpec, ...) and what the planner asks of
+  it (`AggSpec::bytes_per_group`); kernels, states, grouping stay the executor's.
 - `storage` is built of rooms (`STORAGE_ROOMS`, bottom up), each a folder: every file of
   `storage` lives in one, and a room imports only the rooms below it (so no cycle among
   rooms, and `format` and `catalog` stay below the rooms that use them).
@@ -163,6 +166,10 @@ def main():
             for r in refs:
                 if r[:2] not in (["exec", "filter"], ["storage", "format"]) and r[:3] != ["storage", "read", "vector_filter"]:
                     problems.append(f"{rel}: exec::filter imports {'::'.join(r)}")
+        if here[:1] == ["planner"]:
+            for r in refs:
+                if r[:2] == ["exec", "agg"] and len(r) > 2 and r[2] != "spec":
+                    problems.append(f"{rel}: the planner imports exec::agg internals ({'::'.join(r)})")
         if here[:1] == ["exec"]:
             for r in refs:
                 if r[:1] == ["planner"]:

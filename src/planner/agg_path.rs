@@ -16,9 +16,7 @@ use super::explain_text;
 use super::quals;
 use super::relation::{kept_range, plan_time_pruning, pushed_entirely, scanned_plainly, Pruning};
 use super::upper_scan::UpperScan;
-use crate::exec::agg::bucket::TruncUnit;
-use crate::exec::agg::fold::Acc;
-use crate::exec::agg::spec::{AggPlan, AggSpec, KeyKind, MAX_KEYS};
+use crate::exec::agg::spec::{AggPlan, AggSpec, KeyKind, TruncUnit, MAX_KEYS};
 use crate::exec::columnar_agg::{AggScanPlan, ColumnarAgg};
 use crate::exec::columnar_scan::ScanPlan;
 use crate::exec::customscan::Methods;
@@ -339,8 +337,7 @@ unsafe fn add_path(
     // core's hash aggregate) make a serial fold rescan the table in passes, each folding
     // a share of the keys (exec::columnar_agg); a partial one flushes its groups early.
     let per_group: usize =
-        shape.plan.aggs.iter().map(|a| Acc::bytes_per_group(a.func, a.input)).sum::<usize>()
-            + 48 * shape.plan.keys.len();
+        shape.plan.aggs.iter().map(AggSpec::bytes_per_group).sum::<usize>() + 48 * shape.plan.keys.len();
     let limit = pg_sys::work_mem as f64 * 1024.0 * pg_sys::hash_mem_multiplier;
     let state_bytes = groups * per_group as f64;
     let passes = if partial || state_bytes <= limit {

@@ -5,8 +5,7 @@
 //! column no group key covers).
 
 use super::quals;
-use crate::exec::agg::bucket::TruncUnit;
-use crate::exec::agg::spec::{AggFunc, AggSpec, InputType, KeyKind, KeySpec};
+use crate::exec::agg::spec::{AggFunc, AggSpec, InputType, KeyKind, KeySpec, TruncUnit};
 use crate::pg_list;
 use crate::storage::relation::datum::ColumnKind;
 use pgrx::pg_sys;

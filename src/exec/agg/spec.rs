@@ -1,44 +1,14 @@
 //! What a ColumnarAgg computes, in the form its plan carries: the group keys and the
 //! aggregates, each on attributes of the scanned relation. Pure: the planner decides
-//! (`planner::agg_path`), the node folds (`exec::columnar_agg`).
+//! (`planner::agg_path`), the node folds (`exec::columnar_agg`). This module is the
+//! planner's whole view of `exec::agg` (`scripts/check_layers.py` holds it to that).
 
-use super::bucket::TruncUnit;
+/// The units of `date_trunc` keys (`KeyKind::Trunc`), for the planner to parse.
+pub use super::bucket::TruncUnit;
+use super::fold::Acc;
+/// Which aggregate, over which type.
+pub use super::func::{AggFunc, InputType};
 use crate::exec::filter::plan::FilterPlan;
-
-/// The aggregate functions the fold computes. Each matches its built-in namesake's
-/// transition and final functions exactly (see `fold`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum AggFunc {
-    CountStar,
-    Count,
-    Sum,
-    Avg,
-    Min,
-    Max,
-    BoolAnd,
-    BoolOr,
-}
-
-/// The aggregated column's type, as the fold reads it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum InputType {
-    Int2,
-    Int4,
-    Int8,
-    Float4,
-    Float8,
-    /// Another type stored as an integer in its btree order (date, timestamp,
-    /// timestamptz, time, oid): min and max only.
-    OrderedInt,
-    Bool,
-    /// Byte strings compared under the aggregate's collation (text, varchar): min and
-    /// max only.
-    Text,
-    /// count(*): no column.
-    None,
-    /// numeric, in its stored form: sum and avg.
-    Numeric,
-}
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct AggSpec {
@@ -51,6 +21,12 @@ pub struct AggSpec {
 }
 
 impl AggSpec {
+    /// Bytes the fold holds per group for this aggregate's state (for costing and for
+    /// the fold's own memory estimate).
+    pub fn bytes_per_group(&self) -> usize {
+        Acc::new(self.func, self.input).bytes_per_group()
+    }
+
     /// Whether zone maps can answer the aggregate for a vector every row of which counts:
     /// count, or min/max of an integer-like or float column, without a FILTER.
     pub fn zone_answerable(&self) -> bool {

@@ -1,0 +1,159 @@
+//! The aggregates a ColumnarAgg folds: their specs, their FILTERs resolved for the scan,
+//! their collations and their states (`fold::Acc`), folded a vector at a time over the
+//! rows a grouping policy gives them.
+
+use super::fold::Acc;
+use super::groups::Grouper;
+use super::kernels::{Gids, Overflow};
+use super::spec::AggSpec;
+use crate::exec::filter::{kernels as filter_kernels, Filter};
+use crate::storage::read::reader::Reader;
+use pgrx::pg_sys;
+use std::cmp::Ordering;
+
+pub struct Aggregates {
+    pub specs: Vec<AggSpec>,
+    /// Per aggregate, its FILTER resolved for this scan (set when the scan's operands
+    /// are known).
+    pub filters: Vec<Option<Filter>>,
+    /// Per aggregate, the collation a text min/max compares in.
+    pub collations: Vec<pg_sys::Oid>,
+    pub states: Vec<Acc>,
+    /// Bytes of state per group, all aggregates together.
+    state_bytes: usize,
+    sub_sel: Vec<u32>,
+    sub_gids: Vec<u32>,
+}
+
+impl Aggregates {
+    pub fn new(specs: Vec<AggSpec>) -> Aggregates {
+        let state_bytes = specs.iter().map(AggSpec::bytes_per_group).sum();
+        Aggregates {
+            specs,
+            filters: Vec::new(),
+            collations: Vec::new(),
+            states: Vec::new(),
+            state_bytes,
+            sub_sel: Vec::new(),
+            sub_gids: Vec::new(),
+        }
+    }
+
+    /// Empty states for a new batch of groups: the one group at once without GROUP BY,
+    /// none yet with one.
+    pub fn reset(&mut self, grouped: bool) {
+        self.states = self.specs.iter().map(|a| Acc::new(a.func, a.input)).collect();
+        if !grouped {
+            self.states.iter_mut().for_each(|a| a.resize(1));
+        }
+    }
+
+    /// Whether some aggregate has a FILTER.
+    pub fn filtered(&self) -> bool {
+        self.specs.iter().any(|a| a.filter.is_some())
+    }
+
+    /// Makes room for `groups` groups in every state.
+    pub fn resize(&mut self, groups: usize) {
+        self.states.iter_mut().for_each(|a| a.resize(groups));
+    }
+
+    /// Bytes the fold holds, roughly: the states of the grouper's groups (or of the one
+    /// group) and the grouper.
+    pub fn memory(&self, grouper: Option<&Grouper>) -> usize {
+        let groups = grouper.map_or(1, |g| g.len());
+        grouper.map_or(0, |g| g.memory()) + groups * self.state_bytes + self.states.len() * 64
+    }
+
+    /// Folds the selected rows into every aggregate, each over the rows its FILTER keeps.
+    pub unsafe fn fold(&mut self, reader: &mut Reader, sel: &[u32], gids: Gids) {
+        let (sub_sel, sub_gids) = (&mut self.sub_sel, &mut self.sub_gids);
+        for (i, acc) in self.states.iter_mut().enumerate() {
+            let spec = &self.specs[i];
+            match &self.filters[i] {
+                None => fold_one(acc, spec, reader, sel, gids, self.collations[i]),
+                Some(filter) => {
+                    sub_sel.clear();
+                    sub_sel.extend_from_slice(sel);
+                    filter_kernels::select(filter, &mut reader.columns(), sub_sel);
+                    let sub = match gids {
+                        Gids::One => Gids::One,
+                        Gids::Each(all) => {
+                            subset(sel, all, sub_sel, sub_gids);
+                            Gids::Each(sub_gids)
+                        }
+                    };
+                    fold_one(acc, spec, reader, sub_sel, sub, self.collations[i]);
+                }
+            }
+        }
+    }
+
+    /// Folds the selected rows (all in group 0) into aggregate `i` alone.
+    pub unsafe fn fold_into(&mut self, i: usize, reader: &mut Reader, sel: &[u32]) {
+        fold_one(&mut self.states[i], &self.specs[i], reader, sel, Gids::One, self.collations[i]);
+    }
+}
+
+/// Folds the selected rows into one aggregate (its column decoded now).
+unsafe fn fold_one(
+    acc: &mut Acc,
+    spec: &AggSpec,
+    reader: &mut Reader,
+    sel: &[u32],
+    gids: Gids,
+    collation: pg_sys::Oid,
+) {
+    let Some(att) = spec.att else {
+        acc.count_rows(sel, gids);
+        return;
+    };
+    if sel.is_empty() {
+        return;
+    }
+    reader.decode(att);
+    let col = reader.column(att);
+    let cmp = |a: &[u8], b: &[u8]| collated_cmp(a, b, collation);
+    match acc.fold(col, sel, gids, &cmp) {
+        Ok(()) => {}
+        Err(Overflow::Float) => pgrx::ereport!(
+            pgrx::PgLogLevel::ERROR,
+            pgrx::PgSqlErrorCode::ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE,
+            "value out of range: overflow"
+        ),
+        Err(Overflow::CorruptNumeric) => {
+            crate::storage::shared::error::data_corrupted("a stored numeric value is malformed")
+        }
+    }
+}
+
+/// Byte strings in collation `collation`'s order (text_cmp's).
+fn collated_cmp(a: &[u8], b: &[u8], collation: pg_sys::Oid) -> Ordering {
+    if a == b {
+        return Ordering::Equal;
+    }
+    // SAFETY: varstr_cmp reads the two buffers; it runs on the backend's thread.
+    let c = unsafe {
+        pg_sys::varstr_cmp(
+            a.as_ptr() as *const std::ffi::c_char,
+            a.len() as i32,
+            b.as_ptr() as *const std::ffi::c_char,
+            b.len() as i32,
+            collation,
+        )
+    };
+    c.cmp(&0)
+}
+
+/// The rows' group ids for `sub` (a subset of `sel`, both ascending), from `gids`
+/// (parallel to `sel`).
+fn subset(sel: &[u32], gids: &[u32], sub: &[u32], out: &mut Vec<u32>) {
+    out.clear();
+    let mut j = 0;
+    for &r in sub {
+        while sel[j] != r {
+            j += 1;
+        }
+        out.push(gids[j]);
+    }
+}

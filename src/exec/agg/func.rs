@@ -1,0 +1,37 @@
+//! The aggregates the fold computes and the input types it reads: the keys of the
+//! aggregate table (`fold::Acc::new`). Pure.
+
+/// The aggregate functions the fold computes. Each matches its built-in namesake's
+/// transition and final functions exactly (see `fold`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AggFunc {
+    CountStar,
+    Count,
+    Sum,
+    Avg,
+    Min,
+    Max,
+    BoolAnd,
+    BoolOr,
+}
+
+/// The aggregated column's type, as the fold reads it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum InputType {
+    Int2,
+    Int4,
+    Int8,
+    Float4,
+    Float8,
+    /// Another type stored as an integer in its btree order (date, timestamp,
+    /// timestamptz, time, oid): min and max only.
+    OrderedInt,
+    Bool,
+    /// Byte strings compared under the aggregate's collation (text, varchar): min and
+    /// max only.
+    Text,
+    /// count(*): no column.
+    None,
+    /// numeric, in its stored form: sum and avg.
+    Numeric,
+}

@@ -1,0 +1,159 @@
+//! A vector's group keys as the grouper reads them: a key column's values as they are,
+//! or the buckets `date_trunc` / `date_bin` put them in (`bucket`'s arithmetic, and
+//! PostgreSQL's own function where it does not apply).
+
+use super::bucket::{self, TruncUnit};
+use super::groups::KeyInput;
+use super::spec::{KeyKind, KeySpec};
+use crate::storage::format::encoding::{DecodedValues, DecodedVector};
+use crate::storage::read::reader::Reader;
+use pgrx::pg_sys;
+use std::ffi::CString;
+
+/// Per key, its buckets for the current vector and PostgreSQL's last answer.
+pub struct KeyColumns {
+    /// Per key, its bucketed values (indexed by row; unused for a plain column).
+    buckets: Vec<Vec<i64>>,
+    /// Per key, the memo `postgres_bucket` keeps.
+    memos: Vec<Option<(i64, i64, i64)>>,
+}
+
+impl KeyColumns {
+    pub fn new(keys: usize) -> KeyColumns {
+        KeyColumns { buckets: vec![Vec::new(); keys], memos: vec![None; keys] }
+    }
+
+    /// Decodes the keys' columns of the current vector and computes the buckets of its
+    /// selected rows.
+    pub unsafe fn compute(
+        &mut self,
+        keys: &[KeySpec],
+        reader: &mut Reader,
+        sel: &[u32],
+        fixed_offset: Option<i64>,
+    ) {
+        for (c, key) in keys.iter().enumerate() {
+            reader.decode(key.att);
+            let col = reader.column(key.att);
+            if !matches!(key.kind, KeyKind::Value) {
+                bucket_values(key.kind, col, sel, fixed_offset, &mut self.memos[c], &mut self.buckets[c]);
+            }
+        }
+    }
+
+    /// The keys of the current vector (after `compute`), one input per key.
+    pub fn inputs<'a>(&'a self, keys: &[KeySpec], reader: &'a Reader) -> Vec<KeyInput<'a>> {
+        keys.iter()
+            .enumerate()
+            .map(|(c, key)| {
+                let col = reader.column(key.att);
+                match (key.kind, &col.values) {
+                    (KeyKind::Value, DecodedValues::Int(v)) => {
+                        KeyInput::Int { values: v, valid: col.validity.as_deref() }
+                    }
+                    (KeyKind::Value, _) => KeyInput::Bytes(col),
+                    _ => KeyInput::Int { values: &self.buckets[c], valid: col.validity.as_deref() },
+                }
+            })
+            .collect()
+    }
+}
+
+/// Computes a bucketed key (`date_trunc`, `date_bin`) for the selected rows of `col`
+/// into `out` (indexed by row). Values the arithmetic does not cover (BC dates, a time
+/// zone with changing offsets, errors) are computed by PostgreSQL's own function;
+/// `memo` keeps its last answer (bucket start, largest value seen in it, bucket).
+unsafe fn bucket_values(
+    kind: KeyKind,
+    col: &DecodedVector,
+    sel: &[u32],
+    fixed_offset: Option<i64>,
+    memo: &mut Option<(i64, i64, i64)>,
+    out: &mut Vec<i64>,
+) {
+    let DecodedValues::Int(values) = &col.values else {
+        unreachable!("a bucketed key on a non-integer column")
+    };
+    out.clear();
+    out.resize(values.len(), 0);
+    for &r in sel {
+        let r = r as usize;
+        if !col.is_valid(r) {
+            continue;
+        }
+        let ts = values[r];
+        let fast = match kind {
+            KeyKind::Trunc(unit) => bucket::trunc_local(unit, ts),
+            KeyKind::TruncTz(unit) => fixed_offset.and_then(|off| bucket::trunc_fixed_offset(unit, ts, off)),
+            KeyKind::Bin { stride, origin } => bucket::date_bin(stride, ts, origin),
+            KeyKind::Value => Some(ts),
+        };
+        out[r] = match fast {
+            Some(b) => b,
+            None => postgres_bucket(kind, ts, memo),
+        };
+    }
+}
+
+/// PostgreSQL's date_trunc / date_bin for one value (also raising its errors).
+/// Buckets are intervals of time: a value between a bucket's start and a value seen to
+/// fall in it falls in it too, so the memo answers most rows.
+unsafe fn postgres_bucket(kind: KeyKind, ts: i64, memo: &mut Option<(i64, i64, i64)>) -> i64 {
+    if let Some((lo, hi, b)) = *memo {
+        if lo <= ts && ts <= hi {
+            return b;
+        }
+    }
+    let d = |x: i64| pg_sys::Datum::from(x as isize as usize);
+    let result = match kind {
+        KeyKind::Trunc(unit) | KeyKind::TruncTz(unit) => {
+            let name = CString::new(unit_name(unit)).unwrap();
+            let text = pg_sys::cstring_to_text(name.as_ptr());
+            let f = if matches!(kind, KeyKind::Trunc(_)) {
+                pg_sys::F_DATE_TRUNC_TEXT_TIMESTAMP
+            } else {
+                pg_sys::F_DATE_TRUNC_TEXT_TIMESTAMPTZ
+            };
+            // The session's time zone and collation-free: as the query's own call.
+            pg_sys::OidFunctionCall2Coll(
+                pg_sys::Oid::from_u32(f),
+                pg_sys::InvalidOid,
+                pg_sys::Datum::from(text),
+                d(ts),
+            )
+        }
+        KeyKind::Bin { stride, origin } => {
+            let interval = pg_sys::palloc0(std::mem::size_of::<pg_sys::Interval>()) as *mut pg_sys::Interval;
+            (*interval).time = stride;
+            pg_sys::OidFunctionCall3Coll(
+                pg_sys::Oid::from_u32(pg_sys::F_DATE_BIN_INTERVAL_TIMESTAMP_TIMESTAMP),
+                pg_sys::InvalidOid,
+                pg_sys::Datum::from(interval),
+                d(ts),
+                d(origin),
+            )
+        }
+        KeyKind::Value => return ts,
+    };
+    let b = result.value() as i64;
+    *memo = (b <= ts).then_some((b, ts, b));
+    b
+}
+
+fn unit_name(unit: TruncUnit) -> &'static str {
+    match unit {
+        TruncUnit::Microseconds => "microseconds",
+        TruncUnit::Milliseconds => "milliseconds",
+        TruncUnit::Second => "second",
+        TruncUnit::Minute => "minute",
+        TruncUnit::Hour => "hour",
+        TruncUnit::Day => "day",
+        TruncUnit::Week => "week",
+        TruncUnit::Month => "month",
+        TruncUnit::Quarter => "quarter",
+        TruncUnit::Year => "year",
+        TruncUnit::Decade => "decade",
+        TruncUnit::Century => "century",
+        TruncUnit::Millennium => "millennium",
+    }
+}
