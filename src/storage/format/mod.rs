@@ -1,5 +1,5 @@
 //! The on-disk format of a columnar relation, as pure Rust: no PostgreSQL calls, nothing
-//! imported from pgrx or from the rest of the crate (`scripts/check_layers.sh`, run by
+//! imported from pgrx or from the rest of the crate (`scripts/check_layers.py`, run by
 //! `make lint`, enforces it), all of it unit-tested with plain `cargo test`.
 //!
 //! - `layout`: the relation's blocks (metapage, byte stream), row numbers and TIDs, and

@@ -26,8 +26,11 @@ pub mod point;
 pub mod rle;
 pub mod vector;
 
-#[cfg(test)]
-mod measure_tests;
+// Size and speed measurements on TSBS-like data, kept with the benchmarks; run them as
+// bench/README.md says.
+#[cfg(all(test, feature = "measure"))]
+#[path = "../../../../bench/encoding/measure.rs"]
+mod measure;
 #[cfg(test)]
 mod test_util;
 

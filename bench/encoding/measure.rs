@@ -7,7 +7,10 @@
 //! reading emits the initial state) with its own PRNG, so the numbers match the
 //! generator's output statistically without depending on the binary.
 //!
-//! Run with `cargo test --lib measure -- --nocapture` to see the table.
+//! This file is a module of `src/storage/format/encoding` (`mod measure`), compiled only
+//! with the `measure` feature, so the plain unit tests do not pay for it. Run it with
+//! `cargo test --release --lib --features measure encoding::measure -- --nocapture`
+//! (see bench/README.md).
 
 use super::alp;
 use super::bitpack;
@@ -318,8 +321,7 @@ fn tsbs_normal_walk_sizes() {
     assert!(m <= 6.5, "metric: {m} bytes/value");
 }
 
-/// Encode/decode throughput of `encode_vector` (meaningful in release builds only:
-/// `cargo test --release --lib measure -- --nocapture`).
+/// Encode/decode throughput of `encode_vector` (meaningful in release builds only).
 #[test]
 fn tsbs_like_speed() {
     let metric = normal_walk_column(7, ROWS);
