@@ -26,8 +26,8 @@
 //! also estimates the encoded size for the vector-level chooser.
 //! Positions are u16, so one call encodes at most `MAX_VECTOR_ROWS` values.
 
+use super::base::{read_fixed, write_fixed, CorruptData, Fixed, MAX_VECTOR_ROWS};
 use super::bitpack::{self, bits_needed, packed_len, FOR_HEADER_LEN};
-use super::{write_fixed, CorruptData, Fixed, MAX_VECTOR_ROWS};
 
 /// A float type ALP handles. `f32` goes through `f64` arithmetic; exactness is still
 /// guaranteed because every value is verified by decoding it back to `f32`.
@@ -228,7 +228,7 @@ pub fn decode<T: AlpFloat>(input: &[u8], count: usize, out: &mut Vec<T>) -> Resu
     pos += T::BYTES * exc;
     let got = &mut out[start..];
     for_each_exception(positions, count, |i, k| {
-        got[i] = super::read_fixed(&vals[k * T::BYTES..]);
+        got[i] = read_fixed(&vals[k * T::BYTES..]);
     })?;
     Ok(pos)
 }

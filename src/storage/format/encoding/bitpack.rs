@@ -9,7 +9,7 @@
 //! `pack` / `unpack` and `BitWriter` / `BitReader` primitives, which all share one bit
 //! order: field i starts at bit `sum of earlier widths`, LSB first.
 
-use super::{CorruptData, MAX_VECTOR_ROWS};
+use super::base::{CorruptData, MAX_VECTOR_ROWS};
 
 const HEADER_LEN: usize = 8 + 1 + 4;
 

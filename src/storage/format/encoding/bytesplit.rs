@@ -3,7 +3,7 @@
 //! sign/exponent planes become long runs of a few byte values, which lz4 and especially
 //! zstd then compress far better than interleaved values.
 
-use super::{CorruptData, Fixed};
+use super::base::{CorruptData, Fixed};
 
 pub fn encoded_len<T: Fixed>(count: usize) -> usize {
     count * T::BYTES

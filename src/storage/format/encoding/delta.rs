@@ -7,8 +7,8 @@
 //! An empty input encodes to nothing. All arithmetic wraps, so any i64 sequence,
 //! including jumps between `i64::MIN` and `i64::MAX`, round-trips exactly.
 
+use super::base::CorruptData;
 use super::bitpack;
-use super::CorruptData;
 
 /// Encoded delta size given the range of the neighbour differences (as the wrapped
 /// values `b.wrapping_sub(a)`).

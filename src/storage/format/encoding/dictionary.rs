@@ -10,9 +10,9 @@
 
 use hashbrown::HashMap;
 
+use super::base::{CorruptData, Fixed, Scratch, MAX_DECODED_BYTES};
 use super::bitpack::{self, bits_needed, packed_len, FOR_HEADER_LEN};
 use super::plain;
-use super::{CorruptData, Fixed, Scratch, MAX_DECODED_BYTES};
 
 fn codes_len(count: usize, dict_len: usize) -> usize {
     FOR_HEADER_LEN + packed_len(count, bits_needed(dict_len.saturating_sub(1) as u64))

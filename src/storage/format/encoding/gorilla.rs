@@ -10,8 +10,8 @@
 //! Good for slowly changing series where neighbours share sign, exponent and high
 //! mantissa bits; poor for noise (up to ~14 bits worse than plain per value).
 
+use super::base::{CorruptData, Fixed};
 use super::bitpack::{BitReader, BitWriter};
-use super::{CorruptData, Fixed};
 
 /// Window of the meaningful XOR bits: leading zeros and trailing zeros within `BITS`.
 #[derive(Clone, Copy)]

@@ -38,8 +38,8 @@
 //! The decoder checks all of it; for `f32`, a residual leading outside 32 bits is
 //! corrupt.
 
+use super::base::{CorruptData, Fixed};
 use super::bitpack::BitWriter;
-use super::{CorruptData, Fixed};
 
 /// Unary codes from this length on are repeats or escapes.
 const ESCAPE: u64 = 10;

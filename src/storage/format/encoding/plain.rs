@@ -5,8 +5,8 @@
 //! Plain is the fallback every kind supports, and the layout general-purpose
 //! compression works on best for text.
 
+use super::base::{read_fixed, write_fixed, CorruptData, Fixed, MAX_DECODED_BYTES};
 use super::bitpack;
-use super::{read_fixed, write_fixed, CorruptData, Fixed, MAX_DECODED_BYTES};
 
 /// Encoded size of `count` fixed-width values.
 pub fn encoded_len<T: Fixed>(count: usize) -> usize {

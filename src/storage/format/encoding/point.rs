@@ -9,10 +9,11 @@
 //! run lengths, byte strings) are decoded once; byte strings of a dictionary stay
 //! codes and entries. Compressed payloads are decompressed once either way.
 
+use super::base::{CorruptData, PhysicalKind};
 use super::bitpack::{packed_len, FOR_HEADER_LEN};
 use super::compress::{self, Compression};
 use super::vector::{frame, DecodedVector, EncodingId};
-use super::{decode_vector, CorruptData, DecodedValues, PhysicalKind};
+use super::{decode_vector, DecodedValues};
 
 /// One row's value.
 #[derive(Debug, Clone, Copy, PartialEq)]

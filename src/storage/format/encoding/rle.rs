@@ -6,9 +6,9 @@
 //! a FOR block of the run lengths. Chosen for sorted or slowly changing columns such as
 //! a timestamp shared by many rows.
 
+use super::base::{CorruptData, Fixed, Scratch, MAX_DECODED_BYTES};
 use super::bitpack;
 use super::plain;
-use super::{CorruptData, Fixed, Scratch, MAX_DECODED_BYTES};
 
 /// Encoded size for `runs` runs whose value bit patterns (as i64) span `vmin..=vmax` and
 /// whose lengths span `lmin..=lmax`.

@@ -1,7 +1,7 @@
 //! Shared helpers for the codec tests: value strategies with float edge cases and
 //! corruption checks.
 
-use super::CorruptData;
+use super::base::CorruptData;
 use proptest::prelude::*;
 
 /// Proptest settings for this module: modest case counts, and no regression files
@@ -95,7 +95,7 @@ pub fn vec_with_repeats<T: Clone + std::fmt::Debug>(
     ]
 }
 
-pub fn bits_eq<T: super::Fixed>(a: &[T], b: &[T]) -> bool {
+pub fn bits_eq<T: super::base::Fixed>(a: &[T], b: &[T]) -> bool {
     a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x.to_bits64() == y.to_bits64())
 }
 

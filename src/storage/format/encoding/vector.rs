@@ -47,11 +47,9 @@
 use std::cell::RefCell;
 
 use super::alp::{self, AlpFloat};
+use super::base::{CorruptData, Fixed, PhysicalKind, Scratch, MAX_DECODED_BYTES, MAX_VECTOR_ROWS};
 use super::compress::{self, Compression};
-use super::{
-    bitpack, bytesplit, delta, dictionary, gorilla, lagdelta, plain, rle, CorruptData, Fixed, PhysicalKind,
-    Scratch, MAX_DECODED_BYTES, MAX_VECTOR_ROWS,
-};
+use super::{bitpack, bytesplit, delta, dictionary, gorilla, lagdelta, plain, rle};
 
 pub const FORMAT_VERSION: u8 = 1;
 pub const HEADER_LEN: usize = 24;
