@@ -12,18 +12,10 @@
 //! `cargo test --release --lib --features measure encoding::measure -- --nocapture`
 //! (see bench/README.md).
 
-use super::alp;
-use super::bitpack;
-use super::bytesplit;
-use super::compress;
-use super::delta;
-use super::dictionary;
-use super::gorilla;
-use super::lagdelta;
-use super::plain;
-use super::rle;
-use super::vector::*;
-use super::PhysicalKind;
+use super::base::PhysicalKind;
+use super::codec::VectorValues;
+use super::vector::{decode_vector, encode_vector, CompressionPolicy, DecodedVector, EncodedVectorInfo};
+use super::{alp, bitpack, bytesplit, compress, delta, dictionary, gorilla, lagdelta, plain, rle};
 use std::time::Instant;
 
 const HOSTS: usize = 400;

@@ -2,21 +2,31 @@
 //! untrusted: a decoder returns `CorruptData` for truncated or inconsistent bytes and
 //! never panics or reads out of bounds.
 //!
-//! Layering:
-//! - codecs (`plain`, `bitpack`, `delta`, `rle`, `dictionary`, `bytesplit`, `gorilla`,
-//!   `alp`, `lagdelta`) turn a dense slice of non-null values into bytes and back. They do
-//!   not store the value count: the caller passes it to `decode`, which appends exactly
-//!   that many values and returns how many input bytes it consumed. `count` is the
-//!   caller's to bound (the vector layer reads it from a checked header, at most
-//!   `MAX_VECTOR_ROWS`); everything read from the input itself is checked.
+//! Layering, from the ground up:
+//! - `base`: the types every codec shares (`CorruptData`, `PhysicalKind`, `Fixed`,
+//!   `Scratch`, the size limits).
+//! - `codec`: what a codec is, the function table each codec file ends with (estimate,
+//!   encode, decode, point open) and the statistics its estimate reads.
+//! - the codecs (`plain`, `bitpack`, `delta`, `rle`, `dictionary`, `bytesplit`,
+//!   `gorilla`, `alp`, `lagdelta`) turn a dense slice of non-null values into bytes and
+//!   back. They do not store the value count: the caller passes it to `decode`, which
+//!   appends exactly that many values and returns how many input bytes it consumed.
+//!   `count` is the caller's to bound (the vector layer reads it from a checked header,
+//!   at most `MAX_VECTOR_ROWS`); everything read from the input itself is checked.
+//! - `table`: the codec table (one line per codec, with its stored `EncodingId`) and the
+//!   one place that picks a codec from the data.
 //! - `compress` wraps lz4 / zstd with bounded decompression.
 //! - `vector` frames one vector (header, checksum, validity bitmap, payload), chooses
-//!   the encoding and compression, and is the API the rest of the extension uses.
+//!   the compression, and is the API the rest of the extension uses; `point` opens a
+//!   stored vector for single-row reads.
+//!
+//! This file only declares the modules and hands their names on.
 
 pub mod alp;
 pub mod base;
 pub mod bitpack;
 pub mod bytesplit;
+pub mod codec;
 pub mod compress;
 pub mod delta;
 pub mod dictionary;
@@ -25,19 +35,22 @@ pub mod lagdelta;
 pub mod plain;
 pub mod point;
 pub mod rle;
+pub mod table;
 pub mod vector;
 
+#[cfg(test)]
+mod test_util;
 // Size and speed measurements on TSBS-like data, kept with the benchmarks; run them as
 // bench/README.md says.
 #[cfg(all(test, feature = "measure"))]
 #[path = "../../../../bench/encoding/measure.rs"]
 mod measure;
-#[cfg(test)]
-mod test_util;
 
 pub use base::{CorruptData, PhysicalKind};
+pub use codec::VectorValues;
 pub use compress::Compression;
+pub use table::EncodingId;
 pub use vector::{
     decode_vector, encode_vector, CompressionPolicy, DecodedValues, DecodedVector, Dictionary,
-    EncodedVectorInfo, EncodingId, VectorValues,
+    EncodedVectorInfo,
 };

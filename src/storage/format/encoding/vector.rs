@@ -27,17 +27,11 @@
 //!
 //! # Choosing
 //!
-//! One statistics pass per vector yields the exact encoded size of the cheap-to-estimate
-//! codecs (plain, frame of reference, delta, delta-of-delta, run-length, Gorilla); ALP
-//! and ALP_rd estimate from a sample; for floats that are not decimal, the lag-delta
-//! codec first detects the lag (the distance at which values agree most: the number
-//! of interleaved series) from a sample, then costs its residuals exactly; the
-//! dictionary is built only while it can still win (and not at all when a sample of 128
-//! values has no repeat). The smallest wins.
-//! Then general compression is tried on the winner's payload: lz4 and zstd for byte
-//! strings; for numbers lz4 first and zstd only if lz4 found some redundancy
-//! (bit-packed numbers otherwise look random to both). A second layout made for
-//! compression is also tried: plain byte strings (dictionary codes hide long repeats
+//! The lightweight encoding is the smallest of the codec table's
+//! (`table::encode_smallest`). Then general compression is tried on its payload: lz4 and
+//! zstd for byte strings; for numbers lz4 first and zstd only if lz4 found some
+//! redundancy (bit-packed numbers otherwise look random to both). A second layout made
+//! for compression is also tried: plain byte strings (dictionary codes hide long repeats
 //! from lz4/zstd), and byte-split floats when the byte planes' entropy promises a win.
 //! Compression is kept only when it saves at least 10%, and lz4 is preferred when within
 //! 10% of zstd because it decodes several times faster; for floats, whose lightweight
@@ -46,103 +40,14 @@
 
 use std::cell::RefCell;
 
-use super::alp::{self, AlpFloat};
 use super::base::{CorruptData, Fixed, PhysicalKind, Scratch, MAX_DECODED_BYTES, MAX_VECTOR_ROWS};
+use super::codec::{Output, VectorValues};
 use super::compress::{self, Compression};
-use super::{bitpack, bytesplit, delta, dictionary, gorilla, lagdelta, plain, rle};
+use super::table::{encode_smallest, EncodingId};
+use super::{bitpack, dictionary};
 
 pub const FORMAT_VERSION: u8 = 1;
 pub const HEADER_LEN: usize = 24;
-
-/// How a vector's non-null values are encoded (stored in the vector header).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-#[repr(u8)]
-pub enum EncodingId {
-    Plain = 0,
-    /// Frame of reference + bit packing (`bitpack::encode_for`).
-    BitPack = 1,
-    Delta = 2,
-    DeltaOfDelta = 3,
-    Rle = 4,
-    Dictionary = 5,
-    ByteSplit = 6,
-    Gorilla = 7,
-    /// Decimal ALP.
-    Alp = 8,
-    /// ALP for full-precision ("real") doubles.
-    AlpRd = 9,
-    /// Floats predicted by the value `lag` positions earlier (`lagdelta`).
-    LagDelta = 10,
-}
-
-impl EncodingId {
-    pub fn from_u8(v: u8) -> Option<Self> {
-        use EncodingId::*;
-        Some(match v {
-            0 => Plain,
-            1 => BitPack,
-            2 => Delta,
-            3 => DeltaOfDelta,
-            4 => Rle,
-            5 => Dictionary,
-            6 => ByteSplit,
-            7 => Gorilla,
-            8 => Alp,
-            9 => AlpRd,
-            10 => LagDelta,
-            _ => return None,
-        })
-    }
-
-    /// Whether this encoding exists for `kind`.
-    pub fn applies_to(self, kind: PhysicalKind) -> bool {
-        use EncodingId::*;
-        match kind {
-            PhysicalKind::Int => matches!(self, Plain | BitPack | Delta | DeltaOfDelta | Rle | Dictionary),
-            PhysicalKind::Float32 | PhysicalKind::Float64 => {
-                matches!(self, Plain | Rle | Dictionary | ByteSplit | Gorilla | Alp | AlpRd | LagDelta)
-            }
-            PhysicalKind::Bytes => matches!(self, Plain | Rle | Dictionary),
-        }
-    }
-}
-
-/// The non-null values of one vector, dense, in row order.
-#[derive(Debug, Clone, Copy)]
-pub enum VectorValues<'a> {
-    Int(&'a [i64]),
-    Float32(&'a [f32]),
-    Float64(&'a [f64]),
-    /// `offsets.len() == count + 1`; value i is `data[offsets[i]..offsets[i + 1]]`.
-    Bytes {
-        offsets: &'a [u32],
-        data: &'a [u8],
-    },
-}
-
-impl VectorValues<'_> {
-    pub fn kind(&self) -> PhysicalKind {
-        match self {
-            Self::Int(_) => PhysicalKind::Int,
-            Self::Float32(_) => PhysicalKind::Float32,
-            Self::Float64(_) => PhysicalKind::Float64,
-            Self::Bytes { .. } => PhysicalKind::Bytes,
-        }
-    }
-
-    pub fn len(&self) -> usize {
-        match self {
-            Self::Int(v) => v.len(),
-            Self::Float32(v) => v.len(),
-            Self::Float64(v) => v.len(),
-            Self::Bytes { offsets, .. } => offsets.len().saturating_sub(1),
-        }
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
-}
 
 /// Which general-purpose compressors the encoder may use.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -314,18 +219,6 @@ fn max_raw_len(kind: PhysicalKind, rows: usize, stored_len: usize) -> usize {
     }
 }
 
-fn plain_bytes(values: &VectorValues<'_>) -> usize {
-    match values {
-        VectorValues::Int(v) => v.len() * 8,
-        VectorValues::Float32(v) => v.len() * 4,
-        VectorValues::Float64(v) => v.len() * 8,
-        VectorValues::Bytes { offsets, .. } => match (offsets.first(), offsets.last()) {
-            (Some(&a), Some(&b)) => (b - a) as usize,
-            _ => 0,
-        },
-    }
-}
-
 /// One payload candidate and its compressed forms.
 #[derive(Default)]
 struct Candidate {
@@ -492,7 +385,7 @@ pub fn encode_vector(
         let mut guard = cell.borrow_mut();
         let EncodeScratch { primary, alternative } = &mut *guard;
         primary.raw.clear();
-        let encoding = encode_payload(values, &mut primary.raw);
+        let encoding = encode_smallest(values, &mut primary.raw);
         let trial = if kind == PhysicalKind::Bytes { Trial::Both } else { Trial::Lz4First };
         let (mut compression, stored) = primary.compress(policy, trial, kind, n_rows);
         let mut chosen = (&*primary, encoding);
@@ -506,7 +399,7 @@ pub fn encode_vector(
             _ => stored,
         };
         // Floats the lightweight encoding already halved are not worth a histogram.
-        let floats_worth = stored * 2 > plain_bytes(&values);
+        let floats_worth = stored * 2 > values.plain_bytes();
         let alt = match values {
             _ if !compressing => None,
             VectorValues::Bytes { .. } => Some(EncodingId::Plain),
@@ -521,21 +414,8 @@ pub fn encode_vector(
         .filter(|&a| a != encoding);
         if let Some(alt_id) = alt {
             alternative.raw.clear();
-            let trial = match values {
-                VectorValues::Float32(v) => {
-                    bytesplit::encode(v, &mut alternative.raw);
-                    Trial::ZstdFirst
-                }
-                VectorValues::Float64(v) => {
-                    bytesplit::encode(v, &mut alternative.raw);
-                    Trial::ZstdFirst
-                }
-                VectorValues::Bytes { offsets, data } => {
-                    plain::encode_bytes(offsets, data, &mut alternative.raw);
-                    Trial::Both
-                }
-                VectorValues::Int(_) => unreachable!("no alternative for ints"),
-            };
+            (alt_id.codec().encode)(values, &(), &mut alternative.raw);
+            let trial = if kind == PhysicalKind::Bytes { Trial::Both } else { Trial::ZstdFirst };
             let (c, s) = alternative.compress(policy, trial, kind, n_rows);
             if s < target {
                 compression = c;
@@ -569,7 +449,7 @@ pub fn encode_vector(
     EncodedVectorInfo {
         encoding,
         compression,
-        raw_bytes: plain_bytes(&values),
+        raw_bytes: values.plain_bytes(),
         stored_bytes: out.len() - start,
     }
 }
@@ -580,202 +460,6 @@ fn bitmap_len(rows: usize, null_count: usize) -> usize {
     } else {
         0
     }
-}
-
-/// Chooses the lightweight encoding and writes the payload.
-fn encode_payload(values: VectorValues<'_>, buf: &mut Vec<u8>) -> EncodingId {
-    match values {
-        _ if values.is_empty() => EncodingId::Plain,
-        VectorValues::Int(v) => encode_int(v, buf),
-        VectorValues::Float32(v) => encode_float(v, buf),
-        VectorValues::Float64(v) => encode_float(v, buf),
-        VectorValues::Bytes { offsets, data } => encode_bytes(offsets, data, buf),
-    }
-}
-
-/// Keeps the smallest candidate; on ties the earlier one (listed cheapest to decode first).
-struct Best(EncodingId, usize);
-
-impl Best {
-    fn offer(&mut self, id: EncodingId, size: usize) {
-        if size < self.1 {
-            *self = Best(id, size);
-        }
-    }
-}
-
-/// Run statistics: count and the range of run lengths.
-struct Runs {
-    count: usize,
-    min_len: u32,
-    max_len: u32,
-}
-
-impl Runs {
-    fn new() -> Self {
-        Self { count: 0, min_len: u32::MAX, max_len: 0 }
-    }
-    #[inline]
-    fn close(&mut self, len: u32) {
-        self.count += 1;
-        self.min_len = self.min_len.min(len);
-        self.max_len = self.max_len.max(len);
-    }
-}
-
-fn encode_int(v: &[i64], buf: &mut Vec<u8>) -> EncodingId {
-    // One pass for the exact sizes of FOR, delta, delta-of-delta and RLE.
-    let n = v.len();
-    let (mut min, mut max) = (v[0], v[0]);
-    let (mut dmin, mut dmax) = (i64::MAX, i64::MIN);
-    let (mut ddmin, mut ddmax) = (i64::MAX, i64::MIN);
-    let mut runs = Runs::new();
-    let mut run_len = 1u32;
-    let mut prev_d = 0i64;
-    for i in 1..n {
-        let (x, p) = (v[i], v[i - 1]);
-        min = min.min(x);
-        max = max.max(x);
-        let d = x.wrapping_sub(p);
-        dmin = dmin.min(d);
-        dmax = dmax.max(d);
-        if i >= 2 {
-            let dd = d.wrapping_sub(prev_d);
-            ddmin = ddmin.min(dd);
-            ddmax = ddmax.max(dd);
-        }
-        prev_d = d;
-        if x == p {
-            run_len += 1;
-        } else {
-            runs.close(run_len);
-            run_len = 1;
-        }
-    }
-    runs.close(run_len);
-    let fix = |lo: i64, hi: i64| if lo > hi { (0, 0) } else { (lo, hi) };
-    let (dmin, dmax) = fix(dmin, dmax);
-    let (ddmin, ddmax) = fix(ddmin, ddmax);
-
-    let mut best = Best(EncodingId::BitPack, bitpack::for_encoded_len(n, min, max));
-    best.offer(EncodingId::Plain, plain::encoded_len::<i64>(n));
-    best.offer(EncodingId::Rle, rle::encoded_len(runs.count, min, max, runs.min_len, runs.max_len));
-    best.offer(EncodingId::Delta, delta::delta_encoded_len(n, dmin, dmax));
-    best.offer(EncodingId::DeltaOfDelta, delta::delta2_encoded_len(n, ddmin, ddmax));
-    if let Some(dict) = dictionary::build(v, best.1) {
-        dictionary::encode_built(&dict, buf);
-        return EncodingId::Dictionary;
-    }
-    match best.0 {
-        EncodingId::BitPack => bitpack::encode_for_iter(min, max, v.iter().copied(), n, buf),
-        EncodingId::Plain => plain::encode(v, buf),
-        EncodingId::Rle => rle::encode(v, buf),
-        EncodingId::Delta => delta::encode(v, buf),
-        EncodingId::DeltaOfDelta => delta::encode_delta2(v, buf),
-        other => unreachable!("{other:?} is not an int candidate"),
-    }
-    best.0
-}
-
-fn encode_float<T: AlpFloat>(v: &[T], buf: &mut Vec<u8>) -> EncodingId {
-    let n = v.len();
-    let first = v[0].to_bits64() as i64;
-    let (mut min, mut max) = (first, first);
-    let mut runs = Runs::new();
-    let mut run_len = 1u32;
-    for i in 1..n {
-        let x = v[i].to_bits64();
-        min = min.min(x as i64);
-        max = max.max(x as i64);
-        if x == v[i - 1].to_bits64() {
-            run_len += 1;
-        } else {
-            runs.close(run_len);
-            run_len = 1;
-        }
-    }
-    runs.close(run_len);
-
-    let plain_len = plain::encoded_len::<T>(n);
-    let mut best = Best(EncodingId::Plain, plain_len);
-    best.offer(EncodingId::Rle, rle::encoded_len(runs.count, min, max, runs.min_len, runs.max_len));
-    let alp = alp::choose(v);
-    if let Some((_, size)) = alp {
-        best.offer(EncodingId::Alp, size);
-    }
-    // ALP_rd, Gorilla and lag-delta only pay off when values are not (mostly) decimal.
-    let mut rd = None;
-    let mut lag = None;
-    if best.1 * 10 > plain_len * 6 {
-        best.offer(EncodingId::Gorilla, gorilla::encoded_len(v));
-        let (params, size) = alp::choose_rd(v);
-        best.offer(EncodingId::AlpRd, size);
-        rd = Some(params);
-        let (params, size) = lagdelta::choose(v, lagdelta::detect_lag(v));
-        best.offer(EncodingId::LagDelta, size);
-        lag = Some(params);
-    }
-    if let Some(dict) = dictionary::build(v, best.1) {
-        dictionary::encode_built(&dict, buf);
-        return EncodingId::Dictionary;
-    }
-    let start = buf.len();
-    match best.0 {
-        EncodingId::Plain => plain::encode(v, buf),
-        EncodingId::Rle => rle::encode(v, buf),
-        EncodingId::Gorilla => gorilla::encode(v, buf),
-        EncodingId::Alp => alp::encode(v, alp.expect("estimated").0, buf),
-        EncodingId::AlpRd => alp::encode_rd(v, rd.as_ref().expect("estimated"), buf),
-        EncodingId::LagDelta => lagdelta::encode(v, lag.as_ref().expect("estimated"), buf),
-        other => unreachable!("{other:?} is not a float candidate"),
-    }
-    // ALP sizes are estimated from a sample; never store more than plain.
-    if buf.len() - start > plain_len {
-        buf.truncate(start);
-        plain::encode(v, buf);
-        return EncodingId::Plain;
-    }
-    best.0
-}
-
-fn encode_bytes(offsets: &[u32], data: &[u8], buf: &mut Vec<u8>) -> EncodingId {
-    let n = offsets.len() - 1;
-    let len = |i: usize| offsets[i + 1] - offsets[i];
-    let value = |i: usize| &data[offsets[i] as usize..offsets[i + 1] as usize];
-    let (mut lmin, mut lmax) = (len(0), len(0));
-    let mut runs = Runs::new();
-    let mut run_len = 1u32;
-    let mut run_data = len(0) as usize;
-    for i in 1..n {
-        let l = len(i);
-        lmin = lmin.min(l);
-        lmax = lmax.max(l);
-        // Compare lengths first: most differing neighbours differ in length too.
-        if l == len(i - 1) && value(i) == value(i - 1) {
-            run_len += 1;
-        } else {
-            runs.close(run_len);
-            run_len = 1;
-            run_data += l as usize;
-        }
-    }
-    runs.close(run_len);
-    let data_len = (offsets[n] - offsets[0]) as usize;
-    let mut best = Best(EncodingId::Plain, plain::bytes_encoded_len(n, lmin, lmax, data_len));
-    best.offer(
-        EncodingId::Rle,
-        rle::bytes_encoded_len(runs.count, lmin, lmax, run_data, runs.min_len, runs.max_len),
-    );
-    if let Some(dict) = dictionary::build_bytes(offsets, data, best.1) {
-        dictionary::encode_bytes_built(&dict, buf);
-        return EncodingId::Dictionary;
-    }
-    match best.0 {
-        EncodingId::Plain => plain::encode_bytes(offsets, data, buf),
-        EncodingId::Rle => rle::encode_bytes(offsets, data, buf),
-        other => unreachable!("{other:?} is not a bytes candidate"),
-    }
-    best.0
 }
 
 pub(super) struct Header {
@@ -923,22 +607,27 @@ pub fn decode_vector(
         return Err(CorruptData("payload for a vector without values"));
     }
     let codec = &mut scratch.codec;
+    // One call through the codec table per vector; the codec's loops are its own.
+    let decode = |out: Output<'_>, codec: &mut Scratch| match count {
+        0 => Ok(0),
+        _ => (h.encoding.codec().decode)(payload, count, out, codec),
+    };
     let used = match kind {
         PhysicalKind::Int => {
             let mut v = reuse!(values, Int, h.rows);
-            let used = decode_int(h.encoding, payload, count, &mut v, codec);
+            let used = decode(Output::Int(&mut v), codec);
             *values = DecodedValues::Int(v);
             used?
         }
         PhysicalKind::Float32 => {
             let mut v = reuse!(values, Float32, h.rows);
-            let used = decode_float(h.encoding, payload, count, &mut v, codec);
+            let used = decode(Output::Float32(&mut v), codec);
             *values = DecodedValues::Float32(v);
             used?
         }
         PhysicalKind::Float64 => {
             let mut v = reuse!(values, Float64, h.rows);
-            let used = decode_float(h.encoding, payload, count, &mut v, codec);
+            let used = decode(Output::Float64(&mut v), codec);
             *values = DecodedValues::Float64(v);
             used?
         }
@@ -957,36 +646,28 @@ pub fn decode_vector(
                 offsets.reserve(h.rows + 1);
                 data.reserve(payload.len());
             }
-            let used = match h.encoding {
-                _ if count == 0 => Ok(0),
-                EncodingId::Dictionary if as_codes => {
-                    let d = spare_dictionary.get_or_insert_with(Dictionary::default);
-                    let used = dictionary::decode_bytes_codes(
-                        payload,
-                        count,
-                        &mut d.codes,
-                        &mut d.offsets,
-                        &mut d.data,
-                        &mut codec.lens,
-                    );
-                    if used.is_ok() {
-                        // Codes to rows: offsets stay row-aligned (all empty), for `rows`.
-                        offsets.resize(h.rows + 1, 0);
-                        if let Some(valid) = validity.as_deref() {
-                            spread_codes(&mut d.codes, valid);
-                        }
-                        *dictionary = spare_dictionary.take();
+            let used = if as_codes {
+                // Byte strings kept as their dictionary (for filters): entries and codes.
+                let d = spare_dictionary.get_or_insert_with(Dictionary::default);
+                let used = dictionary::decode_bytes_codes(
+                    payload,
+                    count,
+                    &mut d.codes,
+                    &mut d.offsets,
+                    &mut d.data,
+                    &mut codec.lens,
+                );
+                if used.is_ok() {
+                    // Codes to rows: offsets stay row-aligned (all empty), for `rows`.
+                    offsets.resize(h.rows + 1, 0);
+                    if let Some(valid) = validity.as_deref() {
+                        spread_codes(&mut d.codes, valid);
                     }
-                    used
+                    *dictionary = spare_dictionary.take();
                 }
-                EncodingId::Plain => {
-                    plain::decode_bytes(payload, count, &mut offsets, &mut data, &mut codec.lens)
-                }
-                EncodingId::Rle => rle::decode_bytes(payload, count, &mut offsets, &mut data, codec),
-                EncodingId::Dictionary => {
-                    dictionary::decode_bytes(payload, count, &mut offsets, &mut data, codec)
-                }
-                _ => Err(CorruptData("encoding does not apply to the value kind")),
+                used
+            } else {
+                decode(Output::Bytes { offsets: &mut offsets, data: &mut data }, codec)
             };
             *values = DecodedValues::Bytes { offsets, data };
             used?
@@ -1018,46 +699,6 @@ fn spread_codes(codes: &mut Vec<u32>, valid: &[bool]) {
         } else {
             codes[i] = 0;
         }
-    }
-}
-
-fn decode_int(
-    enc: EncodingId,
-    payload: &[u8],
-    count: usize,
-    out: &mut Vec<i64>,
-    scratch: &mut Scratch,
-) -> Result<usize, CorruptData> {
-    match enc {
-        _ if count == 0 => Ok(0),
-        EncodingId::Plain => plain::decode(payload, count, out),
-        EncodingId::BitPack => bitpack::decode_for_into(payload, count, out),
-        EncodingId::Delta => delta::decode(payload, count, out),
-        EncodingId::DeltaOfDelta => delta::decode_delta2(payload, count, out),
-        EncodingId::Rle => rle::decode(payload, count, out, scratch),
-        EncodingId::Dictionary => dictionary::decode(payload, count, out, scratch),
-        _ => Err(CorruptData("encoding does not apply to the value kind")),
-    }
-}
-
-fn decode_float<T: AlpFloat>(
-    enc: EncodingId,
-    payload: &[u8],
-    count: usize,
-    out: &mut Vec<T>,
-    scratch: &mut Scratch,
-) -> Result<usize, CorruptData> {
-    match enc {
-        _ if count == 0 => Ok(0),
-        EncodingId::Plain => plain::decode(payload, count, out),
-        EncodingId::Rle => rle::decode(payload, count, out, scratch),
-        EncodingId::Dictionary => dictionary::decode(payload, count, out, scratch),
-        EncodingId::ByteSplit => bytesplit::decode(payload, count, out),
-        EncodingId::Gorilla => gorilla::decode(payload, count, out),
-        EncodingId::Alp => alp::decode(payload, count, out),
-        EncodingId::AlpRd => alp::decode_rd(payload, count, out),
-        EncodingId::LagDelta => lagdelta::decode(payload, count, out),
-        _ => Err(CorruptData("encoding does not apply to the value kind")),
     }
 }
 
