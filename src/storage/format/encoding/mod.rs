@@ -40,6 +40,8 @@ pub mod vector;
 
 #[cfg(test)]
 mod test_util;
+#[cfg(test)]
+mod vector_tests;
 // Size and speed measurements on TSBS-like data, kept with the benchmarks; run them as
 // bench/README.md says.
 #[cfg(all(test, feature = "measure"))]

@@ -221,17 +221,9 @@ pub fn open_vector(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::storage::format::encoding::test_util::{encode_ints, noise_i64};
     use crate::storage::format::encoding::{encode_vector, CompressionPolicy, VectorValues};
     use proptest::prelude::*;
-
-    fn encode_ints(rows: &[Option<i64>], policy: &CompressionPolicy) -> Vec<u8> {
-        let valid: Vec<bool> = rows.iter().map(Option::is_some).collect();
-        let values: Vec<i64> = rows.iter().flatten().copied().collect();
-        let mut out = Vec::new();
-        let validity = rows.iter().any(Option::is_none).then_some(&valid[..]);
-        encode_vector(rows.len() as u32, validity, VectorValues::Int(&values), policy, &mut out);
-        out
-    }
 
     fn check_ints(rows: &[Option<i64>], policy: &CompressionPolicy) -> bool {
         let bytes = encode_ints(rows, policy);
@@ -252,7 +244,7 @@ mod tests {
             (0..2048).map(|i| (i % 7 != 3).then_some(1000 + (i * 7919) % 5003)).collect();
         assert!(check_ints(&rows, &none));
         // Full 64-bit range: plain or 64-bit fields.
-        let wide = crate::storage::format::encoding::test_util::noise_i64(300, 0x9E37_79B9_7F4A_7C15);
+        let wide = noise_i64(300, 0x9E37_79B9_7F4A_7C15);
         assert!(check_ints(&wide, &none));
         // All null, one value, constant (zero-width fields).
         assert!(check_ints(&[None, None, None], &none));
