@@ -14,7 +14,8 @@
 
 use super::base::PhysicalKind;
 use super::codec::VectorValues;
-use super::vector::{decode_vector, encode_vector, CompressionPolicy, DecodedVector, EncodedVectorInfo};
+use super::decoded::DecodedVector;
+use super::vector::{decode_vector, encode_vector, CompressionPolicy, EncodedVectorInfo};
 use super::{alp, bitpack, bytesplit, compress, delta, dictionary, gorilla, lagdelta, plain, rle};
 use std::time::Instant;
 

@@ -17,8 +17,8 @@
 //!   one place that picks a codec from the data.
 //! - `compress` wraps lz4 / zstd with bounded decompression.
 //! - `vector` frames one vector (header, checksum, validity bitmap, payload), chooses
-//!   the compression, and is the API the rest of the extension uses; `point` opens a
-//!   stored vector for single-row reads.
+//!   the compression, and is the API the rest of the extension uses; it decodes into a
+//!   `decoded::DecodedVector`; `point` opens a stored vector for single-row reads.
 //!
 //! This file only declares the modules and hands their names on.
 
@@ -28,6 +28,7 @@ pub mod bitpack;
 pub mod bytesplit;
 pub mod codec;
 pub mod compress;
+pub mod decoded;
 pub mod delta;
 pub mod dictionary;
 pub mod gorilla;
@@ -51,8 +52,6 @@ mod measure;
 pub use base::{CorruptData, PhysicalKind};
 pub use codec::VectorValues;
 pub use compress::Compression;
+pub use decoded::{DecodedValues, DecodedVector, Dictionary};
 pub use table::EncodingId;
-pub use vector::{
-    decode_vector, encode_vector, CompressionPolicy, DecodedValues, DecodedVector, Dictionary,
-    EncodedVectorInfo,
-};
+pub use vector::{decode_vector, encode_vector, CompressionPolicy, EncodedVectorInfo};

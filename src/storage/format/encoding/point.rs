@@ -12,7 +12,8 @@
 use super::base::{CorruptData, PhysicalKind};
 use super::codec::{InPlace, Open};
 use super::compress::{self, Compression};
-use super::vector::{decode_vector, frame, DecodedValues, DecodedVector};
+use super::decoded::{DecodedValues, DecodedVector};
+use super::vector::{decode_vector, frame};
 
 /// One row's value.
 #[derive(Debug, Clone, Copy, PartialEq)]

@@ -3,9 +3,8 @@
 
 use super::base::{CorruptData, Fixed, PhysicalKind};
 use super::codec::VectorValues;
-use super::vector::{
-    decode_vector, encode_vector, CompressionPolicy, DecodedValues, DecodedVector, EncodedVectorInfo,
-};
+use super::decoded::{DecodedValues, DecodedVector};
+use super::vector::{decode_vector, encode_vector, CompressionPolicy, EncodedVectorInfo};
 use proptest::prelude::*;
 
 /// Proptest settings for this module: modest case counts, and no regression files

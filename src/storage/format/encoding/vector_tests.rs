@@ -3,6 +3,7 @@
 use super::base::{CorruptData, PhysicalKind};
 use super::codec::VectorValues;
 use super::compress::Compression;
+use super::decoded::DecodedVector;
 use super::table::EncodingId;
 use super::test_util::*;
 use super::vector::*;
