@@ -7,8 +7,9 @@
 //! reading emits the initial state) with its own PRNG, so the numbers match the
 //! generator's output statistically without depending on the binary.
 //!
-//! This file is a module of `src/storage/format/encoding` (`mod measure`), compiled only
-//! with the `measure` feature, so the plain unit tests do not pay for it. Run it with
+//! This file is a module of `src/storage/format/encoding` (`mod measure`): its size
+//! bounds run with the unit tests; the timing (`tsbs_like_speed`) only with the `measure`
+//! feature, so the plain unit tests do not pay for it. Run everything with
 //! `cargo test --release --lib --features measure encoding::measure -- --nocapture`
 //! (see bench/README.md).
 
@@ -17,6 +18,7 @@ use super::codec::VectorValues;
 use super::decoded::DecodedVector;
 use super::vector::{decode_vector, encode_vector, CompressionPolicy, EncodedVectorInfo};
 use super::{alp, bitpack, bytesplit, compress, delta, dictionary, gorilla, lagdelta, plain, rle};
+#[cfg(feature = "measure")]
 use std::time::Instant;
 
 const HOSTS: usize = 400;
@@ -315,6 +317,7 @@ fn tsbs_normal_walk_sizes() {
 }
 
 /// Encode/decode throughput of `encode_vector` (meaningful in release builds only).
+#[cfg(feature = "measure")]
 #[test]
 fn tsbs_like_speed() {
     let metric = normal_walk_column(7, ROWS);

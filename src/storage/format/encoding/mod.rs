@@ -43,9 +43,10 @@ pub mod vector;
 mod test_util;
 #[cfg(test)]
 mod vector_tests;
-// Size and speed measurements on TSBS-like data, kept with the benchmarks; run them as
-// bench/README.md says.
-#[cfg(all(test, feature = "measure"))]
+// Size and speed measurements on TSBS-like data, kept with the benchmarks: the size
+// bounds are unit tests; the timings run only with the `measure` feature
+// (bench/README.md).
+#[cfg(test)]
 #[path = "../../../../bench/encoding/measure.rs"]
 mod measure;
 
