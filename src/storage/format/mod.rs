@@ -4,8 +4,8 @@
 //!
 //! - `layout`: the relation's blocks (metapage, byte stream), row numbers and TIDs, and
 //!   the format's sizes (`VECTOR_ROWS`, `ROW_GROUP_ROWS`).
-//! - `encoding`: how one vector of values is encoded (integer, float, byte and
-//!   dictionary encodings, compression).
+//! - `encoding`: how one vector of values is encoded: the codec table (integer, float,
+//!   byte and dictionary encodings), compression, the vector framing.
 //! - `column_builder`: a column's values collected for a flush; `flush_order` orders a
 //!   row group's rows by the table's sort key; `chunk_encoder` turns a column's rows
 //!   into a chunk of encoded vectors with its `directory` (per-vector offsets, counts

@@ -26,8 +26,11 @@
 //! also estimates the encoded size for the vector-level chooser.
 //! Positions are u16, so one call encodes at most `MAX_VECTOR_ROWS` values.
 
+use super::base::{read_fixed, write_fixed, CorruptData, Fixed, MAX_VECTOR_ROWS};
 use super::bitpack::{self, bits_needed, packed_len, FOR_HEADER_LEN};
-use super::{write_fixed, CorruptData, Fixed, MAX_VECTOR_ROWS};
+use super::codec::{
+    plan_of, Analysis, Codec, Estimate, Open, Output, Tier, VectorValues, FLOATS, WRONG_KIND,
+};
 
 /// A float type ALP handles. `f32` goes through `f64` arithmetic; exactness is still
 /// guaranteed because every value is verified by decoding it back to `f32`.
@@ -228,7 +231,7 @@ pub fn decode<T: AlpFloat>(input: &[u8], count: usize, out: &mut Vec<T>) -> Resu
     pos += T::BYTES * exc;
     let got = &mut out[start..];
     for_each_exception(positions, count, |i, k| {
-        got[i] = super::read_fixed(&vals[k * T::BYTES..]);
+        got[i] = read_fixed(&vals[k * T::BYTES..]);
     })?;
     Ok(pos)
 }
@@ -392,6 +395,57 @@ pub fn decode_rd<T: Fixed>(input: &[u8], count: usize, out: &mut Vec<T>) -> Resu
     }
     Ok(pos)
 }
+
+/// The codec table's entry for decimal ALP: floats; parameters from a sample.
+pub static ALP: Codec = Codec {
+    kinds: FLOATS,
+    tier: Tier::Cheap,
+    estimate: |a, _| {
+        let (params, size) = match a {
+            Analysis::Float32(v, _) => choose(v)?,
+            Analysis::Float64(v, _) => choose(v)?,
+            _ => return None,
+        };
+        Estimate::planned(size, params)
+    },
+    encode: |values, plan, out| match values {
+        VectorValues::Float32(v) => encode(v, *plan_of(plan), out),
+        VectorValues::Float64(v) => encode(v, *plan_of(plan), out),
+        _ => unreachable!("ALP encodes floats"),
+    },
+    decode: |input, count, out, _| match out {
+        Output::Float32(v) => decode(input, count, v),
+        Output::Float64(v) => decode(input, count, v),
+        _ => Err(WRONG_KIND),
+    },
+    open: Open::Decoded,
+};
+
+/// The codec table's entry for ALP_rd: floats, when they are not decimal; parameters
+/// from a sample.
+pub static ALP_RD: Codec = Codec {
+    kinds: FLOATS,
+    tier: Tier::Costly,
+    estimate: |a, _| {
+        let (params, size) = match a {
+            Analysis::Float32(v, _) => choose_rd(v),
+            Analysis::Float64(v, _) => choose_rd(v),
+            _ => return None,
+        };
+        Estimate::planned(size, params)
+    },
+    encode: |values, plan, out| match values {
+        VectorValues::Float32(v) => encode_rd(v, plan_of(plan), out),
+        VectorValues::Float64(v) => encode_rd(v, plan_of(plan), out),
+        _ => unreachable!("ALP_rd encodes floats"),
+    },
+    decode: |input, count, out, _| match out {
+        Output::Float32(v) => decode_rd(input, count, v),
+        Output::Float64(v) => decode_rd(input, count, v),
+        _ => Err(WRONG_KIND),
+    },
+    open: Open::Decoded,
+};
 
 #[cfg(test)]
 mod tests {

@@ -9,7 +9,10 @@
 //! `pack` / `unpack` and `BitWriter` / `BitReader` primitives, which all share one bit
 //! order: field i starts at bit `sum of earlier widths`, LSB first.
 
-use super::{CorruptData, MAX_VECTOR_ROWS};
+use super::base::{CorruptData, MAX_VECTOR_ROWS};
+use super::codec::{
+    plan_of, Analysis, Codec, Estimate, InPlace, Open, Output, Tier, VectorValues, INTS, WRONG_KIND,
+};
 
 const HEADER_LEN: usize = 8 + 1 + 4;
 
@@ -290,6 +293,45 @@ impl<'a> BitReader<'a> {
         self.next - (self.bits / 8) as usize
     }
 }
+
+/// The codec table's entry: integers, read in place.
+pub static FRAME_OF_REFERENCE: Codec = Codec {
+    kinds: INTS,
+    tier: Tier::Cheap,
+    estimate: |a, _| match a {
+        Analysis::Int(v, s) => Estimate::planned(for_encoded_len(v.len(), s.min, s.max), (s.min, s.max)),
+        _ => None,
+    },
+    encode: |values, plan, out| match values {
+        VectorValues::Int(v) => {
+            let &(min, max) = plan_of::<(i64, i64)>(plan);
+            encode_for_iter(min, max, v.iter().copied(), v.len(), out)
+        }
+        _ => unreachable!("frame of reference encodes integers"),
+    },
+    decode: |input, count, out, _| match out {
+        Output::Int(v) => decode_for_into(input, count, v),
+        _ => Err(WRONG_KIND),
+    },
+    open: Open::InPlace(|_, payload, count| {
+        if count == 0 {
+            if !payload.is_empty() {
+                return Err(CorruptData("vector payload length mismatch"));
+            }
+            return Ok(InPlace::Bits { skip: FOR_HEADER_LEN, min: 0, width: 0 });
+        }
+        let head = payload.get(..FOR_HEADER_LEN).ok_or(CorruptData("FOR header truncated"))?;
+        let min = u64::from_le_bytes(head[..8].try_into().expect("8 bytes"));
+        let width = head[8];
+        if width > 64 {
+            return Err(CorruptData("bit width above 64"));
+        }
+        if FOR_HEADER_LEN + packed_len(count, width) != payload.len() {
+            return Err(CorruptData("vector payload length mismatch"));
+        }
+        Ok(InPlace::Bits { skip: FOR_HEADER_LEN, min, width })
+    }),
+};
 
 #[cfg(test)]
 mod tests {

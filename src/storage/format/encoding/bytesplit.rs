@@ -3,7 +3,8 @@
 //! sign/exponent planes become long runs of a few byte values, which lz4 and especially
 //! zstd then compress far better than interleaved values.
 
-use super::{CorruptData, Fixed};
+use super::base::{CorruptData, Fixed};
+use super::codec::{Analysis, Codec, Estimate, Open, Output, Tier, VectorValues, FLOATS, WRONG_KIND};
 
 pub fn encoded_len<T: Fixed>(count: usize) -> usize {
     count * T::BYTES
@@ -35,6 +36,28 @@ pub fn decode<T: Fixed>(input: &[u8], count: usize, out: &mut Vec<T>) -> Result<
     }));
     Ok(len)
 }
+
+/// The codec table's entry: floats, as the layout tried under general compression.
+pub static BYTE_SPLIT: Codec = Codec {
+    kinds: FLOATS,
+    tier: Tier::ForCompression,
+    estimate: |a, _| match a {
+        Analysis::Float32(v, _) => Estimate::size(encoded_len::<f32>(v.len())),
+        Analysis::Float64(v, _) => Estimate::size(encoded_len::<f64>(v.len())),
+        _ => None,
+    },
+    encode: |values, _, out| match values {
+        VectorValues::Float32(v) => encode(v, out),
+        VectorValues::Float64(v) => encode(v, out),
+        _ => unreachable!("byte-stream split encodes floats"),
+    },
+    decode: |input, count, out, _| match out {
+        Output::Float32(v) => decode(input, count, v),
+        Output::Float64(v) => decode(input, count, v),
+        _ => Err(WRONG_KIND),
+    },
+    open: Open::Decoded,
+};
 
 #[cfg(test)]
 mod tests {

@@ -10,7 +10,7 @@
 
 use std::cell::RefCell;
 
-use super::CorruptData;
+use super::base::CorruptData;
 
 /// General-purpose compression applied to a vector payload.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

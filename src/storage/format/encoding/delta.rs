@@ -7,8 +7,9 @@
 //! An empty input encodes to nothing. All arithmetic wraps, so any i64 sequence,
 //! including jumps between `i64::MIN` and `i64::MAX`, round-trips exactly.
 
+use super::base::CorruptData;
 use super::bitpack;
-use super::CorruptData;
+use super::codec::{Analysis, Codec, Estimate, Open, Output, Tier, VectorValues, INTS, WRONG_KIND};
 
 /// Encoded delta size given the range of the neighbour differences (as the wrapped
 /// values `b.wrapping_sub(a)`).
@@ -99,6 +100,44 @@ pub fn decode_delta2(input: &[u8], count: usize, out: &mut Vec<i64>) -> Result<u
     })?;
     Ok(16 + used)
 }
+
+/// The codec table's entry for deltas: integers.
+pub static DELTA: Codec = Codec {
+    kinds: INTS,
+    tier: Tier::Cheap,
+    estimate: |a, _| match a {
+        Analysis::Int(v, s) => Estimate::size(delta_encoded_len(v.len(), s.dmin, s.dmax)),
+        _ => None,
+    },
+    encode: |values, _, out| match values {
+        VectorValues::Int(v) => encode(v, out),
+        _ => unreachable!("delta encodes integers"),
+    },
+    decode: |input, count, out, _| match out {
+        Output::Int(v) => decode(input, count, v),
+        _ => Err(WRONG_KIND),
+    },
+    open: Open::Decoded,
+};
+
+/// The codec table's entry for deltas of deltas: integers.
+pub static DELTA_OF_DELTA: Codec = Codec {
+    kinds: INTS,
+    tier: Tier::Cheap,
+    estimate: |a, _| match a {
+        Analysis::Int(v, s) => Estimate::size(delta2_encoded_len(v.len(), s.ddmin, s.ddmax)),
+        _ => None,
+    },
+    encode: |values, _, out| match values {
+        VectorValues::Int(v) => encode_delta2(v, out),
+        _ => unreachable!("delta-of-delta encodes integers"),
+    },
+    decode: |input, count, out, _| match out {
+        Output::Int(v) => decode_delta2(input, count, v),
+        _ => Err(WRONG_KIND),
+    },
+    open: Open::Decoded,
+};
 
 #[cfg(test)]
 mod tests {

@@ -8,11 +8,14 @@
 //! Building the dictionary is the expensive part (one hash lookup per value), so
 //! `build*` take the size to beat and give up as soon as the dictionary cannot beat it.
 
+use std::any::Any;
+
 use hashbrown::HashMap;
 
+use super::base::{CorruptData, Fixed, Scratch, MAX_DECODED_BYTES};
 use super::bitpack::{self, bits_needed, packed_len, FOR_HEADER_LEN};
+use super::codec::{plan_of, Analysis, Codec, Estimate, Open, Output, Tier, VectorValues, ALL_KINDS};
 use super::plain;
-use super::{CorruptData, Fixed, Scratch, MAX_DECODED_BYTES};
 
 fn codes_len(count: usize, dict_len: usize) -> usize {
     FOR_HEADER_LEN + packed_len(count, bits_needed(dict_len.saturating_sub(1) as u64))
@@ -151,17 +154,17 @@ pub fn decode<T: Fixed>(
     Ok(pos)
 }
 
-/// A dictionary built for byte strings; entries borrow from the input.
+/// A dictionary built for byte strings; entries are ranges of the input's data.
 #[derive(Debug)]
-pub struct BytesDict<'a> {
-    pub entries: Vec<&'a [u8]>,
+pub struct BytesDict {
+    pub entries: Vec<(u32, u32)>,
     pub codes: Vec<u32>,
     data_len: usize,
     min_len: u32,
     max_len: u32,
 }
 
-impl BytesDict<'_> {
+impl BytesDict {
     pub fn encoded_len(&self) -> usize {
         4 + plain::bytes_encoded_len(self.entries.len(), self.min_len, self.max_len, self.data_len)
             + codes_len(self.codes.len(), self.entries.len())
@@ -171,7 +174,7 @@ impl BytesDict<'_> {
 /// Builds the dictionary of the byte strings `offsets`/`data`, or `None` as soon as its
 /// encoding would take `give_up_at` bytes or more (or a sample shows the values are
 /// nearly unique).
-pub fn build_bytes<'a>(offsets: &[u32], data: &'a [u8], give_up_at: usize) -> Option<BytesDict<'a>> {
+pub fn build_bytes<'a>(offsets: &[u32], data: &'a [u8], give_up_at: usize) -> Option<BytesDict> {
     let n = offsets.len().saturating_sub(1);
     let value = |i: usize| &data[offsets[i] as usize..offsets[i + 1] as usize];
     if give_up_at != usize::MAX && sample_all_distinct(n, value) {
@@ -190,7 +193,7 @@ pub fn build_bytes<'a>(offsets: &[u32], data: &'a [u8], give_up_at: usize) -> Op
         let next = dict.entries.len() as u32;
         let code = *map.entry(v).or_insert(next);
         if code == next {
-            dict.entries.push(v);
+            dict.entries.push((offsets[i], offsets[i + 1]));
             dict.data_len += v.len();
             dict.min_len = dict.min_len.min(v.len() as u32);
             dict.max_len = dict.max_len.max(v.len() as u32);
@@ -209,13 +212,14 @@ pub fn build_bytes<'a>(offsets: &[u32], data: &'a [u8], give_up_at: usize) -> Op
     Some(dict)
 }
 
-pub fn encode_bytes_built(dict: &BytesDict<'_>, out: &mut Vec<u8>) {
+/// Writes a dictionary built from byte strings of `data`.
+pub fn encode_bytes_built(dict: &BytesDict, data: &[u8], out: &mut Vec<u8>) {
     let d = dict.entries.len();
     out.extend_from_slice(&(d as u32).to_le_bytes());
-    let lens = dict.entries.iter().map(|e| e.len() as i64);
+    let lens = dict.entries.iter().map(|&(start, end)| (end - start) as i64);
     bitpack::encode_for_iter(dict.min_len as i64, dict.max_len as i64, lens, d, out);
-    for e in &dict.entries {
-        out.extend_from_slice(e);
+    for &(start, end) in &dict.entries {
+        out.extend_from_slice(&data[start as usize..end as usize]);
     }
     let codes = dict.codes.iter().map(|&c| c as i64);
     bitpack::encode_for_iter(0, d.saturating_sub(1) as i64, codes, dict.codes.len(), out);
@@ -223,7 +227,7 @@ pub fn encode_bytes_built(dict: &BytesDict<'_>, out: &mut Vec<u8>) {
 
 pub fn encode_bytes(offsets: &[u32], data: &[u8], out: &mut Vec<u8>) {
     let dict = build_bytes(offsets, data, usize::MAX).expect("no size limit");
-    encode_bytes_built(&dict, out);
+    encode_bytes_built(&dict, data, out);
 }
 
 /// Decodes `count` byte strings, appending bytes to `data` and end offsets to `ends`
@@ -298,6 +302,41 @@ pub fn decode_bytes_codes(
 
 /// Values up to this many bytes are copied with one fixed-size copy.
 const SMALL: usize = 16;
+
+/// The codec table's entry: every kind; built last, only while it can beat the best
+/// size so far, and the built dictionary is what `encode` writes.
+pub static DICTIONARY: Codec = Codec {
+    kinds: ALL_KINDS,
+    tier: Tier::Bounded,
+    estimate: |a, bound| {
+        match *a {
+            Analysis::Int(v, _) => build(v, bound).map(|d| (d.encoded_len(), Box::new(d) as Box<dyn Any>)),
+            Analysis::Float32(v, _) => {
+                build(v, bound).map(|d| (d.encoded_len(), Box::new(d) as Box<dyn Any>))
+            }
+            Analysis::Float64(v, _) => {
+                build(v, bound).map(|d| (d.encoded_len(), Box::new(d) as Box<dyn Any>))
+            }
+            Analysis::Bytes { offsets, data, .. } => {
+                build_bytes(offsets, data, bound).map(|d| (d.encoded_len(), Box::new(d) as Box<dyn Any>))
+            }
+        }
+        .map(|(size, plan)| Estimate { size, plan })
+    },
+    encode: |values, plan, out| match values {
+        VectorValues::Int(_) => encode_built::<i64>(plan_of(plan), out),
+        VectorValues::Float32(_) => encode_built::<f32>(plan_of(plan), out),
+        VectorValues::Float64(_) => encode_built::<f64>(plan_of(plan), out),
+        VectorValues::Bytes { data, .. } => encode_bytes_built(plan_of(plan), data, out),
+    },
+    decode: |input, count, out, scratch| match out {
+        Output::Int(v) => decode(input, count, v, scratch),
+        Output::Float32(v) => decode(input, count, v, scratch),
+        Output::Float64(v) => decode(input, count, v, scratch),
+        Output::Bytes { offsets, data } => decode_bytes(input, count, offsets, data, scratch),
+    },
+    open: Open::Decoded,
+};
 
 #[cfg(test)]
 mod tests {

@@ -10,8 +10,9 @@
 //! Good for slowly changing series where neighbours share sign, exponent and high
 //! mantissa bits; poor for noise (up to ~14 bits worse than plain per value).
 
+use super::base::{CorruptData, Fixed};
 use super::bitpack::{BitReader, BitWriter};
-use super::{CorruptData, Fixed};
+use super::codec::{Analysis, Codec, Estimate, Open, Output, Tier, VectorValues, FLOATS, WRONG_KIND};
 
 /// Window of the meaningful XOR bits: leading zeros and trailing zeros within `BITS`.
 #[derive(Clone, Copy)]
@@ -113,6 +114,28 @@ pub fn decode<T: Fixed>(input: &[u8], count: usize, out: &mut Vec<T>) -> Result<
     }
     Ok(r.bytes_consumed())
 }
+
+/// The codec table's entry: floats, when they are not decimal.
+pub static GORILLA: Codec = Codec {
+    kinds: FLOATS,
+    tier: Tier::Costly,
+    estimate: |a, _| match a {
+        Analysis::Float32(v, _) => Estimate::size(encoded_len(v)),
+        Analysis::Float64(v, _) => Estimate::size(encoded_len(v)),
+        _ => None,
+    },
+    encode: |values, _, out| match values {
+        VectorValues::Float32(v) => encode(v, out),
+        VectorValues::Float64(v) => encode(v, out),
+        _ => unreachable!("Gorilla encodes floats"),
+    },
+    decode: |input, count, out, _| match out {
+        Output::Float32(v) => decode(input, count, v),
+        Output::Float64(v) => decode(input, count, v),
+        _ => Err(WRONG_KIND),
+    },
+    open: Open::Decoded,
+};
 
 #[cfg(test)]
 mod tests {

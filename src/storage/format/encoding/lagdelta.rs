@@ -38,8 +38,11 @@
 //! The decoder checks all of it; for `f32`, a residual leading outside 32 bits is
 //! corrupt.
 
+use super::base::{CorruptData, Fixed};
 use super::bitpack::BitWriter;
-use super::{CorruptData, Fixed};
+use super::codec::{
+    plan_of, Analysis, Codec, Estimate, Open, Output, Tier, VectorValues, FLOATS, WRONG_KIND,
+};
 
 /// Unary codes from this length on are repeats or escapes.
 const ESCAPE: u64 = 10;
@@ -428,6 +431,32 @@ pub fn decode<T: Fixed>(input: &[u8], count: usize, out: &mut Vec<T>) -> Result<
     }
     Ok(HEADER_LEN + r.bytes_consumed())
 }
+
+/// The codec table's entry: floats, when they are not decimal; the lag is detected
+/// from a sample.
+pub static LAG_DELTA: Codec = Codec {
+    kinds: FLOATS,
+    tier: Tier::Costly,
+    estimate: |a, _| {
+        let (params, size) = match a {
+            Analysis::Float32(v, _) => choose(v, detect_lag(v)),
+            Analysis::Float64(v, _) => choose(v, detect_lag(v)),
+            _ => return None,
+        };
+        Estimate::planned(size, params)
+    },
+    encode: |values, plan, out| match values {
+        VectorValues::Float32(v) => encode(v, plan_of(plan), out),
+        VectorValues::Float64(v) => encode(v, plan_of(plan), out),
+        _ => unreachable!("lag-delta encodes floats"),
+    },
+    decode: |input, count, out, _| match out {
+        Output::Float32(v) => decode(input, count, v),
+        Output::Float64(v) => decode(input, count, v),
+        _ => Err(WRONG_KIND),
+    },
+    open: Open::Decoded,
+};
 
 #[cfg(test)]
 mod tests {

@@ -5,8 +5,9 @@
 //! Plain is the fallback every kind supports, and the layout general-purpose
 //! compression works on best for text.
 
+use super::base::{read_fixed, write_fixed, CorruptData, Fixed, PhysicalKind, MAX_DECODED_BYTES};
 use super::bitpack;
-use super::{read_fixed, write_fixed, CorruptData, Fixed, MAX_DECODED_BYTES};
+use super::codec::{Analysis, Codec, Estimate, InPlace, Open, Output, Tier, VectorValues, ALL_KINDS};
 
 /// Encoded size of `count` fixed-width values.
 pub fn encoded_len<T: Fixed>(count: usize) -> usize {
@@ -86,6 +87,44 @@ pub fn decode_bytes(
     }));
     Ok(used + body.len())
 }
+
+/// The codec table's entry: every kind; fixed-width values are read in place.
+pub static PLAIN: Codec = Codec {
+    kinds: ALL_KINDS,
+    tier: Tier::Cheap,
+    estimate: |a, _| {
+        Estimate::size(match a {
+            Analysis::Int(v, _) => encoded_len::<i64>(v.len()),
+            Analysis::Float32(v, _) => encoded_len::<f32>(v.len()),
+            Analysis::Float64(v, _) => encoded_len::<f64>(v.len()),
+            Analysis::Bytes { offsets, stats: s, .. } => {
+                bytes_encoded_len(offsets.len() - 1, s.min_len, s.max_len, s.data_len)
+            }
+        })
+    },
+    encode: |values, _, out| match values {
+        VectorValues::Int(v) => encode(v, out),
+        VectorValues::Float32(v) => encode(v, out),
+        VectorValues::Float64(v) => encode(v, out),
+        VectorValues::Bytes { offsets, data } => encode_bytes(offsets, data, out),
+    },
+    decode: |input, count, out, scratch| match out {
+        Output::Int(v) => decode(input, count, v),
+        Output::Float32(v) => decode(input, count, v),
+        Output::Float64(v) => decode(input, count, v),
+        Output::Bytes { offsets, data } => decode_bytes(input, count, offsets, data, &mut scratch.lens),
+    },
+    open: Open::InPlace(|kind, payload, count| {
+        let width = match kind {
+            PhysicalKind::Float32 => 4,
+            _ => 8,
+        };
+        if count * width != payload.len() {
+            return Err(CorruptData("vector payload length mismatch"));
+        }
+        Ok(InPlace::Bytes { width })
+    }),
+};
 
 #[cfg(test)]
 mod tests {

@@ -9,10 +9,11 @@
 //! run lengths, byte strings) are decoded once; byte strings of a dictionary stay
 //! codes and entries. Compressed payloads are decompressed once either way.
 
-use super::bitpack::{packed_len, FOR_HEADER_LEN};
+use super::base::{CorruptData, PhysicalKind};
+use super::codec::{InPlace, Open};
 use super::compress::{self, Compression};
-use super::vector::{frame, DecodedVector, EncodingId};
-use super::{decode_vector, CorruptData, DecodedValues, PhysicalKind};
+use super::decoded::{DecodedValues, DecodedVector};
+use super::vector::{decode_vector, frame};
 
 /// One row's value.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -45,17 +46,9 @@ pub struct Packed {
     validity: Option<(Vec<u64>, Vec<u32>)>,
     /// No row has a value.
     all_null: bool,
-    layout: Layout,
+    layout: InPlace,
     /// The (decompressed) payload.
     payload: Vec<u8>,
-}
-
-#[derive(Debug, Clone, Copy)]
-enum Layout {
-    /// `width` bytes per value.
-    Plain { width: usize },
-    /// `min + (width bits at value index * width)`, the bits after a FOR header.
-    For { min: u64, width: u8 },
 }
 
 impl PointVector {
@@ -84,9 +77,9 @@ impl PointVector {
     pub fn value_address(&self, i: usize) -> *const u8 {
         match self {
             PointVector::Packed(p) => match p.layout {
-                Layout::Plain { width } => p.payload.as_ptr().wrapping_add(i * width),
-                Layout::For { width, .. } => {
-                    p.payload.as_ptr().wrapping_add(FOR_HEADER_LEN + i * width as usize / 8)
+                InPlace::Bytes { width } => p.payload.as_ptr().wrapping_add(i * width),
+                InPlace::Bits { skip, width, .. } => {
+                    p.payload.as_ptr().wrapping_add(skip + i * width as usize / 8)
                 }
             },
             PointVector::Decoded(d) => match (&d.values, &d.dictionary) {
@@ -139,13 +132,13 @@ impl Packed {
             }
         };
         let bits = match self.layout {
-            Layout::Plain { width } => {
+            InPlace::Bytes { width } => {
                 let mut b = [0u8; 8];
                 b[..width].copy_from_slice(&self.payload[at * width..at * width + width]);
                 u64::from_le_bytes(b)
             }
-            Layout::For { min, width } => {
-                min.wrapping_add(read_bits(&self.payload[FOR_HEADER_LEN..], width, at))
+            InPlace::Bits { skip, min, width } => {
+                min.wrapping_add(read_bits(&self.payload[skip..], width, at))
             }
         };
         match self.kind {
@@ -184,16 +177,15 @@ pub fn open_vector(
     let f = frame(input, kind)?;
     let h = &f.header;
     let count = h.rows - h.null_count;
-    let layout = match (kind, h.encoding) {
-        (PhysicalKind::Bytes, _) => None,
-        (_, EncodingId::Plain) => Some(Layout::Plain { width: kind_width(kind) }),
-        (PhysicalKind::Int, EncodingId::BitPack) => Some(Layout::For { min: 0, width: 0 }),
-        _ => None,
-    };
-    let Some(mut layout) = layout else {
-        scratch.keep_dictionary = true;
-        decode_vector(input, kind, scratch)?;
-        return Ok(PointVector::Decoded(scratch.take_rows()));
+    // Byte strings are always decoded; fixed-width values are read in place when their
+    // codec can.
+    let in_place = match h.encoding.codec().open {
+        Open::InPlace(open) if kind != PhysicalKind::Bytes => open,
+        _ => {
+            scratch.keep_dictionary = true;
+            decode_vector(input, kind, scratch)?;
+            return Ok(PointVector::Decoded(scratch.take_rows()));
+        }
     };
     let mut payload = Vec::new();
     if h.compression == Compression::None {
@@ -204,22 +196,7 @@ pub fn open_vector(
     if payload.len() != h.raw_len {
         return Err(CorruptData("vector payload length mismatch"));
     }
-    let expected = match &mut layout {
-        Layout::Plain { width } => count * *width,
-        Layout::For { min, width } if count > 0 => {
-            let head = payload.get(..FOR_HEADER_LEN).ok_or(CorruptData("FOR header truncated"))?;
-            *min = u64::from_le_bytes(head[..8].try_into().expect("8 bytes"));
-            *width = head[8];
-            if *width > 64 {
-                return Err(CorruptData("bit width above 64"));
-            }
-            FOR_HEADER_LEN + packed_len(count, *width)
-        }
-        Layout::For { .. } => 0,
-    };
-    if expected != payload.len() {
-        return Err(CorruptData("vector payload length mismatch"));
-    }
+    let layout = in_place(kind, &payload, count)?;
     let validity = if h.null_count > 0 && count > 0 {
         let mut words = vec![0u64; h.rows.div_ceil(64)];
         for (i, &byte) in f.bitmap.iter().enumerate() {
@@ -242,27 +219,12 @@ pub fn open_vector(
     Ok(PointVector::Packed(Packed { kind, rows: h.rows, validity, all_null: count == 0, layout, payload }))
 }
 
-fn kind_width(kind: PhysicalKind) -> usize {
-    match kind {
-        PhysicalKind::Float32 => 4,
-        _ => 8,
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::storage::format::encoding::test_util::{encode_ints, noise_i64};
     use crate::storage::format::encoding::{encode_vector, CompressionPolicy, VectorValues};
     use proptest::prelude::*;
-
-    fn encode_ints(rows: &[Option<i64>], policy: &CompressionPolicy) -> Vec<u8> {
-        let valid: Vec<bool> = rows.iter().map(Option::is_some).collect();
-        let values: Vec<i64> = rows.iter().flatten().copied().collect();
-        let mut out = Vec::new();
-        let validity = rows.iter().any(Option::is_none).then_some(&valid[..]);
-        encode_vector(rows.len() as u32, validity, VectorValues::Int(&values), policy, &mut out);
-        out
-    }
 
     fn check_ints(rows: &[Option<i64>], policy: &CompressionPolicy) -> bool {
         let bytes = encode_ints(rows, policy);
@@ -283,7 +245,7 @@ mod tests {
             (0..2048).map(|i| (i % 7 != 3).then_some(1000 + (i * 7919) % 5003)).collect();
         assert!(check_ints(&rows, &none));
         // Full 64-bit range: plain or 64-bit fields.
-        let wide = crate::storage::format::encoding::test_util::noise_i64(300, 0x9E37_79B9_7F4A_7C15);
+        let wide = noise_i64(300, 0x9E37_79B9_7F4A_7C15);
         assert!(check_ints(&wide, &none));
         // All null, one value, constant (zero-width fields).
         assert!(check_ints(&[None, None, None], &none));

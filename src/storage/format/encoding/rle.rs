@@ -6,9 +6,10 @@
 //! a FOR block of the run lengths. Chosen for sorted or slowly changing columns such as
 //! a timestamp shared by many rows.
 
+use super::base::{CorruptData, Fixed, Scratch, MAX_DECODED_BYTES};
 use super::bitpack;
+use super::codec::{Analysis, Codec, Estimate, Open, Output, Tier, VectorValues, ALL_KINDS};
 use super::plain;
-use super::{CorruptData, Fixed, Scratch, MAX_DECODED_BYTES};
 
 /// Encoded size for `runs` runs whose value bit patterns (as i64) span `vmin..=vmax` and
 /// whose lengths span `lmin..=lmax`.
@@ -188,6 +189,41 @@ pub fn decode_bytes(
     })?;
     Ok(pos)
 }
+
+/// The codec table's entry: every kind.
+pub static RLE: Codec = Codec {
+    kinds: ALL_KINDS,
+    tier: Tier::Cheap,
+    estimate: |a, _| {
+        Estimate::size(match a {
+            Analysis::Int(_, s) => encoded_len(s.runs.count, s.min, s.max, s.runs.min_len, s.runs.max_len),
+            Analysis::Float32(_, s) | Analysis::Float64(_, s) => {
+                encoded_len(s.runs.count, s.min, s.max, s.runs.min_len, s.runs.max_len)
+            }
+            Analysis::Bytes { stats: s, .. } => bytes_encoded_len(
+                s.runs.count,
+                s.min_len,
+                s.max_len,
+                s.run_data,
+                s.runs.min_len,
+                s.runs.max_len,
+            ),
+        })
+    },
+    encode: |values, _, out| match values {
+        VectorValues::Int(v) => encode(v, out),
+        VectorValues::Float32(v) => encode(v, out),
+        VectorValues::Float64(v) => encode(v, out),
+        VectorValues::Bytes { offsets, data } => encode_bytes(offsets, data, out),
+    },
+    decode: |input, count, out, scratch| match out {
+        Output::Int(v) => decode(input, count, v, scratch),
+        Output::Float32(v) => decode(input, count, v, scratch),
+        Output::Float64(v) => decode(input, count, v, scratch),
+        Output::Bytes { offsets, data } => decode_bytes(input, count, offsets, data, scratch),
+    },
+    open: Open::Decoded,
+};
 
 #[cfg(test)]
 mod tests {

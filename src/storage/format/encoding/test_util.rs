@@ -1,7 +1,10 @@
-//! Shared helpers for the codec tests: value strategies with float edge cases and
-//! corruption checks.
+//! Shared helpers for the codec tests: value strategies with float edge cases,
+//! corruption checks, and whole-vector round trips.
 
-use super::CorruptData;
+use super::base::{CorruptData, Fixed, PhysicalKind};
+use super::codec::VectorValues;
+use super::decoded::{DecodedValues, DecodedVector};
+use super::vector::{decode_vector, encode_vector, CompressionPolicy, EncodedVectorInfo};
 use proptest::prelude::*;
 
 /// Proptest settings for this module: modest case counts, and no regression files
@@ -95,7 +98,7 @@ pub fn vec_with_repeats<T: Clone + std::fmt::Debug>(
     ]
 }
 
-pub fn bits_eq<T: super::Fixed>(a: &[T], b: &[T]) -> bool {
+pub fn bits_eq<T: Fixed>(a: &[T], b: &[T]) -> bool {
     a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x.to_bits64() == y.to_bits64())
 }
 
@@ -181,4 +184,117 @@ pub fn noise_i64(n: usize, seed: u64) -> Vec<Option<i64>> {
             Some(x as i64)
         })
         .collect()
+}
+
+// Whole vectors: encoded with `encode_vector`, decoded and checked row by row.
+
+pub fn validity_of<T>(rows: &[Option<T>]) -> Option<Vec<bool>> {
+    let v: Vec<bool> = rows.iter().map(Option::is_some).collect();
+    v.contains(&false).then_some(v)
+}
+
+/// `rows` (None = NULL) encoded as one vector; `values` are the non-null ones.
+pub fn encode_rows<T>(
+    rows: &[Option<T>],
+    values: VectorValues<'_>,
+    policy: &CompressionPolicy,
+) -> (EncodedVectorInfo, Vec<u8>) {
+    let validity = validity_of(rows);
+    let mut buf = Vec::new();
+    let info = encode_vector(rows.len() as u32, validity.as_deref(), values, policy, &mut buf);
+    assert_eq!(info.stored_bytes, buf.len());
+    (info, buf)
+}
+
+/// `rows` encoded as one vector of integers.
+pub fn encode_ints(rows: &[Option<i64>], policy: &CompressionPolicy) -> Vec<u8> {
+    let dense: Vec<i64> = rows.iter().flatten().copied().collect();
+    encode_rows(rows, VectorValues::Int(&dense), policy).1
+}
+
+/// Decodes `buf` (followed by other bytes, then alone into the same `DecodedVector`)
+/// and checks the row count, the validity and, with `check`, the values.
+fn check_decoded<T>(rows: &[Option<T>], buf: &[u8], kind: PhysicalKind, check: impl Fn(&DecodedValues)) {
+    let mut out = DecodedVector::default();
+    let mut with_tail = buf.to_vec();
+    with_tail.extend_from_slice(b"trailing");
+    for input in [&with_tail[..], buf] {
+        assert_eq!(decode_vector(input, kind, &mut out), Ok(buf.len()));
+        assert_eq!(out.rows as usize, rows.len());
+        assert_eq!(out.validity, validity_of(rows));
+        check(&out.values);
+    }
+}
+
+/// Round trip of integer rows (None = NULL); returns what `encode_vector` made.
+pub fn rt_int(rows: &[Option<i64>], policy: &CompressionPolicy) -> (EncodedVectorInfo, Vec<u8>) {
+    let dense: Vec<i64> = rows.iter().flatten().copied().collect();
+    let encoded = encode_rows(rows, VectorValues::Int(&dense), policy);
+    let want: Vec<i64> = rows.iter().map(|r| r.unwrap_or(0)).collect();
+    check_decoded(rows, &encoded.1, PhysicalKind::Int, |v| {
+        assert!(matches!(v, DecodedValues::Int(v) if *v == want), "{v:?}")
+    });
+    encoded
+}
+
+pub fn rt_f64(rows: &[Option<f64>], policy: &CompressionPolicy) -> (EncodedVectorInfo, Vec<u8>) {
+    let dense: Vec<f64> = rows.iter().flatten().copied().collect();
+    let encoded = encode_rows(rows, VectorValues::Float64(&dense), policy);
+    let want: Vec<f64> = rows.iter().map(|r| r.unwrap_or(0.0)).collect();
+    check_decoded(rows, &encoded.1, PhysicalKind::Float64, |v| {
+        assert!(matches!(v, DecodedValues::Float64(v) if bits_eq(v, &want)), "{v:?}")
+    });
+    encoded
+}
+
+pub fn rt_f32(rows: &[Option<f32>], policy: &CompressionPolicy) -> (EncodedVectorInfo, Vec<u8>) {
+    let dense: Vec<f32> = rows.iter().flatten().copied().collect();
+    let encoded = encode_rows(rows, VectorValues::Float32(&dense), policy);
+    let want: Vec<f32> = rows.iter().map(|r| r.unwrap_or(0.0)).collect();
+    check_decoded(rows, &encoded.1, PhysicalKind::Float32, |v| {
+        assert!(matches!(v, DecodedValues::Float32(v) if bits_eq(v, &want)), "{v:?}")
+    });
+    encoded
+}
+
+pub fn rt_bytes(rows: &[Option<Vec<u8>>], policy: &CompressionPolicy) -> (EncodedVectorInfo, Vec<u8>) {
+    let dense: Vec<Vec<u8>> = rows.iter().flatten().cloned().collect();
+    let (offsets, data) = to_offsets(&dense);
+    let encoded = encode_rows(rows, VectorValues::Bytes { offsets: &offsets, data: &data }, policy);
+    check_decoded(rows, &encoded.1, PhysicalKind::Bytes, |v| {
+        let DecodedValues::Bytes { offsets, data } = v else { panic!("kind") };
+        assert_eq!(offsets.len(), rows.len() + 1);
+        for (i, r) in rows.iter().enumerate() {
+            assert_eq!(&data[offsets[i] as usize..offsets[i + 1] as usize], r.as_deref().unwrap_or(&[]));
+        }
+    });
+    encoded
+}
+
+/// `values` as rows, rows 1, 1 + every, 1 + 2 * every ... NULL (none for `every == 0`).
+pub fn with_nulls<T: Clone>(values: &[T], every: usize) -> Vec<Option<T>> {
+    values.iter().enumerate().map(|(i, v)| (every == 0 || i % every != 1).then(|| v.clone())).collect()
+}
+
+pub fn policies() -> [CompressionPolicy; 4] {
+    [
+        CompressionPolicy::default(),
+        CompressionPolicy::NONE,
+        CompressionPolicy { lz4: true, zstd: false, zstd_level: 3 },
+        CompressionPolicy { lz4: false, zstd: true, zstd_level: 1 },
+    ]
+}
+
+pub fn opt<T: std::fmt::Debug + Clone>(
+    s: impl Strategy<Value = T> + Clone,
+) -> impl Strategy<Value = Option<T>> + Clone {
+    prop_oneof![4 => s.prop_map(Some), 1 => Just(None)]
+}
+
+pub fn any_policy() -> impl Strategy<Value = CompressionPolicy> {
+    (any::<bool>(), any::<bool>(), 1i32..5).prop_map(|(lz4, zstd, zstd_level)| CompressionPolicy {
+        lz4,
+        zstd,
+        zstd_level,
+    })
 }

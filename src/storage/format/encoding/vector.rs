@@ -27,17 +27,11 @@
 //!
 //! # Choosing
 //!
-//! One statistics pass per vector yields the exact encoded size of the cheap-to-estimate
-//! codecs (plain, frame of reference, delta, delta-of-delta, run-length, Gorilla); ALP
-//! and ALP_rd estimate from a sample; for floats that are not decimal, the lag-delta
-//! codec first detects the lag (the distance at which values agree most: the number
-//! of interleaved series) from a sample, then costs its residuals exactly; the
-//! dictionary is built only while it can still win (and not at all when a sample of 128
-//! values has no repeat). The smallest wins.
-//! Then general compression is tried on the winner's payload: lz4 and zstd for byte
-//! strings; for numbers lz4 first and zstd only if lz4 found some redundancy
-//! (bit-packed numbers otherwise look random to both). A second layout made for
-//! compression is also tried: plain byte strings (dictionary codes hide long repeats
+//! The lightweight encoding is the smallest of the codec table's
+//! (`table::encode_smallest`). Then general compression is tried on its payload: lz4 and
+//! zstd for byte strings; for numbers lz4 first and zstd only if lz4 found some
+//! redundancy (bit-packed numbers otherwise look random to both). A second layout made
+//! for compression is also tried: plain byte strings (dictionary codes hide long repeats
 //! from lz4/zstd), and byte-split floats when the byte planes' entropy promises a win.
 //! Compression is kept only when it saves at least 10%, and lz4 is preferred when within
 //! 10% of zstd because it decodes several times faster; for floats, whose lightweight
@@ -46,105 +40,15 @@
 
 use std::cell::RefCell;
 
-use super::alp::{self, AlpFloat};
+use super::base::{CorruptData, Fixed, PhysicalKind, Scratch, MAX_DECODED_BYTES, MAX_VECTOR_ROWS};
+use super::codec::{Output, VectorValues};
 use super::compress::{self, Compression};
-use super::{
-    bitpack, bytesplit, delta, dictionary, gorilla, lagdelta, plain, rle, CorruptData, Fixed, PhysicalKind,
-    Scratch, MAX_DECODED_BYTES, MAX_VECTOR_ROWS,
-};
+use super::decoded::{DecodedValues, DecodedVector, Dictionary};
+use super::table::{encode_smallest, EncodingId};
+use super::{bitpack, dictionary};
 
 pub const FORMAT_VERSION: u8 = 1;
 pub const HEADER_LEN: usize = 24;
-
-/// How a vector's non-null values are encoded (stored in the vector header).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-#[repr(u8)]
-pub enum EncodingId {
-    Plain = 0,
-    /// Frame of reference + bit packing (`bitpack::encode_for`).
-    BitPack = 1,
-    Delta = 2,
-    DeltaOfDelta = 3,
-    Rle = 4,
-    Dictionary = 5,
-    ByteSplit = 6,
-    Gorilla = 7,
-    /// Decimal ALP.
-    Alp = 8,
-    /// ALP for full-precision ("real") doubles.
-    AlpRd = 9,
-    /// Floats predicted by the value `lag` positions earlier (`lagdelta`).
-    LagDelta = 10,
-}
-
-impl EncodingId {
-    pub fn from_u8(v: u8) -> Option<Self> {
-        use EncodingId::*;
-        Some(match v {
-            0 => Plain,
-            1 => BitPack,
-            2 => Delta,
-            3 => DeltaOfDelta,
-            4 => Rle,
-            5 => Dictionary,
-            6 => ByteSplit,
-            7 => Gorilla,
-            8 => Alp,
-            9 => AlpRd,
-            10 => LagDelta,
-            _ => return None,
-        })
-    }
-
-    /// Whether this encoding exists for `kind`.
-    pub fn applies_to(self, kind: PhysicalKind) -> bool {
-        use EncodingId::*;
-        match kind {
-            PhysicalKind::Int => matches!(self, Plain | BitPack | Delta | DeltaOfDelta | Rle | Dictionary),
-            PhysicalKind::Float32 | PhysicalKind::Float64 => {
-                matches!(self, Plain | Rle | Dictionary | ByteSplit | Gorilla | Alp | AlpRd | LagDelta)
-            }
-            PhysicalKind::Bytes => matches!(self, Plain | Rle | Dictionary),
-        }
-    }
-}
-
-/// The non-null values of one vector, dense, in row order.
-#[derive(Debug, Clone, Copy)]
-pub enum VectorValues<'a> {
-    Int(&'a [i64]),
-    Float32(&'a [f32]),
-    Float64(&'a [f64]),
-    /// `offsets.len() == count + 1`; value i is `data[offsets[i]..offsets[i + 1]]`.
-    Bytes {
-        offsets: &'a [u32],
-        data: &'a [u8],
-    },
-}
-
-impl VectorValues<'_> {
-    pub fn kind(&self) -> PhysicalKind {
-        match self {
-            Self::Int(_) => PhysicalKind::Int,
-            Self::Float32(_) => PhysicalKind::Float32,
-            Self::Float64(_) => PhysicalKind::Float64,
-            Self::Bytes { .. } => PhysicalKind::Bytes,
-        }
-    }
-
-    pub fn len(&self) -> usize {
-        match self {
-            Self::Int(v) => v.len(),
-            Self::Float32(v) => v.len(),
-            Self::Float64(v) => v.len(),
-            Self::Bytes { offsets, .. } => offsets.len().saturating_sub(1),
-        }
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
-}
 
 /// Which general-purpose compressors the encoder may use.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -177,129 +81,6 @@ pub struct EncodedVectorInfo {
     pub stored_bytes: usize,
 }
 
-/// A decoded vector, row-aligned: `values` has `rows` entries and NULL rows hold
-/// 0 / 0.0 / an empty byte string.
-///
-/// Create one with `DecodedVector::default()` and pass it to `decode_vector` again and
-/// again: it keeps its buffers (values, offsets, data, and private decode scratch such
-/// as the decompression buffer), so a scan decodes without allocating once warmed up.
-#[derive(Debug, Clone, Default)]
-pub struct DecodedVector {
-    pub rows: u32,
-    /// `None` when no row is NULL; otherwise one entry per row, `true` = not null.
-    pub validity: Option<Vec<bool>>,
-    pub values: DecodedValues,
-    /// Set by the caller before decoding: a dictionary-encoded vector of byte strings is
-    /// then decoded into `dictionary` only, and `values` is left empty (for filters,
-    /// which test each entry once, then the codes).
-    pub keep_dictionary: bool,
-    pub dictionary: Option<Dictionary>,
-    scratch: DecodeScratch,
-}
-
-/// Byte strings as a dictionary: row i is entry `codes[i]` (NULL rows: 0), entry e is
-/// `data[offsets[e]..offsets[e + 1]]`.
-#[derive(Debug, Clone, Default)]
-pub struct Dictionary {
-    pub codes: Vec<u32>,
-    pub offsets: Vec<u32>,
-    pub data: Vec<u8>,
-}
-
-impl Dictionary {
-    pub fn len(&self) -> usize {
-        self.offsets.len().saturating_sub(1)
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
-
-    pub fn entry(&self, e: usize) -> &[u8] {
-        &self.data[self.offsets[e] as usize..self.offsets[e + 1] as usize]
-    }
-}
-
-#[derive(Debug, Clone, Default)]
-struct DecodeScratch {
-    decompressed: Vec<u8>,
-    codec: Scratch,
-    /// Validity buffer kept while `validity` is `None`.
-    spare_validity: Vec<bool>,
-}
-
-/// Row-aligned values.
-#[derive(Debug, Clone)]
-pub enum DecodedValues {
-    Int(Vec<i64>),
-    Float32(Vec<f32>),
-    Float64(Vec<f64>),
-    /// `offsets.len() == rows + 1`; row i is `data[offsets[i]..offsets[i + 1]]`.
-    Bytes {
-        offsets: Vec<u32>,
-        data: Vec<u8>,
-    },
-}
-
-impl Default for DecodedValues {
-    fn default() -> Self {
-        Self::Int(Vec::new())
-    }
-}
-
-impl DecodedVector {
-    /// A vector of these decoded rows (no decode scratch): for building one by hand.
-    pub fn from_parts(
-        rows: u32,
-        validity: Option<Vec<bool>>,
-        values: DecodedValues,
-        dictionary: Option<Dictionary>,
-    ) -> DecodedVector {
-        DecodedVector {
-            rows,
-            validity,
-            values,
-            keep_dictionary: dictionary.is_some(),
-            dictionary,
-            scratch: DecodeScratch::default(),
-        }
-    }
-
-    /// Whether row `i` is not null.
-    pub fn is_valid(&self, i: usize) -> bool {
-        self.validity.as_ref().is_none_or(|v| v[i])
-    }
-
-    /// Moves the decoded rows out into a vector of their own, leaving this one's decode
-    /// scratch (decompression buffers) behind for the next decode: for keeping decoded
-    /// vectors without their scratch.
-    pub fn take_rows(&mut self) -> DecodedVector {
-        DecodedVector {
-            rows: std::mem::take(&mut self.rows),
-            validity: self.validity.take(),
-            values: std::mem::take(&mut self.values),
-            keep_dictionary: false,
-            dictionary: self.dictionary.take(),
-            scratch: DecodeScratch::default(),
-        }
-    }
-
-    /// Bytes of memory the decoded rows hold.
-    pub fn heap_bytes(&self) -> usize {
-        let values = match &self.values {
-            DecodedValues::Int(v) => v.capacity() * 8,
-            DecodedValues::Float32(v) => v.capacity() * 4,
-            DecodedValues::Float64(v) => v.capacity() * 8,
-            DecodedValues::Bytes { offsets, data } => offsets.capacity() * 4 + data.capacity(),
-        };
-        let dictionary = self
-            .dictionary
-            .as_ref()
-            .map_or(0, |d| d.codes.capacity() * 4 + d.offsets.capacity() * 4 + d.data.capacity());
-        values + dictionary + self.validity.as_ref().map_or(0, Vec::capacity)
-    }
-}
-
 const MIN_COMPRESS_LEN: usize = 64;
 /// For byte strings, decompressed payloads may be at most this many times the stored
 /// size (the encoder never writes more); fixed-width payloads have an absolute bound.
@@ -313,18 +94,6 @@ fn max_raw_len(kind: PhysicalKind, rows: usize, stored_len: usize) -> usize {
             .saturating_add(stored_len.saturating_mul(MAX_COMPRESSION_RATIO))
             .min(MAX_DECODED_BYTES + fixed),
         _ => fixed,
-    }
-}
-
-fn plain_bytes(values: &VectorValues<'_>) -> usize {
-    match values {
-        VectorValues::Int(v) => v.len() * 8,
-        VectorValues::Float32(v) => v.len() * 4,
-        VectorValues::Float64(v) => v.len() * 8,
-        VectorValues::Bytes { offsets, .. } => match (offsets.first(), offsets.last()) {
-            (Some(&a), Some(&b)) => (b - a) as usize,
-            _ => 0,
-        },
     }
 }
 
@@ -494,7 +263,7 @@ pub fn encode_vector(
         let mut guard = cell.borrow_mut();
         let EncodeScratch { primary, alternative } = &mut *guard;
         primary.raw.clear();
-        let encoding = encode_payload(values, &mut primary.raw);
+        let encoding = encode_smallest(values, &mut primary.raw);
         let trial = if kind == PhysicalKind::Bytes { Trial::Both } else { Trial::Lz4First };
         let (mut compression, stored) = primary.compress(policy, trial, kind, n_rows);
         let mut chosen = (&*primary, encoding);
@@ -508,7 +277,7 @@ pub fn encode_vector(
             _ => stored,
         };
         // Floats the lightweight encoding already halved are not worth a histogram.
-        let floats_worth = stored * 2 > plain_bytes(&values);
+        let floats_worth = stored * 2 > values.plain_bytes();
         let alt = match values {
             _ if !compressing => None,
             VectorValues::Bytes { .. } => Some(EncodingId::Plain),
@@ -523,21 +292,8 @@ pub fn encode_vector(
         .filter(|&a| a != encoding);
         if let Some(alt_id) = alt {
             alternative.raw.clear();
-            let trial = match values {
-                VectorValues::Float32(v) => {
-                    bytesplit::encode(v, &mut alternative.raw);
-                    Trial::ZstdFirst
-                }
-                VectorValues::Float64(v) => {
-                    bytesplit::encode(v, &mut alternative.raw);
-                    Trial::ZstdFirst
-                }
-                VectorValues::Bytes { offsets, data } => {
-                    plain::encode_bytes(offsets, data, &mut alternative.raw);
-                    Trial::Both
-                }
-                VectorValues::Int(_) => unreachable!("no alternative for ints"),
-            };
+            (alt_id.codec().encode)(values, &(), &mut alternative.raw);
+            let trial = if kind == PhysicalKind::Bytes { Trial::Both } else { Trial::ZstdFirst };
             let (c, s) = alternative.compress(policy, trial, kind, n_rows);
             if s < target {
                 compression = c;
@@ -571,7 +327,7 @@ pub fn encode_vector(
     EncodedVectorInfo {
         encoding,
         compression,
-        raw_bytes: plain_bytes(&values),
+        raw_bytes: values.plain_bytes(),
         stored_bytes: out.len() - start,
     }
 }
@@ -582,202 +338,6 @@ fn bitmap_len(rows: usize, null_count: usize) -> usize {
     } else {
         0
     }
-}
-
-/// Chooses the lightweight encoding and writes the payload.
-fn encode_payload(values: VectorValues<'_>, buf: &mut Vec<u8>) -> EncodingId {
-    match values {
-        _ if values.is_empty() => EncodingId::Plain,
-        VectorValues::Int(v) => encode_int(v, buf),
-        VectorValues::Float32(v) => encode_float(v, buf),
-        VectorValues::Float64(v) => encode_float(v, buf),
-        VectorValues::Bytes { offsets, data } => encode_bytes(offsets, data, buf),
-    }
-}
-
-/// Keeps the smallest candidate; on ties the earlier one (listed cheapest to decode first).
-struct Best(EncodingId, usize);
-
-impl Best {
-    fn offer(&mut self, id: EncodingId, size: usize) {
-        if size < self.1 {
-            *self = Best(id, size);
-        }
-    }
-}
-
-/// Run statistics: count and the range of run lengths.
-struct Runs {
-    count: usize,
-    min_len: u32,
-    max_len: u32,
-}
-
-impl Runs {
-    fn new() -> Self {
-        Self { count: 0, min_len: u32::MAX, max_len: 0 }
-    }
-    #[inline]
-    fn close(&mut self, len: u32) {
-        self.count += 1;
-        self.min_len = self.min_len.min(len);
-        self.max_len = self.max_len.max(len);
-    }
-}
-
-fn encode_int(v: &[i64], buf: &mut Vec<u8>) -> EncodingId {
-    // One pass for the exact sizes of FOR, delta, delta-of-delta and RLE.
-    let n = v.len();
-    let (mut min, mut max) = (v[0], v[0]);
-    let (mut dmin, mut dmax) = (i64::MAX, i64::MIN);
-    let (mut ddmin, mut ddmax) = (i64::MAX, i64::MIN);
-    let mut runs = Runs::new();
-    let mut run_len = 1u32;
-    let mut prev_d = 0i64;
-    for i in 1..n {
-        let (x, p) = (v[i], v[i - 1]);
-        min = min.min(x);
-        max = max.max(x);
-        let d = x.wrapping_sub(p);
-        dmin = dmin.min(d);
-        dmax = dmax.max(d);
-        if i >= 2 {
-            let dd = d.wrapping_sub(prev_d);
-            ddmin = ddmin.min(dd);
-            ddmax = ddmax.max(dd);
-        }
-        prev_d = d;
-        if x == p {
-            run_len += 1;
-        } else {
-            runs.close(run_len);
-            run_len = 1;
-        }
-    }
-    runs.close(run_len);
-    let fix = |lo: i64, hi: i64| if lo > hi { (0, 0) } else { (lo, hi) };
-    let (dmin, dmax) = fix(dmin, dmax);
-    let (ddmin, ddmax) = fix(ddmin, ddmax);
-
-    let mut best = Best(EncodingId::BitPack, bitpack::for_encoded_len(n, min, max));
-    best.offer(EncodingId::Plain, plain::encoded_len::<i64>(n));
-    best.offer(EncodingId::Rle, rle::encoded_len(runs.count, min, max, runs.min_len, runs.max_len));
-    best.offer(EncodingId::Delta, delta::delta_encoded_len(n, dmin, dmax));
-    best.offer(EncodingId::DeltaOfDelta, delta::delta2_encoded_len(n, ddmin, ddmax));
-    if let Some(dict) = dictionary::build(v, best.1) {
-        dictionary::encode_built(&dict, buf);
-        return EncodingId::Dictionary;
-    }
-    match best.0 {
-        EncodingId::BitPack => bitpack::encode_for_iter(min, max, v.iter().copied(), n, buf),
-        EncodingId::Plain => plain::encode(v, buf),
-        EncodingId::Rle => rle::encode(v, buf),
-        EncodingId::Delta => delta::encode(v, buf),
-        EncodingId::DeltaOfDelta => delta::encode_delta2(v, buf),
-        other => unreachable!("{other:?} is not an int candidate"),
-    }
-    best.0
-}
-
-fn encode_float<T: AlpFloat>(v: &[T], buf: &mut Vec<u8>) -> EncodingId {
-    let n = v.len();
-    let first = v[0].to_bits64() as i64;
-    let (mut min, mut max) = (first, first);
-    let mut runs = Runs::new();
-    let mut run_len = 1u32;
-    for i in 1..n {
-        let x = v[i].to_bits64();
-        min = min.min(x as i64);
-        max = max.max(x as i64);
-        if x == v[i - 1].to_bits64() {
-            run_len += 1;
-        } else {
-            runs.close(run_len);
-            run_len = 1;
-        }
-    }
-    runs.close(run_len);
-
-    let plain_len = plain::encoded_len::<T>(n);
-    let mut best = Best(EncodingId::Plain, plain_len);
-    best.offer(EncodingId::Rle, rle::encoded_len(runs.count, min, max, runs.min_len, runs.max_len));
-    let alp = alp::choose(v);
-    if let Some((_, size)) = alp {
-        best.offer(EncodingId::Alp, size);
-    }
-    // ALP_rd, Gorilla and lag-delta only pay off when values are not (mostly) decimal.
-    let mut rd = None;
-    let mut lag = None;
-    if best.1 * 10 > plain_len * 6 {
-        best.offer(EncodingId::Gorilla, gorilla::encoded_len(v));
-        let (params, size) = alp::choose_rd(v);
-        best.offer(EncodingId::AlpRd, size);
-        rd = Some(params);
-        let (params, size) = lagdelta::choose(v, lagdelta::detect_lag(v));
-        best.offer(EncodingId::LagDelta, size);
-        lag = Some(params);
-    }
-    if let Some(dict) = dictionary::build(v, best.1) {
-        dictionary::encode_built(&dict, buf);
-        return EncodingId::Dictionary;
-    }
-    let start = buf.len();
-    match best.0 {
-        EncodingId::Plain => plain::encode(v, buf),
-        EncodingId::Rle => rle::encode(v, buf),
-        EncodingId::Gorilla => gorilla::encode(v, buf),
-        EncodingId::Alp => alp::encode(v, alp.expect("estimated").0, buf),
-        EncodingId::AlpRd => alp::encode_rd(v, rd.as_ref().expect("estimated"), buf),
-        EncodingId::LagDelta => lagdelta::encode(v, lag.as_ref().expect("estimated"), buf),
-        other => unreachable!("{other:?} is not a float candidate"),
-    }
-    // ALP sizes are estimated from a sample; never store more than plain.
-    if buf.len() - start > plain_len {
-        buf.truncate(start);
-        plain::encode(v, buf);
-        return EncodingId::Plain;
-    }
-    best.0
-}
-
-fn encode_bytes(offsets: &[u32], data: &[u8], buf: &mut Vec<u8>) -> EncodingId {
-    let n = offsets.len() - 1;
-    let len = |i: usize| offsets[i + 1] - offsets[i];
-    let value = |i: usize| &data[offsets[i] as usize..offsets[i + 1] as usize];
-    let (mut lmin, mut lmax) = (len(0), len(0));
-    let mut runs = Runs::new();
-    let mut run_len = 1u32;
-    let mut run_data = len(0) as usize;
-    for i in 1..n {
-        let l = len(i);
-        lmin = lmin.min(l);
-        lmax = lmax.max(l);
-        // Compare lengths first: most differing neighbours differ in length too.
-        if l == len(i - 1) && value(i) == value(i - 1) {
-            run_len += 1;
-        } else {
-            runs.close(run_len);
-            run_len = 1;
-            run_data += l as usize;
-        }
-    }
-    runs.close(run_len);
-    let data_len = (offsets[n] - offsets[0]) as usize;
-    let mut best = Best(EncodingId::Plain, plain::bytes_encoded_len(n, lmin, lmax, data_len));
-    best.offer(
-        EncodingId::Rle,
-        rle::bytes_encoded_len(runs.count, lmin, lmax, run_data, runs.min_len, runs.max_len),
-    );
-    if let Some(dict) = dictionary::build_bytes(offsets, data, best.1) {
-        dictionary::encode_bytes_built(&dict, buf);
-        return EncodingId::Dictionary;
-    }
-    match best.0 {
-        EncodingId::Plain => plain::encode_bytes(offsets, data, buf),
-        EncodingId::Rle => rle::encode_bytes(offsets, data, buf),
-        other => unreachable!("{other:?} is not a bytes candidate"),
-    }
-    best.0
 }
 
 pub(super) struct Header {
@@ -925,22 +485,27 @@ pub fn decode_vector(
         return Err(CorruptData("payload for a vector without values"));
     }
     let codec = &mut scratch.codec;
+    // One call through the codec table per vector; the codec's loops are its own.
+    let decode = |out: Output<'_>, codec: &mut Scratch| match count {
+        0 => Ok(0),
+        _ => (h.encoding.codec().decode)(payload, count, out, codec),
+    };
     let used = match kind {
         PhysicalKind::Int => {
             let mut v = reuse!(values, Int, h.rows);
-            let used = decode_int(h.encoding, payload, count, &mut v, codec);
+            let used = decode(Output::Int(&mut v), codec);
             *values = DecodedValues::Int(v);
             used?
         }
         PhysicalKind::Float32 => {
             let mut v = reuse!(values, Float32, h.rows);
-            let used = decode_float(h.encoding, payload, count, &mut v, codec);
+            let used = decode(Output::Float32(&mut v), codec);
             *values = DecodedValues::Float32(v);
             used?
         }
         PhysicalKind::Float64 => {
             let mut v = reuse!(values, Float64, h.rows);
-            let used = decode_float(h.encoding, payload, count, &mut v, codec);
+            let used = decode(Output::Float64(&mut v), codec);
             *values = DecodedValues::Float64(v);
             used?
         }
@@ -959,36 +524,28 @@ pub fn decode_vector(
                 offsets.reserve(h.rows + 1);
                 data.reserve(payload.len());
             }
-            let used = match h.encoding {
-                _ if count == 0 => Ok(0),
-                EncodingId::Dictionary if as_codes => {
-                    let d = spare_dictionary.get_or_insert_with(Dictionary::default);
-                    let used = dictionary::decode_bytes_codes(
-                        payload,
-                        count,
-                        &mut d.codes,
-                        &mut d.offsets,
-                        &mut d.data,
-                        &mut codec.lens,
-                    );
-                    if used.is_ok() {
-                        // Codes to rows: offsets stay row-aligned (all empty), for `rows`.
-                        offsets.resize(h.rows + 1, 0);
-                        if let Some(valid) = validity.as_deref() {
-                            spread_codes(&mut d.codes, valid);
-                        }
-                        *dictionary = spare_dictionary.take();
+            let used = if as_codes {
+                // Byte strings kept as their dictionary (for filters): entries and codes.
+                let d = spare_dictionary.get_or_insert_with(Dictionary::default);
+                let used = dictionary::decode_bytes_codes(
+                    payload,
+                    count,
+                    &mut d.codes,
+                    &mut d.offsets,
+                    &mut d.data,
+                    &mut codec.lens,
+                );
+                if used.is_ok() {
+                    // Codes to rows: offsets stay row-aligned (all empty), for `rows`.
+                    offsets.resize(h.rows + 1, 0);
+                    if let Some(valid) = validity.as_deref() {
+                        spread_codes(&mut d.codes, valid);
                     }
-                    used
+                    *dictionary = spare_dictionary.take();
                 }
-                EncodingId::Plain => {
-                    plain::decode_bytes(payload, count, &mut offsets, &mut data, &mut codec.lens)
-                }
-                EncodingId::Rle => rle::decode_bytes(payload, count, &mut offsets, &mut data, codec),
-                EncodingId::Dictionary => {
-                    dictionary::decode_bytes(payload, count, &mut offsets, &mut data, codec)
-                }
-                _ => Err(CorruptData("encoding does not apply to the value kind")),
+                used
+            } else {
+                decode(Output::Bytes { offsets: &mut offsets, data: &mut data }, codec)
             };
             *values = DecodedValues::Bytes { offsets, data };
             used?
@@ -1023,46 +580,6 @@ fn spread_codes(codes: &mut Vec<u32>, valid: &[bool]) {
     }
 }
 
-fn decode_int(
-    enc: EncodingId,
-    payload: &[u8],
-    count: usize,
-    out: &mut Vec<i64>,
-    scratch: &mut Scratch,
-) -> Result<usize, CorruptData> {
-    match enc {
-        _ if count == 0 => Ok(0),
-        EncodingId::Plain => plain::decode(payload, count, out),
-        EncodingId::BitPack => bitpack::decode_for_into(payload, count, out),
-        EncodingId::Delta => delta::decode(payload, count, out),
-        EncodingId::DeltaOfDelta => delta::decode_delta2(payload, count, out),
-        EncodingId::Rle => rle::decode(payload, count, out, scratch),
-        EncodingId::Dictionary => dictionary::decode(payload, count, out, scratch),
-        _ => Err(CorruptData("encoding does not apply to the value kind")),
-    }
-}
-
-fn decode_float<T: AlpFloat>(
-    enc: EncodingId,
-    payload: &[u8],
-    count: usize,
-    out: &mut Vec<T>,
-    scratch: &mut Scratch,
-) -> Result<usize, CorruptData> {
-    match enc {
-        _ if count == 0 => Ok(0),
-        EncodingId::Plain => plain::decode(payload, count, out),
-        EncodingId::Rle => rle::decode(payload, count, out, scratch),
-        EncodingId::Dictionary => dictionary::decode(payload, count, out, scratch),
-        EncodingId::ByteSplit => bytesplit::decode(payload, count, out),
-        EncodingId::Gorilla => gorilla::decode(payload, count, out),
-        EncodingId::Alp => alp::decode(payload, count, out),
-        EncodingId::AlpRd => alp::decode_rd(payload, count, out),
-        EncodingId::LagDelta => lagdelta::decode(payload, count, out),
-        _ => Err(CorruptData("encoding does not apply to the value kind")),
-    }
-}
-
 /// Moves dense values to their rows (in place, from the back) and zeroes NULL rows.
 fn spread<T: Fixed>(values: &mut Vec<T>, valid: &[bool]) {
     let mut j = values.len();
@@ -1087,512 +604,6 @@ fn spread_offsets(offsets: &mut Vec<u32>, valid: &[bool]) {
         offsets[i + 1] = offsets[j];
         if valid[i] {
             j -= 1;
-        }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::storage::format::encoding::test_util::*;
-    use proptest::prelude::*;
-
-    /// Encodes the row-aligned `rows` (None = NULL) and checks the decoded result.
-    fn rt_generic<T: Clone + PartialEq + std::fmt::Debug>(
-        rows: &[Option<T>],
-        to_values: impl Fn(&[T]) -> (EncodedVectorInfo, Vec<u8>),
-        check: impl Fn(&DecodedVector, &[Option<T>]),
-        kind: PhysicalKind,
-    ) -> (EncodedVectorInfo, Vec<u8>) {
-        let dense: Vec<T> = rows.iter().flatten().cloned().collect();
-        let (info, buf) = to_values(&dense);
-        let mut out = DecodedVector::default();
-        let mut with_tail = buf.clone();
-        with_tail.extend_from_slice(b"trailing");
-        assert_eq!(decode_vector(&with_tail, kind, &mut out), Ok(buf.len()));
-        assert_eq!(out.rows as usize, rows.len());
-        check(&out, rows);
-        assert_eq!(info.stored_bytes, buf.len());
-        // A second decode into the same DecodedVector gives the same result.
-        assert_eq!(decode_vector(&buf, kind, &mut out), Ok(buf.len()));
-        check(&out, rows);
-        (info, buf)
-    }
-
-    fn validity_of<T>(rows: &[Option<T>]) -> Option<Vec<bool>> {
-        let v: Vec<bool> = rows.iter().map(Option::is_some).collect();
-        v.contains(&false).then_some(v)
-    }
-
-    fn check_validity<T>(out: &DecodedVector, rows: &[Option<T>]) {
-        assert_eq!(out.validity, validity_of(rows));
-    }
-
-    fn rt_int(rows: &[Option<i64>], policy: &CompressionPolicy) -> (EncodedVectorInfo, Vec<u8>) {
-        let validity = validity_of(rows);
-        rt_generic(
-            rows,
-            |d| {
-                let mut buf = Vec::new();
-                let info = encode_vector(
-                    rows.len() as u32,
-                    validity.as_deref(),
-                    VectorValues::Int(d),
-                    policy,
-                    &mut buf,
-                );
-                (info, buf)
-            },
-            |out, rows| {
-                check_validity(out, rows);
-                let DecodedValues::Int(v) = &out.values else { panic!("kind") };
-                let want: Vec<i64> = rows.iter().map(|r| r.unwrap_or(0)).collect();
-                assert_eq!(v, &want);
-            },
-            PhysicalKind::Int,
-        )
-    }
-
-    fn rt_f64(rows: &[Option<f64>], policy: &CompressionPolicy) -> (EncodedVectorInfo, Vec<u8>) {
-        let validity = validity_of(rows);
-        rt_generic(
-            rows,
-            |d| {
-                let mut buf = Vec::new();
-                let info = encode_vector(
-                    rows.len() as u32,
-                    validity.as_deref(),
-                    VectorValues::Float64(d),
-                    policy,
-                    &mut buf,
-                );
-                (info, buf)
-            },
-            |out, rows| {
-                check_validity(out, rows);
-                let DecodedValues::Float64(v) = &out.values else { panic!("kind") };
-                let want: Vec<f64> = rows.iter().map(|r| r.unwrap_or(0.0)).collect();
-                assert!(bits_eq(v, &want));
-            },
-            PhysicalKind::Float64,
-        )
-    }
-
-    fn rt_f32(rows: &[Option<f32>], policy: &CompressionPolicy) -> (EncodedVectorInfo, Vec<u8>) {
-        let validity = validity_of(rows);
-        rt_generic(
-            rows,
-            |d| {
-                let mut buf = Vec::new();
-                let info = encode_vector(
-                    rows.len() as u32,
-                    validity.as_deref(),
-                    VectorValues::Float32(d),
-                    policy,
-                    &mut buf,
-                );
-                (info, buf)
-            },
-            |out, rows| {
-                check_validity(out, rows);
-                let DecodedValues::Float32(v) = &out.values else { panic!("kind") };
-                let want: Vec<f32> = rows.iter().map(|r| r.unwrap_or(0.0)).collect();
-                assert!(bits_eq(v, &want));
-            },
-            PhysicalKind::Float32,
-        )
-    }
-
-    fn rt_bytes(rows: &[Option<Vec<u8>>], policy: &CompressionPolicy) -> (EncodedVectorInfo, Vec<u8>) {
-        let validity = validity_of(rows);
-        rt_generic(
-            rows,
-            |d| {
-                let (offsets, data) = to_offsets(d);
-                let mut buf = Vec::new();
-                let info = encode_vector(
-                    rows.len() as u32,
-                    validity.as_deref(),
-                    VectorValues::Bytes { offsets: &offsets, data: &data },
-                    policy,
-                    &mut buf,
-                );
-                (info, buf)
-            },
-            |out, rows| {
-                check_validity(out, rows);
-                let DecodedValues::Bytes { offsets, data } = &out.values else { panic!("kind") };
-                assert_eq!(offsets.len(), rows.len() + 1);
-                for (i, r) in rows.iter().enumerate() {
-                    let got = &data[offsets[i] as usize..offsets[i + 1] as usize];
-                    assert_eq!(got, r.as_deref().unwrap_or(&[]));
-                }
-            },
-            PhysicalKind::Bytes,
-        )
-    }
-
-    fn with_nulls<T: Clone>(values: &[T], every: usize) -> Vec<Option<T>> {
-        values.iter().enumerate().map(|(i, v)| (every == 0 || i % every != 1).then(|| v.clone())).collect()
-    }
-
-    fn policies() -> [CompressionPolicy; 4] {
-        [
-            CompressionPolicy::default(),
-            CompressionPolicy::NONE,
-            CompressionPolicy { lz4: true, zstd: false, zstd_level: 3 },
-            CompressionPolicy { lz4: false, zstd: true, zstd_level: 1 },
-        ]
-    }
-
-    #[test]
-    fn round_trip_every_kind_with_and_without_nulls() {
-        let ints: Vec<i64> = (0..3000).map(|i| (i * 7919) % 1000 - 500).collect();
-        let floats: Vec<f64> = (0..3000).map(|i| (i as f64 * 0.37).sin() * 100.0).collect();
-        let decimals: Vec<f64> = (0..3000).map(|i| (i % 977) as f64 / 10.0).collect();
-        let f32s: Vec<f32> = (0..3000).map(|i| (i as f32 * 0.37).cos()).collect();
-        let text: Vec<Vec<u8>> = (0..3000).map(|i| format!("value-{}", i % 37).into_bytes()).collect();
-        for p in &policies() {
-            // every = 0: no NULLs; otherwise every `every`-th row is NULL.
-            for every in [0, 3, 2] {
-                rt_int(&with_nulls(&ints, every), p);
-                rt_f64(&with_nulls(&floats, every), p);
-                rt_f64(&with_nulls(&decimals, every), p);
-                rt_f32(&with_nulls(&f32s, every), p);
-                rt_bytes(&with_nulls(&text, every), p);
-            }
-        }
-    }
-
-    #[test]
-    fn empty_and_all_null_vectors() {
-        let p = CompressionPolicy::default();
-        let (info, buf) = rt_int(&[], &p);
-        assert_eq!((info.encoding, buf.len()), (EncodingId::Plain, HEADER_LEN));
-        let (_, buf) = rt_int(&[None; 2048], &p);
-        assert_eq!(buf.len(), HEADER_LEN);
-        let (_, buf) = rt_f64(&[None; 100], &p);
-        assert_eq!(buf.len(), HEADER_LEN);
-        rt_f32(&[None], &p);
-        let (_, buf) = rt_bytes(&vec![None; 70], &p);
-        assert_eq!(buf.len(), HEADER_LEN);
-        rt_bytes(&[Some(vec![]), None, Some(vec![])], &p);
-    }
-
-    #[test]
-    fn max_rows_and_extremes() {
-        let p = CompressionPolicy::default();
-        let rows: Vec<Option<i64>> =
-            (0..65536).map(|i| Some(if i % 2 == 0 { i64::MIN } else { i64::MAX })).collect();
-        rt_int(&rows, &p);
-        let rows: Vec<Option<i64>> = (0..65536i64).map(|i| (i % 5 != 0).then_some(i * 1000)).collect();
-        rt_int(&rows, &p);
-        let specials = [
-            f64::NAN,
-            -0.0,
-            f64::INFINITY,
-            f64::NEG_INFINITY,
-            f64::from_bits(1),
-            f64::from_bits(0x7FF0_0000_0000_0F00),
-            1.25,
-        ];
-        let rows: Vec<Option<f64>> = (0..65536).map(|i| Some(specials[i % specials.len()])).collect();
-        rt_f64(&rows, &p);
-        let rows: Vec<Option<f32>> =
-            (0..65536).map(|i| Some(f32::from_bits((i as u32).wrapping_mul(65599)))).collect();
-        rt_f32(&rows, &p);
-    }
-
-    #[test]
-    #[should_panic(expected = "exceeds")]
-    fn too_many_rows_panics() {
-        let v = vec![0i64; 65537];
-        encode_vector(65537, None, VectorValues::Int(&v), &CompressionPolicy::default(), &mut Vec::new());
-    }
-
-    #[test]
-    fn chooses_sensible_encodings() {
-        let p = CompressionPolicy::NONE;
-        // Timestamps shared by 400 rows each: run-length.
-        let ts: Vec<Option<i64>> =
-            (0..2048).map(|i| Some(1_700_000_000_000_000 + (i / 400) * 10_000_000)).collect();
-        let (info, buf) = rt_int(&ts, &p);
-        assert_eq!(info.encoding, EncodingId::Rle);
-        assert!(buf.len() < 80, "{}", buf.len());
-        // Low-cardinality text in random order: dictionary.
-        let mut x = 7u64;
-        let words = ["red", "green", "blue", "cyan", "magenta"];
-        let text: Vec<Option<Vec<u8>>> = (0..2048)
-            .map(|_| {
-                x = x.wrapping_mul(6364136223846793005).wrapping_add(1);
-                Some(words[(x >> 33) as usize % 5].as_bytes().to_vec())
-            })
-            .collect();
-        let (info, _) = rt_bytes(&text, &p);
-        assert_eq!(info.encoding, EncodingId::Dictionary);
-        let (info, _) = rt_bytes(&text, &CompressionPolicy::default());
-        assert_eq!(info.encoding, EncodingId::Dictionary);
-        // Small-range ints: frame of reference.
-        let small: Vec<Option<i64>> = (0..2048)
-            .map(|_| {
-                x = x.wrapping_mul(6364136223846793005).wrapping_add(1);
-                Some(1_000_000 + (x >> 40) as i64 % 1000)
-            })
-            .collect();
-        let (info, buf) = rt_int(&small, &p);
-        assert_eq!(info.encoding, EncodingId::BitPack);
-        assert!(buf.len() <= HEADER_LEN + 9 + 2048 * 10 / 8);
-        // Fixed step or sorted with jitter: delta; fixed acceleration: delta-of-delta.
-        let reg: Vec<Option<i64>> = (0..2048).map(|i| Some(i * 1000)).collect();
-        assert_eq!(rt_int(&reg, &p).0.encoding, EncodingId::Delta);
-        let accel: Vec<Option<i64>> = (0..2048i64).map(|i| Some(i * i * 3 + 100)).collect();
-        assert_eq!(rt_int(&accel, &p).0.encoding, EncodingId::DeltaOfDelta);
-        let sorted: Vec<Option<i64>> = (0..2048i64).map(|i| Some(i * 1_000_000 + (i * 7) % 13)).collect();
-        assert_eq!(rt_int(&sorted, &p).0.encoding, EncodingId::Delta);
-        // Decimal doubles: ALP.
-        let prices: Vec<Option<f64>> =
-            (0..2048).map(|i| Some(((i * 7919) % 100_000) as f64 / 100.0)).collect();
-        assert_eq!(rt_f64(&prices, &p).0.encoding, EncodingId::Alp);
-        // Slowly varying full-precision series: Gorilla or ALP_rd, below plain.
-        let series: Vec<Option<f64>> = (0..2048).map(|i| Some(20.0 + (i as f64 / 50.0).sin())).collect();
-        let (info, buf) = rt_f64(&series, &p);
-        assert!(
-            matches!(info.encoding, EncodingId::Gorilla | EncodingId::AlpRd | EncodingId::LagDelta),
-            "{info:?}"
-        );
-        assert!(buf.len() < 2048 * 8);
-        // Interleaved full-precision series (time-major rows of 400 hosts): lag-delta
-        // with lag 400, also when compression is allowed.
-        let walks: Vec<Option<f64>> = interleaved_walks(400, 2048, 3, 1.0).into_iter().map(Some).collect();
-        for p in [p, CompressionPolicy::default()] {
-            let (info, buf) = rt_f64(&walks, &p);
-            assert_eq!((info.encoding, info.compression), (EncodingId::LagDelta, Compression::None));
-            assert_eq!(u16::from_le_bytes([buf[HEADER_LEN], buf[HEADER_LEN + 1]]), 400);
-            assert!(buf.len() * 100 <= 2048 * 650, "{}", buf.len());
-        }
-    }
-
-    #[test]
-    fn small_float_savings_are_kept() {
-        // Full-precision values, a fifth of them 0.0: ALP_rd leaves the zeros' repeated
-        // bytes to zstd, which saves over 3% (but not 10%) of the payload.
-        let mut x = 3u64;
-        let rows: Vec<Option<f64>> = (0..2048)
-            .map(|_| {
-                x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-                Some(if x >> 61 == 0 { 0.0 } else { (x >> 11) as f64 / (1u64 << 53) as f64 * 100.0 })
-            })
-            .collect();
-        let (plain, _) = rt_f64(&rows, &CompressionPolicy::NONE);
-        let (info, _) = rt_f64(&rows, &CompressionPolicy::default());
-        assert_ne!(info.compression, Compression::None, "{info:?}");
-        assert!(info.stored_bytes * 100 <= plain.stored_bytes * 97);
-        assert!(info.stored_bytes * 100 > plain.stored_bytes * 90, "{info:?} {plain:?}");
-    }
-
-    #[test]
-    fn compression_kept_only_when_it_pays() {
-        let text: Vec<Option<Vec<u8>>> =
-            (0..2048).map(|i| Some(format!("a fairly long repeated prefix {}", i).into_bytes())).collect();
-        let (info, _) = rt_bytes(&text, &CompressionPolicy::default());
-        assert_ne!(info.compression, Compression::None);
-        assert!(info.stored_bytes * 4 < info.raw_bytes);
-        let noise = noise_i64(2048, 1);
-        let (info, _) = rt_int(&noise, &CompressionPolicy::default());
-        assert_eq!(info.compression, Compression::None);
-    }
-
-    fn sample_vectors() -> Vec<(PhysicalKind, Vec<u8>)> {
-        let p = CompressionPolicy::default();
-        let mut v = Vec::new();
-        let ints: Vec<Option<i64>> = (0..300i64).map(|i| (i % 7 != 0).then_some(i * i)).collect();
-        v.push((PhysicalKind::Int, rt_int(&ints, &p).1));
-        let text: Vec<Option<Vec<u8>>> =
-            (0..300).map(|i| Some(format!("row {}", i % 10).into_bytes())).collect();
-        v.push((PhysicalKind::Bytes, rt_bytes(&text, &p).1));
-        let fl: Vec<Option<f64>> = (0..300).map(|i| (i % 3 != 0).then_some(i as f64 * 1.1)).collect();
-        v.push((PhysicalKind::Float64, rt_f64(&fl, &p).1));
-        // 7 interleaved series; whole rounds of 7 rows are NULL, which keeps the lag.
-        let walks = interleaved_walks(7, 300, 1, 1.0);
-        let rows: Vec<Option<f64>> =
-            walks.iter().enumerate().map(|(i, &w)| (i / 7 % 10 != 3).then_some(w)).collect();
-        let (info, buf) = rt_f64(&rows, &p);
-        assert_eq!(info.encoding, EncodingId::LagDelta);
-        v.push((PhysicalKind::Float64, buf));
-        v
-    }
-
-    #[test]
-    fn corruption_is_detected() {
-        for (kind, buf) in sample_vectors() {
-            let mut out = DecodedVector::default();
-            for cut in 0..buf.len() {
-                assert!(decode_vector(&buf[..cut], kind, &mut out).is_err(), "cut {cut}");
-            }
-            for i in 0..buf.len() {
-                for bit in [0x01u8, 0x80] {
-                    let mut bad = buf.clone();
-                    bad[i] ^= bit;
-                    assert!(decode_vector(&bad, kind, &mut out).is_err(), "flip at {i}");
-                }
-            }
-            let other = if kind == PhysicalKind::Int { PhysicalKind::Bytes } else { PhysicalKind::Int };
-            assert_eq!(
-                decode_vector(&buf, other, &mut out),
-                Err(CorruptData("vector holds another value kind"))
-            );
-        }
-    }
-
-    #[test]
-    fn checksum_mismatch_is_reported() {
-        let (kind, mut buf) = sample_vectors().remove(0);
-        let last = buf.len() - 1;
-        buf[last] ^= 0x10;
-        assert_eq!(
-            decode_vector(&buf, kind, &mut DecodedVector::default()),
-            Err(CorruptData("vector checksum mismatch"))
-        );
-    }
-
-    /// Rewrites header fields and fixes the checksum, to reach the checks behind it.
-    fn forge(buf: &[u8], edit: impl Fn(&mut Vec<u8>)) -> Vec<u8> {
-        let mut b = buf.to_vec();
-        edit(&mut b);
-        let crc = crc32c::crc32c_append(crc32c::crc32c(&b[..20]), &b[HEADER_LEN..]);
-        b[20..24].copy_from_slice(&crc.to_le_bytes());
-        b
-    }
-
-    #[test]
-    fn forged_headers_are_rejected() {
-        let (kind, buf) = sample_vectors().remove(0);
-        let mut out = DecodedVector::default();
-        let cases: Vec<(&str, Vec<u8>)> = vec![
-            ("unknown vector format version", forge(&buf, |b| b[0] = 2)),
-            ("unknown encoding id", forge(&buf, |b| b[2] = 99)),
-            ("unknown compression id", forge(&buf, |b| b[3] = 9)),
-            ("encoding does not apply to the value kind", forge(&buf, |b| b[2] = EncodingId::Gorilla as u8)),
-            ("vector row count too large", forge(&buf, |b| b[4..8].copy_from_slice(&70000u32.to_le_bytes()))),
-            ("more nulls than rows", forge(&buf, |b| b[8..12].copy_from_slice(&301u32.to_le_bytes()))),
-            (
-                "vector payload size implausible",
-                forge(&buf, |b| {
-                    b[3] = Compression::Zstd as u8;
-                    b[12..16].copy_from_slice(&u32::MAX.to_le_bytes());
-                }),
-            ),
-        ];
-        for (msg, bad) in cases {
-            assert_eq!(decode_vector(&bad, kind, &mut out), Err(CorruptData(msg)));
-        }
-        // Wrong null count with a consistent checksum: bitmap disagrees.
-        let bad = forge(&buf, |b| b[8] += 1);
-        assert!(decode_vector(&bad, kind, &mut out).is_err());
-    }
-
-    #[test]
-    fn decoded_vector_switches_kinds() {
-        let mut out = DecodedVector::default();
-        for (kind, buf) in sample_vectors().into_iter().chain(sample_vectors()) {
-            assert_eq!(decode_vector(&buf, kind, &mut out), Ok(buf.len()));
-        }
-    }
-
-    #[test]
-    fn take_rows_moves_the_rows_out_and_the_decoder_goes_on() {
-        let mut out = DecodedVector::default();
-        let mut kept = Vec::new();
-        for (kind, buf) in sample_vectors() {
-            decode_vector(&buf, kind, &mut out).unwrap();
-            let expected = (out.rows, out.validity.clone(), format!("{:?}", out.values));
-            let rows = out.take_rows();
-            assert_eq!((rows.rows, rows.validity.clone(), format!("{:?}", rows.values)), expected);
-            assert!(rows.heap_bytes() >= rows.rows as usize);
-            assert_eq!((out.rows, out.validity.is_none()), (0, true));
-            kept.push((rows, expected));
-        }
-        // Decoding into the same vector again leaves the rows taken before intact.
-        for (kind, buf) in sample_vectors() {
-            decode_vector(&buf, kind, &mut out).unwrap();
-        }
-        for (rows, expected) in kept {
-            assert_eq!((rows.rows, rows.validity.clone(), format!("{:?}", rows.values)), expected);
-        }
-    }
-
-    fn opt<T: std::fmt::Debug + Clone>(
-        s: impl Strategy<Value = T> + Clone,
-    ) -> impl Strategy<Value = Option<T>> + Clone {
-        prop_oneof![4 => s.prop_map(Some), 1 => Just(None)]
-    }
-
-    fn any_policy() -> impl Strategy<Value = CompressionPolicy> {
-        (any::<bool>(), any::<bool>(), 1i32..5).prop_map(|(lz4, zstd, zstd_level)| CompressionPolicy {
-            lz4,
-            zstd,
-            zstd_level,
-        })
-    }
-
-    proptest! {
-        #![proptest_config(crate::storage::format::encoding::test_util::config(96))]
-        #[test]
-        fn prop_ints(rows in vec_with_repeats(opt(any_i64()), 300), p in any_policy(), fl in flips()) {
-            let (_, buf) = rt_int(&rows, &p);
-            check_flips(&buf, &fl, PhysicalKind::Int);
-        }
-
-        #[test]
-        fn prop_f64(rows in vec_with_repeats(opt(any_f64()), 300), p in any_policy(), fl in flips()) {
-            let (_, buf) = rt_f64(&rows, &p);
-            check_flips(&buf, &fl, PhysicalKind::Float64);
-        }
-
-        #[test]
-        fn prop_f32(rows in vec_with_repeats(opt(any_f32()), 300), p in any_policy(), fl in flips()) {
-            let (_, buf) = rt_f32(&rows, &p);
-            check_flips(&buf, &fl, PhysicalKind::Float32);
-        }
-
-        #[test]
-        fn prop_f64_interleaved(sources in 1usize..600, len in 1usize..2048, seed in any::<u64>(),
-                                null_every in 0usize..4, p in any_policy(), fl in flips(),
-                                specials in proptest::collection::vec((any::<usize>(), any_f64()), 0..10)) {
-            let mut v = interleaved_walks(sources, len, seed, 1.0);
-            for (i, x) in specials {
-                let n = v.len();
-                v[i % n] = x;
-            }
-            let rows: Vec<Option<f64>> = v
-                .iter()
-                .enumerate()
-                .map(|(i, &x)| (null_every == 0 || i % (null_every * 97) != 1).then_some(x))
-                .collect();
-            let (_, buf) = rt_f64(&rows, &p);
-            check_flips(&buf, &fl, PhysicalKind::Float64);
-        }
-
-        #[test]
-        fn prop_bytes(rows in vec_with_repeats(opt(proptest::collection::vec(any::<u8>(), 0..30)), 200),
-                      p in any_policy(), fl in flips()) {
-            let (_, buf) = rt_bytes(&rows, &p);
-            check_flips(&buf, &fl, PhysicalKind::Bytes);
-        }
-    }
-
-    /// Every truncation and every set of flips is an error (the checksum covers all).
-    fn check_flips(buf: &[u8], flips: &[(usize, u8)], kind: PhysicalKind) {
-        let mut out = DecodedVector::default();
-        for cut in 0..buf.len() {
-            assert!(decode_vector(&buf[..cut], kind, &mut out).is_err());
-        }
-        let mut bad = buf.to_vec();
-        for &(pos, mask) in flips {
-            bad[pos % buf.len()] ^= mask.max(1);
-        }
-        if bad != buf {
-            assert!(decode_vector(&bad, kind, &mut out).is_err());
         }
     }
 }

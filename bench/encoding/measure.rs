@@ -7,20 +7,18 @@
 //! reading emits the initial state) with its own PRNG, so the numbers match the
 //! generator's output statistically without depending on the binary.
 //!
-//! Run with `cargo test --lib measure -- --nocapture` to see the table.
+//! This file is a module of `src/storage/format/encoding` (`mod measure`): its size
+//! bounds run with the unit tests; the timing (`tsbs_like_speed`) only with the `measure`
+//! feature, so the plain unit tests do not pay for it. Run everything with
+//! `cargo test --release --lib --features measure encoding::measure -- --nocapture`
+//! (see bench/README.md).
 
-use super::alp;
-use super::bitpack;
-use super::bytesplit;
-use super::compress;
-use super::delta;
-use super::dictionary;
-use super::gorilla;
-use super::lagdelta;
-use super::plain;
-use super::rle;
-use super::vector::*;
-use super::PhysicalKind;
+use super::base::PhysicalKind;
+use super::codec::VectorValues;
+use super::decoded::DecodedVector;
+use super::vector::{decode_vector, encode_vector, CompressionPolicy, EncodedVectorInfo};
+use super::{alp, bitpack, bytesplit, compress, delta, dictionary, gorilla, lagdelta, plain, rle};
+#[cfg(feature = "measure")]
 use std::time::Instant;
 
 const HOSTS: usize = 400;
@@ -318,8 +316,8 @@ fn tsbs_normal_walk_sizes() {
     assert!(m <= 6.5, "metric: {m} bytes/value");
 }
 
-/// Encode/decode throughput of `encode_vector` (meaningful in release builds only:
-/// `cargo test --release --lib measure -- --nocapture`).
+/// Encode/decode throughput of `encode_vector` (meaningful in release builds only).
+#[cfg(feature = "measure")]
 #[test]
 fn tsbs_like_speed() {
     let metric = normal_walk_column(7, ROWS);

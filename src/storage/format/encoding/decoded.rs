@@ -1,0 +1,129 @@
+//! A decoded vector: row-aligned values (or a dictionary's codes and entries), the
+//! validity of each row, and the buffers that let `vector::decode_vector` decode vector
+//! after vector without allocating. The executor's kernels and the fetches read these.
+
+use super::base::Scratch;
+
+/// A decoded vector, row-aligned: `values` has `rows` entries and NULL rows hold
+/// 0 / 0.0 / an empty byte string.
+///
+/// Create one with `DecodedVector::default()` and pass it to `decode_vector` again and
+/// again: it keeps its buffers (values, offsets, data, and private decode scratch such
+/// as the decompression buffer), so a scan decodes without allocating once warmed up.
+#[derive(Debug, Clone, Default)]
+pub struct DecodedVector {
+    pub rows: u32,
+    /// `None` when no row is NULL; otherwise one entry per row, `true` = not null.
+    pub validity: Option<Vec<bool>>,
+    pub values: DecodedValues,
+    /// Set by the caller before decoding: a dictionary-encoded vector of byte strings is
+    /// then decoded into `dictionary` only, and `values` is left empty (for filters,
+    /// which test each entry once, then the codes).
+    pub keep_dictionary: bool,
+    pub dictionary: Option<Dictionary>,
+    pub(super) scratch: DecodeScratch,
+}
+
+/// Byte strings as a dictionary: row i is entry `codes[i]` (NULL rows: 0), entry e is
+/// `data[offsets[e]..offsets[e + 1]]`.
+#[derive(Debug, Clone, Default)]
+pub struct Dictionary {
+    pub codes: Vec<u32>,
+    pub offsets: Vec<u32>,
+    pub data: Vec<u8>,
+}
+
+impl Dictionary {
+    pub fn len(&self) -> usize {
+        self.offsets.len().saturating_sub(1)
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    pub fn entry(&self, e: usize) -> &[u8] {
+        &self.data[self.offsets[e] as usize..self.offsets[e + 1] as usize]
+    }
+}
+
+/// What `decode_vector` keeps between vectors.
+#[derive(Debug, Clone, Default)]
+pub(super) struct DecodeScratch {
+    pub(super) decompressed: Vec<u8>,
+    pub(super) codec: Scratch,
+    /// Validity buffer kept while `validity` is `None`.
+    pub(super) spare_validity: Vec<bool>,
+}
+
+/// Row-aligned values.
+#[derive(Debug, Clone)]
+pub enum DecodedValues {
+    Int(Vec<i64>),
+    Float32(Vec<f32>),
+    Float64(Vec<f64>),
+    /// `offsets.len() == rows + 1`; row i is `data[offsets[i]..offsets[i + 1]]`.
+    Bytes {
+        offsets: Vec<u32>,
+        data: Vec<u8>,
+    },
+}
+
+impl Default for DecodedValues {
+    fn default() -> Self {
+        Self::Int(Vec::new())
+    }
+}
+
+impl DecodedVector {
+    /// A vector of these decoded rows (no decode scratch): for building one by hand.
+    pub fn from_parts(
+        rows: u32,
+        validity: Option<Vec<bool>>,
+        values: DecodedValues,
+        dictionary: Option<Dictionary>,
+    ) -> DecodedVector {
+        DecodedVector {
+            rows,
+            validity,
+            values,
+            keep_dictionary: dictionary.is_some(),
+            dictionary,
+            scratch: DecodeScratch::default(),
+        }
+    }
+
+    /// Whether row `i` is not null.
+    pub fn is_valid(&self, i: usize) -> bool {
+        self.validity.as_ref().is_none_or(|v| v[i])
+    }
+
+    /// Moves the decoded rows out into a vector of their own, leaving this one's decode
+    /// scratch (decompression buffers) behind for the next decode: for keeping decoded
+    /// vectors without their scratch.
+    pub fn take_rows(&mut self) -> DecodedVector {
+        DecodedVector {
+            rows: std::mem::take(&mut self.rows),
+            validity: self.validity.take(),
+            values: std::mem::take(&mut self.values),
+            keep_dictionary: false,
+            dictionary: self.dictionary.take(),
+            scratch: DecodeScratch::default(),
+        }
+    }
+
+    /// Bytes of memory the decoded rows hold.
+    pub fn heap_bytes(&self) -> usize {
+        let values = match &self.values {
+            DecodedValues::Int(v) => v.capacity() * 8,
+            DecodedValues::Float32(v) => v.capacity() * 4,
+            DecodedValues::Float64(v) => v.capacity() * 8,
+            DecodedValues::Bytes { offsets, data } => offsets.capacity() * 4 + data.capacity(),
+        };
+        let dictionary = self
+            .dictionary
+            .as_ref()
+            .map_or(0, |d| d.codes.capacity() * 4 + d.offsets.capacity() * 4 + d.data.capacity());
+        values + dictionary + self.validity.as_ref().map_or(0, Vec::capacity)
+    }
+}

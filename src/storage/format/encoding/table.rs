@@ -1,0 +1,137 @@
+//! The codec table: every encoding a vector may be stored in, with the id its header
+//! holds, and the one place that picks the encoding from the data. Adding a codec is
+//! its file (ending in its `Codec`) and one line in the table below.
+//!
+//! # Choosing
+//!
+//! One statistics pass per vector (`codec::Analysis`) yields the exact encoded size of
+//! the cheap-to-estimate codecs (plain, frame of reference, delta, delta-of-delta,
+//! run-length, Gorilla); ALP and ALP_rd estimate from a sample; for floats that are not
+//! decimal, the lag-delta codec first detects the lag (the distance at which values agree
+//! most: the number of interleaved series) from a sample, then costs its residuals
+//! exactly; the dictionary is built only while it can still win (and not at all when a
+//! sample of 128 values has no repeat). The smallest wins. The vector layer then tries
+//! general compression on it (`vector`).
+
+use super::base::PhysicalKind;
+use super::codec::{Analysis, Codec, Tier, VectorValues};
+use super::{alp, bitpack, bytesplit, delta, dictionary, gorilla, lagdelta, plain, rle};
+
+/// Declares `EncodingId` (the stored ids; Rust rejects a repeated one) and `CODECS`
+/// from one line per codec.
+macro_rules! codec_table {
+    ($($(#[$doc:meta])* $name:ident = $id:literal => $codec:path,)*) => {
+        /// How a vector's non-null values are encoded (stored in the vector header: an id
+        /// is never renumbered or reused).
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+        #[repr(u8)]
+        pub enum EncodingId {
+            $($(#[$doc])* $name = $id,)*
+        }
+
+        impl EncodingId {
+            pub fn from_u8(v: u8) -> Option<Self> {
+                match v {
+                    $($id => Some(Self::$name),)*
+                    _ => None,
+                }
+            }
+
+            /// The codec's function table.
+            pub fn codec(self) -> &'static Codec {
+                match self {
+                    $(Self::$name => &$codec,)*
+                }
+            }
+        }
+
+        /// Every codec, in the order the chooser tries them within a tier: on equal
+        /// sizes the earlier wins, so those cheaper to decode come first.
+        pub static CODECS: &[EncodingId] = &[$(EncodingId::$name,)*];
+    };
+}
+
+codec_table! {
+    /// Frame of reference + bit packing.
+    BitPack = 1 => bitpack::FRAME_OF_REFERENCE,
+    Plain = 0 => plain::PLAIN,
+    Rle = 4 => rle::RLE,
+    Delta = 2 => delta::DELTA,
+    DeltaOfDelta = 3 => delta::DELTA_OF_DELTA,
+    /// Decimal ALP.
+    Alp = 8 => alp::ALP,
+    Gorilla = 7 => gorilla::GORILLA,
+    /// ALP for full-precision ("real") doubles.
+    AlpRd = 9 => alp::ALP_RD,
+    /// Floats predicted by the value `lag` positions earlier.
+    LagDelta = 10 => lagdelta::LAG_DELTA,
+    Dictionary = 5 => dictionary::DICTIONARY,
+    ByteSplit = 6 => bytesplit::BYTE_SPLIT,
+}
+
+impl EncodingId {
+    /// Whether this encoding exists for `kind`.
+    pub fn applies_to(self, kind: PhysicalKind) -> bool {
+        self.codec().applies_to(kind)
+    }
+}
+
+/// Chooses the lightweight encoding of `values` and appends the payload to `buf`: the
+/// table is walked tier by tier, each applicable codec estimates its size, the
+/// smallest wins (the earlier on ties) and writes the values.
+pub fn encode_smallest(values: VectorValues<'_>, buf: &mut Vec<u8>) -> EncodingId {
+    if values.is_empty() {
+        return EncodingId::Plain;
+    }
+    let kind = values.kind();
+    let analysis = Analysis::of(values);
+    let mut best = None;
+    let mut bound = usize::MAX;
+    let mut plain_size = usize::MAX;
+    for tier in [Tier::Cheap, Tier::Costly, Tier::Bounded] {
+        // The full-precision codecs only pay off when the values are not (mostly) decimal.
+        if tier == Tier::Costly && bound * 10 <= values.plain_bytes() * 6 {
+            continue;
+        }
+        for &id in CODECS {
+            let codec = id.codec();
+            if codec.tier != tier || !codec.applies_to(kind) {
+                continue;
+            }
+            let Some(e) = (codec.estimate)(&analysis, bound) else { continue };
+            if id == EncodingId::Plain {
+                plain_size = e.size;
+            }
+            if e.size < bound {
+                bound = e.size;
+                best = Some((id, e.plan));
+            }
+        }
+    }
+    let (id, plan) = best.expect("plain applies to every kind");
+    let start = buf.len();
+    (id.codec().encode)(values, &*plan, buf);
+    // Sampled sizes (ALP) may be off; never store more than plain.
+    if buf.len() - start > plain_size {
+        buf.truncate(start);
+        (EncodingId::Plain.codec().encode)(values, &(), buf);
+        return EncodingId::Plain;
+    }
+    id
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ids_round_trip_and_every_kind_has_plain() {
+        for &id in CODECS {
+            assert_eq!(EncodingId::from_u8(id as u8), Some(id));
+        }
+        assert_eq!(CODECS.len(), 11);
+        for kind in [PhysicalKind::Int, PhysicalKind::Float32, PhysicalKind::Float64, PhysicalKind::Bytes] {
+            assert!(EncodingId::Plain.applies_to(kind));
+        }
+    }
+}

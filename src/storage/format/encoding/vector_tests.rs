@@ -1,0 +1,342 @@
+//! Round trips, encoding choices and corruption checks of whole vectors (`vector`).
+
+use super::base::{CorruptData, PhysicalKind};
+use super::codec::VectorValues;
+use super::compress::Compression;
+use super::decoded::DecodedVector;
+use super::table::EncodingId;
+use super::test_util::*;
+use super::vector::*;
+use proptest::prelude::*;
+
+#[test]
+fn round_trip_every_kind_with_and_without_nulls() {
+    let ints: Vec<i64> = (0..3000).map(|i| (i * 7919) % 1000 - 500).collect();
+    let floats: Vec<f64> = (0..3000).map(|i| (i as f64 * 0.37).sin() * 100.0).collect();
+    let decimals: Vec<f64> = (0..3000).map(|i| (i % 977) as f64 / 10.0).collect();
+    let f32s: Vec<f32> = (0..3000).map(|i| (i as f32 * 0.37).cos()).collect();
+    let text: Vec<Vec<u8>> = (0..3000).map(|i| format!("value-{}", i % 37).into_bytes()).collect();
+    for p in &policies() {
+        // every = 0: no NULLs; otherwise every `every`-th row is NULL.
+        for every in [0, 3, 2] {
+            rt_int(&with_nulls(&ints, every), p);
+            rt_f64(&with_nulls(&floats, every), p);
+            rt_f64(&with_nulls(&decimals, every), p);
+            rt_f32(&with_nulls(&f32s, every), p);
+            rt_bytes(&with_nulls(&text, every), p);
+        }
+    }
+}
+
+#[test]
+fn empty_and_all_null_vectors() {
+    let p = CompressionPolicy::default();
+    let (info, buf) = rt_int(&[], &p);
+    assert_eq!((info.encoding, buf.len()), (EncodingId::Plain, HEADER_LEN));
+    let (_, buf) = rt_int(&[None; 2048], &p);
+    assert_eq!(buf.len(), HEADER_LEN);
+    let (_, buf) = rt_f64(&[None; 100], &p);
+    assert_eq!(buf.len(), HEADER_LEN);
+    rt_f32(&[None], &p);
+    let (_, buf) = rt_bytes(&vec![None; 70], &p);
+    assert_eq!(buf.len(), HEADER_LEN);
+    rt_bytes(&[Some(vec![]), None, Some(vec![])], &p);
+}
+
+#[test]
+fn max_rows_and_extremes() {
+    let p = CompressionPolicy::default();
+    let rows: Vec<Option<i64>> =
+        (0..65536).map(|i| Some(if i % 2 == 0 { i64::MIN } else { i64::MAX })).collect();
+    rt_int(&rows, &p);
+    let rows: Vec<Option<i64>> = (0..65536i64).map(|i| (i % 5 != 0).then_some(i * 1000)).collect();
+    rt_int(&rows, &p);
+    let specials = [
+        f64::NAN,
+        -0.0,
+        f64::INFINITY,
+        f64::NEG_INFINITY,
+        f64::from_bits(1),
+        f64::from_bits(0x7FF0_0000_0000_0F00),
+        1.25,
+    ];
+    let rows: Vec<Option<f64>> = (0..65536).map(|i| Some(specials[i % specials.len()])).collect();
+    rt_f64(&rows, &p);
+    let rows: Vec<Option<f32>> =
+        (0..65536).map(|i| Some(f32::from_bits((i as u32).wrapping_mul(65599)))).collect();
+    rt_f32(&rows, &p);
+}
+
+#[test]
+#[should_panic(expected = "exceeds")]
+fn too_many_rows_panics() {
+    let v = vec![0i64; 65537];
+    encode_vector(65537, None, VectorValues::Int(&v), &CompressionPolicy::default(), &mut Vec::new());
+}
+
+#[test]
+fn chooses_sensible_encodings() {
+    let p = CompressionPolicy::NONE;
+    // Timestamps shared by 400 rows each: run-length.
+    let ts: Vec<Option<i64>> =
+        (0..2048).map(|i| Some(1_700_000_000_000_000 + (i / 400) * 10_000_000)).collect();
+    let (info, buf) = rt_int(&ts, &p);
+    assert_eq!(info.encoding, EncodingId::Rle);
+    assert!(buf.len() < 80, "{}", buf.len());
+    // Low-cardinality text in random order: dictionary.
+    let mut x = 7u64;
+    let words = ["red", "green", "blue", "cyan", "magenta"];
+    let text: Vec<Option<Vec<u8>>> = (0..2048)
+        .map(|_| {
+            x = x.wrapping_mul(6364136223846793005).wrapping_add(1);
+            Some(words[(x >> 33) as usize % 5].as_bytes().to_vec())
+        })
+        .collect();
+    let (info, _) = rt_bytes(&text, &p);
+    assert_eq!(info.encoding, EncodingId::Dictionary);
+    let (info, _) = rt_bytes(&text, &CompressionPolicy::default());
+    assert_eq!(info.encoding, EncodingId::Dictionary);
+    // Small-range ints: frame of reference.
+    let small: Vec<Option<i64>> = (0..2048)
+        .map(|_| {
+            x = x.wrapping_mul(6364136223846793005).wrapping_add(1);
+            Some(1_000_000 + (x >> 40) as i64 % 1000)
+        })
+        .collect();
+    let (info, buf) = rt_int(&small, &p);
+    assert_eq!(info.encoding, EncodingId::BitPack);
+    assert!(buf.len() <= HEADER_LEN + 9 + 2048 * 10 / 8);
+    // Fixed step or sorted with jitter: delta; fixed acceleration: delta-of-delta.
+    let reg: Vec<Option<i64>> = (0..2048).map(|i| Some(i * 1000)).collect();
+    assert_eq!(rt_int(&reg, &p).0.encoding, EncodingId::Delta);
+    let accel: Vec<Option<i64>> = (0..2048i64).map(|i| Some(i * i * 3 + 100)).collect();
+    assert_eq!(rt_int(&accel, &p).0.encoding, EncodingId::DeltaOfDelta);
+    let sorted: Vec<Option<i64>> = (0..2048i64).map(|i| Some(i * 1_000_000 + (i * 7) % 13)).collect();
+    assert_eq!(rt_int(&sorted, &p).0.encoding, EncodingId::Delta);
+    // Decimal doubles: ALP.
+    let prices: Vec<Option<f64>> = (0..2048).map(|i| Some(((i * 7919) % 100_000) as f64 / 100.0)).collect();
+    assert_eq!(rt_f64(&prices, &p).0.encoding, EncodingId::Alp);
+    // Slowly varying full-precision series: Gorilla or ALP_rd, below plain.
+    let series: Vec<Option<f64>> = (0..2048).map(|i| Some(20.0 + (i as f64 / 50.0).sin())).collect();
+    let (info, buf) = rt_f64(&series, &p);
+    assert!(
+        matches!(info.encoding, EncodingId::Gorilla | EncodingId::AlpRd | EncodingId::LagDelta),
+        "{info:?}"
+    );
+    assert!(buf.len() < 2048 * 8);
+    // Interleaved full-precision series (time-major rows of 400 hosts): lag-delta
+    // with lag 400, also when compression is allowed.
+    let walks: Vec<Option<f64>> = interleaved_walks(400, 2048, 3, 1.0).into_iter().map(Some).collect();
+    for p in [p, CompressionPolicy::default()] {
+        let (info, buf) = rt_f64(&walks, &p);
+        assert_eq!((info.encoding, info.compression), (EncodingId::LagDelta, Compression::None));
+        assert_eq!(u16::from_le_bytes([buf[HEADER_LEN], buf[HEADER_LEN + 1]]), 400);
+        assert!(buf.len() * 100 <= 2048 * 650, "{}", buf.len());
+    }
+}
+
+#[test]
+fn small_float_savings_are_kept() {
+    // Full-precision values, a fifth of them 0.0: ALP_rd leaves the zeros' repeated
+    // bytes to zstd, which saves over 3% (but not 10%) of the payload.
+    let mut x = 3u64;
+    let rows: Vec<Option<f64>> = (0..2048)
+        .map(|_| {
+            x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            Some(if x >> 61 == 0 { 0.0 } else { (x >> 11) as f64 / (1u64 << 53) as f64 * 100.0 })
+        })
+        .collect();
+    let (plain, _) = rt_f64(&rows, &CompressionPolicy::NONE);
+    let (info, _) = rt_f64(&rows, &CompressionPolicy::default());
+    assert_ne!(info.compression, Compression::None, "{info:?}");
+    assert!(info.stored_bytes * 100 <= plain.stored_bytes * 97);
+    assert!(info.stored_bytes * 100 > plain.stored_bytes * 90, "{info:?} {plain:?}");
+}
+
+#[test]
+fn compression_kept_only_when_it_pays() {
+    let text: Vec<Option<Vec<u8>>> =
+        (0..2048).map(|i| Some(format!("a fairly long repeated prefix {}", i).into_bytes())).collect();
+    let (info, _) = rt_bytes(&text, &CompressionPolicy::default());
+    assert_ne!(info.compression, Compression::None);
+    assert!(info.stored_bytes * 4 < info.raw_bytes);
+    let noise = noise_i64(2048, 1);
+    let (info, _) = rt_int(&noise, &CompressionPolicy::default());
+    assert_eq!(info.compression, Compression::None);
+}
+
+fn sample_vectors() -> Vec<(PhysicalKind, Vec<u8>)> {
+    let p = CompressionPolicy::default();
+    let mut v = Vec::new();
+    let ints: Vec<Option<i64>> = (0..300i64).map(|i| (i % 7 != 0).then_some(i * i)).collect();
+    v.push((PhysicalKind::Int, rt_int(&ints, &p).1));
+    let text: Vec<Option<Vec<u8>>> = (0..300).map(|i| Some(format!("row {}", i % 10).into_bytes())).collect();
+    v.push((PhysicalKind::Bytes, rt_bytes(&text, &p).1));
+    let fl: Vec<Option<f64>> = (0..300).map(|i| (i % 3 != 0).then_some(i as f64 * 1.1)).collect();
+    v.push((PhysicalKind::Float64, rt_f64(&fl, &p).1));
+    // 7 interleaved series; whole rounds of 7 rows are NULL, which keeps the lag.
+    let walks = interleaved_walks(7, 300, 1, 1.0);
+    let rows: Vec<Option<f64>> =
+        walks.iter().enumerate().map(|(i, &w)| (i / 7 % 10 != 3).then_some(w)).collect();
+    let (info, buf) = rt_f64(&rows, &p);
+    assert_eq!(info.encoding, EncodingId::LagDelta);
+    v.push((PhysicalKind::Float64, buf));
+    v
+}
+
+#[test]
+fn corruption_is_detected() {
+    for (kind, buf) in sample_vectors() {
+        let mut out = DecodedVector::default();
+        for cut in 0..buf.len() {
+            assert!(decode_vector(&buf[..cut], kind, &mut out).is_err(), "cut {cut}");
+        }
+        for i in 0..buf.len() {
+            for bit in [0x01u8, 0x80] {
+                let mut bad = buf.clone();
+                bad[i] ^= bit;
+                assert!(decode_vector(&bad, kind, &mut out).is_err(), "flip at {i}");
+            }
+        }
+        let other = if kind == PhysicalKind::Int { PhysicalKind::Bytes } else { PhysicalKind::Int };
+        assert_eq!(decode_vector(&buf, other, &mut out), Err(CorruptData("vector holds another value kind")));
+    }
+}
+
+#[test]
+fn checksum_mismatch_is_reported() {
+    let (kind, mut buf) = sample_vectors().remove(0);
+    let last = buf.len() - 1;
+    buf[last] ^= 0x10;
+    assert_eq!(
+        decode_vector(&buf, kind, &mut DecodedVector::default()),
+        Err(CorruptData("vector checksum mismatch"))
+    );
+}
+
+/// Rewrites header fields and fixes the checksum, to reach the checks behind it.
+fn forge(buf: &[u8], edit: impl Fn(&mut Vec<u8>)) -> Vec<u8> {
+    let mut b = buf.to_vec();
+    edit(&mut b);
+    let crc = crc32c::crc32c_append(crc32c::crc32c(&b[..20]), &b[HEADER_LEN..]);
+    b[20..24].copy_from_slice(&crc.to_le_bytes());
+    b
+}
+
+#[test]
+fn forged_headers_are_rejected() {
+    let (kind, buf) = sample_vectors().remove(0);
+    let mut out = DecodedVector::default();
+    let cases: Vec<(&str, Vec<u8>)> = vec![
+        ("unknown vector format version", forge(&buf, |b| b[0] = 2)),
+        ("unknown encoding id", forge(&buf, |b| b[2] = 99)),
+        ("unknown compression id", forge(&buf, |b| b[3] = 9)),
+        ("encoding does not apply to the value kind", forge(&buf, |b| b[2] = EncodingId::Gorilla as u8)),
+        ("vector row count too large", forge(&buf, |b| b[4..8].copy_from_slice(&70000u32.to_le_bytes()))),
+        ("more nulls than rows", forge(&buf, |b| b[8..12].copy_from_slice(&301u32.to_le_bytes()))),
+        (
+            "vector payload size implausible",
+            forge(&buf, |b| {
+                b[3] = Compression::Zstd as u8;
+                b[12..16].copy_from_slice(&u32::MAX.to_le_bytes());
+            }),
+        ),
+    ];
+    for (msg, bad) in cases {
+        assert_eq!(decode_vector(&bad, kind, &mut out), Err(CorruptData(msg)));
+    }
+    // Wrong null count with a consistent checksum: bitmap disagrees.
+    let bad = forge(&buf, |b| b[8] += 1);
+    assert!(decode_vector(&bad, kind, &mut out).is_err());
+}
+
+#[test]
+fn decoded_vector_switches_kinds() {
+    let mut out = DecodedVector::default();
+    for (kind, buf) in sample_vectors().into_iter().chain(sample_vectors()) {
+        assert_eq!(decode_vector(&buf, kind, &mut out), Ok(buf.len()));
+    }
+}
+
+#[test]
+fn take_rows_moves_the_rows_out_and_the_decoder_goes_on() {
+    let mut out = DecodedVector::default();
+    let mut kept = Vec::new();
+    for (kind, buf) in sample_vectors() {
+        decode_vector(&buf, kind, &mut out).unwrap();
+        let expected = (out.rows, out.validity.clone(), format!("{:?}", out.values));
+        let rows = out.take_rows();
+        assert_eq!((rows.rows, rows.validity.clone(), format!("{:?}", rows.values)), expected);
+        assert!(rows.heap_bytes() >= rows.rows as usize);
+        assert_eq!((out.rows, out.validity.is_none()), (0, true));
+        kept.push((rows, expected));
+    }
+    // Decoding into the same vector again leaves the rows taken before intact.
+    for (kind, buf) in sample_vectors() {
+        decode_vector(&buf, kind, &mut out).unwrap();
+    }
+    for (rows, expected) in kept {
+        assert_eq!((rows.rows, rows.validity.clone(), format!("{:?}", rows.values)), expected);
+    }
+}
+
+proptest! {
+    #![proptest_config(crate::storage::format::encoding::test_util::config(96))]
+    #[test]
+    fn prop_ints(rows in vec_with_repeats(opt(any_i64()), 300), p in any_policy(), fl in flips()) {
+        let (_, buf) = rt_int(&rows, &p);
+        check_flips(&buf, &fl, PhysicalKind::Int);
+    }
+
+    #[test]
+    fn prop_f64(rows in vec_with_repeats(opt(any_f64()), 300), p in any_policy(), fl in flips()) {
+        let (_, buf) = rt_f64(&rows, &p);
+        check_flips(&buf, &fl, PhysicalKind::Float64);
+    }
+
+    #[test]
+    fn prop_f32(rows in vec_with_repeats(opt(any_f32()), 300), p in any_policy(), fl in flips()) {
+        let (_, buf) = rt_f32(&rows, &p);
+        check_flips(&buf, &fl, PhysicalKind::Float32);
+    }
+
+    #[test]
+    fn prop_f64_interleaved(sources in 1usize..600, len in 1usize..2048, seed in any::<u64>(),
+                            null_every in 0usize..4, p in any_policy(), fl in flips(),
+                            specials in proptest::collection::vec((any::<usize>(), any_f64()), 0..10)) {
+        let mut v = interleaved_walks(sources, len, seed, 1.0);
+        for (i, x) in specials {
+            let n = v.len();
+            v[i % n] = x;
+        }
+        let rows: Vec<Option<f64>> = v
+            .iter()
+            .enumerate()
+            .map(|(i, &x)| (null_every == 0 || i % (null_every * 97) != 1).then_some(x))
+            .collect();
+        let (_, buf) = rt_f64(&rows, &p);
+        check_flips(&buf, &fl, PhysicalKind::Float64);
+    }
+
+    #[test]
+    fn prop_bytes(rows in vec_with_repeats(opt(proptest::collection::vec(any::<u8>(), 0..30)), 200),
+                  p in any_policy(), fl in flips()) {
+        let (_, buf) = rt_bytes(&rows, &p);
+        check_flips(&buf, &fl, PhysicalKind::Bytes);
+    }
+}
+
+/// Every truncation and every set of flips is an error (the checksum covers all).
+fn check_flips(buf: &[u8], flips: &[(usize, u8)], kind: PhysicalKind) {
+    let mut out = DecodedVector::default();
+    for cut in 0..buf.len() {
+        assert!(decode_vector(&buf[..cut], kind, &mut out).is_err());
+    }
+    let mut bad = buf.to_vec();
+    for &(pos, mask) in flips {
+        bad[pos % buf.len()] ^= mask.max(1);
+    }
+    if bad != buf {
+        assert!(decode_vector(&bad, kind, &mut out).is_err());
+    }
+}
