@@ -29,10 +29,18 @@ pub struct InternalSql {
 
 impl InternalSql {
     /// Internal SQL on relation `relid` (one of the extension's), as its owner.
+    ///
+    /// # Safety
+    /// Call on the backend thread inside a transaction (it calls PostgreSQL, which may
+    /// raise an error).
     pub unsafe fn on(relid: pg_sys::Oid) -> InternalSql {
-        let rights = ExtensionRights::of(relid);
-        DEPTH.with(|d| d.set(d.get() + 1));
-        InternalSql { _rights: rights }
+        // SAFETY: per this fn's contract we are on the backend thread inside a transaction,
+        // where these PostgreSQL calls are allowed.
+        unsafe {
+            let rights = ExtensionRights::of(relid);
+            DEPTH.with(|d| d.set(d.get() + 1));
+            InternalSql { _rights: rights }
+        }
     }
 }
 

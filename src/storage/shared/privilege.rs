@@ -26,31 +26,39 @@ pub struct ExtensionRights {
 
 impl ExtensionRights {
     /// Acts as the owner of relation `relid` (one of the extension's) until dropped.
+    ///
+    /// # Safety
+    /// Call on the backend thread inside a transaction (it calls PostgreSQL, which may
+    /// raise an error).
     pub unsafe fn of(relid: pg_sys::Oid) -> ExtensionRights {
-        let owner = relation_owner(relid);
-        let (mut user, mut sec_context) = (pg_sys::InvalidOid, 0);
-        pg_sys::GetUserIdAndSecContext(&mut user, &mut sec_context);
-        // LOCAL_USERID_CHANGE: SET ROLE cannot undo the switch meanwhile.
-        // RESTRICTED_OPERATION: nothing run with the owner's rights may change session
-        // state (SET ROLE, temp tables, PREPARE ...), as in SECURITY DEFINER maintenance.
-        pg_sys::SetUserIdAndSecContext(
-            owner,
-            sec_context
-                | pg_sys::SECURITY_LOCAL_USERID_CHANGE as i32
-                | pg_sys::SECURITY_RESTRICTED_OPERATION as i32,
-        );
-        let guard = ExtensionRights { user, sec_context, guc_level: pg_sys::NewGUCNestLevel() };
-        pg_sys::set_config_option(
-            c"search_path".as_ptr(),
-            c"pg_catalog, pg_temp".as_ptr(),
-            pg_sys::GucContext::PGC_USERSET,
-            pg_sys::GucSource::PGC_S_SESSION,
-            pg_sys::GucAction::GUC_ACTION_SAVE,
-            true,
-            0,
-            false,
-        );
-        guard
+        // SAFETY: per this fn's contract we are on the backend thread inside a transaction,
+        // where these PostgreSQL calls are allowed.
+        unsafe {
+            let owner = relation_owner(relid);
+            let (mut user, mut sec_context) = (pg_sys::InvalidOid, 0);
+            pg_sys::GetUserIdAndSecContext(&mut user, &mut sec_context);
+            // LOCAL_USERID_CHANGE: SET ROLE cannot undo the switch meanwhile.
+            // RESTRICTED_OPERATION: nothing run with the owner's rights may change session
+            // state (SET ROLE, temp tables, PREPARE ...), as in SECURITY DEFINER maintenance.
+            pg_sys::SetUserIdAndSecContext(
+                owner,
+                sec_context
+                    | pg_sys::SECURITY_LOCAL_USERID_CHANGE as i32
+                    | pg_sys::SECURITY_RESTRICTED_OPERATION as i32,
+            );
+            let guard = ExtensionRights { user, sec_context, guc_level: pg_sys::NewGUCNestLevel() };
+            pg_sys::set_config_option(
+                c"search_path".as_ptr(),
+                c"pg_catalog, pg_temp".as_ptr(),
+                pg_sys::GucContext::PGC_USERSET,
+                pg_sys::GucSource::PGC_S_SESSION,
+                pg_sys::GucAction::GUC_ACTION_SAVE,
+                true,
+                0,
+                false,
+            );
+            guard
+        }
     }
 }
 
@@ -66,11 +74,15 @@ impl Drop for ExtensionRights {
 }
 
 unsafe fn relation_owner(relid: pg_sys::Oid) -> pg_sys::Oid {
-    let tup = pg_sys::SearchSysCache1(pg_sys::SysCacheIdentifier::RELOID as i32, relid.into());
-    if tup.is_null() {
-        pgrx::error!("cache lookup failed for relation {}", relid.to_u32());
+    // SAFETY: per this fn's contract we are on the backend thread inside a transaction, where
+    // these PostgreSQL calls are allowed.
+    unsafe {
+        let tup = pg_sys::SearchSysCache1(pg_sys::SysCacheIdentifier::RELOID as i32, relid.into());
+        if tup.is_null() {
+            pgrx::error!("cache lookup failed for relation {}", relid.to_u32());
+        }
+        let owner = (*pg_sys::heap_tuple_get_struct::<pg_sys::FormData_pg_class>(tup)).relowner;
+        pg_sys::ReleaseSysCache(tup);
+        owner
     }
-    let owner = (*pg_sys::heap_tuple_get_struct::<pg_sys::FormData_pg_class>(tup)).relowner;
-    pg_sys::ReleaseSysCache(tup);
-    owner
 }
