@@ -15,9 +15,16 @@ use pgrx::prelude::*;
 
 static mut PREV_HOOK: pg_sys::object_access_hook_type = None;
 
+/// # Safety
+/// Call on the backend thread inside a transaction (it calls PostgreSQL, which may raise an
+/// error).
 pub unsafe fn install() {
-    PREV_HOOK = pg_sys::object_access_hook;
-    pg_sys::object_access_hook = Some(object_access);
+    // SAFETY: per this fn's contract we are on the backend thread inside a transaction, where
+    // these PostgreSQL calls are allowed.
+    unsafe {
+        PREV_HOOK = pg_sys::object_access_hook;
+        pg_sys::object_access_hook = Some(object_access);
+    }
 }
 
 #[pg_guard]
@@ -28,29 +35,34 @@ unsafe extern "C-unwind" fn object_access(
     sub_id: i32,
     arg: *mut std::ffi::c_void,
 ) {
-    if let Some(prev) = PREV_HOOK {
-        prev(access, class_id, object_id, sub_id, arg);
-    }
-    if access != pg_sys::ObjectAccessType::OAT_DROP
-        || class_id != pg_sys::RelationRelationId
-        || sub_id != 0
-        || pg_sys::get_rel_relkind(object_id) as u8 != pg_sys::RELKIND_RELATION
-    {
-        return;
-    }
-    let rel = pg_sys::relation_open(object_id, pg_sys::AccessExclusiveLock as i32);
-    if am::is_columnar(rel) {
-        write_buffer::discard_relation(object_id);
-        options::forget(object_id);
-        if pages::nblocks(rel) > 0 {
-            let storage_id = pages::storage_id(rel);
-            catalog::delete_storage_if_installed(storage_id);
-            crate::storage::write::free_space::forget_storage(storage_id);
+    // SAFETY: PostgreSQL calls this on the backend thread with the arguments its API defines:
+    // `arg` is valid for the reads and writes made through it here (NULL only where the API
+    // allows it).
+    unsafe {
+        if let Some(prev) = PREV_HOOK {
+            prev(access, class_id, object_id, sub_id, arg);
         }
-    } else if am::is_heap_table(rel) && !options::is_own_metadata(rel) {
-        // Left behind, the row would name the bare OID, be dumped with the extension's
-        // configuration, and hand its option to the next table given that OID.
-        options::forget(object_id);
+        if access != pg_sys::ObjectAccessType::OAT_DROP
+            || class_id != pg_sys::RelationRelationId
+            || sub_id != 0
+            || pg_sys::get_rel_relkind(object_id) as u8 != pg_sys::RELKIND_RELATION
+        {
+            return;
+        }
+        let rel = pg_sys::relation_open(object_id, pg_sys::AccessExclusiveLock as i32);
+        if am::is_columnar(rel) {
+            write_buffer::discard_relation(object_id);
+            options::forget(object_id);
+            if pages::nblocks(rel) > 0 {
+                let storage_id = pages::storage_id(rel);
+                catalog::delete_storage_if_installed(storage_id);
+                crate::storage::write::free_space::forget_storage(storage_id);
+            }
+        } else if am::is_heap_table(rel) && !options::is_own_metadata(rel) {
+            // Left behind, the row would name the bare OID, be dumped with the extension's
+            // configuration, and hand its option to the next table given that OID.
+            options::forget(object_id);
+        }
+        pg_sys::relation_close(rel, pg_sys::NoLock as i32);
     }
-    pg_sys::relation_close(rel, pg_sys::NoLock as i32);
 }

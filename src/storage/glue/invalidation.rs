@@ -14,6 +14,14 @@ unsafe extern "C-unwind" fn on_relcache_invalidation(_arg: pg_sys::Datum, relid:
 }
 
 /// Registers the callback; once per backend, from `_PG_init`.
+///
+/// # Safety
+/// Call on the backend thread inside a transaction (it calls PostgreSQL, which may raise an
+/// error).
 pub unsafe fn register() {
-    pg_sys::CacheRegisterRelcacheCallback(Some(on_relcache_invalidation), pg_sys::Datum::from(0usize));
+    // SAFETY: per this fn's contract we are on the backend thread inside a transaction, where
+    // these PostgreSQL calls are allowed.
+    unsafe {
+        pg_sys::CacheRegisterRelcacheCallback(Some(on_relcache_invalidation), pg_sys::Datum::from(0usize));
+    }
 }
