@@ -11,8 +11,10 @@ use pgrx::pg_sys;
 /// Call on the backend thread inside a transaction (it calls PostgreSQL, which may raise an
 /// error).
 pub unsafe fn has_free_extents() -> bool {
-    // SAFETY: per this fn's contract we are on the backend thread inside a transaction, where
-    // these PostgreSQL calls are allowed.
+    // SAFETY: per this fn's contract we are on the backend thread inside a transaction, so
+    // the metadata relations may be opened, scanned and written (relation, scan and tuple
+    // pointers below come from the calls that return them and are used before being closed,
+    // ended or freed).
     unsafe { relid_if_installed(c"free_extent") != pg_sys::InvalidOid }
 }
 
@@ -22,8 +24,10 @@ pub unsafe fn has_free_extents() -> bool {
 /// Call on the backend thread inside a transaction (it calls PostgreSQL, which may raise an
 /// error).
 pub unsafe fn insert_free_extent(storage_id: u64, offset: u64, length: u64) {
-    // SAFETY: per this fn's contract we are on the backend thread inside a transaction, where
-    // these PostgreSQL calls are allowed.
+    // SAFETY: per this fn's contract we are on the backend thread inside a transaction, so
+    // the metadata relations may be opened, scanned and written (relation, scan and tuple
+    // pointers below come from the calls that return them and are used before being closed,
+    // ended or freed).
     unsafe {
         let rel = pg_sys::table_open(relid(c"free_extent"), pg_sys::RowExclusiveLock as i32);
         let mut values = [datum(storage_id as i64), datum(offset as i64), datum(length as i64)];
@@ -46,8 +50,10 @@ pub unsafe fn take_free_extent(
     length: u64,
     horizon: pg_sys::TransactionId,
 ) -> Option<(u64, u64)> {
-    // SAFETY: per this fn's contract we are on the backend thread inside a transaction, where
-    // these PostgreSQL calls are allowed.
+    // SAFETY: per this fn's contract we are on the backend thread inside a transaction, so
+    // the metadata relations may be opened, scanned and written (relation, scan and tuple
+    // pointers below come from the calls that return them and are used before being closed,
+    // ended or freed).
     unsafe {
         let mut dirty = pg_sys::SnapshotData {
             snapshot_type: pg_sys::SnapshotType::SNAPSHOT_DIRTY,

@@ -10,8 +10,10 @@ use pgrx::pg_sys;
 /// Call on the backend thread inside a transaction (it calls PostgreSQL, which may raise an
 /// error).
 pub unsafe fn insert_reservation(storage_id: u64, first_row: u64, count: u64) {
-    // SAFETY: per this fn's contract we are on the backend thread inside a transaction, where
-    // these PostgreSQL calls are allowed.
+    // SAFETY: per this fn's contract we are on the backend thread inside a transaction, so
+    // the metadata relations may be opened, scanned and written (relation, scan and tuple
+    // pointers below come from the calls that return them and are used before being closed,
+    // ended or freed).
     unsafe {
         let rel = pg_sys::table_open(relid(c"row_reservation"), pg_sys::RowExclusiveLock as i32);
         let mut values = [datum(storage_id as i64), datum(first_row as i64), datum(count as i64)];
@@ -38,9 +40,11 @@ pub enum Reservation {
 /// `dirty` must be a valid snapshot (NULL only where documented above); call on the backend
 /// thread inside a transaction (it calls PostgreSQL, which may raise an error).
 pub unsafe fn reservation_of(storage_id: u64, row: u64, dirty: pg_sys::Snapshot) -> Reservation {
-    // SAFETY: the caller guarantees this fn's contract: `dirty` is a valid snapshot (NULL only
-    // where documented above), and we are on the backend thread inside a transaction, where
-    // these PostgreSQL calls are allowed.
+    // SAFETY: the caller guarantees this fn's contract: `dirty` is a valid snapshot (NULL
+    // only where documented above), and we are on the backend thread inside a transaction, so
+    // the metadata relations may be opened, scanned and written (relation, scan and tuple
+    // pointers below come from the calls that return them and are used before being closed,
+    // ended or freed).
     unsafe {
         last_starting_at_or_before::<3, _>(
             c"row_reservation",

@@ -117,8 +117,10 @@ pub fn note_storage(relid: pg_sys::Oid, storage_id: u64) {
 /// Call on the backend thread inside a transaction (it calls PostgreSQL, which may raise an
 /// error).
 pub unsafe fn insert_row_group(storage_id: u64, group: &RowGroupMeta, cid: u32) {
-    // SAFETY: per this fn's contract we are on the backend thread inside a transaction, where
-    // these PostgreSQL calls are allowed.
+    // SAFETY: per this fn's contract we are on the backend thread inside a transaction, so
+    // the metadata relations may be opened, scanned and written (relation, scan and tuple
+    // pointers below come from the calls that return them and are used before being closed,
+    // ended or freed).
     unsafe {
         let rg = pg_sys::table_open(relid(c"row_group"), pg_sys::RowExclusiveLock as i32);
         CACHE.with(|c| c.borrow_mut().entries.insert((storage_id, group.first_row), group.chunks.clone()));
@@ -166,8 +168,10 @@ pub(super) unsafe fn read_chunks(
     wanted: Option<&[i16]>,
 ) -> Chunks {
     // SAFETY: the caller guarantees this fn's contract: `snapshot` is a valid snapshot (NULL
-    // only where documented above), and we are on the backend thread inside a transaction,
-    // where these PostgreSQL calls are allowed.
+    // only where documented above), and we are on the backend thread inside a transaction, so
+    // the metadata relations may be opened, scanned and written (relation, scan and tuple
+    // pointers below come from the calls that return them and are used before being closed,
+    // ended or freed).
     unsafe {
         let mut chunks = Chunks { parsed: wanted.map(<[i16]>::to_vec), ..Chunks::default() };
         scan_keys::<CHUNK_NATTS>(
@@ -224,8 +228,10 @@ pub unsafe fn load_row_groups(
     with_chunks: bool,
 ) -> Vec<RowGroupMeta> {
     // SAFETY: the caller guarantees this fn's contract: `snapshot` is a valid snapshot (NULL
-    // only where documented above), and we are on the backend thread inside a transaction,
-    // where these PostgreSQL calls are allowed.
+    // only where documented above), and we are on the backend thread inside a transaction, so
+    // the metadata relations may be opened, scanned and written (relation, scan and tuple
+    // pointers below come from the calls that return them and are used before being closed,
+    // ended or freed).
     unsafe {
         let mut groups: Vec<RowGroupMeta> = Vec::new();
         let empty = Rc::new(Chunks::default());
@@ -259,8 +265,10 @@ pub unsafe fn load_row_groups_for(
     attnums: &[i16],
 ) -> Vec<RowGroupMeta> {
     // SAFETY: the caller guarantees this fn's contract: `snapshot` is a valid snapshot (NULL
-    // only where documented above), and we are on the backend thread inside a transaction,
-    // where these PostgreSQL calls are allowed.
+    // only where documented above), and we are on the backend thread inside a transaction, so
+    // the metadata relations may be opened, scanned and written (relation, scan and tuple
+    // pointers below come from the calls that return them and are used before being closed,
+    // ended or freed).
     unsafe {
         let mut groups = load_row_groups(storage_id, snapshot, false);
         for g in &mut groups {
@@ -280,8 +288,9 @@ pub(super) unsafe fn parse_row_group(
     empty: &Rc<Chunks>,
 ) -> RowGroupMeta {
     // SAFETY: the caller guarantees this fn's contract: `tup` is a valid heap tuple, and we
-    // are on the backend thread inside a transaction, where these PostgreSQL calls are
-    // allowed.
+    // are on the backend thread inside a transaction, so the metadata relations may be
+    // opened, scanned and written (relation, scan and tuple pointers below come from the
+    // calls that return them and are used before being closed, ended or freed).
     unsafe {
         let header = (*tup).t_data;
         let writer = (pg_sys::HeapTupleHeaderGetXmin(header), (*header).t_choice.t_heap.t_field3.t_cid);
@@ -314,8 +323,10 @@ pub(super) unsafe fn parse_row_group(
 /// backend thread inside a transaction (it calls PostgreSQL, which may raise an error).
 pub unsafe fn attach_chunks(storage_id: u64, g: &mut RowGroupMeta, snapshot: pg_sys::Snapshot) {
     // SAFETY: the caller guarantees this fn's contract: `snapshot` is a valid snapshot (NULL
-    // only where documented above), and we are on the backend thread inside a transaction,
-    // where these PostgreSQL calls are allowed.
+    // only where documented above), and we are on the backend thread inside a transaction, so
+    // the metadata relations may be opened, scanned and written (relation, scan and tuple
+    // pointers below come from the calls that return them and are used before being closed,
+    // ended or freed).
     unsafe { attach_chunks_for(storage_id, g, snapshot, None) }
 }
 
@@ -332,8 +343,10 @@ pub unsafe fn attach_chunks_for(
     attnums: Option<&[i16]>,
 ) {
     // SAFETY: the caller guarantees this fn's contract: `snapshot` is a valid snapshot (NULL
-    // only where documented above), and we are on the backend thread inside a transaction,
-    // where these PostgreSQL calls are allowed.
+    // only where documented above), and we are on the backend thread inside a transaction, so
+    // the metadata relations may be opened, scanned and written (relation, scan and tuple
+    // pointers below come from the calls that return them and are used before being closed,
+    // ended or freed).
     unsafe {
         let key = (storage_id, g.first_row);
         let cached = CACHE.with(|c| c.borrow_mut().entries.get(&key).cloned());
@@ -376,8 +389,10 @@ pub unsafe fn load_group_of_row(
     snapshot: pg_sys::Snapshot,
 ) -> Option<RowGroupMeta> {
     // SAFETY: the caller guarantees this fn's contract: `snapshot` is a valid snapshot (NULL
-    // only where documented above), and we are on the backend thread inside a transaction,
-    // where these PostgreSQL calls are allowed.
+    // only where documented above), and we are on the backend thread inside a transaction, so
+    // the metadata relations may be opened, scanned and written (relation, scan and tuple
+    // pointers below come from the calls that return them and are used before being closed,
+    // ended or freed).
     unsafe {
         let mut g = last_starting_at_or_before::<ROW_GROUP_NATTS, _>(
             c"row_group",
@@ -400,8 +415,10 @@ pub unsafe fn load_group_of_row(
 /// Call on the backend thread inside a transaction (it calls PostgreSQL, which may raise an
 /// error).
 pub unsafe fn column_bytes(storage_id: u64, natts: usize) -> (Vec<u64>, usize) {
-    // SAFETY: per this fn's contract we are on the backend thread inside a transaction, where
-    // these PostgreSQL calls are allowed.
+    // SAFETY: per this fn's contract we are on the backend thread inside a transaction, so
+    // the metadata relations may be opened, scanned and written (relation, scan and tuple
+    // pointers below come from the calls that return them and are used before being closed,
+    // ended or freed).
     unsafe {
         let mut bytes = vec![0u64; natts];
         let mut chunks = 0;
@@ -432,8 +449,10 @@ pub unsafe fn column_bytes(storage_id: u64, natts: usize) -> (Vec<u64>, usize) {
 /// Call on the backend thread inside a transaction (it calls PostgreSQL, which may raise an
 /// error).
 pub unsafe fn set_group_mask(storage_id: u64, first_row: u64, mask: &DeleteMask) {
-    // SAFETY: per this fn's contract we are on the backend thread inside a transaction, where
-    // these PostgreSQL calls are allowed.
+    // SAFETY: per this fn's contract we are on the backend thread inside a transaction, so
+    // the metadata relations may be opened, scanned and written (relation, scan and tuple
+    // pointers below come from the calls that return them and are used before being closed,
+    // ended or freed).
     unsafe {
         scan_keys::<ROW_GROUP_NATTS>(
             c"row_group",
@@ -458,8 +477,10 @@ pub unsafe fn set_group_mask(storage_id: u64, first_row: u64, mask: &DeleteMask)
 /// Call on the backend thread inside a transaction (it calls PostgreSQL, which may raise an
 /// error).
 pub unsafe fn delete_row_group(storage_id: u64, first_row: u64) {
-    // SAFETY: per this fn's contract we are on the backend thread inside a transaction, where
-    // these PostgreSQL calls are allowed.
+    // SAFETY: per this fn's contract we are on the backend thread inside a transaction, so
+    // the metadata relations may be opened, scanned and written (relation, scan and tuple
+    // pointers below come from the calls that return them and are used before being closed,
+    // ended or freed).
     unsafe {
         for (table, pkey) in [(c"row_group", c"row_group_pkey"), (c"chunk", c"chunk_pkey")] {
             scan_keys::<CHUNK_NATTS>(
@@ -483,8 +504,10 @@ pub unsafe fn delete_row_group(storage_id: u64, first_row: u64) {
 /// Call on the backend thread inside a transaction (it calls PostgreSQL, which may raise an
 /// error).
 pub unsafe fn live_or_pending_ranges(storage_id: u64, oldest_xmin: pg_sys::TransactionId) -> Vec<(u64, u64)> {
-    // SAFETY: per this fn's contract we are on the backend thread inside a transaction, where
-    // these PostgreSQL calls are allowed.
+    // SAFETY: per this fn's contract we are on the backend thread inside a transaction, so
+    // the metadata relations may be opened, scanned and written (relation, scan and tuple
+    // pointers below come from the calls that return them and are used before being closed,
+    // ended or freed).
     unsafe {
         let mut ranges = Vec::new();
         let running =

@@ -14,8 +14,10 @@ use pgrx::pg_sys;
 /// backend thread inside a transaction (it calls PostgreSQL, which may raise an error).
 pub unsafe fn row_deleted(storage_id: u64, row: u64, snapshot: pg_sys::Snapshot) -> bool {
     // SAFETY: the caller guarantees this fn's contract: `snapshot` is a valid snapshot (NULL
-    // only where documented above), and we are on the backend thread inside a transaction,
-    // where these PostgreSQL calls are allowed.
+    // only where documented above), and we are on the backend thread inside a transaction, so
+    // the metadata relations may be opened, scanned and written (relation, scan and tuple
+    // pointers below come from the calls that return them and are used before being closed,
+    // ended or freed).
     unsafe {
         let offset = offset_in_bucket(row);
         let mut deleted = false;
@@ -57,8 +59,10 @@ pub(super) fn mark_kind(v: pg_sys::Datum) -> MarkKind {
 /// Call on the backend thread inside a transaction (it calls PostgreSQL, which may raise an
 /// error).
 pub(super) unsafe fn mark_rows(v: &[pg_sys::Datum; MARK_NATTS], n: &[bool; MARK_NATTS]) -> MarkRows {
-    // SAFETY: per this fn's contract we are on the backend thread inside a transaction, where
-    // these PostgreSQL calls are allowed.
+    // SAFETY: per this fn's contract we are on the backend thread inside a transaction, so
+    // the metadata relations may be opened, scanned and written (relation, scan and tuple
+    // pointers below come from the calls that return them and are used before being closed,
+    // ended or freed).
     unsafe {
         let rows: &[u8] = not_null(v[3], n[3], "row_mark.rows");
         let successors = (!n[4]).then(|| not_null::<&[u8]>(v[4], n[4], "row_mark.successors"));
@@ -82,8 +86,10 @@ pub fn mark_keys(row: u64) -> impl Iterator<Item = u64> {
 /// Call on the backend thread inside a transaction (it calls PostgreSQL, which may raise an
 /// error).
 pub unsafe fn insert_mark(storage_id: u64, bucket_first_row: u64, kind: MarkKind, rows: &MarkRows, cid: u32) {
-    // SAFETY: per this fn's contract we are on the backend thread inside a transaction, where
-    // these PostgreSQL calls are allowed.
+    // SAFETY: per this fn's contract we are on the backend thread inside a transaction, so
+    // the metadata relations may be opened, scanned and written (relation, scan and tuple
+    // pointers below come from the calls that return them and are used before being closed,
+    // ended or freed).
     unsafe {
         let key = match rows.offsets() {
             [only] => bucket_first_row + *only as u64,
@@ -121,8 +127,10 @@ pub enum MarkScope {
 /// Call on the backend thread inside a transaction (it calls PostgreSQL, which may raise an
 /// error).
 pub unsafe fn marks_of(storage_id: u64, scope: MarkScope) -> Vec<Mark> {
-    // SAFETY: per this fn's contract we are on the backend thread inside a transaction, where
-    // these PostgreSQL calls are allowed.
+    // SAFETY: per this fn's contract we are on the backend thread inside a transaction, so
+    // the metadata relations may be opened, scanned and written (relation, scan and tuple
+    // pointers below come from the calls that return them and are used before being closed,
+    // ended or freed).
     unsafe {
         let mut dirty = pg_sys::SnapshotData {
             snapshot_type: pg_sys::SnapshotType::SNAPSHOT_DIRTY,
@@ -168,8 +176,10 @@ pub(super) unsafe fn for_each_deleted_row(
     n: &[bool; MARK_NATTS],
     mut f: impl FnMut(u64),
 ) {
-    // SAFETY: per this fn's contract we are on the backend thread inside a transaction, where
-    // these PostgreSQL calls are allowed.
+    // SAFETY: per this fn's contract we are on the backend thread inside a transaction, so
+    // the metadata relations may be opened, scanned and written (relation, scan and tuple
+    // pointers below come from the calls that return them and are used before being closed,
+    // ended or freed).
     unsafe {
         if mark_kind(v[2]) == MarkKind::Delete {
             let first = bucket_start(int8(v[1]));
@@ -186,8 +196,10 @@ pub(super) unsafe fn for_each_deleted_row(
 /// backend thread inside a transaction (it calls PostgreSQL, which may raise an error).
 pub unsafe fn load_deleted_rows(storage_id: u64, snapshot: pg_sys::Snapshot) -> Vec<u64> {
     // SAFETY: the caller guarantees this fn's contract: `snapshot` is a valid snapshot (NULL
-    // only where documented above), and we are on the backend thread inside a transaction,
-    // where these PostgreSQL calls are allowed.
+    // only where documented above), and we are on the backend thread inside a transaction, so
+    // the metadata relations may be opened, scanned and written (relation, scan and tuple
+    // pointers below come from the calls that return them and are used before being closed,
+    // ended or freed).
     unsafe {
         let mut rows = Vec::new();
         scan_storage::<MARK_NATTS>(
@@ -214,8 +226,10 @@ pub unsafe fn load_deleted_rows(storage_id: u64, snapshot: pg_sys::Snapshot) -> 
 /// Call on the backend thread inside a transaction (it calls PostgreSQL, which may raise an
 /// error).
 pub unsafe fn try_lock_marks_for_reading() -> bool {
-    // SAFETY: per this fn's contract we are on the backend thread inside a transaction, where
-    // these PostgreSQL calls are allowed.
+    // SAFETY: per this fn's contract we are on the backend thread inside a transaction, so
+    // the metadata relations may be opened, scanned and written (relation, scan and tuple
+    // pointers below come from the calls that return them and are used before being closed,
+    // ended or freed).
     unsafe {
         [c"row_mark", c"row_mark_bucket"]
             .iter()
@@ -241,8 +255,10 @@ pub(super) unsafe fn each_unaborted_mark(
         &[bool; MARK_NATTS],
     ),
 ) {
-    // SAFETY: per this fn's contract we are on the backend thread inside a transaction, where
-    // these PostgreSQL calls are allowed.
+    // SAFETY: per this fn's contract we are on the backend thread inside a transaction, so
+    // the metadata relations may be opened, scanned and written (relation, scan and tuple
+    // pointers below come from the calls that return them and are used before being closed,
+    // ended or freed).
     unsafe {
         let mut dirty = pg_sys::SnapshotData {
             snapshot_type: pg_sys::SnapshotType::SNAPSHOT_DIRTY,
@@ -286,8 +302,10 @@ pub struct BuildDeletes {
 /// Call on the backend thread inside a transaction (it calls PostgreSQL, which may raise an
 /// error).
 pub unsafe fn deletes_for_build(storage_id: u64, oldest_xmin: pg_sys::TransactionId) -> BuildDeletes {
-    // SAFETY: per this fn's contract we are on the backend thread inside a transaction, where
-    // these PostgreSQL calls are allowed.
+    // SAFETY: per this fn's contract we are on the backend thread inside a transaction, so
+    // the metadata relations may be opened, scanned and written (relation, scan and tuple
+    // pointers below come from the calls that return them and are used before being closed,
+    // ended or freed).
     unsafe {
         let mut out = BuildDeletes::default();
         each_unaborted_mark(storage_id, pg_sys::AccessShareLock, |_, _, xmin, v, n| {
@@ -340,8 +358,10 @@ pub struct MarkCleanup {
 /// Call on the backend thread inside a transaction (it calls PostgreSQL, which may raise an
 /// error).
 pub unsafe fn take_settled_marks(storage_id: u64, oldest_xmin: pg_sys::TransactionId) -> MarkCleanup {
-    // SAFETY: per this fn's contract we are on the backend thread inside a transaction, where
-    // these PostgreSQL calls are allowed.
+    // SAFETY: per this fn's contract we are on the backend thread inside a transaction, so
+    // the metadata relations may be opened, scanned and written (relation, scan and tuple
+    // pointers below come from the calls that return them and are used before being closed,
+    // ended or freed).
     unsafe {
         let mut out = MarkCleanup::default();
         each_unaborted_mark(storage_id, pg_sys::RowExclusiveLock, |rel, tup, xmin, v, n| {

@@ -13,8 +13,10 @@ use pgrx::{pg_sys, IntoDatum};
 /// Call on the backend thread inside a transaction (it calls PostgreSQL, which may raise an
 /// error).
 pub unsafe fn next_storage_id() -> u64 {
-    // SAFETY: per this fn's contract we are on the backend thread inside a transaction, where
-    // these PostgreSQL calls are allowed.
+    // SAFETY: per this fn's contract we are on the backend thread inside a transaction, so
+    // the metadata relations may be opened, scanned and written (relation, scan and tuple
+    // pointers below come from the calls that return them and are used before being closed,
+    // ended or freed).
     unsafe {
         let seq = relid(c"storage_id_seq");
         let _rights = crate::storage::shared::privilege::ExtensionRights::of(seq);
@@ -30,8 +32,10 @@ pub unsafe fn next_storage_id() -> u64 {
 /// Call on the backend thread inside a transaction (it calls PostgreSQL, which may raise an
 /// error).
 pub unsafe fn delete_storage_if_installed(storage_id: u64) {
-    // SAFETY: per this fn's contract we are on the backend thread inside a transaction, where
-    // these PostgreSQL calls are allowed.
+    // SAFETY: per this fn's contract we are on the backend thread inside a transaction, so
+    // the metadata relations may be opened, scanned and written (relation, scan and tuple
+    // pointers below come from the calls that return them and are used before being closed,
+    // ended or freed).
     unsafe {
         let nsp = pg_sys::get_namespace_oid(c"pgcolumnar".as_ptr(), true);
         if nsp == pg_sys::InvalidOid
@@ -56,8 +60,10 @@ pub unsafe fn delete_storage_if_installed(storage_id: u64) {
 /// Call on the backend thread inside a transaction (it calls PostgreSQL, which may raise an
 /// error).
 pub unsafe fn delete_storage(storage_id: u64) {
-    // SAFETY: per this fn's contract we are on the backend thread inside a transaction, where
-    // these PostgreSQL calls are allowed.
+    // SAFETY: per this fn's contract we are on the backend thread inside a transaction, so
+    // the metadata relations may be opened, scanned and written (relation, scan and tuple
+    // pointers below come from the calls that return them and are used before being closed,
+    // ended or freed).
     unsafe {
         let storage_id = storage_id & !crate::storage::format::layout::RESET_STORAGE_BIT;
         for (table, pkey) in [

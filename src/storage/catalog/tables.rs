@@ -21,8 +21,10 @@ thread_local! {
 /// Call on the backend thread inside a transaction (it calls PostgreSQL, which may raise an
 /// error).
 pub(super) unsafe fn relid(name: &'static CStr) -> pg_sys::Oid {
-    // SAFETY: per this fn's contract we are on the backend thread inside a transaction, where
-    // these PostgreSQL calls are allowed.
+    // SAFETY: per this fn's contract we are on the backend thread inside a transaction, so
+    // the metadata relations may be opened, scanned and written (relation, scan and tuple
+    // pointers below come from the calls that return them and are used before being closed,
+    // ended or freed).
     unsafe {
         let oid = relid_if_installed(name);
         if oid == pg_sys::InvalidOid {
@@ -39,8 +41,10 @@ pub(super) unsafe fn relid(name: &'static CStr) -> pg_sys::Oid {
 /// Call on the backend thread inside a transaction (it calls PostgreSQL, which may raise an
 /// error).
 pub(super) unsafe fn relid_if_installed(name: &'static CStr) -> pg_sys::Oid {
-    // SAFETY: per this fn's contract we are on the backend thread inside a transaction, where
-    // these PostgreSQL calls are allowed.
+    // SAFETY: per this fn's contract we are on the backend thread inside a transaction, so
+    // the metadata relations may be opened, scanned and written (relation, scan and tuple
+    // pointers below come from the calls that return them and are used before being closed,
+    // ended or freed).
     unsafe {
         if let Some(oid) = RELIDS.with(|r| r.borrow().get(name).copied()) {
             return oid;
@@ -83,8 +87,9 @@ pub(super) unsafe fn insert_row(
     cid: u32,
 ) {
     // SAFETY: the caller guarantees this fn's contract: `rel` is an open relation, locked by
-    // the caller, and we are on the backend thread inside a transaction, where these
-    // PostgreSQL calls are allowed.
+    // the caller, and we are on the backend thread inside a transaction, so the metadata
+    // relations may be opened, scanned and written (relation, scan and tuple pointers below
+    // come from the calls that return them and are used before being closed, ended or freed).
     unsafe {
         let tup = pg_sys::heap_form_tuple((*rel).rd_att, values.as_mut_ptr(), nulls.as_mut_ptr());
         pg_sys::heap_insert(rel, tup, cid, 0, std::ptr::null_mut());
@@ -146,8 +151,10 @@ pub(super) unsafe fn last_starting_at_or_before<const N: usize, R>(
     f: impl FnOnce(pg_sys::HeapTuple, &[pg_sys::Datum; N], &[bool; N]) -> R,
 ) -> Option<R> {
     // SAFETY: the caller guarantees this fn's contract: `snapshot` is a valid snapshot (NULL
-    // only where documented above), and we are on the backend thread inside a transaction,
-    // where these PostgreSQL calls are allowed.
+    // only where documented above), and we are on the backend thread inside a transaction, so
+    // the metadata relations may be opened, scanned and written (relation, scan and tuple
+    // pointers below come from the calls that return them and are used before being closed,
+    // ended or freed).
     unsafe {
         let window_start = (row + 1).saturating_sub(ROW_GROUP_ROWS as u64);
         let found = starting_in(table, pkey, storage_id, window_start, row, snapshot);
@@ -179,8 +186,10 @@ pub(super) unsafe fn starting_in(
     snapshot: pg_sys::Snapshot,
 ) -> pg_sys::HeapTuple {
     // SAFETY: the caller guarantees this fn's contract: `snapshot` is a valid snapshot (NULL
-    // only where documented above), and we are on the backend thread inside a transaction,
-    // where these PostgreSQL calls are allowed.
+    // only where documented above), and we are on the backend thread inside a transaction, so
+    // the metadata relations may be opened, scanned and written (relation, scan and tuple
+    // pointers below come from the calls that return them and are used before being closed,
+    // ended or freed).
     unsafe {
         let rel = pg_sys::table_open(relid(table), pg_sys::AccessShareLock as i32);
         let index = pg_sys::index_open(relid(pkey), pg_sys::AccessShareLock as i32);
@@ -257,8 +266,10 @@ pub(super) unsafe fn scan_keys<const N: usize>(
     f: impl FnMut(pg_sys::Relation, pg_sys::HeapTuple, &[pg_sys::Datum; N], &[bool; N]),
 ) {
     // SAFETY: the caller guarantees this fn's contract: `snapshot` is a valid snapshot (NULL
-    // only where documented above), and we are on the backend thread inside a transaction,
-    // where these PostgreSQL calls are allowed.
+    // only where documented above), and we are on the backend thread inside a transaction, so
+    // the metadata relations may be opened, scanned and written (relation, scan and tuple
+    // pointers below come from the calls that return them and are used before being closed,
+    // ended or freed).
     unsafe {
         let bounds: Vec<ScanBound> = keys
             .iter()
@@ -287,8 +298,10 @@ pub(super) unsafe fn scan_bounds<const N: usize>(
     mut f: impl FnMut(pg_sys::Relation, pg_sys::HeapTuple, &[pg_sys::Datum; N], &[bool; N]),
 ) {
     // SAFETY: the caller guarantees this fn's contract: `snapshot` is a valid snapshot (NULL
-    // only where documented above), and we are on the backend thread inside a transaction,
-    // where these PostgreSQL calls are allowed.
+    // only where documented above), and we are on the backend thread inside a transaction, so
+    // the metadata relations may be opened, scanned and written (relation, scan and tuple
+    // pointers below come from the calls that return them and are used before being closed,
+    // ended or freed).
     unsafe {
         let rel = pg_sys::table_open(relid(table), lockmode as i32);
         let mut scan_keys = vec![pg_sys::ScanKeyData::default(); bounds.len()];

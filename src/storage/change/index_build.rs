@@ -42,7 +42,8 @@ pub unsafe fn build(
     // relation, locked by the caller; `index_info`, `callback_state` is valid for the reads
     // and writes made through it here (NULL only where the API allows it); `scan` is a scan
     // descriptor begun by this access method (a `ScanDesc`), and we are on the backend thread
-    // inside a transaction, where these PostgreSQL calls are allowed.
+    // inside a transaction, so the executor-state, snapshot, tuplesort and index-insert calls
+    // are allowed.
     unsafe {
         let callback = callback.expect("index build callback");
         let concurrent = (*index_info).ii_Concurrent;
@@ -130,9 +131,10 @@ struct EntryMaker {
 impl EntryMaker {
     unsafe fn new(table_rel: pg_sys::Relation, index_info: *mut pg_sys::IndexInfo) -> EntryMaker {
         // SAFETY: the caller guarantees this fn's contract: `table_rel` is an open relation,
-        // locked by the caller; `index_info` is valid for the reads and writes made through it
-        // here (NULL only where the API allows it), and we are on the backend thread inside a
-        // transaction, where these PostgreSQL calls are allowed.
+        // locked by the caller; `index_info` is valid for the reads and writes made through
+        // it here (NULL only where the API allows it), and we are on the backend thread
+        // inside a transaction, so the executor-state, snapshot, tuplesort and index-insert
+        // calls are allowed.
         unsafe {
             let estate = pg_sys::CreateExecutorState();
             let econtext = pg_sys::MakePerTupleExprContext(estate);
@@ -154,7 +156,7 @@ impl EntryMaker {
     /// its key is in `values` and `isnull`.
     unsafe fn form(&mut self) -> bool {
         // SAFETY: per this fn's contract we are on the backend thread inside a transaction,
-        // where these PostgreSQL calls are allowed.
+        // so the executor-state, snapshot, tuplesort and index-insert calls are allowed.
         unsafe {
             pg_sys::MemoryContextReset((*self.econtext).ecxt_per_tuple_memory);
             if !self.predicate.is_null() && !pg_sys::ExecQual(self.predicate, self.econtext) {
@@ -168,7 +170,7 @@ impl EntryMaker {
 
     unsafe fn finish(self) {
         // SAFETY: per this fn's contract we are on the backend thread inside a transaction,
-        // where these PostgreSQL calls are allowed.
+        // so the executor-state, snapshot, tuplesort and index-insert calls are allowed.
         unsafe {
             pg_sys::ExecDropSingleTupleTableSlot(self.slot);
             pg_sys::FreeExecutorState(self.estate);
@@ -187,7 +189,8 @@ unsafe fn deletes_for_build(table_rel: pg_sys::Relation, index_info: *mut pg_sys
     // SAFETY: the caller guarantees this fn's contract: `table_rel` is an open relation,
     // locked by the caller; `index_info` is valid for the reads and writes made through it
     // here (NULL only where the API allows it), and we are on the backend thread inside a
-    // transaction, where these PostgreSQL calls are allowed.
+    // transaction, so the executor-state, snapshot, tuplesort and index-insert calls are
+    // allowed.
     unsafe {
         let storage_id = pages::storage_id(table_rel);
         let checking_uniqueness = (*index_info).ii_Unique || !(*index_info).ii_ExclusionOps.is_null();
@@ -241,9 +244,10 @@ pub unsafe fn validate(
 ) {
     // SAFETY: the caller guarantees this fn's contract: `table_rel`, `index_rel` are an open
     // relation, locked by the caller; `index_info`, `state` is valid for the reads and writes
-    // made through it here (NULL only where the API allows it); `snapshot` is a valid snapshot
-    // (NULL only where documented above), and we are on the backend thread inside a
-    // transaction, where these PostgreSQL calls are allowed.
+    // made through it here (NULL only where the API allows it); `snapshot` is a valid
+    // snapshot (NULL only where documented above), and we are on the backend thread inside a
+    // transaction, so the executor-state, snapshot, tuplesort and index-insert calls are
+    // allowed.
     unsafe {
         write_buffer::flush_before_reading(table_rel);
         let mut reader = Reader::new(table_rel, snapshot, None, GroupClaim::Serial { next: 0 });
@@ -306,7 +310,7 @@ impl IndexedRows {
     /// the snapshot does not see: skipped with them).
     unsafe fn take_below(&mut self, end: u64) -> Vec<u64> {
         // SAFETY: per this fn's contract we are on the backend thread inside a transaction,
-        // where these PostgreSQL calls are allowed.
+        // so the executor-state, snapshot, tuplesort and index-insert calls are allowed.
         unsafe {
             let mut rows = Vec::new();
             loop {

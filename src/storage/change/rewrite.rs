@@ -27,8 +27,8 @@ pub enum Order {
 /// thread inside a transaction (it calls PostgreSQL, which may raise an error).
 pub unsafe fn order_for(rel: pg_sys::Relation, index: pg_sys::Relation) -> Order {
     // SAFETY: the caller guarantees this fn's contract: `rel`, `index` are an open relation,
-    // locked by the caller, and we are on the backend thread inside a transaction, where these
-    // PostgreSQL calls are allowed.
+    // locked by the caller, and we are on the backend thread inside a transaction, so the
+    // tuplesort and slot calls are allowed.
     unsafe {
         let desc = (*rel).rd_att;
         if !index.is_null() {
@@ -60,9 +60,9 @@ pub unsafe fn copy_for_cluster(
     tups_vacuumed: *mut f64,
 ) {
     // SAFETY: the caller guarantees this fn's contract: `old`, `new`, `old_index` are an open
-    // relation, locked by the caller; `num_tuples`, `tups_vacuumed` is valid for the reads and
-    // writes made through it here (NULL only where the API allows it), and we are on the
-    // backend thread inside a transaction, where these PostgreSQL calls are allowed.
+    // relation, locked by the caller; `num_tuples`, `tups_vacuumed` is valid for the reads
+    // and writes made through it here (NULL only where the API allows it), and we are on the
+    // backend thread inside a transaction, so the tuplesort and slot calls are allowed.
     unsafe {
         write_buffer::flush_relation((*old).rd_id);
         // Committed rows and this transaction's; the table is locked against everyone else.
@@ -91,8 +91,8 @@ pub unsafe fn copy_rows(
     mut put: impl FnMut(*mut pg_sys::TupleTableSlot),
 ) -> u64 {
     // SAFETY: the caller guarantees this fn's contract: `desc` is a valid tuple descriptor;
-    // `put` is a valid tuple slot, and we are on the backend thread inside a transaction,
-    // where these PostgreSQL calls are allowed.
+    // `put` is a valid tuple slot, and we are on the backend thread inside a transaction, so
+    // the tuplesort and slot calls are allowed.
     unsafe {
         let slot = pg_sys::MakeSingleTupleTableSlot(desc, crate::storage::relation::slot::ops());
         // Sorted rows come back as minimal tuples, which a virtual slot cannot hold.

@@ -35,7 +35,8 @@ impl Target {
     unsafe fn new(rel: pg_sys::Relation, tid: pg_sys::ItemPointer) -> Option<Target> {
         // SAFETY: the caller guarantees this fn's contract: `rel` is an open relation, locked
         // by the caller; `tid` is a valid item pointer, and we are on the backend thread
-        // inside a transaction, where these PostgreSQL calls are allowed.
+        // inside a transaction, so the transaction-status checks, lock waits and mark writes
+        // are allowed.
         unsafe {
             let row = tid_row(&*tid)?;
             Some(Target { rel, tid: *tid, storage_id: pages::storage_id(rel), row })
@@ -44,7 +45,7 @@ impl Target {
 
     unsafe fn relname(&self) -> String {
         // SAFETY: per this fn's contract we are on the backend thread inside a transaction,
-        // where these PostgreSQL calls are allowed.
+        // so the transaction-status checks, lock waits and mark writes are allowed.
         unsafe { CStr::from_ptr((*(*self.rel).rd_rel).relname.data.as_ptr()).to_string_lossy().into_owned() }
     }
 }
@@ -62,7 +63,7 @@ impl Writer {
     /// In progress before committed: the order that cannot miss a commit in between.
     unsafe fn of(xid: pg_sys::TransactionId) -> Writer {
         // SAFETY: per this fn's contract we are on the backend thread inside a transaction,
-        // where these PostgreSQL calls are allowed.
+        // so the transaction-status checks, lock waits and mark writes are allowed.
         unsafe {
             if pg_sys::TransactionIdIsCurrentTransactionId(xid) {
                 Writer::Mine
@@ -81,7 +82,8 @@ impl Writer {
 unsafe fn report_delete(t: &Target, m: &RowMark, tmfd: *mut pg_sys::TM_FailureData) {
     // SAFETY: the caller guarantees this fn's contract: `tmfd` is valid for the reads and
     // writes made through it here (NULL only where the API allows it), and we are on the
-    // backend thread inside a transaction, where these PostgreSQL calls are allowed.
+    // backend thread inside a transaction, so the transaction-status checks, lock waits and
+    // mark writes are allowed.
     unsafe {
         (*tmfd).ctid = m.successor.map_or(t.tid, row_tid);
         (*tmfd).xmax = m.xmin;
@@ -100,8 +102,8 @@ unsafe fn report_delete(t: &Target, m: &RowMark, tmfd: *mut pg_sys::TM_FailureDa
 /// meet an old copy: a READ COMMITTED statement takes its snapshot after locking the
 /// table against the merge.
 unsafe fn moved_by_vacuum(t: &Target) -> bool {
-    // SAFETY: per this fn's contract we are on the backend thread inside a transaction, where
-    // these PostgreSQL calls are allowed.
+    // SAFETY: per this fn's contract we are on the backend thread inside a transaction, so
+    // the transaction-status checks, lock waits and mark writes are allowed.
     unsafe {
         pg_sys::XactIsoLevel >= pg_sys::XACT_REPEATABLE_READ as i32
             && !write_buffer::holds_row((*t.rel).rd_id, t.row)
@@ -121,7 +123,8 @@ unsafe fn claim(
 ) -> pg_sys::TM_Result::Type {
     // SAFETY: the caller guarantees this fn's contract: `tmfd` is valid for the reads and
     // writes made through it here (NULL only where the API allows it), and we are on the
-    // backend thread inside a transaction, where these PostgreSQL calls are allowed.
+    // backend thread inside a transaction, so the transaction-status checks, lock waits and
+    // mark writes are allowed.
     unsafe {
         use pg_sys::LockWaitPolicy::*;
         let oper = if wanted == MarkKind::Delete {
@@ -200,9 +203,10 @@ pub unsafe fn delete(
     tmfd: *mut pg_sys::TM_FailureData,
 ) -> pg_sys::TM_Result::Type {
     // SAFETY: the caller guarantees this fn's contract: `rel` is an open relation, locked by
-    // the caller; `tid` is a valid item pointer; `tmfd` is valid for the reads and writes made
-    // through it here (NULL only where the API allows it), and we are on the backend thread
-    // inside a transaction, where these PostgreSQL calls are allowed.
+    // the caller; `tid` is a valid item pointer; `tmfd` is valid for the reads and writes
+    // made through it here (NULL only where the API allows it), and we are on the backend
+    // thread inside a transaction, so the transaction-status checks, lock waits and mark
+    // writes are allowed.
     unsafe { remove_version(rel, tid, cid, wait, tmfd, || None) }
 }
 
@@ -224,9 +228,9 @@ pub unsafe fn update(
 ) -> pg_sys::TM_Result::Type {
     // SAFETY: the caller guarantees this fn's contract: `rel` is an open relation, locked by
     // the caller; `otid` is a valid item pointer; `slot` is a valid tuple slot; `tmfd` is
-    // valid for the reads and writes made through it here (NULL only where the API allows it),
-    // and we are on the backend thread inside a transaction, where these PostgreSQL calls are
-    // allowed.
+    // valid for the reads and writes made through it here (NULL only where the API allows
+    // it), and we are on the backend thread inside a transaction, so the transaction-status
+    // checks, lock waits and mark writes are allowed.
     unsafe { remove_version(rel, otid, cid, wait, tmfd, || Some(write_buffer::insert_row(rel, slot, cid))) }
 }
 
@@ -241,9 +245,10 @@ unsafe fn remove_version(
     successor: impl FnOnce() -> Option<u64>,
 ) -> pg_sys::TM_Result::Type {
     // SAFETY: the caller guarantees this fn's contract: `rel` is an open relation, locked by
-    // the caller; `tid` is a valid item pointer; `tmfd` is valid for the reads and writes made
-    // through it here (NULL only where the API allows it), and we are on the backend thread
-    // inside a transaction, where these PostgreSQL calls are allowed.
+    // the caller; `tid` is a valid item pointer; `tmfd` is valid for the reads and writes
+    // made through it here (NULL only where the API allows it), and we are on the backend
+    // thread inside a transaction, so the transaction-status checks, lock waits and mark
+    // writes are allowed.
     unsafe {
         let Some(mut t) = Target::new(rel, tid) else { return pg_sys::TM_Result::TM_Invisible };
         let policy =
@@ -278,7 +283,8 @@ unsafe fn fetch_any(
 ) -> bool {
     // SAFETY: the caller guarantees this fn's contract: `rel` is an open relation, locked by
     // the caller; `tid` is a valid item pointer; `slot` is a valid tuple slot, and we are on
-    // the backend thread inside a transaction, where these PostgreSQL calls are allowed.
+    // the backend thread inside a transaction, so the transaction-status checks, lock waits
+    // and mark writes are allowed.
     unsafe {
         let mut fetcher = Fetcher::new(rel);
         let found = fetcher.fetch(tid, &raw mut pg_sys::SnapshotAnyData, slot);
@@ -292,8 +298,8 @@ unsafe fn fetch_any(
 
 /// Whether this transaction wrote the row with command `cid` or a later one.
 unsafe fn inserted_by_this_command(t: &Target, cid: pg_sys::CommandId) -> bool {
-    // SAFETY: per this fn's contract we are on the backend thread inside a transaction, where
-    // these PostgreSQL calls are allowed.
+    // SAFETY: per this fn's contract we are on the backend thread inside a transaction, so
+    // the transaction-status checks, lock waits and mark writes are allowed.
     unsafe {
         if write_buffer::holds_row((*t.rel).rd_id, t.row) {
             write_buffer::flush_for_read(t.rel);
@@ -324,10 +330,10 @@ pub unsafe fn lock(
     tmfd: *mut pg_sys::TM_FailureData,
 ) -> pg_sys::TM_Result::Type {
     // SAFETY: the caller guarantees this fn's contract: `rel` is an open relation, locked by
-    // the caller; `tid` is a valid item pointer; `slot` is a valid tuple slot; `tmfd` is valid
-    // for the reads and writes made through it here (NULL only where the API allows it), and
-    // we are on the backend thread inside a transaction, where these PostgreSQL calls are
-    // allowed.
+    // the caller; `tid` is a valid item pointer; `slot` is a valid tuple slot; `tmfd` is
+    // valid for the reads and writes made through it here (NULL only where the API allows
+    // it), and we are on the backend thread inside a transaction, so the transaction-status
+    // checks, lock waits and mark writes are allowed.
     unsafe {
         let wanted = MarkKind::from_i16(mode as i16).unwrap_or(MarkKind::Update);
         let follow = flags as u32 & pg_sys::TUPLE_LOCK_FLAG_FIND_LAST_VERSION != 0;
@@ -383,7 +389,7 @@ pub unsafe fn lock(
 pub unsafe fn latest_version(rel: pg_sys::Relation, tid: pg_sys::ItemPointer) {
     // SAFETY: the caller guarantees this fn's contract: `rel` is an open relation, locked by
     // the caller; `tid` is a valid item pointer, and we are on the backend thread inside a
-    // transaction, where these PostgreSQL calls are allowed.
+    // transaction, so the transaction-status checks, lock waits and mark writes are allowed.
     unsafe {
         let Some(t) = Target::new(rel, tid) else { return };
         let mut row = t.row;
@@ -410,7 +416,7 @@ pub unsafe fn latest_version(rel: pg_sys::Relation, tid: pg_sys::ItemPointer) {
 pub unsafe fn abandon_speculative(rel: pg_sys::Relation, slot: *mut pg_sys::TupleTableSlot) {
     // SAFETY: the caller guarantees this fn's contract: `rel` is an open relation, locked by
     // the caller; `slot` is a valid tuple slot, and we are on the backend thread inside a
-    // transaction, where these PostgreSQL calls are allowed.
+    // transaction, so the transaction-status checks, lock waits and mark writes are allowed.
     unsafe {
         let Some(row) = tid_row(&(*slot).tts_tid) else { return };
         let storage_id = pages::storage_id(rel);

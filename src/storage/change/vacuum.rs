@@ -79,8 +79,8 @@ const SMALL_GROUP_ROWS: u64 = ROW_GROUP_ROWS as u64 / 2;
 /// a transaction (it calls PostgreSQL, which may raise an error).
 pub unsafe fn vacuum(rel: pg_sys::Relation, strategy: pg_sys::BufferAccessStrategy) -> VacuumReport {
     // SAFETY: the caller guarantees this fn's contract: `rel` is an open relation, locked by
-    // the caller, and we are on the backend thread inside a transaction, where these
-    // PostgreSQL calls are allowed.
+    // the caller, and we are on the backend thread inside a transaction, so the snapshot,
+    // lock and index-vacuum calls are allowed.
     unsafe {
         stop_being_a_lazy_vacuum();
         // The transaction's snapshot predates the line above: others may have pruned rows
@@ -101,8 +101,8 @@ pub unsafe fn vacuum(rel: pg_sys::Relation, strategy: pg_sys::BufferAccessStrate
 /// removed marks back, rows deleted long ago visible again. So this VACUUM is an
 /// ordinary writer, as VACUUM FULL is (the flag goes at transaction end anyway).
 unsafe fn stop_being_a_lazy_vacuum() {
-    // SAFETY: per this fn's contract we are on the backend thread inside a transaction, where
-    // these PostgreSQL calls are allowed.
+    // SAFETY: per this fn's contract we are on the backend thread inside a transaction, so
+    // the snapshot, lock and index-vacuum calls are allowed.
     unsafe {
         let me = pg_sys::MyProc;
         if (*me).statusFlags as u32 & pg_sys::PROC_IN_VACUUM == 0 {
@@ -122,8 +122,8 @@ const PROC_ARRAY_LOCK: usize = 4;
 
 unsafe fn vacuum_storage(rel: pg_sys::Relation, strategy: pg_sys::BufferAccessStrategy) -> VacuumReport {
     // SAFETY: the caller guarantees this fn's contract: `rel` is an open relation, locked by
-    // the caller, and we are on the backend thread inside a transaction, where these
-    // PostgreSQL calls are allowed.
+    // the caller, and we are on the backend thread inside a transaction, so the snapshot,
+    // lock and index-vacuum calls are allowed.
     unsafe {
         write_buffer::flush_relation((*rel).rd_id);
         let mut report = VacuumReport::default();
@@ -190,8 +190,8 @@ unsafe fn rows_that_may_live(
     oldest_xmin: pg_sys::TransactionId,
 ) -> (u64, Vec<(u64, u64)>) {
     // SAFETY: the caller guarantees this fn's contract: `rel` is an open relation, locked by
-    // the caller, and we are on the backend thread inside a transaction, where these
-    // PostgreSQL calls are allowed.
+    // the caller, and we are on the backend thread inside a transaction, so the snapshot,
+    // lock and index-vacuum calls are allowed.
     unsafe {
         if !pg_sys::ConditionalLockRelation(rel, pg_sys::ExclusiveLock as i32) {
             return (0, Vec::new());
@@ -215,8 +215,8 @@ unsafe fn merge_small_groups(
     freed: &mut Vec<(u64, u64)>,
 ) {
     // SAFETY: the caller guarantees this fn's contract: `rel` is an open relation, locked by
-    // the caller, and we are on the backend thread inside a transaction, where these
-    // PostgreSQL calls are allowed.
+    // the caller, and we are on the backend thread inside a transaction, so the snapshot,
+    // lock and index-vacuum calls are allowed.
     unsafe {
         // See the masks and freed groups this VACUUM just wrote.
         pg_sys::CommandCounterIncrement();
@@ -276,8 +276,8 @@ unsafe fn merge_small_groups(
 /// evaluates (looked up in the relcache, nothing evaluated).
 unsafe fn indexes_run_user_code(rel: pg_sys::Relation) -> bool {
     // SAFETY: the caller guarantees this fn's contract: `rel` is an open relation, locked by
-    // the caller, and we are on the backend thread inside a transaction, where these
-    // PostgreSQL calls are allowed.
+    // the caller, and we are on the backend thread inside a transaction, so the snapshot,
+    // lock and index-vacuum calls are allowed.
     unsafe {
         let list = pg_sys::RelationGetIndexList(rel);
         let mut found = false;
@@ -310,9 +310,9 @@ struct IndexInserter {
 
 impl IndexInserter {
     unsafe fn open(heap: pg_sys::Relation) -> IndexInserter {
-        // SAFETY: the caller guarantees this fn's contract: `heap` is an open relation, locked
-        // by the caller, and we are on the backend thread inside a transaction, where these
-        // PostgreSQL calls are allowed.
+        // SAFETY: the caller guarantees this fn's contract: `heap` is an open relation,
+        // locked by the caller, and we are on the backend thread inside a transaction, so the
+        // snapshot, lock and index-vacuum calls are allowed.
         unsafe {
             let mut count = 0;
             let mut indexes: *mut pg_sys::Relation = std::ptr::null_mut();
@@ -331,8 +331,8 @@ impl IndexInserter {
     /// stay until no snapshot needs them, so uniqueness is not checked again.
     unsafe fn insert(&self, slot: *mut pg_sys::TupleTableSlot) {
         // SAFETY: the caller guarantees this fn's contract: `slot` is a valid tuple slot, and
-        // we are on the backend thread inside a transaction, where these PostgreSQL calls are
-        // allowed.
+        // we are on the backend thread inside a transaction, so the snapshot, lock and
+        // index-vacuum calls are allowed.
         unsafe {
             pg_sys::MemoryContextReset((*self.econtext).ecxt_per_tuple_memory);
             (*self.econtext).ecxt_scantuple = slot;
@@ -365,7 +365,7 @@ impl IndexInserter {
 
     unsafe fn close(self) {
         // SAFETY: per this fn's contract we are on the backend thread inside a transaction,
-        // where these PostgreSQL calls are allowed.
+        // so the snapshot, lock and index-vacuum calls are allowed.
         unsafe {
             pg_sys::FreeExecutorState(self.estate);
             pg_sys::vac_close_indexes(self.count as i32, self.indexes, pg_sys::NoLock as i32);
@@ -380,8 +380,8 @@ unsafe fn remove_index_entries(
     strategy: pg_sys::BufferAccessStrategy,
 ) {
     // SAFETY: the caller guarantees this fn's contract: `rel` is an open relation, locked by
-    // the caller, and we are on the backend thread inside a transaction, where these
-    // PostgreSQL calls are allowed.
+    // the caller, and we are on the backend thread inside a transaction, so the snapshot,
+    // lock and index-vacuum calls are allowed.
     unsafe {
         let mut nindexes = 0;
         let mut indexes: *mut pg_sys::Relation = std::ptr::null_mut();

@@ -19,8 +19,8 @@ static mut PREV_HOOK: pg_sys::object_access_hook_type = None;
 /// Call on the backend thread inside a transaction (it calls PostgreSQL, which may raise an
 /// error).
 pub unsafe fn install() {
-    // SAFETY: per this fn's contract we are on the backend thread inside a transaction, where
-    // these PostgreSQL calls are allowed.
+    // SAFETY: per this fn's contract we are on the backend thread inside a transaction, so
+    // the catalog lookups and relation opens are allowed.
     unsafe {
         PREV_HOOK = pg_sys::object_access_hook;
         pg_sys::object_access_hook = Some(object_access);

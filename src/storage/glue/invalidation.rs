@@ -19,8 +19,8 @@ unsafe extern "C-unwind" fn on_relcache_invalidation(_arg: pg_sys::Datum, relid:
 /// Call on the backend thread inside a transaction (it calls PostgreSQL, which may raise an
 /// error).
 pub unsafe fn register() {
-    // SAFETY: per this fn's contract we are on the backend thread inside a transaction, where
-    // these PostgreSQL calls are allowed.
+    // SAFETY: per this fn's contract we are on the backend thread inside a transaction, so
+    // the catalog lookups and relation opens are allowed.
     unsafe {
         pg_sys::CacheRegisterRelcacheCallback(Some(on_relcache_invalidation), pg_sys::Datum::from(0usize));
     }

@@ -63,8 +63,8 @@ struct AnalyzeState {
 /// The sample size ANALYZE uses: 300 times the largest statistics target.
 unsafe fn analyze_target_rows(rel: pg_sys::Relation) -> u64 {
     // SAFETY: the caller guarantees this fn's contract: `rel` is an open relation, locked by
-    // the caller, and we are on the backend thread inside a transaction, where these
-    // PostgreSQL calls are allowed.
+    // the caller, and we are on the backend thread inside a transaction, so the catalog
+    // lookups and relation opens are allowed.
     unsafe {
         let desc = (*rel).rd_att;
         let target = (0..(*desc).natts as usize)
@@ -130,10 +130,10 @@ pub unsafe fn begin(
 ) -> pg_sys::TableScanDesc {
     // SAFETY: the caller guarantees this fn's contract: `rel` is an open relation, locked by
     // the caller; `snapshot` is a valid snapshot (NULL only where documented above); `key` is
-    // valid for the reads and writes made through it here (NULL only where the API allows it);
-    // `pscan` is NULL or the parallel scan area this AM sized and initialized (a
-    // `ParallelScan`), and we are on the backend thread inside a transaction, where these
-    // PostgreSQL calls are allowed.
+    // valid for the reads and writes made through it here (NULL only where the API allows
+    // it); `pscan` is NULL or the parallel scan area this AM sized and initialized (a
+    // `ParallelScan`), and we are on the backend thread inside a transaction, so the catalog
+    // lookups and relation opens are allowed.
     unsafe {
         let desc = pg_sys::palloc0(std::mem::size_of::<ScanDesc>()) as *mut ScanDesc;
         (*desc).base.rs_rd = rel;
@@ -545,8 +545,8 @@ unsafe extern "C-unwind" fn finish_bulk_insert(rel: pg_sys::Relation, _options: 
 
 unsafe fn existing_storage_id(rel: pg_sys::Relation) -> Option<u64> {
     // SAFETY: the caller guarantees this fn's contract: `rel` is an open relation, locked by
-    // the caller, and we are on the backend thread inside a transaction, where these
-    // PostgreSQL calls are allowed.
+    // the caller, and we are on the backend thread inside a transaction, so the catalog
+    // lookups and relation opens are allowed.
     unsafe {
         let srel = pg_sys::RelationGetSmgr(rel);
         if !pg_sys::smgrexists(srel, pg_sys::ForkNumber::MAIN_FORKNUM) || pages::nblocks(rel) == 0 {

@@ -13,8 +13,8 @@ static mut PREV_HOOK: pg_sys::ProcessUtility_hook_type = None;
 /// Call on the backend thread inside a transaction (it calls PostgreSQL, which may raise an
 /// error).
 pub unsafe fn install() {
-    // SAFETY: per this fn's contract we are on the backend thread inside a transaction, where
-    // these PostgreSQL calls are allowed.
+    // SAFETY: per this fn's contract we are on the backend thread inside a transaction, so
+    // the catalog lookups and relation opens are allowed.
     unsafe {
         PREV_HOOK = pg_sys::ProcessUtility_hook;
         pg_sys::ProcessUtility_hook = Some(process_utility);
@@ -126,9 +126,9 @@ unsafe fn renames_or_drops_columns(stmt: *mut pg_sys::Node) -> bool {
 
 /// Whether an ALTER TABLE sets or resets one of pgcolumnar's table options.
 unsafe fn mentions_our_option(stmt: *mut pg_sys::Node) -> bool {
-    // SAFETY: the caller guarantees this fn's contract: `stmt` is a valid parse-tree node, and
-    // we are on the backend thread inside a transaction, where these PostgreSQL calls are
-    // allowed.
+    // SAFETY: the caller guarantees this fn's contract: `stmt` is a valid parse-tree node,
+    // and we are on the backend thread inside a transaction, so the catalog lookups and
+    // relation opens are allowed.
     unsafe {
         let cmds = (*(stmt as *mut pg_sys::AlterTableStmt)).cmds;
         pg_list::ptrs::<pg_sys::AlterTableCmd>(cmds).any(|cmd| {

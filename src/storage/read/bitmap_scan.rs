@@ -20,8 +20,8 @@ impl BitmapScan {
     /// inside a transaction (it calls PostgreSQL, which may raise an error).
     pub unsafe fn new(rel: pg_sys::Relation) -> BitmapScan {
         // SAFETY: the caller guarantees this fn's contract: `rel` is an open relation, locked
-        // by the caller, and we are on the backend thread inside a transaction, where these
-        // PostgreSQL calls are allowed.
+        // by the caller, and we are on the backend thread inside a transaction, so the
+        // metadata reads and transaction-status checks are allowed.
         unsafe { BitmapScan { fetcher: Fetcher::new(rel), block: 0, offsets: Vec::new(), next: 0 } }
     }
 
@@ -34,7 +34,8 @@ impl BitmapScan {
     pub unsafe fn next_block(&mut self, tbmres: *mut pg_sys::TBMIterateResult) -> bool {
         // SAFETY: the caller guarantees this fn's contract: `tbmres` is valid for the reads
         // and writes made through it here (NULL only where the API allows it), and we are on
-        // the backend thread inside a transaction, where these PostgreSQL calls are allowed.
+        // the backend thread inside a transaction, so the metadata reads and
+        // transaction-status checks are allowed.
         unsafe {
             self.block = (*tbmres).blockno;
             self.next = 0;
@@ -64,7 +65,8 @@ impl BitmapScan {
     ) -> bool {
         // SAFETY: the caller guarantees this fn's contract: `snapshot` is a valid snapshot
         // (NULL only where documented above); `slot` is a valid tuple slot, and we are on the
-        // backend thread inside a transaction, where these PostgreSQL calls are allowed.
+        // backend thread inside a transaction, so the metadata reads and transaction-status
+        // checks are allowed.
         unsafe {
             while self.next < self.offsets.len() {
                 let mut tid = pg_sys::ItemPointerData::default();
@@ -91,9 +93,10 @@ impl BitmapScan {
 /// the API allows it); call on the backend thread inside a transaction (it calls
 /// PostgreSQL, which may raise an error).
 pub unsafe fn disable_prefetch(planstate: *mut pg_sys::PlanState) {
-    // SAFETY: the caller guarantees this fn's contract: `planstate` is valid for the reads and
-    // writes made through it here (NULL only where the API allows it), and we are on the
-    // backend thread inside a transaction, where these PostgreSQL calls are allowed.
+    // SAFETY: the caller guarantees this fn's contract: `planstate` is valid for the reads
+    // and writes made through it here (NULL only where the API allows it), and we are on the
+    // backend thread inside a transaction, so the metadata reads and transaction-status
+    // checks are allowed.
     unsafe {
         if !planstate.is_null() {
             disable_prefetch_walker(planstate, std::ptr::null_mut());

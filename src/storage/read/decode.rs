@@ -45,8 +45,8 @@ pub unsafe fn load_order(
     scratch: &mut DecodedVector,
 ) -> Rc<[u32]> {
     // SAFETY: the caller guarantees this fn's contract: `rel` is an open relation, locked by
-    // the caller, and we are on the backend thread inside a transaction, where these
-    // PostgreSQL calls are allowed.
+    // the caller, and we are on the backend thread inside a transaction, so the metadata
+    // reads and transaction-status checks are allowed.
     unsafe {
         let mut bytes = Vec::new();
         pages::read_stream(rel, chunk.offset, chunk.length as usize, strategy, &mut bytes);

@@ -204,10 +204,10 @@ impl LazyColumns for LazyRow {
         nulls: *mut bool,
         needed: Option<&[u64]>,
     ) {
-        // SAFETY: the caller guarantees this fn's contract: `values`, `nulls` is valid for the
-        // reads and writes made through it here (NULL only where the API allows it), and we
-        // are on the backend thread inside a transaction, where these PostgreSQL calls are
-        // allowed.
+        // SAFETY: the caller guarantees this fn's contract: `values`, `nulls` is valid for
+        // the reads and writes made through it here (NULL only where the API allows it), and
+        // we are on the backend thread inside a transaction, so the metadata reads,
+        // transaction-status checks and slot calls are allowed.
         unsafe {
             let desc = self.desc;
             if to > from + 1 {
@@ -330,8 +330,8 @@ unsafe fn open_vector(
     rows: u32,
 ) -> PointVector {
     // SAFETY: the caller guarantees this fn's contract: `rel` is an open relation, locked by
-    // the caller, and we are on the backend thread inside a transaction, where these
-    // PostgreSQL calls are allowed.
+    // the caller, and we are on the backend thread inside a transaction, so the metadata
+    // reads, transaction-status checks and slot calls are allowed.
     unsafe {
         let (last_block, _) = layout::locate(at + (len as u64).max(1) - 1);
         if last_block >= blocks.get() {
@@ -351,8 +351,8 @@ impl Fetcher {
     /// inside a transaction (it calls PostgreSQL, which may raise an error).
     pub unsafe fn new(rel: pg_sys::Relation) -> Fetcher {
         // SAFETY: the caller guarantees this fn's contract: `rel` is an open relation, locked
-        // by the caller, and we are on the backend thread inside a transaction, where these
-        // PostgreSQL calls are allowed.
+        // by the caller, and we are on the backend thread inside a transaction, so the
+        // metadata reads, transaction-status checks and slot calls are allowed.
         unsafe {
             let kinds = datum::relation_kinds(rel);
             let storage_id = pages::storage_id(rel);
@@ -381,7 +381,8 @@ impl Fetcher {
     unsafe fn group_for(&mut self, row: u64, snapshot: pg_sys::Snapshot) -> Option<RowGroupMeta> {
         // SAFETY: the caller guarantees this fn's contract: `snapshot` is a valid snapshot
         // (NULL only where documented above), and we are on the backend thread inside a
-        // transaction, where these PostgreSQL calls are allowed.
+        // transaction, so the metadata reads, transaction-status checks and slot calls are
+        // allowed.
         unsafe {
             if is_mvcc(snapshot) {
                 let key = (
@@ -448,7 +449,7 @@ impl Fetcher {
     /// kept per backend).
     unsafe fn position_of(&mut self, g: &RowGroupMeta, offset: usize) -> usize {
         // SAFETY: per this fn's contract we are on the backend thread inside a transaction,
-        // where these PostgreSQL calls are allowed.
+        // so the metadata reads, transaction-status checks and slot calls are allowed.
         unsafe {
             let Some(chunk) = &g.chunks.order else { return offset };
             let key = (self.storage_id, g.first_row);
@@ -476,7 +477,8 @@ impl Fetcher {
     unsafe fn deleted_by_this_statement(&self, row: u64, snapshot: pg_sys::Snapshot) -> bool {
         // SAFETY: the caller guarantees this fn's contract: `snapshot` is a valid snapshot
         // (NULL only where documented above), and we are on the backend thread inside a
-        // transaction, where these PostgreSQL calls are allowed.
+        // transaction, so the metadata reads, transaction-status checks and slot calls are
+        // allowed.
         unsafe {
             if snapshot.is_null()
                 || is_mvcc(snapshot)
@@ -498,7 +500,8 @@ impl Fetcher {
     unsafe fn deleted(&self, g: &RowGroupMeta, row: u64, snapshot: pg_sys::Snapshot) -> bool {
         // SAFETY: the caller guarantees this fn's contract: `snapshot` is a valid snapshot
         // (NULL only where documented above), and we are on the backend thread inside a
-        // transaction, where these PostgreSQL calls are allowed.
+        // transaction, so the metadata reads, transaction-status checks and slot calls are
+        // allowed.
         unsafe {
             if snapshot.is_null() || (*snapshot).snapshot_type == pg_sys::SnapshotType::SNAPSHOT_ANY {
                 return false;
@@ -542,7 +545,8 @@ impl Fetcher {
     unsafe fn deleted_by_marks(&self, row: u64, snapshot: pg_sys::Snapshot) -> bool {
         // SAFETY: the caller guarantees this fn's contract: `snapshot` is a valid snapshot
         // (NULL only where documented above), and we are on the backend thread inside a
-        // transaction, where these PostgreSQL calls are allowed.
+        // transaction, so the metadata reads, transaction-status checks and slot calls are
+        // allowed.
         unsafe {
             for m in pending_marks::marks_on_any(self.storage_id, row) {
                 if m.kind != MarkKind::Delete {
@@ -573,7 +577,7 @@ impl Fetcher {
     /// each later lookup of the key visited (and decoded metadata for) until VACUUM.
     unsafe fn surely_dead(&self, g: &RowGroupMeta, row: u64) -> bool {
         // SAFETY: per this fn's contract we are on the backend thread inside a transaction,
-        // where these PostgreSQL calls are allowed.
+        // so the metadata reads, transaction-status checks and slot calls are allowed.
         unsafe {
             if masked(g, row) {
                 return true;
@@ -592,8 +596,9 @@ impl Fetcher {
     /// PostgreSQL, which may raise an error).
     pub unsafe fn visible(&mut self, tid: &pg_sys::ItemPointerData, snapshot: pg_sys::Snapshot) -> bool {
         // SAFETY: the caller guarantees this fn's contract: `tid` is a valid item pointer;
-        // `snapshot` is a valid snapshot (NULL only where documented above), and we are on the
-        // backend thread inside a transaction, where these PostgreSQL calls are allowed.
+        // `snapshot` is a valid snapshot (NULL only where documented above), and we are on
+        // the backend thread inside a transaction, so the metadata reads, transaction-status
+        // checks and slot calls are allowed.
         unsafe {
             let Some(row) = tid_row(tid) else { return false };
             self.group_for(row, snapshot).is_some_and(|g| !self.deleted(&g, row, snapshot))
@@ -616,8 +621,8 @@ impl Fetcher {
         // SAFETY: the caller guarantees this fn's contract: `snapshot` is a valid snapshot
         // (NULL only where documented above); `slot` is a valid tuple slot; `all_dead` is
         // valid for the reads and writes made through it here (NULL only where the API allows
-        // it), and we are on the backend thread inside a transaction, where these PostgreSQL
-        // calls are allowed.
+        // it), and we are on the backend thread inside a transaction, so the metadata reads,
+        // transaction-status checks and slot calls are allowed.
         unsafe {
             if snapshot.is_null() {
                 return false;
@@ -665,9 +670,9 @@ impl Fetcher {
         slot: *mut pg_sys::TupleTableSlot,
     ) -> bool {
         // SAFETY: the caller guarantees this fn's contract: `tid` is a valid item pointer;
-        // `snapshot` is a valid snapshot (NULL only where documented above); `slot` is a valid
-        // tuple slot, and we are on the backend thread inside a transaction, where these
-        // PostgreSQL calls are allowed.
+        // `snapshot` is a valid snapshot (NULL only where documented above); `slot` is a
+        // valid tuple slot, and we are on the backend thread inside a transaction, so the
+        // metadata reads, transaction-status checks and slot calls are allowed.
         unsafe { self.fetch_or_dead(tid, snapshot, slot, std::ptr::null_mut()) }
     }
 
@@ -688,10 +693,11 @@ impl Fetcher {
         all_dead: *mut bool,
     ) -> bool {
         // SAFETY: the caller guarantees this fn's contract: `tid` is a valid item pointer;
-        // `snapshot` is a valid snapshot (NULL only where documented above); `slot` is a valid
-        // tuple slot; `all_dead` is valid for the reads and writes made through it here (NULL
-        // only where the API allows it), and we are on the backend thread inside a
-        // transaction, where these PostgreSQL calls are allowed.
+        // `snapshot` is a valid snapshot (NULL only where documented above); `slot` is a
+        // valid tuple slot; `all_dead` is valid for the reads and writes made through it here
+        // (NULL only where the API allows it), and we are on the backend thread inside a
+        // transaction, so the metadata reads, transaction-status checks and slot calls are
+        // allowed.
         unsafe {
             let Some(row) = tid_row(tid) else { return false };
             if self.deleted_by_this_statement(row, snapshot) {

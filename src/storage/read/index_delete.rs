@@ -35,9 +35,9 @@ pub unsafe fn delete_tuples(
     delstate: *mut pg_sys::TM_IndexDeleteOp,
 ) -> pg_sys::TransactionId {
     // SAFETY: the caller guarantees this fn's contract: `rel` is an open relation, locked by
-    // the caller; `delstate` is valid for the reads and writes made through it here (NULL only
-    // where the API allows it), and we are on the backend thread inside a transaction, where
-    // these PostgreSQL calls are allowed.
+    // the caller; `delstate` is valid for the reads and writes made through it here (NULL
+    // only where the API allows it), and we are on the backend thread inside a transaction,
+    // so the metadata reads and transaction-status checks are allowed.
     unsafe {
         let n = (*delstate).ndeltids as usize;
         let mut horizon = pg_sys::InvalidTransactionId;
@@ -93,8 +93,8 @@ pub unsafe fn deletes_for_everyone(
     xmin: pg_sys::TransactionId,
 ) -> bool {
     // SAFETY: the caller guarantees this fn's contract: `rel` is an open relation, locked by
-    // the caller, and we are on the backend thread inside a transaction, where these
-    // PostgreSQL calls are allowed.
+    // the caller, and we are on the backend thread inside a transaction, so the metadata
+    // reads and transaction-status checks are allowed.
     unsafe {
         kind == MarkKind::Delete
             && !pg_sys::TransactionIdIsCurrentTransactionId(xmin)

@@ -74,8 +74,8 @@ thread_local! {
 /// Transactions with an xid that have committed or aborted since the server started,
 /// or None when this transaction has written and must not use the cache as exact.
 unsafe fn completed_transactions() -> Option<u64> {
-    // SAFETY: per this fn's contract we are on the backend thread inside a transaction, where
-    // these PostgreSQL calls are allowed.
+    // SAFETY: per this fn's contract we are on the backend thread inside a transaction, so
+    // the metadata reads and transaction-status checks are allowed.
     unsafe {
         if pg_sys::GetTopTransactionIdIfAny() != pg_sys::InvalidTransactionId {
             return None;
@@ -96,8 +96,8 @@ unsafe fn cached<T: Clone>(
     compute: impl FnOnce(u64) -> (T, usize),
 ) -> T {
     // SAFETY: the caller guarantees this fn's contract: `rel` is an open relation, locked by
-    // the caller, and we are on the backend thread inside a transaction, where these
-    // PostgreSQL calls are allowed.
+    // the caller, and we are on the backend thread inside a transaction, so the metadata
+    // reads and transaction-status checks are allowed.
     unsafe {
         let storage_id = pages::storage_id(rel);
         let completed = completed_transactions();
@@ -135,8 +135,8 @@ unsafe fn cached<T: Clone>(
 /// a transaction (it calls PostgreSQL, which may raise an error).
 pub unsafe fn row_count(rel: pg_sys::Relation) -> u64 {
     // SAFETY: the caller guarantees this fn's contract: `rel` is an open relation, locked by
-    // the caller, and we are on the backend thread inside a transaction, where these
-    // PostgreSQL calls are allowed.
+    // the caller, and we are on the backend thread inside a transaction, so the metadata
+    // reads and transaction-status checks are allowed.
     unsafe {
         cached(
             rel,
@@ -157,8 +157,8 @@ pub unsafe fn row_count(rel: pg_sys::Relation) -> u64 {
 /// a transaction (it calls PostgreSQL, which may raise an error).
 pub unsafe fn column_bytes(rel: pg_sys::Relation, natts: usize) -> Rc<[u64]> {
     // SAFETY: the caller guarantees this fn's contract: `rel` is an open relation, locked by
-    // the caller, and we are on the backend thread inside a transaction, where these
-    // PostgreSQL calls are allowed.
+    // the caller, and we are on the backend thread inside a transaction, so the metadata
+    // reads and transaction-status checks are allowed.
     unsafe {
         let bytes = cached(
             rel,
@@ -189,8 +189,8 @@ pub unsafe fn column_bytes(rel: pg_sys::Relation, natts: usize) -> Rc<[u64]> {
 /// a transaction (it calls PostgreSQL, which may raise an error).
 pub unsafe fn group_zones(rel: pg_sys::Relation, natts: usize, atts: &[usize]) -> Rc<ZoneSet> {
     // SAFETY: the caller guarantees this fn's contract: `rel` is an open relation, locked by
-    // the caller, and we are on the backend thread inside a transaction, where these
-    // PostgreSQL calls are allowed.
+    // the caller, and we are on the backend thread inside a transaction, so the metadata
+    // reads and transaction-status checks are allowed.
     unsafe {
         let compute = |storage_id: u64, atts: Vec<usize>| {
             let attnums: Vec<i16> = atts.iter().map(|&a| a as i16 + 1).collect();

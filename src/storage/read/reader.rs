@@ -145,8 +145,8 @@ impl Reader {
     ) -> Reader {
         // SAFETY: the caller guarantees this fn's contract: `rel` is an open relation, locked
         // by the caller; `snapshot` is a valid snapshot (NULL only where documented above),
-        // and we are on the backend thread inside a transaction, where these PostgreSQL calls
-        // are allowed.
+        // and we are on the backend thread inside a transaction, so the metadata and buffer
+        // reads and the slot calls are allowed.
         unsafe {
             let desc = (*rel).rd_att;
             let kinds = datum::column_kinds(desc);
@@ -366,7 +366,7 @@ impl Reader {
     /// Loads the next row group; false when none is left.
     unsafe fn next_group(&mut self) -> bool {
         // SAFETY: per this fn's contract we are on the backend thread inside a transaction,
-        // where these PostgreSQL calls are allowed.
+        // so the metadata and buffer reads and the slot calls are allowed.
         unsafe {
             loop {
                 let index = self.claim.claim();
@@ -385,7 +385,7 @@ impl Reader {
     /// Makes row group `index` the current one, before its first vector.
     unsafe fn load_group(&mut self, index: usize, mask: Option<DeleteMask>) {
         // SAFETY: per this fn's contract we are on the backend thread inside a transaction,
-        // where these PostgreSQL calls are allowed.
+        // so the metadata and buffer reads and the slot calls are allowed.
         unsafe {
             self.mask = mask;
             self.has_order = self.groups[index].chunks.order.is_some();
@@ -409,7 +409,7 @@ impl Reader {
     /// COLUMN's default), or NULL, as heap does for tuples shorter than the descriptor.
     unsafe fn load_sources(&mut self, index: usize) {
         // SAFETY: per this fn's contract we are on the backend thread inside a transaction,
-        // where these PostgreSQL calls are allowed.
+        // so the metadata and buffer reads and the slot calls are allowed.
         unsafe {
             let g = &self.groups[index];
             for i in 0..self.kinds.len() {
@@ -439,8 +439,8 @@ impl Reader {
     /// with the fast defaults of that time. The slot's arrays are sized by it too.
     unsafe fn read_as(&mut self, desc: pg_sys::TupleDesc) {
         // SAFETY: the caller guarantees this fn's contract: `desc` is a valid tuple
-        // descriptor, and we are on the backend thread inside a transaction, where these
-        // PostgreSQL calls are allowed.
+        // descriptor, and we are on the backend thread inside a transaction, so the metadata
+        // and buffer reads and the slot calls are allowed.
         unsafe {
             self.desc = desc;
             self.kinds = datum::column_kinds(desc);
@@ -477,7 +477,7 @@ impl Reader {
     /// is not: that would read the whole column for any vector).
     unsafe fn ensure_order(&mut self, vector: usize) {
         // SAFETY: per this fn's contract we are on the backend thread inside a transaction,
-        // where these PostgreSQL calls are allowed.
+        // so the metadata and buffer reads and the slot calls are allowed.
         unsafe {
             let Some(index) = self.group else { return };
             if !self.has_order || self.order_vector_at == Some(vector) {
@@ -526,7 +526,7 @@ impl Reader {
     /// An attribute the row group does not store reads as its missing value.
     unsafe fn decode_attr(&mut self, i: usize) {
         // SAFETY: per this fn's contract we are on the backend thread inside a transaction,
-        // where these PostgreSQL calls are allowed.
+        // so the metadata and buffer reads and the slot calls are allowed.
         unsafe {
             if std::mem::replace(&mut self.decoded[i], true) {
                 return;
@@ -567,7 +567,7 @@ impl Reader {
     /// other wanted columns decoded, as Datums for those rows (none if no row is left).
     unsafe fn load_vector(&mut self, verdict: Verdict) {
         // SAFETY: per this fn's contract we are on the backend thread inside a transaction,
-        // where these PostgreSQL calls are allowed.
+        // so the metadata and buffer reads and the slot calls are allowed.
         unsafe {
             self.decoded.iter_mut().for_each(|d| *d = false);
             self.select_rows(verdict);
@@ -578,7 +578,7 @@ impl Reader {
     /// decodes some of its columns before selecting its rows).
     unsafe fn select_rows(&mut self, verdict: Verdict) {
         // SAFETY: per this fn's contract we are on the backend thread inside a transaction,
-        // where these PostgreSQL calls are allowed.
+        // so the metadata and buffer reads and the slot calls are allowed.
         unsafe {
             self.ensure_order(self.vector);
             let g = &self.groups[self.group.unwrap()];
@@ -629,7 +629,7 @@ impl Reader {
     /// say of the filter on it.
     unsafe fn vector_fate(&mut self) -> (usize, Verdict) {
         // SAFETY: per this fn's contract we are on the backend thread inside a transaction,
-        // where these PostgreSQL calls are allowed.
+        // so the metadata and buffer reads and the slot calls are allowed.
         unsafe {
             if self.mask.is_some() {
                 self.ensure_order(self.vector);
@@ -652,7 +652,7 @@ impl Reader {
     /// Moves to the next vector with rows; false at the end of the scan.
     unsafe fn advance(&mut self) -> bool {
         // SAFETY: per this fn's contract we are on the backend thread inside a transaction,
-        // where these PostgreSQL calls are allowed.
+        // so the metadata and buffer reads and the slot calls are allowed.
         unsafe {
             loop {
                 pgrx::check_for_interrupts!();
@@ -690,7 +690,7 @@ impl Reader {
     /// raise an error).
     pub unsafe fn next_vector(&mut self) -> bool {
         // SAFETY: per this fn's contract we are on the backend thread inside a transaction,
-        // where these PostgreSQL calls are allowed.
+        // so the metadata and buffer reads and the slot calls are allowed.
         unsafe {
             self.row = self.selection.len();
             self.advance()
@@ -723,7 +723,7 @@ impl Reader {
     /// raise an error).
     pub unsafe fn seek_vector(&mut self, group: usize, vector: usize) -> bool {
         // SAFETY: per this fn's contract we are on the backend thread inside a transaction,
-        // where these PostgreSQL calls are allowed.
+        // so the metadata and buffer reads and the slot calls are allowed.
         unsafe {
             if self.group != Some(group) {
                 let Some(mask) = self.usable_group(group) else {
@@ -759,7 +759,7 @@ impl Reader {
     /// raise an error).
     pub unsafe fn stored(&mut self, att: usize) -> Option<&[u8]> {
         // SAFETY: per this fn's contract we are on the backend thread inside a transaction,
-        // where these PostgreSQL calls are allowed.
+        // so the metadata and buffer reads and the slot calls are allowed.
         unsafe {
             if !matches!(self.sources[att], Source::Chunk) {
                 return None;
@@ -781,7 +781,7 @@ impl Reader {
     /// raise an error).
     pub unsafe fn select(&mut self) -> &[u32] {
         // SAFETY: per this fn's contract we are on the backend thread inside a transaction,
-        // where these PostgreSQL calls are allowed.
+        // so the metadata and buffer reads and the slot calls are allowed.
         unsafe {
             self.select_rows(self.seek_verdict);
             &self.selection
@@ -807,7 +807,7 @@ impl Reader {
     /// raise an error).
     pub unsafe fn decode(&mut self, att: usize) {
         // SAFETY: per this fn's contract we are on the backend thread inside a transaction,
-        // where these PostgreSQL calls are allowed.
+        // so the metadata and buffer reads and the slot calls are allowed.
         unsafe {
             self.decode_attr(att);
         }
@@ -831,7 +831,7 @@ impl Reader {
     /// raise an error).
     pub unsafe fn skip(&mut self, mut n: u64) -> u64 {
         // SAFETY: per this fn's contract we are on the backend thread inside a transaction,
-        // where these PostgreSQL calls are allowed.
+        // so the metadata and buffer reads and the slot calls are allowed.
         unsafe {
             let mut skipped = 0;
             while n > 0 {
@@ -884,8 +884,8 @@ impl Reader {
     /// (it calls PostgreSQL, which may raise an error).
     pub unsafe fn next(&mut self, slot: *mut pg_sys::TupleTableSlot) -> bool {
         // SAFETY: the caller guarantees this fn's contract: `slot` is a valid tuple slot, and
-        // we are on the backend thread inside a transaction, where these PostgreSQL calls are
-        // allowed.
+        // we are on the backend thread inside a transaction, so the metadata and buffer reads
+        // and the slot calls are allowed.
         unsafe {
             if (*slot).tts_tupleDescriptor != self.desc {
                 self.read_as((*slot).tts_tupleDescriptor);
@@ -907,8 +907,8 @@ impl Reader {
     /// (it calls PostgreSQL, which may raise an error).
     pub unsafe fn prev(&mut self, slot: *mut pg_sys::TupleTableSlot) -> bool {
         // SAFETY: the caller guarantees this fn's contract: `slot` is a valid tuple slot, and
-        // we are on the backend thread inside a transaction, where these PostgreSQL calls are
-        // allowed.
+        // we are on the backend thread inside a transaction, so the metadata and buffer reads
+        // and the slot calls are allowed.
         unsafe {
             if (*slot).tts_tupleDescriptor != self.desc {
                 self.read_as((*slot).tts_tupleDescriptor);
@@ -935,7 +935,7 @@ impl Reader {
     /// one) that has rows, decoded; false if there is none.
     unsafe fn back_to_previous_vector(&mut self) -> bool {
         // SAFETY: per this fn's contract we are on the backend thread inside a transaction,
-        // where these PostgreSQL calls are allowed.
+        // so the metadata and buffer reads and the slot calls are allowed.
         unsafe {
             loop {
                 pgrx::check_for_interrupts!();
@@ -970,8 +970,8 @@ impl Reader {
     /// Stores row `self.row` of the current vector in `slot` and steps past it.
     unsafe fn emit(&mut self, slot: *mut pg_sys::TupleTableSlot) -> bool {
         // SAFETY: the caller guarantees this fn's contract: `slot` is a valid tuple slot, and
-        // we are on the backend thread inside a transaction, where these PostgreSQL calls are
-        // allowed.
+        // we are on the backend thread inside a transaction, so the metadata and buffer reads
+        // and the slot calls are allowed.
         unsafe {
             pg_sys::ExecClearTuple(slot);
             let values = (*slot).tts_values;
@@ -1032,8 +1032,8 @@ unsafe fn read_vector(
     out: &mut Vec<u8>,
 ) {
     // SAFETY: the caller guarantees this fn's contract: `rel` is an open relation, locked by
-    // the caller, and we are on the backend thread inside a transaction, where these
-    // PostgreSQL calls are allowed.
+    // the caller, and we are on the backend thread inside a transaction, so the metadata and
+    // buffer reads and the slot calls are allowed.
     unsafe {
         if entry.offset as u64 + entry.len as u64 > chunk.length {
             data_corrupted("a vector lies beyond its chunk");

@@ -35,8 +35,8 @@ impl SampleScan {
     pub unsafe fn new(rel: pg_sys::Relation, snapshot: pg_sys::Snapshot) -> SampleScan {
         // SAFETY: the caller guarantees this fn's contract: `rel` is an open relation, locked
         // by the caller; `snapshot` is a valid snapshot (NULL only where documented above),
-        // and we are on the backend thread inside a transaction, where these PostgreSQL calls
-        // are allowed.
+        // and we are on the backend thread inside a transaction, so the metadata reads and
+        // transaction-status checks are allowed.
         unsafe {
             let storage_id = pages::storage_id(rel);
             let listed: Vec<RowGroupMeta> = catalog::load_row_groups(storage_id, snapshot, false);
@@ -62,9 +62,10 @@ impl SampleScan {
     /// the API allows it); call on the backend thread inside a transaction (it calls
     /// PostgreSQL, which may raise an error).
     pub unsafe fn next_block(&mut self, state: *mut pg_sys::SampleScanState) -> bool {
-        // SAFETY: the caller guarantees this fn's contract: `state` is valid for the reads and
-        // writes made through it here (NULL only where the API allows it), and we are on the
-        // backend thread inside a transaction, where these PostgreSQL calls are allowed.
+        // SAFETY: the caller guarantees this fn's contract: `state` is valid for the reads
+        // and writes made through it here (NULL only where the API allows it), and we are on
+        // the backend thread inside a transaction, so the metadata reads and
+        // transaction-status checks are allowed.
         unsafe {
             // MaxBlockNumber (0xFFFFFFFE) blocks hold more rows than row numbers can reach.
             let nblocks = pg_sys::BlockNumber::try_from(self.nblocks).unwrap_or(0xFFFF_FFFE);
@@ -103,11 +104,11 @@ impl SampleScan {
         snapshot: pg_sys::Snapshot,
         slot: *mut pg_sys::TupleTableSlot,
     ) -> bool {
-        // SAFETY: the caller guarantees this fn's contract: `state` is valid for the reads and
-        // writes made through it here (NULL only where the API allows it); `snapshot` is a
-        // valid snapshot (NULL only where documented above); `slot` is a valid tuple slot, and
-        // we are on the backend thread inside a transaction, where these PostgreSQL calls are
-        // allowed.
+        // SAFETY: the caller guarantees this fn's contract: `state` is valid for the reads
+        // and writes made through it here (NULL only where the API allows it); `snapshot` is
+        // a valid snapshot (NULL only where documented above); `slot` is a valid tuple slot,
+        // and we are on the backend thread inside a transaction, so the metadata reads and
+        // transaction-status checks are allowed.
         unsafe {
             let Some((blockno, first_row, rows)) = self.block else { return false };
             let next_tuple = (*(*state).tsmroutine).NextSampleTuple.expect("a sampling method picks tuples");

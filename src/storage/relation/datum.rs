@@ -54,8 +54,8 @@ pub unsafe fn attr(desc: pg_sys::TupleDesc, i: usize) -> &'static pg_sys::FormDa
 /// (it calls PostgreSQL, which may raise an error).
 pub unsafe fn bytewise_ordered(desc: pg_sys::TupleDesc, i: usize) -> bool {
     // SAFETY: the caller guarantees this fn's contract: `desc` is a valid tuple descriptor,
-    // and we are on the backend thread inside a transaction, where these PostgreSQL calls are
-    // allowed.
+    // and we are on the backend thread inside a transaction, so the type lookups, detoasting
+    // and pallocs (in the current memory context) are allowed.
     unsafe {
         let a = attr(desc, i);
         !a.attisdropped && BYTEWISE_TYPES.contains(&pg_sys::getBaseType(a.atttypid))
@@ -69,8 +69,8 @@ pub const BYTEWISE_TYPES: [pg_sys::Oid; 3] = [pg_sys::TEXTOID, pg_sys::VARCHAROI
 /// (it calls PostgreSQL, which may raise an error).
 pub unsafe fn column_kinds(desc: pg_sys::TupleDesc) -> Vec<ColumnKind> {
     // SAFETY: the caller guarantees this fn's contract: `desc` is a valid tuple descriptor,
-    // and we are on the backend thread inside a transaction, where these PostgreSQL calls are
-    // allowed.
+    // and we are on the backend thread inside a transaction, so the type lookups, detoasting
+    // and pallocs (in the current memory context) are allowed.
     unsafe {
         (0..(*desc).natts as usize)
             .map(|i| {
@@ -104,8 +104,8 @@ pub unsafe fn column_kinds(desc: pg_sys::TupleDesc) -> Vec<ColumnKind> {
 /// Call on the backend thread inside a transaction (it calls PostgreSQL, which may raise an
 /// error).
 pub unsafe fn type_kind(typid: pg_sys::Oid) -> ColumnKind {
-    // SAFETY: per this fn's contract we are on the backend thread inside a transaction, where
-    // these PostgreSQL calls are allowed.
+    // SAFETY: per this fn's contract we are on the backend thread inside a transaction, so
+    // the type lookups, detoasting and pallocs (in the current memory context) are allowed.
     unsafe {
         let base = pg_sys::getBaseType(typid);
         let (mut len, mut byval) = (0i16, false);
@@ -140,8 +140,8 @@ thread_local! {
 /// a transaction (it calls PostgreSQL, which may raise an error).
 pub unsafe fn relation_kinds(rel: pg_sys::Relation) -> Rc<[ColumnKind]> {
     // SAFETY: the caller guarantees this fn's contract: `rel` is an open relation, locked by
-    // the caller, and we are on the backend thread inside a transaction, where these
-    // PostgreSQL calls are allowed.
+    // the caller, and we are on the backend thread inside a transaction, so the type lookups,
+    // detoasting and pallocs (in the current memory context) are allowed.
     unsafe {
         let relid = (*rel).rd_id;
         if let Some(k) = KINDS.with(|c| c.borrow_mut().get(&relid).cloned()) {
@@ -186,8 +186,8 @@ fn int_of_datum(d: pg_sys::Datum, len: u8) -> i64 {
 /// transaction (it calls PostgreSQL, which may raise an error).
 pub unsafe fn push_datum(b: &mut ColumnBuilder, kind: ColumnKind, d: pg_sys::Datum, isnull: bool) {
     // SAFETY: the caller guarantees this fn's contract: `d` is a datum of the type it is read
-    // as here, and we are on the backend thread inside a transaction, where these PostgreSQL
-    // calls are allowed.
+    // as here, and we are on the backend thread inside a transaction, so the type lookups,
+    // detoasting and pallocs (in the current memory context) are allowed.
     unsafe {
         if isnull {
             b.push_null();
@@ -237,7 +237,8 @@ impl DatumColumn {
     /// raise an error).
     pub unsafe fn materialize(&mut self, kind: ColumnKind, v: &DecodedVector) {
         // SAFETY: per this fn's contract we are on the backend thread inside a transaction,
-        // where these PostgreSQL calls are allowed.
+        // so the type lookups, detoasting and pallocs (in the current memory context) are
+        // allowed.
         unsafe {
             let rows = v.rows as usize;
             self.datums.clear();
@@ -266,7 +267,8 @@ impl DatumColumn {
     /// raise an error).
     pub unsafe fn materialize_rows(&mut self, kind: ColumnKind, v: &DecodedVector, rows: &[u32]) {
         // SAFETY: per this fn's contract we are on the backend thread inside a transaction,
-        // where these PostgreSQL calls are allowed.
+        // so the type lookups, detoasting and pallocs (in the current memory context) are
+        // allowed.
         unsafe {
             if rows.len() == v.rows as usize {
                 return self.materialize(kind, v);
@@ -305,7 +307,8 @@ impl DatumColumn {
         rows: impl Iterator<Item = usize> + Clone,
     ) {
         // SAFETY: per this fn's contract we are on the backend thread inside a transaction,
-        // where these PostgreSQL calls are allowed.
+        // so the type lookups, detoasting and pallocs (in the current memory context) are
+        // allowed.
         unsafe {
             let value = |i: usize| &data[offsets[i] as usize..offsets[i + 1] as usize];
             let words: usize = rows.clone().map(|i| image_words(kind, value(i).len())).sum();
@@ -370,8 +373,8 @@ unsafe fn write_image(kind: ColumnKind, value: &[u8], dst: *mut u8) {
 /// transaction (it calls PostgreSQL, which may raise an error).
 pub unsafe fn physical_value(kind: ColumnKind, d: pg_sys::Datum, isnull: bool) -> Option<Bound> {
     // SAFETY: the caller guarantees this fn's contract: `d` is a datum of the type it is read
-    // as here, and we are on the backend thread inside a transaction, where these PostgreSQL
-    // calls are allowed.
+    // as here, and we are on the backend thread inside a transaction, so the type lookups,
+    // detoasting and pallocs (in the current memory context) are allowed.
     unsafe {
         if isnull {
             return None;
@@ -416,8 +419,8 @@ pub unsafe fn constant_vector(
     out: &mut DecodedVector,
 ) {
     // SAFETY: the caller guarantees this fn's contract: `d` is a datum of the type it is read
-    // as here, and we are on the backend thread inside a transaction, where these PostgreSQL
-    // calls are allowed.
+    // as here, and we are on the backend thread inside a transaction, so the type lookups,
+    // detoasting and pallocs (in the current memory context) are allowed.
     unsafe {
         out.rows = rows as u32;
         let value = physical_value(kind, d, isnull);
@@ -465,8 +468,8 @@ pub unsafe fn point_datum(
     v: PointValue<'_>,
     images: &mut ImageArena,
 ) -> (pg_sys::Datum, bool) {
-    // SAFETY: per this fn's contract we are on the backend thread inside a transaction, where
-    // these PostgreSQL calls are allowed.
+    // SAFETY: per this fn's contract we are on the backend thread inside a transaction, so
+    // the type lookups, detoasting and pallocs (in the current memory context) are allowed.
     unsafe {
         let d = match v {
             PointValue::Null => return (pg_sys::Datum::from(0usize), true),

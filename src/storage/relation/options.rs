@@ -108,8 +108,8 @@ pub unsafe extern "C-unwind" fn table_option_resolve(fcinfo: pg_sys::FunctionCal
 
 /// The attribute numbers of the live columns of `relid` named in `spec` ("a, b").
 unsafe fn resolve_names(relid: pg_sys::Oid, spec: &str) -> Vec<i16> {
-    // SAFETY: per this fn's contract we are on the backend thread inside a transaction, where
-    // these PostgreSQL calls are allowed.
+    // SAFETY: per this fn's contract we are on the backend thread inside a transaction, so
+    // relations may be opened and the options' metadata read and written.
     unsafe {
         let rel = pg_sys::relation_open(relid, pg_sys::AccessShareLock as i32);
         let attnums =
@@ -127,8 +127,8 @@ fn column_names(spec: &str) -> impl Iterator<Item = &str> {
 /// The column of `rel` named `name`, unless there is none (or it was dropped).
 unsafe fn live_column<'a>(rel: pg_sys::Relation, name: &str) -> Option<&'a pg_sys::FormData_pg_attribute> {
     // SAFETY: the caller guarantees this fn's contract: `rel` is an open relation, locked by
-    // the caller, and we are on the backend thread inside a transaction, where these
-    // PostgreSQL calls are allowed.
+    // the caller, and we are on the backend thread inside a transaction, so relations may be
+    // opened and the options' metadata read and written.
     unsafe {
         let desc = (*rel).rd_att;
         (0..(*desc).natts as usize)
@@ -153,8 +153,8 @@ impl SortKey {
     /// Resolves `spec` ("col1, col2") against `rel`'s columns; errors name the problem.
     unsafe fn parse(rel: pg_sys::Relation, spec: &str) -> SortKey {
         // SAFETY: the caller guarantees this fn's contract: `rel` is an open relation, locked
-        // by the caller, and we are on the backend thread inside a transaction, where these
-        // PostgreSQL calls are allowed.
+        // by the caller, and we are on the backend thread inside a transaction, so relations
+        // may be opened and the options' metadata read and written.
         unsafe {
             let mut attnums = Vec::new();
             for name in column_names(spec) {
@@ -183,8 +183,8 @@ impl SortKey {
     /// was set (or whose type lost its ordering) are left out; None if none is left.
     unsafe fn for_attnums(rel: pg_sys::Relation, attnums: &[pg_sys::AttrNumber]) -> Option<SortKey> {
         // SAFETY: the caller guarantees this fn's contract: `rel` is an open relation, locked
-        // by the caller, and we are on the backend thread inside a transaction, where these
-        // PostgreSQL calls are allowed.
+        // by the caller, and we are on the backend thread inside a transaction, so relations
+        // may be opened and the options' metadata read and written.
         unsafe {
             let desc = (*rel).rd_att;
             let mut key = SortKey { attnums: Vec::new(), operators: Vec::new(), collations: Vec::new() };
@@ -215,8 +215,8 @@ impl SortKey {
     /// transaction (it calls PostgreSQL, which may raise an error).
     pub unsafe fn begin_sort(mut self, desc: pg_sys::TupleDesc) -> *mut pg_sys::Tuplesortstate {
         // SAFETY: the caller guarantees this fn's contract: `desc` is a valid tuple
-        // descriptor, and we are on the backend thread inside a transaction, where these
-        // PostgreSQL calls are allowed.
+        // descriptor, and we are on the backend thread inside a transaction, so relations may
+        // be opened and the options' metadata read and written.
         unsafe {
             let mut nulls_first = vec![false; self.attnums.len()];
             pg_sys::tuplesort_begin_heap(
@@ -235,8 +235,8 @@ impl SortKey {
 }
 
 unsafe fn ordering_operator(typid: pg_sys::Oid) -> pg_sys::Oid {
-    // SAFETY: per this fn's contract we are on the backend thread inside a transaction, where
-    // these PostgreSQL calls are allowed.
+    // SAFETY: per this fn's contract we are on the backend thread inside a transaction, so
+    // relations may be opened and the options' metadata read and written.
     unsafe {
         let mut lt = pg_sys::InvalidOid;
         pg_sys::get_sort_group_operators(
@@ -261,8 +261,8 @@ unsafe fn ordering_operator(typid: pg_sys::Oid) -> pg_sys::Oid {
 /// a transaction (it calls PostgreSQL, which may raise an error).
 pub unsafe fn is_own_metadata(rel: pg_sys::Relation) -> bool {
     // SAFETY: the caller guarantees this fn's contract: `rel` is an open relation, locked by
-    // the caller, and we are on the backend thread inside a transaction, where these
-    // PostgreSQL calls are allowed.
+    // the caller, and we are on the backend thread inside a transaction, so relations may be
+    // opened and the options' metadata read and written.
     unsafe {
         let nsp = pg_sys::get_namespace_oid(c"pgcolumnar".as_ptr(), true);
         nsp != pg_sys::InvalidOid && (*(*rel).rd_rel).relnamespace == nsp
@@ -270,8 +270,8 @@ pub unsafe fn is_own_metadata(rel: pg_sys::Relation) -> bool {
 }
 
 unsafe fn option_table() -> Option<pg_sys::Oid> {
-    // SAFETY: per this fn's contract we are on the backend thread inside a transaction, where
-    // these PostgreSQL calls are allowed.
+    // SAFETY: per this fn's contract we are on the backend thread inside a transaction, so
+    // relations may be opened and the options' metadata read and written.
     unsafe {
         let nsp = pg_sys::get_namespace_oid(c"pgcolumnar".as_ptr(), true);
         let oid = pg_sys::get_relname_relid(c"table_option".as_ptr(), nsp);
@@ -286,8 +286,8 @@ unsafe fn option_table() -> Option<pg_sys::Oid> {
 
 /// The attribute numbers the table's sort_by resolved to, if set.
 unsafe fn stored_sort_attnums(relid: pg_sys::Oid) -> Option<Vec<i16>> {
-    // SAFETY: per this fn's contract we are on the backend thread inside a transaction, where
-    // these PostgreSQL calls are allowed.
+    // SAFETY: per this fn's contract we are on the backend thread inside a transaction, so
+    // relations may be opened and the options' metadata read and written.
     unsafe {
         let _internal = InternalSql::on(option_table()?);
         Spi::get_one_with_args::<Vec<i16>>(
@@ -305,8 +305,8 @@ unsafe fn stored_sort_attnums(relid: pg_sys::Oid) -> Option<Vec<i16>> {
 /// Call on the backend thread inside a transaction (it calls PostgreSQL, which may raise an
 /// error).
 pub unsafe fn sort_key(relid: pg_sys::Oid) -> Option<SortKey> {
-    // SAFETY: per this fn's contract we are on the backend thread inside a transaction, where
-    // these PostgreSQL calls are allowed.
+    // SAFETY: per this fn's contract we are on the backend thread inside a transaction, so
+    // relations may be opened and the options' metadata read and written.
     unsafe {
         let attnums = stored_sort_attnums(relid)?;
         let rel = pg_sys::relation_open(relid, pg_sys::NoLock as i32);
@@ -329,8 +329,8 @@ thread_local! {
 /// Call on the backend thread inside a transaction (it calls PostgreSQL, which may raise an
 /// error).
 pub unsafe fn sort_columns(relid: pg_sys::Oid) -> Option<Rc<[usize]>> {
-    // SAFETY: per this fn's contract we are on the backend thread inside a transaction, where
-    // these PostgreSQL calls are allowed.
+    // SAFETY: per this fn's contract we are on the backend thread inside a transaction, so
+    // relations may be opened and the options' metadata read and written.
     unsafe {
         if let Some(cached) = SORT_COLUMNS.with(|c| c.borrow_mut().get(&relid).cloned()) {
             return cached;
@@ -351,8 +351,8 @@ pub unsafe fn sort_columns(relid: pg_sys::Oid) -> Option<Rc<[usize]>> {
 /// Call on the backend thread inside a transaction (it calls PostgreSQL, which may raise an
 /// error).
 pub unsafe fn refresh_sort_by_names() {
-    // SAFETY: per this fn's contract we are on the backend thread inside a transaction, where
-    // these PostgreSQL calls are allowed.
+    // SAFETY: per this fn's contract we are on the backend thread inside a transaction, so
+    // relations may be opened and the options' metadata read and written.
     unsafe {
         let Some(table) = option_table() else { return };
         let _internal = InternalSql::on(table);
@@ -396,8 +396,8 @@ impl Drop for LookingUp {
 /// Call on the backend thread inside a transaction (it calls PostgreSQL, which may raise an
 /// error).
 pub unsafe fn quals_push_down(relid: pg_sys::Oid) -> Option<bool> {
-    // SAFETY: per this fn's contract we are on the backend thread inside a transaction, where
-    // these PostgreSQL calls are allowed.
+    // SAFETY: per this fn's contract we are on the backend thread inside a transaction, so
+    // relations may be opened and the options' metadata read and written.
     unsafe {
         if let Some(cached) = PUSH_DOWN.with(|c| c.borrow_mut().get(&relid).copied()) {
             return cached;
@@ -432,8 +432,8 @@ pub fn forget_cached(relid: pg_sys::Oid) {
 /// Call on the backend thread inside a transaction (it calls PostgreSQL, which may raise an
 /// error).
 pub unsafe fn forget(relid: pg_sys::Oid) {
-    // SAFETY: per this fn's contract we are on the backend thread inside a transaction, where
-    // these PostgreSQL calls are allowed.
+    // SAFETY: per this fn's contract we are on the backend thread inside a transaction, so
+    // relations may be opened and the options' metadata read and written.
     unsafe {
         if let Some(table) = option_table() {
             let _internal = InternalSql::on(table);
@@ -447,8 +447,8 @@ const DELETE_OPTIONS: &str = "DELETE FROM pgcolumnar.table_option WHERE relid OP
 /// Stores one option of table `relid` (None resets it); the caller has checked that
 /// the user owns the table. A row with no option left goes.
 unsafe fn store_option(relid: pg_sys::Oid, columns: &[&str], args: &[pgrx::datum::DatumWithOid]) {
-    // SAFETY: per this fn's contract we are on the backend thread inside a transaction, where
-    // these PostgreSQL calls are allowed.
+    // SAFETY: per this fn's contract we are on the backend thread inside a transaction, so
+    // relations may be opened and the options' metadata read and written.
     unsafe {
         let Some(table) = option_table() else {
             ereport!(
@@ -485,8 +485,8 @@ unsafe fn store_option(relid: pg_sys::Oid, columns: &[&str], args: &[pgrx::datum
 }
 
 unsafe fn set_sort_by(relid: pg_sys::Oid, value: Option<(&str, &SortKey)>) {
-    // SAFETY: per this fn's contract we are on the backend thread inside a transaction, where
-    // these PostgreSQL calls are allowed.
+    // SAFETY: per this fn's contract we are on the backend thread inside a transaction, so
+    // relations may be opened and the options' metadata read and written.
     unsafe {
         match value {
             Some((spec, key)) => store_option(
@@ -504,8 +504,8 @@ unsafe fn set_sort_by(relid: pg_sys::Oid, value: Option<(&str, &SortKey)>) {
 }
 
 unsafe fn set_quals_push_down(relid: pg_sys::Oid, value: Option<bool>) {
-    // SAFETY: per this fn's contract we are on the backend thread inside a transaction, where
-    // these PostgreSQL calls are allowed.
+    // SAFETY: per this fn's contract we are on the backend thread inside a transaction, so
+    // relations may be opened and the options' metadata read and written.
     unsafe {
         store_option(relid, &["quals_push_down"], &[relid.into(), value.into()]);
     }
@@ -516,7 +516,7 @@ unsafe fn set_quals_push_down(relid: pg_sys::Oid, value: Option<bool>) {
 unsafe fn apply_option(rel: pg_sys::Relation, def: *mut pg_sys::DefElem, reset: bool) {
     // SAFETY: the caller guarantees this fn's contract: `rel` is an open relation, locked by
     // the caller; `def` is a valid parse-tree node, and we are on the backend thread inside a
-    // transaction, where these PostgreSQL calls are allowed.
+    // transaction, so relations may be opened and the options' metadata read and written.
     unsafe {
         let relid = (*rel).rd_id;
         let name = CStr::from_ptr((*def).defname).to_string_lossy();
@@ -555,8 +555,8 @@ unsafe fn apply_option(rel: pg_sys::Relation, def: *mut pg_sys::DefElem, reset: 
 /// A boolean option's value (no value means on), with core's error for reloptions.
 unsafe fn boolean_option(def: *mut pg_sys::DefElem) -> bool {
     // SAFETY: the caller guarantees this fn's contract: `def` is a valid parse-tree node, and
-    // we are on the backend thread inside a transaction, where these PostgreSQL calls are
-    // allowed.
+    // we are on the backend thread inside a transaction, so relations may be opened and the
+    // options' metadata read and written.
     unsafe {
         if (*def).arg.is_null() {
             return true;
@@ -597,9 +597,9 @@ pub unsafe fn is_our_option(def: *mut pg_sys::DefElem) -> bool {
 /// `stmt` must be a valid parse-tree node; call on the backend thread inside a transaction
 /// (it calls PostgreSQL, which may raise an error).
 pub unsafe fn take_from_create(stmt: *mut pg_sys::CreateStmt) -> Vec<*mut pg_sys::DefElem> {
-    // SAFETY: the caller guarantees this fn's contract: `stmt` is a valid parse-tree node, and
-    // we are on the backend thread inside a transaction, where these PostgreSQL calls are
-    // allowed.
+    // SAFETY: the caller guarantees this fn's contract: `stmt` is a valid parse-tree node,
+    // and we are on the backend thread inside a transaction, so relations may be opened and
+    // the options' metadata read and written.
     unsafe {
         let mut ours = Vec::new();
         let mut kept: *mut pg_sys::List = std::ptr::null_mut();
@@ -622,8 +622,8 @@ pub unsafe fn take_from_create(stmt: *mut pg_sys::CreateStmt) -> Vec<*mut pg_sys
 /// transaction (it calls PostgreSQL, which may raise an error).
 pub unsafe fn apply_to_created(stmt: *mut pg_sys::CreateStmt, defs: &[*mut pg_sys::DefElem]) {
     // SAFETY: the caller guarantees this fn's contract: `stmt`, `defs` are a valid parse-tree
-    // node, and we are on the backend thread inside a transaction, where these PostgreSQL
-    // calls are allowed.
+    // node, and we are on the backend thread inside a transaction, so relations may be opened
+    // and the options' metadata read and written.
     unsafe {
         let relid = pg_sys::RangeVarGetRelidExtended(
             (*stmt).relation,
@@ -649,9 +649,9 @@ pub unsafe fn apply_to_created(stmt: *mut pg_sys::CreateStmt, defs: &[*mut pg_sy
 /// `stmt` must be a valid parse-tree node; call on the backend thread inside a transaction
 /// (it calls PostgreSQL, which may raise an error).
 pub unsafe fn take_from_alter_table(stmt: *mut pg_sys::AlterTableStmt) -> bool {
-    // SAFETY: the caller guarantees this fn's contract: `stmt` is a valid parse-tree node, and
-    // we are on the backend thread inside a transaction, where these PostgreSQL calls are
-    // allowed.
+    // SAFETY: the caller guarantees this fn's contract: `stmt` is a valid parse-tree node,
+    // and we are on the backend thread inside a transaction, so relations may be opened and
+    // the options' metadata read and written.
     unsafe {
         if (*stmt).objtype != pg_sys::ObjectType::OBJECT_TABLE {
             return true;

@@ -34,8 +34,8 @@ unsafe fn page_header(page: pg_sys::Page) -> *mut pg_sys::PageHeaderData {
 /// between `pd_lower` and `pd_upper` of a standard page, so written bytes must lie below it.
 unsafe fn cover_up_to(page: pg_sys::Page, end: usize) {
     // SAFETY: the caller guarantees this fn's contract: `page` is a page of a buffer the
-    // caller has pinned and locked, and we are on the backend thread inside a transaction,
-    // where these PostgreSQL calls are allowed.
+    // caller has pinned and locked, and we are on the backend thread inside a transaction, so
+    // the buffer-manager, smgr and generic-WAL calls are allowed.
     unsafe {
         let hdr = page_header(page);
         if ((*hdr).pd_lower as usize) < end {
@@ -46,8 +46,8 @@ unsafe fn cover_up_to(page: pg_sys::Page, end: usize) {
 
 unsafe fn write_metapage_bytes(page: pg_sys::Page, meta: &Metapage) {
     // SAFETY: the caller guarantees this fn's contract: `page` is a page of a buffer the
-    // caller has pinned and locked, and we are on the backend thread inside a transaction,
-    // where these PostgreSQL calls are allowed.
+    // caller has pinned and locked, and we are on the backend thread inside a transaction, so
+    // the buffer-manager, smgr and generic-WAL calls are allowed.
     unsafe {
         let bytes = meta.to_bytes();
         std::ptr::copy_nonoverlapping(bytes.as_ptr(), (page as *mut u8).add(PAGE_HEADER), METAPAGE_LEN);
@@ -71,7 +71,7 @@ pub unsafe fn init_new_storage(
 ) {
     // SAFETY: the caller guarantees this fn's contract: `srel` is an open storage-manager
     // relation; `rnode` is a valid relfilenode, and we are on the backend thread inside a
-    // transaction, where these PostgreSQL calls are allowed.
+    // transaction, so the buffer-manager, smgr and generic-WAL calls are allowed.
     unsafe {
         let mut block = AlignedBlock([0; BLOCK_SIZE]);
         let page = block.0.as_mut_ptr() as pg_sys::Page;
@@ -93,8 +93,8 @@ unsafe fn read_buffer(
     strategy: pg_sys::BufferAccessStrategy,
 ) -> pg_sys::Buffer {
     // SAFETY: the caller guarantees this fn's contract: `rel` is an open relation, locked by
-    // the caller, and we are on the backend thread inside a transaction, where these
-    // PostgreSQL calls are allowed.
+    // the caller, and we are on the backend thread inside a transaction, so the
+    // buffer-manager, smgr and generic-WAL calls are allowed.
     unsafe {
         pg_sys::ReadBufferExtended(
             rel,
@@ -113,8 +113,8 @@ unsafe fn read_buffer(
 /// a transaction (it calls PostgreSQL, which may raise an error).
 pub unsafe fn nblocks(rel: pg_sys::Relation) -> u32 {
     // SAFETY: the caller guarantees this fn's contract: `rel` is an open relation, locked by
-    // the caller, and we are on the backend thread inside a transaction, where these
-    // PostgreSQL calls are allowed.
+    // the caller, and we are on the backend thread inside a transaction, so the
+    // buffer-manager, smgr and generic-WAL calls are allowed.
     unsafe { pg_sys::RelationGetNumberOfBlocksInFork(rel, pg_sys::ForkNumber::MAIN_FORKNUM) }
 }
 
@@ -123,8 +123,8 @@ pub unsafe fn nblocks(rel: pg_sys::Relation) -> u32 {
 /// a transaction (it calls PostgreSQL, which may raise an error).
 pub unsafe fn read_metapage(rel: pg_sys::Relation) -> Metapage {
     // SAFETY: the caller guarantees this fn's contract: `rel` is an open relation, locked by
-    // the caller, and we are on the backend thread inside a transaction, where these
-    // PostgreSQL calls are allowed.
+    // the caller, and we are on the backend thread inside a transaction, so the
+    // buffer-manager, smgr and generic-WAL calls are allowed.
     unsafe {
         if nblocks(rel) == 0 {
             data_corrupted("columnar relation has no metapage");
@@ -156,8 +156,8 @@ struct AmCache {
 /// a transaction (it calls PostgreSQL, which may raise an error).
 pub unsafe fn storage_id(rel: pg_sys::Relation) -> u64 {
     // SAFETY: the caller guarantees this fn's contract: `rel` is an open relation, locked by
-    // the caller, and we are on the backend thread inside a transaction, where these
-    // PostgreSQL calls are allowed.
+    // the caller, and we are on the backend thread inside a transaction, so the
+    // buffer-manager, smgr and generic-WAL calls are allowed.
     unsafe {
         let cache = (*rel).rd_amcache as *mut AmCache;
         if !cache.is_null() && (*cache).rel_node == (*rel).rd_node.relNode {
@@ -185,8 +185,8 @@ pub unsafe fn storage_id(rel: pg_sys::Relation) -> u64 {
 /// returns its result. Serializes concurrent reservations of rows and stream space.
 unsafe fn update_metapage<T>(rel: pg_sys::Relation, change: impl FnOnce(&mut Metapage) -> T) -> T {
     // SAFETY: the caller guarantees this fn's contract: `rel` is an open relation, locked by
-    // the caller, and we are on the backend thread inside a transaction, where these
-    // PostgreSQL calls are allowed.
+    // the caller, and we are on the backend thread inside a transaction, so the
+    // buffer-manager, smgr and generic-WAL calls are allowed.
     unsafe {
         let buf = read_buffer(rel, METAPAGE_BLOCK, std::ptr::null_mut());
         pg_sys::LockBuffer(buf, pg_sys::BUFFER_LOCK_EXCLUSIVE as i32);
@@ -218,8 +218,8 @@ unsafe fn update_metapage<T>(rel: pg_sys::Relation, change: impl FnOnce(&mut Met
 /// a transaction (it calls PostgreSQL, which may raise an error).
 pub unsafe fn replace_reset_storage_id(rel: pg_sys::Relation, fresh: u64) -> Option<u64> {
     // SAFETY: the caller guarantees this fn's contract: `rel` is an open relation, locked by
-    // the caller, and we are on the backend thread inside a transaction, where these
-    // PostgreSQL calls are allowed.
+    // the caller, and we are on the backend thread inside a transaction, so the
+    // buffer-manager, smgr and generic-WAL calls are allowed.
     unsafe {
         update_metapage(rel, |m| {
             let reset = m.storage_id & layout::RESET_STORAGE_BIT != 0;
@@ -239,8 +239,8 @@ pub unsafe fn replace_reset_storage_id(rel: pg_sys::Relation, fresh: u64) -> Opt
 /// a transaction (it calls PostgreSQL, which may raise an error).
 pub unsafe fn reserve_rows(rel: pg_sys::Relation, count: u64) -> u64 {
     // SAFETY: the caller guarantees this fn's contract: `rel` is an open relation, locked by
-    // the caller, and we are on the backend thread inside a transaction, where these
-    // PostgreSQL calls are allowed.
+    // the caller, and we are on the backend thread inside a transaction, so the
+    // buffer-manager, smgr and generic-WAL calls are allowed.
     unsafe {
         update_metapage(rel, |m| {
             let first = m.next_row;
@@ -257,8 +257,8 @@ pub unsafe fn reserve_rows(rel: pg_sys::Relation, count: u64) -> u64 {
 /// a transaction (it calls PostgreSQL, which may raise an error).
 pub unsafe fn reserve_stream(rel: pg_sys::Relation, len: u64) -> u64 {
     // SAFETY: the caller guarantees this fn's contract: `rel` is an open relation, locked by
-    // the caller, and we are on the backend thread inside a transaction, where these
-    // PostgreSQL calls are allowed.
+    // the caller, and we are on the backend thread inside a transaction, so the
+    // buffer-manager, smgr and generic-WAL calls are allowed.
     unsafe {
         update_metapage(rel, |m| {
             let at = m.next_offset;
@@ -275,8 +275,8 @@ pub unsafe fn reserve_stream(rel: pg_sys::Relation, len: u64) -> u64 {
 /// a transaction (it calls PostgreSQL, which may raise an error).
 pub unsafe fn reset_metapage(rel: pg_sys::Relation, meta: Metapage) {
     // SAFETY: the caller guarantees this fn's contract: `rel` is an open relation, locked by
-    // the caller, and we are on the backend thread inside a transaction, where these
-    // PostgreSQL calls are allowed.
+    // the caller, and we are on the backend thread inside a transaction, so the
+    // buffer-manager, smgr and generic-WAL calls are allowed.
     unsafe {
         let buf = extend_to(rel, METAPAGE_BLOCK);
         pg_sys::LockBuffer(buf, pg_sys::BUFFER_LOCK_EXCLUSIVE as i32);
@@ -292,8 +292,8 @@ pub unsafe fn reset_metapage(rel: pg_sys::Relation, meta: Metapage) {
 /// A pinned buffer for `block`, extending the relation when it does not reach it yet.
 unsafe fn extend_to(rel: pg_sys::Relation, block: u32) -> pg_sys::Buffer {
     // SAFETY: the caller guarantees this fn's contract: `rel` is an open relation, locked by
-    // the caller, and we are on the backend thread inside a transaction, where these
-    // PostgreSQL calls are allowed.
+    // the caller, and we are on the backend thread inside a transaction, so the
+    // buffer-manager, smgr and generic-WAL calls are allowed.
     unsafe {
         let read = |b: u32| read_buffer(rel, b, std::ptr::null_mut());
         if block < nblocks(rel) {
@@ -324,8 +324,8 @@ unsafe fn extend_to(rel: pg_sys::Relation, block: u32) -> pg_sys::Buffer {
 /// a transaction (it calls PostgreSQL, which may raise an error).
 pub unsafe fn write_stream(rel: pg_sys::Relation, offset: u64, data: &[u8]) {
     // SAFETY: the caller guarantees this fn's contract: `rel` is an open relation, locked by
-    // the caller, and we are on the backend thread inside a transaction, where these
-    // PostgreSQL calls are allowed.
+    // the caller, and we are on the backend thread inside a transaction, so the
+    // buffer-manager, smgr and generic-WAL calls are allowed.
     unsafe {
         let mut done = 0usize;
         while done < data.len() {
@@ -362,8 +362,8 @@ pub unsafe fn read_stream(
     out: &mut Vec<u8>,
 ) {
     // SAFETY: the caller guarantees this fn's contract: `rel` is an open relation, locked by
-    // the caller, and we are on the backend thread inside a transaction, where these
-    // PostgreSQL calls are allowed.
+    // the caller, and we are on the backend thread inside a transaction, so the
+    // buffer-manager, smgr and generic-WAL calls are allowed.
     unsafe { read_range(rel, offset, len, strategy, out, nblocks(rel)) }
 }
 
@@ -382,8 +382,8 @@ pub unsafe fn read_range(
     total_blocks: u32,
 ) {
     // SAFETY: the caller guarantees this fn's contract: `rel` is an open relation, locked by
-    // the caller, and we are on the backend thread inside a transaction, where these
-    // PostgreSQL calls are allowed.
+    // the caller, and we are on the backend thread inside a transaction, so the
+    // buffer-manager, smgr and generic-WAL calls are allowed.
     unsafe {
         out.clear();
         out.reserve(len);

@@ -132,7 +132,7 @@ unsafe extern "C-unwind" fn getsomeattrs(slot: *mut pg_sys::TupleTableSlot, natt
 
 unsafe fn decode_all(slot: *mut pg_sys::TupleTableSlot) {
     // SAFETY: the caller guarantees this fn's contract: `slot` is a valid tuple slot, and we
-    // are on the backend thread inside a transaction, where these PostgreSQL calls are
+    // are on the backend thread inside a transaction, so the PostgreSQL calls below are
     // allowed.
     unsafe {
         let natts = (*(*slot).tts_tupleDescriptor).natts;
@@ -144,7 +144,7 @@ unsafe fn decode_all(slot: *mut pg_sys::TupleTableSlot) {
 
 unsafe fn drop_lazy(slot: *mut pg_sys::TupleTableSlot) {
     // SAFETY: the caller guarantees this fn's contract: `slot` is a valid tuple slot, and we
-    // are on the backend thread inside a transaction, where these PostgreSQL calls are
+    // are on the backend thread inside a transaction, so the PostgreSQL calls below are
     // allowed.
     unsafe {
         let cell = (*(slot as *mut ColumnarSlot)).cell;
@@ -226,8 +226,8 @@ unsafe extern "C-unwind" fn copyslot(dst: *mut pg_sys::TupleTableSlot, src: *mut
 /// Call on the backend thread inside a transaction (it calls PostgreSQL, which may raise an
 /// error).
 pub unsafe fn init() {
-    // SAFETY: per this fn's contract we are on the backend thread inside a transaction, where
-    // these PostgreSQL calls are allowed.
+    // SAFETY: per this fn's contract we are on the backend thread inside a transaction, so
+    // the PostgreSQL calls below are allowed.
     unsafe {
         let ops = &mut *addr_of_mut!(OPS);
         *ops = pg_sys::TTSOpsVirtual;
@@ -272,7 +272,7 @@ unsafe extern "C-unwind" fn drop_with_context(arg: *mut std::ffi::c_void) {
 /// calls PostgreSQL, which may raise an error).
 pub unsafe fn set_lazy(slot: *mut pg_sys::TupleTableSlot, row: impl LazyColumns + 'static) {
     // SAFETY: the caller guarantees this fn's contract: `slot` is a valid tuple slot, and we
-    // are on the backend thread inside a transaction, where these PostgreSQL calls are
+    // are on the backend thread inside a transaction, so the PostgreSQL calls below are
     // allowed.
     unsafe {
         let s = slot as *mut ColumnarSlot;
@@ -305,7 +305,7 @@ pub unsafe fn set_lazy(slot: *mut pg_sys::TupleTableSlot, row: impl LazyColumns 
 /// calls PostgreSQL, which may raise an error).
 pub unsafe fn set_needed(slot: *mut pg_sys::TupleTableSlot, needed: &[bool]) {
     // SAFETY: the caller guarantees this fn's contract: `slot` is a valid tuple slot, and we
-    // are on the backend thread inside a transaction, where these PostgreSQL calls are
+    // are on the backend thread inside a transaction, so the PostgreSQL calls below are
     // allowed.
     unsafe {
         if !is_columnar(slot) {
@@ -334,7 +334,7 @@ pub fn is_needed(needed: Option<&[u64]>, i: usize) -> bool {
 /// calls PostgreSQL, which may raise an error).
 pub unsafe fn set_writer(slot: *mut pg_sys::TupleTableSlot, xmin: pg_sys::TransactionId, cmin: u32) {
     // SAFETY: the caller guarantees this fn's contract: `slot` is a valid tuple slot, and we
-    // are on the backend thread inside a transaction, where these PostgreSQL calls are
+    // are on the backend thread inside a transaction, so the PostgreSQL calls below are
     // allowed.
     unsafe {
         if is_columnar(slot) {

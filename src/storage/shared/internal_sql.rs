@@ -31,16 +31,13 @@ impl InternalSql {
     /// Internal SQL on relation `relid` (one of the extension's), as its owner.
     ///
     /// # Safety
-    /// Call on the backend thread inside a transaction (it calls PostgreSQL, which may
-    /// raise an error).
+    /// As for `ExtensionRights::of`: on the backend thread inside a transaction, and
+    /// guards dropped in the reverse order of their creation.
     pub unsafe fn on(relid: pg_sys::Oid) -> InternalSql {
-        // SAFETY: per this fn's contract we are on the backend thread inside a transaction,
-        // where these PostgreSQL calls are allowed.
-        unsafe {
-            let rights = ExtensionRights::of(relid);
-            DEPTH.with(|d| d.set(d.get() + 1));
-            InternalSql { _rights: rights }
-        }
+        // SAFETY: this fn's contract is `ExtensionRights::of`'s, passed on to our caller.
+        let rights = unsafe { ExtensionRights::of(relid) };
+        DEPTH.with(|d| d.set(d.get() + 1));
+        InternalSql { _rights: rights }
     }
 }
 

@@ -28,11 +28,13 @@ impl ExtensionRights {
     /// Acts as the owner of relation `relid` (one of the extension's) until dropped.
     ///
     /// # Safety
-    /// Call on the backend thread inside a transaction (it calls PostgreSQL, which may
-    /// raise an error).
+    /// Call on the backend thread inside a transaction (the syscache lookup and the GUC
+    /// nest level need one), and drop guards in the reverse order of their creation:
+    /// `AtEOXact_GUC` pops GUC nest levels as a stack.
     pub unsafe fn of(relid: pg_sys::Oid) -> ExtensionRights {
-        // SAFETY: per this fn's contract we are on the backend thread inside a transaction,
-        // where these PostgreSQL calls are allowed.
+        // SAFETY: we are on the backend thread inside a transaction (this fn's contract), so
+        // the user-id, GUC and syscache calls are allowed; the out-pointers passed to
+        // GetUserIdAndSecContext are locals, and the C strings are 'static literals.
         unsafe {
             let owner = relation_owner(relid);
             let (mut user, mut sec_context) = (pg_sys::InvalidOid, 0);
@@ -74,8 +76,9 @@ impl Drop for ExtensionRights {
 }
 
 unsafe fn relation_owner(relid: pg_sys::Oid) -> pg_sys::Oid {
-    // SAFETY: per this fn's contract we are on the backend thread inside a transaction, where
-    // these PostgreSQL calls are allowed.
+    // SAFETY: the caller is inside a transaction on the backend thread (as `of` requires), so
+    // the syscache may be searched; `tup` is checked for NULL before its pg_class struct is
+    // read, and released once, after the read.
     unsafe {
         let tup = pg_sys::SearchSysCache1(pg_sys::SysCacheIdentifier::RELOID as i32, relid.into());
         if tup.is_null() {

@@ -70,8 +70,8 @@ pub fn coalesce(mut ranges: Vec<(u64, u64)>) -> Vec<(u64, u64)> {
 /// a transaction (it calls PostgreSQL, which may raise an error).
 pub unsafe fn allocate(rel: pg_sys::Relation, storage_id: u64, length: u64) -> u64 {
     // SAFETY: the caller guarantees this fn's contract: `rel` is an open relation, locked by
-    // the caller, and we are on the backend thread inside a transaction, where these
-    // PostgreSQL calls are allowed.
+    // the caller, and we are on the backend thread inside a transaction, so the transaction
+    // horizon and the free-extent metadata may be read and written.
     unsafe {
         if length >= MIN_REUSE_BYTES && catalog::has_free_extents() {
             if let Some(offset) = CLAIMS.with(|c| take_from_claims(&mut c.borrow_mut(), storage_id, length)) {
@@ -101,8 +101,8 @@ pub unsafe fn allocate(rel: pg_sys::Relation, storage_id: u64, length: u64) -> u
 /// Call on the backend thread inside a transaction (it calls PostgreSQL, which may raise an
 /// error).
 pub unsafe fn free(storage_id: u64, ranges: Vec<(u64, u64)>) {
-    // SAFETY: per this fn's contract we are on the backend thread inside a transaction, where
-    // these PostgreSQL calls are allowed.
+    // SAFETY: per this fn's contract we are on the backend thread inside a transaction, so
+    // the transaction horizon and the free-extent metadata may be read and written.
     unsafe {
         if !catalog::has_free_extents() {
             return;
@@ -120,8 +120,8 @@ pub unsafe fn free(storage_id: u64, ranges: Vec<(u64, u64)>) {
 /// Call on the backend thread inside a transaction (it calls PostgreSQL, which may raise an
 /// error).
 pub unsafe fn return_claims() {
-    // SAFETY: per this fn's contract we are on the backend thread inside a transaction, where
-    // these PostgreSQL calls are allowed.
+    // SAFETY: per this fn's contract we are on the backend thread inside a transaction, so
+    // the transaction horizon and the free-extent metadata may be read and written.
     unsafe {
         let claims = CLAIMS.with(|c| std::mem::take(&mut *c.borrow_mut()));
         // A leftover smaller than any row group that looks for space is left unused.

@@ -100,8 +100,8 @@ fn lock_tag(relid: pg_sys::Oid, first_row: u64) -> pg_sys::LOCKTAG {
 }
 
 unsafe fn lock_bucket(relid: pg_sys::Oid, first_row: u64, mode: u32) {
-    // SAFETY: per this fn's contract we are on the backend thread inside a transaction, where
-    // these PostgreSQL calls are allowed.
+    // SAFETY: per this fn's contract we are on the backend thread inside a transaction, so
+    // transaction ids, heavyweight locks and mark writes are allowed.
     unsafe {
         pg_sys::LockAcquire(&lock_tag(relid, first_row), mode as i32, false, false);
     }
@@ -109,8 +109,8 @@ unsafe fn lock_bucket(relid: pg_sys::Oid, first_row: u64, mode: u32) {
 
 /// Takes the lock if nobody holds it in a conflicting mode; never waits.
 unsafe fn try_lock_bucket(relid: pg_sys::Oid, first_row: u64, mode: u32) -> bool {
-    // SAFETY: per this fn's contract we are on the backend thread inside a transaction, where
-    // these PostgreSQL calls are allowed.
+    // SAFETY: per this fn's contract we are on the backend thread inside a transaction, so
+    // transaction ids, heavyweight locks and mark writes are allowed.
     unsafe {
         pg_sys::LockAcquire(&lock_tag(relid, first_row), mode as i32, false, true)
             != pg_sys::LockAcquireResult::LOCKACQUIRE_NOT_AVAIL
@@ -118,8 +118,8 @@ unsafe fn try_lock_bucket(relid: pg_sys::Oid, first_row: u64, mode: u32) -> bool
 }
 
 unsafe fn unlock_bucket(relid: pg_sys::Oid, first_row: u64, mode: u32) {
-    // SAFETY: per this fn's contract we are on the backend thread inside a transaction, where
-    // these PostgreSQL calls are allowed.
+    // SAFETY: per this fn's contract we are on the backend thread inside a transaction, so
+    // transaction ids, heavyweight locks and mark writes are allowed.
     unsafe {
         pg_sys::LockRelease(&lock_tag(relid, first_row), mode as i32, false);
     }
@@ -128,7 +128,7 @@ unsafe fn unlock_bucket(relid: pg_sys::Oid, first_row: u64, mode: u32) {
 impl Bucket {
     unsafe fn take(relid: pg_sys::Oid, storage_id: u64, first_row: u64) -> Bucket {
         // SAFETY: per this fn's contract we are on the backend thread inside a transaction,
-        // where these PostgreSQL calls are allowed.
+        // so transaction ids, heavyweight locks and mark writes are allowed.
         unsafe {
             lock_bucket(relid, first_row, pg_sys::ExclusiveLock);
             Bucket {
@@ -152,7 +152,7 @@ impl Bucket {
     /// Writes the collected deletes as one mark.
     unsafe fn publish(&mut self) {
         // SAFETY: per this fn's contract we are on the backend thread inside a transaction,
-        // where these PostgreSQL calls are allowed.
+        // so transaction ids, heavyweight locks and mark writes are allowed.
         unsafe {
             if self.pending.is_empty() {
                 return;
@@ -170,7 +170,7 @@ impl Bucket {
 
     unsafe fn release(mut self) {
         // SAFETY: per this fn's contract we are on the backend thread inside a transaction,
-        // where these PostgreSQL calls are allowed.
+        // so transaction ids, heavyweight locks and mark writes are allowed.
         unsafe {
             self.publish();
             unlock_bucket(self.relid, self.first_row, pg_sys::ExclusiveLock);
@@ -180,7 +180,7 @@ impl Bucket {
     /// The marks on `row` this bucket knows of, this backend's collected delete included.
     unsafe fn marks_on(&mut self, row: u64, out: &mut Vec<RowMark>) {
         // SAFETY: per this fn's contract we are on the backend thread inside a transaction,
-        // where these PostgreSQL calls are allowed.
+        // so transaction ids, heavyweight locks and mark writes are allowed.
         unsafe {
             let offset = offset_in_bucket(row);
             if !self.complete && row != self.first_row {
@@ -231,8 +231,8 @@ fn held_is_ours_now() -> bool {
 /// Call on the backend thread inside a transaction (it calls PostgreSQL, which may raise an
 /// error).
 pub unsafe fn enter(relid: pg_sys::Oid, storage_id: u64, row: u64) -> bool {
-    // SAFETY: per this fn's contract we are on the backend thread inside a transaction, where
-    // these PostgreSQL calls are allowed.
+    // SAFETY: per this fn's contract we are on the backend thread inside a transaction, so
+    // transaction ids, heavyweight locks and mark writes are allowed.
     unsafe {
         let first_row = bucket_start(row);
         if held_is_ours_now() {
@@ -264,8 +264,8 @@ pub unsafe fn enter(relid: pg_sys::Oid, storage_id: u64, row: u64) -> bool {
 /// Call on the backend thread inside a transaction (it calls PostgreSQL, which may raise an
 /// error).
 pub unsafe fn marks_on(storage_id: u64, row: u64) -> Vec<RowMark> {
-    // SAFETY: per this fn's contract we are on the backend thread inside a transaction, where
-    // these PostgreSQL calls are allowed.
+    // SAFETY: per this fn's contract we are on the backend thread inside a transaction, so
+    // transaction ids, heavyweight locks and mark writes are allowed.
     unsafe {
         let first_row = bucket_start(row);
         let mut out = Vec::new();
@@ -287,8 +287,8 @@ pub unsafe fn marks_on(storage_id: u64, row: u64) -> Vec<RowMark> {
 /// Call on the backend thread inside a transaction (it calls PostgreSQL, which may raise an
 /// error).
 pub unsafe fn marks_on_any(storage_id: u64, row: u64) -> Vec<RowMark> {
-    // SAFETY: per this fn's contract we are on the backend thread inside a transaction, where
-    // these PostgreSQL calls are allowed.
+    // SAFETY: per this fn's contract we are on the backend thread inside a transaction, so
+    // transaction ids, heavyweight locks and mark writes are allowed.
     unsafe {
         let first_row = bucket_start(row);
         if holds(storage_id, first_row) {
@@ -317,8 +317,8 @@ pub unsafe fn add_delete(
     cid: pg_sys::CommandId,
     collect: bool,
 ) {
-    // SAFETY: per this fn's contract we are on the backend thread inside a transaction, where
-    // these PostgreSQL calls are allowed.
+    // SAFETY: per this fn's contract we are on the backend thread inside a transaction, so
+    // transaction ids, heavyweight locks and mark writes are allowed.
     unsafe {
         let offset = offset_in_bucket(row);
         let batched = collect
@@ -351,8 +351,8 @@ pub unsafe fn add_delete(
 /// Call on the backend thread inside a transaction (it calls PostgreSQL, which may raise an
 /// error).
 pub unsafe fn add_lock(storage_id: u64, row: u64, kind: MarkKind, cid: pg_sys::CommandId) {
-    // SAFETY: per this fn's contract we are on the backend thread inside a transaction, where
-    // these PostgreSQL calls are allowed.
+    // SAFETY: per this fn's contract we are on the backend thread inside a transaction, so
+    // transaction ids, heavyweight locks and mark writes are allowed.
     unsafe {
         add_alone(storage_id, row, kind, None, cid);
         done();
@@ -366,8 +366,8 @@ unsafe fn add_alone(
     successor: Option<u64>,
     cid: pg_sys::CommandId,
 ) {
-    // SAFETY: per this fn's contract we are on the backend thread inside a transaction, where
-    // these PostgreSQL calls are allowed.
+    // SAFETY: per this fn's contract we are on the backend thread inside a transaction, so
+    // transaction ids, heavyweight locks and mark writes are allowed.
     unsafe {
         let first_row = bucket_start(row);
         // The claim's verdict holds only while the bucket is held since (see `enter`).
@@ -392,8 +392,8 @@ unsafe fn add_alone(
 /// Call on the backend thread inside a transaction (it calls PostgreSQL, which may raise an
 /// error).
 pub unsafe fn done() {
-    // SAFETY: per this fn's contract we are on the backend thread inside a transaction, where
-    // these PostgreSQL calls are allowed.
+    // SAFETY: per this fn's contract we are on the backend thread inside a transaction, so
+    // transaction ids, heavyweight locks and mark writes are allowed.
     unsafe {
         if let Some(b) = ALONE.with(|a| a.borrow_mut().take()) {
             b.release();
@@ -414,8 +414,8 @@ pub unsafe fn done() {
 /// Call on the backend thread inside a transaction (it calls PostgreSQL, which may raise an
 /// error).
 pub unsafe fn let_go() {
-    // SAFETY: per this fn's contract we are on the backend thread inside a transaction, where
-    // these PostgreSQL calls are allowed.
+    // SAFETY: per this fn's contract we are on the backend thread inside a transaction, so
+    // transaction ids, heavyweight locks and mark writes are allowed.
     unsafe {
         if let Some(b) = ALONE.with(|a| a.borrow_mut().take()) {
             b.release();
@@ -475,8 +475,8 @@ pub unsafe fn own_delete_visible(cid: pg_sys::CommandId, snapshot: pg_sys::Snaps
 /// backend thread inside a transaction (it calls PostgreSQL, which may raise an error).
 pub unsafe fn deleted_rows(storage_id: u64, snapshot: pg_sys::Snapshot) -> Vec<u64> {
     // SAFETY: the caller guarantees this fn's contract: `snapshot` is a valid snapshot (NULL
-    // only where documented above), and we are on the backend thread inside a transaction,
-    // where these PostgreSQL calls are allowed.
+    // only where documented above), and we are on the backend thread inside a transaction, so
+    // transaction ids, heavyweight locks and mark writes are allowed.
     unsafe {
         let mut rows = catalog::load_deleted_rows(storage_id, snapshot);
         let visible = HELD.with(|h| {
@@ -523,8 +523,8 @@ pub unsafe fn begin_check(
     snapshot: pg_sys::Snapshot,
 ) -> CheckAccess {
     // SAFETY: the caller guarantees this fn's contract: `snapshot` is a valid snapshot (NULL
-    // only where documented above), and we are on the backend thread inside a transaction,
-    // where these PostgreSQL calls are allowed.
+    // only where documented above), and we are on the backend thread inside a transaction, so
+    // transaction ids, heavyweight locks and mark writes are allowed.
     unsafe {
         let first_row = bucket_start(row);
         if holds(storage_id, first_row) {
@@ -546,8 +546,8 @@ pub unsafe fn begin_check(
 /// Call on the backend thread inside a transaction (it calls PostgreSQL, which may raise an
 /// error).
 pub unsafe fn end_check(relid: pg_sys::Oid, row: u64, access: CheckAccess) {
-    // SAFETY: per this fn's contract we are on the backend thread inside a transaction, where
-    // these PostgreSQL calls are allowed.
+    // SAFETY: per this fn's contract we are on the backend thread inside a transaction, so
+    // transaction ids, heavyweight locks and mark writes are allowed.
     unsafe {
         if access == CheckAccess::Shared {
             unlock_bucket(relid, bucket_start(row), pg_sys::ShareLock);
@@ -562,8 +562,8 @@ pub unsafe fn end_check(relid: pg_sys::Oid, row: u64, access: CheckAccess) {
 /// Call on the backend thread inside a transaction (it calls PostgreSQL, which may raise an
 /// error).
 pub unsafe fn statement_done() {
-    // SAFETY: per this fn's contract we are on the backend thread inside a transaction, where
-    // these PostgreSQL calls are allowed.
+    // SAFETY: per this fn's contract we are on the backend thread inside a transaction, so
+    // transaction ids, heavyweight locks and mark writes are allowed.
     unsafe {
         if pg_sys::IsTransactionState() && !pg_sys::IsInParallelMode() {
             let_go();
@@ -633,8 +633,8 @@ unsafe extern "C-unwind" fn on_subxact(
 /// Call on the backend thread inside a transaction (it calls PostgreSQL, which may raise an
 /// error).
 pub unsafe fn register_callbacks() {
-    // SAFETY: per this fn's contract we are on the backend thread inside a transaction, where
-    // these PostgreSQL calls are allowed.
+    // SAFETY: per this fn's contract we are on the backend thread inside a transaction, so
+    // transaction ids, heavyweight locks and mark writes are allowed.
     unsafe {
         pg_sys::RegisterXactCallback(Some(on_xact), std::ptr::null_mut());
         pg_sys::RegisterSubXactCallback(Some(on_subxact), std::ptr::null_mut());

@@ -68,8 +68,8 @@ impl WriteBuffer {
         sort_columns: Option<std::rc::Rc<[usize]>>,
     ) -> WriteBuffer {
         // SAFETY: the caller guarantees this fn's contract: `rel` is an open relation, locked
-        // by the caller, and we are on the backend thread inside a transaction, where these
-        // PostgreSQL calls are allowed.
+        // by the caller, and we are on the backend thread inside a transaction, so relations
+        // may be opened and slots read, and row groups written through `pages` and `catalog`.
         unsafe {
             let kinds = datum::column_kinds((*rel).rd_att);
             let columns = kinds.iter().map(|k| k.physical().map(ColumnBuilder::new)).collect();
@@ -112,8 +112,8 @@ fn compression_policy() -> CompressionPolicy {
 /// from the buffer. `by_command` splits the rows into one row group per command id.
 unsafe fn write_out(rel: pg_sys::Relation, buf: &mut WriteBuffer, rows: usize, by_command: bool) {
     // SAFETY: the caller guarantees this fn's contract: `rel` is an open relation, locked by
-    // the caller, and we are on the backend thread inside a transaction, where these
-    // PostgreSQL calls are allowed.
+    // the caller, and we are on the backend thread inside a transaction, so relations may be
+    // opened and slots read, and row groups written through `pages` and `catalog`.
     unsafe {
         if rows == 0 {
             return;
@@ -203,8 +203,8 @@ unsafe fn write_out(rel: pg_sys::Relation, buf: &mut WriteBuffer, rows: usize, b
 /// storage id (see `layout::RESET_STORAGE_BIT`), and the stale metadata goes.
 unsafe fn take_fresh_storage_after_reset(rel: pg_sys::Relation) {
     // SAFETY: the caller guarantees this fn's contract: `rel` is an open relation, locked by
-    // the caller, and we are on the backend thread inside a transaction, where these
-    // PostgreSQL calls are allowed.
+    // the caller, and we are on the backend thread inside a transaction, so relations may be
+    // opened and slots read, and row groups written through `pages` and `catalog`.
     unsafe {
         if pages::storage_id(rel) & crate::storage::format::layout::RESET_STORAGE_BIT == 0 {
             return;
@@ -229,7 +229,8 @@ pub unsafe fn insert(
 ) -> u64 {
     // SAFETY: the caller guarantees this fn's contract: `rel` is an open relation, locked by
     // the caller; `slot` is a valid tuple slot, and we are on the backend thread inside a
-    // transaction, where these PostgreSQL calls are allowed.
+    // transaction, so relations may be opened and slots read, and row groups written through
+    // `pages` and `catalog`.
     unsafe {
         let subxact = pg_sys::GetCurrentSubTransactionId();
         let relid = (*rel).rd_id;
@@ -301,7 +302,8 @@ pub unsafe fn insert_row(
 ) -> u64 {
     // SAFETY: the caller guarantees this fn's contract: `rel` is an open relation, locked by
     // the caller; `slot` is a valid tuple slot, and we are on the backend thread inside a
-    // transaction, where these PostgreSQL calls are allowed.
+    // transaction, so relations may be opened and slots read, and row groups written through
+    // `pages` and `catalog`.
     unsafe {
         let row = insert(rel, slot, cid);
         (*slot).tts_tid = crate::storage::relation::tid::row_tid(row);
@@ -318,8 +320,8 @@ pub unsafe fn insert_row(
 /// a transaction (it calls PostgreSQL, which may raise an error).
 pub unsafe fn flush_before_reading(rel: pg_sys::Relation) {
     // SAFETY: the caller guarantees this fn's contract: `rel` is an open relation, locked by
-    // the caller, and we are on the backend thread inside a transaction, where these
-    // PostgreSQL calls are allowed.
+    // the caller, and we are on the backend thread inside a transaction, so relations may be
+    // opened and slots read, and row groups written through `pages` and `catalog`.
     unsafe {
         if !pg_sys::IsInParallelMode() {
             flush_for_read(rel);
@@ -337,8 +339,8 @@ pub unsafe fn flush_before_reading(rel: pg_sys::Relation) {
 /// a transaction (it calls PostgreSQL, which may raise an error).
 pub unsafe fn flush_for_read(rel: pg_sys::Relation) {
     // SAFETY: the caller guarantees this fn's contract: `rel` is an open relation, locked by
-    // the caller, and we are on the backend thread inside a transaction, where these
-    // PostgreSQL calls are allowed.
+    // the caller, and we are on the backend thread inside a transaction, so relations may be
+    // opened and slots read, and row groups written through `pages` and `catalog`.
     unsafe {
         let subxact = pg_sys::GetCurrentSubTransactionId();
         let relid = (*rel).rd_id;
@@ -394,8 +396,9 @@ fn borrowed_abort(subxact: pg_sys::SubTransactionId) {
 /// Writes out every buffer of the current subtransaction (commit of it or of the
 /// transaction), or of relation `only`.
 unsafe fn flush_current(only: Option<pg_sys::Oid>) {
-    // SAFETY: per this fn's contract we are on the backend thread inside a transaction, where
-    // these PostgreSQL calls are allowed.
+    // SAFETY: per this fn's contract we are on the backend thread inside a transaction, so
+    // relations may be opened and slots read, and row groups written through `pages` and
+    // `catalog`.
     unsafe {
         let subxact = pg_sys::GetCurrentSubTransactionId();
         BUFFERS.with(|cell| {
@@ -428,8 +431,9 @@ unsafe fn flush_current(only: Option<pg_sys::Oid>) {
 /// Call on the backend thread inside a transaction (it calls PostgreSQL, which may raise an
 /// error).
 pub unsafe fn flush_all() {
-    // SAFETY: per this fn's contract we are on the backend thread inside a transaction, where
-    // these PostgreSQL calls are allowed.
+    // SAFETY: per this fn's contract we are on the backend thread inside a transaction, so
+    // relations may be opened and slots read, and row groups written through `pages` and
+    // `catalog`.
     unsafe {
         flush_current(None);
     }
@@ -441,8 +445,9 @@ pub unsafe fn flush_all() {
 /// Call on the backend thread inside a transaction (it calls PostgreSQL, which may raise an
 /// error).
 pub unsafe fn flush_relation(relid: pg_sys::Oid) {
-    // SAFETY: per this fn's contract we are on the backend thread inside a transaction, where
-    // these PostgreSQL calls are allowed.
+    // SAFETY: per this fn's contract we are on the backend thread inside a transaction, so
+    // relations may be opened and slots read, and row groups written through `pages` and
+    // `catalog`.
     unsafe {
         flush_current(Some(relid));
     }
@@ -519,8 +524,9 @@ unsafe extern "C-unwind" fn on_subxact(
 /// Call on the backend thread inside a transaction (it calls PostgreSQL, which may raise an
 /// error).
 pub unsafe fn register_callbacks() {
-    // SAFETY: per this fn's contract we are on the backend thread inside a transaction, where
-    // these PostgreSQL calls are allowed.
+    // SAFETY: per this fn's contract we are on the backend thread inside a transaction, so
+    // relations may be opened and slots read, and row groups written through `pages` and
+    // `catalog`.
     unsafe {
         pg_sys::RegisterXactCallback(Some(on_xact), std::ptr::null_mut());
         pg_sys::RegisterSubXactCallback(Some(on_subxact), std::ptr::null_mut());
