@@ -37,12 +37,12 @@ pub enum Reservation {
 /// running reserver in its `xmin` (so that a uniqueness check waits for it).
 ///
 /// # Safety
-/// `dirty` must be a valid snapshot (NULL only where documented above); call on the backend
-/// thread inside a transaction (it calls PostgreSQL, which may raise an error).
+/// `dirty` must be a valid snapshot (or NULL where this fn's docs allow it); call on the
+/// backend thread inside a transaction (it calls PostgreSQL, which may raise an error).
 pub unsafe fn reservation_of(storage_id: u64, row: u64, dirty: pg_sys::Snapshot) -> Reservation {
-    // SAFETY: the caller guarantees this fn's contract: `dirty` is a valid snapshot (NULL
-    // only where documented above), and we are on the backend thread inside a transaction, so
-    // the metadata relations may be opened, scanned and written (relation, scan and tuple
+    // SAFETY: the caller guarantees this fn's contract: `dirty` is a valid snapshot (or NULL
+    // where this fn's docs allow it), and we are on the backend thread inside a transaction,
+    // so the metadata relations may be opened, scanned and written (relation, scan and tuple
     // pointers below come from the calls that return them and are used before being closed,
     // ended or freed).
     unsafe {

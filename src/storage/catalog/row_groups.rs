@@ -159,7 +159,7 @@ pub unsafe fn insert_row_group(storage_id: u64, group: &RowGroupMeta, cid: u32) 
 /// order column and of the attribute numbers it lists (sorted).
 ///
 /// # Safety
-/// `snapshot` must be a valid snapshot (NULL only where documented above); call on the
+/// `snapshot` must be a valid snapshot (or NULL where this fn's docs allow it); call on the
 /// backend thread inside a transaction (it calls PostgreSQL, which may raise an error).
 pub(super) unsafe fn read_chunks(
     storage_id: u64,
@@ -167,11 +167,11 @@ pub(super) unsafe fn read_chunks(
     snapshot: pg_sys::Snapshot,
     wanted: Option<&[i16]>,
 ) -> Chunks {
-    // SAFETY: the caller guarantees this fn's contract: `snapshot` is a valid snapshot (NULL
-    // only where documented above), and we are on the backend thread inside a transaction, so
-    // the metadata relations may be opened, scanned and written (relation, scan and tuple
-    // pointers below come from the calls that return them and are used before being closed,
-    // ended or freed).
+    // SAFETY: the caller guarantees this fn's contract: `snapshot` is a valid snapshot (or
+    // NULL where this fn's docs allow it), and we are on the backend thread inside a
+    // transaction, so the metadata relations may be opened, scanned and written (relation,
+    // scan and tuple pointers below come from the calls that return them and are used before
+    // being closed, ended or freed).
     unsafe {
         let mut chunks = Chunks { parsed: wanted.map(<[i16]>::to_vec), ..Chunks::default() };
         scan_keys::<CHUNK_NATTS>(
@@ -220,18 +220,18 @@ pub(super) unsafe fn read_chunks(
 /// chunks unless `with_chunks` is false (then `chunks` is empty).
 ///
 /// # Safety
-/// `snapshot` must be a valid snapshot (NULL only where documented above); call on the
+/// `snapshot` must be a valid snapshot (or NULL where this fn's docs allow it); call on the
 /// backend thread inside a transaction (it calls PostgreSQL, which may raise an error).
 pub unsafe fn load_row_groups(
     storage_id: u64,
     snapshot: pg_sys::Snapshot,
     with_chunks: bool,
 ) -> Vec<RowGroupMeta> {
-    // SAFETY: the caller guarantees this fn's contract: `snapshot` is a valid snapshot (NULL
-    // only where documented above), and we are on the backend thread inside a transaction, so
-    // the metadata relations may be opened, scanned and written (relation, scan and tuple
-    // pointers below come from the calls that return them and are used before being closed,
-    // ended or freed).
+    // SAFETY: the caller guarantees this fn's contract: `snapshot` is a valid snapshot (or
+    // NULL where this fn's docs allow it), and we are on the backend thread inside a
+    // transaction, so the metadata relations may be opened, scanned and written (relation,
+    // scan and tuple pointers below come from the calls that return them and are used before
+    // being closed, ended or freed).
     unsafe {
         let mut groups: Vec<RowGroupMeta> = Vec::new();
         let empty = Rc::new(Chunks::default());
@@ -257,18 +257,18 @@ pub unsafe fn load_row_groups(
 /// only, and the order column.
 ///
 /// # Safety
-/// `snapshot` must be a valid snapshot (NULL only where documented above); call on the
+/// `snapshot` must be a valid snapshot (or NULL where this fn's docs allow it); call on the
 /// backend thread inside a transaction (it calls PostgreSQL, which may raise an error).
 pub unsafe fn load_row_groups_for(
     storage_id: u64,
     snapshot: pg_sys::Snapshot,
     attnums: &[i16],
 ) -> Vec<RowGroupMeta> {
-    // SAFETY: the caller guarantees this fn's contract: `snapshot` is a valid snapshot (NULL
-    // only where documented above), and we are on the backend thread inside a transaction, so
-    // the metadata relations may be opened, scanned and written (relation, scan and tuple
-    // pointers below come from the calls that return them and are used before being closed,
-    // ended or freed).
+    // SAFETY: the caller guarantees this fn's contract: `snapshot` is a valid snapshot (or
+    // NULL where this fn's docs allow it), and we are on the backend thread inside a
+    // transaction, so the metadata relations may be opened, scanned and written (relation,
+    // scan and tuple pointers below come from the calls that return them and are used before
+    // being closed, ended or freed).
     unsafe {
         let mut groups = load_row_groups(storage_id, snapshot, false);
         for g in &mut groups {
@@ -319,14 +319,14 @@ pub(super) unsafe fn parse_row_group(
 /// chunks, from the backend's cache when there.
 ///
 /// # Safety
-/// `snapshot` must be a valid snapshot (NULL only where documented above); call on the
+/// `snapshot` must be a valid snapshot (or NULL where this fn's docs allow it); call on the
 /// backend thread inside a transaction (it calls PostgreSQL, which may raise an error).
 pub unsafe fn attach_chunks(storage_id: u64, g: &mut RowGroupMeta, snapshot: pg_sys::Snapshot) {
-    // SAFETY: the caller guarantees this fn's contract: `snapshot` is a valid snapshot (NULL
-    // only where documented above), and we are on the backend thread inside a transaction, so
-    // the metadata relations may be opened, scanned and written (relation, scan and tuple
-    // pointers below come from the calls that return them and are used before being closed,
-    // ended or freed).
+    // SAFETY: the caller guarantees this fn's contract: `snapshot` is a valid snapshot (or
+    // NULL where this fn's docs allow it), and we are on the backend thread inside a
+    // transaction, so the metadata relations may be opened, scanned and written (relation,
+    // scan and tuple pointers below come from the calls that return them and are used before
+    // being closed, ended or freed).
     unsafe { attach_chunks_for(storage_id, g, snapshot, None) }
 }
 
@@ -334,7 +334,7 @@ pub unsafe fn attach_chunks(storage_id: u64, g: &mut RowGroupMeta, snapshot: pg_
 /// cached entry that lacks some is read again for them and the ones it had.
 ///
 /// # Safety
-/// `snapshot` must be a valid snapshot (NULL only where documented above); call on the
+/// `snapshot` must be a valid snapshot (or NULL where this fn's docs allow it); call on the
 /// backend thread inside a transaction (it calls PostgreSQL, which may raise an error).
 pub unsafe fn attach_chunks_for(
     storage_id: u64,
@@ -342,11 +342,11 @@ pub unsafe fn attach_chunks_for(
     snapshot: pg_sys::Snapshot,
     attnums: Option<&[i16]>,
 ) {
-    // SAFETY: the caller guarantees this fn's contract: `snapshot` is a valid snapshot (NULL
-    // only where documented above), and we are on the backend thread inside a transaction, so
-    // the metadata relations may be opened, scanned and written (relation, scan and tuple
-    // pointers below come from the calls that return them and are used before being closed,
-    // ended or freed).
+    // SAFETY: the caller guarantees this fn's contract: `snapshot` is a valid snapshot (or
+    // NULL where this fn's docs allow it), and we are on the backend thread inside a
+    // transaction, so the metadata relations may be opened, scanned and written (relation,
+    // scan and tuple pointers below come from the calls that return them and are used before
+    // being closed, ended or freed).
     unsafe {
         let key = (storage_id, g.first_row);
         let cached = CACHE.with(|c| c.borrow_mut().entries.get(&key).cloned());
@@ -381,18 +381,18 @@ pub unsafe fn attach_chunks_for(
 /// index probe, for fetches that do not need the whole list.
 ///
 /// # Safety
-/// `snapshot` must be a valid snapshot (NULL only where documented above); call on the
+/// `snapshot` must be a valid snapshot (or NULL where this fn's docs allow it); call on the
 /// backend thread inside a transaction (it calls PostgreSQL, which may raise an error).
 pub unsafe fn load_group_of_row(
     storage_id: u64,
     row: u64,
     snapshot: pg_sys::Snapshot,
 ) -> Option<RowGroupMeta> {
-    // SAFETY: the caller guarantees this fn's contract: `snapshot` is a valid snapshot (NULL
-    // only where documented above), and we are on the backend thread inside a transaction, so
-    // the metadata relations may be opened, scanned and written (relation, scan and tuple
-    // pointers below come from the calls that return them and are used before being closed,
-    // ended or freed).
+    // SAFETY: the caller guarantees this fn's contract: `snapshot` is a valid snapshot (or
+    // NULL where this fn's docs allow it), and we are on the backend thread inside a
+    // transaction, so the metadata relations may be opened, scanned and written (relation,
+    // scan and tuple pointers below come from the calls that return them and are used before
+    // being closed, ended or freed).
     unsafe {
         let mut g = last_starting_at_or_before::<ROW_GROUP_NATTS, _>(
             c"row_group",

@@ -10,14 +10,14 @@ use pgrx::pg_sys;
 /// Whether `snapshot` sees a delete mark on `row`.
 ///
 /// # Safety
-/// `snapshot` must be a valid snapshot (NULL only where documented above); call on the
+/// `snapshot` must be a valid snapshot (or NULL where this fn's docs allow it); call on the
 /// backend thread inside a transaction (it calls PostgreSQL, which may raise an error).
 pub unsafe fn row_deleted(storage_id: u64, row: u64, snapshot: pg_sys::Snapshot) -> bool {
-    // SAFETY: the caller guarantees this fn's contract: `snapshot` is a valid snapshot (NULL
-    // only where documented above), and we are on the backend thread inside a transaction, so
-    // the metadata relations may be opened, scanned and written (relation, scan and tuple
-    // pointers below come from the calls that return them and are used before being closed,
-    // ended or freed).
+    // SAFETY: the caller guarantees this fn's contract: `snapshot` is a valid snapshot (or
+    // NULL where this fn's docs allow it), and we are on the backend thread inside a
+    // transaction, so the metadata relations may be opened, scanned and written (relation,
+    // scan and tuple pointers below come from the calls that return them and are used before
+    // being closed, ended or freed).
     unsafe {
         let offset = offset_in_bucket(row);
         let mut deleted = false;
@@ -192,14 +192,14 @@ pub(super) unsafe fn for_each_deleted_row(
 /// come with the row groups), sorted.
 ///
 /// # Safety
-/// `snapshot` must be a valid snapshot (NULL only where documented above); call on the
+/// `snapshot` must be a valid snapshot (or NULL where this fn's docs allow it); call on the
 /// backend thread inside a transaction (it calls PostgreSQL, which may raise an error).
 pub unsafe fn load_deleted_rows(storage_id: u64, snapshot: pg_sys::Snapshot) -> Vec<u64> {
-    // SAFETY: the caller guarantees this fn's contract: `snapshot` is a valid snapshot (NULL
-    // only where documented above), and we are on the backend thread inside a transaction, so
-    // the metadata relations may be opened, scanned and written (relation, scan and tuple
-    // pointers below come from the calls that return them and are used before being closed,
-    // ended or freed).
+    // SAFETY: the caller guarantees this fn's contract: `snapshot` is a valid snapshot (or
+    // NULL where this fn's docs allow it), and we are on the backend thread inside a
+    // transaction, so the metadata relations may be opened, scanned and written (relation,
+    // scan and tuple pointers below come from the calls that return them and are used before
+    // being closed, ended or freed).
     unsafe {
         let mut rows = Vec::new();
         scan_storage::<MARK_NATTS>(

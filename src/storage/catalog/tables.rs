@@ -140,7 +140,7 @@ pub(super) fn datum<T: IntoDatum>(v: T) -> pg_sys::Datum {
 /// per lookup, a third of an UPDATE's time).
 ///
 /// # Safety
-/// `snapshot` must be a valid snapshot (NULL only where documented above); call on the
+/// `snapshot` must be a valid snapshot (or NULL where this fn's docs allow it); call on the
 /// backend thread inside a transaction (it calls PostgreSQL, which may raise an error).
 pub(super) unsafe fn last_starting_at_or_before<const N: usize, R>(
     table: &'static CStr,
@@ -150,11 +150,11 @@ pub(super) unsafe fn last_starting_at_or_before<const N: usize, R>(
     snapshot: pg_sys::Snapshot,
     f: impl FnOnce(pg_sys::HeapTuple, &[pg_sys::Datum; N], &[bool; N]) -> R,
 ) -> Option<R> {
-    // SAFETY: the caller guarantees this fn's contract: `snapshot` is a valid snapshot (NULL
-    // only where documented above), and we are on the backend thread inside a transaction, so
-    // the metadata relations may be opened, scanned and written (relation, scan and tuple
-    // pointers below come from the calls that return them and are used before being closed,
-    // ended or freed).
+    // SAFETY: the caller guarantees this fn's contract: `snapshot` is a valid snapshot (or
+    // NULL where this fn's docs allow it), and we are on the backend thread inside a
+    // transaction, so the metadata relations may be opened, scanned and written (relation,
+    // scan and tuple pointers below come from the calls that return them and are used before
+    // being closed, ended or freed).
     unsafe {
         let window_start = (row + 1).saturating_sub(ROW_GROUP_ROWS as u64);
         let found = starting_in(table, pkey, storage_id, window_start, row, snapshot);
@@ -175,7 +175,7 @@ pub(super) unsafe fn last_starting_at_or_before<const N: usize, R>(
 /// `from ..= to`; null if there is none.
 ///
 /// # Safety
-/// `snapshot` must be a valid snapshot (NULL only where documented above); call on the
+/// `snapshot` must be a valid snapshot (or NULL where this fn's docs allow it); call on the
 /// backend thread inside a transaction (it calls PostgreSQL, which may raise an error).
 pub(super) unsafe fn starting_in(
     table: &'static CStr,
@@ -185,11 +185,11 @@ pub(super) unsafe fn starting_in(
     to: u64,
     snapshot: pg_sys::Snapshot,
 ) -> pg_sys::HeapTuple {
-    // SAFETY: the caller guarantees this fn's contract: `snapshot` is a valid snapshot (NULL
-    // only where documented above), and we are on the backend thread inside a transaction, so
-    // the metadata relations may be opened, scanned and written (relation, scan and tuple
-    // pointers below come from the calls that return them and are used before being closed,
-    // ended or freed).
+    // SAFETY: the caller guarantees this fn's contract: `snapshot` is a valid snapshot (or
+    // NULL where this fn's docs allow it), and we are on the backend thread inside a
+    // transaction, so the metadata relations may be opened, scanned and written (relation,
+    // scan and tuple pointers below come from the calls that return them and are used before
+    // being closed, ended or freed).
     unsafe {
         let rel = pg_sys::table_open(relid(table), pg_sys::AccessShareLock as i32);
         let index = pg_sys::index_open(relid(pkey), pg_sys::AccessShareLock as i32);
@@ -238,7 +238,7 @@ pub(super) unsafe fn starting_in(
 /// in primary-key order, as seen by `snapshot` (NULL: the catalog snapshot).
 ///
 /// # Safety
-/// `snapshot` must be a valid snapshot (NULL only where documented above).
+/// `snapshot` must be a valid snapshot (or NULL where this fn's docs allow it).
 pub(super) unsafe fn scan_storage<const N: usize>(
     table: &'static CStr,
     pkey: &'static CStr,
@@ -247,15 +247,15 @@ pub(super) unsafe fn scan_storage<const N: usize>(
     lockmode: u32,
     f: impl FnMut(pg_sys::Relation, pg_sys::HeapTuple, &[pg_sys::Datum; N], &[bool; N]),
 ) {
-    // SAFETY: the caller guarantees this fn's contract: `snapshot` is a valid snapshot (NULL
-    // only where documented above).
+    // SAFETY: the caller guarantees this fn's contract: `snapshot` is a valid snapshot (or
+    // NULL where this fn's docs allow it).
     unsafe { scan_keys::<N>(table, pkey, &[storage_id], snapshot, lockmode, f) }
 }
 
 /// Like `scan_storage`, matching the leading primary-key columns to `keys` (bigints).
 ///
 /// # Safety
-/// `snapshot` must be a valid snapshot (NULL only where documented above); call on the
+/// `snapshot` must be a valid snapshot (or NULL where this fn's docs allow it); call on the
 /// backend thread inside a transaction (it calls PostgreSQL, which may raise an error).
 pub(super) unsafe fn scan_keys<const N: usize>(
     table: &'static CStr,
@@ -265,11 +265,11 @@ pub(super) unsafe fn scan_keys<const N: usize>(
     lockmode: u32,
     f: impl FnMut(pg_sys::Relation, pg_sys::HeapTuple, &[pg_sys::Datum; N], &[bool; N]),
 ) {
-    // SAFETY: the caller guarantees this fn's contract: `snapshot` is a valid snapshot (NULL
-    // only where documented above), and we are on the backend thread inside a transaction, so
-    // the metadata relations may be opened, scanned and written (relation, scan and tuple
-    // pointers below come from the calls that return them and are used before being closed,
-    // ended or freed).
+    // SAFETY: the caller guarantees this fn's contract: `snapshot` is a valid snapshot (or
+    // NULL where this fn's docs allow it), and we are on the backend thread inside a
+    // transaction, so the metadata relations may be opened, scanned and written (relation,
+    // scan and tuple pointers below come from the calls that return them and are used before
+    // being closed, ended or freed).
     unsafe {
         let bounds: Vec<ScanBound> = keys
             .iter()
@@ -287,7 +287,7 @@ pub(super) type ScanBound = (i16, u32, u32, u64);
 /// (through index `pkey`), as seen by `snapshot` (NULL: the catalog snapshot).
 ///
 /// # Safety
-/// `snapshot` must be a valid snapshot (NULL only where documented above); call on the
+/// `snapshot` must be a valid snapshot (or NULL where this fn's docs allow it); call on the
 /// backend thread inside a transaction (it calls PostgreSQL, which may raise an error).
 pub(super) unsafe fn scan_bounds<const N: usize>(
     table: &'static CStr,
@@ -297,11 +297,11 @@ pub(super) unsafe fn scan_bounds<const N: usize>(
     lockmode: u32,
     mut f: impl FnMut(pg_sys::Relation, pg_sys::HeapTuple, &[pg_sys::Datum; N], &[bool; N]),
 ) {
-    // SAFETY: the caller guarantees this fn's contract: `snapshot` is a valid snapshot (NULL
-    // only where documented above), and we are on the backend thread inside a transaction, so
-    // the metadata relations may be opened, scanned and written (relation, scan and tuple
-    // pointers below come from the calls that return them and are used before being closed,
-    // ended or freed).
+    // SAFETY: the caller guarantees this fn's contract: `snapshot` is a valid snapshot (or
+    // NULL where this fn's docs allow it), and we are on the backend thread inside a
+    // transaction, so the metadata relations may be opened, scanned and written (relation,
+    // scan and tuple pointers below come from the calls that return them and are used before
+    // being closed, ended or freed).
     unsafe {
         let rel = pg_sys::table_open(relid(table), lockmode as i32);
         let mut scan_keys = vec![pg_sys::ScanKeyData::default(); bounds.len()];

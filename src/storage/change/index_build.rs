@@ -25,9 +25,9 @@ use pgrx::pg_sys;
 ///
 /// # Safety
 /// `table_rel`, `index_rel` must each be an open relation, locked by the caller;
-/// `index_info`, `callback_state` must be valid for the reads and writes made through it
-/// here (NULL only where the API allows it); `scan` must be a scan descriptor begun by this
-/// access method (a `ScanDesc`); call on the backend thread inside a transaction (it calls
+/// `index_info` must be the index's IndexInfo and `callback_state` what `callback` expects;
+/// `scan` must be NULL or a scan this access method began (a `ScanDesc`, for a parallel
+/// build); call on the backend thread inside a transaction (it calls
 /// PostgreSQL, which may raise an error).
 pub unsafe fn build(
     table_rel: pg_sys::Relation,
@@ -38,8 +38,8 @@ pub unsafe fn build(
     scan: pg_sys::TableScanDesc,
     scan_reader: Option<&mut Reader>,
 ) -> f64 {
-    // SAFETY: the caller guarantees this fn's contract: `table_rel`, `index_rel` are an open
-    // relation, locked by the caller; `index_info`, `callback_state` is valid for the reads
+    // SAFETY: the caller guarantees this fn's contract: `table_rel`, `index_rel` are open
+    // relations, locked by the caller; `index_info`, `callback_state` are valid for the reads
     // and writes made through it here (NULL only where the API allows it); `scan` is a scan
     // descriptor begun by this access method (a `ScanDesc`), and we are on the backend thread
     // inside a transaction, so the executor-state, snapshot, tuplesort and index-insert calls
@@ -231,9 +231,9 @@ unsafe fn deletes_for_build(table_rel: pg_sys::Relation, index_info: *mut pg_sys
 ///
 /// # Safety
 /// `table_rel`, `index_rel` must each be an open relation, locked by the caller;
-/// `index_info`, `state` must be valid for the reads and writes made through it here (NULL
-/// only where the API allows it); `snapshot` must be a valid snapshot (NULL only where
-/// documented above); call on the backend thread inside a transaction (it calls PostgreSQL,
+/// `index_info`, `state` must be valid for the reads and writes made through them here (NULL
+/// only where the API allows it); `snapshot` must be a valid snapshot (or NULL where this
+/// fn's docs allow it); call on the backend thread inside a transaction (it calls PostgreSQL,
 /// which may raise an error).
 pub unsafe fn validate(
     table_rel: pg_sys::Relation,
@@ -242,12 +242,12 @@ pub unsafe fn validate(
     snapshot: pg_sys::Snapshot,
     state: *mut pg_sys::ValidateIndexState,
 ) {
-    // SAFETY: the caller guarantees this fn's contract: `table_rel`, `index_rel` are an open
-    // relation, locked by the caller; `index_info`, `state` is valid for the reads and writes
-    // made through it here (NULL only where the API allows it); `snapshot` is a valid
-    // snapshot (NULL only where documented above), and we are on the backend thread inside a
-    // transaction, so the executor-state, snapshot, tuplesort and index-insert calls are
-    // allowed.
+    // SAFETY: the caller guarantees this fn's contract: `table_rel`, `index_rel` are open
+    // relations, locked by the caller; `index_info`, `state` are valid for the reads and
+    // writes made through it here (NULL only where the API allows it); `snapshot` is a valid
+    // snapshot (or NULL where this fn's docs allow it), and we are on the backend thread
+    // inside a transaction, so the executor-state, snapshot, tuplesort and index-insert calls
+    // are allowed.
     unsafe {
         write_buffer::flush_before_reading(table_rel);
         let mut reader = Reader::new(table_rel, snapshot, None, GroupClaim::Serial { next: 0 });

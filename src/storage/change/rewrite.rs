@@ -26,7 +26,7 @@ pub enum Order {
 /// `rel`, `index` must each be an open relation, locked by the caller; call on the backend
 /// thread inside a transaction (it calls PostgreSQL, which may raise an error).
 pub unsafe fn order_for(rel: pg_sys::Relation, index: pg_sys::Relation) -> Order {
-    // SAFETY: the caller guarantees this fn's contract: `rel`, `index` are an open relation,
+    // SAFETY: the caller guarantees this fn's contract: `rel`, `index` are open relations,
     // locked by the caller, and we are on the backend thread inside a transaction, so the
     // tuplesort and slot calls are allowed.
     unsafe {
@@ -49,7 +49,7 @@ pub unsafe fn order_for(rel: pg_sys::Relation, index: pg_sys::Relation) -> Order
 
 /// # Safety
 /// `old`, `new`, `old_index` must each be an open relation, locked by the caller;
-/// `num_tuples`, `tups_vacuumed` must be valid for the reads and writes made through it
+/// `num_tuples`, `tups_vacuumed` must be valid for the reads and writes made through them
 /// here (NULL only where the API allows it); call on the backend thread inside a
 /// transaction (it calls PostgreSQL, which may raise an error).
 pub unsafe fn copy_for_cluster(
@@ -59,8 +59,8 @@ pub unsafe fn copy_for_cluster(
     num_tuples: *mut f64,
     tups_vacuumed: *mut f64,
 ) {
-    // SAFETY: the caller guarantees this fn's contract: `old`, `new`, `old_index` are an open
-    // relation, locked by the caller; `num_tuples`, `tups_vacuumed` is valid for the reads
+    // SAFETY: the caller guarantees this fn's contract: `old`, `new`, `old_index` are open
+    // relations, locked by the caller; `num_tuples`, `tups_vacuumed` are valid for the reads
     // and writes made through it here (NULL only where the API allows it), and we are on the
     // backend thread inside a transaction, so the tuplesort and slot calls are allowed.
     unsafe {

@@ -104,21 +104,21 @@ unsafe extern "C-unwind" fn scan_begin(
     flags: u32,
 ) -> pg_sys::TableScanDesc {
     // SAFETY: PostgreSQL calls this on the backend thread with the arguments its API defines:
-    // `rel` is an open relation, locked by the caller; `snapshot` is a valid snapshot (NULL
-    // only where documented above); `key` is valid for the reads and writes made through it
-    // here (NULL only where the API allows it); `pscan` is NULL or the parallel scan area this
-    // AM sized and initialized (a `ParallelScan`).
+    // `rel` is an open relation, locked by the caller; `snapshot` is a valid snapshot; `key`
+    // is valid for the reads and writes made through it here (NULL only where the API allows
+    // it); `pscan` is NULL or the parallel scan area this AM sized and initialized (a
+    // `ParallelScan`).
     unsafe { begin(rel, snapshot, nkeys, key, pscan, flags, None) }
 }
 
 /// Starts a scan that decodes only the attributes marked in `wanted`.
 ///
 /// # Safety
-/// `rel` must be an open relation, locked by the caller; `snapshot` must be a valid
-/// snapshot (NULL only where documented above); `key` must be valid for the reads and
-/// writes made through it here (NULL only where the API allows it); `pscan` must be NULL or
-/// the parallel scan area this AM sized and initialized (a `ParallelScan`); call on the
-/// backend thread inside a transaction (it calls PostgreSQL, which may raise an error).
+/// `rel` must be an open relation, locked by the caller; `snapshot` must be a valid snapshot
+/// (or NULL where this fn's docs allow it); `key` must be valid for the reads and writes made
+/// through it here (NULL only where the API allows it); `pscan` must be NULL or the parallel
+/// scan area this AM sized and initialized (a `ParallelScan`); call on the backend thread
+/// inside a transaction (it calls PostgreSQL, which may raise an error).
 pub unsafe fn begin(
     rel: pg_sys::Relation,
     snapshot: pg_sys::Snapshot,
@@ -129,9 +129,9 @@ pub unsafe fn begin(
     wanted: Option<Vec<bool>>,
 ) -> pg_sys::TableScanDesc {
     // SAFETY: the caller guarantees this fn's contract: `rel` is an open relation, locked by
-    // the caller; `snapshot` is a valid snapshot (NULL only where documented above); `key` is
-    // valid for the reads and writes made through it here (NULL only where the API allows
-    // it); `pscan` is NULL or the parallel scan area this AM sized and initialized (a
+    // the caller; `snapshot` is a valid snapshot (or NULL where this fn's docs allow it);
+    // `key` is valid for the reads and writes made through it here (NULL only where the API
+    // allows it); `pscan` is NULL or the parallel scan area this AM sized and initialized (a
     // `ParallelScan`), and we are on the backend thread inside a transaction, so the catalog
     // lookups and relation opens are allowed.
     unsafe {
@@ -251,9 +251,9 @@ unsafe extern "C-unwind" fn parallelscan_initialize(
     rel: pg_sys::Relation,
     pscan: pg_sys::ParallelTableScanDesc,
 ) -> pg_sys::Size {
-    // SAFETY: PostgreSQL calls this on the backend thread with the arguments its API defines:
-    // `rel` is an open relation, locked by the caller; `pscan` is NULL or the parallel scan
-    // area this AM sized and initialized (a `ParallelScan`).
+    // SAFETY: PostgreSQL calls this in the leader with `rel` open and locked, and `pscan`
+    // pointing at shared memory of the size `parallelscan_estimate` asked for (a
+    // `ParallelScan`), not yet initialized: hence the counter is written, not assigned.
     unsafe {
         let p = pscan as *mut ParallelScan;
         (*p).base.phs_relid = (*rel).rd_id;
@@ -268,9 +268,8 @@ unsafe extern "C-unwind" fn parallelscan_reinitialize(
     _rel: pg_sys::Relation,
     pscan: pg_sys::ParallelTableScanDesc,
 ) {
-    // SAFETY: PostgreSQL calls this on the backend thread with the arguments its API defines:
-    // `pscan` is NULL or the parallel scan area this AM sized and initialized (a
-    // `ParallelScan`).
+    // SAFETY: PostgreSQL passes the parallel scan area that `parallelscan_initialize` set up
+    // (a `ParallelScan`, in shared memory for the whole parallel query).
     unsafe {
         (*(pscan as *mut ParallelScan)).next_group.store(0, Ordering::Relaxed);
     }
@@ -311,9 +310,9 @@ unsafe extern "C-unwind" fn index_fetch_tuple(
     all_dead: *mut bool,
 ) -> bool {
     // SAFETY: PostgreSQL calls this on the backend thread with the arguments its API defines:
-    // `scan`, `call_again`, `all_dead` is valid for the reads and writes made through it here
-    // (NULL only where the API allows it); `tid` is a valid item pointer; `snapshot` is a
-    // valid snapshot (NULL only where documented above); `slot` is a valid tuple slot.
+    // `scan`, `call_again`, `all_dead` are valid for the reads and writes made through them
+    // here (NULL only where the API allows it); `tid` is a valid item pointer; `snapshot` is
+    // a valid snapshot; `slot` is a valid tuple slot.
     unsafe {
         // Rows are never updated in place, so there is no chain to follow.
         *call_again = false;
@@ -333,8 +332,7 @@ unsafe extern "C-unwind" fn tuple_fetch_row_version(
 ) -> bool {
     // SAFETY: PostgreSQL calls this on the backend thread with the arguments its API defines:
     // `rel` is an open relation, locked by the caller; `tid` is a valid item pointer;
-    // `snapshot` is a valid snapshot (NULL only where documented above); `slot` is a valid
-    // tuple slot.
+    // `snapshot` is a valid snapshot; `slot` is a valid tuple slot.
     unsafe {
         // The slot must own its values before the fetcher, which they point into, goes.
         let mut fetcher = Fetcher::new(rel);
@@ -374,7 +372,7 @@ unsafe extern "C-unwind" fn tuple_satisfies_snapshot(
 ) -> bool {
     // SAFETY: PostgreSQL calls this on the backend thread with the arguments its API defines:
     // `rel` is an open relation, locked by the caller; `slot` is a valid tuple slot;
-    // `snapshot` is a valid snapshot (NULL only where documented above).
+    // `snapshot` is a valid snapshot.
     unsafe { Fetcher::new(rel).visible(&(*slot).tts_tid, snapshot) }
 }
 
@@ -501,7 +499,7 @@ unsafe extern "C-unwind" fn tuple_update(
 ) -> pg_sys::TM_Result::Type {
     // SAFETY: PostgreSQL calls this on the backend thread with the arguments its API defines:
     // `rel` is an open relation, locked by the caller; `otid` is a valid item pointer; `slot`
-    // is a valid tuple slot; `tmfd`, `lockmode`, `update_indexes` is valid for the reads and
+    // is a valid tuple slot; `tmfd`, `lockmode`, `update_indexes` are valid for the reads and
     // writes made through it here (NULL only where the API allows it).
     unsafe {
         // The new version gets a new TID: every index needs an entry for it.
@@ -566,7 +564,7 @@ unsafe extern "C-unwind" fn relation_set_new_filenode(
 ) {
     // SAFETY: PostgreSQL calls this on the backend thread with the arguments its API defines:
     // `rel` is an open relation, locked by the caller; `newrnode` is a valid relfilenode;
-    // `freeze_xid`, `minmulti` is valid for the reads and writes made through it here (NULL
+    // `freeze_xid`, `minmulti` are valid for the reads and writes made through them here (NULL
     // only where the API allows it).
     unsafe {
         // Rows are not stamped with transaction ids, so there is nothing to freeze.
@@ -653,8 +651,8 @@ unsafe extern "C-unwind" fn relation_copy_for_cluster(
     tups_recently_dead: *mut f64,
 ) {
     // SAFETY: PostgreSQL calls this on the backend thread with the arguments its API defines:
-    // `old_heap`, `new_heap`, `old_index` are an open relation, locked by the caller;
-    // `num_tuples`, `tups_vacuumed`, `tups_recently_dead` is valid for the reads and writes
+    // `old_heap`, `new_heap`, `old_index` are open relations, locked by the caller;
+    // `num_tuples`, `tups_vacuumed`, `tups_recently_dead` are valid for the reads and writes
     // made through it here (NULL only where the API allows it).
     unsafe {
         *tups_recently_dead = 0.0;
@@ -791,10 +789,10 @@ unsafe extern "C-unwind" fn index_build_range_scan(
     scan: pg_sys::TableScanDesc,
 ) -> f64 {
     // SAFETY: PostgreSQL calls this on the backend thread with the arguments its API defines:
-    // `table_rel`, `index_rel` are an open relation, locked by the caller; `index_info`,
-    // `callback_state` is valid for the reads and writes made through it here (NULL only where
-    // the API allows it); `scan` is a scan descriptor begun by this access method (a
-    // `ScanDesc`).
+    // `table_rel`, `index_rel` are open relations, locked by the caller; `index_info`,
+    // `callback_state` are valid for the reads and writes made through them here (NULL only
+    // where the API allows it); `scan` is NULL (serial build) or a scan this access method
+    // began (a `ScanDesc`) for a parallel build.
     unsafe {
         // BRIN summarizes ranges of the table's physical blocks and scans only as many as
         // the file has; TID blocks here are virtual (291 rows each, far more of them than
@@ -834,9 +832,9 @@ unsafe extern "C-unwind" fn index_validate_scan(
     state: *mut pg_sys::ValidateIndexState,
 ) {
     // SAFETY: PostgreSQL calls this on the backend thread with the arguments its API defines:
-    // `table_rel`, `index_rel` are an open relation, locked by the caller; `index_info`,
-    // `state` is valid for the reads and writes made through it here (NULL only where the API
-    // allows it); `snapshot` is a valid snapshot (NULL only where documented above).
+    // `table_rel`, `index_rel` are open relations, locked by the caller; `index_info`,
+    // `state` are valid for the reads and writes made through them here (NULL only where the
+    // API allows it); `snapshot` is a valid snapshot.
     unsafe {
         crate::storage::change::index_build::validate(table_rel, index_rel, index_info, snapshot, state)
     }
@@ -864,8 +862,9 @@ unsafe extern "C-unwind" fn relation_estimate_size(
     allvisfrac: *mut f64,
 ) {
     // SAFETY: PostgreSQL calls this on the backend thread with the arguments its API defines:
-    // `rel` is an open relation, locked by the caller; `pages_out`, `tuples`, `allvisfrac` is
-    // valid for the reads and writes made through it here (NULL only where the API allows it).
+    // `rel` is an open relation, locked by the caller; `pages_out`, `tuples`, `allvisfrac`
+    // are valid for the reads and writes made through them here (NULL only where the API allows
+    // it).
     unsafe {
         let nblocks = pages::nblocks(rel);
         // pages::storage_id is cached with the relation; existing_storage_id's smgrexists

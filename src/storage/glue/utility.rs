@@ -34,7 +34,7 @@ unsafe extern "C-unwind" fn process_utility(
     qc: *mut pg_sys::QueryCompletion,
 ) {
     // SAFETY: PostgreSQL calls this on the backend thread with the arguments its API defines:
-    // `pstmt` is a valid parse-tree node; `query_string`, `query_env`, `dest`, `qc` is valid
+    // `pstmt` is a valid parse-tree node; `query_string`, `query_env`, `dest`, `qc` are valid
     // for the reads and writes made through it here (NULL only where the API allows it).
     unsafe {
         // Rows buffered so far belong to the current (sub)transaction: write them out while

@@ -55,8 +55,8 @@ impl BitmapScan {
     /// Stores the next visible row of the current block in `slot`; false when done.
     ///
     /// # Safety
-    /// `snapshot` must be a valid snapshot (NULL only where documented above); `slot` must
-    /// be a valid tuple slot; call on the backend thread inside a transaction (it calls
+    /// `snapshot` must be a valid snapshot (or NULL where this fn's docs allow it); `slot`
+    /// must be a valid tuple slot; call on the backend thread inside a transaction (it calls
     /// PostgreSQL, which may raise an error).
     pub unsafe fn next_tuple(
         &mut self,
@@ -64,9 +64,9 @@ impl BitmapScan {
         slot: *mut pg_sys::TupleTableSlot,
     ) -> bool {
         // SAFETY: the caller guarantees this fn's contract: `snapshot` is a valid snapshot
-        // (NULL only where documented above); `slot` is a valid tuple slot, and we are on the
-        // backend thread inside a transaction, so the metadata reads and transaction-status
-        // checks are allowed.
+        // (or NULL where this fn's docs allow it); `slot` is a valid tuple slot, and we are
+        // on the backend thread inside a transaction, so the metadata reads and
+        // transaction-status checks are allowed.
         unsafe {
             while self.next < self.offsets.len() {
                 let mut tid = pg_sys::ItemPointerData::default();
@@ -110,8 +110,8 @@ unsafe extern "C-unwind" fn disable_prefetch_walker(
     context: *mut std::ffi::c_void,
 ) -> bool {
     // SAFETY: PostgreSQL calls this on the backend thread with the arguments its API defines:
-    // `planstate`, `context` is valid for the reads and writes made through it here (NULL only
-    // where the API allows it).
+    // `planstate`, `context` are valid for the reads and writes made through them here (NULL
+    // only where the API allows it).
     unsafe {
         if (*planstate).type_ == pg_sys::NodeTag::T_BitmapHeapScanState {
             let scan = planstate as *mut pg_sys::BitmapHeapScanState;

@@ -91,8 +91,8 @@ pub struct Fetcher {
 }
 
 unsafe fn is_mvcc(snapshot: pg_sys::Snapshot) -> bool {
-    // SAFETY: the caller guarantees this fn's contract: `snapshot` is a valid snapshot (NULL
-    // only where documented above).
+    // SAFETY: the caller guarantees this fn's contract: `snapshot` is a valid snapshot (or
+    // NULL where this fn's docs allow it).
     unsafe {
         !snapshot.is_null()
             && matches!(
@@ -149,8 +149,8 @@ fn masked(g: &RowGroupMeta, row: u64) -> bool {
 
 /// A dirty snapshot reports the inserter/deleter a caller must wait for: none so far.
 unsafe fn reset_dirty(snapshot: pg_sys::Snapshot) {
-    // SAFETY: the caller guarantees this fn's contract: `snapshot` is a valid snapshot (NULL
-    // only where documented above).
+    // SAFETY: the caller guarantees this fn's contract: `snapshot` is a valid snapshot (or
+    // NULL where this fn's docs allow it).
     unsafe {
         if !snapshot.is_null() && (*snapshot).snapshot_type == pg_sys::SnapshotType::SNAPSHOT_DIRTY {
             (*snapshot).xmin = pg_sys::InvalidTransactionId;
@@ -204,7 +204,7 @@ impl LazyColumns for LazyRow {
         nulls: *mut bool,
         needed: Option<&[u64]>,
     ) {
-        // SAFETY: the caller guarantees this fn's contract: `values`, `nulls` is valid for
+        // SAFETY: the caller guarantees this fn's contract: `values`, `nulls` are valid for
         // the reads and writes made through it here (NULL only where the API allows it), and
         // we are on the backend thread inside a transaction, so the metadata reads,
         // transaction-status checks and slot calls are allowed.
@@ -380,7 +380,7 @@ impl Fetcher {
     /// transaction's rows too, so a buffered row is written out first.
     unsafe fn group_for(&mut self, row: u64, snapshot: pg_sys::Snapshot) -> Option<RowGroupMeta> {
         // SAFETY: the caller guarantees this fn's contract: `snapshot` is a valid snapshot
-        // (NULL only where documented above), and we are on the backend thread inside a
+        // (or NULL where this fn's docs allow it), and we are on the backend thread inside a
         // transaction, so the metadata reads, transaction-status checks and slot calls are
         // allowed.
         unsafe {
@@ -476,7 +476,7 @@ impl Fetcher {
     /// one, and needs no metadata lookup to know it is gone.
     unsafe fn deleted_by_this_statement(&self, row: u64, snapshot: pg_sys::Snapshot) -> bool {
         // SAFETY: the caller guarantees this fn's contract: `snapshot` is a valid snapshot
-        // (NULL only where documented above), and we are on the backend thread inside a
+        // (or NULL where this fn's docs allow it), and we are on the backend thread inside a
         // transaction, so the metadata reads, transaction-status checks and slot calls are
         // allowed.
         unsafe {
@@ -499,7 +499,7 @@ impl Fetcher {
     /// wait on.
     unsafe fn deleted(&self, g: &RowGroupMeta, row: u64, snapshot: pg_sys::Snapshot) -> bool {
         // SAFETY: the caller guarantees this fn's contract: `snapshot` is a valid snapshot
-        // (NULL only where documented above), and we are on the backend thread inside a
+        // (or NULL where this fn's docs allow it), and we are on the backend thread inside a
         // transaction, so the metadata reads, transaction-status checks and slot calls are
         // allowed.
         unsafe {
@@ -544,7 +544,7 @@ impl Fetcher {
     /// a delete still in progress elsewhere goes into a dirty snapshot's `xmax`.
     unsafe fn deleted_by_marks(&self, row: u64, snapshot: pg_sys::Snapshot) -> bool {
         // SAFETY: the caller guarantees this fn's contract: `snapshot` is a valid snapshot
-        // (NULL only where documented above), and we are on the backend thread inside a
+        // (or NULL where this fn's docs allow it), and we are on the backend thread inside a
         // transaction, so the metadata reads, transaction-status checks and slot calls are
         // allowed.
         unsafe {
@@ -591,14 +591,14 @@ impl Fetcher {
     /// Whether the row at `tid` exists for `snapshot`.
     ///
     /// # Safety
-    /// `tid` must be a valid item pointer; `snapshot` must be a valid snapshot (NULL only
-    /// where documented above); call on the backend thread inside a transaction (it calls
+    /// `tid` must be a valid item pointer; `snapshot` must be a valid snapshot (or NULL where
+    /// this fn's docs allow it); call on the backend thread inside a transaction (it calls
     /// PostgreSQL, which may raise an error).
     pub unsafe fn visible(&mut self, tid: &pg_sys::ItemPointerData, snapshot: pg_sys::Snapshot) -> bool {
         // SAFETY: the caller guarantees this fn's contract: `tid` is a valid item pointer;
-        // `snapshot` is a valid snapshot (NULL only where documented above), and we are on
-        // the backend thread inside a transaction, so the metadata reads, transaction-status
-        // checks and slot calls are allowed.
+        // `snapshot` is a valid snapshot (or NULL where this fn's docs allow it), and we are
+        // on the backend thread inside a transaction, so the metadata reads,
+        // transaction-status checks and slot calls are allowed.
         unsafe {
             let Some(row) = tid_row(tid) else { return false };
             self.group_for(row, snapshot).is_some_and(|g| !self.deleted(&g, row, snapshot))
@@ -619,10 +619,10 @@ impl Fetcher {
         all_dead: *mut bool,
     ) -> bool {
         // SAFETY: the caller guarantees this fn's contract: `snapshot` is a valid snapshot
-        // (NULL only where documented above); `slot` is a valid tuple slot; `all_dead` is
-        // valid for the reads and writes made through it here (NULL only where the API allows
-        // it), and we are on the backend thread inside a transaction, so the metadata reads,
-        // transaction-status checks and slot calls are allowed.
+        // (or NULL where this fn's docs allow it); `slot` is a valid tuple slot; `all_dead`
+        // is valid for the reads and writes made through it here (NULL only where the API
+        // allows it), and we are on the backend thread inside a transaction, so the metadata
+        // reads, transaction-status checks and slot calls are allowed.
         unsafe {
             if snapshot.is_null() {
                 return false;
@@ -660,8 +660,8 @@ impl Fetcher {
     /// Stores the row at `tid` in `slot` if `snapshot` sees it.
     ///
     /// # Safety
-    /// `tid` must be a valid item pointer; `snapshot` must be a valid snapshot (NULL only
-    /// where documented above); `slot` must be a valid tuple slot; call on the backend
+    /// `tid` must be a valid item pointer; `snapshot` must be a valid snapshot (or NULL where
+    /// this fn's docs allow it); `slot` must be a valid tuple slot; call on the backend
     /// thread inside a transaction (it calls PostgreSQL, which may raise an error).
     pub unsafe fn fetch(
         &mut self,
@@ -670,7 +670,7 @@ impl Fetcher {
         slot: *mut pg_sys::TupleTableSlot,
     ) -> bool {
         // SAFETY: the caller guarantees this fn's contract: `tid` is a valid item pointer;
-        // `snapshot` is a valid snapshot (NULL only where documented above); `slot` is a
+        // `snapshot` is a valid snapshot (or NULL where this fn's docs allow it); `slot` is a
         // valid tuple slot, and we are on the backend thread inside a transaction, so the
         // metadata reads, transaction-status checks and slot calls are allowed.
         unsafe { self.fetch_or_dead(tid, snapshot, slot, std::ptr::null_mut()) }
@@ -680,11 +680,11 @@ impl Fetcher {
     /// the row.
     ///
     /// # Safety
-    /// `tid` must be a valid item pointer; `snapshot` must be a valid snapshot (NULL only
-    /// where documented above); `slot` must be a valid tuple slot; `all_dead` must be valid
+    /// `tid` must be a valid item pointer; `snapshot` must be a valid snapshot (or NULL where
+    /// this fn's docs allow it); `slot` must be a valid tuple slot; `all_dead` must be valid
     /// for the reads and writes made through it here (NULL only where the API allows it);
-    /// call on the backend thread inside a transaction (it calls PostgreSQL, which may
-    /// raise an error).
+    /// call on the backend thread inside a transaction (it calls PostgreSQL, which may raise
+    /// an error).
     pub unsafe fn fetch_or_dead(
         &mut self,
         tid: &pg_sys::ItemPointerData,
@@ -693,7 +693,7 @@ impl Fetcher {
         all_dead: *mut bool,
     ) -> bool {
         // SAFETY: the caller guarantees this fn's contract: `tid` is a valid item pointer;
-        // `snapshot` is a valid snapshot (NULL only where documented above); `slot` is a
+        // `snapshot` is a valid snapshot (or NULL where this fn's docs allow it); `slot` is a
         // valid tuple slot; `all_dead` is valid for the reads and writes made through it here
         // (NULL only where the API allows it), and we are on the backend thread inside a
         // transaction, so the metadata reads, transaction-status checks and slot calls are

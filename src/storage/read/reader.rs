@@ -135,7 +135,7 @@ impl Reader {
     ///
     /// # Safety
     /// `rel` must be an open relation, locked by the caller; `snapshot` must be a valid
-    /// snapshot (NULL only where documented above); call on the backend thread inside a
+    /// snapshot (or NULL where this fn's docs allow it); call on the backend thread inside a
     /// transaction (it calls PostgreSQL, which may raise an error).
     pub unsafe fn new(
         rel: pg_sys::Relation,
@@ -144,9 +144,9 @@ impl Reader {
         claim: GroupClaim,
     ) -> Reader {
         // SAFETY: the caller guarantees this fn's contract: `rel` is an open relation, locked
-        // by the caller; `snapshot` is a valid snapshot (NULL only where documented above),
-        // and we are on the backend thread inside a transaction, so the metadata and buffer
-        // reads and the slot calls are allowed.
+        // by the caller; `snapshot` is a valid snapshot (or NULL where this fn's docs allow
+        // it), and we are on the backend thread inside a transaction, so the metadata and
+        // buffer reads and the slot calls are allowed.
         unsafe {
             let desc = (*rel).rd_att;
             let kinds = datum::column_kinds(desc);

@@ -30,13 +30,13 @@ impl SampleScan {
     ///
     /// # Safety
     /// `rel` must be an open relation, locked by the caller; `snapshot` must be a valid
-    /// snapshot (NULL only where documented above); call on the backend thread inside a
+    /// snapshot (or NULL where this fn's docs allow it); call on the backend thread inside a
     /// transaction (it calls PostgreSQL, which may raise an error).
     pub unsafe fn new(rel: pg_sys::Relation, snapshot: pg_sys::Snapshot) -> SampleScan {
         // SAFETY: the caller guarantees this fn's contract: `rel` is an open relation, locked
-        // by the caller; `snapshot` is a valid snapshot (NULL only where documented above),
-        // and we are on the backend thread inside a transaction, so the metadata reads and
-        // transaction-status checks are allowed.
+        // by the caller; `snapshot` is a valid snapshot (or NULL where this fn's docs allow
+        // it), and we are on the backend thread inside a transaction, so the metadata reads
+        // and transaction-status checks are allowed.
         unsafe {
             let storage_id = pages::storage_id(rel);
             let listed: Vec<RowGroupMeta> = catalog::load_row_groups(storage_id, snapshot, false);
@@ -95,8 +95,8 @@ impl SampleScan {
     ///
     /// # Safety
     /// `state` must be valid for the reads and writes made through it here (NULL only where
-    /// the API allows it); `snapshot` must be a valid snapshot (NULL only where documented
-    /// above); `slot` must be a valid tuple slot; call on the backend thread inside a
+    /// the API allows it); `snapshot` must be a valid snapshot (or NULL where this fn's docs
+    /// allow it); `slot` must be a valid tuple slot; call on the backend thread inside a
     /// transaction (it calls PostgreSQL, which may raise an error).
     pub unsafe fn next_tuple(
         &mut self,
@@ -106,9 +106,9 @@ impl SampleScan {
     ) -> bool {
         // SAFETY: the caller guarantees this fn's contract: `state` is valid for the reads
         // and writes made through it here (NULL only where the API allows it); `snapshot` is
-        // a valid snapshot (NULL only where documented above); `slot` is a valid tuple slot,
-        // and we are on the backend thread inside a transaction, so the metadata reads and
-        // transaction-status checks are allowed.
+        // a valid snapshot (or NULL where this fn's docs allow it); `slot` is a valid tuple
+        // slot, and we are on the backend thread inside a transaction, so the metadata reads
+        // and transaction-status checks are allowed.
         unsafe {
             let Some((blockno, first_row, rows)) = self.block else { return false };
             let next_tuple = (*(*state).tsmroutine).NextSampleTuple.expect("a sampling method picks tuples");

@@ -33,9 +33,8 @@ unsafe fn page_header(page: pg_sys::Page) -> *mut pg_sys::PageHeaderData {
 /// Raises `pd_lower` to cover `end`: generic WAL and full-page images skip the bytes
 /// between `pd_lower` and `pd_upper` of a standard page, so written bytes must lie below it.
 unsafe fn cover_up_to(page: pg_sys::Page, end: usize) {
-    // SAFETY: the caller guarantees this fn's contract: `page` is a page of a buffer the
-    // caller has pinned and locked, and we are on the backend thread inside a transaction, so
-    // the buffer-manager, smgr and generic-WAL calls are allowed.
+    // SAFETY: the caller passes a writable, PageInit'ed page (a locked buffer's page or a
+    // local block), so its header may be read and written.
     unsafe {
         let hdr = page_header(page);
         if ((*hdr).pd_lower as usize) < end {
@@ -45,9 +44,8 @@ unsafe fn cover_up_to(page: pg_sys::Page, end: usize) {
 }
 
 unsafe fn write_metapage_bytes(page: pg_sys::Page, meta: &Metapage) {
-    // SAFETY: the caller guarantees this fn's contract: `page` is a page of a buffer the
-    // caller has pinned and locked, and we are on the backend thread inside a transaction, so
-    // the buffer-manager, smgr and generic-WAL calls are allowed.
+    // SAFETY: the caller passes a writable, PageInit'ed page of BLOCK_SIZE bytes (a locked
+    // buffer's page or a local block), so the metapage bytes after its header fit inside it.
     unsafe {
         let bytes = meta.to_bytes();
         std::ptr::copy_nonoverlapping(bytes.as_ptr(), (page as *mut u8).add(PAGE_HEADER), METAPAGE_LEN);

@@ -86,7 +86,7 @@ pub trait LazyColumns {
     /// as NULL, undecoded.
     ///
     /// # Safety
-    /// `values`, `nulls` must be valid for the reads and writes made through it here (NULL
+    /// `values`, `nulls` must be valid for the reads and writes made through them here (NULL
     /// only where the API allows it); call on the backend thread inside a transaction (it
     /// calls PostgreSQL, which may raise an error).
     unsafe fn fill(

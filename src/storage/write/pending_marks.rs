@@ -452,10 +452,10 @@ pub fn pending_rows(storage_id: u64) -> Vec<u64> {
 /// Whether a delete by this transaction's command `cid` is visible to `snapshot`.
 ///
 /// # Safety
-/// `snapshot` must be a valid snapshot (NULL only where documented above).
+/// `snapshot` must be a valid snapshot (or NULL where this fn's docs allow it).
 pub unsafe fn own_delete_visible(cid: pg_sys::CommandId, snapshot: pg_sys::Snapshot) -> bool {
-    // SAFETY: the caller guarantees this fn's contract: `snapshot` is a valid snapshot (NULL
-    // only where documented above).
+    // SAFETY: the caller guarantees this fn's contract: `snapshot` is a valid snapshot (or
+    // NULL where this fn's docs allow it).
     unsafe {
         match (*snapshot).snapshot_type {
             pg_sys::SnapshotType::SNAPSHOT_ANY => false,
@@ -471,12 +471,12 @@ pub unsafe fn own_delete_visible(cid: pg_sys::CommandId, snapshot: pg_sys::Snaps
 /// backend's collected deletes that the snapshot sees. Sorted.
 ///
 /// # Safety
-/// `snapshot` must be a valid snapshot (NULL only where documented above); call on the
+/// `snapshot` must be a valid snapshot (or NULL where this fn's docs allow it); call on the
 /// backend thread inside a transaction (it calls PostgreSQL, which may raise an error).
 pub unsafe fn deleted_rows(storage_id: u64, snapshot: pg_sys::Snapshot) -> Vec<u64> {
-    // SAFETY: the caller guarantees this fn's contract: `snapshot` is a valid snapshot (NULL
-    // only where documented above), and we are on the backend thread inside a transaction, so
-    // transaction ids, heavyweight locks and mark writes are allowed.
+    // SAFETY: the caller guarantees this fn's contract: `snapshot` is a valid snapshot (or
+    // NULL where this fn's docs allow it), and we are on the backend thread inside a
+    // transaction, so transaction ids, heavyweight locks and mark writes are allowed.
     unsafe {
         let mut rows = catalog::load_deleted_rows(storage_id, snapshot);
         let visible = HELD.with(|h| {
@@ -514,7 +514,7 @@ pub enum CheckAccess {
 /// page's buffer lock) reads the marks of `row`'s bucket. Never waits.
 ///
 /// # Safety
-/// `snapshot` must be a valid snapshot (NULL only where documented above); call on the
+/// `snapshot` must be a valid snapshot (or NULL where this fn's docs allow it); call on the
 /// backend thread inside a transaction (it calls PostgreSQL, which may raise an error).
 pub unsafe fn begin_check(
     relid: pg_sys::Oid,
@@ -522,9 +522,9 @@ pub unsafe fn begin_check(
     row: u64,
     snapshot: pg_sys::Snapshot,
 ) -> CheckAccess {
-    // SAFETY: the caller guarantees this fn's contract: `snapshot` is a valid snapshot (NULL
-    // only where documented above), and we are on the backend thread inside a transaction, so
-    // transaction ids, heavyweight locks and mark writes are allowed.
+    // SAFETY: the caller guarantees this fn's contract: `snapshot` is a valid snapshot (or
+    // NULL where this fn's docs allow it), and we are on the backend thread inside a
+    // transaction, so transaction ids, heavyweight locks and mark writes are allowed.
     unsafe {
         let first_row = bucket_start(row);
         if holds(storage_id, first_row) {
