@@ -44,34 +44,31 @@ pub unsafe fn load_order(
     strategy: pg_sys::BufferAccessStrategy,
     scratch: &mut DecodedVector,
 ) -> Rc<[u32]> {
-    // SAFETY: the caller guarantees this fn's contract: `rel` is an open relation, locked by
-    // the caller, and we are on the backend thread inside a transaction, so the metadata
-    // reads and transaction-status checks are allowed.
-    unsafe {
-        let mut bytes = Vec::new();
-        pages::read_stream(rel, chunk.offset, chunk.length as usize, strategy, &mut bytes);
-        let mut order = Vec::with_capacity(rows as usize);
-        for e in &chunk.vectors {
-            let Some(b) = bytes.get(e.offset as usize..(e.offset + e.len) as usize) else {
-                data_corrupted("order column vector beyond its chunk")
-            };
-            if let Err(err) = decode_vector(b, PhysicalKind::Int, scratch) {
-                data_corrupted(&err.to_string());
-            }
-            let DecodedValues::Int(values) = &scratch.values else {
-                data_corrupted("order column is not integer")
-            };
-            if scratch.validity.is_some() {
-                data_corrupted("order column with NULLs");
-            }
-            order.extend(values.iter().take(scratch.rows as usize).map(|&v| v as u32));
+    let mut bytes = Vec::new();
+    // SAFETY: `rel` is open and locked and we are inside a transaction (this fn's
+    // contract), which is what `read_stream` asks; `strategy` is the caller's (or NULL).
+    unsafe { pages::read_stream(rel, chunk.offset, chunk.length as usize, strategy, &mut bytes) };
+    let mut order = Vec::with_capacity(rows as usize);
+    for e in &chunk.vectors {
+        let Some(b) = bytes.get(e.offset as usize..(e.offset + e.len) as usize) else {
+            data_corrupted("order column vector beyond its chunk")
+        };
+        if let Err(err) = decode_vector(b, PhysicalKind::Int, scratch) {
+            data_corrupted(&err.to_string());
         }
-        let mut seen = vec![false; rows as usize];
-        let permutation = order.len() as u64 == rows
-            && order.iter().all(|&o| (o as u64) < rows && !std::mem::replace(&mut seen[o as usize], true));
-        if !permutation {
-            data_corrupted("order column is not a permutation of its row group");
+        let DecodedValues::Int(values) = &scratch.values else {
+            data_corrupted("order column is not integer")
+        };
+        if scratch.validity.is_some() {
+            data_corrupted("order column with NULLs");
         }
-        order.into()
+        order.extend(values.iter().take(scratch.rows as usize).map(|&v| v as u32));
     }
+    let mut seen = vec![false; rows as usize];
+    let permutation = order.len() as u64 == rows
+        && order.iter().all(|&o| (o as u64) < rows && !std::mem::replace(&mut seen[o as usize], true));
+    if !permutation {
+        data_corrupted("order column is not a permutation of its row group");
+    }
+    order.into()
 }

@@ -204,61 +204,65 @@ impl LazyColumns for LazyRow {
         nulls: *mut bool,
         needed: Option<&[u64]>,
     ) {
-        // SAFETY: the caller guarantees this fn's contract: `values`, `nulls` are valid for
-        // the reads and writes made through it here (NULL only where the API allows it), and
-        // we are on the backend thread inside a transaction, so the metadata reads,
-        // transaction-status checks and slot calls are allowed.
-        unsafe {
-            let desc = self.desc;
-            if to > from + 1 {
-                self.prefetch(from, to.min(self.kinds.len()), needed);
-            }
-            for i in from..to.min(self.kinds.len()) {
-                let (d, n) = match (self.kinds[i], self.group.chunk(i as i16 + 1)) {
-                    (ColumnKind::Dropped, _) => (pg_sys::Datum::from(0usize), true),
-                    _ if !crate::storage::relation::slot::is_needed(needed, i) => {
-                        (pg_sys::Datum::from(0usize), true)
-                    }
-                    (_, None) => {
-                        let mut isnull = false;
-                        let d = pg_sys::getmissingattr(desc, i as i32 + 1, &mut isnull);
-                        (d, isnull)
-                    }
-                    (kind, Some(chunk)) => {
-                        let key = self.key(i);
-                        let at = self.at;
-                        let images = &mut self.images;
-                        // The value is read where the cache keeps its vector (no reference
-                        // to it is taken out).
-                        let mut read = |v: &PointVector| {
-                            if at >= v.rows() {
-                                crate::storage::shared::error::data_corrupted("row beyond its vector");
-                            }
-                            datum::point_datum(kind, v.value(at), images)
-                        };
-                        let cached = SHARED.with(|c| c.borrow_mut().get(&key).map(&mut read));
-                        match cached {
-                            Some(d) => d,
-                            None => {
-                                let Some(entry) = chunk.vectors.get(self.vector) else {
-                                    crate::storage::shared::error::data_corrupted("vector missing from chunk")
-                                };
-                                let at_byte = chunk.offset + entry.offset as u64;
-                                let vector =
-                                    open_vector(self.rel, &self.blocks, kind, at_byte, entry.len, entry.rows);
-                                OPENED.with(|d| d.set(d.get() + 1));
-                                let d = read(&vector);
-                                SHARED.with(|c| {
-                                    let mut c = c.borrow_mut();
-                                    c.set_max_weight(fetch_cache_bytes());
-                                    let weight = vector.heap_bytes();
-                                    c.insert(key, vector, weight);
-                                });
-                                d
-                            }
+        let desc = self.desc;
+        if to > from + 1 {
+            self.prefetch(from, to.min(self.kinds.len()), needed);
+        }
+        for i in from..to.min(self.kinds.len()) {
+            let (d, n) = match (self.kinds[i], self.group.chunk(i as i16 + 1)) {
+                (ColumnKind::Dropped, _) => (pg_sys::Datum::from(0usize), true),
+                _ if !crate::storage::relation::slot::is_needed(needed, i) => {
+                    (pg_sys::Datum::from(0usize), true)
+                }
+                (_, None) => {
+                    let mut isnull = false;
+                    // SAFETY: `desc` is the open relation's tuple descriptor and `i` one of its
+                    // attribute indexes (`kinds` was built from it).
+                    let d = unsafe { pg_sys::getmissingattr(desc, i as i32 + 1, &mut isnull) };
+                    (d, isnull)
+                }
+                (kind, Some(chunk)) => {
+                    let key = self.key(i);
+                    let at = self.at;
+                    let images = &mut self.images;
+                    // The value is read where the cache keeps its vector (no reference
+                    // to it is taken out).
+                    let mut read = |v: &PointVector| {
+                        if at >= v.rows() {
+                            crate::storage::shared::error::data_corrupted("row beyond its vector");
+                        }
+                        // SAFETY: inside a transaction on the backend thread (`fill`'s contract),
+                        // so a by-reference value may be palloc'ed.
+                        unsafe { datum::point_datum(kind, v.value(at), images) }
+                    };
+                    let cached = SHARED.with(|c| c.borrow_mut().get(&key).map(&mut read));
+                    match cached {
+                        Some(d) => d,
+                        None => {
+                            let Some(entry) = chunk.vectors.get(self.vector) else {
+                                crate::storage::shared::error::data_corrupted("vector missing from chunk")
+                            };
+                            let at_byte = chunk.offset + entry.offset as u64;
+                            // SAFETY: `self.rel` stays open while the row lives (`fill`'s
+                            // contract), and we are inside a transaction, so its pages may be read.
+                            let vector = unsafe {
+                                open_vector(self.rel, &self.blocks, kind, at_byte, entry.len, entry.rows)
+                            };
+                            OPENED.with(|d| d.set(d.get() + 1));
+                            let d = read(&vector);
+                            SHARED.with(|c| {
+                                let mut c = c.borrow_mut();
+                                c.set_max_weight(fetch_cache_bytes());
+                                let weight = vector.heap_bytes();
+                                c.insert(key, vector, weight);
+                            });
+                            d
                         }
                     }
-                };
+                }
+            };
+            // SAFETY: `i < to`, and the caller gives arrays valid for writes up to `to`.
+            unsafe {
                 *values.add(i) = d;
                 *nulls.add(i) = n;
             }

@@ -86,9 +86,9 @@ pub trait LazyColumns {
     /// as NULL, undecoded.
     ///
     /// # Safety
-    /// `values`, `nulls` must be valid for the reads and writes made through them here (NULL
-    /// only where the API allows it); call on the backend thread inside a transaction (it
-    /// calls PostgreSQL, which may raise an error).
+    /// `values` and `nulls` must be valid for writes at indexes `from .. to` (the slot's
+    /// `tts_values`/`tts_isnull` of at least `to` attributes); call on the backend thread
+    /// inside a transaction, while the row's relation is open.
     unsafe fn fill(
         &mut self,
         from: usize,

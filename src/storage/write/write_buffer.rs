@@ -110,93 +110,97 @@ fn compression_policy() -> CompressionPolicy {
 
 /// Encodes, writes and records rows `0..rows` of `buf` as row groups, then drops them
 /// from the buffer. `by_command` splits the rows into one row group per command id.
+/// Unsafe: `rel` must be the buffer's relation, open and locked, on the backend thread
+/// inside the transaction that buffered the rows.
 unsafe fn write_out(rel: pg_sys::Relation, buf: &mut WriteBuffer, rows: usize, by_command: bool) {
-    // SAFETY: the caller guarantees this fn's contract: `rel` is an open relation, locked by
-    // the caller, and we are on the backend thread inside a transaction, so relations may be
-    // opened and slots read, and row groups written through `pages` and `catalog`.
-    unsafe {
-        if rows == 0 {
-            return;
-        }
-        let storage_id = pages::storage_id(rel);
-        let mut groups: Vec<(std::ops::Range<usize>, pg_sys::CommandId)> = Vec::new();
-        if by_command {
-            let mut start = 0;
-            for &(cid, end) in &buf.cid_runs {
-                let end = end.min(rows);
-                if end > start {
-                    groups.push((start..end, cid));
-                    start = end;
-                }
-            }
-        } else {
-            let cid = buf.cid_runs.iter().map(|r| r.0).max().unwrap_or(0);
-            groups.push((0..rows, cid));
-        }
-        let policy = compression_policy();
-        for (range, cid) in groups {
-            pgrx::check_for_interrupts!();
-            // Pure Rust only inside the parallel sections: no PostgreSQL call off this thread.
-            let order = buf.order(range.clone());
-            let sorted: Option<Vec<Option<ColumnBuilder>>> = order.as_ref().map(|o| {
-                buf.columns.par_iter().map(|c| c.as_ref().map(|c| permuted(c, range.clone(), o))).collect()
-            });
-            let (columns, rows) = match &sorted {
-                Some(sorted) => (sorted, 0..range.len()),
-                None => (&buf.columns, range.clone()),
-            };
-            let encoded: Vec<Option<EncodedChunk>> = columns
-                .par_iter()
-                .zip(buf.bytes_zone.par_iter())
-                .map(|(c, zone)| c.as_ref().map(|c| encode_chunk(c, rows.clone(), &policy, *zone)))
-                .collect();
-            let order_chunk = order.map(|o| {
-                let mut b = ColumnBuilder::new(PhysicalKind::Int);
-                o.iter().for_each(|&offset| b.push_int(offset as i64));
-                encode_chunk(&b, 0..o.len(), &policy, false)
-            });
-            let total: usize = encoded.iter().flatten().chain(&order_chunk).map(|c| c.bytes.len()).sum();
-            let data_offset = super::free_space::allocate(rel, storage_id, total as u64);
-            let mut at = data_offset;
-            let mut write = |attnum: i16, c: EncodedChunk| {
-                pages::write_stream(rel, at, &c.bytes);
-                let meta = ChunkMeta {
-                    attnum,
-                    offset: at,
-                    length: c.bytes.len() as u64,
-                    null_count: c.null_count,
-                    raw_bytes: c.raw_bytes,
-                    vectors: c.vectors,
-                };
-                at += c.bytes.len() as u64;
-                meta
-            };
-            let mut chunks = Chunks::default();
-            for (i, chunk) in encoded.into_iter().enumerate() {
-                chunks.columns.push(chunk.map(|c| write(i as i16 + 1, c)));
-            }
-            chunks.order = order_chunk.map(|c| write(0, c));
-            let group = RowGroupMeta {
-                first_row: buf.first_row + range.start as u64,
-                row_count: range.len() as u64,
-                data_offset,
-                data_length: total as u64,
-                chunks: std::rc::Rc::new(chunks),
-                deleted: None,
-                writer: (pg_sys::GetCurrentTransactionId(), cid),
-            };
-            catalog::insert_row_group(storage_id, &group, cid);
-        }
-        for c in buf.columns.iter_mut().flatten() {
-            c.drain_front(rows);
-        }
-        buf.first_row += rows as u64;
-        buf.rows -= rows;
-        buf.cid_runs.retain_mut(|run| {
-            run.1 = run.1.saturating_sub(rows);
-            run.1 > 0
-        });
+    if rows == 0 {
+        return;
     }
+    // SAFETY: `rel` is open and locked, inside a transaction (this fn's contract).
+    let storage_id = unsafe { pages::storage_id(rel) };
+    let mut groups: Vec<(std::ops::Range<usize>, pg_sys::CommandId)> = Vec::new();
+    if by_command {
+        let mut start = 0;
+        for &(cid, end) in &buf.cid_runs {
+            let end = end.min(rows);
+            if end > start {
+                groups.push((start..end, cid));
+                start = end;
+            }
+        }
+    } else {
+        let cid = buf.cid_runs.iter().map(|r| r.0).max().unwrap_or(0);
+        groups.push((0..rows, cid));
+    }
+    let policy = compression_policy();
+    for (range, cid) in groups {
+        pgrx::check_for_interrupts!();
+        // Pure Rust only inside the parallel sections: no PostgreSQL call off this thread.
+        let order = buf.order(range.clone());
+        let sorted: Option<Vec<Option<ColumnBuilder>>> = order.as_ref().map(|o| {
+            buf.columns.par_iter().map(|c| c.as_ref().map(|c| permuted(c, range.clone(), o))).collect()
+        });
+        let (columns, rows) = match &sorted {
+            Some(sorted) => (sorted, 0..range.len()),
+            None => (&buf.columns, range.clone()),
+        };
+        let encoded: Vec<Option<EncodedChunk>> = columns
+            .par_iter()
+            .zip(buf.bytes_zone.par_iter())
+            .map(|(c, zone)| c.as_ref().map(|c| encode_chunk(c, rows.clone(), &policy, *zone)))
+            .collect();
+        let order_chunk = order.map(|o| {
+            let mut b = ColumnBuilder::new(PhysicalKind::Int);
+            o.iter().for_each(|&offset| b.push_int(offset as i64));
+            encode_chunk(&b, 0..o.len(), &policy, false)
+        });
+        let total: usize = encoded.iter().flatten().chain(&order_chunk).map(|c| c.bytes.len()).sum();
+        // SAFETY: back on the backend thread (the parallel sections are done), with `rel` open
+        // and locked inside a transaction (this fn's contract).
+        let data_offset = unsafe { super::free_space::allocate(rel, storage_id, total as u64) };
+        let mut at = data_offset;
+        let mut write = |attnum: i16, c: EncodedChunk| {
+            // SAFETY: as for `allocate` above; `at .. at + len` was allocated to this group.
+            unsafe { pages::write_stream(rel, at, &c.bytes) };
+            let meta = ChunkMeta {
+                attnum,
+                offset: at,
+                length: c.bytes.len() as u64,
+                null_count: c.null_count,
+                raw_bytes: c.raw_bytes,
+                vectors: c.vectors,
+            };
+            at += c.bytes.len() as u64;
+            meta
+        };
+        let mut chunks = Chunks::default();
+        for (i, chunk) in encoded.into_iter().enumerate() {
+            chunks.columns.push(chunk.map(|c| write(i as i16 + 1, c)));
+        }
+        chunks.order = order_chunk.map(|c| write(0, c));
+        let group = RowGroupMeta {
+            first_row: buf.first_row + range.start as u64,
+            row_count: range.len() as u64,
+            data_offset,
+            data_length: total as u64,
+            chunks: std::rc::Rc::new(chunks),
+            deleted: None,
+            // SAFETY: inside a transaction (this fn's contract), which has an xid from now on.
+            writer: (unsafe { pg_sys::GetCurrentTransactionId() }, cid),
+        };
+        // SAFETY: inside a transaction on the backend thread (this fn's contract), so the
+        // metadata tables may be written.
+        unsafe { catalog::insert_row_group(storage_id, &group, cid) };
+    }
+    for c in buf.columns.iter_mut().flatten() {
+        c.drain_front(rows);
+    }
+    buf.first_row += rows as u64;
+    buf.rows -= rows;
+    buf.cid_runs.retain_mut(|run| {
+        run.1 = run.1.saturating_sub(rows);
+        run.1 > 0
+    });
 }
 
 /// Before the first metadata of an unlogged relation that crash recovery reset: a fresh
