@@ -342,39 +342,33 @@ pub unsafe fn attach_chunks_for(
     snapshot: pg_sys::Snapshot,
     attnums: Option<&[i16]>,
 ) {
-    // SAFETY: the caller guarantees this fn's contract: `snapshot` is a valid snapshot (or
-    // NULL where this fn's docs allow it), and we are on the backend thread inside a
-    // transaction, so the metadata relations may be opened, scanned and written (relation,
-    // scan and tuple pointers below come from the calls that return them and are used before
-    // being closed, ended or freed).
-    unsafe {
-        let key = (storage_id, g.first_row);
-        let cached = CACHE.with(|c| c.borrow_mut().entries.get(&key).cloned());
-        let covers = |c: &Chunks| match attnums {
-            None => c.parsed.is_none(),
-            Some(a) => a.iter().all(|&x| c.has(x)),
-        };
-        g.chunks = match cached {
-            Some(chunks) if covers(&chunks) => chunks,
-            cached => {
-                // Parse what is wanted now and what the cache had, so entries only grow.
-                let union: Option<Vec<i16>> = match (attnums, cached.as_ref().and_then(|c| c.parsed.clone()))
-                {
-                    (Some(a), Some(mut had)) => {
-                        had.extend_from_slice(a);
-                        had.sort_unstable();
-                        had.dedup();
-                        Some(had)
-                    }
-                    (Some(a), None) if cached.is_none() => Some(a.to_vec()),
-                    _ => None,
-                };
-                let chunks = Rc::new(read_chunks(storage_id, g.first_row, snapshot, union.as_deref()));
-                CACHE.with(|c| c.borrow_mut().entries.insert(key, chunks.clone()));
-                chunks
-            }
-        };
-    }
+    let key = (storage_id, g.first_row);
+    let cached = CACHE.with(|c| c.borrow_mut().entries.get(&key).cloned());
+    let covers = |c: &Chunks| match attnums {
+        None => c.parsed.is_none(),
+        Some(a) => a.iter().all(|&x| c.has(x)),
+    };
+    g.chunks = match cached {
+        Some(chunks) if covers(&chunks) => chunks,
+        cached => {
+            // Parse what is wanted now and what the cache had, so entries only grow.
+            let union: Option<Vec<i16>> = match (attnums, cached.as_ref().and_then(|c| c.parsed.clone())) {
+                (Some(a), Some(mut had)) => {
+                    had.extend_from_slice(a);
+                    had.sort_unstable();
+                    had.dedup();
+                    Some(had)
+                }
+                (Some(a), None) if cached.is_none() => Some(a.to_vec()),
+                _ => None,
+            };
+            // SAFETY: `snapshot` is valid and we are inside a transaction (this fn's contract, the
+            // same as `read_chunks`').
+            let chunks = Rc::new(unsafe { read_chunks(storage_id, g.first_row, snapshot, union.as_deref()) });
+            CACHE.with(|c| c.borrow_mut().entries.insert(key, chunks.clone()));
+            chunks
+        }
+    };
 }
 
 /// The row group holding `row` as `snapshot` sees the row groups, with its chunks: one

@@ -332,10 +332,9 @@ pub(super) unsafe fn scan_bounds<const N: usize>(
 }
 
 /// # Safety
-/// `d` must be a datum of the type it is read as here.
+/// `d` must be a bigint datum.
 pub(super) unsafe fn int8(d: pg_sys::Datum) -> u64 {
-    // SAFETY: the caller guarantees this fn's contract: `d` is a datum of the type it is read
-    // as here.
+    // SAFETY: `d` is a bigint datum (this fn's contract), read by value.
     unsafe {
         i64::from_datum(d, false).unwrap_or_else(|| data_corrupted("a bigint metadata column is NULL")) as u64
     }
@@ -345,9 +344,9 @@ pub(super) unsafe fn int8(d: pg_sys::Datum) -> u64 {
 /// there, or a value that does not convert, is corrupt metadata: XX001, never a panic.
 ///
 /// # Safety
-/// `d` must be a datum of the type it is read as here.
+/// Unless `is_null`, `d` must be a valid datum of a type `T` converts from (by-reference
+/// ones pointing at live memory).
 pub(super) unsafe fn not_null<T: FromDatum>(d: pg_sys::Datum, is_null: bool, what: &str) -> T {
-    // SAFETY: the caller guarantees this fn's contract: `d` is a datum of the type it is read
-    // as here.
+    // SAFETY: `d` is a valid datum of a type `T` reads, unless `is_null` (this fn's contract).
     unsafe { T::from_datum(d, is_null).unwrap_or_else(|| data_corrupted(&format!("{what} is NULL"))) }
 }

@@ -309,47 +309,48 @@ impl IndexedRows {
     /// The rows below `end` not taken yet (those below the current row group are rows
     /// the snapshot does not see: skipped with them).
     unsafe fn take_below(&mut self, end: u64) -> Vec<u64> {
-        // SAFETY: per this fn's contract we are on the backend thread inside a transaction,
-        // so the executor-state, snapshot, tuplesort and index-insert calls are allowed.
-        unsafe {
-            let mut rows = Vec::new();
-            loop {
-                let row = match self.lookahead.take() {
-                    Some(r) => r,
-                    None if self.done => break,
-                    None => {
-                        let mut value = pg_sys::Datum::from(0usize);
-                        let mut null = false;
-                        if !pg_sys::tuplesort_getdatum(
+        let mut rows = Vec::new();
+        loop {
+            let row = match self.lookahead.take() {
+                Some(r) => r,
+                None if self.done => break,
+                None => {
+                    let mut value = pg_sys::Datum::from(0usize);
+                    let mut null = false;
+                    // SAFETY: `self.sort` is the datum sort this struct began and performed, not
+                    // yet ended; the out-pointers are locals.
+                    let more = unsafe {
+                        pg_sys::tuplesort_getdatum(
                             self.sort,
                             true,
                             &mut value,
                             &mut null,
                             std::ptr::null_mut(),
-                        ) {
-                            self.done = true;
-                            break;
-                        }
-                        let encoded = value.value() as u64;
-                        let mut tid = pg_sys::ItemPointerData::default();
-                        crate::storage::relation::tid::set_tid(
-                            &mut tid,
-                            (encoded >> 16) as u32,
-                            (encoded & 0xffff) as u16,
-                        );
-                        match tid_row(&tid) {
-                            Some(r) => r,
-                            None => continue,
-                        }
+                        )
+                    };
+                    if !more {
+                        self.done = true;
+                        break;
                     }
-                };
-                if row >= end {
-                    self.lookahead = Some(row);
-                    break;
+                    let encoded = value.value() as u64;
+                    let mut tid = pg_sys::ItemPointerData::default();
+                    crate::storage::relation::tid::set_tid(
+                        &mut tid,
+                        (encoded >> 16) as u32,
+                        (encoded & 0xffff) as u16,
+                    );
+                    match tid_row(&tid) {
+                        Some(r) => r,
+                        None => continue,
+                    }
                 }
-                rows.push(row);
+            };
+            if row >= end {
+                self.lookahead = Some(row);
+                break;
             }
-            rows
+            rows.push(row);
         }
+        rows
     }
 }

@@ -95,37 +95,32 @@ unsafe fn cached<T: Clone>(
     scale: impl FnOnce(&T, f64) -> T,
     compute: impl FnOnce(u64) -> (T, usize),
 ) -> T {
-    // SAFETY: the caller guarantees this fn's contract: `rel` is an open relation, locked by
-    // the caller, and we are on the backend thread inside a transaction, so the metadata
-    // reads and transaction-status checks are allowed.
-    unsafe {
-        let storage_id = pages::storage_id(rel);
-        let completed = completed_transactions();
-        let blocks = pages::nblocks(rel);
-        let known = SIZES.with(|s| s.borrow_mut().get_mut(&storage_id).and_then(|e| slot(e).clone()));
-        if let Some(m) = known {
-            if completed == Some(m.completed) {
-                return m.value;
-            }
-            let grown = blocks as f64 / m.blocks.max(1) as f64;
-            if m.costly && blocks >= m.blocks && grown <= 1.0 + SCALE_UP_TO {
-                return scale(&m.value, grown);
-            }
+    // SAFETY: `rel` is open and locked, inside a transaction (this fn's contract), so its
+    // metapage and size may be read and transaction ids asked for.
+    let (storage_id, completed, blocks) =
+        unsafe { (pages::storage_id(rel), completed_transactions(), pages::nblocks(rel)) };
+    let known = SIZES.with(|s| s.borrow_mut().get_mut(&storage_id).and_then(|e| slot(e).clone()));
+    if let Some(m) = known {
+        if completed == Some(m.completed) {
+            return m.value;
         }
-        let (value, read) = compute(storage_id);
-        // A transaction that has written cannot measure exactly (its own row groups are in
-        // the sum), but a costly sum is still worth scaling: without it, every statement of
-        // a writing transaction (BEGIN; UPDATE ...; DELETE ...; END) summed the table again.
-        let completed = completed.or((read >= COSTLY_ROWS).then_some(NEVER_EXACT));
-        if let Some(completed) = completed {
-            SIZES.with(|s| {
-                let measured =
-                    Measured { value: value.clone(), completed, blocks, costly: read >= COSTLY_ROWS };
-                *slot(s.borrow_mut().get_or_insert_with(storage_id, Sizes::default)) = Some(measured);
-            });
+        let grown = blocks as f64 / m.blocks.max(1) as f64;
+        if m.costly && blocks >= m.blocks && grown <= 1.0 + SCALE_UP_TO {
+            return scale(&m.value, grown);
         }
-        value
     }
+    let (value, read) = compute(storage_id);
+    // A transaction that has written cannot measure exactly (its own row groups are in
+    // the sum), but a costly sum is still worth scaling: without it, every statement of
+    // a writing transaction (BEGIN; UPDATE ...; DELETE ...; END) summed the table again.
+    let completed = completed.or((read >= COSTLY_ROWS).then_some(NEVER_EXACT));
+    if let Some(completed) = completed {
+        SIZES.with(|s| {
+            let measured = Measured { value: value.clone(), completed, blocks, costly: read >= COSTLY_ROWS };
+            *slot(s.borrow_mut().get_or_insert_with(storage_id, Sizes::default)) = Some(measured);
+        });
+    }
+    value
 }
 
 /// Rows stored in the row groups the catalog snapshot sees (deleted ones included).
@@ -188,58 +183,59 @@ pub unsafe fn column_bytes(rel: pg_sys::Relation, natts: usize) -> Rc<[u64]> {
 /// `rel` must be an open relation, locked by the caller; call on the backend thread inside
 /// a transaction (it calls PostgreSQL, which may raise an error).
 pub unsafe fn group_zones(rel: pg_sys::Relation, natts: usize, atts: &[usize]) -> Rc<ZoneSet> {
-    // SAFETY: the caller guarantees this fn's contract: `rel` is an open relation, locked by
-    // the caller, and we are on the backend thread inside a transaction, so the metadata
-    // reads and transaction-status checks are allowed.
-    unsafe {
-        let compute = |storage_id: u64, atts: Vec<usize>| {
-            let attnums: Vec<i16> = atts.iter().map(|&a| a as i16 + 1).collect();
-            let groups = catalog::load_row_groups_for(storage_id, std::ptr::null_mut(), &attnums);
-            let zones: Vec<GroupZones> = groups
-                .iter()
-                .map(|g| {
-                    let mut stats = vec![None; natts];
-                    let mut vectors = vec![Vec::new(); natts];
-                    for &a in &atts {
-                        let Some(c) = g.chunk(a as i16 + 1) else { continue };
-                        stats[a] = Some(ZoneStats {
-                            zone: c.vectors.iter().fold(ZoneMap::None, |z, e| z.merge(e.zone)),
-                            rows: g.row_count,
-                            null_count: c.null_count,
-                        });
-                        vectors[a] = c
-                            .vectors
-                            .iter()
-                            .map(|e| ZoneStats {
-                                zone: e.zone,
-                                rows: e.rows as u64,
-                                null_count: e.null_count as u64,
-                            })
-                            .collect();
-                    }
-                    GroupZones { rows: g.row_count, stats, vectors }
-                })
-                .collect();
-            let read = groups.len() * (1 + atts.len());
-            (Rc::new(ZoneSet { atts, natts, groups: zones }), read)
-        };
-        let set =
-            cached(rel, |e| &mut e.zones, |z, _| z.clone(), |storage_id| compute(storage_id, atts.to_vec()));
-        if set.natts == natts && atts.iter().all(|a| set.atts.binary_search(a).is_ok()) {
-            return set;
-        }
-        // Measured for other attributes (or before an ALTER TABLE): measure the union again.
-        let mut union = if set.natts == natts { set.atts.clone() } else { Vec::new() };
-        union.extend_from_slice(atts);
-        union.sort_unstable();
-        union.dedup();
-        SIZES.with(|s| {
-            if let Some(e) = s.borrow_mut().get_mut(&pages::storage_id(rel)) {
-                e.zones = None;
-            }
-        });
-        cached(rel, |e| &mut e.zones, |z, _| z.clone(), |storage_id| compute(storage_id, union))
+    let compute = |storage_id: u64, atts: Vec<usize>| {
+        let attnums: Vec<i16> = atts.iter().map(|&a| a as i16 + 1).collect();
+        // SAFETY: run by `cached` during this call, inside the caller's transaction (this fn's
+        // contract); a NULL snapshot reads with the catalog snapshot.
+        let groups = unsafe { catalog::load_row_groups_for(storage_id, std::ptr::null_mut(), &attnums) };
+        let zones: Vec<GroupZones> = groups
+            .iter()
+            .map(|g| {
+                let mut stats = vec![None; natts];
+                let mut vectors = vec![Vec::new(); natts];
+                for &a in &atts {
+                    let Some(c) = g.chunk(a as i16 + 1) else { continue };
+                    stats[a] = Some(ZoneStats {
+                        zone: c.vectors.iter().fold(ZoneMap::None, |z, e| z.merge(e.zone)),
+                        rows: g.row_count,
+                        null_count: c.null_count,
+                    });
+                    vectors[a] = c
+                        .vectors
+                        .iter()
+                        .map(|e| ZoneStats {
+                            zone: e.zone,
+                            rows: e.rows as u64,
+                            null_count: e.null_count as u64,
+                        })
+                        .collect();
+                }
+                GroupZones { rows: g.row_count, stats, vectors }
+            })
+            .collect();
+        let read = groups.len() * (1 + atts.len());
+        (Rc::new(ZoneSet { atts, natts, groups: zones }), read)
+    };
+    // SAFETY: `rel` is open and locked, inside a transaction (this fn's contract).
+    let set = unsafe {
+        cached(rel, |e| &mut e.zones, |z, _| z.clone(), |storage_id| compute(storage_id, atts.to_vec()))
+    };
+    if set.natts == natts && atts.iter().all(|a| set.atts.binary_search(a).is_ok()) {
+        return set;
     }
+    // Measured for other attributes (or before an ALTER TABLE): measure the union again.
+    let mut union = if set.natts == natts { set.atts.clone() } else { Vec::new() };
+    union.extend_from_slice(atts);
+    union.sort_unstable();
+    union.dedup();
+    SIZES.with(|s| {
+        // SAFETY: as above.
+        if let Some(e) = s.borrow_mut().get_mut(&unsafe { pages::storage_id(rel) }) {
+            e.zones = None;
+        }
+    });
+    // SAFETY: as above.
+    unsafe { cached(rel, |e| &mut e.zones, |z, _| z.clone(), |storage_id| compute(storage_id, union)) }
 }
 
 /// Zone statistics of some attributes in every row group.

@@ -40,9 +40,11 @@ impl ColumnKind {
 }
 
 /// # Safety
-/// `desc` must be a valid tuple descriptor.
+/// `desc` must be a valid tuple descriptor and `i` less than its `natts`; the reference
+/// must not outlive the descriptor.
 pub unsafe fn attr(desc: pg_sys::TupleDesc, i: usize) -> &'static pg_sys::FormData_pg_attribute {
-    // SAFETY: the caller guarantees this fn's contract: `desc` is a valid tuple descriptor.
+    // SAFETY: `desc` is a valid tuple descriptor and `i < natts` (this fn's contract), so
+    // attribute `i` lies inside its trailing `attrs` array.
     unsafe { &*(*desc).attrs.as_ptr().add(i) }
 }
 
@@ -182,12 +184,12 @@ fn int_of_datum(d: pg_sys::Datum, len: u8) -> i64 {
 /// Appends one value to its column's builder. `kind` must not be `Dropped`.
 ///
 /// # Safety
-/// `d` must be a datum of the type it is read as here; call on the backend thread inside a
-/// transaction (it calls PostgreSQL, which may raise an error).
+/// Unless `isnull`, `d` must be a valid datum of the type `kind` was derived from (a
+/// by-reference one pointing at live memory); call on the backend thread inside a
+/// transaction (detoasting may raise an error).
 pub unsafe fn push_datum(b: &mut ColumnBuilder, kind: ColumnKind, d: pg_sys::Datum, isnull: bool) {
-    // SAFETY: the caller guarantees this fn's contract: `d` is a datum of the type it is read
-    // as here, and we are on the backend thread inside a transaction, so the type lookups,
-    // detoasting and pallocs (in the current memory context) are allowed.
+    // SAFETY: the caller guarantees `d` is a valid datum of `kind`'s type unless `isnull`, and
+    // that we are inside a transaction, where detoasting and palloc are allowed.
     unsafe {
         if isnull {
             b.push_null();
@@ -352,8 +354,9 @@ fn image_words(kind: ColumnKind, len: usize) -> usize {
 
 /// Writes the datum image of `value` at `dst`, which has `image_words` zeroed words.
 unsafe fn write_image(kind: ColumnKind, value: &[u8], dst: *mut u8) {
-    // SAFETY: the caller guarantees this fn's contract: `dst` is valid for the reads and
-    // writes made through it here (NULL only where the API allows it).
+    // SAFETY: the caller gives `dst` as `image_words(kind, value.len())` zeroed, 8-byte
+    // aligned words (this fn's contract), so the aligned 4-byte header and the value after
+    // it fit, and `value` (a Rust slice) cannot overlap that fresh memory.
     unsafe {
         let mut body = dst;
         if kind == ColumnKind::Varlena {
@@ -369,12 +372,12 @@ unsafe fn write_image(kind: ColumnKind, value: &[u8], dst: *mut u8) {
 /// A Datum as the value a column of kind `kind` stores (None for NULL).
 ///
 /// # Safety
-/// `d` must be a datum of the type it is read as here; call on the backend thread inside a
-/// transaction (it calls PostgreSQL, which may raise an error).
+/// Unless `isnull`, `d` must be a valid datum of the type `kind` was derived from (a
+/// by-reference one pointing at live memory); call on the backend thread inside a
+/// transaction (detoasting may raise an error).
 pub unsafe fn physical_value(kind: ColumnKind, d: pg_sys::Datum, isnull: bool) -> Option<Bound> {
-    // SAFETY: the caller guarantees this fn's contract: `d` is a datum of the type it is read
-    // as here, and we are on the backend thread inside a transaction, so the type lookups,
-    // detoasting and pallocs (in the current memory context) are allowed.
+    // SAFETY: the caller guarantees `d` is a valid datum of `kind`'s type unless `isnull`, and
+    // that we are inside a transaction, where detoasting and palloc are allowed.
     unsafe {
         if isnull {
             return None;
@@ -409,8 +412,9 @@ pub unsafe fn physical_value(kind: ColumnKind, d: pg_sys::Datum, isnull: bool) -
 /// store reads as its missing value).
 ///
 /// # Safety
-/// `d` must be a datum of the type it is read as here; call on the backend thread inside a
-/// transaction (it calls PostgreSQL, which may raise an error).
+/// Unless `isnull`, `d` must be a valid datum of the type `kind` was derived from (a
+/// by-reference one pointing at live memory); call on the backend thread inside a
+/// transaction (detoasting may raise an error).
 pub unsafe fn constant_vector(
     kind: ColumnKind,
     d: pg_sys::Datum,
@@ -418,43 +422,37 @@ pub unsafe fn constant_vector(
     rows: usize,
     out: &mut DecodedVector,
 ) {
-    // SAFETY: the caller guarantees this fn's contract: `d` is a datum of the type it is read
-    // as here, and we are on the backend thread inside a transaction, so the type lookups,
-    // detoasting and pallocs (in the current memory context) are allowed.
-    unsafe {
-        out.rows = rows as u32;
-        let value = physical_value(kind, d, isnull);
-        out.validity = value.is_none().then(|| vec![false; rows]);
-        out.values = match (kind.physical(), value) {
-            (Some(PhysicalKind::Float32), v) => {
-                DecodedValues::Float32(vec![
-                    v.map_or(0.0, |b| if let Bound::Float(f) = b {
-                        f as f32
-                    } else {
-                        0.0
-                    });
-                    rows
-                ])
-            }
-            (Some(PhysicalKind::Float64), v) => {
-                DecodedValues::Float64(vec![
-                    v.map_or(0.0, |b| if let Bound::Float(f) = b { f } else { 0.0 });
-                    rows
-                ])
-            }
-            (Some(PhysicalKind::Bytes), v) => {
-                let one = match v {
-                    Some(Bound::Bytes(b)) => b,
-                    _ => Vec::new(),
-                };
-                let offsets = (0..=rows).map(|i| (i * one.len()) as u32).collect();
-                DecodedValues::Bytes { offsets, data: one.repeat(rows) }
-            }
-            (_, v) => {
-                DecodedValues::Int(vec![v.map_or(0, |b| if let Bound::Int(i) = b { i } else { 0 }); rows])
-            }
-        };
-    }
+    out.rows = rows as u32;
+    // SAFETY: `d`, `isnull` and `kind` come with this fn's contract, which is `physical_value`'s.
+    let value = unsafe { physical_value(kind, d, isnull) };
+    out.validity = value.is_none().then(|| vec![false; rows]);
+    out.values = match (kind.physical(), value) {
+        (Some(PhysicalKind::Float32), v) => {
+            DecodedValues::Float32(vec![
+                v.map_or(0.0, |b| if let Bound::Float(f) = b {
+                    f as f32
+                } else {
+                    0.0
+                });
+                rows
+            ])
+        }
+        (Some(PhysicalKind::Float64), v) => {
+            DecodedValues::Float64(vec![
+                v.map_or(0.0, |b| if let Bound::Float(f) = b { f } else { 0.0 });
+                rows
+            ])
+        }
+        (Some(PhysicalKind::Bytes), v) => {
+            let one = match v {
+                Some(Bound::Bytes(b)) => b,
+                _ => Vec::new(),
+            };
+            let offsets = (0..=rows).map(|i| (i * one.len()) as u32).collect();
+            DecodedValues::Bytes { offsets, data: one.repeat(rows) }
+        }
+        (_, v) => DecodedValues::Int(vec![v.map_or(0, |b| if let Bound::Int(i) = b { i } else { 0 }); rows]),
+    };
 }
 
 /// A fetched row's value as a Datum and null flag. A by-reference value is copied into
