@@ -352,7 +352,8 @@ unsafe fn open_vector(
 impl Fetcher {
     /// # Safety
     /// `rel` must be an open relation, locked by the caller; call on the backend thread
-    /// inside a transaction (it calls PostgreSQL, which may raise an error).
+    /// inside a transaction. `rel` must stay open for the fetcher's whole life (and the rows
+    /// it fetches): they read its pages.
     pub unsafe fn new(rel: pg_sys::Relation) -> Fetcher {
         // SAFETY: the caller guarantees this fn's contract: `rel` is an open relation, locked
         // by the caller, and we are on the backend thread inside a transaction, so the
@@ -384,7 +385,8 @@ impl Fetcher {
     /// transaction's rows too, so a buffered row is written out first.
     unsafe fn group_for(&mut self, row: u64, snapshot: pg_sys::Snapshot) -> Option<RowGroupMeta> {
         // SAFETY: the caller guarantees this fn's contract: `snapshot` is a valid snapshot
-        // (or NULL where this fn's docs allow it), and we are on the backend thread inside a
+        // (or NULL where this fn's docs allow it); `self.rel` is still open (`Fetcher::new`
+        // requires it for the fetcher's life), and we are on the backend thread inside a
         // transaction, so the metadata reads, transaction-status checks and slot calls are
         // allowed.
         unsafe {
@@ -453,7 +455,8 @@ impl Fetcher {
     /// kept per backend).
     unsafe fn position_of(&mut self, g: &RowGroupMeta, offset: usize) -> usize {
         // SAFETY: per this fn's contract we are on the backend thread inside a transaction,
-        // so the metadata reads, transaction-status checks and slot calls are allowed.
+        // and `self.rel` is still open (`Fetcher::new` requires it for the fetcher's life),
+        // so the metadata reads and transaction-status checks are allowed.
         unsafe {
             let Some(chunk) = &g.chunks.order else { return offset };
             let key = (self.storage_id, g.first_row);
@@ -480,7 +483,8 @@ impl Fetcher {
     /// one, and needs no metadata lookup to know it is gone.
     unsafe fn deleted_by_this_statement(&self, row: u64, snapshot: pg_sys::Snapshot) -> bool {
         // SAFETY: the caller guarantees this fn's contract: `snapshot` is a valid snapshot
-        // (or NULL where this fn's docs allow it), and we are on the backend thread inside a
+        // (or NULL where this fn's docs allow it); `self.rel` is still open (`Fetcher::new`
+        // requires it for the fetcher's life), and we are on the backend thread inside a
         // transaction, so the metadata reads, transaction-status checks and slot calls are
         // allowed.
         unsafe {
@@ -503,7 +507,8 @@ impl Fetcher {
     /// wait on.
     unsafe fn deleted(&self, g: &RowGroupMeta, row: u64, snapshot: pg_sys::Snapshot) -> bool {
         // SAFETY: the caller guarantees this fn's contract: `snapshot` is a valid snapshot
-        // (or NULL where this fn's docs allow it), and we are on the backend thread inside a
+        // (or NULL where this fn's docs allow it); `self.rel` is still open (`Fetcher::new`
+        // requires it for the fetcher's life), and we are on the backend thread inside a
         // transaction, so the metadata reads, transaction-status checks and slot calls are
         // allowed.
         unsafe {
@@ -548,7 +553,8 @@ impl Fetcher {
     /// a delete still in progress elsewhere goes into a dirty snapshot's `xmax`.
     unsafe fn deleted_by_marks(&self, row: u64, snapshot: pg_sys::Snapshot) -> bool {
         // SAFETY: the caller guarantees this fn's contract: `snapshot` is a valid snapshot
-        // (or NULL where this fn's docs allow it), and we are on the backend thread inside a
+        // (or NULL where this fn's docs allow it); `self.rel` is still open (`Fetcher::new`
+        // requires it for the fetcher's life), and we are on the backend thread inside a
         // transaction, so the metadata reads, transaction-status checks and slot calls are
         // allowed.
         unsafe {
@@ -581,7 +587,8 @@ impl Fetcher {
     /// each later lookup of the key visited (and decoded metadata for) until VACUUM.
     unsafe fn surely_dead(&self, g: &RowGroupMeta, row: u64) -> bool {
         // SAFETY: per this fn's contract we are on the backend thread inside a transaction,
-        // so the metadata reads, transaction-status checks and slot calls are allowed.
+        // and `self.rel` is still open (`Fetcher::new` requires it for the fetcher's life),
+        // so the metadata reads and transaction-status checks are allowed.
         unsafe {
             if masked(g, row) {
                 return true;
@@ -596,13 +603,14 @@ impl Fetcher {
     ///
     /// # Safety
     /// `tid` must be a valid item pointer; `snapshot` must be a valid snapshot (or NULL where
-    /// this fn's docs allow it); call on the backend thread inside a transaction (it calls
-    /// PostgreSQL, which may raise an error).
+    /// this fn's docs allow it); call on the backend thread inside a transaction, while the
+    /// relation the fetcher was made for is still open.
     pub unsafe fn visible(&mut self, tid: &pg_sys::ItemPointerData, snapshot: pg_sys::Snapshot) -> bool {
         // SAFETY: the caller guarantees this fn's contract: `tid` is a valid item pointer;
-        // `snapshot` is a valid snapshot (or NULL where this fn's docs allow it), and we are
-        // on the backend thread inside a transaction, so the metadata reads,
-        // transaction-status checks and slot calls are allowed.
+        // `snapshot` is a valid snapshot (or NULL where this fn's docs allow it); `self.rel`
+        // is still open (`Fetcher::new` requires it for the fetcher's life), and we are on
+        // the backend thread inside a transaction, so the metadata reads, transaction-status
+        // checks and slot calls are allowed.
         unsafe {
             let Some(row) = tid_row(tid) else { return false };
             self.group_for(row, snapshot).is_some_and(|g| !self.deleted(&g, row, snapshot))
@@ -625,7 +633,8 @@ impl Fetcher {
         // SAFETY: the caller guarantees this fn's contract: `snapshot` is a valid snapshot
         // (or NULL where this fn's docs allow it); `slot` is a valid tuple slot; `all_dead`
         // is valid for the reads and writes made through it here (NULL only where the API
-        // allows it), and we are on the backend thread inside a transaction, so the metadata
+        // allows it); `self.rel` is still open (`Fetcher::new` requires it for the fetcher's
+        // life), and we are on the backend thread inside a transaction, so the metadata
         // reads, transaction-status checks and slot calls are allowed.
         unsafe {
             if snapshot.is_null() {
@@ -666,7 +675,8 @@ impl Fetcher {
     /// # Safety
     /// `tid` must be a valid item pointer; `snapshot` must be a valid snapshot (or NULL where
     /// this fn's docs allow it); `slot` must be a valid tuple slot; call on the backend
-    /// thread inside a transaction (it calls PostgreSQL, which may raise an error).
+    /// thread inside a transaction, while the relation the fetcher was made for is still
+    /// open.
     pub unsafe fn fetch(
         &mut self,
         tid: &pg_sys::ItemPointerData,
@@ -675,7 +685,8 @@ impl Fetcher {
     ) -> bool {
         // SAFETY: the caller guarantees this fn's contract: `tid` is a valid item pointer;
         // `snapshot` is a valid snapshot (or NULL where this fn's docs allow it); `slot` is a
-        // valid tuple slot, and we are on the backend thread inside a transaction, so the
+        // valid tuple slot; `self.rel` is still open (`Fetcher::new` requires it for the
+        // fetcher's life), and we are on the backend thread inside a transaction, so the
         // metadata reads, transaction-status checks and slot calls are allowed.
         unsafe { self.fetch_or_dead(tid, snapshot, slot, std::ptr::null_mut()) }
     }
@@ -687,8 +698,8 @@ impl Fetcher {
     /// `tid` must be a valid item pointer; `snapshot` must be a valid snapshot (or NULL where
     /// this fn's docs allow it); `slot` must be a valid tuple slot; `all_dead` must be valid
     /// for the reads and writes made through it here (NULL only where the API allows it);
-    /// call on the backend thread inside a transaction (it calls PostgreSQL, which may raise
-    /// an error).
+    /// call on the backend thread inside a transaction, while the relation the fetcher was
+    /// made for is still open.
     pub unsafe fn fetch_or_dead(
         &mut self,
         tid: &pg_sys::ItemPointerData,
@@ -699,7 +710,8 @@ impl Fetcher {
         // SAFETY: the caller guarantees this fn's contract: `tid` is a valid item pointer;
         // `snapshot` is a valid snapshot (or NULL where this fn's docs allow it); `slot` is a
         // valid tuple slot; `all_dead` is valid for the reads and writes made through it here
-        // (NULL only where the API allows it), and we are on the backend thread inside a
+        // (NULL only where the API allows it); `self.rel` is still open (`Fetcher::new`
+        // requires it for the fetcher's life), and we are on the backend thread inside a
         // transaction, so the metadata reads, transaction-status checks and slot calls are
         // allowed.
         unsafe {

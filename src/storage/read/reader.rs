@@ -136,7 +136,8 @@ impl Reader {
     /// # Safety
     /// `rel` must be an open relation, locked by the caller; `snapshot` must be a valid
     /// snapshot (or NULL where this fn's docs allow it); call on the backend thread inside a
-    /// transaction (it calls PostgreSQL, which may raise an error).
+    /// transaction. `rel` must stay open for the reader's whole life: its methods read its
+    /// pages.
     pub unsafe fn new(
         rel: pg_sys::Relation,
         snapshot: pg_sys::Snapshot,
@@ -365,8 +366,9 @@ impl Reader {
 
     /// Loads the next row group; false when none is left.
     unsafe fn next_group(&mut self) -> bool {
-        // SAFETY: per this fn's contract we are on the backend thread inside a transaction,
-        // so the metadata and buffer reads and the slot calls are allowed.
+        // SAFETY: we are on the backend thread inside a transaction (this fn's contract), and
+        // `self.rel` is still open (`Reader::new` requires it for the reader's life), so the
+        // metadata and buffer reads are allowed.
         unsafe {
             loop {
                 let index = self.claim.claim();
@@ -384,8 +386,9 @@ impl Reader {
 
     /// Makes row group `index` the current one, before its first vector.
     unsafe fn load_group(&mut self, index: usize, mask: Option<DeleteMask>) {
-        // SAFETY: per this fn's contract we are on the backend thread inside a transaction,
-        // so the metadata and buffer reads and the slot calls are allowed.
+        // SAFETY: we are on the backend thread inside a transaction (this fn's contract), and
+        // `self.rel` is still open (`Reader::new` requires it for the reader's life), so the
+        // metadata and buffer reads are allowed.
         unsafe {
             self.mask = mask;
             self.has_order = self.groups[index].chunks.order.is_some();
@@ -408,8 +411,9 @@ impl Reader {
     /// after it was written: its rows read the descriptor's missing value (the ADD
     /// COLUMN's default), or NULL, as heap does for tuples shorter than the descriptor.
     unsafe fn load_sources(&mut self, index: usize) {
-        // SAFETY: per this fn's contract we are on the backend thread inside a transaction,
-        // so the metadata and buffer reads and the slot calls are allowed.
+        // SAFETY: we are on the backend thread inside a transaction (this fn's contract), and
+        // `self.rel` is still open (`Reader::new` requires it for the reader's life), so the
+        // metadata and buffer reads are allowed.
         unsafe {
             let g = &self.groups[index];
             for i in 0..self.kinds.len() {
@@ -476,8 +480,9 @@ impl Reader {
     /// Each offset is checked to lie in the row group (whether they form a permutation
     /// is not: that would read the whole column for any vector).
     unsafe fn ensure_order(&mut self, vector: usize) {
-        // SAFETY: per this fn's contract we are on the backend thread inside a transaction,
-        // so the metadata and buffer reads and the slot calls are allowed.
+        // SAFETY: we are on the backend thread inside a transaction (this fn's contract), and
+        // `self.rel` is still open (`Reader::new` requires it for the reader's life), so the
+        // metadata and buffer reads are allowed.
         unsafe {
             let Some(index) = self.group else { return };
             if !self.has_order || self.order_vector_at == Some(vector) {
@@ -525,8 +530,9 @@ impl Reader {
     /// Decodes attribute `i` of the current vector into `vectors[i]`, once per vector.
     /// An attribute the row group does not store reads as its missing value.
     unsafe fn decode_attr(&mut self, i: usize) {
-        // SAFETY: per this fn's contract we are on the backend thread inside a transaction,
-        // so the metadata and buffer reads and the slot calls are allowed.
+        // SAFETY: we are on the backend thread inside a transaction (this fn's contract), and
+        // `self.rel` is still open (`Reader::new` requires it for the reader's life), so the
+        // metadata and buffer reads are allowed.
         unsafe {
             if std::mem::replace(&mut self.decoded[i], true) {
                 return;
@@ -566,8 +572,9 @@ impl Reader {
     /// that pass the filter (evaluated unless `verdict` is `All`), and only then are the
     /// other wanted columns decoded, as Datums for those rows (none if no row is left).
     unsafe fn load_vector(&mut self, verdict: Verdict) {
-        // SAFETY: per this fn's contract we are on the backend thread inside a transaction,
-        // so the metadata and buffer reads and the slot calls are allowed.
+        // SAFETY: we are on the backend thread inside a transaction (this fn's contract), and
+        // `self.rel` is still open (`Reader::new` requires it for the reader's life), so the
+        // metadata and buffer reads are allowed.
         unsafe {
             self.decoded.iter_mut().for_each(|d| *d = false);
             self.select_rows(verdict);
@@ -577,8 +584,9 @@ impl Reader {
     /// `load_vector` but for forgetting what was decoded of the vector (`seek_vector`
     /// decodes some of its columns before selecting its rows).
     unsafe fn select_rows(&mut self, verdict: Verdict) {
-        // SAFETY: per this fn's contract we are on the backend thread inside a transaction,
-        // so the metadata and buffer reads and the slot calls are allowed.
+        // SAFETY: we are on the backend thread inside a transaction (this fn's contract), and
+        // `self.rel` is still open (`Reader::new` requires it for the reader's life), so the
+        // metadata and buffer reads are allowed.
         unsafe {
             self.ensure_order(self.vector);
             let g = &self.groups[self.group.unwrap()];
@@ -628,8 +636,9 @@ impl Reader {
     /// row deleted, or zone maps rule it out, which is counted), otherwise what zone maps
     /// say of the filter on it.
     unsafe fn vector_fate(&mut self) -> (usize, Verdict) {
-        // SAFETY: per this fn's contract we are on the backend thread inside a transaction,
-        // so the metadata and buffer reads and the slot calls are allowed.
+        // SAFETY: we are on the backend thread inside a transaction (this fn's contract), and
+        // `self.rel` is still open (`Reader::new` requires it for the reader's life), so the
+        // metadata and buffer reads are allowed.
         unsafe {
             if self.mask.is_some() {
                 self.ensure_order(self.vector);
@@ -651,8 +660,9 @@ impl Reader {
 
     /// Moves to the next vector with rows; false at the end of the scan.
     unsafe fn advance(&mut self) -> bool {
-        // SAFETY: per this fn's contract we are on the backend thread inside a transaction,
-        // so the metadata and buffer reads and the slot calls are allowed.
+        // SAFETY: we are on the backend thread inside a transaction (this fn's contract), and
+        // `self.rel` is still open (`Reader::new` requires it for the reader's life), so the
+        // metadata and buffer reads are allowed.
         unsafe {
             loop {
                 pgrx::check_for_interrupts!();
@@ -686,11 +696,12 @@ impl Reader {
     /// whose `set_output` marks nothing), the others when `decode` asks. False at the end.
     ///
     /// # Safety
-    /// Call on the backend thread inside a transaction (it calls PostgreSQL, which may
-    /// raise an error).
+    /// Call on the backend thread inside a transaction, while the relation the reader was
+    /// made for is still open.
     pub unsafe fn next_vector(&mut self) -> bool {
-        // SAFETY: per this fn's contract we are on the backend thread inside a transaction,
-        // so the metadata and buffer reads and the slot calls are allowed.
+        // SAFETY: we are on the backend thread inside a transaction (this fn's contract), and
+        // `self.rel` is still open (`Reader::new` requires it for the reader's life), so the
+        // metadata and buffer reads are allowed.
         unsafe {
             self.row = self.selection.len();
             self.advance()
@@ -719,11 +730,12 @@ impl Reader {
     /// `column` then read its columns, and `select` its live rows that pass the filter.
     ///
     /// # Safety
-    /// Call on the backend thread inside a transaction (it calls PostgreSQL, which may
-    /// raise an error).
+    /// Call on the backend thread inside a transaction, while the relation the reader was
+    /// made for is still open.
     pub unsafe fn seek_vector(&mut self, group: usize, vector: usize) -> bool {
-        // SAFETY: per this fn's contract we are on the backend thread inside a transaction,
-        // so the metadata and buffer reads and the slot calls are allowed.
+        // SAFETY: we are on the backend thread inside a transaction (this fn's contract), and
+        // `self.rel` is still open (`Reader::new` requires it for the reader's life), so the
+        // metadata and buffer reads are allowed.
         unsafe {
             if self.group != Some(group) {
                 let Some(mask) = self.usable_group(group) else {
@@ -755,11 +767,12 @@ impl Reader {
     /// `decode` reads them; None if its row group does not store the attribute.
     ///
     /// # Safety
-    /// Call on the backend thread inside a transaction (it calls PostgreSQL, which may
-    /// raise an error).
+    /// Call on the backend thread inside a transaction, while the relation the reader was
+    /// made for is still open.
     pub unsafe fn stored(&mut self, att: usize) -> Option<&[u8]> {
-        // SAFETY: per this fn's contract we are on the backend thread inside a transaction,
-        // so the metadata and buffer reads and the slot calls are allowed.
+        // SAFETY: we are on the backend thread inside a transaction (this fn's contract), and
+        // `self.rel` is still open (`Reader::new` requires it for the reader's life), so the
+        // metadata and buffer reads are allowed.
         unsafe {
             if !matches!(self.sources[att], Source::Chunk) {
                 return None;
@@ -777,11 +790,12 @@ impl Reader {
     /// The live rows of the vector `seek_vector` positioned on that pass the filter.
     ///
     /// # Safety
-    /// Call on the backend thread inside a transaction (it calls PostgreSQL, which may
-    /// raise an error).
+    /// Call on the backend thread inside a transaction, while the relation the reader was
+    /// made for is still open.
     pub unsafe fn select(&mut self) -> &[u32] {
-        // SAFETY: per this fn's contract we are on the backend thread inside a transaction,
-        // so the metadata and buffer reads and the slot calls are allowed.
+        // SAFETY: we are on the backend thread inside a transaction (this fn's contract), and
+        // `self.rel` is still open (`Reader::new` requires it for the reader's life), so the
+        // metadata and buffer reads are allowed.
         unsafe {
             self.select_rows(self.seek_verdict);
             &self.selection
@@ -803,11 +817,12 @@ impl Reader {
     /// Decodes attribute `att` of the current vector (once), for `column`.
     ///
     /// # Safety
-    /// Call on the backend thread inside a transaction (it calls PostgreSQL, which may
-    /// raise an error).
+    /// Call on the backend thread inside a transaction, while the relation the reader was
+    /// made for is still open.
     pub unsafe fn decode(&mut self, att: usize) {
-        // SAFETY: per this fn's contract we are on the backend thread inside a transaction,
-        // so the metadata and buffer reads and the slot calls are allowed.
+        // SAFETY: we are on the backend thread inside a transaction (this fn's contract), and
+        // `self.rel` is still open (`Reader::new` requires it for the reader's life), so the
+        // metadata and buffer reads are allowed.
         unsafe {
             self.decode_attr(att);
         }
@@ -827,11 +842,12 @@ impl Reader {
     /// vectors it passes; returns how many.
     ///
     /// # Safety
-    /// Call on the backend thread inside a transaction (it calls PostgreSQL, which may
-    /// raise an error).
+    /// Call on the backend thread inside a transaction, while the relation the reader was
+    /// made for is still open.
     pub unsafe fn skip(&mut self, mut n: u64) -> u64 {
-        // SAFETY: per this fn's contract we are on the backend thread inside a transaction,
-        // so the metadata and buffer reads and the slot calls are allowed.
+        // SAFETY: we are on the backend thread inside a transaction (this fn's contract), and
+        // `self.rel` is still open (`Reader::new` requires it for the reader's life), so the
+        // metadata and buffer reads are allowed.
         unsafe {
             let mut skipped = 0;
             while n > 0 {
@@ -880,12 +896,13 @@ impl Reader {
     /// Stores the next row in `slot` (a virtual slot); false at the end.
     ///
     /// # Safety
-    /// `slot` must be a valid tuple slot; call on the backend thread inside a transaction
-    /// (it calls PostgreSQL, which may raise an error).
+    /// `slot` must be a valid tuple slot; call on the backend thread inside a transaction,
+    /// while the relation the reader was made for is still open.
     pub unsafe fn next(&mut self, slot: *mut pg_sys::TupleTableSlot) -> bool {
-        // SAFETY: the caller guarantees this fn's contract: `slot` is a valid tuple slot, and
-        // we are on the backend thread inside a transaction, so the metadata and buffer reads
-        // and the slot calls are allowed.
+        // SAFETY: the caller guarantees this fn's contract: `slot` is a valid tuple slot for
+        // the reader's descriptor, we are on the backend thread inside a transaction, and
+        // `self.rel` is still open (`Reader::new`'s contract), so the buffer reads and slot
+        // calls are allowed.
         unsafe {
             if (*slot).tts_tupleDescriptor != self.desc {
                 self.read_as((*slot).tts_tupleDescriptor);
@@ -903,12 +920,13 @@ impl Reader {
     /// scans only (a parallel scan never runs backward).
     ///
     /// # Safety
-    /// `slot` must be a valid tuple slot; call on the backend thread inside a transaction
-    /// (it calls PostgreSQL, which may raise an error).
+    /// `slot` must be a valid tuple slot; call on the backend thread inside a transaction,
+    /// while the relation the reader was made for is still open.
     pub unsafe fn prev(&mut self, slot: *mut pg_sys::TupleTableSlot) -> bool {
-        // SAFETY: the caller guarantees this fn's contract: `slot` is a valid tuple slot, and
-        // we are on the backend thread inside a transaction, so the metadata and buffer reads
-        // and the slot calls are allowed.
+        // SAFETY: the caller guarantees this fn's contract: `slot` is a valid tuple slot for
+        // the reader's descriptor, we are on the backend thread inside a transaction, and
+        // `self.rel` is still open (`Reader::new`'s contract), so the buffer reads and slot
+        // calls are allowed.
         unsafe {
             if (*slot).tts_tupleDescriptor != self.desc {
                 self.read_as((*slot).tts_tupleDescriptor);
@@ -934,8 +952,9 @@ impl Reader {
     /// Moves to the vector before the current one (from the end of the scan: the last
     /// one) that has rows, decoded; false if there is none.
     unsafe fn back_to_previous_vector(&mut self) -> bool {
-        // SAFETY: per this fn's contract we are on the backend thread inside a transaction,
-        // so the metadata and buffer reads and the slot calls are allowed.
+        // SAFETY: we are on the backend thread inside a transaction (this fn's contract), and
+        // `self.rel` is still open (`Reader::new` requires it for the reader's life), so the
+        // metadata and buffer reads are allowed.
         unsafe {
             loop {
                 pgrx::check_for_interrupts!();
@@ -969,9 +988,10 @@ impl Reader {
 
     /// Stores row `self.row` of the current vector in `slot` and steps past it.
     unsafe fn emit(&mut self, slot: *mut pg_sys::TupleTableSlot) -> bool {
-        // SAFETY: the caller guarantees this fn's contract: `slot` is a valid tuple slot, and
-        // we are on the backend thread inside a transaction, so the metadata and buffer reads
-        // and the slot calls are allowed.
+        // SAFETY: the caller guarantees this fn's contract: `slot` is a valid tuple slot for
+        // the reader's descriptor, we are on the backend thread inside a transaction, and
+        // `self.rel` is still open (`Reader::new`'s contract), so the buffer reads and slot
+        // calls are allowed.
         unsafe {
             pg_sys::ExecClearTuple(slot);
             let values = (*slot).tts_values;
