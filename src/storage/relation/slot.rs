@@ -60,9 +60,9 @@ unsafe extern "C-unwind" fn getsysattr(
     attnum: i32,
     isnull: *mut bool,
 ) -> pg_sys::Datum {
-    // SAFETY: PostgreSQL calls this on the backend thread with the arguments its API defines:
-    // `slot` is a valid tuple slot; `isnull` is valid for the reads and writes made through it
-    // here (NULL only where the API allows it).
+    // SAFETY: PostgreSQL calls a slot's ops only on slots made with them, and ours (`ops()`)
+    // make `ColumnarSlot`s (their `base_slot_size`), so `slot` may be cast to one; it is
+    // valid for this call. `isnull` is the caller's out-flag, valid for a write.
     unsafe {
         let s = slot as *mut ColumnarSlot;
         *isnull = false;
@@ -104,7 +104,9 @@ pub trait LazyColumns {
 }
 
 unsafe fn lazy_row<'a>(slot: *mut pg_sys::TupleTableSlot) -> Option<&'a mut (dyn LazyColumns + 'static)> {
-    // SAFETY: the caller guarantees this fn's contract: `slot` is a valid tuple slot.
+    // SAFETY: the caller passes a columnar slot (one made with `ops()`, so a `ColumnarSlot`);
+    // its `cell` is NULL or the LazyCell `set_lazy` allocated in the slot's context, which
+    // lives as long as the slot.
     unsafe {
         let cell = (*(slot as *mut ColumnarSlot)).cell;
         if cell.is_null() {
@@ -117,8 +119,9 @@ unsafe fn lazy_row<'a>(slot: *mut pg_sys::TupleTableSlot) -> Option<&'a mut (dyn
 /// Decodes attributes up to `natts` of a lazily fetched row.
 #[pg_guard]
 unsafe extern "C-unwind" fn getsomeattrs(slot: *mut pg_sys::TupleTableSlot, natts: i32) {
-    // SAFETY: PostgreSQL calls this on the backend thread with the arguments its API defines:
-    // `slot` is a valid tuple slot.
+    // SAFETY: PostgreSQL calls a slot's ops only on slots made with them, and ours (`ops()`)
+    // make `ColumnarSlot`s (their `base_slot_size`), so `slot` may be cast to one; it is
+    // valid for this call.
     unsafe {
         let Some(lazy) = lazy_row(slot) else { pgrx::error!("columnar slot has no row to decode") };
         let from = (*slot).tts_nvalid as usize;
@@ -131,9 +134,9 @@ unsafe extern "C-unwind" fn getsomeattrs(slot: *mut pg_sys::TupleTableSlot, natt
 }
 
 unsafe fn decode_all(slot: *mut pg_sys::TupleTableSlot) {
-    // SAFETY: the caller guarantees this fn's contract: `slot` is a valid tuple slot, and we
-    // are on the backend thread inside a transaction, so the PostgreSQL calls below are
-    // allowed.
+    // SAFETY: the caller passes a valid columnar slot (made with `ops()`, so a
+    // `ColumnarSlot`), on the backend thread; its `cell` is NULL or the LazyCell `set_lazy`
+    // allocated in the slot's memory context.
     unsafe {
         let natts = (*(*slot).tts_tupleDescriptor).natts;
         if ((*slot).tts_nvalid as i32) < natts && lazy_row(slot).is_some() {
@@ -143,9 +146,9 @@ unsafe fn decode_all(slot: *mut pg_sys::TupleTableSlot) {
 }
 
 unsafe fn drop_lazy(slot: *mut pg_sys::TupleTableSlot) {
-    // SAFETY: the caller guarantees this fn's contract: `slot` is a valid tuple slot, and we
-    // are on the backend thread inside a transaction, so the PostgreSQL calls below are
-    // allowed.
+    // SAFETY: the caller passes a valid columnar slot (made with `ops()`, so a
+    // `ColumnarSlot`), on the backend thread; its `cell` is NULL or the LazyCell `set_lazy`
+    // allocated in the slot's memory context.
     unsafe {
         let cell = (*(slot as *mut ColumnarSlot)).cell;
         if !cell.is_null() {
@@ -158,8 +161,9 @@ unsafe fn drop_lazy(slot: *mut pg_sys::TupleTableSlot) {
 
 #[pg_guard]
 unsafe extern "C-unwind" fn clear(slot: *mut pg_sys::TupleTableSlot) {
-    // SAFETY: PostgreSQL calls this on the backend thread with the arguments its API defines:
-    // `slot` is a valid tuple slot.
+    // SAFETY: PostgreSQL calls a slot's ops only on slots made with them, and ours (`ops()`)
+    // make `ColumnarSlot`s (their `base_slot_size`), so `slot` may be cast to one; it is
+    // valid for this call.
     unsafe {
         drop_lazy(slot);
         (pg_sys::TTSOpsVirtual.clear.unwrap())(slot);
@@ -168,8 +172,9 @@ unsafe extern "C-unwind" fn clear(slot: *mut pg_sys::TupleTableSlot) {
 
 #[pg_guard]
 unsafe extern "C-unwind" fn release(slot: *mut pg_sys::TupleTableSlot) {
-    // SAFETY: PostgreSQL calls this on the backend thread with the arguments its API defines:
-    // `slot` is a valid tuple slot.
+    // SAFETY: PostgreSQL calls a slot's ops only on slots made with them, and ours (`ops()`)
+    // make `ColumnarSlot`s (their `base_slot_size`), so `slot` may be cast to one; it is
+    // valid for this call.
     unsafe {
         drop_lazy(slot);
         (pg_sys::TTSOpsVirtual.release.unwrap())(slot);
@@ -178,8 +183,9 @@ unsafe extern "C-unwind" fn release(slot: *mut pg_sys::TupleTableSlot) {
 
 #[pg_guard]
 unsafe extern "C-unwind" fn materialize(slot: *mut pg_sys::TupleTableSlot) {
-    // SAFETY: PostgreSQL calls this on the backend thread with the arguments its API defines:
-    // `slot` is a valid tuple slot.
+    // SAFETY: PostgreSQL calls a slot's ops only on slots made with them, and ours (`ops()`)
+    // make `ColumnarSlot`s (their `base_slot_size`), so `slot` may be cast to one; it is
+    // valid for this call.
     unsafe {
         decode_all(slot);
         (pg_sys::TTSOpsVirtual.materialize.unwrap())(slot);
@@ -190,8 +196,9 @@ unsafe extern "C-unwind" fn materialize(slot: *mut pg_sys::TupleTableSlot) {
 
 #[pg_guard]
 unsafe extern "C-unwind" fn copy_heap_tuple(slot: *mut pg_sys::TupleTableSlot) -> pg_sys::HeapTuple {
-    // SAFETY: PostgreSQL calls this on the backend thread with the arguments its API defines:
-    // `slot` is a valid tuple slot.
+    // SAFETY: PostgreSQL calls a slot's ops only on slots made with them, and ours (`ops()`)
+    // make `ColumnarSlot`s (their `base_slot_size`), so `slot` may be cast to one; it is
+    // valid for this call.
     unsafe {
         decode_all(slot);
         (pg_sys::TTSOpsVirtual.copy_heap_tuple.unwrap())(slot)
@@ -200,8 +207,9 @@ unsafe extern "C-unwind" fn copy_heap_tuple(slot: *mut pg_sys::TupleTableSlot) -
 
 #[pg_guard]
 unsafe extern "C-unwind" fn copy_minimal_tuple(slot: *mut pg_sys::TupleTableSlot) -> pg_sys::MinimalTuple {
-    // SAFETY: PostgreSQL calls this on the backend thread with the arguments its API defines:
-    // `slot` is a valid tuple slot.
+    // SAFETY: PostgreSQL calls a slot's ops only on slots made with them, and ours (`ops()`)
+    // make `ColumnarSlot`s (their `base_slot_size`), so `slot` may be cast to one; it is
+    // valid for this call.
     unsafe {
         decode_all(slot);
         (pg_sys::TTSOpsVirtual.copy_minimal_tuple.unwrap())(slot)
@@ -210,8 +218,8 @@ unsafe extern "C-unwind" fn copy_minimal_tuple(slot: *mut pg_sys::TupleTableSlot
 
 #[pg_guard]
 unsafe extern "C-unwind" fn copyslot(dst: *mut pg_sys::TupleTableSlot, src: *mut pg_sys::TupleTableSlot) {
-    // SAFETY: PostgreSQL calls this on the backend thread with the arguments its API defines:
-    // `dst`, `src` are a valid tuple slot.
+    // SAFETY: PostgreSQL calls `copyslot` through `dst`'s ops, so `dst` is a `ColumnarSlot`
+    // (see `ops()`); `src` is any valid slot, read only through its own ops and fields.
     unsafe {
         // The virtual copy clears `dst` without going through its callbacks.
         drop_lazy(dst);
@@ -223,11 +231,11 @@ unsafe extern "C-unwind" fn copyslot(dst: *mut pg_sys::TupleTableSlot, src: *mut
 /// our system attributes, lazily decoded rows.
 ///
 /// # Safety
-/// Call on the backend thread inside a transaction (it calls PostgreSQL, which may raise an
-/// error).
+/// Call once, from `_PG_init`, before any slot uses `ops()`: it writes the static ops table.
 pub unsafe fn init() {
-    // SAFETY: per this fn's contract we are on the backend thread inside a transaction, so
-    // the PostgreSQL calls below are allowed.
+    // SAFETY: called once from `_PG_init` on the backend thread, before any slot of ours
+    // exists, so nothing reads OPS while it is written; TTSOpsVirtual is PostgreSQL's static
+    // ops table.
     unsafe {
         let ops = &mut *addr_of_mut!(OPS);
         *ops = pg_sys::TTSOpsVirtual;
@@ -256,9 +264,9 @@ pub unsafe fn is_columnar(slot: *mut pg_sys::TupleTableSlot) -> bool {
 
 #[pg_guard]
 unsafe extern "C-unwind" fn drop_with_context(arg: *mut std::ffi::c_void) {
-    // SAFETY: PostgreSQL calls this on the backend thread with the arguments its API defines:
-    // `arg` is valid for the reads and writes made through it here (NULL only where the API
-    // allows it).
+    // SAFETY: `arg` is the LazyCell this callback was registered with (`set_lazy`), allocated
+    // in the memory context being reset or deleted, so it is still valid while the callback
+    // runs.
     unsafe {
         (*(arg as *mut LazyCell)).row = None;
         (*(arg as *mut LazyCell)).spare = None;
@@ -268,12 +276,13 @@ unsafe extern "C-unwind" fn drop_with_context(arg: *mut std::ffi::c_void) {
 /// Gives a stored (virtual, empty of values) columnar slot its row to decode lazily.
 ///
 /// # Safety
-/// `slot` must be a valid tuple slot; call on the backend thread inside a transaction (it
-/// calls PostgreSQL, which may raise an error).
+/// `slot` must be a valid columnar slot (made with `ops()`); call on the backend thread
+/// inside a transaction (it calls PostgreSQL, which may raise an error).
 pub unsafe fn set_lazy(slot: *mut pg_sys::TupleTableSlot, row: impl LazyColumns + 'static) {
-    // SAFETY: the caller guarantees this fn's contract: `slot` is a valid tuple slot, and we
-    // are on the backend thread inside a transaction, so the PostgreSQL calls below are
-    // allowed.
+    // SAFETY: the caller passes a valid columnar slot (this fn's contract), so it is a
+    // `ColumnarSlot` whose `cell` is NULL or ours; the cell is allocated in the slot's memory
+    // context and zeroed, and its fields are written before being read; we are on the backend
+    // thread, where MemoryContext calls are allowed.
     unsafe {
         let s = slot as *mut ColumnarSlot;
         if (*s).cell.is_null() {
