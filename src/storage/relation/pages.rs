@@ -120,9 +120,9 @@ pub unsafe fn nblocks(rel: pg_sys::Relation) -> u32 {
 /// `rel` must be an open relation, locked by the caller; call on the backend thread inside
 /// a transaction (it calls PostgreSQL, which may raise an error).
 pub unsafe fn read_metapage(rel: pg_sys::Relation) -> Metapage {
-    // SAFETY: the caller guarantees this fn's contract: `rel` is an open relation, locked by
-    // the caller, and we are on the backend thread inside a transaction, so the
-    // buffer-manager, smgr and generic-WAL calls are allowed.
+    // SAFETY: `rel` is open and locked inside a transaction (this fn's contract), so its
+    // buffers may be read; the metapage bytes are read only while `buf` is pinned and
+    // share-locked, and `METAPAGE_LEN` bytes after the page header lie within the block.
     unsafe {
         if nblocks(rel) == 0 {
             data_corrupted("columnar relation has no metapage");
@@ -153,9 +153,10 @@ struct AmCache {
 /// `rel` must be an open relation, locked by the caller; call on the backend thread inside
 /// a transaction (it calls PostgreSQL, which may raise an error).
 pub unsafe fn storage_id(rel: pg_sys::Relation) -> u64 {
-    // SAFETY: the caller guarantees this fn's contract: `rel` is an open relation, locked by
-    // the caller, and we are on the backend thread inside a transaction, so the
-    // buffer-manager, smgr and generic-WAL calls are allowed.
+    // SAFETY: `rel` is open and locked inside a transaction (this fn's contract), so its
+    // relcache entry (`rd_amcache`, `rd_node`) may be read and written; `rd_amcache` is NULL
+    // or the AmCache allocated here in CacheMemoryContext, which the relcache frees with the
+    // entry.
     unsafe {
         let cache = (*rel).rd_amcache as *mut AmCache;
         if !cache.is_null() && (*cache).rel_node == (*rel).rd_node.relNode {
@@ -182,9 +183,9 @@ pub unsafe fn storage_id(rel: pg_sys::Relation) -> u64 {
 /// Applies `change` to the metapage under an exclusive buffer lock, WAL-logged, and
 /// returns its result. Serializes concurrent reservations of rows and stream space.
 unsafe fn update_metapage<T>(rel: pg_sys::Relation, change: impl FnOnce(&mut Metapage) -> T) -> T {
-    // SAFETY: the caller guarantees this fn's contract: `rel` is an open relation, locked by
-    // the caller, and we are on the backend thread inside a transaction, so the
-    // buffer-manager, smgr and generic-WAL calls are allowed.
+    // SAFETY: `rel` is open and locked inside a transaction (this fn's contract); `page` is
+    // the generic-WAL image of the metapage buffer, pinned and exclusively locked until
+    // GenericXLogFinish/Abort, and `METAPAGE_LEN` bytes after its header lie within it.
     unsafe {
         let buf = read_buffer(rel, METAPAGE_BLOCK, std::ptr::null_mut());
         pg_sys::LockBuffer(buf, pg_sys::BUFFER_LOCK_EXCLUSIVE as i32);
@@ -272,9 +273,9 @@ pub unsafe fn reserve_stream(rel: pg_sys::Relation, len: u64) -> u64 {
 /// `rel` must be an open relation, locked by the caller; call on the backend thread inside
 /// a transaction (it calls PostgreSQL, which may raise an error).
 pub unsafe fn reset_metapage(rel: pg_sys::Relation, meta: Metapage) {
-    // SAFETY: the caller guarantees this fn's contract: `rel` is an open relation, locked by
-    // the caller, and we are on the backend thread inside a transaction, so the
-    // buffer-manager, smgr and generic-WAL calls are allowed.
+    // SAFETY: `rel` is open and locked inside a transaction (this fn's contract); `page` is
+    // the generic-WAL image of the pinned, exclusively locked metapage buffer, written before
+    // GenericXLogFinish and the unlock.
     unsafe {
         let buf = extend_to(rel, METAPAGE_BLOCK);
         pg_sys::LockBuffer(buf, pg_sys::BUFFER_LOCK_EXCLUSIVE as i32);
@@ -289,9 +290,9 @@ pub unsafe fn reset_metapage(rel: pg_sys::Relation, meta: Metapage) {
 
 /// A pinned buffer for `block`, extending the relation when it does not reach it yet.
 unsafe fn extend_to(rel: pg_sys::Relation, block: u32) -> pg_sys::Buffer {
-    // SAFETY: the caller guarantees this fn's contract: `rel` is an open relation, locked by
-    // the caller, and we are on the backend thread inside a transaction, so the
-    // buffer-manager, smgr and generic-WAL calls are allowed.
+    // SAFETY: `rel` is open and locked inside a transaction (this fn's contract); blocks are
+    // read or added under the relation-extension lock, and every buffer not returned is
+    // released.
     unsafe {
         let read = |b: u32| read_buffer(rel, b, std::ptr::null_mut());
         if block < nblocks(rel) {
@@ -321,9 +322,9 @@ unsafe fn extend_to(rel: pg_sys::Relation, block: u32) -> pg_sys::Buffer {
 /// `rel` must be an open relation, locked by the caller; call on the backend thread inside
 /// a transaction (it calls PostgreSQL, which may raise an error).
 pub unsafe fn write_stream(rel: pg_sys::Relation, offset: u64, data: &[u8]) {
-    // SAFETY: the caller guarantees this fn's contract: `rel` is an open relation, locked by
-    // the caller, and we are on the backend thread inside a transaction, so the
-    // buffer-manager, smgr and generic-WAL calls are allowed.
+    // SAFETY: `rel` is open and locked inside a transaction (this fn's contract); each page
+    // is written through its generic-WAL image while its buffer is pinned and exclusively
+    // locked, and `in_page + n <= BLOCK_SIZE` keeps the copy inside the page.
     unsafe {
         let mut done = 0usize;
         while done < data.len() {
@@ -350,8 +351,9 @@ pub unsafe fn write_stream(rel: pg_sys::Relation, offset: u64, data: &[u8]) {
 /// Reads `len` stream bytes at `offset` into `out` (cleared first).
 ///
 /// # Safety
-/// `rel` must be an open relation, locked by the caller; call on the backend thread inside
-/// a transaction (it calls PostgreSQL, which may raise an error).
+/// `rel` must be an open relation, locked by the caller, and `strategy` NULL or a valid
+/// buffer access strategy; call on the backend thread inside a transaction (it calls
+/// PostgreSQL, which may raise an error).
 pub unsafe fn read_stream(
     rel: pg_sys::Relation,
     offset: u64,
@@ -369,8 +371,9 @@ pub unsafe fn read_stream(
 /// many ranges; asking the storage manager each time costs a system call).
 ///
 /// # Safety
-/// `rel` must be an open relation, locked by the caller; call on the backend thread inside
-/// a transaction (it calls PostgreSQL, which may raise an error).
+/// `rel` must be an open relation, locked by the caller, and `strategy` NULL or a valid
+/// buffer access strategy; call on the backend thread inside a transaction (it calls
+/// PostgreSQL, which may raise an error).
 pub unsafe fn read_range(
     rel: pg_sys::Relation,
     offset: u64,
@@ -379,9 +382,9 @@ pub unsafe fn read_range(
     out: &mut Vec<u8>,
     total_blocks: u32,
 ) {
-    // SAFETY: the caller guarantees this fn's contract: `rel` is an open relation, locked by
-    // the caller, and we are on the backend thread inside a transaction, so the
-    // buffer-manager, smgr and generic-WAL calls are allowed.
+    // SAFETY: `rel` is open and locked inside a transaction (this fn's contract); each page
+    // is read only while its buffer is pinned and share-locked, and only below its `pd_lower`
+    // (checked), so within the block.
     unsafe {
         out.clear();
         out.reserve(len);
