@@ -24,11 +24,10 @@ use pgrx::pg_sys;
 /// Feeds every row of `table_rel` to `callback`; returns the number of live rows.
 ///
 /// # Safety
-/// `table_rel`, `index_rel` must each be an open relation, locked by the caller;
-/// `index_info` must be the index's IndexInfo and `callback_state` what `callback` expects;
-/// `scan` must be NULL or a scan this access method began (a `ScanDesc`, for a parallel
-/// build); call on the backend thread inside a transaction (it calls
-/// PostgreSQL, which may raise an error).
+/// `table_rel`, `index_rel` must be open relations, locked by the caller; `index_info` must
+/// be the index's IndexInfo and `callback_state` what `callback` expects; `scan` must be NULL
+/// or a scan this access method began (a `ScanDesc`, for a parallel build); call on the
+/// backend thread inside a transaction (it calls PostgreSQL, which may raise an error).
 pub unsafe fn build(
     table_rel: pg_sys::Relation,
     index_rel: pg_sys::Relation,
@@ -230,11 +229,11 @@ unsafe fn deletes_for_build(table_rel: pg_sys::Relation, index_info: *mut pg_sys
 /// out of row order.
 ///
 /// # Safety
-/// `table_rel`, `index_rel` must each be an open relation, locked by the caller;
-/// `index_info`, `state` must be valid for the reads and writes made through them here (NULL
-/// only where the API allows it); `snapshot` must be a valid snapshot (or NULL where this
-/// fn's docs allow it); call on the backend thread inside a transaction (it calls PostgreSQL,
-/// which may raise an error).
+/// `table_rel`, `index_rel` must be open relations, locked by the caller; `index_info`,
+/// `state` must be valid for the reads and writes made through them here (NULL only where the
+/// API allows it); `snapshot` must be a valid snapshot (or NULL where this fn's docs allow
+/// it); call on the backend thread inside a transaction (it calls PostgreSQL, which may raise
+/// an error).
 pub unsafe fn validate(
     table_rel: pg_sys::Relation,
     index_rel: pg_sys::Relation,

@@ -23,8 +23,8 @@ pub enum Order {
 /// sort_by option, else as stored.
 ///
 /// # Safety
-/// `rel`, `index` must each be an open relation, locked by the caller; call on the backend
-/// thread inside a transaction (it calls PostgreSQL, which may raise an error).
+/// `rel`, `index` must be open relations, locked by the caller; call on the backend thread
+/// inside a transaction (it calls PostgreSQL, which may raise an error).
 pub unsafe fn order_for(rel: pg_sys::Relation, index: pg_sys::Relation) -> Order {
     // SAFETY: the caller guarantees this fn's contract: `rel`, `index` are open relations,
     // locked by the caller, and we are on the backend thread inside a transaction, so the
@@ -48,10 +48,10 @@ pub unsafe fn order_for(rel: pg_sys::Relation, index: pg_sys::Relation) -> Order
 }
 
 /// # Safety
-/// `old`, `new`, `old_index` must each be an open relation, locked by the caller;
-/// `num_tuples`, `tups_vacuumed` must be valid for the reads and writes made through them
-/// here (NULL only where the API allows it); call on the backend thread inside a
-/// transaction (it calls PostgreSQL, which may raise an error).
+/// `old`, `new`, `old_index` must be open relations, locked by the caller; `num_tuples`,
+/// `tups_vacuumed` must be valid for the reads and writes made through them here (NULL only
+/// where the API allows it); call on the backend thread inside a transaction (it calls
+/// PostgreSQL, which may raise an error).
 pub unsafe fn copy_for_cluster(
     old: pg_sys::Relation,
     new: pg_sys::Relation,

@@ -618,12 +618,12 @@ pub unsafe fn take_from_create(stmt: *mut pg_sys::CreateStmt) -> Vec<*mut pg_sys
 /// Applies the options `take_from_create` took to the table the statement created.
 ///
 /// # Safety
-/// `stmt`, `defs` must each be a valid parse-tree node; call on the backend thread inside a
+/// `stmt`, `defs` must be valid parse-tree nodes; call on the backend thread inside a
 /// transaction (it calls PostgreSQL, which may raise an error).
 pub unsafe fn apply_to_created(stmt: *mut pg_sys::CreateStmt, defs: &[*mut pg_sys::DefElem]) {
-    // SAFETY: the caller guarantees this fn's contract: `stmt`, `defs` are a valid parse-tree
-    // node, and we are on the backend thread inside a transaction, so relations may be opened
-    // and the options' metadata read and written.
+    // SAFETY: the caller guarantees this fn's contract: `stmt`, `defs` are valid parse-tree
+    // nodes, and we are on the backend thread inside a transaction, so relations may be
+    // opened and the options' metadata read and written.
     unsafe {
         let relid = pg_sys::RangeVarGetRelidExtended(
             (*stmt).relation,

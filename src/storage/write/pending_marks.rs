@@ -559,11 +559,10 @@ pub unsafe fn end_check(relid: pg_sys::Oid, row: u64, access: CheckAccess) {
 /// enclosing subtransaction's statement, which is still running).
 ///
 /// # Safety
-/// Call on the backend thread inside a transaction (it calls PostgreSQL, which may raise an
-/// error).
+/// Call on the backend thread (in a transaction or not: this checks before `let_go`).
 pub unsafe fn statement_done() {
-    // SAFETY: per this fn's contract we are on the backend thread inside a transaction, so
-    // transaction ids, heavyweight locks and mark writes are allowed.
+    // SAFETY: on the backend thread (this fn's contract) the transaction-state checks only
+    // read backend state, and `let_go` runs only inside a transaction, out of parallel mode.
     unsafe {
         if pg_sys::IsTransactionState() && !pg_sys::IsInParallelMode() {
             let_go();
@@ -584,28 +583,27 @@ unsafe fn forget_subxact(subxact: pg_sys::SubTransactionId) {
 
 #[pgrx::pg_guard]
 unsafe extern "C-unwind" fn on_xact(event: pg_sys::XactEvent::Type, _arg: *mut std::ffi::c_void) {
-    // SAFETY: PostgreSQL calls this on the backend thread with the arguments its API defines.
-    unsafe {
-        use pg_sys::XactEvent::*;
-        match event {
-            XACT_EVENT_PRE_COMMIT | XACT_EVENT_PARALLEL_PRE_COMMIT | XACT_EVENT_PRE_PREPARE => {
-                // Every subtransaction has committed into the top one by now.
-                for cell in [&ALONE, &HELD] {
-                    if let Some(b) = cell.with(|c| c.borrow_mut().take()) {
-                        b.release();
-                    }
+    use pg_sys::XactEvent::*;
+    match event {
+        XACT_EVENT_PRE_COMMIT | XACT_EVENT_PARALLEL_PRE_COMMIT | XACT_EVENT_PRE_PREPARE => {
+            // Every subtransaction has committed into the top one by now.
+            for cell in [&ALONE, &HELD] {
+                if let Some(b) = cell.with(|c| c.borrow_mut().take()) {
+                    // SAFETY: before commit (or prepare) the transaction is still open on
+                    // the backend thread, so the bucket may write its marks and unlock.
+                    unsafe { b.release() };
                 }
             }
-            XACT_EVENT_ABORT
-            | XACT_EVENT_PARALLEL_ABORT
-            | XACT_EVENT_COMMIT
-            | XACT_EVENT_PARALLEL_COMMIT
-            | XACT_EVENT_PREPARE => {
-                ALONE.with(|a| *a.borrow_mut() = None);
-                HELD.with(|h| *h.borrow_mut() = None);
-            }
-            _ => {}
         }
+        XACT_EVENT_ABORT
+        | XACT_EVENT_PARALLEL_ABORT
+        | XACT_EVENT_COMMIT
+        | XACT_EVENT_PARALLEL_COMMIT
+        | XACT_EVENT_PREPARE => {
+            ALONE.with(|a| *a.borrow_mut() = None);
+            HELD.with(|h| *h.borrow_mut() = None);
+        }
+        _ => {}
     }
 }
 
@@ -616,25 +614,25 @@ unsafe extern "C-unwind" fn on_subxact(
     _parent: pg_sys::SubTransactionId,
     _arg: *mut std::ffi::c_void,
 ) {
-    // SAFETY: PostgreSQL calls this on the backend thread with the arguments its API defines.
-    unsafe {
-        use pg_sys::SubXactEvent::*;
-        match event {
-            SUBXACT_EVENT_PRE_COMMIT_SUB => let_go(),
-            SUBXACT_EVENT_ABORT_SUB => forget_subxact(subxact),
-            _ => {}
-        }
+    use pg_sys::SubXactEvent::*;
+    match event {
+        // SAFETY: before a subtransaction commits it is still open on the backend thread,
+        // so `let_go` may write marks and unlock.
+        SUBXACT_EVENT_PRE_COMMIT_SUB => unsafe { let_go() },
+        // SAFETY: `forget_subxact` only drops per-backend state; `subxact` is the id
+        // PostgreSQL passes for the aborting subtransaction.
+        SUBXACT_EVENT_ABORT_SUB => unsafe { forget_subxact(subxact) },
+        _ => {}
     }
 }
 
 /// Registers the transaction callbacks; called once from `_PG_init`.
 ///
 /// # Safety
-/// Call on the backend thread inside a transaction (it calls PostgreSQL, which may raise an
-/// error).
+/// Call once, from `_PG_init`, on the backend thread.
 pub unsafe fn register_callbacks() {
-    // SAFETY: per this fn's contract we are on the backend thread inside a transaction, so
-    // transaction ids, heavyweight locks and mark writes are allowed.
+    // SAFETY: at load on the backend thread (this fn's contract); the callbacks are `extern
+    // "C-unwind"` fns with PostgreSQL's signatures, and their argument is unused (NULL).
     unsafe {
         pg_sys::RegisterXactCallback(Some(on_xact), std::ptr::null_mut());
         pg_sys::RegisterSubXactCallback(Some(on_subxact), std::ptr::null_mut());

@@ -478,7 +478,9 @@ pub fn has_pending(relid: pg_sys::Oid) -> bool {
 
 #[pgrx::pg_guard]
 unsafe extern "C-unwind" fn on_xact(event: pg_sys::XactEvent::Type, _arg: *mut std::ffi::c_void) {
-    // SAFETY: PostgreSQL calls this on the backend thread with the arguments its API defines.
+    // SAFETY: a transaction callback, run on the backend thread: before commit or prepare the
+    // transaction is still open, so buffered rows may be written out (relations opened,
+    // metadata written); after the end only per-backend state is dropped.
     unsafe {
         use pg_sys::XactEvent::*;
         match event {
@@ -507,7 +509,9 @@ unsafe extern "C-unwind" fn on_subxact(
     parent: pg_sys::SubTransactionId,
     _arg: *mut std::ffi::c_void,
 ) {
-    // SAFETY: PostgreSQL calls this on the backend thread with the arguments its API defines.
+    // SAFETY: a subtransaction callback, run on the backend thread: before a subtransaction
+    // commits it is still open, so its rows may be written out; at commit and abort only
+    // per-backend state is moved or dropped, by the ids PostgreSQL passes.
     unsafe {
         use pg_sys::SubXactEvent::*;
         match event {
@@ -525,12 +529,10 @@ unsafe extern "C-unwind" fn on_subxact(
 /// Registers the transaction callbacks; called once from `_PG_init`.
 ///
 /// # Safety
-/// Call on the backend thread inside a transaction (it calls PostgreSQL, which may raise an
-/// error).
+/// Call once, from `_PG_init`, on the backend thread.
 pub unsafe fn register_callbacks() {
-    // SAFETY: per this fn's contract we are on the backend thread inside a transaction, so
-    // relations may be opened and slots read, and row groups written through `pages` and
-    // `catalog`.
+    // SAFETY: at load on the backend thread (this fn's contract); the callbacks are `extern
+    // "C-unwind"` fns with PostgreSQL's signatures, and their argument is unused (NULL).
     unsafe {
         pg_sys::RegisterXactCallback(Some(on_xact), std::ptr::null_mut());
         pg_sys::RegisterSubXactCallback(Some(on_subxact), std::ptr::null_mut());
