@@ -10,11 +10,10 @@ use pgrx::prelude::*;
 static mut PREV_HOOK: pg_sys::ProcessUtility_hook_type = None;
 
 /// # Safety
-/// Call on the backend thread inside a transaction (it calls PostgreSQL, which may raise an
-/// error).
+/// Call once, from `_PG_init`, on the backend thread.
 pub unsafe fn install() {
-    // SAFETY: per this fn's contract we are on the backend thread inside a transaction, so
-    // the catalog lookups and relation opens are allowed.
+    // SAFETY: at load on the backend thread (this fn's contract), nothing else reads or
+    // writes `ProcessUtility_hook` or `PREV_HOOK` meanwhile; chaining keeps the previous hook.
     unsafe {
         PREV_HOOK = pg_sys::ProcessUtility_hook;
         pg_sys::ProcessUtility_hook = Some(process_utility);

@@ -89,14 +89,11 @@ impl BitmapScan {
 /// only N blocks") on any table with more than 38 million rows and a smaller file.
 ///
 /// # Safety
-/// `planstate` must be valid for the reads and writes made through it here (NULL only where
-/// the API allows it); call on the backend thread inside a transaction (it calls
-/// PostgreSQL, which may raise an error).
+/// `planstate` must be NULL or the root of a live executor PlanState tree (the query being
+/// started); call on the backend thread.
 pub unsafe fn disable_prefetch(planstate: *mut pg_sys::PlanState) {
-    // SAFETY: the caller guarantees this fn's contract: `planstate` is valid for the reads
-    // and writes made through it here (NULL only where the API allows it), and we are on the
-    // backend thread inside a transaction, so the metadata reads and transaction-status
-    // checks are allowed.
+    // SAFETY: `planstate` is NULL (checked) or the root of a live PlanState tree (this fn's
+    // contract), which the walker only reads and adjusts in place.
     unsafe {
         if !planstate.is_null() {
             disable_prefetch_walker(planstate, std::ptr::null_mut());
@@ -109,9 +106,9 @@ unsafe extern "C-unwind" fn disable_prefetch_walker(
     planstate: *mut pg_sys::PlanState,
     context: *mut std::ffi::c_void,
 ) -> bool {
-    // SAFETY: PostgreSQL calls this on the backend thread with the arguments its API defines:
-    // `planstate`, `context` are valid for the reads and writes made through them here (NULL
-    // only where the API allows it).
+    // SAFETY: called by `disable_prefetch` and then by planstate_tree_walker, each time with
+    // a non-NULL node of the executor's live PlanState tree; the node tag is checked before
+    // the cast to BitmapHeapScanState, and `context` is passed along unread.
     unsafe {
         if (*planstate).type_ == pg_sys::NodeTag::T_BitmapHeapScanState {
             let scan = planstate as *mut pg_sys::BitmapHeapScanState;
