@@ -310,9 +310,10 @@ unsafe extern "C-unwind" fn index_fetch_tuple(
     all_dead: *mut bool,
 ) -> bool {
     // SAFETY: PostgreSQL calls this on the backend thread with the arguments its API defines:
-    // `scan`, `call_again`, `all_dead` are valid for the reads and writes made through them
-    // here (NULL only where the API allows it); `tid` is a valid item pointer; `snapshot` is
-    // a valid snapshot; `slot` is a valid tuple slot.
+    // `scan` is the IndexFetch `index_fetch_begin` allocated (its fetcher lives in the scan's
+    // memory context); `call_again` is a valid out-flag and `all_dead` one or NULL (checked);
+    // `tid` is a valid item pointer; `snapshot` is a valid snapshot; `slot` is a valid tuple
+    // slot.
     unsafe {
         // Rows are never updated in place, so there is no chain to follow.
         *call_again = false;
@@ -473,8 +474,7 @@ unsafe extern "C-unwind" fn tuple_delete(
 ) -> pg_sys::TM_Result::Type {
     // SAFETY: PostgreSQL calls this on the backend thread with the arguments its API defines:
     // `rel` is an open relation, locked by the caller; `tid` is a valid item pointer; `tmfd`
-    // is valid for the reads and writes made through it here (NULL only where the API allows
-    // it).
+    // is the executor's failure-data struct, valid for writes.
     unsafe {
         let result = row_change::delete(rel, tid, cid, wait, tmfd);
         if result == pg_sys::TM_Result::TM_Ok {
@@ -527,8 +527,7 @@ unsafe extern "C-unwind" fn tuple_lock(
 ) -> pg_sys::TM_Result::Type {
     // SAFETY: PostgreSQL calls this on the backend thread with the arguments its API defines:
     // `rel` is an open relation, locked by the caller; `tid` is a valid item pointer; `slot`
-    // is a valid tuple slot; `tmfd` is valid for the reads and writes made through it here
-    // (NULL only where the API allows it).
+    // is a valid tuple slot; `tmfd` is the executor's failure-data struct, valid for writes.
     unsafe { row_change::lock(rel, tid, slot, cid, mode, wait_policy, flags, tmfd) }
 }
 
@@ -564,8 +563,7 @@ unsafe extern "C-unwind" fn relation_set_new_filenode(
 ) {
     // SAFETY: PostgreSQL calls this on the backend thread with the arguments its API defines:
     // `rel` is an open relation, locked by the caller; `newrnode` is a valid relfilenode;
-    // `freeze_xid`, `minmulti` are valid for the reads and writes made through them here (NULL
-    // only where the API allows it).
+    // `freeze_xid` and `minmulti` are the caller's out-parameters, valid for writes.
     unsafe {
         // Rows are not stamped with transaction ids, so there is nothing to freeze.
         *freeze_xid = pg_sys::InvalidTransactionId;
@@ -673,8 +671,8 @@ unsafe extern "C-unwind" fn relation_vacuum(
     bstrategy: pg_sys::BufferAccessStrategy,
 ) {
     // SAFETY: PostgreSQL calls this on the backend thread with the arguments its API defines:
-    // `rel` is an open relation, locked by the caller; `params` is valid for the reads and
-    // writes made through it here (NULL only where the API allows it).
+    // `rel` is an open relation, locked by the caller; `params` is VACUUM's parameter struct,
+    // valid for reads.
     unsafe {
         let report = crate::storage::change::vacuum::vacuum(rel, bstrategy);
         let verbose = (*params).options & pg_sys::VACOPT_VERBOSE != 0;
@@ -753,8 +751,7 @@ unsafe extern "C-unwind" fn scan_analyze_next_tuple(
 ) -> bool {
     // SAFETY: PostgreSQL calls this on the backend thread with the arguments its API defines:
     // `scan` is a scan descriptor begun by this access method (a `ScanDesc`); `liverows` is
-    // valid for the reads and writes made through it here (NULL only where the API allows it);
-    // `slot` is a valid tuple slot.
+    // ANALYZE's counter, valid for reads and writes; `slot` is a valid tuple slot.
     unsafe {
         let desc = scan_desc(scan);
         let reader = &mut *desc.reader;
@@ -862,9 +859,8 @@ unsafe extern "C-unwind" fn relation_estimate_size(
     allvisfrac: *mut f64,
 ) {
     // SAFETY: PostgreSQL calls this on the backend thread with the arguments its API defines:
-    // `rel` is an open relation, locked by the caller; `pages_out`, `tuples`, `allvisfrac`
-    // are valid for the reads and writes made through them here (NULL only where the API allows
-    // it).
+    // `rel` is an open relation, locked by the caller; `pages_out`, `tuples` and `allvisfrac`
+    // are the planner's out-parameters, valid for writes.
     unsafe {
         let nblocks = pages::nblocks(rel);
         // pages::storage_id is cached with the relation; existing_storage_id's smgrexists
