@@ -44,8 +44,9 @@ impl Target {
     }
 
     unsafe fn relname(&self) -> String {
-        // SAFETY: per this fn's contract we are on the backend thread inside a transaction,
-        // so the transaction-status checks, lock waits and mark writes are allowed.
+        // SAFETY: `self.rel` is the open, locked relation of the change (a Target lives only
+        // inside the table-AM callback that made it), so its relcache entry and `rd_rel` are
+        // valid.
         unsafe { CStr::from_ptr((*(*self.rel).rd_rel).relname.data.as_ptr()).to_string_lossy().into_owned() }
     }
 }
@@ -62,8 +63,8 @@ enum Writer {
 impl Writer {
     /// In progress before committed: the order that cannot miss a commit in between.
     unsafe fn of(xid: pg_sys::TransactionId) -> Writer {
-        // SAFETY: per this fn's contract we are on the backend thread inside a transaction,
-        // so the transaction-status checks, lock waits and mark writes are allowed.
+        // SAFETY: we are on the backend thread inside a transaction (this fn's contract),
+        // where the transaction-status functions may be asked about any xid.
         unsafe {
             if pg_sys::TransactionIdIsCurrentTransactionId(xid) {
                 Writer::Mine
@@ -102,8 +103,10 @@ unsafe fn report_delete(t: &Target, m: &RowMark, tmfd: *mut pg_sys::TM_FailureDa
 /// meet an old copy: a READ COMMITTED statement takes its snapshot after locking the
 /// table against the merge.
 unsafe fn moved_by_vacuum(t: &Target) -> bool {
-    // SAFETY: per this fn's contract we are on the backend thread inside a transaction, so
-    // the transaction-status checks, lock waits and mark writes are allowed.
+    // SAFETY: we are on the backend thread inside a transaction (this fn's contract), and
+    // `t.rel` is the open, locked relation of the change (a Target lives only inside the
+    // callback that made it), so the transaction-status checks and metadata reads are
+    // allowed.
     unsafe {
         pg_sys::XactIsoLevel >= pg_sys::XACT_REPEATABLE_READ as i32
             && !write_buffer::holds_row((*t.rel).rd_id, t.row)
@@ -298,8 +301,10 @@ unsafe fn fetch_any(
 
 /// Whether this transaction wrote the row with command `cid` or a later one.
 unsafe fn inserted_by_this_command(t: &Target, cid: pg_sys::CommandId) -> bool {
-    // SAFETY: per this fn's contract we are on the backend thread inside a transaction, so
-    // the transaction-status checks, lock waits and mark writes are allowed.
+    // SAFETY: we are on the backend thread inside a transaction (this fn's contract), and
+    // `t.rel` is the open, locked relation of the change (a Target lives only inside the
+    // callback that made it), so the transaction-status checks and metadata reads are
+    // allowed.
     unsafe {
         if write_buffer::holds_row((*t.rel).rd_id, t.row) {
             write_buffer::flush_for_read(t.rel);
