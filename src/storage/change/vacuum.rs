@@ -48,9 +48,9 @@ unsafe extern "C-unwind" fn index_entry_is_dead(
     tid: pg_sys::ItemPointer,
     state: *mut std::ffi::c_void,
 ) -> bool {
-    // SAFETY: PostgreSQL calls this on the backend thread with the arguments its API defines:
-    // `tid` is a valid item pointer; `state` is valid for the reads and writes made through it
-    // here (NULL only where the API allows it).
+    // SAFETY: the index AM's bulk delete calls this with a valid index TID and the `state` we
+    // passed to index_bulk_delete (`remove_index_entries`): a `DeadRows` that outlives the
+    // call, read only.
     unsafe {
         let dead = &*(state as *const DeadRows);
         crate::storage::relation::tid::tid_row(&*tid).is_some_and(|row| dead.contains(row))
@@ -101,8 +101,10 @@ pub unsafe fn vacuum(rel: pg_sys::Relation, strategy: pg_sys::BufferAccessStrate
 /// removed marks back, rows deleted long ago visible again. So this VACUUM is an
 /// ordinary writer, as VACUUM FULL is (the flag goes at transaction end anyway).
 unsafe fn stop_being_a_lazy_vacuum() {
-    // SAFETY: per this fn's contract we are on the backend thread inside a transaction, so
-    // the snapshot, lock and index-vacuum calls are allowed.
+    // SAFETY: on the backend thread inside a transaction (this fn's contract), `MyProc`,
+    // `ProcGlobal` and the main LWLock array are this backend's initialized shared-memory
+    // state; the status flags are changed under ProcArrayLock held exclusively, at our own
+    // `pgxactoff`, as vacuum_rel sets them.
     unsafe {
         let me = pg_sys::MyProc;
         if (*me).statusFlags as u32 & pg_sys::PROC_IN_VACUUM == 0 {
@@ -330,9 +332,10 @@ impl IndexInserter {
     /// Index entries for the row in `slot` (its TID set). The moved row's old entries
     /// stay until no snapshot needs them, so uniqueness is not checked again.
     unsafe fn insert(&self, slot: *mut pg_sys::TupleTableSlot) {
-        // SAFETY: the caller guarantees this fn's contract: `slot` is a valid tuple slot, and
-        // we are on the backend thread inside a transaction, so the snapshot, lock and
-        // index-vacuum calls are allowed.
+        // SAFETY: the caller gives a valid slot of the table's rows with its TID set (this
+        // fn's contract); `self` holds the indexes `open` opened, their IndexInfos and
+        // prepared predicates, and the executor state they were made in, all alive until
+        // `close`.
         unsafe {
             pg_sys::MemoryContextReset((*self.econtext).ecxt_per_tuple_memory);
             (*self.econtext).ecxt_scantuple = slot;
@@ -364,8 +367,8 @@ impl IndexInserter {
     }
 
     unsafe fn close(self) {
-        // SAFETY: per this fn's contract we are on the backend thread inside a transaction,
-        // so the snapshot, lock and index-vacuum calls are allowed.
+        // SAFETY: `self` is consumed, so the executor state and the index array `open` made
+        // are freed and closed exactly once, inside the transaction that opened them.
         unsafe {
             pg_sys::FreeExecutorState(self.estate);
             pg_sys::vac_close_indexes(self.count as i32, self.indexes, pg_sys::NoLock as i32);
