@@ -38,11 +38,10 @@ pub unsafe fn build(
     scan_reader: Option<&mut Reader>,
 ) -> f64 {
     // SAFETY: the caller guarantees this fn's contract: `table_rel`, `index_rel` are open
-    // relations, locked by the caller; `index_info`, `callback_state` are valid for the reads
-    // and writes made through it here (NULL only where the API allows it); `scan` is a scan
-    // descriptor begun by this access method (a `ScanDesc`), and we are on the backend thread
-    // inside a transaction, so the executor-state, snapshot, tuplesort and index-insert calls
-    // are allowed.
+    // relations, locked by the caller; `index_info` is the index's IndexInfo and
+    // `callback_state` what `callback` expects; `scan` is NULL or a scan this access method
+    // began (a `ScanDesc`), and we are on the backend thread inside a transaction, so the
+    // executor-state, snapshot, tuplesort and index-insert calls are allowed.
     unsafe {
         let callback = callback.expect("index build callback");
         let concurrent = (*index_info).ii_Concurrent;
@@ -130,10 +129,9 @@ struct EntryMaker {
 impl EntryMaker {
     unsafe fn new(table_rel: pg_sys::Relation, index_info: *mut pg_sys::IndexInfo) -> EntryMaker {
         // SAFETY: the caller guarantees this fn's contract: `table_rel` is an open relation,
-        // locked by the caller; `index_info` is valid for the reads and writes made through
-        // it here (NULL only where the API allows it), and we are on the backend thread
-        // inside a transaction, so the executor-state, snapshot, tuplesort and index-insert
-        // calls are allowed.
+        // locked by the caller; `index_info` is the index's IndexInfo, and we are on the
+        // backend thread inside a transaction, so the executor-state, snapshot, tuplesort and
+        // index-insert calls are allowed.
         unsafe {
             let estate = pg_sys::CreateExecutorState();
             let econtext = pg_sys::MakePerTupleExprContext(estate);
@@ -154,8 +152,9 @@ impl EntryMaker {
     /// Whether the row in the slot belongs in the index (its predicate holds); if so,
     /// its key is in `values` and `isnull`.
     unsafe fn form(&mut self) -> bool {
-        // SAFETY: per this fn's contract we are on the backend thread inside a transaction,
-        // so the executor-state, snapshot, tuplesort and index-insert calls are allowed.
+        // SAFETY: we are on the backend thread inside a transaction (this fn's contract), and
+        // `self` holds the executor state, slot and IndexInfo `new` made, alive until
+        // `finish` consumes it.
         unsafe {
             pg_sys::MemoryContextReset((*self.econtext).ecxt_per_tuple_memory);
             if !self.predicate.is_null() && !pg_sys::ExecQual(self.predicate, self.econtext) {
@@ -168,8 +167,9 @@ impl EntryMaker {
     }
 
     unsafe fn finish(self) {
-        // SAFETY: per this fn's contract we are on the backend thread inside a transaction,
-        // so the executor-state, snapshot, tuplesort and index-insert calls are allowed.
+        // SAFETY: we are on the backend thread inside a transaction (this fn's contract), and
+        // `self` holds the executor state, slot and IndexInfo `new` made, alive until
+        // `finish` consumes it.
         unsafe {
             pg_sys::ExecDropSingleTupleTableSlot(self.slot);
             pg_sys::FreeExecutorState(self.estate);
@@ -186,10 +186,9 @@ impl EntryMaker {
 /// is real. The table's lock keeps writers out, so in practice there is none.
 unsafe fn deletes_for_build(table_rel: pg_sys::Relation, index_info: *mut pg_sys::IndexInfo) -> BuildDeletes {
     // SAFETY: the caller guarantees this fn's contract: `table_rel` is an open relation,
-    // locked by the caller; `index_info` is valid for the reads and writes made through it
-    // here (NULL only where the API allows it), and we are on the backend thread inside a
-    // transaction, so the executor-state, snapshot, tuplesort and index-insert calls are
-    // allowed.
+    // locked by the caller; `index_info` is the index's IndexInfo, and we are on the backend
+    // thread inside a transaction, so the executor-state, snapshot, tuplesort and
+    // index-insert calls are allowed.
     unsafe {
         let storage_id = pages::storage_id(table_rel);
         let checking_uniqueness = (*index_info).ii_Unique || !(*index_info).ii_ExclusionOps.is_null();
@@ -229,11 +228,10 @@ unsafe fn deletes_for_build(table_rel: pg_sys::Relation, index_info: *mut pg_sys
 /// out of row order.
 ///
 /// # Safety
-/// `table_rel`, `index_rel` must be open relations, locked by the caller; `index_info`,
-/// `state` must be valid for the reads and writes made through them here (NULL only where the
-/// API allows it); `snapshot` must be a valid snapshot (or NULL where this fn's docs allow
-/// it); call on the backend thread inside a transaction (it calls PostgreSQL, which may raise
-/// an error).
+/// `table_rel`, `index_rel` must be open relations, locked by the caller; `index_info` must
+/// be the index's IndexInfo and `state` validate_index's state (its TID tuplesort performed);
+/// `snapshot` must be a valid MVCC snapshot; call on the backend thread inside a transaction
+/// (it calls PostgreSQL, which may raise an error).
 pub unsafe fn validate(
     table_rel: pg_sys::Relation,
     index_rel: pg_sys::Relation,
@@ -242,11 +240,10 @@ pub unsafe fn validate(
     state: *mut pg_sys::ValidateIndexState,
 ) {
     // SAFETY: the caller guarantees this fn's contract: `table_rel`, `index_rel` are open
-    // relations, locked by the caller; `index_info`, `state` are valid for the reads and
-    // writes made through it here (NULL only where the API allows it); `snapshot` is a valid
-    // snapshot (or NULL where this fn's docs allow it), and we are on the backend thread
-    // inside a transaction, so the executor-state, snapshot, tuplesort and index-insert calls
-    // are allowed.
+    // relations, locked by the caller; `index_info` is the index's IndexInfo and `state`
+    // validate_index's state; `snapshot` is a valid MVCC snapshot, and we are on the backend
+    // thread inside a transaction, so the executor-state, snapshot, tuplesort and
+    // index-insert calls are allowed.
     unsafe {
         write_buffer::flush_before_reading(table_rel);
         let mut reader = Reader::new(table_rel, snapshot, None, GroupClaim::Serial { next: 0 });
