@@ -584,46 +584,47 @@ impl Reader {
     /// `load_vector` but for forgetting what was decoded of the vector (`seek_vector`
     /// decodes some of its columns before selecting its rows).
     unsafe fn select_rows(&mut self, verdict: Verdict) {
-        // SAFETY: we are on the backend thread inside a transaction (this fn's contract), and
-        // `self.rel` is still open (`Reader::new` requires it for the reader's life), so the
-        // metadata and buffer reads are allowed.
-        unsafe {
-            self.ensure_order(self.vector);
-            let g = &self.groups[self.group.unwrap()];
-            let rows = self.rows_in_vector(g, self.vector);
-            self.vector_rows = rows;
-            self.row = 0;
-            self.counters.vectors_read += 1;
-            self.selection.clear();
-            if self.mask.is_none() {
-                self.selection.extend(0..rows as u32);
+        // SAFETY: this fn's contract (backend thread, inside a transaction, `self.rel` still
+        // open) is what `ensure_order` requires.
+        unsafe { self.ensure_order(self.vector) };
+        let g = &self.groups[self.group.unwrap()];
+        let rows = self.rows_in_vector(g, self.vector);
+        self.vector_rows = rows;
+        self.row = 0;
+        self.counters.vectors_read += 1;
+        self.selection.clear();
+        if self.mask.is_none() {
+            self.selection.extend(0..rows as u32);
+        } else {
+            for r in 0..rows {
+                if !self.is_deleted(r) {
+                    self.selection.push(r as u32);
+                }
+            }
+        }
+        if let Some(filter) = self.filter.take() {
+            if verdict == Verdict::Some {
+                let mut selection = std::mem::take(&mut self.selection);
+                let before = selection.len();
+                let g = self.groups[self.group.unwrap()].clone();
+                let vector = self.vector;
+                let stats = |att: usize| Self::stats(&g, att, Some(vector));
+                filter.select(&stats, &mut LazyVectors(self), &mut selection);
+                self.counters.rows_filtered += (before - selection.len()) as u64;
+                self.selection = selection;
             } else {
-                for r in 0..rows {
-                    if !self.is_deleted(r) {
-                        self.selection.push(r as u32);
-                    }
-                }
+                self.counters.vectors_passed += 1;
             }
-            if let Some(filter) = self.filter.take() {
-                if verdict == Verdict::Some {
-                    let mut selection = std::mem::take(&mut self.selection);
-                    let before = selection.len();
-                    let g = self.groups[self.group.unwrap()].clone();
-                    let vector = self.vector;
-                    let stats = |att: usize| Self::stats(&g, att, Some(vector));
-                    filter.select(&stats, &mut LazyVectors(self), &mut selection);
-                    self.counters.rows_filtered += (before - selection.len()) as u64;
-                    self.selection = selection;
-                } else {
-                    self.counters.vectors_passed += 1;
-                }
-                self.filter = Some(filter);
-            }
-            if self.selection.is_empty() {
-                return;
-            }
-            for i in 0..self.kinds.len() {
-                if matches!(self.sources[i], Source::Chunk) && self.is_output(i) {
+            self.filter = Some(filter);
+        }
+        if self.selection.is_empty() {
+            return;
+        }
+        for i in 0..self.kinds.len() {
+            if matches!(self.sources[i], Source::Chunk) && self.is_output(i) {
+                // SAFETY: as above, for `decode_attr`; `materialize_rows` gets the vector just
+                // decoded for attribute `i` and its kind, in this transaction's memory context.
+                unsafe {
                     self.decode_attr(i);
                     self.columns[i].materialize_rows(self.kinds[i], &self.vectors[i], &self.selection);
                 }
@@ -845,52 +846,50 @@ impl Reader {
     /// Call on the backend thread inside a transaction, while the relation the reader was
     /// made for is still open.
     pub unsafe fn skip(&mut self, mut n: u64) -> u64 {
-        // SAFETY: we are on the backend thread inside a transaction (this fn's contract), and
-        // `self.rel` is still open (`Reader::new` requires it for the reader's life), so the
-        // metadata and buffer reads are allowed.
-        unsafe {
-            let mut skipped = 0;
-            while n > 0 {
-                if self.row < self.selection.len() {
-                    let k = (n as usize).min(self.selection.len() - self.row);
-                    self.row += k;
-                    n -= k as u64;
-                    skipped += k as u64;
-                    continue;
-                }
-                if self.vector_rows > 0 {
-                    // The loaded vector is used up: step past it.
-                    self.vector_first_row += self.vector_rows as u64;
-                    self.vector += 1;
-                    self.vector_rows = 0;
-                    self.selection.clear();
-                    self.row = 0;
-                }
-                // Skip whole vectors and row groups by their row counts.
-                if self.group.is_none() || self.vector >= self.vector_count {
-                    if !self.next_group() {
-                        break;
-                    }
-                    continue;
-                }
-                if self.mask.is_some() {
-                    self.ensure_order(self.vector);
-                }
-                let rows_here = self.rows_in_vector(&self.groups[self.group.unwrap()], self.vector);
-                let deleted =
-                    self.deleted_in((self.vector_first_row - self.group_first_row) as usize, rows_here);
-                let live = (rows_here - deleted) as u64;
-                if live <= n {
-                    self.vector += 1;
-                    self.vector_first_row += rows_here as u64;
-                    n -= live;
-                    skipped += live;
-                } else {
-                    self.load_vector(Verdict::Some);
-                }
+        let mut skipped = 0;
+        while n > 0 {
+            if self.row < self.selection.len() {
+                let k = (n as usize).min(self.selection.len() - self.row);
+                self.row += k;
+                n -= k as u64;
+                skipped += k as u64;
+                continue;
             }
-            skipped
+            if self.vector_rows > 0 {
+                // The loaded vector is used up: step past it.
+                self.vector_first_row += self.vector_rows as u64;
+                self.vector += 1;
+                self.vector_rows = 0;
+                self.selection.clear();
+                self.row = 0;
+            }
+            // Skip whole vectors and row groups by their row counts.
+            if self.group.is_none() || self.vector >= self.vector_count {
+                // SAFETY: this fn's contract (backend thread, inside a transaction, `self.rel` still
+                // open) is what `next_group` requires.
+                if !unsafe { self.next_group() } {
+                    break;
+                }
+                continue;
+            }
+            if self.mask.is_some() {
+                // SAFETY: as for `next_group` above.
+                unsafe { self.ensure_order(self.vector) };
+            }
+            let rows_here = self.rows_in_vector(&self.groups[self.group.unwrap()], self.vector);
+            let deleted = self.deleted_in((self.vector_first_row - self.group_first_row) as usize, rows_here);
+            let live = (rows_here - deleted) as u64;
+            if live <= n {
+                self.vector += 1;
+                self.vector_first_row += rows_here as u64;
+                n -= live;
+                skipped += live;
+            } else {
+                // SAFETY: as for `next_group` above.
+                unsafe { self.load_vector(Verdict::Some) };
+            }
         }
+        skipped
     }
 
     /// Stores the next row in `slot` (a virtual slot); false at the end.
