@@ -67,14 +67,14 @@ pub extern "C" fn pg_finfo_table_option_resolve() -> &'static pg_sys::Pg_finfo_r
 /// that does not resolve is left out, like a column dropped after the option was set.
 ///
 /// # Safety
-/// Only PostgreSQL calls this, through the routine it is registered in, on the backend
-/// thread, with the arguments that API defines: `fcinfo` must be the call info PostgreSQL
-/// passes to this function.
+/// Only PostgreSQL's function manager calls this (as a trigger function, on the backend
+/// thread), with a valid `fcinfo`.
 #[unsafe(no_mangle)]
 #[pg_guard]
 pub unsafe extern "C-unwind" fn table_option_resolve(fcinfo: pg_sys::FunctionCallInfo) -> pg_sys::Datum {
-    // SAFETY: PostgreSQL calls this on the backend thread with the arguments its API defines:
-    // `fcinfo` is the call info PostgreSQL passes to this function.
+    // SAFETY: the function manager calls this with a valid `fcinfo` inside a transaction; its
+    // `context` is checked to be TriggerData before use, and PostgreSQL keeps the trigger's
+    // relation, descriptor and tuple valid for the call.
     unsafe {
         let data = (*fcinfo).context as *mut pg_sys::TriggerData;
         if data.is_null() || (*data).type_ != pg_sys::NodeTag::T_TriggerData {
@@ -706,9 +706,9 @@ unsafe extern "C-unwind" fn owns_relation(
     old_rel_id: pg_sys::Oid,
     arg: *mut std::ffi::c_void,
 ) {
-    // SAFETY: PostgreSQL calls this on the backend thread with the arguments its API defines:
-    // `relation` is a valid parse-tree node; `arg` is valid for the reads and writes made
-    // through it here (NULL only where the API allows it).
+    // SAFETY: RangeVarGetRelidExtended calls this callback with its own arguments (the
+    // RangeVar being looked up, the OIDs, our NULL `arg`), which are exactly what
+    // RangeVarCallbackOwnsRelation expects.
     unsafe {
         pg_sys::RangeVarCallbackOwnsRelation(relation, rel_id, old_rel_id, arg);
     }
