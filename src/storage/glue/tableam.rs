@@ -383,8 +383,8 @@ unsafe extern "C-unwind" fn index_delete_tuples(
     delstate: *mut pg_sys::TM_IndexDeleteOp,
 ) -> pg_sys::TransactionId {
     // SAFETY: PostgreSQL calls this on the backend thread with the arguments its API defines:
-    // `rel` is an open relation, locked by the caller; `delstate` is valid for the reads and
-    // writes made through it here (NULL only where the API allows it).
+    // `rel` is an open relation, locked by the caller; `delstate` is the index AM's delete
+    // operation (`ndeltids` entries in `deltids` and `status`), which we may update in place.
     unsafe { crate::storage::read::index_delete::delete_tuples(rel, delstate) }
 }
 
@@ -829,9 +829,9 @@ unsafe extern "C-unwind" fn index_validate_scan(
     state: *mut pg_sys::ValidateIndexState,
 ) {
     // SAFETY: PostgreSQL calls this on the backend thread with the arguments its API defines:
-    // `table_rel`, `index_rel` are open relations, locked by the caller; `index_info`,
-    // `state` are valid for the reads and writes made through them here (NULL only where the
-    // API allows it); `snapshot` is a valid snapshot.
+    // `table_rel`, `index_rel` are open relations, locked by the caller; `index_info` is the
+    // index's IndexInfo and `state` validate_index's state; `snapshot` is validate_index's
+    // MVCC snapshot.
     unsafe {
         crate::storage::change::index_build::validate(table_rel, index_rel, index_info, snapshot, state)
     }
@@ -904,8 +904,8 @@ unsafe extern "C-unwind" fn scan_sample_next_block(
     state: *mut pg_sys::SampleScanState,
 ) -> bool {
     // SAFETY: PostgreSQL calls this on the backend thread with the arguments its API defines:
-    // `scan` is a scan descriptor begun by this access method (a `ScanDesc`); `state` is valid
-    // for the reads and writes made through it here (NULL only where the API allows it).
+    // `scan` is a scan descriptor begun by this access method (a `ScanDesc`); `state` is the
+    // executor's SampleScanState of this scan (its sampling method's routine set).
     unsafe { (*scan_desc(scan).sample).next_block(state) }
 }
 
@@ -916,9 +916,9 @@ unsafe extern "C-unwind" fn scan_sample_next_tuple(
     slot: *mut pg_sys::TupleTableSlot,
 ) -> bool {
     // SAFETY: PostgreSQL calls this on the backend thread with the arguments its API defines:
-    // `scan` is a scan descriptor begun by this access method (a `ScanDesc`); `state` is valid
-    // for the reads and writes made through it here (NULL only where the API allows it);
-    // `slot` is a valid tuple slot.
+    // `scan` is a scan descriptor begun by this access method (a `ScanDesc`); `state` is the
+    // executor's SampleScanState of this scan (its sampling method's routine set); `slot` is
+    // a valid tuple slot.
     unsafe {
         let desc = scan_desc(scan);
         (*desc.sample).next_tuple(state, desc.base.rs_snapshot, slot)

@@ -27,17 +27,17 @@ use pgrx::pg_sys;
 /// (the horizon for recovery conflicts on standbys).
 ///
 /// # Safety
-/// `rel` must be an open relation, locked by the caller; `delstate` must be valid for the
-/// reads and writes made through it here (NULL only where the API allows it); call on the
-/// backend thread inside a transaction (it calls PostgreSQL, which may raise an error).
+/// `rel` must be an open relation, locked by the caller; `delstate` must be the index AM's
+/// delete operation (`ndeltids` entries in `deltids` and `status`); call on the backend
+/// thread inside a transaction (it calls PostgreSQL, which may raise an error).
 pub unsafe fn delete_tuples(
     rel: pg_sys::Relation,
     delstate: *mut pg_sys::TM_IndexDeleteOp,
 ) -> pg_sys::TransactionId {
     // SAFETY: the caller guarantees this fn's contract: `rel` is an open relation, locked by
-    // the caller; `delstate` is valid for the reads and writes made through it here (NULL
-    // only where the API allows it), and we are on the backend thread inside a transaction,
-    // so the metadata reads and transaction-status checks are allowed.
+    // the caller; `delstate` is the index AM's delete operation (`ndeltids` entries in
+    // `deltids` and `status`), which we may update in place, and we are on the backend thread
+    // inside a transaction, so the metadata reads and transaction-status checks are allowed.
     unsafe {
         let n = (*delstate).ndeltids as usize;
         let mut horizon = pg_sys::InvalidTransactionId;

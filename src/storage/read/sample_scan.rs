@@ -58,14 +58,14 @@ impl SampleScan {
     /// Moves to the next block the sampling method wants; false when there is none.
     ///
     /// # Safety
-    /// `state` must be valid for the reads and writes made through it here (NULL only where
-    /// the API allows it); call on the backend thread inside a transaction (it calls
-    /// PostgreSQL, which may raise an error).
+    /// `state` must be the executor's SampleScanState of this scan (its sampling method's
+    /// routine set); call on the backend thread inside a transaction (it calls PostgreSQL,
+    /// which may raise an error).
     pub unsafe fn next_block(&mut self, state: *mut pg_sys::SampleScanState) -> bool {
-        // SAFETY: the caller guarantees this fn's contract: `state` is valid for the reads
-        // and writes made through it here (NULL only where the API allows it), and we are on
-        // the backend thread inside a transaction, so the metadata reads and
-        // transaction-status checks are allowed.
+        // SAFETY: the caller guarantees this fn's contract: `state` is the executor's
+        // SampleScanState of this scan (its sampling method's routine set), and we are on the
+        // backend thread inside a transaction, so the metadata reads and transaction-status
+        // checks are allowed.
         unsafe {
             // MaxBlockNumber (0xFFFFFFFE) blocks hold more rows than row numbers can reach.
             let nblocks = pg_sys::BlockNumber::try_from(self.nblocks).unwrap_or(0xFFFF_FFFE);
@@ -94,9 +94,9 @@ impl SampleScan {
     /// `slot`; false when the block has no more.
     ///
     /// # Safety
-    /// `state` must be valid for the reads and writes made through it here (NULL only where
-    /// the API allows it); `snapshot` must be a valid snapshot (or NULL where this fn's docs
-    /// allow it); `slot` must be a valid tuple slot; call on the backend thread inside a
+    /// `state` must be the executor's SampleScanState of this scan (its sampling method's
+    /// routine set); `snapshot` must be a valid snapshot (or NULL where this fn's docs allow
+    /// it); `slot` must be a valid tuple slot; call on the backend thread inside a
     /// transaction (it calls PostgreSQL, which may raise an error).
     pub unsafe fn next_tuple(
         &mut self,
@@ -104,9 +104,9 @@ impl SampleScan {
         snapshot: pg_sys::Snapshot,
         slot: *mut pg_sys::TupleTableSlot,
     ) -> bool {
-        // SAFETY: the caller guarantees this fn's contract: `state` is valid for the reads
-        // and writes made through it here (NULL only where the API allows it); `snapshot` is
-        // a valid snapshot (or NULL where this fn's docs allow it); `slot` is a valid tuple
+        // SAFETY: the caller guarantees this fn's contract: `state` is the executor's
+        // SampleScanState of this scan (its sampling method's routine set); `snapshot` is a
+        // valid snapshot (or NULL where this fn's docs allow it); `slot` is a valid tuple
         // slot, and we are on the backend thread inside a transaction, so the metadata reads
         // and transaction-status checks are allowed.
         unsafe {
