@@ -23,12 +23,13 @@ pub enum Order {
 /// sort_by option, else as stored.
 ///
 /// # Safety
-/// `rel`, `index` must be open relations, locked by the caller; call on the backend thread
-/// inside a transaction (it calls PostgreSQL, which may raise an error).
+/// `rel` must be an open relation, locked by the caller, and `index` NULL or an open index of
+/// it; call on the backend thread inside a transaction (it calls PostgreSQL, which may raise
+/// an error).
 pub unsafe fn order_for(rel: pg_sys::Relation, index: pg_sys::Relation) -> Order {
-    // SAFETY: the caller guarantees this fn's contract: `rel`, `index` are open relations,
-    // locked by the caller, and we are on the backend thread inside a transaction, so the
-    // tuplesort and slot calls are allowed.
+    // SAFETY: the caller guarantees this fn's contract: `rel` is an open relation, locked by
+    // the caller, and `index` NULL (checked) or its open clustering index, and we are on the
+    // backend thread inside a transaction, so the tuplesort and slot calls are allowed.
     unsafe {
         let desc = (*rel).rd_att;
         if !index.is_null() {
@@ -48,10 +49,9 @@ pub unsafe fn order_for(rel: pg_sys::Relation, index: pg_sys::Relation) -> Order
 }
 
 /// # Safety
-/// `old`, `new`, `old_index` must be open relations, locked by the caller; `num_tuples`,
-/// `tups_vacuumed` must be valid for the reads and writes made through them here (NULL only
-/// where the API allows it); call on the backend thread inside a transaction (it calls
-/// PostgreSQL, which may raise an error).
+/// `old` and `new` must be open relations, locked by the caller, `old_index` NULL or an open
+/// index of `old`; `num_tuples` and `tups_vacuumed` must be valid for writes; call on the
+/// backend thread inside a transaction (it calls PostgreSQL, which may raise an error).
 pub unsafe fn copy_for_cluster(
     old: pg_sys::Relation,
     new: pg_sys::Relation,
@@ -59,10 +59,10 @@ pub unsafe fn copy_for_cluster(
     num_tuples: *mut f64,
     tups_vacuumed: *mut f64,
 ) {
-    // SAFETY: the caller guarantees this fn's contract: `old`, `new`, `old_index` are open
-    // relations, locked by the caller; `num_tuples`, `tups_vacuumed` are valid for the reads
-    // and writes made through it here (NULL only where the API allows it), and we are on the
-    // backend thread inside a transaction, so the tuplesort and slot calls are allowed.
+    // SAFETY: the caller guarantees this fn's contract: `old` and `new` are open relations,
+    // locked by the caller, `old_index` NULL or an open index of `old`; `num_tuples` and
+    // `tups_vacuumed` are valid for writes, and we are on the backend thread inside a
+    // transaction, so the tuplesort and slot calls are allowed.
     unsafe {
         write_buffer::flush_relation((*old).rd_id);
         // Committed rows and this transaction's; the table is locked against everyone else.

@@ -34,9 +34,10 @@ unsafe extern "C-unwind" fn object_access(
     sub_id: i32,
     arg: *mut std::ffi::c_void,
 ) {
-    // SAFETY: PostgreSQL calls this on the backend thread with the arguments its API defines:
-    // `arg` is valid for the reads and writes made through it here (NULL only where the API
-    // allows it).
+    // SAFETY: PostgreSQL calls the object-access hook on the backend thread inside the
+    // transaction doing the access; `PREV_HOOK` was set once at load, `arg` is only passed on
+    // to it, and the dropped table is opened (and locked) here before its relcache entry and
+    // pages are read.
     unsafe {
         if let Some(prev) = PREV_HOOK {
             prev(access, class_id, object_id, sub_id, arg);

@@ -649,9 +649,10 @@ unsafe extern "C-unwind" fn relation_copy_for_cluster(
     tups_recently_dead: *mut f64,
 ) {
     // SAFETY: PostgreSQL calls this on the backend thread with the arguments its API defines:
-    // `old_heap`, `new_heap`, `old_index` are open relations, locked by the caller;
-    // `num_tuples`, `tups_vacuumed`, `tups_recently_dead` are valid for the reads and writes
-    // made through it here (NULL only where the API allows it).
+    // `old_heap` and `new_heap` are open relations, locked by the caller, `old_index` NULL or
+    // the open clustering index; `num_tuples`, `tups_vacuumed`, `tups_recently_dead` are
+    // valid for the reads and writes made through it here (NULL only where the API allows
+    // it).
     unsafe {
         *tups_recently_dead = 0.0;
         crate::storage::change::rewrite::copy_for_cluster(
