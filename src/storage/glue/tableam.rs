@@ -104,10 +104,10 @@ unsafe extern "C-unwind" fn scan_begin(
     flags: u32,
 ) -> pg_sys::TableScanDesc {
     // SAFETY: PostgreSQL calls this on the backend thread with the arguments its API defines:
-    // `rel` is an open relation, locked by the caller; `snapshot` is a valid snapshot; `key`
-    // is valid for the reads and writes made through it here (NULL only where the API allows
-    // it); `pscan` is NULL or the parallel scan area this AM sized and initialized (a
-    // `ParallelScan`).
+    // `rel` is an open relation, locked by the caller; `snapshot` is the scan's snapshot or
+    // NULL (`begin` checks); `key` is valid for the reads and writes made through it here
+    // (NULL only where the API allows it); `pscan` is NULL or the parallel scan area this AM
+    // sized and initialized (a `ParallelScan`).
     unsafe { begin(rel, snapshot, nkeys, key, pscan, flags, None) }
 }
 
@@ -115,10 +115,10 @@ unsafe extern "C-unwind" fn scan_begin(
 ///
 /// # Safety
 /// `rel` must be an open relation, locked by the caller; `snapshot` must be a valid snapshot
-/// (or NULL where this fn's docs allow it); `key` must be valid for the reads and writes made
-/// through it here (NULL only where the API allows it); `pscan` must be NULL or the parallel
-/// scan area this AM sized and initialized (a `ParallelScan`); call on the backend thread
-/// inside a transaction (it calls PostgreSQL, which may raise an error).
+/// or NULL; `key` must be valid for the reads and writes made through it here (NULL only
+/// where the API allows it); `pscan` must be NULL or the parallel scan area this AM sized and
+/// initialized (a `ParallelScan`); call on the backend thread inside a transaction (it calls
+/// PostgreSQL, which may raise an error).
 pub unsafe fn begin(
     rel: pg_sys::Relation,
     snapshot: pg_sys::Snapshot,
@@ -129,9 +129,9 @@ pub unsafe fn begin(
     wanted: Option<Vec<bool>>,
 ) -> pg_sys::TableScanDesc {
     // SAFETY: the caller guarantees this fn's contract: `rel` is an open relation, locked by
-    // the caller; `snapshot` is a valid snapshot (or NULL where this fn's docs allow it);
-    // `key` is valid for the reads and writes made through it here (NULL only where the API
-    // allows it); `pscan` is NULL or the parallel scan area this AM sized and initialized (a
+    // the caller; `snapshot` is a valid snapshot or NULL (checked before use); `key` is valid
+    // for the reads and writes made through it here (NULL only where the API allows it);
+    // `pscan` is NULL or the parallel scan area this AM sized and initialized (a
     // `ParallelScan`), and we are on the backend thread inside a transaction, so the catalog
     // lookups and relation opens are allowed.
     unsafe {
