@@ -279,18 +279,19 @@ pub unsafe fn load_row_groups_for(
 }
 
 /// # Safety
-/// `tup` must be a valid heap tuple; call on the backend thread inside a transaction (it
-/// calls PostgreSQL, which may raise an error).
+/// `tup` must be a valid `row_group` tuple and `v`, `n` its deformed columns; call on the
+/// backend thread inside a transaction (it calls PostgreSQL, which may raise an error).
 pub(super) unsafe fn parse_row_group(
     tup: pg_sys::HeapTuple,
     v: &[pg_sys::Datum; ROW_GROUP_NATTS],
     n: &[bool; ROW_GROUP_NATTS],
     empty: &Rc<Chunks>,
 ) -> RowGroupMeta {
-    // SAFETY: the caller guarantees this fn's contract: `tup` is a valid heap tuple, and we
-    // are on the backend thread inside a transaction, so the metadata relations may be
-    // opened, scanned and written (relation, scan and tuple pointers below come from the
-    // calls that return them and are used before being closed, ended or freed).
+    // SAFETY: the caller guarantees this fn's contract: `tup` is a valid `row_group` tuple
+    // and `v`, `n` its deformed columns (read as their columns' types), and we are on the
+    // backend thread inside a transaction, so the metadata relations may be opened, scanned
+    // and written (relation, scan and tuple pointers below come from the calls that return
+    // them and are used before being closed, ended or freed).
     unsafe {
         let header = (*tup).t_data;
         let writer = (pg_sys::HeapTupleHeaderGetXmin(header), (*header).t_choice.t_heap.t_field3.t_cid);

@@ -56,13 +56,12 @@ pub(super) fn mark_kind(v: pg_sys::Datum) -> MarkKind {
 }
 
 /// # Safety
-/// Call on the backend thread inside a transaction (it calls PostgreSQL, which may raise an
-/// error).
+/// `v` and `n` must be the deformed columns of a `row_mark` row whose tuple is still alive;
+/// call on the backend thread (a corrupt value raises XX001).
 pub(super) unsafe fn mark_rows(v: &[pg_sys::Datum; MARK_NATTS], n: &[bool; MARK_NATTS]) -> MarkRows {
-    // SAFETY: per this fn's contract we are on the backend thread inside a transaction, so
-    // the metadata relations may be opened, scanned and written (relation, scan and tuple
-    // pointers below come from the calls that return them and are used before being closed,
-    // ended or freed).
+    // SAFETY: `v` and `n` are the deformed columns of a `row_mark` row (this fn's contract),
+    // so each datum is read as its column's type, and by-reference ones point into the tuple,
+    // which the caller keeps alive.
     unsafe {
         let rows: &[u8] = not_null(v[3], n[3], "row_mark.rows");
         let successors = (!n[4]).then(|| not_null::<&[u8]>(v[4], n[4], "row_mark.successors"));
@@ -169,17 +168,16 @@ pub unsafe fn marks_of(storage_id: u64, scope: MarkScope) -> Vec<Mark> {
 /// Calls `f` with each row number a delete mark in `v` covers.
 ///
 /// # Safety
-/// Call on the backend thread inside a transaction (it calls PostgreSQL, which may raise an
-/// error).
+/// `v` and `n` must be the deformed columns of a `row_mark` row whose tuple is still alive;
+/// call on the backend thread (a corrupt value raises XX001).
 pub(super) unsafe fn for_each_deleted_row(
     v: &[pg_sys::Datum; MARK_NATTS],
     n: &[bool; MARK_NATTS],
     mut f: impl FnMut(u64),
 ) {
-    // SAFETY: per this fn's contract we are on the backend thread inside a transaction, so
-    // the metadata relations may be opened, scanned and written (relation, scan and tuple
-    // pointers below come from the calls that return them and are used before being closed,
-    // ended or freed).
+    // SAFETY: `v` and `n` are the deformed columns of a `row_mark` row (this fn's contract),
+    // so each datum is read as its column's type, and by-reference ones point into the tuple,
+    // which the caller keeps alive.
     unsafe {
         if mark_kind(v[2]) == MarkKind::Delete {
             let first = bucket_start(int8(v[1]));
