@@ -6,6 +6,7 @@
 // Every unsafe function here has the same contract, stated here once instead of per
 // function: it runs on the backend's main thread, inside a transaction where the
 // PostgreSQL pointers it is given are live.
+#![warn(unsafe_op_in_unsafe_fn)]
 #![allow(clippy::missing_safety_doc)]
 
 use pgrx::prelude::*;

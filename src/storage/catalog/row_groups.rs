@@ -112,164 +112,231 @@ pub fn note_storage(relid: pg_sys::Oid, storage_id: u64) {
 }
 
 /// Records a written row group and its chunks.
+///
+/// # Safety
+/// Call on the backend thread inside a transaction (it calls PostgreSQL, which may raise an
+/// error).
 pub unsafe fn insert_row_group(storage_id: u64, group: &RowGroupMeta, cid: u32) {
-    let rg = pg_sys::table_open(relid(c"row_group"), pg_sys::RowExclusiveLock as i32);
-    CACHE.with(|c| c.borrow_mut().entries.insert((storage_id, group.first_row), group.chunks.clone()));
-    let mut values = [
-        datum(storage_id as i64),
-        datum(group.first_row as i64),
-        datum(group.row_count as i64),
-        datum(group.data_offset as i64),
-        datum(group.data_length as i64),
-        pg_sys::Datum::from(0usize),
-    ];
-    let mut nulls = [false, false, false, false, false, true];
-    insert_row(rg, &mut values, &mut nulls, cid);
-    pg_sys::table_close(rg, pg_sys::NoLock as i32);
-
-    let ch = pg_sys::table_open(relid(c"chunk"), pg_sys::RowExclusiveLock as i32);
-    for c in group.chunks.columns.iter().flatten().chain(&group.chunks.order) {
+    // SAFETY: per this fn's contract we are on the backend thread inside a transaction, so
+    // the metadata relations may be opened, scanned and written (relation, scan and tuple
+    // pointers below come from the calls that return them and are used before being closed,
+    // ended or freed).
+    unsafe {
+        let rg = pg_sys::table_open(relid(c"row_group"), pg_sys::RowExclusiveLock as i32);
+        CACHE.with(|c| c.borrow_mut().entries.insert((storage_id, group.first_row), group.chunks.clone()));
         let mut values = [
             datum(storage_id as i64),
             datum(group.first_row as i64),
-            datum(c.attnum),
-            datum(c.offset as i64),
-            datum(c.length as i64),
-            datum(c.null_count as i64),
-            datum(c.raw_bytes as i64),
-            datum(directory::encode(&c.vectors).as_slice()),
+            datum(group.row_count as i64),
+            datum(group.data_offset as i64),
+            datum(group.data_length as i64),
+            pg_sys::Datum::from(0usize),
         ];
-        let mut nulls = [false; CHUNK_NATTS];
-        insert_row(ch, &mut values, &mut nulls, cid);
+        let mut nulls = [false, false, false, false, false, true];
+        insert_row(rg, &mut values, &mut nulls, cid);
+        pg_sys::table_close(rg, pg_sys::NoLock as i32);
+
+        let ch = pg_sys::table_open(relid(c"chunk"), pg_sys::RowExclusiveLock as i32);
+        for c in group.chunks.columns.iter().flatten().chain(&group.chunks.order) {
+            let mut values = [
+                datum(storage_id as i64),
+                datum(group.first_row as i64),
+                datum(c.attnum),
+                datum(c.offset as i64),
+                datum(c.length as i64),
+                datum(c.null_count as i64),
+                datum(c.raw_bytes as i64),
+                datum(directory::encode(&c.vectors).as_slice()),
+            ];
+            let mut nulls = [false; CHUNK_NATTS];
+            insert_row(ch, &mut values, &mut nulls, cid);
+        }
+        pg_sys::table_close(ch, pg_sys::NoLock as i32);
     }
-    pg_sys::table_close(ch, pg_sys::NoLock as i32);
 }
 
 /// Parses the chunk rows of one row group: every one, or with `wanted` those of the
 /// order column and of the attribute numbers it lists (sorted).
+///
+/// # Safety
+/// `snapshot` must be a valid snapshot (or NULL where this fn's docs allow it); call on the
+/// backend thread inside a transaction (it calls PostgreSQL, which may raise an error).
 pub(super) unsafe fn read_chunks(
     storage_id: u64,
     first_row: u64,
     snapshot: pg_sys::Snapshot,
     wanted: Option<&[i16]>,
 ) -> Chunks {
-    let mut chunks = Chunks { parsed: wanted.map(<[i16]>::to_vec), ..Chunks::default() };
-    scan_keys::<CHUNK_NATTS>(
-        c"chunk",
-        c"chunk_pkey",
-        &[storage_id, first_row],
-        snapshot,
-        pg_sys::AccessShareLock,
-        |_, _, v, n| {
-            let attnum: i16 = not_null(v[2], n[2], "chunk.attnum");
-            if attnum < 0 {
-                data_corrupted("chunk metadata with a negative attribute number");
-            }
-            // Others are skipped before their directory is detoasted and parsed.
-            if attnum > 0 && wanted.is_some_and(|w| w.binary_search(&attnum).is_err()) {
-                return;
-            }
-            let length = int8(v[4]);
-            let dir: &[u8] = not_null(v[7], n[7], "chunk.directory");
-            let vectors = directory::decode(dir, length).unwrap_or_else(|e| data_corrupted(&e.to_string()));
-            let meta = ChunkMeta {
-                attnum,
-                offset: int8(v[3]),
-                length,
-                null_count: int8(v[5]),
-                raw_bytes: int8(v[6]),
-                vectors,
-            };
-            if attnum == 0 {
-                chunks.order = Some(meta);
-                return;
-            }
-            let at = attnum as usize - 1;
-            if chunks.columns.len() <= at {
-                chunks.columns.resize(at + 1, None);
-            }
-            chunks.columns[at] = Some(meta);
-        },
-    );
-    chunks
+    // SAFETY: the caller guarantees this fn's contract: `snapshot` is a valid snapshot (or
+    // NULL where this fn's docs allow it), and we are on the backend thread inside a
+    // transaction, so the metadata relations may be opened, scanned and written (relation,
+    // scan and tuple pointers below come from the calls that return them and are used before
+    // being closed, ended or freed).
+    unsafe {
+        let mut chunks = Chunks { parsed: wanted.map(<[i16]>::to_vec), ..Chunks::default() };
+        scan_keys::<CHUNK_NATTS>(
+            c"chunk",
+            c"chunk_pkey",
+            &[storage_id, first_row],
+            snapshot,
+            pg_sys::AccessShareLock,
+            |_, _, v, n| {
+                let attnum: i16 = not_null(v[2], n[2], "chunk.attnum");
+                if attnum < 0 {
+                    data_corrupted("chunk metadata with a negative attribute number");
+                }
+                // Others are skipped before their directory is detoasted and parsed.
+                if attnum > 0 && wanted.is_some_and(|w| w.binary_search(&attnum).is_err()) {
+                    return;
+                }
+                let length = int8(v[4]);
+                let dir: &[u8] = not_null(v[7], n[7], "chunk.directory");
+                let vectors =
+                    directory::decode(dir, length).unwrap_or_else(|e| data_corrupted(&e.to_string()));
+                let meta = ChunkMeta {
+                    attnum,
+                    offset: int8(v[3]),
+                    length,
+                    null_count: int8(v[5]),
+                    raw_bytes: int8(v[6]),
+                    vectors,
+                };
+                if attnum == 0 {
+                    chunks.order = Some(meta);
+                    return;
+                }
+                let at = attnum as usize - 1;
+                if chunks.columns.len() <= at {
+                    chunks.columns.resize(at + 1, None);
+                }
+                chunks.columns[at] = Some(meta);
+            },
+        );
+        chunks
+    }
 }
 
 /// The row groups of a storage visible to `snapshot`, ordered by first row; with their
 /// chunks unless `with_chunks` is false (then `chunks` is empty).
+///
+/// # Safety
+/// `snapshot` must be a valid snapshot (or NULL where this fn's docs allow it); call on the
+/// backend thread inside a transaction (it calls PostgreSQL, which may raise an error).
 pub unsafe fn load_row_groups(
     storage_id: u64,
     snapshot: pg_sys::Snapshot,
     with_chunks: bool,
 ) -> Vec<RowGroupMeta> {
-    let mut groups: Vec<RowGroupMeta> = Vec::new();
-    let empty = Rc::new(Chunks::default());
-    scan_storage::<ROW_GROUP_NATTS>(
-        c"row_group",
-        c"row_group_pkey",
-        storage_id,
-        snapshot,
-        pg_sys::AccessShareLock,
-        |_, tup, v, n| groups.push(parse_row_group(tup, v, n, &empty)),
-    );
-    if !with_chunks {
-        return groups;
+    // SAFETY: the caller guarantees this fn's contract: `snapshot` is a valid snapshot (or
+    // NULL where this fn's docs allow it), and we are on the backend thread inside a
+    // transaction, so the metadata relations may be opened, scanned and written (relation,
+    // scan and tuple pointers below come from the calls that return them and are used before
+    // being closed, ended or freed).
+    unsafe {
+        let mut groups: Vec<RowGroupMeta> = Vec::new();
+        let empty = Rc::new(Chunks::default());
+        scan_storage::<ROW_GROUP_NATTS>(
+            c"row_group",
+            c"row_group_pkey",
+            storage_id,
+            snapshot,
+            pg_sys::AccessShareLock,
+            |_, tup, v, n| groups.push(parse_row_group(tup, v, n, &empty)),
+        );
+        if !with_chunks {
+            return groups;
+        }
+        for g in &mut groups {
+            attach_chunks(storage_id, g, snapshot);
+        }
+        groups
     }
-    for g in &mut groups {
-        attach_chunks(storage_id, g, snapshot);
-    }
-    groups
 }
 
 /// `load_row_groups` with the chunks of the attributes numbered in `attnums` (sorted)
 /// only, and the order column.
+///
+/// # Safety
+/// `snapshot` must be a valid snapshot (or NULL where this fn's docs allow it); call on the
+/// backend thread inside a transaction (it calls PostgreSQL, which may raise an error).
 pub unsafe fn load_row_groups_for(
     storage_id: u64,
     snapshot: pg_sys::Snapshot,
     attnums: &[i16],
 ) -> Vec<RowGroupMeta> {
-    let mut groups = load_row_groups(storage_id, snapshot, false);
-    for g in &mut groups {
-        attach_chunks_for(storage_id, g, snapshot, Some(attnums));
+    // SAFETY: the caller guarantees this fn's contract: `snapshot` is a valid snapshot (or
+    // NULL where this fn's docs allow it), and we are on the backend thread inside a
+    // transaction, so the metadata relations may be opened, scanned and written (relation,
+    // scan and tuple pointers below come from the calls that return them and are used before
+    // being closed, ended or freed).
+    unsafe {
+        let mut groups = load_row_groups(storage_id, snapshot, false);
+        for g in &mut groups {
+            attach_chunks_for(storage_id, g, snapshot, Some(attnums));
+        }
+        groups
     }
-    groups
 }
 
+/// # Safety
+/// `tup` must be a valid `row_group` tuple and `v`, `n` its deformed columns; call on the
+/// backend thread inside a transaction (it calls PostgreSQL, which may raise an error).
 pub(super) unsafe fn parse_row_group(
     tup: pg_sys::HeapTuple,
     v: &[pg_sys::Datum; ROW_GROUP_NATTS],
     n: &[bool; ROW_GROUP_NATTS],
     empty: &Rc<Chunks>,
 ) -> RowGroupMeta {
-    let header = (*tup).t_data;
-    let writer = (pg_sys::HeapTupleHeaderGetXmin(header), (*header).t_choice.t_heap.t_field3.t_cid);
-    let row_count = int8(v[2]);
-    let deleted = (!n[5]).then(|| {
-        let bytes: &[u8] = not_null(v[5], n[5], "row_group.deleted_rows");
-        Rc::new(
-            DeleteMask::from_bytes(bytes, row_count)
-                .unwrap_or_else(|| data_corrupted("delete mask does not fit its row group")),
-        )
-    });
-    RowGroupMeta {
-        first_row: int8(v[1]),
-        row_count,
-        data_offset: int8(v[3]),
-        data_length: int8(v[4]),
-        chunks: empty.clone(),
-        deleted,
-        writer,
+    // SAFETY: the caller guarantees this fn's contract: `tup` is a valid `row_group` tuple
+    // and `v`, `n` its deformed columns (read as their columns' types), and we are on the
+    // backend thread inside a transaction, so the metadata relations may be opened, scanned
+    // and written (relation, scan and tuple pointers below come from the calls that return
+    // them and are used before being closed, ended or freed).
+    unsafe {
+        let header = (*tup).t_data;
+        let writer = (pg_sys::HeapTupleHeaderGetXmin(header), (*header).t_choice.t_heap.t_field3.t_cid);
+        let row_count = int8(v[2]);
+        let deleted = (!n[5]).then(|| {
+            let bytes: &[u8] = not_null(v[5], n[5], "row_group.deleted_rows");
+            Rc::new(
+                DeleteMask::from_bytes(bytes, row_count)
+                    .unwrap_or_else(|| data_corrupted("delete mask does not fit its row group")),
+            )
+        });
+        RowGroupMeta {
+            first_row: int8(v[1]),
+            row_count,
+            data_offset: int8(v[3]),
+            data_length: int8(v[4]),
+            chunks: empty.clone(),
+            deleted,
+            writer,
+        }
     }
 }
 
 /// Fills in `g.chunks` from the cache or the `chunk` table.
 /// Gives a row group loaded without its chunks (`load_row_groups(.., false)`) its
 /// chunks, from the backend's cache when there.
+///
+/// # Safety
+/// `snapshot` must be a valid snapshot (or NULL where this fn's docs allow it); call on the
+/// backend thread inside a transaction (it calls PostgreSQL, which may raise an error).
 pub unsafe fn attach_chunks(storage_id: u64, g: &mut RowGroupMeta, snapshot: pg_sys::Snapshot) {
-    attach_chunks_for(storage_id, g, snapshot, None)
+    // SAFETY: the caller guarantees this fn's contract: `snapshot` is a valid snapshot (or
+    // NULL where this fn's docs allow it), and we are on the backend thread inside a
+    // transaction, so the metadata relations may be opened, scanned and written (relation,
+    // scan and tuple pointers below come from the calls that return them and are used before
+    // being closed, ended or freed).
+    unsafe { attach_chunks_for(storage_id, g, snapshot, None) }
 }
 
 /// `attach_chunks` for the attributes numbered in `attnums` (sorted; None: all). A
 /// cached entry that lacks some is read again for them and the ones it had.
+///
+/// # Safety
+/// `snapshot` must be a valid snapshot (or NULL where this fn's docs allow it); call on the
+/// backend thread inside a transaction (it calls PostgreSQL, which may raise an error).
 pub unsafe fn attach_chunks_for(
     storage_id: u64,
     g: &mut RowGroupMeta,
@@ -296,7 +363,9 @@ pub unsafe fn attach_chunks_for(
                 (Some(a), None) if cached.is_none() => Some(a.to_vec()),
                 _ => None,
             };
-            let chunks = Rc::new(read_chunks(storage_id, g.first_row, snapshot, union.as_deref()));
+            // SAFETY: `snapshot` is valid and we are inside a transaction (this fn's contract, the
+            // same as `read_chunks`').
+            let chunks = Rc::new(unsafe { read_chunks(storage_id, g.first_row, snapshot, union.as_deref()) });
             CACHE.with(|c| c.borrow_mut().entries.insert(key, chunks.clone()));
             chunks
         }
@@ -305,78 +374,119 @@ pub unsafe fn attach_chunks_for(
 
 /// The row group holding `row` as `snapshot` sees the row groups, with its chunks: one
 /// index probe, for fetches that do not need the whole list.
+///
+/// # Safety
+/// `snapshot` must be a valid snapshot (or NULL where this fn's docs allow it); call on the
+/// backend thread inside a transaction (it calls PostgreSQL, which may raise an error).
 pub unsafe fn load_group_of_row(
     storage_id: u64,
     row: u64,
     snapshot: pg_sys::Snapshot,
 ) -> Option<RowGroupMeta> {
-    let mut g = last_starting_at_or_before::<ROW_GROUP_NATTS, _>(
-        c"row_group",
-        c"row_group_pkey",
-        storage_id,
-        row,
-        snapshot,
-        |tup, v, n| parse_row_group(tup, v, n, &Rc::new(Chunks::default())),
-    )
-    .filter(|g| row < g.first_row + g.row_count)?;
-    attach_chunks(storage_id, &mut g, snapshot);
-    Some(g)
+    // SAFETY: the caller guarantees this fn's contract: `snapshot` is a valid snapshot (or
+    // NULL where this fn's docs allow it), and we are on the backend thread inside a
+    // transaction, so the metadata relations may be opened, scanned and written (relation,
+    // scan and tuple pointers below come from the calls that return them and are used before
+    // being closed, ended or freed).
+    unsafe {
+        let mut g = last_starting_at_or_before::<ROW_GROUP_NATTS, _>(
+            c"row_group",
+            c"row_group_pkey",
+            storage_id,
+            row,
+            snapshot,
+            |tup, v, n| parse_row_group(tup, v, n, &Rc::new(Chunks::default())),
+        )
+        .filter(|g| row < g.first_row + g.row_count)?;
+        attach_chunks(storage_id, &mut g, snapshot);
+        Some(g)
+    }
 }
 
 /// Stored bytes per attribute (index attnum - 1) over the row groups visible to the
 /// catalog snapshot, and how many chunk rows that read: for planning.
+///
+/// # Safety
+/// Call on the backend thread inside a transaction (it calls PostgreSQL, which may raise an
+/// error).
 pub unsafe fn column_bytes(storage_id: u64, natts: usize) -> (Vec<u64>, usize) {
-    let mut bytes = vec![0u64; natts];
-    let mut chunks = 0;
-    // Chunk rows come and go with their row group's, so the chunk table alone has the
-    // sums; its vector directories (often toasted) are not read.
-    scan_storage::<CHUNK_NATTS>(
-        c"chunk",
-        c"chunk_pkey",
-        storage_id,
-        std::ptr::null_mut(),
-        pg_sys::AccessShareLock,
-        |_, _, v, n| {
-            chunks += 1;
-            let attnum: i16 = not_null(v[2], n[2], "chunk.attnum");
-            if let Some(b) = (attnum as usize).checked_sub(1).and_then(|at| bytes.get_mut(at)) {
-                *b += int8(v[4]);
-            }
-        },
-    );
-    (bytes, chunks)
+    // SAFETY: per this fn's contract we are on the backend thread inside a transaction, so
+    // the metadata relations may be opened, scanned and written (relation, scan and tuple
+    // pointers below come from the calls that return them and are used before being closed,
+    // ended or freed).
+    unsafe {
+        let mut bytes = vec![0u64; natts];
+        let mut chunks = 0;
+        // Chunk rows come and go with their row group's, so the chunk table alone has the
+        // sums; its vector directories (often toasted) are not read.
+        scan_storage::<CHUNK_NATTS>(
+            c"chunk",
+            c"chunk_pkey",
+            storage_id,
+            std::ptr::null_mut(),
+            pg_sys::AccessShareLock,
+            |_, _, v, n| {
+                chunks += 1;
+                let attnum: i16 = not_null(v[2], n[2], "chunk.attnum");
+                if let Some(b) = (attnum as usize).checked_sub(1).and_then(|at| bytes.get_mut(at)) {
+                    *b += int8(v[4]);
+                }
+            },
+        );
+        (bytes, chunks)
+    }
 }
 
 /// Replaces the delete mask of row group `first_row` (a new version of its metadata row,
 /// so snapshots that predate this transaction keep the old mask and the old marks).
+///
+/// # Safety
+/// Call on the backend thread inside a transaction (it calls PostgreSQL, which may raise an
+/// error).
 pub unsafe fn set_group_mask(storage_id: u64, first_row: u64, mask: &DeleteMask) {
-    scan_keys::<ROW_GROUP_NATTS>(
-        c"row_group",
-        c"row_group_pkey",
-        &[storage_id, first_row],
-        std::ptr::null_mut(),
-        pg_sys::RowExclusiveLock,
-        |rel, tup, v, _| {
-            let mut values = *v;
-            let mut nulls = [false; ROW_GROUP_NATTS];
-            values[5] = datum(mask.to_bytes().as_slice());
-            pg_sys::simple_heap_delete(rel, &mut (*tup).t_self);
-            insert_row(rel, &mut values, &mut nulls, pg_sys::GetCurrentCommandId(true));
-        },
-    );
-}
-
-/// Deletes the metadata of row group `first_row` (all its rows are deleted for everyone).
-pub unsafe fn delete_row_group(storage_id: u64, first_row: u64) {
-    for (table, pkey) in [(c"row_group", c"row_group_pkey"), (c"chunk", c"chunk_pkey")] {
-        scan_keys::<CHUNK_NATTS>(
-            table,
-            pkey,
+    // SAFETY: per this fn's contract we are on the backend thread inside a transaction, so
+    // the metadata relations may be opened, scanned and written (relation, scan and tuple
+    // pointers below come from the calls that return them and are used before being closed,
+    // ended or freed).
+    unsafe {
+        scan_keys::<ROW_GROUP_NATTS>(
+            c"row_group",
+            c"row_group_pkey",
             &[storage_id, first_row],
             std::ptr::null_mut(),
             pg_sys::RowExclusiveLock,
-            |rel, tup, _, _| pg_sys::simple_heap_delete(rel, &mut (*tup).t_self),
+            |rel, tup, v, _| {
+                let mut values = *v;
+                let mut nulls = [false; ROW_GROUP_NATTS];
+                values[5] = datum(mask.to_bytes().as_slice());
+                pg_sys::simple_heap_delete(rel, &mut (*tup).t_self);
+                insert_row(rel, &mut values, &mut nulls, pg_sys::GetCurrentCommandId(true));
+            },
         );
+    }
+}
+
+/// Deletes the metadata of row group `first_row` (all its rows are deleted for everyone).
+///
+/// # Safety
+/// Call on the backend thread inside a transaction (it calls PostgreSQL, which may raise an
+/// error).
+pub unsafe fn delete_row_group(storage_id: u64, first_row: u64) {
+    // SAFETY: per this fn's contract we are on the backend thread inside a transaction, so
+    // the metadata relations may be opened, scanned and written (relation, scan and tuple
+    // pointers below come from the calls that return them and are used before being closed,
+    // ended or freed).
+    unsafe {
+        for (table, pkey) in [(c"row_group", c"row_group_pkey"), (c"chunk", c"chunk_pkey")] {
+            scan_keys::<CHUNK_NATTS>(
+                table,
+                pkey,
+                &[storage_id, first_row],
+                std::ptr::null_mut(),
+                pg_sys::RowExclusiveLock,
+                |rel, tup, _, _| pg_sys::simple_heap_delete(rel, &mut (*tup).t_self),
+            );
+        }
     }
 }
 
@@ -384,47 +494,59 @@ pub unsafe fn delete_row_group(storage_id: u64, first_row: u64) {
 /// whose insert did not roll back and whose removal (by VACUUM) is not yet older than
 /// `oldest_xmin`, and the reservations of transactions still running (their rows may
 /// sit in a write buffer). Sorted.
+///
+/// # Safety
+/// Call on the backend thread inside a transaction (it calls PostgreSQL, which may raise an
+/// error).
 pub unsafe fn live_or_pending_ranges(storage_id: u64, oldest_xmin: pg_sys::TransactionId) -> Vec<(u64, u64)> {
-    let mut ranges = Vec::new();
-    let running =
-        |xid| pg_sys::TransactionIdIsCurrentTransactionId(xid) || pg_sys::TransactionIdIsInProgress(xid);
-    // Reservations first: a writer inserts its row group before it commits, so one
-    // that commits after this scan has its row group seen by the next.
-    let mut dirty =
-        pg_sys::SnapshotData { snapshot_type: pg_sys::SnapshotType::SNAPSHOT_DIRTY, ..Default::default() };
-    scan_storage::<3>(
-        c"row_reservation",
-        c"row_reservation_pkey",
-        storage_id,
-        &mut dirty,
-        pg_sys::AccessShareLock,
-        |_, tup, v, _| {
-            if running(pg_sys::HeapTupleHeaderGetXmin((*tup).t_data)) {
-                ranges.push((int8(v[1]), int8(v[2])));
-            }
-        },
-    );
-    scan_storage::<ROW_GROUP_NATTS>(
-        c"row_group",
-        c"row_group_pkey",
-        storage_id,
-        &raw mut pg_sys::SnapshotAnyData,
-        pg_sys::AccessShareLock,
-        |_, tup, v, _| {
-            let header = (*tup).t_data;
-            let xmin = pg_sys::HeapTupleHeaderGetXmin(header);
-            let inserted = running(xmin) || pg_sys::TransactionIdDidCommit(xmin);
-            let xmax = (*header).t_choice.t_heap.t_xmax;
-            let removed_for_all = (*header).t_infomask as u32 & pg_sys::HEAP_XMAX_INVALID == 0
-                && xmax != pg_sys::InvalidTransactionId
-                && !running(xmax)
-                && pg_sys::TransactionIdDidCommit(xmax)
-                && pg_sys::TransactionIdPrecedes(xmax, oldest_xmin);
-            if inserted && !removed_for_all {
-                ranges.push((int8(v[1]), int8(v[2])));
-            }
-        },
-    );
-    ranges.sort_unstable();
-    ranges
+    // SAFETY: per this fn's contract we are on the backend thread inside a transaction, so
+    // the metadata relations may be opened, scanned and written (relation, scan and tuple
+    // pointers below come from the calls that return them and are used before being closed,
+    // ended or freed).
+    unsafe {
+        let mut ranges = Vec::new();
+        let running =
+            |xid| pg_sys::TransactionIdIsCurrentTransactionId(xid) || pg_sys::TransactionIdIsInProgress(xid);
+        // Reservations first: a writer inserts its row group before it commits, so one
+        // that commits after this scan has its row group seen by the next.
+        let mut dirty = pg_sys::SnapshotData {
+            snapshot_type: pg_sys::SnapshotType::SNAPSHOT_DIRTY,
+            ..Default::default()
+        };
+        scan_storage::<3>(
+            c"row_reservation",
+            c"row_reservation_pkey",
+            storage_id,
+            &mut dirty,
+            pg_sys::AccessShareLock,
+            |_, tup, v, _| {
+                if running(pg_sys::HeapTupleHeaderGetXmin((*tup).t_data)) {
+                    ranges.push((int8(v[1]), int8(v[2])));
+                }
+            },
+        );
+        scan_storage::<ROW_GROUP_NATTS>(
+            c"row_group",
+            c"row_group_pkey",
+            storage_id,
+            &raw mut pg_sys::SnapshotAnyData,
+            pg_sys::AccessShareLock,
+            |_, tup, v, _| {
+                let header = (*tup).t_data;
+                let xmin = pg_sys::HeapTupleHeaderGetXmin(header);
+                let inserted = running(xmin) || pg_sys::TransactionIdDidCommit(xmin);
+                let xmax = (*header).t_choice.t_heap.t_xmax;
+                let removed_for_all = (*header).t_infomask as u32 & pg_sys::HEAP_XMAX_INVALID == 0
+                    && xmax != pg_sys::InvalidTransactionId
+                    && !running(xmax)
+                    && pg_sys::TransactionIdDidCommit(xmax)
+                    && pg_sys::TransactionIdPrecedes(xmax, oldest_xmin);
+                if inserted && !removed_for_all {
+                    ranges.push((int8(v[1]), int8(v[2])));
+                }
+            },
+        );
+        ranges.sort_unstable();
+        ranges
+    }
 }

@@ -21,23 +21,37 @@ pub enum Order {
 
 /// The order a rewrite of `rel` writes rows in: `index`'s (CLUSTER), else the table's
 /// sort_by option, else as stored.
+///
+/// # Safety
+/// `rel` must be an open relation, locked by the caller, and `index` NULL or an open index of
+/// it; call on the backend thread inside a transaction (it calls PostgreSQL, which may raise
+/// an error).
 pub unsafe fn order_for(rel: pg_sys::Relation, index: pg_sys::Relation) -> Order {
-    let desc = (*rel).rd_att;
-    if !index.is_null() {
-        return Order::Cluster(pg_sys::tuplesort_begin_cluster(
-            desc,
-            index,
-            pg_sys::maintenance_work_mem,
-            std::ptr::null_mut(),
-            pg_sys::TUPLESORT_NONE as i32,
-        ));
-    }
-    match options::sort_key((*rel).rd_id) {
-        Some(key) => Order::Columns(key.begin_sort(desc)),
-        None => Order::Stored,
+    // SAFETY: the caller guarantees this fn's contract: `rel` is an open relation, locked by
+    // the caller, and `index` NULL (checked) or its open clustering index, and we are on the
+    // backend thread inside a transaction, so the tuplesort and slot calls are allowed.
+    unsafe {
+        let desc = (*rel).rd_att;
+        if !index.is_null() {
+            return Order::Cluster(pg_sys::tuplesort_begin_cluster(
+                desc,
+                index,
+                pg_sys::maintenance_work_mem,
+                std::ptr::null_mut(),
+                pg_sys::TUPLESORT_NONE as i32,
+            ));
+        }
+        match options::sort_key((*rel).rd_id) {
+            Some(key) => Order::Columns(key.begin_sort(desc)),
+            None => Order::Stored,
+        }
     }
 }
 
+/// # Safety
+/// `old` and `new` must be open relations, locked by the caller, `old_index` NULL or an open
+/// index of `old`; `num_tuples` and `tups_vacuumed` must be valid for writes; call on the
+/// backend thread inside a transaction (it calls PostgreSQL, which may raise an error).
 pub unsafe fn copy_for_cluster(
     old: pg_sys::Relation,
     new: pg_sys::Relation,
@@ -45,71 +59,86 @@ pub unsafe fn copy_for_cluster(
     num_tuples: *mut f64,
     tups_vacuumed: *mut f64,
 ) {
-    write_buffer::flush_relation((*old).rd_id);
-    // Committed rows and this transaction's; the table is locked against everyone else.
-    let mut reader =
-        Reader::new(old, &raw mut pg_sys::SnapshotSelfData, None, GroupClaim::Serial { next: 0 });
-    let stored: u64 = reader.groups().iter().map(|g| g.row_count).sum();
-    let cid = pg_sys::GetCurrentCommandId(true);
-    let copied = copy_rows(&mut reader, (*old).rd_att, order_for(old, old_index), |slot| {
-        write_buffer::insert(new, slot, cid);
-    });
-    write_buffer::flush_relation((*new).rd_id);
-    *num_tuples = copied as f64;
-    *tups_vacuumed = stored.saturating_sub(copied) as f64;
+    // SAFETY: the caller guarantees this fn's contract: `old` and `new` are open relations,
+    // locked by the caller, `old_index` NULL or an open index of `old`; `num_tuples` and
+    // `tups_vacuumed` are valid for writes, and we are on the backend thread inside a
+    // transaction, so the tuplesort and slot calls are allowed.
+    unsafe {
+        write_buffer::flush_relation((*old).rd_id);
+        // Committed rows and this transaction's; the table is locked against everyone else.
+        let mut reader =
+            Reader::new(old, &raw mut pg_sys::SnapshotSelfData, None, GroupClaim::Serial { next: 0 });
+        let stored: u64 = reader.groups().iter().map(|g| g.row_count).sum();
+        let cid = pg_sys::GetCurrentCommandId(true);
+        let copied = copy_rows(&mut reader, (*old).rd_att, order_for(old, old_index), |slot| {
+            write_buffer::insert(new, slot, cid);
+        });
+        write_buffer::flush_relation((*new).rd_id);
+        *num_tuples = copied as f64;
+        *tups_vacuumed = stored.saturating_sub(copied) as f64;
+    }
 }
 
 /// Passes every row `reader` returns to `put`, in `order`; returns how many.
+///
+/// # Safety
+/// `desc` must be a valid tuple descriptor; `put` must be a valid tuple slot; call on the
+/// backend thread inside a transaction (it calls PostgreSQL, which may raise an error).
 pub unsafe fn copy_rows(
     reader: &mut Reader,
     desc: pg_sys::TupleDesc,
     order: Order,
     mut put: impl FnMut(*mut pg_sys::TupleTableSlot),
 ) -> u64 {
-    let slot = pg_sys::MakeSingleTupleTableSlot(desc, crate::storage::relation::slot::ops());
-    // Sorted rows come back as minimal tuples, which a virtual slot cannot hold.
-    let sorted = pg_sys::MakeSingleTupleTableSlot(desc, &pg_sys::TTSOpsMinimalTuple);
-    let mut copied = 0u64;
-    while reader.next(slot) {
-        pgrx::check_for_interrupts!();
+    // SAFETY: the caller guarantees this fn's contract: `desc` is a valid tuple descriptor;
+    // `put` is a valid tuple slot, and we are on the backend thread inside a transaction, so
+    // the tuplesort and slot calls are allowed.
+    unsafe {
+        let slot = pg_sys::MakeSingleTupleTableSlot(desc, crate::storage::relation::slot::ops());
+        // Sorted rows come back as minimal tuples, which a virtual slot cannot hold.
+        let sorted = pg_sys::MakeSingleTupleTableSlot(desc, &pg_sys::TTSOpsMinimalTuple);
+        let mut copied = 0u64;
+        while reader.next(slot) {
+            pgrx::check_for_interrupts!();
+            match order {
+                Order::Stored => put(slot),
+                Order::Cluster(sort) => {
+                    let mut should_free = false;
+                    let tuple = pg_sys::ExecFetchSlotHeapTuple(slot, false, &mut should_free);
+                    pg_sys::tuplesort_putheaptuple(sort, tuple);
+                    if should_free {
+                        pg_sys::heap_freetuple(tuple);
+                    }
+                }
+                Order::Columns(sort) => pg_sys::tuplesort_puttupleslot(sort, slot),
+            }
+            copied += 1;
+        }
+        reader.release();
         match order {
-            Order::Stored => put(slot),
+            Order::Stored => {}
             Order::Cluster(sort) => {
-                let mut should_free = false;
-                let tuple = pg_sys::ExecFetchSlotHeapTuple(slot, false, &mut should_free);
-                pg_sys::tuplesort_putheaptuple(sort, tuple);
-                if should_free {
-                    pg_sys::heap_freetuple(tuple);
+                pg_sys::tuplesort_performsort(sort);
+                loop {
+                    let tuple = pg_sys::tuplesort_getheaptuple(sort, true);
+                    if tuple.is_null() {
+                        break;
+                    }
+                    pg_sys::ExecForceStoreHeapTuple(tuple, sorted, false);
+                    put(sorted);
                 }
+                pg_sys::tuplesort_end(sort);
             }
-            Order::Columns(sort) => pg_sys::tuplesort_puttupleslot(sort, slot),
-        }
-        copied += 1;
-    }
-    reader.release();
-    match order {
-        Order::Stored => {}
-        Order::Cluster(sort) => {
-            pg_sys::tuplesort_performsort(sort);
-            loop {
-                let tuple = pg_sys::tuplesort_getheaptuple(sort, true);
-                if tuple.is_null() {
-                    break;
+            Order::Columns(sort) => {
+                pg_sys::tuplesort_performsort(sort);
+                while pg_sys::tuplesort_gettupleslot(sort, true, false, sorted, std::ptr::null_mut()) {
+                    put(sorted);
                 }
-                pg_sys::ExecForceStoreHeapTuple(tuple, sorted, false);
-                put(sorted);
+                pg_sys::tuplesort_end(sort);
             }
-            pg_sys::tuplesort_end(sort);
         }
-        Order::Columns(sort) => {
-            pg_sys::tuplesort_performsort(sort);
-            while pg_sys::tuplesort_gettupleslot(sort, true, false, sorted, std::ptr::null_mut()) {
-                put(sorted);
-            }
-            pg_sys::tuplesort_end(sort);
-        }
+        pg_sys::ExecDropSingleTupleTableSlot(slot);
+        pg_sys::ExecDropSingleTupleTableSlot(sorted);
+        copied
     }
-    pg_sys::ExecDropSingleTupleTableSlot(slot);
-    pg_sys::ExecDropSingleTupleTableSlot(sorted);
-    copied
 }

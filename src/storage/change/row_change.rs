@@ -33,12 +33,21 @@ struct Target {
 
 impl Target {
     unsafe fn new(rel: pg_sys::Relation, tid: pg_sys::ItemPointer) -> Option<Target> {
-        let row = tid_row(&*tid)?;
-        Some(Target { rel, tid: *tid, storage_id: pages::storage_id(rel), row })
+        // SAFETY: the caller guarantees this fn's contract: `rel` is an open relation, locked
+        // by the caller; `tid` is a valid item pointer, and we are on the backend thread
+        // inside a transaction, so the transaction-status checks, lock waits and mark writes
+        // are allowed.
+        unsafe {
+            let row = tid_row(&*tid)?;
+            Some(Target { rel, tid: *tid, storage_id: pages::storage_id(rel), row })
+        }
     }
 
     unsafe fn relname(&self) -> String {
-        CStr::from_ptr((*(*self.rel).rd_rel).relname.data.as_ptr()).to_string_lossy().into_owned()
+        // SAFETY: `self.rel` is the open, locked relation of the change (a Target lives only
+        // inside the table-AM callback that made it), so its relcache entry and `rd_rel` are
+        // valid.
+        unsafe { CStr::from_ptr((*(*self.rel).rd_rel).relname.data.as_ptr()).to_string_lossy().into_owned() }
     }
 }
 
@@ -54,25 +63,38 @@ enum Writer {
 impl Writer {
     /// In progress before committed: the order that cannot miss a commit in between.
     unsafe fn of(xid: pg_sys::TransactionId) -> Writer {
-        if pg_sys::TransactionIdIsCurrentTransactionId(xid) {
-            Writer::Mine
-        } else if pg_sys::TransactionIdIsInProgress(xid) {
-            Writer::Running
-        } else if pg_sys::TransactionIdDidCommit(xid) {
-            Writer::Committed
-        } else {
-            Writer::Aborted
+        // SAFETY: we are on the backend thread inside a transaction (this fn's contract),
+        // where the transaction-status functions may be asked about any xid.
+        unsafe {
+            if pg_sys::TransactionIdIsCurrentTransactionId(xid) {
+                Writer::Mine
+            } else if pg_sys::TransactionIdIsInProgress(xid) {
+                Writer::Running
+            } else if pg_sys::TransactionIdDidCommit(xid) {
+                Writer::Committed
+            } else {
+                Writer::Aborted
+            }
         }
     }
 }
 
 /// What the executor needs to know about the delete that beat us.
 unsafe fn report_delete(t: &Target, m: &RowMark, tmfd: *mut pg_sys::TM_FailureData) {
-    (*tmfd).ctid = m.successor.map_or(t.tid, row_tid);
-    (*tmfd).xmax = m.xmin;
-    (*tmfd).cmax =
-        if pg_sys::TransactionIdIsCurrentTransactionId(m.xmin) { m.cid } else { pg_sys::InvalidCommandId };
-    (*tmfd).traversed = false;
+    // SAFETY: the caller guarantees this fn's contract: `tmfd` is valid for the reads and
+    // writes made through it here (NULL only where the API allows it), and we are on the
+    // backend thread inside a transaction, so the transaction-status checks, lock waits and
+    // mark writes are allowed.
+    unsafe {
+        (*tmfd).ctid = m.successor.map_or(t.tid, row_tid);
+        (*tmfd).xmax = m.xmin;
+        (*tmfd).cmax = if pg_sys::TransactionIdIsCurrentTransactionId(m.xmin) {
+            m.cid
+        } else {
+            pg_sys::InvalidCommandId
+        };
+        (*tmfd).traversed = false;
+    }
 }
 
 /// Whether VACUUM moved the row (merging its row group into a new one) after this
@@ -81,9 +103,15 @@ unsafe fn report_delete(t: &Target, m: &RowMark, tmfd: *mut pg_sys::TM_FailureDa
 /// meet an old copy: a READ COMMITTED statement takes its snapshot after locking the
 /// table against the merge.
 unsafe fn moved_by_vacuum(t: &Target) -> bool {
-    pg_sys::XactIsoLevel >= pg_sys::XACT_REPEATABLE_READ as i32
-        && !write_buffer::holds_row((*t.rel).rd_id, t.row)
-        && catalog::load_group_of_row(t.storage_id, t.row, &raw mut pg_sys::SnapshotSelfData).is_none()
+    // SAFETY: we are on the backend thread inside a transaction (this fn's contract), and
+    // `t.rel` is the open, locked relation of the change (a Target lives only inside the
+    // callback that made it), so the transaction-status checks and metadata reads are
+    // allowed.
+    unsafe {
+        pg_sys::XactIsoLevel >= pg_sys::XACT_REPEATABLE_READ as i32
+            && !write_buffer::holds_row((*t.rel).rd_id, t.row)
+            && catalog::load_group_of_row(t.storage_id, t.row, &raw mut pg_sys::SnapshotSelfData).is_none()
+    }
 }
 
 /// Takes the row's bucket and waits until no other running transaction holds a mark
@@ -96,61 +124,67 @@ unsafe fn claim(
     wait_policy: pg_sys::LockWaitPolicy::Type,
     tmfd: *mut pg_sys::TM_FailureData,
 ) -> pg_sys::TM_Result::Type {
-    use pg_sys::LockWaitPolicy::*;
-    let oper = if wanted == MarkKind::Delete {
-        pg_sys::XLTW_Oper::XLTW_Delete
-    } else {
-        pg_sys::XLTW_Oper::XLTW_Lock
-    };
-    loop {
-        pending_marks::enter((*t.rel).rd_id, t.storage_id, t.row);
-        if moved_by_vacuum(t) {
-            pending_marks::done();
-            (*tmfd).ctid = t.tid;
-            (*tmfd).xmax = pg_sys::InvalidTransactionId;
-            (*tmfd).cmax = pg_sys::InvalidCommandId;
-            (*tmfd).traversed = false;
-            return pg_sys::TM_Result::TM_Updated;
-        }
-        // Each mark's writer is looked up once: one that commits between two looks would
-        // be neither a committed delete (first look) nor a running blocker (second), and
-        // the change would go ahead on a row that was just updated.
-        let marks: Vec<(RowMark, Writer)> = pending_marks::marks_on(t.storage_id, t.row)
-            .into_iter()
-            .map(|m| (m, Writer::of(m.xmin)))
-            .collect();
-        for (m, writer) in marks.iter().filter(|(m, _)| m.kind == MarkKind::Delete) {
-            if matches!(writer, Writer::Mine | Writer::Committed) {
+    // SAFETY: the caller guarantees this fn's contract: `tmfd` is valid for the reads and
+    // writes made through it here (NULL only where the API allows it), and we are on the
+    // backend thread inside a transaction, so the transaction-status checks, lock waits and
+    // mark writes are allowed.
+    unsafe {
+        use pg_sys::LockWaitPolicy::*;
+        let oper = if wanted == MarkKind::Delete {
+            pg_sys::XLTW_Oper::XLTW_Delete
+        } else {
+            pg_sys::XLTW_Oper::XLTW_Lock
+        };
+        loop {
+            pending_marks::enter((*t.rel).rd_id, t.storage_id, t.row);
+            if moved_by_vacuum(t) {
                 pending_marks::done();
-                report_delete(t, m, tmfd);
-                return if *writer == Writer::Mine {
-                    pg_sys::TM_Result::TM_SelfModified
-                } else if m.successor.is_some() {
-                    pg_sys::TM_Result::TM_Updated
-                } else {
-                    pg_sys::TM_Result::TM_Deleted
-                };
+                (*tmfd).ctid = t.tid;
+                (*tmfd).xmax = pg_sys::InvalidTransactionId;
+                (*tmfd).cmax = pg_sys::InvalidCommandId;
+                (*tmfd).traversed = false;
+                return pg_sys::TM_Result::TM_Updated;
             }
-        }
-        let blocker = marks
-            .iter()
-            .find(|(m, writer)| *writer == Writer::Running && m.kind.conflicts_with(wanted))
-            .map(|(m, _)| m);
-        let Some(blocker) = blocker else { return pg_sys::TM_Result::TM_Ok };
-        match wait_policy {
-            LockWaitBlock => {
-                // The blocker may be waiting for a bucket of ours.
-                pending_marks::let_go();
-                pg_sys::XactLockTableWait(blocker.xmin, t.rel, &mut t.tid, oper);
-            }
-            LockWaitSkip => {
-                pending_marks::done();
-                return pg_sys::TM_Result::TM_WouldBlock;
-            }
-            _ => {
-                if !pg_sys::ConditionalXactLockTableWait(blocker.xmin) {
+            // Each mark's writer is looked up once: one that commits between two looks would
+            // be neither a committed delete (first look) nor a running blocker (second), and
+            // the change would go ahead on a row that was just updated.
+            let marks: Vec<(RowMark, Writer)> = pending_marks::marks_on(t.storage_id, t.row)
+                .into_iter()
+                .map(|m| (m, Writer::of(m.xmin)))
+                .collect();
+            for (m, writer) in marks.iter().filter(|(m, _)| m.kind == MarkKind::Delete) {
+                if matches!(writer, Writer::Mine | Writer::Committed) {
                     pending_marks::done();
-                    row_lock_not_available(&t.relname());
+                    report_delete(t, m, tmfd);
+                    return if *writer == Writer::Mine {
+                        pg_sys::TM_Result::TM_SelfModified
+                    } else if m.successor.is_some() {
+                        pg_sys::TM_Result::TM_Updated
+                    } else {
+                        pg_sys::TM_Result::TM_Deleted
+                    };
+                }
+            }
+            let blocker = marks
+                .iter()
+                .find(|(m, writer)| *writer == Writer::Running && m.kind.conflicts_with(wanted))
+                .map(|(m, _)| m);
+            let Some(blocker) = blocker else { return pg_sys::TM_Result::TM_Ok };
+            match wait_policy {
+                LockWaitBlock => {
+                    // The blocker may be waiting for a bucket of ours.
+                    pending_marks::let_go();
+                    pg_sys::XactLockTableWait(blocker.xmin, t.rel, &mut t.tid, oper);
+                }
+                LockWaitSkip => {
+                    pending_marks::done();
+                    return pg_sys::TM_Result::TM_WouldBlock;
+                }
+                _ => {
+                    if !pg_sys::ConditionalXactLockTableWait(blocker.xmin) {
+                        pending_marks::done();
+                        row_lock_not_available(&t.relname());
+                    }
                 }
             }
         }
@@ -158,6 +192,12 @@ unsafe fn claim(
 }
 
 /// DELETE of the row at `tid` by command `cid`.
+///
+/// # Safety
+/// `rel` must be an open relation, locked by the caller; `tid` must be a valid item
+/// pointer; `tmfd` must be valid for the reads and writes made through it here (NULL only
+/// where the API allows it); call on the backend thread inside a transaction (it calls
+/// PostgreSQL, which may raise an error).
 pub unsafe fn delete(
     rel: pg_sys::Relation,
     tid: pg_sys::ItemPointer,
@@ -165,11 +205,22 @@ pub unsafe fn delete(
     wait: bool,
     tmfd: *mut pg_sys::TM_FailureData,
 ) -> pg_sys::TM_Result::Type {
-    remove_version(rel, tid, cid, wait, tmfd, || None)
+    // SAFETY: the caller guarantees this fn's contract: `rel` is an open relation, locked by
+    // the caller; `tid` is a valid item pointer; `tmfd` is valid for the reads and writes
+    // made through it here (NULL only where the API allows it), and we are on the backend
+    // thread inside a transaction, so the transaction-status checks, lock waits and mark
+    // writes are allowed.
+    unsafe { remove_version(rel, tid, cid, wait, tmfd, || None) }
 }
 
 /// UPDATE: deletes the row at `otid` and inserts `slot` as its new version (with a new
 /// TID, so every index gets an entry for it).
+///
+/// # Safety
+/// `rel` must be an open relation, locked by the caller; `otid` must be a valid item
+/// pointer; `slot` must be a valid tuple slot; `tmfd` must be valid for the reads and
+/// writes made through it here (NULL only where the API allows it); call on the backend
+/// thread inside a transaction (it calls PostgreSQL, which may raise an error).
 pub unsafe fn update(
     rel: pg_sys::Relation,
     otid: pg_sys::ItemPointer,
@@ -178,7 +229,12 @@ pub unsafe fn update(
     wait: bool,
     tmfd: *mut pg_sys::TM_FailureData,
 ) -> pg_sys::TM_Result::Type {
-    remove_version(rel, otid, cid, wait, tmfd, || Some(write_buffer::insert_row(rel, slot, cid)))
+    // SAFETY: the caller guarantees this fn's contract: `rel` is an open relation, locked by
+    // the caller; `otid` is a valid item pointer; `slot` is a valid tuple slot; `tmfd` is
+    // valid for the reads and writes made through it here (NULL only where the API allows
+    // it), and we are on the backend thread inside a transaction, so the transaction-status
+    // checks, lock waits and mark writes are allowed.
+    unsafe { remove_version(rel, otid, cid, wait, tmfd, || Some(write_buffer::insert_row(rel, slot, cid))) }
 }
 
 /// Deletes the row at `tid` once no one else holds it; `successor` writes the new
@@ -191,15 +247,22 @@ unsafe fn remove_version(
     tmfd: *mut pg_sys::TM_FailureData,
     successor: impl FnOnce() -> Option<u64>,
 ) -> pg_sys::TM_Result::Type {
-    let Some(mut t) = Target::new(rel, tid) else { return pg_sys::TM_Result::TM_Invisible };
-    let policy =
-        if wait { pg_sys::LockWaitPolicy::LockWaitBlock } else { pg_sys::LockWaitPolicy::LockWaitError };
-    let result = claim(&mut t, MarkKind::Delete, policy, tmfd);
-    if result == pg_sys::TM_Result::TM_Ok {
-        let new_row = successor();
-        pending_marks::add_delete(t.storage_id, t.row, new_row, cid, !runs_before_row_triggers(rel));
+    // SAFETY: the caller guarantees this fn's contract: `rel` is an open relation, locked by
+    // the caller; `tid` is a valid item pointer; `tmfd` is valid for the reads and writes
+    // made through it here (NULL only where the API allows it), and we are on the backend
+    // thread inside a transaction, so the transaction-status checks, lock waits and mark
+    // writes are allowed.
+    unsafe {
+        let Some(mut t) = Target::new(rel, tid) else { return pg_sys::TM_Result::TM_Invisible };
+        let policy =
+            if wait { pg_sys::LockWaitPolicy::LockWaitBlock } else { pg_sys::LockWaitPolicy::LockWaitError };
+        let result = claim(&mut t, MarkKind::Delete, policy, tmfd);
+        if result == pg_sys::TM_Result::TM_Ok {
+            let new_row = successor();
+            pending_marks::add_delete(t.storage_id, t.row, new_row, cid, !runs_before_row_triggers(rel));
+        }
+        result
     }
-    result
 }
 
 /// Whether DELETEs or UPDATEs of `rel` run BEFORE ROW triggers. Their deletes are not
@@ -207,8 +270,12 @@ unsafe fn remove_version(
 /// runs, and a trigger that waits for a session waiting for that bucket deadlocks.
 /// (A trigger that runs a query lets go of it anyway: every query start publishes.)
 unsafe fn runs_before_row_triggers(rel: pg_sys::Relation) -> bool {
-    let triggers = (*rel).trigdesc;
-    !triggers.is_null() && ((*triggers).trig_delete_before_row || (*triggers).trig_update_before_row)
+    // SAFETY: the caller guarantees this fn's contract: `rel` is an open relation, locked by
+    // the caller.
+    unsafe {
+        let triggers = (*rel).trigdesc;
+        !triggers.is_null() && ((*triggers).trig_delete_before_row || (*triggers).trig_update_before_row)
+    }
 }
 
 /// Stores the row at `tid` in `slot`, deleted or not; false if there is none.
@@ -217,27 +284,45 @@ unsafe fn fetch_any(
     tid: &pg_sys::ItemPointerData,
     slot: *mut pg_sys::TupleTableSlot,
 ) -> bool {
-    let mut fetcher = Fetcher::new(rel);
-    let found = fetcher.fetch(tid, &raw mut pg_sys::SnapshotAnyData, slot);
-    if found {
-        // The slot must own its values before the fetcher, which they point into, goes.
-        pg_sys::ExecMaterializeSlot(slot);
+    // SAFETY: the caller guarantees this fn's contract: `rel` is an open relation, locked by
+    // the caller; `tid` is a valid item pointer; `slot` is a valid tuple slot, and we are on
+    // the backend thread inside a transaction, so the transaction-status checks, lock waits
+    // and mark writes are allowed.
+    unsafe {
+        let mut fetcher = Fetcher::new(rel);
+        let found = fetcher.fetch(tid, &raw mut pg_sys::SnapshotAnyData, slot);
+        if found {
+            // The slot must own its values before the fetcher, which they point into, goes.
+            pg_sys::ExecMaterializeSlot(slot);
+        }
+        found
     }
-    found
 }
 
 /// Whether this transaction wrote the row with command `cid` or a later one.
 unsafe fn inserted_by_this_command(t: &Target, cid: pg_sys::CommandId) -> bool {
-    if write_buffer::holds_row((*t.rel).rd_id, t.row) {
-        write_buffer::flush_for_read(t.rel);
+    // SAFETY: we are on the backend thread inside a transaction (this fn's contract), and
+    // `t.rel` is the open, locked relation of the change (a Target lives only inside the
+    // callback that made it), so the transaction-status checks and metadata reads are
+    // allowed.
+    unsafe {
+        if write_buffer::holds_row((*t.rel).rd_id, t.row) {
+            write_buffer::flush_for_read(t.rel);
+        }
+        let writer = catalog::load_group_of_row(t.storage_id, t.row, &raw mut pg_sys::SnapshotSelfData)
+            .map(|g| g.writer);
+        writer.is_some_and(|(xmin, cmin)| pg_sys::TransactionIdIsCurrentTransactionId(xmin) && cmin >= cid)
     }
-    let writer =
-        catalog::load_group_of_row(t.storage_id, t.row, &raw mut pg_sys::SnapshotSelfData).map(|g| g.writer);
-    writer.is_some_and(|(xmin, cmin)| pg_sys::TransactionIdIsCurrentTransactionId(xmin) && cmin >= cid)
 }
 
 /// SELECT ... FOR UPDATE/SHARE and friends: marks the row at `tid` (following UPDATEs
 /// to the newest version when `flags` ask for it) and stores that version in `slot`.
+///
+/// # Safety
+/// `rel` must be an open relation, locked by the caller; `tid` must be a valid item
+/// pointer; `slot` must be a valid tuple slot; `tmfd` must be valid for the reads and
+/// writes made through it here (NULL only where the API allows it); call on the backend
+/// thread inside a transaction (it calls PostgreSQL, which may raise an error).
 #[allow(clippy::too_many_arguments)]
 pub unsafe fn lock(
     rel: pg_sys::Relation,
@@ -249,69 +334,99 @@ pub unsafe fn lock(
     flags: u8,
     tmfd: *mut pg_sys::TM_FailureData,
 ) -> pg_sys::TM_Result::Type {
-    let wanted = MarkKind::from_i16(mode as i16).unwrap_or(MarkKind::Update);
-    let follow = flags as u32 & pg_sys::TUPLE_LOCK_FLAG_FIND_LAST_VERSION != 0;
-    let mut current = *tid;
-    let mut traversed = false;
-    loop {
-        let Some(mut t) = Target::new(rel, &mut current) else { return pg_sys::TM_Result::TM_Invisible };
-        if inserted_by_this_command(&t, cid) {
-            // ON CONFLICT DO UPDATE meeting a row its own command inserted: the
-            // executor reads the row's xmin and reports the cardinality violation.
-            fetch_any(rel, &current, slot);
-            return pg_sys::TM_Result::TM_Invisible;
+    // SAFETY: the caller guarantees this fn's contract: `rel` is an open relation, locked by
+    // the caller; `tid` is a valid item pointer; `slot` is a valid tuple slot; `tmfd` is
+    // valid for the reads and writes made through it here (NULL only where the API allows
+    // it), and we are on the backend thread inside a transaction, so the transaction-status
+    // checks, lock waits and mark writes are allowed.
+    unsafe {
+        let wanted = MarkKind::from_i16(mode as i16).unwrap_or(MarkKind::Update);
+        let follow = flags as u32 & pg_sys::TUPLE_LOCK_FLAG_FIND_LAST_VERSION != 0;
+        let mut current = *tid;
+        let mut traversed = false;
+        loop {
+            let Some(mut t) = Target::new(rel, &mut current) else { return pg_sys::TM_Result::TM_Invisible };
+            if inserted_by_this_command(&t, cid) {
+                // ON CONFLICT DO UPDATE meeting a row its own command inserted: the
+                // executor reads the row's xmin and reports the cardinality violation.
+                fetch_any(rel, &current, slot);
+                return pg_sys::TM_Result::TM_Invisible;
+            }
+            let result = claim(&mut t, wanted, wait_policy, tmfd);
+            if result == pg_sys::TM_Result::TM_Updated
+                && follow
+                && tid_row(&(*tmfd).ctid) != tid_row(&current)
+            {
+                current = (*tmfd).ctid;
+                traversed = true;
+                continue;
+            }
+            (*tmfd).traversed = traversed;
+            // Like heap, tell the caller which version it got (it updates that one next).
+            *tid = current;
+            if result != pg_sys::TM_Result::TM_Ok {
+                return result;
+            }
+            let held = pending_marks::marks_on(t.storage_id, t.row).iter().any(|m| {
+                m.kind != MarkKind::Delete
+                    && m.kind >= wanted
+                    && pg_sys::TransactionIdIsCurrentTransactionId(m.xmin)
+            });
+            if held {
+                pending_marks::done();
+            } else {
+                pending_marks::add_lock(t.storage_id, t.row, wanted, cid);
+            }
+            // The newest version, whatever snapshot the caller has: it is locked now.
+            let found = fetch_any(rel, &current, slot);
+            return if found { pg_sys::TM_Result::TM_Ok } else { pg_sys::TM_Result::TM_Invisible };
         }
-        let result = claim(&mut t, wanted, wait_policy, tmfd);
-        if result == pg_sys::TM_Result::TM_Updated && follow && tid_row(&(*tmfd).ctid) != tid_row(&current) {
-            current = (*tmfd).ctid;
-            traversed = true;
-            continue;
-        }
-        (*tmfd).traversed = traversed;
-        // Like heap, tell the caller which version it got (it updates that one next).
-        *tid = current;
-        if result != pg_sys::TM_Result::TM_Ok {
-            return result;
-        }
-        let held = pending_marks::marks_on(t.storage_id, t.row).iter().any(|m| {
-            m.kind != MarkKind::Delete
-                && m.kind >= wanted
-                && pg_sys::TransactionIdIsCurrentTransactionId(m.xmin)
-        });
-        if held {
-            pending_marks::done();
-        } else {
-            pending_marks::add_lock(t.storage_id, t.row, wanted, cid);
-        }
-        // The newest version, whatever snapshot the caller has: it is locked now.
-        let found = fetch_any(rel, &current, slot);
-        return if found { pg_sys::TM_Result::TM_Ok } else { pg_sys::TM_Result::TM_Invisible };
     }
 }
 
 /// Follows committed UPDATEs from `tid` to the newest version of its row (currtid,
 /// WHERE CURRENT OF).
+///
+/// # Safety
+/// `rel` must be an open relation, locked by the caller; `tid` must be a valid item
+/// pointer; call on the backend thread inside a transaction (it calls PostgreSQL, which may
+/// raise an error).
 pub unsafe fn latest_version(rel: pg_sys::Relation, tid: pg_sys::ItemPointer) {
-    let Some(t) = Target::new(rel, tid) else { return };
-    let mut row = t.row;
-    while let Some(next) = pending_marks::marks_on_any(t.storage_id, row).iter().find_map(|m| {
-        (m.kind == MarkKind::Delete
-            && (pg_sys::TransactionIdIsCurrentTransactionId(m.xmin)
-                || pg_sys::TransactionIdDidCommit(m.xmin)))
-        .then_some(m.successor)
-        .flatten()
-    }) {
-        row = next;
+    // SAFETY: the caller guarantees this fn's contract: `rel` is an open relation, locked by
+    // the caller; `tid` is a valid item pointer, and we are on the backend thread inside a
+    // transaction, so the transaction-status checks, lock waits and mark writes are allowed.
+    unsafe {
+        let Some(t) = Target::new(rel, tid) else { return };
+        let mut row = t.row;
+        while let Some(next) = pending_marks::marks_on_any(t.storage_id, row).iter().find_map(|m| {
+            (m.kind == MarkKind::Delete
+                && (pg_sys::TransactionIdIsCurrentTransactionId(m.xmin)
+                    || pg_sys::TransactionIdDidCommit(m.xmin)))
+            .then_some(m.successor)
+            .flatten()
+        }) {
+            row = next;
+        }
+        *tid = row_tid(row);
     }
-    *tid = row_tid(row);
 }
 
 /// ON CONFLICT found a conflict after the speculative insert of `slot`'s row: the row
 /// is deleted again by this transaction, so nobody ever sees it.
+///
+/// # Safety
+/// `rel` must be an open relation, locked by the caller; `slot` must be a valid tuple slot;
+/// call on the backend thread inside a transaction (it calls PostgreSQL, which may raise an
+/// error).
 pub unsafe fn abandon_speculative(rel: pg_sys::Relation, slot: *mut pg_sys::TupleTableSlot) {
-    let Some(row) = tid_row(&(*slot).tts_tid) else { return };
-    let storage_id = pages::storage_id(rel);
-    let rows = MarkRows::single(offset_in_bucket(row), None);
-    let cid = pg_sys::GetCurrentCommandId(true);
-    catalog::insert_mark(storage_id, bucket_start(row), MarkKind::Delete, &rows, cid);
+    // SAFETY: the caller guarantees this fn's contract: `rel` is an open relation, locked by
+    // the caller; `slot` is a valid tuple slot, and we are on the backend thread inside a
+    // transaction, so the transaction-status checks, lock waits and mark writes are allowed.
+    unsafe {
+        let Some(row) = tid_row(&(*slot).tts_tid) else { return };
+        let storage_id = pages::storage_id(rel);
+        let rows = MarkRows::single(offset_in_bucket(row), None);
+        let cid = pg_sys::GetCurrentCommandId(true);
+        catalog::insert_mark(storage_id, bucket_start(row), MarkKind::Delete, &rows, cid);
+    }
 }

@@ -48,8 +48,13 @@ unsafe extern "C-unwind" fn index_entry_is_dead(
     tid: pg_sys::ItemPointer,
     state: *mut std::ffi::c_void,
 ) -> bool {
-    let dead = &*(state as *const DeadRows);
-    crate::storage::relation::tid::tid_row(&*tid).is_some_and(|row| dead.contains(row))
+    // SAFETY: the index AM's bulk delete calls this with a valid index TID and the `state` we
+    // passed to index_bulk_delete (`remove_index_entries`): a `DeadRows` that outlives the
+    // call, read only.
+    unsafe {
+        let dead = &*(state as *const DeadRows);
+        crate::storage::relation::tid::tid_row(&*tid).is_some_and(|row| dead.contains(row))
+    }
 }
 
 /// What one VACUUM did, for VACUUM VERBOSE and tests.
@@ -69,14 +74,22 @@ pub struct VacuumReport {
 /// Row groups with fewer live rows than this are merged.
 const SMALL_GROUP_ROWS: u64 = ROW_GROUP_ROWS as u64 / 2;
 
+/// # Safety
+/// `rel` must be an open relation, locked by the caller; call on the backend thread inside
+/// a transaction (it calls PostgreSQL, which may raise an error).
 pub unsafe fn vacuum(rel: pg_sys::Relation, strategy: pg_sys::BufferAccessStrategy) -> VacuumReport {
-    stop_being_a_lazy_vacuum();
-    // The transaction's snapshot predates the line above: others may have pruned rows
-    // it still sees. Internal reads (options) use the active snapshot: a fresh one.
-    pg_sys::PushActiveSnapshot(pg_sys::GetLatestSnapshot());
-    let report = vacuum_storage(rel, strategy);
-    pg_sys::PopActiveSnapshot();
-    report
+    // SAFETY: the caller guarantees this fn's contract: `rel` is an open relation, locked by
+    // the caller, and we are on the backend thread inside a transaction, so the snapshot,
+    // lock and index-vacuum calls are allowed.
+    unsafe {
+        stop_being_a_lazy_vacuum();
+        // The transaction's snapshot predates the line above: others may have pruned rows
+        // it still sees. Internal reads (options) use the active snapshot: a fresh one.
+        pg_sys::PushActiveSnapshot(pg_sys::GetLatestSnapshot());
+        let report = vacuum_storage(rel, strategy);
+        pg_sys::PopActiveSnapshot();
+        report
+    }
 }
 
 /// Lazy VACUUM advertises PROC_IN_VACUUM, and with it every other backend leaves this
@@ -88,71 +101,82 @@ pub unsafe fn vacuum(rel: pg_sys::Relation, strategy: pg_sys::BufferAccessStrate
 /// removed marks back, rows deleted long ago visible again. So this VACUUM is an
 /// ordinary writer, as VACUUM FULL is (the flag goes at transaction end anyway).
 unsafe fn stop_being_a_lazy_vacuum() {
-    let me = pg_sys::MyProc;
-    if (*me).statusFlags as u32 & pg_sys::PROC_IN_VACUUM == 0 {
-        return;
+    // SAFETY: on the backend thread inside a transaction (this fn's contract), `MyProc`,
+    // `ProcGlobal` and the main LWLock array are this backend's initialized shared-memory
+    // state; the status flags are changed under ProcArrayLock held exclusively, at our own
+    // `pgxactoff`, as vacuum_rel sets them.
+    unsafe {
+        let me = pg_sys::MyProc;
+        if (*me).statusFlags as u32 & pg_sys::PROC_IN_VACUUM == 0 {
+            return;
+        }
+        // Taken in exclusive mode to change the flags, as vacuum_rel does to set them.
+        let proc_array_lock = &raw mut (*pg_sys::MainLWLockArray.add(PROC_ARRAY_LOCK)).lock;
+        pg_sys::LWLockAcquire(proc_array_lock, pg_sys::LWLockMode::LW_EXCLUSIVE);
+        (*me).statusFlags &= !(pg_sys::PROC_IN_VACUUM as u8);
+        *(*pg_sys::ProcGlobal).statusFlags.add((*me).pgxactoff as usize) = (*me).statusFlags;
+        pg_sys::LWLockRelease(proc_array_lock);
     }
-    // Taken in exclusive mode to change the flags, as vacuum_rel does to set them.
-    let proc_array_lock = &raw mut (*pg_sys::MainLWLockArray.add(PROC_ARRAY_LOCK)).lock;
-    pg_sys::LWLockAcquire(proc_array_lock, pg_sys::LWLockMode::LW_EXCLUSIVE);
-    (*me).statusFlags &= !(pg_sys::PROC_IN_VACUUM as u8);
-    *(*pg_sys::ProcGlobal).statusFlags.add((*me).pgxactoff as usize) = (*me).statusFlags;
-    pg_sys::LWLockRelease(proc_array_lock);
 }
 
 /// `ProcArrayLock`'s index in the main LWLock array (lwlocknames.txt).
 const PROC_ARRAY_LOCK: usize = 4;
 
 unsafe fn vacuum_storage(rel: pg_sys::Relation, strategy: pg_sys::BufferAccessStrategy) -> VacuumReport {
-    write_buffer::flush_relation((*rel).rd_id);
-    let mut report = VacuumReport::default();
-    if pages::nblocks(rel) == 0 {
-        return report;
-    }
-    let meta = pages::read_metapage(rel);
-    let storage_id = meta.storage_id;
-    let oldest_xmin = pg_sys::GetOldestNonRemovableTransactionId(rel);
-    let cleanup = catalog::take_settled_marks(storage_id, oldest_xmin);
-    report.folded = cleanup.folded.len() as u64;
-    report.marks_removed = cleanup.removed;
-    report.pending_deletes = cleanup.pending_deletes;
+    // SAFETY: the caller guarantees this fn's contract: `rel` is an open relation, locked by
+    // the caller, and we are on the backend thread inside a transaction, so the snapshot,
+    // lock and index-vacuum calls are allowed.
+    unsafe {
+        write_buffer::flush_relation((*rel).rd_id);
+        let mut report = VacuumReport::default();
+        if pages::nblocks(rel) == 0 {
+            return report;
+        }
+        let meta = pages::read_metapage(rel);
+        let storage_id = meta.storage_id;
+        let oldest_xmin = pg_sys::GetOldestNonRemovableTransactionId(rel);
+        let cleanup = catalog::take_settled_marks(storage_id, oldest_xmin);
+        report.folded = cleanup.folded.len() as u64;
+        report.marks_removed = cleanup.removed;
+        report.pending_deletes = cleanup.pending_deletes;
 
-    // The groups as of now (committed ones; VACUUM runs outside any transaction block).
-    let snapshot = pg_sys::RegisterSnapshot(pg_sys::GetLatestSnapshot());
-    let groups: Vec<RowGroupMeta> = catalog::load_row_groups(storage_id, snapshot, false);
-    pg_sys::UnregisterSnapshot(snapshot);
-    let mut dead = DeadRows { groups: Vec::new(), kept: Vec::new(), limit: 0 };
-    // Stream bytes of the row groups removed: reusable once no snapshot can read them.
-    let mut freed: Vec<(u64, u64)> = Vec::new();
-    for g in &groups {
-        let Some(mask) =
-            delete_mask::group_mask(g.deleted.as_deref(), &cleanup.folded, g.first_row, g.row_count)
-        else {
-            report.live_rows += g.row_count;
-            continue;
-        };
-        if mask.count() == g.row_count {
-            catalog::delete_row_group(storage_id, g.first_row);
-            freed.push((g.data_offset, g.data_length));
-            report.groups_freed += 1;
-            dead.groups.push((g.first_row, g.row_count, None));
-            continue;
+        // The groups as of now (committed ones; VACUUM runs outside any transaction block).
+        let snapshot = pg_sys::RegisterSnapshot(pg_sys::GetLatestSnapshot());
+        let groups: Vec<RowGroupMeta> = catalog::load_row_groups(storage_id, snapshot, false);
+        pg_sys::UnregisterSnapshot(snapshot);
+        let mut dead = DeadRows { groups: Vec::new(), kept: Vec::new(), limit: 0 };
+        // Stream bytes of the row groups removed: reusable once no snapshot can read them.
+        let mut freed: Vec<(u64, u64)> = Vec::new();
+        for g in &groups {
+            let Some(mask) =
+                delete_mask::group_mask(g.deleted.as_deref(), &cleanup.folded, g.first_row, g.row_count)
+            else {
+                report.live_rows += g.row_count;
+                continue;
+            };
+            if mask.count() == g.row_count {
+                catalog::delete_row_group(storage_id, g.first_row);
+                freed.push((g.data_offset, g.data_length));
+                report.groups_freed += 1;
+                dead.groups.push((g.first_row, g.row_count, None));
+                continue;
+            }
+            report.live_rows += g.row_count - mask.count();
+            if g.deleted.as_ref().is_none_or(|old| old.count() != mask.count()) {
+                catalog::set_group_mask(storage_id, g.first_row, &mask);
+            }
+            dead.groups.push((g.first_row, g.row_count, Some(Rc::new(mask))));
         }
-        report.live_rows += g.row_count - mask.count();
-        if g.deleted.as_ref().is_none_or(|old| old.count() != mask.count()) {
-            catalog::set_group_mask(storage_id, g.first_row, &mask);
+        merge_small_groups(rel, storage_id, &mut report, &mut freed);
+        free_space::free(storage_id, freed);
+        (dead.limit, dead.kept) = rows_that_may_live(rel, storage_id, oldest_xmin);
+        let limit = dead.limit;
+        let covered: u64 = dead.kept.iter().map(|r| r.1.min(limit.saturating_sub(r.0))).sum();
+        if !dead.groups.is_empty() || covered < limit {
+            remove_index_entries(rel, &dead, report.live_rows as f64, strategy);
         }
-        dead.groups.push((g.first_row, g.row_count, Some(Rc::new(mask))));
+        report
     }
-    merge_small_groups(rel, storage_id, &mut report, &mut freed);
-    free_space::free(storage_id, freed);
-    (dead.limit, dead.kept) = rows_that_may_live(rel, storage_id, oldest_xmin);
-    let limit = dead.limit;
-    let covered: u64 = dead.kept.iter().map(|r| r.1.min(limit.saturating_sub(r.0))).sum();
-    if !dead.groups.is_empty() || covered < limit {
-        remove_index_entries(rel, &dead, report.live_rows as f64, strategy);
-    }
-    report
 }
 
 /// The row numbers below which rows outside the returned ranges belong to inserts that
@@ -167,14 +191,19 @@ unsafe fn rows_that_may_live(
     storage_id: u64,
     oldest_xmin: pg_sys::TransactionId,
 ) -> (u64, Vec<(u64, u64)>) {
-    if !pg_sys::ConditionalLockRelation(rel, pg_sys::ExclusiveLock as i32) {
-        return (0, Vec::new());
+    // SAFETY: the caller guarantees this fn's contract: `rel` is an open relation, locked by
+    // the caller, and we are on the backend thread inside a transaction, so the snapshot,
+    // lock and index-vacuum calls are allowed.
+    unsafe {
+        if !pg_sys::ConditionalLockRelation(rel, pg_sys::ExclusiveLock as i32) {
+            return (0, Vec::new());
+        }
+        let limit = pages::read_metapage(rel).next_row;
+        // A reservation overlaps its row groups.
+        let kept = free_space::coalesce(catalog::live_or_pending_ranges(storage_id, oldest_xmin));
+        pg_sys::UnlockRelation(rel, pg_sys::ExclusiveLock as i32);
+        (limit, kept)
     }
-    let limit = pages::read_metapage(rel).next_row;
-    // A reservation overlaps its row groups.
-    let kept = free_space::coalesce(catalog::live_or_pending_ranges(storage_id, oldest_xmin));
-    pg_sys::UnlockRelation(rel, pg_sys::ExclusiveLock as i32);
-    (limit, kept)
 }
 
 /// Rewrites the row groups with few live rows (left by trickle inserts or deletes) as
@@ -187,77 +216,87 @@ unsafe fn merge_small_groups(
     report: &mut VacuumReport,
     freed: &mut Vec<(u64, u64)>,
 ) {
-    // See the masks and freed groups this VACUUM just wrote.
-    pg_sys::CommandCounterIncrement();
-    if catalog::load_row_groups(storage_id, pg_sys::GetLatestSnapshot(), false).len() < 2 {
-        return;
-    }
-    // Moved rows need index entries, and an index expression or predicate is user code
-    // heap's VACUUM never runs: it may fail there (ANALYZE in it does) or at any time,
-    // making every VACUUM of the table fail. Merging is an optimization: leave it to
-    // VACUUM FULL, which rebuilds the indexes like heap's.
-    if indexes_run_user_code(rel) {
-        report.merge_skipped = Some("an index has expressions or a predicate; VACUUM FULL merges");
-        return;
-    }
-    // Moving rows under a concurrent UPDATE or DELETE would lose the change: merge only
-    // while no one else writes (readers are not blocked by this lock).
-    if !pg_sys::ConditionalLockRelation(rel, pg_sys::ExclusiveLock as i32) {
-        report.merge_skipped = Some("the table is being changed");
-        return;
-    }
-    let snapshot = pg_sys::RegisterSnapshot(pg_sys::GetLatestSnapshot());
-    write_buffer::flush_before_reading(rel);
-    let mut reader = Reader::new(rel, snapshot, None, GroupClaim::Serial { next: 0 });
-    reader.retain_groups(|_, live| live < SMALL_GROUP_ROWS);
-    let merged: Vec<(u64, u64, u64)> =
-        reader.groups().iter().map(|g| (g.first_row, g.data_offset, g.data_length)).collect();
-    if merged.len() >= 2 {
-        // Opened at the first row that moves: groups whose rows are all deleted for new
-        // snapshots (not yet for old ones) are merged away without touching the indexes.
-        let mut indexes: Option<IndexInserter> = None;
-        let cid = pg_sys::GetCurrentCommandId(true);
-        rewrite::copy_rows(
-            &mut reader,
-            (*rel).rd_att,
-            rewrite::order_for(rel, std::ptr::null_mut()),
-            |slot| {
-                write_buffer::insert_row(rel, slot, cid);
-                indexes.get_or_insert_with(|| IndexInserter::open(rel)).insert(slot);
-            },
-        );
-        write_buffer::flush_relation((*rel).rd_id);
-        if let Some(indexes) = indexes {
-            indexes.close();
+    // SAFETY: the caller guarantees this fn's contract: `rel` is an open relation, locked by
+    // the caller, and we are on the backend thread inside a transaction, so the snapshot,
+    // lock and index-vacuum calls are allowed.
+    unsafe {
+        // See the masks and freed groups this VACUUM just wrote.
+        pg_sys::CommandCounterIncrement();
+        if catalog::load_row_groups(storage_id, pg_sys::GetLatestSnapshot(), false).len() < 2 {
+            return;
         }
-        for &(first_row, offset, length) in &merged {
-            catalog::delete_row_group(storage_id, first_row);
-            freed.push((offset, length));
+        // Moved rows need index entries, and an index expression or predicate is user code
+        // heap's VACUUM never runs: it may fail there (ANALYZE in it does) or at any time,
+        // making every VACUUM of the table fail. Merging is an optimization: leave it to
+        // VACUUM FULL, which rebuilds the indexes like heap's.
+        if indexes_run_user_code(rel) {
+            report.merge_skipped = Some("an index has expressions or a predicate; VACUUM FULL merges");
+            return;
         }
-        report.groups_merged = merged.len() as u64;
+        // Moving rows under a concurrent UPDATE or DELETE would lose the change: merge only
+        // while no one else writes (readers are not blocked by this lock).
+        if !pg_sys::ConditionalLockRelation(rel, pg_sys::ExclusiveLock as i32) {
+            report.merge_skipped = Some("the table is being changed");
+            return;
+        }
+        let snapshot = pg_sys::RegisterSnapshot(pg_sys::GetLatestSnapshot());
+        write_buffer::flush_before_reading(rel);
+        let mut reader = Reader::new(rel, snapshot, None, GroupClaim::Serial { next: 0 });
+        reader.retain_groups(|_, live| live < SMALL_GROUP_ROWS);
+        let merged: Vec<(u64, u64, u64)> =
+            reader.groups().iter().map(|g| (g.first_row, g.data_offset, g.data_length)).collect();
+        if merged.len() >= 2 {
+            // Opened at the first row that moves: groups whose rows are all deleted for new
+            // snapshots (not yet for old ones) are merged away without touching the indexes.
+            let mut indexes: Option<IndexInserter> = None;
+            let cid = pg_sys::GetCurrentCommandId(true);
+            rewrite::copy_rows(
+                &mut reader,
+                (*rel).rd_att,
+                rewrite::order_for(rel, std::ptr::null_mut()),
+                |slot| {
+                    write_buffer::insert_row(rel, slot, cid);
+                    indexes.get_or_insert_with(|| IndexInserter::open(rel)).insert(slot);
+                },
+            );
+            write_buffer::flush_relation((*rel).rd_id);
+            if let Some(indexes) = indexes {
+                indexes.close();
+            }
+            for &(first_row, offset, length) in &merged {
+                catalog::delete_row_group(storage_id, first_row);
+                freed.push((offset, length));
+            }
+            report.groups_merged = merged.len() as u64;
+        }
+        reader.release();
+        pg_sys::UnregisterSnapshot(snapshot);
     }
-    reader.release();
-    pg_sys::UnregisterSnapshot(snapshot);
 }
 
 /// Whether some index of `rel` has expressions or a predicate, which inserting an entry
 /// evaluates (looked up in the relcache, nothing evaluated).
 unsafe fn indexes_run_user_code(rel: pg_sys::Relation) -> bool {
-    let list = pg_sys::RelationGetIndexList(rel);
-    let mut found = false;
-    if !list.is_null() {
-        for oid in pg_list::oids(list) {
-            let index = pg_sys::index_open(oid, pg_sys::AccessShareLock as i32);
-            found = !pg_sys::RelationGetIndexExpressions(index).is_null()
-                || !pg_sys::RelationGetIndexPredicate(index).is_null();
-            pg_sys::index_close(index, pg_sys::AccessShareLock as i32);
-            if found {
-                break;
+    // SAFETY: the caller guarantees this fn's contract: `rel` is an open relation, locked by
+    // the caller, and we are on the backend thread inside a transaction, so the snapshot,
+    // lock and index-vacuum calls are allowed.
+    unsafe {
+        let list = pg_sys::RelationGetIndexList(rel);
+        let mut found = false;
+        if !list.is_null() {
+            for oid in pg_list::oids(list) {
+                let index = pg_sys::index_open(oid, pg_sys::AccessShareLock as i32);
+                found = !pg_sys::RelationGetIndexExpressions(index).is_null()
+                    || !pg_sys::RelationGetIndexPredicate(index).is_null();
+                pg_sys::index_close(index, pg_sys::AccessShareLock as i32);
+                if found {
+                    break;
+                }
             }
+            pg_sys::list_free(list);
         }
-        pg_sys::list_free(list);
+        found
     }
-    found
 }
 
 /// Inserts index entries for rows VACUUM moves, into every index of the table.
@@ -273,51 +312,67 @@ struct IndexInserter {
 
 impl IndexInserter {
     unsafe fn open(heap: pg_sys::Relation) -> IndexInserter {
-        let mut count = 0;
-        let mut indexes: *mut pg_sys::Relation = std::ptr::null_mut();
-        pg_sys::vac_open_indexes(heap, pg_sys::RowExclusiveLock as i32, &mut count, &mut indexes);
-        let estate = pg_sys::CreateExecutorState();
-        let econtext = pg_sys::MakePerTupleExprContext(estate);
-        let infos: Vec<_> = (0..count as usize).map(|i| pg_sys::BuildIndexInfo(*indexes.add(i))).collect();
-        let predicates =
-            infos.iter().map(|&info| pg_sys::ExecPrepareQual((*info).ii_Predicate, estate)).collect();
-        IndexInserter { heap, indexes, count: count as usize, infos, predicates, estate, econtext }
+        // SAFETY: the caller guarantees this fn's contract: `heap` is an open relation,
+        // locked by the caller, and we are on the backend thread inside a transaction, so the
+        // snapshot, lock and index-vacuum calls are allowed.
+        unsafe {
+            let mut count = 0;
+            let mut indexes: *mut pg_sys::Relation = std::ptr::null_mut();
+            pg_sys::vac_open_indexes(heap, pg_sys::RowExclusiveLock as i32, &mut count, &mut indexes);
+            let estate = pg_sys::CreateExecutorState();
+            let econtext = pg_sys::MakePerTupleExprContext(estate);
+            let infos: Vec<_> =
+                (0..count as usize).map(|i| pg_sys::BuildIndexInfo(*indexes.add(i))).collect();
+            let predicates =
+                infos.iter().map(|&info| pg_sys::ExecPrepareQual((*info).ii_Predicate, estate)).collect();
+            IndexInserter { heap, indexes, count: count as usize, infos, predicates, estate, econtext }
+        }
     }
 
     /// Index entries for the row in `slot` (its TID set). The moved row's old entries
     /// stay until no snapshot needs them, so uniqueness is not checked again.
     unsafe fn insert(&self, slot: *mut pg_sys::TupleTableSlot) {
-        pg_sys::MemoryContextReset((*self.econtext).ecxt_per_tuple_memory);
-        (*self.econtext).ecxt_scantuple = slot;
-        let mut values = [pg_sys::Datum::from(0usize); pg_sys::INDEX_MAX_KEYS as usize];
-        let mut isnull = [false; pg_sys::INDEX_MAX_KEYS as usize];
-        for i in 0..self.count {
-            if !self.predicates[i].is_null() && !pg_sys::ExecQual(self.predicates[i], self.econtext) {
-                continue;
+        // SAFETY: the caller gives a valid slot of the table's rows with its TID set (this
+        // fn's contract); `self` holds the indexes `open` opened, their IndexInfos and
+        // prepared predicates, and the executor state they were made in, all alive until
+        // `close`.
+        unsafe {
+            pg_sys::MemoryContextReset((*self.econtext).ecxt_per_tuple_memory);
+            (*self.econtext).ecxt_scantuple = slot;
+            let mut values = [pg_sys::Datum::from(0usize); pg_sys::INDEX_MAX_KEYS as usize];
+            let mut isnull = [false; pg_sys::INDEX_MAX_KEYS as usize];
+            for i in 0..self.count {
+                if !self.predicates[i].is_null() && !pg_sys::ExecQual(self.predicates[i], self.econtext) {
+                    continue;
+                }
+                pg_sys::FormIndexDatum(
+                    self.infos[i],
+                    slot,
+                    self.estate,
+                    values.as_mut_ptr(),
+                    isnull.as_mut_ptr(),
+                );
+                pg_sys::index_insert(
+                    *self.indexes.add(i),
+                    values.as_mut_ptr(),
+                    isnull.as_mut_ptr(),
+                    &mut (*slot).tts_tid,
+                    self.heap,
+                    pg_sys::IndexUniqueCheck::UNIQUE_CHECK_NO,
+                    false,
+                    self.infos[i],
+                );
             }
-            pg_sys::FormIndexDatum(
-                self.infos[i],
-                slot,
-                self.estate,
-                values.as_mut_ptr(),
-                isnull.as_mut_ptr(),
-            );
-            pg_sys::index_insert(
-                *self.indexes.add(i),
-                values.as_mut_ptr(),
-                isnull.as_mut_ptr(),
-                &mut (*slot).tts_tid,
-                self.heap,
-                pg_sys::IndexUniqueCheck::UNIQUE_CHECK_NO,
-                false,
-                self.infos[i],
-            );
         }
     }
 
     unsafe fn close(self) {
-        pg_sys::FreeExecutorState(self.estate);
-        pg_sys::vac_close_indexes(self.count as i32, self.indexes, pg_sys::NoLock as i32);
+        // SAFETY: `self` is consumed, so the executor state and the index array `open` made
+        // are freed and closed exactly once, inside the transaction that opened them.
+        unsafe {
+            pg_sys::FreeExecutorState(self.estate);
+            pg_sys::vac_close_indexes(self.count as i32, self.indexes, pg_sys::NoLock as i32);
+        }
     }
 }
 
@@ -327,31 +382,36 @@ unsafe fn remove_index_entries(
     live_rows: f64,
     strategy: pg_sys::BufferAccessStrategy,
 ) {
-    let mut nindexes = 0;
-    let mut indexes: *mut pg_sys::Relation = std::ptr::null_mut();
-    pg_sys::vac_open_indexes(rel, pg_sys::RowExclusiveLock as i32, &mut nindexes, &mut indexes);
-    for i in 0..nindexes as usize {
-        let mut info = pg_sys::IndexVacuumInfo {
-            index: *indexes.add(i),
-            analyze_only: false,
-            report_progress: false,
-            estimated_count: false,
-            message_level: pg_sys::DEBUG2 as i32,
-            num_heap_tuples: live_rows,
-            strategy,
-        };
-        let stats = pg_sys::index_bulk_delete(
-            &mut info,
-            std::ptr::null_mut(),
-            Some(index_entry_is_dead),
-            dead as *const DeadRows as *mut std::ffi::c_void,
-        );
-        let stats = pg_sys::index_vacuum_cleanup(&mut info, stats);
-        if !stats.is_null() {
-            pg_sys::pfree(stats as *mut std::ffi::c_void);
+    // SAFETY: the caller guarantees this fn's contract: `rel` is an open relation, locked by
+    // the caller, and we are on the backend thread inside a transaction, so the snapshot,
+    // lock and index-vacuum calls are allowed.
+    unsafe {
+        let mut nindexes = 0;
+        let mut indexes: *mut pg_sys::Relation = std::ptr::null_mut();
+        pg_sys::vac_open_indexes(rel, pg_sys::RowExclusiveLock as i32, &mut nindexes, &mut indexes);
+        for i in 0..nindexes as usize {
+            let mut info = pg_sys::IndexVacuumInfo {
+                index: *indexes.add(i),
+                analyze_only: false,
+                report_progress: false,
+                estimated_count: false,
+                message_level: pg_sys::DEBUG2 as i32,
+                num_heap_tuples: live_rows,
+                strategy,
+            };
+            let stats = pg_sys::index_bulk_delete(
+                &mut info,
+                std::ptr::null_mut(),
+                Some(index_entry_is_dead),
+                dead as *const DeadRows as *mut std::ffi::c_void,
+            );
+            let stats = pg_sys::index_vacuum_cleanup(&mut info, stats);
+            if !stats.is_null() {
+                pg_sys::pfree(stats as *mut std::ffi::c_void);
+            }
         }
+        pg_sys::vac_close_indexes(nindexes, indexes, pg_sys::NoLock as i32);
     }
-    pg_sys::vac_close_indexes(nindexes, indexes, pg_sys::NoLock as i32);
 }
 
 #[cfg(test)]

@@ -15,9 +15,15 @@ use pgrx::prelude::*;
 
 static mut PREV_HOOK: pg_sys::object_access_hook_type = None;
 
+/// # Safety
+/// Call once, from `_PG_init`, on the backend thread.
 pub unsafe fn install() {
-    PREV_HOOK = pg_sys::object_access_hook;
-    pg_sys::object_access_hook = Some(object_access);
+    // SAFETY: at load on the backend thread (this fn's contract), nothing else reads or
+    // writes `object_access_hook` or `PREV_HOOK` meanwhile; chaining keeps the previous hook.
+    unsafe {
+        PREV_HOOK = pg_sys::object_access_hook;
+        pg_sys::object_access_hook = Some(object_access);
+    }
 }
 
 #[pg_guard]
@@ -28,29 +34,35 @@ unsafe extern "C-unwind" fn object_access(
     sub_id: i32,
     arg: *mut std::ffi::c_void,
 ) {
-    if let Some(prev) = PREV_HOOK {
-        prev(access, class_id, object_id, sub_id, arg);
-    }
-    if access != pg_sys::ObjectAccessType::OAT_DROP
-        || class_id != pg_sys::RelationRelationId
-        || sub_id != 0
-        || pg_sys::get_rel_relkind(object_id) as u8 != pg_sys::RELKIND_RELATION
-    {
-        return;
-    }
-    let rel = pg_sys::relation_open(object_id, pg_sys::AccessExclusiveLock as i32);
-    if am::is_columnar(rel) {
-        write_buffer::discard_relation(object_id);
-        options::forget(object_id);
-        if pages::nblocks(rel) > 0 {
-            let storage_id = pages::storage_id(rel);
-            catalog::delete_storage_if_installed(storage_id);
-            crate::storage::write::free_space::forget_storage(storage_id);
+    // SAFETY: PostgreSQL calls the object-access hook on the backend thread inside the
+    // transaction doing the access; `PREV_HOOK` was set once at load, `arg` is only passed on
+    // to it, and the dropped table is opened (and locked) here before its relcache entry and
+    // pages are read.
+    unsafe {
+        if let Some(prev) = PREV_HOOK {
+            prev(access, class_id, object_id, sub_id, arg);
         }
-    } else if am::is_heap_table(rel) && !options::is_own_metadata(rel) {
-        // Left behind, the row would name the bare OID, be dumped with the extension's
-        // configuration, and hand its option to the next table given that OID.
-        options::forget(object_id);
+        if access != pg_sys::ObjectAccessType::OAT_DROP
+            || class_id != pg_sys::RelationRelationId
+            || sub_id != 0
+            || pg_sys::get_rel_relkind(object_id) as u8 != pg_sys::RELKIND_RELATION
+        {
+            return;
+        }
+        let rel = pg_sys::relation_open(object_id, pg_sys::AccessExclusiveLock as i32);
+        if am::is_columnar(rel) {
+            write_buffer::discard_relation(object_id);
+            options::forget(object_id);
+            if pages::nblocks(rel) > 0 {
+                let storage_id = pages::storage_id(rel);
+                catalog::delete_storage_if_installed(storage_id);
+                crate::storage::write::free_space::forget_storage(storage_id);
+            }
+        } else if am::is_heap_table(rel) && !options::is_own_metadata(rel) {
+            // Left behind, the row would name the bare OID, be dumped with the extension's
+            // configuration, and hand its option to the next table given that OID.
+            options::forget(object_id);
+        }
+        pg_sys::relation_close(rel, pg_sys::NoLock as i32);
     }
-    pg_sys::relation_close(rel, pg_sys::NoLock as i32);
 }

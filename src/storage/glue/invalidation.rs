@@ -14,6 +14,13 @@ unsafe extern "C-unwind" fn on_relcache_invalidation(_arg: pg_sys::Datum, relid:
 }
 
 /// Registers the callback; once per backend, from `_PG_init`.
+///
+/// # Safety
+/// Call once, from `_PG_init`, on the backend thread.
 pub unsafe fn register() {
-    pg_sys::CacheRegisterRelcacheCallback(Some(on_relcache_invalidation), pg_sys::Datum::from(0usize));
+    // SAFETY: at load on the backend thread (this fn's contract); the callback is an `extern
+    // "C-unwind"` fn with the signature PostgreSQL expects, and its argument is unused.
+    unsafe {
+        pg_sys::CacheRegisterRelcacheCallback(Some(on_relcache_invalidation), pg_sys::Datum::from(0usize));
+    }
 }

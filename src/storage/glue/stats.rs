@@ -36,6 +36,9 @@ fn stats(
         name!(encodings, String),
     ),
 > {
+    // SAFETY: a SQL-callable function, so we run on the backend thread inside a transaction;
+    // `rel` is a PgRelation pgrx opened (and locked) from the regclass argument, so its
+    // pointer stays valid for the whole call.
     unsafe {
         let raw = rel.as_ptr();
         // The metadata is read directly, which checks no permissions: what the caller

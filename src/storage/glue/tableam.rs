@@ -62,14 +62,19 @@ struct AnalyzeState {
 
 /// The sample size ANALYZE uses: 300 times the largest statistics target.
 unsafe fn analyze_target_rows(rel: pg_sys::Relation) -> u64 {
-    let desc = (*rel).rd_att;
-    let target = (0..(*desc).natts as usize)
-        .map(|i| crate::storage::relation::datum::attr(desc, i))
-        .filter(|a| !a.attisdropped)
-        .map(|a| if a.attstattarget < 0 { pg_sys::default_statistics_target } else { a.attstattarget })
-        .max()
-        .unwrap_or(pg_sys::default_statistics_target);
-    300 * target.max(1) as u64
+    // SAFETY: the caller guarantees this fn's contract: `rel` is an open relation, locked by
+    // the caller, and we are on the backend thread inside a transaction, so the catalog
+    // lookups and relation opens are allowed.
+    unsafe {
+        let desc = (*rel).rd_att;
+        let target = (0..(*desc).natts as usize)
+            .map(|i| crate::storage::relation::datum::attr(desc, i))
+            .filter(|a| !a.attisdropped)
+            .map(|a| if a.attstattarget < 0 { pg_sys::default_statistics_target } else { a.attstattarget })
+            .max()
+            .unwrap_or(pg_sys::default_statistics_target);
+        300 * target.max(1) as u64
+    }
 }
 
 #[repr(C)]
@@ -79,7 +84,9 @@ struct ParallelScan {
 }
 
 unsafe fn scan_desc(scan: pg_sys::TableScanDesc) -> &'static mut ScanDesc {
-    &mut *(scan as *mut ScanDesc)
+    // SAFETY: the caller guarantees this fn's contract: `scan` is a scan descriptor begun by
+    // this access method (a `ScanDesc`).
+    unsafe { &mut *(scan as *mut ScanDesc) }
 }
 
 #[pg_guard]
@@ -96,10 +103,22 @@ unsafe extern "C-unwind" fn scan_begin(
     pscan: pg_sys::ParallelTableScanDesc,
     flags: u32,
 ) -> pg_sys::TableScanDesc {
-    begin(rel, snapshot, nkeys, key, pscan, flags, None)
+    // SAFETY: PostgreSQL calls this on the backend thread with the arguments its API defines:
+    // `rel` is an open relation, locked by the caller; `snapshot` is the scan's snapshot or
+    // NULL (`begin` checks); `key` is valid for the reads and writes made through it here
+    // (NULL only where the API allows it); `pscan` is NULL or the parallel scan area this AM
+    // sized and initialized (a `ParallelScan`).
+    unsafe { begin(rel, snapshot, nkeys, key, pscan, flags, None) }
 }
 
 /// Starts a scan that decodes only the attributes marked in `wanted`.
+///
+/// # Safety
+/// `rel` must be an open relation, locked by the caller; `snapshot` must be a valid snapshot
+/// or NULL; `key` must be valid for the reads and writes made through it here (NULL only
+/// where the API allows it); `pscan` must be NULL or the parallel scan area this AM sized and
+/// initialized (a `ParallelScan`); call on the backend thread inside a transaction (it calls
+/// PostgreSQL, which may raise an error).
 pub unsafe fn begin(
     rel: pg_sys::Relation,
     snapshot: pg_sys::Snapshot,
@@ -109,62 +128,75 @@ pub unsafe fn begin(
     flags: u32,
     wanted: Option<Vec<bool>>,
 ) -> pg_sys::TableScanDesc {
-    let desc = pg_sys::palloc0(std::mem::size_of::<ScanDesc>()) as *mut ScanDesc;
-    (*desc).base.rs_rd = rel;
-    (*desc).base.rs_snapshot = snapshot;
-    (*desc).base.rs_nkeys = nkeys;
-    (*desc).base.rs_key = key;
-    (*desc).base.rs_flags = flags;
-    (*desc).base.rs_parallel = pscan;
-    if flags & pg_sys::ScanOptions::SO_TYPE_BITMAPSCAN != 0 {
-        (*desc).bitmap = PgMemoryContexts::CurrentMemoryContext.leak_and_drop_on_delete(BitmapScan::new(rel));
-        return desc as pg_sys::TableScanDesc;
-    }
-    if flags & pg_sys::ScanOptions::SO_TYPE_SAMPLESCAN != 0 {
+    // SAFETY: the caller guarantees this fn's contract: `rel` is an open relation, locked by
+    // the caller; `snapshot` is a valid snapshot or NULL (checked before use); `key` is valid
+    // for the reads and writes made through it here (NULL only where the API allows it);
+    // `pscan` is NULL or the parallel scan area this AM sized and initialized (a
+    // `ParallelScan`), and we are on the backend thread inside a transaction, so the catalog
+    // lookups and relation opens are allowed.
+    unsafe {
+        let desc = pg_sys::palloc0(std::mem::size_of::<ScanDesc>()) as *mut ScanDesc;
+        (*desc).base.rs_rd = rel;
+        (*desc).base.rs_snapshot = snapshot;
+        (*desc).base.rs_nkeys = nkeys;
+        (*desc).base.rs_key = key;
+        (*desc).base.rs_flags = flags;
+        (*desc).base.rs_parallel = pscan;
+        if flags & pg_sys::ScanOptions::SO_TYPE_BITMAPSCAN != 0 {
+            (*desc).bitmap =
+                PgMemoryContexts::CurrentMemoryContext.leak_and_drop_on_delete(BitmapScan::new(rel));
+            return desc as pg_sys::TableScanDesc;
+        }
+        if flags & pg_sys::ScanOptions::SO_TYPE_SAMPLESCAN != 0 {
+            write_buffer::flush_before_reading(rel);
+            let sample = SampleScan::new(rel, snapshot);
+            (*desc).sample = PgMemoryContexts::CurrentMemoryContext.leak_and_drop_on_delete(sample);
+            return desc as pg_sys::TableScanDesc;
+        }
+        let claim = if pscan.is_null() {
+            GroupClaim::Serial { next: 0 }
+        } else {
+            GroupClaim::Shared(&(*(pscan as *mut ParallelScan)).next_group)
+        };
+        // Index builds given a scan (parallel ones, amcheck) scan with SnapshotAny: heap judges
+        // every tuple version itself. Row-group metadata has versions too (masks, merges,
+        // aborted inserts), so read it as of now instead: the table is locked against
+        // writers, and every participant sees the same row groups. GetLatestSnapshot is not
+        // allowed in parallel mode; a fresh catalog snapshot is, and is registered because
+        // reading the metadata may invalidate it.
+        let any = !snapshot.is_null() && (*snapshot).snapshot_type == pg_sys::SnapshotType::SNAPSHOT_ANY;
+        let groups_snapshot = if any {
+            pg_sys::InvalidateCatalogSnapshot();
+            pg_sys::RegisterSnapshot(pg_sys::GetCatalogSnapshot((*rel).rd_id))
+        } else {
+            snapshot
+        };
         write_buffer::flush_before_reading(rel);
-        let sample = SampleScan::new(rel, snapshot);
-        (*desc).sample = PgMemoryContexts::CurrentMemoryContext.leak_and_drop_on_delete(sample);
-        return desc as pg_sys::TableScanDesc;
+        let reader = Reader::new(rel, groups_snapshot, wanted, claim);
+        if any {
+            pg_sys::UnregisterSnapshot(groups_snapshot);
+        }
+        if flags & pg_sys::ScanOptions::SO_TYPE_ANALYZE != 0 {
+            (*desc).analyze = AnalyzeState { targrows: analyze_target_rows(rel), ..Default::default() };
+        }
+        // Dropped with the memory context, so an ERROR mid-scan frees it too.
+        (*desc).reader = PgMemoryContexts::CurrentMemoryContext.leak_and_drop_on_delete(reader);
+        desc as pg_sys::TableScanDesc
     }
-    let claim = if pscan.is_null() {
-        GroupClaim::Serial { next: 0 }
-    } else {
-        GroupClaim::Shared(&(*(pscan as *mut ParallelScan)).next_group)
-    };
-    // Index builds given a scan (parallel ones, amcheck) scan with SnapshotAny: heap judges
-    // every tuple version itself. Row-group metadata has versions too (masks, merges,
-    // aborted inserts), so read it as of now instead: the table is locked against
-    // writers, and every participant sees the same row groups. GetLatestSnapshot is not
-    // allowed in parallel mode; a fresh catalog snapshot is, and is registered because
-    // reading the metadata may invalidate it.
-    let any = !snapshot.is_null() && (*snapshot).snapshot_type == pg_sys::SnapshotType::SNAPSHOT_ANY;
-    let groups_snapshot = if any {
-        pg_sys::InvalidateCatalogSnapshot();
-        pg_sys::RegisterSnapshot(pg_sys::GetCatalogSnapshot((*rel).rd_id))
-    } else {
-        snapshot
-    };
-    write_buffer::flush_before_reading(rel);
-    let reader = Reader::new(rel, groups_snapshot, wanted, claim);
-    if any {
-        pg_sys::UnregisterSnapshot(groups_snapshot);
-    }
-    if flags & pg_sys::ScanOptions::SO_TYPE_ANALYZE != 0 {
-        (*desc).analyze = AnalyzeState { targrows: analyze_target_rows(rel), ..Default::default() };
-    }
-    // Dropped with the memory context, so an ERROR mid-scan frees it too.
-    (*desc).reader = PgMemoryContexts::CurrentMemoryContext.leak_and_drop_on_delete(reader);
-    desc as pg_sys::TableScanDesc
 }
 
 #[pg_guard]
 unsafe extern "C-unwind" fn scan_end(scan: pg_sys::TableScanDesc) {
-    let desc = scan_desc(scan);
-    if !desc.reader.is_null() {
-        (*desc.reader).release();
-    }
-    if desc.base.rs_flags & pg_sys::ScanOptions::SO_TEMP_SNAPSHOT != 0 {
-        pg_sys::UnregisterSnapshot(desc.base.rs_snapshot);
+    // SAFETY: PostgreSQL calls this on the backend thread with the arguments its API defines:
+    // `scan` is a scan descriptor begun by this access method (a `ScanDesc`).
+    unsafe {
+        let desc = scan_desc(scan);
+        if !desc.reader.is_null() {
+            (*desc.reader).release();
+        }
+        if desc.base.rs_flags & pg_sys::ScanOptions::SO_TEMP_SNAPSHOT != 0 {
+            pg_sys::UnregisterSnapshot(desc.base.rs_snapshot);
+        }
     }
 }
 
@@ -177,12 +209,16 @@ unsafe extern "C-unwind" fn scan_rescan(
     _allow_sync: bool,
     _allow_pagemode: bool,
 ) {
-    let desc = scan_desc(scan);
-    if !desc.reader.is_null() {
-        (*desc.reader).restart();
-    }
-    if !desc.sample.is_null() {
-        (*desc.sample).restart();
+    // SAFETY: PostgreSQL calls this on the backend thread with the arguments its API defines:
+    // `scan` is a scan descriptor begun by this access method (a `ScanDesc`).
+    unsafe {
+        let desc = scan_desc(scan);
+        if !desc.reader.is_null() {
+            (*desc.reader).restart();
+        }
+        if !desc.sample.is_null() {
+            (*desc.sample).restart();
+        }
     }
 }
 
@@ -192,11 +228,16 @@ unsafe extern "C-unwind" fn scan_getnextslot(
     direction: pg_sys::ScanDirection::Type,
     slot: *mut pg_sys::TupleTableSlot,
 ) -> bool {
-    let reader = &mut *scan_desc(scan).reader;
-    if direction == pg_sys::ScanDirection::BackwardScanDirection {
-        reader.prev(slot)
-    } else {
-        reader.next(slot)
+    // SAFETY: PostgreSQL calls this on the backend thread with the arguments its API defines:
+    // `scan` is a scan descriptor begun by this access method (a `ScanDesc`); `slot` is a
+    // valid tuple slot.
+    unsafe {
+        let reader = &mut *scan_desc(scan).reader;
+        if direction == pg_sys::ScanDirection::BackwardScanDirection {
+            reader.prev(slot)
+        } else {
+            reader.next(slot)
+        }
     }
 }
 
@@ -210,11 +251,16 @@ unsafe extern "C-unwind" fn parallelscan_initialize(
     rel: pg_sys::Relation,
     pscan: pg_sys::ParallelTableScanDesc,
 ) -> pg_sys::Size {
-    let p = pscan as *mut ParallelScan;
-    (*p).base.phs_relid = (*rel).rd_id;
-    (*p).base.phs_syncscan = false;
-    std::ptr::write(&mut (*p).next_group, AtomicU64::new(0));
-    std::mem::size_of::<ParallelScan>()
+    // SAFETY: PostgreSQL calls this in the leader with `rel` open and locked, and `pscan`
+    // pointing at shared memory of the size `parallelscan_estimate` asked for (a
+    // `ParallelScan`), not yet initialized: hence the counter is written, not assigned.
+    unsafe {
+        let p = pscan as *mut ParallelScan;
+        (*p).base.phs_relid = (*rel).rd_id;
+        (*p).base.phs_syncscan = false;
+        std::ptr::write(&mut (*p).next_group, AtomicU64::new(0));
+        std::mem::size_of::<ParallelScan>()
+    }
 }
 
 #[pg_guard]
@@ -222,7 +268,11 @@ unsafe extern "C-unwind" fn parallelscan_reinitialize(
     _rel: pg_sys::Relation,
     pscan: pg_sys::ParallelTableScanDesc,
 ) {
-    (*(pscan as *mut ParallelScan)).next_group.store(0, Ordering::Relaxed);
+    // SAFETY: PostgreSQL passes the parallel scan area that `parallelscan_initialize` set up
+    // (a `ParallelScan`, in shared memory for the whole parallel query).
+    unsafe {
+        (*(pscan as *mut ParallelScan)).next_group.store(0, Ordering::Relaxed);
+    }
 }
 
 #[repr(C)]
@@ -233,11 +283,15 @@ struct IndexFetch {
 
 #[pg_guard]
 unsafe extern "C-unwind" fn index_fetch_begin(rel: pg_sys::Relation) -> *mut pg_sys::IndexFetchTableData {
-    let scan = pg_sys::palloc0(std::mem::size_of::<IndexFetch>()) as *mut IndexFetch;
-    (*scan).base.rel = rel;
-    // Dropped with the memory context, so an ERROR mid-scan frees it too.
-    (*scan).fetcher = PgMemoryContexts::CurrentMemoryContext.leak_and_drop_on_delete(Fetcher::new(rel));
-    scan as *mut pg_sys::IndexFetchTableData
+    // SAFETY: PostgreSQL calls this on the backend thread with the arguments its API defines:
+    // `rel` is an open relation, locked by the caller.
+    unsafe {
+        let scan = pg_sys::palloc0(std::mem::size_of::<IndexFetch>()) as *mut IndexFetch;
+        (*scan).base.rel = rel;
+        // Dropped with the memory context, so an ERROR mid-scan frees it too.
+        (*scan).fetcher = PgMemoryContexts::CurrentMemoryContext.leak_and_drop_on_delete(Fetcher::new(rel));
+        scan as *mut pg_sys::IndexFetchTableData
+    }
 }
 
 #[pg_guard]
@@ -255,12 +309,19 @@ unsafe extern "C-unwind" fn index_fetch_tuple(
     call_again: *mut bool,
     all_dead: *mut bool,
 ) -> bool {
-    // Rows are never updated in place, so there is no chain to follow.
-    *call_again = false;
-    if !all_dead.is_null() {
-        *all_dead = false;
+    // SAFETY: PostgreSQL calls this on the backend thread with the arguments its API defines:
+    // `scan` is the IndexFetch `index_fetch_begin` allocated (its fetcher lives in the scan's
+    // memory context); `call_again` is a valid out-flag and `all_dead` one or NULL (checked);
+    // `tid` is a valid item pointer; `snapshot` is a valid snapshot; `slot` is a valid tuple
+    // slot.
+    unsafe {
+        // Rows are never updated in place, so there is no chain to follow.
+        *call_again = false;
+        if !all_dead.is_null() {
+            *all_dead = false;
+        }
+        (*(*(scan as *mut IndexFetch)).fetcher).fetch_or_dead(&*tid, snapshot, slot, all_dead)
     }
-    (*(*(scan as *mut IndexFetch)).fetcher).fetch_or_dead(&*tid, snapshot, slot, all_dead)
 }
 
 #[pg_guard]
@@ -270,25 +331,38 @@ unsafe extern "C-unwind" fn tuple_fetch_row_version(
     snapshot: pg_sys::Snapshot,
     slot: *mut pg_sys::TupleTableSlot,
 ) -> bool {
-    // The slot must own its values before the fetcher, which they point into, goes.
-    let mut fetcher = Fetcher::new(rel);
-    let found = fetcher.fetch(&*tid, snapshot, slot);
-    if found {
-        pg_sys::ExecMaterializeSlot(slot);
+    // SAFETY: PostgreSQL calls this on the backend thread with the arguments its API defines:
+    // `rel` is an open relation, locked by the caller; `tid` is a valid item pointer;
+    // `snapshot` is a valid snapshot; `slot` is a valid tuple slot.
+    unsafe {
+        // The slot must own its values before the fetcher, which they point into, goes.
+        let mut fetcher = Fetcher::new(rel);
+        let found = fetcher.fetch(&*tid, snapshot, slot);
+        if found {
+            pg_sys::ExecMaterializeSlot(slot);
+        }
+        drop(fetcher);
+        found
     }
-    drop(fetcher);
-    found
 }
 
 #[pg_guard]
 unsafe extern "C-unwind" fn tuple_tid_valid(scan: pg_sys::TableScanDesc, tid: pg_sys::ItemPointer) -> bool {
-    let rel = scan_desc(scan).base.rs_rd;
-    tid_row(&*tid).is_some_and(|row| row < pages::read_metapage(rel).next_row)
+    // SAFETY: PostgreSQL calls this on the backend thread with the arguments its API defines:
+    // `scan` is a scan descriptor begun by this access method (a `ScanDesc`); `tid` is a valid
+    // item pointer.
+    unsafe {
+        let rel = scan_desc(scan).base.rs_rd;
+        tid_row(&*tid).is_some_and(|row| row < pages::read_metapage(rel).next_row)
+    }
 }
 
 #[pg_guard]
 unsafe extern "C-unwind" fn tuple_get_latest_tid(scan: pg_sys::TableScanDesc, tid: pg_sys::ItemPointer) {
-    row_change::latest_version(scan_desc(scan).base.rs_rd, tid)
+    // SAFETY: PostgreSQL calls this on the backend thread with the arguments its API defines:
+    // `scan` is a scan descriptor begun by this access method (a `ScanDesc`); `tid` is a valid
+    // item pointer.
+    unsafe { row_change::latest_version(scan_desc(scan).base.rs_rd, tid) }
 }
 
 #[pg_guard]
@@ -297,7 +371,10 @@ unsafe extern "C-unwind" fn tuple_satisfies_snapshot(
     slot: *mut pg_sys::TupleTableSlot,
     snapshot: pg_sys::Snapshot,
 ) -> bool {
-    Fetcher::new(rel).visible(&(*slot).tts_tid, snapshot)
+    // SAFETY: PostgreSQL calls this on the backend thread with the arguments its API defines:
+    // `rel` is an open relation, locked by the caller; `slot` is a valid tuple slot;
+    // `snapshot` is a valid snapshot.
+    unsafe { Fetcher::new(rel).visible(&(*slot).tts_tid, snapshot) }
 }
 
 #[pg_guard]
@@ -305,7 +382,10 @@ unsafe extern "C-unwind" fn index_delete_tuples(
     rel: pg_sys::Relation,
     delstate: *mut pg_sys::TM_IndexDeleteOp,
 ) -> pg_sys::TransactionId {
-    crate::storage::read::index_delete::delete_tuples(rel, delstate)
+    // SAFETY: PostgreSQL calls this on the backend thread with the arguments its API defines:
+    // `rel` is an open relation, locked by the caller; `delstate` is the index AM's delete
+    // operation (`ndeltids` entries in `deltids` and `status`), which we may update in place.
+    unsafe { crate::storage::read::index_delete::delete_tuples(rel, delstate) }
 }
 
 #[pg_guard]
@@ -316,9 +396,13 @@ unsafe extern "C-unwind" fn tuple_insert(
     _options: i32,
     _bistate: *mut pg_sys::BulkInsertStateData,
 ) {
-    write_buffer::insert_row(rel, slot, cid);
-    // What autovacuum and autoanalyze go by, as heap counts it.
-    pg_sys::pgstat_count_heap_insert(rel, 1);
+    // SAFETY: PostgreSQL calls this on the backend thread with the arguments its API defines:
+    // `rel` is an open relation, locked by the caller; `slot` is a valid tuple slot.
+    unsafe {
+        write_buffer::insert_row(rel, slot, cid);
+        // What autovacuum and autoanalyze go by, as heap counts it.
+        pg_sys::pgstat_count_heap_insert(rel, 1);
+    }
 }
 
 #[pg_guard]
@@ -330,8 +414,14 @@ unsafe extern "C-unwind" fn multi_insert(
     options: i32,
     bistate: *mut pg_sys::BulkInsertStateData,
 ) {
-    for i in 0..nslots as usize {
-        tuple_insert(rel, *slots.add(i), cid, options, bistate);
+    // SAFETY: PostgreSQL calls this on the backend thread with the arguments its API defines:
+    // `rel` is an open relation, locked by the caller; `slots` is an array of `nslots` valid
+    // tuple slots; `bistate` is valid for the reads and writes made through it here (NULL only
+    // where the API allows it).
+    unsafe {
+        for i in 0..nslots as usize {
+            tuple_insert(rel, *slots.add(i), cid, options, bistate);
+        }
     }
 }
 
@@ -344,9 +434,15 @@ unsafe extern "C-unwind" fn tuple_insert_speculative(
     bistate: *mut pg_sys::BulkInsertStateData,
     _spec_token: u32,
 ) {
-    // Other inserters of the same key wait for this whole transaction (its row
-    // reservation), not just for the speculative insertion: correct, if less concurrent.
-    tuple_insert(rel, slot, cid, options, bistate)
+    // SAFETY: PostgreSQL calls this on the backend thread with the arguments its API defines:
+    // `rel` is an open relation, locked by the caller; `slot` is a valid tuple slot; `bistate`
+    // is valid for the reads and writes made through it here (NULL only where the API allows
+    // it).
+    unsafe {
+        // Other inserters of the same key wait for this whole transaction (its row
+        // reservation), not just for the speculative insertion: correct, if less concurrent.
+        tuple_insert(rel, slot, cid, options, bistate)
+    }
 }
 
 #[pg_guard]
@@ -356,8 +452,12 @@ unsafe extern "C-unwind" fn tuple_complete_speculative(
     _spec_token: u32,
     succeeded: bool,
 ) {
-    if !succeeded {
-        row_change::abandon_speculative(rel, slot);
+    // SAFETY: PostgreSQL calls this on the backend thread with the arguments its API defines:
+    // `rel` is an open relation, locked by the caller; `slot` is a valid tuple slot.
+    unsafe {
+        if !succeeded {
+            row_change::abandon_speculative(rel, slot);
+        }
     }
 }
 
@@ -372,11 +472,16 @@ unsafe extern "C-unwind" fn tuple_delete(
     tmfd: *mut pg_sys::TM_FailureData,
     _changing_part: bool,
 ) -> pg_sys::TM_Result::Type {
-    let result = row_change::delete(rel, tid, cid, wait, tmfd);
-    if result == pg_sys::TM_Result::TM_Ok {
-        pg_sys::pgstat_count_heap_delete(rel);
+    // SAFETY: PostgreSQL calls this on the backend thread with the arguments its API defines:
+    // `rel` is an open relation, locked by the caller; `tid` is a valid item pointer; `tmfd`
+    // is the executor's failure-data struct, valid for writes.
+    unsafe {
+        let result = row_change::delete(rel, tid, cid, wait, tmfd);
+        if result == pg_sys::TM_Result::TM_Ok {
+            pg_sys::pgstat_count_heap_delete(rel);
+        }
+        result
     }
-    result
 }
 
 #[pg_guard]
@@ -392,14 +497,20 @@ unsafe extern "C-unwind" fn tuple_update(
     lockmode: *mut pg_sys::LockTupleMode::Type,
     update_indexes: *mut bool,
 ) -> pg_sys::TM_Result::Type {
-    // The new version gets a new TID: every index needs an entry for it.
-    *lockmode = pg_sys::LockTupleMode::LockTupleExclusive;
-    *update_indexes = true;
-    let result = row_change::update(rel, otid, slot, cid, wait, tmfd);
-    if result == pg_sys::TM_Result::TM_Ok {
-        pg_sys::pgstat_count_heap_update(rel, false);
+    // SAFETY: PostgreSQL calls this on the backend thread with the arguments its API defines:
+    // `rel` is an open relation, locked by the caller; `otid` is a valid item pointer; `slot`
+    // is a valid tuple slot; `tmfd`, `lockmode`, `update_indexes` are valid for the reads and
+    // writes made through it here (NULL only where the API allows it).
+    unsafe {
+        // The new version gets a new TID: every index needs an entry for it.
+        *lockmode = pg_sys::LockTupleMode::LockTupleExclusive;
+        *update_indexes = true;
+        let result = row_change::update(rel, otid, slot, cid, wait, tmfd);
+        if result == pg_sys::TM_Result::TM_Ok {
+            pg_sys::pgstat_count_heap_update(rel, false);
+        }
+        result
     }
-    result
 }
 
 #[pg_guard]
@@ -414,20 +525,32 @@ unsafe extern "C-unwind" fn tuple_lock(
     flags: u8,
     tmfd: *mut pg_sys::TM_FailureData,
 ) -> pg_sys::TM_Result::Type {
-    row_change::lock(rel, tid, slot, cid, mode, wait_policy, flags, tmfd)
+    // SAFETY: PostgreSQL calls this on the backend thread with the arguments its API defines:
+    // `rel` is an open relation, locked by the caller; `tid` is a valid item pointer; `slot`
+    // is a valid tuple slot; `tmfd` is the executor's failure-data struct, valid for writes.
+    unsafe { row_change::lock(rel, tid, slot, cid, mode, wait_policy, flags, tmfd) }
 }
 
 #[pg_guard]
 unsafe extern "C-unwind" fn finish_bulk_insert(rel: pg_sys::Relation, _options: i32) {
-    write_buffer::flush_relation((*rel).rd_id);
+    // SAFETY: PostgreSQL calls this on the backend thread with the arguments its API defines:
+    // `rel` is an open relation, locked by the caller.
+    unsafe {
+        write_buffer::flush_relation((*rel).rd_id);
+    }
 }
 
 unsafe fn existing_storage_id(rel: pg_sys::Relation) -> Option<u64> {
-    let srel = pg_sys::RelationGetSmgr(rel);
-    if !pg_sys::smgrexists(srel, pg_sys::ForkNumber::MAIN_FORKNUM) || pages::nblocks(rel) == 0 {
-        return None;
+    // SAFETY: the caller guarantees this fn's contract: `rel` is an open relation, locked by
+    // the caller, and we are on the backend thread inside a transaction, so the catalog
+    // lookups and relation opens are allowed.
+    unsafe {
+        let srel = pg_sys::RelationGetSmgr(rel);
+        if !pg_sys::smgrexists(srel, pg_sys::ForkNumber::MAIN_FORKNUM) || pages::nblocks(rel) == 0 {
+            return None;
+        }
+        Some(pages::read_metapage(rel).storage_id)
     }
-    Some(pages::read_metapage(rel).storage_id)
 }
 
 #[pg_guard]
@@ -438,64 +561,78 @@ unsafe extern "C-unwind" fn relation_set_new_filenode(
     freeze_xid: *mut pg_sys::TransactionId,
     minmulti: *mut pg_sys::MultiXactId,
 ) {
-    // Rows are not stamped with transaction ids, so there is nothing to freeze.
-    *freeze_xid = pg_sys::InvalidTransactionId;
-    *minmulti = pg_sys::InvalidTransactionId;
-    let mut node = *newrnode;
-    let old = (*rel).rd_node;
-    let replacing = old.relNode != node.relNode || old.spcNode != node.spcNode || old.dbNode != node.dbNode;
-    if replacing {
-        write_buffer::discard_relation((*rel).rd_id);
-        if let Some(storage_id) = existing_storage_id(rel) {
-            catalog::delete_storage(storage_id);
-            free_space::forget_storage(storage_id);
-            free_space::forget_storage(storage_id);
+    // SAFETY: PostgreSQL calls this on the backend thread with the arguments its API defines:
+    // `rel` is an open relation, locked by the caller; `newrnode` is a valid relfilenode;
+    // `freeze_xid` and `minmulti` are the caller's out-parameters, valid for writes.
+    unsafe {
+        // Rows are not stamped with transaction ids, so there is nothing to freeze.
+        *freeze_xid = pg_sys::InvalidTransactionId;
+        *minmulti = pg_sys::InvalidTransactionId;
+        let mut node = *newrnode;
+        let old = (*rel).rd_node;
+        let replacing =
+            old.relNode != node.relNode || old.spcNode != node.spcNode || old.dbNode != node.dbNode;
+        if replacing {
+            write_buffer::discard_relation((*rel).rd_id);
+            if let Some(storage_id) = existing_storage_id(rel) {
+                catalog::delete_storage(storage_id);
+                free_space::forget_storage(storage_id);
+                free_space::forget_storage(storage_id);
+            }
         }
+        let srel = pg_sys::RelationCreateStorage(node, persistence, true);
+        let needs_wal = persistence as u8 == pg_sys::RELPERSISTENCE_PERMANENT;
+        let meta = Metapage::new(catalog::next_storage_id());
+        pages::init_new_storage(srel, &mut node, pg_sys::ForkNumber::MAIN_FORKNUM, needs_wal, &meta);
+        if persistence as u8 == pg_sys::RELPERSISTENCE_UNLOGGED {
+            // What crash recovery copies over the main fork: an empty relation whose id
+            // says it was reset. Logged, as heap logs its init fork, so replicas and
+            // recovery have it.
+            pg_sys::smgrcreate(srel, pg_sys::ForkNumber::INIT_FORKNUM, false);
+            pages::log_smgrcreate(&node, pg_sys::ForkNumber::INIT_FORKNUM);
+            let reset = Metapage::new(meta.storage_id | crate::storage::format::layout::RESET_STORAGE_BIT);
+            pages::init_new_storage(srel, &mut node, pg_sys::ForkNumber::INIT_FORKNUM, true, &reset);
+        }
+        pg_sys::smgrclose(srel);
     }
-    let srel = pg_sys::RelationCreateStorage(node, persistence, true);
-    let needs_wal = persistence as u8 == pg_sys::RELPERSISTENCE_PERMANENT;
-    let meta = Metapage::new(catalog::next_storage_id());
-    pages::init_new_storage(srel, &mut node, pg_sys::ForkNumber::MAIN_FORKNUM, needs_wal, &meta);
-    if persistence as u8 == pg_sys::RELPERSISTENCE_UNLOGGED {
-        // What crash recovery copies over the main fork: an empty relation whose id
-        // says it was reset. Logged, as heap logs its init fork, so replicas and
-        // recovery have it.
-        pg_sys::smgrcreate(srel, pg_sys::ForkNumber::INIT_FORKNUM, false);
-        pages::log_smgrcreate(&node, pg_sys::ForkNumber::INIT_FORKNUM);
-        let reset = Metapage::new(meta.storage_id | crate::storage::format::layout::RESET_STORAGE_BIT);
-        pages::init_new_storage(srel, &mut node, pg_sys::ForkNumber::INIT_FORKNUM, true, &reset);
-    }
-    pg_sys::smgrclose(srel);
 }
 
 #[pg_guard]
 unsafe extern "C-unwind" fn relation_nontransactional_truncate(rel: pg_sys::Relation) {
-    // The relation was created (or got its storage) in this transaction.
-    write_buffer::discard_relation((*rel).rd_id);
-    let storage_id = pages::read_metapage(rel).storage_id;
-    catalog::delete_storage(storage_id);
-    pg_sys::RelationTruncate(rel, 0);
-    pages::reset_metapage(rel, Metapage::new(storage_id));
+    // SAFETY: PostgreSQL calls this on the backend thread with the arguments its API defines:
+    // `rel` is an open relation, locked by the caller.
+    unsafe {
+        // The relation was created (or got its storage) in this transaction.
+        write_buffer::discard_relation((*rel).rd_id);
+        let storage_id = pages::read_metapage(rel).storage_id;
+        catalog::delete_storage(storage_id);
+        pg_sys::RelationTruncate(rel, 0);
+        pages::reset_metapage(rel, Metapage::new(storage_id));
+    }
 }
 
 #[pg_guard]
 unsafe extern "C-unwind" fn relation_copy_data(rel: pg_sys::Relation, newrnode: *const pg_sys::RelFileNode) {
-    // ALTER TABLE ... SET TABLESPACE: copy the files; the storage id travels along.
-    write_buffer::flush_relation((*rel).rd_id);
-    pg_sys::FlushRelationBuffers(rel);
-    let persistence = (*(*rel).rd_rel).relpersistence;
-    let dst = pg_sys::RelationCreateStorage(*newrnode, persistence, true);
-    let src = pg_sys::RelationGetSmgr(rel);
-    pg_sys::RelationCopyStorage(src, dst, pg_sys::ForkNumber::MAIN_FORKNUM, persistence);
-    // An unlogged table's init fork moves too (RelationCopyStorage logs its pages).
-    let init = pg_sys::ForkNumber::INIT_FORKNUM;
-    if pg_sys::smgrexists(pg_sys::RelationGetSmgr(rel), init) {
-        pg_sys::smgrcreate(dst, init, false);
-        pages::log_smgrcreate(newrnode, init);
-        pg_sys::RelationCopyStorage(pg_sys::RelationGetSmgr(rel), dst, init, persistence);
+    // SAFETY: PostgreSQL calls this on the backend thread with the arguments its API defines:
+    // `rel` is an open relation, locked by the caller; `newrnode` is a valid relfilenode.
+    unsafe {
+        // ALTER TABLE ... SET TABLESPACE: copy the files; the storage id travels along.
+        write_buffer::flush_relation((*rel).rd_id);
+        pg_sys::FlushRelationBuffers(rel);
+        let persistence = (*(*rel).rd_rel).relpersistence;
+        let dst = pg_sys::RelationCreateStorage(*newrnode, persistence, true);
+        let src = pg_sys::RelationGetSmgr(rel);
+        pg_sys::RelationCopyStorage(src, dst, pg_sys::ForkNumber::MAIN_FORKNUM, persistence);
+        // An unlogged table's init fork moves too (RelationCopyStorage logs its pages).
+        let init = pg_sys::ForkNumber::INIT_FORKNUM;
+        if pg_sys::smgrexists(pg_sys::RelationGetSmgr(rel), init) {
+            pg_sys::smgrcreate(dst, init, false);
+            pages::log_smgrcreate(newrnode, init);
+            pg_sys::RelationCopyStorage(pg_sys::RelationGetSmgr(rel), dst, init, persistence);
+        }
+        pg_sys::RelationDropStorage(rel);
+        pg_sys::smgrclose(dst);
     }
-    pg_sys::RelationDropStorage(rel);
-    pg_sys::smgrclose(dst);
 }
 
 #[pg_guard]
@@ -511,14 +648,21 @@ unsafe extern "C-unwind" fn relation_copy_for_cluster(
     tups_vacuumed: *mut f64,
     tups_recently_dead: *mut f64,
 ) {
-    *tups_recently_dead = 0.0;
-    crate::storage::change::rewrite::copy_for_cluster(
-        old_heap,
-        new_heap,
-        old_index,
-        num_tuples,
-        tups_vacuumed,
-    )
+    // SAFETY: PostgreSQL calls this on the backend thread with the arguments its API defines:
+    // `old_heap` and `new_heap` are open relations, locked by the caller, `old_index` NULL or
+    // the open clustering index; `num_tuples`, `tups_vacuumed`, `tups_recently_dead` are
+    // valid for the reads and writes made through it here (NULL only where the API allows
+    // it).
+    unsafe {
+        *tups_recently_dead = 0.0;
+        crate::storage::change::rewrite::copy_for_cluster(
+            old_heap,
+            new_heap,
+            old_index,
+            num_tuples,
+            tups_vacuumed,
+        )
+    }
 }
 
 #[pg_guard]
@@ -527,44 +671,49 @@ unsafe extern "C-unwind" fn relation_vacuum(
     params: *mut pg_sys::VacuumParams,
     bstrategy: pg_sys::BufferAccessStrategy,
 ) {
-    let report = crate::storage::change::vacuum::vacuum(rel, bstrategy);
-    let verbose = (*params).options & pg_sys::VACOPT_VERBOSE != 0;
-    let relname = std::ffi::CStr::from_ptr((*(*rel).rd_rel).relname.data.as_ptr()).to_string_lossy();
-    let message = format!(
-        "columnar table \"{relname}\": {} deletes folded into row-group masks, {} row marks removed, \
+    // SAFETY: PostgreSQL calls this on the backend thread with the arguments its API defines:
+    // `rel` is an open relation, locked by the caller; `params` is VACUUM's parameter struct,
+    // valid for reads.
+    unsafe {
+        let report = crate::storage::change::vacuum::vacuum(rel, bstrategy);
+        let verbose = (*params).options & pg_sys::VACOPT_VERBOSE != 0;
+        let relname = std::ffi::CStr::from_ptr((*(*rel).rd_rel).relname.data.as_ptr()).to_string_lossy();
+        let message = format!(
+            "columnar table \"{relname}\": {} deletes folded into row-group masks, {} row marks removed, \
          {} empty row groups freed, {} small row groups merged{}, {} live rows",
-        report.folded,
-        report.marks_removed,
-        report.groups_freed,
-        report.groups_merged,
-        report.merge_skipped.map(|why| format!(" (merging skipped: {why})")).unwrap_or_default(),
-        report.live_rows
-    );
-    if verbose {
-        pgrx::info!("{message}");
-    } else {
-        pgrx::debug1!("{message}");
+            report.folded,
+            report.marks_removed,
+            report.groups_freed,
+            report.groups_merged,
+            report.merge_skipped.map(|why| format!(" (merging skipped: {why})")).unwrap_or_default(),
+            report.live_rows
+        );
+        if verbose {
+            pgrx::info!("{message}");
+        } else {
+            pgrx::debug1!("{message}");
+        }
+        pg_sys::pgstat_report_vacuum(
+            (*rel).rd_id,
+            (*(*rel).rd_rel).relisshared,
+            report.live_rows as i64,
+            report.pending_deletes as i64,
+        );
+        let mut frozen_updated = false;
+        let mut minmulti_updated = false;
+        pg_sys::vac_update_relstats(
+            rel,
+            pages::nblocks(rel),
+            report.live_rows as f64,
+            0,
+            (*(*rel).rd_rel).relhasindex,
+            pg_sys::InvalidTransactionId,
+            pg_sys::TransactionId::from(0u32), // InvalidMultiXactId: leave relminmxid alone
+            &mut frozen_updated,
+            &mut minmulti_updated,
+            false,
+        );
     }
-    pg_sys::pgstat_report_vacuum(
-        (*rel).rd_id,
-        (*(*rel).rd_rel).relisshared,
-        report.live_rows as i64,
-        report.pending_deletes as i64,
-    );
-    let mut frozen_updated = false;
-    let mut minmulti_updated = false;
-    pg_sys::vac_update_relstats(
-        rel,
-        pages::nblocks(rel),
-        report.live_rows as f64,
-        0,
-        (*(*rel).rd_rel).relhasindex,
-        pg_sys::InvalidTransactionId,
-        pg_sys::TransactionId::from(0u32), // InvalidMultiXactId: leave relminmxid alone
-        &mut frozen_updated,
-        &mut minmulti_updated,
-        false,
-    );
 }
 
 #[pg_guard]
@@ -573,20 +722,24 @@ unsafe extern "C-unwind" fn scan_analyze_next_block(
     blockno: pg_sys::BlockNumber,
     _bstrategy: pg_sys::BufferAccessStrategy,
 ) -> bool {
-    let desc = scan_desc(scan);
-    let reader = &mut *desc.reader;
-    let a = &mut desc.analyze;
-    let blocks = pages::nblocks(desc.base.rs_rd).max(1) as u64;
-    let rows = reader.total_rows();
-    let start = (blockno as u128 * rows as u128 / blocks as u128) as u64;
-    a.block_end = ((blockno as u128 + 1) * rows as u128 / blocks as u128) as u64;
-    let per_block = (a.targrows / blocks.min(a.targrows).max(1)).max(1);
-    a.stride = (a.block_end.saturating_sub(start)).div_ceil(per_block).max(1);
-    a.pending_skip = 0;
-    if start > a.ordinal {
-        a.ordinal += reader.skip(start - a.ordinal);
+    // SAFETY: PostgreSQL calls this on the backend thread with the arguments its API defines:
+    // `scan` is a scan descriptor begun by this access method (a `ScanDesc`).
+    unsafe {
+        let desc = scan_desc(scan);
+        let reader = &mut *desc.reader;
+        let a = &mut desc.analyze;
+        let blocks = pages::nblocks(desc.base.rs_rd).max(1) as u64;
+        let rows = reader.total_rows();
+        let start = (blockno as u128 * rows as u128 / blocks as u128) as u64;
+        a.block_end = ((blockno as u128 + 1) * rows as u128 / blocks as u128) as u64;
+        let per_block = (a.targrows / blocks.min(a.targrows).max(1)).max(1);
+        a.stride = (a.block_end.saturating_sub(start)).div_ceil(per_block).max(1);
+        a.pending_skip = 0;
+        if start > a.ordinal {
+            a.ordinal += reader.skip(start - a.ordinal);
+        }
+        true
     }
-    true
 }
 
 #[pg_guard]
@@ -597,21 +750,26 @@ unsafe extern "C-unwind" fn scan_analyze_next_tuple(
     _deadrows: *mut f64,
     slot: *mut pg_sys::TupleTableSlot,
 ) -> bool {
-    let desc = scan_desc(scan);
-    let reader = &mut *desc.reader;
-    let a = &mut desc.analyze;
-    // Rows stepped over still count as live rows for the row-count estimate.
-    let skipped = reader.skip(a.pending_skip.min(a.block_end.saturating_sub(a.ordinal)));
-    a.ordinal += skipped;
-    *liverows += skipped as f64;
-    a.pending_skip = 0;
-    if a.ordinal >= a.block_end || !reader.next(slot) {
-        return false;
+    // SAFETY: PostgreSQL calls this on the backend thread with the arguments its API defines:
+    // `scan` is a scan descriptor begun by this access method (a `ScanDesc`); `liverows` is
+    // ANALYZE's counter, valid for reads and writes; `slot` is a valid tuple slot.
+    unsafe {
+        let desc = scan_desc(scan);
+        let reader = &mut *desc.reader;
+        let a = &mut desc.analyze;
+        // Rows stepped over still count as live rows for the row-count estimate.
+        let skipped = reader.skip(a.pending_skip.min(a.block_end.saturating_sub(a.ordinal)));
+        a.ordinal += skipped;
+        *liverows += skipped as f64;
+        a.pending_skip = 0;
+        if a.ordinal >= a.block_end || !reader.next(slot) {
+            return false;
+        }
+        a.ordinal += 1;
+        *liverows += 1.0;
+        a.pending_skip = a.stride - 1;
+        true
     }
-    a.ordinal += 1;
-    *liverows += 1.0;
-    a.pending_skip = a.stride - 1;
-    true
 }
 
 #[pg_guard]
@@ -628,29 +786,39 @@ unsafe extern "C-unwind" fn index_build_range_scan(
     callback_state: *mut std::ffi::c_void,
     scan: pg_sys::TableScanDesc,
 ) -> f64 {
-    // BRIN summarizes ranges of the table's physical blocks and scans only as many as
-    // the file has; TID blocks here are virtual (291 rows each, far more of them than
-    // the compressed file has pages), so a BRIN index would silently miss rows.
-    if (*(*index_rel).rd_rel).relam == pg_sys::BRIN_AM_OID {
-        not_supported(
+    // SAFETY: PostgreSQL calls this on the backend thread with the arguments its API defines:
+    // `table_rel`, `index_rel` are open relations, locked by the caller; `index_info`,
+    // `callback_state` are valid for the reads and writes made through them here (NULL only
+    // where the API allows it); `scan` is NULL (serial build) or a scan this access method
+    // began (a `ScanDesc`) for a parallel build.
+    unsafe {
+        // BRIN summarizes ranges of the table's physical blocks and scans only as many as
+        // the file has; TID blocks here are virtual (291 rows each, far more of them than
+        // the compressed file has pages), so a BRIN index would silently miss rows.
+        if (*(*index_rel).rd_rel).relam == pg_sys::BRIN_AM_OID {
+            not_supported(
             "a BRIN index",
             "Columnar tables keep a min/max zone map per 2,048 values, which skips data the way BRIN would; use a B-tree index for lookups.",
         );
+        }
+        if start_blockno != 0 || numblocks != pg_sys::InvalidBlockNumber {
+            not_supported(
+                "building an index over a range of blocks",
+                "Build the index over the whole table.",
+            );
+        }
+        // A parallel build gives each participant its share of the table as a scan.
+        let scan_reader = (!scan.is_null()).then(|| &mut *scan_desc(scan).reader);
+        crate::storage::change::index_build::build(
+            table_rel,
+            index_rel,
+            index_info,
+            callback,
+            callback_state,
+            scan,
+            scan_reader,
+        )
     }
-    if start_blockno != 0 || numblocks != pg_sys::InvalidBlockNumber {
-        not_supported("building an index over a range of blocks", "Build the index over the whole table.");
-    }
-    // A parallel build gives each participant its share of the table as a scan.
-    let scan_reader = (!scan.is_null()).then(|| &mut *scan_desc(scan).reader);
-    crate::storage::change::index_build::build(
-        table_rel,
-        index_rel,
-        index_info,
-        callback,
-        callback_state,
-        scan,
-        scan_reader,
-    )
 }
 
 #[pg_guard]
@@ -661,12 +829,20 @@ unsafe extern "C-unwind" fn index_validate_scan(
     snapshot: pg_sys::Snapshot,
     state: *mut pg_sys::ValidateIndexState,
 ) {
-    crate::storage::change::index_build::validate(table_rel, index_rel, index_info, snapshot, state)
+    // SAFETY: PostgreSQL calls this on the backend thread with the arguments its API defines:
+    // `table_rel`, `index_rel` are open relations, locked by the caller; `index_info` is the
+    // index's IndexInfo and `state` validate_index's state; `snapshot` is validate_index's
+    // MVCC snapshot.
+    unsafe {
+        crate::storage::change::index_build::validate(table_rel, index_rel, index_info, snapshot, state)
+    }
 }
 
 #[pg_guard]
 unsafe extern "C-unwind" fn relation_size(rel: pg_sys::Relation, fork: pg_sys::ForkNumber::Type) -> u64 {
-    pg_sys::table_block_relation_size(rel, fork)
+    // SAFETY: PostgreSQL calls this on the backend thread with the arguments its API defines:
+    // `rel` is an open relation, locked by the caller.
+    unsafe { pg_sys::table_block_relation_size(rel, fork) }
 }
 
 #[pg_guard]
@@ -683,13 +859,18 @@ unsafe extern "C-unwind" fn relation_estimate_size(
     tuples: *mut f64,
     allvisfrac: *mut f64,
 ) {
-    let nblocks = pages::nblocks(rel);
-    // pages::storage_id is cached with the relation; existing_storage_id's smgrexists
-    // reopens the file, a tenth of a point lookup's time.
-    let rows = if nblocks == 0 { 0 } else { crate::storage::read::plan_sizes::row_count(rel) };
-    *pages_out = nblocks;
-    *tuples = rows as f64;
-    *allvisfrac = 0.0;
+    // SAFETY: PostgreSQL calls this on the backend thread with the arguments its API defines:
+    // `rel` is an open relation, locked by the caller; `pages_out`, `tuples` and `allvisfrac`
+    // are the planner's out-parameters, valid for writes.
+    unsafe {
+        let nblocks = pages::nblocks(rel);
+        // pages::storage_id is cached with the relation; existing_storage_id's smgrexists
+        // reopens the file, a tenth of a point lookup's time.
+        let rows = if nblocks == 0 { 0 } else { crate::storage::read::plan_sizes::row_count(rel) };
+        *pages_out = nblocks;
+        *tuples = rows as f64;
+        *allvisfrac = 0.0;
+    }
 }
 
 #[pg_guard]
@@ -697,7 +878,10 @@ unsafe extern "C-unwind" fn scan_bitmap_next_block(
     scan: pg_sys::TableScanDesc,
     tbmres: *mut pg_sys::TBMIterateResult,
 ) -> bool {
-    (*scan_desc(scan).bitmap).next_block(tbmres)
+    // SAFETY: PostgreSQL calls this on the backend thread with the arguments its API defines:
+    // `scan` is a scan descriptor begun by this access method (a `ScanDesc`); `tbmres` is
+    // valid for the reads and writes made through it here (NULL only where the API allows it).
+    unsafe { (*scan_desc(scan).bitmap).next_block(tbmres) }
 }
 
 #[pg_guard]
@@ -706,8 +890,13 @@ unsafe extern "C-unwind" fn scan_bitmap_next_tuple(
     _tbmres: *mut pg_sys::TBMIterateResult,
     slot: *mut pg_sys::TupleTableSlot,
 ) -> bool {
-    let desc = scan_desc(scan);
-    (*desc.bitmap).next_tuple(desc.base.rs_snapshot, slot)
+    // SAFETY: PostgreSQL calls this on the backend thread with the arguments its API defines:
+    // `scan` is a scan descriptor begun by this access method (a `ScanDesc`); `slot` is a
+    // valid tuple slot.
+    unsafe {
+        let desc = scan_desc(scan);
+        (*desc.bitmap).next_tuple(desc.base.rs_snapshot, slot)
+    }
 }
 
 #[pg_guard]
@@ -715,7 +904,10 @@ unsafe extern "C-unwind" fn scan_sample_next_block(
     scan: pg_sys::TableScanDesc,
     state: *mut pg_sys::SampleScanState,
 ) -> bool {
-    (*scan_desc(scan).sample).next_block(state)
+    // SAFETY: PostgreSQL calls this on the backend thread with the arguments its API defines:
+    // `scan` is a scan descriptor begun by this access method (a `ScanDesc`); `state` is the
+    // executor's SampleScanState of this scan (its sampling method's routine set).
+    unsafe { (*scan_desc(scan).sample).next_block(state) }
 }
 
 #[pg_guard]
@@ -724,8 +916,14 @@ unsafe extern "C-unwind" fn scan_sample_next_tuple(
     state: *mut pg_sys::SampleScanState,
     slot: *mut pg_sys::TupleTableSlot,
 ) -> bool {
-    let desc = scan_desc(scan);
-    (*desc.sample).next_tuple(state, desc.base.rs_snapshot, slot)
+    // SAFETY: PostgreSQL calls this on the backend thread with the arguments its API defines:
+    // `scan` is a scan descriptor begun by this access method (a `ScanDesc`); `state` is the
+    // executor's SampleScanState of this scan (its sampling method's routine set); `slot` is
+    // a valid tuple slot.
+    unsafe {
+        let desc = scan_desc(scan);
+        (*desc.sample).next_tuple(state, desc.base.rs_snapshot, slot)
+    }
 }
 
 static mut ROUTINE: pg_sys::TableAmRoutine = pg_sys::TableAmRoutine {
@@ -784,6 +982,9 @@ pub extern "C" fn pg_finfo_columnar_handler() -> &'static pg_sys::Pg_finfo_recor
     &V1
 }
 
+/// # Safety
+/// Only PostgreSQL calls this, through the routine it is registered in, on the backend
+/// thread, with the arguments that API defines.
 #[unsafe(no_mangle)]
 #[pg_guard]
 pub unsafe extern "C-unwind" fn columnar_handler(_fcinfo: pg_sys::FunctionCallInfo) -> pg_sys::Datum {

@@ -9,9 +9,15 @@ use pgrx::prelude::*;
 
 static mut PREV_HOOK: pg_sys::ProcessUtility_hook_type = None;
 
+/// # Safety
+/// Call once, from `_PG_init`, on the backend thread.
 pub unsafe fn install() {
-    PREV_HOOK = pg_sys::ProcessUtility_hook;
-    pg_sys::ProcessUtility_hook = Some(process_utility);
+    // SAFETY: at load on the backend thread (this fn's contract), nothing else reads or
+    // writes `ProcessUtility_hook` or `PREV_HOOK` meanwhile; chaining keeps the previous hook.
+    unsafe {
+        PREV_HOOK = pg_sys::ProcessUtility_hook;
+        pg_sys::ProcessUtility_hook = Some(process_utility);
+    }
 }
 
 #[pg_guard]
@@ -26,95 +32,110 @@ unsafe extern "C-unwind" fn process_utility(
     dest: *mut pg_sys::DestReceiver,
     qc: *mut pg_sys::QueryCompletion,
 ) {
-    // Rows buffered so far belong to the current (sub)transaction: write them out while
-    // it is the current one, before a utility statement needs them — a SAVEPOINT that
-    // reads them from inside, CREATE INDEX (maybe in parallel mode, where nothing can
-    // be written), ALTER TABLE, COPY TO.
-    write_buffer::flush_all();
-    let mut pstmt = pstmt;
-    let stmt = (*pstmt).utilityStmt;
-    if !stmt.is_null() && (*stmt).type_ == pg_sys::NodeTag::T_AlterTableStmt && mentions_our_option(stmt) {
-        // Our options are taken out of the statement: work on a copy if it is shared.
-        if read_only_tree {
-            pstmt = pg_sys::copyObjectImpl(pstmt as *const std::ffi::c_void) as *mut pg_sys::PlannedStmt;
-        }
-        if !options::take_from_alter_table((*pstmt).utilityStmt as *mut pg_sys::AlterTableStmt) {
-            if !qc.is_null() {
-                (*qc).commandTag = pg_sys::CommandTag::CMDTAG_ALTER_TABLE;
-                (*qc).nprocessed = 0;
-            }
-            return;
-        }
-    }
-    // CREATE TABLE ... WITH (our options): created without them, then given them.
-    let mut create_options = Vec::new();
-    if !stmt.is_null() && (*stmt).type_ == pg_sys::NodeTag::T_CreateStmt {
-        let create = stmt as *mut pg_sys::CreateStmt;
-        if pg_list::ptrs::<pg_sys::DefElem>((*create).options).any(|d| options::is_our_option(d)) {
+    // SAFETY: PostgreSQL calls this on the backend thread with the arguments its API defines:
+    // `pstmt` is a valid parse-tree node; `query_string`, `query_env`, `dest`, `qc` are valid
+    // for the reads and writes made through it here (NULL only where the API allows it).
+    unsafe {
+        // Rows buffered so far belong to the current (sub)transaction: write them out while
+        // it is the current one, before a utility statement needs them — a SAVEPOINT that
+        // reads them from inside, CREATE INDEX (maybe in parallel mode, where nothing can
+        // be written), ALTER TABLE, COPY TO.
+        write_buffer::flush_all();
+        let mut pstmt = pstmt;
+        let stmt = (*pstmt).utilityStmt;
+        if !stmt.is_null() && (*stmt).type_ == pg_sys::NodeTag::T_AlterTableStmt && mentions_our_option(stmt)
+        {
+            // Our options are taken out of the statement: work on a copy if it is shared.
             if read_only_tree {
                 pstmt = pg_sys::copyObjectImpl(pstmt as *const std::ffi::c_void) as *mut pg_sys::PlannedStmt;
             }
-            create_options = options::take_from_create((*pstmt).utilityStmt as *mut pg_sys::CreateStmt);
+            if !options::take_from_alter_table((*pstmt).utilityStmt as *mut pg_sys::AlterTableStmt) {
+                if !qc.is_null() {
+                    (*qc).commandTag = pg_sys::CommandTag::CMDTAG_ALTER_TABLE;
+                    (*qc).nprocessed = 0;
+                }
+                return;
+            }
         }
-    }
-    let existed = !create_options.is_empty() && {
-        let create = (*pstmt).utilityStmt as *mut pg_sys::CreateStmt;
-        pg_sys::RangeVarGetRelidExtended(
-            (*create).relation,
-            pg_sys::NoLock as i32,
-            pg_sys::RVROption::RVR_MISSING_OK,
-            None,
-            std::ptr::null_mut(),
-        ) != pg_sys::InvalidOid
-    };
-    let renames_or_drops_columns = !stmt.is_null() && renames_or_drops_columns(stmt);
-    match PREV_HOOK {
-        Some(prev) => prev(pstmt, query_string, read_only_tree, context, params, query_env, dest, qc),
-        None => pg_sys::standard_ProcessUtility(
-            pstmt,
-            query_string,
-            read_only_tree,
-            context,
-            params,
-            query_env,
-            dest,
-            qc,
-        ),
-    }
-    if renames_or_drops_columns {
-        options::refresh_sort_by_names();
-    }
-    // CREATE TABLE IF NOT EXISTS of a table that exists leaves it alone.
-    if !create_options.is_empty() && !existed {
-        options::apply_to_created((*pstmt).utilityStmt as *mut pg_sys::CreateStmt, &create_options);
+        // CREATE TABLE ... WITH (our options): created without them, then given them.
+        let mut create_options = Vec::new();
+        if !stmt.is_null() && (*stmt).type_ == pg_sys::NodeTag::T_CreateStmt {
+            let create = stmt as *mut pg_sys::CreateStmt;
+            if pg_list::ptrs::<pg_sys::DefElem>((*create).options).any(|d| options::is_our_option(d)) {
+                if read_only_tree {
+                    pstmt =
+                        pg_sys::copyObjectImpl(pstmt as *const std::ffi::c_void) as *mut pg_sys::PlannedStmt;
+                }
+                create_options = options::take_from_create((*pstmt).utilityStmt as *mut pg_sys::CreateStmt);
+            }
+        }
+        let existed = !create_options.is_empty() && {
+            let create = (*pstmt).utilityStmt as *mut pg_sys::CreateStmt;
+            pg_sys::RangeVarGetRelidExtended(
+                (*create).relation,
+                pg_sys::NoLock as i32,
+                pg_sys::RVROption::RVR_MISSING_OK,
+                None,
+                std::ptr::null_mut(),
+            ) != pg_sys::InvalidOid
+        };
+        let renames_or_drops_columns = !stmt.is_null() && renames_or_drops_columns(stmt);
+        match PREV_HOOK {
+            Some(prev) => prev(pstmt, query_string, read_only_tree, context, params, query_env, dest, qc),
+            None => pg_sys::standard_ProcessUtility(
+                pstmt,
+                query_string,
+                read_only_tree,
+                context,
+                params,
+                query_env,
+                dest,
+                qc,
+            ),
+        }
+        if renames_or_drops_columns {
+            options::refresh_sort_by_names();
+        }
+        // CREATE TABLE IF NOT EXISTS of a table that exists leaves it alone.
+        if !create_options.is_empty() && !existed {
+            options::apply_to_created((*pstmt).utilityStmt as *mut pg_sys::CreateStmt, &create_options);
+        }
     }
 }
 
 /// ALTER TABLE ... RENAME COLUMN, or an ALTER TABLE with a DROP COLUMN: the names a
 /// sort_by option lists may have changed.
 unsafe fn renames_or_drops_columns(stmt: *mut pg_sys::Node) -> bool {
-    match (*stmt).type_ {
-        pg_sys::NodeTag::T_RenameStmt => {
-            let rename = stmt as *mut pg_sys::RenameStmt;
-            (*rename).renameType == pg_sys::ObjectType::OBJECT_COLUMN
+    // SAFETY: the caller guarantees this fn's contract: `stmt` is a valid parse-tree node.
+    unsafe {
+        match (*stmt).type_ {
+            pg_sys::NodeTag::T_RenameStmt => {
+                let rename = stmt as *mut pg_sys::RenameStmt;
+                (*rename).renameType == pg_sys::ObjectType::OBJECT_COLUMN
+            }
+            pg_sys::NodeTag::T_AlterTableStmt => {
+                let cmds = (*(stmt as *mut pg_sys::AlterTableStmt)).cmds;
+                pg_list::ptrs::<pg_sys::AlterTableCmd>(cmds)
+                    .any(|cmd| (*cmd).subtype == pg_sys::AlterTableType::AT_DropColumn)
+            }
+            _ => false,
         }
-        pg_sys::NodeTag::T_AlterTableStmt => {
-            let cmds = (*(stmt as *mut pg_sys::AlterTableStmt)).cmds;
-            pg_list::ptrs::<pg_sys::AlterTableCmd>(cmds)
-                .any(|cmd| (*cmd).subtype == pg_sys::AlterTableType::AT_DropColumn)
-        }
-        _ => false,
     }
 }
 
 /// Whether an ALTER TABLE sets or resets one of pgcolumnar's table options.
 unsafe fn mentions_our_option(stmt: *mut pg_sys::Node) -> bool {
-    let cmds = (*(stmt as *mut pg_sys::AlterTableStmt)).cmds;
-    pg_list::ptrs::<pg_sys::AlterTableCmd>(cmds).any(|cmd| {
-        let defs = (*cmd).def as *mut pg_sys::List;
-        matches!(
-            (*cmd).subtype,
-            pg_sys::AlterTableType::AT_SetRelOptions | pg_sys::AlterTableType::AT_ResetRelOptions
-        ) && pg_list::ptrs::<pg_sys::DefElem>(defs).any(|def| options::is_our_option(def))
-    })
+    // SAFETY: the caller guarantees this fn's contract: `stmt` is a valid parse-tree node,
+    // and we are on the backend thread inside a transaction, so the catalog lookups and
+    // relation opens are allowed.
+    unsafe {
+        let cmds = (*(stmt as *mut pg_sys::AlterTableStmt)).cmds;
+        pg_list::ptrs::<pg_sys::AlterTableCmd>(cmds).any(|cmd| {
+            let defs = (*cmd).def as *mut pg_sys::List;
+            matches!(
+                (*cmd).subtype,
+                pg_sys::AlterTableType::AT_SetRelOptions | pg_sys::AlterTableType::AT_ResetRelOptions
+            ) && pg_list::ptrs::<pg_sys::DefElem>(defs).any(|def| options::is_our_option(def))
+        })
+    }
 }

@@ -15,40 +15,69 @@ pub struct BitmapScan {
 }
 
 impl BitmapScan {
+    /// # Safety
+    /// `rel` must be an open relation, locked by the caller; call on the backend thread
+    /// inside a transaction (it calls PostgreSQL, which may raise an error).
     pub unsafe fn new(rel: pg_sys::Relation) -> BitmapScan {
-        BitmapScan { fetcher: Fetcher::new(rel), block: 0, offsets: Vec::new(), next: 0 }
+        // SAFETY: the caller guarantees this fn's contract: `rel` is an open relation, locked
+        // by the caller, and we are on the backend thread inside a transaction, so the
+        // metadata reads and transaction-status checks are allowed.
+        unsafe { BitmapScan { fetcher: Fetcher::new(rel), block: 0, offsets: Vec::new(), next: 0 } }
     }
 
     /// Takes the next page of the bitmap; false if it holds no possible row.
+    ///
+    /// # Safety
+    /// `tbmres` must be valid for the reads and writes made through it here (NULL only
+    /// where the API allows it); call on the backend thread inside a transaction (it calls
+    /// PostgreSQL, which may raise an error).
     pub unsafe fn next_block(&mut self, tbmres: *mut pg_sys::TBMIterateResult) -> bool {
-        self.block = (*tbmres).blockno;
-        self.next = 0;
-        self.offsets.clear();
-        if (*tbmres).ntuples >= 0 {
-            let exact = (*tbmres).offsets.as_slice((*tbmres).ntuples as usize);
-            self.offsets.extend(exact.iter().copied().filter(|&o| o as u64 <= layout::ROWS_PER_TID_BLOCK));
-        } else {
-            // A lossy page: every row of the block, re-checked by the executor.
-            self.offsets.extend(1..=layout::ROWS_PER_TID_BLOCK as u16);
+        // SAFETY: the caller guarantees this fn's contract: `tbmres` is valid for the reads
+        // and writes made through it here (NULL only where the API allows it), and we are on
+        // the backend thread inside a transaction, so the metadata reads and
+        // transaction-status checks are allowed.
+        unsafe {
+            self.block = (*tbmres).blockno;
+            self.next = 0;
+            self.offsets.clear();
+            if (*tbmres).ntuples >= 0 {
+                let exact = (*tbmres).offsets.as_slice((*tbmres).ntuples as usize);
+                self.offsets
+                    .extend(exact.iter().copied().filter(|&o| o as u64 <= layout::ROWS_PER_TID_BLOCK));
+            } else {
+                // A lossy page: every row of the block, re-checked by the executor.
+                self.offsets.extend(1..=layout::ROWS_PER_TID_BLOCK as u16);
+            }
+            !self.offsets.is_empty()
         }
-        !self.offsets.is_empty()
     }
 
     /// Stores the next visible row of the current block in `slot`; false when done.
+    ///
+    /// # Safety
+    /// `snapshot` must be a valid snapshot (or NULL where this fn's docs allow it); `slot`
+    /// must be a valid tuple slot; call on the backend thread inside a transaction (it calls
+    /// PostgreSQL, which may raise an error).
     pub unsafe fn next_tuple(
         &mut self,
         snapshot: pg_sys::Snapshot,
         slot: *mut pg_sys::TupleTableSlot,
     ) -> bool {
-        while self.next < self.offsets.len() {
-            let mut tid = pg_sys::ItemPointerData::default();
-            set_tid(&mut tid, self.block, self.offsets[self.next]);
-            self.next += 1;
-            if self.fetcher.fetch(&tid, snapshot, slot) {
-                return true;
+        // SAFETY: the caller guarantees this fn's contract: `snapshot` is a valid snapshot
+        // (or NULL where this fn's docs allow it); `slot` is a valid tuple slot, and we are
+        // on the backend thread inside a transaction, so the metadata reads and
+        // transaction-status checks are allowed.
+        unsafe {
+            while self.next < self.offsets.len() {
+                let mut tid = pg_sys::ItemPointerData::default();
+                set_tid(&mut tid, self.block, self.offsets[self.next]);
+                self.next += 1;
+                if self.fetcher.fetch(&tid, snapshot, slot) {
+                    return true;
+                }
             }
+            false
         }
-        false
     }
 }
 
@@ -58,9 +87,17 @@ impl BitmapScan {
 /// are useless system calls (a tenth of a small bitmap scan's time), and past the end
 /// of the first 1 GB segment they fail ("could not open file ... previous segment is
 /// only N blocks") on any table with more than 38 million rows and a smaller file.
+///
+/// # Safety
+/// `planstate` must be NULL or the root of a live executor PlanState tree (the query being
+/// started); call on the backend thread.
 pub unsafe fn disable_prefetch(planstate: *mut pg_sys::PlanState) {
-    if !planstate.is_null() {
-        disable_prefetch_walker(planstate, std::ptr::null_mut());
+    // SAFETY: `planstate` is NULL (checked) or the root of a live PlanState tree (this fn's
+    // contract), which the walker only reads and adjusts in place.
+    unsafe {
+        if !planstate.is_null() {
+            disable_prefetch_walker(planstate, std::ptr::null_mut());
+        }
     }
 }
 
@@ -69,12 +106,17 @@ unsafe extern "C-unwind" fn disable_prefetch_walker(
     planstate: *mut pg_sys::PlanState,
     context: *mut std::ffi::c_void,
 ) -> bool {
-    if (*planstate).type_ == pg_sys::NodeTag::T_BitmapHeapScanState {
-        let scan = planstate as *mut pg_sys::BitmapHeapScanState;
-        let rel = (*scan).ss.ss_currentRelation;
-        if !rel.is_null() && crate::storage::relation::am::is_columnar(rel) {
-            (*scan).prefetch_maximum = 0;
+    // SAFETY: called by `disable_prefetch` and then by planstate_tree_walker, each time with
+    // a non-NULL node of the executor's live PlanState tree; the node tag is checked before
+    // the cast to BitmapHeapScanState, and `context` is passed along unread.
+    unsafe {
+        if (*planstate).type_ == pg_sys::NodeTag::T_BitmapHeapScanState {
+            let scan = planstate as *mut pg_sys::BitmapHeapScanState;
+            let rel = (*scan).ss.ss_currentRelation;
+            if !rel.is_null() && crate::storage::relation::am::is_columnar(rel) {
+                (*scan).prefetch_maximum = 0;
+            }
         }
+        pg_sys::planstate_tree_walker(planstate, Some(disable_prefetch_walker), context)
     }
-    pg_sys::planstate_tree_walker(planstate, Some(disable_prefetch_walker), context)
 }

@@ -33,6 +33,10 @@ pub fn open_checked(kind: ColumnKind, bytes: &[u8], rows: u32, scratch: &mut Dec
 
 /// The order column of a row group (see `flush_order`), checked to be a permutation of
 /// its `rows` offsets.
+///
+/// # Safety
+/// `rel` must be an open relation, locked by the caller; call on the backend thread inside
+/// a transaction (it calls PostgreSQL, which may raise an error).
 pub unsafe fn load_order(
     rel: pg_sys::Relation,
     chunk: &ChunkMeta,
@@ -41,7 +45,9 @@ pub unsafe fn load_order(
     scratch: &mut DecodedVector,
 ) -> Rc<[u32]> {
     let mut bytes = Vec::new();
-    pages::read_stream(rel, chunk.offset, chunk.length as usize, strategy, &mut bytes);
+    // SAFETY: `rel` is open and locked and we are inside a transaction (this fn's
+    // contract), which is what `read_stream` asks; `strategy` is the caller's (or NULL).
+    unsafe { pages::read_stream(rel, chunk.offset, chunk.length as usize, strategy, &mut bytes) };
     let mut order = Vec::with_capacity(rows as usize);
     for e in &chunk.vectors {
         let Some(b) = bytes.get(e.offset as usize..(e.offset + e.len) as usize) else {

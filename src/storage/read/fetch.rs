@@ -91,11 +91,15 @@ pub struct Fetcher {
 }
 
 unsafe fn is_mvcc(snapshot: pg_sys::Snapshot) -> bool {
-    !snapshot.is_null()
-        && matches!(
-            (*snapshot).snapshot_type,
-            pg_sys::SnapshotType::SNAPSHOT_MVCC | pg_sys::SnapshotType::SNAPSHOT_HISTORIC_MVCC
-        )
+    // SAFETY: the caller guarantees this fn's contract: `snapshot` is a valid snapshot (or
+    // NULL where this fn's docs allow it).
+    unsafe {
+        !snapshot.is_null()
+            && matches!(
+                (*snapshot).snapshot_type,
+                pg_sys::SnapshotType::SNAPSHOT_MVCC | pg_sys::SnapshotType::SNAPSHOT_HISTORIC_MVCC
+            )
+    }
 }
 
 thread_local! {
@@ -145,10 +149,14 @@ fn masked(g: &RowGroupMeta, row: u64) -> bool {
 
 /// A dirty snapshot reports the inserter/deleter a caller must wait for: none so far.
 unsafe fn reset_dirty(snapshot: pg_sys::Snapshot) {
-    if !snapshot.is_null() && (*snapshot).snapshot_type == pg_sys::SnapshotType::SNAPSHOT_DIRTY {
-        (*snapshot).xmin = pg_sys::InvalidTransactionId;
-        (*snapshot).xmax = pg_sys::InvalidTransactionId;
-        (*snapshot).speculativeToken = 0;
+    // SAFETY: the caller guarantees this fn's contract: `snapshot` is a valid snapshot (or
+    // NULL where this fn's docs allow it).
+    unsafe {
+        if !snapshot.is_null() && (*snapshot).snapshot_type == pg_sys::SnapshotType::SNAPSHOT_DIRTY {
+            (*snapshot).xmin = pg_sys::InvalidTransactionId;
+            (*snapshot).xmax = pg_sys::InvalidTransactionId;
+            (*snapshot).speculativeToken = 0;
+        }
     }
 }
 
@@ -208,7 +216,9 @@ impl LazyColumns for LazyRow {
                 }
                 (_, None) => {
                     let mut isnull = false;
-                    let d = pg_sys::getmissingattr(desc, i as i32 + 1, &mut isnull);
+                    // SAFETY: `desc` is the open relation's tuple descriptor and `i` one of its
+                    // attribute indexes (`kinds` was built from it).
+                    let d = unsafe { pg_sys::getmissingattr(desc, i as i32 + 1, &mut isnull) };
                     (d, isnull)
                 }
                 (kind, Some(chunk)) => {
@@ -221,7 +231,9 @@ impl LazyColumns for LazyRow {
                         if at >= v.rows() {
                             crate::storage::shared::error::data_corrupted("row beyond its vector");
                         }
-                        datum::point_datum(kind, v.value(at), images)
+                        // SAFETY: inside a transaction on the backend thread (`fill`'s contract),
+                        // so a by-reference value may be palloc'ed.
+                        unsafe { datum::point_datum(kind, v.value(at), images) }
                     };
                     let cached = SHARED.with(|c| c.borrow_mut().get(&key).map(&mut read));
                     match cached {
@@ -231,8 +243,11 @@ impl LazyColumns for LazyRow {
                                 crate::storage::shared::error::data_corrupted("vector missing from chunk")
                             };
                             let at_byte = chunk.offset + entry.offset as u64;
-                            let vector =
-                                open_vector(self.rel, &self.blocks, kind, at_byte, entry.len, entry.rows);
+                            // SAFETY: `self.rel` stays open while the row lives (`fill`'s
+                            // contract), and we are inside a transaction, so its pages may be read.
+                            let vector = unsafe {
+                                open_vector(self.rel, &self.blocks, kind, at_byte, entry.len, entry.rows)
+                            };
                             OPENED.with(|d| d.set(d.get() + 1));
                             let d = read(&vector);
                             SHARED.with(|c| {
@@ -246,8 +261,11 @@ impl LazyColumns for LazyRow {
                     }
                 }
             };
-            *values.add(i) = d;
-            *nulls.add(i) = n;
+            // SAFETY: `i < to`, and the caller gives arrays valid for writes up to `to`.
+            unsafe {
+                *values.add(i) = d;
+                *nulls.add(i) = n;
+            }
         }
     }
 }
@@ -315,34 +333,48 @@ unsafe fn open_vector(
     len: u32,
     rows: u32,
 ) -> PointVector {
-    let (last_block, _) = layout::locate(at + (len as u64).max(1) - 1);
-    if last_block >= blocks.get() {
-        blocks.set(pages::nblocks(rel));
+    // SAFETY: the caller guarantees this fn's contract: `rel` is an open relation, locked by
+    // the caller, and we are on the backend thread inside a transaction, so the metadata
+    // reads, transaction-status checks and slot calls are allowed.
+    unsafe {
+        let (last_block, _) = layout::locate(at + (len as u64).max(1) - 1);
+        if last_block >= blocks.get() {
+            blocks.set(pages::nblocks(rel));
+        }
+        SCRATCH.with(|s| {
+            let (bytes, scratch) = &mut *s.borrow_mut();
+            pages::read_range(rel, at, len as usize, std::ptr::null_mut(), bytes, blocks.get());
+            open_checked(kind, bytes, rows, scratch)
+        })
     }
-    SCRATCH.with(|s| {
-        let (bytes, scratch) = &mut *s.borrow_mut();
-        pages::read_range(rel, at, len as usize, std::ptr::null_mut(), bytes, blocks.get());
-        open_checked(kind, bytes, rows, scratch)
-    })
 }
 
 impl Fetcher {
+    /// # Safety
+    /// `rel` must be an open relation, locked by the caller; call on the backend thread
+    /// inside a transaction. `rel` must stay open for the fetcher's whole life (and the rows
+    /// it fetches): they read its pages.
     pub unsafe fn new(rel: pg_sys::Relation) -> Fetcher {
-        let kinds = datum::relation_kinds(rel);
-        let storage_id = pages::storage_id(rel);
-        catalog::note_storage((*rel).rd_id, storage_id);
-        Fetcher {
-            rel,
-            held: ImageArena::default(),
-            blocks: Rc::new(Cell::new(0)),
-            kinds,
-            storage_id,
-            groups: Vec::new(),
-            chunks_attached: Vec::new(),
-            deleted_rows: Vec::new(),
-            groups_for: None,
-            probed_for: None,
-            probes: 0,
+        // SAFETY: the caller guarantees this fn's contract: `rel` is an open relation, locked
+        // by the caller, and we are on the backend thread inside a transaction, so the
+        // metadata reads, transaction-status checks and slot calls are allowed.
+        unsafe {
+            let kinds = datum::relation_kinds(rel);
+            let storage_id = pages::storage_id(rel);
+            catalog::note_storage((*rel).rd_id, storage_id);
+            Fetcher {
+                rel,
+                held: ImageArena::default(),
+                blocks: Rc::new(Cell::new(0)),
+                kinds,
+                storage_id,
+                groups: Vec::new(),
+                chunks_attached: Vec::new(),
+                deleted_rows: Vec::new(),
+                groups_for: None,
+                probed_for: None,
+                probes: 0,
+            }
         }
     }
 
@@ -352,100 +384,120 @@ impl Fetcher {
     /// Other kinds (dirty, self, any: uniqueness checks, triggers, row locks) see this
     /// transaction's rows too, so a buffered row is written out first.
     unsafe fn group_for(&mut self, row: u64, snapshot: pg_sys::Snapshot) -> Option<RowGroupMeta> {
-        if is_mvcc(snapshot) {
-            let key = (
-                snapshot as usize,
-                (*snapshot).curcid,
-                (*snapshot).xmin.into_inner(),
-                (*snapshot).xmax.into_inner(),
-            );
-            if self.groups_for != Some(key) {
-                if self.probed_for != Some(key) {
-                    self.probed_for = Some(key);
-                    self.probes = 0;
+        // SAFETY: the caller guarantees this fn's contract: `snapshot` is a valid snapshot
+        // (or NULL where this fn's docs allow it); `self.rel` is still open (`Fetcher::new`
+        // requires it for the fetcher's life), and we are on the backend thread inside a
+        // transaction, so the metadata reads, transaction-status checks and slot calls are
+        // allowed.
+        unsafe {
+            if is_mvcc(snapshot) {
+                let key = (
+                    snapshot as usize,
+                    (*snapshot).curcid,
+                    (*snapshot).xmin.into_inner(),
+                    (*snapshot).xmax.into_inner(),
+                );
+                if self.groups_for != Some(key) {
+                    if self.probed_for != Some(key) {
+                        self.probed_for = Some(key);
+                        self.probes = 0;
+                    }
+                    if self.probes < PROBES_BEFORE_LOADING_ALL {
+                        self.probes += 1;
+                        return catalog::load_group_of_row(self.storage_id, row, snapshot);
+                    }
+                    // Chunks are attached to the groups fetches reach, not to all of them:
+                    // a first query on a large table would read every directory otherwise.
+                    self.groups = catalog::load_row_groups(self.storage_id, snapshot, false);
+                    self.chunks_attached = vec![false; self.groups.len()];
+                    self.deleted_rows = catalog::load_deleted_rows(self.storage_id, snapshot);
+                    self.groups_for = Some(key);
                 }
-                if self.probes < PROBES_BEFORE_LOADING_ALL {
-                    self.probes += 1;
-                    return catalog::load_group_of_row(self.storage_id, row, snapshot);
+                let i = self.groups.partition_point(|g| g.first_row <= row).checked_sub(1)?;
+                let g = &mut self.groups[i];
+                if row >= g.first_row + g.row_count {
+                    return None;
                 }
-                // Chunks are attached to the groups fetches reach, not to all of them:
-                // a first query on a large table would read every directory otherwise.
-                self.groups = catalog::load_row_groups(self.storage_id, snapshot, false);
-                self.chunks_attached = vec![false; self.groups.len()];
-                self.deleted_rows = catalog::load_deleted_rows(self.storage_id, snapshot);
-                self.groups_for = Some(key);
+                if !self.chunks_attached[i] {
+                    catalog::attach_chunks(self.storage_id, g, snapshot);
+                    self.chunks_attached[i] = true;
+                }
+                return Some(g.clone());
             }
-            let i = self.groups.partition_point(|g| g.first_row <= row).checked_sub(1)?;
-            let g = &mut self.groups[i];
-            if row >= g.first_row + g.row_count {
-                return None;
+            reset_dirty(snapshot);
+            if !pg_sys::IsInParallelMode() && write_buffer::holds_row((*self.rel).rd_id, row) {
+                write_buffer::flush_for_read(self.rel);
             }
-            if !self.chunks_attached[i] {
-                catalog::attach_chunks(self.storage_id, g, snapshot);
-                self.chunks_attached[i] = true;
+            let any = !snapshot.is_null() && (*snapshot).snapshot_type == pg_sys::SnapshotType::SNAPSHOT_ANY;
+            if any {
+                if let Some(g) = any_group_cached(self.storage_id, row) {
+                    return Some(g);
+                }
             }
-            return Some(g.clone());
+            let mut group =
+                catalog::load_group_of_row(self.storage_id, row, &raw mut pg_sys::SnapshotSelfData);
+            if any {
+                if group.is_none() {
+                    // A row VACUUM moved away (merging its row group) is still there for
+                    // SnapshotAny: an older snapshot's UPDATE reads it before finding out.
+                    group = catalog::load_group_of_row(self.storage_id, row, snapshot);
+                }
+                if let Some(g) = &group {
+                    cache_any_group(self.storage_id, g);
+                }
+            }
+            group
         }
-        reset_dirty(snapshot);
-        if !pg_sys::IsInParallelMode() && write_buffer::holds_row((*self.rel).rd_id, row) {
-            write_buffer::flush_for_read(self.rel);
-        }
-        let any = !snapshot.is_null() && (*snapshot).snapshot_type == pg_sys::SnapshotType::SNAPSHOT_ANY;
-        if any {
-            if let Some(g) = any_group_cached(self.storage_id, row) {
-                return Some(g);
-            }
-        }
-        let mut group = catalog::load_group_of_row(self.storage_id, row, &raw mut pg_sys::SnapshotSelfData);
-        if any {
-            if group.is_none() {
-                // A row VACUUM moved away (merging its row group) is still there for
-                // SnapshotAny: an older snapshot's UPDATE reads it before finding out.
-                group = catalog::load_group_of_row(self.storage_id, row, snapshot);
-            }
-            if let Some(g) = &group {
-                cache_any_group(self.storage_id, g);
-            }
-        }
-        group
     }
 
     /// Where row `offset` of row group `g` is stored: the same position, unless a flush
     /// stored the group in sort_by order (then through the order column's inverse,
     /// kept per backend).
     unsafe fn position_of(&mut self, g: &RowGroupMeta, offset: usize) -> usize {
-        let Some(chunk) = &g.chunks.order else { return offset };
-        let key = (self.storage_id, g.first_row);
-        let inverse = match INVERSE_ORDERS.with(|c| c.borrow_mut().get(&key).cloned()) {
-            Some(inv) => inv,
-            None => {
-                let order = SCRATCH.with(|s| {
-                    load_order(self.rel, chunk, g.row_count, std::ptr::null_mut(), &mut s.borrow_mut().1)
-                });
-                let inv: Rc<[u32]> = inverse(&order).into();
-                INVERSE_ORDERS.with(|c| c.borrow_mut().insert(key, inv.clone()));
-                inv
-            }
-        };
-        inverse.get(offset).map_or_else(
-            || crate::storage::shared::error::data_corrupted("row beyond its row group"),
-            |&p| p as usize,
-        )
+        // SAFETY: per this fn's contract we are on the backend thread inside a transaction,
+        // and `self.rel` is still open (`Fetcher::new` requires it for the fetcher's life),
+        // so the metadata reads and transaction-status checks are allowed.
+        unsafe {
+            let Some(chunk) = &g.chunks.order else { return offset };
+            let key = (self.storage_id, g.first_row);
+            let inverse = match INVERSE_ORDERS.with(|c| c.borrow_mut().get(&key).cloned()) {
+                Some(inv) => inv,
+                None => {
+                    let order = SCRATCH.with(|s| {
+                        load_order(self.rel, chunk, g.row_count, std::ptr::null_mut(), &mut s.borrow_mut().1)
+                    });
+                    let inv: Rc<[u32]> = inverse(&order).into();
+                    INVERSE_ORDERS.with(|c| c.borrow_mut().insert(key, inv.clone()));
+                    inv
+                }
+            };
+            inverse.get(offset).map_or_else(
+                || crate::storage::shared::error::data_corrupted("row beyond its row group"),
+                |&p| p as usize,
+            )
+        }
     }
 
     /// Whether a dirty or self snapshot meets a row this backend deleted and has not
     /// written out yet: an UPDATE's uniqueness check of the new version meets the old
     /// one, and needs no metadata lookup to know it is gone.
     unsafe fn deleted_by_this_statement(&self, row: u64, snapshot: pg_sys::Snapshot) -> bool {
-        if snapshot.is_null()
-            || is_mvcc(snapshot)
-            || (*snapshot).snapshot_type == pg_sys::SnapshotType::SNAPSHOT_ANY
-            || pending_marks::pending_delete(self.storage_id, row).is_none()
-        {
-            return false;
+        // SAFETY: the caller guarantees this fn's contract: `snapshot` is a valid snapshot
+        // (or NULL where this fn's docs allow it); `self.rel` is still open (`Fetcher::new`
+        // requires it for the fetcher's life), and we are on the backend thread inside a
+        // transaction, so the metadata reads, transaction-status checks and slot calls are
+        // allowed.
+        unsafe {
+            if snapshot.is_null()
+                || is_mvcc(snapshot)
+                || (*snapshot).snapshot_type == pg_sys::SnapshotType::SNAPSHOT_ANY
+                || pending_marks::pending_delete(self.storage_id, row).is_none()
+            {
+                return false;
+            }
+            reset_dirty(snapshot);
+            true
         }
-        reset_dirty(snapshot);
-        true
     }
 
     /// Whether `snapshot` sees row `row` of group `g` deleted. MVCC snapshots use the
@@ -454,63 +506,77 @@ impl Fetcher {
     /// reports a delete still in progress elsewhere in its `xmax`, for the caller to
     /// wait on.
     unsafe fn deleted(&self, g: &RowGroupMeta, row: u64, snapshot: pg_sys::Snapshot) -> bool {
-        if snapshot.is_null() || (*snapshot).snapshot_type == pg_sys::SnapshotType::SNAPSHOT_ANY {
-            return false;
-        }
-        if masked(g, row) {
-            return true;
-        }
-        if let Some(cid) = pending_marks::pending_delete(self.storage_id, row) {
-            if pending_marks::own_delete_visible(cid, snapshot) {
+        // SAFETY: the caller guarantees this fn's contract: `snapshot` is a valid snapshot
+        // (or NULL where this fn's docs allow it); `self.rel` is still open (`Fetcher::new`
+        // requires it for the fetcher's life), and we are on the backend thread inside a
+        // transaction, so the metadata reads, transaction-status checks and slot calls are
+        // allowed.
+        unsafe {
+            if snapshot.is_null() || (*snapshot).snapshot_type == pg_sys::SnapshotType::SNAPSHOT_ANY {
+                return false;
+            }
+            if masked(g, row) {
                 return true;
             }
+            if let Some(cid) = pending_marks::pending_delete(self.storage_id, row) {
+                if pending_marks::own_delete_visible(cid, snapshot) {
+                    return true;
+                }
+            }
+            if is_mvcc(snapshot) {
+                return if self.groups_for.is_some() && self.probed_for == self.groups_for {
+                    self.deleted_rows.binary_search(&row).is_ok()
+                } else {
+                    catalog::row_deleted(self.storage_id, row, snapshot)
+                };
+            }
+            // Another backend may still be collecting deletes of this row's bucket. Those
+            // are uncommitted, so only a dirty snapshot cares; it is a uniqueness or
+            // exclusion check, which may hold an index page's buffer lock, so it must not
+            // wait here (see pending_marks::begin_check). Neither may SnapshotSelf, which
+            // nbtree also uses under the page lock.
+            let relid = (*self.rel).rd_id;
+            if (*snapshot).snapshot_type != pg_sys::SnapshotType::SNAPSHOT_DIRTY {
+                return self.deleted_by_marks(row, snapshot);
+            }
+            let access = pending_marks::begin_check(relid, self.storage_id, row, snapshot);
+            if access == pending_marks::CheckAccess::Busy {
+                return false;
+            }
+            let deleted = self.deleted_by_marks(row, snapshot);
+            pending_marks::end_check(relid, row, access);
+            deleted
         }
-        if is_mvcc(snapshot) {
-            return if self.groups_for.is_some() && self.probed_for == self.groups_for {
-                self.deleted_rows.binary_search(&row).is_ok()
-            } else {
-                catalog::row_deleted(self.storage_id, row, snapshot)
-            };
-        }
-        // Another backend may still be collecting deletes of this row's bucket. Those
-        // are uncommitted, so only a dirty snapshot cares; it is a uniqueness or
-        // exclusion check, which may hold an index page's buffer lock, so it must not
-        // wait here (see pending_marks::begin_check). Neither may SnapshotSelf, which
-        // nbtree also uses under the page lock.
-        let relid = (*self.rel).rd_id;
-        if (*snapshot).snapshot_type != pg_sys::SnapshotType::SNAPSHOT_DIRTY {
-            return self.deleted_by_marks(row, snapshot);
-        }
-        let access = pending_marks::begin_check(relid, self.storage_id, row, snapshot);
-        if access == pending_marks::CheckAccess::Busy {
-            return false;
-        }
-        let deleted = self.deleted_by_marks(row, snapshot);
-        pending_marks::end_check(relid, row, access);
-        deleted
     }
 
     /// Whether a committed or own delete mark on `row` is there for a non-MVCC snapshot;
     /// a delete still in progress elsewhere goes into a dirty snapshot's `xmax`.
     unsafe fn deleted_by_marks(&self, row: u64, snapshot: pg_sys::Snapshot) -> bool {
-        for m in pending_marks::marks_on_any(self.storage_id, row) {
-            if m.kind != MarkKind::Delete {
-                continue;
-            }
-            if pg_sys::TransactionIdIsCurrentTransactionId(m.xmin) {
-                return true;
-            }
-            if pg_sys::TransactionIdIsInProgress(m.xmin) {
-                if (*snapshot).snapshot_type == pg_sys::SnapshotType::SNAPSHOT_DIRTY {
-                    (*snapshot).xmax = m.xmin;
-                    // The caller waits for it next; it may be waiting for our bucket.
-                    pending_marks::let_go();
+        // SAFETY: the caller guarantees this fn's contract: `snapshot` is a valid snapshot
+        // (or NULL where this fn's docs allow it); `self.rel` is still open (`Fetcher::new`
+        // requires it for the fetcher's life), and we are on the backend thread inside a
+        // transaction, so the metadata reads, transaction-status checks and slot calls are
+        // allowed.
+        unsafe {
+            for m in pending_marks::marks_on_any(self.storage_id, row) {
+                if m.kind != MarkKind::Delete {
+                    continue;
                 }
-            } else if pg_sys::TransactionIdDidCommit(m.xmin) {
-                return true;
+                if pg_sys::TransactionIdIsCurrentTransactionId(m.xmin) {
+                    return true;
+                }
+                if pg_sys::TransactionIdIsInProgress(m.xmin) {
+                    if (*snapshot).snapshot_type == pg_sys::SnapshotType::SNAPSHOT_DIRTY {
+                        (*snapshot).xmax = m.xmin;
+                        // The caller waits for it next; it may be waiting for our bucket.
+                        pending_marks::let_go();
+                    }
+                } else if pg_sys::TransactionIdDidCommit(m.xmin) {
+                    return true;
+                }
             }
+            false
         }
-        false
     }
 
     /// Whether no snapshot can see row `row` of group `g` any more, as heap's
@@ -520,18 +586,35 @@ impl Fetcher {
     /// and later scans skip it: without this, every UPDATE of a key left an entry that
     /// each later lookup of the key visited (and decoded metadata for) until VACUUM.
     unsafe fn surely_dead(&self, g: &RowGroupMeta, row: u64) -> bool {
-        if masked(g, row) {
-            return true;
+        // SAFETY: per this fn's contract we are on the backend thread inside a transaction,
+        // and `self.rel` is still open (`Fetcher::new` requires it for the fetcher's life),
+        // so the metadata reads and transaction-status checks are allowed.
+        unsafe {
+            if masked(g, row) {
+                return true;
+            }
+            pending_marks::marks_on_any(self.storage_id, row)
+                .iter()
+                .any(|m| super::index_delete::deletes_for_everyone(self.rel, m.kind, m.xmin))
         }
-        pending_marks::marks_on_any(self.storage_id, row)
-            .iter()
-            .any(|m| super::index_delete::deletes_for_everyone(self.rel, m.kind, m.xmin))
     }
 
     /// Whether the row at `tid` exists for `snapshot`.
+    ///
+    /// # Safety
+    /// `tid` must be a valid item pointer; `snapshot` must be a valid snapshot (or NULL where
+    /// this fn's docs allow it); call on the backend thread inside a transaction, while the
+    /// relation the fetcher was made for is still open.
     pub unsafe fn visible(&mut self, tid: &pg_sys::ItemPointerData, snapshot: pg_sys::Snapshot) -> bool {
-        let Some(row) = tid_row(tid) else { return false };
-        self.group_for(row, snapshot).is_some_and(|g| !self.deleted(&g, row, snapshot))
+        // SAFETY: the caller guarantees this fn's contract: `tid` is a valid item pointer;
+        // `snapshot` is a valid snapshot (or NULL where this fn's docs allow it); `self.rel`
+        // is still open (`Fetcher::new` requires it for the fetcher's life), and we are on
+        // the backend thread inside a transaction, so the metadata reads, transaction-status
+        // checks and slot calls are allowed.
+        unsafe {
+            let Some(row) = tid_row(tid) else { return false };
+            self.group_for(row, snapshot).is_some_and(|g| !self.deleted(&g, row, snapshot))
+        }
     }
 
     /// A row in no row group `snapshot` sees. For a dirty snapshot (uniqueness and
@@ -547,50 +630,76 @@ impl Fetcher {
         slot: *mut pg_sys::TupleTableSlot,
         all_dead: *mut bool,
     ) -> bool {
-        if snapshot.is_null() {
-            return false;
-        }
-        let checking = (*snapshot).snapshot_type == pg_sys::SnapshotType::SNAPSHOT_DIRTY;
-        if !checking && all_dead.is_null() {
-            return false;
-        }
-        let mut own = pg_sys::SnapshotData {
-            snapshot_type: pg_sys::SnapshotType::SNAPSHOT_DIRTY,
-            ..Default::default()
-        };
-        let dirty = if checking { snapshot } else { &raw mut own };
-        match catalog::reservation_of(self.storage_id, row, dirty) {
-            catalog::Reservation::Running if checking => {}
-            catalog::Reservation::None if !all_dead.is_null() => {
-                *all_dead = true;
+        // SAFETY: the caller guarantees this fn's contract: `snapshot` is a valid snapshot
+        // (or NULL where this fn's docs allow it); `slot` is a valid tuple slot; `all_dead`
+        // is valid for the reads and writes made through it here (NULL only where the API
+        // allows it); `self.rel` is still open (`Fetcher::new` requires it for the fetcher's
+        // life), and we are on the backend thread inside a transaction, so the metadata
+        // reads, transaction-status checks and slot calls are allowed.
+        unsafe {
+            if snapshot.is_null() {
                 return false;
             }
-            _ => return false,
+            let checking = (*snapshot).snapshot_type == pg_sys::SnapshotType::SNAPSHOT_DIRTY;
+            if !checking && all_dead.is_null() {
+                return false;
+            }
+            let mut own = pg_sys::SnapshotData {
+                snapshot_type: pg_sys::SnapshotType::SNAPSHOT_DIRTY,
+                ..Default::default()
+            };
+            let dirty = if checking { snapshot } else { &raw mut own };
+            match catalog::reservation_of(self.storage_id, row, dirty) {
+                catalog::Reservation::Running if checking => {}
+                catalog::Reservation::None if !all_dead.is_null() => {
+                    *all_dead = true;
+                    return false;
+                }
+                _ => return false,
+            }
+            // The caller waits for the writer next; it may be waiting for our bucket.
+            pending_marks::let_go();
+            pg_sys::ExecClearTuple(slot);
+            for i in 0..(*(*slot).tts_tupleDescriptor).natts as usize {
+                *(*slot).tts_values.add(i) = pg_sys::Datum::from(0usize);
+                *(*slot).tts_isnull.add(i) = true;
+            }
+            pg_sys::ExecStoreVirtualTuple(slot);
+            (*slot).tts_tid = row_tid(row);
+            true
         }
-        // The caller waits for the writer next; it may be waiting for our bucket.
-        pending_marks::let_go();
-        pg_sys::ExecClearTuple(slot);
-        for i in 0..(*(*slot).tts_tupleDescriptor).natts as usize {
-            *(*slot).tts_values.add(i) = pg_sys::Datum::from(0usize);
-            *(*slot).tts_isnull.add(i) = true;
-        }
-        pg_sys::ExecStoreVirtualTuple(slot);
-        (*slot).tts_tid = row_tid(row);
-        true
     }
 
     /// Stores the row at `tid` in `slot` if `snapshot` sees it.
+    ///
+    /// # Safety
+    /// `tid` must be a valid item pointer; `snapshot` must be a valid snapshot (or NULL where
+    /// this fn's docs allow it); `slot` must be a valid tuple slot; call on the backend
+    /// thread inside a transaction, while the relation the fetcher was made for is still
+    /// open.
     pub unsafe fn fetch(
         &mut self,
         tid: &pg_sys::ItemPointerData,
         snapshot: pg_sys::Snapshot,
         slot: *mut pg_sys::TupleTableSlot,
     ) -> bool {
-        self.fetch_or_dead(tid, snapshot, slot, std::ptr::null_mut())
+        // SAFETY: the caller guarantees this fn's contract: `tid` is a valid item pointer;
+        // `snapshot` is a valid snapshot (or NULL where this fn's docs allow it); `slot` is a
+        // valid tuple slot; `self.rel` is still open (`Fetcher::new` requires it for the
+        // fetcher's life), and we are on the backend thread inside a transaction, so the
+        // metadata reads, transaction-status checks and slot calls are allowed.
+        unsafe { self.fetch_or_dead(tid, snapshot, slot, std::ptr::null_mut()) }
     }
 
     /// `fetch`, also setting `all_dead` (if not null) when no transaction can ever see
     /// the row.
+    ///
+    /// # Safety
+    /// `tid` must be a valid item pointer; `snapshot` must be a valid snapshot (or NULL where
+    /// this fn's docs allow it); `slot` must be a valid tuple slot; `all_dead` must be valid
+    /// for the reads and writes made through it here (NULL only where the API allows it);
+    /// call on the backend thread inside a transaction, while the relation the fetcher was
+    /// made for is still open.
     pub unsafe fn fetch_or_dead(
         &mut self,
         tid: &pg_sys::ItemPointerData,
@@ -598,56 +707,68 @@ impl Fetcher {
         slot: *mut pg_sys::TupleTableSlot,
         all_dead: *mut bool,
     ) -> bool {
-        let Some(row) = tid_row(tid) else { return false };
-        if self.deleted_by_this_statement(row, snapshot) {
-            return false;
-        }
-        let Some(g) = self.group_for(row, snapshot) else {
-            return self.outside_groups(row, snapshot, slot, all_dead);
-        };
-        if self.deleted(&g, row, snapshot) {
-            if !all_dead.is_null() && self.surely_dead(&g, row) {
-                *all_dead = true;
+        // SAFETY: the caller guarantees this fn's contract: `tid` is a valid item pointer;
+        // `snapshot` is a valid snapshot (or NULL where this fn's docs allow it); `slot` is a
+        // valid tuple slot; `all_dead` is valid for the reads and writes made through it here
+        // (NULL only where the API allows it); `self.rel` is still open (`Fetcher::new`
+        // requires it for the fetcher's life), and we are on the backend thread inside a
+        // transaction, so the metadata reads, transaction-status checks and slot calls are
+        // allowed.
+        unsafe {
+            let Some(row) = tid_row(tid) else { return false };
+            if self.deleted_by_this_statement(row, snapshot) {
+                return false;
             }
-            return false;
+            let Some(g) = self.group_for(row, snapshot) else {
+                return self.outside_groups(row, snapshot, slot, all_dead);
+            };
+            if self.deleted(&g, row, snapshot) {
+                if !all_dead.is_null() && self.surely_dead(&g, row) {
+                    *all_dead = true;
+                }
+                return false;
+            }
+            let in_group = self.position_of(&g, (row - g.first_row) as usize);
+            let (xmin, cmin) = g.writer;
+            // The row is read as the slot's descriptor describes it (see `Reader::read_as`);
+            // that is the relation's, whose kinds are cached, but for a caller holding an
+            // older one.
+            let desc = (*slot).tts_tupleDescriptor;
+            let kinds = if desc == (*self.rel).rd_att {
+                self.kinds.clone()
+            } else {
+                datum::column_kinds(desc).into()
+            };
+            let mut lazy = LazyRow {
+                rel: self.rel,
+                desc,
+                storage_id: self.storage_id,
+                kinds,
+                group: g,
+                vector: in_group / VECTOR_ROWS,
+                at: in_group % VECTOR_ROWS,
+                blocks: self.blocks.clone(),
+                images: ImageArena::default(),
+            };
+            pg_sys::ExecClearTuple(slot);
+            if crate::storage::relation::slot::is_columnar(slot) {
+                // Columns are decoded when the executor first asks for them.
+                pg_sys::ExecStoreVirtualTuple(slot);
+                crate::storage::relation::slot::set_lazy(slot, lazy);
+            } else {
+                let natts = lazy.kinds.len();
+                // The previous row's values are gone with the slot's clear: its arena is
+                // reused, and keeps this row's values until the next fetch.
+                self.held.clear();
+                lazy.use_arena(std::mem::take(&mut self.held));
+                lazy.fill(0, natts, (*slot).tts_values, (*slot).tts_isnull, None);
+                self.held = std::mem::take(&mut lazy.images);
+                pg_sys::ExecStoreVirtualTuple(slot);
+            }
+            crate::storage::relation::slot::set_writer(slot, xmin, cmin);
+            (*slot).tts_tid = row_tid(row);
+            (*slot).tts_tableOid = (*self.rel).rd_id;
+            true
         }
-        let in_group = self.position_of(&g, (row - g.first_row) as usize);
-        let (xmin, cmin) = g.writer;
-        // The row is read as the slot's descriptor describes it (see `Reader::read_as`);
-        // that is the relation's, whose kinds are cached, but for a caller holding an
-        // older one.
-        let desc = (*slot).tts_tupleDescriptor;
-        let kinds =
-            if desc == (*self.rel).rd_att { self.kinds.clone() } else { datum::column_kinds(desc).into() };
-        let mut lazy = LazyRow {
-            rel: self.rel,
-            desc,
-            storage_id: self.storage_id,
-            kinds,
-            group: g,
-            vector: in_group / VECTOR_ROWS,
-            at: in_group % VECTOR_ROWS,
-            blocks: self.blocks.clone(),
-            images: ImageArena::default(),
-        };
-        pg_sys::ExecClearTuple(slot);
-        if crate::storage::relation::slot::is_columnar(slot) {
-            // Columns are decoded when the executor first asks for them.
-            pg_sys::ExecStoreVirtualTuple(slot);
-            crate::storage::relation::slot::set_lazy(slot, lazy);
-        } else {
-            let natts = lazy.kinds.len();
-            // The previous row's values are gone with the slot's clear: its arena is
-            // reused, and keeps this row's values until the next fetch.
-            self.held.clear();
-            lazy.use_arena(std::mem::take(&mut self.held));
-            lazy.fill(0, natts, (*slot).tts_values, (*slot).tts_isnull, None);
-            self.held = std::mem::take(&mut lazy.images);
-            pg_sys::ExecStoreVirtualTuple(slot);
-        }
-        crate::storage::relation::slot::set_writer(slot, xmin, cmin);
-        (*slot).tts_tid = row_tid(row);
-        (*slot).tts_tableOid = (*self.rel).rd_id;
-        true
     }
 }

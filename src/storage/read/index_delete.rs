@@ -25,59 +25,81 @@ use pgrx::pg_sys;
 /// Marks the deletable entries of `delstate` (`status[].knowndeletable`), shrinks
 /// `ndeltids` to end after the last one, and returns the newest deleter among them
 /// (the horizon for recovery conflicts on standbys).
+///
+/// # Safety
+/// `rel` must be an open relation, locked by the caller; `delstate` must be the index AM's
+/// delete operation (`ndeltids` entries in `deltids` and `status`); call on the backend
+/// thread inside a transaction (it calls PostgreSQL, which may raise an error).
 pub unsafe fn delete_tuples(
     rel: pg_sys::Relation,
     delstate: *mut pg_sys::TM_IndexDeleteOp,
 ) -> pg_sys::TransactionId {
-    let n = (*delstate).ndeltids as usize;
-    let mut horizon = pg_sys::InvalidTransactionId;
-    if n == 0 || pages::nblocks(rel) == 0 || !catalog::try_lock_marks_for_reading() {
-        (*delstate).ndeltids = 0;
-        return horizon;
-    }
-    let storage_id = pages::storage_id(rel);
-    let deltids = std::slice::from_raw_parts((*delstate).deltids, n);
-    let mut last_deletable = None;
-    // TIDs come sorted, so a bucket's marks are read once for all its rows.
-    let mut bucket: Option<(u64, Vec<catalog::Mark>)> = None;
-    for (i, d) in deltids.iter().enumerate() {
-        let status = &mut *(*delstate).status.add(d.id as usize);
-        let Some(row) = tid_row(&d.tid) else { continue };
-        let first = bucket_start(row);
-        if bucket.as_ref().is_none_or(|(f, _)| *f != first) {
-            bucket = Some((first, catalog::marks_of(storage_id, MarkScope::WholeBucket(first))));
+    // SAFETY: the caller guarantees this fn's contract: `rel` is an open relation, locked by
+    // the caller; `delstate` is the index AM's delete operation (`ndeltids` entries in
+    // `deltids` and `status`), which we may update in place, and we are on the backend thread
+    // inside a transaction, so the metadata reads and transaction-status checks are allowed.
+    unsafe {
+        let n = (*delstate).ndeltids as usize;
+        let mut horizon = pg_sys::InvalidTransactionId;
+        if n == 0 || pages::nblocks(rel) == 0 || !catalog::try_lock_marks_for_reading() {
+            (*delstate).ndeltids = 0;
+            return horizon;
         }
-        let marks = &bucket.as_ref().expect("read above").1;
-        let offset = offset_in_bucket(row);
-        let deleter =
-            marks.iter().find(|m| m.rows.contains(offset) && deletes_for_everyone(rel, m.kind, m.xmin));
-        match deleter {
-            Some(m) => {
-                status.knowndeletable = true;
-                last_deletable = Some(i);
-                if horizon == pg_sys::InvalidTransactionId || pg_sys::TransactionIdFollows(m.xmin, horizon) {
-                    horizon = m.xmin;
-                }
+        let storage_id = pages::storage_id(rel);
+        let deltids = std::slice::from_raw_parts((*delstate).deltids, n);
+        let mut last_deletable = None;
+        // TIDs come sorted, so a bucket's marks are read once for all its rows.
+        let mut bucket: Option<(u64, Vec<catalog::Mark>)> = None;
+        for (i, d) in deltids.iter().enumerate() {
+            let status = &mut *(*delstate).status.add(d.id as usize);
+            let Some(row) = tid_row(&d.tid) else { continue };
+            let first = bucket_start(row);
+            if bucket.as_ref().is_none_or(|(f, _)| *f != first) {
+                bucket = Some((first, catalog::marks_of(storage_id, MarkScope::WholeBucket(first))));
             }
-            // An entry a scan marked dead whose delete is only in a mask now: left to
-            // VACUUM (see the module comment).
-            None => status.knowndeletable = false,
+            let marks = &bucket.as_ref().expect("read above").1;
+            let offset = offset_in_bucket(row);
+            let deleter =
+                marks.iter().find(|m| m.rows.contains(offset) && deletes_for_everyone(rel, m.kind, m.xmin));
+            match deleter {
+                Some(m) => {
+                    status.knowndeletable = true;
+                    last_deletable = Some(i);
+                    if horizon == pg_sys::InvalidTransactionId
+                        || pg_sys::TransactionIdFollows(m.xmin, horizon)
+                    {
+                        horizon = m.xmin;
+                    }
+                }
+                // An entry a scan marked dead whose delete is only in a mask now: left to
+                // VACUUM (see the module comment).
+                None => status.knowndeletable = false,
+            }
         }
+        (*delstate).ndeltids = last_deletable.map_or(0, |i| i as i32 + 1);
+        horizon
     }
-    (*delstate).ndeltids = last_deletable.map_or(0, |i| i as i32 + 1);
-    horizon
 }
 
 /// Whether a mark of `kind` written by `xmin` is a delete that no snapshot of `rel` can
 /// still miss: committed, by a transaction no running snapshot sees as in progress.
+///
+/// # Safety
+/// `rel` must be an open relation, locked by the caller; call on the backend thread inside
+/// a transaction (it calls PostgreSQL, which may raise an error).
 pub unsafe fn deletes_for_everyone(
     rel: pg_sys::Relation,
     kind: MarkKind,
     xmin: pg_sys::TransactionId,
 ) -> bool {
-    kind == MarkKind::Delete
-        && !pg_sys::TransactionIdIsCurrentTransactionId(xmin)
-        && !pg_sys::TransactionIdIsInProgress(xmin)
-        && pg_sys::TransactionIdDidCommit(xmin)
-        && pg_sys::GlobalVisCheckRemovableXid(rel, xmin)
+    // SAFETY: the caller guarantees this fn's contract: `rel` is an open relation, locked by
+    // the caller, and we are on the backend thread inside a transaction, so the metadata
+    // reads and transaction-status checks are allowed.
+    unsafe {
+        kind == MarkKind::Delete
+            && !pg_sys::TransactionIdIsCurrentTransactionId(xmin)
+            && !pg_sys::TransactionIdIsInProgress(xmin)
+            && pg_sys::TransactionIdDidCommit(xmin)
+            && pg_sys::GlobalVisCheckRemovableXid(rel, xmin)
+    }
 }

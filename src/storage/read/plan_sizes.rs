@@ -74,13 +74,17 @@ thread_local! {
 /// Transactions with an xid that have committed or aborted since the server started,
 /// or None when this transaction has written and must not use the cache as exact.
 unsafe fn completed_transactions() -> Option<u64> {
-    if pg_sys::GetTopTransactionIdIfAny() != pg_sys::InvalidTransactionId {
-        return None;
+    // SAFETY: per this fn's contract we are on the backend thread inside a transaction, so
+    // the metadata reads and transaction-status checks are allowed.
+    unsafe {
+        if pg_sys::GetTopTransactionIdIfAny() != pg_sys::InvalidTransactionId {
+            return None;
+        }
+        // Read without ProcArrayLock: an aligned 8-byte load, and a count read before the
+        // catalog snapshot is taken can only make an entry look older than it is.
+        // (PostgreSQL 17 renames ShmemVariableCache to TransamVariables.)
+        Some((*pg_sys::ShmemVariableCache).xactCompletionCount)
     }
-    // Read without ProcArrayLock: an aligned 8-byte load, and a count read before the
-    // catalog snapshot is taken can only make an entry look older than it is.
-    // (PostgreSQL 17 renames ShmemVariableCache to TransamVariables.)
-    Some((*pg_sys::ShmemVariableCache).xactCompletionCount)
 }
 
 /// The value of `rel`'s measurement that `slot` selects: exact from the cache, scaled
@@ -91,9 +95,10 @@ unsafe fn cached<T: Clone>(
     scale: impl FnOnce(&T, f64) -> T,
     compute: impl FnOnce(u64) -> (T, usize),
 ) -> T {
-    let storage_id = pages::storage_id(rel);
-    let completed = completed_transactions();
-    let blocks = pages::nblocks(rel);
+    // SAFETY: `rel` is open and locked, inside a transaction (this fn's contract), so its
+    // metapage and size may be read and transaction ids asked for.
+    let (storage_id, completed, blocks) =
+        unsafe { (pages::storage_id(rel), completed_transactions(), pages::nblocks(rel)) };
     let known = SIZES.with(|s| s.borrow_mut().get_mut(&storage_id).and_then(|e| slot(e).clone()));
     if let Some(m) = known {
         if completed == Some(m.completed) {
@@ -119,35 +124,53 @@ unsafe fn cached<T: Clone>(
 }
 
 /// Rows stored in the row groups the catalog snapshot sees (deleted ones included).
+///
+/// # Safety
+/// `rel` must be an open relation, locked by the caller; call on the backend thread inside
+/// a transaction (it calls PostgreSQL, which may raise an error).
 pub unsafe fn row_count(rel: pg_sys::Relation) -> u64 {
-    cached(
-        rel,
-        |e| &mut e.rows,
-        |&rows, grown| (rows as f64 * grown) as u64,
-        |storage_id| {
-            let groups = catalog::load_row_groups(storage_id, std::ptr::null_mut(), false);
-            (groups.iter().map(|g| g.row_count).sum(), groups.len())
-        },
-    )
+    // SAFETY: the caller guarantees this fn's contract: `rel` is an open relation, locked by
+    // the caller, and we are on the backend thread inside a transaction, so the metadata
+    // reads and transaction-status checks are allowed.
+    unsafe {
+        cached(
+            rel,
+            |e| &mut e.rows,
+            |&rows, grown| (rows as f64 * grown) as u64,
+            |storage_id| {
+                let groups = catalog::load_row_groups(storage_id, std::ptr::null_mut(), false);
+                (groups.iter().map(|g| g.row_count).sum(), groups.len())
+            },
+        )
+    }
 }
 
 /// Stored bytes of each of the first `natts` attributes.
+///
+/// # Safety
+/// `rel` must be an open relation, locked by the caller; call on the backend thread inside
+/// a transaction (it calls PostgreSQL, which may raise an error).
 pub unsafe fn column_bytes(rel: pg_sys::Relation, natts: usize) -> Rc<[u64]> {
-    let bytes = cached(
-        rel,
-        |e| &mut e.column_bytes,
-        |bytes, grown| bytes.iter().map(|&b| (b as f64 * grown) as u64).collect(),
-        |storage_id| {
-            let (bytes, chunks) = catalog::column_bytes(storage_id, natts);
-            (bytes.into(), chunks)
-        },
-    );
-    if bytes.len() == natts {
-        bytes
-    } else {
-        // Measured for another number of attributes (ALTER TABLE since).
-        SIZES.with(|s| s.borrow_mut().remove(&pages::storage_id(rel)));
-        column_bytes(rel, natts)
+    // SAFETY: the caller guarantees this fn's contract: `rel` is an open relation, locked by
+    // the caller, and we are on the backend thread inside a transaction, so the metadata
+    // reads and transaction-status checks are allowed.
+    unsafe {
+        let bytes = cached(
+            rel,
+            |e| &mut e.column_bytes,
+            |bytes, grown| bytes.iter().map(|&b| (b as f64 * grown) as u64).collect(),
+            |storage_id| {
+                let (bytes, chunks) = catalog::column_bytes(storage_id, natts);
+                (bytes.into(), chunks)
+            },
+        );
+        if bytes.len() == natts {
+            bytes
+        } else {
+            // Measured for another number of attributes (ALTER TABLE since).
+            SIZES.with(|s| s.borrow_mut().remove(&pages::storage_id(rel)));
+            column_bytes(rel, natts)
+        }
     }
 }
 
@@ -155,10 +178,16 @@ pub unsafe fn column_bytes(rel: pg_sys::Relation, natts: usize) -> Rc<[u64]> {
 /// first `natts`: what a pushed filter's constants are checked against at plan time.
 /// Only those attributes' chunk metadata is read. A scaled (stale) measurement lacks the
 /// newest row groups, which only makes the estimate prune less.
+///
+/// # Safety
+/// `rel` must be an open relation, locked by the caller; call on the backend thread inside
+/// a transaction (it calls PostgreSQL, which may raise an error).
 pub unsafe fn group_zones(rel: pg_sys::Relation, natts: usize, atts: &[usize]) -> Rc<ZoneSet> {
     let compute = |storage_id: u64, atts: Vec<usize>| {
         let attnums: Vec<i16> = atts.iter().map(|&a| a as i16 + 1).collect();
-        let groups = catalog::load_row_groups_for(storage_id, std::ptr::null_mut(), &attnums);
+        // SAFETY: run by `cached` during this call, inside the caller's transaction (this fn's
+        // contract); a NULL snapshot reads with the catalog snapshot.
+        let groups = unsafe { catalog::load_row_groups_for(storage_id, std::ptr::null_mut(), &attnums) };
         let zones: Vec<GroupZones> = groups
             .iter()
             .map(|g| {
@@ -187,8 +216,10 @@ pub unsafe fn group_zones(rel: pg_sys::Relation, natts: usize, atts: &[usize]) -
         let read = groups.len() * (1 + atts.len());
         (Rc::new(ZoneSet { atts, natts, groups: zones }), read)
     };
-    let set =
-        cached(rel, |e| &mut e.zones, |z, _| z.clone(), |storage_id| compute(storage_id, atts.to_vec()));
+    // SAFETY: `rel` is open and locked, inside a transaction (this fn's contract).
+    let set = unsafe {
+        cached(rel, |e| &mut e.zones, |z, _| z.clone(), |storage_id| compute(storage_id, atts.to_vec()))
+    };
     if set.natts == natts && atts.iter().all(|a| set.atts.binary_search(a).is_ok()) {
         return set;
     }
@@ -198,11 +229,13 @@ pub unsafe fn group_zones(rel: pg_sys::Relation, natts: usize, atts: &[usize]) -
     union.sort_unstable();
     union.dedup();
     SIZES.with(|s| {
-        if let Some(e) = s.borrow_mut().get_mut(&pages::storage_id(rel)) {
+        // SAFETY: as above.
+        if let Some(e) = s.borrow_mut().get_mut(&unsafe { pages::storage_id(rel) }) {
             e.zones = None;
         }
     });
-    cached(rel, |e| &mut e.zones, |z, _| z.clone(), |storage_id| compute(storage_id, union))
+    // SAFETY: as above.
+    unsafe { cached(rel, |e| &mut e.zones, |z, _| z.clone(), |storage_id| compute(storage_id, union)) }
 }
 
 /// Zone statistics of some attributes in every row group.

@@ -32,6 +32,8 @@ impl GroupClaim {
                 *next += 1;
                 *next - 1
             }
+            // SAFETY: `Shared` is only built from the `next_group` counter of the parallel scan
+            // area (`ParallelScan` in tableam), which lives in DSM for the whole scan.
             GroupClaim::Shared(counter) => unsafe { (**counter).fetch_add(1, Ordering::Relaxed) as usize },
         }
     }
@@ -130,64 +132,78 @@ impl Reader {
     /// buffers are not among them: callers write them out first
     /// (`write_buffer::flush_before_reading`). `wanted` lists, per
     /// attribute, whether to decode it; None means every attribute.
+    ///
+    /// # Safety
+    /// `rel` must be an open relation, locked by the caller; `snapshot` must be a valid
+    /// snapshot (or NULL where this fn's docs allow it); call on the backend thread inside a
+    /// transaction. `rel` must stay open for the reader's whole life: its methods read its
+    /// pages.
     pub unsafe fn new(
         rel: pg_sys::Relation,
         snapshot: pg_sys::Snapshot,
         wanted: Option<Vec<bool>>,
         claim: GroupClaim,
     ) -> Reader {
-        let desc = (*rel).rd_att;
-        let kinds = datum::column_kinds(desc);
-        let natts = kinds.len();
-        let storage_id = pages::storage_id(rel);
-        catalog::note_storage((*rel).rd_id, storage_id);
-        // Only the wanted columns' chunk metadata is parsed.
-        let groups = match &wanted {
-            Some(w) => {
-                let attnums: Vec<i16> =
-                    (0..natts).filter(|&i| w.get(i).copied().unwrap_or(true)).map(|i| i as i16 + 1).collect();
-                catalog::load_row_groups_for(storage_id, snapshot, &attnums)
-            }
-            None => catalog::load_row_groups(storage_id, snapshot, true),
-        };
-        let deleted_rows = pending_marks::deleted_rows(storage_id, snapshot);
-        let wanted = wanted.unwrap_or_else(|| vec![true; natts]);
-        Reader {
-            rel,
-            desc,
-            wanted,
-            output: None,
-            groups,
-            deleted_rows,
-            mask: None,
-            has_order: false,
-            order_vector: Vec::new(),
-            order_vector_at: None,
+        // SAFETY: the caller guarantees this fn's contract: `rel` is an open relation, locked
+        // by the caller; `snapshot` is a valid snapshot (or NULL where this fn's docs allow
+        // it), and we are on the backend thread inside a transaction, so the metadata and
+        // buffer reads and the slot calls are allowed.
+        unsafe {
+            let desc = (*rel).rd_att;
+            let kinds = datum::column_kinds(desc);
+            let natts = kinds.len();
+            let storage_id = pages::storage_id(rel);
+            catalog::note_storage((*rel).rd_id, storage_id);
+            // Only the wanted columns' chunk metadata is parsed.
+            let groups = match &wanted {
+                Some(w) => {
+                    let attnums: Vec<i16> = (0..natts)
+                        .filter(|&i| w.get(i).copied().unwrap_or(true))
+                        .map(|i| i as i16 + 1)
+                        .collect();
+                    catalog::load_row_groups_for(storage_id, snapshot, &attnums)
+                }
+                None => catalog::load_row_groups(storage_id, snapshot, true),
+            };
+            let deleted_rows = pending_marks::deleted_rows(storage_id, snapshot);
+            let wanted = wanted.unwrap_or_else(|| vec![true; natts]);
+            Reader {
+                rel,
+                desc,
+                wanted,
+                output: None,
+                groups,
+                deleted_rows,
+                mask: None,
+                has_order: false,
+                order_vector: Vec::new(),
+                order_vector_at: None,
 
-            group_first_row: 0,
-            claim,
-            strategy: std::ptr::null_mut(),
-            nblocks: pages::nblocks(rel),
-            group: None,
-            sources: vec![Source::Null; natts],
-            vector_bytes: Vec::new(),
-            vector: 0,
-            vector_count: 0,
-            vector_first_row: 0,
-            vector_rows: 0,
-            selection: Vec::new(),
-            row: 0,
-            slot_primed_for: None,
-            decoded_attrs: Vec::new(),
-            predicates: Vec::new(),
-            filter: None,
-            counters: ReadCounters::default(),
-            seek_verdict: Verdict::Some,
-            scratch: DecodedVector::default(),
-            vectors: (0..natts).map(|_| DecodedVector::default()).collect(),
-            decoded: vec![false; natts],
-            columns: (0..natts).map(|_| DatumColumn::default()).collect(),
-            kinds,
+                group_first_row: 0,
+                claim,
+                strategy: std::ptr::null_mut(),
+                nblocks: pages::nblocks(rel),
+                group: None,
+                sources: vec![Source::Null; natts],
+                vector_bytes: Vec::new(),
+                vector: 0,
+                vector_count: 0,
+                vector_first_row: 0,
+                vector_rows: 0,
+                selection: Vec::new(),
+                row: 0,
+                slot_primed_for: None,
+                decoded_attrs: Vec::new(),
+                predicates: Vec::new(),
+                filter: None,
+                counters: ReadCounters::default(),
+                seek_verdict: Verdict::Some,
+                scratch: DecodedVector::default(),
+                vectors: (0..natts).map(|_| DecodedVector::default()).collect(),
+                decoded: vec![false; natts],
+                columns: (0..natts).map(|_| DatumColumn::default()).collect(),
+                kinds,
+            }
         }
     }
 
@@ -350,34 +366,44 @@ impl Reader {
 
     /// Loads the next row group; false when none is left.
     unsafe fn next_group(&mut self) -> bool {
-        loop {
-            let index = self.claim.claim();
-            if index >= self.groups.len() {
-                self.group = None;
-                return false;
-            }
-            if let Some(mask) = self.usable_group(index) {
-                self.load_group(index, mask);
-                return true;
+        // SAFETY: we are on the backend thread inside a transaction (this fn's contract), and
+        // `self.rel` is still open (`Reader::new` requires it for the reader's life), so the
+        // metadata and buffer reads are allowed.
+        unsafe {
+            loop {
+                let index = self.claim.claim();
+                if index >= self.groups.len() {
+                    self.group = None;
+                    return false;
+                }
+                if let Some(mask) = self.usable_group(index) {
+                    self.load_group(index, mask);
+                    return true;
+                }
             }
         }
     }
 
     /// Makes row group `index` the current one, before its first vector.
     unsafe fn load_group(&mut self, index: usize, mask: Option<DeleteMask>) {
-        self.mask = mask;
-        self.has_order = self.groups[index].chunks.order.is_some();
-        self.order_vector_at = None;
-        self.load_sources(index);
-        let g = &self.groups[index];
-        self.group = Some(index);
-        self.counters.groups_read += 1;
-        self.vector = 0;
-        self.vector_count = (g.row_count as usize).div_ceil(crate::storage::format::layout::VECTOR_ROWS);
-        self.vector_first_row = g.first_row;
-        self.group_first_row = g.first_row;
-        self.vector_rows = 0;
-        self.row = 0;
+        // SAFETY: we are on the backend thread inside a transaction (this fn's contract), and
+        // `self.rel` is still open (`Reader::new` requires it for the reader's life), so the
+        // metadata and buffer reads are allowed.
+        unsafe {
+            self.mask = mask;
+            self.has_order = self.groups[index].chunks.order.is_some();
+            self.order_vector_at = None;
+            self.load_sources(index);
+            let g = &self.groups[index];
+            self.group = Some(index);
+            self.counters.groups_read += 1;
+            self.vector = 0;
+            self.vector_count = (g.row_count as usize).div_ceil(crate::storage::format::layout::VECTOR_ROWS);
+            self.vector_first_row = g.first_row;
+            self.group_first_row = g.first_row;
+            self.vector_rows = 0;
+            self.row = 0;
+        }
     }
 
     /// Decides per attribute where row group `index`'s values come from, and reads the
@@ -385,23 +411,28 @@ impl Reader {
     /// after it was written: its rows read the descriptor's missing value (the ADD
     /// COLUMN's default), or NULL, as heap does for tuples shorter than the descriptor.
     unsafe fn load_sources(&mut self, index: usize) {
-        let g = &self.groups[index];
-        for i in 0..self.kinds.len() {
-            let wanted = self.wanted.get(i).copied().unwrap_or(true);
-            self.sources[i] = if !wanted || self.kinds[i] == ColumnKind::Dropped {
-                Source::Null
-            } else if let Some(chunk) = g.chunk(i as i16 + 1) {
-                if chunk.vectors.iter().map(|v| v.rows as u64).sum::<u64>() != g.row_count {
-                    data_corrupted("a column chunk's vectors do not add up to its row group");
-                }
-                // Its vectors are read one by one, when decoded (`decode_attr`): zone
-                // maps and the filter may leave most of them unread.
-                Source::Chunk
-            } else {
-                let mut isnull = false;
-                let d = pg_sys::getmissingattr(self.desc, i as i32 + 1, &mut isnull);
-                Source::Missing(d, isnull)
-            };
+        // SAFETY: we are on the backend thread inside a transaction (this fn's contract), and
+        // `self.rel` is still open (`Reader::new` requires it for the reader's life), so the
+        // metadata and buffer reads are allowed.
+        unsafe {
+            let g = &self.groups[index];
+            for i in 0..self.kinds.len() {
+                let wanted = self.wanted.get(i).copied().unwrap_or(true);
+                self.sources[i] = if !wanted || self.kinds[i] == ColumnKind::Dropped {
+                    Source::Null
+                } else if let Some(chunk) = g.chunk(i as i16 + 1) {
+                    if chunk.vectors.iter().map(|v| v.rows as u64).sum::<u64>() != g.row_count {
+                        data_corrupted("a column chunk's vectors do not add up to its row group");
+                    }
+                    // Its vectors are read one by one, when decoded (`decode_attr`): zone
+                    // maps and the filter may leave most of them unread.
+                    Source::Chunk
+                } else {
+                    let mut isnull = false;
+                    let d = pg_sys::getmissingattr(self.desc, i as i32 + 1, &mut isnull);
+                    Source::Missing(d, isnull)
+                };
+            }
         }
     }
 
@@ -411,21 +442,26 @@ impl Reader {
     /// chunks were written with (a changed column type keeps its attribute number), and
     /// with the fast defaults of that time. The slot's arrays are sized by it too.
     unsafe fn read_as(&mut self, desc: pg_sys::TupleDesc) {
-        self.desc = desc;
-        self.kinds = datum::column_kinds(desc);
-        let natts = self.kinds.len();
-        self.sources = vec![Source::Null; natts];
-        self.columns = (0..natts).map(|_| DatumColumn::default()).collect();
-        self.vectors = (0..natts).map(|_| DecodedVector::default()).collect();
-        self.decoded = vec![false; natts];
-        self.slot_primed_for = None;
-        // Mid-group (a caller switching slots): the current vector again, the new way.
-        if let Some(index) = self.group {
-            self.load_sources(index);
-            if self.vector_rows > 0 {
-                let row = self.row;
-                self.load_vector(Verdict::Some);
-                self.row = row;
+        // SAFETY: the caller guarantees this fn's contract: `desc` is a valid tuple
+        // descriptor, and we are on the backend thread inside a transaction, so the metadata
+        // and buffer reads and the slot calls are allowed.
+        unsafe {
+            self.desc = desc;
+            self.kinds = datum::column_kinds(desc);
+            let natts = self.kinds.len();
+            self.sources = vec![Source::Null; natts];
+            self.columns = (0..natts).map(|_| DatumColumn::default()).collect();
+            self.vectors = (0..natts).map(|_| DecodedVector::default()).collect();
+            self.decoded = vec![false; natts];
+            self.slot_primed_for = None;
+            // Mid-group (a caller switching slots): the current vector again, the new way.
+            if let Some(index) = self.group {
+                self.load_sources(index);
+                if self.vector_rows > 0 {
+                    let row = self.row;
+                    self.load_vector(Verdict::Some);
+                    self.row = row;
+                }
             }
         }
     }
@@ -444,28 +480,33 @@ impl Reader {
     /// Each offset is checked to lie in the row group (whether they form a permutation
     /// is not: that would read the whole column for any vector).
     unsafe fn ensure_order(&mut self, vector: usize) {
-        let Some(index) = self.group else { return };
-        if !self.has_order || self.order_vector_at == Some(vector) {
-            return;
+        // SAFETY: we are on the backend thread inside a transaction (this fn's contract), and
+        // `self.rel` is still open (`Reader::new` requires it for the reader's life), so the
+        // metadata and buffer reads are allowed.
+        unsafe {
+            let Some(index) = self.group else { return };
+            if !self.has_order || self.order_vector_at == Some(vector) {
+                return;
+            }
+            let g = &self.groups[index];
+            let chunk = g.chunks.order.as_ref().expect("has_order");
+            let Some(e) = chunk.vectors.get(vector) else { data_corrupted("order column vector missing") };
+            if e.rows as usize != self.rows_in_vector(g, vector) {
+                data_corrupted("order column vector does not fit its row group");
+            }
+            let row_count = g.row_count;
+            read_vector(self.rel, self.strategy, self.nblocks, chunk, e, &mut self.vector_bytes);
+            decode_checked(ColumnKind::Int { len: 8 }, &self.vector_bytes, e.rows, &mut self.scratch);
+            let DecodedValues::Int(values) = &self.scratch.values else {
+                data_corrupted("order column is not integer")
+            };
+            if self.scratch.validity.is_some() || values.iter().any(|&v| v < 0 || v as u64 >= row_count) {
+                data_corrupted("order column holds an offset outside its row group");
+            }
+            self.order_vector.clear();
+            self.order_vector.extend(values.iter().map(|&v| v as u32));
+            self.order_vector_at = Some(vector);
         }
-        let g = &self.groups[index];
-        let chunk = g.chunks.order.as_ref().expect("has_order");
-        let Some(e) = chunk.vectors.get(vector) else { data_corrupted("order column vector missing") };
-        if e.rows as usize != self.rows_in_vector(g, vector) {
-            data_corrupted("order column vector does not fit its row group");
-        }
-        let row_count = g.row_count;
-        read_vector(self.rel, self.strategy, self.nblocks, chunk, e, &mut self.vector_bytes);
-        decode_checked(ColumnKind::Int { len: 8 }, &self.vector_bytes, e.rows, &mut self.scratch);
-        let DecodedValues::Int(values) = &self.scratch.values else {
-            data_corrupted("order column is not integer")
-        };
-        if self.scratch.validity.is_some() || values.iter().any(|&v| v < 0 || v as u64 >= row_count) {
-            data_corrupted("order column holds an offset outside its row group");
-        }
-        self.order_vector.clear();
-        self.order_vector.extend(values.iter().map(|&v| v as u32));
-        self.order_vector_at = Some(vector);
     }
 
     /// Whether row `row` of the current vector is deleted.
@@ -489,36 +530,41 @@ impl Reader {
     /// Decodes attribute `i` of the current vector into `vectors[i]`, once per vector.
     /// An attribute the row group does not store reads as its missing value.
     unsafe fn decode_attr(&mut self, i: usize) {
-        if std::mem::replace(&mut self.decoded[i], true) {
-            return;
-        }
-        let rows = self.vector_rows;
-        match self.sources[i] {
-            Source::Chunk => {
-                let g = &self.groups[self.group.unwrap()];
-                let chunk = g.chunk(i as i16 + 1).unwrap();
-                let entry = chunk
-                    .vectors
-                    .get(self.vector)
-                    .unwrap_or_else(|| data_corrupted("vector missing from chunk"));
-                if entry.rows as usize != rows {
-                    data_corrupted("vector row counts disagree between columns");
+        // SAFETY: we are on the backend thread inside a transaction (this fn's contract), and
+        // `self.rel` is still open (`Reader::new` requires it for the reader's life), so the
+        // metadata and buffer reads are allowed.
+        unsafe {
+            if std::mem::replace(&mut self.decoded[i], true) {
+                return;
+            }
+            let rows = self.vector_rows;
+            match self.sources[i] {
+                Source::Chunk => {
+                    let g = &self.groups[self.group.unwrap()];
+                    let chunk = g.chunk(i as i16 + 1).unwrap();
+                    let entry = chunk
+                        .vectors
+                        .get(self.vector)
+                        .unwrap_or_else(|| data_corrupted("vector missing from chunk"));
+                    if entry.rows as usize != rows {
+                        data_corrupted("vector row counts disagree between columns");
+                    }
+                    read_vector(self.rel, self.strategy, self.nblocks, chunk, entry, &mut self.vector_bytes);
+                    self.counters.bytes_read += entry.len as u64;
+                    self.vectors[i].keep_dictionary = !self.is_output(i);
+                    decode_checked(self.kinds[i], &self.vector_bytes, entry.rows, &mut self.vectors[i]);
                 }
-                read_vector(self.rel, self.strategy, self.nblocks, chunk, entry, &mut self.vector_bytes);
-                self.counters.bytes_read += entry.len as u64;
-                self.vectors[i].keep_dictionary = !self.is_output(i);
-                decode_checked(self.kinds[i], &self.vector_bytes, entry.rows, &mut self.vectors[i]);
+                Source::Missing(d, isnull) => {
+                    datum::constant_vector(self.kinds[i], d, isnull, rows, &mut self.vectors[i])
+                }
+                Source::Null => datum::constant_vector(
+                    self.kinds[i],
+                    pg_sys::Datum::from(0usize),
+                    true,
+                    rows,
+                    &mut self.vectors[i],
+                ),
             }
-            Source::Missing(d, isnull) => {
-                datum::constant_vector(self.kinds[i], d, isnull, rows, &mut self.vectors[i])
-            }
-            Source::Null => datum::constant_vector(
-                self.kinds[i],
-                pg_sys::Datum::from(0usize),
-                true,
-                rows,
-                &mut self.vectors[i],
-            ),
         }
     }
 
@@ -526,14 +572,21 @@ impl Reader {
     /// that pass the filter (evaluated unless `verdict` is `All`), and only then are the
     /// other wanted columns decoded, as Datums for those rows (none if no row is left).
     unsafe fn load_vector(&mut self, verdict: Verdict) {
-        self.decoded.iter_mut().for_each(|d| *d = false);
-        self.select_rows(verdict);
+        // SAFETY: we are on the backend thread inside a transaction (this fn's contract), and
+        // `self.rel` is still open (`Reader::new` requires it for the reader's life), so the
+        // metadata and buffer reads are allowed.
+        unsafe {
+            self.decoded.iter_mut().for_each(|d| *d = false);
+            self.select_rows(verdict);
+        }
     }
 
     /// `load_vector` but for forgetting what was decoded of the vector (`seek_vector`
     /// decodes some of its columns before selecting its rows).
     unsafe fn select_rows(&mut self, verdict: Verdict) {
-        self.ensure_order(self.vector);
+        // SAFETY: this fn's contract (backend thread, inside a transaction, `self.rel` still
+        // open) is what `ensure_order` requires.
+        unsafe { self.ensure_order(self.vector) };
         let g = &self.groups[self.group.unwrap()];
         let rows = self.rows_in_vector(g, self.vector);
         self.vector_rows = rows;
@@ -569,8 +622,12 @@ impl Reader {
         }
         for i in 0..self.kinds.len() {
             if matches!(self.sources[i], Source::Chunk) && self.is_output(i) {
-                self.decode_attr(i);
-                self.columns[i].materialize_rows(self.kinds[i], &self.vectors[i], &self.selection);
+                // SAFETY: as above, for `decode_attr`; `materialize_rows` gets the vector just
+                // decoded for attribute `i` and its kind, in this transaction's memory context.
+                unsafe {
+                    self.decode_attr(i);
+                    self.columns[i].materialize_rows(self.kinds[i], &self.vectors[i], &self.selection);
+                }
             }
         }
     }
@@ -580,47 +637,57 @@ impl Reader {
     /// row deleted, or zone maps rule it out, which is counted), otherwise what zone maps
     /// say of the filter on it.
     unsafe fn vector_fate(&mut self) -> (usize, Verdict) {
-        if self.mask.is_some() {
-            self.ensure_order(self.vector);
+        // SAFETY: we are on the backend thread inside a transaction (this fn's contract), and
+        // `self.rel` is still open (`Reader::new` requires it for the reader's life), so the
+        // metadata and buffer reads are allowed.
+        unsafe {
+            if self.mask.is_some() {
+                self.ensure_order(self.vector);
+            }
+            let g = &self.groups[self.group.unwrap()];
+            let rows_here = self.rows_in_vector(g, self.vector);
+            if self.deleted_in((self.vector_first_row - g.first_row) as usize, rows_here) == rows_here {
+                return (rows_here, Verdict::None);
+            }
+            let verdict = if self.refuted(g, Some(self.vector)) {
+                Verdict::None
+            } else {
+                self.verdict(g, Some(self.vector))
+            };
+            self.counters.vectors_skipped += (verdict == Verdict::None) as u64;
+            (rows_here, verdict)
         }
-        let g = &self.groups[self.group.unwrap()];
-        let rows_here = self.rows_in_vector(g, self.vector);
-        if self.deleted_in((self.vector_first_row - g.first_row) as usize, rows_here) == rows_here {
-            return (rows_here, Verdict::None);
-        }
-        let verdict = if self.refuted(g, Some(self.vector)) {
-            Verdict::None
-        } else {
-            self.verdict(g, Some(self.vector))
-        };
-        self.counters.vectors_skipped += (verdict == Verdict::None) as u64;
-        (rows_here, verdict)
     }
 
     /// Moves to the next vector with rows; false at the end of the scan.
     unsafe fn advance(&mut self) -> bool {
-        loop {
-            pgrx::check_for_interrupts!();
-            if self.group.is_some() && self.vector_rows > 0 {
-                self.vector_first_row += self.vector_rows as u64;
-                self.vector += 1;
-                self.vector_rows = 0;
-            }
-            if self.group.is_none() || self.vector >= self.vector_count {
-                if !self.next_group() {
-                    return false;
+        // SAFETY: we are on the backend thread inside a transaction (this fn's contract), and
+        // `self.rel` is still open (`Reader::new` requires it for the reader's life), so the
+        // metadata and buffer reads are allowed.
+        unsafe {
+            loop {
+                pgrx::check_for_interrupts!();
+                if self.group.is_some() && self.vector_rows > 0 {
+                    self.vector_first_row += self.vector_rows as u64;
+                    self.vector += 1;
+                    self.vector_rows = 0;
                 }
-                continue;
-            }
-            let (rows_here, verdict) = self.vector_fate();
-            if verdict == Verdict::None {
-                self.vector_first_row += rows_here as u64;
-                self.vector += 1;
-                continue;
-            }
-            self.load_vector(verdict);
-            if !self.selection.is_empty() {
-                return true;
+                if self.group.is_none() || self.vector >= self.vector_count {
+                    if !self.next_group() {
+                        return false;
+                    }
+                    continue;
+                }
+                let (rows_here, verdict) = self.vector_fate();
+                if verdict == Verdict::None {
+                    self.vector_first_row += rows_here as u64;
+                    self.vector += 1;
+                    continue;
+                }
+                self.load_vector(verdict);
+                if !self.selection.is_empty() {
+                    return true;
+                }
             }
         }
     }
@@ -628,9 +695,18 @@ impl Reader {
     /// Batch reading (ColumnarAgg): moves to the next vector with rows left, whose
     /// rows are then `selection()`; only the filter's columns are decoded (for a reader
     /// whose `set_output` marks nothing), the others when `decode` asks. False at the end.
+    ///
+    /// # Safety
+    /// Call on the backend thread inside a transaction, while the relation the reader was
+    /// made for is still open.
     pub unsafe fn next_vector(&mut self) -> bool {
-        self.row = self.selection.len();
-        self.advance()
+        // SAFETY: we are on the backend thread inside a transaction (this fn's contract), and
+        // `self.rel` is still open (`Reader::new` requires it for the reader's life), so the
+        // metadata and buffer reads are allowed.
+        unsafe {
+            self.row = self.selection.len();
+            self.advance()
+        }
     }
 
     /// The current vector's rows that are live and pass the filter, ascending.
@@ -653,51 +729,78 @@ impl Reader {
     /// row group `group` (an index into `groups()`) without decoding anything; false if
     /// the scan passes it by (every row deleted, or zone maps refute it). `decode` and
     /// `column` then read its columns, and `select` its live rows that pass the filter.
+    ///
+    /// # Safety
+    /// Call on the backend thread inside a transaction, while the relation the reader was
+    /// made for is still open.
     pub unsafe fn seek_vector(&mut self, group: usize, vector: usize) -> bool {
-        if self.group != Some(group) {
-            let Some(mask) = self.usable_group(group) else {
-                self.group = None;
+        // SAFETY: we are on the backend thread inside a transaction (this fn's contract), and
+        // `self.rel` is still open (`Reader::new` requires it for the reader's life), so the
+        // metadata and buffer reads are allowed.
+        unsafe {
+            if self.group != Some(group) {
+                let Some(mask) = self.usable_group(group) else {
+                    self.group = None;
+                    return false;
+                };
+                self.load_group(group, mask);
+            }
+            if vector >= self.vector_count {
                 return false;
-            };
-            self.load_group(group, mask);
+            }
+            self.vector = vector;
+            self.vector_first_row = self.group_first_row + (vector * VECTOR_ROWS) as u64;
+            self.vector_rows = 0;
+            self.selection.clear();
+            self.row = 0;
+            let (rows, verdict) = self.vector_fate();
+            if verdict == Verdict::None {
+                return false;
+            }
+            self.vector_rows = rows;
+            self.seek_verdict = verdict;
+            self.decoded.iter_mut().for_each(|d| *d = false);
+            true
         }
-        if vector >= self.vector_count {
-            return false;
-        }
-        self.vector = vector;
-        self.vector_first_row = self.group_first_row + (vector * VECTOR_ROWS) as u64;
-        self.vector_rows = 0;
-        self.selection.clear();
-        self.row = 0;
-        let (rows, verdict) = self.vector_fate();
-        if verdict == Verdict::None {
-            return false;
-        }
-        self.vector_rows = rows;
-        self.seek_verdict = verdict;
-        self.decoded.iter_mut().for_each(|d| *d = false);
-        true
     }
 
     /// The stored bytes of attribute `att` in the vector `seek_vector` positioned on, as
     /// `decode` reads them; None if its row group does not store the attribute.
+    ///
+    /// # Safety
+    /// Call on the backend thread inside a transaction, while the relation the reader was
+    /// made for is still open.
     pub unsafe fn stored(&mut self, att: usize) -> Option<&[u8]> {
-        if !matches!(self.sources[att], Source::Chunk) {
-            return None;
+        // SAFETY: we are on the backend thread inside a transaction (this fn's contract), and
+        // `self.rel` is still open (`Reader::new` requires it for the reader's life), so the
+        // metadata and buffer reads are allowed.
+        unsafe {
+            if !matches!(self.sources[att], Source::Chunk) {
+                return None;
+            }
+            let g = &self.groups[self.group?];
+            let chunk = g.chunk(att as i16 + 1)?;
+            let entry =
+                chunk.vectors.get(self.vector).unwrap_or_else(|| data_corrupted("vector missing from chunk"));
+            read_vector(self.rel, self.strategy, self.nblocks, chunk, entry, &mut self.vector_bytes);
+            self.counters.bytes_read += entry.len as u64;
+            Some(&self.vector_bytes)
         }
-        let g = &self.groups[self.group?];
-        let chunk = g.chunk(att as i16 + 1)?;
-        let entry =
-            chunk.vectors.get(self.vector).unwrap_or_else(|| data_corrupted("vector missing from chunk"));
-        read_vector(self.rel, self.strategy, self.nblocks, chunk, entry, &mut self.vector_bytes);
-        self.counters.bytes_read += entry.len as u64;
-        Some(&self.vector_bytes)
     }
 
     /// The live rows of the vector `seek_vector` positioned on that pass the filter.
+    ///
+    /// # Safety
+    /// Call on the backend thread inside a transaction, while the relation the reader was
+    /// made for is still open.
     pub unsafe fn select(&mut self) -> &[u32] {
-        self.select_rows(self.seek_verdict);
-        &self.selection
+        // SAFETY: we are on the backend thread inside a transaction (this fn's contract), and
+        // `self.rel` is still open (`Reader::new` requires it for the reader's life), so the
+        // metadata and buffer reads are allowed.
+        unsafe {
+            self.select_rows(self.seek_verdict);
+            &self.selection
+        }
     }
 
     /// The row number of row `r` of the current vector (its TID's).
@@ -713,8 +816,17 @@ impl Reader {
     }
 
     /// Decodes attribute `att` of the current vector (once), for `column`.
+    ///
+    /// # Safety
+    /// Call on the backend thread inside a transaction, while the relation the reader was
+    /// made for is still open.
     pub unsafe fn decode(&mut self, att: usize) {
-        self.decode_attr(att);
+        // SAFETY: we are on the backend thread inside a transaction (this fn's contract), and
+        // `self.rel` is still open (`Reader::new` requires it for the reader's life), so the
+        // metadata and buffer reads are allowed.
+        unsafe {
+            self.decode_attr(att);
+        }
     }
 
     /// Attribute `att` of the current vector, as `decode` left it.
@@ -729,6 +841,10 @@ impl Reader {
 
     /// Skips up to `n` rows (not counting deleted ones) without decoding the whole
     /// vectors it passes; returns how many.
+    ///
+    /// # Safety
+    /// Call on the backend thread inside a transaction, while the relation the reader was
+    /// made for is still open.
     pub unsafe fn skip(&mut self, mut n: u64) -> u64 {
         let mut skipped = 0;
         while n > 0 {
@@ -749,13 +865,16 @@ impl Reader {
             }
             // Skip whole vectors and row groups by their row counts.
             if self.group.is_none() || self.vector >= self.vector_count {
-                if !self.next_group() {
+                // SAFETY: this fn's contract (backend thread, inside a transaction, `self.rel` still
+                // open) is what `next_group` requires.
+                if !unsafe { self.next_group() } {
                     break;
                 }
                 continue;
             }
             if self.mask.is_some() {
-                self.ensure_order(self.vector);
+                // SAFETY: as for `next_group` above.
+                unsafe { self.ensure_order(self.vector) };
             }
             let rows_here = self.rows_in_vector(&self.groups[self.group.unwrap()], self.vector);
             let deleted = self.deleted_in((self.vector_first_row - self.group_first_row) as usize, rows_here);
@@ -766,114 +885,147 @@ impl Reader {
                 n -= live;
                 skipped += live;
             } else {
-                self.load_vector(Verdict::Some);
+                // SAFETY: as for `next_group` above.
+                unsafe { self.load_vector(Verdict::Some) };
             }
         }
         skipped
     }
 
     /// Stores the next row in `slot` (a virtual slot); false at the end.
+    ///
+    /// # Safety
+    /// `slot` must be a valid tuple slot; call on the backend thread inside a transaction,
+    /// while the relation the reader was made for is still open.
     pub unsafe fn next(&mut self, slot: *mut pg_sys::TupleTableSlot) -> bool {
-        if (*slot).tts_tupleDescriptor != self.desc {
-            self.read_as((*slot).tts_tupleDescriptor);
+        // SAFETY: the caller guarantees this fn's contract: `slot` is a valid tuple slot for
+        // the reader's descriptor, we are on the backend thread inside a transaction, and
+        // `self.rel` is still open (`Reader::new`'s contract), so the buffer reads and slot
+        // calls are allowed.
+        unsafe {
+            if (*slot).tts_tupleDescriptor != self.desc {
+                self.read_as((*slot).tts_tupleDescriptor);
+            }
+            if self.row >= self.selection.len() && !self.advance() {
+                return false;
+            }
+            self.emit(slot)
         }
-        if self.row >= self.selection.len() && !self.advance() {
-            return false;
-        }
-        self.emit(slot)
     }
 
     /// Stores the row before the last one returned in `slot` (scrollable cursors); false
     /// before the first. As in heap's scans, both ends leave the scan unpositioned: going
     /// backward from there starts at the last row, going forward at the first. Serial
     /// scans only (a parallel scan never runs backward).
+    ///
+    /// # Safety
+    /// `slot` must be a valid tuple slot; call on the backend thread inside a transaction,
+    /// while the relation the reader was made for is still open.
     pub unsafe fn prev(&mut self, slot: *mut pg_sys::TupleTableSlot) -> bool {
-        if (*slot).tts_tupleDescriptor != self.desc {
-            self.read_as((*slot).tts_tupleDescriptor);
-        }
-        // `row` is one past the last row returned, so the candidate is two before it.
-        let mut candidate = match self.group {
-            Some(_) => self.row as isize - 2,
-            None if matches!(self.claim, GroupClaim::Serial { next: 0 }) => return false,
-            None => -1,
-        };
-        if candidate < 0 {
-            if !self.back_to_previous_vector() {
-                self.restart();
-                return false;
+        // SAFETY: the caller guarantees this fn's contract: `slot` is a valid tuple slot for
+        // the reader's descriptor, we are on the backend thread inside a transaction, and
+        // `self.rel` is still open (`Reader::new`'s contract), so the buffer reads and slot
+        // calls are allowed.
+        unsafe {
+            if (*slot).tts_tupleDescriptor != self.desc {
+                self.read_as((*slot).tts_tupleDescriptor);
             }
-            candidate = self.selection.len() as isize - 1;
+            // `row` is one past the last row returned, so the candidate is two before it.
+            let mut candidate = match self.group {
+                Some(_) => self.row as isize - 2,
+                None if matches!(self.claim, GroupClaim::Serial { next: 0 }) => return false,
+                None => -1,
+            };
+            if candidate < 0 {
+                if !self.back_to_previous_vector() {
+                    self.restart();
+                    return false;
+                }
+                candidate = self.selection.len() as isize - 1;
+            }
+            self.row = candidate as usize;
+            self.emit(slot)
         }
-        self.row = candidate as usize;
-        self.emit(slot)
     }
 
     /// Moves to the vector before the current one (from the end of the scan: the last
     /// one) that has rows, decoded; false if there is none.
     unsafe fn back_to_previous_vector(&mut self) -> bool {
-        loop {
-            pgrx::check_for_interrupts!();
-            let Some(index) = self.group.filter(|_| self.vector > 0) else {
-                let before = self.group.unwrap_or(self.groups.len());
-                let Some((index, mask)) = (0..before).rev().find_map(|i| Some((i, self.usable_group(i)?)))
-                else {
-                    return false;
+        // SAFETY: we are on the backend thread inside a transaction (this fn's contract), and
+        // `self.rel` is still open (`Reader::new` requires it for the reader's life), so the
+        // metadata and buffer reads are allowed.
+        unsafe {
+            loop {
+                pgrx::check_for_interrupts!();
+                let Some(index) = self.group.filter(|_| self.vector > 0) else {
+                    let before = self.group.unwrap_or(self.groups.len());
+                    let Some((index, mask)) =
+                        (0..before).rev().find_map(|i| Some((i, self.usable_group(i)?)))
+                    else {
+                        return false;
+                    };
+                    self.load_group(index, mask);
+                    self.claim = GroupClaim::Serial { next: index + 1 };
+                    self.vector = self.vector_count;
+                    continue;
                 };
-                self.load_group(index, mask);
-                self.claim = GroupClaim::Serial { next: index + 1 };
-                self.vector = self.vector_count;
-                continue;
-            };
-            self.vector -= 1;
-            self.vector_rows = 0;
-            self.selection.clear();
-            self.vector_first_row = self.groups[index].first_row + (self.vector * VECTOR_ROWS) as u64;
-            let (_, verdict) = self.vector_fate();
-            if verdict == Verdict::None {
-                continue;
-            }
-            self.load_vector(verdict);
-            if !self.selection.is_empty() {
-                return true;
+                self.vector -= 1;
+                self.vector_rows = 0;
+                self.selection.clear();
+                self.vector_first_row = self.groups[index].first_row + (self.vector * VECTOR_ROWS) as u64;
+                let (_, verdict) = self.vector_fate();
+                if verdict == Verdict::None {
+                    continue;
+                }
+                self.load_vector(verdict);
+                if !self.selection.is_empty() {
+                    return true;
+                }
             }
         }
     }
 
     /// Stores row `self.row` of the current vector in `slot` and steps past it.
     unsafe fn emit(&mut self, slot: *mut pg_sys::TupleTableSlot) -> bool {
-        pg_sys::ExecClearTuple(slot);
-        let values = (*slot).tts_values;
-        let nulls = (*slot).tts_isnull;
-        // Constant attributes (not read, or missing from this row group) are written once
-        // per row group and slot; clearing a virtual slot leaves its arrays alone.
-        let key = (slot as usize, self.group.unwrap_or(usize::MAX));
-        if self.slot_primed_for != Some(key) {
-            for (i, source) in self.sources.iter().enumerate() {
-                let (d, n) = match *source {
-                    Source::Missing(d, n) => (d, n),
-                    Source::Chunk | Source::Null => (pg_sys::Datum::from(0usize), true),
-                };
-                *values.add(i) = d;
-                *nulls.add(i) = n;
+        // SAFETY: the caller guarantees this fn's contract: `slot` is a valid tuple slot for
+        // the reader's descriptor, we are on the backend thread inside a transaction, and
+        // `self.rel` is still open (`Reader::new`'s contract), so the buffer reads and slot
+        // calls are allowed.
+        unsafe {
+            pg_sys::ExecClearTuple(slot);
+            let values = (*slot).tts_values;
+            let nulls = (*slot).tts_isnull;
+            // Constant attributes (not read, or missing from this row group) are written once
+            // per row group and slot; clearing a virtual slot leaves its arrays alone.
+            let key = (slot as usize, self.group.unwrap_or(usize::MAX));
+            if self.slot_primed_for != Some(key) {
+                for (i, source) in self.sources.iter().enumerate() {
+                    let (d, n) = match *source {
+                        Source::Missing(d, n) => (d, n),
+                        Source::Chunk | Source::Null => (pg_sys::Datum::from(0usize), true),
+                    };
+                    *values.add(i) = d;
+                    *nulls.add(i) = n;
+                }
+                self.decoded_attrs = (0..self.sources.len())
+                    .filter(|&i| matches!(self.sources[i], Source::Chunk) && self.is_output(i))
+                    .collect();
+                self.slot_primed_for = Some(key);
             }
-            self.decoded_attrs = (0..self.sources.len())
-                .filter(|&i| matches!(self.sources[i], Source::Chunk) && self.is_output(i))
-                .collect();
-            self.slot_primed_for = Some(key);
+            let row = self.selection[self.row] as usize;
+            for &i in &self.decoded_attrs {
+                *values.add(i) = self.columns[i].datums[row];
+                *nulls.add(i) = self.columns[i].nulls[row];
+            }
+            pg_sys::ExecStoreVirtualTuple(slot);
+            let (xmin, cmin) = self.groups[self.group.unwrap()].writer;
+            crate::storage::relation::slot::set_writer(slot, xmin, cmin);
+            let position = (self.vector_first_row - self.group_first_row) as usize + row;
+            (*slot).tts_tid = row_tid(self.group_first_row + self.offset_at(position) as u64);
+            (*slot).tts_tableOid = (*self.rel).rd_id;
+            self.row += 1;
+            true
         }
-        let row = self.selection[self.row] as usize;
-        for &i in &self.decoded_attrs {
-            *values.add(i) = self.columns[i].datums[row];
-            *nulls.add(i) = self.columns[i].nulls[row];
-        }
-        pg_sys::ExecStoreVirtualTuple(slot);
-        let (xmin, cmin) = self.groups[self.group.unwrap()].writer;
-        crate::storage::relation::slot::set_writer(slot, xmin, cmin);
-        let position = (self.vector_first_row - self.group_first_row) as usize + row;
-        (*slot).tts_tid = row_tid(self.group_first_row + self.offset_at(position) as u64);
-        (*slot).tts_tableOid = (*self.rel).rd_id;
-        self.row += 1;
-        true
     }
 }
 
@@ -898,8 +1050,20 @@ unsafe fn read_vector(
     entry: &VectorEntry,
     out: &mut Vec<u8>,
 ) {
-    if entry.offset as u64 + entry.len as u64 > chunk.length {
-        data_corrupted("a vector lies beyond its chunk");
+    // SAFETY: the caller guarantees this fn's contract: `rel` is an open relation, locked by
+    // the caller, and we are on the backend thread inside a transaction, so the metadata and
+    // buffer reads and the slot calls are allowed.
+    unsafe {
+        if entry.offset as u64 + entry.len as u64 > chunk.length {
+            data_corrupted("a vector lies beyond its chunk");
+        }
+        pages::read_range(
+            rel,
+            chunk.offset + entry.offset as u64,
+            entry.len as usize,
+            strategy,
+            out,
+            nblocks,
+        );
     }
-    pages::read_range(rel, chunk.offset + entry.offset as u64, entry.len as usize, strategy, out, nblocks);
 }

@@ -27,16 +27,27 @@ pub struct SampleScan {
 impl SampleScan {
     /// A sample of the row groups `snapshot` sees; the caller writes this backend's
     /// buffered rows out first (`write_buffer::flush_before_reading`).
+    ///
+    /// # Safety
+    /// `rel` must be an open relation, locked by the caller; `snapshot` must be a valid
+    /// snapshot (or NULL where this fn's docs allow it); call on the backend thread inside a
+    /// transaction (it calls PostgreSQL, which may raise an error).
     pub unsafe fn new(rel: pg_sys::Relation, snapshot: pg_sys::Snapshot) -> SampleScan {
-        let storage_id = pages::storage_id(rel);
-        let listed: Vec<RowGroupMeta> = catalog::load_row_groups(storage_id, snapshot, false);
-        let mut groups = Vec::with_capacity(listed.len());
-        let mut nblocks = 0;
-        for g in &listed {
-            groups.push((nblocks, g.first_row, g.row_count));
-            nblocks += g.row_count.div_ceil(ROWS_PER_TID_BLOCK);
+        // SAFETY: the caller guarantees this fn's contract: `rel` is an open relation, locked
+        // by the caller; `snapshot` is a valid snapshot (or NULL where this fn's docs allow
+        // it), and we are on the backend thread inside a transaction, so the metadata reads
+        // and transaction-status checks are allowed.
+        unsafe {
+            let storage_id = pages::storage_id(rel);
+            let listed: Vec<RowGroupMeta> = catalog::load_row_groups(storage_id, snapshot, false);
+            let mut groups = Vec::with_capacity(listed.len());
+            let mut nblocks = 0;
+            for g in &listed {
+                groups.push((nblocks, g.first_row, g.row_count));
+                nblocks += g.row_count.div_ceil(ROWS_PER_TID_BLOCK);
+            }
+            SampleScan { fetcher: Fetcher::new(rel), groups, nblocks, block: None }
         }
-        SampleScan { fetcher: Fetcher::new(rel), groups, nblocks, block: None }
     }
 
     /// Starts over (rescan, e.g. with another REPEATABLE seed).
@@ -45,47 +56,71 @@ impl SampleScan {
     }
 
     /// Moves to the next block the sampling method wants; false when there is none.
+    ///
+    /// # Safety
+    /// `state` must be the executor's SampleScanState of this scan (its sampling method's
+    /// routine set); call on the backend thread inside a transaction (it calls PostgreSQL,
+    /// which may raise an error).
     pub unsafe fn next_block(&mut self, state: *mut pg_sys::SampleScanState) -> bool {
-        // MaxBlockNumber (0xFFFFFFFE) blocks hold more rows than row numbers can reach.
-        let nblocks = pg_sys::BlockNumber::try_from(self.nblocks).unwrap_or(0xFFFF_FFFE);
-        let tsm = (*state).tsmroutine;
-        let blockno = match (*tsm).NextSampleBlock {
-            Some(next) => next(state, nblocks),
-            None => match self.block {
-                None => 0,
-                Some((b, ..)) => b + 1,
-            },
-        };
-        if blockno == pg_sys::InvalidBlockNumber || blockno as u64 >= self.nblocks {
-            self.block = None;
-            return false;
+        // SAFETY: the caller guarantees this fn's contract: `state` is the executor's
+        // SampleScanState of this scan (its sampling method's routine set), and we are on the
+        // backend thread inside a transaction, so the metadata reads and transaction-status
+        // checks are allowed.
+        unsafe {
+            // MaxBlockNumber (0xFFFFFFFE) blocks hold more rows than row numbers can reach.
+            let nblocks = pg_sys::BlockNumber::try_from(self.nblocks).unwrap_or(0xFFFF_FFFE);
+            let tsm = (*state).tsmroutine;
+            let blockno = match (*tsm).NextSampleBlock {
+                Some(next) => next(state, nblocks),
+                None => match self.block {
+                    None => 0,
+                    Some((b, ..)) => b + 1,
+                },
+            };
+            if blockno == pg_sys::InvalidBlockNumber || blockno as u64 >= self.nblocks {
+                self.block = None;
+                return false;
+            }
+            let b = blockno as u64;
+            let i = self.groups.partition_point(|g| g.0 <= b) - 1;
+            let (first_block, first_row, rows) = self.groups[i];
+            let start = (b - first_block) * ROWS_PER_TID_BLOCK;
+            self.block = Some((blockno, first_row + start, (rows - start).min(ROWS_PER_TID_BLOCK)));
+            true
         }
-        let b = blockno as u64;
-        let i = self.groups.partition_point(|g| g.0 <= b) - 1;
-        let (first_block, first_row, rows) = self.groups[i];
-        let start = (b - first_block) * ROWS_PER_TID_BLOCK;
-        self.block = Some((blockno, first_row + start, (rows - start).min(ROWS_PER_TID_BLOCK)));
-        true
     }
 
     /// Stores the next sampled row of the current block that `snapshot` sees in
     /// `slot`; false when the block has no more.
+    ///
+    /// # Safety
+    /// `state` must be the executor's SampleScanState of this scan (its sampling method's
+    /// routine set); `snapshot` must be a valid snapshot (or NULL where this fn's docs allow
+    /// it); `slot` must be a valid tuple slot; call on the backend thread inside a
+    /// transaction (it calls PostgreSQL, which may raise an error).
     pub unsafe fn next_tuple(
         &mut self,
         state: *mut pg_sys::SampleScanState,
         snapshot: pg_sys::Snapshot,
         slot: *mut pg_sys::TupleTableSlot,
     ) -> bool {
-        let Some((blockno, first_row, rows)) = self.block else { return false };
-        let next_tuple = (*(*state).tsmroutine).NextSampleTuple.expect("a sampling method picks tuples");
-        loop {
-            let offset = next_tuple(state, blockno, rows as pg_sys::OffsetNumber);
-            if offset == pg_sys::InvalidOffsetNumber as pg_sys::OffsetNumber {
-                pg_sys::ExecClearTuple(slot);
-                return false;
-            }
-            if self.fetcher.fetch(&row_tid(first_row + offset as u64 - 1), snapshot, slot) {
-                return true;
+        // SAFETY: the caller guarantees this fn's contract: `state` is the executor's
+        // SampleScanState of this scan (its sampling method's routine set); `snapshot` is a
+        // valid snapshot (or NULL where this fn's docs allow it); `slot` is a valid tuple
+        // slot, and we are on the backend thread inside a transaction, so the metadata reads
+        // and transaction-status checks are allowed.
+        unsafe {
+            let Some((blockno, first_row, rows)) = self.block else { return false };
+            let next_tuple = (*(*state).tsmroutine).NextSampleTuple.expect("a sampling method picks tuples");
+            loop {
+                let offset = next_tuple(state, blockno, rows as pg_sys::OffsetNumber);
+                if offset == pg_sys::InvalidOffsetNumber as pg_sys::OffsetNumber {
+                    pg_sys::ExecClearTuple(slot);
+                    return false;
+                }
+                if self.fetcher.fetch(&row_tid(first_row + offset as u64 - 1), snapshot, slot) {
+                    return true;
+                }
             }
         }
     }

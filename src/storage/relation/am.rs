@@ -13,12 +13,25 @@ pub fn register(routine: *const pg_sys::TableAmRoutine) {
 
 /// Whether `rel` is a columnar table.
 /// Whether `rel` is a plain table of PostgreSQL's heap access method.
+///
+/// # Safety
+/// `rel` must be an open relation, locked by the caller.
 pub unsafe fn is_heap_table(rel: pg_sys::Relation) -> bool {
-    (*(*rel).rd_rel).relkind as u8 == pg_sys::RELKIND_RELATION
-        && (*(*rel).rd_rel).relam == pg_sys::HEAP_TABLE_AM_OID
+    // SAFETY: the caller guarantees this fn's contract: `rel` is an open relation, locked by
+    // the caller.
+    unsafe {
+        (*(*rel).rd_rel).relkind as u8 == pg_sys::RELKIND_RELATION
+            && (*(*rel).rd_rel).relam == pg_sys::HEAP_TABLE_AM_OID
+    }
 }
 
+/// # Safety
+/// `rel` must be an open relation, locked by the caller.
 pub unsafe fn is_columnar(rel: pg_sys::Relation) -> bool {
-    let ours = ROUTINE.load(Ordering::Relaxed);
-    !ours.is_null() && std::ptr::eq((*rel).rd_tableam, ours)
+    // SAFETY: the caller guarantees this fn's contract: `rel` is an open relation, locked by
+    // the caller.
+    unsafe {
+        let ours = ROUTINE.load(Ordering::Relaxed);
+        !ours.is_null() && std::ptr::eq((*rel).rd_tableam, ours)
+    }
 }

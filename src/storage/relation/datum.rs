@@ -39,62 +39,92 @@ impl ColumnKind {
     }
 }
 
+/// # Safety
+/// `desc` must be a valid tuple descriptor and `i` less than its `natts`; the reference
+/// must not outlive the descriptor.
 pub unsafe fn attr(desc: pg_sys::TupleDesc, i: usize) -> &'static pg_sys::FormData_pg_attribute {
-    &*(*desc).attrs.as_ptr().add(i)
+    // SAFETY: `desc` is a valid tuple descriptor and `i < natts` (this fn's contract), so
+    // attribute `i` lies inside its trailing `attrs` array.
+    unsafe { &*(*desc).attrs.as_ptr().add(i) }
 }
 
 /// Whether values of attribute `i` compare in the byte order of their stored bytes for
 /// some collation (text, varchar: under "C"; bytea: always), so byte-wise zone maps help.
+///
+/// # Safety
+/// `desc` must be a valid tuple descriptor; call on the backend thread inside a transaction
+/// (it calls PostgreSQL, which may raise an error).
 pub unsafe fn bytewise_ordered(desc: pg_sys::TupleDesc, i: usize) -> bool {
-    let a = attr(desc, i);
-    !a.attisdropped && BYTEWISE_TYPES.contains(&pg_sys::getBaseType(a.atttypid))
+    // SAFETY: the caller guarantees this fn's contract: `desc` is a valid tuple descriptor,
+    // and we are on the backend thread inside a transaction, so the type lookups, detoasting
+    // and pallocs (in the current memory context) are allowed.
+    unsafe {
+        let a = attr(desc, i);
+        !a.attisdropped && BYTEWISE_TYPES.contains(&pg_sys::getBaseType(a.atttypid))
+    }
 }
 
 pub const BYTEWISE_TYPES: [pg_sys::Oid; 3] = [pg_sys::TEXTOID, pg_sys::VARCHAROID, pg_sys::BYTEAOID];
 
+/// # Safety
+/// `desc` must be a valid tuple descriptor; call on the backend thread inside a transaction
+/// (it calls PostgreSQL, which may raise an error).
 pub unsafe fn column_kinds(desc: pg_sys::TupleDesc) -> Vec<ColumnKind> {
-    (0..(*desc).natts as usize)
-        .map(|i| {
-            let a = attr(desc, i);
-            if a.attisdropped {
-                return ColumnKind::Dropped;
-            }
-            let base = pg_sys::getBaseType(a.atttypid);
-            if base == pg_sys::FLOAT8OID {
-                ColumnKind::Float8
-            } else if base == pg_sys::FLOAT4OID {
-                ColumnKind::Float4
-            } else if a.attbyval {
-                ColumnKind::Int { len: a.attlen as u8 }
-            } else if a.attlen > 0 {
-                ColumnKind::Fixed { len: a.attlen as u16 }
-            } else if a.attlen == -1 {
-                ColumnKind::Varlena
-            } else {
-                ColumnKind::CString
-            }
-        })
-        .collect()
+    // SAFETY: the caller guarantees this fn's contract: `desc` is a valid tuple descriptor,
+    // and we are on the backend thread inside a transaction, so the type lookups, detoasting
+    // and pallocs (in the current memory context) are allowed.
+    unsafe {
+        (0..(*desc).natts as usize)
+            .map(|i| {
+                let a = attr(desc, i);
+                if a.attisdropped {
+                    return ColumnKind::Dropped;
+                }
+                let base = pg_sys::getBaseType(a.atttypid);
+                if base == pg_sys::FLOAT8OID {
+                    ColumnKind::Float8
+                } else if base == pg_sys::FLOAT4OID {
+                    ColumnKind::Float4
+                } else if a.attbyval {
+                    ColumnKind::Int { len: a.attlen as u8 }
+                } else if a.attlen > 0 {
+                    ColumnKind::Fixed { len: a.attlen as u16 }
+                } else if a.attlen == -1 {
+                    ColumnKind::Varlena
+                } else {
+                    ColumnKind::CString
+                }
+            })
+            .collect()
+    }
 }
 
 /// The kind a value of type `typid` is stored as (what `column_kinds` gives a column
 /// of that type).
+///
+/// # Safety
+/// Call on the backend thread inside a transaction (it calls PostgreSQL, which may raise an
+/// error).
 pub unsafe fn type_kind(typid: pg_sys::Oid) -> ColumnKind {
-    let base = pg_sys::getBaseType(typid);
-    let (mut len, mut byval) = (0i16, false);
-    pg_sys::get_typlenbyval(typid, &mut len, &mut byval);
-    if base == pg_sys::FLOAT8OID {
-        ColumnKind::Float8
-    } else if base == pg_sys::FLOAT4OID {
-        ColumnKind::Float4
-    } else if byval {
-        ColumnKind::Int { len: len as u8 }
-    } else if len > 0 {
-        ColumnKind::Fixed { len: len as u16 }
-    } else if len == -1 {
-        ColumnKind::Varlena
-    } else {
-        ColumnKind::CString
+    // SAFETY: per this fn's contract we are on the backend thread inside a transaction, so
+    // the type lookups, detoasting and pallocs (in the current memory context) are allowed.
+    unsafe {
+        let base = pg_sys::getBaseType(typid);
+        let (mut len, mut byval) = (0i16, false);
+        pg_sys::get_typlenbyval(typid, &mut len, &mut byval);
+        if base == pg_sys::FLOAT8OID {
+            ColumnKind::Float8
+        } else if base == pg_sys::FLOAT4OID {
+            ColumnKind::Float4
+        } else if byval {
+            ColumnKind::Int { len: len as u8 }
+        } else if len > 0 {
+            ColumnKind::Fixed { len: len as u16 }
+        } else if len == -1 {
+            ColumnKind::Varlena
+        } else {
+            ColumnKind::CString
+        }
     }
 }
 
@@ -106,14 +136,23 @@ thread_local! {
 }
 
 /// `column_kinds` of a relation's current descriptor, cached.
+///
+/// # Safety
+/// `rel` must be an open relation, locked by the caller; call on the backend thread inside
+/// a transaction (it calls PostgreSQL, which may raise an error).
 pub unsafe fn relation_kinds(rel: pg_sys::Relation) -> Rc<[ColumnKind]> {
-    let relid = (*rel).rd_id;
-    if let Some(k) = KINDS.with(|c| c.borrow_mut().get(&relid).cloned()) {
-        return k;
+    // SAFETY: the caller guarantees this fn's contract: `rel` is an open relation, locked by
+    // the caller, and we are on the backend thread inside a transaction, so the type lookups,
+    // detoasting and pallocs (in the current memory context) are allowed.
+    unsafe {
+        let relid = (*rel).rd_id;
+        if let Some(k) = KINDS.with(|c| c.borrow_mut().get(&relid).cloned()) {
+            return k;
+        }
+        let kinds: Rc<[ColumnKind]> = column_kinds((*rel).rd_att).into();
+        KINDS.with(|c| c.borrow_mut().insert(relid, kinds.clone()));
+        kinds
     }
-    let kinds: Rc<[ColumnKind]> = column_kinds((*rel).rd_att).into();
-    KINDS.with(|c| c.borrow_mut().insert(relid, kinds.clone()));
-    kinds
 }
 
 /// Drops the cached kinds of `relid` (all of them for InvalidOid).
@@ -143,32 +182,41 @@ fn int_of_datum(d: pg_sys::Datum, len: u8) -> i64 {
 }
 
 /// Appends one value to its column's builder. `kind` must not be `Dropped`.
+///
+/// # Safety
+/// Unless `isnull`, `d` must be a valid datum of the type `kind` was derived from (a
+/// by-reference one pointing at live memory); call on the backend thread inside a
+/// transaction (detoasting may raise an error).
 pub unsafe fn push_datum(b: &mut ColumnBuilder, kind: ColumnKind, d: pg_sys::Datum, isnull: bool) {
-    if isnull {
-        b.push_null();
-        return;
-    }
-    match kind {
-        ColumnKind::Int { len } => b.push_int(int_of_datum(d, len)),
-        ColumnKind::Float8 => b.push_f64(f64::from_bits(d.value() as u64)),
-        ColumnKind::Float4 => b.push_f32(f32::from_bits(d.value() as u32)),
-        ColumnKind::Fixed { len } => {
-            b.push_bytes(std::slice::from_raw_parts(d.cast_mut_ptr::<u8>(), len as usize))
+    // SAFETY: the caller guarantees `d` is a valid datum of `kind`'s type unless `isnull`, and
+    // that we are inside a transaction, where detoasting and palloc are allowed.
+    unsafe {
+        if isnull {
+            b.push_null();
+            return;
         }
-        ColumnKind::CString => {
-            b.push_bytes(std::ffi::CStr::from_ptr(d.cast_mut_ptr::<std::ffi::c_char>()).to_bytes())
-        }
-        ColumnKind::Varlena => {
-            let original = d.cast_mut_ptr::<pg_sys::varlena>();
-            let flat = pg_sys::pg_detoast_datum_packed(original);
-            let len = pgrx::varlena::varsize_any_exhdr(flat);
-            let data = pgrx::varlena::vardata_any(flat) as *const u8;
-            b.push_bytes(std::slice::from_raw_parts(data, len));
-            if flat != original {
-                pg_sys::pfree(flat.cast());
+        match kind {
+            ColumnKind::Int { len } => b.push_int(int_of_datum(d, len)),
+            ColumnKind::Float8 => b.push_f64(f64::from_bits(d.value() as u64)),
+            ColumnKind::Float4 => b.push_f32(f32::from_bits(d.value() as u32)),
+            ColumnKind::Fixed { len } => {
+                b.push_bytes(std::slice::from_raw_parts(d.cast_mut_ptr::<u8>(), len as usize))
             }
+            ColumnKind::CString => {
+                b.push_bytes(std::ffi::CStr::from_ptr(d.cast_mut_ptr::<std::ffi::c_char>()).to_bytes())
+            }
+            ColumnKind::Varlena => {
+                let original = d.cast_mut_ptr::<pg_sys::varlena>();
+                let flat = pg_sys::pg_detoast_datum_packed(original);
+                let len = pgrx::varlena::varsize_any_exhdr(flat);
+                let data = pgrx::varlena::vardata_any(flat) as *const u8;
+                b.push_bytes(std::slice::from_raw_parts(data, len));
+                if flat != original {
+                    pg_sys::pfree(flat.cast());
+                }
+            }
+            ColumnKind::Dropped => unreachable!("dropped columns have no builder"),
         }
-        ColumnKind::Dropped => unreachable!("dropped columns have no builder"),
     }
 }
 
@@ -185,50 +233,68 @@ const VARHDRSZ: usize = 4;
 
 impl DatumColumn {
     /// Fills the column from a decoded vector.
+    ///
+    /// # Safety
+    /// Call on the backend thread inside a transaction (it calls PostgreSQL, which may
+    /// raise an error).
     pub unsafe fn materialize(&mut self, kind: ColumnKind, v: &DecodedVector) {
-        let rows = v.rows as usize;
-        self.datums.clear();
-        self.nulls.clear();
-        match &v.validity {
-            Some(valid) => self.nulls.extend(valid.iter().map(|ok| !*ok)),
-            None => self.nulls.resize(rows, false),
-        }
-        match &v.values {
-            DecodedValues::Int(values) => self.datums.extend(values.iter().map(|&x| int_datum(x))),
-            DecodedValues::Float32(values) => self.datums.extend(values.iter().map(|&x| f32_datum(x))),
-            DecodedValues::Float64(values) => self.datums.extend(values.iter().map(|&x| f64_datum(x))),
-            DecodedValues::Bytes { offsets, data } => {
-                self.datums.resize(rows, pg_sys::Datum::from(0usize));
-                self.materialize_bytes(kind, offsets, data, 0..rows);
+        // SAFETY: per this fn's contract we are on the backend thread inside a transaction,
+        // so the type lookups, detoasting and pallocs (in the current memory context) are
+        // allowed.
+        unsafe {
+            let rows = v.rows as usize;
+            self.datums.clear();
+            self.nulls.clear();
+            match &v.validity {
+                Some(valid) => self.nulls.extend(valid.iter().map(|ok| !*ok)),
+                None => self.nulls.resize(rows, false),
+            }
+            match &v.values {
+                DecodedValues::Int(values) => self.datums.extend(values.iter().map(|&x| int_datum(x))),
+                DecodedValues::Float32(values) => self.datums.extend(values.iter().map(|&x| f32_datum(x))),
+                DecodedValues::Float64(values) => self.datums.extend(values.iter().map(|&x| f64_datum(x))),
+                DecodedValues::Bytes { offsets, data } => {
+                    self.datums.resize(rows, pg_sys::Datum::from(0usize));
+                    self.materialize_bytes(kind, offsets, data, 0..rows);
+                }
             }
         }
     }
 
     /// Fills rows `rows` (ascending) of the column from a decoded vector; the other
     /// rows are left as they are (a scan returns only these).
+    ///
+    /// # Safety
+    /// Call on the backend thread inside a transaction (it calls PostgreSQL, which may
+    /// raise an error).
     pub unsafe fn materialize_rows(&mut self, kind: ColumnKind, v: &DecodedVector, rows: &[u32]) {
-        if rows.len() == v.rows as usize {
-            return self.materialize(kind, v);
-        }
-        let n = v.rows as usize;
-        self.datums.resize(n, pg_sys::Datum::from(0usize));
-        self.nulls.resize(n, true);
-        for &r in rows {
-            self.nulls[r as usize] = !v.is_valid(r as usize);
-        }
-        let datums = &mut self.datums;
-        match &v.values {
-            DecodedValues::Int(values) => {
-                rows.iter().for_each(|&r| datums[r as usize] = int_datum(values[r as usize]))
+        // SAFETY: per this fn's contract we are on the backend thread inside a transaction,
+        // so the type lookups, detoasting and pallocs (in the current memory context) are
+        // allowed.
+        unsafe {
+            if rows.len() == v.rows as usize {
+                return self.materialize(kind, v);
             }
-            DecodedValues::Float32(values) => {
-                rows.iter().for_each(|&r| datums[r as usize] = f32_datum(values[r as usize]))
+            let n = v.rows as usize;
+            self.datums.resize(n, pg_sys::Datum::from(0usize));
+            self.nulls.resize(n, true);
+            for &r in rows {
+                self.nulls[r as usize] = !v.is_valid(r as usize);
             }
-            DecodedValues::Float64(values) => {
-                rows.iter().for_each(|&r| datums[r as usize] = f64_datum(values[r as usize]))
-            }
-            DecodedValues::Bytes { offsets, data } => {
-                self.materialize_bytes(kind, offsets, data, rows.iter().map(|&r| r as usize))
+            let datums = &mut self.datums;
+            match &v.values {
+                DecodedValues::Int(values) => {
+                    rows.iter().for_each(|&r| datums[r as usize] = int_datum(values[r as usize]))
+                }
+                DecodedValues::Float32(values) => {
+                    rows.iter().for_each(|&r| datums[r as usize] = f32_datum(values[r as usize]))
+                }
+                DecodedValues::Float64(values) => {
+                    rows.iter().for_each(|&r| datums[r as usize] = f64_datum(values[r as usize]))
+                }
+                DecodedValues::Bytes { offsets, data } => {
+                    self.materialize_bytes(kind, offsets, data, rows.iter().map(|&r| r as usize))
+                }
             }
         }
     }
@@ -242,17 +308,22 @@ impl DatumColumn {
         data: &[u8],
         rows: impl Iterator<Item = usize> + Clone,
     ) {
-        let value = |i: usize| &data[offsets[i] as usize..offsets[i + 1] as usize];
-        let words: usize = rows.clone().map(|i| image_words(kind, value(i).len())).sum();
-        self.arena.clear();
-        self.arena.resize(words, 0);
-        let base = self.arena.as_mut_ptr();
-        let mut at = 0usize;
-        for i in rows {
-            let dst = base.add(at);
-            write_image(kind, value(i), dst as *mut u8);
-            self.datums[i] = pg_sys::Datum::from(dst);
-            at += image_words(kind, value(i).len());
+        // SAFETY: per this fn's contract we are on the backend thread inside a transaction,
+        // so the type lookups, detoasting and pallocs (in the current memory context) are
+        // allowed.
+        unsafe {
+            let value = |i: usize| &data[offsets[i] as usize..offsets[i + 1] as usize];
+            let words: usize = rows.clone().map(|i| image_words(kind, value(i).len())).sum();
+            self.arena.clear();
+            self.arena.resize(words, 0);
+            let base = self.arena.as_mut_ptr();
+            let mut at = 0usize;
+            for i in rows {
+                let dst = base.add(at);
+                write_image(kind, value(i), dst as *mut u8);
+                self.datums[i] = pg_sys::Datum::from(dst);
+                at += image_words(kind, value(i).len());
+            }
         }
     }
 }
@@ -283,48 +354,67 @@ fn image_words(kind: ColumnKind, len: usize) -> usize {
 
 /// Writes the datum image of `value` at `dst`, which has `image_words` zeroed words.
 unsafe fn write_image(kind: ColumnKind, value: &[u8], dst: *mut u8) {
-    let mut body = dst;
-    if kind == ColumnKind::Varlena {
-        // SET_VARSIZE for a 4-byte header on a little-endian machine.
-        (dst as *mut u32).write(((value.len() + VARHDRSZ) as u32) << 2);
-        body = dst.add(VARHDRSZ);
+    // SAFETY: the caller gives `dst` as `image_words(kind, value.len())` zeroed, 8-byte
+    // aligned words (this fn's contract), so the aligned 4-byte header and the value after
+    // it fit, and `value` (a Rust slice) cannot overlap that fresh memory.
+    unsafe {
+        let mut body = dst;
+        if kind == ColumnKind::Varlena {
+            // SET_VARSIZE for a 4-byte header on a little-endian machine.
+            (dst as *mut u32).write(((value.len() + VARHDRSZ) as u32) << 2);
+            body = dst.add(VARHDRSZ);
+        }
+        // A cstring's NUL is already there: the words are zeroed.
+        std::ptr::copy_nonoverlapping(value.as_ptr(), body, value.len());
     }
-    // A cstring's NUL is already there: the words are zeroed.
-    std::ptr::copy_nonoverlapping(value.as_ptr(), body, value.len());
 }
 
 /// A Datum as the value a column of kind `kind` stores (None for NULL).
+///
+/// # Safety
+/// Unless `isnull`, `d` must be a valid datum of the type `kind` was derived from (a
+/// by-reference one pointing at live memory); call on the backend thread inside a
+/// transaction (detoasting may raise an error).
 pub unsafe fn physical_value(kind: ColumnKind, d: pg_sys::Datum, isnull: bool) -> Option<Bound> {
-    if isnull {
-        return None;
-    }
-    Some(match kind {
-        ColumnKind::Int { len } => Bound::Int(int_of_datum(d, len)),
-        ColumnKind::Float8 => Bound::Float(f64::from_bits(d.value() as u64)),
-        ColumnKind::Float4 => Bound::Float(f32::from_bits(d.value() as u32) as f64),
-        ColumnKind::Fixed { len } => {
-            Bound::Bytes(std::slice::from_raw_parts(d.cast_mut_ptr::<u8>(), len as usize).to_vec())
+    // SAFETY: the caller guarantees `d` is a valid datum of `kind`'s type unless `isnull`, and
+    // that we are inside a transaction, where detoasting and palloc are allowed.
+    unsafe {
+        if isnull {
+            return None;
         }
-        ColumnKind::CString => {
-            Bound::Bytes(std::ffi::CStr::from_ptr(d.cast_mut_ptr::<std::ffi::c_char>()).to_bytes().to_vec())
-        }
-        ColumnKind::Varlena => {
-            let original = d.cast_mut_ptr::<pg_sys::varlena>();
-            let flat = pg_sys::pg_detoast_datum_packed(original);
-            let len = pgrx::varlena::varsize_any_exhdr(flat);
-            let data = pgrx::varlena::vardata_any(flat) as *const u8;
-            let bytes = std::slice::from_raw_parts(data, len).to_vec();
-            if flat != original {
-                pg_sys::pfree(flat.cast());
+        Some(match kind {
+            ColumnKind::Int { len } => Bound::Int(int_of_datum(d, len)),
+            ColumnKind::Float8 => Bound::Float(f64::from_bits(d.value() as u64)),
+            ColumnKind::Float4 => Bound::Float(f32::from_bits(d.value() as u32) as f64),
+            ColumnKind::Fixed { len } => {
+                Bound::Bytes(std::slice::from_raw_parts(d.cast_mut_ptr::<u8>(), len as usize).to_vec())
             }
-            Bound::Bytes(bytes)
-        }
-        ColumnKind::Dropped => return None,
-    })
+            ColumnKind::CString => Bound::Bytes(
+                std::ffi::CStr::from_ptr(d.cast_mut_ptr::<std::ffi::c_char>()).to_bytes().to_vec(),
+            ),
+            ColumnKind::Varlena => {
+                let original = d.cast_mut_ptr::<pg_sys::varlena>();
+                let flat = pg_sys::pg_detoast_datum_packed(original);
+                let len = pgrx::varlena::varsize_any_exhdr(flat);
+                let data = pgrx::varlena::vardata_any(flat) as *const u8;
+                let bytes = std::slice::from_raw_parts(data, len).to_vec();
+                if flat != original {
+                    pg_sys::pfree(flat.cast());
+                }
+                Bound::Bytes(bytes)
+            }
+            ColumnKind::Dropped => return None,
+        })
+    }
 }
 
 /// `out` as a vector of `rows` copies of one value (a column a row group does not
 /// store reads as its missing value).
+///
+/// # Safety
+/// Unless `isnull`, `d` must be a valid datum of the type `kind` was derived from (a
+/// by-reference one pointing at live memory); call on the backend thread inside a
+/// transaction (detoasting may raise an error).
 pub unsafe fn constant_vector(
     kind: ColumnKind,
     d: pg_sys::Datum,
@@ -333,7 +423,8 @@ pub unsafe fn constant_vector(
     out: &mut DecodedVector,
 ) {
     out.rows = rows as u32;
-    let value = physical_value(kind, d, isnull);
+    // SAFETY: `d`, `isnull` and `kind` come with this fn's contract, which is `physical_value`'s.
+    let value = unsafe { physical_value(kind, d, isnull) };
     out.validity = value.is_none().then(|| vec![false; rows]);
     out.values = match (kind.physical(), value) {
         (Some(PhysicalKind::Float32), v) => {
@@ -366,21 +457,29 @@ pub unsafe fn constant_vector(
 
 /// A fetched row's value as a Datum and null flag. A by-reference value is copied into
 /// `images`, which must keep it until the Datum is no longer used.
+///
+/// # Safety
+/// Call on the backend thread inside a transaction (it calls PostgreSQL, which may raise an
+/// error).
 pub unsafe fn point_datum(
     kind: ColumnKind,
     v: PointValue<'_>,
     images: &mut ImageArena,
 ) -> (pg_sys::Datum, bool) {
-    let d = match v {
-        PointValue::Null => return (pg_sys::Datum::from(0usize), true),
-        PointValue::Int(x) => int_datum(x),
-        PointValue::Float32(x) => f32_datum(x),
-        PointValue::Float64(x) => f64_datum(x),
-        PointValue::Bytes(value) => {
-            let image = images.alloc(image_words(kind, value.len())).as_mut_ptr();
-            write_image(kind, value, image as *mut u8);
-            pg_sys::Datum::from(image)
-        }
-    };
-    (d, false)
+    // SAFETY: per this fn's contract we are on the backend thread inside a transaction, so
+    // the type lookups, detoasting and pallocs (in the current memory context) are allowed.
+    unsafe {
+        let d = match v {
+            PointValue::Null => return (pg_sys::Datum::from(0usize), true),
+            PointValue::Int(x) => int_datum(x),
+            PointValue::Float32(x) => f32_datum(x),
+            PointValue::Float64(x) => f64_datum(x),
+            PointValue::Bytes(value) => {
+                let image = images.alloc(image_words(kind, value.len())).as_mut_ptr();
+                write_image(kind, value, image as *mut u8);
+                pg_sys::Datum::from(image)
+            }
+        };
+        (d, false)
+    }
 }

@@ -14,8 +14,12 @@ extern "C-unwind" {
 
 /// Logs a fork's creation, so that recovery and replicas create it (an unlogged
 /// relation's init fork). An ERROR in it is turned into a Rust panic at this boundary.
+///
+/// # Safety
+/// `rnode` must be a valid relfilenode.
 pub unsafe fn log_smgrcreate(rnode: *const pg_sys::RelFileNode, fork: pg_sys::ForkNumber::Type) {
-    pg_sys::ffi::pg_guard_ffi_boundary(|| log_smgrcreate_unguarded(rnode, fork))
+    // SAFETY: the caller guarantees this fn's contract: `rnode` is a valid relfilenode.
+    unsafe { pg_sys::ffi::pg_guard_ffi_boundary(|| log_smgrcreate_unguarded(rnode, fork)) }
 }
 
 /// An 8 kB page image aligned for smgr writes (like PostgreSQL's PGAlignedBlock).
@@ -29,20 +33,33 @@ unsafe fn page_header(page: pg_sys::Page) -> *mut pg_sys::PageHeaderData {
 /// Raises `pd_lower` to cover `end`: generic WAL and full-page images skip the bytes
 /// between `pd_lower` and `pd_upper` of a standard page, so written bytes must lie below it.
 unsafe fn cover_up_to(page: pg_sys::Page, end: usize) {
-    let hdr = page_header(page);
-    if ((*hdr).pd_lower as usize) < end {
-        (*hdr).pd_lower = end as u16;
+    // SAFETY: the caller passes a writable, PageInit'ed page (a locked buffer's page or a
+    // local block), so its header may be read and written.
+    unsafe {
+        let hdr = page_header(page);
+        if ((*hdr).pd_lower as usize) < end {
+            (*hdr).pd_lower = end as u16;
+        }
     }
 }
 
 unsafe fn write_metapage_bytes(page: pg_sys::Page, meta: &Metapage) {
-    let bytes = meta.to_bytes();
-    std::ptr::copy_nonoverlapping(bytes.as_ptr(), (page as *mut u8).add(PAGE_HEADER), METAPAGE_LEN);
-    cover_up_to(page, PAGE_HEADER + METAPAGE_LEN);
+    // SAFETY: the caller passes a writable, PageInit'ed page of BLOCK_SIZE bytes (a locked
+    // buffer's page or a local block), so the metapage bytes after its header fit inside it.
+    unsafe {
+        let bytes = meta.to_bytes();
+        std::ptr::copy_nonoverlapping(bytes.as_ptr(), (page as *mut u8).add(PAGE_HEADER), METAPAGE_LEN);
+        cover_up_to(page, PAGE_HEADER + METAPAGE_LEN);
+    }
 }
 
 /// Writes the metapage of a brand-new relfilenode straight through smgr, as index builds
 /// do: WAL-logged when the relation is, and synced so a checkpoint cannot lose it.
+///
+/// # Safety
+/// `srel` must be an open storage-manager relation; `rnode` must be a valid relfilenode;
+/// call on the backend thread inside a transaction (it calls PostgreSQL, which may raise an
+/// error).
 pub unsafe fn init_new_storage(
     srel: pg_sys::SMgrRelation,
     rnode: &mut pg_sys::RelFileNode,
@@ -50,16 +67,21 @@ pub unsafe fn init_new_storage(
     needs_wal: bool,
     meta: &Metapage,
 ) {
-    let mut block = AlignedBlock([0; BLOCK_SIZE]);
-    let page = block.0.as_mut_ptr() as pg_sys::Page;
-    pg_sys::PageInit(page, BLOCK_SIZE, 0);
-    write_metapage_bytes(page, meta);
-    if needs_wal {
-        pg_sys::log_newpage(rnode, fork, METAPAGE_BLOCK, page, true);
+    // SAFETY: the caller guarantees this fn's contract: `srel` is an open storage-manager
+    // relation; `rnode` is a valid relfilenode, and we are on the backend thread inside a
+    // transaction, so the buffer-manager, smgr and generic-WAL calls are allowed.
+    unsafe {
+        let mut block = AlignedBlock([0; BLOCK_SIZE]);
+        let page = block.0.as_mut_ptr() as pg_sys::Page;
+        pg_sys::PageInit(page, BLOCK_SIZE, 0);
+        write_metapage_bytes(page, meta);
+        if needs_wal {
+            pg_sys::log_newpage(rnode, fork, METAPAGE_BLOCK, page, true);
+        }
+        pg_sys::PageSetChecksumInplace(page, METAPAGE_BLOCK);
+        pg_sys::smgrextend(srel, fork, METAPAGE_BLOCK, page, true);
+        pg_sys::smgrimmedsync(srel, fork);
     }
-    pg_sys::PageSetChecksumInplace(page, METAPAGE_BLOCK);
-    pg_sys::smgrextend(srel, fork, METAPAGE_BLOCK, page, true);
-    pg_sys::smgrimmedsync(srel, fork);
 }
 
 /// A pinned buffer of main-fork block `block`.
@@ -68,31 +90,51 @@ unsafe fn read_buffer(
     block: u32,
     strategy: pg_sys::BufferAccessStrategy,
 ) -> pg_sys::Buffer {
-    pg_sys::ReadBufferExtended(
-        rel,
-        pg_sys::ForkNumber::MAIN_FORKNUM,
-        block,
-        pg_sys::ReadBufferMode::RBM_NORMAL,
-        strategy,
-    )
+    // SAFETY: the caller guarantees this fn's contract: `rel` is an open relation, locked by
+    // the caller, and we are on the backend thread inside a transaction, so the
+    // buffer-manager, smgr and generic-WAL calls are allowed.
+    unsafe {
+        pg_sys::ReadBufferExtended(
+            rel,
+            pg_sys::ForkNumber::MAIN_FORKNUM,
+            block,
+            pg_sys::ReadBufferMode::RBM_NORMAL,
+            strategy,
+        )
+    }
 }
 
 /// Number of blocks in the main fork.
+///
+/// # Safety
+/// `rel` must be an open relation, locked by the caller; call on the backend thread inside
+/// a transaction (it calls PostgreSQL, which may raise an error).
 pub unsafe fn nblocks(rel: pg_sys::Relation) -> u32 {
-    pg_sys::RelationGetNumberOfBlocksInFork(rel, pg_sys::ForkNumber::MAIN_FORKNUM)
+    // SAFETY: the caller guarantees this fn's contract: `rel` is an open relation, locked by
+    // the caller, and we are on the backend thread inside a transaction, so the
+    // buffer-manager, smgr and generic-WAL calls are allowed.
+    unsafe { pg_sys::RelationGetNumberOfBlocksInFork(rel, pg_sys::ForkNumber::MAIN_FORKNUM) }
 }
 
+/// # Safety
+/// `rel` must be an open relation, locked by the caller; call on the backend thread inside
+/// a transaction (it calls PostgreSQL, which may raise an error).
 pub unsafe fn read_metapage(rel: pg_sys::Relation) -> Metapage {
-    if nblocks(rel) == 0 {
-        data_corrupted("columnar relation has no metapage");
+    // SAFETY: `rel` is open and locked inside a transaction (this fn's contract), so its
+    // buffers may be read; the metapage bytes are read only while `buf` is pinned and
+    // share-locked, and `METAPAGE_LEN` bytes after the page header lie within the block.
+    unsafe {
+        if nblocks(rel) == 0 {
+            data_corrupted("columnar relation has no metapage");
+        }
+        let buf = read_buffer(rel, METAPAGE_BLOCK, std::ptr::null_mut());
+        pg_sys::LockBuffer(buf, pg_sys::BUFFER_LOCK_SHARE as i32);
+        let page = pg_sys::BufferGetPage(buf) as *const u8;
+        let bytes = std::slice::from_raw_parts(page.add(PAGE_HEADER), METAPAGE_LEN);
+        let meta = Metapage::from_bytes(bytes);
+        pg_sys::UnlockReleaseBuffer(buf);
+        meta.unwrap_or_else(|e| data_corrupted(&e.to_string()))
     }
-    let buf = read_buffer(rel, METAPAGE_BLOCK, std::ptr::null_mut());
-    pg_sys::LockBuffer(buf, pg_sys::BUFFER_LOCK_SHARE as i32);
-    let page = pg_sys::BufferGetPage(buf) as *const u8;
-    let bytes = std::slice::from_raw_parts(page.add(PAGE_HEADER), METAPAGE_LEN);
-    let meta = Metapage::from_bytes(bytes);
-    pg_sys::UnlockReleaseBuffer(buf);
-    meta.unwrap_or_else(|e| data_corrupted(&e.to_string()))
 }
 
 /// What the relcache keeps for a columnar relation (`rd_amcache`): the storage id of
@@ -106,142 +148,212 @@ struct AmCache {
 /// The storage id of `rel`'s current relfilenode. The relcache frees `rd_amcache` when
 /// it rebuilds the entry; the relfilenode is checked too, since a rewrite in this
 /// transaction changes it.
+///
+/// # Safety
+/// `rel` must be an open relation, locked by the caller; call on the backend thread inside
+/// a transaction (it calls PostgreSQL, which may raise an error).
 pub unsafe fn storage_id(rel: pg_sys::Relation) -> u64 {
-    let cache = (*rel).rd_amcache as *mut AmCache;
-    if !cache.is_null() && (*cache).rel_node == (*rel).rd_node.relNode {
-        return (*cache).storage_id;
+    // SAFETY: `rel` is open and locked inside a transaction (this fn's contract), so its
+    // relcache entry (`rd_amcache`, `rd_node`) may be read and written; `rd_amcache` is NULL
+    // or the AmCache allocated here in CacheMemoryContext, which the relcache frees with the
+    // entry.
+    unsafe {
+        let cache = (*rel).rd_amcache as *mut AmCache;
+        if !cache.is_null() && (*cache).rel_node == (*rel).rd_node.relNode {
+            return (*cache).storage_id;
+        }
+        let storage_id = read_metapage(rel).storage_id;
+        if storage_id & layout::RESET_STORAGE_BIT != 0 {
+            // Not kept: the relation's first write replaces it (`replace_reset_storage_id`).
+            return storage_id;
+        }
+        let cache = if cache.is_null() {
+            let c = pg_sys::MemoryContextAlloc(pg_sys::CacheMemoryContext, std::mem::size_of::<AmCache>())
+                as *mut AmCache;
+            (*rel).rd_amcache = c as *mut std::ffi::c_void;
+            c
+        } else {
+            cache
+        };
+        *cache = AmCache { rel_node: (*rel).rd_node.relNode, storage_id };
+        storage_id
     }
-    let storage_id = read_metapage(rel).storage_id;
-    if storage_id & layout::RESET_STORAGE_BIT != 0 {
-        // Not kept: the relation's first write replaces it (`replace_reset_storage_id`).
-        return storage_id;
-    }
-    let cache = if cache.is_null() {
-        let c = pg_sys::MemoryContextAlloc(pg_sys::CacheMemoryContext, std::mem::size_of::<AmCache>())
-            as *mut AmCache;
-        (*rel).rd_amcache = c as *mut std::ffi::c_void;
-        c
-    } else {
-        cache
-    };
-    *cache = AmCache { rel_node: (*rel).rd_node.relNode, storage_id };
-    storage_id
 }
 
 /// Applies `change` to the metapage under an exclusive buffer lock, WAL-logged, and
 /// returns its result. Serializes concurrent reservations of rows and stream space.
 unsafe fn update_metapage<T>(rel: pg_sys::Relation, change: impl FnOnce(&mut Metapage) -> T) -> T {
-    let buf = read_buffer(rel, METAPAGE_BLOCK, std::ptr::null_mut());
-    pg_sys::LockBuffer(buf, pg_sys::BUFFER_LOCK_EXCLUSIVE as i32);
-    let state = pg_sys::GenericXLogStart(rel);
-    let page = pg_sys::GenericXLogRegisterBuffer(state, buf, 0);
-    let bytes = std::slice::from_raw_parts((page as *const u8).add(PAGE_HEADER), METAPAGE_LEN);
-    let mut meta = match Metapage::from_bytes(bytes) {
-        Ok(m) => m,
-        Err(e) => {
-            pg_sys::GenericXLogAbort(state);
-            pg_sys::UnlockReleaseBuffer(buf);
-            data_corrupted(&e.to_string())
-        }
-    };
-    let result = change(&mut meta);
-    write_metapage_bytes(page, &meta);
-    pg_sys::GenericXLogFinish(state);
-    pg_sys::UnlockReleaseBuffer(buf);
-    result
+    // SAFETY: `rel` is open and locked inside a transaction (this fn's contract); `page` is
+    // the generic-WAL image of the metapage buffer, pinned and exclusively locked until
+    // GenericXLogFinish/Abort, and `METAPAGE_LEN` bytes after its header lie within it.
+    unsafe {
+        let buf = read_buffer(rel, METAPAGE_BLOCK, std::ptr::null_mut());
+        pg_sys::LockBuffer(buf, pg_sys::BUFFER_LOCK_EXCLUSIVE as i32);
+        let state = pg_sys::GenericXLogStart(rel);
+        let page = pg_sys::GenericXLogRegisterBuffer(state, buf, 0);
+        let bytes = std::slice::from_raw_parts((page as *const u8).add(PAGE_HEADER), METAPAGE_LEN);
+        let mut meta = match Metapage::from_bytes(bytes) {
+            Ok(m) => m,
+            Err(e) => {
+                pg_sys::GenericXLogAbort(state);
+                pg_sys::UnlockReleaseBuffer(buf);
+                data_corrupted(&e.to_string())
+            }
+        };
+        let result = change(&mut meta);
+        write_metapage_bytes(page, &meta);
+        pg_sys::GenericXLogFinish(state);
+        pg_sys::UnlockReleaseBuffer(buf);
+        result
+    }
 }
 
 /// Gives an unlogged relation that crash recovery reset (see
 /// `layout::RESET_STORAGE_BIT`) the storage id `fresh`; returns the stale id whose
 /// metadata is left over, or None if the relation was not in that state (any more).
+///
+/// # Safety
+/// `rel` must be an open relation, locked by the caller; call on the backend thread inside
+/// a transaction (it calls PostgreSQL, which may raise an error).
 pub unsafe fn replace_reset_storage_id(rel: pg_sys::Relation, fresh: u64) -> Option<u64> {
-    update_metapage(rel, |m| {
-        let reset = m.storage_id & layout::RESET_STORAGE_BIT != 0;
-        let stale = m.storage_id & !layout::RESET_STORAGE_BIT;
-        reset.then(|| {
-            m.storage_id = fresh;
-            stale
+    // SAFETY: the caller guarantees this fn's contract: `rel` is an open relation, locked by
+    // the caller, and we are on the backend thread inside a transaction, so the
+    // buffer-manager, smgr and generic-WAL calls are allowed.
+    unsafe {
+        update_metapage(rel, |m| {
+            let reset = m.storage_id & layout::RESET_STORAGE_BIT != 0;
+            let stale = m.storage_id & !layout::RESET_STORAGE_BIT;
+            reset.then(|| {
+                m.storage_id = fresh;
+                stale
+            })
         })
-    })
+    }
 }
 
 /// Reserves `count` row numbers; returns the first.
+///
+/// # Safety
+/// `rel` must be an open relation, locked by the caller; call on the backend thread inside
+/// a transaction (it calls PostgreSQL, which may raise an error).
 pub unsafe fn reserve_rows(rel: pg_sys::Relation, count: u64) -> u64 {
-    update_metapage(rel, |m| {
-        let first = m.next_row;
-        m.next_row += count;
-        first
-    })
+    // SAFETY: the caller guarantees this fn's contract: `rel` is an open relation, locked by
+    // the caller, and we are on the backend thread inside a transaction, so the
+    // buffer-manager, smgr and generic-WAL calls are allowed.
+    unsafe {
+        update_metapage(rel, |m| {
+            let first = m.next_row;
+            m.next_row += count;
+            first
+        })
+    }
 }
 
 /// Reserves `len` bytes of stream space; returns their offset.
+///
+/// # Safety
+/// `rel` must be an open relation, locked by the caller; call on the backend thread inside
+/// a transaction (it calls PostgreSQL, which may raise an error).
 pub unsafe fn reserve_stream(rel: pg_sys::Relation, len: u64) -> u64 {
-    update_metapage(rel, |m| {
-        let at = m.next_offset;
-        m.next_offset += len;
-        at
-    })
+    // SAFETY: the caller guarantees this fn's contract: `rel` is an open relation, locked by
+    // the caller, and we are on the backend thread inside a transaction, so the
+    // buffer-manager, smgr and generic-WAL calls are allowed.
+    unsafe {
+        update_metapage(rel, |m| {
+            let at = m.next_offset;
+            m.next_offset += len;
+            at
+        })
+    }
 }
 
 /// Rewrites the metapage of an existing relfilenode (after a non-transactional truncate).
+///
+/// # Safety
+/// `rel` must be an open relation, locked by the caller; call on the backend thread inside
+/// a transaction (it calls PostgreSQL, which may raise an error).
 pub unsafe fn reset_metapage(rel: pg_sys::Relation, meta: Metapage) {
-    let buf = extend_to(rel, METAPAGE_BLOCK);
-    pg_sys::LockBuffer(buf, pg_sys::BUFFER_LOCK_EXCLUSIVE as i32);
-    let state = pg_sys::GenericXLogStart(rel);
-    let page = pg_sys::GenericXLogRegisterBuffer(state, buf, pg_sys::GENERIC_XLOG_FULL_IMAGE as i32);
-    pg_sys::PageInit(page, BLOCK_SIZE, 0);
-    write_metapage_bytes(page, &meta);
-    pg_sys::GenericXLogFinish(state);
-    pg_sys::UnlockReleaseBuffer(buf);
+    // SAFETY: `rel` is open and locked inside a transaction (this fn's contract); `page` is
+    // the generic-WAL image of the pinned, exclusively locked metapage buffer, written before
+    // GenericXLogFinish and the unlock.
+    unsafe {
+        let buf = extend_to(rel, METAPAGE_BLOCK);
+        pg_sys::LockBuffer(buf, pg_sys::BUFFER_LOCK_EXCLUSIVE as i32);
+        let state = pg_sys::GenericXLogStart(rel);
+        let page = pg_sys::GenericXLogRegisterBuffer(state, buf, pg_sys::GENERIC_XLOG_FULL_IMAGE as i32);
+        pg_sys::PageInit(page, BLOCK_SIZE, 0);
+        write_metapage_bytes(page, &meta);
+        pg_sys::GenericXLogFinish(state);
+        pg_sys::UnlockReleaseBuffer(buf);
+    }
 }
 
 /// A pinned buffer for `block`, extending the relation when it does not reach it yet.
 unsafe fn extend_to(rel: pg_sys::Relation, block: u32) -> pg_sys::Buffer {
-    let read = |b: u32| read_buffer(rel, b, std::ptr::null_mut());
-    if block < nblocks(rel) {
-        return read(block);
-    }
-    pg_sys::LockRelationForExtension(rel, pg_sys::ExclusiveLock as i32);
-    let buf = loop {
+    // SAFETY: `rel` is open and locked inside a transaction (this fn's contract); blocks are
+    // read or added under the relation-extension lock, and every buffer not returned is
+    // released.
+    unsafe {
+        let read = |b: u32| read_buffer(rel, b, std::ptr::null_mut());
         if block < nblocks(rel) {
-            break read(block);
+            return read(block);
         }
-        // Blocks between the old end and ours belong to other writers' reservations;
-        // they are created empty here and filled by their owners.
-        let b = read(pg_sys::InvalidBlockNumber); // P_NEW
-        if pg_sys::BufferGetBlockNumber(b) == block {
-            break b;
-        }
-        pg_sys::ReleaseBuffer(b);
-    };
-    pg_sys::UnlockRelationForExtension(rel, pg_sys::ExclusiveLock as i32);
-    buf
+        pg_sys::LockRelationForExtension(rel, pg_sys::ExclusiveLock as i32);
+        let buf = loop {
+            if block < nblocks(rel) {
+                break read(block);
+            }
+            // Blocks between the old end and ours belong to other writers' reservations;
+            // they are created empty here and filled by their owners.
+            let b = read(pg_sys::InvalidBlockNumber); // P_NEW
+            if pg_sys::BufferGetBlockNumber(b) == block {
+                break b;
+            }
+            pg_sys::ReleaseBuffer(b);
+        };
+        pg_sys::UnlockRelationForExtension(rel, pg_sys::ExclusiveLock as i32);
+        buf
+    }
 }
 
 /// Writes `data` at stream offset `offset` (space reserved with `reserve_stream`).
+///
+/// # Safety
+/// `rel` must be an open relation, locked by the caller; call on the backend thread inside
+/// a transaction (it calls PostgreSQL, which may raise an error).
 pub unsafe fn write_stream(rel: pg_sys::Relation, offset: u64, data: &[u8]) {
-    let mut done = 0usize;
-    while done < data.len() {
-        let (block, in_page) = layout::locate(offset + done as u64);
-        let n = (BLOCK_SIZE - in_page).min(data.len() - done);
-        let buf = extend_to(rel, block);
-        pg_sys::LockBuffer(buf, pg_sys::BUFFER_LOCK_EXCLUSIVE as i32);
-        let state = pg_sys::GenericXLogStart(rel);
-        let is_new = pg_sys::PageIsNew(pg_sys::BufferGetPage(buf));
-        let flags = if is_new { pg_sys::GENERIC_XLOG_FULL_IMAGE as i32 } else { 0 };
-        let page = pg_sys::GenericXLogRegisterBuffer(state, buf, flags);
-        if is_new {
-            pg_sys::PageInit(page, BLOCK_SIZE, 0);
+    // SAFETY: `rel` is open and locked inside a transaction (this fn's contract); each page
+    // is written through its generic-WAL image while its buffer is pinned and exclusively
+    // locked, and `in_page + n <= BLOCK_SIZE` keeps the copy inside the page.
+    unsafe {
+        let mut done = 0usize;
+        while done < data.len() {
+            let (block, in_page) = layout::locate(offset + done as u64);
+            let n = (BLOCK_SIZE - in_page).min(data.len() - done);
+            let buf = extend_to(rel, block);
+            pg_sys::LockBuffer(buf, pg_sys::BUFFER_LOCK_EXCLUSIVE as i32);
+            let state = pg_sys::GenericXLogStart(rel);
+            let is_new = pg_sys::PageIsNew(pg_sys::BufferGetPage(buf));
+            let flags = if is_new { pg_sys::GENERIC_XLOG_FULL_IMAGE as i32 } else { 0 };
+            let page = pg_sys::GenericXLogRegisterBuffer(state, buf, flags);
+            if is_new {
+                pg_sys::PageInit(page, BLOCK_SIZE, 0);
+            }
+            std::ptr::copy_nonoverlapping(data.as_ptr().add(done), (page as *mut u8).add(in_page), n);
+            cover_up_to(page, in_page + n);
+            pg_sys::GenericXLogFinish(state);
+            pg_sys::UnlockReleaseBuffer(buf);
+            done += n;
         }
-        std::ptr::copy_nonoverlapping(data.as_ptr().add(done), (page as *mut u8).add(in_page), n);
-        cover_up_to(page, in_page + n);
-        pg_sys::GenericXLogFinish(state);
-        pg_sys::UnlockReleaseBuffer(buf);
-        done += n;
     }
 }
 
 /// Reads `len` stream bytes at `offset` into `out` (cleared first).
+///
+/// # Safety
+/// `rel` must be an open relation, locked by the caller, and `strategy` NULL or a valid
+/// buffer access strategy; call on the backend thread inside a transaction (it calls
+/// PostgreSQL, which may raise an error).
 pub unsafe fn read_stream(
     rel: pg_sys::Relation,
     offset: u64,
@@ -249,11 +361,19 @@ pub unsafe fn read_stream(
     strategy: pg_sys::BufferAccessStrategy,
     out: &mut Vec<u8>,
 ) {
-    read_range(rel, offset, len, strategy, out, nblocks(rel))
+    // SAFETY: the caller guarantees this fn's contract: `rel` is an open relation, locked by
+    // the caller, and we are on the backend thread inside a transaction, so the
+    // buffer-manager, smgr and generic-WAL calls are allowed.
+    unsafe { read_range(rel, offset, len, strategy, out, nblocks(rel)) }
 }
 
 /// `read_stream` for a caller that knows the relation's size in blocks (a scan reads
 /// many ranges; asking the storage manager each time costs a system call).
+///
+/// # Safety
+/// `rel` must be an open relation, locked by the caller, and `strategy` NULL or a valid
+/// buffer access strategy; call on the backend thread inside a transaction (it calls
+/// PostgreSQL, which may raise an error).
 pub unsafe fn read_range(
     rel: pg_sys::Relation,
     offset: u64,
@@ -262,24 +382,29 @@ pub unsafe fn read_range(
     out: &mut Vec<u8>,
     total_blocks: u32,
 ) {
-    out.clear();
-    out.reserve(len);
-    let mut done = 0usize;
-    while done < len {
-        let (block, in_page) = layout::locate(offset + done as u64);
-        let n = (BLOCK_SIZE - in_page).min(len - done);
-        if block >= total_blocks {
-            data_corrupted("columnar data lies beyond the end of the relation");
-        }
-        let buf = read_buffer(rel, block, strategy);
-        pg_sys::LockBuffer(buf, pg_sys::BUFFER_LOCK_SHARE as i32);
-        let page = pg_sys::BufferGetPage(buf);
-        if ((*page_header(page)).pd_lower as usize) < in_page + n {
+    // SAFETY: `rel` is open and locked inside a transaction (this fn's contract); each page
+    // is read only while its buffer is pinned and share-locked, and only below its `pd_lower`
+    // (checked), so within the block.
+    unsafe {
+        out.clear();
+        out.reserve(len);
+        let mut done = 0usize;
+        while done < len {
+            let (block, in_page) = layout::locate(offset + done as u64);
+            let n = (BLOCK_SIZE - in_page).min(len - done);
+            if block >= total_blocks {
+                data_corrupted("columnar data lies beyond the end of the relation");
+            }
+            let buf = read_buffer(rel, block, strategy);
+            pg_sys::LockBuffer(buf, pg_sys::BUFFER_LOCK_SHARE as i32);
+            let page = pg_sys::BufferGetPage(buf);
+            if ((*page_header(page)).pd_lower as usize) < in_page + n {
+                pg_sys::UnlockReleaseBuffer(buf);
+                data_corrupted("columnar page holds fewer bytes than its metadata claims");
+            }
+            out.extend_from_slice(std::slice::from_raw_parts((page as *const u8).add(in_page), n));
             pg_sys::UnlockReleaseBuffer(buf);
-            data_corrupted("columnar page holds fewer bytes than its metadata claims");
+            done += n;
         }
-        out.extend_from_slice(std::slice::from_raw_parts((page as *const u8).add(in_page), n));
-        pg_sys::UnlockReleaseBuffer(buf);
-        done += n;
     }
 }

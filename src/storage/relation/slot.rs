@@ -60,16 +60,21 @@ unsafe extern "C-unwind" fn getsysattr(
     attnum: i32,
     isnull: *mut bool,
 ) -> pg_sys::Datum {
-    let s = slot as *mut ColumnarSlot;
-    *isnull = false;
-    match attnum {
-        pg_sys::MinTransactionIdAttributeNumber => pg_sys::Datum::from((*s).xmin.into_inner()),
-        pg_sys::MinCommandIdAttributeNumber => pg_sys::Datum::from((*s).cmin),
-        // Rows are never changed in place: no deleter or updater is recorded here.
-        pg_sys::MaxTransactionIdAttributeNumber | pg_sys::MaxCommandIdAttributeNumber => {
-            pg_sys::Datum::from(0u32)
+    // SAFETY: PostgreSQL calls a slot's ops only on slots made with them, and ours (`ops()`)
+    // make `ColumnarSlot`s (their `base_slot_size`), so `slot` may be cast to one; it is
+    // valid for this call. `isnull` is the caller's out-flag, valid for a write.
+    unsafe {
+        let s = slot as *mut ColumnarSlot;
+        *isnull = false;
+        match attnum {
+            pg_sys::MinTransactionIdAttributeNumber => pg_sys::Datum::from((*s).xmin.into_inner()),
+            pg_sys::MinCommandIdAttributeNumber => pg_sys::Datum::from((*s).cmin),
+            // Rows are never changed in place: no deleter or updater is recorded here.
+            pg_sys::MaxTransactionIdAttributeNumber | pg_sys::MaxCommandIdAttributeNumber => {
+                pg_sys::Datum::from(0u32)
+            }
+            _ => pgrx::error!("system column {attnum} is not available for columnar tables"),
         }
-        _ => pgrx::error!("system column {attnum} is not available for columnar tables"),
     }
 }
 
@@ -79,6 +84,11 @@ pub trait LazyColumns {
     /// Stores attributes `from .. to` (indexes) of the row in `values` and `nulls`; an
     /// attribute outside `needed` (when given: a bitset of attribute indexes) is stored
     /// as NULL, undecoded.
+    ///
+    /// # Safety
+    /// `values` and `nulls` must be valid for writes at indexes `from .. to` (the slot's
+    /// `tts_values`/`tts_isnull` of at least `to` attributes); call on the backend thread
+    /// inside a transaction, while the row's relation is open.
     unsafe fn fill(
         &mut self,
         from: usize,
@@ -94,146 +104,231 @@ pub trait LazyColumns {
 }
 
 unsafe fn lazy_row<'a>(slot: *mut pg_sys::TupleTableSlot) -> Option<&'a mut (dyn LazyColumns + 'static)> {
-    let cell = (*(slot as *mut ColumnarSlot)).cell;
-    if cell.is_null() {
-        return None;
+    // SAFETY: the caller passes a columnar slot (one made with `ops()`, so a `ColumnarSlot`);
+    // its `cell` is NULL or the LazyCell `set_lazy` allocated in the slot's context, which
+    // lives as long as the slot.
+    unsafe {
+        let cell = (*(slot as *mut ColumnarSlot)).cell;
+        if cell.is_null() {
+            return None;
+        }
+        (*cell).row.as_deref_mut()
     }
-    (*cell).row.as_deref_mut()
 }
 
 /// Decodes attributes up to `natts` of a lazily fetched row.
 #[pg_guard]
 unsafe extern "C-unwind" fn getsomeattrs(slot: *mut pg_sys::TupleTableSlot, natts: i32) {
-    let Some(lazy) = lazy_row(slot) else { pgrx::error!("columnar slot has no row to decode") };
-    let from = (*slot).tts_nvalid as usize;
-    let s = slot as *mut ColumnarSlot;
-    let needed = (!(*s).needed.is_null()).then(|| std::slice::from_raw_parts((*s).needed, (*s).needed_words));
-    lazy.fill(from, natts as usize, (*slot).tts_values, (*slot).tts_isnull, needed);
-    (*slot).tts_nvalid = natts as i16;
+    // SAFETY: PostgreSQL calls a slot's ops only on slots made with them, and ours (`ops()`)
+    // make `ColumnarSlot`s (their `base_slot_size`), so `slot` may be cast to one; it is
+    // valid for this call.
+    unsafe {
+        let Some(lazy) = lazy_row(slot) else { pgrx::error!("columnar slot has no row to decode") };
+        let from = (*slot).tts_nvalid as usize;
+        let s = slot as *mut ColumnarSlot;
+        let needed =
+            (!(*s).needed.is_null()).then(|| std::slice::from_raw_parts((*s).needed, (*s).needed_words));
+        lazy.fill(from, natts as usize, (*slot).tts_values, (*slot).tts_isnull, needed);
+        (*slot).tts_nvalid = natts as i16;
+    }
 }
 
 unsafe fn decode_all(slot: *mut pg_sys::TupleTableSlot) {
-    let natts = (*(*slot).tts_tupleDescriptor).natts;
-    if ((*slot).tts_nvalid as i32) < natts && lazy_row(slot).is_some() {
-        getsomeattrs(slot, natts);
+    // SAFETY: the caller passes a valid columnar slot (made with `ops()`, so a
+    // `ColumnarSlot`), on the backend thread; its `cell` is NULL or the LazyCell `set_lazy`
+    // allocated in the slot's memory context.
+    unsafe {
+        let natts = (*(*slot).tts_tupleDescriptor).natts;
+        if ((*slot).tts_nvalid as i32) < natts && lazy_row(slot).is_some() {
+            getsomeattrs(slot, natts);
+        }
     }
 }
 
 unsafe fn drop_lazy(slot: *mut pg_sys::TupleTableSlot) {
-    let cell = (*(slot as *mut ColumnarSlot)).cell;
-    if !cell.is_null() {
-        if let Some(row) = (*cell).row.take() {
-            (*cell).spare = Some(row.take_arena());
+    // SAFETY: the caller passes a valid columnar slot (made with `ops()`, so a
+    // `ColumnarSlot`), on the backend thread; its `cell` is NULL or the LazyCell `set_lazy`
+    // allocated in the slot's memory context.
+    unsafe {
+        let cell = (*(slot as *mut ColumnarSlot)).cell;
+        if !cell.is_null() {
+            if let Some(row) = (*cell).row.take() {
+                (*cell).spare = Some(row.take_arena());
+            }
         }
     }
 }
 
 #[pg_guard]
 unsafe extern "C-unwind" fn clear(slot: *mut pg_sys::TupleTableSlot) {
-    drop_lazy(slot);
-    (pg_sys::TTSOpsVirtual.clear.unwrap())(slot);
+    // SAFETY: PostgreSQL calls a slot's ops only on slots made with them, and ours (`ops()`)
+    // make `ColumnarSlot`s (their `base_slot_size`), so `slot` may be cast to one; it is
+    // valid for this call.
+    unsafe {
+        drop_lazy(slot);
+        (pg_sys::TTSOpsVirtual.clear.unwrap())(slot);
+    }
 }
 
 #[pg_guard]
 unsafe extern "C-unwind" fn release(slot: *mut pg_sys::TupleTableSlot) {
-    drop_lazy(slot);
-    (pg_sys::TTSOpsVirtual.release.unwrap())(slot);
+    // SAFETY: PostgreSQL calls a slot's ops only on slots made with them, and ours (`ops()`)
+    // make `ColumnarSlot`s (their `base_slot_size`), so `slot` may be cast to one; it is
+    // valid for this call.
+    unsafe {
+        drop_lazy(slot);
+        (pg_sys::TTSOpsVirtual.release.unwrap())(slot);
+    }
 }
 
 #[pg_guard]
 unsafe extern "C-unwind" fn materialize(slot: *mut pg_sys::TupleTableSlot) {
-    decode_all(slot);
-    (pg_sys::TTSOpsVirtual.materialize.unwrap())(slot);
-    // The values are the slot's own now.
-    drop_lazy(slot);
+    // SAFETY: PostgreSQL calls a slot's ops only on slots made with them, and ours (`ops()`)
+    // make `ColumnarSlot`s (their `base_slot_size`), so `slot` may be cast to one; it is
+    // valid for this call.
+    unsafe {
+        decode_all(slot);
+        (pg_sys::TTSOpsVirtual.materialize.unwrap())(slot);
+        // The values are the slot's own now.
+        drop_lazy(slot);
+    }
 }
 
 #[pg_guard]
 unsafe extern "C-unwind" fn copy_heap_tuple(slot: *mut pg_sys::TupleTableSlot) -> pg_sys::HeapTuple {
-    decode_all(slot);
-    (pg_sys::TTSOpsVirtual.copy_heap_tuple.unwrap())(slot)
+    // SAFETY: PostgreSQL calls a slot's ops only on slots made with them, and ours (`ops()`)
+    // make `ColumnarSlot`s (their `base_slot_size`), so `slot` may be cast to one; it is
+    // valid for this call.
+    unsafe {
+        decode_all(slot);
+        (pg_sys::TTSOpsVirtual.copy_heap_tuple.unwrap())(slot)
+    }
 }
 
 #[pg_guard]
 unsafe extern "C-unwind" fn copy_minimal_tuple(slot: *mut pg_sys::TupleTableSlot) -> pg_sys::MinimalTuple {
-    decode_all(slot);
-    (pg_sys::TTSOpsVirtual.copy_minimal_tuple.unwrap())(slot)
+    // SAFETY: PostgreSQL calls a slot's ops only on slots made with them, and ours (`ops()`)
+    // make `ColumnarSlot`s (their `base_slot_size`), so `slot` may be cast to one; it is
+    // valid for this call.
+    unsafe {
+        decode_all(slot);
+        (pg_sys::TTSOpsVirtual.copy_minimal_tuple.unwrap())(slot)
+    }
 }
 
 #[pg_guard]
 unsafe extern "C-unwind" fn copyslot(dst: *mut pg_sys::TupleTableSlot, src: *mut pg_sys::TupleTableSlot) {
-    // The virtual copy clears `dst` without going through its callbacks.
-    drop_lazy(dst);
-    (pg_sys::TTSOpsVirtual.copyslot.unwrap())(dst, src);
+    // SAFETY: PostgreSQL calls `copyslot` through `dst`'s ops, so `dst` is a `ColumnarSlot`
+    // (see `ops()`); `src` is any valid slot, read only through its own ops and fields.
+    unsafe {
+        // The virtual copy clears `dst` without going through its callbacks.
+        drop_lazy(dst);
+        (pg_sys::TTSOpsVirtual.copyslot.unwrap())(dst, src);
+    }
 }
 
 /// Sets up the slot type (from `_PG_init`): the virtual slot's callbacks, our size,
 /// our system attributes, lazily decoded rows.
+///
+/// # Safety
+/// Call once, from `_PG_init`, before any slot uses `ops()`: it writes the static ops table.
 pub unsafe fn init() {
-    let ops = &mut *addr_of_mut!(OPS);
-    *ops = pg_sys::TTSOpsVirtual;
-    ops.base_slot_size = std::mem::size_of::<ColumnarSlot>();
-    ops.getsysattr = Some(getsysattr);
-    ops.getsomeattrs = Some(getsomeattrs);
-    ops.clear = Some(clear);
-    ops.release = Some(release);
-    ops.materialize = Some(materialize);
-    ops.copy_heap_tuple = Some(copy_heap_tuple);
-    ops.copy_minimal_tuple = Some(copy_minimal_tuple);
-    ops.copyslot = Some(copyslot);
+    // SAFETY: called once from `_PG_init` on the backend thread, before any slot of ours
+    // exists, so nothing reads OPS while it is written; TTSOpsVirtual is PostgreSQL's static
+    // ops table.
+    unsafe {
+        let ops = &mut *addr_of_mut!(OPS);
+        *ops = pg_sys::TTSOpsVirtual;
+        ops.base_slot_size = std::mem::size_of::<ColumnarSlot>();
+        ops.getsysattr = Some(getsysattr);
+        ops.getsomeattrs = Some(getsomeattrs);
+        ops.clear = Some(clear);
+        ops.release = Some(release);
+        ops.materialize = Some(materialize);
+        ops.copy_heap_tuple = Some(copy_heap_tuple);
+        ops.copy_minimal_tuple = Some(copy_minimal_tuple);
+        ops.copyslot = Some(copyslot);
+    }
 }
 
 pub fn ops() -> *const pg_sys::TupleTableSlotOps {
     &raw const OPS
 }
 
+/// # Safety
+/// `slot` must be a valid tuple slot.
 pub unsafe fn is_columnar(slot: *mut pg_sys::TupleTableSlot) -> bool {
-    std::ptr::eq((*slot).tts_ops, ops())
+    // SAFETY: the caller guarantees this fn's contract: `slot` is a valid tuple slot.
+    unsafe { std::ptr::eq((*slot).tts_ops, ops()) }
 }
 
 #[pg_guard]
 unsafe extern "C-unwind" fn drop_with_context(arg: *mut std::ffi::c_void) {
-    (*(arg as *mut LazyCell)).row = None;
-    (*(arg as *mut LazyCell)).spare = None;
+    // SAFETY: `arg` is the LazyCell this callback was registered with (`set_lazy`), allocated
+    // in the memory context being reset or deleted, so it is still valid while the callback
+    // runs.
+    unsafe {
+        (*(arg as *mut LazyCell)).row = None;
+        (*(arg as *mut LazyCell)).spare = None;
+    }
 }
 
 /// Gives a stored (virtual, empty of values) columnar slot its row to decode lazily.
+///
+/// # Safety
+/// `slot` must be a valid columnar slot (made with `ops()`); call on the backend thread
+/// inside a transaction (it calls PostgreSQL, which may raise an error).
 pub unsafe fn set_lazy(slot: *mut pg_sys::TupleTableSlot, row: impl LazyColumns + 'static) {
-    let s = slot as *mut ColumnarSlot;
-    if (*s).cell.is_null() {
-        let cell = pg_sys::MemoryContextAllocZero((*slot).tts_mcxt, std::mem::size_of::<LazyCell>())
-            as *mut LazyCell;
-        // Zeroed memory is not a valid `None` for every Option: write the fields.
-        std::ptr::addr_of_mut!((*cell).row).write(None);
-        std::ptr::addr_of_mut!((*cell).spare).write(None);
-        (*cell).callback.func = Some(drop_with_context);
-        (*cell).callback.arg = cell as *mut std::ffi::c_void;
-        pg_sys::MemoryContextRegisterResetCallback((*slot).tts_mcxt, &mut (*cell).callback);
-        (*s).cell = cell;
+    // SAFETY: the caller passes a valid columnar slot (this fn's contract), so it is a
+    // `ColumnarSlot` whose `cell` is NULL or ours; the cell is allocated in the slot's memory
+    // context and zeroed, and its fields are written before being read; we are on the backend
+    // thread, where MemoryContext calls are allowed.
+    unsafe {
+        let s = slot as *mut ColumnarSlot;
+        if (*s).cell.is_null() {
+            let cell = pg_sys::MemoryContextAllocZero((*slot).tts_mcxt, std::mem::size_of::<LazyCell>())
+                as *mut LazyCell;
+            // Zeroed memory is not a valid `None` for every Option: write the fields.
+            std::ptr::addr_of_mut!((*cell).row).write(None);
+            std::ptr::addr_of_mut!((*cell).spare).write(None);
+            (*cell).callback.func = Some(drop_with_context);
+            (*cell).callback.arg = cell as *mut std::ffi::c_void;
+            pg_sys::MemoryContextRegisterResetCallback((*slot).tts_mcxt, &mut (*cell).callback);
+            (*s).cell = cell;
+        }
+        let mut row = row;
+        if let Some(arena) = (*(*s).cell).spare.take() {
+            row.use_arena(arena);
+        }
+        (*(*s).cell).row = Some(Box::new(row));
+        (*slot).tts_nvalid = 0;
     }
-    let mut row = row;
-    if let Some(arena) = (*(*s).cell).spare.take() {
-        row.use_arena(arena);
-    }
-    (*(*s).cell).row = Some(Box::new(row));
-    (*slot).tts_nvalid = 0;
 }
 
 /// Tells a columnar slot which attributes (indexes) are read of the rows fetched into
 /// it; the others are stored as NULL undecoded. The caller vouches that nothing reads
 /// them, nor copies of the slot's rows.
+///
+/// # Safety
+/// `slot` must be a valid tuple slot; call on the backend thread inside a transaction (it
+/// calls PostgreSQL, which may raise an error).
 pub unsafe fn set_needed(slot: *mut pg_sys::TupleTableSlot, needed: &[bool]) {
-    if !is_columnar(slot) {
-        return;
+    // SAFETY: the caller guarantees this fn's contract: `slot` is a valid tuple slot, and we
+    // are on the backend thread inside a transaction, so the PostgreSQL calls below are
+    // allowed.
+    unsafe {
+        if !is_columnar(slot) {
+            return;
+        }
+        let s = slot as *mut ColumnarSlot;
+        let words = needed.len().div_ceil(64);
+        let bits = pg_sys::MemoryContextAllocZero((*slot).tts_mcxt, words.max(1) * 8) as *mut u64;
+        for (i, _) in needed.iter().enumerate().filter(|(_, &n)| n) {
+            *bits.add(i / 64) |= 1 << (i % 64);
+        }
+        (*s).needed = bits;
+        (*s).needed_words = words;
     }
-    let s = slot as *mut ColumnarSlot;
-    let words = needed.len().div_ceil(64);
-    let bits = pg_sys::MemoryContextAllocZero((*slot).tts_mcxt, words.max(1) * 8) as *mut u64;
-    for (i, _) in needed.iter().enumerate().filter(|(_, &n)| n) {
-        *bits.add(i / 64) |= 1 << (i % 64);
-    }
-    (*s).needed = bits;
-    (*s).needed_words = words;
 }
 
 /// Whether attribute index `i` is in a `needed` bitset (attributes past its end are).
@@ -242,10 +337,19 @@ pub fn is_needed(needed: Option<&[u64]>, i: usize) -> bool {
 }
 
 /// Records who wrote the row now in `slot`, if it is a columnar slot.
+///
+/// # Safety
+/// `slot` must be a valid tuple slot; call on the backend thread inside a transaction (it
+/// calls PostgreSQL, which may raise an error).
 pub unsafe fn set_writer(slot: *mut pg_sys::TupleTableSlot, xmin: pg_sys::TransactionId, cmin: u32) {
-    if is_columnar(slot) {
-        let s = slot as *mut ColumnarSlot;
-        (*s).xmin = xmin;
-        (*s).cmin = cmin;
+    // SAFETY: the caller guarantees this fn's contract: `slot` is a valid tuple slot, and we
+    // are on the backend thread inside a transaction, so the PostgreSQL calls below are
+    // allowed.
+    unsafe {
+        if is_columnar(slot) {
+            let s = slot as *mut ColumnarSlot;
+            (*s).xmin = xmin;
+            (*s).cmin = cmin;
+        }
     }
 }

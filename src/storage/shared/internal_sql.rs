@@ -29,8 +29,13 @@ pub struct InternalSql {
 
 impl InternalSql {
     /// Internal SQL on relation `relid` (one of the extension's), as its owner.
+    ///
+    /// # Safety
+    /// As for `ExtensionRights::of`: on the backend thread inside a transaction, and
+    /// guards dropped in the reverse order of their creation.
     pub unsafe fn on(relid: pg_sys::Oid) -> InternalSql {
-        let rights = ExtensionRights::of(relid);
+        // SAFETY: this fn's contract is `ExtensionRights::of`'s, passed on to our caller.
+        let rights = unsafe { ExtensionRights::of(relid) };
         DEPTH.with(|d| d.set(d.get() + 1));
         InternalSql { _rights: rights }
     }

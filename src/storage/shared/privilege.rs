@@ -26,31 +26,41 @@ pub struct ExtensionRights {
 
 impl ExtensionRights {
     /// Acts as the owner of relation `relid` (one of the extension's) until dropped.
+    ///
+    /// # Safety
+    /// Call on the backend thread inside a transaction (the syscache lookup and the GUC
+    /// nest level need one), and drop guards in the reverse order of their creation:
+    /// `AtEOXact_GUC` pops GUC nest levels as a stack.
     pub unsafe fn of(relid: pg_sys::Oid) -> ExtensionRights {
-        let owner = relation_owner(relid);
-        let (mut user, mut sec_context) = (pg_sys::InvalidOid, 0);
-        pg_sys::GetUserIdAndSecContext(&mut user, &mut sec_context);
-        // LOCAL_USERID_CHANGE: SET ROLE cannot undo the switch meanwhile.
-        // RESTRICTED_OPERATION: nothing run with the owner's rights may change session
-        // state (SET ROLE, temp tables, PREPARE ...), as in SECURITY DEFINER maintenance.
-        pg_sys::SetUserIdAndSecContext(
-            owner,
-            sec_context
-                | pg_sys::SECURITY_LOCAL_USERID_CHANGE as i32
-                | pg_sys::SECURITY_RESTRICTED_OPERATION as i32,
-        );
-        let guard = ExtensionRights { user, sec_context, guc_level: pg_sys::NewGUCNestLevel() };
-        pg_sys::set_config_option(
-            c"search_path".as_ptr(),
-            c"pg_catalog, pg_temp".as_ptr(),
-            pg_sys::GucContext::PGC_USERSET,
-            pg_sys::GucSource::PGC_S_SESSION,
-            pg_sys::GucAction::GUC_ACTION_SAVE,
-            true,
-            0,
-            false,
-        );
-        guard
+        // SAFETY: we are on the backend thread inside a transaction (this fn's contract), so
+        // the user-id, GUC and syscache calls are allowed; the out-pointers passed to
+        // GetUserIdAndSecContext are locals, and the C strings are 'static literals.
+        unsafe {
+            let owner = relation_owner(relid);
+            let (mut user, mut sec_context) = (pg_sys::InvalidOid, 0);
+            pg_sys::GetUserIdAndSecContext(&mut user, &mut sec_context);
+            // LOCAL_USERID_CHANGE: SET ROLE cannot undo the switch meanwhile.
+            // RESTRICTED_OPERATION: nothing run with the owner's rights may change session
+            // state (SET ROLE, temp tables, PREPARE ...), as in SECURITY DEFINER maintenance.
+            pg_sys::SetUserIdAndSecContext(
+                owner,
+                sec_context
+                    | pg_sys::SECURITY_LOCAL_USERID_CHANGE as i32
+                    | pg_sys::SECURITY_RESTRICTED_OPERATION as i32,
+            );
+            let guard = ExtensionRights { user, sec_context, guc_level: pg_sys::NewGUCNestLevel() };
+            pg_sys::set_config_option(
+                c"search_path".as_ptr(),
+                c"pg_catalog, pg_temp".as_ptr(),
+                pg_sys::GucContext::PGC_USERSET,
+                pg_sys::GucSource::PGC_S_SESSION,
+                pg_sys::GucAction::GUC_ACTION_SAVE,
+                true,
+                0,
+                false,
+            );
+            guard
+        }
     }
 }
 
@@ -66,11 +76,16 @@ impl Drop for ExtensionRights {
 }
 
 unsafe fn relation_owner(relid: pg_sys::Oid) -> pg_sys::Oid {
-    let tup = pg_sys::SearchSysCache1(pg_sys::SysCacheIdentifier::RELOID as i32, relid.into());
-    if tup.is_null() {
-        pgrx::error!("cache lookup failed for relation {}", relid.to_u32());
+    // SAFETY: the caller is inside a transaction on the backend thread (as `of` requires), so
+    // the syscache may be searched; `tup` is checked for NULL before its pg_class struct is
+    // read, and released once, after the read.
+    unsafe {
+        let tup = pg_sys::SearchSysCache1(pg_sys::SysCacheIdentifier::RELOID as i32, relid.into());
+        if tup.is_null() {
+            pgrx::error!("cache lookup failed for relation {}", relid.to_u32());
+        }
+        let owner = (*pg_sys::heap_tuple_get_struct::<pg_sys::FormData_pg_class>(tup)).relowner;
+        pg_sys::ReleaseSysCache(tup);
+        owner
     }
-    let owner = (*pg_sys::heap_tuple_get_struct::<pg_sys::FormData_pg_class>(tup)).relowner;
-    pg_sys::ReleaseSysCache(tup);
-    owner
 }

@@ -64,45 +64,70 @@ pub fn coalesce(mut ranges: Vec<(u64, u64)>) -> Vec<(u64, u64)> {
 
 /// Stream space for `length` bytes of a new row group of `rel`: from this
 /// transaction's claims, a settled free extent, or the end of the stream.
+///
+/// # Safety
+/// `rel` must be an open relation, locked by the caller; call on the backend thread inside
+/// a transaction (it calls PostgreSQL, which may raise an error).
 pub unsafe fn allocate(rel: pg_sys::Relation, storage_id: u64, length: u64) -> u64 {
-    if length >= MIN_REUSE_BYTES && catalog::has_free_extents() {
-        if let Some(offset) = CLAIMS.with(|c| take_from_claims(&mut c.borrow_mut(), storage_id, length)) {
-            return offset;
-        }
-        let horizon = pg_sys::GetOldestNonRemovableTransactionId(rel);
-        if let Some((offset, extent)) = catalog::take_free_extent(storage_id, length, horizon) {
-            if extent > length {
-                let rest = Claim {
-                    storage_id,
-                    offset: offset + length,
-                    length: extent - length,
-                    subxact: pg_sys::GetCurrentSubTransactionId(),
-                };
-                CLAIMS.with(|c| c.borrow_mut().push(rest));
+    // SAFETY: the caller guarantees this fn's contract: `rel` is an open relation, locked by
+    // the caller, and we are on the backend thread inside a transaction, so the transaction
+    // horizon and the free-extent metadata may be read and written.
+    unsafe {
+        if length >= MIN_REUSE_BYTES && catalog::has_free_extents() {
+            if let Some(offset) = CLAIMS.with(|c| take_from_claims(&mut c.borrow_mut(), storage_id, length)) {
+                return offset;
             }
-            return offset;
+            let horizon = pg_sys::GetOldestNonRemovableTransactionId(rel);
+            if let Some((offset, extent)) = catalog::take_free_extent(storage_id, length, horizon) {
+                if extent > length {
+                    let rest = Claim {
+                        storage_id,
+                        offset: offset + length,
+                        length: extent - length,
+                        subxact: pg_sys::GetCurrentSubTransactionId(),
+                    };
+                    CLAIMS.with(|c| c.borrow_mut().push(rest));
+                }
+                return offset;
+            }
         }
+        pages::reserve_stream(rel, length)
     }
-    pages::reserve_stream(rel, length)
 }
 
 /// Records ranges VACUUM freed (joined where they touch).
+///
+/// # Safety
+/// Call on the backend thread inside a transaction (it calls PostgreSQL, which may raise an
+/// error).
 pub unsafe fn free(storage_id: u64, ranges: Vec<(u64, u64)>) {
-    if !catalog::has_free_extents() {
-        return;
-    }
-    for (offset, length) in coalesce(ranges).into_iter().filter(|r| r.1 >= MIN_REUSE_BYTES) {
-        catalog::insert_free_extent(storage_id, offset, length);
+    // SAFETY: per this fn's contract we are on the backend thread inside a transaction, so
+    // the transaction horizon and the free-extent metadata may be read and written.
+    unsafe {
+        if !catalog::has_free_extents() {
+            return;
+        }
+        for (offset, length) in coalesce(ranges).into_iter().filter(|r| r.1 >= MIN_REUSE_BYTES) {
+            catalog::insert_free_extent(storage_id, offset, length);
+        }
     }
 }
 
 /// Before commit: what is left of the claims is free space again (for others once this
 /// transaction is older than every snapshot).
+///
+/// # Safety
+/// Call on the backend thread inside a transaction (it calls PostgreSQL, which may raise an
+/// error).
 pub unsafe fn return_claims() {
-    let claims = CLAIMS.with(|c| std::mem::take(&mut *c.borrow_mut()));
-    // A leftover smaller than any row group that looks for space is left unused.
-    for c in coalesce_claims(claims).into_iter().filter(|c| c.2 >= MIN_REUSE_BYTES) {
-        catalog::insert_free_extent(c.0, c.1, c.2);
+    // SAFETY: per this fn's contract we are on the backend thread inside a transaction, so
+    // the transaction horizon and the free-extent metadata may be read and written.
+    unsafe {
+        let claims = CLAIMS.with(|c| std::mem::take(&mut *c.borrow_mut()));
+        // A leftover smaller than any row group that looks for space is left unused.
+        for c in coalesce_claims(claims).into_iter().filter(|c| c.2 >= MIN_REUSE_BYTES) {
+            catalog::insert_free_extent(c.0, c.1, c.2);
+        }
     }
 }
 

@@ -100,32 +100,48 @@ fn lock_tag(relid: pg_sys::Oid, first_row: u64) -> pg_sys::LOCKTAG {
 }
 
 unsafe fn lock_bucket(relid: pg_sys::Oid, first_row: u64, mode: u32) {
-    pg_sys::LockAcquire(&lock_tag(relid, first_row), mode as i32, false, false);
+    // SAFETY: per this fn's contract we are on the backend thread inside a transaction, so
+    // transaction ids, heavyweight locks and mark writes are allowed.
+    unsafe {
+        pg_sys::LockAcquire(&lock_tag(relid, first_row), mode as i32, false, false);
+    }
 }
 
 /// Takes the lock if nobody holds it in a conflicting mode; never waits.
 unsafe fn try_lock_bucket(relid: pg_sys::Oid, first_row: u64, mode: u32) -> bool {
-    pg_sys::LockAcquire(&lock_tag(relid, first_row), mode as i32, false, true)
-        != pg_sys::LockAcquireResult::LOCKACQUIRE_NOT_AVAIL
+    // SAFETY: per this fn's contract we are on the backend thread inside a transaction, so
+    // transaction ids, heavyweight locks and mark writes are allowed.
+    unsafe {
+        pg_sys::LockAcquire(&lock_tag(relid, first_row), mode as i32, false, true)
+            != pg_sys::LockAcquireResult::LOCKACQUIRE_NOT_AVAIL
+    }
 }
 
 unsafe fn unlock_bucket(relid: pg_sys::Oid, first_row: u64, mode: u32) {
-    pg_sys::LockRelease(&lock_tag(relid, first_row), mode as i32, false);
+    // SAFETY: per this fn's contract we are on the backend thread inside a transaction, so
+    // transaction ids, heavyweight locks and mark writes are allowed.
+    unsafe {
+        pg_sys::LockRelease(&lock_tag(relid, first_row), mode as i32, false);
+    }
 }
 
 impl Bucket {
     unsafe fn take(relid: pg_sys::Oid, storage_id: u64, first_row: u64) -> Bucket {
-        lock_bucket(relid, first_row, pg_sys::ExclusiveLock);
-        Bucket {
-            relid,
-            storage_id,
-            first_row,
-            marks: catalog::marks_of(storage_id, MarkScope::Key(first_row)),
-            complete: false,
-            probes: 0,
-            pending: MarkRowsBuilder::default(),
-            cid: pg_sys::InvalidCommandId,
-            subxact: pg_sys::GetCurrentSubTransactionId(),
+        // SAFETY: per this fn's contract we are on the backend thread inside a transaction,
+        // so transaction ids, heavyweight locks and mark writes are allowed.
+        unsafe {
+            lock_bucket(relid, first_row, pg_sys::ExclusiveLock);
+            Bucket {
+                relid,
+                storage_id,
+                first_row,
+                marks: catalog::marks_of(storage_id, MarkScope::Key(first_row)),
+                complete: false,
+                probes: 0,
+                pending: MarkRowsBuilder::default(),
+                cid: pg_sys::InvalidCommandId,
+                subxact: pg_sys::GetCurrentSubTransactionId(),
+            }
         }
     }
 
@@ -135,47 +151,59 @@ impl Bucket {
 
     /// Writes the collected deletes as one mark.
     unsafe fn publish(&mut self) {
-        if self.pending.is_empty() {
-            return;
+        // SAFETY: per this fn's contract we are on the backend thread inside a transaction,
+        // so transaction ids, heavyweight locks and mark writes are allowed.
+        unsafe {
+            if self.pending.is_empty() {
+                return;
+            }
+            let rows = self.pending.build();
+            catalog::insert_mark(self.storage_id, self.first_row, MarkKind::Delete, &rows, self.cid);
+            self.marks.push(Mark {
+                xmin: pg_sys::GetCurrentTransactionId(),
+                cid: self.cid,
+                kind: MarkKind::Delete,
+                rows,
+            });
         }
-        let rows = self.pending.build();
-        catalog::insert_mark(self.storage_id, self.first_row, MarkKind::Delete, &rows, self.cid);
-        self.marks.push(Mark {
-            xmin: pg_sys::GetCurrentTransactionId(),
-            cid: self.cid,
-            kind: MarkKind::Delete,
-            rows,
-        });
     }
 
     unsafe fn release(mut self) {
-        self.publish();
-        unlock_bucket(self.relid, self.first_row, pg_sys::ExclusiveLock);
+        // SAFETY: per this fn's contract we are on the backend thread inside a transaction,
+        // so transaction ids, heavyweight locks and mark writes are allowed.
+        unsafe {
+            self.publish();
+            unlock_bucket(self.relid, self.first_row, pg_sys::ExclusiveLock);
+        }
     }
 
     /// The marks on `row` this bucket knows of, this backend's collected delete included.
     unsafe fn marks_on(&mut self, row: u64, out: &mut Vec<RowMark>) {
-        let offset = offset_in_bucket(row);
-        if !self.complete && row != self.first_row {
-            if self.probes < ROW_PROBES {
-                self.probes += 1;
-                let own = catalog::marks_of(self.storage_id, MarkScope::Key(row));
-                out.extend(own.iter().map(|m| row_mark(m, offset)));
-            } else {
-                self.marks = catalog::marks_of(self.storage_id, MarkScope::WholeBucket(self.first_row));
-                self.complete = true;
+        // SAFETY: per this fn's contract we are on the backend thread inside a transaction,
+        // so transaction ids, heavyweight locks and mark writes are allowed.
+        unsafe {
+            let offset = offset_in_bucket(row);
+            if !self.complete && row != self.first_row {
+                if self.probes < ROW_PROBES {
+                    self.probes += 1;
+                    let own = catalog::marks_of(self.storage_id, MarkScope::Key(row));
+                    out.extend(own.iter().map(|m| row_mark(m, offset)));
+                } else {
+                    self.marks = catalog::marks_of(self.storage_id, MarkScope::WholeBucket(self.first_row));
+                    self.complete = true;
+                }
             }
-        }
-        for m in self.marks.iter().filter(|m| m.rows.contains(offset)) {
-            out.push(row_mark(m, offset));
-        }
-        if self.pending.contains(offset) {
-            out.push(RowMark {
-                xmin: pg_sys::GetCurrentTransactionId(),
-                cid: self.cid,
-                kind: MarkKind::Delete,
-                successor: self.pending.successor(offset),
-            });
+            for m in self.marks.iter().filter(|m| m.rows.contains(offset)) {
+                out.push(row_mark(m, offset));
+            }
+            if self.pending.contains(offset) {
+                out.push(RowMark {
+                    xmin: pg_sys::GetCurrentTransactionId(),
+                    cid: self.cid,
+                    kind: MarkKind::Delete,
+                    successor: self.pending.successor(offset),
+                });
+            }
         }
     }
 }
@@ -189,6 +217,8 @@ fn holds(storage_id: u64, first_row: u64) -> bool {
 
 fn held_is_ours_now() -> bool {
     HELD.with(|h| {
+        // SAFETY: GetCurrentSubTransactionId only reads the backend's transaction state; the
+        // buffers are only touched from the backend thread inside a transaction.
         h.borrow().as_ref().is_some_and(|b| b.subxact == unsafe { pg_sys::GetCurrentSubTransactionId() })
     })
 }
@@ -196,62 +226,90 @@ fn held_is_ours_now() -> bool {
 /// Takes the lock of `row`'s bucket for a change of `row` (waiting for the writer that
 /// holds it, if any). Returns whether the change can be collected (`add_delete` then
 /// batches it) rather than published alone.
+///
+/// # Safety
+/// Call on the backend thread inside a transaction (it calls PostgreSQL, which may raise an
+/// error).
 pub unsafe fn enter(relid: pg_sys::Oid, storage_id: u64, row: u64) -> bool {
-    let first_row = bucket_start(row);
-    if held_is_ours_now() {
-        let same = HELD.with(|h| h.borrow().as_ref().is_some_and(|b| b.is(storage_id, first_row)));
-        if same {
+    // SAFETY: per this fn's contract we are on the backend thread inside a transaction, so
+    // transaction ids, heavyweight locks and mark writes are allowed.
+    unsafe {
+        let first_row = bucket_start(row);
+        if held_is_ours_now() {
+            let same = HELD.with(|h| h.borrow().as_ref().is_some_and(|b| b.is(storage_id, first_row)));
+            if same {
+                return true;
+            }
+            if let Some(b) = HELD.with(|h| h.borrow_mut().take()) {
+                b.release();
+            }
+        }
+        if HELD.with(|h| h.borrow().is_none()) {
+            let b = Bucket::take(relid, storage_id, first_row);
+            HELD.with(|h| *h.borrow_mut() = Some(b));
             return true;
         }
-        if let Some(b) = HELD.with(|h| h.borrow_mut().take()) {
-            b.release();
-        }
-    }
-    if HELD.with(|h| h.borrow().is_none()) {
+        // A subtransaction started while its parent collects deletes.
         let b = Bucket::take(relid, storage_id, first_row);
-        HELD.with(|h| *h.borrow_mut() = Some(b));
-        return true;
+        ALONE.with(|a| *a.borrow_mut() = Some(b));
+        false
     }
-    // A subtransaction started while its parent collects deletes.
-    let b = Bucket::take(relid, storage_id, first_row);
-    ALONE.with(|a| *a.borrow_mut() = Some(b));
-    false
 }
 
 /// The marks on `row` (whose bucket `enter` took): published ones and this backend's
 /// collected deletes (a mark may be listed twice when a subtransaction holds its
 /// parent's bucket again).
+///
+/// # Safety
+/// Call on the backend thread inside a transaction (it calls PostgreSQL, which may raise an
+/// error).
 pub unsafe fn marks_on(storage_id: u64, row: u64) -> Vec<RowMark> {
-    let first_row = bucket_start(row);
-    let mut out = Vec::new();
-    for cell in [&HELD, &ALONE] {
-        cell.with(|c| {
-            if let Some(b) = c.borrow_mut().as_mut().filter(|b| b.is(storage_id, first_row)) {
-                b.marks_on(row, &mut out);
-            }
-        });
+    // SAFETY: per this fn's contract we are on the backend thread inside a transaction, so
+    // transaction ids, heavyweight locks and mark writes are allowed.
+    unsafe {
+        let first_row = bucket_start(row);
+        let mut out = Vec::new();
+        for cell in [&HELD, &ALONE] {
+            cell.with(|c| {
+                if let Some(b) = c.borrow_mut().as_mut().filter(|b| b.is(storage_id, first_row)) {
+                    b.marks_on(row, &mut out);
+                }
+            });
+        }
+        out
     }
-    out
 }
 
 /// The marks on `row`, whether or not this backend holds its bucket (following UPDATE
 /// chains, uniqueness checks).
+///
+/// # Safety
+/// Call on the backend thread inside a transaction (it calls PostgreSQL, which may raise an
+/// error).
 pub unsafe fn marks_on_any(storage_id: u64, row: u64) -> Vec<RowMark> {
-    let first_row = bucket_start(row);
-    if holds(storage_id, first_row) {
-        return marks_on(storage_id, row);
+    // SAFETY: per this fn's contract we are on the backend thread inside a transaction, so
+    // transaction ids, heavyweight locks and mark writes are allowed.
+    unsafe {
+        let first_row = bucket_start(row);
+        if holds(storage_id, first_row) {
+            return marks_on(storage_id, row);
+        }
+        let offset = offset_in_bucket(row);
+        catalog::mark_keys(row)
+            .flat_map(|key| catalog::marks_of(storage_id, MarkScope::Key(key)))
+            .filter(|m| m.rows.contains(offset))
+            .map(|m| row_mark(&m, offset))
+            .collect()
     }
-    let offset = offset_in_bucket(row);
-    catalog::mark_keys(row)
-        .flat_map(|key| catalog::marks_of(storage_id, MarkScope::Key(key)))
-        .filter(|m| m.rows.contains(offset))
-        .map(|m| row_mark(&m, offset))
-        .collect()
 }
 
 /// Records a delete of `row` by command `cid` (the old version of an UPDATE when
 /// `successor` is its new version), and ends the change. Unless `collect`, the delete
 /// is published alone and the bucket let go at once.
+///
+/// # Safety
+/// Call on the backend thread inside a transaction (it calls PostgreSQL, which may raise an
+/// error).
 pub unsafe fn add_delete(
     storage_id: u64,
     row: u64,
@@ -259,32 +317,46 @@ pub unsafe fn add_delete(
     cid: pg_sys::CommandId,
     collect: bool,
 ) {
-    let offset = offset_in_bucket(row);
-    let batched = collect
-        && HELD.with(|h| {
-            let mut h = h.borrow_mut();
-            let Some(b) = h.as_mut().filter(|b| b.is(storage_id, bucket_start(row))) else { return false };
-            if ALONE.with(|a| a.borrow().is_some()) {
-                return false;
-            }
-            if b.cid != cid {
-                b.publish();
-                b.cid = cid;
-            }
-            b.pending.add(offset, successor);
-            true
-        });
-    if !batched {
-        add_alone(storage_id, row, MarkKind::Delete, successor, cid);
+    // SAFETY: per this fn's contract we are on the backend thread inside a transaction, so
+    // transaction ids, heavyweight locks and mark writes are allowed.
+    unsafe {
+        let offset = offset_in_bucket(row);
+        let batched = collect
+            && HELD.with(|h| {
+                let mut h = h.borrow_mut();
+                let Some(b) = h.as_mut().filter(|b| b.is(storage_id, bucket_start(row))) else {
+                    return false;
+                };
+                if ALONE.with(|a| a.borrow().is_some()) {
+                    return false;
+                }
+                if b.cid != cid {
+                    b.publish();
+                    b.cid = cid;
+                }
+                b.pending.add(offset, successor);
+                true
+            });
+        if !batched {
+            add_alone(storage_id, row, MarkKind::Delete, successor, cid);
+        }
+        done();
     }
-    done();
 }
 
 /// Records a row lock of `kind` on `row` (never collected: a lock must be visible as
 /// soon as the statement that took it moves on), and ends the change.
+///
+/// # Safety
+/// Call on the backend thread inside a transaction (it calls PostgreSQL, which may raise an
+/// error).
 pub unsafe fn add_lock(storage_id: u64, row: u64, kind: MarkKind, cid: pg_sys::CommandId) {
-    add_alone(storage_id, row, kind, None, cid);
-    done();
+    // SAFETY: per this fn's contract we are on the backend thread inside a transaction, so
+    // transaction ids, heavyweight locks and mark writes are allowed.
+    unsafe {
+        add_alone(storage_id, row, kind, None, cid);
+        done();
+    }
 }
 
 unsafe fn add_alone(
@@ -294,44 +366,64 @@ unsafe fn add_alone(
     successor: Option<u64>,
     cid: pg_sys::CommandId,
 ) {
-    let first_row = bucket_start(row);
-    // The claim's verdict holds only while the bucket is held since (see `enter`).
-    debug_assert!(holds(storage_id, first_row), "a mark is added without its bucket's lock");
-    let rows = MarkRows::single(offset_in_bucket(row), successor);
-    catalog::insert_mark(storage_id, first_row, kind, &rows, cid);
-    let mark = Mark { xmin: pg_sys::GetCurrentTransactionId(), cid, kind, rows };
-    for cell in [&HELD, &ALONE] {
-        cell.with(|c| {
-            if let Some(b) = c.borrow_mut().as_mut().filter(|b| b.is(storage_id, first_row)) {
-                b.marks.push(mark.clone());
-            }
-        });
+    // SAFETY: per this fn's contract we are on the backend thread inside a transaction, so
+    // transaction ids, heavyweight locks and mark writes are allowed.
+    unsafe {
+        let first_row = bucket_start(row);
+        // The claim's verdict holds only while the bucket is held since (see `enter`).
+        debug_assert!(holds(storage_id, first_row), "a mark is added without its bucket's lock");
+        let rows = MarkRows::single(offset_in_bucket(row), successor);
+        catalog::insert_mark(storage_id, first_row, kind, &rows, cid);
+        let mark = Mark { xmin: pg_sys::GetCurrentTransactionId(), cid, kind, rows };
+        for cell in [&HELD, &ALONE] {
+            cell.with(|c| {
+                if let Some(b) = c.borrow_mut().as_mut().filter(|b| b.is(storage_id, first_row)) {
+                    b.marks.push(mark.clone());
+                }
+            });
+        }
     }
 }
 
 /// Ends a change (or a claim that did not change anything): releases a bucket held for
 /// a change published alone, and the collecting bucket if nothing is collected in it.
+///
+/// # Safety
+/// Call on the backend thread inside a transaction (it calls PostgreSQL, which may raise an
+/// error).
 pub unsafe fn done() {
-    if let Some(b) = ALONE.with(|a| a.borrow_mut().take()) {
-        b.release();
-    }
-    let idle = HELD.with(|h| h.borrow().as_ref().is_some_and(|b| b.pending.is_empty()));
-    if idle && held_is_ours_now() {
-        if let Some(b) = HELD.with(|h| h.borrow_mut().take()) {
+    // SAFETY: per this fn's contract we are on the backend thread inside a transaction, so
+    // transaction ids, heavyweight locks and mark writes are allowed.
+    unsafe {
+        if let Some(b) = ALONE.with(|a| a.borrow_mut().take()) {
             b.release();
+        }
+        let idle = HELD.with(|h| h.borrow().as_ref().is_some_and(|b| b.pending.is_empty()));
+        if idle && held_is_ours_now() {
+            if let Some(b) = HELD.with(|h| h.borrow_mut().take()) {
+                b.release();
+            }
         }
     }
 }
 
 /// Publishes what can be published and lets go of every bucket: before this backend
 /// waits for another transaction, which might be waiting for one of them.
+///
+/// # Safety
+/// Call on the backend thread inside a transaction (it calls PostgreSQL, which may raise an
+/// error).
 pub unsafe fn let_go() {
-    if let Some(b) = ALONE.with(|a| a.borrow_mut().take()) {
-        b.release();
-    }
-    if held_is_ours_now() {
-        if let Some(b) = HELD.with(|h| h.borrow_mut().take()) {
+    // SAFETY: per this fn's contract we are on the backend thread inside a transaction, so
+    // transaction ids, heavyweight locks and mark writes are allowed.
+    unsafe {
+        if let Some(b) = ALONE.with(|a| a.borrow_mut().take()) {
             b.release();
+        }
+        if held_is_ours_now() {
+            if let Some(b) = HELD.with(|h| h.borrow_mut().take()) {
+                b.release();
+            }
         }
     }
 }
@@ -358,32 +450,48 @@ pub fn pending_rows(storage_id: u64) -> Vec<u64> {
 }
 
 /// Whether a delete by this transaction's command `cid` is visible to `snapshot`.
+///
+/// # Safety
+/// `snapshot` must be a valid snapshot (or NULL where this fn's docs allow it).
 pub unsafe fn own_delete_visible(cid: pg_sys::CommandId, snapshot: pg_sys::Snapshot) -> bool {
-    match (*snapshot).snapshot_type {
-        pg_sys::SnapshotType::SNAPSHOT_ANY => false,
-        pg_sys::SnapshotType::SNAPSHOT_MVCC | pg_sys::SnapshotType::SNAPSHOT_HISTORIC_MVCC => {
-            cid < (*snapshot).curcid
+    // SAFETY: the caller guarantees this fn's contract: `snapshot` is a valid snapshot (or
+    // NULL where this fn's docs allow it).
+    unsafe {
+        match (*snapshot).snapshot_type {
+            pg_sys::SnapshotType::SNAPSHOT_ANY => false,
+            pg_sys::SnapshotType::SNAPSHOT_MVCC | pg_sys::SnapshotType::SNAPSHOT_HISTORIC_MVCC => {
+                cid < (*snapshot).curcid
+            }
+            _ => true,
         }
-        _ => true,
     }
 }
 
 /// The rows of a storage deleted as `snapshot` sees it: published marks, and this
 /// backend's collected deletes that the snapshot sees. Sorted.
+///
+/// # Safety
+/// `snapshot` must be a valid snapshot (or NULL where this fn's docs allow it); call on the
+/// backend thread inside a transaction (it calls PostgreSQL, which may raise an error).
 pub unsafe fn deleted_rows(storage_id: u64, snapshot: pg_sys::Snapshot) -> Vec<u64> {
-    let mut rows = catalog::load_deleted_rows(storage_id, snapshot);
-    let visible = HELD.with(|h| {
-        h.borrow().as_ref().is_some_and(|b| {
-            b.storage_id == storage_id && !snapshot.is_null() && own_delete_visible(b.cid, snapshot)
-        })
-    });
-    let extra = if visible { pending_rows(storage_id) } else { Vec::new() };
-    if !extra.is_empty() {
-        rows.extend(extra);
-        rows.sort_unstable();
-        rows.dedup();
+    // SAFETY: the caller guarantees this fn's contract: `snapshot` is a valid snapshot (or
+    // NULL where this fn's docs allow it), and we are on the backend thread inside a
+    // transaction, so transaction ids, heavyweight locks and mark writes are allowed.
+    unsafe {
+        let mut rows = catalog::load_deleted_rows(storage_id, snapshot);
+        let visible = HELD.with(|h| {
+            h.borrow().as_ref().is_some_and(|b| {
+                b.storage_id == storage_id && !snapshot.is_null() && own_delete_visible(b.cid, snapshot)
+            })
+        });
+        let extra = if visible { pending_rows(storage_id) } else { Vec::new() };
+        if !extra.is_empty() {
+            rows.extend(extra);
+            rows.sort_unstable();
+            rows.dedup();
+        }
+        rows
     }
-    rows
 }
 
 /// How a uniqueness or exclusion check may read a bucket's marks.
@@ -404,37 +512,61 @@ pub enum CheckAccess {
 
 /// Before a uniqueness or exclusion check (dirty snapshot, possibly under an index
 /// page's buffer lock) reads the marks of `row`'s bucket. Never waits.
+///
+/// # Safety
+/// `snapshot` must be a valid snapshot (or NULL where this fn's docs allow it); call on the
+/// backend thread inside a transaction (it calls PostgreSQL, which may raise an error).
 pub unsafe fn begin_check(
     relid: pg_sys::Oid,
     storage_id: u64,
     row: u64,
     snapshot: pg_sys::Snapshot,
 ) -> CheckAccess {
-    let first_row = bucket_start(row);
-    if holds(storage_id, first_row) {
-        return CheckAccess::Own;
+    // SAFETY: the caller guarantees this fn's contract: `snapshot` is a valid snapshot (or
+    // NULL where this fn's docs allow it), and we are on the backend thread inside a
+    // transaction, so transaction ids, heavyweight locks and mark writes are allowed.
+    unsafe {
+        let first_row = bucket_start(row);
+        if holds(storage_id, first_row) {
+            return CheckAccess::Own;
+        }
+        if try_lock_bucket(relid, first_row, pg_sys::ShareLock) {
+            return CheckAccess::Shared;
+        }
+        let tag = lock_tag(relid, first_row);
+        (*snapshot).xmin = tag.locktag_field1.into();
+        (*snapshot).speculativeToken = tag.locktag_field2;
+        CheckAccess::Busy
     }
-    if try_lock_bucket(relid, first_row, pg_sys::ShareLock) {
-        return CheckAccess::Shared;
-    }
-    let tag = lock_tag(relid, first_row);
-    (*snapshot).xmin = tag.locktag_field1.into();
-    (*snapshot).speculativeToken = tag.locktag_field2;
-    CheckAccess::Busy
 }
 
 /// Ends a check that `begin_check` let read the marks.
+///
+/// # Safety
+/// Call on the backend thread inside a transaction (it calls PostgreSQL, which may raise an
+/// error).
 pub unsafe fn end_check(relid: pg_sys::Oid, row: u64, access: CheckAccess) {
-    if access == CheckAccess::Shared {
-        unlock_bucket(relid, bucket_start(row), pg_sys::ShareLock);
+    // SAFETY: per this fn's contract we are on the backend thread inside a transaction, so
+    // transaction ids, heavyweight locks and mark writes are allowed.
+    unsafe {
+        if access == CheckAccess::Shared {
+            unlock_bucket(relid, bucket_start(row), pg_sys::ShareLock);
+        }
     }
 }
 
 /// The end of a statement: publishes its collected deletes (unless they belong to an
 /// enclosing subtransaction's statement, which is still running).
+///
+/// # Safety
+/// Call on the backend thread (in a transaction or not: this checks before `let_go`).
 pub unsafe fn statement_done() {
-    if pg_sys::IsTransactionState() && !pg_sys::IsInParallelMode() {
-        let_go();
+    // SAFETY: on the backend thread (this fn's contract) the transaction-state checks only
+    // read backend state, and `let_go` runs only inside a transaction, out of parallel mode.
+    unsafe {
+        if pg_sys::IsTransactionState() && !pg_sys::IsInParallelMode() {
+            let_go();
+        }
     }
 }
 
@@ -457,7 +589,9 @@ unsafe extern "C-unwind" fn on_xact(event: pg_sys::XactEvent::Type, _arg: *mut s
             // Every subtransaction has committed into the top one by now.
             for cell in [&ALONE, &HELD] {
                 if let Some(b) = cell.with(|c| c.borrow_mut().take()) {
-                    b.release();
+                    // SAFETY: before commit (or prepare) the transaction is still open on
+                    // the backend thread, so the bucket may write its marks and unlock.
+                    unsafe { b.release() };
                 }
             }
         }
@@ -482,14 +616,25 @@ unsafe extern "C-unwind" fn on_subxact(
 ) {
     use pg_sys::SubXactEvent::*;
     match event {
-        SUBXACT_EVENT_PRE_COMMIT_SUB => let_go(),
-        SUBXACT_EVENT_ABORT_SUB => forget_subxact(subxact),
+        // SAFETY: before a subtransaction commits it is still open on the backend thread,
+        // so `let_go` may write marks and unlock.
+        SUBXACT_EVENT_PRE_COMMIT_SUB => unsafe { let_go() },
+        // SAFETY: `forget_subxact` only drops per-backend state; `subxact` is the id
+        // PostgreSQL passes for the aborting subtransaction.
+        SUBXACT_EVENT_ABORT_SUB => unsafe { forget_subxact(subxact) },
         _ => {}
     }
 }
 
 /// Registers the transaction callbacks; called once from `_PG_init`.
+///
+/// # Safety
+/// Call once, from `_PG_init`, on the backend thread.
 pub unsafe fn register_callbacks() {
-    pg_sys::RegisterXactCallback(Some(on_xact), std::ptr::null_mut());
-    pg_sys::RegisterSubXactCallback(Some(on_subxact), std::ptr::null_mut());
+    // SAFETY: at load on the backend thread (this fn's contract); the callbacks are `extern
+    // "C-unwind"` fns with PostgreSQL's signatures, and their argument is unused (NULL).
+    unsafe {
+        pg_sys::RegisterXactCallback(Some(on_xact), std::ptr::null_mut());
+        pg_sys::RegisterSubXactCallback(Some(on_subxact), std::ptr::null_mut());
+    }
 }

@@ -67,20 +67,25 @@ impl WriteBuffer {
         subxact: pg_sys::SubTransactionId,
         sort_columns: Option<std::rc::Rc<[usize]>>,
     ) -> WriteBuffer {
-        let kinds = datum::column_kinds((*rel).rd_att);
-        let columns = kinds.iter().map(|k| k.physical().map(ColumnBuilder::new)).collect();
-        let bytes_zone = (0..kinds.len()).map(|i| datum::bytewise_ordered((*rel).rd_att, i)).collect();
-        WriteBuffer {
-            relid: (*rel).rd_id,
-            subxact,
-            kinds,
-            bytes_zone,
-            columns,
-            rows: 0,
-            first_row: 0,
-            reserved_end: 0,
-            cid_runs: Vec::new(),
-            sort_columns,
+        // SAFETY: the caller guarantees this fn's contract: `rel` is an open relation, locked
+        // by the caller, and we are on the backend thread inside a transaction, so relations
+        // may be opened and slots read, and row groups written through `pages` and `catalog`.
+        unsafe {
+            let kinds = datum::column_kinds((*rel).rd_att);
+            let columns = kinds.iter().map(|k| k.physical().map(ColumnBuilder::new)).collect();
+            let bytes_zone = (0..kinds.len()).map(|i| datum::bytewise_ordered((*rel).rd_att, i)).collect();
+            WriteBuffer {
+                relid: (*rel).rd_id,
+                subxact,
+                kinds,
+                bytes_zone,
+                columns,
+                rows: 0,
+                first_row: 0,
+                reserved_end: 0,
+                cid_runs: Vec::new(),
+                sort_columns,
+            }
         }
     }
 
@@ -105,11 +110,14 @@ fn compression_policy() -> CompressionPolicy {
 
 /// Encodes, writes and records rows `0..rows` of `buf` as row groups, then drops them
 /// from the buffer. `by_command` splits the rows into one row group per command id.
+/// Unsafe: `rel` must be the buffer's relation, open and locked, on the backend thread
+/// inside the transaction that buffered the rows.
 unsafe fn write_out(rel: pg_sys::Relation, buf: &mut WriteBuffer, rows: usize, by_command: bool) {
     if rows == 0 {
         return;
     }
-    let storage_id = pages::storage_id(rel);
+    // SAFETY: `rel` is open and locked, inside a transaction (this fn's contract).
+    let storage_id = unsafe { pages::storage_id(rel) };
     let mut groups: Vec<(std::ops::Range<usize>, pg_sys::CommandId)> = Vec::new();
     if by_command {
         let mut start = 0;
@@ -147,10 +155,13 @@ unsafe fn write_out(rel: pg_sys::Relation, buf: &mut WriteBuffer, rows: usize, b
             encode_chunk(&b, 0..o.len(), &policy, false)
         });
         let total: usize = encoded.iter().flatten().chain(&order_chunk).map(|c| c.bytes.len()).sum();
-        let data_offset = super::free_space::allocate(rel, storage_id, total as u64);
+        // SAFETY: back on the backend thread (the parallel sections are done), with `rel` open
+        // and locked inside a transaction (this fn's contract).
+        let data_offset = unsafe { super::free_space::allocate(rel, storage_id, total as u64) };
         let mut at = data_offset;
         let mut write = |attnum: i16, c: EncodedChunk| {
-            pages::write_stream(rel, at, &c.bytes);
+            // SAFETY: as for `allocate` above; `at .. at + len` was allocated to this group.
+            unsafe { pages::write_stream(rel, at, &c.bytes) };
             let meta = ChunkMeta {
                 attnum,
                 offset: at,
@@ -174,9 +185,12 @@ unsafe fn write_out(rel: pg_sys::Relation, buf: &mut WriteBuffer, rows: usize, b
             data_length: total as u64,
             chunks: std::rc::Rc::new(chunks),
             deleted: None,
-            writer: (pg_sys::GetCurrentTransactionId(), cid),
+            // SAFETY: inside a transaction (this fn's contract), which has an xid from now on.
+            writer: (unsafe { pg_sys::GetCurrentTransactionId() }, cid),
         };
-        catalog::insert_row_group(storage_id, &group, cid);
+        // SAFETY: inside a transaction on the backend thread (this fn's contract), so the
+        // metadata tables may be written.
+        unsafe { catalog::insert_row_group(storage_id, &group, cid) };
     }
     for c in buf.columns.iter_mut().flatten() {
         c.drain_front(rows);
@@ -192,94 +206,130 @@ unsafe fn write_out(rel: pg_sys::Relation, buf: &mut WriteBuffer, rows: usize, b
 /// Before the first metadata of an unlogged relation that crash recovery reset: a fresh
 /// storage id (see `layout::RESET_STORAGE_BIT`), and the stale metadata goes.
 unsafe fn take_fresh_storage_after_reset(rel: pg_sys::Relation) {
-    if pages::storage_id(rel) & crate::storage::format::layout::RESET_STORAGE_BIT == 0 {
-        return;
-    }
-    let fresh = catalog::next_storage_id();
-    if let Some(stale) = pages::replace_reset_storage_id(rel, fresh) {
-        catalog::delete_storage(stale);
+    // SAFETY: the caller guarantees this fn's contract: `rel` is an open relation, locked by
+    // the caller, and we are on the backend thread inside a transaction, so relations may be
+    // opened and slots read, and row groups written through `pages` and `catalog`.
+    unsafe {
+        if pages::storage_id(rel) & crate::storage::format::layout::RESET_STORAGE_BIT == 0 {
+            return;
+        }
+        let fresh = catalog::next_storage_id();
+        if let Some(stale) = pages::replace_reset_storage_id(rel, fresh) {
+            catalog::delete_storage(stale);
+        }
     }
 }
 
 /// Buffers the row in `slot` and returns its row number.
+///
+/// # Safety
+/// `rel` must be an open relation, locked by the caller; `slot` must be a valid tuple slot;
+/// call on the backend thread inside a transaction (it calls PostgreSQL, which may raise an
+/// error).
 pub unsafe fn insert(
     rel: pg_sys::Relation,
     slot: *mut pg_sys::TupleTableSlot,
     cid: pg_sys::CommandId,
 ) -> u64 {
-    let subxact = pg_sys::GetCurrentSubTransactionId();
-    let relid = (*rel).rd_id;
-    let natts = (*(*rel).rd_att).natts as usize;
-    pg_sys::slot_getallattrs(slot);
-    // Before the buffers are borrowed: the first look-up of a table's sort key runs a
-    // query, whose ExecutorStart writes buffers out.
-    let sort_columns = options::sort_columns(relid);
-    BUFFERS.with(|cell| {
-        let mut buffers = cell.borrow_mut();
-        let pos = match buffers.iter().position(|b| b.relid == relid && b.subxact == subxact) {
-            Some(pos) if buffers[pos].kinds.len() == natts => pos,
-            found => {
-                // The table's columns changed since this buffer started (ALTER TABLE in
-                // the same transaction): write out what was buffered under the old shape.
-                if let Some(pos) = found {
-                    let mut old = buffers.swap_remove(pos);
-                    let rows = old.rows;
-                    write_out(rel, &mut old, rows, true);
+    // SAFETY: the caller guarantees this fn's contract: `rel` is an open relation, locked by
+    // the caller; `slot` is a valid tuple slot, and we are on the backend thread inside a
+    // transaction, so relations may be opened and slots read, and row groups written through
+    // `pages` and `catalog`.
+    unsafe {
+        let subxact = pg_sys::GetCurrentSubTransactionId();
+        let relid = (*rel).rd_id;
+        let natts = (*(*rel).rd_att).natts as usize;
+        pg_sys::slot_getallattrs(slot);
+        // Before the buffers are borrowed: the first look-up of a table's sort key runs a
+        // query, whose ExecutorStart writes buffers out.
+        let sort_columns = options::sort_columns(relid);
+        BUFFERS.with(|cell| {
+            let mut buffers = cell.borrow_mut();
+            let pos = match buffers.iter().position(|b| b.relid == relid && b.subxact == subxact) {
+                Some(pos) if buffers[pos].kinds.len() == natts => pos,
+                found => {
+                    // The table's columns changed since this buffer started (ALTER TABLE in
+                    // the same transaction): write out what was buffered under the old shape.
+                    if let Some(pos) = found {
+                        let mut old = buffers.swap_remove(pos);
+                        let rows = old.rows;
+                        write_out(rel, &mut old, rows, true);
+                    }
+                    buffers.push(WriteBuffer::new(rel, subxact, sort_columns));
+                    buffers.len() - 1
                 }
-                buffers.push(WriteBuffer::new(rel, subxact, sort_columns));
-                buffers.len() - 1
+            };
+            let buf = &mut buffers[pos];
+            if buf.first_row + buf.rows as u64 == buf.reserved_end {
+                let rows = buf.rows;
+                write_out(rel, buf, rows, true);
+                take_fresh_storage_after_reset(rel);
+                // Row groups and reservations never span more than ROW_GROUP_ROWS rows:
+                // catalog lookups of a row's group rely on it.
+                buf.first_row = pages::reserve_rows(rel, ROW_GROUP_ROWS as u64);
+                buf.reserved_end = buf.first_row + ROW_GROUP_ROWS as u64;
+                let storage_id = pages::storage_id(rel);
+                catalog::insert_reservation(storage_id, buf.first_row, ROW_GROUP_ROWS as u64);
             }
-        };
-        let buf = &mut buffers[pos];
-        if buf.first_row + buf.rows as u64 == buf.reserved_end {
-            let rows = buf.rows;
-            write_out(rel, buf, rows, true);
-            take_fresh_storage_after_reset(rel);
-            // Row groups and reservations never span more than ROW_GROUP_ROWS rows:
-            // catalog lookups of a row's group rely on it.
-            buf.first_row = pages::reserve_rows(rel, ROW_GROUP_ROWS as u64);
-            buf.reserved_end = buf.first_row + ROW_GROUP_ROWS as u64;
-            let storage_id = pages::storage_id(rel);
-            catalog::insert_reservation(storage_id, buf.first_row, ROW_GROUP_ROWS as u64);
-        }
-        let values = std::slice::from_raw_parts((*slot).tts_values, natts);
-        let nulls = std::slice::from_raw_parts((*slot).tts_isnull, natts);
-        for i in 0..natts {
-            if let Some(c) = buf.columns[i].as_mut() {
-                datum::push_datum(c, buf.kinds[i], values[i], nulls[i]);
+            let values = std::slice::from_raw_parts((*slot).tts_values, natts);
+            let nulls = std::slice::from_raw_parts((*slot).tts_isnull, natts);
+            for i in 0..natts {
+                if let Some(c) = buf.columns[i].as_mut() {
+                    datum::push_datum(c, buf.kinds[i], values[i], nulls[i]);
+                }
             }
-        }
-        let row = buf.first_row + buf.rows as u64;
-        buf.rows += 1;
-        match buf.cid_runs.last_mut() {
-            Some((last, end)) if *last == cid => *end = buf.rows,
-            _ => buf.cid_runs.push((cid, buf.rows)),
-        }
-        if buf.memory() > MAX_BUFFER_BYTES {
-            let rows = buf.rows;
-            write_out(rel, buf, rows, true);
-        }
-        row
-    })
+            let row = buf.first_row + buf.rows as u64;
+            buf.rows += 1;
+            match buf.cid_runs.last_mut() {
+                Some((last, end)) if *last == cid => *end = buf.rows,
+                _ => buf.cid_runs.push((cid, buf.rows)),
+            }
+            if buf.memory() > MAX_BUFFER_BYTES {
+                let rows = buf.rows;
+                write_out(rel, buf, rows, true);
+            }
+            row
+        })
+    }
 }
 
 /// Buffers `slot`'s row for `rel` and gives the slot the row's TID; returns its number.
+///
+/// # Safety
+/// `rel` must be an open relation, locked by the caller; `slot` must be a valid tuple slot;
+/// call on the backend thread inside a transaction (it calls PostgreSQL, which may raise an
+/// error).
 pub unsafe fn insert_row(
     rel: pg_sys::Relation,
     slot: *mut pg_sys::TupleTableSlot,
     cid: pg_sys::CommandId,
 ) -> u64 {
-    let row = insert(rel, slot, cid);
-    (*slot).tts_tid = crate::storage::relation::tid::row_tid(row);
-    (*slot).tts_tableOid = (*rel).rd_id;
-    row
+    // SAFETY: the caller guarantees this fn's contract: `rel` is an open relation, locked by
+    // the caller; `slot` is a valid tuple slot, and we are on the backend thread inside a
+    // transaction, so relations may be opened and slots read, and row groups written through
+    // `pages` and `catalog`.
+    unsafe {
+        let row = insert(rel, slot, cid);
+        (*slot).tts_tid = crate::storage::relation::tid::row_tid(row);
+        (*slot).tts_tableOid = (*rel).rd_id;
+        row
+    }
 }
 
 /// Before a scan of `rel` starts: this transaction's buffered rows written out, so that
 /// it sees them (in parallel mode nothing may be written; ExecutorStart flushed).
+///
+/// # Safety
+/// `rel` must be an open relation, locked by the caller; call on the backend thread inside
+/// a transaction (it calls PostgreSQL, which may raise an error).
 pub unsafe fn flush_before_reading(rel: pg_sys::Relation) {
-    if !pg_sys::IsInParallelMode() {
-        flush_for_read(rel);
+    // SAFETY: the caller guarantees this fn's contract: `rel` is an open relation, locked by
+    // the caller, and we are on the backend thread inside a transaction, so relations may be
+    // opened and slots read, and row groups written through `pages` and `catalog`.
+    unsafe {
+        if !pg_sys::IsInParallelMode() {
+            flush_for_read(rel);
+        }
     }
 }
 
@@ -287,20 +337,29 @@ pub unsafe fn flush_before_reading(rel: pg_sys::Relation) {
 /// current subtransaction are simply written out. Rows an enclosing subtransaction
 /// buffered are written out under the current one too (nothing else can make them
 /// visible here), keeping a copy that `on_subxact` restores if this one rolls back.
+///
+/// # Safety
+/// `rel` must be an open relation, locked by the caller; call on the backend thread inside
+/// a transaction (it calls PostgreSQL, which may raise an error).
 pub unsafe fn flush_for_read(rel: pg_sys::Relation) {
-    let subxact = pg_sys::GetCurrentSubTransactionId();
-    let relid = (*rel).rd_id;
-    BUFFERS.with(|cell| {
-        let mut buffers = cell.borrow_mut();
-        for buf in buffers.iter_mut().filter(|b| b.relid == relid && b.rows > 0) {
-            if buf.subxact != subxact {
-                let copy = Borrowed { written_under: subxact, buffer: buf.clone() };
-                BORROWED.with(|b| b.borrow_mut().push(copy));
+    // SAFETY: the caller guarantees this fn's contract: `rel` is an open relation, locked by
+    // the caller, and we are on the backend thread inside a transaction, so relations may be
+    // opened and slots read, and row groups written through `pages` and `catalog`.
+    unsafe {
+        let subxact = pg_sys::GetCurrentSubTransactionId();
+        let relid = (*rel).rd_id;
+        BUFFERS.with(|cell| {
+            let mut buffers = cell.borrow_mut();
+            for buf in buffers.iter_mut().filter(|b| b.relid == relid && b.rows > 0) {
+                if buf.subxact != subxact {
+                    let copy = Borrowed { written_under: subxact, buffer: buf.clone() };
+                    BORROWED.with(|b| b.borrow_mut().push(copy));
+                }
+                let rows = buf.rows;
+                write_out(rel, buf, rows, true);
             }
-            let rows = buf.rows;
-            write_out(rel, buf, rows, true);
-        }
-    });
+        });
+    }
 }
 
 /// Subtransaction `subxact` commits into `parent`: rows it wrote for an enclosing
@@ -341,38 +400,61 @@ fn borrowed_abort(subxact: pg_sys::SubTransactionId) {
 /// Writes out every buffer of the current subtransaction (commit of it or of the
 /// transaction), or of relation `only`.
 unsafe fn flush_current(only: Option<pg_sys::Oid>) {
-    let subxact = pg_sys::GetCurrentSubTransactionId();
-    BUFFERS.with(|cell| {
-        let mut buffers = cell.borrow_mut();
-        let mut kept = Vec::new();
-        for mut buf in buffers.drain(..) {
-            let mine = buf.subxact == subxact && only.is_none_or(|r| r == buf.relid);
-            if !mine {
-                kept.push(buf);
-                continue;
+    // SAFETY: per this fn's contract we are on the backend thread inside a transaction, so
+    // relations may be opened and slots read, and row groups written through `pages` and
+    // `catalog`.
+    unsafe {
+        let subxact = pg_sys::GetCurrentSubTransactionId();
+        BUFFERS.with(|cell| {
+            let mut buffers = cell.borrow_mut();
+            let mut kept = Vec::new();
+            for mut buf in buffers.drain(..) {
+                let mine = buf.subxact == subxact && only.is_none_or(|r| r == buf.relid);
+                if !mine {
+                    kept.push(buf);
+                    continue;
+                }
+                // The relation may have been dropped in this transaction: nothing to write.
+                let rel = pg_sys::try_relation_open(buf.relid, pg_sys::NoLock as i32);
+                if rel.is_null() {
+                    continue;
+                }
+                let rows = buf.rows;
+                write_out(rel, &mut buf, rows, false);
+                pg_sys::relation_close(rel, pg_sys::NoLock as i32);
             }
-            // The relation may have been dropped in this transaction: nothing to write.
-            let rel = pg_sys::try_relation_open(buf.relid, pg_sys::NoLock as i32);
-            if rel.is_null() {
-                continue;
-            }
-            let rows = buf.rows;
-            write_out(rel, &mut buf, rows, false);
-            pg_sys::relation_close(rel, pg_sys::NoLock as i32);
-        }
-        *buffers = kept;
-    });
+            *buffers = kept;
+        });
+    }
 }
 
 /// Writes out every buffer of the current subtransaction: before a query starts, so
 /// that its snapshot (and its parallel workers, which cannot write) see the rows.
+///
+/// # Safety
+/// Call on the backend thread inside a transaction (it calls PostgreSQL, which may raise an
+/// error).
 pub unsafe fn flush_all() {
-    flush_current(None);
+    // SAFETY: per this fn's contract we are on the backend thread inside a transaction, so
+    // relations may be opened and slots read, and row groups written through `pages` and
+    // `catalog`.
+    unsafe {
+        flush_current(None);
+    }
 }
 
 /// Writes out the buffered rows of `relid` (end of a bulk insert, e.g. a table rewrite).
+///
+/// # Safety
+/// Call on the backend thread inside a transaction (it calls PostgreSQL, which may raise an
+/// error).
 pub unsafe fn flush_relation(relid: pg_sys::Oid) {
-    flush_current(Some(relid));
+    // SAFETY: per this fn's contract we are on the backend thread inside a transaction, so
+    // relations may be opened and slots read, and row groups written through `pages` and
+    // `catalog`.
+    unsafe {
+        flush_current(Some(relid));
+    }
 }
 
 /// Forgets the buffered rows of `relid` (its storage is being replaced or truncated).
@@ -396,22 +478,27 @@ pub fn has_pending(relid: pg_sys::Oid) -> bool {
 
 #[pgrx::pg_guard]
 unsafe extern "C-unwind" fn on_xact(event: pg_sys::XactEvent::Type, _arg: *mut std::ffi::c_void) {
-    use pg_sys::XactEvent::*;
-    match event {
-        XACT_EVENT_PRE_COMMIT | XACT_EVENT_PARALLEL_PRE_COMMIT | XACT_EVENT_PRE_PREPARE => {
-            flush_current(None);
-            // After the last flush, which may have taken free space.
-            super::free_space::return_claims();
+    // SAFETY: a transaction callback, run on the backend thread: before commit or prepare the
+    // transaction is still open, so buffered rows may be written out (relations opened,
+    // metadata written); after the end only per-backend state is dropped.
+    unsafe {
+        use pg_sys::XactEvent::*;
+        match event {
+            XACT_EVENT_PRE_COMMIT | XACT_EVENT_PARALLEL_PRE_COMMIT | XACT_EVENT_PRE_PREPARE => {
+                flush_current(None);
+                // After the last flush, which may have taken free space.
+                super::free_space::return_claims();
+            }
+            XACT_EVENT_ABORT
+            | XACT_EVENT_PARALLEL_ABORT
+            | XACT_EVENT_COMMIT
+            | XACT_EVENT_PARALLEL_COMMIT
+            | XACT_EVENT_PREPARE => {
+                BUFFERS.with(|cell| cell.borrow_mut().clear());
+                super::free_space::forget_claims();
+            }
+            _ => {}
         }
-        XACT_EVENT_ABORT
-        | XACT_EVENT_PARALLEL_ABORT
-        | XACT_EVENT_COMMIT
-        | XACT_EVENT_PARALLEL_COMMIT
-        | XACT_EVENT_PREPARE => {
-            BUFFERS.with(|cell| cell.borrow_mut().clear());
-            super::free_space::forget_claims();
-        }
-        _ => {}
     }
 }
 
@@ -422,20 +509,32 @@ unsafe extern "C-unwind" fn on_subxact(
     parent: pg_sys::SubTransactionId,
     _arg: *mut std::ffi::c_void,
 ) {
-    use pg_sys::SubXactEvent::*;
-    match event {
-        SUBXACT_EVENT_PRE_COMMIT_SUB => flush_current(None),
-        SUBXACT_EVENT_COMMIT_SUB => borrowed_commit(subxact, parent),
-        SUBXACT_EVENT_ABORT_SUB => {
-            borrowed_abort(subxact);
-            super::free_space::forget_subxact(subxact);
+    // SAFETY: a subtransaction callback, run on the backend thread: before a subtransaction
+    // commits it is still open, so its rows may be written out; at commit and abort only
+    // per-backend state is moved or dropped, by the ids PostgreSQL passes.
+    unsafe {
+        use pg_sys::SubXactEvent::*;
+        match event {
+            SUBXACT_EVENT_PRE_COMMIT_SUB => flush_current(None),
+            SUBXACT_EVENT_COMMIT_SUB => borrowed_commit(subxact, parent),
+            SUBXACT_EVENT_ABORT_SUB => {
+                borrowed_abort(subxact);
+                super::free_space::forget_subxact(subxact);
+            }
+            _ => {}
         }
-        _ => {}
     }
 }
 
 /// Registers the transaction callbacks; called once from `_PG_init`.
+///
+/// # Safety
+/// Call once, from `_PG_init`, on the backend thread.
 pub unsafe fn register_callbacks() {
-    pg_sys::RegisterXactCallback(Some(on_xact), std::ptr::null_mut());
-    pg_sys::RegisterSubXactCallback(Some(on_subxact), std::ptr::null_mut());
+    // SAFETY: at load on the backend thread (this fn's contract); the callbacks are `extern
+    // "C-unwind"` fns with PostgreSQL's signatures, and their argument is unused (NULL).
+    unsafe {
+        pg_sys::RegisterXactCallback(Some(on_xact), std::ptr::null_mut());
+        pg_sys::RegisterSubXactCallback(Some(on_subxact), std::ptr::null_mut());
+    }
 }
