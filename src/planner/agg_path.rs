@@ -41,45 +41,59 @@ impl CustomPathKind for AggPath {
         tlist: *mut pg_sys::List,
         _clauses: *mut pg_sys::List,
     ) -> *mut pg_sys::CustomScan {
-        analysis.plan(tlist)
+        // SAFETY: called through `plan_path` from createplan in the planner's memory context
+        // (the trait's contract); the analysis' expressions were taken from this query's
+        // target, HAVING and quals by `add_path`, in that same context, so they are live.
+        unsafe { analysis.plan(tlist) }
     }
 }
 
 /// Offers a ColumnarAgg for the grouping stage of a query over one columnar relation,
 /// and a Finalize Aggregate over a Gather of partial ColumnarAggs.
+///
+/// # Safety
+/// From `create_upper_paths_hook` for UPPERREL_GROUP_AGG, on the backend thread: `root`,
+/// `input_rel` and `output_rel` are the planner's live nodes and `extra` that stage's
+/// GroupPathExtraData.
 pub unsafe fn add_paths(
     root: *mut pg_sys::PlannerInfo,
     input_rel: *mut pg_sys::RelOptInfo,
     output_rel: *mut pg_sys::RelOptInfo,
     extra: *mut pg_sys::GroupPathExtraData,
 ) {
-    // The fold is a columnar scan too: `enable_columnar_scan = off` rules it out.
-    if !super::ENABLE_VECTOR_AGG.get() || !super::ENABLE_COLUMNAR_SCAN.get() {
-        return;
-    }
-    let parse = (*root).parse;
-    if (*input_rel).reloptkind != pg_sys::RelOptKind::RELOPT_BASEREL
-        || !(*parse).groupingSets.is_null()
-        || !(*input_rel).lateral_relids.is_null()
-        || (*extra).patype != pg_sys::PartitionwiseAggregateType::PARTITIONWISE_AGGREGATE_NONE
-    {
-        return;
-    }
-    if !(*parse).groupClause.is_null() && !super::ENABLE_GROUPED_VECTOR_AGG.get() {
-        return;
-    }
-    let rte = *(*root).simple_rte_array.add((*input_rel).relid as usize);
-    if !scanned_plainly(rte) {
-        return;
-    }
-    let relation = pg_sys::table_open((*rte).relid, pg_sys::NoLock as i32);
-    if am::is_columnar(relation) {
-        if let Some(shape) = eligible(root, input_rel, output_rel, extra, relation, false) {
-            add_path(root, input_rel, output_rel, relation, shape, None);
+    // SAFETY: `root`, the relations and `extra` are live (this fn's contract); `input_rel`
+    // is checked to be a base relation before its relid indexes simple_rte_array, and the
+    // table of a plain RTE_RELATION is locked by the query, so table_open with NoLock is
+    // valid; it is closed before returning (an ERROR in between releases it at abort).
+    unsafe {
+        // The fold is a columnar scan too: `enable_columnar_scan = off` rules it out.
+        if !super::ENABLE_VECTOR_AGG.get() || !super::ENABLE_COLUMNAR_SCAN.get() {
+            return;
         }
-        add_parallel_path(root, input_rel, output_rel, extra, relation);
+        let parse = (*root).parse;
+        if (*input_rel).reloptkind != pg_sys::RelOptKind::RELOPT_BASEREL
+            || !(*parse).groupingSets.is_null()
+            || !(*input_rel).lateral_relids.is_null()
+            || (*extra).patype != pg_sys::PartitionwiseAggregateType::PARTITIONWISE_AGGREGATE_NONE
+        {
+            return;
+        }
+        if !(*parse).groupClause.is_null() && !super::ENABLE_GROUPED_VECTOR_AGG.get() {
+            return;
+        }
+        let rte = *(*root).simple_rte_array.add((*input_rel).relid as usize);
+        if !scanned_plainly(rte) {
+            return;
+        }
+        let relation = pg_sys::table_open((*rte).relid, pg_sys::NoLock as i32);
+        if am::is_columnar(relation) {
+            if let Some(shape) = eligible(root, input_rel, output_rel, extra, relation, false) {
+                add_path(root, input_rel, output_rel, relation, shape, None);
+            }
+            add_parallel_path(root, input_rel, output_rel, extra, relation);
+        }
+        pg_sys::table_close(relation, pg_sys::NoLock as i32);
     }
-    pg_sys::table_close(relation, pg_sys::NoLock as i32);
 }
 
 /// The parallel plan: Finalize Aggregate over a Gather of partial ColumnarAggs, each
@@ -93,52 +107,61 @@ unsafe fn add_parallel_path(
     extra: *mut pg_sys::GroupPathExtraData,
     relation: pg_sys::Relation,
 ) {
-    let flags = (*extra).flags as u32;
-    let grouped = !(*(*root).parse).groupClause.is_null();
-    if !super::ENABLE_PARALLEL_VECTOR_AGG.get()
-        || !(*output_rel).consider_parallel
-        || (*rel).partial_pathlist.is_null()
-        || !(*extra).partial_costs_set
-        || flags & pg_sys::GROUPING_CAN_PARTIAL_AGG == 0
-        || (grouped && flags & pg_sys::GROUPING_CAN_USE_HASH == 0)
-    {
-        return;
+    // SAFETY: `root`, `rel`, `output_rel` and `extra` are the planner's live nodes and
+    // `relation` the open, locked relation of `rel` (from `add_paths`); fetch_upper_rel
+    // returns a live RelOptInfo with a reltarget, and the paths made here are palloc'd in the
+    // planner's memory context, which add_path takes over.
+    unsafe {
+        let flags = (*extra).flags as u32;
+        let grouped = !(*(*root).parse).groupClause.is_null();
+        if !super::ENABLE_PARALLEL_VECTOR_AGG.get()
+            || !(*output_rel).consider_parallel
+            || (*rel).partial_pathlist.is_null()
+            || !(*extra).partial_costs_set
+            || flags & pg_sys::GROUPING_CAN_PARTIAL_AGG == 0
+            || (grouped && flags & pg_sys::GROUPING_CAN_USE_HASH == 0)
+        {
+            return;
+        }
+        let partial_rel = pg_sys::fetch_upper_rel(
+            root,
+            pg_sys::UpperRelationKind::UPPERREL_PARTIAL_GROUP_AGG,
+            (*output_rel).relids,
+        );
+        if (*(*partial_rel).reltarget).exprs.is_null() {
+            return;
+        }
+        let Some(shape) = eligible(root, rel, partial_rel, extra, relation, true) else { return };
+        let groups =
+            estimate_groups(root, relation, &shape.plan, &shape.key_exprs, &shape.pushdown, (*rel).rows);
+        let Some(partial) = add_path(root, rel, partial_rel, relation, shape, Some(output_rel)) else {
+            return;
+        };
+        // Each participant sends its groups (as core's gather_grouping_paths counts them).
+        let mut gathered = (*partial).rows * (*partial).parallel_workers as f64;
+        let gather = pg_sys::create_gather_path(
+            root,
+            partial_rel,
+            partial,
+            (*partial_rel).reltarget,
+            std::ptr::null_mut(),
+            &mut gathered,
+        );
+        let strategy = if grouped { pg_sys::AggStrategy::AGG_HASHED } else { pg_sys::AggStrategy::AGG_PLAIN };
+        let finalize = pg_sys::create_agg_path(
+            root,
+            output_rel,
+            gather as *mut pg_sys::Path,
+            (*output_rel).reltarget,
+            strategy,
+            pg_sys::AggSplit::AGGSPLIT_FINAL_DESERIAL,
+            (*(*root).parse).groupClause,
+            (*extra).havingQual as *mut pg_sys::List,
+            &(*extra).agg_final_costs,
+            groups,
+        );
+        pg_sys::add_path(output_rel, finalize as *mut pg_sys::Path);
     }
-    let partial_rel = pg_sys::fetch_upper_rel(
-        root,
-        pg_sys::UpperRelationKind::UPPERREL_PARTIAL_GROUP_AGG,
-        (*output_rel).relids,
-    );
-    if (*(*partial_rel).reltarget).exprs.is_null() {
-        return;
-    }
-    let Some(shape) = eligible(root, rel, partial_rel, extra, relation, true) else { return };
-    let groups = estimate_groups(root, relation, &shape.plan, &shape.key_exprs, &shape.pushdown, (*rel).rows);
-    let Some(partial) = add_path(root, rel, partial_rel, relation, shape, Some(output_rel)) else { return };
-    // Each participant sends its groups (as core's gather_grouping_paths counts them).
-    let mut gathered = (*partial).rows * (*partial).parallel_workers as f64;
-    let gather = pg_sys::create_gather_path(
-        root,
-        partial_rel,
-        partial,
-        (*partial_rel).reltarget,
-        std::ptr::null_mut(),
-        &mut gathered,
-    );
-    let strategy = if grouped { pg_sys::AggStrategy::AGG_HASHED } else { pg_sys::AggStrategy::AGG_PLAIN };
-    let finalize = pg_sys::create_agg_path(
-        root,
-        output_rel,
-        gather as *mut pg_sys::Path,
-        (*output_rel).reltarget,
-        strategy,
-        pg_sys::AggSplit::AGGSPLIT_FINAL_DESERIAL,
-        (*(*root).parse).groupClause,
-        (*extra).havingQual as *mut pg_sys::List,
-        &(*extra).agg_final_costs,
-        groups,
-    );
-    pg_sys::add_path(output_rel, finalize as *mut pg_sys::Path);
 }
 
 /// Groups that `rows` rows make under the plan's keys. Core's estimate takes
@@ -165,7 +188,9 @@ unsafe fn estimate_groups(
             KeyKind::Trunc(unit) | KeyKind::TruncTz(unit) => Some(unit_micros(unit)),
             KeyKind::Bin { stride, .. } => Some(stride as f64),
         };
-        match width.and_then(|w| Some((w, kept_range(root, relation, filter, key.att)?))) {
+        // SAFETY: `root` is live and `relation` open and locked, the filter's operands
+        // expressions of this query (callers' contract: from `add_path`).
+        match width.and_then(|w| Some((w, unsafe { kept_range(root, relation, filter, key.att) }?))) {
             Some((w, (lo, hi))) => buckets *= ((hi as f64 - lo as f64) / w.max(1.0)).floor() + 1.0,
             None => others.push(expr),
         }
@@ -173,8 +198,13 @@ unsafe fn estimate_groups(
     let rest = if others.is_empty() {
         1.0
     } else {
-        let exprs = pg_list::from_ptrs(others.iter().copied());
-        pg_sys::estimate_num_groups(root, exprs, rows, std::ptr::null_mut(), std::ptr::null_mut())
+        // SAFETY: `root` is the live PlannerInfo and the key expressions are this
+        // query's group keys (callers' contract); the list is palloc'd in the current
+        // (planner) memory context.
+        unsafe {
+            let exprs = pg_list::from_ptrs(others.iter().copied());
+            pg_sys::estimate_num_groups(root, exprs, rows, std::ptr::null_mut(), std::ptr::null_mut())
+        }
     };
     (buckets * rest).clamp(1.0, rows.max(1.0))
 }
@@ -219,48 +249,54 @@ unsafe fn eligible(
     relation: pg_sys::Relation,
     partial: bool,
 ) -> Option<Shape> {
-    let relid = (*rel).relid;
-    let kinds = datum::column_kinds((*relation).rd_att);
-    // Every WHERE clause is evaluated by the scan, or the fold cannot run.
-    let pushdown = pushed_entirely(root, rel)?;
-    let mut operands = pushdown.operands.clone();
-    // Group keys.
-    let parse = (*root).parse;
-    let tlist = (*root).processed_tlist;
-    let mut keys = Vec::new();
-    let mut key_exprs = Vec::new();
-    for sgc in pg_list::ptrs::<pg_sys::SortGroupClause>((*parse).groupClause) {
-        let tle = pg_sys::get_sortgroupref_tle((*sgc).tleSortGroupRef, tlist);
-        let expr = (*tle).expr as *mut pg_sys::Node;
-        keys.push(group_key(expr, (*sgc).eqop, relid, &kinds)?);
-        key_exprs.push(expr);
-    }
-    if keys.len() > MAX_KEYS {
-        return None;
-    }
-    // The target (and HAVING) may use the keys and aggregates, and nothing else of the
-    // relation's rows.
-    let target = (*(*output_rel).reltarget).exprs;
-    let having = if partial { std::ptr::null_mut() } else { (*extra).havingQual as *mut pg_sys::List };
-    let mut aggrefs: Vec<*mut pg_sys::Aggref> = Vec::new();
-    for node in [target as *mut pg_sys::Node, having as *mut pg_sys::Node] {
-        if node.is_null() {
-            continue;
+    // SAFETY: `root`, `rel`, `output_rel` and `extra` are the planner's live nodes and
+    // `relation` the open, locked relation of `rel` (from `add_paths` / `add_parallel_path`):
+    // rd_att is valid, every group clause's tleSortGroupRef names an entry of processed_tlist,
+    // and `context` outlives the walk `uncovered` makes over the valid target and HAVING trees.
+    unsafe {
+        let relid = (*rel).relid;
+        let kinds = datum::column_kinds((*relation).rd_att);
+        // Every WHERE clause is evaluated by the scan, or the fold cannot run.
+        let pushdown = pushed_entirely(root, rel)?;
+        let mut operands = pushdown.operands.clone();
+        // Group keys.
+        let parse = (*root).parse;
+        let tlist = (*root).processed_tlist;
+        let mut keys = Vec::new();
+        let mut key_exprs = Vec::new();
+        for sgc in pg_list::ptrs::<pg_sys::SortGroupClause>((*parse).groupClause) {
+            let tle = pg_sys::get_sortgroupref_tle((*sgc).tleSortGroupRef, tlist);
+            let expr = (*tle).expr as *mut pg_sys::Node;
+            keys.push(group_key(expr, (*sgc).eqop, relid, &kinds)?);
+            key_exprs.push(expr);
         }
-        let mut context = Walk { keys: &key_exprs, aggrefs: &mut aggrefs };
-        if pg_sys::expression_tree_walker(node, Some(uncovered), &mut context as *mut Walk as *mut _) {
+        if keys.len() > MAX_KEYS {
             return None;
         }
+        // The target (and HAVING) may use the keys and aggregates, and nothing else of the
+        // relation's rows.
+        let target = (*(*output_rel).reltarget).exprs;
+        let having = if partial { std::ptr::null_mut() } else { (*extra).havingQual as *mut pg_sys::List };
+        let mut aggrefs: Vec<*mut pg_sys::Aggref> = Vec::new();
+        for node in [target as *mut pg_sys::Node, having as *mut pg_sys::Node] {
+            if node.is_null() {
+                continue;
+            }
+            let mut context = Walk { keys: &key_exprs, aggrefs: &mut aggrefs };
+            if pg_sys::expression_tree_walker(node, Some(uncovered), &mut context as *mut Walk as *mut _) {
+                return None;
+            }
+        }
+        let mut aggs = Vec::new();
+        for &aggref in &aggrefs {
+            aggs.push(aggregate(root, rel, aggref, &kinds, &mut operands)?);
+        }
+        if aggs.is_empty() && keys.is_empty() {
+            return None;
+        }
+        let plan = AggPlan { keys, aggs, partial };
+        Some(Shape { plan, key_exprs, aggrefs, pushdown, operands, having })
     }
-    let mut aggs = Vec::new();
-    for &aggref in &aggrefs {
-        aggs.push(aggregate(root, rel, aggref, &kinds, &mut operands)?);
-    }
-    if aggs.is_empty() && keys.is_empty() {
-        return None;
-    }
-    let plan = AggPlan { keys, aggs, partial };
-    Some(Shape { plan, key_exprs, aggrefs, pushdown, operands, having })
 }
 
 /// Adds the ColumnarAgg path for `shape` to `output_rel`; for a partial one
@@ -273,114 +309,138 @@ unsafe fn add_path(
     shape: Shape,
     final_rel: Option<*mut pg_sys::RelOptInfo>,
 ) -> Option<*mut pg_sys::Path> {
-    let partial = final_rel.is_some();
-    let params = CostParams {
-        seq_page_cost: pg_sys::seq_page_cost,
-        cpu_tuple_cost: pg_sys::cpu_tuple_cost,
-        cpu_operator_cost: pg_sys::cpu_operator_cost,
-    };
-    let natts = (*(*relation).rd_att).natts as usize;
-    let bytes = plan_sizes::column_bytes(relation, natts);
-    let mut attributes = shape.plan.attributes();
-    if let Some(f) = &shape.pushdown.filter {
-        attributes.extend(f.attributes());
-        attributes.sort_unstable();
-        attributes.dedup();
-    }
-    let pruning = match &shape.pushdown.filter {
-        Some(f) => plan_time_pruning(root, relation, f, &shape.pushdown.operands),
-        None => Pruning::none(rel),
-    };
-    let (filter_columns, filter_tests, selectivity) = shape.pushdown.measure(root, rel);
-    let scan = ScanInput {
-        zone_fraction: pruning.row_fraction,
-        pages: (*rel).pages as f64,
-        bytes_all: bytes.iter().sum::<u64>() as f64,
-        bytes_read: attributes.iter().map(|&a| bytes[a]).sum::<u64>() as f64,
-        rows: (*rel).tuples,
-        columns_read: attributes.len(),
-        qual_per_row: 0.0,
-        filter_columns,
-        filter_tests,
-        filter_selectivity: selectivity,
-    };
-    // Parallel: the share of the rows each participant folds.
-    let workers = if partial {
-        let w = pg_sys::compute_parallel_worker(
-            rel,
-            (*rel).pages as f64,
-            -1.0,
-            pg_sys::max_parallel_workers_per_gather,
-        );
-        if w <= 0 {
-            return None;
+    // SAFETY: `root`, `rel` and `output_rel` (and `final_rel`) are the planner's live
+    // nodes and `relation` the open, locked relation of `rel` (from `add_paths` /
+    // `add_parallel_path`): rd_att is valid, the cost GUCs are read on the backend thread, and
+    // `custompath::new` returns a fresh CustomPath we may fill in, in the planner's memory context.
+    unsafe {
+        let partial = final_rel.is_some();
+        let params = CostParams {
+            seq_page_cost: pg_sys::seq_page_cost,
+            cpu_tuple_cost: pg_sys::cpu_tuple_cost,
+            cpu_operator_cost: pg_sys::cpu_operator_cost,
+        };
+        let natts = (*(*relation).rd_att).natts as usize;
+        let bytes = plan_sizes::column_bytes(relation, natts);
+        let mut attributes = shape.plan.attributes();
+        if let Some(f) = &shape.pushdown.filter {
+            attributes.extend(f.attributes());
+            attributes.sort_unstable();
+            attributes.dedup();
         }
-        w
-    } else {
-        0
-    };
-    let divisor =
-        if partial { cost::parallel_divisor(workers, pg_sys::parallel_leader_participation) } else { 1.0 };
-    let rows_in = ((*rel).rows / divisor).max(1.0);
-    let groups = estimate_groups(root, relation, &shape.plan, &shape.key_exprs, &shape.pushdown, rows_in);
-    let mut having = pg_sys::QualCost::default();
-    pg_sys::cost_qual_eval(&mut having, shape.having, root);
-    let input = AggInput {
-        scan,
-        aggs: shape.plan.aggs.len(),
-        keys: shape.plan.keys.len(),
-        groups,
-        having_per_group: having.per_tuple,
-    };
-    let c = cost::columnar_agg_components(&input, &params);
-    // Memory: groups whose states exceed work_mem (times hash_mem_multiplier, as for
-    // core's hash aggregate) make a serial fold rescan the table in passes, each folding
-    // a share of the keys (exec::columnar_agg); a partial one flushes its groups early.
-    let per_group: usize =
-        shape.plan.aggs.iter().map(AggSpec::bytes_per_group).sum::<usize>() + 48 * shape.plan.keys.len();
-    let limit = pg_sys::work_mem as f64 * 1024.0 * pg_sys::hash_mem_multiplier;
-    let state_bytes = groups * per_group as f64;
-    let passes = if partial || state_bytes <= limit {
-        1.0
-    } else {
-        ((state_bytes / (limit * 0.7)).ceil() as u64).next_power_of_two() as f64
-    };
-    let total = (c.io + c.cpu() / divisor) * passes + c.output + having.startup;
-    // What core offers for the whole grouping stage, for EXPLAIN VERBOSE.
-    let core = pg_list::ptrs::<pg_sys::Path>((*final_rel.unwrap_or(output_rel)).pathlist)
-        .map(|p| (*p).total_cost)
-        .fold(f64::INFINITY, f64::min);
-    let explain =
-        explain_lines((*rel).relid, relation, &shape, &attributes, &c, total, core, groups, passes, partial);
-    // What the plan needs: the base relation, the plan, the scan tuple, HAVING.
-    let scan_plan = ScanPlan {
-        attnums: attributes.iter().map(|&a| a as i32 + 1).collect(),
-        output: Vec::new(),
-        zone_predicates: Vec::new(),
-        filter: shape.pushdown.filter,
-        zone_quals: 0,
-        pushed_quals: 0,
-        explain: Vec::new(),
-    };
-    let private = AggScanPlan { scan: scan_plan, agg: shape.plan, groups, explain };
-    let scan_tuple: Vec<*mut pg_sys::Node> = shape
-        .key_exprs
-        .iter()
-        .copied()
-        .chain(shape.aggrefs.iter().map(|&a| a as *mut pg_sys::Node))
-        .collect();
-    let analysis =
-        UpperScan { relid: (*rel).relid, private, scan_tuple, having: shape.having, exprs: shape.operands };
-    let path =
-        custompath::new::<AggPath>(output_rel, (*output_rel).reltarget, groups, total, total, analysis);
-    (*path).path.parallel_safe = (*rel).consider_parallel && (*output_rel).consider_parallel;
-    (*path).path.parallel_aware = partial;
-    (*path).path.parallel_workers = workers;
-    if partial {
-        return Some(path as *mut pg_sys::Path);
+        let pruning = match &shape.pushdown.filter {
+            Some(f) => plan_time_pruning(root, relation, f, &shape.pushdown.operands),
+            None => Pruning::none(rel),
+        };
+        let (filter_columns, filter_tests, selectivity) = shape.pushdown.measure(root, rel);
+        let scan = ScanInput {
+            zone_fraction: pruning.row_fraction,
+            pages: (*rel).pages as f64,
+            bytes_all: bytes.iter().sum::<u64>() as f64,
+            bytes_read: attributes.iter().map(|&a| bytes[a]).sum::<u64>() as f64,
+            rows: (*rel).tuples,
+            columns_read: attributes.len(),
+            qual_per_row: 0.0,
+            filter_columns,
+            filter_tests,
+            filter_selectivity: selectivity,
+        };
+        // Parallel: the share of the rows each participant folds.
+        let workers = if partial {
+            let w = pg_sys::compute_parallel_worker(
+                rel,
+                (*rel).pages as f64,
+                -1.0,
+                pg_sys::max_parallel_workers_per_gather,
+            );
+            if w <= 0 {
+                return None;
+            }
+            w
+        } else {
+            0
+        };
+        let divisor = if partial {
+            cost::parallel_divisor(workers, pg_sys::parallel_leader_participation)
+        } else {
+            1.0
+        };
+        let rows_in = ((*rel).rows / divisor).max(1.0);
+        let groups = estimate_groups(root, relation, &shape.plan, &shape.key_exprs, &shape.pushdown, rows_in);
+        let mut having = pg_sys::QualCost::default();
+        pg_sys::cost_qual_eval(&mut having, shape.having, root);
+        let input = AggInput {
+            scan,
+            aggs: shape.plan.aggs.len(),
+            keys: shape.plan.keys.len(),
+            groups,
+            having_per_group: having.per_tuple,
+        };
+        let c = cost::columnar_agg_components(&input, &params);
+        // Memory: groups whose states exceed work_mem (times hash_mem_multiplier, as for
+        // core's hash aggregate) make a serial fold rescan the table in passes, each folding
+        // a share of the keys (exec::columnar_agg); a partial one flushes its groups early.
+        let per_group: usize =
+            shape.plan.aggs.iter().map(AggSpec::bytes_per_group).sum::<usize>() + 48 * shape.plan.keys.len();
+        let limit = pg_sys::work_mem as f64 * 1024.0 * pg_sys::hash_mem_multiplier;
+        let state_bytes = groups * per_group as f64;
+        let passes = if partial || state_bytes <= limit {
+            1.0
+        } else {
+            ((state_bytes / (limit * 0.7)).ceil() as u64).next_power_of_two() as f64
+        };
+        let total = (c.io + c.cpu() / divisor) * passes + c.output + having.startup;
+        // What core offers for the whole grouping stage, for EXPLAIN VERBOSE.
+        let core = pg_list::ptrs::<pg_sys::Path>((*final_rel.unwrap_or(output_rel)).pathlist)
+            .map(|p| (*p).total_cost)
+            .fold(f64::INFINITY, f64::min);
+        let explain = explain_lines(
+            (*rel).relid,
+            relation,
+            &shape,
+            &attributes,
+            &c,
+            total,
+            core,
+            groups,
+            passes,
+            partial,
+        );
+        // What the plan needs: the base relation, the plan, the scan tuple, HAVING.
+        let scan_plan = ScanPlan {
+            attnums: attributes.iter().map(|&a| a as i32 + 1).collect(),
+            output: Vec::new(),
+            zone_predicates: Vec::new(),
+            filter: shape.pushdown.filter,
+            zone_quals: 0,
+            pushed_quals: 0,
+            explain: Vec::new(),
+        };
+        let private = AggScanPlan { scan: scan_plan, agg: shape.plan, groups, explain };
+        let scan_tuple: Vec<*mut pg_sys::Node> = shape
+            .key_exprs
+            .iter()
+            .copied()
+            .chain(shape.aggrefs.iter().map(|&a| a as *mut pg_sys::Node))
+            .collect();
+        let analysis = UpperScan {
+            relid: (*rel).relid,
+            private,
+            scan_tuple,
+            having: shape.having,
+            exprs: shape.operands,
+        };
+        let path =
+            custompath::new::<AggPath>(output_rel, (*output_rel).reltarget, groups, total, total, analysis);
+        (*path).path.parallel_safe = (*rel).consider_parallel && (*output_rel).consider_parallel;
+        (*path).path.parallel_aware = partial;
+        (*path).path.parallel_workers = workers;
+        if partial {
+            return Some(path as *mut pg_sys::Path);
+        }
+        pg_sys::add_path(output_rel, path as *mut pg_sys::Path);
+        None
     }
-    pg_sys::add_path(output_rel, path as *mut pg_sys::Path);
-    None
 }
 
 /// What EXPLAIN shows of the plan: decisions always, costs with VERBOSE ('+').
@@ -397,57 +457,69 @@ unsafe fn explain_lines(
     passes: f64,
     partial: bool,
 ) -> Vec<(String, String)> {
-    let deparse = |e: *mut pg_sys::Node| explain_text::deparse(rti, relation, e);
-    let desc = (*relation).rd_att;
-    let live = (0..(*desc).natts as usize).filter(|&i| !datum::attr(desc, i).attisdropped).count();
-    let names: Vec<String> = attributes
-        .iter()
-        .map(|&a| pgrx::name_data_to_str(&datum::attr(desc, a).attname).to_string())
-        .collect();
-    let mut out = vec![("Batch Fold".to_string(), "yes".to_string())];
-    let strategy = if !shape.plan.keys.is_empty() {
-        "hash"
-    } else if shape.pushdown.filter.is_none() && shape.plan.aggs.iter().all(AggSpec::zone_answerable) {
-        "metadata"
-    } else {
-        "fold"
-    };
-    out.push(("Strategy".into(), strategy.into()));
-    if partial {
-        out.push(("Partial".into(), "yes (transition states for Finalize Aggregate)".into()));
-    }
-    let aggs: Vec<String> = shape.aggrefs.iter().map(|&a| deparse(a as *mut pg_sys::Node)).collect();
-    out.push(("Aggregates".into(), aggs.join(", ")));
-    if !shape.key_exprs.is_empty() {
-        let keys: Vec<String> = shape.key_exprs.iter().map(|&k| deparse(k)).collect();
-        out.push(("Group Key".into(), keys.join(", ")));
-    }
-    out.push((
-        "Columns Read".into(),
-        if names.is_empty() {
-            format!("0 of {live}")
+    // SAFETY: `relation` is the open, locked relation of range table entry `rti` (from
+    // `add_path`), so rd_att is valid and `datum::attr` indexes within natts (attributes are
+    // column indexes of it); the Aggrefs, keys and pushed clauses are live expressions of
+    // this query over `rti`, as `explain_text::deparse` requires.
+    unsafe {
+        let deparse = |e: *mut pg_sys::Node| explain_text::deparse(rti, relation, e);
+        let desc = (*relation).rd_att;
+        let live = (0..(*desc).natts as usize).filter(|&i| !datum::attr(desc, i).attisdropped).count();
+        let names: Vec<String> = attributes
+            .iter()
+            .map(|&a| pgrx::name_data_to_str(&datum::attr(desc, a).attname).to_string())
+            .collect();
+        let mut out = vec![("Batch Fold".to_string(), "yes".to_string())];
+        let strategy = if !shape.plan.keys.is_empty() {
+            "hash"
+        } else if shape.pushdown.filter.is_none() && shape.plan.aggs.iter().all(AggSpec::zone_answerable) {
+            "metadata"
         } else {
-            format!("{} of {live}: {}", names.len(), names.join(", "))
-        },
-    ));
-    if !shape.pushdown.pushed.is_empty() {
-        let clauses = pg_list::from_ptrs(shape.pushdown.pushed.iter().map(|&ri| (*ri).clause));
-        out.push(("Pushed Filter".into(), deparse(pg_sys::make_ands_explicit(clauses) as *mut pg_sys::Node)));
+            "fold"
+        };
+        out.push(("Strategy".into(), strategy.into()));
+        if partial {
+            out.push(("Partial".into(), "yes (transition states for Finalize Aggregate)".into()));
+        }
+        let aggs: Vec<String> = shape.aggrefs.iter().map(|&a| deparse(a as *mut pg_sys::Node)).collect();
+        out.push(("Aggregates".into(), aggs.join(", ")));
+        if !shape.key_exprs.is_empty() {
+            let keys: Vec<String> = shape.key_exprs.iter().map(|&k| deparse(k)).collect();
+            out.push(("Group Key".into(), keys.join(", ")));
+        }
+        out.push((
+            "Columns Read".into(),
+            if names.is_empty() {
+                format!("0 of {live}")
+            } else {
+                format!("{} of {live}: {}", names.len(), names.join(", "))
+            },
+        ));
+        if !shape.pushdown.pushed.is_empty() {
+            let clauses = pg_list::from_ptrs(shape.pushdown.pushed.iter().map(|&ri| (*ri).clause));
+            out.push((
+                "Pushed Filter".into(),
+                deparse(pg_sys::make_ands_explicit(clauses) as *mut pg_sys::Node),
+            ));
+        }
+        out.push((
+            "+Cost Components".into(),
+            format!(
+                "io={:.2} decode={:.2} filter={:.2} fold={:.2} group={:.2} output={:.2} total={:.2}",
+                c.io, c.decode, c.filter, c.fold, c.group, c.output, total
+            ),
+        ));
+        if !shape.plan.keys.is_empty() {
+            out.push(("+Estimated Groups".into(), format!("{groups:.0}")));
+        }
+        if passes > 1.0 {
+            out.push((
+                "+Estimated Passes".into(),
+                format!("{passes:.0} (the groups' states exceed work_mem)"),
+            ));
+        }
+        let core = if core.is_finite() { format!("{core:.2}") } else { "none".to_string() };
+        out.push(("+Core Aggregate Cost".into(), core));
+        out
     }
-    out.push((
-        "+Cost Components".into(),
-        format!(
-            "io={:.2} decode={:.2} filter={:.2} fold={:.2} group={:.2} output={:.2} total={:.2}",
-            c.io, c.decode, c.filter, c.fold, c.group, c.output, total
-        ),
-    ));
-    if !shape.plan.keys.is_empty() {
-        out.push(("+Estimated Groups".into(), format!("{groups:.0}")));
-    }
-    if passes > 1.0 {
-        out.push(("+Estimated Passes".into(), format!("{passes:.0} (the groups' states exceed work_mem)")));
-    }
-    let core = if core.is_finite() { format!("{core:.2}") } else { "none".to_string() };
-    out.push(("+Core Aggregate Cost".into(), core));
-    out
 }
