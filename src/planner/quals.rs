@@ -114,11 +114,9 @@ unsafe fn bound_of(c: *mut pg_sys::Const, typid: pg_sys::Oid) -> Option<Bound> {
 unsafe fn btree_op(opno: pg_sys::Oid, typid: pg_sys::Oid) -> Option<CmpOp> {
     // SAFETY: catalog and type cache lookups by OID, on the backend thread inside a
     // transaction (planning).
-    unsafe {
-        match relation_of(opno, btree_family(typid)?)? {
-            Rel::Cmp(op) => Some(op),
-            Rel::Ne => None,
-        }
+    match unsafe { relation_of(opno, btree_family(typid)?) }? {
+        Rel::Cmp(op) => Some(op),
+        Rel::Ne => None,
     }
 }
 
@@ -126,17 +124,15 @@ unsafe fn btree_op(opno: pg_sys::Oid, typid: pg_sys::Oid) -> Option<CmpOp> {
 /// `collation`: always without a collation (bytea); for equality under a deterministic
 /// collation (equal means byte-equal); for ranges only under "C"/"POSIX".
 unsafe fn byte_order_applies(op: CmpOp, collation: pg_sys::Oid) -> bool {
+    if collation == pg_sys::InvalidOid
+        || collation == pg_sys::C_COLLATION_OID
+        || collation == pg_sys::POSIX_COLLATION_OID
+    {
+        return true;
+    }
     // SAFETY: a catalog lookup of a collation OID taken from a planned expression,
     // on the backend thread inside a transaction (planning).
-    unsafe {
-        if collation == pg_sys::InvalidOid
-            || collation == pg_sys::C_COLLATION_OID
-            || collation == pg_sys::POSIX_COLLATION_OID
-        {
-            return true;
-        }
-        op == CmpOp::Eq && pg_sys::get_collation_isdeterministic(collation)
-    }
+    op == CmpOp::Eq && unsafe { pg_sys::get_collation_isdeterministic(collation) }
 }
 
 /// The zone-map predicate a qual amounts to, as (attribute index, predicate).
@@ -252,12 +248,10 @@ impl Pushdown {
         root: *mut pg_sys::PlannerInfo,
         rel: *mut pg_sys::RelOptInfo,
     ) -> (usize, usize, f64) {
+        let Some(f) = &self.filter else { return (0, 0, 1.0) };
         // SAFETY: `root` and `rel` are the planner's live nodes and the pushed clauses are
         // `rel`'s RestrictInfos (this fn's contract).
-        unsafe {
-            let Some(f) = &self.filter else { return (0, 0, 1.0) };
-            (f.attributes().len(), f.tests(), selectivity(root, rel, &self.pushed))
-        }
+        (f.attributes().len(), f.tests(), unsafe { selectivity(root, rel, &self.pushed) })
     }
 
     /// Nothing pushed: every clause stays with the executor.
@@ -307,14 +301,12 @@ fn value_kind(base: pg_sys::Oid) -> Option<ValueKind> {
 unsafe fn operand_fits(column: pg_sys::Oid, operand: pg_sys::Oid) -> bool {
     // SAFETY: getBaseType looks a type OID up in the catalog, on the backend thread
     // inside a transaction (planning).
-    unsafe {
-        let operand = pg_sys::getBaseType(operand);
-        let texts = [pg_sys::TEXTOID, pg_sys::VARCHAROID];
-        operand == column
-            || (INTEGERS.contains(&column) && INTEGERS.contains(&operand))
-            || (FLOATS.contains(&column) && FLOATS.contains(&operand))
-            || (texts.contains(&column) && texts.contains(&operand))
-    }
+    let operand = unsafe { pg_sys::getBaseType(operand) };
+    let texts = [pg_sys::TEXTOID, pg_sys::VARCHAROID];
+    operand == column
+        || (INTEGERS.contains(&column) && INTEGERS.contains(&operand))
+        || (FLOATS.contains(&column) && FLOATS.contains(&operand))
+        || (texts.contains(&column) && texts.contains(&operand))
 }
 
 struct Translator {
@@ -379,14 +371,13 @@ unsafe fn relation_of(opno: pg_sys::Oid, family: pg_sys::Oid) -> Option<Rel> {
 
 /// Whether byte order answers `rel` under `collation` (see `byte_order_applies`).
 unsafe fn bytes_answer(rel: Rel, collation: pg_sys::Oid) -> bool {
+    let op = match rel {
+        Rel::Cmp(op) => op,
+        Rel::Ne => CmpOp::Eq,
+    };
     // SAFETY: `byte_order_applies` only looks up a collation in the catalog, on the
     // backend thread inside a transaction (planning).
-    unsafe {
-        match rel {
-            Rel::Cmp(op) => byte_order_applies(op, collation),
-            Rel::Ne => byte_order_applies(CmpOp::Eq, collation),
-        }
-    }
+    unsafe { byte_order_applies(op, collation) }
 }
 
 impl Translator {
@@ -535,27 +526,30 @@ impl Translator {
         pattern: *mut pg_sys::Node,
         collation: pg_sys::Oid,
     ) -> Option<FilterPlan> {
-        // SAFETY: `pattern` is a valid expression (from `op_expr`); a non-NULL text or bytea
-        // Const's value is a varlena, detoasted here in the current memory context, and
-        // `len` bytes from vardata_any are its payload. The collation lookup runs in a transaction.
-        unsafe {
-            if collation != pg_sys::InvalidOid && !pg_sys::get_collation_isdeterministic(collation) {
-                return None;
-            }
+        // SAFETY: a catalog lookup of a collation OID from the planned OpExpr, inside a
+        // transaction (planning).
+        if collation != pg_sys::InvalidOid && !unsafe { pg_sys::get_collation_isdeterministic(collation) } {
+            return None;
+        }
+        // SAFETY: `pattern` is a valid expression (from `op_expr`), so `as_const` returns a
+        // live Const; a non-NULL one of a LIKE over text or bytea holds a varlena,
+        // detoasted here in the current memory context, whose payload is `len` bytes at
+        // vardata_any (the slice lives no longer than this call, in that context).
+        let bytes = unsafe {
             let c = as_const(pattern)?;
             if (*c).constisnull {
                 return None;
             }
             let flat = pg_sys::pg_detoast_datum_packed((*c).constvalue.cast_mut_ptr::<pg_sys::varlena>());
             let len = pgrx::varlena::varsize_any_exhdr(flat);
-            let bytes = std::slice::from_raw_parts(pgrx::varlena::vardata_any(flat) as *const u8, len);
-            let literal_end = bytes.iter().rposition(|&b| b != b'%').map_or(0, |i| i + 1);
-            let (prefix, wildcards) = bytes.split_at(literal_end);
-            if wildcards.is_empty() || prefix.iter().any(|b| matches!(b, b'%' | b'_' | b'\\')) {
-                return None;
-            }
-            Some(FilterPlan::Test { att, test: PlanTest::Prefix(prefix.to_vec()) })
+            std::slice::from_raw_parts(pgrx::varlena::vardata_any(flat) as *const u8, len)
+        };
+        let literal_end = bytes.iter().rposition(|&b| b != b'%').map_or(0, |i| i + 1);
+        let (prefix, wildcards) = bytes.split_at(literal_end);
+        if wildcards.is_empty() || prefix.iter().any(|b| matches!(b, b'%' | b'_' | b'\\')) {
+            return None;
         }
+        Some(FilterPlan::Test { att, test: PlanTest::Prefix(prefix.to_vec()) })
     }
 
     /// `column = ANY(array)` (IN lists) and `column <> ALL(array)` (NOT IN).
@@ -665,36 +659,35 @@ impl Translations {
         rel: *mut pg_sys::RelOptInfo,
         clauses: *mut pg_sys::List,
     ) -> Pushdown {
-        // SAFETY: `root` and `rel` are the planner's live nodes and `clauses` a list of
-        // `rel`'s RestrictInfos (this fn's contract): each is handed to `translate_clause`.
-        unsafe {
-            let mut filters = Vec::new();
-            let (mut pushed, mut kept, mut operands) = (Vec::new(), Vec::new(), Vec::new());
-            for ri in pg_list::ptrs::<pg_sys::RestrictInfo>(clauses) {
-                let fresh;
-                let translated = match self.clauses.iter().find(|(c, _)| *c == ri) {
-                    Some((_, t)) => t,
-                    None => {
-                        fresh = translate_clause(root, rel, ri);
-                        &fresh
-                    }
-                };
-                match translated {
-                    Some(t) => {
-                        filters.push(t.filter.with_operands_from(operands.len()));
-                        operands.extend(t.operands.iter().copied());
-                        pushed.push(ri);
-                    }
-                    None => kept.push(ri),
+        let mut filters = Vec::new();
+        let (mut pushed, mut kept, mut operands) = (Vec::new(), Vec::new(), Vec::new());
+        // SAFETY: `clauses` is a valid list of RestrictInfos (this fn's contract).
+        for ri in unsafe { pg_list::ptrs::<pg_sys::RestrictInfo>(clauses) } {
+            let fresh;
+            let translated = match self.clauses.iter().find(|(c, _)| *c == ri) {
+                Some((_, t)) => t,
+                None => {
+                    // SAFETY: `ri` is a live RestrictInfo of `rel`, and `root`, `rel` the
+                    // planner's live nodes (this fn's contract).
+                    fresh = unsafe { translate_clause(root, rel, ri) };
+                    &fresh
                 }
-            }
-            let filter = match filters.len() {
-                0 => None,
-                1 => filters.pop(),
-                _ => Some(FilterPlan::And(filters)),
             };
-            Pushdown { filter, pushed, kept, operands }
+            match translated {
+                Some(t) => {
+                    filters.push(t.filter.with_operands_from(operands.len()));
+                    operands.extend(t.operands.iter().copied());
+                    pushed.push(ri);
+                }
+                None => kept.push(ri),
+            }
         }
+        let filter = match filters.len() {
+            0 => None,
+            1 => filters.pop(),
+            _ => Some(FilterPlan::And(filters)),
+        };
+        Pushdown { filter, pushed, kept, operands }
     }
 }
 
@@ -730,16 +723,16 @@ pub unsafe fn translate_filter(
     expr: *mut pg_sys::Node,
     operands: &mut Vec<*mut pg_sys::Node>,
 ) -> Option<FilterPlan> {
-    // SAFETY: `root` and `rel` are the planner's live nodes and `expr` a valid
-    // expression over `rel` (this fn's contract), as `translate` requires.
-    unsafe {
-        let mut t = Translator { root, scanrelid: (*rel).relid, operands: std::mem::take(operands) };
-        let before = t.operands.len();
-        let plan = t.translate(expr, false);
-        if plan.is_none() {
-            t.operands.truncate(before);
-        }
-        *operands = t.operands;
-        plan
+    // SAFETY: `rel` is the planner's live base relation (this fn's contract).
+    let scanrelid = unsafe { (*rel).relid };
+    let mut t = Translator { root, scanrelid, operands: std::mem::take(operands) };
+    let before = t.operands.len();
+    // SAFETY: `root` is the live PlannerInfo and `expr` a valid expression over `rel`
+    // (this fn's contract), as `translate` requires.
+    let plan = unsafe { t.translate(expr, false) };
+    if plan.is_none() {
+        t.operands.truncate(before);
     }
+    *operands = t.operands;
+    plan
 }
