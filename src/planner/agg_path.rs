@@ -458,68 +458,69 @@ unsafe fn explain_lines(
     partial: bool,
 ) -> Vec<(String, String)> {
     // SAFETY: `relation` is the open, locked relation of range table entry `rti` (from
-    // `add_path`), so rd_att is valid and `datum::attr` indexes within natts (attributes are
-    // column indexes of it); the Aggrefs, keys and pushed clauses are live expressions of
-    // this query over `rti`, as `explain_text::deparse` requires.
-    unsafe {
-        let deparse = |e: *mut pg_sys::Node| explain_text::deparse(rti, relation, e);
+    // `add_path`), and every expression deparsed here (the Aggrefs, keys and pushed
+    // clauses) is a live node of this query over `rti`, as `explain_text::deparse` requires.
+    let deparse = |e: *mut pg_sys::Node| unsafe { explain_text::deparse(rti, relation, e) };
+    // SAFETY: `relation` is open and locked (from `add_path`), so rd_att is valid, and
+    // `datum::attr` is asked only for indexes below natts (`attributes` are its columns).
+    let (live, names) = unsafe {
         let desc = (*relation).rd_att;
         let live = (0..(*desc).natts as usize).filter(|&i| !datum::attr(desc, i).attisdropped).count();
         let names: Vec<String> = attributes
             .iter()
             .map(|&a| pgrx::name_data_to_str(&datum::attr(desc, a).attname).to_string())
             .collect();
-        let mut out = vec![("Batch Fold".to_string(), "yes".to_string())];
-        let strategy = if !shape.plan.keys.is_empty() {
-            "hash"
-        } else if shape.pushdown.filter.is_none() && shape.plan.aggs.iter().all(AggSpec::zone_answerable) {
-            "metadata"
-        } else {
-            "fold"
-        };
-        out.push(("Strategy".into(), strategy.into()));
-        if partial {
-            out.push(("Partial".into(), "yes (transition states for Finalize Aggregate)".into()));
-        }
-        let aggs: Vec<String> = shape.aggrefs.iter().map(|&a| deparse(a as *mut pg_sys::Node)).collect();
-        out.push(("Aggregates".into(), aggs.join(", ")));
-        if !shape.key_exprs.is_empty() {
-            let keys: Vec<String> = shape.key_exprs.iter().map(|&k| deparse(k)).collect();
-            out.push(("Group Key".into(), keys.join(", ")));
-        }
-        out.push((
-            "Columns Read".into(),
-            if names.is_empty() {
-                format!("0 of {live}")
-            } else {
-                format!("{} of {live}: {}", names.len(), names.join(", "))
-            },
-        ));
-        if !shape.pushdown.pushed.is_empty() {
-            let clauses = pg_list::from_ptrs(shape.pushdown.pushed.iter().map(|&ri| (*ri).clause));
-            out.push((
-                "Pushed Filter".into(),
-                deparse(pg_sys::make_ands_explicit(clauses) as *mut pg_sys::Node),
-            ));
-        }
-        out.push((
-            "+Cost Components".into(),
-            format!(
-                "io={:.2} decode={:.2} filter={:.2} fold={:.2} group={:.2} output={:.2} total={:.2}",
-                c.io, c.decode, c.filter, c.fold, c.group, c.output, total
-            ),
-        ));
-        if !shape.plan.keys.is_empty() {
-            out.push(("+Estimated Groups".into(), format!("{groups:.0}")));
-        }
-        if passes > 1.0 {
-            out.push((
-                "+Estimated Passes".into(),
-                format!("{passes:.0} (the groups' states exceed work_mem)"),
-            ));
-        }
-        let core = if core.is_finite() { format!("{core:.2}") } else { "none".to_string() };
-        out.push(("+Core Aggregate Cost".into(), core));
-        out
+        (live, names)
+    };
+    let mut out = vec![("Batch Fold".to_string(), "yes".to_string())];
+    let strategy = if !shape.plan.keys.is_empty() {
+        "hash"
+    } else if shape.pushdown.filter.is_none() && shape.plan.aggs.iter().all(AggSpec::zone_answerable) {
+        "metadata"
+    } else {
+        "fold"
+    };
+    out.push(("Strategy".into(), strategy.into()));
+    if partial {
+        out.push(("Partial".into(), "yes (transition states for Finalize Aggregate)".into()));
     }
+    let aggs: Vec<String> = shape.aggrefs.iter().map(|&a| deparse(a as *mut pg_sys::Node)).collect();
+    out.push(("Aggregates".into(), aggs.join(", ")));
+    if !shape.key_exprs.is_empty() {
+        let keys: Vec<String> = shape.key_exprs.iter().map(|&k| deparse(k)).collect();
+        out.push(("Group Key".into(), keys.join(", ")));
+    }
+    out.push((
+        "Columns Read".into(),
+        if names.is_empty() {
+            format!("0 of {live}")
+        } else {
+            format!("{} of {live}: {}", names.len(), names.join(", "))
+        },
+    ));
+    if !shape.pushdown.pushed.is_empty() {
+        // SAFETY: the pushed clauses are live RestrictInfos of this query (from
+        // `add_path`); the list and its AND are palloc'd in the planner's context.
+        let filter = unsafe {
+            let clauses = pg_list::from_ptrs(shape.pushdown.pushed.iter().map(|&ri| (*ri).clause));
+            pg_sys::make_ands_explicit(clauses) as *mut pg_sys::Node
+        };
+        out.push(("Pushed Filter".into(), deparse(filter)));
+    }
+    out.push((
+        "+Cost Components".into(),
+        format!(
+            "io={:.2} decode={:.2} filter={:.2} fold={:.2} group={:.2} output={:.2} total={:.2}",
+            c.io, c.decode, c.filter, c.fold, c.group, c.output, total
+        ),
+    ));
+    if !shape.plan.keys.is_empty() {
+        out.push(("+Estimated Groups".into(), format!("{groups:.0}")));
+    }
+    if passes > 1.0 {
+        out.push(("+Estimated Passes".into(), format!("{passes:.0} (the groups' states exceed work_mem)")));
+    }
+    let core = if core.is_finite() { format!("{core:.2}") } else { "none".to_string() };
+    out.push(("+Core Aggregate Cost".into(), core));
+    out
 }

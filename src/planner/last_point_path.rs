@@ -560,21 +560,18 @@ unsafe fn common_explain(relation: pg_sys::Relation, q: &Question) -> Vec<(Strin
     // SAFETY: `relation` is the open, locked relation of range table entry `q.relid` and
     // `q`'s expressions are live nodes over it (from `zones_path` / `skip_scan_path`), as
     // `explain_text::deparse` requires.
-    unsafe {
-        let time = explain_text::deparse(q.relid, relation, q.time);
-        let order = match (q.rank.descending, q.rank.nulls_win, q.aggrefs.is_empty()) {
-            (true, _, false) => format!("max({time})"),
-            (false, _, false) => format!("min({time})"),
-            (true, true, true) => format!("{time} DESC"),
-            (true, false, true) => format!("{time} DESC NULLS LAST"),
-            (false, false, true) => time,
-            (false, true, true) => format!("{time} NULLS FIRST"),
-        };
-        vec![
-            ("Key".to_string(), explain_text::deparse(q.relid, relation, q.key)),
-            ("Best Row By".to_string(), order),
-        ]
-    }
+    let (time, key) = unsafe {
+        (explain_text::deparse(q.relid, relation, q.time), explain_text::deparse(q.relid, relation, q.key))
+    };
+    let order = match (q.rank.descending, q.rank.nulls_win, q.aggrefs.is_empty()) {
+        (true, _, false) => format!("max({time})"),
+        (false, _, false) => format!("min({time})"),
+        (true, true, true) => format!("{time} DESC"),
+        (true, false, true) => format!("{time} DESC NULLS LAST"),
+        (false, false, true) => time,
+        (false, true, true) => format!("{time} NULLS FIRST"),
+    };
+    vec![("Key".to_string(), key), ("Best Row By".to_string(), order)]
 }
 
 fn core_text(core: f64) -> String {

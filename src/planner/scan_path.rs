@@ -386,20 +386,19 @@ unsafe fn reprice_seq_scans(rel: *mut pg_sys::RelOptInfo, columns: usize, params
 /// strings by the bytes a vector of theirs takes stored (`tuples` rows in the table).
 unsafe fn fetch_columns(relation: pg_sys::Relation, attnums: &[i32], tuples: f64) -> cost::FetchColumns {
     // SAFETY: `relation` is open and locked (from `add_paths`), so rd_att is valid and its
-    // column sizes may be read; `attnums` are its attribute numbers (1..=natts).
-    unsafe {
+    // column kinds and sizes may be read.
+    let (kinds, bytes) = unsafe {
         let natts = (*(*relation).rd_att).natts as usize;
-        let kinds = crate::storage::relation::datum::relation_kinds(relation);
-        let bytes = plan_sizes::column_bytes(relation, natts);
-        let vectors = (tuples / cost::VECTOR_ROWS).ceil().max(1.0);
-        let mut open = 0.0;
-        for &a in attnums {
-            let strings = kinds[a as usize - 1].physical()
-                == Some(crate::storage::format::encoding::PhysicalKind::Bytes);
-            open += cost::open_cost(strings, bytes[a as usize - 1] as f64 / vectors);
-        }
-        cost::FetchColumns { count: attnums.len(), open_cost: open }
+        (crate::storage::relation::datum::relation_kinds(relation), plan_sizes::column_bytes(relation, natts))
+    };
+    let vectors = (tuples / cost::VECTOR_ROWS).ceil().max(1.0);
+    let mut open = 0.0;
+    for &a in attnums {
+        let strings =
+            kinds[a as usize - 1].physical() == Some(crate::storage::format::encoding::PhysicalKind::Bytes);
+        open += cost::open_cost(strings, bytes[a as usize - 1] as f64 / vectors);
     }
+    cost::FetchColumns { count: attnums.len(), open_cost: open }
 }
 
 /// How closely the table's order follows the index's: the correlation ANALYZE found
