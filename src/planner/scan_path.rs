@@ -163,11 +163,10 @@ unsafe fn add_scan_path(
     base_pruning: &Pruning,
 ) {
     // SAFETY: `root` and `rel` are the planner's live nodes and `relation` the open,
-    // locked columnar relation of `rel` (from `add_paths`): rd_att and the lists read are
-    // valid, `param_info` is checked for NULL before use, the cost GUCs are read on the
-    // backend thread, and the paths are palloc'd in the planner's memory context, which
-    // add_path / add_partial_path take over.
-    unsafe {
+    // locked columnar relation of `rel` (from `add_paths`): rd_att is valid and its
+    // column sizes may be read; `param_info` is checked for NULL before its clauses are
+    // read; the lists made here are palloc'd in the planner's memory context.
+    let (bytes, param_info, pushdown, translations, quals, measured) = unsafe {
         let natts = (*(*relation).rd_att).natts as usize;
         let bytes = plan_sizes::column_bytes(relation, natts);
         // Like create_seqscan_path: a relation that refers to other relations' columns
@@ -191,60 +190,70 @@ unsafe fn add_scan_path(
             }
         };
         let translations = enabled.then(|| Rc::new(translations));
-        let analysis =
-            |explain| Scan { attnums: attnums.clone(), translations: translations.clone(), explain };
         let kept = pg_list::from_ptrs(pushdown.kept.iter().copied());
         let mut quals = pg_sys::QualCost::default();
         pg_sys::cost_qual_eval(&mut quals, kept, root);
-        let (filter_columns, filter_tests, filter_selectivity) = pushdown.measure(root, rel);
-        // The pushed filter is the base relation's quals, and for a parameterized path
-        // join clauses too (whose values are not known at plan time).
-        let none = Pruning::none(rel);
-        let pruning = if pushdown.filter.is_some() { base_pruning } else { &none };
-        let input = ScanInput {
-            zone_fraction: pruning.row_fraction,
-            pages: (*rel).pages as f64,
-            bytes_all: bytes.iter().sum::<u64>() as f64,
-            bytes_read: attnums.iter().map(|&a| bytes[a as usize - 1]).sum::<u64>() as f64,
-            rows: (*rel).tuples,
-            columns_read: attnums.len(),
-            qual_per_row: quals.per_tuple,
-            filter_columns,
-            filter_tests,
-            filter_selectivity,
-        };
-        let c = cost::columnar_scan_components(&input, params);
+        let measured = pushdown.measure(root, rel);
+        (bytes, param_info, pushdown, translations, quals, measured)
+    };
+    let (filter_columns, filter_tests, filter_selectivity) = measured;
+    let analysis = |explain| Scan { attnums: attnums.clone(), translations: translations.clone(), explain };
+    // The pushed filter is the base relation's quals, and for a parameterized path
+    // join clauses too (whose values are not known at plan time).
+    let none = Pruning::none(rel);
+    let pruning = if pushdown.filter.is_some() { base_pruning } else { &none };
+    // SAFETY: `rel` is the planner's live base relation (from `add_paths`), and
+    // `param_info` its ParamPathInfo when not NULL (checked).
+    let (pages, tuples, rows, considered) = unsafe {
         let rows = if param_info.is_null() { (*rel).rows } else { (*param_info).ppi_rows };
-        let considered = considered_paths(rel);
-        // EXPLAIN's fields: costs with VERBOSE ('+'), the plan-time pruning always.
-        let explain = |c: &cost::ScanCost, total: f64| {
-            let mut fields = vec![(
-                "+Cost Components".to_string(),
+        ((*rel).pages as f64, (*rel).tuples, rows, considered_paths(rel))
+    };
+    let input = ScanInput {
+        zone_fraction: pruning.row_fraction,
+        pages,
+        bytes_all: bytes.iter().sum::<u64>() as f64,
+        bytes_read: attnums.iter().map(|&a| bytes[a as usize - 1]).sum::<u64>() as f64,
+        rows: tuples,
+        columns_read: attnums.len(),
+        qual_per_row: quals.per_tuple,
+        filter_columns,
+        filter_tests,
+        filter_selectivity,
+    };
+    let c = cost::columnar_scan_components(&input, params);
+    // EXPLAIN's fields: costs with VERBOSE ('+'), the plan-time pruning always.
+    let explain = |c: &cost::ScanCost, total: f64| {
+        let mut fields = vec![(
+            "+Cost Components".to_string(),
+            format!(
+                "io={:.2} decode={:.2} filter={:.2} output={:.2} total={:.2}",
+                c.io, c.decode, c.filter, c.output, total
+            ),
+        )];
+        if filter_tests > 0 {
+            fields.push(("+Pushed Filter Selectivity".into(), format!("{filter_selectivity:.4}")));
+        }
+        if !considered.is_empty() {
+            fields.push(("+Paths Considered".into(), considered.clone()));
+        }
+        if pushdown.filter.is_some() && pruning.computed {
+            fields.push((
+                "Row Groups".into(),
                 format!(
-                    "io={:.2} decode={:.2} filter={:.2} output={:.2} total={:.2}",
-                    c.io, c.decode, c.filter, c.output, total
+                    "{} total, {} pruned at plan time (vectors: {} total, {} pruned)",
+                    pruning.groups,
+                    pruning.pruned,
+                    pruning.vectors,
+                    pruning.vectors - pruning.vectors_kept
                 ),
-            )];
-            if filter_tests > 0 {
-                fields.push(("+Pushed Filter Selectivity".into(), format!("{filter_selectivity:.4}")));
-            }
-            if !considered.is_empty() {
-                fields.push(("+Paths Considered".into(), considered.clone()));
-            }
-            if pushdown.filter.is_some() && pruning.computed {
-                fields.push((
-                    "Row Groups".into(),
-                    format!(
-                        "{} total, {} pruned at plan time (vectors: {} total, {} pruned)",
-                        pruning.groups,
-                        pruning.pruned,
-                        pruning.vectors,
-                        pruning.vectors - pruning.vectors_kept
-                    ),
-                ));
-            }
-            fields
-        };
+            ));
+        }
+        fields
+    };
+    // SAFETY: `rel` is the planner's live base relation and `param_info` NULL or its
+    // ParamPathInfo; new_path allocates the path in the planner's memory context, and
+    // add_path takes it over.
+    unsafe {
         let path = new_path(
             rel,
             param_info,
@@ -254,18 +263,18 @@ unsafe fn add_scan_path(
             analysis(explain(&c, c.total())),
         );
         pg_sys::add_path(rel, path as *mut pg_sys::Path);
+    }
 
-        // A partial path for parallel plans: workers take row groups from a shared counter.
-        // CPU is shared among the participants; reading is not (as for core's Seq Scan).
+    // A partial path for parallel plans: workers take row groups from a shared counter.
+    // CPU is shared among the participants; reading is not (as for core's Seq Scan).
+    // SAFETY: as above; the parallel GUCs are read on the backend thread, and the partial
+    // path is the fresh CustomPath new_path returned, which add_partial_path takes over.
+    unsafe {
         if (*rel).consider_parallel && param_info.is_null() {
             // Workers by the table's size, as for core's Parallel Seq Scan: decoding costs
             // per row, however few bytes the columns read take.
-            let workers = pg_sys::compute_parallel_worker(
-                rel,
-                (*rel).pages as f64,
-                -1.0,
-                pg_sys::max_parallel_workers_per_gather,
-            );
+            let workers =
+                pg_sys::compute_parallel_worker(rel, pages, -1.0, pg_sys::max_parallel_workers_per_gather);
             if workers > 0 {
                 let divisor = cost::parallel_divisor(workers, pg_sys::parallel_leader_participation);
                 let cpu = c.decode + c.filter + c.output;
