@@ -309,12 +309,18 @@ unsafe fn add_path(
     shape: Shape,
     final_rel: Option<*mut pg_sys::RelOptInfo>,
 ) -> Option<*mut pg_sys::Path> {
-    // SAFETY: `root`, `rel` and `output_rel` (and `final_rel`) are the planner's live
-    // nodes and `relation` the open, locked relation of `rel` (from `add_paths` /
-    // `add_parallel_path`): rd_att is valid, the cost GUCs are read on the backend thread, and
-    // `custompath::new` returns a fresh CustomPath we may fill in, in the planner's memory context.
-    unsafe {
-        let partial = final_rel.is_some();
+    let partial = final_rel.is_some();
+    let mut attributes = shape.plan.attributes();
+    if let Some(f) = &shape.pushdown.filter {
+        attributes.extend(f.attributes());
+        attributes.sort_unstable();
+        attributes.dedup();
+    }
+    // SAFETY: `root` and `rel` are the planner's live nodes and `relation` the open,
+    // locked relation of `rel` (from `add_paths` / `add_parallel_path`), so rd_att is
+    // valid and its zone maps and column sizes may be read; the pushdown was made for
+    // `rel`. The cost GUCs are read on the backend thread.
+    let (params, bytes, pruning, measured, pages, tuples, rows) = unsafe {
         let params = CostParams {
             seq_page_cost: pg_sys::seq_page_cost,
             cpu_tuple_cost: pg_sys::cpu_tuple_cost,
@@ -322,114 +328,107 @@ unsafe fn add_path(
         };
         let natts = (*(*relation).rd_att).natts as usize;
         let bytes = plan_sizes::column_bytes(relation, natts);
-        let mut attributes = shape.plan.attributes();
-        if let Some(f) = &shape.pushdown.filter {
-            attributes.extend(f.attributes());
-            attributes.sort_unstable();
-            attributes.dedup();
-        }
         let pruning = match &shape.pushdown.filter {
             Some(f) => plan_time_pruning(root, relation, f, &shape.pushdown.operands),
             None => Pruning::none(rel),
         };
-        let (filter_columns, filter_tests, selectivity) = shape.pushdown.measure(root, rel);
-        let scan = ScanInput {
-            zone_fraction: pruning.row_fraction,
-            pages: (*rel).pages as f64,
-            bytes_all: bytes.iter().sum::<u64>() as f64,
-            bytes_read: attributes.iter().map(|&a| bytes[a]).sum::<u64>() as f64,
-            rows: (*rel).tuples,
-            columns_read: attributes.len(),
-            qual_per_row: 0.0,
-            filter_columns,
-            filter_tests,
-            filter_selectivity: selectivity,
-        };
-        // Parallel: the share of the rows each participant folds.
-        let workers = if partial {
-            let w = pg_sys::compute_parallel_worker(
-                rel,
-                (*rel).pages as f64,
-                -1.0,
-                pg_sys::max_parallel_workers_per_gather,
-            );
+        let measured = shape.pushdown.measure(root, rel);
+        (params, bytes, pruning, measured, (*rel).pages as f64, (*rel).tuples, (*rel).rows)
+    };
+    let (filter_columns, filter_tests, selectivity) = measured;
+    let scan = ScanInput {
+        zone_fraction: pruning.row_fraction,
+        pages,
+        bytes_all: bytes.iter().sum::<u64>() as f64,
+        bytes_read: attributes.iter().map(|&a| bytes[a]).sum::<u64>() as f64,
+        rows: tuples,
+        columns_read: attributes.len(),
+        qual_per_row: 0.0,
+        filter_columns,
+        filter_tests,
+        filter_selectivity: selectivity,
+    };
+    // Parallel: the share of the rows each participant folds.
+    // SAFETY: `rel` is the planner's live base relation; the parallel GUCs are read on
+    // the backend thread.
+    let (workers, divisor) = unsafe {
+        if partial {
+            let w =
+                pg_sys::compute_parallel_worker(rel, pages, -1.0, pg_sys::max_parallel_workers_per_gather);
             if w <= 0 {
                 return None;
             }
-            w
+            (w, cost::parallel_divisor(w, pg_sys::parallel_leader_participation))
         } else {
-            0
-        };
-        let divisor = if partial {
-            cost::parallel_divisor(workers, pg_sys::parallel_leader_participation)
-        } else {
-            1.0
-        };
-        let rows_in = ((*rel).rows / divisor).max(1.0);
+            (0, 1.0)
+        }
+    };
+    let rows_in = (rows / divisor).max(1.0);
+    // SAFETY: `root` is the live PlannerInfo, `relation` open and locked, and the keys,
+    // pushdown and HAVING are this query's (from `eligible`).
+    let (groups, having) = unsafe {
         let groups = estimate_groups(root, relation, &shape.plan, &shape.key_exprs, &shape.pushdown, rows_in);
         let mut having = pg_sys::QualCost::default();
         pg_sys::cost_qual_eval(&mut having, shape.having, root);
-        let input = AggInput {
-            scan,
-            aggs: shape.plan.aggs.len(),
-            keys: shape.plan.keys.len(),
-            groups,
-            having_per_group: having.per_tuple,
-        };
-        let c = cost::columnar_agg_components(&input, &params);
-        // Memory: groups whose states exceed work_mem (times hash_mem_multiplier, as for
-        // core's hash aggregate) make a serial fold rescan the table in passes, each folding
-        // a share of the keys (exec::columnar_agg); a partial one flushes its groups early.
-        let per_group: usize =
-            shape.plan.aggs.iter().map(AggSpec::bytes_per_group).sum::<usize>() + 48 * shape.plan.keys.len();
-        let limit = pg_sys::work_mem as f64 * 1024.0 * pg_sys::hash_mem_multiplier;
-        let state_bytes = groups * per_group as f64;
-        let passes = if partial || state_bytes <= limit {
-            1.0
-        } else {
-            ((state_bytes / (limit * 0.7)).ceil() as u64).next_power_of_two() as f64
-        };
-        let total = (c.io + c.cpu() / divisor) * passes + c.output + having.startup;
-        // What core offers for the whole grouping stage, for EXPLAIN VERBOSE.
-        let core = pg_list::ptrs::<pg_sys::Path>((*final_rel.unwrap_or(output_rel)).pathlist)
+        (groups, having)
+    };
+    let input = AggInput {
+        scan,
+        aggs: shape.plan.aggs.len(),
+        keys: shape.plan.keys.len(),
+        groups,
+        having_per_group: having.per_tuple,
+    };
+    let c = cost::columnar_agg_components(&input, &params);
+    // Memory: groups whose states exceed work_mem (times hash_mem_multiplier, as for
+    // core's hash aggregate) make a serial fold rescan the table in passes, each folding
+    // a share of the keys (exec::columnar_agg); a partial one flushes its groups early.
+    let per_group: usize =
+        shape.plan.aggs.iter().map(AggSpec::bytes_per_group).sum::<usize>() + 48 * shape.plan.keys.len();
+    // SAFETY: PostgreSQL's memory GUCs, read on the backend thread.
+    let limit = unsafe { pg_sys::work_mem as f64 * 1024.0 * pg_sys::hash_mem_multiplier };
+    let state_bytes = groups * per_group as f64;
+    let passes = if partial || state_bytes <= limit {
+        1.0
+    } else {
+        ((state_bytes / (limit * 0.7)).ceil() as u64).next_power_of_two() as f64
+    };
+    let total = (c.io + c.cpu() / divisor) * passes + c.output + having.startup;
+    // What core offers for the whole grouping stage, for EXPLAIN VERBOSE.
+    // SAFETY: the grouping stage's relation is live, its pathlist a list of live Paths.
+    let core = unsafe {
+        pg_list::ptrs::<pg_sys::Path>((*final_rel.unwrap_or(output_rel)).pathlist)
             .map(|p| (*p).total_cost)
-            .fold(f64::INFINITY, f64::min);
-        let explain = explain_lines(
-            (*rel).relid,
-            relation,
-            &shape,
-            &attributes,
-            &c,
-            total,
-            core,
-            groups,
-            passes,
-            partial,
-        );
-        // What the plan needs: the base relation, the plan, the scan tuple, HAVING.
-        let scan_plan = ScanPlan {
-            attnums: attributes.iter().map(|&a| a as i32 + 1).collect(),
-            output: Vec::new(),
-            zone_predicates: Vec::new(),
-            filter: shape.pushdown.filter,
-            zone_quals: 0,
-            pushed_quals: 0,
-            explain: Vec::new(),
-        };
-        let private = AggScanPlan { scan: scan_plan, agg: shape.plan, groups, explain };
-        let scan_tuple: Vec<*mut pg_sys::Node> = shape
-            .key_exprs
-            .iter()
-            .copied()
-            .chain(shape.aggrefs.iter().map(|&a| a as *mut pg_sys::Node))
-            .collect();
-        let analysis = UpperScan {
-            relid: (*rel).relid,
-            private,
-            scan_tuple,
-            having: shape.having,
-            exprs: shape.operands,
-        };
+            .fold(f64::INFINITY, f64::min)
+    };
+    // SAFETY: `rel` is live and `relation` its open, locked relation; the shape's
+    // expressions are this query's, over `rel` (from `eligible`).
+    let (relid, explain) = unsafe {
+        let relid = (*rel).relid;
+        (relid, explain_lines(relid, relation, &shape, &attributes, &c, total, core, groups, passes, partial))
+    };
+    // What the plan needs: the base relation, the plan, the scan tuple, HAVING.
+    let scan_plan = ScanPlan {
+        attnums: attributes.iter().map(|&a| a as i32 + 1).collect(),
+        output: Vec::new(),
+        zone_predicates: Vec::new(),
+        filter: shape.pushdown.filter,
+        zone_quals: 0,
+        pushed_quals: 0,
+        explain: Vec::new(),
+    };
+    let private = AggScanPlan { scan: scan_plan, agg: shape.plan, groups, explain };
+    let scan_tuple: Vec<*mut pg_sys::Node> = shape
+        .key_exprs
+        .iter()
+        .copied()
+        .chain(shape.aggrefs.iter().map(|&a| a as *mut pg_sys::Node))
+        .collect();
+    let analysis = UpperScan { relid, private, scan_tuple, having: shape.having, exprs: shape.operands };
+    // SAFETY: `rel` and `output_rel` are the planner's live nodes; `custompath::new`
+    // returns a fresh CustomPath in the planner's memory context, which we fill in and
+    // add_path takes over (or the caller, for a partial path).
+    unsafe {
         let path =
             custompath::new::<AggPath>(output_rel, (*output_rel).reltarget, groups, total, total, analysis);
         (*path).path.parallel_safe = (*rel).consider_parallel && (*output_rel).consider_parallel;
@@ -439,8 +438,8 @@ unsafe fn add_path(
             return Some(path as *mut pg_sys::Path);
         }
         pg_sys::add_path(output_rel, path as *mut pg_sys::Path);
-        None
     }
+    None
 }
 
 /// What EXPLAIN shows of the plan: decisions always, costs with VERBOSE ('+').
