@@ -347,52 +347,58 @@ unsafe fn zones_path(
     keys: f64,
     core: f64,
 ) -> Option<*mut pg_sys::Path> {
-    // SAFETY: `root`, `rel` and `output_rel` are the planner's live nodes and `relation` the
-    // open, locked relation of `rel` (from `add_paths`): rd_att is valid and `attr` is asked
-    // for its attribute indexes only; `q`'s expressions are live nodes of this query.
-    unsafe {
+    // SAFETY: `root` and `rel` are the planner's live nodes and `relation` the open,
+    // locked relation of `rel` (from `add_paths`), so rd_att is valid and its column
+    // kinds, zone maps and sizes may be read; `q`'s key and time are live expressions
+    // of this query over `rel`.
+    let (pushdown, zones, bytes) = unsafe {
         let kinds = datum::column_kinds((*relation).rd_att);
         group_key(q.key, q.key_eqop, q.relid, &kinds)?;
         if !rankable(kinds[q.time_att], pg_sys::getBaseType(pg_sys::exprType(q.time))) {
             return None;
         }
         let pushdown = pushed_entirely(root, rel)?;
-        let mut attributes = vec![q.key_att, q.time_att];
-        if let Some(f) = &pushdown.filter {
-            attributes.extend(f.attributes());
-        }
-        attributes.sort_unstable();
-        attributes.dedup();
         let natts = (*(*relation).rd_att).natts as usize;
         let zones = plan_sizes::group_zones(relation, natts, &[q.time_att]);
-        let vectors: Vec<_> = zones
-            .groups
-            .iter()
-            .flat_map(|g| g.vectors.get(q.time_att).into_iter().flatten().copied())
-            .collect();
-        // Zone maps rule out what the filter cannot match, for LastPoint as for a scan.
+        (pushdown, zones, plan_sizes::column_bytes(relation, natts))
+    };
+    let mut attributes = vec![q.key_att, q.time_att];
+    if let Some(f) = &pushdown.filter {
+        attributes.extend(f.attributes());
+    }
+    attributes.sort_unstable();
+    attributes.dedup();
+    let vectors: Vec<_> =
+        zones.groups.iter().flat_map(|g| g.vectors.get(q.time_att).into_iter().flatten().copied()).collect();
+    // Zone maps rule out what the filter cannot match, for LastPoint as for a scan.
+    // SAFETY: as above; the pushdown's operands are this query's (from pushed_entirely).
+    let (fraction, measured, scan_vars, pages, tuples) = unsafe {
         let fraction = match &pushdown.filter {
             Some(f) => plan_time_pruning(root, relation, f, &pushdown.operands).row_fraction,
             None => 1.0,
         };
-        let rows_ranked = (best::expected_rows_ranked(q.rank, &vectors, keys) * fraction)
-            .min((*rel).tuples.max(0.0) * fraction);
-        let bytes = plan_sizes::column_bytes(relation, natts);
-        let (_, filter_tests, selectivity) = pushdown.measure(root, rel);
-        let scan_vars = scan_columns(q);
-        let input = LastPointInput {
-            pages: (*rel).pages as f64,
-            bytes_all: bytes.iter().sum::<u64>() as f64,
-            key_bytes: bytes[q.key_att] as f64 * fraction,
-            time_bytes: bytes[q.time_att] as f64 * fraction,
-            rows: (*rel).tuples * fraction,
-            rows_ranked,
-            filter_tests,
-            winners: keys.min((*rel).tuples * selectivity),
-            fetch_columns: scan_vars.len(),
-        };
-        let total = cost::last_point_zones(&input, &params());
-        let mut explain = vec![("Strategy".to_string(), "zone maps, best rows first".to_string())];
+        (fraction, pushdown.measure(root, rel), scan_columns(q), (*rel).pages as f64, (*rel).tuples)
+    };
+    let rows_ranked =
+        (best::expected_rows_ranked(q.rank, &vectors, keys) * fraction).min(tuples.max(0.0) * fraction);
+    let (_, filter_tests, selectivity) = measured;
+    let input = LastPointInput {
+        pages,
+        bytes_all: bytes.iter().sum::<u64>() as f64,
+        key_bytes: bytes[q.key_att] as f64 * fraction,
+        time_bytes: bytes[q.time_att] as f64 * fraction,
+        rows: tuples * fraction,
+        rows_ranked,
+        filter_tests,
+        winners: keys.min(tuples * selectivity),
+        fetch_columns: scan_vars.len(),
+    };
+    let total = cost::last_point_zones(&input, &params());
+    let mut explain = vec![("Strategy".to_string(), "zone maps, best rows first".to_string())];
+    // SAFETY: `relation` is the open, locked relation of range table entry `q.relid`, so
+    // rd_att is valid and `attr` is asked only for its columns (`attributes`); the
+    // expressions deparsed (`q`'s, the pushed clauses) are live nodes of this query over it.
+    unsafe {
         explain.extend(common_explain(relation, q));
         let desc = (*relation).rd_att;
         let names: Vec<String> = attributes
@@ -411,28 +417,30 @@ unsafe fn zones_path(
                 ),
             ));
         }
-        explain.push(("+Estimated Keys".into(), format!("{keys:.0}")));
-        explain.push(("+Estimated Rows Ranked".into(), format!("{rows_ranked:.0}")));
-        explain.push(("+LastPoint Cost".into(), format!("{total:.2}")));
-        explain.push(("+Core Cost".into(), core_text(core)));
-        let scan = ScanPlan {
-            attnums: attributes.iter().map(|&a| a as i32 + 1).collect(),
-            output: Vec::new(),
-            zone_predicates: Vec::new(),
-            filter: pushdown.filter,
-            zone_quals: 0,
-            pushed_quals: 0,
-            explain: Vec::new(),
-        };
-        let plan = LastPointPlan {
-            key_att: q.key_att,
-            time_att: q.time_att,
-            rank: q.rank,
-            source: Source::Zones(scan),
-            explain,
-        };
-        Some(new_path(rel, output_rel, q, plan, scan_vars, pushdown.operands, keys, total))
     }
+    explain.push(("+Estimated Keys".into(), format!("{keys:.0}")));
+    explain.push(("+Estimated Rows Ranked".into(), format!("{rows_ranked:.0}")));
+    explain.push(("+LastPoint Cost".into(), format!("{total:.2}")));
+    explain.push(("+Core Cost".into(), core_text(core)));
+    let scan = ScanPlan {
+        attnums: attributes.iter().map(|&a| a as i32 + 1).collect(),
+        output: Vec::new(),
+        zone_predicates: Vec::new(),
+        filter: pushdown.filter,
+        zone_quals: 0,
+        pushed_quals: 0,
+        explain: Vec::new(),
+    };
+    let plan = LastPointPlan {
+        key_att: q.key_att,
+        time_att: q.time_att,
+        rank: q.rank,
+        source: Source::Zones(scan),
+        explain,
+    };
+    // SAFETY: `rel` and `output_rel` are the planner's live nodes and the scan columns and
+    // operands live expressions of this query, as `new_path` requires.
+    Some(unsafe { new_path(rel, output_rel, q, plan, scan_vars, pushdown.operands, keys, total) })
 }
 
 /// The skip scan of `index`, if its first two columns are the key and the ordering
