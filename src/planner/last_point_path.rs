@@ -456,12 +456,12 @@ unsafe fn skip_scan_path(
     keys: f64,
     core: f64,
 ) -> Option<*mut pg_sys::Path> {
-    // SAFETY: `index` is one of `rel`'s live IndexOptInfos and `relation` the open, locked
-    // relation of `rel` (from `add_paths`): the index's per-column arrays (indexkeys,
-    // opfamily, opcintype, indexcollations, reverse_sort, nulls_first) have at least two
-    // entries (nkeycolumns and reverse_sort checked first), the index exists so get_rel_name
-    // returns a C string, and baserestrictinfo is a list of live RestrictInfos.
-    unsafe {
+    // SAFETY: `index` is one of `rel`'s live IndexOptInfos (from `add_paths`): its
+    // per-column arrays (indexkeys, opfamily, opcintype, indexcollations, reverse_sort,
+    // nulls_first) have at least two entries once nkeycolumns >= 2 and reverse_sort is
+    // set (checked before any is read); `q`'s key and time are live expressions of this
+    // query; the catalog lookups run inside a transaction and the GUC on the backend thread.
+    let (ix, descending) = unsafe {
         let ix = &*index;
         // A skip scan is an index scan: `enable_indexscan = off` rules it out.
         if !pg_sys::enable_indexscan
@@ -494,26 +494,38 @@ unsafe fn skip_scan_path(
             pg_sys::BTLessStrategyNumber => false,
             _ => return None,
         };
-        let (key_desc, key_nulls_first) = (*ix.reverse_sort, *ix.nulls_first);
-        let (time_desc, time_nulls_first) = (*ix.reverse_sort.add(1), *ix.nulls_first.add(1));
-        let forward = descending == time_desc;
-        // Within a key, in the scan's direction, do NULL times come first?
-        let nulls_first_in_key = if forward { time_nulls_first } else { !time_nulls_first };
-        if q.aggrefs.is_empty() {
-            if nulls_first_in_key != q.rank.nulls_win {
-                return None;
-            }
-        } else if nulls_first_in_key && !datum::attr((*relation).rd_att, q.time_att).attnotnull {
+        (ix, descending)
+    };
+    // SAFETY: reverse_sort and nulls_first have two entries (checked above).
+    let ((key_desc, key_nulls_first), (time_desc, time_nulls_first)) =
+        unsafe { ((*ix.reverse_sort, *ix.nulls_first), (*ix.reverse_sort.add(1), *ix.nulls_first.add(1))) };
+    let forward = descending == time_desc;
+    // Within a key, in the scan's direction, do NULL times come first?
+    let nulls_first_in_key = if forward { time_nulls_first } else { !time_nulls_first };
+    if q.aggrefs.is_empty() {
+        if nulls_first_in_key != q.rank.nulls_win {
+            return None;
+        }
+    } else if nulls_first_in_key {
+        // SAFETY: `relation` is open and locked (from `add_paths`), so rd_att is valid, and
+        // `time_att` is one of its columns.
+        let not_null = unsafe { datum::attr((*relation).rd_att, q.time_att).attnotnull };
+        if !not_null {
             // max / min want the best non-NULL time, which a NULL would hide.
             return None;
         }
-        let plan_index = IndexPlan {
-            index: ix.indexoid,
-            forward,
-            next_greater: forward != key_desc,
-            nulls_first: if forward { key_nulls_first } else { !key_nulls_first },
-        };
-        // Every WHERE clause is tested on the rows the descents walk, in security order.
+    }
+    let plan_index = IndexPlan {
+        index: ix.indexoid,
+        forward,
+        next_greater: forward != key_desc,
+        nulls_first: if forward { key_nulls_first } else { !key_nulls_first },
+    };
+    // Every WHERE clause is tested on the rows the descents walk, in security order.
+    // SAFETY: `root` and `rel` are the planner's live nodes: baserestrictinfo is a list of
+    // live RestrictInfos, whose clauses are valid expressions; the list made is palloc'd in
+    // the planner's memory context. The cost GUCs are read on the backend thread.
+    let (clauses, list, selectivity, qual_cost, random_page_cost, cpu_index_tuple_cost) = unsafe {
         let mut clauses: Vec<*mut pg_sys::RestrictInfo> = pg_list::ptrs((*rel).baserestrictinfo).collect();
         clauses.sort_by_key(|&ri| (*ri).security_level);
         let list = pg_list::from_ptrs(clauses.iter().map(|&ri| (*ri).clause as *mut pg_sys::Node));
@@ -525,18 +537,24 @@ unsafe fn skip_scan_path(
         let selectivity = quals::selectivity(root, rel, &clauses).max(1e-6);
         let mut qual_cost = pg_sys::QualCost::default();
         pg_sys::cost_qual_eval(&mut qual_cost, list, root);
-        let total = cost::skip_scan(
-            keys + 1.0,
-            1.0 / selectivity,
-            ix.tuples,
-            qual_cost.per_tuple,
-            pg_sys::random_page_cost,
-            pg_sys::cpu_index_tuple_cost,
-            &params(),
-        );
+        (clauses, list, selectivity, qual_cost, pg_sys::random_page_cost, pg_sys::cpu_index_tuple_cost)
+    };
+    let total = cost::skip_scan(
+        keys + 1.0,
+        1.0 / selectivity,
+        ix.tuples,
+        qual_cost.per_tuple,
+        random_page_cost,
+        cpu_index_tuple_cost,
+        &params(),
+    );
+    let direction = if forward { "forward" } else { "backward" };
+    let mut explain = vec![("Strategy".to_string(), format!("index skip scan ({direction})"))];
+    // SAFETY: the index exists (the planner found it), so get_rel_name returns a palloc'd
+    // C string; `relation` is the open, locked relation of range table entry `q.relid`
+    // and `q`'s expressions and the clause list are live nodes of this query over it.
+    unsafe {
         let name = CStr::from_ptr(pg_sys::get_rel_name(ix.indexoid)).to_string_lossy().into_owned();
-        let direction = if forward { "forward" } else { "backward" };
-        let mut explain = vec![("Strategy".to_string(), format!("index skip scan ({direction})"))];
         explain.push(("Index".into(), name));
         explain.extend(common_explain(relation, q));
         if !clauses.is_empty() {
@@ -549,16 +567,21 @@ unsafe fn skip_scan_path(
                 ),
             ));
         }
-        explain.push(("+Estimated Keys".into(), format!("{keys:.0}")));
-        explain.push(("+LastPoint Cost".into(), format!("{total:.2}")));
-        explain.push(("+Core Cost".into(), core_text(core)));
-        let plan = LastPointPlan {
-            key_att: q.key_att,
-            time_att: q.time_att,
-            rank: q.rank,
-            source: Source::Index(plan_index),
-            explain,
-        };
+    }
+    explain.push(("+Estimated Keys".into(), format!("{keys:.0}")));
+    explain.push(("+LastPoint Cost".into(), format!("{total:.2}")));
+    explain.push(("+Core Cost".into(), core_text(core)));
+    let plan = LastPointPlan {
+        key_att: q.key_att,
+        time_att: q.time_att,
+        rank: q.rank,
+        source: Source::Index(plan_index),
+        explain,
+    };
+    // SAFETY: `list` is the valid list of clause expressions made above; `rel` and
+    // `output_rel` are the planner's live nodes and `q`'s expressions this query's, as
+    // `scan_columns` and `new_path` require.
+    unsafe {
         let exprs = pg_list::ptrs(list).collect();
         Some(new_path(rel, output_rel, q, plan, scan_columns(q), exprs, keys, total))
     }
