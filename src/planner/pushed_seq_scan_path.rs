@@ -118,11 +118,10 @@ unsafe fn add_pushed_paths(
     rel: *mut pg_sys::RelOptInfo,
     relation: pg_sys::Relation,
 ) {
-    // SAFETY: `root` and `rel` are the planner's live nodes and `relation` the open,
-    // locked heap relation of `rel` (from `add_paths`): baserestrictinfo is a list of
-    // RestrictInfos, reltarget valid, and the cost GUCs are read on the backend thread.
-    // Paths are palloc'd in the planner's memory context, which add_path takes over.
-    unsafe {
+    // SAFETY: `rel` is the planner's live base relation and `relation` its open, locked
+    // heap relation (from `add_paths`): rd_id is readable, the options lookup runs inside
+    // a transaction, and baserestrictinfo is a list of live RestrictInfos of `rel`.
+    let (keys, kept) = unsafe {
         // System catalogs take no options.
         if (*relation).rd_id.to_u32() < pg_sys::FirstNormalObjectId
             || options::quals_push_down((*relation).rd_id) != Some(true)
@@ -132,57 +131,75 @@ unsafe fn add_pushed_paths(
         let keys: Vec<Key> = pg_list::ptrs::<pg_sys::RestrictInfo>((*rel).baserestrictinfo)
             .filter_map(|ri| key_of(ri, rel))
             .collect();
-        if keys.is_empty() {
-            return;
-        }
-        let pushed: Vec<*mut pg_sys::RestrictInfo> = keys.iter().map(|k| k.clause).collect();
         let kept: Vec<*mut pg_sys::RestrictInfo> =
             pg_list::ptrs::<pg_sys::RestrictInfo>((*rel).baserestrictinfo)
                 .filter(|ri| !keys.iter().any(|k| k.clause == *ri))
                 .collect();
+        (keys, kept)
+    };
+    if keys.is_empty() {
+        return;
+    }
+    let pushed: Vec<*mut pg_sys::RestrictInfo> = keys.iter().map(|k| k.clause).collect();
+    // SAFETY: `root` and `rel` are the planner's live nodes and the clauses `rel`'s
+    // RestrictInfos; the lists are palloc'd in the planner's memory context; reltarget is
+    // valid; the cost GUCs are read on the backend thread.
+    let (selectivity, pushed_cost, kept_cost, tuples, pages, rows, target, seq_page_cost, cpu_tuple_cost) = unsafe {
         let selectivity = quals::selectivity(root, rel, &pushed);
         let mut pushed_cost = pg_sys::QualCost::default();
         pg_sys::cost_qual_eval(&mut pushed_cost, pg_list::from_ptrs(pushed.iter().copied()), root);
         let mut kept_cost = pg_sys::QualCost::default();
         pg_sys::cost_qual_eval(&mut kept_cost, pg_list::from_ptrs(kept.iter().copied()), root);
-        // Core's sequential scan: every tuple reaches a slot and every qual.
-        let tuples = (*rel).tuples;
-        let disk = pg_sys::seq_page_cost * (*rel).pages as f64;
-        let target = (*(*rel).reltarget).cost;
-        let cpu = tuples * pushed_cost.per_tuple * KEY_COST_SHARE
-            + tuples * selectivity * (pg_sys::cpu_tuple_cost + kept_cost.per_tuple);
-        let startup = kept_cost.startup + pushed_cost.startup + target.startup;
-        let total = startup + disk + cpu + (*rel).rows * target.per_tuple;
-        let relid = (*rel).relid;
-        let deparse = |clauses: &[*mut pg_sys::RestrictInfo]| {
-            let list = pg_list::from_ptrs(clauses.iter().map(|&ri| (*ri).clause));
-            explain_text::deparse(relid, relation, pg_sys::make_ands_explicit(list) as *mut pg_sys::Node)
-        };
-        let plan = PushedPlan {
-            keys: keys
-                .iter()
-                .map(|k| KeyPlan { attno: k.attno, func: k.func, collation: k.collation })
-                .collect(),
-            explain: vec![
-                ("Pushed Filter".to_string(), deparse(&pushed)),
-                ("+Pushed Filter Selectivity".to_string(), format!("{selectivity:.4}")),
-            ],
-        };
-        let pushed =
-            Rc::new(Pushed { plan, values: keys.iter().map(|k| k.value).collect(), clauses: pushed });
-        let serial = new_path(rel, pushed.clone(), (*rel).rows, startup, total, 0);
+        let r = &*rel;
+        let target = (*r.reltarget).cost;
+        (
+            selectivity,
+            pushed_cost,
+            kept_cost,
+            r.tuples,
+            r.pages as f64,
+            r.rows,
+            target,
+            pg_sys::seq_page_cost,
+            pg_sys::cpu_tuple_cost,
+        )
+    };
+    // Core's sequential scan: every tuple reaches a slot and every qual.
+    let disk = seq_page_cost * pages;
+    let cpu = tuples * pushed_cost.per_tuple * KEY_COST_SHARE
+        + tuples * selectivity * (cpu_tuple_cost + kept_cost.per_tuple);
+    let startup = kept_cost.startup + pushed_cost.startup + target.startup;
+    let total = startup + disk + cpu + rows * target.per_tuple;
+    // SAFETY: `rel` is the planner's live base relation.
+    let relid = unsafe { (*rel).relid };
+    // SAFETY: `relation` is the open, locked relation of range table entry `relid`, and
+    // the clauses deparsed are live RestrictInfos of `rel`; the list and its AND are
+    // palloc'd in the planner's memory context.
+    let deparse = |clauses: &[*mut pg_sys::RestrictInfo]| unsafe {
+        let list = pg_list::from_ptrs(clauses.iter().map(|&ri| (*ri).clause));
+        explain_text::deparse(relid, relation, pg_sys::make_ands_explicit(list) as *mut pg_sys::Node)
+    };
+    let plan = PushedPlan {
+        keys: keys.iter().map(|k| KeyPlan { attno: k.attno, func: k.func, collation: k.collation }).collect(),
+        explain: vec![
+            ("Pushed Filter".to_string(), deparse(&pushed)),
+            ("+Pushed Filter Selectivity".to_string(), format!("{selectivity:.4}")),
+        ],
+    };
+    let pushed = Rc::new(Pushed { plan, values: keys.iter().map(|k| k.value).collect(), clauses: pushed });
+    // SAFETY: `rel` is the planner's live base relation; new_path allocates the paths in
+    // the planner's memory context, which add_path / add_partial_path take over; the
+    // parallel GUCs are read on the backend thread.
+    unsafe {
+        let serial = new_path(rel, pushed.clone(), rows, startup, total, 0);
         pg_sys::add_path(rel, serial);
         // In parallel, each process scans the blocks heapam's shared state hands it: the
         // CPU is shared out, the pages are read once (as core prices a parallel seq scan).
-        let workers = pg_sys::compute_parallel_worker(
-            rel,
-            (*rel).pages as f64,
-            -1.0,
-            pg_sys::max_parallel_workers_per_gather,
-        );
+        let workers =
+            pg_sys::compute_parallel_worker(rel, pages, -1.0, pg_sys::max_parallel_workers_per_gather);
         if (*rel).consider_parallel && workers > 0 {
             let divisor = cost::parallel_divisor(workers, pg_sys::parallel_leader_participation);
-            let rows = ((*rel).rows / divisor).max(1.0);
+            let rows = (rows / divisor).max(1.0);
             let total = startup + disk + cpu / divisor + rows * target.per_tuple;
             pg_sys::add_partial_path(rel, new_path(rel, pushed, rows, startup, total, workers));
         }
