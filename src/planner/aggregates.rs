@@ -160,89 +160,95 @@ pub unsafe fn aggregate(
     kinds: &[ColumnKind],
     operands: &mut Vec<*mut pg_sys::Node>,
 ) -> Option<AggSpec> {
-    // SAFETY: `aggref`, `root` and `rel` are live planner nodes (this fn's contract): the
-    // Aggref's args are a list of TargetEntries, its filter a valid expression tree.
-    unsafe {
-        let a = &*aggref;
-        if !a.aggdistinct.is_null()
-            || !a.aggorder.is_null()
-            || !a.aggdirectargs.is_null()
-            || a.aggkind as u8 != b'n'
-            || a.agglevelsup != 0
-            || a.aggvariadic
-        {
-            return None;
-        }
-        use pg_sys::*;
-        let (func, input) = match a.aggfnoid.to_u32() {
-            F_COUNT_ => (AggFunc::CountStar, InputType::None),
-            F_COUNT_ANY => (AggFunc::Count, InputType::None),
-            F_SUM_INT2 => (AggFunc::Sum, InputType::Int2),
-            F_SUM_INT4 => (AggFunc::Sum, InputType::Int4),
-            F_SUM_INT8 => (AggFunc::Sum, InputType::Int8),
-            F_SUM_FLOAT4 => (AggFunc::Sum, InputType::Float4),
-            F_SUM_FLOAT8 => (AggFunc::Sum, InputType::Float8),
-            F_SUM_NUMERIC => (AggFunc::Sum, InputType::Numeric),
-            F_AVG_NUMERIC => (AggFunc::Avg, InputType::Numeric),
-            F_AVG_INT2 => (AggFunc::Avg, InputType::Int2),
-            F_AVG_INT4 => (AggFunc::Avg, InputType::Int4),
-            F_AVG_INT8 => (AggFunc::Avg, InputType::Int8),
-            F_AVG_FLOAT4 => (AggFunc::Avg, InputType::Float4),
-            F_AVG_FLOAT8 => (AggFunc::Avg, InputType::Float8),
-            F_MIN_INT2 => (AggFunc::Min, InputType::Int2),
-            F_MIN_INT4 => (AggFunc::Min, InputType::Int4),
-            F_MIN_INT8 => (AggFunc::Min, InputType::Int8),
-            F_MIN_FLOAT4 => (AggFunc::Min, InputType::Float4),
-            F_MIN_FLOAT8 => (AggFunc::Min, InputType::Float8),
-            F_MIN_DATE | F_MIN_TIME | F_MIN_TIMESTAMP | F_MIN_TIMESTAMPTZ => {
-                (AggFunc::Min, InputType::OrderedInt)
-            }
-            F_MIN_TEXT => (AggFunc::Min, InputType::Text),
-            F_MAX_INT2 => (AggFunc::Max, InputType::Int2),
-            F_MAX_INT4 => (AggFunc::Max, InputType::Int4),
-            F_MAX_INT8 => (AggFunc::Max, InputType::Int8),
-            F_MAX_FLOAT4 => (AggFunc::Max, InputType::Float4),
-            F_MAX_FLOAT8 => (AggFunc::Max, InputType::Float8),
-            F_MAX_DATE | F_MAX_TIME | F_MAX_TIMESTAMP | F_MAX_TIMESTAMPTZ => {
-                (AggFunc::Max, InputType::OrderedInt)
-            }
-            F_MAX_TEXT => (AggFunc::Max, InputType::Text),
-            F_BOOL_AND | F_EVERY => (AggFunc::BoolAnd, InputType::Bool),
-            F_BOOL_OR => (AggFunc::BoolOr, InputType::Bool),
-            _ => return None,
-        };
-        let args: Vec<*mut pg_sys::TargetEntry> = pg_list::ptrs(a.args).collect();
-        let att = match (func, &args[..]) {
-            (AggFunc::CountStar, []) => None,
-            (_, &[tle]) => {
-                let var = quals::as_var((*tle).expr as *mut pg_sys::Node, (*rel).relid)?;
-                let att = (*var).varattno as usize - 1;
-                let fits = match (input, kinds[att]) {
-                    (InputType::None, ColumnKind::Dropped) => false,
-                    (InputType::None, _) => true,
-                    (InputType::Int2, ColumnKind::Int { len: 2 })
-                    | (InputType::Int4, ColumnKind::Int { len: 4 })
-                    | (InputType::Int8, ColumnKind::Int { len: 8 })
-                    | (InputType::Float4, ColumnKind::Float4)
-                    | (InputType::Float8, ColumnKind::Float8)
-                    | (InputType::OrderedInt, ColumnKind::Int { .. })
-                    | (InputType::Bool, ColumnKind::Int { len: 1 })
-                    | (InputType::Text, ColumnKind::Varlena)
-                    | (InputType::Numeric, ColumnKind::Varlena) => true,
-                    _ => false,
-                };
-                if !fits {
-                    return None;
-                }
-                Some(att)
-            }
-            _ => return None,
-        };
-        let filter = if a.aggfilter.is_null() {
-            None
-        } else {
-            Some(quals::translate_filter(root, rel, a.aggfilter as *mut pg_sys::Node, operands)?)
-        };
-        Some(AggSpec { func, input, att, filter })
+    // SAFETY: `aggref` is a valid Aggref of the query being planned (this fn's contract),
+    // live for the rest of planning.
+    let a = unsafe { &*aggref };
+    if !a.aggdistinct.is_null()
+        || !a.aggorder.is_null()
+        || !a.aggdirectargs.is_null()
+        || a.aggkind as u8 != b'n'
+        || a.agglevelsup != 0
+        || a.aggvariadic
+    {
+        return None;
     }
+    use pg_sys::*;
+    let (func, input) = match a.aggfnoid.to_u32() {
+        F_COUNT_ => (AggFunc::CountStar, InputType::None),
+        F_COUNT_ANY => (AggFunc::Count, InputType::None),
+        F_SUM_INT2 => (AggFunc::Sum, InputType::Int2),
+        F_SUM_INT4 => (AggFunc::Sum, InputType::Int4),
+        F_SUM_INT8 => (AggFunc::Sum, InputType::Int8),
+        F_SUM_FLOAT4 => (AggFunc::Sum, InputType::Float4),
+        F_SUM_FLOAT8 => (AggFunc::Sum, InputType::Float8),
+        F_SUM_NUMERIC => (AggFunc::Sum, InputType::Numeric),
+        F_AVG_NUMERIC => (AggFunc::Avg, InputType::Numeric),
+        F_AVG_INT2 => (AggFunc::Avg, InputType::Int2),
+        F_AVG_INT4 => (AggFunc::Avg, InputType::Int4),
+        F_AVG_INT8 => (AggFunc::Avg, InputType::Int8),
+        F_AVG_FLOAT4 => (AggFunc::Avg, InputType::Float4),
+        F_AVG_FLOAT8 => (AggFunc::Avg, InputType::Float8),
+        F_MIN_INT2 => (AggFunc::Min, InputType::Int2),
+        F_MIN_INT4 => (AggFunc::Min, InputType::Int4),
+        F_MIN_INT8 => (AggFunc::Min, InputType::Int8),
+        F_MIN_FLOAT4 => (AggFunc::Min, InputType::Float4),
+        F_MIN_FLOAT8 => (AggFunc::Min, InputType::Float8),
+        F_MIN_DATE | F_MIN_TIME | F_MIN_TIMESTAMP | F_MIN_TIMESTAMPTZ => {
+            (AggFunc::Min, InputType::OrderedInt)
+        }
+        F_MIN_TEXT => (AggFunc::Min, InputType::Text),
+        F_MAX_INT2 => (AggFunc::Max, InputType::Int2),
+        F_MAX_INT4 => (AggFunc::Max, InputType::Int4),
+        F_MAX_INT8 => (AggFunc::Max, InputType::Int8),
+        F_MAX_FLOAT4 => (AggFunc::Max, InputType::Float4),
+        F_MAX_FLOAT8 => (AggFunc::Max, InputType::Float8),
+        F_MAX_DATE | F_MAX_TIME | F_MAX_TIMESTAMP | F_MAX_TIMESTAMPTZ => {
+            (AggFunc::Max, InputType::OrderedInt)
+        }
+        F_MAX_TEXT => (AggFunc::Max, InputType::Text),
+        F_BOOL_AND | F_EVERY => (AggFunc::BoolAnd, InputType::Bool),
+        F_BOOL_OR => (AggFunc::BoolOr, InputType::Bool),
+        _ => return None,
+    };
+    // SAFETY: an Aggref's args are a list of TargetEntries.
+    let args: Vec<*mut pg_sys::TargetEntry> = unsafe { pg_list::ptrs(a.args).collect() };
+    let att = match (func, &args[..]) {
+        (AggFunc::CountStar, []) => None,
+        (_, &[tle]) => {
+            // SAFETY: `tle` is a live TargetEntry of the Aggref, its expr a valid node, and
+            // `rel` the planner's live base relation (this fn's contract); `as_var` returns a
+            // Var of that expression, one of `rel`'s columns (so within `kinds`).
+            let att = unsafe {
+                let var = quals::as_var((*tle).expr as *mut pg_sys::Node, (*rel).relid)?;
+                (*var).varattno as usize - 1
+            };
+            let fits = match (input, kinds[att]) {
+                (InputType::None, ColumnKind::Dropped) => false,
+                (InputType::None, _) => true,
+                (InputType::Int2, ColumnKind::Int { len: 2 })
+                | (InputType::Int4, ColumnKind::Int { len: 4 })
+                | (InputType::Int8, ColumnKind::Int { len: 8 })
+                | (InputType::Float4, ColumnKind::Float4)
+                | (InputType::Float8, ColumnKind::Float8)
+                | (InputType::OrderedInt, ColumnKind::Int { .. })
+                | (InputType::Bool, ColumnKind::Int { len: 1 })
+                | (InputType::Text, ColumnKind::Varlena)
+                | (InputType::Numeric, ColumnKind::Varlena) => true,
+                _ => false,
+            };
+            if !fits {
+                return None;
+            }
+            Some(att)
+        }
+        _ => return None,
+    };
+    let filter = if a.aggfilter.is_null() {
+        None
+    } else {
+        // SAFETY: `root` and `rel` are the planner's live nodes and the FILTER a valid
+        // expression over `rel` (this fn's contract), as translate_filter requires.
+        Some(unsafe { quals::translate_filter(root, rel, a.aggfilter as *mut pg_sys::Node, operands) }?)
+    };
+    Some(AggSpec { func, input, att, filter })
 }
