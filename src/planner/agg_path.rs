@@ -41,45 +41,59 @@ impl CustomPathKind for AggPath {
         tlist: *mut pg_sys::List,
         _clauses: *mut pg_sys::List,
     ) -> *mut pg_sys::CustomScan {
-        analysis.plan(tlist)
+        // SAFETY: called through `plan_path` from createplan in the planner's memory context
+        // (the trait's contract); the analysis' expressions were taken from this query's
+        // target, HAVING and quals by `add_path`, in that same context, so they are live.
+        unsafe { analysis.plan(tlist) }
     }
 }
 
 /// Offers a ColumnarAgg for the grouping stage of a query over one columnar relation,
 /// and a Finalize Aggregate over a Gather of partial ColumnarAggs.
+///
+/// # Safety
+/// From `create_upper_paths_hook` for UPPERREL_GROUP_AGG, on the backend thread: `root`,
+/// `input_rel` and `output_rel` are the planner's live nodes and `extra` that stage's
+/// GroupPathExtraData.
 pub unsafe fn add_paths(
     root: *mut pg_sys::PlannerInfo,
     input_rel: *mut pg_sys::RelOptInfo,
     output_rel: *mut pg_sys::RelOptInfo,
     extra: *mut pg_sys::GroupPathExtraData,
 ) {
-    // The fold is a columnar scan too: `enable_columnar_scan = off` rules it out.
-    if !super::ENABLE_VECTOR_AGG.get() || !super::ENABLE_COLUMNAR_SCAN.get() {
-        return;
-    }
-    let parse = (*root).parse;
-    if (*input_rel).reloptkind != pg_sys::RelOptKind::RELOPT_BASEREL
-        || !(*parse).groupingSets.is_null()
-        || !(*input_rel).lateral_relids.is_null()
-        || (*extra).patype != pg_sys::PartitionwiseAggregateType::PARTITIONWISE_AGGREGATE_NONE
-    {
-        return;
-    }
-    if !(*parse).groupClause.is_null() && !super::ENABLE_GROUPED_VECTOR_AGG.get() {
-        return;
-    }
-    let rte = *(*root).simple_rte_array.add((*input_rel).relid as usize);
-    if !scanned_plainly(rte) {
-        return;
-    }
-    let relation = pg_sys::table_open((*rte).relid, pg_sys::NoLock as i32);
-    if am::is_columnar(relation) {
-        if let Some(shape) = eligible(root, input_rel, output_rel, extra, relation, false) {
-            add_path(root, input_rel, output_rel, relation, shape, None);
+    // SAFETY: `root`, the relations and `extra` are live (this fn's contract); `input_rel`
+    // is checked to be a base relation before its relid indexes simple_rte_array, and the
+    // table of a plain RTE_RELATION is locked by the query, so table_open with NoLock is
+    // valid; it is closed before returning (an ERROR in between releases it at abort).
+    unsafe {
+        // The fold is a columnar scan too: `enable_columnar_scan = off` rules it out.
+        if !super::ENABLE_VECTOR_AGG.get() || !super::ENABLE_COLUMNAR_SCAN.get() {
+            return;
         }
-        add_parallel_path(root, input_rel, output_rel, extra, relation);
+        let parse = (*root).parse;
+        if (*input_rel).reloptkind != pg_sys::RelOptKind::RELOPT_BASEREL
+            || !(*parse).groupingSets.is_null()
+            || !(*input_rel).lateral_relids.is_null()
+            || (*extra).patype != pg_sys::PartitionwiseAggregateType::PARTITIONWISE_AGGREGATE_NONE
+        {
+            return;
+        }
+        if !(*parse).groupClause.is_null() && !super::ENABLE_GROUPED_VECTOR_AGG.get() {
+            return;
+        }
+        let rte = *(*root).simple_rte_array.add((*input_rel).relid as usize);
+        if !scanned_plainly(rte) {
+            return;
+        }
+        let relation = pg_sys::table_open((*rte).relid, pg_sys::NoLock as i32);
+        if am::is_columnar(relation) {
+            if let Some(shape) = eligible(root, input_rel, output_rel, extra, relation, false) {
+                add_path(root, input_rel, output_rel, relation, shape, None);
+            }
+            add_parallel_path(root, input_rel, output_rel, extra, relation);
+        }
+        pg_sys::table_close(relation, pg_sys::NoLock as i32);
     }
-    pg_sys::table_close(relation, pg_sys::NoLock as i32);
 }
 
 /// The parallel plan: Finalize Aggregate over a Gather of partial ColumnarAggs, each
@@ -93,52 +107,61 @@ unsafe fn add_parallel_path(
     extra: *mut pg_sys::GroupPathExtraData,
     relation: pg_sys::Relation,
 ) {
-    let flags = (*extra).flags as u32;
-    let grouped = !(*(*root).parse).groupClause.is_null();
-    if !super::ENABLE_PARALLEL_VECTOR_AGG.get()
-        || !(*output_rel).consider_parallel
-        || (*rel).partial_pathlist.is_null()
-        || !(*extra).partial_costs_set
-        || flags & pg_sys::GROUPING_CAN_PARTIAL_AGG == 0
-        || (grouped && flags & pg_sys::GROUPING_CAN_USE_HASH == 0)
-    {
-        return;
+    // SAFETY: `root`, `rel`, `output_rel` and `extra` are the planner's live nodes and
+    // `relation` the open, locked relation of `rel` (from `add_paths`); fetch_upper_rel
+    // returns a live RelOptInfo with a reltarget, and the paths made here are palloc'd in the
+    // planner's memory context, which add_path takes over.
+    unsafe {
+        let flags = (*extra).flags as u32;
+        let grouped = !(*(*root).parse).groupClause.is_null();
+        if !super::ENABLE_PARALLEL_VECTOR_AGG.get()
+            || !(*output_rel).consider_parallel
+            || (*rel).partial_pathlist.is_null()
+            || !(*extra).partial_costs_set
+            || flags & pg_sys::GROUPING_CAN_PARTIAL_AGG == 0
+            || (grouped && flags & pg_sys::GROUPING_CAN_USE_HASH == 0)
+        {
+            return;
+        }
+        let partial_rel = pg_sys::fetch_upper_rel(
+            root,
+            pg_sys::UpperRelationKind::UPPERREL_PARTIAL_GROUP_AGG,
+            (*output_rel).relids,
+        );
+        if (*(*partial_rel).reltarget).exprs.is_null() {
+            return;
+        }
+        let Some(shape) = eligible(root, rel, partial_rel, extra, relation, true) else { return };
+        let groups =
+            estimate_groups(root, relation, &shape.plan, &shape.key_exprs, &shape.pushdown, (*rel).rows);
+        let Some(partial) = add_path(root, rel, partial_rel, relation, shape, Some(output_rel)) else {
+            return;
+        };
+        // Each participant sends its groups (as core's gather_grouping_paths counts them).
+        let mut gathered = (*partial).rows * (*partial).parallel_workers as f64;
+        let gather = pg_sys::create_gather_path(
+            root,
+            partial_rel,
+            partial,
+            (*partial_rel).reltarget,
+            std::ptr::null_mut(),
+            &mut gathered,
+        );
+        let strategy = if grouped { pg_sys::AggStrategy::AGG_HASHED } else { pg_sys::AggStrategy::AGG_PLAIN };
+        let finalize = pg_sys::create_agg_path(
+            root,
+            output_rel,
+            gather as *mut pg_sys::Path,
+            (*output_rel).reltarget,
+            strategy,
+            pg_sys::AggSplit::AGGSPLIT_FINAL_DESERIAL,
+            (*(*root).parse).groupClause,
+            (*extra).havingQual as *mut pg_sys::List,
+            &(*extra).agg_final_costs,
+            groups,
+        );
+        pg_sys::add_path(output_rel, finalize as *mut pg_sys::Path);
     }
-    let partial_rel = pg_sys::fetch_upper_rel(
-        root,
-        pg_sys::UpperRelationKind::UPPERREL_PARTIAL_GROUP_AGG,
-        (*output_rel).relids,
-    );
-    if (*(*partial_rel).reltarget).exprs.is_null() {
-        return;
-    }
-    let Some(shape) = eligible(root, rel, partial_rel, extra, relation, true) else { return };
-    let groups = estimate_groups(root, relation, &shape.plan, &shape.key_exprs, &shape.pushdown, (*rel).rows);
-    let Some(partial) = add_path(root, rel, partial_rel, relation, shape, Some(output_rel)) else { return };
-    // Each participant sends its groups (as core's gather_grouping_paths counts them).
-    let mut gathered = (*partial).rows * (*partial).parallel_workers as f64;
-    let gather = pg_sys::create_gather_path(
-        root,
-        partial_rel,
-        partial,
-        (*partial_rel).reltarget,
-        std::ptr::null_mut(),
-        &mut gathered,
-    );
-    let strategy = if grouped { pg_sys::AggStrategy::AGG_HASHED } else { pg_sys::AggStrategy::AGG_PLAIN };
-    let finalize = pg_sys::create_agg_path(
-        root,
-        output_rel,
-        gather as *mut pg_sys::Path,
-        (*output_rel).reltarget,
-        strategy,
-        pg_sys::AggSplit::AGGSPLIT_FINAL_DESERIAL,
-        (*(*root).parse).groupClause,
-        (*extra).havingQual as *mut pg_sys::List,
-        &(*extra).agg_final_costs,
-        groups,
-    );
-    pg_sys::add_path(output_rel, finalize as *mut pg_sys::Path);
 }
 
 /// Groups that `rows` rows make under the plan's keys. Core's estimate takes
@@ -165,7 +188,9 @@ unsafe fn estimate_groups(
             KeyKind::Trunc(unit) | KeyKind::TruncTz(unit) => Some(unit_micros(unit)),
             KeyKind::Bin { stride, .. } => Some(stride as f64),
         };
-        match width.and_then(|w| Some((w, kept_range(root, relation, filter, key.att)?))) {
+        // SAFETY: `root` is live and `relation` open and locked, the filter's operands
+        // expressions of this query (callers' contract: from `add_path`).
+        match width.and_then(|w| Some((w, unsafe { kept_range(root, relation, filter, key.att) }?))) {
             Some((w, (lo, hi))) => buckets *= ((hi as f64 - lo as f64) / w.max(1.0)).floor() + 1.0,
             None => others.push(expr),
         }
@@ -173,8 +198,13 @@ unsafe fn estimate_groups(
     let rest = if others.is_empty() {
         1.0
     } else {
-        let exprs = pg_list::from_ptrs(others.iter().copied());
-        pg_sys::estimate_num_groups(root, exprs, rows, std::ptr::null_mut(), std::ptr::null_mut())
+        // SAFETY: `root` is the live PlannerInfo and the key expressions are this
+        // query's group keys (callers' contract); the list is palloc'd in the current
+        // (planner) memory context.
+        unsafe {
+            let exprs = pg_list::from_ptrs(others.iter().copied());
+            pg_sys::estimate_num_groups(root, exprs, rows, std::ptr::null_mut(), std::ptr::null_mut())
+        }
     };
     (buckets * rest).clamp(1.0, rows.max(1.0))
 }
@@ -219,48 +249,54 @@ unsafe fn eligible(
     relation: pg_sys::Relation,
     partial: bool,
 ) -> Option<Shape> {
-    let relid = (*rel).relid;
-    let kinds = datum::column_kinds((*relation).rd_att);
-    // Every WHERE clause is evaluated by the scan, or the fold cannot run.
-    let pushdown = pushed_entirely(root, rel)?;
-    let mut operands = pushdown.operands.clone();
-    // Group keys.
-    let parse = (*root).parse;
-    let tlist = (*root).processed_tlist;
-    let mut keys = Vec::new();
-    let mut key_exprs = Vec::new();
-    for sgc in pg_list::ptrs::<pg_sys::SortGroupClause>((*parse).groupClause) {
-        let tle = pg_sys::get_sortgroupref_tle((*sgc).tleSortGroupRef, tlist);
-        let expr = (*tle).expr as *mut pg_sys::Node;
-        keys.push(group_key(expr, (*sgc).eqop, relid, &kinds)?);
-        key_exprs.push(expr);
-    }
-    if keys.len() > MAX_KEYS {
-        return None;
-    }
-    // The target (and HAVING) may use the keys and aggregates, and nothing else of the
-    // relation's rows.
-    let target = (*(*output_rel).reltarget).exprs;
-    let having = if partial { std::ptr::null_mut() } else { (*extra).havingQual as *mut pg_sys::List };
-    let mut aggrefs: Vec<*mut pg_sys::Aggref> = Vec::new();
-    for node in [target as *mut pg_sys::Node, having as *mut pg_sys::Node] {
-        if node.is_null() {
-            continue;
+    // SAFETY: `root`, `rel`, `output_rel` and `extra` are the planner's live nodes and
+    // `relation` the open, locked relation of `rel` (from `add_paths` / `add_parallel_path`):
+    // rd_att is valid, every group clause's tleSortGroupRef names an entry of processed_tlist,
+    // and `context` outlives the walk `uncovered` makes over the valid target and HAVING trees.
+    unsafe {
+        let relid = (*rel).relid;
+        let kinds = datum::column_kinds((*relation).rd_att);
+        // Every WHERE clause is evaluated by the scan, or the fold cannot run.
+        let pushdown = pushed_entirely(root, rel)?;
+        let mut operands = pushdown.operands.clone();
+        // Group keys.
+        let parse = (*root).parse;
+        let tlist = (*root).processed_tlist;
+        let mut keys = Vec::new();
+        let mut key_exprs = Vec::new();
+        for sgc in pg_list::ptrs::<pg_sys::SortGroupClause>((*parse).groupClause) {
+            let tle = pg_sys::get_sortgroupref_tle((*sgc).tleSortGroupRef, tlist);
+            let expr = (*tle).expr as *mut pg_sys::Node;
+            keys.push(group_key(expr, (*sgc).eqop, relid, &kinds)?);
+            key_exprs.push(expr);
         }
-        let mut context = Walk { keys: &key_exprs, aggrefs: &mut aggrefs };
-        if pg_sys::expression_tree_walker(node, Some(uncovered), &mut context as *mut Walk as *mut _) {
+        if keys.len() > MAX_KEYS {
             return None;
         }
+        // The target (and HAVING) may use the keys and aggregates, and nothing else of the
+        // relation's rows.
+        let target = (*(*output_rel).reltarget).exprs;
+        let having = if partial { std::ptr::null_mut() } else { (*extra).havingQual as *mut pg_sys::List };
+        let mut aggrefs: Vec<*mut pg_sys::Aggref> = Vec::new();
+        for node in [target as *mut pg_sys::Node, having as *mut pg_sys::Node] {
+            if node.is_null() {
+                continue;
+            }
+            let mut context = Walk { keys: &key_exprs, aggrefs: &mut aggrefs };
+            if pg_sys::expression_tree_walker(node, Some(uncovered), &mut context as *mut Walk as *mut _) {
+                return None;
+            }
+        }
+        let mut aggs = Vec::new();
+        for &aggref in &aggrefs {
+            aggs.push(aggregate(root, rel, aggref, &kinds, &mut operands)?);
+        }
+        if aggs.is_empty() && keys.is_empty() {
+            return None;
+        }
+        let plan = AggPlan { keys, aggs, partial };
+        Some(Shape { plan, key_exprs, aggrefs, pushdown, operands, having })
     }
-    let mut aggs = Vec::new();
-    for &aggref in &aggrefs {
-        aggs.push(aggregate(root, rel, aggref, &kinds, &mut operands)?);
-    }
-    if aggs.is_empty() && keys.is_empty() {
-        return None;
-    }
-    let plan = AggPlan { keys, aggs, partial };
-    Some(Shape { plan, key_exprs, aggrefs, pushdown, operands, having })
 }
 
 /// Adds the ColumnarAgg path for `shape` to `output_rel`; for a partial one
@@ -274,30 +310,38 @@ unsafe fn add_path(
     final_rel: Option<*mut pg_sys::RelOptInfo>,
 ) -> Option<*mut pg_sys::Path> {
     let partial = final_rel.is_some();
-    let params = CostParams {
-        seq_page_cost: pg_sys::seq_page_cost,
-        cpu_tuple_cost: pg_sys::cpu_tuple_cost,
-        cpu_operator_cost: pg_sys::cpu_operator_cost,
-    };
-    let natts = (*(*relation).rd_att).natts as usize;
-    let bytes = plan_sizes::column_bytes(relation, natts);
     let mut attributes = shape.plan.attributes();
     if let Some(f) = &shape.pushdown.filter {
         attributes.extend(f.attributes());
         attributes.sort_unstable();
         attributes.dedup();
     }
-    let pruning = match &shape.pushdown.filter {
-        Some(f) => plan_time_pruning(root, relation, f, &shape.pushdown.operands),
-        None => Pruning::none(rel),
+    // SAFETY: `root` and `rel` are the planner's live nodes and `relation` the open,
+    // locked relation of `rel` (from `add_paths` / `add_parallel_path`), so rd_att is
+    // valid and its zone maps and column sizes may be read; the pushdown was made for
+    // `rel`. The cost GUCs are read on the backend thread.
+    let (params, bytes, pruning, measured, pages, tuples, rows) = unsafe {
+        let params = CostParams {
+            seq_page_cost: pg_sys::seq_page_cost,
+            cpu_tuple_cost: pg_sys::cpu_tuple_cost,
+            cpu_operator_cost: pg_sys::cpu_operator_cost,
+        };
+        let natts = (*(*relation).rd_att).natts as usize;
+        let bytes = plan_sizes::column_bytes(relation, natts);
+        let pruning = match &shape.pushdown.filter {
+            Some(f) => plan_time_pruning(root, relation, f, &shape.pushdown.operands),
+            None => Pruning::none(rel),
+        };
+        let measured = shape.pushdown.measure(root, rel);
+        (params, bytes, pruning, measured, (*rel).pages as f64, (*rel).tuples, (*rel).rows)
     };
-    let (filter_columns, filter_tests, selectivity) = shape.pushdown.measure(root, rel);
+    let (filter_columns, filter_tests, selectivity) = measured;
     let scan = ScanInput {
         zone_fraction: pruning.row_fraction,
-        pages: (*rel).pages as f64,
+        pages,
         bytes_all: bytes.iter().sum::<u64>() as f64,
         bytes_read: attributes.iter().map(|&a| bytes[a]).sum::<u64>() as f64,
-        rows: (*rel).tuples,
+        rows: tuples,
         columns_read: attributes.len(),
         qual_per_row: 0.0,
         filter_columns,
@@ -305,26 +349,29 @@ unsafe fn add_path(
         filter_selectivity: selectivity,
     };
     // Parallel: the share of the rows each participant folds.
-    let workers = if partial {
-        let w = pg_sys::compute_parallel_worker(
-            rel,
-            (*rel).pages as f64,
-            -1.0,
-            pg_sys::max_parallel_workers_per_gather,
-        );
-        if w <= 0 {
-            return None;
+    // SAFETY: `rel` is the planner's live base relation; the parallel GUCs are read on
+    // the backend thread.
+    let (workers, divisor) = unsafe {
+        if partial {
+            let w =
+                pg_sys::compute_parallel_worker(rel, pages, -1.0, pg_sys::max_parallel_workers_per_gather);
+            if w <= 0 {
+                return None;
+            }
+            (w, cost::parallel_divisor(w, pg_sys::parallel_leader_participation))
+        } else {
+            (0, 1.0)
         }
-        w
-    } else {
-        0
     };
-    let divisor =
-        if partial { cost::parallel_divisor(workers, pg_sys::parallel_leader_participation) } else { 1.0 };
-    let rows_in = ((*rel).rows / divisor).max(1.0);
-    let groups = estimate_groups(root, relation, &shape.plan, &shape.key_exprs, &shape.pushdown, rows_in);
-    let mut having = pg_sys::QualCost::default();
-    pg_sys::cost_qual_eval(&mut having, shape.having, root);
+    let rows_in = (rows / divisor).max(1.0);
+    // SAFETY: `root` is the live PlannerInfo, `relation` open and locked, and the keys,
+    // pushdown and HAVING are this query's (from `eligible`).
+    let (groups, having) = unsafe {
+        let groups = estimate_groups(root, relation, &shape.plan, &shape.key_exprs, &shape.pushdown, rows_in);
+        let mut having = pg_sys::QualCost::default();
+        pg_sys::cost_qual_eval(&mut having, shape.having, root);
+        (groups, having)
+    };
     let input = AggInput {
         scan,
         aggs: shape.plan.aggs.len(),
@@ -338,7 +385,8 @@ unsafe fn add_path(
     // a share of the keys (exec::columnar_agg); a partial one flushes its groups early.
     let per_group: usize =
         shape.plan.aggs.iter().map(AggSpec::bytes_per_group).sum::<usize>() + 48 * shape.plan.keys.len();
-    let limit = pg_sys::work_mem as f64 * 1024.0 * pg_sys::hash_mem_multiplier;
+    // SAFETY: PostgreSQL's memory GUCs, read on the backend thread.
+    let limit = unsafe { pg_sys::work_mem as f64 * 1024.0 * pg_sys::hash_mem_multiplier };
     let state_bytes = groups * per_group as f64;
     let passes = if partial || state_bytes <= limit {
         1.0
@@ -347,11 +395,18 @@ unsafe fn add_path(
     };
     let total = (c.io + c.cpu() / divisor) * passes + c.output + having.startup;
     // What core offers for the whole grouping stage, for EXPLAIN VERBOSE.
-    let core = pg_list::ptrs::<pg_sys::Path>((*final_rel.unwrap_or(output_rel)).pathlist)
-        .map(|p| (*p).total_cost)
-        .fold(f64::INFINITY, f64::min);
-    let explain =
-        explain_lines((*rel).relid, relation, &shape, &attributes, &c, total, core, groups, passes, partial);
+    // SAFETY: the grouping stage's relation is live, its pathlist a list of live Paths.
+    let core = unsafe {
+        pg_list::ptrs::<pg_sys::Path>((*final_rel.unwrap_or(output_rel)).pathlist)
+            .map(|p| (*p).total_cost)
+            .fold(f64::INFINITY, f64::min)
+    };
+    // SAFETY: `rel` is live and `relation` its open, locked relation; the shape's
+    // expressions are this query's, over `rel` (from `eligible`).
+    let (relid, explain) = unsafe {
+        let relid = (*rel).relid;
+        (relid, explain_lines(relid, relation, &shape, &attributes, &c, total, core, groups, passes, partial))
+    };
     // What the plan needs: the base relation, the plan, the scan tuple, HAVING.
     let scan_plan = ScanPlan {
         attnums: attributes.iter().map(|&a| a as i32 + 1).collect(),
@@ -369,17 +424,21 @@ unsafe fn add_path(
         .copied()
         .chain(shape.aggrefs.iter().map(|&a| a as *mut pg_sys::Node))
         .collect();
-    let analysis =
-        UpperScan { relid: (*rel).relid, private, scan_tuple, having: shape.having, exprs: shape.operands };
-    let path =
-        custompath::new::<AggPath>(output_rel, (*output_rel).reltarget, groups, total, total, analysis);
-    (*path).path.parallel_safe = (*rel).consider_parallel && (*output_rel).consider_parallel;
-    (*path).path.parallel_aware = partial;
-    (*path).path.parallel_workers = workers;
-    if partial {
-        return Some(path as *mut pg_sys::Path);
+    let analysis = UpperScan { relid, private, scan_tuple, having: shape.having, exprs: shape.operands };
+    // SAFETY: `rel` and `output_rel` are the planner's live nodes; `custompath::new`
+    // returns a fresh CustomPath in the planner's memory context, which we fill in and
+    // add_path takes over (or the caller, for a partial path).
+    unsafe {
+        let path =
+            custompath::new::<AggPath>(output_rel, (*output_rel).reltarget, groups, total, total, analysis);
+        (*path).path.parallel_safe = (*rel).consider_parallel && (*output_rel).consider_parallel;
+        (*path).path.parallel_aware = partial;
+        (*path).path.parallel_workers = workers;
+        if partial {
+            return Some(path as *mut pg_sys::Path);
+        }
+        pg_sys::add_path(output_rel, path as *mut pg_sys::Path);
     }
-    pg_sys::add_path(output_rel, path as *mut pg_sys::Path);
     None
 }
 
@@ -397,13 +456,21 @@ unsafe fn explain_lines(
     passes: f64,
     partial: bool,
 ) -> Vec<(String, String)> {
-    let deparse = |e: *mut pg_sys::Node| explain_text::deparse(rti, relation, e);
-    let desc = (*relation).rd_att;
-    let live = (0..(*desc).natts as usize).filter(|&i| !datum::attr(desc, i).attisdropped).count();
-    let names: Vec<String> = attributes
-        .iter()
-        .map(|&a| pgrx::name_data_to_str(&datum::attr(desc, a).attname).to_string())
-        .collect();
+    // SAFETY: `relation` is the open, locked relation of range table entry `rti` (from
+    // `add_path`), and every expression deparsed here (the Aggrefs, keys and pushed
+    // clauses) is a live node of this query over `rti`, as `explain_text::deparse` requires.
+    let deparse = |e: *mut pg_sys::Node| unsafe { explain_text::deparse(rti, relation, e) };
+    // SAFETY: `relation` is open and locked (from `add_path`), so rd_att is valid, and
+    // `datum::attr` is asked only for indexes below natts (`attributes` are its columns).
+    let (live, names) = unsafe {
+        let desc = (*relation).rd_att;
+        let live = (0..(*desc).natts as usize).filter(|&i| !datum::attr(desc, i).attisdropped).count();
+        let names: Vec<String> = attributes
+            .iter()
+            .map(|&a| pgrx::name_data_to_str(&datum::attr(desc, a).attname).to_string())
+            .collect();
+        (live, names)
+    };
     let mut out = vec![("Batch Fold".to_string(), "yes".to_string())];
     let strategy = if !shape.plan.keys.is_empty() {
         "hash"
@@ -431,8 +498,13 @@ unsafe fn explain_lines(
         },
     ));
     if !shape.pushdown.pushed.is_empty() {
-        let clauses = pg_list::from_ptrs(shape.pushdown.pushed.iter().map(|&ri| (*ri).clause));
-        out.push(("Pushed Filter".into(), deparse(pg_sys::make_ands_explicit(clauses) as *mut pg_sys::Node)));
+        // SAFETY: the pushed clauses are live RestrictInfos of this query (from
+        // `add_path`); the list and its AND are palloc'd in the planner's context.
+        let filter = unsafe {
+            let clauses = pg_list::from_ptrs(shape.pushdown.pushed.iter().map(|&ri| (*ri).clause));
+            pg_sys::make_ands_explicit(clauses) as *mut pg_sys::Node
+        };
+        out.push(("Pushed Filter".into(), deparse(filter)));
     }
     out.push((
         "+Cost Components".into(),

@@ -18,28 +18,37 @@ pub struct Walk<'a> {
 }
 
 /// Collects the Aggrefs; true (stop) at a column reference that no group key covers.
+///
+/// # Safety
+/// An `expression_tree_walker` callback: `node` is NULL or a valid node, `context` points
+/// to a live `Walk`, not otherwise borrowed during the walk.
 #[pg_guard]
 pub unsafe extern "C-unwind" fn uncovered(node: *mut pg_sys::Node, context: *mut std::ffi::c_void) -> bool {
     if node.is_null() {
         return false;
     }
-    let walk = &mut *(context as *mut Walk);
-    if walk.keys.iter().any(|&k| pg_sys::equal(k as *const _, node as *const _)) {
-        return false;
-    }
-    match (*node).type_ {
-        pg_sys::NodeTag::T_Aggref => {
-            let a = node as *mut pg_sys::Aggref;
-            if !walk.aggrefs.iter().any(|&b| pg_sys::equal(b as *const _, a as *const _)) {
-                walk.aggrefs.push(a);
-            }
-            false
+    // SAFETY: `context` is the caller's live Walk, borrowed only here for this call
+    // (this fn's contract); `node` is non-NULL and valid, as are the group keys, so
+    // equal() compares two valid trees and the Aggrefs kept are nodes of the tree walked.
+    unsafe {
+        let walk = &mut *(context as *mut Walk);
+        if walk.keys.iter().any(|&k| pg_sys::equal(k as *const _, node as *const _)) {
+            return false;
         }
-        pg_sys::NodeTag::T_Var
-        | pg_sys::NodeTag::T_PlaceHolderVar
-        | pg_sys::NodeTag::T_GroupingFunc
-        | pg_sys::NodeTag::T_WindowFunc => true,
-        _ => pg_sys::expression_tree_walker(node, Some(uncovered), context),
+        match (*node).type_ {
+            pg_sys::NodeTag::T_Aggref => {
+                let a = node as *mut pg_sys::Aggref;
+                if !walk.aggrefs.iter().any(|&b| pg_sys::equal(b as *const _, a as *const _)) {
+                    walk.aggrefs.push(a);
+                }
+                false
+            }
+            pg_sys::NodeTag::T_Var
+            | pg_sys::NodeTag::T_PlaceHolderVar
+            | pg_sys::NodeTag::T_GroupingFunc
+            | pg_sys::NodeTag::T_WindowFunc => true,
+            _ => pg_sys::expression_tree_walker(node, Some(uncovered), context),
+        }
     }
 }
 
@@ -61,72 +70,89 @@ const BYTE_KEY_TYPES: [pg_sys::Oid; 4] =
     [pg_sys::TEXTOID, pg_sys::VARCHAROID, pg_sys::BYTEAOID, pg_sys::UUIDOID];
 
 /// A group key the fold computes, or None.
+///
+/// # Safety
+/// Backend thread, while planning: `expr` is a valid expression tree, `kinds` the column
+/// kinds of range table entry `relid`'s relation (indexed by attribute number - 1).
 pub unsafe fn group_key(
     expr: *mut pg_sys::Node,
     eqop: pg_sys::Oid,
     relid: u32,
     kinds: &[ColumnKind],
 ) -> Option<KeySpec> {
-    if let Some(var) = quals::as_var(expr, relid) {
-        let att = (*var).varattno as usize - 1;
-        let base = pg_sys::getBaseType((*var).vartype);
-        // The type's own equality: another opclass's could group differently.
-        let entry = pg_sys::lookup_type_cache(base, pg_sys::TYPECACHE_EQ_OPR as i32);
-        if (*entry).eq_opr != eqop {
-            return None;
-        }
-        let ints = INT_KEY_TYPES.contains(&base) && matches!(kinds[att], ColumnKind::Int { .. });
-        let collation = pg_sys::exprCollation(expr);
-        let bytes = BYTE_KEY_TYPES.contains(&base)
-            && (collation == pg_sys::InvalidOid || pg_sys::get_collation_isdeterministic(collation))
-            && matches!(kinds[att], ColumnKind::Varlena | ColumnKind::Fixed { .. });
-        return (ints || bytes).then_some(KeySpec { att, kind: KeyKind::Value });
-    }
-    if (*expr).type_ != pg_sys::NodeTag::T_FuncExpr {
-        return None;
-    }
-    let f = expr as *mut pg_sys::FuncExpr;
-    let args: Vec<*mut pg_sys::Node> = pg_list::ptrs((*f).args).collect();
-    let constant = |n: *mut pg_sys::Node| {
-        ((*n).type_ == pg_sys::NodeTag::T_Const && !(*(n as *mut pg_sys::Const)).constisnull)
-            .then(|| (*(n as *mut pg_sys::Const)).constvalue)
-    };
-    let column = |n: *mut pg_sys::Node| {
-        let var = quals::as_var(n, relid)?;
-        let att = (*var).varattno as usize - 1;
-        matches!(kinds[att], ColumnKind::Int { len: 8 }).then_some(att)
-    };
-    match ((*f).funcid.to_u32(), &args[..]) {
-        (id @ (pg_sys::F_DATE_TRUNC_TEXT_TIMESTAMP | pg_sys::F_DATE_TRUNC_TEXT_TIMESTAMPTZ), &[unit, ts]) => {
-            let name = String::from_datum(constant(unit)?, false)?;
-            let unit = TruncUnit::parse(&name)?;
-            let att = column(ts)?;
-            let kind = if id == pg_sys::F_DATE_TRUNC_TEXT_TIMESTAMP {
-                KeyKind::Trunc(unit)
-            } else {
-                KeyKind::TruncTz(unit)
-            };
-            Some(KeySpec { att, kind })
-        }
-        (
-            pg_sys::F_DATE_BIN_INTERVAL_TIMESTAMP_TIMESTAMP
-            | pg_sys::F_DATE_BIN_INTERVAL_TIMESTAMPTZ_TIMESTAMPTZ,
-            &[stride, ts, origin],
-        ) => {
-            let interval = constant(stride)?.cast_mut_ptr::<pg_sys::Interval>();
-            if (*interval).month != 0 {
+    // SAFETY: `expr` is a valid expression tree (this fn's contract): its Vars of `relid` have
+    // attribute numbers within `kinds`; a T_FuncExpr tag means a FuncExpr and a T_Const a
+    // Const whose value is of its type (text for date_trunc's unit, an Interval for
+    // date_bin's stride, by their function signatures). The catalog lookups run in a transaction.
+    unsafe {
+        if let Some(var) = quals::as_var(expr, relid) {
+            let att = (*var).varattno as usize - 1;
+            let base = pg_sys::getBaseType((*var).vartype);
+            // The type's own equality: another opclass's could group differently.
+            let entry = pg_sys::lookup_type_cache(base, pg_sys::TYPECACHE_EQ_OPR as i32);
+            if (*entry).eq_opr != eqop {
                 return None;
             }
-            let stride =
-                ((*interval).day as i64).checked_mul(86_400_000_000)?.checked_add((*interval).time)?;
-            let origin = constant(origin)?.value() as i64;
-            Some(KeySpec { att: column(ts)?, kind: KeyKind::Bin { stride, origin } })
+            let ints = INT_KEY_TYPES.contains(&base) && matches!(kinds[att], ColumnKind::Int { .. });
+            let collation = pg_sys::exprCollation(expr);
+            let bytes = BYTE_KEY_TYPES.contains(&base)
+                && (collation == pg_sys::InvalidOid || pg_sys::get_collation_isdeterministic(collation))
+                && matches!(kinds[att], ColumnKind::Varlena | ColumnKind::Fixed { .. });
+            return (ints || bytes).then_some(KeySpec { att, kind: KeyKind::Value });
         }
-        _ => None,
+        if (*expr).type_ != pg_sys::NodeTag::T_FuncExpr {
+            return None;
+        }
+        let f = expr as *mut pg_sys::FuncExpr;
+        let args: Vec<*mut pg_sys::Node> = pg_list::ptrs((*f).args).collect();
+        let constant = |n: *mut pg_sys::Node| {
+            ((*n).type_ == pg_sys::NodeTag::T_Const && !(*(n as *mut pg_sys::Const)).constisnull)
+                .then(|| (*(n as *mut pg_sys::Const)).constvalue)
+        };
+        let column = |n: *mut pg_sys::Node| {
+            let var = quals::as_var(n, relid)?;
+            let att = (*var).varattno as usize - 1;
+            matches!(kinds[att], ColumnKind::Int { len: 8 }).then_some(att)
+        };
+        match ((*f).funcid.to_u32(), &args[..]) {
+            (
+                id @ (pg_sys::F_DATE_TRUNC_TEXT_TIMESTAMP | pg_sys::F_DATE_TRUNC_TEXT_TIMESTAMPTZ),
+                &[unit, ts],
+            ) => {
+                let name = String::from_datum(constant(unit)?, false)?;
+                let unit = TruncUnit::parse(&name)?;
+                let att = column(ts)?;
+                let kind = if id == pg_sys::F_DATE_TRUNC_TEXT_TIMESTAMP {
+                    KeyKind::Trunc(unit)
+                } else {
+                    KeyKind::TruncTz(unit)
+                };
+                Some(KeySpec { att, kind })
+            }
+            (
+                pg_sys::F_DATE_BIN_INTERVAL_TIMESTAMP_TIMESTAMP
+                | pg_sys::F_DATE_BIN_INTERVAL_TIMESTAMPTZ_TIMESTAMPTZ,
+                &[stride, ts, origin],
+            ) => {
+                let interval = constant(stride)?.cast_mut_ptr::<pg_sys::Interval>();
+                if (*interval).month != 0 {
+                    return None;
+                }
+                let stride =
+                    ((*interval).day as i64).checked_mul(86_400_000_000)?.checked_add((*interval).time)?;
+                let origin = constant(origin)?.value() as i64;
+                Some(KeySpec { att: column(ts)?, kind: KeyKind::Bin { stride, origin } })
+            }
+            _ => None,
+        }
     }
 }
 
 /// The aggregate the fold computes for `aggref`, or None.
+///
+/// # Safety
+/// Backend thread, while planning: `root` and `rel` are the planner's live nodes,
+/// `aggref` a valid Aggref over `rel`, `kinds` the column kinds of `rel`'s relation.
 pub unsafe fn aggregate(
     root: *mut pg_sys::PlannerInfo,
     rel: *mut pg_sys::RelOptInfo,
@@ -134,7 +160,9 @@ pub unsafe fn aggregate(
     kinds: &[ColumnKind],
     operands: &mut Vec<*mut pg_sys::Node>,
 ) -> Option<AggSpec> {
-    let a = &*aggref;
+    // SAFETY: `aggref` is a valid Aggref of the query being planned (this fn's contract),
+    // live for the rest of planning.
+    let a = unsafe { &*aggref };
     if !a.aggdistinct.is_null()
         || !a.aggorder.is_null()
         || !a.aggdirectargs.is_null()
@@ -182,12 +210,18 @@ pub unsafe fn aggregate(
         F_BOOL_OR => (AggFunc::BoolOr, InputType::Bool),
         _ => return None,
     };
-    let args: Vec<*mut pg_sys::TargetEntry> = pg_list::ptrs(a.args).collect();
+    // SAFETY: an Aggref's args are a list of TargetEntries.
+    let args: Vec<*mut pg_sys::TargetEntry> = unsafe { pg_list::ptrs(a.args).collect() };
     let att = match (func, &args[..]) {
         (AggFunc::CountStar, []) => None,
         (_, &[tle]) => {
-            let var = quals::as_var((*tle).expr as *mut pg_sys::Node, (*rel).relid)?;
-            let att = (*var).varattno as usize - 1;
+            // SAFETY: `tle` is a live TargetEntry of the Aggref, its expr a valid node, and
+            // `rel` the planner's live base relation (this fn's contract); `as_var` returns a
+            // Var of that expression, one of `rel`'s columns (so within `kinds`).
+            let att = unsafe {
+                let var = quals::as_var((*tle).expr as *mut pg_sys::Node, (*rel).relid)?;
+                (*var).varattno as usize - 1
+            };
             let fits = match (input, kinds[att]) {
                 (InputType::None, ColumnKind::Dropped) => false,
                 (InputType::None, _) => true,
@@ -212,7 +246,9 @@ pub unsafe fn aggregate(
     let filter = if a.aggfilter.is_null() {
         None
     } else {
-        Some(quals::translate_filter(root, rel, a.aggfilter as *mut pg_sys::Node, operands)?)
+        // SAFETY: `root` and `rel` are the planner's live nodes and the FILTER a valid
+        // expression over `rel` (this fn's contract), as translate_filter requires.
+        Some(unsafe { quals::translate_filter(root, rel, a.aggfilter as *mut pg_sys::Node, operands) }?)
     };
     Some(AggSpec { func, input, att, filter })
 }

@@ -31,6 +31,11 @@ pub trait CustomPathKind: 'static {
     /// The CustomScan for `path` (`PlanCustomPath`), but for its `methods`: its target
     /// list `tlist`, and `clauses`, the scan clauses createplan hands over (in its
     /// order: by cost).
+    ///
+    /// # Safety
+    /// Called from `PlanCustomPath` on the backend thread, in the planner's memory
+    /// context: `root`, `rel` and `path` are the planner's live nodes for this path,
+    /// `tlist` and `clauses` valid (possibly NIL) lists.
     unsafe fn plan(
         root: *mut pg_sys::PlannerInfo,
         rel: *mut pg_sys::RelOptInfo,
@@ -56,6 +61,10 @@ impl<K: CustomPathKind> PathMethods<K> {
 /// A CustomPath of kind `K` with the fields every path of ours sets: its relation and
 /// target, its rows and costs, its methods, and its analysis. Callers add what differs
 /// (parallelism, parameters, flags).
+///
+/// # Safety
+/// Backend thread, while planning `parent` (in the planner's memory context, which
+/// owns the path and its analysis): `parent` and `target` are the planner's live nodes.
 pub unsafe fn new<K: CustomPathKind>(
     parent: *mut pg_sys::RelOptInfo,
     target: *mut pg_sys::PathTarget,
@@ -64,41 +73,52 @@ pub unsafe fn new<K: CustomPathKind>(
     total: f64,
     analysis: K::Analysis,
 ) -> *mut pg_sys::CustomPath {
-    let path = pg_sys::palloc0(std::mem::size_of::<pg_sys::CustomPath>()) as *mut pg_sys::CustomPath;
-    (*path).path.type_ = pg_sys::NodeTag::T_CustomPath;
-    (*path).path.pathtype = pg_sys::NodeTag::T_CustomScan;
-    (*path).path.parent = parent;
-    (*path).path.pathtarget = target;
-    (*path).path.rows = rows;
-    (*path).path.startup_cost = startup;
-    (*path).path.total_cost = total;
-    (*path).methods = &PathMethods::<K>::METHODS;
-    // Planning runs in one memory context (paths are not copied out of it): the
-    // analysis lives as long as the path can be planned, and is dropped with it.
-    let kept = PgMemoryContexts::CurrentMemoryContext.leak_and_drop_on_delete(analysis);
-    let pointer = pg_sys::makeConst(
-        pg_sys::INTERNALOID,
-        -1,
-        pg_sys::InvalidOid,
-        std::mem::size_of::<pg_sys::Datum>() as i32,
-        pg_sys::Datum::from(kept as *mut std::ffi::c_void),
-        false,
-        true,
-    );
-    (*path).custom_private = pg_list::from_ptrs([pointer]);
-    path
+    // SAFETY: palloc0 returns a zeroed CustomPath (or raises ERROR), which we fill in; `parent`
+    // and `target` are live planner nodes (this fn's contract). The analysis is leaked into
+    // the current (planner) memory context, so the pointer stored in the Const stays valid
+    // for as long as the path can be planned.
+    unsafe {
+        let path = pg_sys::palloc0(std::mem::size_of::<pg_sys::CustomPath>()) as *mut pg_sys::CustomPath;
+        (*path).path.type_ = pg_sys::NodeTag::T_CustomPath;
+        (*path).path.pathtype = pg_sys::NodeTag::T_CustomScan;
+        (*path).path.parent = parent;
+        (*path).path.pathtarget = target;
+        (*path).path.rows = rows;
+        (*path).path.startup_cost = startup;
+        (*path).path.total_cost = total;
+        (*path).methods = &PathMethods::<K>::METHODS;
+        // Planning runs in one memory context (paths are not copied out of it): the
+        // analysis lives as long as the path can be planned, and is dropped with it.
+        let kept = PgMemoryContexts::CurrentMemoryContext.leak_and_drop_on_delete(analysis);
+        let pointer = pg_sys::makeConst(
+            pg_sys::INTERNALOID,
+            -1,
+            pg_sys::InvalidOid,
+            std::mem::size_of::<pg_sys::Datum>() as i32,
+            pg_sys::Datum::from(kept as *mut std::ffi::c_void),
+            false,
+            true,
+        );
+        (*path).custom_private = pg_list::from_ptrs([pointer]);
+        path
+    }
 }
 
 /// The analysis `new` gave `path`.
 unsafe fn analysis<'a, K: CustomPathKind>(path: *mut pg_sys::CustomPath) -> &'a K::Analysis {
-    let pointer = pg_list::ptrs::<pg_sys::Const>((*path).custom_private).next();
-    let ours = |c: &*mut pg_sys::Const| {
-        (**c).xpr.type_ == pg_sys::NodeTag::T_Const && (**c).consttype == pg_sys::INTERNALOID
-    };
-    let Some(c) = pointer.filter(ours) else {
-        pgrx::error!("malformed {} path", K::Node::NAME.to_string_lossy())
-    };
-    &*((*c).constvalue.cast_mut_ptr::<K::Analysis>())
+    // SAFETY: `path` is a CustomPath made by `new::<K>` (PostgreSQL calls `plan_path::<K>` only for
+    // paths whose methods are `PathMethods::<K>`), so custom_private holds one INTERNALOID
+    // Const (checked) pointing to a live `K::Analysis` in the planner's memory context.
+    unsafe {
+        let pointer = pg_list::ptrs::<pg_sys::Const>((*path).custom_private).next();
+        let ours = |c: &*mut pg_sys::Const| {
+            (**c).xpr.type_ == pg_sys::NodeTag::T_Const && (**c).consttype == pg_sys::INTERNALOID
+        };
+        let Some(c) = pointer.filter(ours) else {
+            pgrx::error!("malformed {} path", K::Node::NAME.to_string_lossy())
+        };
+        &*((*c).constvalue.cast_mut_ptr::<K::Analysis>())
+    }
 }
 
 #[pg_guard]
@@ -110,14 +130,26 @@ unsafe extern "C-unwind" fn plan_path<K: CustomPathKind>(
     clauses: *mut pg_sys::List,
     _custom_plans: *mut pg_sys::List,
 ) -> *mut pg_sys::Plan {
-    let cscan = K::plan(root, rel, best_path, analysis::<K>(best_path), tlist, clauses);
-    (*cscan).methods = K::SCAN_METHODS;
-    cscan as *mut pg_sys::Plan
+    // SAFETY: PostgreSQL's createplan calls this on the backend thread for `best_path`, one of our
+    // `K` paths (its methods are `PathMethods::<K>`), with its live `root`, `rel`,
+    // `tlist` and `clauses`; K::plan returns a palloc'd CustomScan we may write.
+    unsafe {
+        let cscan = K::plan(root, rel, best_path, analysis::<K>(best_path), tlist, clauses);
+        (*cscan).methods = K::SCAN_METHODS;
+        cscan as *mut pg_sys::Plan
+    }
 }
 
 /// A CustomScan node with its type set, the rest zero: what `plan` fills in.
+///
+/// # Safety
+/// Backend thread, in a memory context that lives as long as the plan (planning).
 pub unsafe fn new_scan() -> *mut pg_sys::CustomScan {
-    let cscan = pg_sys::palloc0(std::mem::size_of::<pg_sys::CustomScan>()) as *mut pg_sys::CustomScan;
-    (*cscan).scan.plan.type_ = pg_sys::NodeTag::T_CustomScan;
-    cscan
+    // SAFETY: palloc0 returns zeroed memory the size of a CustomScan (or raises ERROR); setting
+    // its tag is the only initialisation a zeroed node needs here.
+    unsafe {
+        let cscan = pg_sys::palloc0(std::mem::size_of::<pg_sys::CustomScan>()) as *mut pg_sys::CustomScan;
+        (*cscan).scan.plan.type_ = pg_sys::NodeTag::T_CustomScan;
+        cscan
+    }
 }

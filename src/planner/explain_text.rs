@@ -9,14 +9,24 @@ use std::ffi::CStr;
 /// EXPLAIN. It is deparsed in a context of this one relation, as range table entry 1:
 /// the expression's Vars are renumbered to it (the relation is not entry 1 of a view's
 /// query, say).
+///
+/// # Safety
+/// Backend thread, inside planning: `relation` is open, `e` is a valid expression tree
+/// whose Vars of `rti` are that relation's. Allocates in the current memory context.
 pub unsafe fn deparse(rti: u32, relation: pg_sys::Relation, e: *mut pg_sys::Node) -> String {
-    let relid = (*relation).rd_id;
-    let name = CStr::from_ptr(pg_sys::get_rel_name(relid)).to_owned();
-    let context = pg_sys::deparse_context_for(name.as_ptr(), relid);
-    let e = pg_sys::copyObjectImpl(e as *const std::ffi::c_void) as *mut pg_sys::Node;
-    let mut from = rti as i32;
-    renumber(e, &mut from as *mut i32 as *mut std::ffi::c_void);
-    CStr::from_ptr(pg_sys::deparse_expression(e, context, false, false)).to_string_lossy().into_owned()
+    // SAFETY: `relation` is open (caller's contract), so rd_id is readable and names an
+    // existing relation: get_rel_name returns a palloc'd C string, not NULL. `e` is a
+    // valid node tree; the copy is renumbered so the caller's tree is left as it was,
+    // and `from` outlives the walk. deparse_expression returns a palloc'd C string.
+    unsafe {
+        let relid = (*relation).rd_id;
+        let name = CStr::from_ptr(pg_sys::get_rel_name(relid)).to_owned();
+        let context = pg_sys::deparse_context_for(name.as_ptr(), relid);
+        let e = pg_sys::copyObjectImpl(e as *const std::ffi::c_void) as *mut pg_sys::Node;
+        let mut from = rti as i32;
+        renumber(e, &mut from as *mut i32 as *mut std::ffi::c_void);
+        CStr::from_ptr(pg_sys::deparse_expression(e, context, false, false)).to_string_lossy().into_owned()
+    }
 }
 
 /// Renumbers, in place, the Vars of range table entry `*context` (an i32) to entry 1.
@@ -25,13 +35,18 @@ unsafe extern "C-unwind" fn renumber(node: *mut pg_sys::Node, context: *mut std:
     if node.is_null() {
         return false;
     }
-    if (*node).type_ == pg_sys::NodeTag::T_Var {
-        let var = node as *mut pg_sys::Var;
-        if (*var).varlevelsup == 0 && (*var).varno == *(context as *const i32) {
-            (*var).varno = 1;
-            (*var).varnosyn = 1;
+    // SAFETY: expression_tree_walker hands us non-NULL nodes of the tree `deparse`
+    // copied (checked above), so the tag is readable and a T_Var is a Var; `context` is
+    // `deparse`'s live i32 throughout the walk.
+    unsafe {
+        if (*node).type_ == pg_sys::NodeTag::T_Var {
+            let var = node as *mut pg_sys::Var;
+            if (*var).varlevelsup == 0 && (*var).varno == *(context as *const i32) {
+                (*var).varno = 1;
+                (*var).varnosyn = 1;
+            }
+            return false;
         }
-        return false;
+        pg_sys::expression_tree_walker(node, Some(renumber), context)
     }
-    pg_sys::expression_tree_walker(node, Some(renumber), context)
 }

@@ -13,11 +13,19 @@ static mut PREV_SET_REL_PATHLIST: pg_sys::set_rel_pathlist_hook_type = None;
 static mut PREV_CREATE_UPPER_PATHS: pg_sys::create_upper_paths_hook_type = None;
 
 /// Installs the hooks; once per backend, from `_PG_init`.
+///
+/// # Safety
+/// Once per backend, from `_PG_init` on the backend's (or postmaster's) only thread,
+/// before any planning: the hook statics are written without synchronisation.
 pub unsafe fn install() {
-    PREV_SET_REL_PATHLIST = pg_sys::set_rel_pathlist_hook;
-    pg_sys::set_rel_pathlist_hook = Some(set_rel_pathlist);
-    PREV_CREATE_UPPER_PATHS = pg_sys::create_upper_paths_hook;
-    pg_sys::create_upper_paths_hook = Some(create_upper_paths);
+    // SAFETY: `_PG_init` runs once, single-threaded, before any query (this fn's contract), so
+    // nothing reads the hook variables or our PREV_ statics while they are written.
+    unsafe {
+        PREV_SET_REL_PATHLIST = pg_sys::set_rel_pathlist_hook;
+        pg_sys::set_rel_pathlist_hook = Some(set_rel_pathlist);
+        PREV_CREATE_UPPER_PATHS = pg_sys::create_upper_paths_hook;
+        pg_sys::create_upper_paths_hook = Some(create_upper_paths);
+    }
 }
 
 #[pg_guard]
@@ -27,11 +35,16 @@ unsafe extern "C-unwind" fn set_rel_pathlist(
     rti: pg_sys::Index,
     rte: *mut pg_sys::RangeTblEntry,
 ) {
-    if let Some(prev) = PREV_SET_REL_PATHLIST {
-        prev(root, rel, rti, rte);
+    // SAFETY: called by the planner on the backend thread with its live `root`, `rel` and `rte`
+    // for range table entry `rti`; PREV_SET_REL_PATHLIST was set once by `install`
+    // before any planning, and is a hook with this same signature.
+    unsafe {
+        if let Some(prev) = PREV_SET_REL_PATHLIST {
+            prev(root, rel, rti, rte);
+        }
+        scan_path::add_paths(root, rel, rte);
+        pushed_seq_scan_path::add_paths(root, rel, rte);
     }
-    scan_path::add_paths(root, rel, rte);
-    pushed_seq_scan_path::add_paths(root, rel, rte);
 }
 
 #[pg_guard]
@@ -42,20 +55,25 @@ unsafe extern "C-unwind" fn create_upper_paths(
     output_rel: *mut pg_sys::RelOptInfo,
     extra: *mut std::ffi::c_void,
 ) {
-    if let Some(prev) = PREV_CREATE_UPPER_PATHS {
-        prev(root, stage, input_rel, output_rel, extra);
-    }
-    // (PostgreSQL calls this hook for the grouping stage only, not for the partial
-    // grouping stage: agg_path builds its parallel plan from here too.)
-    match stage {
-        pg_sys::UpperRelationKind::UPPERREL_GROUP_AGG => {
-            let extra = extra as *mut pg_sys::GroupPathExtraData;
-            agg_path::add_paths(root, input_rel, output_rel, extra);
-            last_point_path::add_extreme_paths(root, input_rel, output_rel, extra);
+    // SAFETY: called by the planner on the backend thread with its live `root`, input and output
+    // relations; for UPPERREL_GROUP_AGG `extra` is the GroupPathExtraData PostgreSQL
+    // passes for that stage. PREV_CREATE_UPPER_PATHS was set once by `install`.
+    unsafe {
+        if let Some(prev) = PREV_CREATE_UPPER_PATHS {
+            prev(root, stage, input_rel, output_rel, extra);
         }
-        pg_sys::UpperRelationKind::UPPERREL_DISTINCT => {
-            last_point_path::add_distinct_paths(root, input_rel, output_rel)
+        // (PostgreSQL calls this hook for the grouping stage only, not for the partial
+        // grouping stage: agg_path builds its parallel plan from here too.)
+        match stage {
+            pg_sys::UpperRelationKind::UPPERREL_GROUP_AGG => {
+                let extra = extra as *mut pg_sys::GroupPathExtraData;
+                agg_path::add_paths(root, input_rel, output_rel, extra);
+                last_point_path::add_extreme_paths(root, input_rel, output_rel, extra);
+            }
+            pg_sys::UpperRelationKind::UPPERREL_DISTINCT => {
+                last_point_path::add_distinct_paths(root, input_rel, output_rel)
+            }
+            _ => {}
         }
-        _ => {}
     }
 }

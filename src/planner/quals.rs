@@ -27,25 +27,39 @@ const INT_ORDERED: [pg_sys::Oid; 6] = [
 ];
 
 unsafe fn strip(node: *mut pg_sys::Node) -> *mut pg_sys::Node {
-    let mut n = node;
-    while !n.is_null() && (*n).type_ == pg_sys::NodeTag::T_RelabelType {
-        n = (*(n as *mut pg_sys::RelabelType)).arg as *mut pg_sys::Node;
+    // SAFETY: `node` is NULL or a valid expression node (callers' contract), and a
+    // RelabelType's `arg` is a valid node, so each dereferenced pointer is a live node.
+    unsafe {
+        let mut n = node;
+        while !n.is_null() && (*n).type_ == pg_sys::NodeTag::T_RelabelType {
+            n = (*(n as *mut pg_sys::RelabelType)).arg as *mut pg_sys::Node;
+        }
+        n
     }
-    n
 }
 
+/// # Safety
+/// `node` is NULL or a valid expression node; read only.
 pub unsafe fn as_var(node: *mut pg_sys::Node, scanrelid: u32) -> Option<*mut pg_sys::Var> {
-    let n = strip(node);
-    if n.is_null() || (*n).type_ != pg_sys::NodeTag::T_Var {
-        return None;
+    // SAFETY: `node` is NULL or a valid expression node (this fn's contract); `strip`
+    // returns NULL or such a node, and a T_Var tag means a Var.
+    unsafe {
+        let n = strip(node);
+        if n.is_null() || (*n).type_ != pg_sys::NodeTag::T_Var {
+            return None;
+        }
+        let var = n as *mut pg_sys::Var;
+        ((*var).varno as u32 == scanrelid && (*var).varattno > 0 && (*var).varlevelsup == 0).then_some(var)
     }
-    let var = n as *mut pg_sys::Var;
-    ((*var).varno as u32 == scanrelid && (*var).varattno > 0 && (*var).varlevelsup == 0).then_some(var)
 }
 
 unsafe fn as_const(node: *mut pg_sys::Node) -> Option<*mut pg_sys::Const> {
-    let n = strip(node);
-    (!n.is_null() && (*n).type_ == pg_sys::NodeTag::T_Const).then_some(n as *mut pg_sys::Const)
+    // SAFETY: `node` is NULL or a valid expression node (callers' contract); `strip`
+    // returns NULL or such a node, and a T_Const tag means a Const.
+    unsafe {
+        let n = strip(node);
+        (!n.is_null() && (*n).type_ == pg_sys::NodeTag::T_Const).then_some(n as *mut pg_sys::Const)
+    }
 }
 
 /// The type whose btree operators apply to a column of type `typid` (varchar uses text's).
@@ -62,37 +76,45 @@ fn operator_type(typid: pg_sys::Oid) -> pg_sys::Oid {
 const INTEGERS: [pg_sys::Oid; 3] = [pg_sys::INT2OID, pg_sys::INT4OID, pg_sys::INT8OID];
 
 unsafe fn bound_of(c: *mut pg_sys::Const, typid: pg_sys::Oid) -> Option<Bound> {
-    let same_type = (*c).consttype == operator_type(typid);
-    let integers = INTEGERS.contains(&typid) && INTEGERS.contains(&(*c).consttype);
-    if (*c).constisnull || !(same_type || integers) {
-        return None;
-    }
-    if BYTEWISE_TYPES.contains(&typid) {
-        let original = (*c).constvalue.cast_mut_ptr::<pg_sys::varlena>();
-        let flat = pg_sys::pg_detoast_datum_packed(original);
-        let len = pgrx::varlena::varsize_any_exhdr(flat);
-        let bytes = std::slice::from_raw_parts(pgrx::varlena::vardata_any(flat) as *const u8, len).to_vec();
-        return Some(Bound::Bytes(bytes));
-    }
-    let raw = (*c).constvalue.value() as u64;
-    if typid == pg_sys::FLOAT8OID {
-        Some(Bound::Float(f64::from_bits(raw)))
-    } else if typid == pg_sys::FLOAT4OID {
-        Some(Bound::Float(f32::from_bits(raw as u32) as f64))
-    } else if INT_ORDERED.contains(&typid) {
-        Some(Bound::Int(match pg_sys::get_typlen((*c).consttype) {
-            2 => raw as u16 as i16 as i64,
-            4 => raw as u32 as i32 as i64,
-            _ => raw as i64,
-        }))
-    } else {
-        None
+    // SAFETY: `c` is a live Const (from `as_const`), not NULL-valued once checked; its
+    // value is of its consttype, which for the bytewise types is a varlena (detoasted here,
+    // in the current memory context, before its bytes are read), else a by-value datum.
+    unsafe {
+        let same_type = (*c).consttype == operator_type(typid);
+        let integers = INTEGERS.contains(&typid) && INTEGERS.contains(&(*c).consttype);
+        if (*c).constisnull || !(same_type || integers) {
+            return None;
+        }
+        if BYTEWISE_TYPES.contains(&typid) {
+            let original = (*c).constvalue.cast_mut_ptr::<pg_sys::varlena>();
+            let flat = pg_sys::pg_detoast_datum_packed(original);
+            let len = pgrx::varlena::varsize_any_exhdr(flat);
+            let bytes =
+                std::slice::from_raw_parts(pgrx::varlena::vardata_any(flat) as *const u8, len).to_vec();
+            return Some(Bound::Bytes(bytes));
+        }
+        let raw = (*c).constvalue.value() as u64;
+        if typid == pg_sys::FLOAT8OID {
+            Some(Bound::Float(f64::from_bits(raw)))
+        } else if typid == pg_sys::FLOAT4OID {
+            Some(Bound::Float(f32::from_bits(raw as u32) as f64))
+        } else if INT_ORDERED.contains(&typid) {
+            Some(Bound::Int(match pg_sys::get_typlen((*c).consttype) {
+                2 => raw as u16 as i16 as i64,
+                4 => raw as u32 as i32 as i64,
+                _ => raw as i64,
+            }))
+        } else {
+            None
+        }
     }
 }
 
 /// `opno` as a btree comparison of `typid`'s family (zone maps cannot check `<>`).
 unsafe fn btree_op(opno: pg_sys::Oid, typid: pg_sys::Oid) -> Option<CmpOp> {
-    match relation_of(opno, btree_family(typid)?)? {
+    // SAFETY: catalog and type cache lookups by OID, on the backend thread inside a
+    // transaction (planning).
+    match unsafe { relation_of(opno, btree_family(typid)?) }? {
         Rel::Cmp(op) => Some(op),
         Rel::Ne => None,
     }
@@ -108,76 +130,99 @@ unsafe fn byte_order_applies(op: CmpOp, collation: pg_sys::Oid) -> bool {
     {
         return true;
     }
-    op == CmpOp::Eq && pg_sys::get_collation_isdeterministic(collation)
+    // SAFETY: a catalog lookup of a collation OID taken from a planned expression,
+    // on the backend thread inside a transaction (planning).
+    op == CmpOp::Eq && unsafe { pg_sys::get_collation_isdeterministic(collation) }
 }
 
 /// The zone-map predicate a qual amounts to, as (attribute index, predicate).
 unsafe fn predicate_of(qual: *mut pg_sys::Node, scanrelid: u32) -> Option<(usize, ZonePredicate)> {
-    match (*qual).type_ {
-        pg_sys::NodeTag::T_OpExpr => {
-            let op = qual as *mut pg_sys::OpExpr;
-            let args = (*op).args;
-            let [left, right] = pg_list::ptrs::<pg_sys::Node>(args).collect::<Vec<_>>()[..] else {
-                return None;
-            };
-            let (var, constant, commuted) = match (as_var(left, scanrelid), as_const(right)) {
-                (Some(v), Some(c)) => (v, c, false),
-                _ => match (as_const(left), as_var(right, scanrelid)) {
-                    (Some(c), Some(v)) => (v, c, true),
-                    _ => return None,
-                },
-            };
-            let typid = (*var).vartype;
-            let bound = bound_of(constant, typid)?;
-            let cmp = btree_op((*op).opno, operator_type(typid))?;
-            let cmp = if commuted { cmp.commute() } else { cmp };
-            if matches!(bound, Bound::Bytes(_)) && !byte_order_applies(cmp, (*op).inputcollid) {
-                return None;
+    // SAFETY: `qual` is a valid, non-NULL qual of an implicit-AND list (from
+    // `zone_predicates`): its tag says which node it is, an OpExpr's args are a valid list of
+    // nodes and a NullTest's arg a valid node; catalog lookups run inside a transaction.
+    unsafe {
+        match (*qual).type_ {
+            pg_sys::NodeTag::T_OpExpr => {
+                let op = qual as *mut pg_sys::OpExpr;
+                let args = (*op).args;
+                let [left, right] = pg_list::ptrs::<pg_sys::Node>(args).collect::<Vec<_>>()[..] else {
+                    return None;
+                };
+                let (var, constant, commuted) = match (as_var(left, scanrelid), as_const(right)) {
+                    (Some(v), Some(c)) => (v, c, false),
+                    _ => match (as_const(left), as_var(right, scanrelid)) {
+                        (Some(c), Some(v)) => (v, c, true),
+                        _ => return None,
+                    },
+                };
+                let typid = (*var).vartype;
+                let bound = bound_of(constant, typid)?;
+                let cmp = btree_op((*op).opno, operator_type(typid))?;
+                let cmp = if commuted { cmp.commute() } else { cmp };
+                if matches!(bound, Bound::Bytes(_)) && !byte_order_applies(cmp, (*op).inputcollid) {
+                    return None;
+                }
+                Some(((*var).varattno as usize - 1, ZonePredicate::Compare { op: cmp, value: bound }))
             }
-            Some(((*var).varattno as usize - 1, ZonePredicate::Compare { op: cmp, value: bound }))
-        }
-        pg_sys::NodeTag::T_NullTest => {
-            let test = qual as *mut pg_sys::NullTest;
-            if (*test).argisrow {
-                return None;
+            pg_sys::NodeTag::T_NullTest => {
+                let test = qual as *mut pg_sys::NullTest;
+                if (*test).argisrow {
+                    return None;
+                }
+                let var = as_var((*test).arg as *mut pg_sys::Node, scanrelid)?;
+                let pred = if (*test).nulltesttype == pg_sys::NullTestType::IS_NULL {
+                    ZonePredicate::IsNull
+                } else {
+                    ZonePredicate::IsNotNull
+                };
+                Some(((*var).varattno as usize - 1, pred))
             }
-            let var = as_var((*test).arg as *mut pg_sys::Node, scanrelid)?;
-            let pred = if (*test).nulltesttype == pg_sys::NullTestType::IS_NULL {
-                ZonePredicate::IsNull
-            } else {
-                ZonePredicate::IsNotNull
-            };
-            Some(((*var).varattno as usize - 1, pred))
+            _ => None,
         }
-        _ => None,
     }
 }
 
 /// The quals of `quals` (an implicit-AND list) that zone maps can check, with their
 /// predicates.
+///
+/// # Safety
+/// Backend thread, inside a transaction: `quals` is a valid (possibly NIL) list of
+/// non-NULL expression nodes.
 pub unsafe fn zone_predicates(
     quals: *mut pg_sys::List,
     scanrelid: u32,
 ) -> Vec<(*mut pg_sys::Node, usize, ZonePredicate)> {
-    pg_list::ptrs::<pg_sys::Node>(quals)
-        .filter_map(|qual| predicate_of(qual, scanrelid).map(|(att, p)| (qual, att, p)))
-        .collect()
+    // SAFETY: `quals` is a valid (possibly NIL) list of non-NULL expression nodes
+    // (this fn's contract), each handed to `predicate_of`.
+    unsafe {
+        pg_list::ptrs::<pg_sys::Node>(quals)
+            .filter_map(|qual| predicate_of(qual, scanrelid).map(|(att, p)| (qual, att, p)))
+            .collect()
+    }
 }
 
 /// The share of `rel`'s rows that `clauses` (of its WHERE clauses) keep.
+///
+/// # Safety
+/// Backend thread, while planning: `root` and `rel` are the planner's live nodes, `clauses`
+/// RestrictInfos of `rel`.
 pub unsafe fn selectivity(
     root: *mut pg_sys::PlannerInfo,
     rel: *mut pg_sys::RelOptInfo,
     clauses: &[*mut pg_sys::RestrictInfo],
 ) -> f64 {
-    let list = pg_list::from_ptrs(clauses.iter().copied());
-    pg_sys::clauselist_selectivity(
-        root,
-        list,
-        (*rel).relid as i32,
-        pg_sys::JoinType::JOIN_INNER,
-        std::ptr::null_mut(),
-    )
+    // SAFETY: `root` and `rel` are the planner's live nodes and `clauses` RestrictInfos
+    // of `rel` (this fn's contract); the list is palloc'd in the planner's memory context.
+    unsafe {
+        let list = pg_list::from_ptrs(clauses.iter().copied());
+        pg_sys::clauselist_selectivity(
+            root,
+            list,
+            (*rel).relid as i32,
+            pg_sys::JoinType::JOIN_INNER,
+            std::ptr::null_mut(),
+        )
+    }
 }
 
 /// What the scan evaluates itself.
@@ -194,22 +239,34 @@ pub struct Pushdown {
 impl Pushdown {
     /// The pushed filter's columns and tests, and the share of `rel`'s rows its quals
     /// keep (their selectivity); (0, 0, 1) when nothing is pushed.
+    ///
+    /// # Safety
+    /// Backend thread, while planning: `root` and `rel` are the planner's live nodes, and this
+    /// pushdown was made for `rel`.
     pub unsafe fn measure(
         &self,
         root: *mut pg_sys::PlannerInfo,
         rel: *mut pg_sys::RelOptInfo,
     ) -> (usize, usize, f64) {
         let Some(f) = &self.filter else { return (0, 0, 1.0) };
-        (f.attributes().len(), f.tests(), selectivity(root, rel, &self.pushed))
+        // SAFETY: `root` and `rel` are the planner's live nodes and the pushed clauses are
+        // `rel`'s RestrictInfos (this fn's contract).
+        (f.attributes().len(), f.tests(), unsafe { selectivity(root, rel, &self.pushed) })
     }
 
     /// Nothing pushed: every clause stays with the executor.
+    ///
+    /// # Safety
+    /// `clauses` is a valid (possibly NIL) list of RestrictInfos.
     pub unsafe fn none(clauses: *mut pg_sys::List) -> Pushdown {
-        Pushdown {
-            filter: None,
-            pushed: Vec::new(),
-            kept: pg_list::ptrs(clauses).collect(),
-            operands: Vec::new(),
+        // SAFETY: `clauses` is a valid (possibly NIL) list (this fn's contract).
+        unsafe {
+            Pushdown {
+                filter: None,
+                pushed: Vec::new(),
+                kept: pg_list::ptrs(clauses).collect(),
+                operands: Vec::new(),
+            }
         }
     }
 }
@@ -242,7 +299,9 @@ fn value_kind(base: pg_sys::Oid) -> Option<ValueKind> {
 /// base type `column`: the same type, integers of any width, floats of either width
 /// (float48 operators compare the widened value), text and varchar.
 unsafe fn operand_fits(column: pg_sys::Oid, operand: pg_sys::Oid) -> bool {
-    let operand = pg_sys::getBaseType(operand);
+    // SAFETY: getBaseType looks a type OID up in the catalog, on the backend thread
+    // inside a transaction (planning).
+    let operand = unsafe { pg_sys::getBaseType(operand) };
     let texts = [pg_sys::TEXTOID, pg_sys::VARCHAROID];
     operand == column
         || (INTEGERS.contains(&column) && INTEGERS.contains(&operand))
@@ -280,44 +339,60 @@ impl Rel {
 /// from the type cache (looking the class up in pg_opclass each time cost a catalog
 /// scan per qual and column, a tenth of planning a join).
 unsafe fn btree_family(base: pg_sys::Oid) -> Option<pg_sys::Oid> {
-    let entry = pg_sys::lookup_type_cache(operator_type(base), pg_sys::TYPECACHE_BTREE_OPFAMILY as i32);
-    let family = (*entry).btree_opf;
-    (family != pg_sys::InvalidOid).then_some(family)
+    // SAFETY: the type cache lookup runs on the backend thread inside a transaction
+    // (planning) and returns a live, non-NULL TypeCacheEntry.
+    unsafe {
+        let entry = pg_sys::lookup_type_cache(operator_type(base), pg_sys::TYPECACHE_BTREE_OPFAMILY as i32);
+        let family = (*entry).btree_opf;
+        (family != pg_sys::InvalidOid).then_some(family)
+    }
 }
 
 /// `opno` as a comparison of the column's btree family: a member, or the negator of
 /// its equality (`<>`).
 unsafe fn relation_of(opno: pg_sys::Oid, family: pg_sys::Oid) -> Option<Rel> {
-    let strategy = |op| pg_sys::get_op_opfamily_strategy(op, family);
-    match strategy(opno) {
-        1 => Some(Rel::Cmp(CmpOp::Lt)),
-        2 => Some(Rel::Cmp(CmpOp::Le)),
-        3 => Some(Rel::Cmp(CmpOp::Eq)),
-        4 => Some(Rel::Cmp(CmpOp::Ge)),
-        5 => Some(Rel::Cmp(CmpOp::Gt)),
-        _ => {
-            let negator = pg_sys::get_negator(opno);
-            (negator != pg_sys::InvalidOid && strategy(negator) == 3).then_some(Rel::Ne)
+    // SAFETY: catalog lookups of operator and family OIDs, on the backend thread inside a
+    // transaction (planning).
+    unsafe {
+        let strategy = |op| pg_sys::get_op_opfamily_strategy(op, family);
+        match strategy(opno) {
+            1 => Some(Rel::Cmp(CmpOp::Lt)),
+            2 => Some(Rel::Cmp(CmpOp::Le)),
+            3 => Some(Rel::Cmp(CmpOp::Eq)),
+            4 => Some(Rel::Cmp(CmpOp::Ge)),
+            5 => Some(Rel::Cmp(CmpOp::Gt)),
+            _ => {
+                let negator = pg_sys::get_negator(opno);
+                (negator != pg_sys::InvalidOid && strategy(negator) == 3).then_some(Rel::Ne)
+            }
         }
     }
 }
 
 /// Whether byte order answers `rel` under `collation` (see `byte_order_applies`).
 unsafe fn bytes_answer(rel: Rel, collation: pg_sys::Oid) -> bool {
-    match rel {
-        Rel::Cmp(op) => byte_order_applies(op, collation),
-        Rel::Ne => byte_order_applies(CmpOp::Eq, collation),
-    }
+    let op = match rel {
+        Rel::Cmp(op) => op,
+        Rel::Ne => CmpOp::Eq,
+    };
+    // SAFETY: `byte_order_applies` only looks up a collation in the catalog, on the
+    // backend thread inside a transaction (planning).
+    unsafe { byte_order_applies(op, collation) }
 }
 
 impl Translator {
     /// Whether `expr` can be evaluated once when the scan starts: no column of this
     /// relation, nothing volatile, no subquery.
     unsafe fn is_operand(&self, expr: *mut pg_sys::Node) -> bool {
-        !expr.is_null()
-            && !pg_sys::contain_volatile_functions(expr)
-            && !pg_sys::contain_subplans(expr)
-            && !pg_sys::bms_is_member(self.scanrelid as i32, pg_sys::pull_varnos(self.root, expr))
+        // SAFETY: `expr` is non-NULL (checked first) and a valid expression of the query
+        // `self.root` plans (callers' contract); the planner functions only read it and
+        // `root`, and pull_varnos returns a Bitmapset (or NULL) that bms_is_member accepts.
+        unsafe {
+            !expr.is_null()
+                && !pg_sys::contain_volatile_functions(expr)
+                && !pg_sys::contain_subplans(expr)
+                && !pg_sys::bms_is_member(self.scanrelid as i32, pg_sys::pull_varnos(self.root, expr))
+        }
     }
 
     fn operand(&mut self, expr: *mut pg_sys::Node) -> usize {
@@ -327,103 +402,120 @@ impl Translator {
 
     /// The column of this relation that `node` is, with its base type and value kind.
     unsafe fn column(&self, node: *mut pg_sys::Node) -> Option<(usize, pg_sys::Oid, ValueKind)> {
-        let var = as_var(node, self.scanrelid)?;
-        let base = pg_sys::getBaseType((*var).vartype);
-        Some(((*var).varattno as usize - 1, base, value_kind(base)?))
+        // SAFETY: `node` is a valid expression (callers' contract) and `as_var` returns a Var
+        // of it; getBaseType runs inside a transaction (planning).
+        unsafe {
+            let var = as_var(node, self.scanrelid)?;
+            let base = pg_sys::getBaseType((*var).vartype);
+            Some(((*var).varattno as usize - 1, base, value_kind(base)?))
+        }
     }
 
     /// The filter for `node` (negated if `negate`), or None if any part cannot be pushed.
     unsafe fn translate(&mut self, node: *mut pg_sys::Node, negate: bool) -> Option<FilterPlan> {
-        if node.is_null() {
-            return None;
-        }
-        match (*node).type_ {
-            pg_sys::NodeTag::T_BoolExpr => {
-                let b = node as *mut pg_sys::BoolExpr;
-                let args: Vec<*mut pg_sys::Node> = pg_list::ptrs((*b).args).collect();
-                match (*b).boolop {
-                    pg_sys::BoolExprType::NOT_EXPR => self.translate(args[0], !negate),
-                    op => {
-                        let children =
-                            args.iter().map(|&a| self.translate(a, negate)).collect::<Option<Vec<_>>>()?;
-                        // NOT (a AND b) = NOT a OR NOT b, in three-valued logic too.
-                        let and = (op == pg_sys::BoolExprType::AND_EXPR) != negate;
-                        Some(if and { FilterPlan::And(children) } else { FilterPlan::Or(children) })
+        // SAFETY: `node` is non-NULL (checked) and a valid expression of the query being
+        // planned (callers' contract): its tag says which node it is, a BoolExpr's args are a
+        // list of valid nodes (NOT has one), a NullTest's arg a valid node;
+        // makeBoolConst palloc's in the planner's memory context.
+        unsafe {
+            if node.is_null() {
+                return None;
+            }
+            match (*node).type_ {
+                pg_sys::NodeTag::T_BoolExpr => {
+                    let b = node as *mut pg_sys::BoolExpr;
+                    let args: Vec<*mut pg_sys::Node> = pg_list::ptrs((*b).args).collect();
+                    match (*b).boolop {
+                        pg_sys::BoolExprType::NOT_EXPR => self.translate(args[0], !negate),
+                        op => {
+                            let children = args
+                                .iter()
+                                .map(|&a| self.translate(a, negate))
+                                .collect::<Option<Vec<_>>>()?;
+                            // NOT (a AND b) = NOT a OR NOT b, in three-valued logic too.
+                            let and = (op == pg_sys::BoolExprType::AND_EXPR) != negate;
+                            Some(if and { FilterPlan::And(children) } else { FilterPlan::Or(children) })
+                        }
                     }
                 }
-            }
-            pg_sys::NodeTag::T_OpExpr => self.op_expr(node as *mut pg_sys::OpExpr, negate),
-            pg_sys::NodeTag::T_ScalarArrayOpExpr => {
-                self.array_op(node as *mut pg_sys::ScalarArrayOpExpr, negate)
-            }
-            pg_sys::NodeTag::T_NullTest => {
-                let t = node as *mut pg_sys::NullTest;
-                if (*t).argisrow {
-                    return None;
+                pg_sys::NodeTag::T_OpExpr => self.op_expr(node as *mut pg_sys::OpExpr, negate),
+                pg_sys::NodeTag::T_ScalarArrayOpExpr => {
+                    self.array_op(node as *mut pg_sys::ScalarArrayOpExpr, negate)
                 }
-                let (att, _, _) = self.column((*t).arg as *mut pg_sys::Node)?;
-                let is_null = ((*t).nulltesttype == pg_sys::NullTestType::IS_NULL) != negate;
-                Some(FilterPlan::Test {
-                    att,
-                    test: if is_null { PlanTest::IsNull } else { PlanTest::IsNotNull },
-                })
-            }
-            pg_sys::NodeTag::T_Var | pg_sys::NodeTag::T_RelabelType => {
-                // A boolean column: `WHERE flag` is `flag = true`, `NOT flag` is `flag = false`.
-                let (att, base, _) = self.column(node)?;
-                if base != pg_sys::BOOLOID {
-                    return None;
+                pg_sys::NodeTag::T_NullTest => {
+                    let t = node as *mut pg_sys::NullTest;
+                    if (*t).argisrow {
+                        return None;
+                    }
+                    let (att, _, _) = self.column((*t).arg as *mut pg_sys::Node)?;
+                    let is_null = ((*t).nulltesttype == pg_sys::NullTestType::IS_NULL) != negate;
+                    Some(FilterPlan::Test {
+                        att,
+                        test: if is_null { PlanTest::IsNull } else { PlanTest::IsNotNull },
+                    })
                 }
-                let k = self.operand(pg_sys::makeBoolConst(!negate, false));
-                Some(FilterPlan::Test { att, test: PlanTest::Compare(CmpOp::Eq, k) })
+                pg_sys::NodeTag::T_Var | pg_sys::NodeTag::T_RelabelType => {
+                    // A boolean column: `WHERE flag` is `flag = true`, `NOT flag` is `flag = false`.
+                    let (att, base, _) = self.column(node)?;
+                    if base != pg_sys::BOOLOID {
+                        return None;
+                    }
+                    let k = self.operand(pg_sys::makeBoolConst(!negate, false));
+                    Some(FilterPlan::Test { att, test: PlanTest::Compare(CmpOp::Eq, k) })
+                }
+                _ => None,
             }
-            _ => None,
         }
     }
 
     unsafe fn op_expr(&mut self, op: *mut pg_sys::OpExpr, negate: bool) -> Option<FilterPlan> {
-        let [left, right] = pg_list::ptrs::<pg_sys::Node>((*op).args).collect::<Vec<_>>()[..] else {
-            return None;
-        };
-        let (column, operand, commuted) = match self.column(left) {
-            Some(c) if self.is_operand(right) => (c, right, false),
-            _ => match self.column(right) {
-                Some(c) if self.is_operand(left) => (c, left, true),
-                _ => return None,
-            },
-        };
-        let (att, base, kind) = column;
-        let opfunc = pg_sys::get_opcode((*op).opno);
-        if opfunc == pg_sys::Oid::from(pg_sys::F_TEXTLIKE) || opfunc == pg_sys::Oid::from(pg_sys::F_BYTEALIKE)
-        {
-            if negate || commuted || kind != ValueKind::Bytes {
+        // SAFETY: `op` is a valid OpExpr of the query being planned (from `translate`), its
+        // args a list of valid nodes; the catalog lookups run inside a transaction.
+        unsafe {
+            let [left, right] = pg_list::ptrs::<pg_sys::Node>((*op).args).collect::<Vec<_>>()[..] else {
+                return None;
+            };
+            let (column, operand, commuted) = match self.column(left) {
+                Some(c) if self.is_operand(right) => (c, right, false),
+                _ => match self.column(right) {
+                    Some(c) if self.is_operand(left) => (c, left, true),
+                    _ => return None,
+                },
+            };
+            let (att, base, kind) = column;
+            let opfunc = pg_sys::get_opcode((*op).opno);
+            if opfunc == pg_sys::Oid::from(pg_sys::F_TEXTLIKE)
+                || opfunc == pg_sys::Oid::from(pg_sys::F_BYTEALIKE)
+            {
+                if negate || commuted || kind != ValueKind::Bytes {
+                    return None;
+                }
+                return self.like_prefix(att, operand, (*op).inputcollid);
+            }
+            let family = btree_family(base)?;
+            let mut rel = relation_of((*op).opno, family)?;
+            if !operand_fits(base, pg_sys::exprType(operand)) {
                 return None;
             }
-            return self.like_prefix(att, operand, (*op).inputcollid);
-        }
-        let family = btree_family(base)?;
-        let mut rel = relation_of((*op).opno, family)?;
-        if !operand_fits(base, pg_sys::exprType(operand)) {
-            return None;
-        }
-        if kind == ValueKind::Bytes && !bytes_answer(rel, (*op).inputcollid) {
-            return None;
-        }
-        if commuted {
-            rel = match rel {
-                Rel::Cmp(c) => Rel::Cmp(c.commute()),
-                Rel::Ne => Rel::Ne,
+            if kind == ValueKind::Bytes && !bytes_answer(rel, (*op).inputcollid) {
+                return None;
+            }
+            if commuted {
+                rel = match rel {
+                    Rel::Cmp(c) => Rel::Cmp(c.commute()),
+                    Rel::Ne => Rel::Ne,
+                };
+            }
+            if negate {
+                rel = rel.negate();
+            }
+            let k = self.operand(operand);
+            let test = match rel {
+                Rel::Cmp(c) => PlanTest::Compare(c, k),
+                Rel::Ne => PlanTest::NotEqual(k),
             };
+            Some(FilterPlan::Test { att, test })
         }
-        if negate {
-            rel = rel.negate();
-        }
-        let k = self.operand(operand);
-        let test = match rel {
-            Rel::Cmp(c) => PlanTest::Compare(c, k),
-            Rel::Ne => PlanTest::NotEqual(k),
-        };
-        Some(FilterPlan::Test { att, test })
     }
 
     /// `column LIKE 'prefix%'`: a constant pattern whose only wildcards are trailing
@@ -434,16 +526,24 @@ impl Translator {
         pattern: *mut pg_sys::Node,
         collation: pg_sys::Oid,
     ) -> Option<FilterPlan> {
-        if collation != pg_sys::InvalidOid && !pg_sys::get_collation_isdeterministic(collation) {
+        // SAFETY: a catalog lookup of a collation OID from the planned OpExpr, inside a
+        // transaction (planning).
+        if collation != pg_sys::InvalidOid && !unsafe { pg_sys::get_collation_isdeterministic(collation) } {
             return None;
         }
-        let c = as_const(pattern)?;
-        if (*c).constisnull {
-            return None;
-        }
-        let flat = pg_sys::pg_detoast_datum_packed((*c).constvalue.cast_mut_ptr::<pg_sys::varlena>());
-        let len = pgrx::varlena::varsize_any_exhdr(flat);
-        let bytes = std::slice::from_raw_parts(pgrx::varlena::vardata_any(flat) as *const u8, len);
+        // SAFETY: `pattern` is a valid expression (from `op_expr`), so `as_const` returns a
+        // live Const; a non-NULL one of a LIKE over text or bytea holds a varlena,
+        // detoasted here in the current memory context, whose payload is `len` bytes at
+        // vardata_any (the slice lives no longer than this call, in that context).
+        let bytes = unsafe {
+            let c = as_const(pattern)?;
+            if (*c).constisnull {
+                return None;
+            }
+            let flat = pg_sys::pg_detoast_datum_packed((*c).constvalue.cast_mut_ptr::<pg_sys::varlena>());
+            let len = pgrx::varlena::varsize_any_exhdr(flat);
+            std::slice::from_raw_parts(pgrx::varlena::vardata_any(flat) as *const u8, len)
+        };
         let literal_end = bytes.iter().rposition(|&b| b != b'%').map_or(0, |i| i + 1);
         let (prefix, wildcards) = bytes.split_at(literal_end);
         if wildcards.is_empty() || prefix.iter().any(|b| matches!(b, b'%' | b'_' | b'\\')) {
@@ -454,30 +554,34 @@ impl Translator {
 
     /// `column = ANY(array)` (IN lists) and `column <> ALL(array)` (NOT IN).
     unsafe fn array_op(&mut self, op: *mut pg_sys::ScalarArrayOpExpr, negate: bool) -> Option<FilterPlan> {
-        let [left, right] = pg_list::ptrs::<pg_sys::Node>((*op).args).collect::<Vec<_>>()[..] else {
-            return None;
-        };
-        let (att, base, kind) = self.column(left)?;
-        if !self.is_operand(right) {
-            return None;
+        // SAFETY: `op` is a valid ScalarArrayOpExpr of the query being planned (from
+        // `translate`), its args a list of valid nodes; the catalog lookups run inside a transaction.
+        unsafe {
+            let [left, right] = pg_list::ptrs::<pg_sys::Node>((*op).args).collect::<Vec<_>>()[..] else {
+                return None;
+            };
+            let (att, base, kind) = self.column(left)?;
+            if !self.is_operand(right) {
+                return None;
+            }
+            let element = pg_sys::get_element_type(pg_sys::exprType(right));
+            if element == pg_sys::InvalidOid || !operand_fits(base, element) {
+                return None;
+            }
+            let rel = relation_of((*op).opno, btree_family(base)?)?;
+            if kind == ValueKind::Bytes && !bytes_answer(rel, (*op).inputcollid) {
+                return None;
+            }
+            // NOT (x = ANY(a)) is x <> ALL(a), and the other way round.
+            let any_equal = match (rel, (*op).useOr) {
+                (Rel::Cmp(CmpOp::Eq), true) => true,
+                (Rel::Ne, false) => false,
+                _ => return None,
+            } != negate;
+            let k = self.operand(right);
+            let test = if any_equal { PlanTest::In(k) } else { PlanTest::NotIn(k) };
+            Some(FilterPlan::Test { att, test })
         }
-        let element = pg_sys::get_element_type(pg_sys::exprType(right));
-        if element == pg_sys::InvalidOid || !operand_fits(base, element) {
-            return None;
-        }
-        let rel = relation_of((*op).opno, btree_family(base)?)?;
-        if kind == ValueKind::Bytes && !bytes_answer(rel, (*op).inputcollid) {
-            return None;
-        }
-        // NOT (x = ANY(a)) is x <> ALL(a), and the other way round.
-        let any_equal = match (rel, (*op).useOr) {
-            (Rel::Cmp(CmpOp::Eq), true) => true,
-            (Rel::Ne, false) => false,
-            _ => return None,
-        } != negate;
-        let k = self.operand(right);
-        let test = if any_equal { PlanTest::In(k) } else { PlanTest::NotIn(k) };
-        Some(FilterPlan::Test { att, test })
     }
 }
 
@@ -485,14 +589,22 @@ impl Translator {
 /// scan evaluates and those left to the executor. A clause is pushed whole or not at
 /// all, and only if it may be evaluated before the others: leakproof, or not behind a
 /// security barrier (RLS, security_barrier views) that an unpushed clause enforces.
+///
+/// # Safety
+/// Backend thread, while planning: `root` and `rel` are the planner's live nodes, `clauses`
+/// a list of `rel`'s RestrictInfos.
 pub unsafe fn pushdown(
     root: *mut pg_sys::PlannerInfo,
     rel: *mut pg_sys::RelOptInfo,
     clauses: *mut pg_sys::List,
 ) -> Pushdown {
-    let mut translations = Translations::default();
-    translations.add(root, rel, clauses);
-    translations.pushdown(root, rel, clauses)
+    // SAFETY: `root` and `rel` are the planner's live nodes and `clauses` a list of
+    // `rel`'s RestrictInfos (this fn's contract), as `Translations` requires.
+    unsafe {
+        let mut translations = Translations::default();
+        translations.add(root, rel, clauses);
+        translations.pushdown(root, rel, clauses)
+    }
 }
 
 /// Each scan clause translated into the scan's form (None: left to the executor), its
@@ -512,15 +624,23 @@ struct Translated {
 
 impl Translations {
     /// Translates the clauses of `clauses` not translated yet.
+    ///
+    /// # Safety
+    /// Backend thread, while planning: `root` and `rel` are the planner's live nodes, `clauses`
+    /// a list of `rel`'s RestrictInfos.
     pub unsafe fn add(
         &mut self,
         root: *mut pg_sys::PlannerInfo,
         rel: *mut pg_sys::RelOptInfo,
         clauses: *mut pg_sys::List,
     ) {
-        for ri in pg_list::ptrs::<pg_sys::RestrictInfo>(clauses) {
-            if !self.clauses.iter().any(|(c, _)| *c == ri) {
-                self.clauses.push((ri, translate_clause(root, rel, ri)));
+        // SAFETY: `root` and `rel` are the planner's live nodes and `clauses` a list of
+        // `rel`'s RestrictInfos (this fn's contract), each handed to `translate_clause`.
+        unsafe {
+            for ri in pg_list::ptrs::<pg_sys::RestrictInfo>(clauses) {
+                if !self.clauses.iter().any(|(c, _)| *c == ri) {
+                    self.clauses.push((ri, translate_clause(root, rel, ri)));
+                }
             }
         }
     }
@@ -528,6 +648,11 @@ impl Translations {
     /// What the scan evaluates of `clauses`, in their order; a clause not translated
     /// yet (the clauses of a path that core copied for another parameterization) is
     /// translated now.
+    ///
+    /// # Safety
+    /// Backend thread, while planning: `root` and `rel` are the planner's live nodes, `clauses`
+    /// a list of `rel`'s RestrictInfos (the RestrictInfos already translated are compared by
+    /// address, so they must be the ones `add` saw, in the same planning).
     pub unsafe fn pushdown(
         &self,
         root: *mut pg_sys::PlannerInfo,
@@ -536,12 +661,15 @@ impl Translations {
     ) -> Pushdown {
         let mut filters = Vec::new();
         let (mut pushed, mut kept, mut operands) = (Vec::new(), Vec::new(), Vec::new());
-        for ri in pg_list::ptrs::<pg_sys::RestrictInfo>(clauses) {
+        // SAFETY: `clauses` is a valid list of RestrictInfos (this fn's contract).
+        for ri in unsafe { pg_list::ptrs::<pg_sys::RestrictInfo>(clauses) } {
             let fresh;
             let translated = match self.clauses.iter().find(|(c, _)| *c == ri) {
                 Some((_, t)) => t,
                 None => {
-                    fresh = translate_clause(root, rel, ri);
+                    // SAFETY: `ri` is a live RestrictInfo of `rel`, and `root`, `rel` the
+                    // planner's live nodes (this fn's contract).
+                    fresh = unsafe { translate_clause(root, rel, ri) };
                     &fresh
                 }
             };
@@ -570,26 +698,38 @@ unsafe fn translate_clause(
     rel: *mut pg_sys::RelOptInfo,
     ri: *mut pg_sys::RestrictInfo,
 ) -> Option<Translated> {
-    if !pg_sys::restriction_is_securely_promotable(ri, rel) {
-        return None;
+    // SAFETY: `ri` is a live RestrictInfo of `rel` and `root`, `rel` the planner's live
+    // nodes (callers' contract); its clause is a valid expression `translate` may read.
+    unsafe {
+        if !pg_sys::restriction_is_securely_promotable(ri, rel) {
+            return None;
+        }
+        let mut t = Translator { root, scanrelid: (*rel).relid, operands: Vec::new() };
+        let filter = t.translate((*ri).clause as *mut pg_sys::Node, false)?;
+        Some(Translated { filter, operands: t.operands })
     }
-    let mut t = Translator { root, scanrelid: (*rel).relid, operands: Vec::new() };
-    let filter = t.translate((*ri).clause as *mut pg_sys::Node, false)?;
-    Some(Translated { filter, operands: t.operands })
 }
 
 /// An aggregate's `FILTER (WHERE expr)` in the scan's form, its operands appended to
 /// `operands` (the scan's, then each filter's); None if any part cannot be evaluated on
 /// vectors. A FILTER is no security barrier: it only chooses rows the scan returns.
+///
+/// # Safety
+/// Backend thread, while planning: `root` and `rel` are the planner's live nodes, `expr` a
+/// valid expression over `rel`.
 pub unsafe fn translate_filter(
     root: *mut pg_sys::PlannerInfo,
     rel: *mut pg_sys::RelOptInfo,
     expr: *mut pg_sys::Node,
     operands: &mut Vec<*mut pg_sys::Node>,
 ) -> Option<FilterPlan> {
-    let mut t = Translator { root, scanrelid: (*rel).relid, operands: std::mem::take(operands) };
+    // SAFETY: `rel` is the planner's live base relation (this fn's contract).
+    let scanrelid = unsafe { (*rel).relid };
+    let mut t = Translator { root, scanrelid, operands: std::mem::take(operands) };
     let before = t.operands.len();
-    let plan = t.translate(expr, false);
+    // SAFETY: `root` is the live PlannerInfo and `expr` a valid expression over `rel`
+    // (this fn's contract), as `translate` requires.
+    let plan = unsafe { t.translate(expr, false) };
     if plan.is_none() {
         t.operands.truncate(before);
     }

@@ -19,11 +19,17 @@ use std::rc::Rc;
 /// parent's own rows a member with `inh` off; a scan of the parent's relation alone
 /// would lose the children's rows), and not TABLESAMPLE (core's Sample Scan uses the
 /// table AM's sampling callbacks; a plain scan would read every row).
+///
+/// # Safety
+/// `rte` points to a live RangeTblEntry of the query being planned.
 pub unsafe fn scanned_plainly(rte: *mut pg_sys::RangeTblEntry) -> bool {
-    (*rte).rtekind == pg_sys::RTEKind::RTE_RELATION
-        && (*rte).relkind as u8 == pg_sys::RELKIND_RELATION
-        && !(*rte).inh
-        && (*rte).tablesample.is_null()
+    // SAFETY: `rte` is a live RangeTblEntry (this fn's contract); only its fields are read.
+    unsafe {
+        (*rte).rtekind == pg_sys::RTEKind::RTE_RELATION
+            && (*rte).relkind as u8 == pg_sys::RELKIND_RELATION
+            && !(*rte).inh
+            && (*rte).tablesample.is_null()
+    }
 }
 
 /// What zone maps rule out of a pushed filter at plan time.
@@ -44,6 +50,8 @@ pub struct Pruning {
 impl Pruning {
     /// Nothing known: every row group and vector may hold matching rows.
     pub(crate) fn none(rel: *mut pg_sys::RelOptInfo) -> Pruning {
+        // SAFETY: callers pass the planner's live RelOptInfo of the relation (a base
+        // relation being planned); only its `tuples` estimate is read.
         let vectors = unsafe { ((*rel).tuples / VECTOR_ROWS as f64).ceil().max(1.0) };
         Pruning { groups: 0, pruned: 0, row_fraction: 1.0, vectors, vectors_kept: vectors, computed: false }
     }
@@ -52,15 +60,23 @@ impl Pruning {
 /// Checks `filter`, with the values of its constant operands (stable expressions folded
 /// as for estimates), against the zone maps of every row group and vector (cached per
 /// backend, see `plan_sizes::group_zones`).
+///
+/// # Safety
+/// Backend thread, while planning: `root` is the live PlannerInfo, `relation` open and
+/// locked, `operands` valid expression trees of that query.
 pub unsafe fn plan_time_pruning(
     root: *mut pg_sys::PlannerInfo,
     relation: pg_sys::Relation,
     filter: &FilterPlan,
     operands: &[*mut pg_sys::Node],
 ) -> Pruning {
-    let resolved = filter.resolve(&estimated_operands(root, operands));
-    let natts = (*(*relation).rd_att).natts as usize;
-    let zones = plan_sizes::group_zones(relation, natts, &filter.attributes());
+    // SAFETY: `root`, `operands` and `relation` are live and `relation` open and locked
+    // (this fn's contract), so rd_att is valid and its zone maps may be read.
+    let (resolved, zones) = unsafe {
+        let resolved = filter.resolve(&estimated_operands(root, operands));
+        let natts = (*(*relation).rd_att).natts as usize;
+        (resolved, plan_sizes::group_zones(relation, natts, &filter.attributes()))
+    };
     // The same filter on the same zone maps (a statement planned again, a join planned
     // with each of its orders) needs no second look at every vector's zone map.
     let known = RECENT_PRUNING.with(|r| {
@@ -99,12 +115,17 @@ unsafe fn estimated_operands(
     operands
         .iter()
         .map(|&o| {
-            let o = pg_sys::estimate_expression_value(root, o);
-            if (*o).type_ == pg_sys::NodeTag::T_Const {
-                let c = o as *mut pg_sys::Const;
-                operands::operand_value((*c).consttype, (*c).constvalue, (*c).constisnull)
-            } else {
-                OperandValue::Unknown
+            // SAFETY: `root` and the operand trees are live (callers' contract);
+            // estimate_expression_value returns a valid node, a Const when the tag says
+            // so, whose value is of its consttype.
+            unsafe {
+                let o = pg_sys::estimate_expression_value(root, o);
+                if (*o).type_ == pg_sys::NodeTag::T_Const {
+                    let c = o as *mut pg_sys::Const;
+                    operands::operand_value((*c).consttype, (*c).constvalue, (*c).constisnull)
+                } else {
+                    OperandValue::Unknown
+                }
             }
         })
         .collect()
@@ -113,19 +134,25 @@ unsafe fn estimated_operands(
 /// The smallest and largest value of integer attribute `att` (0-based) in the vectors
 /// that `filter` may leave rows in (every vector without a filter), by zone maps; None
 /// if they do not say.
+///
+/// # Safety
+/// Backend thread, while planning: `root` is the live PlannerInfo, `relation` open and
+/// locked, the filter's operands valid expression trees of that query.
 pub unsafe fn kept_range(
     root: *mut pg_sys::PlannerInfo,
     relation: pg_sys::Relation,
     filter: Option<(&FilterPlan, &[*mut pg_sys::Node])>,
     att: usize,
 ) -> Option<(i64, i64)> {
-    let resolved = filter.map(|(f, operands)| f.resolve(&estimated_operands(root, operands)));
+    // SAFETY: `root` and the operands are live (this fn's contract).
+    let resolved = filter.map(|(f, operands)| f.resolve(&unsafe { estimated_operands(root, operands) }));
     let mut atts = resolved.as_ref().map_or_else(Vec::new, |f| f.attributes());
     atts.push(att);
     atts.sort_unstable();
     atts.dedup();
-    let natts = (*(*relation).rd_att).natts as usize;
-    let zones = plan_sizes::group_zones(relation, natts, &atts);
+    // SAFETY: `relation` is open and locked (this fn's contract), so rd_att is valid and
+    // its zone maps may be read.
+    let zones = unsafe { plan_sizes::group_zones(relation, (*(*relation).rd_att).natts as usize, &atts) };
     let keeps = |stats: &dyn Fn(usize) -> Option<crate::storage::format::zonemap::ZoneStats>| {
         resolved.as_ref().is_none_or(|f| zone::verdict(f, stats) != Verdict::None)
     };
@@ -184,24 +211,40 @@ fn prune(zones: &plan_sizes::ZoneSet, resolved: &Filter) -> Pruning {
 /// The scan's evaluation of every WHERE clause of `rel`, or None if it cannot evaluate
 /// them all (or `quals_push_down` is off): what a node that folds or ranks the rows it
 /// reads needs, as no executor qual runs below it.
+///
+/// # Safety
+/// Backend thread, while planning: `root` and `rel` are the planner's live nodes, `rel` a
+/// base relation.
 pub unsafe fn pushed_entirely(
     root: *mut pg_sys::PlannerInfo,
     rel: *mut pg_sys::RelOptInfo,
 ) -> Option<quals::Pushdown> {
-    let clauses = (*rel).baserestrictinfo;
-    if clauses.is_null() {
-        return Some(quals::Pushdown::none(clauses));
+    // SAFETY: `root` and `rel` are the planner's live nodes (this fn's contract), so
+    // baserestrictinfo is a valid (possibly NIL) list of RestrictInfos.
+    unsafe {
+        let clauses = (*rel).baserestrictinfo;
+        if clauses.is_null() {
+            return Some(quals::Pushdown::none(clauses));
+        }
+        if !push_down_enabled(root, rel) {
+            return None;
+        }
+        let pushdown = quals::pushdown(root, rel, clauses);
+        pushdown.kept.is_empty().then_some(pushdown)
     }
-    if !push_down_enabled(root, rel) {
-        return None;
-    }
-    let pushdown = quals::pushdown(root, rel, clauses);
-    pushdown.kept.is_empty().then_some(pushdown)
 }
 
 /// Whether the scan of `rel` evaluates the quals it can: the table's
 /// `quals_push_down`, or the `pgcolumnar.quals_push_down` setting.
+///
+/// # Safety
+/// Backend thread, while planning: `root` and `rel` are the planner's live nodes, `rel` a
+/// base relation (so `relid` indexes `simple_rte_array`).
 pub unsafe fn push_down_enabled(root: *mut pg_sys::PlannerInfo, rel: *mut pg_sys::RelOptInfo) -> bool {
-    let rte = *(*root).simple_rte_array.add((*rel).relid as usize);
-    options::quals_push_down((*rte).relid).unwrap_or_else(|| super::QUALS_PUSH_DOWN.get())
+    // SAFETY: `rel` is a base relation of `root` (this fn's contract): simple_rte_array has an
+    // entry at its relid, a live RangeTblEntry.
+    unsafe {
+        let rte = *(*root).simple_rte_array.add((*rel).relid as usize);
+        options::quals_push_down((*rte).relid).unwrap_or_else(|| super::QUALS_PUSH_DOWN.get())
+    }
 }

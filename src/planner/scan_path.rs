@@ -30,35 +30,40 @@ pub struct Scan {
 /// Attribute numbers (1-based) of the columns the relation's output and quals use;
 /// every column when the whole row is referenced.
 unsafe fn used_attnums(rel: *mut pg_sys::RelOptInfo, natts: usize) -> Vec<i32> {
-    let mut attrs: *mut pg_sys::Bitmapset = std::ptr::null_mut();
-    let relid = (*rel).relid;
-    pg_sys::pull_varattnos((*(*rel).reltarget).exprs as *mut pg_sys::Node, relid, &mut attrs);
-    for ri in pg_list::ptrs::<pg_sys::RestrictInfo>((*rel).baserestrictinfo) {
-        pg_sys::pull_varattnos((*ri).clause as *mut pg_sys::Node, relid, &mut attrs);
-    }
-    // Join clauses a LATERAL reference moves into the scan.
-    if !(*rel).lateral_relids.is_null() {
-        for ri in pg_list::ptrs::<pg_sys::RestrictInfo>((*rel).joininfo) {
+    // SAFETY: `rel` is the planner's live base relation (from `add_paths`): reltarget,
+    // baserestrictinfo and joininfo are valid (lists of RestrictInfos), and pull_varattnos
+    // builds `attrs` in the planner's memory context.
+    unsafe {
+        let mut attrs: *mut pg_sys::Bitmapset = std::ptr::null_mut();
+        let relid = (*rel).relid;
+        pg_sys::pull_varattnos((*(*rel).reltarget).exprs as *mut pg_sys::Node, relid, &mut attrs);
+        for ri in pg_list::ptrs::<pg_sys::RestrictInfo>((*rel).baserestrictinfo) {
             pg_sys::pull_varattnos((*ri).clause as *mut pg_sys::Node, relid, &mut attrs);
         }
+        // Join clauses a LATERAL reference moves into the scan.
+        if !(*rel).lateral_relids.is_null() {
+            for ri in pg_list::ptrs::<pg_sys::RestrictInfo>((*rel).joininfo) {
+                pg_sys::pull_varattnos((*ri).clause as *mut pg_sys::Node, relid, &mut attrs);
+            }
+        }
+        let offset = pg_sys::FirstLowInvalidHeapAttributeNumber;
+        let mut out = Vec::new();
+        let mut member = -1;
+        loop {
+            member = pg_sys::bms_next_member(attrs, member);
+            if member < 0 {
+                break;
+            }
+            let attno = member + offset;
+            if attno == 0 {
+                return (1..=natts as i32).collect();
+            }
+            if attno > 0 {
+                out.push(attno);
+            }
+        }
+        out
     }
-    let offset = pg_sys::FirstLowInvalidHeapAttributeNumber;
-    let mut out = Vec::new();
-    let mut member = -1;
-    loop {
-        member = pg_sys::bms_next_member(attrs, member);
-        if member < 0 {
-            break;
-        }
-        let attno = member + offset;
-        if attno == 0 {
-            return (1..=natts as i32).collect();
-        }
-        if attno > 0 {
-            out.push(attno);
-        }
-    }
-    out
 }
 
 /// The attributes of `attnums` that the plan's target list or its (executor) quals
@@ -69,64 +74,78 @@ unsafe fn output_attnums(
     quals: *mut pg_sys::List,
     relid: u32,
 ) -> Vec<i32> {
-    let mut attrs: *mut pg_sys::Bitmapset = std::ptr::null_mut();
-    pg_sys::pull_varattnos(tlist as *mut pg_sys::Node, relid, &mut attrs);
-    pg_sys::pull_varattnos(quals as *mut pg_sys::Node, relid, &mut attrs);
-    let offset = pg_sys::FirstLowInvalidHeapAttributeNumber;
-    if pg_sys::bms_is_member(-offset, attrs) {
-        // A whole-row reference needs every column.
-        return attnums.to_vec();
+    // SAFETY: `tlist` and `quals` are the plan's valid (possibly NIL) lists over range
+    // table entry `relid` (from `plan`); the bitmapset is built in the current memory context.
+    unsafe {
+        let mut attrs: *mut pg_sys::Bitmapset = std::ptr::null_mut();
+        pg_sys::pull_varattnos(tlist as *mut pg_sys::Node, relid, &mut attrs);
+        pg_sys::pull_varattnos(quals as *mut pg_sys::Node, relid, &mut attrs);
+        let offset = pg_sys::FirstLowInvalidHeapAttributeNumber;
+        if pg_sys::bms_is_member(-offset, attrs) {
+            // A whole-row reference needs every column.
+            return attnums.to_vec();
+        }
+        attnums.iter().copied().filter(|&a| pg_sys::bms_is_member(a - offset, attrs)).collect()
     }
-    attnums.iter().copied().filter(|&a| pg_sys::bms_is_member(a - offset, attrs)).collect()
 }
 
 /// Offers our paths for base relation `rel` (range table entry `rte`) if it is a
 /// columnar table scanned plainly.
+///
+/// # Safety
+/// From `set_rel_pathlist_hook`, on the backend thread: `root`, `rel` and `rte` are the
+/// planner's live nodes for one base relation, whose table the query already locked.
 pub unsafe fn add_paths(
     root: *mut pg_sys::PlannerInfo,
     rel: *mut pg_sys::RelOptInfo,
     rte: *mut pg_sys::RangeTblEntry,
 ) {
-    if !scanned_plainly(rte) {
-        return;
-    }
-    let relation = pg_sys::table_open((*rte).relid, pg_sys::NoLock as i32);
-    if am::is_columnar(relation) {
-        let params = CostParams {
-            seq_page_cost: pg_sys::seq_page_cost,
-            cpu_tuple_cost: pg_sys::cpu_tuple_cost,
-            cpu_operator_cost: pg_sys::cpu_operator_cost,
-        };
-        let attnums = used_attnums(rel, (*(*relation).rd_att).natts as usize);
-        // Where the rows the quals want can be, by zone maps: what a ColumnarScan reads,
-        // and the vectors index fetches decode.
-        let mut translations = quals::Translations::default();
-        translations.add(root, rel, (*rel).baserestrictinfo);
-        let analysis = translations.pushdown(root, rel, (*rel).baserestrictinfo);
-        let pruning = match &analysis.filter {
-            Some(f) => plan_time_pruning(root, relation, f, &analysis.operands),
-            None => Pruning::none(rel),
-        };
-        // Core's own paths get the costs a columnar table really has, whether or not
-        // ColumnarScan is offered.
-        reprice_seq_scans(rel, natts_live(relation), &params);
-        // A fetch decodes the columns the plan reads of it (exec::fetch_columns).
-        let fetched = fetch_columns(relation, &attnums, (*rel).tuples);
-        let dropped = index_paths_core_dropped(root, rel);
-        reprice_index_scans(root, rel, fetched, &params, &pruning);
-        for path in dropped {
-            reprice_index_path(root, rel, path, fetched, &params, &pruning);
-            if (*path).parallel_aware {
-                pg_sys::add_partial_path(rel, path);
-            } else {
-                pg_sys::add_path(rel, path);
+    // SAFETY: `root`, `rel` and `rte` are the planner's live nodes (this fn's contract); the
+    // table of a plain RTE_RELATION entry is locked by the query, so table_open with NoLock is
+    // valid, and it is closed before returning (an ERROR in between releases it at abort).
+    // The cost GUCs are read on the backend thread.
+    unsafe {
+        if !scanned_plainly(rte) {
+            return;
+        }
+        let relation = pg_sys::table_open((*rte).relid, pg_sys::NoLock as i32);
+        if am::is_columnar(relation) {
+            let params = CostParams {
+                seq_page_cost: pg_sys::seq_page_cost,
+                cpu_tuple_cost: pg_sys::cpu_tuple_cost,
+                cpu_operator_cost: pg_sys::cpu_operator_cost,
+            };
+            let attnums = used_attnums(rel, (*(*relation).rd_att).natts as usize);
+            // Where the rows the quals want can be, by zone maps: what a ColumnarScan reads,
+            // and the vectors index fetches decode.
+            let mut translations = quals::Translations::default();
+            translations.add(root, rel, (*rel).baserestrictinfo);
+            let analysis = translations.pushdown(root, rel, (*rel).baserestrictinfo);
+            let pruning = match &analysis.filter {
+                Some(f) => plan_time_pruning(root, relation, f, &analysis.operands),
+                None => Pruning::none(rel),
+            };
+            // Core's own paths get the costs a columnar table really has, whether or not
+            // ColumnarScan is offered.
+            reprice_seq_scans(rel, natts_live(relation), &params);
+            // A fetch decodes the columns the plan reads of it (exec::fetch_columns).
+            let fetched = fetch_columns(relation, &attnums, (*rel).tuples);
+            let dropped = index_paths_core_dropped(root, rel);
+            reprice_index_scans(root, rel, fetched, &params, &pruning);
+            for path in dropped {
+                reprice_index_path(root, rel, path, fetched, &params, &pruning);
+                if (*path).parallel_aware {
+                    pg_sys::add_partial_path(rel, path);
+                } else {
+                    pg_sys::add_path(rel, path);
+                }
+            }
+            if super::ENABLE_COLUMNAR_SCAN.get() {
+                add_scan_path(root, rel, relation, attnums, &params, translations, analysis, &pruning);
             }
         }
-        if super::ENABLE_COLUMNAR_SCAN.get() {
-            add_scan_path(root, rel, relation, attnums, &params, translations, analysis, &pruning);
-        }
+        pg_sys::table_close(relation, pg_sys::NoLock as i32);
     }
-    pg_sys::table_close(relation, pg_sys::NoLock as i32);
 }
 
 /// Offers the ColumnarScan paths: `translations` holds the base relation's clauses
@@ -143,44 +162,58 @@ unsafe fn add_scan_path(
     base: quals::Pushdown,
     base_pruning: &Pruning,
 ) {
-    let natts = (*(*relation).rd_att).natts as usize;
-    let bytes = plan_sizes::column_bytes(relation, natts);
-    // Like create_seqscan_path: a relation that refers to other relations' columns
-    // (LATERAL) can only be scanned below a nested loop that supplies them; the path
-    // says so, and createplan then replaces those references with parameters.
-    let param_info = pg_sys::get_baserel_parampathinfo(root, rel, (*rel).lateral_relids);
-    let mut clauses = (*rel).baserestrictinfo;
-    if !param_info.is_null() {
-        // Join clauses moved down to the scan are evaluated there too.
-        clauses = pg_sys::list_concat_copy(clauses, (*param_info).ppi_clauses);
-    }
-    // `base` is the base relation's quals analysed: the scan's own unless join clauses
-    // come in too, which are translated once, here, for the path and its plan.
-    let enabled = push_down_enabled(root, rel);
-    let pushdown = match (enabled, param_info.is_null()) {
-        (false, _) => quals::Pushdown::none(clauses),
-        (true, true) => base,
-        (true, false) => {
-            translations.add(root, rel, (*param_info).ppi_clauses);
-            translations.pushdown(root, rel, clauses)
+    // SAFETY: `root` and `rel` are the planner's live nodes and `relation` the open,
+    // locked columnar relation of `rel` (from `add_paths`): rd_att is valid and its
+    // column sizes may be read; `param_info` is checked for NULL before its clauses are
+    // read; the lists made here are palloc'd in the planner's memory context.
+    let (bytes, param_info, pushdown, translations, quals, measured) = unsafe {
+        let natts = (*(*relation).rd_att).natts as usize;
+        let bytes = plan_sizes::column_bytes(relation, natts);
+        // Like create_seqscan_path: a relation that refers to other relations' columns
+        // (LATERAL) can only be scanned below a nested loop that supplies them; the path
+        // says so, and createplan then replaces those references with parameters.
+        let param_info = pg_sys::get_baserel_parampathinfo(root, rel, (*rel).lateral_relids);
+        let mut clauses = (*rel).baserestrictinfo;
+        if !param_info.is_null() {
+            // Join clauses moved down to the scan are evaluated there too.
+            clauses = pg_sys::list_concat_copy(clauses, (*param_info).ppi_clauses);
         }
+        // `base` is the base relation's quals analysed: the scan's own unless join clauses
+        // come in too, which are translated once, here, for the path and its plan.
+        let enabled = push_down_enabled(root, rel);
+        let pushdown = match (enabled, param_info.is_null()) {
+            (false, _) => quals::Pushdown::none(clauses),
+            (true, true) => base,
+            (true, false) => {
+                translations.add(root, rel, (*param_info).ppi_clauses);
+                translations.pushdown(root, rel, clauses)
+            }
+        };
+        let translations = enabled.then(|| Rc::new(translations));
+        let kept = pg_list::from_ptrs(pushdown.kept.iter().copied());
+        let mut quals = pg_sys::QualCost::default();
+        pg_sys::cost_qual_eval(&mut quals, kept, root);
+        let measured = pushdown.measure(root, rel);
+        (bytes, param_info, pushdown, translations, quals, measured)
     };
-    let translations = enabled.then(|| Rc::new(translations));
+    let (filter_columns, filter_tests, filter_selectivity) = measured;
     let analysis = |explain| Scan { attnums: attnums.clone(), translations: translations.clone(), explain };
-    let kept = pg_list::from_ptrs(pushdown.kept.iter().copied());
-    let mut quals = pg_sys::QualCost::default();
-    pg_sys::cost_qual_eval(&mut quals, kept, root);
-    let (filter_columns, filter_tests, filter_selectivity) = pushdown.measure(root, rel);
     // The pushed filter is the base relation's quals, and for a parameterized path
     // join clauses too (whose values are not known at plan time).
     let none = Pruning::none(rel);
     let pruning = if pushdown.filter.is_some() { base_pruning } else { &none };
+    // SAFETY: `rel` is the planner's live base relation (from `add_paths`), and
+    // `param_info` its ParamPathInfo when not NULL (checked).
+    let (pages, tuples, rows, considered) = unsafe {
+        let rows = if param_info.is_null() { (*rel).rows } else { (*param_info).ppi_rows };
+        ((*rel).pages as f64, (*rel).tuples, rows, considered_paths(rel))
+    };
     let input = ScanInput {
         zone_fraction: pruning.row_fraction,
-        pages: (*rel).pages as f64,
+        pages,
         bytes_all: bytes.iter().sum::<u64>() as f64,
         bytes_read: attnums.iter().map(|&a| bytes[a as usize - 1]).sum::<u64>() as f64,
-        rows: (*rel).tuples,
+        rows: tuples,
         columns_read: attnums.len(),
         qual_per_row: quals.per_tuple,
         filter_columns,
@@ -188,8 +221,6 @@ unsafe fn add_scan_path(
         filter_selectivity,
     };
     let c = cost::columnar_scan_components(&input, params);
-    let rows = if param_info.is_null() { (*rel).rows } else { (*param_info).ppi_rows };
-    let considered = considered_paths(rel);
     // EXPLAIN's fields: costs with VERBOSE ('+'), the plan-time pruning always.
     let explain = |c: &cost::ScanCost, total: f64| {
         let mut fields = vec![(
@@ -219,49 +250,54 @@ unsafe fn add_scan_path(
         }
         fields
     };
-    let path = new_path(
-        rel,
-        param_info,
-        rows,
-        quals.startup,
-        c.total() + quals.startup,
-        analysis(explain(&c, c.total())),
-    );
-    pg_sys::add_path(rel, path as *mut pg_sys::Path);
+    // SAFETY: `rel` is the planner's live base relation and `param_info` NULL or its
+    // ParamPathInfo; new_path allocates the path in the planner's memory context, and
+    // add_path takes it over.
+    unsafe {
+        let path = new_path(
+            rel,
+            param_info,
+            rows,
+            quals.startup,
+            c.total() + quals.startup,
+            analysis(explain(&c, c.total())),
+        );
+        pg_sys::add_path(rel, path as *mut pg_sys::Path);
+    }
 
     // A partial path for parallel plans: workers take row groups from a shared counter.
     // CPU is shared among the participants; reading is not (as for core's Seq Scan).
-    if (*rel).consider_parallel && param_info.is_null() {
-        // Workers by the table's size, as for core's Parallel Seq Scan: decoding costs
-        // per row, however few bytes the columns read take.
-        let workers = pg_sys::compute_parallel_worker(
-            rel,
-            (*rel).pages as f64,
-            -1.0,
-            pg_sys::max_parallel_workers_per_gather,
-        );
-        if workers > 0 {
-            let divisor = cost::parallel_divisor(workers, pg_sys::parallel_leader_participation);
-            let cpu = c.decode + c.filter + c.output;
-            let total = c.io + cpu / divisor + quals.startup;
-            let shared = cost::ScanCost {
-                decode: c.decode / divisor,
-                filter: c.filter / divisor,
-                output: c.output / divisor,
-                ..c
-            };
-            let partial = new_path(
-                rel,
-                param_info,
-                rows / divisor,
-                quals.startup,
-                total,
-                analysis(explain(&shared, total)),
-            );
-            (*partial).path.parallel_aware = true;
-            (*partial).path.parallel_workers = workers;
-            (*partial).flags = 0;
-            pg_sys::add_partial_path(rel, partial as *mut pg_sys::Path);
+    // SAFETY: as above; the parallel GUCs are read on the backend thread, and the partial
+    // path is the fresh CustomPath new_path returned, which add_partial_path takes over.
+    unsafe {
+        if (*rel).consider_parallel && param_info.is_null() {
+            // Workers by the table's size, as for core's Parallel Seq Scan: decoding costs
+            // per row, however few bytes the columns read take.
+            let workers =
+                pg_sys::compute_parallel_worker(rel, pages, -1.0, pg_sys::max_parallel_workers_per_gather);
+            if workers > 0 {
+                let divisor = cost::parallel_divisor(workers, pg_sys::parallel_leader_participation);
+                let cpu = c.decode + c.filter + c.output;
+                let total = c.io + cpu / divisor + quals.startup;
+                let shared = cost::ScanCost {
+                    decode: c.decode / divisor,
+                    filter: c.filter / divisor,
+                    output: c.output / divisor,
+                    ..c
+                };
+                let partial = new_path(
+                    rel,
+                    param_info,
+                    rows / divisor,
+                    quals.startup,
+                    total,
+                    analysis(explain(&shared, total)),
+                );
+                (*partial).path.parallel_aware = true;
+                (*partial).path.parallel_workers = workers;
+                (*partial).flags = 0;
+                pg_sys::add_partial_path(rel, partial as *mut pg_sys::Path);
+            }
         }
     }
 }
@@ -269,32 +305,37 @@ unsafe fn add_scan_path(
 /// The paths core (and earlier hooks) offered for `rel`, with their costs: what the
 /// ColumnarScan is weighed against, for EXPLAIN VERBOSE.
 unsafe fn considered_paths(rel: *mut pg_sys::RelOptInfo) -> String {
-    let mut out = Vec::new();
-    for path in pg_list::ptrs::<pg_sys::Path>((*rel).pathlist) {
-        let name = match (*path).pathtype {
-            pg_sys::NodeTag::T_SeqScan => "Seq Scan".to_string(),
-            pg_sys::NodeTag::T_IndexScan | pg_sys::NodeTag::T_IndexOnlyScan => {
-                let index = (*(path as *mut pg_sys::IndexPath)).indexinfo;
-                let kind = if (*path).pathtype == pg_sys::NodeTag::T_IndexScan {
-                    "Index Scan"
-                } else {
-                    "Index Only Scan"
-                };
-                let name = pg_sys::get_rel_name((*index).indexoid);
-                let name = if name.is_null() {
-                    "?".into()
-                } else {
-                    std::ffi::CStr::from_ptr(name).to_string_lossy()
-                };
-                format!("{kind} using {name}")
-            }
-            pg_sys::NodeTag::T_BitmapHeapScan => "Bitmap Heap Scan".to_string(),
-            _ => continue,
-        };
-        let param = if (*path).param_info.is_null() { "" } else { " (parameterized)" };
-        out.push(format!("{name}{param}: {:.2}", (*path).total_cost));
+    // SAFETY: `rel` is the planner's live base relation (from `add_scan_path`): its
+    // pathlist holds live Paths, whose tag says which struct they are (an IndexPath's
+    // indexinfo is set); get_rel_name's result is checked for NULL before it is read.
+    unsafe {
+        let mut out = Vec::new();
+        for path in pg_list::ptrs::<pg_sys::Path>((*rel).pathlist) {
+            let name = match (*path).pathtype {
+                pg_sys::NodeTag::T_SeqScan => "Seq Scan".to_string(),
+                pg_sys::NodeTag::T_IndexScan | pg_sys::NodeTag::T_IndexOnlyScan => {
+                    let index = (*(path as *mut pg_sys::IndexPath)).indexinfo;
+                    let kind = if (*path).pathtype == pg_sys::NodeTag::T_IndexScan {
+                        "Index Scan"
+                    } else {
+                        "Index Only Scan"
+                    };
+                    let name = pg_sys::get_rel_name((*index).indexoid);
+                    let name = if name.is_null() {
+                        "?".into()
+                    } else {
+                        std::ffi::CStr::from_ptr(name).to_string_lossy()
+                    };
+                    format!("{kind} using {name}")
+                }
+                pg_sys::NodeTag::T_BitmapHeapScan => "Bitmap Heap Scan".to_string(),
+                _ => continue,
+            };
+            let param = if (*path).param_info.is_null() { "" } else { " (parameterized)" };
+            out.push(format!("{name}{param}: {:.2}", (*path).total_cost));
+        }
+        out.join("; ")
     }
-    out.join("; ")
 }
 
 unsafe fn new_path(
@@ -305,34 +346,46 @@ unsafe fn new_path(
     total: f64,
     scan: Scan,
 ) -> *mut pg_sys::CustomPath {
-    let path = custompath::new::<ScanPath>(rel, (*rel).reltarget, rows, startup, total, scan);
-    (*path).path.param_info = param_info;
-    (*path).path.parallel_safe = (*rel).consider_parallel;
-    // Scrollable cursors read it backward (FETCH PRIOR, LAST, BACKWARD) with no Material.
-    (*path).flags = pg_sys::CUSTOMPATH_SUPPORT_BACKWARD_SCAN;
-    path
+    // SAFETY: `rel` is the planner's live base relation (from `add_scan_path`), and
+    // `custompath::new` returns a fresh CustomPath we may fill in.
+    unsafe {
+        let path = custompath::new::<ScanPath>(rel, (*rel).reltarget, rows, startup, total, scan);
+        (*path).path.param_info = param_info;
+        (*path).path.parallel_safe = (*rel).consider_parallel;
+        // Scrollable cursors read it backward (FETCH PRIOR, LAST, BACKWARD) with no Material.
+        (*path).flags = pg_sys::CUSTOMPATH_SUPPORT_BACKWARD_SCAN;
+        path
+    }
 }
 
 unsafe fn natts_live(relation: pg_sys::Relation) -> usize {
-    let desc = (*relation).rd_att;
-    (0..(*desc).natts as usize)
-        .filter(|&i| !crate::storage::relation::datum::attr(desc, i).attisdropped)
-        .count()
+    // SAFETY: `relation` is open and locked (from `add_paths`), so rd_att is valid and
+    // `attr` is only asked for indexes below its natts.
+    unsafe {
+        let desc = (*relation).rd_att;
+        (0..(*desc).natts as usize)
+            .filter(|&i| !crate::storage::relation::datum::attr(desc, i).attisdropped)
+            .count()
+    }
 }
 
 /// Core prices a sequential scan of a columnar table like one of a heap; through the
 /// table AM it decodes every column and builds every row as a ColumnarScan does, so add
 /// that cost to keep the comparison honest.
 unsafe fn reprice_seq_scans(rel: *mut pg_sys::RelOptInfo, columns: usize, params: &CostParams) {
-    let total_rows = (*rel).tuples;
-    let full_rows = (*rel).rows.max(1.0);
-    for list in [(*rel).pathlist, (*rel).partial_pathlist] {
-        for path in pg_list::ptrs::<pg_sys::Path>(list) {
-            if (*path).pathtype == pg_sys::NodeTag::T_SeqScan {
-                // A partial path's rows are its share of the scan.
-                let share = ((*path).rows / full_rows).min(1.0);
-                (*path).total_cost += cost::decode_cost(total_rows * share, columns, params)
-                    + cost::extra_output_cost(total_rows * share, params);
+    // SAFETY: `rel` is the planner's live base relation (from `add_paths`): its path
+    // lists hold live Paths, which we may reprice before add_path compares them again.
+    unsafe {
+        let total_rows = (*rel).tuples;
+        let full_rows = (*rel).rows.max(1.0);
+        for list in [(*rel).pathlist, (*rel).partial_pathlist] {
+            for path in pg_list::ptrs::<pg_sys::Path>(list) {
+                if (*path).pathtype == pg_sys::NodeTag::T_SeqScan {
+                    // A partial path's rows are its share of the scan.
+                    let share = ((*path).rows / full_rows).min(1.0);
+                    (*path).total_cost += cost::decode_cost(total_rows * share, columns, params)
+                        + cost::extra_output_cost(total_rows * share, params);
+                }
             }
         }
     }
@@ -341,9 +394,12 @@ unsafe fn reprice_seq_scans(rel: *mut pg_sys::RelOptInfo, columns: usize, params
 /// The columns fetches of `attnums` read, and what opening a vector of each costs: byte
 /// strings by the bytes a vector of theirs takes stored (`tuples` rows in the table).
 unsafe fn fetch_columns(relation: pg_sys::Relation, attnums: &[i32], tuples: f64) -> cost::FetchColumns {
-    let natts = (*(*relation).rd_att).natts as usize;
-    let kinds = crate::storage::relation::datum::relation_kinds(relation);
-    let bytes = plan_sizes::column_bytes(relation, natts);
+    // SAFETY: `relation` is open and locked (from `add_paths`), so rd_att is valid and its
+    // column kinds and sizes may be read.
+    let (kinds, bytes) = unsafe {
+        let natts = (*(*relation).rd_att).natts as usize;
+        (crate::storage::relation::datum::relation_kinds(relation), plan_sizes::column_bytes(relation, natts))
+    };
     let vectors = (tuples / cost::VECTOR_ROWS).ceil().max(1.0);
     let mut open = 0.0;
     for &a in attnums {
@@ -362,60 +418,71 @@ unsafe fn index_correlation(
     rel: *mut pg_sys::RelOptInfo,
     ipath: *mut pg_sys::IndexPath,
 ) -> f64 {
-    let index = (*ipath).indexinfo;
-    if index.is_null() || (*index).ncolumns < 1 || *(*index).indexkeys <= 0 {
-        return 0.0;
-    }
-    let attnum = *(*index).indexkeys as i16;
-    let rte = *(*root).simple_rte_array.add((*rel).relid as usize);
-    let tuple = pg_sys::SearchSysCache3(
-        pg_sys::SysCacheIdentifier::STATRELATTINH as i32,
-        pg_sys::Datum::from((*rte).relid),
-        pg_sys::Datum::from(attnum),
-        pg_sys::Datum::from(false),
-    );
-    if tuple.is_null() {
-        return 0.0;
-    }
-    let mut slot = pg_sys::AttStatsSlot::default();
-    let mut correlation = 0.0;
-    if pg_sys::get_attstatsslot(
-        &mut slot,
-        tuple,
-        pg_sys::STATISTIC_KIND_CORRELATION as i32,
-        pg_sys::InvalidOid,
-        pg_sys::ATTSTATSSLOT_NUMBERS as i32,
-    ) {
-        if slot.nnumbers == 1 {
-            correlation = *slot.numbers as f64;
+    // SAFETY: `root` and `rel` are the planner's live nodes and `ipath` one of `rel`'s
+    // index paths (from `reprice_index_path`): `indexinfo` is checked before its first key
+    // is read, `rel` is a base relation (its relid indexes simple_rte_array), and the
+    // syscache tuple is released after its statistics slot is freed, inside a transaction.
+    unsafe {
+        let index = (*ipath).indexinfo;
+        if index.is_null() || (*index).ncolumns < 1 || *(*index).indexkeys <= 0 {
+            return 0.0;
         }
-        pg_sys::free_attstatsslot(&mut slot);
+        let attnum = *(*index).indexkeys as i16;
+        let rte = *(*root).simple_rte_array.add((*rel).relid as usize);
+        let tuple = pg_sys::SearchSysCache3(
+            pg_sys::SysCacheIdentifier::STATRELATTINH as i32,
+            pg_sys::Datum::from((*rte).relid),
+            pg_sys::Datum::from(attnum),
+            pg_sys::Datum::from(false),
+        );
+        if tuple.is_null() {
+            return 0.0;
+        }
+        let mut slot = pg_sys::AttStatsSlot::default();
+        let mut correlation = 0.0;
+        if pg_sys::get_attstatsslot(
+            &mut slot,
+            tuple,
+            pg_sys::STATISTIC_KIND_CORRELATION as i32,
+            pg_sys::InvalidOid,
+            pg_sys::ATTSTATSSLOT_NUMBERS as i32,
+        ) {
+            if slot.nnumbers == 1 {
+                correlation = *slot.numbers as f64;
+            }
+            pg_sys::free_attstatsslot(&mut slot);
+        }
+        pg_sys::ReleaseSysCache(tuple);
+        correlation
     }
-    pg_sys::ReleaseSysCache(tuple);
-    correlation
 }
 
 /// How many times a parameterized path is expected to run: as core's get_loop_count,
 /// the fewest rows of the relations it takes parameters from.
 unsafe fn loop_count(root: *mut pg_sys::PlannerInfo, path: *mut pg_sys::Path) -> f64 {
-    let info = (*path).param_info;
-    if info.is_null() {
-        return 1.0;
-    }
-    let mut loops: Option<f64> = None;
-    let mut member = -1;
-    loop {
-        member = pg_sys::bms_next_member((*info).ppi_req_outer, member);
-        if member < 0 || member >= (*root).simple_rel_array_size {
-            break;
+    // SAFETY: `root` is the live PlannerInfo and `path` one of its paths (from
+    // `reprice_index_path`); members of ppi_req_outer are range table indexes, checked
+    // against simple_rel_array_size before simple_rel_array is read, and NULL entries skipped.
+    unsafe {
+        let info = (*path).param_info;
+        if info.is_null() {
+            return 1.0;
         }
-        let outer = *(*root).simple_rel_array.add(member as usize);
-        if outer.is_null() || (*outer).rows <= 0.0 {
-            continue;
+        let mut loops: Option<f64> = None;
+        let mut member = -1;
+        loop {
+            member = pg_sys::bms_next_member((*info).ppi_req_outer, member);
+            if member < 0 || member >= (*root).simple_rel_array_size {
+                break;
+            }
+            let outer = *(*root).simple_rel_array.add(member as usize);
+            if outer.is_null() || (*outer).rows <= 0.0 {
+                continue;
+            }
+            loops = Some(loops.map_or((*outer).rows, |l: f64| l.min((*outer).rows)));
         }
-        loops = Some(loops.map_or((*outer).rows, |l: f64| l.min((*outer).rows)));
+        loops.unwrap_or(1.0).max(1.0)
     }
-    loops.unwrap_or(1.0).max(1.0)
 }
 
 /// Core's index and bitmap paths of the relation, made again: core kept only those its
@@ -427,46 +494,52 @@ unsafe fn index_paths_core_dropped(
     root: *mut pg_sys::PlannerInfo,
     rel: *mut pg_sys::RelOptInfo,
 ) -> Vec<*mut pg_sys::Path> {
-    if (*rel).indexlist.is_null() {
-        return Vec::new();
-    }
-    let (index_on, index_only_on, bitmap_on) =
-        (pg_sys::enable_indexscan, pg_sys::enable_indexonlyscan, pg_sys::enable_bitmapscan);
-    let (pathlist, partial) = ((*rel).pathlist, (*rel).partial_pathlist);
-    let mut made = Vec::new();
-    for bitmaps in [false, true] {
-        if (bitmaps && !bitmap_on) || (!bitmaps && !index_on && !index_only_on) {
-            continue;
+    // SAFETY: `root` and `rel` are the planner's live nodes (from `add_paths`), on the
+    // backend thread: the enable_* GUCs are only touched by this thread and are restored
+    // (also on ERROR, by the finally) before returning, as are `rel`'s path lists, which
+    // create_index_paths fills in the meantime.
+    unsafe {
+        if (*rel).indexlist.is_null() {
+            return Vec::new();
         }
-        (*rel).pathlist = std::ptr::null_mut();
-        (*rel).partial_pathlist = std::ptr::null_mut();
-        pg_sys::enable_indexscan = index_on && !bitmaps;
-        pg_sys::enable_indexonlyscan = index_only_on && !bitmaps;
-        pg_sys::enable_bitmapscan = bitmaps;
-        pgrx::PgTryBuilder::new(|| pg_sys::create_index_paths(root, rel))
-            .finally(|| {
-                pg_sys::enable_indexscan = index_on;
-                pg_sys::enable_indexonlyscan = index_only_on;
-                pg_sys::enable_bitmapscan = bitmap_on;
-            })
-            .execute();
-        for list in [(*rel).pathlist, (*rel).partial_pathlist] {
-            for path in pg_list::ptrs::<pg_sys::Path>(list) {
-                let wanted = match (*path).pathtype {
-                    pg_sys::NodeTag::T_BitmapHeapScan => bitmaps,
-                    pg_sys::NodeTag::T_IndexScan => !bitmaps && index_on,
-                    pg_sys::NodeTag::T_IndexOnlyScan => !bitmaps && index_only_on,
-                    _ => false,
-                };
-                if wanted {
-                    made.push(path);
+        let (index_on, index_only_on, bitmap_on) =
+            (pg_sys::enable_indexscan, pg_sys::enable_indexonlyscan, pg_sys::enable_bitmapscan);
+        let (pathlist, partial) = ((*rel).pathlist, (*rel).partial_pathlist);
+        let mut made = Vec::new();
+        for bitmaps in [false, true] {
+            if (bitmaps && !bitmap_on) || (!bitmaps && !index_on && !index_only_on) {
+                continue;
+            }
+            (*rel).pathlist = std::ptr::null_mut();
+            (*rel).partial_pathlist = std::ptr::null_mut();
+            pg_sys::enable_indexscan = index_on && !bitmaps;
+            pg_sys::enable_indexonlyscan = index_only_on && !bitmaps;
+            pg_sys::enable_bitmapscan = bitmaps;
+            pgrx::PgTryBuilder::new(|| pg_sys::create_index_paths(root, rel))
+                .finally(|| {
+                    pg_sys::enable_indexscan = index_on;
+                    pg_sys::enable_indexonlyscan = index_only_on;
+                    pg_sys::enable_bitmapscan = bitmap_on;
+                })
+                .execute();
+            for list in [(*rel).pathlist, (*rel).partial_pathlist] {
+                for path in pg_list::ptrs::<pg_sys::Path>(list) {
+                    let wanted = match (*path).pathtype {
+                        pg_sys::NodeTag::T_BitmapHeapScan => bitmaps,
+                        pg_sys::NodeTag::T_IndexScan => !bitmaps && index_on,
+                        pg_sys::NodeTag::T_IndexOnlyScan => !bitmaps && index_only_on,
+                        _ => false,
+                    };
+                    if wanted {
+                        made.push(path);
+                    }
                 }
             }
         }
+        (*rel).pathlist = pathlist;
+        (*rel).partial_pathlist = partial;
+        made
     }
-    (*rel).pathlist = pathlist;
-    (*rel).partial_pathlist = partial;
-    made
 }
 
 /// Core prices index and bitmap scans of a columnar table like ones of a heap (a page
@@ -479,9 +552,13 @@ unsafe fn reprice_index_scans(
     params: &CostParams,
     pruning: &Pruning,
 ) {
-    for list in [(*rel).pathlist, (*rel).partial_pathlist] {
-        for path in pg_list::ptrs::<pg_sys::Path>(list) {
-            reprice_index_path(root, rel, path, columns, params, pruning);
+    // SAFETY: `root` and `rel` are the planner's live nodes (from `add_paths`); each of
+    // `rel`'s paths is live, as `reprice_index_path` requires.
+    unsafe {
+        for list in [(*rel).pathlist, (*rel).partial_pathlist] {
+            for path in pg_list::ptrs::<pg_sys::Path>(list) {
+                reprice_index_path(root, rel, path, columns, params, pruning);
+            }
         }
     }
 }
@@ -498,47 +575,53 @@ unsafe fn reprice_index_path(
     params: &CostParams,
     pruning: &Pruning,
 ) {
-    let tuples = (*rel).tuples;
-    let (index_part, fetched, columns, enabled, correlation) = match (*path).pathtype {
-        pg_sys::NodeTag::T_IndexScan => {
-            let ipath = path as *mut pg_sys::IndexPath;
-            let fetched = (*ipath).indexselectivity * tuples;
-            let correlation = index_correlation(root, rel, ipath);
-            ((*ipath).indextotalcost, fetched, columns, pg_sys::enable_indexscan, correlation)
-        }
-        // Its values come from the index; the fetch only checks visibility.
-        pg_sys::NodeTag::T_IndexOnlyScan => {
-            let ipath = path as *mut pg_sys::IndexPath;
-            let none = cost::FetchColumns { count: 0, open_cost: 0.0 };
-            let fetched = (*ipath).indexselectivity * tuples;
-            let correlation = index_correlation(root, rel, ipath);
-            ((*ipath).indextotalcost, fetched, none, pg_sys::enable_indexonlyscan, correlation)
-        }
-        pg_sys::NodeTag::T_BitmapHeapScan => {
-            let bitmap = (*(path as *mut pg_sys::BitmapHeapPath)).bitmapqual;
-            // One index's bitmap is read in TID order: its rows lie as that index orders
-            // them; a combination of bitmaps is taken as scattered.
-            let correlation = if (*bitmap).type_ == pg_sys::NodeTag::T_IndexPath {
-                index_correlation(root, rel, bitmap as *mut pg_sys::IndexPath)
-            } else {
-                0.0
-            };
-            ((*bitmap).total_cost, (*path).rows, columns, pg_sys::enable_bitmapscan, correlation)
-        }
-        _ => return,
-    };
-    // A partial path's rows are its share of the fetches.
-    let share = if (*path).parallel_workers > 0 {
-        cost::parallel_divisor((*path).parallel_workers, pg_sys::parallel_leader_participation)
-    } else {
-        1.0
-    };
-    let cache = crate::storage::read::fetch::fetch_cache_bytes() as f64 / cost::CACHED_VECTOR_BYTES;
-    let loops = loop_count(root, path);
-    let vectors = pruning.vectors_kept.max(1.0);
-    let fetch = cost::index_fetch_cost(fetched, loops, columns, vectors, correlation, cache, params);
-    let disabled = if enabled { 0.0 } else { pg_sys::disable_cost };
-    (*path).total_cost = index_part + fetch / share + disabled;
+    // SAFETY: `root` and `rel` are the planner's live nodes and `path` a live path of
+    // `rel` (from `add_paths` / `reprice_index_scans`): its tag says which struct it is (an
+    // IndexPath, or a BitmapHeapPath whose bitmapqual is a live Path), and the cost GUCs are
+    // read on the backend thread.
+    unsafe {
+        let tuples = (*rel).tuples;
+        let (index_part, fetched, columns, enabled, correlation) = match (*path).pathtype {
+            pg_sys::NodeTag::T_IndexScan => {
+                let ipath = path as *mut pg_sys::IndexPath;
+                let fetched = (*ipath).indexselectivity * tuples;
+                let correlation = index_correlation(root, rel, ipath);
+                ((*ipath).indextotalcost, fetched, columns, pg_sys::enable_indexscan, correlation)
+            }
+            // Its values come from the index; the fetch only checks visibility.
+            pg_sys::NodeTag::T_IndexOnlyScan => {
+                let ipath = path as *mut pg_sys::IndexPath;
+                let none = cost::FetchColumns { count: 0, open_cost: 0.0 };
+                let fetched = (*ipath).indexselectivity * tuples;
+                let correlation = index_correlation(root, rel, ipath);
+                ((*ipath).indextotalcost, fetched, none, pg_sys::enable_indexonlyscan, correlation)
+            }
+            pg_sys::NodeTag::T_BitmapHeapScan => {
+                let bitmap = (*(path as *mut pg_sys::BitmapHeapPath)).bitmapqual;
+                // One index's bitmap is read in TID order: its rows lie as that index orders
+                // them; a combination of bitmaps is taken as scattered.
+                let correlation = if (*bitmap).type_ == pg_sys::NodeTag::T_IndexPath {
+                    index_correlation(root, rel, bitmap as *mut pg_sys::IndexPath)
+                } else {
+                    0.0
+                };
+                ((*bitmap).total_cost, (*path).rows, columns, pg_sys::enable_bitmapscan, correlation)
+            }
+            _ => return,
+        };
+        // A partial path's rows are its share of the fetches.
+        let share = if (*path).parallel_workers > 0 {
+            cost::parallel_divisor((*path).parallel_workers, pg_sys::parallel_leader_participation)
+        } else {
+            1.0
+        };
+        let cache = crate::storage::read::fetch::fetch_cache_bytes() as f64 / cost::CACHED_VECTOR_BYTES;
+        let loops = loop_count(root, path);
+        let vectors = pruning.vectors_kept.max(1.0);
+        let fetch = cost::index_fetch_cost(fetched, loops, columns, vectors, correlation, cache, params);
+        let disabled = if enabled { 0.0 } else { pg_sys::disable_cost };
+        (*path).total_cost = index_part + fetch / share + disabled;
+    }
 }
 
 /// The ColumnarScan of a path: its quals, translated with the path, put in the order
@@ -556,43 +639,51 @@ impl CustomPathKind for ScanPath {
         tlist: *mut pg_sys::List,
         clauses: *mut pg_sys::List,
     ) -> *mut pg_sys::CustomScan {
-        let cscan = custompath::new_scan();
-        (*cscan).scan.plan.targetlist = tlist;
-        // The quals the scan evaluates itself leave the plan's qual; zone maps still check
-        // those of the others they can. The clauses were translated with the path; here they
-        // are only put in the order createplan gives them.
-        let pushdown = match &scan.translations {
-            Some(t) => t.pushdown(root, rel, clauses),
-            None => quals::Pushdown::none(clauses),
-        };
-        let clause_of = |ri: &*mut pg_sys::RestrictInfo| (**ri).clause as *mut pg_sys::Node;
-        let quals = pg_sys::extract_actual_clauses(pg_list::from_ptrs(pushdown.kept.iter().copied()), false);
-        (*cscan).scan.plan.qual = quals;
-        (*cscan).scan.scanrelid = (*rel).relid;
-        let found = quals::zone_predicates(quals, (*rel).relid);
-        // custom_exprs: the zone-map quals, the pushed quals, the operands (copies, which
-        // setrefs fixes up like any scan expression).
-        let copy =
-            |n: *mut pg_sys::Node| pg_sys::copyObjectImpl(n as *const std::ffi::c_void) as *mut pg_sys::Node;
-        let pushed: Vec<*mut pg_sys::Node> = pushdown.pushed.iter().map(clause_of).collect();
-        let exprs = found
-            .iter()
-            .map(|(q, _, _)| copy(*q))
-            .chain(pushed.iter().map(|&q| copy(q)))
-            .chain(pushdown.operands.iter().map(|&o| copy(o)));
-        (*cscan).custom_exprs = pg_list::from_ptrs(exprs);
-        let output = output_attnums(&scan.attnums, tlist, quals, (*rel).relid);
-        let plan = ScanPlan {
-            attnums: scan.attnums.clone(),
-            output,
-            explain: scan.explain.clone(),
-            zone_quals: found.len(),
-            pushed_quals: pushed.len(),
-            zone_predicates: found.into_iter().map(|(_, att, p)| (att, p)).collect(),
-            filter: pushdown.filter,
-        };
-        (*cscan).custom_private = plan.to_list();
-        (*cscan).flags = (*path).flags;
-        cscan
+        // SAFETY: called through `plan_path` from createplan (the trait's contract): `root`,
+        // `rel` and `path` are the planner's live nodes and `tlist`, `clauses` valid lists,
+        // `clauses` of RestrictInfos; `new_scan` returns a fresh CustomScan we fill in, and the
+        // copies and lists are palloc'd in the planner's memory context.
+        unsafe {
+            let cscan = custompath::new_scan();
+            (*cscan).scan.plan.targetlist = tlist;
+            // The quals the scan evaluates itself leave the plan's qual; zone maps still check
+            // those of the others they can. The clauses were translated with the path; here they
+            // are only put in the order createplan gives them.
+            let pushdown = match &scan.translations {
+                Some(t) => t.pushdown(root, rel, clauses),
+                None => quals::Pushdown::none(clauses),
+            };
+            let clause_of = |ri: &*mut pg_sys::RestrictInfo| (**ri).clause as *mut pg_sys::Node;
+            let quals =
+                pg_sys::extract_actual_clauses(pg_list::from_ptrs(pushdown.kept.iter().copied()), false);
+            (*cscan).scan.plan.qual = quals;
+            (*cscan).scan.scanrelid = (*rel).relid;
+            let found = quals::zone_predicates(quals, (*rel).relid);
+            // custom_exprs: the zone-map quals, the pushed quals, the operands (copies, which
+            // setrefs fixes up like any scan expression).
+            let copy = |n: *mut pg_sys::Node| {
+                pg_sys::copyObjectImpl(n as *const std::ffi::c_void) as *mut pg_sys::Node
+            };
+            let pushed: Vec<*mut pg_sys::Node> = pushdown.pushed.iter().map(clause_of).collect();
+            let exprs = found
+                .iter()
+                .map(|(q, _, _)| copy(*q))
+                .chain(pushed.iter().map(|&q| copy(q)))
+                .chain(pushdown.operands.iter().map(|&o| copy(o)));
+            (*cscan).custom_exprs = pg_list::from_ptrs(exprs);
+            let output = output_attnums(&scan.attnums, tlist, quals, (*rel).relid);
+            let plan = ScanPlan {
+                attnums: scan.attnums.clone(),
+                output,
+                explain: scan.explain.clone(),
+                zone_quals: found.len(),
+                pushed_quals: pushed.len(),
+                zone_predicates: found.into_iter().map(|(_, att, p)| (att, p)).collect(),
+                filter: pushdown.filter,
+            };
+            (*cscan).custom_private = plan.to_list();
+            (*cscan).flags = (*path).flags;
+            cscan
+        }
     }
 }
