@@ -32,10 +32,14 @@ pub const NAME_PREFIX: &str = "PgColumnar";
 /// # Safety
 /// Call only from `_PG_init`, in the backend's one thread.
 pub unsafe fn register_nodes() {
-    customscan::Methods::<columnar_scan::ColumnarScan>::register_parallel();
-    customscan::Methods::<columnar_agg::ColumnarAgg>::register_parallel();
-    customscan::Methods::<last_point::LastPoint>::register();
-    customscan::Methods::<pushed_seq_scan::PushedSeqScan>::register_parallel();
+    // SAFETY: called from `_PG_init` on the backend's one thread (this fn's contract),
+    // which is what `register`/`register_parallel` require.
+    unsafe {
+        customscan::Methods::<columnar_scan::ColumnarScan>::register_parallel();
+        customscan::Methods::<columnar_agg::ColumnarAgg>::register_parallel();
+        customscan::Methods::<last_point::LastPoint>::register();
+        customscan::Methods::<pushed_seq_scan::PushedSeqScan>::register_parallel();
+    }
 }
 
 #[cfg(test)]

@@ -5,9 +5,9 @@
 use super::groups::KeyValue;
 use super::output::Output;
 use crate::exec::customscan::bytea_datum;
-use crate::storage::relation::datum::{self, ColumnKind};
 use crate::storage::format::encoding::point::PointValue;
 use crate::storage::format::image_arena::ImageArena;
+use crate::storage::relation::datum::{self, ColumnKind};
 use pgrx::pg_sys;
 use std::ffi::CString;
 
