@@ -182,7 +182,7 @@ impl CustomScanNode for ColumnarAgg {
         // SAFETY: `node` is this node's begun CustomScanState (the trait's contract), so
         // its scan slot is live.
         let slot = unsafe { (*node).ss.ss_ScanTupleSlot };
-        // SAFETY: as above: the node's live scan slot.
+        // SAFETY: `slot` is the begun node's live scan slot, read just above.
         unsafe { pg_sys::ExecClearTuple(slot) };
         // The next group: of the groups folded so far, or of the next batch of them (a
         // partial aggregate's flush, or the next pass of a fold past work_mem).

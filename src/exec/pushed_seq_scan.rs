@@ -255,7 +255,7 @@ impl CustomScanNode for PushedSeqScan {
         // scan slot is live.
         let slot = unsafe { (*node).ss.ss_ScanTupleSlot };
         if self.stale {
-            // SAFETY: as above; `start` needs the begun node.
+            // SAFETY: `node` is this node's begun CustomScanState, as `start` requires.
             unsafe { self.start(node) };
         }
         loop {
@@ -359,11 +359,11 @@ impl PushedSeqScan {
         if self.shared_rejected.is_null() || self.counted.is_empty() {
             return;
         }
-        // SAFETY: the node is begun (the caller's), so `counted` is its own; and
-        // `shared_rejected` points to the counter `initialize_dsm` wrote in the DSM,
-        // which outlives the scan (flushes happen before shutdown).
+        // SAFETY: the node is begun (the caller's), so `counted` holds the counters
+        // `begin` palloc'd, as `rejected` requires.
         let total = unsafe { self.rejected() };
-        // SAFETY: as above.
+        // SAFETY: `shared_rejected` is non-null (checked above), so it points to the
+        // counter `initialize_dsm` wrote in the DSM, alive until shutdown.
         unsafe { (*self.shared_rejected).fetch_add(total - self.flushed, Ordering::Relaxed) };
         self.flushed = total;
     }

@@ -86,7 +86,8 @@ unsafe fn numeric(x: i128) -> pg_sys::Datum {
                 int8(small),
             )
         },
-        // SAFETY: as above (numeric_in on a decimal string).
+        // SAFETY: `numeric_text` needs the backend thread and a current memory context,
+        // which `output_datum`'s caller guarantees.
         Err(_) => unsafe { numeric_text(&x.to_string()) },
     }
 }

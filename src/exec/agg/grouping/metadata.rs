@@ -24,7 +24,7 @@ impl GroupingPolicy for MetadataAnswers {
         let mut folded_any = false;
         for i in 0..aggs.states.len() {
             if !answer_from_metadata(&mut aggs.states[i], &aggs.specs[i], reader, sel.len()) {
-                // SAFETY: as above: the reader is open and positioned on this vector.
+                // SAFETY: the run's reader is open and positioned on this vector (the trait's contract).
                 unsafe { aggs.fold_into(i, reader, sel) };
                 folded_any = true;
             }
