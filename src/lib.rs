@@ -3,9 +3,10 @@
 //! This file only wires things together: module magic, `_PG_init`, and the SQL-visible
 //! entry points. Imports run one way: `planner` → `exec` → `storage`.
 
-// Every unsafe function here has the same contract, stated here once instead of per
-// function: it runs on the backend's main thread, inside a transaction where the
-// PostgreSQL pointers it is given are live.
+// Unsafe functions state their contract in a `# Safety` doc section, and each unsafe
+// operation in their bodies sits in an `unsafe {}` block whose `// SAFETY:` comment says
+// why it is sound. Until every module does so, unwrapped operations only warn and missing
+// `# Safety` sections are allowed.
 #![warn(unsafe_op_in_unsafe_fn)]
 #![allow(clippy::missing_safety_doc)]
 
@@ -31,7 +32,8 @@ static mut PREV_EXECUTOR_END: pg_sys::ExecutorEnd_hook_type = None;
 #[pg_guard]
 pub extern "C-unwind" fn _PG_init() {
     // SAFETY: runs once per backend, single-threaded, before any query; the hook chain
-    // is PostgreSQL's documented way to extend the executor.
+    // is PostgreSQL's documented way to extend the executor, and the PREV_* statics are
+    // written only here, before any hook that reads them can run.
     unsafe {
         quiet_backtraces();
         let preloading = pg_sys::process_shared_preload_libraries_in_progress;
@@ -75,18 +77,24 @@ fn quiet_backtraces() {
 /// bitmap scans which columns they read.
 #[pg_guard]
 unsafe extern "C-unwind" fn executor_start(query_desc: *mut pg_sys::QueryDesc, eflags: i32) {
-    // Not for pgcolumnar's own SQL on its metadata, which can run in the middle of a
-    // row change (see storage::shared::internal_sql).
-    if !storage::shared::internal_sql::running() {
-        storage::write::write_buffer::flush_all();
-        storage::write::pending_marks::statement_done();
+    // SAFETY: called by PostgreSQL as ExecutorStart_hook on the backend thread inside a
+    // transaction; `query_desc` is the live QueryDesc it passes, PREV_EXECUTOR_START was
+    // set once in `_PG_init` and only read afterwards, and after the previous hook (or
+    // standard_ExecutorStart) returns, `planstate` is the initialized plan state tree.
+    unsafe {
+        // Not for pgcolumnar's own SQL on its metadata, which can run in the middle of a
+        // row change (see storage::shared::internal_sql).
+        if !storage::shared::internal_sql::running() {
+            storage::write::write_buffer::flush_all();
+            storage::write::pending_marks::statement_done();
+        }
+        match PREV_EXECUTOR_START {
+            Some(prev) => prev(query_desc, eflags),
+            None => pg_sys::standard_ExecutorStart(query_desc, eflags),
+        }
+        storage::read::bitmap_scan::disable_prefetch((*query_desc).planstate);
+        exec::fetch_columns::mark_needed_columns((*query_desc).planstate);
     }
-    match PREV_EXECUTOR_START {
-        Some(prev) => prev(query_desc, eflags),
-        None => pg_sys::standard_ExecutorStart(query_desc, eflags),
-    }
-    storage::read::bitmap_scan::disable_prefetch((*query_desc).planstate);
-    exec::fetch_columns::mark_needed_columns((*query_desc).planstate);
 }
 
 /// A statement's collected deletes are published when it has run, before its AFTER
@@ -94,24 +102,34 @@ unsafe extern "C-unwind" fn executor_start(query_desc: *mut pg_sys::QueryDesc, e
 /// buckets this backend holds).
 #[pg_guard]
 unsafe extern "C-unwind" fn executor_finish(query_desc: *mut pg_sys::QueryDesc) {
-    if !storage::shared::internal_sql::running() {
-        storage::write::pending_marks::statement_done();
-    }
-    match PREV_EXECUTOR_FINISH {
-        Some(prev) => prev(query_desc),
-        None => pg_sys::standard_ExecutorFinish(query_desc),
+    // SAFETY: called by PostgreSQL as ExecutorFinish_hook on the backend thread inside a
+    // transaction; `query_desc` is the live QueryDesc it passes on unchanged, and
+    // PREV_EXECUTOR_FINISH was set once in `_PG_init` and is only read afterwards.
+    unsafe {
+        if !storage::shared::internal_sql::running() {
+            storage::write::pending_marks::statement_done();
+        }
+        match PREV_EXECUTOR_FINISH {
+            Some(prev) => prev(query_desc),
+            None => pg_sys::standard_ExecutorFinish(query_desc),
+        }
     }
 }
 
 /// And again at the end, for a statement whose executor was not finished normally.
 #[pg_guard]
 unsafe extern "C-unwind" fn executor_end(query_desc: *mut pg_sys::QueryDesc) {
-    if !storage::shared::internal_sql::running() {
-        storage::write::pending_marks::statement_done();
-    }
-    match PREV_EXECUTOR_END {
-        Some(prev) => prev(query_desc),
-        None => pg_sys::standard_ExecutorEnd(query_desc),
+    // SAFETY: called by PostgreSQL as ExecutorEnd_hook on the backend thread inside a
+    // transaction; `query_desc` is the live QueryDesc it passes on unchanged, and
+    // PREV_EXECUTOR_END was set once in `_PG_init` and is only read afterwards.
+    unsafe {
+        if !storage::shared::internal_sql::running() {
+            storage::write::pending_marks::statement_done();
+        }
+        match PREV_EXECUTOR_END {
+            Some(prev) => prev(query_desc),
+            None => pg_sys::standard_ExecutorEnd(query_desc),
+        }
     }
 }
 
@@ -147,12 +165,14 @@ mod tests {
     #[pg_test]
     fn nodes_registered_under_prefixed_names_only() {
         for name in crate::exec::REGISTERED_NAMES {
-            // SAFETY: a registered name's methods are static; missing_ok only reads.
+            // SAFETY: GetCustomScanMethods with missing_ok only reads the registry; the
+            // name is a NUL-terminated static string, and a registered name's methods are static.
             let methods = unsafe { pg_sys::GetCustomScanMethods(name.as_ptr(), true) };
             assert!(!methods.is_null(), "{name:?} is not registered");
         }
         for name in [c"ColumnarScan", c"ColumnarAgg", c"LastPoint", c"PushedSeqScan"] {
-            // SAFETY: as above.
+            // SAFETY: GetCustomScanMethods with missing_ok only reads the registry; the
+            // name is a NUL-terminated static string.
             let methods = unsafe { pg_sys::GetCustomScanMethods(name.as_ptr(), true) };
             assert!(methods.is_null(), "{name:?} is registered");
         }

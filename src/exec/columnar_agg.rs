@@ -41,25 +41,33 @@ pub struct AggScanPlan {
 
 impl PlanPrivate for AggScanPlan {
     unsafe fn to_list(&self) -> *mut pg_sys::List {
-        pg_list::from_ptrs([
-            self.scan.to_list() as *mut pg_sys::Node,
-            bytea_const(&self.agg.to_bytes()),
-            explain_fields_node(&self.explain),
-            bytea_const(&self.groups.to_le_bytes()),
-        ])
+        // SAFETY: builds the plan's private lists in the planner's current memory context on the
+        // backend thread (the trait's contract); every element is a list or Const made here.
+        unsafe {
+            pg_list::from_ptrs([
+                self.scan.to_list() as *mut pg_sys::Node,
+                bytea_const(&self.agg.to_bytes()),
+                explain_fields_node(&self.explain),
+                bytea_const(&self.groups.to_le_bytes()),
+            ])
+        }
     }
 
     unsafe fn from_list(list: *mut pg_sys::List) -> Self {
-        let malformed = || -> ! { pgrx::error!("malformed ColumnarAgg plan") };
-        let parts: Vec<*mut pg_sys::Node> = pg_list::ptrs(list).collect();
-        let [scan, agg, explain, groups] = parts[..] else { malformed() };
-        let bytes = |n: *mut pg_sys::Node| const_bytes(n as *mut pg_sys::Const);
-        let explain = explain_fields_of(explain);
-        AggScanPlan {
-            scan: ScanPlan::from_list(scan as *mut pg_sys::List),
-            agg: AggPlan::from_bytes(bytes(agg)).unwrap_or_else(|| malformed()),
-            groups: f64::from_le_bytes(bytes(groups).try_into().unwrap_or_else(|_| malformed())),
-            explain,
+        // SAFETY: `list` is the custom_private `to_list` made (or its copy, the trait's contract):
+        // a ScanPlan list, then three bytea Consts.
+        unsafe {
+            let malformed = || -> ! { pgrx::error!("malformed ColumnarAgg plan") };
+            let parts: Vec<*mut pg_sys::Node> = pg_list::ptrs(list).collect();
+            let [scan, agg, explain, groups] = parts[..] else { malformed() };
+            let bytes = |n: *mut pg_sys::Node| const_bytes(n as *mut pg_sys::Const);
+            let explain = explain_fields_of(explain);
+            AggScanPlan {
+                scan: ScanPlan::from_list(scan as *mut pg_sys::List),
+                agg: AggPlan::from_bytes(bytes(agg)).unwrap_or_else(|| malformed()),
+                groups: f64::from_le_bytes(bytes(groups).try_into().unwrap_or_else(|_| malformed())),
+                explain,
+            }
         }
     }
 }
@@ -97,33 +105,37 @@ impl CustomScanNode for ColumnarAgg {
     type Private = AggScanPlan;
 
     unsafe fn create(plan: AggScanPlan, cscan: *mut pg_sys::CustomScan) -> Self {
-        let operands: Vec<*mut pg_sys::Node> = pg_list::ptrs((*cscan).custom_exprs).collect();
-        let setup = GroupingSetup {
-            keys: plan.agg.keys,
-            estimated_groups: plan.groups,
-            memory_limit: 0,
-            partial: plan.agg.partial,
-            fixed_offset: None,
-            partition_hash: hashbrown::DefaultHashBuilder::default(),
-        };
-        let aggs = Aggregates::new(plan.agg.aggs);
-        ColumnarAgg {
-            explain: plan.explain,
-            reader: None,
-            scan_filter: plan.scan.filter,
-            zone_predicates: plan.scan.zone_predicates,
-            attnums: plan.scan.attnums,
-            operands,
-            operand_states: Vec::new(),
-            outputs: Vec::new(),
-            policy: Policy::first(&setup, &aggs),
-            setup,
-            aggs,
-            counters: FoldCounters::default(),
-            batch: None,
-            next_group: 0,
-            images: ImageArena::default(),
-            resolved: false,
+        // SAFETY: `cscan` is the live plan node (the trait's contract); custom_exprs is a pointer
+        // list of expression Nodes.
+        unsafe {
+            let operands: Vec<*mut pg_sys::Node> = pg_list::ptrs((*cscan).custom_exprs).collect();
+            let setup = GroupingSetup {
+                keys: plan.agg.keys,
+                estimated_groups: plan.groups,
+                memory_limit: 0,
+                partial: plan.agg.partial,
+                fixed_offset: None,
+                partition_hash: hashbrown::DefaultHashBuilder::default(),
+            };
+            let aggs = Aggregates::new(plan.agg.aggs);
+            ColumnarAgg {
+                explain: plan.explain,
+                reader: None,
+                scan_filter: plan.scan.filter,
+                zone_predicates: plan.scan.zone_predicates,
+                attnums: plan.scan.attnums,
+                operands,
+                operand_states: Vec::new(),
+                outputs: Vec::new(),
+                policy: Policy::first(&setup, &aggs),
+                setup,
+                aggs,
+                counters: FoldCounters::default(),
+                batch: None,
+                next_group: 0,
+                images: ImageArena::default(),
+                resolved: false,
+            }
         }
     }
 
@@ -133,39 +145,51 @@ impl CustomScanNode for ColumnarAgg {
         estate: *mut pg_sys::EState,
         _eflags: i32,
     ) {
-        let rel = (*node).ss.ss_currentRelation;
-        let natts = (*(*rel).rd_att).natts as usize;
-        let mut wanted = vec![false; natts];
-        for &a in &self.attnums {
-            wanted[a as usize - 1] = true;
+        // SAFETY: BeginCustomScan: `node` is this node's CustomScanState, whose scan relation
+        // ExecInitNode opened and locked, and `estate` its live EState whose snapshot is
+        // registered, both alive until `end` (the trait's contract), as the reader requires; the
+        // operands are the plan's, initialized for the node in the executor's memory context;
+        // session_timezone, work_mem and hash_mem_multiplier are backend globals read on its thread.
+        unsafe {
+            let rel = (*node).ss.ss_currentRelation;
+            let natts = (*(*rel).rd_att).natts as usize;
+            let mut wanted = vec![false; natts];
+            for &a in &self.attnums {
+                wanted[a as usize - 1] = true;
+            }
+            write_buffer::flush_before_reading(rel);
+            let mut reader =
+                Reader::new(rel, (*estate).es_snapshot, Some(wanted), GroupClaim::Serial { next: 0 });
+            reader.set_predicates(std::mem::take(&mut self.zone_predicates));
+            // Nothing becomes a Datum: the fold reads decoded vectors (dictionaries as codes).
+            reader.set_output(vec![false; natts]);
+            self.reader = Some(reader);
+            let parent = &raw mut (*node).ss.ps;
+            self.operand_states =
+                self.operands.iter().map(|&e| pg_sys::ExecInitExpr(e as *mut pg_sys::Expr, parent)).collect();
+            self.outputs = output_types((*node).ss.ps.plan as *mut pg_sys::CustomScan);
+            let nkeys = self.setup.keys.len();
+            self.aggs.collations = self.outputs[nkeys..].iter().map(|o| o.collation).collect();
+            let mut offset: std::ffi::c_long = 0;
+            self.setup.fixed_offset = pg_sys::pg_get_timezone_offset(pg_sys::session_timezone, &mut offset)
+                .then_some(offset as i64);
+            self.setup.memory_limit =
+                (pg_sys::work_mem as f64 * 1024.0 * pg_sys::hash_mem_multiplier) as usize;
         }
-        write_buffer::flush_before_reading(rel);
-        let mut reader =
-            Reader::new(rel, (*estate).es_snapshot, Some(wanted), GroupClaim::Serial { next: 0 });
-        reader.set_predicates(std::mem::take(&mut self.zone_predicates));
-        // Nothing becomes a Datum: the fold reads decoded vectors (dictionaries as codes).
-        reader.set_output(vec![false; natts]);
-        self.reader = Some(reader);
-        let parent = &raw mut (*node).ss.ps;
-        self.operand_states =
-            self.operands.iter().map(|&e| pg_sys::ExecInitExpr(e as *mut pg_sys::Expr, parent)).collect();
-        self.outputs = output_types((*node).ss.ps.plan as *mut pg_sys::CustomScan);
-        let nkeys = self.setup.keys.len();
-        self.aggs.collations = self.outputs[nkeys..].iter().map(|o| o.collation).collect();
-        let mut offset: std::ffi::c_long = 0;
-        self.setup.fixed_offset =
-            pg_sys::pg_get_timezone_offset(pg_sys::session_timezone, &mut offset).then_some(offset as i64);
-        self.setup.memory_limit = (pg_sys::work_mem as f64 * 1024.0 * pg_sys::hash_mem_multiplier) as usize;
     }
 
     unsafe fn next(&mut self, node: *mut pg_sys::CustomScanState) -> *mut pg_sys::TupleTableSlot {
-        let slot = (*node).ss.ss_ScanTupleSlot;
-        pg_sys::ExecClearTuple(slot);
+        // SAFETY: `node` is this node's begun CustomScanState (the trait's contract), so
+        // its scan slot is live.
+        let slot = unsafe { (*node).ss.ss_ScanTupleSlot };
+        // SAFETY: `slot` is the begun node's live scan slot, read just above.
+        unsafe { pg_sys::ExecClearTuple(slot) };
         // The next group: of the groups folded so far, or of the next batch of them (a
         // partial aggregate's flush, or the next pass of a fold past work_mem).
         loop {
             if self.batch.is_none() {
-                self.fold(node);
+                // SAFETY: the node is begun (the trait's contract), as `fold` requires.
+                unsafe { self.fold(node) };
                 self.next_group = 0;
             }
             let batch = self.batch.as_ref().unwrap();
@@ -182,7 +206,9 @@ impl CustomScanNode for ColumnarAgg {
         }
         let g = self.next_group;
         self.next_group += 1;
-        self.store_group(node, slot, g);
+        // SAFETY: the node is begun and `slot` is its scan slot (one column per key and
+        // aggregate), as `store_group` requires.
+        unsafe { self.store_group(node, slot, g) };
         slot
     }
 
@@ -211,42 +237,46 @@ impl CustomScanNode for ColumnarAgg {
         _ancestors: *mut pg_sys::List,
         es: *mut pg_sys::ExplainState,
     ) {
-        super::customscan::explain_planned(&self.explain, es);
-        if let (true, Some(reader)) = ((*es).analyze, self.reader.as_ref()) {
-            let c = reader.counters();
-            let none = std::ptr::null();
-            let int =
-                |label: &CStr, v: u64| pg_sys::ExplainPropertyInteger(label.as_ptr(), none, v as i64, es);
-            if self.scan_filter.is_some() {
-                int(c"Rows Removed by Pushed Filter", c.rows_filtered);
+        // SAFETY: `es` is the live ExplainState of this EXPLAIN (the trait's contract); the
+        // labels and units are static NUL-terminated strings.
+        unsafe {
+            super::customscan::explain_planned(&self.explain, es);
+            if let (true, Some(reader)) = ((*es).analyze, self.reader.as_ref()) {
+                let c = reader.counters();
+                let none = std::ptr::null();
+                let int =
+                    |label: &CStr, v: u64| pg_sys::ExplainPropertyInteger(label.as_ptr(), none, v as i64, es);
+                if self.scan_filter.is_some() {
+                    int(c"Rows Removed by Pushed Filter", c.rows_filtered);
+                }
+                int(c"Row Groups Read", c.groups_read);
+                int(c"Row Groups Skipped", c.groups_skipped);
+                int(c"Vectors Skipped", c.vectors_skipped);
+                int(c"Vectors Folded", self.counters.vectors_folded);
+                int(c"Vectors Answered from Metadata", self.counters.vectors_from_metadata);
+                int(c"Rows Folded", self.counters.rows_folded);
+                if !self.setup.keys.is_empty() {
+                    int(c"Groups", self.counters.groups);
+                }
+                if self.policy.passes() > 1 {
+                    int(c"Passes", self.policy.passes());
+                }
+                if self.counters.flushes > 0 {
+                    int(c"Partial Flushes", self.counters.flushes);
+                }
+                pg_sys::ExplainPropertyInteger(
+                    c"Peak Memory".as_ptr(),
+                    c"kB".as_ptr(),
+                    self.counters.peak_memory.div_ceil(1024) as i64,
+                    es,
+                );
+                pg_sys::ExplainPropertyInteger(
+                    c"Bytes Read".as_ptr(),
+                    c"bytes".as_ptr(),
+                    c.bytes_read as i64,
+                    es,
+                );
             }
-            int(c"Row Groups Read", c.groups_read);
-            int(c"Row Groups Skipped", c.groups_skipped);
-            int(c"Vectors Skipped", c.vectors_skipped);
-            int(c"Vectors Folded", self.counters.vectors_folded);
-            int(c"Vectors Answered from Metadata", self.counters.vectors_from_metadata);
-            int(c"Rows Folded", self.counters.rows_folded);
-            if !self.setup.keys.is_empty() {
-                int(c"Groups", self.counters.groups);
-            }
-            if self.policy.passes() > 1 {
-                int(c"Passes", self.policy.passes());
-            }
-            if self.counters.flushes > 0 {
-                int(c"Partial Flushes", self.counters.flushes);
-            }
-            pg_sys::ExplainPropertyInteger(
-                c"Peak Memory".as_ptr(),
-                c"kB".as_ptr(),
-                self.counters.peak_memory.div_ceil(1024) as i64,
-                es,
-            );
-            pg_sys::ExplainPropertyInteger(
-                c"Bytes Read".as_ptr(),
-                c"bytes".as_ptr(),
-                c.bytes_read as i64,
-                es,
-            );
         }
     }
 }
@@ -257,13 +287,18 @@ impl ColumnarAgg {
     unsafe fn fold(&mut self, node: *mut pg_sys::CustomScanState) {
         let reader = self.reader.as_mut().expect("scan begun");
         if !self.resolved {
-            let values = operand_values(&self.operands, &self.operand_states, (*node).ss.ps.ps_ExprContext);
+            // SAFETY: `node` is this node's begun CustomScanState (the caller's, `next`), so
+            // its expression context is live and the states were initialized in `begin`.
+            let values =
+                unsafe { operand_values(&self.operands, &self.operand_states, (*node).ss.ps.ps_ExprContext) };
             reader.set_filter(self.scan_filter.as_ref().map(|f| PushedFilter::boxed(f.resolve(&values))));
             self.aggs.filters =
                 self.aggs.specs.iter().map(|a| a.filter.as_ref().map(|f| f.resolve(&values))).collect();
             self.resolved = true;
         }
-        let exhausted = self.policy.fold(&self.setup, &mut self.aggs, reader, &mut self.counters);
+        // SAFETY: the reader was made in `begin` over the open relation and its registered
+        // snapshot, both live until `end`.
+        let exhausted = unsafe { self.policy.fold(&self.setup, &mut self.aggs, reader, &mut self.counters) };
         self.batch = Some(Batch { groups: self.policy.groups(), exhausted });
     }
 
@@ -274,44 +309,54 @@ impl ColumnarAgg {
         slot: *mut pg_sys::TupleTableSlot,
         g: usize,
     ) {
-        // By-reference results live in the per-tuple memory, which ExecScan resets
-        // before asking for the next row.
-        let econtext = (*node).ss.ps.ps_ExprContext;
-        let old = pg_sys::MemoryContextSwitchTo((*econtext).ecxt_per_tuple_memory);
-        self.images.clear();
-        let values = (*slot).tts_values;
-        let nulls = (*slot).tts_isnull;
-        let nkeys = self.setup.keys.len();
-        for c in 0..nkeys {
-            let (d, n) = key_datum(self.policy.key(g, c), &self.outputs[c], &mut self.images);
-            *values.add(c) = d;
-            *nulls.add(c) = n;
+        // SAFETY: `node` is this node's begun CustomScanState and `slot` its scan slot, whose
+        // descriptor has one column per key and aggregate (custom_scan_tlist, as `outputs`), so
+        // `values`/`nulls` have `nkeys + aggs` entries; the Datums are made in the per-tuple
+        // memory, and the previous context is restored before the tuple is stored.
+        unsafe {
+            // By-reference results live in the per-tuple memory, which ExecScan resets
+            // before asking for the next row.
+            let econtext = (*node).ss.ps.ps_ExprContext;
+            let old = pg_sys::MemoryContextSwitchTo((*econtext).ecxt_per_tuple_memory);
+            self.images.clear();
+            let values = (*slot).tts_values;
+            let nulls = (*slot).tts_isnull;
+            let nkeys = self.setup.keys.len();
+            for c in 0..nkeys {
+                let (d, n) = key_datum(self.policy.key(g, c), &self.outputs[c], &mut self.images);
+                *values.add(c) = d;
+                *nulls.add(c) = n;
+            }
+            for (i, acc) in self.aggs.states.iter().enumerate() {
+                let output = acc.output(g, self.setup.partial);
+                let (d, n) = output_datum(output, &self.outputs[nkeys + i], &mut self.images);
+                *values.add(nkeys + i) = d;
+                *nulls.add(nkeys + i) = n;
+            }
+            pg_sys::MemoryContextSwitchTo(old);
+            pg_sys::ExecStoreVirtualTuple(slot);
         }
-        for (i, acc) in self.aggs.states.iter().enumerate() {
-            let output = acc.output(g, self.setup.partial);
-            let (d, n) = output_datum(output, &self.outputs[nkeys + i], &mut self.images);
-            *values.add(nkeys + i) = d;
-            *nulls.add(nkeys + i) = n;
-        }
-        pg_sys::MemoryContextSwitchTo(old);
-        pg_sys::ExecStoreVirtualTuple(slot);
     }
 }
 
 /// The scan tuple's columns: the keys, then the aggregates (custom_scan_tlist).
 unsafe fn output_types(cscan: *mut pg_sys::CustomScan) -> Vec<OutputType> {
-    pg_list::ptrs::<pg_sys::TargetEntry>((*cscan).custom_scan_tlist)
-        .map(|tle| {
-            let expr = (*tle).expr as *mut pg_sys::Node;
-            let typid = pg_sys::exprType(expr);
-            let collation = if (*expr).type_ == pg_sys::NodeTag::T_Aggref {
-                (*(expr as *mut pg_sys::Aggref)).inputcollid
-            } else {
-                pg_sys::InvalidOid
-            };
-            OutputType { kind: datum::type_kind(typid), collation }
-        })
-        .collect()
+    // SAFETY: `cscan` is the node's live plan (the caller's, `begin`); its custom_scan_tlist
+    // is a list of TargetEntries whose expressions are Nodes, an Aggref's read as such by tag.
+    unsafe {
+        pg_list::ptrs::<pg_sys::TargetEntry>((*cscan).custom_scan_tlist)
+            .map(|tle| {
+                let expr = (*tle).expr as *mut pg_sys::Node;
+                let typid = pg_sys::exprType(expr);
+                let collation = if (*expr).type_ == pg_sys::NodeTag::T_Aggref {
+                    (*(expr as *mut pg_sys::Aggref)).inputcollid
+                } else {
+                    pg_sys::InvalidOid
+                };
+                OutputType { kind: datum::type_kind(typid), collation }
+            })
+            .collect()
+    }
 }
 
 /// Parallel workers (and the leader) take row groups from a counter in shared memory

@@ -50,48 +50,58 @@ pub struct ScanPlan {
 /// [filter] or [], [zone quals, pushed quals], [EXPLAIN fields], output attnums).
 impl PlanPrivate for ScanPlan {
     unsafe fn to_list(&self) -> *mut pg_sys::List {
-        let atts = pg_list::from_ints(self.zone_predicates.iter().map(|(a, _)| *a as i32));
-        let predicates =
-            pg_list::from_ptrs(self.zone_predicates.iter().map(|(_, p)| bytea_const(&p.to_bytes())));
-        let filter = pg_list::from_ptrs(self.filter.iter().map(|f| bytea_const(&f.to_bytes())));
-        let counts = pg_list::from_ints([self.zone_quals as i32, self.pushed_quals as i32]);
-        let explain = pg_list::from_ptrs([explain_fields_node(&self.explain)]);
-        pg_list::from_ptrs([
-            self.attnums.to_list(),
-            atts,
-            predicates,
-            filter,
-            counts,
-            explain,
-            self.output.to_list(),
-        ])
+        // SAFETY: builds the plan's private lists in the planner's current memory context on the
+        // backend thread (the trait's contract); every element is a list or Const made here.
+        unsafe {
+            let atts = pg_list::from_ints(self.zone_predicates.iter().map(|(a, _)| *a as i32));
+            let predicates =
+                pg_list::from_ptrs(self.zone_predicates.iter().map(|(_, p)| bytea_const(&p.to_bytes())));
+            let filter = pg_list::from_ptrs(self.filter.iter().map(|f| bytea_const(&f.to_bytes())));
+            let counts = pg_list::from_ints([self.zone_quals as i32, self.pushed_quals as i32]);
+            let explain = pg_list::from_ptrs([explain_fields_node(&self.explain)]);
+            pg_list::from_ptrs([
+                self.attnums.to_list(),
+                atts,
+                predicates,
+                filter,
+                counts,
+                explain,
+                self.output.to_list(),
+            ])
+        }
     }
 
     unsafe fn from_list(list: *mut pg_sys::List) -> Self {
-        let malformed = || -> ! { pgrx::error!("malformed ColumnarScan plan") };
-        let parts: Vec<*mut pg_sys::List> = pg_list::ptrs(list).collect();
-        let [attnums, atts, predicates, filter, counts, explain, output] = parts[..] else { malformed() };
-        let explain =
-            pg_list::ptrs::<pg_sys::Node>(explain).next().map(|n| explain_fields_of(n)).unwrap_or_default();
-        let zone_predicates = pg_list::ints(atts)
-            .zip(pg_list::ptrs::<pg_sys::Const>(predicates))
-            .map(|(att, c)| {
-                (att as usize, ZonePredicate::from_bytes(const_bytes(c)).unwrap_or_else(|| malformed()))
-            })
-            .collect();
-        let filter = pg_list::ptrs::<pg_sys::Const>(filter)
-            .next()
-            .map(|c| FilterPlan::from_bytes(const_bytes(c)).unwrap_or_else(|| malformed()));
-        let counts: Vec<i32> = pg_list::ints(counts).collect();
-        let [zone_quals, pushed_quals] = counts[..] else { malformed() };
-        ScanPlan {
-            attnums: Vec::<i32>::from_list(attnums),
-            output: Vec::<i32>::from_list(output),
-            zone_predicates,
-            filter,
-            zone_quals: zone_quals as usize,
-            pushed_quals: pushed_quals as usize,
-            explain,
+        // SAFETY: `list` is the custom_private `to_list` made (or its copy, the trait's contract):
+        // a pointer list of seven lists, integer lists and lists of bytea Consts as written there.
+        unsafe {
+            let malformed = || -> ! { pgrx::error!("malformed ColumnarScan plan") };
+            let parts: Vec<*mut pg_sys::List> = pg_list::ptrs(list).collect();
+            let [attnums, atts, predicates, filter, counts, explain, output] = parts[..] else { malformed() };
+            let explain = pg_list::ptrs::<pg_sys::Node>(explain)
+                .next()
+                .map(|n| explain_fields_of(n))
+                .unwrap_or_default();
+            let zone_predicates = pg_list::ints(atts)
+                .zip(pg_list::ptrs::<pg_sys::Const>(predicates))
+                .map(|(att, c)| {
+                    (att as usize, ZonePredicate::from_bytes(const_bytes(c)).unwrap_or_else(|| malformed()))
+                })
+                .collect();
+            let filter = pg_list::ptrs::<pg_sys::Const>(filter)
+                .next()
+                .map(|c| FilterPlan::from_bytes(const_bytes(c)).unwrap_or_else(|| malformed()));
+            let counts: Vec<i32> = pg_list::ints(counts).collect();
+            let [zone_quals, pushed_quals] = counts[..] else { malformed() };
+            ScanPlan {
+                attnums: Vec::<i32>::from_list(attnums),
+                output: Vec::<i32>::from_list(output),
+                zone_predicates,
+                filter,
+                zone_quals: zone_quals as usize,
+                pushed_quals: pushed_quals as usize,
+                explain,
+            }
         }
     }
 }
@@ -125,22 +135,26 @@ impl CustomScanNode for ColumnarScan {
     type Private = ScanPlan;
 
     unsafe fn create(plan: ScanPlan, cscan: *mut pg_sys::CustomScan) -> Self {
-        let mut exprs: Vec<*mut pg_sys::Node> = pg_list::ptrs((*cscan).custom_exprs).collect();
-        let operands = exprs.split_off(plan.zone_quals + plan.pushed_quals);
-        let pushed_quals = exprs.split_off(plan.zone_quals);
-        ColumnarScan {
-            zone_predicates: plan.zone_predicates,
-            reader: None,
-            attnums: plan.attnums,
-            output: plan.output,
-            zone_quals: exprs,
-            explain: plan.explain,
-            filter: plan.filter,
-            pushed_quals,
-            operands,
-            operand_states: Vec::new(),
-            recheck_state: std::ptr::null_mut(),
-            filter_resolved: false,
+        // SAFETY: `cscan` is the live plan node (the trait's contract); custom_exprs is a pointer
+        // list of expression Nodes.
+        unsafe {
+            let mut exprs: Vec<*mut pg_sys::Node> = pg_list::ptrs((*cscan).custom_exprs).collect();
+            let operands = exprs.split_off(plan.zone_quals + plan.pushed_quals);
+            let pushed_quals = exprs.split_off(plan.zone_quals);
+            ColumnarScan {
+                zone_predicates: plan.zone_predicates,
+                reader: None,
+                attnums: plan.attnums,
+                output: plan.output,
+                zone_quals: exprs,
+                explain: plan.explain,
+                filter: plan.filter,
+                pushed_quals,
+                operands,
+                operand_states: Vec::new(),
+                recheck_state: std::ptr::null_mut(),
+                filter_resolved: false,
+            }
         }
     }
 
@@ -150,28 +164,34 @@ impl CustomScanNode for ColumnarScan {
         estate: *mut pg_sys::EState,
         _eflags: i32,
     ) {
-        let rel = (*node).ss.ss_currentRelation;
-        let natts = (*(*rel).rd_att).natts as usize;
-        let mut wanted = vec![false; natts];
-        for &a in &self.attnums {
-            wanted[a as usize - 1] = true;
-        }
-        write_buffer::flush_before_reading(rel);
-        let mut reader =
-            Reader::new(rel, (*estate).es_snapshot, Some(wanted), GroupClaim::Serial { next: 0 });
-        reader.set_predicates(std::mem::take(&mut self.zone_predicates));
-        let mut output = vec![false; natts];
-        for &a in &self.output {
-            output[a as usize - 1] = true;
-        }
-        reader.set_output(output);
-        self.reader = Some(reader);
-        let parent = &raw mut (*node).ss.ps;
-        self.operand_states =
-            self.operands.iter().map(|&e| pg_sys::ExecInitExpr(e as *mut pg_sys::Expr, parent)).collect();
-        if !self.pushed_quals.is_empty() {
-            let quals = pg_list::from_ptrs(self.pushed_quals.iter().copied());
-            self.recheck_state = pg_sys::ExecInitQual(quals, parent);
+        // SAFETY: BeginCustomScan: `node` is this node's CustomScanState, whose scan relation
+        // ExecInitNode opened and locked, and `estate` its live EState whose snapshot is
+        // registered, both alive until `end` (the trait's contract), as the reader requires; the
+        // expressions are the plan's, initialized for the node in the executor's memory context.
+        unsafe {
+            let rel = (*node).ss.ss_currentRelation;
+            let natts = (*(*rel).rd_att).natts as usize;
+            let mut wanted = vec![false; natts];
+            for &a in &self.attnums {
+                wanted[a as usize - 1] = true;
+            }
+            write_buffer::flush_before_reading(rel);
+            let mut reader =
+                Reader::new(rel, (*estate).es_snapshot, Some(wanted), GroupClaim::Serial { next: 0 });
+            reader.set_predicates(std::mem::take(&mut self.zone_predicates));
+            let mut output = vec![false; natts];
+            for &a in &self.output {
+                output[a as usize - 1] = true;
+            }
+            reader.set_output(output);
+            self.reader = Some(reader);
+            let parent = &raw mut (*node).ss.ps;
+            self.operand_states =
+                self.operands.iter().map(|&e| pg_sys::ExecInitExpr(e as *mut pg_sys::Expr, parent)).collect();
+            if !self.pushed_quals.is_empty() {
+                let quals = pg_list::from_ptrs(self.pushed_quals.iter().copied());
+                self.recheck_state = pg_sys::ExecInitQual(quals, parent);
+            }
         }
     }
 
@@ -180,28 +200,38 @@ impl CustomScanNode for ColumnarScan {
         node: *mut pg_sys::CustomScanState,
         slot: *mut pg_sys::TupleTableSlot,
     ) -> bool {
-        // EvalPlanQual hands over a row version the scan did not filter: the pushed
-        // quals, no longer in the plan's qual, are checked here.
-        if self.recheck_state.is_null() {
-            return true;
+        // SAFETY: `node` is this node's begun CustomScanState and `slot` the row EvalPlanQual
+        // substitutes (the trait's contract); `recheck_state` was initialized in `begin` for the
+        // node, evaluated in its live expression context.
+        unsafe {
+            // EvalPlanQual hands over a row version the scan did not filter: the pushed
+            // quals, no longer in the plan's qual, are checked here.
+            if self.recheck_state.is_null() {
+                return true;
+            }
+            let econtext = (*node).ss.ps.ps_ExprContext;
+            (*econtext).ecxt_scantuple = slot;
+            pg_sys::ExecQual(self.recheck_state, econtext)
         }
-        let econtext = (*node).ss.ps.ps_ExprContext;
-        (*econtext).ecxt_scantuple = slot;
-        pg_sys::ExecQual(self.recheck_state, econtext)
     }
 
     unsafe fn next(&mut self, node: *mut pg_sys::CustomScanState) -> *mut pg_sys::TupleTableSlot {
-        let slot = (*node).ss.ss_ScanTupleSlot;
-        if !self.filter_resolved {
-            self.resolve_filter(node);
-            self.filter_resolved = true;
+        // SAFETY: `node` is this node's begun CustomScanState (the trait's contract): its scan
+        // slot, EState and the reader made by `begin` (relation open, snapshot registered) are live.
+        unsafe {
+            let slot = (*node).ss.ss_ScanTupleSlot;
+            if !self.filter_resolved {
+                self.resolve_filter(node);
+                self.filter_resolved = true;
+            }
+            let reader = self.reader.as_mut().expect("scan begun");
+            let backward =
+                (*(*node).ss.ps.state).es_direction == pg_sys::ScanDirection::BackwardScanDirection;
+            if !(if backward { reader.prev(slot) } else { reader.next(slot) }) {
+                pg_sys::ExecClearTuple(slot);
+            }
+            slot
         }
-        let reader = self.reader.as_mut().expect("scan begun");
-        let backward = (*(*node).ss.ps.state).es_direction == pg_sys::ScanDirection::BackwardScanDirection;
-        if !(if backward { reader.prev(slot) } else { reader.next(slot) }) {
-            pg_sys::ExecClearTuple(slot);
-        }
-        slot
     }
 
     unsafe fn end(&mut self, _node: *mut pg_sys::CustomScanState) {
@@ -224,17 +254,23 @@ impl CustomScanNode for ColumnarScan {
         ancestors: *mut pg_sys::List,
         es: *mut pg_sys::ExplainState,
     ) {
-        explain(self, node, ancestors, es)
+        // SAFETY: the trait's contract: `node` is this node's CustomScanState and `es` the live
+        // ExplainState, as `explain` requires.
+        unsafe { explain(self, node, ancestors, es) }
     }
 }
 
 impl ColumnarScan {
     /// Evaluates the filter's operands and hands the reader the resolved filter.
     unsafe fn resolve_filter(&mut self, node: *mut pg_sys::CustomScanState) {
-        let Some(plan) = &self.filter else { return };
-        let values = operand_values(&self.operands, &self.operand_states, (*node).ss.ps.ps_ExprContext);
-        if let Some(reader) = self.reader.as_mut() {
-            reader.set_filter(Some(PushedFilter::boxed(plan.resolve(&values))));
+        // SAFETY: `node` is this node's begun CustomScanState (the caller, `next`), so its
+        // expression context is live and `operand_states` were initialized for `operands` in `begin`.
+        unsafe {
+            let Some(plan) = &self.filter else { return };
+            let values = operand_values(&self.operands, &self.operand_states, (*node).ss.ps.ps_ExprContext);
+            if let Some(reader) = self.reader.as_mut() {
+                reader.set_filter(Some(PushedFilter::boxed(plan.resolve(&values))));
+            }
         }
     }
 }
@@ -245,49 +281,61 @@ unsafe fn explain(
     ancestors: *mut pg_sys::List,
     es: *mut pg_sys::ExplainState,
 ) {
-    let rel = (*node).ss.ss_currentRelation;
-    let desc = (*rel).rd_att;
-    let names: Vec<String> = inner
-        .attnums
-        .iter()
-        .map(|&a| pgrx::name_data_to_str(&attr(desc, a as usize - 1).attname).to_string())
-        .collect();
-    let live = (0..(*desc).natts as usize).filter(|&i| !attr(desc, i).attisdropped).count();
-    let read = if names.is_empty() {
-        format!("0 of {live}")
-    } else {
-        format!("{} of {live}: {}", names.len(), names.join(", "))
-    };
-    let text = CString::new(read).unwrap();
-    pg_sys::ExplainPropertyText(c"Columns Read".as_ptr(), text.as_ptr(), es);
-    let deparse = |quals: &[*mut pg_sys::Node], label: &CStr| {
-        if quals.is_empty() {
-            return;
+    // SAFETY: called from the node's ExplainCustomScan: `node` is its live CustomScanState
+    // (scan relation open, so its descriptor is live, and its plan set), `es` the live
+    // ExplainState whose deparse context belongs to this plan, and `ancestors` its ancestor
+    // list; the labels are static NUL-terminated strings and the texts outlive each call.
+    unsafe {
+        let rel = (*node).ss.ss_currentRelation;
+        let desc = (*rel).rd_att;
+        let names: Vec<String> = inner
+            .attnums
+            .iter()
+            .map(|&a| pgrx::name_data_to_str(&attr(desc, a as usize - 1).attname).to_string())
+            .collect();
+        let live = (0..(*desc).natts as usize).filter(|&i| !attr(desc, i).attisdropped).count();
+        let read = if names.is_empty() {
+            format!("0 of {live}")
+        } else {
+            format!("{} of {live}: {}", names.len(), names.join(", "))
+        };
+        let text = CString::new(read).unwrap();
+        pg_sys::ExplainPropertyText(c"Columns Read".as_ptr(), text.as_ptr(), es);
+        let deparse = |quals: &[*mut pg_sys::Node], label: &CStr| {
+            if quals.is_empty() {
+                return;
+            }
+            let list = pg_list::from_ptrs(quals.iter().copied());
+            let context = pg_sys::set_deparse_context_plan((*es).deparse_cxt, (*node).ss.ps.plan, ancestors);
+            let expr = pg_sys::make_ands_explicit(list) as *mut pg_sys::Node;
+            let text = pg_sys::deparse_expression(expr, context, (*es).verbose, false);
+            pg_sys::ExplainPropertyText(label.as_ptr(), text, es);
+        };
+        deparse(&inner.pushed_quals, c"Pushed Filter");
+        deparse(&inner.zone_quals, c"Zone Map Filter");
+        explain_planned(&inner.explain, es);
+        if let (true, Some(reader)) = ((*es).analyze, inner.reader.as_ref()) {
+            let c = reader.counters();
+            let none = std::ptr::null();
+            let int =
+                |label: &CStr, v: u64| pg_sys::ExplainPropertyInteger(label.as_ptr(), none, v as i64, es);
+            if !inner.pushed_quals.is_empty() {
+                int(c"Rows Removed by Pushed Filter", c.rows_filtered);
+            }
+            int(c"Row Groups Read", c.groups_read);
+            int(c"Row Groups Skipped", c.groups_skipped);
+            int(c"Vectors Read", c.vectors_read);
+            int(c"Vectors Skipped", c.vectors_skipped);
+            if !inner.pushed_quals.is_empty() {
+                int(c"Vectors Passed Whole", c.vectors_passed);
+            }
+            pg_sys::ExplainPropertyInteger(
+                c"Bytes Read".as_ptr(),
+                c"bytes".as_ptr(),
+                c.bytes_read as i64,
+                es,
+            );
         }
-        let list = pg_list::from_ptrs(quals.iter().copied());
-        let context = pg_sys::set_deparse_context_plan((*es).deparse_cxt, (*node).ss.ps.plan, ancestors);
-        let expr = pg_sys::make_ands_explicit(list) as *mut pg_sys::Node;
-        let text = pg_sys::deparse_expression(expr, context, (*es).verbose, false);
-        pg_sys::ExplainPropertyText(label.as_ptr(), text, es);
-    };
-    deparse(&inner.pushed_quals, c"Pushed Filter");
-    deparse(&inner.zone_quals, c"Zone Map Filter");
-    explain_planned(&inner.explain, es);
-    if let (true, Some(reader)) = ((*es).analyze, inner.reader.as_ref()) {
-        let c = reader.counters();
-        let none = std::ptr::null();
-        let int = |label: &CStr, v: u64| pg_sys::ExplainPropertyInteger(label.as_ptr(), none, v as i64, es);
-        if !inner.pushed_quals.is_empty() {
-            int(c"Rows Removed by Pushed Filter", c.rows_filtered);
-        }
-        int(c"Row Groups Read", c.groups_read);
-        int(c"Row Groups Skipped", c.groups_skipped);
-        int(c"Vectors Read", c.vectors_read);
-        int(c"Vectors Skipped", c.vectors_skipped);
-        if !inner.pushed_quals.is_empty() {
-            int(c"Vectors Passed Whole", c.vectors_passed);
-        }
-        pg_sys::ExplainPropertyInteger(c"Bytes Read".as_ptr(), c"bytes".as_ptr(), c.bytes_read as i64, es);
     }
 }
 

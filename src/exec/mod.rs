@@ -32,11 +32,24 @@ pub const NAME_PREFIX: &str = "PgColumnar";
 /// # Safety
 /// Call only from `_PG_init`, in the backend's one thread.
 pub unsafe fn register_nodes() {
-    customscan::Methods::<columnar_scan::ColumnarScan>::register_parallel();
-    customscan::Methods::<columnar_agg::ColumnarAgg>::register_parallel();
-    customscan::Methods::<last_point::LastPoint>::register();
-    customscan::Methods::<pushed_seq_scan::PushedSeqScan>::register_parallel();
+    // SAFETY: called from `_PG_init` on the backend's one thread (this fn's contract),
+    // which is what `register`/`register_parallel` require.
+    unsafe {
+        customscan::Methods::<columnar_scan::ColumnarScan>::register_parallel();
+        customscan::Methods::<columnar_agg::ColumnarAgg>::register_parallel();
+        customscan::Methods::<last_point::LastPoint>::register();
+        customscan::Methods::<pushed_seq_scan::PushedSeqScan>::register_parallel();
+    }
 }
+
+/// A PostgreSQL method table (custom path methods) kept in a `static`.
+/// They hold C-string pointers, so Rust does not consider them `Sync`; PostgreSQL only
+/// reads them, from its one backend thread.
+#[repr(transparent)]
+pub struct MethodTable<T>(pub T);
+
+// SAFETY: immutable after initialization and only read by PostgreSQL's backend thread.
+unsafe impl<T> Sync for MethodTable<T> {}
 
 #[cfg(test)]
 mod tests {

@@ -39,29 +39,41 @@ extern "C-unwind" {
 
 /// ExecCustomScan: ExecScan over `next_row`. Plain frames only (see above).
 unsafe extern "C-unwind" fn exec_fast(css: *mut pg_sys::CustomScanState) -> *mut pg_sys::TupleTableSlot {
-    exec_scan_unguarded(&raw mut (*css).ss, Some(next_row), Some(recheck_row))
+    // SAFETY: ExecCustomScan of this node: `css` is the live CustomScanState that
+    // `customscan` made for a PushedSeqScan, and `next_row`/`recheck_row` are its access
+    // and recheck methods; no Rust frame here holds anything to drop if ExecScan longjmps.
+    unsafe { exec_scan_unguarded(&raw mut (*css).ss, Some(next_row), Some(recheck_row)) }
 }
 
 /// The next row: the first call (and the first after a rescan) starts the scan through
 /// a guarded call; the others read heapam directly.
 unsafe extern "C-unwind" fn next_row(ss: *mut pg_sys::ScanState) -> *mut pg_sys::TupleTableSlot {
     let css = ss as *mut pg_sys::CustomScanState;
-    let node = super::customscan::node::<PushedSeqScan>(css);
+    // SAFETY: ExecScan (from `exec_fast`) passes the `ss` of this node's CustomScanState,
+    // its first field, so `css` is the state `customscan` made for a PushedSeqScan.
+    let node = unsafe { super::customscan::node::<PushedSeqScan>(css) };
     if node.stale || !node.keys_in_heap {
         // Starting, or testing the pushed clauses here: the guarded path.
-        return guarded_next(css);
+        // SAFETY: `css` is this node's begun CustomScanState (above).
+        return unsafe { guarded_next(css) };
     }
-    let slot = (*ss).ss_ScanTupleSlot;
-    // heapam clears the slot at the end.
-    if !heap_getnextslot_unguarded(node.scan, pg_sys::ScanDirection::ForwardScanDirection, slot) {
-        node.flush_rejected();
+    // SAFETY: the node is begun and not stale, so `scan` is the heap scan `start` began
+    // over the open relation, and the scan slot is a buffer heap tuple slot (`begin`);
+    // nothing in these frames needs dropping if heapam raises an ERROR.
+    unsafe {
+        let slot = (*ss).ss_ScanTupleSlot;
+        // heapam clears the slot at the end.
+        if !heap_getnextslot_unguarded(node.scan, pg_sys::ScanDirection::ForwardScanDirection, slot) {
+            node.flush_rejected();
+        }
+        slot
     }
-    slot
 }
 
 #[pg_guard]
 unsafe extern "C-unwind" fn guarded_next(css: *mut pg_sys::CustomScanState) -> *mut pg_sys::TupleTableSlot {
-    super::customscan::node::<PushedSeqScan>(css).next(css)
+    // SAFETY: called by `next_row` with this node's begun CustomScanState.
+    unsafe { super::customscan::node::<PushedSeqScan>(css).next(css) }
 }
 
 #[pg_guard]
@@ -70,7 +82,9 @@ unsafe extern "C-unwind" fn recheck_row(
     slot: *mut pg_sys::TupleTableSlot,
 ) -> bool {
     let css = ss as *mut pg_sys::CustomScanState;
-    super::customscan::node::<PushedSeqScan>(css).recheck(css, slot)
+    // SAFETY: ExecScan passes the `ss` of this node's CustomScanState (its first field)
+    // and the row EvalPlanQual substitutes.
+    unsafe { super::customscan::node::<PushedSeqScan>(css).recheck(css, slot) }
 }
 
 /// One scan key: the column, the function testing it (column on the left), the
@@ -90,29 +104,37 @@ pub struct PushedPlan {
 
 impl PlanPrivate for PushedPlan {
     unsafe fn to_list(&self) -> *mut pg_sys::List {
-        let ints = self
-            .keys
-            .iter()
-            .flat_map(|k| [k.attno as i32, k.func.to_u32() as i32, k.collation.to_u32() as i32]);
-        pg_list::from_ptrs([
-            pg_list::from_ints(ints) as *mut pg_sys::Node,
-            explain_fields_node(&self.explain),
-        ])
+        // SAFETY: builds the plan's private lists in the planner's current memory context on the
+        // backend thread (the trait's contract); every element is a list or Const made here.
+        unsafe {
+            let ints = self
+                .keys
+                .iter()
+                .flat_map(|k| [k.attno as i32, k.func.to_u32() as i32, k.collation.to_u32() as i32]);
+            pg_list::from_ptrs([
+                pg_list::from_ints(ints) as *mut pg_sys::Node,
+                explain_fields_node(&self.explain),
+            ])
+        }
     }
 
     unsafe fn from_list(list: *mut pg_sys::List) -> Self {
-        let parts: Vec<*mut pg_sys::Node> = pg_list::ptrs(list).collect();
-        let [ints, explain] = parts[..] else { pgrx::error!("malformed PushedSeqScan plan") };
-        let ints: Vec<i32> = pg_list::ints(ints as *mut pg_sys::List).collect();
-        let keys = ints
-            .chunks_exact(3)
-            .map(|c| KeyPlan {
-                attno: c[0] as i16,
-                func: pg_sys::Oid::from(c[1] as u32),
-                collation: pg_sys::Oid::from(c[2] as u32),
-            })
-            .collect();
-        PushedPlan { keys, explain: explain_fields_of(explain) }
+        // SAFETY: `list` is the custom_private `to_list` made (or its copy, the trait's contract):
+        // an integer list and a bytea Const.
+        unsafe {
+            let parts: Vec<*mut pg_sys::Node> = pg_list::ptrs(list).collect();
+            let [ints, explain] = parts[..] else { pgrx::error!("malformed PushedSeqScan plan") };
+            let ints: Vec<i32> = pg_list::ints(ints as *mut pg_sys::List).collect();
+            let keys = ints
+                .chunks_exact(3)
+                .map(|c| KeyPlan {
+                    attno: c[0] as i16,
+                    func: pg_sys::Oid::from(c[1] as u32),
+                    collation: pg_sys::Oid::from(c[2] as u32),
+                })
+                .collect();
+            PushedPlan { keys, explain: explain_fields_of(explain) }
+        }
     }
 }
 
@@ -158,22 +180,26 @@ impl CustomScanNode for PushedSeqScan {
     > = Some(exec_fast);
 
     unsafe fn create(plan: PushedPlan, cscan: *mut pg_sys::CustomScan) -> Self {
-        PushedSeqScan {
-            plan,
-            exprs: pg_list::ptrs((*cscan).custom_exprs).collect(),
-            value_states: Vec::new(),
-            recheck_state: std::ptr::null_mut(),
-            keys: Vec::new(),
-            counted: Vec::new(),
-            scan: std::ptr::null_mut(),
-            keys_in_heap: true,
-            stale: true,
-            rejected_here: 0,
-            pscan: std::ptr::null_mut(),
-            shared_rejected: std::ptr::null(),
-            flushed: 0,
-            parallel_rejected: None,
-            memory: std::ptr::null_mut(),
+        // SAFETY: `cscan` is the live plan node (the trait's contract); custom_exprs is a pointer
+        // list of expression Nodes.
+        unsafe {
+            PushedSeqScan {
+                plan,
+                exprs: pg_list::ptrs((*cscan).custom_exprs).collect(),
+                value_states: Vec::new(),
+                recheck_state: std::ptr::null_mut(),
+                keys: Vec::new(),
+                counted: Vec::new(),
+                scan: std::ptr::null_mut(),
+                keys_in_heap: true,
+                stale: true,
+                rejected_here: 0,
+                pscan: std::ptr::null_mut(),
+                shared_rejected: std::ptr::null(),
+                flushed: 0,
+                parallel_rejected: None,
+                memory: std::ptr::null_mut(),
+            }
         }
     }
 
@@ -183,49 +209,68 @@ impl CustomScanNode for PushedSeqScan {
         estate: *mut pg_sys::EState,
         _eflags: i32,
     ) {
-        let parent = &raw mut (*node).ss.ps;
-        // heapam stores tuples in buffer heap tuple slots; PostgreSQL 15 gives a custom
-        // scan a virtual one. The scan slot is made anew, and the qual and projection,
-        // compiled for the slot's kind, again.
-        let rel = (*node).ss.ss_currentRelation;
-        pg_sys::ExecInitScanTupleSlot(
-            estate,
-            &raw mut (*node).ss,
-            (*rel).rd_att,
-            &raw const pg_sys::TTSOpsBufferHeapTuple,
-        );
-        let plan = (*parent).plan;
-        (*parent).qual = pg_sys::ExecInitQual((*plan).qual, parent);
-        pg_sys::ExecAssignScanProjectionInfoWithVarno(
-            &raw mut (*node).ss,
-            (*(plan as *mut pg_sys::Scan)).scanrelid as i32,
-        );
-        let n = self.plan.keys.len();
-        self.value_states =
-            self.exprs[..n].iter().map(|&e| pg_sys::ExecInitExpr(e as *mut pg_sys::Expr, parent)).collect();
-        let pushed = pg_list::from_ptrs(self.exprs[n..].iter().copied());
-        self.recheck_state = pg_sys::ExecInitQual(pushed, parent);
-        self.memory = pg_sys::CurrentMemoryContext;
-        self.keys = (0..n).map(|_| pg_sys::ScanKeyData::default()).collect();
-        // EXPLAIN ANALYZE counts what each key rejects (the node's instrumentation is
-        // set up after this; the executor's flags say whether it will be).
-        if (*estate).es_instrument != 0 {
-            self.counted =
-                (0..n).map(|_| pg_sys::palloc0(std::mem::size_of::<Counted>()) as *mut Counted).collect();
+        // SAFETY: BeginCustomScan: `node` is this node's CustomScanState, whose scan relation
+        // ExecInitNode opened and locked, and `estate` its live EState (the trait's contract);
+        // the plan is a Scan (CustomScan begins with one), the expressions are the plan's,
+        // initialized for the node, and the allocations go to the executor's memory context,
+        // which `memory` records.
+        unsafe {
+            let parent = &raw mut (*node).ss.ps;
+            // heapam stores tuples in buffer heap tuple slots; PostgreSQL 15 gives a custom
+            // scan a virtual one. The scan slot is made anew, and the qual and projection,
+            // compiled for the slot's kind, again.
+            let rel = (*node).ss.ss_currentRelation;
+            pg_sys::ExecInitScanTupleSlot(
+                estate,
+                &raw mut (*node).ss,
+                (*rel).rd_att,
+                &raw const pg_sys::TTSOpsBufferHeapTuple,
+            );
+            let plan = (*parent).plan;
+            (*parent).qual = pg_sys::ExecInitQual((*plan).qual, parent);
+            pg_sys::ExecAssignScanProjectionInfoWithVarno(
+                &raw mut (*node).ss,
+                (*(plan as *mut pg_sys::Scan)).scanrelid as i32,
+            );
+            let n = self.plan.keys.len();
+            self.value_states = self.exprs[..n]
+                .iter()
+                .map(|&e| pg_sys::ExecInitExpr(e as *mut pg_sys::Expr, parent))
+                .collect();
+            let pushed = pg_list::from_ptrs(self.exprs[n..].iter().copied());
+            self.recheck_state = pg_sys::ExecInitQual(pushed, parent);
+            self.memory = pg_sys::CurrentMemoryContext;
+            self.keys = (0..n).map(|_| pg_sys::ScanKeyData::default()).collect();
+            // EXPLAIN ANALYZE counts what each key rejects (the node's instrumentation is
+            // set up after this; the executor's flags say whether it will be).
+            if (*estate).es_instrument != 0 {
+                self.counted =
+                    (0..n).map(|_| pg_sys::palloc0(std::mem::size_of::<Counted>()) as *mut Counted).collect();
+            }
         }
     }
 
     unsafe fn next(&mut self, node: *mut pg_sys::CustomScanState) -> *mut pg_sys::TupleTableSlot {
-        let slot = (*node).ss.ss_ScanTupleSlot;
+        // SAFETY: `node` is this node's begun CustomScanState (the trait's contract), so its
+        // scan slot is live.
+        let slot = unsafe { (*node).ss.ss_ScanTupleSlot };
         if self.stale {
-            self.start(node);
+            // SAFETY: `node` is this node's begun CustomScanState, as `start` requires.
+            unsafe { self.start(node) };
         }
         loop {
-            if !pg_sys::heap_getnextslot(self.scan, pg_sys::ScanDirection::ForwardScanDirection, slot) {
-                self.flush_rejected();
-                return pg_sys::ExecClearTuple(slot);
+            // SAFETY: `start` began `scan` over the open relation; `slot` is the node's
+            // buffer heap tuple slot (`begin`).
+            if !unsafe {
+                pg_sys::heap_getnextslot(self.scan, pg_sys::ScanDirection::ForwardScanDirection, slot)
+            } {
+                // SAFETY: the node is begun, so `counted` and `shared_rejected` are its own.
+                unsafe { self.flush_rejected() };
+                // SAFETY: the node's live scan slot.
+                return unsafe { pg_sys::ExecClearTuple(slot) };
             }
-            if self.keys_in_heap || self.recheck(node, slot) {
+            // SAFETY: `slot` holds the row just read, and `node` is begun.
+            if self.keys_in_heap || unsafe { self.recheck(node, slot) } {
                 return slot;
             }
             self.rejected_here += 1;
@@ -237,22 +282,34 @@ impl CustomScanNode for PushedSeqScan {
         node: *mut pg_sys::CustomScanState,
         slot: *mut pg_sys::TupleTableSlot,
     ) -> bool {
-        let econtext = (*node).ss.ps.ps_ExprContext;
-        (*econtext).ecxt_scantuple = slot;
-        pg_sys::ExecQual(self.recheck_state, econtext)
+        // SAFETY: `node` is this node's begun CustomScanState and `slot` a row of the relation
+        // (the trait's contract); `recheck_state` was initialized in `begin` for the node,
+        // evaluated in its live expression context.
+        unsafe {
+            let econtext = (*node).ss.ps.ps_ExprContext;
+            (*econtext).ecxt_scantuple = slot;
+            pg_sys::ExecQual(self.recheck_state, econtext)
+        }
     }
 
     unsafe fn shutdown(&mut self, _node: *mut pg_sys::CustomScanState) {
-        if !self.shared_rejected.is_null() {
-            self.flush_rejected();
-            self.parallel_rejected = Some((*self.shared_rejected).load(Ordering::Relaxed));
+        // SAFETY: ShutdownCustomScan, before the DSM goes: `shared_rejected`, when set, points to
+        // the counter `initialize_dsm` wrote in it.
+        unsafe {
+            if !self.shared_rejected.is_null() {
+                self.flush_rejected();
+                self.parallel_rejected = Some((*self.shared_rejected).load(Ordering::Relaxed));
+            }
         }
     }
 
     unsafe fn end(&mut self, _node: *mut pg_sys::CustomScanState) {
-        if !self.scan.is_null() {
-            pg_sys::heap_endscan(self.scan);
-            self.scan = std::ptr::null_mut();
+        // SAFETY: `scan`, when set, is the heap scan `start` began, ended once (then cleared).
+        unsafe {
+            if !self.scan.is_null() {
+                pg_sys::heap_endscan(self.scan);
+                self.scan = std::ptr::null_mut();
+            }
         }
     }
 
@@ -267,18 +324,23 @@ impl CustomScanNode for PushedSeqScan {
         _ancestors: *mut pg_sys::List,
         es: *mut pg_sys::ExplainState,
     ) {
-        explain_planned(&self.plan.explain, es);
-        if (*es).analyze && !self.counted.is_empty() {
-            // Every process's (their loops are in the node's instrumentation too).
-            let rejected = self.parallel_rejected.unwrap_or_else(|| self.rejected());
-            let loops = (*(*node).ss.ps.instrument).nloops.max(1.0);
-            pg_sys::ExplainPropertyFloat(
-                c"Rows Removed by Pushed Filter".as_ptr(),
-                std::ptr::null(),
-                (rejected as f64 / loops).round(),
-                0,
-                es,
-            );
+        // SAFETY: `node` is this node's CustomScanState and `es` the live ExplainState (the trait's
+        // contract); with ANALYZE the node's instrumentation is set, and `counted` entries are
+        // the node's palloc'd counters.
+        unsafe {
+            explain_planned(&self.plan.explain, es);
+            if (*es).analyze && !self.counted.is_empty() {
+                // Every process's (their loops are in the node's instrumentation too).
+                let rejected = self.parallel_rejected.unwrap_or_else(|| self.rejected());
+                let loops = (*(*node).ss.ps.instrument).nloops.max(1.0);
+                pg_sys::ExplainPropertyFloat(
+                    c"Rows Removed by Pushed Filter".as_ptr(),
+                    std::ptr::null(),
+                    (rejected as f64 / loops).round(),
+                    0,
+                    es,
+                );
+            }
         }
     }
 }
@@ -286,7 +348,9 @@ impl CustomScanNode for PushedSeqScan {
 impl PushedSeqScan {
     /// Rows this process's keys (or its own test of the clauses) rejected so far.
     unsafe fn rejected(&self) -> u64 {
-        self.counted.iter().map(|&c| (*c).rejected).sum::<u64>() + self.rejected_here
+        // SAFETY: `counted` holds the Counted that `begin` palloc'd in the executor's
+        // memory context, alive as long as the node (the caller's begun node).
+        self.counted.iter().map(|&c| unsafe { (*c).rejected }).sum::<u64>() + self.rejected_here
     }
 
     /// Adds to a parallel scan's shared count what this process rejected since the last
@@ -295,79 +359,92 @@ impl PushedSeqScan {
         if self.shared_rejected.is_null() || self.counted.is_empty() {
             return;
         }
-        let total = self.rejected();
-        (*self.shared_rejected).fetch_add(total - self.flushed, Ordering::Relaxed);
+        // SAFETY: the node is begun (the caller's), so `counted` holds the counters
+        // `begin` palloc'd, as `rejected` requires.
+        let total = unsafe { self.rejected() };
+        // SAFETY: `shared_rejected` is non-null (checked above), so it points to the
+        // counter `initialize_dsm` wrote in the DSM, alive until shutdown.
+        unsafe { (*self.shared_rejected).fetch_add(total - self.flushed, Ordering::Relaxed) };
         self.flushed = total;
     }
 
     /// Evaluates the keys' values and starts (or restarts) the heap scan with them.
     unsafe fn start(&mut self, node: *mut pg_sys::CustomScanState) {
-        let econtext = (*node).ss.ps.ps_ExprContext;
-        let rel = (*node).ss.ss_currentRelation;
-        let snapshot = (*(*node).ss.ps.state).es_snapshot;
-        let old = pg_sys::MemoryContextSwitchTo(self.memory);
-        for (i, k) in self.plan.keys.iter().enumerate() {
-            let mut isnull = false;
-            let value = pg_sys::ExecEvalExpr(self.value_states[i], econtext, &mut isnull);
-            // A NULL value matches no row (the operators are strict): heapam rejects a
-            // key flagged SK_ISNULL without calling it.
-            let flags = if isnull { pg_sys::SK_ISNULL as i32 } else { 0 };
-            pg_sys::ScanKeyEntryInitialize(
-                &mut self.keys[i],
-                flags,
-                k.attno,
-                0,
-                pg_sys::InvalidOid,
-                k.collation,
-                k.func,
-                value,
-            );
-            if let Some(&c) = self.counted.get(i) {
-                (*c).real = self.keys[i].sk_func;
-                self.keys[i].sk_func.fn_addr = Some(counting_call);
-                self.keys[i].sk_func.fn_extra = c as *mut std::ffi::c_void;
-            }
-        }
-        pg_sys::MemoryContextSwitchTo(old);
-        if self.scan.is_null() {
-            let mut flags = pg_sys::ScanOptions::SO_TYPE_SEQSCAN
-                | pg_sys::ScanOptions::SO_ALLOW_STRAT
-                | pg_sys::ScanOptions::SO_ALLOW_SYNC
-                | pg_sys::ScanOptions::SO_ALLOW_PAGEMODE;
-            let mut snapshot = snapshot;
-            if !self.pscan.is_null() {
-                // As table_beginscan_parallel does (it takes no keys): the leader's
-                // snapshot, restored in each process.
-                if (*self.pscan).phs_snapshot_any {
-                    snapshot = &raw mut pg_sys::SnapshotAnyData;
-                } else {
-                    let at = (self.pscan as *mut u8).add((*self.pscan).phs_snapshot_off);
-                    snapshot = pg_sys::RegisterSnapshot(pg_sys::RestoreSnapshot(at as *mut std::ffi::c_char));
-                    flags |= pg_sys::ScanOptions::SO_TEMP_SNAPSHOT;
+        // SAFETY: `node` is this node's begun CustomScanState (the caller's, `next`): its
+        // relation is open and locked, its EState's snapshot registered and its expression context
+        // live; the key values are evaluated with `value_states` (initialized in `begin`) and the
+        // scan keys filled in `memory`, the executor's context, which lives as long as the scan;
+        // `pscan`, when set, is the DSM's parallel scan state `attach` found, initialized by the
+        // leader, whose serialized snapshot is at phs_snapshot_off.
+        unsafe {
+            let econtext = (*node).ss.ps.ps_ExprContext;
+            let rel = (*node).ss.ss_currentRelation;
+            let snapshot = (*(*node).ss.ps.state).es_snapshot;
+            let old = pg_sys::MemoryContextSwitchTo(self.memory);
+            for (i, k) in self.plan.keys.iter().enumerate() {
+                let mut isnull = false;
+                let value = pg_sys::ExecEvalExpr(self.value_states[i], econtext, &mut isnull);
+                // A NULL value matches no row (the operators are strict): heapam rejects a
+                // key flagged SK_ISNULL without calling it.
+                let flags = if isnull { pg_sys::SK_ISNULL as i32 } else { 0 };
+                pg_sys::ScanKeyEntryInitialize(
+                    &mut self.keys[i],
+                    flags,
+                    k.attno,
+                    0,
+                    pg_sys::InvalidOid,
+                    k.collation,
+                    k.func,
+                    value,
+                );
+                if let Some(&c) = self.counted.get(i) {
+                    (*c).real = self.keys[i].sk_func;
+                    self.keys[i].sk_func.fn_addr = Some(counting_call);
+                    self.keys[i].sk_func.fn_extra = c as *mut std::ffi::c_void;
                 }
             }
-            self.scan = pg_sys::heap_beginscan(
-                rel,
-                snapshot,
-                self.keys.len() as i32,
-                self.keys.as_mut_ptr(),
-                self.pscan,
-                flags,
-            );
-            // Without page-at-a-time visibility heapam would test the keys with the
-            // page locked: it tests none (heapam loops over its rs_nkeys keys), the
-            // node tests the clauses instead.
-            if (*self.scan).rs_flags & pg_sys::ScanOptions::SO_ALLOW_PAGEMODE == 0 {
-                (*self.scan).rs_nkeys = 0;
-                self.keys_in_heap = false;
+            pg_sys::MemoryContextSwitchTo(old);
+            if self.scan.is_null() {
+                let mut flags = pg_sys::ScanOptions::SO_TYPE_SEQSCAN
+                    | pg_sys::ScanOptions::SO_ALLOW_STRAT
+                    | pg_sys::ScanOptions::SO_ALLOW_SYNC
+                    | pg_sys::ScanOptions::SO_ALLOW_PAGEMODE;
+                let mut snapshot = snapshot;
+                if !self.pscan.is_null() {
+                    // As table_beginscan_parallel does (it takes no keys): the leader's
+                    // snapshot, restored in each process.
+                    if (*self.pscan).phs_snapshot_any {
+                        snapshot = &raw mut pg_sys::SnapshotAnyData;
+                    } else {
+                        let at = (self.pscan as *mut u8).add((*self.pscan).phs_snapshot_off);
+                        snapshot =
+                            pg_sys::RegisterSnapshot(pg_sys::RestoreSnapshot(at as *mut std::ffi::c_char));
+                        flags |= pg_sys::ScanOptions::SO_TEMP_SNAPSHOT;
+                    }
+                }
+                self.scan = pg_sys::heap_beginscan(
+                    rel,
+                    snapshot,
+                    self.keys.len() as i32,
+                    self.keys.as_mut_ptr(),
+                    self.pscan,
+                    flags,
+                );
+                // Without page-at-a-time visibility heapam would test the keys with the
+                // page locked: it tests none (heapam loops over its rs_nkeys keys), the
+                // node tests the clauses instead.
+                if (*self.scan).rs_flags & pg_sys::ScanOptions::SO_ALLOW_PAGEMODE == 0 {
+                    (*self.scan).rs_nkeys = 0;
+                    self.keys_in_heap = false;
+                }
+            } else if self.keys_in_heap {
+                pg_sys::heap_rescan(self.scan, self.keys.as_mut_ptr(), false, false, false, false);
+            } else {
+                pg_sys::heap_rescan(self.scan, std::ptr::null_mut(), false, false, false, false);
             }
-        } else if self.keys_in_heap {
-            pg_sys::heap_rescan(self.scan, self.keys.as_mut_ptr(), false, false, false, false);
-        } else {
-            pg_sys::heap_rescan(self.scan, std::ptr::null_mut(), false, false, false, false);
+            pg_sys::MemoryContextReset((*econtext).ecxt_per_tuple_memory);
+            self.stale = false;
         }
-        pg_sys::MemoryContextReset((*econtext).ecxt_per_tuple_memory);
-        self.stale = false;
     }
 }
 
@@ -378,8 +455,12 @@ impl ParallelScanNode for PushedSeqScan {
         node: *mut pg_sys::CustomScanState,
         _pcxt: *mut pg_sys::ParallelContext,
     ) -> pg_sys::Size {
-        let rel = (*node).ss.ss_currentRelation;
-        SHARED_COUNT + pg_sys::table_parallelscan_estimate(rel, (*(*node).ss.ps.state).es_snapshot)
+        // SAFETY: `node` is this node's begun CustomScanState (the trait's contract): its
+        // relation is open and its EState's snapshot registered.
+        unsafe {
+            let rel = (*node).ss.ss_currentRelation;
+            SHARED_COUNT + pg_sys::table_parallelscan_estimate(rel, (*(*node).ss.ps.state).es_snapshot)
+        }
     }
 
     unsafe fn initialize_dsm(
@@ -388,10 +469,14 @@ impl ParallelScanNode for PushedSeqScan {
         _pcxt: *mut pg_sys::ParallelContext,
         coordinate: *mut std::ffi::c_void,
     ) {
-        let rel = (*node).ss.ss_currentRelation;
-        (coordinate as *mut AtomicU64).write(AtomicU64::new(0));
-        self.attach(coordinate);
-        pg_sys::table_parallelscan_initialize(rel, self.pscan, (*(*node).ss.ps.state).es_snapshot);
+        // SAFETY: as `estimate_dsm`, and `coordinate` is the MAXALIGNed DSM chunk of the size it
+        // asked for: the counter first, heapam's parallel scan state after SHARED_COUNT bytes.
+        unsafe {
+            let rel = (*node).ss.ss_currentRelation;
+            (coordinate as *mut AtomicU64).write(AtomicU64::new(0));
+            self.attach(coordinate);
+            pg_sys::table_parallelscan_initialize(rel, self.pscan, (*(*node).ss.ps.state).es_snapshot);
+        }
     }
 
     unsafe fn reinitialize_dsm(
@@ -400,10 +485,16 @@ impl ParallelScanNode for PushedSeqScan {
         _pcxt: *mut pg_sys::ParallelContext,
         coordinate: *mut std::ffi::c_void,
     ) {
-        let rel = (*node).ss.ss_currentRelation;
-        let reinitialize = (*(*rel).rd_tableam).parallelscan_reinitialize.expect("heapam's parallel scans");
-        let pscan = (coordinate as *mut u8).add(SHARED_COUNT) as pg_sys::ParallelTableScanDesc;
-        pg_sys::ffi::pg_guard_ffi_boundary(|| reinitialize(rel, pscan));
+        // SAFETY: `node`'s relation is open (a heap table: heapam's routine has the callback) and
+        // `coordinate` holds the state `initialize_dsm` made; an ERROR from the callback is
+        // caught at the FFI boundary.
+        unsafe {
+            let rel = (*node).ss.ss_currentRelation;
+            let reinitialize =
+                (*(*rel).rd_tableam).parallelscan_reinitialize.expect("heapam's parallel scans");
+            let pscan = (coordinate as *mut u8).add(SHARED_COUNT) as pg_sys::ParallelTableScanDesc;
+            pg_sys::ffi::pg_guard_ffi_boundary(|| reinitialize(rel, pscan));
+        }
     }
 
     unsafe fn initialize_worker(
@@ -412,7 +503,11 @@ impl ParallelScanNode for PushedSeqScan {
         _toc: *mut pg_sys::shm_toc,
         coordinate: *mut std::ffi::c_void,
     ) {
-        self.attach(coordinate);
+        // SAFETY: `coordinate` is the leader's initialized DSM chunk for this node (the trait's
+        // contract), as `attach` requires.
+        unsafe {
+            self.attach(coordinate);
+        }
     }
 }
 
@@ -422,8 +517,12 @@ const SHARED_COUNT: usize = 8;
 
 impl PushedSeqScan {
     unsafe fn attach(&mut self, coordinate: *mut std::ffi::c_void) {
-        self.shared_rejected = coordinate as *const AtomicU64;
-        self.pscan = (coordinate as *mut u8).add(SHARED_COUNT) as pg_sys::ParallelTableScanDesc;
+        // SAFETY: `coordinate` is the node's DSM chunk, of SHARED_COUNT + the parallel scan
+        // state's size (the callers, the DSM callbacks), so the offset stays inside it.
+        unsafe {
+            self.shared_rejected = coordinate as *const AtomicU64;
+            self.pscan = (coordinate as *mut u8).add(SHARED_COUNT) as pg_sys::ParallelTableScanDesc;
+        }
     }
 }
 
@@ -433,14 +532,19 @@ impl PushedSeqScan {
 /// whose column is NULL, which heapam rejects without a call).
 #[pg_guard]
 unsafe extern "C-unwind" fn counting_call(fcinfo: pg_sys::FunctionCallInfo) -> pg_sys::Datum {
-    let flinfo = (*fcinfo).flinfo;
-    let counted = (*flinfo).fn_extra as *mut Counted;
-    (*fcinfo).flinfo = &raw mut (*counted).real;
-    let real = (*counted).real.fn_addr.expect("a key's function");
-    let result = pg_sys::ffi::pg_guard_ffi_boundary(|| real(fcinfo));
-    (*fcinfo).flinfo = flinfo;
-    if !(*fcinfo).isnull && result.value() == 0 {
-        (*counted).rejected += 1;
+    // SAFETY: heapam calls this through a key whose FmgrInfo `start` set up: its fn_extra is
+    // the key's Counted (palloc'd in `begin`, alive with the node) holding the real function's
+    // FmgrInfo; `fcinfo` is the live call info, its flinfo restored after the call.
+    unsafe {
+        let flinfo = (*fcinfo).flinfo;
+        let counted = (*flinfo).fn_extra as *mut Counted;
+        (*fcinfo).flinfo = &raw mut (*counted).real;
+        let real = (*counted).real.fn_addr.expect("a key's function");
+        let result = pg_sys::ffi::pg_guard_ffi_boundary(|| real(fcinfo));
+        (*fcinfo).flinfo = flinfo;
+        if !(*fcinfo).isnull && result.value() == 0 {
+            (*counted).rejected += 1;
+        }
+        result
     }
-    result
 }

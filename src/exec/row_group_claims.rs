@@ -28,8 +28,13 @@ impl<N: CustomScanNode + ClaimsRowGroups> ParallelScanNode for N {
         pcxt: *mut pg_sys::ParallelContext,
         coordinate: *mut std::ffi::c_void,
     ) {
-        (coordinate as *mut AtomicU64).write(AtomicU64::new(0));
-        self.initialize_worker(node, (*pcxt).toc, coordinate);
+        // SAFETY: `coordinate` is the shared chunk of `estimate_dsm`'s size (an AtomicU64),
+        // MAXALIGNed by shm_toc_allocate, and `pcxt` the live ParallelContext (the trait's
+        // contract); the leader attaches to the counter like a worker.
+        unsafe {
+            (coordinate as *mut AtomicU64).write(AtomicU64::new(0));
+            self.initialize_worker(node, (*pcxt).toc, coordinate);
+        }
     }
 
     unsafe fn reinitialize_dsm(
@@ -38,7 +43,9 @@ impl<N: CustomScanNode + ClaimsRowGroups> ParallelScanNode for N {
         _pcxt: *mut pg_sys::ParallelContext,
         coordinate: *mut std::ffi::c_void,
     ) {
-        (*(coordinate as *const AtomicU64)).store(0, Ordering::Relaxed);
+        // SAFETY: `coordinate` holds the AtomicU64 `initialize_dsm` wrote (the trait's
+        // contract); the workers are not running during a reinitialize.
+        unsafe { (*(coordinate as *const AtomicU64)).store(0, Ordering::Relaxed) };
     }
 
     unsafe fn initialize_worker(

@@ -66,12 +66,17 @@ impl Aggregates {
     }
 
     /// Folds the selected rows into every aggregate, each over the rows its FILTER keeps.
+    ///
+    /// # Safety
+    /// Backend thread, during the scan: `reader`'s relation open and its snapshot live,
+    /// positioned on a vector by `next_vector`.
     pub unsafe fn fold(&mut self, reader: &mut Reader, sel: &[u32], gids: Gids) {
         let (sub_sel, sub_gids) = (&mut self.sub_sel, &mut self.sub_gids);
         for (i, acc) in self.states.iter_mut().enumerate() {
             let spec = &self.specs[i];
             match &self.filters[i] {
-                None => fold_one(acc, spec, reader, sel, gids, self.collations[i]),
+                // SAFETY: `reader` is open and positioned (this fn's contract).
+                None => unsafe { fold_one(acc, spec, reader, sel, gids, self.collations[i]) },
                 Some(filter) => {
                     sub_sel.clear();
                     sub_sel.extend_from_slice(sel);
@@ -83,15 +88,20 @@ impl Aggregates {
                             Gids::Each(sub_gids)
                         }
                     };
-                    fold_one(acc, spec, reader, sub_sel, sub, self.collations[i]);
+                    // SAFETY: `reader` is open and positioned (this fn's contract).
+                    unsafe { fold_one(acc, spec, reader, sub_sel, sub, self.collations[i]) };
                 }
             }
         }
     }
 
     /// Folds the selected rows (all in group 0) into aggregate `i` alone.
+    ///
+    /// # Safety
+    /// As `fold`.
     pub unsafe fn fold_into(&mut self, i: usize, reader: &mut Reader, sel: &[u32]) {
-        fold_one(&mut self.states[i], &self.specs[i], reader, sel, Gids::One, self.collations[i]);
+        // SAFETY: `reader` is open and positioned (this fn's contract).
+        unsafe { fold_one(&mut self.states[i], &self.specs[i], reader, sel, Gids::One, self.collations[i]) };
     }
 }
 
@@ -111,7 +121,9 @@ unsafe fn fold_one(
     if sel.is_empty() {
         return;
     }
-    reader.decode(att);
+    // SAFETY: `reader`'s relation is open and it is positioned on a vector (the caller's
+    // contract, `fold`'s).
+    unsafe { reader.decode(att) };
     let col = reader.column(att);
     let cmp = |a: &[u8], b: &[u8]| collated_cmp(a, b, collation);
     match acc.fold(col, sel, gids, &cmp) {

@@ -25,6 +25,11 @@ impl KeyColumns {
 
     /// Decodes the keys' columns of the current vector and computes the buckets of its
     /// selected rows.
+    ///
+    /// # Safety
+    /// Backend thread, during the scan: `reader`'s relation open and its snapshot live,
+    /// positioned on a vector by `next_vector` (its buffers are read and PostgreSQL's
+    /// date functions may be called, in the current memory context).
     pub unsafe fn compute(
         &mut self,
         keys: &[KeySpec],
@@ -33,10 +38,14 @@ impl KeyColumns {
         fixed_offset: Option<i64>,
     ) {
         for (c, key) in keys.iter().enumerate() {
-            reader.decode(key.att);
+            // SAFETY: `reader` is open and positioned on a vector (this fn's contract).
+            unsafe { reader.decode(key.att) };
             let col = reader.column(key.att);
             if !matches!(key.kind, KeyKind::Value) {
-                bucket_values(key.kind, col, sel, fixed_offset, &mut self.memos[c], &mut self.buckets[c]);
+                // SAFETY: backend thread with a current memory context (this fn's contract).
+                unsafe {
+                    bucket_values(key.kind, col, sel, fixed_offset, &mut self.memos[c], &mut self.buckets[c])
+                };
             }
         }
     }
@@ -90,7 +99,8 @@ unsafe fn bucket_values(
         };
         out[r] = match fast {
             Some(b) => b,
-            None => postgres_bucket(kind, ts, memo),
+            // SAFETY: backend thread with a current memory context (this fn's contract).
+            None => unsafe { postgres_bucket(kind, ts, memo) },
         };
     }
 }
@@ -105,35 +115,42 @@ unsafe fn postgres_bucket(kind: KeyKind, ts: i64, memo: &mut Option<(i64, i64, i
         }
     }
     let d = |x: i64| pg_sys::Datum::from(x as isize as usize);
-    let result = match kind {
-        KeyKind::Trunc(unit) | KeyKind::TruncTz(unit) => {
-            let name = CString::new(unit_name(unit)).unwrap();
-            let text = pg_sys::cstring_to_text(name.as_ptr());
-            let f = if matches!(kind, KeyKind::Trunc(_)) {
-                pg_sys::F_DATE_TRUNC_TEXT_TIMESTAMP
-            } else {
-                pg_sys::F_DATE_TRUNC_TEXT_TIMESTAMPTZ
-            };
-            // The session's time zone and collation-free: as the query's own call.
-            pg_sys::OidFunctionCall2Coll(
-                pg_sys::Oid::from_u32(f),
-                pg_sys::InvalidOid,
-                pg_sys::Datum::from(text),
-                d(ts),
-            )
+    // SAFETY: PostgreSQL's own date_trunc / date_bin called with the argument types of
+    // their OIDs (a text made here, a palloc'd Interval, by-value timestamps), on the
+    // backend thread in the current memory context (this fn's contract); the CString
+    // outlives cstring_to_text, which copies it.
+    let result = unsafe {
+        match kind {
+            KeyKind::Trunc(unit) | KeyKind::TruncTz(unit) => {
+                let name = CString::new(unit_name(unit)).unwrap();
+                let text = pg_sys::cstring_to_text(name.as_ptr());
+                let f = if matches!(kind, KeyKind::Trunc(_)) {
+                    pg_sys::F_DATE_TRUNC_TEXT_TIMESTAMP
+                } else {
+                    pg_sys::F_DATE_TRUNC_TEXT_TIMESTAMPTZ
+                };
+                // The session's time zone and collation-free: as the query's own call.
+                pg_sys::OidFunctionCall2Coll(
+                    pg_sys::Oid::from_u32(f),
+                    pg_sys::InvalidOid,
+                    pg_sys::Datum::from(text),
+                    d(ts),
+                )
+            }
+            KeyKind::Bin { stride, origin } => {
+                let interval =
+                    pg_sys::palloc0(std::mem::size_of::<pg_sys::Interval>()) as *mut pg_sys::Interval;
+                (*interval).time = stride;
+                pg_sys::OidFunctionCall3Coll(
+                    pg_sys::Oid::from_u32(pg_sys::F_DATE_BIN_INTERVAL_TIMESTAMP_TIMESTAMP),
+                    pg_sys::InvalidOid,
+                    pg_sys::Datum::from(interval),
+                    d(ts),
+                    d(origin),
+                )
+            }
+            KeyKind::Value => return ts,
         }
-        KeyKind::Bin { stride, origin } => {
-            let interval = pg_sys::palloc0(std::mem::size_of::<pg_sys::Interval>()) as *mut pg_sys::Interval;
-            (*interval).time = stride;
-            pg_sys::OidFunctionCall3Coll(
-                pg_sys::Oid::from_u32(pg_sys::F_DATE_BIN_INTERVAL_TIMESTAMP_TIMESTAMP),
-                pg_sys::InvalidOid,
-                pg_sys::Datum::from(interval),
-                d(ts),
-                d(origin),
-            )
-        }
-        KeyKind::Value => return ts,
     };
     let b = result.value() as i64;
     *memo = (b <= ts).then_some((b, ts, b));

@@ -24,6 +24,10 @@ use std::ffi::CStr;
 use std::marker::PhantomData;
 
 /// A custom scan node's executor state and behaviour.
+///
+/// The unsafe methods are called only by the generated method tables (`Methods::<N>`),
+/// from PostgreSQL's executor on the backend thread, with the pointers PostgreSQL passes
+/// its custom scan callbacks.
 pub trait CustomScanNode: Sized + 'static {
     /// The node's name (EXPLAIN shows `Custom Scan (NAME)`); plans find the node by it.
     const NAME: &'static CStr;
@@ -31,26 +35,50 @@ pub trait CustomScanNode: Sized + 'static {
     type Private: PlanPrivate;
 
     /// The node's state for a plan, before `begin`.
+    ///
+    /// # Safety
+    /// `plan` is the live CustomScan being instantiated, in the executor's memory context.
     unsafe fn create(private: Self::Private, plan: *mut pg_sys::CustomScan) -> Self;
 
+    /// ExecInitNode's part (BeginCustomScan).
+    ///
+    /// # Safety
+    /// `node` is this node's CustomScanState and `estate` its live EState; backend thread.
     unsafe fn begin(&mut self, node: *mut pg_sys::CustomScanState, estate: *mut pg_sys::EState, eflags: i32);
 
     /// Stores the next row in the node's scan slot (`ss_ScanTupleSlot`) and returns it,
     /// or returns it cleared at the end. The plan's quals and projection are applied by
     /// `ExecScan` after this.
+    ///
+    /// # Safety
+    /// `node` is this node's CustomScanState, begun and not ended; backend thread.
     unsafe fn next(&mut self, node: *mut pg_sys::CustomScanState) -> *mut pg_sys::TupleTableSlot;
 
+    /// ExecEndNode's part: releases what `begin` acquired.
+    ///
+    /// # Safety
+    /// `node` is this node's CustomScanState, begun; backend thread.
     unsafe fn end(&mut self, node: *mut pg_sys::CustomScanState);
 
+    /// Restarts the scan from the first row.
+    ///
+    /// # Safety
+    /// `node` is this node's CustomScanState, begun and not ended; backend thread.
     unsafe fn rescan(&mut self, node: *mut pg_sys::CustomScanState);
 
     /// Before the parallel workers' shared memory goes (ExecShutdownNode): collect from it
     /// what EXPLAIN shows afterwards.
+    ///
+    /// # Safety
+    /// `node` is this node's CustomScanState, begun; backend thread.
     unsafe fn shutdown(&mut self, _node: *mut pg_sys::CustomScanState) {}
 
     /// Whether a row that EvalPlanQual substitutes (a newer version of one the scan
     /// returned) would pass the scan's own checks: the quals the node evaluates itself,
     /// which are not in the plan's qual.
+    ///
+    /// # Safety
+    /// `node` is this node's CustomScanState, begun; `slot` holds the substituted row.
     unsafe fn recheck(
         &mut self,
         _node: *mut pg_sys::CustomScanState,
@@ -66,6 +94,9 @@ pub trait CustomScanNode: Sized + 'static {
     > = None;
 
     /// Extra EXPLAIN fields.
+    ///
+    /// # Safety
+    /// `node` is this node's CustomScanState and `es` the live ExplainState being written.
     unsafe fn explain(
         &mut self,
         _node: *mut pg_sys::CustomScanState,
@@ -76,14 +107,22 @@ pub trait CustomScanNode: Sized + 'static {
 }
 
 /// A node that runs in parallel workers, sharing state through dynamic shared memory.
+///
+/// The methods are PostgreSQL's DSM callbacks for the node (through `Methods::<N>`).
 pub trait ParallelScanNode: CustomScanNode {
     /// Bytes of shared memory the node needs.
+    ///
+    /// # Safety
+    /// `node` is this node's begun CustomScanState and `pcxt` the live ParallelContext.
     unsafe fn estimate_dsm(
         &mut self,
         node: *mut pg_sys::CustomScanState,
         pcxt: *mut pg_sys::ParallelContext,
     ) -> pg_sys::Size;
     /// Initializes the shared memory (leader, before the workers start).
+    ///
+    /// # Safety
+    /// As `estimate_dsm`, and `coordinate` points to the (aligned) bytes it asked for.
     unsafe fn initialize_dsm(
         &mut self,
         node: *mut pg_sys::CustomScanState,
@@ -91,6 +130,9 @@ pub trait ParallelScanNode: CustomScanNode {
         coordinate: *mut std::ffi::c_void,
     );
     /// Resets the shared memory for a rescan.
+    ///
+    /// # Safety
+    /// As `initialize_dsm`, with `coordinate` already initialized by it.
     unsafe fn reinitialize_dsm(
         &mut self,
         node: *mut pg_sys::CustomScanState,
@@ -98,6 +140,10 @@ pub trait ParallelScanNode: CustomScanNode {
         coordinate: *mut std::ffi::c_void,
     );
     /// Attaches a worker to the shared memory.
+    ///
+    /// # Safety
+    /// `node` is this node's begun CustomScanState in a worker, `toc` the worker's table of
+    /// contents, and `coordinate` the leader's initialized shared bytes for the node.
     unsafe fn initialize_worker(
         &mut self,
         node: *mut pg_sys::CustomScanState,
@@ -114,8 +160,14 @@ struct State<N> {
 }
 
 /// The node of executor state `css` (a node `N`'s).
+///
+/// # Safety
+/// `css` was made by `create_with::<N>` (its `State<N>` is live), and no other reference
+/// to the node is used while the returned one is.
 pub unsafe fn node<'a, N>(css: *mut pg_sys::CustomScanState) -> &'a mut N {
-    &mut *(*(css as *mut State<N>)).node
+    // SAFETY: `css` starts a `State<N>` whose `node` was set in `create_with` and lives as
+    // long as the executor's memory context (this fn's contract).
+    unsafe { &mut *(*(css as *mut State<N>)).node }
 }
 
 /// The method tables of node `N`, as PostgreSQL wants them.
@@ -150,8 +202,13 @@ impl<N: CustomScanNode> Methods<N> {
 
     /// Registers the node by name, so that plans holding it can be copied to parallel
     /// workers; once per backend, from `_PG_init`.
+    ///
+    /// # Safety
+    /// Call only from `_PG_init`, in the backend's one thread.
     pub unsafe fn register() {
-        pg_sys::RegisterCustomScanMethods(&Self::SCAN);
+        // SAFETY: `SCAN` is a constant promoted to a 'static, so the registry may keep the
+        // pointer; `_PG_init` runs single-threaded (this fn's contract).
+        unsafe { pg_sys::RegisterCustomScanMethods(&Self::SCAN) };
     }
 }
 
@@ -165,8 +222,12 @@ impl<N: ParallelScanNode> Methods<N> {
     };
 
     /// Registers the node by name (see `register`).
+    ///
+    /// # Safety
+    /// Call only from `_PG_init`, in the backend's one thread.
     pub unsafe fn register_parallel() {
-        pg_sys::RegisterCustomScanMethods(&Self::PARALLEL_SCAN);
+        // SAFETY: as in `register`: a 'static method table, registered single-threaded.
+        unsafe { pg_sys::RegisterCustomScanMethods(&Self::PARALLEL_SCAN) };
     }
 
     /// The executor's methods of a parallel-aware node.
@@ -183,27 +244,34 @@ impl<N: ParallelScanNode> Methods<N> {
 unsafe extern "C-unwind" fn create_state<N: CustomScanNode>(
     cscan: *mut pg_sys::CustomScan,
 ) -> *mut pg_sys::Node {
-    create_with::<N>(cscan, &Methods::<N>::EXEC)
+    // SAFETY: PostgreSQL's CreateCustomScanState callback: `cscan` is the live plan node.
+    unsafe { create_with::<N>(cscan, &Methods::<N>::EXEC) }
 }
 
 #[pg_guard]
 unsafe extern "C-unwind" fn create_parallel_state<N: ParallelScanNode>(
     cscan: *mut pg_sys::CustomScan,
 ) -> *mut pg_sys::Node {
-    create_with::<N>(cscan, &Methods::<N>::PARALLEL_EXEC)
+    // SAFETY: PostgreSQL's CreateCustomScanState callback: `cscan` is the live plan node.
+    unsafe { create_with::<N>(cscan, &Methods::<N>::PARALLEL_EXEC) }
 }
 
 unsafe fn create_with<N: CustomScanNode>(
     cscan: *mut pg_sys::CustomScan,
     methods: &'static pg_sys::CustomExecMethods,
 ) -> *mut pg_sys::Node {
-    let state = pg_sys::palloc0(std::mem::size_of::<State<N>>()) as *mut State<N>;
-    (*state).css.ss.ps.type_ = pg_sys::NodeTag::T_CustomScanState;
-    (*state).css.methods = methods;
-    let created = N::create(N::Private::from_list((*cscan).custom_private), cscan);
-    // Dropped with the memory context, so an ERROR mid-scan frees it too.
-    (*state).node = PgMemoryContexts::CurrentMemoryContext.leak_and_drop_on_delete(created);
-    state as *mut pg_sys::Node
+    // SAFETY: called from CreateCustomScanState in the executor's memory context, with
+    // `cscan` the live plan node whose custom_private `N::Private::to_list` made; `state`
+    // is freshly palloc0'd, zeroed and large enough for a `State<N>`.
+    unsafe {
+        let state = pg_sys::palloc0(std::mem::size_of::<State<N>>()) as *mut State<N>;
+        (*state).css.ss.ps.type_ = pg_sys::NodeTag::T_CustomScanState;
+        (*state).css.methods = methods;
+        let created = N::create(N::Private::from_list((*cscan).custom_private), cscan);
+        // Dropped with the memory context, so an ERROR mid-scan frees it too.
+        (*state).node = PgMemoryContexts::CurrentMemoryContext.leak_and_drop_on_delete(created);
+        state as *mut pg_sys::Node
+    }
 }
 
 #[pg_guard]
@@ -212,7 +280,9 @@ unsafe extern "C-unwind" fn begin<N: CustomScanNode>(
     estate: *mut pg_sys::EState,
     eflags: i32,
 ) {
-    node::<N>(css).begin(css, estate, eflags)
+    // SAFETY: PostgreSQL calls this node's callback with the CustomScanState that
+    // `create_with::<N>` made, on the backend thread; the other pointers are its own.
+    unsafe { node::<N>(css).begin(css, estate, eflags) }
 }
 
 #[pg_guard]
@@ -220,7 +290,9 @@ unsafe extern "C-unwind" fn next<N: CustomScanNode>(
     ss: *mut pg_sys::ScanState,
 ) -> *mut pg_sys::TupleTableSlot {
     let css = ss as *mut pg_sys::CustomScanState;
-    node::<N>(css).next(css)
+    // SAFETY: ExecScan (from `exec::<N>`) passes the `ss` of the CustomScanState that
+    // `create_with::<N>` made, its first field, so the cast gives that state back.
+    unsafe { node::<N>(css).next(css) }
 }
 
 #[pg_guard]
@@ -229,29 +301,39 @@ unsafe extern "C-unwind" fn recheck<N: CustomScanNode>(
     slot: *mut pg_sys::TupleTableSlot,
 ) -> bool {
     let css = ss as *mut pg_sys::CustomScanState;
-    node::<N>(css).recheck(css, slot)
+    // SAFETY: ExecScan (from `exec::<N>`) passes the `ss` of the CustomScanState that
+    // `create_with::<N>` made, its first field, so the cast gives that state back.
+    unsafe { node::<N>(css).recheck(css, slot) }
 }
 
 #[pg_guard]
 unsafe extern "C-unwind" fn exec<N: CustomScanNode>(
     css: *mut pg_sys::CustomScanState,
 ) -> *mut pg_sys::TupleTableSlot {
-    pg_sys::ExecScan(&mut (*css).ss, Some(next::<N>), Some(recheck::<N>))
+    // SAFETY: ExecCustomScan callback: `css` is the live CustomScanState of node `N`, and
+    // `next`/`recheck` are its access and recheck methods for ExecScan.
+    unsafe { pg_sys::ExecScan(&mut (*css).ss, Some(next::<N>), Some(recheck::<N>)) }
 }
 
 #[pg_guard]
 unsafe extern "C-unwind" fn end<N: CustomScanNode>(css: *mut pg_sys::CustomScanState) {
-    node::<N>(css).end(css)
+    // SAFETY: PostgreSQL calls this node's callback with the CustomScanState that
+    // `create_with::<N>` made, on the backend thread; the other pointers are its own.
+    unsafe { node::<N>(css).end(css) }
 }
 
 #[pg_guard]
 unsafe extern "C-unwind" fn rescan<N: CustomScanNode>(css: *mut pg_sys::CustomScanState) {
-    node::<N>(css).rescan(css)
+    // SAFETY: PostgreSQL calls this node's callback with the CustomScanState that
+    // `create_with::<N>` made, on the backend thread; the other pointers are its own.
+    unsafe { node::<N>(css).rescan(css) }
 }
 
 #[pg_guard]
 unsafe extern "C-unwind" fn shutdown<N: CustomScanNode>(css: *mut pg_sys::CustomScanState) {
-    node::<N>(css).shutdown(css)
+    // SAFETY: PostgreSQL calls this node's callback with the CustomScanState that
+    // `create_with::<N>` made, on the backend thread; the other pointers are its own.
+    unsafe { node::<N>(css).shutdown(css) }
 }
 
 #[pg_guard]
@@ -260,7 +342,9 @@ unsafe extern "C-unwind" fn explain<N: CustomScanNode>(
     ancestors: *mut pg_sys::List,
     es: *mut pg_sys::ExplainState,
 ) {
-    node::<N>(css).explain(css, ancestors, es)
+    // SAFETY: PostgreSQL calls this node's callback with the CustomScanState that
+    // `create_with::<N>` made, on the backend thread; the other pointers are its own.
+    unsafe { node::<N>(css).explain(css, ancestors, es) }
 }
 
 #[pg_guard]
@@ -268,7 +352,9 @@ unsafe extern "C-unwind" fn estimate_dsm<N: ParallelScanNode>(
     css: *mut pg_sys::CustomScanState,
     pcxt: *mut pg_sys::ParallelContext,
 ) -> pg_sys::Size {
-    node::<N>(css).estimate_dsm(css, pcxt)
+    // SAFETY: PostgreSQL calls this node's callback with the CustomScanState that
+    // `create_with::<N>` made, on the backend thread; the other pointers are its own.
+    unsafe { node::<N>(css).estimate_dsm(css, pcxt) }
 }
 
 #[pg_guard]
@@ -277,7 +363,9 @@ unsafe extern "C-unwind" fn initialize_dsm<N: ParallelScanNode>(
     pcxt: *mut pg_sys::ParallelContext,
     coordinate: *mut std::ffi::c_void,
 ) {
-    node::<N>(css).initialize_dsm(css, pcxt, coordinate)
+    // SAFETY: PostgreSQL calls this node's callback with the CustomScanState that
+    // `create_with::<N>` made, on the backend thread; the other pointers are its own.
+    unsafe { node::<N>(css).initialize_dsm(css, pcxt, coordinate) }
 }
 
 #[pg_guard]
@@ -286,7 +374,9 @@ unsafe extern "C-unwind" fn reinitialize_dsm<N: ParallelScanNode>(
     pcxt: *mut pg_sys::ParallelContext,
     coordinate: *mut std::ffi::c_void,
 ) {
-    node::<N>(css).reinitialize_dsm(css, pcxt, coordinate)
+    // SAFETY: PostgreSQL calls this node's callback with the CustomScanState that
+    // `create_with::<N>` made, on the backend thread; the other pointers are its own.
+    unsafe { node::<N>(css).reinitialize_dsm(css, pcxt, coordinate) }
 }
 
 #[pg_guard]
@@ -295,5 +385,7 @@ unsafe extern "C-unwind" fn initialize_worker<N: ParallelScanNode>(
     toc: *mut pg_sys::shm_toc,
     coordinate: *mut std::ffi::c_void,
 ) {
-    node::<N>(css).initialize_worker(css, toc, coordinate)
+    // SAFETY: PostgreSQL calls this node's callback with the CustomScanState that
+    // `create_with::<N>` made, on the backend thread; the other pointers are its own.
+    unsafe { node::<N>(css).initialize_worker(css, toc, coordinate) }
 }

@@ -9,6 +9,11 @@ use crate::storage::relation::datum;
 use pgrx::pg_sys;
 
 /// The values of a filter's operands (`states`: their executor state), evaluated now.
+///
+/// # Safety
+/// Backend thread, in the running query: `states` are the ExecInitExpr'd states of
+/// `operands` (same order), and `econtext` is the node's live expression context (its
+/// per-tuple memory is reset here).
 pub unsafe fn operand_values(
     operands: &[*mut pg_sys::Node],
     states: &[*mut pg_sys::ExprState],
@@ -19,31 +24,49 @@ pub unsafe fn operand_values(
         .zip(states)
         .map(|(&expr, &state)| {
             let mut isnull = false;
-            let d = pg_sys::ExecEvalExprSwitchContext(state, econtext, &mut isnull);
-            operand_value(pg_sys::exprType(expr), d, isnull)
+            // SAFETY: `state` is the initialized state of `expr`, evaluated in the live
+            // `econtext` (this fn's contract); the value lives in its per-tuple memory
+            // until the reset below, and `operand_value` copies what it keeps.
+            unsafe {
+                let d = pg_sys::ExecEvalExprSwitchContext(state, econtext, &mut isnull);
+                operand_value(pg_sys::exprType(expr), d, isnull)
+            }
         })
         .collect();
-    pg_sys::MemoryContextReset((*econtext).ecxt_per_tuple_memory);
+    // SAFETY: `econtext` is live (this fn's contract) and nothing evaluated in its
+    // per-tuple memory is used after this: the values were copied out.
+    unsafe { pg_sys::MemoryContextReset((*econtext).ecxt_per_tuple_memory) };
     values
 }
 
 /// An operand's value in the physical form of the column it is compared with (the
 /// planner only pushes operands whose type converts exactly).
+///
+/// # Safety
+/// Backend thread inside a transaction (catalog lookups); unless `isnull`, `d` is a live
+/// Datum of type `typid`.
 pub unsafe fn operand_value(typid: pg_sys::Oid, d: pg_sys::Datum, isnull: bool) -> OperandValue {
     if isnull {
         return OperandValue::Null;
     }
-    let element = pg_sys::get_element_type(typid);
-    if element == pg_sys::InvalidOid {
-        return datum::physical_value(datum::type_kind(typid), d, false)
-            .map_or(OperandValue::Null, OperandValue::Value);
+    // SAFETY: `d` is a non-null Datum of type `typid` (this fn's contract); for an array
+    // type it is an array of `element`, which deconstruct_array splits into `n` Datums and
+    // null flags, palloc'd and read here only below `n`. Catalog lookups run inside the
+    // caller's transaction.
+    unsafe {
+        let element = pg_sys::get_element_type(typid);
+        if element == pg_sys::InvalidOid {
+            return datum::physical_value(datum::type_kind(typid), d, false)
+                .map_or(OperandValue::Null, OperandValue::Value);
+        }
+        let array = pg_sys::pg_detoast_datum(d.cast_mut_ptr()) as *mut pg_sys::ArrayType;
+        let (mut len, mut byval, mut align) = (0i16, false, 0 as std::ffi::c_char);
+        pg_sys::get_typlenbyvalalign(element, &mut len, &mut byval, &mut align);
+        let (mut elems, mut nulls, mut n) = (std::ptr::null_mut(), std::ptr::null_mut(), 0);
+        pg_sys::deconstruct_array(array, element, len as i32, byval, align, &mut elems, &mut nulls, &mut n);
+        let kind = datum::type_kind(element);
+        let items =
+            (0..n as usize).map(|i| datum::physical_value(kind, *elems.add(i), *nulls.add(i))).collect();
+        OperandValue::Array(items)
     }
-    let array = pg_sys::pg_detoast_datum(d.cast_mut_ptr()) as *mut pg_sys::ArrayType;
-    let (mut len, mut byval, mut align) = (0i16, false, 0 as std::ffi::c_char);
-    pg_sys::get_typlenbyvalalign(element, &mut len, &mut byval, &mut align);
-    let (mut elems, mut nulls, mut n) = (std::ptr::null_mut(), std::ptr::null_mut(), 0);
-    pg_sys::deconstruct_array(array, element, len as i32, byval, align, &mut elems, &mut nulls, &mut n);
-    let kind = datum::type_kind(element);
-    let items = (0..n as usize).map(|i| datum::physical_value(kind, *elems.add(i), *nulls.add(i))).collect();
-    OperandValue::Array(items)
 }

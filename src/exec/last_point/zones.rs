@@ -75,6 +75,12 @@ pub struct ZoneRun {
 }
 
 impl ZoneRun {
+    /// The run over `rel` for the node's BeginCustomScan.
+    ///
+    /// # Safety
+    /// Backend thread, in the executor's memory context: `rel` open and locked and
+    /// `snapshot` registered until `end`; `operands` are the plan's operand expressions
+    /// and `parent` the node's PlanState (their states are initialized here).
     #[allow(clippy::too_many_arguments)]
     pub unsafe fn begin(
         rel: pg_sys::Relation,
@@ -86,16 +92,27 @@ impl ZoneRun {
         operands: &[*mut pg_sys::Node],
         parent: *mut pg_sys::PlanState,
     ) -> ZoneRun {
-        let natts = (*(*rel).rd_att).natts as usize;
+        // SAFETY: `rel` is open (this fn's contract), so its tuple descriptor is live.
+        let natts = unsafe { (*(*rel).rd_att).natts as usize };
         let mut wanted = vec![false; natts];
         for &a in &scan.attnums {
             wanted[a as usize - 1] = true;
         }
-        write_buffer::flush_before_reading(rel);
-        let mut reader = Reader::new(rel, snapshot, Some(wanted), GroupClaim::Serial { next: 0 });
+        // SAFETY: `rel` is open and locked and `snapshot` registered for the scan (this
+        // fn's contract), as writing out buffered rows and making a reader require.
+        let mut reader = unsafe {
+            write_buffer::flush_before_reading(rel);
+            Reader::new(rel, snapshot, Some(wanted), GroupClaim::Serial { next: 0 })
+        };
         reader.set_predicates(std::mem::take::<Vec<(usize, ZonePredicate)>>(&mut scan.zone_predicates));
         // Nothing becomes a Datum here: keys stay dictionaries, times stay integers.
         reader.set_output(vec![false; natts]);
+        // SAFETY: the operands are the plan's expressions and `parent` the node's PlanState,
+        // in the executor's memory context (this fn's contract).
+        let operand_states = operands
+            .iter()
+            .map(|&e| unsafe { pg_sys::ExecInitExpr(e as *mut pg_sys::Expr, parent) })
+            .collect();
         ZoneRun {
             rel,
             snapshot,
@@ -105,10 +122,7 @@ impl ZoneRun {
             rank,
             filter: scan.filter.clone(),
             operands: operands.to_vec(),
-            operand_states: operands
-                .iter()
-                .map(|&e| pg_sys::ExecInitExpr(e as *mut pg_sys::Expr, parent))
-                .collect(),
+            operand_states,
             winners: None,
             next: 0,
             counters: Counters::default(),
@@ -130,6 +144,11 @@ impl ZoneRun {
     }
 
     /// Fetches the next winner into `slot`; false after the last.
+    ///
+    /// # Safety
+    /// Backend thread, between `begin` and `end` (the relation still open, the snapshot
+    /// registered): `econtext` is the node's live expression context and `slot` a slot
+    /// of the relation's row type.
     pub unsafe fn next(
         &mut self,
         econtext: *mut pg_sys::ExprContext,
@@ -137,20 +156,27 @@ impl ZoneRun {
     ) -> bool {
         if self.winners.is_none() {
             // Parameters may differ at each rescan: the filter is resolved now.
-            let values = operand_values(&self.operands, &self.operand_states, econtext);
+            // SAFETY: the states were initialized for these operands in `begin`, and
+            // `econtext` is the node's live context (this fn's contract).
+            let values = unsafe { operand_values(&self.operands, &self.operand_states, econtext) };
             self.reader.set_filter(self.filter.as_ref().map(|f| PushedFilter::boxed(f.resolve(&values))));
-            self.winners = Some(self.rank_rows());
+            // SAFETY: between `begin` and `end`, so the reader's relation is open.
+            self.winners = Some(unsafe { self.rank_rows() });
             self.next = 0;
         }
         let winners = self.winners.as_ref().unwrap();
         let Some(&row) = winners.get(self.next) else { return false };
         self.next += 1;
         let tid = row_tid(row);
-        let am = (*self.rel).rd_tableam;
-        let fetch = (*am).tuple_fetch_row_version.expect("table AM fetches rows");
-        let (rel, snapshot) = (self.rel, self.snapshot);
-        let found =
-            pg_sys::ffi::pg_guard_ffi_boundary(|| fetch(rel, &tid as *const _ as *mut _, snapshot, slot));
+        // SAFETY: `rel` is open (this fn's contract), so its table AM routine is live; the
+        // fetch gets the registered snapshot, a TID on the stack that outlives the call and
+        // the caller's slot, and any ERROR it raises is caught at the FFI boundary.
+        let found = unsafe {
+            let am = (*self.rel).rd_tableam;
+            let fetch = (*am).tuple_fetch_row_version.expect("table AM fetches rows");
+            let (rel, snapshot) = (self.rel, self.snapshot);
+            pg_sys::ffi::pg_guard_ffi_boundary(|| fetch(rel, &tid as *const _ as *mut _, snapshot, slot))
+        };
         if !found {
             pgrx::error!("LastPoint could not fetch row {row}, which its scan saw");
         }
@@ -191,16 +217,20 @@ impl ZoneRun {
                     counters.vectors_skipped_by_zones += 1;
                     continue;
                 }
-                if !reader.seek_vector(g, v) {
+                // SAFETY: the reader's relation is open and its snapshot live (this fn is
+                // only called from `next`, between `begin` and `end`).
+                if !unsafe { reader.seek_vector(g, v) } {
                     continue;
                 }
                 read_any = true;
                 stored.clear();
-                stored.extend_from_slice(reader.stored(key).unwrap_or_default());
+                // SAFETY: the reader is open and positioned by `seek_vector` just above.
+                stored.extend_from_slice(unsafe { reader.stored(key) }.unwrap_or_default());
                 let covered = match key_sets.find(&stored).filter(|_| !stored.is_empty()) {
                     Some(set) => set.iter().all(|&k| best.covers(k, top)),
                     None => {
-                        reader.decode(key);
+                        // SAFETY: the reader is open and positioned by `seek_vector`.
+                        unsafe { reader.decode(key) };
                         let col = reader.column(key);
                         grouper.vector_keys(&key_input(col), col.rows as usize, &mut keys);
                         if !stored.is_empty() {
@@ -214,15 +244,18 @@ impl ZoneRun {
                     continue;
                 }
                 sel.clear();
-                sel.extend_from_slice(reader.select());
+                // SAFETY: the reader is open and positioned by `seek_vector`.
+                sel.extend_from_slice(unsafe { reader.select() });
                 if sel.is_empty() {
                     continue;
                 }
                 counters.vectors_read += 1;
                 counters.rows_ranked += sel.len() as u64;
-                reader.decode(key);
+                // SAFETY: the reader is open and positioned by `seek_vector`.
+                unsafe { reader.decode(key) };
                 grouper.assign(&[key_input(reader.column(key))], &sel, &mut gids);
-                reader.decode(time);
+                // SAFETY: the open reader is still positioned on this vector.
+                unsafe { reader.decode(time) };
                 let t = reader.column(time);
                 for (&r, &gid) in sel.iter().zip(&gids) {
                     best.offer(gid, score(rank, t, r as usize), reader.row_number(r));

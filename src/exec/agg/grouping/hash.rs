@@ -40,6 +40,9 @@ impl HashGrouping {
     /// Folds the selected rows of the current vector, those of `share` only if given,
     /// into their groups; returns the bytes the fold then holds, or None if no row was
     /// in the share.
+    ///
+    /// # Safety
+    /// As `GroupingPolicy::add_vector`: the run's reader open and positioned on a vector.
     pub unsafe fn fold_vector(
         &mut self,
         run: &mut Run,
@@ -47,7 +50,8 @@ impl HashGrouping {
         sel: &mut Vec<u32>,
     ) -> Option<usize> {
         let setup = run.setup;
-        self.keys.compute(&setup.keys, run.reader, sel, setup.fixed_offset);
+        // SAFETY: the reader is open and positioned on a vector (this fn's contract).
+        unsafe { self.keys.compute(&setup.keys, run.reader, sel, setup.fixed_offset) };
         let inputs = self.keys.inputs(&setup.keys, run.reader);
         if let Some(share) = share {
             retain_partition(&inputs, sel, share.passes, share.pass, &setup.partition_hash);
@@ -57,7 +61,8 @@ impl HashGrouping {
         }
         self.grouper.assign(&inputs, sel, &mut self.gids);
         run.aggs.resize(self.grouper.len());
-        fold_rows(run, sel, Gids::Each(&self.gids));
+        // SAFETY: the reader is open and positioned on the vector `sel` selects from.
+        unsafe { fold_rows(run, sel, Gids::Each(&self.gids)) };
         let used = run.aggs.memory(Some(&self.grouper));
         run.counters.peak_memory = run.counters.peak_memory.max(used);
         Some(used)
@@ -67,7 +72,8 @@ impl HashGrouping {
 impl GroupingPolicy for HashGrouping {
     unsafe fn add_vector(&mut self, run: &mut Run, sel: &mut Vec<u32>) -> Step {
         self.rows += sel.len() as u64;
-        let Some(used) = self.fold_vector(run, None, sel) else {
+        // SAFETY: the reader is open and positioned on a vector (the trait's contract).
+        let Some(used) = (unsafe { self.fold_vector(run, None, sel) }) else {
             return Step::Next;
         };
         if used <= run.setup.memory_limit {

@@ -15,14 +15,17 @@ pub struct MetadataAnswers;
 impl GroupingPolicy for MetadataAnswers {
     unsafe fn add_vector(&mut self, run: &mut Run, sel: &mut Vec<u32>) -> Step {
         if !run.reader.vector_whole() {
-            fold_rows(run, sel, Gids::One);
+            // SAFETY: the reader is open and positioned on the vector `sel` selects from
+            // (the trait's contract for `add_vector`).
+            unsafe { fold_rows(run, sel, Gids::One) };
             return Step::Next;
         }
         let (aggs, reader) = (&mut *run.aggs, &mut *run.reader);
         let mut folded_any = false;
         for i in 0..aggs.states.len() {
             if !answer_from_metadata(&mut aggs.states[i], &aggs.specs[i], reader, sel.len()) {
-                aggs.fold_into(i, reader, sel);
+                // SAFETY: the run's reader is open and positioned on this vector (the trait's contract).
+                unsafe { aggs.fold_into(i, reader, sel) };
                 folded_any = true;
             }
         }

@@ -71,6 +71,9 @@ pub struct Run<'a> {
 
 pub trait GroupingPolicy {
     /// Folds the current vector of the run's reader, its selected rows in `sel`.
+    ///
+    /// # Safety
+    /// Backend thread, during the scan: the run's reader is open (relation open, snapshot live) and positioned on a vector by `next_vector`.
     unsafe fn add_vector(&mut self, run: &mut Run, sel: &mut Vec<u32>) -> Step;
 
     /// The groups' keys, when there is a GROUP BY.
@@ -81,10 +84,13 @@ pub trait GroupingPolicy {
 /// the policy stops it.
 unsafe fn fold_vectors<P: GroupingPolicy>(policy: &mut P, run: &mut Run) -> Step {
     let mut sel: Vec<u32> = Vec::new();
-    while run.reader.next_vector() {
+    // SAFETY: the run's reader is open for the node's scan (the caller's contract,
+    // `Policy::fold`'s).
+    while unsafe { run.reader.next_vector() } {
         sel.clear();
         sel.extend_from_slice(run.reader.selection());
-        match policy.add_vector(run, &mut sel) {
+        // SAFETY: `next_vector` just positioned the open reader on a vector.
+        match unsafe { policy.add_vector(run, &mut sel) } {
             Step::Next => {}
             stop => return stop,
         }
@@ -96,7 +102,9 @@ unsafe fn fold_vectors<P: GroupingPolicy>(policy: &mut P, run: &mut Run) -> Step
 unsafe fn fold_rows(run: &mut Run, sel: &[u32], gids: super::kernels::Gids) {
     run.counters.rows_folded += sel.len() as u64;
     run.counters.vectors_folded += 1;
-    run.aggs.fold(run.reader, sel, gids);
+    // SAFETY: the caller (a policy's `add_vector`) runs with the reader open and
+    // positioned on the vector `sel` selects from (its contract).
+    unsafe { run.aggs.fold(run.reader, sel, gids) };
 }
 
 /// The policy a ColumnarAgg folds with; its groups are those of the current batch.
@@ -122,6 +130,10 @@ impl Policy {
     /// Folds the next batch of groups into `aggs` (emptied first): the whole scan, or
     /// this pass of it, or (a partial aggregate past work_mem) what fits. Returns whether
     /// the scan (or this pass) is over.
+    ///
+    /// # Safety
+    /// Backend thread, during the node's scan: `reader`'s relation open and its snapshot
+    /// live (the reader's buffers are read).
     pub unsafe fn fold(
         &mut self,
         setup: &GroupingSetup,
@@ -133,11 +145,14 @@ impl Policy {
         aggs.reset(!setup.keys.is_empty());
         let mut run = Run { setup, aggs, reader, counters };
         let over = loop {
-            let step = match self {
-                Policy::Metadata(p) => fold_vectors(p, &mut run),
-                Policy::Single(p) => fold_vectors(p, &mut run),
-                Policy::Hash(p) => fold_vectors(p, &mut run),
-                Policy::MultiPass(p) => fold_vectors(p, &mut run),
+            // SAFETY: `reader` is open for the node's scan (this fn's contract).
+            let step = unsafe {
+                match self {
+                    Policy::Metadata(p) => fold_vectors(p, &mut run),
+                    Policy::Single(p) => fold_vectors(p, &mut run),
+                    Policy::Hash(p) => fold_vectors(p, &mut run),
+                    Policy::MultiPass(p) => fold_vectors(p, &mut run),
+                }
             };
             match step {
                 Step::Next => break true,

@@ -54,7 +54,9 @@ impl MultiPass {
 
 impl GroupingPolicy for MultiPass {
     unsafe fn add_vector(&mut self, run: &mut Run, sel: &mut Vec<u32>) -> Step {
-        self.hash.fold_vector(run, Some(&self.share), sel);
+        // SAFETY: the reader is open and positioned on the vector `sel` selects from
+        // (the trait's contract for `add_vector`).
+        unsafe { self.hash.fold_vector(run, Some(&self.share), sel) };
         Step::Next
     }
 

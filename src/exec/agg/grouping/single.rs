@@ -9,7 +9,9 @@ pub struct SingleGroup;
 
 impl GroupingPolicy for SingleGroup {
     unsafe fn add_vector(&mut self, run: &mut Run, sel: &mut Vec<u32>) -> Step {
-        fold_rows(run, sel, Gids::One);
+        // SAFETY: the reader is open and positioned on the vector `sel` selects from
+        // (the trait's contract for `add_vector`).
+        unsafe { fold_rows(run, sel, Gids::One) };
         Step::Next
     }
 
