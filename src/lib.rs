@@ -5,10 +5,10 @@
 
 // Unsafe functions state their contract in a `# Safety` doc section, and each unsafe
 // operation in their bodies sits in an `unsafe {}` block whose `// SAFETY:` comment says
-// why it is sound. Until every module does so, unwrapped operations only warn and missing
-// `# Safety` sections are allowed.
-#![warn(unsafe_op_in_unsafe_fn)]
-#![allow(clippy::missing_safety_doc)]
+// why it is sound; the compiler and `make lint` (clippy) hold every module to it.
+#![deny(unsafe_op_in_unsafe_fn)]
+#![deny(clippy::undocumented_unsafe_blocks)]
+#![deny(clippy::missing_safety_doc)]
 
 use pgrx::prelude::*;
 use std::sync::atomic::{AtomicBool, Ordering};

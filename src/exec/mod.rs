@@ -42,15 +42,6 @@ pub unsafe fn register_nodes() {
     }
 }
 
-/// A PostgreSQL method table (custom path methods) kept in a `static`.
-/// They hold C-string pointers, so Rust does not consider them `Sync`; PostgreSQL only
-/// reads them, from its one backend thread.
-#[repr(transparent)]
-pub struct MethodTable<T>(pub T);
-
-// SAFETY: immutable after initialization and only read by PostgreSQL's backend thread.
-unsafe impl<T> Sync for MethodTable<T> {}
-
 #[cfg(test)]
 mod tests {
     use super::*;

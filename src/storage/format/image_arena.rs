@@ -59,6 +59,8 @@ mod tests {
         }
         // Every value is still where it was written, intact.
         for &(ptr, words, value) in &held {
+            // SAFETY: `ptr` points at `words` u64s the arena handed out; it is not cleared
+            // yet, and its chunks never move, so they are still allocated and initialized.
             let image = unsafe { std::slice::from_raw_parts(ptr, words) };
             assert!(image.iter().all(|&w| w == value));
         }
@@ -69,6 +71,7 @@ mod tests {
         assert_eq!(arena.chunks.iter().map(|c| c.as_ptr()).collect::<Vec<_>>(), normal);
         let first = arena.alloc(5).as_ptr();
         assert_eq!(first, normal[0]);
+        // SAFETY: `first` is the start of the 5 words just allocated, alive in `arena`.
         assert!(unsafe { std::slice::from_raw_parts(first, 5) }.iter().all(|&w| w == 0));
     }
 }
