@@ -119,14 +119,60 @@ unsafe fn add_pushed_paths(
     relation: pg_sys::Relation,
 ) {
     // SAFETY: `rel` is the planner's live base relation and `relation` its open, locked
-    // heap relation (from `add_paths`): rd_id is readable, the options lookup runs inside
+    // heap relation (from `add_paths`).
+    let Some((keys, kept)) = (unsafe { split_clauses(rel, relation) }) else { return };
+    if keys.is_empty() {
+        return;
+    }
+    let pushed: Vec<*mut pg_sys::RestrictInfo> = keys.iter().map(|k| k.clause).collect();
+    // SAFETY: `root` and `rel` are the planner's live nodes and the clauses `rel`'s
+    // RestrictInfos (from `split_clauses`).
+    let price = unsafe { ScanPrice::of(root, rel, &pushed, &kept) };
+    // SAFETY: `rel` is the planner's live base relation, `relation` its open, locked
+    // relation, and the pushed clauses live RestrictInfos of `rel`.
+    let explain = unsafe { explain_fields(rel, relation, &pushed, price.selectivity) };
+    let plan = PushedPlan {
+        keys: keys.iter().map(|k| KeyPlan { attno: k.attno, func: k.func, collation: k.collation }).collect(),
+        explain,
+    };
+    let pushed = Rc::new(Pushed { plan, values: keys.iter().map(|k| k.value).collect(), clauses: pushed });
+    // SAFETY: `rel` is the planner's live base relation; new_path allocates the paths in
+    // the planner's memory context, which add_path / add_partial_path take over; the
+    // parallel GUCs are read on the backend thread.
+    unsafe {
+        let serial = new_path(rel, pushed.clone(), price.rows, price.startup, price.total(), 0);
+        pg_sys::add_path(rel, serial);
+        // In parallel, each process scans the blocks heapam's shared state hands it: the
+        // CPU is shared out, the pages are read once (as core prices a parallel seq scan).
+        let workers =
+            pg_sys::compute_parallel_worker(rel, price.pages, -1.0, pg_sys::max_parallel_workers_per_gather);
+        if (*rel).consider_parallel && workers > 0 {
+            let divisor = cost::parallel_divisor(workers, pg_sys::parallel_leader_participation);
+            let (rows, total) = price.partial(divisor);
+            pg_sys::add_partial_path(rel, new_path(rel, pushed, rows, price.startup, total, workers));
+        }
+    }
+}
+
+/// `rel`'s WHERE clauses split into the scan keys heapam tests and the clauses the
+/// executor keeps; None when the table's `quals_push_down` option is not on.
+///
+/// # Safety
+/// Backend thread, in a transaction: `rel` is the planner's live base relation and
+/// `relation` its open, locked heap relation.
+unsafe fn split_clauses(
+    rel: *mut pg_sys::RelOptInfo,
+    relation: pg_sys::Relation,
+) -> Option<(Vec<Key>, Vec<*mut pg_sys::RestrictInfo>)> {
+    // SAFETY: `rel` is the planner's live base relation and `relation` its open, locked
+    // heap relation (this fn's contract): rd_id is readable, the options lookup runs inside
     // a transaction, and baserestrictinfo is a list of live RestrictInfos of `rel`.
-    let (keys, kept) = unsafe {
+    unsafe {
         // System catalogs take no options.
         if (*relation).rd_id.to_u32() < pg_sys::FirstNormalObjectId
             || options::quals_push_down((*relation).rd_id) != Some(true)
         {
-            return;
+            return None;
         }
         let keys: Vec<Key> = pg_list::ptrs::<pg_sys::RestrictInfo>((*rel).baserestrictinfo)
             .filter_map(|ri| key_of(ri, rel))
@@ -135,75 +181,106 @@ unsafe fn add_pushed_paths(
             pg_list::ptrs::<pg_sys::RestrictInfo>((*rel).baserestrictinfo)
                 .filter(|ri| !keys.iter().any(|k| k.clause == *ri))
                 .collect();
-        (keys, kept)
-    };
-    if keys.is_empty() {
-        return;
+        Some((keys, kept))
     }
-    let pushed: Vec<*mut pg_sys::RestrictInfo> = keys.iter().map(|k| k.clause).collect();
-    // SAFETY: `root` and `rel` are the planner's live nodes and the clauses `rel`'s
-    // RestrictInfos; the lists are palloc'd in the planner's memory context; reltarget is
-    // valid; the cost GUCs are read on the backend thread.
-    let (selectivity, pushed_cost, kept_cost, tuples, pages, rows, target, seq_page_cost, cpu_tuple_cost) = unsafe {
-        let selectivity = quals::selectivity(root, rel, &pushed);
-        let mut pushed_cost = pg_sys::QualCost::default();
-        pg_sys::cost_qual_eval(&mut pushed_cost, pg_list::from_ptrs(pushed.iter().copied()), root);
-        let mut kept_cost = pg_sys::QualCost::default();
-        pg_sys::cost_qual_eval(&mut kept_cost, pg_list::from_ptrs(kept.iter().copied()), root);
-        let r = &*rel;
-        let target = (*r.reltarget).cost;
-        (
-            selectivity,
-            pushed_cost,
-            kept_cost,
-            r.tuples,
-            r.pages as f64,
-            r.rows,
-            target,
-            pg_sys::seq_page_cost,
-            pg_sys::cpu_tuple_cost,
-        )
-    };
-    // Core's sequential scan: every tuple reaches a slot and every qual.
-    let disk = seq_page_cost * pages;
-    let cpu = tuples * pushed_cost.per_tuple * KEY_COST_SHARE
-        + tuples * selectivity * (cpu_tuple_cost + kept_cost.per_tuple);
-    let startup = kept_cost.startup + pushed_cost.startup + target.startup;
-    let total = startup + disk + cpu + rows * target.per_tuple;
-    // SAFETY: `rel` is the planner's live base relation.
-    let relid = unsafe { (*rel).relid };
+}
+
+/// The price of a pushed scan, priced like core's sequential scan: every tuple reaches
+/// a slot and every qual.
+struct ScanPrice {
+    /// The share of the rows the pushed clauses keep.
+    selectivity: f64,
+    /// The relation's pages, and the rows the scan returns.
+    pages: f64,
+    rows: f64,
+    /// What the target list costs per row.
+    target_per_tuple: f64,
+    startup: f64,
+    /// Reading the pages, and the CPU of testing the rows (shared out in parallel).
+    disk: f64,
+    cpu: f64,
+}
+
+impl ScanPrice {
+    /// Prices the scan of `rel` that tests `pushed` as keys and leaves `kept` to the executor.
+    ///
+    /// # Safety
+    /// Backend thread, while planning: `root` and `rel` are the planner's live nodes and
+    /// the clauses `rel`'s RestrictInfos.
+    unsafe fn of(
+        root: *mut pg_sys::PlannerInfo,
+        rel: *mut pg_sys::RelOptInfo,
+        pushed: &[*mut pg_sys::RestrictInfo],
+        kept: &[*mut pg_sys::RestrictInfo],
+    ) -> ScanPrice {
+        // SAFETY: `root` and `rel` are the planner's live nodes and the clauses `rel`'s
+        // RestrictInfos (this fn's contract); the lists are palloc'd in the planner's memory
+        // context; reltarget is valid; the cost GUCs are read on the backend thread.
+        let (selectivity, pushed_cost, kept_cost, tuples, pages, rows, target, seq_page_cost, cpu_tuple_cost) = unsafe {
+            let selectivity = quals::selectivity(root, rel, pushed);
+            let mut pushed_cost = pg_sys::QualCost::default();
+            pg_sys::cost_qual_eval(&mut pushed_cost, pg_list::from_ptrs(pushed.iter().copied()), root);
+            let mut kept_cost = pg_sys::QualCost::default();
+            pg_sys::cost_qual_eval(&mut kept_cost, pg_list::from_ptrs(kept.iter().copied()), root);
+            let r = &*rel;
+            let target = (*r.reltarget).cost;
+            (
+                selectivity,
+                pushed_cost,
+                kept_cost,
+                r.tuples,
+                r.pages as f64,
+                r.rows,
+                target,
+                pg_sys::seq_page_cost,
+                pg_sys::cpu_tuple_cost,
+            )
+        };
+        // Core's sequential scan: every tuple reaches a slot and every qual.
+        let disk = seq_page_cost * pages;
+        let cpu = tuples * pushed_cost.per_tuple * KEY_COST_SHARE
+            + tuples * selectivity * (cpu_tuple_cost + kept_cost.per_tuple);
+        let startup = kept_cost.startup + pushed_cost.startup + target.startup;
+        ScanPrice { selectivity, pages, rows, target_per_tuple: target.per_tuple, startup, disk, cpu }
+    }
+
+    /// The serial scan's total cost.
+    fn total(&self) -> f64 {
+        self.startup + self.disk + self.cpu + self.rows * self.target_per_tuple
+    }
+
+    /// The rows and total cost of a participant's share of a parallel scan.
+    fn partial(&self, divisor: f64) -> (f64, f64) {
+        let rows = (self.rows / divisor).max(1.0);
+        let total = self.startup + self.disk + self.cpu / divisor + rows * self.target_per_tuple;
+        (rows, total)
+    }
+}
+
+/// The EXPLAIN fields of the pushed scan: the pushed clauses deparsed, and (VERBOSE)
+/// their selectivity.
+///
+/// # Safety
+/// Backend thread, while planning: `rel` is the planner's live base relation, `relation`
+/// its open, locked relation and `pushed` live RestrictInfos of `rel`.
+unsafe fn explain_fields(
+    rel: *mut pg_sys::RelOptInfo,
+    relation: pg_sys::Relation,
+    pushed: &[*mut pg_sys::RestrictInfo],
+    selectivity: f64,
+) -> Vec<(String, String)> {
     // SAFETY: `relation` is the open, locked relation of range table entry `relid`, and
-    // the clauses deparsed are live RestrictInfos of `rel`; the list and its AND are
-    // palloc'd in the planner's memory context.
-    let deparse = |clauses: &[*mut pg_sys::RestrictInfo]| unsafe {
-        let list = pg_list::from_ptrs(clauses.iter().map(|&ri| (*ri).clause));
+    // the clauses deparsed are live RestrictInfos of `rel` (this fn's contract); the list
+    // and its AND are palloc'd in the planner's memory context.
+    let filter = unsafe {
+        let relid = (*rel).relid;
+        let list = pg_list::from_ptrs(pushed.iter().map(|&ri| (*ri).clause));
         explain_text::deparse(relid, relation, pg_sys::make_ands_explicit(list) as *mut pg_sys::Node)
     };
-    let plan = PushedPlan {
-        keys: keys.iter().map(|k| KeyPlan { attno: k.attno, func: k.func, collation: k.collation }).collect(),
-        explain: vec![
-            ("Pushed Filter".to_string(), deparse(&pushed)),
-            ("+Pushed Filter Selectivity".to_string(), format!("{selectivity:.4}")),
-        ],
-    };
-    let pushed = Rc::new(Pushed { plan, values: keys.iter().map(|k| k.value).collect(), clauses: pushed });
-    // SAFETY: `rel` is the planner's live base relation; new_path allocates the paths in
-    // the planner's memory context, which add_path / add_partial_path take over; the
-    // parallel GUCs are read on the backend thread.
-    unsafe {
-        let serial = new_path(rel, pushed.clone(), rows, startup, total, 0);
-        pg_sys::add_path(rel, serial);
-        // In parallel, each process scans the blocks heapam's shared state hands it: the
-        // CPU is shared out, the pages are read once (as core prices a parallel seq scan).
-        let workers =
-            pg_sys::compute_parallel_worker(rel, pages, -1.0, pg_sys::max_parallel_workers_per_gather);
-        if (*rel).consider_parallel && workers > 0 {
-            let divisor = cost::parallel_divisor(workers, pg_sys::parallel_leader_participation);
-            let rows = (rows / divisor).max(1.0);
-            let total = startup + disk + cpu / divisor + rows * target.per_tuple;
-            pg_sys::add_partial_path(rel, new_path(rel, pushed, rows, startup, total, workers));
-        }
-    }
+    vec![
+        ("Pushed Filter".to_string(), filter),
+        ("+Pushed Filter Selectivity".to_string(), format!("{selectivity:.4}")),
+    ]
 }
 
 unsafe fn new_path(

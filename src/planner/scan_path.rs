@@ -158,17 +158,99 @@ unsafe fn add_scan_path(
     relation: pg_sys::Relation,
     attnums: Vec<i32>,
     params: &CostParams,
-    mut translations: quals::Translations,
+    translations: quals::Translations,
     base: quals::Pushdown,
     base_pruning: &Pruning,
 ) {
-    // SAFETY: `root` and `rel` are the planner's live nodes and `relation` the open,
-    // locked columnar relation of `rel` (from `add_paths`): rd_att is valid and its
-    // column sizes may be read; `param_info` is checked for NULL before its clauses are
-    // read; the lists made here are palloc'd in the planner's memory context.
-    let (bytes, param_info, pushdown, translations, quals, measured) = unsafe {
+    // SAFETY: `relation` is the open, locked columnar relation of `rel` (from `add_paths`):
+    // rd_att is valid and its column sizes may be read.
+    let bytes = unsafe {
         let natts = (*(*relation).rd_att).natts as usize;
-        let bytes = plan_sizes::column_bytes(relation, natts);
+        plan_sizes::column_bytes(relation, natts)
+    };
+    // SAFETY: `root` and `rel` are the planner's live nodes (from `add_paths`), and
+    // `translations` and `base` were made for `rel`.
+    let q = unsafe { path_quals(root, rel, translations, base) };
+    // The pushed filter is the base relation's quals, and for a parameterized path
+    // join clauses too (whose values are not known at plan time).
+    let none = Pruning::none(rel);
+    let pruning = if q.pushdown.filter.is_some() { base_pruning } else { &none };
+    // SAFETY: `rel` is the planner's live base relation (from `add_paths`), and
+    // `param_info` its ParamPathInfo when not NULL (checked).
+    let (pages, tuples, rows, considered) = unsafe {
+        let rows = if q.param_info.is_null() { (*rel).rows } else { (*q.param_info).ppi_rows };
+        ((*rel).pages as f64, (*rel).tuples, rows, considered_paths(rel))
+    };
+    let input = ScanInput {
+        zone_fraction: pruning.row_fraction,
+        pages,
+        bytes_all: bytes.iter().sum::<u64>() as f64,
+        bytes_read: attnums.iter().map(|&a| bytes[a as usize - 1]).sum::<u64>() as f64,
+        rows: tuples,
+        columns_read: attnums.len(),
+        qual_per_row: q.kept_cost.per_tuple,
+        filter_columns: q.filter_columns,
+        filter_tests: q.filter_tests,
+        filter_selectivity: q.filter_selectivity,
+    };
+    let paths = ScanPaths {
+        rel,
+        param_info: q.param_info,
+        pages,
+        rows,
+        startup: q.kept_cost.startup,
+        cost: cost::columnar_scan_components(&input, params),
+        attnums,
+        translations: q.translations,
+        explain: ExplainFields {
+            filter_tests: q.filter_tests,
+            filter_selectivity: q.filter_selectivity,
+            considered,
+            filtered: q.pushdown.filter.is_some(),
+            pruning,
+        },
+    };
+    // SAFETY: `rel` is the planner's live base relation and `param_info` NULL or its
+    // ParamPathInfo (from `path_quals`), on the backend thread.
+    unsafe {
+        paths.add_serial();
+        paths.add_partial();
+    }
+}
+
+/// The quals of a ColumnarScan path: those of the base relation, and for a path
+/// parameterized by LATERAL references the join clauses moved down to the scan.
+struct PathQuals {
+    /// The path's ParamPathInfo, or NULL when it takes no parameters.
+    param_info: *mut pg_sys::ParamPathInfo,
+    /// What the scan evaluates itself, and what the executor does.
+    pushdown: quals::Pushdown,
+    /// The clauses translated (shared by the paths), or None if `quals_push_down` is off.
+    translations: Option<Rc<quals::Translations>>,
+    /// What the quals left to the executor cost.
+    kept_cost: pg_sys::QualCost,
+    /// The pushed filter's columns and tests, and the share of rows it keeps.
+    filter_columns: usize,
+    filter_tests: usize,
+    filter_selectivity: f64,
+}
+
+/// The quals of `rel`'s ColumnarScan path: `translations` holds the base relation's
+/// clauses translated and `base` the pushdown they make.
+///
+/// # Safety
+/// Backend thread, while planning: `root` and `rel` are the planner's live nodes (from
+/// `add_paths`), and `translations` and `base` were made for `rel`.
+unsafe fn path_quals(
+    root: *mut pg_sys::PlannerInfo,
+    rel: *mut pg_sys::RelOptInfo,
+    mut translations: quals::Translations,
+    base: quals::Pushdown,
+) -> PathQuals {
+    // SAFETY: `root` and `rel` are the planner's live nodes (this fn's contract);
+    // `param_info` is checked for NULL before its clauses are read; the lists made here are
+    // palloc'd in the planner's memory context.
+    unsafe {
         // Like create_seqscan_path: a relation that refers to other relations' columns
         // (LATERAL) can only be scanned below a nested loop that supplies them; the path
         // says so, and createplan then replaces those references with parameters.
@@ -191,38 +273,35 @@ unsafe fn add_scan_path(
         };
         let translations = enabled.then(|| Rc::new(translations));
         let kept = pg_list::from_ptrs(pushdown.kept.iter().copied());
-        let mut quals = pg_sys::QualCost::default();
-        pg_sys::cost_qual_eval(&mut quals, kept, root);
-        let measured = pushdown.measure(root, rel);
-        (bytes, param_info, pushdown, translations, quals, measured)
-    };
-    let (filter_columns, filter_tests, filter_selectivity) = measured;
-    let analysis = |explain| Scan { attnums: attnums.clone(), translations: translations.clone(), explain };
-    // The pushed filter is the base relation's quals, and for a parameterized path
-    // join clauses too (whose values are not known at plan time).
-    let none = Pruning::none(rel);
-    let pruning = if pushdown.filter.is_some() { base_pruning } else { &none };
-    // SAFETY: `rel` is the planner's live base relation (from `add_paths`), and
-    // `param_info` its ParamPathInfo when not NULL (checked).
-    let (pages, tuples, rows, considered) = unsafe {
-        let rows = if param_info.is_null() { (*rel).rows } else { (*param_info).ppi_rows };
-        ((*rel).pages as f64, (*rel).tuples, rows, considered_paths(rel))
-    };
-    let input = ScanInput {
-        zone_fraction: pruning.row_fraction,
-        pages,
-        bytes_all: bytes.iter().sum::<u64>() as f64,
-        bytes_read: attnums.iter().map(|&a| bytes[a as usize - 1]).sum::<u64>() as f64,
-        rows: tuples,
-        columns_read: attnums.len(),
-        qual_per_row: quals.per_tuple,
-        filter_columns,
-        filter_tests,
-        filter_selectivity,
-    };
-    let c = cost::columnar_scan_components(&input, params);
-    // EXPLAIN's fields: costs with VERBOSE ('+'), the plan-time pruning always.
-    let explain = |c: &cost::ScanCost, total: f64| {
+        let mut kept_cost = pg_sys::QualCost::default();
+        pg_sys::cost_qual_eval(&mut kept_cost, kept, root);
+        let (filter_columns, filter_tests, filter_selectivity) = pushdown.measure(root, rel);
+        PathQuals {
+            param_info,
+            pushdown,
+            translations,
+            kept_cost,
+            filter_columns,
+            filter_tests,
+            filter_selectivity,
+        }
+    }
+}
+
+/// A ColumnarScan's EXPLAIN fields: costs with VERBOSE ('+'), the plan-time pruning always.
+struct ExplainFields<'a> {
+    filter_tests: usize,
+    filter_selectivity: f64,
+    /// The paths the ColumnarScan was weighed against (`considered_paths`).
+    considered: String,
+    /// Whether a filter is pushed (the pruning only applies to one).
+    filtered: bool,
+    pruning: &'a Pruning,
+}
+
+impl ExplainFields<'_> {
+    /// The fields of a path costing `c`, `total` in all.
+    fn of(&self, c: &cost::ScanCost, total: f64) -> Vec<(String, String)> {
         let mut fields = vec![(
             "+Cost Components".to_string(),
             format!(
@@ -230,13 +309,14 @@ unsafe fn add_scan_path(
                 c.io, c.decode, c.filter, c.output, total
             ),
         )];
-        if filter_tests > 0 {
-            fields.push(("+Pushed Filter Selectivity".into(), format!("{filter_selectivity:.4}")));
+        if self.filter_tests > 0 {
+            fields.push(("+Pushed Filter Selectivity".into(), format!("{:.4}", self.filter_selectivity)));
         }
-        if !considered.is_empty() {
-            fields.push(("+Paths Considered".into(), considered.clone()));
+        if !self.considered.is_empty() {
+            fields.push(("+Paths Considered".into(), self.considered.clone()));
         }
-        if pushdown.filter.is_some() && pruning.computed {
+        let pruning = self.pruning;
+        if self.filtered && pruning.computed {
             fields.push((
                 "Row Groups".into(),
                 format!(
@@ -249,54 +329,102 @@ unsafe fn add_scan_path(
             ));
         }
         fields
-    };
-    // SAFETY: `rel` is the planner's live base relation and `param_info` NULL or its
-    // ParamPathInfo; new_path allocates the path in the planner's memory context, and
-    // add_path takes it over.
-    unsafe {
-        let path = new_path(
-            rel,
-            param_info,
-            rows,
-            quals.startup,
-            c.total() + quals.startup,
-            analysis(explain(&c, c.total())),
-        );
-        pg_sys::add_path(rel, path as *mut pg_sys::Path);
+    }
+}
+
+/// What the serial and the partial ColumnarScan paths of a relation share.
+struct ScanPaths<'a> {
+    rel: *mut pg_sys::RelOptInfo,
+    /// The paths' ParamPathInfo, or NULL.
+    param_info: *mut pg_sys::ParamPathInfo,
+    /// The relation's pages, and the rows the scan returns.
+    pages: f64,
+    rows: f64,
+    /// The startup cost of the executor's quals.
+    startup: f64,
+    /// The serial scan's cost, by component.
+    cost: cost::ScanCost,
+    attnums: Vec<i32>,
+    translations: Option<Rc<quals::Translations>>,
+    explain: ExplainFields<'a>,
+}
+
+impl ScanPaths<'_> {
+    /// The analysis of a path costing `c`, `total` in all.
+    fn analysis(&self, c: &cost::ScanCost, total: f64) -> Scan {
+        Scan {
+            attnums: self.attnums.clone(),
+            translations: self.translations.clone(),
+            explain: self.explain.of(c, total),
+        }
     }
 
-    // A partial path for parallel plans: workers take row groups from a shared counter.
-    // CPU is shared among the participants; reading is not (as for core's Seq Scan).
-    // SAFETY: as above; the parallel GUCs are read on the backend thread, and the partial
-    // path is the fresh CustomPath new_path returned, which add_partial_path takes over.
-    unsafe {
-        if (*rel).consider_parallel && param_info.is_null() {
-            // Workers by the table's size, as for core's Parallel Seq Scan: decoding costs
-            // per row, however few bytes the columns read take.
-            let workers =
-                pg_sys::compute_parallel_worker(rel, pages, -1.0, pg_sys::max_parallel_workers_per_gather);
-            if workers > 0 {
-                let divisor = cost::parallel_divisor(workers, pg_sys::parallel_leader_participation);
-                let cpu = c.decode + c.filter + c.output;
-                let total = c.io + cpu / divisor + quals.startup;
-                let shared = cost::ScanCost {
-                    decode: c.decode / divisor,
-                    filter: c.filter / divisor,
-                    output: c.output / divisor,
-                    ..c
-                };
-                let partial = new_path(
+    /// Offers the serial path.
+    ///
+    /// # Safety
+    /// Backend thread, while planning: `rel` is the planner's live base relation and
+    /// `param_info` NULL or its ParamPathInfo.
+    unsafe fn add_serial(&self) {
+        let c = &self.cost;
+        // SAFETY: `rel` is the planner's live base relation and `param_info` NULL or its
+        // ParamPathInfo (this fn's contract); new_path allocates the path in the planner's
+        // memory context, and add_path takes it over.
+        unsafe {
+            let path = new_path(
+                self.rel,
+                self.param_info,
+                self.rows,
+                self.startup,
+                c.total() + self.startup,
+                self.analysis(c, c.total()),
+            );
+            pg_sys::add_path(self.rel, path as *mut pg_sys::Path);
+        }
+    }
+
+    /// Offers a partial path for parallel plans: workers take row groups from a shared
+    /// counter. CPU is shared among the participants; reading is not (as for core's Seq Scan).
+    ///
+    /// # Safety
+    /// As `add_serial`.
+    unsafe fn add_partial(&self) {
+        let (rel, c) = (self.rel, &self.cost);
+        // SAFETY: as `add_serial` (this fn's contract); the parallel GUCs are read on the
+        // backend thread, and the partial path is the fresh CustomPath new_path returned,
+        // which add_partial_path takes over.
+        unsafe {
+            if (*rel).consider_parallel && self.param_info.is_null() {
+                // Workers by the table's size, as for core's Parallel Seq Scan: decoding costs
+                // per row, however few bytes the columns read take.
+                let workers = pg_sys::compute_parallel_worker(
                     rel,
-                    param_info,
-                    rows / divisor,
-                    quals.startup,
-                    total,
-                    analysis(explain(&shared, total)),
+                    self.pages,
+                    -1.0,
+                    pg_sys::max_parallel_workers_per_gather,
                 );
-                (*partial).path.parallel_aware = true;
-                (*partial).path.parallel_workers = workers;
-                (*partial).flags = 0;
-                pg_sys::add_partial_path(rel, partial as *mut pg_sys::Path);
+                if workers > 0 {
+                    let divisor = cost::parallel_divisor(workers, pg_sys::parallel_leader_participation);
+                    let cpu = c.decode + c.filter + c.output;
+                    let total = c.io + cpu / divisor + self.startup;
+                    let shared = cost::ScanCost {
+                        decode: c.decode / divisor,
+                        filter: c.filter / divisor,
+                        output: c.output / divisor,
+                        ..*c
+                    };
+                    let partial = new_path(
+                        rel,
+                        self.param_info,
+                        self.rows / divisor,
+                        self.startup,
+                        total,
+                        self.analysis(&shared, total),
+                    );
+                    (*partial).path.parallel_aware = true;
+                    (*partial).path.parallel_workers = workers;
+                    (*partial).flags = 0;
+                    pg_sys::add_partial_path(rel, partial as *mut pg_sys::Path);
+                }
             }
         }
     }
