@@ -172,8 +172,40 @@ pub unsafe fn aggregate(
     {
         return None;
     }
+    let (func, input) = folded_function(a.aggfnoid.to_u32())?;
+    // SAFETY: an Aggref's args are a list of TargetEntries.
+    let args: Vec<*mut pg_sys::TargetEntry> = unsafe { pg_list::ptrs(a.args).collect() };
+    let att = match (func, &args[..]) {
+        (AggFunc::CountStar, []) => None,
+        (_, &[tle]) => {
+            // SAFETY: `tle` is a live TargetEntry of the Aggref, its expr a valid node, and
+            // `rel` the planner's live base relation (this fn's contract); `as_var` returns a
+            // Var of that expression, one of `rel`'s columns (so within `kinds`).
+            let att = unsafe {
+                let var = quals::as_var((*tle).expr as *mut pg_sys::Node, (*rel).relid)?;
+                (*var).varattno as usize - 1
+            };
+            if !input_fits(input, kinds[att]) {
+                return None;
+            }
+            Some(att)
+        }
+        _ => return None,
+    };
+    let filter = if a.aggfilter.is_null() {
+        None
+    } else {
+        // SAFETY: `root` and `rel` are the planner's live nodes and the FILTER a valid
+        // expression over `rel` (this fn's contract), as translate_filter requires.
+        Some(unsafe { quals::translate_filter(root, rel, a.aggfilter as *mut pg_sys::Node, operands) }?)
+    };
+    Some(AggSpec { func, input, att, filter })
+}
+
+/// The fold's function and input type for the built-in aggregate `aggfnoid`, or None.
+fn folded_function(aggfnoid: u32) -> Option<(AggFunc, InputType)> {
     use pg_sys::*;
-    let (func, input) = match a.aggfnoid.to_u32() {
+    Some(match aggfnoid {
         F_COUNT_ => (AggFunc::CountStar, InputType::None),
         F_COUNT_ANY => (AggFunc::Count, InputType::None),
         F_SUM_INT2 => (AggFunc::Sum, InputType::Int2),
@@ -209,46 +241,23 @@ pub unsafe fn aggregate(
         F_BOOL_AND | F_EVERY => (AggFunc::BoolAnd, InputType::Bool),
         F_BOOL_OR => (AggFunc::BoolOr, InputType::Bool),
         _ => return None,
-    };
-    // SAFETY: an Aggref's args are a list of TargetEntries.
-    let args: Vec<*mut pg_sys::TargetEntry> = unsafe { pg_list::ptrs(a.args).collect() };
-    let att = match (func, &args[..]) {
-        (AggFunc::CountStar, []) => None,
-        (_, &[tle]) => {
-            // SAFETY: `tle` is a live TargetEntry of the Aggref, its expr a valid node, and
-            // `rel` the planner's live base relation (this fn's contract); `as_var` returns a
-            // Var of that expression, one of `rel`'s columns (so within `kinds`).
-            let att = unsafe {
-                let var = quals::as_var((*tle).expr as *mut pg_sys::Node, (*rel).relid)?;
-                (*var).varattno as usize - 1
-            };
-            let fits = match (input, kinds[att]) {
-                (InputType::None, ColumnKind::Dropped) => false,
-                (InputType::None, _) => true,
-                (InputType::Int2, ColumnKind::Int { len: 2 })
-                | (InputType::Int4, ColumnKind::Int { len: 4 })
-                | (InputType::Int8, ColumnKind::Int { len: 8 })
-                | (InputType::Float4, ColumnKind::Float4)
-                | (InputType::Float8, ColumnKind::Float8)
-                | (InputType::OrderedInt, ColumnKind::Int { .. })
-                | (InputType::Bool, ColumnKind::Int { len: 1 })
-                | (InputType::Text, ColumnKind::Varlena)
-                | (InputType::Numeric, ColumnKind::Varlena) => true,
-                _ => false,
-            };
-            if !fits {
-                return None;
-            }
-            Some(att)
-        }
-        _ => return None,
-    };
-    let filter = if a.aggfilter.is_null() {
-        None
-    } else {
-        // SAFETY: `root` and `rel` are the planner's live nodes and the FILTER a valid
-        // expression over `rel` (this fn's contract), as translate_filter requires.
-        Some(unsafe { quals::translate_filter(root, rel, a.aggfilter as *mut pg_sys::Node, operands) }?)
-    };
-    Some(AggSpec { func, input, att, filter })
+    })
+}
+
+/// Whether a column of kind `kind` holds what the fold reads as `input`.
+fn input_fits(input: InputType, kind: ColumnKind) -> bool {
+    match (input, kind) {
+        (InputType::None, ColumnKind::Dropped) => false,
+        (InputType::None, _) => true,
+        (InputType::Int2, ColumnKind::Int { len: 2 })
+        | (InputType::Int4, ColumnKind::Int { len: 4 })
+        | (InputType::Int8, ColumnKind::Int { len: 8 })
+        | (InputType::Float4, ColumnKind::Float4)
+        | (InputType::Float8, ColumnKind::Float8)
+        | (InputType::OrderedInt, ColumnKind::Int { .. })
+        | (InputType::Bool, ColumnKind::Int { len: 1 })
+        | (InputType::Text, ColumnKind::Varlena)
+        | (InputType::Numeric, ColumnKind::Varlena) => true,
+        _ => false,
+    }
 }
