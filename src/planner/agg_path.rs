@@ -9,7 +9,7 @@
 //! over plain columns, without DISTINCT or ORDER BY, their FILTER pushable too. Anything
 //! else is left to core, decided here, at plan time.
 
-use super::aggregates::{aggregate, group_key, uncovered, Walk};
+use super::aggregates::{aggregate, covered_aggrefs, group_key};
 use super::cost::{self, AggInput, CostParams, ScanInput};
 use super::custompath::{self, CustomPathKind};
 use super::explain_text;
@@ -252,7 +252,7 @@ unsafe fn eligible(
     // SAFETY: `root`, `rel`, `output_rel` and `extra` are the planner's live nodes and
     // `relation` the open, locked relation of `rel` (from `add_paths` / `add_parallel_path`):
     // rd_att is valid, every group clause's tleSortGroupRef names an entry of processed_tlist,
-    // and `context` outlives the walk `uncovered` makes over the valid target and HAVING trees.
+    // and the target and HAVING are valid trees.
     unsafe {
         let relid = (*rel).relid;
         let kinds = datum::column_kinds((*relation).rd_att);
@@ -277,16 +277,8 @@ unsafe fn eligible(
         // relation's rows.
         let target = (*(*output_rel).reltarget).exprs;
         let having = if partial { std::ptr::null_mut() } else { (*extra).havingQual as *mut pg_sys::List };
-        let mut aggrefs: Vec<*mut pg_sys::Aggref> = Vec::new();
-        for node in [target as *mut pg_sys::Node, having as *mut pg_sys::Node] {
-            if node.is_null() {
-                continue;
-            }
-            let mut context = Walk { keys: &key_exprs, aggrefs: &mut aggrefs };
-            if pg_sys::expression_tree_walker(node, Some(uncovered), &mut context as *mut Walk as *mut _) {
-                return None;
-            }
-        }
+        let aggrefs =
+            covered_aggrefs(&key_exprs, [target as *mut pg_sys::Node, having as *mut pg_sys::Node])?;
         let mut aggs = Vec::new();
         for &aggref in &aggrefs {
             aggs.push(aggregate(root, rel, aggref, &kinds, &mut operands)?);
@@ -535,26 +527,8 @@ unsafe fn explain_lines(
     // `add_path`), and every expression deparsed here (the Aggrefs, keys and pushed
     // clauses) is a live node of this query over `rti`, as `explain_text::deparse` requires.
     let deparse = |e: *mut pg_sys::Node| unsafe { explain_text::deparse(rti, relation, e) };
-    // SAFETY: `relation` is open and locked (from `add_path`), so rd_att is valid, and
-    // `datum::attr` is asked only for indexes below natts (`attributes` are its columns).
-    let (live, names) = unsafe {
-        let desc = (*relation).rd_att;
-        let live = (0..(*desc).natts as usize).filter(|&i| !datum::attr(desc, i).attisdropped).count();
-        let names: Vec<String> = attributes
-            .iter()
-            .map(|&a| pgrx::name_data_to_str(&datum::attr(desc, a).attname).to_string())
-            .collect();
-        (live, names)
-    };
     let mut out = vec![("Batch Fold".to_string(), "yes".to_string())];
-    let strategy = if !shape.plan.keys.is_empty() {
-        "hash"
-    } else if shape.pushdown.filter.is_none() && shape.plan.aggs.iter().all(AggSpec::zone_answerable) {
-        "metadata"
-    } else {
-        "fold"
-    };
-    out.push(("Strategy".into(), strategy.into()));
+    out.push(("Strategy".into(), strategy(shape).into()));
     if partial {
         out.push(("Partial".into(), "yes (transition states for Finalize Aggregate)".into()));
     }
@@ -564,14 +538,8 @@ unsafe fn explain_lines(
         let keys: Vec<String> = shape.key_exprs.iter().map(|&k| deparse(k)).collect();
         out.push(("Group Key".into(), keys.join(", ")));
     }
-    out.push((
-        "Columns Read".into(),
-        if names.is_empty() {
-            format!("0 of {live}")
-        } else {
-            format!("{} of {live}: {}", names.len(), names.join(", "))
-        },
-    ));
+    // SAFETY: `relation` is open and locked (from `add_path`) and `attributes` are its columns.
+    out.push(("Columns Read".into(), unsafe { columns_read_text(relation, attributes) }));
     if !shape.pushdown.pushed.is_empty() {
         // SAFETY: the pushed clauses are live RestrictInfos of this query (from
         // `add_path`); the list and its AND are palloc'd in the planner's context.
@@ -597,4 +565,38 @@ unsafe fn explain_lines(
     let core = if core.is_finite() { format!("{core:.2}") } else { "none".to_string() };
     out.push(("+Core Aggregate Cost".into(), core));
     out
+}
+
+/// How the fold answers: by hashing groups, from zone-map metadata alone, or folding.
+fn strategy(shape: &Shape) -> &'static str {
+    if !shape.plan.keys.is_empty() {
+        "hash"
+    } else if shape.pushdown.filter.is_none() && shape.plan.aggs.iter().all(AggSpec::zone_answerable) {
+        "metadata"
+    } else {
+        "fold"
+    }
+}
+
+/// "n of live: names" of the columns the fold reads, out of the relation's live columns.
+///
+/// # Safety
+/// `relation` is open and locked, and `attributes` are indexes of its columns.
+unsafe fn columns_read_text(relation: pg_sys::Relation, attributes: &[usize]) -> String {
+    // SAFETY: `relation` is open and locked (this fn's contract), so rd_att is valid, and
+    // `datum::attr` is asked only for indexes below natts (`attributes` are its columns).
+    let (live, names) = unsafe {
+        let desc = (*relation).rd_att;
+        let live = (0..(*desc).natts as usize).filter(|&i| !datum::attr(desc, i).attisdropped).count();
+        let names: Vec<String> = attributes
+            .iter()
+            .map(|&a| pgrx::name_data_to_str(&datum::attr(desc, a).attname).to_string())
+            .collect();
+        (live, names)
+    };
+    if names.is_empty() {
+        format!("0 of {live}")
+    } else {
+        format!("{} of {live}: {}", names.len(), names.join(", "))
+    }
 }

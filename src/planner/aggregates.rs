@@ -1,8 +1,8 @@
 //! Which aggregates and group keys the batch fold computes, asked by every path that
 //! replaces a grouping stage (ColumnarAgg, LastPoint's per-key max / min): `aggregate`
 //! (an Aggref as an `AggSpec`), `group_key` (a GROUP BY expression as a `KeySpec`), and
-//! `uncovered` (a walker that collects the Aggrefs of an expression and stops at a
-//! column no group key covers).
+//! `covered_aggrefs` (the Aggrefs of the target and HAVING, if they use no column that
+//! no group key covers).
 
 use super::quals;
 use crate::exec::agg::spec::{AggFunc, AggSpec, InputType, KeyKind, KeySpec, TruncUnit};
@@ -11,10 +11,36 @@ use crate::storage::relation::datum::ColumnKind;
 use pgrx::pg_sys;
 use pgrx::prelude::*;
 
+/// The Aggrefs of `trees` (the target and HAVING; a NULL one is skipped), or None if
+/// one of them uses a column that no group key of `keys` covers.
+///
+/// # Safety
+/// Backend thread, while planning: `keys` and every non-NULL tree of `trees` are valid
+/// expression trees.
+pub unsafe fn covered_aggrefs(
+    keys: &[*mut pg_sys::Node],
+    trees: [*mut pg_sys::Node; 2],
+) -> Option<Vec<*mut pg_sys::Aggref>> {
+    let mut aggrefs = Vec::new();
+    for node in trees {
+        if node.is_null() {
+            continue;
+        }
+        let mut walk = Walk { keys, aggrefs: &mut aggrefs };
+        // SAFETY: `node` and the keys are valid trees (this fn's contract), and `walk`
+        // outlives the walk `uncovered` makes, borrowed by nothing else meanwhile.
+        if unsafe { pg_sys::expression_tree_walker(node, Some(uncovered), &mut walk as *mut Walk as *mut _) }
+        {
+            return None;
+        }
+    }
+    Some(aggrefs)
+}
+
 /// The context of `uncovered`: the group keys, and the Aggrefs found so far.
-pub struct Walk<'a> {
-    pub keys: &'a [*mut pg_sys::Node],
-    pub aggrefs: &'a mut Vec<*mut pg_sys::Aggref>,
+struct Walk<'a> {
+    keys: &'a [*mut pg_sys::Node],
+    aggrefs: &'a mut Vec<*mut pg_sys::Aggref>,
 }
 
 /// Collects the Aggrefs; true (stop) at a column reference that no group key covers.
@@ -23,7 +49,7 @@ pub struct Walk<'a> {
 /// An `expression_tree_walker` callback: `node` is NULL or a valid node, `context` points
 /// to a live `Walk`, not otherwise borrowed during the walk.
 #[pg_guard]
-pub unsafe extern "C-unwind" fn uncovered(node: *mut pg_sys::Node, context: *mut std::ffi::c_void) -> bool {
+unsafe extern "C-unwind" fn uncovered(node: *mut pg_sys::Node, context: *mut std::ffi::c_void) -> bool {
     if node.is_null() {
         return false;
     }

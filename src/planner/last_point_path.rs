@@ -10,7 +10,7 @@
 //!
 //! The output is not ordered: core sorts the winners when the query asks.
 
-use super::aggregates::{aggregate, group_key, uncovered, Walk};
+use super::aggregates::{aggregate, covered_aggrefs, group_key};
 use super::cost::{self, CostParams, LastPointInput};
 use super::custompath::{self, CustomPathKind};
 use super::explain_text;
@@ -164,10 +164,9 @@ pub unsafe fn add_extreme_paths(
 ) {
     // SAFETY: `root`, `input_rel`, `output_rel` and `extra` are the planner's live nodes
     // (this fn's contract): groupClause has one entry (checked), whose tleSortGroupRef names
-    // an entry of processed_tlist; `walk` outlives each walk `uncovered` makes; the relation
-    // of the base relation `one_table` returns is locked by the query, so table_open with
-    // NoLock is valid, and it is closed right after its descriptor is read; an Aggref that
-    // `aggregate` accepts has one TargetEntry argument.
+    // an entry of processed_tlist; the target and HAVING are valid trees; `one_table`
+    // returns a live base relation, as `one_extreme` requires; an Aggref that `aggregate`
+    // accepts has one TargetEntry argument.
     unsafe {
         let parse = (*root).parse;
         if !super::ENABLE_LAST_POINT.get()
@@ -188,45 +187,9 @@ pub unsafe fn add_extreme_paths(
         let Some(key_var) = quals::as_var(key, relid) else { return };
         let target = (*output_rel).reltarget;
         let having = (*extra).havingQual as *mut pg_sys::List;
-        let keys = [key];
-        let mut aggrefs = Vec::new();
-        for node in [(*target).exprs as *mut pg_sys::Node, having as *mut pg_sys::Node] {
-            let mut walk = Walk { keys: &keys, aggrefs: &mut aggrefs };
-            if !node.is_null()
-                && pg_sys::expression_tree_walker(node, Some(uncovered), &mut walk as *mut Walk as *mut _)
-            {
-                return;
-            }
-        }
-        let relation = pg_sys::table_open(
-            (*(*(*root).simple_rte_array.add(relid as usize))).relid,
-            pg_sys::NoLock as i32,
-        );
-        let kinds = datum::column_kinds((*relation).rd_att);
-        pg_sys::table_close(relation, pg_sys::NoLock as i32);
-        let mut func = None;
-        let mut time_att = None;
-        for &a in &aggrefs {
-            if !(*a).aggfilter.is_null() {
-                return;
-            }
-            let mut operands = Vec::new();
-            let Some(spec) = aggregate(root, rel, a, &kinds, &mut operands) else { return };
-            // Integers only: the winner's value is the result, and floats' -0 and 0 tie.
-            if !matches!(spec.func, AggFunc::Max | AggFunc::Min)
-                || !matches!(
-                    spec.input,
-                    InputType::Int2 | InputType::Int4 | InputType::Int8 | InputType::OrderedInt
-                )
-                || func.is_some_and(|f| f != spec.func)
-                || time_att.is_some_and(|t| Some(t) != spec.att)
-            {
-                return;
-            }
-            func = Some(spec.func);
-            time_att = spec.att;
-        }
-        let (Some(func), Some(time_att)) = (func, time_att) else { return };
+        let trees = [(*target).exprs as *mut pg_sys::Node, having as *mut pg_sys::Node];
+        let Some(aggrefs) = covered_aggrefs(&[key], trees) else { return };
+        let Some((func, time_att)) = one_extreme(root, rel, &aggrefs) else { return };
         let arg = pg_list::ptrs::<pg_sys::TargetEntry>((*aggrefs[0]).args).next().unwrap();
         let time = (*arg).expr as *mut pg_sys::Node;
         let descending = func == AggFunc::Max;
@@ -245,6 +208,53 @@ pub unsafe fn add_extreme_paths(
             having,
         };
         add_paths(root, rel, output_rel, &question);
+    }
+}
+
+/// The one max or min (of an integer column) that every aggregate of `aggrefs` is: its
+/// function and column; None if they differ, or one is anything else.
+///
+/// # Safety
+/// `root` and `rel` are the planner's live nodes, `rel` a base relation (from `one_table`)
+/// whose table the query locked; `aggrefs` are valid Aggrefs over `rel`.
+unsafe fn one_extreme(
+    root: *mut pg_sys::PlannerInfo,
+    rel: *mut pg_sys::RelOptInfo,
+    aggrefs: &[*mut pg_sys::Aggref],
+) -> Option<(AggFunc, usize)> {
+    // SAFETY: `root` and `rel` are live (this fn's contract); the relation of the base
+    // relation is locked by the query, so table_open with NoLock is valid, and it is closed
+    // right after its descriptor is read; the Aggrefs are valid, as `aggregate` requires.
+    unsafe {
+        let relation = pg_sys::table_open(
+            (*(*(*root).simple_rte_array.add((*rel).relid as usize))).relid,
+            pg_sys::NoLock as i32,
+        );
+        let kinds = datum::column_kinds((*relation).rd_att);
+        pg_sys::table_close(relation, pg_sys::NoLock as i32);
+        let mut func = None;
+        let mut time_att = None;
+        for &a in aggrefs {
+            if !(*a).aggfilter.is_null() {
+                return None;
+            }
+            let mut operands = Vec::new();
+            let spec = aggregate(root, rel, a, &kinds, &mut operands)?;
+            // Integers only: the winner's value is the result, and floats' -0 and 0 tie.
+            if !matches!(spec.func, AggFunc::Max | AggFunc::Min)
+                || !matches!(
+                    spec.input,
+                    InputType::Int2 | InputType::Int4 | InputType::Int8 | InputType::OrderedInt
+                )
+                || func.is_some_and(|f| f != spec.func)
+                || time_att.is_some_and(|t| Some(t) != spec.att)
+            {
+                return None;
+            }
+            func = Some(spec.func);
+            time_att = spec.att;
+        }
+        Some((func?, time_att?))
     }
 }
 
