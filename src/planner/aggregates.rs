@@ -106,26 +106,58 @@ pub unsafe fn group_key(
     relid: u32,
     kinds: &[ColumnKind],
 ) -> Option<KeySpec> {
+    // SAFETY: `expr` is a valid expression tree (this fn's contract), and `kinds` the
+    // column kinds of `relid`'s relation, as `column_key` and `time_bucket_key` require.
+    unsafe {
+        match quals::as_var(expr, relid) {
+            Some(var) => column_key(expr, var, eqop, kinds),
+            None => time_bucket_key(expr, relid, kinds),
+        }
+    }
+}
+
+/// A column as a group key, if its stored values group exactly as `eqop` does.
+///
+/// # Safety
+/// Backend thread, while planning: `var` is `expr`, a valid Var whose attribute number is
+/// within `kinds`.
+unsafe fn column_key(
+    expr: *mut pg_sys::Node,
+    var: *mut pg_sys::Var,
+    eqop: pg_sys::Oid,
+    kinds: &[ColumnKind],
+) -> Option<KeySpec> {
+    // SAFETY: `var` is a valid Var of a column within `kinds` (this fn's contract); the
+    // catalog lookups run in a transaction.
+    unsafe {
+        let att = (*var).varattno as usize - 1;
+        let base = pg_sys::getBaseType((*var).vartype);
+        // The type's own equality: another opclass's could group differently.
+        let entry = pg_sys::lookup_type_cache(base, pg_sys::TYPECACHE_EQ_OPR as i32);
+        if (*entry).eq_opr != eqop {
+            return None;
+        }
+        let ints = INT_KEY_TYPES.contains(&base) && matches!(kinds[att], ColumnKind::Int { .. });
+        let collation = pg_sys::exprCollation(expr);
+        let bytes = BYTE_KEY_TYPES.contains(&base)
+            && (collation == pg_sys::InvalidOid || pg_sys::get_collation_isdeterministic(collation))
+            && matches!(kinds[att], ColumnKind::Varlena | ColumnKind::Fixed { .. });
+        (ints || bytes).then_some(KeySpec { att, kind: KeyKind::Value })
+    }
+}
+
+/// `date_trunc(unit, ts)` or `date_bin(stride, ts, origin)` of a timestamp column, with
+/// constant unit, stride and origin, as a group key.
+///
+/// # Safety
+/// Backend thread, while planning: `expr` is a valid expression tree whose Vars of
+/// `relid` have attribute numbers within `kinds`.
+unsafe fn time_bucket_key(expr: *mut pg_sys::Node, relid: u32, kinds: &[ColumnKind]) -> Option<KeySpec> {
     // SAFETY: `expr` is a valid expression tree (this fn's contract): its Vars of `relid` have
     // attribute numbers within `kinds`; a T_FuncExpr tag means a FuncExpr and a T_Const a
     // Const whose value is of its type (text for date_trunc's unit, an Interval for
-    // date_bin's stride, by their function signatures). The catalog lookups run in a transaction.
+    // date_bin's stride, by their function signatures).
     unsafe {
-        if let Some(var) = quals::as_var(expr, relid) {
-            let att = (*var).varattno as usize - 1;
-            let base = pg_sys::getBaseType((*var).vartype);
-            // The type's own equality: another opclass's could group differently.
-            let entry = pg_sys::lookup_type_cache(base, pg_sys::TYPECACHE_EQ_OPR as i32);
-            if (*entry).eq_opr != eqop {
-                return None;
-            }
-            let ints = INT_KEY_TYPES.contains(&base) && matches!(kinds[att], ColumnKind::Int { .. });
-            let collation = pg_sys::exprCollation(expr);
-            let bytes = BYTE_KEY_TYPES.contains(&base)
-                && (collation == pg_sys::InvalidOid || pg_sys::get_collation_isdeterministic(collation))
-                && matches!(kinds[att], ColumnKind::Varlena | ColumnKind::Fixed { .. });
-            return (ints || bytes).then_some(KeySpec { att, kind: KeyKind::Value });
-        }
         if (*expr).type_ != pg_sys::NodeTag::T_FuncExpr {
             return None;
         }
