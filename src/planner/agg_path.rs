@@ -9,7 +9,7 @@
 //! over plain columns, without DISTINCT or ORDER BY, their FILTER pushable too. Anything
 //! else is left to core, decided here, at plan time.
 
-use super::aggregates::{aggregate, group_key, uncovered, Walk};
+use super::aggregates::{aggregate, covered_aggrefs, group_key};
 use super::cost::{self, AggInput, CostParams, ScanInput};
 use super::custompath::{self, CustomPathKind};
 use super::explain_text;
@@ -252,7 +252,7 @@ unsafe fn eligible(
     // SAFETY: `root`, `rel`, `output_rel` and `extra` are the planner's live nodes and
     // `relation` the open, locked relation of `rel` (from `add_paths` / `add_parallel_path`):
     // rd_att is valid, every group clause's tleSortGroupRef names an entry of processed_tlist,
-    // and `context` outlives the walk `uncovered` makes over the valid target and HAVING trees.
+    // and the target and HAVING are valid trees.
     unsafe {
         let relid = (*rel).relid;
         let kinds = datum::column_kinds((*relation).rd_att);
@@ -277,16 +277,8 @@ unsafe fn eligible(
         // relation's rows.
         let target = (*(*output_rel).reltarget).exprs;
         let having = if partial { std::ptr::null_mut() } else { (*extra).havingQual as *mut pg_sys::List };
-        let mut aggrefs: Vec<*mut pg_sys::Aggref> = Vec::new();
-        for node in [target as *mut pg_sys::Node, having as *mut pg_sys::Node] {
-            if node.is_null() {
-                continue;
-            }
-            let mut context = Walk { keys: &key_exprs, aggrefs: &mut aggrefs };
-            if pg_sys::expression_tree_walker(node, Some(uncovered), &mut context as *mut Walk as *mut _) {
-                return None;
-            }
-        }
+        let aggrefs =
+            covered_aggrefs(&key_exprs, [target as *mut pg_sys::Node, having as *mut pg_sys::Node])?;
         let mut aggs = Vec::new();
         for &aggref in &aggrefs {
             aggs.push(aggregate(root, rel, aggref, &kinds, &mut operands)?);
@@ -310,59 +302,14 @@ unsafe fn add_path(
     final_rel: Option<*mut pg_sys::RelOptInfo>,
 ) -> Option<*mut pg_sys::Path> {
     let partial = final_rel.is_some();
-    let mut attributes = shape.plan.attributes();
-    if let Some(f) = &shape.pushdown.filter {
-        attributes.extend(f.attributes());
-        attributes.sort_unstable();
-        attributes.dedup();
-    }
+    let attributes = columns_read(&shape);
+    let params = cost_params();
     // SAFETY: `root` and `rel` are the planner's live nodes and `relation` the open,
-    // locked relation of `rel` (from `add_paths` / `add_parallel_path`), so rd_att is
-    // valid and its zone maps and column sizes may be read; the pushdown was made for
-    // `rel`. The cost GUCs are read on the backend thread.
-    let (params, bytes, pruning, measured, pages, tuples, rows) = unsafe {
-        let params = CostParams {
-            seq_page_cost: pg_sys::seq_page_cost,
-            cpu_tuple_cost: pg_sys::cpu_tuple_cost,
-            cpu_operator_cost: pg_sys::cpu_operator_cost,
-        };
-        let natts = (*(*relation).rd_att).natts as usize;
-        let bytes = plan_sizes::column_bytes(relation, natts);
-        let pruning = match &shape.pushdown.filter {
-            Some(f) => plan_time_pruning(root, relation, f, &shape.pushdown.operands),
-            None => Pruning::none(rel),
-        };
-        let measured = shape.pushdown.measure(root, rel);
-        (params, bytes, pruning, measured, (*rel).pages as f64, (*rel).tuples, (*rel).rows)
-    };
-    let (filter_columns, filter_tests, selectivity) = measured;
-    let scan = ScanInput {
-        zone_fraction: pruning.row_fraction,
-        pages,
-        bytes_all: bytes.iter().sum::<u64>() as f64,
-        bytes_read: attributes.iter().map(|&a| bytes[a]).sum::<u64>() as f64,
-        rows: tuples,
-        columns_read: attributes.len(),
-        qual_per_row: 0.0,
-        filter_columns,
-        filter_tests,
-        filter_selectivity: selectivity,
-    };
-    // Parallel: the share of the rows each participant folds.
-    // SAFETY: `rel` is the planner's live base relation; the parallel GUCs are read on
-    // the backend thread.
-    let (workers, divisor) = unsafe {
-        if partial {
-            let w =
-                pg_sys::compute_parallel_worker(rel, pages, -1.0, pg_sys::max_parallel_workers_per_gather);
-            if w <= 0 {
-                return None;
-            }
-            (w, cost::parallel_divisor(w, pg_sys::parallel_leader_participation))
-        } else {
-            (0, 1.0)
-        }
-    };
+    // locked relation of `rel` (from `add_paths` / `add_parallel_path`), and the pushdown
+    // was made for `rel`, as `scan_input` requires.
+    let (scan, rows) = unsafe { scan_input(root, rel, relation, &shape, &attributes) };
+    // SAFETY: `rel` is the planner's live base relation.
+    let (workers, divisor) = unsafe { participants(rel, scan.pages, partial) }?;
     let rows_in = (rows / divisor).max(1.0);
     // SAFETY: `root` is the live PlannerInfo, `relation` open and locked, and the keys,
     // pushdown and HAVING are this query's (from `eligible`).
@@ -380,34 +327,139 @@ unsafe fn add_path(
         having_per_group: having.per_tuple,
     };
     let c = cost::columnar_agg_components(&input, &params);
-    // Memory: groups whose states exceed work_mem (times hash_mem_multiplier, as for
-    // core's hash aggregate) make a serial fold rescan the table in passes, each folding
-    // a share of the keys (exec::columnar_agg); a partial one flushes its groups early.
-    let per_group: usize =
-        shape.plan.aggs.iter().map(AggSpec::bytes_per_group).sum::<usize>() + 48 * shape.plan.keys.len();
-    // SAFETY: PostgreSQL's memory GUCs, read on the backend thread.
-    let limit = unsafe { pg_sys::work_mem as f64 * 1024.0 * pg_sys::hash_mem_multiplier };
-    let state_bytes = groups * per_group as f64;
-    let passes = if partial || state_bytes <= limit {
-        1.0
-    } else {
-        ((state_bytes / (limit * 0.7)).ceil() as u64).next_power_of_two() as f64
-    };
+    let passes = fold_passes(&shape.plan, groups, partial);
     let total = (c.io + c.cpu() / divisor) * passes + c.output + having.startup;
     // What core offers for the whole grouping stage, for EXPLAIN VERBOSE.
-    // SAFETY: the grouping stage's relation is live, its pathlist a list of live Paths.
-    let core = unsafe {
-        pg_list::ptrs::<pg_sys::Path>((*final_rel.unwrap_or(output_rel)).pathlist)
-            .map(|p| (*p).total_cost)
-            .fold(f64::INFINITY, f64::min)
-    };
+    // SAFETY: the grouping stage's relation is live (from `add_paths` / `add_parallel_path`).
+    let core = unsafe { cheapest_total(final_rel.unwrap_or(output_rel)) };
     // SAFETY: `rel` is live and `relation` its open, locked relation; the shape's
     // expressions are this query's, over `rel` (from `eligible`).
     let (relid, explain) = unsafe {
         let relid = (*rel).relid;
         (relid, explain_lines(relid, relation, &shape, &attributes, &c, total, core, groups, passes, partial))
     };
-    // What the plan needs: the base relation, the plan, the scan tuple, HAVING.
+    let analysis = upper_scan(relid, shape, &attributes, groups, explain);
+    // SAFETY: `rel` and `output_rel` are the planner's live nodes.
+    unsafe { offer(rel, output_rel, analysis, groups, total, workers, partial) }
+}
+
+/// The columns the fold reads: its keys' and aggregates', and the pushed filter's.
+fn columns_read(shape: &Shape) -> Vec<usize> {
+    let mut attributes = shape.plan.attributes();
+    if let Some(f) = &shape.pushdown.filter {
+        attributes.extend(f.attributes());
+        attributes.sort_unstable();
+        attributes.dedup();
+    }
+    attributes
+}
+
+fn cost_params() -> CostParams {
+    // SAFETY: PostgreSQL's cost GUCs, read on the backend thread.
+    unsafe {
+        CostParams {
+            seq_page_cost: pg_sys::seq_page_cost,
+            cpu_tuple_cost: pg_sys::cpu_tuple_cost,
+            cpu_operator_cost: pg_sys::cpu_operator_cost,
+        }
+    }
+}
+
+/// The scan under the fold, priced from the relation's sizes, zone maps and filter;
+/// with the rows the relation yields.
+///
+/// # Safety
+/// `root` and `rel` are the planner's live nodes, `relation` the open, locked relation of
+/// `rel`, and `shape`'s pushdown was made for `rel`.
+unsafe fn scan_input(
+    root: *mut pg_sys::PlannerInfo,
+    rel: *mut pg_sys::RelOptInfo,
+    relation: pg_sys::Relation,
+    shape: &Shape,
+    attributes: &[usize],
+) -> (ScanInput, f64) {
+    // SAFETY: as this fn's contract says, so rd_att is valid and its zone maps and column
+    // sizes may be read.
+    let (bytes, pruning, measured, pages, tuples, rows) = unsafe {
+        let natts = (*(*relation).rd_att).natts as usize;
+        let bytes = plan_sizes::column_bytes(relation, natts);
+        let pruning = match &shape.pushdown.filter {
+            Some(f) => plan_time_pruning(root, relation, f, &shape.pushdown.operands),
+            None => Pruning::none(rel),
+        };
+        let measured = shape.pushdown.measure(root, rel);
+        (bytes, pruning, measured, (*rel).pages as f64, (*rel).tuples, (*rel).rows)
+    };
+    let (filter_columns, filter_tests, selectivity) = measured;
+    let scan = ScanInput {
+        zone_fraction: pruning.row_fraction,
+        pages,
+        bytes_all: bytes.iter().sum::<u64>() as f64,
+        bytes_read: attributes.iter().map(|&a| bytes[a]).sum::<u64>() as f64,
+        rows: tuples,
+        columns_read: attributes.len(),
+        qual_per_row: 0.0,
+        filter_columns,
+        filter_tests,
+        filter_selectivity: selectivity,
+    };
+    (scan, rows)
+}
+
+/// Parallel: the workers, and the share of the rows each participant folds (the
+/// divisor); None if a partial fold gets no worker. A serial fold is (0, 1.0).
+///
+/// # Safety
+/// `rel` is the planner's live base relation; on the backend thread (the parallel GUCs).
+unsafe fn participants(rel: *mut pg_sys::RelOptInfo, pages: f64, partial: bool) -> Option<(i32, f64)> {
+    if !partial {
+        return Some((0, 1.0));
+    }
+    // SAFETY: as this fn's contract says.
+    unsafe {
+        let w = pg_sys::compute_parallel_worker(rel, pages, -1.0, pg_sys::max_parallel_workers_per_gather);
+        if w <= 0 {
+            return None;
+        }
+        Some((w, cost::parallel_divisor(w, pg_sys::parallel_leader_participation)))
+    }
+}
+
+/// Memory: groups whose states exceed work_mem (times hash_mem_multiplier, as for
+/// core's hash aggregate) make a serial fold rescan the table in passes, each folding
+/// a share of the keys (exec::columnar_agg); a partial one flushes its groups early.
+fn fold_passes(plan: &AggPlan, groups: f64, partial: bool) -> f64 {
+    let per_group: usize =
+        plan.aggs.iter().map(AggSpec::bytes_per_group).sum::<usize>() + 48 * plan.keys.len();
+    // SAFETY: PostgreSQL's memory GUCs, read on the backend thread.
+    let limit = unsafe { pg_sys::work_mem as f64 * 1024.0 * pg_sys::hash_mem_multiplier };
+    let state_bytes = groups * per_group as f64;
+    if partial || state_bytes <= limit {
+        1.0
+    } else {
+        ((state_bytes / (limit * 0.7)).ceil() as u64).next_power_of_two() as f64
+    }
+}
+
+/// The total cost of the cheapest path `rel` has (infinite if none).
+///
+/// # Safety
+/// `rel` is a live RelOptInfo, its pathlist a list of live Paths.
+unsafe fn cheapest_total(rel: *mut pg_sys::RelOptInfo) -> f64 {
+    // SAFETY: as this fn's contract says.
+    unsafe {
+        pg_list::ptrs::<pg_sys::Path>((*rel).pathlist).map(|p| (*p).total_cost).fold(f64::INFINITY, f64::min)
+    }
+}
+
+/// What the plan needs: the base relation, the plan, the scan tuple, HAVING.
+fn upper_scan(
+    relid: u32,
+    shape: Shape,
+    attributes: &[usize],
+    groups: f64,
+    explain: Vec<(String, String)>,
+) -> UpperScan<AggScanPlan> {
     let scan_plan = ScanPlan {
         attnums: attributes.iter().map(|&a| a as i32 + 1).collect(),
         output: Vec::new(),
@@ -424,7 +476,22 @@ unsafe fn add_path(
         .copied()
         .chain(shape.aggrefs.iter().map(|&a| a as *mut pg_sys::Node))
         .collect();
-    let analysis = UpperScan { relid, private, scan_tuple, having: shape.having, exprs: shape.operands };
+    UpperScan { relid, private, scan_tuple, having: shape.having, exprs: shape.operands }
+}
+
+/// Makes the ColumnarAgg path and adds it to `output_rel`, or, partial, returns it.
+///
+/// # Safety
+/// `rel` and `output_rel` are the planner's live nodes, in the planner's memory context.
+unsafe fn offer(
+    rel: *mut pg_sys::RelOptInfo,
+    output_rel: *mut pg_sys::RelOptInfo,
+    analysis: UpperScan<AggScanPlan>,
+    groups: f64,
+    total: f64,
+    workers: i32,
+    partial: bool,
+) -> Option<*mut pg_sys::Path> {
     // SAFETY: `rel` and `output_rel` are the planner's live nodes; `custompath::new`
     // returns a fresh CustomPath in the planner's memory context, which we fill in and
     // add_path takes over (or the caller, for a partial path).
@@ -460,26 +527,8 @@ unsafe fn explain_lines(
     // `add_path`), and every expression deparsed here (the Aggrefs, keys and pushed
     // clauses) is a live node of this query over `rti`, as `explain_text::deparse` requires.
     let deparse = |e: *mut pg_sys::Node| unsafe { explain_text::deparse(rti, relation, e) };
-    // SAFETY: `relation` is open and locked (from `add_path`), so rd_att is valid, and
-    // `datum::attr` is asked only for indexes below natts (`attributes` are its columns).
-    let (live, names) = unsafe {
-        let desc = (*relation).rd_att;
-        let live = (0..(*desc).natts as usize).filter(|&i| !datum::attr(desc, i).attisdropped).count();
-        let names: Vec<String> = attributes
-            .iter()
-            .map(|&a| pgrx::name_data_to_str(&datum::attr(desc, a).attname).to_string())
-            .collect();
-        (live, names)
-    };
     let mut out = vec![("Batch Fold".to_string(), "yes".to_string())];
-    let strategy = if !shape.plan.keys.is_empty() {
-        "hash"
-    } else if shape.pushdown.filter.is_none() && shape.plan.aggs.iter().all(AggSpec::zone_answerable) {
-        "metadata"
-    } else {
-        "fold"
-    };
-    out.push(("Strategy".into(), strategy.into()));
+    out.push(("Strategy".into(), strategy(shape).into()));
     if partial {
         out.push(("Partial".into(), "yes (transition states for Finalize Aggregate)".into()));
     }
@@ -489,14 +538,8 @@ unsafe fn explain_lines(
         let keys: Vec<String> = shape.key_exprs.iter().map(|&k| deparse(k)).collect();
         out.push(("Group Key".into(), keys.join(", ")));
     }
-    out.push((
-        "Columns Read".into(),
-        if names.is_empty() {
-            format!("0 of {live}")
-        } else {
-            format!("{} of {live}: {}", names.len(), names.join(", "))
-        },
-    ));
+    // SAFETY: `relation` is open and locked (from `add_path`) and `attributes` are its columns.
+    out.push(("Columns Read".into(), unsafe { columns_read_text(relation, attributes) }));
     if !shape.pushdown.pushed.is_empty() {
         // SAFETY: the pushed clauses are live RestrictInfos of this query (from
         // `add_path`); the list and its AND are palloc'd in the planner's context.
@@ -522,4 +565,38 @@ unsafe fn explain_lines(
     let core = if core.is_finite() { format!("{core:.2}") } else { "none".to_string() };
     out.push(("+Core Aggregate Cost".into(), core));
     out
+}
+
+/// How the fold answers: by hashing groups, from zone-map metadata alone, or folding.
+fn strategy(shape: &Shape) -> &'static str {
+    if !shape.plan.keys.is_empty() {
+        "hash"
+    } else if shape.pushdown.filter.is_none() && shape.plan.aggs.iter().all(AggSpec::zone_answerable) {
+        "metadata"
+    } else {
+        "fold"
+    }
+}
+
+/// "n of live: names" of the columns the fold reads, out of the relation's live columns.
+///
+/// # Safety
+/// `relation` is open and locked, and `attributes` are indexes of its columns.
+unsafe fn columns_read_text(relation: pg_sys::Relation, attributes: &[usize]) -> String {
+    // SAFETY: `relation` is open and locked (this fn's contract), so rd_att is valid, and
+    // `datum::attr` is asked only for indexes below natts (`attributes` are its columns).
+    let (live, names) = unsafe {
+        let desc = (*relation).rd_att;
+        let live = (0..(*desc).natts as usize).filter(|&i| !datum::attr(desc, i).attisdropped).count();
+        let names: Vec<String> = attributes
+            .iter()
+            .map(|&a| pgrx::name_data_to_str(&datum::attr(desc, a).attname).to_string())
+            .collect();
+        (live, names)
+    };
+    if names.is_empty() {
+        format!("0 of {live}")
+    } else {
+        format!("{} of {live}: {}", names.len(), names.join(", "))
+    }
 }

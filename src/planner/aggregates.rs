@@ -1,8 +1,8 @@
 //! Which aggregates and group keys the batch fold computes, asked by every path that
 //! replaces a grouping stage (ColumnarAgg, LastPoint's per-key max / min): `aggregate`
 //! (an Aggref as an `AggSpec`), `group_key` (a GROUP BY expression as a `KeySpec`), and
-//! `uncovered` (a walker that collects the Aggrefs of an expression and stops at a
-//! column no group key covers).
+//! `covered_aggrefs` (the Aggrefs of the target and HAVING, if they use no column that
+//! no group key covers).
 
 use super::quals;
 use crate::exec::agg::spec::{AggFunc, AggSpec, InputType, KeyKind, KeySpec, TruncUnit};
@@ -11,10 +11,36 @@ use crate::storage::relation::datum::ColumnKind;
 use pgrx::pg_sys;
 use pgrx::prelude::*;
 
+/// The Aggrefs of `trees` (the target and HAVING; a NULL one is skipped), or None if
+/// one of them uses a column that no group key of `keys` covers.
+///
+/// # Safety
+/// Backend thread, while planning: `keys` and every non-NULL tree of `trees` are valid
+/// expression trees.
+pub unsafe fn covered_aggrefs(
+    keys: &[*mut pg_sys::Node],
+    trees: [*mut pg_sys::Node; 2],
+) -> Option<Vec<*mut pg_sys::Aggref>> {
+    let mut aggrefs = Vec::new();
+    for node in trees {
+        if node.is_null() {
+            continue;
+        }
+        let mut walk = Walk { keys, aggrefs: &mut aggrefs };
+        // SAFETY: `node` and the keys are valid trees (this fn's contract), and `walk`
+        // outlives the walk `uncovered` makes, borrowed by nothing else meanwhile.
+        if unsafe { pg_sys::expression_tree_walker(node, Some(uncovered), &mut walk as *mut Walk as *mut _) }
+        {
+            return None;
+        }
+    }
+    Some(aggrefs)
+}
+
 /// The context of `uncovered`: the group keys, and the Aggrefs found so far.
-pub struct Walk<'a> {
-    pub keys: &'a [*mut pg_sys::Node],
-    pub aggrefs: &'a mut Vec<*mut pg_sys::Aggref>,
+struct Walk<'a> {
+    keys: &'a [*mut pg_sys::Node],
+    aggrefs: &'a mut Vec<*mut pg_sys::Aggref>,
 }
 
 /// Collects the Aggrefs; true (stop) at a column reference that no group key covers.
@@ -23,7 +49,7 @@ pub struct Walk<'a> {
 /// An `expression_tree_walker` callback: `node` is NULL or a valid node, `context` points
 /// to a live `Walk`, not otherwise borrowed during the walk.
 #[pg_guard]
-pub unsafe extern "C-unwind" fn uncovered(node: *mut pg_sys::Node, context: *mut std::ffi::c_void) -> bool {
+unsafe extern "C-unwind" fn uncovered(node: *mut pg_sys::Node, context: *mut std::ffi::c_void) -> bool {
     if node.is_null() {
         return false;
     }
@@ -80,26 +106,58 @@ pub unsafe fn group_key(
     relid: u32,
     kinds: &[ColumnKind],
 ) -> Option<KeySpec> {
+    // SAFETY: `expr` is a valid expression tree (this fn's contract), and `kinds` the
+    // column kinds of `relid`'s relation, as `column_key` and `time_bucket_key` require.
+    unsafe {
+        match quals::as_var(expr, relid) {
+            Some(var) => column_key(expr, var, eqop, kinds),
+            None => time_bucket_key(expr, relid, kinds),
+        }
+    }
+}
+
+/// A column as a group key, if its stored values group exactly as `eqop` does.
+///
+/// # Safety
+/// Backend thread, while planning: `var` is `expr`, a valid Var whose attribute number is
+/// within `kinds`.
+unsafe fn column_key(
+    expr: *mut pg_sys::Node,
+    var: *mut pg_sys::Var,
+    eqop: pg_sys::Oid,
+    kinds: &[ColumnKind],
+) -> Option<KeySpec> {
+    // SAFETY: `var` is a valid Var of a column within `kinds` (this fn's contract); the
+    // catalog lookups run in a transaction.
+    unsafe {
+        let att = (*var).varattno as usize - 1;
+        let base = pg_sys::getBaseType((*var).vartype);
+        // The type's own equality: another opclass's could group differently.
+        let entry = pg_sys::lookup_type_cache(base, pg_sys::TYPECACHE_EQ_OPR as i32);
+        if (*entry).eq_opr != eqop {
+            return None;
+        }
+        let ints = INT_KEY_TYPES.contains(&base) && matches!(kinds[att], ColumnKind::Int { .. });
+        let collation = pg_sys::exprCollation(expr);
+        let bytes = BYTE_KEY_TYPES.contains(&base)
+            && (collation == pg_sys::InvalidOid || pg_sys::get_collation_isdeterministic(collation))
+            && matches!(kinds[att], ColumnKind::Varlena | ColumnKind::Fixed { .. });
+        (ints || bytes).then_some(KeySpec { att, kind: KeyKind::Value })
+    }
+}
+
+/// `date_trunc(unit, ts)` or `date_bin(stride, ts, origin)` of a timestamp column, with
+/// constant unit, stride and origin, as a group key.
+///
+/// # Safety
+/// Backend thread, while planning: `expr` is a valid expression tree whose Vars of
+/// `relid` have attribute numbers within `kinds`.
+unsafe fn time_bucket_key(expr: *mut pg_sys::Node, relid: u32, kinds: &[ColumnKind]) -> Option<KeySpec> {
     // SAFETY: `expr` is a valid expression tree (this fn's contract): its Vars of `relid` have
     // attribute numbers within `kinds`; a T_FuncExpr tag means a FuncExpr and a T_Const a
     // Const whose value is of its type (text for date_trunc's unit, an Interval for
-    // date_bin's stride, by their function signatures). The catalog lookups run in a transaction.
+    // date_bin's stride, by their function signatures).
     unsafe {
-        if let Some(var) = quals::as_var(expr, relid) {
-            let att = (*var).varattno as usize - 1;
-            let base = pg_sys::getBaseType((*var).vartype);
-            // The type's own equality: another opclass's could group differently.
-            let entry = pg_sys::lookup_type_cache(base, pg_sys::TYPECACHE_EQ_OPR as i32);
-            if (*entry).eq_opr != eqop {
-                return None;
-            }
-            let ints = INT_KEY_TYPES.contains(&base) && matches!(kinds[att], ColumnKind::Int { .. });
-            let collation = pg_sys::exprCollation(expr);
-            let bytes = BYTE_KEY_TYPES.contains(&base)
-                && (collation == pg_sys::InvalidOid || pg_sys::get_collation_isdeterministic(collation))
-                && matches!(kinds[att], ColumnKind::Varlena | ColumnKind::Fixed { .. });
-            return (ints || bytes).then_some(KeySpec { att, kind: KeyKind::Value });
-        }
         if (*expr).type_ != pg_sys::NodeTag::T_FuncExpr {
             return None;
         }
@@ -172,8 +230,40 @@ pub unsafe fn aggregate(
     {
         return None;
     }
+    let (func, input) = folded_function(a.aggfnoid.to_u32())?;
+    // SAFETY: an Aggref's args are a list of TargetEntries.
+    let args: Vec<*mut pg_sys::TargetEntry> = unsafe { pg_list::ptrs(a.args).collect() };
+    let att = match (func, &args[..]) {
+        (AggFunc::CountStar, []) => None,
+        (_, &[tle]) => {
+            // SAFETY: `tle` is a live TargetEntry of the Aggref, its expr a valid node, and
+            // `rel` the planner's live base relation (this fn's contract); `as_var` returns a
+            // Var of that expression, one of `rel`'s columns (so within `kinds`).
+            let att = unsafe {
+                let var = quals::as_var((*tle).expr as *mut pg_sys::Node, (*rel).relid)?;
+                (*var).varattno as usize - 1
+            };
+            if !input_fits(input, kinds[att]) {
+                return None;
+            }
+            Some(att)
+        }
+        _ => return None,
+    };
+    let filter = if a.aggfilter.is_null() {
+        None
+    } else {
+        // SAFETY: `root` and `rel` are the planner's live nodes and the FILTER a valid
+        // expression over `rel` (this fn's contract), as translate_filter requires.
+        Some(unsafe { quals::translate_filter(root, rel, a.aggfilter as *mut pg_sys::Node, operands) }?)
+    };
+    Some(AggSpec { func, input, att, filter })
+}
+
+/// The fold's function and input type for the built-in aggregate `aggfnoid`, or None.
+fn folded_function(aggfnoid: u32) -> Option<(AggFunc, InputType)> {
     use pg_sys::*;
-    let (func, input) = match a.aggfnoid.to_u32() {
+    Some(match aggfnoid {
         F_COUNT_ => (AggFunc::CountStar, InputType::None),
         F_COUNT_ANY => (AggFunc::Count, InputType::None),
         F_SUM_INT2 => (AggFunc::Sum, InputType::Int2),
@@ -209,46 +299,23 @@ pub unsafe fn aggregate(
         F_BOOL_AND | F_EVERY => (AggFunc::BoolAnd, InputType::Bool),
         F_BOOL_OR => (AggFunc::BoolOr, InputType::Bool),
         _ => return None,
-    };
-    // SAFETY: an Aggref's args are a list of TargetEntries.
-    let args: Vec<*mut pg_sys::TargetEntry> = unsafe { pg_list::ptrs(a.args).collect() };
-    let att = match (func, &args[..]) {
-        (AggFunc::CountStar, []) => None,
-        (_, &[tle]) => {
-            // SAFETY: `tle` is a live TargetEntry of the Aggref, its expr a valid node, and
-            // `rel` the planner's live base relation (this fn's contract); `as_var` returns a
-            // Var of that expression, one of `rel`'s columns (so within `kinds`).
-            let att = unsafe {
-                let var = quals::as_var((*tle).expr as *mut pg_sys::Node, (*rel).relid)?;
-                (*var).varattno as usize - 1
-            };
-            let fits = match (input, kinds[att]) {
-                (InputType::None, ColumnKind::Dropped) => false,
-                (InputType::None, _) => true,
-                (InputType::Int2, ColumnKind::Int { len: 2 })
-                | (InputType::Int4, ColumnKind::Int { len: 4 })
-                | (InputType::Int8, ColumnKind::Int { len: 8 })
-                | (InputType::Float4, ColumnKind::Float4)
-                | (InputType::Float8, ColumnKind::Float8)
-                | (InputType::OrderedInt, ColumnKind::Int { .. })
-                | (InputType::Bool, ColumnKind::Int { len: 1 })
-                | (InputType::Text, ColumnKind::Varlena)
-                | (InputType::Numeric, ColumnKind::Varlena) => true,
-                _ => false,
-            };
-            if !fits {
-                return None;
-            }
-            Some(att)
-        }
-        _ => return None,
-    };
-    let filter = if a.aggfilter.is_null() {
-        None
-    } else {
-        // SAFETY: `root` and `rel` are the planner's live nodes and the FILTER a valid
-        // expression over `rel` (this fn's contract), as translate_filter requires.
-        Some(unsafe { quals::translate_filter(root, rel, a.aggfilter as *mut pg_sys::Node, operands) }?)
-    };
-    Some(AggSpec { func, input, att, filter })
+    })
+}
+
+/// Whether a column of kind `kind` holds what the fold reads as `input`.
+fn input_fits(input: InputType, kind: ColumnKind) -> bool {
+    match (input, kind) {
+        (InputType::None, ColumnKind::Dropped) => false,
+        (InputType::None, _) => true,
+        (InputType::Int2, ColumnKind::Int { len: 2 })
+        | (InputType::Int4, ColumnKind::Int { len: 4 })
+        | (InputType::Int8, ColumnKind::Int { len: 8 })
+        | (InputType::Float4, ColumnKind::Float4)
+        | (InputType::Float8, ColumnKind::Float8)
+        | (InputType::OrderedInt, ColumnKind::Int { .. })
+        | (InputType::Bool, ColumnKind::Int { len: 1 })
+        | (InputType::Text, ColumnKind::Varlena)
+        | (InputType::Numeric, ColumnKind::Varlena) => true,
+        _ => false,
+    }
 }

@@ -10,7 +10,7 @@
 //!
 //! The output is not ordered: core sorts the winners when the query asks.
 
-use super::aggregates::{aggregate, group_key, uncovered, Walk};
+use super::aggregates::{aggregate, covered_aggrefs, group_key};
 use super::cost::{self, CostParams, LastPointInput};
 use super::custompath::{self, CustomPathKind};
 use super::explain_text;
@@ -20,6 +20,7 @@ use super::upper_scan::UpperScan;
 use crate::exec::agg::spec::{AggFunc, InputType};
 use crate::exec::columnar_scan::ScanPlan;
 use crate::exec::customscan::Methods;
+use crate::exec::filter::plan::FilterPlan;
 use crate::exec::last_point::best::{self, Rank};
 use crate::exec::last_point::{IndexPlan, LastPoint, LastPointPlan, Source};
 use crate::pg_list;
@@ -66,6 +67,13 @@ struct Question {
     aggrefs: Vec<*mut pg_sys::Aggref>,
     target: *mut pg_sys::PathTarget,
     having: *mut pg_sys::List,
+}
+
+impl Question {
+    /// The LastPoint's plan: this question, answered from `source`.
+    fn plan(&self, source: Source, explain: Vec<(String, String)>) -> LastPointPlan {
+        LastPointPlan { key_att: self.key_att, time_att: self.time_att, rank: self.rank, source, explain }
+    }
 }
 
 /// Offers LastPoint paths for the distinct stage of `SELECT DISTINCT ON (g) ... ORDER BY
@@ -156,10 +164,9 @@ pub unsafe fn add_extreme_paths(
 ) {
     // SAFETY: `root`, `input_rel`, `output_rel` and `extra` are the planner's live nodes
     // (this fn's contract): groupClause has one entry (checked), whose tleSortGroupRef names
-    // an entry of processed_tlist; `walk` outlives each walk `uncovered` makes; the relation
-    // of the base relation `one_table` returns is locked by the query, so table_open with
-    // NoLock is valid, and it is closed right after its descriptor is read; an Aggref that
-    // `aggregate` accepts has one TargetEntry argument.
+    // an entry of processed_tlist; the target and HAVING are valid trees; `one_table`
+    // returns a live base relation, as `one_extreme` requires; an Aggref that `aggregate`
+    // accepts has one TargetEntry argument.
     unsafe {
         let parse = (*root).parse;
         if !super::ENABLE_LAST_POINT.get()
@@ -180,45 +187,9 @@ pub unsafe fn add_extreme_paths(
         let Some(key_var) = quals::as_var(key, relid) else { return };
         let target = (*output_rel).reltarget;
         let having = (*extra).havingQual as *mut pg_sys::List;
-        let keys = [key];
-        let mut aggrefs = Vec::new();
-        for node in [(*target).exprs as *mut pg_sys::Node, having as *mut pg_sys::Node] {
-            let mut walk = Walk { keys: &keys, aggrefs: &mut aggrefs };
-            if !node.is_null()
-                && pg_sys::expression_tree_walker(node, Some(uncovered), &mut walk as *mut Walk as *mut _)
-            {
-                return;
-            }
-        }
-        let relation = pg_sys::table_open(
-            (*(*(*root).simple_rte_array.add(relid as usize))).relid,
-            pg_sys::NoLock as i32,
-        );
-        let kinds = datum::column_kinds((*relation).rd_att);
-        pg_sys::table_close(relation, pg_sys::NoLock as i32);
-        let mut func = None;
-        let mut time_att = None;
-        for &a in &aggrefs {
-            if !(*a).aggfilter.is_null() {
-                return;
-            }
-            let mut operands = Vec::new();
-            let Some(spec) = aggregate(root, rel, a, &kinds, &mut operands) else { return };
-            // Integers only: the winner's value is the result, and floats' -0 and 0 tie.
-            if !matches!(spec.func, AggFunc::Max | AggFunc::Min)
-                || !matches!(
-                    spec.input,
-                    InputType::Int2 | InputType::Int4 | InputType::Int8 | InputType::OrderedInt
-                )
-                || func.is_some_and(|f| f != spec.func)
-                || time_att.is_some_and(|t| Some(t) != spec.att)
-            {
-                return;
-            }
-            func = Some(spec.func);
-            time_att = spec.att;
-        }
-        let (Some(func), Some(time_att)) = (func, time_att) else { return };
+        let trees = [(*target).exprs as *mut pg_sys::Node, having as *mut pg_sys::Node];
+        let Some(aggrefs) = covered_aggrefs(&[key], trees) else { return };
+        let Some((func, time_att)) = one_extreme(root, rel, &aggrefs) else { return };
         let arg = pg_list::ptrs::<pg_sys::TargetEntry>((*aggrefs[0]).args).next().unwrap();
         let time = (*arg).expr as *mut pg_sys::Node;
         let descending = func == AggFunc::Max;
@@ -237,6 +208,53 @@ pub unsafe fn add_extreme_paths(
             having,
         };
         add_paths(root, rel, output_rel, &question);
+    }
+}
+
+/// The one max or min (of an integer column) that every aggregate of `aggrefs` is: its
+/// function and column; None if they differ, or one is anything else.
+///
+/// # Safety
+/// `root` and `rel` are the planner's live nodes, `rel` a base relation (from `one_table`)
+/// whose table the query locked; `aggrefs` are valid Aggrefs over `rel`.
+unsafe fn one_extreme(
+    root: *mut pg_sys::PlannerInfo,
+    rel: *mut pg_sys::RelOptInfo,
+    aggrefs: &[*mut pg_sys::Aggref],
+) -> Option<(AggFunc, usize)> {
+    // SAFETY: `root` and `rel` are live (this fn's contract); the relation of the base
+    // relation is locked by the query, so table_open with NoLock is valid, and it is closed
+    // right after its descriptor is read; the Aggrefs are valid, as `aggregate` requires.
+    unsafe {
+        let relation = pg_sys::table_open(
+            (*(*(*root).simple_rte_array.add((*rel).relid as usize))).relid,
+            pg_sys::NoLock as i32,
+        );
+        let kinds = datum::column_kinds((*relation).rd_att);
+        pg_sys::table_close(relation, pg_sys::NoLock as i32);
+        let mut func = None;
+        let mut time_att = None;
+        for &a in aggrefs {
+            if !(*a).aggfilter.is_null() {
+                return None;
+            }
+            let mut operands = Vec::new();
+            let spec = aggregate(root, rel, a, &kinds, &mut operands)?;
+            // Integers only: the winner's value is the result, and floats' -0 and 0 tie.
+            if !matches!(spec.func, AggFunc::Max | AggFunc::Min)
+                || !matches!(
+                    spec.input,
+                    InputType::Int2 | InputType::Int4 | InputType::Int8 | InputType::OrderedInt
+                )
+                || func.is_some_and(|f| f != spec.func)
+                || time_att.is_some_and(|t| Some(t) != spec.att)
+            {
+                return None;
+            }
+            func = Some(spec.func);
+            time_att = spec.att;
+        }
+        Some((func?, time_att?))
     }
 }
 
@@ -362,12 +380,7 @@ unsafe fn zones_path(
         let zones = plan_sizes::group_zones(relation, natts, &[q.time_att]);
         (pushdown, zones, plan_sizes::column_bytes(relation, natts))
     };
-    let mut attributes = vec![q.key_att, q.time_att];
-    if let Some(f) = &pushdown.filter {
-        attributes.extend(f.attributes());
-    }
-    attributes.sort_unstable();
-    attributes.dedup();
+    let attributes = ranked_columns(q, &pushdown);
     let vectors: Vec<_> =
         zones.groups.iter().flat_map(|g| g.vectors.get(q.time_att).into_iter().flatten().copied()).collect();
     // Zone maps rule out what the filter cannot match, for LastPoint as for a scan.
@@ -394,6 +407,52 @@ unsafe fn zones_path(
         fetch_columns: scan_vars.len(),
     };
     let total = cost::last_point_zones(&input, &params());
+    // SAFETY: `relation` is the open, locked relation of range table entry `q.relid`, and
+    // `q`'s expressions and the pushed clauses are live nodes of this query over it.
+    let mut explain = unsafe { zones_explain(relation, q, &attributes, &pushdown) };
+    explain.extend(estimates(keys, Some(rows_ranked), total, core));
+    let plan = q.plan(Source::Zones(ranked_scan(&attributes, pushdown.filter)), explain);
+    // SAFETY: `rel` and `output_rel` are the planner's live nodes and the scan columns and
+    // operands live expressions of this query, as `new_path` requires.
+    Some(unsafe { new_path(rel, output_rel, q, plan, scan_vars, pushdown.operands, keys, total) })
+}
+
+/// The columns the zone-map LastPoint reads: the key, the ordering column, and the
+/// pushed filter's, in attribute order.
+fn ranked_columns(q: &Question, pushdown: &quals::Pushdown) -> Vec<usize> {
+    let mut attributes = vec![q.key_att, q.time_att];
+    if let Some(f) = &pushdown.filter {
+        attributes.extend(f.attributes());
+    }
+    attributes.sort_unstable();
+    attributes.dedup();
+    attributes
+}
+
+/// The columnar scan under the zone-map LastPoint: `attributes`, with the pushed filter.
+fn ranked_scan(attributes: &[usize], filter: Option<FilterPlan>) -> ScanPlan {
+    ScanPlan {
+        attnums: attributes.iter().map(|&a| a as i32 + 1).collect(),
+        output: Vec::new(),
+        zone_predicates: Vec::new(),
+        filter,
+        zone_quals: 0,
+        pushed_quals: 0,
+        explain: Vec::new(),
+    }
+}
+
+/// What EXPLAIN shows of the zone-map LastPoint's decisions.
+///
+/// # Safety
+/// `relation` is the open, locked relation of range table entry `q.relid`; `q`'s
+/// expressions and the pushed clauses are live nodes of this query over it.
+unsafe fn zones_explain(
+    relation: pg_sys::Relation,
+    q: &Question,
+    attributes: &[usize],
+    pushdown: &quals::Pushdown,
+) -> Vec<(String, String)> {
     let mut explain = vec![("Strategy".to_string(), "zone maps, best rows first".to_string())];
     // SAFETY: `relation` is the open, locked relation of range table entry `q.relid`, so
     // rd_att is valid and `attr` is asked only for its columns (`attributes`); the
@@ -418,29 +477,7 @@ unsafe fn zones_path(
             ));
         }
     }
-    explain.push(("+Estimated Keys".into(), format!("{keys:.0}")));
-    explain.push(("+Estimated Rows Ranked".into(), format!("{rows_ranked:.0}")));
-    explain.push(("+LastPoint Cost".into(), format!("{total:.2}")));
-    explain.push(("+Core Cost".into(), core_text(core)));
-    let scan = ScanPlan {
-        attnums: attributes.iter().map(|&a| a as i32 + 1).collect(),
-        output: Vec::new(),
-        zone_predicates: Vec::new(),
-        filter: pushdown.filter,
-        zone_quals: 0,
-        pushed_quals: 0,
-        explain: Vec::new(),
-    };
-    let plan = LastPointPlan {
-        key_att: q.key_att,
-        time_att: q.time_att,
-        rank: q.rank,
-        source: Source::Zones(scan),
-        explain,
-    };
-    // SAFETY: `rel` and `output_rel` are the planner's live nodes and the scan columns and
-    // operands live expressions of this query, as `new_path` requires.
-    Some(unsafe { new_path(rel, output_rel, q, plan, scan_vars, pushdown.operands, keys, total) })
+    explain
 }
 
 /// The skip scan of `index`, if its first two columns are the key and the ordering
@@ -456,13 +493,44 @@ unsafe fn skip_scan_path(
     keys: f64,
     core: f64,
 ) -> Option<*mut pg_sys::Path> {
-    // SAFETY: `index` is one of `rel`'s live IndexOptInfos (from `add_paths`): its
-    // per-column arrays (indexkeys, opfamily, opcintype, indexcollations, reverse_sort,
-    // nulls_first) have at least two entries once nkeycolumns >= 2 and reverse_sort is
-    // set (checked before any is read); `q`'s key and time are live expressions of this
-    // query; the catalog lookups run inside a transaction and the GUC on the backend thread.
-    let (ix, descending) = unsafe {
+    // SAFETY: `index` is one of `rel`'s live IndexOptInfos (from `add_paths`), `q`'s key
+    // and time live expressions of this query, and `relation` open and locked, as
+    // `time_order` and `skip_order` require.
+    let (ix, plan_index) = unsafe {
         let ix = &*index;
+        let descending = time_order(ix, q)?;
+        (ix, skip_order(relation, ix, q, descending)?)
+    };
+    // SAFETY: `root` and `rel` are the planner's live nodes.
+    let filter = unsafe { DescentFilter::new(root, rel) }?;
+    let total = filter.skip_scan_cost(ix.tuples, keys);
+    // SAFETY: `relation` is the open, locked relation of range table entry `q.relid` and
+    // `q`'s expressions and the clause list are live nodes of this query over it.
+    let mut explain = unsafe { skip_scan_explain(relation, q, &plan_index, &filter) };
+    explain.extend(estimates(keys, None, total, core));
+    let plan = q.plan(Source::Index(plan_index), explain);
+    // SAFETY: `list` is the valid list of clause expressions `DescentFilter::new` made;
+    // `rel` and `output_rel` are the planner's live nodes and `q`'s expressions this
+    // query's, as `scan_columns` and `new_path` require.
+    unsafe {
+        let exprs = pg_list::ptrs(filter.list).collect();
+        Some(new_path(rel, output_rel, q, plan, scan_columns(q), exprs, keys, total))
+    }
+}
+
+/// Whether `ix` is a btree on (key, time) with the query's equality and collations, and
+/// in which order of the time column (`descending` or not) the query ranks in it.
+///
+/// # Safety
+/// `ix` is a live IndexOptInfo; `q`'s key and time are live expressions of this query;
+/// inside a transaction, on the backend thread.
+unsafe fn time_order(ix: &pg_sys::IndexOptInfo, q: &Question) -> Option<bool> {
+    // SAFETY: `ix`'s per-column arrays (indexkeys, opfamily, opcintype, indexcollations,
+    // reverse_sort, nulls_first) have at least two entries once nkeycolumns >= 2 and
+    // reverse_sort is set (checked before any is read); `q`'s key and time are live
+    // expressions of this query; the catalog lookups run inside a transaction and the
+    // GUC on the backend thread.
+    unsafe {
         // A skip scan is an index scan: `enable_indexscan = off` rules it out.
         if !pg_sys::enable_indexscan
             || ix.relam != pg_sys::BTREE_AM_OID
@@ -489,14 +557,27 @@ unsafe fn skip_scan_path(
         {
             return None;
         }
-        let descending = match pg_sys::get_op_opfamily_strategy(q.time_sortop, time_family) as u32 {
-            pg_sys::BTGreaterStrategyNumber => true,
-            pg_sys::BTLessStrategyNumber => false,
-            _ => return None,
-        };
-        (ix, descending)
-    };
-    // SAFETY: reverse_sort and nulls_first have two entries (checked above).
+        match pg_sys::get_op_opfamily_strategy(q.time_sortop, time_family) as u32 {
+            pg_sys::BTGreaterStrategyNumber => Some(true),
+            pg_sys::BTLessStrategyNumber => Some(false),
+            _ => None,
+        }
+    }
+}
+
+/// How to walk `ix` so each key's best row comes first, if NULL times fall where the
+/// query wants them: the scan direction and the way from one key to the next.
+///
+/// # Safety
+/// `ix` passed `time_order` (its reverse_sort and nulls_first have two entries);
+/// `relation` is the open, locked relation `ix` indexes.
+unsafe fn skip_order(
+    relation: pg_sys::Relation,
+    ix: &pg_sys::IndexOptInfo,
+    q: &Question,
+    descending: bool,
+) -> Option<IndexPlan> {
+    // SAFETY: reverse_sort and nulls_first have two entries (this fn's contract).
     let ((key_desc, key_nulls_first), (time_desc, time_nulls_first)) =
         unsafe { ((*ix.reverse_sort, *ix.nulls_first), (*ix.reverse_sort.add(1), *ix.nulls_first.add(1))) };
     let forward = descending == time_desc;
@@ -507,84 +588,120 @@ unsafe fn skip_scan_path(
             return None;
         }
     } else if nulls_first_in_key {
-        // SAFETY: `relation` is open and locked (from `add_paths`), so rd_att is valid, and
-        // `time_att` is one of its columns.
+        // SAFETY: `relation` is open and locked (this fn's contract), so rd_att is valid,
+        // and `time_att` is one of its columns.
         let not_null = unsafe { datum::attr((*relation).rd_att, q.time_att).attnotnull };
         if !not_null {
             // max / min want the best non-NULL time, which a NULL would hide.
             return None;
         }
     }
-    let plan_index = IndexPlan {
+    Some(IndexPlan {
         index: ix.indexoid,
         forward,
         next_greater: forward != key_desc,
         nulls_first: if forward { key_nulls_first } else { !key_nulls_first },
-    };
-    // Every WHERE clause is tested on the rows the descents walk, in security order.
-    // SAFETY: `root` and `rel` are the planner's live nodes: baserestrictinfo is a list of
-    // live RestrictInfos, whose clauses are valid expressions; the list made is palloc'd in
-    // the planner's memory context. The cost GUCs are read on the backend thread.
-    let (clauses, list, selectivity, qual_cost, random_page_cost, cpu_index_tuple_cost) = unsafe {
-        let mut clauses: Vec<*mut pg_sys::RestrictInfo> = pg_list::ptrs((*rel).baserestrictinfo).collect();
-        clauses.sort_by_key(|&ri| (*ri).security_level);
-        let list = pg_list::from_ptrs(clauses.iter().map(|&ri| (*ri).clause as *mut pg_sys::Node));
-        if pg_sys::contain_volatile_functions(list as *mut pg_sys::Node)
-            || pg_sys::contain_subplans(list as *mut pg_sys::Node)
-        {
-            return None;
+    })
+}
+
+/// Every WHERE clause, tested on the rows a skip scan's descents walk, in security order.
+struct DescentFilter {
+    clauses: Vec<*mut pg_sys::RestrictInfo>,
+    /// The clauses' expressions, in that order.
+    list: *mut pg_sys::List,
+    selectivity: f64,
+    qual_cost: pg_sys::QualCost,
+}
+
+impl DescentFilter {
+    /// `rel`'s WHERE clauses, if none is volatile or has a subplan.
+    ///
+    /// # Safety
+    /// `root` and `rel` are the planner's live nodes, in the planner's memory context.
+    unsafe fn new(root: *mut pg_sys::PlannerInfo, rel: *mut pg_sys::RelOptInfo) -> Option<Self> {
+        // SAFETY: `root` and `rel` are the planner's live nodes: baserestrictinfo is a list of
+        // live RestrictInfos, whose clauses are valid expressions; the list made is palloc'd in
+        // the planner's memory context.
+        unsafe {
+            let mut clauses: Vec<*mut pg_sys::RestrictInfo> =
+                pg_list::ptrs((*rel).baserestrictinfo).collect();
+            clauses.sort_by_key(|&ri| (*ri).security_level);
+            let list = pg_list::from_ptrs(clauses.iter().map(|&ri| (*ri).clause as *mut pg_sys::Node));
+            if pg_sys::contain_volatile_functions(list as *mut pg_sys::Node)
+                || pg_sys::contain_subplans(list as *mut pg_sys::Node)
+            {
+                return None;
+            }
+            let selectivity = quals::selectivity(root, rel, &clauses).max(1e-6);
+            let mut qual_cost = pg_sys::QualCost::default();
+            pg_sys::cost_qual_eval(&mut qual_cost, list, root);
+            Some(DescentFilter { clauses, list, selectivity, qual_cost })
         }
-        let selectivity = quals::selectivity(root, rel, &clauses).max(1e-6);
-        let mut qual_cost = pg_sys::QualCost::default();
-        pg_sys::cost_qual_eval(&mut qual_cost, list, root);
-        (clauses, list, selectivity, qual_cost, pg_sys::random_page_cost, pg_sys::cpu_index_tuple_cost)
-    };
-    let total = cost::skip_scan(
-        keys + 1.0,
-        1.0 / selectivity,
-        ix.tuples,
-        qual_cost.per_tuple,
-        random_page_cost,
-        cpu_index_tuple_cost,
-        &params(),
-    );
-    let direction = if forward { "forward" } else { "backward" };
+    }
+
+    /// The skip scan's cost: a descent per key (and one to find there is none left), each
+    /// walking the rows to the first that passes the filter.
+    fn skip_scan_cost(&self, index_tuples: f64, keys: f64) -> f64 {
+        // SAFETY: PostgreSQL's cost GUCs, read on the backend thread.
+        let (random_page_cost, cpu_index_tuple_cost) =
+            unsafe { (pg_sys::random_page_cost, pg_sys::cpu_index_tuple_cost) };
+        cost::skip_scan(
+            keys + 1.0,
+            1.0 / self.selectivity,
+            index_tuples,
+            self.qual_cost.per_tuple,
+            random_page_cost,
+            cpu_index_tuple_cost,
+            &params(),
+        )
+    }
+}
+
+/// What EXPLAIN shows of a skip scan's decisions.
+///
+/// # Safety
+/// `relation` is the open, locked relation of range table entry `q.relid`; `q`'s
+/// expressions and `filter`'s clauses are live nodes of this query over it, and the
+/// index exists.
+unsafe fn skip_scan_explain(
+    relation: pg_sys::Relation,
+    q: &Question,
+    index: &IndexPlan,
+    filter: &DescentFilter,
+) -> Vec<(String, String)> {
+    let direction = if index.forward { "forward" } else { "backward" };
     let mut explain = vec![("Strategy".to_string(), format!("index skip scan ({direction})"))];
     // SAFETY: the index exists (the planner found it), so get_rel_name returns a palloc'd
     // C string; `relation` is the open, locked relation of range table entry `q.relid`
     // and `q`'s expressions and the clause list are live nodes of this query over it.
     unsafe {
-        let name = CStr::from_ptr(pg_sys::get_rel_name(ix.indexoid)).to_string_lossy().into_owned();
+        let name = CStr::from_ptr(pg_sys::get_rel_name(index.index)).to_string_lossy().into_owned();
         explain.push(("Index".into(), name));
         explain.extend(common_explain(relation, q));
-        if !clauses.is_empty() {
+        if !filter.clauses.is_empty() {
             explain.push((
                 "Filter".into(),
                 explain_text::deparse(
                     q.relid,
                     relation,
-                    pg_sys::make_ands_explicit(list) as *mut pg_sys::Node,
+                    pg_sys::make_ands_explicit(filter.list) as *mut pg_sys::Node,
                 ),
             ));
         }
     }
-    explain.push(("+Estimated Keys".into(), format!("{keys:.0}")));
+    explain
+}
+
+/// The estimates EXPLAIN VERBOSE shows ('+'): keys, rows ranked (zone maps only), the
+/// LastPoint's cost and core's.
+fn estimates(keys: f64, rows_ranked: Option<f64>, total: f64, core: f64) -> Vec<(String, String)> {
+    let mut explain = vec![("+Estimated Keys".to_string(), format!("{keys:.0}"))];
+    if let Some(rows_ranked) = rows_ranked {
+        explain.push(("+Estimated Rows Ranked".into(), format!("{rows_ranked:.0}")));
+    }
     explain.push(("+LastPoint Cost".into(), format!("{total:.2}")));
     explain.push(("+Core Cost".into(), core_text(core)));
-    let plan = LastPointPlan {
-        key_att: q.key_att,
-        time_att: q.time_att,
-        rank: q.rank,
-        source: Source::Index(plan_index),
-        explain,
-    };
-    // SAFETY: `list` is the valid list of clause expressions made above; `rel` and
-    // `output_rel` are the planner's live nodes and `q`'s expressions this query's, as
-    // `scan_columns` and `new_path` require.
-    unsafe {
-        let exprs = pg_list::ptrs(list).collect();
-        Some(new_path(rel, output_rel, q, plan, scan_columns(q), exprs, keys, total))
-    }
+    explain
 }
 
 unsafe fn common_explain(relation: pg_sys::Relation, q: &Question) -> Vec<(String, String)> {
