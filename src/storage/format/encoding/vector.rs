@@ -404,6 +404,17 @@ macro_rules! reuse {
     }};
 }
 
+/// Decodes `$payload` into the `$variant` values of `$values`, reusing its vector; the
+/// bytes the codec read, or its error (the values are put back either way).
+macro_rules! decode_fixed {
+    ($payload:expr, $values:expr, $variant:ident, $codec:expr) => {{
+        let mut v = reuse!($values, $variant, $payload.rows);
+        let used = $payload.decode(Output::$variant(&mut v), $codec);
+        *$values = DecodedValues::$variant(v);
+        used
+    }};
+}
+
 /// A vector's parts, its header and checksum checked.
 pub(super) struct Frame<'a> {
     pub(super) header: Header,
@@ -445,16 +456,61 @@ pub fn decode_vector(
 
     let DecodedVector { rows, validity, values, keep_dictionary, dictionary, scratch } = out;
     // Kept for reuse, and set again below if this vector is decoded as a dictionary.
-    let mut spare_dictionary = dictionary.take();
+    let spare_dictionary = dictionary.take();
     *rows = h.rows as u32;
-    // Validity, keeping the buffer around while there are no nulls.
+    decode_validity(&h, count, bitmap, validity, &mut scratch.spare_validity)?;
+
+    let payload = Payload {
+        bytes: raw_payload(&h, stored, &mut scratch.decompressed)?,
+        count,
+        rows: h.rows,
+        encoding: h.encoding,
+    };
+    // A vector without values stores nothing (codecs need not agree on an empty payload).
+    if count == 0 && (h.raw_len != 0 || h.encoding != EncodingId::Plain) {
+        return Err(CorruptData("payload for a vector without values"));
+    }
+    let codec = &mut scratch.codec;
+    let used = match kind {
+        PhysicalKind::Int => decode_fixed!(payload, values, Int, codec),
+        PhysicalKind::Float32 => decode_fixed!(payload, values, Float32, codec),
+        PhysicalKind::Float64 => decode_fixed!(payload, values, Float64, codec),
+        PhysicalKind::Bytes => payload.decode_bytes(
+            values,
+            codec,
+            *keep_dictionary,
+            spare_dictionary,
+            dictionary,
+            validity.as_deref(),
+        ),
+    }?;
+    if used != h.raw_len {
+        return Err(CorruptData("vector payload length mismatch"));
+    }
+    if let Some(valid) = validity.as_deref() {
+        spread_to_rows(values, valid, dictionary.is_some());
+    }
+    Ok(total)
+}
+
+/// Reads the validity of each row into `validity` (`None` when no row is NULL), taking
+/// its buffer from `validity` or `spare` and keeping it in `spare` while there are no
+/// nulls.
+#[inline]
+fn decode_validity(
+    h: &Header,
+    count: usize,
+    bitmap: &[u8],
+    validity: &mut Option<Vec<bool>>,
+    spare: &mut Vec<bool>,
+) -> Result<(), CorruptData> {
     let mut valid = match validity.take() {
         Some(v) => v,
-        None => std::mem::take(&mut scratch.spare_validity),
+        None => std::mem::take(spare),
     };
     valid.clear();
     if h.null_count == 0 {
-        scratch.spare_validity = valid;
+        *spare = valid;
     } else {
         if count == 0 {
             valid.resize(h.rows, false);
@@ -473,97 +529,106 @@ pub fn decode_vector(
         }
         *validity = Some(valid);
     }
+    Ok(())
+}
 
-    let payload: &[u8] = if h.compression == Compression::None {
-        stored
+/// The payload as the codec reads it: the stored bytes, or them decompressed into `buf`.
+#[inline]
+fn raw_payload<'a>(h: &Header, stored: &'a [u8], buf: &'a mut Vec<u8>) -> Result<&'a [u8], CorruptData> {
+    if h.compression == Compression::None {
+        Ok(stored)
     } else {
-        compress::decompress(h.compression, stored, h.raw_len, &mut scratch.decompressed)?;
-        &scratch.decompressed
-    };
-    // A vector without values stores nothing (codecs need not agree on an empty payload).
-    if count == 0 && (h.raw_len != 0 || h.encoding != EncodingId::Plain) {
-        return Err(CorruptData("payload for a vector without values"));
+        compress::decompress(h.compression, stored, h.raw_len, buf)?;
+        Ok(buf)
     }
-    let codec = &mut scratch.codec;
-    // One call through the codec table per vector; the codec's loops are its own.
-    let decode = |out: Output<'_>, codec: &mut Scratch| match count {
-        0 => Ok(0),
-        _ => (h.encoding.codec().decode)(payload, count, out, codec),
-    };
-    let used = match kind {
-        PhysicalKind::Int => {
-            let mut v = reuse!(values, Int, h.rows);
-            let used = decode(Output::Int(&mut v), codec);
-            *values = DecodedValues::Int(v);
-            used?
+}
+
+/// A vector's uncompressed payload: its `count` non-null values, as `encoding` wrote
+/// them, for a vector of `rows` rows.
+struct Payload<'a> {
+    bytes: &'a [u8],
+    count: usize,
+    rows: usize,
+    encoding: EncodingId,
+}
+
+impl Payload<'_> {
+    /// Decodes the values into `out`: one call through the codec table per vector; the
+    /// codec's loops are its own.
+    #[inline]
+    fn decode(&self, out: Output<'_>, codec: &mut Scratch) -> Result<usize, CorruptData> {
+        match self.count {
+            0 => Ok(0),
+            _ => (self.encoding.codec().decode)(self.bytes, self.count, out, codec),
         }
-        PhysicalKind::Float32 => {
-            let mut v = reuse!(values, Float32, h.rows);
-            let used = decode(Output::Float32(&mut v), codec);
-            *values = DecodedValues::Float32(v);
-            used?
-        }
-        PhysicalKind::Float64 => {
-            let mut v = reuse!(values, Float64, h.rows);
-            let used = decode(Output::Float64(&mut v), codec);
-            *values = DecodedValues::Float64(v);
-            used?
-        }
-        PhysicalKind::Bytes => {
-            let (mut offsets, mut data) = match std::mem::take(values) {
-                DecodedValues::Bytes { mut offsets, mut data } => {
-                    offsets.clear();
-                    data.clear();
-                    (offsets, data)
-                }
-                _ => (Vec::new(), Vec::new()),
-            };
-            offsets.push(0);
-            let as_codes = *keep_dictionary && count > 0 && h.encoding == EncodingId::Dictionary;
-            if !as_codes {
-                offsets.reserve(h.rows + 1);
-                data.reserve(payload.len());
+    }
+
+    /// Decodes byte strings into `values` (dense offsets and data), or, when the caller
+    /// keeps dictionaries and this is one, into `spare` (entries and row-aligned codes),
+    /// which then becomes `dictionary`, leaving `values` with `rows` empty rows.
+    #[inline]
+    fn decode_bytes(
+        &self,
+        values: &mut DecodedValues,
+        codec: &mut Scratch,
+        keep_dictionary: bool,
+        mut spare: Option<Dictionary>,
+        dictionary: &mut Option<Dictionary>,
+        validity: Option<&[bool]>,
+    ) -> Result<usize, CorruptData> {
+        let (mut offsets, mut data) = match std::mem::take(values) {
+            DecodedValues::Bytes { mut offsets, mut data } => {
+                offsets.clear();
+                data.clear();
+                (offsets, data)
             }
-            let used = if as_codes {
-                // Byte strings kept as their dictionary (for filters): entries and codes.
-                let d = spare_dictionary.get_or_insert_with(Dictionary::default);
-                let used = dictionary::decode_bytes_codes(
-                    payload,
-                    count,
-                    &mut d.codes,
-                    &mut d.offsets,
-                    &mut d.data,
-                    &mut codec.lens,
-                );
-                if used.is_ok() {
-                    // Codes to rows: offsets stay row-aligned (all empty), for `rows`.
-                    offsets.resize(h.rows + 1, 0);
-                    if let Some(valid) = validity.as_deref() {
-                        spread_codes(&mut d.codes, valid);
-                    }
-                    *dictionary = spare_dictionary.take();
+            _ => (Vec::new(), Vec::new()),
+        };
+        offsets.push(0);
+        let as_codes = keep_dictionary && self.count > 0 && self.encoding == EncodingId::Dictionary;
+        if !as_codes {
+            offsets.reserve(self.rows + 1);
+            data.reserve(self.bytes.len());
+        }
+        let used = if as_codes {
+            // Byte strings kept as their dictionary (for filters): entries and codes.
+            let d = spare.get_or_insert_with(Dictionary::default);
+            let used = dictionary::decode_bytes_codes(
+                self.bytes,
+                self.count,
+                &mut d.codes,
+                &mut d.offsets,
+                &mut d.data,
+                &mut codec.lens,
+            );
+            if used.is_ok() {
+                // Codes to rows: offsets stay row-aligned (all empty), for `rows`.
+                offsets.resize(self.rows + 1, 0);
+                if let Some(valid) = validity {
+                    spread_codes(&mut d.codes, valid);
                 }
-                used
-            } else {
-                decode(Output::Bytes { offsets: &mut offsets, data: &mut data }, codec)
-            };
-            *values = DecodedValues::Bytes { offsets, data };
-            used?
-        }
-    };
-    if used != h.raw_len {
-        return Err(CorruptData("vector payload length mismatch"));
+                *dictionary = spare.take();
+            }
+            used
+        } else {
+            self.decode(Output::Bytes { offsets: &mut offsets, data: &mut data }, codec)
+        };
+        *values = DecodedValues::Bytes { offsets, data };
+        used
     }
-    if let Some(valid) = validity.as_deref() {
-        match values {
-            DecodedValues::Int(v) => spread(v, valid),
-            DecodedValues::Float32(v) => spread(v, valid),
-            DecodedValues::Float64(v) => spread(v, valid),
-            DecodedValues::Bytes { offsets, .. } if dictionary.is_none() => spread_offsets(offsets, valid),
-            DecodedValues::Bytes { .. } => {}
-        }
+}
+
+/// Moves the dense values of a vector with NULLs to their rows; a dictionary's codes
+/// (`as_dictionary`) were spread as they were decoded.
+#[inline]
+fn spread_to_rows(values: &mut DecodedValues, valid: &[bool], as_dictionary: bool) {
+    match values {
+        DecodedValues::Int(v) => spread(v, valid),
+        DecodedValues::Float32(v) => spread(v, valid),
+        DecodedValues::Float64(v) => spread(v, valid),
+        DecodedValues::Bytes { offsets, .. } if !as_dictionary => spread_offsets(offsets, valid),
+        DecodedValues::Bytes { .. } => {}
     }
-    Ok(total)
 }
 
 /// Moves dense codes to their rows (from the back); NULL rows get code 0.
