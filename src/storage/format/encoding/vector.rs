@@ -231,8 +231,36 @@ pub fn encode_vector(
     policy: &CompressionPolicy,
     out: &mut Vec<u8>,
 ) -> EncodedVectorInfo {
-    assert!(rows <= MAX_VECTOR_ROWS, "vector of {rows} rows exceeds {MAX_VECTOR_ROWS}");
     let kind = values.kind();
+    let n_rows = rows as usize;
+    let count = checked_value_count(rows, validity, values);
+    let null_count = n_rows - count;
+    let start = out.len();
+    out.resize(start + HEADER_LEN, 0);
+    if null_count > 0 && count > 0 {
+        let v = validity.expect("nulls imply validity");
+        bitpack::pack(v.iter().map(|&b| b as u64), 1, n_rows, out);
+    }
+
+    let (encoding, compression, raw_len) =
+        ENCODE_SCRATCH.with(|cell| cell.borrow_mut().encode_payload(values, policy, n_rows, out));
+
+    let stored_len = out.len() - start - HEADER_LEN - bitmap_len(n_rows, null_count);
+    let header =
+        Header { kind, encoding, compression, rows: n_rows, null_count, raw_len, stored_len, crc: 0 };
+    write_header(&header, &mut out[start..]);
+    EncodedVectorInfo {
+        encoding,
+        compression,
+        raw_bytes: values.plain_bytes(),
+        stored_bytes: out.len() - start,
+    }
+}
+
+/// The number of non-null values, after checking that the caller's arguments agree
+/// (panics if not: see `encode_vector`).
+fn checked_value_count(rows: u32, validity: Option<&[bool]>, values: VectorValues<'_>) -> usize {
+    assert!(rows <= MAX_VECTOR_ROWS, "vector of {rows} rows exceeds {MAX_VECTOR_ROWS}");
     let n_rows = rows as usize;
     let count = match validity {
         Some(v) => {
@@ -251,17 +279,21 @@ pub fn encode_vector(
             "vector holds more than {MAX_DECODED_BYTES} bytes"
         );
     }
-    let null_count = n_rows - count;
-    let start = out.len();
-    out.resize(start + HEADER_LEN, 0);
-    if null_count > 0 && count > 0 {
-        let v = validity.expect("nulls imply validity");
-        bitpack::pack(v.iter().map(|&b| b as u64), 1, n_rows, out);
-    }
+    count
+}
 
-    let (encoding, compression, raw_len) = ENCODE_SCRATCH.with(|cell| {
-        let mut guard = cell.borrow_mut();
-        let EncodeScratch { primary, alternative } = &mut *guard;
+impl EncodeScratch {
+    /// Encodes the non-null values in the chosen layout and compression and appends
+    /// the stored payload to `out`; returns the choice and the payload's raw length.
+    fn encode_payload(
+        &mut self,
+        values: VectorValues<'_>,
+        policy: &CompressionPolicy,
+        n_rows: usize,
+        out: &mut Vec<u8>,
+    ) -> (EncodingId, Compression, usize) {
+        let kind = values.kind();
+        let EncodeScratch { primary, alternative } = &mut *self;
         primary.raw.clear();
         let encoding = encode_smallest(values, &mut primary.raw);
         let trial = if kind == PhysicalKind::Bytes { Trial::Both } else { Trial::Lz4First };
@@ -271,26 +303,11 @@ pub fn encode_vector(
         // compressed: plain byte strings (a dictionary's codes hide long repeats from
         // lz4/zstd), and byte-split floats when their entropy promises a clear win (an
         // uncompressed primary decodes faster, so it must be beaten by 10%, or 3%).
-        let compressing = policy.lz4 || policy.zstd;
         let target = match compression {
             Compression::None => stored * (100 - min_saving_percent(kind)) / 100,
             _ => stored,
         };
-        // Floats the lightweight encoding already halved are not worth a histogram.
-        let floats_worth = stored * 2 > values.plain_bytes();
-        let alt = match values {
-            _ if !compressing => None,
-            VectorValues::Bytes { .. } => Some(EncodingId::Plain),
-            VectorValues::Float32(v) if floats_worth && byte_plane_entropy(v) < target => {
-                Some(EncodingId::ByteSplit)
-            }
-            VectorValues::Float64(v) if floats_worth && byte_plane_entropy(v) < target => {
-                Some(EncodingId::ByteSplit)
-            }
-            _ => None,
-        }
-        .filter(|&a| a != encoding);
-        if let Some(alt_id) = alt {
+        if let Some(alt_id) = alternative_layout(values, encoding, policy, stored, target) {
             alternative.raw.clear();
             (alt_id.codec().encode)(values, &(), &mut alternative.raw);
             let trial = if kind == PhysicalKind::Bytes { Trial::Both } else { Trial::ZstdFirst };
@@ -303,33 +320,64 @@ pub fn encode_vector(
         let (cand, encoding) = chosen;
         out.extend_from_slice(cand.stored(compression));
         let raw_len = cand.raw.len();
-        // Keep the buffers for the next vector, but not after an outsized one.
+        self.release_outsized();
+        (encoding, compression, raw_len)
+    }
+
+    /// Keeps the buffers for the next vector, but not after an outsized one.
+    #[inline]
+    fn release_outsized(&mut self) {
+        let EncodeScratch { primary, alternative } = self;
         for buf in [primary, alternative].into_iter().flat_map(|c| [&mut c.raw, &mut c.lz4, &mut c.zstd]) {
             if buf.capacity() > MAX_CACHED_BUFFER {
                 *buf = Vec::new();
             }
         }
-        (encoding, compression, raw_len)
-    });
-
-    let stored_len = out.len() - start - HEADER_LEN - bitmap_len(n_rows, null_count);
-    let h = &mut out[start..start + HEADER_LEN];
-    h[0] = FORMAT_VERSION;
-    h[1] = kind as u8;
-    h[2] = encoding as u8;
-    h[3] = compression as u8;
-    h[4..8].copy_from_slice(&rows.to_le_bytes());
-    h[8..12].copy_from_slice(&(null_count as u32).to_le_bytes());
-    h[12..16].copy_from_slice(&(raw_len as u32).to_le_bytes());
-    h[16..20].copy_from_slice(&(stored_len as u32).to_le_bytes());
-    let crc = crc32c::crc32c_append(crc32c::crc32c(&h[..20]), &out[start + HEADER_LEN..]);
-    out[start + 20..start + 24].copy_from_slice(&crc.to_le_bytes());
-    EncodedVectorInfo {
-        encoding,
-        compression,
-        raw_bytes: values.plain_bytes(),
-        stored_bytes: out.len() - start,
     }
+}
+
+/// The layout made for general compression worth trying besides the lightweight
+/// `encoding` (whose payload is `stored` bytes), if any; it must be stored in fewer
+/// than `target` bytes to win.
+#[inline]
+fn alternative_layout(
+    values: VectorValues<'_>,
+    encoding: EncodingId,
+    policy: &CompressionPolicy,
+    stored: usize,
+    target: usize,
+) -> Option<EncodingId> {
+    let compressing = policy.lz4 || policy.zstd;
+    // Floats the lightweight encoding already halved are not worth a histogram.
+    let floats_worth = stored * 2 > values.plain_bytes();
+    match values {
+        _ if !compressing => None,
+        VectorValues::Bytes { .. } => Some(EncodingId::Plain),
+        VectorValues::Float32(v) if floats_worth && byte_plane_entropy(v) < target => {
+            Some(EncodingId::ByteSplit)
+        }
+        VectorValues::Float64(v) if floats_worth && byte_plane_entropy(v) < target => {
+            Some(EncodingId::ByteSplit)
+        }
+        _ => None,
+    }
+    .filter(|&a| a != encoding)
+}
+
+/// Writes `header` (its `crc` ignored) into the first `HEADER_LEN` bytes of `vector`,
+/// with the checksum of those and the rest of `vector` (bitmap and stored payload).
+fn write_header(header: &Header, vector: &mut [u8]) {
+    let h = &mut vector[..HEADER_LEN];
+    h[0] = FORMAT_VERSION;
+    h[1] = header.kind as u8;
+    h[2] = header.encoding as u8;
+    h[3] = header.compression as u8;
+    h[4..8].copy_from_slice(&(header.rows as u32).to_le_bytes());
+    h[8..12].copy_from_slice(&(header.null_count as u32).to_le_bytes());
+    h[12..16].copy_from_slice(&(header.raw_len as u32).to_le_bytes());
+    h[16..20].copy_from_slice(&(header.stored_len as u32).to_le_bytes());
+    let crc = crc32c::crc32c_append(crc32c::crc32c(&h[..20]), &vector[HEADER_LEN..]);
+    vector[20..24].copy_from_slice(&crc.to_le_bytes());
 }
 
 fn bitmap_len(rows: usize, null_count: usize) -> usize {
