@@ -231,8 +231,36 @@ pub fn encode_vector(
     policy: &CompressionPolicy,
     out: &mut Vec<u8>,
 ) -> EncodedVectorInfo {
-    assert!(rows <= MAX_VECTOR_ROWS, "vector of {rows} rows exceeds {MAX_VECTOR_ROWS}");
     let kind = values.kind();
+    let n_rows = rows as usize;
+    let count = checked_value_count(rows, validity, values);
+    let null_count = n_rows - count;
+    let start = out.len();
+    out.resize(start + HEADER_LEN, 0);
+    if null_count > 0 && count > 0 {
+        let v = validity.expect("nulls imply validity");
+        bitpack::pack(v.iter().map(|&b| b as u64), 1, n_rows, out);
+    }
+
+    let (encoding, compression, raw_len) =
+        ENCODE_SCRATCH.with(|cell| cell.borrow_mut().encode_payload(values, policy, n_rows, out));
+
+    let stored_len = out.len() - start - HEADER_LEN - bitmap_len(n_rows, null_count);
+    let header =
+        Header { kind, encoding, compression, rows: n_rows, null_count, raw_len, stored_len, crc: 0 };
+    write_header(&header, &mut out[start..]);
+    EncodedVectorInfo {
+        encoding,
+        compression,
+        raw_bytes: values.plain_bytes(),
+        stored_bytes: out.len() - start,
+    }
+}
+
+/// The number of non-null values, after checking that the caller's arguments agree
+/// (panics if not: see `encode_vector`).
+fn checked_value_count(rows: u32, validity: Option<&[bool]>, values: VectorValues<'_>) -> usize {
+    assert!(rows <= MAX_VECTOR_ROWS, "vector of {rows} rows exceeds {MAX_VECTOR_ROWS}");
     let n_rows = rows as usize;
     let count = match validity {
         Some(v) => {
@@ -251,17 +279,21 @@ pub fn encode_vector(
             "vector holds more than {MAX_DECODED_BYTES} bytes"
         );
     }
-    let null_count = n_rows - count;
-    let start = out.len();
-    out.resize(start + HEADER_LEN, 0);
-    if null_count > 0 && count > 0 {
-        let v = validity.expect("nulls imply validity");
-        bitpack::pack(v.iter().map(|&b| b as u64), 1, n_rows, out);
-    }
+    count
+}
 
-    let (encoding, compression, raw_len) = ENCODE_SCRATCH.with(|cell| {
-        let mut guard = cell.borrow_mut();
-        let EncodeScratch { primary, alternative } = &mut *guard;
+impl EncodeScratch {
+    /// Encodes the non-null values in the chosen layout and compression and appends
+    /// the stored payload to `out`; returns the choice and the payload's raw length.
+    fn encode_payload(
+        &mut self,
+        values: VectorValues<'_>,
+        policy: &CompressionPolicy,
+        n_rows: usize,
+        out: &mut Vec<u8>,
+    ) -> (EncodingId, Compression, usize) {
+        let kind = values.kind();
+        let EncodeScratch { primary, alternative } = &mut *self;
         primary.raw.clear();
         let encoding = encode_smallest(values, &mut primary.raw);
         let trial = if kind == PhysicalKind::Bytes { Trial::Both } else { Trial::Lz4First };
@@ -271,26 +303,11 @@ pub fn encode_vector(
         // compressed: plain byte strings (a dictionary's codes hide long repeats from
         // lz4/zstd), and byte-split floats when their entropy promises a clear win (an
         // uncompressed primary decodes faster, so it must be beaten by 10%, or 3%).
-        let compressing = policy.lz4 || policy.zstd;
         let target = match compression {
             Compression::None => stored * (100 - min_saving_percent(kind)) / 100,
             _ => stored,
         };
-        // Floats the lightweight encoding already halved are not worth a histogram.
-        let floats_worth = stored * 2 > values.plain_bytes();
-        let alt = match values {
-            _ if !compressing => None,
-            VectorValues::Bytes { .. } => Some(EncodingId::Plain),
-            VectorValues::Float32(v) if floats_worth && byte_plane_entropy(v) < target => {
-                Some(EncodingId::ByteSplit)
-            }
-            VectorValues::Float64(v) if floats_worth && byte_plane_entropy(v) < target => {
-                Some(EncodingId::ByteSplit)
-            }
-            _ => None,
-        }
-        .filter(|&a| a != encoding);
-        if let Some(alt_id) = alt {
+        if let Some(alt_id) = alternative_layout(values, encoding, policy, stored, target) {
             alternative.raw.clear();
             (alt_id.codec().encode)(values, &(), &mut alternative.raw);
             let trial = if kind == PhysicalKind::Bytes { Trial::Both } else { Trial::ZstdFirst };
@@ -303,33 +320,64 @@ pub fn encode_vector(
         let (cand, encoding) = chosen;
         out.extend_from_slice(cand.stored(compression));
         let raw_len = cand.raw.len();
-        // Keep the buffers for the next vector, but not after an outsized one.
+        self.release_outsized();
+        (encoding, compression, raw_len)
+    }
+
+    /// Keeps the buffers for the next vector, but not after an outsized one.
+    #[inline]
+    fn release_outsized(&mut self) {
+        let EncodeScratch { primary, alternative } = self;
         for buf in [primary, alternative].into_iter().flat_map(|c| [&mut c.raw, &mut c.lz4, &mut c.zstd]) {
             if buf.capacity() > MAX_CACHED_BUFFER {
                 *buf = Vec::new();
             }
         }
-        (encoding, compression, raw_len)
-    });
-
-    let stored_len = out.len() - start - HEADER_LEN - bitmap_len(n_rows, null_count);
-    let h = &mut out[start..start + HEADER_LEN];
-    h[0] = FORMAT_VERSION;
-    h[1] = kind as u8;
-    h[2] = encoding as u8;
-    h[3] = compression as u8;
-    h[4..8].copy_from_slice(&rows.to_le_bytes());
-    h[8..12].copy_from_slice(&(null_count as u32).to_le_bytes());
-    h[12..16].copy_from_slice(&(raw_len as u32).to_le_bytes());
-    h[16..20].copy_from_slice(&(stored_len as u32).to_le_bytes());
-    let crc = crc32c::crc32c_append(crc32c::crc32c(&h[..20]), &out[start + HEADER_LEN..]);
-    out[start + 20..start + 24].copy_from_slice(&crc.to_le_bytes());
-    EncodedVectorInfo {
-        encoding,
-        compression,
-        raw_bytes: values.plain_bytes(),
-        stored_bytes: out.len() - start,
     }
+}
+
+/// The layout made for general compression worth trying besides the lightweight
+/// `encoding` (whose payload is `stored` bytes), if any; it must be stored in fewer
+/// than `target` bytes to win.
+#[inline]
+fn alternative_layout(
+    values: VectorValues<'_>,
+    encoding: EncodingId,
+    policy: &CompressionPolicy,
+    stored: usize,
+    target: usize,
+) -> Option<EncodingId> {
+    let compressing = policy.lz4 || policy.zstd;
+    // Floats the lightweight encoding already halved are not worth a histogram.
+    let floats_worth = stored * 2 > values.plain_bytes();
+    match values {
+        _ if !compressing => None,
+        VectorValues::Bytes { .. } => Some(EncodingId::Plain),
+        VectorValues::Float32(v) if floats_worth && byte_plane_entropy(v) < target => {
+            Some(EncodingId::ByteSplit)
+        }
+        VectorValues::Float64(v) if floats_worth && byte_plane_entropy(v) < target => {
+            Some(EncodingId::ByteSplit)
+        }
+        _ => None,
+    }
+    .filter(|&a| a != encoding)
+}
+
+/// Writes `header` (its `crc` ignored) into the first `HEADER_LEN` bytes of `vector`,
+/// with the checksum of those and the rest of `vector` (bitmap and stored payload).
+fn write_header(header: &Header, vector: &mut [u8]) {
+    let h = &mut vector[..HEADER_LEN];
+    h[0] = FORMAT_VERSION;
+    h[1] = header.kind as u8;
+    h[2] = header.encoding as u8;
+    h[3] = header.compression as u8;
+    h[4..8].copy_from_slice(&(header.rows as u32).to_le_bytes());
+    h[8..12].copy_from_slice(&(header.null_count as u32).to_le_bytes());
+    h[12..16].copy_from_slice(&(header.raw_len as u32).to_le_bytes());
+    h[16..20].copy_from_slice(&(header.stored_len as u32).to_le_bytes());
+    let crc = crc32c::crc32c_append(crc32c::crc32c(&h[..20]), &vector[HEADER_LEN..]);
+    vector[20..24].copy_from_slice(&crc.to_le_bytes());
 }
 
 fn bitmap_len(rows: usize, null_count: usize) -> usize {
@@ -404,6 +452,17 @@ macro_rules! reuse {
     }};
 }
 
+/// Decodes `$payload` into the `$variant` values of `$values`, reusing its vector; the
+/// bytes the codec read, or its error (the values are put back either way).
+macro_rules! decode_fixed {
+    ($payload:expr, $values:expr, $variant:ident, $codec:expr) => {{
+        let mut v = reuse!($values, $variant, $payload.rows);
+        let used = $payload.decode(Output::$variant(&mut v), $codec);
+        *$values = DecodedValues::$variant(v);
+        used
+    }};
+}
+
 /// A vector's parts, its header and checksum checked.
 pub(super) struct Frame<'a> {
     pub(super) header: Header,
@@ -445,16 +504,61 @@ pub fn decode_vector(
 
     let DecodedVector { rows, validity, values, keep_dictionary, dictionary, scratch } = out;
     // Kept for reuse, and set again below if this vector is decoded as a dictionary.
-    let mut spare_dictionary = dictionary.take();
+    let spare_dictionary = dictionary.take();
     *rows = h.rows as u32;
-    // Validity, keeping the buffer around while there are no nulls.
+    decode_validity(&h, count, bitmap, validity, &mut scratch.spare_validity)?;
+
+    let payload = Payload {
+        bytes: raw_payload(&h, stored, &mut scratch.decompressed)?,
+        count,
+        rows: h.rows,
+        encoding: h.encoding,
+    };
+    // A vector without values stores nothing (codecs need not agree on an empty payload).
+    if count == 0 && (h.raw_len != 0 || h.encoding != EncodingId::Plain) {
+        return Err(CorruptData("payload for a vector without values"));
+    }
+    let codec = &mut scratch.codec;
+    let used = match kind {
+        PhysicalKind::Int => decode_fixed!(payload, values, Int, codec),
+        PhysicalKind::Float32 => decode_fixed!(payload, values, Float32, codec),
+        PhysicalKind::Float64 => decode_fixed!(payload, values, Float64, codec),
+        PhysicalKind::Bytes => payload.decode_bytes(
+            values,
+            codec,
+            *keep_dictionary,
+            spare_dictionary,
+            dictionary,
+            validity.as_deref(),
+        ),
+    }?;
+    if used != h.raw_len {
+        return Err(CorruptData("vector payload length mismatch"));
+    }
+    if let Some(valid) = validity.as_deref() {
+        spread_to_rows(values, valid, dictionary.is_some());
+    }
+    Ok(total)
+}
+
+/// Reads the validity of each row into `validity` (`None` when no row is NULL), taking
+/// its buffer from `validity` or `spare` and keeping it in `spare` while there are no
+/// nulls.
+#[inline]
+fn decode_validity(
+    h: &Header,
+    count: usize,
+    bitmap: &[u8],
+    validity: &mut Option<Vec<bool>>,
+    spare: &mut Vec<bool>,
+) -> Result<(), CorruptData> {
     let mut valid = match validity.take() {
         Some(v) => v,
-        None => std::mem::take(&mut scratch.spare_validity),
+        None => std::mem::take(spare),
     };
     valid.clear();
     if h.null_count == 0 {
-        scratch.spare_validity = valid;
+        *spare = valid;
     } else {
         if count == 0 {
             valid.resize(h.rows, false);
@@ -473,97 +577,106 @@ pub fn decode_vector(
         }
         *validity = Some(valid);
     }
+    Ok(())
+}
 
-    let payload: &[u8] = if h.compression == Compression::None {
-        stored
+/// The payload as the codec reads it: the stored bytes, or them decompressed into `buf`.
+#[inline]
+fn raw_payload<'a>(h: &Header, stored: &'a [u8], buf: &'a mut Vec<u8>) -> Result<&'a [u8], CorruptData> {
+    if h.compression == Compression::None {
+        Ok(stored)
     } else {
-        compress::decompress(h.compression, stored, h.raw_len, &mut scratch.decompressed)?;
-        &scratch.decompressed
-    };
-    // A vector without values stores nothing (codecs need not agree on an empty payload).
-    if count == 0 && (h.raw_len != 0 || h.encoding != EncodingId::Plain) {
-        return Err(CorruptData("payload for a vector without values"));
+        compress::decompress(h.compression, stored, h.raw_len, buf)?;
+        Ok(buf)
     }
-    let codec = &mut scratch.codec;
-    // One call through the codec table per vector; the codec's loops are its own.
-    let decode = |out: Output<'_>, codec: &mut Scratch| match count {
-        0 => Ok(0),
-        _ => (h.encoding.codec().decode)(payload, count, out, codec),
-    };
-    let used = match kind {
-        PhysicalKind::Int => {
-            let mut v = reuse!(values, Int, h.rows);
-            let used = decode(Output::Int(&mut v), codec);
-            *values = DecodedValues::Int(v);
-            used?
+}
+
+/// A vector's uncompressed payload: its `count` non-null values, as `encoding` wrote
+/// them, for a vector of `rows` rows.
+struct Payload<'a> {
+    bytes: &'a [u8],
+    count: usize,
+    rows: usize,
+    encoding: EncodingId,
+}
+
+impl Payload<'_> {
+    /// Decodes the values into `out`: one call through the codec table per vector; the
+    /// codec's loops are its own.
+    #[inline]
+    fn decode(&self, out: Output<'_>, codec: &mut Scratch) -> Result<usize, CorruptData> {
+        match self.count {
+            0 => Ok(0),
+            _ => (self.encoding.codec().decode)(self.bytes, self.count, out, codec),
         }
-        PhysicalKind::Float32 => {
-            let mut v = reuse!(values, Float32, h.rows);
-            let used = decode(Output::Float32(&mut v), codec);
-            *values = DecodedValues::Float32(v);
-            used?
-        }
-        PhysicalKind::Float64 => {
-            let mut v = reuse!(values, Float64, h.rows);
-            let used = decode(Output::Float64(&mut v), codec);
-            *values = DecodedValues::Float64(v);
-            used?
-        }
-        PhysicalKind::Bytes => {
-            let (mut offsets, mut data) = match std::mem::take(values) {
-                DecodedValues::Bytes { mut offsets, mut data } => {
-                    offsets.clear();
-                    data.clear();
-                    (offsets, data)
-                }
-                _ => (Vec::new(), Vec::new()),
-            };
-            offsets.push(0);
-            let as_codes = *keep_dictionary && count > 0 && h.encoding == EncodingId::Dictionary;
-            if !as_codes {
-                offsets.reserve(h.rows + 1);
-                data.reserve(payload.len());
+    }
+
+    /// Decodes byte strings into `values` (dense offsets and data), or, when the caller
+    /// keeps dictionaries and this is one, into `spare` (entries and row-aligned codes),
+    /// which then becomes `dictionary`, leaving `values` with `rows` empty rows.
+    #[inline]
+    fn decode_bytes(
+        &self,
+        values: &mut DecodedValues,
+        codec: &mut Scratch,
+        keep_dictionary: bool,
+        mut spare: Option<Dictionary>,
+        dictionary: &mut Option<Dictionary>,
+        validity: Option<&[bool]>,
+    ) -> Result<usize, CorruptData> {
+        let (mut offsets, mut data) = match std::mem::take(values) {
+            DecodedValues::Bytes { mut offsets, mut data } => {
+                offsets.clear();
+                data.clear();
+                (offsets, data)
             }
-            let used = if as_codes {
-                // Byte strings kept as their dictionary (for filters): entries and codes.
-                let d = spare_dictionary.get_or_insert_with(Dictionary::default);
-                let used = dictionary::decode_bytes_codes(
-                    payload,
-                    count,
-                    &mut d.codes,
-                    &mut d.offsets,
-                    &mut d.data,
-                    &mut codec.lens,
-                );
-                if used.is_ok() {
-                    // Codes to rows: offsets stay row-aligned (all empty), for `rows`.
-                    offsets.resize(h.rows + 1, 0);
-                    if let Some(valid) = validity.as_deref() {
-                        spread_codes(&mut d.codes, valid);
-                    }
-                    *dictionary = spare_dictionary.take();
+            _ => (Vec::new(), Vec::new()),
+        };
+        offsets.push(0);
+        let as_codes = keep_dictionary && self.count > 0 && self.encoding == EncodingId::Dictionary;
+        if !as_codes {
+            offsets.reserve(self.rows + 1);
+            data.reserve(self.bytes.len());
+        }
+        let used = if as_codes {
+            // Byte strings kept as their dictionary (for filters): entries and codes.
+            let d = spare.get_or_insert_with(Dictionary::default);
+            let used = dictionary::decode_bytes_codes(
+                self.bytes,
+                self.count,
+                &mut d.codes,
+                &mut d.offsets,
+                &mut d.data,
+                &mut codec.lens,
+            );
+            if used.is_ok() {
+                // Codes to rows: offsets stay row-aligned (all empty), for `rows`.
+                offsets.resize(self.rows + 1, 0);
+                if let Some(valid) = validity {
+                    spread_codes(&mut d.codes, valid);
                 }
-                used
-            } else {
-                decode(Output::Bytes { offsets: &mut offsets, data: &mut data }, codec)
-            };
-            *values = DecodedValues::Bytes { offsets, data };
-            used?
-        }
-    };
-    if used != h.raw_len {
-        return Err(CorruptData("vector payload length mismatch"));
+                *dictionary = spare.take();
+            }
+            used
+        } else {
+            self.decode(Output::Bytes { offsets: &mut offsets, data: &mut data }, codec)
+        };
+        *values = DecodedValues::Bytes { offsets, data };
+        used
     }
-    if let Some(valid) = validity.as_deref() {
-        match values {
-            DecodedValues::Int(v) => spread(v, valid),
-            DecodedValues::Float32(v) => spread(v, valid),
-            DecodedValues::Float64(v) => spread(v, valid),
-            DecodedValues::Bytes { offsets, .. } if dictionary.is_none() => spread_offsets(offsets, valid),
-            DecodedValues::Bytes { .. } => {}
-        }
+}
+
+/// Moves the dense values of a vector with NULLs to their rows; a dictionary's codes
+/// (`as_dictionary`) were spread as they were decoded.
+#[inline]
+fn spread_to_rows(values: &mut DecodedValues, valid: &[bool], as_dictionary: bool) {
+    match values {
+        DecodedValues::Int(v) => spread(v, valid),
+        DecodedValues::Float32(v) => spread(v, valid),
+        DecodedValues::Float64(v) => spread(v, valid),
+        DecodedValues::Bytes { offsets, .. } if !as_dictionary => spread_offsets(offsets, valid),
+        DecodedValues::Bytes { .. } => {}
     }
-    Ok(total)
 }
 
 /// Moves dense codes to their rows (from the back); NULL rows get code 0.
