@@ -118,7 +118,7 @@ def is_path_file(module):
 
 def unit(path):
     """The unit of the cycle check among a room's files: ['storage', 'read', 'fetch', ...]
-    -> 'read::fetch'; a whole room for `format` and `catalog`."""
+    -> 'read::fetch'; the whole room for `format`."""
     if path[1] in WHOLE_ROOMS or len(path) < 3:
         return path[1]
     return f"{path[1]}::{path[2]}"
