@@ -11,11 +11,11 @@ use super::filter::operands::operand_values;
 use super::filter::plan::FilterPlan;
 use super::filter::pushed::PushedFilter;
 use super::row_group_claims::ClaimsRowGroups;
+use super::scan_reader;
 use crate::pg_list;
 use crate::storage::format::zonemap::ZonePredicate;
-use crate::storage::read::reader::{GroupClaim, Reader};
+use crate::storage::read::reader::Reader;
 use crate::storage::relation::datum::attr;
-use crate::storage::write::write_buffer;
 use pgrx::pg_sys;
 use std::ffi::{CStr, CString};
 
@@ -171,14 +171,8 @@ impl CustomScanNode for ColumnarScan {
         unsafe {
             let rel = (*node).ss.ss_currentRelation;
             let natts = (*(*rel).rd_att).natts as usize;
-            let mut wanted = vec![false; natts];
-            for &a in &self.attnums {
-                wanted[a as usize - 1] = true;
-            }
-            write_buffer::flush_before_reading(rel);
             let mut reader =
-                Reader::new(rel, (*estate).es_snapshot, Some(wanted), GroupClaim::Serial { next: 0 });
-            reader.set_predicates(std::mem::take(&mut self.zone_predicates));
+                scan_reader::open(rel, (*estate).es_snapshot, &self.attnums, &mut self.zone_predicates);
             let mut output = vec![false; natts];
             for &a in &self.output {
                 output[a as usize - 1] = true;

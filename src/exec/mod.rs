@@ -11,6 +11,7 @@ pub mod filter;
 pub mod last_point;
 pub mod pushed_seq_scan;
 pub mod row_group_claims;
+pub mod scan_reader;
 
 use std::ffi::CStr;
 
