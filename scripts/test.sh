@@ -64,7 +64,9 @@ run_level() {
     total_failed=$((total_failed + failed))
 }
 
-installed=0
+# PGCOLUMNAR_SKIP_INSTALL=1: the library is already installed into PG_CONFIG's
+# PostgreSQL (e.g. a private copy of PostgreSQL that a developer installed by hand).
+installed=${PGCOLUMNAR_SKIP_INSTALL:-0}
 install_release() {
     [ $installed = 1 ] && return 0
     scripts/install.sh >"$LOGS/install.log" 2>&1 \
