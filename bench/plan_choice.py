@@ -74,7 +74,7 @@ ALTERNATIVES = {
                                         ("enable_indexscan", "off"), ("enable_indexonlyscan", "off")],
 }
 
-SCAN = re.compile(r"Custom Scan \(ColumnarAgg\)|Custom Scan \(ColumnarScan\)|Seq Scan|Index Only Scan|"
+SCAN = re.compile(r"Custom Scan \(PgColumnarAgg\)|Custom Scan \(PgColumnarScan\)|Seq Scan|Index Only Scan|"
                   r"Index Scan|Bitmap Heap Scan")
 
 

@@ -380,7 +380,7 @@ def run_query(execute, sql: str, runs: int, warmup: bool) -> tuple[list[float], 
     return times, rows
 
 
-PLAN_NODES = re.compile(r"Custom Scan \(ColumnarAgg\)|Custom Scan \(ColumnarScan\)|Custom Scan \(LastPoint\)|"
+PLAN_NODES = re.compile(r"Custom Scan \(PgColumnarAgg\)|Custom Scan \(PgColumnarScan\)|Custom Scan \(PgColumnarLastPoint\)|"
                         r"index skip scan|zone maps, best rows first|Parallel Seq Scan|Seq Scan|Parallel Index Only Scan|"
                         r"Parallel Index Scan|Index Only Scan|Index Scan|Bitmap Heap Scan|Gather Merge|Gather")
 
