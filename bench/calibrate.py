@@ -93,6 +93,21 @@ def main() -> int:
     fold1_ms = timed(conn, "SELECT sum(f) FROM cal_col", args.runs)
     fold4_ms = timed(conn, "SELECT sum(f), max(f), min(f), count(f) FROM cal_col", args.runs)
     grouped_ms = timed(conn, "SELECT h, sum(f) FROM cal_col GROUP BY h", args.runs)
+    # The same fold by a leader and two workers (a Gather over partial folds), priced as
+    # cost.rs prices it: the serial time shared out (core's divisor, at most the machine's
+    # cores), plus parallel_setup_cost, plus a start-up per worker: the rest is that.
+    # (parallel_setup_cost = 0 forces the plan and zeroes cost.rs's start-up too.)
+    conn.execute("SET max_parallel_workers_per_gather = 2")
+    for setting in ("parallel_setup_cost", "parallel_tuple_cost", "min_parallel_table_scan_size"):
+        conn.execute(f"SET {setting} = 0")
+    parallel_ms = timed(conn, "SELECT sum(f) FROM cal_col", args.runs)
+    plan = "\n".join(r[0] for r in conn.execute("EXPLAIN SELECT sum(f) FROM cal_col"))
+    assert "Parallel Custom Scan (PgColumnarAgg)" in plan, plan
+    for setting in ("parallel_setup_cost", "parallel_tuple_cost", "min_parallel_table_scan_size"):
+        conn.execute(f"RESET {setting}")
+    conn.execute("SET max_parallel_workers_per_gather = 0")
+    share = min(2.4, os.cpu_count() or 1)
+    worker_ms = max(parallel_ms - fold1_ms / share - 1000 * ms_per_unit, 0.0) / 2
     conn.execute("SET pgcolumnar.enable_vector_agg = off")
     fold_ms = max(fold4_ms - fold1_ms, 0.0) / 3 / ROWS
     group_ms = max(grouped_ms - fold1_ms - decode_ms * ROWS, 0.0) / ROWS
@@ -155,6 +170,7 @@ def main() -> int:
             "fetch_per_row_one_column, consecutive rows": row_ms * 1e6,
             "fold_per_value (ColumnarAgg)": fold_ms * 1e6,
             "group_per_row, one text key (ColumnarAgg)": group_ms * 1e6,
+            "worker start-up (a parallel ColumnarAgg's, per worker)": worker_ms * 1e6,
         },
         "constants": {
             "DECODE_PER_VALUE (x cpu_operator_cost)": unit(decode_ms) / CPU_OPERATOR_COST,
@@ -166,6 +182,7 @@ def main() -> int:
             "FETCH_PER_ROW (x cpu_tuple_cost)": unit(fetch_ms - value_ms) / CPU_TUPLE_COST,
             "FOLD_PER_VALUE (x cpu_operator_cost)": unit(fold_ms) / CPU_OPERATOR_COST,
             "GROUP_PER_KEY (x cpu_operator_cost)": unit(group_ms) / CPU_OPERATOR_COST,
+            "WORKER_STARTUP (x parallel_setup_cost)": unit(worker_ms) / 1000,
         },
     }
     for t in ("cal_heap", "cal_col"):

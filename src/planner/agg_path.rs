@@ -309,7 +309,7 @@ unsafe fn add_path(
     // was made for `rel`, as `scan_input` requires.
     let (scan, rows) = unsafe { scan_input(root, rel, relation, &shape, &attributes) };
     // SAFETY: `rel` is the planner's live base relation.
-    let (workers, divisor) = unsafe { participants(rel, scan.pages, partial) }?;
+    let (workers, divisor, startup) = unsafe { participants(rel, scan.pages, partial) }?;
     let rows_in = (rows / divisor).max(1.0);
     // SAFETY: `root` is the live PlannerInfo, `relation` open and locked, and the keys,
     // pushdown and HAVING are this query's (from `eligible`).
@@ -328,7 +328,7 @@ unsafe fn add_path(
     };
     let c = cost::columnar_agg_components(&input, &params);
     let passes = fold_passes(&shape.plan, groups, partial);
-    let total = (c.io + c.cpu() / divisor) * passes + c.output + having.startup;
+    let total = (c.io + c.cpu() / divisor) * passes + c.output + having.startup + startup;
     // What core offers for the whole grouping stage, for EXPLAIN VERBOSE.
     // SAFETY: the grouping stage's relation is live (from `add_paths` / `add_parallel_path`).
     let core = unsafe { cheapest_total(final_rel.unwrap_or(output_rel)) };
@@ -406,14 +406,15 @@ unsafe fn scan_input(
     (scan, rows)
 }
 
-/// Parallel: the workers, and the share of the rows each participant folds (the
-/// divisor); None if a partial fold gets no worker. A serial fold is (0, 1.0).
+/// Parallel: the workers, the share of the rows each participant folds (the
+/// divisor), and what starting the workers costs; None if a partial fold gets no worker.
+/// A serial fold is (0, 1.0, 0.0).
 ///
 /// # Safety
 /// `rel` is the planner's live base relation; on the backend thread (the parallel GUCs).
-unsafe fn participants(rel: *mut pg_sys::RelOptInfo, pages: f64, partial: bool) -> Option<(i32, f64)> {
+unsafe fn participants(rel: *mut pg_sys::RelOptInfo, pages: f64, partial: bool) -> Option<(i32, f64, f64)> {
     if !partial {
-        return Some((0, 1.0));
+        return Some((0, 1.0, 0.0));
     }
     // SAFETY: as this fn's contract says.
     unsafe {
@@ -421,7 +422,8 @@ unsafe fn participants(rel: *mut pg_sys::RelOptInfo, pages: f64, partial: bool) 
         if w <= 0 {
             return None;
         }
-        Some((w, cost::parallel_divisor(w, pg_sys::parallel_leader_participation)))
+        let share = cost::parallel_share(w, pg_sys::parallel_leader_participation, cost::machine_cores());
+        Some((w, share, cost::parallel_startup(w, pg_sys::parallel_setup_cost)))
     }
 }
 

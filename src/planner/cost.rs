@@ -207,6 +207,34 @@ pub fn parallel_divisor(workers: i32, leader_participates: bool) -> f64 {
     divisor
 }
 
+/// What one parallel worker of a ColumnarScan or ColumnarAgg costs before it has done
+/// any work, beyond core's `parallel_setup_cost` for the Gather, in units of
+/// `parallel_setup_cost`: starting the process, and filling its empty caches (catalogs,
+/// the table's row-group metadata) for the row groups it claims, which a warm serial
+/// plan in a long-lived backend does not pay. Calibrated by `bench/calibrate.py`
+/// ("WORKER_STARTUP"): with core's setup cost alone, a parallel fold was chosen over a
+/// serial one three times faster on small tables. In units of the setting, so that
+/// `parallel_setup_cost = 0` still makes parallel plans as cheap to start as core's.
+pub const WORKER_STARTUP: f64 = 4.0;
+
+/// The share of a parallel plan's CPU work each participant does: core's divisor,
+/// but never more processes than the machine has cores to run them at once (a
+/// leader and two workers on two cores run at two cores' speed, not 2.4).
+pub fn parallel_share(workers: i32, leader_participates: bool, cores: usize) -> f64 {
+    parallel_divisor(workers, leader_participates).min(cores.max(1) as f64)
+}
+
+/// The cores this machine has (what the OS lets this process use), asked once.
+pub fn machine_cores() -> usize {
+    static CORES: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    *CORES.get_or_init(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
+}
+
+/// The start-up cost a parallel plan of `workers` workers adds to its serial form.
+pub fn parallel_startup(workers: i32, parallel_setup_cost: f64) -> f64 {
+    WORKER_STARTUP * parallel_setup_cost * workers.max(0) as f64
+}
+
 /// A scan that reads and decodes only `columns_read` columns, evaluates the pushed
 /// filter on the filter's columns, decodes the others only in vectors with rows left
 /// (late materialization), and returns the rows that pass.
@@ -392,6 +420,17 @@ mod tests {
         // A filter that keeps everything costs about what the executor's qual would not.
         let all = ScanInput { filter_selectivity: 1.0, ..pushed };
         assert!(columnar_scan_components(&all, &P).total() < a.total());
+    }
+
+    #[test]
+    fn parallel_share_is_capped_by_cores() {
+        assert!((parallel_share(2, true, 8) - 2.4).abs() < 1e-9);
+        assert_eq!(parallel_share(2, true, 2), 2.0);
+        assert_eq!(parallel_share(4, false, 1), 1.0);
+        assert_eq!(parallel_share(2, true, 0), 1.0);
+        assert_eq!(parallel_startup(2, 1000.0), 2000.0 * WORKER_STARTUP);
+        assert_eq!(parallel_startup(2, 0.0), 0.0);
+        assert_eq!(parallel_startup(-1, 1000.0), 0.0);
     }
 
     #[test]

@@ -403,9 +403,14 @@ impl ScanPaths<'_> {
                     pg_sys::max_parallel_workers_per_gather,
                 );
                 if workers > 0 {
-                    let divisor = cost::parallel_divisor(workers, pg_sys::parallel_leader_participation);
+                    let divisor = cost::parallel_share(
+                        workers,
+                        pg_sys::parallel_leader_participation,
+                        cost::machine_cores(),
+                    );
                     let cpu = c.decode + c.filter + c.output;
-                    let total = c.io + cpu / divisor + self.startup;
+                    let startup = self.startup + cost::parallel_startup(workers, pg_sys::parallel_setup_cost);
+                    let total = c.io + cpu / divisor + startup;
                     let shared = cost::ScanCost {
                         decode: c.decode / divisor,
                         filter: c.filter / divisor,
@@ -416,7 +421,7 @@ impl ScanPaths<'_> {
                         rel,
                         self.param_info,
                         self.rows / divisor,
-                        self.startup,
+                        startup,
                         total,
                         self.analysis(&shared, total),
                     );
