@@ -49,6 +49,10 @@ QUERIES = [
      "SELECT DISTINCT ON (hostname) hostname, time, usage_user FROM {t} ORDER BY hostname, time DESC"),
     ("latest-time", "each host's latest time",
      "SELECT hostname, max(time) FROM {t} GROUP BY 1"),
+    ("wide-expr", "TPC-H q1's shape: expressions in many aggregates, a few groups",
+     "SELECT hostname LIKE 'host_1%', sum(usage_user), sum(usage_user * (1 - usage_system / 100)), "
+     "sum(usage_user * (1 - usage_system / 100) * (1 + usage_idle / 100)), avg(usage_user), "
+     "avg(usage_system), avg(usage_idle), count(*) FROM {t} WHERE time <= '2024-01-02' GROUP BY 1"),
 ]
 
 # Forced alternatives: settings that leave one access path for the table (and, but for
