@@ -32,6 +32,7 @@ import csv
 import datetime as dt
 import json
 import math
+import os
 import re
 import shutil
 import statistics
@@ -412,7 +413,11 @@ def run(conn, args, log, machine: dict) -> int:
     modes = ("serial",) if args.serial_only else MODES
     log(f"tpch: {len(queries)} queries, {', '.join(modes)}, 1 warm-up + {args.runs} runs each, "
         f"statement_timeout {args.statement_timeout} s")
+    # Other work on the machine slows every engine alike only roughly: recorded so a
+    # reader knows how far to trust the times (ratios hold up better).
+    loadavg = [round(os.getloadavg()[0], 2)]
     results = run_queries(conn, duck, queries, args.runs, args.statement_timeout, modes, log)
+    loadavg.append(round(os.getloadavg()[0], 2))
     duck.close()
 
     problems = check(queries, results)
@@ -424,7 +429,7 @@ def run(conn, args, log, machine: dict) -> int:
     date = dt.date.today().isoformat()
     result = {
         "kind": "tpch", "date": date, "sf": sf, "runs": args.runs, "statement_timeout_s": args.statement_timeout,
-        "machine": machine, "load": load,
+        "machine": machine, "loadavg_1min": loadavg, "load": load,
         "queries": [{"query": q.name, "title": q.title} for q in queries],
         "results": [{"engine": r.engine, "mode": r.mode, "query": r.query,
                      "median_ms": None if r.median_ms is None else round(r.median_ms, 3),
@@ -524,6 +529,10 @@ def render(result: dict | None) -> list[str]:
            "fetched). Ratios are time ÷ time: below 1 columnar is faster. Columnar plan: the "
            "pgcolumnar nodes in the columnar plan (`Agg` PgColumnarAgg, `Scan` PgColumnarScan; "
            "`pf n`: n of them with a pushed filter, `f n`: n with a `Filter` left above them).", ""]
+    if "loadavg_1min" in result:
+        start, end = result["loadavg_1min"]
+        out += [f"1-minute load average of the machine ({m['nproc']} cores): {start:.1f} when the queries "
+                f"started, {end:.1f} when they ended.", ""]
     if result.get("mismatches"):
         out += ["**Results that differ from heap/serial:**", ""]
         out += [f"- {p['query']} on {p['engine']}/{p['mode']}: {p['difference']}" for p in result["mismatches"]]
