@@ -818,9 +818,9 @@ def render_benchmarks_md() -> None:
     if newest_joins:
         out += [""] + joins.render(newest_joins[1])
     out += [""] + heap_pushdown.render(newest_heap_pushdown())
-    # `make bench-tpch`'s section, from its newest result: each benchmark rewrites the
-    # whole file from bench/results, so each keeps the other's section.
-    tpch_section = tpch.render(tpch.newest_result())
+    # `make bench-tpch`'s sections, from its newest result of each scale factor: each
+    # benchmark rewrites the whole file from bench/results, so each keeps the other's.
+    tpch_section = tpch.render_all()
     if tpch_section:
         out += [""] + tpch_section
     (REPO_DIR / "BENCHMARKS.md").write_text("\n".join(out))

@@ -23,7 +23,8 @@ connection and BENCHMARKS.md):
 5. EXPLAIN of each query in each PostgreSQL configuration, once, records the plan and its
    pgcolumnar nodes (PgColumnarAgg, PgColumnarScan, their pushed filters).
 6. Writes bench/results/<date>-tpch-sf<SF>.json and .csv; run.py then rewrites
-   BENCHMARKS.md, whose TPC-H section `render` draws from the newest such result.
+   BENCHMARKS.md, whose TPC-H sections `render_all` draws from the newest result of
+   each scale factor.
 """
 
 from __future__ import annotations
@@ -496,6 +497,18 @@ def results() -> list[tuple[Path, dict]]:
 def newest_result(sf: float | None = None) -> dict | None:
     found = [m for _, m in results() if sf is None or m["sf"] == sf]
     return found[-1] if found else None
+
+
+def render_all() -> list[str]:
+    """The TPC-H sections of BENCHMARKS.md: the newest result of each scale factor,
+    largest first (like the TSBS sections, one per data size)."""
+    newest = {}
+    for _, meta in results():
+        newest[meta["sf"]] = meta  # oldest first: the last one wins
+    out = []
+    for sf in sorted(newest, reverse=True):
+        out += render(newest[sf])
+    return out
 
 
 def _mb(n) -> str:
