@@ -20,6 +20,7 @@ help:
 	@echo "make psql     connect to the local cluster    make stop   stop it"
 	@echo "make install  build in release mode and install into $(PG_CONFIG)'s PostgreSQL"
 	@echo "make bench    TSBS-style benchmark vs heap and DuckDB (after make run; ROWS=1000000 for a quick one)"
+	@echo "make bench-tpch  TPC-H SF1 (SF=…) in heap, columnar and DuckDB, serial and parallel (after make run)"
 	@echo "make bench-changes  DELETE/UPDATE of 100k rows, point lookups on 10M rows, concurrent transfers; heap vs columnar"
 	@echo "make unit-test | pg-test | regress | isolation | integration-test | parity | crash-test"
 
@@ -46,6 +47,12 @@ demo:
 bench:
 	@bench/run.py --rows $(or $(ROWS),10000000) --hosts $(or $(HOSTS),400) \
 		--host $(RUN_SOCK) --port $(RUN_PORT)
+
+# TPC-H (bench/tpch.py) in heap, columnar and DuckDB against the `make run` cluster;
+# `make bench-tpch SF=10` for another scale factor, RUNS= timed runs per query (default 3).
+.PHONY: bench-tpch
+bench-tpch:
+	@bench/run.py --tpch --sf $(or $(SF),1) --runs $(or $(RUNS),3) --host $(RUN_SOCK) --port $(RUN_PORT)
 
 # Row changes and point lookups, heap against columnar, on a 10M-row table (bench/changes.sql).
 .PHONY: bench-changes

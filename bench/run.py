@@ -87,6 +87,7 @@ sys.path.insert(0, str(BENCH_DIR))
 import heap_pushdown  # noqa: E402
 import joins  # noqa: E402
 import plan_choice  # noqa: E402
+import tpch  # noqa: E402
 
 CPU_DDL = (GEN_DIR / "cpu.sql").read_text()
 HEAP_TABLE, COL_TABLE, SORTED_TABLE = "cpu_heap", "cpu_col", "cpu_sorted"
@@ -751,8 +752,8 @@ def render_benchmarks_md() -> None:
     latest = {}
     for meta_path in sorted(RESULTS_DIR.glob("*-*.json")):
         meta = json.loads(meta_path.read_text())
-        if "rows" not in meta or "date" not in meta or meta.get("kind") == "joins":
-            continue  # calibration.json and the like; the join benchmark's results
+        if "rows" not in meta or "date" not in meta or meta.get("kind") in ("joins", "tpch"):
+            continue  # calibration.json and the like; the join and TPC-H benchmarks' results
         latest[meta["rows"]] = (meta_path, meta)  # sorted by date: the last one wins
     if not latest:
         return
@@ -817,6 +818,11 @@ def render_benchmarks_md() -> None:
     if newest_joins:
         out += [""] + joins.render(newest_joins[1])
     out += [""] + heap_pushdown.render(newest_heap_pushdown())
+    # `make bench-tpch`'s sections, from its newest result of each scale factor: each
+    # benchmark rewrites the whole file from bench/results, so each keeps the other's.
+    tpch_section = tpch.render_all()
+    if tpch_section:
+        out += [""] + tpch_section
     (REPO_DIR / "BENCHMARKS.md").write_text("\n".join(out))
     log("wrote BENCHMARKS.md")
 
@@ -965,6 +971,14 @@ def run_plan_choice_only(args) -> int:
     return 0
 
 
+def run_tpch(args) -> int:
+    """TPC-H (bench/tpch.py): bench/results/<date>-tpch-sf<SF>.{json,csv}, then BENCHMARKS.md."""
+    conn = pg_connect(args)
+    status = tpch.run(conn, args, log, machine_info(conn))
+    render_benchmarks_md()
+    return status
+
+
 def run_demo(args) -> int:
     """The `make run` demo: heap vs columnar on a 1M-row sample, one run each."""
     queries = load_queries()
@@ -1007,7 +1021,7 @@ def parse_args():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--rows", type=int, default=None, help="rows to generate (default 10000000; demo 1000000)")
     p.add_argument("--hosts", type=int, default=400)
-    p.add_argument("--runs", type=int, default=5, help="timed runs per query after 1 warm-up")
+    p.add_argument("--runs", type=int, default=None, help="timed runs per query after 1 warm-up (default 5; --tpch 3)")
     p.add_argument("--host", default=os.environ.get("PGHOST", str(REPO_DIR / ".pgdata" / "run" / "socket")),
                    help="PostgreSQL host or socket directory")
     p.add_argument("--port", type=int, default=int(os.environ.get("PGPORT", 54315)))
@@ -1029,7 +1043,20 @@ def parse_args():
                    help="skip the join benchmark (BENCHMARKS.md keeps its newest results)")
     p.add_argument("--reload", action="store_true",
                    help="with --joins-only: reload the jb_ tables even when they hold --join-rows rows")
+    p.add_argument("--tpch", action="store_true",
+                   help="run TPC-H instead (bench/tpch.py): heap, columnar and DuckDB, serial and parallel; "
+                        "write bench/results/<date>-tpch-sf<SF>.{json,csv} and rewrite BENCHMARKS.md")
+    p.add_argument("--sf", type=float, default=1.0, help="with --tpch: the scale factor (default 1)")
+    p.add_argument("--queries", default=None, help="with --tpch: only these queries, e.g. q1,q6")
+    p.add_argument("--serial-only", action="store_true", help="with --tpch: skip the parallel configurations")
+    p.add_argument("--statement-timeout", type=int, default=tpch.DEFAULT_TIMEOUT_S,
+                   help=f"with --tpch: statement_timeout per query run, seconds (default {tpch.DEFAULT_TIMEOUT_S})")
+    p.add_argument("--tpch-reuse", action="store_true",
+                   help="with --tpch: keep the tpch_heap / tpch_col schemas and the DuckDB file when they "
+                        "hold this scale factor (load figures are then the previous result's)")
     args = p.parse_args()
+    if args.runs is None:
+        args.runs = 3 if args.tpch else 5
     if args.rows is None:
         args.rows = 1_000_000 if args.demo else 10_000_000
     return args
@@ -1040,6 +1067,8 @@ def main() -> int:
     if args.render_only:
         render_benchmarks_md()
         return 0
+    if args.tpch:
+        return run_tpch(args)
     if args.plan_choice_only:
         return run_plan_choice_only(args)
     if args.joins_only:

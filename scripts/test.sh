@@ -86,7 +86,7 @@ start_test_cluster() {
 sock() { echo "$($CLUSTER dir test)/socket"; }
 
 unit_test() {
-    cargo test --locked --lib && cargo test --locked --manifest-path bench/tsbs-gen/Cargo.toml
+    cargo test --locked --lib && cargo test --locked --manifest-path bench/tsbs-gen/Cargo.toml && cargo test --locked --manifest-path bench/tpch-gen/Cargo.toml
 }
 
 pg_test() {
