@@ -7,6 +7,7 @@ pub mod columnar_agg;
 pub mod columnar_scan;
 pub mod customscan;
 pub mod fetch_columns;
+pub mod join_filter;
 pub mod filter;
 pub mod last_point;
 pub mod pushed_seq_scan;
