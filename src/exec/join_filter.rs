@@ -150,6 +150,7 @@ pub unsafe fn inner_keys(source: JoinFilterSource, econtext: *mut pg_sys::ExprCo
         };
         let desc = (*hash).ps.ps_ResultTupleDesc;
         let slot = pg_sys::MakeSingleTupleTableSlot(desc, &pg_sys::TTSOpsMinimalTuple);
+        let natts = (*desc).natts;
         let saved_outer = (*econtext).ecxt_outertuple;
         (*econtext).ecxt_outertuple = slot;
         let mut keys = Vec::with_capacity((*table).total_tuples.clamp(0.0, 1e8) as usize);
@@ -158,6 +159,11 @@ pub unsafe fn inner_keys(source: JoinFilterSource, econtext: *mut pg_sys::ExprCo
             while !t.is_null() {
                 let tuple = (t as *mut u8).add(HASH_TUPLE_OVERHEAD) as pg_sys::MinimalTuple;
                 pg_sys::ExecStoreMinimalTuple(tuple, slot, false);
+                // Deformed whole: a key expression compiled for a virtual input slot
+                // reads tts_values without deforming (ExecJustOuterVarVirt).
+                if natts > 0 {
+                    pg_sys::slot_getsomeattrs_int(slot, natts);
+                }
                 let mut isnull = false;
                 let old = pg_sys::MemoryContextSwitchTo((*econtext).ecxt_per_tuple_memory);
                 let d = ((*key_state).evalfunc.expect("compiled expression"))(key_state, econtext, &mut isnull);
