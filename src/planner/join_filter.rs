@@ -83,10 +83,16 @@ pub unsafe fn add_paths(
             break;
         }
         // Parallel: each process probes with its own copy of the hash table (a
-        // parallel-oblivious hash join over a partial scan), as core's partial hash joins.
-        if !(*joinrel).consider_parallel || !(*inner).parallel_safe {
+        // parallel-oblivious hash join over a partial scan), built from the cheapest
+        // parallel-safe inner path, as core's partial hash joins.
+        if !(*joinrel).consider_parallel {
             return;
         }
+        let inner = pg_sys::get_cheapest_parallel_safe_total_inner((*innerrel).pathlist);
+        if inner.is_null() {
+            return;
+        }
+        let build_cost = (*inner).total_cost;
         for path in pg_list::ptrs::<pg_sys::Path>((*outerrel).partial_pathlist) {
             let Some(outer) = scan_path::join_filtered(path, plan.clone(), fraction, build_cost, &params) else {
                 continue;
