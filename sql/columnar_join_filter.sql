@@ -123,6 +123,9 @@ SELECT g, (SELECT count(*) FROM jf_fact f JOIN jf_dim d ON f.k = d.id WHERE d.gr
 FROM generate_series(1, 3) g;
 SELECT g, (SELECT count(*) FROM jf_fact_h f JOIN jf_dim d ON f.k = d.id WHERE d.grp = g)
 FROM generate_series(1, 3) g;
+EXPLAIN (COSTS OFF)
+SELECT g, (SELECT count(*) FROM jf_fact f JOIN jf_dim d ON f.k = d.id WHERE d.grp = 3 AND f.v < g * 100)
+FROM generate_series(1, 3) g;
 SELECT g, (SELECT count(*) FROM jf_fact f JOIN jf_dim d ON f.k = d.id WHERE d.grp = 3 AND f.v < g * 100)
 FROM generate_series(1, 3) g;
 SELECT g, (SELECT count(*) FROM jf_fact_h f JOIN jf_dim d ON f.k = d.id WHERE d.grp = 3 AND f.v < g * 100)
@@ -130,15 +133,33 @@ FROM generate_series(1, 3) g;
 SELECT jf_same($$SELECT g, s.c FROM generate_series(1, 4) g,
   LATERAL (SELECT count(*) c, sum(f.v) s FROM %s f JOIN jf_dim d ON f.k = d.id WHERE d.grp = g) s$$);
 
--- A cursor, read in parts.
+-- A cursor, read in parts, against the same cursor on the heap twin (same row order);
+-- and one read row by row from PL/pgSQL.
 BEGIN;
 DECLARE jf_cur CURSOR FOR
   SELECT f.k, f.v FROM jf_fact f JOIN jf_dim d ON f.k = d.id WHERE d.grp = 3;
+DECLARE jf_cur_h CURSOR FOR
+  SELECT f.k, f.v FROM jf_fact_h f JOIN jf_dim d ON f.k = d.id WHERE d.grp = 3;
 FETCH 3 FROM jf_cur;
+FETCH 3 FROM jf_cur_h;
 MOVE FORWARD 1000 IN jf_cur;
-MOVE FORWARD ALL IN jf_cur;
+MOVE FORWARD 1000 IN jf_cur_h;
+FETCH 2 FROM jf_cur;
+FETCH 2 FROM jf_cur_h;
 COMMIT;
-SELECT count(*) - 4 AS rest FROM jf_fact_h f JOIN jf_dim d ON f.k = d.id WHERE d.grp = 3;
+CREATE FUNCTION jf_cursor_rows(t text) RETURNS bigint LANGUAGE plpgsql AS $$
+DECLARE c refcursor; r record; n bigint := 0;
+BEGIN
+  OPEN c FOR EXECUTE format('SELECT f.k FROM %s f JOIN jf_dim d ON f.k = d.id WHERE d.grp = 3', t);
+  LOOP
+    FETCH c INTO r;
+    EXIT WHEN NOT FOUND;
+    n := n + 1;
+  END LOOP;
+  CLOSE c;
+  RETURN n;
+END $$;
+SELECT jf_cursor_rows('jf_fact'), jf_cursor_rows('jf_fact_h');
 
 -- Parallel: each worker builds its own hash table and takes its keys.
 SET parallel_setup_cost = 0;
@@ -156,6 +177,16 @@ RESET min_parallel_table_scan_size;
 RESET parallel_tuple_cost;
 RESET parallel_setup_cost;
 
+-- A hash table that outgrows memory (the build side's rows underestimated) goes to
+-- batches: its keys are not used, and every row goes through the join.
+CREATE FUNCTION jf_opaque(int) RETURNS bool LANGUAGE plpgsql IMMUTABLE AS 'BEGIN RETURN $1 > 0; END';
+SET work_mem = '128kB';
+SELECT * FROM jf_analyze($$
+SELECT count(*) FROM jf_fact f JOIN jf_dim d ON f.k = d.id WHERE jf_opaque(d.id) AND d.grp < 25$$);
+SELECT jf_same($$SELECT f.k, f.v FROM %s f JOIN jf_dim d ON f.k = d.id
+                 WHERE jf_opaque(d.id) AND d.grp < 25$$);
+RESET work_mem;
+
 -- A build side too large to help is not filtered; the GUC turns join filters off.
 EXPLAIN (COSTS OFF)
 SELECT count(*) FROM jf_fact f JOIN jf_dim d ON f.k = d.id;
@@ -164,6 +195,6 @@ EXPLAIN (COSTS OFF)
 SELECT count(*), sum(f.v) FROM jf_fact f JOIN jf_dim d ON f.k = d.id WHERE d.grp = 3;
 RESET pgcolumnar.enable_join_filter;
 
-DROP FUNCTION jf_same(text), jf_analyze(text);
+DROP FUNCTION jf_same(text), jf_analyze(text), jf_cursor_rows(text), jf_opaque(int);
 DROP TABLE jf_fact, jf_fact_h, jf_dim, jf_dim_c, jf_keys, jf_days;
 DROP EXTENSION pgcolumnar;

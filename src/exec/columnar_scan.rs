@@ -87,7 +87,9 @@ impl PlanPrivate for ScanPlan {
         unsafe {
             let malformed = || -> ! { pgrx::error!("malformed ColumnarScan plan") };
             let parts: Vec<*mut pg_sys::List> = pg_list::ptrs(list).collect();
-            let [attnums, atts, predicates, filter, counts, explain, output, join] = parts[..] else { malformed() };
+            let [attnums, atts, predicates, filter, counts, explain, output, join] = parts[..] else {
+                malformed()
+            };
             let explain = pg_list::ptrs::<pg_sys::Node>(explain)
                 .next()
                 .map(|n| explain_fields_of(n))
@@ -345,7 +347,8 @@ impl ColumnarScan {
         // expression context is live and `operand_states` were initialized for `operands` in `begin`.
         unsafe {
             self.resolved = self.filter.as_ref().map(|plan| {
-                let values = operand_values(&self.operands, &self.operand_states, (*node).ss.ps.ps_ExprContext);
+                let values =
+                    operand_values(&self.operands, &self.operand_states, (*node).ss.ps.ps_ExprContext);
                 plan.resolve(&values)
             });
             if let Some(reader) = self.reader.as_mut() {
@@ -365,7 +368,12 @@ impl ColumnarScan {
         j.keys = unsafe { join_filter::inner_keys(source, (*node).ss.ps.ps_ExprContext) };
         if let (KeysState::Built(keys), Some(reader)) = (&j.keys, self.reader.as_mut()) {
             let pushed = self.resolved.clone().map(PushedFilter::boxed);
-            reader.set_filter(Some(JoinKeyFilter::boxed(j.plan.att, keys.clone(), pushed, j.removed.clone())));
+            reader.set_filter(Some(JoinKeyFilter::boxed(
+                j.plan.att,
+                keys.clone(),
+                pushed,
+                j.removed.clone(),
+            )));
         }
     }
 }

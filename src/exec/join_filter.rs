@@ -166,14 +166,15 @@ pub unsafe fn inner_keys(source: JoinFilterSource, econtext: *mut pg_sys::ExprCo
                 }
                 let mut isnull = false;
                 let old = pg_sys::MemoryContextSwitchTo((*econtext).ecxt_per_tuple_memory);
-                let d = ((*key_state).evalfunc.expect("compiled expression"))(key_state, econtext, &mut isnull);
+                let d =
+                    ((*key_state).evalfunc.expect("compiled expression"))(key_state, econtext, &mut isnull);
                 pg_sys::MemoryContextSwitchTo(old);
                 // NULL never equals anything under the join's strict `=`.
                 if !isnull {
                     keys.push(int_of_datum(d, len));
                 }
                 seen += 1;
-                if seen % 1024 == 0 {
+                if seen.is_multiple_of(1024) {
                     pg_sys::MemoryContextReset((*econtext).ecxt_per_tuple_memory);
                     pgrx::check_for_interrupts!();
                 }
@@ -335,13 +336,15 @@ unsafe fn outer_key_att(mut key: *mut pg_sys::Node, scan: *mut pg_sys::Scan) -> 
         if (*var).varno != pg_sys::OUTER_VAR || (*var).varattno < 1 {
             return None;
         }
-        let tle = pg_list::ptrs::<pg_sys::TargetEntry>((*scan).plan.targetlist).nth((*var).varattno as usize - 1)?;
+        let tle = pg_list::ptrs::<pg_sys::TargetEntry>((*scan).plan.targetlist)
+            .nth((*var).varattno as usize - 1)?;
         let expr = (*tle).expr as *mut pg_sys::Node;
         if expr.is_null() || (*expr).type_ != pg_sys::NodeTag::T_Var {
             return None;
         }
         let inner = expr as *mut pg_sys::Var;
-        ((*inner).varno as u32 == (*scan).scanrelid && (*inner).varattno >= 1).then(|| (*inner).varattno as usize - 1)
+        ((*inner).varno as u32 == (*scan).scanrelid && (*inner).varattno >= 1)
+            .then(|| (*inner).varattno as usize - 1)
     }
 }
 
@@ -361,7 +364,8 @@ pub unsafe fn clause_text(
     // join's plan with its own ancestors (the scan's without the first).
     unsafe {
         let plan = (*source.hashjoin).js.ps.plan;
-        let clause = pg_list::ptrs::<pg_sys::Node>((*(plan as *mut pg_sys::HashJoin)).hashclauses).nth(source.clause)?;
+        let clause = pg_list::ptrs::<pg_sys::Node>((*(plan as *mut pg_sys::HashJoin)).hashclauses)
+            .nth(source.clause)?;
         let join_ancestors = pg_sys::list_copy_tail(ancestors, 1);
         let context = pg_sys::set_deparse_context_plan((*es).deparse_cxt, plan, join_ancestors);
         let prefix = pg_list::len((*es).rtable) > 1 || (*es).verbose;

@@ -238,7 +238,13 @@ pub const JOIN_PROBE_PER_VALUE: f64 = 1.0;
 /// side): each of the `scanned` rows read is probed on its key column; the other
 /// `columns_read - 1` columns are decoded only for vectors with a row left, and only
 /// the rows left are returned.
-pub fn join_filtered_scan(c: &ScanCost, scanned: f64, columns_read: usize, fraction: f64, p: &CostParams) -> ScanCost {
+pub fn join_filtered_scan(
+    c: &ScanCost,
+    scanned: f64,
+    columns_read: usize,
+    fraction: f64,
+    p: &CostParams,
+) -> ScanCost {
     let f = fraction.clamp(0.0, 1.0);
     let others = columns_read.saturating_sub(1) as f64 / columns_read.max(1) as f64;
     let decode = c.decode * ((1.0 - others) + others * vectors_with_survivors(f));

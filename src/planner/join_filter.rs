@@ -64,7 +64,7 @@ pub unsafe fn add_paths(
             return;
         }
         let fraction = semi_fraction(root, outerrel, innerrel, extra, key);
-        if !(fraction <= MAX_FRACTION) {
+        if fraction.is_nan() || fraction > MAX_FRACTION {
             return;
         }
         let params = CostParams {
@@ -74,10 +74,13 @@ pub unsafe fn add_paths(
         };
         let build_cost = (*inner).total_cost;
         for path in pg_list::ptrs::<pg_sys::Path>((*outerrel).pathlist) {
-            let Some(outer) = scan_path::join_filtered(path, plan.clone(), fraction, build_cost, &params) else {
+            let Some(outer) = scan_path::join_filtered(path, plan.clone(), fraction, build_cost, &params)
+            else {
                 continue;
             };
-            if let Some(hp) = hash_path(root, joinrel, jointype, extra, outer as *mut pg_sys::Path, inner, hashclauses) {
+            if let Some(hp) =
+                hash_path(root, joinrel, jointype, extra, outer as *mut pg_sys::Path, inner, hashclauses)
+            {
                 pg_sys::add_path(joinrel, hp);
             }
             break;
@@ -94,10 +97,13 @@ pub unsafe fn add_paths(
         }
         let build_cost = (*inner).total_cost;
         for path in pg_list::ptrs::<pg_sys::Path>((*outerrel).partial_pathlist) {
-            let Some(outer) = scan_path::join_filtered(path, plan.clone(), fraction, build_cost, &params) else {
+            let Some(outer) = scan_path::join_filtered(path, plan.clone(), fraction, build_cost, &params)
+            else {
                 continue;
             };
-            if let Some(hp) = hash_path(root, joinrel, jointype, extra, outer as *mut pg_sys::Path, inner, hashclauses) {
+            if let Some(hp) =
+                hash_path(root, joinrel, jointype, extra, outer as *mut pg_sys::Path, inner, hashclauses)
+            {
                 pg_sys::add_partial_path(joinrel, hp);
             }
             break;
@@ -119,7 +125,16 @@ unsafe fn hash_path(
     // constructor, called as hash_inner_and_outer does (no Parallel Hash, unparameterized).
     unsafe {
         let mut workspace = pg_sys::JoinCostWorkspace::default();
-        pg_sys::initial_cost_hashjoin(root, &mut workspace, jointype, hashclauses, outer, inner, extra, false);
+        pg_sys::initial_cost_hashjoin(
+            root,
+            &mut workspace,
+            jointype,
+            hashclauses,
+            outer,
+            inner,
+            extra,
+            false,
+        );
         if workspace.numbatches != 1 {
             return None;
         }
@@ -181,7 +196,8 @@ unsafe fn sides_match(
     // SAFETY: live planner nodes (the caller's).
     unsafe {
         let (left, right) = ((*ri).left_relids, (*ri).right_relids);
-        if pg_sys::bms_is_subset(left, (*outerrel).relids) && pg_sys::bms_is_subset(right, (*innerrel).relids) {
+        if pg_sys::bms_is_subset(left, (*outerrel).relids) && pg_sys::bms_is_subset(right, (*innerrel).relids)
+        {
             (*ri).outer_is_left = true;
             true
         } else if pg_sys::bms_is_subset(left, (*innerrel).relids)
@@ -235,7 +251,11 @@ unsafe fn key_column(
 /// Whether `opno` is the btree equality of `outer_type` with `inner_type` in the
 /// default btree family of `outer_type`, for types stored as integers whose equality
 /// is equality of those integers.
-unsafe fn exact_integer_equality(opno: pg_sys::Oid, outer_type: pg_sys::Oid, inner_type: pg_sys::Oid) -> bool {
+unsafe fn exact_integer_equality(
+    opno: pg_sys::Oid,
+    outer_type: pg_sys::Oid,
+    inner_type: pg_sys::Oid,
+) -> bool {
     let ints = [pg_sys::INT2OID, pg_sys::INT4OID, pg_sys::INT8OID];
     let same_kind = (ints.contains(&outer_type) && ints.contains(&inner_type))
         || (outer_type == inner_type
@@ -250,7 +270,8 @@ unsafe fn exact_integer_equality(opno: pg_sys::Oid, outer_type: pg_sys::Oid, inn
             return false;
         }
         let family = pg_sys::get_opclass_family(opclass);
-        pg_sys::get_opfamily_member(family, outer_type, inner_type, pg_sys::BTEqualStrategyNumber as i16) == opno
+        pg_sys::get_opfamily_member(family, outer_type, inner_type, pg_sys::BTEqualStrategyNumber as i16)
+            == opno
     }
 }
 

@@ -7,8 +7,8 @@ use super::custompath::{self, CustomPathKind};
 use super::quals;
 use super::relation::{plan_time_pruning, push_down_enabled, scanned_plainly, Pruning};
 use crate::exec::columnar_scan::{ColumnarScan, ScanPlan};
-use crate::exec::join_filter::JoinFilterPlan;
 use crate::exec::customscan::{Methods, PlanPrivate};
+use crate::exec::join_filter::JoinFilterPlan;
 use crate::pg_list;
 use crate::storage::{read::plan_sizes, relation::am};
 use pgrx::pg_sys;
@@ -794,7 +794,7 @@ pub unsafe fn join_filtered(
         let startup = kept_startup.max(build_cost);
         let total = startup + c.total();
         let mut analysis = scan.clone();
-        analysis.explain = analysis.explain.into_iter().filter(|(l, _)| l != "+Cost Components").collect();
+        analysis.explain.retain(|(l, _)| l != "+Cost Components");
         analysis.explain.insert(
             0,
             (
@@ -810,8 +810,14 @@ pub unsafe fn join_filtered(
         analysis.join_filter = Some(filter);
         let original = path as *mut pg_sys::CustomPath;
         let parent = (*path).parent;
-        let copy =
-            custompath::new::<ScanPath>(parent, (*path).pathtarget, (*path).rows * fraction, startup, total, analysis);
+        let copy = custompath::new::<ScanPath>(
+            parent,
+            (*path).pathtarget,
+            (*path).rows * fraction,
+            startup,
+            total,
+            analysis,
+        );
         (*copy).path.parallel_aware = (*path).parallel_aware;
         (*copy).path.parallel_safe = (*path).parallel_safe;
         (*copy).path.parallel_workers = (*path).parallel_workers;

@@ -237,7 +237,8 @@ mod tests {
     use super::*;
 
     fn ints(values: &[Option<i64>]) -> DecodedVector {
-        let validity = values.iter().any(|v| v.is_none()).then(|| values.iter().map(|v| v.is_some()).collect());
+        let validity =
+            values.iter().any(|v| v.is_none()).then(|| values.iter().map(|v| v.is_some()).collect());
         DecodedVector::from_parts(
             values.len() as u32,
             validity,
@@ -260,7 +261,23 @@ mod tests {
         let sparse = JoinKeySet::new(vec![i64::MIN, -7, 0, 1 << 40, i64::MAX, 0]);
         assert!(matches!(sparse.lookup, Lookup::Hashed { .. }));
         for set in [&dense, &sparse] {
-            let probe = [i64::MIN, i64::MIN + 1, -8, -7, -1, 0, 1, 99, 100, 150, 199, 200, 1 << 40, i64::MAX - 1, i64::MAX];
+            let probe = [
+                i64::MIN,
+                i64::MIN + 1,
+                -8,
+                -7,
+                -1,
+                0,
+                1,
+                99,
+                100,
+                150,
+                199,
+                200,
+                1 << 40,
+                i64::MAX - 1,
+                i64::MAX,
+            ];
             for k in probe {
                 let expected = match set.lookup {
                     Lookup::Bitmap(_) => (100..200).contains(&k),
@@ -310,12 +327,17 @@ mod tests {
     #[test]
     fn zone_maps_outside_the_key_range_are_refuted() {
         let set = JoinKeySet::new(vec![10, 20, 30]);
-        let zone = |min, max, nulls| Some(ZoneStats { zone: ZoneMap::Int { min, max }, rows: 10, null_count: nulls });
+        let zone = |min, max, nulls| {
+            Some(ZoneStats { zone: ZoneMap::Int { min, max }, rows: 10, null_count: nulls })
+        };
         assert_eq!(set.verdict(zone(0, 9, 0)), Verdict::None);
         assert_eq!(set.verdict(zone(31, 90, 0)), Verdict::None);
         assert_eq!(set.verdict(zone(0, 10, 0)), Verdict::Some);
         assert_eq!(set.verdict(zone(25, 26, 0)), Verdict::Some, "inside the range: must be read");
-        assert_eq!(set.verdict(Some(ZoneStats { zone: ZoneMap::None, rows: 10, null_count: 10 })), Verdict::None);
+        assert_eq!(
+            set.verdict(Some(ZoneStats { zone: ZoneMap::None, rows: 10, null_count: 10 })),
+            Verdict::None
+        );
         assert_eq!(set.verdict(None), Verdict::Some);
     }
 
@@ -342,7 +364,8 @@ mod tests {
         use crate::exec::filter::{Filter, Test};
         use crate::storage::format::zonemap::{Bound, CmpOp};
         let removed = Rc::new(Cell::new(0));
-        let pushed = PushedFilter::boxed(Filter::Test { att: 2, test: Test::Compare(CmpOp::Gt, Bound::Int(2)) });
+        let pushed =
+            PushedFilter::boxed(Filter::Test { att: 2, test: Test::Compare(CmpOp::Gt, Bound::Int(2)) });
         let f = JoinKeyFilter::boxed(2, JoinKeySet::new(vec![1, 3, 5]), Some(pushed), removed.clone());
         let mut cols = One(ints(&[Some(1), Some(2), Some(3), Some(5)]));
         let mut sel: Vec<u32> = vec![0, 1, 2, 3];
