@@ -433,7 +433,7 @@ unsafe fn explain(
                 |label: &CStr, v: u64| pg_sys::ExplainPropertyInteger(label.as_ptr(), none, v as i64, es);
             let join_removed = inner.join.as_ref().map_or(0, |j| j.removed.get());
             if !inner.pushed_quals.is_empty() {
-                int(c"Rows Removed by Pushed Filter", c.rows_filtered - join_removed);
+                int(c"Rows Removed by Pushed Filter", c.rows_filtered.saturating_sub(join_removed));
             }
             if let Some(j) = &inner.join {
                 int(c"Rows Removed by Join Filter", join_removed);

@@ -166,8 +166,10 @@ pub unsafe fn inner_keys(source: JoinFilterSource, econtext: *mut pg_sys::ExprCo
                 }
                 let mut isnull = false;
                 let old = pg_sys::MemoryContextSwitchTo((*econtext).ecxt_per_tuple_memory);
-                let d =
-                    ((*key_state).evalfunc.expect("compiled expression"))(key_state, econtext, &mut isnull);
+                // ExecEvalExpr is inline C: the compiled step is called directly, inside an
+                // FFI boundary, so an ERROR it raises unwinds as one from any pg_sys call.
+                let eval = (*key_state).evalfunc.expect("compiled expression");
+                let d = pg_sys::ffi::pg_guard_ffi_boundary(|| eval(key_state, econtext, &mut isnull));
                 pg_sys::MemoryContextSwitchTo(old);
                 // NULL never equals anything under the join's strict `=`.
                 if !isnull {
