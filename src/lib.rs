@@ -74,7 +74,7 @@ fn quiet_backtraces() {
 /// Buffered columnar rows are written out before a query starts: its snapshot must see
 /// them, and once it runs in parallel mode nothing can be written. Once the plan is
 /// started, bitmap scans of columnar tables are told not to prefetch, and index and
-/// bitmap scans which columns they read.
+/// bitmap scans which columns they read, and join-filtered scans their hash join.
 #[pg_guard]
 unsafe extern "C-unwind" fn executor_start(query_desc: *mut pg_sys::QueryDesc, eflags: i32) {
     // SAFETY: called by PostgreSQL as ExecutorStart_hook on the backend thread inside a
@@ -94,6 +94,7 @@ unsafe extern "C-unwind" fn executor_start(query_desc: *mut pg_sys::QueryDesc, e
         }
         storage::read::bitmap_scan::disable_prefetch((*query_desc).planstate);
         exec::fetch_columns::mark_needed_columns((*query_desc).planstate);
+        exec::join_filter::link::<exec::columnar_scan::ColumnarScan>(query_desc);
     }
 }
 

@@ -7,9 +7,12 @@ use super::customscan::{
     bytea_const, const_bytes, explain_fields_node, explain_fields_of, explain_planned, CustomScanNode,
     PlanPrivate,
 };
+use super::filter::join_keys::JoinKeyFilter;
 use super::filter::operands::operand_values;
 use super::filter::plan::FilterPlan;
 use super::filter::pushed::PushedFilter;
+use super::filter::Filter;
+use super::join_filter::{self, JoinFilterPlan, JoinFilterSource, JoinFiltered, KeysState};
 use super::row_group_claims::ClaimsRowGroups;
 use super::scan_reader;
 use crate::pg_list;
@@ -17,7 +20,9 @@ use crate::storage::format::zonemap::ZonePredicate;
 use crate::storage::read::reader::Reader;
 use crate::storage::relation::datum::attr;
 use pgrx::pg_sys;
+use std::cell::Cell;
 use std::ffi::{CStr, CString};
+use std::rc::Rc;
 
 pub const NAME: &CStr = c"PgColumnarScan";
 
@@ -43,11 +48,15 @@ pub struct ScanPlan {
     /// zone maps pruned at plan time. Empty for the scan inside ColumnarAgg and LastPoint,
     /// which show their own.
     pub explain: Vec<(String, String)>,
+    /// The hash join keys this scan drops rows by, when it is the probe side of a hash
+    /// join the planner pushed them into (`join_filter`).
+    pub join_filter: Option<JoinFilterPlan>,
 }
 
 /// Kept as lists of integers and bytea constants, which copyObject and the plan's text
 /// form (parallel workers) carry: (attnums, predicate attribute indexes, predicates,
-/// [filter] or [], [zone quals, pushed quals], [EXPLAIN fields], output attnums).
+/// [filter] or [], [zone quals, pushed quals], [EXPLAIN fields], output attnums,
+/// [[join key attribute, operator], [inner relations]] or []).
 impl PlanPrivate for ScanPlan {
     unsafe fn to_list(&self) -> *mut pg_sys::List {
         // SAFETY: builds the plan's private lists in the planner's current memory context on the
@@ -67,6 +76,7 @@ impl PlanPrivate for ScanPlan {
                 counts,
                 explain,
                 self.output.to_list(),
+                join_filter_list(self.join_filter.as_ref()),
             ])
         }
     }
@@ -77,7 +87,9 @@ impl PlanPrivate for ScanPlan {
         unsafe {
             let malformed = || -> ! { pgrx::error!("malformed ColumnarScan plan") };
             let parts: Vec<*mut pg_sys::List> = pg_list::ptrs(list).collect();
-            let [attnums, atts, predicates, filter, counts, explain, output] = parts[..] else { malformed() };
+            let [attnums, atts, predicates, filter, counts, explain, output, join] = parts[..] else {
+                malformed()
+            };
             let explain = pg_list::ptrs::<pg_sys::Node>(explain)
                 .next()
                 .map(|n| explain_fields_of(n))
@@ -101,8 +113,40 @@ impl PlanPrivate for ScanPlan {
                 zone_quals: zone_quals as usize,
                 pushed_quals: pushed_quals as usize,
                 explain,
+                join_filter: join_filter_of(join),
             }
         }
+    }
+}
+
+/// A join filter's plan as a list (see `ScanPlan`'s `to_list`).
+unsafe fn join_filter_list(plan: Option<&JoinFilterPlan>) -> *mut pg_sys::List {
+    // SAFETY: builds lists in the current memory context on the backend thread (the caller,
+    // `to_list`, has the trait's contract).
+    unsafe {
+        match plan {
+            None => std::ptr::null_mut(),
+            Some(p) => pg_list::from_ptrs([
+                pg_list::from_ints([p.att as i32, u32::from(p.opno) as i32]) as *mut pg_sys::Node,
+                bytea_const(p.inner.as_bytes()),
+            ]),
+        }
+    }
+}
+
+/// The join filter `join_filter_list` made into `list`.
+unsafe fn join_filter_of(list: *mut pg_sys::List) -> Option<JoinFilterPlan> {
+    // SAFETY: `list` is NIL or the two-element list `join_filter_list` made (or its copy).
+    unsafe {
+        let parts: Vec<*mut pg_sys::Node> = pg_list::ptrs(list).collect();
+        let [ints, inner] = parts[..] else { return None };
+        let ints: Vec<i32> = pg_list::ints(ints as *mut pg_sys::List).collect();
+        let [att, opno] = ints[..] else { pgrx::error!("malformed ColumnarScan plan") };
+        Some(JoinFilterPlan {
+            att: att as usize,
+            opno: pg_sys::Oid::from(opno as u32),
+            inner: String::from_utf8_lossy(const_bytes(inner as *mut pg_sys::Const)).into_owned(),
+        })
     }
 }
 
@@ -128,6 +172,32 @@ pub struct ColumnarScan {
     /// The operands are evaluated at the first row asked for after `begin` or a rescan:
     /// parameters of an enclosing plan (a correlated subquery's) are set only by then.
     filter_resolved: bool,
+    /// The pushed filter as resolved, kept to be wrapped by a join filter.
+    resolved: Option<Filter>,
+    /// The join filter: planned, its source once linked, its keys once built.
+    join: Option<JoinState>,
+}
+
+/// A scan's join filter in execution.
+struct JoinState {
+    plan: JoinFilterPlan,
+    /// The parent hash join (`join_filter::link`); None: the filter is never applied.
+    source: Option<JoinFilterSource>,
+    keys: KeysState,
+    /// Rows the key test removed, over all rescans.
+    removed: Rc<Cell<u64>>,
+}
+
+impl JoinFiltered for ColumnarScan {
+    fn join_plan(&self) -> Option<&JoinFilterPlan> {
+        self.join.as_ref().map(|j| &j.plan)
+    }
+
+    fn set_join_source(&mut self, source: JoinFilterSource) {
+        if let Some(j) = self.join.as_mut() {
+            j.source = Some(source);
+        }
+    }
 }
 
 impl CustomScanNode for ColumnarScan {
@@ -154,6 +224,13 @@ impl CustomScanNode for ColumnarScan {
                 operand_states: Vec::new(),
                 recheck_state: std::ptr::null_mut(),
                 filter_resolved: false,
+                resolved: None,
+                join: plan.join_filter.map(|plan| JoinState {
+                    plan,
+                    source: None,
+                    keys: KeysState::NotYet,
+                    removed: Rc::new(Cell::new(0)),
+                }),
             }
         }
     }
@@ -218,6 +295,11 @@ impl CustomScanNode for ColumnarScan {
                 self.resolve_filter(node);
                 self.filter_resolved = true;
             }
+            // Until the parent's hash table is built (a hash join may fetch its first outer
+            // row before building it), rows pass unfiltered.
+            if let Some(JoinState { source: Some(_), keys: KeysState::NotYet, .. }) = &self.join {
+                self.apply_join_filter(node);
+            }
             let reader = self.reader.as_mut().expect("scan begun");
             let backward =
                 (*(*node).ss.ps.state).es_direction == pg_sys::ScanDirection::BackwardScanDirection;
@@ -238,8 +320,12 @@ impl CustomScanNode for ColumnarScan {
         if let Some(reader) = self.reader.as_mut() {
             reader.restart();
         }
-        // Parameters may have changed (the inner side of a nested loop).
+        // Parameters may have changed (the inner side of a nested loop), and the parent
+        // hash join may rebuild its table.
         self.filter_resolved = false;
+        if let Some(j) = self.join.as_mut() {
+            j.keys = KeysState::NotYet;
+        }
     }
 
     unsafe fn explain(
@@ -260,11 +346,34 @@ impl ColumnarScan {
         // SAFETY: `node` is this node's begun CustomScanState (the caller, `next`), so its
         // expression context is live and `operand_states` were initialized for `operands` in `begin`.
         unsafe {
-            let Some(plan) = &self.filter else { return };
-            let values = operand_values(&self.operands, &self.operand_states, (*node).ss.ps.ps_ExprContext);
+            self.resolved = self.filter.as_ref().map(|plan| {
+                let values =
+                    operand_values(&self.operands, &self.operand_states, (*node).ss.ps.ps_ExprContext);
+                plan.resolve(&values)
+            });
             if let Some(reader) = self.reader.as_mut() {
-                reader.set_filter(Some(PushedFilter::boxed(plan.resolve(&values))));
+                reader.set_filter(self.resolved.clone().map(PushedFilter::boxed));
             }
+        }
+    }
+
+    /// Builds the join filter's keys if the parent's hash table is ready, and hands the
+    /// reader the key test before the pushed filter (from the next vector on).
+    unsafe fn apply_join_filter(&mut self, node: *mut pg_sys::CustomScanState) {
+        let Some(j) = self.join.as_mut() else { return };
+        let Some(source) = j.source else { return };
+        // SAFETY: `source` was linked for this plan state tree by `join_filter::link`, and this
+        // scan is the join's outer child asking for a row (`next`), as `inner_keys` requires;
+        // the node's expression context is live.
+        j.keys = unsafe { join_filter::inner_keys(source, (*node).ss.ps.ps_ExprContext) };
+        if let (KeysState::Built(keys), Some(reader)) = (&j.keys, self.reader.as_mut()) {
+            let pushed = self.resolved.clone().map(PushedFilter::boxed);
+            reader.set_filter(Some(JoinKeyFilter::boxed(
+                j.plan.att,
+                keys.clone(),
+                pushed,
+                j.removed.clone(),
+            )));
         }
     }
 }
@@ -306,6 +415,15 @@ unsafe fn explain(
             pg_sys::ExplainPropertyText(label.as_ptr(), text, es);
         };
         deparse(&inner.pushed_quals, c"Pushed Filter");
+        if let Some(j) = &inner.join {
+            let clause = j.source.and_then(|s| join_filter::clause_text(s, ancestors, es));
+            let text = match clause {
+                Some(c) => format!("pushed from {} {}", j.plan.inner, c),
+                None => format!("pushed from {} (not applied: no parent hash join)", j.plan.inner),
+            };
+            let text = CString::new(text).unwrap();
+            pg_sys::ExplainPropertyText(c"Join Filter".as_ptr(), text.as_ptr(), es);
+        }
         deparse(&inner.zone_quals, c"Zone Map Filter");
         explain_planned(&inner.explain, es);
         if let (true, Some(reader)) = ((*es).analyze, inner.reader.as_ref()) {
@@ -313,8 +431,19 @@ unsafe fn explain(
             let none = std::ptr::null();
             let int =
                 |label: &CStr, v: u64| pg_sys::ExplainPropertyInteger(label.as_ptr(), none, v as i64, es);
+            let join_removed = inner.join.as_ref().map_or(0, |j| j.removed.get());
             if !inner.pushed_quals.is_empty() {
-                int(c"Rows Removed by Pushed Filter", c.rows_filtered);
+                int(c"Rows Removed by Pushed Filter", c.rows_filtered.saturating_sub(join_removed));
+            }
+            if let Some(j) = &inner.join {
+                int(c"Rows Removed by Join Filter", join_removed);
+                let keys = match &j.keys {
+                    KeysState::Built(k) => k.len().to_string(),
+                    KeysState::NotYet => "none yet".to_string(),
+                    KeysState::Unusable(why) => format!("not used ({why})"),
+                };
+                let keys = CString::new(keys).unwrap();
+                pg_sys::ExplainPropertyText(c"Join Filter Keys".as_ptr(), keys.as_ptr(), es);
             }
             int(c"Row Groups Read", c.groups_read);
             int(c"Row Groups Skipped", c.groups_skipped);

@@ -8,6 +8,7 @@ pub mod columnar_scan;
 pub mod customscan;
 pub mod fetch_columns;
 pub mod filter;
+pub mod join_filter;
 pub mod last_point;
 pub mod pushed_seq_scan;
 pub mod row_group_claims;

@@ -470,6 +470,7 @@ fn upper_scan(
         zone_quals: 0,
         pushed_quals: 0,
         explain: Vec::new(),
+        join_filter: None,
     };
     let private = AggScanPlan { scan: scan_plan, agg: shape.plan, groups, explain };
     let scan_tuple: Vec<*mut pg_sys::Node> = shape

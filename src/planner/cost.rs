@@ -256,6 +256,30 @@ pub fn columnar_scan_components(input: &ScanInput, p: &CostParams) -> ScanCost {
     ScanCost { io, decode, filter, output, rows_out }
 }
 
+/// CPU cost of probing one value's key in a join filter's key set, in units of
+/// `cpu_operator_cost`: a bitmap or hash probe, about twice a pushed compare (not
+/// calibrated separately).
+pub const JOIN_PROBE_PER_VALUE: f64 = 1.0;
+
+/// A ColumnarScan's cost `c` with a join filter that keeps `fraction` of the rows it
+/// returned (the semi-join selectivity of the key clause against the hash join's inner
+/// side): each of the `scanned` rows read is probed on its key column; the other
+/// `columns_read - 1` columns are decoded only for vectors with a row left, and only
+/// the rows left are returned.
+pub fn join_filtered_scan(
+    c: &ScanCost,
+    scanned: f64,
+    columns_read: usize,
+    fraction: f64,
+    p: &CostParams,
+) -> ScanCost {
+    let f = fraction.clamp(0.0, 1.0);
+    let others = columns_read.saturating_sub(1) as f64 / columns_read.max(1) as f64;
+    let decode = c.decode * ((1.0 - others) + others * vectors_with_survivors(f));
+    let filter = c.filter + scanned * JOIN_PROBE_PER_VALUE * p.cpu_operator_cost;
+    ScanCost { io: c.io, decode, filter, output: c.output * f, rows_out: c.rows_out * f }
+}
+
 pub fn columnar_scan(input: &ScanInput, p: &CostParams) -> Cost {
     Cost { startup: 0.0, total: columnar_scan_components(input, p).total() }
 }
@@ -517,6 +541,24 @@ mod tests {
         // Full projection: 1000 pages + 12 values/row decode + the output per row.
         let expected = 1000.0 + 1.0e6 * 12.0 * DECODE_PER_VALUE * 0.0025 + 1.0e6 * OUTPUT_PER_ROW * 0.01;
         assert!((all.total - expected).abs() < 1e-6);
+    }
+
+    #[test]
+    fn a_join_filter_saves_the_output_of_the_rows_it_removes() {
+        let p = CostParams { seq_page_cost: 1.0, cpu_tuple_cost: 0.01, cpu_operator_cost: 0.0025 };
+        let c = ScanCost { io: 1000.0, decode: 400.0, filter: 0.0, output: 2000.0, rows_out: 6e6 };
+        let all = join_filtered_scan(&c, 6e6, 4, 1.0, &p);
+        assert!(all.total() > c.total(), "keeping every row only adds the probes");
+        assert_eq!(all.rows_out, 6e6);
+        let few = join_filtered_scan(&c, 6e6, 4, 0.05, &p);
+        assert!((few.output - 100.0).abs() < 1e-9);
+        assert!((few.rows_out - 3e5).abs() < 1e-6);
+        assert_eq!(few.io, c.io, "every vector's key column is still read");
+        assert!(few.decode <= c.decode);
+        // Rarely kept rows leave most vectors empty: their other columns are not decoded.
+        let rare = join_filtered_scan(&c, 6e6, 4, 1e-6, &p);
+        assert!(rare.decode < 0.3 * c.decode, "{}", rare.decode);
+        assert!((rare.filter - 6e6 * JOIN_PROBE_PER_VALUE * 0.0025).abs() < 1e-6);
     }
 
     #[test]

@@ -104,6 +104,26 @@ pub unsafe fn new<K: CustomPathKind>(
     }
 }
 
+/// The analysis of `path` if it is a path of kind `K` (`new::<K>` made it, or a flat copy).
+///
+/// # Safety
+/// `path` is a live planner path.
+pub unsafe fn analysis_of<'a, K: CustomPathKind>(path: *mut pg_sys::Path) -> Option<&'a K::Analysis> {
+    // SAFETY: `path` is live (this fn's contract); a CustomPath whose methods carry K's node
+    // name was made by `new::<K>` (each node is planned by one path kind).
+    unsafe {
+        if (*path).type_ != pg_sys::NodeTag::T_CustomPath {
+            return None;
+        }
+        let custom = path as *mut pg_sys::CustomPath;
+        let methods = (*custom).methods;
+        if methods.is_null() || std::ffi::CStr::from_ptr((*methods).CustomName) != K::Node::NAME {
+            return None;
+        }
+        Some(analysis::<K>(custom))
+    }
+}
+
 /// The analysis `new` gave `path`.
 unsafe fn analysis<'a, K: CustomPathKind>(path: *mut pg_sys::CustomPath) -> &'a K::Analysis {
     // SAFETY: `path` is a CustomPath made by `new::<K>` (PostgreSQL calls `plan_path::<K>` only for

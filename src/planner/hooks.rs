@@ -3,14 +3,17 @@
 //! (`scan_path`) and, for heap tables with `quals_push_down` on, a scan that passes
 //! quals to heapam (`pushed_seq_scan_path`); `create_upper_paths_hook` offers
 //! aggregate paths over one columnar relation, serial and partial (`agg_path`), and
-//! each key's best row for DISTINCT ON and per-key max / min (`last_point_path`).
+//! each key's best row for DISTINCT ON and per-key max / min (`last_point_path`);
+//! `set_join_pathlist_hook` offers hash joins whose outer ColumnarScan is filtered by
+//! the hash table's keys (`join_filter`).
 
-use super::{agg_path, last_point_path, pushed_seq_scan_path, scan_path};
+use super::{agg_path, join_filter, last_point_path, pushed_seq_scan_path, scan_path};
 use pgrx::pg_sys;
 use pgrx::prelude::*;
 
 static mut PREV_SET_REL_PATHLIST: pg_sys::set_rel_pathlist_hook_type = None;
 static mut PREV_CREATE_UPPER_PATHS: pg_sys::create_upper_paths_hook_type = None;
+static mut PREV_SET_JOIN_PATHLIST: pg_sys::set_join_pathlist_hook_type = None;
 
 /// Installs the hooks; once per backend, from `_PG_init`.
 ///
@@ -25,6 +28,28 @@ pub unsafe fn install() {
         pg_sys::set_rel_pathlist_hook = Some(set_rel_pathlist);
         PREV_CREATE_UPPER_PATHS = pg_sys::create_upper_paths_hook;
         pg_sys::create_upper_paths_hook = Some(create_upper_paths);
+        PREV_SET_JOIN_PATHLIST = pg_sys::set_join_pathlist_hook;
+        pg_sys::set_join_pathlist_hook = Some(set_join_pathlist);
+    }
+}
+
+#[pg_guard]
+unsafe extern "C-unwind" fn set_join_pathlist(
+    root: *mut pg_sys::PlannerInfo,
+    joinrel: *mut pg_sys::RelOptInfo,
+    outerrel: *mut pg_sys::RelOptInfo,
+    innerrel: *mut pg_sys::RelOptInfo,
+    jointype: pg_sys::JoinType::Type,
+    extra: *mut pg_sys::JoinPathExtraData,
+) {
+    // SAFETY: called by the planner (add_paths_to_joinrel) on the backend thread with its live
+    // nodes for one join; PREV_SET_JOIN_PATHLIST was set once by `install` before any
+    // planning, and is a hook with this same signature.
+    unsafe {
+        if let Some(prev) = PREV_SET_JOIN_PATHLIST {
+            prev(root, joinrel, outerrel, innerrel, jointype, extra);
+        }
+        join_filter::add_paths(root, joinrel, outerrel, innerrel, jointype, extra);
     }
 }
 

@@ -439,6 +439,7 @@ fn ranked_scan(attributes: &[usize], filter: Option<FilterPlan>) -> ScanPlan {
         zone_quals: 0,
         pushed_quals: 0,
         explain: Vec::new(),
+        join_filter: None,
     }
 }
 

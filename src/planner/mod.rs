@@ -8,6 +8,7 @@ pub mod cost;
 pub mod custompath;
 pub mod explain_text;
 pub mod hooks;
+pub mod join_filter;
 pub mod last_point_path;
 pub mod pushed_seq_scan_path;
 pub mod quals;
@@ -36,7 +37,19 @@ pub static ENABLE_PARALLEL_VECTOR_AGG: GucSetting<bool> = GucSetting::<bool>::ne
 /// zone maps or a btree skip scan) for DISTINCT ON and per-key max / min.
 pub static ENABLE_LAST_POINT: GucSetting<bool> = GucSetting::<bool>::new(true);
 
+/// `pgcolumnar.enable_join_filter`: offer hash joins whose outer ColumnarScan drops the
+/// rows whose key is not among the hash table's keys (on by default).
+pub static ENABLE_JOIN_FILTER: GucSetting<bool> = GucSetting::<bool>::new(true);
+
 pub fn define_gucs() {
+    GucRegistry::define_bool_guc(
+        c"pgcolumnar.enable_join_filter",
+        c"Enables join filters: a hash join's inner keys tested inside the outer ColumnarScan.",
+        c"For inner and semi joins on an integer, date or timestamp column of a columnar table: rows whose key the hash table does not hold are dropped before their other columns are decoded.",
+        &ENABLE_JOIN_FILTER,
+        GucContext::Userset,
+        GucFlags::default(),
+    );
     GucRegistry::define_bool_guc(
         c"pgcolumnar.enable_last_point",
         c"Enables LastPoint, which finds each key's best row without reading the whole table.",

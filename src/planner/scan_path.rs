@@ -8,6 +8,7 @@ use super::quals;
 use super::relation::{plan_time_pruning, push_down_enabled, scanned_plainly, Pruning};
 use crate::exec::columnar_scan::{ColumnarScan, ScanPlan};
 use crate::exec::customscan::{Methods, PlanPrivate};
+use crate::exec::join_filter::JoinFilterPlan;
 use crate::pg_list;
 use crate::storage::{read::plan_sizes, relation::am};
 use pgrx::pg_sys;
@@ -17,6 +18,7 @@ use std::rc::Rc;
 pub struct ScanPath;
 
 /// What `add_paths` worked out for one ColumnarScan path.
+#[derive(Clone)]
 pub struct Scan {
     /// Attribute numbers (1-based) the scan decodes.
     attnums: Vec<i32>,
@@ -25,6 +27,12 @@ pub struct Scan {
     translations: Option<Rc<quals::Translations>>,
     /// The EXPLAIN fields (costs, plan-time pruning).
     explain: Vec<(String, String)>,
+    /// The path's cost by component, and the rows it reads per participant (after zone
+    /// maps): what a join filter changes.
+    cost: cost::ScanCost,
+    scanned: f64,
+    /// The hash join keys the scan drops rows by (`join_filtered`).
+    join_filter: Option<JoinFilterPlan>,
 }
 
 /// Attribute numbers (1-based) of the columns the relation's output and quals use;
@@ -194,6 +202,7 @@ unsafe fn add_scan_path(
         filter_selectivity: q.filter_selectivity,
     };
     let paths = ScanPaths {
+        scanned: input.rows * input.zone_fraction.clamp(0.0, 1.0),
         rel,
         param_info: q.param_info,
         pages,
@@ -344,6 +353,8 @@ struct ScanPaths<'a> {
     startup: f64,
     /// The serial scan's cost, by component.
     cost: cost::ScanCost,
+    /// The rows the serial scan reads (after zone maps).
+    scanned: f64,
     attnums: Vec<i32>,
     translations: Option<Rc<quals::Translations>>,
     explain: ExplainFields<'a>,
@@ -351,11 +362,14 @@ struct ScanPaths<'a> {
 
 impl ScanPaths<'_> {
     /// The analysis of a path costing `c`, `total` in all.
-    fn analysis(&self, c: &cost::ScanCost, total: f64) -> Scan {
+    fn analysis(&self, c: &cost::ScanCost, total: f64, scanned: f64) -> Scan {
         Scan {
             attnums: self.attnums.clone(),
             translations: self.translations.clone(),
             explain: self.explain.of(c, total),
+            cost: *c,
+            scanned,
+            join_filter: None,
         }
     }
 
@@ -376,7 +390,7 @@ impl ScanPaths<'_> {
                 self.rows,
                 self.startup,
                 c.total() + self.startup,
-                self.analysis(c, c.total()),
+                self.analysis(c, c.total(), self.scanned),
             );
             pg_sys::add_path(self.rel, path as *mut pg_sys::Path);
         }
@@ -423,7 +437,7 @@ impl ScanPaths<'_> {
                         self.rows / divisor,
                         startup,
                         total,
-                        self.analysis(&shared, total),
+                        self.analysis(&shared, total, self.scanned / divisor),
                     );
                     (*partial).path.parallel_aware = true;
                     (*partial).path.parallel_workers = workers;
@@ -757,6 +771,66 @@ unsafe fn reprice_index_path(
     }
 }
 
+/// A copy of `path`, if it is an unparameterized ColumnarScan path (serial or partial),
+/// that drops the rows whose key `filter` names is not among its parent hash join's
+/// inner keys: `fraction` of its rows are left (the join clause's semi-join
+/// selectivity), and it starts only once the hash table is built, which takes
+/// `build_cost` (the inner path's total cost). None for any other path.
+///
+/// # Safety
+/// Backend thread, while planning: `path` is a live path of the planner's.
+pub unsafe fn join_filtered(
+    path: *mut pg_sys::Path,
+    filter: JoinFilterPlan,
+    fraction: f64,
+    build_cost: f64,
+    params: &CostParams,
+) -> Option<*mut pg_sys::CustomPath> {
+    // SAFETY: `path` is a live planner path (this fn's contract); `analysis_of` checks that it
+    // is one of ours before reading its analysis; the copy is a fresh CustomPath in the
+    // planner's memory context, with the original's relation, target and flags.
+    unsafe {
+        let scan = custompath::analysis_of::<ScanPath>(path)?;
+        if !(*path).param_info.is_null() {
+            return None;
+        }
+        let c = cost::join_filtered_scan(&scan.cost, scan.scanned, scan.attnums.len(), fraction, params);
+        let kept_startup = (*path).startup_cost;
+        let startup = kept_startup.max(build_cost);
+        let total = startup + c.total();
+        let mut analysis = scan.clone();
+        analysis.explain.retain(|(l, _)| l != "+Cost Components");
+        analysis.explain.insert(
+            0,
+            (
+                "+Cost Components".to_string(),
+                format!(
+                    "io={:.2} decode={:.2} filter={:.2} output={:.2} total={:.2}",
+                    c.io, c.decode, c.filter, c.output, total
+                ),
+            ),
+        );
+        analysis.explain.push(("+Join Filter Selectivity".into(), format!("{fraction:.4}")));
+        analysis.cost = c;
+        analysis.join_filter = Some(filter);
+        let original = path as *mut pg_sys::CustomPath;
+        let parent = (*path).parent;
+        let copy = custompath::new::<ScanPath>(
+            parent,
+            (*path).pathtarget,
+            (*path).rows * fraction,
+            startup,
+            total,
+            analysis,
+        );
+        (*copy).path.parallel_aware = (*path).parallel_aware;
+        (*copy).path.parallel_safe = (*path).parallel_safe;
+        (*copy).path.parallel_workers = (*path).parallel_workers;
+        (*copy).flags = (*original).flags;
+        Some(copy)
+    }
+}
+
 /// The ColumnarScan of a path: its quals, translated with the path, put in the order
 /// createplan gives them.
 impl CustomPathKind for ScanPath {
@@ -813,6 +887,7 @@ impl CustomPathKind for ScanPath {
                 pushed_quals: pushed.len(),
                 zone_predicates: found.into_iter().map(|(_, att, p)| (att, p)).collect(),
                 filter: pushdown.filter,
+                join_filter: scan.join_filter.clone(),
             };
             (*cscan).custom_private = plan.to_list();
             (*cscan).flags = (*path).flags;

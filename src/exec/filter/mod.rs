@@ -14,9 +14,12 @@
 //! - `zone`: the tree evaluated on zone maps: no row can pass, every row passes, or
 //!   the vector must be read.
 //! - `pushed`: a resolved filter as the reader asks for it (`VectorFilter`).
+//! - `join_keys`: a hash join's inner keys tested on the probe side's key column (join
+//!   filters), before the pushed filter.
 //! - `operands`: the operands' values, evaluated by the executor (the one file here
 //!   that calls PostgreSQL).
 
+pub mod join_keys;
 pub mod kernels;
 pub mod operands;
 pub mod plan;
