@@ -261,7 +261,8 @@ impl ColumnarScan {
         // expression context is live and `operand_states` were initialized for `operands` in `begin`.
         unsafe {
             let Some(plan) = &self.filter else { return };
-            let values = operand_values(&self.operands, &self.operand_states, (*node).ss.ps.ps_ExprContext);
+            let econtext = (*node).ss.ps.ps_ExprContext;
+            let values = operand_values(&self.operands, &self.operand_states, econtext, &plan.conversions());
             if let Some(reader) = self.reader.as_mut() {
                 reader.set_filter(Some(PushedFilter::boxed(plan.resolve(&values))));
             }

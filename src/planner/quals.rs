@@ -11,6 +11,7 @@
 //! returns; these only let the scan skip row groups and vectors that cannot match.
 
 use crate::exec::filter::plan::{FilterPlan, PlanTest};
+use crate::exec::filter::time_cuts::TimeType;
 use crate::pg_list;
 use crate::storage::format::zonemap::{Bound, CmpOp, ZonePredicate};
 use crate::storage::relation::datum::BYTEWISE_TYPES;
@@ -309,6 +310,21 @@ unsafe fn operand_fits(column: pg_sys::Oid, operand: pg_sys::Oid) -> bool {
         || (texts.contains(&column) && texts.contains(&operand))
 }
 
+/// A column of base type `column` against an operand of base type `operand`, when they
+/// are different types of the datetime family whose comparison, as a function of the
+/// column value, never decreases (`time_cuts`): every pair but a timestamp column
+/// against a timestamptz, whose local times in a DST gap convert out of order.
+fn across_types(column: pg_sys::Oid, operand: pg_sys::Oid) -> Option<(TimeType, TimeType)> {
+    let time = |t| match t {
+        pg_sys::DATEOID => Some(TimeType::Date),
+        pg_sys::TIMESTAMPOID => Some(TimeType::Timestamp),
+        pg_sys::TIMESTAMPTZOID => Some(TimeType::TimestampTz),
+        _ => None,
+    };
+    let (c, o) = (time(column)?, time(operand)?);
+    (c != o && (c, o) != (TimeType::Timestamp, TimeType::TimestampTz)).then_some((c, o))
+}
+
 struct Translator {
     root: *mut pg_sys::PlannerInfo,
     scanrelid: u32,
@@ -494,9 +510,11 @@ impl Translator {
             }
             let family = btree_family(base)?;
             let mut rel = relation_of((*op).opno, family)?;
-            if !operand_fits(base, pg_sys::exprType(operand)) {
-                return None;
-            }
+            let across = if operand_fits(base, pg_sys::exprType(operand)) {
+                None
+            } else {
+                Some(across_types(base, pg_sys::getBaseType(pg_sys::exprType(operand)))?)
+            };
             if kind == ValueKind::Bytes && !bytes_answer(rel, (*op).inputcollid) {
                 return None;
             }
@@ -510,9 +528,16 @@ impl Translator {
                 rel = rel.negate();
             }
             let k = self.operand(operand);
-            let test = match rel {
-                Rel::Cmp(c) => PlanTest::Compare(c, k),
-                Rel::Ne => PlanTest::NotEqual(k),
+            let test = match (rel, across) {
+                (Rel::Cmp(c), None) => PlanTest::Compare(c, k),
+                (Rel::Ne, None) => PlanTest::NotEqual(k),
+                (rel, Some((column, operand))) => {
+                    let cmp = match rel {
+                        Rel::Cmp(c) => Some(c),
+                        Rel::Ne => None,
+                    };
+                    PlanTest::Across { cmp, k, column, operand }
+                }
             };
             Some(FilterPlan::Test { att, test })
         }

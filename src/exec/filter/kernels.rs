@@ -311,13 +311,13 @@ fn in_keys<T: Copy>(
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::storage::format::encoding::{
         decode_vector, encode_vector, CompressionPolicy, PhysicalKind, VectorValues,
     };
 
-    fn ints(values: &[Option<i64>]) -> DecodedVector {
+    pub(crate) fn ints(values: &[Option<i64>]) -> DecodedVector {
         let raw: Vec<i64> = values.iter().flatten().copied().collect();
         roundtrip(VectorValues::Int(&raw), &validity(values), PhysicalKind::Int)
     }
@@ -362,7 +362,7 @@ mod tests {
         }
     }
 
-    fn run(filter: &Filter, columns: &[DecodedVector]) -> Vec<u32> {
+    pub(crate) fn run(filter: &Filter, columns: &[DecodedVector]) -> Vec<u32> {
         let mut sel: Vec<u32> = (0..columns[0].rows).collect();
         select(filter, &mut Cols(columns, Vec::new()), &mut sel);
         sel

@@ -13,6 +13,8 @@
 //!   selection (the row numbers that are left).
 //! - `zone`: the tree evaluated on zone maps: no row can pass, every row passes, or
 //!   the vector must be read.
+//! - `time_cuts`: comparisons across date, timestamp and timestamptz turned into
+//!   comparisons of the column's own integers.
 //! - `pushed`: a resolved filter as the reader asks for it (`VectorFilter`).
 //! - `operands`: the operands' values, evaluated by the executor (the one file here
 //!   that calls PostgreSQL).
@@ -21,6 +23,7 @@ pub mod kernels;
 pub mod operands;
 pub mod plan;
 pub mod pushed;
+pub mod time_cuts;
 pub mod zone;
 
 use crate::storage::format::zonemap::{Bound, CmpOp};

@@ -2,6 +2,7 @@
 //! expressions the executor evaluates once when the scan starts (and again on a
 //! rescan, when parameters change). `resolve` then makes the `Filter` the kernels run.
 
+use super::time_cuts::{Cuts, TimeType};
 use super::{Filter, Test, ValueSet};
 use crate::storage::format::zonemap::{Bound, CmpOp};
 
@@ -17,6 +18,15 @@ pub enum PlanTest {
     IsNull,
     IsNotNull,
     Prefix(Vec<u8>),
+    /// `column op operand` (`cmp` None: `<>`) across the datetime types, as core's
+    /// cross-type operator compares them: the operand, of type `operand`, resolves to its
+    /// cuts in the `column` type's domain (`time_cuts`).
+    Across {
+        cmp: Option<CmpOp>,
+        k: usize,
+        column: TimeType,
+        operand: TimeType,
+    },
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -37,6 +47,8 @@ pub enum OperandValue {
     Value(Bound),
     /// An array's elements (None: a NULL element).
     Array(Vec<Option<Bound>>),
+    /// A datetime operand of an `Across` test, as its cuts in the column's domain.
+    Cuts(Cuts),
 }
 
 impl FilterPlan {
@@ -82,6 +94,9 @@ impl FilterPlan {
                     PlanTest::NotEqual(k) => PlanTest::NotEqual(k + first),
                     PlanTest::In(k) => PlanTest::In(k + first),
                     PlanTest::NotIn(k) => PlanTest::NotIn(k + first),
+                    PlanTest::Across { cmp, k, column, operand } => {
+                        PlanTest::Across { cmp: *cmp, k: k + first, column: *column, operand: *operand }
+                    }
                     other => other.clone(),
                 };
                 FilterPlan::Test { att: *att, test }
@@ -103,13 +118,26 @@ impl FilterPlan {
     fn collect_operands(&self, out: &mut Vec<usize>) {
         match self {
             FilterPlan::Test { test, .. } => match test {
-                PlanTest::Compare(_, k) | PlanTest::NotEqual(k) | PlanTest::In(k) | PlanTest::NotIn(k) => {
-                    out.push(*k)
-                }
+                PlanTest::Compare(_, k)
+                | PlanTest::NotEqual(k)
+                | PlanTest::In(k)
+                | PlanTest::NotIn(k)
+                | PlanTest::Across { k, .. } => out.push(*k),
                 _ => {}
             },
             FilterPlan::And(c) | FilterPlan::Or(c) => c.iter().for_each(|c| c.collect_operands(out)),
         }
+    }
+
+    /// The operands that resolve to cuts: (operand, column type, operand type).
+    pub fn conversions(&self) -> Vec<(usize, TimeType, TimeType)> {
+        let mut out = Vec::new();
+        self.visit(&mut |_, test| {
+            if let PlanTest::Across { k, column, operand, .. } = test {
+                out.push((*k, *column, *operand));
+            }
+        });
+        out
     }
 }
 
@@ -137,7 +165,11 @@ fn junction(children: &[FilterPlan], operands: &[OperandValue], and: bool) -> Fi
 fn resolve_test(att: usize, test: &PlanTest, operands: &[OperandValue]) -> Filter {
     let unknown = |k: &usize| operands[*k] == OperandValue::Unknown;
     match test {
-        PlanTest::Compare(_, k) | PlanTest::NotEqual(k) | PlanTest::In(k) | PlanTest::NotIn(k)
+        PlanTest::Compare(_, k)
+        | PlanTest::NotEqual(k)
+        | PlanTest::In(k)
+        | PlanTest::NotIn(k)
+        | PlanTest::Across { k, .. }
             if unknown(k) =>
         {
             return Filter::Const(true)
@@ -169,6 +201,12 @@ fn resolve_test(att: usize, test: &PlanTest, operands: &[OperandValue]) -> Filte
         PlanTest::IsNull => Some(Test::IsNull),
         PlanTest::IsNotNull => Some(Test::IsNotNull),
         PlanTest::Prefix(p) => Some(Test::Prefix(p.clone())),
+        PlanTest::Across { cmp, k, .. } => match &operands[*k] {
+            OperandValue::Cuts(cuts) => return cuts.filter(att, *cmp),
+            // Not converted (a plan-time estimate folds constants only): says less.
+            OperandValue::Value(_) => return Filter::Const(true),
+            _ => None,
+        },
     };
     match test {
         Some(test) => Filter::Test { att, test },
@@ -216,6 +254,13 @@ impl FilterPlan {
                         out.push(6);
                         u32_(out, p.len());
                         out.extend_from_slice(p);
+                    }
+                    PlanTest::Across { cmp, k, column, operand } => {
+                        out.push(7);
+                        out.push(cmp.map_or(OPS.len(), |op| OPS.iter().position(|o| *o == op).unwrap()) as u8);
+                        u32_(out, *k);
+                        out.push(column.code());
+                        out.push(operand.code());
                     }
                 }
             }
@@ -266,6 +311,14 @@ impl FilterPlan {
                         let p = at.get(..len)?.to_vec();
                         *at = &at[len..];
                         PlanTest::Prefix(p)
+                    }
+                    7 => {
+                        let op = byte(at)? as usize;
+                        let cmp = if op == OPS.len() { None } else { Some(*OPS.get(op)?) };
+                        let k = num(at)?;
+                        let column = TimeType::from_code(byte(at)?)?;
+                        let operand = TimeType::from_code(byte(at)?)?;
+                        PlanTest::Across { cmp, k, column, operand }
                     }
                     _ => return None,
                 };
@@ -320,10 +373,27 @@ mod tests {
             t(3, PlanTest::In(2)),
             t(4, PlanTest::NotEqual(3)),
             t(4, PlanTest::IsNotNull),
+            t(
+                5,
+                PlanTest::Across { cmp: None, k: 4, column: TimeType::Date, operand: TimeType::TimestampTz },
+            ),
+            t(
+                5,
+                PlanTest::Across {
+                    cmp: Some(CmpOp::Gt),
+                    k: 5,
+                    column: TimeType::TimestampTz,
+                    operand: TimeType::Timestamp,
+                },
+            ),
         ]);
         let bytes = plan.to_bytes();
         assert_eq!(FilterPlan::from_bytes(&bytes), Some(plan.clone()));
-        assert_eq!(plan.operands(), vec![0, 1, 2, 3]);
+        assert_eq!(plan.operands(), vec![0, 1, 2, 3, 4, 5]);
+        assert_eq!(
+            plan.conversions(),
+            vec![(4, TimeType::Date, TimeType::TimestampTz), (5, TimeType::TimestampTz, TimeType::Timestamp)]
+        );
         assert_eq!(FilterPlan::from_bytes(&bytes[..bytes.len() - 1]), None);
         assert_eq!(FilterPlan::from_bytes(&[9]), None);
     }
