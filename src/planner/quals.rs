@@ -278,6 +278,8 @@ enum ValueKind {
     Int,
     Float,
     Bytes,
+    /// `numeric`: stored bytes compared in numeric order (`storage::format::numeric`).
+    Numeric,
 }
 
 /// Types whose btree order the stored integers follow, beyond `INT_ORDERED`.
@@ -291,6 +293,8 @@ fn value_kind(base: pg_sys::Oid) -> Option<ValueKind> {
         Some(ValueKind::Float)
     } else if BYTEWISE_TYPES.contains(&base) {
         Some(ValueKind::Bytes)
+    } else if base == pg_sys::NUMERICOID {
+        Some(ValueKind::Numeric)
     } else {
         None
     }
@@ -529,6 +533,8 @@ impl Translator {
             }
             let k = self.operand(operand);
             let test = match (rel, across) {
+                (Rel::Cmp(c), None) if kind == ValueKind::Numeric => PlanTest::Numeric { cmp: Some(c), k },
+                (Rel::Ne, None) if kind == ValueKind::Numeric => PlanTest::Numeric { cmp: None, k },
                 (Rel::Cmp(c), None) => PlanTest::Compare(c, k),
                 (Rel::Ne, None) => PlanTest::NotEqual(k),
                 (rel, Some((column, operand))) => {
@@ -604,7 +610,11 @@ impl Translator {
                 _ => return None,
             } != negate;
             let k = self.operand(right);
-            let test = if any_equal { PlanTest::In(k) } else { PlanTest::NotIn(k) };
+            let test = match (kind, any_equal) {
+                (ValueKind::Numeric, any) => PlanTest::NumericIn { k, any },
+                (_, true) => PlanTest::In(k),
+                (_, false) => PlanTest::NotIn(k),
+            };
             Some(FilterPlan::Test { att, test })
         }
     }

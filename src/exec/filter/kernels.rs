@@ -5,6 +5,7 @@
 
 use super::{float_key, zone, Filter, Test, ValueSet};
 use crate::storage::format::encoding::{DecodedValues, DecodedVector, Dictionary};
+use crate::storage::format::numeric;
 use crate::storage::format::zonemap::{Bound, CmpOp};
 use crate::storage::format::zonemap::{Verdict, ZoneStats};
 use crate::storage::read::vector_filter::ColumnSource;
@@ -204,10 +205,46 @@ fn select_test(test: &Test, v: &DecodedVector, selection: &mut Vec<u32>) {
             }
             _ => mismatch(),
         },
+        Test::Numeric(..) | Test::NumericIn(..) => match &v.values {
+            DecodedValues::Bytes { offsets, data } => {
+                let pass = numeric_pass(test);
+                retain_valid(valid, selection, |r| pass(bytes_at(offsets, data, r)))
+            }
+            _ => mismatch(),
+        },
     }
 }
 
 type BytesTest<'a> = dyn Fn(&[u8]) -> bool + 'a;
+
+/// A numeric test on one stored value, in numeric order (a value that is no numeric
+/// passes none: the decoder's checksums keep such bytes out).
+fn numeric_pass(test: &Test) -> Box<BytesTest<'_>> {
+    match test {
+        Test::Numeric(op, c) => {
+            let Some(c) = numeric::parse(c) else { mismatch() };
+            let op = *op;
+            Box::new(move |x| {
+                numeric::parse(x).is_some_and(|x| {
+                    let o = numeric::cmp(&x, &c);
+                    match op {
+                        Some(CmpOp::Lt) => o.is_lt(),
+                        Some(CmpOp::Le) => o.is_le(),
+                        Some(CmpOp::Eq) => o.is_eq(),
+                        Some(CmpOp::Ge) => o.is_ge(),
+                        Some(CmpOp::Gt) => o.is_gt(),
+                        None => o.is_ne(),
+                    }
+                })
+            })
+        }
+        Test::NumericIn(set, wanted) => {
+            let wanted = *wanted;
+            Box::new(move |x| numeric::parse(x).is_some() && set.contains(x) == wanted)
+        }
+        _ => mismatch(),
+    }
+}
 
 /// A test on a vector kept as a dictionary: decided once per entry, then looked up by
 /// each row's code.
@@ -228,6 +265,7 @@ fn select_dictionary(test: &Test, d: &Dictionary, valid: Option<&[bool]>, select
         Test::NotIn(ValueSet::Bytes(set)) => Box::new(move |x| !set.contains(x)),
         Test::In(set) if set.is_empty() => return selection.clear(),
         Test::Prefix(p) => Box::new(move |x| x.starts_with(p)),
+        Test::Numeric(..) | Test::NumericIn(..) => numeric_pass(test),
         _ => mismatch(),
     };
     let matches: Vec<bool> = (0..d.len()).map(|e| pass(d.entry(e))).collect();
@@ -313,6 +351,7 @@ fn in_keys<T: Copy>(
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
+    use crate::exec::filter::NumericSet;
     use crate::storage::format::encoding::{
         decode_vector, encode_vector, CompressionPolicy, PhysicalKind, VectorValues,
     };
@@ -504,6 +543,79 @@ pub(crate) mod tests {
         for t in tests {
             let f = test(0, t.clone());
             assert_eq!(run(&f, std::slice::from_ref(&coded)), run(&f, std::slice::from_ref(&plain)), "{t:?}");
+        }
+    }
+
+    /// Stored numeric bytes (short header) of `digits` (base 10000) at `weight`.
+    fn num(negative: bool, weight: i8, dscale: u16, digits: &[u16]) -> Vec<u8> {
+        let h = 0x8000 | if negative { 0x2000 } else { 0 } | (dscale << 7) | ((weight as i16 as u16) & 0x7F);
+        let mut b = h.to_le_bytes().to_vec();
+        digits.iter().for_each(|d| b.extend_from_slice(&d.to_le_bytes()));
+        b
+    }
+
+    fn byte_rows(
+        values: &[Option<Vec<u8>>],
+        policy: &CompressionPolicy,
+        keep_dictionary: bool,
+    ) -> DecodedVector {
+        let mut offsets = vec![0u32];
+        let mut data = Vec::new();
+        for v in values.iter().flatten() {
+            data.extend_from_slice(v);
+            offsets.push(data.len() as u32);
+        }
+        let mut bytes = Vec::new();
+        let valid = validity(values);
+        let values = VectorValues::Bytes { offsets: &offsets, data: &data };
+        encode_vector(valid.len() as u32, Some(&valid), values, policy, &mut bytes);
+        let mut out = DecodedVector::default();
+        out.keep_dictionary = keep_dictionary;
+        decode_vector(&bytes, PhysicalKind::Bytes, &mut out).unwrap();
+        out
+    }
+
+    #[test]
+    fn numerics_compare_in_numeric_order() {
+        let nan = 0xC000u16.to_le_bytes().to_vec();
+        let pinf = 0xD000u16.to_le_bytes().to_vec();
+        let ninf = 0xF000u16.to_le_bytes().to_vec();
+        // 0.05, 0.050, 0.07, 24, 24.00, -1, NaN, Infinity, -Infinity, NULL; 200 times.
+        let distinct = [
+            Some(num(false, -1, 2, &[500])),
+            Some(num(false, -1, 3, &[500])),
+            Some(num(false, -1, 2, &[700])),
+            Some(num(false, 0, 0, &[24])),
+            Some(num(false, 0, 2, &[24])),
+            Some(num(true, 0, 0, &[1])),
+            Some(nan.clone()),
+            Some(pinf),
+            Some(ninf),
+            None,
+        ];
+        let values: Vec<Option<Vec<u8>>> = (0..2000).map(|i| distinct[i % distinct.len()].clone()).collect();
+        let plain = byte_rows(&values, &CompressionPolicy::default(), false);
+        let coded = byte_rows(&values, &CompressionPolicy::NONE, true);
+        assert!(coded.dictionary.is_some());
+        let rows = |of: &[usize]| -> Vec<u32> {
+            (0..2000u32).filter(|r| of.contains(&(*r as usize % distinct.len()))).collect()
+        };
+        let five = num(false, -1, 1, &[500]);
+        let cases = [
+            (Test::Numeric(Some(CmpOp::Eq), five.clone()), rows(&[0, 1])),
+            (Test::Numeric(None, five.clone()), rows(&[2, 3, 4, 5, 6, 7, 8])),
+            (Test::Numeric(Some(CmpOp::Ge), five.clone()), rows(&[0, 1, 2, 3, 4, 6, 7])),
+            (Test::Numeric(Some(CmpOp::Lt), num(false, 0, 0, &[24])), rows(&[0, 1, 2, 5, 8])),
+            (Test::Numeric(Some(CmpOp::Gt), num(false, 0, 0, &[24])), rows(&[6, 7])),
+            (Test::Numeric(Some(CmpOp::Eq), nan.clone()), rows(&[6])),
+            (Test::Numeric(Some(CmpOp::Le), num(true, 0, 0, &[1])), rows(&[5, 8])),
+            (Test::NumericIn(NumericSet::of(&[five.clone(), nan.clone()]).unwrap(), true), rows(&[0, 1, 6])),
+            (Test::NumericIn(NumericSet::of(&[five, nan]).unwrap(), false), rows(&[2, 3, 4, 5, 7, 8])),
+        ];
+        for (t, want) in cases {
+            let f = test(0, t.clone());
+            assert_eq!(run(&f, std::slice::from_ref(&plain)), want, "{t:?}");
+            assert_eq!(run(&f, std::slice::from_ref(&coded)), want, "dictionary {t:?}");
         }
     }
 

@@ -26,6 +26,7 @@ pub mod pushed;
 pub mod time_cuts;
 pub mod zone;
 
+use crate::storage::format::numeric;
 use crate::storage::format::zonemap::{Bound, CmpOp};
 use std::collections::HashSet;
 
@@ -45,6 +46,38 @@ pub enum Test {
     IsNotNull,
     /// The value's bytes start with these (`LIKE 'prefix%'`).
     Prefix(Vec<u8>),
+    /// `column op value` (None: `<>`) on stored `numeric` bytes, in numeric order.
+    Numeric(Option<CmpOp>, Vec<u8>),
+    /// `column IN (...)` (`true`) or `NOT IN` (`false`) on stored `numeric` bytes.
+    NumericIn(NumericSet, bool),
+}
+
+/// The values of a `numeric` IN list, in numeric order, each once (1.0 and 1.00 are one).
+#[derive(Debug, Clone, PartialEq)]
+pub struct NumericSet(Vec<Vec<u8>>);
+
+impl NumericSet {
+    /// The set of stored numerics `values`; None if one is no numeric.
+    pub fn of(values: &[Vec<u8>]) -> Option<NumericSet> {
+        if values.iter().any(|v| numeric::parse(v).is_none()) {
+            return None;
+        }
+        let order = |a: &Vec<u8>, b: &Vec<u8>| numeric::cmp_bytes(a, b).unwrap();
+        let mut v = values.to_vec();
+        v.sort_by(order);
+        v.dedup_by(|a, b| order(a, b) == std::cmp::Ordering::Equal);
+        Some(NumericSet(v))
+    }
+
+    /// Whether stored numeric `x` equals one of the set's (false if `x` is no numeric).
+    pub fn contains(&self, x: &[u8]) -> bool {
+        let Some(x) = numeric::parse(x) else { return false };
+        self.0.binary_search_by(|v| numeric::cmp(&numeric::parse(v).unwrap(), &x)).is_ok()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
 }
 
 /// Values of an IN list, in the form the kernels look them up in.

@@ -3,7 +3,7 @@
 //! rescan, when parameters change). `resolve` then makes the `Filter` the kernels run.
 
 use super::time_cuts::{Cuts, TimeType};
-use super::{Filter, Test, ValueSet};
+use super::{Filter, NumericSet, Test, ValueSet};
 use crate::storage::format::zonemap::{Bound, CmpOp};
 
 #[derive(Debug, Clone, PartialEq)]
@@ -26,6 +26,16 @@ pub enum PlanTest {
         k: usize,
         column: TimeType,
         operand: TimeType,
+    },
+    /// `column op operand` (`cmp` None: `<>`) on a `numeric` column, in numeric order.
+    Numeric {
+        cmp: Option<CmpOp>,
+        k: usize,
+    },
+    /// `column = ANY(operand)` (`any`) or `column <> ALL(operand)` on a `numeric` column.
+    NumericIn {
+        k: usize,
+        any: bool,
     },
 }
 
@@ -97,6 +107,8 @@ impl FilterPlan {
                     PlanTest::Across { cmp, k, column, operand } => {
                         PlanTest::Across { cmp: *cmp, k: k + first, column: *column, operand: *operand }
                     }
+                    PlanTest::Numeric { cmp, k } => PlanTest::Numeric { cmp: *cmp, k: k + first },
+                    PlanTest::NumericIn { k, any } => PlanTest::NumericIn { k: k + first, any: *any },
                     other => other.clone(),
                 };
                 FilterPlan::Test { att: *att, test }
@@ -122,7 +134,9 @@ impl FilterPlan {
                 | PlanTest::NotEqual(k)
                 | PlanTest::In(k)
                 | PlanTest::NotIn(k)
-                | PlanTest::Across { k, .. } => out.push(*k),
+                | PlanTest::Across { k, .. }
+                | PlanTest::Numeric { k, .. }
+                | PlanTest::NumericIn { k, .. } => out.push(*k),
                 _ => {}
             },
             FilterPlan::And(c) | FilterPlan::Or(c) => c.iter().for_each(|c| c.collect_operands(out)),
@@ -170,6 +184,8 @@ fn resolve_test(att: usize, test: &PlanTest, operands: &[OperandValue]) -> Filte
         | PlanTest::In(k)
         | PlanTest::NotIn(k)
         | PlanTest::Across { k, .. }
+        | PlanTest::Numeric { k, .. }
+        | PlanTest::NumericIn { k, .. }
             if unknown(k) =>
         {
             return Filter::Const(true)
@@ -207,6 +223,30 @@ fn resolve_test(att: usize, test: &PlanTest, operands: &[OperandValue]) -> Filte
             OperandValue::Value(_) => return Filter::Const(true),
             _ => None,
         },
+        PlanTest::Numeric { cmp, k } => match scalar(*k) {
+            Some(Bound::Bytes(b)) => Some(Test::Numeric(*cmp, b)),
+            _ => None,
+        },
+        PlanTest::NumericIn { k, any } => {
+            let Some(items) = array(*k) else { return Filter::Const(false) };
+            let bytes = |b: &Bound| match b {
+                Bound::Bytes(b) => Some(b.clone()),
+                _ => None,
+            };
+            if *any {
+                let values: Option<Vec<Vec<u8>>> = items.iter().flatten().map(bytes).collect();
+                values
+                    .and_then(|v| NumericSet::of(&v))
+                    .filter(|s| !s.is_empty())
+                    .map(|s| Test::NumericIn(s, true))
+            } else if items.is_empty() {
+                return Filter::Const(true);
+            } else {
+                // A NULL in the list makes NOT IN never true.
+                let values: Option<Vec<Vec<u8>>> = items.iter().map(|i| i.as_ref().and_then(bytes)).collect();
+                values.and_then(|v| NumericSet::of(&v)).map(|s| Test::NumericIn(s, false))
+            }
+        }
     };
     match test {
         Some(test) => Filter::Test { att, test },
@@ -254,6 +294,16 @@ impl FilterPlan {
                         out.push(6);
                         u32_(out, p.len());
                         out.extend_from_slice(p);
+                    }
+                    PlanTest::Numeric { cmp, k } => {
+                        out.push(8);
+                        out.push(cmp.map_or(OPS.len(), |op| OPS.iter().position(|o| *o == op).unwrap()) as u8);
+                        u32_(out, *k);
+                    }
+                    PlanTest::NumericIn { k, any } => {
+                        out.push(9);
+                        out.push(*any as u8);
+                        u32_(out, *k);
                     }
                     PlanTest::Across { cmp, k, column, operand } => {
                         out.push(7);
@@ -319,6 +369,19 @@ impl FilterPlan {
                         let column = TimeType::from_code(byte(at)?)?;
                         let operand = TimeType::from_code(byte(at)?)?;
                         PlanTest::Across { cmp, k, column, operand }
+                    }
+                    8 => {
+                        let op = byte(at)? as usize;
+                        let cmp = if op == OPS.len() { None } else { Some(*OPS.get(op)?) };
+                        PlanTest::Numeric { cmp, k: num(at)? }
+                    }
+                    9 => {
+                        let any = match byte(at)? {
+                            0 => false,
+                            1 => true,
+                            _ => return None,
+                        };
+                        PlanTest::NumericIn { k: num(at)?, any }
                     }
                     _ => return None,
                 };
@@ -389,6 +452,14 @@ mod tests {
         ]);
         let bytes = plan.to_bytes();
         assert_eq!(FilterPlan::from_bytes(&bytes), Some(plan.clone()));
+        let numeric = FilterPlan::Or(vec![
+            t(6, PlanTest::Numeric { cmp: None, k: 0 }),
+            t(6, PlanTest::Numeric { cmp: Some(CmpOp::Le), k: 1 }),
+            t(6, PlanTest::NumericIn { k: 2, any: false }),
+            t(6, PlanTest::NumericIn { k: 3, any: true }),
+        ]);
+        assert_eq!(FilterPlan::from_bytes(&numeric.to_bytes()), Some(numeric.clone()));
+        assert_eq!(numeric.with_operands_from(2).operands(), vec![2, 3, 4, 5]);
         assert_eq!(plan.operands(), vec![0, 1, 2, 3, 4, 5]);
         assert_eq!(
             plan.conversions(),
