@@ -10,7 +10,7 @@
 //! the ColumnarScan. The executor still evaluates every qual on the rows the scan
 //! returns; these only let the scan skip row groups and vectors that cannot match.
 
-use crate::exec::filter::plan::{FilterPlan, PlanTest};
+use crate::exec::filter::plan::{FilterPlan, PlanTest, TrimmedTest};
 use crate::exec::filter::time_cuts::TimeType;
 use crate::pg_list;
 use crate::storage::format::zonemap::{Bound, CmpOp, ZonePredicate};
@@ -272,7 +272,8 @@ impl Pushdown {
     }
 }
 
-/// How a column's values are compared when pushed: as integers, floats, or bytes.
+/// How a column's values are compared when pushed: as integers, floats, bytes, numerics
+/// or blank-padded characters.
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum ValueKind {
     Int,
@@ -280,6 +281,8 @@ enum ValueKind {
     Bytes,
     /// `numeric`: stored bytes compared in numeric order (`storage::format::numeric`).
     Numeric,
+    /// `char(n)`: bytes compared without their trailing spaces.
+    Bpchar,
 }
 
 /// Types whose btree order the stored integers follow, beyond `INT_ORDERED`.
@@ -295,6 +298,8 @@ fn value_kind(base: pg_sys::Oid) -> Option<ValueKind> {
         Some(ValueKind::Bytes)
     } else if base == pg_sys::NUMERICOID {
         Some(ValueKind::Numeric)
+    } else if base == pg_sys::BPCHAROID {
+        Some(ValueKind::Bpchar)
     } else {
         None
     }
@@ -519,7 +524,7 @@ impl Translator {
             } else {
                 Some(across_types(base, pg_sys::getBaseType(pg_sys::exprType(operand)))?)
             };
-            if kind == ValueKind::Bytes && !bytes_answer(rel, (*op).inputcollid) {
+            if matches!(kind, ValueKind::Bytes | ValueKind::Bpchar) && !bytes_answer(rel, (*op).inputcollid) {
                 return None;
             }
             if commuted {
@@ -535,6 +540,12 @@ impl Translator {
             let test = match (rel, across) {
                 (Rel::Cmp(c), None) if kind == ValueKind::Numeric => PlanTest::Numeric { cmp: Some(c), k },
                 (Rel::Ne, None) if kind == ValueKind::Numeric => PlanTest::Numeric { cmp: None, k },
+                (Rel::Cmp(c), None) if kind == ValueKind::Bpchar => {
+                    PlanTest::Trimmed { test: TrimmedTest::Compare(Some(c)), k }
+                }
+                (Rel::Ne, None) if kind == ValueKind::Bpchar => {
+                    PlanTest::Trimmed { test: TrimmedTest::Compare(None), k }
+                }
                 (Rel::Cmp(c), None) => PlanTest::Compare(c, k),
                 (Rel::Ne, None) => PlanTest::NotEqual(k),
                 (rel, Some((column, operand))) => {
@@ -600,7 +611,7 @@ impl Translator {
                 return None;
             }
             let rel = relation_of((*op).opno, btree_family(base)?)?;
-            if kind == ValueKind::Bytes && !bytes_answer(rel, (*op).inputcollid) {
+            if matches!(kind, ValueKind::Bytes | ValueKind::Bpchar) && !bytes_answer(rel, (*op).inputcollid) {
                 return None;
             }
             // NOT (x = ANY(a)) is x <> ALL(a), and the other way round.
@@ -612,6 +623,7 @@ impl Translator {
             let k = self.operand(right);
             let test = match (kind, any_equal) {
                 (ValueKind::Numeric, any) => PlanTest::NumericIn { k, any },
+                (ValueKind::Bpchar, any) => PlanTest::Trimmed { test: TrimmedTest::In(any), k },
                 (_, true) => PlanTest::In(k),
                 (_, false) => PlanTest::NotIn(k),
             };

@@ -3,6 +3,7 @@
 //! value type and the test, so each (type, operator) pair compiles to its own tight
 //! loop: no per-value call through a pointer, no Datum.
 
+use super::plan::trim_spaces;
 use super::{float_key, zone, Filter, Test, ValueSet};
 use crate::storage::format::encoding::{DecodedValues, DecodedVector, Dictionary};
 use crate::storage::format::numeric;
@@ -205,9 +206,9 @@ fn select_test(test: &Test, v: &DecodedVector, selection: &mut Vec<u32>) {
             }
             _ => mismatch(),
         },
-        Test::Numeric(..) | Test::NumericIn(..) => match &v.values {
+        Test::Numeric(..) | Test::NumericIn(..) | Test::Trimmed(_) => match &v.values {
             DecodedValues::Bytes { offsets, data } => {
-                let pass = numeric_pass(test);
+                let pass = bytes_pass(test);
                 retain_valid(valid, selection, |r| pass(bytes_at(offsets, data, r)))
             }
             _ => mismatch(),
@@ -249,7 +250,18 @@ fn numeric_pass(test: &Test) -> Box<BytesTest<'_>> {
 /// A test on a vector kept as a dictionary: decided once per entry, then looked up by
 /// each row's code.
 fn select_dictionary(test: &Test, d: &Dictionary, valid: Option<&[bool]>, selection: &mut Vec<u32>) {
-    let pass: Box<BytesTest<'_>> = match test {
+    if matches!(test, Test::In(set) if set.is_empty()) {
+        return selection.clear();
+    }
+    let pass = bytes_pass(test);
+    let matches: Vec<bool> = (0..d.len()).map(|e| pass(d.entry(e))).collect();
+    let codes = &d.codes;
+    retain_valid(valid, selection, |r| matches[codes[r] as usize]);
+}
+
+/// A test on one byte-string value.
+fn bytes_pass(test: &Test) -> Box<BytesTest<'_>> {
+    match test {
         Test::Compare(op, Bound::Bytes(c)) => {
             let c = c.as_slice();
             match op {
@@ -263,14 +275,14 @@ fn select_dictionary(test: &Test, d: &Dictionary, valid: Option<&[bool]>, select
         Test::NotEqual(Bound::Bytes(c)) => Box::new(move |x| x != c.as_slice()),
         Test::In(ValueSet::Bytes(set)) => Box::new(move |x| set.contains(x)),
         Test::NotIn(ValueSet::Bytes(set)) => Box::new(move |x| !set.contains(x)),
-        Test::In(set) if set.is_empty() => return selection.clear(),
         Test::Prefix(p) => Box::new(move |x| x.starts_with(p)),
         Test::Numeric(..) | Test::NumericIn(..) => numeric_pass(test),
+        Test::Trimmed(inner) => {
+            let inner = bytes_pass(inner);
+            Box::new(move |x| inner(trim_spaces(x)))
+        }
         _ => mismatch(),
-    };
-    let matches: Vec<bool> = (0..d.len()).map(|e| pass(d.entry(e))).collect();
-    let codes = &d.codes;
-    retain_valid(valid, selection, |r| matches[codes[r] as usize]);
+    }
 }
 
 /// A test whose value kind is not the column's: the planner never makes one.
@@ -611,6 +623,35 @@ pub(crate) mod tests {
             (Test::Numeric(Some(CmpOp::Le), num(true, 0, 0, &[1])), rows(&[5, 8])),
             (Test::NumericIn(NumericSet::of(&[five.clone(), nan.clone()]).unwrap(), true), rows(&[0, 1, 6])),
             (Test::NumericIn(NumericSet::of(&[five, nan]).unwrap(), false), rows(&[2, 3, 4, 5, 7, 8])),
+        ];
+        for (t, want) in cases {
+            let f = test(0, t.clone());
+            assert_eq!(run(&f, std::slice::from_ref(&plain)), want, "{t:?}");
+            assert_eq!(run(&f, std::slice::from_ref(&coded)), want, "dictionary {t:?}");
+        }
+    }
+
+    #[test]
+    fn blank_padded_values_compare_without_trailing_spaces() {
+        let distinct = [Some("ab   "), Some("ab"), Some(""), Some("   "), Some("ab c "), Some("b "), None];
+        let values: Vec<Option<Vec<u8>>> =
+            (0..2000).map(|i| distinct[i % distinct.len()].map(|s| s.as_bytes().to_vec())).collect();
+        let plain = byte_rows(&values, &CompressionPolicy::default(), false);
+        let coded = byte_rows(&values, &CompressionPolicy::NONE, true);
+        assert!(coded.dictionary.is_some());
+        let rows = |of: &[usize]| -> Vec<u32> {
+            (0..2000u32).filter(|r| of.contains(&(*r as usize % distinct.len()))).collect()
+        };
+        let b = |s: &str| Bound::Bytes(s.as_bytes().to_vec());
+        let trimmed = |t: Test| Test::Trimmed(Box::new(t));
+        let cases = [
+            (trimmed(Test::Compare(CmpOp::Eq, b("ab"))), rows(&[0, 1])),
+            (trimmed(Test::Compare(CmpOp::Eq, b(""))), rows(&[2, 3])),
+            (trimmed(Test::NotEqual(b("ab"))), rows(&[2, 3, 4, 5])),
+            (trimmed(Test::Compare(CmpOp::Lt, b("ab c"))), rows(&[0, 1, 2, 3])),
+            (trimmed(Test::Compare(CmpOp::Ge, b("b"))), rows(&[5])),
+            (trimmed(Test::In(ValueSet::of(&[b("b"), b("")]))), rows(&[2, 3, 5])),
+            (trimmed(Test::NotIn(ValueSet::of(&[b("b"), b("")]))), rows(&[0, 1, 4])),
         ];
         for (t, want) in cases {
             let f = test(0, t.clone());

@@ -50,6 +50,8 @@ pub enum Test {
     Numeric(Option<CmpOp>, Vec<u8>),
     /// `column IN (...)` (`true`) or `NOT IN` (`false`) on stored `numeric` bytes.
     NumericIn(NumericSet, bool),
+    /// A byte-string test on the value without its trailing spaces (`char(n)`).
+    Trimmed(Box<Test>),
 }
 
 /// The values of a `numeric` IN list, in numeric order, each once (1.0 and 1.00 are one).

@@ -37,6 +37,47 @@ pub enum PlanTest {
         k: usize,
         any: bool,
     },
+    /// A test on a `char(n)` column: values and operands compared with their trailing
+    /// spaces stripped, as bpchar's operators compare them.
+    Trimmed {
+        test: TrimmedTest,
+        k: usize,
+    },
+}
+
+/// The tests of a `Trimmed` one.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum TrimmedTest {
+    /// `op` (None: `<>`).
+    Compare(Option<CmpOp>),
+    /// `= ANY` (true) or `<> ALL` (false).
+    In(bool),
+}
+
+impl TrimmedTest {
+    fn code(self) -> u8 {
+        match self {
+            TrimmedTest::Compare(Some(op)) => OPS.iter().position(|o| *o == op).unwrap() as u8,
+            TrimmedTest::Compare(None) => 5,
+            TrimmedTest::In(true) => 6,
+            TrimmedTest::In(false) => 7,
+        }
+    }
+
+    fn from_code(code: u8) -> Option<TrimmedTest> {
+        Some(match code {
+            0..=4 => TrimmedTest::Compare(Some(OPS[code as usize])),
+            5 => TrimmedTest::Compare(None),
+            6 => TrimmedTest::In(true),
+            7 => TrimmedTest::In(false),
+            _ => return None,
+        })
+    }
+}
+
+/// `b` without its trailing spaces (bpchar's `bcTruelen`).
+pub fn trim_spaces(b: &[u8]) -> &[u8] {
+    &b[..b.iter().rposition(|c| *c != b' ').map_or(0, |i| i + 1)]
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -109,6 +150,7 @@ impl FilterPlan {
                     }
                     PlanTest::Numeric { cmp, k } => PlanTest::Numeric { cmp: *cmp, k: k + first },
                     PlanTest::NumericIn { k, any } => PlanTest::NumericIn { k: k + first, any: *any },
+                    PlanTest::Trimmed { test, k } => PlanTest::Trimmed { test: *test, k: k + first },
                     other => other.clone(),
                 };
                 FilterPlan::Test { att: *att, test }
@@ -136,7 +178,8 @@ impl FilterPlan {
                 | PlanTest::NotIn(k)
                 | PlanTest::Across { k, .. }
                 | PlanTest::Numeric { k, .. }
-                | PlanTest::NumericIn { k, .. } => out.push(*k),
+                | PlanTest::NumericIn { k, .. }
+                | PlanTest::Trimmed { k, .. } => out.push(*k),
                 _ => {}
             },
             FilterPlan::And(c) | FilterPlan::Or(c) => c.iter().for_each(|c| c.collect_operands(out)),
@@ -186,6 +229,7 @@ fn resolve_test(att: usize, test: &PlanTest, operands: &[OperandValue]) -> Filte
         | PlanTest::Across { k, .. }
         | PlanTest::Numeric { k, .. }
         | PlanTest::NumericIn { k, .. }
+        | PlanTest::Trimmed { k, .. }
             if unknown(k) =>
         {
             return Filter::Const(true)
@@ -247,6 +291,29 @@ fn resolve_test(att: usize, test: &PlanTest, operands: &[OperandValue]) -> Filte
                 values.and_then(|v| NumericSet::of(&v)).map(|s| Test::NumericIn(s, false))
             }
         }
+        PlanTest::Trimmed { test, k } => {
+            let trim = |b: &Bound| match b {
+                Bound::Bytes(b) => Bound::Bytes(trim_spaces(b).to_vec()),
+                other => other.clone(),
+            };
+            let trimmed_operands: Vec<OperandValue> = match &operands[*k] {
+                OperandValue::Value(b) => vec![OperandValue::Value(trim(b))],
+                OperandValue::Array(items) => {
+                    vec![OperandValue::Array(items.iter().map(|i| i.as_ref().map(trim)).collect())]
+                }
+                other => vec![other.clone()],
+            };
+            let inner = match test {
+                TrimmedTest::Compare(Some(op)) => PlanTest::Compare(*op, 0),
+                TrimmedTest::Compare(None) => PlanTest::NotEqual(0),
+                TrimmedTest::In(true) => PlanTest::In(0),
+                TrimmedTest::In(false) => PlanTest::NotIn(0),
+            };
+            return match resolve_test(att, &inner, &trimmed_operands) {
+                Filter::Test { att, test } => Filter::Test { att, test: Test::Trimmed(Box::new(test)) },
+                decided => decided,
+            };
+        }
     };
     match test {
         Some(test) => Filter::Test { att, test },
@@ -303,6 +370,11 @@ impl FilterPlan {
                     PlanTest::NumericIn { k, any } => {
                         out.push(9);
                         out.push(*any as u8);
+                        u32_(out, *k);
+                    }
+                    PlanTest::Trimmed { test, k } => {
+                        out.push(10);
+                        out.push(test.code());
                         u32_(out, *k);
                     }
                     PlanTest::Across { cmp, k, column, operand } => {
@@ -383,6 +455,10 @@ impl FilterPlan {
                         };
                         PlanTest::NumericIn { k: num(at)?, any }
                     }
+                    10 => {
+                        let test = TrimmedTest::from_code(byte(at)?)?;
+                        PlanTest::Trimmed { test, k: num(at)? }
+                    }
                     _ => return None,
                 };
                 FilterPlan::Test { att, test }
@@ -457,9 +533,12 @@ mod tests {
             t(6, PlanTest::Numeric { cmp: Some(CmpOp::Le), k: 1 }),
             t(6, PlanTest::NumericIn { k: 2, any: false }),
             t(6, PlanTest::NumericIn { k: 3, any: true }),
+            t(7, PlanTest::Trimmed { test: TrimmedTest::Compare(None), k: 4 }),
+            t(7, PlanTest::Trimmed { test: TrimmedTest::Compare(Some(CmpOp::Lt)), k: 5 }),
+            t(7, PlanTest::Trimmed { test: TrimmedTest::In(false), k: 6 }),
         ]);
         assert_eq!(FilterPlan::from_bytes(&numeric.to_bytes()), Some(numeric.clone()));
-        assert_eq!(numeric.with_operands_from(2).operands(), vec![2, 3, 4, 5]);
+        assert_eq!(numeric.with_operands_from(2).operands(), vec![2, 3, 4, 5, 6, 7, 8]);
         assert_eq!(plan.operands(), vec![0, 1, 2, 3, 4, 5]);
         assert_eq!(
             plan.conversions(),

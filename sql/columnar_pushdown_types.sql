@@ -1,0 +1,180 @@
+-- Pushed filters (quals_push_down) on TPC-H's types: date, timestamp and timestamptz
+-- compared across types (session TimeZone, infinities, dates past the timestamps),
+-- numeric (NaN, +-Infinity, 1.0 = 1.00). Each form: EXPLAIN shows it pushed, and a
+-- differential check against a heap twin.
+CREATE EXTENSION pgcolumnar;
+SET pgcolumnar.quals_push_down = on;
+SET TimeZone = 'America/New_York';
+CREATE TABLE tt (k int, d date, ts timestamp, tz timestamptz, n numeric(15,2), nn numeric,
+                 c char(10), v varchar(20)) USING columnar;
+INSERT INTO tt SELECT g,
+    CASE g % 997 WHEN 0 THEN NULL WHEN 1 THEN 'infinity' WHEN 2 THEN '-infinity'
+                 WHEN 3 THEN '294277-01-01' WHEN 4 THEN '5874897-12-31' WHEN 5 THEN '4714-11-24 BC'
+                 ELSE date '1998-09-02' + (g % 9000 - 4500) END,
+    CASE g % 991 WHEN 0 THEN NULL WHEN 1 THEN 'infinity' WHEN 2 THEN '-infinity'
+                 WHEN 3 THEN '294276-12-31 23:59:59.999999'
+                 ELSE timestamp '1998-09-02 00:00' + (g % 3001 - 1500) * interval '6 hours 30 minutes' END,
+    CASE g % 983 WHEN 0 THEN NULL WHEN 1 THEN 'infinity' WHEN 2 THEN '-infinity'
+                 ELSE timestamptz '2010-03-14 07:00+00' + (g % 4001 - 2000) * interval '1 hour 30 minutes' END,
+    CASE WHEN g % 101 = 0 THEN NULL ELSE (g % 1200) / 100.0 - 2 END,
+    CASE g % 50 WHEN 0 THEN 'NaN' WHEN 1 THEN 'Infinity' WHEN 2 THEN '-Infinity' WHEN 3 THEN NULL
+                WHEN 4 THEN '24.000' WHEN 5 THEN '-0.0' ELSE (g % 60) / 2.5 END,
+    CASE WHEN g % 7 = 0 THEN NULL ELSE 'c' || (g % 30) END,
+    'v' || (g % 40)
+  FROM generate_series(1, 30000) g;
+CREATE TABLE th AS SELECT * FROM tt;
+
+-- same(q): the rows of query q (%s for the table) agree on columnar and heap, with
+-- push-down on and off.
+CREATE FUNCTION same(q text) RETURNS text LANGUAGE plpgsql AS $$
+DECLARE
+  diff_on bigint; diff_off bigint; n bigint;
+BEGIN
+  SET LOCAL pgcolumnar.quals_push_down = on;
+  EXECUTE format('SELECT count(*) FROM ((%s EXCEPT ALL %s) UNION ALL (%s EXCEPT ALL %s)) x',
+                 format(q, 'tt'), format(q, 'th'), format(q, 'th'), format(q, 'tt')) INTO diff_on;
+  SET LOCAL pgcolumnar.quals_push_down = off;
+  EXECUTE format('SELECT count(*) FROM ((%s EXCEPT ALL %s) UNION ALL (%s EXCEPT ALL %s)) x',
+                 format(q, 'tt'), format(q, 'th'), format(q, 'th'), format(q, 'tt')) INTO diff_off;
+  EXECUTE format('SELECT count(*) FROM (%s) x', format(q, 'th')) INTO n;
+  RETURN CASE WHEN diff_on = 0 AND diff_off = 0 THEN 'same' ELSE 'DIFFERENT' END || ' (' || n || ' rows)';
+END $$;
+
+-- Dates against timestamps (TPC-H q1's l_shipdate <= date '1998-12-01' - interval '90' day).
+CREATE TABLE date_vs_timestamp (q text);
+INSERT INTO date_vs_timestamp VALUES
+  ('SELECT k FROM %s WHERE d <= date ''1998-12-01'' - interval ''90'' day'),
+  ('SELECT k FROM %s WHERE d < timestamp ''1998-09-02 00:00'''),
+  ('SELECT k FROM %s WHERE d < timestamp ''1998-09-02 00:00:00.000001'''),
+  ('SELECT k FROM %s WHERE d <= timestamp ''1998-09-02 12:00'''),
+  ('SELECT k FROM %s WHERE d = timestamp ''1998-09-02 00:00'''),
+  ('SELECT k FROM %s WHERE d = timestamp ''1998-09-02 00:00:01'''),
+  ('SELECT k FROM %s WHERE d <> timestamp ''1998-09-02 00:00'''),
+  ('SELECT k FROM %s WHERE d <> timestamp ''1998-09-02 00:00:01'''),
+  ('SELECT k FROM %s WHERE d > timestamp ''1998-09-02 23:59:59.999999'''),
+  ('SELECT k FROM %s WHERE d >= timestamp ''1998-09-02 23:59:59.999999'''),
+  ('SELECT k FROM %s WHERE timestamp ''1998-09-05 10:00'' > d'),
+  ('SELECT k FROM %s WHERE d BETWEEN timestamp ''1990-01-01 06:00'' AND timestamp ''1991-01-01'''),
+  ('SELECT k FROM %s WHERE NOT (d < timestamp ''2000-01-01 00:00:01'')'),
+  ('SELECT k FROM %s WHERE d >= timestamp ''infinity'''),
+  ('SELECT k FROM %s WHERE d = timestamp ''infinity'''),
+  ('SELECT k FROM %s WHERE d <= timestamp ''-infinity'''),
+  ('SELECT k FROM %s WHERE d > timestamp ''-infinity'''),
+  ('SELECT k FROM %s WHERE d > timestamp ''294276-12-31 23:59:59.999999'''),
+  ('SELECT k FROM %s WHERE d = timestamp ''294276-12-31 23:59:59.999999'''),
+  ('SELECT k FROM %s WHERE d < timestamp ''4714-11-24 00:00:01 BC'''),
+  ('SELECT k FROM %s WHERE d < NULL::timestamp'),
+  ('SELECT k FROM %s WHERE d < timestamp ''1998-09-02'' OR d IS NULL');
+SELECT q, same(q) FROM date_vs_timestamp;
+
+-- Across time zones: dates and timestamps against timestamptz, timestamptz against
+-- dates and timestamps (local midnights, DST gaps and overlaps in both zones).
+CREATE TABLE zoned (q text);
+INSERT INTO zoned VALUES
+  ('SELECT k FROM %s WHERE d < timestamptz ''2010-03-14 05:00+00'''),
+  ('SELECT k FROM %s WHERE d <= timestamptz ''2010-03-14 05:00+00'''),
+  ('SELECT k FROM %s WHERE d = timestamptz ''2010-03-14 05:00+00'''),
+  ('SELECT k FROM %s WHERE d = timestamptz ''2010-03-15 04:00+00'''),
+  ('SELECT k FROM %s WHERE d > timestamptz ''2010-11-07 04:00+00'''),
+  ('SELECT k FROM %s WHERE d >= timestamptz ''2010-11-07 04:30+00'''),
+  ('SELECT k FROM %s WHERE d <> timestamptz ''2011-12-30 10:00+00'''),
+  ('SELECT k FROM %s WHERE d >= timestamptz ''2011-12-29 10:00+00'' AND d < timestamptz ''2012-01-02 00:00+00'''),
+  ('SELECT k FROM %s WHERE d > timestamptz ''infinity'' OR d < timestamptz ''-infinity'''),
+  ('SELECT k FROM %s WHERE d <= timestamptz ''294276-12-31 23:59:59.999999+00'''),
+  ('SELECT k FROM %s WHERE d < timestamptz ''4714-11-24 12:00+00 BC'''),
+  ('SELECT k FROM %s WHERE tz < date ''2010-03-14'''),
+  ('SELECT k FROM %s WHERE tz >= date ''2010-03-14'' AND tz < date ''2010-03-15'''),
+  ('SELECT k FROM %s WHERE tz = date ''2010-11-07'''),
+  ('SELECT k FROM %s WHERE tz <> date ''2010-11-07'''),
+  ('SELECT k FROM %s WHERE tz > date ''infinity'' OR tz <= date ''-infinity'''),
+  ('SELECT k FROM %s WHERE tz < date ''300000-01-01'''),
+  ('SELECT k FROM %s WHERE ts >= date ''1998-09-02'' AND ts <= date ''1998-09-10'''),
+  ('SELECT k FROM %s WHERE ts = date ''1998-09-03'''),
+  ('SELECT k FROM %s WHERE ts < date ''300000-01-01'''),
+  ('SELECT k FROM %s WHERE ts >= date ''infinity'''),
+  ('SELECT k FROM %s WHERE tz < timestamp ''2010-03-14 02:30'''),
+  ('SELECT k FROM %s WHERE tz >= timestamp ''2010-03-14 03:00'''),
+  ('SELECT k FROM %s WHERE tz <= timestamp ''2010-11-07 01:30'''),
+  ('SELECT k FROM %s WHERE tz = timestamp ''2010-11-07 01:30'''),
+  ('SELECT k FROM %s WHERE timestamp ''2010-11-07 01:00'' < tz');
+SELECT q, same(q) FROM zoned;
+SET TimeZone = 'Pacific/Apia';
+SELECT q, same(q) FROM zoned;
+SET TimeZone = 'Asia/Kolkata';
+SELECT q, same(q) FROM zoned;
+SET TimeZone = 'America/New_York';
+
+-- numeric columns (TPC-H q6: l_discount BETWEEN 0.05 AND 0.07, l_quantity < 24).
+CREATE TABLE numerics (q text);
+INSERT INTO numerics VALUES
+  ('SELECT k FROM %s WHERE n < 24'),
+  ('SELECT k FROM %s WHERE n BETWEEN 0.05 AND 0.07'),
+  ('SELECT k FROM %s WHERE n >= 0.05 AND n <= 0.07'),
+  ('SELECT k FROM %s WHERE n = 1.5'),
+  ('SELECT k FROM %s WHERE n = 1.50000'),
+  ('SELECT k FROM %s WHERE n <> 0'),
+  ('SELECT k FROM %s WHERE n > -1.995'),
+  ('SELECT k FROM %s WHERE 3 > n'),
+  ('SELECT k FROM %s WHERE NOT (n < 5)'),
+  ('SELECT k FROM %s WHERE n IN (1, 2.50, 3.0, -1.99)'),
+  ('SELECT k FROM %s WHERE n NOT IN (1, 2.5)'),
+  ('SELECT k FROM %s WHERE n NOT IN (1, NULL)'),
+  ('SELECT k FROM %s WHERE n = ANY (''{}''::numeric[])'),
+  ('SELECT k FROM %s WHERE n <> ALL (''{}''::numeric[])'),
+  ('SELECT k FROM %s WHERE n < ''Infinity'''),
+  ('SELECT k FROM %s WHERE nn = ''NaN'''),
+  ('SELECT k FROM %s WHERE nn <> ''NaN'''),
+  ('SELECT k FROM %s WHERE nn < ''NaN'''),
+  ('SELECT k FROM %s WHERE nn > ''Infinity'''),
+  ('SELECT k FROM %s WHERE nn >= ''Infinity'''),
+  ('SELECT k FROM %s WHERE nn <= ''-Infinity'''),
+  ('SELECT k FROM %s WHERE nn > ''-Infinity'' AND nn < 1'),
+  ('SELECT k FROM %s WHERE nn = 24'),
+  ('SELECT k FROM %s WHERE nn = 0'),
+  ('SELECT k FROM %s WHERE nn IN (''NaN'', 24, ''-Infinity'')'),
+  ('SELECT k FROM %s WHERE nn NOT IN (''NaN'', 0)'),
+  ('SELECT k FROM %s WHERE nn > 10::int8 / 3'),
+  ('SELECT k FROM %s WHERE nn < NULL::numeric OR n IS NULL');
+SELECT q, same(q) FROM numerics;
+
+-- Each form is pushed: the ColumnarScan evaluates it, no executor Filter is left.
+EXPLAIN (COSTS OFF) SELECT k FROM tt WHERE d <= date '1998-12-01' - interval '90' day;
+EXPLAIN (COSTS OFF) SELECT k FROM tt WHERE d <> timestamptz '2010-03-14 05:00+00';
+EXPLAIN (COSTS OFF) SELECT k FROM tt WHERE timestamp '1998-09-05 10:00' > d;
+EXPLAIN (COSTS OFF) SELECT k FROM tt WHERE tz >= date '2010-03-14' AND ts = date '1998-09-03';
+EXPLAIN (COSTS OFF) SELECT k FROM tt WHERE tz < timestamp '2010-03-14 02:30';
+EXPLAIN (COSTS OFF) SELECT k FROM tt WHERE n BETWEEN 0.05 AND 0.07 AND n < 24;
+EXPLAIN (COSTS OFF) SELECT k FROM tt WHERE nn IN ('NaN', 24) OR nn <> 0;
+EXPLAIN (COSTS OFF) SELECT k FROM tt WHERE n NOT IN (1, 2.5);
+-- A timestamp column against a timestamptz is not (local times in a DST gap convert
+-- out of order), nor a numeric against a float.
+EXPLAIN (COSTS OFF) SELECT k FROM tt WHERE ts < timestamptz '2010-03-14 07:00+00';
+EXPLAIN (COSTS OFF) SELECT k FROM tt WHERE n < 24::float8;
+-- Zone maps prune by the converted bound.
+EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF)
+  SELECT count(*) FROM tt WHERE d < timestamp '1986-01-01 00:00:01';
+
+-- Parameters (generic plans), evaluated when the scan starts, in its TimeZone.
+PREPARE p(timestamptz, numeric) AS SELECT count(*), sum(k) FROM tt WHERE d <= $1 AND n < $2;
+PREPARE ph(timestamptz, numeric) AS SELECT count(*), sum(k) FROM th WHERE d <= $1 AND n < $2;
+SET plan_cache_mode = force_generic_plan;
+EXPLAIN (COSTS OFF) EXECUTE p('2010-03-14 05:00+00', 3);
+EXECUTE p('2010-03-14 05:00+00', 3);
+EXECUTE ph('2010-03-14 05:00+00', 3);
+SET TimeZone = 'Asia/Kolkata';
+EXECUTE p('2010-03-14 05:00+00', 3);
+EXECUTE ph('2010-03-14 05:00+00', 3);
+EXECUTE p(NULL, 3);
+EXECUTE p('infinity', 'NaN');
+EXECUTE ph('infinity', 'NaN');
+SET TimeZone = 'America/New_York';
+RESET plan_cache_mode;
+
+-- A cursor, read in steps.
+BEGIN;
+DECLARE cur CURSOR FOR
+  SELECT k, d, n FROM tt WHERE d > timestamp '2005-01-01 12:00' AND n >= 9.5 ORDER BY k;
+FETCH 3 FROM cur;
+FETCH 2 FROM cur;
+COMMIT;
+SELECT k, d, n FROM th WHERE d > timestamp '2005-01-01 12:00' AND n >= 9.5 ORDER BY k LIMIT 5;
