@@ -19,9 +19,17 @@ INSERT INTO tt SELECT g,
     CASE WHEN g % 101 = 0 THEN NULL ELSE (g % 1200) / 100.0 - 2 END,
     CASE g % 50 WHEN 0 THEN 'NaN' WHEN 1 THEN 'Infinity' WHEN 2 THEN '-Infinity' WHEN 3 THEN NULL
                 WHEN 4 THEN '24.000' WHEN 5 THEN '-0.0' ELSE (g % 60) / 2.5 END,
-    CASE WHEN g % 7 = 0 THEN NULL ELSE 'c' || (g % 30) END,
+    CASE WHEN g % 7 = 0 THEN NULL WHEN g % 11 = 0 THEN '' WHEN g % 13 = 0 THEN ' x'
+         ELSE 'c' || (g % 30) END,
     'v' || (g % 40)
   FROM generate_series(1, 30000) g;
+-- Every 15 minutes across DST changes (New York 2010-03-14 and 2010-11-07, Apia's
+-- skipped 2011-12-30), as timestamptz, timestamp and date.
+INSERT INTO tt (k, tz, ts, d)
+  SELECT 100000 + g, s + g * interval '15 minutes', (s + g * interval '15 minutes')::timestamp,
+         (s + g * interval '15 minutes')::date
+  FROM unnest(ARRAY[timestamptz '2010-03-13 00:00+00', '2010-11-06 00:00+00', '2011-12-28 00:00+00']) s,
+       generate_series(0, 4 * 96) g;
 CREATE TABLE th AS SELECT * FROM tt;
 
 -- same(q): the rows of query q (%s for the table) agree on columnar and heap, with
@@ -137,6 +145,25 @@ INSERT INTO numerics VALUES
   ('SELECT k FROM %s WHERE nn < NULL::numeric OR n IS NULL');
 SELECT q, same(q) FROM numerics;
 
+-- char(n): trailing spaces do not count; ranges only under "C".
+CREATE TABLE chars (q text);
+INSERT INTO chars VALUES
+  ('SELECT k FROM %s WHERE c = ''c5'''),
+  ('SELECT k FROM %s WHERE c = ''c5     '''),
+  ('SELECT k FROM %s WHERE c = '''''),
+  ('SELECT k FROM %s WHERE c = ''   '''),
+  ('SELECT k FROM %s WHERE c = '' x'''),
+  ('SELECT k FROM %s WHERE c <> ''c5'''),
+  ('SELECT k FROM %s WHERE c IN (''c1'', ''c2  '', '''')'),
+  ('SELECT k FROM %s WHERE c NOT IN (''c1'', ''c2'')'),
+  ('SELECT k FROM %s WHERE c NOT IN (''c1'', NULL)'),
+  ('SELECT k FROM %s WHERE c < ''c2'' COLLATE "C"'),
+  ('SELECT k FROM %s WHERE c >= ''c25 '' COLLATE "C"'),
+  ('SELECT k FROM %s WHERE c > '' '' COLLATE "C"'),
+  ('SELECT k FROM %s WHERE c = ''C5'' COLLATE "und-x-icu"'),
+  ('SELECT k FROM %s WHERE c > ''c5'' COLLATE "und-x-icu"');
+SELECT q, same(q) FROM chars;
+
 -- Each form is pushed: the ColumnarScan evaluates it, no executor Filter is left.
 EXPLAIN (COSTS OFF) SELECT k FROM tt WHERE d <= date '1998-12-01' - interval '90' day;
 EXPLAIN (COSTS OFF) SELECT k FROM tt WHERE d <> timestamptz '2010-03-14 05:00+00';
@@ -146,13 +173,21 @@ EXPLAIN (COSTS OFF) SELECT k FROM tt WHERE tz < timestamp '2010-03-14 02:30';
 EXPLAIN (COSTS OFF) SELECT k FROM tt WHERE n BETWEEN 0.05 AND 0.07 AND n < 24;
 EXPLAIN (COSTS OFF) SELECT k FROM tt WHERE nn IN ('NaN', 24) OR nn <> 0;
 EXPLAIN (COSTS OFF) SELECT k FROM tt WHERE n NOT IN (1, 2.5);
+EXPLAIN (COSTS OFF) SELECT k FROM tt WHERE c = 'c5' OR c IN ('c1', 'c2');
+EXPLAIN (COSTS OFF) SELECT k FROM tt WHERE c < 'c2' COLLATE "C";
+-- char(n) ranges under a linguistic collation stay with the executor.
+EXPLAIN (COSTS OFF) SELECT k FROM tt WHERE c > 'c5' COLLATE "und-x-icu";
 -- A timestamp column against a timestamptz is not (local times in a DST gap convert
 -- out of order), nor a numeric against a float.
 EXPLAIN (COSTS OFF) SELECT k FROM tt WHERE ts < timestamptz '2010-03-14 07:00+00';
 EXPLAIN (COSTS OFF) SELECT k FROM tt WHERE n < 24::float8;
--- Zone maps prune by the converted bound.
+-- Zone maps prune by the converted bound: on dates in order, most vectors are skipped.
+CREATE TABLE sorted USING columnar AS
+  SELECT g AS k, date '1990-01-01' + g / 20 AS d FROM generate_series(1, 100000) g;
 EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF)
-  SELECT count(*) FROM tt WHERE d < timestamp '1986-01-01 00:00:01';
+  SELECT count(*) FROM sorted WHERE d < timestamp '1990-03-01 00:00:01';
+SELECT count(*) FROM sorted WHERE d < timestamp '1990-03-01 00:00:01';
+SELECT count(*) FROM (SELECT * FROM sorted) s WHERE d::timestamp < timestamp '1990-03-01 00:00:01';
 
 -- Parameters (generic plans), evaluated when the scan starts, in its TimeZone.
 PREPARE p(timestamptz, numeric) AS SELECT count(*), sum(k) FROM tt WHERE d <= $1 AND n < $2;

@@ -334,6 +334,31 @@ fn across_types(column: pg_sys::Oid, operand: pg_sys::Oid) -> Option<(TimeType, 
     (c != o && (c, o) != (TimeType::Timestamp, TimeType::TimestampTz)).then_some((c, o))
 }
 
+/// `a op b` for two columns of the relation (attribute, base type, kind): two integer
+/// columns (of any widths: integer_ops compares them exactly), two float columns
+/// (float48 operators compare the widened value), or two of one int-ordered type.
+unsafe fn columns_test(
+    opno: pg_sys::Oid,
+    (a, a_type, a_kind): (usize, pg_sys::Oid, ValueKind),
+    (b, b_type, b_kind): (usize, pg_sys::Oid, ValueKind),
+    negate: bool,
+) -> Option<FilterPlan> {
+    let comparable = a_type == b_type
+        || (INTEGERS.contains(&a_type) && INTEGERS.contains(&b_type))
+        || (FLOATS.contains(&a_type) && FLOATS.contains(&b_type));
+    if !comparable || a_kind != b_kind || !matches!(a_kind, ValueKind::Int | ValueKind::Float) {
+        return None;
+    }
+    // SAFETY: catalog and type cache lookups by OID, on the backend thread inside a
+    // transaction (planning).
+    let rel = unsafe { relation_of(opno, btree_family(a_type)?)? };
+    let cmp = match if negate { rel.negate() } else { rel } {
+        Rel::Cmp(c) => Some(c),
+        Rel::Ne => None,
+    };
+    Some(FilterPlan::Test { att: a, test: PlanTest::Columns { cmp, other: b } })
+}
+
 struct Translator {
     root: *mut pg_sys::PlannerInfo,
     scanrelid: u32,
@@ -500,6 +525,9 @@ impl Translator {
             let [left, right] = pg_list::ptrs::<pg_sys::Node>((*op).args).collect::<Vec<_>>()[..] else {
                 return None;
             };
+            if let (Some(a), Some(b)) = (self.column(left), self.column(right)) {
+                return columns_test((*op).opno, a, b, negate);
+            }
             let (column, operand, commuted) = match self.column(left) {
                 Some(c) if self.is_operand(right) => (c, right, false),
                 _ => match self.column(right) {

@@ -17,6 +17,9 @@ pub fn select(filter: &Filter, columns: &mut dyn ColumnSource, selection: &mut V
     match filter {
         Filter::Const(true) => {}
         Filter::Const(false) => selection.clear(),
+        Filter::Test { att, test: Test::Columns(op, other) } => {
+            select_columns(*op, *att, *other, columns, selection)
+        }
         Filter::Test { att, test } => select_test(test, columns.column(*att), selection),
         Filter::And(children) => {
             for c in children {
@@ -206,6 +209,8 @@ fn select_test(test: &Test, v: &DecodedVector, selection: &mut Vec<u32>) {
             }
             _ => mismatch(),
         },
+        // `select` reads both columns of these.
+        Test::Columns(..) => mismatch(),
         Test::Numeric(..) | Test::NumericIn(..) | Test::Trimmed(_) => match &v.values {
             DecodedValues::Bytes { offsets, data } => {
                 let pass = bytes_pass(test);
@@ -282,6 +287,41 @@ fn bytes_pass(test: &Test) -> Box<BytesTest<'_>> {
             Box::new(move |x| inner(trim_spaces(x)))
         }
         _ => mismatch(),
+    }
+}
+
+/// `a op b` (`op` None: `<>`) for two columns of the same row: the first one's values
+/// are copied, as the source lends one vector at a time.
+fn select_columns(
+    op: Option<CmpOp>,
+    a: usize,
+    b: usize,
+    columns: &mut dyn ColumnSource,
+    selection: &mut Vec<u32>,
+) {
+    let left = columns.column(a);
+    let (values, validity) = (left.values.clone(), left.validity.clone());
+    let right = columns.column(b);
+    let both_valid =
+        |r: usize| validity.as_ref().is_none_or(|v| v[r]) && right.validity.as_ref().is_none_or(|v| v[r]);
+    let passes = |o: std::cmp::Ordering| match op {
+        Some(CmpOp::Lt) => o.is_lt(),
+        Some(CmpOp::Le) => o.is_le(),
+        Some(CmpOp::Eq) => o.is_eq(),
+        Some(CmpOp::Ge) => o.is_ge(),
+        Some(CmpOp::Gt) => o.is_gt(),
+        None => o.is_ne(),
+    };
+    let float = |v: &DecodedValues, r: usize| match v {
+        DecodedValues::Float64(x) => float_key(x[r]),
+        DecodedValues::Float32(x) => float_key(x[r] as f64),
+        _ => mismatch(),
+    };
+    match (&values, &right.values) {
+        (DecodedValues::Int(x), DecodedValues::Int(y)) => {
+            retain(selection, |r| both_valid(r) && passes(x[r].cmp(&y[r])))
+        }
+        (x, y) => retain(selection, |r| both_valid(r) && passes(float(x, r).cmp(&float(y, r)))),
     }
 }
 
@@ -658,6 +698,30 @@ pub(crate) mod tests {
             assert_eq!(run(&f, std::slice::from_ref(&plain)), want, "{t:?}");
             assert_eq!(run(&f, std::slice::from_ref(&coded)), want, "dictionary {t:?}");
         }
+    }
+
+    #[test]
+    fn two_columns_of_a_row() {
+        let c = [
+            ints(&[Some(1), Some(5), None, Some(3), Some(-2)]),
+            ints(&[Some(2), Some(5), Some(1), None, Some(-3)]),
+            floats(&[Some(1.0), Some(f64::NAN), Some(0.0), Some(-0.0), None]),
+            floats(&[Some(f64::NAN), Some(f64::NAN), Some(-0.0), Some(0.0), Some(1.0)]),
+        ];
+        let cols = |op, a, b| test(a, Test::Columns(op, b));
+        assert_eq!(run(&cols(Some(CmpOp::Lt), 0, 1), &c), vec![0]);
+        assert_eq!(run(&cols(Some(CmpOp::Le), 0, 1), &c), vec![0, 1]);
+        assert_eq!(run(&cols(Some(CmpOp::Eq), 0, 1), &c), vec![1]);
+        assert_eq!(run(&cols(Some(CmpOp::Gt), 0, 1), &c), vec![4]);
+        assert_eq!(run(&cols(None, 0, 1), &c), vec![0, 4]);
+        assert_eq!(run(&cols(Some(CmpOp::Ge), 1, 0), &c), vec![0, 1]);
+        // PostgreSQL's float order: NaN equals NaN and is above 1; -0 equals 0.
+        assert_eq!(run(&cols(Some(CmpOp::Eq), 2, 3), &c), vec![1, 2, 3]);
+        assert_eq!(run(&cols(Some(CmpOp::Lt), 2, 3), &c), vec![0]);
+        let f =
+            Filter::And(vec![cols(Some(CmpOp::Le), 0, 1), test(0, Test::Compare(CmpOp::Gt, Bound::Int(1)))]);
+        assert_eq!(f.attributes(), vec![0, 1]);
+        assert_eq!(run(&f, &c), vec![1]);
     }
 
     #[test]

@@ -52,6 +52,9 @@ pub enum Test {
     NumericIn(NumericSet, bool),
     /// A byte-string test on the value without its trailing spaces (`char(n)`).
     Trimmed(Box<Test>),
+    /// `column op other` (None: `<>`) with another attribute's value in the same row,
+    /// both integers or both floats; NULL on either side fails.
+    Columns(Option<CmpOp>, usize),
 }
 
 /// The values of a `numeric` IN list, in numeric order, each once (1.0 and 1.00 are one).
@@ -154,7 +157,12 @@ impl Filter {
 
     fn collect_attributes(&self, out: &mut Vec<usize>) {
         match self {
-            Filter::Test { att, .. } => out.push(*att),
+            Filter::Test { att, test } => {
+                out.push(*att);
+                if let Test::Columns(_, other) = test {
+                    out.push(*other);
+                }
+            }
             Filter::And(children) | Filter::Or(children) => {
                 children.iter().for_each(|c| c.collect_attributes(out))
             }

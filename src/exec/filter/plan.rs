@@ -43,6 +43,12 @@ pub enum PlanTest {
         test: TrimmedTest,
         k: usize,
     },
+    /// `column op other` (`cmp` None: `<>`), two integer or two float columns of this
+    /// relation (`other` its attribute, 0-based).
+    Columns {
+        cmp: Option<CmpOp>,
+        other: usize,
+    },
 }
 
 /// The tests of a `Trimmed` one.
@@ -115,7 +121,12 @@ impl FilterPlan {
     /// The attributes the filter reads, sorted, each once.
     pub fn attributes(&self) -> Vec<usize> {
         let mut out = Vec::new();
-        self.visit(&mut |att, _| out.push(att));
+        self.visit(&mut |att, test| {
+            out.push(att);
+            if let PlanTest::Columns { other, .. } = test {
+                out.push(*other);
+            }
+        });
         out.sort_unstable();
         out.dedup();
         out
@@ -291,6 +302,7 @@ fn resolve_test(att: usize, test: &PlanTest, operands: &[OperandValue]) -> Filte
                 values.and_then(|v| NumericSet::of(&v)).map(|s| Test::NumericIn(s, false))
             }
         }
+        PlanTest::Columns { cmp, other } => Some(Test::Columns(*cmp, *other)),
         PlanTest::Trimmed { test, k } => {
             let trim = |b: &Bound| match b {
                 Bound::Bytes(b) => Bound::Bytes(trim_spaces(b).to_vec()),
@@ -377,6 +389,11 @@ impl FilterPlan {
                         out.push(test.code());
                         u32_(out, *k);
                     }
+                    PlanTest::Columns { cmp, other } => {
+                        out.push(11);
+                        out.push(cmp.map_or(OPS.len(), |op| OPS.iter().position(|o| *o == op).unwrap()) as u8);
+                        u32_(out, *other);
+                    }
                     PlanTest::Across { cmp, k, column, operand } => {
                         out.push(7);
                         out.push(cmp.map_or(OPS.len(), |op| OPS.iter().position(|o| *o == op).unwrap()) as u8);
@@ -459,6 +476,11 @@ impl FilterPlan {
                         let test = TrimmedTest::from_code(byte(at)?)?;
                         PlanTest::Trimmed { test, k: num(at)? }
                     }
+                    11 => {
+                        let op = byte(at)? as usize;
+                        let cmp = if op == OPS.len() { None } else { Some(*OPS.get(op)?) };
+                        PlanTest::Columns { cmp, other: num(at)? }
+                    }
                     _ => return None,
                 };
                 FilterPlan::Test { att, test }
@@ -536,7 +558,10 @@ mod tests {
             t(7, PlanTest::Trimmed { test: TrimmedTest::Compare(None), k: 4 }),
             t(7, PlanTest::Trimmed { test: TrimmedTest::Compare(Some(CmpOp::Lt)), k: 5 }),
             t(7, PlanTest::Trimmed { test: TrimmedTest::In(false), k: 6 }),
+            t(8, PlanTest::Columns { cmp: Some(CmpOp::Lt), other: 9 }),
+            t(8, PlanTest::Columns { cmp: None, other: 1 }),
         ]);
+        assert_eq!(numeric.attributes(), vec![1, 6, 7, 8, 9]);
         assert_eq!(FilterPlan::from_bytes(&numeric.to_bytes()), Some(numeric.clone()));
         assert_eq!(numeric.with_operands_from(2).operands(), vec![2, 3, 4, 5, 6, 7, 8]);
         assert_eq!(plan.operands(), vec![0, 1, 2, 3, 4, 5]);
