@@ -537,13 +537,15 @@ impl Translator {
             };
             let (att, base, kind) = column;
             let opfunc = pg_sys::get_opcode((*op).opno);
-            if opfunc == pg_sys::Oid::from(pg_sys::F_TEXTLIKE)
-                || opfunc == pg_sys::Oid::from(pg_sys::F_BYTEALIKE)
-            {
-                if negate || commuted || kind != ValueKind::Bytes {
+            let like = [pg_sys::F_TEXTLIKE, pg_sys::F_BYTEALIKE].map(pg_sys::Oid::from).contains(&opfunc);
+            let not_like =
+                [pg_sys::F_TEXTNLIKE, pg_sys::F_BYTEANLIKE].map(pg_sys::Oid::from).contains(&opfunc);
+            if like || not_like {
+                if commuted || kind != ValueKind::Bytes {
                     return None;
                 }
-                return self.like_prefix(att, operand, (*op).inputcollid);
+                let text = base != pg_sys::BYTEAOID;
+                return self.like(att, operand, (*op).inputcollid, like != negate, text);
             }
             let family = btree_family(base)?;
             let mut rel = relation_of((*op).opno, family)?;
@@ -588,13 +590,18 @@ impl Translator {
         }
     }
 
-    /// `column LIKE 'prefix%'`: a constant pattern whose only wildcards are trailing
-    /// `%`s, under a deterministic collation (LIKE then matches bytes).
-    unsafe fn like_prefix(
+    /// `column LIKE pattern` (`matching`; else NOT LIKE): a constant pattern whose only
+    /// wildcard is `%`, under a deterministic collation (LIKE then matches bytes), as a
+    /// prefix test (`'prefix%'`, which zone maps check too) or a pattern. A `%` anywhere
+    /// but at the end needs an encoding where a literal cannot match inside a character
+    /// (`text`: UTF-8 or single-byte; bytea is bytes).
+    unsafe fn like(
         &mut self,
         att: usize,
         pattern: *mut pg_sys::Node,
         collation: pg_sys::Oid,
+        matching: bool,
+        text: bool,
     ) -> Option<FilterPlan> {
         // SAFETY: a catalog lookup of a collation OID from the planned OpExpr, inside a
         // transaction (planning).
@@ -614,12 +621,21 @@ impl Translator {
             let len = pgrx::varlena::varsize_any_exhdr(flat);
             std::slice::from_raw_parts(pgrx::varlena::vardata_any(flat) as *const u8, len)
         };
-        let literal_end = bytes.iter().rposition(|&b| b != b'%').map_or(0, |i| i + 1);
-        let (prefix, wildcards) = bytes.split_at(literal_end);
-        if wildcards.is_empty() || prefix.iter().any(|b| matches!(b, b'%' | b'_' | b'\\')) {
+        if bytes.iter().any(|b| matches!(b, b'_' | b'\\')) {
             return None;
         }
-        Some(FilterPlan::Test { att, test: PlanTest::Prefix(prefix.to_vec()) })
+        let literal_end = bytes.iter().rposition(|&b| b != b'%').map_or(0, |i| i + 1);
+        let (prefix, wildcards) = bytes.split_at(literal_end);
+        if matching && !wildcards.is_empty() && !prefix.contains(&b'%') {
+            return Some(FilterPlan::Test { att, test: PlanTest::Prefix(prefix.to_vec()) });
+        }
+        // SAFETY: reads the database encoding, on the backend thread.
+        let bytewise = !text
+            || unsafe {
+                pg_sys::GetDatabaseEncoding() == pg_sys::pg_enc::PG_UTF8 as i32
+                    || pg_sys::pg_database_encoding_max_length() == 1
+            };
+        bytewise.then(|| FilterPlan::Test { att, test: PlanTest::Like { pattern: bytes.to_vec(), matching } })
     }
 
     /// `column = ANY(array)` (IN lists) and `column <> ALL(array)` (NOT IN).

@@ -211,7 +211,7 @@ fn select_test(test: &Test, v: &DecodedVector, selection: &mut Vec<u32>) {
         },
         // `select` reads both columns of these.
         Test::Columns(..) => mismatch(),
-        Test::Numeric(..) | Test::NumericIn(..) | Test::Trimmed(_) => match &v.values {
+        Test::Numeric(..) | Test::NumericIn(..) | Test::Trimmed(_) | Test::Like(..) => match &v.values {
             DecodedValues::Bytes { offsets, data } => {
                 let pass = bytes_pass(test);
                 retain_valid(valid, selection, |r| pass(bytes_at(offsets, data, r)))
@@ -282,6 +282,7 @@ fn bytes_pass(test: &Test) -> Box<BytesTest<'_>> {
         Test::NotIn(ValueSet::Bytes(set)) => Box::new(move |x| !set.contains(x)),
         Test::Prefix(p) => Box::new(move |x| x.starts_with(p)),
         Test::Numeric(..) | Test::NumericIn(..) => numeric_pass(test),
+        Test::Like(pattern, matching) => Box::new(move |x| pattern.matches(x) == *matching),
         Test::Trimmed(inner) => {
             let inner = bytes_pass(inner);
             Box::new(move |x| inner(trim_spaces(x)))
@@ -589,6 +590,8 @@ pub(crate) mod tests {
             Test::In(ValueSet::of(&[b("host_2"), b("zeta")])),
             Test::NotIn(ValueSet::of(&[b("host_2"), b("zeta")])),
             Test::Prefix(b"host_1".to_vec()),
+            Test::Like(crate::exec::filter::like::LikePattern::new(b"%1%"), true),
+            Test::Like(crate::exec::filter::like::LikePattern::new(b"h%t%2"), false),
             Test::IsNull,
             Test::IsNotNull,
         ];

@@ -15,11 +15,13 @@
 //!   the vector must be read.
 //! - `time_cuts`: comparisons across date, timestamp and timestamptz turned into
 //!   comparisons of the column's own integers.
+//! - `like`: `LIKE` patterns with `%` as their only wildcard, matched on bytes.
 //! - `pushed`: a resolved filter as the reader asks for it (`VectorFilter`).
 //! - `operands`: the operands' values, evaluated by the executor (the one file here
 //!   that calls PostgreSQL).
 
 pub mod kernels;
+pub mod like;
 pub mod operands;
 pub mod plan;
 pub mod pushed;
@@ -55,6 +57,8 @@ pub enum Test {
     /// `column op other` (None: `<>`) with another attribute's value in the same row,
     /// both integers or both floats; NULL on either side fails.
     Columns(Option<CmpOp>, usize),
+    /// `column LIKE pattern` (`NOT LIKE` if the flag is false), `%` its only wildcard.
+    Like(like::LikePattern, bool),
 }
 
 /// The values of a `numeric` IN list, in numeric order, each once (1.0 and 1.00 are one).

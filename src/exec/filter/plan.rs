@@ -2,6 +2,7 @@
 //! expressions the executor evaluates once when the scan starts (and again on a
 //! rescan, when parameters change). `resolve` then makes the `Filter` the kernels run.
 
+use super::like::LikePattern;
 use super::time_cuts::{Cuts, TimeType};
 use super::{Filter, NumericSet, Test, ValueSet};
 use crate::storage::format::zonemap::{Bound, CmpOp};
@@ -18,6 +19,11 @@ pub enum PlanTest {
     IsNull,
     IsNotNull,
     Prefix(Vec<u8>),
+    /// `column LIKE pattern` (`matching`) or `NOT LIKE`; `%` the pattern's only wildcard.
+    Like {
+        pattern: Vec<u8>,
+        matching: bool,
+    },
     /// `column op operand` (`cmp` None: `<>`) across the datetime types, as core's
     /// cross-type operator compares them: the operand, of type `operand`, resolves to its
     /// cuts in the `column` type's domain (`time_cuts`).
@@ -272,6 +278,7 @@ fn resolve_test(att: usize, test: &PlanTest, operands: &[OperandValue]) -> Filte
         PlanTest::IsNull => Some(Test::IsNull),
         PlanTest::IsNotNull => Some(Test::IsNotNull),
         PlanTest::Prefix(p) => Some(Test::Prefix(p.clone())),
+        PlanTest::Like { pattern, matching } => Some(Test::Like(LikePattern::new(pattern), *matching)),
         PlanTest::Across { cmp, k, .. } => match &operands[*k] {
             OperandValue::Cuts(cuts) => return cuts.filter(att, *cmp),
             // Not converted (a plan-time estimate folds constants only): says less.
@@ -389,6 +396,12 @@ impl FilterPlan {
                         out.push(test.code());
                         u32_(out, *k);
                     }
+                    PlanTest::Like { pattern, matching } => {
+                        out.push(12);
+                        out.push(*matching as u8);
+                        u32_(out, pattern.len());
+                        out.extend_from_slice(pattern);
+                    }
                     PlanTest::Columns { cmp, other } => {
                         out.push(11);
                         out.push(cmp.map_or(OPS.len(), |op| OPS.iter().position(|o| *o == op).unwrap()) as u8);
@@ -481,6 +494,17 @@ impl FilterPlan {
                         let cmp = if op == OPS.len() { None } else { Some(*OPS.get(op)?) };
                         PlanTest::Columns { cmp, other: num(at)? }
                     }
+                    12 => {
+                        let matching = match byte(at)? {
+                            0 => false,
+                            1 => true,
+                            _ => return None,
+                        };
+                        let len = num(at)?;
+                        let pattern = at.get(..len)?.to_vec();
+                        *at = &at[len..];
+                        PlanTest::Like { pattern, matching }
+                    }
                     _ => return None,
                 };
                 FilterPlan::Test { att, test }
@@ -560,8 +584,9 @@ mod tests {
             t(7, PlanTest::Trimmed { test: TrimmedTest::In(false), k: 6 }),
             t(8, PlanTest::Columns { cmp: Some(CmpOp::Lt), other: 9 }),
             t(8, PlanTest::Columns { cmp: None, other: 1 }),
+            t(2, PlanTest::Like { pattern: b"%special%requests%".to_vec(), matching: false }),
         ]);
-        assert_eq!(numeric.attributes(), vec![1, 6, 7, 8, 9]);
+        assert_eq!(numeric.attributes(), vec![1, 2, 6, 7, 8, 9]);
         assert_eq!(FilterPlan::from_bytes(&numeric.to_bytes()), Some(numeric.clone()));
         assert_eq!(numeric.with_operands_from(2).operands(), vec![2, 3, 4, 5, 6, 7, 8]);
         assert_eq!(plan.operands(), vec![0, 1, 2, 3, 4, 5]);
