@@ -6,7 +6,8 @@ CREATE EXTENSION pgcolumnar;
 SET pgcolumnar.quals_push_down = on;
 SET TimeZone = 'America/New_York';
 CREATE TABLE tt (k int, d date, ts timestamp, tz timestamptz, n numeric(15,2), nn numeric,
-                 c char(10), v varchar(20)) USING columnar;
+                 c char(10), v varchar(20), d2 date, k2 bigint, f float8, r real, t text)
+  USING columnar;
 INSERT INTO tt SELECT g,
     CASE g % 997 WHEN 0 THEN NULL WHEN 1 THEN 'infinity' WHEN 2 THEN '-infinity'
                  WHEN 3 THEN '294277-01-01' WHEN 4 THEN '5874897-12-31' WHEN 5 THEN '4714-11-24 BC'
@@ -21,7 +22,14 @@ INSERT INTO tt SELECT g,
                 WHEN 4 THEN '24.000' WHEN 5 THEN '-0.0' ELSE (g % 60) / 2.5 END,
     CASE WHEN g % 7 = 0 THEN NULL WHEN g % 11 = 0 THEN '' WHEN g % 13 = 0 THEN ' x'
          ELSE 'c' || (g % 30) END,
-    'v' || (g % 40)
+    'v' || (g % 40),
+    CASE WHEN g % 19 = 0 THEN NULL ELSE date '1998-09-02' + (g % 9000 - 4500) + (g % 7 - 3) END,
+    CASE WHEN g % 23 = 0 THEN NULL ELSE g + (g % 5 - 2) END,
+    CASE g % 29 WHEN 0 THEN NULL WHEN 1 THEN 'NaN' WHEN 2 THEN '-0' ELSE (g % 300) / 4.0 END,
+    CASE g % 31 WHEN 0 THEN NULL WHEN 1 THEN 'NaN' WHEN 2 THEN '0' ELSE (g % 200) / 2.0 END,
+    CASE WHEN g % 17 = 0 THEN NULL
+         ELSE (ARRAY['forest green', 'special requests', 'requests special', 'LARGE BRASS',
+                     'MEDIUM POLISHED TIN', 'ébène', 'green%odd', 'x_y'])[g % 8 + 1] || ' ' || (g % 100) END
   FROM generate_series(1, 30000) g;
 -- Every 15 minutes across DST changes (New York 2010-03-14 and 2010-11-07, Apia's
 -- skipped 2011-12-30), as timestamptz, timestamp and date.
@@ -164,6 +172,44 @@ INSERT INTO chars VALUES
   ('SELECT k FROM %s WHERE c > ''c5'' COLLATE "und-x-icu"');
 SELECT q, same(q) FROM chars;
 
+-- Two columns of a row (l_commitdate < l_receiptdate).
+CREATE TABLE two_columns (q text);
+INSERT INTO two_columns VALUES
+  ('SELECT k FROM %s WHERE d < d2'),
+  ('SELECT k FROM %s WHERE d <= d2'),
+  ('SELECT k FROM %s WHERE d = d2'),
+  ('SELECT k FROM %s WHERE d <> d2'),
+  ('SELECT k FROM %s WHERE d2 > d AND d2 < d + 2'),
+  ('SELECT k FROM %s WHERE NOT (d >= d2)'),
+  ('SELECT k FROM %s WHERE k < k2'),
+  ('SELECT k FROM %s WHERE k2 = k'),
+  ('SELECT k FROM %s WHERE f < r'),
+  ('SELECT k FROM %s WHERE f = r'),
+  ('SELECT k FROM %s WHERE f <> r'),
+  ('SELECT k FROM %s WHERE r >= f');
+SELECT q, same(q) FROM two_columns;
+
+-- LIKE with % as the only wildcard (q9 '%green%', q13 NOT LIKE '%special%requests%',
+-- q2 '%BRASS', q16 NOT LIKE 'MEDIUM POLISHED%'); on a dictionary column too (v).
+CREATE TABLE likes (q text);
+INSERT INTO likes VALUES
+  ('SELECT k FROM %s WHERE t LIKE ''%%green%%'''),
+  ('SELECT k FROM %s WHERE t NOT LIKE ''%%special%%requests%%'''),
+  ('SELECT k FROM %s WHERE NOT (t LIKE ''%%special%%requests%%'')'),
+  ('SELECT k FROM %s WHERE t LIKE ''%%BRASS'''),
+  ('SELECT k FROM %s WHERE t LIKE ''%%BRASS 1'''),
+  ('SELECT k FROM %s WHERE t NOT LIKE ''MEDIUM POLISHED%%'''),
+  ('SELECT k FROM %s WHERE t LIKE ''%%é%%'''),
+  ('SELECT k FROM %s WHERE t LIKE ''forest%%9'''),
+  ('SELECT k FROM %s WHERE t LIKE ''special requests 1'''),
+  ('SELECT k FROM %s WHERE t LIKE ''%%\%%%%'''),
+  ('SELECT k FROM %s WHERE t LIKE ''%%x_y%%'''),
+  ('SELECT k FROM %s WHERE t LIKE ''%%'''),
+  ('SELECT k FROM %s WHERE v LIKE ''%%1%%'''),
+  ('SELECT k FROM %s WHERE v NOT LIKE ''%%3'''),
+  ('SELECT k FROM %s WHERE v LIKE ''v1%%'' OR t LIKE ''%%red%%''');
+SELECT q, same(q) FROM likes;
+
 -- Each form is pushed: the ColumnarScan evaluates it, no executor Filter is left.
 EXPLAIN (COSTS OFF) SELECT k FROM tt WHERE d <= date '1998-12-01' - interval '90' day;
 EXPLAIN (COSTS OFF) SELECT k FROM tt WHERE d <> timestamptz '2010-03-14 05:00+00';
@@ -175,7 +221,13 @@ EXPLAIN (COSTS OFF) SELECT k FROM tt WHERE nn IN ('NaN', 24) OR nn <> 0;
 EXPLAIN (COSTS OFF) SELECT k FROM tt WHERE n NOT IN (1, 2.5);
 EXPLAIN (COSTS OFF) SELECT k FROM tt WHERE c = 'c5' OR c IN ('c1', 'c2');
 EXPLAIN (COSTS OFF) SELECT k FROM tt WHERE c < 'c2' COLLATE "C";
--- char(n) ranges under a linguistic collation stay with the executor.
+EXPLAIN (COSTS OFF) SELECT k FROM tt WHERE d < d2 AND f <> r AND k < k2;
+EXPLAIN (COSTS OFF) SELECT k FROM tt WHERE t LIKE '%green%' AND t NOT LIKE '%special%requests%';
+EXPLAIN (COSTS OFF) SELECT k FROM tt WHERE v NOT LIKE 'MEDIUM POLISHED%' OR t LIKE '%BRASS';
+-- Not pushed: LIKE with _ or an escape, columns of different types, char(n) ranges
+-- under a linguistic collation.
+EXPLAIN (COSTS OFF) SELECT k FROM tt WHERE t LIKE '%x_y%';
+EXPLAIN (COSTS OFF) SELECT k FROM tt WHERE d < ts;
 EXPLAIN (COSTS OFF) SELECT k FROM tt WHERE c > 'c5' COLLATE "und-x-icu";
 -- A timestamp column against a timestamptz is not (local times in a DST gap convert
 -- out of order), nor a numeric against a float.

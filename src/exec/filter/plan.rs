@@ -342,6 +342,20 @@ fn resolve_test(att: usize, test: &PlanTest, operands: &[OperandValue]) -> Filte
 
 const OPS: [CmpOp; 5] = [CmpOp::Lt, CmpOp::Le, CmpOp::Eq, CmpOp::Ge, CmpOp::Gt];
 
+/// A comparison or `<>` (None) as a byte: its place in `OPS`, `<>` after them.
+fn cmp_code(cmp: Option<CmpOp>) -> u8 {
+    cmp.map_or(OPS.len(), |op| OPS.iter().position(|o| *o == op).unwrap()) as u8
+}
+
+/// The comparison `cmp_code` gave `code`; None for a byte it never gives.
+fn cmp_of(code: u8) -> Option<Option<CmpOp>> {
+    if code as usize == OPS.len() {
+        Some(None)
+    } else {
+        OPS.get(code as usize).map(|op| Some(*op))
+    }
+}
+
 impl FilterPlan {
     /// The plan as bytes (a plan keeps it as a bytea constant).
     pub fn to_bytes(&self) -> Vec<u8> {
@@ -383,7 +397,7 @@ impl FilterPlan {
                     }
                     PlanTest::Numeric { cmp, k } => {
                         out.push(8);
-                        out.push(cmp.map_or(OPS.len(), |op| OPS.iter().position(|o| *o == op).unwrap()) as u8);
+                        out.push(cmp_code(*cmp));
                         u32_(out, *k);
                     }
                     PlanTest::NumericIn { k, any } => {
@@ -404,12 +418,12 @@ impl FilterPlan {
                     }
                     PlanTest::Columns { cmp, other } => {
                         out.push(11);
-                        out.push(cmp.map_or(OPS.len(), |op| OPS.iter().position(|o| *o == op).unwrap()) as u8);
+                        out.push(cmp_code(*cmp));
                         u32_(out, *other);
                     }
                     PlanTest::Across { cmp, k, column, operand } => {
                         out.push(7);
-                        out.push(cmp.map_or(OPS.len(), |op| OPS.iter().position(|o| *o == op).unwrap()) as u8);
+                        out.push(cmp_code(*cmp));
                         u32_(out, *k);
                         out.push(column.code());
                         out.push(operand.code());
@@ -465,16 +479,14 @@ impl FilterPlan {
                         PlanTest::Prefix(p)
                     }
                     7 => {
-                        let op = byte(at)? as usize;
-                        let cmp = if op == OPS.len() { None } else { Some(*OPS.get(op)?) };
+                        let cmp = cmp_of(byte(at)?)?;
                         let k = num(at)?;
                         let column = TimeType::from_code(byte(at)?)?;
                         let operand = TimeType::from_code(byte(at)?)?;
                         PlanTest::Across { cmp, k, column, operand }
                     }
                     8 => {
-                        let op = byte(at)? as usize;
-                        let cmp = if op == OPS.len() { None } else { Some(*OPS.get(op)?) };
+                        let cmp = cmp_of(byte(at)?)?;
                         PlanTest::Numeric { cmp, k: num(at)? }
                     }
                     9 => {
@@ -490,8 +502,7 @@ impl FilterPlan {
                         PlanTest::Trimmed { test, k: num(at)? }
                     }
                     11 => {
-                        let op = byte(at)? as usize;
-                        let cmp = if op == OPS.len() { None } else { Some(*OPS.get(op)?) };
+                        let cmp = cmp_of(byte(at)?)?;
                         PlanTest::Columns { cmp, other: num(at)? }
                     }
                     12 => {
