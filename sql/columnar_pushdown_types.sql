@@ -267,3 +267,11 @@ FETCH 3 FROM cur;
 FETCH 2 FROM cur;
 COMMIT;
 SELECT k, d, n FROM th WHERE d > timestamp '2005-01-01 12:00' AND n >= 9.5 ORDER BY k LIMIT 5;
+
+DEALLOCATE p;
+DEALLOCATE ph;
+RESET TimeZone;
+DROP TABLE tt, th, sorted, date_vs_timestamp, zoned, numerics, chars, two_columns, likes;
+DROP FUNCTION same(text);
+DROP EXTENSION pgcolumnar;
+DROP SCHEMA pgcolumnar;
