@@ -32,7 +32,11 @@ impl LikePattern {
     /// Whether `x` matches.
     pub fn matches(&self, x: &[u8]) -> bool {
         let Some(last) = &self.last else { return x == self.first.as_slice() };
-        if x.len() < self.first.len() + last.len() || !x.starts_with(&self.first) || !x.ends_with(last) {
+        let (first, last) = (self.first.as_slice(), last.as_slice());
+        if x.len() < first.len() + last.len()
+            || !same_bytes(&x[..first.len()], first)
+            || !same_bytes(&x[x.len() - last.len()..], last)
+        {
             return false;
         }
         // Each piece at its leftmost place after the one before leaves the most room
@@ -46,6 +50,14 @@ impl LikePattern {
         }
         true
     }
+}
+
+/// `a == b` for slices of one length, as a loop: the short literals of a pattern,
+/// compared for every row, cost less than a call to libc's memcmp each (measured in a
+/// backend: the calls took most of a '%green%' scan).
+#[inline(always)]
+fn same_bytes(a: &[u8], b: &[u8]) -> bool {
+    a.iter().zip(b).all(|(x, y)| x == y)
 }
 
 impl std::fmt::Debug for LikePattern {
