@@ -187,7 +187,11 @@ INSERT INTO two_columns VALUES
   ('SELECT k FROM %s WHERE f < r'),
   ('SELECT k FROM %s WHERE f = r'),
   ('SELECT k FROM %s WHERE f <> r'),
-  ('SELECT k FROM %s WHERE r >= f');
+  ('SELECT k FROM %s WHERE r >= f'),
+  ('SELECT k FROM %s WHERE n < nn'),
+  ('SELECT k FROM %s WHERE n = nn'),
+  ('SELECT k FROM %s WHERE nn >= n'),
+  ('SELECT k FROM %s WHERE NOT (nn <= n)');
 SELECT q, same(q) FROM two_columns;
 
 -- LIKE with % as the only wildcard (q9 '%green%', q13 NOT LIKE '%special%requests%',
@@ -222,7 +226,7 @@ EXPLAIN (COSTS OFF) SELECT k FROM tt WHERE nn IN ('NaN', 24) OR nn <> 0;
 EXPLAIN (COSTS OFF) SELECT k FROM tt WHERE n NOT IN (1, 2.5);
 EXPLAIN (COSTS OFF) SELECT k FROM tt WHERE c = 'c5' OR c IN ('c1', 'c2');
 EXPLAIN (COSTS OFF) SELECT k FROM tt WHERE c < 'c2' COLLATE "C";
-EXPLAIN (COSTS OFF) SELECT k FROM tt WHERE d < d2 AND f <> r AND k < k2;
+EXPLAIN (COSTS OFF) SELECT k FROM tt WHERE d < d2 AND f <> r AND k < k2 AND n < nn;
 EXPLAIN (COSTS OFF) SELECT k FROM tt WHERE t LIKE '%green%' AND t NOT LIKE '%special%requests%';
 EXPLAIN (COSTS OFF) SELECT k FROM tt WHERE v NOT LIKE 'MEDIUM POLISHED%' OR t LIKE '%BRASS';
 -- Not pushed: LIKE with _ or an escape, columns of different types, char(n) ranges

@@ -336,7 +336,8 @@ fn across_types(column: pg_sys::Oid, operand: pg_sys::Oid) -> Option<(TimeType, 
 
 /// `a op b` for two columns of the relation (attribute, base type, kind): two integer
 /// columns (of any widths: integer_ops compares them exactly), two float columns
-/// (float48 operators compare the widened value), or two of one int-ordered type.
+/// (float48 operators compare the widened value), two of one int-ordered type, or two
+/// numeric columns.
 unsafe fn columns_test(
     opno: pg_sys::Oid,
     (a, a_type, a_kind): (usize, pg_sys::Oid, ValueKind),
@@ -346,7 +347,10 @@ unsafe fn columns_test(
     let comparable = a_type == b_type
         || (INTEGERS.contains(&a_type) && INTEGERS.contains(&b_type))
         || (FLOATS.contains(&a_type) && FLOATS.contains(&b_type));
-    if !comparable || a_kind != b_kind || !matches!(a_kind, ValueKind::Int | ValueKind::Float) {
+    if !comparable
+        || a_kind != b_kind
+        || !matches!(a_kind, ValueKind::Int | ValueKind::Float | ValueKind::Numeric)
+    {
         return None;
     }
     // SAFETY: catalog and type cache lookups by OID, on the backend thread inside a

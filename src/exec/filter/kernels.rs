@@ -302,6 +302,7 @@ fn select_columns(
 ) {
     let left = columns.column(a);
     let (values, validity) = (left.values.clone(), left.validity.clone());
+    let dictionary = left.dictionary.clone();
     let right = columns.column(b);
     let both_valid =
         |r: usize| validity.as_ref().is_none_or(|v| v[r]) && right.validity.as_ref().is_none_or(|v| v[r]);
@@ -322,7 +323,26 @@ fn select_columns(
         (DecodedValues::Int(x), DecodedValues::Int(y)) => {
             retain(selection, |r| both_valid(r) && passes(x[r].cmp(&y[r])))
         }
+        (DecodedValues::Bytes { .. }, DecodedValues::Bytes { .. }) => {
+            // numeric: NaN and values that are no numeric (never stored) as core orders them,
+            // or failing.
+            let (x, y) = ((&values, dictionary.as_ref()), (&right.values, right.dictionary.as_ref()));
+            retain(selection, |r| {
+                both_valid(r)
+                    && numeric::cmp_bytes(row_bytes(x.0, x.1, r), row_bytes(y.0, y.1, r)).is_some_and(passes)
+            })
+        }
         (x, y) => retain(selection, |r| both_valid(r) && passes(float(x, r).cmp(&float(y, r)))),
+    }
+}
+
+/// Row `r` of a byte-string vector, plain or kept as a dictionary.
+#[inline(always)]
+fn row_bytes<'a>(values: &'a DecodedValues, dictionary: Option<&'a Dictionary>, r: usize) -> &'a [u8] {
+    match (dictionary, values) {
+        (Some(d), _) => d.entry(d.codes[r] as usize),
+        (None, DecodedValues::Bytes { offsets, data }) => bytes_at(offsets, data, r),
+        _ => mismatch(),
     }
 }
 
@@ -700,6 +720,46 @@ pub(crate) mod tests {
             let f = test(0, t.clone());
             assert_eq!(run(&f, std::slice::from_ref(&plain)), want, "{t:?}");
             assert_eq!(run(&f, std::slice::from_ref(&coded)), want, "dictionary {t:?}");
+        }
+    }
+
+    #[test]
+    fn two_numeric_columns_of_a_row() {
+        let nan = 0xC000u16.to_le_bytes().to_vec();
+        // Left cycles over 3 values (a dictionary), right over 4 (plain): 12 pairs.
+        let left = [Some(num(false, 0, 0, &[24])), Some(nan.clone()), None];
+        let right = [Some(num(false, 0, 2, &[24])), Some(num(false, -1, 2, &[500])), Some(nan), None];
+        let l: Vec<Option<Vec<u8>>> = (0..2000).map(|i| left[i % 3].clone()).collect();
+        let r: Vec<Option<Vec<u8>>> = (0..2000).map(|i| right[i % 4].clone()).collect();
+        let c = [
+            byte_rows(&l, &CompressionPolicy::NONE, true),
+            byte_rows(&r, &CompressionPolicy::default(), false),
+        ];
+        assert!(c[0].dictionary.is_some() && c[1].dictionary.is_none());
+        // Ranks: 24 = 24.00 < NaN; 0.05 < 24.
+        let rank = |v: &Option<Vec<u8>>| {
+            v.as_ref().map(|b| {
+                if b.len() == 2 && b[1] == 0xC0 {
+                    2
+                } else if b.len() == 4 && b[2] == 0xF4 {
+                    0
+                } else {
+                    1
+                }
+            })
+        };
+        for (op, want) in [
+            (Some(CmpOp::Lt), std::cmp::Ordering::Less),
+            (Some(CmpOp::Eq), std::cmp::Ordering::Equal),
+            (Some(CmpOp::Gt), std::cmp::Ordering::Greater),
+        ] {
+            let expected: Vec<u32> = (0..2000u32)
+                .filter(|&i| match (rank(&l[i as usize]), rank(&r[i as usize])) {
+                    (Some(a), Some(b)) => a.cmp(&b) == want,
+                    _ => false,
+                })
+                .collect();
+            assert_eq!(run(&test(0, Test::Columns(op, 1)), &c), expected, "{op:?}");
         }
     }
 

@@ -55,7 +55,7 @@ pub enum Test {
     /// A byte-string test on the value without its trailing spaces (`char(n)`).
     Trimmed(Box<Test>),
     /// `column op other` (None: `<>`) with another attribute's value in the same row,
-    /// both integers or both floats; NULL on either side fails.
+    /// both integers, both floats or both numerics; NULL on either side fails.
     Columns(Option<CmpOp>, usize),
     /// `column LIKE pattern` (`NOT LIKE` if the flag is false), `%` its only wildcard.
     Like(like::LikePattern, bool),

@@ -49,8 +49,8 @@ pub enum PlanTest {
         test: TrimmedTest,
         k: usize,
     },
-    /// `column op other` (`cmp` None: `<>`), two integer or two float columns of this
-    /// relation (`other` its attribute, 0-based).
+    /// `column op other` (`cmp` None: `<>`), two integer, float or numeric columns of
+    /// this relation (`other` its attribute, 0-based).
     Columns {
         cmp: Option<CmpOp>,
         other: usize,
