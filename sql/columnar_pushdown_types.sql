@@ -191,7 +191,9 @@ INSERT INTO two_columns VALUES
   ('SELECT k FROM %s WHERE n < nn'),
   ('SELECT k FROM %s WHERE n = nn'),
   ('SELECT k FROM %s WHERE nn >= n'),
-  ('SELECT k FROM %s WHERE NOT (nn <= n)');
+  ('SELECT k FROM %s WHERE NOT (nn <= n)'),
+  ('SELECT k FROM %s WHERE nn = nn'),
+  ('SELECT k FROM %s WHERE nn <> nn');
 SELECT q, same(q) FROM two_columns;
 
 -- LIKE with % as the only wildcard (q9 '%green%', q13 NOT LIKE '%special%requests%',
