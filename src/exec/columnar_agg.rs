@@ -281,10 +281,15 @@ impl ColumnarAgg {
     unsafe fn fold(&mut self, node: *mut pg_sys::CustomScanState) {
         let reader = self.reader.as_mut().expect("scan begun");
         if !self.resolved {
+            let plans =
+                self.scan_filter.iter().chain(self.aggs.specs.iter().filter_map(|a| a.filter.as_ref()));
+            let conversions: Vec<_> = plans.flat_map(|f| f.conversions()).collect();
             // SAFETY: `node` is this node's begun CustomScanState (the caller's, `next`), so
             // its expression context is live and the states were initialized in `begin`.
-            let values =
-                unsafe { operand_values(&self.operands, &self.operand_states, (*node).ss.ps.ps_ExprContext) };
+            let values = unsafe {
+                let econtext = (*node).ss.ps.ps_ExprContext;
+                operand_values(&self.operands, &self.operand_states, econtext, &conversions)
+            };
             reader.set_filter(self.scan_filter.as_ref().map(|f| PushedFilter::boxed(f.resolve(&values))));
             self.aggs.filters =
                 self.aggs.specs.iter().map(|a| a.filter.as_ref().map(|f| f.resolve(&values))).collect();

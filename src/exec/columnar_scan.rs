@@ -347,8 +347,8 @@ impl ColumnarScan {
         // expression context is live and `operand_states` were initialized for `operands` in `begin`.
         unsafe {
             self.resolved = self.filter.as_ref().map(|plan| {
-                let values =
-                    operand_values(&self.operands, &self.operand_states, (*node).ss.ps.ps_ExprContext);
+                let econtext = (*node).ss.ps.ps_ExprContext;
+                let values = operand_values(&self.operands, &self.operand_states, econtext, &plan.conversions());
                 plan.resolve(&values)
             });
             if let Some(reader) = self.reader.as_mut() {

@@ -10,7 +10,8 @@
 //! the ColumnarScan. The executor still evaluates every qual on the rows the scan
 //! returns; these only let the scan skip row groups and vectors that cannot match.
 
-use crate::exec::filter::plan::{FilterPlan, PlanTest};
+use crate::exec::filter::plan::{FilterPlan, PlanTest, TrimmedTest};
+use crate::exec::filter::time_cuts::TimeType;
 use crate::pg_list;
 use crate::storage::format::zonemap::{Bound, CmpOp, ZonePredicate};
 use crate::storage::relation::datum::BYTEWISE_TYPES;
@@ -271,12 +272,17 @@ impl Pushdown {
     }
 }
 
-/// How a column's values are compared when pushed: as integers, floats, or bytes.
+/// How a column's values are compared when pushed: as integers, floats, bytes, numerics
+/// or blank-padded characters.
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum ValueKind {
     Int,
     Float,
     Bytes,
+    /// `numeric`: stored bytes compared in numeric order (`storage::format::numeric`).
+    Numeric,
+    /// `char(n)`: bytes compared without their trailing spaces.
+    Bpchar,
 }
 
 /// Types whose btree order the stored integers follow, beyond `INT_ORDERED`.
@@ -290,6 +296,10 @@ fn value_kind(base: pg_sys::Oid) -> Option<ValueKind> {
         Some(ValueKind::Float)
     } else if BYTEWISE_TYPES.contains(&base) {
         Some(ValueKind::Bytes)
+    } else if base == pg_sys::NUMERICOID {
+        Some(ValueKind::Numeric)
+    } else if base == pg_sys::BPCHAROID {
+        Some(ValueKind::Bpchar)
     } else {
         None
     }
@@ -307,6 +317,50 @@ unsafe fn operand_fits(column: pg_sys::Oid, operand: pg_sys::Oid) -> bool {
         || (INTEGERS.contains(&column) && INTEGERS.contains(&operand))
         || (FLOATS.contains(&column) && FLOATS.contains(&operand))
         || (texts.contains(&column) && texts.contains(&operand))
+}
+
+/// A column of base type `column` against an operand of base type `operand`, when they
+/// are different types of the datetime family whose comparison, as a function of the
+/// column value, never decreases (`time_cuts`): every pair but a timestamp column
+/// against a timestamptz, whose local times in a DST gap convert out of order.
+fn across_types(column: pg_sys::Oid, operand: pg_sys::Oid) -> Option<(TimeType, TimeType)> {
+    let time = |t| match t {
+        pg_sys::DATEOID => Some(TimeType::Date),
+        pg_sys::TIMESTAMPOID => Some(TimeType::Timestamp),
+        pg_sys::TIMESTAMPTZOID => Some(TimeType::TimestampTz),
+        _ => None,
+    };
+    let (c, o) = (time(column)?, time(operand)?);
+    (c != o && (c, o) != (TimeType::Timestamp, TimeType::TimestampTz)).then_some((c, o))
+}
+
+/// `a op b` for two columns of the relation (attribute, base type, kind): two integer
+/// columns (of any widths: integer_ops compares them exactly), two float columns
+/// (float48 operators compare the widened value), two of one int-ordered type, or two
+/// numeric columns.
+unsafe fn columns_test(
+    opno: pg_sys::Oid,
+    (a, a_type, a_kind): (usize, pg_sys::Oid, ValueKind),
+    (b, b_type, b_kind): (usize, pg_sys::Oid, ValueKind),
+    negate: bool,
+) -> Option<FilterPlan> {
+    let comparable = a_type == b_type
+        || (INTEGERS.contains(&a_type) && INTEGERS.contains(&b_type))
+        || (FLOATS.contains(&a_type) && FLOATS.contains(&b_type));
+    if !comparable
+        || a_kind != b_kind
+        || !matches!(a_kind, ValueKind::Int | ValueKind::Float | ValueKind::Numeric)
+    {
+        return None;
+    }
+    // SAFETY: catalog and type cache lookups by OID, on the backend thread inside a
+    // transaction (planning).
+    let rel = unsafe { relation_of(opno, btree_family(a_type)?)? };
+    let cmp = match if negate { rel.negate() } else { rel } {
+        Rel::Cmp(c) => Some(c),
+        Rel::Ne => None,
+    };
+    Some(FilterPlan::Test { att: a, test: PlanTest::Columns { cmp, other: b } })
 }
 
 struct Translator {
@@ -475,6 +529,9 @@ impl Translator {
             let [left, right] = pg_list::ptrs::<pg_sys::Node>((*op).args).collect::<Vec<_>>()[..] else {
                 return None;
             };
+            if let (Some(a), Some(b)) = (self.column(left), self.column(right)) {
+                return columns_test((*op).opno, a, b, negate);
+            }
             let (column, operand, commuted) = match self.column(left) {
                 Some(c) if self.is_operand(right) => (c, right, false),
                 _ => match self.column(right) {
@@ -484,20 +541,24 @@ impl Translator {
             };
             let (att, base, kind) = column;
             let opfunc = pg_sys::get_opcode((*op).opno);
-            if opfunc == pg_sys::Oid::from(pg_sys::F_TEXTLIKE)
-                || opfunc == pg_sys::Oid::from(pg_sys::F_BYTEALIKE)
-            {
-                if negate || commuted || kind != ValueKind::Bytes {
+            let like = [pg_sys::F_TEXTLIKE, pg_sys::F_BYTEALIKE].map(pg_sys::Oid::from).contains(&opfunc);
+            let not_like =
+                [pg_sys::F_TEXTNLIKE, pg_sys::F_BYTEANLIKE].map(pg_sys::Oid::from).contains(&opfunc);
+            if like || not_like {
+                if commuted || kind != ValueKind::Bytes {
                     return None;
                 }
-                return self.like_prefix(att, operand, (*op).inputcollid);
+                let text = base != pg_sys::BYTEAOID;
+                return self.like(att, operand, (*op).inputcollid, like != negate, text);
             }
             let family = btree_family(base)?;
             let mut rel = relation_of((*op).opno, family)?;
-            if !operand_fits(base, pg_sys::exprType(operand)) {
-                return None;
-            }
-            if kind == ValueKind::Bytes && !bytes_answer(rel, (*op).inputcollid) {
+            let across = if operand_fits(base, pg_sys::exprType(operand)) {
+                None
+            } else {
+                Some(across_types(base, pg_sys::getBaseType(pg_sys::exprType(operand)))?)
+            };
+            if matches!(kind, ValueKind::Bytes | ValueKind::Bpchar) && !bytes_answer(rel, (*op).inputcollid) {
                 return None;
             }
             if commuted {
@@ -510,21 +571,41 @@ impl Translator {
                 rel = rel.negate();
             }
             let k = self.operand(operand);
-            let test = match rel {
-                Rel::Cmp(c) => PlanTest::Compare(c, k),
-                Rel::Ne => PlanTest::NotEqual(k),
+            let test = match (rel, across) {
+                (Rel::Cmp(c), None) if kind == ValueKind::Numeric => PlanTest::Numeric { cmp: Some(c), k },
+                (Rel::Ne, None) if kind == ValueKind::Numeric => PlanTest::Numeric { cmp: None, k },
+                (Rel::Cmp(c), None) if kind == ValueKind::Bpchar => {
+                    PlanTest::Trimmed { test: TrimmedTest::Compare(Some(c)), k }
+                }
+                (Rel::Ne, None) if kind == ValueKind::Bpchar => {
+                    PlanTest::Trimmed { test: TrimmedTest::Compare(None), k }
+                }
+                (Rel::Cmp(c), None) => PlanTest::Compare(c, k),
+                (Rel::Ne, None) => PlanTest::NotEqual(k),
+                (rel, Some((column, operand))) => {
+                    let cmp = match rel {
+                        Rel::Cmp(c) => Some(c),
+                        Rel::Ne => None,
+                    };
+                    PlanTest::Across { cmp, k, column, operand }
+                }
             };
             Some(FilterPlan::Test { att, test })
         }
     }
 
-    /// `column LIKE 'prefix%'`: a constant pattern whose only wildcards are trailing
-    /// `%`s, under a deterministic collation (LIKE then matches bytes).
-    unsafe fn like_prefix(
+    /// `column LIKE pattern` (`matching`; else NOT LIKE): a constant pattern whose only
+    /// wildcard is `%`, under a deterministic collation (LIKE then matches bytes), as a
+    /// prefix test (`'prefix%'`, which zone maps check too) or a pattern. A `%` anywhere
+    /// but at the end needs an encoding where a literal cannot match inside a character
+    /// (`text`: UTF-8 or single-byte; bytea is bytes).
+    unsafe fn like(
         &mut self,
         att: usize,
         pattern: *mut pg_sys::Node,
         collation: pg_sys::Oid,
+        matching: bool,
+        text: bool,
     ) -> Option<FilterPlan> {
         // SAFETY: a catalog lookup of a collation OID from the planned OpExpr, inside a
         // transaction (planning).
@@ -544,12 +625,21 @@ impl Translator {
             let len = pgrx::varlena::varsize_any_exhdr(flat);
             std::slice::from_raw_parts(pgrx::varlena::vardata_any(flat) as *const u8, len)
         };
-        let literal_end = bytes.iter().rposition(|&b| b != b'%').map_or(0, |i| i + 1);
-        let (prefix, wildcards) = bytes.split_at(literal_end);
-        if wildcards.is_empty() || prefix.iter().any(|b| matches!(b, b'%' | b'_' | b'\\')) {
+        if bytes.iter().any(|b| matches!(b, b'_' | b'\\')) {
             return None;
         }
-        Some(FilterPlan::Test { att, test: PlanTest::Prefix(prefix.to_vec()) })
+        let literal_end = bytes.iter().rposition(|&b| b != b'%').map_or(0, |i| i + 1);
+        let (prefix, wildcards) = bytes.split_at(literal_end);
+        if matching && !wildcards.is_empty() && !prefix.contains(&b'%') {
+            return Some(FilterPlan::Test { att, test: PlanTest::Prefix(prefix.to_vec()) });
+        }
+        // SAFETY: reads the database encoding, on the backend thread.
+        let bytewise = !text
+            || unsafe {
+                pg_sys::GetDatabaseEncoding() == pg_sys::pg_enc::PG_UTF8 as i32
+                    || pg_sys::pg_database_encoding_max_length() == 1
+            };
+        bytewise.then(|| FilterPlan::Test { att, test: PlanTest::Like { pattern: bytes.to_vec(), matching } })
     }
 
     /// `column = ANY(array)` (IN lists) and `column <> ALL(array)` (NOT IN).
@@ -569,7 +659,7 @@ impl Translator {
                 return None;
             }
             let rel = relation_of((*op).opno, btree_family(base)?)?;
-            if kind == ValueKind::Bytes && !bytes_answer(rel, (*op).inputcollid) {
+            if matches!(kind, ValueKind::Bytes | ValueKind::Bpchar) && !bytes_answer(rel, (*op).inputcollid) {
                 return None;
             }
             // NOT (x = ANY(a)) is x <> ALL(a), and the other way round.
@@ -579,7 +669,12 @@ impl Translator {
                 _ => return None,
             } != negate;
             let k = self.operand(right);
-            let test = if any_equal { PlanTest::In(k) } else { PlanTest::NotIn(k) };
+            let test = match (kind, any_equal) {
+                (ValueKind::Numeric, any) => PlanTest::NumericIn { k, any },
+                (ValueKind::Bpchar, any) => PlanTest::Trimmed { test: TrimmedTest::In(any), k },
+                (_, true) => PlanTest::In(k),
+                (_, false) => PlanTest::NotIn(k),
+            };
             Some(FilterPlan::Test { att, test })
         }
     }

@@ -73,7 +73,9 @@ pub unsafe fn plan_time_pruning(
     // SAFETY: `root`, `operands` and `relation` are live and `relation` open and locked
     // (this fn's contract), so rd_att is valid and its zone maps may be read.
     let (resolved, zones) = unsafe {
-        let resolved = filter.resolve(&estimated_operands(root, operands));
+        let mut values = estimated_operands(root, operands);
+        operands::convert_times(&mut values, &filter.conversions());
+        let resolved = filter.resolve(&values);
         let natts = (*(*relation).rd_att).natts as usize;
         (resolved, plan_sizes::group_zones(relation, natts, &filter.attributes()))
     };
@@ -144,8 +146,13 @@ pub unsafe fn kept_range(
     filter: Option<(&FilterPlan, &[*mut pg_sys::Node])>,
     att: usize,
 ) -> Option<(i64, i64)> {
-    // SAFETY: `root` and the operands are live (this fn's contract).
-    let resolved = filter.map(|(f, operands)| f.resolve(&unsafe { estimated_operands(root, operands) }));
+    let resolved = filter.map(|(f, operands)| {
+        // SAFETY: `root` and the operands are live (this fn's contract); on the backend thread.
+        let mut values = unsafe { estimated_operands(root, operands) };
+        // SAFETY: on the backend thread, planning.
+        unsafe { operands::convert_times(&mut values, &f.conversions()) };
+        f.resolve(&values)
+    });
     let mut atts = resolved.as_ref().map_or_else(Vec::new, |f| f.attributes());
     atts.push(att);
     atts.sort_unstable();

@@ -4,53 +4,10 @@
 //! digits without carrying; carries are settled once, when the result is made. NaN and
 //! infinities are counted apart, as numeric_avg_accum does. Pure.
 
-/// A stored numeric, parsed.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub enum Parsed<'a> {
-    /// Base-10000 digits, most significant first, the first at exponent `weight`;
-    /// `dscale` decimal digits after the point are displayed.
-    Finite {
-        negative: bool,
-        weight: i32,
-        dscale: u16,
-        digits: &'a [u8],
-    },
-    NaN,
-    PosInf,
-    NegInf,
-}
-
-const SIGN_MASK: u16 = 0xC000;
-const NEG: u16 = 0x4000;
-const SHORT: u16 = 0x8000;
-const SPECIAL: u16 = 0xC000;
-
-/// The numeric whose stored bytes are `b`; None for bytes no numeric has.
-pub fn parse(b: &[u8]) -> Option<Parsed<'_>> {
-    let header = u16::from_le_bytes(b.get(..2)?.try_into().ok()?);
-    let (negative, weight, dscale, digits) = match header & SIGN_MASK {
-        SHORT => {
-            let weight = (header & 0x003F) as i32 | if header & 0x0040 != 0 { !0x3F } else { 0 };
-            (header & 0x2000 != 0, weight, (header & 0x1F80) >> 7, &b[2..])
-        }
-        SPECIAL => {
-            return match header {
-                0xC000 => Some(Parsed::NaN),
-                0xD000 => Some(Parsed::PosInf),
-                0xF000 => Some(Parsed::NegInf),
-                _ => None,
-            }
-        }
-        sign => {
-            let weight = i16::from_le_bytes(b.get(2..4)?.try_into().ok()?) as i32;
-            (sign == NEG, weight, header & 0x3FFF, &b[4..])
-        }
-    };
-    if digits.len() % 2 != 0 {
-        return None;
-    }
-    Some(Parsed::Finite { negative, weight, dscale, digits })
-}
+use crate::storage::format::numeric::NEG;
+#[cfg(test)]
+use crate::storage::format::numeric::SHORT;
+pub use crate::storage::format::numeric::{parse, Parsed};
 
 /// A running sum of numerics: numeric_avg_accum's state.
 #[derive(Debug, Clone, Default, PartialEq)]

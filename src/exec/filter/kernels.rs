@@ -3,8 +3,10 @@
 //! value type and the test, so each (type, operator) pair compiles to its own tight
 //! loop: no per-value call through a pointer, no Datum.
 
+use super::plan::trim_spaces;
 use super::{float_key, zone, Filter, Test, ValueSet};
 use crate::storage::format::encoding::{DecodedValues, DecodedVector, Dictionary};
+use crate::storage::format::numeric;
 use crate::storage::format::zonemap::{Bound, CmpOp};
 use crate::storage::format::zonemap::{Verdict, ZoneStats};
 use crate::storage::read::vector_filter::ColumnSource;
@@ -15,6 +17,9 @@ pub fn select(filter: &Filter, columns: &mut dyn ColumnSource, selection: &mut V
     match filter {
         Filter::Const(true) => {}
         Filter::Const(false) => selection.clear(),
+        Filter::Test { att, test: Test::Columns(op, other) } => {
+            select_columns(*op, *att, *other, columns, selection)
+        }
         Filter::Test { att, test } => select_test(test, columns.column(*att), selection),
         Filter::And(children) => {
             for c in children {
@@ -204,15 +209,64 @@ fn select_test(test: &Test, v: &DecodedVector, selection: &mut Vec<u32>) {
             }
             _ => mismatch(),
         },
+        // `select` reads both columns of these.
+        Test::Columns(..) => mismatch(),
+        Test::Numeric(..) | Test::NumericIn(..) | Test::Trimmed(_) | Test::Like(..) => match &v.values {
+            DecodedValues::Bytes { offsets, data } => {
+                let pass = bytes_pass(test);
+                retain_valid(valid, selection, |r| pass(bytes_at(offsets, data, r)))
+            }
+            _ => mismatch(),
+        },
     }
 }
 
 type BytesTest<'a> = dyn Fn(&[u8]) -> bool + 'a;
 
+/// A numeric test on one stored value, in numeric order (a value that is no numeric
+/// passes none: the decoder's checksums keep such bytes out).
+fn numeric_pass(test: &Test) -> Box<BytesTest<'_>> {
+    match test {
+        Test::Numeric(op, c) => {
+            let Some(c) = numeric::parse(c) else { mismatch() };
+            let op = *op;
+            Box::new(move |x| {
+                numeric::parse(x).is_some_and(|x| {
+                    let o = numeric::cmp(&x, &c);
+                    match op {
+                        Some(CmpOp::Lt) => o.is_lt(),
+                        Some(CmpOp::Le) => o.is_le(),
+                        Some(CmpOp::Eq) => o.is_eq(),
+                        Some(CmpOp::Ge) => o.is_ge(),
+                        Some(CmpOp::Gt) => o.is_gt(),
+                        None => o.is_ne(),
+                    }
+                })
+            })
+        }
+        Test::NumericIn(set, wanted) => {
+            let wanted = *wanted;
+            Box::new(move |x| numeric::parse(x).is_some() && set.contains(x) == wanted)
+        }
+        _ => mismatch(),
+    }
+}
+
 /// A test on a vector kept as a dictionary: decided once per entry, then looked up by
 /// each row's code.
 fn select_dictionary(test: &Test, d: &Dictionary, valid: Option<&[bool]>, selection: &mut Vec<u32>) {
-    let pass: Box<BytesTest<'_>> = match test {
+    if matches!(test, Test::In(set) if set.is_empty()) {
+        return selection.clear();
+    }
+    let pass = bytes_pass(test);
+    let matches: Vec<bool> = (0..d.len()).map(|e| pass(d.entry(e))).collect();
+    let codes = &d.codes;
+    retain_valid(valid, selection, |r| matches[codes[r] as usize]);
+}
+
+/// A test on one byte-string value.
+fn bytes_pass(test: &Test) -> Box<BytesTest<'_>> {
+    match test {
         Test::Compare(op, Bound::Bytes(c)) => {
             let c = c.as_slice();
             match op {
@@ -226,13 +280,70 @@ fn select_dictionary(test: &Test, d: &Dictionary, valid: Option<&[bool]>, select
         Test::NotEqual(Bound::Bytes(c)) => Box::new(move |x| x != c.as_slice()),
         Test::In(ValueSet::Bytes(set)) => Box::new(move |x| set.contains(x)),
         Test::NotIn(ValueSet::Bytes(set)) => Box::new(move |x| !set.contains(x)),
-        Test::In(set) if set.is_empty() => return selection.clear(),
         Test::Prefix(p) => Box::new(move |x| x.starts_with(p)),
+        Test::Numeric(..) | Test::NumericIn(..) => numeric_pass(test),
+        Test::Like(pattern, matching) => Box::new(move |x| pattern.matches(x) == *matching),
+        Test::Trimmed(inner) => {
+            let inner = bytes_pass(inner);
+            Box::new(move |x| inner(trim_spaces(x)))
+        }
+        _ => mismatch(),
+    }
+}
+
+/// `a op b` (`op` None: `<>`) for two columns of the same row: the first one's values
+/// are copied, as the source lends one vector at a time.
+fn select_columns(
+    op: Option<CmpOp>,
+    a: usize,
+    b: usize,
+    columns: &mut dyn ColumnSource,
+    selection: &mut Vec<u32>,
+) {
+    let left = columns.column(a);
+    let (values, validity) = (left.values.clone(), left.validity.clone());
+    let dictionary = left.dictionary.clone();
+    let right = columns.column(b);
+    let both_valid =
+        |r: usize| validity.as_ref().is_none_or(|v| v[r]) && right.validity.as_ref().is_none_or(|v| v[r]);
+    let passes = |o: std::cmp::Ordering| match op {
+        Some(CmpOp::Lt) => o.is_lt(),
+        Some(CmpOp::Le) => o.is_le(),
+        Some(CmpOp::Eq) => o.is_eq(),
+        Some(CmpOp::Ge) => o.is_ge(),
+        Some(CmpOp::Gt) => o.is_gt(),
+        None => o.is_ne(),
+    };
+    let float = |v: &DecodedValues, r: usize| match v {
+        DecodedValues::Float64(x) => float_key(x[r]),
+        DecodedValues::Float32(x) => float_key(x[r] as f64),
         _ => mismatch(),
     };
-    let matches: Vec<bool> = (0..d.len()).map(|e| pass(d.entry(e))).collect();
-    let codes = &d.codes;
-    retain_valid(valid, selection, |r| matches[codes[r] as usize]);
+    match (&values, &right.values) {
+        (DecodedValues::Int(x), DecodedValues::Int(y)) => {
+            retain(selection, |r| both_valid(r) && passes(x[r].cmp(&y[r])))
+        }
+        (DecodedValues::Bytes { .. }, DecodedValues::Bytes { .. }) => {
+            // numeric: NaN and values that are no numeric (never stored) as core orders them,
+            // or failing.
+            let (x, y) = ((&values, dictionary.as_ref()), (&right.values, right.dictionary.as_ref()));
+            retain(selection, |r| {
+                both_valid(r)
+                    && numeric::cmp_bytes(row_bytes(x.0, x.1, r), row_bytes(y.0, y.1, r)).is_some_and(passes)
+            })
+        }
+        (x, y) => retain(selection, |r| both_valid(r) && passes(float(x, r).cmp(&float(y, r)))),
+    }
+}
+
+/// Row `r` of a byte-string vector, plain or kept as a dictionary.
+#[inline(always)]
+fn row_bytes<'a>(values: &'a DecodedValues, dictionary: Option<&'a Dictionary>, r: usize) -> &'a [u8] {
+    match (dictionary, values) {
+        (Some(d), _) => d.entry(d.codes[r] as usize),
+        (None, DecodedValues::Bytes { offsets, data }) => bytes_at(offsets, data, r),
+        _ => mismatch(),
+    }
 }
 
 /// A test whose value kind is not the column's: the planner never makes one.
@@ -311,13 +422,14 @@ fn in_keys<T: Copy>(
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
+    use crate::exec::filter::NumericSet;
     use crate::storage::format::encoding::{
         decode_vector, encode_vector, CompressionPolicy, PhysicalKind, VectorValues,
     };
 
-    fn ints(values: &[Option<i64>]) -> DecodedVector {
+    pub(crate) fn ints(values: &[Option<i64>]) -> DecodedVector {
         let raw: Vec<i64> = values.iter().flatten().copied().collect();
         roundtrip(VectorValues::Int(&raw), &validity(values), PhysicalKind::Int)
     }
@@ -362,7 +474,7 @@ mod tests {
         }
     }
 
-    fn run(filter: &Filter, columns: &[DecodedVector]) -> Vec<u32> {
+    pub(crate) fn run(filter: &Filter, columns: &[DecodedVector]) -> Vec<u32> {
         let mut sel: Vec<u32> = (0..columns[0].rows).collect();
         select(filter, &mut Cols(columns, Vec::new()), &mut sel);
         sel
@@ -498,6 +610,8 @@ mod tests {
             Test::In(ValueSet::of(&[b("host_2"), b("zeta")])),
             Test::NotIn(ValueSet::of(&[b("host_2"), b("zeta")])),
             Test::Prefix(b"host_1".to_vec()),
+            Test::Like(crate::exec::filter::like::LikePattern::new(b"%1%"), true),
+            Test::Like(crate::exec::filter::like::LikePattern::new(b"h%t%2"), false),
             Test::IsNull,
             Test::IsNotNull,
         ];
@@ -505,6 +619,172 @@ mod tests {
             let f = test(0, t.clone());
             assert_eq!(run(&f, std::slice::from_ref(&coded)), run(&f, std::slice::from_ref(&plain)), "{t:?}");
         }
+    }
+
+    /// Stored numeric bytes (short header) of `digits` (base 10000) at `weight`.
+    fn num(negative: bool, weight: i8, dscale: u16, digits: &[u16]) -> Vec<u8> {
+        let h = 0x8000 | if negative { 0x2000 } else { 0 } | (dscale << 7) | ((weight as i16 as u16) & 0x7F);
+        let mut b = h.to_le_bytes().to_vec();
+        digits.iter().for_each(|d| b.extend_from_slice(&d.to_le_bytes()));
+        b
+    }
+
+    fn byte_rows(
+        values: &[Option<Vec<u8>>],
+        policy: &CompressionPolicy,
+        keep_dictionary: bool,
+    ) -> DecodedVector {
+        let mut offsets = vec![0u32];
+        let mut data = Vec::new();
+        for v in values.iter().flatten() {
+            data.extend_from_slice(v);
+            offsets.push(data.len() as u32);
+        }
+        let mut bytes = Vec::new();
+        let valid = validity(values);
+        let values = VectorValues::Bytes { offsets: &offsets, data: &data };
+        encode_vector(valid.len() as u32, Some(&valid), values, policy, &mut bytes);
+        let mut out = DecodedVector::default();
+        out.keep_dictionary = keep_dictionary;
+        decode_vector(&bytes, PhysicalKind::Bytes, &mut out).unwrap();
+        out
+    }
+
+    #[test]
+    fn numerics_compare_in_numeric_order() {
+        let nan = 0xC000u16.to_le_bytes().to_vec();
+        let pinf = 0xD000u16.to_le_bytes().to_vec();
+        let ninf = 0xF000u16.to_le_bytes().to_vec();
+        // 0.05, 0.050, 0.07, 24, 24.00, -1, NaN, Infinity, -Infinity, NULL; 200 times.
+        let distinct = [
+            Some(num(false, -1, 2, &[500])),
+            Some(num(false, -1, 3, &[500])),
+            Some(num(false, -1, 2, &[700])),
+            Some(num(false, 0, 0, &[24])),
+            Some(num(false, 0, 2, &[24])),
+            Some(num(true, 0, 0, &[1])),
+            Some(nan.clone()),
+            Some(pinf),
+            Some(ninf),
+            None,
+        ];
+        let values: Vec<Option<Vec<u8>>> = (0..2000).map(|i| distinct[i % distinct.len()].clone()).collect();
+        let plain = byte_rows(&values, &CompressionPolicy::default(), false);
+        let coded = byte_rows(&values, &CompressionPolicy::NONE, true);
+        assert!(coded.dictionary.is_some());
+        let rows = |of: &[usize]| -> Vec<u32> {
+            (0..2000u32).filter(|r| of.contains(&(*r as usize % distinct.len()))).collect()
+        };
+        let five = num(false, -1, 1, &[500]);
+        let cases = [
+            (Test::Numeric(Some(CmpOp::Eq), five.clone()), rows(&[0, 1])),
+            (Test::Numeric(None, five.clone()), rows(&[2, 3, 4, 5, 6, 7, 8])),
+            (Test::Numeric(Some(CmpOp::Ge), five.clone()), rows(&[0, 1, 2, 3, 4, 6, 7])),
+            (Test::Numeric(Some(CmpOp::Lt), num(false, 0, 0, &[24])), rows(&[0, 1, 2, 5, 8])),
+            (Test::Numeric(Some(CmpOp::Gt), num(false, 0, 0, &[24])), rows(&[6, 7])),
+            (Test::Numeric(Some(CmpOp::Eq), nan.clone()), rows(&[6])),
+            (Test::Numeric(Some(CmpOp::Le), num(true, 0, 0, &[1])), rows(&[5, 8])),
+            (Test::NumericIn(NumericSet::of(&[five.clone(), nan.clone()]).unwrap(), true), rows(&[0, 1, 6])),
+            (Test::NumericIn(NumericSet::of(&[five, nan]).unwrap(), false), rows(&[2, 3, 4, 5, 7, 8])),
+        ];
+        for (t, want) in cases {
+            let f = test(0, t.clone());
+            assert_eq!(run(&f, std::slice::from_ref(&plain)), want, "{t:?}");
+            assert_eq!(run(&f, std::slice::from_ref(&coded)), want, "dictionary {t:?}");
+        }
+    }
+
+    #[test]
+    fn blank_padded_values_compare_without_trailing_spaces() {
+        let distinct = [Some("ab   "), Some("ab"), Some(""), Some("   "), Some("ab c "), Some("b "), None];
+        let values: Vec<Option<Vec<u8>>> =
+            (0..2000).map(|i| distinct[i % distinct.len()].map(|s| s.as_bytes().to_vec())).collect();
+        let plain = byte_rows(&values, &CompressionPolicy::default(), false);
+        let coded = byte_rows(&values, &CompressionPolicy::NONE, true);
+        assert!(coded.dictionary.is_some());
+        let rows = |of: &[usize]| -> Vec<u32> {
+            (0..2000u32).filter(|r| of.contains(&(*r as usize % distinct.len()))).collect()
+        };
+        let b = |s: &str| Bound::Bytes(s.as_bytes().to_vec());
+        let trimmed = |t: Test| Test::Trimmed(Box::new(t));
+        let cases = [
+            (trimmed(Test::Compare(CmpOp::Eq, b("ab"))), rows(&[0, 1])),
+            (trimmed(Test::Compare(CmpOp::Eq, b(""))), rows(&[2, 3])),
+            (trimmed(Test::NotEqual(b("ab"))), rows(&[2, 3, 4, 5])),
+            (trimmed(Test::Compare(CmpOp::Lt, b("ab c"))), rows(&[0, 1, 2, 3])),
+            (trimmed(Test::Compare(CmpOp::Ge, b("b"))), rows(&[5])),
+            (trimmed(Test::In(ValueSet::of(&[b("b"), b("")]))), rows(&[2, 3, 5])),
+            (trimmed(Test::NotIn(ValueSet::of(&[b("b"), b("")]))), rows(&[0, 1, 4])),
+        ];
+        for (t, want) in cases {
+            let f = test(0, t.clone());
+            assert_eq!(run(&f, std::slice::from_ref(&plain)), want, "{t:?}");
+            assert_eq!(run(&f, std::slice::from_ref(&coded)), want, "dictionary {t:?}");
+        }
+    }
+
+    #[test]
+    fn two_numeric_columns_of_a_row() {
+        let nan = 0xC000u16.to_le_bytes().to_vec();
+        // Left cycles over 3 values (a dictionary), right over 4 (plain): 12 pairs.
+        let left = [Some(num(false, 0, 0, &[24])), Some(nan.clone()), None];
+        let right = [Some(num(false, 0, 2, &[24])), Some(num(false, -1, 2, &[500])), Some(nan), None];
+        let l: Vec<Option<Vec<u8>>> = (0..2000).map(|i| left[i % 3].clone()).collect();
+        let r: Vec<Option<Vec<u8>>> = (0..2000).map(|i| right[i % 4].clone()).collect();
+        let c = [
+            byte_rows(&l, &CompressionPolicy::NONE, true),
+            byte_rows(&r, &CompressionPolicy::default(), false),
+        ];
+        assert!(c[0].dictionary.is_some() && c[1].dictionary.is_none());
+        // Ranks: 24 = 24.00 < NaN; 0.05 < 24.
+        let rank = |v: &Option<Vec<u8>>| {
+            v.as_ref().map(|b| {
+                if b.len() == 2 && b[1] == 0xC0 {
+                    2
+                } else if b.len() == 4 && b[2] == 0xF4 {
+                    0
+                } else {
+                    1
+                }
+            })
+        };
+        for (op, want) in [
+            (Some(CmpOp::Lt), std::cmp::Ordering::Less),
+            (Some(CmpOp::Eq), std::cmp::Ordering::Equal),
+            (Some(CmpOp::Gt), std::cmp::Ordering::Greater),
+        ] {
+            let expected: Vec<u32> = (0..2000u32)
+                .filter(|&i| match (rank(&l[i as usize]), rank(&r[i as usize])) {
+                    (Some(a), Some(b)) => a.cmp(&b) == want,
+                    _ => false,
+                })
+                .collect();
+            assert_eq!(run(&test(0, Test::Columns(op, 1)), &c), expected, "{op:?}");
+        }
+    }
+
+    #[test]
+    fn two_columns_of_a_row() {
+        let c = [
+            ints(&[Some(1), Some(5), None, Some(3), Some(-2)]),
+            ints(&[Some(2), Some(5), Some(1), None, Some(-3)]),
+            floats(&[Some(1.0), Some(f64::NAN), Some(0.0), Some(-0.0), None]),
+            floats(&[Some(f64::NAN), Some(f64::NAN), Some(-0.0), Some(0.0), Some(1.0)]),
+        ];
+        let cols = |op, a, b| test(a, Test::Columns(op, b));
+        assert_eq!(run(&cols(Some(CmpOp::Lt), 0, 1), &c), vec![0]);
+        assert_eq!(run(&cols(Some(CmpOp::Le), 0, 1), &c), vec![0, 1]);
+        assert_eq!(run(&cols(Some(CmpOp::Eq), 0, 1), &c), vec![1]);
+        assert_eq!(run(&cols(Some(CmpOp::Gt), 0, 1), &c), vec![4]);
+        assert_eq!(run(&cols(None, 0, 1), &c), vec![0, 4]);
+        assert_eq!(run(&cols(Some(CmpOp::Ge), 1, 0), &c), vec![0, 1]);
+        // PostgreSQL's float order: NaN equals NaN and is above 1; -0 equals 0.
+        assert_eq!(run(&cols(Some(CmpOp::Eq), 2, 3), &c), vec![1, 2, 3]);
+        assert_eq!(run(&cols(Some(CmpOp::Lt), 2, 3), &c), vec![0]);
+        let f =
+            Filter::And(vec![cols(Some(CmpOp::Le), 0, 1), test(0, Test::Compare(CmpOp::Gt, Bound::Int(1)))]);
+        assert_eq!(f.attributes(), vec![0, 1]);
+        assert_eq!(run(&f, &c), vec![1]);
     }
 
     #[test]

@@ -13,6 +13,9 @@
 //!   selection (the row numbers that are left).
 //! - `zone`: the tree evaluated on zone maps: no row can pass, every row passes, or
 //!   the vector must be read.
+//! - `time_cuts`: comparisons across date, timestamp and timestamptz turned into
+//!   comparisons of the column's own integers.
+//! - `like`: `LIKE` patterns with `%` as their only wildcard, matched on bytes.
 //! - `pushed`: a resolved filter as the reader asks for it (`VectorFilter`).
 //! - `join_keys`: a hash join's inner keys tested on the probe side's key column (join
 //!   filters), before the pushed filter.
@@ -21,11 +24,14 @@
 
 pub mod join_keys;
 pub mod kernels;
+pub mod like;
 pub mod operands;
 pub mod plan;
 pub mod pushed;
+pub mod time_cuts;
 pub mod zone;
 
+use crate::storage::format::numeric;
 use crate::storage::format::zonemap::{Bound, CmpOp};
 use std::collections::HashSet;
 
@@ -45,6 +51,45 @@ pub enum Test {
     IsNotNull,
     /// The value's bytes start with these (`LIKE 'prefix%'`).
     Prefix(Vec<u8>),
+    /// `column op value` (None: `<>`) on stored `numeric` bytes, in numeric order.
+    Numeric(Option<CmpOp>, Vec<u8>),
+    /// `column IN (...)` (`true`) or `NOT IN` (`false`) on stored `numeric` bytes.
+    NumericIn(NumericSet, bool),
+    /// A byte-string test on the value without its trailing spaces (`char(n)`).
+    Trimmed(Box<Test>),
+    /// `column op other` (None: `<>`) with another attribute's value in the same row,
+    /// both integers, both floats or both numerics; NULL on either side fails.
+    Columns(Option<CmpOp>, usize),
+    /// `column LIKE pattern` (`NOT LIKE` if the flag is false), `%` its only wildcard.
+    Like(like::LikePattern, bool),
+}
+
+/// The values of a `numeric` IN list, in numeric order, each once (1.0 and 1.00 are one).
+#[derive(Debug, Clone, PartialEq)]
+pub struct NumericSet(Vec<Vec<u8>>);
+
+impl NumericSet {
+    /// The set of stored numerics `values`; None if one is no numeric.
+    pub fn of(values: &[Vec<u8>]) -> Option<NumericSet> {
+        if values.iter().any(|v| numeric::parse(v).is_none()) {
+            return None;
+        }
+        let order = |a: &Vec<u8>, b: &Vec<u8>| numeric::cmp_bytes(a, b).unwrap();
+        let mut v = values.to_vec();
+        v.sort_by(order);
+        v.dedup_by(|a, b| order(a, b) == std::cmp::Ordering::Equal);
+        Some(NumericSet(v))
+    }
+
+    /// Whether stored numeric `x` equals one of the set's (false if `x` is no numeric).
+    pub fn contains(&self, x: &[u8]) -> bool {
+        let Some(x) = numeric::parse(x) else { return false };
+        self.0.binary_search_by(|v| numeric::cmp(&numeric::parse(v).unwrap(), &x)).is_ok()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
 }
 
 /// Values of an IN list, in the form the kernels look them up in.
@@ -119,7 +164,12 @@ impl Filter {
 
     fn collect_attributes(&self, out: &mut Vec<usize>) {
         match self {
-            Filter::Test { att, .. } => out.push(*att),
+            Filter::Test { att, test } => {
+                out.push(*att);
+                if let Test::Columns(_, other) = test {
+                    out.push(*other);
+                }
+            }
             Filter::And(children) | Filter::Or(children) => {
                 children.iter().for_each(|c| c.collect_attributes(out))
             }

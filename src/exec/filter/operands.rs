@@ -5,10 +5,13 @@
 //! pruning.
 
 use super::plan::OperandValue;
+use super::time_cuts::{Cuts, TimeType};
+use crate::storage::format::zonemap::Bound;
 use crate::storage::relation::datum;
 use pgrx::pg_sys;
 
-/// The values of a filter's operands (`states`: their executor state), evaluated now.
+/// The values of a filter's operands (`states`: their executor state), evaluated now;
+/// those `conversions` name (`FilterPlan::conversions`) as their cuts.
 ///
 /// # Safety
 /// Backend thread, in the running query: `states` are the ExecInitExpr'd states of
@@ -18,8 +21,9 @@ pub unsafe fn operand_values(
     operands: &[*mut pg_sys::Node],
     states: &[*mut pg_sys::ExprState],
     econtext: *mut pg_sys::ExprContext,
+    conversions: &[(usize, TimeType, TimeType)],
 ) -> Vec<OperandValue> {
-    let values = operands
+    let mut values: Vec<OperandValue> = operands
         .iter()
         .zip(states)
         .map(|(&expr, &state)| {
@@ -36,7 +40,38 @@ pub unsafe fn operand_values(
     // SAFETY: `econtext` is live (this fn's contract) and nothing evaluated in its
     // per-tuple memory is used after this: the values were copied out.
     unsafe { pg_sys::MemoryContextReset((*econtext).ecxt_per_tuple_memory) };
+    // SAFETY: on the backend thread (this fn's contract).
+    unsafe { convert_times(&mut values, conversions) };
     values
+}
+
+/// The operands `conversions` name (operand, column type, operand type) replaced by
+/// their cuts in the column type's domain, found with core's own cross-type comparison
+/// (`date_cmp_timestamptz_internal` and its kin: the session TimeZone, infinities and
+/// overflow as core has them). A NULL stays NULL.
+///
+/// # Safety
+/// Backend thread (the comparisons read the session TimeZone); none of them raises.
+pub unsafe fn convert_times(values: &mut [OperandValue], conversions: &[(usize, TimeType, TimeType)]) {
+    use TimeType::*;
+    for &(k, column, operand) in conversions {
+        let OperandValue::Value(Bound::Int(t)) = values[k] else { continue };
+        // SAFETY: core's comparison functions on plain integers of their types, on the
+        // backend thread (this fn's contract); they never raise.
+        let cmp = |c: i64| unsafe {
+            match (column, operand) {
+                (Date, Timestamp) => pg_sys::date_cmp_timestamp_internal(c as i32, t),
+                (Date, TimestampTz) => pg_sys::date_cmp_timestamptz_internal(c as i32, t),
+                (Timestamp, Date) => -pg_sys::date_cmp_timestamp_internal(t as i32, c),
+                (TimestampTz, Date) => -pg_sys::date_cmp_timestamptz_internal(t as i32, c),
+                (TimestampTz, Timestamp) => -pg_sys::timestamp_cmp_timestamptz_internal(t, c),
+                // Not monotone in the column (local times in a DST gap): never planned.
+                (Timestamp, TimestampTz) => panic!("timestamp column against timestamptz is not pushed"),
+                _ => c.cmp(&t) as i32,
+            }
+        };
+        values[k] = OperandValue::Cuts(Cuts::find(column, cmp));
+    }
 }
 
 /// An operand's value in the physical form of the column it is compared with (the

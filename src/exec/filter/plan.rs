@@ -2,7 +2,9 @@
 //! expressions the executor evaluates once when the scan starts (and again on a
 //! rescan, when parameters change). `resolve` then makes the `Filter` the kernels run.
 
-use super::{Filter, Test, ValueSet};
+use super::like::LikePattern;
+use super::time_cuts::{Cuts, TimeType};
+use super::{Filter, NumericSet, Test, ValueSet};
 use crate::storage::format::zonemap::{Bound, CmpOp};
 
 #[derive(Debug, Clone, PartialEq)]
@@ -17,6 +19,77 @@ pub enum PlanTest {
     IsNull,
     IsNotNull,
     Prefix(Vec<u8>),
+    /// `column LIKE pattern` (`matching`) or `NOT LIKE`; `%` the pattern's only wildcard.
+    Like {
+        pattern: Vec<u8>,
+        matching: bool,
+    },
+    /// `column op operand` (`cmp` None: `<>`) across the datetime types, as core's
+    /// cross-type operator compares them: the operand, of type `operand`, resolves to its
+    /// cuts in the `column` type's domain (`time_cuts`).
+    Across {
+        cmp: Option<CmpOp>,
+        k: usize,
+        column: TimeType,
+        operand: TimeType,
+    },
+    /// `column op operand` (`cmp` None: `<>`) on a `numeric` column, in numeric order.
+    Numeric {
+        cmp: Option<CmpOp>,
+        k: usize,
+    },
+    /// `column = ANY(operand)` (`any`) or `column <> ALL(operand)` on a `numeric` column.
+    NumericIn {
+        k: usize,
+        any: bool,
+    },
+    /// A test on a `char(n)` column: values and operands compared with their trailing
+    /// spaces stripped, as bpchar's operators compare them.
+    Trimmed {
+        test: TrimmedTest,
+        k: usize,
+    },
+    /// `column op other` (`cmp` None: `<>`), two integer, float or numeric columns of
+    /// this relation (`other` its attribute, 0-based).
+    Columns {
+        cmp: Option<CmpOp>,
+        other: usize,
+    },
+}
+
+/// The tests of a `Trimmed` one.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum TrimmedTest {
+    /// `op` (None: `<>`).
+    Compare(Option<CmpOp>),
+    /// `= ANY` (true) or `<> ALL` (false).
+    In(bool),
+}
+
+impl TrimmedTest {
+    fn code(self) -> u8 {
+        match self {
+            TrimmedTest::Compare(Some(op)) => OPS.iter().position(|o| *o == op).unwrap() as u8,
+            TrimmedTest::Compare(None) => 5,
+            TrimmedTest::In(true) => 6,
+            TrimmedTest::In(false) => 7,
+        }
+    }
+
+    fn from_code(code: u8) -> Option<TrimmedTest> {
+        Some(match code {
+            0..=4 => TrimmedTest::Compare(Some(OPS[code as usize])),
+            5 => TrimmedTest::Compare(None),
+            6 => TrimmedTest::In(true),
+            7 => TrimmedTest::In(false),
+            _ => return None,
+        })
+    }
+}
+
+/// `b` without its trailing spaces (bpchar's `bcTruelen`).
+pub fn trim_spaces(b: &[u8]) -> &[u8] {
+    &b[..b.iter().rposition(|c| *c != b' ').map_or(0, |i| i + 1)]
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -37,6 +110,8 @@ pub enum OperandValue {
     Value(Bound),
     /// An array's elements (None: a NULL element).
     Array(Vec<Option<Bound>>),
+    /// A datetime operand of an `Across` test, as its cuts in the column's domain.
+    Cuts(Cuts),
 }
 
 impl FilterPlan {
@@ -52,7 +127,12 @@ impl FilterPlan {
     /// The attributes the filter reads, sorted, each once.
     pub fn attributes(&self) -> Vec<usize> {
         let mut out = Vec::new();
-        self.visit(&mut |att, _| out.push(att));
+        self.visit(&mut |att, test| {
+            out.push(att);
+            if let PlanTest::Columns { other, .. } = test {
+                out.push(*other);
+            }
+        });
         out.sort_unstable();
         out.dedup();
         out
@@ -82,6 +162,12 @@ impl FilterPlan {
                     PlanTest::NotEqual(k) => PlanTest::NotEqual(k + first),
                     PlanTest::In(k) => PlanTest::In(k + first),
                     PlanTest::NotIn(k) => PlanTest::NotIn(k + first),
+                    PlanTest::Across { cmp, k, column, operand } => {
+                        PlanTest::Across { cmp: *cmp, k: k + first, column: *column, operand: *operand }
+                    }
+                    PlanTest::Numeric { cmp, k } => PlanTest::Numeric { cmp: *cmp, k: k + first },
+                    PlanTest::NumericIn { k, any } => PlanTest::NumericIn { k: k + first, any: *any },
+                    PlanTest::Trimmed { test, k } => PlanTest::Trimmed { test: *test, k: k + first },
                     other => other.clone(),
                 };
                 FilterPlan::Test { att: *att, test }
@@ -103,13 +189,29 @@ impl FilterPlan {
     fn collect_operands(&self, out: &mut Vec<usize>) {
         match self {
             FilterPlan::Test { test, .. } => match test {
-                PlanTest::Compare(_, k) | PlanTest::NotEqual(k) | PlanTest::In(k) | PlanTest::NotIn(k) => {
-                    out.push(*k)
-                }
+                PlanTest::Compare(_, k)
+                | PlanTest::NotEqual(k)
+                | PlanTest::In(k)
+                | PlanTest::NotIn(k)
+                | PlanTest::Across { k, .. }
+                | PlanTest::Numeric { k, .. }
+                | PlanTest::NumericIn { k, .. }
+                | PlanTest::Trimmed { k, .. } => out.push(*k),
                 _ => {}
             },
             FilterPlan::And(c) | FilterPlan::Or(c) => c.iter().for_each(|c| c.collect_operands(out)),
         }
+    }
+
+    /// The operands that resolve to cuts: (operand, column type, operand type).
+    pub fn conversions(&self) -> Vec<(usize, TimeType, TimeType)> {
+        let mut out = Vec::new();
+        self.visit(&mut |_, test| {
+            if let PlanTest::Across { k, column, operand, .. } = test {
+                out.push((*k, *column, *operand));
+            }
+        });
+        out
     }
 }
 
@@ -137,7 +239,14 @@ fn junction(children: &[FilterPlan], operands: &[OperandValue], and: bool) -> Fi
 fn resolve_test(att: usize, test: &PlanTest, operands: &[OperandValue]) -> Filter {
     let unknown = |k: &usize| operands[*k] == OperandValue::Unknown;
     match test {
-        PlanTest::Compare(_, k) | PlanTest::NotEqual(k) | PlanTest::In(k) | PlanTest::NotIn(k)
+        PlanTest::Compare(_, k)
+        | PlanTest::NotEqual(k)
+        | PlanTest::In(k)
+        | PlanTest::NotIn(k)
+        | PlanTest::Across { k, .. }
+        | PlanTest::Numeric { k, .. }
+        | PlanTest::NumericIn { k, .. }
+        | PlanTest::Trimmed { k, .. }
             if unknown(k) =>
         {
             return Filter::Const(true)
@@ -169,6 +278,61 @@ fn resolve_test(att: usize, test: &PlanTest, operands: &[OperandValue]) -> Filte
         PlanTest::IsNull => Some(Test::IsNull),
         PlanTest::IsNotNull => Some(Test::IsNotNull),
         PlanTest::Prefix(p) => Some(Test::Prefix(p.clone())),
+        PlanTest::Like { pattern, matching } => Some(Test::Like(LikePattern::new(pattern), *matching)),
+        PlanTest::Across { cmp, k, .. } => match &operands[*k] {
+            OperandValue::Cuts(cuts) => return cuts.filter(att, *cmp),
+            // Not converted (a plan-time estimate folds constants only): says less.
+            OperandValue::Value(_) => return Filter::Const(true),
+            _ => None,
+        },
+        PlanTest::Numeric { cmp, k } => match scalar(*k) {
+            Some(Bound::Bytes(b)) => Some(Test::Numeric(*cmp, b)),
+            _ => None,
+        },
+        PlanTest::NumericIn { k, any } => {
+            let Some(items) = array(*k) else { return Filter::Const(false) };
+            let bytes = |b: &Bound| match b {
+                Bound::Bytes(b) => Some(b.clone()),
+                _ => None,
+            };
+            if *any {
+                let values: Option<Vec<Vec<u8>>> = items.iter().flatten().map(bytes).collect();
+                values
+                    .and_then(|v| NumericSet::of(&v))
+                    .filter(|s| !s.is_empty())
+                    .map(|s| Test::NumericIn(s, true))
+            } else if items.is_empty() {
+                return Filter::Const(true);
+            } else {
+                // A NULL in the list makes NOT IN never true.
+                let values: Option<Vec<Vec<u8>>> = items.iter().map(|i| i.as_ref().and_then(bytes)).collect();
+                values.and_then(|v| NumericSet::of(&v)).map(|s| Test::NumericIn(s, false))
+            }
+        }
+        PlanTest::Columns { cmp, other } => Some(Test::Columns(*cmp, *other)),
+        PlanTest::Trimmed { test, k } => {
+            let trim = |b: &Bound| match b {
+                Bound::Bytes(b) => Bound::Bytes(trim_spaces(b).to_vec()),
+                other => other.clone(),
+            };
+            let trimmed_operands: Vec<OperandValue> = match &operands[*k] {
+                OperandValue::Value(b) => vec![OperandValue::Value(trim(b))],
+                OperandValue::Array(items) => {
+                    vec![OperandValue::Array(items.iter().map(|i| i.as_ref().map(trim)).collect())]
+                }
+                other => vec![other.clone()],
+            };
+            let inner = match test {
+                TrimmedTest::Compare(Some(op)) => PlanTest::Compare(*op, 0),
+                TrimmedTest::Compare(None) => PlanTest::NotEqual(0),
+                TrimmedTest::In(true) => PlanTest::In(0),
+                TrimmedTest::In(false) => PlanTest::NotIn(0),
+            };
+            return match resolve_test(att, &inner, &trimmed_operands) {
+                Filter::Test { att, test } => Filter::Test { att, test: Test::Trimmed(Box::new(test)) },
+                decided => decided,
+            };
+        }
     };
     match test {
         Some(test) => Filter::Test { att, test },
@@ -177,6 +341,20 @@ fn resolve_test(att: usize, test: &PlanTest, operands: &[OperandValue]) -> Filte
 }
 
 const OPS: [CmpOp; 5] = [CmpOp::Lt, CmpOp::Le, CmpOp::Eq, CmpOp::Ge, CmpOp::Gt];
+
+/// A comparison or `<>` (None) as a byte: its place in `OPS`, `<>` after them.
+fn cmp_code(cmp: Option<CmpOp>) -> u8 {
+    cmp.map_or(OPS.len(), |op| OPS.iter().position(|o| *o == op).unwrap()) as u8
+}
+
+/// The comparison `cmp_code` gave `code`; None for a byte it never gives.
+fn cmp_of(code: u8) -> Option<Option<CmpOp>> {
+    if code as usize == OPS.len() {
+        Some(None)
+    } else {
+        OPS.get(code as usize).map(|op| Some(*op))
+    }
+}
 
 impl FilterPlan {
     /// The plan as bytes (a plan keeps it as a bytea constant).
@@ -216,6 +394,39 @@ impl FilterPlan {
                         out.push(6);
                         u32_(out, p.len());
                         out.extend_from_slice(p);
+                    }
+                    PlanTest::Numeric { cmp, k } => {
+                        out.push(8);
+                        out.push(cmp_code(*cmp));
+                        u32_(out, *k);
+                    }
+                    PlanTest::NumericIn { k, any } => {
+                        out.push(9);
+                        out.push(*any as u8);
+                        u32_(out, *k);
+                    }
+                    PlanTest::Trimmed { test, k } => {
+                        out.push(10);
+                        out.push(test.code());
+                        u32_(out, *k);
+                    }
+                    PlanTest::Like { pattern, matching } => {
+                        out.push(12);
+                        out.push(*matching as u8);
+                        u32_(out, pattern.len());
+                        out.extend_from_slice(pattern);
+                    }
+                    PlanTest::Columns { cmp, other } => {
+                        out.push(11);
+                        out.push(cmp_code(*cmp));
+                        u32_(out, *other);
+                    }
+                    PlanTest::Across { cmp, k, column, operand } => {
+                        out.push(7);
+                        out.push(cmp_code(*cmp));
+                        u32_(out, *k);
+                        out.push(column.code());
+                        out.push(operand.code());
                     }
                 }
             }
@@ -266,6 +477,44 @@ impl FilterPlan {
                         let p = at.get(..len)?.to_vec();
                         *at = &at[len..];
                         PlanTest::Prefix(p)
+                    }
+                    7 => {
+                        let cmp = cmp_of(byte(at)?)?;
+                        let k = num(at)?;
+                        let column = TimeType::from_code(byte(at)?)?;
+                        let operand = TimeType::from_code(byte(at)?)?;
+                        PlanTest::Across { cmp, k, column, operand }
+                    }
+                    8 => {
+                        let cmp = cmp_of(byte(at)?)?;
+                        PlanTest::Numeric { cmp, k: num(at)? }
+                    }
+                    9 => {
+                        let any = match byte(at)? {
+                            0 => false,
+                            1 => true,
+                            _ => return None,
+                        };
+                        PlanTest::NumericIn { k: num(at)?, any }
+                    }
+                    10 => {
+                        let test = TrimmedTest::from_code(byte(at)?)?;
+                        PlanTest::Trimmed { test, k: num(at)? }
+                    }
+                    11 => {
+                        let cmp = cmp_of(byte(at)?)?;
+                        PlanTest::Columns { cmp, other: num(at)? }
+                    }
+                    12 => {
+                        let matching = match byte(at)? {
+                            0 => false,
+                            1 => true,
+                            _ => return None,
+                        };
+                        let len = num(at)?;
+                        let pattern = at.get(..len)?.to_vec();
+                        *at = &at[len..];
+                        PlanTest::Like { pattern, matching }
                     }
                     _ => return None,
                 };
@@ -320,10 +569,42 @@ mod tests {
             t(3, PlanTest::In(2)),
             t(4, PlanTest::NotEqual(3)),
             t(4, PlanTest::IsNotNull),
+            t(
+                5,
+                PlanTest::Across { cmp: None, k: 4, column: TimeType::Date, operand: TimeType::TimestampTz },
+            ),
+            t(
+                5,
+                PlanTest::Across {
+                    cmp: Some(CmpOp::Gt),
+                    k: 5,
+                    column: TimeType::TimestampTz,
+                    operand: TimeType::Timestamp,
+                },
+            ),
         ]);
         let bytes = plan.to_bytes();
         assert_eq!(FilterPlan::from_bytes(&bytes), Some(plan.clone()));
-        assert_eq!(plan.operands(), vec![0, 1, 2, 3]);
+        let numeric = FilterPlan::Or(vec![
+            t(6, PlanTest::Numeric { cmp: None, k: 0 }),
+            t(6, PlanTest::Numeric { cmp: Some(CmpOp::Le), k: 1 }),
+            t(6, PlanTest::NumericIn { k: 2, any: false }),
+            t(6, PlanTest::NumericIn { k: 3, any: true }),
+            t(7, PlanTest::Trimmed { test: TrimmedTest::Compare(None), k: 4 }),
+            t(7, PlanTest::Trimmed { test: TrimmedTest::Compare(Some(CmpOp::Lt)), k: 5 }),
+            t(7, PlanTest::Trimmed { test: TrimmedTest::In(false), k: 6 }),
+            t(8, PlanTest::Columns { cmp: Some(CmpOp::Lt), other: 9 }),
+            t(8, PlanTest::Columns { cmp: None, other: 1 }),
+            t(2, PlanTest::Like { pattern: b"%special%requests%".to_vec(), matching: false }),
+        ]);
+        assert_eq!(numeric.attributes(), vec![1, 2, 6, 7, 8, 9]);
+        assert_eq!(FilterPlan::from_bytes(&numeric.to_bytes()), Some(numeric.clone()));
+        assert_eq!(numeric.with_operands_from(2).operands(), vec![2, 3, 4, 5, 6, 7, 8]);
+        assert_eq!(plan.operands(), vec![0, 1, 2, 3, 4, 5]);
+        assert_eq!(
+            plan.conversions(),
+            vec![(4, TimeType::Date, TimeType::TimestampTz), (5, TimeType::TimestampTz, TimeType::Timestamp)]
+        );
         assert_eq!(FilterPlan::from_bytes(&bytes[..bytes.len() - 1]), None);
         assert_eq!(FilterPlan::from_bytes(&[9]), None);
     }

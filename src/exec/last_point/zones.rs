@@ -156,9 +156,11 @@ impl ZoneRun {
     ) -> bool {
         if self.winners.is_none() {
             // Parameters may differ at each rescan: the filter is resolved now.
+            let conversions = self.filter.as_ref().map_or_else(Vec::new, |f| f.conversions());
             // SAFETY: the states were initialized for these operands in `begin`, and
             // `econtext` is the node's live context (this fn's contract).
-            let values = unsafe { operand_values(&self.operands, &self.operand_states, econtext) };
+            let values =
+                unsafe { operand_values(&self.operands, &self.operand_states, econtext, &conversions) };
             self.reader.set_filter(self.filter.as_ref().map(|f| PushedFilter::boxed(f.resolve(&values))));
             // SAFETY: between `begin` and `end`, so the reader's relation is open.
             self.winners = Some(unsafe { self.rank_rows() });

@@ -14,6 +14,7 @@
 //!   `bucket_rows` (row numbers in buckets; which rows of its bucket a mark covers) and
 //!   `delete_mask` (a row group's bitmap of deleted rows).
 //! - `image_arena`: reusable buffers for decoded values.
+//! - `numeric`: `numeric` values in their stored bytes, parsed and compared as core does.
 
 pub mod bucket_rows;
 pub mod chunk_encoder;
@@ -25,4 +26,5 @@ pub mod flush_order;
 pub mod image_arena;
 pub mod layout;
 pub mod mark_kind;
+pub mod numeric;
 pub mod zonemap;
