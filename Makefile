@@ -20,6 +20,7 @@ help:
 	@echo "make psql     connect to the local cluster    make stop   stop it"
 	@echo "make install  build in release mode and install into $(PG_CONFIG)'s PostgreSQL"
 	@echo "make bench    TSBS-style benchmark vs heap and DuckDB (after make run; ROWS=1000000 for a quick one)"
+	@echo "make bench-rows  ns per row of a scan returning every row, heap's Seq Scan vs PgColumnarScan (ROWS=5000000)"
 	@echo "make bench-changes  DELETE/UPDATE of 100k rows, point lookups on 10M rows, concurrent transfers; heap vs columnar"
 	@echo "make unit-test | pg-test | regress | isolation | integration-test | parity | crash-test"
 
@@ -46,6 +47,12 @@ demo:
 bench:
 	@bench/run.py --rows $(or $(ROWS),10000000) --hosts $(or $(HOSTS),400) \
 		--host $(RUN_SOCK) --port $(RUN_PORT)
+
+# Row output: ns per row of a scan that returns every row, heap against columnar, for
+# 1, 4 and 16 columns of each type (bench/row_output.py), against the `make run` cluster.
+.PHONY: bench-rows
+bench-rows:
+	@bench/row_output.py --rows $(or $(ROWS),5000000) --host $(RUN_SOCK) --port $(RUN_PORT)
 
 # Row changes and point lookups, heap against columnar, on a 10M-row table (bench/changes.sql).
 .PHONY: bench-changes
