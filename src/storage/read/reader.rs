@@ -657,7 +657,9 @@ impl Reader {
                 if !self.batch.push_values(&self.vectors[i]) {
                     // Byte strings and float4s: their Datums first (images in the column's arena).
                     self.columns[i].materialize_rows(self.kinds[i], &self.vectors[i], &self.selection);
-                    self.batch.push_datums(&self.columns[i]);
+                    if !self.batch.push_datums(&self.columns[i]) {
+                        data_corrupted("a column's vector holds fewer rows than the others");
+                    }
                 }
             }
         }

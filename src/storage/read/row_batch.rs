@@ -6,7 +6,6 @@
 
 use crate::storage::format::encoding::{DecodedValues, DecodedVector};
 use crate::storage::relation::datum::DatumColumn;
-use crate::storage::shared::error::data_corrupted;
 use pgrx::pg_sys;
 
 #[derive(Default)]
@@ -19,6 +18,8 @@ pub struct RowBatch {
     rows: usize,
     /// `rows` false flags, for columns without NULLs.
     no_nulls: Vec<bool>,
+    /// Per output column with NULLs in the vector, its null flags (its validity, negated).
+    null_flags: Vec<Vec<bool>>,
 }
 
 /// Where one column's Datums and null flags lie, `rows` of each.
@@ -62,7 +63,8 @@ impl RowBatch {
     /// pushed, for other vectors: the caller makes their Datums and `push_datums` them.
     ///
     /// # Safety
-    /// `v` must stay unchanged (not decoded again, moved or dropped) until `clear`.
+    /// `v` must stay unchanged (not decoded again, moved or dropped) until `clear` (the
+    /// batch keeps pointers to its values).
     pub unsafe fn push_values(&mut self, v: &DecodedVector) -> bool {
         let datums = match &v.values {
             DecodedValues::Int(values) if values.len() >= self.rows => values.as_ptr() as *const pg_sys::Datum,
@@ -72,7 +74,16 @@ impl RowBatch {
             _ => return false,
         };
         let nulls = match &v.validity {
-            Some(valid) if valid.len() >= self.rows => valid.as_ptr(),
+            Some(valid) if valid.len() >= self.rows => {
+                let j = self.cells.len();
+                if self.null_flags.len() <= j {
+                    self.null_flags.resize_with(j + 1, Vec::new);
+                }
+                let flags = &mut self.null_flags[j];
+                flags.clear();
+                flags.extend(valid.iter().map(|ok| !ok));
+                flags.as_ptr()
+            }
             Some(_) => return false,
             None => self.no_nulls.as_ptr(),
         };
@@ -80,15 +91,17 @@ impl RowBatch {
         true
     }
 
-    /// Pushes the next output column as Datums made for the vector's rows.
+    /// Pushes the next output column as Datums made for the vector's rows; false, with
+    /// nothing pushed, if it holds fewer rows than the batch.
     ///
     /// # Safety
     /// `column` must stay unchanged (not materialized again, moved or dropped) until `clear`.
-    pub unsafe fn push_datums(&mut self, column: &DatumColumn) {
+    pub unsafe fn push_datums(&mut self, column: &DatumColumn) -> bool {
         if column.datums.len() < self.rows || column.nulls.len() < self.rows {
-            data_corrupted("a column's vector holds fewer rows than the others");
+            return false;
         }
         self.push(Cells { attr: 0, datums: column.datums.as_ptr(), nulls: column.nulls.as_ptr() });
+        true
     }
 
     fn push(&mut self, cells: Cells) {
@@ -195,7 +208,7 @@ mod tests {
         column.datums = vec![pg_sys::Datum::from(11usize), pg_sys::Datum::from(12usize)];
         column.nulls = vec![false, true];
         // SAFETY: as above.
-        unsafe { batch.push_datums(&column) };
+        assert!(unsafe { batch.push_datums(&column) });
         assert_eq!(stored(&batch, 1, 1).unwrap(), (vec![12], vec![true]));
         assert_eq!(stored(&batch, 0, 1).unwrap(), (vec![11], vec![false]));
     }
