@@ -361,10 +361,14 @@ impl DatumColumn {
         // allowed.
         unsafe {
             let value = |i: usize| &data[offsets[i] as usize..offsets[i + 1] as usize];
-            let words: usize = rows.clone().map(|i| image_words(kind, value(i).len())).sum();
-            self.arena.clear();
-            // Slack for the last value's `SHORT`-byte copy.
-            self.arena.resize(words + SHORT / 8, 0);
+            // No pass to size the images: `image_words` is at most len / 8 + 2, and the
+            // values' lengths add up to at most the data's. Plus slack for the last
+            // value's `SHORT`-byte copy. The arena is not zeroed again (`write_image`
+            // writes every byte an image's reader looks at).
+            let words = data.len() / 8 + 2 * rows.clone().count() + SHORT / 8;
+            if self.arena.len() < words {
+                self.arena.resize(words, 0);
+            }
             let base = self.arena.as_mut_ptr();
             let mut at = 0usize;
             for i in rows {
@@ -433,11 +437,12 @@ fn image_words(kind: ColumnKind, len: usize) -> usize {
     (len + extra).div_ceil(8)
 }
 
-/// Writes the datum image of `value` at `dst`, which has `image_words` zeroed words.
+/// Writes the datum image of `value` at `dst`, which has `image_words` 8-byte aligned
+/// words (the bytes past the image's end within them are left as they were).
 unsafe fn write_image(kind: ColumnKind, value: &[u8], dst: *mut u8) {
-    // SAFETY: the caller gives `dst` as `image_words(kind, value.len())` zeroed, 8-byte
-    // aligned words (this fn's contract), so the aligned 4-byte header and the value after
-    // it fit, and `value` (a Rust slice) cannot overlap that fresh memory.
+    // SAFETY: the caller gives `dst` as `image_words(kind, value.len())` 8-byte aligned
+    // words (this fn's contract), so the aligned 4-byte header and the value after it (and
+    // a cstring's NUL) fit, and `value` (a Rust slice) cannot overlap that memory.
     unsafe {
         let mut body = dst;
         if kind == ColumnKind::Varlena {
@@ -445,8 +450,10 @@ unsafe fn write_image(kind: ColumnKind, value: &[u8], dst: *mut u8) {
             (dst as *mut u32).write(((value.len() + VARHDRSZ) as u32) << 2);
             body = dst.add(VARHDRSZ);
         }
-        // A cstring's NUL is already there: the words are zeroed.
         std::ptr::copy_nonoverlapping(value.as_ptr(), body, value.len());
+        if kind == ColumnKind::CString {
+            body.add(value.len()).write(0);
+        }
     }
 }
 
@@ -617,10 +624,16 @@ mod tests {
         let values: Vec<&[u8]> =
             vec![b"", b"abc", b"0123456789abcdef", b"0123456789abcdefg", &long, b"abc", b"z"];
         for kind in [ColumnKind::Varlena, ColumnKind::CString] {
+            // One column for every vector, as a scan reuses it: what an earlier vector left
+            // in its arena must not show in a later one's images.
+            let mut column = DatumColumn::default();
             for dictionary in [false, true] {
                 let v = bytes_vector(&values, dictionary);
+                let reversed: Vec<&[u8]> = values.iter().rev().copied().collect();
+                let w = bytes_vector(&reversed, dictionary);
+                // SAFETY: as below; the reversed vector fills the arena first.
+                unsafe { column.materialize_rows(kind, &w, &[0, 1, 2, 3, 4, 5, 6]) };
                 for rows in [(0..values.len() as u32).collect::<Vec<_>>(), vec![1, 2, 4, 6]] {
-                    let mut column = DatumColumn::default();
                     // SAFETY: the vector is well formed; nothing here calls PostgreSQL.
                     unsafe { column.materialize_rows(kind, &v, &rows) };
                     for &r in &rows {
