@@ -67,7 +67,9 @@ impl RowBatch {
     /// batch keeps pointers to its values).
     pub unsafe fn push_values(&mut self, v: &DecodedVector) -> bool {
         let datums = match &v.values {
-            DecodedValues::Int(values) if values.len() >= self.rows => values.as_ptr() as *const pg_sys::Datum,
+            DecodedValues::Int(values) if values.len() >= self.rows => {
+                values.as_ptr() as *const pg_sys::Datum
+            }
             DecodedValues::Float64(values) if values.len() >= self.rows => {
                 values.as_ptr() as *const pg_sys::Datum
             }

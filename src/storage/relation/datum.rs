@@ -586,7 +586,9 @@ mod tests {
                     let size = ((p as *const u32).read() >> 2) as usize;
                     std::slice::from_raw_parts(p.add(VARHDRSZ), size - VARHDRSZ).to_vec()
                 }
-                ColumnKind::CString => std::ffi::CStr::from_ptr(p as *const std::ffi::c_char).to_bytes().to_vec(),
+                ColumnKind::CString => {
+                    std::ffi::CStr::from_ptr(p as *const std::ffi::c_char).to_bytes().to_vec()
+                }
                 ColumnKind::Fixed { len } => std::slice::from_raw_parts(p, len as usize).to_vec(),
                 _ => unreachable!(),
             }
@@ -639,7 +641,11 @@ mod tests {
                     for &r in &rows {
                         let r = r as usize;
                         assert!(!column.nulls[r]);
-                        assert_eq!(image(kind, column.datums[r]), values[r], "{kind:?} row {r}, {dictionary}");
+                        assert_eq!(
+                            image(kind, column.datums[r]),
+                            values[r],
+                            "{kind:?} row {r}, {dictionary}"
+                        );
                     }
                 }
             }
