@@ -21,6 +21,7 @@ help:
 	@echo "make install  build in release mode and install into $(PG_CONFIG)'s PostgreSQL"
 	@echo "make bench    TSBS-style benchmark vs heap and DuckDB (after make run; ROWS=1000000 for a quick one)"
 	@echo "make bench-tpch  TPC-H SF1 (SF=…) in heap, columnar and DuckDB, serial and parallel (after make run)"
+	@echo "make bench-rows  ns per row of a scan returning every row, heap's Seq Scan vs PgColumnarScan (ROWS=5000000)"
 	@echo "make bench-changes  DELETE/UPDATE of 100k rows, point lookups on 10M rows, concurrent transfers; heap vs columnar"
 	@echo "make unit-test | pg-test | regress | isolation | integration-test | parity | crash-test"
 
@@ -53,6 +54,12 @@ bench:
 .PHONY: bench-tpch
 bench-tpch:
 	@bench/run.py --tpch --sf $(or $(SF),1) --runs $(or $(RUNS),3) --host $(RUN_SOCK) --port $(RUN_PORT)
+
+# Row output: ns per row of a scan that returns every row, heap against columnar, for
+# 1, 4 and 16 columns of each type (bench/row_output.py), against the `make run` cluster.
+.PHONY: bench-rows
+bench-rows:
+	@bench/row_output.py --rows $(or $(ROWS),5000000) --host $(RUN_SOCK) --port $(RUN_PORT)
 
 # Row changes and point lookups, heap against columnar, on a 10M-row table (bench/changes.sql).
 .PHONY: bench-changes

@@ -20,54 +20,24 @@ itself with the venv's interpreter.
 from __future__ import annotations
 
 import argparse
-import hashlib
 import os
 import subprocess
 import sys
 import time
 from pathlib import Path
 
+from bench_venv import ensure_venv_and_reexec  # beside this script; standard library only
+
 BENCH_DIR = Path(__file__).resolve().parent
 REPO_DIR = BENCH_DIR.parent
-VENV_DIR = BENCH_DIR / ".venv"
 DATA_DIR = BENCH_DIR / ".data"
 RESULTS_DIR = BENCH_DIR / "results"
 QUERIES_DIR = BENCH_DIR / "queries"
 GEN_DIR = BENCH_DIR / "tsbs-gen"
-REQUIREMENTS = BENCH_DIR / "requirements.txt"
-
-
-# --------------------------------------------------------------------------------------
-# Bootstrap: runs before any third-party import.
-# --------------------------------------------------------------------------------------
-
-def ensure_venv_and_reexec() -> None:
-    """Re-execute inside bench/.venv, creating it and installing requirements if needed."""
-    if Path(sys.prefix).resolve() == VENV_DIR.resolve():
-        return
-    python = VENV_DIR / "bin" / "python"
-    if not python.exists():
-        print(f"bench: creating {VENV_DIR.relative_to(REPO_DIR)}", flush=True)
-        if subprocess.run([sys.executable, "-m", "venv", str(VENV_DIR)]).returncode != 0:
-            # Debian's system python ships venv (ensurepip) in a separate package.
-            if os.geteuid() == 0 and subprocess.run(["which", "apt-get"], capture_output=True).returncode == 0:
-                subprocess.run(["apt-get", "install", "-y", "-q", "python3-venv"], check=True)
-                subprocess.run([sys.executable, "-m", "venv", "--clear", str(VENV_DIR)], check=True)
-            else:
-                sys.exit("bench: cannot create a virtualenv; install python3-venv")
-    # A stamp with the hash of requirements.txt makes the install idempotent and cheap.
-    stamp = VENV_DIR / ".requirements.sha1"
-    wanted = hashlib.sha1(REQUIREMENTS.read_bytes()).hexdigest()
-    if not stamp.exists() or stamp.read_text().strip() != wanted:
-        print("bench: installing Python dependencies (duckdb, psycopg, matplotlib)", flush=True)
-        subprocess.run([str(python), "-m", "pip", "install", "-q", "--disable-pip-version-check",
-                        "-r", str(REQUIREMENTS)], check=True)
-        stamp.write_text(wanted + "\n")
-    os.execv(str(python), [str(python), str(Path(__file__).resolve()), *sys.argv[1:]])
 
 
 if __name__ == "__main__":
-    ensure_venv_and_reexec()
+    ensure_venv_and_reexec(__file__)
 
 # Third-party imports: only reached inside the venv.
 import csv  # noqa: E402

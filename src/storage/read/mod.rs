@@ -1,5 +1,5 @@
-//! Reading rows: `reader` (sequential, both directions) and the `vector_filter` it asks of
-//! a pushed filter, `fetch` (by TID), `decode` (checked decoding), `bitmap_scan`,
+//! Reading rows: `reader` (sequential, both directions), the `row_batch` it stores rows
+//! from and the `vector_filter` it asks of a pushed filter, `fetch` (by TID), `decode` (checked decoding), `bitmap_scan`,
 //! `sample_scan` (TABLESAMPLE), `plan_sizes` (what the planner reads: cached sizes) and
 //! `index_delete` (which index entries point at rows no snapshot sees).
 
@@ -9,5 +9,6 @@ pub mod fetch;
 pub mod index_delete;
 pub mod plan_sizes;
 pub mod reader;
+pub mod row_batch;
 pub mod sample_scan;
 pub mod vector_filter;

@@ -2,6 +2,7 @@
 //! one vector at a time, into Datums.
 
 use super::decode::decode_checked;
+use super::row_batch::RowBatch;
 use super::vector_filter::{ColumnSource, VectorFilter};
 use crate::storage::catalog::{self, ChunkMeta, RowGroupMeta};
 use crate::storage::format::delete_mask::{self, DeleteMask};
@@ -11,6 +12,7 @@ use crate::storage::format::layout::VECTOR_ROWS;
 use crate::storage::format::zonemap::{Verdict, ZoneMap, ZonePredicate, ZoneStats};
 use crate::storage::relation::datum::{self, ColumnKind, DatumColumn};
 use crate::storage::relation::pages;
+use crate::storage::relation::slot;
 use crate::storage::relation::tid::row_tid;
 use crate::storage::shared::error::data_corrupted;
 use crate::storage::write::pending_marks;
@@ -91,10 +93,11 @@ pub struct Reader {
     /// filter. `row` indexes it (the next one to return).
     selection: Vec<u32>,
     row: usize,
-    /// The slot and row group whose constant attributes `next` has written, and the
-    /// attributes it still writes per row.
+    /// The slot and row group whose constant attributes `next` has written.
     slot_primed_for: Option<(usize, usize)>,
-    decoded_attrs: Vec<usize>,
+    /// The selected rows of the current vector as the slot takes them: its output
+    /// attributes (those decoded from the row group's chunks), row by row.
+    batch: RowBatch,
     /// (attribute index, predicate): row groups and vectors they refute are skipped.
     predicates: Vec<(usize, ZonePredicate)>,
     /// A filter pushed into the scan: rows that fail it are never returned.
@@ -193,7 +196,7 @@ impl Reader {
                 selection: Vec::new(),
                 row: 0,
                 slot_primed_for: None,
-                decoded_attrs: Vec::new(),
+                batch: RowBatch::default(),
                 predicates: Vec::new(),
                 filter: None,
                 counters: ReadCounters::default(),
@@ -220,6 +223,7 @@ impl Reader {
         self.columns = Vec::new();
         self.vectors = Vec::new();
         self.selection = Vec::new();
+        self.batch = RowBatch::default();
         self.scratch = DecodedVector::default();
         self.group = None;
         self.vector_rows = 0;
@@ -262,6 +266,16 @@ impl Reader {
     pub fn set_output(&mut self, output: Vec<bool>) {
         self.output = Some(output);
         self.slot_primed_for = None;
+        self.set_batch_attrs();
+    }
+
+    /// The batch holds the attributes that go into the slot and that the current row
+    /// group stores (the others are constant over it: `emit` writes them once).
+    fn set_batch_attrs(&mut self) {
+        let attrs = (0..self.sources.len())
+            .filter(|&i| matches!(self.sources[i], Source::Chunk) && self.is_output(i))
+            .collect();
+        self.batch.set_attrs(attrs);
     }
 
     /// Whether attribute `i` goes into the slot.
@@ -340,6 +354,7 @@ impl Reader {
         self.group = None;
         self.vector_rows = 0;
         self.selection.clear();
+        self.batch.clear();
         self.row = 0;
     }
 
@@ -433,6 +448,7 @@ impl Reader {
                     Source::Missing(d, isnull)
                 };
             }
+            self.set_batch_attrs();
         }
     }
 
@@ -450,6 +466,8 @@ impl Reader {
             self.kinds = datum::column_kinds(desc);
             let natts = self.kinds.len();
             self.sources = vec![Source::Null; natts];
+            // Clears the batch, which points into the vectors replaced below.
+            self.set_batch_attrs();
             self.columns = (0..natts).map(|_| DatumColumn::default()).collect();
             self.vectors = (0..natts).map(|_| DecodedVector::default()).collect();
             self.decoded = vec![false; natts];
@@ -551,7 +569,9 @@ impl Reader {
                     }
                     read_vector(self.rel, self.strategy, self.nblocks, chunk, entry, &mut self.vector_bytes);
                     self.counters.bytes_read += entry.len as u64;
-                    self.vectors[i].keep_dictionary = !self.is_output(i);
+                    // A dictionary stays one: a filter tests each entry once, and the
+                    // slot's Datums are made once per entry (`DatumColumn`).
+                    self.vectors[i].keep_dictionary = true;
                     decode_checked(self.kinds[i], &self.vector_bytes, entry.rows, &mut self.vectors[i]);
                 }
                 Source::Missing(d, isnull) => {
@@ -576,6 +596,8 @@ impl Reader {
         // `self.rel` is still open (`Reader::new` requires it for the reader's life), so the
         // metadata and buffer reads are allowed.
         unsafe {
+            // The batch points into the vectors about to be decoded again.
+            self.batch.clear();
             self.decoded.iter_mut().for_each(|d| *d = false);
             self.select_rows(verdict);
         }
@@ -617,16 +639,27 @@ impl Reader {
             }
             self.filter = Some(filter);
         }
+        self.batch.clear();
         if self.selection.is_empty() {
             return;
         }
-        for i in 0..self.kinds.len() {
-            if matches!(self.sources[i], Source::Chunk) && self.is_output(i) {
-                // SAFETY: as above, for `decode_attr`; `materialize_rows` gets the vector just
-                // decoded for attribute `i` and its kind, in this transaction's memory context.
-                unsafe {
-                    self.decode_attr(i);
+        self.batch.begin(rows);
+        for j in 0..self.batch.attrs().len() {
+            let i = self.batch.attrs()[j];
+            // SAFETY: as above, for `decode_attr`; `materialize_rows` gets the vector just
+            // decoded for attribute `i` and its kind, in this transaction's memory context.
+            // The batch keeps pointers into `vectors[i]` or `columns[i]`, which stay as they
+            // are until the batch is cleared: they change only when the vector's columns are
+            // decoded again (`load_vector`, `seek_vector`, `read_as`) or freed (`release`),
+            // which all clear it first.
+            unsafe {
+                self.decode_attr(i);
+                if !self.batch.push_values(&self.vectors[i]) {
+                    // Byte strings and float4s: their Datums first (images in the column's arena).
                     self.columns[i].materialize_rows(self.kinds[i], &self.vectors[i], &self.selection);
+                    if !self.batch.push_datums(&self.columns[i]) {
+                        data_corrupted("a column's vector holds fewer rows than the others");
+                    }
                 }
             }
         }
@@ -759,6 +792,8 @@ impl Reader {
             }
             self.vector_rows = rows;
             self.seek_verdict = verdict;
+            // The batch points into the vectors about to be decoded again.
+            self.batch.clear();
             self.decoded.iter_mut().for_each(|d| *d = false);
             true
         }
@@ -903,6 +938,9 @@ impl Reader {
         // `self.rel` is still open (`Reader::new`'s contract), so the buffer reads and slot
         // calls are allowed.
         unsafe {
+            if self.next_in_place(slot) {
+                return true;
+            }
             if (*slot).tts_tupleDescriptor != self.desc {
                 self.read_as((*slot).tts_tupleDescriptor);
             }
@@ -985,6 +1023,37 @@ impl Reader {
         }
     }
 
+    /// `next` without a call into PostgreSQL, for a scan's per-row path: stores the
+    /// current vector's next row in `slot` if the vector has one left and the slot takes
+    /// it in place (a columnar slot of the reader's descriptor, primed for this row
+    /// group, holding nothing to free: `slot::clear_in_place`). Otherwise it does
+    /// nothing and returns false: then `next` is the way. Nothing here raises an ERROR,
+    /// so a caller may skip pgrx's per-call guard.
+    ///
+    /// # Safety
+    /// `slot` must be a valid tuple slot.
+    pub unsafe fn next_in_place(&mut self, slot: *mut pg_sys::TupleTableSlot) -> bool {
+        // SAFETY: `slot` is a valid tuple slot (this fn's contract); once `clear_in_place`
+        // accepted it, it is a columnar slot of the reader's descriptor, whose arrays have
+        // an entry per attribute, as `fill_row` requires.
+        unsafe {
+            let Some(group) = self.group else { return false };
+            if self.row >= self.selection.len()
+                || self.batch.rows() == 0
+                || (*slot).tts_tupleDescriptor != self.desc
+                || self.slot_primed_for != Some((slot as usize, group))
+                || !slot::clear_in_place(slot)
+            {
+                return false;
+            }
+            if !self.fill_row(slot, group) {
+                return false;
+            }
+            slot::store_values(slot);
+            true
+        }
+    }
+
     /// Stores row `self.row` of the current vector in `slot` and steps past it.
     unsafe fn emit(&mut self, slot: *mut pg_sys::TupleTableSlot) -> bool {
         // SAFETY: the caller guarantees this fn's contract: `slot` is a valid tuple slot for
@@ -992,13 +1061,19 @@ impl Reader {
         // `self.rel` is still open (`Reader::new`'s contract), so the buffer reads and slot
         // calls are allowed.
         unsafe {
+            if (*slot).tts_flags & pg_sys::TTS_FLAG_SHOULDFREE as u16 != 0 {
+                // Materialized: its by-reference values (constant ones too) point into the
+                // copies clearing frees, so the constants are written again.
+                self.slot_primed_for = None;
+            }
             pg_sys::ExecClearTuple(slot);
-            let values = (*slot).tts_values;
-            let nulls = (*slot).tts_isnull;
+            let group = self.group.unwrap_or(usize::MAX);
             // Constant attributes (not read, or missing from this row group) are written once
             // per row group and slot; clearing a virtual slot leaves its arrays alone.
-            let key = (slot as usize, self.group.unwrap_or(usize::MAX));
+            let key = (slot as usize, group);
             if self.slot_primed_for != Some(key) {
+                let values = (*slot).tts_values;
+                let nulls = (*slot).tts_isnull;
                 for (i, source) in self.sources.iter().enumerate() {
                     let (d, n) = match *source {
                         Source::Missing(d, n) => (d, n),
@@ -1007,20 +1082,37 @@ impl Reader {
                     *values.add(i) = d;
                     *nulls.add(i) = n;
                 }
-                self.decoded_attrs = (0..self.sources.len())
-                    .filter(|&i| matches!(self.sources[i], Source::Chunk) && self.is_output(i))
-                    .collect();
                 self.slot_primed_for = Some(key);
             }
-            let row = self.selection[self.row] as usize;
-            for &i in &self.decoded_attrs {
-                *values.add(i) = self.columns[i].datums[row];
-                *nulls.add(i) = self.columns[i].nulls[row];
+            if !self.fill_row(slot, group) {
+                pgrx::error!("columnar scan: a row of a vector not decoded");
             }
             pg_sys::ExecStoreVirtualTuple(slot);
-            let (xmin, cmin) = self.groups[self.group.unwrap()].writer;
-            crate::storage::relation::slot::set_writer(slot, xmin, cmin);
-            let position = (self.vector_first_row - self.group_first_row) as usize + row;
+            true
+        }
+    }
+
+    /// Writes row `self.row` of the current vector (of row group `group`) into the
+    /// arrays of `slot`, which `emit` primed with the row group's constant attributes,
+    /// and its TID, table and writer; steps past it. False, with the slot's arrays
+    /// untouched, if the batch does not hold that row.
+    ///
+    /// # Safety
+    /// `slot` must be a valid tuple slot whose arrays have an entry per attribute of the
+    /// reader's descriptor.
+    unsafe fn fill_row(&mut self, slot: *mut pg_sys::TupleTableSlot, group: usize) -> bool {
+        // SAFETY: this fn's contract: the slot's arrays have an entry per attribute, and the
+        // batch's attributes are attribute indexes of the reader's descriptor.
+        unsafe {
+            let (Some(&row), Some(g)) = (self.selection.get(self.row), self.groups.get(group)) else {
+                return false;
+            };
+            if !self.batch.store(row as usize, (*slot).tts_values, (*slot).tts_isnull) {
+                return false;
+            }
+            let (xmin, cmin) = g.writer;
+            slot::set_writer(slot, xmin, cmin);
+            let position = (self.vector_first_row - self.group_first_row) as usize + row as usize;
             (*slot).tts_tid = row_tid(self.group_first_row + self.offset_at(position) as u64);
             (*slot).tts_tableOid = (*self.rel).rd_id;
             self.row += 1;

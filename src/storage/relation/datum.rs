@@ -8,7 +8,7 @@
 
 use crate::storage::format::column_builder::ColumnBuilder;
 use crate::storage::format::encoding::point::PointValue;
-use crate::storage::format::encoding::{DecodedValues, DecodedVector, PhysicalKind};
+use crate::storage::format::encoding::{DecodedValues, DecodedVector, Dictionary, PhysicalKind};
 use crate::storage::format::image_arena::ImageArena;
 use crate::storage::format::zonemap::Bound;
 use crate::storage::shared::cache::{self, BoundedCache};
@@ -227,6 +227,8 @@ pub struct DatumColumn {
     pub datums: Vec<pg_sys::Datum>,
     pub nulls: Vec<bool>,
     arena: Vec<u64>,
+    /// A dictionary vector's entries as Datums (their images in `arena`).
+    entries: Vec<pg_sys::Datum>,
 }
 
 const VARHDRSZ: usize = 4;
@@ -237,7 +239,7 @@ impl DatumColumn {
     /// # Safety
     /// Call on the backend thread inside a transaction (it calls PostgreSQL, which may
     /// raise an error).
-    pub unsafe fn materialize(&mut self, kind: ColumnKind, v: &DecodedVector) {
+    unsafe fn materialize(&mut self, kind: ColumnKind, v: &DecodedVector) {
         // SAFETY: per this fn's contract we are on the backend thread inside a transaction,
         // so the type lookups, detoasting and pallocs (in the current memory context) are
         // allowed.
@@ -272,6 +274,9 @@ impl DatumColumn {
         // so the type lookups, detoasting and pallocs (in the current memory context) are
         // allowed.
         unsafe {
+            if let Some(dictionary) = &v.dictionary {
+                return self.materialize_dictionary(kind, v, dictionary, rows);
+            }
             if rows.len() == v.rows as usize {
                 return self.materialize(kind, v);
             }
@@ -299,6 +304,49 @@ impl DatumColumn {
         }
     }
 
+    /// Rows `rows` of a vector kept as its dictionary: one image per entry, and each
+    /// row's Datum that of its entry (as heap's point into its page, many rows share
+    /// one image; nobody writes through a Datum).
+    unsafe fn materialize_dictionary(
+        &mut self,
+        kind: ColumnKind,
+        v: &DecodedVector,
+        dictionary: &Dictionary,
+        rows: &[u32],
+    ) {
+        let n = v.rows as usize;
+        self.datums.resize(n, pg_sys::Datum::from(0usize));
+        self.nulls.resize(n, true);
+        for &r in rows {
+            self.nulls[r as usize] = !v.is_valid(r as usize);
+        }
+        let entries = dictionary.len();
+        let words: usize = (0..entries).map(|e| image_words(kind, dictionary.entry(e).len())).sum();
+        self.arena.clear();
+        self.arena.resize(words, 0);
+        self.entries.clear();
+        let base = self.arena.as_mut_ptr();
+        let mut at = 0usize;
+        for e in 0..entries {
+            let value = dictionary.entry(e);
+            // SAFETY: `at` + the entry's words lie within the arena sized above, zeroed and
+            // 8-byte aligned, as `write_image` requires.
+            unsafe {
+                let dst = base.add(at);
+                write_image(kind, value, dst as *mut u8);
+                self.entries.push(pg_sys::Datum::from(dst));
+            }
+            at += image_words(kind, value.len());
+        }
+        // A NULL row's code is 0 and its Datum unread; a code out of range (no entry: a
+        // vector of NULLs) reads as 0 too.
+        let none = pg_sys::Datum::from(0usize);
+        for &r in rows {
+            let code = dictionary.codes.get(r as usize).copied().unwrap_or(0) as usize;
+            self.datums[r as usize] = self.entries.get(code).copied().unwrap_or(none);
+        }
+    }
+
     /// Datums of byte-string rows `rows` (into `datums`, already sized), their images
     /// in the arena.
     unsafe fn materialize_bytes(
@@ -313,31 +361,68 @@ impl DatumColumn {
         // allowed.
         unsafe {
             let value = |i: usize| &data[offsets[i] as usize..offsets[i + 1] as usize];
-            let words: usize = rows.clone().map(|i| image_words(kind, value(i).len())).sum();
-            self.arena.clear();
-            self.arena.resize(words, 0);
+            // No pass to size the images: `image_words` is at most len / 8 + 2, and the
+            // values' lengths add up to at most the data's. Plus slack for the last
+            // value's `SHORT`-byte copy. The arena is not zeroed again (`write_image`
+            // writes every byte an image's reader looks at).
+            let words = data.len() / 8 + 2 * rows.clone().count() + SHORT / 8;
+            if self.arena.len() < words {
+                self.arena.resize(words, 0);
+            }
             let base = self.arena.as_mut_ptr();
             let mut at = 0usize;
             for i in rows {
-                let dst = base.add(at);
-                write_image(kind, value(i), dst as *mut u8);
+                let dst = base.add(at) as *mut u8;
+                let v = value(i);
+                // A short value is copied as `SHORT` bytes (two moves, not a memcpy call),
+                // when the data has that many from its start; the extra bytes land in
+                // its image's padding or the next image, written after it, or the slack.
+                let start = offsets[i] as usize;
+                match data.get(start..start + SHORT) {
+                    Some(wide) if v.len() <= SHORT && kind != ColumnKind::CString => {
+                        write_image_short(kind, v.len(), wide.try_into().unwrap(), dst)
+                    }
+                    _ => write_image(kind, v, dst),
+                }
                 self.datums[i] = pg_sys::Datum::from(dst);
-                at += image_words(kind, value(i).len());
+                at += image_words(kind, v.len());
             }
         }
     }
 }
 
-fn int_datum(x: i64) -> pg_sys::Datum {
+/// Values up to this long are copied into their images in one fixed-size move.
+const SHORT: usize = 16;
+
+/// `write_image` of a value of `len` <= `SHORT` bytes (not a cstring), given as the
+/// `SHORT` bytes that start with it.
+///
+/// # Safety
+/// `dst` must be 8-byte aligned and valid for writes of the image's header and `SHORT`
+/// bytes after it.
+unsafe fn write_image_short(kind: ColumnKind, len: usize, wide: &[u8; SHORT], dst: *mut u8) {
+    // SAFETY: the caller gives `dst` aligned and with room for the header and `SHORT`
+    // bytes (this fn's contract); `wide` is a Rust array, which cannot overlap the arena.
+    unsafe {
+        let mut body = dst;
+        if kind == ColumnKind::Varlena {
+            (dst as *mut u32).write(((len + VARHDRSZ) as u32) << 2);
+            body = dst.add(VARHDRSZ);
+        }
+        std::ptr::copy_nonoverlapping(wide.as_ptr(), body, SHORT);
+    }
+}
+
+pub fn int_datum(x: i64) -> pg_sys::Datum {
     pg_sys::Datum::from(x as isize as usize)
 }
 
 /// float4 Datums are sign-extended 32-bit patterns (Float4GetDatum).
-fn f32_datum(x: f32) -> pg_sys::Datum {
+pub fn f32_datum(x: f32) -> pg_sys::Datum {
     pg_sys::Datum::from(x.to_bits() as i32 as isize as usize)
 }
 
-fn f64_datum(x: f64) -> pg_sys::Datum {
+pub fn f64_datum(x: f64) -> pg_sys::Datum {
     pg_sys::Datum::from(x.to_bits() as usize)
 }
 
@@ -352,11 +437,12 @@ fn image_words(kind: ColumnKind, len: usize) -> usize {
     (len + extra).div_ceil(8)
 }
 
-/// Writes the datum image of `value` at `dst`, which has `image_words` zeroed words.
+/// Writes the datum image of `value` at `dst`, which has `image_words` 8-byte aligned
+/// words (the bytes past the image's end within them are left as they were).
 unsafe fn write_image(kind: ColumnKind, value: &[u8], dst: *mut u8) {
-    // SAFETY: the caller gives `dst` as `image_words(kind, value.len())` zeroed, 8-byte
-    // aligned words (this fn's contract), so the aligned 4-byte header and the value after
-    // it fit, and `value` (a Rust slice) cannot overlap that fresh memory.
+    // SAFETY: the caller gives `dst` as `image_words(kind, value.len())` 8-byte aligned
+    // words (this fn's contract), so the aligned 4-byte header and the value after it (and
+    // a cstring's NUL) fit, and `value` (a Rust slice) cannot overlap that memory.
     unsafe {
         let mut body = dst;
         if kind == ColumnKind::Varlena {
@@ -364,8 +450,10 @@ unsafe fn write_image(kind: ColumnKind, value: &[u8], dst: *mut u8) {
             (dst as *mut u32).write(((value.len() + VARHDRSZ) as u32) << 2);
             body = dst.add(VARHDRSZ);
         }
-        // A cstring's NUL is already there: the words are zeroed.
         std::ptr::copy_nonoverlapping(value.as_ptr(), body, value.len());
+        if kind == ColumnKind::CString {
+            body.add(value.len()).write(0);
+        }
     }
 }
 
@@ -481,5 +569,97 @@ pub unsafe fn point_datum(
             }
         };
         (d, false)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The bytes a by-reference Datum of `kind` holds (the image `write_image` made).
+    fn image(kind: ColumnKind, d: pg_sys::Datum) -> Vec<u8> {
+        let p = d.cast_mut_ptr::<u8>();
+        // SAFETY: `d` points at an image in a live DatumColumn's arena, of the kind given.
+        unsafe {
+            match kind {
+                ColumnKind::Varlena => {
+                    let size = ((p as *const u32).read() >> 2) as usize;
+                    std::slice::from_raw_parts(p.add(VARHDRSZ), size - VARHDRSZ).to_vec()
+                }
+                ColumnKind::CString => {
+                    std::ffi::CStr::from_ptr(p as *const std::ffi::c_char).to_bytes().to_vec()
+                }
+                ColumnKind::Fixed { len } => std::slice::from_raw_parts(p, len as usize).to_vec(),
+                _ => unreachable!(),
+            }
+        }
+    }
+
+    fn bytes_vector(values: &[&[u8]], dictionary: bool) -> DecodedVector {
+        let rows = values.len() as u32;
+        if dictionary {
+            let mut entries: Vec<&[u8]> = values.to_vec();
+            entries.sort();
+            entries.dedup();
+            let codes = values.iter().map(|v| entries.iter().position(|e| e == v).unwrap() as u32).collect();
+            let mut offsets = vec![0u32];
+            let mut data = Vec::new();
+            for e in &entries {
+                data.extend_from_slice(e);
+                offsets.push(data.len() as u32);
+            }
+            let empty = DecodedValues::Bytes { offsets: vec![0; values.len() + 1], data: Vec::new() };
+            return DecodedVector::from_parts(rows, None, empty, Some(Dictionary { codes, offsets, data }));
+        }
+        let mut offsets = vec![0u32];
+        let mut data = Vec::new();
+        for v in values {
+            data.extend_from_slice(v);
+            offsets.push(data.len() as u32);
+        }
+        DecodedVector::from_parts(rows, None, DecodedValues::Bytes { offsets, data }, None)
+    }
+
+    #[test]
+    fn byte_strings_become_images_of_every_length() {
+        let long = [b'x'; 40];
+        let values: Vec<&[u8]> =
+            vec![b"", b"abc", b"0123456789abcdef", b"0123456789abcdefg", &long, b"abc", b"z"];
+        for kind in [ColumnKind::Varlena, ColumnKind::CString] {
+            // One column for every vector, as a scan reuses it: what an earlier vector left
+            // in its arena must not show in a later one's images.
+            let mut column = DatumColumn::default();
+            for dictionary in [false, true] {
+                let v = bytes_vector(&values, dictionary);
+                let reversed: Vec<&[u8]> = values.iter().rev().copied().collect();
+                let w = bytes_vector(&reversed, dictionary);
+                // SAFETY: as below; the reversed vector fills the arena first.
+                unsafe { column.materialize_rows(kind, &w, &[0, 1, 2, 3, 4, 5, 6]) };
+                for rows in [(0..values.len() as u32).collect::<Vec<_>>(), vec![1, 2, 4, 6]] {
+                    // SAFETY: the vector is well formed; nothing here calls PostgreSQL.
+                    unsafe { column.materialize_rows(kind, &v, &rows) };
+                    for &r in &rows {
+                        let r = r as usize;
+                        assert!(!column.nulls[r]);
+                        assert_eq!(
+                            image(kind, column.datums[r]),
+                            values[r],
+                            "{kind:?} row {r}, {dictionary}"
+                        );
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn fixed_length_values_keep_their_bytes() {
+        let values: Vec<&[u8]> = vec![&[1u8; 16], &[2u8; 16], &[3u8; 16]];
+        let v = bytes_vector(&values, false);
+        let mut column = DatumColumn::default();
+        // SAFETY: as above.
+        unsafe { column.materialize_rows(ColumnKind::Fixed { len: 16 }, &v, &[0, 2]) };
+        assert_eq!(image(ColumnKind::Fixed { len: 16 }, column.datums[0]), values[0]);
+        assert_eq!(image(ColumnKind::Fixed { len: 16 }, column.datums[2]), values[2]);
     }
 }

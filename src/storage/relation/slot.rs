@@ -305,6 +305,51 @@ pub unsafe fn set_lazy(slot: *mut pg_sys::TupleTableSlot, row: impl LazyColumns 
     }
 }
 
+/// Empties a virtual or columnar slot as its `clear` does, inline, when that takes no
+/// call into PostgreSQL: the slot holds no lazily fetched row and no values of its own
+/// (a materialized row's copies, which `clear` frees). False, with the slot untouched,
+/// otherwise or for a slot of any other type. A scan's per-row path then needs no
+/// guarded call (`store_values` after filling `tts_values`/`tts_isnull`).
+///
+/// # Safety
+/// `slot` must be a valid tuple slot.
+pub unsafe fn clear_in_place(slot: *mut pg_sys::TupleTableSlot) -> bool {
+    // SAFETY: `slot` is a valid tuple slot (this fn's contract), and one made with `ops()`
+    // is a `ColumnarSlot`, whose `cell` is NULL or the LazyCell `set_lazy` allocated in the
+    // slot's memory context; TTSOpsVirtual is PostgreSQL's static ops table, only compared.
+    unsafe {
+        if (*slot).tts_flags & pg_sys::TTS_FLAG_SHOULDFREE as u16 != 0 {
+            return false;
+        }
+        if is_columnar(slot) {
+            let cell = (*(slot as *mut ColumnarSlot)).cell;
+            if !cell.is_null() && (*cell).row.is_some() {
+                return false;
+            }
+        } else if !std::ptr::eq((*slot).tts_ops, &raw const pg_sys::TTSOpsVirtual) {
+            return false;
+        }
+        // What tts_virtual_clear does to a slot without values of its own.
+        (*slot).tts_nvalid = 0;
+        (*slot).tts_flags |= pg_sys::TTS_FLAG_EMPTY as u16;
+        true
+    }
+}
+
+/// Marks an emptied slot as holding the row its `tts_values`/`tts_isnull` now hold, as
+/// ExecStoreVirtualTuple does (inline: no call into PostgreSQL).
+///
+/// # Safety
+/// `slot` must be a valid, empty virtual-like slot (a columnar one `clear_in_place`
+/// emptied) whose arrays hold a value for every attribute of its descriptor.
+pub unsafe fn store_values(slot: *mut pg_sys::TupleTableSlot) {
+    // SAFETY: `slot` is a valid slot and its descriptor live (this fn's contract).
+    unsafe {
+        (*slot).tts_flags &= !(pg_sys::TTS_FLAG_EMPTY as u16);
+        (*slot).tts_nvalid = (*(*slot).tts_tupleDescriptor).natts as i16;
+    }
+}
+
 /// Tells a columnar slot which attributes (indexes) are read of the rows fetched into
 /// it; the others are stored as NULL undecoded. The caller vouches that nothing reads
 /// them, nor copies of the slot's rows.
