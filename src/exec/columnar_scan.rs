@@ -20,8 +20,8 @@ use crate::storage::format::zonemap::ZonePredicate;
 use crate::storage::read::reader::Reader;
 use crate::storage::relation::datum::attr;
 use pgrx::pg_sys;
-use std::cell::Cell;
 use pgrx::prelude::*;
+use std::cell::Cell;
 use std::ffi::{CStr, CString};
 use std::rc::Rc;
 
@@ -410,7 +410,8 @@ impl ColumnarScan {
         unsafe {
             self.resolved = self.filter.as_ref().map(|plan| {
                 let econtext = (*node).ss.ps.ps_ExprContext;
-                let values = operand_values(&self.operands, &self.operand_states, econtext, &plan.conversions());
+                let values =
+                    operand_values(&self.operands, &self.operand_states, econtext, &plan.conversions());
                 plan.resolve(&values)
             });
             if let Some(reader) = self.reader.as_mut() {
