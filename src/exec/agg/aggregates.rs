@@ -3,10 +3,15 @@
 //! rows a grouping policy gives them.
 
 use super::fold::Acc;
+use super::func::{AggFunc, InputType};
 use super::groups::Grouper;
 use super::kernels::{Gids, Overflow};
+use super::numeric_fallback::PgNumeric;
 use super::spec::AggSpec;
+use crate::exec::expr::eval::{self, Columns, EvalError, Evaluated, Values};
+use crate::exec::expr::plan::{Expr, ExprType};
 use crate::exec::filter::{kernels as filter_kernels, Filter};
+use crate::storage::format::encoding::{DecodedValues, DecodedVector};
 use crate::storage::read::reader::Reader;
 use pgrx::pg_sys;
 use std::cmp::Ordering;
@@ -114,19 +119,87 @@ unsafe fn fold_one(
     gids: Gids,
     collation: pg_sys::Oid,
 ) {
-    let Some(att) = spec.att else {
-        acc.count_rows(sel, gids);
-        return;
+    let numeric_sum = matches!(spec.func, AggFunc::Sum | AggFunc::Avg) && spec.input == InputType::Numeric;
+    let column_expr;
+    let expr = match (&spec.expr, spec.att) {
+        (Some(e), _) => e,
+        // sum/avg(numeric) of a column: its values decoded once into scaled integers.
+        (None, Some(att)) if numeric_sum => {
+            column_expr = Expr::Column { att, ty: ExprType::Numeric };
+            &column_expr
+        }
+        (None, Some(att)) => {
+            if sel.is_empty() {
+                return;
+            }
+            // SAFETY: `reader`'s relation is open and it is positioned on a vector (the
+            // caller's contract, `fold`'s).
+            unsafe { reader.decode(att) };
+            let col = reader.column(att);
+            let cmp = |a: &[u8], b: &[u8]| collated_cmp(a, b, collation);
+            report(acc.fold(col, sel, gids, &cmp));
+            return;
+        }
+        (None, None) => {
+            acc.count_rows(sel, gids);
+            return;
+        }
     };
     if sel.is_empty() {
         return;
     }
-    // SAFETY: `reader`'s relation is open and it is positioned on a vector (the caller's
-    // contract, `fold`'s).
-    unsafe { reader.decode(att) };
-    let col = reader.column(att);
-    let cmp = |a: &[u8], b: &[u8]| collated_cmp(a, b, collation);
-    match acc.fold(col, sel, gids, &cmp) {
+    let mut atts = Vec::new();
+    expr.attributes(&mut atts);
+    for &att in &atts {
+        // SAFETY: as above.
+        unsafe { reader.decode(att) };
+    }
+    // Every column of a vector has its rows (the planner gives no column-free expression).
+    let rows = reader.column(atts[0]).rows as usize;
+    let evaluated = match eval::eval(expr, &ReaderColumns(reader), rows, sel, &mut PgNumeric) {
+        Ok(e) => e,
+        Err(e) => raise(e),
+    };
+    report(fold_evaluated(acc, evaluated, rows, sel, gids));
+}
+
+/// Folds an expression's values into its aggregate.
+fn fold_evaluated(acc: &mut Acc, e: Evaluated, rows: usize, sel: &[u32], gids: Gids) -> Result<(), Overflow> {
+    let values = match e.values {
+        Values::Numeric(v) => return acc.fold_numeric(&v, e.valid.as_deref(), sel, gids),
+        Values::Int(v) => DecodedValues::Int(v),
+        Values::Float4(v) => DecodedValues::Float32(v),
+        Values::Float8(v) => DecodedValues::Float64(v),
+    };
+    let col = DecodedVector::from_parts(rows as u32, e.valid, values, None);
+    acc.fold(&col, sel, gids, &|a: &[u8], b: &[u8]| a.cmp(b))
+}
+
+/// The reader's decoded columns, for an expression.
+struct ReaderColumns<'a>(&'a Reader);
+
+impl Columns for ReaderColumns<'_> {
+    fn column(&self, att: usize) -> &DecodedVector {
+        self.0.column(att)
+    }
+}
+
+/// Core's error for an expression that failed (22003 for every overflow).
+fn raise(e: EvalError) -> ! {
+    match e {
+        EvalError::CorruptNumeric => crate::storage::shared::error::data_corrupted(e.message()),
+        _ => pgrx::ereport!(
+            pgrx::PgLogLevel::ERROR,
+            pgrx::PgSqlErrorCode::ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE,
+            e.message()
+        ),
+    }
+    unreachable!("ereport returned")
+}
+
+/// Raises a fold's overflow as core does.
+fn report(result: Result<(), Overflow>) {
+    match result {
         Ok(()) => {}
         Err(Overflow::Float) => pgrx::ereport!(
             pgrx::PgLogLevel::ERROR,

@@ -12,6 +12,7 @@ use super::kernels::sum_float::{FloatSum, Moments};
 use super::kernels::sum_int::IntSum;
 use super::kernels::{AggKernel, Cmp, Gids, Overflow};
 use super::output::Output;
+use crate::exec::expr::eval::NumVal;
 use crate::storage::format::encoding::DecodedVector;
 
 /// One aggregate's state for every group.
@@ -72,7 +73,7 @@ impl Acc {
             (AggFunc::CountStar | AggFunc::Count, _) => Acc::Count(Count::default()),
             (AggFunc::Sum | AggFunc::Avg, Int2 | Int4) => Acc::SumInt(IntSum { avg, ..Default::default() }),
             (AggFunc::Sum | AggFunc::Avg, Int8) => Acc::SumWide(IntSum { avg, ..Default::default() }),
-            (AggFunc::Sum | AggFunc::Avg, Numeric) => Acc::Decimal(Decimal { avg, ..Default::default() }),
+            (AggFunc::Sum | AggFunc::Avg, Numeric) => Acc::Decimal(Decimal::new(avg)),
             (AggFunc::Sum, Float4) => Acc::SumF32(FloatSum::default()),
             (AggFunc::Sum, Float8) => Acc::SumF64(FloatSum::default()),
             (AggFunc::Avg, _) => Acc::Moments(Moments::default()),
@@ -110,6 +111,19 @@ impl Acc {
     /// strings (the aggregate's collation).
     pub fn fold(&mut self, col: &DecodedVector, sel: &[u32], gids: Gids, cmp: Cmp) -> Result<(), Overflow> {
         with_kernel!(self, k => k.fold(col, sel, gids, cmp))
+    }
+
+    /// Folds the selected rows of a numeric vector (a column's, or an expression's)
+    /// into sum/avg(numeric).
+    pub fn fold_numeric(
+        &mut self,
+        values: &[NumVal],
+        valid: Option<&[bool]>,
+        sel: &[u32],
+        gids: Gids,
+    ) -> Result<(), Overflow> {
+        let Acc::Decimal(d) = self else { unreachable!("fold_numeric on {self:?}") };
+        d.fold_numeric(values, valid, sel, gids)
     }
 
     /// Group `g`'s output: its result, or (`partial`) its transition state.
@@ -274,7 +288,7 @@ mod tests {
     fn bytes_per_group_follow_the_kernel() {
         assert_eq!(Acc::new(AggFunc::Sum, InputType::Float4).bytes_per_group(), 12);
         assert_eq!(Acc::new(AggFunc::Sum, InputType::Float8).bytes_per_group(), 16);
-        assert_eq!(Acc::new(AggFunc::Avg, InputType::Numeric).bytes_per_group(), 120);
+        assert_eq!(Acc::new(AggFunc::Avg, InputType::Numeric).bytes_per_group(), 34);
         assert_eq!(Acc::new(AggFunc::CountStar, InputType::None).bytes_per_group(), 8);
     }
 }
