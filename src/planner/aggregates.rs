@@ -330,6 +330,8 @@ fn folded_function(aggfnoid: u32) -> Option<(AggFunc, InputType)> {
             (AggFunc::Min, InputType::OrderedInt)
         }
         F_MIN_TEXT => (AggFunc::Min, InputType::Text),
+        F_MIN_BPCHAR => (AggFunc::Min, InputType::Bpchar),
+        F_MIN_NUMERIC => (AggFunc::Min, InputType::Numeric),
         F_MAX_INT2 => (AggFunc::Max, InputType::Int2),
         F_MAX_INT4 => (AggFunc::Max, InputType::Int4),
         F_MAX_INT8 => (AggFunc::Max, InputType::Int8),
@@ -339,6 +341,8 @@ fn folded_function(aggfnoid: u32) -> Option<(AggFunc, InputType)> {
             (AggFunc::Max, InputType::OrderedInt)
         }
         F_MAX_TEXT => (AggFunc::Max, InputType::Text),
+        F_MAX_BPCHAR => (AggFunc::Max, InputType::Bpchar),
+        F_MAX_NUMERIC => (AggFunc::Max, InputType::Numeric),
         F_BOOL_AND | F_EVERY => (AggFunc::BoolAnd, InputType::Bool),
         F_BOOL_OR => (AggFunc::BoolOr, InputType::Bool),
         _ => return None,
@@ -358,6 +362,7 @@ fn input_fits(input: InputType, kind: ColumnKind) -> bool {
         | (InputType::OrderedInt, ColumnKind::Int { .. })
         | (InputType::Bool, ColumnKind::Int { len: 1 })
         | (InputType::Text, ColumnKind::Varlena)
+        | (InputType::Bpchar, ColumnKind::Varlena)
         | (InputType::Numeric, ColumnKind::Varlena) => true,
         _ => false,
     }

@@ -119,11 +119,13 @@ unsafe fn fold_one(
     gids: Gids,
     collation: pg_sys::Oid,
 ) {
-    let numeric_sum = matches!(spec.func, AggFunc::Sum | AggFunc::Avg) && spec.input == InputType::Numeric;
+    let numeric_sum = matches!(spec.func, AggFunc::Sum | AggFunc::Avg | AggFunc::Min | AggFunc::Max)
+        && spec.input == InputType::Numeric;
     let column_expr;
     let expr = match (&spec.expr, spec.att) {
         (Some(e), _) => e,
-        // sum/avg(numeric) of a column: its values decoded once into scaled integers.
+        // sum/avg/min/max(numeric) of a column: its values decoded once into scaled
+        // integers.
         (None, Some(att)) if numeric_sum => {
             column_expr = Expr::Column { att, ty: ExprType::Numeric };
             &column_expr

@@ -8,6 +8,7 @@ use super::kernels::bool_and_or::BoolAndOr;
 use super::kernels::count::Count;
 use super::kernels::decimal::Decimal;
 use super::kernels::minmax::{MinMaxBytes, MinMaxFloat, MinMaxInt};
+use super::kernels::minmax_numeric::MinMaxNumeric;
 use super::kernels::sum_float::{FloatSum, Moments};
 use super::kernels::sum_int::IntSum;
 use super::kernels::{AggKernel, Cmp, Gids, Overflow};
@@ -37,6 +38,8 @@ pub enum Acc {
     Bool(BoolAndOr),
     /// sum/avg(numeric).
     Decimal(Decimal),
+    /// min/max(numeric).
+    MinMaxNumeric(MinMaxNumeric),
 }
 
 /// `$body` with `$k` bound to the kernel of whichever kind `$acc` is: one match per
@@ -55,6 +58,7 @@ macro_rules! with_kernel {
             Acc::MinMaxBytes($k) => $body,
             Acc::Bool($k) => $body,
             Acc::Decimal($k) => $body,
+            Acc::MinMaxNumeric($k) => $body,
         }
     };
 }
@@ -80,9 +84,10 @@ impl Acc {
             (AggFunc::Min | AggFunc::Max, Float4 | Float8) => {
                 Acc::MinMaxFloat(MinMaxFloat { max, float4: input == Float4, ..Default::default() })
             }
-            (AggFunc::Min | AggFunc::Max, Text) => {
-                Acc::MinMaxBytes(MinMaxBytes { max, ..Default::default() })
+            (AggFunc::Min | AggFunc::Max, Text | Bpchar) => {
+                Acc::MinMaxBytes(MinMaxBytes { max, bpchar: input == Bpchar, ..Default::default() })
             }
+            (AggFunc::Min | AggFunc::Max, Numeric) => Acc::MinMaxNumeric(MinMaxNumeric::new(max)),
             (AggFunc::Min | AggFunc::Max, _) => Acc::MinMaxInt(MinMaxInt { max, ..Default::default() }),
             (AggFunc::BoolAnd | AggFunc::BoolOr, _) => {
                 Acc::Bool(BoolAndOr { and: func == AggFunc::BoolAnd, ..Default::default() })
@@ -114,7 +119,7 @@ impl Acc {
     }
 
     /// Folds the selected rows of a numeric vector (a column's, or an expression's)
-    /// into sum/avg(numeric).
+    /// into sum/avg/min/max(numeric).
     pub fn fold_numeric(
         &mut self,
         values: &[NumVal],
@@ -122,8 +127,14 @@ impl Acc {
         sel: &[u32],
         gids: Gids,
     ) -> Result<(), Overflow> {
-        let Acc::Decimal(d) = self else { unreachable!("fold_numeric on {self:?}") };
-        d.fold_numeric(values, valid, sel, gids)
+        match self {
+            Acc::Decimal(d) => d.fold_numeric(values, valid, sel, gids),
+            Acc::MinMaxNumeric(m) => {
+                m.fold_numeric(values, valid, sel, gids);
+                Ok(())
+            }
+            _ => unreachable!("fold_numeric on {self:?}"),
+        }
     }
 
     /// Group `g`'s output: its result, or (`partial`) its transition state.

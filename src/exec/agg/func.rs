@@ -32,6 +32,9 @@ pub enum InputType {
     Text,
     /// count(*): no column.
     None,
-    /// numeric, in its stored form: sum and avg.
+    /// numeric, decoded as scaled integers: sum, avg, min and max.
     Numeric,
+    /// bpchar, compared without trailing spaces under the aggregate's collation: min
+    /// and max only.
+    Bpchar,
 }

@@ -255,9 +255,15 @@ pub struct Grouper {
     columns: Vec<KeyColumn>,
     /// Key numbers of several columns, packed, to the group number.
     groups: HashMap<u128, u32>,
-    /// Per group, its key numbers (`columns.len()` each).
+    /// Per group, its key numbers (`columns.len()` each); for a column in `shown`, the
+    /// number of its value there.
     group_keys: Vec<u32>,
+    /// With several keys, per key column whose equality is not byte equality (bpchar,
+    /// numeric), its values numbered byte for byte: a group shows its own first row's
+    /// value, as core's hash aggregate does, not the first of the key column's.
+    shown: Vec<Option<KeyColumn>>,
     scratch: Vec<Vec<u32>>,
+    shown_scratch: Vec<Vec<u32>>,
 }
 
 impl Grouper {
@@ -267,7 +273,9 @@ impl Grouper {
             columns: (0..keys).map(|_| KeyColumn::default()).collect(),
             groups: HashMap::new(),
             group_keys: Vec::new(),
+            shown: (0..keys).map(|_| None).collect(),
             scratch: vec![Vec::new(); keys],
+            shown_scratch: vec![Vec::new(); keys],
         }
     }
 
@@ -297,8 +305,15 @@ impl Grouper {
             return self.columns[0].ids(&inputs[0], sel, gids);
         }
         let mut scratch = std::mem::take(&mut self.scratch);
+        let mut shown_scratch = std::mem::take(&mut self.shown_scratch);
         for (c, (column, input)) in self.columns.iter_mut().zip(inputs).enumerate() {
             column.ids(input, sel, &mut scratch[c]);
+            if let KeyInput::Bytes(col, how) = input {
+                if *how != ByteKey::Exact {
+                    let shown = self.shown[c].get_or_insert_with(KeyColumn::default);
+                    shown.ids(&KeyInput::Bytes(col, ByteKey::Exact), sel, &mut shown_scratch[c]);
+                }
+            }
         }
         gids.clear();
         let keys = self.columns.len();
@@ -317,12 +332,16 @@ impl Grouper {
             let next = (self.group_keys.len() / keys) as u32;
             let g = *self.groups.entry(packed).or_insert(next);
             if g == next {
-                self.group_keys.extend(scratch.iter().map(|ids| ids[i]));
+                for (c, ids) in scratch.iter().enumerate() {
+                    let id = if self.shown[c].is_some() { shown_scratch[c][i] } else { ids[i] };
+                    self.group_keys.push(id);
+                }
             }
             last = Some((packed, g));
             gids.push(g);
         }
         self.scratch = scratch;
+        self.shown_scratch = shown_scratch;
     }
 
     /// The numbers of the keys a vector of the one key column holds (numbering those
@@ -361,10 +380,14 @@ impl Grouper {
 
     /// Group `g`'s value of key column `c`.
     pub fn key(&self, g: usize, c: usize) -> &KeyValue {
-        let column = &self.columns[c];
-        let id =
-            if self.columns.len() == 1 { g } else { self.group_keys[g * self.columns.len() + c] as usize };
-        &column.values[id]
+        if self.columns.len() == 1 {
+            return &self.columns[0].values[g];
+        }
+        let id = self.group_keys[g * self.columns.len() + c] as usize;
+        match &self.shown[c] {
+            Some(shown) => &shown.values[id],
+            None => &self.columns[c].values[id],
+        }
     }
 
     /// Bytes the grouping holds, roughly (keys, tables).
@@ -372,6 +395,7 @@ impl Grouper {
         let columns: usize = self
             .columns
             .iter()
+            .chain(self.shown.iter().flatten())
             .map(|c| {
                 let bytes = c.key_bytes;
                 c.values.capacity() * std::mem::size_of::<KeyValue>()
@@ -533,6 +557,24 @@ mod tests {
         // The group outputs the first value seen: 1.0, not 1.00 or 1.
         assert_eq!(g.key(0, 0), &KeyValue::Bytes(values[0].clone().into()));
         assert_eq!(g.key(2, 0), &KeyValue::Bytes(values[4].clone().into()));
+    }
+
+    #[test]
+    fn with_several_keys_a_group_shows_its_own_first_value() {
+        let mut g = Grouper::new(2);
+        let mut gids = Vec::new();
+        // Keys (flag, bpchar): "a" is seen first with flag 1, "a  " first with flag 2.
+        let flags = [1, 2, 1, 2];
+        let col = byte_vector(&[b"a", b"a  ", b"a ", b"a"]);
+        g.assign(
+            &[KeyInput::Int { values: &flags, valid: None }, KeyInput::Bytes(&col, ByteKey::TrimSpaces)],
+            &[0, 1, 2, 3],
+            &mut gids,
+        );
+        assert_eq!(gids, vec![0, 1, 0, 1]);
+        assert_eq!(g.key(0, 1), &KeyValue::Bytes(b"a"[..].into()));
+        assert_eq!(g.key(1, 1), &KeyValue::Bytes(b"a  "[..].into()));
+        assert_eq!(g.key(1, 0), &KeyValue::Int(2));
     }
 
     #[test]

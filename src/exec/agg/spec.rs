@@ -209,7 +209,7 @@ const FUNCS: [AggFunc; 8] = [
     AggFunc::BoolOr,
 ];
 
-const INPUTS: [InputType; 10] = [
+const INPUTS: [InputType; 11] = [
     InputType::Int2,
     InputType::Int4,
     InputType::Int8,
@@ -220,6 +220,7 @@ const INPUTS: [InputType; 10] = [
     InputType::Text,
     InputType::None,
     InputType::Numeric,
+    InputType::Bpchar,
 ];
 
 struct Writer(Vec<u8>);
