@@ -142,7 +142,11 @@ unsafe fn column_key(
         let deterministic =
             collation == pg_sys::InvalidOid || pg_sys::get_collation_isdeterministic(collation);
         let stored_bytes = matches!(kinds[att], ColumnKind::Varlena | ColumnKind::Fixed { .. });
-        let kind = if ints || (BYTE_KEY_TYPES.contains(&base) && deterministic && stored_bytes) {
+        // A char(n) column holds every value padded to n characters: equal values (without
+        // trailing spaces) are equal bytes. A domain's typmod is not the Var's: only the
+        // type itself counts.
+        let padded = (*var).vartype == pg_sys::BPCHAROID && (*var).vartypmod >= 0;
+        let kind = if ints || ((BYTE_KEY_TYPES.contains(&base) || padded) && deterministic && stored_bytes) {
             KeyKind::Value
         } else if base == pg_sys::BPCHAROID && deterministic && kinds[att] == ColumnKind::Varlena {
             // bpchareq under a deterministic collation: bytes without trailing spaces.

@@ -13,7 +13,7 @@ use super::kernels::sum_float::{FloatSum, Moments};
 use super::kernels::sum_int::IntSum;
 use super::kernels::{AggKernel, Cmp, Gids, Overflow};
 use super::output::Output;
-use crate::exec::expr::eval::NumVal;
+use crate::exec::expr::eval::NumVec;
 use crate::storage::format::encoding::DecodedVector;
 
 /// One aggregate's state for every group.
@@ -122,7 +122,7 @@ impl Acc {
     /// into sum/avg/min/max(numeric).
     pub fn fold_numeric(
         &mut self,
-        values: &[NumVal],
+        values: &NumVec,
         valid: Option<&[bool]>,
         sel: &[u32],
         gids: Gids,

@@ -6,7 +6,7 @@
 //! (`NumericFallback`). Only selected, non-NULL rows are computed (core evaluates an
 //! aggregate's argument for the rows that reach it, no others). Pure.
 
-use super::num::Num;
+use super::num::{pow10, Num};
 use super::plan::{BinOp, Expr, ExprType};
 use crate::storage::format::encoding::{DecodedValues, DecodedVector};
 
@@ -47,7 +47,37 @@ pub enum Values {
     Int(Vec<i64>),
     Float4(Vec<f32>),
     Float8(Vec<f64>),
-    Numeric(Vec<NumVal>),
+    Numeric(NumVec),
+}
+
+/// Numeric values of a vector, indexed by row.
+#[derive(Debug, Clone, PartialEq)]
+pub enum NumVec {
+    /// Every selected, valid row finite at one display scale (a typmod'ed column's
+    /// always are, and what `+ - *` make of them): row r is m[r] / 10^scale. The loops
+    /// over it are plain 128-bit integer arithmetic.
+    Scaled { m: Vec<i128>, scale: u16 },
+    /// Anything else, per row: NaN, infinities, mixed scales, values beyond 128 bits.
+    Rows(Vec<NumVal>),
+}
+
+impl NumVec {
+    /// Row r's value.
+    pub fn get(&self, r: usize) -> NumVal {
+        match self {
+            NumVec::Scaled { m, scale } => NumVal::Small(Num::Fin { m: m[r], scale: *scale }),
+            NumVec::Rows(v) => v[r].clone(),
+        }
+    }
+
+    fn into_rows(self) -> Vec<NumVal> {
+        match self {
+            NumVec::Scaled { m, scale } => {
+                m.into_iter().map(|m| NumVal::Small(Num::Fin { m, scale })).collect()
+            }
+            NumVec::Rows(v) => v,
+        }
+    }
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -140,12 +170,15 @@ impl Evaluator<'_> {
             }
             Expr::Float { value, .. } => Ok(self.constant(Values::Float8(vec![*value; self.rows]))),
             Expr::Numeric(bytes) => {
-                let v = Num::from_stored(bytes).map_or_else(
-                    || (bytes.len() >= 2).then(|| NumVal::Big(bytes.clone().into_boxed_slice())),
-                    |n| Some(NumVal::Small(n)),
-                );
-                let v = v.ok_or(EvalError::CorruptNumeric)?;
-                Ok(self.constant(Values::Numeric(vec![v; self.rows])))
+                let values = match Num::from_stored(bytes) {
+                    Some(Num::Fin { m, scale }) => NumVec::Scaled { m: vec![m; self.rows], scale },
+                    Some(n) => NumVec::Rows(vec![NumVal::Small(n); self.rows]),
+                    None if crate::exec::agg::numeric::parse(bytes).is_some() => {
+                        NumVec::Rows(vec![NumVal::Big(bytes.clone().into_boxed_slice()); self.rows])
+                    }
+                    None => return Err(EvalError::CorruptNumeric),
+                };
+                Ok(self.constant(Values::Numeric(values)))
             }
             Expr::Neg(arg) => {
                 let ty = arg.ty();
@@ -179,33 +212,76 @@ impl Evaluator<'_> {
             (DecodedValues::Int(v), _) => Values::Int(v.clone()),
             (DecodedValues::Float32(v), _) => Values::Float4(v.clone()),
             (DecodedValues::Float64(v), _) => Values::Float8(v.clone()),
-            (_, ExprType::Numeric) => {
-                let mut out = vec![NumVal::Small(Num::ZERO); self.rows];
-                let parse = |b: &[u8]| match Num::from_stored(b) {
-                    Some(n) => Ok(NumVal::Small(n)),
-                    None if crate::exec::agg::numeric::parse(b).is_some() => Ok(NumVal::Big(b.into())),
-                    None => Err(EvalError::CorruptNumeric),
-                };
-                if let Some(d) = &col.dictionary {
-                    // Each entry is read once.
-                    let mut entries: Vec<Option<NumVal>> = vec![None; d.len()];
-                    for r in self.live(&valid) {
-                        let e = d.codes[r] as usize;
-                        if entries[e].is_none() {
-                            entries[e] = Some(parse(d.entry(e))?);
-                        }
-                        out[r] = entries[e].clone().unwrap();
-                    }
-                } else if let DecodedValues::Bytes { offsets, data } = &col.values {
-                    for r in self.live(&valid) {
-                        out[r] = parse(&data[offsets[r] as usize..offsets[r + 1] as usize])?;
-                    }
-                }
-                Values::Numeric(out)
-            }
+            (_, ExprType::Numeric) => Values::Numeric(match self.scaled_column(col, &valid) {
+                Some(scaled) => scaled,
+                None => self.numeric_rows(col, &valid)?,
+            }),
             _ => unreachable!("an expression column of type {ty:?} stored as another"),
         };
         Ok(Evaluated { values, valid })
+    }
+
+    /// The selected, valid rows' stored numerics, each with `f`.
+    fn each_stored(
+        &self,
+        col: &DecodedVector,
+        valid: &Option<Vec<bool>>,
+        mut f: impl FnMut(usize, &[u8]) -> bool,
+    ) -> bool {
+        if let Some(d) = &col.dictionary {
+            self.live(valid).all(|r| f(r, d.entry(d.codes[r] as usize)))
+        } else if let DecodedValues::Bytes { offsets, data } = &col.values {
+            self.live(valid).all(|r| f(r, &data[offsets[r] as usize..offsets[r + 1] as usize]))
+        } else {
+            unreachable!("a numeric column stored as {:?}", col.values)
+        }
+    }
+
+    /// A numeric column as scaled integers, if every selected value is finite with one
+    /// display scale and fits (a dictionary's entries are read once each).
+    fn scaled_column(&self, col: &DecodedVector, valid: &Option<Vec<bool>>) -> Option<NumVec> {
+        let mut m = vec![0i128; self.rows];
+        let mut scale = None;
+        let mut entries: Vec<Option<i128>> = match &col.dictionary {
+            Some(d) => vec![None; d.len()],
+            None => Vec::new(),
+        };
+        let mut take = |b: &[u8]| -> Option<i128> {
+            let Some(Num::Fin { m, scale: s }) = Num::from_stored(b) else { return None };
+            (*scale.get_or_insert(s) == s).then_some(m)
+        };
+        let ok = match &col.dictionary {
+            Some(d) => self.live(valid).all(|r| {
+                let e = d.codes[r] as usize;
+                if entries[e].is_none() {
+                    entries[e] = take(d.entry(e));
+                }
+                entries[e].map(|v| m[r] = v).is_some()
+            }),
+            None => self.each_stored(col, valid, |r, b| take(b).map(|v| m[r] = v).is_some()),
+        };
+        ok.then(|| NumVec::Scaled { m, scale: scale.unwrap_or(0) })
+    }
+
+    /// A numeric column per row.
+    fn numeric_rows(&self, col: &DecodedVector, valid: &Option<Vec<bool>>) -> Result<NumVec, EvalError> {
+        let mut out = vec![NumVal::Small(Num::ZERO); self.rows];
+        let mut corrupt = false;
+        self.each_stored(col, valid, |r, b| {
+            out[r] = match Num::from_stored(b) {
+                Some(n) => NumVal::Small(n),
+                None if crate::exec::agg::numeric::parse(b).is_some() => NumVal::Big(b.into()),
+                None => {
+                    corrupt = true;
+                    return false;
+                }
+            };
+            true
+        });
+        if corrupt {
+            return Err(EvalError::CorruptNumeric);
+        }
+        Ok(NumVec::Rows(out))
     }
 
     fn negate(&mut self, ty: ExprType, x: &mut Evaluated) -> Result<(), EvalError> {
@@ -231,7 +307,12 @@ impl Evaluator<'_> {
                 self.live(&valid).for_each(|r| v[r] = -v[r]);
                 Ok(())
             }
-            Values::Numeric(v) => {
+            Values::Numeric(NumVec::Scaled { m, .. }) if self.live(&valid).all(|r| m[r] != i128::MIN) => {
+                self.live(&valid).for_each(|r| m[r] = -m[r]);
+                Ok(())
+            }
+            Values::Numeric(nums) => {
+                let mut v = std::mem::replace(nums, NumVec::Rows(Vec::new())).into_rows();
                 let rows: Vec<usize> = self.live(&valid).collect();
                 for r in rows {
                     v[r] = match &v[r] {
@@ -242,6 +323,7 @@ impl Evaluator<'_> {
                         NumVal::Big(b) => NumVal::of_stored(self.fallback.neg(b)),
                     };
                 }
+                *nums = NumVec::Rows(v);
                 Ok(())
             }
         };
@@ -274,24 +356,49 @@ impl Evaluator<'_> {
                 }
             }
             (Values::Numeric(a), Values::Numeric(b)) => {
-                for &i in &rows {
-                    let fast = match (&a[i], &b[i]) {
-                        (NumVal::Small(x), NumVal::Small(y)) => match op {
-                            BinOp::Add => x.add(*y),
-                            BinOp::Sub => x.sub(*y),
-                            BinOp::Mul => x.mul(*y),
-                        },
-                        _ => None,
-                    };
-                    a[i] = match fast {
-                        Some(n) => NumVal::Small(n),
-                        None => NumVal::of_stored(self.fallback.binary(op, &a[i].stored(), &b[i].stored())),
-                    };
-                }
+                let fast = match (&*a, &b) {
+                    (NumVec::Scaled { m: x, scale: s }, NumVec::Scaled { m: y, scale: t }) => {
+                        scaled_op(op, x, *s, y, *t, &rows)
+                    }
+                    _ => None,
+                };
+                *a = match fast {
+                    Some(v) => v,
+                    None => {
+                        let (a, b) =
+                            (std::mem::replace(a, NumVec::Rows(Vec::new())).into_rows(), b.into_rows());
+                        NumVec::Rows(self.numeric_rows_op(op, a, &b, &rows))
+                    }
+                };
             }
             (a, b) => unreachable!("operands of different types: {a:?} {b:?}"),
         }
         Ok(())
+    }
+
+    /// `a op b` per row, exact in 128 bits where it fits, else by PostgreSQL.
+    fn numeric_rows_op(
+        &mut self,
+        op: BinOp,
+        mut a: Vec<NumVal>,
+        b: &[NumVal],
+        rows: &[usize],
+    ) -> Vec<NumVal> {
+        for &i in rows {
+            let fast = match (&a[i], &b[i]) {
+                (NumVal::Small(x), NumVal::Small(y)) => match op {
+                    BinOp::Add => x.add(*y),
+                    BinOp::Sub => x.sub(*y),
+                    BinOp::Mul => x.mul(*y),
+                },
+                _ => None,
+            };
+            a[i] = match fast {
+                Some(n) => NumVal::Small(n),
+                None => NumVal::of_stored(self.fallback.binary(op, &a[i].stored(), &b[i].stored())),
+            };
+        }
+        a
     }
 
     fn cast(&self, to: ExprType, x: Evaluated) -> Evaluated {
@@ -302,14 +409,39 @@ impl Evaluator<'_> {
             (Values::Int(v), ExprType::Float4) => Values::Float4(v.iter().map(|&i| i as f32).collect()),
             (Values::Float4(v), ExprType::Float8) => Values::Float8(v.iter().map(|&f| f as f64).collect()),
             (Values::Int(v), ExprType::Numeric) => {
-                let mut out = vec![NumVal::Small(Num::ZERO); v.len()];
-                rows.iter().for_each(|&r| out[r] = NumVal::Small(Num::Fin { m: v[r] as i128, scale: 0 }));
-                Values::Numeric(out)
+                let mut m = vec![0i128; v.len()];
+                rows.iter().for_each(|&r| m[r] = v[r] as i128);
+                Values::Numeric(NumVec::Scaled { m, scale: 0 })
             }
             (v, to) => unreachable!("a cast of {v:?} to {to:?}"),
         };
         Evaluated { values, valid: x.valid }
     }
+}
+
+/// `x op y` on two scaled vectors, for the rows `rows`, at the result's display scale
+/// (numeric_add's larger one, numeric_mul's sum); None if some row does not fit.
+fn scaled_op(op: BinOp, x: &[i128], s: u16, y: &[i128], t: u16, rows: &[usize]) -> Option<NumVec> {
+    let mut m = vec![0i128; x.len()];
+    let scale = match op {
+        BinOp::Mul => {
+            let scale = s.checked_add(t).filter(|&v| v <= super::num::DSCALE_MAX)?;
+            for &r in rows {
+                m[r] = x[r].checked_mul(y[r])?;
+            }
+            scale
+        }
+        BinOp::Add | BinOp::Sub => {
+            let scale = s.max(t);
+            let (fx, fy) = (pow10((scale - s) as u32)?, pow10((scale - t) as u32)?);
+            for &r in rows {
+                let (a, b) = (x[r].checked_mul(fx)?, y[r].checked_mul(fy)?);
+                m[r] = if op == BinOp::Add { a.checked_add(b)? } else { a.checked_sub(b)? };
+            }
+            scale
+        }
+    };
+    Some(NumVec::Scaled { m, scale })
 }
 
 /// float8pl / float8mi / float8mul: an infinite result of finite operands overflows,
@@ -412,7 +544,7 @@ mod tests {
     fn texts(e: &Evaluated, sel: &[u32]) -> Vec<String> {
         let Values::Numeric(v) = &e.values else { panic!("not numeric: {e:?}") };
         sel.iter()
-            .map(|&r| match (&v[r as usize], e.valid.as_ref().is_none_or(|x| x[r as usize])) {
+            .map(|&r| match (&v.get(r as usize), e.valid.as_ref().is_none_or(|x| x[r as usize])) {
                 (_, false) => "NULL".to_string(),
                 (NumVal::Small(n), true) => n.text(),
                 (NumVal::Big(_), true) => "big".to_string(),
@@ -542,6 +674,25 @@ mod tests {
         assert_eq!(texts(&e, &sel), ["NaN", "Infinity", "-Infinity", "-1.45", "6.300", "Infinity"]);
         let e = eval(&Expr::Neg(col(0, n)), &cols, 6, &sel, &mut NoFallback).unwrap();
         assert_eq!(texts(&e, &sel), ["NaN", "-Infinity", "Infinity", "-1.5", "-2.250", "-Infinity"]);
+    }
+
+    #[test]
+    fn one_scale_vectors_stay_scaled_integers() {
+        let n = ExprType::Numeric;
+        let cols = Cols(vec![numerics(&["1.25", "-3.50", "0.00"]), numerics(&["1.5", "2.25", "3"])]);
+        let sel = [0, 1, 2];
+        let e =
+            eval(&bin(BinOp::Mul, col(0, n), numeric_const("2")), &cols, 3, &sel, &mut NoFallback).unwrap();
+        assert_eq!(e.values, Values::Numeric(NumVec::Scaled { m: vec![250, -700, 0], scale: 2 }));
+        // Mixed scales are kept per row, with each row's own scale.
+        let e = eval(&bin(BinOp::Add, col(0, n), col(1, n)), &cols, 3, &sel, &mut NoFallback).unwrap();
+        assert!(matches!(&e.values, Values::Numeric(NumVec::Rows(_))));
+        assert_eq!(texts(&e, &sel), ["2.75", "-1.25", "3.00"]);
+        // A scaled product that leaves 128 bits goes per row (and to PostgreSQL).
+        let cols = Cols(vec![numerics(&["10000000000000000000000000", "3"])]);
+        let mut fallback = Recording::default();
+        let e = eval(&bin(BinOp::Mul, col(0, n), col(0, n)), &cols, 2, &[0, 1], &mut fallback).unwrap();
+        assert_eq!((fallback.0.len(), texts(&e, &[0, 1])), (1, vec!["NaN".to_string(), "9".to_string()]));
     }
 
     #[test]

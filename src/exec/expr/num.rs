@@ -19,11 +19,23 @@ pub enum Num {
 }
 
 /// The largest display scale a numeric has (NUMERIC_DSCALE_MAX).
-const DSCALE_MAX: u16 = 0x3FFF;
+pub const DSCALE_MAX: u16 = 0x3FFF;
+
+/// 10^0 ..= 10^38: every power of ten an i128 holds.
+const POW10: [i128; 39] = {
+    let mut t = [1i128; 39];
+    let mut i = 1;
+    while i < 39 {
+        t[i] = t[i - 1] * 10;
+        i += 1;
+    }
+    t
+};
 
 /// 10^e, if it fits.
-fn pow10(e: u32) -> Option<i128> {
-    10i128.checked_pow(e)
+#[inline]
+pub fn pow10(e: u32) -> Option<i128> {
+    POW10.get(e as usize).copied()
 }
 
 impl Num {
@@ -38,23 +50,23 @@ impl Num {
             Parsed::NegInf => return Some(Num::NegInf),
             Parsed::Finite { negative, weight, dscale, digits } => (negative, weight, dscale, digits),
         };
+        // The digits as one integer (Horner, base 10000), then brought to the display
+        // scale: the last digit stands for 10^(4 * (weight - n + 1)).
+        let n = digits.len() as i64 / 2;
         let mut m: i128 = 0;
-        for (i, d) in digits.chunks_exact(2).enumerate() {
-            let d = u16::from_le_bytes([d[0], d[1]]) as i128;
-            // Digit i stands for d * 10^(4 * (weight - i)); at the display scale, for
-            // d * 10^e with e = 4 * (weight - i) + dscale.
-            let e = 4 * (weight as i64 - i as i64) + dscale as i64;
-            let term = if e >= 0 {
-                d.checked_mul(pow10(u32::try_from(e).ok()?)?)?
-            } else {
-                // Digits past the display scale: none are stored but zeros.
-                let div = pow10(u32::try_from(-e).ok()?)?;
-                if d % div != 0 {
-                    return None;
-                }
-                d / div
-            };
-            m = m.checked_add(term)?;
+        for d in digits.chunks_exact(2) {
+            m = m.checked_mul(10_000)?.checked_add(u16::from_le_bytes([d[0], d[1]]) as i128)?;
+        }
+        let e = 4 * (weight as i64 - n + 1) + dscale as i64;
+        if n > 0 && e >= 0 {
+            m = m.checked_mul(pow10(u32::try_from(e).ok()?)?)?;
+        } else if n > 0 {
+            // Digits past the display scale: none are stored but zeros.
+            let div = pow10(u32::try_from(-e).ok()?)?;
+            if m % div != 0 {
+                return None;
+            }
+            m /= div;
         }
         Some(Num::Fin { m: if negative { -m } else { m }, scale: dscale })
     }

@@ -8,8 +8,8 @@
 use super::{wrong_column, AggKernel, Cmp, Gids, Overflow};
 use crate::exec::agg::numeric::DecimalSum;
 use crate::exec::agg::output::Output;
-use crate::exec::expr::eval::NumVal;
-use crate::exec::expr::num::{scaled_text, Num};
+use crate::exec::expr::eval::{NumVal, NumVec};
+use crate::exec::expr::num::{pow10, scaled_text, Num};
 use crate::storage::format::encoding::DecodedVector;
 use hashbrown::HashMap;
 
@@ -70,11 +70,18 @@ impl Decimal {
     /// Folds the selected, valid rows of `values` into the groups `gids` gives.
     pub fn fold_numeric(
         &mut self,
-        values: &[NumVal],
+        values: &NumVec,
         valid: Option<&[bool]>,
         sel: &[u32],
         gids: Gids,
     ) -> Result<(), Overflow> {
+        let values = match values {
+            NumVec::Scaled { m, scale } => {
+                self.fold_scaled(m, *scale, valid, sel, gids);
+                return Ok(());
+            }
+            NumVec::Rows(v) => v,
+        };
         for (i, &r) in sel.iter().enumerate() {
             let r = r as usize;
             if valid.is_some_and(|v| !v[r]) {
@@ -97,13 +104,44 @@ impl Decimal {
         Ok(())
     }
 
+    /// Folds scaled values of one display scale: a group at that scale adds the
+    /// mantissa, the rest as `add_fast` and `add_exact` do.
+    fn fold_scaled(&mut self, m: &[i128], scale: u16, valid: Option<&[bool]>, sel: &[u32], gids: Gids) {
+        let any_exact = !self.exact.is_empty();
+        for (i, &r) in sel.iter().enumerate() {
+            let r = r as usize;
+            if valid.is_some_and(|v| !v[r]) {
+                continue;
+            }
+            let g = match gids {
+                Gids::One => 0,
+                Gids::Each(g) => g[i] as usize,
+            };
+            if any_exact && self.exact.contains_key(&(g as u32)) {
+                self.add_exact(g, &NumVal::Small(Num::Fin { m: m[r], scale }));
+                continue;
+            }
+            if self.scale[g] == scale {
+                if let Some(sum) = self.sum[g].checked_add(m[r]) {
+                    self.sum[g] = sum;
+                    self.n[g] += 1;
+                    self.max_scale_count[g] += 1;
+                    continue;
+                }
+            }
+            if !self.add_fast(g, m[r], scale) {
+                self.add_exact(g, &NumVal::Small(Num::Fin { m: m[r], scale }));
+            }
+        }
+    }
+
     /// Adds m / 10^scale to group `g`'s 128-bit sum; false (nothing changed) if the sum
     /// would not fit.
     #[inline]
     fn add_fast(&mut self, g: usize, m: i128, scale: u16) -> bool {
         let (sum, cur) = (self.sum[g], self.scale[g]);
         let (sum, new_scale, count) = if scale > cur {
-            let Some(sum) = 10i128.checked_pow((scale - cur) as u32).and_then(|p| sum.checked_mul(p)) else {
+            let Some(sum) = pow10((scale - cur) as u32).and_then(|p| sum.checked_mul(p)) else {
                 return false;
             };
             (sum, scale, 1)
@@ -111,7 +149,7 @@ impl Decimal {
             (sum, cur, self.max_scale_count[g] + (scale == cur) as i64)
         };
         let m = if scale < new_scale {
-            match 10i128.checked_pow((new_scale - scale) as u32).and_then(|p| m.checked_mul(p)) {
+            match pow10((new_scale - scale) as u32).and_then(|p| m.checked_mul(p)) {
                 Some(m) => m,
                 None => return false,
             }
@@ -172,7 +210,7 @@ mod tests {
 
     fn fold(d: &mut Decimal, values: &[NumVal], gids: &[u32]) {
         let sel: Vec<u32> = (0..values.len() as u32).collect();
-        d.fold_numeric(values, None, &sel, Gids::Each(gids)).unwrap();
+        d.fold_numeric(&NumVec::Rows(values.to_vec()), None, &sel, Gids::Each(gids)).unwrap();
     }
 
     fn text(o: Output) -> String {
@@ -216,6 +254,33 @@ mod tests {
         assert_eq!(d.result(1), Output::NumericText { text: "7.5".into(), divide_by: Some(2) });
         // An infinity: the sum is Infinity, not divided.
         assert_eq!(d.result(2), Output::NumericText { text: "Infinity".into(), divide_by: None });
+    }
+
+    #[test]
+    fn scaled_vectors_fold_like_rows() {
+        let m = vec![150, 225, -10, i128::MAX - 5, 7];
+        let sel = [0, 1, 2, 3, 4];
+        let gids = [0, 0, 1, 2, 2];
+        let mut scaled = Decimal::new(false);
+        let mut rows = Decimal::new(false);
+        for d in [&mut scaled, &mut rows] {
+            d.resize(3);
+            // An earlier vector at scale 1 in group 0.
+            d.fold_numeric(&NumVec::Rows(vec![fin(5, 1)]), None, &[0], Gids::One).unwrap();
+        }
+        scaled
+            .fold_numeric(&NumVec::Scaled { m: m.clone(), scale: 2 }, None, &sel, Gids::Each(&gids))
+            .unwrap();
+        let as_rows = NumVec::Rows(m.iter().map(|&m| fin(m, 2)).collect());
+        rows.fold_numeric(&as_rows, None, &sel, Gids::Each(&gids)).unwrap();
+        for g in 0..3 {
+            assert_eq!(scaled.result(g), rows.result(g));
+            assert_eq!(scaled.partial_state(g), rows.partial_state(g));
+        }
+        // 0.5 + 1.50 + 2.25 = 4.25; group 2 left 128 bits.
+        assert_eq!(text(scaled.result(0)), "4.25");
+        let total = i128::MAX as u128 + 2;
+        assert_eq!(text(scaled.result(2)), format!("{}.{:02}", total / 100, total % 100));
     }
 
     #[test]

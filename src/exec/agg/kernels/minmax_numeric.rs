@@ -6,8 +6,8 @@
 use super::{wrong_column, AggKernel, Cmp, Gids, Overflow};
 use crate::exec::agg::numeric::cmp_stored;
 use crate::exec::agg::output::Output;
-use crate::exec::expr::eval::NumVal;
-use crate::exec::expr::num::Num;
+use crate::exec::expr::eval::{NumVal, NumVec};
+use crate::exec::expr::num::{pow10, Num};
 use crate::storage::format::encoding::DecodedVector;
 use std::cmp::Ordering;
 
@@ -23,7 +23,7 @@ impl MinMaxNumeric {
     }
 
     /// Folds the selected, valid rows of `values` into the groups `gids` gives.
-    pub fn fold_numeric(&mut self, values: &[NumVal], valid: Option<&[bool]>, sel: &[u32], gids: Gids) {
+    pub fn fold_numeric(&mut self, values: &NumVec, valid: Option<&[bool]>, sel: &[u32], gids: Gids) {
         for (i, &r) in sel.iter().enumerate() {
             let r = r as usize;
             if valid.is_some_and(|v| !v[r]) {
@@ -33,7 +33,7 @@ impl MinMaxNumeric {
                 Gids::One => 0,
                 Gids::Each(g) => g[i] as usize,
             };
-            let x = &values[r];
+            let x = &values.get(r);
             let replace = match &self.v[g] {
                 None => true,
                 Some(old) => {
@@ -57,8 +57,7 @@ impl MinMaxNumeric {
 fn compare(a: &NumVal, b: &NumVal) -> Ordering {
     if let (NumVal::Small(Num::Fin { m: x, scale: s }), NumVal::Small(Num::Fin { m: y, scale: t })) = (a, b) {
         let scale = (*s).max(*t);
-        let up =
-            |m: i128, from: u16| 10i128.checked_pow((scale - from) as u32).and_then(|p| m.checked_mul(p));
+        let up = |m: i128, from: u16| pow10((scale - from) as u32).and_then(|p| m.checked_mul(p));
         if let (Some(x), Some(y)) = (up(*x, *s), up(*y, *t)) {
             return x.cmp(&y);
         }
@@ -103,7 +102,8 @@ mod tests {
 
     #[test]
     fn extremes_keep_their_scale_and_ties_take_the_newer_value() {
-        let values = [fin(10, 1), fin(100, 2), fin(-5, 0), NumVal::Small(Num::NaN), fin(1, 0)];
+        let values =
+            NumVec::Rows(vec![fin(10, 1), fin(100, 2), fin(-5, 0), NumVal::Small(Num::NaN), fin(1, 0)]);
         let run = |max: bool, sel: &[u32]| {
             let mut k = MinMaxNumeric::new(max);
             k.resize(1);
