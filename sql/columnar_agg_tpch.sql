@@ -120,6 +120,12 @@ SELECT agg_check('SELECT min(l_quantity), max(l_extendedprice), min(xk), max(xk)
 SELECT agg_check('SELECT l_returnflag, min(c), max(c), min(v), max(v), min(l_shipdate), max(l_shipdate) FROM li_col GROUP BY 1');
 SELECT agg_check('SELECT c, min(l_extendedprice * (1 - l_discount)), max(x * 2) FROM li_col GROUP BY c');
 
+-- Variances and standard deviations of floats (float8_accum's state, as avg's); of
+-- integers and numerics they stay with core.
+SELECT agg_check('SELECT l_linestatus, stddev(f8), stddev_samp(f4), stddev_pop(f8), variance(f4), var_samp(f8), var_pop(f8 * 2) FROM li_col GROUP BY 1');
+SELECT agg_check('SELECT stddev(f8), var_pop(f4), stddev_pop(f4) FROM li_col WHERE l_shipdate < date ''1992-01-20''');
+SELECT agg_check('SELECT stddev(i4), variance(l_quantity) FROM li_col');
+
 -- Expressions over every numeric type, with the casts core inserts.
 SELECT agg_check('SELECT sum(i4 * 2), sum(i2 + i2), sum(i8 - i4), sum(-i4), avg(i2::int4 * i2), max(i4 * -3), min(i8 + 1) FROM li_col');
 SELECT agg_check('SELECT sum(f8 * f4), avg(f8 - 1.5::float8), max(f4 * 2::float4), min(-f8), sum(i4 * 0.5::float8) FROM li_col');

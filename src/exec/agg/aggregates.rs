@@ -8,7 +8,7 @@ use super::groups::Grouper;
 use super::kernels::{Gids, Overflow};
 use super::numeric_fallback::PgNumeric;
 use super::spec::AggSpec;
-use crate::exec::expr::eval::{self, Columns, EvalError, Evaluated, Values};
+use crate::exec::expr::eval::{self, Columns, EvalError, Evaluated, NumVec, Values, VectorRows};
 use crate::exec::expr::plan::{Expr, ExprType};
 use crate::exec::filter::{kernels as filter_kernels, Filter};
 use crate::storage::format::encoding::{DecodedValues, DecodedVector};
@@ -28,7 +28,13 @@ pub struct Aggregates {
     state_bytes: usize,
     sub_sel: Vec<u32>,
     sub_gids: Vec<u32>,
+    /// The current vector's numeric columns, decoded once for every aggregate.
+    numerics: NumericColumns,
 }
+
+/// Numeric columns of the current vector, decoded for its selected rows.
+#[derive(Default)]
+pub struct NumericColumns(Vec<(usize, NumVec)>);
 
 impl Aggregates {
     pub fn new(specs: Vec<AggSpec>) -> Aggregates {
@@ -41,6 +47,7 @@ impl Aggregates {
             state_bytes,
             sub_sel: Vec::new(),
             sub_gids: Vec::new(),
+            numerics: NumericColumns::default(),
         }
     }
 
@@ -77,11 +84,14 @@ impl Aggregates {
     /// positioned on a vector by `next_vector`.
     pub unsafe fn fold(&mut self, reader: &mut Reader, sel: &[u32], gids: Gids) {
         let (sub_sel, sub_gids) = (&mut self.sub_sel, &mut self.sub_gids);
+        let numerics = &mut self.numerics;
+        numerics.0.clear();
         for (i, acc) in self.states.iter_mut().enumerate() {
             let spec = &self.specs[i];
+            let vector = Vector { sel, numerics: &mut *numerics };
             match &self.filters[i] {
                 // SAFETY: `reader` is open and positioned (this fn's contract).
-                None => unsafe { fold_one(acc, spec, reader, sel, gids, self.collations[i]) },
+                None => unsafe { fold_one(acc, spec, reader, vector, sel, gids, self.collations[i]) },
                 Some(filter) => {
                     sub_sel.clear();
                     sub_sel.extend_from_slice(sel);
@@ -94,7 +104,7 @@ impl Aggregates {
                         }
                     };
                     // SAFETY: `reader` is open and positioned (this fn's contract).
-                    unsafe { fold_one(acc, spec, reader, sub_sel, sub, self.collations[i]) };
+                    unsafe { fold_one(acc, spec, reader, vector, sub_sel, sub, self.collations[i]) };
                 }
             }
         }
@@ -105,9 +115,20 @@ impl Aggregates {
     /// # Safety
     /// As `fold`.
     pub unsafe fn fold_into(&mut self, i: usize, reader: &mut Reader, sel: &[u32]) {
+        self.numerics.0.clear();
+        let vector = Vector { sel, numerics: &mut self.numerics };
         // SAFETY: `reader` is open and positioned (this fn's contract).
-        unsafe { fold_one(&mut self.states[i], &self.specs[i], reader, sel, Gids::One, self.collations[i]) };
+        unsafe {
+            fold_one(&mut self.states[i], &self.specs[i], reader, vector, sel, Gids::One, self.collations[i])
+        };
     }
+}
+
+/// The vector being folded: its selected rows (all aggregates', FILTERs aside) and its
+/// numeric columns decoded so far.
+struct Vector<'a> {
+    sel: &'a [u32],
+    numerics: &'a mut NumericColumns,
 }
 
 /// Folds the selected rows into one aggregate (its column decoded now).
@@ -115,6 +136,7 @@ unsafe fn fold_one(
     acc: &mut Acc,
     spec: &AggSpec,
     reader: &mut Reader,
+    vector: Vector,
     sel: &[u32],
     gids: Gids,
     collation: pg_sys::Oid,
@@ -158,7 +180,18 @@ unsafe fn fold_one(
     }
     // Every column of a vector has its rows (the planner gives no column-free expression).
     let rows = reader.column(atts[0]).rows as usize;
-    let evaluated = match eval::eval(expr, &ReaderColumns(reader), rows, sel, &mut PgNumeric) {
+    for &att in &atts {
+        let col = reader.column(att);
+        let numeric = matches!(col.values, DecodedValues::Bytes { .. });
+        if numeric && !vector.numerics.0.iter().any(|(a, _)| *a == att) {
+            match (VectorRows { rows, sel: vector.sel }).numeric(col) {
+                Ok(v) => vector.numerics.0.push((att, v)),
+                Err(e) => raise(e),
+            }
+        }
+    }
+    let columns = ReaderColumns { reader, numerics: vector.numerics };
+    let evaluated = match eval::eval(expr, &columns, rows, sel, &mut PgNumeric) {
         Ok(e) => e,
         Err(e) => raise(e),
     };
@@ -178,11 +211,18 @@ fn fold_evaluated(acc: &mut Acc, e: Evaluated, rows: usize, sel: &[u32], gids: G
 }
 
 /// The reader's decoded columns, for an expression.
-struct ReaderColumns<'a>(&'a Reader);
+struct ReaderColumns<'a> {
+    reader: &'a Reader,
+    numerics: &'a NumericColumns,
+}
 
 impl Columns for ReaderColumns<'_> {
     fn column(&self, att: usize) -> &DecodedVector {
-        self.0.column(att)
+        self.reader.column(att)
+    }
+
+    fn numeric(&self, att: usize) -> Option<&NumVec> {
+        self.numerics.0.iter().find(|(a, _)| *a == att).map(|(_, v)| v)
     }
 }
 

@@ -9,7 +9,7 @@ use super::kernels::count::Count;
 use super::kernels::decimal::Decimal;
 use super::kernels::minmax::{MinMaxBytes, MinMaxFloat, MinMaxInt};
 use super::kernels::minmax_numeric::MinMaxNumeric;
-use super::kernels::sum_float::{FloatSum, Moments};
+use super::kernels::sum_float::{FloatSum, Moments, MomentsResult};
 use super::kernels::sum_int::IntSum;
 use super::kernels::{AggKernel, Cmp, Gids, Overflow};
 use super::output::Output;
@@ -81,6 +81,15 @@ impl Acc {
             (AggFunc::Sum, Float4) => Acc::SumF32(FloatSum::default()),
             (AggFunc::Sum, Float8) => Acc::SumF64(FloatSum::default()),
             (AggFunc::Avg, _) => Acc::Moments(Moments::default()),
+            (AggFunc::VarPop | AggFunc::VarSamp | AggFunc::StddevPop | AggFunc::StddevSamp, _) => {
+                let result = match func {
+                    AggFunc::VarPop => MomentsResult::VarPop,
+                    AggFunc::VarSamp => MomentsResult::VarSamp,
+                    AggFunc::StddevPop => MomentsResult::StddevPop,
+                    _ => MomentsResult::StddevSamp,
+                };
+                Acc::Moments(Moments { result, ..Default::default() })
+            }
             (AggFunc::Min | AggFunc::Max, Float4 | Float8) => {
                 Acc::MinMaxFloat(MinMaxFloat { max, float4: input == Float4, ..Default::default() })
             }
@@ -191,13 +200,40 @@ mod tests {
         let mut acc = Acc::new(AggFunc::Avg, InputType::Float8);
         acc.resize(1);
         acc.fold(&floats(&[2.0, 4.0, 9.0]), &[0, 1, 2], Gids::One, &bytewise).unwrap();
-        let Acc::Moments(Moments { n, sx, sxx }) = &acc else { panic!() };
+        let Acc::Moments(Moments { n, sx, sxx, .. }) = &acc else { panic!() };
         assert_eq!((n[0], sx[0]), (3.0, 15.0));
         assert!((sxx[0] - 26.0).abs() < 1e-12);
         // A huge spread overflows Sxx: float8_accum raises an error.
         let mut acc = Acc::new(AggFunc::Avg, InputType::Float8);
         acc.resize(1);
         assert_eq!(acc.fold(&floats(&[1e200, -1e200]), &[0, 1], Gids::One, &bytewise), Err(Overflow::Float));
+    }
+
+    #[test]
+    fn variances_finish_float8_accum_as_core_does() {
+        let results = |func| {
+            let mut acc = Acc::new(func, InputType::Float8);
+            acc.resize(2);
+            acc.fold(&floats(&[2.0, 4.0, 9.0, 5.0]), &[0, 1, 2, 3], Gids::Each(&[0, 0, 0, 1]), &bytewise)
+                .unwrap();
+            let float = |o: Output| match o {
+                Output::Float8(x) => Some(x),
+                Output::Null => None,
+                other => panic!("{other:?}"),
+            };
+            let n = match acc.output(0, true) {
+                Output::Float8Array([n, _, _]) => n,
+                other => panic!("{other:?}"),
+            };
+            (float(acc.output(0, false)), float(acc.output(1, false)), n)
+        };
+        // Values 2, 4, 9: Sxx = 26 (PostgreSQL 15: var_pop 8.666666666666666,
+        // var_samp 13, stddev_samp 3.605551275463989); one value: samp is NULL, pop 0.
+        assert_eq!(results(AggFunc::VarSamp), (Some(13.0), None, 3.0));
+        assert_eq!(results(AggFunc::VarPop).0, Some(26.0 / 3.0));
+        assert_eq!(results(AggFunc::VarPop).1, Some(0.0));
+        assert_eq!(results(AggFunc::StddevSamp).0, Some(13f64.sqrt()));
+        assert_eq!(results(AggFunc::StddevPop).0, Some((26.0f64 / 3.0).sqrt()));
     }
 
     #[test]

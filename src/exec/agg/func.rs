@@ -13,6 +13,12 @@ pub enum AggFunc {
     Max,
     BoolAnd,
     BoolOr,
+    /// var_pop, var_samp (variance), stddev_pop, stddev_samp (stddev) of float4/float8:
+    /// float8_accum's state, as avg(float8) keeps it.
+    VarPop,
+    VarSamp,
+    StddevPop,
+    StddevSamp,
 }
 
 /// The aggregated column's type, as the fold reads it.

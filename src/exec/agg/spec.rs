@@ -198,7 +198,7 @@ impl AggPlan {
     }
 }
 
-const FUNCS: [AggFunc; 8] = [
+const FUNCS: [AggFunc; 12] = [
     AggFunc::CountStar,
     AggFunc::Count,
     AggFunc::Sum,
@@ -207,6 +207,10 @@ const FUNCS: [AggFunc; 8] = [
     AggFunc::Max,
     AggFunc::BoolAnd,
     AggFunc::BoolOr,
+    AggFunc::VarPop,
+    AggFunc::VarSamp,
+    AggFunc::StddevPop,
+    AggFunc::StddevSamp,
 ];
 
 const INPUTS: [InputType; 11] = [

@@ -115,6 +115,10 @@ impl EvalError {
 /// What an evaluation reads: the vector's decoded columns, by attribute.
 pub trait Columns {
     fn column(&self, att: usize) -> &DecodedVector;
+    /// A numeric column's values already decoded for (at least) the selected rows.
+    fn numeric(&self, _att: usize) -> Option<&NumVec> {
+        None
+    }
 }
 
 /// Evaluates `expr` for the selected rows `sel` of a vector of `rows` rows.
@@ -152,6 +156,91 @@ fn int_range(ty: ExprType) -> (i64, i64) {
         ExprType::Int2 => (i16::MIN as i64, i16::MAX as i64),
         ExprType::Int4 => (i32::MIN as i64, i32::MAX as i64),
         _ => (i64::MIN, i64::MAX),
+    }
+}
+
+/// A vector's selected rows, for decoding a numeric column of it.
+pub struct VectorRows<'a> {
+    pub rows: usize,
+    pub sel: &'a [u32],
+}
+
+impl VectorRows<'_> {
+    /// The selected rows that are valid under `valid`.
+    fn live<'v>(&'v self, valid: &'v Option<Vec<bool>>) -> impl Iterator<Item = usize> + 'v {
+        self.sel.iter().map(|&r| r as usize).filter(move |&r| valid.as_ref().is_none_or(|v| v[r]))
+    }
+
+    /// A numeric column's selected values: scaled integers if they allow, else per row.
+    pub fn numeric(&self, col: &DecodedVector) -> Result<NumVec, EvalError> {
+        let valid = &col.validity;
+        match self.scaled_column(col, valid) {
+            Some(v) => Ok(v),
+            None => self.numeric_rows(col, valid),
+        }
+    }
+
+    /// The selected, valid rows' stored numerics, each with `f`.
+    fn each_stored(
+        &self,
+        col: &DecodedVector,
+        valid: &Option<Vec<bool>>,
+        mut f: impl FnMut(usize, &[u8]) -> bool,
+    ) -> bool {
+        if let Some(d) = &col.dictionary {
+            self.live(valid).all(|r| f(r, d.entry(d.codes[r] as usize)))
+        } else if let DecodedValues::Bytes { offsets, data } = &col.values {
+            self.live(valid).all(|r| f(r, &data[offsets[r] as usize..offsets[r + 1] as usize]))
+        } else {
+            unreachable!("a numeric column stored as {:?}", col.values)
+        }
+    }
+
+    /// A numeric column as scaled integers, if every selected value is finite with one
+    /// display scale and fits (a dictionary's entries are read once each).
+    pub fn scaled_column(&self, col: &DecodedVector, valid: &Option<Vec<bool>>) -> Option<NumVec> {
+        let mut m = vec![0i128; self.rows];
+        let mut scale = None;
+        let mut entries: Vec<Option<i128>> = match &col.dictionary {
+            Some(d) => vec![None; d.len()],
+            None => Vec::new(),
+        };
+        let mut take = |b: &[u8]| -> Option<i128> {
+            let Some(Num::Fin { m, scale: s }) = Num::from_stored(b) else { return None };
+            (*scale.get_or_insert(s) == s).then_some(m)
+        };
+        let ok = match &col.dictionary {
+            Some(d) => self.live(valid).all(|r| {
+                let e = d.codes[r] as usize;
+                if entries[e].is_none() {
+                    entries[e] = take(d.entry(e));
+                }
+                entries[e].map(|v| m[r] = v).is_some()
+            }),
+            None => self.each_stored(col, valid, |r, b| take(b).map(|v| m[r] = v).is_some()),
+        };
+        ok.then(|| NumVec::Scaled { m, scale: scale.unwrap_or(0) })
+    }
+
+    /// A numeric column per row.
+    pub fn numeric_rows(&self, col: &DecodedVector, valid: &Option<Vec<bool>>) -> Result<NumVec, EvalError> {
+        let mut out = vec![NumVal::Small(Num::ZERO); self.rows];
+        let mut corrupt = false;
+        self.each_stored(col, valid, |r, b| {
+            out[r] = match Num::from_stored(b) {
+                Some(n) => NumVal::Small(n),
+                None if crate::exec::agg::numeric::parse(b).is_some() => NumVal::Big(b.into()),
+                None => {
+                    corrupt = true;
+                    return false;
+                }
+            };
+            true
+        });
+        if corrupt {
+            return Err(EvalError::CorruptNumeric);
+        }
+        Ok(NumVec::Rows(out))
     }
 }
 
@@ -212,76 +301,14 @@ impl Evaluator<'_> {
             (DecodedValues::Int(v), _) => Values::Int(v.clone()),
             (DecodedValues::Float32(v), _) => Values::Float4(v.clone()),
             (DecodedValues::Float64(v), _) => Values::Float8(v.clone()),
-            (_, ExprType::Numeric) => Values::Numeric(match self.scaled_column(col, &valid) {
-                Some(scaled) => scaled,
-                None => self.numeric_rows(col, &valid)?,
+            // A column several aggregates read is decoded once per vector.
+            (_, ExprType::Numeric) => Values::Numeric(match self.cols.numeric(att) {
+                Some(v) => v.clone(),
+                None => VectorRows { rows: self.rows, sel: self.sel }.numeric(col)?,
             }),
             _ => unreachable!("an expression column of type {ty:?} stored as another"),
         };
         Ok(Evaluated { values, valid })
-    }
-
-    /// The selected, valid rows' stored numerics, each with `f`.
-    fn each_stored(
-        &self,
-        col: &DecodedVector,
-        valid: &Option<Vec<bool>>,
-        mut f: impl FnMut(usize, &[u8]) -> bool,
-    ) -> bool {
-        if let Some(d) = &col.dictionary {
-            self.live(valid).all(|r| f(r, d.entry(d.codes[r] as usize)))
-        } else if let DecodedValues::Bytes { offsets, data } = &col.values {
-            self.live(valid).all(|r| f(r, &data[offsets[r] as usize..offsets[r + 1] as usize]))
-        } else {
-            unreachable!("a numeric column stored as {:?}", col.values)
-        }
-    }
-
-    /// A numeric column as scaled integers, if every selected value is finite with one
-    /// display scale and fits (a dictionary's entries are read once each).
-    fn scaled_column(&self, col: &DecodedVector, valid: &Option<Vec<bool>>) -> Option<NumVec> {
-        let mut m = vec![0i128; self.rows];
-        let mut scale = None;
-        let mut entries: Vec<Option<i128>> = match &col.dictionary {
-            Some(d) => vec![None; d.len()],
-            None => Vec::new(),
-        };
-        let mut take = |b: &[u8]| -> Option<i128> {
-            let Some(Num::Fin { m, scale: s }) = Num::from_stored(b) else { return None };
-            (*scale.get_or_insert(s) == s).then_some(m)
-        };
-        let ok = match &col.dictionary {
-            Some(d) => self.live(valid).all(|r| {
-                let e = d.codes[r] as usize;
-                if entries[e].is_none() {
-                    entries[e] = take(d.entry(e));
-                }
-                entries[e].map(|v| m[r] = v).is_some()
-            }),
-            None => self.each_stored(col, valid, |r, b| take(b).map(|v| m[r] = v).is_some()),
-        };
-        ok.then(|| NumVec::Scaled { m, scale: scale.unwrap_or(0) })
-    }
-
-    /// A numeric column per row.
-    fn numeric_rows(&self, col: &DecodedVector, valid: &Option<Vec<bool>>) -> Result<NumVec, EvalError> {
-        let mut out = vec![NumVal::Small(Num::ZERO); self.rows];
-        let mut corrupt = false;
-        self.each_stored(col, valid, |r, b| {
-            out[r] = match Num::from_stored(b) {
-                Some(n) => NumVal::Small(n),
-                None if crate::exec::agg::numeric::parse(b).is_some() => NumVal::Big(b.into()),
-                None => {
-                    corrupt = true;
-                    return false;
-                }
-            };
-            true
-        });
-        if corrupt {
-            return Err(EvalError::CorruptNumeric);
-        }
-        Ok(NumVec::Rows(out))
     }
 
     fn negate(&mut self, ty: ExprType, x: &mut Evaluated) -> Result<(), EvalError> {

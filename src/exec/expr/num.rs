@@ -50,23 +50,44 @@ impl Num {
             Parsed::NegInf => return Some(Num::NegInf),
             Parsed::Finite { negative, weight, dscale, digits } => (negative, weight, dscale, digits),
         };
-        // The digits as one integer (Horner, base 10000), then brought to the display
-        // scale: the last digit stands for 10^(4 * (weight - n + 1)).
-        let n = digits.len() as i64 / 2;
-        let mut m: i128 = 0;
-        for d in digits.chunks_exact(2) {
-            m = m.checked_mul(10_000)?.checked_add(u16::from_le_bytes([d[0], d[1]]) as i128)?;
+        // The digits as one integer (Horner, base 10000), brought to the display scale:
+        // the last digit stands for 10^(4 * (weight - n + 1)). Past the display scale
+        // only zeros are stored, so a last digit cut by it divides exactly.
+        let n = digits.len() / 2;
+        if n == 0 {
+            return Some(Num::Fin { m: 0, scale: dscale });
         }
-        let e = 4 * (weight as i64 - n + 1) + dscale as i64;
-        if n > 0 && e >= 0 {
-            m = m.checked_mul(pow10(u32::try_from(e).ok()?)?)?;
-        } else if n > 0 {
-            // Digits past the display scale: none are stored but zeros.
-            let div = pow10(u32::try_from(-e).ok()?)?;
-            if m % div != 0 {
-                return None;
+        let digit = |i: usize| u16::from_le_bytes([digits[2 * i], digits[2 * i + 1]]) as i64;
+        let e = 4 * (weight as i64 - n as i64 + 1) + dscale as i64;
+        let (last, e) = match e {
+            -3..=-1 => {
+                let cut = [1, 10, 100, 1000][(-e) as usize];
+                let d = digit(n - 1);
+                if d % cut != 0 {
+                    return None;
+                }
+                // The last digit contributes d / cut at the display scale.
+                (Some((d / cut, (4 + e) as u32)), 0)
             }
-            m /= div;
+            e if e < 0 => return None,
+            e => (None, e),
+        };
+        let full = if last.is_some() { n - 1 } else { n };
+        let mut m: i128 = if full <= 4 {
+            // Up to 16 decimal digits: in 64 bits.
+            (0..full).fold(0i64, |m, i| m * 10_000 + digit(i)) as i128
+        } else {
+            let mut m: i128 = 0;
+            for i in 0..full {
+                m = m.checked_mul(10_000)?.checked_add(digit(i) as i128)?;
+            }
+            m
+        };
+        if let Some((d, width)) = last {
+            m = m.checked_mul(POW10[width as usize])?.checked_add(d as i128)?;
+        }
+        if e > 0 {
+            m = m.checked_mul(pow10(u32::try_from(e).ok()?)?)?;
         }
         Some(Num::Fin { m: if negative { -m } else { m }, scale: dscale })
     }
