@@ -162,6 +162,12 @@ SELECT sum(f8 * 1e-300::float8 * 1e-300::float8) FROM li_heap WHERE f8 > 10;
 SELECT sum(f4 * 1e30::float4 * 1e30::float4) FROM li_col WHERE f4 > 10;
 SELECT sum(f4 * 1e30::float4 * 1e30::float4) FROM li_heap WHERE f4 > 10;
 SELECT agg_plan('SELECT sum(i4 * 100000) FROM li_col');
+-- The SQLSTATEs: 22003 (numeric_value_out_of_range) on both.
+\set VERBOSITY sqlstate
+SELECT sum(i4 * 100000) FROM li_col;
+SELECT sum(i4 * 100000) FROM li_heap;
+SELECT sum(f8 * 1e308::float8) FROM li_col WHERE f8 > 10;
+SELECT sum(f8 * 1e308::float8) FROM li_heap WHERE f8 > 10;
 \set VERBOSITY default
 
 -- What stays on core's path: division, functions, other casts.
@@ -191,3 +197,11 @@ SELECT l_orderkey FROM li_col GROUP BY l_orderkey HAVING sum(l_quantity) > 300;
 SELECT agg_same('SELECT l_orderkey FROM li_col GROUP BY l_orderkey HAVING sum(l_quantity) > 300');
 SELECT agg_same('SELECT xk, c, v, count(*), sum(x * 2), avg(x) FROM li_col GROUP BY xk, c, v');
 SELECT agg_same('SELECT sum(i4 * 2), sum(i8 - i4), avg(x - l_discount) FROM li_col');
+
+RESET max_parallel_workers_per_gather;
+RESET parallel_setup_cost;
+RESET parallel_tuple_cost;
+RESET min_parallel_table_scan_size;
+DROP TABLE li_col, li_heap, li_col_sp, li_heap_sp;
+DROP FUNCTION agg_check(text), agg_rows(text), agg_plan(text), agg_same(text);
+DROP EXTENSION pgcolumnar;
