@@ -343,7 +343,7 @@ impl Evaluator<'_> {
                 let rows: Vec<usize> = self.live(&valid).collect();
                 for r in rows {
                     v[r] = match &v[r] {
-                        NumVal::Small(n) => match n.neg() {
+                        NumVal::Small(n) => match n.checked_neg() {
                             Some(n) => NumVal::Small(n),
                             None => NumVal::of_stored(self.fallback.neg(&n.to_stored())),
                         },
@@ -414,9 +414,9 @@ impl Evaluator<'_> {
         for &i in rows {
             let fast = match (&a[i], &b[i]) {
                 (NumVal::Small(x), NumVal::Small(y)) => match op {
-                    BinOp::Add => x.add(*y),
-                    BinOp::Sub => x.sub(*y),
-                    BinOp::Mul => x.mul(*y),
+                    BinOp::Add => x.checked_add(*y),
+                    BinOp::Sub => x.checked_sub(*y),
+                    BinOp::Mul => x.checked_mul(*y),
                 },
                 _ => None,
             };

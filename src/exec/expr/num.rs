@@ -166,7 +166,7 @@ impl Num {
     }
 
     /// numeric_add.
-    pub fn add(self, other: Num) -> Option<Num> {
+    pub fn checked_add(self, other: Num) -> Option<Num> {
         use Num::*;
         Some(match (self, other) {
             (NaN, _) | (_, NaN) => NaN,
@@ -181,7 +181,7 @@ impl Num {
     }
 
     /// numeric_sub.
-    pub fn sub(self, other: Num) -> Option<Num> {
+    pub fn checked_sub(self, other: Num) -> Option<Num> {
         use Num::*;
         Some(match (self, other) {
             (NaN, _) | (_, NaN) => NaN,
@@ -196,7 +196,7 @@ impl Num {
     }
 
     /// numeric_mul: the display scale is the sum of the operands' (the product is exact).
-    pub fn mul(self, other: Num) -> Option<Num> {
+    pub fn checked_mul(self, other: Num) -> Option<Num> {
         use Num::*;
         Some(match (self, other) {
             (NaN, _) | (_, NaN) => NaN,
@@ -213,7 +213,7 @@ impl Num {
     }
 
     /// numeric_uminus.
-    pub fn neg(self) -> Option<Num> {
+    pub fn checked_neg(self) -> Option<Num> {
         Some(match self {
             Num::NaN => Num::NaN,
             Num::PosInf => Num::NegInf,
@@ -263,7 +263,7 @@ mod tests {
 
     fn n(text: &str) -> Num {
         if let Some(rest) = text.strip_prefix('-') {
-            return n(rest).neg().unwrap();
+            return n(rest).checked_neg().unwrap();
         }
         let (int, frac) = text.split_once('.').unwrap_or((text, ""));
         let m: i128 = format!("{int}{frac}").parse().unwrap();
@@ -273,17 +273,17 @@ mod tests {
     #[test]
     fn results_and_scales_as_postgresql_gives_them() {
         // Each line: what PostgreSQL 15 printed for the same expression.
-        assert_eq!(n("1.5").add(n("2.25")).unwrap().text(), "3.75"); // 1.5 + 2.25
-        assert_eq!(n("1").sub(n("0.05")).unwrap().text(), "0.95"); // 1 - 0.05
-        assert_eq!(n("1.10").add(n("-1.1")).unwrap().text(), "0.00"); // 1.10 + -1.1
-        assert_eq!(n("-0.05").sub(n("-0.05")).unwrap().text(), "0.00");
+        assert_eq!(n("1.5").checked_add(n("2.25")).unwrap().text(), "3.75"); // 1.5 + 2.25
+        assert_eq!(n("1").checked_sub(n("0.05")).unwrap().text(), "0.95"); // 1 - 0.05
+        assert_eq!(n("1.10").checked_add(n("-1.1")).unwrap().text(), "0.00"); // 1.10 + -1.1
+        assert_eq!(n("-0.05").checked_sub(n("-0.05")).unwrap().text(), "0.00");
         // 12345.67 * (1 - 0.04) * (1 + 0.02)
-        let q1 = n("12345.67").mul(n("1").sub(n("0.04")).unwrap()).unwrap();
+        let q1 = n("12345.67").checked_mul(n("1").checked_sub(n("0.04")).unwrap()).unwrap();
         assert_eq!(q1.text(), "11851.8432");
-        assert_eq!(q1.mul(n("1").add(n("0.02")).unwrap()).unwrap().text(), "12088.880064");
-        assert_eq!(n("0.10").mul(n("0.10")).unwrap().text(), "0.0100"); // 0.10 * 0.10
-        assert_eq!(n("-2.5").mul(n("0")).unwrap().text(), "0.0"); // -2.5 * 0
-        assert_eq!(n("3").neg().unwrap().text(), "-3");
+        assert_eq!(q1.checked_mul(n("1").checked_add(n("0.02")).unwrap()).unwrap().text(), "12088.880064");
+        assert_eq!(n("0.10").checked_mul(n("0.10")).unwrap().text(), "0.0100"); // 0.10 * 0.10
+        assert_eq!(n("-2.5").checked_mul(n("0")).unwrap().text(), "0.0"); // -2.5 * 0
+        assert_eq!(n("3").checked_neg().unwrap().text(), "-3");
     }
 
     #[test]
@@ -291,25 +291,25 @@ mod tests {
         use Num::*;
         let one = n("1");
         let zero = n("0.00");
-        assert_eq!(PosInf.add(NegInf), Some(NaN)); // 'Infinity' + '-Infinity'
-        assert_eq!(PosInf.add(one), Some(PosInf));
-        assert_eq!(one.sub(PosInf), Some(NegInf));
-        assert_eq!(PosInf.sub(PosInf), Some(NaN));
-        assert_eq!(NegInf.sub(PosInf), Some(NegInf));
-        assert_eq!(PosInf.mul(zero), Some(NaN)); // 'Infinity' * 0.00
-        assert_eq!(n("-2").mul(PosInf), Some(NegInf));
-        assert_eq!(NegInf.mul(NegInf), Some(PosInf));
-        assert_eq!(NaN.mul(zero), Some(NaN));
-        assert_eq!(NaN.add(PosInf), Some(NaN));
-        assert_eq!(NegInf.neg(), Some(PosInf));
+        assert_eq!(PosInf.checked_add(NegInf), Some(NaN)); // 'Infinity' + '-Infinity'
+        assert_eq!(PosInf.checked_add(one), Some(PosInf));
+        assert_eq!(one.checked_sub(PosInf), Some(NegInf));
+        assert_eq!(PosInf.checked_sub(PosInf), Some(NaN));
+        assert_eq!(NegInf.checked_sub(PosInf), Some(NegInf));
+        assert_eq!(PosInf.checked_mul(zero), Some(NaN)); // 'Infinity' * 0.00
+        assert_eq!(n("-2").checked_mul(PosInf), Some(NegInf));
+        assert_eq!(NegInf.checked_mul(NegInf), Some(PosInf));
+        assert_eq!(NaN.checked_mul(zero), Some(NaN));
+        assert_eq!(NaN.checked_add(PosInf), Some(NaN));
+        assert_eq!(NegInf.checked_neg(), Some(PosInf));
     }
 
     #[test]
     fn overflow_is_none_for_postgresql_to_compute() {
         let big = Num::Fin { m: 10i128.pow(37), scale: 0 };
-        assert_eq!(big.mul(big), None);
-        assert_eq!(big.add(Num::Fin { m: 1, scale: 30 }), None);
-        assert!(Num::Fin { m: 1, scale: 10000 }.mul(Num::Fin { m: 1, scale: 10000 }).is_none());
+        assert_eq!(big.checked_mul(big), None);
+        assert_eq!(big.checked_add(Num::Fin { m: 1, scale: 30 }), None);
+        assert!(Num::Fin { m: 1, scale: 10000 }.checked_mul(Num::Fin { m: 1, scale: 10000 }).is_none());
     }
 
     #[test]
