@@ -191,6 +191,14 @@ unsafe fn fold_one(
         }
     }
     let columns = ReaderColumns { reader, numerics: vector.numerics };
+    // A numeric column itself: folded from the vector's decoded values, not a copy.
+    if let Expr::Column { att, ty: ExprType::Numeric } = expr {
+        if let Some(values) = columns.numeric(*att) {
+            let valid = reader.column(*att).validity.as_deref();
+            report(acc.fold_numeric(values, valid, sel, gids));
+            return;
+        }
+    }
     let evaluated = match eval::eval(expr, &columns, rows, sel, &mut PgNumeric) {
         Ok(e) => e,
         Err(e) => raise(e),
