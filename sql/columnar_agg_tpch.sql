@@ -114,6 +114,10 @@ SELECT agg_check('SELECT v, count(*), length(v), octet_length(v) FROM li_col GRO
 SELECT agg_check('SELECT xk, count(*), sum(xk) FROM li_col GROUP BY xk');
 SELECT agg_check('SELECT l_shipdate, count(*), sum(l_quantity) FROM li_col WHERE l_shipdate < date ''1992-03-01'' GROUP BY l_shipdate');
 SELECT agg_check('SELECT l_returnflag, c, xk, count(*) FROM li_col GROUP BY 1, 2, 3');
+-- A per-key max of an integer (LastPoint's shape) keyed by numeric or bpchar: folded,
+-- never LastPoint (its winners compare keys byte for byte).
+SELECT agg_check('SELECT xk, max(i8), min(i4) FROM li_col GROUP BY xk');
+SELECT agg_check('SELECT v, max(i8) FROM li_col GROUP BY v');
 
 -- min and max of numeric (the value with its own scale), char(n), bpchar, date.
 SELECT agg_check('SELECT min(l_quantity), max(l_extendedprice), min(xk), max(xk), min(x), max(x) FROM li_col');
