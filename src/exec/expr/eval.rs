@@ -6,7 +6,7 @@
 //! (`NumericFallback`). Only selected, non-NULL rows are computed (core evaluates an
 //! aggregate's argument for the rows that reach it, no others). Pure.
 
-use super::num::{pow10, Num};
+use super::num::{pow10, wide_mul, Num};
 use super::plan::{BinOp, Expr, ExprType};
 use crate::storage::format::encoding::{DecodedValues, DecodedVector};
 
@@ -454,7 +454,7 @@ fn scaled_op(op: BinOp, x: &[i128], s: u16, y: &[i128], t: u16, rows: &[usize]) 
         BinOp::Mul => {
             let scale = s.checked_add(t).filter(|&v| v <= super::num::DSCALE_MAX)?;
             for &r in rows {
-                m[r] = x[r].checked_mul(y[r])?;
+                m[r] = wide_mul(x[r], y[r])?;
             }
             scale
         }
@@ -462,7 +462,9 @@ fn scaled_op(op: BinOp, x: &[i128], s: u16, y: &[i128], t: u16, rows: &[usize]) 
             let scale = s.max(t);
             let (fx, fy) = (pow10((scale - s) as u32)?, pow10((scale - t) as u32)?);
             for &r in rows {
-                let (a, b) = (x[r].checked_mul(fx)?, y[r].checked_mul(fy)?);
+                // One side at the other's scale already (often both): no multiplication.
+                let a = if fx == 1 { x[r] } else { wide_mul(x[r], fx)? };
+                let b = if fy == 1 { y[r] } else { wide_mul(y[r], fy)? };
                 m[r] = if op == BinOp::Add { a.checked_add(b)? } else { a.checked_sub(b)? };
             }
             scale

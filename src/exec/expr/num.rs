@@ -38,6 +38,16 @@ pub fn pow10(e: u32) -> Option<i128> {
     POW10.get(e as usize).copied()
 }
 
+/// a * b, if it fits: two values that fit 64 bits multiply in one widening
+/// multiplication (their product always fits 128 bits), others checked.
+#[inline(always)]
+pub fn wide_mul(a: i128, b: i128) -> Option<i128> {
+    match (i64::try_from(a), i64::try_from(b)) {
+        (Ok(x), Ok(y)) => Some(x as i128 * y as i128),
+        _ => a.checked_mul(b),
+    }
+}
+
 impl Num {
     pub const ZERO: Num = Num::Fin { m: 0, scale: 0 };
 
@@ -84,10 +94,10 @@ impl Num {
             m
         };
         if let Some((d, width)) = last {
-            m = m.checked_mul(POW10[width as usize])?.checked_add(d as i128)?;
+            m = wide_mul(m, POW10[width as usize])?.checked_add(d as i128)?;
         }
         if e > 0 {
-            m = m.checked_mul(pow10(u32::try_from(e).ok()?)?)?;
+            m = wide_mul(m, pow10(u32::try_from(e).ok()?)?)?;
         }
         Some(Num::Fin { m: if negative { -m } else { m }, scale: dscale })
     }
@@ -202,7 +212,7 @@ impl Num {
             (NaN, _) | (_, NaN) => NaN,
             (Fin { m: a, scale: s }, Fin { m: b, scale: t }) => {
                 let scale = s.checked_add(t).filter(|&x| x <= DSCALE_MAX)?;
-                Fin { m: a.checked_mul(b)?, scale }
+                Fin { m: wide_mul(a, b)?, scale }
             }
             // An infinity times zero is NaN; otherwise the signs multiply.
             (x, y) => match x.sign() * y.sign() {
@@ -226,8 +236,8 @@ impl Num {
 /// Two mantissas brought to the larger of their scales, and that scale.
 fn aligned(a: i128, s: u16, b: i128, t: u16) -> Option<(i128, i128, u16)> {
     let scale = s.max(t);
-    let a = if s < scale { a.checked_mul(pow10((scale - s) as u32)?)? } else { a };
-    let b = if t < scale { b.checked_mul(pow10((scale - t) as u32)?)? } else { b };
+    let a = if s < scale { wide_mul(a, pow10((scale - s) as u32)?)? } else { a };
+    let b = if t < scale { wide_mul(b, pow10((scale - t) as u32)?)? } else { b };
     Some((a, b, scale))
 }
 
@@ -310,6 +320,14 @@ mod tests {
         assert_eq!(big.checked_mul(big), None);
         assert_eq!(big.checked_add(Num::Fin { m: 1, scale: 30 }), None);
         assert!(Num::Fin { m: 1, scale: 10000 }.checked_mul(Num::Fin { m: 1, scale: 10000 }).is_none());
+    }
+
+    #[test]
+    fn wide_products_are_exact_or_none() {
+        assert_eq!(wide_mul(i64::MAX as i128, i64::MIN as i128), Some(i64::MAX as i128 * i64::MIN as i128));
+        assert_eq!(wide_mul(10i128.pow(30), 10i128.pow(8)), Some(10i128.pow(38)));
+        assert_eq!(wide_mul(10i128.pow(30), 10i128.pow(9)), None);
+        assert_eq!(wide_mul(-(10i128.pow(20)), 3), Some(-3 * 10i128.pow(20)));
     }
 
     #[test]

@@ -9,7 +9,7 @@ use super::{wrong_column, AggKernel, Cmp, Gids, Overflow};
 use crate::exec::agg::numeric::DecimalSum;
 use crate::exec::agg::output::Output;
 use crate::exec::expr::eval::{NumVal, NumVec};
-use crate::exec::expr::num::{pow10, scaled_text, Num};
+use crate::exec::expr::num::{pow10, scaled_text, wide_mul, Num};
 use crate::storage::format::encoding::DecodedVector;
 use hashbrown::HashMap;
 
@@ -141,7 +141,7 @@ impl Decimal {
     fn add_fast(&mut self, g: usize, m: i128, scale: u16) -> bool {
         let (sum, cur) = (self.sum[g], self.scale[g]);
         let (sum, new_scale, count) = if scale > cur {
-            let Some(sum) = pow10((scale - cur) as u32).and_then(|p| sum.checked_mul(p)) else {
+            let Some(sum) = pow10((scale - cur) as u32).and_then(|p| wide_mul(sum, p)) else {
                 return false;
             };
             (sum, scale, 1)
@@ -149,7 +149,7 @@ impl Decimal {
             (sum, cur, self.max_scale_count[g] + (scale == cur) as i64)
         };
         let m = if scale < new_scale {
-            match pow10((new_scale - scale) as u32).and_then(|p| m.checked_mul(p)) {
+            match pow10((new_scale - scale) as u32).and_then(|p| wide_mul(m, p)) {
                 Some(m) => m,
                 None => return false,
             }
