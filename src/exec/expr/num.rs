@@ -71,13 +71,18 @@ impl Num {
         let e = 4 * (weight as i64 - n as i64 + 1) + dscale as i64;
         let (last, e) = match e {
             -3..=-1 => {
-                let cut = [1, 10, 100, 1000][(-e) as usize];
+                // Constant divisors: multiplications, not a division per value.
                 let d = digit(n - 1);
-                if d % cut != 0 {
+                let (kept, dropped) = match e {
+                    -1 => (d / 10, d % 10),
+                    -2 => (d / 100, d % 100),
+                    _ => (d / 1000, d % 1000),
+                };
+                if dropped != 0 {
                     return None;
                 }
-                // The last digit contributes d / cut at the display scale.
-                (Some((d / cut, (4 + e) as u32)), 0)
+                // The last digit contributes `kept` at the display scale.
+                (Some((kept, (4 + e) as u32)), 0)
             }
             e if e < 0 => return None,
             e => (None, e),
