@@ -184,7 +184,7 @@ unsafe fn estimate_groups(
     let mut others = Vec::new();
     for (key, &expr) in plan.keys.iter().zip(key_exprs) {
         let width = match key.kind {
-            KeyKind::Value => None,
+            KeyKind::Value | KeyKind::Bpchar | KeyKind::Numeric => None,
             KeyKind::Trunc(unit) | KeyKind::TruncTz(unit) => Some(unit_micros(unit)),
             KeyKind::Bin { stride, .. } => Some(stride as f64),
         };

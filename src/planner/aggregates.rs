@@ -4,8 +4,8 @@
 //! `covered_aggrefs` (the Aggrefs of the target and HAVING, if they use no column that
 //! no group key covers).
 
-use super::quals;
-use crate::exec::agg::spec::{AggFunc, AggSpec, InputType, KeyKind, KeySpec, TruncUnit};
+use super::{agg_args, quals};
+use crate::exec::agg::spec::{AggFunc, AggSpec, Expr, ExprType, InputType, KeyKind, KeySpec, TruncUnit};
 use crate::pg_list;
 use crate::storage::relation::datum::ColumnKind;
 use pgrx::pg_sys;
@@ -139,10 +139,24 @@ unsafe fn column_key(
         }
         let ints = INT_KEY_TYPES.contains(&base) && matches!(kinds[att], ColumnKind::Int { .. });
         let collation = pg_sys::exprCollation(expr);
-        let bytes = BYTE_KEY_TYPES.contains(&base)
-            && (collation == pg_sys::InvalidOid || pg_sys::get_collation_isdeterministic(collation))
-            && matches!(kinds[att], ColumnKind::Varlena | ColumnKind::Fixed { .. });
-        (ints || bytes).then_some(KeySpec { att, kind: KeyKind::Value })
+        let deterministic =
+            collation == pg_sys::InvalidOid || pg_sys::get_collation_isdeterministic(collation);
+        let stored_bytes = matches!(kinds[att], ColumnKind::Varlena | ColumnKind::Fixed { .. });
+        // A char(n) column holds every value padded to n characters: equal values (without
+        // trailing spaces) are equal bytes. A domain's typmod is not the Var's: only the
+        // type itself counts.
+        let padded = (*var).vartype == pg_sys::BPCHAROID && (*var).vartypmod >= 0;
+        let kind = if ints || ((BYTE_KEY_TYPES.contains(&base) || padded) && deterministic && stored_bytes) {
+            KeyKind::Value
+        } else if base == pg_sys::BPCHAROID && deterministic && kinds[att] == ColumnKind::Varlena {
+            // bpchareq under a deterministic collation: bytes without trailing spaces.
+            KeyKind::Bpchar
+        } else if base == pg_sys::NUMERICOID && kinds[att] == ColumnKind::Varlena {
+            KeyKind::Numeric
+        } else {
+            return None;
+        };
+        Some(KeySpec { att, kind })
     }
 }
 
@@ -233,20 +247,26 @@ pub unsafe fn aggregate(
     let (func, input) = folded_function(a.aggfnoid.to_u32())?;
     // SAFETY: an Aggref's args are a list of TargetEntries.
     let args: Vec<*mut pg_sys::TargetEntry> = unsafe { pg_list::ptrs(a.args).collect() };
-    let att = match (func, &args[..]) {
-        (AggFunc::CountStar, []) => None,
+    let (att, expr) = match (func, &args[..]) {
+        (AggFunc::CountStar, []) => (None, None),
         (_, &[tle]) => {
             // SAFETY: `tle` is a live TargetEntry of the Aggref, its expr a valid node, and
             // `rel` the planner's live base relation (this fn's contract); `as_var` returns a
-            // Var of that expression, one of `rel`'s columns (so within `kinds`).
-            let att = unsafe {
-                let var = quals::as_var((*tle).expr as *mut pg_sys::Node, (*rel).relid)?;
-                (*var).varattno as usize - 1
-            };
-            if !input_fits(input, kinds[att]) {
-                return None;
+            // Var of that expression, one of `rel`'s columns (so within `kinds`), and
+            // `argument` is given the same valid node.
+            unsafe {
+                let node = (*tle).expr as *mut pg_sys::Node;
+                match quals::as_var(node, (*rel).relid) {
+                    Some(var) => {
+                        let att = (*var).varattno as usize - 1;
+                        if !input_fits(input, kinds[att]) {
+                            return None;
+                        }
+                        (Some(att), None)
+                    }
+                    None => (None, Some(argument(node, input, (*rel).relid, kinds)?)),
+                }
             }
-            Some(att)
         }
         _ => return None,
     };
@@ -257,7 +277,34 @@ pub unsafe fn aggregate(
         // expression over `rel` (this fn's contract), as translate_filter requires.
         Some(unsafe { quals::translate_filter(root, rel, a.aggfilter as *mut pg_sys::Node, operands) }?)
     };
-    Some(AggSpec { func, input, att, filter })
+    Some(AggSpec { func, input, att, filter, expr })
+}
+
+/// An aggregate's argument that is no plain column, as a vector expression of the
+/// aggregate's input type reading at least one column; None leaves it to core.
+///
+/// # Safety
+/// As `agg_args::translate`.
+unsafe fn argument(
+    node: *mut pg_sys::Node,
+    input: InputType,
+    relid: u32,
+    kinds: &[ColumnKind],
+) -> Option<Expr> {
+    let ty = match input {
+        InputType::Int2 => ExprType::Int2,
+        InputType::Int4 => ExprType::Int4,
+        InputType::Int8 => ExprType::Int8,
+        InputType::Float4 => ExprType::Float4,
+        InputType::Float8 => ExprType::Float8,
+        InputType::Numeric => ExprType::Numeric,
+        _ => return None,
+    };
+    // SAFETY: as this fn's contract says.
+    let e = unsafe { agg_args::translate(node, relid, kinds) }?;
+    let mut atts = Vec::new();
+    e.attributes(&mut atts);
+    (e.ty() == ty && !atts.is_empty()).then_some(e)
 }
 
 /// The fold's function and input type for the built-in aggregate `aggfnoid`, or None.
@@ -287,6 +334,8 @@ fn folded_function(aggfnoid: u32) -> Option<(AggFunc, InputType)> {
             (AggFunc::Min, InputType::OrderedInt)
         }
         F_MIN_TEXT => (AggFunc::Min, InputType::Text),
+        F_MIN_BPCHAR => (AggFunc::Min, InputType::Bpchar),
+        F_MIN_NUMERIC => (AggFunc::Min, InputType::Numeric),
         F_MAX_INT2 => (AggFunc::Max, InputType::Int2),
         F_MAX_INT4 => (AggFunc::Max, InputType::Int4),
         F_MAX_INT8 => (AggFunc::Max, InputType::Int8),
@@ -296,6 +345,16 @@ fn folded_function(aggfnoid: u32) -> Option<(AggFunc, InputType)> {
             (AggFunc::Max, InputType::OrderedInt)
         }
         F_MAX_TEXT => (AggFunc::Max, InputType::Text),
+        F_MAX_BPCHAR => (AggFunc::Max, InputType::Bpchar),
+        F_MAX_NUMERIC => (AggFunc::Max, InputType::Numeric),
+        F_VAR_POP_FLOAT4 => (AggFunc::VarPop, InputType::Float4),
+        F_VAR_POP_FLOAT8 => (AggFunc::VarPop, InputType::Float8),
+        F_VAR_SAMP_FLOAT4 | F_VARIANCE_FLOAT4 => (AggFunc::VarSamp, InputType::Float4),
+        F_VAR_SAMP_FLOAT8 | F_VARIANCE_FLOAT8 => (AggFunc::VarSamp, InputType::Float8),
+        F_STDDEV_POP_FLOAT4 => (AggFunc::StddevPop, InputType::Float4),
+        F_STDDEV_POP_FLOAT8 => (AggFunc::StddevPop, InputType::Float8),
+        F_STDDEV_SAMP_FLOAT4 | F_STDDEV_FLOAT4 => (AggFunc::StddevSamp, InputType::Float4),
+        F_STDDEV_SAMP_FLOAT8 | F_STDDEV_FLOAT8 => (AggFunc::StddevSamp, InputType::Float8),
         F_BOOL_AND | F_EVERY => (AggFunc::BoolAnd, InputType::Bool),
         F_BOOL_OR => (AggFunc::BoolOr, InputType::Bool),
         _ => return None,
@@ -315,6 +374,7 @@ fn input_fits(input: InputType, kind: ColumnKind) -> bool {
         | (InputType::OrderedInt, ColumnKind::Int { .. })
         | (InputType::Bool, ColumnKind::Int { len: 1 })
         | (InputType::Text, ColumnKind::Varlena)
+        | (InputType::Bpchar, ColumnKind::Varlena)
         | (InputType::Numeric, ColumnKind::Varlena) => true,
         _ => false,
     }

@@ -17,7 +17,7 @@ use super::explain_text;
 use super::quals;
 use super::relation::{plan_time_pruning, pushed_entirely, scanned_plainly};
 use super::upper_scan::UpperScan;
-use crate::exec::agg::spec::{AggFunc, InputType};
+use crate::exec::agg::spec::{AggFunc, InputType, KeyKind};
 use crate::exec::columnar_scan::ScanPlan;
 use crate::exec::customscan::Methods;
 use crate::exec::filter::plan::FilterPlan;
@@ -240,8 +240,10 @@ unsafe fn one_extreme(
             }
             let mut operands = Vec::new();
             let spec = aggregate(root, rel, a, &kinds, &mut operands)?;
-            // Integers only: the winner's value is the result, and floats' -0 and 0 tie.
+            // Integer columns only: the winner's value is the result, and floats' -0 and
+            // 0 tie.
             if !matches!(spec.func, AggFunc::Max | AggFunc::Min)
+                || spec.expr.is_some()
                 || !matches!(
                     spec.input,
                     InputType::Int2 | InputType::Int4 | InputType::Int8 | InputType::OrderedInt
@@ -371,7 +373,11 @@ unsafe fn zones_path(
     // of this query over `rel`.
     let (pushdown, zones, bytes) = unsafe {
         let kinds = datum::column_kinds((*relation).rd_att);
-        group_key(q.key, q.key_eqop, q.relid, &kinds)?;
+        // Its per-key winners compare keys byte for byte: no bpchar or numeric key,
+        // whose equal values may differ in bytes.
+        if group_key(q.key, q.key_eqop, q.relid, &kinds)?.kind != KeyKind::Value {
+            return None;
+        }
         if !rankable(kinds[q.time_att], pg_sys::getBaseType(pg_sys::exprType(q.time))) {
             return None;
         }

@@ -2,6 +2,7 @@
 //! relations (`scan_path`), the quals zone maps can check (`quals`), and the cost model
 //! that prices them against core's plans (`cost`). Imports `exec` (the nodes it plans) and `storage`.
 
+pub mod agg_args;
 pub mod agg_path;
 pub mod aggregates;
 pub mod cost;

@@ -3,10 +3,15 @@
 //! rows a grouping policy gives them.
 
 use super::fold::Acc;
+use super::func::{AggFunc, InputType};
 use super::groups::Grouper;
 use super::kernels::{Gids, Overflow};
+use super::numeric_fallback::PgNumeric;
 use super::spec::AggSpec;
+use crate::exec::expr::eval::{self, Columns, EvalError, Evaluated, NumVec, Values, VectorRows};
+use crate::exec::expr::plan::{Expr, ExprType};
 use crate::exec::filter::{kernels as filter_kernels, Filter};
+use crate::storage::format::encoding::{DecodedValues, DecodedVector};
 use crate::storage::read::reader::Reader;
 use pgrx::pg_sys;
 use std::cmp::Ordering;
@@ -23,7 +28,13 @@ pub struct Aggregates {
     state_bytes: usize,
     sub_sel: Vec<u32>,
     sub_gids: Vec<u32>,
+    /// The current vector's numeric columns, decoded once for every aggregate.
+    numerics: NumericColumns,
 }
+
+/// Numeric columns of the current vector, decoded for its selected rows.
+#[derive(Default)]
+pub struct NumericColumns(Vec<(usize, NumVec)>);
 
 impl Aggregates {
     pub fn new(specs: Vec<AggSpec>) -> Aggregates {
@@ -36,6 +47,7 @@ impl Aggregates {
             state_bytes,
             sub_sel: Vec::new(),
             sub_gids: Vec::new(),
+            numerics: NumericColumns::default(),
         }
     }
 
@@ -72,11 +84,14 @@ impl Aggregates {
     /// positioned on a vector by `next_vector`.
     pub unsafe fn fold(&mut self, reader: &mut Reader, sel: &[u32], gids: Gids) {
         let (sub_sel, sub_gids) = (&mut self.sub_sel, &mut self.sub_gids);
+        let numerics = &mut self.numerics;
+        numerics.0.clear();
         for (i, acc) in self.states.iter_mut().enumerate() {
             let spec = &self.specs[i];
+            let vector = Vector { sel, numerics: &mut *numerics };
             match &self.filters[i] {
                 // SAFETY: `reader` is open and positioned (this fn's contract).
-                None => unsafe { fold_one(acc, spec, reader, sel, gids, self.collations[i]) },
+                None => unsafe { fold_one(acc, spec, reader, vector, sel, gids, self.collations[i]) },
                 Some(filter) => {
                     sub_sel.clear();
                     sub_sel.extend_from_slice(sel);
@@ -89,7 +104,7 @@ impl Aggregates {
                         }
                     };
                     // SAFETY: `reader` is open and positioned (this fn's contract).
-                    unsafe { fold_one(acc, spec, reader, sub_sel, sub, self.collations[i]) };
+                    unsafe { fold_one(acc, spec, reader, vector, sub_sel, sub, self.collations[i]) };
                 }
             }
         }
@@ -100,9 +115,20 @@ impl Aggregates {
     /// # Safety
     /// As `fold`.
     pub unsafe fn fold_into(&mut self, i: usize, reader: &mut Reader, sel: &[u32]) {
+        self.numerics.0.clear();
+        let vector = Vector { sel, numerics: &mut self.numerics };
         // SAFETY: `reader` is open and positioned (this fn's contract).
-        unsafe { fold_one(&mut self.states[i], &self.specs[i], reader, sel, Gids::One, self.collations[i]) };
+        unsafe {
+            fold_one(&mut self.states[i], &self.specs[i], reader, vector, sel, Gids::One, self.collations[i])
+        };
     }
+}
+
+/// The vector being folded: its selected rows (all aggregates', FILTERs aside) and its
+/// numeric columns decoded so far.
+struct Vector<'a> {
+    sel: &'a [u32],
+    numerics: &'a mut NumericColumns,
 }
 
 /// Folds the selected rows into one aggregate (its column decoded now).
@@ -110,23 +136,120 @@ unsafe fn fold_one(
     acc: &mut Acc,
     spec: &AggSpec,
     reader: &mut Reader,
+    vector: Vector,
     sel: &[u32],
     gids: Gids,
     collation: pg_sys::Oid,
 ) {
-    let Some(att) = spec.att else {
-        acc.count_rows(sel, gids);
-        return;
+    let numeric_sum = matches!(spec.func, AggFunc::Sum | AggFunc::Avg | AggFunc::Min | AggFunc::Max)
+        && spec.input == InputType::Numeric;
+    let column_expr;
+    let expr = match (&spec.expr, spec.att) {
+        (Some(e), _) => e,
+        // sum/avg/min/max(numeric) of a column: its values decoded once into scaled
+        // integers.
+        (None, Some(att)) if numeric_sum => {
+            column_expr = Expr::Column { att, ty: ExprType::Numeric };
+            &column_expr
+        }
+        (None, Some(att)) => {
+            if sel.is_empty() {
+                return;
+            }
+            // SAFETY: `reader`'s relation is open and it is positioned on a vector (the
+            // caller's contract, `fold`'s).
+            unsafe { reader.decode(att) };
+            let col = reader.column(att);
+            let cmp = |a: &[u8], b: &[u8]| collated_cmp(a, b, collation);
+            report(acc.fold(col, sel, gids, &cmp));
+            return;
+        }
+        (None, None) => {
+            acc.count_rows(sel, gids);
+            return;
+        }
     };
     if sel.is_empty() {
         return;
     }
-    // SAFETY: `reader`'s relation is open and it is positioned on a vector (the caller's
-    // contract, `fold`'s).
-    unsafe { reader.decode(att) };
-    let col = reader.column(att);
-    let cmp = |a: &[u8], b: &[u8]| collated_cmp(a, b, collation);
-    match acc.fold(col, sel, gids, &cmp) {
+    let mut atts = Vec::new();
+    expr.attributes(&mut atts);
+    for &att in &atts {
+        // SAFETY: as above.
+        unsafe { reader.decode(att) };
+    }
+    // Every column of a vector has its rows (the planner gives no column-free expression).
+    let rows = reader.column(atts[0]).rows as usize;
+    for &att in &atts {
+        let col = reader.column(att);
+        let numeric = matches!(col.values, DecodedValues::Bytes { .. });
+        if numeric && !vector.numerics.0.iter().any(|(a, _)| *a == att) {
+            match (VectorRows { rows, sel: vector.sel }).numeric(col) {
+                Ok(v) => vector.numerics.0.push((att, v)),
+                Err(e) => raise(e),
+            }
+        }
+    }
+    let columns = ReaderColumns { reader, numerics: vector.numerics };
+    // A numeric column itself: folded from the vector's decoded values, not a copy.
+    if let Expr::Column { att, ty: ExprType::Numeric } = expr {
+        if let Some(values) = columns.numeric(*att) {
+            let valid = reader.column(*att).validity.as_deref();
+            report(acc.fold_numeric(values, valid, sel, gids));
+            return;
+        }
+    }
+    let evaluated = match eval::eval(expr, &columns, rows, sel, &mut PgNumeric) {
+        Ok(e) => e,
+        Err(e) => raise(e),
+    };
+    report(fold_evaluated(acc, evaluated, rows, sel, gids));
+}
+
+/// Folds an expression's values into its aggregate.
+fn fold_evaluated(acc: &mut Acc, e: Evaluated, rows: usize, sel: &[u32], gids: Gids) -> Result<(), Overflow> {
+    let values = match e.values {
+        Values::Numeric(v) => return acc.fold_numeric(&v, e.valid.as_deref(), sel, gids),
+        Values::Int(v) => DecodedValues::Int(v),
+        Values::Float4(v) => DecodedValues::Float32(v),
+        Values::Float8(v) => DecodedValues::Float64(v),
+    };
+    let col = DecodedVector::from_parts(rows as u32, e.valid, values, None);
+    acc.fold(&col, sel, gids, &|a: &[u8], b: &[u8]| a.cmp(b))
+}
+
+/// The reader's decoded columns, for an expression.
+struct ReaderColumns<'a> {
+    reader: &'a Reader,
+    numerics: &'a NumericColumns,
+}
+
+impl Columns for ReaderColumns<'_> {
+    fn column(&self, att: usize) -> &DecodedVector {
+        self.reader.column(att)
+    }
+
+    fn numeric(&self, att: usize) -> Option<&NumVec> {
+        self.numerics.0.iter().find(|(a, _)| *a == att).map(|(_, v)| v)
+    }
+}
+
+/// Core's error for an expression that failed (22003 for every overflow).
+fn raise(e: EvalError) -> ! {
+    match e {
+        EvalError::CorruptNumeric => crate::storage::shared::error::data_corrupted(e.message()),
+        _ => pgrx::ereport!(
+            pgrx::PgLogLevel::ERROR,
+            pgrx::PgSqlErrorCode::ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE,
+            e.message()
+        ),
+    }
+    unreachable!("ereport returned")
+}
+
+/// Raises a fold's overflow as core does.
+fn report(result: Result<(), Overflow>) {
+    match result {
         Ok(()) => {}
         Err(Overflow::Float) => pgrx::ereport!(
             pgrx::PgLogLevel::ERROR,

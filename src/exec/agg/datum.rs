@@ -63,6 +63,8 @@ pub unsafe fn output_datum(
                     Some(n) => (numeric_div(sum, numeric(n as i128)), false),
                 }
             }
+            // A varlena with the numeric's stored bytes is the numeric's Datum.
+            Output::NumericStored(bytes) => (bytea_datum(&bytes), false),
             Output::Int8Array(words) => (array(&words.map(|w| w as u64), pg_sys::INT8OID), false),
             Output::Float8Array(words) => (array(&words.map(f64::to_bits), pg_sys::FLOAT8OID), false),
             Output::Bytea(bytes) => (bytea_datum(&bytes), false),

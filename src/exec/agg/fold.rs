@@ -8,10 +8,12 @@ use super::kernels::bool_and_or::BoolAndOr;
 use super::kernels::count::Count;
 use super::kernels::decimal::Decimal;
 use super::kernels::minmax::{MinMaxBytes, MinMaxFloat, MinMaxInt};
-use super::kernels::sum_float::{FloatSum, Moments};
+use super::kernels::minmax_numeric::MinMaxNumeric;
+use super::kernels::sum_float::{FloatSum, Moments, MomentsResult};
 use super::kernels::sum_int::IntSum;
 use super::kernels::{AggKernel, Cmp, Gids, Overflow};
 use super::output::Output;
+use crate::exec::expr::eval::NumVec;
 use crate::storage::format::encoding::DecodedVector;
 
 /// One aggregate's state for every group.
@@ -36,6 +38,8 @@ pub enum Acc {
     Bool(BoolAndOr),
     /// sum/avg(numeric).
     Decimal(Decimal),
+    /// min/max(numeric).
+    MinMaxNumeric(MinMaxNumeric),
 }
 
 /// `$body` with `$k` bound to the kernel of whichever kind `$acc` is: one match per
@@ -54,6 +58,7 @@ macro_rules! with_kernel {
             Acc::MinMaxBytes($k) => $body,
             Acc::Bool($k) => $body,
             Acc::Decimal($k) => $body,
+            Acc::MinMaxNumeric($k) => $body,
         }
     };
 }
@@ -72,16 +77,26 @@ impl Acc {
             (AggFunc::CountStar | AggFunc::Count, _) => Acc::Count(Count::default()),
             (AggFunc::Sum | AggFunc::Avg, Int2 | Int4) => Acc::SumInt(IntSum { avg, ..Default::default() }),
             (AggFunc::Sum | AggFunc::Avg, Int8) => Acc::SumWide(IntSum { avg, ..Default::default() }),
-            (AggFunc::Sum | AggFunc::Avg, Numeric) => Acc::Decimal(Decimal { avg, ..Default::default() }),
+            (AggFunc::Sum | AggFunc::Avg, Numeric) => Acc::Decimal(Decimal::new(avg)),
             (AggFunc::Sum, Float4) => Acc::SumF32(FloatSum::default()),
             (AggFunc::Sum, Float8) => Acc::SumF64(FloatSum::default()),
             (AggFunc::Avg, _) => Acc::Moments(Moments::default()),
+            (AggFunc::VarPop | AggFunc::VarSamp | AggFunc::StddevPop | AggFunc::StddevSamp, _) => {
+                let result = match func {
+                    AggFunc::VarPop => MomentsResult::VarPop,
+                    AggFunc::VarSamp => MomentsResult::VarSamp,
+                    AggFunc::StddevPop => MomentsResult::StddevPop,
+                    _ => MomentsResult::StddevSamp,
+                };
+                Acc::Moments(Moments { result, ..Default::default() })
+            }
             (AggFunc::Min | AggFunc::Max, Float4 | Float8) => {
                 Acc::MinMaxFloat(MinMaxFloat { max, float4: input == Float4, ..Default::default() })
             }
-            (AggFunc::Min | AggFunc::Max, Text) => {
-                Acc::MinMaxBytes(MinMaxBytes { max, ..Default::default() })
+            (AggFunc::Min | AggFunc::Max, Text | Bpchar) => {
+                Acc::MinMaxBytes(MinMaxBytes { max, bpchar: input == Bpchar, ..Default::default() })
             }
+            (AggFunc::Min | AggFunc::Max, Numeric) => Acc::MinMaxNumeric(MinMaxNumeric::new(max)),
             (AggFunc::Min | AggFunc::Max, _) => Acc::MinMaxInt(MinMaxInt { max, ..Default::default() }),
             (AggFunc::BoolAnd | AggFunc::BoolOr, _) => {
                 Acc::Bool(BoolAndOr { and: func == AggFunc::BoolAnd, ..Default::default() })
@@ -110,6 +125,25 @@ impl Acc {
     /// strings (the aggregate's collation).
     pub fn fold(&mut self, col: &DecodedVector, sel: &[u32], gids: Gids, cmp: Cmp) -> Result<(), Overflow> {
         with_kernel!(self, k => k.fold(col, sel, gids, cmp))
+    }
+
+    /// Folds the selected rows of a numeric vector (a column's, or an expression's)
+    /// into sum/avg/min/max(numeric).
+    pub fn fold_numeric(
+        &mut self,
+        values: &NumVec,
+        valid: Option<&[bool]>,
+        sel: &[u32],
+        gids: Gids,
+    ) -> Result<(), Overflow> {
+        match self {
+            Acc::Decimal(d) => d.fold_numeric(values, valid, sel, gids),
+            Acc::MinMaxNumeric(m) => {
+                m.fold_numeric(values, valid, sel, gids);
+                Ok(())
+            }
+            _ => unreachable!("fold_numeric on {self:?}"),
+        }
     }
 
     /// Group `g`'s output: its result, or (`partial`) its transition state.
@@ -166,13 +200,40 @@ mod tests {
         let mut acc = Acc::new(AggFunc::Avg, InputType::Float8);
         acc.resize(1);
         acc.fold(&floats(&[2.0, 4.0, 9.0]), &[0, 1, 2], Gids::One, &bytewise).unwrap();
-        let Acc::Moments(Moments { n, sx, sxx }) = &acc else { panic!() };
+        let Acc::Moments(Moments { n, sx, sxx, .. }) = &acc else { panic!() };
         assert_eq!((n[0], sx[0]), (3.0, 15.0));
         assert!((sxx[0] - 26.0).abs() < 1e-12);
         // A huge spread overflows Sxx: float8_accum raises an error.
         let mut acc = Acc::new(AggFunc::Avg, InputType::Float8);
         acc.resize(1);
         assert_eq!(acc.fold(&floats(&[1e200, -1e200]), &[0, 1], Gids::One, &bytewise), Err(Overflow::Float));
+    }
+
+    #[test]
+    fn variances_finish_float8_accum_as_core_does() {
+        let results = |func| {
+            let mut acc = Acc::new(func, InputType::Float8);
+            acc.resize(2);
+            acc.fold(&floats(&[2.0, 4.0, 9.0, 5.0]), &[0, 1, 2, 3], Gids::Each(&[0, 0, 0, 1]), &bytewise)
+                .unwrap();
+            let float = |o: Output| match o {
+                Output::Float8(x) => Some(x),
+                Output::Null => None,
+                other => panic!("{other:?}"),
+            };
+            let n = match acc.output(0, true) {
+                Output::Float8Array([n, _, _]) => n,
+                other => panic!("{other:?}"),
+            };
+            (float(acc.output(0, false)), float(acc.output(1, false)), n)
+        };
+        // Values 2, 4, 9: Sxx = 26 (PostgreSQL 15: var_pop 8.666666666666666,
+        // var_samp 13, stddev_samp 3.605551275463989); one value: samp is NULL, pop 0.
+        assert_eq!(results(AggFunc::VarSamp), (Some(13.0), None, 3.0));
+        assert_eq!(results(AggFunc::VarPop).0, Some(26.0 / 3.0));
+        assert_eq!(results(AggFunc::VarPop).1, Some(0.0));
+        assert_eq!(results(AggFunc::StddevSamp).0, Some(13f64.sqrt()));
+        assert_eq!(results(AggFunc::StddevPop).0, Some((26.0f64 / 3.0).sqrt()));
     }
 
     #[test]
@@ -274,7 +335,7 @@ mod tests {
     fn bytes_per_group_follow_the_kernel() {
         assert_eq!(Acc::new(AggFunc::Sum, InputType::Float4).bytes_per_group(), 12);
         assert_eq!(Acc::new(AggFunc::Sum, InputType::Float8).bytes_per_group(), 16);
-        assert_eq!(Acc::new(AggFunc::Avg, InputType::Numeric).bytes_per_group(), 120);
+        assert_eq!(Acc::new(AggFunc::Avg, InputType::Numeric).bytes_per_group(), 34);
         assert_eq!(Acc::new(AggFunc::CountStar, InputType::None).bytes_per_group(), 8);
     }
 }

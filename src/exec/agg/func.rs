@@ -13,6 +13,12 @@ pub enum AggFunc {
     Max,
     BoolAnd,
     BoolOr,
+    /// var_pop, var_samp (variance), stddev_pop, stddev_samp (stddev) of float4/float8:
+    /// float8_accum's state, as avg(float8) keeps it.
+    VarPop,
+    VarSamp,
+    StddevPop,
+    StddevSamp,
 }
 
 /// The aggregated column's type, as the fold reads it.
@@ -32,6 +38,9 @@ pub enum InputType {
     Text,
     /// count(*): no column.
     None,
-    /// numeric, in its stored form: sum and avg.
+    /// numeric, decoded as scaled integers: sum, avg, min and max.
     Numeric,
+    /// bpchar, compared without trailing spaces under the aggregate's collation: min
+    /// and max only.
+    Bpchar,
 }

@@ -4,9 +4,11 @@
 //! once per dictionary entry, not per row. Group numbers are dense and in order of first
 //! appearance, so aggregate states are plain arrays indexed by them. Pure.
 
+use super::numeric::{parse, Parsed};
 use super::spec::MAX_KEYS;
 use crate::storage::format::encoding::{DecodedValues, DecodedVector};
 use hashbrown::HashMap;
+use std::borrow::Cow;
 
 /// A key column's value, as a group's key.
 #[derive(Debug, Clone, PartialEq)]
@@ -17,10 +19,65 @@ pub enum KeyValue {
 }
 
 /// One key column's values in a vector: integers (a column's, or computed from it,
-/// such as `date_trunc`), or byte strings.
+/// such as `date_trunc`), or byte strings, grouped by the equality `ByteKey` gives.
 pub enum KeyInput<'a> {
     Int { values: &'a [i64], valid: Option<&'a [bool]> },
-    Bytes(&'a DecodedVector),
+    Bytes(&'a DecodedVector, ByteKey),
+}
+
+/// Which byte strings are one group. A group outputs the first value seen of it, as
+/// core's hash aggregate does (its representative tuple is the group's first).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ByteKey {
+    /// Byte equality (text under a deterministic collation, bytea, uuid).
+    Exact,
+    /// bpchar: trailing spaces do not count (bpchareq, bcTruelen).
+    TrimSpaces,
+    /// A stored numeric: its value, whatever its display scale (1.0 = 1.00).
+    Numeric,
+}
+
+impl ByteKey {
+    /// The bytes equal keys share.
+    pub fn normalize(self, b: &[u8]) -> Cow<'_, [u8]> {
+        match self {
+            ByteKey::Exact => Cow::Borrowed(b),
+            ByteKey::TrimSpaces => {
+                let len = b.iter().rposition(|&c| c != b' ').map_or(0, |p| p + 1);
+                Cow::Borrowed(&b[..len])
+            }
+            ByteKey::Numeric => Cow::Owned(numeric_value_key(b)),
+        }
+    }
+}
+
+/// A numeric's value without its display scale: sign, weight and base-10000 digits with
+/// no leading or trailing zero digit (zero has none and no sign), or which special
+/// value it is. Bytes that are no numeric keep their own bytes.
+fn numeric_value_key(b: &[u8]) -> Vec<u8> {
+    match parse(b) {
+        Some(Parsed::Finite { negative, mut weight, digits, .. }) => {
+            let mut d: Vec<u16> = digits.chunks_exact(2).map(|c| u16::from_le_bytes([c[0], c[1]])).collect();
+            while d.first() == Some(&0) {
+                d.remove(0);
+                weight -= 1;
+            }
+            while d.last() == Some(&0) {
+                d.pop();
+            }
+            if d.is_empty() {
+                return vec![1];
+            }
+            let mut out = vec![2, negative as u8];
+            out.extend_from_slice(&weight.to_le_bytes());
+            d.iter().for_each(|x| out.extend_from_slice(&x.to_le_bytes()));
+            out
+        }
+        Some(Parsed::NaN) => vec![3],
+        Some(Parsed::PosInf) => vec![4],
+        Some(Parsed::NegInf) => vec![5],
+        None => [&[0u8][..], b].concat(),
+    }
 }
 
 #[derive(Default)]
@@ -51,6 +108,11 @@ impl KeyColumn {
                 }
             },
         };
+        self.keep(v, id, next)
+    }
+
+    /// Keeps `v` as the value of key number `id` if it is a new one (`next`).
+    fn keep(&mut self, v: KeyValue, id: u32, next: u32) -> u32 {
         if id == next {
             if let KeyValue::Bytes(b) = &v {
                 self.key_bytes += b.len() + 16;
@@ -90,11 +152,11 @@ impl KeyColumn {
                     out.push(id);
                 }
             }
-            KeyInput::Bytes(col) => self.byte_ids(col, sel, out),
+            KeyInput::Bytes(col, how) => self.byte_ids(col, *how, sel, out),
         }
     }
 
-    fn byte_ids(&mut self, col: &DecodedVector, sel: &[u32], out: &mut Vec<u32>) {
+    fn byte_ids(&mut self, col: &DecodedVector, how: ByteKey, sel: &[u32], out: &mut Vec<u32>) {
         if let Some(d) = &col.dictionary {
             // Entries are numbered when a selected row first uses them.
             self.entry_ids.clear();
@@ -109,7 +171,7 @@ impl KeyColumn {
                 let mut id = self.entry_ids[e];
                 if id == u32::MAX {
                     let b = &d.data[d.offsets[e] as usize..d.offsets[e + 1] as usize];
-                    id = self.byte_id(b);
+                    id = self.byte_id(b, how);
                     self.entry_ids[e] = id;
                 }
                 out.push(id);
@@ -118,7 +180,7 @@ impl KeyColumn {
             for &r in sel {
                 let r = r as usize;
                 let id = if col.is_valid(r) {
-                    self.byte_id(&data[offsets[r] as usize..offsets[r + 1] as usize])
+                    self.byte_id(&data[offsets[r] as usize..offsets[r + 1] as usize], how)
                 } else {
                     self.number(KeyValue::Null)
                 };
@@ -127,11 +189,16 @@ impl KeyColumn {
         }
     }
 
-    fn byte_id(&mut self, b: &[u8]) -> u32 {
-        match self.bytes.get(b) {
-            Some(&id) => id,
-            None => self.number(KeyValue::Bytes(b.into())),
+    /// The number of byte string `b`'s key (`how` says which strings are one key); a
+    /// new key keeps `b` as its value.
+    fn byte_id(&mut self, b: &[u8], how: ByteKey) -> u32 {
+        let key = how.normalize(b);
+        if let Some(&id) = self.bytes.get(key.as_ref()) {
+            return id;
         }
+        let next = self.values.len() as u32;
+        self.bytes.insert(key.into_owned().into_boxed_slice(), next);
+        self.keep(KeyValue::Bytes(b.into()), next, next)
     }
 }
 
@@ -157,7 +224,7 @@ pub fn retain_partition(
                         h.write_i64(values[r]);
                     }
                 },
-                KeyInput::Bytes(col) => {
+                KeyInput::Bytes(col, how) => {
                     if !col.is_valid(r) {
                         h.write_u8(0);
                         continue;
@@ -173,7 +240,8 @@ pub fn retain_partition(
                         }
                         _ => &[][..],
                     };
-                    h.write(bytes);
+                    let bytes = how.normalize(bytes);
+                    h.write(&bytes);
                     h.write_usize(bytes.len());
                 }
             }
@@ -187,9 +255,15 @@ pub struct Grouper {
     columns: Vec<KeyColumn>,
     /// Key numbers of several columns, packed, to the group number.
     groups: HashMap<u128, u32>,
-    /// Per group, its key numbers (`columns.len()` each).
+    /// Per group, its key numbers (`columns.len()` each); for a column in `shown`, the
+    /// number of its value there.
     group_keys: Vec<u32>,
+    /// With several keys, per key column whose equality is not byte equality (bpchar,
+    /// numeric), its values numbered byte for byte: a group shows its own first row's
+    /// value, as core's hash aggregate does, not the first of the key column's.
+    shown: Vec<Option<KeyColumn>>,
     scratch: Vec<Vec<u32>>,
+    shown_scratch: Vec<Vec<u32>>,
 }
 
 impl Grouper {
@@ -199,7 +273,9 @@ impl Grouper {
             columns: (0..keys).map(|_| KeyColumn::default()).collect(),
             groups: HashMap::new(),
             group_keys: Vec::new(),
+            shown: (0..keys).map(|_| None).collect(),
             scratch: vec![Vec::new(); keys],
+            shown_scratch: vec![Vec::new(); keys],
         }
     }
 
@@ -229,8 +305,15 @@ impl Grouper {
             return self.columns[0].ids(&inputs[0], sel, gids);
         }
         let mut scratch = std::mem::take(&mut self.scratch);
+        let mut shown_scratch = std::mem::take(&mut self.shown_scratch);
         for (c, (column, input)) in self.columns.iter_mut().zip(inputs).enumerate() {
             column.ids(input, sel, &mut scratch[c]);
+            if let KeyInput::Bytes(col, how) = input {
+                if *how != ByteKey::Exact {
+                    let shown = self.shown[c].get_or_insert_with(KeyColumn::default);
+                    shown.ids(&KeyInput::Bytes(col, ByteKey::Exact), sel, &mut shown_scratch[c]);
+                }
+            }
         }
         gids.clear();
         let keys = self.columns.len();
@@ -249,12 +332,16 @@ impl Grouper {
             let next = (self.group_keys.len() / keys) as u32;
             let g = *self.groups.entry(packed).or_insert(next);
             if g == next {
-                self.group_keys.extend(scratch.iter().map(|ids| ids[i]));
+                for (c, ids) in scratch.iter().enumerate() {
+                    let id = if self.shown[c].is_some() { shown_scratch[c][i] } else { ids[i] };
+                    self.group_keys.push(id);
+                }
             }
             last = Some((packed, g));
             gids.push(g);
         }
         self.scratch = scratch;
+        self.shown_scratch = shown_scratch;
     }
 
     /// The numbers of the keys a vector of the one key column holds (numbering those
@@ -265,10 +352,10 @@ impl Grouper {
         assert_eq!(self.columns.len(), 1);
         let column = &mut self.columns[0];
         out.clear();
-        if let KeyInput::Bytes(col) = input {
+        if let KeyInput::Bytes(col, how) = input {
             if let Some(d) = &col.dictionary {
                 for e in 0..d.len() {
-                    out.push(column.byte_id(d.entry(e)));
+                    out.push(column.byte_id(d.entry(e), *how));
                 }
                 if col.validity.as_ref().is_some_and(|v| v[..rows].iter().any(|ok| !ok)) {
                     out.push(column.number(KeyValue::Null));
@@ -280,7 +367,8 @@ impl Grouper {
         column.ids(input, &all, out);
     }
 
-    /// The number of the one key column's value `key`, if it has one.
+    /// The number of the one key column's value `key` (a byte string compared exactly),
+    /// if it has one.
     pub fn lookup(&self, key: &KeyValue) -> Option<u32> {
         let column = &self.columns[0];
         match key {
@@ -292,10 +380,14 @@ impl Grouper {
 
     /// Group `g`'s value of key column `c`.
     pub fn key(&self, g: usize, c: usize) -> &KeyValue {
-        let column = &self.columns[c];
-        let id =
-            if self.columns.len() == 1 { g } else { self.group_keys[g * self.columns.len() + c] as usize };
-        &column.values[id]
+        if self.columns.len() == 1 {
+            return &self.columns[0].values[g];
+        }
+        let id = self.group_keys[g * self.columns.len() + c] as usize;
+        match &self.shown[c] {
+            Some(shown) => &shown.values[id],
+            None => &self.columns[c].values[id],
+        }
     }
 
     /// Bytes the grouping holds, roughly (keys, tables).
@@ -303,6 +395,7 @@ impl Grouper {
         let columns: usize = self
             .columns
             .iter()
+            .chain(self.shown.iter().flatten())
             .map(|c| {
                 let bytes = c.key_bytes;
                 c.values.capacity() * std::mem::size_of::<KeyValue>()
@@ -346,7 +439,7 @@ mod tests {
         );
         let hours = [10, 10, 11];
         g.assign(
-            &[KeyInput::Bytes(&dict), KeyInput::Int { values: &hours, valid: None }],
+            &[KeyInput::Bytes(&dict, ByteKey::Exact), KeyInput::Int { values: &hours, valid: None }],
             &[0, 1, 2],
             &mut gids,
         );
@@ -355,7 +448,7 @@ mod tests {
         let plain = DecodedVector::from_parts(2, None, values, None);
         let hours = [11, 10];
         g.assign(
-            &[KeyInput::Bytes(&plain), KeyInput::Int { values: &hours, valid: None }],
+            &[KeyInput::Bytes(&plain, ByteKey::Exact), KeyInput::Int { values: &hours, valid: None }],
             &[0, 1],
             &mut gids,
         );
@@ -383,7 +476,7 @@ mod tests {
             DecodedValues::Bytes { offsets, data },
             None,
         );
-        g.assign(&[KeyInput::Bytes(&col)], &[0, 1, 2, 3, 4, 5, 6], &mut gids);
+        g.assign(&[KeyInput::Bytes(&col, ByteKey::Exact)], &[0, 1, 2, 3, 4, 5, 6], &mut gids);
         assert_eq!(gids, vec![0, 1, 2, 3, 0, 3, 1]);
         assert_eq!(g.key(3, 0), &KeyValue::Bytes(long.as_bytes().into()));
     }
@@ -406,6 +499,82 @@ mod tests {
             }
         }
         assert_eq!(total, 1000);
+    }
+
+    fn byte_vector(values: &[&[u8]]) -> DecodedVector {
+        let mut offsets = vec![0u32];
+        let mut data = Vec::new();
+        for v in values {
+            data.extend_from_slice(v);
+            offsets.push(data.len() as u32);
+        }
+        DecodedVector::from_parts(values.len() as u32, None, DecodedValues::Bytes { offsets, data }, None)
+    }
+
+    #[test]
+    fn bpchar_keys_ignore_trailing_spaces_and_keep_the_first_value() {
+        let mut g = Grouper::new(1);
+        let mut gids = Vec::new();
+        let col = byte_vector(&[b"a  ", b"a", b" a", b"", b"   ", b"a "]);
+        g.assign(&[KeyInput::Bytes(&col, ByteKey::TrimSpaces)], &[0, 1, 2, 3, 4, 5], &mut gids);
+        assert_eq!(gids, vec![0, 0, 1, 2, 2, 0]);
+        assert_eq!(g.key(0, 0), &KeyValue::Bytes(b"a  "[..].into()));
+        assert_eq!(g.key(2, 0), &KeyValue::Bytes(b""[..].into()));
+    }
+
+    #[test]
+    fn numeric_keys_group_by_value_not_scale() {
+        // Stored numerics (short format: header, then base-10000 digits), as
+        // numeric_in makes them: 1.0, 1.00, 1, -1.0, 0.00, 0, NaN, Infinity, 10000.
+        let short = |neg: bool, weight: i8, dscale: u16, digits: &[u16]| {
+            let header = 0x8000u16 | if neg { 0x2000 } else { 0 } | (dscale << 7) | (weight as u16 & 0x7F);
+            let mut b = header.to_le_bytes().to_vec();
+            digits.iter().for_each(|d| b.extend_from_slice(&d.to_le_bytes()));
+            b
+        };
+        // 1.00 in the long format (as a value with a large display scale has).
+        let mut long_one = 2u16.to_le_bytes().to_vec();
+        long_one.extend_from_slice(&0i16.to_le_bytes());
+        long_one.extend_from_slice(&1u16.to_le_bytes());
+        let values = [
+            short(false, 0, 1, &[1]),
+            short(false, 0, 2, &[1]),
+            short(false, 0, 0, &[1]),
+            short(true, 0, 1, &[1]),
+            short(false, 0, 2, &[]),
+            short(false, 0, 0, &[]),
+            0xC000u16.to_le_bytes().to_vec(),
+            0xD000u16.to_le_bytes().to_vec(),
+            short(false, 1, 0, &[1]),
+            long_one,
+        ];
+        let refs: Vec<&[u8]> = values.iter().map(|v| &v[..]).collect();
+        let col = byte_vector(&refs);
+        let mut g = Grouper::new(1);
+        let mut gids = Vec::new();
+        g.assign(&[KeyInput::Bytes(&col, ByteKey::Numeric)], &(0..10).collect::<Vec<u32>>(), &mut gids);
+        assert_eq!(gids, vec![0, 0, 0, 1, 2, 2, 3, 4, 5, 0]);
+        // The group outputs the first value seen: 1.0, not 1.00 or 1.
+        assert_eq!(g.key(0, 0), &KeyValue::Bytes(values[0].clone().into()));
+        assert_eq!(g.key(2, 0), &KeyValue::Bytes(values[4].clone().into()));
+    }
+
+    #[test]
+    fn with_several_keys_a_group_shows_its_own_first_value() {
+        let mut g = Grouper::new(2);
+        let mut gids = Vec::new();
+        // Keys (flag, bpchar): "a" is seen first with flag 1, "a  " first with flag 2.
+        let flags = [1, 2, 1, 2];
+        let col = byte_vector(&[b"a", b"a  ", b"a ", b"a"]);
+        g.assign(
+            &[KeyInput::Int { values: &flags, valid: None }, KeyInput::Bytes(&col, ByteKey::TrimSpaces)],
+            &[0, 1, 2, 3],
+            &mut gids,
+        );
+        assert_eq!(gids, vec![0, 1, 0, 1]);
+        assert_eq!(g.key(0, 1), &KeyValue::Bytes(b"a"[..].into()));
+        assert_eq!(g.key(1, 1), &KeyValue::Bytes(b"a  "[..].into()));
+        assert_eq!(g.key(1, 0), &KeyValue::Int(2));
     }
 
     #[test]

@@ -3,7 +3,7 @@
 //! PostgreSQL's own function where it does not apply).
 
 use super::bucket::{self, TruncUnit};
-use super::groups::KeyInput;
+use super::groups::{ByteKey, KeyInput};
 use super::spec::{KeyKind, KeySpec};
 use crate::storage::format::encoding::{DecodedValues, DecodedVector};
 use crate::storage::read::reader::Reader;
@@ -41,7 +41,7 @@ impl KeyColumns {
             // SAFETY: `reader` is open and positioned on a vector (this fn's contract).
             unsafe { reader.decode(key.att) };
             let col = reader.column(key.att);
-            if !matches!(key.kind, KeyKind::Value) {
+            if key.kind.bucketed() {
                 // SAFETY: backend thread with a current memory context (this fn's contract).
                 unsafe {
                     bucket_values(key.kind, col, sel, fixed_offset, &mut self.memos[c], &mut self.buckets[c])
@@ -60,7 +60,9 @@ impl KeyColumns {
                     (KeyKind::Value, DecodedValues::Int(v)) => {
                         KeyInput::Int { values: v, valid: col.validity.as_deref() }
                     }
-                    (KeyKind::Value, _) => KeyInput::Bytes(col),
+                    (KeyKind::Value, _) => KeyInput::Bytes(col, ByteKey::Exact),
+                    (KeyKind::Bpchar, _) => KeyInput::Bytes(col, ByteKey::TrimSpaces),
+                    (KeyKind::Numeric, _) => KeyInput::Bytes(col, ByteKey::Numeric),
                     _ => KeyInput::Int { values: &self.buckets[c], valid: col.validity.as_deref() },
                 }
             })
@@ -95,7 +97,7 @@ unsafe fn bucket_values(
             KeyKind::Trunc(unit) => bucket::trunc_local(unit, ts),
             KeyKind::TruncTz(unit) => fixed_offset.and_then(|off| bucket::trunc_fixed_offset(unit, ts, off)),
             KeyKind::Bin { stride, origin } => bucket::date_bin(stride, ts, origin),
-            KeyKind::Value => Some(ts),
+            KeyKind::Value | KeyKind::Bpchar | KeyKind::Numeric => Some(ts),
         };
         out[r] = match fast {
             Some(b) => b,
@@ -149,7 +151,7 @@ unsafe fn postgres_bucket(kind: KeyKind, ts: i64, memo: &mut Option<(i64, i64, i
                     d(origin),
                 )
             }
-            KeyKind::Value => return ts,
+            KeyKind::Value | KeyKind::Bpchar | KeyKind::Numeric => return ts,
         }
     };
     let b = result.value() as i64;

@@ -15,5 +15,6 @@ pub mod groups;
 pub mod kernels;
 pub mod keys;
 pub mod numeric;
+pub mod numeric_fallback;
 pub mod output;
 pub mod spec;

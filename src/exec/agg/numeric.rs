@@ -9,6 +9,54 @@ use crate::storage::format::numeric::NEG;
 use crate::storage::format::numeric::SHORT;
 pub use crate::storage::format::numeric::{parse, Parsed};
 
+/// How two stored numerics compare (cmp_numerics): by value, NaN above everything and
+/// equal to itself, the infinities beyond every finite value. Bytes that are no numeric
+/// compare as NaN.
+pub fn cmp_stored(a: &[u8], b: &[u8]) -> std::cmp::Ordering {
+    // (class, sign, weight, digits) where class orders -Inf < finite < +Inf < NaN.
+    let key = |b: &[u8]| -> (i8, i8, i32, Vec<u16>) {
+        match parse(b) {
+            Some(Parsed::Finite { negative, weight, digits, .. }) => {
+                let mut d: Vec<u16> =
+                    digits.chunks_exact(2).map(|c| u16::from_le_bytes([c[0], c[1]])).collect();
+                let mut weight = weight;
+                while d.first() == Some(&0) {
+                    d.remove(0);
+                    weight -= 1;
+                }
+                while d.last() == Some(&0) {
+                    d.pop();
+                }
+                let sign = if d.is_empty() {
+                    0
+                } else if negative {
+                    -1
+                } else {
+                    1
+                };
+                (1, sign, weight, d)
+            }
+            Some(Parsed::NegInf) => (0, 0, 0, Vec::new()),
+            Some(Parsed::PosInf) => (2, 0, 0, Vec::new()),
+            Some(Parsed::NaN) | None => (3, 0, 0, Vec::new()),
+        }
+    };
+    let (ca, sa, wa, da) = key(a);
+    let (cb, sb, wb, db) = key(b);
+    if ca != cb || ca != 1 {
+        return ca.cmp(&cb);
+    }
+    if sa != sb || sa == 0 {
+        return sa.cmp(&sb);
+    }
+    let magnitude = wa.cmp(&wb).then_with(|| da.cmp(&db));
+    if sa < 0 {
+        magnitude.reverse()
+    } else {
+        magnitude
+    }
+}
+
 /// A running sum of numerics: numeric_avg_accum's state.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct DecimalSum {
@@ -335,6 +383,30 @@ mod tests {
             "0000000000000001000000000000000000000000000000020000000200000000000000010000000000000000\
              00000000000000000000000000000000"
         );
+    }
+
+    #[test]
+    fn stored_numerics_compare_by_value() {
+        use std::cmp::Ordering::*;
+        let nan = 0xC000u16.to_le_bytes().to_vec();
+        let pinf = 0xD000u16.to_le_bytes().to_vec();
+        let ninf = 0xF000u16.to_le_bytes().to_vec();
+        let one = short(false, 0, 0, &[1]);
+        let one_00 = short(false, 0, 2, &[1]);
+        let minus_two = short(true, 0, 0, &[2]);
+        let tenk = short(false, 1, 0, &[1]);
+        let half = short(false, -1, 1, &[5000]);
+        let zero = short(false, 0, 2, &[]);
+        assert_eq!(cmp_stored(&one, &one_00), Equal);
+        assert_eq!(cmp_stored(&one, &tenk), Less);
+        assert_eq!(cmp_stored(&half, &one), Less);
+        assert_eq!(cmp_stored(&minus_two, &zero), Less);
+        assert_eq!(cmp_stored(&minus_two, &short(true, 0, 0, &[1])), Less);
+        assert_eq!(cmp_stored(&pinf, &tenk), Greater);
+        assert_eq!(cmp_stored(&nan, &pinf), Greater);
+        assert_eq!(cmp_stored(&nan, &nan), Equal);
+        assert_eq!(cmp_stored(&ninf, &minus_two), Less);
+        assert_eq!(cmp_stored(&long(false, 10, 0, &[1]), &tenk), Greater);
     }
 
     #[test]

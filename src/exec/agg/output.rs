@@ -23,6 +23,8 @@ pub enum Output<'a> {
         text: String,
         divide_by: Option<i64>,
     },
+    /// A numeric, its stored bytes (the payload of its varlena).
+    NumericStored(Vec<u8>),
     /// An int8[] state (int4_avg_accum's {count, sum}).
     Int8Array([i64; 2]),
     /// A float8[] state (float8_accum's {N, Sx, Sxx}).

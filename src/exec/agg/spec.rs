@@ -8,16 +8,20 @@ pub use super::bucket::TruncUnit;
 use super::fold::Acc;
 /// Which aggregate, over which type.
 pub use super::func::{AggFunc, InputType};
+/// An aggregate's argument when it is an expression (`exec::expr`).
+pub use crate::exec::expr::plan::{BinOp, Expr, ExprType};
 use crate::exec::filter::plan::FilterPlan;
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct AggSpec {
     pub func: AggFunc,
     pub input: InputType,
-    /// The aggregated attribute (0-based); None for count(*).
+    /// The aggregated attribute (0-based); None for count(*) or an expression.
     pub att: Option<usize>,
     /// The aggregate's `FILTER (WHERE ...)`, its operands numbered after the scan's.
     pub filter: Option<FilterPlan>,
+    /// The aggregated expression, of type `input`, when the argument is no plain column.
+    pub expr: Option<Expr>,
 }
 
 impl AggSpec {
@@ -32,6 +36,7 @@ impl AggSpec {
     pub fn zone_answerable(&self) -> bool {
         use InputType::*;
         self.filter.is_none()
+            && self.expr.is_none()
             && match self.func {
                 AggFunc::CountStar | AggFunc::Count => true,
                 AggFunc::Min | AggFunc::Max => {
@@ -47,12 +52,23 @@ impl AggSpec {
 pub enum KeyKind {
     /// The column's value (integers, or byte strings whose equality is byte equality).
     Value,
+    /// A bpchar column's value: trailing spaces do not count.
+    Bpchar,
+    /// A numeric column's value: its display scale does not count (1.0 = 1.00).
+    Numeric,
     /// `date_trunc(unit, col)` on a timestamp without time zone.
     Trunc(TruncUnit),
     /// `date_trunc(unit, col)` on a timestamptz, in the session's time zone.
     TruncTz(TruncUnit),
     /// `date_bin(stride, col, origin)`, stride and origin in microseconds.
     Bin { stride: i64, origin: i64 },
+}
+
+impl KeyKind {
+    /// Whether the key is a time bucket computed from its column (not the value itself).
+    pub fn bucketed(self) -> bool {
+        matches!(self, KeyKind::Trunc(_) | KeyKind::TruncTz(_) | KeyKind::Bin { .. })
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -80,6 +96,9 @@ impl AggPlan {
         let mut out: Vec<usize> = self.keys.iter().map(|k| k.att).collect();
         for a in &self.aggs {
             out.extend(a.att);
+            if let Some(e) = &a.expr {
+                e.attributes(&mut out);
+            }
             if let Some(f) = &a.filter {
                 out.extend(f.attributes());
             }
@@ -96,6 +115,8 @@ impl AggPlan {
             w.u32(k.att as u32);
             match k.kind {
                 KeyKind::Value => w.0.push(0),
+                KeyKind::Bpchar => w.0.push(4),
+                KeyKind::Numeric => w.0.push(5),
                 KeyKind::Trunc(u) => w.0.extend([1, u.code()]),
                 KeyKind::TruncTz(u) => w.0.extend([2, u.code()]),
                 KeyKind::Bin { stride, origin } => {
@@ -118,6 +139,13 @@ impl AggPlan {
                 }
                 None => w.u32(u32::MAX),
             }
+            match &a.expr {
+                Some(e) => {
+                    w.0.push(1);
+                    e.write(&mut w.0);
+                }
+                None => w.0.push(0),
+            }
         }
         w.0.push(self.partial as u8);
         w.0
@@ -135,6 +163,8 @@ impl AggPlan {
             let att = r.u32()? as usize;
             let kind = match r.byte()? {
                 0 => KeyKind::Value,
+                4 => KeyKind::Bpchar,
+                5 => KeyKind::Numeric,
                 1 => KeyKind::Trunc(TruncUnit::from_code(r.byte()?)?),
                 2 => KeyKind::TruncTz(TruncUnit::from_code(r.byte()?)?),
                 3 => KeyKind::Bin { stride: r.i64()?, origin: r.i64()? },
@@ -152,14 +182,23 @@ impl AggPlan {
                 u32::MAX => None,
                 len => Some(FilterPlan::from_bytes(r.take(len as usize)?)?),
             };
-            aggs.push(AggSpec { func, input, att, filter });
+            let expr = match r.byte()? {
+                0 => None,
+                1 => {
+                    let (e, rest) = Expr::read(r.0)?;
+                    r.0 = rest;
+                    Some(e)
+                }
+                _ => return None,
+            };
+            aggs.push(AggSpec { func, input, att, filter, expr });
         }
         let partial = r.byte()? != 0;
         r.0.is_empty().then_some(AggPlan { keys, aggs, partial })
     }
 }
 
-const FUNCS: [AggFunc; 8] = [
+const FUNCS: [AggFunc; 12] = [
     AggFunc::CountStar,
     AggFunc::Count,
     AggFunc::Sum,
@@ -168,9 +207,13 @@ const FUNCS: [AggFunc; 8] = [
     AggFunc::Max,
     AggFunc::BoolAnd,
     AggFunc::BoolOr,
+    AggFunc::VarPop,
+    AggFunc::VarSamp,
+    AggFunc::StddevPop,
+    AggFunc::StddevSamp,
 ];
 
-const INPUTS: [InputType; 10] = [
+const INPUTS: [InputType; 11] = [
     InputType::Int2,
     InputType::Int4,
     InputType::Int8,
@@ -181,6 +224,7 @@ const INPUTS: [InputType; 10] = [
     InputType::Text,
     InputType::None,
     InputType::Numeric,
+    InputType::Bpchar,
 ];
 
 struct Writer(Vec<u8>);
@@ -228,22 +272,41 @@ mod tests {
             keys: vec![
                 KeySpec { att: 0, kind: KeyKind::TruncTz(TruncUnit::Hour) },
                 KeySpec { att: 3, kind: KeyKind::Value },
+                KeySpec { att: 4, kind: KeyKind::Numeric },
                 KeySpec { att: 1, kind: KeyKind::Bin { stride: 900_000_000, origin: -7 } },
             ],
             aggs: vec![
-                AggSpec { func: AggFunc::CountStar, input: InputType::None, att: None, filter: None },
+                AggSpec {
+                    func: AggFunc::CountStar,
+                    input: InputType::None,
+                    att: None,
+                    filter: None,
+                    expr: None,
+                },
+                AggSpec {
+                    func: AggFunc::Sum,
+                    input: InputType::Numeric,
+                    att: None,
+                    filter: None,
+                    expr: Some(Expr::Binary {
+                        op: BinOp::Mul,
+                        left: Box::new(Expr::Column { att: 6, ty: ExprType::Numeric }),
+                        right: Box::new(Expr::Numeric(vec![0, 0x80])),
+                    }),
+                },
                 AggSpec {
                     func: AggFunc::Avg,
                     input: InputType::Float8,
                     att: Some(5),
                     filter: Some(FilterPlan::Test { att: 2, test: PlanTest::Compare(CmpOp::Gt, 1) }),
+                    expr: None,
                 },
             ],
             partial: true,
         };
         let bytes = plan.to_bytes();
         assert_eq!(AggPlan::from_bytes(&bytes), Some(plan.clone()));
-        assert_eq!(plan.attributes(), vec![0, 1, 2, 3, 5]);
+        assert_eq!(plan.attributes(), vec![0, 1, 2, 3, 4, 5, 6]);
         for cut in 0..bytes.len() {
             assert_eq!(AggPlan::from_bytes(&bytes[..cut]), None, "cut at {cut}");
         }

@@ -6,7 +6,7 @@
 
 use super::best::{Best, Rank, Score};
 use super::Counters;
-use crate::exec::agg::groups::{Grouper, KeyInput, KeyValue};
+use crate::exec::agg::groups::{ByteKey, Grouper, KeyInput, KeyValue};
 use crate::exec::columnar_scan::ScanPlan;
 use crate::exec::filter::operands::operand_values;
 use crate::exec::filter::plan::FilterPlan;
@@ -280,7 +280,7 @@ impl ZoneRun {
 fn key_input(col: &DecodedVector) -> KeyInput<'_> {
     match &col.values {
         DecodedValues::Int(v) => KeyInput::Int { values: v, valid: col.validity.as_deref() },
-        _ => KeyInput::Bytes(col),
+        _ => KeyInput::Bytes(col, ByteKey::Exact),
     }
 }
 

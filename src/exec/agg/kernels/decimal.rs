@@ -1,45 +1,292 @@
-//! sum and avg over numeric: numeric_avg_accum's state (`agg::numeric`).
+//! sum and avg over numeric: numeric_avg_accum's state. Values come as scaled integers
+//! (`exec::expr`: a numeric column decoded once per vector, or an expression's result),
+//! and each group sums them in 128 bits at the largest display scale it has seen, with
+//! its count and how many inputs had that scale (numeric_avg_accum's N, maxScale and
+//! maxScaleCount): 34 bytes a group. A group whose sum leaves 128 bits, or that meets a
+//! NaN, an infinity or a value beyond 128 bits, goes on in an exact `DecimalSum`.
 
-use super::{each_bytes, AggKernel, Cmp, Gids, Overflow};
+use super::{wrong_column, AggKernel, Cmp, Gids, Overflow};
 use crate::exec::agg::numeric::DecimalSum;
 use crate::exec::agg::output::Output;
+use crate::exec::expr::eval::{NumVal, NumVec};
+use crate::exec::expr::num::{pow10, scaled_text, wide_mul, Num};
 use crate::storage::format::encoding::DecodedVector;
+use hashbrown::HashMap;
 
 #[derive(Debug, Default)]
 pub struct Decimal {
-    pub sums: Vec<DecimalSum>,
+    sum: Vec<i128>,
+    scale: Vec<u16>,
+    n: Vec<i64>,
+    max_scale_count: Vec<i64>,
+    /// The groups that left the fast state, by group.
+    exact: HashMap<u32, DecimalSum>,
     pub avg: bool,
 }
 
 impl AggKernel for Decimal {
-    const BYTES_PER_GROUP: usize = 120;
+    const BYTES_PER_GROUP: usize = 34;
 
     fn resize(&mut self, groups: usize) {
-        self.sums.resize(groups, DecimalSum::default());
+        self.sum.resize(groups, 0);
+        self.scale.resize(groups, 0);
+        self.n.resize(groups, 0);
+        self.max_scale_count.resize(groups, 0);
     }
 
-    fn fold(&mut self, col: &DecodedVector, sel: &[u32], gids: Gids, _cmp: Cmp) -> Result<(), Overflow> {
-        let sums = &mut self.sums;
-        let mut corrupt = false;
-        each_bytes(col, sel, gids, |g, x| corrupt |= !sums[g].add(x));
-        if corrupt {
-            return Err(Overflow::CorruptNumeric);
-        }
-        Ok(())
+    /// Numerics come decoded (`fold_numeric`), never as a stored column.
+    fn fold(&mut self, _col: &DecodedVector, _sel: &[u32], _gids: Gids, _cmp: Cmp) -> Result<(), Overflow> {
+        wrong_column(self)
     }
 
     /// numeric_sum, and numeric_avg: the sum over the count (NaN and infinities as the
     /// sum has them).
     fn result(&self, g: usize) -> Output<'_> {
-        let s = &self.sums[g];
-        let Some(text) = s.text() else { return Output::Null };
-        let special = s.nan > 0 || s.pos_inf > 0 || s.neg_inf > 0;
-        let divide_by = (self.avg && !special).then_some(s.n);
-        Output::NumericText { text, divide_by }
+        if let Some(s) = self.exact.get(&(g as u32)) {
+            let Some(text) = s.text() else { return Output::Null };
+            let special = s.nan > 0 || s.pos_inf > 0 || s.neg_inf > 0;
+            let divide_by = (self.avg && !special).then_some(s.n);
+            return Output::NumericText { text, divide_by };
+        }
+        if self.n[g] == 0 {
+            return Output::Null;
+        }
+        let text = scaled_text(self.sum[g], self.scale[g]);
+        Output::NumericText { text, divide_by: self.avg.then_some(self.n[g]) }
     }
 
     /// numeric_avg_accum's internal state, serialized (numeric_avg_serialize's bytes).
     fn partial_state(&self, g: usize) -> Output<'_> {
-        Output::Bytea(self.sums[g].serialized())
+        Output::Bytea(self.state(g).serialized())
+    }
+}
+
+impl Decimal {
+    /// No groups yet; `avg` for avg(numeric), else sum.
+    pub fn new(avg: bool) -> Decimal {
+        Decimal { avg, ..Default::default() }
+    }
+
+    /// Folds the selected, valid rows of `values` into the groups `gids` gives.
+    pub fn fold_numeric(
+        &mut self,
+        values: &NumVec,
+        valid: Option<&[bool]>,
+        sel: &[u32],
+        gids: Gids,
+    ) -> Result<(), Overflow> {
+        let values = match values {
+            NumVec::Scaled { m, scale } => {
+                self.fold_scaled(m, *scale, valid, sel, gids);
+                return Ok(());
+            }
+            NumVec::Rows(v) => v,
+        };
+        for (i, &r) in sel.iter().enumerate() {
+            let r = r as usize;
+            if valid.is_some_and(|v| !v[r]) {
+                continue;
+            }
+            let g = match gids {
+                Gids::One => 0,
+                Gids::Each(g) => g[i] as usize,
+            };
+            let fast = match &values[r] {
+                NumVal::Small(Num::Fin { m, scale }) if !self.exact.contains_key(&(g as u32)) => {
+                    self.add_fast(g, *m, *scale)
+                }
+                _ => false,
+            };
+            if !fast && !self.add_exact(g, &values[r]) {
+                return Err(Overflow::CorruptNumeric);
+            }
+        }
+        Ok(())
+    }
+
+    /// Folds scaled values of one display scale: a group at that scale adds the
+    /// mantissa, the rest as `add_fast` and `add_exact` do.
+    fn fold_scaled(&mut self, m: &[i128], scale: u16, valid: Option<&[bool]>, sel: &[u32], gids: Gids) {
+        let any_exact = !self.exact.is_empty();
+        for (i, &r) in sel.iter().enumerate() {
+            let r = r as usize;
+            if valid.is_some_and(|v| !v[r]) {
+                continue;
+            }
+            let g = match gids {
+                Gids::One => 0,
+                Gids::Each(g) => g[i] as usize,
+            };
+            if any_exact && self.exact.contains_key(&(g as u32)) {
+                self.add_exact(g, &NumVal::Small(Num::Fin { m: m[r], scale }));
+                continue;
+            }
+            if self.scale[g] == scale {
+                if let Some(sum) = self.sum[g].checked_add(m[r]) {
+                    self.sum[g] = sum;
+                    self.n[g] += 1;
+                    self.max_scale_count[g] += 1;
+                    continue;
+                }
+            }
+            if !self.add_fast(g, m[r], scale) {
+                self.add_exact(g, &NumVal::Small(Num::Fin { m: m[r], scale }));
+            }
+        }
+    }
+
+    /// Adds m / 10^scale to group `g`'s 128-bit sum; false (nothing changed) if the sum
+    /// would not fit.
+    #[inline]
+    fn add_fast(&mut self, g: usize, m: i128, scale: u16) -> bool {
+        let (sum, cur) = (self.sum[g], self.scale[g]);
+        let (sum, new_scale, count) = if scale > cur {
+            let Some(sum) = pow10((scale - cur) as u32).and_then(|p| wide_mul(sum, p)) else {
+                return false;
+            };
+            (sum, scale, 1)
+        } else {
+            (sum, cur, self.max_scale_count[g] + (scale == cur) as i64)
+        };
+        let m = if scale < new_scale {
+            match pow10((new_scale - scale) as u32).and_then(|p| wide_mul(m, p)) {
+                Some(m) => m,
+                None => return false,
+            }
+        } else {
+            m
+        };
+        let Some(sum) = sum.checked_add(m) else { return false };
+        self.sum[g] = sum;
+        self.scale[g] = new_scale;
+        self.max_scale_count[g] = count;
+        self.n[g] += 1;
+        true
+    }
+
+    /// Adds a value to group `g`'s exact sum (moving the group there first); false for
+    /// bytes that are no numeric.
+    fn add_exact(&mut self, g: usize, v: &NumVal) -> bool {
+        let state = (self.sum[g], self.scale[g], self.n[g], self.max_scale_count[g]);
+        let exact = self.exact.entry(g as u32).or_insert_with(|| fast_as_exact(state));
+        match v {
+            NumVal::Small(n) => exact.add(&n.to_stored()),
+            NumVal::Big(b) => exact.add(b),
+        }
+    }
+
+    /// Group `g`'s state as numeric_avg_accum keeps it.
+    fn state(&self, g: usize) -> std::borrow::Cow<'_, DecimalSum> {
+        match self.exact.get(&(g as u32)) {
+            Some(e) => std::borrow::Cow::Borrowed(e),
+            None => std::borrow::Cow::Owned(fast_as_exact((
+                self.sum[g],
+                self.scale[g],
+                self.n[g],
+                self.max_scale_count[g],
+            ))),
+        }
+    }
+}
+
+/// A fast state (sum, scale, count, max-scale count) as the exact one.
+fn fast_as_exact((sum, scale, n, max_scale_count): (i128, u16, i64, i64)) -> DecimalSum {
+    let mut exact = DecimalSum::default();
+    if n > 0 {
+        exact.add(&Num::Fin { m: sum, scale }.to_stored());
+        exact.n = n;
+        exact.max_scale_count = max_scale_count;
+    }
+    exact
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn fin(m: i128, scale: u16) -> NumVal {
+        NumVal::Small(Num::Fin { m, scale })
+    }
+
+    fn fold(d: &mut Decimal, values: &[NumVal], gids: &[u32]) {
+        let sel: Vec<u32> = (0..values.len() as u32).collect();
+        d.fold_numeric(&NumVec::Rows(values.to_vec()), None, &sel, Gids::Each(gids)).unwrap();
+    }
+
+    fn text(o: Output) -> String {
+        match o {
+            Output::NumericText { text, .. } => text,
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn sums_take_the_largest_scale() {
+        let mut d = Decimal::default();
+        d.resize(2);
+        // Group 0: 1.5 + 2.25 + 3 = 6.75; group 1: -0.10 + 0.1 = 0.00.
+        fold(&mut d, &[fin(15, 1), fin(225, 2), fin(-10, 2), fin(3, 0), fin(1, 1)], &[0, 0, 1, 0, 1]);
+        assert_eq!(text(d.result(0)), "6.75");
+        assert_eq!(text(d.result(1)), "0.00");
+        // The same state as the exact sum keeps (numeric_avg_serialize's bytes).
+        let mut exact = DecimalSum::default();
+        for v in [fin(15, 1), fin(225, 2), fin(3, 0)] {
+            let NumVal::Small(n) = v else { unreachable!() };
+            exact.add(&n.to_stored());
+        }
+        assert_eq!(d.partial_state(0), Output::Bytea(exact.serialized()));
+        assert_eq!(d.result(1), Output::NumericText { text: "0.00".into(), divide_by: None });
+    }
+
+    #[test]
+    fn overflow_and_specials_move_a_group_to_the_exact_sum() {
+        let mut d = Decimal::new(true);
+        d.resize(3);
+        let big = i128::MAX / 2 + 1;
+        fold(
+            &mut d,
+            &[fin(big, 0), fin(5, 1), fin(big, 0), fin(1, 0), NumVal::Small(Num::PosInf), fin(7, 0)],
+            &[0, 1, 0, 2, 2, 1],
+        );
+        // 2 * (2^126) = 2^127: beyond i128, exact.
+        let expected = (i128::MAX as u128 + 1).to_string();
+        assert_eq!(d.result(0), Output::NumericText { text: expected, divide_by: Some(2) });
+        assert_eq!(d.result(1), Output::NumericText { text: "7.5".into(), divide_by: Some(2) });
+        // An infinity: the sum is Infinity, not divided.
+        assert_eq!(d.result(2), Output::NumericText { text: "Infinity".into(), divide_by: None });
+    }
+
+    #[test]
+    fn scaled_vectors_fold_like_rows() {
+        let m = vec![150, 225, -10, i128::MAX - 5, 7];
+        let sel = [0, 1, 2, 3, 4];
+        let gids = [0, 0, 1, 2, 2];
+        let mut scaled = Decimal::new(false);
+        let mut rows = Decimal::new(false);
+        for d in [&mut scaled, &mut rows] {
+            d.resize(3);
+            // An earlier vector at scale 1 in group 0.
+            d.fold_numeric(&NumVec::Rows(vec![fin(5, 1)]), None, &[0], Gids::One).unwrap();
+        }
+        scaled
+            .fold_numeric(&NumVec::Scaled { m: m.clone(), scale: 2 }, None, &sel, Gids::Each(&gids))
+            .unwrap();
+        let as_rows = NumVec::Rows(m.iter().map(|&m| fin(m, 2)).collect());
+        rows.fold_numeric(&as_rows, None, &sel, Gids::Each(&gids)).unwrap();
+        for g in 0..3 {
+            assert_eq!(scaled.result(g), rows.result(g));
+            assert_eq!(scaled.partial_state(g), rows.partial_state(g));
+        }
+        // 0.5 + 1.50 + 2.25 = 4.25; group 2 left 128 bits.
+        assert_eq!(text(scaled.result(0)), "4.25");
+        let total = i128::MAX as u128 + 2;
+        assert_eq!(text(scaled.result(2)), format!("{}.{:02}", total / 100, total % 100));
+    }
+
+    #[test]
+    fn empty_groups_are_null() {
+        let mut d = Decimal::default();
+        d.resize(1);
+        assert_eq!(d.result(0), Output::Null);
     }
 }

@@ -128,6 +128,14 @@ impl AggKernel for MinMaxFloat {
 pub struct MinMaxBytes {
     pub v: Vec<Option<Box<[u8]>>>,
     pub max: bool,
+    /// bpchar_larger / bpchar_smaller: compared without trailing spaces, and a tie
+    /// keeps the state.
+    pub bpchar: bool,
+}
+
+/// A bpchar's bytes without its trailing spaces (bcTruelen).
+fn trimmed(b: &[u8]) -> &[u8] {
+    &b[..b.iter().rposition(|&c| c != b' ').map_or(0, |p| p + 1)]
 }
 
 impl AggKernel for MinMaxBytes {
@@ -138,14 +146,23 @@ impl AggKernel for MinMaxBytes {
     }
 
     fn fold(&mut self, col: &DecodedVector, sel: &[u32], gids: Gids, cmp: Cmp) -> Result<(), Overflow> {
-        let (v, max) = (&mut self.v, self.max);
+        let (v, max, bpchar) = (&mut self.v, self.max, self.bpchar);
         // text_larger keeps the state only if it compares greater: ties go to the new
-        // value (they differ only under a nondeterministic collation).
+        // value (they differ only under a nondeterministic collation). bpchar_larger
+        // keeps it on a tie (ties differ in trailing spaces too).
         each_bytes(col, sel, gids, |g, x| {
             let replace = match &v[g] {
                 None => true,
                 // The same bytes again (often, from a dictionary): no compare.
                 Some(old) if old.as_ref() == x => false,
+                Some(old) if bpchar => {
+                    let o = cmp(trimmed(old), trimmed(x));
+                    if max {
+                        o == Ordering::Less
+                    } else {
+                        o == Ordering::Greater
+                    }
+                }
                 Some(old) => {
                     let o = cmp(old, x);
                     if max {

@@ -8,6 +8,7 @@ pub mod bool_and_or;
 pub mod count;
 pub mod decimal;
 pub mod minmax;
+pub mod minmax_numeric;
 pub mod sum_float;
 pub mod sum_int;
 

@@ -94,6 +94,24 @@ pub struct Moments {
     pub n: Vec<f64>,
     pub sx: Vec<f64>,
     pub sxx: Vec<f64>,
+    /// Which final function makes the result (avg's float8_avg unless set).
+    pub result: MomentsResult,
+}
+
+/// The final functions over float8_accum's {N, Sx, Sxx}.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub enum MomentsResult {
+    /// float8_avg: Sx / N.
+    #[default]
+    Avg,
+    /// float8_var_pop: Sxx / N.
+    VarPop,
+    /// float8_var_samp: Sxx / (N - 1), NULL for N <= 1.
+    VarSamp,
+    /// float8_stddev_pop: sqrt(Sxx / N).
+    StddevPop,
+    /// float8_stddev_samp: sqrt(Sxx / (N - 1)), NULL for N <= 1.
+    StddevSamp,
 }
 
 impl AggKernel for Moments {
@@ -122,10 +140,18 @@ impl AggKernel for Moments {
     }
 
     fn result(&self, g: usize) -> Output<'_> {
-        match self.n[g] {
-            0.0 => Output::Null,
-            _ => Output::Float8(self.sx[g] / self.n[g]),
+        let (n, sx, sxx) = (self.n[g], self.sx[g], self.sxx[g]);
+        let sample = matches!(self.result, MomentsResult::VarSamp | MomentsResult::StddevSamp);
+        if n == 0.0 || (sample && n <= 1.0) {
+            return Output::Null;
         }
+        Output::Float8(match self.result {
+            MomentsResult::Avg => sx / n,
+            MomentsResult::VarPop => sxx / n,
+            MomentsResult::VarSamp => sxx / (n - 1.0),
+            MomentsResult::StddevPop => (sxx / n).sqrt(),
+            MomentsResult::StddevSamp => (sxx / (n - 1.0)).sqrt(),
+        })
     }
 
     /// float8_accum's float8[3] {N, Sx, Sxx}.

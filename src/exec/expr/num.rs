@@ -1,0 +1,362 @@
+//! `numeric` values as scaled integers: a finite value is a mantissa and a display scale
+//! (value = m / 10^scale), which is exact for every numeric whose digits fit 128 bits.
+//! `+`, `-`, `*` and unary minus follow numeric_add / numeric_sub / numeric_mul /
+//! numeric_uminus exactly: the result's display scale is the larger of the operands'
+//! (add, sub) or their sum (mul), and NaN and ±Infinity (PostgreSQL 15) combine as
+//! numeric.c combines them. A value or result that does not fit is `None` here: the
+//! caller then computes it with PostgreSQL's own functions (`eval::NumericFallback`).
+//! Pure.
+
+use crate::exec::agg::numeric::{parse, Parsed};
+
+/// A numeric value.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Num {
+    Fin { m: i128, scale: u16 },
+    NaN,
+    PosInf,
+    NegInf,
+}
+
+/// The largest display scale a numeric has (NUMERIC_DSCALE_MAX).
+pub const DSCALE_MAX: u16 = 0x3FFF;
+
+/// 10^0 ..= 10^38: every power of ten an i128 holds.
+const POW10: [i128; 39] = {
+    let mut t = [1i128; 39];
+    let mut i = 1;
+    while i < 39 {
+        t[i] = t[i - 1] * 10;
+        i += 1;
+    }
+    t
+};
+
+/// 10^e, if it fits.
+#[inline]
+pub fn pow10(e: u32) -> Option<i128> {
+    POW10.get(e as usize).copied()
+}
+
+/// a * b, if it fits: two values that fit 64 bits multiply in one widening
+/// multiplication (their product always fits 128 bits), others checked.
+#[inline(always)]
+pub fn wide_mul(a: i128, b: i128) -> Option<i128> {
+    match (i64::try_from(a), i64::try_from(b)) {
+        (Ok(x), Ok(y)) => Some(x as i128 * y as i128),
+        _ => a.checked_mul(b),
+    }
+}
+
+impl Num {
+    pub const ZERO: Num = Num::Fin { m: 0, scale: 0 };
+
+    /// The numeric whose stored bytes (after the varlena header) are `b`; None if it
+    /// does not fit 128 bits at its display scale (or the bytes are no numeric).
+    pub fn from_stored(b: &[u8]) -> Option<Num> {
+        let (negative, weight, dscale, digits) = match parse(b)? {
+            Parsed::NaN => return Some(Num::NaN),
+            Parsed::PosInf => return Some(Num::PosInf),
+            Parsed::NegInf => return Some(Num::NegInf),
+            Parsed::Finite { negative, weight, dscale, digits } => (negative, weight, dscale, digits),
+        };
+        // The digits as one integer (Horner, base 10000), brought to the display scale:
+        // the last digit stands for 10^(4 * (weight - n + 1)). Past the display scale
+        // only zeros are stored, so a last digit cut by it divides exactly.
+        let n = digits.len() / 2;
+        if n == 0 {
+            return Some(Num::Fin { m: 0, scale: dscale });
+        }
+        let digit = |i: usize| u16::from_le_bytes([digits[2 * i], digits[2 * i + 1]]) as i64;
+        let e = 4 * (weight as i64 - n as i64 + 1) + dscale as i64;
+        let (last, e) = match e {
+            -3..=-1 => {
+                // Constant divisors: multiplications, not a division per value.
+                let d = digit(n - 1);
+                let (kept, dropped) = match e {
+                    -1 => (d / 10, d % 10),
+                    -2 => (d / 100, d % 100),
+                    _ => (d / 1000, d % 1000),
+                };
+                if dropped != 0 {
+                    return None;
+                }
+                // The last digit contributes `kept` at the display scale.
+                (Some((kept, (4 + e) as u32)), 0)
+            }
+            e if e < 0 => return None,
+            e => (None, e),
+        };
+        let full = if last.is_some() { n - 1 } else { n };
+        let mut m: i128 = if full <= 4 {
+            // Up to 16 decimal digits: in 64 bits.
+            (0..full).fold(0i64, |m, i| m * 10_000 + digit(i)) as i128
+        } else {
+            let mut m: i128 = 0;
+            for i in 0..full {
+                m = m.checked_mul(10_000)?.checked_add(digit(i) as i128)?;
+            }
+            m
+        };
+        if let Some((d, width)) = last {
+            m = wide_mul(m, POW10[width as usize])?.checked_add(d as i128)?;
+        }
+        if e > 0 {
+            m = wide_mul(m, pow10(u32::try_from(e).ok()?)?)?;
+        }
+        Some(Num::Fin { m: if negative { -m } else { m }, scale: dscale })
+    }
+
+    /// The stored bytes of this value (the long format, which every reader of a
+    /// numeric reads), with its display scale.
+    pub fn to_stored(self) -> Vec<u8> {
+        let (m, scale) = match self {
+            Num::NaN => return 0xC000u16.to_le_bytes().to_vec(),
+            Num::PosInf => return 0xD000u16.to_le_bytes().to_vec(),
+            Num::NegInf => return 0xF000u16.to_le_bytes().to_vec(),
+            Num::Fin { m, scale } => (m, scale),
+        };
+        // Base-10000 digits of |m| * 10^pad, the point between digits.
+        let pad = (4 - scale as u32 % 4) % 4;
+        let mut mag = m.unsigned_abs();
+        let mut digits: Vec<u16> = Vec::new(); // least significant first
+                                               // |m| * 10^pad may not fit u128: make the padded low digit first.
+        if pad > 0 {
+            let unit = 10u128.pow(4 - pad);
+            digits.push(((mag % unit) * 10u128.pow(pad)) as u16);
+            mag /= unit;
+        }
+        while mag > 0 {
+            digits.push((mag % 10_000) as u16);
+            mag /= 10_000;
+        }
+        let frac_digits = (scale as i32 + pad as i32) / 4;
+        // Strip zero digits at both ends (as make_result does), moving the weight.
+        let mut low = 0;
+        while low < digits.len() && digits[low] == 0 {
+            low += 1;
+        }
+        let mut high = digits.len();
+        while high > low && digits[high - 1] == 0 {
+            high -= 1;
+        }
+        let (weight, sign) = if low == high {
+            (0i16, 0u16)
+        } else {
+            ((high as i32 - 1 - frac_digits) as i16, if m < 0 { 0x4000 } else { 0 })
+        };
+        let mut out = (sign | scale).to_le_bytes().to_vec();
+        out.extend_from_slice(&weight.to_le_bytes());
+        for &d in digits[low..high].iter().rev() {
+            out.extend_from_slice(&d.to_le_bytes());
+        }
+        out
+    }
+
+    /// numeric_out's text of this value.
+    pub fn text(self) -> String {
+        match self {
+            Num::NaN => "NaN".into(),
+            Num::PosInf => "Infinity".into(),
+            Num::NegInf => "-Infinity".into(),
+            Num::Fin { m, scale } => scaled_text(m, scale),
+        }
+    }
+
+    fn sign(self) -> i32 {
+        match self {
+            Num::Fin { m, .. } => m.signum() as i32,
+            Num::PosInf => 1,
+            Num::NegInf => -1,
+            Num::NaN => 0,
+        }
+    }
+
+    fn infinity(sign: i32) -> Num {
+        if sign > 0 {
+            Num::PosInf
+        } else {
+            Num::NegInf
+        }
+    }
+
+    /// numeric_add.
+    pub fn checked_add(self, other: Num) -> Option<Num> {
+        use Num::*;
+        Some(match (self, other) {
+            (NaN, _) | (_, NaN) => NaN,
+            (PosInf, NegInf) | (NegInf, PosInf) => NaN,
+            (PosInf, _) | (_, PosInf) => PosInf,
+            (NegInf, _) | (_, NegInf) => NegInf,
+            (Fin { m: a, scale: s }, Fin { m: b, scale: t }) => {
+                let (a, b, scale) = aligned(a, s, b, t)?;
+                Fin { m: a.checked_add(b)?, scale }
+            }
+        })
+    }
+
+    /// numeric_sub.
+    pub fn checked_sub(self, other: Num) -> Option<Num> {
+        use Num::*;
+        Some(match (self, other) {
+            (NaN, _) | (_, NaN) => NaN,
+            (PosInf, PosInf) | (NegInf, NegInf) => NaN,
+            (PosInf, _) | (_, NegInf) => PosInf,
+            (NegInf, _) | (_, PosInf) => NegInf,
+            (Fin { m: a, scale: s }, Fin { m: b, scale: t }) => {
+                let (a, b, scale) = aligned(a, s, b, t)?;
+                Fin { m: a.checked_sub(b)?, scale }
+            }
+        })
+    }
+
+    /// numeric_mul: the display scale is the sum of the operands' (the product is exact).
+    pub fn checked_mul(self, other: Num) -> Option<Num> {
+        use Num::*;
+        Some(match (self, other) {
+            (NaN, _) | (_, NaN) => NaN,
+            (Fin { m: a, scale: s }, Fin { m: b, scale: t }) => {
+                let scale = s.checked_add(t).filter(|&x| x <= DSCALE_MAX)?;
+                Fin { m: wide_mul(a, b)?, scale }
+            }
+            // An infinity times zero is NaN; otherwise the signs multiply.
+            (x, y) => match x.sign() * y.sign() {
+                0 => NaN,
+                s => Num::infinity(s),
+            },
+        })
+    }
+
+    /// numeric_uminus.
+    pub fn checked_neg(self) -> Option<Num> {
+        Some(match self {
+            Num::NaN => Num::NaN,
+            Num::PosInf => Num::NegInf,
+            Num::NegInf => Num::PosInf,
+            Num::Fin { m, scale } => Num::Fin { m: m.checked_neg()?, scale },
+        })
+    }
+}
+
+/// Two mantissas brought to the larger of their scales, and that scale.
+fn aligned(a: i128, s: u16, b: i128, t: u16) -> Option<(i128, i128, u16)> {
+    let scale = s.max(t);
+    let a = if s < scale { wide_mul(a, pow10((scale - s) as u32)?)? } else { a };
+    let b = if t < scale { wide_mul(b, pow10((scale - t) as u32)?)? } else { b };
+    Some((a, b, scale))
+}
+
+/// The decimal text of m / 10^scale with `scale` digits after the point (numeric_out's).
+pub fn scaled_text(m: i128, scale: u16) -> String {
+    let digits = m.unsigned_abs().to_string();
+    let scale = scale as usize;
+    let mut out = String::with_capacity(digits.len() + scale + 3);
+    if m < 0 {
+        out.push('-');
+    }
+    if digits.len() > scale {
+        let (int, frac) = digits.split_at(digits.len() - scale);
+        out.push_str(int);
+        if scale > 0 {
+            out.push('.');
+            out.push_str(frac);
+        }
+    } else {
+        out.push('0');
+        if scale > 0 {
+            out.push('.');
+            out.extend(std::iter::repeat_n('0', scale - digits.len()));
+            out.push_str(&digits);
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn n(text: &str) -> Num {
+        if let Some(rest) = text.strip_prefix('-') {
+            return n(rest).checked_neg().unwrap();
+        }
+        let (int, frac) = text.split_once('.').unwrap_or((text, ""));
+        let m: i128 = format!("{int}{frac}").parse().unwrap();
+        Num::Fin { m, scale: frac.len() as u16 }
+    }
+
+    #[test]
+    fn results_and_scales_as_postgresql_gives_them() {
+        // Each line: what PostgreSQL 15 printed for the same expression.
+        assert_eq!(n("1.5").checked_add(n("2.25")).unwrap().text(), "3.75"); // 1.5 + 2.25
+        assert_eq!(n("1").checked_sub(n("0.05")).unwrap().text(), "0.95"); // 1 - 0.05
+        assert_eq!(n("1.10").checked_add(n("-1.1")).unwrap().text(), "0.00"); // 1.10 + -1.1
+        assert_eq!(n("-0.05").checked_sub(n("-0.05")).unwrap().text(), "0.00");
+        // 12345.67 * (1 - 0.04) * (1 + 0.02)
+        let q1 = n("12345.67").checked_mul(n("1").checked_sub(n("0.04")).unwrap()).unwrap();
+        assert_eq!(q1.text(), "11851.8432");
+        assert_eq!(q1.checked_mul(n("1").checked_add(n("0.02")).unwrap()).unwrap().text(), "12088.880064");
+        assert_eq!(n("0.10").checked_mul(n("0.10")).unwrap().text(), "0.0100"); // 0.10 * 0.10
+        assert_eq!(n("-2.5").checked_mul(n("0")).unwrap().text(), "0.0"); // -2.5 * 0
+        assert_eq!(n("3").checked_neg().unwrap().text(), "-3");
+    }
+
+    #[test]
+    fn nan_and_infinities_combine_as_numeric_c() {
+        use Num::*;
+        let one = n("1");
+        let zero = n("0.00");
+        assert_eq!(PosInf.checked_add(NegInf), Some(NaN)); // 'Infinity' + '-Infinity'
+        assert_eq!(PosInf.checked_add(one), Some(PosInf));
+        assert_eq!(one.checked_sub(PosInf), Some(NegInf));
+        assert_eq!(PosInf.checked_sub(PosInf), Some(NaN));
+        assert_eq!(NegInf.checked_sub(PosInf), Some(NegInf));
+        assert_eq!(PosInf.checked_mul(zero), Some(NaN)); // 'Infinity' * 0.00
+        assert_eq!(n("-2").checked_mul(PosInf), Some(NegInf));
+        assert_eq!(NegInf.checked_mul(NegInf), Some(PosInf));
+        assert_eq!(NaN.checked_mul(zero), Some(NaN));
+        assert_eq!(NaN.checked_add(PosInf), Some(NaN));
+        assert_eq!(NegInf.checked_neg(), Some(PosInf));
+    }
+
+    #[test]
+    fn overflow_is_none_for_postgresql_to_compute() {
+        let big = Num::Fin { m: 10i128.pow(37), scale: 0 };
+        assert_eq!(big.checked_mul(big), None);
+        assert_eq!(big.checked_add(Num::Fin { m: 1, scale: 30 }), None);
+        assert!(Num::Fin { m: 1, scale: 10000 }.checked_mul(Num::Fin { m: 1, scale: 10000 }).is_none());
+    }
+
+    #[test]
+    fn wide_products_are_exact_or_none() {
+        assert_eq!(wide_mul(i64::MAX as i128, i64::MIN as i128), Some(i64::MAX as i128 * i64::MIN as i128));
+        assert_eq!(wide_mul(10i128.pow(30), 10i128.pow(8)), Some(10i128.pow(38)));
+        assert_eq!(wide_mul(10i128.pow(30), 10i128.pow(9)), None);
+        assert_eq!(wide_mul(-(10i128.pow(20)), 3), Some(-3 * 10i128.pow(20)));
+    }
+
+    #[test]
+    fn stored_bytes_round_trip() {
+        for text in
+            ["0", "0.00", "1", "-1.5", "12345.6789", "0.0001", "10000", "-0.000012", "123456789012.34"]
+        {
+            let v = n(text);
+            let stored = v.to_stored();
+            assert_eq!(Num::from_stored(&stored), Some(v), "{text}");
+            assert_eq!(Num::from_stored(&stored).unwrap().text(), text);
+        }
+        // The short format numeric_in writes: 1.50 is header 0x8100 | dscale 2 << 7,
+        // weight 0, digits 1, 5000.
+        let mut short = (0x8000u16 | (2 << 7)).to_le_bytes().to_vec();
+        short.extend_from_slice(&1u16.to_le_bytes());
+        short.extend_from_slice(&5000u16.to_le_bytes());
+        assert_eq!(Num::from_stored(&short), Some(Num::Fin { m: 150, scale: 2 }));
+        // 10^40 does not fit.
+        let mut huge = 0u16.to_le_bytes().to_vec();
+        huge.extend_from_slice(&10i16.to_le_bytes());
+        huge.extend_from_slice(&1u16.to_le_bytes());
+        assert_eq!(Num::from_stored(&huge), None);
+        assert_eq!(Num::from_stored(&Num::NaN.to_stored()), Some(Num::NaN));
+        assert_eq!(Num::from_stored(&Num::NegInf.to_stored()), Some(Num::NegInf));
+    }
+}

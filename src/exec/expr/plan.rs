@@ -1,0 +1,203 @@
+//! An arithmetic expression over the scanned relation's columns, in the form a plan
+//! carries it: the planner translates an aggregate's argument into it (or leaves the
+//! aggregate to core), `eval` computes it a vector at a time. Every operation has one
+//! type, its operands' and its result's: the planner makes core's implicit casts
+//! (int → numeric, int → float8, int2 → int4, ...) explicit `Cast` nodes. Pure.
+
+/// The type of an expression's values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ExprType {
+    Int2,
+    Int4,
+    Int8,
+    Float4,
+    Float8,
+    Numeric,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BinOp {
+    Add,
+    Sub,
+    Mul,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum Expr {
+    /// Attribute `att` (0-based) of the scanned relation.
+    Column { att: usize, ty: ExprType },
+    /// A non-NULL integer constant of an integer type.
+    Int { value: i64, ty: ExprType },
+    /// A non-NULL float constant (a float4 one holds its float4 value).
+    Float { value: f64, ty: ExprType },
+    /// A non-NULL numeric constant, its stored bytes (after the varlena header).
+    Numeric(Vec<u8>),
+    /// Unary minus (int2um, int4um, int8um, float4um, float8um, numeric_uminus).
+    Neg(Box<Expr>),
+    /// `left op right`, both of this node's type.
+    Binary { op: BinOp, left: Box<Expr>, right: Box<Expr> },
+    /// A cast that never fails: a wider integer, an integer or float4 to float8, an
+    /// integer to float4, an integer to numeric.
+    Cast { to: ExprType, arg: Box<Expr> },
+}
+
+const TYPES: [ExprType; 6] =
+    [ExprType::Int2, ExprType::Int4, ExprType::Int8, ExprType::Float4, ExprType::Float8, ExprType::Numeric];
+const OPS: [BinOp; 3] = [BinOp::Add, BinOp::Sub, BinOp::Mul];
+/// Deepest expression `from_bytes` reads (core's own limit is the stack's).
+const MAX_DEPTH: usize = 256;
+
+impl Expr {
+    /// The type of the expression's values.
+    pub fn ty(&self) -> ExprType {
+        match self {
+            Expr::Column { ty, .. } | Expr::Int { ty, .. } | Expr::Float { ty, .. } => *ty,
+            Expr::Numeric(_) => ExprType::Numeric,
+            Expr::Neg(arg) => arg.ty(),
+            Expr::Binary { left, .. } => left.ty(),
+            Expr::Cast { to, .. } => *to,
+        }
+    }
+
+    /// The attributes the expression reads, appended to `out`.
+    pub fn attributes(&self, out: &mut Vec<usize>) {
+        match self {
+            Expr::Column { att, .. } => out.push(*att),
+            Expr::Int { .. } | Expr::Float { .. } | Expr::Numeric(_) => {}
+            Expr::Neg(arg) | Expr::Cast { arg, .. } => arg.attributes(out),
+            Expr::Binary { left, right, .. } => {
+                left.attributes(out);
+                right.attributes(out);
+            }
+        }
+    }
+
+    pub fn write(&self, out: &mut Vec<u8>) {
+        let ty = |t: ExprType| TYPES.iter().position(|x| *x == t).unwrap() as u8;
+        match self {
+            Expr::Column { att, ty: t } => {
+                out.extend([0, ty(*t)]);
+                out.extend_from_slice(&(*att as u32).to_le_bytes());
+            }
+            Expr::Int { value, ty: t } => {
+                out.extend([1, ty(*t)]);
+                out.extend_from_slice(&value.to_le_bytes());
+            }
+            Expr::Float { value, ty: t } => {
+                out.extend([2, ty(*t)]);
+                out.extend_from_slice(&value.to_bits().to_le_bytes());
+            }
+            Expr::Numeric(bytes) => {
+                out.push(3);
+                out.extend_from_slice(&(bytes.len() as u32).to_le_bytes());
+                out.extend_from_slice(bytes);
+            }
+            Expr::Neg(arg) => {
+                out.push(4);
+                arg.write(out);
+            }
+            Expr::Binary { op, left, right } => {
+                out.extend([5, OPS.iter().position(|x| x == op).unwrap() as u8]);
+                left.write(out);
+                right.write(out);
+            }
+            Expr::Cast { to, arg } => {
+                out.extend([6, ty(*to)]);
+                arg.write(out);
+            }
+        }
+    }
+
+    /// The expression `write` wrote at the start of `bytes`, and the bytes after it;
+    /// None for bytes it cannot have written.
+    pub fn read(bytes: &[u8]) -> Option<(Expr, &[u8])> {
+        read(bytes, 0)
+    }
+}
+
+fn read(b: &[u8], depth: usize) -> Option<(Expr, &[u8])> {
+    if depth > MAX_DEPTH {
+        return None;
+    }
+    fn take(b: &[u8], n: usize) -> Option<(&[u8], &[u8])> {
+        (b.len() >= n).then(|| b.split_at(n))
+    }
+    let ty = |code: u8| TYPES.get(code as usize).copied();
+    let (&tag, rest) = b.split_first()?;
+    Some(match tag {
+        0..=2 => {
+            let (&t, rest) = rest.split_first()?;
+            let t = ty(t)?;
+            match tag {
+                0 => {
+                    let (att, rest) = take(rest, 4)?;
+                    (Expr::Column { att: u32::from_le_bytes(att.try_into().ok()?) as usize, ty: t }, rest)
+                }
+                1 => {
+                    let (v, rest) = take(rest, 8)?;
+                    (Expr::Int { value: i64::from_le_bytes(v.try_into().ok()?), ty: t }, rest)
+                }
+                _ => {
+                    let (v, rest) = take(rest, 8)?;
+                    let value = f64::from_bits(u64::from_le_bytes(v.try_into().ok()?));
+                    (Expr::Float { value, ty: t }, rest)
+                }
+            }
+        }
+        3 => {
+            let (len, rest) = take(rest, 4)?;
+            let (bytes, rest) = take(rest, u32::from_le_bytes(len.try_into().ok()?) as usize)?;
+            (Expr::Numeric(bytes.to_vec()), rest)
+        }
+        4 => {
+            let (arg, rest) = read(rest, depth + 1)?;
+            (Expr::Neg(Box::new(arg)), rest)
+        }
+        5 => {
+            let (&op, rest) = rest.split_first()?;
+            let op = *OPS.get(op as usize)?;
+            let (left, rest) = read(rest, depth + 1)?;
+            let (right, rest) = read(rest, depth + 1)?;
+            (Expr::Binary { op, left: Box::new(left), right: Box::new(right) }, rest)
+        }
+        6 => {
+            let (&t, rest) = rest.split_first()?;
+            let (arg, rest) = read(rest, depth + 1)?;
+            (Expr::Cast { to: ty(t)?, arg: Box::new(arg) }, rest)
+        }
+        _ => return None,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn expressions_round_trip() {
+        let col = |att, ty| Box::new(Expr::Column { att, ty });
+        let e = Expr::Binary {
+            op: BinOp::Mul,
+            left: col(5, ExprType::Numeric),
+            right: Box::new(Expr::Binary {
+                op: BinOp::Sub,
+                left: Box::new(Expr::Numeric(vec![0, 0x80, 1, 0])),
+                right: Box::new(Expr::Cast { to: ExprType::Numeric, arg: col(2, ExprType::Int4) }),
+            }),
+        };
+        let f = Expr::Neg(Box::new(Expr::Binary {
+            op: BinOp::Add,
+            left: Box::new(Expr::Float { value: 1.5, ty: ExprType::Float8 }),
+            right: Box::new(Expr::Int { value: -3, ty: ExprType::Int8 }),
+        }));
+        for e in [e, f] {
+            let mut bytes = Vec::new();
+            e.write(&mut bytes);
+            bytes.push(42);
+            assert_eq!(Expr::read(&bytes), Some((e.clone(), &[42u8][..])));
+            for cut in 0..bytes.len() - 1 {
+                assert_eq!(Expr::read(&bytes[..cut]), None, "cut at {cut}");
+            }
+        }
+    }
+}

@@ -1,0 +1,192 @@
+//! An aggregate's argument as a vector expression (`exec::expr`): `+`, `-`, `*` and
+//! unary minus of the built-in integer, float and numeric operators, over the scanned
+//! relation's columns and non-NULL constants, with the casts core inserts between them
+//! (int → numeric, int → float, int2 → int4 → int8, float4 → float8). Every operator is
+//! recognised by its function's OID, so a user's operator of the same name is not
+//! taken for the built-in; anything else leaves the aggregate to core (None).
+
+use crate::exec::agg::spec::{BinOp, Expr, ExprType};
+use crate::pg_list;
+use crate::storage::relation::datum::ColumnKind;
+use pgrx::pg_sys;
+
+/// The expression form of `node`, an expression over range table entry `relid` whose
+/// columns have `kinds`; None if the vector engine does not compute it exactly.
+///
+/// # Safety
+/// Backend thread, while planning: `node` is a valid expression tree whose Vars of
+/// `relid` have attribute numbers within `kinds`.
+pub unsafe fn translate(node: *mut pg_sys::Node, relid: u32, kinds: &[ColumnKind]) -> Option<Expr> {
+    // SAFETY: `node` is a valid expression node (this fn's contract): each tag checked
+    // names the node's struct, whose argument lists hold valid nodes.
+    unsafe {
+        match (*node).type_ {
+            pg_sys::NodeTag::T_RelabelType => {
+                let r = node as *mut pg_sys::RelabelType;
+                let e = translate((*r).arg as *mut pg_sys::Node, relid, kinds)?;
+                // Only a relabeling to a type of the same representation (a domain).
+                (type_of(pg_sys::getBaseType((*r).resulttype))? == e.ty()).then_some(e)
+            }
+            pg_sys::NodeTag::T_Var => {
+                let v = node as *mut pg_sys::Var;
+                if (*v).varno as u32 != relid || (*v).varattno <= 0 || (*v).varlevelsup != 0 {
+                    return None;
+                }
+                let att = (*v).varattno as usize - 1;
+                let ty = type_of(pg_sys::getBaseType((*v).vartype))?;
+                stored_as(ty, kinds[att]).then_some(Expr::Column { att, ty })
+            }
+            pg_sys::NodeTag::T_Const => constant(node as *mut pg_sys::Const),
+            pg_sys::NodeTag::T_OpExpr => {
+                let op = node as *mut pg_sys::OpExpr;
+                let args: Vec<*mut pg_sys::Node> = pg_list::ptrs((*op).args).collect();
+                let to = type_of((*op).opresulttype)?;
+                match (operator((*op).opfuncid.to_u32())?, &args[..]) {
+                    (Op::Neg, &[arg]) => {
+                        let e = translate(arg, relid, kinds)?;
+                        (e.ty() == to).then(|| Expr::Neg(Box::new(e)))
+                    }
+                    (Op::Bin(op), &[l, r]) => {
+                        let left = widen(translate(l, relid, kinds)?, to)?;
+                        let right = widen(translate(r, relid, kinds)?, to)?;
+                        Some(Expr::Binary { op, left: Box::new(left), right: Box::new(right) })
+                    }
+                    _ => None,
+                }
+            }
+            pg_sys::NodeTag::T_FuncExpr => {
+                let f = node as *mut pg_sys::FuncExpr;
+                let args: Vec<*mut pg_sys::Node> = pg_list::ptrs((*f).args).collect();
+                let &[arg] = &args[..] else { return None };
+                let to = cast_target((*f).funcid.to_u32())?;
+                let e = translate(arg, relid, kinds)?;
+                cast_allowed(e.ty(), to).then(|| Expr::Cast { to, arg: Box::new(e) })
+            }
+            _ => None,
+        }
+    }
+}
+
+/// The expression's type for a (base) type OID.
+fn type_of(typid: pg_sys::Oid) -> Option<ExprType> {
+    Some(match typid {
+        pg_sys::INT2OID => ExprType::Int2,
+        pg_sys::INT4OID => ExprType::Int4,
+        pg_sys::INT8OID => ExprType::Int8,
+        pg_sys::FLOAT4OID => ExprType::Float4,
+        pg_sys::FLOAT8OID => ExprType::Float8,
+        pg_sys::NUMERICOID => ExprType::Numeric,
+        _ => return None,
+    })
+}
+
+/// Whether a column stored as `kind` decodes to values of type `ty`.
+fn stored_as(ty: ExprType, kind: ColumnKind) -> bool {
+    matches!(
+        (ty, kind),
+        (ExprType::Int2, ColumnKind::Int { len: 2 })
+            | (ExprType::Int4, ColumnKind::Int { len: 4 })
+            | (ExprType::Int8, ColumnKind::Int { len: 8 })
+            | (ExprType::Float4, ColumnKind::Float4)
+            | (ExprType::Float8, ColumnKind::Float8)
+            | (ExprType::Numeric, ColumnKind::Varlena)
+    )
+}
+
+/// A non-NULL constant of a supported type.
+///
+/// # Safety
+/// `c` is a valid Const, its value of its type.
+unsafe fn constant(c: *mut pg_sys::Const) -> Option<Expr> {
+    // SAFETY: `c` is a valid Const (this fn's contract): a by-value integer or float of
+    // its type, or a numeric varlena, detoasted in the current (planner) memory context
+    // and read within its payload's length.
+    unsafe {
+        if (*c).constisnull {
+            return None;
+        }
+        let raw = (*c).constvalue.value() as u64;
+        let ty = type_of((*c).consttype)?;
+        Some(match ty {
+            ExprType::Int2 => Expr::Int { value: raw as i16 as i64, ty },
+            ExprType::Int4 => Expr::Int { value: raw as i32 as i64, ty },
+            ExprType::Int8 => Expr::Int { value: raw as i64, ty },
+            ExprType::Float4 => Expr::Float { value: f32::from_bits(raw as u32) as f64, ty },
+            ExprType::Float8 => Expr::Float { value: f64::from_bits(raw), ty },
+            ExprType::Numeric => {
+                let flat = pg_sys::pg_detoast_datum_packed((*c).constvalue.cast_mut_ptr::<pg_sys::varlena>());
+                let len = pgrx::varlena::varsize_any_exhdr(flat);
+                let bytes = std::slice::from_raw_parts(pgrx::varlena::vardata_any(flat) as *const u8, len);
+                Expr::Numeric(bytes.to_vec())
+            }
+        })
+    }
+}
+
+enum Op {
+    Neg,
+    Bin(BinOp),
+}
+
+/// The built-in arithmetic operator whose function is `funcid`.
+fn operator(funcid: u32) -> Option<Op> {
+    use pg_sys::*;
+    Some(match funcid {
+        F_INT2PL | F_INT4PL | F_INT8PL | F_INT24PL | F_INT42PL | F_INT28PL | F_INT82PL | F_INT48PL
+        | F_INT84PL | F_FLOAT4PL | F_FLOAT8PL | F_FLOAT48PL | F_FLOAT84PL | F_NUMERIC_ADD => {
+            Op::Bin(BinOp::Add)
+        }
+        F_INT2MI | F_INT4MI | F_INT8MI | F_INT24MI | F_INT42MI | F_INT28MI | F_INT82MI | F_INT48MI
+        | F_INT84MI | F_FLOAT4MI | F_FLOAT8MI | F_FLOAT48MI | F_FLOAT84MI | F_NUMERIC_SUB => {
+            Op::Bin(BinOp::Sub)
+        }
+        F_INT2MUL | F_INT4MUL | F_INT8MUL | F_INT24MUL | F_INT42MUL | F_INT28MUL | F_INT82MUL
+        | F_INT48MUL | F_INT84MUL | F_FLOAT4MUL | F_FLOAT8MUL | F_FLOAT48MUL | F_FLOAT84MUL
+        | F_NUMERIC_MUL => Op::Bin(BinOp::Mul),
+        F_INT2UM | F_INT4UM | F_INT8UM | F_FLOAT4UM | F_FLOAT8UM | F_NUMERIC_UMINUS => Op::Neg,
+        _ => return None,
+    })
+}
+
+/// The type a cast function that never fails gives.
+fn cast_target(funcid: u32) -> Option<ExprType> {
+    use pg_sys::*;
+    Some(match funcid {
+        F_NUMERIC_INT2 | F_NUMERIC_INT4 | F_NUMERIC_INT8 => ExprType::Numeric,
+        F_FLOAT8_INT2 | F_FLOAT8_INT4 | F_FLOAT8_INT8 | F_FLOAT8_FLOAT4 => ExprType::Float8,
+        F_FLOAT4_INT2 | F_FLOAT4_INT4 | F_FLOAT4_INT8 => ExprType::Float4,
+        F_INT4_INT2 => ExprType::Int4,
+        F_INT8_INT2 | F_INT8_INT4 => ExprType::Int8,
+        _ => return None,
+    })
+}
+
+fn is_int(t: ExprType) -> bool {
+    matches!(t, ExprType::Int2 | ExprType::Int4 | ExprType::Int8)
+}
+
+/// Whether a cast from `from` to `to` is one `Expr::Cast` computes (exactly, never
+/// failing).
+fn cast_allowed(from: ExprType, to: ExprType) -> bool {
+    let rank = |t| match t {
+        ExprType::Int2 => 0,
+        ExprType::Int4 => 1,
+        _ => 2,
+    };
+    match to {
+        ExprType::Numeric | ExprType::Float4 => is_int(from),
+        ExprType::Float8 => is_int(from) || from == ExprType::Float4,
+        ExprType::Int2 | ExprType::Int4 | ExprType::Int8 => is_int(from) && rank(from) < rank(to),
+    }
+}
+
+/// `e` as an operand of an operator on `to`: as it is, or widened as the cross-type
+/// operators widen it (int24pl computes in int4, float48pl in float8).
+fn widen(e: Expr, to: ExprType) -> Option<Expr> {
+    let from = e.ty();
+    if from == to {
+        return Some(e);
+    }
+    let widens = (is_int(from) && is_int(to)) || (from == ExprType::Float4 && to == ExprType::Float8);
+    (widens && cast_allowed(from, to)).then(|| Expr::Cast { to, arg: Box::new(e) })
+}
