@@ -211,9 +211,11 @@ pub fn parallel_divisor(workers: i32, leader_participates: bool) -> f64 {
 /// any work, beyond core's `parallel_setup_cost` for the Gather, in units of
 /// `parallel_setup_cost`: starting the process, and filling its empty caches (catalogs,
 /// the table's row-group metadata) for the row groups it claims, which a warm serial
-/// plan in a long-lived backend does not pay. Calibrated by `bench/calibrate.py`
-/// ("WORKER_STARTUP"): with core's setup cost alone, a parallel fold was chosen over a
-/// serial one three times faster on small tables. In units of the setting, so that
+/// plan in a long-lived backend does not pay. `bench/calibrate.py` measures a worker's
+/// start-up on a 2M-row fold ("WORKER_STARTUP": 1.6 on this machine, idle); on the
+/// planner choice suite's 1M-row tables that value still chose parallel folds twice as
+/// slow as serial ones (their workers pay more than a large fold's do), and 4 chose the
+/// serial fold there and parallel where it is faster. In units of the setting, so that
 /// `parallel_setup_cost = 0` still makes parallel plans as cheap to start as core's.
 pub const WORKER_STARTUP: f64 = 4.0;
 
