@@ -20,40 +20,22 @@ use crate::storage::format::zonemap::ZonePredicate;
 use crate::storage::read::reader::Reader;
 use crate::storage::relation::datum::attr;
 use pgrx::pg_sys;
-use pgrx::prelude::*;
 use std::cell::Cell;
 use std::ffi::{CStr, CString};
 use std::rc::Rc;
 
 pub const NAME: &CStr = c"PgColumnarScan";
 
-// The per-row path calls ExecScan directly, without pgrx's per-call guard (a sigsetjmp
-// each): its Rust frames hold nothing to drop, so an ERROR (in the plan's quals or
-// projection) may longjmp past them. A row the reader has ready is stored without any
-// call into PostgreSQL (`Reader::next_in_place`); the rest goes through `guarded_next`.
-extern "C-unwind" {
-    #[link_name = "ExecScan"]
-    fn exec_scan_unguarded(
-        node: *mut pg_sys::ScanState,
-        access: pg_sys::ExecScanAccessMtd,
-        recheck: pg_sys::ExecScanRecheckMtd,
-    ) -> *mut pg_sys::TupleTableSlot;
-}
-
-/// ExecCustomScan: ExecScan over `next_row`. Plain frames only (see above).
-unsafe extern "C-unwind" fn exec_fast(css: *mut pg_sys::CustomScanState) -> *mut pg_sys::TupleTableSlot {
-    // SAFETY: ExecCustomScan of this node: `css` is the live CustomScanState that
-    // `customscan` made for a ColumnarScan, and `next_row`/`recheck_row` are its access
-    // and recheck methods; no Rust frame here holds anything to drop if ExecScan longjmps.
-    unsafe { exec_scan_unguarded(&raw mut (*css).ss, Some(next_row), Some(recheck_row)) }
-}
+// The per-row path runs under ExecScan without pgrx's per-call guard
+// (`CustomScanNode::FAST_ROW`): a row the reader has ready is stored without any call
+// into PostgreSQL (`Reader::next_in_place`); the rest goes through the guarded `next`.
 
 /// The next row: the reader's next row of the current vector stored in place, without
 /// a call into PostgreSQL; anything else (a new vector, the filter's operands, backward
 /// scans, another slot) through the guarded `next`.
 unsafe extern "C-unwind" fn next_row(ss: *mut pg_sys::ScanState) -> *mut pg_sys::TupleTableSlot {
     let css = ss as *mut pg_sys::CustomScanState;
-    // SAFETY: ExecScan (from `exec_fast`) passes the `ss` of this node's CustomScanState,
+    // SAFETY: ExecScan (from `customscan::exec_fast`) passes the `ss` of this node's CustomScanState,
     // its first field, so `css` is the state `customscan` made for a ColumnarScan, begun:
     // its scan slot and EState are live. `next_in_place` calls nothing that can raise an
     // ERROR, and these frames hold nothing to drop.
@@ -64,25 +46,8 @@ unsafe extern "C-unwind" fn next_row(ss: *mut pg_sys::ScanState) -> *mut pg_sys:
         if forward && node.filter_resolved && node.reader.as_mut().is_some_and(|r| r.next_in_place(slot)) {
             return slot;
         }
-        guarded_next(css)
+        super::customscan::next::<ColumnarScan>(ss)
     }
-}
-
-#[pg_guard]
-unsafe extern "C-unwind" fn guarded_next(css: *mut pg_sys::CustomScanState) -> *mut pg_sys::TupleTableSlot {
-    // SAFETY: called by `next_row` with this node's begun CustomScanState.
-    unsafe { super::customscan::node::<ColumnarScan>(css).next(css) }
-}
-
-#[pg_guard]
-unsafe extern "C-unwind" fn recheck_row(
-    ss: *mut pg_sys::ScanState,
-    slot: *mut pg_sys::TupleTableSlot,
-) -> bool {
-    let css = ss as *mut pg_sys::CustomScanState;
-    // SAFETY: ExecScan passes the `ss` of this node's CustomScanState (its first field)
-    // and the row EvalPlanQual substitutes.
-    unsafe { super::customscan::node::<ColumnarScan>(css).recheck(css, slot) }
 }
 
 /// What the planner decides for a ColumnarScan, kept in its plan.
@@ -262,9 +227,7 @@ impl JoinFiltered for ColumnarScan {
 impl CustomScanNode for ColumnarScan {
     const NAME: &'static CStr = NAME;
     type Private = ScanPlan;
-    const EXEC_FAST: Option<
-        unsafe extern "C-unwind" fn(*mut pg_sys::CustomScanState) -> *mut pg_sys::TupleTableSlot,
-    > = Some(exec_fast);
+    const FAST_ROW: pg_sys::ExecScanAccessMtd = Some(next_row);
 
     unsafe fn create(plan: ScanPlan, cscan: *mut pg_sys::CustomScan) -> Self {
         // SAFETY: `cscan` is the live plan node (the trait's contract); custom_exprs is a pointer

@@ -29,33 +29,19 @@ extern "C-unwind" {
         direction: pg_sys::ScanDirection::Type,
         slot: *mut pg_sys::TupleTableSlot,
     ) -> bool;
-    #[link_name = "ExecScan"]
-    fn exec_scan_unguarded(
-        node: *mut pg_sys::ScanState,
-        access: pg_sys::ExecScanAccessMtd,
-        recheck: pg_sys::ExecScanRecheckMtd,
-    ) -> *mut pg_sys::TupleTableSlot;
-}
-
-/// ExecCustomScan: ExecScan over `next_row`. Plain frames only (see above).
-unsafe extern "C-unwind" fn exec_fast(css: *mut pg_sys::CustomScanState) -> *mut pg_sys::TupleTableSlot {
-    // SAFETY: ExecCustomScan of this node: `css` is the live CustomScanState that
-    // `customscan` made for a PushedSeqScan, and `next_row`/`recheck_row` are its access
-    // and recheck methods; no Rust frame here holds anything to drop if ExecScan longjmps.
-    unsafe { exec_scan_unguarded(&raw mut (*css).ss, Some(next_row), Some(recheck_row)) }
 }
 
 /// The next row: the first call (and the first after a rescan) starts the scan through
 /// a guarded call; the others read heapam directly.
 unsafe extern "C-unwind" fn next_row(ss: *mut pg_sys::ScanState) -> *mut pg_sys::TupleTableSlot {
     let css = ss as *mut pg_sys::CustomScanState;
-    // SAFETY: ExecScan (from `exec_fast`) passes the `ss` of this node's CustomScanState,
+    // SAFETY: ExecScan (from `customscan::exec_fast`) passes the `ss` of this node's CustomScanState,
     // its first field, so `css` is the state `customscan` made for a PushedSeqScan.
     let node = unsafe { super::customscan::node::<PushedSeqScan>(css) };
     if node.stale || !node.keys_in_heap {
         // Starting, or testing the pushed clauses here: the guarded path.
-        // SAFETY: `css` is this node's begun CustomScanState (above).
-        return unsafe { guarded_next(css) };
+        // SAFETY: `ss` is this node's begun ScanState, as ExecScan passed it.
+        return unsafe { super::customscan::next::<PushedSeqScan>(ss) };
     }
     // SAFETY: the node is begun and not stale, so `scan` is the heap scan `start` began
     // over the open relation, and the scan slot is a buffer heap tuple slot (`begin`);
@@ -68,23 +54,6 @@ unsafe extern "C-unwind" fn next_row(ss: *mut pg_sys::ScanState) -> *mut pg_sys:
         }
         slot
     }
-}
-
-#[pg_guard]
-unsafe extern "C-unwind" fn guarded_next(css: *mut pg_sys::CustomScanState) -> *mut pg_sys::TupleTableSlot {
-    // SAFETY: called by `next_row` with this node's begun CustomScanState.
-    unsafe { super::customscan::node::<PushedSeqScan>(css).next(css) }
-}
-
-#[pg_guard]
-unsafe extern "C-unwind" fn recheck_row(
-    ss: *mut pg_sys::ScanState,
-    slot: *mut pg_sys::TupleTableSlot,
-) -> bool {
-    let css = ss as *mut pg_sys::CustomScanState;
-    // SAFETY: ExecScan passes the `ss` of this node's CustomScanState (its first field)
-    // and the row EvalPlanQual substitutes.
-    unsafe { super::customscan::node::<PushedSeqScan>(css).recheck(css, slot) }
 }
 
 /// One scan key: the column, the function testing it (column on the left), the
@@ -175,9 +144,7 @@ pub struct PushedSeqScan {
 impl CustomScanNode for PushedSeqScan {
     const NAME: &'static CStr = NAME;
     type Private = PushedPlan;
-    const EXEC_FAST: Option<
-        unsafe extern "C-unwind" fn(*mut pg_sys::CustomScanState) -> *mut pg_sys::TupleTableSlot,
-    > = Some(exec_fast);
+    const FAST_ROW: pg_sys::ExecScanAccessMtd = Some(next_row);
 
     unsafe fn create(plan: PushedPlan, cscan: *mut pg_sys::CustomScan) -> Self {
         // SAFETY: `cscan` is the live plan node (the trait's contract); custom_exprs is a pointer

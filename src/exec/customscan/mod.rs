@@ -87,11 +87,12 @@ pub trait CustomScanNode: Sized + 'static {
         true
     }
 
-    /// The node's own ExecCustomScan, for a node whose per-row path must not pay a
-    /// guard per call (see `pushed_seq_scan`); None: ExecScan over `next`, guarded.
-    const EXEC_FAST: Option<
-        unsafe extern "C-unwind" fn(*mut pg_sys::CustomScanState) -> *mut pg_sys::TupleTableSlot,
-    > = None;
+    /// For a node whose per-row path must not pay a guard (a sigsetjmp) per row: its
+    /// access method for ExecScan, which `exec_fast` runs through an unguarded ExecScan.
+    /// It may run only plain Rust frames (nothing to drop if an ERROR longjmps past them)
+    /// and hands anything that calls into PostgreSQL to the guarded `next::<Self>`.
+    /// None: ExecScan over `next`, guarded.
+    const FAST_ROW: pg_sys::ExecScanAccessMtd = None;
 
     /// Extra EXPLAIN fields.
     ///
@@ -184,8 +185,8 @@ impl<N: CustomScanNode> Methods<N> {
     pub const EXEC: pg_sys::CustomExecMethods = pg_sys::CustomExecMethods {
         CustomName: N::NAME.as_ptr(),
         BeginCustomScan: Some(begin::<N>),
-        ExecCustomScan: match N::EXEC_FAST {
-            Some(f) => Some(f),
+        ExecCustomScan: match N::FAST_ROW {
+            Some(_) => Some(exec_fast::<N>),
             None => Some(exec::<N>),
         },
         EndCustomScan: Some(end::<N>),
@@ -285,13 +286,16 @@ unsafe extern "C-unwind" fn begin<N: CustomScanNode>(
     unsafe { node::<N>(css).begin(css, estate, eflags) }
 }
 
+/// ExecScan's access method over `CustomScanNode::next`, guarded; a node's `FAST_ROW`
+/// calls it for every row it does not store itself.
 #[pg_guard]
-unsafe extern "C-unwind" fn next<N: CustomScanNode>(
+pub unsafe extern "C-unwind" fn next<N: CustomScanNode>(
     ss: *mut pg_sys::ScanState,
 ) -> *mut pg_sys::TupleTableSlot {
     let css = ss as *mut pg_sys::CustomScanState;
-    // SAFETY: ExecScan (from `exec::<N>`) passes the `ss` of the CustomScanState that
-    // `create_with::<N>` made, its first field, so the cast gives that state back.
+    // SAFETY: ExecScan (from `exec::<N>`, or `N::FAST_ROW` under `exec_fast::<N>`)
+    // passes the `ss` of the CustomScanState that `create_with::<N>` made, its first
+    // field, so the cast gives that state back.
     unsafe { node::<N>(css).next(css) }
 }
 
@@ -301,9 +305,33 @@ unsafe extern "C-unwind" fn recheck<N: CustomScanNode>(
     slot: *mut pg_sys::TupleTableSlot,
 ) -> bool {
     let css = ss as *mut pg_sys::CustomScanState;
-    // SAFETY: ExecScan (from `exec::<N>`) passes the `ss` of the CustomScanState that
-    // `create_with::<N>` made, its first field, so the cast gives that state back.
+    // SAFETY: ExecScan (from `exec::<N>` or `exec_fast::<N>`) passes the `ss` of the
+    // CustomScanState that `create_with::<N>` made, its first field, so the cast gives
+    // that state back.
     unsafe { node::<N>(css).recheck(css, slot) }
+}
+
+// ExecScan without pgrx's per-call guard, for nodes with a `FAST_ROW`: the frames
+// between it and PostgreSQL are `exec_fast`'s and the row function's, which hold
+// nothing to drop, so an ERROR (in the plan's quals or projection) may longjmp past them.
+extern "C-unwind" {
+    #[link_name = "ExecScan"]
+    fn exec_scan_unguarded(
+        node: *mut pg_sys::ScanState,
+        access: pg_sys::ExecScanAccessMtd,
+        recheck: pg_sys::ExecScanRecheckMtd,
+    ) -> *mut pg_sys::TupleTableSlot;
+}
+
+/// ExecCustomScan of a node with a `FAST_ROW`: ExecScan over it, unguarded. Plain
+/// frames only (see above).
+unsafe extern "C-unwind" fn exec_fast<N: CustomScanNode>(
+    css: *mut pg_sys::CustomScanState,
+) -> *mut pg_sys::TupleTableSlot {
+    // SAFETY: ExecCustomScan callback: `css` is the live CustomScanState of node `N`,
+    // `N::FAST_ROW` its access method and `recheck::<N>` its recheck method; this frame
+    // holds nothing to drop if ExecScan longjmps.
+    unsafe { exec_scan_unguarded(&raw mut (*css).ss, N::FAST_ROW, Some(recheck::<N>)) }
 }
 
 #[pg_guard]
