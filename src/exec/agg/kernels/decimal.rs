@@ -5,7 +5,7 @@
 //! maxScaleCount): 34 bytes a group. A group whose sum leaves 128 bits, or that meets a
 //! NaN, an infinity or a value beyond 128 bits, goes on in an exact `DecimalSum`.
 
-use super::{wrong_column, AggKernel, Cmp, Gids, Overflow};
+use super::{drive, each_row, wrong_column, AggKernel, Cmp, Gids, Overflow};
 use crate::exec::agg::numeric::DecimalSum;
 use crate::exec::agg::output::Output;
 use crate::exec::expr::eval::{NumVal, NumVec};
@@ -82,24 +82,22 @@ impl Decimal {
             }
             NumVec::Rows(v) => v,
         };
-        for (i, &r) in sel.iter().enumerate() {
-            let r = r as usize;
-            if valid.is_some_and(|v| !v[r]) {
-                continue;
+        // The first value that is no numeric ends the fold (the query fails with it).
+        let mut corrupt = false;
+        each_row(valid, sel, gids, |g, r| {
+            if corrupt {
+                return;
             }
-            let g = match gids {
-                Gids::One => 0,
-                Gids::Each(g) => g[i] as usize,
-            };
             let fast = match &values[r] {
                 NumVal::Small(Num::Fin { m, scale }) if !self.exact.contains_key(&(g as u32)) => {
                     self.add_fast(g, *m, *scale)
                 }
                 _ => false,
             };
-            if !fast && !self.add_exact(g, &values[r]) {
-                return Err(Overflow::CorruptNumeric);
-            }
+            corrupt = !fast && !self.add_exact(g, &values[r]);
+        });
+        if corrupt {
+            return Err(Overflow::CorruptNumeric);
         }
         Ok(())
     }
@@ -108,31 +106,23 @@ impl Decimal {
     /// mantissa, the rest as `add_fast` and `add_exact` do.
     fn fold_scaled(&mut self, m: &[i128], scale: u16, valid: Option<&[bool]>, sel: &[u32], gids: Gids) {
         let any_exact = !self.exact.is_empty();
-        for (i, &r) in sel.iter().enumerate() {
-            let r = r as usize;
-            if valid.is_some_and(|v| !v[r]) {
-                continue;
-            }
-            let g = match gids {
-                Gids::One => 0,
-                Gids::Each(g) => g[i] as usize,
-            };
+        drive(m, valid, sel, gids, |g, m| {
             if any_exact && self.exact.contains_key(&(g as u32)) {
-                self.add_exact(g, &NumVal::Small(Num::Fin { m: m[r], scale }));
-                continue;
+                self.add_exact(g, &NumVal::Small(Num::Fin { m, scale }));
+                return;
             }
             if self.scale[g] == scale {
-                if let Some(sum) = self.sum[g].checked_add(m[r]) {
+                if let Some(sum) = self.sum[g].checked_add(m) {
                     self.sum[g] = sum;
                     self.n[g] += 1;
                     self.max_scale_count[g] += 1;
-                    continue;
+                    return;
                 }
             }
-            if !self.add_fast(g, m[r], scale) {
-                self.add_exact(g, &NumVal::Small(Num::Fin { m: m[r], scale }));
+            if !self.add_fast(g, m, scale) {
+                self.add_exact(g, &NumVal::Small(Num::Fin { m, scale }));
             }
-        }
+        });
     }
 
     /// Adds m / 10^scale to group `g`'s 128-bit sum; false (nothing changed) if the sum

@@ -3,7 +3,7 @@
 //! display scale included; on a tie the newer value wins, as in numeric_larger
 //! (`cmp_numerics(state, new) > 0 ? state : new`).
 
-use super::{wrong_column, AggKernel, Cmp, Gids, Overflow};
+use super::{each_row, wrong_column, AggKernel, Cmp, Gids, Overflow};
 use crate::exec::agg::numeric::cmp_stored;
 use crate::exec::agg::output::Output;
 use crate::exec::expr::eval::{NumVal, NumVec};
@@ -24,15 +24,7 @@ impl MinMaxNumeric {
 
     /// Folds the selected, valid rows of `values` into the groups `gids` gives.
     pub fn fold_numeric(&mut self, values: &NumVec, valid: Option<&[bool]>, sel: &[u32], gids: Gids) {
-        for (i, &r) in sel.iter().enumerate() {
-            let r = r as usize;
-            if valid.is_some_and(|v| !v[r]) {
-                continue;
-            }
-            let g = match gids {
-                Gids::One => 0,
-                Gids::Each(g) => g[i] as usize,
-            };
+        each_row(valid, sel, gids, |g, r| {
             let x = &values.get(r);
             let replace = match &self.v[g] {
                 None => true,
@@ -48,7 +40,7 @@ impl MinMaxNumeric {
             if replace {
                 self.v[g] = Some(x.clone());
             }
-        }
+        });
     }
 }
 

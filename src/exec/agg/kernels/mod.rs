@@ -67,8 +67,7 @@ fn ok(overflow: bool) -> Result<(), Overflow> {
     }
 }
 
-/// Calls `f(group, value)` for each selected row that is not NULL. The loops are
-/// specialised per case (no NULLs, one group) so that each compiles tight.
+/// Calls `f(group, value)` for each selected row that is not NULL.
 #[inline(always)]
 fn drive<T: Copy>(
     values: &[T],
@@ -77,10 +76,18 @@ fn drive<T: Copy>(
     gids: Gids,
     mut f: impl FnMut(usize, T),
 ) {
+    each_row(valid, sel, gids, |g, r| f(g, values[r]))
+}
+
+/// Calls `f(group, row)` for each selected row that is not NULL (`valid` None: no row
+/// is). The loops are specialised per case (no NULLs, one group) so that each compiles
+/// tight.
+#[inline(always)]
+fn each_row(valid: Option<&[bool]>, sel: &[u32], gids: Gids, mut f: impl FnMut(usize, usize)) {
     match (valid, gids) {
-        (None, Gids::One) => sel.iter().for_each(|&r| f(0, values[r as usize])),
-        (None, Gids::Each(g)) => sel.iter().zip(g).for_each(|(&r, &g)| f(g as usize, values[r as usize])),
-        (Some(v), gids) => each(v, sel, gids, |g, r| f(g, values[r])),
+        (None, Gids::One) => sel.iter().for_each(|&r| f(0, r as usize)),
+        (None, Gids::Each(g)) => sel.iter().zip(g).for_each(|(&r, &g)| f(g as usize, r as usize)),
+        (Some(v), gids) => each(v, sel, gids, f),
     }
 }
 
