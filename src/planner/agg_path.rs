@@ -10,13 +10,15 @@
 //! else is left to core, decided here, at plan time.
 
 use super::aggregates::{aggregate, covered_aggrefs, group_key};
+use super::column_stats;
 use super::cost::{self, AggInput, CostParams, ScanInput};
 use super::custompath::{self, CustomPathKind};
 use super::explain_text;
+use super::having_selectivity::{self, Compare, GroupStat};
 use super::quals;
 use super::relation::{kept_range, plan_time_pruning, pushed_entirely, scanned_plainly, Pruning};
 use super::upper_scan::UpperScan;
-use crate::exec::agg::spec::{AggPlan, AggSpec, KeyKind, TruncUnit, MAX_KEYS};
+use crate::exec::agg::spec::{AggFunc, AggPlan, AggSpec, KeyKind, TruncUnit, MAX_KEYS};
 use crate::exec::columnar_agg::{AggScanPlan, ColumnarAgg};
 use crate::exec::columnar_scan::ScanPlan;
 use crate::exec::customscan::Methods;
@@ -313,11 +315,11 @@ unsafe fn add_path(
     let rows_in = (rows / divisor).max(1.0);
     // SAFETY: `root` is the live PlannerInfo, `relation` open and locked, and the keys,
     // pushdown and HAVING are this query's (from `eligible`).
-    let (groups, having) = unsafe {
+    let (groups, having, kept) = unsafe {
         let groups = estimate_groups(root, relation, &shape.plan, &shape.key_exprs, &shape.pushdown, rows_in);
         let mut having = pg_sys::QualCost::default();
         pg_sys::cost_qual_eval(&mut having, shape.having, root);
-        (groups, having)
+        (groups, having, having_share(root, relation, &shape, rows_in / groups))
     };
     let input = AggInput {
         scan,
@@ -336,11 +338,131 @@ unsafe fn add_path(
     // expressions are this query's, over `rel` (from `eligible`).
     let (relid, explain) = unsafe {
         let relid = (*rel).relid;
-        (relid, explain_lines(relid, relation, &shape, &attributes, &c, total, core, groups, passes, partial))
+        let mut explain =
+            explain_lines(relid, relation, &shape, &attributes, &c, total, core, groups, passes, partial);
+        if !shape.having.is_null() {
+            explain.push(("+Having Keeps".into(), format!("{kept:.3e} of groups")));
+        }
+        (relid, explain)
     };
     let analysis = upper_scan(relid, shape, &attributes, groups, explain);
+    let rows = (groups * kept).clamp(1.0, groups.max(1.0));
     // SAFETY: `rel` and `output_rel` are the planner's live nodes.
-    unsafe { offer(rel, output_rel, analysis, groups, total, workers, partial) }
+    unsafe { offer(rel, output_rel, analysis, rows, total, workers, partial) }
+}
+
+/// The share of groups HAVING keeps: each test `aggregate op constant` on a plain
+/// column's sum, avg, min or max or on count(*) estimated from the column's statistics
+/// and the rows per group (`having_selectivity`), any other test as core estimates it
+/// (a flat 1/3 for most), the tests taken as independent.
+///
+/// # Safety
+/// Backend thread, while planning: `root` is the live PlannerInfo, `relation` the open,
+/// locked relation the shape was made for, and the shape's HAVING and Aggrefs are this
+/// query's.
+unsafe fn having_share(
+    root: *mut pg_sys::PlannerInfo,
+    relation: pg_sys::Relation,
+    shape: &Shape,
+    rows_per_group: f64,
+) -> f64 {
+    if shape.having.is_null() {
+        return 1.0;
+    }
+    // SAFETY: HAVING is a valid tree of this query (this fn's contract): an implicit-AND
+    // List of clauses, or a single clause; lists made here are palloc'd in the planner's
+    // memory context.
+    unsafe {
+        let node = shape.having as *mut pg_sys::Node;
+        let clauses: Vec<*mut pg_sys::Node> = if (*node).type_ == pg_sys::NodeTag::T_List {
+            pg_list::ptrs::<pg_sys::Node>(shape.having).collect()
+        } else {
+            vec![node]
+        };
+        let mut share = 1.0;
+        for clause in clauses {
+            share *= match having_test_share(relation, shape, clause, rows_per_group) {
+                Some(s) => s,
+                None => pg_sys::clauselist_selectivity(
+                    root,
+                    pg_list::from_ptrs([clause]),
+                    0,
+                    pg_sys::JoinType::JOIN_INNER,
+                    std::ptr::null_mut(),
+                ),
+            };
+        }
+        share.clamp(0.0, 1.0)
+    }
+}
+
+/// The share of groups one HAVING clause keeps, when it is `aggregate op constant` (or
+/// the other way round) with an aggregate the model knows.
+///
+/// # Safety
+/// As `having_share`; `clause` is one of its clauses.
+unsafe fn having_test_share(
+    relation: pg_sys::Relation,
+    shape: &Shape,
+    clause: *mut pg_sys::Node,
+    rows_per_group: f64,
+) -> Option<f64> {
+    // SAFETY: `clause` is a valid expression of this query (this fn's contract): an
+    // OpExpr's args list holds valid nodes; get_opname returns a palloc'd C string or NULL;
+    // the shape's Aggrefs are valid nodes, and equal() compares two valid trees.
+    unsafe {
+        if (*clause).type_ != pg_sys::NodeTag::T_OpExpr {
+            return None;
+        }
+        let op = clause as *mut pg_sys::OpExpr;
+        let args: Vec<*mut pg_sys::Node> = pg_list::ptrs::<pg_sys::Node>((*op).args).collect();
+        let [left, right] = args[..] else { return None };
+        let is_const = |n: *mut pg_sys::Node| n.is_null() || (*n).type_ == pg_sys::NodeTag::T_Const;
+        let (agg, constant, flipped) = if is_const(right) {
+            (left, right as *mut pg_sys::Const, false)
+        } else if is_const(left) {
+            (right, left as *mut pg_sys::Const, true)
+        } else {
+            return None;
+        };
+        if constant.is_null() || (*constant).constisnull {
+            return None;
+        }
+        let c = column_stats::number((*constant).constvalue, (*constant).consttype)?;
+        let name = pg_sys::get_opname((*op).opno);
+        if name.is_null() {
+            return None;
+        }
+        let cmp = match std::ffi::CStr::from_ptr(name).to_bytes() {
+            b"<" => Compare::Lt,
+            b"<=" => Compare::Le,
+            b">" => Compare::Gt,
+            b">=" => Compare::Ge,
+            _ => return None,
+        };
+        let cmp = if flipped { cmp.commuted() } else { cmp };
+        let i = shape.aggrefs.iter().position(|&a| pg_sys::equal(a as *const _, agg as *const _))?;
+        let spec = &shape.plan.aggs[i];
+        if spec.filter.is_some() {
+            return None;
+        }
+        let stat = match spec.func {
+            AggFunc::CountStar => GroupStat::Rows,
+            AggFunc::Sum => GroupStat::Sum,
+            AggFunc::Avg => GroupStat::Avg,
+            AggFunc::Min => GroupStat::Min,
+            AggFunc::Max => GroupStat::Max,
+            _ => return None,
+        };
+        let values = match (stat, spec.att, &spec.expr) {
+            (GroupStat::Rows, _, _) => None,
+            (_, Some(att), None) => {
+                Some(column_stats::value_distribution((*relation).rd_id, att as i16 + 1)?)
+            }
+            _ => return None,
+        };
+        having_selectivity::selectivity(stat, cmp, c, values.as_ref(), rows_per_group)
+    }
 }
 
 /// The columns the fold reads: its keys' and aggregates', and the pushed filter's.
@@ -490,7 +612,7 @@ unsafe fn offer(
     rel: *mut pg_sys::RelOptInfo,
     output_rel: *mut pg_sys::RelOptInfo,
     analysis: UpperScan<AggScanPlan>,
-    groups: f64,
+    rows: f64,
     total: f64,
     workers: i32,
     partial: bool,
@@ -500,7 +622,7 @@ unsafe fn offer(
     // add_path takes over (or the caller, for a partial path).
     unsafe {
         let path =
-            custompath::new::<AggPath>(output_rel, (*output_rel).reltarget, groups, total, total, analysis);
+            custompath::new::<AggPath>(output_rel, (*output_rel).reltarget, rows, total, total, analysis);
         (*path).path.parallel_safe = (*rel).consider_parallel && (*output_rel).consider_parallel;
         (*path).path.parallel_aware = partial;
         (*path).path.parallel_workers = workers;

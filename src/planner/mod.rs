@@ -5,9 +5,11 @@
 pub mod agg_args;
 pub mod agg_path;
 pub mod aggregates;
+pub mod column_stats;
 pub mod cost;
 pub mod custompath;
 pub mod explain_text;
+pub mod having_selectivity;
 pub mod hooks;
 pub mod join_filter;
 pub mod last_point_path;

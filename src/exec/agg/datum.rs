@@ -65,6 +65,9 @@ pub unsafe fn output_datum(
             }
             // A varlena with the numeric's stored bytes is the numeric's Datum.
             Output::NumericStored(bytes) => (bytea_datum(&bytes), false),
+            Output::NumericStoredAvg { bytes, n } => {
+                (numeric_div(bytea_datum(&bytes), numeric(n as i128)), false)
+            }
             Output::Int8Array(words) => (array(&words.map(|w| w as u64), pg_sys::INT8OID), false),
             Output::Float8Array(words) => (array(&words.map(f64::to_bits), pg_sys::FLOAT8OID), false),
             Output::Bytea(bytes) => (bytea_datum(&bytes), false),

@@ -25,6 +25,11 @@ pub enum Output<'a> {
     },
     /// A numeric, its stored bytes (the payload of its varlena).
     NumericStored(Vec<u8>),
+    /// numeric_div(the numeric of these stored bytes, n): avg of numeric.
+    NumericStoredAvg {
+        bytes: Vec<u8>,
+        n: i64,
+    },
     /// An int8[] state (int4_avg_accum's {count, sum}).
     Int8Array([i64; 2]),
     /// A float8[] state (float8_accum's {N, Sx, Sxx}).
