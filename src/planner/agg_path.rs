@@ -313,6 +313,11 @@ unsafe fn add_path(
     // SAFETY: `rel` is the planner's live base relation.
     let (workers, divisor, startup) = unsafe { participants(rel, scan.pages, partial) }?;
     let rows_in = (rows / divisor).max(1.0);
+    // SAFETY: `root` is the live PlannerInfo and the shape's keys and Aggrefs are this
+    // query's (from `eligible`).
+    if !unsafe { distinct_sets_fit(root, &shape, rows_in) } {
+        return None;
+    }
     // SAFETY: `root` is the live PlannerInfo, `relation` open and locked, and the keys,
     // pushdown and HAVING are this query's (from `eligible`).
     let (groups, having, kept) = unsafe {
@@ -349,6 +354,35 @@ unsafe fn add_path(
     let rows = (groups * kept).clamp(1.0, groups.max(1.0));
     // SAFETY: `rel` and `output_rel` are the planner's live nodes.
     unsafe { offer(rel, output_rel, analysis, rows, total, workers, partial) }
+}
+
+/// Whether the values count(DISTINCT col) keeps, one set for all groups, fit in
+/// `work_mem` × `hash_mem_multiplier` (core's sort spills to disk; the fold's set does
+/// not, so a bigger one is left to core).
+///
+/// # Safety
+/// Backend thread, while planning: `root` is the live PlannerInfo and the shape's keys
+/// and Aggrefs are this query's.
+unsafe fn distinct_sets_fit(root: *mut pg_sys::PlannerInfo, shape: &Shape, rows: f64) -> bool {
+    // SAFETY: the shape's Aggrefs are valid (this fn's contract), a count(DISTINCT)'s
+    // args one TargetEntry; the list is palloc'd in the planner's memory context.
+    unsafe {
+        let limit = pg_sys::work_mem as f64 * 1024.0 * pg_sys::hash_mem_multiplier;
+        let mut bytes = 0.0;
+        for (spec, &aggref) in shape.plan.aggs.iter().zip(&shape.aggrefs) {
+            if spec.func != AggFunc::CountDistinct {
+                continue;
+            }
+            let Some(tle) = pg_list::ptrs::<pg_sys::TargetEntry>((*aggref).args).next() else { return false };
+            let exprs =
+                pg_list::from_ptrs(shape.key_exprs.iter().copied().chain([(*tle).expr as *mut pg_sys::Node]));
+            let pairs =
+                pg_sys::estimate_num_groups(root, exprs, rows, std::ptr::null_mut(), std::ptr::null_mut());
+            // A set entry: the group, the value (or a boxed copy of it), hash table slack.
+            bytes += pairs * 48.0;
+        }
+        bytes <= limit
+    }
 }
 
 /// The share of groups HAVING keeps: each test `aggregate op constant` on a plain

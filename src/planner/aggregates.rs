@@ -235,8 +235,11 @@ pub unsafe fn aggregate(
     // SAFETY: `aggref` is a valid Aggref of the query being planned (this fn's contract),
     // live for the rest of planning.
     let a = unsafe { &*aggref };
-    if !a.aggdistinct.is_null()
-        || !a.aggorder.is_null()
+    if !a.aggdistinct.is_null() {
+        // SAFETY: as above; `rel` is the planner's live base relation.
+        return unsafe { count_distinct(root, rel, a, kinds, operands) };
+    }
+    if !a.aggorder.is_null()
         || !a.aggdirectargs.is_null()
         || a.aggkind as u8 != b'n'
         || a.agglevelsup != 0
@@ -278,6 +281,65 @@ pub unsafe fn aggregate(
         Some(unsafe { quals::translate_filter(root, rel, a.aggfilter as *mut pg_sys::Node, operands) }?)
     };
     Some(AggSpec { func, input, att, filter, expr })
+}
+
+/// count(DISTINCT col) of a column whose stored values are equal exactly when the
+/// type's equality (the one DISTINCT uses) says so, or None.
+///
+/// # Safety
+/// As `aggregate`; `a.aggdistinct` is not NULL.
+unsafe fn count_distinct(
+    root: *mut pg_sys::PlannerInfo,
+    rel: *mut pg_sys::RelOptInfo,
+    a: &pg_sys::Aggref,
+    kinds: &[ColumnKind],
+    operands: &mut Vec<*mut pg_sys::Node>,
+) -> Option<AggSpec> {
+    // SAFETY: `a` is a valid Aggref over `rel` (this fn's contract): its args are
+    // TargetEntries and its aggdistinct SortGroupClauses; catalog lookups run in a
+    // transaction.
+    unsafe {
+        if a.aggfnoid.to_u32() != pg_sys::F_COUNT_ANY
+            || !a.aggorder.is_null()
+            || a.aggkind as u8 != b'n'
+            || a.agglevelsup != 0
+            || a.aggvariadic
+        {
+            return None;
+        }
+        let args: Vec<*mut pg_sys::TargetEntry> = pg_list::ptrs(a.args).collect();
+        let distinct: Vec<*mut pg_sys::SortGroupClause> = pg_list::ptrs(a.aggdistinct).collect();
+        let (&[tle], &[clause]) = (&args[..], &distinct[..]) else { return None };
+        let node = (*tle).expr as *mut pg_sys::Node;
+        let var = quals::as_var(node, (*rel).relid)?;
+        let att = (*var).varattno as usize - 1;
+        let base = pg_sys::getBaseType((*var).vartype);
+        let entry = pg_sys::lookup_type_cache(base, pg_sys::TYPECACHE_EQ_OPR as i32);
+        if (*entry).eq_opr != (*clause).eqop {
+            return None;
+        }
+        let collation = pg_sys::exprCollation(node);
+        let deterministic =
+            collation == pg_sys::InvalidOid || pg_sys::get_collation_isdeterministic(collation);
+        let input = match (base, kinds[att]) {
+            (t, ColumnKind::Int { .. }) if INT_KEY_TYPES.contains(&t) => InputType::OrderedInt,
+            (pg_sys::FLOAT4OID, ColumnKind::Float4) => InputType::Float4,
+            (pg_sys::FLOAT8OID, ColumnKind::Float8) => InputType::Float8,
+            (t, ColumnKind::Varlena | ColumnKind::Fixed { .. })
+                if BYTE_KEY_TYPES.contains(&t) && deterministic =>
+            {
+                InputType::Text
+            }
+            (pg_sys::BPCHAROID, ColumnKind::Varlena) if deterministic => InputType::Bpchar,
+            _ => return None,
+        };
+        let filter = if a.aggfilter.is_null() {
+            None
+        } else {
+            Some(quals::translate_filter(root, rel, a.aggfilter as *mut pg_sys::Node, operands)?)
+        };
+        Some(AggSpec { func: AggFunc::CountDistinct, input, att: Some(att), filter, expr: None })
+    }
 }
 
 /// An aggregate's argument that is no plain column, as a vector expression of the

@@ -6,6 +6,7 @@
 use super::func::{AggFunc, InputType};
 use super::kernels::bool_and_or::BoolAndOr;
 use super::kernels::count::Count;
+use super::kernels::count_distinct::{CountDistinct, DistinctBy};
 use super::kernels::decimal::Decimal;
 use super::kernels::minmax::{MinMaxBytes, MinMaxFloat, MinMaxInt};
 use super::kernels::minmax_numeric::MinMaxNumeric;
@@ -40,6 +41,8 @@ pub enum Acc {
     Decimal(Decimal),
     /// min/max(numeric).
     MinMaxNumeric(MinMaxNumeric),
+    /// count(DISTINCT col).
+    CountDistinct(CountDistinct),
 }
 
 /// `$body` with `$k` bound to the kernel of whichever kind `$acc` is: one match per
@@ -59,6 +62,7 @@ macro_rules! with_kernel {
             Acc::Bool($k) => $body,
             Acc::Decimal($k) => $body,
             Acc::MinMaxNumeric($k) => $body,
+            Acc::CountDistinct($k) => $body,
         }
     };
 }
@@ -75,6 +79,12 @@ impl Acc {
         let avg = func == AggFunc::Avg;
         match (func, input) {
             (AggFunc::CountStar | AggFunc::Count, _) => Acc::Count(Count::default()),
+            (AggFunc::CountDistinct, _) => Acc::CountDistinct(CountDistinct::new(match input {
+                Float4 | Float8 => DistinctBy::Float,
+                Text => DistinctBy::Bytes,
+                Bpchar => DistinctBy::Bpchar,
+                _ => DistinctBy::Int,
+            })),
             (AggFunc::Sum | AggFunc::Avg, Int2 | Int4) => Acc::SumInt(IntSum { avg, ..Default::default() }),
             (AggFunc::Sum | AggFunc::Avg, Int8) => Acc::SumWide(IntSum { avg, ..Default::default() }),
             (AggFunc::Sum | AggFunc::Avg, Numeric) => Acc::Decimal(Decimal::new(avg)),

@@ -19,6 +19,8 @@ pub enum AggFunc {
     VarSamp,
     StddevPop,
     StddevSamp,
+    /// count(DISTINCT col): the distinct non-NULL values, by the type's equality.
+    CountDistinct,
 }
 
 /// The aggregated column's type, as the fold reads it.

@@ -198,7 +198,7 @@ impl AggPlan {
     }
 }
 
-const FUNCS: [AggFunc; 12] = [
+const FUNCS: [AggFunc; 13] = [
     AggFunc::CountStar,
     AggFunc::Count,
     AggFunc::Sum,
@@ -211,6 +211,7 @@ const FUNCS: [AggFunc; 12] = [
     AggFunc::VarSamp,
     AggFunc::StddevPop,
     AggFunc::StddevSamp,
+    AggFunc::CountDistinct,
 ];
 
 const INPUTS: [InputType; 11] = [

@@ -6,6 +6,7 @@
 
 pub mod bool_and_or;
 pub mod count;
+pub mod count_distinct;
 pub mod decimal;
 pub mod minmax;
 pub mod minmax_numeric;
