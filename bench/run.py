@@ -1019,6 +1019,8 @@ def parse_args():
     p.add_argument("--sf", type=float, default=1.0, help="with --tpch: the scale factor (default 1)")
     p.add_argument("--queries", default=None, help="with --tpch: only these queries, e.g. q1,q6")
     p.add_argument("--serial-only", action="store_true", help="with --tpch: skip the parallel configurations")
+    p.add_argument("--no-plan-choice", action="store_true",
+                   help="with --tpch: skip the planner choice suite on the columnar schema")
     p.add_argument("--statement-timeout", type=int, default=tpch.DEFAULT_TIMEOUT_S,
                    help=f"with --tpch: statement_timeout per query run, seconds (default {tpch.DEFAULT_TIMEOUT_S})")
     p.add_argument("--tpch-reuse", action="store_true",

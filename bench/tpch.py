@@ -46,6 +46,8 @@ from pathlib import Path
 
 import psycopg
 
+import tpch_plan_choice
+
 BENCH_DIR = Path(__file__).resolve().parent
 REPO_DIR = BENCH_DIR.parent
 TPCH_DIR = BENCH_DIR / "tpch"
@@ -420,6 +422,8 @@ def run(conn, args, log, machine: dict) -> int:
     results = run_queries(conn, duck, queries, args.runs, args.statement_timeout, modes, log)
     loadavg.append(round(os.getloadavg()[0], 2))
     duck.close()
+    choice = None if args.no_plan_choice else tpch_plan_choice.run(
+        conn, SCHEMAS["columnar"], queries, args.runs, log)
 
     problems = check(queries, results)
     for p in problems:
@@ -438,6 +442,7 @@ def run(conn, args, log, machine: dict) -> int:
                      "plan_summary": plan_summary(r.plan) if r.plan else None,
                      "plan": r.plan} for r in results],
         "mismatches": problems,
+        "plan_choice": choice,
     }
     RESULTS_DIR.mkdir(exist_ok=True)
     # Not Path.with_suffix: SF 0.1 has a point of its own.
@@ -589,4 +594,5 @@ def render(result: dict | None) -> list[str]:
         out += [f"| **total** | **{cell('heap')}** | **{cell('columnar')}** | **{cell('duckdb')}** "
                 f"| **{_x(_ratio(tot['columnar'], tot['heap']))}** | **{_x(_ratio(tot['columnar'], tot['duckdb']))}** | | |",
                 ""]
+    out += tpch_plan_choice.render(result.get("plan_choice"))
     return out
