@@ -141,8 +141,10 @@ SELECT agg_check('SELECT * FROM agg_col_v');
 EXPLAIN (COSTS OFF) SELECT * FROM agg_col_v WHERE g < 3;
 DROP VIEW agg_col_v, agg_heap_v;
 
--- Shapes the fold does not compute exactly go to core's Agg, decided at plan time.
+-- count(DISTINCT) of a column is folded (columnar_count_distinct has the rest).
 SELECT agg_check('SELECT count(DISTINCT i4) FROM agg_col');
+-- Shapes the fold does not compute exactly go to core's Agg, decided at plan time.
+SELECT agg_check('SELECT sum(DISTINCT i4) FROM agg_col');
 SELECT agg_check('SELECT string_agg(k, '','' ORDER BY id) FROM agg_col WHERE id < 10');
 SELECT agg_check('SELECT percentile_disc(0.5) WITHIN GROUP (ORDER BY i4) FROM agg_col');
 SELECT agg_check('SELECT g, count(*) FROM agg_col GROUP BY ROLLUP (g)');

@@ -55,3 +55,6 @@ SELECT count(DISTINCT k) FROM wide_col;
 RESET work_mem;
 EXPLAIN (COSTS OFF) SELECT count(DISTINCT k) FROM wide_col;
 SELECT count(DISTINCT k) FROM wide_col;
+DROP TABLE cd_col, cd_heap, wide_col;
+DROP COLLATION case_blind;
+DROP EXTENSION pgcolumnar;

@@ -45,3 +45,6 @@ SELECT o, sum(q), count(*) FROM lines_heap GROUP BY o HAVING sum(q) > 500 AND co
 CREATE TEMP TABLE fresh_col (o int, q int) USING columnar;
 INSERT INTO fresh_col SELECT i / 4, i % 50 FROM generate_series(0, 19999) i;
 SELECT estimated_rows('SELECT o FROM fresh_col GROUP BY o HAVING sum(q) > 500') > 50 AS no_stats_as_core;
+DROP FUNCTION estimated_rows(text);
+DROP TABLE lines_col, lines_heap, orders_heap, fresh_col;
+DROP EXTENSION pgcolumnar;
