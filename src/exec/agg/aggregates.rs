@@ -7,7 +7,7 @@ use super::func::{AggFunc, InputType};
 use super::groups::Grouper;
 use super::kernels::{Gids, Overflow};
 use super::numeric_fallback::PgNumeric;
-use super::spec::AggSpec;
+use super::spec::{AggSpec, KeySpec};
 use crate::exec::expr::eval::{self, Columns, EvalError, Evaluated, NumVec, Values, VectorRows};
 use crate::exec::expr::plan::{Expr, ExprType};
 use crate::exec::filter::{kernels as filter_kernels, Filter};
@@ -58,6 +58,22 @@ impl Aggregates {
         if !grouped {
             self.states.iter_mut().for_each(|a| a.resize(1));
         }
+    }
+
+    /// Per attribute of `natts`, whether the fold reads it only as numbers (numeric
+    /// aggregate arguments and expressions, filters), so that vectors of scaled
+    /// numerics may stay numbers (`Reader::set_scaled`): not the group keys, nor the
+    /// column of an aggregate that reads values as bytes (min/max of text, count).
+    pub fn scaled_attributes(&self, keys: &[KeySpec], natts: usize) -> Vec<bool> {
+        let mut scaled = vec![true; natts];
+        let bytes_read =
+            self.specs.iter().filter(|a| a.expr.is_none() && !numeric_fold(a)).filter_map(|a| a.att);
+        for att in keys.iter().map(|k| k.att).chain(bytes_read) {
+            if let Some(s) = scaled.get_mut(att) {
+                *s = false;
+            }
+        }
+        scaled
     }
 
     /// Whether some aggregate has a FILTER.
@@ -141,8 +157,7 @@ unsafe fn fold_one(
     gids: Gids,
     collation: pg_sys::Oid,
 ) {
-    let numeric_sum = matches!(spec.func, AggFunc::Sum | AggFunc::Avg | AggFunc::Min | AggFunc::Max)
-        && spec.input == InputType::Numeric;
+    let numeric_sum = numeric_fold(spec);
     let column_expr;
     let expr = match (&spec.expr, spec.att) {
         (Some(e), _) => e,
@@ -204,6 +219,12 @@ unsafe fn fold_one(
         Err(e) => raise(e),
     };
     report(fold_evaluated(acc, evaluated, rows, sel, gids));
+}
+
+/// Whether the aggregate folds numerics as numbers: sum/avg/min/max(numeric).
+fn numeric_fold(spec: &AggSpec) -> bool {
+    matches!(spec.func, AggFunc::Sum | AggFunc::Avg | AggFunc::Min | AggFunc::Max)
+        && spec.input == InputType::Numeric
 }
 
 /// Folds an expression's values into its aggregate.

@@ -173,6 +173,10 @@ impl VectorRows<'_> {
 
     /// A numeric column's selected values: scaled integers if they allow, else per row.
     pub fn numeric(&self, col: &DecodedVector) -> Result<NumVec, EvalError> {
+        if let Some(s) = &col.scaled {
+            // Stored as scaled numerics: the mantissas as they are, nothing parsed.
+            return Ok(NumVec::Scaled { m: s.m.iter().map(|&m| m as i128).collect(), scale: s.scale });
+        }
         let valid = &col.validity;
         match self.scaled_column(col, valid) {
             Some(v) => Ok(v),
@@ -187,7 +191,14 @@ impl VectorRows<'_> {
         valid: &Option<Vec<bool>>,
         mut f: impl FnMut(usize, &[u8]) -> bool,
     ) -> bool {
-        if let Some(d) = &col.dictionary {
+        if let Some(s) = &col.scaled {
+            let mut b = Vec::with_capacity(16);
+            self.live(valid).all(|r| {
+                b.clear();
+                s.write_stored(r, &mut b);
+                f(r, &b)
+            })
+        } else if let Some(d) = &col.dictionary {
             self.live(valid).all(|r| f(r, d.entry(d.codes[r] as usize)))
         } else if let DecodedValues::Bytes { offsets, data } = &col.values {
             self.live(valid).all(|r| f(r, &data[offsets[r] as usize..offsets[r + 1] as usize]))
@@ -199,6 +210,9 @@ impl VectorRows<'_> {
     /// A numeric column as scaled integers, if every selected value is finite with one
     /// display scale and fits (a dictionary's entries are read once each).
     pub fn scaled_column(&self, col: &DecodedVector, valid: &Option<Vec<bool>>) -> Option<NumVec> {
+        if let Some(s) = &col.scaled {
+            return Some(NumVec::Scaled { m: s.m.iter().map(|&m| m as i128).collect(), scale: s.scale });
+        }
         let mut m = vec![0i128; self.rows];
         let mut scale = None;
         let mut entries: Vec<Option<i128>> = match &col.dictionary {
@@ -611,6 +625,35 @@ mod tests {
         assert_eq!(texts(&e, &sel), ["11851.8432", "0.0090", "99999.9900", "-4.7500"]);
         let e = eval(&charge, &cols, 4, &sel, &mut NoFallback).unwrap();
         assert_eq!(texts(&e, &sel), ["12088.880064", "0.009720", "107999.989200", "-4.750000"]);
+    }
+
+    #[test]
+    fn scaled_numerics_are_read_as_their_mantissas() {
+        use crate::storage::format::encoding::ScaledNumerics;
+        // The same column as bytes and as scaled numerics (NULL in row 1).
+        let texts_in = ["12345.67", "0.00", "-5.00", "0.01"];
+        let valid = Some(vec![true, false, true, true]);
+        let mut bytes = numerics(&texts_in);
+        bytes.validity = valid.clone();
+        let mut scaled = DecodedVector::from_parts(
+            4,
+            valid,
+            DecodedValues::Bytes { offsets: vec![0; 5], data: Vec::new() },
+            None,
+        );
+        scaled.scaled = Some(ScaledNumerics { m: vec![1234567, 0, -500, 1], scale: 2 });
+        let n = ExprType::Numeric;
+        let expr = bin(BinOp::Mul, col(0, n), bin(BinOp::Sub, numeric_const("1"), col(1, n)));
+        let disc = numerics(&["0.04", "0.10", "0.00", "0.05"]);
+        let sel = [0, 1, 2, 3];
+        let a = eval(&expr, &Cols(vec![bytes, disc.clone()]), 4, &sel, &mut NoFallback).unwrap();
+        let b = eval(&expr, &Cols(vec![scaled.clone(), disc]), 4, &sel, &mut NoFallback).unwrap();
+        assert_eq!(texts(&a, &sel), texts(&b, &sel));
+        assert_eq!(texts(&b, &sel), ["11851.8432", "NULL", "-5.0000", "0.0095"]);
+        let rows = VectorRows { rows: 4, sel: &sel };
+        assert_eq!(rows.numeric(&scaled), Ok(NumVec::Scaled { m: vec![1234567, 0, -500, 1], scale: 2 }));
+        let NumVec::Rows(per_row) = rows.numeric_rows(&scaled, &scaled.validity).unwrap() else { panic!() };
+        assert_eq!(per_row[3], NumVal::Small(Num::Fin { m: 1, scale: 2 }));
     }
 
     #[test]
