@@ -57,6 +57,10 @@ pub enum NumVec {
     /// always are, and what `+ - *` make of them): row r is m[r] / 10^scale. The loops
     /// over it are plain 128-bit integer arithmetic.
     Scaled { m: Vec<i128>, scale: u16 },
+    /// `Scaled` whose mantissas fit 64 bits (a column stored as scaled numerics, and
+    /// what `+ - *` make of such while no row overflows): dense 64-bit loops, over
+    /// every row of the vector, which a row that leaves 64 bits sends to `Scaled`.
+    Scaled64 { m: Vec<i64>, scale: u16 },
     /// Anything else, per row: NaN, infinities, mixed scales, values beyond 128 bits.
     Rows(Vec<NumVal>),
 }
@@ -66,16 +70,38 @@ impl NumVec {
     pub fn get(&self, r: usize) -> NumVal {
         match self {
             NumVec::Scaled { m, scale } => NumVal::Small(Num::Fin { m: m[r], scale: *scale }),
+            NumVec::Scaled64 { m, scale } => NumVal::Small(Num::Fin { m: m[r] as i128, scale: *scale }),
             NumVec::Rows(v) => v[r].clone(),
         }
     }
 
     fn into_rows(self) -> Vec<NumVal> {
-        match self {
+        match self.widened() {
             NumVec::Scaled { m, scale } => {
                 m.into_iter().map(|m| NumVal::Small(Num::Fin { m, scale })).collect()
             }
+            NumVec::Scaled64 { .. } => unreachable!("widened"),
             NumVec::Rows(v) => v,
+        }
+    }
+
+    /// `Scaled64` as `Scaled` (others as they are).
+    pub fn widened(self) -> NumVec {
+        match self {
+            NumVec::Scaled64 { m, scale } => {
+                NumVec::Scaled { m: m.into_iter().map(i128::from).collect(), scale }
+            }
+            v => v,
+        }
+    }
+
+    /// `Scaled` whose mantissas all fit 64 bits as `Scaled64` (others as they are).
+    fn narrowed(self) -> NumVec {
+        match self {
+            NumVec::Scaled { m, scale } if m.iter().all(|&x| i64::try_from(x).is_ok()) => {
+                NumVec::Scaled64 { m: m.into_iter().map(|x| x as i64).collect(), scale }
+            }
+            v => v,
         }
     }
 }
@@ -175,11 +201,11 @@ impl VectorRows<'_> {
     pub fn numeric(&self, col: &DecodedVector) -> Result<NumVec, EvalError> {
         if let Some(s) = &col.scaled {
             // Stored as scaled numerics: the mantissas as they are, nothing parsed.
-            return Ok(NumVec::Scaled { m: s.m.iter().map(|&m| m as i128).collect(), scale: s.scale });
+            return Ok(NumVec::Scaled64 { m: s.m.clone(), scale: s.scale });
         }
         let valid = &col.validity;
         match self.scaled_column(col, valid) {
-            Some(v) => Ok(v),
+            Some(v) => Ok(v.narrowed()),
             None => self.numeric_rows(col, valid),
         }
     }
@@ -211,7 +237,7 @@ impl VectorRows<'_> {
     /// display scale and fits (a dictionary's entries are read once each).
     pub fn scaled_column(&self, col: &DecodedVector, valid: &Option<Vec<bool>>) -> Option<NumVec> {
         if let Some(s) = &col.scaled {
-            return Some(NumVec::Scaled { m: s.m.iter().map(|&m| m as i128).collect(), scale: s.scale });
+            return Some(NumVec::Scaled64 { m: s.m.clone(), scale: s.scale });
         }
         let mut m = vec![0i128; self.rows];
         let mut scale = None;
@@ -274,7 +300,10 @@ impl Evaluator<'_> {
             Expr::Float { value, .. } => Ok(self.constant(Values::Float8(vec![*value; self.rows]))),
             Expr::Numeric(bytes) => {
                 let values = match Num::from_stored(bytes) {
-                    Some(Num::Fin { m, scale }) => NumVec::Scaled { m: vec![m; self.rows], scale },
+                    Some(Num::Fin { m, scale }) => match i64::try_from(m) {
+                        Ok(m) => NumVec::Scaled64 { m: vec![m; self.rows], scale },
+                        Err(_) => NumVec::Scaled { m: vec![m; self.rows], scale },
+                    },
                     Some(n) => NumVec::Rows(vec![NumVal::Small(n); self.rows]),
                     None if crate::exec::agg::numeric::parse(bytes).is_some() => {
                         NumVec::Rows(vec![NumVal::Big(bytes.clone().into_boxed_slice()); self.rows])
@@ -348,6 +377,10 @@ impl Evaluator<'_> {
                 self.live(&valid).for_each(|r| v[r] = -v[r]);
                 Ok(())
             }
+            Values::Numeric(NumVec::Scaled64 { m, .. }) if self.live(&valid).all(|r| m[r] != i64::MIN) => {
+                self.live(&valid).for_each(|r| m[r] = -m[r]);
+                Ok(())
+            }
             Values::Numeric(NumVec::Scaled { m, .. }) if self.live(&valid).all(|r| m[r] != i128::MIN) => {
                 self.live(&valid).for_each(|r| m[r] = -m[r]);
                 Ok(())
@@ -373,6 +406,16 @@ impl Evaluator<'_> {
     }
 
     fn binary(&mut self, op: BinOp, ty: ExprType, l: &mut Evaluated, r: Values) -> Result<(), EvalError> {
+        if let (
+            Values::Numeric(NumVec::Scaled64 { m: x, scale: s }),
+            Values::Numeric(NumVec::Scaled64 { m: y, scale: t }),
+        ) = (&l.values, &r)
+        {
+            if let Some((m, scale)) = scaled64_op(op, x, *s, y, *t) {
+                l.values = Values::Numeric(NumVec::Scaled64 { m, scale });
+                return Ok(());
+            }
+        }
         let rows: Vec<usize> = self.live(&l.valid).collect();
         match (&mut l.values, r) {
             (Values::Int(a), Values::Int(b)) => {
@@ -397,6 +440,8 @@ impl Evaluator<'_> {
                 }
             }
             (Values::Numeric(a), Values::Numeric(b)) => {
+                let (wa, b) = (std::mem::replace(a, NumVec::Rows(Vec::new())).widened(), b.widened());
+                *a = wa;
                 let fast = match (&*a, &b) {
                     (NumVec::Scaled { m: x, scale: s }, NumVec::Scaled { m: y, scale: t }) => {
                         scaled_op(op, x, *s, y, *t, &rows)
@@ -443,21 +488,55 @@ impl Evaluator<'_> {
     }
 
     fn cast(&self, to: ExprType, x: Evaluated) -> Evaluated {
-        let rows: Vec<usize> = self.live(&x.valid).collect();
         let values = match (x.values, to) {
             (Values::Int(v), ExprType::Int2 | ExprType::Int4 | ExprType::Int8) => Values::Int(v),
             (Values::Int(v), ExprType::Float8) => Values::Float8(v.iter().map(|&i| i as f64).collect()),
             (Values::Int(v), ExprType::Float4) => Values::Float4(v.iter().map(|&i| i as f32).collect()),
             (Values::Float4(v), ExprType::Float8) => Values::Float8(v.iter().map(|&f| f as f64).collect()),
-            (Values::Int(v), ExprType::Numeric) => {
-                let mut m = vec![0i128; v.len()];
-                rows.iter().for_each(|&r| m[r] = v[r] as i128);
-                Values::Numeric(NumVec::Scaled { m, scale: 0 })
-            }
+            // Integers are their own mantissas at scale 0.
+            (Values::Int(v), ExprType::Numeric) => Values::Numeric(NumVec::Scaled64 { m: v, scale: 0 }),
             (v, to) => unreachable!("a cast of {v:?} to {to:?}"),
         };
         Evaluated { values, valid: x.valid }
     }
+}
+
+/// `x op y` on two vectors of 64-bit mantissas, for every row (the rows not selected,
+/// or NULL, hold fillers that compute harmlessly: one that overflows only sends the
+/// vector to the 128-bit path, which computes the selected rows alone): the result
+/// and its display scale (numeric_add's larger one, numeric_mul's sum), or None if
+/// some row leaves 64 bits. Branch-free loops the compiler can vectorise.
+fn scaled64_op(op: BinOp, x: &[i64], s: u16, y: &[i64], t: u16) -> Option<(Vec<i64>, u16)> {
+    let n = x.len().min(y.len());
+    let (x, y) = (&x[..n], &y[..n]);
+    let mut out = Vec::with_capacity(n);
+    let mut overflow = false;
+    let scale = match op {
+        BinOp::Mul => {
+            let scale = s.checked_add(t).filter(|&v| v <= super::num::DSCALE_MAX)?;
+            out.extend(x.iter().zip(y).map(|(&a, &b)| {
+                let (v, o) = a.overflowing_mul(b);
+                overflow |= o;
+                v
+            }));
+            scale
+        }
+        BinOp::Add | BinOp::Sub => {
+            let scale = s.max(t);
+            let fx = i64::try_from(pow10((scale - s) as u32)?).ok()?;
+            let fy = i64::try_from(pow10((scale - t) as u32)?).ok()?;
+            let sub = op == BinOp::Sub;
+            out.extend(x.iter().zip(y).map(|(&a, &b)| {
+                let (a1, o1) = a.overflowing_mul(fx);
+                let (b1, o2) = b.overflowing_mul(fy);
+                let (v, o3) = if sub { a1.overflowing_sub(b1) } else { a1.overflowing_add(b1) };
+                overflow |= o1 | o2 | o3;
+                v
+            }));
+            scale
+        }
+    };
+    (!overflow).then_some((out, scale))
 }
 
 /// `x op y` on two scaled vectors, for the rows `rows`, at the result's display scale
@@ -651,9 +730,44 @@ mod tests {
         assert_eq!(texts(&a, &sel), texts(&b, &sel));
         assert_eq!(texts(&b, &sel), ["11851.8432", "NULL", "-5.0000", "0.0095"]);
         let rows = VectorRows { rows: 4, sel: &sel };
-        assert_eq!(rows.numeric(&scaled), Ok(NumVec::Scaled { m: vec![1234567, 0, -500, 1], scale: 2 }));
+        assert_eq!(rows.numeric(&scaled), Ok(NumVec::Scaled64 { m: vec![1234567, 0, -500, 1], scale: 2 }));
         let NumVec::Rows(per_row) = rows.numeric_rows(&scaled, &scaled.validity).unwrap() else { panic!() };
         assert_eq!(per_row[3], NumVal::Small(Num::Fin { m: 1, scale: 2 }));
+    }
+
+    #[test]
+    fn products_that_leave_64_bits_go_on_in_128() {
+        let n = ExprType::Numeric;
+        // 92233720368547758.07 * 10.00 leaves 64 bits (and an unselected row's would
+        // have, too); 1.5 + 2.25 stays in them.
+        let cols = Cols(vec![DecodedVector::from_parts(
+            3,
+            None,
+            DecodedValues::Bytes { offsets: vec![0; 4], data: Vec::new() },
+            None,
+        )]);
+        let mut c = cols;
+        c.0[0].scaled = Some(crate::storage::format::encoding::ScaledNumerics {
+            m: vec![i64::MAX, 150, i64::MIN],
+            scale: 2,
+        });
+        let e = eval(&bin(BinOp::Mul, col(0, n), numeric_const("10.00")), &c, 3, &[0, 1], &mut NoFallback)
+            .unwrap();
+        assert!(matches!(e.values, Values::Numeric(NumVec::Scaled { .. })));
+        assert_eq!(texts(&e, &[0, 1]), ["922337203685477580.7000", "15.0000"]);
+        let e =
+            eval(&bin(BinOp::Add, col(0, n), numeric_const("2.25")), &c, 3, &[1], &mut NoFallback).unwrap();
+        assert!(matches!(e.values, Values::Numeric(NumVec::Scaled { .. })), "row 0 overflows, unselected");
+        assert_eq!(texts(&e, &[1]), ["3.75"]);
+        let e = eval(&bin(BinOp::Sub, col(0, n), numeric_const("0.5")), &c, 3, &[1], &mut NoFallback);
+        assert_eq!(texts(&e.unwrap(), &[1]), ["1.00"]);
+        let small = Cols(vec![numerics(&["1.5", "2.25"])]);
+        let e = eval(&bin(BinOp::Mul, col(0, n), col(0, n)), &small, 2, &[0, 1], &mut NoFallback).unwrap();
+        assert_eq!(texts(&e, &[0, 1]), ["2.25", "5.0625"]);
+        let e = eval(&Expr::Neg(col(0, n)), &c, 3, &[0, 1], &mut NoFallback).unwrap();
+        assert_eq!(texts(&e, &[0, 1]), ["-92233720368547758.07", "-1.50"]);
+        let e = eval(&Expr::Neg(col(0, n)), &c, 3, &[2], &mut NoFallback).unwrap();
+        assert_eq!(texts(&e, &[2]), ["92233720368547758.08"]);
     }
 
     #[test]
@@ -755,7 +869,7 @@ mod tests {
         let sel = [0, 1, 2];
         let e =
             eval(&bin(BinOp::Mul, col(0, n), numeric_const("2")), &cols, 3, &sel, &mut NoFallback).unwrap();
-        assert_eq!(e.values, Values::Numeric(NumVec::Scaled { m: vec![250, -700, 0], scale: 2 }));
+        assert_eq!(e.values, Values::Numeric(NumVec::Scaled64 { m: vec![250, -700, 0], scale: 2 }));
         // Mixed scales are kept per row, with each row's own scale.
         let e = eval(&bin(BinOp::Add, col(0, n), col(1, n)), &cols, 3, &sel, &mut NoFallback).unwrap();
         assert!(matches!(&e.values, Values::Numeric(NumVec::Rows(_))));
