@@ -292,11 +292,18 @@ pub fn decode_bytes_codes(
     let mut pos = 4;
     pos += plain::decode_bytes(&input[pos..], d, ends, data, lens)?;
     codes.clear();
-    codes.reserve(count);
-    pos += decode_codes(&input[pos..], count, d, |c| {
-        codes.push(c as u32);
-        Ok(())
+    // A code out of range becomes u32::MAX (never one: d <= count <= MAX_VECTOR_ROWS),
+    // found in one pass after the branch-free decode.
+    pos += bitpack::decode_for_map(&input[pos..], count, codes, |c| {
+        if (0..d as i64).contains(&c) {
+            c as u32
+        } else {
+            u32::MAX
+        }
     })?;
+    if codes.contains(&u32::MAX) {
+        return Err(CorruptData("dictionary code out of range"));
+    }
     Ok(pos)
 }
 
