@@ -193,11 +193,21 @@ unsafe fn fold_one(
         // SAFETY: as above.
         unsafe { reader.decode(att) };
     }
+    // A column of scaled numerics itself: folded from its mantissas where they lie.
+    if let Expr::Column { att, ty: ExprType::Numeric } = expr {
+        let col = reader.column(*att);
+        if let Some(s) = &col.scaled {
+            report(acc.fold_mantissas(&s.m, s.scale, col.validity.as_deref(), sel, gids));
+            return;
+        }
+    }
     // Every column of a vector has its rows (the planner gives no column-free expression).
     let rows = reader.column(atts[0]).rows as usize;
     for &att in &atts {
         let col = reader.column(att);
-        let numeric = matches!(col.values, DecodedValues::Bytes { .. });
+        // Scaled numerics are read from the column itself (a copy is all a decode
+        // would be); other numeric columns are decoded once for every aggregate.
+        let numeric = matches!(col.values, DecodedValues::Bytes { .. }) && col.scaled.is_none();
         if numeric && !vector.numerics.0.iter().any(|(a, _)| *a == att) {
             match (VectorRows { rows, sel: vector.sel }).numeric(col) {
                 Ok(v) => vector.numerics.0.push((att, v)),

@@ -320,6 +320,12 @@ impl Evaluator<'_> {
             }
             Expr::Binary { op, left, right } => {
                 let ty = left.ty();
+                // A numeric constant and 64-bit mantissas: the constant stays a scalar.
+                match (small_constant(left), small_constant(right)) {
+                    (Some(c), None) => return self.with_constant(*op, c, right, true),
+                    (None, Some(c)) => return self.with_constant(*op, c, left, false),
+                    _ => {}
+                }
                 let mut l = self.eval(left)?;
                 let r = self.eval(right)?;
                 l.valid = both(l.valid.take(), r.valid);
@@ -330,6 +336,34 @@ impl Evaluator<'_> {
                 let x = self.eval(arg)?;
                 Ok(self.cast(*to, x))
             }
+        }
+    }
+
+    /// `c op x` (`c_left`) or `x op c` for a finite numeric constant c = (m, scale) of
+    /// 64 bits: in one loop with c a scalar when x's values are 64-bit mantissas and
+    /// no row overflows, else as any two operands are.
+    fn with_constant(
+        &mut self,
+        op: BinOp,
+        c: (i64, u16),
+        x: &Expr,
+        c_left: bool,
+    ) -> Result<Evaluated, EvalError> {
+        let mut e = self.eval(x)?;
+        if let Values::Numeric(NumVec::Scaled64 { m, scale }) = &e.values {
+            if let Some((m, scale)) = scaled64_scalar_op(op, m, *scale, c, c_left) {
+                e.values = Values::Numeric(NumVec::Scaled64 { m, scale });
+                return Ok(e);
+            }
+        }
+        let constant = Values::Numeric(NumVec::Scaled64 { m: vec![c.0; self.rows], scale: c.1 });
+        if c_left {
+            let mut l = Evaluated { values: constant, valid: e.valid };
+            self.binary(op, ExprType::Numeric, &mut l, e.values)?;
+            Ok(l)
+        } else {
+            self.binary(op, ExprType::Numeric, &mut e, constant)?;
+            Ok(e)
         }
     }
 
@@ -533,6 +567,63 @@ fn scaled64_op(op: BinOp, x: &[i64], s: u16, y: &[i64], t: u16) -> Option<(Vec<i
                 overflow |= o1 | o2 | o3;
                 v
             }));
+            scale
+        }
+    };
+    (!overflow).then_some((out, scale))
+}
+
+/// A finite numeric constant whose mantissa fits 64 bits, as (m, scale).
+fn small_constant(e: &Expr) -> Option<(i64, u16)> {
+    match e {
+        Expr::Numeric(bytes) => match Num::from_stored(bytes)? {
+            Num::Fin { m, scale } => Some((i64::try_from(m).ok()?, scale)),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+/// `c op x` (`c_left`) or `x op c` for every row of `x` (see `scaled64_op`), c a
+/// scalar (m, scale); None if some row leaves 64 bits.
+fn scaled64_scalar_op(op: BinOp, x: &[i64], s: u16, c: (i64, u16), c_left: bool) -> Option<(Vec<i64>, u16)> {
+    let (cm, t) = c;
+    let mut overflow = false;
+    let out: Vec<i64>;
+    let scale = match op {
+        BinOp::Mul => {
+            let scale = s.checked_add(t).filter(|&v| v <= super::num::DSCALE_MAX)?;
+            out = x
+                .iter()
+                .map(|&a| {
+                    let (v, o) = a.overflowing_mul(cm);
+                    overflow |= o;
+                    v
+                })
+                .collect();
+            scale
+        }
+        BinOp::Add | BinOp::Sub => {
+            let scale = s.max(t);
+            let fx = i64::try_from(pow10((scale - s) as u32)?).ok()?;
+            // The constant at the result's scale, once.
+            let c = cm.checked_mul(i64::try_from(pow10((scale - t) as u32)?).ok()?)?;
+            let sign = match (op, c_left) {
+                (BinOp::Sub, false) => -1i64,
+                _ => 1,
+            };
+            let c = c.checked_mul(sign)?;
+            let negate_x = op == BinOp::Sub && c_left;
+            out = x
+                .iter()
+                .map(|&a| {
+                    let (a1, o1) = a.overflowing_mul(fx);
+                    let (a2, o2) = if negate_x { a1.overflowing_neg() } else { (a1, false) };
+                    let (v, o3) = a2.overflowing_add(c);
+                    overflow |= o1 | o2 | o3;
+                    v
+                })
+                .collect();
             scale
         }
     };

@@ -142,7 +142,7 @@ impl Decimal {
     /// are summed first, in 128 bits (no vector's can overflow them), and added to the
     /// group once (`add_sum`). Past `LOCAL_GROUPS` groups the partial sums would cost
     /// more than they save, and rows add to their groups one by one.
-    fn fold_scaled64(&mut self, m: &[i64], scale: u16, valid: Option<&[bool]>, sel: &[u32], gids: Gids) {
+    pub fn fold_scaled64(&mut self, m: &[i64], scale: u16, valid: Option<&[bool]>, sel: &[u32], gids: Gids) {
         let groups = self.sum.len();
         match gids {
             Gids::One => {

@@ -110,30 +110,6 @@ fn read_dict_len(input: &[u8], count: usize) -> Result<usize, CorruptData> {
     Ok(d)
 }
 
-/// Decodes codes, calling `emit(code)` for each after checking it is `< dict_len`.
-fn decode_codes(
-    input: &[u8],
-    count: usize,
-    dict_len: usize,
-    mut emit: impl FnMut(usize) -> Result<(), CorruptData>,
-) -> Result<usize, CorruptData> {
-    let mut err = None;
-    let used = bitpack::decode_for(input, count, |c| {
-        if err.is_some() {
-            return;
-        }
-        if !(0..dict_len as i64).contains(&c) {
-            err = Some(CorruptData("dictionary code out of range"));
-        } else if let Err(e) = emit(c as usize) {
-            err = Some(e);
-        }
-    })?;
-    match err {
-        Some(e) => Err(e),
-        None => Ok(used),
-    }
-}
-
 pub fn decode<T: Fixed>(
     input: &[u8],
     count: usize,
@@ -146,11 +122,20 @@ pub fn decode<T: Fixed>(
     dict.reserve(d);
     let mut pos = 4;
     pos += bitpack::decode_for(&input[pos..], d, |v| dict.push(v as u64))?;
-    out.reserve(count);
-    pos += decode_codes(&input[pos..], count, d, |c| {
-        out.push(T::from_bits64(dict[c]));
-        Ok(())
+    // Codes decoded branch-free into `codes` (out of range: u32::MAX), then looked up.
+    let codes = &mut scratch.codes;
+    codes.clear();
+    pos += bitpack::decode_for_map(&input[pos..], count, codes, |c| {
+        if (0..d as i64).contains(&c) {
+            c as u32
+        } else {
+            u32::MAX
+        }
     })?;
+    if codes.contains(&u32::MAX) {
+        return Err(CorruptData("dictionary code out of range"));
+    }
+    out.extend(codes.iter().map(|&c| T::from_bits64(dict[c as usize])));
     Ok(pos)
 }
 
