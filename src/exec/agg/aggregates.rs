@@ -76,6 +76,27 @@ impl Aggregates {
         scaled
     }
 
+    /// Whether the aggregates may see a vector's rows ordered by group (each group's
+    /// rows still in row order): no FILTER (its selection must stay ascending), and no
+    /// argument whose evaluation can fail in two ways, so that which row fails first
+    /// cannot change the error (only integer and float arithmetic can).
+    pub fn order_free(&self) -> bool {
+        fn numeric_only(e: &Expr) -> bool {
+            match e {
+                Expr::Column { .. } | Expr::Int { .. } | Expr::Float { .. } | Expr::Numeric(_) => true,
+                Expr::Neg(a) => a.ty() == ExprType::Numeric && numeric_only(a),
+                Expr::Binary { left, right, .. } => {
+                    left.ty() == ExprType::Numeric && numeric_only(left) && numeric_only(right)
+                }
+                // Casts never fail; their argument must not compute either.
+                Expr::Cast { arg, .. } => {
+                    matches!(**arg, Expr::Column { .. } | Expr::Int { .. } | Expr::Float { .. })
+                }
+            }
+        }
+        !self.filtered() && self.specs.iter().all(|a| a.expr.as_ref().is_none_or(numeric_only))
+    }
+
     /// Whether some aggregate has a FILTER.
     pub fn filtered(&self) -> bool {
         self.specs.iter().any(|a| a.filter.is_some())

@@ -30,8 +30,6 @@ pub struct Decimal {
 
 /// Most groups for which `fold_scaled64` sums a vector's values per group first.
 const LOCAL_GROUPS: usize = 256;
-/// Copies of those partial sums.
-const LANES: usize = 4;
 
 impl AggKernel for Decimal {
     const BYTES_PER_GROUP: usize = 34;
@@ -156,35 +154,34 @@ impl Decimal {
                 }
             }
             Gids::Each(ids) if groups <= LOCAL_GROUPS => {
-                // LANES copies of the partial sums, row i adding to copy i % LANES: rows
-                // of one group in a row then add to different memory, not each waiting
-                // for the one before (a chain through the store buffer).
+                // Per run of rows of one group (the rows come ordered by group when the
+                // grouping can: `HashGrouping`), a sum in registers; then per group.
                 let (mut sums, mut counts) =
                     (std::mem::take(&mut self.local_sums), std::mem::take(&mut self.local_counts));
                 sums.clear();
-                sums.resize(groups * LANES, 0);
+                sums.resize(groups, 0);
                 counts.clear();
-                counts.resize(groups * LANES, 0);
-                let mut add = |i: usize, r: u32, g: u32| {
-                    let k = (i % LANES) * groups + g as usize;
-                    sums[k] += m[r as usize] as i128;
-                    counts[k] += 1;
-                };
-                match valid {
-                    None => sel.iter().zip(ids).enumerate().for_each(|(i, (&r, &g))| add(i, r, g)),
-                    Some(v) => sel
-                        .iter()
-                        .zip(ids)
-                        .enumerate()
-                        .filter(|(_, (&r, _))| v[r as usize])
-                        .for_each(|(i, (&r, &g))| add(i, r, g)),
+                counts.resize(groups, 0);
+                let mut start = 0;
+                for run in ids.chunk_by(|a, b| a == b) {
+                    let rows = &sel[start..start + run.len()];
+                    start += run.len();
+                    let (sum, n) = match valid {
+                        None => {
+                            (rows.iter().map(|&r| m[r as usize] as i128).sum::<i128>(), rows.len() as i64)
+                        }
+                        Some(v) => rows
+                            .iter()
+                            .filter(|&&r| v[r as usize])
+                            .fold((0i128, 0i64), |(s, n), &r| (s + m[r as usize] as i128, n + 1)),
+                    };
+                    let g = run[0] as usize;
+                    sums[g] += sum;
+                    counts[g] += n;
                 }
                 for g in 0..groups {
-                    let (sum, n) = (0..LANES)
-                        .map(|l| (sums[l * groups + g], counts[l * groups + g]))
-                        .fold((0i128, 0i64), |(s, n), (x, c)| (s + x, n + c));
-                    if n > 0 {
-                        self.add_sum(g, sum, n, scale);
+                    if counts[g] > 0 {
+                        self.add_sum(g, sums[g], counts[g], scale);
                     }
                 }
                 (self.local_sums, self.local_counts) = (sums, counts);
