@@ -284,7 +284,7 @@ impl VectorRows<'_> {
     }
 }
 
-impl Evaluator<'_> {
+impl<'a> Evaluator<'a> {
     /// The selected rows that are valid under `valid`.
     fn live<'v>(&'v self, valid: &'v Option<Vec<bool>>) -> impl Iterator<Item = usize> + 'v {
         self.sel.iter().map(|&r| r as usize).filter(move |&r| valid.as_ref().is_none_or(|v| v[r]))
@@ -326,6 +326,10 @@ impl Evaluator<'_> {
                     (None, Some(c)) => return self.with_constant(*op, c, left, false),
                     _ => {}
                 }
+                // Columns of scaled numerics are read where they lie, not copied.
+                if let Some(e) = self.binary_in_place(*op, left, right) {
+                    return Ok(e);
+                }
                 let mut l = self.eval(left)?;
                 let r = self.eval(right)?;
                 l.valid = both(l.valid.take(), r.valid);
@@ -339,6 +343,23 @@ impl Evaluator<'_> {
         }
     }
 
+    /// A column of scaled numerics (`ScaledNumerics`), as its mantissas and scale.
+    fn scaled_column(&self, e: &Expr) -> Option<(&'a [i64], u16, &'a Option<Vec<bool>>)> {
+        let Expr::Column { att, ty: ExprType::Numeric } = e else { return None };
+        let col: &'a DecodedVector = self.cols.column(*att);
+        col.scaled.as_ref().map(|s| (s.m.as_slice(), s.scale, &col.validity))
+    }
+
+    /// `left op right` when both sides are columns of scaled numerics: in one loop over
+    /// the columns' own values. None (nothing evaluated) when that is not the case or a
+    /// row leaves 64 bits.
+    fn binary_in_place(&mut self, op: BinOp, left: &Expr, right: &Expr) -> Option<Evaluated> {
+        let ((x, s, xv), (y, t, yv)) = (self.scaled_column(left)?, self.scaled_column(right)?);
+        let (m, scale) = scaled64_op(op, x, s, y, t)?;
+        let valid = both(xv.clone(), yv.clone());
+        Some(Evaluated { values: Values::Numeric(NumVec::Scaled64 { m, scale }), valid })
+    }
+
     /// `c op x` (`c_left`) or `x op c` for a finite numeric constant c = (m, scale) of
     /// 64 bits: in one loop with c a scalar when x's values are 64-bit mantissas and
     /// no row overflows, else as any two operands are.
@@ -349,6 +370,12 @@ impl Evaluator<'_> {
         x: &Expr,
         c_left: bool,
     ) -> Result<Evaluated, EvalError> {
+        if let Some((m, scale, valid)) = self.scaled_column(x) {
+            if let Some((m, scale)) = scaled64_scalar_op(op, m, scale, c, c_left) {
+                let values = Values::Numeric(NumVec::Scaled64 { m, scale });
+                return Ok(Evaluated { values, valid: valid.clone() });
+            }
+        }
         let mut e = self.eval(x)?;
         if let Values::Numeric(NumVec::Scaled64 { m, scale }) = &e.values {
             if let Some((m, scale)) = scaled64_scalar_op(op, m, *scale, c, c_left) {
@@ -852,6 +879,19 @@ mod tests {
         assert_eq!(texts(&e, &[1]), ["3.75"]);
         let e = eval(&bin(BinOp::Sub, col(0, n), numeric_const("0.5")), &c, 3, &[1], &mut NoFallback);
         assert_eq!(texts(&e.unwrap(), &[1]), ["1.00"]);
+        // Two columns of scaled numerics, read in place; row 0's square leaves 64 bits
+        // (selected: computed in 128; unselected: the rest stays in 64).
+        let sq = bin(BinOp::Mul, col(0, n), col(0, n));
+        let e = eval(&sq, &c, 3, &[0, 1], &mut NoFallback).unwrap();
+        assert_eq!(
+            texts(&e, &[0, 1]),
+            ["8507059173023461584739690778423250.1249".to_string(), "2.2500".into()]
+        );
+        let e = eval(&sq, &c, 3, &[1], &mut NoFallback).unwrap();
+        assert_eq!(texts(&e, &[1]), ["2.2500"]);
+        let e = eval(&bin(BinOp::Sub, numeric_const("1"), col(0, n)), &c, 3, &[1], &mut NoFallback).unwrap();
+        assert!(matches!(e.values, Values::Numeric(NumVec::Scaled64 { .. })));
+        assert_eq!(texts(&e, &[1]), ["-0.50"]);
         let small = Cols(vec![numerics(&["1.5", "2.25"])]);
         let e = eval(&bin(BinOp::Mul, col(0, n), col(0, n)), &small, 2, &[0, 1], &mut NoFallback).unwrap();
         assert_eq!(texts(&e, &[0, 1]), ["2.25", "5.0625"]);
