@@ -30,7 +30,7 @@ ANALYZE ns_col, ns_heap;
 
 -- What the codec took: every vector of q, p and d; none of m's (mixed scales) or
 -- t's; big's first six vectors (2048 rows each), not the rest.
-SELECT attname, encodings FROM pgcolumnar.stats('ns_col') ORDER BY attnum;
+SELECT attname, encodings FROM pgcolumnar.stats('ns_col');
 
 -- 'fold' if a ColumnarAgg runs the query, else 'core'.
 CREATE FUNCTION ns_plan(q text) RETURNS text LANGUAGE plpgsql AS $$
@@ -106,11 +106,11 @@ SELECT ns_check('SELECT id, p, d FROM ns_col WHERE d = 0.05 AND id < 300');
 SELECT ns_check('SELECT md5(string_agg(p::text || d::text || coalesce(q::text, ''-''), '','' ORDER BY id)) FROM ns_col');
 
 -- Sums that leave 64 bits per row (products of large mantissas) and 128 bits per
--- group, and one that overflows numeric: the same results and error as core.
+-- group: the same results as core.
 CREATE TABLE ns_col_wide (g int, a numeric(30,2), b numeric(30,2)) USING columnar;
 INSERT INTO ns_col_wide SELECT i % 3, 9000000000000000.00 + i, 90000000000000000.00 - i
   FROM generate_series(1, 5000) i;
 CREATE TABLE ns_heap_wide AS SELECT * FROM ns_col_wide;
-SELECT attname, encodings FROM pgcolumnar.stats('ns_col_wide') ORDER BY attnum;
+SELECT attname, encodings FROM pgcolumnar.stats('ns_col_wide');
 SELECT ns_check('SELECT g, sum(a * b), sum(a * b * b), avg(a * b), max(a * b) FROM ns_col_wide GROUP BY g');
 SELECT ns_check('SELECT sum(a * b * b * b * b) FROM ns_col_wide');
