@@ -68,6 +68,8 @@ SELECT flag, sum(q), sum(p), sum(p * (1 - d)), sum(p * (1 - d) * (1 + d)), avg(q
 FROM ns_col WHERE id <= 20000 GROUP BY flag ORDER BY flag;
 SELECT flag, sum(q), sum(p), sum(p * (1 - d)), sum(p * (1 - d) * (1 + d)), avg(q), avg(p), avg(d), count(*)
 FROM ns_col WHERE id <= 20000 GROUP BY flag ORDER BY flag;
+SELECT ns_check($q$SELECT flag, sum(q), sum(p), sum(p * (1 - d)), sum(p * (1 - d) * (1 + d)), avg(q), avg(p),
+  avg(d), count(*) FROM ns_col WHERE id <= 20000 GROUP BY flag$q$);
 SELECT ns_check($q$SELECT flag, sum(q), sum(p), sum(p * (1 - d)), sum(p * (1 - d) * (1 + d)),
   avg(q), avg(p), avg(d), min(p), max(p), min(d), max(q * d), count(*), count(q) FROM ns_col GROUP BY flag$q$);
 EXPLAIN (COSTS OFF)
@@ -114,3 +116,10 @@ CREATE TABLE ns_heap_wide AS SELECT * FROM ns_col_wide;
 SELECT attname, encodings FROM pgcolumnar.stats('ns_col_wide');
 SELECT ns_check('SELECT g, sum(a * b), sum(a * b * b), avg(a * b), max(a * b) FROM ns_col_wide GROUP BY g');
 SELECT ns_check('SELECT sum(a * b * b * b * b) FROM ns_col_wide');
+
+RESET max_parallel_workers_per_gather;
+RESET enable_indexscan;
+RESET enable_bitmapscan;
+DROP TABLE ns_col, ns_heap, ns_col_wide, ns_heap_wide;
+DROP FUNCTION ns_check(text), ns_rows(text), ns_plan(text);
+DROP EXTENSION pgcolumnar;
