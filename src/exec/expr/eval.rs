@@ -8,7 +8,7 @@
 
 use super::num::{pow10, wide_mul, Num};
 use super::plan::{BinOp, Expr, ExprType};
-use crate::storage::format::encoding::{DecodedValues, DecodedVector};
+use crate::storage::format::encoding::{DecodedValues, DecodedVector, ScaledNumerics};
 
 /// A numeric result: exact in 128 bits, or a numeric's stored bytes (computed by
 /// PostgreSQL).
@@ -344,18 +344,18 @@ impl<'a> Evaluator<'a> {
     }
 
     /// A column of scaled numerics (`ScaledNumerics`), as its mantissas and scale.
-    fn scaled_column(&self, e: &Expr) -> Option<(&'a [i64], u16, &'a Option<Vec<bool>>)> {
+    fn scaled_column(&self, e: &Expr) -> Option<(&'a ScaledNumerics, &'a Option<Vec<bool>>)> {
         let Expr::Column { att, ty: ExprType::Numeric } = e else { return None };
         let col: &'a DecodedVector = self.cols.column(*att);
-        col.scaled.as_ref().map(|s| (s.m.as_slice(), s.scale, &col.validity))
+        col.scaled.as_ref().map(|s| (s, &col.validity))
     }
 
     /// `left op right` when both sides are columns of scaled numerics: in one loop over
     /// the columns' own values. None (nothing evaluated) when that is not the case or a
     /// row leaves 64 bits.
     fn binary_in_place(&mut self, op: BinOp, left: &Expr, right: &Expr) -> Option<Evaluated> {
-        let ((x, s, xv), (y, t, yv)) = (self.scaled_column(left)?, self.scaled_column(right)?);
-        let (m, scale) = scaled64_op(op, x, s, y, t)?;
+        let ((x, xv), (y, yv)) = (self.scaled_column(left)?, self.scaled_column(right)?);
+        let (m, scale) = scaled64_op(op, &x.m, x.scale, &y.m, y.scale)?;
         let valid = both(xv.clone(), yv.clone());
         Some(Evaluated { values: Values::Numeric(NumVec::Scaled64 { m, scale }), valid })
     }
@@ -370,8 +370,8 @@ impl<'a> Evaluator<'a> {
         x: &Expr,
         c_left: bool,
     ) -> Result<Evaluated, EvalError> {
-        if let Some((m, scale, valid)) = self.scaled_column(x) {
-            if let Some((m, scale)) = scaled64_scalar_op(op, m, scale, c, c_left) {
+        if let Some((x, valid)) = self.scaled_column(x) {
+            if let Some((m, scale)) = scaled64_scalar_op(op, &x.m, x.scale, c, c_left) {
                 let values = Values::Numeric(NumVec::Scaled64 { m, scale });
                 return Ok(Evaluated { values, valid: valid.clone() });
             }
