@@ -176,7 +176,10 @@ fn unpack_offsets<T: Copy>(body: &[u8], width: u8, base: u64, out: &mut [T], f: 
     };
     // Field i's window starts at byte i * w / 8: those ending within the body.
     let fast = if body.len() >= 8 { (((body.len() - 7) * 8 - 1) / w + 1).min(count) } else { 0 };
-    for (i, o) in out[..fast].iter_mut().enumerate() {
+    // Blocks of 8 fields (w bytes) with the width a constant: every shift and offset
+    // in the block is one, and the block unrolls into straight loads and stores.
+    let blocks = with_width!(w, W => unpack_blocks::<W, T>(body, base, &mut out[..fast], &f));
+    for (i, o) in out[..fast].iter_mut().enumerate().skip(blocks * 8) {
         *o = window(body, i);
     }
     if fast < count {
@@ -192,6 +195,49 @@ fn unpack_offsets<T: Copy>(body: &[u8], width: u8, base: u64, out: &mut [T], f: 
             *o = f(base.wrapping_add((word >> (bit % 8)) & mask) as i64);
         }
     }
+}
+
+/// `$body` with `$w` (1..=56, a runtime width) as the const generic `$W`.
+macro_rules! with_width {
+    ($w:expr, $W:ident => $body:expr) => {
+        with_width!(@ $w, $W, $body, [1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23
+            24 25 26 27 28 29 30 31 32 33 34 35 36 37 38 39 40 41 42 43 44 45 46 47 48 49 50 51 52
+            53 54 55 56])
+    };
+    (@ $w:expr, $W:ident, $body:expr, [$($n:literal)*]) => {
+        match $w {
+            $($n => {
+                const $W: usize = $n;
+                $body
+            })*
+            _ => 0,
+        }
+    };
+}
+use with_width;
+
+/// Unpacks whole blocks of 8 fields of `W` bits (W bytes each) from the front of
+/// `out` (`out.len()` fields whose 8-byte windows lie within `body`), each block read
+/// from one slice of `W + 8` bytes; returns how many blocks.
+#[inline(never)]
+fn unpack_blocks<const W: usize, T: Copy>(
+    body: &[u8],
+    base: u64,
+    out: &mut [T],
+    f: &impl Fn(i64) -> T,
+) -> usize {
+    let mask = (1u64 << W) - 1;
+    // Block b reads bytes b * W .. b * W + W + 8.
+    let blocks = if body.len() >= W + 8 { ((body.len() - W - 8) / W + 1).min(out.len() / 8) } else { 0 };
+    for (b, o) in out[..blocks * 8].chunks_exact_mut(8).enumerate() {
+        let bytes = &body[b * W..b * W + W + 8];
+        for (j, o) in o.iter_mut().enumerate() {
+            let bit = j * W;
+            let word = u64::from_le_bytes(bytes[bit / 8..bit / 8 + 8].try_into().unwrap());
+            *o = f(base.wrapping_add((word >> (bit % 8)) & mask) as i64);
+        }
+    }
+    blocks
 }
 
 #[inline]
