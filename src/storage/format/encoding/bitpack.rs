@@ -155,6 +155,10 @@ pub fn decode_for_map<T: Copy + Default>(
 /// fields, whose 8 bytes would pass the end, are read from a padded copy.
 fn unpack_offsets<T: Copy>(body: &[u8], width: u8, base: u64, out: &mut [T], f: impl Fn(i64) -> T) {
     let count = out.len();
+    if count == 0 {
+        // `f` is asked for no value (a caller may count what it is asked).
+        return;
+    }
     if width == 0 {
         out.fill(f(base as i64));
         return;

@@ -122,20 +122,20 @@ pub fn decode<T: Fixed>(
     dict.reserve(d);
     let mut pos = 4;
     pos += bitpack::decode_for(&input[pos..], d, |v| dict.push(v as u64))?;
-    // Codes decoded branch-free into `codes` (out of range: u32::MAX), then looked up.
-    let codes = &mut scratch.codes;
-    codes.clear();
-    pos += bitpack::decode_for_map(&input[pos..], count, codes, |c| {
-        if (0..d as i64).contains(&c) {
-            c as u32
-        } else {
-            u32::MAX
+    // Codes decoded branch-free and looked up as they are: a code out of range gives
+    // a filler and marks the vector corrupt.
+    let bad = std::cell::Cell::new(false);
+    let dict = &dict[..];
+    pos += bitpack::decode_for_map(&input[pos..], count, out, |c| match dict.get(c as usize) {
+        Some(&v) if c >= 0 => T::from_bits64(v),
+        _ => {
+            bad.set(true);
+            T::default()
         }
     })?;
-    if codes.contains(&u32::MAX) {
+    if bad.get() {
         return Err(CorruptData("dictionary code out of range"));
     }
-    out.extend(codes.iter().map(|&c| T::from_bits64(dict[c as usize])));
     Ok(pos)
 }
 
