@@ -157,6 +157,7 @@ impl CustomScanNode for ColumnarAgg {
                 scan_reader::open(rel, (*estate).es_snapshot, &self.attnums, &mut self.zone_predicates);
             // Nothing becomes a Datum: the fold reads decoded vectors (dictionaries as codes).
             reader.set_output(vec![false; natts]);
+            reader.set_scaled(self.aggs.scaled_attributes(&self.setup.keys, natts));
             self.reader = Some(reader);
             let parent = &raw mut (*node).ss.ps;
             self.operand_states =

@@ -7,7 +7,7 @@ use super::func::{AggFunc, InputType};
 use super::groups::Grouper;
 use super::kernels::{Gids, Overflow};
 use super::numeric_fallback::PgNumeric;
-use super::spec::AggSpec;
+use super::spec::{AggSpec, KeySpec};
 use crate::exec::expr::eval::{self, Columns, EvalError, Evaluated, NumVec, Values, VectorRows};
 use crate::exec::expr::plan::{Expr, ExprType};
 use crate::exec::filter::{kernels as filter_kernels, Filter};
@@ -58,6 +58,43 @@ impl Aggregates {
         if !grouped {
             self.states.iter_mut().for_each(|a| a.resize(1));
         }
+    }
+
+    /// Per attribute of `natts`, whether the fold reads it only as numbers (numeric
+    /// aggregate arguments and expressions, filters), so that vectors of scaled
+    /// numerics may stay numbers (`Reader::set_scaled`): not the group keys, nor the
+    /// column of an aggregate that reads values as bytes (min/max of text, count).
+    pub fn scaled_attributes(&self, keys: &[KeySpec], natts: usize) -> Vec<bool> {
+        let mut scaled = vec![true; natts];
+        let bytes_read =
+            self.specs.iter().filter(|a| a.expr.is_none() && !numeric_fold(a)).filter_map(|a| a.att);
+        for att in keys.iter().map(|k| k.att).chain(bytes_read) {
+            if let Some(s) = scaled.get_mut(att) {
+                *s = false;
+            }
+        }
+        scaled
+    }
+
+    /// Whether the aggregates may see a vector's rows ordered by group (each group's
+    /// rows still in row order): no FILTER (its selection must stay ascending), and no
+    /// argument whose evaluation can fail in two ways, so that which row fails first
+    /// cannot change the error (only integer and float arithmetic can).
+    pub fn order_free(&self) -> bool {
+        fn numeric_only(e: &Expr) -> bool {
+            match e {
+                Expr::Column { .. } | Expr::Int { .. } | Expr::Float { .. } | Expr::Numeric(_) => true,
+                Expr::Neg(a) => a.ty() == ExprType::Numeric && numeric_only(a),
+                Expr::Binary { left, right, .. } => {
+                    left.ty() == ExprType::Numeric && numeric_only(left) && numeric_only(right)
+                }
+                // Casts never fail; their argument must not compute either.
+                Expr::Cast { arg, .. } => {
+                    matches!(**arg, Expr::Column { .. } | Expr::Int { .. } | Expr::Float { .. })
+                }
+            }
+        }
+        !self.filtered() && self.specs.iter().all(|a| a.expr.as_ref().is_none_or(numeric_only))
     }
 
     /// Whether some aggregate has a FILTER.
@@ -141,8 +178,7 @@ unsafe fn fold_one(
     gids: Gids,
     collation: pg_sys::Oid,
 ) {
-    let numeric_sum = matches!(spec.func, AggFunc::Sum | AggFunc::Avg | AggFunc::Min | AggFunc::Max)
-        && spec.input == InputType::Numeric;
+    let numeric_sum = numeric_fold(spec);
     let column_expr;
     let expr = match (&spec.expr, spec.att) {
         (Some(e), _) => e,
@@ -178,11 +214,21 @@ unsafe fn fold_one(
         // SAFETY: as above.
         unsafe { reader.decode(att) };
     }
+    // A column of scaled numerics itself: folded from its mantissas where they lie.
+    if let Expr::Column { att, ty: ExprType::Numeric } = expr {
+        let col = reader.column(*att);
+        if let Some(s) = &col.scaled {
+            report(acc.fold_mantissas(&s.m, s.scale, col.validity.as_deref(), sel, gids));
+            return;
+        }
+    }
     // Every column of a vector has its rows (the planner gives no column-free expression).
     let rows = reader.column(atts[0]).rows as usize;
     for &att in &atts {
         let col = reader.column(att);
-        let numeric = matches!(col.values, DecodedValues::Bytes { .. });
+        // Scaled numerics are read from the column itself (a copy is all a decode
+        // would be); other numeric columns are decoded once for every aggregate.
+        let numeric = matches!(col.values, DecodedValues::Bytes { .. }) && col.scaled.is_none();
         if numeric && !vector.numerics.0.iter().any(|(a, _)| *a == att) {
             match (VectorRows { rows, sel: vector.sel }).numeric(col) {
                 Ok(v) => vector.numerics.0.push((att, v)),
@@ -204,6 +250,12 @@ unsafe fn fold_one(
         Err(e) => raise(e),
     };
     report(fold_evaluated(acc, evaluated, rows, sel, gids));
+}
+
+/// Whether the aggregate folds numerics as numbers: sum/avg/min/max(numeric).
+fn numeric_fold(spec: &AggSpec) -> bool {
+    matches!(spec.func, AggFunc::Sum | AggFunc::Avg | AggFunc::Min | AggFunc::Max)
+        && spec.input == InputType::Numeric
 }
 
 /// Folds an expression's values into its aggregate.

@@ -156,6 +156,25 @@ impl Acc {
         }
     }
 
+    /// Folds the selected rows of a column of scaled numerics (`ScaledNumerics`), read
+    /// in place, into sum/avg/min/max(numeric).
+    pub fn fold_mantissas(
+        &mut self,
+        m: &[i64],
+        scale: u16,
+        valid: Option<&[bool]>,
+        sel: &[u32],
+        gids: Gids,
+    ) -> Result<(), Overflow> {
+        match self {
+            Acc::Decimal(d) => {
+                d.fold_scaled64(m, scale, valid, sel, gids);
+                Ok(())
+            }
+            _ => self.fold_numeric(&NumVec::Scaled64 { m: m.to_vec(), scale }, valid, sel, gids),
+        }
+    }
+
     /// Group `g`'s output: its result, or (`partial`) its transition state.
     pub fn output(&self, g: usize, partial: bool) -> Output<'_> {
         match partial {

@@ -79,8 +79,15 @@ pub struct DecimalSum {
 impl DecimalSum {
     /// Adds a stored numeric; false for bytes no numeric has.
     pub fn add(&mut self, bytes: &[u8]) -> bool {
+        self.add_n(bytes, 1)
+    }
+
+    /// Adds the sum of `inputs` finite numerics of one display scale, given as a stored
+    /// numeric of that scale: the state `inputs` calls of `add` leave (NaN and the
+    /// infinities are never given so); false for bytes no numeric has.
+    pub fn add_n(&mut self, bytes: &[u8], inputs: i64) -> bool {
         let Some(p) = parse(bytes) else { return false };
-        self.n += 1;
+        self.n += inputs;
         let (negative, weight, dscale, digits) = match p {
             Parsed::NaN => {
                 self.nan += 1;
@@ -98,9 +105,9 @@ impl DecimalSum {
         };
         if dscale > self.dscale {
             self.dscale = dscale;
-            self.max_scale_count = 1;
+            self.max_scale_count = inputs;
         } else if dscale == self.dscale {
-            self.max_scale_count += 1;
+            self.max_scale_count += inputs;
         }
         let count = digits.len() as i32 / 2;
         if count == 0 {

@@ -8,7 +8,7 @@
 
 use super::num::{pow10, wide_mul, Num};
 use super::plan::{BinOp, Expr, ExprType};
-use crate::storage::format::encoding::{DecodedValues, DecodedVector};
+use crate::storage::format::encoding::{DecodedValues, DecodedVector, ScaledNumerics};
 
 /// A numeric result: exact in 128 bits, or a numeric's stored bytes (computed by
 /// PostgreSQL).
@@ -57,6 +57,10 @@ pub enum NumVec {
     /// always are, and what `+ - *` make of them): row r is m[r] / 10^scale. The loops
     /// over it are plain 128-bit integer arithmetic.
     Scaled { m: Vec<i128>, scale: u16 },
+    /// `Scaled` whose mantissas fit 64 bits (a column stored as scaled numerics, and
+    /// what `+ - *` make of such while no row overflows): dense 64-bit loops, over
+    /// every row of the vector, which a row that leaves 64 bits sends to `Scaled`.
+    Scaled64 { m: Vec<i64>, scale: u16 },
     /// Anything else, per row: NaN, infinities, mixed scales, values beyond 128 bits.
     Rows(Vec<NumVal>),
 }
@@ -66,16 +70,38 @@ impl NumVec {
     pub fn get(&self, r: usize) -> NumVal {
         match self {
             NumVec::Scaled { m, scale } => NumVal::Small(Num::Fin { m: m[r], scale: *scale }),
+            NumVec::Scaled64 { m, scale } => NumVal::Small(Num::Fin { m: m[r] as i128, scale: *scale }),
             NumVec::Rows(v) => v[r].clone(),
         }
     }
 
     fn into_rows(self) -> Vec<NumVal> {
-        match self {
+        match self.widened() {
             NumVec::Scaled { m, scale } => {
                 m.into_iter().map(|m| NumVal::Small(Num::Fin { m, scale })).collect()
             }
+            NumVec::Scaled64 { .. } => unreachable!("widened"),
             NumVec::Rows(v) => v,
+        }
+    }
+
+    /// `Scaled64` as `Scaled` (others as they are).
+    pub fn widened(self) -> NumVec {
+        match self {
+            NumVec::Scaled64 { m, scale } => {
+                NumVec::Scaled { m: m.into_iter().map(i128::from).collect(), scale }
+            }
+            v => v,
+        }
+    }
+
+    /// `Scaled` whose mantissas all fit 64 bits as `Scaled64` (others as they are).
+    fn narrowed(self) -> NumVec {
+        match self {
+            NumVec::Scaled { m, scale } if m.iter().all(|&x| i64::try_from(x).is_ok()) => {
+                NumVec::Scaled64 { m: m.into_iter().map(|x| x as i64).collect(), scale }
+            }
+            v => v,
         }
     }
 }
@@ -173,9 +199,13 @@ impl VectorRows<'_> {
 
     /// A numeric column's selected values: scaled integers if they allow, else per row.
     pub fn numeric(&self, col: &DecodedVector) -> Result<NumVec, EvalError> {
+        if let Some(s) = &col.scaled {
+            // Stored as scaled numerics: the mantissas as they are, nothing parsed.
+            return Ok(NumVec::Scaled64 { m: s.m.clone(), scale: s.scale });
+        }
         let valid = &col.validity;
         match self.scaled_column(col, valid) {
-            Some(v) => Ok(v),
+            Some(v) => Ok(v.narrowed()),
             None => self.numeric_rows(col, valid),
         }
     }
@@ -187,7 +217,14 @@ impl VectorRows<'_> {
         valid: &Option<Vec<bool>>,
         mut f: impl FnMut(usize, &[u8]) -> bool,
     ) -> bool {
-        if let Some(d) = &col.dictionary {
+        if let Some(s) = &col.scaled {
+            let mut b = Vec::with_capacity(16);
+            self.live(valid).all(|r| {
+                b.clear();
+                s.write_stored(r, &mut b);
+                f(r, &b)
+            })
+        } else if let Some(d) = &col.dictionary {
             self.live(valid).all(|r| f(r, d.entry(d.codes[r] as usize)))
         } else if let DecodedValues::Bytes { offsets, data } = &col.values {
             self.live(valid).all(|r| f(r, &data[offsets[r] as usize..offsets[r + 1] as usize]))
@@ -199,6 +236,9 @@ impl VectorRows<'_> {
     /// A numeric column as scaled integers, if every selected value is finite with one
     /// display scale and fits (a dictionary's entries are read once each).
     pub fn scaled_column(&self, col: &DecodedVector, valid: &Option<Vec<bool>>) -> Option<NumVec> {
+        if let Some(s) = &col.scaled {
+            return Some(NumVec::Scaled64 { m: s.m.clone(), scale: s.scale });
+        }
         let mut m = vec![0i128; self.rows];
         let mut scale = None;
         let mut entries: Vec<Option<i128>> = match &col.dictionary {
@@ -244,7 +284,7 @@ impl VectorRows<'_> {
     }
 }
 
-impl Evaluator<'_> {
+impl<'a> Evaluator<'a> {
     /// The selected rows that are valid under `valid`.
     fn live<'v>(&'v self, valid: &'v Option<Vec<bool>>) -> impl Iterator<Item = usize> + 'v {
         self.sel.iter().map(|&r| r as usize).filter(move |&r| valid.as_ref().is_none_or(|v| v[r]))
@@ -260,7 +300,10 @@ impl Evaluator<'_> {
             Expr::Float { value, .. } => Ok(self.constant(Values::Float8(vec![*value; self.rows]))),
             Expr::Numeric(bytes) => {
                 let values = match Num::from_stored(bytes) {
-                    Some(Num::Fin { m, scale }) => NumVec::Scaled { m: vec![m; self.rows], scale },
+                    Some(Num::Fin { m, scale }) => match i64::try_from(m) {
+                        Ok(m) => NumVec::Scaled64 { m: vec![m; self.rows], scale },
+                        Err(_) => NumVec::Scaled { m: vec![m; self.rows], scale },
+                    },
                     Some(n) => NumVec::Rows(vec![NumVal::Small(n); self.rows]),
                     None if crate::exec::agg::numeric::parse(bytes).is_some() => {
                         NumVec::Rows(vec![NumVal::Big(bytes.clone().into_boxed_slice()); self.rows])
@@ -277,6 +320,16 @@ impl Evaluator<'_> {
             }
             Expr::Binary { op, left, right } => {
                 let ty = left.ty();
+                // A numeric constant and 64-bit mantissas: the constant stays a scalar.
+                match (small_constant(left), small_constant(right)) {
+                    (Some(c), None) => return self.with_constant(*op, c, right, true),
+                    (None, Some(c)) => return self.with_constant(*op, c, left, false),
+                    _ => {}
+                }
+                // Columns of scaled numerics are read where they lie, not copied.
+                if let Some(e) = self.binary_in_place(*op, left, right) {
+                    return Ok(e);
+                }
                 let mut l = self.eval(left)?;
                 let r = self.eval(right)?;
                 l.valid = both(l.valid.take(), r.valid);
@@ -287,6 +340,57 @@ impl Evaluator<'_> {
                 let x = self.eval(arg)?;
                 Ok(self.cast(*to, x))
             }
+        }
+    }
+
+    /// A column of scaled numerics (`ScaledNumerics`), as its mantissas and scale.
+    fn scaled_column(&self, e: &Expr) -> Option<(&'a ScaledNumerics, &'a Option<Vec<bool>>)> {
+        let Expr::Column { att, ty: ExprType::Numeric } = e else { return None };
+        let col: &'a DecodedVector = self.cols.column(*att);
+        col.scaled.as_ref().map(|s| (s, &col.validity))
+    }
+
+    /// `left op right` when both sides are columns of scaled numerics: in one loop over
+    /// the columns' own values. None (nothing evaluated) when that is not the case or a
+    /// row leaves 64 bits.
+    fn binary_in_place(&mut self, op: BinOp, left: &Expr, right: &Expr) -> Option<Evaluated> {
+        let ((x, xv), (y, yv)) = (self.scaled_column(left)?, self.scaled_column(right)?);
+        let (m, scale) = scaled64_op(op, &x.m, x.scale, &y.m, y.scale)?;
+        let valid = both(xv.clone(), yv.clone());
+        Some(Evaluated { values: Values::Numeric(NumVec::Scaled64 { m, scale }), valid })
+    }
+
+    /// `c op x` (`c_left`) or `x op c` for a finite numeric constant c = (m, scale) of
+    /// 64 bits: in one loop with c a scalar when x's values are 64-bit mantissas and
+    /// no row overflows, else as any two operands are.
+    fn with_constant(
+        &mut self,
+        op: BinOp,
+        c: (i64, u16),
+        x: &Expr,
+        c_left: bool,
+    ) -> Result<Evaluated, EvalError> {
+        if let Some((x, valid)) = self.scaled_column(x) {
+            if let Some((m, scale)) = scaled64_scalar_op(op, &x.m, x.scale, c, c_left) {
+                let values = Values::Numeric(NumVec::Scaled64 { m, scale });
+                return Ok(Evaluated { values, valid: valid.clone() });
+            }
+        }
+        let mut e = self.eval(x)?;
+        if let Values::Numeric(NumVec::Scaled64 { m, scale }) = &e.values {
+            if let Some((m, scale)) = scaled64_scalar_op(op, m, *scale, c, c_left) {
+                e.values = Values::Numeric(NumVec::Scaled64 { m, scale });
+                return Ok(e);
+            }
+        }
+        let constant = Values::Numeric(NumVec::Scaled64 { m: vec![c.0; self.rows], scale: c.1 });
+        if c_left {
+            let mut l = Evaluated { values: constant, valid: e.valid };
+            self.binary(op, ExprType::Numeric, &mut l, e.values)?;
+            Ok(l)
+        } else {
+            self.binary(op, ExprType::Numeric, &mut e, constant)?;
+            Ok(e)
         }
     }
 
@@ -334,6 +438,10 @@ impl Evaluator<'_> {
                 self.live(&valid).for_each(|r| v[r] = -v[r]);
                 Ok(())
             }
+            Values::Numeric(NumVec::Scaled64 { m, .. }) if self.live(&valid).all(|r| m[r] != i64::MIN) => {
+                self.live(&valid).for_each(|r| m[r] = -m[r]);
+                Ok(())
+            }
             Values::Numeric(NumVec::Scaled { m, .. }) if self.live(&valid).all(|r| m[r] != i128::MIN) => {
                 self.live(&valid).for_each(|r| m[r] = -m[r]);
                 Ok(())
@@ -359,6 +467,16 @@ impl Evaluator<'_> {
     }
 
     fn binary(&mut self, op: BinOp, ty: ExprType, l: &mut Evaluated, r: Values) -> Result<(), EvalError> {
+        if let (
+            Values::Numeric(NumVec::Scaled64 { m: x, scale: s }),
+            Values::Numeric(NumVec::Scaled64 { m: y, scale: t }),
+        ) = (&l.values, &r)
+        {
+            if let Some((m, scale)) = scaled64_op(op, x, *s, y, *t) {
+                l.values = Values::Numeric(NumVec::Scaled64 { m, scale });
+                return Ok(());
+            }
+        }
         let rows: Vec<usize> = self.live(&l.valid).collect();
         match (&mut l.values, r) {
             (Values::Int(a), Values::Int(b)) => {
@@ -383,6 +501,8 @@ impl Evaluator<'_> {
                 }
             }
             (Values::Numeric(a), Values::Numeric(b)) => {
+                let (wa, b) = (std::mem::replace(a, NumVec::Rows(Vec::new())).widened(), b.widened());
+                *a = wa;
                 let fast = match (&*a, &b) {
                     (NumVec::Scaled { m: x, scale: s }, NumVec::Scaled { m: y, scale: t }) => {
                         scaled_op(op, x, *s, y, *t, &rows)
@@ -429,21 +549,112 @@ impl Evaluator<'_> {
     }
 
     fn cast(&self, to: ExprType, x: Evaluated) -> Evaluated {
-        let rows: Vec<usize> = self.live(&x.valid).collect();
         let values = match (x.values, to) {
             (Values::Int(v), ExprType::Int2 | ExprType::Int4 | ExprType::Int8) => Values::Int(v),
             (Values::Int(v), ExprType::Float8) => Values::Float8(v.iter().map(|&i| i as f64).collect()),
             (Values::Int(v), ExprType::Float4) => Values::Float4(v.iter().map(|&i| i as f32).collect()),
             (Values::Float4(v), ExprType::Float8) => Values::Float8(v.iter().map(|&f| f as f64).collect()),
-            (Values::Int(v), ExprType::Numeric) => {
-                let mut m = vec![0i128; v.len()];
-                rows.iter().for_each(|&r| m[r] = v[r] as i128);
-                Values::Numeric(NumVec::Scaled { m, scale: 0 })
-            }
+            // Integers are their own mantissas at scale 0.
+            (Values::Int(v), ExprType::Numeric) => Values::Numeric(NumVec::Scaled64 { m: v, scale: 0 }),
             (v, to) => unreachable!("a cast of {v:?} to {to:?}"),
         };
         Evaluated { values, valid: x.valid }
     }
+}
+
+/// `x op y` on two vectors of 64-bit mantissas, for every row (the rows not selected,
+/// or NULL, hold fillers that compute harmlessly: one that overflows only sends the
+/// vector to the 128-bit path, which computes the selected rows alone): the result
+/// and its display scale (numeric_add's larger one, numeric_mul's sum), or None if
+/// some row leaves 64 bits. Branch-free loops the compiler can vectorise.
+fn scaled64_op(op: BinOp, x: &[i64], s: u16, y: &[i64], t: u16) -> Option<(Vec<i64>, u16)> {
+    let n = x.len().min(y.len());
+    let (x, y) = (&x[..n], &y[..n]);
+    let mut out = Vec::with_capacity(n);
+    let mut overflow = false;
+    let scale = match op {
+        BinOp::Mul => {
+            let scale = s.checked_add(t).filter(|&v| v <= super::num::DSCALE_MAX)?;
+            out.extend(x.iter().zip(y).map(|(&a, &b)| {
+                let (v, o) = a.overflowing_mul(b);
+                overflow |= o;
+                v
+            }));
+            scale
+        }
+        BinOp::Add | BinOp::Sub => {
+            let scale = s.max(t);
+            let fx = i64::try_from(pow10((scale - s) as u32)?).ok()?;
+            let fy = i64::try_from(pow10((scale - t) as u32)?).ok()?;
+            let sub = op == BinOp::Sub;
+            out.extend(x.iter().zip(y).map(|(&a, &b)| {
+                let (a1, o1) = a.overflowing_mul(fx);
+                let (b1, o2) = b.overflowing_mul(fy);
+                let (v, o3) = if sub { a1.overflowing_sub(b1) } else { a1.overflowing_add(b1) };
+                overflow |= o1 | o2 | o3;
+                v
+            }));
+            scale
+        }
+    };
+    (!overflow).then_some((out, scale))
+}
+
+/// A finite numeric constant whose mantissa fits 64 bits, as (m, scale).
+fn small_constant(e: &Expr) -> Option<(i64, u16)> {
+    match e {
+        Expr::Numeric(bytes) => match Num::from_stored(bytes)? {
+            Num::Fin { m, scale } => Some((i64::try_from(m).ok()?, scale)),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+/// `c op x` (`c_left`) or `x op c` for every row of `x` (see `scaled64_op`), c a
+/// scalar (m, scale); None if some row leaves 64 bits.
+fn scaled64_scalar_op(op: BinOp, x: &[i64], s: u16, c: (i64, u16), c_left: bool) -> Option<(Vec<i64>, u16)> {
+    let (cm, t) = c;
+    let mut overflow = false;
+    let out: Vec<i64>;
+    let scale = match op {
+        BinOp::Mul => {
+            let scale = s.checked_add(t).filter(|&v| v <= super::num::DSCALE_MAX)?;
+            out = x
+                .iter()
+                .map(|&a| {
+                    let (v, o) = a.overflowing_mul(cm);
+                    overflow |= o;
+                    v
+                })
+                .collect();
+            scale
+        }
+        BinOp::Add | BinOp::Sub => {
+            let scale = s.max(t);
+            let fx = i64::try_from(pow10((scale - s) as u32)?).ok()?;
+            // The constant at the result's scale, once.
+            let c = cm.checked_mul(i64::try_from(pow10((scale - t) as u32)?).ok()?)?;
+            let sign = match (op, c_left) {
+                (BinOp::Sub, false) => -1i64,
+                _ => 1,
+            };
+            let c = c.checked_mul(sign)?;
+            let negate_x = op == BinOp::Sub && c_left;
+            out = x
+                .iter()
+                .map(|&a| {
+                    let (a1, o1) = a.overflowing_mul(fx);
+                    let (a2, o2) = if negate_x { a1.overflowing_neg() } else { (a1, false) };
+                    let (v, o3) = a2.overflowing_add(c);
+                    overflow |= o1 | o2 | o3;
+                    v
+                })
+                .collect();
+            scale
+        }
+    };
+    (!overflow).then_some((out, scale))
 }
 
 /// `x op y` on two scaled vectors, for the rows `rows`, at the result's display scale
@@ -614,6 +825,82 @@ mod tests {
     }
 
     #[test]
+    fn scaled_numerics_are_read_as_their_mantissas() {
+        use crate::storage::format::encoding::ScaledNumerics;
+        // The same column as bytes and as scaled numerics (NULL in row 1).
+        let texts_in = ["12345.67", "0.00", "-5.00", "0.01"];
+        let valid = Some(vec![true, false, true, true]);
+        let mut bytes = numerics(&texts_in);
+        bytes.validity = valid.clone();
+        let mut scaled = DecodedVector::from_parts(
+            4,
+            valid,
+            DecodedValues::Bytes { offsets: vec![0; 5], data: Vec::new() },
+            None,
+        );
+        scaled.scaled = Some(ScaledNumerics { m: vec![1234567, 0, -500, 1], scale: 2 });
+        let n = ExprType::Numeric;
+        let expr = bin(BinOp::Mul, col(0, n), bin(BinOp::Sub, numeric_const("1"), col(1, n)));
+        let disc = numerics(&["0.04", "0.10", "0.00", "0.05"]);
+        let sel = [0, 1, 2, 3];
+        let a = eval(&expr, &Cols(vec![bytes, disc.clone()]), 4, &sel, &mut NoFallback).unwrap();
+        let b = eval(&expr, &Cols(vec![scaled.clone(), disc]), 4, &sel, &mut NoFallback).unwrap();
+        assert_eq!(texts(&a, &sel), texts(&b, &sel));
+        assert_eq!(texts(&b, &sel), ["11851.8432", "NULL", "-5.0000", "0.0095"]);
+        let rows = VectorRows { rows: 4, sel: &sel };
+        assert_eq!(rows.numeric(&scaled), Ok(NumVec::Scaled64 { m: vec![1234567, 0, -500, 1], scale: 2 }));
+        let NumVec::Rows(per_row) = rows.numeric_rows(&scaled, &scaled.validity).unwrap() else { panic!() };
+        assert_eq!(per_row[3], NumVal::Small(Num::Fin { m: 1, scale: 2 }));
+    }
+
+    #[test]
+    fn products_that_leave_64_bits_go_on_in_128() {
+        let n = ExprType::Numeric;
+        // 92233720368547758.07 * 10.00 leaves 64 bits (and an unselected row's would
+        // have, too); 1.5 + 2.25 stays in them.
+        let cols = Cols(vec![DecodedVector::from_parts(
+            3,
+            None,
+            DecodedValues::Bytes { offsets: vec![0; 4], data: Vec::new() },
+            None,
+        )]);
+        let mut c = cols;
+        c.0[0].scaled = Some(crate::storage::format::encoding::ScaledNumerics {
+            m: vec![i64::MAX, 150, i64::MIN],
+            scale: 2,
+        });
+        let e = eval(&bin(BinOp::Mul, col(0, n), numeric_const("10.00")), &c, 3, &[0, 1], &mut NoFallback)
+            .unwrap();
+        assert!(matches!(e.values, Values::Numeric(NumVec::Scaled { .. })));
+        assert_eq!(texts(&e, &[0, 1]), ["922337203685477580.7000", "15.0000"]);
+        let e =
+            eval(&bin(BinOp::Add, col(0, n), numeric_const("2.25")), &c, 3, &[1], &mut NoFallback).unwrap();
+        assert!(matches!(e.values, Values::Numeric(NumVec::Scaled { .. })), "row 0 overflows, unselected");
+        assert_eq!(texts(&e, &[1]), ["3.75"]);
+        let e = eval(&bin(BinOp::Sub, col(0, n), numeric_const("0.5")), &c, 3, &[1], &mut NoFallback);
+        assert_eq!(texts(&e.unwrap(), &[1]), ["1.00"]);
+        // Two columns of scaled numerics, read in place; row 0's square leaves 64 bits
+        // (selected: computed in 128; unselected: the rest stays in 64).
+        let sq = bin(BinOp::Mul, col(0, n), col(0, n));
+        let e = eval(&sq, &c, 3, &[0, 1], &mut NoFallback).unwrap();
+        assert_eq!(
+            texts(&e, &[0, 1]),
+            ["8507059173023461584739690778423250.1249".to_string(), "2.2500".into()]
+        );
+        let e = eval(&sq, &c, 3, &[1], &mut NoFallback).unwrap();
+        assert_eq!(texts(&e, &[1]), ["2.2500"]);
+        let e = eval(&bin(BinOp::Sub, numeric_const("1"), col(0, n)), &c, 3, &[1], &mut NoFallback).unwrap();
+        assert_eq!(texts(&e, &[1]), ["-0.50"]);
+        let small = Cols(vec![numerics(&["1.5", "2.25"])]);
+        let e = eval(&bin(BinOp::Mul, col(0, n), col(0, n)), &small, 2, &[0, 1], &mut NoFallback).unwrap();
+        assert_eq!(texts(&e, &[0, 1]), ["2.25", "5.0625"]);
+        let e = eval(&Expr::Neg(col(0, n)), &c, 3, &[0, 1], &mut NoFallback).unwrap();
+        assert_eq!(texts(&e, &[0, 1]), ["-92233720368547758.07", "-1.50"]);
+        let e = eval(&Expr::Neg(col(0, n)), &c, 3, &[2], &mut NoFallback).unwrap();
+        assert_eq!(texts(&e, &[2]), ["92233720368547758.08"]);
+    }
+
+    #[test]
     fn nulls_propagate_and_unselected_rows_are_not_computed() {
         let i4 = ExprType::Int4;
         let cols = Cols(vec![
@@ -712,7 +999,7 @@ mod tests {
         let sel = [0, 1, 2];
         let e =
             eval(&bin(BinOp::Mul, col(0, n), numeric_const("2")), &cols, 3, &sel, &mut NoFallback).unwrap();
-        assert_eq!(e.values, Values::Numeric(NumVec::Scaled { m: vec![250, -700, 0], scale: 2 }));
+        assert_eq!(e.values, Values::Numeric(NumVec::Scaled64 { m: vec![250, -700, 0], scale: 2 }));
         // Mixed scales are kept per row, with each row's own scale.
         let e = eval(&bin(BinOp::Add, col(0, n), col(1, n)), &cols, 3, &sel, &mut NoFallback).unwrap();
         assert!(matches!(&e.values, Values::Numeric(NumVec::Rows(_))));

@@ -8,6 +8,7 @@
 //! Pure.
 
 use crate::exec::agg::numeric::{parse, Parsed};
+use crate::storage::format::numeric::scaled;
 
 /// A numeric value.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -18,35 +19,7 @@ pub enum Num {
     NegInf,
 }
 
-/// The largest display scale a numeric has (NUMERIC_DSCALE_MAX).
-pub const DSCALE_MAX: u16 = 0x3FFF;
-
-/// 10^0 ..= 10^38: every power of ten an i128 holds.
-const POW10: [i128; 39] = {
-    let mut t = [1i128; 39];
-    let mut i = 1;
-    while i < 39 {
-        t[i] = t[i - 1] * 10;
-        i += 1;
-    }
-    t
-};
-
-/// 10^e, if it fits.
-#[inline]
-pub fn pow10(e: u32) -> Option<i128> {
-    POW10.get(e as usize).copied()
-}
-
-/// a * b, if it fits: two values that fit 64 bits multiply in one widening
-/// multiplication (their product always fits 128 bits), others checked.
-#[inline(always)]
-pub fn wide_mul(a: i128, b: i128) -> Option<i128> {
-    match (i64::try_from(a), i64::try_from(b)) {
-        (Ok(x), Ok(y)) => Some(x as i128 * y as i128),
-        _ => a.checked_mul(b),
-    }
-}
+pub use crate::storage::format::numeric::{pow10, wide_mul, DSCALE_MAX};
 
 impl Num {
     pub const ZERO: Num = Num::Fin { m: 0, scale: 0 };
@@ -60,51 +33,8 @@ impl Num {
             Parsed::NegInf => return Some(Num::NegInf),
             Parsed::Finite { negative, weight, dscale, digits } => (negative, weight, dscale, digits),
         };
-        // The digits as one integer (Horner, base 10000), brought to the display scale:
-        // the last digit stands for 10^(4 * (weight - n + 1)). Past the display scale
-        // only zeros are stored, so a last digit cut by it divides exactly.
-        let n = digits.len() / 2;
-        if n == 0 {
-            return Some(Num::Fin { m: 0, scale: dscale });
-        }
-        let digit = |i: usize| u16::from_le_bytes([digits[2 * i], digits[2 * i + 1]]) as i64;
-        let e = 4 * (weight as i64 - n as i64 + 1) + dscale as i64;
-        let (last, e) = match e {
-            -3..=-1 => {
-                // Constant divisors: multiplications, not a division per value.
-                let d = digit(n - 1);
-                let (kept, dropped) = match e {
-                    -1 => (d / 10, d % 10),
-                    -2 => (d / 100, d % 100),
-                    _ => (d / 1000, d % 1000),
-                };
-                if dropped != 0 {
-                    return None;
-                }
-                // The last digit contributes `kept` at the display scale.
-                (Some((kept, (4 + e) as u32)), 0)
-            }
-            e if e < 0 => return None,
-            e => (None, e),
-        };
-        let full = if last.is_some() { n - 1 } else { n };
-        let mut m: i128 = if full <= 4 {
-            // Up to 16 decimal digits: in 64 bits.
-            (0..full).fold(0i64, |m, i| m * 10_000 + digit(i)) as i128
-        } else {
-            let mut m: i128 = 0;
-            for i in 0..full {
-                m = m.checked_mul(10_000)?.checked_add(digit(i) as i128)?;
-            }
-            m
-        };
-        if let Some((d, width)) = last {
-            m = wide_mul(m, POW10[width as usize])?.checked_add(d as i128)?;
-        }
-        if e > 0 {
-            m = wide_mul(m, pow10(u32::try_from(e).ok()?)?)?;
-        }
-        Some(Num::Fin { m: if negative { -m } else { m }, scale: dscale })
+        let (m, scale) = scaled(negative, weight, dscale, digits)?;
+        Some(Num::Fin { m, scale })
     }
 
     /// The stored bytes of this value (the long format, which every reader of a

@@ -4,8 +4,8 @@
 //! loop: no per-value call through a pointer, no Datum.
 
 use super::plan::trim_spaces;
-use super::{float_key, zone, Filter, Test, ValueSet};
-use crate::storage::format::encoding::{DecodedValues, DecodedVector, Dictionary};
+use super::{float_key, scaled, zone, Filter, Test, ValueSet};
+use crate::storage::format::encoding::{DecodedValues, DecodedVector, Dictionary, ScaledNumerics};
 use crate::storage::format::numeric;
 use crate::storage::format::zonemap::{Bound, CmpOp};
 use crate::storage::format::zonemap::{Verdict, ZoneStats};
@@ -180,6 +180,9 @@ fn bytes_at<'a>(offsets: &[u32], data: &'a [u8], r: usize) -> &'a [u8] {
 
 fn select_test(test: &Test, v: &DecodedVector, selection: &mut Vec<u32>) {
     let valid = v.validity.as_deref();
+    if let (Some(s), false) = (&v.scaled, matches!(test, Test::IsNull | Test::IsNotNull)) {
+        return select_scaled(test, v, s, selection);
+    }
     if let (Some(d), false) = (&v.dictionary, matches!(test, Test::IsNull | Test::IsNotNull)) {
         return select_dictionary(test, d, valid, selection);
     }
@@ -218,6 +221,63 @@ fn select_test(test: &Test, v: &DecodedVector, selection: &mut Vec<u32>) {
             }
             _ => mismatch(),
         },
+    }
+}
+
+/// A test (not a null test) on scaled numerics: numeric comparisons and IN lists on
+/// the mantissas (`scaled`), anything else on the rows' bytes.
+fn select_scaled(test: &Test, v: &DecodedVector, s: &ScaledNumerics, selection: &mut Vec<u32>) {
+    let valid = v.validity.as_deref();
+    let m = &s.m;
+    match test {
+        Test::Numeric(op, c) => match scaled::cut(*op, c, s.scale) {
+            Some(scaled::Cut::All(pass)) => {
+                return match (pass, valid) {
+                    (false, _) => selection.clear(),
+                    (true, None) => {}
+                    (true, Some(valid)) => retain(selection, |r| valid[r]),
+                };
+            }
+            Some(scaled::Cut::Cmp(op, k)) => {
+                return match i64::try_from(k) {
+                    Ok(k) => compare!(to_op(op), valid, selection, k, |r| m[r]),
+                    Err(_) => compare!(to_op(op), valid, selection, k, |r| m[r] as i128),
+                };
+            }
+            None => {}
+        },
+        Test::NumericIn(set, wanted) => {
+            if let Some(keys) = scaled::keys(&set.0, s.scale) {
+                return in_keys(&keys, m, valid, selection, *wanted, |x| x);
+            }
+        }
+        _ => {}
+    }
+    select_test(test, &as_bytes(v, s), selection)
+}
+
+/// A vector of scaled numerics as byte strings (for the tests that read bytes).
+fn as_bytes(v: &DecodedVector, s: &ScaledNumerics) -> DecodedVector {
+    let mut offsets = Vec::with_capacity(v.rows as usize + 1);
+    let mut data = Vec::new();
+    offsets.push(0);
+    for r in 0..v.rows as usize {
+        if v.is_valid(r) {
+            s.write_stored(r, &mut data);
+        }
+        offsets.push(data.len() as u32);
+    }
+    DecodedVector::from_parts(v.rows, v.validity.clone(), DecodedValues::Bytes { offsets, data }, None)
+}
+
+fn to_op(op: Option<CmpOp>) -> Op {
+    match op {
+        Some(CmpOp::Lt) => Op::Lt,
+        Some(CmpOp::Le) => Op::Le,
+        Some(CmpOp::Eq) => Op::Eq,
+        Some(CmpOp::Ge) => Op::Ge,
+        Some(CmpOp::Gt) => Op::Gt,
+        None => Op::Ne,
     }
 }
 
@@ -300,10 +360,15 @@ fn select_columns(
     columns: &mut dyn ColumnSource,
     selection: &mut Vec<u32>,
 ) {
-    let left = columns.column(a);
-    let (values, validity) = (left.values.clone(), left.validity.clone());
-    let dictionary = left.dictionary.clone();
-    let right = columns.column(b);
+    // Scaled numerics compare on their bytes here (column pairs are rare).
+    let bytes = |v: &DecodedVector| match &v.scaled {
+        Some(s) => as_bytes(v, s),
+        None => v.clone(),
+    };
+    let left = bytes(columns.column(a));
+    let (values, validity) = (left.values, left.validity);
+    let dictionary = left.dictionary;
+    let right = &bytes(columns.column(b));
     let both_valid =
         |r: usize| validity.as_ref().is_none_or(|v| v[r]) && right.validity.as_ref().is_none_or(|v| v[r]);
     let passes = |o: std::cmp::Ordering| match op {
@@ -354,14 +419,7 @@ fn mismatch() -> ! {
 /// `x op bound`; `op` None is `<>`.
 fn compare_values(op: Option<CmpOp>, bound: &Bound, v: &DecodedVector, selection: &mut Vec<u32>) {
     let valid = v.validity.as_deref();
-    let op = match op {
-        Some(CmpOp::Lt) => Op::Lt,
-        Some(CmpOp::Le) => Op::Le,
-        Some(CmpOp::Eq) => Op::Eq,
-        Some(CmpOp::Ge) => Op::Ge,
-        Some(CmpOp::Gt) => Op::Gt,
-        None => Op::Ne,
-    };
+    let op = to_op(op);
     match (&v.values, bound) {
         (DecodedValues::Int(values), Bound::Int(c)) => compare!(op, valid, selection, *c, |r| values[r]),
         (DecodedValues::Float64(values), Bound::Float(c)) => {
@@ -692,6 +750,85 @@ pub(crate) mod tests {
             assert_eq!(run(&f, std::slice::from_ref(&plain)), want, "{t:?}");
             assert_eq!(run(&f, std::slice::from_ref(&coded)), want, "dictionary {t:?}");
         }
+    }
+
+    /// make_result's bytes of m / 10^scale.
+    fn canonical(m: i64, scale: u16) -> Vec<u8> {
+        let mut b = Vec::new();
+        numeric::write_canonical(m as i128, scale, &mut b);
+        b
+    }
+
+    #[test]
+    fn scaled_numerics_pass_what_their_bytes_pass() {
+        // A discount-like column (scale 2) with NULLs, as scaled numerics read two ways:
+        // as numbers (`keep_scaled`) and as bytes.
+        let values: Vec<Option<Vec<u8>>> =
+            (0..2000i64).map(|i| (i % 13 != 0).then(|| canonical(i % 23 - 5, 2))).collect();
+        let mut scaled_rows = byte_rows(&values, &CompressionPolicy::default(), false);
+        assert!(scaled_rows.scaled.is_none());
+        let bytes = scaled_rows.clone();
+        let mut encoded = Vec::new();
+        {
+            let mut offsets = vec![0u32];
+            let mut data = Vec::new();
+            for v in values.iter().flatten() {
+                data.extend_from_slice(v);
+                offsets.push(data.len() as u32);
+            }
+            let info = encode_vector(
+                2000,
+                Some(&validity(&values)),
+                VectorValues::Bytes { offsets: &offsets, data: &data },
+                &CompressionPolicy::default(),
+                &mut encoded,
+            );
+            assert_eq!(info.encoding, crate::storage::format::encoding::EncodingId::ScaledNumeric);
+        }
+        scaled_rows.keep_scaled = true;
+        decode_vector(&encoded, PhysicalKind::Bytes, &mut scaled_rows).unwrap();
+        assert_eq!(scaled_rows.scaled.as_ref().map(|s| s.scale), Some(2));
+        let nan = 0xC000u16.to_le_bytes().to_vec();
+        let ninf = 0xF000u16.to_le_bytes().to_vec();
+        let huge = {
+            let mut b = 0u16.to_le_bytes().to_vec();
+            b.extend_from_slice(&10i16.to_le_bytes());
+            b.extend_from_slice(&1u16.to_le_bytes());
+            b
+        };
+        let constants = [
+            canonical(5, 2),
+            canonical(7, 2),
+            canonical(1, 1),
+            canonical(55, 3),
+            canonical(-3, 0),
+            canonical(0, 0),
+            nan.clone(),
+            ninf,
+            huge.clone(),
+        ];
+        let ops = [Some(CmpOp::Lt), Some(CmpOp::Le), Some(CmpOp::Eq), Some(CmpOp::Ge), Some(CmpOp::Gt), None];
+        let mut tests: Vec<Test> = Vec::new();
+        for c in &constants {
+            for op in ops {
+                tests.push(Test::Numeric(op, c.clone()));
+            }
+        }
+        let set = NumericSet::of(&[canonical(5, 2), canonical(60, 3), canonical(1, 4), nan, huge]).unwrap();
+        tests.push(Test::NumericIn(set.clone(), true));
+        tests.push(Test::NumericIn(set, false));
+        tests.push(Test::IsNull);
+        tests.push(Test::IsNotNull);
+        for t in tests {
+            let f = test(0, t.clone());
+            let want = run(&f, std::slice::from_ref(&bytes));
+            assert_eq!(run(&f, std::slice::from_ref(&scaled_rows)), want, "{t:?}");
+        }
+        // Two columns of a row compare on the bytes.
+        let f = test(0, Test::Columns(Some(CmpOp::Le), 1));
+        let pair = [scaled_rows.clone(), bytes.clone()];
+        let all_valid: Vec<u32> = (0..2000).filter(|i| i % 13 != 0).collect();
+        assert_eq!(run(&f, &pair), all_valid);
     }
 
     #[test]

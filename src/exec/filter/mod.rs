@@ -16,6 +16,7 @@
 //! - `time_cuts`: comparisons across date, timestamp and timestamptz turned into
 //!   comparisons of the column's own integers.
 //! - `like`: `LIKE` patterns with `%` as their only wildcard, matched on bytes.
+//! - `scaled`: numeric tests turned into tests on the mantissas of scaled numerics.
 //! - `pushed`: a resolved filter as the reader asks for it (`VectorFilter`).
 //! - `join_keys`: a hash join's inner keys tested on the probe side's key column (join
 //!   filters), before the pushed filter.
@@ -28,6 +29,7 @@ pub mod like;
 pub mod operands;
 pub mod plan;
 pub mod pushed;
+pub mod scaled;
 pub mod time_cuts;
 pub mod zone;
 

@@ -1,7 +1,9 @@
 //! `numeric` values in their stored form (the datum's bytes after its varlena header):
 //! parsed, and compared exactly as PostgreSQL's `cmp_numerics` compares them (NaN equal
 //! to itself and above everything, then +Infinity; -Infinity below every finite value;
-//! 1.0 equal to 1.00), without calling PostgreSQL. Pure.
+//! 1.0 equal to 1.00), without calling PostgreSQL; a finite one as a scaled integer
+//! (`scaled`), and a scaled integer as the bytes PostgreSQL's make_result writes for it
+//! (`write_canonical`). Pure.
 
 use std::cmp::Ordering;
 
@@ -51,6 +53,139 @@ pub fn parse(b: &[u8]) -> Option<Parsed<'_>> {
         return None;
     }
     Some(Parsed::Finite { negative, weight, dscale, digits })
+}
+
+/// 10^0 ..= 10^38: every power of ten an i128 holds.
+const POW10: [i128; 39] = {
+    let mut t = [1i128; 39];
+    let mut i = 1;
+    while i < 39 {
+        t[i] = t[i - 1] * 10;
+        i += 1;
+    }
+    t
+};
+
+/// 10^e, if it fits.
+#[inline]
+pub fn pow10(e: u32) -> Option<i128> {
+    POW10.get(e as usize).copied()
+}
+
+/// a * b, if it fits: two values that fit 64 bits multiply in one widening
+/// multiplication (their product always fits 128 bits), others checked.
+#[inline(always)]
+pub fn wide_mul(a: i128, b: i128) -> Option<i128> {
+    match (i64::try_from(a), i64::try_from(b)) {
+        (Ok(x), Ok(y)) => Some(x as i128 * y as i128),
+        _ => a.checked_mul(b),
+    }
+}
+
+/// A finite numeric as (m, dscale), its value m / 10^dscale; None if m does not fit
+/// 128 bits (or digits past the display scale are not zeros, which PostgreSQL never
+/// stores).
+pub fn scaled(negative: bool, weight: i32, dscale: u16, digits: &[u8]) -> Option<(i128, u16)> {
+    // The digits as one integer (Horner, base 10000), brought to the display scale:
+    // the last digit stands for 10^(4 * (weight - n + 1)). Past the display scale
+    // only zeros are stored, so a last digit cut by it divides exactly.
+    let n = digits.len() / 2;
+    if n == 0 {
+        return Some((0, dscale));
+    }
+    let digit = |i: usize| u16::from_le_bytes([digits[2 * i], digits[2 * i + 1]]) as i64;
+    let e = 4 * (weight as i64 - n as i64 + 1) + dscale as i64;
+    let (last, e) = match e {
+        -3..=-1 => {
+            // Constant divisors: multiplications, not a division per value.
+            let d = digit(n - 1);
+            let (kept, dropped) = match e {
+                -1 => (d / 10, d % 10),
+                -2 => (d / 100, d % 100),
+                _ => (d / 1000, d % 1000),
+            };
+            if dropped != 0 {
+                return None;
+            }
+            // The last digit contributes `kept` at the display scale.
+            (Some((kept, (4 + e) as u32)), 0)
+        }
+        e if e < 0 => return None,
+        e => (None, e),
+    };
+    let full = if last.is_some() { n - 1 } else { n };
+    let mut m: i128 = if full <= 4 {
+        // Up to 16 decimal digits: in 64 bits.
+        (0..full).fold(0i64, |m, i| m * 10_000 + digit(i)) as i128
+    } else {
+        let mut m: i128 = 0;
+        for i in 0..full {
+            m = m.checked_mul(10_000)?.checked_add(digit(i) as i128)?;
+        }
+        m
+    };
+    if let Some((d, width)) = last {
+        m = wide_mul(m, POW10[width as usize])?.checked_add(d as i128)?;
+    }
+    if e > 0 {
+        m = wide_mul(m, pow10(u32::try_from(e).ok()?)?)?;
+    }
+    Some((if negative { -m } else { m }, dscale))
+}
+
+/// The largest display scale a numeric has (NUMERIC_DSCALE_MAX).
+pub const DSCALE_MAX: u16 = 0x3FFF;
+
+/// Appends the bytes make_result writes for m / 10^dscale (`dscale <= DSCALE_MAX`):
+/// base-10000 digits without leading or trailing zero ones, a zero with weight 0 and
+/// no sign, and the short header whenever the display scale and weight fit it
+/// (NUMERIC_CAN_BE_SHORT), else the long one. A numeric that numeric_in, a cast or
+/// arithmetic made is stored with exactly these bytes.
+pub fn write_canonical(m: i128, dscale: u16, out: &mut Vec<u8>) {
+    debug_assert!(dscale <= DSCALE_MAX);
+    // Base-10000 digits of |m| * 10^pad, least significant first, the point between
+    // two digits: `frac` of them after it. |m| * 10^pad may not fit 128 bits, so the
+    // padded low digit is made first.
+    let pad = (4 - dscale as u32 % 4) % 4;
+    let frac = (dscale as i32 + pad as i32) / 4;
+    let mut digits = [0u16; 12];
+    let mut n = 0;
+    let mut mag = m.unsigned_abs();
+    if pad > 0 {
+        let unit = 10u128.pow(4 - pad);
+        digits[0] = ((mag % unit) * 10u128.pow(pad)) as u16;
+        mag /= unit;
+        n = 1;
+    }
+    // 64-bit divisions while the rest fits (always, for mantissas of 64 bits).
+    while mag > u64::MAX as u128 {
+        digits[n] = (mag % 10_000) as u16;
+        mag /= 10_000;
+        n += 1;
+    }
+    let mut small = mag as u64;
+    while small > 0 {
+        digits[n] = (small % 10_000) as u16;
+        small /= 10_000;
+        n += 1;
+    }
+    let low = digits[..n].iter().position(|&d| d != 0).unwrap_or(n);
+    let high = digits[..n].iter().rposition(|&d| d != 0).map_or(low, |i| i + 1);
+    let (negative, weight) = if low == high { (false, 0) } else { (m < 0, high as i32 - 1 - frac) };
+    if dscale <= 0x3F && (-64..=63).contains(&weight) {
+        let header = SHORT
+            | if negative { 0x2000 } else { 0 }
+            | (dscale << 7)
+            | if weight < 0 { 0x40 } else { 0 }
+            | (weight as u16 & 0x3F);
+        out.extend_from_slice(&header.to_le_bytes());
+    } else {
+        out.extend_from_slice(&(if negative { NEG } else { 0 } | dscale).to_le_bytes());
+        out.extend_from_slice(&(weight as i16).to_le_bytes());
+    }
+    for &d in digits[low..high].iter().rev() {
+        out.extend_from_slice(&d.to_le_bytes());
+    }
 }
 
 /// `cmp_numerics`: the order of two parsed numerics.
@@ -152,6 +287,41 @@ mod tests {
         let mut b = h.to_le_bytes().to_vec();
         digits.iter().for_each(|d| b.extend_from_slice(&d.to_le_bytes()));
         b
+    }
+
+    fn canonical(m: i128, dscale: u16) -> Vec<u8> {
+        let mut out = Vec::new();
+        write_canonical(m, dscale, &mut out);
+        out
+    }
+
+    #[test]
+    fn canonical_bytes_are_make_results() {
+        // The bytes PostgreSQL 15 stores for these literals (numeric_send's digits,
+        // with the short header make_result picks).
+        assert_eq!(canonical(150, 2), short(false, 0, 2, &[1, 5000])); // 1.50
+        assert_eq!(canonical(-5, 2), short(true, -1, 2, &[500])); // -0.05
+        assert_eq!(canonical(0, 2), short(false, 0, 2, &[])); // 0.00
+        assert_eq!(canonical(0, 0), short(false, 0, 0, &[])); // 0
+        assert_eq!(canonical(10000, 0), short(false, 1, 0, &[1])); // 10000
+        assert_eq!(canonical(1234567, 3), short(false, 0, 3, &[1234, 5670])); // 1234.567
+        assert_eq!(canonical(1, 8), short(false, -2, 8, &[1])); // 0.00000001
+        assert_eq!(canonical(1, 7), short(false, -2, 7, &[10])); // 0.0000001
+        assert_eq!(canonical(12, 1), short(false, 0, 1, &[1, 2000])); // 1.2
+                                                                      // Display scale 64 or weight 64 need the long header.
+        assert_eq!(canonical(1, 64), long(false, -16, 64, &[1]));
+        assert_eq!(canonical(-1, 70), long(true, -18, 70, &[100]));
+        let big = 10i128.pow(38);
+        assert_eq!(canonical(big, 0), short(false, 9, 0, &[100]));
+        assert_eq!(canonical(i128::MIN + 1, 0)[..2], 0xA009u16.to_le_bytes()); // short, negative, weight 9
+                                                                               // scaled() reads them back.
+        for (m, s) in
+            [(150, 2), (-5, 2), (0, 2), (10000, 0), (1234567, 3), (1, 64), (big, 0), (i64::MIN as i128, 7)]
+        {
+            let b = canonical(m, s);
+            let Some(Parsed::Finite { negative, weight, dscale, digits }) = parse(&b) else { panic!() };
+            assert_eq!(scaled(negative, weight, dscale, digits), Some((m, s)), "{m} {s}");
+        }
     }
 
     #[test]

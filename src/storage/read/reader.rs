@@ -111,6 +111,9 @@ pub struct Reader {
     vectors: Vec<DecodedVector>,
     decoded: Vec<bool>,
     columns: Vec<DatumColumn>,
+    /// Per attribute: decode vectors of scaled numerics as their numbers
+    /// (`DecodedVector::keep_scaled`), for a consumer that reads only numbers of it.
+    scaled: Vec<bool>,
 }
 
 /// What a scan did, for EXPLAIN ANALYZE.
@@ -205,6 +208,7 @@ impl Reader {
                 vectors: (0..natts).map(|_| DecodedVector::default()).collect(),
                 decoded: vec![false; natts],
                 columns: (0..natts).map(|_| DatumColumn::default()).collect(),
+                scaled: vec![false; natts],
                 kinds,
             }
         }
@@ -259,6 +263,14 @@ impl Reader {
     /// attributes must be among the wanted ones.
     pub fn set_filter(&mut self, filter: Option<Box<dyn VectorFilter>>) {
         self.filter = filter;
+    }
+
+    /// Decodes the attributes `scaled` marks, when stored as scaled numerics, into their
+    /// numbers only (`DecodedVector::scaled`): for a consumer that reads nothing else of
+    /// them (numeric expressions, filters and folds), never for the slot.
+    pub fn set_scaled(&mut self, scaled: Vec<bool>) {
+        self.scaled = scaled;
+        self.scaled.resize(self.vectors.len(), false);
     }
 
     /// Puts only the attributes `output` marks into the slot (the others read NULL);
@@ -572,18 +584,23 @@ impl Reader {
                     // A dictionary stays one: a filter tests each entry once, and the
                     // slot's Datums are made once per entry (`DatumColumn`).
                     self.vectors[i].keep_dictionary = true;
+                    self.vectors[i].keep_scaled = self.scaled[i] && !self.is_output(i);
                     decode_checked(self.kinds[i], &self.vector_bytes, entry.rows, &mut self.vectors[i]);
                 }
                 Source::Missing(d, isnull) => {
+                    clear_coded(&mut self.vectors[i]);
                     datum::constant_vector(self.kinds[i], d, isnull, rows, &mut self.vectors[i])
                 }
-                Source::Null => datum::constant_vector(
-                    self.kinds[i],
-                    pg_sys::Datum::from(0usize),
-                    true,
-                    rows,
-                    &mut self.vectors[i],
-                ),
+                Source::Null => {
+                    clear_coded(&mut self.vectors[i]);
+                    datum::constant_vector(
+                        self.kinds[i],
+                        pg_sys::Datum::from(0usize),
+                        true,
+                        rows,
+                        &mut self.vectors[i],
+                    )
+                }
             }
         }
     }
@@ -1158,4 +1175,11 @@ unsafe fn read_vector(
             nblocks,
         );
     }
+}
+
+/// Forgets an earlier vector's dictionary and scaled numbers before a constant vector
+/// (plain values) is written over it.
+fn clear_coded(v: &mut DecodedVector) {
+    v.dictionary = None;
+    v.scaled = None;
 }

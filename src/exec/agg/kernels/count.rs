@@ -15,7 +15,12 @@ impl Count {
         let c = &mut self.counts;
         match gids {
             Gids::One => c[0] += sel.len() as i64,
-            Gids::Each(g) => g.iter().for_each(|&g| c[g as usize] += 1),
+            Gids::Each(g) => {
+                // Runs of one group (rows ordered by group: `HashGrouping`) add once.
+                for run in g.chunk_by(|a, b| a == b) {
+                    c[run[0] as usize] += run.len() as i64;
+                }
+            }
         }
     }
 

@@ -106,14 +106,24 @@ fn each(valid: &[bool], sel: &[u32], gids: Gids, mut f: impl FnMut(usize, usize)
 }
 
 /// Calls `f(group, bytes)` for each selected non-NULL row of a byte-string column,
-/// decoded or a dictionary.
+/// decoded, a dictionary or scaled numerics.
 fn each_bytes(col: &DecodedVector, sel: &[u32], gids: Gids, mut f: impl FnMut(usize, &[u8])) {
     let valid = |r: usize| col.is_valid(r);
     let group = |i: usize| match gids {
         Gids::One => 0,
         Gids::Each(g) => g[i] as usize,
     };
-    if let Some(d) = &col.dictionary {
+    if let Some(s) = &col.scaled {
+        // Scaled numerics: each row's bytes made again (no reader asks for them here).
+        let mut b = Vec::with_capacity(16);
+        for (i, &r) in sel.iter().enumerate() {
+            if valid(r as usize) {
+                b.clear();
+                s.write_stored(r as usize, &mut b);
+                f(group(i), &b);
+            }
+        }
+    } else if let Some(d) = &col.dictionary {
         for (i, &r) in sel.iter().enumerate() {
             if valid(r as usize) {
                 let e = d.codes[r as usize] as usize;

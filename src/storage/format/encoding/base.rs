@@ -108,6 +108,8 @@ pub struct Scratch {
     pub u32s: Vec<u32>,
     pub lens: Vec<u32>,
     pub bytes: Vec<u8>,
+    /// Integers decoded on the way to other values (scaled numerics' mantissas).
+    pub ints: Vec<i64>,
 }
 
 /// Reads one fixed-width little-endian value from exactly `T::BYTES` bytes.

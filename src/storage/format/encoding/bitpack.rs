@@ -123,8 +123,125 @@ pub fn decode_for(input: &[u8], count: usize, mut f: impl FnMut(i64)) -> Result<
 
 /// `decode_for` appending to a vector.
 pub fn decode_for_into(input: &[u8], count: usize, out: &mut Vec<i64>) -> Result<usize, CorruptData> {
-    out.reserve(count);
-    decode_for(input, count, |v| out.push(v))
+    decode_for_map(input, count, out, |v| v)
+}
+
+/// `decode_for` appending `f(value)` to a vector.
+pub fn decode_for_map<T: Copy + Default>(
+    input: &[u8],
+    count: usize,
+    out: &mut Vec<T>,
+    f: impl Fn(i64) -> T,
+) -> Result<usize, CorruptData> {
+    let header = input.get(..FOR_HEADER_LEN).ok_or(CorruptData("FOR header truncated"))?;
+    let min = i64::from_le_bytes(header[0..8].try_into().unwrap()) as u64;
+    let width = header[8];
+    if width > 64 {
+        return Err(CorruptData("bit width above 64"));
+    }
+    let body_len = packed_len(count, width);
+    let body =
+        input.get(FOR_HEADER_LEN..FOR_HEADER_LEN + body_len).ok_or(CorruptData("FOR body truncated"))?;
+    let start = out.len();
+    out.resize(start + count, T::default());
+    unpack_offsets(body, width, min, &mut out[start..], f);
+    Ok(FOR_HEADER_LEN + body_len)
+}
+
+/// Writes `f(base + field i)` into `out[i]` for the `out.len()` fields of `width` bits
+/// in `body` (LSB first; `body` holds `packed_len(out.len(), width)` bytes). Each field
+/// of up to 56 bits is one unaligned 8-byte read and a shift: no branch, no
+/// dependency between fields (the compiler unrolls and vectorises it); the last
+/// fields, whose 8 bytes would pass the end, are read from a padded copy.
+fn unpack_offsets<T: Copy>(body: &[u8], width: u8, base: u64, out: &mut [T], f: impl Fn(i64) -> T) {
+    let count = out.len();
+    if count == 0 {
+        // `f` is asked for no value (a caller may count what it is asked).
+        return;
+    }
+    if width == 0 {
+        out.fill(f(base as i64));
+        return;
+    }
+    if width > 56 {
+        let mut i = 0;
+        let _ = unpack(body, width, count, |d| {
+            out[i] = f(base.wrapping_add(d) as i64);
+            i += 1;
+        });
+        return;
+    }
+    let w = width as usize;
+    let mask = low_mask(width as u32);
+    let window = |bytes: &[u8], i: usize| {
+        let bit = i * w;
+        let word = u64::from_le_bytes(bytes[bit / 8..bit / 8 + 8].try_into().unwrap());
+        f(base.wrapping_add((word >> (bit % 8)) & mask) as i64)
+    };
+    // Field i's window starts at byte i * w / 8: those ending within the body.
+    let fast = if body.len() >= 8 { (((body.len() - 7) * 8 - 1) / w + 1).min(count) } else { 0 };
+    // Blocks of 8 fields (w bytes) with the width a constant: every shift and offset
+    // in the block is one, and the block unrolls into straight loads and stores.
+    let blocks = with_width!(w, W => unpack_blocks::<W, T>(body, base, &mut out[..fast], &f));
+    for (i, o) in out[..fast].iter_mut().enumerate().skip(blocks * 8) {
+        *o = window(body, i);
+    }
+    if fast < count {
+        // The tail, from a copy of the body's last bytes padded with zeros.
+        let from = fast * w / 8;
+        let mut padded = [0u8; 64];
+        let tail = &body[from..];
+        padded[..tail.len()].copy_from_slice(tail);
+        let shift = from * 8;
+        for (i, o) in out.iter_mut().enumerate().skip(fast) {
+            let bit = i * w - shift;
+            let word = u64::from_le_bytes(padded[bit / 8..bit / 8 + 8].try_into().unwrap());
+            *o = f(base.wrapping_add((word >> (bit % 8)) & mask) as i64);
+        }
+    }
+}
+
+/// `$body` with `$w` (1..=56, a runtime width) as the const generic `$W`.
+macro_rules! with_width {
+    ($w:expr, $W:ident => $body:expr) => {
+        with_width!(@ $w, $W, $body, [1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23
+            24 25 26 27 28 29 30 31 32 33 34 35 36 37 38 39 40 41 42 43 44 45 46 47 48 49 50 51 52
+            53 54 55 56])
+    };
+    (@ $w:expr, $W:ident, $body:expr, [$($n:literal)*]) => {
+        match $w {
+            $($n => {
+                const $W: usize = $n;
+                $body
+            })*
+            _ => 0,
+        }
+    };
+}
+use with_width;
+
+/// Unpacks whole blocks of 8 fields of `W` bits (W bytes each) from the front of
+/// `out` (`out.len()` fields whose 8-byte windows lie within `body`), each block read
+/// from one slice of `W + 8` bytes; returns how many blocks.
+#[inline(never)]
+fn unpack_blocks<const W: usize, T: Copy>(
+    body: &[u8],
+    base: u64,
+    out: &mut [T],
+    f: &impl Fn(i64) -> T,
+) -> usize {
+    let mask = (1u64 << W) - 1;
+    // Block b reads bytes b * W .. b * W + W + 8.
+    let blocks = if body.len() >= W + 8 { ((body.len() - W - 8) / W + 1).min(out.len() / 8) } else { 0 };
+    for (b, o) in out[..blocks * 8].chunks_exact_mut(8).enumerate() {
+        let bytes = &body[b * W..b * W + W + 8];
+        for (j, o) in o.iter_mut().enumerate() {
+            let bit = j * W;
+            let word = u64::from_le_bytes(bytes[bit / 8..bit / 8 + 8].try_into().unwrap());
+            *o = f(base.wrapping_add((word >> (bit % 8)) & mask) as i64);
+        }
+    }
+    blocks
 }
 
 #[inline]

@@ -21,7 +21,28 @@ pub struct DecodedVector {
     /// which test each entry once, then the codes).
     pub keep_dictionary: bool,
     pub dictionary: Option<Dictionary>,
+    /// Set by the caller before decoding: a vector of scaled numerics
+    /// (`EncodingId::ScaledNumeric`) is then decoded into `scaled` only, its numbers,
+    /// and `values` is left with `rows` empty byte strings (for the readers of numeric
+    /// values: expressions, numeric filters and folds, which never need the bytes).
+    pub keep_scaled: bool,
+    pub scaled: Option<ScaledNumerics>,
     pub(super) scratch: DecodeScratch,
+}
+
+/// Numerics of one display scale: row i is `m[i] / 10^scale` (NULL rows: 0); each
+/// is the numeric whose stored bytes are make_result's for (m, scale).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ScaledNumerics {
+    pub m: Vec<i64>,
+    pub scale: u16,
+}
+
+impl ScaledNumerics {
+    /// Row `r`'s stored bytes, appended to `out`.
+    pub fn write_stored(&self, r: usize, out: &mut Vec<u8>) {
+        crate::storage::format::numeric::write_canonical(self.m[r] as i128, self.scale, out)
+    }
 }
 
 /// Byte strings as a dictionary: row i is entry `codes[i]` (NULL rows: 0), entry e is
@@ -89,6 +110,8 @@ impl DecodedVector {
             values,
             keep_dictionary: dictionary.is_some(),
             dictionary,
+            keep_scaled: false,
+            scaled: None,
             scratch: DecodeScratch::default(),
         }
     }
@@ -108,6 +131,8 @@ impl DecodedVector {
             values: std::mem::take(&mut self.values),
             keep_dictionary: false,
             dictionary: self.dictionary.take(),
+            keep_scaled: false,
+            scaled: self.scaled.take(),
             scratch: DecodeScratch::default(),
         }
     }
@@ -124,6 +149,7 @@ impl DecodedVector {
             .dictionary
             .as_ref()
             .map_or(0, |d| d.codes.capacity() * 4 + d.offsets.capacity() * 4 + d.data.capacity());
-        values + dictionary + self.validity.as_ref().map_or(0, Vec::capacity)
+        let scaled = self.scaled.as_ref().map_or(0, |s| s.m.capacity() * 8);
+        values + dictionary + scaled + self.validity.as_ref().map_or(0, Vec::capacity)
     }
 }

@@ -110,30 +110,6 @@ fn read_dict_len(input: &[u8], count: usize) -> Result<usize, CorruptData> {
     Ok(d)
 }
 
-/// Decodes codes, calling `emit(code)` for each after checking it is `< dict_len`.
-fn decode_codes(
-    input: &[u8],
-    count: usize,
-    dict_len: usize,
-    mut emit: impl FnMut(usize) -> Result<(), CorruptData>,
-) -> Result<usize, CorruptData> {
-    let mut err = None;
-    let used = bitpack::decode_for(input, count, |c| {
-        if err.is_some() {
-            return;
-        }
-        if !(0..dict_len as i64).contains(&c) {
-            err = Some(CorruptData("dictionary code out of range"));
-        } else if let Err(e) = emit(c as usize) {
-            err = Some(e);
-        }
-    })?;
-    match err {
-        Some(e) => Err(e),
-        None => Ok(used),
-    }
-}
-
 pub fn decode<T: Fixed>(
     input: &[u8],
     count: usize,
@@ -146,11 +122,20 @@ pub fn decode<T: Fixed>(
     dict.reserve(d);
     let mut pos = 4;
     pos += bitpack::decode_for(&input[pos..], d, |v| dict.push(v as u64))?;
-    out.reserve(count);
-    pos += decode_codes(&input[pos..], count, d, |c| {
-        out.push(T::from_bits64(dict[c]));
-        Ok(())
+    // Codes decoded branch-free and looked up as they are: a code out of range gives
+    // a filler and marks the vector corrupt.
+    let bad = std::cell::Cell::new(false);
+    let dict = &dict[..];
+    pos += bitpack::decode_for_map(&input[pos..], count, out, |c| match dict.get(c as usize) {
+        Some(&v) if c >= 0 => T::from_bits64(v),
+        _ => {
+            bad.set(true);
+            T::default()
+        }
     })?;
+    if bad.get() {
+        return Err(CorruptData("dictionary code out of range"));
+    }
     Ok(pos)
 }
 
@@ -292,11 +277,18 @@ pub fn decode_bytes_codes(
     let mut pos = 4;
     pos += plain::decode_bytes(&input[pos..], d, ends, data, lens)?;
     codes.clear();
-    codes.reserve(count);
-    pos += decode_codes(&input[pos..], count, d, |c| {
-        codes.push(c as u32);
-        Ok(())
+    // A code out of range becomes u32::MAX (never one: d <= count <= MAX_VECTOR_ROWS),
+    // found in one pass after the branch-free decode.
+    pos += bitpack::decode_for_map(&input[pos..], count, codes, |c| {
+        if (0..d as i64).contains(&c) {
+            c as u32
+        } else {
+            u32::MAX
+        }
     })?;
+    if codes.contains(&u32::MAX) {
+        return Err(CorruptData("dictionary code out of range"));
+    }
     Ok(pos)
 }
 

@@ -10,12 +10,14 @@
 //! decimal, the lag-delta codec first detects the lag (the distance at which values agree
 //! most: the number of interleaved series) from a sample, then costs its residuals
 //! exactly; the dictionary is built only while it can still win (and not at all when a
-//! sample of 128 values has no repeat). The smallest wins. The vector layer then tries
+//! sample of 128 values has no repeat); byte strings that are all canonical numerics of
+//! one display scale are costed as their mantissas in the best integer codec
+//! (`scaled_numeric`). The smallest wins. The vector layer then tries
 //! general compression on it (`vector`).
 
 use super::base::PhysicalKind;
 use super::codec::{Analysis, Codec, Tier, VectorValues};
-use super::{alp, bitpack, bytesplit, delta, dictionary, gorilla, lagdelta, plain, rle};
+use super::{alp, bitpack, bytesplit, delta, dictionary, gorilla, lagdelta, plain, rle, scaled_numeric};
 
 /// Declares `EncodingId` (the stored ids; Rust rejects a repeated one) and `CODECS`
 /// from one line per codec.
@@ -55,6 +57,8 @@ codec_table! {
     /// Frame of reference + bit packing.
     BitPack = 1 => bitpack::FRAME_OF_REFERENCE,
     Plain = 0 => plain::PLAIN,
+    /// Numerics of one display scale as their scale and integer mantissas.
+    ScaledNumeric = 11 => scaled_numeric::SCALED_NUMERIC,
     Rle = 4 => rle::RLE,
     Delta = 2 => delta::DELTA,
     DeltaOfDelta = 3 => delta::DELTA_OF_DELTA,
@@ -129,7 +133,7 @@ mod tests {
         for &id in CODECS {
             assert_eq!(EncodingId::from_u8(id as u8), Some(id));
         }
-        assert_eq!(CODECS.len(), 11);
+        assert_eq!(CODECS.len(), 12);
         for kind in [PhysicalKind::Int, PhysicalKind::Float32, PhysicalKind::Float64, PhysicalKind::Bytes] {
             assert!(EncodingId::Plain.applies_to(kind));
         }

@@ -43,9 +43,9 @@ use std::cell::RefCell;
 use super::base::{CorruptData, Fixed, PhysicalKind, Scratch, MAX_DECODED_BYTES, MAX_VECTOR_ROWS};
 use super::codec::{Output, VectorValues};
 use super::compress::{self, Compression};
-use super::decoded::{DecodedValues, DecodedVector, Dictionary};
+use super::decoded::{DecodedValues, DecodedVector, Dictionary, ScaledNumerics};
 use super::table::{encode_smallest, EncodingId};
-use super::{bitpack, dictionary};
+use super::{bitpack, dictionary, scaled_numeric};
 
 pub const FORMAT_VERSION: u8 = 1;
 pub const HEADER_LEN: usize = 24;
@@ -296,7 +296,12 @@ impl EncodeScratch {
         let EncodeScratch { primary, alternative } = &mut *self;
         primary.raw.clear();
         let encoding = encode_smallest(values, &mut primary.raw);
-        let trial = if kind == PhysicalKind::Bytes { Trial::Both } else { Trial::Lz4First };
+        // Scaled numerics are integers underneath: compressed as numbers are.
+        let trial = if kind == PhysicalKind::Bytes && encoding != EncodingId::ScaledNumeric {
+            Trial::Both
+        } else {
+            Trial::Lz4First
+        };
         let (mut compression, stored) = primary.compress(policy, trial, kind, n_rows);
         let mut chosen = (&*primary, encoding);
         // A layout made for general compression may beat the lightweight encoding once
@@ -352,6 +357,9 @@ fn alternative_layout(
     let floats_worth = stored * 2 > values.plain_bytes();
     match values {
         _ if !compressing => None,
+        // Numerics read as integers, never parsed per row, are worth more than the
+        // bytes plain zstd might save.
+        _ if encoding == EncodingId::ScaledNumeric => None,
         VectorValues::Bytes { .. } => Some(EncodingId::Plain),
         VectorValues::Float32(v) if floats_worth && byte_plane_entropy(v) < target => {
             Some(EncodingId::ByteSplit)
@@ -502,9 +510,12 @@ pub fn decode_vector(
     let Frame { header: h, bitmap, stored, total } = frame(input, kind)?;
     let count = h.rows - h.null_count;
 
-    let DecodedVector { rows, validity, values, keep_dictionary, dictionary, scratch } = out;
-    // Kept for reuse, and set again below if this vector is decoded as a dictionary.
+    let DecodedVector { rows, validity, values, keep_dictionary, dictionary, keep_scaled, scaled, scratch } =
+        out;
+    // Kept for reuse, and set again below if this vector is decoded as a dictionary
+    // (or as scaled numerics).
     let spare_dictionary = dictionary.take();
+    let spare_scaled = scaled.take();
     *rows = h.rows as u32;
     decode_validity(&h, count, bitmap, validity, &mut scratch.spare_validity)?;
 
@@ -523,6 +534,9 @@ pub fn decode_vector(
         PhysicalKind::Int => decode_fixed!(payload, values, Int, codec),
         PhysicalKind::Float32 => decode_fixed!(payload, values, Float32, codec),
         PhysicalKind::Float64 => decode_fixed!(payload, values, Float64, codec),
+        PhysicalKind::Bytes if *keep_scaled && count > 0 && h.encoding == EncodingId::ScaledNumeric => {
+            payload.decode_scaled(values, codec, spare_scaled, scaled, validity.as_deref())
+        }
         PhysicalKind::Bytes => payload.decode_bytes(
             values,
             codec,
@@ -536,7 +550,7 @@ pub fn decode_vector(
         return Err(CorruptData("vector payload length mismatch"));
     }
     if let Some(valid) = validity.as_deref() {
-        spread_to_rows(values, valid, dictionary.is_some());
+        spread_to_rows(values, valid, dictionary.is_some() || scaled.is_some());
     }
     Ok(total)
 }
@@ -663,6 +677,40 @@ impl Payload<'_> {
         };
         *values = DecodedValues::Bytes { offsets, data };
         used
+    }
+}
+
+impl Payload<'_> {
+    /// Decodes scaled numerics into `spare` (their mantissas, spread to rows), which
+    /// becomes `scaled`, leaving `values` with `rows` empty byte strings.
+    #[inline]
+    fn decode_scaled(
+        &self,
+        values: &mut DecodedValues,
+        codec: &mut Scratch,
+        mut spare: Option<ScaledNumerics>,
+        scaled: &mut Option<ScaledNumerics>,
+        validity: Option<&[bool]>,
+    ) -> Result<usize, CorruptData> {
+        let s = spare.get_or_insert_with(ScaledNumerics::default);
+        s.m.clear();
+        let (used, scale) = scaled_numeric::decode_mantissas(self.bytes, self.count, &mut s.m, codec)?;
+        s.scale = scale;
+        if let Some(valid) = validity {
+            spread(&mut s.m, valid);
+        }
+        let (mut offsets, data) = match std::mem::take(values) {
+            DecodedValues::Bytes { offsets, mut data } => {
+                data.clear();
+                (offsets, data)
+            }
+            _ => (Vec::new(), Vec::new()),
+        };
+        offsets.clear();
+        offsets.resize(self.rows + 1, 0);
+        *values = DecodedValues::Bytes { offsets, data };
+        *scaled = spare;
+        Ok(used)
     }
 }
 
