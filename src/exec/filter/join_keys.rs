@@ -16,9 +16,13 @@ use crate::storage::read::vector_filter::{ColumnSource, VectorFilter};
 use std::cell::Cell;
 use std::rc::Rc;
 
-/// A bitmap is used when it takes at most this many bits per key (and at most
-/// `MAX_BITMAP_BITS` in all): one load and a shift per probe, no hashing.
+/// A bitmap is used when it takes at most this many bits per key, or at most
+/// `SMALL_BITMAP_BITS` whatever the keys (and at most `MAX_BITMAP_BITS` in all): one
+/// load and a shift per probe, no hashing and no branch on the probe's outcome. A
+/// 256 kB bitmap stays in the L2 cache, where a probe costs less than a hash set's
+/// mispredicted probe loop (TPC-H q8: 1,451 part keys over 200k values, 6M probes).
 const BITMAP_BITS_PER_KEY: u64 = 64;
+const SMALL_BITMAP_BITS: u64 = 1 << 21;
 const MAX_BITMAP_BITS: u64 = 1 << 27;
 
 /// The exact set of a hash join's inner keys.
@@ -59,7 +63,8 @@ impl JoinKeySet {
         };
         let len = keys.len();
         let range = (max as i128 - min as i128 + 1) as u128;
-        let lookup = if range <= (len as u128 * BITMAP_BITS_PER_KEY as u128).min(MAX_BITMAP_BITS as u128) {
+        let bitmap_bits = (len as u128 * BITMAP_BITS_PER_KEY as u128).max(SMALL_BITMAP_BITS as u128);
+        let lookup = if range <= bitmap_bits.min(MAX_BITMAP_BITS as u128) {
             let mut bits = vec![0u64; (range as usize).div_ceil(64)];
             for k in &keys {
                 let b = (*k as i128 - min as i128) as usize;
@@ -260,6 +265,12 @@ mod tests {
         assert!(matches!(dense.lookup, Lookup::Bitmap(_)));
         let sparse = JoinKeySet::new(vec![i64::MIN, -7, 0, 1 << 40, i64::MAX, 0]);
         assert!(matches!(sparse.lookup, Lookup::Hashed { .. }));
+        // Few keys over a range a small bitmap covers: a bitmap all the same.
+        let few = JoinKeySet::new((0..1451).map(|i| 1 + i * 137).collect());
+        assert!(matches!(few.lookup, Lookup::Bitmap(_)));
+        assert!(few.contains(1 + 1450 * 137) && !few.contains(2) && !few.contains(1 + 1451 * 137));
+        let wide = JoinKeySet::new(vec![0, 1 << 21]);
+        assert!(matches!(wide.lookup, Lookup::Hashed { .. }), "just past a small bitmap's range");
         for set in [&dense, &sparse] {
             let probe = [
                 i64::MIN,
