@@ -159,25 +159,43 @@ impl JoinKeySet {
             // The planner pushes join filters on integer columns only.
             panic!("join filter on a non-integer vector")
         };
-        let mut n = 0;
-        match v.validity.as_deref() {
-            None => {
-                for i in 0..selection.len() {
-                    let r = selection[i];
-                    selection[n] = r;
-                    n += self.contains(values[r as usize]) as usize;
-                }
+        // One loop per kind of set, so that a bitmap's probe is a few instructions with
+        // no branch on its outcome (this runs for every row the scan reads).
+        match &self.lookup {
+            Lookup::Empty => selection.clear(),
+            Lookup::Bitmap(bits) => {
+                let (min, max) = (self.min, self.max);
+                keep(values, v.validity.as_deref(), selection, |k| {
+                    let b = k.wrapping_sub(min) as u64;
+                    (k >= min) & (k <= max) && bits[(b / 64) as usize] >> (b % 64) & 1 == 1
+                })
             }
-            Some(valid) => {
-                for i in 0..selection.len() {
-                    let r = selection[i];
-                    selection[n] = r;
-                    n += (valid[r as usize] && self.contains(values[r as usize])) as usize;
-                }
+            Lookup::Hashed { .. } => keep(values, v.validity.as_deref(), selection, |k| self.contains(k)),
+        }
+    }
+}
+
+/// Keeps the rows of `selection` whose value is valid and passes `test`.
+#[inline(always)]
+fn keep(values: &[i64], validity: Option<&[bool]>, selection: &mut Vec<u32>, test: impl Fn(i64) -> bool) {
+    let mut n = 0;
+    match validity {
+        None => {
+            for i in 0..selection.len() {
+                let r = selection[i];
+                selection[n] = r;
+                n += test(values[r as usize]) as usize;
             }
         }
-        selection.truncate(n);
+        Some(valid) => {
+            for i in 0..selection.len() {
+                let r = selection[i];
+                selection[n] = r;
+                n += (valid[r as usize] && test(values[r as usize])) as usize;
+            }
+        }
     }
+    selection.truncate(n);
 }
 
 /// A join filter as the reader asks for it: the key test first, then the scan's own
@@ -367,6 +385,22 @@ mod tests {
         f.select(&|_| None, &mut cols, &mut sel);
         assert_eq!(sel, vec![4]);
         assert_eq!(removed.get(), 4);
+    }
+
+    #[test]
+    fn a_bitmap_at_the_ends_of_the_range_keeps_exactly_its_keys() {
+        let removed = Rc::new(Cell::new(0));
+        for keys in [vec![i64::MAX - 10, i64::MAX], vec![i64::MIN, i64::MIN + 3]] {
+            let set = JoinKeySet::new(keys.clone());
+            assert!(matches!(set.lookup, Lookup::Bitmap(_)));
+            let f = JoinKeyFilter::boxed(0, set, None, removed.clone());
+            let probes = [i64::MIN, i64::MIN + 1, i64::MIN + 3, -1, 0, i64::MAX - 11, i64::MAX - 10, i64::MAX];
+            let mut cols = One(ints(&probes.map(Some)));
+            let mut sel: Vec<u32> = (0..probes.len() as u32).collect();
+            f.select(&|_| None, &mut cols, &mut sel);
+            let kept: Vec<i64> = sel.iter().map(|&r| probes[r as usize]).collect();
+            assert_eq!(kept, keys);
+        }
     }
 
     #[test]

@@ -181,6 +181,25 @@ pub fn unpack(body: &[u8], width: u8, count: usize, mut f: impl FnMut(u64)) -> R
     }
     let width = width as u32;
     let mask = low_mask(width);
+    if width <= 56 {
+        // Each field lies in the 8 bytes from its first byte: one unaligned load and a
+        // shift per value, no branch on where the field ends (dictionary codes and
+        // frame-of-reference integers, the scan's hottest decode loops).
+        let fast = if body.len() >= 8 { ((body.len() - 8) * 8 / width as usize + 1).min(count) } else { 0 };
+        for i in 0..fast {
+            let bit = i * width as usize;
+            let word = u64::from_le_bytes(body[bit / 8..bit / 8 + 8].try_into().expect("8 bytes"));
+            f((word >> (bit % 8)) & mask);
+        }
+        for i in fast..count {
+            let bit = i * width as usize;
+            let mut b = [0u8; 8];
+            let tail = &body[bit / 8..];
+            b[..tail.len().min(8)].copy_from_slice(&tail[..tail.len().min(8)]);
+            f((u64::from_le_bytes(b) >> (bit % 8)) & mask);
+        }
+        return Ok(());
+    }
     // Word-at-a-time refill: one branch per value instead of a byte loop.
     let mut words = body.chunks(8).map(|c| {
         let mut b = [0u8; 8];

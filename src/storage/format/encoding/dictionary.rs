@@ -291,12 +291,20 @@ pub fn decode_bytes_codes(
     data.clear();
     let mut pos = 4;
     pos += plain::decode_bytes(&input[pos..], d, ends, data, lens)?;
+    // The codes go straight into place and are checked once, by their range: this runs
+    // for every value of every dictionary vector a scan reads.
     codes.clear();
-    codes.reserve(count);
-    pos += decode_codes(&input[pos..], count, d, |c| {
-        codes.push(c as u32);
-        Ok(())
+    codes.resize(count, 0);
+    let (mut lo, mut hi, mut at) = (0i64, -1i64, 0usize);
+    pos += bitpack::decode_for(&input[pos..], count, |c| {
+        lo = lo.min(c);
+        hi = hi.max(c);
+        codes[at] = c as u32;
+        at += 1;
     })?;
+    if count > 0 && (lo < 0 || hi >= d as i64) {
+        return Err(CorruptData("dictionary code out of range"));
+    }
     Ok(pos)
 }
 
