@@ -165,9 +165,12 @@ impl JoinKeySet {
             Lookup::Empty => selection.clear(),
             Lookup::Bitmap(bits) => {
                 let (min, max) = (self.min, self.max);
+                let span = max.wrapping_sub(min) as u64;
                 keep(values, v.validity.as_deref(), selection, |k| {
-                    let b = k.wrapping_sub(min) as u64;
-                    (k >= min) & (k <= max) && bits[(b / 64) as usize] >> (b % 64) & 1 == 1
+                    // A key outside [min, max] reads bit `span` and is then dropped by the
+                    // range test (both computed, neither branched on).
+                    let b = (k.wrapping_sub(min) as u64).min(span);
+                    (k >= min) & (k <= max) & (bits[(b / 64) as usize] >> (b % 64) & 1 == 1)
                 })
             }
             Lookup::Hashed { .. } => keep(values, v.validity.as_deref(), selection, |k| self.contains(k)),

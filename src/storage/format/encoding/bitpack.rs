@@ -123,8 +123,19 @@ pub fn decode_for(input: &[u8], count: usize, mut f: impl FnMut(i64)) -> Result<
 
 /// `decode_for` appending to a vector.
 pub fn decode_for_into(input: &[u8], count: usize, out: &mut Vec<i64>) -> Result<usize, CorruptData> {
-    out.reserve(count);
-    decode_for(input, count, |v| out.push(v))
+    // Written in place: a push per value checks the capacity each time.
+    let start = out.len();
+    out.resize(start + count, 0);
+    let slots = &mut out[start..];
+    let mut at = 0;
+    let used = decode_for(input, count, |v| {
+        slots[at] = v;
+        at += 1;
+    });
+    if used.is_err() {
+        out.truncate(start);
+    }
+    used
 }
 
 #[inline]
@@ -182,16 +193,30 @@ pub fn unpack(body: &[u8], width: u8, count: usize, mut f: impl FnMut(u64)) -> R
     let width = width as u32;
     let mask = low_mask(width);
     if width <= 56 {
+        // Narrow fields (dictionary codes): 8 of them fill `width` bytes, read with one
+        // load and taken apart by shifts, unrolled.
+        let mut done = 0;
+        if width <= 8 {
+            let w = width as usize;
+            let groups = if body.len() >= 8 { ((body.len() - 8) / w + 1).min(count / 8) } else { 0 };
+            for g in 0..groups {
+                let word = u64::from_le_bytes(body[g * w..g * w + 8].try_into().expect("8 bytes"));
+                for k in 0..8 {
+                    f((word >> (k as u32 * width)) & mask);
+                }
+            }
+            done = groups * 8;
+        }
         // Each field lies in the 8 bytes from its first byte: one unaligned load and a
         // shift per value, no branch on where the field ends (dictionary codes and
         // frame-of-reference integers, the scan's hottest decode loops).
         let fast = if body.len() >= 8 { ((body.len() - 8) * 8 / width as usize + 1).min(count) } else { 0 };
-        for i in 0..fast {
+        for i in done.min(fast)..fast {
             let bit = i * width as usize;
             let word = u64::from_le_bytes(body[bit / 8..bit / 8 + 8].try_into().expect("8 bytes"));
             f((word >> (bit % 8)) & mask);
         }
-        for i in fast..count {
+        for i in fast.max(done)..count {
             let bit = i * width as usize;
             let mut b = [0u8; 8];
             let tail = &body[bit / 8..];
