@@ -397,7 +397,8 @@ mod tests {
             let set = JoinKeySet::new(keys.clone());
             assert!(matches!(set.lookup, Lookup::Bitmap(_)));
             let f = JoinKeyFilter::boxed(0, set, None, removed.clone());
-            let probes = [i64::MIN, i64::MIN + 1, i64::MIN + 3, -1, 0, i64::MAX - 11, i64::MAX - 10, i64::MAX];
+            let probes =
+                [i64::MIN, i64::MIN + 1, i64::MIN + 3, -1, 0, i64::MAX - 11, i64::MAX - 10, i64::MAX];
             let mut cols = One(ints(&probes.map(Some)));
             let mut sel: Vec<u32> = (0..probes.len() as u32).collect();
             f.select(&|_| None, &mut cols, &mut sel);

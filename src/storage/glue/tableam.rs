@@ -734,7 +734,8 @@ unsafe extern "C-unwind" fn scan_analyze_next_block(
         let rows = reader.total_rows();
         let start = (blockno as u128 * rows as u128 / blocks as u128) as u64;
         a.block_end = ((blockno as u128 + 1) * rows as u128 / blocks as u128) as u64;
-        a.sample = BlockSample::new(blockno as u64, blocks, a.block_end.saturating_sub(start), rows, a.targrows);
+        a.sample =
+            BlockSample::new(blockno as u64, blocks, a.block_end.saturating_sub(start), rows, a.targrows);
         a.pending_skip = a.sample.gap();
         if start > a.ordinal {
             a.ordinal += reader.skip(start - a.ordinal);
