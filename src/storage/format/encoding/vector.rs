@@ -541,6 +541,57 @@ pub fn decode_vector(
     Ok(total)
 }
 
+/// `decode_vector` for a caller that reads only rows `wanted` (ascending) of the vector:
+/// a vector of byte strings kept as its dictionary (`keep_dictionary`), without NULLs,
+/// has the codes of those rows alone decoded (the others read as code 0), which spares
+/// a filter whose earlier tests left a few rows of 2,048 the decoding of the rest. Any
+/// other vector is decoded whole. Returns the bytes consumed and whether only `wanted`
+/// rows were decoded. On error `out` holds unspecified (but valid) contents.
+pub fn decode_vector_rows(
+    input: &[u8],
+    kind: PhysicalKind,
+    wanted: &[u32],
+    out: &mut DecodedVector,
+) -> Result<(usize, bool), CorruptData> {
+    let Frame { header: h, bitmap, stored, total } = frame(input, kind)?;
+    let sparse = kind == PhysicalKind::Bytes
+        && out.keep_dictionary
+        && h.null_count == 0
+        && h.rows > 0
+        && h.encoding == EncodingId::Dictionary;
+    if !sparse {
+        return decode_vector(input, kind, out).map(|used| (used, false));
+    }
+    let DecodedVector { rows, validity, values, dictionary, scratch, .. } = out;
+    *rows = h.rows as u32;
+    decode_validity(&h, h.rows, bitmap, validity, &mut scratch.spare_validity)?;
+    let bytes = raw_payload(&h, stored, &mut scratch.decompressed)?;
+    let mut d = dictionary.take().unwrap_or_default();
+    let used = dictionary::decode_bytes_codes_at(
+        bytes,
+        h.rows,
+        wanted,
+        &mut d.codes,
+        &mut d.offsets,
+        &mut d.data,
+        &mut scratch.codec.lens,
+    )?;
+    if used != h.raw_len {
+        return Err(CorruptData("vector payload length mismatch"));
+    }
+    // As `decode_bytes` leaves a dictionary: row-aligned, empty values.
+    let (mut offsets, mut data) = match std::mem::take(values) {
+        DecodedValues::Bytes { offsets, data } => (offsets, data),
+        _ => (Vec::new(), Vec::new()),
+    };
+    offsets.clear();
+    offsets.resize(h.rows + 1, 0);
+    data.clear();
+    *values = DecodedValues::Bytes { offsets, data };
+    *dictionary = Some(d);
+    Ok((total, true))
+}
+
 /// Reads the validity of each row into `validity` (`None` when no row is NULL), taking
 /// its buffer from `validity` or `spare` and keeping it in `spare` while there are no
 /// nulls.
