@@ -690,25 +690,29 @@ impl Reader {
             return;
         }
         self.batch.begin(rows);
+        // The output reads the selected rows alone: when they are few, a column the
+        // filter did not read decodes just those.
+        let selection = std::mem::take(&mut self.selection);
         for j in 0..self.batch.attrs().len() {
             let i = self.batch.attrs()[j];
-            // SAFETY: as above, for `decode_attr`; `materialize_rows` gets the vector just
-            // decoded for attribute `i` and its kind, in this transaction's memory context.
-            // The batch keeps pointers into `vectors[i]` or `columns[i]`, which stay as they
-            // are until the batch is cleared: they change only when the vector's columns are
-            // decoded again (`load_vector`, `seek_vector`, `read_as`) or freed (`release`),
-            // which all clear it first.
+            // SAFETY: as above, for `decode_attr_rows`; `materialize_rows` gets the vector
+            // just decoded for attribute `i` (at least the selected rows) and its kind, in this
+            // transaction's memory context. The batch keeps pointers into `vectors[i]` or
+            // `columns[i]`, which stay as they are until the batch is cleared: they change only
+            // when the vector's columns are decoded again (`load_vector`, `seek_vector`,
+            // `read_as`) or freed (`release`), which all clear it first.
             unsafe {
-                self.decode_attr(i);
+                self.decode_attr_rows(i, &selection);
                 if !self.batch.push_values(&self.vectors[i]) {
                     // Byte strings and float4s: their Datums first (images in the column's arena).
-                    self.columns[i].materialize_rows(self.kinds[i], &self.vectors[i], &self.selection);
+                    self.columns[i].materialize_rows(self.kinds[i], &self.vectors[i], &selection);
                     if !self.batch.push_datums(&self.columns[i]) {
                         data_corrupted("a column's vector holds fewer rows than the others");
                     }
                 }
             }
         }
+        self.selection = selection;
     }
 
     /// The row count of vector `self.vector` of the current group (starting at

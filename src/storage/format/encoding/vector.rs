@@ -542,11 +542,12 @@ pub fn decode_vector(
 }
 
 /// `decode_vector` for a caller that reads only rows `wanted` (ascending) of the vector:
-/// a vector of byte strings kept as its dictionary (`keep_dictionary`), without NULLs,
-/// has the codes of those rows alone decoded (the others read as code 0), which spares
-/// a filter whose earlier tests left a few rows of 2,048 the decoding of the rest. Any
-/// other vector is decoded whole. Returns the bytes consumed and whether only `wanted`
-/// rows were decoded. On error `out` holds unspecified (but valid) contents.
+/// a vector of byte strings kept as its dictionary (`keep_dictionary`), or of integers
+/// bit-packed on a frame of reference, without NULLs, has those rows alone decoded (the
+/// others read as code or value 0), which spares a filter whose earlier tests left a
+/// few rows of 2,048, or the output of those rows, the decoding of the rest. Any other
+/// vector is decoded whole. Returns the bytes consumed and whether only `wanted` rows
+/// were decoded. On error `out` holds unspecified (but valid) contents.
 pub fn decode_vector_rows(
     input: &[u8],
     kind: PhysicalKind,
@@ -559,6 +560,27 @@ pub fn decode_vector_rows(
         && h.null_count == 0
         && h.rows > 0
         && h.encoding == EncodingId::Dictionary;
+    let sparse_ints =
+        kind == PhysicalKind::Int && h.null_count == 0 && h.rows > 0 && h.encoding == EncodingId::BitPack;
+    if sparse_ints {
+        let DecodedVector { rows, validity, values, dictionary, scratch, .. } = out;
+        *rows = h.rows as u32;
+        *dictionary = None;
+        decode_validity(&h, h.rows, bitmap, validity, &mut scratch.spare_validity)?;
+        let bytes = raw_payload(&h, stored, &mut scratch.decompressed)?;
+        let mut ints = match std::mem::replace(values, DecodedValues::Int(Vec::new())) {
+            DecodedValues::Int(v) => v,
+            _ => Vec::new(),
+        };
+        ints.clear();
+        ints.resize(h.rows, 0);
+        let used = bitpack::decode_for_at(bytes, h.rows, wanted, |r, v| ints[r] = v);
+        *values = DecodedValues::Int(ints);
+        if used? != h.raw_len {
+            return Err(CorruptData("vector payload length mismatch"));
+        }
+        return Ok((total, true));
+    }
     if !sparse {
         return decode_vector(input, kind, out).map(|used| (used, false));
     }

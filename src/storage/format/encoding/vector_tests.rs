@@ -419,3 +419,32 @@ fn bytes_parts(values: &[Option<Vec<u8>>]) -> (Vec<u32>, Vec<u8>) {
     }
     (offsets, data)
 }
+
+#[test]
+fn bit_packed_integers_of_chosen_rows_match_the_whole_vector() {
+    let ints: Vec<i64> = (0..2048).map(|i| 1000 + (i * 7919) % 5003).collect();
+    let wanted: Vec<u32> = (0..2048).filter(|r| r % 61 == 7).collect();
+    let mut packed = 0;
+    for policy in &policies() {
+        let mut bytes = Vec::new();
+        let info = encode_vector(2048, None, VectorValues::Int(&ints), policy, &mut bytes);
+        let mut out = DecodedVector::default();
+        let (used, partial) = decode_vector_rows(&bytes, PhysicalKind::Int, &wanted, &mut out).unwrap();
+        assert_eq!(used, bytes.len());
+        assert_eq!(partial, info.encoding == EncodingId::BitPack);
+        packed += partial as usize;
+        let super::decoded::DecodedValues::Int(got) = &out.values else { panic!("not ints") };
+        assert_eq!(got.len(), 2048);
+        for &r in &wanted {
+            assert_eq!(got[r as usize], ints[r as usize], "row {r}");
+        }
+        assert!(decode_vector_rows(&bytes, PhysicalKind::Int, &[2048], &mut out).is_err() || !partial);
+    }
+    assert!(packed >= 1, "the encoder bit-packs noisy integers");
+    // Sequences are delta-encoded: decoded whole.
+    let seq: Vec<i64> = (0..2048).collect();
+    let mut bytes = Vec::new();
+    encode_vector(2048, None, VectorValues::Int(&seq), &CompressionPolicy::NONE, &mut bytes);
+    let mut out = DecodedVector::default();
+    assert_eq!(decode_vector_rows(&bytes, PhysicalKind::Int, &wanted, &mut out).map(|r| r.1), Ok(false));
+}
