@@ -69,9 +69,10 @@ END $$;
 -- A test that follows one leaving a few rows of a vector decodes a dictionary's codes
 -- for those rows alone; an OR's later branch, or the scan's output, that reads other
 -- rows of the column decodes it again. Both against heap, with the filter pushed.
-CREATE TABLE tp_codes (x int, a text, b text) USING columnar;
+CREATE TABLE tp_codes (x int, a text, b text, y int) USING columnar;
 INSERT INTO tp_codes
-  SELECT g % 1000, (ARRAY['p', 'q', 'r', 's'])[(g * 7) % 4 + 1], (ARRAY['u', 'v', 'w'])[(g * 13) % 3 + 1]
+  SELECT g % 1000, (ARRAY['p', 'q', 'r', 's'])[(g * 7) % 4 + 1], (ARRAY['u', 'v', 'w'])[(g * 13) % 3 + 1],
+         (g * 7919) % 5003
   FROM generate_series(1, 20000) g;
 CREATE TABLE tp_codes_h AS SELECT * FROM tp_codes;
 EXPLAIN (COSTS OFF)
@@ -80,9 +81,15 @@ SELECT a, b, count(*) FROM tp_codes WHERE (x < 40 AND a = 'p') OR (x > 960 AND a
   GROUP BY 1, 2 ORDER BY 1, 2;
 SELECT a, b, count(*) FROM tp_codes_h WHERE (x < 40 AND a = 'p') OR (x > 960 AND a <> 'p')
   GROUP BY 1, 2 ORDER BY 1, 2;
--- Every row's value, where the filter read only a few.
-SELECT count(*) FROM (SELECT x, a, b FROM tp_codes WHERE x < 100 AND b = 'u'
-  EXCEPT ALL SELECT x, a, b FROM tp_codes_h WHERE x < 100 AND b = 'u') d;
+-- Every row's value, where the filter read only a few, and the output (y, a) decodes
+-- the few rows left.
+SELECT count(*) FROM (SELECT x, a, b, y FROM tp_codes WHERE x < 100 AND b = 'u'
+  EXCEPT ALL SELECT x, a, b, y FROM tp_codes_h WHERE x < 100 AND b = 'u') d;
+SELECT count(*) FROM (SELECT x, a, b, y FROM tp_codes_h WHERE x < 100 AND b = 'u'
+  EXCEPT ALL SELECT x, a, b, y FROM tp_codes WHERE x < 100 AND b = 'u') d;
+SELECT sum(y), string_agg(a, '' ORDER BY y, a) = (SELECT string_agg(a, '' ORDER BY y, a)
+  FROM tp_codes_h WHERE x < 30 AND b = 'w') AS same_a FROM tp_codes WHERE x < 30 AND b = 'w';
+SELECT sum(y) FROM tp_codes_h WHERE x < 30 AND b = 'w';
 SELECT count(*) FROM tp_codes WHERE x < 100 AND b = 'u';
 RESET max_parallel_workers_per_gather;
 DROP TABLE tp_line, tp_line_h, tp_part, tp_part_c, tp_codes, tp_codes_h;
