@@ -27,10 +27,12 @@ pub struct Scan {
     translations: Option<Rc<quals::Translations>>,
     /// The EXPLAIN fields (costs, plan-time pruning).
     explain: Vec<(String, String)>,
-    /// The path's cost by component, and the rows it reads per participant (after zone
-    /// maps): what a join filter changes.
+    /// The path's cost by component, what it was computed from (the whole scan's), and
+    /// the share of its CPU work each participant does (1 when serial): what a join
+    /// filter changes.
     cost: cost::ScanCost,
-    scanned: f64,
+    input: ScanInput,
+    share: f64,
     /// The hash join keys the scan drops rows by (`join_filtered`).
     join_filter: Option<JoinFilterPlan>,
 }
@@ -202,7 +204,7 @@ unsafe fn add_scan_path(
         filter_selectivity: q.filter_selectivity,
     };
     let paths = ScanPaths {
-        scanned: input.rows * input.zone_fraction.clamp(0.0, 1.0),
+        input,
         rel,
         param_info: q.param_info,
         pages,
@@ -353,8 +355,8 @@ struct ScanPaths<'a> {
     startup: f64,
     /// The serial scan's cost, by component.
     cost: cost::ScanCost,
-    /// The rows the serial scan reads (after zone maps).
-    scanned: f64,
+    /// What the serial scan's cost was computed from.
+    input: ScanInput,
     attnums: Vec<i32>,
     translations: Option<Rc<quals::Translations>>,
     explain: ExplainFields<'a>,
@@ -362,13 +364,14 @@ struct ScanPaths<'a> {
 
 impl ScanPaths<'_> {
     /// The analysis of a path costing `c`, `total` in all.
-    fn analysis(&self, c: &cost::ScanCost, total: f64, scanned: f64) -> Scan {
+    fn analysis(&self, c: &cost::ScanCost, total: f64, share: f64) -> Scan {
         Scan {
             attnums: self.attnums.clone(),
             translations: self.translations.clone(),
             explain: self.explain.of(c, total),
             cost: *c,
-            scanned,
+            input: self.input,
+            share,
             join_filter: None,
         }
     }
@@ -390,7 +393,7 @@ impl ScanPaths<'_> {
                 self.rows,
                 self.startup,
                 c.total() + self.startup,
-                self.analysis(c, c.total(), self.scanned),
+                self.analysis(c, c.total(), 1.0),
             );
             pg_sys::add_path(self.rel, path as *mut pg_sys::Path);
         }
@@ -437,7 +440,7 @@ impl ScanPaths<'_> {
                         self.rows / divisor,
                         startup,
                         total,
-                        self.analysis(&shared, total, self.scanned / divisor),
+                        self.analysis(&shared, total, divisor),
                     );
                     (*partial).path.parallel_aware = true;
                     (*partial).path.parallel_workers = workers;
@@ -794,7 +797,14 @@ pub unsafe fn join_filtered(
         if !(*path).param_info.is_null() {
             return None;
         }
-        let c = cost::join_filtered_scan(&scan.cost, scan.scanned, scan.attnums.len(), fraction, params);
+        let whole = cost::join_filtered_scan(&scan.input, fraction, params);
+        let share = scan.share.max(1.0);
+        let c = cost::ScanCost {
+            decode: whole.decode / share,
+            filter: whole.filter / share,
+            output: whole.output / share,
+            ..whole
+        };
         let kept_startup = (*path).startup_cost;
         let startup = kept_startup.max(build_cost);
         let total = startup + c.total();

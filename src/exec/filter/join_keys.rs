@@ -16,9 +16,13 @@ use crate::storage::read::vector_filter::{ColumnSource, VectorFilter};
 use std::cell::Cell;
 use std::rc::Rc;
 
-/// A bitmap is used when it takes at most this many bits per key (and at most
-/// `MAX_BITMAP_BITS` in all): one load and a shift per probe, no hashing.
+/// A bitmap is used when it takes at most this many bits per key, or at most
+/// `SMALL_BITMAP_BITS` whatever the keys (and at most `MAX_BITMAP_BITS` in all): one
+/// load and a shift per probe, no hashing and no branch on the probe's outcome. A
+/// 256 kB bitmap stays in the L2 cache, where a probe costs less than a hash set's
+/// mispredicted probe loop (TPC-H q8: 1,451 part keys over 200k values, 6M probes).
 const BITMAP_BITS_PER_KEY: u64 = 64;
+const SMALL_BITMAP_BITS: u64 = 1 << 21;
 const MAX_BITMAP_BITS: u64 = 1 << 27;
 
 /// The exact set of a hash join's inner keys.
@@ -59,7 +63,8 @@ impl JoinKeySet {
         };
         let len = keys.len();
         let range = (max as i128 - min as i128 + 1) as u128;
-        let lookup = if range <= (len as u128 * BITMAP_BITS_PER_KEY as u128).min(MAX_BITMAP_BITS as u128) {
+        let bitmap_bits = (len as u128 * BITMAP_BITS_PER_KEY as u128).max(SMALL_BITMAP_BITS as u128);
+        let lookup = if range <= bitmap_bits.min(MAX_BITMAP_BITS as u128) {
             let mut bits = vec![0u64; (range as usize).div_ceil(64)];
             for k in &keys {
                 let b = (*k as i128 - min as i128) as usize;
@@ -154,25 +159,46 @@ impl JoinKeySet {
             // The planner pushes join filters on integer columns only.
             panic!("join filter on a non-integer vector")
         };
-        let mut n = 0;
-        match v.validity.as_deref() {
-            None => {
-                for i in 0..selection.len() {
-                    let r = selection[i];
-                    selection[n] = r;
-                    n += self.contains(values[r as usize]) as usize;
-                }
+        // One loop per kind of set, so that a bitmap's probe is a few instructions with
+        // no branch on its outcome (this runs for every row the scan reads).
+        match &self.lookup {
+            Lookup::Empty => selection.clear(),
+            Lookup::Bitmap(bits) => {
+                let (min, max) = (self.min, self.max);
+                let span = max.wrapping_sub(min) as u64;
+                keep(values, v.validity.as_deref(), selection, |k| {
+                    // A key outside [min, max] reads bit `span` and is then dropped by the
+                    // range test (both computed, neither branched on).
+                    let b = (k.wrapping_sub(min) as u64).min(span);
+                    (k >= min) & (k <= max) & (bits[(b / 64) as usize] >> (b % 64) & 1 == 1)
+                })
             }
-            Some(valid) => {
-                for i in 0..selection.len() {
-                    let r = selection[i];
-                    selection[n] = r;
-                    n += (valid[r as usize] && self.contains(values[r as usize])) as usize;
-                }
+            Lookup::Hashed { .. } => keep(values, v.validity.as_deref(), selection, |k| self.contains(k)),
+        }
+    }
+}
+
+/// Keeps the rows of `selection` whose value is valid and passes `test`.
+#[inline(always)]
+fn keep(values: &[i64], validity: Option<&[bool]>, selection: &mut Vec<u32>, test: impl Fn(i64) -> bool) {
+    let mut n = 0;
+    match validity {
+        None => {
+            for i in 0..selection.len() {
+                let r = selection[i];
+                selection[n] = r;
+                n += test(values[r as usize]) as usize;
             }
         }
-        selection.truncate(n);
+        Some(valid) => {
+            for i in 0..selection.len() {
+                let r = selection[i];
+                selection[n] = r;
+                n += (valid[r as usize] && test(values[r as usize])) as usize;
+            }
+        }
     }
+    selection.truncate(n);
 }
 
 /// A join filter as the reader asks for it: the key test first, then the scan's own
@@ -260,6 +286,12 @@ mod tests {
         assert!(matches!(dense.lookup, Lookup::Bitmap(_)));
         let sparse = JoinKeySet::new(vec![i64::MIN, -7, 0, 1 << 40, i64::MAX, 0]);
         assert!(matches!(sparse.lookup, Lookup::Hashed { .. }));
+        // Few keys over a range a small bitmap covers: a bitmap all the same.
+        let few = JoinKeySet::new((0..1451).map(|i| 1 + i * 137).collect());
+        assert!(matches!(few.lookup, Lookup::Bitmap(_)));
+        assert!(few.contains(1 + 1450 * 137) && !few.contains(2) && !few.contains(1 + 1451 * 137));
+        let wide = JoinKeySet::new(vec![0, 1 << 21]);
+        assert!(matches!(wide.lookup, Lookup::Hashed { .. }), "just past a small bitmap's range");
         for set in [&dense, &sparse] {
             let probe = [
                 i64::MIN,
@@ -356,6 +388,23 @@ mod tests {
         f.select(&|_| None, &mut cols, &mut sel);
         assert_eq!(sel, vec![4]);
         assert_eq!(removed.get(), 4);
+    }
+
+    #[test]
+    fn a_bitmap_at_the_ends_of_the_range_keeps_exactly_its_keys() {
+        let removed = Rc::new(Cell::new(0));
+        for keys in [vec![i64::MAX - 10, i64::MAX], vec![i64::MIN, i64::MIN + 3]] {
+            let set = JoinKeySet::new(keys.clone());
+            assert!(matches!(set.lookup, Lookup::Bitmap(_)));
+            let f = JoinKeyFilter::boxed(0, set, None, removed.clone());
+            let probes =
+                [i64::MIN, i64::MIN + 1, i64::MIN + 3, -1, 0, i64::MAX - 11, i64::MAX - 10, i64::MAX];
+            let mut cols = One(ints(&probes.map(Some)));
+            let mut sel: Vec<u32> = (0..probes.len() as u32).collect();
+            f.select(&|_| None, &mut cols, &mut sel);
+            let kept: Vec<i64> = sel.iter().map(|&r| probes[r as usize]).collect();
+            assert_eq!(kept, keys);
+        }
     }
 
     #[test]

@@ -20,7 +20,8 @@ pub fn select(filter: &Filter, columns: &mut dyn ColumnSource, selection: &mut V
         Filter::Test { att, test: Test::Columns(op, other) } => {
             select_columns(*op, *att, *other, columns, selection)
         }
-        Filter::Test { att, test } => select_test(test, columns.column(*att), selection),
+        // The test reads only the selected rows: the source may decode just those.
+        Filter::Test { att, test } => select_test(test, columns.column_rows(*att, selection), selection),
         Filter::And(children) => {
             for c in children {
                 if selection.is_empty() {

@@ -9,6 +9,7 @@
 use crate::storage::catalog;
 use crate::storage::change::row_change;
 use crate::storage::format::layout::Metapage;
+use crate::storage::read::analyze_sample::BlockSample;
 use crate::storage::read::bitmap_scan::BitmapScan;
 use crate::storage::read::fetch::Fetcher;
 use crate::storage::read::reader::{GroupClaim, Reader};
@@ -46,17 +47,18 @@ struct ScanDesc {
 }
 
 /// ANALYZE asks for physical blocks and keeps a reservoir of `targrows` rows. Rows are
-/// spread evenly over the blocks, and from each sampled block we return a systematic
-/// sample small enough that the reservoir never replaces rows: it then stays in row
-/// order, which is what the correlation statistic measures.
+/// spread evenly over the blocks, and from each sampled block we return a Bernoulli
+/// sample (`analyze_sample`) small enough that the reservoir never replaces rows: it
+/// then stays in row order, which is what the correlation statistic measures.
 #[derive(Default, Clone, Copy)]
 struct AnalyzeState {
     targrows: u64,
     /// Ordinal of the next row the reader returns.
     ordinal: u64,
-    /// End of the current block's rows, and how many rows to step per returned row.
+    /// End of the current block's rows.
     block_end: u64,
-    stride: u64,
+    /// The current block's sample, and the rows to step over before its next row.
+    sample: BlockSample,
     pending_skip: u64,
 }
 
@@ -732,9 +734,9 @@ unsafe extern "C-unwind" fn scan_analyze_next_block(
         let rows = reader.total_rows();
         let start = (blockno as u128 * rows as u128 / blocks as u128) as u64;
         a.block_end = ((blockno as u128 + 1) * rows as u128 / blocks as u128) as u64;
-        let per_block = (a.targrows / blocks.min(a.targrows).max(1)).max(1);
-        a.stride = (a.block_end.saturating_sub(start)).div_ceil(per_block).max(1);
-        a.pending_skip = 0;
+        a.sample =
+            BlockSample::new(blockno as u64, blocks, a.block_end.saturating_sub(start), rows, a.targrows);
+        a.pending_skip = a.sample.gap();
         if start > a.ordinal {
             a.ordinal += reader.skip(start - a.ordinal);
         }
@@ -767,7 +769,7 @@ unsafe extern "C-unwind" fn scan_analyze_next_tuple(
         }
         a.ordinal += 1;
         *liverows += 1.0;
-        a.pending_skip = a.stride - 1;
+        a.pending_skip = a.sample.gap();
         true
     }
 }

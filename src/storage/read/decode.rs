@@ -3,7 +3,9 @@
 
 use crate::storage::catalog::ChunkMeta;
 use crate::storage::format::encoding::point::{self, PointVector};
-use crate::storage::format::encoding::{decode_vector, DecodedValues, DecodedVector, PhysicalKind};
+use crate::storage::format::encoding::{
+    decode_vector, decode_vector_rows, DecodedValues, DecodedVector, PhysicalKind,
+};
 use crate::storage::relation::datum::ColumnKind;
 use crate::storage::relation::pages;
 use crate::storage::shared::error::data_corrupted;
@@ -18,6 +20,25 @@ pub fn decode_checked(kind: ColumnKind, bytes: &[u8], rows: u32, out: &mut Decod
     if out.rows != rows {
         data_corrupted("vector row count differs from its directory entry");
     }
+}
+
+/// `decode_checked` for a caller that reads only rows `wanted` of the vector
+/// (`format::encoding::decode_vector_rows`); true if only those were decoded.
+pub fn decode_rows_checked(
+    kind: ColumnKind,
+    bytes: &[u8],
+    rows: u32,
+    wanted: &[u32],
+    out: &mut DecodedVector,
+) -> bool {
+    let partial = match decode_vector_rows(bytes, kind.physical().unwrap(), wanted, out) {
+        Ok((_, partial)) => partial,
+        Err(e) => data_corrupted(&e.to_string()),
+    };
+    if out.rows != rows {
+        data_corrupted("vector row count differs from its directory entry");
+    }
+    partial
 }
 
 /// Opens a stored vector that its directory entry says holds `rows` rows for

@@ -1,8 +1,10 @@
 //! Reading rows: `reader` (sequential, both directions), the `row_batch` it stores rows
 //! from and the `vector_filter` it asks of a pushed filter, `fetch` (by TID), `decode` (checked decoding), `bitmap_scan`,
 //! `sample_scan` (TABLESAMPLE), `plan_sizes` (what the planner reads: cached sizes) and
-//! `index_delete` (which index entries point at rows no snapshot sees).
+//! `index_delete` (which index entries point at rows no snapshot sees); `analyze_sample`
+//! (which rows ANALYZE samples).
 
+pub mod analyze_sample;
 pub mod bitmap_scan;
 pub mod decode;
 pub mod fetch;

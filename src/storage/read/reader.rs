@@ -1,7 +1,7 @@
 //! Reads a columnar relation row group by row group, decoding only the chosen columns,
 //! one vector at a time, into Datums.
 
-use super::decode::decode_checked;
+use super::decode::{decode_checked, decode_rows_checked};
 use super::row_batch::RowBatch;
 use super::vector_filter::{ColumnSource, VectorFilter};
 use crate::storage::catalog::{self, ChunkMeta, RowGroupMeta};
@@ -110,6 +110,10 @@ pub struct Reader {
     /// Per attribute, the current vector decoded (if `decoded`) and as Datums.
     vectors: Vec<DecodedVector>,
     decoded: Vec<bool>,
+    /// Per attribute decoded, whether only some rows of it were (`partial_rows`, for a
+    /// filter test that reads just those: `decode_attr_rows`).
+    partial: Vec<bool>,
+    partial_rows: Vec<Vec<u32>>,
     columns: Vec<DatumColumn>,
     /// Per attribute: decode vectors of scaled numerics as their numbers
     /// (`DecodedVector::keep_scaled`), for a consumer that reads only numbers of it.
@@ -207,6 +211,8 @@ impl Reader {
                 scratch: DecodedVector::default(),
                 vectors: (0..natts).map(|_| DecodedVector::default()).collect(),
                 decoded: vec![false; natts],
+                partial: vec![false; natts],
+                partial_rows: vec![Vec::new(); natts],
                 columns: (0..natts).map(|_| DatumColumn::default()).collect(),
                 scaled: vec![false; natts],
                 kinds,
@@ -483,6 +489,8 @@ impl Reader {
             self.columns = (0..natts).map(|_| DatumColumn::default()).collect();
             self.vectors = (0..natts).map(|_| DecodedVector::default()).collect();
             self.decoded = vec![false; natts];
+            self.partial = vec![false; natts];
+            self.partial_rows = vec![Vec::new(); natts];
             self.slot_primed_for = None;
             // Mid-group (a caller switching slots): the current vector again, the new way.
             if let Some(index) = self.group {
@@ -560,13 +568,36 @@ impl Reader {
     /// Decodes attribute `i` of the current vector into `vectors[i]`, once per vector.
     /// An attribute the row group does not store reads as its missing value.
     unsafe fn decode_attr(&mut self, i: usize) {
+        // SAFETY: this fn's contract is `decode_attr_for`'s.
+        unsafe { self.decode_attr_for(i, None) }
+    }
+
+    /// `decode_attr` for a caller that reads only rows `wanted` (ascending) of the
+    /// vector: when they are few, a dictionary vector has only their codes decoded. A
+    /// later call for other rows, or for all, decodes it again.
+    unsafe fn decode_attr_rows(&mut self, i: usize, wanted: &[u32]) {
+        // SAFETY: this fn's contract is `decode_attr_for`'s.
+        unsafe { self.decode_attr_for(i, Some(wanted)) }
+    }
+
+    /// Rows of a vector a filter test must have at most, as a share of the vector's
+    /// rows, for its dictionary codes to be decoded for those rows alone (reading a
+    /// code where it lies costs a few times what decoding it among all does).
+    const PARTIAL_SHARE: usize = 8;
+
+    unsafe fn decode_attr_for(&mut self, i: usize, wanted: Option<&[u32]>) {
         // SAFETY: we are on the backend thread inside a transaction (this fn's contract), and
         // `self.rel` is still open (`Reader::new` requires it for the reader's life), so the
         // metadata and buffer reads are allowed.
         unsafe {
-            if std::mem::replace(&mut self.decoded[i], true) {
+            if self.decoded[i]
+                && (!self.partial[i] || wanted.is_some_and(|w| is_subset(w, &self.partial_rows[i])))
+            {
                 return;
             }
+            self.decoded[i] = true;
+            self.partial[i] = false;
+            let wanted = wanted.filter(|w| w.len() * Self::PARTIAL_SHARE < self.vector_rows);
             let rows = self.vector_rows;
             match self.sources[i] {
                 Source::Chunk => {
@@ -585,7 +616,22 @@ impl Reader {
                     // slot's Datums are made once per entry (`DatumColumn`).
                     self.vectors[i].keep_dictionary = true;
                     self.vectors[i].keep_scaled = self.scaled[i] && !self.is_output(i);
-                    decode_checked(self.kinds[i], &self.vector_bytes, entry.rows, &mut self.vectors[i]);
+                    match wanted {
+                        Some(w) => {
+                            let v = &mut self.vectors[i];
+                            if decode_rows_checked(self.kinds[i], &self.vector_bytes, entry.rows, w, v) {
+                                self.partial[i] = true;
+                                self.partial_rows[i].clear();
+                                self.partial_rows[i].extend_from_slice(w);
+                            }
+                        }
+                        None => decode_checked(
+                            self.kinds[i],
+                            &self.vector_bytes,
+                            entry.rows,
+                            &mut self.vectors[i],
+                        ),
+                    }
                 }
                 Source::Missing(d, isnull) => {
                     clear_coded(&mut self.vectors[i]);
@@ -661,25 +707,29 @@ impl Reader {
             return;
         }
         self.batch.begin(rows);
+        // The output reads the selected rows alone: when they are few, a column the
+        // filter did not read decodes just those.
+        let selection = std::mem::take(&mut self.selection);
         for j in 0..self.batch.attrs().len() {
             let i = self.batch.attrs()[j];
-            // SAFETY: as above, for `decode_attr`; `materialize_rows` gets the vector just
-            // decoded for attribute `i` and its kind, in this transaction's memory context.
-            // The batch keeps pointers into `vectors[i]` or `columns[i]`, which stay as they
-            // are until the batch is cleared: they change only when the vector's columns are
-            // decoded again (`load_vector`, `seek_vector`, `read_as`) or freed (`release`),
-            // which all clear it first.
+            // SAFETY: as above, for `decode_attr_rows`; `materialize_rows` gets the vector
+            // just decoded for attribute `i` (at least the selected rows) and its kind, in this
+            // transaction's memory context. The batch keeps pointers into `vectors[i]` or
+            // `columns[i]`, which stay as they are until the batch is cleared: they change only
+            // when the vector's columns are decoded again (`load_vector`, `seek_vector`,
+            // `read_as`) or freed (`release`), which all clear it first.
             unsafe {
-                self.decode_attr(i);
+                self.decode_attr_rows(i, &selection);
                 if !self.batch.push_values(&self.vectors[i]) {
                     // Byte strings and float4s: their Datums first (images in the column's arena).
-                    self.columns[i].materialize_rows(self.kinds[i], &self.vectors[i], &self.selection);
+                    self.columns[i].materialize_rows(self.kinds[i], &self.vectors[i], &selection);
                     if !self.batch.push_datums(&self.columns[i]) {
                         data_corrupted("a column's vector holds fewer rows than the others");
                     }
                 }
             }
         }
+        self.selection = selection;
     }
 
     /// The row count of vector `self.vector` of the current group (starting at
@@ -1147,6 +1197,18 @@ impl ColumnSource for LazyVectors<'_> {
         unsafe { self.0.decode_attr(att) };
         &self.0.vectors[att]
     }
+
+    fn column_rows(&mut self, att: usize, rows: &[u32]) -> &DecodedVector {
+        // SAFETY: as `column`.
+        unsafe { self.0.decode_attr_rows(att, rows) };
+        &self.0.vectors[att]
+    }
+}
+
+/// Whether every row of `a` is in `b` (both ascending).
+fn is_subset(a: &[u32], b: &[u32]) -> bool {
+    let mut b = b.iter();
+    a.iter().all(|x| b.by_ref().find(|&&y| y >= *x) == Some(x))
 }
 
 /// Reads the stored bytes of vector `entry` of `chunk` into `out` (`nblocks`: the

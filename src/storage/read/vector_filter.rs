@@ -10,6 +10,13 @@ use crate::storage::format::zonemap::{Verdict, ZoneStats};
 /// a test that leaves no row spares the decoding of the columns after it.
 pub trait ColumnSource {
     fn column(&mut self, att: usize) -> &DecodedVector;
+
+    /// `column`, for a caller that reads only rows `rows` (ascending) of it: a source
+    /// may decode just those (the others' values are then unspecified).
+    fn column_rows(&mut self, att: usize, rows: &[u32]) -> &DecodedVector {
+        let _ = rows;
+        self.column(att)
+    }
 }
 
 pub trait VectorFilter {

@@ -121,6 +121,46 @@ pub fn decode_for(input: &[u8], count: usize, mut f: impl FnMut(i64)) -> Result<
     Ok(FOR_HEADER_LEN + body_len)
 }
 
+/// `decode_for` for a caller that needs only the values at `rows` (ascending, each
+/// `< count`): calls `f(row, value)` for those alone, reading each field where it lies.
+/// Returns the bytes the whole block takes, as `decode_for`.
+pub fn decode_for_at(
+    input: &[u8],
+    count: usize,
+    rows: &[u32],
+    mut f: impl FnMut(usize, i64),
+) -> Result<usize, CorruptData> {
+    let header = input.get(..FOR_HEADER_LEN).ok_or(CorruptData("FOR header truncated"))?;
+    let min = i64::from_le_bytes(header[0..8].try_into().unwrap()) as u64;
+    let width = header[8];
+    if width > 64 {
+        return Err(CorruptData("bit width above 64"));
+    }
+    let body_len = packed_len(count, width);
+    let body =
+        input.get(FOR_HEADER_LEN..FOR_HEADER_LEN + body_len).ok_or(CorruptData("FOR body truncated"))?;
+    let mask = low_mask(width as u32);
+    for &r in rows {
+        let r = r as usize;
+        if r >= count {
+            return Err(CorruptData("row beyond a bit-packed block"));
+        }
+        let field = if width == 0 {
+            0
+        } else {
+            // A field spans at most 9 bytes (64 bits at a shift of up to 7).
+            let bit = r * width as usize;
+            let (byte, shift) = (bit / 8, (bit % 8) as u32);
+            let end = (byte + 9).min(body.len());
+            let mut b = [0u8; 16];
+            b[..end - byte].copy_from_slice(&body[byte..end]);
+            (u128::from_le_bytes(b) >> shift) as u64 & mask
+        };
+        f(r, min.wrapping_add(field) as i64);
+    }
+    Ok(FOR_HEADER_LEN + body_len)
+}
+
 /// `decode_for` appending to a vector.
 pub fn decode_for_into(input: &[u8], count: usize, out: &mut Vec<i64>) -> Result<usize, CorruptData> {
     decode_for_map(input, count, out, |v| v)
@@ -298,6 +338,39 @@ pub fn unpack(body: &[u8], width: u8, count: usize, mut f: impl FnMut(u64)) -> R
     }
     let width = width as u32;
     let mask = low_mask(width);
+    if width <= 56 {
+        // Narrow fields (dictionary codes): 8 of them fill `width` bytes, read with one
+        // load and taken apart by shifts, unrolled.
+        let mut done = 0;
+        if width <= 8 {
+            let w = width as usize;
+            let groups = if body.len() >= 8 { ((body.len() - 8) / w + 1).min(count / 8) } else { 0 };
+            for g in 0..groups {
+                let word = u64::from_le_bytes(body[g * w..g * w + 8].try_into().expect("8 bytes"));
+                for k in 0..8 {
+                    f((word >> (k as u32 * width)) & mask);
+                }
+            }
+            done = groups * 8;
+        }
+        // Each field lies in the 8 bytes from its first byte: one unaligned load and a
+        // shift per value, no branch on where the field ends (dictionary codes and
+        // frame-of-reference integers, the scan's hottest decode loops).
+        let fast = if body.len() >= 8 { ((body.len() - 8) * 8 / width as usize + 1).min(count) } else { 0 };
+        for i in done.min(fast)..fast {
+            let bit = i * width as usize;
+            let word = u64::from_le_bytes(body[bit / 8..bit / 8 + 8].try_into().expect("8 bytes"));
+            f((word >> (bit % 8)) & mask);
+        }
+        for i in fast.max(done)..count {
+            let bit = i * width as usize;
+            let mut b = [0u8; 8];
+            let tail = &body[bit / 8..];
+            b[..tail.len().min(8)].copy_from_slice(&tail[..tail.len().min(8)]);
+            f((u64::from_le_bytes(b) >> (bit % 8)) & mask);
+        }
+        return Ok(());
+    }
     // Word-at-a-time refill: one branch per value instead of a byte loop.
     let mut words = body.chunks(8).map(|c| {
         let mut b = [0u8; 8];
@@ -462,6 +535,33 @@ mod tests {
         assert_eq!(used, buf.len());
         assert_eq!(got, values);
         buf
+    }
+
+    #[test]
+    fn fields_at_chosen_rows_read_as_the_whole_block_decodes_them() {
+        for (min, max) in
+            [(0i64, 0i64), (-5, 2), (0, 6), (100, 100 + 255), (-(1 << 40), 1 << 40), (i64::MIN, i64::MAX)]
+        {
+            let values: Vec<i64> = (0..300i64)
+                .map(|i| {
+                    min.wrapping_add(
+                        ((i * 7919) as u64 % (max.wrapping_sub(min) as u64).saturating_add(1)) as i64,
+                    )
+                })
+                .collect();
+            let mut buf = Vec::new();
+            encode_for(&values, &mut buf);
+            let rows: Vec<u32> = (0..300).filter(|r| r % 7 == 3 || *r == 299).collect();
+            let mut got = Vec::new();
+            assert_eq!(decode_for_at(&buf, 300, &rows, |r, v| got.push((r, v))), Ok(buf.len()));
+            let want: Vec<(usize, i64)> = rows.iter().map(|&r| (r as usize, values[r as usize])).collect();
+            assert_eq!(got, want, "{min} {max}");
+            assert!(decode_for_at(&buf, 300, &[300], |_, _| {}).is_err());
+            assert!(
+                decode_for_at(&buf[..buf.len() - 1], 300, &[0], |_, _| {}).is_err()
+                    || buf.len() == FOR_HEADER_LEN
+            );
+        }
     }
 
     #[test]

@@ -276,6 +276,8 @@ pub fn decode_bytes_codes(
     data.clear();
     let mut pos = 4;
     pos += plain::decode_bytes(&input[pos..], d, ends, data, lens)?;
+    // The codes go straight into place and are checked once, by their range: this runs
+    // for every value of every dictionary vector a scan reads.
     codes.clear();
     // A code out of range becomes u32::MAX (never one: d <= count <= MAX_VECTOR_ROWS),
     // found in one pass after the branch-free decode.
@@ -287,6 +289,36 @@ pub fn decode_bytes_codes(
         }
     })?;
     if codes.contains(&u32::MAX) {
+        return Err(CorruptData("dictionary code out of range"));
+    }
+    Ok(pos)
+}
+
+/// `decode_bytes_codes` for a caller that reads only rows `rows` (ascending): the
+/// entries are decoded, and of the codes only those rows' (the others are left 0).
+pub fn decode_bytes_codes_at(
+    input: &[u8],
+    count: usize,
+    rows: &[u32],
+    codes: &mut Vec<u32>,
+    ends: &mut Vec<u32>,
+    data: &mut Vec<u8>,
+    lens: &mut Vec<u32>,
+) -> Result<usize, CorruptData> {
+    let d = read_dict_len(input, count)?;
+    ends.clear();
+    ends.push(0);
+    data.clear();
+    let mut pos = 4;
+    pos += plain::decode_bytes(&input[pos..], d, ends, data, lens)?;
+    codes.clear();
+    codes.resize(count, 0);
+    let mut bad = false;
+    pos += bitpack::decode_for_at(&input[pos..], count, rows, |r, c| {
+        bad |= !(0..d as i64).contains(&c);
+        codes[r] = c as u32;
+    })?;
+    if bad {
         return Err(CorruptData("dictionary code out of range"));
     }
     Ok(pos)

@@ -56,4 +56,4 @@ pub use codec::VectorValues;
 pub use compress::Compression;
 pub use decoded::{DecodedValues, DecodedVector, Dictionary, ScaledNumerics};
 pub use table::EncodingId;
-pub use vector::{decode_vector, encode_vector, CompressionPolicy, EncodedVectorInfo};
+pub use vector::{decode_vector, decode_vector_rows, encode_vector, CompressionPolicy, EncodedVectorInfo};

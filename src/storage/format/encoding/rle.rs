@@ -122,9 +122,14 @@ pub fn decode<T: Fixed>(
     vals.reserve(runs);
     let mut pos = 4;
     pos += bitpack::decode_for(&input[pos..], runs, |v| vals.push(v as u64))?;
-    out.reserve(count);
+    // Runs fill their slots in place: an extend per run (orders of four line items
+    // make 500 runs a vector) checks the capacity and loops per run.
+    let start = out.len();
+    out.resize(start + count, T::default());
+    let mut at = start;
     pos += decode_lengths(&input[pos..], runs, count, |j, l| {
-        out.extend(std::iter::repeat_n(T::from_bits64(vals[j]), l));
+        out[at..at + l].fill(T::from_bits64(vals[j]));
+        at += l;
         Ok(())
     })?;
     Ok(pos)

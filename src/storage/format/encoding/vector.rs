@@ -555,6 +555,82 @@ pub fn decode_vector(
     Ok(total)
 }
 
+/// `decode_vector` for a caller that reads only rows `wanted` (ascending) of the vector:
+/// a vector of byte strings kept as its dictionary (`keep_dictionary`), or of integers
+/// bit-packed on a frame of reference, without NULLs, has those rows alone decoded (the
+/// others read as code or value 0), which spares a filter whose earlier tests left a
+/// few rows of 2,048, or the output of those rows, the decoding of the rest. Any other
+/// vector is decoded whole. Returns the bytes consumed and whether only `wanted` rows
+/// were decoded. On error `out` holds unspecified (but valid) contents.
+pub fn decode_vector_rows(
+    input: &[u8],
+    kind: PhysicalKind,
+    wanted: &[u32],
+    out: &mut DecodedVector,
+) -> Result<(usize, bool), CorruptData> {
+    let Frame { header: h, bitmap, stored, total } = frame(input, kind)?;
+    let sparse = kind == PhysicalKind::Bytes
+        && out.keep_dictionary
+        && h.null_count == 0
+        && h.rows > 0
+        && h.encoding == EncodingId::Dictionary;
+    let sparse_ints =
+        kind == PhysicalKind::Int && h.null_count == 0 && h.rows > 0 && h.encoding == EncodingId::BitPack;
+    if sparse_ints {
+        let DecodedVector { rows, validity, values, dictionary, scaled, scratch, .. } = out;
+        *rows = h.rows as u32;
+        *dictionary = None;
+        *scaled = None;
+        decode_validity(&h, h.rows, bitmap, validity, &mut scratch.spare_validity)?;
+        let bytes = raw_payload(&h, stored, &mut scratch.decompressed)?;
+        let mut ints = match std::mem::replace(values, DecodedValues::Int(Vec::new())) {
+            DecodedValues::Int(v) => v,
+            _ => Vec::new(),
+        };
+        ints.clear();
+        ints.resize(h.rows, 0);
+        let used = bitpack::decode_for_at(bytes, h.rows, wanted, |r, v| ints[r] = v);
+        *values = DecodedValues::Int(ints);
+        if used? != h.raw_len {
+            return Err(CorruptData("vector payload length mismatch"));
+        }
+        return Ok((total, true));
+    }
+    if !sparse {
+        return decode_vector(input, kind, out).map(|used| (used, false));
+    }
+    let DecodedVector { rows, validity, values, dictionary, scaled, scratch, .. } = out;
+    *rows = h.rows as u32;
+    // A previous vector's scaled numerics are no longer this vector's.
+    *scaled = None;
+    decode_validity(&h, h.rows, bitmap, validity, &mut scratch.spare_validity)?;
+    let bytes = raw_payload(&h, stored, &mut scratch.decompressed)?;
+    let mut d = dictionary.take().unwrap_or_default();
+    let used = dictionary::decode_bytes_codes_at(
+        bytes,
+        h.rows,
+        wanted,
+        &mut d.codes,
+        &mut d.offsets,
+        &mut d.data,
+        &mut scratch.codec.lens,
+    )?;
+    if used != h.raw_len {
+        return Err(CorruptData("vector payload length mismatch"));
+    }
+    // As `decode_bytes` leaves a dictionary: row-aligned, empty values.
+    let (mut offsets, mut data) = match std::mem::take(values) {
+        DecodedValues::Bytes { offsets, data } => (offsets, data),
+        _ => (Vec::new(), Vec::new()),
+    };
+    offsets.clear();
+    offsets.resize(h.rows + 1, 0);
+    data.clear();
+    *values = DecodedValues::Bytes { offsets, data };
+    *dictionary = Some(d);
+    Ok((total, true))
+}
+
 /// Reads the validity of each row into `validity` (`None` when no row is NULL), taking
 /// its buffer from `validity` or `spare` and keeping it in `spare` while there are no
 /// nulls.

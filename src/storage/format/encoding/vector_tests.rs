@@ -340,3 +340,111 @@ fn check_flips(buf: &[u8], flips: &[(usize, u8)], kind: PhysicalKind) {
         assert!(decode_vector(&bad, kind, &mut out).is_err());
     }
 }
+
+#[test]
+fn dictionary_codes_of_chosen_rows_match_the_whole_vector() {
+    let words = ["AIR", "AIR REG", "MAIL", "SHIP", "TRUCK", "RAIL", "FOB"];
+    let mut offsets = vec![0u32];
+    let mut data = Vec::new();
+    for i in 0..2048 {
+        data.extend_from_slice(words[(i * 7919) % 7].as_bytes());
+        offsets.push(data.len() as u32);
+    }
+    let wanted: Vec<u32> = (0..2048).filter(|r| r % 97 == 5 || *r == 2047).collect();
+    let mut dictionaries = 0;
+    for policy in &policies() {
+        let mut bytes = Vec::new();
+        let values = VectorValues::Bytes { offsets: &offsets, data: &data };
+        let info = encode_vector(2048, None, values, policy, &mut bytes);
+        if info.encoding != EncodingId::Dictionary {
+            continue;
+        }
+        dictionaries += 1;
+        let mut whole = DecodedVector { keep_dictionary: true, ..Default::default() };
+        decode_vector(&bytes, PhysicalKind::Bytes, &mut whole).unwrap();
+        let mut some = DecodedVector { keep_dictionary: true, ..Default::default() };
+        assert_eq!(
+            decode_vector_rows(&bytes, PhysicalKind::Bytes, &wanted, &mut some),
+            Ok((bytes.len(), true))
+        );
+        let (w, s) = (whole.dictionary.as_ref().unwrap(), some.dictionary.as_ref().unwrap());
+        assert_eq!(some.rows, 2048);
+        for &r in &wanted {
+            assert_eq!(s.entry(s.codes[r as usize] as usize), w.entry(w.codes[r as usize] as usize));
+            assert_eq!(s.entry(s.codes[r as usize] as usize), words[(r as usize * 7919) % 7].as_bytes());
+        }
+        // A row beyond the vector, and corrupt bytes, are errors.
+        assert!(decode_vector_rows(&bytes, PhysicalKind::Bytes, &[2048], &mut some).is_err());
+        let mut flipped = bytes.clone();
+        *flipped.last_mut().unwrap() ^= 1;
+        assert!(decode_vector_rows(&flipped, PhysicalKind::Bytes, &wanted, &mut some).is_err());
+    }
+    assert!(dictionaries >= 2, "the encoder picks a dictionary for 7 words");
+    // With NULLs, or without `keep_dictionary`: decoded whole.
+    let text: Vec<Vec<u8>> = (0..2048).map(|i| words[i % 7].as_bytes().to_vec()).collect();
+    let (offs, dat) = bytes_parts(&with_nulls(&text, 3));
+    let valid: Vec<bool> = (0..2048).map(|i| i % 3 != 1).collect();
+    let mut bytes = Vec::new();
+    encode_vector(
+        2048,
+        Some(&valid),
+        VectorValues::Bytes { offsets: &offs, data: &dat },
+        &CompressionPolicy::NONE,
+        &mut bytes,
+    );
+    let mut out = DecodedVector { keep_dictionary: true, ..Default::default() };
+    assert_eq!(decode_vector_rows(&bytes, PhysicalKind::Bytes, &wanted, &mut out).map(|r| r.1), Ok(false));
+    assert!(out.validity.is_some());
+    let mut out = DecodedVector::default();
+    let (offs, dat) = bytes_parts(&text.iter().cloned().map(Some).collect::<Vec<_>>());
+    let mut bytes = Vec::new();
+    encode_vector(
+        2048,
+        None,
+        VectorValues::Bytes { offsets: &offs, data: &dat },
+        &CompressionPolicy::NONE,
+        &mut bytes,
+    );
+    assert_eq!(decode_vector_rows(&bytes, PhysicalKind::Bytes, &wanted, &mut out).map(|r| r.1), Ok(false));
+    assert!(out.dictionary.is_none());
+}
+
+/// Dense offsets and data of the non-null values.
+fn bytes_parts(values: &[Option<Vec<u8>>]) -> (Vec<u32>, Vec<u8>) {
+    let mut offsets = vec![0u32];
+    let mut data = Vec::new();
+    for v in values.iter().flatten() {
+        data.extend_from_slice(v);
+        offsets.push(data.len() as u32);
+    }
+    (offsets, data)
+}
+
+#[test]
+fn bit_packed_integers_of_chosen_rows_match_the_whole_vector() {
+    let ints: Vec<i64> = (0..2048).map(|i| 1000 + (i * 7919) % 5003).collect();
+    let wanted: Vec<u32> = (0..2048).filter(|r| r % 61 == 7).collect();
+    let mut packed = 0;
+    for policy in &policies() {
+        let mut bytes = Vec::new();
+        let info = encode_vector(2048, None, VectorValues::Int(&ints), policy, &mut bytes);
+        let mut out = DecodedVector::default();
+        let (used, partial) = decode_vector_rows(&bytes, PhysicalKind::Int, &wanted, &mut out).unwrap();
+        assert_eq!(used, bytes.len());
+        assert_eq!(partial, info.encoding == EncodingId::BitPack);
+        packed += partial as usize;
+        let super::decoded::DecodedValues::Int(got) = &out.values else { panic!("not ints") };
+        assert_eq!(got.len(), 2048);
+        for &r in &wanted {
+            assert_eq!(got[r as usize], ints[r as usize], "row {r}");
+        }
+        assert!(decode_vector_rows(&bytes, PhysicalKind::Int, &[2048], &mut out).is_err() || !partial);
+    }
+    assert!(packed >= 1, "the encoder bit-packs noisy integers");
+    // Sequences are delta-encoded: decoded whole.
+    let seq: Vec<i64> = (0..2048).collect();
+    let mut bytes = Vec::new();
+    encode_vector(2048, None, VectorValues::Int(&seq), &CompressionPolicy::NONE, &mut bytes);
+    let mut out = DecodedVector::default();
+    assert_eq!(decode_vector_rows(&bytes, PhysicalKind::Int, &wanted, &mut out).map(|r| r.1), Ok(false));
+}
