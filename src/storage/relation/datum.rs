@@ -562,14 +562,33 @@ pub unsafe fn point_datum(
             PointValue::Int(x) => int_datum(x),
             PointValue::Float32(x) => f32_datum(x),
             PointValue::Float64(x) => f64_datum(x),
-            PointValue::Bytes(value) => {
-                let image = images.alloc(image_words(kind, value.len())).as_mut_ptr();
-                write_image(kind, value, image as *mut u8);
-                pg_sys::Datum::from(image)
-            }
+            PointValue::Bytes(value) => bytes_image(kind, value, images),
+            PointValue::Scaled { m, scale } => SCALED_BYTES.with(|b| {
+                let mut value = b.borrow_mut();
+                value.clear();
+                crate::storage::format::numeric::write_canonical(m as i128, scale, &mut value);
+                bytes_image(kind, &value, images)
+            }),
         };
         (d, false)
     }
+}
+
+thread_local! {
+    /// The bytes of a scaled numeric a fetch reads, made again for each value.
+    static SCALED_BYTES: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// A by-reference Datum of `kind` holding `value`, its image in `images`.
+///
+/// # Safety
+/// As `point_datum`.
+unsafe fn bytes_image(kind: ColumnKind, value: &[u8], images: &mut ImageArena) -> pg_sys::Datum {
+    let image = images.alloc(image_words(kind, value.len())).as_mut_ptr();
+    // SAFETY: the image was just allocated with room for `value` as `kind` stores it
+    // (`image_words`), as `write_image` requires.
+    unsafe { write_image(kind, value, image as *mut u8) };
+    pg_sys::Datum::from(image)
 }
 
 #[cfg(test)]
