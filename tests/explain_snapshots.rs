@@ -235,9 +235,17 @@ fn fold_plan_shapes() {
       Group Key: date_bin('00:15:00'::interval, ts, '2024-01-01 00:00:00+00'::timestamp with time zone)
       Columns Read: 2 of 6: ts, host
     "#);
-    // Shapes core's Agg runs: DISTINCT, grouping sets, an expression as key or argument,
-    // a WHERE clause the scan cannot evaluate.
+    // count(DISTINCT col) is folded.
     insta::assert_snapshot!(serial("SELECT count(DISTINCT host) FROM e"), @r#"
+    Custom Scan (PgColumnarAgg) on e
+      Batch Fold: yes
+      Strategy: fold
+      Aggregates: count(DISTINCT host)
+      Columns Read: 1 of 6: host
+    "#);
+    // Shapes core's Agg runs: other DISTINCT aggregates, grouping sets, an expression as
+    // key or argument, a WHERE clause the scan cannot evaluate.
+    insta::assert_snapshot!(serial("SELECT string_agg(DISTINCT host, ',') FROM e"), @r#"
     Aggregate
       ->  Custom Scan (PgColumnarScan) on e
             Columns Read: 1 of 6: host
