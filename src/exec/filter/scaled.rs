@@ -77,21 +77,7 @@ pub fn keys(values: &[Vec<u8>], scale: u16) -> Option<Vec<i64>> {
 mod tests {
     use super::*;
 
-    fn stored(text: &str) -> Vec<u8> {
-        match text {
-            "NaN" => return 0xC000u16.to_le_bytes().to_vec(),
-            "Infinity" => return 0xD000u16.to_le_bytes().to_vec(),
-            "-Infinity" => return 0xF000u16.to_le_bytes().to_vec(),
-            _ => {}
-        }
-        let neg = text.starts_with('-');
-        let t = text.trim_start_matches('-');
-        let (int, frac) = t.split_once('.').unwrap_or((t, ""));
-        let m: i128 = format!("{int}{frac}").parse().unwrap();
-        let mut out = Vec::new();
-        numeric::write_canonical(if neg { -m } else { m }, frac.len() as u16, &mut out);
-        out
-    }
+    use crate::storage::format::numeric::stored_literal as stored;
 
     /// Whether m / 10^scale op c, through the cut.
     fn passes(op: Option<CmpOp>, m: i64, scale: u16, c: &str) -> bool {

@@ -268,6 +268,25 @@ fn cmp_abs(aw: i32, ad: &[u8], bw: i32, bd: &[u8]) -> Ordering {
     Ordering::Equal
 }
 
+/// For tests: make_result's bytes of a decimal literal ("NaN", "Infinity",
+/// "-Infinity" too).
+#[cfg(test)]
+pub fn stored_literal(text: &str) -> Vec<u8> {
+    match text {
+        "NaN" => return 0xC000u16.to_le_bytes().to_vec(),
+        "Infinity" => return 0xD000u16.to_le_bytes().to_vec(),
+        "-Infinity" => return 0xF000u16.to_le_bytes().to_vec(),
+        _ => {}
+    }
+    let neg = text.starts_with('-');
+    let t = text.trim_start_matches('-');
+    let (int, frac) = t.split_once('.').unwrap_or((t, ""));
+    let m: i128 = format!("{int}{frac}").parse().unwrap();
+    let mut out = Vec::new();
+    write_canonical(if neg { -m } else { m }, frac.len() as u16, &mut out);
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

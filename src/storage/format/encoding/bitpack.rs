@@ -105,20 +105,34 @@ pub fn encode_for_iter(
     pack(values.into_iter().map(|v| (v as u64).wrapping_sub(min as u64)), width, count, out);
 }
 
-/// Decodes a count-less FOR block of `count` values from the front of `input`, calling
-/// `f` with each value in order. Returns the bytes consumed.
-pub fn decode_for(input: &[u8], count: usize, mut f: impl FnMut(i64)) -> Result<usize, CorruptData> {
+/// A FOR block of `count` values at the front of an input: its minimum, its field
+/// width, its packed fields, and the bytes it takes in all.
+struct ForBlock<'a> {
+    min: u64,
+    width: u8,
+    body: &'a [u8],
+    used: usize,
+}
+
+/// Reads the header of a FOR block of `count` values and finds its fields.
+fn for_block(input: &[u8], count: usize) -> Result<ForBlock<'_>, CorruptData> {
     let header = input.get(..FOR_HEADER_LEN).ok_or(CorruptData("FOR header truncated"))?;
     let min = i64::from_le_bytes(header[0..8].try_into().unwrap()) as u64;
     let width = header[8];
     if width > 64 {
         return Err(CorruptData("bit width above 64"));
     }
-    let body_len = packed_len(count, width);
-    let body =
-        input.get(FOR_HEADER_LEN..FOR_HEADER_LEN + body_len).ok_or(CorruptData("FOR body truncated"))?;
+    let used = FOR_HEADER_LEN + packed_len(count, width);
+    let body = input.get(FOR_HEADER_LEN..used).ok_or(CorruptData("FOR body truncated"))?;
+    Ok(ForBlock { min, width, body, used })
+}
+
+/// Decodes a count-less FOR block of `count` values from the front of `input`, calling
+/// `f` with each value in order. Returns the bytes consumed.
+pub fn decode_for(input: &[u8], count: usize, mut f: impl FnMut(i64)) -> Result<usize, CorruptData> {
+    let ForBlock { min, width, body, used } = for_block(input, count)?;
     unpack(body, width, count, |d| f(min.wrapping_add(d) as i64))?;
-    Ok(FOR_HEADER_LEN + body_len)
+    Ok(used)
 }
 
 /// `decode_for` for a caller that needs only the values at `rows` (ascending, each
@@ -130,15 +144,7 @@ pub fn decode_for_at(
     rows: &[u32],
     mut f: impl FnMut(usize, i64),
 ) -> Result<usize, CorruptData> {
-    let header = input.get(..FOR_HEADER_LEN).ok_or(CorruptData("FOR header truncated"))?;
-    let min = i64::from_le_bytes(header[0..8].try_into().unwrap()) as u64;
-    let width = header[8];
-    if width > 64 {
-        return Err(CorruptData("bit width above 64"));
-    }
-    let body_len = packed_len(count, width);
-    let body =
-        input.get(FOR_HEADER_LEN..FOR_HEADER_LEN + body_len).ok_or(CorruptData("FOR body truncated"))?;
+    let ForBlock { min, width, body, used } = for_block(input, count)?;
     let mask = low_mask(width as u32);
     for &r in rows {
         let r = r as usize;
@@ -158,7 +164,7 @@ pub fn decode_for_at(
         };
         f(r, min.wrapping_add(field) as i64);
     }
-    Ok(FOR_HEADER_LEN + body_len)
+    Ok(used)
 }
 
 /// `decode_for` appending to a vector.
@@ -173,19 +179,11 @@ pub fn decode_for_map<T: Copy + Default>(
     out: &mut Vec<T>,
     f: impl Fn(i64) -> T,
 ) -> Result<usize, CorruptData> {
-    let header = input.get(..FOR_HEADER_LEN).ok_or(CorruptData("FOR header truncated"))?;
-    let min = i64::from_le_bytes(header[0..8].try_into().unwrap()) as u64;
-    let width = header[8];
-    if width > 64 {
-        return Err(CorruptData("bit width above 64"));
-    }
-    let body_len = packed_len(count, width);
-    let body =
-        input.get(FOR_HEADER_LEN..FOR_HEADER_LEN + body_len).ok_or(CorruptData("FOR body truncated"))?;
+    let ForBlock { min, width, body, used } = for_block(input, count)?;
     let start = out.len();
     out.resize(start + count, T::default());
     unpack_offsets(body, width, min, &mut out[start..], f);
-    Ok(FOR_HEADER_LEN + body_len)
+    Ok(used)
 }
 
 /// Writes `f(base + field i)` into `out[i]` for the `out.len()` fields of `width` bits

@@ -260,6 +260,22 @@ pub fn decode_bytes(
     Ok(pos)
 }
 
+/// The entries of a dictionary of `count` byte strings (end offsets after a leading 0,
+/// and bytes): how many, and the bytes they take from the front of `input`.
+fn decode_entries(
+    input: &[u8],
+    count: usize,
+    ends: &mut Vec<u32>,
+    data: &mut Vec<u8>,
+    lens: &mut Vec<u32>,
+) -> Result<(usize, usize), CorruptData> {
+    let d = read_dict_len(input, count)?;
+    ends.clear();
+    ends.push(0);
+    data.clear();
+    Ok((d, 4 + plain::decode_bytes(&input[4..], d, ends, data, lens)?))
+}
+
 /// Decodes `count` byte strings as their dictionary: the entries (end offsets after a
 /// leading 0, and bytes) and a code per value, without copying any value out.
 pub fn decode_bytes_codes(
@@ -270,17 +286,11 @@ pub fn decode_bytes_codes(
     data: &mut Vec<u8>,
     lens: &mut Vec<u32>,
 ) -> Result<usize, CorruptData> {
-    let d = read_dict_len(input, count)?;
-    ends.clear();
-    ends.push(0);
-    data.clear();
-    let mut pos = 4;
-    pos += plain::decode_bytes(&input[pos..], d, ends, data, lens)?;
-    // The codes go straight into place and are checked once, by their range: this runs
-    // for every value of every dictionary vector a scan reads.
+    let (d, mut pos) = decode_entries(input, count, ends, data, lens)?;
     codes.clear();
-    // A code out of range becomes u32::MAX (never one: d <= count <= MAX_VECTOR_ROWS),
-    // found in one pass after the branch-free decode.
+    // This runs for every value of every dictionary vector a scan reads: a code out of
+    // range becomes u32::MAX (never one: d <= count <= MAX_VECTOR_ROWS), found in one
+    // pass after the branch-free decode.
     pos += bitpack::decode_for_map(&input[pos..], count, codes, |c| {
         if (0..d as i64).contains(&c) {
             c as u32
@@ -305,12 +315,7 @@ pub fn decode_bytes_codes_at(
     data: &mut Vec<u8>,
     lens: &mut Vec<u32>,
 ) -> Result<usize, CorruptData> {
-    let d = read_dict_len(input, count)?;
-    ends.clear();
-    ends.push(0);
-    data.clear();
-    let mut pos = 4;
-    pos += plain::decode_bytes(&input[pos..], d, ends, data, lens)?;
+    let (d, mut pos) = decode_entries(input, count, ends, data, lens)?;
     codes.clear();
     codes.resize(count, 0);
     let mut bad = false;

@@ -153,22 +153,7 @@ mod tests {
         decode_vector, encode_vector, CompressionPolicy, DecodedValues, DecodedVector,
     };
 
-    /// make_result's bytes of a decimal literal ("NaN", "Infinity", "-Infinity" too).
-    pub fn stored(text: &str) -> Vec<u8> {
-        match text {
-            "NaN" => return 0xC000u16.to_le_bytes().to_vec(),
-            "Infinity" => return 0xD000u16.to_le_bytes().to_vec(),
-            "-Infinity" => return 0xF000u16.to_le_bytes().to_vec(),
-            _ => {}
-        }
-        let neg = text.starts_with('-');
-        let t = text.trim_start_matches('-');
-        let (int, frac) = t.split_once('.').unwrap_or((t, ""));
-        let m: i128 = format!("{int}{frac}").parse().unwrap();
-        let mut out = Vec::new();
-        numeric::write_canonical(if neg { -m } else { m }, frac.len() as u16, &mut out);
-        out
-    }
+    use crate::storage::format::numeric::stored_literal as stored;
 
     fn values(items: &[Vec<u8>]) -> (Vec<u32>, Vec<u8>) {
         let mut offsets = vec![0u32];
