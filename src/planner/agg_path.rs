@@ -14,7 +14,7 @@ use super::column_stats;
 use super::cost::{self, AggInput, CostParams, ScanInput};
 use super::custompath::{self, CustomPathKind};
 use super::explain_text;
-use super::having_selectivity::{self, Compare, GroupStat};
+use super::having_selectivity::{self, GroupStat};
 use super::quals;
 use super::relation::{kept_range, plan_time_pruning, pushed_entirely, scanned_plainly, Pruning};
 use super::upper_scan::UpperScan;
@@ -463,18 +463,9 @@ unsafe fn having_test_share(
             return None;
         }
         let c = column_stats::number((*constant).constvalue, (*constant).consttype)?;
-        let name = pg_sys::get_opname((*op).opno);
-        if name.is_null() {
-            return None;
-        }
-        let cmp = match std::ffi::CStr::from_ptr(name).to_bytes() {
-            b"<" => Compare::Lt,
-            b"<=" => Compare::Le,
-            b">" => Compare::Gt,
-            b">=" => Compare::Ge,
-            _ => return None,
-        };
-        let cmp = if flipped { cmp.commuted() } else { cmp };
+        // The operator as its btree family reads it, the aggregate's type on the left.
+        let cmp = quals::btree_op((*op).opno, pg_sys::exprType(agg))?;
+        let cmp = if flipped { cmp.commute() } else { cmp };
         let i = shape.aggrefs.iter().position(|&a| pg_sys::equal(a as *const _, agg as *const _))?;
         let spec = &shape.plan.aggs[i];
         if spec.filter.is_some() {

@@ -10,6 +10,8 @@
 //! minimum and maximum can reach; min and max exactly from the distribution function;
 //! count(*) as K. Pure.
 
+use crate::storage::format::zonemap::CmpOp;
+
 /// The values of a column, as its statistics describe them: point masses (the most
 /// common values) and ranges of uniform mass (histogram buckets), weights summing to 1
 /// over the non-NULL values.
@@ -92,37 +94,16 @@ pub enum GroupStat {
     Max,
 }
 
-/// The comparison, aggregate on the left.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Compare {
-    Lt,
-    Le,
-    Gt,
-    Ge,
-}
-
-impl Compare {
-    /// The same test with the sides swapped (`c < agg` is `agg > c`).
-    pub fn commuted(self) -> Self {
-        match self {
-            Compare::Lt => Compare::Gt,
-            Compare::Le => Compare::Ge,
-            Compare::Gt => Compare::Lt,
-            Compare::Ge => Compare::Le,
-        }
-    }
-}
-
-/// The share of groups for which `stat op c` holds; `values` is needed for every stat
-/// but `Rows`. `rows_per_group` is the rows folded over the groups (at least 1).
+/// The share of groups for which `stat op c` holds (the aggregate on the left; None for
+/// `=`, which the model does not estimate); `values` is needed for every stat but `Rows`. `rows_per_group` is the rows folded over the groups (at least 1).
 pub fn selectivity(
     stat: GroupStat,
-    op: Compare,
+    op: CmpOp,
     c: f64,
     values: Option<&ValueDistribution>,
     rows_per_group: f64,
 ) -> Option<f64> {
-    if !c.is_finite() {
+    if !c.is_finite() || op == CmpOp::Eq {
         return None;
     }
     let sizes = group_sizes(rows_per_group.max(1.0));
@@ -131,16 +112,16 @@ pub fn selectivity(
         let below = match stat {
             GroupStat::Rows => {
                 let k = k as f64;
-                if k < c || (k == c && matches!(op, Compare::Le | Compare::Gt)) {
+                if k < c || (k == c && matches!(op, CmpOp::Le | CmpOp::Gt)) {
                     1.0
                 } else {
                     0.0
                 }
             }
-            _ => stat_below(stat, values?, k, c, matches!(op, Compare::Le | Compare::Gt)),
+            _ => stat_below(stat, values?, k, c, matches!(op, CmpOp::Le | CmpOp::Gt)),
         };
         // `below` is P(stat < c) (or <= c); the test keeps it or its complement.
-        p += weight * if matches!(op, Compare::Lt | Compare::Le) { below } else { 1.0 - below };
+        p += weight * if matches!(op, CmpOp::Lt | CmpOp::Le) { below } else { 1.0 - below };
     }
     Some(p.clamp(0.0, 1.0))
 }
@@ -272,19 +253,19 @@ mod tests {
     #[test]
     fn q18_sum_over_300_is_rare() {
         // 6M rows in 1.5M orders; 57 orders have sum(l_quantity) > 300.
-        let s = selectivity(GroupStat::Sum, Compare::Gt, 300.0, Some(&quantity()), 4.0).unwrap();
+        let s = selectivity(GroupStat::Sum, CmpOp::Gt, 300.0, Some(&quantity()), 4.0).unwrap();
         let groups = s * 1.5e6;
         assert!((1.0..5_000.0).contains(&groups), "{groups}");
         // The complement keeps nearly all.
-        let s = selectivity(GroupStat::Sum, Compare::Le, 300.0, Some(&quantity()), 4.0).unwrap();
+        let s = selectivity(GroupStat::Sum, CmpOp::Le, 300.0, Some(&quantity()), 4.0).unwrap();
         assert!(s > 0.99);
     }
 
     #[test]
     fn a_middle_threshold_keeps_about_half() {
-        let s = selectivity(GroupStat::Sum, Compare::Gt, 25.5 * 10.0, Some(&quantity()), 10.0).unwrap();
+        let s = selectivity(GroupStat::Sum, CmpOp::Gt, 25.5 * 10.0, Some(&quantity()), 10.0).unwrap();
         assert!((0.35..0.65).contains(&s), "{s}");
-        let s = selectivity(GroupStat::Avg, Compare::Ge, 25.5, Some(&quantity()), 10.0).unwrap();
+        let s = selectivity(GroupStat::Avg, CmpOp::Ge, 25.5, Some(&quantity()), 10.0).unwrap();
         assert!((0.35..0.65).contains(&s), "{s}");
     }
 
@@ -292,33 +273,32 @@ mod tests {
     fn bounds_are_exact() {
         let d = quantity();
         // No group of one value sums above 50, none of any size averages above 50.
-        assert_eq!(selectivity(GroupStat::Sum, Compare::Gt, 50.0, Some(&d), 1.0), Some(0.0));
-        assert_eq!(selectivity(GroupStat::Avg, Compare::Gt, 50.0, Some(&d), 7.0), Some(0.0));
+        assert_eq!(selectivity(GroupStat::Sum, CmpOp::Gt, 50.0, Some(&d), 1.0), Some(0.0));
+        assert_eq!(selectivity(GroupStat::Avg, CmpOp::Gt, 50.0, Some(&d), 7.0), Some(0.0));
         let all = |s: Option<f64>| (s.unwrap() - 1.0).abs() < 1e-12;
-        assert!(all(selectivity(GroupStat::Avg, Compare::Ge, 1.0, Some(&d), 7.0)));
-        assert!(all(selectivity(GroupStat::Max, Compare::Le, 50.0, Some(&d), 3.0)));
+        assert!(all(selectivity(GroupStat::Avg, CmpOp::Ge, 1.0, Some(&d), 7.0)));
+        assert!(all(selectivity(GroupStat::Max, CmpOp::Le, 50.0, Some(&d), 3.0)));
     }
 
     #[test]
     fn min_max_and_count_follow_the_sizes() {
         let d = quantity();
         // One value per group: max > 40 keeps 20%.
-        let s = selectivity(GroupStat::Max, Compare::Gt, 40.0, Some(&d), 1.0).unwrap();
+        let s = selectivity(GroupStat::Max, CmpOp::Gt, 40.0, Some(&d), 1.0).unwrap();
         assert!((s - 0.2).abs() < 1e-9);
         // Bigger groups: max > 40 more often, min > 40 less often.
-        let big = selectivity(GroupStat::Max, Compare::Gt, 40.0, Some(&d), 5.0).unwrap();
-        let small = selectivity(GroupStat::Min, Compare::Gt, 40.0, Some(&d), 5.0).unwrap();
+        let big = selectivity(GroupStat::Max, CmpOp::Gt, 40.0, Some(&d), 5.0).unwrap();
+        let small = selectivity(GroupStat::Min, CmpOp::Gt, 40.0, Some(&d), 5.0).unwrap();
         assert!(big > 0.5 && small < 0.05, "{big} {small}");
         // count(*) > 1 with one row a group: none; with 4 a group: most.
-        assert_eq!(selectivity(GroupStat::Rows, Compare::Gt, 1.0, None, 1.0), Some(0.0));
-        let s = selectivity(GroupStat::Rows, Compare::Gt, 1.0, None, 4.0).unwrap();
+        assert_eq!(selectivity(GroupStat::Rows, CmpOp::Gt, 1.0, None, 1.0), Some(0.0));
+        let s = selectivity(GroupStat::Rows, CmpOp::Gt, 1.0, None, 4.0).unwrap();
         assert!((s - (1.0 - (-3.0f64).exp())).abs() < 1e-9);
-        assert_eq!(selectivity(GroupStat::Sum, Compare::Gt, 1.0, None, 4.0), None);
+        assert_eq!(selectivity(GroupStat::Sum, CmpOp::Gt, 1.0, None, 4.0), None);
     }
 
     #[test]
-    fn commuted_swaps_sides() {
-        assert_eq!(Compare::Lt.commuted(), Compare::Gt);
-        assert_eq!(Compare::Ge.commuted(), Compare::Le);
+    fn equality_is_not_estimated() {
+        assert_eq!(selectivity(GroupStat::Sum, CmpOp::Eq, 300.0, Some(&quantity()), 4.0), None);
     }
 }

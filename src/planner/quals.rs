@@ -112,7 +112,10 @@ unsafe fn bound_of(c: *mut pg_sys::Const, typid: pg_sys::Oid) -> Option<Bound> {
 }
 
 /// `opno` as a btree comparison of `typid`'s family (zone maps cannot check `<>`).
-unsafe fn btree_op(opno: pg_sys::Oid, typid: pg_sys::Oid) -> Option<CmpOp> {
+///
+/// # Safety
+/// Backend thread, inside a transaction.
+pub(super) unsafe fn btree_op(opno: pg_sys::Oid, typid: pg_sys::Oid) -> Option<CmpOp> {
     // SAFETY: catalog and type cache lookups by OID, on the backend thread inside a
     // transaction (planning).
     match unsafe { relation_of(opno, btree_family(typid)?) }? {
