@@ -111,6 +111,15 @@ pub fn open_cost(byte_strings: bool, stored_bytes: f64) -> f64 {
     OPEN_PER_VECTOR + if byte_strings { stored_bytes.max(0.0) * OPEN_PER_STORED_BYTE } else { 0.0 }
 }
 
+/// Whether a numeric column's vectors open like integer ones: numerics whose values fit
+/// 64-bit mantissas are stored as scaled integers (ScaledNumeric), and a fetch unpacks
+/// the mantissas alone (measured: a cold open of an `l_extendedprice` vector costs what
+/// one of `l_orderkey` does). Their vectors then take at most 8 bytes a value; more
+/// means byte strings, priced by their size.
+pub fn numeric_opens_as_integers(numeric: bool, stored_bytes_per_vector: f64) -> bool {
+    numeric && stored_bytes_per_vector <= 8.0 * VECTOR_ROWS
+}
+
 /// What a column vector kept for fetches weighs, on average (bit-packed integers keep
 /// their stored few kB, byte strings and decoded vectors 10-20 kB).
 pub const CACHED_VECTOR_BYTES: f64 = 12288.0;
@@ -486,6 +495,13 @@ mod tests {
         assert_eq!(pages_read(&input(8.0e6, 12)), 1000.0);
         assert_eq!(pages_read(&input(1.0e6, 1)), 125.0);
         assert_eq!(pages_read(&ScanInput { bytes_all: 0.0, pages: 1.0, ..input(0.0, 0) }), 1.0);
+    }
+
+    #[test]
+    fn scaled_numerics_open_as_integers_and_wide_ones_as_byte_strings() {
+        assert!(numeric_opens_as_integers(true, 3.0 * VECTOR_ROWS));
+        assert!(!numeric_opens_as_integers(true, 20.0 * VECTOR_ROWS));
+        assert!(!numeric_opens_as_integers(false, 3.0 * VECTOR_ROWS));
     }
 
     #[test]

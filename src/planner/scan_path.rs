@@ -546,16 +546,24 @@ unsafe fn reprice_seq_scans(rel: *mut pg_sys::RelOptInfo, columns: usize, params
 unsafe fn fetch_columns(relation: pg_sys::Relation, attnums: &[i32], tuples: f64) -> cost::FetchColumns {
     // SAFETY: `relation` is open and locked (from `add_paths`), so rd_att is valid and its
     // column kinds and sizes may be read.
-    let (kinds, bytes) = unsafe {
+    let (kinds, bytes, desc) = unsafe {
         let natts = (*(*relation).rd_att).natts as usize;
-        (crate::storage::relation::datum::relation_kinds(relation), plan_sizes::column_bytes(relation, natts))
+        (
+            crate::storage::relation::datum::relation_kinds(relation),
+            plan_sizes::column_bytes(relation, natts),
+            (*relation).rd_att,
+        )
     };
     let vectors = (tuples / cost::VECTOR_ROWS).ceil().max(1.0);
     let mut open = 0.0;
     for &a in attnums {
-        let strings =
-            kinds[a as usize - 1].physical() == Some(crate::storage::format::encoding::PhysicalKind::Bytes);
-        open += cost::open_cost(strings, bytes[a as usize - 1] as f64 / vectors);
+        let i = a as usize - 1;
+        // SAFETY: `i` < natts: `attnums` are the relation's own columns.
+        let type_oid = unsafe { crate::storage::relation::datum::attr(desc, i).atttypid };
+        let per_vector = bytes[i] as f64 / vectors;
+        let strings = kinds[i].physical() == Some(crate::storage::format::encoding::PhysicalKind::Bytes)
+            && !cost::numeric_opens_as_integers(type_oid == pg_sys::NUMERICOID, per_vector);
+        open += cost::open_cost(strings, per_vector);
     }
     cost::FetchColumns { count: attnums.len(), open_cost: open }
 }
