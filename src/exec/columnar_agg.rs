@@ -15,6 +15,7 @@ use super::customscan::{
     bytea_const, const_bytes, explain_fields_node, explain_fields_of, CustomScanNode, PlanPrivate,
 };
 use super::filter::operands::operand_values;
+use super::filter::plan::FilterPlan;
 use super::filter::pushed::PushedFilter;
 use super::row_group_claims::ClaimsRowGroups;
 use super::scan_reader;
@@ -282,8 +283,23 @@ impl ColumnarAgg {
     unsafe fn fold(&mut self, node: *mut pg_sys::CustomScanState) {
         let reader = self.reader.as_mut().expect("scan begun");
         if !self.resolved {
-            let plans =
-                self.scan_filter.iter().chain(self.aggs.specs.iter().filter_map(|a| a.filter.as_ref()));
+            let case_conditions: Vec<Vec<&FilterPlan>> = self
+                .aggs
+                .specs
+                .iter()
+                .map(|a| {
+                    let mut c = Vec::new();
+                    if let Some(e) = &a.expr {
+                        e.conditions(&mut c);
+                    }
+                    c
+                })
+                .collect();
+            let plans = self
+                .scan_filter
+                .iter()
+                .chain(self.aggs.specs.iter().filter_map(|a| a.filter.as_ref()))
+                .chain(case_conditions.iter().flatten().copied());
             let conversions: Vec<_> = plans.flat_map(|f| f.conversions()).collect();
             // SAFETY: `node` is this node's begun CustomScanState (the caller's, `next`), so
             // its expression context is live and the states were initialized in `begin`.
@@ -294,6 +310,8 @@ impl ColumnarAgg {
             reader.set_filter(self.scan_filter.as_ref().map(|f| PushedFilter::boxed(f.resolve(&values))));
             self.aggs.filters =
                 self.aggs.specs.iter().map(|a| a.filter.as_ref().map(|f| f.resolve(&values))).collect();
+            self.aggs.conditions =
+                case_conditions.iter().map(|c| c.iter().map(|f| f.resolve(&values)).collect()).collect();
             self.resolved = true;
         }
         // SAFETY: the reader was made in `begin` over the open relation and its registered

@@ -3,27 +3,46 @@
 //! relation's columns and non-NULL constants, with the casts core inserts between them
 //! (int → numeric, int → float, int2 → int4 → int8, float4 → float8). Every operator is
 //! recognised by its function's OID, so a user's operator of the same name is not
-//! taken for the built-in; anything else leaves the aggregate to core (None).
+//! taken for the built-in; anything else leaves the aggregate to core (None). A
+//! searched `CASE` whose conditions are filters the scan could push (`quals`) and whose
+//! values are such expressions is computed too.
 
+use super::quals;
 use crate::exec::agg::spec::{BinOp, Expr, ExprType};
 use crate::pg_list;
 use crate::storage::relation::datum::ColumnKind;
 use pgrx::pg_sys;
 
+/// What a CASE's conditions are translated with: the planner's nodes for the scanned
+/// relation, and the scan's operands, which the conditions' operands join.
+pub struct Conditions<'a> {
+    pub root: *mut pg_sys::PlannerInfo,
+    pub rel: *mut pg_sys::RelOptInfo,
+    pub operands: &'a mut Vec<*mut pg_sys::Node>,
+}
+
 /// The expression form of `node`, an expression over range table entry `relid` whose
-/// columns have `kinds`; None if the vector engine does not compute it exactly.
+/// columns have `kinds`; None if the vector engine does not compute it exactly. A CASE
+/// is translated only with `conditions`.
 ///
 /// # Safety
 /// Backend thread, while planning: `node` is a valid expression tree whose Vars of
-/// `relid` have attribute numbers within `kinds`.
-pub unsafe fn translate(node: *mut pg_sys::Node, relid: u32, kinds: &[ColumnKind]) -> Option<Expr> {
+/// `relid` have attribute numbers within `kinds`; `conditions`, if given, holds the
+/// planner's live nodes, `rel` the base relation `relid`.
+pub unsafe fn translate(
+    node: *mut pg_sys::Node,
+    relid: u32,
+    kinds: &[ColumnKind],
+    mut conditions: Option<&mut Conditions>,
+) -> Option<Expr> {
     // SAFETY: `node` is a valid expression node (this fn's contract): each tag checked
     // names the node's struct, whose argument lists hold valid nodes.
     unsafe {
+        let mut translate = |n: *mut pg_sys::Node| translate(n, relid, kinds, conditions.as_deref_mut());
         match (*node).type_ {
             pg_sys::NodeTag::T_RelabelType => {
                 let r = node as *mut pg_sys::RelabelType;
-                let e = translate((*r).arg as *mut pg_sys::Node, relid, kinds)?;
+                let e = translate((*r).arg as *mut pg_sys::Node)?;
                 // Only a relabeling to a type of the same representation (a domain).
                 (type_of(pg_sys::getBaseType((*r).resulttype))? == e.ty()).then_some(e)
             }
@@ -43,12 +62,12 @@ pub unsafe fn translate(node: *mut pg_sys::Node, relid: u32, kinds: &[ColumnKind
                 let to = type_of((*op).opresulttype)?;
                 match (operator((*op).opfuncid.to_u32())?, &args[..]) {
                     (Op::Neg, &[arg]) => {
-                        let e = translate(arg, relid, kinds)?;
+                        let e = translate(arg)?;
                         (e.ty() == to).then(|| Expr::Neg(Box::new(e)))
                     }
                     (Op::Bin(op), &[l, r]) => {
-                        let left = widen(translate(l, relid, kinds)?, to)?;
-                        let right = widen(translate(r, relid, kinds)?, to)?;
+                        let left = widen(translate(l)?, to)?;
+                        let right = widen(translate(r)?, to)?;
                         Some(Expr::Binary { op, left: Box::new(left), right: Box::new(right) })
                     }
                     _ => None,
@@ -59,12 +78,66 @@ pub unsafe fn translate(node: *mut pg_sys::Node, relid: u32, kinds: &[ColumnKind
                 let args: Vec<*mut pg_sys::Node> = pg_list::ptrs((*f).args).collect();
                 let &[arg] = &args[..] else { return None };
                 let to = cast_target((*f).funcid.to_u32())?;
-                let e = translate(arg, relid, kinds)?;
+                let e = translate(arg)?;
                 cast_allowed(e.ty(), to).then(|| Expr::Cast { to, arg: Box::new(e) })
             }
+            pg_sys::NodeTag::T_CaseExpr => case(node as *mut pg_sys::CaseExpr, relid, kinds, conditions?),
             _ => None,
         }
     }
+}
+
+/// A searched CASE (`CASE WHEN cond THEN value ...`; not `CASE x WHEN ...`) whose
+/// conditions translate to filters and whose values (core has already cast them to
+/// the CASE's type) to expressions; the conditions' operands are left in `conditions`'
+/// list only if the whole CASE translates.
+///
+/// # Safety
+/// As `translate`, `c` a valid CaseExpr over `relid`.
+unsafe fn case(
+    c: *mut pg_sys::CaseExpr,
+    relid: u32,
+    kinds: &[ColumnKind],
+    cx: &mut Conditions,
+) -> Option<Expr> {
+    let before = cx.operands.len();
+    // SAFETY: as this fn's contract says; the CaseWhen list holds valid CaseWhen nodes.
+    let e = unsafe {
+        (|| {
+            if !(*c).arg.is_null() {
+                return None;
+            }
+            let ty = type_of(pg_sys::getBaseType((*c).casetype))?;
+            let mut whens = Vec::new();
+            for w in pg_list::ptrs::<pg_sys::CaseWhen>((*c).args) {
+                let cond =
+                    quals::translate_filter(cx.root, cx.rel, (*w).expr as *mut pg_sys::Node, cx.operands)?;
+                let value = translate((*w).result as *mut pg_sys::Node, relid, kinds, Some(&mut *cx))?;
+                if value.ty() != ty {
+                    return None;
+                }
+                whens.push((cond, value));
+            }
+            let default = (*c).defresult as *mut pg_sys::Node;
+            let is_null = default.is_null()
+                || ((*default).type_ == pg_sys::NodeTag::T_Const
+                    && (*(default as *mut pg_sys::Const)).constisnull);
+            let otherwise = if is_null {
+                None
+            } else {
+                let value = translate(default, relid, kinds, Some(&mut *cx))?;
+                if value.ty() != ty {
+                    return None;
+                }
+                Some(Box::new(value))
+            };
+            (!whens.is_empty()).then_some(Expr::Case { whens, otherwise })
+        })()
+    };
+    if e.is_none() {
+        cx.operands.truncate(before);
+    }
+    e
 }
 
 /// The expression's type for a (base) type OID.

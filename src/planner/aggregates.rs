@@ -267,7 +267,10 @@ pub unsafe fn aggregate(
                         }
                         (Some(att), None)
                     }
-                    None => (None, Some(argument(node, input, (*rel).relid, kinds)?)),
+                    None => {
+                        let mut conditions = agg_args::Conditions { root, rel, operands: &mut *operands };
+                        (None, Some(argument(node, input, (*rel).relid, kinds, &mut conditions)?))
+                    }
                 }
             }
         }
@@ -352,6 +355,7 @@ unsafe fn argument(
     input: InputType,
     relid: u32,
     kinds: &[ColumnKind],
+    conditions: &mut agg_args::Conditions,
 ) -> Option<Expr> {
     let ty = match input {
         InputType::Int2 => ExprType::Int2,
@@ -363,7 +367,7 @@ unsafe fn argument(
         _ => return None,
     };
     // SAFETY: as this fn's contract says.
-    let e = unsafe { agg_args::translate(node, relid, kinds) }?;
+    let e = unsafe { agg_args::translate(node, relid, kinds, Some(conditions)) }?;
     let mut atts = Vec::new();
     e.attributes(&mut atts);
     (e.ty() == ty && !atts.is_empty()).then_some(e)

@@ -21,6 +21,9 @@ pub struct Aggregates {
     /// Per aggregate, its FILTER resolved for this scan (set when the scan's operands
     /// are known).
     pub filters: Vec<Option<Filter>>,
+    /// Per aggregate, the CASE conditions of its argument resolved for this scan (in
+    /// `Expr::conditions`' order; set with `filters`).
+    pub conditions: Vec<Vec<Filter>>,
     /// Per aggregate, the collation a text min/max compares in.
     pub collations: Vec<pg_sys::Oid>,
     pub states: Vec<Acc>,
@@ -42,6 +45,7 @@ impl Aggregates {
         Aggregates {
             specs,
             filters: Vec::new(),
+            conditions: Vec::new(),
             collations: Vec::new(),
             states: Vec::new(),
             state_bytes,
@@ -92,6 +96,8 @@ impl Aggregates {
                 Expr::Cast { arg, .. } => {
                     matches!(**arg, Expr::Column { .. } | Expr::Int { .. } | Expr::Float { .. })
                 }
+                // Its branches take rows by their order of arrival (kept ascending).
+                Expr::Case { .. } => false,
             }
         }
         !self.filtered() && self.specs.iter().all(|a| a.expr.as_ref().is_none_or(numeric_only))
@@ -125,7 +131,8 @@ impl Aggregates {
         numerics.0.clear();
         for (i, acc) in self.states.iter_mut().enumerate() {
             let spec = &self.specs[i];
-            let vector = Vector { sel, numerics: &mut *numerics };
+            let vector =
+                Vector { sel, numerics: &mut *numerics, conditions: condition_filters(&self.conditions, i) };
             match &self.filters[i] {
                 // SAFETY: `reader` is open and positioned (this fn's contract).
                 None => unsafe { fold_one(acc, spec, reader, vector, sel, gids, self.collations[i]) },
@@ -153,7 +160,8 @@ impl Aggregates {
     /// As `fold`.
     pub unsafe fn fold_into(&mut self, i: usize, reader: &mut Reader, sel: &[u32]) {
         self.numerics.0.clear();
-        let vector = Vector { sel, numerics: &mut self.numerics };
+        let vector =
+            Vector { sel, numerics: &mut self.numerics, conditions: condition_filters(&self.conditions, i) };
         // SAFETY: `reader` is open and positioned (this fn's contract).
         unsafe {
             fold_one(&mut self.states[i], &self.specs[i], reader, vector, sel, Gids::One, self.collations[i])
@@ -166,6 +174,13 @@ impl Aggregates {
 struct Vector<'a> {
     sel: &'a [u32],
     numerics: &'a mut NumericColumns,
+    /// The aggregate's CASE conditions, resolved.
+    conditions: &'a [Filter],
+}
+
+/// Aggregate `i`'s resolved CASE conditions (none before the scan resolves them).
+fn condition_filters(conditions: &[Vec<Filter>], i: usize) -> &[Filter] {
+    conditions.get(i).map_or(&[], |c| c.as_slice())
 }
 
 /// Folds the selected rows into one aggregate (its column decoded now).
@@ -224,7 +239,9 @@ unsafe fn fold_one(
     }
     // Every column of a vector has its rows (the planner gives no column-free expression).
     let rows = reader.column(atts[0]).rows as usize;
-    for &att in &atts {
+    let mut numeric_atts = Vec::new();
+    expr.numeric_columns(&mut numeric_atts);
+    for &att in &numeric_atts {
         let col = reader.column(att);
         // Scaled numerics are read from the column itself (a copy is all a decode
         // would be); other numeric columns are decoded once for every aggregate.
@@ -245,7 +262,7 @@ unsafe fn fold_one(
             return;
         }
     }
-    let evaluated = match eval::eval(expr, &columns, rows, sel, &mut PgNumeric) {
+    let evaluated = match eval::eval_with(expr, &columns, rows, sel, vector.conditions, &mut PgNumeric) {
         Ok(e) => e,
         Err(e) => raise(e),
     };

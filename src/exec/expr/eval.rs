@@ -4,11 +4,15 @@
 //! "value out of range" (22003) as int4pl, float8mul, ... do; numerics exactly
 //! (`num`), a value or result beyond 128 bits computed by PostgreSQL's own functions
 //! (`NumericFallback`). Only selected, non-NULL rows are computed (core evaluates an
-//! aggregate's argument for the rows that reach it, no others). Pure.
+//! aggregate's argument for the rows that reach it, no others). A CASE tests its
+//! conditions with the pushed-filter kernels and computes each branch for the rows
+//! that take it alone, so a branch fails only where core's would. Pure.
 
 use super::num::{pow10, wide_mul, Num};
 use super::plan::{BinOp, Expr, ExprType};
+use crate::exec::filter::{kernels as filter_kernels, Filter};
 use crate::storage::format::encoding::{DecodedValues, DecodedVector, ScaledNumerics};
+use crate::storage::read::vector_filter::ColumnSource;
 
 /// A numeric result: exact in 128 bits, or a numeric's stored bytes (computed by
 /// PostgreSQL).
@@ -155,7 +159,21 @@ pub fn eval(
     sel: &[u32],
     fallback: &mut dyn NumericFallback,
 ) -> Result<Evaluated, EvalError> {
-    let mut e = Evaluator { cols, rows, sel, fallback };
+    eval_with(expr, cols, rows, sel, &[], fallback)
+}
+
+/// `eval` of an expression with CASE conditions, `conds` their filters resolved for
+/// the scan, in `Expr::conditions`' order.
+pub fn eval_with(
+    expr: &Expr,
+    cols: &dyn Columns,
+    rows: usize,
+    sel: &[u32],
+    conds: &[Filter],
+    fallback: &mut dyn NumericFallback,
+) -> Result<Evaluated, EvalError> {
+    assert_eq!(conds.len(), expr.condition_count(), "CASE conditions not resolved");
+    let mut e = Evaluator { cols, rows, sel, fallback, conds, cursor: 0 };
     e.eval(expr)
 }
 
@@ -164,6 +182,34 @@ struct Evaluator<'a> {
     rows: usize,
     sel: &'a [u32],
     fallback: &'a mut dyn NumericFallback,
+    /// The CASE conditions, and the first of the node being evaluated (`eval` takes
+    /// them in `Expr::conditions`' order).
+    conds: &'a [Filter],
+    cursor: usize,
+}
+
+/// The decoded columns as the filter kernels read them (every column a CASE condition
+/// reads is decoded before the expression is evaluated).
+struct Decoded<'a>(&'a dyn Columns);
+
+impl ColumnSource for Decoded<'_> {
+    fn column(&mut self, att: usize) -> &DecodedVector {
+        self.0.column(att)
+    }
+}
+
+/// Rows of `all` (ascending) that are not in `taken` (ascending, a subset of `all`).
+fn rows_left(all: &[u32], taken: &[u32]) -> Vec<u32> {
+    let mut left = Vec::with_capacity(all.len() - taken.len());
+    let mut t = taken.iter().peekable();
+    for &r in all {
+        if t.peek() == Some(&&r) {
+            t.next();
+        } else {
+            left.push(r);
+        }
+    }
+    left
 }
 
 /// Both validities: a row is valid if it is in both.
@@ -340,7 +386,57 @@ impl<'a> Evaluator<'a> {
                 let x = self.eval(arg)?;
                 Ok(self.cast(*to, x))
             }
+            Expr::Case { whens, otherwise } => self.case(expr.ty(), whens, otherwise.as_deref()),
         }
+    }
+
+    /// A CASE: each branch's condition narrows the rows no earlier branch took, and its
+    /// value is computed for those rows alone; rows no branch takes get ELSE's value,
+    /// or NULL.
+    fn case(
+        &mut self,
+        ty: ExprType,
+        whens: &[(crate::exec::filter::plan::FilterPlan, Expr)],
+        otherwise: Option<&Expr>,
+    ) -> Result<Evaluated, EvalError> {
+        let base = self.cursor;
+        let mut next = base + whens.len();
+        let mut left: Vec<u32> = self.sel.to_vec();
+        let mut parts: Vec<(Vec<u32>, Evaluated)> = Vec::with_capacity(whens.len() + 1);
+        for (k, (_, value)) in whens.iter().enumerate() {
+            let mut taken = left.clone();
+            if !taken.is_empty() {
+                filter_kernels::select(&self.conds[base + k], &mut Decoded(self.cols), &mut taken);
+            }
+            if !taken.is_empty() {
+                left = rows_left(&left, &taken);
+                let v = self.branch(value, &taken, next)?;
+                parts.push((taken, v));
+            }
+            next += value.condition_count();
+        }
+        if let (Some(value), false) = (otherwise, left.is_empty()) {
+            let v = self.branch(value, &left, next)?;
+            parts.push((std::mem::take(&mut left), v));
+            next += value.condition_count();
+        } else if let Some(value) = otherwise {
+            next += value.condition_count();
+        }
+        self.cursor = next;
+        Ok(merge_branches(ty, self.rows, parts, &left))
+    }
+
+    /// `value` for rows `sel` alone, its CASE conditions from `first`.
+    fn branch(&mut self, value: &Expr, sel: &[u32], first: usize) -> Result<Evaluated, EvalError> {
+        let mut sub = Evaluator {
+            cols: self.cols,
+            rows: self.rows,
+            sel,
+            fallback: &mut *self.fallback,
+            conds: self.conds,
+            cursor: first,
+        };
+        sub.eval(value)
     }
 
     /// A column of scaled numerics (`ScaledNumerics`), as its mantissas and scale.
@@ -567,6 +663,102 @@ impl<'a> Evaluator<'a> {
 /// vector to the 128-bit path, which computes the selected rows alone): the result
 /// and its display scale (numeric_add's larger one, numeric_mul's sum), or None if
 /// some row leaves 64 bits. Branch-free loops the compiler can vectorise.
+/// One vector of a CASE's values from its branches' (each computed for its rows);
+/// `null_rows` took no branch. Numerics stay scaled integers where every branch's are
+/// at one scale (each value keeps its own display scale otherwise).
+fn merge_branches(
+    ty: ExprType,
+    rows: usize,
+    parts: Vec<(Vec<u32>, Evaluated)>,
+    null_rows: &[u32],
+) -> Evaluated {
+    let mut valid = vec![true; rows];
+    null_rows.iter().for_each(|&r| valid[r as usize] = false);
+    for (sel, e) in &parts {
+        if let Some(v) = &e.valid {
+            sel.iter().for_each(|&r| valid[r as usize] = v[r as usize]);
+        }
+    }
+    fn scatter<T: Copy + Default>(
+        rows: usize,
+        parts: &[(Vec<u32>, Evaluated)],
+        get: impl Fn(&Values) -> &[T],
+    ) -> Vec<T> {
+        let mut out = vec![T::default(); rows];
+        for (sel, e) in parts {
+            let v = get(&e.values);
+            sel.iter().for_each(|&r| out[r as usize] = v[r as usize]);
+        }
+        out
+    }
+    let values = match ty {
+        ExprType::Int2 | ExprType::Int4 | ExprType::Int8 => Values::Int(scatter(rows, &parts, |v| match v {
+            Values::Int(x) => x,
+            _ => unreachable!("a CASE branch of another type"),
+        })),
+        ExprType::Float4 => Values::Float4(scatter(rows, &parts, |v| match v {
+            Values::Float4(x) => x,
+            _ => unreachable!("a CASE branch of another type"),
+        })),
+        ExprType::Float8 => Values::Float8(scatter(rows, &parts, |v| match v {
+            Values::Float8(x) => x,
+            _ => unreachable!("a CASE branch of another type"),
+        })),
+        ExprType::Numeric => Values::Numeric(merge_numeric(rows, parts)),
+    };
+    let valid = (!valid.iter().all(|v| *v)).then_some(valid);
+    Evaluated { values, valid }
+}
+
+/// The numeric branches of a CASE as one vector.
+fn merge_numeric(rows: usize, parts: Vec<(Vec<u32>, Evaluated)>) -> NumVec {
+    fn nums(e: &Evaluated) -> &NumVec {
+        match &e.values {
+            Values::Numeric(n) => n,
+            _ => unreachable!("a CASE branch of another type"),
+        }
+    }
+    let scales: Vec<Option<u16>> = parts
+        .iter()
+        .map(|(_, e)| match nums(e) {
+            NumVec::Scaled64 { scale, .. } | NumVec::Scaled { scale, .. } => Some(*scale),
+            NumVec::Rows(_) => None,
+        })
+        .collect();
+    let one_scale = scales.first().copied().flatten().filter(|s| scales.iter().all(|x| *x == Some(*s)));
+    match one_scale {
+        Some(scale) if parts.iter().all(|(_, e)| matches!(nums(e), NumVec::Scaled64 { .. })) => {
+            let mut m = vec![0i64; rows];
+            for (sel, e) in &parts {
+                let NumVec::Scaled64 { m: x, .. } = nums(e) else { unreachable!() };
+                sel.iter().for_each(|&r| m[r as usize] = x[r as usize]);
+            }
+            NumVec::Scaled64 { m, scale }
+        }
+        Some(scale) => {
+            let mut m = vec![0i128; rows];
+            for (sel, e) in &parts {
+                match nums(e) {
+                    NumVec::Scaled64 { m: x, .. } => {
+                        sel.iter().for_each(|&r| m[r as usize] = x[r as usize] as i128)
+                    }
+                    NumVec::Scaled { m: x, .. } => sel.iter().for_each(|&r| m[r as usize] = x[r as usize]),
+                    NumVec::Rows(_) => unreachable!("one scale"),
+                }
+            }
+            NumVec::Scaled { m, scale }
+        }
+        None => {
+            let mut out = vec![NumVal::Small(Num::ZERO); rows];
+            for (sel, e) in &parts {
+                let n = nums(e);
+                sel.iter().for_each(|&r| out[r as usize] = n.get(r as usize));
+            }
+            NumVec::Rows(out)
+        }
+    }
+}
+
 fn scaled64_op(op: BinOp, x: &[i64], s: u16, y: &[i64], t: u16) -> Option<(Vec<i64>, u16)> {
     let n = x.len().min(y.len());
     let (x, y) = (&x[..n], &y[..n]);
@@ -1021,5 +1213,59 @@ mod tests {
         // Only the row that does not fit asks PostgreSQL.
         assert_eq!(fallback.0, vec![BinOp::Mul]);
         assert_eq!(texts(&e, &[0, 1]), ["NaN", "4"]);
+    }
+
+    #[test]
+    fn case_takes_rows_branch_by_branch_and_computes_each_for_its_rows() {
+        use crate::exec::filter::plan::FilterPlan;
+        use crate::exec::filter::Test;
+        use crate::storage::format::zonemap::{Bound, CmpOp};
+        let i4 = ExprType::Int4;
+        // Row 3's value would overflow `* 2`, but its condition sends it to ELSE.
+        let x = ints(&[1, 10, 0, i32::MAX as i64, 7, 3], Some(vec![true, true, false, true, true, true]));
+        let cols = Cols(vec![x]);
+        let gt =
+            |c| crate::exec::filter::Filter::Test { att: 0, test: Test::Compare(CmpOp::Gt, Bound::Int(c)) };
+        let lt =
+            |c| crate::exec::filter::Filter::Test { att: 0, test: Test::Compare(CmpOp::Lt, Bound::Int(c)) };
+        let plan = |att| FilterPlan::Test { att, test: crate::exec::filter::plan::PlanTest::IsNull };
+        let case = Expr::Case {
+            whens: vec![
+                (plan(0), *bin(BinOp::Mul, col(0, i4), Box::new(Expr::Int { value: 2, ty: i4 }))),
+                (plan(0), *col(0, i4)),
+            ],
+            otherwise: Some(Box::new(Expr::Int { value: -1, ty: i4 })),
+        };
+        let sel = [0, 1, 2, 3, 4];
+        // WHEN x > 5 AND x < 100 THEN x * 2 WHEN x < 5 THEN x ELSE -1; NULL falls through.
+        let conds = [crate::exec::filter::Filter::And(vec![gt(5), lt(100)]), lt(5)];
+        let e = eval_with(&case, &cols, 6, &sel, &conds, &mut NoFallback).unwrap();
+        let Values::Int(v) = &e.values else { panic!("ints") };
+        assert_eq!([v[0], v[1], v[2], v[3], v[4]], [1, 20, -1, -1, 14]);
+        assert_eq!(e.valid, None);
+        // Without ELSE the rows no branch takes are NULL.
+        let no_else = Expr::Case { whens: vec![(plan(0), *col(0, i4))], otherwise: None };
+        let e = eval_with(&no_else, &cols, 6, &sel, &conds[1..], &mut NoFallback).unwrap();
+        let valid = e.valid.unwrap();
+        assert_eq!([valid[0], valid[1], valid[2], valid[3], valid[4]], [true, false, false, false, false]);
+        // A branch a row takes fails as core's operator does.
+        let overflowing = [gt(5), lt(5)];
+        let e = eval_with(&case, &cols, 6, &sel, &overflowing, &mut NoFallback);
+        assert_eq!(e, Err(EvalError::IntOutOfRange(i4)));
+    }
+
+    #[test]
+    fn numeric_case_branches_keep_their_own_scales() {
+        use crate::exec::filter::plan::FilterPlan;
+        use crate::exec::filter::{Filter, Test};
+        use crate::storage::format::zonemap::{Bound, CmpOp};
+        let n = ExprType::Numeric;
+        let cols = Cols(vec![ints(&[1, 2, 3], None), numerics(&["1.25", "2.50", "3.75"])]);
+        let plan = FilterPlan::Test { att: 0, test: crate::exec::filter::plan::PlanTest::IsNull };
+        let case = Expr::Case { whens: vec![(plan, *col(1, n))], otherwise: Some(numeric_const("0")) };
+        let conds = [Filter::Test { att: 0, test: Test::Compare(CmpOp::Ge, Bound::Int(2)) }];
+        let e = eval_with(&case, &cols, 3, &[0, 1, 2], &conds, &mut NoFallback).unwrap();
+        assert_eq!(texts(&e, &[0, 1, 2]), ["0", "2.50", "3.75"]);
+        let Values::Numeric(NumVec::Rows(_)) = e.values else { panic!("mixed scales are kept per row") };
     }
 }

@@ -2,7 +2,11 @@
 //! carries it: the planner translates an aggregate's argument into it (or leaves the
 //! aggregate to core), `eval` computes it a vector at a time. Every operation has one
 //! type, its operands' and its result's: the planner makes core's implicit casts
-//! (int → numeric, int → float8, int2 → int4, ...) explicit `Cast` nodes. Pure.
+//! (int → numeric, int → float8, int2 → int4, ...) explicit `Cast` nodes. A searched
+//! `CASE` tests its conditions as pushed filters (`exec::filter`), whose operands are
+//! numbered with the scan's. Pure.
+
+use crate::exec::filter::plan::FilterPlan;
 
 /// The type of an expression's values.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -39,6 +43,10 @@ pub enum Expr {
     /// A cast that never fails: a wider integer, an integer or float4 to float8, an
     /// integer to float4, an integer to numeric.
     Cast { to: ExprType, arg: Box<Expr> },
+    /// `CASE WHEN cond THEN value ... [ELSE otherwise] END`: a row takes the first
+    /// branch whose condition is true (not false, not NULL); without ELSE the others
+    /// are NULL. Every value is of the CASE's type.
+    Case { whens: Vec<(FilterPlan, Expr)>, otherwise: Option<Box<Expr>> },
 }
 
 const TYPES: [ExprType; 6] =
@@ -56,6 +64,62 @@ impl Expr {
             Expr::Neg(arg) => arg.ty(),
             Expr::Binary { left, .. } => left.ty(),
             Expr::Cast { to, .. } => *to,
+            Expr::Case { whens, .. } => whens[0].1.ty(),
+        }
+    }
+
+    /// The CASE conditions of the expression, in the order `eval` numbers them: a
+    /// CASE's own conditions, then those inside its values, branch by branch, ELSE
+    /// last; an operator's left operand before its right.
+    pub fn conditions<'a>(&'a self, out: &mut Vec<&'a FilterPlan>) {
+        match self {
+            Expr::Column { .. } | Expr::Int { .. } | Expr::Float { .. } | Expr::Numeric(_) => {}
+            Expr::Neg(arg) | Expr::Cast { arg, .. } => arg.conditions(out),
+            Expr::Binary { left, right, .. } => {
+                left.conditions(out);
+                right.conditions(out);
+            }
+            Expr::Case { whens, otherwise } => {
+                out.extend(whens.iter().map(|(c, _)| c));
+                whens.iter().for_each(|(_, e)| e.conditions(out));
+                if let Some(e) = otherwise {
+                    e.conditions(out);
+                }
+            }
+        }
+    }
+
+    /// The numeric columns whose values the expression computes with (not those its
+    /// CASE conditions only test).
+    pub fn numeric_columns(&self, out: &mut Vec<usize>) {
+        match self {
+            Expr::Column { att, ty: ExprType::Numeric } => out.push(*att),
+            Expr::Column { .. } | Expr::Int { .. } | Expr::Float { .. } | Expr::Numeric(_) => {}
+            Expr::Neg(arg) | Expr::Cast { arg, .. } => arg.numeric_columns(out),
+            Expr::Binary { left, right, .. } => {
+                left.numeric_columns(out);
+                right.numeric_columns(out);
+            }
+            Expr::Case { whens, otherwise } => {
+                whens.iter().for_each(|(_, e)| e.numeric_columns(out));
+                if let Some(e) = otherwise {
+                    e.numeric_columns(out);
+                }
+            }
+        }
+    }
+
+    /// How many CASE conditions the expression has (`conditions`' length).
+    pub fn condition_count(&self) -> usize {
+        match self {
+            Expr::Column { .. } | Expr::Int { .. } | Expr::Float { .. } | Expr::Numeric(_) => 0,
+            Expr::Neg(arg) | Expr::Cast { arg, .. } => arg.condition_count(),
+            Expr::Binary { left, right, .. } => left.condition_count() + right.condition_count(),
+            Expr::Case { whens, otherwise } => {
+                whens.len()
+                    + whens.iter().map(|(_, e)| e.condition_count()).sum::<usize>()
+                    + otherwise.as_ref().map_or(0, |e| e.condition_count())
+            }
         }
     }
 
@@ -68,6 +132,15 @@ impl Expr {
             Expr::Binary { left, right, .. } => {
                 left.attributes(out);
                 right.attributes(out);
+            }
+            Expr::Case { whens, otherwise } => {
+                for (c, e) in whens {
+                    out.extend(c.attributes());
+                    e.attributes(out);
+                }
+                if let Some(e) = otherwise {
+                    e.attributes(out);
+                }
             }
         }
     }
@@ -104,6 +177,23 @@ impl Expr {
             Expr::Cast { to, arg } => {
                 out.extend([6, ty(*to)]);
                 arg.write(out);
+            }
+            Expr::Case { whens, otherwise } => {
+                out.push(7);
+                out.extend_from_slice(&(whens.len() as u32).to_le_bytes());
+                for (c, e) in whens {
+                    let cond = c.to_bytes();
+                    out.extend_from_slice(&(cond.len() as u32).to_le_bytes());
+                    out.extend_from_slice(&cond);
+                    e.write(out);
+                }
+                match otherwise {
+                    None => out.push(0),
+                    Some(e) => {
+                        out.push(1);
+                        e.write(out);
+                    }
+                }
             }
         }
     }
@@ -165,6 +255,31 @@ fn read(b: &[u8], depth: usize) -> Option<(Expr, &[u8])> {
             let (arg, rest) = read(rest, depth + 1)?;
             (Expr::Cast { to: ty(t)?, arg: Box::new(arg) }, rest)
         }
+        7 => {
+            let (n, mut rest) = take(rest, 4)?;
+            let n = u32::from_le_bytes(n.try_into().ok()?) as usize;
+            if n == 0 || n > rest.len() {
+                return None;
+            }
+            let mut whens = Vec::with_capacity(n);
+            for _ in 0..n {
+                let (len, r) = take(rest, 4)?;
+                let (cond, r) = take(r, u32::from_le_bytes(len.try_into().ok()?) as usize)?;
+                let (e, r) = read(r, depth + 1)?;
+                whens.push((FilterPlan::from_bytes(cond)?, e));
+                rest = r;
+            }
+            let (&has_else, rest) = rest.split_first()?;
+            let (otherwise, rest) = match has_else {
+                0 => (None, rest),
+                1 => {
+                    let (e, rest) = read(rest, depth + 1)?;
+                    (Some(Box::new(e)), rest)
+                }
+                _ => return None,
+            };
+            (Expr::Case { whens, otherwise }, rest)
+        }
         _ => return None,
     })
 }
@@ -190,7 +305,34 @@ mod tests {
             left: Box::new(Expr::Float { value: 1.5, ty: ExprType::Float8 }),
             right: Box::new(Expr::Int { value: -3, ty: ExprType::Int8 }),
         }));
-        for e in [e, f] {
+        let case = Expr::Case {
+            whens: vec![
+                (
+                    FilterPlan::Test { att: 1, test: crate::exec::filter::plan::PlanTest::IsNull },
+                    Expr::Int { value: 7, ty: ExprType::Int8 },
+                ),
+                (
+                    FilterPlan::Test {
+                        att: 3,
+                        test: crate::exec::filter::plan::PlanTest::Prefix(b"PROMO".to_vec()),
+                    },
+                    Expr::Cast { to: ExprType::Int8, arg: col(2, ExprType::Int4) },
+                ),
+            ],
+            otherwise: Some(Box::new(Expr::Int { value: 0, ty: ExprType::Int8 })),
+        };
+        let no_else = Expr::Case {
+            whens: vec![(
+                FilterPlan::Test { att: 0, test: crate::exec::filter::plan::PlanTest::IsNotNull },
+                *col(0, ExprType::Float8),
+            )],
+            otherwise: None,
+        };
+        let mut atts = Vec::new();
+        case.attributes(&mut atts);
+        assert_eq!(atts, vec![1, 3, 2]);
+        assert_eq!(case.condition_count(), 2);
+        for e in [e, f, case, no_else] {
             let mut bytes = Vec::new();
             e.write(&mut bytes);
             bytes.push(42);
