@@ -60,6 +60,14 @@ SELECT sum(CASE WHEN i IS NULL THEN 1000 WHEN i >= 50 THEN i ELSE -i END),
     sum(CASE WHEN b > i THEN m END), min(CASE WHEN i > 90 THEN m ELSE n END),
     sum(CASE WHEN g = 0 THEN CASE WHEN c = 'A' THEN 1 ELSE 2 END END)
 FROM cs_heap WHERE d <> date '2024-01-05';
+-- count of a CASE (the rows it gives a value) and of an expression.
+EXPLAIN (COSTS OFF)
+SELECT g, count(CASE WHEN t LIKE '%AI%' THEN 1 END), count(i * 2), count(CASE WHEN f > 100 THEN n END)
+FROM cs_col GROUP BY g ORDER BY g;
+SELECT g, count(CASE WHEN t LIKE '%AI%' THEN 1 END), count(i * 2), count(CASE WHEN f > 100 THEN n END)
+FROM cs_col GROUP BY g ORDER BY g;
+SELECT g, count(CASE WHEN t LIKE '%AI%' THEN 1 END), count(i * 2), count(CASE WHEN f > 100 THEN n END)
+FROM cs_heap GROUP BY g ORDER BY g;
 -- Every per-group result equal to heap's (no row printed).
 (SELECT g, sum(CASE WHEN t = 'mail' THEN n ELSE m END), avg(CASE WHEN d > '2024-02-10' THEN i * 2 END)
  FROM cs_col GROUP BY g

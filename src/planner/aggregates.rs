@@ -269,7 +269,7 @@ pub unsafe fn aggregate(
                     }
                     None => {
                         let mut conditions = agg_args::Conditions { root, rel, operands: &mut *operands };
-                        (None, Some(argument(node, input, (*rel).relid, kinds, &mut conditions)?))
+                        (None, Some(argument(node, func, input, (*rel).relid, kinds, &mut conditions)?))
                     }
                 }
             }
@@ -352,25 +352,28 @@ unsafe fn count_distinct(
 /// As `agg_args::translate`.
 unsafe fn argument(
     node: *mut pg_sys::Node,
+    func: AggFunc,
     input: InputType,
     relid: u32,
     kinds: &[ColumnKind],
     conditions: &mut agg_args::Conditions,
 ) -> Option<Expr> {
+    // count(expr) counts the rows whose value is not NULL, of whichever type.
     let ty = match input {
-        InputType::Int2 => ExprType::Int2,
-        InputType::Int4 => ExprType::Int4,
-        InputType::Int8 => ExprType::Int8,
-        InputType::Float4 => ExprType::Float4,
-        InputType::Float8 => ExprType::Float8,
-        InputType::Numeric => ExprType::Numeric,
+        InputType::Int2 => Some(ExprType::Int2),
+        InputType::Int4 => Some(ExprType::Int4),
+        InputType::Int8 => Some(ExprType::Int8),
+        InputType::Float4 => Some(ExprType::Float4),
+        InputType::Float8 => Some(ExprType::Float8),
+        InputType::Numeric => Some(ExprType::Numeric),
+        InputType::None if func == AggFunc::Count => None,
         _ => return None,
     };
     // SAFETY: as this fn's contract says.
     let e = unsafe { agg_args::translate(node, relid, kinds, Some(conditions)) }?;
     let mut atts = Vec::new();
     e.attributes(&mut atts);
-    (e.ty() == ty && !atts.is_empty()).then_some(e)
+    (ty.is_none_or(|t| e.ty() == t) && !atts.is_empty()).then_some(e)
 }
 
 /// The fold's function and input type for the built-in aggregate `aggfnoid`, or None.

@@ -266,7 +266,7 @@ unsafe fn fold_one(
         Ok(e) => e,
         Err(e) => raise(e),
     };
-    report(fold_evaluated(acc, evaluated, rows, sel, gids));
+    report(fold_evaluated(acc, spec.func, evaluated, rows, sel, gids));
 }
 
 /// Whether the aggregate folds numerics as numbers: sum/avg/min/max(numeric).
@@ -276,7 +276,19 @@ fn numeric_fold(spec: &AggSpec) -> bool {
 }
 
 /// Folds an expression's values into its aggregate.
-fn fold_evaluated(acc: &mut Acc, e: Evaluated, rows: usize, sel: &[u32], gids: Gids) -> Result<(), Overflow> {
+fn fold_evaluated(
+    acc: &mut Acc,
+    func: AggFunc,
+    e: Evaluated,
+    rows: usize,
+    sel: &[u32],
+    gids: Gids,
+) -> Result<(), Overflow> {
+    if func == AggFunc::Count {
+        // count(expr) reads whether each value is NULL, not the value.
+        let col = DecodedVector::from_parts(rows as u32, e.valid, DecodedValues::Int(vec![0; rows]), None);
+        return acc.fold(&col, sel, gids, &|a: &[u8], b: &[u8]| a.cmp(b));
+    }
     let values = match e.values {
         Values::Numeric(v) => return acc.fold_numeric(&v, e.valid.as_deref(), sel, gids),
         Values::Int(v) => DecodedValues::Int(v),
