@@ -83,6 +83,56 @@ fn base10000(decimal: &str, scale: u32) -> (i32, Vec<u16>) {
     (digits.len() as i32 - 1 - frac_groups, digits)
 }
 
+/// Calls `f(group, rows)` for each run of selected rows of one group (rows come
+/// ordered by group when the grouping can, `HashGrouping`; else runs are short).
+#[inline(always)]
+fn for_runs(sel: &[u32], gids: Gids, mut f: impl FnMut(usize, &[u32])) {
+    match gids {
+        Gids::One => f(0, sel),
+        Gids::Each(ids) => {
+            let mut start = 0;
+            for run in ids.chunk_by(|a, b| a == b) {
+                f(run[0] as usize, &sel[start..start + run.len()]);
+                start += run.len();
+            }
+        }
+    }
+}
+
+/// The count, sum and sum of squares of a run of 64-bit values (the squares' low 128
+/// bits and how often they carried past them).
+struct RunSums {
+    n: i64,
+    sum: i128,
+    squares_low: u128,
+    carries: u128,
+}
+
+impl RunSums {
+    #[inline(always)]
+    fn of(x: &[i64], valid: Option<&[bool]>, rows: &[u32]) -> RunSums {
+        let mut s = RunSums { n: 0, sum: 0, squares_low: 0, carries: 0 };
+        let mut add = |x: i64| {
+            let x = x as i128;
+            s.n += 1;
+            s.sum += x;
+            // A 64-bit value's square fits 128 bits.
+            let (low, carry) = s.squares_low.overflowing_add((x * x) as u128);
+            s.squares_low = low;
+            s.carries += carry as u128;
+        };
+        match valid {
+            None => rows.iter().for_each(|&r| add(x[r as usize])),
+            Some(v) => rows.iter().filter(|&&r| v[r as usize]).for_each(|&r| add(x[r as usize])),
+        }
+        s
+    }
+
+    fn squares(&self) -> U256 {
+        U256 { hi: self.carries, lo: self.squares_low }
+    }
+}
+
 impl AggKernel for Variance {
     const BYTES_PER_GROUP: usize = 66;
 
@@ -94,17 +144,18 @@ impl AggKernel for Variance {
         self.max_scale_count.resize(groups, 0);
     }
 
-    /// Integers (int2_accum, int4_accum, int8_accum): exact sums of X and X*X.
+    /// Integers (int2_accum, int4_accum, int8_accum): exact sums of X and X*X, each
+    /// run of rows of one group summed in registers first.
     fn fold(&mut self, col: &DecodedVector, sel: &[u32], gids: Gids, _cmp: Cmp) -> Result<(), Overflow> {
         let DecodedValues::Int(x) = &col.values else { wrong_column(self) };
-        let (n, sum, sum_sq) = (&mut self.n, &mut self.sum, &mut self.sum_sq);
-        drive(x, col.validity.as_deref(), sel, gids, |g, x| {
-            let x = x as i128;
-            n[g] += 1;
-            sum[g] += x;
+        let valid = col.validity.as_deref();
+        for_runs(sel, gids, |g, rows| {
+            let run = RunSums::of(x, valid, rows);
+            self.n[g] += run.n;
+            self.sum[g] += run.sum;
             // Below 2^63 squares of at most 2^126: never past 2^189.
-            sum_sq[g] =
-                sum_sq[g].checked_add_u128((x * x) as u128).expect("a sum of integer squares fits 256 bits");
+            self.sum_sq[g] =
+                self.sum_sq[g].checked_add(run.squares()).expect("a sum of integer squares fits 256 bits");
         });
         Ok(())
     }
@@ -210,26 +261,30 @@ impl Variance {
         Ok(())
     }
 
-    /// Folds 64-bit mantissas of one display scale: a group at that scale adds each
-    /// and its square in place, the rest as `add_scaled` does.
+    /// Folds 64-bit mantissas of one display scale: each run of rows of one group is
+    /// summed in registers and added to a group at that scale at once; the rest go row
+    /// by row as `add_scaled` adds them.
     pub fn fold_scaled64(&mut self, m: &[i64], scale: u16, valid: Option<&[bool]>, sel: &[u32], gids: Gids) {
-        drive(m, valid, sel, gids, |g, x| {
-            let x = x as i128;
+        for_runs(sel, gids, |g, rows| {
             let fast =
                 self.scale[g] == scale && (self.exact.is_empty() || !self.exact.contains_key(&(g as u32)));
             if fast {
-                // A 64-bit mantissa's square fits 128 bits.
+                let run = RunSums::of(m, valid, rows);
                 if let (Some(s), Some(q)) =
-                    (self.sum[g].checked_add(x), self.sum_sq[g].checked_add_u128((x * x) as u128))
+                    (self.sum[g].checked_add(run.sum), self.sum_sq[g].checked_add(run.squares()))
                 {
                     self.sum[g] = s;
                     self.sum_sq[g] = q;
-                    self.n[g] += 1;
-                    self.max_scale_count[g] += 1;
+                    self.n[g] += run.n;
+                    self.max_scale_count[g] += run.n;
                     return;
                 }
             }
-            self.add_scaled(g, x, scale);
+            for &r in rows {
+                if valid.is_none_or(|v| v[r as usize]) {
+                    self.add_scaled(g, m[r as usize] as i128, scale);
+                }
+            }
         });
     }
 
@@ -505,6 +560,44 @@ mod tests {
         e.sum.write_var(&mut out);
         e.sum_sq.write_var(&mut out);
         assert_eq!(&fast.numeric_state(0)[..out.len()], &out[..]);
+    }
+
+    #[test]
+    fn runs_of_a_group_fold_like_single_rows() {
+        // Runs of one group (as the hash grouping orders rows), squares that carry past
+        // 128 bits within a run, NULLs; integers and 64-bit mantissas.
+        let x: Vec<i64> =
+            (0..600).map(|i| if i % 50 < 5 { i64::MIN + i } else { i * 7919 % 20_001 - 10_000 }).collect();
+        let valid: Vec<bool> = (0..600).map(|i| i % 17 != 3).collect();
+        let col = DecodedVector::from_parts(600, Some(valid.clone()), DecodedValues::Int(x.clone()), None);
+        let sel: Vec<u32> = (0..600).filter(|r| r % 7 != 2).collect();
+        let gids: Vec<u32> = sel.iter().map(|&r| r / 100).collect();
+        let cmp = |a: &[u8], b: &[u8]| a.cmp(b);
+        for input in [VarianceInput::Int8, VarianceInput::Numeric] {
+            let mut runs = Variance::new(MomentsResult::VarPop, input);
+            let mut single = Variance::new(MomentsResult::VarPop, input);
+            for v in [&mut runs, &mut single] {
+                v.resize(6);
+            }
+            for _ in 0..2 {
+                if input == VarianceInput::Int8 {
+                    runs.fold(&col, &sel, Gids::Each(&gids), &cmp).unwrap();
+                    for (&r, &g) in sel.iter().zip(&gids) {
+                        single.fold(&col, &[r], Gids::Each(&[g]), &cmp).unwrap();
+                    }
+                } else {
+                    runs.fold_scaled64(&x, 3, Some(&valid), &sel, Gids::Each(&gids));
+                    let rows = NumVec::Rows(x.iter().map(|&m| fin(m as i128, 3)).collect());
+                    for (&r, &g) in sel.iter().zip(&gids) {
+                        single.fold_numeric(&rows, Some(&valid), &[r], Gids::Each(&[g])).unwrap();
+                    }
+                }
+            }
+            for g in 0..6 {
+                assert_eq!(runs.numeric_state(g), single.numeric_state(g), "{input:?} group {g}");
+            }
+            assert!(runs.sum_sq[0].hi > 0 || input == VarianceInput::Numeric);
+        }
     }
 
     #[test]
