@@ -133,6 +133,28 @@ impl RunSums {
     }
 }
 
+/// The value of decimal digits `decimal` with `scale` of them after the point, its
+/// display scale `scale`, as numericvar_serialize writes what accum_sum_final makes of
+/// it (`DecimalSum::write_var`): base-10000 digits without leading or trailing zero
+/// ones, a zero with weight 0 and no sign.
+fn write_var(out: &mut Vec<u8>, negative: bool, decimal: &str, scale: u32) {
+    let (weight, digits) = base10000(decimal, scale);
+    let Some(first) = digits.iter().position(|&d| d != 0) else {
+        out.extend_from_slice(&[0; 12]);
+        out.extend_from_slice(&(scale as i32).to_be_bytes());
+        return;
+    };
+    let last = digits.iter().rposition(|&d| d != 0).unwrap_or(first);
+    let digits = &digits[first..=last];
+    out.extend_from_slice(&(digits.len() as i32).to_be_bytes());
+    out.extend_from_slice(&(weight - first as i32).to_be_bytes());
+    out.extend_from_slice(&(if negative { 0x4000i32 } else { 0 }).to_be_bytes());
+    out.extend_from_slice(&(scale as i32).to_be_bytes());
+    for &d in digits {
+        out.extend_from_slice(&(d as i16).to_be_bytes());
+    }
+}
+
 impl AggKernel for Variance {
     const BYTES_PER_GROUP: usize = 66;
 
@@ -208,18 +230,20 @@ impl Variance {
     /// result (display scales maxScale and twice it), maxScale, maxScaleCount, and the
     /// NaN, +Infinity and -Infinity counts; all big-endian.
     pub fn numeric_state(&self, g: usize) -> Vec<u8> {
-        let fast;
-        let e = match self.exact.get(&(g as u32)) {
-            Some(e) => e,
-            None => {
-                fast = Exact::from_fast(self.sum[g], self.sum_sq[g], self.scale[g]);
-                &fast
-            }
-        };
         let mut out = self.n[g].to_be_bytes().to_vec();
-        e.sum.write_var(&mut out);
-        e.sum_sq.write_var(&mut out);
-        out.extend_from_slice(&(self.scale[g] as i32).to_be_bytes());
+        let scale = self.scale[g];
+        match self.exact.get(&(g as u32)) {
+            Some(e) => {
+                e.sum.write_var(&mut out);
+                e.sum_sq.write_var(&mut out);
+            }
+            None => {
+                let sum = self.sum[g];
+                write_var(&mut out, sum < 0, &sum.unsigned_abs().to_string(), scale as u32);
+                write_var(&mut out, false, &self.sum_sq[g].to_decimal(), 2 * scale as u32);
+            }
+        }
+        out.extend_from_slice(&(scale as i32).to_be_bytes());
         // Integers all have scale 0, maxScale's.
         let max_scale_count = match self.input {
             VarianceInput::Numeric => self.max_scale_count[g],
@@ -597,6 +621,26 @@ mod tests {
                 assert_eq!(runs.numeric_state(g), single.numeric_state(g), "{input:?} group {g}");
             }
             assert!(runs.sum_sq[0].hi > 0 || input == VarianceInput::Numeric);
+        }
+    }
+
+    #[test]
+    fn fast_states_serialize_as_exact_ones() {
+        for (sum, sq, scale) in [
+            (0i128, U256::ZERO, 0u16),
+            (0, U256::ZERO, 3),
+            (-12_345_000, U256::from_u128(7_000_000), 5),
+            (i128::MIN + 1, U256::mul_wide(u128::MAX, 3), 7),
+            (10_000, U256::from_u128(100_000_000), 0),
+            (1, U256::from_u128(1), 38),
+        ] {
+            let e = Exact::from_fast(sum, sq, scale);
+            let (mut exact, mut fast) = (Vec::new(), Vec::new());
+            e.sum.write_var(&mut exact);
+            e.sum_sq.write_var(&mut exact);
+            write_var(&mut fast, sum < 0, &sum.unsigned_abs().to_string(), scale as u32);
+            write_var(&mut fast, false, &sq.to_decimal(), 2 * scale as u32);
+            assert_eq!(hex(&fast), hex(&exact), "{sum} {scale}");
         }
     }
 
