@@ -58,7 +58,7 @@ impl U256 {
     }
 
     /// (self / d, self % d).
-    fn div_rem_u64(self, d: u64) -> (U256, u64) {
+    pub fn div_rem_u64(self, d: u64) -> (U256, u64) {
         let limbs = [(self.hi >> 64) as u64, self.hi as u64, (self.lo >> 64) as u64, self.lo as u64];
         let mut q = [0u64; 4];
         let mut rem = 0u128;

@@ -61,26 +61,60 @@ impl Exact {
     /// The fast sums: `sum` / 10^scale and `sum_sq` / 10^(2 * scale).
     fn from_fast(sum: i128, sum_sq: U256, scale: u16) -> Exact {
         let mut e = Exact::default();
-        let (w, d) = base10000(&sum.unsigned_abs().to_string(), scale as u32);
-        e.sum.add_digits(sum < 0, w, scale, &d, 1);
-        let (w, d) = base10000(&sum_sq.to_decimal(), 2 * scale as u32);
-        e.sum_sq.add_digits(false, w, 2 * scale, &d, 1);
+        let (mut d, low) = base10000(U256::from_u128(sum.unsigned_abs()), scale as u32);
+        d.reverse();
+        e.sum.add_digits(sum < 0, low + d.len() as i32 - 1, scale, &d, 1);
+        let (mut d, low) = base10000(sum_sq, 2 * scale as u32);
+        d.reverse();
+        e.sum_sq.add_digits(false, low + d.len() as i32 - 1, 2 * scale, &d, 1);
         e
     }
 }
 
-/// The base-10000 digits (most significant first) and weight of the value whose
-/// decimal digits are `decimal` with `scale` of them after the point.
-fn base10000(decimal: &str, scale: u32) -> (i32, Vec<u16>) {
+/// The base-10000 digits of `mag` / 10^scale, least significant first, and the
+/// exponent of the first (the point falls between digits: the lowest one holds the
+/// last decimal places padded with zeros).
+fn base10000(mag: U256, scale: u32) -> (Vec<u16>, i32) {
     let pad = (4 - scale % 4) % 4;
-    let frac_groups = ((scale + pad) / 4) as i32;
-    let mut s = decimal.to_string();
-    s.push_str(&"0".repeat(pad as usize));
-    let lead = (4 - s.len() % 4) % 4;
-    s.insert_str(0, &"0".repeat(lead));
-    let digits: Vec<u16> =
-        s.as_bytes().chunks(4).map(|c| std::str::from_utf8(c).unwrap().parse().unwrap()).collect();
-    (digits.len() as i32 - 1 - frac_groups, digits)
+    let mut digits = Vec::with_capacity(16);
+    let mut m = mag;
+    if pad > 0 {
+        let (q, r) = m.div_rem_u64(10u64.pow(4 - pad));
+        digits.push((r * 10u64.pow(pad)) as u16);
+        m = q;
+    }
+    while m.hi != 0 {
+        let (q, r) = m.div_rem_u64(10_000);
+        digits.push(r as u16);
+        m = q;
+    }
+    let mut low = m.lo;
+    while low != 0 {
+        digits.push((low % 10_000) as u16);
+        low /= 10_000;
+    }
+    (digits, -(((scale + pad) / 4) as i32))
+}
+
+/// `mag` / 10^scale (negative if `negative`), its display scale `scale`, as
+/// numericvar_serialize writes what accum_sum_final makes of it
+/// (`DecimalSum::write_var`): base-10000 digits without leading or trailing zero ones,
+/// a zero with weight 0 and no sign.
+fn write_var(out: &mut Vec<u8>, negative: bool, mag: U256, scale: u32) {
+    let (digits, low) = base10000(mag, scale);
+    let Some(first) = digits.iter().position(|&d| d != 0) else {
+        out.extend_from_slice(&[0; 12]);
+        out.extend_from_slice(&(scale as i32).to_be_bytes());
+        return;
+    };
+    let last = digits.iter().rposition(|&d| d != 0).unwrap_or(first);
+    out.extend_from_slice(&((last - first + 1) as i32).to_be_bytes());
+    out.extend_from_slice(&(low + last as i32).to_be_bytes());
+    out.extend_from_slice(&(if negative { 0x4000i32 } else { 0 }).to_be_bytes());
+    out.extend_from_slice(&(scale as i32).to_be_bytes());
+    for &d in digits[first..=last].iter().rev() {
+        out.extend_from_slice(&(d as i16).to_be_bytes());
+    }
 }
 
 /// Calls `f(group, rows)` for each run of selected rows of one group (rows come
@@ -130,28 +164,6 @@ impl RunSums {
 
     fn squares(&self) -> U256 {
         U256 { hi: self.carries, lo: self.squares_low }
-    }
-}
-
-/// The value of decimal digits `decimal` with `scale` of them after the point, its
-/// display scale `scale`, as numericvar_serialize writes what accum_sum_final makes of
-/// it (`DecimalSum::write_var`): base-10000 digits without leading or trailing zero
-/// ones, a zero with weight 0 and no sign.
-fn write_var(out: &mut Vec<u8>, negative: bool, decimal: &str, scale: u32) {
-    let (weight, digits) = base10000(decimal, scale);
-    let Some(first) = digits.iter().position(|&d| d != 0) else {
-        out.extend_from_slice(&[0; 12]);
-        out.extend_from_slice(&(scale as i32).to_be_bytes());
-        return;
-    };
-    let last = digits.iter().rposition(|&d| d != 0).unwrap_or(first);
-    let digits = &digits[first..=last];
-    out.extend_from_slice(&(digits.len() as i32).to_be_bytes());
-    out.extend_from_slice(&(weight - first as i32).to_be_bytes());
-    out.extend_from_slice(&(if negative { 0x4000i32 } else { 0 }).to_be_bytes());
-    out.extend_from_slice(&(scale as i32).to_be_bytes());
-    for &d in digits {
-        out.extend_from_slice(&(d as i16).to_be_bytes());
     }
 }
 
@@ -239,8 +251,8 @@ impl Variance {
             }
             None => {
                 let sum = self.sum[g];
-                write_var(&mut out, sum < 0, &sum.unsigned_abs().to_string(), scale as u32);
-                write_var(&mut out, false, &self.sum_sq[g].to_decimal(), 2 * scale as u32);
+                write_var(&mut out, sum < 0, U256::from_u128(sum.unsigned_abs()), scale as u32);
+                write_var(&mut out, false, self.sum_sq[g], 2 * scale as u32);
             }
         }
         out.extend_from_slice(&(scale as i32).to_be_bytes());
@@ -638,17 +650,22 @@ mod tests {
             let (mut exact, mut fast) = (Vec::new(), Vec::new());
             e.sum.write_var(&mut exact);
             e.sum_sq.write_var(&mut exact);
-            write_var(&mut fast, sum < 0, &sum.unsigned_abs().to_string(), scale as u32);
-            write_var(&mut fast, false, &sq.to_decimal(), 2 * scale as u32);
+            write_var(&mut fast, sum < 0, U256::from_u128(sum.unsigned_abs()), scale as u32);
+            write_var(&mut fast, false, sq, 2 * scale as u32);
             assert_eq!(hex(&fast), hex(&exact), "{sum} {scale}");
         }
     }
 
     #[test]
     fn digits_in_base_10000() {
-        assert_eq!(base10000("12345", 0), (1, vec![1, 2345]));
-        assert_eq!(base10000("12345", 2), (0, vec![123, 4500]));
-        assert_eq!(base10000("5", 6), (-2, vec![500]));
-        assert_eq!(base10000("0", 0), (0, vec![0]));
+        let d = |x: u128, scale| base10000(U256::from_u128(x), scale);
+        assert_eq!(d(12345, 0), (vec![2345, 1], 0));
+        assert_eq!(d(12345, 2), (vec![4500, 123], -1));
+        assert_eq!(d(5, 6), (vec![500], -2));
+        assert_eq!(d(0, 0), (vec![], 0));
+        let big = U256::mul_wide(u128::MAX, u128::MAX);
+        let (digits, low) = base10000(big, 3);
+        let text: String = digits.iter().rev().map(|d| format!("{d:04}")).collect();
+        assert_eq!((text.trim_start_matches('0').to_string(), low), (format!("{}0", big.to_decimal()), -1));
     }
 }
