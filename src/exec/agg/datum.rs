@@ -1,6 +1,7 @@
 //! Datums of a ColumnarAgg's output row: a group's key values and each aggregate's
 //! `Output`, made as PostgreSQL's own functions make them (numeric_in, numeric_div,
-//! construct_array), in the current memory context.
+//! construct_array, numeric_deserialize and the variances' final functions), in the
+//! current memory context.
 
 use super::groups::KeyValue;
 use super::kernels::sum_float::MomentsResult;
