@@ -124,8 +124,8 @@ SELECT agg_check('SELECT min(l_quantity), max(l_extendedprice), min(xk), max(xk)
 SELECT agg_check('SELECT l_returnflag, min(c), max(c), min(v), max(v), min(l_shipdate), max(l_shipdate) FROM li_col GROUP BY 1');
 SELECT agg_check('SELECT c, min(l_extendedprice * (1 - l_discount)), max(x * 2) FROM li_col GROUP BY c');
 
--- Variances and standard deviations of floats (float8_accum's state, as avg's); of
--- integers and numerics they stay with core.
+-- Variances and standard deviations of floats (float8_accum's state, as avg's), of
+-- integers and numerics (exact sums, finished by core's own final functions).
 SELECT agg_check('SELECT l_linestatus, stddev(f8), stddev_samp(f4), stddev_pop(f8), variance(f4), var_samp(f8), var_pop(f8 * 2) FROM li_col GROUP BY 1');
 SELECT agg_check('SELECT stddev(f8), var_pop(f4), stddev_pop(f4) FROM li_col WHERE l_shipdate < date ''1992-01-20''');
 SELECT agg_check('SELECT stddev(i4), variance(l_quantity) FROM li_col');

@@ -197,8 +197,8 @@ unsafe fn fold_one(
     let column_expr;
     let expr = match (&spec.expr, spec.att) {
         (Some(e), _) => e,
-        // sum/avg/min/max(numeric) of a column: its values decoded once into scaled
-        // integers.
+        // sum/avg/min/max/var/stddev(numeric) of a column: its values decoded once
+        // into scaled integers.
         (None, Some(att)) if numeric_sum => {
             column_expr = Expr::Column { att, ty: ExprType::Numeric };
             &column_expr
@@ -269,10 +269,20 @@ unsafe fn fold_one(
     report(fold_evaluated(acc, spec.func, evaluated, rows, sel, gids));
 }
 
-/// Whether the aggregate folds numerics as numbers: sum/avg/min/max(numeric).
+/// Whether the aggregate folds numerics as numbers: sum/avg/min/max and the
+/// variances and standard deviations of numeric.
 fn numeric_fold(spec: &AggSpec) -> bool {
-    matches!(spec.func, AggFunc::Sum | AggFunc::Avg | AggFunc::Min | AggFunc::Max)
-        && spec.input == InputType::Numeric
+    matches!(
+        spec.func,
+        AggFunc::Sum
+            | AggFunc::Avg
+            | AggFunc::Min
+            | AggFunc::Max
+            | AggFunc::VarPop
+            | AggFunc::VarSamp
+            | AggFunc::StddevPop
+            | AggFunc::StddevSamp
+    ) && spec.input == InputType::Numeric
 }
 
 /// Folds an expression's values into its aggregate.

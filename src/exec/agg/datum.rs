@@ -1,8 +1,10 @@
 //! Datums of a ColumnarAgg's output row: a group's key values and each aggregate's
 //! `Output`, made as PostgreSQL's own functions make them (numeric_in, numeric_div,
-//! construct_array), in the current memory context.
+//! construct_array, numeric_deserialize and the variances' final functions), in the
+//! current memory context.
 
 use super::groups::KeyValue;
+use super::kernels::sum_float::MomentsResult;
 use super::output::Output;
 use crate::exec::customscan::bytea_datum;
 use crate::storage::format::encoding::point::PointValue;
@@ -71,6 +73,7 @@ pub unsafe fn output_datum(
             Output::Int8Array(words) => (array(&words.map(|w| w as u64), pg_sys::INT8OID), false),
             Output::Float8Array(words) => (array(&words.map(f64::to_bits), pg_sys::FLOAT8OID), false),
             Output::Bytea(bytes) => (bytea_datum(&bytes), false),
+            Output::NumericVariance { state, result } => (numeric_variance(&state, result), false),
         }
     }
 }
@@ -119,6 +122,46 @@ unsafe fn numeric_text(text: &str) -> pg_sys::Datum {
             pg_sys::Datum::from(pg_sys::InvalidOid),
             pg_sys::Datum::from(-1i32 as isize as usize),
         )
+    }
+}
+
+/// var_pop, var_samp, stddev_pop or stddev_samp of a NumericAggState given as
+/// numeric_serialize's bytes: numeric_deserialize makes the state and core's final
+/// function (numeric_var_pop, ...; numeric_stddev_internal) the result, so its scales,
+/// rounding, NaN and infinities are core's own. Never called for a NULL result.
+unsafe fn numeric_variance(state: &[u8], result: MomentsResult) -> pg_sys::Datum {
+    let finalfn = match result {
+        MomentsResult::VarPop => pg_sys::F_NUMERIC_VAR_POP,
+        MomentsResult::VarSamp => pg_sys::F_NUMERIC_VAR_SAMP,
+        MomentsResult::StddevPop => pg_sys::F_NUMERIC_STDDEV_POP,
+        MomentsResult::StddevSamp => pg_sys::F_NUMERIC_STDDEV_SAMP,
+        MomentsResult::Avg => unreachable!("avg has no numeric variance state"),
+    };
+    // SAFETY: backend thread with a current memory context (the caller's contract).
+    // numeric_deserialize runs through a FunctionCallInfo made here for one argument
+    // (SizeForFunctionCallInfo(1) bytes, zeroed), whose context is a zeroed AggState
+    // node: AggCheckCallContext, asked for no memory context, reads its tag alone. The
+    // bytea Datum and the FmgrInfo outlive the call; the state it returns (palloc'd in
+    // the current context) is the final function's one argument, by pointer.
+    unsafe {
+        let mut agg: pg_sys::AggState = std::mem::zeroed();
+        agg.ss.ps.type_ = pg_sys::NodeTag::T_AggState;
+        let mut flinfo: pg_sys::FmgrInfo = std::mem::zeroed();
+        pg_sys::fmgr_info(pg_sys::Oid::from_u32(pg_sys::F_NUMERIC_DESERIALIZE), &mut flinfo);
+        let size = std::mem::size_of::<pg_sys::FunctionCallInfoBaseData>()
+            + std::mem::size_of::<pg_sys::NullableDatum>();
+        let fcinfo = pg_sys::palloc0(size) as *mut pg_sys::FunctionCallInfoBaseData;
+        (*fcinfo).flinfo = &mut flinfo;
+        (*fcinfo).context = &mut agg as *mut pg_sys::AggState as *mut pg_sys::Node;
+        (*fcinfo).fncollation = pg_sys::InvalidOid;
+        (*fcinfo).nargs = 1;
+        let args = (*fcinfo).args.as_mut_slice(1);
+        args[0] = pg_sys::NullableDatum { value: bytea_datum(state), isnull: false };
+        let deserialize = flinfo.fn_addr.expect("numeric_deserialize has an address");
+        let internal = deserialize(fcinfo);
+        assert!(!(*fcinfo).isnull, "numeric_deserialize returned NULL");
+        pg_sys::pfree(fcinfo as *mut std::ffi::c_void);
+        pg_sys::OidFunctionCall1Coll(pg_sys::Oid::from_u32(finalfn), pg_sys::InvalidOid, internal)
     }
 }
 

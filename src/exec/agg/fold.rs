@@ -12,6 +12,7 @@ use super::kernels::minmax::{MinMaxBytes, MinMaxFloat, MinMaxInt};
 use super::kernels::minmax_numeric::MinMaxNumeric;
 use super::kernels::sum_float::{FloatSum, Moments, MomentsResult};
 use super::kernels::sum_int::IntSum;
+use super::kernels::variance::{Variance, VarianceInput};
 use super::kernels::{AggKernel, Cmp, Gids, Overflow};
 use super::output::Output;
 use crate::exec::expr::eval::NumVec;
@@ -43,6 +44,8 @@ pub enum Acc {
     MinMaxNumeric(MinMaxNumeric),
     /// count(DISTINCT col).
     CountDistinct(CountDistinct),
+    /// var_pop/var_samp/stddev_pop/stddev_samp of integers and numeric.
+    Variance(Variance),
 }
 
 /// `$body` with `$k` bound to the kernel of whichever kind `$acc` is: one match per
@@ -63,6 +66,7 @@ macro_rules! with_kernel {
             Acc::Decimal($k) => $body,
             Acc::MinMaxNumeric($k) => $body,
             Acc::CountDistinct($k) => $body,
+            Acc::Variance($k) => $body,
         }
     };
 }
@@ -98,7 +102,12 @@ impl Acc {
                     AggFunc::StddevPop => MomentsResult::StddevPop,
                     _ => MomentsResult::StddevSamp,
                 };
-                Acc::Moments(Moments { result, ..Default::default() })
+                match input {
+                    Int2 | Int4 => Acc::Variance(Variance::new(result, VarianceInput::Poly)),
+                    Int8 => Acc::Variance(Variance::new(result, VarianceInput::Int8)),
+                    Numeric => Acc::Variance(Variance::new(result, VarianceInput::Numeric)),
+                    _ => Acc::Moments(Moments { result, ..Default::default() }),
+                }
             }
             (AggFunc::Min | AggFunc::Max, Float4 | Float8) => {
                 Acc::MinMaxFloat(MinMaxFloat { max, float4: input == Float4, ..Default::default() })
@@ -138,7 +147,7 @@ impl Acc {
     }
 
     /// Folds the selected rows of a numeric vector (a column's, or an expression's)
-    /// into sum/avg/min/max(numeric).
+    /// into sum/avg/min/max/var/stddev(numeric).
     pub fn fold_numeric(
         &mut self,
         values: &NumVec,
@@ -152,12 +161,13 @@ impl Acc {
                 m.fold_numeric(values, valid, sel, gids);
                 Ok(())
             }
+            Acc::Variance(v) => v.fold_numeric(values, valid, sel, gids),
             _ => unreachable!("fold_numeric on {self:?}"),
         }
     }
 
     /// Folds the selected rows of a column of scaled numerics (`ScaledNumerics`), read
-    /// in place, into sum/avg/min/max(numeric).
+    /// in place, into sum/avg/min/max/var/stddev(numeric).
     pub fn fold_mantissas(
         &mut self,
         m: &[i64],
@@ -169,6 +179,10 @@ impl Acc {
         match self {
             Acc::Decimal(d) => {
                 d.fold_scaled64(m, scale, valid, sel, gids);
+                Ok(())
+            }
+            Acc::Variance(v) => {
+                v.fold_scaled64(m, scale, valid, sel, gids);
                 Ok(())
             }
             _ => self.fold_numeric(&NumVec::Scaled64 { m: m.to_vec(), scale }, valid, sel, gids),

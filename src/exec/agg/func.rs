@@ -13,8 +13,9 @@ pub enum AggFunc {
     Max,
     BoolAnd,
     BoolOr,
-    /// var_pop, var_samp (variance), stddev_pop, stddev_samp (stddev) of float4/float8:
-    /// float8_accum's state, as avg(float8) keeps it.
+    /// var_pop, var_samp (variance), stddev_pop, stddev_samp (stddev): of float4/float8
+    /// float8_accum's state, as avg(float8) keeps it; of int2/int4/int8/numeric exact
+    /// sums of X and X*X (`kernels::variance`).
     VarPop,
     VarSamp,
     StddevPop,

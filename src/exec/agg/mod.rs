@@ -3,7 +3,7 @@
 //! an aggregate outputs (`output`, made a Datum by `datum`), grouping (`groups`, group
 //! keys in `keys`, time buckets in `bucket`) and the grouping policies that drive the
 //! fold a vector at a time (`grouping`, over the `aggregates` being folded). `spec`,
-//! `fold`, `kernels`, `output`, `groups`, `bucket` and `numeric` are pure.
+//! `fold`, `kernels`, `output`, `groups`, `bucket`, `numeric` and `u256` are pure.
 
 pub mod aggregates;
 pub mod bucket;
@@ -18,3 +18,4 @@ pub mod numeric;
 pub mod numeric_fallback;
 pub mod output;
 pub mod spec;
+pub mod u256;

@@ -87,45 +87,95 @@ impl DecimalSum {
     /// infinities are never given so); false for bytes no numeric has.
     pub fn add_n(&mut self, bytes: &[u8], inputs: i64) -> bool {
         let Some(p) = parse(bytes) else { return false };
-        self.n += inputs;
         let (negative, weight, dscale, digits) = match p {
             Parsed::NaN => {
+                self.n += inputs;
                 self.nan += 1;
                 return true;
             }
             Parsed::PosInf => {
+                self.n += inputs;
                 self.pos_inf += 1;
                 return true;
             }
             Parsed::NegInf => {
+                self.n += inputs;
                 self.neg_inf += 1;
                 return true;
             }
             Parsed::Finite { negative, weight, dscale, digits } => (negative, weight, dscale, digits),
         };
+        let count = digits.len() / 2;
+        let digit = |i: usize| u16::from_le_bytes([digits[2 * i], digits[2 * i + 1]]);
+        self.add_finite(negative, weight, dscale, count, digit, inputs);
+        true
+    }
+
+    /// Adds a finite value given as base-10000 digits (most significant first, the
+    /// first at exponent `weight`) with display scale `dscale` (which may pass a stored
+    /// numeric's limit: a square's is twice its root's), counted as `inputs` inputs.
+    pub fn add_digits(&mut self, negative: bool, weight: i32, dscale: u16, digits: &[u16], inputs: i64) {
+        self.add_finite(negative, weight, dscale, digits.len(), |i| digits[i], inputs);
+    }
+
+    /// Adds the square of the stored finite numeric `bytes` (display scale twice its
+    /// own, as do_numeric_accum's mul_var(X, X, X2, X.dscale * 2) makes it, exactly);
+    /// false for bytes that are no finite numeric.
+    pub fn add_square(&mut self, bytes: &[u8]) -> bool {
+        let Some(Parsed::Finite { weight, dscale, digits, .. }) = parse(bytes) else { return false };
+        let d: Vec<u64> = digits.chunks_exact(2).map(|c| u16::from_le_bytes([c[0], c[1]]) as u64).collect();
+        // Position p of the product holds exponent 2 * weight + 1 - p: digits i and j
+        // (exponents weight - i and weight - j) meet at position i + j + 1.
+        let mut r = vec![0u64; 2 * d.len()];
+        for (i, &a) in d.iter().enumerate() {
+            for (j, &b) in d.iter().enumerate() {
+                r[i + j + 1] += a * b;
+            }
+        }
+        let mut carry = 0;
+        for v in r.iter_mut().rev() {
+            let t = *v + carry;
+            *v = t % 10_000;
+            carry = t / 10_000;
+        }
+        let square: Vec<u16> = r.iter().map(|&v| v as u16).collect();
+        self.add_digits(false, 2 * weight + 1, dscale.saturating_mul(2), &square, 1);
+        true
+    }
+
+    /// Adds `count` digits (`digit(i)`, most significant first, the first at exponent
+    /// `weight`) with display scale `dscale`, counted as `inputs` inputs.
+    fn add_finite(
+        &mut self,
+        negative: bool,
+        weight: i32,
+        dscale: u16,
+        count: usize,
+        digit: impl Fn(usize) -> u16,
+        inputs: i64,
+    ) {
+        self.n += inputs;
         if dscale > self.dscale {
             self.dscale = dscale;
             self.max_scale_count = inputs;
         } else if dscale == self.dscale {
             self.max_scale_count += inputs;
         }
-        let count = digits.len() as i32 / 2;
         if count == 0 {
-            return true;
+            return;
         }
+        let count = count as i32;
         // Exponents weight down to weight - count + 1.
         self.cover(weight - count + 1, weight);
         let sign = if negative { -1 } else { 1 };
-        for (i, d) in digits.chunks_exact(2).enumerate() {
-            let d = u16::from_le_bytes([d[0], d[1]]) as i64;
-            self.slots[(weight - i as i32 - self.low) as usize] += sign * d;
+        for i in 0..count {
+            self.slots[(weight - i - self.low) as usize] += sign * digit(i as usize) as i64;
         }
         self.unsettled += 1;
         // Each add moves a slot by less than 2^14: 2^26 of them stay far inside an i64.
         if self.unsettled >= 1 << 26 {
             self.settle();
         }
-        true
     }
 
     /// Makes slots for exponents `lo..=hi`.
@@ -235,16 +285,14 @@ impl DecimalSum {
 }
 
 impl DecimalSum {
-    /// The state as numeric_avg_serialize writes it, for a partial aggregate: the count
-    /// of finite inputs, the sum as numericvar_serialize writes it (base-10000 digits
-    /// without leading or trailing zero ones), the largest scale and how many inputs had
-    /// it, and the NaN and infinity counts; all big-endian.
-    pub fn serialized(&self) -> Vec<u8> {
-        let finite = self.n - self.nan - self.pos_inf - self.neg_inf;
+    /// The sum as numericvar_serialize writes what accum_sum_final makes of it: the
+    /// count of base-10000 digits without leading or trailing zero ones, the weight,
+    /// the sign and the display scale (int32 each), then the digits (int16 each); all
+    /// big-endian.
+    pub fn write_var(&self, out: &mut Vec<u8>) {
         let (negative, digits, low) = self.magnitude();
         let top = digits.iter().rposition(|&d| d != 0);
         let bottom = digits.iter().position(|&d| d != 0);
-        let mut out = finite.to_be_bytes().to_vec();
         match (top, bottom) {
             (Some(top), Some(bottom)) => {
                 out.extend_from_slice(&((top - bottom + 1) as i32).to_be_bytes());
@@ -262,6 +310,16 @@ impl DecimalSum {
                 out.extend_from_slice(&(self.dscale as i32).to_be_bytes());
             }
         }
+    }
+
+    /// The state as numeric_avg_serialize writes it, for a partial aggregate: the count
+    /// of finite inputs, the sum as numericvar_serialize writes it (base-10000 digits
+    /// without leading or trailing zero ones), the largest scale and how many inputs had
+    /// it, and the NaN and infinity counts; all big-endian.
+    pub fn serialized(&self) -> Vec<u8> {
+        let finite = self.n - self.nan - self.pos_inf - self.neg_inf;
+        let mut out = finite.to_be_bytes().to_vec();
+        self.write_var(&mut out);
         out.extend_from_slice(&(self.dscale as i32).to_be_bytes());
         out.extend_from_slice(&self.max_scale_count.to_be_bytes());
         out.extend_from_slice(&self.nan.to_be_bytes());

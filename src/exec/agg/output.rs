@@ -2,6 +2,7 @@
 //! under a Gather its transition state for core's Finalize Aggregate. Pure; the node
 //! makes the Datum (`exec::agg::datum`).
 
+use super::kernels::sum_float::MomentsResult;
 use crate::storage::format::encoding::point::PointValue;
 
 #[derive(Debug, PartialEq)]
@@ -36,4 +37,10 @@ pub enum Output<'a> {
     Float8Array([f64; 3]),
     /// An internal state, serialized as its serialize function writes it.
     Bytea(Vec<u8>),
+    /// var_pop/var_samp/stddev_pop/stddev_samp of integers or numeric: core's final
+    /// function on the NumericAggState of these numeric_serialize bytes.
+    NumericVariance {
+        state: Vec<u8>,
+        result: MomentsResult,
+    },
 }

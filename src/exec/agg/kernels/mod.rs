@@ -12,6 +12,7 @@ pub mod minmax;
 pub mod minmax_numeric;
 pub mod sum_float;
 pub mod sum_int;
+pub mod variance;
 
 use super::output::Output;
 use crate::storage::format::encoding::{DecodedValues, DecodedVector};

@@ -91,28 +91,34 @@ impl<T: SumWord> AggKernel for IntSum<T> {
 }
 
 /// int8_avg_serialize's bytes for a sum/avg(int8) state: the count, then the sum as
-/// numericvar_serialize writes what int128_to_numericvar makes of it (base-10000 digits,
-/// most significant first, trailing zero digits kept), all big-endian.
+/// numericvar_serialize writes what int128_to_numericvar makes of it (`int128_var`).
 pub fn int8_avg_serialized(sum: i128, n: i64) -> Vec<u8> {
+    let mut out = n.to_be_bytes().to_vec();
+    int128_var(sum, &mut out);
+    out
+}
+
+/// `x` as numericvar_serialize writes what int128_to_numericvar makes of it:
+/// base-10000 digits, most significant first, trailing zero digits kept, display
+/// scale 0; the digit count, weight, sign and scale as int32, the digits as int16, all
+/// big-endian.
+pub fn int128_var(x: i128, out: &mut Vec<u8>) {
     const NUMERIC_NEG: i32 = 0x4000;
     let mut digits = Vec::new();
-    let mut u = sum.unsigned_abs();
+    let mut u = x.unsigned_abs();
     while u != 0 {
         digits.push((u % 10_000) as i16);
         u /= 10_000;
     }
     digits.reverse();
-    let mut out = Vec::with_capacity(24 + 2 * digits.len());
-    out.extend_from_slice(&n.to_be_bytes());
     out.extend_from_slice(&(digits.len() as i32).to_be_bytes());
     let weight = if digits.is_empty() { 0 } else { digits.len() as i32 - 1 };
     out.extend_from_slice(&weight.to_be_bytes());
-    out.extend_from_slice(&(if sum < 0 { NUMERIC_NEG } else { 0 }).to_be_bytes());
+    out.extend_from_slice(&(if x < 0 { NUMERIC_NEG } else { 0 }).to_be_bytes());
     out.extend_from_slice(&0i32.to_be_bytes());
     for d in digits {
         out.extend_from_slice(&d.to_be_bytes());
     }
-    out
 }
 
 #[cfg(test)]
