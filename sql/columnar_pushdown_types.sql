@@ -7,7 +7,7 @@ SET pgcolumnar.quals_push_down = on;
 SET TimeZone = 'America/New_York';
 CREATE TABLE tt (k int, d date, ts timestamp, tz timestamptz, n numeric(15,2), nn numeric,
                  c char(10), v varchar(20), d2 date, k2 bigint, f float8, r real, t text)
-  USING columnar;
+  USING columnar WITH (autovacuum_enabled = off);  -- a VACUUM would merge its two row groups
 INSERT INTO tt SELECT g,
     CASE g % 997 WHEN 0 THEN NULL WHEN 1 THEN 'infinity' WHEN 2 THEN '-infinity'
                  WHEN 3 THEN '294277-01-01' WHEN 4 THEN '5874897-12-31' WHEN 5 THEN '4714-11-24 BC'
