@@ -94,6 +94,11 @@ unsafe fn bound_of(c: *mut pg_sys::Const, typid: pg_sys::Oid) -> Option<Bound> {
                 std::slice::from_raw_parts(pgrx::varlena::vardata_any(flat) as *const u8, len).to_vec();
             return Some(Bound::Bytes(bytes));
         }
+        if typid == pg_sys::UUIDOID {
+            // A by-reference pg_uuid_t: its 16 bytes, as a uuid column stores them.
+            let p = (*c).constvalue.cast_mut_ptr::<u8>();
+            return Some(Bound::Bytes(std::slice::from_raw_parts(p, 16).to_vec()));
+        }
         let raw = (*c).constvalue.value() as u64;
         if typid == pg_sys::FLOAT8OID {
             Some(Bound::Float(f64::from_bits(raw)))
@@ -297,7 +302,8 @@ fn value_kind(base: pg_sys::Oid) -> Option<ValueKind> {
         Some(ValueKind::Int)
     } else if FLOATS.contains(&base) {
         Some(ValueKind::Float)
-    } else if BYTEWISE_TYPES.contains(&base) {
+    } else if BYTEWISE_TYPES.contains(&base) || base == pg_sys::UUIDOID {
+        // uuid's order is memcmp's over its 16 stored bytes (uuid_internal_cmp).
         Some(ValueKind::Bytes)
     } else if base == pg_sys::NUMERICOID {
         Some(ValueKind::Numeric)
