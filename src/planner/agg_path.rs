@@ -186,7 +186,7 @@ unsafe fn estimate_groups(
     let mut others = Vec::new();
     for (key, &expr) in plan.keys.iter().zip(key_exprs) {
         let width = match key.kind {
-            KeyKind::Value | KeyKind::Bpchar | KeyKind::Numeric => None,
+            KeyKind::Value | KeyKind::Bpchar | KeyKind::Numeric | KeyKind::Extract { .. } => None,
             KeyKind::Trunc(unit) | KeyKind::TruncTz(unit) => Some(unit_micros(unit)),
             KeyKind::Bin { stride, .. } => Some(stride as f64),
         };

@@ -5,7 +5,9 @@
 //! no group key covers).
 
 use super::{agg_args, quals};
-use crate::exec::agg::spec::{AggFunc, AggSpec, Expr, ExprType, InputType, KeyKind, KeySpec, TruncUnit};
+use crate::exec::agg::spec::{
+    AggFunc, AggSpec, Expr, ExprType, ExtractField, ExtractOf, InputType, KeyKind, KeySpec, TruncUnit,
+};
 use crate::pg_list;
 use crate::storage::relation::datum::ColumnKind;
 use pgrx::pg_sys;
@@ -200,6 +202,26 @@ unsafe fn time_bucket_key(expr: *mut pg_sys::Node, relid: u32, kinds: &[ColumnKi
                     KeyKind::TruncTz(unit)
                 };
                 Some(KeySpec { att, kind })
+            }
+            (
+                id @ (pg_sys::F_EXTRACT_TEXT_DATE
+                | pg_sys::F_EXTRACT_TEXT_TIMESTAMP
+                | pg_sys::F_DATE_PART_TEXT_TIMESTAMP),
+                &[field, value],
+            ) => {
+                let name = String::from_datum(constant(field)?, false)?;
+                let field = ExtractField::parse(&name)?;
+                let var = quals::as_var(value, relid)?;
+                let att = (*var).varattno as usize - 1;
+                let (of, len) = match id {
+                    pg_sys::F_EXTRACT_TEXT_DATE => (ExtractOf::Date, 4),
+                    pg_sys::F_EXTRACT_TEXT_TIMESTAMP => (ExtractOf::Timestamp, 8),
+                    _ => (ExtractOf::TimestampPart, 8),
+                };
+                if kinds[att] != (ColumnKind::Int { len }) || (of == ExtractOf::Date && !field.of_dates()) {
+                    return None;
+                }
+                Some(KeySpec { att, kind: KeyKind::Extract { field, of } })
             }
             (
                 pg_sys::F_DATE_BIN_INTERVAL_TIMESTAMP_TIMESTAMP

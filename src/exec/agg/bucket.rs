@@ -306,14 +306,14 @@ fn is_valid_julian(year: i32, month: i32) -> bool {
 }
 
 /// PostgreSQL's date2j: the Julian day of a (proleptic Gregorian) date.
-fn date2j(year: i32, month: i32, day: i32) -> i32 {
+pub(super) fn date2j(year: i32, month: i32, day: i32) -> i32 {
     let (year, month) = if month > 2 { (year + 4800, month + 1) } else { (year + 4799, month + 13) };
     let century = year / 100;
     year * 365 - 32167 + year / 4 - century + century / 4 + 7834 * month / 256 + day
 }
 
 /// PostgreSQL's j2date: (year, month, day) of a non-negative Julian day.
-fn j2date(jd: i32) -> (i32, i32, i32) {
+pub(super) fn j2date(jd: i32) -> (i32, i32, i32) {
     let mut julian = (jd as u32).wrapping_add(32044);
     let mut quad = julian / 146_097;
     let extra = (julian - quad * 146_097) * 4 + 3;

@@ -5,6 +5,7 @@
 
 use super::groups::KeyValue;
 use super::kernels::sum_float::MomentsResult;
+use super::keys::{EXTRACT_INFINITY, EXTRACT_MINUS_INFINITY};
 use super::output::Output;
 use crate::exec::customscan::bytea_datum;
 use crate::storage::format::encoding::point::PointValue;
@@ -26,6 +27,31 @@ pub struct OutputType {
 /// Backend thread, inside the scan's transaction, with the current memory context the
 /// output row's (the Datum is palloc'd there and PostgreSQL functions may raise ERRORs).
 pub unsafe fn key_datum(key: &KeyValue, out: &OutputType, images: &mut ImageArena) -> (pg_sys::Datum, bool) {
+    // An integer key of a numeric or float8 column is an `extract` / `date_part` field
+    // (the only integer keys of those types; plain columns of them are byte keys).
+    match (key, out.kind) {
+        (KeyValue::Int(x), ColumnKind::Varlena) => {
+            // SAFETY: backend thread with the output row's memory context (this fn's
+            // contract): numeric_in and int64_to_numeric palloc there.
+            let d = unsafe {
+                match *x {
+                    EXTRACT_INFINITY => numeric_text("Infinity"),
+                    EXTRACT_MINUS_INFINITY => numeric_text("-Infinity"),
+                    x => pg_sys::Datum::from(pg_sys::int64_to_numeric(x)),
+                }
+            };
+            return (d, false);
+        }
+        (KeyValue::Int(x), ColumnKind::Float8) => {
+            let f = match *x {
+                EXTRACT_INFINITY => f64::INFINITY,
+                EXTRACT_MINUS_INFINITY => f64::NEG_INFINITY,
+                x => x as f64,
+            };
+            return (pg_sys::Datum::from(f.to_bits() as usize), false);
+        }
+        _ => {}
+    }
     let v = match key {
         KeyValue::Null => PointValue::Null,
         KeyValue::Int(x) => PointValue::Int(*x),

@@ -1,10 +1,12 @@
 //! A vector's group keys as the grouper reads them: a key column's values as they are,
-//! or the buckets `date_trunc` / `date_bin` put them in (`bucket`'s arithmetic, and
-//! PostgreSQL's own function where it does not apply).
+//! the buckets `date_trunc` / `date_bin` put them in, or the `extract` field they have
+//! (`bucket`'s and `extract`'s arithmetic, and PostgreSQL's own function where it does
+//! not apply).
 
 use super::bucket::{self, TruncUnit};
+use super::extract;
 use super::groups::{ByteKey, KeyInput};
-use super::spec::{KeyKind, KeySpec};
+use super::spec::{ExtractOf, KeyKind, KeySpec};
 use crate::storage::format::encoding::{DecodedValues, DecodedVector};
 use crate::storage::read::reader::Reader;
 use pgrx::pg_sys;
@@ -16,11 +18,18 @@ pub struct KeyColumns {
     buckets: Vec<Vec<i64>>,
     /// Per key, the memo `postgres_bucket` keeps.
     memos: Vec<Option<(i64, i64, i64)>>,
+    /// Per key, which rows have a value when some computed key is NULL (an `extract`
+    /// field an infinite date has not); None when the column's validity says it.
+    valid: Vec<Option<Vec<bool>>>,
 }
+
+/// An `extract` key's value for +Infinity and -Infinity (no field reaches them).
+pub const EXTRACT_INFINITY: i64 = i64::MAX;
+pub const EXTRACT_MINUS_INFINITY: i64 = i64::MIN;
 
 impl KeyColumns {
     pub fn new(keys: usize) -> KeyColumns {
-        KeyColumns { buckets: vec![Vec::new(); keys], memos: vec![None; keys] }
+        KeyColumns { buckets: vec![Vec::new(); keys], memos: vec![None; keys], valid: vec![None; keys] }
     }
 
     /// Decodes the keys' columns of the current vector and computes the buckets of its
@@ -44,7 +53,15 @@ impl KeyColumns {
             if key.kind.bucketed() {
                 // SAFETY: backend thread with a current memory context (this fn's contract).
                 unsafe {
-                    bucket_values(key.kind, col, sel, fixed_offset, &mut self.memos[c], &mut self.buckets[c])
+                    bucket_values(
+                        key.kind,
+                        col,
+                        sel,
+                        fixed_offset,
+                        &mut self.memos[c],
+                        &mut self.buckets[c],
+                        &mut self.valid[c],
+                    )
                 };
             }
         }
@@ -63,7 +80,10 @@ impl KeyColumns {
                     (KeyKind::Value, _) => KeyInput::Bytes(col, ByteKey::Exact),
                     (KeyKind::Bpchar, _) => KeyInput::Bytes(col, ByteKey::TrimSpaces),
                     (KeyKind::Numeric, _) => KeyInput::Bytes(col, ByteKey::Numeric),
-                    _ => KeyInput::Int { values: &self.buckets[c], valid: col.validity.as_deref() },
+                    _ => KeyInput::Int {
+                        values: &self.buckets[c],
+                        valid: self.valid[c].as_deref().or(col.validity.as_deref()),
+                    },
                 }
             })
             .collect()
@@ -81,12 +101,37 @@ unsafe fn bucket_values(
     fixed_offset: Option<i64>,
     memo: &mut Option<(i64, i64, i64)>,
     out: &mut Vec<i64>,
+    valid: &mut Option<Vec<bool>>,
 ) {
     let DecodedValues::Int(values) = &col.values else {
         unreachable!("a bucketed key on a non-integer column")
     };
     out.clear();
     out.resize(values.len(), 0);
+    *valid = None;
+    if let KeyKind::Extract { field, of } = kind {
+        for &r in sel {
+            let r = r as usize;
+            if !col.is_valid(r) {
+                continue;
+            }
+            let v = values[r];
+            let fast = match of {
+                ExtractOf::Date => extract::of_date(field, v),
+                ExtractOf::Timestamp | ExtractOf::TimestampPart => extract::of_timestamp(field, v),
+            };
+            // SAFETY: backend thread with a current memory context (this fn's contract).
+            match fast.or_else(|| unsafe { postgres_extract(field, of, v) }) {
+                Some(x) => out[r] = x,
+                None => {
+                    let flags =
+                        valid.get_or_insert_with(|| (0..values.len()).map(|i| col.is_valid(i)).collect());
+                    flags[r] = false;
+                }
+            }
+        }
+        return;
+    }
     for &r in sel {
         let r = r as usize;
         if !col.is_valid(r) {
@@ -97,7 +142,7 @@ unsafe fn bucket_values(
             KeyKind::Trunc(unit) => bucket::trunc_local(unit, ts),
             KeyKind::TruncTz(unit) => fixed_offset.and_then(|off| bucket::trunc_fixed_offset(unit, ts, off)),
             KeyKind::Bin { stride, origin } => bucket::date_bin(stride, ts, origin),
-            KeyKind::Value | KeyKind::Bpchar | KeyKind::Numeric => Some(ts),
+            KeyKind::Value | KeyKind::Bpchar | KeyKind::Numeric | KeyKind::Extract { .. } => Some(ts),
         };
         out[r] = match fast {
             Some(b) => b,
@@ -151,12 +196,58 @@ unsafe fn postgres_bucket(kind: KeyKind, ts: i64, memo: &mut Option<(i64, i64, i
                     d(origin),
                 )
             }
-            KeyKind::Value | KeyKind::Bpchar | KeyKind::Numeric => return ts,
+            KeyKind::Value | KeyKind::Bpchar | KeyKind::Numeric | KeyKind::Extract { .. } => return ts,
         }
     };
     let b = result.value() as i64;
     *memo = (b <= ts).then_some((b, ts, b));
     b
+}
+
+/// PostgreSQL's `extract` / `date_part` of one value `extract` does not compute (None:
+/// NULL). The infinities are answered here, as PostgreSQL 15 answers them: a field that
+/// grows with time (year, decade, century, millennium, isoyear) is ±Infinity, any other
+/// NULL; a finite value is PostgreSQL's own call (also raising its errors).
+unsafe fn postgres_extract(field: extract::ExtractField, of: ExtractOf, v: i64) -> Option<i64> {
+    use extract::ExtractField::*;
+    let (lo, hi) = match of {
+        ExtractOf::Date => (i32::MIN as i64, i32::MAX as i64),
+        ExtractOf::Timestamp | ExtractOf::TimestampPart => (i64::MIN, i64::MAX),
+    };
+    if v == lo || v == hi {
+        let grows = matches!(field, Year | Decade | Century | Millennium | IsoYear);
+        return grows.then_some(if v == hi { EXTRACT_INFINITY } else { EXTRACT_MINUS_INFINITY });
+    }
+    let name = CString::new(field.name()).unwrap();
+    // SAFETY: PostgreSQL's own extract / date_part called with the argument types of
+    // their OIDs (a text made here, a by-value date or timestamp) and int8(numeric) on
+    // its numeric result, on the backend thread in the current memory context (this fn's
+    // contract); a finite value's field is never NULL and always a whole number.
+    unsafe {
+        let text = pg_sys::Datum::from(pg_sys::cstring_to_text(name.as_ptr()));
+        let arg = pg_sys::Datum::from(v as isize as usize);
+        let call =
+            |f: u32| pg_sys::OidFunctionCall2Coll(pg_sys::Oid::from_u32(f), pg_sys::InvalidOid, text, arg);
+        Some(match of {
+            ExtractOf::Date | ExtractOf::Timestamp => {
+                let f = if of == ExtractOf::Date {
+                    pg_sys::F_EXTRACT_TEXT_DATE
+                } else {
+                    pg_sys::F_EXTRACT_TEXT_TIMESTAMP
+                };
+                let n = call(f);
+                pg_sys::OidFunctionCall1Coll(
+                    pg_sys::Oid::from_u32(pg_sys::F_INT8_NUMERIC),
+                    pg_sys::InvalidOid,
+                    n,
+                )
+                .value() as i64
+            }
+            ExtractOf::TimestampPart => {
+                f64::from_bits(call(pg_sys::F_DATE_PART_TEXT_TIMESTAMP).value() as u64) as i64
+            }
+        })
+    }
 }
 
 fn unit_name(unit: TruncUnit) -> &'static str {

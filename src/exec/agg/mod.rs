@@ -8,6 +8,7 @@
 pub mod aggregates;
 pub mod bucket;
 pub mod datum;
+pub mod extract;
 pub mod fold;
 pub mod func;
 pub mod grouping;

@@ -5,6 +5,8 @@
 
 /// The units of `date_trunc` keys (`KeyKind::Trunc`), for the planner to parse.
 pub use super::bucket::TruncUnit;
+/// The fields of `extract` keys (`KeyKind::Extract`), for the planner to parse.
+pub use super::extract::ExtractField;
 use super::fold::Acc;
 /// Which aggregate, over which type.
 pub use super::func::{AggFunc, InputType};
@@ -62,12 +64,29 @@ pub enum KeyKind {
     TruncTz(TruncUnit),
     /// `date_bin(stride, col, origin)`, stride and origin in microseconds.
     Bin { stride: i64, origin: i64 },
+    /// `extract(field FROM col)` of a date or timestamp column (numeric), or
+    /// `date_part(field, col)` of a timestamp one (float8).
+    Extract { field: ExtractField, of: ExtractOf },
+}
+
+/// What an `extract` key reads and gives.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ExtractOf {
+    /// `extract(field FROM date)`: numeric.
+    Date,
+    /// `extract(field FROM timestamp)`: numeric.
+    Timestamp,
+    /// `date_part(field, timestamp)`: float8.
+    TimestampPart,
 }
 
 impl KeyKind {
     /// Whether the key is a time bucket computed from its column (not the value itself).
     pub fn bucketed(self) -> bool {
-        matches!(self, KeyKind::Trunc(_) | KeyKind::TruncTz(_) | KeyKind::Bin { .. })
+        matches!(
+            self,
+            KeyKind::Trunc(_) | KeyKind::TruncTz(_) | KeyKind::Bin { .. } | KeyKind::Extract { .. }
+        )
     }
 }
 
@@ -124,6 +143,7 @@ impl AggPlan {
                     w.i64(stride);
                     w.i64(origin);
                 }
+                KeyKind::Extract { field, of } => w.0.extend([6, field.code(), of as u8]),
             }
         }
         w.u32(self.aggs.len() as u32);
@@ -168,6 +188,15 @@ impl AggPlan {
                 1 => KeyKind::Trunc(TruncUnit::from_code(r.byte()?)?),
                 2 => KeyKind::TruncTz(TruncUnit::from_code(r.byte()?)?),
                 3 => KeyKind::Bin { stride: r.i64()?, origin: r.i64()? },
+                6 => KeyKind::Extract {
+                    field: ExtractField::from_code(r.byte()?)?,
+                    of: match r.byte()? {
+                        0 => ExtractOf::Date,
+                        1 => ExtractOf::Timestamp,
+                        2 => ExtractOf::TimestampPart,
+                        _ => return None,
+                    },
+                },
                 _ => return None,
             };
             keys.push(KeySpec { att, kind });
@@ -272,7 +301,10 @@ mod tests {
         let plan = AggPlan {
             keys: vec![
                 KeySpec { att: 0, kind: KeyKind::TruncTz(TruncUnit::Hour) },
-                KeySpec { att: 3, kind: KeyKind::Value },
+                KeySpec {
+                    att: 3,
+                    kind: KeyKind::Extract { field: ExtractField::Week, of: ExtractOf::TimestampPart },
+                },
                 KeySpec { att: 4, kind: KeyKind::Numeric },
                 KeySpec { att: 1, kind: KeyKind::Bin { stride: 900_000_000, origin: -7 } },
             ],
