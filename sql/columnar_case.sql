@@ -98,13 +98,28 @@ RESET parallel_setup_cost;
 RESET parallel_tuple_cost;
 RESET min_parallel_table_scan_size;
 SET max_parallel_workers_per_gather = 0;
+-- Division of integers (truncating, as int4div) and floats, with core's errors for the
+-- rows that reach it: division by zero (22012) and out of range.
+EXPLAIN (COSTS OFF)
+SELECT g, sum(i / 7), sum(b / (g + 1)), avg(f / 3) FROM cs_col GROUP BY g ORDER BY g;
+SELECT g, sum(i / 7), sum(b / (g + 1)), avg(f / 3) FROM cs_col GROUP BY g ORDER BY g;
+SELECT g, sum(i / 7), sum(b / (g + 1)), avg(f / 3) FROM cs_heap GROUP BY g ORDER BY g;
+SELECT sum(CASE WHEN i > 0 THEN 100 / i END), sum(f / 0.5) FROM cs_col;
+SELECT sum(CASE WHEN i > 0 THEN 100 / i END), sum(f / 0.5) FROM cs_heap;
+EXPLAIN (COSTS OFF) SELECT sum(100 / i) FROM cs_col;
+\set VERBOSITY sqlstate
+SELECT sum(100 / i) FROM cs_col;
+SELECT sum(f / (g - g)) FROM cs_col WHERE f IS NOT NULL;
+SELECT sum(i / (i - i)) FROM cs_col WHERE i IS NULL;
+\set VERBOSITY default
 -- What stays on core's Agg: a simple CASE (CASE x WHEN ...), a condition the scan
--- cannot push (a division), a value it cannot compute (a division).
+-- cannot push (a division), a value it cannot compute (a numeric division).
 EXPLAIN (COSTS OFF) SELECT sum(CASE g WHEN 1 THEN i ELSE 0 END) FROM cs_col;
 SELECT sum(CASE g WHEN 1 THEN i ELSE 0 END) FROM cs_col;
 EXPLAIN (COSTS OFF) SELECT sum(CASE WHEN i / 2 > 10 THEN i ELSE 0 END) FROM cs_col;
-EXPLAIN (COSTS OFF) SELECT sum(CASE WHEN i > 10 THEN i / 2 ELSE 0 END) FROM cs_col;
-SELECT sum(CASE WHEN i > 10 THEN i / 2 ELSE 0 END) FROM cs_col;
+EXPLAIN (COSTS OFF) SELECT sum(CASE WHEN i > 10 THEN n / 2 ELSE 0 END) FROM cs_col;
+SELECT sum(CASE WHEN i > 10 THEN n / 2 ELSE 0 END) FROM cs_col;
+SELECT sum(CASE WHEN i > 10 THEN n / 2 ELSE 0 END) FROM cs_heap;
 -- A role that is no superuser, and a partition queried directly: the same fold.
 CREATE ROLE cs_reader;
 CREATE TABLE cs_parts (g int, i int, t text) PARTITION BY RANGE (g);

@@ -1,5 +1,5 @@
-//! An aggregate's argument as a vector expression (`exec::expr`): `+`, `-`, `*` and
-//! unary minus of the built-in integer, float and numeric operators, over the scanned
+//! An aggregate's argument as a vector expression (`exec::expr`): `+`, `-`, `*`, `/`
+//! (not of numerics) and unary minus of the built-in integer, float and numeric operators, over the scanned
 //! relation's columns and non-NULL constants, with the casts core inserts between them
 //! (int → numeric, int → float, int2 → int4 → int8, float4 → float8). Every operator is
 //! recognised by its function's OID, so a user's operator of the same name is not
@@ -216,6 +216,11 @@ fn operator(funcid: u32) -> Option<Op> {
         F_INT2MUL | F_INT4MUL | F_INT8MUL | F_INT24MUL | F_INT42MUL | F_INT28MUL | F_INT82MUL
         | F_INT48MUL | F_INT84MUL | F_FLOAT4MUL | F_FLOAT8MUL | F_FLOAT48MUL | F_FLOAT84MUL
         | F_NUMERIC_MUL => Op::Bin(BinOp::Mul),
+        // Not numeric_div: its result scale is left to core.
+        F_INT2DIV | F_INT4DIV | F_INT8DIV | F_INT24DIV | F_INT42DIV | F_INT28DIV | F_INT82DIV
+        | F_INT48DIV | F_INT84DIV | F_FLOAT4DIV | F_FLOAT8DIV | F_FLOAT48DIV | F_FLOAT84DIV => {
+            Op::Bin(BinOp::Div)
+        }
         F_INT2UM | F_INT4UM | F_INT8UM | F_FLOAT4UM | F_FLOAT8UM | F_NUMERIC_UMINUS => Op::Neg,
         _ => return None,
     })

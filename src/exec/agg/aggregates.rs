@@ -329,6 +329,11 @@ impl Columns for ReaderColumns<'_> {
 fn raise(e: EvalError) -> ! {
     match e {
         EvalError::CorruptNumeric => crate::storage::shared::error::data_corrupted(e.message()),
+        EvalError::DivisionByZero => pgrx::ereport!(
+            pgrx::PgLogLevel::ERROR,
+            pgrx::PgSqlErrorCode::ERRCODE_DIVISION_BY_ZERO,
+            e.message()
+        ),
         _ => pgrx::ereport!(
             pgrx::PgLogLevel::ERROR,
             pgrx::PgSqlErrorCode::ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE,

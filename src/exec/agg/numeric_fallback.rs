@@ -17,6 +17,7 @@ impl NumericFallback for PgNumeric {
             BinOp::Add => pg_sys::F_NUMERIC_ADD,
             BinOp::Sub => pg_sys::F_NUMERIC_SUB,
             BinOp::Mul => pg_sys::F_NUMERIC_MUL,
+            BinOp::Div => pg_sys::F_NUMERIC_DIV,
         };
         // SAFETY: numeric Datums made from a numeric's stored bytes (a varlena with that
         // payload) passed to a numeric function of two numerics; backend thread with a

@@ -126,6 +126,8 @@ pub enum EvalError {
     FloatUnderflow,
     /// A stored numeric that is no numeric.
     CorruptNumeric,
+    /// A division by zero (22012).
+    DivisionByZero,
 }
 
 impl EvalError {
@@ -138,6 +140,7 @@ impl EvalError {
             EvalError::FloatOverflow => "value out of range: overflow",
             EvalError::FloatUnderflow => "value out of range: underflow",
             EvalError::CorruptNumeric => "a stored numeric value is malformed",
+            EvalError::DivisionByZero => "division by zero",
         }
     }
 }
@@ -582,6 +585,9 @@ impl<'a> Evaluator<'a> {
                         BinOp::Add => a[i].checked_add(b[i]),
                         BinOp::Sub => a[i].checked_sub(b[i]),
                         BinOp::Mul => a[i].checked_mul(b[i]),
+                        // int4div & co.: zero first, then MIN / -1 out of range.
+                        BinOp::Div if b[i] == 0 => return Err(EvalError::DivisionByZero),
+                        BinOp::Div => a[i].checked_div(b[i]),
                     };
                     a[i] = v.filter(|v| (lo..=hi).contains(v)).ok_or(EvalError::IntOutOfRange(ty))?;
                 }
@@ -633,6 +639,8 @@ impl<'a> Evaluator<'a> {
                     BinOp::Add => x.checked_add(*y),
                     BinOp::Sub => x.checked_sub(*y),
                     BinOp::Mul => x.checked_mul(*y),
+                    // Its result scale is numeric_div's to choose: PostgreSQL computes it.
+                    BinOp::Div => None,
                 },
                 _ => None,
             };
@@ -760,11 +768,15 @@ fn merge_numeric(rows: usize, parts: Vec<(Vec<u32>, Evaluated)>) -> NumVec {
 }
 
 fn scaled64_op(op: BinOp, x: &[i64], s: u16, y: &[i64], t: u16) -> Option<(Vec<i64>, u16)> {
+    if op == BinOp::Div {
+        return None; // numeric_div chooses its scale: the per-row path asks PostgreSQL
+    }
     let n = x.len().min(y.len());
     let (x, y) = (&x[..n], &y[..n]);
     let mut out = Vec::with_capacity(n);
     let mut overflow = false;
     let scale = match op {
+        BinOp::Div => unreachable!("returned above"),
         BinOp::Mul => {
             let scale = s.checked_add(t).filter(|&v| v <= super::num::DSCALE_MAX)?;
             out.extend(x.iter().zip(y).map(|(&a, &b)| {
@@ -806,10 +818,14 @@ fn small_constant(e: &Expr) -> Option<(i64, u16)> {
 /// `c op x` (`c_left`) or `x op c` for every row of `x` (see `scaled64_op`), c a
 /// scalar (m, scale); None if some row leaves 64 bits.
 fn scaled64_scalar_op(op: BinOp, x: &[i64], s: u16, c: (i64, u16), c_left: bool) -> Option<(Vec<i64>, u16)> {
+    if op == BinOp::Div {
+        return None; // numeric_div chooses its scale: the per-row path asks PostgreSQL
+    }
     let (cm, t) = c;
     let mut overflow = false;
     let out: Vec<i64>;
     let scale = match op {
+        BinOp::Div => unreachable!("returned above"),
         BinOp::Mul => {
             let scale = s.checked_add(t).filter(|&v| v <= super::num::DSCALE_MAX)?;
             out = x
@@ -852,8 +868,12 @@ fn scaled64_scalar_op(op: BinOp, x: &[i64], s: u16, c: (i64, u16), c_left: bool)
 /// `x op y` on two scaled vectors, for the rows `rows`, at the result's display scale
 /// (numeric_add's larger one, numeric_mul's sum); None if some row does not fit.
 fn scaled_op(op: BinOp, x: &[i128], s: u16, y: &[i128], t: u16, rows: &[usize]) -> Option<NumVec> {
+    if op == BinOp::Div {
+        return None; // numeric_div chooses its scale: the per-row path asks PostgreSQL
+    }
     let mut m = vec![0i128; x.len()];
     let scale = match op {
+        BinOp::Div => unreachable!("returned above"),
         BinOp::Mul => {
             let scale = s.checked_add(t).filter(|&v| v <= super::num::DSCALE_MAX)?;
             for &r in rows {
@@ -883,6 +903,7 @@ fn float_op(op: BinOp, a: f64, b: f64) -> Result<f64, EvalError> {
         BinOp::Add => a + b,
         BinOp::Sub => a - b,
         BinOp::Mul => a * b,
+        BinOp::Div => return float_div(a, b),
     };
     if v.is_infinite() && !a.is_infinite() && !b.is_infinite() {
         return Err(EvalError::FloatOverflow);
@@ -899,6 +920,7 @@ fn float4_op(op: BinOp, a: f32, b: f32) -> Result<f32, EvalError> {
         BinOp::Add => a + b,
         BinOp::Sub => a - b,
         BinOp::Mul => a * b,
+        BinOp::Div => return float_div(a, b),
     };
     if v.is_infinite() && !a.is_infinite() && !b.is_infinite() {
         return Err(EvalError::FloatOverflow);
@@ -907,6 +929,42 @@ fn float4_op(op: BinOp, a: f32, b: f32) -> Result<f32, EvalError> {
         return Err(EvalError::FloatUnderflow);
     }
     Ok(v)
+}
+
+/// float8div / float4div (float.h's float8_div): division by zero (also of NaN or an
+/// infinity) raises, then overflow and underflow as core checks them.
+fn float_div<F: num_traits_lite::Float>(a: F, b: F) -> Result<F, EvalError> {
+    if b == F::ZERO {
+        return Err(EvalError::DivisionByZero);
+    }
+    let v = a / b;
+    if v.is_infinite() && !a.is_infinite() {
+        return Err(EvalError::FloatOverflow);
+    }
+    if v == F::ZERO && a != F::ZERO && !b.is_infinite() {
+        return Err(EvalError::FloatUnderflow);
+    }
+    Ok(v)
+}
+
+/// What `float_div` needs of f32 and f64.
+mod num_traits_lite {
+    pub trait Float: Copy + PartialEq + std::ops::Div<Output = Self> {
+        const ZERO: Self;
+        fn is_infinite(self) -> bool;
+    }
+    impl Float for f64 {
+        const ZERO: f64 = 0.0;
+        fn is_infinite(self) -> bool {
+            f64::is_infinite(self)
+        }
+    }
+    impl Float for f32 {
+        const ZERO: f32 = 0.0;
+        fn is_infinite(self) -> bool {
+            f32::is_infinite(self)
+        }
+    }
 }
 
 #[cfg(test)]
@@ -1267,5 +1325,24 @@ mod tests {
         let e = eval_with(&case, &cols, 3, &[0, 1, 2], &conds, &mut NoFallback).unwrap();
         assert_eq!(texts(&e, &[0, 1, 2]), ["0", "2.50", "3.75"]);
         let Values::Numeric(NumVec::Rows(_)) = e.values else { panic!("mixed scales are kept per row") };
+    }
+
+    #[test]
+    fn division_as_int4div_and_float8div() {
+        let i4 = ExprType::Int4;
+        let cols = Cols(vec![ints(&[-7, 7, i32::MIN as i64, 5], None), ints(&[2, -2, -1, 0], None)]);
+        let div = bin(BinOp::Div, col(0, i4), col(1, i4));
+        let e = eval(&div, &cols, 4, &[0, 1], &mut NoFallback).unwrap();
+        let Values::Int(v) = &e.values else { panic!("ints") };
+        assert_eq!([v[0], v[1]], [-3, -3]);
+        assert_eq!(eval(&div, &cols, 4, &[2], &mut NoFallback), Err(EvalError::IntOutOfRange(i4)));
+        assert_eq!(eval(&div, &cols, 4, &[3], &mut NoFallback), Err(EvalError::DivisionByZero));
+        assert_eq!(float_div(1.0f64, 0.0), Err(EvalError::DivisionByZero));
+        assert_eq!(float_div(f64::NAN, -0.0), Err(EvalError::DivisionByZero));
+        assert_eq!(float_div(1e308f64, 1e-10), Err(EvalError::FloatOverflow));
+        assert_eq!(float_div(1e-308f64, 1e300), Err(EvalError::FloatUnderflow));
+        assert_eq!(float_div(1.0f64, f64::INFINITY), Ok(0.0));
+        assert_eq!(float_div(f64::INFINITY, 2.0), Ok(f64::INFINITY));
+        assert_eq!(float_div(3.0f32, 2.0), Ok(1.5));
     }
 }

@@ -24,6 +24,8 @@ pub enum BinOp {
     Add,
     Sub,
     Mul,
+    /// Integer and float division only (numeric division is left to core).
+    Div,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -51,7 +53,7 @@ pub enum Expr {
 
 const TYPES: [ExprType; 6] =
     [ExprType::Int2, ExprType::Int4, ExprType::Int8, ExprType::Float4, ExprType::Float8, ExprType::Numeric];
-const OPS: [BinOp; 3] = [BinOp::Add, BinOp::Sub, BinOp::Mul];
+const OPS: [BinOp; 4] = [BinOp::Add, BinOp::Sub, BinOp::Mul, BinOp::Div];
 /// Deepest expression `from_bytes` reads (core's own limit is the stack's).
 const MAX_DEPTH: usize = 256;
 
