@@ -153,6 +153,7 @@ SELECT agg_check('SELECT count(*) FROM agg_col WHERE random() >= 0');
 SELECT agg_check('SELECT f8, count(*) FROM agg_col WHERE id < 100 GROUP BY f8');
 SELECT agg_check('SELECT i4 % 10, count(*) FROM agg_col GROUP BY 1');
 SELECT agg_check('SELECT max(f8 / 2) FROM agg_col');
+SELECT agg_check('SELECT max(sqrt(abs(f8))) FROM agg_col');
 SELECT agg_check('SELECT date_trunc(''month'', d), count(*) FROM agg_col GROUP BY 1');
 CREATE AGGREGATE my_sum (int4) (sfunc = int4pl, stype = int4);
 SELECT agg_check('SELECT my_sum(i4) FROM agg_col WHERE i4 BETWEEN 0 AND 100');

@@ -174,7 +174,7 @@ SELECT sum(f8 * 1e308::float8) FROM li_col WHERE f8 > 10;
 SELECT sum(f8 * 1e308::float8) FROM li_heap WHERE f8 > 10;
 \set VERBOSITY default
 
--- What stays on core's path: division, functions, other casts.
+-- What stays on core's path: numeric division, functions, other casts.
 SELECT agg_check('SELECT sum(l_extendedprice / 2) FROM li_col');
 SELECT agg_check('SELECT sum(abs(i4)) FROM li_col');
 SELECT agg_check('SELECT sum(i4::numeric(10,1) * 2) FROM li_col');
