@@ -9,7 +9,8 @@
 use super::agg::aggregates::Aggregates;
 use super::agg::datum::{key_datum, output_datum, OutputType};
 use super::agg::grouping::{FoldCounters, GroupingSetup, Policy};
-use super::agg::spec::AggPlan;
+use super::agg::output;
+use super::agg::spec::{AggPlan, HavingTest};
 use super::columnar_scan::ScanPlan;
 use super::customscan::{
     bytea_const, const_bytes, explain_fields_node, explain_fields_of, CustomScanNode, PlanPrivate,
@@ -99,6 +100,10 @@ pub struct ColumnarAgg {
     images: ImageArena,
     /// Whether the filters' operands are resolved for this scan (not after a rescan).
     resolved: bool,
+    /// The HAVING tests checked before a group's row is made, and the groups they
+    /// removed (EXPLAIN ANALYZE).
+    having: Vec<HavingTest>,
+    having_removed: u64,
 }
 
 impl CustomScanNode for ColumnarAgg {
@@ -119,6 +124,7 @@ impl CustomScanNode for ColumnarAgg {
                 partition_hash: hashbrown::DefaultHashBuilder::default(),
             };
             let aggs = Aggregates::new(plan.agg.aggs);
+            let having = plan.agg.having;
             ColumnarAgg {
                 explain: plan.explain,
                 reader: None,
@@ -136,6 +142,8 @@ impl CustomScanNode for ColumnarAgg {
                 next_group: 0,
                 images: ImageArena::default(),
                 resolved: false,
+                having,
+                having_removed: 0,
             }
         }
     }
@@ -181,27 +189,35 @@ impl CustomScanNode for ColumnarAgg {
         // SAFETY: `slot` is the begun node's live scan slot, read just above.
         unsafe { pg_sys::ExecClearTuple(slot) };
         // The next group: of the groups folded so far, or of the next batch of them (a
-        // partial aggregate's flush, or the next pass of a fold past work_mem).
-        loop {
-            if self.batch.is_none() {
-                // SAFETY: the node is begun (the trait's contract), as `fold` requires.
-                unsafe { self.fold(node) };
-                self.next_group = 0;
-            }
-            let batch = self.batch.as_ref().unwrap();
-            if self.next_group < batch.groups {
-                break;
-            }
-            if batch.exhausted {
-                if !self.policy.next_pass() {
-                    return slot;
+        // partial aggregate's flush, or the next pass of a fold past work_mem). A group
+        // that clearly fails a HAVING test gets no row (core's HAVING checks the others).
+        let g = loop {
+            loop {
+                if self.batch.is_none() {
+                    // SAFETY: the node is begun (the trait's contract), as `fold` requires.
+                    unsafe { self.fold(node) };
+                    self.next_group = 0;
                 }
-                self.reader.as_mut().unwrap().restart();
+                let batch = self.batch.as_ref().unwrap();
+                if self.next_group < batch.groups {
+                    break;
+                }
+                if batch.exhausted {
+                    if !self.policy.next_pass() {
+                        return slot;
+                    }
+                    self.reader.as_mut().unwrap().restart();
+                }
+                self.batch = None;
             }
-            self.batch = None;
-        }
-        let g = self.next_group;
-        self.next_group += 1;
+            let g = self.next_group;
+            self.next_group += 1;
+            let states = &self.aggs.states;
+            if self.having.iter().all(|h| output::may_pass(&states[h.agg].output(g, false), h.cmp, h.value)) {
+                break g;
+            }
+            self.having_removed += 1;
+        };
         // SAFETY: the node is begun and `slot` is its scan slot (one column per key and
         // aggregate), as `store_group` requires.
         unsafe { self.store_group(node, slot, g) };
@@ -253,6 +269,9 @@ impl CustomScanNode for ColumnarAgg {
                 int(c"Rows Folded", self.counters.rows_folded);
                 if !self.setup.keys.is_empty() {
                     int(c"Groups", self.counters.groups);
+                }
+                if !self.having.is_empty() {
+                    int(c"Groups Removed by Having", self.having_removed);
                 }
                 if self.policy.passes() > 1 {
                     int(c"Passes", self.policy.passes());

@@ -18,11 +18,12 @@ use super::having_selectivity::{self, GroupStat};
 use super::quals;
 use super::relation::{kept_range, plan_time_pruning, pushed_entirely, scanned_plainly, Pruning};
 use super::upper_scan::UpperScan;
-use crate::exec::agg::spec::{AggFunc, AggPlan, AggSpec, KeyKind, TruncUnit, MAX_KEYS};
+use crate::exec::agg::spec::{AggFunc, AggPlan, AggSpec, HavingTest, KeyKind, TruncUnit, MAX_KEYS};
 use crate::exec::columnar_agg::{AggScanPlan, ColumnarAgg};
 use crate::exec::columnar_scan::ScanPlan;
 use crate::exec::customscan::Methods;
 use crate::pg_list;
+use crate::storage::format::zonemap::CmpOp;
 use crate::storage::relation::datum;
 use crate::storage::{read::plan_sizes, relation::am};
 use pgrx::pg_sys;
@@ -288,8 +289,10 @@ unsafe fn eligible(
         if aggs.is_empty() && keys.is_empty() {
             return None;
         }
-        let plan = AggPlan { keys, aggs, partial };
-        Some(Shape { plan, key_exprs, aggrefs, pushdown, operands, having })
+        let plan = AggPlan { keys, aggs, partial, having: Vec::new() };
+        let mut shape = Shape { plan, key_exprs, aggrefs, pushdown, operands, having };
+        shape.plan.having = having_tests(&shape);
+        Some(shape)
     }
 }
 
@@ -441,9 +444,43 @@ unsafe fn having_test_share(
     clause: *mut pg_sys::Node,
     rows_per_group: f64,
 ) -> Option<f64> {
+    // SAFETY: as this fn's contract says (`having_comparison`'s).
+    let (i, cmp, c) = unsafe { having_comparison(shape, clause) }?;
+    let spec = &shape.plan.aggs[i];
+    if spec.filter.is_some() {
+        return None;
+    }
+    // SAFETY: `relation` is open and locked (this fn's contract).
+    unsafe {
+        let stat = match spec.func {
+            AggFunc::CountStar => GroupStat::Rows,
+            AggFunc::Sum => GroupStat::Sum,
+            AggFunc::Avg => GroupStat::Avg,
+            AggFunc::Min => GroupStat::Min,
+            AggFunc::Max => GroupStat::Max,
+            _ => return None,
+        };
+        let values = match (stat, spec.att, &spec.expr) {
+            (GroupStat::Rows, _, _) => None,
+            (_, Some(att), None) => {
+                Some(column_stats::value_distribution((*relation).rd_id, att as i16 + 1)?)
+            }
+            _ => return None,
+        };
+        having_selectivity::selectivity(stat, cmp, c, values.as_ref(), rows_per_group)
+    }
+}
+
+/// A HAVING clause `aggregate op constant` (or the other way round) with one of the
+/// shape's aggregates and a constant read as a number: (the aggregate's index, the
+/// operator with the aggregate on its left, the constant).
+///
+/// # Safety
+/// `clause` is a valid expression of this query, and the shape's Aggrefs are its.
+unsafe fn having_comparison(shape: &Shape, clause: *mut pg_sys::Node) -> Option<(usize, CmpOp, f64)> {
     // SAFETY: `clause` is a valid expression of this query (this fn's contract): an
-    // OpExpr's args list holds valid nodes; get_opname returns a palloc'd C string or NULL;
-    // the shape's Aggrefs are valid nodes, and equal() compares two valid trees.
+    // OpExpr's args list holds valid nodes; the shape's Aggrefs are valid nodes, and
+    // equal() compares two valid trees.
     unsafe {
         if (*clause).type_ != pg_sys::NodeTag::T_OpExpr {
             return None;
@@ -467,26 +504,45 @@ unsafe fn having_test_share(
         let cmp = quals::btree_op((*op).opno, pg_sys::exprType(agg))?;
         let cmp = if flipped { cmp.commute() } else { cmp };
         let i = shape.aggrefs.iter().position(|&a| pg_sys::equal(a as *const _, agg as *const _))?;
-        let spec = &shape.plan.aggs[i];
-        if spec.filter.is_some() {
-            return None;
-        }
-        let stat = match spec.func {
-            AggFunc::CountStar => GroupStat::Rows,
-            AggFunc::Sum => GroupStat::Sum,
-            AggFunc::Avg => GroupStat::Avg,
-            AggFunc::Min => GroupStat::Min,
-            AggFunc::Max => GroupStat::Max,
-            _ => return None,
+        Some((i, cmp, c))
+    }
+}
+
+/// The HAVING tests the fold checks itself (`AggPlan::having`): comparisons of a count,
+/// or of a sum, avg, min or max of numbers, with a constant. Core's HAVING still checks
+/// every row the fold makes, so a test here only has to keep every group that passes.
+///
+/// # Safety
+/// As `having_comparison`, for the shape's HAVING.
+unsafe fn having_tests(shape: &Shape) -> Vec<HavingTest> {
+    if shape.having.is_null() || shape.plan.partial {
+        return Vec::new();
+    }
+    // SAFETY: HAVING is a valid tree of this query (this fn's contract): an implicit-AND
+    // List of clauses, or a single clause.
+    unsafe {
+        let node = shape.having as *mut pg_sys::Node;
+        let clauses: Vec<*mut pg_sys::Node> = if (*node).type_ == pg_sys::NodeTag::T_List {
+            pg_list::ptrs::<pg_sys::Node>(shape.having).collect()
+        } else {
+            vec![node]
         };
-        let values = match (stat, spec.att, &spec.expr) {
-            (GroupStat::Rows, _, _) => None,
-            (_, Some(att), None) => {
-                Some(column_stats::value_distribution((*relation).rd_id, att as i16 + 1)?)
-            }
-            _ => return None,
-        };
-        having_selectivity::selectivity(stat, cmp, c, values.as_ref(), rows_per_group)
+        clauses
+            .into_iter()
+            .filter_map(|clause| having_comparison(shape, clause))
+            .filter(|&(i, _, _)| {
+                let spec = &shape.plan.aggs[i];
+                use crate::exec::agg::spec::InputType::*;
+                match spec.func {
+                    AggFunc::CountStar | AggFunc::Count | AggFunc::CountDistinct => true,
+                    AggFunc::Sum | AggFunc::Avg | AggFunc::Min | AggFunc::Max => {
+                        matches!(spec.input, Int2 | Int4 | Int8 | Float4 | Float8 | Numeric)
+                    }
+                    _ => false,
+                }
+            })
+            .map(|(agg, cmp, value)| HavingTest { agg, cmp, value })
+            .collect()
     }
 }
 

@@ -13,6 +13,7 @@ pub use super::func::{AggFunc, InputType};
 /// An aggregate's argument when it is an expression (`exec::expr`).
 pub use crate::exec::expr::plan::{BinOp, Expr, ExprType};
 use crate::exec::filter::plan::FilterPlan;
+use crate::storage::format::zonemap::CmpOp;
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct AggSpec {
@@ -107,6 +108,18 @@ pub struct AggPlan {
     /// Partial aggregation under a Gather: the output is each aggregate's transition
     /// state, for core's Finalize Aggregate.
     pub partial: bool,
+    /// HAVING tests the fold checks before it makes a group's row (`having`); core's
+    /// HAVING still checks the rows made.
+    pub having: Vec<HavingTest>,
+}
+
+/// `aggregate op value` of a HAVING clause, for dropping the groups that clearly fail
+/// it before their row is made: aggregate `agg` (index in `aggs`) compared as a number.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct HavingTest {
+    pub agg: usize,
+    pub cmp: CmpOp,
+    pub value: f64,
 }
 
 impl AggPlan {
@@ -168,6 +181,12 @@ impl AggPlan {
             }
         }
         w.0.push(self.partial as u8);
+        w.u32(self.having.len() as u32);
+        for h in &self.having {
+            w.u32(h.agg as u32);
+            w.0.push(CMP_OPS.iter().position(|c| *c == h.cmp).unwrap() as u8);
+            w.i64(h.value.to_bits() as i64);
+        }
         w.0
     }
 
@@ -223,9 +242,22 @@ impl AggPlan {
             aggs.push(AggSpec { func, input, att, filter, expr });
         }
         let partial = r.byte()? != 0;
-        r.0.is_empty().then_some(AggPlan { keys, aggs, partial })
+        let nhaving = r.u32()? as usize;
+        let mut having = Vec::with_capacity(nhaving.min(64));
+        for _ in 0..nhaving {
+            let agg = r.u32()? as usize;
+            let cmp = *CMP_OPS.get(r.byte()? as usize)?;
+            let value = f64::from_bits(r.i64()? as u64);
+            if agg >= aggs.len() {
+                return None;
+            }
+            having.push(HavingTest { agg, cmp, value });
+        }
+        r.0.is_empty().then_some(AggPlan { keys, aggs, partial, having })
     }
 }
+
+const CMP_OPS: [CmpOp; 5] = [CmpOp::Lt, CmpOp::Le, CmpOp::Eq, CmpOp::Ge, CmpOp::Gt];
 
 const FUNCS: [AggFunc; 13] = [
     AggFunc::CountStar,
@@ -336,6 +368,7 @@ mod tests {
                 },
             ],
             partial: true,
+            having: vec![HavingTest { agg: 1, cmp: CmpOp::Ge, value: 300.5 }],
         };
         let bytes = plan.to_bytes();
         assert_eq!(AggPlan::from_bytes(&bytes), Some(plan.clone()));
