@@ -226,7 +226,6 @@ impl ScaleWriter {
     /// digits as the first `len` bytes of a little-endian u64.
     #[inline(always)]
     pub fn short_bytes(&self, m: i64) -> (u16, u64, usize) {
-        debug_assert!(m.unsigned_abs() < self.short_limit());
         match self.pad {
             0 => self.short_padded::<0>(m),
             1 => self.short_padded::<1>(m),
@@ -235,8 +234,36 @@ impl ScaleWriter {
         }
     }
 
+    /// `short_bytes` of `m[r]` for each row `r` of `rows`, handed to `emit(r, header,
+    /// digits, len)`: one loop per padding, with nothing decided per value but the
+    /// value's own digits. Every `m[r]` must lie below `short_limit()`.
+    #[inline(always)]
+    pub fn for_each_short(&self, m: &[i64], rows: &[u32], emit: impl FnMut(usize, u16, u64, usize)) {
+        match self.pad {
+            0 => self.each_short_padded::<0>(m, rows, emit),
+            1 => self.each_short_padded::<1>(m, rows, emit),
+            2 => self.each_short_padded::<2>(m, rows, emit),
+            _ => self.each_short_padded::<3>(m, rows, emit),
+        }
+    }
+
+    #[inline(always)]
+    fn each_short_padded<const PAD: u32>(
+        &self,
+        m: &[i64],
+        rows: &[u32],
+        mut emit: impl FnMut(usize, u16, u64, usize),
+    ) {
+        for &r in rows {
+            let r = r as usize;
+            let (header, digits, len) = self.short_padded::<PAD>(m[r]);
+            emit(r, header, digits, len);
+        }
+    }
+
     #[inline(always)]
     fn short_padded<const PAD: u32>(&self, m: i64) -> (u16, u64, usize) {
+        debug_assert!(m.unsigned_abs() < self.short_limit());
         let mag = m.unsigned_abs();
         let (pad_digit, rest) = if PAD > 0 {
             let unit = 10u64.pow(4 - PAD);
@@ -246,26 +273,26 @@ impl ScaleWriter {
         };
         let q1 = rest / 10_000;
         let q2 = rest / 100_000_000;
-        // Four digits, least significant first (`rest` has three below the pad digit,
-        // four without one).
+        // Four base-10000 digits, most significant first (in the low bits, as the
+        // bytes go), each 16 bits: `rest` has three below the pad digit, four without.
         let digits = if PAD > 0 {
-            pad_digit | (rest - q1 * 10_000) << 16 | (q1 - q2 * 10_000) << 32 | q2 << 48
+            q2 | (q1 - q2 * 10_000) << 16 | (rest - q1 * 10_000) << 32 | pad_digit << 48
         } else {
             let q3 = rest / 1_000_000_000_000;
-            (rest - q1 * 10_000) | (q1 - q2 * 10_000) << 16 | (q2 - q3 * 10_000) << 32 | q3 << 48
+            q3 | (q2 - q3 * 10_000) << 16 | (q1 - q2 * 10_000) << 32 | (rest - q1 * 10_000) << 48
         };
-        let low = digits.trailing_zeros() / 16;
-        let high = (64 - digits.leading_zeros()).div_ceil(16);
+        // Leading zero digits sit at the low end, trailing ones at the high end; zero
+        // has four of each (and no digit left).
+        let lead = digits.trailing_zeros() / 16;
+        let trail = digits.leading_zeros() / 16;
         let zero = digits == 0;
-        let weight = if zero { 0 } else { high as i32 - 1 - self.frac };
+        let weight = if zero { 0 } else { 3 - lead as i32 - self.frac };
         let negative = !zero && m < 0;
-        let reversed = digits.swap_bytes();
-        let reversed = ((reversed >> 8) & UNIT_LOW_BYTES as u64) | ((reversed & UNIT_LOW_BYTES as u64) << 8);
-        // Zero (high 0) shifts by 64, which wraps to 0 bits: its digits are all zero anyway.
-        let body = reversed.wrapping_shr(16 * (4 - high));
+        // Shifting zero by 64 wraps to 0 bits: its digits are all zero anyway.
+        let body = digits.wrapping_shr(16 * lead);
         // The weight's low 7 bits are the short header's sign-and-weight bits.
         let header = SHORT | (negative as u16) << 13 | (self.dscale << 7) | (weight as u16 & 0x7F);
-        (header, body, 2 * high.saturating_sub(low) as usize)
+        (header, body, 2 * (4 - lead).saturating_sub(trail) as usize)
     }
 
     /// The bytes `write_canonical(m, dscale)` appends, as the first `len` bytes of a

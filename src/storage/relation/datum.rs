@@ -358,11 +358,17 @@ impl DatumColumn {
     /// make_result writes (the stored ones), after a 4-byte varlena header.
     fn materialize_scaled(&mut self, v: &DecodedVector, scaled: &ScaledNumerics, rows: &[u32]) {
         let n = v.rows as usize;
+        // Rows ascend: the last is the largest, and every one indexes `m` and `datums`.
+        assert!(
+            rows.last().is_none_or(|&r| (r as usize) < n.min(scaled.m.len())),
+            "scaled numerics: row out of range"
+        );
         self.datums.resize(n, pg_sys::Datum::from(0usize));
         self.nulls.resize(n, true);
-        match &v.validity {
-            Some(_) => rows.iter().for_each(|&r| self.nulls[r as usize] = !v.is_valid(r as usize)),
-            None => rows.iter().for_each(|&r| self.nulls[r as usize] = false),
+        match (&v.validity, rows.len() == n) {
+            (None, true) => self.nulls.fill(false),
+            (Some(valid), true) => self.nulls.iter_mut().zip(valid).for_each(|(null, ok)| *null = !ok),
+            _ => rows.iter().for_each(|&r| self.nulls[r as usize] = !v.is_valid(r as usize)),
         }
         // An image is at most SCALED_IMAGE_WORDS words, written whole (its tail lands in
         // the next image, written after it, or in the last one's room).
@@ -377,24 +383,23 @@ impl DatumColumn {
         // test per value (one pass for the largest magnitude, which vectorizes).
         let largest = scaled.m.iter().fold(0u64, |a, &x| a.max(x.unsigned_abs()));
         if largest < writer.short_limit() {
-            for &r in rows {
-                let r = r as usize;
-                let (header, digits, len) = writer.short_bytes(scaled.m[r]);
+            let datums = self.datums.as_mut_ptr();
+            writer.for_each_short(&scaled.m, rows, |r, header, digits, len| {
                 let len = VARHDRSZ + 2 + len;
                 // The image as two little-endian words: the 4-byte varlena header
                 // (SET_VARSIZE on a little-endian machine), the numeric's header, its digits.
                 let first = ((len as u64) << 2) | (header as u64) << 32 | digits << 48;
                 // SAFETY: `at` words plus this image's two lie within the arena (sized above:
-                // SCALED_IMAGE_WORDS >= 2 words per row before it), 8-byte aligned.
-                let dst = unsafe {
+                // SCALED_IMAGE_WORDS >= 2 words per row before it), 8-byte aligned; `r` is a
+                // row of the vector, below `datums`' length (resized to the vector's rows).
+                unsafe {
                     let dst = base.add(at);
                     dst.write(first.to_le());
                     dst.add(1).write((digits >> 16).to_le());
-                    dst
-                };
-                self.datums[r] = pg_sys::Datum::from(dst);
+                    datums.add(r).write(pg_sys::Datum::from(dst));
+                }
                 at += len.div_ceil(8);
-            }
+            });
             return;
         }
         let base = base as *mut u8;
