@@ -224,45 +224,47 @@ impl ScaleWriter {
 
     /// `bytes` for |m| < `short_limit()`, in fewer steps: the 2-byte header, and the
     /// digits as the first `len` bytes of a little-endian u64.
-    #[inline(always)]
     pub fn short_bytes(&self, m: i64) -> (u16, u64, usize) {
-        match self.pad {
-            0 => self.short_padded::<0>(m),
-            1 => self.short_padded::<1>(m),
-            2 => self.short_padded::<2>(m),
-            _ => self.short_padded::<3>(m),
+        let digits = match self.pad {
+            0 => self.short_digits::<0>(m),
+            1 => self.short_digits::<1>(m),
+            2 => self.short_digits::<2>(m),
+            _ => self.short_digits::<3>(m),
+        };
+        self.trimmed(digits, m < 0)
+    }
+
+    /// Whether `digits_into` takes every value of `m`: the short header, and magnitudes
+    /// below 2^43 (< `short_limit()` at every scale). Tested with an OR over the
+    /// vector, which vectorizes (every m + 2^43 below 2^44).
+    pub fn short_applies(&self, m: &[i64]) -> bool {
+        self.dscale <= 0x3F && m.iter().fold(0u64, |a, &x| a | (x as u64).wrapping_add(1 << 43)) < 1 << 44
+    }
+
+    /// Each value's four base-10000 digits, for `trimmed`, appended to `out`: a pass
+    /// over the vector per padding, in 32-bit arithmetic when every magnitude allows
+    /// (most money), with nothing decided per value. `short_applies(m)` must hold.
+    pub fn digits_into(&self, m: &[i64], out: &mut Vec<u64>) {
+        debug_assert!(self.short_applies(m));
+        let small = m.iter().fold(0u64, |a, &x| a | (x as u64).wrapping_add(1 << 31)) < 1 << 32;
+        let abs = |x: i64| x.unsigned_abs() as u32;
+        match (self.pad, small) {
+            (0, true) => out.extend(m.iter().map(|&x| small_digits::<0>(abs(x)))),
+            (1, true) => out.extend(m.iter().map(|&x| small_digits::<1>(abs(x)))),
+            (2, true) => out.extend(m.iter().map(|&x| small_digits::<2>(abs(x)))),
+            (_, true) => out.extend(m.iter().map(|&x| small_digits::<3>(abs(x)))),
+            (0, false) => out.extend(m.iter().map(|&x| self.short_digits::<0>(x))),
+            (1, false) => out.extend(m.iter().map(|&x| self.short_digits::<1>(x))),
+            (2, false) => out.extend(m.iter().map(|&x| self.short_digits::<2>(x))),
+            (_, false) => out.extend(m.iter().map(|&x| self.short_digits::<3>(x))),
         }
     }
 
-    /// `short_bytes` of `m[r]` for each row `r` of `rows`, handed to `emit(r, header,
-    /// digits, len)`: one loop per padding, with nothing decided per value but the
-    /// value's own digits. Every `m[r]` must lie below `short_limit()`.
+    /// Four base-10000 digits of |m| < `short_limit()`, most significant first (in the
+    /// low bits, as the bytes go), 16 bits each, the last one standing for 10^(-4 *
+    /// frac): `rest` has three below the pad digit, four without one.
     #[inline(always)]
-    pub fn for_each_short(&self, m: &[i64], rows: &[u32], emit: impl FnMut(usize, u16, u64, usize)) {
-        match self.pad {
-            0 => self.each_short_padded::<0>(m, rows, emit),
-            1 => self.each_short_padded::<1>(m, rows, emit),
-            2 => self.each_short_padded::<2>(m, rows, emit),
-            _ => self.each_short_padded::<3>(m, rows, emit),
-        }
-    }
-
-    #[inline(always)]
-    fn each_short_padded<const PAD: u32>(
-        &self,
-        m: &[i64],
-        rows: &[u32],
-        mut emit: impl FnMut(usize, u16, u64, usize),
-    ) {
-        for &r in rows {
-            let r = r as usize;
-            let (header, digits, len) = self.short_padded::<PAD>(m[r]);
-            emit(r, header, digits, len);
-        }
-    }
-
-    #[inline(always)]
-    fn short_padded<const PAD: u32>(&self, m: i64) -> (u16, u64, usize) {
+    fn short_digits<const PAD: u32>(&self, m: i64) -> u64 {
         debug_assert!(m.unsigned_abs() < self.short_limit());
         let mag = m.unsigned_abs();
         let (pad_digit, rest) = if PAD > 0 {
@@ -273,21 +275,26 @@ impl ScaleWriter {
         };
         let q1 = rest / 10_000;
         let q2 = rest / 100_000_000;
-        // Four base-10000 digits, most significant first (in the low bits, as the
-        // bytes go), each 16 bits: `rest` has three below the pad digit, four without.
-        let digits = if PAD > 0 {
+        if PAD > 0 {
             q2 | (q1 - q2 * 10_000) << 16 | (rest - q1 * 10_000) << 32 | pad_digit << 48
         } else {
             let q3 = rest / 1_000_000_000_000;
             q3 | (q2 - q3 * 10_000) << 16 | (q1 - q2 * 10_000) << 32 | (rest - q1 * 10_000) << 48
-        };
+        }
+    }
+
+    /// The short header and the digits of a value whose four digits (`digits_into`) are
+    /// `digits`, without leading and trailing zero ones, as the first `len` bytes of a
+    /// little-endian u64: (header, digits, len).
+    #[inline(always)]
+    pub fn trimmed(&self, digits: u64, negative: bool) -> (u16, u64, usize) {
         // Leading zero digits sit at the low end, trailing ones at the high end; zero
         // has four of each (and no digit left).
         let lead = digits.trailing_zeros() / 16;
         let trail = digits.leading_zeros() / 16;
         let zero = digits == 0;
         let weight = if zero { 0 } else { 3 - lead as i32 - self.frac };
-        let negative = !zero && m < 0;
+        let negative = !zero && negative;
         // Shifting zero by 64 wraps to 0 bits: its digits are all zero anyway.
         let body = digits.wrapping_shr(16 * lead);
         // The weight's low 7 bits are the short header's sign-and-weight bits.
@@ -357,6 +364,27 @@ impl ScaleWriter {
                 | ((weight as i16 as u16 as u128) << 16);
             (header | body << 32, 4 + 2 * count)
         }
+    }
+}
+
+/// `short_padded`'s four digits of a magnitude below 2^32, in 32-bit arithmetic only
+/// (the last digit padded by `PAD` decimal places).
+#[inline(always)]
+fn small_digits<const PAD: u32>(mag: u32) -> u64 {
+    let (pad_digit, rest) = if PAD > 0 {
+        let unit = 10u32.pow(4 - PAD);
+        ((mag % unit) * 10u32.pow(PAD), mag / unit)
+    } else {
+        (0, mag)
+    };
+    let q1 = rest / 10_000;
+    let q2 = q1 / 10_000;
+    let (d1, d2, d3) = ((rest - q1 * 10_000) as u64, (q1 - q2 * 10_000) as u64, q2 as u64);
+    // Without a pad digit the last of the four is `rest`'s lowest, and the first zero.
+    if PAD > 0 {
+        d3 | d2 << 16 | d1 << 32 | (pad_digit as u64) << 48
+    } else {
+        d3 << 16 | d2 << 32 | d1 << 48
     }
 }
 
@@ -525,9 +553,13 @@ mod tests {
         let mut mantissas =
             vec![0i64, 1, -1, 9, 10, 99, 100, 9999, 10_000, 10_001, 123_456_789, i64::MAX, i64::MIN];
         // Either side of every short limit.
-        for e in [12, 13, 14, 15, 16] {
+        for e in [9, 10, 12, 13, 14, 15, 16] {
             let p = 10i64.pow(e);
             mantissas.extend([p - 1, p, p + 1, 1 - p, -p]);
+        }
+        for b in [31, 32, 43, 44] {
+            let p = 1i64 << b;
+            mantissas.extend([p - 1, p, p + 1, 1 - p, -p, -p - 1]);
         }
         let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
         for _ in 0..4000 {
@@ -545,6 +577,14 @@ mod tests {
                 let (bytes, n) = writer.bytes(m);
                 let stored = canonical(m as i128, dscale);
                 assert_eq!(&bytes.to_le_bytes()[..n], &stored[..], "{m} at scale {dscale}");
+                let vector = [m];
+                if writer.short_applies(&vector) {
+                    let mut digits = Vec::new();
+                    writer.digits_into(&vector, &mut digits);
+                    let (header, digits, n) = writer.trimmed(digits[0], m < 0);
+                    assert_eq!(&header.to_le_bytes()[..], &stored[..2], "{m} at scale {dscale}");
+                    assert_eq!(&digits.to_le_bytes()[..n], &stored[2..], "{m} at scale {dscale}");
+                }
                 if m.unsigned_abs() < writer.short_limit() {
                     let (header, digits, n) = writer.short_bytes(m);
                     assert_eq!(&header.to_le_bytes()[..], &stored[..2], "{m} at scale {dscale}");

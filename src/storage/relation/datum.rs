@@ -232,6 +232,8 @@ pub struct DatumColumn {
     arena: Vec<u64>,
     /// A dictionary vector's entries as Datums (their images in `arena`).
     entries: Vec<pg_sys::Datum>,
+    /// A vector of scaled numerics' digits (`ScaleWriter::digits_into`).
+    digits: Vec<u64>,
 }
 
 const VARHDRSZ: usize = 4;
@@ -379,19 +381,24 @@ impl DatumColumn {
         let writer = ScaleWriter::new(scaled.scale);
         let base = self.arena.as_mut_ptr();
         let mut at = 0usize;
-        // Most vectors hold small values only: their images take the short way, with no
-        // test per value (one pass for the largest magnitude, which vectorizes).
-        let largest = scaled.m.iter().fold(0u64, |a, &x| a.max(x.unsigned_abs()));
-        if largest < writer.short_limit() {
-            let datums = self.datums.as_mut_ptr();
-            writer.for_each_short(&scaled.m, rows, |r, header, digits, len| {
+        // Most vectors hold small values only: their digits are made a vector at a time,
+        // then each selected row's image from them.
+        if writer.short_applies(&scaled.m) {
+            self.digits.clear();
+            writer.digits_into(&scaled.m, &mut self.digits);
+            // Locals, not fields: the stores below go through raw pointers, after which
+            // fields would be loaded again.
+            let (datums, all_digits, m) = (self.datums.as_mut_ptr(), &self.digits[..], &scaled.m[..]);
+            for &r in rows {
+                let r = r as usize;
+                let (header, digits, len) = writer.trimmed(all_digits[r], m[r] < 0);
                 let len = VARHDRSZ + 2 + len;
                 // The image as two little-endian words: the 4-byte varlena header
                 // (SET_VARSIZE on a little-endian machine), the numeric's header, its digits.
                 let first = ((len as u64) << 2) | (header as u64) << 32 | digits << 48;
                 // SAFETY: `at` words plus this image's two lie within the arena (sized above:
                 // SCALED_IMAGE_WORDS >= 2 words per row before it), 8-byte aligned; `r` is a
-                // row of the vector, below `datums`' length (resized to the vector's rows).
+                // row of the vector (asserted above), below `datums`' length.
                 unsafe {
                     let dst = base.add(at);
                     dst.write(first.to_le());
@@ -399,7 +406,7 @@ impl DatumColumn {
                     datums.add(r).write(pg_sys::Datum::from(dst));
                 }
                 at += len.div_ceil(8);
-            });
+            }
             return;
         }
         let base = base as *mut u8;
@@ -798,7 +805,20 @@ mod tests {
     #[test]
     fn scaled_numerics_become_the_stored_images() {
         use crate::storage::format::numeric::write_canonical;
-        let some = [0i64, 1, -1, 5, -5, 150, 99_999_999, -10_000, 123_456_789_012, -999_999_999_999];
+        let some = [
+            0i64,
+            1,
+            -1,
+            5,
+            -5,
+            150,
+            99_999_999,
+            -10_000,
+            123_456_789_012,
+            -999_999_999_999,
+            u32::MAX as i64,
+            -(u32::MAX as i64),
+        ];
         let vector = |extra: &[i64]| -> Vec<i64> {
             some.iter()
                 .chain(extra)
@@ -809,8 +829,11 @@ mod tests {
                 .map(|(i, m)| m.wrapping_mul(i as i64 % 7 + 1))
                 .collect()
         };
-        // Small values only (the short way at scales up to 63), and with the extremes.
-        let vectors = [vector(&[]), vector(&[i64::MAX, i64::MIN])];
+        // Values below 2^32 (digits made a vector at a time), small values (the short
+        // way at scales up to 63), and with the extremes.
+        let below_32_bits: Vec<i64> = vector(&[]).into_iter().map(|m| m % (u32::MAX as i64 + 1)).collect();
+        assert!(below_32_bits.contains(&(u32::MAX as i64)) || below_32_bits.iter().any(|&m| m < -(1 << 31)));
+        let vectors = [below_32_bits, vector(&[]), vector(&[i64::MAX, i64::MIN])];
         let validity: Vec<bool> = (0..2048).map(|i| i % 13 != 4).collect();
         let mut column = DatumColumn::default();
         for (scale, mantissas) in
