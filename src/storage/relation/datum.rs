@@ -459,10 +459,7 @@ impl DatumColumn {
                 // call) when the data has that many from its start; the extra bytes land in
                 // its image's padding or the next image, written after it, or the slack.
                 let start = offsets[i] as usize;
-                if v.len() <= WIDE
-                    && start + v.len().next_multiple_of(MOVE) <= data.len()
-                    && kind != ColumnKind::CString
-                {
+                if v.len() <= WIDE && start + moved(v.len()) <= data.len() && kind != ColumnKind::CString {
                     write_image_wide(kind, v.len(), data.as_ptr().add(start), dst)
                 } else {
                     write_image(kind, v, dst)
@@ -481,19 +478,25 @@ const SCALED_IMAGE_WORDS: usize = (VARHDRSZ + I64_BYTES_MAX).div_ceil(8);
 const MOVE: usize = 16;
 const WIDE: usize = 4 * MOVE;
 
+/// Bytes `write_image_wide` reads and writes for a value of `len` bytes: whole moves,
+/// at least one (an empty value's too).
+fn moved(len: usize) -> usize {
+    len.max(1).next_multiple_of(MOVE)
+}
+
 /// `write_image` of a value of `len` <= `WIDE` bytes (not a cstring) at `src`, copied as
-/// `len` rounded up to `MOVE` bytes in straight-line moves: a call to memcpy per value
-/// costs more than the copy.
+/// `moved(len)` bytes in straight-line moves: a call to memcpy per value costs more than
+/// the copy.
 ///
 /// # Safety
-/// `dst` must be 8-byte aligned and valid for writes of the image's header and `len`
-/// rounded up to `MOVE` bytes after it; `src` valid for reads of that many bytes and not
+/// `dst` must be 8-byte aligned and valid for writes of the image's header and
+/// `moved(len)` bytes after it; `src` valid for reads of that many bytes and not
 /// overlapping `dst`'s.
 #[inline(always)]
 unsafe fn write_image_wide(kind: ColumnKind, len: usize, src: *const u8, dst: *mut u8) {
-    // SAFETY: the caller gives `dst` aligned and with room for the header and the rounded
-    // length, and `src` readable for it, apart from `dst` (this fn's contract); every move
-    // below lies within that rounded length.
+    // SAFETY: the caller gives `dst` aligned and with room for the header and `moved(len)`
+    // bytes, and `src` readable for as many, apart from `dst` (this fn's contract); every
+    // move below lies within them.
     unsafe {
         let mut body = dst;
         if kind == ColumnKind::Varlena {
@@ -799,6 +802,21 @@ mod tests {
                     assert_eq!(image(kind, column.datums[r]), values[r], "{kind:?} row {r}");
                 }
             }
+        }
+    }
+
+    #[test]
+    fn a_vector_of_empty_values_reads_no_data() {
+        // No byte of data at all (a column added later, read as its missing value): an
+        // image may not be copied from beyond it.
+        let empty: Vec<&[u8]> = vec![b""; 300];
+        let mut column = DatumColumn::default();
+        for kind in [ColumnKind::Varlena, ColumnKind::Fixed { len: 0 }] {
+            let v = bytes_vector(&empty, false);
+            let rows: Vec<u32> = (0..300).collect();
+            // SAFETY: the vector is well formed; nothing here calls PostgreSQL.
+            unsafe { column.materialize_rows(kind, &v, &rows) };
+            assert!(rows.iter().all(|&r| image(kind, column.datums[r as usize]).is_empty()));
         }
     }
 
