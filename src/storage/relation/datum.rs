@@ -232,8 +232,13 @@ pub struct DatumColumn {
     arena: Vec<u64>,
     /// A dictionary vector's entries as Datums (their images in `arena`).
     entries: Vec<pg_sys::Datum>,
-    /// A vector of scaled numerics' digits (`ScaleWriter::digits_into`).
-    digits: Vec<u64>,
+}
+
+thread_local! {
+    /// A vector of scaled numerics' digits (`ScaleWriter::digits_into`), made again for
+    /// each: one buffer for every column, so that a wide row's columns keep fewer bytes
+    /// in the caches.
+    static SCALED_DIGITS: RefCell<Vec<u64>> = const { RefCell::new(Vec::new()) };
 }
 
 const VARHDRSZ: usize = 4;
@@ -384,11 +389,12 @@ impl DatumColumn {
         // Most vectors hold small values only: their digits are made a vector at a time,
         // then each selected row's image from them.
         if writer.short_applies(&scaled.m) {
-            self.digits.clear();
-            writer.digits_into(&scaled.m, &mut self.digits);
+            let mut all_digits = SCALED_DIGITS.with(|d| std::mem::take(&mut *d.borrow_mut()));
+            all_digits.clear();
+            writer.digits_into(&scaled.m, &mut all_digits);
             // Locals, not fields: the stores below go through raw pointers, after which
             // fields would be loaded again.
-            let (datums, all_digits, m) = (self.datums.as_mut_ptr(), &self.digits[..], &scaled.m[..]);
+            let (datums, m) = (self.datums.as_mut_ptr(), &scaled.m[..]);
             for &r in rows {
                 let r = r as usize;
                 let (header, digits, len) = writer.trimmed(all_digits[r], m[r] < 0);
@@ -407,6 +413,7 @@ impl DatumColumn {
                 }
                 at += len.div_ceil(8);
             }
+            SCALED_DIGITS.with(|d| *d.borrow_mut() = all_digits);
             return;
         }
         let base = base as *mut u8;
