@@ -188,6 +188,209 @@ pub fn write_canonical(m: i128, dscale: u16, out: &mut Vec<u8>) {
     }
 }
 
+/// Bytes of the longest value `ScaleWriter` writes: six base-10000 digits (an i64
+/// mantissa, its last digit padded to a whole one) after a long header.
+pub const I64_BYTES_MAX: usize = 16;
+
+/// `write_canonical` for i64 mantissas of one display scale, with what depends on the
+/// scale worked out once: a scan writes a vector of them per call, and 64-bit
+/// divisions by constants (multiplications) replace the 128-bit ones.
+#[derive(Debug, Clone, Copy)]
+pub struct ScaleWriter {
+    dscale: u16,
+    /// Decimal digits that pad the last base-10000 digit (`write_canonical`'s `pad`).
+    pad: u32,
+    /// Base-10000 digits after the point.
+    frac: i32,
+}
+
+impl ScaleWriter {
+    /// A writer for display scale `dscale` (at most `DSCALE_MAX`).
+    pub fn new(dscale: u16) -> ScaleWriter {
+        debug_assert!(dscale <= DSCALE_MAX);
+        let pad = (4 - dscale as u32 % 4) % 4;
+        ScaleWriter { dscale, pad, frac: (dscale as i32 + pad as i32) / 4 }
+    }
+
+    /// |m| below which `short_bytes` applies: at most four base-10000 digits under the
+    /// short header (0 when the display scale needs the long one).
+    pub fn short_limit(&self) -> u64 {
+        match (self.dscale > 0x3F, self.pad) {
+            (true, _) => 0,
+            (false, 0) => 10u64.pow(16),
+            (false, pad) => 10u64.pow(12 + 4 - pad),
+        }
+    }
+
+    /// `bytes` for |m| < `short_limit()`, in fewer steps: the 2-byte header, and the
+    /// digits as the first `len` bytes of a little-endian u64.
+    pub fn short_bytes(&self, m: i64) -> (u16, u64, usize) {
+        let digits = match self.pad {
+            0 => self.short_digits::<0>(m),
+            1 => self.short_digits::<1>(m),
+            2 => self.short_digits::<2>(m),
+            _ => self.short_digits::<3>(m),
+        };
+        self.trimmed(digits, m < 0)
+    }
+
+    /// Whether `digits_into` takes every value of `m`: the short header, and magnitudes
+    /// below 2^43 (< `short_limit()` at every scale). Tested with an OR over the
+    /// vector, which vectorizes (every m + 2^43 below 2^44).
+    pub fn short_applies(&self, m: &[i64]) -> bool {
+        self.dscale <= 0x3F && m.iter().fold(0u64, |a, &x| a | (x as u64).wrapping_add(1 << 43)) < 1 << 44
+    }
+
+    /// Each value's four base-10000 digits, for `trimmed`, appended to `out`: a pass
+    /// over the vector per padding, in 32-bit arithmetic when every magnitude allows
+    /// (most money), with nothing decided per value. `short_applies(m)` must hold.
+    pub fn digits_into(&self, m: &[i64], out: &mut Vec<u64>) {
+        debug_assert!(self.short_applies(m));
+        let small = m.iter().fold(0u64, |a, &x| a | (x as u64).wrapping_add(1 << 31)) < 1 << 32;
+        let abs = |x: i64| x.unsigned_abs() as u32;
+        match (self.pad, small) {
+            (0, true) => out.extend(m.iter().map(|&x| small_digits::<0>(abs(x)))),
+            (1, true) => out.extend(m.iter().map(|&x| small_digits::<1>(abs(x)))),
+            (2, true) => out.extend(m.iter().map(|&x| small_digits::<2>(abs(x)))),
+            (_, true) => out.extend(m.iter().map(|&x| small_digits::<3>(abs(x)))),
+            (0, false) => out.extend(m.iter().map(|&x| self.short_digits::<0>(x))),
+            (1, false) => out.extend(m.iter().map(|&x| self.short_digits::<1>(x))),
+            (2, false) => out.extend(m.iter().map(|&x| self.short_digits::<2>(x))),
+            (_, false) => out.extend(m.iter().map(|&x| self.short_digits::<3>(x))),
+        }
+    }
+
+    /// Four base-10000 digits of |m| < `short_limit()`, most significant first (in the
+    /// low bits, as the bytes go), 16 bits each, the last one standing for 10^(-4 *
+    /// frac): `rest` has three below the pad digit, four without one.
+    #[inline(always)]
+    fn short_digits<const PAD: u32>(&self, m: i64) -> u64 {
+        debug_assert!(m.unsigned_abs() < self.short_limit());
+        let mag = m.unsigned_abs();
+        let (pad_digit, rest) = if PAD > 0 {
+            let unit = 10u64.pow(4 - PAD);
+            ((mag % unit) * 10u64.pow(PAD), mag / unit)
+        } else {
+            (0, mag)
+        };
+        let q1 = rest / 10_000;
+        let q2 = rest / 100_000_000;
+        if PAD > 0 {
+            q2 | (q1 - q2 * 10_000) << 16 | (rest - q1 * 10_000) << 32 | pad_digit << 48
+        } else {
+            let q3 = rest / 1_000_000_000_000;
+            q3 | (q2 - q3 * 10_000) << 16 | (q1 - q2 * 10_000) << 32 | (rest - q1 * 10_000) << 48
+        }
+    }
+
+    /// The short header and the digits of a value whose four digits (`digits_into`) are
+    /// `digits`, without leading and trailing zero ones, as the first `len` bytes of a
+    /// little-endian u64: (header, digits, len).
+    #[inline(always)]
+    pub fn trimmed(&self, digits: u64, negative: bool) -> (u16, u64, usize) {
+        // Leading zero digits sit at the low end, trailing ones at the high end; zero
+        // has four of each (and no digit left).
+        let lead = digits.trailing_zeros() / 16;
+        let trail = digits.leading_zeros() / 16;
+        let zero = digits == 0;
+        let weight = if zero { 0 } else { 3 - lead as i32 - self.frac };
+        let negative = !zero && negative;
+        // Shifting zero by 64 wraps to 0 bits: its digits are all zero anyway.
+        let body = digits.wrapping_shr(16 * lead);
+        // The weight's low 7 bits are the short header's sign-and-weight bits.
+        let header = SHORT | (negative as u16) << 13 | (self.dscale << 7) | (weight as u16 & 0x7F);
+        (header, body, 2 * (4 - lead).saturating_sub(trail) as usize)
+    }
+
+    /// The bytes `write_canonical(m, dscale)` appends, as the first `len` bytes of a
+    /// little-endian u128 (built in registers: a store per byte and a wide load after
+    /// them would stall on store forwarding), and `len`.
+    #[inline(always)]
+    pub fn bytes(&self, m: i64) -> (u128, usize) {
+        match self.pad {
+            0 => self.bytes_padded::<0>(m),
+            1 => self.bytes_padded::<1>(m),
+            2 => self.bytes_padded::<2>(m),
+            _ => self.bytes_padded::<3>(m),
+        }
+    }
+
+    #[inline(always)]
+    fn bytes_padded<const PAD: u32>(&self, m: i64) -> (u128, usize) {
+        // Base-10000 digits of |m| * 10^PAD, least significant first, 16 bits each
+        // (as in `write_canonical`); |m| < 2^63 has at most 19 decimal digits, so six
+        // do. Each comes from its own division by a constant (a multiplication), with no
+        // branch on how many there are: digit counts vary from value to value.
+        let mag = m.unsigned_abs();
+        let (pad_digit, rest) = if PAD > 0 {
+            let unit = 10u64.pow(4 - PAD);
+            ((mag % unit) * 10u64.pow(PAD), mag / unit)
+        } else {
+            (0, mag)
+        };
+        let q1 = rest / 10_000;
+        let q2 = rest / 100_000_000;
+        let q3 = rest / 1_000_000_000_000;
+        let q4 = rest / 10_000_000_000_000_000;
+        // q4 < 2^64 / 10^16 < 10_000: the top digit.
+        let low_four = (rest - q1 * 10_000)
+            | (q1 - q2 * 10_000) << 16
+            | (q2 - q3 * 10_000) << 32
+            | (q3 - q4 * 10_000) << 48;
+        let whole = low_four as u128 | (q4 as u128) << 64;
+        let digits = if PAD > 0 { whole << 16 | pad_digit as u128 } else { whole };
+        // Digits without the trailing (low) and leading (high) zero ones.
+        let low = digits.trailing_zeros() / 16;
+        let high = (128 - digits.leading_zeros()).div_ceil(16);
+        let (negative, weight) = if digits == 0 { (false, 0) } else { (m < 0, high as i32 - 1 - self.frac) };
+        // Most significant first: the 16-bit units reversed (bytes reversed, then the
+        // two bytes of each unit back), the top digit moved to the bottom.
+        let reversed = digits.swap_bytes();
+        let reversed = ((reversed >> 8) & UNIT_LOW_BYTES) | ((reversed & UNIT_LOW_BYTES) << 8);
+        let body = if digits == 0 { 0 } else { reversed >> (16 * (8 - high)) };
+        let count = (high - low.min(high)) as usize;
+        // An i64 mantissa's weight lies within -17..=5 when the display scale fits the
+        // short header, so the scale alone decides (as NUMERIC_CAN_BE_SHORT would).
+        if self.dscale <= 0x3F {
+            debug_assert!((-64..=63).contains(&weight));
+            let header = SHORT
+                | if negative { 0x2000 } else { 0 }
+                | (self.dscale << 7)
+                | if weight < 0 { 0x40 } else { 0 }
+                | (weight as u16 & 0x3F);
+            (header as u128 | body << 16, 2 + 2 * count)
+        } else {
+            let header = (if negative { NEG } else { 0 } | self.dscale) as u128
+                | ((weight as i16 as u16 as u128) << 16);
+            (header | body << 32, 4 + 2 * count)
+        }
+    }
+}
+
+/// `short_padded`'s four digits of a magnitude below 2^32, in 32-bit arithmetic only
+/// (the last digit padded by `PAD` decimal places).
+#[inline(always)]
+fn small_digits<const PAD: u32>(mag: u32) -> u64 {
+    let (pad_digit, rest) = if PAD > 0 {
+        let unit = 10u32.pow(4 - PAD);
+        ((mag % unit) * 10u32.pow(PAD), mag / unit)
+    } else {
+        (0, mag)
+    };
+    let q1 = rest / 10_000;
+    let q2 = q1 / 10_000;
+    let (d1, d2, d3) = ((rest - q1 * 10_000) as u64, (q1 - q2 * 10_000) as u64, q2 as u64);
+    // Without a pad digit the last of the four is `rest`'s lowest, and the first zero.
+    if PAD > 0 {
+        d3 | d2 << 16 | d1 << 32 | (pad_digit as u64) << 48
+    } else {
+        d3 << 16 | d2 << 32 | d1 << 48
+    }
+}
+
+/// The low byte of every 16-bit unit of a u128.
+const UNIT_LOW_BYTES: u128 = 0x00FF_00FF_00FF_00FF_00FF_00FF_00FF_00FF;
+
 /// `cmp_numerics`: the order of two parsed numerics.
 pub fn cmp(a: &Parsed, b: &Parsed) -> Ordering {
     use Parsed::*;
@@ -340,6 +543,54 @@ mod tests {
             let b = canonical(m, s);
             let Some(Parsed::Finite { negative, weight, dscale, digits }) = parse(&b) else { panic!() };
             assert_eq!(scaled(negative, weight, dscale, digits), Some((m, s)), "{m} {s}");
+        }
+    }
+
+    #[test]
+    fn scale_writer_writes_make_results_bytes() {
+        // Every display scale a padding and header class has, mantissas at every digit
+        // count, their negatives, zero and the i64 extremes.
+        let mut mantissas =
+            vec![0i64, 1, -1, 9, 10, 99, 100, 9999, 10_000, 10_001, 123_456_789, i64::MAX, i64::MIN];
+        // Either side of every short limit.
+        for e in [9, 10, 12, 13, 14, 15, 16] {
+            let p = 10i64.pow(e);
+            mantissas.extend([p - 1, p, p + 1, 1 - p, -p]);
+        }
+        for b in [31, 32, 43, 44] {
+            let p = 1i64 << b;
+            mantissas.extend([p - 1, p, p + 1, 1 - p, -p, -p - 1]);
+        }
+        let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
+        for _ in 0..4000 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            // Magnitudes of every width, and round ones (trailing zero digits).
+            let m = (x >> (x % 64)) as i64;
+            let round = 10i64.pow((x % 9) as u32);
+            mantissas.extend([m, -m, m / round * round, -(m / round) * round]);
+        }
+        for dscale in (0..=70).chain([1000, DSCALE_MAX]) {
+            let writer = ScaleWriter::new(dscale);
+            for &m in &mantissas {
+                let (bytes, n) = writer.bytes(m);
+                let stored = canonical(m as i128, dscale);
+                assert_eq!(&bytes.to_le_bytes()[..n], &stored[..], "{m} at scale {dscale}");
+                let vector = [m];
+                if writer.short_applies(&vector) {
+                    let mut digits = Vec::new();
+                    writer.digits_into(&vector, &mut digits);
+                    let (header, digits, n) = writer.trimmed(digits[0], m < 0);
+                    assert_eq!(&header.to_le_bytes()[..], &stored[..2], "{m} at scale {dscale}");
+                    assert_eq!(&digits.to_le_bytes()[..n], &stored[2..], "{m} at scale {dscale}");
+                }
+                if m.unsigned_abs() < writer.short_limit() {
+                    let (header, digits, n) = writer.short_bytes(m);
+                    assert_eq!(&header.to_le_bytes()[..], &stored[..2], "{m} at scale {dscale}");
+                    assert_eq!(&digits.to_le_bytes()[..n], &stored[2..], "{m} at scale {dscale}");
+                }
+            }
         }
     }
 

@@ -569,7 +569,7 @@ impl Reader {
     /// An attribute the row group does not store reads as its missing value.
     unsafe fn decode_attr(&mut self, i: usize) {
         // SAFETY: this fn's contract is `decode_attr_for`'s.
-        unsafe { self.decode_attr_for(i, None) }
+        unsafe { self.decode_attr_for(i, None, false) }
     }
 
     /// `decode_attr` for a caller that reads only rows `wanted` (ascending) of the
@@ -577,7 +577,15 @@ impl Reader {
     /// later call for other rows, or for all, decodes it again.
     unsafe fn decode_attr_rows(&mut self, i: usize, wanted: &[u32]) {
         // SAFETY: this fn's contract is `decode_attr_for`'s.
-        unsafe { self.decode_attr_for(i, Some(wanted)) }
+        unsafe { self.decode_attr_for(i, Some(wanted), false) }
+    }
+
+    /// `decode_attr_rows` for the slot's Datums: a varlena column's scaled numerics stay
+    /// numbers (`keep_scaled`), whose images `DatumColumn` writes straight from them. A
+    /// vector the filter decoded already is left as the filter read it.
+    unsafe fn decode_output_rows(&mut self, i: usize, wanted: &[u32]) {
+        // SAFETY: this fn's contract is `decode_attr_for`'s.
+        unsafe { self.decode_attr_for(i, Some(wanted), self.kinds[i] == ColumnKind::Varlena) }
     }
 
     /// Rows of a vector a filter test must have at most, as a share of the vector's
@@ -585,7 +593,7 @@ impl Reader {
     /// code where it lies costs a few times what decoding it among all does).
     const PARTIAL_SHARE: usize = 8;
 
-    unsafe fn decode_attr_for(&mut self, i: usize, wanted: Option<&[u32]>) {
+    unsafe fn decode_attr_for(&mut self, i: usize, wanted: Option<&[u32]>, scaled_output: bool) {
         // SAFETY: we are on the backend thread inside a transaction (this fn's contract), and
         // `self.rel` is still open (`Reader::new` requires it for the reader's life), so the
         // metadata and buffer reads are allowed.
@@ -615,7 +623,7 @@ impl Reader {
                     // A dictionary stays one: a filter tests each entry once, and the
                     // slot's Datums are made once per entry (`DatumColumn`).
                     self.vectors[i].keep_dictionary = true;
-                    self.vectors[i].keep_scaled = self.scaled[i] && !self.is_output(i);
+                    self.vectors[i].keep_scaled = scaled_output || (self.scaled[i] && !self.is_output(i));
                     match wanted {
                         Some(w) => {
                             let v = &mut self.vectors[i];
@@ -719,7 +727,7 @@ impl Reader {
             // when the vector's columns are decoded again (`load_vector`, `seek_vector`,
             // `read_as`) or freed (`release`), which all clear it first.
             unsafe {
-                self.decode_attr_rows(i, &selection);
+                self.decode_output_rows(i, &selection);
                 if !self.batch.push_values(&self.vectors[i]) {
                     // Byte strings and float4s: their Datums first (images in the column's arena).
                     self.columns[i].materialize_rows(self.kinds[i], &self.vectors[i], &selection);

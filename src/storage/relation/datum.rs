@@ -8,8 +8,11 @@
 
 use crate::storage::format::column_builder::ColumnBuilder;
 use crate::storage::format::encoding::point::PointValue;
-use crate::storage::format::encoding::{DecodedValues, DecodedVector, Dictionary, PhysicalKind};
+use crate::storage::format::encoding::{
+    DecodedValues, DecodedVector, Dictionary, PhysicalKind, ScaledNumerics,
+};
 use crate::storage::format::image_arena::ImageArena;
+use crate::storage::format::numeric::{ScaleWriter, I64_BYTES_MAX};
 use crate::storage::format::zonemap::Bound;
 use crate::storage::shared::cache::{self, BoundedCache};
 use pgrx::pg_sys;
@@ -231,6 +234,13 @@ pub struct DatumColumn {
     entries: Vec<pg_sys::Datum>,
 }
 
+thread_local! {
+    /// A vector of scaled numerics' digits (`ScaleWriter::digits_into`), made again for
+    /// each: one buffer for every column, so that a wide row's columns keep fewer bytes
+    /// in the caches.
+    static SCALED_DIGITS: RefCell<Vec<u64>> = const { RefCell::new(Vec::new()) };
+}
+
 const VARHDRSZ: usize = 4;
 
 impl DatumColumn {
@@ -276,6 +286,9 @@ impl DatumColumn {
         unsafe {
             if let Some(dictionary) = &v.dictionary {
                 return self.materialize_dictionary(kind, v, dictionary, rows);
+            }
+            if let (Some(scaled), ColumnKind::Varlena) = (&v.scaled, kind) {
+                return self.materialize_scaled(v, scaled, rows);
             }
             if rows.len() == v.rows as usize {
                 return self.materialize(kind, v);
@@ -347,6 +360,81 @@ impl DatumColumn {
         }
     }
 
+    /// Rows `rows` of a vector of scaled numerics (`DecodedVector::keep_scaled`), a
+    /// varlena column: each image written straight from its mantissa, the bytes
+    /// make_result writes (the stored ones), after a 4-byte varlena header.
+    fn materialize_scaled(&mut self, v: &DecodedVector, scaled: &ScaledNumerics, rows: &[u32]) {
+        let n = v.rows as usize;
+        // Rows ascend: the last is the largest, and every one indexes `m` and `datums`.
+        assert!(
+            rows.last().is_none_or(|&r| (r as usize) < n.min(scaled.m.len())),
+            "scaled numerics: row out of range"
+        );
+        self.datums.resize(n, pg_sys::Datum::from(0usize));
+        self.nulls.resize(n, true);
+        match (&v.validity, rows.len() == n) {
+            (None, true) => self.nulls.fill(false),
+            (Some(valid), true) => self.nulls.iter_mut().zip(valid).for_each(|(null, ok)| *null = !ok),
+            _ => rows.iter().for_each(|&r| self.nulls[r as usize] = !v.is_valid(r as usize)),
+        }
+        // An image is at most SCALED_IMAGE_WORDS words, written whole (its tail lands in
+        // the next image, written after it, or in the last one's room).
+        let words = rows.len() * SCALED_IMAGE_WORDS;
+        if self.arena.len() < words {
+            self.arena.resize(words, 0);
+        }
+        let writer = ScaleWriter::new(scaled.scale);
+        let base = self.arena.as_mut_ptr();
+        let mut at = 0usize;
+        // Most vectors hold small values only: their digits are made a vector at a time,
+        // then each selected row's image from them.
+        if writer.short_applies(&scaled.m) {
+            let mut all_digits = SCALED_DIGITS.with(|d| std::mem::take(&mut *d.borrow_mut()));
+            all_digits.clear();
+            writer.digits_into(&scaled.m, &mut all_digits);
+            // Locals, not fields: the stores below go through raw pointers, after which
+            // fields would be loaded again.
+            let (datums, m) = (self.datums.as_mut_ptr(), &scaled.m[..]);
+            for &r in rows {
+                let r = r as usize;
+                let (header, digits, len) = writer.trimmed(all_digits[r], m[r] < 0);
+                let len = VARHDRSZ + 2 + len;
+                // The image as two little-endian words: the 4-byte varlena header
+                // (SET_VARSIZE on a little-endian machine), the numeric's header, its digits.
+                let first = ((len as u64) << 2) | (header as u64) << 32 | digits << 48;
+                // SAFETY: `at` words plus this image's two lie within the arena (sized above:
+                // SCALED_IMAGE_WORDS >= 2 words per row before it), 8-byte aligned; `r` is a
+                // row of the vector (asserted above), below `datums`' length.
+                unsafe {
+                    let dst = base.add(at);
+                    dst.write(first.to_le());
+                    dst.add(1).write((digits >> 16).to_le());
+                    datums.add(r).write(pg_sys::Datum::from(dst));
+                }
+                at += len.div_ceil(8);
+            }
+            SCALED_DIGITS.with(|d| *d.borrow_mut() = all_digits);
+            return;
+        }
+        let base = base as *mut u8;
+        for &r in rows {
+            let r = r as usize;
+            let (bytes, len) = writer.bytes(scaled.m[r]);
+            let len = VARHDRSZ + len;
+            // SAFETY: `at` words plus this image's SCALED_IMAGE_WORDS lie within the arena
+            // (sized above: at most that many words per row before it), 8-byte aligned.
+            let dst = unsafe { base.add(at * 8) };
+            // SAFETY: as above; the u128 after the header is an unaligned write.
+            unsafe {
+                // SET_VARSIZE for a 4-byte header on a little-endian machine.
+                (dst as *mut u32).write((len as u32) << 2);
+                (dst.add(VARHDRSZ) as *mut u128).write_unaligned(bytes.to_le());
+            }
+            self.datums[r] = pg_sys::Datum::from(dst);
+            at += len.div_ceil(8);
+        }
+    }
+
     /// Datums of byte-string rows `rows` (into `datums`, already sized), their images
     /// in the arena.
     unsafe fn materialize_bytes(
@@ -363,9 +451,9 @@ impl DatumColumn {
             let value = |i: usize| &data[offsets[i] as usize..offsets[i + 1] as usize];
             // No pass to size the images: `image_words` is at most len / 8 + 2, and the
             // values' lengths add up to at most the data's. Plus slack for the last
-            // value's `SHORT`-byte copy. The arena is not zeroed again (`write_image`
+            // value's whole 16-byte moves. The arena is not zeroed again (`write_image`
             // writes every byte an image's reader looks at).
-            let words = data.len() / 8 + 2 * rows.clone().count() + SHORT / 8;
+            let words = data.len() / 8 + 2 * rows.clone().count() + MOVE / 8;
             if self.arena.len() < words {
                 self.arena.resize(words, 0);
             }
@@ -374,15 +462,14 @@ impl DatumColumn {
             for i in rows {
                 let dst = base.add(at) as *mut u8;
                 let v = value(i);
-                // A short value is copied as `SHORT` bytes (two moves, not a memcpy call),
-                // when the data has that many from its start; the extra bytes land in
+                // A value up to `WIDE` bytes is copied as whole `MOVE`-byte moves (no memcpy
+                // call) when the data has that many from its start; the extra bytes land in
                 // its image's padding or the next image, written after it, or the slack.
                 let start = offsets[i] as usize;
-                match data.get(start..start + SHORT) {
-                    Some(wide) if v.len() <= SHORT && kind != ColumnKind::CString => {
-                        write_image_short(kind, v.len(), wide.try_into().unwrap(), dst)
-                    }
-                    _ => write_image(kind, v, dst),
+                if v.len() <= WIDE && start + moved(v.len()) <= data.len() && kind != ColumnKind::CString {
+                    write_image_wide(kind, v.len(), data.as_ptr().add(start), dst)
+                } else {
+                    write_image(kind, v, dst)
                 }
                 self.datums[i] = pg_sys::Datum::from(dst);
                 at += image_words(kind, v.len());
@@ -391,25 +478,52 @@ impl DatumColumn {
     }
 }
 
-/// Values up to this long are copied into their images in one fixed-size move.
-const SHORT: usize = 16;
+/// Words of the longest scaled numeric's image: its varlena header and bytes.
+const SCALED_IMAGE_WORDS: usize = (VARHDRSZ + I64_BYTES_MAX).div_ceil(8);
 
-/// `write_image` of a value of `len` <= `SHORT` bytes (not a cstring), given as the
-/// `SHORT` bytes that start with it.
+/// The unit of `write_image_wide`'s copies, and the longest value it copies.
+const MOVE: usize = 16;
+const WIDE: usize = 4 * MOVE;
+
+/// Bytes `write_image_wide` reads and writes for a value of `len` bytes: whole moves,
+/// at least one (an empty value's too).
+fn moved(len: usize) -> usize {
+    len.max(1).next_multiple_of(MOVE)
+}
+
+/// `write_image` of a value of `len` <= `WIDE` bytes (not a cstring) at `src`, copied as
+/// `moved(len)` bytes in straight-line moves: a call to memcpy per value costs more than
+/// the copy.
 ///
 /// # Safety
-/// `dst` must be 8-byte aligned and valid for writes of the image's header and `SHORT`
-/// bytes after it.
-unsafe fn write_image_short(kind: ColumnKind, len: usize, wide: &[u8; SHORT], dst: *mut u8) {
-    // SAFETY: the caller gives `dst` aligned and with room for the header and `SHORT`
-    // bytes (this fn's contract); `wide` is a Rust array, which cannot overlap the arena.
+/// `dst` must be 8-byte aligned and valid for writes of the image's header and
+/// `moved(len)` bytes after it; `src` valid for reads of that many bytes and not
+/// overlapping `dst`'s.
+#[inline(always)]
+unsafe fn write_image_wide(kind: ColumnKind, len: usize, src: *const u8, dst: *mut u8) {
+    // SAFETY: the caller gives `dst` aligned and with room for the header and `moved(len)`
+    // bytes, and `src` readable for as many, apart from `dst` (this fn's contract); every
+    // move below lies within them.
     unsafe {
         let mut body = dst;
         if kind == ColumnKind::Varlena {
             (dst as *mut u32).write(((len + VARHDRSZ) as u32) << 2);
             body = dst.add(VARHDRSZ);
         }
-        std::ptr::copy_nonoverlapping(wide.as_ptr(), body, SHORT);
+        let copy = |k: usize| {
+            let chunk = (src.add(k * MOVE) as *const [u8; MOVE]).read_unaligned();
+            (body.add(k * MOVE) as *mut [u8; MOVE]).write_unaligned(chunk);
+        };
+        copy(0);
+        if len > MOVE {
+            copy(1);
+            if len > 2 * MOVE {
+                copy(2);
+                if len > 3 * MOVE {
+                    copy(3);
+                }
+            }
+        }
     }
 }
 
@@ -664,6 +778,115 @@ mod tests {
                             image(kind, column.datums[r]),
                             values[r],
                             "{kind:?} row {r}, {dictionary}"
+                        );
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn byte_strings_of_every_move_count_keep_their_bytes() {
+        // Lengths around each whole-move boundary and past the widest, each value's
+        // bytes its own (an over-copy that lands on a neighbour's image would show).
+        let owned: Vec<Vec<u8>> =
+            (0..=70usize).chain([100, 3, 0]).map(|n| (0..n).map(|i| (n * 7 + i) as u8).collect()).collect();
+        let values: Vec<&[u8]> = owned.iter().map(Vec::as_slice).collect();
+        let mut column = DatumColumn::default();
+        for kind in [ColumnKind::Varlena, ColumnKind::Fixed { len: 0 }] {
+            let v = bytes_vector(&values, false);
+            let all: Vec<u32> = (0..values.len() as u32).collect();
+            let odd: Vec<u32> = all.iter().copied().filter(|r| r % 2 == 1).collect();
+            for rows in [all, odd] {
+                // SAFETY: the vector is well formed; nothing here calls PostgreSQL.
+                unsafe { column.materialize_rows(kind, &v, &rows) };
+                for &r in &rows {
+                    let r = r as usize;
+                    let kind = match kind {
+                        ColumnKind::Fixed { .. } => ColumnKind::Fixed { len: values[r].len() as u16 },
+                        k => k,
+                    };
+                    assert_eq!(image(kind, column.datums[r]), values[r], "{kind:?} row {r}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn a_vector_of_empty_values_reads_no_data() {
+        // No byte of data at all (a column added later, read as its missing value): an
+        // image may not be copied from beyond it.
+        let empty: Vec<&[u8]> = vec![b""; 300];
+        let mut column = DatumColumn::default();
+        for kind in [ColumnKind::Varlena, ColumnKind::Fixed { len: 0 }] {
+            let v = bytes_vector(&empty, false);
+            let rows: Vec<u32> = (0..300).collect();
+            // SAFETY: the vector is well formed; nothing here calls PostgreSQL.
+            unsafe { column.materialize_rows(kind, &v, &rows) };
+            assert!(rows.iter().all(|&r| image(kind, column.datums[r as usize]).is_empty()));
+        }
+    }
+
+    #[test]
+    fn scaled_numerics_become_the_stored_images() {
+        use crate::storage::format::numeric::write_canonical;
+        let some = [
+            0i64,
+            1,
+            -1,
+            5,
+            -5,
+            150,
+            99_999_999,
+            -10_000,
+            123_456_789_012,
+            -999_999_999_999,
+            u32::MAX as i64,
+            -(u32::MAX as i64),
+        ];
+        let vector = |extra: &[i64]| -> Vec<i64> {
+            some.iter()
+                .chain(extra)
+                .copied()
+                .cycle()
+                .take(2048)
+                .enumerate()
+                .map(|(i, m)| m.wrapping_mul(i as i64 % 7 + 1))
+                .collect()
+        };
+        // Values below 2^32 (digits made a vector at a time), small values (the short
+        // way at scales up to 63), and with the extremes.
+        let below_32_bits: Vec<i64> = vector(&[]).into_iter().map(|m| m % (u32::MAX as i64 + 1)).collect();
+        assert!(below_32_bits.contains(&(u32::MAX as i64)) || below_32_bits.iter().any(|&m| m < -(1 << 31)));
+        let vectors = [below_32_bits, vector(&[]), vector(&[i64::MAX, i64::MIN])];
+        let validity: Vec<bool> = (0..2048).map(|i| i % 13 != 4).collect();
+        let mut column = DatumColumn::default();
+        for (scale, mantissas) in
+            [0u16, 2, 3, 5, 8, 63, 64, 200].into_iter().flat_map(|s| vectors.iter().map(move |m| (s, m)))
+        {
+            let scaled = ScaledNumerics { m: mantissas.clone(), scale };
+            let mut v = DecodedVector::from_parts(
+                mantissas.len() as u32,
+                Some(validity.clone()),
+                DecodedValues::Bytes { offsets: vec![0; mantissas.len() + 1], data: Vec::new() },
+                None,
+            );
+            v.scaled = Some(scaled);
+            let all: Vec<u32> = (0..mantissas.len() as u32).collect();
+            let some: Vec<u32> = all.iter().copied().filter(|r| r % 3 == 0).collect();
+            for rows in [all, some] {
+                // SAFETY: the vector is well formed; nothing here calls PostgreSQL.
+                unsafe { column.materialize_rows(ColumnKind::Varlena, &v, &rows) };
+                for &r in &rows {
+                    let r = r as usize;
+                    assert_eq!(column.nulls[r], !validity[r]);
+                    if validity[r] {
+                        let mut stored = Vec::new();
+                        write_canonical(mantissas[r] as i128, scale, &mut stored);
+                        assert_eq!(
+                            image(ColumnKind::Varlena, column.datums[r]),
+                            stored,
+                            "row {r}, scale {scale}"
                         );
                     }
                 }

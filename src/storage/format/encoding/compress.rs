@@ -113,17 +113,19 @@ pub fn decompress(
             if input.is_empty() {
                 return Err(CorruptData("zstd frame missing"));
             }
-            out.resize(raw_len, 0);
-            // The destination slice has exactly raw_len bytes: zstd fails rather than
-            // write more, whatever the frame header claims.
+            // The destination has room for exactly raw_len bytes: zstd fails rather than
+            // write more, whatever the frame header claims. It is not zeroed first (zstd
+            // writes every byte it reports).
+            out.reserve(raw_len);
+            let mut dst = Uninit { out, len: raw_len };
             let res = ZSTD_D.with(|cell| {
                 let mut slot = cell.borrow_mut();
                 if slot.is_none() {
                     *slot = zstd::bulk::Decompressor::new().ok();
                 }
                 match slot.as_mut() {
-                    Some(d) => d.decompress_to_buffer(input, &mut out[..]),
-                    None => zstd::bulk::decompress_to_buffer(input, &mut out[..]),
+                    Some(d) => d.decompress_to_buffer(input, &mut dst).map_err(drop),
+                    None => zstd::zstd_safe::decompress(&mut dst, input).map_err(drop),
                 }
             });
             match res {
@@ -134,6 +136,36 @@ pub fn decompress(
         }
     }
     Ok(())
+}
+
+/// An empty Vec's first `len` bytes of capacity as zstd's destination: zstd writes into
+/// them and the Vec's length becomes what it wrote.
+struct Uninit<'a> {
+    out: &'a mut Vec<u8>,
+    len: usize,
+}
+
+// SAFETY: `capacity` is at most the Vec's (`decompress` reserves `len` bytes of an empty
+// Vec), `as_mut_ptr` points at its buffer, and `filled_until` is only called with the
+// count zstd initialized from its start (WriteBuf's contract), so `set_len` is sound.
+unsafe impl zstd::zstd_safe::WriteBuf for Uninit<'_> {
+    fn as_slice(&self) -> &[u8] {
+        self.out.as_slice()
+    }
+
+    fn capacity(&self) -> usize {
+        debug_assert!(self.out.capacity() >= self.len);
+        self.len
+    }
+
+    fn as_mut_ptr(&mut self) -> *mut u8 {
+        self.out.as_mut_ptr()
+    }
+
+    unsafe fn filled_until(&mut self, n: usize) {
+        // SAFETY: zstd wrote the first `n` <= `len` <= capacity bytes (the trait's contract).
+        unsafe { self.out.set_len(n) }
+    }
 }
 
 #[cfg(test)]

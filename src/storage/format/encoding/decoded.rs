@@ -9,7 +9,8 @@ use super::base::Scratch;
 ///
 /// Create one with `DecodedVector::default()` and pass it to `decode_vector` again and
 /// again: it keeps its buffers (values, offsets, data, and private decode scratch such
-/// as the decompression buffer), so a scan decodes without allocating once warmed up.
+/// as the codecs' buffers; the decompression buffer is one per thread), so a scan
+/// decodes without allocating once warmed up.
 #[derive(Debug, Clone, Default)]
 pub struct DecodedVector {
     pub rows: u32,
@@ -71,7 +72,6 @@ impl Dictionary {
 /// What `decode_vector` keeps between vectors.
 #[derive(Debug, Clone, Default)]
 pub(super) struct DecodeScratch {
-    pub(super) decompressed: Vec<u8>,
     pub(super) codec: Scratch,
     /// Validity buffer kept while `validity` is `None`.
     pub(super) spare_validity: Vec<bool>,
@@ -122,7 +122,7 @@ impl DecodedVector {
     }
 
     /// Moves the decoded rows out into a vector of their own, leaving this one's decode
-    /// scratch (decompression buffers) behind for the next decode: for keeping decoded
+    /// scratch (the codecs' buffers) behind for the next decode: for keeping decoded
     /// vectors without their scratch.
     pub fn take_rows(&mut self) -> DecodedVector {
         DecodedVector {

@@ -507,6 +507,30 @@ pub fn decode_vector(
     kind: PhysicalKind,
     out: &mut DecodedVector,
 ) -> Result<usize, CorruptData> {
+    with_decompressed(|buf| decode_vector_into(input, kind, out, buf))
+}
+
+thread_local! {
+    /// The payload of the vector being decoded, decompressed: one buffer for every
+    /// column (a vector's values are out of it once decoded), so that a wide row's
+    /// columns keep fewer bytes in the caches than with a buffer each.
+    static DECOMPRESSED: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// Runs `f` with the thread's decompression buffer (a fresh one if `f` panicked before).
+fn with_decompressed<T>(f: impl FnOnce(&mut Vec<u8>) -> T) -> T {
+    let mut buf = DECOMPRESSED.with(|b| std::mem::take(&mut *b.borrow_mut()));
+    let result = f(&mut buf);
+    DECOMPRESSED.with(|b| *b.borrow_mut() = buf);
+    result
+}
+
+fn decode_vector_into(
+    input: &[u8],
+    kind: PhysicalKind,
+    out: &mut DecodedVector,
+    decompressed: &mut Vec<u8>,
+) -> Result<usize, CorruptData> {
     let Frame { header: h, bitmap, stored, total } = frame(input, kind)?;
     let count = h.rows - h.null_count;
 
@@ -519,12 +543,8 @@ pub fn decode_vector(
     *rows = h.rows as u32;
     decode_validity(&h, count, bitmap, validity, &mut scratch.spare_validity)?;
 
-    let payload = Payload {
-        bytes: raw_payload(&h, stored, &mut scratch.decompressed)?,
-        count,
-        rows: h.rows,
-        encoding: h.encoding,
-    };
+    let payload =
+        Payload { bytes: raw_payload(&h, stored, decompressed)?, count, rows: h.rows, encoding: h.encoding };
     // A vector without values stores nothing (codecs need not agree on an empty payload).
     if count == 0 && (h.raw_len != 0 || h.encoding != EncodingId::Plain) {
         return Err(CorruptData("payload for a vector without values"));
@@ -568,6 +588,16 @@ pub fn decode_vector_rows(
     wanted: &[u32],
     out: &mut DecodedVector,
 ) -> Result<(usize, bool), CorruptData> {
+    with_decompressed(|buf| decode_vector_rows_into(input, kind, wanted, out, buf))
+}
+
+fn decode_vector_rows_into(
+    input: &[u8],
+    kind: PhysicalKind,
+    wanted: &[u32],
+    out: &mut DecodedVector,
+    decompressed: &mut Vec<u8>,
+) -> Result<(usize, bool), CorruptData> {
     let Frame { header: h, bitmap, stored, total } = frame(input, kind)?;
     let sparse = kind == PhysicalKind::Bytes
         && out.keep_dictionary
@@ -582,7 +612,7 @@ pub fn decode_vector_rows(
         *dictionary = None;
         *scaled = None;
         decode_validity(&h, h.rows, bitmap, validity, &mut scratch.spare_validity)?;
-        let bytes = raw_payload(&h, stored, &mut scratch.decompressed)?;
+        let bytes = raw_payload(&h, stored, decompressed)?;
         let mut ints = match std::mem::replace(values, DecodedValues::Int(Vec::new())) {
             DecodedValues::Int(v) => v,
             _ => Vec::new(),
@@ -597,14 +627,14 @@ pub fn decode_vector_rows(
         return Ok((total, true));
     }
     if !sparse {
-        return decode_vector(input, kind, out).map(|used| (used, false));
+        return decode_vector_into(input, kind, out, decompressed).map(|used| (used, false));
     }
     let DecodedVector { rows, validity, values, dictionary, scaled, scratch, .. } = out;
     *rows = h.rows as u32;
     // A previous vector's scaled numerics are no longer this vector's.
     *scaled = None;
     decode_validity(&h, h.rows, bitmap, validity, &mut scratch.spare_validity)?;
-    let bytes = raw_payload(&h, stored, &mut scratch.decompressed)?;
+    let bytes = raw_payload(&h, stored, decompressed)?;
     let mut d = dictionary.take().unwrap_or_default();
     let used = dictionary::decode_bytes_codes_at(
         bytes,
