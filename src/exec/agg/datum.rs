@@ -4,8 +4,8 @@
 //! current memory context.
 
 use super::groups::KeyValue;
-use super::kernels::sum_float::MomentsResult;
 use super::keys::{EXTRACT_INFINITY, EXTRACT_MINUS_INFINITY};
+use super::output::MomentsResult;
 use super::output::Output;
 use crate::exec::customscan::bytea_datum;
 use crate::storage::format::encoding::point::PointValue;

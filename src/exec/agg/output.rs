@@ -2,10 +2,25 @@
 //! under a Gather its transition state for core's Finalize Aggregate. Pure; the node
 //! makes the Datum (`exec::agg::datum`).
 
-use super::kernels::sum_float::MomentsResult;
 use crate::exec::expr::num::Num;
 use crate::storage::format::encoding::point::PointValue;
 use crate::storage::format::zonemap::CmpOp;
+
+/// The final functions over float8_accum's {N, Sx, Sxx}.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub enum MomentsResult {
+    /// float8_avg: Sx / N.
+    #[default]
+    Avg,
+    /// float8_var_pop: Sxx / N.
+    VarPop,
+    /// float8_var_samp: Sxx / (N - 1), NULL for N <= 1.
+    VarSamp,
+    /// float8_stddev_pop: sqrt(Sxx / N).
+    StddevPop,
+    /// float8_stddev_samp: sqrt(Sxx / (N - 1)), NULL for N <= 1.
+    StddevSamp,
+}
 
 #[derive(Debug, PartialEq)]
 pub enum Output<'a> {

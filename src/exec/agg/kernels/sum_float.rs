@@ -2,7 +2,7 @@
 //! float8_accum's {N, Sx, Sxx} (Youngs-Cramer) for avg.
 
 use super::{drive, ok, wrong_column, AggKernel, Cmp, Gids, Overflow};
-use crate::exec::agg::output::Output;
+use crate::exec::agg::output::{MomentsResult, Output};
 use crate::storage::format::encoding::point::PointValue;
 use crate::storage::format::encoding::{DecodedValues, DecodedVector};
 
@@ -96,22 +96,6 @@ pub struct Moments {
     pub sxx: Vec<f64>,
     /// Which final function makes the result (avg's float8_avg unless set).
     pub result: MomentsResult,
-}
-
-/// The final functions over float8_accum's {N, Sx, Sxx}.
-#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
-pub enum MomentsResult {
-    /// float8_avg: Sx / N.
-    #[default]
-    Avg,
-    /// float8_var_pop: Sxx / N.
-    VarPop,
-    /// float8_var_samp: Sxx / (N - 1), NULL for N <= 1.
-    VarSamp,
-    /// float8_stddev_pop: sqrt(Sxx / N).
-    StddevPop,
-    /// float8_stddev_samp: sqrt(Sxx / (N - 1)), NULL for N <= 1.
-    StddevSamp,
 }
 
 impl AggKernel for Moments {

@@ -12,10 +12,10 @@
 //! group. Integers cannot leave these bounds (N < 2^63 squares below 2^126); a numeric
 //! group that would goes on in exact base-10000 sums (`DecimalSum`).
 
-use super::sum_float::MomentsResult;
 use super::sum_int::int128_var;
 use super::{drive, each_row, wrong_column, AggKernel, Cmp, Gids, Overflow};
 use crate::exec::agg::numeric::DecimalSum;
+use crate::exec::agg::output::MomentsResult;
 use crate::exec::agg::output::Output;
 use crate::exec::agg::u256::U256;
 use crate::exec::expr::eval::{NumVal, NumVec};
