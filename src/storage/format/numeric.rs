@@ -267,12 +267,7 @@ impl ScaleWriter {
     fn short_digits<const PAD: u32>(&self, m: i64) -> u64 {
         debug_assert!(m.unsigned_abs() < self.short_limit());
         let mag = m.unsigned_abs();
-        let (pad_digit, rest) = if PAD > 0 {
-            let unit = 10u64.pow(4 - PAD);
-            ((mag % unit) * 10u64.pow(PAD), mag / unit)
-        } else {
-            (0, mag)
-        };
+        let (pad_digit, rest) = split_pad::<PAD, _>(mag);
         let q1 = rest / 10_000;
         let q2 = rest / 100_000_000;
         if PAD > 0 {
@@ -322,12 +317,7 @@ impl ScaleWriter {
         // do. Each comes from its own division by a constant (a multiplication), with no
         // branch on how many there are: digit counts vary from value to value.
         let mag = m.unsigned_abs();
-        let (pad_digit, rest) = if PAD > 0 {
-            let unit = 10u64.pow(4 - PAD);
-            ((mag % unit) * 10u64.pow(PAD), mag / unit)
-        } else {
-            (0, mag)
-        };
+        let (pad_digit, rest) = split_pad::<PAD, _>(mag);
         let q1 = rest / 10_000;
         let q2 = rest / 100_000_000;
         let q3 = rest / 1_000_000_000_000;
@@ -367,16 +357,25 @@ impl ScaleWriter {
     }
 }
 
+/// A magnitude whose last base-10000 digit is padded by `PAD` decimal places, split
+/// into that padded digit and the magnitude above it (all of it when `PAD` is 0).
+#[inline(always)]
+fn split_pad<const PAD: u32, T>(mag: T) -> (T, T)
+where
+    T: Copy + From<u16> + std::ops::Div<Output = T> + std::ops::Rem<Output = T> + std::ops::Mul<Output = T>,
+{
+    if PAD == 0 {
+        return (T::from(0), mag);
+    }
+    let unit = T::from(10u16.pow(4 - PAD));
+    ((mag % unit) * T::from(10u16.pow(PAD)), mag / unit)
+}
+
 /// `short_padded`'s four digits of a magnitude below 2^32, in 32-bit arithmetic only
 /// (the last digit padded by `PAD` decimal places).
 #[inline(always)]
 fn small_digits<const PAD: u32>(mag: u32) -> u64 {
-    let (pad_digit, rest) = if PAD > 0 {
-        let unit = 10u32.pow(4 - PAD);
-        ((mag % unit) * 10u32.pow(PAD), mag / unit)
-    } else {
-        (0, mag)
-    };
+    let (pad_digit, rest) = split_pad::<PAD, _>(mag);
     let q1 = rest / 10_000;
     let q2 = q1 / 10_000;
     let (d1, d2, d3) = ((rest - q1 * 10_000) as u64, (q1 - q2 * 10_000) as u64, q2 as u64);
