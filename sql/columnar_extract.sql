@@ -59,6 +59,34 @@ SELECT extract(hour FROM d), count(*) FROM ex_col GROUP BY 1;
 EXPLAIN (COSTS OFF) SELECT date_part('year', d), count(*) FROM ex_col GROUP BY 1;
 CREATE TABLE ex_tz (tz timestamptz) USING columnar;
 EXPLAIN (COSTS OFF) SELECT extract(year FROM tz), count(*) FROM ex_tz GROUP BY 1;
+-- A role that is no superuser, an inheritance child and a partition: the same fold,
+-- the same answers as heap; uuid filters and the HAVING check on them too.
+CREATE ROLE ex_reader;
+CREATE TABLE ex_parent (i int, d date, u uuid);
+CREATE TABLE ex_child () INHERITS (ex_parent) USING columnar;
+CREATE TABLE ex_parts (i int, d date, u uuid) PARTITION BY RANGE (i);
+CREATE TABLE ex_part0 PARTITION OF ex_parts FOR VALUES FROM (0) TO (20000) USING columnar;
+CREATE TABLE ex_part1 PARTITION OF ex_parts FOR VALUES FROM (20000) TO (50000) USING columnar;
+INSERT INTO ex_child SELECT i, d, md5(i::text)::uuid FROM ex_heap;
+INSERT INTO ex_parts SELECT i, d, md5(i::text)::uuid FROM ex_heap;
+CREATE TABLE ex_uuid_heap AS SELECT i, d, md5(i::text)::uuid AS u FROM ex_heap;
+GRANT SELECT ON ex_parent, ex_child, ex_parts, ex_part0, ex_uuid_heap TO ex_reader;
+SET ROLE ex_reader;
+EXPLAIN (COSTS OFF)
+SELECT extract(month FROM d), count(*) FROM ex_child WHERE u < '80000000-0000-0000-0000-000000000000'
+GROUP BY 1 HAVING count(*) > 1500;
+SELECT extract(month FROM d), count(*) FROM ex_child WHERE u < '80000000-0000-0000-0000-000000000000'
+GROUP BY 1 HAVING count(*) > 1500 ORDER BY 1;
+SELECT extract(month FROM d), count(*) FROM ex_uuid_heap WHERE u < '80000000-0000-0000-0000-000000000000'
+GROUP BY 1 HAVING count(*) > 1500 ORDER BY 1;
+EXPLAIN (COSTS OFF) SELECT extract(isodow FROM d), count(*) FROM ex_part0 GROUP BY 1;
+SELECT extract(isodow FROM d), count(*) FROM ex_part0 GROUP BY 1 ORDER BY 1;
+SELECT extract(isodow FROM d), count(*) FROM ex_uuid_heap WHERE i < 20000 GROUP BY 1 ORDER BY 1;
+SELECT extract(isodow FROM d), count(*) FROM ex_parts GROUP BY 1 ORDER BY 1;
+SELECT extract(isodow FROM d), count(*) FROM ex_uuid_heap GROUP BY 1 ORDER BY 1;
+RESET ROLE;
+DROP TABLE ex_parent, ex_child, ex_parts, ex_uuid_heap;
+DROP ROLE ex_reader;
 DROP TABLE ex_col, ex_heap, ex_tz;
 DROP FUNCTION differs(text);
 DROP EXTENSION pgcolumnar;
