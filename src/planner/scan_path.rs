@@ -813,9 +813,14 @@ pub unsafe fn join_filtered(
             output: whole.output / share,
             ..whole
         };
+        // It starts only once the hash table is built: a startup of at least the build's
+        // cost keeps the hash join from pulling a first outer row before building (it does
+        // when the outer side starts cheaper than the inner side finishes). The build's
+        // work is the join's inner cost already; counting it in this scan's total too
+        // would make every join filter pay for its build twice.
         let kept_startup = (*path).startup_cost;
         let startup = kept_startup.max(build_cost);
-        let total = startup + c.total();
+        let total = startup.max(kept_startup + c.total());
         let mut analysis = scan.clone();
         analysis.explain.retain(|(l, _)| l != "+Cost Components");
         analysis.explain.insert(
