@@ -567,9 +567,20 @@ impl Translator {
             } else {
                 Some(across_types(base, pg_sys::getBaseType(pg_sys::exprType(operand)))?)
             };
-            if matches!(kind, ValueKind::Bytes | ValueKind::Bpchar) && !bytes_answer(rel, (*op).inputcollid) {
-                return None;
-            }
+            // A text range under a collation whose order is not byte order is tested with
+            // the collation's own comparison (deterministic ones only: equal is byte-equal
+            // there, so the other tests hold as they are).
+            let collated = if matches!(kind, ValueKind::Bytes | ValueKind::Bpchar)
+                && !bytes_answer(rel, (*op).inputcollid)
+            {
+                let collation = (*op).inputcollid;
+                if collation == pg_sys::InvalidOid || !pg_sys::get_collation_isdeterministic(collation) {
+                    return None;
+                }
+                Some(u32::from(collation))
+            } else {
+                None
+            };
             if commuted {
                 rel = match rel {
                     Rel::Cmp(c) => Rel::Cmp(c.commute()),
@@ -580,6 +591,11 @@ impl Translator {
                 rel = rel.negate();
             }
             let k = self.operand(operand);
+            if let Some(collation) = collated {
+                let Rel::Cmp(cmp) = rel else { return None };
+                let test = PlanTest::Collated { cmp, k, collation, trimmed: kind == ValueKind::Bpchar };
+                return Some(FilterPlan::Test { att, test });
+            }
             let test = match (rel, across) {
                 (Rel::Cmp(c), None) if kind == ValueKind::Numeric => PlanTest::Numeric { cmp: Some(c), k },
                 (Rel::Ne, None) if kind == ValueKind::Numeric => PlanTest::Numeric { cmp: None, k },

@@ -215,13 +215,15 @@ fn select_test(test: &Test, v: &DecodedVector, selection: &mut Vec<u32>) {
         },
         // `select` reads both columns of these.
         Test::Columns(..) => mismatch(),
-        Test::Numeric(..) | Test::NumericIn(..) | Test::Trimmed(_) | Test::Like(..) => match &v.values {
-            DecodedValues::Bytes { offsets, data } => {
-                let pass = bytes_pass(test);
-                retain_valid(valid, selection, |r| pass(bytes_at(offsets, data, r)))
+        Test::Numeric(..) | Test::NumericIn(..) | Test::Trimmed(_) | Test::Like(..) | Test::Collated(..) => {
+            match &v.values {
+                DecodedValues::Bytes { offsets, data } => {
+                    let pass = bytes_pass(test);
+                    retain_valid(valid, selection, |r| pass(bytes_at(offsets, data, r)))
+                }
+                _ => mismatch(),
             }
-            _ => mismatch(),
-        },
+        }
     }
 }
 
@@ -347,6 +349,19 @@ fn bytes_pass(test: &Test) -> Box<BytesTest<'_>> {
         Test::Trimmed(inner) => {
             let inner = bytes_pass(inner);
             Box::new(move |x| inner(trim_spaces(x)))
+        }
+        Test::Collated(op, c, collator) => {
+            let (op, c) = (*op, c.as_slice());
+            Box::new(move |x| {
+                let o = collator.compare(x, c);
+                match op {
+                    CmpOp::Lt => o.is_lt(),
+                    CmpOp::Le => o.is_le(),
+                    CmpOp::Eq => o.is_eq(),
+                    CmpOp::Ge => o.is_ge(),
+                    CmpOp::Gt => o.is_gt(),
+                }
+            })
         }
         _ => mismatch(),
     }
@@ -853,6 +868,38 @@ pub(crate) mod tests {
             (trimmed(Test::Compare(CmpOp::Ge, b("b"))), rows(&[5])),
             (trimmed(Test::In(ValueSet::of(&[b("b"), b("")]))), rows(&[2, 3, 5])),
             (trimmed(Test::NotIn(ValueSet::of(&[b("b"), b("")]))), rows(&[0, 1, 4])),
+        ];
+        for (t, want) in cases {
+            let f = test(0, t.clone());
+            assert_eq!(run(&f, std::slice::from_ref(&plain)), want, "{t:?}");
+            assert_eq!(run(&f, std::slice::from_ref(&coded)), want, "dictionary {t:?}");
+        }
+    }
+
+    #[test]
+    fn collated_ranges_use_the_collations_order() {
+        // A stand-in collation: case-insensitive, then bytes (as a libc locale puts "b"
+        // between "A" and "C", where byte order has every capital first).
+        let collator = crate::exec::filter::Collator::new(7, |a: &[u8], b: &[u8]| {
+            a.to_ascii_lowercase().cmp(&b.to_ascii_lowercase()).then_with(|| a.cmp(b))
+        });
+        let distinct = [Some("A"), Some("b"), Some("C"), Some("b  "), Some(""), None];
+        let values: Vec<Option<Vec<u8>>> =
+            (0..2000).map(|i| distinct[i % distinct.len()].map(|s| s.as_bytes().to_vec())).collect();
+        let plain = byte_rows(&values, &CompressionPolicy::default(), false);
+        let coded = byte_rows(&values, &CompressionPolicy::NONE, true);
+        assert!(coded.dictionary.is_some());
+        let rows = |of: &[usize]| -> Vec<u32> {
+            (0..2000u32).filter(|r| of.contains(&(*r as usize % distinct.len()))).collect()
+        };
+        let collated = |op, s: &str| Test::Collated(op, s.as_bytes().to_vec(), collator.clone());
+        let cases = [
+            (collated(CmpOp::Lt, "C"), rows(&[0, 1, 3, 4])),
+            (collated(CmpOp::Gt, "a"), rows(&[1, 2, 3])),
+            (collated(CmpOp::Ge, "b"), rows(&[1, 2, 3])),
+            (collated(CmpOp::Le, "b"), rows(&[0, 1, 4])),
+            // char(n): compared without trailing spaces.
+            (Test::Trimmed(Box::new(collated(CmpOp::Le, "b"))), rows(&[0, 1, 3, 4])),
         ];
         for (t, want) in cases {
             let f = test(0, t.clone());

@@ -64,6 +64,46 @@ pub enum Test {
     Columns(Option<CmpOp>, usize),
     /// `column LIKE pattern` (`NOT LIKE` if the flag is false), `%` its only wildcard.
     Like(like::LikePattern, bool),
+    /// `column op value` on byte strings in the order of a collation other than "C"
+    /// (text ranges under the database's or a column's collation): each value (each
+    /// dictionary entry, for a dictionary vector) compared by the collation's own
+    /// comparison. Zone maps keep byte order, so they decide nothing for it.
+    Collated(CmpOp, Vec<u8>, Collator),
+}
+
+/// A collation's comparison of two strings, as PostgreSQL makes it (`varstr_cmp`),
+/// handed in by the executor (`operands`): the kernels stay free of PostgreSQL calls.
+#[derive(Clone)]
+pub struct Collator {
+    pub collation: u32,
+    compare: std::sync::Arc<CompareFn>,
+}
+
+type CompareFn = dyn Fn(&[u8], &[u8]) -> std::cmp::Ordering + Send + Sync;
+
+impl Collator {
+    pub fn new(
+        collation: u32,
+        compare: impl Fn(&[u8], &[u8]) -> std::cmp::Ordering + Send + Sync + 'static,
+    ) -> Collator {
+        Collator { collation, compare: std::sync::Arc::new(compare) }
+    }
+
+    pub fn compare(&self, a: &[u8], b: &[u8]) -> std::cmp::Ordering {
+        (self.compare)(a, b)
+    }
+}
+
+impl PartialEq for Collator {
+    fn eq(&self, other: &Self) -> bool {
+        self.collation == other.collation
+    }
+}
+
+impl std::fmt::Debug for Collator {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Collator({})", self.collation)
+    }
 }
 
 /// The values of a `numeric` IN list, in numeric order, each once (1.0 and 1.00 are one).

@@ -105,3 +105,29 @@ pub unsafe fn operand_value(typid: pg_sys::Oid, d: pg_sys::Datum, isnull: bool) 
         OperandValue::Array(items)
     }
 }
+
+/// The operands `collations` names (operand, collation: `FilterPlan::collations`) given
+/// their collation's comparison, core's `varstr_cmp` (as `text_lt` and `bpcharlt`
+/// compare, after their callers trimmed `char(n)` values). A NULL stays NULL.
+pub fn collate_operands(values: &mut [OperandValue], collations: &[(usize, u32)]) {
+    for &(k, collation) in collations {
+        let OperandValue::Value(Bound::Bytes(b)) = &values[k] else { continue };
+        let collator = super::Collator::new(collation, move |a: &[u8], b: &[u8]| {
+            // SAFETY: varstr_cmp reads `len` bytes at each pointer (it copies them when the
+            // collation needs NUL-terminated strings); the slices are live for the call.
+            // Kernels run on the backend thread, inside the scan, where PostgreSQL calls
+            // are allowed; an error it raises unwinds as any other ereport does.
+            let c = unsafe {
+                pg_sys::varstr_cmp(
+                    a.as_ptr() as *const std::ffi::c_char,
+                    a.len() as i32,
+                    b.as_ptr() as *const std::ffi::c_char,
+                    b.len() as i32,
+                    pg_sys::Oid::from(collation),
+                )
+            };
+            c.cmp(&0)
+        });
+        values[k] = OperandValue::Collated(b.clone(), collator);
+    }
+}

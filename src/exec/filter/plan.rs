@@ -55,6 +55,15 @@ pub enum PlanTest {
         cmp: Option<CmpOp>,
         other: usize,
     },
+    /// `column op operand`, a range test on text (`trimmed`: `char(n)`, without trailing
+    /// spaces) under `collation`, a deterministic one whose order is not byte order: the
+    /// executor hands the operand in with the collation's comparison (`collations`).
+    Collated {
+        cmp: CmpOp,
+        k: usize,
+        collation: u32,
+        trimmed: bool,
+    },
 }
 
 /// The tests of a `Trimmed` one.
@@ -112,6 +121,8 @@ pub enum OperandValue {
     Array(Vec<Option<Bound>>),
     /// A datetime operand of an `Across` test, as its cuts in the column's domain.
     Cuts(Cuts),
+    /// The operand of a `Collated` test with its collation's comparison.
+    Collated(Vec<u8>, super::Collator),
 }
 
 impl FilterPlan {
@@ -168,6 +179,12 @@ impl FilterPlan {
                     PlanTest::Numeric { cmp, k } => PlanTest::Numeric { cmp: *cmp, k: k + first },
                     PlanTest::NumericIn { k, any } => PlanTest::NumericIn { k: k + first, any: *any },
                     PlanTest::Trimmed { test, k } => PlanTest::Trimmed { test: *test, k: k + first },
+                    PlanTest::Collated { cmp, k, collation, trimmed } => PlanTest::Collated {
+                        cmp: *cmp,
+                        k: k + first,
+                        collation: *collation,
+                        trimmed: *trimmed,
+                    },
                     other => other.clone(),
                 };
                 FilterPlan::Test { att: *att, test }
@@ -196,11 +213,23 @@ impl FilterPlan {
                 | PlanTest::Across { k, .. }
                 | PlanTest::Numeric { k, .. }
                 | PlanTest::NumericIn { k, .. }
-                | PlanTest::Trimmed { k, .. } => out.push(*k),
+                | PlanTest::Trimmed { k, .. }
+                | PlanTest::Collated { k, .. } => out.push(*k),
                 _ => {}
             },
             FilterPlan::And(c) | FilterPlan::Or(c) => c.iter().for_each(|c| c.collect_operands(out)),
         }
+    }
+
+    /// The operands of `Collated` tests: (operand, collation).
+    pub fn collations(&self) -> Vec<(usize, u32)> {
+        let mut out = Vec::new();
+        self.visit(&mut |_, test| {
+            if let PlanTest::Collated { k, collation, .. } = test {
+                out.push((*k, *collation));
+            }
+        });
+        out
     }
 
     /// The operands that resolve to cuts: (operand, column type, operand type).
@@ -247,6 +276,7 @@ fn resolve_test(att: usize, test: &PlanTest, operands: &[OperandValue]) -> Filte
         | PlanTest::Numeric { k, .. }
         | PlanTest::NumericIn { k, .. }
         | PlanTest::Trimmed { k, .. }
+        | PlanTest::Collated { k, .. }
             if unknown(k) =>
         {
             return Filter::Const(true)
@@ -310,6 +340,16 @@ fn resolve_test(att: usize, test: &PlanTest, operands: &[OperandValue]) -> Filte
             }
         }
         PlanTest::Columns { cmp, other } => Some(Test::Columns(*cmp, *other)),
+        PlanTest::Collated { cmp, k, trimmed, .. } => match &operands[*k] {
+            OperandValue::Collated(b, collator) => {
+                let b = if *trimmed { trim_spaces(b) } else { b };
+                let test = Test::Collated(*cmp, b.to_vec(), collator.clone());
+                Some(if *trimmed { Test::Trimmed(Box::new(test)) } else { test })
+            }
+            // Without the comparison (a plan-time estimate): says less.
+            OperandValue::Value(_) => return Filter::Const(true),
+            _ => None,
+        },
         PlanTest::Trimmed { test, k } => {
             let trim = |b: &Bound| match b {
                 Bound::Bytes(b) => Bound::Bytes(trim_spaces(b).to_vec()),
@@ -421,6 +461,13 @@ impl FilterPlan {
                         out.push(cmp_code(*cmp));
                         u32_(out, *other);
                     }
+                    PlanTest::Collated { cmp, k, collation, trimmed } => {
+                        out.push(13);
+                        out.push(cmp_code(Some(*cmp)));
+                        u32_(out, *k);
+                        u32_(out, *collation as usize);
+                        out.push(*trimmed as u8);
+                    }
                     PlanTest::Across { cmp, k, column, operand } => {
                         out.push(7);
                         out.push(cmp_code(*cmp));
@@ -516,6 +563,17 @@ impl FilterPlan {
                         *at = &at[len..];
                         PlanTest::Like { pattern, matching }
                     }
+                    13 => {
+                        let cmp = cmp_of(byte(at)?)??;
+                        let k = num(at)?;
+                        let collation = num(at)? as u32;
+                        let trimmed = match byte(at)? {
+                            0 => false,
+                            1 => true,
+                            _ => return None,
+                        };
+                        PlanTest::Collated { cmp, k, collation, trimmed }
+                    }
                     _ => return None,
                 };
                 FilterPlan::Test { att, test }
@@ -596,10 +654,12 @@ mod tests {
             t(8, PlanTest::Columns { cmp: Some(CmpOp::Lt), other: 9 }),
             t(8, PlanTest::Columns { cmp: None, other: 1 }),
             t(2, PlanTest::Like { pattern: b"%special%requests%".to_vec(), matching: false }),
+            t(2, PlanTest::Collated { cmp: CmpOp::Ge, k: 7, collation: 12345, trimmed: true }),
         ]);
         assert_eq!(numeric.attributes(), vec![1, 2, 6, 7, 8, 9]);
         assert_eq!(FilterPlan::from_bytes(&numeric.to_bytes()), Some(numeric.clone()));
-        assert_eq!(numeric.with_operands_from(2).operands(), vec![2, 3, 4, 5, 6, 7, 8]);
+        assert_eq!(numeric.with_operands_from(2).operands(), vec![2, 3, 4, 5, 6, 7, 8, 9]);
+        assert_eq!(numeric.collations(), vec![(7, 12345)]);
         assert_eq!(plan.operands(), vec![0, 1, 2, 3, 4, 5]);
         assert_eq!(
             plan.conversions(),
