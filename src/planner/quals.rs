@@ -541,6 +541,9 @@ impl Translator {
             if let (Some(a), Some(b)) = (self.column(left), self.column(right)) {
                 return columns_test((*op).opno, a, b, negate);
             }
+            if let Some(plan) = self.extract_test(op, left, right, negate) {
+                return Some(plan);
+            }
             let (column, operand, commuted) = match self.column(left) {
                 Some(c) if self.is_operand(right) => (c, right, false),
                 _ => match self.column(right) {
@@ -615,6 +618,71 @@ impl Translator {
                     PlanTest::Across { cmp, k, column, operand }
                 }
             };
+            Some(FilterPlan::Test { att, test })
+        }
+    }
+
+    /// `extract(field FROM column) op operand` (or `date_part(field, column)`) for a
+    /// field that grows with time of a date or timestamp column, the operand of the
+    /// function's result type (numeric, float8): the column values it holds for are a
+    /// range, found when the scan starts (`operands::extract_cuts`). Not for timestamptz
+    /// (its fields move with the session's time zone, and local time is not monotone).
+    unsafe fn extract_test(
+        &mut self,
+        op: *mut pg_sys::OpExpr,
+        left: *mut pg_sys::Node,
+        right: *mut pg_sys::Node,
+        negate: bool,
+    ) -> Option<FilterPlan> {
+        use crate::exec::agg::spec::ExtractField;
+        use pgrx::FromDatum;
+        // SAFETY: `op`, `left` and `right` are valid nodes of the query being planned (the
+        // caller's); a T_FuncExpr tag means a FuncExpr, a T_Const a Const of its type (text
+        // for extract's field, by the function's signature); catalog lookups run inside the
+        // planning transaction.
+        unsafe {
+            let is_call = |n: *mut pg_sys::Node| (*n).type_ == pg_sys::NodeTag::T_FuncExpr;
+            let (call, operand, commuted) = if is_call(left) && self.is_operand(right) {
+                (left as *mut pg_sys::FuncExpr, right, false)
+            } else if is_call(right) && self.is_operand(left) {
+                (right as *mut pg_sys::FuncExpr, left, true)
+            } else {
+                return None;
+            };
+            let (column, part, column_type) = match (*call).funcid.to_u32() {
+                pg_sys::F_EXTRACT_TEXT_DATE => (TimeType::Date, false, pg_sys::DATEOID),
+                pg_sys::F_EXTRACT_TEXT_TIMESTAMP => (TimeType::Timestamp, false, pg_sys::TIMESTAMPOID),
+                pg_sys::F_DATE_PART_TEXT_TIMESTAMP => (TimeType::Timestamp, true, pg_sys::TIMESTAMPOID),
+                _ => return None,
+            };
+            let args: Vec<*mut pg_sys::Node> = pg_list::ptrs((*call).args).collect();
+            let [field, value] = args[..] else { return None };
+            if (*field).type_ != pg_sys::NodeTag::T_Const || (*(field as *mut pg_sys::Const)).constisnull {
+                return None;
+            }
+            let name = String::from_datum((*(field as *mut pg_sys::Const)).constvalue, false)?;
+            let field = ExtractField::parse(&name).filter(|f| f.grows_with_time())?;
+            let (att, base, _) = self.column(value)?;
+            let result = if part { pg_sys::FLOAT8OID } else { pg_sys::NUMERICOID };
+            if base != column_type || pg_sys::exprType(operand) != result {
+                return None;
+            }
+            let mut rel = relation_of((*op).opno, btree_family(result)?)?;
+            if commuted {
+                rel = match rel {
+                    Rel::Cmp(c) => Rel::Cmp(c.commute()),
+                    Rel::Ne => Rel::Ne,
+                };
+            }
+            if negate {
+                rel = rel.negate();
+            }
+            let cmp = match rel {
+                Rel::Cmp(c) => Some(c),
+                Rel::Ne => None,
+            };
+            let k = self.operand(operand);
+            let test = PlanTest::Extract { cmp, k, column, field: field.code(), part };
             Some(FilterPlan::Test { att, test })
         }
     }

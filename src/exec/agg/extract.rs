@@ -69,6 +69,13 @@ const NAMES: [&str; 14] = [
 ];
 
 impl ExtractField {
+    /// Whether the field never decreases as time grows (dates and timestamps without a
+    /// time zone; ±infinity give ±Infinity): a comparison of it with a constant then
+    /// holds on a range of the column's values.
+    pub fn grows_with_time(self) -> bool {
+        matches!(self, Self::Year | Self::IsoYear | Self::Decade | Self::Century | Self::Millennium)
+    }
+
     /// The field named exactly `name` (ASCII case aside, as PostgreSQL folds it); None
     /// for other spellings, which the caller leaves to PostgreSQL.
     pub fn parse(name: &str) -> Option<ExtractField> {

@@ -209,13 +209,12 @@ unsafe fn postgres_bucket(kind: KeyKind, ts: i64, memo: &mut Option<(i64, i64, i
 /// grows with time (year, decade, century, millennium, isoyear) is ±Infinity, any other
 /// NULL; a finite value is PostgreSQL's own call (also raising its errors).
 unsafe fn postgres_extract(field: extract::ExtractField, of: ExtractOf, v: i64) -> Option<i64> {
-    use extract::ExtractField::*;
     let (lo, hi) = match of {
         ExtractOf::Date => (i32::MIN as i64, i32::MAX as i64),
         ExtractOf::Timestamp | ExtractOf::TimestampPart => (i64::MIN, i64::MAX),
     };
     if v == lo || v == hi {
-        let grows = matches!(field, Year | Decade | Century | Millennium | IsoYear);
+        let grows = field.grows_with_time();
         return grows.then_some(if v == hi { EXTRACT_INFINITY } else { EXTRACT_MINUS_INFINITY });
     }
     let name = CString::new(field.name()).unwrap();

@@ -131,3 +131,51 @@ pub fn collate_operands(values: &mut [OperandValue], collations: &[(usize, u32)]
         values[k] = OperandValue::Collated(b.clone(), collator);
     }
 }
+
+/// The operands `extractions` names (operand, column type, field code, `date_part`:
+/// `FilterPlan::extractions`) replaced by their cuts in the column's domain: the column
+/// values whose field is below, or not above, the operand, found with core's own
+/// `extract` / `date_part` (the field grows with time, so each is a range). A NULL stays
+/// NULL.
+///
+/// # Safety
+/// Backend thread, inside a transaction (core's functions are called, and palloc).
+pub unsafe fn extract_cuts(values: &mut [OperandValue], extractions: &[(usize, TimeType, u8, bool)]) {
+    use crate::exec::agg::extract::ExtractField;
+    use crate::storage::format::{numeric, zonemap::pg_float_cmp};
+    for &(k, column, field, part) in extractions {
+        let operand = match &values[k] {
+            OperandValue::Value(b @ (Bound::Bytes(_) | Bound::Float(_))) => b.clone(),
+            _ => continue,
+        };
+        let Some(field) = ExtractField::from_code(field) else { continue };
+        let name = std::ffi::CString::new(field.name()).expect("field names have no NUL");
+        let function = match (column, part) {
+            (TimeType::Date, false) => pg_sys::F_EXTRACT_TEXT_DATE,
+            (TimeType::Timestamp, false) => pg_sys::F_EXTRACT_TEXT_TIMESTAMP,
+            (TimeType::Timestamp, true) => pg_sys::F_DATE_PART_TEXT_TIMESTAMP,
+            // Never planned (`quals`): a timestamptz's fields move with the time zone.
+            _ => continue,
+        };
+        // SAFETY: core's extract / date_part called with their argument types (a text made
+        // here, a by-value date or timestamp of the column's domain, infinities included)
+        // on the backend thread inside a transaction (this fn's contract); the numeric
+        // result is read as a varlena of type numeric, the float8 one by value.
+        let cmp = |c: i64| unsafe {
+            let text = pg_sys::Datum::from(pg_sys::cstring_to_text(name.as_ptr()));
+            let arg = pg_sys::Datum::from(c as isize as usize);
+            let d =
+                pg_sys::OidFunctionCall2Coll(pg_sys::Oid::from_u32(function), pg_sys::InvalidOid, text, arg);
+            let order = match &operand {
+                Bound::Float(f) => pg_float_cmp(f64::from_bits(d.value() as u64), *f),
+                Bound::Bytes(b) => match datum::physical_value(datum::ColumnKind::Varlena, d, false) {
+                    Some(Bound::Bytes(x)) => numeric::cmp_bytes(&x, b).expect("extract gives a numeric"),
+                    _ => unreachable!("extract gives a numeric"),
+                },
+                Bound::Int(_) => unreachable!("matched above"),
+            };
+            order as i32
+        };
+        values[k] = OperandValue::Cuts(Cuts::find(column, cmp));
+    }
+}

@@ -55,6 +55,17 @@ pub enum PlanTest {
         cmp: Option<CmpOp>,
         other: usize,
     },
+    /// `extract(field FROM column) op operand` (`part`: `date_part(field, column)`, a
+    /// float8; else a numeric), `cmp` None for `<>`, for a field that grows with time
+    /// (`ExtractField::grows_with_time`, its code here) of a date or timestamp column: the
+    /// operand resolves to its cuts in the column's domain, found with core's function.
+    Extract {
+        cmp: Option<CmpOp>,
+        k: usize,
+        column: TimeType,
+        field: u8,
+        part: bool,
+    },
     /// `column op operand`, a range test on text (`trimmed`: `char(n)`, without trailing
     /// spaces) under `collation`, a deterministic one whose order is not byte order: the
     /// executor hands the operand in with the collation's comparison (`collations`).
@@ -185,7 +196,19 @@ impl FilterPlan {
                         collation: *collation,
                         trimmed: *trimmed,
                     },
-                    other => other.clone(),
+                    PlanTest::Extract { cmp, k, column, field, part } => PlanTest::Extract {
+                        cmp: *cmp,
+                        k: k + first,
+                        column: *column,
+                        field: *field,
+                        part: *part,
+                    },
+                    // No operand: listed, so that a new test with one cannot be missed here.
+                    other @ (PlanTest::IsNull
+                    | PlanTest::IsNotNull
+                    | PlanTest::Prefix(_)
+                    | PlanTest::Like { .. }
+                    | PlanTest::Columns { .. }) => other.clone(),
                 };
                 FilterPlan::Test { att: *att, test }
             }
@@ -214,11 +237,23 @@ impl FilterPlan {
                 | PlanTest::Numeric { k, .. }
                 | PlanTest::NumericIn { k, .. }
                 | PlanTest::Trimmed { k, .. }
-                | PlanTest::Collated { k, .. } => out.push(*k),
+                | PlanTest::Collated { k, .. }
+                | PlanTest::Extract { k, .. } => out.push(*k),
                 _ => {}
             },
             FilterPlan::And(c) | FilterPlan::Or(c) => c.iter().for_each(|c| c.collect_operands(out)),
         }
+    }
+
+    /// The operands of `Extract` tests: (operand, column type, field code, part).
+    pub fn extractions(&self) -> Vec<(usize, TimeType, u8, bool)> {
+        let mut out = Vec::new();
+        self.visit(&mut |_, test| {
+            if let PlanTest::Extract { k, column, field, part, .. } = test {
+                out.push((*k, *column, *field, *part));
+            }
+        });
+        out
     }
 
     /// The operands of `Collated` tests: (operand, collation).
@@ -277,6 +312,7 @@ fn resolve_test(att: usize, test: &PlanTest, operands: &[OperandValue]) -> Filte
         | PlanTest::NumericIn { k, .. }
         | PlanTest::Trimmed { k, .. }
         | PlanTest::Collated { k, .. }
+        | PlanTest::Extract { k, .. }
             if unknown(k) =>
         {
             return Filter::Const(true)
@@ -309,7 +345,7 @@ fn resolve_test(att: usize, test: &PlanTest, operands: &[OperandValue]) -> Filte
         PlanTest::IsNotNull => Some(Test::IsNotNull),
         PlanTest::Prefix(p) => Some(Test::Prefix(p.clone())),
         PlanTest::Like { pattern, matching } => Some(Test::Like(LikePattern::new(pattern), *matching)),
-        PlanTest::Across { cmp, k, .. } => match &operands[*k] {
+        PlanTest::Across { cmp, k, .. } | PlanTest::Extract { cmp, k, .. } => match &operands[*k] {
             OperandValue::Cuts(cuts) => return cuts.filter(att, *cmp),
             // Not converted (a plan-time estimate folds constants only): says less.
             OperandValue::Value(_) => return Filter::Const(true),
@@ -461,6 +497,14 @@ impl FilterPlan {
                         out.push(cmp_code(*cmp));
                         u32_(out, *other);
                     }
+                    PlanTest::Extract { cmp, k, column, field, part } => {
+                        out.push(14);
+                        out.push(cmp_code(*cmp));
+                        u32_(out, *k);
+                        out.push(column.code());
+                        out.push(*field);
+                        out.push(*part as u8);
+                    }
                     PlanTest::Collated { cmp, k, collation, trimmed } => {
                         out.push(13);
                         out.push(cmp_code(Some(*cmp)));
@@ -574,6 +618,18 @@ impl FilterPlan {
                         };
                         PlanTest::Collated { cmp, k, collation, trimmed }
                     }
+                    14 => {
+                        let cmp = cmp_of(byte(at)?)?;
+                        let k = num(at)?;
+                        let column = TimeType::from_code(byte(at)?)?;
+                        let field = byte(at)?;
+                        let part = match byte(at)? {
+                            0 => false,
+                            1 => true,
+                            _ => return None,
+                        };
+                        PlanTest::Extract { cmp, k, column, field, part }
+                    }
                     _ => return None,
                 };
                 FilterPlan::Test { att, test }
@@ -655,11 +711,14 @@ mod tests {
             t(8, PlanTest::Columns { cmp: None, other: 1 }),
             t(2, PlanTest::Like { pattern: b"%special%requests%".to_vec(), matching: false }),
             t(2, PlanTest::Collated { cmp: CmpOp::Ge, k: 7, collation: 12345, trimmed: true }),
+            t(5, PlanTest::Extract { cmp: None, k: 8, column: TimeType::Timestamp, field: 9, part: true }),
         ]);
-        assert_eq!(numeric.attributes(), vec![1, 2, 6, 7, 8, 9]);
+        assert_eq!(numeric.attributes(), vec![1, 2, 5, 6, 7, 8, 9]);
         assert_eq!(FilterPlan::from_bytes(&numeric.to_bytes()), Some(numeric.clone()));
-        assert_eq!(numeric.with_operands_from(2).operands(), vec![2, 3, 4, 5, 6, 7, 8, 9]);
+        assert_eq!(numeric.with_operands_from(2).operands(), vec![2, 3, 4, 5, 6, 7, 8, 9, 10]);
+        assert_eq!(numeric.with_operands_from(2).extractions(), vec![(10, TimeType::Timestamp, 9, true)]);
         assert_eq!(numeric.collations(), vec![(7, 12345)]);
+        assert_eq!(numeric.extractions(), vec![(8, TimeType::Timestamp, 9, true)]);
         assert_eq!(plan.operands(), vec![0, 1, 2, 3, 4, 5]);
         assert_eq!(
             plan.conversions(),
