@@ -15,7 +15,7 @@ use super::columnar_scan::ScanPlan;
 use super::customscan::{
     bytea_const, const_bytes, explain_fields_node, explain_fields_of, CustomScanNode, PlanPrivate,
 };
-use super::filter::operands::{collate_operands, extract_cuts, operand_values};
+use super::filter::operands::{collate_operands, extract_cuts, match_operands, operand_values};
 use super::filter::plan::FilterPlan;
 use super::filter::pushed::PushedFilter;
 use super::row_group_claims::ClaimsRowGroups;
@@ -330,8 +330,9 @@ impl ColumnarAgg {
             collate_operands(&mut values, &plans.iter().flat_map(|f| f.collations()).collect::<Vec<_>>());
             // SAFETY: on the backend thread, inside the running query.
             unsafe {
-                extract_cuts(&mut values, &plans.iter().flat_map(|f| f.extractions()).collect::<Vec<_>>())
-            };
+                extract_cuts(&mut values, &plans.iter().flat_map(|f| f.extractions()).collect::<Vec<_>>());
+                match_operands(&mut values, &plans.iter().flat_map(|f| f.functions()).collect::<Vec<_>>());
+            }
             reader.set_filter(self.scan_filter.as_ref().map(|f| PushedFilter::boxed(f.resolve(&values))));
             self.aggs.filters =
                 self.aggs.specs.iter().map(|a| a.filter.as_ref().map(|f| f.resolve(&values))).collect();

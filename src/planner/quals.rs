@@ -561,7 +561,15 @@ impl Translator {
                     return None;
                 }
                 let text = base != pg_sys::BYTEAOID;
-                return self.like(att, operand, (*op).inputcollid, like != negate, text);
+                if let Some(plan) = self.like(att, operand, (*op).inputcollid, like != negate, text) {
+                    return Some(plan);
+                }
+            }
+            if let Some(plan) = self.function_test(op, att, base, operand, commuted, negate) {
+                return Some(plan);
+            }
+            if like || not_like {
+                return None;
             }
             let family = btree_family(base)?;
             let mut rel = relation_of((*op).opno, family)?;
@@ -619,6 +627,63 @@ impl Translator {
                 }
             };
             Some(FilterPlan::Test { att, test })
+        }
+    }
+
+    /// `column op operand` for a text operator of core's that the scan calls on the
+    /// values (once per dictionary entry, else per value): `ILIKE`, the regular
+    /// expression matches `~` and `~*`, `LIKE` that `like` does not match on bytes (`_`,
+    /// an escape), and their negators; on a `text`, `varchar` or `char(n)` column, the
+    /// operand a `text`. Negated, the test wants the operator false (NULL still fails it).
+    unsafe fn function_test(
+        &mut self,
+        op: *mut pg_sys::OpExpr,
+        att: usize,
+        base: pg_sys::Oid,
+        operand: *mut pg_sys::Node,
+        commuted: bool,
+        negate: bool,
+    ) -> Option<FilterPlan> {
+        const FUNCTIONS: [u32; 8] = [
+            pg_sys::F_TEXTLIKE,
+            pg_sys::F_TEXTNLIKE,
+            pg_sys::F_TEXTICLIKE,
+            pg_sys::F_TEXTICNLIKE,
+            pg_sys::F_TEXTREGEXEQ,
+            pg_sys::F_TEXTREGEXNE,
+            pg_sys::F_TEXTICREGEXEQ,
+            pg_sys::F_TEXTICREGEXNE,
+        ];
+        // char(n)'s own operators run the same C functions on the value as stored, its
+        // trailing spaces included, which is what a char(n) column keeps.
+        const BPCHAR_FUNCTIONS: [u32; 8] = [
+            pg_sys::F_BPCHARLIKE,
+            pg_sys::F_BPCHARNLIKE,
+            pg_sys::F_BPCHARICLIKE,
+            pg_sys::F_BPCHARICNLIKE,
+            pg_sys::F_BPCHARREGEXEQ,
+            pg_sys::F_BPCHARREGEXNE,
+            pg_sys::F_BPCHARICREGEXEQ,
+            pg_sys::F_BPCHARICREGEXNE,
+        ];
+        // SAFETY: `op` and `operand` are valid nodes of the query being planned (the
+        // caller's); the catalog lookup runs inside the planning transaction.
+        unsafe {
+            let function = pg_sys::get_opcode((*op).opno).to_u32();
+            let known = if base == pg_sys::BPCHAROID {
+                BPCHAR_FUNCTIONS.contains(&function)
+            } else {
+                [pg_sys::TEXTOID, pg_sys::VARCHAROID].contains(&base) && FUNCTIONS.contains(&function)
+            };
+            if commuted || !known || pg_sys::exprType(operand) != pg_sys::TEXTOID {
+                return None;
+            }
+            let k = self.operand(operand);
+            let collation = u32::from((*op).inputcollid);
+            Some(FilterPlan::Test {
+                att,
+                test: PlanTest::Function { function, k, collation, wanted: !negate },
+            })
         }
     }
 

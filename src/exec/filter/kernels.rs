@@ -215,15 +215,18 @@ fn select_test(test: &Test, v: &DecodedVector, selection: &mut Vec<u32>) {
         },
         // `select` reads both columns of these.
         Test::Columns(..) => mismatch(),
-        Test::Numeric(..) | Test::NumericIn(..) | Test::Trimmed(_) | Test::Like(..) | Test::Collated(..) => {
-            match &v.values {
-                DecodedValues::Bytes { offsets, data } => {
-                    let pass = bytes_pass(test);
-                    retain_valid(valid, selection, |r| pass(bytes_at(offsets, data, r)))
-                }
-                _ => mismatch(),
+        Test::Numeric(..)
+        | Test::NumericIn(..)
+        | Test::Trimmed(_)
+        | Test::Like(..)
+        | Test::Collated(..)
+        | Test::Matches(..) => match &v.values {
+            DecodedValues::Bytes { offsets, data } => {
+                let pass = bytes_pass(test);
+                retain_valid(valid, selection, |r| pass(bytes_at(offsets, data, r)))
             }
-        }
+            _ => mismatch(),
+        },
     }
 }
 
@@ -350,6 +353,7 @@ fn bytes_pass(test: &Test) -> Box<BytesTest<'_>> {
             let inner = bytes_pass(inner);
             Box::new(move |x| inner(trim_spaces(x)))
         }
+        Test::Matches(matcher, wanted) => Box::new(move |x| matcher.matches(x) == *wanted),
         Test::Collated(op, c, collator) => {
             let (op, c) = (*op, c.as_slice());
             Box::new(move |x| {

@@ -69,6 +69,47 @@ pub enum Test {
     /// dictionary entry, for a dictionary vector) compared by the collation's own
     /// comparison. Zone maps keep byte order, so they decide nothing for it.
     Collated(CmpOp, Vec<u8>, Collator),
+    /// A boolean operator of core's on the value and a constant (`ILIKE`, regular
+    /// expressions, `LIKE` with `_` or an escape) is `wanted`: its own function is called
+    /// once per dictionary entry for a dictionary vector, per value otherwise.
+    Matches(Matcher, bool),
+}
+
+/// Core's function of a text operator with its constant right operand, as the executor
+/// hands it in (`operands`): the kernels stay free of PostgreSQL calls.
+#[derive(Clone)]
+pub struct Matcher {
+    pub function: u32,
+    pub collation: u32,
+    call: std::sync::Arc<MatchFn>,
+}
+
+type MatchFn = dyn Fn(&[u8]) -> bool + Send + Sync;
+
+impl Matcher {
+    pub fn new(
+        function: u32,
+        collation: u32,
+        call: impl Fn(&[u8]) -> bool + Send + Sync + 'static,
+    ) -> Matcher {
+        Matcher { function, collation, call: std::sync::Arc::new(call) }
+    }
+
+    pub fn matches(&self, value: &[u8]) -> bool {
+        (self.call)(value)
+    }
+}
+
+impl PartialEq for Matcher {
+    fn eq(&self, other: &Self) -> bool {
+        (self.function, self.collation) == (other.function, other.collation)
+    }
+}
+
+impl std::fmt::Debug for Matcher {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Matcher({}, {})", self.function, self.collation)
+    }
 }
 
 /// A collation's comparison of two strings, as PostgreSQL makes it (`varstr_cmp`),

@@ -179,3 +179,79 @@ pub unsafe fn extract_cuts(values: &mut [OperandValue], extractions: &[(usize, T
         values[k] = OperandValue::Cuts(Cuts::find(column, cmp));
     }
 }
+
+/// The operands `functions` names (operand, function, collation: `FilterPlan::functions`)
+/// bound to their function: a `Matcher` that calls it, through one FmgrInfo looked up
+/// here, on a value and the operand, as the executor's qual would. A NULL stays NULL.
+///
+/// # Safety
+/// Backend thread, inside a transaction (the function is looked up in the catalog).
+pub unsafe fn match_operands(values: &mut [OperandValue], functions: &[(usize, u32, u32)]) {
+    for &(k, function, collation) in functions {
+        let OperandValue::Value(Bound::Bytes(pattern)) = &values[k] else { continue };
+        let mut finfo = Box::new(std::cell::UnsafeCell::new(pg_sys::FmgrInfo::default()));
+        // SAFETY: looks the function up in the catalog (this fn's contract) and fills the
+        // FmgrInfo, which stays in its box (never moved) for the matcher's life.
+        unsafe { pg_sys::fmgr_info(pg_sys::Oid::from(function), finfo.get_mut()) };
+        let call = CoreCall { finfo, collation, pattern: text_image(pattern), value: Default::default() };
+        values[k] = OperandValue::Matcher(super::Matcher::new(function, collation, move |x| call.call(x)));
+    }
+}
+
+/// A text operator's function with its right operand, for `match_operands`.
+struct CoreCall {
+    finfo: Box<std::cell::UnsafeCell<pg_sys::FmgrInfo>>,
+    collation: u32,
+    /// The operand as a text Datum's image (4-byte header), in 8-byte words.
+    pattern: Vec<u64>,
+    /// The value's image, made again for each call.
+    value: std::cell::RefCell<Vec<u64>>,
+}
+
+// SAFETY: a CoreCall is made and called on the backend thread only (the filter kernels
+// run there: no PostgreSQL call is made from another thread in this crate); the bounds
+// only let it live in a `Matcher`, which the pure kernels hold.
+unsafe impl Send for CoreCall {}
+// SAFETY: as above: never shared with another thread.
+unsafe impl Sync for CoreCall {}
+
+impl CoreCall {
+    fn call(&self, x: &[u8]) -> bool {
+        let mut value = self.value.borrow_mut();
+        write_text_image(x, &mut value);
+        // SAFETY: the function's FmgrInfo was filled by fmgr_info; both arguments are
+        // valid text Datums (4-byte varlena headers, 8-byte aligned words) that live for
+        // the call; the operators called (textlike, texticlike, textregexeq, ... and their
+        // negators) are strict and never return NULL, and an error they raise unwinds as any
+        // ereport does. On the backend thread (see the Send impl).
+        unsafe {
+            let d = pg_sys::FunctionCall2Coll(
+                self.finfo.get(),
+                pg_sys::Oid::from(self.collation),
+                pg_sys::Datum::from(value.as_ptr()),
+                pg_sys::Datum::from(self.pattern.as_ptr()),
+            );
+            d.value() & 0xFF != 0
+        }
+    }
+}
+
+/// `x` as a text Datum's image (SET_VARSIZE's 4-byte header, then the bytes).
+fn text_image(x: &[u8]) -> Vec<u64> {
+    let mut out = Vec::new();
+    write_text_image(x, &mut out);
+    out
+}
+
+fn write_text_image(x: &[u8], out: &mut Vec<u64>) {
+    let len = 4 + x.len();
+    out.clear();
+    out.resize(len.div_ceil(8), 0);
+    // SAFETY: `out` holds at least `len` bytes (sized above), u64-aligned; the header is
+    // the little-endian 4-byte varlena length word (SET_VARSIZE), the bytes follow it.
+    unsafe {
+        let base = out.as_mut_ptr() as *mut u8;
+        (base as *mut u32).write(((len as u32) << 2).to_le());
+        std::ptr::copy_nonoverlapping(x.as_ptr(), base.add(4), x.len());
+    }
+}

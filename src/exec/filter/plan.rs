@@ -66,6 +66,15 @@ pub enum PlanTest {
         field: u8,
         part: bool,
     },
+    /// `column op operand` (`wanted`: true; else its negation) for a text operator whose
+    /// function (`function`, under `collation`) the executor calls on the values
+    /// (`ILIKE`, `~`, `~*`, `LIKE` with `_` or an escape and their negators).
+    Function {
+        function: u32,
+        k: usize,
+        collation: u32,
+        wanted: bool,
+    },
     /// `column op operand`, a range test on text (`trimmed`: `char(n)`, without trailing
     /// spaces) under `collation`, a deterministic one whose order is not byte order: the
     /// executor hands the operand in with the collation's comparison (`collations`).
@@ -134,6 +143,8 @@ pub enum OperandValue {
     Cuts(Cuts),
     /// The operand of a `Collated` test with its collation's comparison.
     Collated(Vec<u8>, super::Collator),
+    /// The operand of a `Function` test, bound to the function.
+    Matcher(super::Matcher),
 }
 
 impl FilterPlan {
@@ -203,6 +214,12 @@ impl FilterPlan {
                         field: *field,
                         part: *part,
                     },
+                    PlanTest::Function { function, k, collation, wanted } => PlanTest::Function {
+                        function: *function,
+                        k: k + first,
+                        collation: *collation,
+                        wanted: *wanted,
+                    },
                     // No operand: listed, so that a new test with one cannot be missed here.
                     other @ (PlanTest::IsNull
                     | PlanTest::IsNotNull
@@ -238,7 +255,8 @@ impl FilterPlan {
                 | PlanTest::NumericIn { k, .. }
                 | PlanTest::Trimmed { k, .. }
                 | PlanTest::Collated { k, .. }
-                | PlanTest::Extract { k, .. } => out.push(*k),
+                | PlanTest::Extract { k, .. }
+                | PlanTest::Function { k, .. } => out.push(*k),
                 _ => {}
             },
             FilterPlan::And(c) | FilterPlan::Or(c) => c.iter().for_each(|c| c.collect_operands(out)),
@@ -251,6 +269,17 @@ impl FilterPlan {
         self.visit(&mut |_, test| {
             if let PlanTest::Extract { k, column, field, part, .. } = test {
                 out.push((*k, *column, *field, *part));
+            }
+        });
+        out
+    }
+
+    /// The operands of `Function` tests: (operand, function, collation).
+    pub fn functions(&self) -> Vec<(usize, u32, u32)> {
+        let mut out = Vec::new();
+        self.visit(&mut |_, test| {
+            if let PlanTest::Function { k, function, collation, .. } = test {
+                out.push((*k, *function, *collation));
             }
         });
         out
@@ -313,6 +342,7 @@ fn resolve_test(att: usize, test: &PlanTest, operands: &[OperandValue]) -> Filte
         | PlanTest::Trimmed { k, .. }
         | PlanTest::Collated { k, .. }
         | PlanTest::Extract { k, .. }
+        | PlanTest::Function { k, .. }
             if unknown(k) =>
         {
             return Filter::Const(true)
@@ -376,6 +406,12 @@ fn resolve_test(att: usize, test: &PlanTest, operands: &[OperandValue]) -> Filte
             }
         }
         PlanTest::Columns { cmp, other } => Some(Test::Columns(*cmp, *other)),
+        PlanTest::Function { k, wanted, .. } => match &operands[*k] {
+            OperandValue::Matcher(m) => Some(Test::Matches(m.clone(), *wanted)),
+            // Without the function (a plan-time estimate): says less.
+            OperandValue::Value(_) => return Filter::Const(true),
+            _ => None,
+        },
         PlanTest::Collated { cmp, k, trimmed, .. } => match &operands[*k] {
             OperandValue::Collated(b, collator) => {
                 let b = if *trimmed { trim_spaces(b) } else { b };
@@ -496,6 +532,13 @@ impl FilterPlan {
                         out.push(11);
                         out.push(cmp_code(*cmp));
                         u32_(out, *other);
+                    }
+                    PlanTest::Function { function, k, collation, wanted } => {
+                        out.push(15);
+                        u32_(out, *function as usize);
+                        u32_(out, *k);
+                        u32_(out, *collation as usize);
+                        out.push(*wanted as u8);
                     }
                     PlanTest::Extract { cmp, k, column, field, part } => {
                         out.push(14);
@@ -630,6 +673,17 @@ impl FilterPlan {
                         };
                         PlanTest::Extract { cmp, k, column, field, part }
                     }
+                    15 => {
+                        let function = num(at)? as u32;
+                        let k = num(at)?;
+                        let collation = num(at)? as u32;
+                        let wanted = match byte(at)? {
+                            0 => false,
+                            1 => true,
+                            _ => return None,
+                        };
+                        PlanTest::Function { function, k, collation, wanted }
+                    }
                     _ => return None,
                 };
                 FilterPlan::Test { att, test }
@@ -712,10 +766,12 @@ mod tests {
             t(2, PlanTest::Like { pattern: b"%special%requests%".to_vec(), matching: false }),
             t(2, PlanTest::Collated { cmp: CmpOp::Ge, k: 7, collation: 12345, trimmed: true }),
             t(5, PlanTest::Extract { cmp: None, k: 8, column: TimeType::Timestamp, field: 9, part: true }),
+            t(2, PlanTest::Function { function: 1633, k: 9, collation: 100, wanted: false }),
         ]);
         assert_eq!(numeric.attributes(), vec![1, 2, 5, 6, 7, 8, 9]);
         assert_eq!(FilterPlan::from_bytes(&numeric.to_bytes()), Some(numeric.clone()));
-        assert_eq!(numeric.with_operands_from(2).operands(), vec![2, 3, 4, 5, 6, 7, 8, 9, 10]);
+        assert_eq!(numeric.with_operands_from(2).operands(), vec![2, 3, 4, 5, 6, 7, 8, 9, 10, 11]);
+        assert_eq!(numeric.functions(), vec![(9, 1633, 100)]);
         assert_eq!(numeric.with_operands_from(2).extractions(), vec![(10, TimeType::Timestamp, 9, true)]);
         assert_eq!(numeric.collations(), vec![(7, 12345)]);
         assert_eq!(numeric.extractions(), vec![(8, TimeType::Timestamp, 9, true)]);
