@@ -57,6 +57,26 @@ SELECT q, differs(q) FROM (VALUES
     ('SELECT i FROM %s WHERE mode LIKE ''          ''')
 ) v(q);
 EXPLAIN (COSTS OFF) SELECT count(*) FROM tm_col WHERE mode ILIKE '%air%';
+-- A value's leading characters (TPC-H q22's substring(c_phone FROM 1 FOR 2) IN (...)):
+-- a prefix test for a value of that many characters, an equality for a shorter one, no
+-- match for a longer one; a char(n) cast to text loses its trailing spaces first.
+EXPLAIN (COSTS OFF)
+SELECT count(*) FROM tm_col WHERE substring(name FROM 1 FOR 12) IN ('Customer#000', 'Customer#001');
+EXPLAIN (COSTS OFF) SELECT count(*) FROM tm_col WHERE left(mode, 2) = 'RE';
+SELECT q, differs(q) FROM (VALUES
+    ('SELECT i FROM %s WHERE substring(name FROM 1 FOR 12) IN (''Customer#000'', ''Customer#001'')'),
+    ('SELECT i FROM %s WHERE substring(kind FROM 1 FOR 2) = ANY (''{Br,éc,É,Tin%%,"",NULL,Steel}'')'),
+    ('SELECT i FROM %s WHERE substr(kind, 1, 5) = ''Brass'''),
+    ('SELECT i FROM %s WHERE left(kind, 1) = ''é'''),
+    ('SELECT i FROM %s WHERE left(kind, 3) IN (''BRA'', ''Ste'') AND i > 100'),
+    ('SELECT i FROM %s WHERE left(mode, 2) = ''RE'''),
+    ('SELECT i FROM %s WHERE left(mode, 4) = ''REG '''),
+    ('SELECT i FROM %s WHERE substring(mode FROM 1 FOR 5) IN (''AIR'', ''SHIP'', ''SHIP '', '''')'),
+    ('SELECT i FROM %s WHERE substring(note FROM 1 FOR 7) = ''special'' OR left(kind, 2) = ''Ti''')
+) v(q);
+-- Not pushed: another start, a negation.
+EXPLAIN (COSTS OFF) SELECT count(*) FROM tm_col WHERE substring(name FROM 2 FOR 3) = 'ust';
+EXPLAIN (COSTS OFF) SELECT count(*) FROM tm_col WHERE NOT (left(kind, 2) = 'Br');
 -- In the fold, in WHERE and in a CASE condition.
 EXPLAIN (COSTS OFF)
 SELECT count(*), sum(CASE WHEN note ~ '^special' THEN 1 ELSE 0 END) FROM tm_col WHERE kind ILIKE '%steel%';

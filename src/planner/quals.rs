@@ -544,6 +544,9 @@ impl Translator {
             if let Some(plan) = self.extract_test(op, left, right, negate) {
                 return Some(plan);
             }
+            if let Some(plan) = self.leading_test((*op).opno, (*op).inputcollid, left, right, negate, false) {
+                return Some(plan);
+            }
             let (column, operand, commuted) = match self.column(left) {
                 Some(c) if self.is_operand(right) => (c, right, false),
                 _ => match self.column(right) {
@@ -687,6 +690,94 @@ impl Translator {
         }
     }
 
+    /// `substring(column FROM 1 FOR n) = operand`, `substr(column, 1, n)` or
+    /// `left(column, n)` (`any`: `= ANY(operand)`, a text array), not negated, of a `text`
+    /// or `varchar` column or a `char(n)` one cast to text, compared by `texteq` under a
+    /// deterministic collation (equal is byte-equal), in a database encoding whose
+    /// characters can be counted on bytes (UTF-8 or single-byte).
+    unsafe fn leading_test(
+        &mut self,
+        opno: pg_sys::Oid,
+        collation: pg_sys::Oid,
+        left: *mut pg_sys::Node,
+        right: *mut pg_sys::Node,
+        negate: bool,
+        any: bool,
+    ) -> Option<FilterPlan> {
+        // SAFETY: `left` and `right` are valid nodes of the query being planned (the
+        // caller's): a T_FuncExpr tag means a FuncExpr, a T_Const a Const of its type (int4
+        // for the positions, by the functions' signatures); catalog lookups run inside the
+        // planning transaction.
+        unsafe {
+            if negate || pg_sys::get_opcode(opno).to_u32() != pg_sys::F_TEXTEQ {
+                return None;
+            }
+            if collation != pg_sys::InvalidOid && !pg_sys::get_collation_isdeterministic(collation) {
+                return None;
+            }
+            let utf8 = pg_sys::GetDatabaseEncoding() == pg_sys::pg_enc::PG_UTF8 as i32;
+            if !utf8 && pg_sys::pg_database_encoding_max_length() != 1 {
+                return None;
+            }
+            let (call, operand) = if any {
+                (left, right)
+            } else if self.is_operand(right) {
+                (left, right)
+            } else {
+                (right, left)
+            };
+            if !self.is_operand(operand) || (*call).type_ != pg_sys::NodeTag::T_FuncExpr {
+                return None;
+            }
+            let wanted = if any { pg_sys::TEXTARRAYOID } else { pg_sys::TEXTOID };
+            if pg_sys::exprType(operand) != wanted {
+                return None;
+            }
+            let f = call as *mut pg_sys::FuncExpr;
+            let args: Vec<*mut pg_sys::Node> = pg_list::ptrs((*f).args).collect();
+            let int = |n: *mut pg_sys::Node| {
+                ((*n).type_ == pg_sys::NodeTag::T_Const
+                    && (*(n as *mut pg_sys::Const)).consttype == pg_sys::INT4OID
+                    && !(*(n as *mut pg_sys::Const)).constisnull)
+                    .then(|| (*(n as *mut pg_sys::Const)).constvalue.value() as i32)
+            };
+            let (value, chars) = match ((*f).funcid.to_u32(), &args[..]) {
+                (pg_sys::F_SUBSTRING_TEXT_INT4_INT4 | pg_sys::F_SUBSTR_TEXT_INT4_INT4, &[v, start, len])
+                    if int(start)? == 1 =>
+                {
+                    (v, int(len)?)
+                }
+                (pg_sys::F_LEFT, &[v, len]) => (v, int(len)?),
+                _ => return None,
+            };
+            if chars <= 0 {
+                return None;
+            }
+            // The column itself, or a char(n) column cast to text (rtrim1).
+            let (att, trimmed) = match self.column(value) {
+                Some((att, base, _)) if [pg_sys::TEXTOID, pg_sys::VARCHAROID].contains(&base) => (att, false),
+                Some(_) => return None,
+                None => {
+                    if (*value).type_ != pg_sys::NodeTag::T_FuncExpr {
+                        return None;
+                    }
+                    let cast = value as *mut pg_sys::FuncExpr;
+                    let inner: Vec<*mut pg_sys::Node> = pg_list::ptrs((*cast).args).collect();
+                    match ((*cast).funcid.to_u32(), &inner[..]) {
+                        (pg_sys::F_TEXT_BPCHAR, &[c]) => match self.column(c) {
+                            Some((att, pg_sys::BPCHAROID, _)) => (att, true),
+                            _ => return None,
+                        },
+                        _ => return None,
+                    }
+                }
+            };
+            let k = self.operand(operand);
+            let test = PlanTest::Leading { chars: chars as u32, k, utf8, trimmed, any };
+            Some(FilterPlan::Test { att, test })
+        }
+    }
+
     /// `extract(field FROM column) op operand` (or `date_part(field, column)`) for a
     /// field that grows with time of a date or timestamp column, the operand of the
     /// function's result type (numeric, float8): the column values it holds for are a
@@ -808,6 +899,13 @@ impl Translator {
             let [left, right] = pg_list::ptrs::<pg_sys::Node>((*op).args).collect::<Vec<_>>()[..] else {
                 return None;
             };
+            if (*op).useOr {
+                if let Some(plan) =
+                    self.leading_test((*op).opno, (*op).inputcollid, left, right, negate, true)
+                {
+                    return Some(plan);
+                }
+            }
             let (att, base, kind) = self.column(left)?;
             if !self.is_operand(right) {
                 return None;

@@ -66,6 +66,18 @@ pub enum PlanTest {
         field: u8,
         part: bool,
     },
+    /// `substring(column FROM 1 FOR chars) = operand` (or `left(column, chars)`; `any`:
+    /// `= ANY(operand)`, an array), on bytes under a deterministic collation: a value of
+    /// `chars` characters is a prefix test, a shorter one an equality, a longer one never
+    /// matches. `utf8`: characters are counted in UTF-8, else one a byte. `trimmed`: the
+    /// column is a `char(n)` cast to text, so its trailing spaces are gone first.
+    Leading {
+        chars: u32,
+        k: usize,
+        utf8: bool,
+        trimmed: bool,
+        any: bool,
+    },
     /// `column op operand` (`wanted`: true; else its negation) for a text operator whose
     /// function (`function`, under `collation`) the executor calls on the values
     /// (`ILIKE`, `~`, `~*`, `LIKE` with `_` or an escape and their negators).
@@ -214,6 +226,13 @@ impl FilterPlan {
                         field: *field,
                         part: *part,
                     },
+                    PlanTest::Leading { chars, k, utf8, trimmed, any } => PlanTest::Leading {
+                        chars: *chars,
+                        k: k + first,
+                        utf8: *utf8,
+                        trimmed: *trimmed,
+                        any: *any,
+                    },
                     PlanTest::Function { function, k, collation, wanted } => PlanTest::Function {
                         function: *function,
                         k: k + first,
@@ -256,7 +275,8 @@ impl FilterPlan {
                 | PlanTest::Trimmed { k, .. }
                 | PlanTest::Collated { k, .. }
                 | PlanTest::Extract { k, .. }
-                | PlanTest::Function { k, .. } => out.push(*k),
+                | PlanTest::Function { k, .. }
+                | PlanTest::Leading { k, .. } => out.push(*k),
                 _ => {}
             },
             FilterPlan::And(c) | FilterPlan::Or(c) => c.iter().for_each(|c| c.collect_operands(out)),
@@ -343,6 +363,7 @@ fn resolve_test(att: usize, test: &PlanTest, operands: &[OperandValue]) -> Filte
         | PlanTest::Collated { k, .. }
         | PlanTest::Extract { k, .. }
         | PlanTest::Function { k, .. }
+        | PlanTest::Leading { k, .. }
             if unknown(k) =>
         {
             return Filter::Const(true)
@@ -406,6 +427,38 @@ fn resolve_test(att: usize, test: &PlanTest, operands: &[OperandValue]) -> Filte
             }
         }
         PlanTest::Columns { cmp, other } => Some(Test::Columns(*cmp, *other)),
+        PlanTest::Leading { chars, k, utf8, trimmed, .. } => {
+            let values: Vec<&Vec<u8>> = match &operands[*k] {
+                OperandValue::Value(Bound::Bytes(b)) => vec![b],
+                OperandValue::Array(items) => items
+                    .iter()
+                    .flatten()
+                    .filter_map(|b| match b {
+                        Bound::Bytes(b) => Some(b),
+                        _ => None,
+                    })
+                    .collect(),
+                _ => return Filter::Const(false),
+            };
+            let mut tests: Vec<Filter> = values
+                .into_iter()
+                .filter_map(|v| {
+                    let n = if *utf8 { v.iter().filter(|&&b| b & 0xC0 != 0x80).count() } else { v.len() };
+                    let test = match n.cmp(&(*chars as usize)) {
+                        std::cmp::Ordering::Equal => Test::Prefix(v.clone()),
+                        std::cmp::Ordering::Less => Test::Compare(CmpOp::Eq, Bound::Bytes(v.clone())),
+                        std::cmp::Ordering::Greater => return None,
+                    };
+                    let test = if *trimmed { Test::Trimmed(Box::new(test)) } else { test };
+                    Some(Filter::Test { att, test })
+                })
+                .collect();
+            return match tests.len() {
+                0 => Filter::Const(false),
+                1 => tests.pop().unwrap(),
+                _ => Filter::Or(tests),
+            };
+        }
         PlanTest::Function { k, wanted, .. } => match &operands[*k] {
             OperandValue::Matcher(m) => Some(Test::Matches(m.clone(), *wanted)),
             // Without the function (a plan-time estimate): says less.
@@ -532,6 +585,12 @@ impl FilterPlan {
                         out.push(11);
                         out.push(cmp_code(*cmp));
                         u32_(out, *other);
+                    }
+                    PlanTest::Leading { chars, k, utf8, trimmed, any } => {
+                        out.push(16);
+                        u32_(out, *chars as usize);
+                        u32_(out, *k);
+                        out.push(*utf8 as u8 | (*trimmed as u8) << 1 | (*any as u8) << 2);
                     }
                     PlanTest::Function { function, k, collation, wanted } => {
                         out.push(15);
@@ -684,6 +743,16 @@ impl FilterPlan {
                         };
                         PlanTest::Function { function, k, collation, wanted }
                     }
+                    16 => {
+                        let chars = num(at)? as u32;
+                        let k = num(at)?;
+                        let flags = byte(at)?;
+                        if flags > 7 {
+                            return None;
+                        }
+                        let (utf8, trimmed, any) = (flags & 1 != 0, flags & 2 != 0, flags & 4 != 0);
+                        PlanTest::Leading { chars, k, utf8, trimmed, any }
+                    }
                     _ => return None,
                 };
                 FilterPlan::Test { att, test }
@@ -729,6 +798,30 @@ mod tests {
     }
 
     #[test]
+    fn leading_characters_resolve_to_prefixes_and_equalities() {
+        let leading = t(3, PlanTest::Leading { chars: 2, k: 0, utf8: true, trimmed: false, any: true });
+        let b = |s: &str| Some(Bound::Bytes(s.as_bytes().to_vec()));
+        let items = OperandValue::Array(vec![b("13"), b("é1"), b("7"), b("123"), None]);
+        let f = leading.resolve(&[items]);
+        let test = |t: Test| Filter::Test { att: 3, test: t };
+        assert_eq!(
+            f,
+            Filter::Or(vec![
+                test(Test::Prefix(b"13".to_vec())),
+                test(Test::Prefix("é1".as_bytes().to_vec())),
+                test(Test::Compare(CmpOp::Eq, Bound::Bytes(b"7".to_vec()))),
+            ])
+        );
+        assert_eq!(leading.resolve(&[OperandValue::Array(vec![b("123")])]), Filter::Const(false));
+        assert_eq!(leading.resolve(&[OperandValue::Null]), Filter::Const(false));
+        let bytes = t(3, PlanTest::Leading { chars: 2, k: 0, utf8: false, trimmed: true, any: false });
+        assert_eq!(
+            bytes.resolve(&[OperandValue::Value(Bound::Bytes("é".as_bytes().to_vec()))]),
+            test(Test::Trimmed(Box::new(Test::Prefix("é".as_bytes().to_vec()))))
+        );
+    }
+
+    #[test]
     fn round_trips_through_bytes() {
         let plan = FilterPlan::And(vec![
             t(0, PlanTest::Compare(CmpOp::Ge, 0)),
@@ -767,10 +860,11 @@ mod tests {
             t(2, PlanTest::Collated { cmp: CmpOp::Ge, k: 7, collation: 12345, trimmed: true }),
             t(5, PlanTest::Extract { cmp: None, k: 8, column: TimeType::Timestamp, field: 9, part: true }),
             t(2, PlanTest::Function { function: 1633, k: 9, collation: 100, wanted: false }),
+            t(2, PlanTest::Leading { chars: 2, k: 10, utf8: true, trimmed: true, any: true }),
         ]);
         assert_eq!(numeric.attributes(), vec![1, 2, 5, 6, 7, 8, 9]);
         assert_eq!(FilterPlan::from_bytes(&numeric.to_bytes()), Some(numeric.clone()));
-        assert_eq!(numeric.with_operands_from(2).operands(), vec![2, 3, 4, 5, 6, 7, 8, 9, 10, 11]);
+        assert_eq!(numeric.with_operands_from(2).operands(), vec![2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12]);
         assert_eq!(numeric.functions(), vec![(9, 1633, 100)]);
         assert_eq!(numeric.with_operands_from(2).extractions(), vec![(10, TimeType::Timestamp, 9, true)]);
         assert_eq!(numeric.collations(), vec![(7, 12345)]);
