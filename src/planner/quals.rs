@@ -719,13 +719,8 @@ impl Translator {
             if !utf8 && pg_sys::pg_database_encoding_max_length() != 1 {
                 return None;
             }
-            let (call, operand) = if any {
-                (left, right)
-            } else if self.is_operand(right) {
-                (left, right)
-            } else {
-                (right, left)
-            };
+            // `x = ANY(array)` has the array on the right; `=` either way round.
+            let (call, operand) = if any || self.is_operand(right) { (left, right) } else { (right, left) };
             if !self.is_operand(operand) || (*call).type_ != pg_sys::NodeTag::T_FuncExpr {
                 return None;
             }
