@@ -396,6 +396,20 @@ impl Rel {
             Rel::Ne => Rel::Cmp(CmpOp::Eq),
         }
     }
+
+    /// The relation of the column to the operand, for a clause written `operand op
+    /// column` (`commuted`) and under a NOT (`negate`).
+    fn oriented(self, commuted: bool, negate: bool) -> Rel {
+        let rel = match (self, commuted) {
+            (Rel::Cmp(c), true) => Rel::Cmp(c.commute()),
+            (rel, _) => rel,
+        };
+        if negate {
+            rel.negate()
+        } else {
+            rel
+        }
+    }
 }
 
 /// The column's btree family, for its base type: its default btree operator class's,
@@ -595,15 +609,7 @@ impl Translator {
             } else {
                 None
             };
-            if commuted {
-                rel = match rel {
-                    Rel::Cmp(c) => Rel::Cmp(c.commute()),
-                    Rel::Ne => Rel::Ne,
-                };
-            }
-            if negate {
-                rel = rel.negate();
-            }
+            rel = rel.oriented(commuted, negate);
             let k = self.operand(operand);
             if let Some(collation) = collated {
                 let Rel::Cmp(cmp) = rel else { return None };
@@ -818,16 +824,7 @@ impl Translator {
             if base != column_type || pg_sys::exprType(operand) != result {
                 return None;
             }
-            let mut rel = relation_of((*op).opno, btree_family(result)?)?;
-            if commuted {
-                rel = match rel {
-                    Rel::Cmp(c) => Rel::Cmp(c.commute()),
-                    Rel::Ne => Rel::Ne,
-                };
-            }
-            if negate {
-                rel = rel.negate();
-            }
+            let rel = relation_of((*op).opno, btree_family(result)?)?.oriented(commuted, negate);
             let cmp = match rel {
                 Rel::Cmp(c) => Some(c),
                 Rel::Ne => None,

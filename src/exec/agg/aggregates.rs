@@ -14,7 +14,6 @@ use crate::exec::filter::{kernels as filter_kernels, Filter};
 use crate::storage::format::encoding::{DecodedValues, DecodedVector};
 use crate::storage::read::reader::Reader;
 use pgrx::pg_sys;
-use std::cmp::Ordering;
 
 pub struct Aggregates {
     pub specs: Vec<AggSpec>,
@@ -211,7 +210,7 @@ unsafe fn fold_one(
             // caller's contract, `fold`'s).
             unsafe { reader.decode(att) };
             let col = reader.column(att);
-            let cmp = |a: &[u8], b: &[u8]| collated_cmp(a, b, collation);
+            let cmp = |a: &[u8], b: &[u8]| crate::storage::relation::datum::collated_cmp(a, b, collation);
             report(acc.fold(col, sel, gids, &cmp));
             return;
         }
@@ -356,24 +355,6 @@ fn report(result: Result<(), Overflow>) {
             crate::storage::shared::error::data_corrupted("a stored numeric value is malformed")
         }
     }
-}
-
-/// Byte strings in collation `collation`'s order (text_cmp's).
-fn collated_cmp(a: &[u8], b: &[u8], collation: pg_sys::Oid) -> Ordering {
-    if a == b {
-        return Ordering::Equal;
-    }
-    // SAFETY: varstr_cmp reads the two buffers; it runs on the backend's thread.
-    let c = unsafe {
-        pg_sys::varstr_cmp(
-            a.as_ptr() as *const std::ffi::c_char,
-            a.len() as i32,
-            b.as_ptr() as *const std::ffi::c_char,
-            b.len() as i32,
-            collation,
-        )
-    };
-    c.cmp(&0)
 }
 
 /// The rows' group ids for `sub` (a subset of `sel`, both ascending), from `gids`

@@ -113,20 +113,7 @@ pub fn collate_operands(values: &mut [OperandValue], collations: &[(usize, u32)]
     for &(k, collation) in collations {
         let OperandValue::Value(Bound::Bytes(b)) = &values[k] else { continue };
         let collator = super::Collator::new(collation, move |a: &[u8], b: &[u8]| {
-            // SAFETY: varstr_cmp reads `len` bytes at each pointer (it copies them when the
-            // collation needs NUL-terminated strings); the slices are live for the call.
-            // Kernels run on the backend thread, inside the scan, where PostgreSQL calls
-            // are allowed; an error it raises unwinds as any other ereport does.
-            let c = unsafe {
-                pg_sys::varstr_cmp(
-                    a.as_ptr() as *const std::ffi::c_char,
-                    a.len() as i32,
-                    b.as_ptr() as *const std::ffi::c_char,
-                    b.len() as i32,
-                    pg_sys::Oid::from(collation),
-                )
-            };
-            c.cmp(&0)
+            datum::collated_cmp(a, b, pg_sys::Oid::from(collation))
         });
         values[k] = OperandValue::Collated(b.clone(), collator);
     }
