@@ -29,9 +29,14 @@ use std::cell::{Cell, RefCell};
 use std::collections::BTreeMap;
 use std::rc::Rc;
 
-/// (storage id, first row of the row group, vector, attribute index). Stored vectors
-/// never change and storage ids are never reused, so entries cannot go stale.
-type VectorKey = (u64, u64, usize, usize);
+/// (storage id, first row of the row group, vector): a stripe, the same rows of every
+/// column of a row group. Stored vectors never change and storage ids are never
+/// reused, so entries cannot go stale.
+type StripeKey = (u64, u64, usize);
+
+/// The vectors of a stripe opened so far, by attribute index: a fetch finds every
+/// column of its row with one lookup, the vectors side by side.
+type Stripe = Vec<Option<PointVector>>;
 
 /// Bytes of opened vectors a backend keeps for fetches (`pgcolumnar.fetch_cache_size`,
 /// in kB): the rows an index finds scatter over thousands of vectors, each visited
@@ -52,7 +57,7 @@ pub fn define_gucs() {
 }
 
 thread_local! {
-    static SHARED: RefCell<ClockCache<VectorKey, PointVector>> = RefCell::new(ClockCache::new(usize::MAX));
+    static SHARED: RefCell<ClockCache<StripeKey, Stripe>> = RefCell::new(ClockCache::new(usize::MAX));
 }
 
 /// Bytes the fetch cache may hold now.
@@ -76,6 +81,8 @@ pub struct Fetcher {
     groups: Vec<RowGroupMeta>,
     /// Which of `groups` have their chunks.
     chunks_attached: Vec<bool>,
+    /// The index in `groups` of the last row fetched.
+    last_group: usize,
     /// Row numbers deleted for that snapshot (marks not folded into masks yet).
     deleted_rows: Vec<u64>,
     groups_for: Option<(usize, u32, u32, u32)>,
@@ -204,96 +211,133 @@ impl LazyColumns for LazyRow {
         nulls: *mut bool,
         needed: Option<&[u64]>,
     ) {
-        let desc = self.desc;
-        if to > from + 1 {
-            self.prefetch(from, to.min(self.kinds.len()), needed);
+        let to = to.min(self.kinds.len());
+        if !self.prefetch(from, to, needed) {
+            // SAFETY: `fill`'s contract: the relation is open, inside a transaction.
+            unsafe { self.open_missing(from, to, needed) };
         }
-        for i in from..to.min(self.kinds.len()) {
-            let (d, n) = match (self.kinds[i], self.group.chunk(i as i16 + 1)) {
-                (ColumnKind::Dropped, _) => (pg_sys::Datum::from(0usize), true),
-                _ if !crate::storage::relation::slot::is_needed(needed, i) => {
-                    (pg_sys::Datum::from(0usize), true)
-                }
-                (_, None) => {
-                    let mut isnull = false;
-                    // SAFETY: `desc` is the open relation's tuple descriptor and `i` one of its
-                    // attribute indexes (`kinds` was built from it).
-                    let d = unsafe { pg_sys::getmissingattr(desc, i as i32 + 1, &mut isnull) };
-                    (d, isnull)
-                }
-                (kind, Some(chunk)) => {
-                    let key = self.key(i);
-                    let at = self.at;
-                    let images = &mut self.images;
-                    // The value is read where the cache keeps its vector (no reference
-                    // to it is taken out).
-                    let mut read = |v: &PointVector| {
-                        if at >= v.rows() {
-                            crate::storage::shared::error::data_corrupted("row beyond its vector");
+        let key = self.key();
+        let at = self.at;
+        SHARED.with(|c| {
+            let c = c.borrow();
+            let stripe = c.peek(&key).map_or(&[][..], Vec::as_slice);
+            for i in from..to {
+                let (d, n) = if !self.stored(i, needed) {
+                    match (self.kinds[i], self.group.chunk(i as i16 + 1)) {
+                        (ColumnKind::Dropped, _) => (pg_sys::Datum::from(0usize), true),
+                        (_, None) if crate::storage::relation::slot::is_needed(needed, i) => {
+                            let mut isnull = false;
+                            // SAFETY: `desc` is the open relation's tuple descriptor and `i` one
+                            // of its attribute indexes (`kinds` was built from it).
+                            let d = unsafe { pg_sys::getmissingattr(self.desc, i as i32 + 1, &mut isnull) };
+                            (d, isnull)
                         }
-                        // SAFETY: inside a transaction on the backend thread (`fill`'s contract),
-                        // so a by-reference value may be palloc'ed.
-                        unsafe { datum::point_datum(kind, v.value(at), images) }
-                    };
-                    let cached = SHARED.with(|c| c.borrow_mut().get(&key).map(&mut read));
-                    match cached {
-                        Some(d) => d,
-                        None => {
-                            let Some(entry) = chunk.vectors.get(self.vector) else {
-                                crate::storage::shared::error::data_corrupted("vector missing from chunk")
-                            };
-                            let at_byte = chunk.offset + entry.offset as u64;
-                            // SAFETY: `self.rel` stays open while the row lives (`fill`'s
-                            // contract), and we are inside a transaction, so its pages may be read.
-                            let vector = unsafe {
-                                open_vector(self.rel, &self.blocks, kind, at_byte, entry.len, entry.rows)
-                            };
-                            OPENED.with(|d| d.set(d.get() + 1));
-                            let d = read(&vector);
-                            SHARED.with(|c| {
-                                let mut c = c.borrow_mut();
-                                c.set_max_weight(fetch_cache_bytes());
-                                let weight = vector.heap_bytes();
-                                c.insert(key, vector, weight);
-                            });
-                            d
-                        }
+                        _ => (pg_sys::Datum::from(0usize), true),
                     }
+                } else {
+                    // `open_missing` opened every vector the row reads (or raised an ERROR).
+                    let Some(Some(v)) = stripe.get(i) else {
+                        crate::storage::shared::error::data_corrupted("vector missing from the fetch cache")
+                    };
+                    if at >= v.rows() {
+                        crate::storage::shared::error::data_corrupted("row beyond its vector");
+                    }
+                    // SAFETY: inside a transaction on the backend thread (`fill`'s contract),
+                    // so a by-reference value may be palloc'ed.
+                    unsafe { datum::point_datum(self.kinds[i], v.value(at), &mut self.images) }
+                };
+                // SAFETY: `i < to`, and the caller gives arrays valid for writes up to `to`.
+                unsafe {
+                    *values.add(i) = d;
+                    *nulls.add(i) = n;
                 }
-            };
-            // SAFETY: `i < to`, and the caller gives arrays valid for writes up to `to`.
-            unsafe {
-                *values.add(i) = d;
-                *nulls.add(i) = n;
             }
-        }
+        });
     }
 }
 
 impl LazyRow {
-    /// The fetch cache's key of attribute `i`'s vector holding the row.
-    fn key(&self, i: usize) -> VectorKey {
-        (self.storage_id, self.group.first_row, self.vector, i)
+    /// The fetch cache's key of the stripe holding the row.
+    fn key(&self) -> StripeKey {
+        (self.storage_id, self.group.first_row, self.vector)
+    }
+
+    /// Whether attribute `i`'s value is read from its vector: a column the row group
+    /// stores, that someone reads.
+    fn stored(&self, i: usize, needed: Option<&[u64]>) -> bool {
+        !matches!(self.kinds[i], ColumnKind::Dropped)
+            && crate::storage::relation::slot::is_needed(needed, i)
+            && self.group.chunk(i as i16 + 1).is_some()
     }
 
     /// Has the CPU load the values of attributes `from .. to` that are cached, before
     /// they are read one by one: each lies in a vector of its own, out of the CPU's
     /// caches, and reading them in turn would wait for each load after the other.
-    fn prefetch(&self, from: usize, to: usize, needed: Option<&[u64]>) {
+    /// False if a vector the row reads is not opened yet.
+    fn prefetch(&self, from: usize, to: usize, needed: Option<&[u64]>) -> bool {
         SHARED.with(|c| {
             let c = c.borrow();
+            let Some(stripe) = c.peek(&self.key()) else { return false };
+            let mut complete = true;
             for i in from..to {
-                if crate::storage::relation::slot::is_needed(needed, i)
-                    && self.group.chunk(i as i16 + 1).is_some()
-                {
-                    if let Some(v) = c.peek(&self.key(i)) {
-                        if self.at < v.rows() {
-                            prefetch(v.value_address(self.at));
-                        }
+                if self.stored(i, needed) {
+                    match stripe.get(i) {
+                        Some(Some(v)) if self.at < v.rows() => prefetch(v.value_address(self.at)),
+                        Some(Some(_)) => {}
+                        _ => complete = false,
                     }
                 }
             }
-        });
+            complete
+        })
+    }
+
+    /// Opens the vectors of attributes `from .. to` the row reads that no fetch opened
+    /// yet, into the fetch cache.
+    ///
+    /// # Safety
+    /// As `fill`: on the backend thread inside a transaction, while the row's relation
+    /// is open.
+    unsafe fn open_missing(&mut self, from: usize, to: usize, needed: Option<&[u64]>) {
+        let key = self.key();
+        let width = self.kinds.len();
+        for i in from..to {
+            if !self.stored(i, needed) {
+                continue;
+            }
+            let opened =
+                SHARED.with(|c| c.borrow().peek(&key).is_some_and(|s| s.get(i).is_some_and(Option::is_some)));
+            if opened {
+                continue;
+            }
+            let Some(chunk) = self.group.chunk(i as i16 + 1) else { continue };
+            let Some(entry) = chunk.vectors.get(self.vector) else {
+                crate::storage::shared::error::data_corrupted("vector missing from chunk")
+            };
+            let at_byte = chunk.offset + entry.offset as u64;
+            // Opened outside the cache's borrow: it reads pages, which may raise an ERROR.
+            // SAFETY: `self.rel` stays open while the row lives (`fill`'s contract), and we
+            // are inside a transaction, so its pages may be read.
+            let vector =
+                unsafe { open_vector(self.rel, &self.blocks, self.kinds[i], at_byte, entry.len, entry.rows) };
+            OPENED.with(|d| d.set(d.get() + 1));
+            SHARED.with(|c| {
+                let mut c = c.borrow_mut();
+                c.set_max_weight(fetch_cache_bytes());
+                if c.peek(&key).is_none() {
+                    c.insert(key, Vec::new(), std::mem::size_of::<Stripe>());
+                }
+                let stripe = c.get_mut(&key).expect("just inserted");
+                let mut more = vector.heap_bytes();
+                let len = width.max(i + 1);
+                if stripe.len() < len {
+                    more += (len - stripe.len()) * std::mem::size_of::<Option<PointVector>>();
+                    stripe.resize_with(len, || None);
+                }
+                stripe[i] = Some(vector);
+                c.add_weight(&key, more);
+            });
+        }
     }
 }
 
@@ -370,6 +414,7 @@ impl Fetcher {
                 storage_id,
                 groups: Vec::new(),
                 chunks_attached: Vec::new(),
+                last_group: 0,
                 deleted_rows: Vec::new(),
                 groups_for: None,
                 probed_for: None,
@@ -413,7 +458,12 @@ impl Fetcher {
                     self.deleted_rows = catalog::load_deleted_rows(self.storage_id, snapshot);
                     self.groups_for = Some(key);
                 }
-                let i = self.groups.partition_point(|g| g.first_row <= row).checked_sub(1)?;
+                // Fetches of one index scan often stay in one row group: try the last first.
+                let i = match self.groups.get(self.last_group) {
+                    Some(g) if g.first_row <= row && row < g.first_row + g.row_count => self.last_group,
+                    _ => self.groups.partition_point(|g| g.first_row <= row).checked_sub(1)?,
+                };
+                self.last_group = i;
                 let g = &mut self.groups[i];
                 if row >= g.first_row + g.row_count {
                     return None;
