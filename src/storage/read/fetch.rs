@@ -9,6 +9,7 @@
 
 use crate::storage::catalog::{self, RowGroupMeta};
 use crate::storage::format::encoding::point::PointVector;
+use crate::storage::format::encoding::stripe_rows::{StripeRows, MAX_ATTRIBUTE};
 use crate::storage::format::encoding::DecodedVector;
 use crate::storage::format::flush_order::inverse;
 use crate::storage::format::image_arena::ImageArena;
@@ -34,9 +35,29 @@ use std::rc::Rc;
 /// reused, so entries cannot go stale.
 type StripeKey = (u64, u64, usize);
 
-/// The vectors of a stripe opened so far, by attribute index: a fetch finds every
-/// column of its row with one lookup, the vectors side by side.
-type Stripe = Vec<Option<PointVector>>;
+/// What the fetch cache keeps of a stripe: the vectors opened so far, by attribute
+/// index (a fetch finds every column of its row with one lookup, the vectors side by
+/// side), and once fetches came back to it `TRANSPOSE_AFTER` times, its fixed-width
+/// vectors as rows instead (`StripeRows`: a row's values in a line or two, not each
+/// in a vector of its own).
+#[derive(Default)]
+struct Stripe {
+    columns: Vec<Option<PointVector>>,
+    rows: Option<StripeRows>,
+    /// Rows fetched from it, up to `TRANSPOSE_AFTER`.
+    fetches: Cell<u32>,
+}
+
+impl Stripe {
+    /// Whether attribute `i` can be read.
+    fn holds(&self, i: usize) -> bool {
+        self.rows.as_ref().is_some_and(|r| r.holds(i)) || self.columns.get(i).is_some_and(Option::is_some)
+    }
+}
+
+/// Fetches from a stripe after which its fixed-width vectors are made rows: a stripe
+/// read once or twice (a point lookup) is not worth the pass over its rows.
+const TRANSPOSE_AFTER: u32 = 4;
 
 /// Bytes of opened vectors a backend keeps for fetches (`pgcolumnar.fetch_cache_size`,
 /// in kB): the rows an index finds scatter over thousands of vectors, each visited
@@ -212,15 +233,19 @@ impl LazyColumns for LazyRow {
         needed: Option<&[u64]>,
     ) {
         let to = to.min(self.kinds.len());
-        if !self.prefetch(from, to, needed) {
+        match self.prefetch(from, to, needed) {
             // SAFETY: `fill`'s contract: the relation is open, inside a transaction.
-            unsafe { self.open_missing(from, to, needed) };
+            Ready::Missing => unsafe { self.open_missing(from, to, needed) },
+            Ready::Transpose => self.transpose(),
+            Ready::Yes => {}
         }
         let key = self.key();
         let at = self.at;
         SHARED.with(|c| {
             let c = c.borrow();
-            let stripe = c.peek(&key).map_or(&[][..], Vec::as_slice);
+            let stripe = c.peek(&key);
+            let rows = stripe.and_then(|s| s.rows.as_ref());
+            let columns = stripe.map_or(&[][..], |s| s.columns.as_slice());
             for i in from..to {
                 let (d, n) = if !self.stored(i, needed) {
                     match (self.kinds[i], self.group.chunk(i as i16 + 1)) {
@@ -235,16 +260,27 @@ impl LazyColumns for LazyRow {
                         _ => (pg_sys::Datum::from(0usize), true),
                     }
                 } else {
-                    // `open_missing` opened every vector the row reads (or raised an ERROR).
-                    let Some(Some(v)) = stripe.get(i) else {
-                        crate::storage::shared::error::data_corrupted("vector missing from the fetch cache")
+                    let value = match (rows, columns.get(i)) {
+                        (Some(r), _) if r.holds(i) => {
+                            if at >= r.rows() {
+                                crate::storage::shared::error::data_corrupted("row beyond its vector");
+                            }
+                            r.value(i, at)
+                        }
+                        // `open_missing` opened every vector the row reads (or raised an ERROR).
+                        (_, Some(Some(v))) => {
+                            if at >= v.rows() {
+                                crate::storage::shared::error::data_corrupted("row beyond its vector");
+                            }
+                            v.value(at)
+                        }
+                        _ => crate::storage::shared::error::data_corrupted(
+                            "vector missing from the fetch cache",
+                        ),
                     };
-                    if at >= v.rows() {
-                        crate::storage::shared::error::data_corrupted("row beyond its vector");
-                    }
                     // SAFETY: inside a transaction on the backend thread (`fill`'s contract),
                     // so a by-reference value may be palloc'ed.
-                    unsafe { datum::point_datum(self.kinds[i], v.value(at), &mut self.images) }
+                    unsafe { datum::point_datum(self.kinds[i], value, &mut self.images) }
                 };
                 // SAFETY: `i < to`, and the caller gives arrays valid for writes up to `to`.
                 unsafe {
@@ -254,6 +290,15 @@ impl LazyColumns for LazyRow {
             }
         });
     }
+}
+
+/// What a row's fill has to do before reading its values.
+enum Ready {
+    Yes,
+    /// A vector the row reads is not opened yet.
+    Missing,
+    /// Its stripe was fetched from often enough to be made rows.
+    Transpose,
 }
 
 impl LazyRow {
@@ -272,24 +317,73 @@ impl LazyRow {
 
     /// Has the CPU load the values of attributes `from .. to` that are cached, before
     /// they are read one by one: each lies in a vector of its own, out of the CPU's
-    /// caches, and reading them in turn would wait for each load after the other.
-    /// False if a vector the row reads is not opened yet.
-    fn prefetch(&self, from: usize, to: usize, needed: Option<&[u64]>) -> bool {
+    /// caches, and reading them in turn would wait for each load after the other. Counts
+    /// the row's first fill as a fetch from its stripe.
+    fn prefetch(&self, from: usize, to: usize, needed: Option<&[u64]>) -> Ready {
         SHARED.with(|c| {
             let c = c.borrow();
-            let Some(stripe) = c.peek(&self.key()) else { return false };
-            let mut complete = true;
+            let Some(stripe) = c.peek(&self.key()) else { return Ready::Missing };
+            let mut ready = Ready::Yes;
+            let mut in_rows = false;
             for i in from..to {
-                if self.stored(i, needed) {
-                    match stripe.get(i) {
-                        Some(Some(v)) if self.at < v.rows() => prefetch(v.value_address(self.at)),
-                        Some(Some(_)) => {}
-                        _ => complete = false,
-                    }
+                if !self.stored(i, needed) {
+                    continue;
+                }
+                match (&stripe.rows, stripe.columns.get(i)) {
+                    (Some(r), _) if r.holds(i) => in_rows = true,
+                    (_, Some(Some(v))) if self.at < v.rows() => prefetch(v.value_address(self.at)),
+                    (_, Some(Some(_))) => {}
+                    _ => ready = Ready::Missing,
                 }
             }
-            complete
+            if let Some(r) = stripe.rows.as_ref().filter(|r| in_rows && self.at < r.rows()) {
+                for p in r.row_span(self.at) {
+                    prefetch(p);
+                }
+            }
+            if from == 0 {
+                let fetches = stripe.fetches.get().saturating_add(1);
+                stripe.fetches.set(fetches);
+                if fetches == TRANSPOSE_AFTER && matches!(ready, Ready::Yes) {
+                    return Ready::Transpose;
+                }
+            }
+            ready
         })
+    }
+
+    /// Makes the fixed-width vectors of the row's stripe opened so far rows
+    /// (`StripeRows`), in their place in the fetch cache.
+    fn transpose(&self) {
+        let key = self.key();
+        SHARED.with(|c| {
+            let mut c = c.borrow_mut();
+            let Some(stripe) = c.get_mut(&key) else { return };
+            if stripe.rows.is_some() {
+                return;
+            }
+            let fixed: Vec<(usize, &PointVector)> = stripe
+                .columns
+                .iter()
+                .enumerate()
+                .take(MAX_ATTRIBUTE)
+                .filter_map(|(i, v)| v.as_ref().filter(|v| v.fixed_width()).map(|v| (i, v)))
+                .collect();
+            if fixed.len() < 2 {
+                return;
+            }
+            let Some(rows) = StripeRows::transpose(&fixed) else { return };
+            let before: usize = fixed.iter().map(|(_, v)| v.heap_bytes()).sum();
+            for i in 0..stripe.columns.len() {
+                if rows.holds(i) {
+                    stripe.columns[i] = None;
+                }
+            }
+            let after = rows.heap_bytes();
+            stripe.rows = Some(rows);
+            c.remove_weight(&key, before);
+            c.add_weight(&key, after);
+        });
     }
 
     /// Opens the vectors of attributes `from .. to` the row reads that no fetch opened
@@ -305,8 +399,7 @@ impl LazyRow {
             if !self.stored(i, needed) {
                 continue;
             }
-            let opened =
-                SHARED.with(|c| c.borrow().peek(&key).is_some_and(|s| s.get(i).is_some_and(Option::is_some)));
+            let opened = SHARED.with(|c| c.borrow().peek(&key).is_some_and(|s| s.holds(i)));
             if opened {
                 continue;
             }
@@ -325,16 +418,16 @@ impl LazyRow {
                 let mut c = c.borrow_mut();
                 c.set_max_weight(fetch_cache_bytes());
                 if c.peek(&key).is_none() {
-                    c.insert(key, Vec::new(), std::mem::size_of::<Stripe>());
+                    c.insert(key, Stripe::default(), std::mem::size_of::<Stripe>());
                 }
                 let stripe = c.get_mut(&key).expect("just inserted");
                 let mut more = vector.heap_bytes();
                 let len = width.max(i + 1);
-                if stripe.len() < len {
-                    more += (len - stripe.len()) * std::mem::size_of::<Option<PointVector>>();
-                    stripe.resize_with(len, || None);
+                if stripe.columns.len() < len {
+                    more += (len - stripe.columns.len()) * std::mem::size_of::<Option<PointVector>>();
+                    stripe.columns.resize_with(len, || None);
                 }
-                stripe[i] = Some(vector);
+                stripe.columns[i] = Some(vector);
                 c.add_weight(&key, more);
             });
         }

@@ -165,6 +165,14 @@ impl<K: Hash + Eq + Clone, V> ClockCache<K, V> {
         Some(&mut entry.value)
     }
 
+    /// Counts `less` weight off `key`'s entry (a value that shrank in place).
+    pub fn remove_weight(&mut self, key: &K, less: usize) {
+        let Some(entry) = self.entries.get_mut(key) else { return };
+        let less = less.min(entry.weight);
+        entry.weight -= less;
+        self.weight -= less;
+    }
+
     /// Counts `more` weight against `key`'s entry (a value that grew in place), then
     /// lets other entries go until the cache fits its bound again (the entry alone may
     /// stay heavier than it).
@@ -284,6 +292,10 @@ mod tests {
         // Growing a missing key changes nothing.
         c.add_weight(&9, 10);
         assert_eq!(c.weight(), 550);
+        c.remove_weight(&2, 100);
+        assert_eq!(c.weight(), 450);
+        c.remove_weight(&2, 1000);
+        assert_eq!(c.weight(), 0);
     }
 
     #[test]

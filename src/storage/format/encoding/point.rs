@@ -110,6 +110,11 @@ impl PointVector {
         }
     }
 
+    /// Whether its values are numbers (none are byte strings).
+    pub fn fixed_width(&self) -> bool {
+        !matches!(self, PointVector::Bytes(_))
+    }
+
     /// Memory the vector holds (beside its own 64 bytes).
     pub fn heap_bytes(&self) -> usize {
         match self {
