@@ -434,6 +434,26 @@ impl LazyRow {
     }
 }
 
+/// The index of the group of `groups` (ordered by first row; `span` gives a group's
+/// first row and row count) holding `row`, if one does. Fetches of one index scan often
+/// stay in one row group, so `last` (the previous answer) is tried first; then the
+/// group a table loaded in full row groups puts the row in; a binary search only after
+/// these.
+fn group_index<G>(groups: &[G], span: impl Fn(&G) -> (u64, u64), last: usize, row: u64) -> Option<usize> {
+    let holds =
+        |i: usize| groups.get(i).map(&span).is_some_and(|(first, count)| first <= row && row < first + count);
+    let (first, count) = span(groups.first()?);
+    let guess = (row.checked_sub(first)? / count.max(1)) as usize;
+    let i = if holds(last) {
+        last
+    } else if holds(guess) {
+        guess
+    } else {
+        groups.partition_point(|g| span(g).0 <= row).checked_sub(1)?
+    };
+    holds(i).then_some(i)
+}
+
 /// Asks the CPU to load the cache line at `p` (a hint: no fault, whatever `p` is).
 #[inline]
 fn prefetch(p: *const u8) {
@@ -551,16 +571,8 @@ impl Fetcher {
                     self.deleted_rows = catalog::load_deleted_rows(self.storage_id, snapshot);
                     self.groups_for = Some(key);
                 }
-                // Fetches of one index scan often stay in one row group: try the last first.
-                let i = match self.groups.get(self.last_group) {
-                    Some(g) if g.first_row <= row && row < g.first_row + g.row_count => self.last_group,
-                    _ => self.groups.partition_point(|g| g.first_row <= row).checked_sub(1)?,
-                };
-                self.last_group = i;
+                let i = self.group_index(row)?;
                 let g = &mut self.groups[i];
-                if row >= g.first_row + g.row_count {
-                    return None;
-                }
                 if !self.chunks_attached[i] {
                     catalog::attach_chunks(self.storage_id, g, snapshot);
                     self.chunks_attached[i] = true;
@@ -591,6 +603,13 @@ impl Fetcher {
             }
             group
         }
+    }
+
+    /// The index in `groups` of the group holding `row`, if any.
+    fn group_index(&mut self, row: u64) -> Option<usize> {
+        let i = group_index(&self.groups, |g| (g.first_row, g.row_count), self.last_group, row)?;
+        self.last_group = i;
+        Some(i)
     }
 
     /// Where row `offset` of row group `g` is stored: the same position, unless a flush
@@ -913,5 +932,45 @@ impl Fetcher {
             (*slot).tts_tableOid = (*self.rel).rd_id;
             true
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::group_index;
+
+    #[test]
+    fn rows_find_their_group_by_guess_last_or_search() {
+        // Full groups of 100, then a short one, a gap (a group VACUUM freed), small ones.
+        let groups = [(0u64, 100u64), (100, 100), (200, 100), (300, 40), (400, 10), (410, 5), (500, 100)];
+        let span = |g: &(u64, u64)| *g;
+        let find = |row: u64, last: usize| group_index(&groups, span, last, row);
+        for (row, want) in [
+            (0, Some(0)),
+            (99, Some(0)),
+            (100, Some(1)),
+            (250, Some(2)),
+            (339, Some(3)),
+            (340, None),
+            (399, None),
+            (400, Some(4)),
+            (409, Some(4)),
+            (410, Some(5)),
+            (415, None),
+            (499, None),
+            (500, Some(6)),
+            (599, Some(6)),
+            (600, None),
+            (u64::MAX, None),
+        ] {
+            for last in [0, 3, 6, 99] {
+                assert_eq!(find(row, last), want, "row {row}, last {last}");
+            }
+        }
+        assert_eq!(group_index(&groups[..0], span, 0, 5), None);
+        // Groups that start past row 0.
+        let later = [(1000u64, 50u64), (1050, 50)];
+        assert_eq!(group_index(&later, span, 0, 999), None);
+        assert_eq!(group_index(&later, span, 0, 1075), Some(1));
     }
 }
