@@ -381,6 +381,7 @@ impl LazyRow {
             }
             let after = rows.heap_bytes();
             stripe.rows = Some(rows);
+            TRANSPOSED.with(|t| t.set(t.get() + 1));
             c.remove_weight(&key, before);
             c.add_weight(&key, after);
         });
@@ -471,12 +472,19 @@ thread_local! {
     static SCRATCH: RefCell<(Vec<u8>, DecodedVector)> = RefCell::new(Default::default());
     /// Vectors this backend's fetches opened (`pgcolumnar.fetch_decoded_vectors()`).
     static OPENED: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+    /// Stripes this backend's fetches made rows (`pgcolumnar.fetch_stripes_made_rows()`).
+    static TRANSPOSED: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
 }
 
 /// How many column vectors row fetches have opened (read and decompressed, decoded
 /// where single rows cannot be read in place) in this backend.
 pub fn decoded_vectors() -> u64 {
     OPENED.with(|d| d.get())
+}
+
+/// How many stripes row fetches have made rows (`StripeRows`) in this backend.
+pub fn stripes_made_rows() -> u64 {
+    TRANSPOSED.with(|t| t.get())
 }
 
 /// Reads the stored vector of `len` bytes at stream offset `at` and opens it for
