@@ -243,8 +243,8 @@ mod tests {
         let keys = ints(&(0..1000).map(Some).collect::<Vec<_>>());
         let t = StripeRows::transpose(&[(1, &keys), (4, &v)]).unwrap();
         assert_eq!(t.null_bytes, 0);
-        for i in 0..1000 {
-            assert_eq!(t.value(4, i), PointValue::Scaled { m: rows[i], scale: 2 });
+        for (i, &m) in rows.iter().enumerate() {
+            assert_eq!(t.value(4, i), PointValue::Scaled { m, scale: 2 });
             assert_eq!(t.value(1, i), PointValue::Int(i as i64));
         }
     }
