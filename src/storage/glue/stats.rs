@@ -114,3 +114,11 @@ fn stats(
 fn fetch_decoded_vectors() -> i64 {
     crate::storage::read::fetch::decoded_vectors() as i64
 }
+
+/// How many stripes (a row group's vectors of the same rows) row fetches have made rows
+/// in this backend: a stripe fetched from four times keeps its fixed-width columns
+/// row by row, a fetched row's values side by side.
+#[pg_extern(volatile, parallel_safe)]
+fn fetch_stripes_made_rows() -> i64 {
+    crate::storage::read::fetch::stripes_made_rows() as i64
+}

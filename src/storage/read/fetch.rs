@@ -9,6 +9,7 @@
 
 use crate::storage::catalog::{self, RowGroupMeta};
 use crate::storage::format::encoding::point::PointVector;
+use crate::storage::format::encoding::stripe_rows::{StripeRows, MAX_ATTRIBUTE};
 use crate::storage::format::encoding::DecodedVector;
 use crate::storage::format::flush_order::inverse;
 use crate::storage::format::image_arena::ImageArena;
@@ -29,9 +30,34 @@ use std::cell::{Cell, RefCell};
 use std::collections::BTreeMap;
 use std::rc::Rc;
 
-/// (storage id, first row of the row group, vector, attribute index). Stored vectors
-/// never change and storage ids are never reused, so entries cannot go stale.
-type VectorKey = (u64, u64, usize, usize);
+/// (storage id, first row of the row group, vector): a stripe, the same rows of every
+/// column of a row group. Stored vectors never change and storage ids are never
+/// reused, so entries cannot go stale.
+type StripeKey = (u64, u64, usize);
+
+/// What the fetch cache keeps of a stripe: the vectors opened so far, by attribute
+/// index (a fetch finds every column of its row with one lookup, the vectors side by
+/// side), and once fetches came back to it `TRANSPOSE_AFTER` times, its fixed-width
+/// vectors as rows instead (`StripeRows`: a row's values in a line or two, not each
+/// in a vector of its own).
+#[derive(Default)]
+struct Stripe {
+    columns: Vec<Option<PointVector>>,
+    rows: Option<StripeRows>,
+    /// Rows fetched from it, up to `TRANSPOSE_AFTER`.
+    fetches: Cell<u32>,
+}
+
+impl Stripe {
+    /// Whether attribute `i` can be read.
+    fn holds(&self, i: usize) -> bool {
+        self.rows.as_ref().is_some_and(|r| r.holds(i)) || self.columns.get(i).is_some_and(Option::is_some)
+    }
+}
+
+/// Fetches from a stripe after which its fixed-width vectors are made rows: a stripe
+/// read once or twice (a point lookup) is not worth the pass over its rows.
+const TRANSPOSE_AFTER: u32 = 4;
 
 /// Bytes of opened vectors a backend keeps for fetches (`pgcolumnar.fetch_cache_size`,
 /// in kB): the rows an index finds scatter over thousands of vectors, each visited
@@ -52,7 +78,7 @@ pub fn define_gucs() {
 }
 
 thread_local! {
-    static SHARED: RefCell<ClockCache<VectorKey, PointVector>> = RefCell::new(ClockCache::new(usize::MAX));
+    static SHARED: RefCell<ClockCache<StripeKey, Stripe>> = RefCell::new(ClockCache::new(usize::MAX));
 }
 
 /// Bytes the fetch cache may hold now.
@@ -76,6 +102,8 @@ pub struct Fetcher {
     groups: Vec<RowGroupMeta>,
     /// Which of `groups` have their chunks.
     chunks_attached: Vec<bool>,
+    /// The index in `groups` of the last row fetched.
+    last_group: usize,
     /// Row numbers deleted for that snapshot (marks not folded into masks yet).
     deleted_rows: Vec<u64>,
     groups_for: Option<(usize, u32, u32, u32)>,
@@ -204,97 +232,227 @@ impl LazyColumns for LazyRow {
         nulls: *mut bool,
         needed: Option<&[u64]>,
     ) {
-        let desc = self.desc;
-        if to > from + 1 {
-            self.prefetch(from, to.min(self.kinds.len()), needed);
+        let to = to.min(self.kinds.len());
+        match self.prefetch(from, to, needed) {
+            // SAFETY: `fill`'s contract: the relation is open, inside a transaction.
+            Ready::Missing => unsafe { self.open_missing(from, to, needed) },
+            Ready::Transpose => self.transpose(),
+            Ready::Yes => {}
         }
-        for i in from..to.min(self.kinds.len()) {
-            let (d, n) = match (self.kinds[i], self.group.chunk(i as i16 + 1)) {
-                (ColumnKind::Dropped, _) => (pg_sys::Datum::from(0usize), true),
-                _ if !crate::storage::relation::slot::is_needed(needed, i) => {
-                    (pg_sys::Datum::from(0usize), true)
-                }
-                (_, None) => {
-                    let mut isnull = false;
-                    // SAFETY: `desc` is the open relation's tuple descriptor and `i` one of its
-                    // attribute indexes (`kinds` was built from it).
-                    let d = unsafe { pg_sys::getmissingattr(desc, i as i32 + 1, &mut isnull) };
-                    (d, isnull)
-                }
-                (kind, Some(chunk)) => {
-                    let key = self.key(i);
-                    let at = self.at;
-                    let images = &mut self.images;
-                    // The value is read where the cache keeps its vector (no reference
-                    // to it is taken out).
-                    let mut read = |v: &PointVector| {
-                        if at >= v.rows() {
-                            crate::storage::shared::error::data_corrupted("row beyond its vector");
-                        }
-                        // SAFETY: inside a transaction on the backend thread (`fill`'s contract),
-                        // so a by-reference value may be palloc'ed.
-                        unsafe { datum::point_datum(kind, v.value(at), images) }
-                    };
-                    let cached = SHARED.with(|c| c.borrow_mut().get(&key).map(&mut read));
-                    match cached {
-                        Some(d) => d,
-                        None => {
-                            let Some(entry) = chunk.vectors.get(self.vector) else {
-                                crate::storage::shared::error::data_corrupted("vector missing from chunk")
-                            };
-                            let at_byte = chunk.offset + entry.offset as u64;
-                            // SAFETY: `self.rel` stays open while the row lives (`fill`'s
-                            // contract), and we are inside a transaction, so its pages may be read.
-                            let vector = unsafe {
-                                open_vector(self.rel, &self.blocks, kind, at_byte, entry.len, entry.rows)
-                            };
-                            OPENED.with(|d| d.set(d.get() + 1));
-                            let d = read(&vector);
-                            SHARED.with(|c| {
-                                let mut c = c.borrow_mut();
-                                c.set_max_weight(fetch_cache_bytes());
-                                let weight = vector.heap_bytes();
-                                c.insert(key, vector, weight);
-                            });
-                            d
-                        }
-                    }
-                }
-            };
-            // SAFETY: `i < to`, and the caller gives arrays valid for writes up to `to`.
-            unsafe {
-                *values.add(i) = d;
-                *nulls.add(i) = n;
-            }
-        }
-    }
-}
-
-impl LazyRow {
-    /// The fetch cache's key of attribute `i`'s vector holding the row.
-    fn key(&self, i: usize) -> VectorKey {
-        (self.storage_id, self.group.first_row, self.vector, i)
-    }
-
-    /// Has the CPU load the values of attributes `from .. to` that are cached, before
-    /// they are read one by one: each lies in a vector of its own, out of the CPU's
-    /// caches, and reading them in turn would wait for each load after the other.
-    fn prefetch(&self, from: usize, to: usize, needed: Option<&[u64]>) {
+        let key = self.key();
+        let at = self.at;
         SHARED.with(|c| {
             let c = c.borrow();
+            let stripe = c.peek(&key);
+            let rows = stripe.and_then(|s| s.rows.as_ref());
+            let columns = stripe.map_or(&[][..], |s| s.columns.as_slice());
             for i in from..to {
-                if crate::storage::relation::slot::is_needed(needed, i)
-                    && self.group.chunk(i as i16 + 1).is_some()
-                {
-                    if let Some(v) = c.peek(&self.key(i)) {
-                        if self.at < v.rows() {
-                            prefetch(v.value_address(self.at));
+                let (d, n) = if !self.stored(i, needed) {
+                    match (self.kinds[i], self.group.chunk(i as i16 + 1)) {
+                        (ColumnKind::Dropped, _) => (pg_sys::Datum::from(0usize), true),
+                        (_, None) if crate::storage::relation::slot::is_needed(needed, i) => {
+                            let mut isnull = false;
+                            // SAFETY: `desc` is the open relation's tuple descriptor and `i` one
+                            // of its attribute indexes (`kinds` was built from it).
+                            let d = unsafe { pg_sys::getmissingattr(self.desc, i as i32 + 1, &mut isnull) };
+                            (d, isnull)
                         }
+                        _ => (pg_sys::Datum::from(0usize), true),
                     }
+                } else {
+                    let value = match (rows, columns.get(i)) {
+                        (Some(r), _) if r.holds(i) => {
+                            if at >= r.rows() {
+                                crate::storage::shared::error::data_corrupted("row beyond its vector");
+                            }
+                            r.value(i, at)
+                        }
+                        // `open_missing` opened every vector the row reads (or raised an ERROR).
+                        (_, Some(Some(v))) => {
+                            if at >= v.rows() {
+                                crate::storage::shared::error::data_corrupted("row beyond its vector");
+                            }
+                            v.value(at)
+                        }
+                        _ => crate::storage::shared::error::data_corrupted(
+                            "vector missing from the fetch cache",
+                        ),
+                    };
+                    // SAFETY: inside a transaction on the backend thread (`fill`'s contract),
+                    // so a by-reference value may be palloc'ed.
+                    unsafe { datum::point_datum(self.kinds[i], value, &mut self.images) }
+                };
+                // SAFETY: `i < to`, and the caller gives arrays valid for writes up to `to`.
+                unsafe {
+                    *values.add(i) = d;
+                    *nulls.add(i) = n;
                 }
             }
         });
     }
+}
+
+/// What a row's fill has to do before reading its values.
+enum Ready {
+    Yes,
+    /// A vector the row reads is not opened yet.
+    Missing,
+    /// Its stripe was fetched from often enough to be made rows.
+    Transpose,
+}
+
+impl LazyRow {
+    /// The fetch cache's key of the stripe holding the row.
+    fn key(&self) -> StripeKey {
+        (self.storage_id, self.group.first_row, self.vector)
+    }
+
+    /// Whether attribute `i`'s value is read from its vector: a column the row group
+    /// stores, that someone reads.
+    fn stored(&self, i: usize, needed: Option<&[u64]>) -> bool {
+        !matches!(self.kinds[i], ColumnKind::Dropped)
+            && crate::storage::relation::slot::is_needed(needed, i)
+            && self.group.chunk(i as i16 + 1).is_some()
+    }
+
+    /// Has the CPU load the values of attributes `from .. to` that are cached, before
+    /// they are read one by one: each lies in a vector of its own, out of the CPU's
+    /// caches, and reading them in turn would wait for each load after the other. Counts
+    /// the row's first fill as a fetch from its stripe.
+    fn prefetch(&self, from: usize, to: usize, needed: Option<&[u64]>) -> Ready {
+        SHARED.with(|c| {
+            let c = c.borrow();
+            let Some(stripe) = c.peek(&self.key()) else { return Ready::Missing };
+            let mut ready = Ready::Yes;
+            let mut in_rows = false;
+            for i in from..to {
+                if !self.stored(i, needed) {
+                    continue;
+                }
+                match (&stripe.rows, stripe.columns.get(i)) {
+                    (Some(r), _) if r.holds(i) => in_rows = true,
+                    (_, Some(Some(v))) if self.at < v.rows() => prefetch(v.value_address(self.at)),
+                    (_, Some(Some(_))) => {}
+                    _ => ready = Ready::Missing,
+                }
+            }
+            if let Some(r) = stripe.rows.as_ref().filter(|r| in_rows && self.at < r.rows()) {
+                for p in r.row_span(self.at) {
+                    prefetch(p);
+                }
+            }
+            if from == 0 {
+                let fetches = stripe.fetches.get().saturating_add(1);
+                stripe.fetches.set(fetches);
+                if fetches == TRANSPOSE_AFTER && matches!(ready, Ready::Yes) {
+                    return Ready::Transpose;
+                }
+            }
+            ready
+        })
+    }
+
+    /// Makes the fixed-width vectors of the row's stripe opened so far rows
+    /// (`StripeRows`), in their place in the fetch cache.
+    fn transpose(&self) {
+        let key = self.key();
+        SHARED.with(|c| {
+            let mut c = c.borrow_mut();
+            let Some(stripe) = c.get_mut(&key) else { return };
+            if stripe.rows.is_some() {
+                return;
+            }
+            let fixed: Vec<(usize, &PointVector)> = stripe
+                .columns
+                .iter()
+                .enumerate()
+                .take(MAX_ATTRIBUTE)
+                .filter_map(|(i, v)| v.as_ref().filter(|v| v.fixed_width()).map(|v| (i, v)))
+                .collect();
+            if fixed.len() < 2 {
+                return;
+            }
+            let Some(rows) = StripeRows::transpose(&fixed) else { return };
+            let before: usize = fixed.iter().map(|(_, v)| v.heap_bytes()).sum();
+            for i in 0..stripe.columns.len() {
+                if rows.holds(i) {
+                    stripe.columns[i] = None;
+                }
+            }
+            let after = rows.heap_bytes();
+            stripe.rows = Some(rows);
+            TRANSPOSED.with(|t| t.set(t.get() + 1));
+            c.remove_weight(&key, before);
+            c.add_weight(&key, after);
+        });
+    }
+
+    /// Opens the vectors of attributes `from .. to` the row reads that no fetch opened
+    /// yet, into the fetch cache.
+    ///
+    /// # Safety
+    /// As `fill`: on the backend thread inside a transaction, while the row's relation
+    /// is open.
+    unsafe fn open_missing(&mut self, from: usize, to: usize, needed: Option<&[u64]>) {
+        let key = self.key();
+        let width = self.kinds.len();
+        for i in from..to {
+            if !self.stored(i, needed) {
+                continue;
+            }
+            let opened = SHARED.with(|c| c.borrow().peek(&key).is_some_and(|s| s.holds(i)));
+            if opened {
+                continue;
+            }
+            let Some(chunk) = self.group.chunk(i as i16 + 1) else { continue };
+            let Some(entry) = chunk.vectors.get(self.vector) else {
+                crate::storage::shared::error::data_corrupted("vector missing from chunk")
+            };
+            let at_byte = chunk.offset + entry.offset as u64;
+            // Opened outside the cache's borrow: it reads pages, which may raise an ERROR.
+            // SAFETY: `self.rel` stays open while the row lives (`fill`'s contract), and we
+            // are inside a transaction, so its pages may be read.
+            let vector =
+                unsafe { open_vector(self.rel, &self.blocks, self.kinds[i], at_byte, entry.len, entry.rows) };
+            OPENED.with(|d| d.set(d.get() + 1));
+            SHARED.with(|c| {
+                let mut c = c.borrow_mut();
+                c.set_max_weight(fetch_cache_bytes());
+                if c.peek(&key).is_none() {
+                    c.insert(key, Stripe::default(), std::mem::size_of::<Stripe>());
+                }
+                let stripe = c.get_mut(&key).expect("just inserted");
+                let mut more = vector.heap_bytes();
+                let len = width.max(i + 1);
+                if stripe.columns.len() < len {
+                    more += (len - stripe.columns.len()) * std::mem::size_of::<Option<PointVector>>();
+                    stripe.columns.resize_with(len, || None);
+                }
+                stripe.columns[i] = Some(vector);
+                c.add_weight(&key, more);
+            });
+        }
+    }
+}
+
+/// The index of the group of `groups` (ordered by first row; `span` gives a group's
+/// first row and row count) holding `row`, if one does. Fetches of one index scan often
+/// stay in one row group, so `last` (the previous answer) is tried first; then the
+/// group a table loaded in full row groups puts the row in; a binary search only after
+/// these.
+fn group_index<G>(groups: &[G], span: impl Fn(&G) -> (u64, u64), last: usize, row: u64) -> Option<usize> {
+    let holds =
+        |i: usize| groups.get(i).map(&span).is_some_and(|(first, count)| first <= row && row < first + count);
+    let (first, count) = span(groups.first()?);
+    let guess = (row.checked_sub(first)? / count.max(1)) as usize;
+    let i = if holds(last) {
+        last
+    } else if holds(guess) {
+        guess
+    } else {
+        groups.partition_point(|g| span(g).0 <= row).checked_sub(1)?
+    };
+    holds(i).then_some(i)
 }
 
 /// Asks the CPU to load the cache line at `p` (a hint: no fault, whatever `p` is).
@@ -314,12 +472,19 @@ thread_local! {
     static SCRATCH: RefCell<(Vec<u8>, DecodedVector)> = RefCell::new(Default::default());
     /// Vectors this backend's fetches opened (`pgcolumnar.fetch_decoded_vectors()`).
     static OPENED: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+    /// Stripes this backend's fetches made rows (`pgcolumnar.fetch_stripes_made_rows()`).
+    static TRANSPOSED: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
 }
 
 /// How many column vectors row fetches have opened (read and decompressed, decoded
 /// where single rows cannot be read in place) in this backend.
 pub fn decoded_vectors() -> u64 {
     OPENED.with(|d| d.get())
+}
+
+/// How many stripes row fetches have made rows (`StripeRows`) in this backend.
+pub fn stripes_made_rows() -> u64 {
+    TRANSPOSED.with(|t| t.get())
 }
 
 /// Reads the stored vector of `len` bytes at stream offset `at` and opens it for
@@ -370,6 +535,7 @@ impl Fetcher {
                 storage_id,
                 groups: Vec::new(),
                 chunks_attached: Vec::new(),
+                last_group: 0,
                 deleted_rows: Vec::new(),
                 groups_for: None,
                 probed_for: None,
@@ -413,11 +579,8 @@ impl Fetcher {
                     self.deleted_rows = catalog::load_deleted_rows(self.storage_id, snapshot);
                     self.groups_for = Some(key);
                 }
-                let i = self.groups.partition_point(|g| g.first_row <= row).checked_sub(1)?;
+                let i = self.group_index(row)?;
                 let g = &mut self.groups[i];
-                if row >= g.first_row + g.row_count {
-                    return None;
-                }
                 if !self.chunks_attached[i] {
                     catalog::attach_chunks(self.storage_id, g, snapshot);
                     self.chunks_attached[i] = true;
@@ -448,6 +611,13 @@ impl Fetcher {
             }
             group
         }
+    }
+
+    /// The index in `groups` of the group holding `row`, if any.
+    fn group_index(&mut self, row: u64) -> Option<usize> {
+        let i = group_index(&self.groups, |g| (g.first_row, g.row_count), self.last_group, row)?;
+        self.last_group = i;
+        Some(i)
     }
 
     /// Where row `offset` of row group `g` is stored: the same position, unless a flush
@@ -770,5 +940,45 @@ impl Fetcher {
             (*slot).tts_tableOid = (*self.rel).rd_id;
             true
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::group_index;
+
+    #[test]
+    fn rows_find_their_group_by_guess_last_or_search() {
+        // Full groups of 100, then a short one, a gap (a group VACUUM freed), small ones.
+        let groups = [(0u64, 100u64), (100, 100), (200, 100), (300, 40), (400, 10), (410, 5), (500, 100)];
+        let span = |g: &(u64, u64)| *g;
+        let find = |row: u64, last: usize| group_index(&groups, span, last, row);
+        for (row, want) in [
+            (0, Some(0)),
+            (99, Some(0)),
+            (100, Some(1)),
+            (250, Some(2)),
+            (339, Some(3)),
+            (340, None),
+            (399, None),
+            (400, Some(4)),
+            (409, Some(4)),
+            (410, Some(5)),
+            (415, None),
+            (499, None),
+            (500, Some(6)),
+            (599, Some(6)),
+            (600, None),
+            (u64::MAX, None),
+        ] {
+            for last in [0, 3, 6, 99] {
+                assert_eq!(find(row, last), want, "row {row}, last {last}");
+            }
+        }
+        assert_eq!(group_index(&groups[..0], span, 0, 5), None);
+        // Groups that start past row 0.
+        let later = [(1000u64, 50u64), (1050, 50)];
+        assert_eq!(group_index(&later, span, 0, 999), None);
+        assert_eq!(group_index(&later, span, 0, 1075), Some(1));
     }
 }

@@ -677,20 +677,25 @@ pub unsafe fn point_datum(
             PointValue::Float32(x) => f32_datum(x),
             PointValue::Float64(x) => f64_datum(x),
             PointValue::Bytes(value) => bytes_image(kind, value, images),
-            PointValue::Scaled { m, scale } => SCALED_BYTES.with(|b| {
-                let mut value = b.borrow_mut();
-                value.clear();
-                crate::storage::format::numeric::write_canonical(m as i128, scale, &mut value);
-                bytes_image(kind, &value, images)
-            }),
+            PointValue::Scaled { m, scale } => scaled_image(m, scale, images),
         };
         (d, false)
     }
 }
 
-thread_local! {
-    /// The bytes of a scaled numeric a fetch reads, made again for each value.
-    static SCALED_BYTES: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
+/// A numeric Datum of the scaled numeric m / 10^scale, its image (the bytes
+/// `write_canonical` writes, made in registers as a scan makes them) in `images`.
+fn scaled_image(m: i64, scale: u16, images: &mut ImageArena) -> pg_sys::Datum {
+    let (bytes, len) = ScaleWriter::new(scale).bytes(m);
+    let image = images.alloc(SCALED_IMAGE_WORDS).as_mut_ptr() as *mut u8;
+    // SAFETY: the image has SCALED_IMAGE_WORDS 8-byte aligned words: room for the
+    // 4-byte header and the 16 bytes after it (the u128 is an unaligned write).
+    unsafe {
+        // SET_VARSIZE for a 4-byte header on a little-endian machine.
+        (image as *mut u32).write(((VARHDRSZ + len) as u32) << 2);
+        (image.add(VARHDRSZ) as *mut u128).write_unaligned(bytes.to_le());
+    }
+    pg_sys::Datum::from(image)
 }
 
 /// A by-reference Datum of `kind` holding `value`, its image in `images`.
@@ -891,6 +896,26 @@ mod tests {
                     }
                 }
             }
+        }
+    }
+
+    #[test]
+    fn a_fetched_scaled_numeric_is_its_stored_image() {
+        use crate::storage::format::numeric::write_canonical;
+        let mut images = ImageArena::default();
+        let mantissas = [0i64, 1, -1, 7, 150, -10_000, 99_999_999, 123_456_789_012, i64::MAX, i64::MIN, -5];
+        for scale in [0u16, 1, 2, 3, 4, 5, 8, 63, 64, 200] {
+            let mut held = Vec::new();
+            for &m in &mantissas {
+                held.push((m, scaled_image(m, scale, &mut images)));
+            }
+            // Every value of the row is intact after the others were made beside it.
+            for (m, d) in held {
+                let mut stored = Vec::new();
+                write_canonical(m as i128, scale, &mut stored);
+                assert_eq!(image(ColumnKind::Varlena, d), stored, "m {m}, scale {scale}");
+            }
+            images.clear();
         }
     }
 

@@ -158,6 +158,33 @@ impl<K: Hash + Eq + Clone, V> ClockCache<K, V> {
         self.entries.get(key).map(|e| &e.value)
     }
 
+    /// The entry of `key` to change in place, marked as used.
+    pub fn get_mut(&mut self, key: &K) -> Option<&mut V> {
+        let entry = self.entries.get_mut(key)?;
+        entry.referenced = true;
+        Some(&mut entry.value)
+    }
+
+    /// Counts `less` weight off `key`'s entry (a value that shrank in place).
+    pub fn remove_weight(&mut self, key: &K, less: usize) {
+        let Some(entry) = self.entries.get_mut(key) else { return };
+        let less = less.min(entry.weight);
+        entry.weight -= less;
+        self.weight -= less;
+    }
+
+    /// Counts `more` weight against `key`'s entry (a value that grew in place), then
+    /// lets other entries go until the cache fits its bound again (the entry alone may
+    /// stay heavier than it).
+    pub fn add_weight(&mut self, key: &K, more: usize) {
+        let Some(entry) = self.entries.get_mut(key) else { return };
+        entry.weight += more;
+        self.weight += more;
+        while self.weight > self.max_weight && self.entries.len() > 1 {
+            self.evict_one_but(Some(key));
+        }
+    }
+
     /// Stores `value` under `key` (weighing `weight`; a key already there keeps its
     /// entry), first letting entries go, those not used since the hand last passed
     /// them, until it fits. A value alone heavier than the bound is still stored.
@@ -166,17 +193,19 @@ impl<K: Hash + Eq + Clone, V> ClockCache<K, V> {
             return;
         }
         while self.weight + weight > self.max_weight && !self.entries.is_empty() {
-            self.evict_one();
+            self.evict_one_but(None);
         }
         self.ring.push_back(key.clone());
         self.entries.insert(key, ClockEntry { value, weight, referenced: false });
         self.weight += weight;
     }
 
-    fn evict_one(&mut self) {
+    /// Lets the first entry the hand finds unused since it last passed go, never
+    /// `keep`'s (some other entry must be there).
+    fn evict_one_but(&mut self, keep: Option<&K>) {
         while let Some(key) = self.ring.pop_front() {
             let Some(entry) = self.entries.get_mut(&key) else { continue };
-            if entry.referenced {
+            if entry.referenced || keep == Some(&key) {
                 entry.referenced = false;
                 self.ring.push_back(key);
                 continue;
@@ -243,6 +272,30 @@ mod tests {
         assert_eq!(c.len(), 2);
         c.clear();
         assert!(c.is_empty() && c.weight() == 0 && c.get(&1).is_none());
+    }
+
+    #[test]
+    fn clock_cache_entries_grow_in_place_and_push_others_out() {
+        let mut c = ClockCache::new(100);
+        for k in 0..5 {
+            c.insert(k, vec![k], 20);
+        }
+        c.get_mut(&2).unwrap().push(7);
+        c.add_weight(&2, 30);
+        // 130 > 100: unused entries go, never the one that grew.
+        assert_eq!(c.get(&2), Some(&vec![2, 7]));
+        assert_eq!((c.len(), c.weight()), (3, 90));
+        // Alone heavier than the bound, it still stays.
+        c.add_weight(&2, 500);
+        assert_eq!((c.len(), c.weight()), (1, 550));
+        assert_eq!(c.peek(&2), Some(&vec![2, 7]));
+        // Growing a missing key changes nothing.
+        c.add_weight(&9, 10);
+        assert_eq!(c.weight(), 550);
+        c.remove_weight(&2, 100);
+        assert_eq!(c.weight(), 450);
+        c.remove_weight(&2, 1000);
+        assert_eq!(c.weight(), 0);
     }
 
     #[test]

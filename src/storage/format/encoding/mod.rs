@@ -37,6 +37,7 @@ pub mod plain;
 pub mod point;
 pub mod rle;
 pub mod scaled_numeric;
+pub mod stripe_rows;
 pub mod table;
 pub mod vector;
 

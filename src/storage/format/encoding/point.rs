@@ -32,48 +32,99 @@ pub enum PointValue<'a> {
     },
 }
 
-/// A vector kept for single-row reads.
-// Kept inline, not boxed: a fetch reads the vector's fields right after finding it in
-// the cache, and a box is one more cache miss per value read (scattered fetches are
-// bound by those).
-#[allow(clippy::large_enum_variant)]
+/// A vector kept for single-row reads. Small (64 bytes), its rows behind one pointer:
+/// the fetch cache keeps a row group stripe's vectors side by side, and a fetch reads
+/// a value of several of them, each a cache miss or two (the vector, then its value).
 #[derive(Debug)]
 pub enum PointVector {
     Packed(Packed),
-    Decoded(DecodedVector),
+    /// Fixed-width values decoded once (deltas, floats' codecs, run lengths).
+    Int(Rows<i64>),
+    Float32(Rows<f32>),
+    Float64(Rows<f64>),
+    /// Scaled numerics (`scaled_numeric`): row i is the numeric `m[i] / 10^scale`.
+    Scaled {
+        m: Rows<i64>,
+        scale: u16,
+    },
+    /// Byte strings, decoded once (a dictionary stays codes and entries).
+    Bytes(Box<DecodedVector>),
+}
+
+/// Row-aligned decoded values (NULL rows hold a placeholder) and, when some row is
+/// NULL, the validity bits (1 = not null) as words.
+#[derive(Debug)]
+pub struct Rows<T> {
+    values: Box<[T]>,
+    validity: Option<Box<[u64]>>,
+}
+
+impl<T: Copy> Rows<T> {
+    fn new(values: Vec<T>, validity: Option<&[bool]>) -> Rows<T> {
+        let validity = validity.map(|v| {
+            let mut words = vec![0u64; v.len().div_ceil(64)];
+            for (i, _) in v.iter().enumerate().filter(|(_, &valid)| valid) {
+                words[i / 64] |= 1 << (i % 64);
+            }
+            words.into_boxed_slice()
+        });
+        Rows { values: values.into_boxed_slice(), validity }
+    }
+
+    /// Row `i`'s value, None if NULL.
+    fn get(&self, i: usize) -> Option<T> {
+        match &self.validity {
+            Some(words) if words[i / 64] >> (i % 64) & 1 == 0 => None,
+            _ => Some(self.values[i]),
+        }
+    }
+
+    fn heap_bytes(&self) -> usize {
+        std::mem::size_of_val(&*self.values) + self.validity.as_ref().map_or(0, |w| w.len() * 8)
+    }
 }
 
 /// Fixed-width values in their stored form.
 #[derive(Debug)]
 pub struct Packed {
     kind: PhysicalKind,
-    rows: usize,
-    /// For a vector with some NULLs: the validity bits (1 = not null) as words, and per
-    /// word the number of non-null rows before it (values are stored densely).
-    validity: Option<(Vec<u64>, Vec<u32>)>,
     /// No row has a value.
     all_null: bool,
+    rows: u32,
+    /// For a vector with some NULLs: the validity bits (1 = not null) as words, and per
+    /// word the number of non-null rows before it (values are stored densely).
+    validity: Option<Box<(Vec<u64>, Vec<u32>)>>,
     layout: InPlace,
     /// The (decompressed) payload.
-    payload: Vec<u8>,
+    payload: Box<[u8]>,
 }
 
 impl PointVector {
     pub fn rows(&self) -> usize {
         match self {
-            PointVector::Packed(p) => p.rows,
-            PointVector::Decoded(d) => d.rows as usize,
+            PointVector::Packed(p) => p.rows as usize,
+            PointVector::Int(r) | PointVector::Scaled { m: r, .. } => r.values.len(),
+            PointVector::Float32(r) => r.values.len(),
+            PointVector::Float64(r) => r.values.len(),
+            PointVector::Bytes(d) => d.rows as usize,
         }
     }
 
-    /// Memory the vector holds.
+    /// Whether its values are numbers (none are byte strings).
+    pub fn fixed_width(&self) -> bool {
+        !matches!(self, PointVector::Bytes(_))
+    }
+
+    /// Memory the vector holds (beside its own 64 bytes).
     pub fn heap_bytes(&self) -> usize {
         match self {
             PointVector::Packed(p) => {
-                p.payload.capacity()
-                    + p.validity.as_ref().map_or(0, |(w, r)| w.capacity() * 8 + r.capacity() * 4)
+                p.payload.len() + p.validity.as_ref().map_or(0, |v| v.0.capacity() * 8 + v.1.capacity() * 4)
             }
-            PointVector::Decoded(d) => d.heap_bytes(),
+            PointVector::Int(r) | PointVector::Scaled { m: r, .. } => r.heap_bytes(),
+            PointVector::Float32(r) => r.heap_bytes(),
+            PointVector::Float64(r) => r.heap_bytes(),
+            PointVector::Bytes(d) => d.heap_bytes() + std::mem::size_of::<DecodedVector>(),
         }
     }
 
@@ -89,52 +140,80 @@ impl PointVector {
                     p.payload.as_ptr().wrapping_add(skip + i * width as usize / 8)
                 }
             },
-            PointVector::Decoded(d) => match (&d.values, &d.dictionary) {
-                _ if d.scaled.is_some() => d.scaled.as_ref().unwrap().m.as_ptr().wrapping_add(i) as *const u8,
+            PointVector::Int(r) | PointVector::Scaled { m: r, .. } => {
+                r.values.as_ptr().wrapping_add(i) as *const u8
+            }
+            PointVector::Float32(r) => r.values.as_ptr().wrapping_add(i) as *const u8,
+            PointVector::Float64(r) => r.values.as_ptr().wrapping_add(i) as *const u8,
+            PointVector::Bytes(d) => match (&d.values, &d.dictionary) {
                 (_, Some(dict)) => dict.codes.as_ptr().wrapping_add(i) as *const u8,
-                (DecodedValues::Int(v), _) => v.as_ptr().wrapping_add(i) as *const u8,
-                (DecodedValues::Float32(v), _) => v.as_ptr().wrapping_add(i) as *const u8,
-                (DecodedValues::Float64(v), _) => v.as_ptr().wrapping_add(i) as *const u8,
                 (DecodedValues::Bytes { offsets, .. }, _) => offsets.as_ptr().wrapping_add(i) as *const u8,
+                _ => std::ptr::null(),
             },
         }
     }
 
     /// Row `i`'s value (`i < rows()`, which the caller checks).
+    #[inline]
     pub fn value(&self, i: usize) -> PointValue<'_> {
         match self {
             PointVector::Packed(p) => p.value(i),
-            PointVector::Decoded(d) => decoded_value(d, i),
+            PointVector::Int(r) => r.get(i).map_or(PointValue::Null, PointValue::Int),
+            PointVector::Scaled { m, scale } => {
+                m.get(i).map_or(PointValue::Null, |m| PointValue::Scaled { m, scale: *scale })
+            }
+            PointVector::Float32(r) => r.get(i).map_or(PointValue::Null, PointValue::Float32),
+            PointVector::Float64(r) => r.get(i).map_or(PointValue::Null, PointValue::Float64),
+            PointVector::Bytes(d) => bytes_value(d, i),
+        }
+    }
+
+    /// A decoded vector kept for single-row reads, in the form reading one row from is
+    /// an index (byte strings stay as they are).
+    fn decoded(mut d: DecodedVector) -> PointVector {
+        let validity = d.validity.as_deref();
+        if let Some(s) = d.scaled.take() {
+            // Rows are read from the mantissas, not the empty byte strings beside them.
+            return PointVector::Scaled { m: Rows::new(s.m, validity), scale: s.scale };
+        }
+        if d.dictionary.is_some() {
+            return PointVector::Bytes(Box::new(d));
+        }
+        match std::mem::take(&mut d.values) {
+            DecodedValues::Int(v) => PointVector::Int(Rows::new(v, validity)),
+            DecodedValues::Float32(v) => PointVector::Float32(Rows::new(v, validity)),
+            DecodedValues::Float64(v) => PointVector::Float64(Rows::new(v, validity)),
+            values @ DecodedValues::Bytes { .. } => {
+                d.values = values;
+                PointVector::Bytes(Box::new(d))
+            }
         }
     }
 }
 
-fn decoded_value(d: &DecodedVector, i: usize) -> PointValue<'_> {
+fn bytes_value(d: &DecodedVector, i: usize) -> PointValue<'_> {
     if !d.is_valid(i) {
         return PointValue::Null;
     }
-    if let Some(s) = &d.scaled {
-        return PointValue::Scaled { m: s.m[i], scale: s.scale };
-    }
-    match &d.values {
-        DecodedValues::Int(v) => PointValue::Int(v[i]),
-        DecodedValues::Float32(v) => PointValue::Float32(v[i]),
-        DecodedValues::Float64(v) => PointValue::Float64(v[i]),
-        DecodedValues::Bytes { offsets, data } => PointValue::Bytes(match &d.dictionary {
-            Some(dict) => dict.entry(dict.codes[i] as usize),
-            None => &data[offsets[i] as usize..offsets[i + 1] as usize],
-        }),
+    match (&d.values, &d.dictionary) {
+        (_, Some(dict)) => PointValue::Bytes(dict.entry(dict.codes[i] as usize)),
+        (DecodedValues::Bytes { offsets, data }, None) => {
+            PointValue::Bytes(&data[offsets[i] as usize..offsets[i + 1] as usize])
+        }
+        _ => unreachable!("byte strings are decoded as bytes"),
     }
 }
 
 impl Packed {
+    #[inline]
     fn value(&self, i: usize) -> PointValue<'_> {
         if self.all_null {
             return PointValue::Null;
         }
         let at = match &self.validity {
             None => i,
-            Some((words, ranks)) => {
+            Some(v) => {
+                let (words, ranks) = &**v;
                 let (w, b) = (i / 64, i % 64);
                 if words[w] >> b & 1 == 0 {
                     return PointValue::Null;
@@ -144,9 +223,18 @@ impl Packed {
         };
         let bits = match self.layout {
             InPlace::Bytes { width } => {
-                let mut b = [0u8; 8];
-                b[..width].copy_from_slice(&self.payload[at * width..at * width + width]);
-                u64::from_le_bytes(b)
+                // One 8-byte load (the payload has `PAD` bytes after its values), then
+                // the value's bytes kept.
+                let start = at * width;
+                let Some(b) = self.payload.get(start..start + 8) else {
+                    unreachable!("a payload is padded past its last value")
+                };
+                let v = u64::from_le_bytes(b.try_into().expect("8 bytes"));
+                if width >= 8 {
+                    v
+                } else {
+                    v & ((1u64 << (8 * width)) - 1)
+                }
             }
             InPlace::Bits { skip, min, width } => {
                 min.wrapping_add(read_bits(&self.payload[skip..], width, at))
@@ -161,8 +249,13 @@ impl Packed {
     }
 }
 
+/// Zero bytes kept after a packed payload's values: a value is read with one load of
+/// 16 bytes from its first byte, not a copy of as many bytes as it spans (a call to
+/// memcpy, for a column read per fetched row).
+const PAD: usize = 16;
+
 /// Field `at` of `width` bits (LSB first, as `bitpack::pack` writes), from a body whose
-/// length was checked to hold it.
+/// length was checked to hold it, followed by `PAD` bytes.
 fn read_bits(body: &[u8], width: u8, at: usize) -> u64 {
     if width == 0 {
         return 0;
@@ -170,10 +263,8 @@ fn read_bits(body: &[u8], width: u8, at: usize) -> u64 {
     let bit = at * width as usize;
     let (byte, shift) = (bit / 8, (bit % 8) as u32);
     // The field spans at most 9 bytes (64 bits at a shift of up to 7).
-    let end = (byte + 9).min(body.len());
-    let mut b = [0u8; 16];
-    b[..end - byte].copy_from_slice(&body[byte..end]);
-    let v = u128::from_le_bytes(b) >> shift;
+    let Some(b) = body.get(byte..byte + PAD) else { unreachable!("a payload is padded past its last field") };
+    let v = u128::from_le_bytes(b.try_into().expect("16 bytes")) >> shift;
     let mask = if width == 64 { u64::MAX } else { (1u64 << width) - 1 };
     v as u64 & mask
 }
@@ -196,13 +287,7 @@ pub fn open_vector(
             scratch.keep_dictionary = true;
             scratch.keep_scaled = true;
             decode_vector(input, kind, scratch)?;
-            let mut d = scratch.take_rows();
-            if d.scaled.is_some() {
-                // Rows are read from the mantissas: the empty byte strings beside them
-                // would only weigh on the fetch cache (a third of the vector).
-                d.values = DecodedValues::Bytes { offsets: Vec::new(), data: Vec::new() };
-            }
-            return Ok(PointVector::Decoded(d));
+            return Ok(PointVector::decoded(scratch.take_rows()));
         }
     };
     let mut payload = Vec::new();
@@ -215,6 +300,7 @@ pub fn open_vector(
         return Err(CorruptData("vector payload length mismatch"));
     }
     let layout = in_place(kind, &payload, count)?;
+    payload.resize(payload.len() + PAD, 0);
     let validity = if h.null_count > 0 && count > 0 {
         let mut words = vec![0u64; h.rows.div_ceil(64)];
         for (i, &byte) in f.bitmap.iter().enumerate() {
@@ -234,7 +320,14 @@ pub fn open_vector(
     } else {
         None
     };
-    Ok(PointVector::Packed(Packed { kind, rows: h.rows, validity, all_null: count == 0, layout, payload }))
+    Ok(PointVector::Packed(Packed {
+        kind,
+        all_null: count == 0,
+        rows: h.rows as u32,
+        validity: validity.map(Box::new),
+        layout,
+        payload: payload.into_boxed_slice(),
+    }))
 }
 
 #[cfg(test)]
@@ -333,6 +426,35 @@ mod tests {
         let v = open_vector(&out, PhysicalKind::Bytes, &mut DecodedVector::default()).unwrap();
         for i in 0..1000 {
             assert_eq!(v.value(i), PointValue::Bytes(words[i % 3].as_bytes()));
+        }
+    }
+
+    #[test]
+    fn a_vector_kept_for_row_reads_is_small() {
+        // The fetch cache keeps a stripe's vectors side by side, one per attribute.
+        assert!(std::mem::size_of::<PointVector>() <= 64, "{}", std::mem::size_of::<PointVector>());
+        assert!(std::mem::size_of::<Option<PointVector>>() <= 64);
+    }
+
+    #[test]
+    fn decoded_vectors_with_nulls_read_their_rows() {
+        // A sequence is delta-encoded (decoded, not read in place); NULLs across words.
+        let rows: Vec<Option<i64>> =
+            (0..2048).map(|i| (i % 5 != 2 && i % 64 != 63).then_some(i * 3)).collect();
+        assert!(!check_ints(&rows, &CompressionPolicy::NONE));
+        assert!(!check_ints(&rows, &CompressionPolicy::default()));
+        let floats: Vec<f64> = (0..700).map(|i| i as f64 * 0.25).collect();
+        let validity: Vec<bool> = (0..700).map(|i| i % 3 != 0).collect();
+        let dense: Vec<f64> = floats.iter().zip(&validity).filter(|(_, &v)| v).map(|(f, _)| *f).collect();
+        for policy in [CompressionPolicy::NONE, CompressionPolicy::default()] {
+            let mut out = Vec::new();
+            encode_vector(700, Some(&validity), VectorValues::Float64(&dense), &policy, &mut out);
+            let v = open_vector(&out, PhysicalKind::Float64, &mut DecodedVector::default()).unwrap();
+            assert_eq!(v.rows(), 700);
+            for i in 0..700 {
+                let want = if validity[i] { PointValue::Float64(floats[i]) } else { PointValue::Null };
+                assert_eq!(v.value(i), want, "row {i}");
+            }
         }
     }
 
