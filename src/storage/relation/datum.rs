@@ -710,6 +710,28 @@ unsafe fn bytes_image(kind: ColumnKind, value: &[u8], images: &mut ImageArena) -
     pg_sys::Datum::from(image)
 }
 
+/// Byte strings in collation `collation`'s order, as `text_cmp` compares them (byte-equal
+/// strings are equal under every collation, so they skip the call). Backend thread: an
+/// error `varstr_cmp` raises unwinds as any ereport does.
+pub fn collated_cmp(a: &[u8], b: &[u8], collation: pg_sys::Oid) -> std::cmp::Ordering {
+    if a == b {
+        return std::cmp::Ordering::Equal;
+    }
+    // SAFETY: varstr_cmp reads `len` bytes at each pointer (copying them where the
+    // collation needs NUL-terminated strings); the slices are live for the call, made on
+    // the backend's thread.
+    let c = unsafe {
+        pg_sys::varstr_cmp(
+            a.as_ptr() as *const std::ffi::c_char,
+            a.len() as i32,
+            b.as_ptr() as *const std::ffi::c_char,
+            b.len() as i32,
+            collation,
+        )
+    };
+    c.cmp(&0)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -929,26 +951,4 @@ mod tests {
         assert_eq!(image(ColumnKind::Fixed { len: 16 }, column.datums[0]), values[0]);
         assert_eq!(image(ColumnKind::Fixed { len: 16 }, column.datums[2]), values[2]);
     }
-}
-
-/// Byte strings in collation `collation`'s order, as `text_cmp` compares them (byte-equal
-/// strings are equal under every collation, so they skip the call). Backend thread: an
-/// error `varstr_cmp` raises unwinds as any ereport does.
-pub fn collated_cmp(a: &[u8], b: &[u8], collation: pg_sys::Oid) -> std::cmp::Ordering {
-    if a == b {
-        return std::cmp::Ordering::Equal;
-    }
-    // SAFETY: varstr_cmp reads `len` bytes at each pointer (copying them where the
-    // collation needs NUL-terminated strings); the slices are live for the call, made on
-    // the backend's thread.
-    let c = unsafe {
-        pg_sys::varstr_cmp(
-            a.as_ptr() as *const std::ffi::c_char,
-            a.len() as i32,
-            b.as_ptr() as *const std::ffi::c_char,
-            b.len() as i32,
-            collation,
-        )
-    };
-    c.cmp(&0)
 }
