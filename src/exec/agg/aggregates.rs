@@ -225,14 +225,17 @@ unsafe fn fold_one(
     if sel.is_empty() {
         return;
     }
-    let mut atts = Vec::new();
-    expr.attributes(&mut atts);
-    for &att in &atts {
-        // SAFETY: as above.
-        unsafe { reader.decode(att) };
-    }
-    // A column of scaled numerics itself: folded from its mantissas where they lie.
+    // A column of scaled numerics itself: folded from its mantissas where they lie,
+    // only the selected rows decoded when they are few (one group's rows are
+    // ascending; grouped ones may come ordered by group).
     if let Expr::Column { att, ty: ExprType::Numeric } = expr {
+        // SAFETY: as above.
+        unsafe {
+            match gids {
+                Gids::One => reader.decode_rows(*att, sel),
+                Gids::Each(_) => reader.decode(*att),
+            }
+        };
         let col = reader.column(*att);
         if let Some(s) = &col.scaled {
             report(acc.fold_mantissas(&s.m, s.scale, col.validity.as_deref(), sel, gids));
@@ -247,6 +250,11 @@ unsafe fn fold_one(
             Expr::Column { att: b, ty: ExprType::Numeric },
         ) = (&**left, &**right)
         {
+            // SAFETY: as above.
+            unsafe {
+                reader.decode_rows(*a, sel);
+                reader.decode_rows(*b, sel);
+            }
             let (ca, cb) = (reader.column(*a), reader.column(*b));
             if let (Some(x), Some(y)) = (&ca.scaled, &cb.scaled) {
                 let scale = x.scale.checked_add(y.scale).filter(|&s| s <= DSCALE_MAX);
@@ -262,6 +270,14 @@ unsafe fn fold_one(
                 }
             }
         }
+    }
+    // Every column whole (one the paths above decoded for some rows alone is decoded
+    // again).
+    let mut atts = Vec::new();
+    expr.attributes(&mut atts);
+    for &att in &atts {
+        // SAFETY: as above.
+        unsafe { reader.decode(att) };
     }
     // Every column of a vector has its rows (the planner gives no column-free expression).
     let rows = reader.column(atts[0]).rows as usize;

@@ -589,9 +589,10 @@ impl Reader {
     }
 
     /// Rows of a vector a filter test must have at most, as a share of the vector's
-    /// rows, for its dictionary codes to be decoded for those rows alone (reading a
-    /// code where it lies costs a few times what decoding it among all does).
-    const PARTIAL_SHARE: usize = 8;
+    /// rows, for its dictionary codes, bit-packed integers or mantissas to be decoded
+    /// for those rows alone (reading a field where it lies, one load, costs a few times
+    /// what unpacking it among all does).
+    const PARTIAL_SHARE: usize = 4;
 
     unsafe fn decode_attr_for(&mut self, i: usize, wanted: Option<&[u32]>, scaled_output: bool) {
         // SAFETY: we are on the backend thread inside a transaction (this fn's contract), and
@@ -937,6 +938,17 @@ impl Reader {
         unsafe {
             self.decode_attr(att);
         }
+    }
+
+    /// `decode` for a caller that reads only rows `rows` (ascending) of the attribute:
+    /// when they are few, only those may be decoded (the others' values are then
+    /// unspecified); a later `decode` decodes it whole.
+    ///
+    /// # Safety
+    /// As `decode`.
+    pub unsafe fn decode_rows(&mut self, att: usize, rows: &[u32]) {
+        // SAFETY: this fn's contract is `decode`'s, which is `decode_attr_rows`'.
+        unsafe { self.decode_attr_rows(att, rows) }
     }
 
     /// Attribute `att` of the current vector, as `decode` left it.
