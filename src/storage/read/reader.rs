@@ -113,7 +113,8 @@ pub struct Reader {
     /// Per attribute decoded, whether only some rows of it were (`partial_rows`, for a
     /// filter test that reads just those: `decode_attr_rows`).
     partial: Vec<bool>,
-    partial_rows: Vec<Vec<u32>>,
+    /// Those rows, marked (`mark_rows`).
+    partial_rows: Vec<Vec<u8>>,
     columns: Vec<DatumColumn>,
     /// Per attribute: decode vectors of scaled numerics as their numbers
     /// (`DecodedVector::keep_scaled`), for a consumer that reads only numbers of it.
@@ -600,7 +601,7 @@ impl Reader {
         // metadata and buffer reads are allowed.
         unsafe {
             if self.decoded[i]
-                && (!self.partial[i] || wanted.is_some_and(|w| is_subset(w, &self.partial_rows[i])))
+                && (!self.partial[i] || wanted.is_some_and(|w| all_marked(w, &self.partial_rows[i])))
             {
                 return;
             }
@@ -630,8 +631,7 @@ impl Reader {
                             let v = &mut self.vectors[i];
                             if decode_rows_checked(self.kinds[i], &self.vector_bytes, entry.rows, w, v) {
                                 self.partial[i] = true;
-                                self.partial_rows[i].clear();
-                                self.partial_rows[i].extend_from_slice(w);
+                                mark_rows(&mut self.partial_rows[i], w);
                             }
                         }
                         None => decode_checked(
@@ -1225,10 +1225,19 @@ impl ColumnSource for LazyVectors<'_> {
     }
 }
 
-/// Whether every row of `a` is in `b` (both ascending).
-fn is_subset(a: &[u32], b: &[u32]) -> bool {
-    let mut b = b.iter();
-    a.iter().all(|x| b.by_ref().find(|&&y| y >= *x) == Some(x))
+/// `rows` as a byte a row (1: marked), in `marks`' buffer: each row's mark is a store
+/// of its own (setting bits of shared words chained each row to the one before).
+fn mark_rows(marks: &mut Vec<u8>, rows: &[u32]) {
+    marks.clear();
+    marks.resize(rows.last().map_or(0, |&r| r as usize + 1), 0);
+    for &r in rows {
+        marks[r as usize] = 1;
+    }
+}
+
+/// Whether every row of `rows` is marked in `marks`: a load a row, each on its own.
+fn all_marked(rows: &[u32], marks: &[u8]) -> bool {
+    rows.iter().all(|&r| marks.get(r as usize) == Some(&1))
 }
 
 /// Reads the stored bytes of vector `entry` of `chunk` into `out` (`nblocks`: the
@@ -1264,4 +1273,31 @@ unsafe fn read_vector(
 fn clear_coded(v: &mut DecodedVector) {
     v.dictionary = None;
     v.scaled = None;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{all_marked, mark_rows};
+
+    #[test]
+    fn rows_marked_and_looked_up() {
+        let mut bits = vec![1u8; 3000];
+        mark_rows(&mut bits, &[1, 4, 5, 63, 64, 2000]);
+        for (rows, want) in [
+            (&[][..], true),
+            (&[1][..], true),
+            (&[4, 63, 64][..], true),
+            (&[1, 4, 5, 63, 64, 2000][..], true),
+            (&[0][..], false),
+            (&[3][..], false),
+            (&[4, 6][..], false),
+            (&[65][..], false),
+            (&[2000, 2001][..], false),
+            (&[2047][..], false),
+        ] {
+            assert_eq!(all_marked(rows, &bits), want, "{rows:?}");
+        }
+        mark_rows(&mut bits, &[]);
+        assert!(all_marked(&[], &bits) && !all_marked(&[0], &bits));
+    }
 }
