@@ -170,7 +170,7 @@ fn narrow((lo, hi): (i64, i64), op: CmpOp, c: i128) -> Option<(i64, i64)> {
         CmpOp::Ge => (lo.max(c), hi),
         CmpOp::Gt => (lo.max(c.saturating_add(1)), hi),
     };
-    (lo <= hi).then(|| (lo as i64, hi as i64))
+    (lo <= hi).then_some((lo as i64, hi as i64))
 }
 
 /// The mantissas at display scale `scale` that pass every comparison of `bounds`.
