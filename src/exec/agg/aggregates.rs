@@ -9,11 +9,13 @@ use super::kernels::{Gids, Overflow};
 use super::numeric_fallback::PgNumeric;
 use super::spec::{AggSpec, KeySpec};
 use crate::exec::expr::eval::{self, Columns, EvalError, Evaluated, NumVec, Values, VectorRows};
-use crate::exec::expr::plan::{Expr, ExprType};
+use crate::exec::expr::num::DSCALE_MAX;
+use crate::exec::expr::plan::{BinOp, Expr, ExprType};
 use crate::exec::filter::{kernels as filter_kernels, Filter};
 use crate::storage::format::encoding::{DecodedValues, DecodedVector};
 use crate::storage::read::reader::Reader;
 use pgrx::pg_sys;
+use std::borrow::Cow;
 
 pub struct Aggregates {
     pub specs: Vec<AggSpec>,
@@ -222,19 +224,59 @@ unsafe fn fold_one(
     if sel.is_empty() {
         return;
     }
-    let mut atts = Vec::new();
-    expr.attributes(&mut atts);
-    for &att in &atts {
-        // SAFETY: as above.
-        unsafe { reader.decode(att) };
-    }
-    // A column of scaled numerics itself: folded from its mantissas where they lie.
+    // A column of scaled numerics itself: folded from its mantissas where they lie,
+    // only the selected rows decoded when they are few (one group's rows are
+    // ascending; grouped ones may come ordered by group).
     if let Expr::Column { att, ty: ExprType::Numeric } = expr {
+        // SAFETY: as above.
+        unsafe {
+            match gids {
+                Gids::One => reader.decode_rows(*att, sel),
+                Gids::Each(_) => reader.decode(*att),
+            }
+        };
         let col = reader.column(*att);
         if let Some(s) = &col.scaled {
             report(acc.fold_mantissas(&s.m, s.scale, col.validity.as_deref(), sel, gids));
             return;
         }
+    }
+    // sum/avg(x * y) of two columns of scaled numerics, one group (TPC-H q6's
+    // revenue): the products of the selected rows alone, summed as they are made.
+    if let (Expr::Binary { op: BinOp::Mul, left, right }, Gids::One) = (expr, gids) {
+        if let (
+            Expr::Column { att: a, ty: ExprType::Numeric },
+            Expr::Column { att: b, ty: ExprType::Numeric },
+        ) = (&**left, &**right)
+        {
+            // SAFETY: as above.
+            unsafe {
+                reader.decode_rows(*a, sel);
+                reader.decode_rows(*b, sel);
+            }
+            let (ca, cb) = (reader.column(*a), reader.column(*b));
+            if let (Some(x), Some(y)) = (&ca.scaled, &cb.scaled) {
+                let scale = x.scale.checked_add(y.scale).filter(|&s| s <= DSCALE_MAX);
+                let valid: Option<Cow<[bool]>> = match (ca.validity.as_deref(), cb.validity.as_deref()) {
+                    (None, None) => None,
+                    (Some(v), None) | (None, Some(v)) => Some(Cow::Borrowed(v)),
+                    (Some(v), Some(w)) => Some(Cow::Owned(v.iter().zip(w).map(|(a, b)| *a && *b).collect())),
+                };
+                if let Some(scale) = scale {
+                    if acc.fold_products_one(&x.m, &y.m, scale, valid.as_deref(), sel) {
+                        return;
+                    }
+                }
+            }
+        }
+    }
+    // Every column whole (one the paths above decoded for some rows alone is decoded
+    // again).
+    let mut atts = Vec::new();
+    expr.attributes(&mut atts);
+    for &att in &atts {
+        // SAFETY: as above.
+        unsafe { reader.decode(att) };
     }
     // Every column of a vector has its rows (the planner gives no column-free expression).
     let rows = reader.column(atts[0]).rows as usize;

@@ -167,6 +167,23 @@ impl Acc {
         }
     }
 
+    /// Folds `x * y` of two columns of 64-bit mantissas (product scale `scale`) into
+    /// sum/avg(numeric) of the one group; false (nothing folded) for any other
+    /// aggregate, or a sum that would leave 128 bits.
+    pub fn fold_products_one(
+        &mut self,
+        x: &[i64],
+        y: &[i64],
+        scale: u16,
+        valid: Option<&[bool]>,
+        sel: &[u32],
+    ) -> bool {
+        match self {
+            Acc::Decimal(d) => d.fold_products_one(x, y, scale, valid, sel),
+            _ => false,
+        }
+    }
+
     /// Folds the selected rows of a column of scaled numerics (`ScaledNumerics`), read
     /// in place, into sum/avg/min/max/var/stddev(numeric).
     pub fn fold_mantissas(

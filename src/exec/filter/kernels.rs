@@ -179,7 +179,7 @@ fn bytes_at<'a>(offsets: &[u32], data: &'a [u8], r: usize) -> &'a [u8] {
     &data[offsets[r] as usize..offsets[r + 1] as usize]
 }
 
-fn select_test(test: &Test, v: &DecodedVector, selection: &mut Vec<u32>) {
+pub(super) fn select_test(test: &Test, v: &DecodedVector, selection: &mut Vec<u32>) {
     let valid = v.validity.as_deref();
     if let (Some(s), false) = (&v.scaled, matches!(test, Test::IsNull | Test::IsNotNull)) {
         return select_scaled(test, v, s, selection);

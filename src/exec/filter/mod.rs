@@ -17,12 +17,15 @@
 //!   comparisons of the column's own integers.
 //! - `like`: `LIKE` patterns with `%` as their only wildcard, matched on bytes.
 //! - `scaled`: numeric tests turned into tests on the mantissas of scaled numerics.
+//! - `conjunction`: an AND of tests as the scan runs it: a column's tests merged into
+//!   one step, integer and mantissa ranges tested in one branch-free pass.
 //! - `pushed`: a resolved filter as the reader asks for it (`VectorFilter`).
 //! - `join_keys`: a hash join's inner keys tested on the probe side's key column (join
 //!   filters), before the pushed filter.
 //! - `operands`: the operands' values, evaluated by the executor (the one file here
 //!   that calls PostgreSQL).
 
+pub mod conjunction;
 pub mod join_keys;
 pub mod kernels;
 pub mod like;

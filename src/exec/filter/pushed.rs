@@ -2,6 +2,7 @@
 //! zone-map verdicts and vector selections by this module's kernels. Every node that
 //! reads a columnar relation with a filter hands the reader one.
 
+use super::conjunction::Conjunction;
 use super::{kernels, zone, Filter};
 use crate::storage::format::zonemap::{Verdict, ZoneStats};
 use crate::storage::read::vector_filter::{ColumnSource, VectorFilter};
@@ -10,12 +11,15 @@ use crate::storage::read::vector_filter::{ColumnSource, VectorFilter};
 pub struct PushedFilter {
     filter: Filter,
     attributes: Vec<usize>,
+    /// The filter as steps by column, when it is an AND of tests (most are).
+    conjunction: Option<Conjunction>,
 }
 
 impl PushedFilter {
     pub fn boxed(filter: Filter) -> Box<dyn VectorFilter> {
         let attributes = filter.attributes();
-        Box::new(PushedFilter { filter, attributes })
+        let conjunction = Conjunction::of(&filter);
+        Box::new(PushedFilter { filter, attributes, conjunction })
     }
 }
 
@@ -34,6 +38,9 @@ impl VectorFilter for PushedFilter {
         columns: &mut dyn ColumnSource,
         selection: &mut Vec<u32>,
     ) {
-        kernels::select_with_zones(&self.filter, stats, columns, selection)
+        match &self.conjunction {
+            Some(c) => c.select(stats, columns, selection),
+            None => kernels::select_with_zones(&self.filter, stats, columns, selection),
+        }
     }
 }

@@ -67,7 +67,7 @@ fn all_compare<T: Ord + ?Sized>(op: CmpOp, min: &T, max: &T, c: &T) -> bool {
     }
 }
 
-fn test_verdict(test: &Test, s: &ZoneStats) -> Verdict {
+pub(super) fn test_verdict(test: &Test, s: &ZoneStats) -> Verdict {
     let non_null = s.rows.saturating_sub(s.null_count);
     match test {
         Test::IsNull => {

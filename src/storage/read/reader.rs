@@ -113,7 +113,8 @@ pub struct Reader {
     /// Per attribute decoded, whether only some rows of it were (`partial_rows`, for a
     /// filter test that reads just those: `decode_attr_rows`).
     partial: Vec<bool>,
-    partial_rows: Vec<Vec<u32>>,
+    /// Those rows, marked (`mark_rows`).
+    partial_rows: Vec<Vec<u8>>,
     columns: Vec<DatumColumn>,
     /// Per attribute: decode vectors of scaled numerics as their numbers
     /// (`DecodedVector::keep_scaled`), for a consumer that reads only numbers of it.
@@ -589,9 +590,10 @@ impl Reader {
     }
 
     /// Rows of a vector a filter test must have at most, as a share of the vector's
-    /// rows, for its dictionary codes to be decoded for those rows alone (reading a
-    /// code where it lies costs a few times what decoding it among all does).
-    const PARTIAL_SHARE: usize = 8;
+    /// rows, for its dictionary codes, bit-packed integers or mantissas to be decoded
+    /// for those rows alone (reading a field where it lies, one load, costs a few times
+    /// what unpacking it among all does).
+    const PARTIAL_SHARE: usize = 4;
 
     unsafe fn decode_attr_for(&mut self, i: usize, wanted: Option<&[u32]>, scaled_output: bool) {
         // SAFETY: we are on the backend thread inside a transaction (this fn's contract), and
@@ -599,7 +601,7 @@ impl Reader {
         // metadata and buffer reads are allowed.
         unsafe {
             if self.decoded[i]
-                && (!self.partial[i] || wanted.is_some_and(|w| is_subset(w, &self.partial_rows[i])))
+                && (!self.partial[i] || wanted.is_some_and(|w| all_marked(w, &self.partial_rows[i])))
             {
                 return;
             }
@@ -629,8 +631,7 @@ impl Reader {
                             let v = &mut self.vectors[i];
                             if decode_rows_checked(self.kinds[i], &self.vector_bytes, entry.rows, w, v) {
                                 self.partial[i] = true;
-                                self.partial_rows[i].clear();
-                                self.partial_rows[i].extend_from_slice(w);
+                                mark_rows(&mut self.partial_rows[i], w);
                             }
                         }
                         None => decode_checked(
@@ -939,6 +940,17 @@ impl Reader {
         }
     }
 
+    /// `decode` for a caller that reads only rows `rows` (ascending) of the attribute:
+    /// when they are few, only those may be decoded (the others' values are then
+    /// unspecified); a later `decode` decodes it whole.
+    ///
+    /// # Safety
+    /// As `decode`.
+    pub unsafe fn decode_rows(&mut self, att: usize, rows: &[u32]) {
+        // SAFETY: this fn's contract is `decode`'s, which is `decode_attr_rows`'.
+        unsafe { self.decode_attr_rows(att, rows) }
+    }
+
     /// Attribute `att` of the current vector, as `decode` left it.
     pub fn column(&self, att: usize) -> &DecodedVector {
         &self.vectors[att]
@@ -1213,10 +1225,19 @@ impl ColumnSource for LazyVectors<'_> {
     }
 }
 
-/// Whether every row of `a` is in `b` (both ascending).
-fn is_subset(a: &[u32], b: &[u32]) -> bool {
-    let mut b = b.iter();
-    a.iter().all(|x| b.by_ref().find(|&&y| y >= *x) == Some(x))
+/// `rows` as a byte a row (1: marked), in `marks`' buffer: each row's mark is a store
+/// of its own (setting bits of shared words chained each row to the one before).
+fn mark_rows(marks: &mut Vec<u8>, rows: &[u32]) {
+    marks.clear();
+    marks.resize(rows.last().map_or(0, |&r| r as usize + 1), 0);
+    for &r in rows {
+        marks[r as usize] = 1;
+    }
+}
+
+/// Whether every row of `rows` is marked in `marks`: a load a row, each on its own.
+fn all_marked(rows: &[u32], marks: &[u8]) -> bool {
+    rows.iter().all(|&r| marks.get(r as usize) == Some(&1))
 }
 
 /// Reads the stored bytes of vector `entry` of `chunk` into `out` (`nblocks`: the
@@ -1252,4 +1273,31 @@ unsafe fn read_vector(
 fn clear_coded(v: &mut DecodedVector) {
     v.dictionary = None;
     v.scaled = None;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{all_marked, mark_rows};
+
+    #[test]
+    fn rows_marked_and_looked_up() {
+        let mut bits = vec![1u8; 3000];
+        mark_rows(&mut bits, &[1, 4, 5, 63, 64, 2000]);
+        for (rows, want) in [
+            (&[][..], true),
+            (&[1][..], true),
+            (&[4, 63, 64][..], true),
+            (&[1, 4, 5, 63, 64, 2000][..], true),
+            (&[0][..], false),
+            (&[3][..], false),
+            (&[4, 6][..], false),
+            (&[65][..], false),
+            (&[2000, 2001][..], false),
+            (&[2047][..], false),
+        ] {
+            assert_eq!(all_marked(rows, &bits), want, "{rows:?}");
+        }
+        mark_rows(&mut bits, &[]);
+        assert!(all_marked(&[], &bits) && !all_marked(&[0], &bits));
+    }
 }

@@ -13,6 +13,7 @@ use super::base::{CorruptData, MAX_VECTOR_ROWS};
 use super::codec::{
     plan_of, Analysis, Codec, Estimate, InPlace, Open, Output, Tier, VectorValues, INTS, WRONG_KIND,
 };
+use std::mem::MaybeUninit;
 
 const HEADER_LEN: usize = 8 + 1 + 4;
 
@@ -151,12 +152,15 @@ pub fn decode_for_at(
         if r >= count {
             return Err(CorruptData("row beyond a bit-packed block"));
         }
+        let bit = r * width as usize;
+        let (byte, shift) = (bit / 8, (bit % 8) as u32);
         let field = if width == 0 {
             0
+        } else if width <= 56 && byte + 8 <= body.len() {
+            // The field lies in the 8 bytes from its first byte: one unaligned load.
+            (u64::from_le_bytes(body[byte..byte + 8].try_into().unwrap()) >> shift) & mask
         } else {
             // A field spans at most 9 bytes (64 bits at a shift of up to 7).
-            let bit = r * width as usize;
-            let (byte, shift) = (bit / 8, (bit % 8) as u32);
             let end = (byte + 9).min(body.len());
             let mut b = [0u8; 16];
             b[..end - byte].copy_from_slice(&body[byte..end]);
@@ -181,32 +185,46 @@ pub fn decode_for_map<T: Copy + Default>(
 ) -> Result<usize, CorruptData> {
     let ForBlock { min, width, body, used } = for_block(input, count)?;
     let start = out.len();
-    out.resize(start + count, T::default());
-    unpack_offsets(body, width, min, &mut out[start..], f);
+    // Written straight into the spare capacity: zeroing it first cost as much as a
+    // narrow vector's unpacking.
+    out.reserve(count);
+    unpack_offsets(body, width, min, &mut out.spare_capacity_mut()[..count], f);
+    // SAFETY: `unpack_offsets` wrote each of the `count` slots after `start` (every path
+    // of it writes its whole `out`), within the capacity reserved above.
+    unsafe { out.set_len(start + count) };
     Ok(used)
 }
 
 /// Writes `f(base + field i)` into `out[i]` for the `out.len()` fields of `width` bits
-/// in `body` (LSB first; `body` holds `packed_len(out.len(), width)` bytes). Each field
+/// in `body` (LSB first; `body` holds `packed_len(out.len(), width)` bytes), every slot
+/// of `out` (a field past a short body reads as 0: `for_block` checks the length, so
+/// none is). Each field
 /// of up to 56 bits is one unaligned 8-byte read and a shift: no branch, no
 /// dependency between fields (the compiler unrolls and vectorises it); the last
 /// fields, whose 8 bytes would pass the end, are read from a padded copy.
-fn unpack_offsets<T: Copy>(body: &[u8], width: u8, base: u64, out: &mut [T], f: impl Fn(i64) -> T) {
+fn unpack_offsets<T: Copy>(
+    body: &[u8],
+    width: u8,
+    base: u64,
+    out: &mut [MaybeUninit<T>],
+    f: impl Fn(i64) -> T,
+) {
     let count = out.len();
     if count == 0 {
         // `f` is asked for no value (a caller may count what it is asked).
         return;
     }
     if width == 0 {
-        out.fill(f(base as i64));
+        out.fill(MaybeUninit::new(f(base as i64)));
         return;
     }
     if width > 56 {
         let mut i = 0;
         let _ = unpack(body, width, count, |d| {
-            out[i] = f(base.wrapping_add(d) as i64);
+            out[i].write(f(base.wrapping_add(d) as i64));
             i += 1;
         });
+        out[i..].fill(MaybeUninit::new(f(base as i64)));
         return;
     }
     let w = width as usize;
@@ -222,7 +240,7 @@ fn unpack_offsets<T: Copy>(body: &[u8], width: u8, base: u64, out: &mut [T], f: 
     // in the block is one, and the block unrolls into straight loads and stores.
     let blocks = with_width!(w, W => unpack_blocks::<W, T>(body, base, &mut out[..fast], &f));
     for (i, o) in out[..fast].iter_mut().enumerate().skip(blocks * 8) {
-        *o = window(body, i);
+        o.write(window(body, i));
     }
     if fast < count {
         // The tail, from a copy of the body's last bytes padded with zeros.
@@ -234,7 +252,7 @@ fn unpack_offsets<T: Copy>(body: &[u8], width: u8, base: u64, out: &mut [T], f: 
         for (i, o) in out.iter_mut().enumerate().skip(fast) {
             let bit = i * w - shift;
             let word = u64::from_le_bytes(padded[bit / 8..bit / 8 + 8].try_into().unwrap());
-            *o = f(base.wrapping_add((word >> (bit % 8)) & mask) as i64);
+            o.write(f(base.wrapping_add((word >> (bit % 8)) & mask) as i64));
         }
     }
 }
@@ -265,7 +283,7 @@ use with_width;
 fn unpack_blocks<const W: usize, T: Copy>(
     body: &[u8],
     base: u64,
-    out: &mut [T],
+    out: &mut [MaybeUninit<T>],
     f: &impl Fn(i64) -> T,
 ) -> usize {
     let mask = (1u64 << W) - 1;
@@ -276,7 +294,7 @@ fn unpack_blocks<const W: usize, T: Copy>(
         for (j, o) in o.iter_mut().enumerate() {
             let bit = j * W;
             let word = u64::from_le_bytes(bytes[bit / 8..bit / 8 + 8].try_into().unwrap());
-            *o = f(base.wrapping_add((word >> (bit % 8)) & mask) as i64);
+            o.write(f(base.wrapping_add((word >> (bit % 8)) & mask) as i64));
         }
     }
     blocks

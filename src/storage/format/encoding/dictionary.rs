@@ -139,6 +139,34 @@ pub fn decode<T: Fixed>(
     Ok(pos)
 }
 
+/// `decode` of integers for a caller that needs only the values at `rows` (ascending,
+/// each below `count`): calls `f(row, value)` for those alone, each code read where it
+/// lies. Returns the bytes the whole vector takes, as `decode`.
+pub fn decode_ints_at(
+    input: &[u8],
+    count: usize,
+    rows: &[u32],
+    scratch: &mut Scratch,
+    mut f: impl FnMut(usize, i64),
+) -> Result<usize, CorruptData> {
+    let d = read_dict_len(input, count)?;
+    let dict = &mut scratch.u64s;
+    dict.clear();
+    dict.reserve(d);
+    let mut pos = 4;
+    pos += bitpack::decode_for(&input[pos..], d, |v| dict.push(v as u64))?;
+    let dict = &dict[..];
+    let mut bad = false;
+    pos += bitpack::decode_for_at(&input[pos..], count, rows, |r, c| match dict.get(c as usize) {
+        Some(&v) if c >= 0 => f(r, v as i64),
+        _ => bad = true,
+    })?;
+    if bad {
+        return Err(CorruptData("dictionary code out of range"));
+    }
+    Ok(pos)
+}
+
 /// A dictionary built for byte strings; entries are ranges of the input's data.
 #[derive(Debug)]
 pub struct BytesDict {
@@ -372,6 +400,25 @@ mod tests {
     use super::*;
     use crate::storage::format::encoding::test_util::*;
     use proptest::prelude::*;
+
+    #[test]
+    fn integers_of_chosen_rows_match_the_whole_vector() {
+        let values: Vec<i64> = (0..2048).map(|i| [i64::MIN, -7, 0, 2400, i64::MAX][i * 7919 % 5]).collect();
+        let mut buf = Vec::new();
+        encode(&values, &mut buf);
+        let rows: Vec<u32> = (0..2048).filter(|r| r % 13 == 2).chain([2047]).collect();
+        let mut got = Vec::new();
+        let used = decode_ints_at(&buf, 2048, &rows, &mut Scratch::default(), |r, v| got.push((r, v)));
+        assert_eq!(used, Ok(buf.len()));
+        assert_eq!(got, rows.iter().map(|&r| (r as usize, values[r as usize])).collect::<Vec<_>>());
+        let none = |b: &[u8], rows: &[u32]| decode_ints_at(b, 2048, rows, &mut Scratch::default(), |_, _| {});
+        assert!(none(&buf, &[2048]).is_err());
+        assert!(none(&buf[..buf.len() - 1], &rows).is_err());
+        // A code past the dictionary: the dictionary's size says 2 of its 5 values.
+        let mut bad = buf.clone();
+        bad[..4].copy_from_slice(&2u32.to_le_bytes());
+        assert!(none(&bad, &rows).is_err());
+    }
 
     #[test]
     fn byte_strings_decode_as_codes_and_entries() {

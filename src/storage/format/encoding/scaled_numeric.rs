@@ -25,6 +25,7 @@ use std::any::Any;
 use super::base::{CorruptData, PhysicalKind, Scratch};
 use super::codec::{plan_of, Analysis, Codec, Estimate, Open, Output, Tier, VectorValues, WRONG_KIND};
 use super::table::{encode_smallest, EncodingId};
+use super::{bitpack, dictionary};
 use crate::storage::format::numeric::{self, Parsed, DSCALE_MAX};
 
 /// What `estimate` found: the scale and the mantissas already encoded.
@@ -104,6 +105,38 @@ pub fn decode_mantissas(
     }
     let used = (id.codec().decode)(&input[HEADER..], count, Output::Int(out), scratch)?;
     Ok((HEADER + used, scale))
+}
+
+/// `decode_mantissas` for a caller that reads only rows `rows` (ascending, each below
+/// `count`) of a vector without NULLs, whose `count` mantissas are bit-packed on a
+/// frame of reference or dictionary codes: writes those rows' alone into `out`
+/// (`count` slots; the others are left as they are) and returns the bytes consumed
+/// and the display scale. None (nothing written) when the mantissas are in another
+/// codec: the caller decodes them all.
+pub fn decode_mantissas_at(
+    input: &[u8],
+    count: usize,
+    rows: &[u32],
+    out: &mut [i64],
+    scratch: &mut Scratch,
+) -> Result<Option<(usize, u16)>, CorruptData> {
+    let head = input.get(..HEADER).ok_or(CorruptData("scaled numerics truncated"))?;
+    let scale = u16::from_le_bytes([head[0], head[1]]);
+    if scale > DSCALE_MAX {
+        return Err(CorruptData("scaled numerics: display scale out of range"));
+    }
+    if out.len() < count {
+        return Ok(None);
+    }
+    let body = &input[HEADER..];
+    let used = match EncodingId::from_u8(head[2]) {
+        Some(EncodingId::BitPack) => bitpack::decode_for_at(body, count, rows, |r, m| out[r] = m)?,
+        Some(EncodingId::Dictionary) => {
+            dictionary::decode_ints_at(body, count, rows, scratch, |r, m| out[r] = m)?
+        }
+        _ => return Ok(None),
+    };
+    Ok(Some((HEADER + used, scale)))
 }
 
 /// Decodes `count` values as their bytes: offsets (ends appended after each value,

@@ -626,6 +626,33 @@ fn decode_vector_rows_into(
         }
         return Ok((total, true));
     }
+    let sparse_scaled = kind == PhysicalKind::Bytes
+        && out.keep_scaled
+        && h.null_count == 0
+        && h.rows > 0
+        && h.encoding == EncodingId::ScaledNumeric;
+    if sparse_scaled {
+        let DecodedVector { rows, validity, values, dictionary, scaled, scratch, .. } = out;
+        let bytes = raw_payload(&h, stored, decompressed)?;
+        let mut s = scaled.take().unwrap_or_default();
+        // Rows not wanted are left unspecified: only the length must be the vector's.
+        s.m.resize(h.rows, 0);
+        match scaled_numeric::decode_mantissas_at(bytes, h.rows, wanted, &mut s.m, &mut scratch.codec)? {
+            Some((used, scale)) => {
+                if used != h.raw_len {
+                    return Err(CorruptData("vector payload length mismatch"));
+                }
+                *rows = h.rows as u32;
+                *dictionary = None;
+                decode_validity(&h, h.rows, bitmap, validity, &mut scratch.spare_validity)?;
+                s.scale = scale;
+                *scaled = Some(s);
+                empty_rows(values, h.rows);
+                return Ok((total, true));
+            }
+            None => *scaled = Some(s),
+        }
+    }
     if !sparse {
         return decode_vector_into(input, kind, out, decompressed).map(|used| (used, false));
     }
@@ -805,19 +832,25 @@ impl Payload<'_> {
         if let Some(valid) = validity {
             spread(&mut s.m, valid);
         }
-        let (mut offsets, data) = match std::mem::take(values) {
-            DecodedValues::Bytes { offsets, mut data } => {
-                data.clear();
-                (offsets, data)
-            }
-            _ => (Vec::new(), Vec::new()),
-        };
-        offsets.clear();
-        offsets.resize(self.rows + 1, 0);
-        *values = DecodedValues::Bytes { offsets, data };
+        empty_rows(values, self.rows);
         *scaled = spare;
         Ok(used)
     }
+}
+
+/// Makes `values` `rows` empty byte strings (a vector read as scaled numerics), in the
+/// buffers it has: offsets that are all 0 already (the last is, and they never fall)
+/// are kept as they are.
+fn empty_rows(values: &mut DecodedValues, rows: usize) {
+    if let DecodedValues::Bytes { offsets, data } = values {
+        data.clear();
+        if offsets.len() != rows + 1 || offsets.last() != Some(&0) {
+            offsets.clear();
+            offsets.resize(rows + 1, 0);
+        }
+        return;
+    }
+    *values = DecodedValues::Bytes { offsets: vec![0; rows + 1], data: Vec::new() };
 }
 
 /// Moves the dense values of a vector with NULLs to their rows; a dictionary's codes

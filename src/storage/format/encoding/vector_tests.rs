@@ -448,3 +448,62 @@ fn bit_packed_integers_of_chosen_rows_match_the_whole_vector() {
     let mut out = DecodedVector::default();
     assert_eq!(decode_vector_rows(&bytes, PhysicalKind::Int, &wanted, &mut out).map(|r| r.1), Ok(false));
 }
+
+#[test]
+fn scaled_numerics_of_chosen_rows_match_the_whole_vector() {
+    use crate::storage::format::numeric::stored_literal;
+    // Prices (scale 2) in a FOR block of mantissas; and again with NULLs, and as a
+    // sequence (its mantissas delta-encoded), which decode whole.
+    let prices: Vec<Vec<u8>> =
+        (0..2048).map(|i| stored_literal(&format!("{}.{:02}", 900 + i * 7919 % 90_000, i % 100))).collect();
+    let seq: Vec<Vec<u8>> = (0..2048).map(|i| stored_literal(&format!("{i}.00"))).collect();
+    // Quantities: 50 values, dictionary codes.
+    let quantities: Vec<Vec<u8>> =
+        (0..2048).map(|i| stored_literal(&format!("{}.00", 1 + i * 31 % 50))).collect();
+    let wanted: Vec<u32> = (0..2048).filter(|r| r % 37 == 5).chain([2047]).collect();
+    for (values, nulls, sparse) in
+        [(&prices, false, true), (&quantities, false, true), (&prices, true, false), (&seq, false, false)]
+    {
+        let rows: Vec<Option<Vec<u8>>> =
+            values.iter().enumerate().map(|(i, v)| (!nulls || i % 5 != 0).then(|| v.clone())).collect();
+        let valid: Vec<bool> = rows.iter().map(Option::is_some).collect();
+        let (offs, dat) = bytes_parts(&rows);
+        let mut bytes = Vec::new();
+        let info = encode_vector(
+            2048,
+            nulls.then_some(&valid[..]),
+            VectorValues::Bytes { offsets: &offs, data: &dat },
+            &CompressionPolicy::default(),
+            &mut bytes,
+        );
+        assert_eq!(info.encoding, EncodingId::ScaledNumeric);
+        let mut whole = DecodedVector { keep_scaled: true, ..Default::default() };
+        decode_vector(&bytes, PhysicalKind::Bytes, &mut whole).unwrap();
+        // A vector decoded before (bytes, another length) leaves nothing behind.
+        let mut some = DecodedVector::default();
+        decode_vector(&bytes, PhysicalKind::Bytes, &mut some).unwrap();
+        assert!(some.scaled.is_none());
+        some.keep_scaled = true;
+        assert_eq!(
+            decode_vector_rows(&bytes, PhysicalKind::Bytes, &wanted, &mut some),
+            Ok((bytes.len(), sparse)),
+            "nulls {nulls}"
+        );
+        let (w, s) = (whole.scaled.as_ref().unwrap(), some.scaled.as_ref().unwrap());
+        assert_eq!((some.rows, s.scale, s.m.len()), (2048, 2, 2048));
+        assert_eq!(some.validity, whole.validity);
+        for &r in &wanted {
+            assert_eq!(s.m[r as usize], w.m[r as usize], "row {r}");
+        }
+        let super::decoded::DecodedValues::Bytes { offsets, data } = &some.values else {
+            panic!("not bytes")
+        };
+        assert!(offsets.len() == 2049 && offsets.iter().all(|&o| o == 0) && data.is_empty());
+        if sparse {
+            // A row beyond the vector, and a truncated vector, are errors.
+            assert!(decode_vector_rows(&bytes, PhysicalKind::Bytes, &[2048], &mut some).is_err());
+            assert!(decode_vector_rows(&bytes[..bytes.len() - 1], PhysicalKind::Bytes, &wanted, &mut some)
+                .is_err());
+        }
+    }
+}
