@@ -209,8 +209,14 @@ unsafe fn fold_one(
                 return;
             }
             // SAFETY: `reader`'s relation is open and it is positioned on a vector (the
-            // caller's contract, `fold`'s).
-            unsafe { reader.decode(att) };
+            // caller's contract, `fold`'s). One group's rows ascend: where they are few,
+            // only they are decoded (the fold reads no other row).
+            unsafe {
+                match gids {
+                    Gids::One => reader.decode_rows(att, sel),
+                    Gids::Each(_) => reader.decode(att),
+                }
+            };
             let col = reader.column(att);
             let cmp = |a: &[u8], b: &[u8]| crate::storage::relation::datum::collated_cmp(a, b, collation);
             report(acc.fold(col, sel, gids, &cmp));
