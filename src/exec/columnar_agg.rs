@@ -15,7 +15,7 @@ use super::columnar_scan::ScanPlan;
 use super::customscan::{
     bytea_const, const_bytes, explain_fields_node, explain_fields_of, CustomScanNode, PlanPrivate,
 };
-use super::filter::operands::{collate_operands, extract_cuts, match_operands, operand_values};
+use super::filter::operands::operand_values;
 use super::filter::plan::FilterPlan;
 use super::filter::pushed::PushedFilter;
 use super::row_group_claims::ClaimsRowGroups;
@@ -320,19 +320,12 @@ impl ColumnarAgg {
                 .chain(self.aggs.specs.iter().filter_map(|a| a.filter.as_ref()))
                 .chain(case_conditions.iter().flatten().copied());
             let plans: Vec<_> = plans.collect();
-            let conversions: Vec<_> = plans.iter().flat_map(|f| f.conversions()).collect();
             // SAFETY: `node` is this node's begun CustomScanState (the caller's, `next`), so
             // its expression context is live and the states were initialized in `begin`.
-            let mut values = unsafe {
+            let values = unsafe {
                 let econtext = (*node).ss.ps.ps_ExprContext;
-                operand_values(&self.operands, &self.operand_states, econtext, &conversions)
+                operand_values(&self.operands, &self.operand_states, econtext, &plans)
             };
-            collate_operands(&mut values, &plans.iter().flat_map(|f| f.collations()).collect::<Vec<_>>());
-            // SAFETY: on the backend thread, inside the running query.
-            unsafe {
-                extract_cuts(&mut values, &plans.iter().flat_map(|f| f.extractions()).collect::<Vec<_>>());
-                match_operands(&mut values, &plans.iter().flat_map(|f| f.functions()).collect::<Vec<_>>());
-            }
             reader.set_filter(self.scan_filter.as_ref().map(|f| PushedFilter::boxed(f.resolve(&values))));
             self.aggs.filters =
                 self.aggs.specs.iter().map(|a| a.filter.as_ref().map(|f| f.resolve(&values))).collect();

@@ -8,7 +8,7 @@ use super::customscan::{
     PlanPrivate,
 };
 use super::filter::join_keys::JoinKeyFilter;
-use super::filter::operands::{collate_operands, extract_cuts, match_operands, operand_values};
+use super::filter::operands::operand_values;
 use super::filter::plan::FilterPlan;
 use super::filter::pushed::PushedFilter;
 use super::filter::Filter;
@@ -373,11 +373,7 @@ impl ColumnarScan {
         unsafe {
             self.resolved = self.filter.as_ref().map(|plan| {
                 let econtext = (*node).ss.ps.ps_ExprContext;
-                let mut values =
-                    operand_values(&self.operands, &self.operand_states, econtext, &plan.conversions());
-                collate_operands(&mut values, &plan.collations());
-                extract_cuts(&mut values, &plan.extractions());
-                match_operands(&mut values, &plan.functions());
+                let values = operand_values(&self.operands, &self.operand_states, econtext, &[plan]);
                 plan.resolve(&values)
             });
             if let Some(reader) = self.reader.as_mut() {

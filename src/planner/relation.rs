@@ -74,8 +74,7 @@ pub unsafe fn plan_time_pruning(
     // (this fn's contract), so rd_att is valid and its zone maps may be read.
     let (resolved, zones) = unsafe {
         let mut values = estimated_operands(root, operands);
-        operands::convert_times(&mut values, &filter.conversions());
-        operands::extract_cuts(&mut values, &filter.extractions());
+        operands::convert_for_pruning(&mut values, filter);
         let resolved = filter.resolve(&values);
         let natts = (*(*relation).rd_att).natts as usize;
         (resolved, plan_sizes::group_zones(relation, natts, &filter.attributes()))
@@ -151,10 +150,7 @@ pub unsafe fn kept_range(
         // SAFETY: `root` and the operands are live (this fn's contract); on the backend thread.
         let mut values = unsafe { estimated_operands(root, operands) };
         // SAFETY: on the backend thread, planning.
-        unsafe {
-            operands::convert_times(&mut values, &f.conversions());
-            operands::extract_cuts(&mut values, &f.extractions());
-        }
+        unsafe { operands::convert_for_pruning(&mut values, f) };
         f.resolve(&values)
     });
     let mut atts = resolved.as_ref().map_or_else(Vec::new, |f| f.attributes());

@@ -4,14 +4,17 @@
 //! name). The planner folds constants through `operand_value` too, for plan-time
 //! pruning.
 
-use super::plan::OperandValue;
+use super::plan::{FilterPlan, OperandValue};
 use super::time_cuts::{Cuts, TimeType};
 use crate::storage::format::zonemap::Bound;
 use crate::storage::relation::datum;
 use pgrx::pg_sys;
 
-/// The values of a filter's operands (`states`: their executor state), evaluated now;
-/// those `conversions` name (`FilterPlan::conversions`) as their cuts.
+/// The values of the operands of `plans`, filters that number their operands alike
+/// (`states`: their executor state), evaluated now, each in the form its test takes:
+/// cuts for cross-type datetime comparisons and `extract` (`convert_times`,
+/// `extract_cuts`), a collation's comparison (`collate_operands`), a text operator's
+/// function (`match_operands`).
 ///
 /// # Safety
 /// Backend thread, in the running query: `states` are the ExecInitExpr'd states of
@@ -21,7 +24,7 @@ pub unsafe fn operand_values(
     operands: &[*mut pg_sys::Node],
     states: &[*mut pg_sys::ExprState],
     econtext: *mut pg_sys::ExprContext,
-    conversions: &[(usize, TimeType, TimeType)],
+    plans: &[&FilterPlan],
 ) -> Vec<OperandValue> {
     let mut values: Vec<OperandValue> = operands
         .iter()
@@ -40,9 +43,33 @@ pub unsafe fn operand_values(
     // SAFETY: `econtext` is live (this fn's contract) and nothing evaluated in its
     // per-tuple memory is used after this: the values were copied out.
     unsafe { pg_sys::MemoryContextReset((*econtext).ecxt_per_tuple_memory) };
-    // SAFETY: on the backend thread (this fn's contract).
-    unsafe { convert_times(&mut values, conversions) };
+    collate_operands(&mut values, &gathered(plans, FilterPlan::collations));
+    // SAFETY: on the backend thread, inside the running query (this fn's contract).
+    unsafe {
+        convert_times(&mut values, &gathered(plans, FilterPlan::conversions));
+        extract_cuts(&mut values, &gathered(plans, FilterPlan::extractions));
+        match_operands(&mut values, &gathered(plans, FilterPlan::functions));
+    }
     values
+}
+
+/// What `f` lists of each of `plans`, together.
+fn gathered<T>(plans: &[&FilterPlan], f: fn(&FilterPlan) -> Vec<T>) -> Vec<T> {
+    plans.iter().flat_map(|p| f(p)).collect()
+}
+
+/// The operands of `filter` estimated at plan time (`values`) in the form zone-map
+/// pruning reads: the cuts of datetime and `extract` comparisons (the other
+/// conversions only make tests that prune nothing).
+///
+/// # Safety
+/// Backend thread, inside a transaction.
+pub unsafe fn convert_for_pruning(values: &mut [OperandValue], filter: &FilterPlan) {
+    // SAFETY: this fn's contract.
+    unsafe {
+        convert_times(values, &filter.conversions());
+        extract_cuts(values, &filter.extractions());
+    }
 }
 
 /// The operands `conversions` name (operand, column type, operand type) replaced by
@@ -52,7 +79,7 @@ pub unsafe fn operand_values(
 ///
 /// # Safety
 /// Backend thread (the comparisons read the session TimeZone); none of them raises.
-pub unsafe fn convert_times(values: &mut [OperandValue], conversions: &[(usize, TimeType, TimeType)]) {
+unsafe fn convert_times(values: &mut [OperandValue], conversions: &[(usize, TimeType, TimeType)]) {
     use TimeType::*;
     for &(k, column, operand) in conversions {
         let OperandValue::Value(Bound::Int(t)) = values[k] else { continue };
@@ -109,7 +136,7 @@ pub unsafe fn operand_value(typid: pg_sys::Oid, d: pg_sys::Datum, isnull: bool) 
 /// The operands `collations` names (operand, collation: `FilterPlan::collations`) given
 /// their collation's comparison, core's `varstr_cmp` (as `text_lt` and `bpcharlt`
 /// compare, after their callers trimmed `char(n)` values). A NULL stays NULL.
-pub fn collate_operands(values: &mut [OperandValue], collations: &[(usize, u32)]) {
+fn collate_operands(values: &mut [OperandValue], collations: &[(usize, u32)]) {
     for &(k, collation) in collations {
         let OperandValue::Value(Bound::Bytes(b)) = &values[k] else { continue };
         let collator = super::Collator::new(collation, move |a: &[u8], b: &[u8]| {
@@ -127,7 +154,7 @@ pub fn collate_operands(values: &mut [OperandValue], collations: &[(usize, u32)]
 ///
 /// # Safety
 /// Backend thread, inside a transaction (core's functions are called, and palloc).
-pub unsafe fn extract_cuts(values: &mut [OperandValue], extractions: &[(usize, TimeType, u8, bool)]) {
+unsafe fn extract_cuts(values: &mut [OperandValue], extractions: &[(usize, TimeType, u8, bool)]) {
     use crate::exec::agg::extract::ExtractField;
     use crate::storage::format::{numeric, zonemap::pg_float_cmp};
     for &(k, column, field, part) in extractions {
@@ -144,12 +171,14 @@ pub unsafe fn extract_cuts(values: &mut [OperandValue], extractions: &[(usize, T
             // Never planned (`quals`): a timestamptz's fields move with the time zone.
             _ => continue,
         };
-        // SAFETY: core's extract / date_part called with their argument types (a text made
-        // here, a by-value date or timestamp of the column's domain, infinities included)
+        // SAFETY: a text made from a NUL-terminated name, palloc'd in the current
+        // context (this fn's contract: inside a transaction), used by the calls below.
+        let text = unsafe { pg_sys::Datum::from(pg_sys::cstring_to_text(name.as_ptr())) };
+        // SAFETY: core's extract / date_part called with their argument types (the text
+        // above, a by-value date or timestamp of the column's domain, infinities included)
         // on the backend thread inside a transaction (this fn's contract); the numeric
         // result is read as a varlena of type numeric, the float8 one by value.
         let cmp = |c: i64| unsafe {
-            let text = pg_sys::Datum::from(pg_sys::cstring_to_text(name.as_ptr()));
             let arg = pg_sys::Datum::from(c as isize as usize);
             let d =
                 pg_sys::OidFunctionCall2Coll(pg_sys::Oid::from_u32(function), pg_sys::InvalidOid, text, arg);
@@ -173,7 +202,7 @@ pub unsafe fn extract_cuts(values: &mut [OperandValue], extractions: &[(usize, T
 ///
 /// # Safety
 /// Backend thread, inside a transaction (the function is looked up in the catalog).
-pub unsafe fn match_operands(values: &mut [OperandValue], functions: &[(usize, u32, u32)]) {
+unsafe fn match_operands(values: &mut [OperandValue], functions: &[(usize, u32, u32)]) {
     for &(k, function, collation) in functions {
         let OperandValue::Value(Bound::Bytes(pattern)) = &values[k] else { continue };
         let mut finfo = Box::new(std::cell::UnsafeCell::new(pg_sys::FmgrInfo::default()));

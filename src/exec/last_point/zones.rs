@@ -8,7 +8,7 @@ use super::best::{Best, Rank, Score};
 use super::Counters;
 use crate::exec::agg::groups::{ByteKey, Grouper, KeyInput, KeyValue};
 use crate::exec::columnar_scan::ScanPlan;
-use crate::exec::filter::operands::{collate_operands, extract_cuts, match_operands, operand_values};
+use crate::exec::filter::operands::operand_values;
 use crate::exec::filter::plan::FilterPlan;
 use crate::exec::filter::pushed::PushedFilter;
 use crate::storage::format::encoding::{DecodedValues, DecodedVector};
@@ -156,17 +156,10 @@ impl ZoneRun {
     ) -> bool {
         if self.winners.is_none() {
             // Parameters may differ at each rescan: the filter is resolved now.
-            let conversions = self.filter.as_ref().map_or_else(Vec::new, |f| f.conversions());
+            let plans: Vec<&FilterPlan> = self.filter.iter().collect();
             // SAFETY: the states were initialized for these operands in `begin`, and
             // `econtext` is the node's live context (this fn's contract).
-            let mut values =
-                unsafe { operand_values(&self.operands, &self.operand_states, econtext, &conversions) };
-            collate_operands(&mut values, &self.filter.as_ref().map_or_else(Vec::new, |f| f.collations()));
-            // SAFETY: on the backend thread, inside the running query.
-            unsafe {
-                extract_cuts(&mut values, &self.filter.as_ref().map_or_else(Vec::new, |f| f.extractions()));
-                match_operands(&mut values, &self.filter.as_ref().map_or_else(Vec::new, |f| f.functions()));
-            }
+            let values = unsafe { operand_values(&self.operands, &self.operand_states, econtext, &plans) };
             self.reader.set_filter(self.filter.as_ref().map(|f| PushedFilter::boxed(f.resolve(&values))));
             // SAFETY: between `begin` and `end`, so the reader's relation is open.
             self.winners = Some(unsafe { self.rank_rows() });
