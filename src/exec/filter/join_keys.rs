@@ -16,14 +16,13 @@ use crate::storage::read::vector_filter::{ColumnSource, VectorFilter};
 use std::cell::Cell;
 use std::rc::Rc;
 
-/// A bitmap is used when it is no larger than the hash set would be (64 bits a slot,
-/// at least two slots a key: 128 bits a key or more), or at most `SMALL_BITMAP_BITS`
+/// A bitmap is used when it is no larger than the hash set would be (`hash_slots`, 64
+/// bits each: 128 bits a key or more), or at most `SMALL_BITMAP_BITS`
 /// whatever the keys (and at most `MAX_BITMAP_BITS` in all): one load and a shift per
 /// probe, no hashing and no branch on the probe's outcome. A 256 kB bitmap stays in the
 /// L2 cache, where a probe costs less than a hash set's mispredicted probe loop (TPC-H
 /// q8: 1,451 part keys over 200k values, 6M probes); q10's 57k order keys spread over
 /// 6M values take a 750 kB bitmap where the hash set takes 1 MB.
-const BITMAP_BITS_PER_KEY: u64 = 128;
 const SMALL_BITMAP_BITS: u64 = 1 << 21;
 const MAX_BITMAP_BITS: u64 = 1 << 27;
 
@@ -49,6 +48,11 @@ enum Lookup {
 
 const EMPTY_SLOT: i64 = i64::MIN;
 
+/// The hash set's slots for `len` keys: a power of two, at most half full.
+fn hash_slots(len: usize) -> usize {
+    (len * 2).next_power_of_two().max(16)
+}
+
 /// Fibonacci hashing: the top bits of the product spread sequential keys evenly.
 #[inline(always)]
 fn slot_of(key: i64, shift: u32) -> usize {
@@ -65,9 +69,7 @@ impl JoinKeySet {
         };
         let len = keys.len();
         let range = (max as i128 - min as i128 + 1) as u128;
-        let hashed_bits = ((len * 2).next_power_of_two().max(16) as u128 * 64)
-            .max(len as u128 * BITMAP_BITS_PER_KEY as u128);
-        let bitmap_bits = hashed_bits.max(SMALL_BITMAP_BITS as u128);
+        let bitmap_bits = (hash_slots(len) as u128 * 64).max(SMALL_BITMAP_BITS as u128);
         let lookup = if range <= bitmap_bits.min(MAX_BITMAP_BITS as u128) {
             let mut bits = vec![0u64; (range as usize).div_ceil(64)];
             for k in &keys {
@@ -76,7 +78,7 @@ impl JoinKeySet {
             }
             Lookup::Bitmap(bits)
         } else {
-            let capacity = (len * 2).next_power_of_two().max(16);
+            let capacity = hash_slots(len);
             let shift = 64 - capacity.trailing_zeros();
             let mut slots = vec![EMPTY_SLOT; capacity];
             let mut has_empty = false;
