@@ -410,12 +410,7 @@ unsafe fn having_share(
     // List of clauses, or a single clause; lists made here are palloc'd in the planner's
     // memory context.
     unsafe {
-        let node = shape.having as *mut pg_sys::Node;
-        let clauses: Vec<*mut pg_sys::Node> = if (*node).type_ == pg_sys::NodeTag::T_List {
-            pg_list::ptrs::<pg_sys::Node>(shape.having).collect()
-        } else {
-            vec![node]
-        };
+        let clauses = having_clauses(shape);
         let mut share = 1.0;
         for clause in clauses {
             share *= match having_test_share(relation, shape, clause, rows_per_group) {
@@ -508,6 +503,23 @@ unsafe fn having_comparison(shape: &Shape, clause: *mut pg_sys::Node) -> Option<
     }
 }
 
+/// The clauses of the shape's HAVING (non-NULL): an implicit-AND List of clauses, or
+/// a single clause.
+///
+/// # Safety
+/// HAVING is a valid tree of this query.
+unsafe fn having_clauses(shape: &Shape) -> Vec<*mut pg_sys::Node> {
+    // SAFETY: this fn's contract: a T_List tag means a List of clause nodes.
+    unsafe {
+        let node = shape.having as *mut pg_sys::Node;
+        if (*node).type_ == pg_sys::NodeTag::T_List {
+            pg_list::ptrs::<pg_sys::Node>(shape.having).collect()
+        } else {
+            vec![node]
+        }
+    }
+}
+
 /// The HAVING tests the fold checks itself (`AggPlan::having`): comparisons of a count,
 /// or of a sum, avg, min or max of numbers, with a constant. Core's HAVING still checks
 /// every row the fold makes, so a test here only has to keep every group that passes.
@@ -521,12 +533,7 @@ unsafe fn having_tests(shape: &Shape) -> Vec<HavingTest> {
     // SAFETY: HAVING is a valid tree of this query (this fn's contract): an implicit-AND
     // List of clauses, or a single clause.
     unsafe {
-        let node = shape.having as *mut pg_sys::Node;
-        let clauses: Vec<*mut pg_sys::Node> = if (*node).type_ == pg_sys::NodeTag::T_List {
-            pg_list::ptrs::<pg_sys::Node>(shape.having).collect()
-        } else {
-            vec![node]
-        };
+        let clauses = having_clauses(shape);
         clauses
             .into_iter()
             .filter_map(|clause| having_comparison(shape, clause))

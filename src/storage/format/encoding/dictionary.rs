@@ -110,22 +110,27 @@ fn read_dict_len(input: &[u8], count: usize) -> Result<usize, CorruptData> {
     Ok(d)
 }
 
+/// Reads the dictionary's entries of a vector of `count` values into
+/// `scratch.u64s`; returns where the codes start.
+fn read_entries(input: &[u8], count: usize, scratch: &mut Scratch) -> Result<usize, CorruptData> {
+    let d = read_dict_len(input, count)?;
+    let dict = &mut scratch.u64s;
+    dict.clear();
+    dict.reserve(d);
+    Ok(4 + bitpack::decode_for(&input[4..], d, |v| dict.push(v as u64))?)
+}
+
 pub fn decode<T: Fixed>(
     input: &[u8],
     count: usize,
     out: &mut Vec<T>,
     scratch: &mut Scratch,
 ) -> Result<usize, CorruptData> {
-    let d = read_dict_len(input, count)?;
-    let dict = &mut scratch.u64s;
-    dict.clear();
-    dict.reserve(d);
-    let mut pos = 4;
-    pos += bitpack::decode_for(&input[pos..], d, |v| dict.push(v as u64))?;
+    let mut pos = read_entries(input, count, scratch)?;
+    let dict = &scratch.u64s[..];
     // Codes decoded branch-free and looked up as they are: a code out of range gives
     // a filler and marks the vector corrupt.
     let bad = std::cell::Cell::new(false);
-    let dict = &dict[..];
     pos += bitpack::decode_for_map(&input[pos..], count, out, |c| match dict.get(c as usize) {
         Some(&v) if c >= 0 => T::from_bits64(v),
         _ => {
@@ -149,13 +154,8 @@ pub fn decode_ints_at(
     scratch: &mut Scratch,
     mut f: impl FnMut(usize, i64),
 ) -> Result<usize, CorruptData> {
-    let d = read_dict_len(input, count)?;
-    let dict = &mut scratch.u64s;
-    dict.clear();
-    dict.reserve(d);
-    let mut pos = 4;
-    pos += bitpack::decode_for(&input[pos..], d, |v| dict.push(v as u64))?;
-    let dict = &dict[..];
+    let mut pos = read_entries(input, count, scratch)?;
+    let dict = &scratch.u64s[..];
     let mut bad = false;
     pos += bitpack::decode_for_at(&input[pos..], count, rows, |r, c| match dict.get(c as usize) {
         Some(&v) if c >= 0 => f(r, v as i64),
