@@ -854,26 +854,33 @@ pub(crate) mod tests {
     #[test]
     fn blank_padded_values_compare_without_trailing_spaces() {
         let distinct = [Some("ab   "), Some("ab"), Some(""), Some("   "), Some("ab c "), Some("b "), None];
+        let b = |s: &str| Bound::Bytes(s.as_bytes().to_vec());
+        let trimmed = |t: Test| Test::Trimmed(Box::new(t));
+        byte_cases_on_plain_and_dictionary(
+            &distinct,
+            vec![
+                (trimmed(Test::Compare(CmpOp::Eq, b("ab"))), &[0, 1]),
+                (trimmed(Test::Compare(CmpOp::Eq, b(""))), &[2, 3]),
+                (trimmed(Test::NotEqual(b("ab"))), &[2, 3, 4, 5]),
+                (trimmed(Test::Compare(CmpOp::Lt, b("ab c"))), &[0, 1, 2, 3]),
+                (trimmed(Test::Compare(CmpOp::Ge, b("b"))), &[5]),
+                (trimmed(Test::In(ValueSet::of(&[b("b"), b("")]))), &[2, 3, 5]),
+                (trimmed(Test::NotIn(ValueSet::of(&[b("b"), b("")]))), &[0, 1, 4]),
+            ],
+        );
+    }
+
+    /// Each test of `cases` on 2,000 rows cycling over `distinct`, stored plain and as
+    /// a dictionary, keeps the rows holding the values at the indexes it names.
+    fn byte_cases_on_plain_and_dictionary(distinct: &[Option<&str>], cases: Vec<(Test, &[usize])>) {
         let values: Vec<Option<Vec<u8>>> =
             (0..2000).map(|i| distinct[i % distinct.len()].map(|s| s.as_bytes().to_vec())).collect();
         let plain = byte_rows(&values, &CompressionPolicy::default(), false);
         let coded = byte_rows(&values, &CompressionPolicy::NONE, true);
         assert!(coded.dictionary.is_some());
-        let rows = |of: &[usize]| -> Vec<u32> {
-            (0..2000u32).filter(|r| of.contains(&(*r as usize % distinct.len()))).collect()
-        };
-        let b = |s: &str| Bound::Bytes(s.as_bytes().to_vec());
-        let trimmed = |t: Test| Test::Trimmed(Box::new(t));
-        let cases = [
-            (trimmed(Test::Compare(CmpOp::Eq, b("ab"))), rows(&[0, 1])),
-            (trimmed(Test::Compare(CmpOp::Eq, b(""))), rows(&[2, 3])),
-            (trimmed(Test::NotEqual(b("ab"))), rows(&[2, 3, 4, 5])),
-            (trimmed(Test::Compare(CmpOp::Lt, b("ab c"))), rows(&[0, 1, 2, 3])),
-            (trimmed(Test::Compare(CmpOp::Ge, b("b"))), rows(&[5])),
-            (trimmed(Test::In(ValueSet::of(&[b("b"), b("")]))), rows(&[2, 3, 5])),
-            (trimmed(Test::NotIn(ValueSet::of(&[b("b"), b("")]))), rows(&[0, 1, 4])),
-        ];
-        for (t, want) in cases {
+        for (t, of) in cases {
+            let want: Vec<u32> =
+                (0..2000u32).filter(|r| of.contains(&(*r as usize % distinct.len()))).collect();
             let f = test(0, t.clone());
             assert_eq!(run(&f, std::slice::from_ref(&plain)), want, "{t:?}");
             assert_eq!(run(&f, std::slice::from_ref(&coded)), want, "dictionary {t:?}");
@@ -888,28 +895,18 @@ pub(crate) mod tests {
             a.to_ascii_lowercase().cmp(&b.to_ascii_lowercase()).then_with(|| a.cmp(b))
         });
         let distinct = [Some("A"), Some("b"), Some("C"), Some("b  "), Some(""), None];
-        let values: Vec<Option<Vec<u8>>> =
-            (0..2000).map(|i| distinct[i % distinct.len()].map(|s| s.as_bytes().to_vec())).collect();
-        let plain = byte_rows(&values, &CompressionPolicy::default(), false);
-        let coded = byte_rows(&values, &CompressionPolicy::NONE, true);
-        assert!(coded.dictionary.is_some());
-        let rows = |of: &[usize]| -> Vec<u32> {
-            (0..2000u32).filter(|r| of.contains(&(*r as usize % distinct.len()))).collect()
-        };
         let collated = |op, s: &str| Test::Collated(op, s.as_bytes().to_vec(), collator.clone());
-        let cases = [
-            (collated(CmpOp::Lt, "C"), rows(&[0, 1, 3, 4])),
-            (collated(CmpOp::Gt, "a"), rows(&[1, 2, 3])),
-            (collated(CmpOp::Ge, "b"), rows(&[1, 2, 3])),
-            (collated(CmpOp::Le, "b"), rows(&[0, 1, 4])),
-            // char(n): compared without trailing spaces.
-            (Test::Trimmed(Box::new(collated(CmpOp::Le, "b"))), rows(&[0, 1, 3, 4])),
-        ];
-        for (t, want) in cases {
-            let f = test(0, t.clone());
-            assert_eq!(run(&f, std::slice::from_ref(&plain)), want, "{t:?}");
-            assert_eq!(run(&f, std::slice::from_ref(&coded)), want, "dictionary {t:?}");
-        }
+        byte_cases_on_plain_and_dictionary(
+            &distinct,
+            vec![
+                (collated(CmpOp::Lt, "C"), &[0, 1, 3, 4]),
+                (collated(CmpOp::Gt, "a"), &[1, 2, 3]),
+                (collated(CmpOp::Ge, "b"), &[1, 2, 3]),
+                (collated(CmpOp::Le, "b"), &[0, 1, 4]),
+                // char(n): compared without trailing spaces.
+                (Test::Trimmed(Box::new(collated(CmpOp::Le, "b"))), &[0, 1, 3, 4]),
+            ],
+        );
     }
 
     #[test]
