@@ -6,6 +6,7 @@ use super::tables::{
 };
 use crate::storage::format::delete_mask::DeleteMask;
 use crate::storage::format::directory::{self, VectorEntry};
+use crate::storage::format::zonemap::ZoneMap;
 use crate::storage::shared::cache::BoundedCache;
 use crate::storage::shared::error::data_corrupted;
 use pgrx::pg_sys;
@@ -27,6 +28,23 @@ pub struct ChunkMeta {
     pub null_count: u64,
     pub raw_bytes: u64,
     pub vectors: Vec<VectorEntry>,
+    /// The zone map of the whole chunk (its vectors' merged), made once when the chunk's
+    /// metadata is parsed: every scan checks it per row group before its vectors'.
+    pub zone: ZoneMap,
+}
+
+impl ChunkMeta {
+    pub fn new(
+        attnum: i16,
+        offset: u64,
+        length: u64,
+        null_count: u64,
+        raw_bytes: u64,
+        vectors: Vec<VectorEntry>,
+    ) -> Self {
+        let zone = vectors.iter().fold(ZoneMap::None, |z, e| z.merge(e.zone));
+        ChunkMeta { attnum, offset, length, null_count, raw_bytes, vectors, zone }
+    }
 }
 
 /// The chunks of one row group.
@@ -193,14 +211,7 @@ pub(super) unsafe fn read_chunks(
                 let dir: &[u8] = not_null(v[7], n[7], "chunk.directory");
                 let vectors =
                     directory::decode(dir, length).unwrap_or_else(|e| data_corrupted(&e.to_string()));
-                let meta = ChunkMeta {
-                    attnum,
-                    offset: int8(v[3]),
-                    length,
-                    null_count: int8(v[5]),
-                    raw_bytes: int8(v[6]),
-                    vectors,
-                };
+                let meta = ChunkMeta::new(attnum, int8(v[3]), length, int8(v[5]), int8(v[6]), vectors);
                 if attnum == 0 {
                     chunks.order = Some(meta);
                     return;

@@ -19,7 +19,7 @@
 //! summed exactly.
 
 use crate::storage::catalog;
-use crate::storage::format::zonemap::{ZoneMap, ZoneStats};
+use crate::storage::format::zonemap::ZoneStats;
 use crate::storage::relation::pages;
 use crate::storage::shared::cache::BoundedCache;
 use pgrx::pg_sys;
@@ -195,11 +195,7 @@ pub unsafe fn group_zones(rel: pg_sys::Relation, natts: usize, atts: &[usize]) -
                 let mut vectors = vec![Vec::new(); natts];
                 for &a in &atts {
                     let Some(c) = g.chunk(a as i16 + 1) else { continue };
-                    stats[a] = Some(ZoneStats {
-                        zone: c.vectors.iter().fold(ZoneMap::None, |z, e| z.merge(e.zone)),
-                        rows: g.row_count,
-                        null_count: c.null_count,
-                    });
+                    stats[a] = Some(ZoneStats { zone: c.zone, rows: g.row_count, null_count: c.null_count });
                     vectors[a] = c
                         .vectors
                         .iter()

@@ -9,7 +9,7 @@ use crate::storage::format::delete_mask::{self, DeleteMask};
 use crate::storage::format::directory::VectorEntry;
 use crate::storage::format::encoding::{DecodedValues, DecodedVector};
 use crate::storage::format::layout::VECTOR_ROWS;
-use crate::storage::format::zonemap::{Verdict, ZoneMap, ZonePredicate, ZoneStats};
+use crate::storage::format::zonemap::{Verdict, ZonePredicate, ZoneStats};
 use crate::storage::relation::datum::{self, ColumnKind, DatumColumn};
 use crate::storage::relation::pages;
 use crate::storage::relation::slot;
@@ -316,11 +316,7 @@ impl Reader {
                 let e = chunk.vectors.get(v)?;
                 ZoneStats { zone: e.zone, rows: e.rows as u64, null_count: e.null_count as u64 }
             }
-            None => ZoneStats {
-                zone: chunk.vectors.iter().fold(ZoneMap::None, |z, e| z.merge(e.zone)),
-                rows: g.row_count,
-                null_count: chunk.null_count,
-            },
+            None => ZoneStats { zone: chunk.zone, rows: g.row_count, null_count: chunk.null_count },
         })
     }
 

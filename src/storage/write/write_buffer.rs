@@ -162,14 +162,7 @@ unsafe fn write_out(rel: pg_sys::Relation, buf: &mut WriteBuffer, rows: usize, b
         let mut write = |attnum: i16, c: EncodedChunk| {
             // SAFETY: as for `allocate` above; `at .. at + len` was allocated to this group.
             unsafe { pages::write_stream(rel, at, &c.bytes) };
-            let meta = ChunkMeta {
-                attnum,
-                offset: at,
-                length: c.bytes.len() as u64,
-                null_count: c.null_count,
-                raw_bytes: c.raw_bytes,
-                vectors: c.vectors,
-            };
+            let meta = ChunkMeta::new(attnum, at, c.bytes.len() as u64, c.null_count, c.raw_bytes, c.vectors);
             at += c.bytes.len() as u64;
             meta
         };
