@@ -114,6 +114,13 @@ SELECT fr_check('SELECT count(*), sum(disc) FROM fr_col WHERE qty >= 10 AND qty 
 SELECT fr_check($q$SELECT id, day, qty, price, disc FROM fr_col
   WHERE day >= '1994-01-01' AND day < '1994-02-01' AND disc BETWEEN 0.05 AND 0.07$q$);
 SELECT fr_check('SELECT count(*) FROM fr_col WHERE qty >= 5 AND disc * 100 < qty AND qty < 40');
+-- A filtered numeric column the scan also returns: the filter reads its mantissas, the
+-- rows' values are written from them (an OR of ranges, NULLs, NaN constants, a row
+-- filtered on one column and returned with two).
+SELECT fr_check($q$SELECT id, qty, price FROM fr_col
+  WHERE (qty >= 1 AND qty <= 11) OR (qty >= 30 AND qty <= 31.5) OR price < 950$q$);
+SELECT fr_check($q$SELECT id, price, disc FROM fr_col WHERE price > 'NaN' OR disc = 0.03 OR disc IS NULL$q$);
+SELECT fr_check($q$SELECT id, disc FROM fr_col WHERE (disc BETWEEN 0.02 AND 0.04 OR disc > 0.095) AND id % 3 = 0$q$);
 
 RESET max_parallel_workers_per_gather;
 RESET enable_indexscan;

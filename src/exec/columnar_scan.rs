@@ -280,6 +280,8 @@ impl CustomScanNode for ColumnarScan {
                 output[a as usize - 1] = true;
             }
             reader.set_output(output);
+            // Its pushed filter and the slot read scaled numerics as numbers.
+            reader.set_scaled(vec![true; natts]);
             self.reader = Some(reader);
             let parent = &raw mut (*node).ss.ps;
             self.operand_states =

@@ -189,6 +189,16 @@ impl JoinKeySet {
 fn keep(values: &[i64], validity: Option<&[bool]>, selection: &mut Vec<u32>, test: impl Fn(i64) -> bool) {
     let mut n = 0;
     match validity {
+        // Every row of the vector selected (the join filter runs first): the row numbers
+        // are the positions, not loaded from the selection.
+        None if selection.len() == values.len() => {
+            let rows = selection.as_mut_slice();
+            for (i, &k) in values.iter().enumerate() {
+                // SAFETY: `n <= i < values.len() == rows.len()`.
+                unsafe { *rows.get_unchecked_mut(n) = i as u32 };
+                n += test(k) as usize;
+            }
+        }
         None => {
             for i in 0..selection.len() {
                 let r = selection[i];
@@ -394,6 +404,15 @@ mod tests {
         f.select(&|_| None, &mut cols, &mut sel);
         assert_eq!(sel, vec![4]);
         assert_eq!(removed.get(), 4);
+        // Without NULLs, a whole vector (its positions, not the selection's) and part of
+        // it keep the same rows.
+        let mut cols = One(ints(&[Some(5), Some(2), Some(3), Some(3), Some(9), Some(1)]));
+        let mut sel: Vec<u32> = (0..6).collect();
+        f.select(&|_| None, &mut cols, &mut sel);
+        assert_eq!(sel, vec![0, 2, 3, 5]);
+        let mut sel: Vec<u32> = vec![1, 2, 4, 5];
+        f.select(&|_| None, &mut cols, &mut sel);
+        assert_eq!(sel, vec![2, 5]);
     }
 
     #[test]

@@ -274,7 +274,7 @@ impl Reader {
 
     /// Decodes the attributes `scaled` marks, when stored as scaled numerics, into their
     /// numbers only (`DecodedVector::scaled`): for a consumer that reads nothing else of
-    /// them (numeric expressions, filters and folds), never for the slot.
+    /// them (numeric expressions, filters and folds, the slot's Datums).
     pub fn set_scaled(&mut self, scaled: Vec<bool>) {
         self.scaled = scaled;
         self.scaled.resize(self.vectors.len(), false);
@@ -621,7 +621,11 @@ impl Reader {
                     // A dictionary stays one: a filter tests each entry once, and the
                     // slot's Datums are made once per entry (`DatumColumn`).
                     self.vectors[i].keep_dictionary = true;
-                    self.vectors[i].keep_scaled = scaled_output || (self.scaled[i] && !self.is_output(i));
+                    // The slot's Datums are written from the numbers as well as from the
+                    // bytes (`DatumColumn`), so an output column may stay numbers where the
+                    // scan's other readers (its filter) take them.
+                    self.vectors[i].keep_scaled = scaled_output
+                        || (self.scaled[i] && (!self.is_output(i) || self.kinds[i] == ColumnKind::Varlena));
                     match wanted {
                         Some(w) => {
                             let v = &mut self.vectors[i];
