@@ -2,9 +2,11 @@
 //! expressions the executor evaluates once when the scan starts (and again on a
 //! rescan, when parameters change). `resolve` then makes the `Filter` the kernels run.
 
+use super::arith::ArithTest;
 use super::like::LikePattern;
 use super::time_cuts::{Cuts, TimeType};
 use super::{Filter, NumericSet, Test, ValueSet};
+use crate::exec::expr::plan::Expr;
 use crate::storage::format::zonemap::{Bound, CmpOp};
 
 #[derive(Debug, Clone, PartialEq)]
@@ -96,6 +98,16 @@ pub enum PlanTest {
         collation: u32,
         trimmed: bool,
     },
+    /// `left op right` (`cmp` None: `<>`), an arithmetic expression on either side,
+    /// both of one type (`exec::filter::arith`); the test's `att` is the first column
+    /// they read. Operand `k` is only a placeholder the executor replaces by its
+    /// `ExprEngine` (PostgreSQL's numerics and errors).
+    Arith {
+        cmp: Option<CmpOp>,
+        left: Expr,
+        right: Expr,
+        k: usize,
+    },
 }
 
 /// The tests of a `Trimmed` one.
@@ -157,6 +169,8 @@ pub enum OperandValue {
     Collated(Vec<u8>, super::Collator),
     /// The operand of a `Function` test, bound to the function.
     Matcher(super::Matcher),
+    /// The operand of an `Arith` test: what it computes with.
+    Engine(super::arith::ExprEngine),
 }
 
 impl FilterPlan {
@@ -174,8 +188,13 @@ impl FilterPlan {
         let mut out = Vec::new();
         self.visit(&mut |att, test| {
             out.push(att);
-            if let PlanTest::Columns { other, .. } = test {
-                out.push(*other);
+            match test {
+                PlanTest::Columns { other, .. } => out.push(*other),
+                PlanTest::Arith { left, right, .. } => {
+                    left.attributes(&mut out);
+                    right.attributes(&mut out);
+                }
+                _ => {}
             }
         });
         out.sort_unstable();
@@ -239,6 +258,9 @@ impl FilterPlan {
                         collation: *collation,
                         wanted: *wanted,
                     },
+                    PlanTest::Arith { cmp, left, right, k } => {
+                        PlanTest::Arith { cmp: *cmp, left: left.clone(), right: right.clone(), k: k + first }
+                    }
                     // No operand: listed, so that a new test with one cannot be missed here.
                     other @ (PlanTest::IsNull
                     | PlanTest::IsNotNull
@@ -276,6 +298,7 @@ impl FilterPlan {
                 | PlanTest::Collated { k, .. }
                 | PlanTest::Extract { k, .. }
                 | PlanTest::Function { k, .. }
+                | PlanTest::Arith { k, .. }
                 | PlanTest::Leading { k, .. } => out.push(*k),
                 _ => {}
             },
@@ -303,6 +326,22 @@ impl FilterPlan {
             }
         });
         out
+    }
+
+    /// The operands of `Arith` tests (each the placeholder for its engine).
+    pub fn arithmetic(&self) -> Vec<usize> {
+        let mut out = Vec::new();
+        self.visit(&mut |_, test| {
+            if let PlanTest::Arith { k, .. } = test {
+                out.push(*k);
+            }
+        });
+        out
+    }
+
+    /// Whether evaluating the filter can raise an error (an `Arith` test in it).
+    pub fn may_fail(&self) -> bool {
+        !self.arithmetic().is_empty()
     }
 
     /// The operands of `Collated` tests: (operand, collation).
@@ -363,6 +402,7 @@ fn resolve_test(att: usize, test: &PlanTest, operands: &[OperandValue]) -> Filte
         | PlanTest::Collated { k, .. }
         | PlanTest::Extract { k, .. }
         | PlanTest::Function { k, .. }
+        | PlanTest::Arith { k, .. }
         | PlanTest::Leading { k, .. }
             if unknown(k) =>
         {
@@ -464,6 +504,16 @@ fn resolve_test(att: usize, test: &PlanTest, operands: &[OperandValue]) -> Filte
             // Without the function (a plan-time estimate): says less.
             OperandValue::Value(_) => return Filter::Const(true),
             _ => None,
+        },
+        PlanTest::Arith { cmp, left, right, k } => match &operands[*k] {
+            OperandValue::Engine(engine) => Some(Test::Arith(Box::new(ArithTest {
+                cmp: *cmp,
+                left: left.clone(),
+                right: right.clone(),
+                engine: engine.clone(),
+            }))),
+            // Without the engine (a plan-time estimate): says less.
+            _ => return Filter::Const(true),
         },
         PlanTest::Collated { cmp, k, trimmed, .. } => match &operands[*k] {
             OperandValue::Collated(b, collator) => {
@@ -606,6 +656,13 @@ impl FilterPlan {
                         out.push(column.code());
                         out.push(*field);
                         out.push(*part as u8);
+                    }
+                    PlanTest::Arith { cmp, left, right, k } => {
+                        out.push(17);
+                        out.push(cmp_code(*cmp));
+                        u32_(out, *k);
+                        left.write(out);
+                        right.write(out);
                     }
                     PlanTest::Collated { cmp, k, collation, trimmed } => {
                         out.push(13);
@@ -753,6 +810,14 @@ impl FilterPlan {
                         let (utf8, trimmed, any) = (flags & 1 != 0, flags & 2 != 0, flags & 4 != 0);
                         PlanTest::Leading { chars, k, utf8, trimmed, any }
                     }
+                    17 => {
+                        let cmp = cmp_of(byte(at)?)?;
+                        let k = num(at)?;
+                        let (left, rest) = Expr::read(at)?;
+                        let (right, rest) = Expr::read(rest)?;
+                        *at = rest;
+                        PlanTest::Arith { cmp, left, right, k }
+                    }
                     _ => return None,
                 };
                 FilterPlan::Test { att, test }
@@ -774,6 +839,7 @@ impl FilterPlan {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::exec::expr::plan::ExprType;
 
     fn t(att: usize, test: PlanTest) -> FilterPlan {
         FilterPlan::Test { att, test }
@@ -861,10 +927,27 @@ mod tests {
             t(5, PlanTest::Extract { cmp: None, k: 8, column: TimeType::Timestamp, field: 9, part: true }),
             t(2, PlanTest::Function { function: 1633, k: 9, collation: 100, wanted: false }),
             t(2, PlanTest::Leading { chars: 2, k: 10, utf8: true, trimmed: true, any: true }),
+            t(
+                3,
+                PlanTest::Arith {
+                    cmp: Some(CmpOp::Gt),
+                    left: Expr::Binary {
+                        op: crate::exec::expr::plan::BinOp::Mul,
+                        left: Box::new(Expr::Column { att: 3, ty: ExprType::Numeric }),
+                        right: Box::new(Expr::Numeric(vec![0, 0x80, 1, 0])),
+                    },
+                    right: Expr::Neg(Box::new(Expr::Column { att: 10, ty: ExprType::Numeric })),
+                    k: 11,
+                },
+            ),
         ]);
-        assert_eq!(numeric.attributes(), vec![1, 2, 5, 6, 7, 8, 9]);
+        assert_eq!(numeric.attributes(), vec![1, 2, 3, 5, 6, 7, 8, 9, 10]);
+        assert!(numeric.may_fail());
+        assert_eq!(numeric.with_operands_from(2).arithmetic(), vec![13]);
+        let resolved = numeric.resolve(&vec![OperandValue::Unknown; 12]);
+        assert_eq!(resolved, Filter::Const(true));
         assert_eq!(FilterPlan::from_bytes(&numeric.to_bytes()), Some(numeric.clone()));
-        assert_eq!(numeric.with_operands_from(2).operands(), vec![2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12]);
+        assert_eq!(numeric.with_operands_from(2).operands(), vec![2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13]);
         assert_eq!(numeric.functions(), vec![(9, 1633, 100)]);
         assert_eq!(numeric.with_operands_from(2).extractions(), vec![(10, TimeType::Timestamp, 9, true)]);
         assert_eq!(numeric.collations(), vec![(7, 12345)]);
