@@ -517,6 +517,12 @@ impl Translator {
                                 .collect::<Option<Vec<_>>>()?;
                             // NOT (a AND b) = NOT a OR NOT b, in three-valued logic too.
                             let and = (op == pg_sys::BoolExprType::AND_EXPR) != negate;
+                            // Core's AND goes on past a NULL, the kernels' does not: a test
+                            // that may fail must not come after another (an OR's children
+                            // run as core's do, each on the rows the ones before left).
+                            if and && children.iter().skip(1).any(FilterPlan::may_fail) {
+                                return None;
+                            }
                             Some(if and { FilterPlan::And(children) } else { FilterPlan::Or(children) })
                         }
                     }
