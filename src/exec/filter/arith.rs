@@ -164,8 +164,22 @@ fn retain_compared(cmp: Option<CmpOp>, l: Evaluated, r: Evaluated, selection: &m
         }
         (Values::Float8(x), Values::Float8(y)) => keep(&|i| float_key(x[i]).cmp(&float_key(y[i]))),
         (Values::Numeric(x), Values::Numeric(y)) => match (x.widened(), y.widened()) {
-            (NumVec::Scaled { m: a, scale: s }, NumVec::Scaled { m: b, scale: t }) if s == t => {
-                keep(&|i| a[i].cmp(&b[i]))
+            // One scale each side (a product against a constant): the smaller scale's
+            // mantissas raised to the larger, exactly; a row that leaves 128 bits on
+            // its own.
+            (NumVec::Scaled { m: a, scale: s }, NumVec::Scaled { m: b, scale: t }) => {
+                let at = |m: &[i128], i: usize, scale: u16| NumVal::Small(Num::Fin { m: m[i], scale });
+                match pow10(s.abs_diff(t) as u32) {
+                    Some(p) if s <= t => keep(&|i| match a[i].checked_mul(p) {
+                        Some(x) => x.cmp(&b[i]),
+                        None => cmp_numeric(&at(&a, i, s), &at(&b, i, t)),
+                    }),
+                    Some(p) => keep(&|i| match b[i].checked_mul(p) {
+                        Some(y) => a[i].cmp(&y),
+                        None => cmp_numeric(&at(&a, i, s), &at(&b, i, t)),
+                    }),
+                    None => keep(&|i| cmp_numeric(&at(&a, i, s), &at(&b, i, t))),
+                }
             }
             (x, y) => keep(&|i| cmp_numeric(&x.get(i), &y.get(i))),
         },
@@ -304,6 +318,30 @@ mod tests {
             Expr::Float { value: 0.0, ty: ExprType::Float8 },
         );
         assert_eq!(run(&t, vec![x], &[0, 1, 2, 3]), Ok(vec![1, 3]));
+    }
+
+    #[test]
+    fn scaled_numerics_compare_with_constants_of_other_scales() {
+        let mut v = DecodedVector::from_parts(
+            4,
+            Some(vec![true, true, true, false]),
+            DecodedValues::Bytes { offsets: vec![0; 5], data: Vec::new() },
+            None,
+        );
+        v.scaled = Some(crate::storage::format::encoding::ScaledNumerics {
+            m: vec![150, i64::MAX, -5, 7],
+            scale: 2,
+        });
+        let c = |m: i128, scale: u16| Expr::Numeric(Num::Fin { m, scale }.to_stored());
+        // x * 1 > 1 (scale 2 against 0); = 1.5 (against scale 1); row 3 is NULL.
+        let times_one = || bin(BinOp::Mul, col(0, ExprType::Numeric), Box::new(c(1, 0)));
+        let t = test(Some(CmpOp::Gt), times_one(), c(1, 0));
+        assert_eq!(run(&t, vec![v.clone()], &[0, 1, 2, 3]), Ok(vec![0, 1]));
+        let t = test(Some(CmpOp::Eq), times_one(), c(15, 1));
+        assert_eq!(run(&t, vec![v.clone()], &[0, 1, 2, 3]), Ok(vec![0]));
+        // A constant of a larger scale than the column's: the column's mantissas are raised.
+        let t = test(Some(CmpOp::Lt), *col(0, ExprType::Numeric), c(-4999, 5));
+        assert_eq!(run(&t, vec![v], &[0, 1, 2, 3]), Ok(vec![2]));
     }
 
     #[test]
