@@ -142,3 +142,6 @@ EXPLAIN (COSTS OFF) SELECT count(*) FROM ef_col WHERE n / 3 > 10;
 EXPLAIN (COSTS OFF) SELECT count(*) FROM ef_col WHERE i % 7 + s = 3;
 DROP OWNED BY expr_filter_reader;
 DROP ROLE expr_filter_reader;
+DROP TABLE ef_col, ef_heap;
+DROP FUNCTION differs(text), rows_of(text), sqlstate_of(text), nonzero(int);
+DROP EXTENSION pgcolumnar;

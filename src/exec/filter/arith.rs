@@ -76,14 +76,29 @@ impl ArithTest {
     }
 }
 
-/// The decoded vectors the expression reads, copied out of the source (which lends
-/// one vector at a time).
-struct Copied(Vec<(usize, DecodedVector)>);
+/// The decoded vectors the expression reads: all but the last copied out of the source
+/// (which lends one vector at a time; their rows only, not the decoder's scratch), the
+/// last one lent.
+struct Lent<'a> {
+    copied: Vec<(usize, DecodedVector)>,
+    last: (usize, &'a DecodedVector),
+}
 
-impl Columns for Copied {
+impl Columns for Lent<'_> {
     fn column(&self, att: usize) -> &DecodedVector {
-        &self.0.iter().find(|(a, _)| *a == att).expect("a column the expression reads").1
+        if att == self.last.0 {
+            return self.last.1;
+        }
+        &self.copied.iter().find(|(a, _)| *a == att).expect("a column the expression reads").1
     }
+}
+
+/// `v`'s rows, without its decode scratch.
+fn rows_of(v: &DecodedVector) -> DecodedVector {
+    let mut out =
+        DecodedVector::from_parts(v.rows, v.validity.clone(), v.values.clone(), v.dictionary.clone());
+    out.scaled = v.scaled.clone();
+    out
 }
 
 struct Fallback<'a>(&'a dyn ExprBackend);
@@ -100,14 +115,16 @@ impl NumericFallback for Fallback<'_> {
 
 /// Keeps the rows of `selection` for which `test` is true.
 pub fn select(test: &ArithTest, columns: &mut dyn ColumnSource, selection: &mut Vec<u32>) {
+    let atts = test.attributes();
+    let Some((&last, rest)) = atts.split_last() else {
+        panic!("expression test without a column: the planner pushes none")
+    };
     if selection.is_empty() {
         return;
     }
-    let cols = Copied(
-        test.attributes().into_iter().map(|a| (a, columns.column_rows(a, selection).clone())).collect(),
-    );
-    // Every expression the planner pushes reads a column; the vector's length is theirs.
-    let rows = cols.0.first().map_or(*selection.last().unwrap() as usize + 1, |(_, v)| v.rows as usize);
+    let copied = rest.iter().map(|&a| (a, rows_of(columns.column_rows(a, selection)))).collect();
+    let cols = Lent { copied, last: (last, columns.column_rows(last, selection)) };
+    let rows = cols.last.1.rows as usize;
     let backend = &*test.engine.0;
     match sides(test, &cols, rows, selection, backend) {
         Ok((l, r)) => retain_compared(test.cmp, l, r, selection),
@@ -117,7 +134,7 @@ pub fn select(test: &ArithTest, columns: &mut dyn ColumnSource, selection: &mut 
 
 fn sides(
     test: &ArithTest,
-    cols: &Copied,
+    cols: &Lent,
     rows: usize,
     sel: &[u32],
     backend: &dyn ExprBackend,
@@ -131,7 +148,7 @@ fn sides(
 /// The error core meets first: the rows one at a time, in order.
 fn first_error(
     test: &ArithTest,
-    cols: &Copied,
+    cols: &Lent,
     rows: usize,
     sel: &[u32],
     backend: &dyn ExprBackend,
