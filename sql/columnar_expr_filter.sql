@@ -67,6 +67,28 @@ SELECT count(*) FROM ef_heap WHERE f * 2 >= r AND i / 3 < 5000;
 SELECT i, m FROM ef_col WHERE m * 2 > 1e20 ORDER BY i LIMIT 3;
 SELECT i, m FROM ef_heap WHERE m * 2 > 1e20 ORDER BY i LIMIT 3;
 
+-- Parameters (a generic plan): the value is the comparison's other side, either way
+-- round; a NULL one passes no row.
+SET plan_cache_mode = force_generic_plan;
+PREPARE pc(int, numeric, float8) AS SELECT count(*), sum(i) FROM ef_col
+  WHERE $1 > i + s AND n * 2 > $2 AND f * 2 <> $3;
+PREPARE ph(int, numeric, float8) AS SELECT count(*), sum(i) FROM ef_heap
+  WHERE $1 > i + s AND n * 2 > $2 AND f * 2 <> $3;
+EXPLAIN (COSTS OFF) EXECUTE pc(20000, 50, 10);
+EXECUTE pc(20000, 50, 10);
+EXECUTE ph(20000, 50, 10);
+EXECUTE pc(20000, 50.005, 'NaN');
+EXECUTE ph(20000, 50.005, 'NaN');
+EXECUTE pc(NULL, 50, 10);
+PREPARE pbig(bigint) AS SELECT count(*) FROM ef_col WHERE i * 2 < $1;
+EXPLAIN (COSTS OFF) EXECUTE pbig(10000000000);
+EXECUTE pbig(10000000000);
+EXECUTE pbig(101);
+DEALLOCATE pc;
+DEALLOCATE ph;
+DEALLOCATE pbig;
+RESET plan_cache_mode;
+
 -- Errors: as core's, same SQLSTATE. Overflow of int2, int4, int8 and float8, and
 -- division by zero (z is 0 on rows i % 7 = 0); none from deleted rows (s = 32767
 -- there). Under an OR, the expression runs on the rows the children before it did not

@@ -662,7 +662,7 @@ impl Translator {
         right: *mut pg_sys::Node,
         negate: bool,
     ) -> Option<FilterPlan> {
-        use crate::exec::agg::spec::ExprType;
+        use crate::exec::agg::spec::{Expr, ExprType};
         if !self.arithmetic {
             return None;
         }
@@ -671,12 +671,44 @@ impl Translator {
         // reads; catalog lookups and makeBoolConst run inside the planning transaction.
         unsafe {
             let kinds = self.kinds()?.to_vec();
-            let l = super::agg_args::translate(left, self.scanrelid, &kinds, None)?;
-            let r = super::agg_args::translate(right, self.scanrelid, &kinds, None)?;
-            let (l, r) = super::agg_args::common_type(l, r)?;
+            let translate = |n| super::agg_args::translate(n, self.scanrelid, &kinds, None);
+            // A side that is no expression of the engine's but a value known when the scan
+            // starts (a parameter) is an operand, of one of the engine's types.
+            let value_type = |n: *mut pg_sys::Node| {
+                Some(match pg_sys::getBaseType(pg_sys::exprType(n)) {
+                    pg_sys::INT2OID => Expr::Int { value: 0, ty: ExprType::Int2 },
+                    pg_sys::INT4OID => Expr::Int { value: 0, ty: ExprType::Int4 },
+                    pg_sys::INT8OID => Expr::Int { value: 0, ty: ExprType::Int8 },
+                    pg_sys::FLOAT4OID => Expr::Float { value: 0.0, ty: ExprType::Float4 },
+                    pg_sys::FLOAT8OID => Expr::Float { value: 0.0, ty: ExprType::Float8 },
+                    pg_sys::NUMERICOID => Expr::Numeric(Vec::new()),
+                    _ => return None,
+                })
+            };
+            let (l, r, operand, commuted) = match (translate(left), translate(right)) {
+                (Some(l), Some(r)) => (l, Some(r), None, false),
+                (Some(l), None) if self.is_operand(right) => (l, None, Some(right), false),
+                (None, Some(r)) if self.is_operand(left) => (r, None, Some(left), true),
+                _ => return None,
+            };
+            let (l, r) = match (r, operand) {
+                (Some(r), _) => {
+                    let (l, r) = super::agg_args::common_type(l, r)?;
+                    (l, Some(r))
+                }
+                // The value's type widens to the expression's, never the other way round
+                // (the executor makes it a constant of the expression's type).
+                (None, Some(o)) => {
+                    let (l, _) = super::agg_args::common_type(l, value_type(o)?)?;
+                    (l, None)
+                }
+                (None, None) => return None,
+            };
             let mut atts = Vec::new();
             l.attributes(&mut atts);
-            r.attributes(&mut atts);
+            if let Some(r) = &r {
+                r.attributes(&mut atts);
+            }
             let att = *atts.iter().min()?;
             let typid = match l.ty() {
                 ExprType::Int2 => pg_sys::INT2OID,
@@ -686,12 +718,13 @@ impl Translator {
                 ExprType::Float8 => pg_sys::FLOAT8OID,
                 ExprType::Numeric => pg_sys::NUMERICOID,
             };
-            let cmp = match relation_of((*op).opno, btree_family(typid)?)?.oriented(false, negate) {
+            let cmp = match relation_of((*op).opno, btree_family(typid)?)?.oriented(commuted, negate) {
                 Rel::Cmp(c) => Some(c),
                 Rel::Ne => None,
             };
-            // The executor puts the engine the test computes with in this operand's place.
-            let k = self.operand(pg_sys::makeBoolConst(true, false));
+            // The executor puts the engine the test computes with in this operand's place
+            // (with the operand's value, when it is a side).
+            let k = self.operand(operand.unwrap_or_else(|| pg_sys::makeBoolConst(true, false)));
             Some(FilterPlan::Test { att, test: PlanTest::Arith { cmp, left: l, right: r, k } })
         }
     }

@@ -55,7 +55,8 @@ pub unsafe fn operand_values(
         match_operands(&mut values, &gathered(plans, FilterPlan::functions));
     }
     for k in gathered(plans, FilterPlan::arithmetic) {
-        values[k] = OperandValue::Engine(ExprEngine::new(PgExpressions));
+        let value = std::mem::replace(&mut values[k], OperandValue::Null);
+        values[k] = OperandValue::Engine(ExprEngine::new(PgExpressions), Box::new(value));
     }
     values
 }

@@ -6,7 +6,7 @@ use super::arith::ArithTest;
 use super::like::LikePattern;
 use super::time_cuts::{Cuts, TimeType};
 use super::{Filter, NumericSet, Test, ValueSet};
-use crate::exec::expr::plan::Expr;
+use crate::exec::expr::plan::{Expr, ExprType};
 use crate::storage::format::zonemap::{Bound, CmpOp};
 
 #[derive(Debug, Clone, PartialEq)]
@@ -100,12 +100,13 @@ pub enum PlanTest {
     },
     /// `left op right` (`cmp` None: `<>`), an arithmetic expression on either side,
     /// both of one type (`exec::filter::arith`); the test's `att` is the first column
-    /// they read. Operand `k` is only a placeholder the executor replaces by its
-    /// `ExprEngine` (PostgreSQL's numerics and errors).
+    /// they read. The executor puts its `ExprEngine` (PostgreSQL's numerics and errors)
+    /// in operand `k`'s place; `right` None: operand `k` is the right side, a value of
+    /// `left`'s type (a parameter), else it is only a placeholder.
     Arith {
         cmp: Option<CmpOp>,
         left: Expr,
-        right: Expr,
+        right: Option<Expr>,
         k: usize,
     },
 }
@@ -169,8 +170,8 @@ pub enum OperandValue {
     Collated(Vec<u8>, super::Collator),
     /// The operand of a `Function` test, bound to the function.
     Matcher(super::Matcher),
-    /// The operand of an `Arith` test: what it computes with.
-    Engine(super::arith::ExprEngine),
+    /// The operand of an `Arith` test: what it computes with, and its value.
+    Engine(super::arith::ExprEngine, Box<OperandValue>),
 }
 
 impl FilterPlan {
@@ -192,7 +193,9 @@ impl FilterPlan {
                 PlanTest::Columns { other, .. } => out.push(*other),
                 PlanTest::Arith { left, right, .. } => {
                     left.attributes(&mut out);
-                    right.attributes(&mut out);
+                    if let Some(right) = right {
+                        right.attributes(&mut out);
+                    }
                 }
                 _ => {}
             }
@@ -506,12 +509,22 @@ fn resolve_test(att: usize, test: &PlanTest, operands: &[OperandValue]) -> Filte
             _ => None,
         },
         PlanTest::Arith { cmp, left, right, k } => match &operands[*k] {
-            OperandValue::Engine(engine) => Some(Test::Arith(Box::new(ArithTest {
-                cmp: *cmp,
-                left: left.clone(),
-                right: right.clone(),
-                engine: engine.clone(),
-            }))),
+            OperandValue::Engine(engine, value) => {
+                let right = match (right, &**value) {
+                    (Some(right), _) => Some(right.clone()),
+                    (None, OperandValue::Value(v)) => constant(v, left.ty()),
+                    // NULL: never true.
+                    (None, _) => None,
+                };
+                right.map(|right| {
+                    Test::Arith(Box::new(ArithTest {
+                        cmp: *cmp,
+                        left: left.clone(),
+                        right,
+                        engine: engine.clone(),
+                    }))
+                })
+            }
             // Without the engine (a plan-time estimate): says less.
             _ => return Filter::Const(true),
         },
@@ -556,6 +569,20 @@ fn resolve_test(att: usize, test: &PlanTest, operands: &[OperandValue]) -> Filte
 }
 
 const OPS: [CmpOp; 5] = [CmpOp::Lt, CmpOp::Le, CmpOp::Eq, CmpOp::Ge, CmpOp::Gt];
+
+/// An operand's value as a constant of an expression of type `ty` (the planner pushes
+/// only operands whose values that type holds exactly: a narrower integer, a float4 for
+/// a float8, a numeric's stored bytes).
+fn constant(v: &Bound, ty: ExprType) -> Option<Expr> {
+    Some(match (v, ty) {
+        (Bound::Int(value), ExprType::Int2 | ExprType::Int4 | ExprType::Int8) => {
+            Expr::Int { value: *value, ty }
+        }
+        (Bound::Float(value), ExprType::Float4 | ExprType::Float8) => Expr::Float { value: *value, ty },
+        (Bound::Bytes(b), ExprType::Numeric) => Expr::Numeric(b.clone()),
+        _ => return None,
+    })
+}
 
 /// A comparison or `<>` (None) as a byte: its place in `OPS`, `<>` after them.
 fn cmp_code(cmp: Option<CmpOp>) -> u8 {
@@ -662,7 +689,13 @@ impl FilterPlan {
                         out.push(cmp_code(*cmp));
                         u32_(out, *k);
                         left.write(out);
-                        right.write(out);
+                        match right {
+                            Some(right) => {
+                                out.push(1);
+                                right.write(out);
+                            }
+                            None => out.push(0),
+                        }
                     }
                     PlanTest::Collated { cmp, k, collation, trimmed } => {
                         out.push(13);
@@ -814,8 +847,16 @@ impl FilterPlan {
                         let cmp = cmp_of(byte(at)?)?;
                         let k = num(at)?;
                         let (left, rest) = Expr::read(at)?;
-                        let (right, rest) = Expr::read(rest)?;
                         *at = rest;
+                        let right = match byte(at)? {
+                            0 => None,
+                            1 => {
+                                let (right, rest) = Expr::read(at)?;
+                                *at = rest;
+                                Some(right)
+                            }
+                            _ => return None,
+                        };
                         PlanTest::Arith { cmp, left, right, k }
                     }
                     _ => return None,
@@ -839,7 +880,6 @@ impl FilterPlan {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::exec::expr::plan::ExprType;
 
     fn t(att: usize, test: PlanTest) -> FilterPlan {
         FilterPlan::Test { att, test }
@@ -936,7 +976,7 @@ mod tests {
                         left: Box::new(Expr::Column { att: 3, ty: ExprType::Numeric }),
                         right: Box::new(Expr::Numeric(vec![0, 0x80, 1, 0])),
                     },
-                    right: Expr::Neg(Box::new(Expr::Column { att: 10, ty: ExprType::Numeric })),
+                    right: Some(Expr::Neg(Box::new(Expr::Column { att: 10, ty: ExprType::Numeric }))),
                     k: 11,
                 },
             ),
@@ -959,6 +999,40 @@ mod tests {
         );
         assert_eq!(FilterPlan::from_bytes(&bytes[..bytes.len() - 1]), None);
         assert_eq!(FilterPlan::from_bytes(&[9]), None);
+    }
+
+    #[test]
+    fn arithmetic_operands_become_constants_of_the_expression_type() {
+        use crate::exec::expr::eval::EvalError;
+        use crate::exec::expr::plan::BinOp;
+        use crate::exec::filter::arith::{ExprBackend, ExprEngine};
+        struct NoBackend;
+        impl ExprBackend for NoBackend {
+            fn numeric(&self, _: Option<BinOp>, _: &[u8], _: &[u8]) -> Vec<u8> {
+                unreachable!()
+            }
+            fn raise(&self, e: EvalError) -> ! {
+                panic!("{e:?}")
+            }
+        }
+        let left = Expr::Binary {
+            op: BinOp::Add,
+            left: Box::new(Expr::Column { att: 1, ty: ExprType::Int8 }),
+            right: Box::new(Expr::Int { value: 1, ty: ExprType::Int8 }),
+        };
+        let plan = t(1, PlanTest::Arith { cmp: Some(CmpOp::Lt), left: left.clone(), right: None, k: 0 });
+        let engine = |v: OperandValue| OperandValue::Engine(ExprEngine::new(NoBackend), Box::new(v));
+        match plan.resolve(&[engine(OperandValue::Value(Bound::Int(7)))]) {
+            Filter::Test { att: 1, test: Test::Arith(a) } => {
+                assert_eq!((a.cmp, &a.left), (Some(CmpOp::Lt), &left));
+                assert_eq!(a.right, Expr::Int { value: 7, ty: ExprType::Int8 });
+            }
+            other => panic!("{other:?}"),
+        }
+        assert_eq!(plan.resolve(&[engine(OperandValue::Null)]), Filter::Const(false));
+        // At plan time (no engine): says less.
+        assert_eq!(plan.resolve(&[OperandValue::Value(Bound::Int(7))]), Filter::Const(true));
+        assert_eq!(FilterPlan::from_bytes(&plan.to_bytes()), Some(plan));
     }
 
     #[test]
