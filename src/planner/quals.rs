@@ -725,7 +725,8 @@ impl Translator {
             // The executor puts the engine the test computes with in this operand's place
             // (with the operand's value, when it is a side).
             let k = self.operand(operand.unwrap_or_else(|| pg_sys::makeBoolConst(true, false)));
-            Some(FilterPlan::Test { att, test: PlanTest::Arith { cmp, left: l, right: r, k } })
+            let (left, right) = (Box::new(l), r.map(Box::new));
+            Some(FilterPlan::Test { att, test: PlanTest::Arith { cmp, left, right, k } })
         }
     }
 

@@ -105,8 +105,8 @@ pub enum PlanTest {
     /// `left`'s type (a parameter), else it is only a placeholder.
     Arith {
         cmp: Option<CmpOp>,
-        left: Expr,
-        right: Option<Expr>,
+        left: Box<Expr>,
+        right: Option<Box<Expr>>,
         k: usize,
     },
 }
@@ -511,7 +511,7 @@ fn resolve_test(att: usize, test: &PlanTest, operands: &[OperandValue]) -> Filte
         PlanTest::Arith { cmp, left, right, k } => match &operands[*k] {
             OperandValue::Engine(engine, value) => {
                 let right = match (right, &**value) {
-                    (Some(right), _) => Some(right.clone()),
+                    (Some(right), _) => Some((**right).clone()),
                     (None, OperandValue::Value(v)) => constant(v, left.ty()),
                     // NULL: never true.
                     (None, _) => None,
@@ -519,7 +519,7 @@ fn resolve_test(att: usize, test: &PlanTest, operands: &[OperandValue]) -> Filte
                 right.map(|right| {
                     Test::Arith(Box::new(ArithTest {
                         cmp: *cmp,
-                        left: left.clone(),
+                        left: (**left).clone(),
                         right,
                         engine: engine.clone(),
                     }))
@@ -853,11 +853,11 @@ impl FilterPlan {
                             1 => {
                                 let (right, rest) = Expr::read(at)?;
                                 *at = rest;
-                                Some(right)
+                                Some(Box::new(right))
                             }
                             _ => return None,
                         };
-                        PlanTest::Arith { cmp, left, right, k }
+                        PlanTest::Arith { cmp, left: Box::new(left), right, k }
                     }
                     _ => return None,
                 };
@@ -971,12 +971,15 @@ mod tests {
                 3,
                 PlanTest::Arith {
                     cmp: Some(CmpOp::Gt),
-                    left: Expr::Binary {
+                    left: Box::new(Expr::Binary {
                         op: crate::exec::expr::plan::BinOp::Mul,
                         left: Box::new(Expr::Column { att: 3, ty: ExprType::Numeric }),
                         right: Box::new(Expr::Numeric(vec![0, 0x80, 1, 0])),
-                    },
-                    right: Some(Expr::Neg(Box::new(Expr::Column { att: 10, ty: ExprType::Numeric }))),
+                    }),
+                    right: Some(Box::new(Expr::Neg(Box::new(Expr::Column {
+                        att: 10,
+                        ty: ExprType::Numeric,
+                    })))),
                     k: 11,
                 },
             ),
@@ -1020,7 +1023,8 @@ mod tests {
             left: Box::new(Expr::Column { att: 1, ty: ExprType::Int8 }),
             right: Box::new(Expr::Int { value: 1, ty: ExprType::Int8 }),
         };
-        let plan = t(1, PlanTest::Arith { cmp: Some(CmpOp::Lt), left: left.clone(), right: None, k: 0 });
+        let plan =
+            t(1, PlanTest::Arith { cmp: Some(CmpOp::Lt), left: Box::new(left.clone()), right: None, k: 0 });
         let engine = |v: OperandValue| OperandValue::Engine(ExprEngine::new(NoBackend), Box::new(v));
         match plan.resolve(&[engine(OperandValue::Value(Bound::Int(7)))]) {
             Filter::Test { att: 1, test: Test::Arith(a) } => {
