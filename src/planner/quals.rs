@@ -1098,6 +1098,13 @@ impl Translations {
         }
     }
 
+    /// Whether a clause translated may fail when evaluated (an arithmetic test): its
+    /// scan must evaluate it on every row core's filter would, not on fewer (a join
+    /// filter's, a LastPoint's).
+    pub fn may_fail(&self) -> bool {
+        self.clauses.iter().any(|(_, t)| t.as_ref().is_some_and(|t| t.filter.may_fail()))
+    }
+
     /// What the scan evaluates of `clauses`, in their order; a clause not translated
     /// yet (the clauses of a path that core copied for another parameterization) is
     /// translated now.
