@@ -4,7 +4,8 @@
 - `src/storage/format/` is the pure on-disk format: its code never mentions pgrx or
   pg_sys, and imports nothing of the crate outside `storage::format`.
 - `src/exec/filter/` (pushed filters) is pure as well: no pgrx or pg_sys, and it imports
-  only itself, `storage::format` and the `storage::read::vector_filter` traits; the one
+  only itself, `storage::format`, the `storage::read::vector_filter` traits and the
+  vector expressions of `exec::expr` (pure too: no pgrx or pg_sys there); the one
   exception, by name, is `exec/filter/operands.rs`, which evaluates the operands'
   values through PostgreSQL (it may use pgrx and any layer below `exec`).
 - `storage` imports neither `exec` nor `planner`; `exec` does not import `planner`.
@@ -164,8 +165,11 @@ def main():
             if re.search(r"\b(pgrx|pg_sys)\b", code):
                 problems.append(f"{rel}: exec::filter mentions pgrx/pg_sys")
             for r in refs:
-                if r[:2] not in (["exec", "filter"], ["storage", "format"]) and r[:3] != ["storage", "read", "vector_filter"]:
+                if r[:2] not in (["exec", "filter"], ["exec", "expr"], ["storage", "format"]) and r[:3] != ["storage", "read", "vector_filter"]:
                     problems.append(f"{rel}: exec::filter imports {'::'.join(r)}")
+        if here[:2] == ["exec", "expr"] and re.search(r"\b(pgrx|pg_sys)\b", code):
+            # Expressions are evaluated by the filter kernels: pure as they are.
+            problems.append(f"{rel}: exec::expr mentions pgrx/pg_sys")
         if here[:1] == ["planner"]:
             for r in refs:
                 if r[:2] == ["exec", "agg"] and len(r) > 2 and r[2] != "spec":

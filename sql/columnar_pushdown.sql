@@ -101,7 +101,7 @@ EXPLAIN (COSTS OFF) SELECT i FROM pc WHERE i > 59000 AND t = 'host_7';
 EXPLAIN (COSTS OFF) SELECT i FROM pc WHERE i > 59000 AND n = 1.5;
 EXPLAIN (COSTS OFF) SELECT i FROM pc WHERE tu > 'alpha' AND tc > 'k3';
 EXPLAIN (COSTS OFF) SELECT i FROM pc WHERE tc LIKE 'k29%' AND tc LIKE 'k2_9%';
-EXPLAIN (COSTS OFF) SELECT i FROM pc WHERE i + 1 > 5 OR i < 3;
+EXPLAIN (COSTS OFF) SELECT i FROM pc WHERE i % 7 > 5 OR i < 3;
 EXPLAIN (COSTS OFF) SELECT i FROM pc WHERE (i < 100 AND t = 'host_1') OR (f IS NULL AND NOT ok);
 EXPLAIN (COSTS OFF) SELECT i FROM pc WHERE i > random() * 100;
 -- The pushed filter did the work: the executor has no Filter left.

@@ -65,10 +65,10 @@ fn explain_shows_the_columns_read() {
     "
     );
     insta::assert_snapshot!(
-        db.explain("COSTS OFF", "SELECT c1 FROM wide WHERE c3 > 1.5 AND c1 + c2 > 1"),
+        db.explain("COSTS OFF", "SELECT c1 FROM wide WHERE c3 > 1.5 AND abs(c1) + c2 > 1"),
         @r"
     Custom Scan (PgColumnarScan) on wide
-      Filter: ((c1 + c2) > '1'::double precision)
+      Filter: ((abs(c1) + c2) > '1'::double precision)
       Columns Read: 3 of 12: c1, c2, c3
       Pushed Filter: (c3 > '1.5'::double precision)
       Row Groups: 3 total, 0 pruned at plan time (vectors: 147 total, 0 pruned)

@@ -258,6 +258,25 @@ fn cast_allowed(from: ExprType, to: ExprType) -> bool {
     }
 }
 
+/// Two sides of a comparison in one type: as they are, or the narrower widened as the
+/// cross-type integer and float comparisons (int48lt, float48lt) widen it.
+pub fn common_type(l: Expr, r: Expr) -> Option<(Expr, Expr)> {
+    let rank = |t: ExprType| match t {
+        ExprType::Int2 | ExprType::Float4 => 0,
+        ExprType::Int4 => 1,
+        _ => 2,
+    };
+    let (lt, rt) = (l.ty(), r.ty());
+    if lt == rt {
+        return Some((l, r));
+    }
+    if rank(lt) < rank(rt) {
+        Some((widen(l, rt)?, r))
+    } else {
+        Some((l, widen(r, lt)?))
+    }
+}
+
 /// `e` as an operand of an operator on `to`: as it is, or widened as the cross-type
 /// operators widen it (int24pl computes in int4, float48pl in float8).
 fn widen(e: Expr, to: ExprType) -> Option<Expr> {

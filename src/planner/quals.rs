@@ -14,7 +14,7 @@ use crate::exec::filter::plan::{FilterPlan, PlanTest, TrimmedTest};
 use crate::exec::filter::time_cuts::TimeType;
 use crate::pg_list;
 use crate::storage::format::zonemap::{Bound, CmpOp, ZonePredicate};
-use crate::storage::relation::datum::BYTEWISE_TYPES;
+use crate::storage::relation::datum::{self, ColumnKind, BYTEWISE_TYPES};
 use pgrx::pg_sys;
 
 /// Types whose btree order is the order of the sign-extended integers we store.
@@ -376,6 +376,12 @@ struct Translator {
     root: *mut pg_sys::PlannerInfo,
     scanrelid: u32,
     operands: Vec<*mut pg_sys::Node>,
+    /// Whether comparisons of arithmetic expressions may be pushed (`PlanTest::Arith`):
+    /// for the scan's own clauses, whose order `Translations::pushdown` keeps as core's;
+    /// not inside a CASE or an aggregate's FILTER.
+    arithmetic: bool,
+    /// The relation's column kinds, read when an expression first needs them.
+    kinds: Option<Vec<ColumnKind>>,
 }
 
 /// A comparison as pushed: a btree strategy, or `<>`.
@@ -511,6 +517,12 @@ impl Translator {
                                 .collect::<Option<Vec<_>>>()?;
                             // NOT (a AND b) = NOT a OR NOT b, in three-valued logic too.
                             let and = (op == pg_sys::BoolExprType::AND_EXPR) != negate;
+                            // Core's AND goes on past a NULL, the kernels' does not: a test
+                            // that may fail must not come after another (an OR's children
+                            // run as core's do, each on the rows the ones before left).
+                            if and && children.iter().skip(1).any(FilterPlan::may_fail) {
+                                return None;
+                            }
                             Some(if and { FilterPlan::And(children) } else { FilterPlan::Or(children) })
                         }
                     }
@@ -565,7 +577,7 @@ impl Translator {
                 Some(c) if self.is_operand(right) => (c, right, false),
                 _ => match self.column(right) {
                     Some(c) if self.is_operand(left) => (c, left, true),
-                    _ => return None,
+                    _ => return self.arith_test(op, left, right, negate),
                 },
             };
             let (att, base, kind) = column;
@@ -637,6 +649,104 @@ impl Translator {
             };
             Some(FilterPlan::Test { att, test })
         }
+    }
+
+    /// `left op right` where a side is arithmetic on integer, float or numeric columns
+    /// and constants (`agg_args::translate`, the aggregates' argument translation): both
+    /// sides of one type, widened as the cross-type integer and float operators widen
+    /// them, compared by a btree operator of the type's family.
+    unsafe fn arith_test(
+        &mut self,
+        op: *mut pg_sys::OpExpr,
+        left: *mut pg_sys::Node,
+        right: *mut pg_sys::Node,
+        negate: bool,
+    ) -> Option<FilterPlan> {
+        use crate::exec::agg::spec::{Expr, ExprType};
+        if !self.arithmetic {
+            return None;
+        }
+        // SAFETY: `op`, `left` and `right` are valid nodes of the query being planned
+        // (the caller's), over the relation `scanrelid`, whose column kinds `kinds`
+        // reads; catalog lookups and makeBoolConst run inside the planning transaction.
+        unsafe {
+            let kinds = self.kinds()?.to_vec();
+            let translate = |n| super::agg_args::translate(n, self.scanrelid, &kinds, None);
+            // A side that is no expression of the engine's but a value known when the scan
+            // starts (a parameter) is an operand, of one of the engine's types.
+            let value_type = |n: *mut pg_sys::Node| {
+                Some(match pg_sys::getBaseType(pg_sys::exprType(n)) {
+                    pg_sys::INT2OID => Expr::Int { value: 0, ty: ExprType::Int2 },
+                    pg_sys::INT4OID => Expr::Int { value: 0, ty: ExprType::Int4 },
+                    pg_sys::INT8OID => Expr::Int { value: 0, ty: ExprType::Int8 },
+                    pg_sys::FLOAT4OID => Expr::Float { value: 0.0, ty: ExprType::Float4 },
+                    pg_sys::FLOAT8OID => Expr::Float { value: 0.0, ty: ExprType::Float8 },
+                    pg_sys::NUMERICOID => Expr::Numeric(Vec::new()),
+                    _ => return None,
+                })
+            };
+            let (l, r, operand, commuted) = match (translate(left), translate(right)) {
+                (Some(l), Some(r)) => (l, Some(r), None, false),
+                (Some(l), None) if self.is_operand(right) => (l, None, Some(right), false),
+                (None, Some(r)) if self.is_operand(left) => (r, None, Some(left), true),
+                _ => return None,
+            };
+            let (l, r) = match (r, operand) {
+                (Some(r), _) => {
+                    let (l, r) = super::agg_args::common_type(l, r)?;
+                    (l, Some(r))
+                }
+                // The value's type widens to the expression's, never the other way round
+                // (the executor makes it a constant of the expression's type).
+                (None, Some(o)) => {
+                    let (l, _) = super::agg_args::common_type(l, value_type(o)?)?;
+                    (l, None)
+                }
+                (None, None) => return None,
+            };
+            let mut atts = Vec::new();
+            l.attributes(&mut atts);
+            if let Some(r) = &r {
+                r.attributes(&mut atts);
+            }
+            let att = *atts.iter().min()?;
+            let typid = match l.ty() {
+                ExprType::Int2 => pg_sys::INT2OID,
+                ExprType::Int4 => pg_sys::INT4OID,
+                ExprType::Int8 => pg_sys::INT8OID,
+                ExprType::Float4 => pg_sys::FLOAT4OID,
+                ExprType::Float8 => pg_sys::FLOAT8OID,
+                ExprType::Numeric => pg_sys::NUMERICOID,
+            };
+            let cmp = match relation_of((*op).opno, btree_family(typid)?)?.oriented(commuted, negate) {
+                Rel::Cmp(c) => Some(c),
+                Rel::Ne => None,
+            };
+            // The executor puts the engine the test computes with in this operand's place
+            // (with the operand's value, when it is a side).
+            let k = self.operand(operand.unwrap_or_else(|| pg_sys::makeBoolConst(true, false)));
+            let (left, right) = (Box::new(l), r.map(Box::new));
+            Some(FilterPlan::Test { att, test: PlanTest::Arith { cmp, left, right, k } })
+        }
+    }
+
+    /// The scanned relation's column kinds.
+    unsafe fn kinds(&mut self) -> Option<&[ColumnKind]> {
+        if self.kinds.is_none() {
+            // SAFETY: `root` is the live PlannerInfo and `scanrelid` a base relation of it,
+            // whose range table entry names a relation the planner holds locked; it is
+            // opened without a lock and closed again here.
+            unsafe {
+                let rte = *(*self.root).simple_rte_array.add(self.scanrelid as usize);
+                let relation = pg_sys::RelationIdGetRelation((*rte).relid);
+                if relation.is_null() {
+                    return None;
+                }
+                self.kinds = Some(datum::column_kinds((*relation).rd_att));
+                pg_sys::RelationClose(relation);
+            }
+        }
+        self.kinds.as_deref()
     }
 
     /// `column op operand` for a text operator of core's that the scan calls on the
@@ -988,6 +1098,13 @@ impl Translations {
         }
     }
 
+    /// Whether a clause translated may fail when evaluated (an arithmetic test): its
+    /// scan must evaluate it on every row core's filter would, not on fewer (a join
+    /// filter's, a LastPoint's).
+    pub fn may_fail(&self) -> bool {
+        self.clauses.iter().any(|(_, t)| t.as_ref().is_some_and(|t| t.filter.may_fail()))
+    }
+
     /// What the scan evaluates of `clauses`, in their order; a clause not translated
     /// yet (the clauses of a path that core copied for another parameterization) is
     /// translated now.
@@ -1002,27 +1119,35 @@ impl Translations {
         rel: *mut pg_sys::RelOptInfo,
         clauses: *mut pg_sys::List,
     ) -> Pushdown {
+        // SAFETY: `clauses` is a valid list of RestrictInfos (this fn's contract).
+        let list: Vec<*mut pg_sys::RestrictInfo> = unsafe { pg_list::ptrs(clauses).collect() };
+        let mut fresh = Vec::new();
+        for &ri in &list {
+            if !self.clauses.iter().any(|(c, _)| *c == ri) {
+                // SAFETY: `ri` is a live RestrictInfo of `rel`, and `root`, `rel` the
+                // planner's live nodes (this fn's contract).
+                fresh.push((ri, unsafe { translate_clause(root, rel, ri) }));
+            }
+        }
+        let translated = |ri: *mut pg_sys::RestrictInfo| {
+            self.clauses.iter().chain(&fresh).find(|(c, _)| *c == ri).and_then(|(_, t)| t.as_ref())
+        };
+        // A clause that may fail runs on the rows the clauses before it in core's order
+        // leave (createplan's order_qual_clauses), as core would run it: pushed only if
+        // they all are, and kept in that order.
+        let may_fail = list.iter().any(|&ri| translated(ri).is_some_and(|t| t.filter.may_fail()));
+        // SAFETY: `root` is the live PlannerInfo and `list` `rel`'s RestrictInfos.
+        let order = if may_fail { unsafe { core_order(root, &list) } } else { list };
         let mut filters = Vec::new();
         let (mut pushed, mut kept, mut operands) = (Vec::new(), Vec::new(), Vec::new());
-        // SAFETY: `clauses` is a valid list of RestrictInfos (this fn's contract).
-        for ri in unsafe { pg_list::ptrs::<pg_sys::RestrictInfo>(clauses) } {
-            let fresh;
-            let translated = match self.clauses.iter().find(|(c, _)| *c == ri) {
-                Some((_, t)) => t,
-                None => {
-                    // SAFETY: `ri` is a live RestrictInfo of `rel`, and `root`, `rel` the
-                    // planner's live nodes (this fn's contract).
-                    fresh = unsafe { translate_clause(root, rel, ri) };
-                    &fresh
-                }
-            };
-            match translated {
-                Some(t) => {
+        for ri in order {
+            match translated(ri) {
+                Some(t) if !t.filter.may_fail() || kept.is_empty() => {
                     filters.push(t.filter.with_operands_from(operands.len()));
                     operands.extend(t.operands.iter().copied());
                     pushed.push(ri);
                 }
-                None => kept.push(ri),
+                _ => kept.push(ri),
             }
         }
         let filter = match filters.len() {
@@ -1032,6 +1157,40 @@ impl Translations {
         };
         Pushdown { filter, pushed, kept, operands }
     }
+}
+
+/// `clauses` in the order core's createplan evaluates a scan's quals
+/// (`order_qual_clauses`): by security level, a cheap leakproof clause at level 0, then
+/// by cost per tuple, a stable sort.
+///
+/// # Safety
+/// Backend thread, while planning: `root` is the live PlannerInfo, `clauses` its
+/// RestrictInfos.
+unsafe fn core_order(
+    root: *mut pg_sys::PlannerInfo,
+    clauses: &[*mut pg_sys::RestrictInfo],
+) -> Vec<*mut pg_sys::RestrictInfo> {
+    let mut items: Vec<(*mut pg_sys::RestrictInfo, u32, f64)> = clauses
+        .iter()
+        .map(|&ri| {
+            let mut cost = pg_sys::QualCost::default();
+            // SAFETY: `ri` is a live RestrictInfo and `root` the live PlannerInfo (this
+            // fn's contract); cost_qual_eval_node only reads them (and caches the cost in
+            // the RestrictInfo, as createplan does); cpu_operator_cost is a GUC read on
+            // the backend thread.
+            unsafe {
+                pg_sys::cost_qual_eval_node(&mut cost, ri as *mut pg_sys::Node, root);
+                let level = if (*ri).leakproof && cost.per_tuple < 10.0 * pg_sys::cpu_operator_cost {
+                    0
+                } else {
+                    (*ri).security_level
+                };
+                (ri, level, cost.per_tuple)
+            }
+        })
+        .collect();
+    items.sort_by(|a, b| a.1.cmp(&b.1).then(a.2.partial_cmp(&b.2).unwrap_or(std::cmp::Ordering::Equal)));
+    items.into_iter().map(|(ri, _, _)| ri).collect()
 }
 
 /// Clause `ri` of `rel` in the scan's form, with its operands, if the scan may
@@ -1047,7 +1206,8 @@ unsafe fn translate_clause(
         if !pg_sys::restriction_is_securely_promotable(ri, rel) {
             return None;
         }
-        let mut t = Translator { root, scanrelid: (*rel).relid, operands: Vec::new() };
+        let mut t =
+            Translator { root, scanrelid: (*rel).relid, operands: Vec::new(), arithmetic: true, kinds: None };
         let filter = t.translate((*ri).clause as *mut pg_sys::Node, false)?;
         Some(Translated { filter, operands: t.operands })
     }
@@ -1068,7 +1228,8 @@ pub unsafe fn translate_filter(
 ) -> Option<FilterPlan> {
     // SAFETY: `rel` is the planner's live base relation (this fn's contract).
     let scanrelid = unsafe { (*rel).relid };
-    let mut t = Translator { root, scanrelid, operands: std::mem::take(operands) };
+    let mut t =
+        Translator { root, scanrelid, operands: std::mem::take(operands), arithmetic: false, kinds: None };
     let before = t.operands.len();
     // SAFETY: `root` is the live PlannerInfo and `expr` a valid expression over `rel`
     // (this fn's contract), as `translate` requires.

@@ -802,7 +802,9 @@ pub unsafe fn join_filtered(
     // planner's memory context, with the original's relation, target and flags.
     unsafe {
         let scan = custompath::analysis_of::<ScanPath>(path)?;
-        if !(*path).param_info.is_null() {
+        // A pushed test that may fail runs on every row core's scan would evaluate it on,
+        // not only on those the join keys let through.
+        if !(*path).param_info.is_null() || scan.translations.as_ref().is_some_and(|t| t.may_fail()) {
             return None;
         }
         let whole = cost::join_filtered_scan(&scan.input, fraction, params);

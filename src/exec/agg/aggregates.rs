@@ -373,7 +373,7 @@ impl Columns for ReaderColumns<'_> {
 }
 
 /// Core's error for an expression that failed (22003 for every overflow).
-fn raise(e: EvalError) -> ! {
+pub fn raise(e: EvalError) -> ! {
     match e {
         EvalError::CorruptNumeric => crate::storage::shared::error::data_corrupted(e.message()),
         EvalError::DivisionByZero => pgrx::ereport!(

@@ -23,7 +23,8 @@ pub enum NumVal {
 }
 
 impl NumVal {
-    fn stored(&self) -> std::borrow::Cow<'_, [u8]> {
+    /// The value's stored bytes.
+    pub fn stored(&self) -> std::borrow::Cow<'_, [u8]> {
         match self {
             NumVal::Small(n) => std::borrow::Cow::Owned(n.to_stored()),
             NumVal::Big(b) => std::borrow::Cow::Borrowed(b),

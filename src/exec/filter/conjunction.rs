@@ -6,7 +6,8 @@
 //! over the rows the ones before it left, its column decoded for those rows alone
 //! when they are few (`ColumnSource::column_rows`). The first step over a whole
 //! vector reads its values in order, not through the selection. AND's order does
-//! not change what passes: no test can fail.
+//! not change what passes; but a test that can fail (an expression's overflow) stays
+//! where it is, the tests after it after it.
 
 use super::{kernels, scaled, zone, Filter, Test};
 use crate::storage::format::encoding::DecodedValues;
@@ -63,10 +64,19 @@ impl Conjunction {
             _ => return None,
         };
         let mut steps: Vec<Step> = Vec::new();
+        // Steps before a test that may fail (`Test::Arith`) take no test after it: it
+        // runs on exactly the rows the tests before it leave.
+        let mut first_open = 0;
         for child in children {
+            if child.may_fail() {
+                steps.push(Step { att: usize::MAX, tests: Vec::new(), kind: StepKind::Other(child.clone()) });
+                first_open = steps.len();
+                continue;
+            }
             match child {
                 Filter::Test { att, test } if !matches!(test, Test::Columns(..)) => {
-                    match steps.iter_mut().find(|s| s.att == *att && !matches!(s.kind, StepKind::Other(_))) {
+                    let open = &mut steps[first_open..];
+                    match open.iter_mut().find(|s| s.att == *att && !matches!(s.kind, StepKind::Other(_))) {
                         Some(s) => s.tests.push(test.clone()),
                         None => {
                             steps.push(Step { att: *att, tests: vec![test.clone()], kind: StepKind::Tests })

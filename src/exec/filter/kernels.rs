@@ -20,6 +20,7 @@ pub fn select(filter: &Filter, columns: &mut dyn ColumnSource, selection: &mut V
         Filter::Test { att, test: Test::Columns(op, other) } => {
             select_columns(*op, *att, *other, columns, selection)
         }
+        Filter::Test { test: Test::Arith(t), .. } => super::arith::select(t, columns, selection),
         // The test reads only the selected rows: the source may decode just those.
         Filter::Test { att, test } => select_test(test, columns.column_rows(*att, selection), selection),
         Filter::And(children) => {
@@ -79,6 +80,8 @@ pub fn select_with_zones(
                 }
             }
         }
+        // Children that may fail run in order, on every row the ones before leave.
+        Filter::Or(_) if filter.may_fail() => select(filter, columns, selection),
         Filter::Or(children) => {
             let verdicts: Vec<Verdict> = children.iter().map(|c| zone::verdict(c, stats)).collect();
             if verdicts.contains(&Verdict::All) {
@@ -214,7 +217,7 @@ pub(super) fn select_test(test: &Test, v: &DecodedVector, selection: &mut Vec<u3
             _ => mismatch(),
         },
         // `select` reads both columns of these.
-        Test::Columns(..) => mismatch(),
+        Test::Columns(..) | Test::Arith(_) => mismatch(),
         Test::Numeric(..)
         | Test::NumericIn(..)
         | Test::Trimmed(_)

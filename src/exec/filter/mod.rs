@@ -25,6 +25,7 @@
 //! - `operands`: the operands' values, evaluated by the executor (the one file here
 //!   that calls PostgreSQL).
 
+pub mod arith;
 pub mod conjunction;
 pub mod join_keys;
 pub mod kernels;
@@ -76,6 +77,10 @@ pub enum Test {
     /// expressions, `LIKE` with `_` or an escape) is `wanted`: its own function is called
     /// once per dictionary entry for a dictionary vector, per value otherwise.
     Matches(Matcher, bool),
+    /// `left op right` with arithmetic on either side (`arith`), over the attributes
+    /// the sides read (the test's own `att` is the first of them). It can raise core's
+    /// errors, so it runs on exactly the rows the tests before it leave.
+    Arith(Box<arith::ArithTest>),
 }
 
 /// Core's function of a text operator with its constant right operand, as the executor
@@ -239,6 +244,15 @@ pub enum Filter {
 }
 
 impl Filter {
+    /// Whether evaluating the filter can raise an error (an `Arith` test in it).
+    pub fn may_fail(&self) -> bool {
+        match self {
+            Filter::Test { test, .. } => matches!(test, Test::Arith(_)),
+            Filter::And(children) | Filter::Or(children) => children.iter().any(Filter::may_fail),
+            Filter::Const(_) => false,
+        }
+    }
+
     /// The attributes the filter reads, sorted, each once.
     pub fn attributes(&self) -> Vec<usize> {
         let mut out = Vec::new();
@@ -252,8 +266,10 @@ impl Filter {
         match self {
             Filter::Test { att, test } => {
                 out.push(*att);
-                if let Test::Columns(_, other) = test {
-                    out.push(*other);
+                match test {
+                    Test::Columns(_, other) => out.push(*other),
+                    Test::Arith(a) => out.extend(a.attributes()),
+                    _ => {}
                 }
             }
             Filter::And(children) | Filter::Or(children) => {

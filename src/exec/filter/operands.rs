@@ -4,8 +4,12 @@
 //! name). The planner folds constants through `operand_value` too, for plan-time
 //! pruning.
 
+use super::arith::{ExprBackend, ExprEngine};
 use super::plan::{FilterPlan, OperandValue};
 use super::time_cuts::{Cuts, TimeType};
+use crate::exec::agg::numeric_fallback::PgNumeric;
+use crate::exec::expr::eval::{EvalError, NumericFallback};
+use crate::exec::expr::plan::BinOp;
 use crate::storage::format::zonemap::Bound;
 use crate::storage::relation::datum;
 use pgrx::pg_sys;
@@ -50,7 +54,28 @@ pub unsafe fn operand_values(
         extract_cuts(&mut values, &gathered(plans, FilterPlan::extractions));
         match_operands(&mut values, &gathered(plans, FilterPlan::functions));
     }
+    for k in gathered(plans, FilterPlan::arithmetic) {
+        let value = std::mem::replace(&mut values[k], OperandValue::Null);
+        values[k] = OperandValue::Engine(ExprEngine::new(PgExpressions), Box::new(value));
+    }
     values
+}
+
+/// What an expression test computes with in a running query: PostgreSQL's numeric
+/// functions (`PgNumeric`) and core's errors, raised on the backend thread.
+struct PgExpressions;
+
+impl ExprBackend for PgExpressions {
+    fn numeric(&self, op: Option<BinOp>, a: &[u8], b: &[u8]) -> Vec<u8> {
+        match op {
+            Some(op) => PgNumeric.binary(op, a, b),
+            None => PgNumeric.neg(a),
+        }
+    }
+
+    fn raise(&self, e: EvalError) -> ! {
+        crate::exec::agg::aggregates::raise(e)
+    }
 }
 
 /// What `f` lists of each of `plans`, together.

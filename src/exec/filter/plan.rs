@@ -2,9 +2,11 @@
 //! expressions the executor evaluates once when the scan starts (and again on a
 //! rescan, when parameters change). `resolve` then makes the `Filter` the kernels run.
 
+use super::arith::ArithTest;
 use super::like::LikePattern;
 use super::time_cuts::{Cuts, TimeType};
 use super::{Filter, NumericSet, Test, ValueSet};
+use crate::exec::expr::plan::{Expr, ExprType};
 use crate::storage::format::zonemap::{Bound, CmpOp};
 
 #[derive(Debug, Clone, PartialEq)]
@@ -96,6 +98,17 @@ pub enum PlanTest {
         collation: u32,
         trimmed: bool,
     },
+    /// `left op right` (`cmp` None: `<>`), an arithmetic expression on either side,
+    /// both of one type (`exec::filter::arith`); the test's `att` is the first column
+    /// they read. The executor puts its `ExprEngine` (PostgreSQL's numerics and errors)
+    /// in operand `k`'s place; `right` None: operand `k` is the right side, a value of
+    /// `left`'s type (a parameter), else it is only a placeholder.
+    Arith {
+        cmp: Option<CmpOp>,
+        left: Box<Expr>,
+        right: Option<Box<Expr>>,
+        k: usize,
+    },
 }
 
 /// The tests of a `Trimmed` one.
@@ -157,6 +170,8 @@ pub enum OperandValue {
     Collated(Vec<u8>, super::Collator),
     /// The operand of a `Function` test, bound to the function.
     Matcher(super::Matcher),
+    /// The operand of an `Arith` test: what it computes with, and its value.
+    Engine(super::arith::ExprEngine, Box<OperandValue>),
 }
 
 impl FilterPlan {
@@ -174,8 +189,15 @@ impl FilterPlan {
         let mut out = Vec::new();
         self.visit(&mut |att, test| {
             out.push(att);
-            if let PlanTest::Columns { other, .. } = test {
-                out.push(*other);
+            match test {
+                PlanTest::Columns { other, .. } => out.push(*other),
+                PlanTest::Arith { left, right, .. } => {
+                    left.attributes(&mut out);
+                    if let Some(right) = right {
+                        right.attributes(&mut out);
+                    }
+                }
+                _ => {}
             }
         });
         out.sort_unstable();
@@ -239,6 +261,9 @@ impl FilterPlan {
                         collation: *collation,
                         wanted: *wanted,
                     },
+                    PlanTest::Arith { cmp, left, right, k } => {
+                        PlanTest::Arith { cmp: *cmp, left: left.clone(), right: right.clone(), k: k + first }
+                    }
                     // No operand: listed, so that a new test with one cannot be missed here.
                     other @ (PlanTest::IsNull
                     | PlanTest::IsNotNull
@@ -276,6 +301,7 @@ impl FilterPlan {
                 | PlanTest::Collated { k, .. }
                 | PlanTest::Extract { k, .. }
                 | PlanTest::Function { k, .. }
+                | PlanTest::Arith { k, .. }
                 | PlanTest::Leading { k, .. } => out.push(*k),
                 _ => {}
             },
@@ -303,6 +329,22 @@ impl FilterPlan {
             }
         });
         out
+    }
+
+    /// The operands of `Arith` tests (each the placeholder for its engine).
+    pub fn arithmetic(&self) -> Vec<usize> {
+        let mut out = Vec::new();
+        self.visit(&mut |_, test| {
+            if let PlanTest::Arith { k, .. } = test {
+                out.push(*k);
+            }
+        });
+        out
+    }
+
+    /// Whether evaluating the filter can raise an error (an `Arith` test in it).
+    pub fn may_fail(&self) -> bool {
+        !self.arithmetic().is_empty()
     }
 
     /// The operands of `Collated` tests: (operand, collation).
@@ -363,6 +405,7 @@ fn resolve_test(att: usize, test: &PlanTest, operands: &[OperandValue]) -> Filte
         | PlanTest::Collated { k, .. }
         | PlanTest::Extract { k, .. }
         | PlanTest::Function { k, .. }
+        | PlanTest::Arith { k, .. }
         | PlanTest::Leading { k, .. }
             if unknown(k) =>
         {
@@ -465,6 +508,26 @@ fn resolve_test(att: usize, test: &PlanTest, operands: &[OperandValue]) -> Filte
             OperandValue::Value(_) => return Filter::Const(true),
             _ => None,
         },
+        PlanTest::Arith { cmp, left, right, k } => match &operands[*k] {
+            OperandValue::Engine(engine, value) => {
+                let right = match (right, &**value) {
+                    (Some(right), _) => Some((**right).clone()),
+                    (None, OperandValue::Value(v)) => constant(v, left.ty()),
+                    // NULL: never true.
+                    (None, _) => None,
+                };
+                right.map(|right| {
+                    Test::Arith(Box::new(ArithTest {
+                        cmp: *cmp,
+                        left: (**left).clone(),
+                        right,
+                        engine: engine.clone(),
+                    }))
+                })
+            }
+            // Without the engine (a plan-time estimate): says less.
+            _ => return Filter::Const(true),
+        },
         PlanTest::Collated { cmp, k, trimmed, .. } => match &operands[*k] {
             OperandValue::Collated(b, collator) => {
                 let b = if *trimmed { trim_spaces(b) } else { b };
@@ -506,6 +569,20 @@ fn resolve_test(att: usize, test: &PlanTest, operands: &[OperandValue]) -> Filte
 }
 
 const OPS: [CmpOp; 5] = [CmpOp::Lt, CmpOp::Le, CmpOp::Eq, CmpOp::Ge, CmpOp::Gt];
+
+/// An operand's value as a constant of an expression of type `ty` (the planner pushes
+/// only operands whose values that type holds exactly: a narrower integer, a float4 for
+/// a float8, a numeric's stored bytes).
+fn constant(v: &Bound, ty: ExprType) -> Option<Expr> {
+    Some(match (v, ty) {
+        (Bound::Int(value), ExprType::Int2 | ExprType::Int4 | ExprType::Int8) => {
+            Expr::Int { value: *value, ty }
+        }
+        (Bound::Float(value), ExprType::Float4 | ExprType::Float8) => Expr::Float { value: *value, ty },
+        (Bound::Bytes(b), ExprType::Numeric) => Expr::Numeric(b.clone()),
+        _ => return None,
+    })
+}
 
 /// A comparison or `<>` (None) as a byte: its place in `OPS`, `<>` after them.
 fn cmp_code(cmp: Option<CmpOp>) -> u8 {
@@ -606,6 +683,19 @@ impl FilterPlan {
                         out.push(column.code());
                         out.push(*field);
                         out.push(*part as u8);
+                    }
+                    PlanTest::Arith { cmp, left, right, k } => {
+                        out.push(17);
+                        out.push(cmp_code(*cmp));
+                        u32_(out, *k);
+                        left.write(out);
+                        match right {
+                            Some(right) => {
+                                out.push(1);
+                                right.write(out);
+                            }
+                            None => out.push(0),
+                        }
                     }
                     PlanTest::Collated { cmp, k, collation, trimmed } => {
                         out.push(13);
@@ -753,6 +843,22 @@ impl FilterPlan {
                         let (utf8, trimmed, any) = (flags & 1 != 0, flags & 2 != 0, flags & 4 != 0);
                         PlanTest::Leading { chars, k, utf8, trimmed, any }
                     }
+                    17 => {
+                        let cmp = cmp_of(byte(at)?)?;
+                        let k = num(at)?;
+                        let (left, rest) = Expr::read(at)?;
+                        *at = rest;
+                        let right = match byte(at)? {
+                            0 => None,
+                            1 => {
+                                let (right, rest) = Expr::read(at)?;
+                                *at = rest;
+                                Some(Box::new(right))
+                            }
+                            _ => return None,
+                        };
+                        PlanTest::Arith { cmp, left: Box::new(left), right, k }
+                    }
                     _ => return None,
                 };
                 FilterPlan::Test { att, test }
@@ -861,10 +967,30 @@ mod tests {
             t(5, PlanTest::Extract { cmp: None, k: 8, column: TimeType::Timestamp, field: 9, part: true }),
             t(2, PlanTest::Function { function: 1633, k: 9, collation: 100, wanted: false }),
             t(2, PlanTest::Leading { chars: 2, k: 10, utf8: true, trimmed: true, any: true }),
+            t(
+                3,
+                PlanTest::Arith {
+                    cmp: Some(CmpOp::Gt),
+                    left: Box::new(Expr::Binary {
+                        op: crate::exec::expr::plan::BinOp::Mul,
+                        left: Box::new(Expr::Column { att: 3, ty: ExprType::Numeric }),
+                        right: Box::new(Expr::Numeric(vec![0, 0x80, 1, 0])),
+                    }),
+                    right: Some(Box::new(Expr::Neg(Box::new(Expr::Column {
+                        att: 10,
+                        ty: ExprType::Numeric,
+                    })))),
+                    k: 11,
+                },
+            ),
         ]);
-        assert_eq!(numeric.attributes(), vec![1, 2, 5, 6, 7, 8, 9]);
+        assert_eq!(numeric.attributes(), vec![1, 2, 3, 5, 6, 7, 8, 9, 10]);
+        assert!(numeric.may_fail());
+        assert_eq!(numeric.with_operands_from(2).arithmetic(), vec![13]);
+        let resolved = numeric.resolve(&vec![OperandValue::Unknown; 12]);
+        assert_eq!(resolved, Filter::Const(true));
         assert_eq!(FilterPlan::from_bytes(&numeric.to_bytes()), Some(numeric.clone()));
-        assert_eq!(numeric.with_operands_from(2).operands(), vec![2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12]);
+        assert_eq!(numeric.with_operands_from(2).operands(), vec![2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13]);
         assert_eq!(numeric.functions(), vec![(9, 1633, 100)]);
         assert_eq!(numeric.with_operands_from(2).extractions(), vec![(10, TimeType::Timestamp, 9, true)]);
         assert_eq!(numeric.collations(), vec![(7, 12345)]);
@@ -876,6 +1002,41 @@ mod tests {
         );
         assert_eq!(FilterPlan::from_bytes(&bytes[..bytes.len() - 1]), None);
         assert_eq!(FilterPlan::from_bytes(&[9]), None);
+    }
+
+    #[test]
+    fn arithmetic_operands_become_constants_of_the_expression_type() {
+        use crate::exec::expr::eval::EvalError;
+        use crate::exec::expr::plan::BinOp;
+        use crate::exec::filter::arith::{ExprBackend, ExprEngine};
+        struct NoBackend;
+        impl ExprBackend for NoBackend {
+            fn numeric(&self, _: Option<BinOp>, _: &[u8], _: &[u8]) -> Vec<u8> {
+                unreachable!()
+            }
+            fn raise(&self, e: EvalError) -> ! {
+                panic!("{e:?}")
+            }
+        }
+        let left = Expr::Binary {
+            op: BinOp::Add,
+            left: Box::new(Expr::Column { att: 1, ty: ExprType::Int8 }),
+            right: Box::new(Expr::Int { value: 1, ty: ExprType::Int8 }),
+        };
+        let plan =
+            t(1, PlanTest::Arith { cmp: Some(CmpOp::Lt), left: Box::new(left.clone()), right: None, k: 0 });
+        let engine = |v: OperandValue| OperandValue::Engine(ExprEngine::new(NoBackend), Box::new(v));
+        match plan.resolve(&[engine(OperandValue::Value(Bound::Int(7)))]) {
+            Filter::Test { att: 1, test: Test::Arith(a) } => {
+                assert_eq!((a.cmp, &a.left), (Some(CmpOp::Lt), &left));
+                assert_eq!(a.right, Expr::Int { value: 7, ty: ExprType::Int8 });
+            }
+            other => panic!("{other:?}"),
+        }
+        assert_eq!(plan.resolve(&[engine(OperandValue::Null)]), Filter::Const(false));
+        // At plan time (no engine): says less.
+        assert_eq!(plan.resolve(&[OperandValue::Value(Bound::Int(7))]), Filter::Const(true));
+        assert_eq!(FilterPlan::from_bytes(&plan.to_bytes()), Some(plan));
     }
 
     #[test]

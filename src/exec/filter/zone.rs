@@ -28,8 +28,11 @@ fn junction(
     neutral: Verdict,
 ) -> Verdict {
     let mut all_neutral = true;
-    for c in children {
+    for (i, c) in children.iter().enumerate() {
         match verdict(c, stats) {
+            // A child that may fail must still run on the rows before a later child
+            // decides (core evaluates them in order).
+            v if v == deciding && children[..i].iter().any(Filter::may_fail) => return Verdict::Some,
             v if v == deciding => return deciding,
             v => all_neutral &= v == neutral,
         }
@@ -70,6 +73,9 @@ fn all_compare<T: Ord + ?Sized>(op: CmpOp, min: &T, max: &T, c: &T) -> bool {
 pub(super) fn test_verdict(test: &Test, s: &ZoneStats) -> Verdict {
     let non_null = s.rows.saturating_sub(s.null_count);
     match test {
+        // Zone maps hold no range of an expression's values; and an all-NULL column
+        // does not spare core the expression's other operands (which may fail).
+        Test::Arith(_) => return Verdict::Some,
         Test::IsNull => {
             return if s.null_count == 0 {
                 Verdict::None
