@@ -392,9 +392,9 @@ impl DatumColumn {
             let mut all_digits = SCALED_DIGITS.with(|d| std::mem::take(&mut *d.borrow_mut()));
             all_digits.clear();
             writer.digits_into(&scaled.m, &mut all_digits);
-            // Locals, not fields: the stores below go through raw pointers, after which
-            // fields would be loaded again.
-            let (datums, m) = (self.datums.as_mut_ptr(), &scaled.m[..]);
+            // A local, not the field: the stores below go through raw pointers, after which
+            // the field would be loaded again.
+            let datums = self.datums.as_mut_ptr();
             for &r in rows {
                 let r = r as usize;
                 // SAFETY: `at` words plus this image's SCALED_IMAGE_WORDS lie within the arena
@@ -402,7 +402,7 @@ impl DatumColumn {
                 // is a row of the vector (asserted above), below `datums`' length.
                 unsafe {
                     let dst = base.add(at);
-                    at += write_scaled_short(&writer, all_digits[r], m[r] < 0, dst);
+                    at += write_scaled_short(&writer, all_digits[r], dst);
                     datums.add(r).write(pg_sys::Datum::from(dst));
                 }
             }
@@ -467,16 +467,16 @@ impl DatumColumn {
 /// Words of the longest scaled numeric's image: its varlena header and bytes.
 pub const SCALED_IMAGE_WORDS: usize = (VARHDRSZ + I64_BYTES_MAX).div_ceil(8);
 
-/// Writes the image of a scaled numeric whose four digits (`ScaleWriter::digits_into`)
-/// are `digits` at `dst`, as two little-endian words: the 4-byte varlena header
+/// Writes the image of a scaled numeric whose four digits and sign
+/// (`ScaleWriter::digits_into`) are `digits` at `dst`, as two little-endian words: the 4-byte varlena header
 /// (SET_VARSIZE on a little-endian machine), the numeric's header, its digits. Returns
 /// the words the image takes.
 ///
 /// # Safety
 /// `dst` must be valid for writes of two words.
 #[inline(always)]
-pub unsafe fn write_scaled_short(writer: &ScaleWriter, digits: u64, negative: bool, dst: *mut u64) -> usize {
-    let (header, digits, len) = writer.trimmed(digits, negative);
+pub unsafe fn write_scaled_short(writer: &ScaleWriter, digits: u64, dst: *mut u64) -> usize {
+    let (header, digits, len) = writer.trimmed(digits);
     let len = VARHDRSZ + 2 + len;
     let first = ((len as u64) << 2) | (header as u64) << 32 | digits << 48;
     // SAFETY: `dst` is valid for two words (this fn's contract).
