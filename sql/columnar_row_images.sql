@@ -12,7 +12,7 @@ CREATE TABLE ri_col (id int, t text, c char(12), u uuid, nm name, n numeric(15,2
   USING columnar;
 -- 5000 rows (3 vectors): unique long text, NULLs, values past 64 bytes, 3 numeric scales.
 INSERT INTO ri_col SELECT g,
-    CASE WHEN g % 23 = 0 THEN NULL WHEN g % 9 = 0 THEN repeat('long ', g % 40)
+    CASE WHEN g % 23 = 0 THEN NULL WHEN g % 9 = 0 THEN repeat('long ', g % 40) || g
          ELSE 'Customer#' || lpad((g * 17)::text, 12, '0') || ' clerk ' || g % 7 END,
     CASE WHEN g % 29 = 0 THEN NULL ELSE 'c' || g END,
     CASE WHEN g % 31 = 0 THEN NULL ELSE md5(g::text)::uuid END,
@@ -22,6 +22,9 @@ INSERT INTO ri_col SELECT g,
   FROM generate_series(1, 5000) g;
 CREATE TABLE ri_heap AS SELECT * FROM ri_col;
 ANALYZE ri_col, ri_heap;
+-- Which columns are byte strings stored plain (images written per row), which a
+-- dictionary (a Datum per entry), which scaled numerics.
+SELECT attname, encodings FROM pgcolumnar.stats('ri_col') ORDER BY attname;
 SET enable_seqscan = off;
 EXPLAIN (COSTS OFF) SELECT id, t, lag(t) OVER w, lag(n) OVER w FROM ri_col WINDOW w AS (ORDER BY id);
 -- Each row beside the one before it (a window over the scan's order).
