@@ -577,8 +577,12 @@ pub fn image_words(kind: ColumnKind, len: usize) -> usize {
     (len + extra).div_ceil(8)
 }
 
-/// Writes the datum image of `value` at `dst`, which has `image_words` 8-byte aligned
-/// words (the bytes past the image's end within them are left as they were).
+/// Writes the datum image of `value` at `dst` (the bytes past the image's end within
+/// its words are left as they were).
+///
+/// # Safety
+/// `dst` must be 8-byte aligned and valid for writes of `image_words(kind, value.len())`
+/// words.
 pub unsafe fn write_image(kind: ColumnKind, value: &[u8], dst: *mut u8) {
     // SAFETY: the caller gives `dst` as `image_words(kind, value.len())` 8-byte aligned
     // words (this fn's contract), so the aligned 4-byte header and the value after it (and
