@@ -20,8 +20,13 @@ use pgrx::pg_sys;
 pub struct RowBatch {
     /// Attribute indexes of the output columns.
     attrs: Vec<usize>,
-    /// Per output column, once the vector is loaded (`push_*`): its cells.
-    cells: Vec<Cells>,
+    /// Output columns pushed for the loaded vector (`push_*`).
+    pushed: usize,
+    /// Those whose Datums are made already: kept apart, so that storing them is the
+    /// tight loop of loads and stores it was before any column had images.
+    datum_cells: Vec<DatumCells>,
+    /// Those whose images each row's store writes.
+    image_cells: Vec<ImageCells>,
     /// Rows every column holds (the vector's); 0 when no vector is loaded.
     rows: usize,
     /// `rows` false flags, for columns without NULLs.
@@ -30,15 +35,23 @@ pub struct RowBatch {
     null_flags: Vec<Vec<bool>>,
     /// Per output column of scaled numerics, their digits (`ScaleWriter::digits_into`).
     digits: Vec<Vec<u64>>,
-    /// The stored row's images, each column's in its room (`Cells::room`).
+    /// The stored row's images, each column's in its room (`ImageCells::room`).
     images: Vec<u64>,
     /// Words of the rooms of the columns pushed so far.
     image_words: usize,
 }
 
-/// Where one column's values and null flags lie, `rows` of each.
+/// Where one column's Datums and null flags lie, `rows` of each.
 #[derive(Clone, Copy)]
-struct Cells {
+struct DatumCells {
+    attr: usize,
+    datums: *const pg_sys::Datum,
+    nulls: *const bool,
+}
+
+/// Where one column's values and null flags lie, `rows` of each, and its images.
+#[derive(Clone, Copy)]
+struct ImageCells {
     attr: usize,
     values: Values,
     nulls: *const bool,
@@ -46,11 +59,9 @@ struct Cells {
     room: usize,
 }
 
-/// How a column's row becomes its Datum.
+/// What a row's image is written from.
 #[derive(Clone, Copy)]
 enum Values {
-    /// Made already: one Datum per row.
-    Datums(*const pg_sys::Datum),
     /// Byte strings, row r at `data[offsets[r]..offsets[r + 1]]` (`data_len` bytes in
     /// all), written as a `kind` image (`datum::write_image`).
     Bytes { kind: ColumnKind, offsets: *const u32, data: *const u8, data_len: usize },
@@ -72,7 +83,9 @@ impl RowBatch {
     /// Forgets the vector: no row can be stored until the next `begin` and `push_*`.
     pub fn clear(&mut self) {
         self.rows = 0;
-        self.cells.clear();
+        self.pushed = 0;
+        self.datum_cells.clear();
+        self.image_cells.clear();
         self.image_words = 0;
     }
 
@@ -105,7 +118,7 @@ impl RowBatch {
             _ => return false,
         };
         let Some(nulls) = self.null_flags_of(v) else { return false };
-        self.push(Values::Datums(datums), nulls, 0);
+        self.push_datum_cells(datums, nulls);
         true
     }
 
@@ -113,7 +126,7 @@ impl RowBatch {
     fn null_flags_of(&mut self, v: &DecodedVector) -> Option<*const bool> {
         match &v.validity {
             Some(valid) if valid.len() >= self.rows => {
-                let j = self.cells.len();
+                let j = self.pushed;
                 if self.null_flags.len() <= j {
                     self.null_flags.resize_with(j + 1, Vec::new);
                 }
@@ -140,7 +153,7 @@ impl RowBatch {
             _ if v.dictionary.is_some() => return false,
             (Some(s), _, ColumnKind::Varlena) if s.m.len() >= rows => {
                 let writer = ScaleWriter::new(s.scale);
-                let j = self.cells.len();
+                let j = self.pushed;
                 if self.digits.len() <= j {
                     self.digits.resize_with(j + 1, Vec::new);
                 }
@@ -189,7 +202,9 @@ impl RowBatch {
         if self.images.len() < self.image_words {
             self.images.resize(self.image_words, 0);
         }
-        self.push(values, nulls, room);
+        let attr = self.attrs[self.pushed];
+        self.pushed += 1;
+        self.image_cells.push(ImageCells { attr, values, nulls, room });
         true
     }
 
@@ -202,13 +217,14 @@ impl RowBatch {
         if column.datums.len() < self.rows || column.nulls.len() < self.rows {
             return false;
         }
-        self.push(Values::Datums(column.datums.as_ptr()), column.nulls.as_ptr(), 0);
+        self.push_datum_cells(column.datums.as_ptr(), column.nulls.as_ptr());
         true
     }
 
-    fn push(&mut self, values: Values, nulls: *const bool, room: usize) {
-        let attr = self.attrs[self.cells.len()];
-        self.cells.push(Cells { attr, values, nulls, room });
+    fn push_datum_cells(&mut self, datums: *const pg_sys::Datum, nulls: *const bool) {
+        let attr = self.attrs[self.pushed];
+        self.pushed += 1;
+        self.datum_cells.push(DatumCells { attr, datums, nulls });
     }
 
     /// Writes row `r` of the vector into a slot's arrays, at the output attributes;
@@ -221,11 +237,20 @@ impl RowBatch {
     /// batch (a slot's `tts_values`/`tts_isnull` of the descriptor the attributes come
     /// from), and the columns pushed still unchanged (the `push_*` contracts).
     pub unsafe fn store(&mut self, r: usize, values: *mut pg_sys::Datum, nulls: *mut bool) -> bool {
-        if r >= self.rows || self.cells.len() != self.attrs.len() {
+        if r >= self.rows || self.pushed != self.attrs.len() {
             return false;
         }
+        for c in &self.datum_cells {
+            // SAFETY: every column pushed holds at least `rows` > `r` Datums and flags and is
+            // unchanged since (the `push_*` contracts); `c.attr` is an attribute index where the
+            // caller's arrays are valid for writes (this fn's contract).
+            unsafe {
+                *values.add(c.attr) = *c.datums.add(r);
+                *nulls.add(c.attr) = *c.nulls.add(r);
+            }
+        }
         let images = self.images.as_mut_ptr();
-        for c in &self.cells {
+        for c in &self.image_cells {
             // SAFETY: every column pushed holds at least `rows` > `r` values and flags and is
             // unchanged since (the `push_*` contracts; for byte strings `r + 1` offsets,
             // ascending within the data, as `push_images` checked); each room lies within
@@ -235,7 +260,6 @@ impl RowBatch {
             unsafe {
                 let null = *c.nulls.add(r);
                 let d = match c.values {
-                    Values::Datums(datums) => *datums.add(r),
                     _ if null => pg_sys::Datum::from(0usize),
                     Values::Bytes { kind, offsets, data, data_len } => {
                         let dst = images.add(c.room) as *mut u8;
@@ -270,7 +294,7 @@ impl RowBatch {
 
     /// Rows the loaded vector holds (0 if none is loaded).
     pub fn rows(&self) -> usize {
-        if self.cells.len() == self.attrs.len() {
+        if self.pushed == self.attrs.len() {
             self.rows
         } else {
             0
