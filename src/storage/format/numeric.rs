@@ -202,6 +202,9 @@ pub struct ScaleWriter {
     pad: u32,
     /// Base-10000 digits after the point.
     frac: i32,
+    /// The short header of a positive value by its leading zero digits (of four; 4 for
+    /// zero, whose weight is 0): what `trimmed` would otherwise work out per value.
+    short_headers: [u16; 5],
 }
 
 impl ScaleWriter {
@@ -209,7 +212,11 @@ impl ScaleWriter {
     pub fn new(dscale: u16) -> ScaleWriter {
         debug_assert!(dscale <= DSCALE_MAX);
         let pad = (4 - dscale as u32 % 4) % 4;
-        ScaleWriter { dscale, pad, frac: (dscale as i32 + pad as i32) / 4 }
+        let frac = (dscale as i32 + pad as i32) / 4;
+        // The weight's low 7 bits are the short header's sign-and-weight bits.
+        let header = |weight: i32| SHORT | (dscale << 7) | (weight as u16 & 0x7F);
+        let short_headers = [header(3 - frac), header(2 - frac), header(1 - frac), header(-frac), header(0)];
+        ScaleWriter { dscale, pad, frac, short_headers }
     }
 
     /// |m| below which `short_bytes` applies: at most four base-10000 digits under the
@@ -284,19 +291,16 @@ impl ScaleWriter {
     /// `len` bytes of a little-endian u64: (header, digits, len).
     #[inline(always)]
     pub fn trimmed(&self, digits: u64) -> (u16, u64, usize) {
-        let negative = digits & SIGN_BIT != 0;
+        let negative = (digits >> 63) as u16;
         let digits = digits & !SIGN_BIT;
         // Leading zero digits sit at the low end, trailing ones at the high end; zero
-        // has four of each (and no digit left).
+        // has four of each (and no digit left, nor a sign).
         let lead = digits.trailing_zeros() / 16;
         let trail = digits.leading_zeros() / 16;
-        let zero = digits == 0;
-        let weight = if zero { 0 } else { 3 - lead as i32 - self.frac };
-        let negative = !zero && negative;
+        let negative = negative & (digits != 0) as u16;
         // Shifting zero by 64 wraps to 0 bits: its digits are all zero anyway.
         let body = digits.wrapping_shr(16 * lead);
-        // The weight's low 7 bits are the short header's sign-and-weight bits.
-        let header = SHORT | (negative as u16) << 13 | (self.dscale << 7) | (weight as u16 & 0x7F);
+        let header = self.short_headers[lead as usize] | negative << 13;
         (header, body, 2 * (4 - lead).saturating_sub(trail) as usize)
     }
 
