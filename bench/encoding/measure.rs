@@ -286,7 +286,10 @@ fn tsbs_like_sizes() {
     assert!(m <= 6.5, "metric: {m} bytes/value");
     assert!(r <= 3.0, "rounded metric: {r} bytes/value");
     assert!(t <= 0.05, "timestamps: {t} bytes/value");
-    assert!(h <= 0.35, "hostnames: {h} bytes/value");
+    // Cycling hostnames stay a dictionary (+ zstd), though plain + zstd stores the
+    // cycle in half the bytes: the dictionary decodes per code and its entries' Datums
+    // are made once (`vector::dictionary_decode_credit`).
+    assert!(h <= 0.55, "hostnames: {h} bytes/value");
 }
 
 #[test]

@@ -202,6 +202,9 @@ pub struct ScaleWriter {
     pad: u32,
     /// Base-10000 digits after the point.
     frac: i32,
+    /// The short header of a positive value by its leading zero digits (of four; 4 for
+    /// zero, whose weight is 0): what `trimmed` would otherwise work out per value.
+    short_headers: [u16; 5],
 }
 
 impl ScaleWriter {
@@ -209,7 +212,11 @@ impl ScaleWriter {
     pub fn new(dscale: u16) -> ScaleWriter {
         debug_assert!(dscale <= DSCALE_MAX);
         let pad = (4 - dscale as u32 % 4) % 4;
-        ScaleWriter { dscale, pad, frac: (dscale as i32 + pad as i32) / 4 }
+        let frac = (dscale as i32 + pad as i32) / 4;
+        // The weight's low 7 bits are the short header's sign-and-weight bits.
+        let header = |weight: i32| SHORT | (dscale << 7) | (weight as u16 & 0x7F);
+        let short_headers = [header(3 - frac), header(2 - frac), header(1 - frac), header(-frac), header(0)];
+        ScaleWriter { dscale, pad, frac, short_headers }
     }
 
     /// |m| below which `short_bytes` applies: at most four base-10000 digits under the
@@ -231,7 +238,7 @@ impl ScaleWriter {
             2 => self.short_digits::<2>(m),
             _ => self.short_digits::<3>(m),
         };
-        self.trimmed(digits, m < 0)
+        self.trimmed(signed(digits, m))
     }
 
     /// Whether `digits_into` takes every value of `m`: the short header, and magnitudes
@@ -241,22 +248,23 @@ impl ScaleWriter {
         self.dscale <= 0x3F && m.iter().fold(0u64, |a, &x| a | (x as u64).wrapping_add(1 << 43)) < 1 << 44
     }
 
-    /// Each value's four base-10000 digits, for `trimmed`, appended to `out`: a pass
-    /// over the vector per padding, in 32-bit arithmetic when every magnitude allows
-    /// (most money), with nothing decided per value. `short_applies(m)` must hold.
+    /// Each value's four base-10000 digits and its sign (`signed`), for `trimmed`,
+    /// appended to `out`: a pass over the vector per padding, in 32-bit arithmetic when
+    /// every magnitude allows (most money), with nothing decided per value.
+    /// `short_applies(m)` must hold.
     pub fn digits_into(&self, m: &[i64], out: &mut Vec<u64>) {
         debug_assert!(self.short_applies(m));
         let small = m.iter().fold(0u64, |a, &x| a | (x as u64).wrapping_add(1 << 31)) < 1 << 32;
         let abs = |x: i64| x.unsigned_abs() as u32;
         match (self.pad, small) {
-            (0, true) => out.extend(m.iter().map(|&x| small_digits::<0>(abs(x)))),
-            (1, true) => out.extend(m.iter().map(|&x| small_digits::<1>(abs(x)))),
-            (2, true) => out.extend(m.iter().map(|&x| small_digits::<2>(abs(x)))),
-            (_, true) => out.extend(m.iter().map(|&x| small_digits::<3>(abs(x)))),
-            (0, false) => out.extend(m.iter().map(|&x| self.short_digits::<0>(x))),
-            (1, false) => out.extend(m.iter().map(|&x| self.short_digits::<1>(x))),
-            (2, false) => out.extend(m.iter().map(|&x| self.short_digits::<2>(x))),
-            (_, false) => out.extend(m.iter().map(|&x| self.short_digits::<3>(x))),
+            (0, true) => out.extend(m.iter().map(|&x| signed(small_digits::<0>(abs(x)), x))),
+            (1, true) => out.extend(m.iter().map(|&x| signed(small_digits::<1>(abs(x)), x))),
+            (2, true) => out.extend(m.iter().map(|&x| signed(small_digits::<2>(abs(x)), x))),
+            (_, true) => out.extend(m.iter().map(|&x| signed(small_digits::<3>(abs(x)), x))),
+            (0, false) => out.extend(m.iter().map(|&x| signed(self.short_digits::<0>(x), x))),
+            (1, false) => out.extend(m.iter().map(|&x| signed(self.short_digits::<1>(x), x))),
+            (2, false) => out.extend(m.iter().map(|&x| signed(self.short_digits::<2>(x), x))),
+            (_, false) => out.extend(m.iter().map(|&x| signed(self.short_digits::<3>(x), x))),
         }
     }
 
@@ -278,22 +286,21 @@ impl ScaleWriter {
         }
     }
 
-    /// The short header and the digits of a value whose four digits (`digits_into`) are
-    /// `digits`, without leading and trailing zero ones, as the first `len` bytes of a
-    /// little-endian u64: (header, digits, len).
+    /// The short header and the digits of a value whose four digits and sign
+    /// (`digits_into`) are `digits`, without leading and trailing zero ones, as the first
+    /// `len` bytes of a little-endian u64: (header, digits, len).
     #[inline(always)]
-    pub fn trimmed(&self, digits: u64, negative: bool) -> (u16, u64, usize) {
+    pub fn trimmed(&self, digits: u64) -> (u16, u64, usize) {
+        let negative = (digits >> 63) as u16;
+        let digits = digits & !SIGN_BIT;
         // Leading zero digits sit at the low end, trailing ones at the high end; zero
-        // has four of each (and no digit left).
+        // has four of each (and no digit left, nor a sign).
         let lead = digits.trailing_zeros() / 16;
         let trail = digits.leading_zeros() / 16;
-        let zero = digits == 0;
-        let weight = if zero { 0 } else { 3 - lead as i32 - self.frac };
-        let negative = !zero && negative;
+        let negative = negative & (digits != 0) as u16;
         // Shifting zero by 64 wraps to 0 bits: its digits are all zero anyway.
         let body = digits.wrapping_shr(16 * lead);
-        // The weight's low 7 bits are the short header's sign-and-weight bits.
-        let header = SHORT | (negative as u16) << 13 | (self.dscale << 7) | (weight as u16 & 0x7F);
+        let header = self.short_headers[lead as usize] | negative << 13;
         (header, body, 2 * (4 - lead).saturating_sub(trail) as usize)
     }
 
@@ -355,6 +362,16 @@ impl ScaleWriter {
             (header | body << 32, 4 + 2 * count)
         }
     }
+}
+
+/// The bit of four base-10000 digits (`ScaleWriter::digits_into`) that holds the
+/// value's sign: the top one of the leading digit, which is below 10000 < 2^15.
+const SIGN_BIT: u64 = 1 << 63;
+
+/// Four digits of |m| with m's sign in `SIGN_BIT`.
+#[inline(always)]
+fn signed(digits: u64, m: i64) -> u64 {
+    digits | (m as u64 & SIGN_BIT)
 }
 
 /// A magnitude whose last base-10000 digit is padded by `PAD` decimal places, split
@@ -580,7 +597,7 @@ mod tests {
                 if writer.short_applies(&vector) {
                     let mut digits = Vec::new();
                     writer.digits_into(&vector, &mut digits);
-                    let (header, digits, n) = writer.trimmed(digits[0], m < 0);
+                    let (header, digits, n) = writer.trimmed(digits[0]);
                     assert_eq!(&header.to_le_bytes()[..], &stored[..2], "{m} at scale {dscale}");
                     assert_eq!(&digits.to_le_bytes()[..n], &stored[2..], "{m} at scale {dscale}");
                 }

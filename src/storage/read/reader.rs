@@ -729,8 +729,10 @@ impl Reader {
             // `read_as`) or freed (`release`), which all clear it first.
             unsafe {
                 self.decode_output_rows(i, &selection);
-                if !self.batch.push_values(&self.vectors[i]) {
-                    // Byte strings and float4s: their Datums first (images in the column's arena).
+                if !self.batch.push_values(&self.vectors[i])
+                    && !self.batch.push_images(self.kinds[i], &self.vectors[i])
+                {
+                    // Dictionaries and float4s: their Datums first (images in the column's arena).
                     self.columns[i].materialize_rows(self.kinds[i], &self.vectors[i], &selection);
                     if !self.batch.push_datums(&self.columns[i]) {
                         data_corrupted("a column's vector holds fewer rows than the others");

@@ -1,33 +1,72 @@
 //! The current vector's output columns as a slot takes them, row by row: for each, where
 //! its Datums lie (an integer or float8 vector's decoded values are their Datums, bit for
-//! bit; other columns are made into Datums first, `DatumColumn`) and its null flags.
-//! Storing a row is then one tight loop of loads and stores, with no per-value
-//! conversion, no matching on the value kind and no bounds check per value.
+//! bit; a dictionary's or a float4's are made first, `DatumColumn`) or, for byte strings
+//! and scaled numerics, where the values lie whose images each row's store writes
+//! (`push_images`), and its null flags. Storing a row is then one tight loop of loads
+//! and stores, with no matching on the value kind and no bounds check per value.
+//!
+//! The images of a row are written when it is stored, into one small buffer the next
+//! row's overwrite: the executor reads a scan's row before it asks for the next (and
+//! copies what it keeps longer), as with heap's tuples. Images made a vector at a time
+//! instead took the whole vector's images and Datums through the caches per column; at
+//! 16 columns they no longer fit.
 
 use crate::storage::format::encoding::{DecodedValues, DecodedVector};
-use crate::storage::relation::datum::DatumColumn;
+use crate::storage::format::numeric::ScaleWriter;
+use crate::storage::relation::datum::{self, ColumnKind, DatumColumn, MOVE, SCALED_IMAGE_WORDS, WIDE};
 use pgrx::pg_sys;
 
 #[derive(Default)]
 pub struct RowBatch {
     /// Attribute indexes of the output columns.
     attrs: Vec<usize>,
-    /// Per output column, once the vector is loaded (`push_*`): its cells.
-    cells: Vec<Cells>,
+    /// Output columns pushed for the loaded vector (`push_*`).
+    pushed: usize,
+    /// Those whose Datums are made already: kept apart, so that storing them is the
+    /// tight loop of loads and stores it was before any column had images.
+    datum_cells: Vec<DatumCells>,
+    /// Those whose images each row's store writes.
+    image_cells: Vec<ImageCells>,
     /// Rows every column holds (the vector's); 0 when no vector is loaded.
     rows: usize,
     /// `rows` false flags, for columns without NULLs.
     no_nulls: Vec<bool>,
     /// Per output column with NULLs in the vector, its null flags (its validity, negated).
     null_flags: Vec<Vec<bool>>,
+    /// Per output column of scaled numerics, their digits (`ScaleWriter::digits_into`).
+    digits: Vec<Vec<u64>>,
+    /// The stored row's images, each column's in its room (`ImageCells::room`).
+    images: Vec<u64>,
+    /// Words of the rooms of the columns pushed so far.
+    image_words: usize,
 }
 
 /// Where one column's Datums and null flags lie, `rows` of each.
 #[derive(Clone, Copy)]
-struct Cells {
+struct DatumCells {
     attr: usize,
     datums: *const pg_sys::Datum,
     nulls: *const bool,
+}
+
+/// Where one column's values and null flags lie, `rows` of each, and its images.
+#[derive(Clone, Copy)]
+struct ImageCells {
+    attr: usize,
+    values: Values,
+    nulls: *const bool,
+    /// The first word of the column's room in `images`.
+    room: usize,
+}
+
+/// What a row's image is written from.
+#[derive(Clone, Copy)]
+enum Values {
+    /// Byte strings, row r at `data[offsets[r]..offsets[r + 1]]` (`data_len` bytes in
+    /// all), written as a `kind` image (`datum::write_image`).
+    Bytes { kind: ColumnKind, offsets: *const u32, data: *const u8, data_len: usize },
+    /// Scaled numerics: row r is `m[r]`; `digits[r]` its four digits when not null.
+    Scaled { writer: ScaleWriter, m: *const i64, digits: *const u64 },
 }
 
 impl RowBatch {
@@ -44,7 +83,10 @@ impl RowBatch {
     /// Forgets the vector: no row can be stored until the next `begin` and `push_*`.
     pub fn clear(&mut self) {
         self.rows = 0;
-        self.cells.clear();
+        self.pushed = 0;
+        self.datum_cells.clear();
+        self.image_cells.clear();
+        self.image_words = 0;
     }
 
     /// Starts a vector of `rows` rows, whose output columns the caller then pushes in
@@ -75,21 +117,94 @@ impl RowBatch {
             }
             _ => return false,
         };
-        let nulls = match &v.validity {
+        let Some(nulls) = self.null_flags_of(v) else { return false };
+        self.push_datum_cells(datums, nulls);
+        true
+    }
+
+    /// The null flags of the next output column, `v`'s: None if it has fewer rows.
+    fn null_flags_of(&mut self, v: &DecodedVector) -> Option<*const bool> {
+        match &v.validity {
             Some(valid) if valid.len() >= self.rows => {
-                let j = self.cells.len();
+                let j = self.pushed;
                 if self.null_flags.len() <= j {
                     self.null_flags.resize_with(j + 1, Vec::new);
                 }
                 let flags = &mut self.null_flags[j];
                 flags.clear();
                 flags.extend(valid.iter().map(|ok| !ok));
-                flags.as_ptr()
+                Some(flags.as_ptr())
             }
-            Some(_) => return false,
-            None => self.no_nulls.as_ptr(),
+            Some(_) => None,
+            None => Some(self.no_nulls.as_ptr()),
+        }
+    }
+
+    /// Pushes the next output column, of kind `kind`, as the values whose images each
+    /// row's store writes: a vector of byte strings not kept as a dictionary, or of
+    /// scaled numerics (a varlena column's). False, with nothing pushed, for other
+    /// vectors (and one holding fewer rows than the batch).
+    ///
+    /// # Safety
+    /// As `push_values`.
+    pub unsafe fn push_images(&mut self, kind: ColumnKind, v: &DecodedVector) -> bool {
+        let rows = self.rows;
+        let (values, words) = match (&v.scaled, &v.values, kind) {
+            _ if v.dictionary.is_some() => return false,
+            (Some(s), _, ColumnKind::Varlena) if s.m.len() >= rows => {
+                let writer = ScaleWriter::new(s.scale);
+                let j = self.pushed;
+                if self.digits.len() <= j {
+                    self.digits.resize_with(j + 1, Vec::new);
+                }
+                let digits = &mut self.digits[j];
+                digits.clear();
+                // Most vectors hold small values only: their digits are made a vector at
+                // a time; the others' images from the mantissa, row by row.
+                let m = &s.m[..rows];
+                let digits = match writer.short_applies(m) {
+                    true => {
+                        writer.digits_into(m, digits);
+                        digits.as_ptr()
+                    }
+                    false => std::ptr::null(),
+                };
+                (Values::Scaled { writer, m: m.as_ptr(), digits }, SCALED_IMAGE_WORDS)
+            }
+            (None, DecodedValues::Bytes { offsets, data }, ColumnKind::Varlena)
+            | (None, DecodedValues::Bytes { offsets, data }, ColumnKind::Fixed { .. })
+            | (None, DecodedValues::Bytes { offsets, data }, ColumnKind::CString)
+                if offsets.len() > rows =>
+            {
+                // Offsets never fall and stay within the data (the decoder's), checked once
+                // here, as the stores rely on it.
+                let offsets = &offsets[..=rows];
+                // (A loop without an early exit, which vectorizes.)
+                let (mut longest, mut falls) = (0u32, false);
+                for w in offsets.windows(2) {
+                    falls |= w[1] < w[0];
+                    longest = longest.max(w[1].wrapping_sub(w[0]));
+                }
+                if falls || offsets[rows] as usize > data.len() {
+                    return false;
+                }
+                let longest = longest as usize;
+                // The image, plus the slack of `write_image_wide`'s whole moves.
+                let words = datum::image_words(kind, longest) + MOVE / 8 + 1;
+                let data_len = data.len();
+                (Values::Bytes { kind, offsets: offsets.as_ptr(), data: data.as_ptr(), data_len }, words)
+            }
+            _ => return false,
         };
-        self.push(Cells { attr: 0, datums, nulls });
+        let Some(nulls) = self.null_flags_of(v) else { return false };
+        let room = self.image_words;
+        self.image_words += words;
+        if self.images.len() < self.image_words {
+            self.images.resize(self.image_words, 0);
+        }
+        let attr = self.attrs[self.pushed];
+        self.pushed += 1;
+        self.image_cells.push(ImageCells { attr, values, nulls, room });
         true
     }
 
@@ -102,28 +217,30 @@ impl RowBatch {
         if column.datums.len() < self.rows || column.nulls.len() < self.rows {
             return false;
         }
-        self.push(Cells { attr: 0, datums: column.datums.as_ptr(), nulls: column.nulls.as_ptr() });
+        self.push_datum_cells(column.datums.as_ptr(), column.nulls.as_ptr());
         true
     }
 
-    fn push(&mut self, cells: Cells) {
-        let attr = self.attrs[self.cells.len()];
-        self.cells.push(Cells { attr, ..cells });
+    fn push_datum_cells(&mut self, datums: *const pg_sys::Datum, nulls: *const bool) {
+        let attr = self.attrs[self.pushed];
+        self.pushed += 1;
+        self.datum_cells.push(DatumCells { attr, datums, nulls });
     }
 
     /// Writes row `r` of the vector into a slot's arrays, at the output attributes;
     /// false (nothing written) if the batch holds no row `r` (no vector loaded, or not
-    /// every column pushed).
+    /// every column pushed). Its by-reference Datums stay valid until the next row is
+    /// stored or the batch cleared.
     ///
     /// # Safety
     /// `values` and `nulls` must be valid for writes at every attribute index of the
     /// batch (a slot's `tts_values`/`tts_isnull` of the descriptor the attributes come
     /// from), and the columns pushed still unchanged (the `push_*` contracts).
-    pub unsafe fn store(&self, r: usize, values: *mut pg_sys::Datum, nulls: *mut bool) -> bool {
-        if r >= self.rows || self.cells.len() != self.attrs.len() {
+    pub unsafe fn store(&mut self, r: usize, values: *mut pg_sys::Datum, nulls: *mut bool) -> bool {
+        if r >= self.rows || self.pushed != self.attrs.len() {
             return false;
         }
-        for c in &self.cells {
+        for c in &self.datum_cells {
             // SAFETY: every column pushed holds at least `rows` > `r` Datums and flags and is
             // unchanged since (the `push_*` contracts); `c.attr` is an attribute index where the
             // caller's arrays are valid for writes (this fn's contract).
@@ -132,12 +249,52 @@ impl RowBatch {
                 *nulls.add(c.attr) = *c.nulls.add(r);
             }
         }
+        let images = self.images.as_mut_ptr();
+        for c in &self.image_cells {
+            // SAFETY: every column pushed holds at least `rows` > `r` values and flags and is
+            // unchanged since (the `push_*` contracts; for byte strings `r + 1` offsets,
+            // ascending within the data, as `push_images` checked); each room lies within
+            // `images` and has the words its column's images take (`push_images`); `c.attr`
+            // is an attribute index where the caller's arrays are valid for writes (this fn's
+            // contract).
+            unsafe {
+                let null = *c.nulls.add(r);
+                let d = match c.values {
+                    _ if null => pg_sys::Datum::from(0usize),
+                    Values::Bytes { kind, offsets, data, data_len } => {
+                        let dst = images.add(c.room) as *mut u8;
+                        let start = *offsets.add(r) as usize;
+                        let len = *offsets.add(r + 1) as usize - start;
+                        // A value up to `WIDE` bytes is copied as whole moves when the data
+                        // has that many from its start (the room has the slack).
+                        if len <= WIDE && start + datum::moved(len) <= data_len && kind != ColumnKind::CString
+                        {
+                            datum::write_image_wide(kind, len, data.add(start), dst)
+                        } else {
+                            datum::write_image(kind, std::slice::from_raw_parts(data.add(start), len), dst)
+                        }
+                        pg_sys::Datum::from(dst)
+                    }
+                    Values::Scaled { writer, m, digits } => {
+                        let dst = images.add(c.room);
+                        if digits.is_null() {
+                            datum::write_scaled(&writer, *m.add(r), dst);
+                        } else {
+                            datum::write_scaled_short(&writer, *digits.add(r), dst);
+                        }
+                        pg_sys::Datum::from(dst)
+                    }
+                };
+                *values.add(c.attr) = d;
+                *nulls.add(c.attr) = null;
+            }
+        }
         true
     }
 
     /// Rows the loaded vector holds (0 if none is loaded).
     pub fn rows(&self) -> usize {
-        if self.cells.len() == self.attrs.len() {
+        if self.pushed == self.attrs.len() {
             self.rows
         } else {
             0
@@ -149,7 +306,7 @@ impl RowBatch {
 mod tests {
     use super::*;
 
-    fn stored(batch: &RowBatch, r: usize, natts: usize) -> Option<(Vec<usize>, Vec<bool>)> {
+    fn stored(batch: &mut RowBatch, r: usize, natts: usize) -> Option<(Vec<usize>, Vec<bool>)> {
         let mut values = vec![pg_sys::Datum::from(99usize); natts];
         let mut nulls = vec![false; natts];
         // SAFETY: the arrays have an entry for every attribute index the tests use, and the
@@ -177,16 +334,16 @@ mod tests {
             assert!(batch.push_values(&floats));
         }
         assert_eq!(batch.rows(), 3);
-        let (values, nulls) = stored(&batch, 1, 4).unwrap();
+        let (values, nulls) = stored(&mut batch, 1, 4).unwrap();
         assert_eq!(values, vec![99, 1.5f64.to_bits() as usize, 99, 0]);
         assert_eq!(nulls, vec![false, false, false, true]);
-        let (values, nulls) = stored(&batch, 0, 4).unwrap();
+        let (values, nulls) = stored(&mut batch, 0, 4).unwrap();
         // Int64GetDatum(-1) and Int32GetDatum(-1) are both all ones.
         assert_eq!(values, vec![99, 0.5f64.to_bits() as usize, 99, usize::MAX]);
         assert_eq!(nulls, vec![false; 4]);
-        assert!(stored(&batch, 3, 4).is_none());
+        assert!(stored(&mut batch, 3, 4).is_none());
         batch.clear();
-        assert!(stored(&batch, 0, 4).is_none());
+        assert!(stored(&mut batch, 0, 4).is_none());
     }
 
     #[test]
@@ -211,8 +368,8 @@ mod tests {
         column.nulls = vec![false, true];
         // SAFETY: as above.
         assert!(unsafe { batch.push_datums(&column) });
-        assert_eq!(stored(&batch, 1, 1).unwrap(), (vec![12], vec![true]));
-        assert_eq!(stored(&batch, 0, 1).unwrap(), (vec![11], vec![false]));
+        assert_eq!(stored(&mut batch, 1, 1).unwrap(), (vec![12], vec![true]));
+        assert_eq!(stored(&mut batch, 0, 1).unwrap(), (vec![11], vec![false]));
     }
 
     #[test]
@@ -223,6 +380,125 @@ mod tests {
         batch.begin(2);
         // SAFETY: as above.
         assert!(!unsafe { batch.push_values(&ints) });
+        assert_eq!(batch.rows(), 0);
+    }
+
+    /// The bytes of the image a by-reference Datum of `kind` points at.
+    fn image(kind: ColumnKind, d: usize) -> Vec<u8> {
+        let p = d as *const u8;
+        // SAFETY: `d` points at an image the batch wrote for the row just stored, of `kind`.
+        unsafe {
+            match kind {
+                ColumnKind::Varlena => {
+                    let size = ((p as *const u32).read_unaligned() >> 2) as usize;
+                    std::slice::from_raw_parts(p.add(4), size - 4).to_vec()
+                }
+                ColumnKind::CString => {
+                    std::ffi::CStr::from_ptr(p as *const std::ffi::c_char).to_bytes().to_vec()
+                }
+                ColumnKind::Fixed { len } => std::slice::from_raw_parts(p, len as usize).to_vec(),
+                _ => unreachable!(),
+            }
+        }
+    }
+
+    fn bytes_vector(values: &[Option<Vec<u8>>]) -> DecodedVector {
+        let mut offsets = vec![0u32];
+        let mut data = Vec::new();
+        for v in values {
+            data.extend_from_slice(v.as_deref().unwrap_or_default());
+            offsets.push(data.len() as u32);
+        }
+        let validity =
+            values.iter().any(Option::is_none).then(|| values.iter().map(Option::is_some).collect());
+        DecodedVector::from_parts(values.len() as u32, validity, DecodedValues::Bytes { offsets, data }, None)
+    }
+
+    #[test]
+    fn byte_strings_are_written_as_each_row_is_stored() {
+        let text: Vec<Option<Vec<u8>>> = [
+            Some(&b""[..]),
+            Some(b"abc"),
+            None,
+            Some(b"0123456789abcdef"),
+            Some(b"0123456789abcdefg"),
+            Some(&[b'x'; 64]),
+            Some(&[b'y'; 65]),
+            Some(&[b'z'; 300]),
+            Some(b"z"),
+        ]
+        .iter()
+        .map(|v| v.map(<[u8]>::to_vec))
+        .collect();
+        let uuids: Vec<Option<Vec<u8>>> = (0..text.len() as u8).map(|i| Some(vec![i; 16])).collect();
+        for kind in [ColumnKind::Varlena, ColumnKind::CString] {
+            let (v, w) = (bytes_vector(&text), bytes_vector(&uuids));
+            let mut batch = RowBatch::default();
+            batch.set_attrs(vec![2, 0]);
+            batch.begin(text.len());
+            // SAFETY: the vectors outlive the batch's use below, unchanged.
+            unsafe {
+                assert!(batch.push_images(kind, &v));
+                assert!(batch.push_images(ColumnKind::Fixed { len: 16 }, &w));
+            }
+            // Every row, and again backwards: each store writes its own row's images.
+            for r in (0..text.len()).chain((0..text.len()).rev()) {
+                let (values, nulls) = stored(&mut batch, r, 3).unwrap();
+                assert_eq!(nulls, [false, false, text[r].is_none()]);
+                if let Some(t) = &text[r] {
+                    assert_eq!(&image(kind, values[2]), t, "row {r}");
+                }
+                assert_eq!(image(ColumnKind::Fixed { len: 16 }, values[0]), uuids[r].clone().unwrap());
+            }
+        }
+    }
+
+    #[test]
+    fn scaled_numerics_are_written_as_each_row_is_stored() {
+        use crate::storage::format::encoding::ScaledNumerics;
+        use crate::storage::format::numeric::write_canonical;
+        let small = [0i64, 1, -1, 5, 150, 99_999_999, -10_000, 123_456_789_012, -(u32::MAX as i64)];
+        let large = [i64::MAX, i64::MIN, 7, -3];
+        let validity: Vec<bool> = (0..small.len()).map(|i| i % 4 != 2).collect();
+        for (mantissas, scale) in [(&small[..], 2u16), (&small[..], 0), (&small[..], 64), (&large[..], 3)] {
+            let mut v = DecodedVector::from_parts(
+                mantissas.len() as u32,
+                Some(validity[..mantissas.len()].to_vec()),
+                DecodedValues::Bytes { offsets: vec![0; mantissas.len() + 1], data: Vec::new() },
+                None,
+            );
+            v.scaled = Some(ScaledNumerics { m: mantissas.to_vec(), scale });
+            let mut batch = RowBatch::default();
+            batch.set_attrs(vec![0]);
+            batch.begin(mantissas.len());
+            // SAFETY: the vector outlives the batch's use below, unchanged.
+            assert!(unsafe { batch.push_images(ColumnKind::Varlena, &v) });
+            for (r, &m) in mantissas.iter().enumerate() {
+                let (values, nulls) = stored(&mut batch, r, 1).unwrap();
+                assert_eq!(nulls, [!validity[r]]);
+                if validity[r] {
+                    let mut expected = Vec::new();
+                    write_canonical(m as i128, scale, &mut expected);
+                    assert_eq!(image(ColumnKind::Varlena, values[0]), expected, "m {m}, scale {scale}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn dictionaries_and_short_vectors_are_not_taken_as_images() {
+        let mut v = bytes_vector(&[Some(b"a".to_vec()), Some(b"b".to_vec())]);
+        let mut batch = RowBatch::default();
+        batch.set_attrs(vec![0]);
+        batch.begin(3);
+        // SAFETY: as above.
+        assert!(!unsafe { batch.push_images(ColumnKind::Varlena, &v) }, "two rows for a batch of three");
+        batch.begin(2);
+        v.dictionary = Some(Default::default());
+        // SAFETY: as above.
+        assert!(!unsafe { batch.push_images(ColumnKind::Varlena, &v) });
+        // SAFETY: as above.
+        assert!(!unsafe { batch.push_images(ColumnKind::Int { len: 4 }, &bytes_vector(&[None, None])) });
         assert_eq!(batch.rows(), 0);
     }
 }

@@ -392,46 +392,32 @@ impl DatumColumn {
             let mut all_digits = SCALED_DIGITS.with(|d| std::mem::take(&mut *d.borrow_mut()));
             all_digits.clear();
             writer.digits_into(&scaled.m, &mut all_digits);
-            // Locals, not fields: the stores below go through raw pointers, after which
-            // fields would be loaded again.
-            let (datums, m) = (self.datums.as_mut_ptr(), &scaled.m[..]);
+            // A local, not the field: the stores below go through raw pointers, after which
+            // the field would be loaded again.
+            let datums = self.datums.as_mut_ptr();
             for &r in rows {
                 let r = r as usize;
-                let (header, digits, len) = writer.trimmed(all_digits[r], m[r] < 0);
-                let len = VARHDRSZ + 2 + len;
-                // The image as two little-endian words: the 4-byte varlena header
-                // (SET_VARSIZE on a little-endian machine), the numeric's header, its digits.
-                let first = ((len as u64) << 2) | (header as u64) << 32 | digits << 48;
-                // SAFETY: `at` words plus this image's two lie within the arena (sized above:
-                // SCALED_IMAGE_WORDS >= 2 words per row before it), 8-byte aligned; `r` is a
-                // row of the vector (asserted above), below `datums`' length.
+                // SAFETY: `at` words plus this image's SCALED_IMAGE_WORDS lie within the arena
+                // (sized above: at most that many words per row before it), 8-byte aligned; `r`
+                // is a row of the vector (asserted above), below `datums`' length.
                 unsafe {
                     let dst = base.add(at);
-                    dst.write(first.to_le());
-                    dst.add(1).write((digits >> 16).to_le());
+                    at += write_scaled_short(&writer, all_digits[r], dst);
                     datums.add(r).write(pg_sys::Datum::from(dst));
                 }
-                at += len.div_ceil(8);
             }
             SCALED_DIGITS.with(|d| *d.borrow_mut() = all_digits);
             return;
         }
-        let base = base as *mut u8;
         for &r in rows {
             let r = r as usize;
-            let (bytes, len) = writer.bytes(scaled.m[r]);
-            let len = VARHDRSZ + len;
             // SAFETY: `at` words plus this image's SCALED_IMAGE_WORDS lie within the arena
             // (sized above: at most that many words per row before it), 8-byte aligned.
-            let dst = unsafe { base.add(at * 8) };
-            // SAFETY: as above; the u128 after the header is an unaligned write.
             unsafe {
-                // SET_VARSIZE for a 4-byte header on a little-endian machine.
-                (dst as *mut u32).write((len as u32) << 2);
-                (dst.add(VARHDRSZ) as *mut u128).write_unaligned(bytes.to_le());
+                let dst = base.add(at);
+                at += write_scaled(&writer, scaled.m[r], dst);
+                self.datums[r] = pg_sys::Datum::from(dst);
             }
-            self.datums[r] = pg_sys::Datum::from(dst);
-            at += len.div_ceil(8);
         }
     }
 
@@ -479,15 +465,55 @@ impl DatumColumn {
 }
 
 /// Words of the longest scaled numeric's image: its varlena header and bytes.
-const SCALED_IMAGE_WORDS: usize = (VARHDRSZ + I64_BYTES_MAX).div_ceil(8);
+pub const SCALED_IMAGE_WORDS: usize = (VARHDRSZ + I64_BYTES_MAX).div_ceil(8);
+
+/// Writes the image of a scaled numeric whose four digits and sign
+/// (`ScaleWriter::digits_into`) are `digits` at `dst`, as two little-endian words: the 4-byte varlena header
+/// (SET_VARSIZE on a little-endian machine), the numeric's header, its digits. Returns
+/// the words the image takes.
+///
+/// # Safety
+/// `dst` must be valid for writes of two words.
+#[inline(always)]
+pub unsafe fn write_scaled_short(writer: &ScaleWriter, digits: u64, dst: *mut u64) -> usize {
+    let (header, digits, len) = writer.trimmed(digits);
+    let len = VARHDRSZ + 2 + len;
+    let first = ((len as u64) << 2) | (header as u64) << 32 | digits << 48;
+    // SAFETY: `dst` is valid for two words (this fn's contract).
+    unsafe {
+        dst.write_unaligned(first.to_le());
+        dst.add(1).write_unaligned((digits >> 16).to_le());
+    }
+    len.div_ceil(8)
+}
+
+/// Writes the image of the scaled numeric `m` (`ScaleWriter::bytes`) at `dst`; returns
+/// the words it takes.
+///
+/// # Safety
+/// `dst` must be valid for writes of `SCALED_IMAGE_WORDS` words.
+#[inline(always)]
+pub unsafe fn write_scaled(writer: &ScaleWriter, m: i64, dst: *mut u64) -> usize {
+    let (bytes, len) = writer.bytes(m);
+    let len = VARHDRSZ + len;
+    let dst = dst as *mut u8;
+    // SAFETY: the 4-byte header and the 16 bytes after it lie within SCALED_IMAGE_WORDS
+    // words at `dst` (this fn's contract); both writes are unaligned ones.
+    unsafe {
+        // SET_VARSIZE for a 4-byte header on a little-endian machine.
+        (dst as *mut u32).write_unaligned((len as u32) << 2);
+        (dst.add(VARHDRSZ) as *mut u128).write_unaligned(bytes.to_le());
+    }
+    len.div_ceil(8)
+}
 
 /// The unit of `write_image_wide`'s copies, and the longest value it copies.
-const MOVE: usize = 16;
-const WIDE: usize = 4 * MOVE;
+pub const MOVE: usize = 16;
+pub const WIDE: usize = 4 * MOVE;
 
 /// Bytes `write_image_wide` reads and writes for a value of `len` bytes: whole moves,
 /// at least one (an empty value's too).
-fn moved(len: usize) -> usize {
+pub fn moved(len: usize) -> usize {
     len.max(1).next_multiple_of(MOVE)
 }
 
@@ -500,7 +526,7 @@ fn moved(len: usize) -> usize {
 /// `moved(len)` bytes after it; `src` valid for reads of that many bytes and not
 /// overlapping `dst`'s.
 #[inline(always)]
-unsafe fn write_image_wide(kind: ColumnKind, len: usize, src: *const u8, dst: *mut u8) {
+pub unsafe fn write_image_wide(kind: ColumnKind, len: usize, src: *const u8, dst: *mut u8) {
     // SAFETY: the caller gives `dst` aligned and with room for the header and `moved(len)`
     // bytes, and `src` readable for as many, apart from `dst` (this fn's contract); every
     // move below lies within them.
@@ -542,7 +568,7 @@ pub fn f64_datum(x: f64) -> pg_sys::Datum {
 
 /// 8-byte words of the datum image of a `len`-byte value: a varlena's 4-byte header,
 /// a cstring's NUL.
-fn image_words(kind: ColumnKind, len: usize) -> usize {
+pub fn image_words(kind: ColumnKind, len: usize) -> usize {
     let extra = match kind {
         ColumnKind::Varlena => VARHDRSZ,
         ColumnKind::CString => 1,
@@ -551,9 +577,13 @@ fn image_words(kind: ColumnKind, len: usize) -> usize {
     (len + extra).div_ceil(8)
 }
 
-/// Writes the datum image of `value` at `dst`, which has `image_words` 8-byte aligned
-/// words (the bytes past the image's end within them are left as they were).
-unsafe fn write_image(kind: ColumnKind, value: &[u8], dst: *mut u8) {
+/// Writes the datum image of `value` at `dst` (the bytes past the image's end within
+/// its words are left as they were).
+///
+/// # Safety
+/// `dst` must be 8-byte aligned and valid for writes of `image_words(kind, value.len())`
+/// words.
+pub unsafe fn write_image(kind: ColumnKind, value: &[u8], dst: *mut u8) {
     // SAFETY: the caller gives `dst` as `image_words(kind, value.len())` 8-byte aligned
     // words (this fn's contract), so the aligned 4-byte header and the value after it (and
     // a cstring's NUL) fit, and `value` (a Rust slice) cannot overlap that memory.
@@ -686,15 +716,9 @@ pub unsafe fn point_datum(
 /// A numeric Datum of the scaled numeric m / 10^scale, its image (the bytes
 /// `write_canonical` writes, made in registers as a scan makes them) in `images`.
 fn scaled_image(m: i64, scale: u16, images: &mut ImageArena) -> pg_sys::Datum {
-    let (bytes, len) = ScaleWriter::new(scale).bytes(m);
-    let image = images.alloc(SCALED_IMAGE_WORDS).as_mut_ptr() as *mut u8;
-    // SAFETY: the image has SCALED_IMAGE_WORDS 8-byte aligned words: room for the
-    // 4-byte header and the 16 bytes after it (the u128 is an unaligned write).
-    unsafe {
-        // SET_VARSIZE for a 4-byte header on a little-endian machine.
-        (image as *mut u32).write(((VARHDRSZ + len) as u32) << 2);
-        (image.add(VARHDRSZ) as *mut u128).write_unaligned(bytes.to_le());
-    }
+    let image = images.alloc(SCALED_IMAGE_WORDS).as_mut_ptr();
+    // SAFETY: the image has SCALED_IMAGE_WORDS words, as `write_scaled` requires.
+    unsafe { write_scaled(&ScaleWriter::new(scale), m, image) };
     pg_sys::Datum::from(image)
 }
 

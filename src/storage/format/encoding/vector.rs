@@ -317,7 +317,7 @@ impl EncodeScratch {
             (alt_id.codec().encode)(values, &(), &mut alternative.raw);
             let trial = if kind == PhysicalKind::Bytes { Trial::Both } else { Trial::ZstdFirst };
             let (c, s) = alternative.compress(policy, trial, kind, n_rows);
-            if s < target {
+            if s < target && s + dictionary_decode_credit(encoding, values) < target {
                 compression = c;
                 chosen = (&*alternative, alt_id);
             }
@@ -338,6 +338,19 @@ impl EncodeScratch {
                 *buf = Vec::new();
             }
         }
+    }
+}
+
+/// Bytes of storage a dictionary is worth over the plain layout that would replace it:
+/// 1/16 of the values' plain size. A dictionary is read per code, and a scan makes each
+/// entry's Datum once; plain byte strings are decompressed whole, copied and made into
+/// a Datum per value, which costs several times more per row. So plain + zstd, which
+/// finds long repeats a dictionary's codes hide (values recurring in a fixed cycle),
+/// must save more than that to be chosen; 0 for any other primary encoding.
+fn dictionary_decode_credit(encoding: EncodingId, values: VectorValues<'_>) -> usize {
+    match encoding {
+        EncodingId::Dictionary => values.plain_bytes() / 16,
+        _ => 0,
     }
 }
 

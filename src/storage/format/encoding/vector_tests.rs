@@ -165,6 +165,28 @@ fn compression_kept_only_when_it_pays() {
     assert_eq!(info.compression, Compression::None);
 }
 
+#[test]
+fn a_cycle_of_few_values_stays_a_dictionary() {
+    // Codes recurring in a fixed cycle: plain + zstd stores the cycle once and beats the
+    // compressed dictionary by a few hundred bytes, less than the dictionary's decoding
+    // is worth (`dictionary_decode_credit`).
+    let padded = |i: usize| format!("{:<10}", format!("C{}", i % 50)).into_bytes();
+    let modes = ["AIR", "MAIL", "SHIP", "TRUCK", "RAIL", "FOB", "REG AIR"];
+    let short = |i: usize| modes[i % 7].as_bytes().to_vec();
+    for values in [(0..2048).map(padded).collect::<Vec<_>>(), (0..2048).map(short).collect()] {
+        let rows: Vec<Option<Vec<u8>>> = values.into_iter().map(Some).collect();
+        let (info, _) = rt_bytes(&rows, &CompressionPolicy::default());
+        assert_eq!(info.encoding, EncodingId::Dictionary, "{info:?}");
+        assert!(info.stored_bytes * 10 < info.raw_bytes, "{info:?}");
+    }
+    // Long unique values with a shared prefix have no dictionary: plain + compression.
+    let unique: Vec<Option<Vec<u8>>> =
+        (0..2048).map(|i| Some(format!("Customer#{:012} clerk 3", i * 17).into_bytes())).collect();
+    let (info, _) = rt_bytes(&unique, &CompressionPolicy::default());
+    assert_eq!(info.encoding, EncodingId::Plain, "{info:?}");
+    assert_ne!(info.compression, Compression::None, "{info:?}");
+}
+
 fn sample_vectors() -> Vec<(PhysicalKind, Vec<u8>)> {
     let p = CompressionPolicy::default();
     let mut v = Vec::new();
