@@ -121,6 +121,9 @@ SELECT fr_check($q$SELECT id, qty, price FROM fr_col
   WHERE (qty >= 1 AND qty <= 11) OR (qty >= 30 AND qty <= 31.5) OR price < 950$q$);
 SELECT fr_check($q$SELECT id, price, disc FROM fr_col WHERE price > 'NaN' OR disc = 0.03 OR disc IS NULL$q$);
 SELECT fr_check($q$SELECT id, disc FROM fr_col WHERE (disc BETWEEN 0.02 AND 0.04 OR disc > 0.095) AND id % 3 = 0$q$);
+-- Few rows left of each vector (2%): only their digits are made.
+SELECT fr_check($q$SELECT id, qty, price, disc FROM fr_col WHERE qty = 7$q$);
+SELECT fr_check($q$SELECT price, disc FROM fr_col WHERE qty = 7 OR (qty = 9 AND disc > 0.05)$q$);
 
 RESET max_parallel_workers_per_gather;
 RESET enable_indexscan;

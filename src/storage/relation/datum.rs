@@ -391,18 +391,27 @@ impl DatumColumn {
         if writer.short_applies(&scaled.m) {
             let mut all_digits = SCALED_DIGITS.with(|d| std::mem::take(&mut *d.borrow_mut()));
             all_digits.clear();
-            writer.digits_into(&scaled.m, &mut all_digits);
+            // A few rows left of the vector (a selective filter): only theirs, at their
+            // place in `rows`.
+            let few = rows.len() * 4 < n;
+            if few {
+                let picked: Vec<i64> = rows.iter().map(|&r| scaled.m[r as usize]).collect();
+                writer.digits_into(&picked, &mut all_digits);
+            } else {
+                writer.digits_into(&scaled.m, &mut all_digits);
+            }
             // A local, not the field: the stores below go through raw pointers, after which
             // the field would be loaded again.
             let datums = self.datums.as_mut_ptr();
-            for &r in rows {
+            for (k, &r) in rows.iter().enumerate() {
                 let r = r as usize;
+                let d = if few { k } else { r };
                 // SAFETY: `at` words plus this image's SCALED_IMAGE_WORDS lie within the arena
                 // (sized above: at most that many words per row before it), 8-byte aligned; `r`
                 // is a row of the vector (asserted above), below `datums`' length.
                 unsafe {
                     let dst = base.add(at);
-                    at += write_scaled_short(&writer, all_digits[r], dst);
+                    at += write_scaled_short(&writer, all_digits[d], dst);
                     datums.add(r).write(pg_sys::Datum::from(dst));
                 }
             }
