@@ -1,5 +1,5 @@
 -- Rows fetched by a nested loop's index scans come back as heap's, values of every
--- kind: a stripe (a row group's rows of one vector) fetched from four times keeps its
+-- kind: a stripe (a row group's rows of one vector) fetched from 128 times keeps its
 -- fixed-width vectors as rows (`StripeRows`), the other columns stay vectors, and a
 -- later statement reading other columns mixes both. NULLs, -0, NaN and infinities,
 -- numerics of several scales and beyond 64 bits, a dropped and an added column,
@@ -38,7 +38,7 @@ SET enable_mergejoin = off; SET enable_material = off; SET enable_memoize = off;
 SET pgcolumnar.enable_columnar_scan = off;
 
 -- Every fixed-width column: the fetches read them as rows once each stripe was
--- fetched from four times (each of the 6 stripes is fetched from about 2,000 times).
+-- fetched from 128 times (each of the 6 stripes is fetched from about 2,000 times).
 EXPLAIN (COSTS OFF)
 SELECT md5(string_agg(concat_ws('|', r.id, r.i2, r.i8, r.b, r.d, r.ts, r.tz, r.f4, r.f8, r.n0, r.n2, r.n5, r.added),
                       ',' ORDER BY r.id))

@@ -90,7 +90,14 @@ unsafe fn mark_scan(scan: *mut pg_sys::ScanState, parent: *mut pg_sys::PlanState
         match (*scan).ps.type_ {
             pg_sys::NodeTag::T_IndexScanState => {
                 let index = plan as *mut pg_sys::IndexScan;
-                pull((*index).indexqualorig.cast(), relid, &mut attrs);
+                // The index conditions are evaluated on the row only when the index AM
+                // asks for a recheck, which a btree never does: its key columns are then
+                // not read (opening their vectors for every fetch filled the fetch cache).
+                let index_rel = (*(scan as *mut pg_sys::IndexScanState)).iss_RelationDesc;
+                let exact = !index_rel.is_null() && (*(*index_rel).rd_rel).relam == pg_sys::BTREE_AM_OID;
+                if !exact {
+                    pull((*index).indexqualorig.cast(), relid, &mut attrs);
+                }
                 pull((*index).indexorderbyorig.cast(), relid, &mut attrs);
             }
             _ => {

@@ -737,9 +737,11 @@ unsafe fn explain_lines(
     partial: bool,
 ) -> Vec<(String, String)> {
     // SAFETY: `relation` is the open, locked relation of range table entry `rti` (from
-    // `add_path`), and every expression deparsed here (the Aggrefs, keys and pushed
-    // clauses) is a live node of this query over `rti`, as `explain_text::deparse` requires.
-    let deparse = |e: *mut pg_sys::Node| unsafe { explain_text::deparse(rti, relation, e) };
+    // `add_path`); the Deparser lives in this planning call's memory context.
+    let deparser = unsafe { explain_text::Deparser::new(rti, relation) };
+    // SAFETY: every expression deparsed here (the Aggrefs, keys and pushed clauses) is a
+    // live node of this query over `rti`, as `Deparser::text` requires.
+    let deparse = |e: *mut pg_sys::Node| unsafe { deparser.text(e) };
     let mut out = vec![("Batch Fold".to_string(), "yes".to_string())];
     out.push(("Strategy".into(), strategy(shape).into()));
     if partial {

@@ -55,9 +55,14 @@ impl Stripe {
     }
 }
 
-/// Fetches from a stripe after which its fixed-width vectors are made rows: a stripe
-/// read once or twice (a point lookup) is not worth the pass over its rows.
-const TRANSPOSE_AFTER: u32 = 4;
+/// Fetches from a stripe after which its fixed-width vectors are made rows. Making
+/// them rows reads every value of the stripe twice, which costs what a few hundred
+/// fetches save: a stripe fetched a handful of times per query is not worth it, and
+/// when the stripes a query reaches outgrow the cache, each is opened again by the
+/// next query and would be made rows again. (At 4, one host's 25,000 rows of a 10M-row
+/// TSBS table, about 5 per stripe, took 1.4 s instead of 0.13.) Counts last while the
+/// stripe stays cached, so a stripe that repeated queries keep reaching gets there.
+const TRANSPOSE_AFTER: u32 = 128;
 
 /// Bytes of opened vectors a backend keeps for fetches (`pgcolumnar.fetch_cache_size`,
 /// in kB): the rows an index finds scatter over thousands of vectors, each visited
