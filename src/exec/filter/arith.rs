@@ -12,7 +12,7 @@
 //! numerics beyond 128 bits, go through PostgreSQL (`ExprBackend`, handed in by the
 //! executor), so the kernels stay pure.
 
-use super::float_key;
+use super::{float_key, passes};
 use crate::exec::expr::eval::{self, Columns, EvalError, Evaluated, NumVal, NumVec, NumericFallback, Values};
 use crate::exec::expr::num::{pow10, Num};
 use crate::exec::expr::plan::{BinOp, Expr};
@@ -154,17 +154,6 @@ fn first_error(
     backend: &dyn ExprBackend,
 ) -> Option<EvalError> {
     sel.iter().find_map(|r| sides(test, cols, rows, std::slice::from_ref(r), backend).err())
-}
-
-fn passes(cmp: Option<CmpOp>, o: Ordering) -> bool {
-    match cmp {
-        Some(CmpOp::Lt) => o.is_lt(),
-        Some(CmpOp::Le) => o.is_le(),
-        Some(CmpOp::Eq) => o.is_eq(),
-        Some(CmpOp::Ge) => o.is_ge(),
-        Some(CmpOp::Gt) => o.is_gt(),
-        None => o.is_ne(),
-    }
 }
 
 /// Keeps the rows where both sides are valid and compare as `cmp` wants.

@@ -299,19 +299,7 @@ fn numeric_pass(test: &Test) -> Box<BytesTest<'_>> {
         Test::Numeric(op, c) => {
             let Some(c) = numeric::parse(c) else { mismatch() };
             let op = *op;
-            Box::new(move |x| {
-                numeric::parse(x).is_some_and(|x| {
-                    let o = numeric::cmp(&x, &c);
-                    match op {
-                        Some(CmpOp::Lt) => o.is_lt(),
-                        Some(CmpOp::Le) => o.is_le(),
-                        Some(CmpOp::Eq) => o.is_eq(),
-                        Some(CmpOp::Ge) => o.is_ge(),
-                        Some(CmpOp::Gt) => o.is_gt(),
-                        None => o.is_ne(),
-                    }
-                })
-            })
+            Box::new(move |x| numeric::parse(x).is_some_and(|x| super::passes(op, numeric::cmp(&x, &c))))
         }
         Test::NumericIn(set, wanted) => {
             let wanted = *wanted;
@@ -359,16 +347,7 @@ fn bytes_pass(test: &Test) -> Box<BytesTest<'_>> {
         Test::Matches(matcher, wanted) => Box::new(move |x| matcher.matches(x) == *wanted),
         Test::Collated(op, c, collator) => {
             let (op, c) = (*op, c.as_slice());
-            Box::new(move |x| {
-                let o = collator.compare(x, c);
-                match op {
-                    CmpOp::Lt => o.is_lt(),
-                    CmpOp::Le => o.is_le(),
-                    CmpOp::Eq => o.is_eq(),
-                    CmpOp::Ge => o.is_ge(),
-                    CmpOp::Gt => o.is_gt(),
-                }
-            })
+            Box::new(move |x| op.holds(collator.compare(x, c)))
         }
         _ => mismatch(),
     }
@@ -394,14 +373,7 @@ fn select_columns(
     let right = &bytes(columns.column(b));
     let both_valid =
         |r: usize| validity.as_ref().is_none_or(|v| v[r]) && right.validity.as_ref().is_none_or(|v| v[r]);
-    let passes = |o: std::cmp::Ordering| match op {
-        Some(CmpOp::Lt) => o.is_lt(),
-        Some(CmpOp::Le) => o.is_le(),
-        Some(CmpOp::Eq) => o.is_eq(),
-        Some(CmpOp::Ge) => o.is_ge(),
-        Some(CmpOp::Gt) => o.is_gt(),
-        None => o.is_ne(),
-    };
+    let passes = |o: std::cmp::Ordering| super::passes(op, o);
     let float = |v: &DecodedValues, r: usize| match v {
         DecodedValues::Float64(x) => float_key(x[r]),
         DecodedValues::Float32(x) => float_key(x[r] as f64),

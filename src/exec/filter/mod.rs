@@ -280,6 +280,11 @@ impl Filter {
     }
 }
 
+/// Whether a value that compares to the other side as `o` passes `cmp` (None: `<>`).
+pub fn passes(cmp: Option<CmpOp>, o: std::cmp::Ordering) -> bool {
+    cmp.map_or(o.is_ne(), |c| c.holds(o))
+}
+
 /// An integer key whose order is PostgreSQL's float order: NaN above +Infinity and
 /// equal to itself, -0 equal to +0. Comparing keys compares the floats.
 #[inline(always)]

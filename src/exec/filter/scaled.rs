@@ -83,17 +83,7 @@ mod tests {
     fn passes(op: Option<CmpOp>, m: i64, scale: u16, c: &str) -> bool {
         match cut(op, &stored(c), scale).unwrap() {
             Cut::All(b) => b,
-            Cut::Cmp(op, k) => {
-                let o = (m as i128).cmp(&k);
-                match op {
-                    Some(CmpOp::Lt) => o.is_lt(),
-                    Some(CmpOp::Le) => o.is_le(),
-                    Some(CmpOp::Eq) => o.is_eq(),
-                    Some(CmpOp::Ge) => o.is_ge(),
-                    Some(CmpOp::Gt) => o.is_gt(),
-                    None => o.is_ne(),
-                }
-            }
+            Cut::Cmp(op, k) => crate::exec::filter::passes(op, (m as i128).cmp(&k)),
         }
     }
 

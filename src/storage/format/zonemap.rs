@@ -223,6 +223,17 @@ impl CmpOp {
             CmpOp::Gt => CmpOp::Lt,
         }
     }
+
+    /// Whether a value that compares to the other side as `o` passes.
+    pub fn holds(self, o: std::cmp::Ordering) -> bool {
+        match self {
+            CmpOp::Lt => o.is_lt(),
+            CmpOp::Le => o.is_le(),
+            CmpOp::Eq => o.is_eq(),
+            CmpOp::Ge => o.is_ge(),
+            CmpOp::Gt => o.is_gt(),
+        }
+    }
 }
 
 /// The constant side of a comparison, in the column's physical representation.
