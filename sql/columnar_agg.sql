@@ -293,6 +293,22 @@ INSERT INTO agg_parts SELECT g, f8 FROM agg_heap;
 SELECT agg_plan('SELECT g, sum(f) FROM agg_parts GROUP BY g'), agg_plan('SELECT g, sum(f) FROM agg_part2 GROUP BY g');
 SELECT (SELECT agg_rows('SELECT g, count(*), round(sum(f)::numeric, 6) FROM agg_parts GROUP BY g')) =
        (SELECT agg_rows('SELECT g, count(*), round(sum(f8)::numeric, 6) FROM agg_heap GROUP BY g')) AS partitions_agree;
+-- EXPLAIN deparses the aggregates, keys and pushed filter at EXPLAIN time, from the
+-- plan: right for a relation that is not the query's first range table entry (the
+-- second arm of a UNION, a subquery, a view), with or without VERBOSE.
+SET max_parallel_workers_per_gather = 0;
+EXPLAIN (COSTS OFF)
+SELECT g, count(*) FROM agg_heap WHERE g > 5 GROUP BY g
+UNION ALL
+SELECT g, sum(i4 + 1) FILTER (WHERE i4 > 0) FROM agg_col WHERE k = 'key 1' AND f8 < 10 GROUP BY g;
+CREATE VIEW agg_view (grp, val) AS SELECT g, f8 FROM agg_col WHERE i4 > -100;
+EXPLAIN (VERBOSE, COSTS OFF)
+SELECT g, max(f8), count(*) FROM agg_heap WHERE g > 5 GROUP BY g
+UNION ALL
+SELECT grp, max(val), count(*) FROM agg_view WHERE val > 0 GROUP BY grp;
+SELECT agg_check('SELECT g, count(*), max(f8) FROM agg_col WHERE i4 > -100 AND f8 > 0 GROUP BY g');
+DROP VIEW agg_view;
+RESET max_parallel_workers_per_gather;
 CREATE TABLE agg_child () INHERITS (agg_col);
 ALTER TABLE agg_child SET ACCESS METHOD columnar;
 INSERT INTO agg_child SELECT * FROM agg_heap WHERE id < 100;
@@ -300,6 +316,7 @@ SELECT agg_plan('SELECT count(*), sum(i4) FROM agg_col'), agg_plan('SELECT count
 SELECT (SELECT count(*) FROM agg_col) = (SELECT count(*) FROM agg_heap) + (SELECT count(*) FROM agg_heap WHERE id < 100)
     AS inheritance_counts_children;
 DROP TABLE agg_child;
+
 
 DROP TABLE agg_parts;
 DROP TABLE agg_col, agg_heap;

@@ -12,8 +12,10 @@ use super::agg::grouping::{FoldCounters, GroupingSetup, Policy};
 use super::agg::output;
 use super::agg::spec::{AggPlan, HavingTest};
 use super::columnar_scan::ScanPlan;
+use super::customscan::deparse::Deparser;
 use super::customscan::{
-    bytea_const, const_bytes, explain_fields_node, explain_fields_of, CustomScanNode, PlanPrivate,
+    bytea_const, const_bytes, explain_fields_node, explain_fields_of, explain_planned_with, CustomScanNode,
+    PlanPrivate,
 };
 use super::filter::operands::operand_values;
 use super::filter::plan::FilterPlan;
@@ -39,6 +41,10 @@ pub struct AggScanPlan {
     /// (label, text) pairs for EXPLAIN; those whose label starts with '+' only with
     /// VERBOSE.
     pub explain: Vec<(String, String)>,
+    /// The pushed clauses' AND over range table entry `.0` of the planner's query, kept
+    /// only for EXPLAIN (the filter is `scan.filter`): private data, which setrefs
+    /// leaves as it is (the range table index is the planner's, not the final one).
+    pub filter_shown: Option<(u32, *mut pg_sys::Node)>,
 }
 
 impl PlanPrivate for AggScanPlan {
@@ -46,22 +52,31 @@ impl PlanPrivate for AggScanPlan {
         // SAFETY: builds the plan's private lists in the planner's current memory context on the
         // backend thread (the trait's contract); every element is a list or Const made here.
         unsafe {
-            pg_list::from_ptrs([
+            let list = pg_list::from_ptrs([
                 self.scan.to_list() as *mut pg_sys::Node,
                 bytea_const(&self.agg.to_bytes()),
                 explain_fields_node(&self.explain),
                 bytea_const(&self.groups.to_le_bytes()),
-            ])
+                bytea_const(&self.filter_shown.map_or(0, |(rti, _)| rti).to_le_bytes()),
+            ]);
+            match self.filter_shown {
+                Some((_, e)) => pg_sys::lappend(list, pg_sys::copyObjectImpl(e as *const std::ffi::c_void)),
+                None => list,
+            }
         }
     }
 
     unsafe fn from_list(list: *mut pg_sys::List) -> Self {
         // SAFETY: `list` is the custom_private `to_list` made (or its copy, the trait's contract):
-        // a ScanPlan list, then three bytea Consts.
+        // a ScanPlan list, then four bytea Consts, then the shown filter's expression if any.
         unsafe {
             let malformed = || -> ! { pgrx::error!("malformed ColumnarAgg plan") };
             let parts: Vec<*mut pg_sys::Node> = pg_list::ptrs(list).collect();
-            let [scan, agg, explain, groups] = parts[..] else { malformed() };
+            let (&[scan, agg, explain, groups, rti], shown) =
+                parts.split_at_checked(5).unwrap_or_else(|| malformed())
+            else {
+                malformed()
+            };
             let bytes = |n: *mut pg_sys::Node| const_bytes(n as *mut pg_sys::Const);
             let explain = explain_fields_of(explain);
             AggScanPlan {
@@ -69,6 +84,14 @@ impl PlanPrivate for AggScanPlan {
                 agg: AggPlan::from_bytes(bytes(agg)).unwrap_or_else(|| malformed()),
                 groups: f64::from_le_bytes(bytes(groups).try_into().unwrap_or_else(|_| malformed())),
                 explain,
+                filter_shown: match (
+                    u32::from_le_bytes(bytes(rti).try_into().unwrap_or_else(|_| malformed())),
+                    shown,
+                ) {
+                    (0, []) => None,
+                    (rti, &[e]) if rti > 0 => Some((rti, e)),
+                    _ => malformed(),
+                },
             }
         }
     }
@@ -84,6 +107,7 @@ struct Batch {
 
 pub struct ColumnarAgg {
     explain: Vec<(String, String)>,
+    filter_shown: Option<(u32, *mut pg_sys::Node)>,
     reader: Option<Reader>,
     scan_filter: Option<super::filter::plan::FilterPlan>,
     zone_predicates: Vec<(usize, crate::storage::format::zonemap::ZonePredicate)>,
@@ -127,6 +151,7 @@ impl CustomScanNode for ColumnarAgg {
             let having = plan.agg.having;
             ColumnarAgg {
                 explain: plan.explain,
+                filter_shown: plan.filter_shown,
                 reader: None,
                 scan_filter: plan.scan.filter,
                 zone_predicates: plan.scan.zone_predicates,
@@ -245,14 +270,15 @@ impl CustomScanNode for ColumnarAgg {
 
     unsafe fn explain(
         &mut self,
-        _node: *mut pg_sys::CustomScanState,
+        node: *mut pg_sys::CustomScanState,
         _ancestors: *mut pg_sys::List,
         es: *mut pg_sys::ExplainState,
     ) {
-        // SAFETY: `es` is the live ExplainState of this EXPLAIN (the trait's contract); the
-        // labels and units are static NUL-terminated strings.
+        // SAFETY: `node` is this node's live CustomScanState and `es` the live ExplainState of
+        // this EXPLAIN (the trait's contract), as `deparse_field` requires; the labels and
+        // units are static NUL-terminated strings.
         unsafe {
-            super::customscan::explain_planned(&self.explain, es);
+            explain_planned_with(&self.explain, es, |label| self.deparse_field(label, node));
             if let (true, Some(reader)) = ((*es).analyze, self.reader.as_ref()) {
                 let c = reader.counters();
                 let none = std::ptr::null();
@@ -372,6 +398,36 @@ impl ColumnarAgg {
             }
             pg_sys::MemoryContextSwitchTo(old);
             pg_sys::ExecStoreVirtualTuple(slot);
+        }
+    }
+}
+
+impl ColumnarAgg {
+    /// The text of an EXPLAIN field the planner left to EXPLAIN time: the aggregates and
+    /// group keys (the scan tuple: keys, then Aggrefs) and the pushed filter, deparsed
+    /// as the planner used to (`deparse`), so only an EXPLAIN pays for it.
+    ///
+    /// # Safety
+    /// `node` is this node's live CustomScanState (from the explain callback).
+    unsafe fn deparse_field(&self, label: &str, node: *mut pg_sys::CustomScanState) -> Option<String> {
+        // SAFETY: the plan is the node's CustomScan over its open scan relation (this fn's
+        // contract), its scan tuple a list of TargetEntries over the plan's scanrelid, and the
+        // shown filter an expression over the planner's `rti` of the same relation.
+        unsafe {
+            let cscan = (*node).ss.ps.plan as *mut pg_sys::CustomScan;
+            let deparser = Deparser::new((*node).ss.ss_currentRelation);
+            let scanrelid = (*cscan).scan.scanrelid;
+            let nkeys = self.setup.keys.len();
+            let tuple = || {
+                pg_list::ptrs::<pg_sys::TargetEntry>((*cscan).custom_scan_tlist)
+                    .map(|t| deparser.text(scanrelid, (*t).expr as *mut pg_sys::Node))
+            };
+            match label {
+                "Aggregates" => Some(tuple().skip(nkeys).collect::<Vec<_>>().join(", ")),
+                "Group Key" => Some(tuple().take(nkeys).collect::<Vec<_>>().join(", ")),
+                "Pushed Filter" => self.filter_shown.map(|(rti, e)| deparser.text(rti, e)),
+                _ => None,
+            }
         }
     }
 }

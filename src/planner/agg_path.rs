@@ -13,7 +13,6 @@ use super::aggregates::{aggregate, covered_aggrefs, group_key};
 use super::column_stats;
 use super::cost::{self, AggInput, CostParams, ScanInput};
 use super::custompath::{self, CustomPathKind};
-use super::explain_text;
 use super::having_selectivity::{self, GroupStat};
 use super::quals;
 use super::relation::{kept_range, plan_time_pruning, pushed_entirely, scanned_plainly, Pruning};
@@ -21,7 +20,7 @@ use super::upper_scan::UpperScan;
 use crate::exec::agg::spec::{AggFunc, AggPlan, AggSpec, HavingTest, KeyKind, TruncUnit, MAX_KEYS};
 use crate::exec::columnar_agg::{AggScanPlan, ColumnarAgg};
 use crate::exec::columnar_scan::ScanPlan;
-use crate::exec::customscan::Methods;
+use crate::exec::customscan::{Methods, DEPARSED_AT_EXPLAIN};
 use crate::pg_list;
 use crate::storage::format::zonemap::CmpOp;
 use crate::storage::relation::datum;
@@ -90,10 +89,15 @@ pub unsafe fn add_paths(
         }
         let relation = pg_sys::table_open((*rte).relid, pg_sys::NoLock as i32);
         if am::is_columnar(relation) {
+            let mut pages = None;
             if let Some(shape) = eligible(root, input_rel, output_rel, extra, relation, false) {
-                add_path(root, input_rel, output_rel, relation, shape, None);
+                add_path(root, input_rel, output_rel, relation, shape, None, &mut pages);
             }
-            add_parallel_path(root, input_rel, output_rel, extra, relation);
+            // A scan whose kept row groups are too small for workers (core's rule for a
+            // table) gets no parallel path: planning it was a good share of a short query.
+            if pages.is_none_or(|p| participants(input_rel, p, true).is_some()) {
+                add_parallel_path(root, input_rel, output_rel, extra, relation);
+            }
         }
         pg_sys::table_close(relation, pg_sys::NoLock as i32);
     }
@@ -137,7 +141,8 @@ unsafe fn add_parallel_path(
         let Some(shape) = eligible(root, rel, partial_rel, extra, relation, true) else { return };
         let groups =
             estimate_groups(root, relation, &shape.plan, &shape.key_exprs, &shape.pushdown, (*rel).rows);
-        let Some(partial) = add_path(root, rel, partial_rel, relation, shape, Some(output_rel)) else {
+        let Some(partial) = add_path(root, rel, partial_rel, relation, shape, Some(output_rel), &mut None)
+        else {
             return;
         };
         // Each participant sends its groups (as core's gather_grouping_paths counts them).
@@ -298,6 +303,7 @@ unsafe fn eligible(
 
 /// Adds the ColumnarAgg path for `shape` to `output_rel`; for a partial one
 /// (`final_rel`: the grouping stage it feeds), returns it instead, for a Gather.
+/// `scan_pages` gets the pages of the row groups the zone maps keep.
 unsafe fn add_path(
     root: *mut pg_sys::PlannerInfo,
     rel: *mut pg_sys::RelOptInfo,
@@ -305,6 +311,7 @@ unsafe fn add_path(
     relation: pg_sys::Relation,
     shape: Shape,
     final_rel: Option<*mut pg_sys::RelOptInfo>,
+    scan_pages: &mut Option<f64>,
 ) -> Option<*mut pg_sys::Path> {
     let partial = final_rel.is_some();
     let attributes = columns_read(&shape);
@@ -313,6 +320,7 @@ unsafe fn add_path(
     // locked relation of `rel` (from `add_paths` / `add_parallel_path`), and the pushdown
     // was made for `rel`, as `scan_input` requires.
     let (scan, rows) = unsafe { scan_input(root, rel, relation, &shape, &attributes) };
+    *scan_pages = Some(scan.pages * scan.zone_fraction);
     // SAFETY: `rel` is the planner's live base relation.
     let (workers, divisor, startup) = unsafe { participants(rel, scan.pages, partial) }?;
     let rows_in = (rows / divisor).max(1.0);
@@ -347,7 +355,7 @@ unsafe fn add_path(
     let (relid, explain) = unsafe {
         let relid = (*rel).relid;
         let mut explain =
-            explain_lines(relid, relation, &shape, &attributes, &c, total, core, groups, passes, partial);
+            explain_lines(relation, &shape, &attributes, &c, total, core, groups, passes, partial);
         if !shape.having.is_null() {
             explain.push(("+Having Keeps".into(), format!("{kept:.3e} of groups")));
         }
@@ -682,13 +690,23 @@ fn upper_scan(
         explain: Vec::new(),
         join_filter: None,
     };
-    let private = AggScanPlan { scan: scan_plan, agg: shape.plan, groups, explain };
     let scan_tuple: Vec<*mut pg_sys::Node> = shape
         .key_exprs
         .iter()
         .copied()
         .chain(shape.aggrefs.iter().map(|&a| a as *mut pg_sys::Node))
         .collect();
+    // The pushed clauses, for EXPLAIN's "Pushed Filter" only.
+    let filter_shown = (!shape.pushdown.pushed.is_empty()).then(|| {
+        // SAFETY: the pushed clauses are live RestrictInfos of this query (from `eligible`); the
+        // list and its AND are palloc'd in the planner's memory context.
+        let e = unsafe {
+            let clauses = pg_list::from_ptrs(shape.pushdown.pushed.iter().map(|&ri| (*ri).clause));
+            pg_sys::make_ands_explicit(clauses) as *mut pg_sys::Node
+        };
+        (relid, e)
+    });
+    let private = AggScanPlan { scan: scan_plan, agg: shape.plan, groups, explain, filter_shown };
     UpperScan { relid, private, scan_tuple, having: shape.having, exprs: shape.operands }
 }
 
@@ -725,7 +743,6 @@ unsafe fn offer(
 /// What EXPLAIN shows of the plan: decisions always, costs with VERBOSE ('+').
 #[allow(clippy::too_many_arguments)]
 unsafe fn explain_lines(
-    rti: u32,
     relation: pg_sys::Relation,
     shape: &Shape,
     attributes: &[usize],
@@ -736,33 +753,21 @@ unsafe fn explain_lines(
     passes: f64,
     partial: bool,
 ) -> Vec<(String, String)> {
-    // SAFETY: `relation` is the open, locked relation of range table entry `rti` (from
-    // `add_path`); the Deparser lives in this planning call's memory context.
-    let deparser = unsafe { explain_text::Deparser::new(rti, relation) };
-    // SAFETY: every expression deparsed here (the Aggrefs, keys and pushed clauses) is a
-    // live node of this query over `rti`, as `Deparser::text` requires.
-    let deparse = |e: *mut pg_sys::Node| unsafe { deparser.text(e) };
+    // The expressions are deparsed at EXPLAIN time, from the plan (exec::columnar_agg).
+    let deparsed = || DEPARSED_AT_EXPLAIN.to_string();
     let mut out = vec![("Batch Fold".to_string(), "yes".to_string())];
     out.push(("Strategy".into(), strategy(shape).into()));
     if partial {
         out.push(("Partial".into(), "yes (transition states for Finalize Aggregate)".into()));
     }
-    let aggs: Vec<String> = shape.aggrefs.iter().map(|&a| deparse(a as *mut pg_sys::Node)).collect();
-    out.push(("Aggregates".into(), aggs.join(", ")));
+    out.push(("Aggregates".into(), deparsed()));
     if !shape.key_exprs.is_empty() {
-        let keys: Vec<String> = shape.key_exprs.iter().map(|&k| deparse(k)).collect();
-        out.push(("Group Key".into(), keys.join(", ")));
+        out.push(("Group Key".into(), deparsed()));
     }
     // SAFETY: `relation` is open and locked (from `add_path`) and `attributes` are its columns.
     out.push(("Columns Read".into(), unsafe { columns_read_text(relation, attributes) }));
     if !shape.pushdown.pushed.is_empty() {
-        // SAFETY: the pushed clauses are live RestrictInfos of this query (from
-        // `add_path`); the list and its AND are palloc'd in the planner's context.
-        let filter = unsafe {
-            let clauses = pg_list::from_ptrs(shape.pushdown.pushed.iter().map(|&ri| (*ri).clause));
-            pg_sys::make_ands_explicit(clauses) as *mut pg_sys::Node
-        };
-        out.push(("Pushed Filter".into(), deparse(filter)));
+        out.push(("Pushed Filter".into(), deparsed()));
     }
     out.push((
         "+Cost Components".into(),

@@ -13,12 +13,12 @@
 use super::aggregates::{aggregate, covered_aggrefs, group_key};
 use super::cost::{self, CostParams, LastPointInput};
 use super::custompath::{self, CustomPathKind};
-use super::explain_text;
 use super::quals;
 use super::relation::{plan_time_pruning, pushed_entirely, scanned_plainly};
 use super::upper_scan::UpperScan;
 use crate::exec::agg::spec::{AggFunc, InputType, KeyKind};
 use crate::exec::columnar_scan::ScanPlan;
+use crate::exec::customscan::deparse;
 use crate::exec::customscan::Methods;
 use crate::exec::filter::plan::FilterPlan;
 use crate::exec::last_point::best::{self, Rank};
@@ -481,11 +481,7 @@ unsafe fn zones_explain(
             let clauses = pg_list::from_ptrs(pushdown.pushed.iter().map(|&ri| (*ri).clause));
             explain.push((
                 "Pushed Filter".into(),
-                explain_text::deparse(
-                    q.relid,
-                    relation,
-                    pg_sys::make_ands_explicit(clauses) as *mut pg_sys::Node,
-                ),
+                deparse::deparse(q.relid, relation, pg_sys::make_ands_explicit(clauses) as *mut pg_sys::Node),
             ));
         }
     }
@@ -693,7 +689,7 @@ unsafe fn skip_scan_explain(
         if !filter.clauses.is_empty() {
             explain.push((
                 "Filter".into(),
-                explain_text::deparse(
+                deparse::deparse(
                     q.relid,
                     relation,
                     pg_sys::make_ands_explicit(filter.list) as *mut pg_sys::Node,
@@ -719,10 +715,9 @@ fn estimates(keys: f64, rows_ranked: Option<f64>, total: f64, core: f64) -> Vec<
 unsafe fn common_explain(relation: pg_sys::Relation, q: &Question) -> Vec<(String, String)> {
     // SAFETY: `relation` is the open, locked relation of range table entry `q.relid` and
     // `q`'s expressions are live nodes over it (from `zones_path` / `skip_scan_path`), as
-    // `explain_text::deparse` requires.
-    let (time, key) = unsafe {
-        (explain_text::deparse(q.relid, relation, q.time), explain_text::deparse(q.relid, relation, q.key))
-    };
+    // `deparse::deparse` requires.
+    let (time, key) =
+        unsafe { (deparse::deparse(q.relid, relation, q.time), deparse::deparse(q.relid, relation, q.key)) };
     let order = match (q.rank.descending, q.rank.nulls_win, q.aggrefs.is_empty()) {
         (true, _, false) => format!("max({time})"),
         (false, _, false) => format!("min({time})"),

@@ -8,7 +8,6 @@ pub mod aggregates;
 pub mod column_stats;
 pub mod cost;
 pub mod custompath;
-pub mod explain_text;
 pub mod having_selectivity;
 pub mod hooks;
 pub mod join_filter;

@@ -9,9 +9,9 @@
 
 use super::cost;
 use super::custompath::{self, CustomPathKind};
-use super::explain_text;
 use super::quals;
 use super::relation::scanned_plainly;
+use crate::exec::customscan::deparse;
 use crate::exec::customscan::{Methods, PlanPrivate};
 use crate::exec::pushed_seq_scan::{KeyPlan, PushedPlan, PushedSeqScan};
 use crate::pg_list;
@@ -275,7 +275,7 @@ unsafe fn explain_fields(
     let filter = unsafe {
         let relid = (*rel).relid;
         let list = pg_list::from_ptrs(pushed.iter().map(|&ri| (*ri).clause));
-        explain_text::deparse(relid, relation, pg_sys::make_ands_explicit(list) as *mut pg_sys::Node)
+        deparse::deparse(relid, relation, pg_sys::make_ands_explicit(list) as *mut pg_sys::Node)
     };
     vec![
         ("Pushed Filter".to_string(), filter),

@@ -410,7 +410,15 @@ impl ScanPaths<'_> {
         // backend thread, and the partial path is the fresh CustomPath new_path returned,
         // which add_partial_path takes over.
         unsafe {
-            if (*rel).consider_parallel && self.param_info.is_null() {
+            // Row groups the zone maps keep too small for workers (core's rule for a table)
+            // get no partial path: planning parallel plans over it was a good share of a
+            // short query, and none of them could win.
+            let kept_pages = self.pages * self.input.zone_fraction;
+            let max_workers = pg_sys::max_parallel_workers_per_gather;
+            if (*rel).consider_parallel
+                && self.param_info.is_null()
+                && pg_sys::compute_parallel_worker(rel, kept_pages, -1.0, max_workers) > 0
+            {
                 // Workers by the table's size, as for core's Parallel Seq Scan: decoding costs
                 // per row, however few bytes the columns read take.
                 let workers = pg_sys::compute_parallel_worker(

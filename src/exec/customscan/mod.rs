@@ -11,10 +11,13 @@
 //! every node). The executor then creates the node from that private data, and drops it
 //! with the executor's memory context (also on ERROR).
 
+pub mod deparse;
 mod explain;
 mod private;
 
-pub use explain::{explain_fields_node, explain_fields_of, explain_planned};
+pub use explain::{
+    explain_fields_node, explain_fields_of, explain_planned, explain_planned_with, DEPARSED_AT_EXPLAIN,
+};
 pub use private::{bytea_const, bytea_datum, const_bytes, PlanPrivate};
 
 use pgrx::pg_sys;

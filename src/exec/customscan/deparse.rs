@@ -1,5 +1,6 @@
-//! Expressions as SQL text for the EXPLAIN fields the planner writes down (pushed
-//! filters, group keys, aggregates), deparsed at plan time.
+//! Expressions of one relation as SQL text for EXPLAIN fields: those a planner writes
+//! down (a LastPoint's keys, a pushed Seq Scan's filter) and those a node deparses at
+//! EXPLAIN time from its plan (ColumnarAgg's aggregates, keys and pushed filter).
 
 use pgrx::pg_sys;
 use pgrx::prelude::*;
@@ -11,47 +12,45 @@ use std::ffi::CStr;
 /// query, say).
 ///
 /// # Safety
-/// Backend thread, inside planning: `relation` is open, `e` is a valid expression tree
-/// whose Vars of `rti` are that relation's. Allocates in the current memory context.
+/// Backend thread: `relation` is open, `e` is a valid expression tree whose Vars of
+/// `rti` are that relation's. Allocates in the current memory context.
 pub unsafe fn deparse(rti: u32, relation: pg_sys::Relation, e: *mut pg_sys::Node) -> String {
     // SAFETY: this fn's contract is `Deparser::new`'s and `Deparser::text`'s.
-    unsafe { Deparser::new(rti, relation).text(e) }
+    unsafe { Deparser::new(relation).text(rti, e) }
 }
 
 /// The deparse context of one relation, made once for the several expressions of a
-/// path's EXPLAIN fields: making it looks the relation and its columns up, which for
-/// a short query is a good share of its planning.
+/// node's EXPLAIN fields (making it looks the relation and its columns up).
 pub struct Deparser {
-    rti: u32,
     context: *mut pg_sys::List,
 }
 
 impl Deparser {
     /// # Safety
-    /// Backend thread, inside planning: `relation` is open. Allocates in the current
-    /// memory context, which must outlive the Deparser.
-    pub unsafe fn new(rti: u32, relation: pg_sys::Relation) -> Deparser {
+    /// Backend thread: `relation` is open. Allocates in the current memory context,
+    /// which must outlive the Deparser.
+    pub unsafe fn new(relation: pg_sys::Relation) -> Deparser {
         // SAFETY: `relation` is open (caller's contract), so rd_id is readable and names an
         // existing relation: get_rel_name returns a palloc'd C string, not NULL.
         unsafe {
             let relid = (*relation).rd_id;
             let name = CStr::from_ptr(pg_sys::get_rel_name(relid)).to_owned();
-            Deparser { rti, context: pg_sys::deparse_context_for(name.as_ptr(), relid) }
+            Deparser { context: pg_sys::deparse_context_for(name.as_ptr(), relid) }
         }
     }
 
-    /// Expression `e` (see `deparse`) as SQL text.
+    /// Expression `e` over range table entry `rti` (see `deparse`) as SQL text.
     ///
     /// # Safety
-    /// As `deparse`: `e` is a valid expression tree whose Vars of the Deparser's range
-    /// table entry are its relation's; the memory context `new` ran in is still alive.
-    pub unsafe fn text(&self, e: *mut pg_sys::Node) -> String {
+    /// As `deparse`: `e` is a valid expression tree whose Vars of `rti` are the
+    /// Deparser's relation's; the memory context `new` ran in is still alive.
+    pub unsafe fn text(&self, rti: u32, e: *mut pg_sys::Node) -> String {
         // SAFETY: `e` is a valid node tree (caller's contract); the copy is renumbered so
         // the caller's tree is left as it was, and `from` outlives the walk; the context
         // is alive (caller's contract). deparse_expression returns a palloc'd C string.
         unsafe {
             let e = pg_sys::copyObjectImpl(e as *const std::ffi::c_void) as *mut pg_sys::Node;
-            let mut from = self.rti as i32;
+            let mut from = rti as i32;
             renumber(e, &mut from as *mut i32 as *mut std::ffi::c_void);
             CStr::from_ptr(pg_sys::deparse_expression(e, self.context, false, false))
                 .to_string_lossy()
