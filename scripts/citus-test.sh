@@ -32,7 +32,7 @@ case ${PIPESTATUS[0]} in
 esac
 
 cleanup() { for n in "${NODES[@]}"; do $CLUSTER destroy "$n"; done; }
-trap cleanup EXIT
+[ -n "${CITUS_KEEP:-}" ] || trap cleanup EXIT
 start=$(date +%s)
 for i in 0 1 2; do
     $CLUSTER destroy "${NODES[$i]}"

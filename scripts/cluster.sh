@@ -73,6 +73,9 @@ work_mem = 16MB
 max_wal_size = 1GB
 max_connections = 100
 citus.shard_replication_factor = 1
+# Logical decoding possible, as on clusters that move shards without blocking writes:
+# the test checks that such moves of columnar shards fail clearly instead.
+wal_level = logical
 CONF
         ;;
         *) echo "cluster.sh: unknown profile '$profile'" >&2; exit 2 ;;

@@ -1,6 +1,7 @@
 //! The ProcessUtility hook: what the storage layer does before PostgreSQL runs a
 //! utility statement.
 
+use super::{citus, publication};
 use crate::pg_list;
 use crate::storage::relation::options;
 use crate::storage::write::write_buffer;
@@ -43,13 +44,24 @@ unsafe extern "C-unwind" fn process_utility(
         write_buffer::flush_all();
         let mut pstmt = pstmt;
         let stmt = (*pstmt).utilityStmt;
+        if !stmt.is_null() {
+            publication::refuse_columnar_tables(stmt);
+        }
         if !stmt.is_null() && (*stmt).type_ == pg_sys::NodeTag::T_AlterTableStmt && mentions_our_option(stmt)
         {
+            // Citus: the same options go to the shards once applied here (see `citus`).
+            let alter = stmt as *mut pg_sys::AlterTableStmt;
+            let clauses = citus::our_option_clauses(alter);
+            let range = (*alter).relation;
             // Our options are taken out of the statement: work on a copy if it is shared.
             if read_only_tree {
                 pstmt = pg_sys::copyObjectImpl(pstmt as *const std::ffi::c_void) as *mut pg_sys::PlannedStmt;
             }
-            if !options::take_from_alter_table((*pstmt).utilityStmt as *mut pg_sys::AlterTableStmt) {
+            let left = options::take_from_alter_table((*pstmt).utilityStmt as *mut pg_sys::AlterTableStmt);
+            if let Some(clauses) = clauses {
+                citus::propagate_options(range, &clauses);
+            }
+            if !left {
                 if !qc.is_null() {
                     (*qc).commandTag = pg_sys::CommandTag::CMDTAG_ALTER_TABLE;
                     (*qc).nprocessed = 0;
@@ -103,6 +115,10 @@ unsafe extern "C-unwind" fn process_utility(
         // CREATE TABLE IF NOT EXISTS of a table that exists leaves it alone.
         if !create_options.is_empty() && !existed {
             options::apply_to_created((*pstmt).utilityStmt as *mut pg_sys::CreateStmt, &create_options);
+        }
+        // A Citus shard created here (new, moved, copied) takes its table's options.
+        if !stmt.is_null() && (*stmt).type_ == pg_sys::NodeTag::T_CreateStmt && create_options.is_empty() {
+            citus::inherit_shard_options((*pstmt).utilityStmt as *mut pg_sys::CreateStmt);
         }
     }
 }
