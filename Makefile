@@ -12,7 +12,7 @@ PSQL_RUN   = $(PG_BIN)/psql -X -h $(RUN_SOCK) -p $(RUN_PORT) -U postgres
 export PG_CONFIG
 
 .PHONY: help provision build install run start demo psql stop test unit-test pg-test \
-        regress isolation integration-test parity crash-test fmt lint clean clean-clusters
+        regress isolation integration-test parity crash-test citus-test fmt lint clean clean-clusters
 
 help:
 	@echo "make run      build, install, start the local cluster, run the demo"
@@ -23,7 +23,7 @@ help:
 	@echo "make bench-tpch  TPC-H SF1 (SF=…) in heap, columnar and DuckDB, serial and parallel, and the planner choice suite on it (after make run)"
 	@echo "make bench-rows  ns per row of a scan returning every row, heap's Seq Scan vs PgColumnarScan (ROWS=5000000)"
 	@echo "make bench-changes  DELETE/UPDATE of 100k rows, point lookups on 10M rows, concurrent transfers; heap vs columnar"
-	@echo "make unit-test | pg-test | regress | isolation | integration-test | parity | crash-test"
+	@echo "make unit-test | pg-test | regress | isolation | integration-test | parity | crash-test | citus-test"
 
 provision:
 	@scripts/provision.sh
@@ -95,6 +95,10 @@ test: provision
 unit-test pg-test regress isolation integration-test parity crash-test: provision
 	@scripts/test.sh $@
 
+# The citus level alone (test.sh's level is named `citus`): builds Citus once (cached).
+citus-test: provision
+	@scripts/test.sh citus
+
 fmt:
 	cargo fmt
 
@@ -106,6 +110,7 @@ lint:
 clean-clusters:
 	@$(CLUSTER) destroy run
 	@$(CLUSTER) destroy test
+	@for n in citus-coord citus-w1 citus-w2; do $(CLUSTER) destroy $$n; done
 
 clean: clean-clusters
 	cargo clean

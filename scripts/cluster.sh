@@ -7,7 +7,8 @@
 #   cluster.sh destroy NAME                stop and delete
 #   cluster.sh dir     NAME                print the cluster's folder
 #
-# PROFILE is `analytics` (the long-lived `make run` cluster) or `test` (throwaway).
+# PROFILE is `analytics` (the long-lived `make run` cluster), `test` (throwaway) or `citus`
+# (a node of the citus test level: Citus preloaded before pgcolumnar).
 # Clusters live in .pgdata/ of the checkout, or under /tmp when the postgres user cannot
 # reach the checkout's path. Sockets live beside the data; TCP listens on 127.0.0.1 only.
 set -euo pipefail
@@ -61,6 +62,20 @@ shared_buffers = 512MB
 work_mem = 64MB
 maintenance_work_mem = 256MB
 max_wal_size = 2GB
+CONF
+        ;;
+        # A node of the `citus` test level's cluster (coordinator or worker): Citus must be
+        # preloaded first (the later setting wins), three of them share the machine.
+        citus) cat <<CONF
+shared_preload_libraries = 'citus,pgcolumnar'
+shared_buffers = 128MB
+work_mem = 16MB
+max_wal_size = 1GB
+max_connections = 100
+citus.shard_replication_factor = 1
+# Logical decoding possible, as on clusters that move shards without blocking writes:
+# the test checks that such moves of columnar shards fail clearly instead.
+wal_level = logical
 CONF
         ;;
         *) echo "cluster.sh: unknown profile '$profile'" >&2; exit 2 ;;

@@ -5,7 +5,8 @@ set -euo pipefail
 
 PG_CONFIG=${PG_CONFIG:-/usr/lib/postgresql/15/bin/pg_config}
 PGRX_VERSION=0.18.0
-APT_PACKAGES=(postgresql-15 postgresql-server-dev-15 libclang-dev clang sudo)
+# liblz4-dev libzstd-dev libkrb5-dev patch: building Citus for the citus test level.
+APT_PACKAGES=(postgresql-15 postgresql-server-dev-15 libclang-dev clang sudo liblz4-dev libzstd-dev libkrb5-dev patch)
 
 as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
 

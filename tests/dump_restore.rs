@@ -81,3 +81,32 @@ fn dump_and_restore_keep_table_options() {
     assert_eq!(dst.query(sorted).trim(), "t");
     assert_eq!(dst.query("SELECT count(*), sum(ts) FROM o").trim(), "5000|12502500");
 }
+
+#[test]
+#[ignore = "needs the cluster that `make integration-test` starts"]
+fn dump_and_restore_keep_both_access_method_names() {
+    let cluster = Cluster::from_env();
+    let src = cluster.fresh_database("it_dump_names_src");
+    src.query(
+        "CREATE TABLE by_short (id int, v text) USING columnar;
+         CREATE TABLE by_long (id int, v text) USING pgcolumnar;
+         INSERT INTO by_short SELECT i, 's' || i FROM generate_series(1, 20000) i;
+         INSERT INTO by_long SELECT i, 'l' || i FROM generate_series(1, 30000) i;",
+    );
+    let rows = "SELECT relname, amname, (SELECT count(*) FROM by_short), (SELECT count(*) FROM by_long), \
+                (SELECT md5(string_agg(v, ',' ORDER BY id)) FROM by_long) \
+                FROM pg_class c JOIN pg_am a ON a.oid = c.relam WHERE relname IN ('by_short', 'by_long') ORDER BY 1";
+    let before = src.query(rows);
+    assert!(before.contains("by_long|pgcolumnar|") && before.contains("by_short|columnar|"), "{before}");
+    let dump = cluster.pg_dump("it_dump_names_src");
+    let text = String::from_utf8_lossy(&dump);
+    assert!(text.contains("SET default_table_access_method = pgcolumnar;"), "dump lacks USING pgcolumnar");
+    let dst = cluster.empty_database("it_dump_names_dst");
+    cluster.restore("it_dump_names_dst", &dump);
+    assert_eq!(dst.query(rows), before);
+    // Both restored tables are ours: the fast path reads them.
+    for table in ["by_short", "by_long"] {
+        let plan = dst.explain("COSTS OFF", &format!("SELECT count(*) FROM {table} WHERE id > 10"));
+        assert!(plan.contains("PgColumnarAgg"), "{plan}");
+    }
+}

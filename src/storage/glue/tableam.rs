@@ -1,7 +1,8 @@
-//! The `columnar` table access method: the routine PostgreSQL calls. Each callback is
-//! short and delegates to `reader`, `write_buffer`, `pages` and `catalog`; the routine
-//! at the bottom is the table of contents. Callbacks for what columnar tables cannot do
-//! yet raise SQLSTATE 0A000 instead of being left NULL (which would crash).
+//! The columnar table access method (named `pgcolumnar`, and `columnar` where that name is
+//! free): the routine PostgreSQL calls. Each callback is short and delegates to `reader`,
+//! `write_buffer`, `pages` and `catalog`; the routine at the bottom is the table of
+//! contents. Callbacks for what columnar tables cannot do yet raise SQLSTATE 0A000 instead
+//! of being left NULL (which would crash).
 
 // The callbacks' signatures are PostgreSQL's table AM API, however many arguments.
 #![allow(clippy::too_many_arguments)]
@@ -28,8 +29,22 @@ pgrx::extension_sql!(
     r#"
 CREATE FUNCTION pgcolumnar.columnar_handler(internal) RETURNS table_am_handler
     LANGUAGE C STRICT AS 'MODULE_PATHNAME', 'columnar_handler';
-CREATE ACCESS METHOD columnar TYPE TABLE HANDLER pgcolumnar.columnar_handler;
-COMMENT ON ACCESS METHOD columnar IS 'columnar table access method (pgcolumnar)';
+-- The access method is always `pgcolumnar`, and also `columnar` where that name is free:
+-- another columnar extension (citus_columnar, Hydra) may own it, and CREATE EXTENSION must
+-- not fail beside it. Both names are members of the extension (DROP EXTENSION removes
+-- them) and use the same handler, so a table is columnar whichever name created it.
+CREATE ACCESS METHOD pgcolumnar TYPE TABLE HANDLER pgcolumnar.columnar_handler;
+COMMENT ON ACCESS METHOD pgcolumnar IS 'columnar table access method (pgcolumnar)';
+-- The NOTICE saying so comes from the utility hook after CREATE EXTENSION (an extension
+-- script's own NOTICEs are hidden from the client).
+DO $pgcolumnar$
+BEGIN
+    IF NOT EXISTS (SELECT FROM pg_catalog.pg_am WHERE amname = 'columnar') THEN
+        CREATE ACCESS METHOD columnar TYPE TABLE HANDLER pgcolumnar.columnar_handler;
+        COMMENT ON ACCESS METHOD columnar IS 'columnar table access method (pgcolumnar)';
+    END IF;
+END
+$pgcolumnar$;
 "#,
     name = "access_method",
     requires = ["catalog_tables"]

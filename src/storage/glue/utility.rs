@@ -1,6 +1,7 @@
 //! The ProcessUtility hook: what the storage layer does before PostgreSQL runs a
 //! utility statement.
 
+use super::{citus, publication};
 use crate::pg_list;
 use crate::storage::relation::options;
 use crate::storage::write::write_buffer;
@@ -43,13 +44,24 @@ unsafe extern "C-unwind" fn process_utility(
         write_buffer::flush_all();
         let mut pstmt = pstmt;
         let stmt = (*pstmt).utilityStmt;
+        if !stmt.is_null() {
+            publication::refuse_columnar_tables(stmt);
+        }
         if !stmt.is_null() && (*stmt).type_ == pg_sys::NodeTag::T_AlterTableStmt && mentions_our_option(stmt)
         {
+            // Citus: the same options go to the shards once applied here (see `citus`).
+            let alter = stmt as *mut pg_sys::AlterTableStmt;
+            let clauses = citus::our_option_clauses(alter);
+            let range = (*alter).relation;
             // Our options are taken out of the statement: work on a copy if it is shared.
             if read_only_tree {
                 pstmt = pg_sys::copyObjectImpl(pstmt as *const std::ffi::c_void) as *mut pg_sys::PlannedStmt;
             }
-            if !options::take_from_alter_table((*pstmt).utilityStmt as *mut pg_sys::AlterTableStmt) {
+            let left = options::take_from_alter_table((*pstmt).utilityStmt as *mut pg_sys::AlterTableStmt);
+            if let Some(clauses) = clauses {
+                citus::propagate_options(range, &clauses);
+            }
+            if !left {
                 if !qc.is_null() {
                     (*qc).commandTag = pg_sys::CommandTag::CMDTAG_ALTER_TABLE;
                     (*qc).nprocessed = 0;
@@ -80,6 +92,7 @@ unsafe extern "C-unwind" fn process_utility(
             ) != pg_sys::InvalidOid
         };
         let renames_or_drops_columns = !stmt.is_null() && renames_or_drops_columns(stmt);
+        let creates_us = !stmt.is_null() && creates_this_extension(stmt);
         match PREV_HOOK {
             Some(prev) => prev(pstmt, query_string, read_only_tree, context, params, query_env, dest, qc),
             None => pg_sys::standard_ProcessUtility(
@@ -96,10 +109,65 @@ unsafe extern "C-unwind" fn process_utility(
         if renames_or_drops_columns {
             options::refresh_sort_by_names();
         }
+        if creates_us {
+            tell_when_columnar_name_is_taken();
+        }
         // CREATE TABLE IF NOT EXISTS of a table that exists leaves it alone.
         if !create_options.is_empty() && !existed {
             options::apply_to_created((*pstmt).utilityStmt as *mut pg_sys::CreateStmt, &create_options);
         }
+        // A Citus shard created here (new, moved, copied) takes its table's options.
+        if !stmt.is_null() && (*stmt).type_ == pg_sys::NodeTag::T_CreateStmt && create_options.is_empty() {
+            citus::inherit_shard_options((*pstmt).utilityStmt as *mut pg_sys::CreateStmt);
+        }
+    }
+}
+
+/// CREATE EXTENSION pgcolumnar, when the extension does not exist yet.
+unsafe fn creates_this_extension(stmt: *mut pg_sys::Node) -> bool {
+    // SAFETY: the caller guarantees this fn's contract: `stmt` is a valid parse-tree node, so
+    // a CreateExtensionStmt's name is a NUL-terminated string; the catalog lookup runs on the
+    // backend thread inside the statement's transaction.
+    unsafe {
+        (*stmt).type_ == pg_sys::NodeTag::T_CreateExtensionStmt
+            && std::ffi::CStr::from_ptr((*(stmt as *mut pg_sys::CreateExtensionStmt)).extname) == EXTENSION
+            && pg_sys::get_extension_oid(EXTENSION.as_ptr(), true) == pg_sys::InvalidOid
+    }
+}
+
+const EXTENSION: &std::ffi::CStr = c"pgcolumnar";
+
+/// The extension script creates the access method `columnar` only where that name is free
+/// (another columnar extension such as citus_columnar may own it). It cannot tell the user
+/// itself (PostgreSQL hides an extension script's NOTICEs), so this does, after the script.
+unsafe fn tell_when_columnar_name_is_taken() {
+    // SAFETY: on the backend thread inside the CREATE EXTENSION's transaction, after it ran:
+    // catalog lookups are allowed, and the names passed are NUL-terminated static strings.
+    unsafe {
+        let am = pg_sys::get_am_oid(c"columnar".as_ptr(), true);
+        let ours = pg_sys::get_extension_oid(EXTENSION.as_ptr(), true);
+        if am == pg_sys::InvalidOid || ours == pg_sys::InvalidOid {
+            return;
+        }
+        let owner = pg_sys::getExtensionOfObject(pg_sys::AccessMethodRelationId, am);
+        if owner == ours {
+            return;
+        }
+        let taken_by = if owner == pg_sys::InvalidOid {
+            "an access method of no extension".to_string()
+        } else {
+            let name = pg_sys::get_extension_name(owner);
+            format!("extension {}", std::ffi::CStr::from_ptr(name).to_string_lossy())
+        };
+        pgrx::pg_sys::panic::ErrorReport::new(
+            PgSqlErrorCode::ERRCODE_SUCCESSFUL_COMPLETION,
+            format!(
+                "pgcolumnar created access method \"pgcolumnar\" only: the name \"columnar\" is taken by {taken_by}"
+            ),
+            "pgcolumnar",
+        )
+        .set_hint("Create pgcolumnar tables with USING pgcolumnar; USING columnar makes tables of the other access method.")
+        .report(PgLogLevel::NOTICE);
     }
 }
 
