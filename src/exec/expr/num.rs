@@ -157,6 +157,27 @@ impl Num {
         })
     }
 
+    /// numeric_mod: x - trunc(x / y) * y, exactly, at the larger display scale (mod_var);
+    /// NaN from NaN or an infinite dividend, the dividend itself for an infinite divisor.
+    /// Err for a zero divisor (core's "division by zero", also of an infinity); None if
+    /// the operands do not fit at a common scale.
+    pub fn checked_rem(self, other: Num) -> Result<Option<Num>, DivisionByZero> {
+        use Num::*;
+        Ok(Some(match (self, other) {
+            (NaN, _) | (_, NaN) => NaN,
+            (PosInf | NegInf, y) if y.sign() == 0 => return Err(DivisionByZero),
+            (PosInf | NegInf, _) => NaN,
+            (x, PosInf | NegInf) => x,
+            (Fin { .. }, Fin { m: 0, .. }) => return Err(DivisionByZero),
+            (Fin { m: a, scale: s }, Fin { m: b, scale: t }) => {
+                let Some((a, b, scale)) = aligned(a, s, b, t) else { return Ok(None) };
+                // Truncating division: the remainder has the dividend's sign, as trunc()
+                // gives (MIN % -1 is 0, and |b| >= 1 here).
+                Fin { m: a.checked_rem(b).unwrap_or(0), scale }
+            }
+        }))
+    }
+
     /// numeric_uminus.
     pub fn checked_neg(self) -> Option<Num> {
         Some(match self {
@@ -167,6 +188,10 @@ impl Num {
         })
     }
 }
+
+/// A remainder's divisor was zero.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DivisionByZero;
 
 /// Two mantissas brought to the larger of their scales, and that scale.
 fn aligned(a: i128, s: u16, b: i128, t: u16) -> Option<(i128, i128, u16)> {
