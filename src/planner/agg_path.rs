@@ -187,7 +187,11 @@ unsafe fn estimate_groups(
     let mut others = Vec::new();
     for (key, &expr) in plan.keys.iter().zip(key_exprs) {
         let width = match key.kind {
-            KeyKind::Value | KeyKind::Bpchar | KeyKind::Numeric | KeyKind::Extract { .. } => None,
+            KeyKind::Value
+            | KeyKind::Bpchar
+            | KeyKind::Numeric
+            | KeyKind::Extract { .. }
+            | KeyKind::Computed => None,
             KeyKind::Trunc(unit) | KeyKind::TruncTz(unit) => Some(unit_micros(unit)),
             KeyKind::Bin { stride, .. } => Some(stride as f64),
         };

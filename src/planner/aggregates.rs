@@ -113,8 +113,43 @@ pub unsafe fn group_key(
     unsafe {
         match quals::as_var(expr, relid) {
             Some(var) => column_key(expr, var, eqop, kinds),
-            None => time_bucket_key(expr, relid, kinds),
+            None => time_bucket_key(expr, relid, kinds).or_else(|| computed_key(expr, eqop, relid, kinds)),
         }
+    }
+}
+
+/// An arithmetic expression of the relation's columns (`agg_args::translate`, without
+/// CASE) as a group key, if its values are integers or numerics grouped by their type's
+/// own equality (numerics by value, whatever their display scale).
+///
+/// # Safety
+/// As `group_key`.
+unsafe fn computed_key(
+    expr: *mut pg_sys::Node,
+    eqop: pg_sys::Oid,
+    relid: u32,
+    kinds: &[ColumnKind],
+) -> Option<KeySpec> {
+    // SAFETY: `expr` is a valid expression tree whose Vars of `relid` are within `kinds`
+    // (this fn's contract); the type cache lookup runs in a transaction.
+    unsafe {
+        let e = agg_args::translate(expr, relid, kinds, None)?;
+        let typid = match e.ty() {
+            ExprType::Int2 => pg_sys::INT2OID,
+            ExprType::Int4 => pg_sys::INT4OID,
+            ExprType::Int8 => pg_sys::INT8OID,
+            ExprType::Numeric => pg_sys::NUMERICOID,
+            // float8eq groups -0 with 0 and every NaN together: left to core.
+            ExprType::Float4 | ExprType::Float8 => return None,
+        };
+        let entry = pg_sys::lookup_type_cache(typid, pg_sys::TYPECACHE_EQ_OPR as i32);
+        if pg_sys::exprType(expr) != typid || (*entry).eq_opr != eqop {
+            return None;
+        }
+        let mut atts = Vec::new();
+        e.attributes(&mut atts);
+        let att = *atts.first()?;
+        Some(KeySpec { att, kind: KeyKind::Computed, expr: Some(e) })
     }
 }
 
@@ -158,7 +193,7 @@ unsafe fn column_key(
         } else {
             return None;
         };
-        Some(KeySpec { att, kind })
+        Some(KeySpec::of_column(att, kind))
     }
 }
 
@@ -201,7 +236,7 @@ unsafe fn time_bucket_key(expr: *mut pg_sys::Node, relid: u32, kinds: &[ColumnKi
                 } else {
                     KeyKind::TruncTz(unit)
                 };
-                Some(KeySpec { att, kind })
+                Some(KeySpec::of_column(att, kind))
             }
             (
                 id @ (pg_sys::F_EXTRACT_TEXT_DATE
@@ -221,7 +256,7 @@ unsafe fn time_bucket_key(expr: *mut pg_sys::Node, relid: u32, kinds: &[ColumnKi
                 if kinds[att] != (ColumnKind::Int { len }) || (of == ExtractOf::Date && !field.of_dates()) {
                     return None;
                 }
-                Some(KeySpec { att, kind: KeyKind::Extract { field, of } })
+                Some(KeySpec::of_column(att, KeyKind::Extract { field, of }))
             }
             (
                 pg_sys::F_DATE_BIN_INTERVAL_TIMESTAMP_TIMESTAMP
@@ -235,7 +270,7 @@ unsafe fn time_bucket_key(expr: *mut pg_sys::Node, relid: u32, kinds: &[ColumnKi
                 let stride =
                     ((*interval).day as i64).checked_mul(86_400_000_000)?.checked_add((*interval).time)?;
                 let origin = constant(origin)?.value() as i64;
-                Some(KeySpec { att: column(ts)?, kind: KeyKind::Bin { stride, origin } })
+                Some(KeySpec::of_column(column(ts)?, KeyKind::Bin { stride, origin }))
             }
             _ => None,
         }

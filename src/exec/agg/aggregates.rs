@@ -73,7 +73,9 @@ impl Aggregates {
         let mut scaled = vec![true; natts];
         let bytes_read =
             self.specs.iter().filter(|a| a.expr.is_none() && !numeric_fold(a)).filter_map(|a| a.att);
-        for att in keys.iter().map(|k| k.att).chain(bytes_read) {
+        // A computed key reads its columns as numbers.
+        let key_columns = keys.iter().filter(|k| k.expr.is_none()).map(|k| k.att);
+        for att in key_columns.chain(bytes_read) {
             if let Some(s) = scaled.get_mut(att) {
                 *s = false;
             }

@@ -1,12 +1,14 @@
 //! A vector's group keys as the grouper reads them: a key column's values as they are,
-//! the buckets `date_trunc` / `date_bin` put them in, or the `extract` field they have
+//! the buckets `date_trunc` / `date_bin` put them in, the `extract` field they have
 //! (`bucket`'s and `extract`'s arithmetic, and PostgreSQL's own function where it does
-//! not apply).
+//! not apply), or the value of an arithmetic expression (`exec::expr`).
 
 use super::bucket::{self, TruncUnit};
 use super::extract;
 use super::groups::{ByteKey, KeyInput};
+use super::numeric_fallback::PgNumeric;
 use super::spec::{ExtractOf, KeyKind, KeySpec};
+use crate::exec::expr::eval::{self, Columns, EvalError, Evaluated, Values};
 use crate::storage::format::encoding::{DecodedValues, DecodedVector};
 use crate::storage::read::reader::Reader;
 use pgrx::pg_sys;
@@ -19,8 +21,27 @@ pub struct KeyColumns {
     /// Per key, the memo `postgres_bucket` keeps.
     memos: Vec<Option<(i64, i64, i64)>>,
     /// Per key, which rows have a value when some computed key is NULL (an `extract`
-    /// field an infinite date has not); None when the column's validity says it.
+    /// field an infinite date has not, an expression of a NULL); None when the column's
+    /// validity says it (or, for an expression, when no row is NULL).
     valid: Vec<Option<Vec<bool>>>,
+    /// Per key, a numeric expression's values as stored numerics (grouped by value).
+    numerics: Vec<Option<DecodedVector>>,
+}
+
+/// The first selected row (its index in the selection) at which a computed key fails,
+/// and core's error there.
+pub struct KeyFailure {
+    pub at: usize,
+    pub error: EvalError,
+}
+
+/// The reader's decoded columns, for a key's expression.
+struct ReaderColumns<'a>(&'a Reader);
+
+impl Columns for ReaderColumns<'_> {
+    fn column(&self, att: usize) -> &DecodedVector {
+        self.0.column(att)
+    }
 }
 
 /// An `extract` key's value for +Infinity and -Infinity (no field reaches them).
@@ -29,11 +50,17 @@ pub const EXTRACT_MINUS_INFINITY: i64 = i64::MIN;
 
 impl KeyColumns {
     pub fn new(keys: usize) -> KeyColumns {
-        KeyColumns { buckets: vec![Vec::new(); keys], memos: vec![None; keys], valid: vec![None; keys] }
+        KeyColumns {
+            buckets: vec![Vec::new(); keys],
+            memos: vec![None; keys],
+            valid: vec![None; keys],
+            numerics: vec![None; keys],
+        }
     }
 
-    /// Decodes the keys' columns of the current vector and computes the buckets of its
-    /// selected rows.
+    /// Decodes the keys' columns of the current vector and computes the buckets and
+    /// expressions of its selected rows; a failing expression gives its first failing
+    /// row (core computes a row's keys before the next row's) and nothing else.
     ///
     /// # Safety
     /// Backend thread, during the scan: `reader`'s relation open and its snapshot live,
@@ -45,8 +72,13 @@ impl KeyColumns {
         reader: &mut Reader,
         sel: &[u32],
         fixed_offset: Option<i64>,
-    ) {
+    ) -> Result<(), KeyFailure> {
         for (c, key) in keys.iter().enumerate() {
+            if let Some(expr) = &key.expr {
+                // SAFETY: as below.
+                unsafe { self.compute_expression(c, expr, reader, sel) }?;
+                continue;
+            }
             // SAFETY: `reader` is open and positioned on a vector (this fn's contract).
             unsafe { reader.decode(key.att) };
             let col = reader.column(key.att);
@@ -65,6 +97,75 @@ impl KeyColumns {
                 };
             }
         }
+        Ok(())
+    }
+
+    /// Computes key `c`'s expression for the selected rows.
+    ///
+    /// # Safety
+    /// As `compute` (PostgreSQL's numeric functions may be called for values beyond 128
+    /// bits).
+    unsafe fn compute_expression(
+        &mut self,
+        c: usize,
+        expr: &crate::exec::expr::plan::Expr,
+        reader: &mut Reader,
+        sel: &[u32],
+    ) -> Result<(), KeyFailure> {
+        let mut atts = Vec::new();
+        expr.attributes(&mut atts);
+        for &att in &atts {
+            // SAFETY: `reader` is open and positioned on a vector (this fn's contract).
+            unsafe { reader.decode(att) };
+        }
+        let rows = reader.column(atts[0]).rows as usize;
+        let cols = ReaderColumns(reader);
+        match eval::eval(expr, &cols, rows, sel, &mut PgNumeric) {
+            Ok(e) => {
+                self.keep_computed(c, e, rows, sel);
+                Ok(())
+            }
+            // The row core fails at: the rows one at a time, in order.
+            Err(error) => Err(sel
+                .iter()
+                .enumerate()
+                .find_map(|(at, r)| {
+                    let one = std::slice::from_ref(r);
+                    eval::eval(expr, &cols, rows, one, &mut PgNumeric)
+                        .err()
+                        .map(|error| KeyFailure { at, error })
+                })
+                .unwrap_or(KeyFailure { at: 0, error })),
+        }
+    }
+
+    /// Keeps an expression key's values: integers as they are, numerics as stored
+    /// numerics (a group keeps the first display scale seen of its value, as core's
+    /// hash aggregate keeps its first row).
+    fn keep_computed(&mut self, c: usize, e: Evaluated, rows: usize, sel: &[u32]) {
+        self.numerics[c] = None;
+        match e.values {
+            Values::Int(v) => {
+                self.buckets[c] = v;
+                self.valid[c] = e.valid;
+            }
+            Values::Numeric(n) => {
+                let valid = e.valid;
+                let mut offsets = Vec::with_capacity(rows + 1);
+                offsets.push(0u32);
+                let mut data = Vec::new();
+                let mut selected = sel.iter().peekable();
+                for r in 0..rows {
+                    if selected.next_if_eq(&&(r as u32)).is_some() && valid.as_ref().is_none_or(|v| v[r]) {
+                        data.extend_from_slice(&n.get(r).stored());
+                    }
+                    offsets.push(data.len() as u32);
+                }
+                let values = DecodedValues::Bytes { offsets, data };
+                self.numerics[c] = Some(DecodedVector::from_parts(rows as u32, valid, values, None));
+            }
+            Values::Float4(_) | Values::Float8(_) => unreachable!("a float key is left to core"),
+        }
     }
 
     /// The keys of the current vector (after `compute`), one input per key.
@@ -72,6 +173,12 @@ impl KeyColumns {
         keys.iter()
             .enumerate()
             .map(|(c, key)| {
+                if key.kind == KeyKind::Computed {
+                    return match &self.numerics[c] {
+                        Some(col) => KeyInput::Bytes(col, ByteKey::Numeric),
+                        None => KeyInput::Int { values: &self.buckets[c], valid: self.valid[c].as_deref() },
+                    };
+                }
                 let col = reader.column(key.att);
                 match (key.kind, &col.values) {
                     (KeyKind::Value, DecodedValues::Int(v)) => {
@@ -142,7 +249,11 @@ unsafe fn bucket_values(
             KeyKind::Trunc(unit) => bucket::trunc_local(unit, ts),
             KeyKind::TruncTz(unit) => fixed_offset.and_then(|off| bucket::trunc_fixed_offset(unit, ts, off)),
             KeyKind::Bin { stride, origin } => bucket::date_bin(stride, ts, origin),
-            KeyKind::Value | KeyKind::Bpchar | KeyKind::Numeric | KeyKind::Extract { .. } => Some(ts),
+            KeyKind::Value
+            | KeyKind::Bpchar
+            | KeyKind::Numeric
+            | KeyKind::Extract { .. }
+            | KeyKind::Computed => Some(ts),
         };
         out[r] = match fast {
             Some(b) => b,
@@ -196,7 +307,11 @@ unsafe fn postgres_bucket(kind: KeyKind, ts: i64, memo: &mut Option<(i64, i64, i
                     d(origin),
                 )
             }
-            KeyKind::Value | KeyKind::Bpchar | KeyKind::Numeric | KeyKind::Extract { .. } => return ts,
+            KeyKind::Value
+            | KeyKind::Bpchar
+            | KeyKind::Numeric
+            | KeyKind::Extract { .. }
+            | KeyKind::Computed => return ts,
         }
     };
     let b = result.value() as i64;
