@@ -8,9 +8,11 @@ use super::extract;
 use super::groups::{ByteKey, KeyInput};
 use super::numeric_fallback::PgNumeric;
 use super::spec::{ExtractOf, KeyKind, KeySpec};
-use crate::exec::expr::eval::{self, Columns, EvalError, Evaluated, Values};
-use crate::storage::format::encoding::{DecodedValues, DecodedVector};
+use crate::exec::expr::eval::{self, Columns, EvalError, Evaluated, NumVec, Values};
+use crate::exec::expr::num::Num;
+use crate::storage::format::encoding::{DecodedValues, DecodedVector, Dictionary};
 use crate::storage::read::reader::Reader;
+use hashbrown::HashMap;
 use pgrx::pg_sys;
 use std::ffi::CString;
 
@@ -151,18 +153,7 @@ impl KeyColumns {
             }
             Values::Numeric(n) => {
                 let valid = e.valid;
-                let mut offsets = Vec::with_capacity(rows + 1);
-                offsets.push(0u32);
-                let mut data = Vec::new();
-                let mut selected = sel.iter().peekable();
-                for r in 0..rows {
-                    if selected.next_if_eq(&&(r as u32)).is_some() && valid.as_ref().is_none_or(|v| v[r]) {
-                        data.extend_from_slice(&n.get(r).stored());
-                    }
-                    offsets.push(data.len() as u32);
-                }
-                let values = DecodedValues::Bytes { offsets, data };
-                self.numerics[c] = Some(DecodedVector::from_parts(rows as u32, valid, values, None));
+                self.numerics[c] = Some(numeric_dictionary(&n, valid, rows, sel));
             }
             Values::Float4(_) | Values::Float8(_) => unreachable!("a float key is left to core"),
         }
@@ -195,6 +186,56 @@ impl KeyColumns {
             })
             .collect()
     }
+}
+
+/// A numeric key's values as a dictionary vector: one stored numeric per distinct value
+/// of the vector (mantissas of one scale found by a hash of the mantissa, not made and
+/// normalised per row), each row its entry's code; the grouper then looks up each entry
+/// once per vector.
+fn numeric_dictionary(n: &NumVec, valid: Option<Vec<bool>>, rows: usize, sel: &[u32]) -> DecodedVector {
+    let mut codes = vec![0u32; rows];
+    let mut offsets = vec![0u32];
+    let mut data = Vec::new();
+    let is_valid = |r: usize| valid.as_ref().is_none_or(|v| v[r]);
+    fn add(bytes: &[u8], data: &mut Vec<u8>, offsets: &mut Vec<u32>) -> u32 {
+        data.extend_from_slice(bytes);
+        offsets.push(data.len() as u32);
+        offsets.len() as u32 - 2
+    }
+    match n {
+        NumVec::Scaled64 { m, scale } => {
+            let mut entries: HashMap<i64, u32> = HashMap::new();
+            let mut last: Option<(i64, u32)> = None;
+            for &r in sel {
+                let r = r as usize;
+                if !is_valid(r) {
+                    continue;
+                }
+                let x = m[r];
+                codes[r] = match last {
+                    Some((k, code)) if k == x => code,
+                    _ => {
+                        let code = *entries.entry(x).or_insert_with(|| {
+                            let stored = Num::Fin { m: x as i128, scale: *scale }.to_stored();
+                            add(&stored, &mut data, &mut offsets)
+                        });
+                        last = Some((x, code));
+                        code
+                    }
+                };
+            }
+        }
+        n => {
+            for &r in sel {
+                let r = r as usize;
+                if is_valid(r) {
+                    codes[r] = add(&n.get(r).stored(), &mut data, &mut offsets);
+                }
+            }
+        }
+    }
+    let values = DecodedValues::Bytes { offsets: vec![0; rows + 1], data: Vec::new() };
+    DecodedVector::from_parts(rows as u32, valid, values, Some(Dictionary { codes, offsets, data }))
 }
 
 /// Computes a bucketed key (`date_trunc`, `date_bin`) for the selected rows of `col`
@@ -379,5 +420,32 @@ fn unit_name(unit: TruncUnit) -> &'static str {
         TruncUnit::Decade => "decade",
         TruncUnit::Century => "century",
         TruncUnit::Millennium => "millennium",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn numeric_keys_become_one_entry_per_value_of_the_vector() {
+        // 1.50, 0.15, 1.50, NULL (row 3), 9.99 (row 4, not selected).
+        let n = NumVec::Scaled64 { m: vec![150, 15, 150, 7, 999], scale: 2 };
+        let valid = Some(vec![true, true, true, false, true]);
+        let v = numeric_dictionary(&n, valid, 5, &[0, 1, 2, 3]);
+        let d = v.dictionary.as_ref().unwrap();
+        assert_eq!(d.len(), 2);
+        assert_eq!(Num::from_stored(d.entry(0)), Some(Num::Fin { m: 150, scale: 2 }));
+        assert_eq!(Num::from_stored(d.entry(1)), Some(Num::Fin { m: 15, scale: 2 }));
+        assert_eq!(&d.codes[..3], &[0, 1, 0]);
+        assert!(!v.is_valid(3));
+        // Values per row (NaN among them) each get an entry of their own.
+        let rows = NumVec::Rows(vec![
+            eval::NumVal::Small(Num::NaN),
+            eval::NumVal::Small(Num::Fin { m: 3, scale: 0 }),
+        ]);
+        let v = numeric_dictionary(&rows, None, 2, &[0, 1]);
+        let d = v.dictionary.as_ref().unwrap();
+        assert_eq!((Num::from_stored(d.entry(d.codes[0] as usize)), d.len()), (Some(Num::NaN), 2));
     }
 }
