@@ -1,6 +1,7 @@
 -- Vector expressions as ColumnarAgg's group keys (`GROUP BY i / 1000`, `i % 7`,
 -- `n * 2`), `%` / mod() of integers and numerics, and casts between the engine's types
--- (int8 -> int4, float -> int, float8 -> float4, numeric -> float8) in group keys,
+-- (int8 -> int4, float or numeric -> int, float8 -> float4, numeric -> float8) in
+-- group keys,
 -- aggregate arguments and pushed filters. Each query runs on a columnar table and its
 -- heap twin (`differs` counts the rows one has and the other has not: 0 is equal
 -- results); the plans say the fold or the pushed filter ran. A failing expression
@@ -72,6 +73,7 @@ RESET enable_sort;
 -- % and casts in aggregate arguments and pushed filters.
 EXPLAIN (COSTS OFF) SELECT sum(i % 7), sum(m % 0.7), sum(f::int), avg(n::float8), max(r::float4)
 FROM ek_col WHERE b % 3 = 1;
+EXPLAIN (COSTS OFF) SELECT n::int4 % 10, sum(n::int2) FROM ek_col WHERE n::int = 100 GROUP BY 1;
 EXPLAIN (COSTS OFF) SELECT count(*) FROM ek_col WHERE f BETWEEN -1e4 AND 1e4 AND f::int4 = 5 AND mod(i, 5) = 2;
 SELECT q, differs(q)
 FROM (VALUES ('SELECT sum(i %% 7), sum(s %% 4), sum(b %% 1000000), sum(mod(i, -3)) FROM %s'),
@@ -84,7 +86,11 @@ FROM (VALUES ('SELECT sum(i %% 7), sum(s %% 4), sum(b %% 1000000), sum(mod(i, -3
              ('SELECT count(*), sum(i) FROM %s WHERE f BETWEEN -1e4 AND 1e4 AND f::int4 = 5 AND mod(i, 5) = 2'),
              ('SELECT count(*) FROM %s WHERE n %% 2.5 = 0 OR m %% 1 <> 0'),
              ('SELECT count(*) FROM %s WHERE m::float8 > 1.2'),
-             ('SELECT z, sum(f::int4 %% 3) FROM %s WHERE f BETWEEN -40 AND 40 GROUP BY z')) v(q)
+             ('SELECT z, sum(f::int4 %% 3) FROM %s WHERE f BETWEEN -40 AND 40 GROUP BY z'),
+             ('SELECT sum(n::int), sum((n * 3)::int8), sum(n::int2) FROM %s'),
+             ('SELECT (n / 2)::int, count(*) FROM %s WHERE n < 0 GROUP BY 1'),
+             ('SELECT n::int4 %% 10, count(*) FROM %s GROUP BY 1'),
+             ('SELECT count(*) FROM %s WHERE n::int = 100')) v(q)
 ORDER BY q;
 SELECT sum(f::int), avg(n::float8), sum(m::float8), sum(n % 0.3), sum(m % 0.7)
 FROM ek_col WHERE f BETWEEN -1e4 AND 1e4;
@@ -92,7 +98,8 @@ SELECT sum(f::int), avg(n::float8), sum(m::float8), sum(n % 0.3), sum(m % 0.7)
 FROM ek_heap WHERE f BETWEEN -1e4 AND 1e4;
 
 -- Errors, as core's: division by zero in a key, a remainder by zero (int and numeric),
--- casts out of range (int2, int4, NaN and Infinity to int, float4 overflow); an
+-- casts out of range (int2, int4, NaN and Infinity to int, a numeric NaN or infinity
+-- to an integer, float4 overflow); an
 -- aggregate argument that fails on an earlier row than the key raises its error first
 -- (core computes a row's key, then its arguments, row after row), and a key failing
 -- first raises the key's. None where no row reaches the expression.
@@ -110,6 +117,11 @@ FROM (VALUES ('SELECT i / z, count(*) FROM %s GROUP BY 1'),
              ('SELECT sum((f * 1e300)::float4) FROM %s WHERE f > 1'),
              ('SELECT count(*) FROM %s WHERE f::int2 > 0'),
              ('SELECT count(*) FROM %s WHERE i > 100 AND b::int4 > 0'),
+             ('SELECT sum(m::int) FROM %s'),
+             ('SELECT sum(m::int8) FROM %s WHERE i > 2'),
+             ('SELECT sum(m::int2) FROM %s WHERE m > 0 AND m < 1e10'),
+             ('SELECT sum(m::int2) FROM %s WHERE m > 0'),
+             ('SELECT m::int, count(*) FROM %s WHERE m < 0 GROUP BY 1'),
              ('SELECT i / (z - 3), sum(s * 300::smallint) FROM %s GROUP BY 1'),
              ('SELECT i / (z - 3), sum(s * 300::smallint) FROM %s WHERE i > 200 GROUP BY 1'),
              ('SELECT i / (z - 3), sum(i / (z - 1)) FROM %s WHERE z <> 0 GROUP BY 1')) v(q)

@@ -256,9 +256,9 @@ fn cast_target(funcid: u32) -> Option<ExprType> {
             ExprType::Float8
         }
         F_FLOAT4_INT2 | F_FLOAT4_INT4 | F_FLOAT4_INT8 | F_FLOAT4_FLOAT8 => ExprType::Float4,
-        F_INT2_INT4 | F_INT2_INT8 | F_INT2_FLOAT4 | F_INT2_FLOAT8 => ExprType::Int2,
-        F_INT4_INT2 | F_INT4_INT8 | F_INT4_FLOAT4 | F_INT4_FLOAT8 => ExprType::Int4,
-        F_INT8_INT2 | F_INT8_INT4 | F_INT8_FLOAT4 | F_INT8_FLOAT8 => ExprType::Int8,
+        F_INT2_INT4 | F_INT2_INT8 | F_INT2_FLOAT4 | F_INT2_FLOAT8 | F_INT2_NUMERIC => ExprType::Int2,
+        F_INT4_INT2 | F_INT4_INT8 | F_INT4_FLOAT4 | F_INT4_FLOAT8 | F_INT4_NUMERIC => ExprType::Int4,
+        F_INT8_INT2 | F_INT8_INT4 | F_INT8_FLOAT4 | F_INT8_FLOAT8 | F_INT8_NUMERIC => ExprType::Int8,
         _ => return None,
     })
 }

@@ -388,6 +388,11 @@ pub fn raise(e: EvalError) -> ! {
             pgrx::PgSqlErrorCode::ERRCODE_DIVISION_BY_ZERO,
             e.message()
         ),
+        EvalError::NanToInt(_) | EvalError::InfinityToInt(_) => pgrx::ereport!(
+            pgrx::PgLogLevel::ERROR,
+            pgrx::PgSqlErrorCode::ERRCODE_FEATURE_NOT_SUPPORTED,
+            e.message()
+        ),
         _ => pgrx::ereport!(
             pgrx::PgLogLevel::ERROR,
             pgrx::PgSqlErrorCode::ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE,

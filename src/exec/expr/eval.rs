@@ -131,10 +131,14 @@ pub enum EvalError {
     CorruptNumeric,
     /// A division by zero (22012).
     DivisionByZero,
+    /// A numeric NaN or infinity cast to an integer type (0A000).
+    NanToInt(ExprType),
+    InfinityToInt(ExprType),
 }
 
 impl EvalError {
-    /// Core's message (all are SQLSTATE 22003 but the corrupt value).
+    /// Core's message (SQLSTATE 22003 for out of range, 22012 for division by zero,
+    /// 0A000 for NaN or infinity to an integer, XX001 for a corrupt value).
     pub fn message(self) -> &'static str {
         match self {
             EvalError::IntOutOfRange(ExprType::Int2) => "smallint out of range",
@@ -144,6 +148,12 @@ impl EvalError {
             EvalError::FloatUnderflow => "value out of range: underflow",
             EvalError::CorruptNumeric => "a stored numeric value is malformed",
             EvalError::DivisionByZero => "division by zero",
+            EvalError::NanToInt(ExprType::Int2) => "cannot convert NaN to smallint",
+            EvalError::NanToInt(ExprType::Int8) => "cannot convert NaN to bigint",
+            EvalError::NanToInt(_) => "cannot convert NaN to integer",
+            EvalError::InfinityToInt(ExprType::Int2) => "cannot convert infinity to smallint",
+            EvalError::InfinityToInt(ExprType::Int8) => "cannot convert infinity to bigint",
+            EvalError::InfinityToInt(_) => "cannot convert infinity to integer",
         }
     }
 }
@@ -702,6 +712,25 @@ impl<'a> Evaluator<'a> {
                 Values::Int(float_to_int(&v, &rows, to, self.rows)?)
             }
             (Values::Numeric(n), ExprType::Float8) => Values::Float8(self.numeric_to_float8(n, &rows)),
+            // numeric_int4 & co.: NaN and the infinities raise, then the value rounded
+            // half away from zero must be in range.
+            (Values::Numeric(n), t) if t.is_int() => {
+                let mut out = vec![0i64; self.rows];
+                for &r in &rows {
+                    let v = n.get(r);
+                    let rounded = match &v {
+                        NumVal::Small(Num::NaN) => return Err(EvalError::NanToInt(to)),
+                        NumVal::Small(Num::PosInf | Num::NegInf) => return Err(EvalError::InfinityToInt(to)),
+                        NumVal::Small(x) => super::num::round_to_integer(Some(*x), &[]),
+                        NumVal::Big(b) => super::num::round_to_integer(None, b),
+                    };
+                    out[r] = rounded
+                        .and_then(|x| i64::try_from(x).ok())
+                        .filter(|x| (lo..=hi).contains(x))
+                        .ok_or(EvalError::IntOutOfRange(to))?;
+                }
+                Values::Int(out)
+            }
             (v, to) => unreachable!("a cast of {v:?} to {to:?}"),
         };
         Ok(Evaluated { values, valid })
@@ -1556,5 +1585,42 @@ mod tests {
         assert_eq!(v[4], f64::NEG_INFINITY);
         assert_eq!(v[5], 1e-27);
         assert_eq!(v[6], 98765432109876543210.5);
+    }
+
+    #[test]
+    fn numeric_to_integer_rounds_half_away_from_zero() {
+        let cols =
+            Cols(vec![numerics(&["2.5", "-2.5", "2.49", "-0.5", "32767.4", "32767.5", "NaN", "-Infinity"])]);
+        let to_i2 = Expr::Cast { to: ExprType::Int2, arg: col(0, ExprType::Numeric) };
+        let e = eval(&to_i2, &cols, 8, &[0, 1, 2, 3, 4], &mut NoFallback).unwrap();
+        let Values::Int(v) = &e.values else { panic!("ints") };
+        assert_eq!(&v[..5], &[3, -3, 2, -1, 32767]);
+        assert_eq!(
+            eval(&to_i2, &cols, 8, &[5], &mut NoFallback),
+            Err(EvalError::IntOutOfRange(ExprType::Int2))
+        );
+        assert_eq!(eval(&to_i2, &cols, 8, &[6], &mut NoFallback), Err(EvalError::NanToInt(ExprType::Int2)));
+        assert_eq!(
+            eval(&to_i2, &cols, 8, &[7], &mut NoFallback),
+            Err(EvalError::InfinityToInt(ExprType::Int2))
+        );
+        // Beyond 128 bits: read from the stored digits (base 10000).
+        let stored = |negative: bool, weight: i16, dscale: u16, digits: &[u16]| {
+            let mut b = ((if negative { 0x4000 } else { 0 }) | dscale).to_le_bytes().to_vec();
+            b.extend_from_slice(&weight.to_le_bytes());
+            digits.iter().for_each(|d| b.extend_from_slice(&d.to_le_bytes()));
+            b
+        };
+        // 12.5000...0001 (44 fraction digits) and -1.4999...
+        let mut digits = vec![12, 5000];
+        digits.extend([0; 9]);
+        digits.push(1);
+        assert_eq!(super::super::num::round_to_integer(None, &stored(false, 0, 44, &digits)), Some(13));
+        assert_eq!(
+            super::super::num::round_to_integer(None, &stored(true, 0, 8, &[1, 4999, 9999])),
+            Some(-1)
+        );
+        assert_eq!(super::super::num::round_to_integer(None, &stored(false, 2, 0, &[7])), Some(700_000_000));
+        assert_eq!(super::super::num::round_to_integer(None, &stored(false, 40, 0, &[1])), None);
     }
 }

@@ -189,6 +189,33 @@ impl Num {
     }
 }
 
+/// A finite numeric rounded to an integer (half away from zero, as round_var does for
+/// numeric_int4 & co.): None if it leaves 128 bits; `stored` is its stored bytes, used
+/// for values whose mantissa does not fit (`n` None).
+pub fn round_to_integer(n: Option<Num>, stored: &[u8]) -> Option<i128> {
+    if let Some(Num::Fin { m, scale }) = n {
+        let Some(p) = pow10(scale as u32) else { return Some(0) }; // |value| < 1e-1
+        let (q, r) = (m / p, m % p);
+        return Some(if r.unsigned_abs() * 2 >= p.unsigned_abs() { q + m.signum() } else { q });
+    }
+    let Some(Parsed::Finite { negative, weight, digits, .. }) = parse(stored) else { return None };
+    let digit = |i: i32| -> i128 {
+        (0..digits.len() as i32 / 2)
+            .contains(&i)
+            .then(|| u16::from_le_bytes([digits[2 * i as usize], digits[2 * i as usize + 1]]) as i128)
+            .unwrap_or(0)
+    };
+    let mut int: i128 = 0;
+    for i in 0..=weight {
+        int = int.checked_mul(10_000)?.checked_add(digit(i))?;
+    }
+    // The first digit after the point decides (half away from zero).
+    if digit(weight + 1) >= 5_000 {
+        int = int.checked_add(1)?;
+    }
+    Some(if negative { -int } else { int })
+}
+
 /// A remainder's divisor was zero.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct DivisionByZero;

@@ -46,7 +46,8 @@ pub enum Expr {
     Binary { op: BinOp, left: Box<Expr>, right: Box<Expr> },
     /// A cast: to a wider integer, an integer or float4 to float8, an integer to
     /// float4, an integer to numeric, a numeric to float8 (these never fail); to a
-    /// narrower integer, a float to an integer, float8 to float4 (these can: `can_fail`).
+    /// narrower integer, a float or numeric to an integer, float8 to float4 (these can:
+    /// `cast_can_fail`).
     Cast { to: ExprType, arg: Box<Expr> },
     /// `CASE WHEN cond THEN value ... [ELSE otherwise] END`: a row takes the first
     /// branch whose condition is true (not false, not NULL); without ELSE the others
@@ -85,7 +86,7 @@ pub fn cast_supported(from: ExprType, to: ExprType) -> bool {
         (f, t) if f.is_int() && t.is_int() => f != t,
         (f, Numeric | Float4 | Float8) if f.is_int() => true,
         (Float4, Float8) | (Float8, Float4) | (Numeric, Float8) => true,
-        (Float4 | Float8, t) => t.is_int(),
+        (Float4 | Float8 | Numeric, t) => t.is_int(),
         _ => false,
     }
 }
@@ -97,6 +98,7 @@ pub fn cast_can_fail(from: ExprType, to: ExprType) -> bool {
         (ExprType::Float4 | ExprType::Float8, t) => {
             t.is_int() || (t == ExprType::Float4 && from == ExprType::Float8)
         }
+        (ExprType::Numeric, t) => t.is_int(),
         _ => false,
     }
 }
