@@ -1,10 +1,9 @@
 -- Vector expressions as ColumnarAgg's group keys (`GROUP BY i / 1000`, `i % 7`,
 -- `n * 2`), `%` / mod() of integers and numerics, and casts between the engine's types
 -- (int8 -> int4, float or numeric -> int, float8 -> float4, numeric -> float8) in
--- group keys,
--- aggregate arguments and pushed filters. Each query runs on a columnar table and its
--- heap twin (`differs` counts the rows one has and the other has not: 0 is equal
--- results); the plans say the fold or the pushed filter ran. A failing expression
+-- group keys, aggregate arguments and pushed filters. Each query runs on a columnar
+-- table and its heap twin (`differs` counts the rows one has and the other has not: 0
+-- is equal results); the plans say the fold or the pushed filter ran. A failing expression
 -- raises core's error (same SQLSTATE and message), at the row where core fails.
 CREATE EXTENSION pgcolumnar;
 SET max_parallel_workers_per_gather = 0;
