@@ -79,15 +79,15 @@ pub unsafe fn translate(
                 let f = node as *mut pg_sys::FuncExpr;
                 let args: Vec<*mut pg_sys::Node> = pg_list::ptrs((*f).args).collect();
                 let funcid = (*f).funcid.to_u32();
-                match &args[..] {
+                match args[..] {
                     // mod(a, b): the `%` operator's function under another name.
-                    &[l, r] if is_mod_function(funcid) => {
+                    [l, r] if is_mod_function(funcid) => {
                         let to = type_of((*f).funcresulttype)?;
                         let left = widen(translate(l)?, to)?;
                         let right = widen(translate(r)?, to)?;
                         Some(Expr::Binary { op: BinOp::Mod, left: Box::new(left), right: Box::new(right) })
                     }
-                    &[arg] => {
+                    [arg] => {
                         let to = cast_target(funcid)?;
                         let e = translate(arg)?;
                         cast_supported(e.ty(), to).then(|| Expr::Cast { to, arg: Box::new(e) })

@@ -200,10 +200,11 @@ pub fn round_to_integer(n: Option<Num>, stored: &[u8]) -> Option<i128> {
     }
     let Some(Parsed::Finite { negative, weight, digits, .. }) = parse(stored) else { return None };
     let digit = |i: i32| -> i128 {
-        (0..digits.len() as i32 / 2)
-            .contains(&i)
-            .then(|| u16::from_le_bytes([digits[2 * i as usize], digits[2 * i as usize + 1]]) as i128)
-            .unwrap_or(0)
+        if (0..digits.len() as i32 / 2).contains(&i) {
+            u16::from_le_bytes([digits[2 * i as usize], digits[2 * i as usize + 1]]) as i128
+        } else {
+            0
+        }
     };
     let mut int: i128 = 0;
     for i in 0..=weight {

@@ -88,12 +88,13 @@ impl HashGrouping {
             // the rows before the failing one are folded first (an argument may fail
             // there first), then the key's error is raised.
             sel.truncate(failure.at);
-            // SAFETY: as above; the keys of the rows before the failing one compute.
-            if !sel.is_empty()
-                && unsafe { self.keys.compute(&setup.keys, run.reader, sel, setup.fixed_offset) }.is_ok()
-            {
-                // SAFETY: as above.
-                unsafe { self.fold_keyed(run, share, sel) };
+            if !sel.is_empty() {
+                // SAFETY: as above; the keys of the rows before the failing one compute.
+                let computed = unsafe { self.keys.compute(&setup.keys, run.reader, sel, setup.fixed_offset) };
+                if computed.is_ok() {
+                    // SAFETY: as above.
+                    unsafe { self.fold_keyed(run, share, sel) };
+                }
             }
             raise(failure.error);
         }
