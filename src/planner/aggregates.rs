@@ -97,23 +97,27 @@ const INT_KEY_TYPES: [pg_sys::Oid; 9] = [
 const BYTE_KEY_TYPES: [pg_sys::Oid; 4] =
     [pg_sys::TEXTOID, pg_sys::VARCHAROID, pg_sys::BYTEAOID, pg_sys::UUIDOID];
 
-/// A group key the fold computes, or None.
+/// A group key the fold computes, or None. An expression key may be a CASE only with
+/// `conditions` (its conditions' operands are appended there).
 ///
 /// # Safety
 /// Backend thread, while planning: `expr` is a valid expression tree, `kinds` the column
-/// kinds of range table entry `relid`'s relation (indexed by attribute number - 1).
+/// kinds of range table entry `relid`'s relation (indexed by attribute number - 1);
+/// `conditions`, if given, holds the planner's live nodes for that relation.
 pub unsafe fn group_key(
     expr: *mut pg_sys::Node,
     eqop: pg_sys::Oid,
     relid: u32,
     kinds: &[ColumnKind],
+    conditions: Option<&mut agg_args::Conditions>,
 ) -> Option<KeySpec> {
     // SAFETY: `expr` is a valid expression tree (this fn's contract), and `kinds` the
     // column kinds of `relid`'s relation, as `column_key` and `time_bucket_key` require.
     unsafe {
         match quals::as_var(expr, relid) {
             Some(var) => column_key(expr, var, eqop, kinds),
-            None => time_bucket_key(expr, relid, kinds).or_else(|| computed_key(expr, eqop, relid, kinds)),
+            None => time_bucket_key(expr, relid, kinds)
+                .or_else(|| computed_key(expr, eqop, relid, kinds, conditions)),
         }
     }
 }
@@ -129,11 +133,34 @@ unsafe fn computed_key(
     eqop: pg_sys::Oid,
     relid: u32,
     kinds: &[ColumnKind],
+    mut conditions: Option<&mut agg_args::Conditions>,
 ) -> Option<KeySpec> {
+    let before = conditions.as_ref().map(|c| c.operands.len());
     // SAFETY: `expr` is a valid expression tree whose Vars of `relid` are within `kinds`
-    // (this fn's contract); the type cache lookup runs in a transaction.
+    // and `conditions` the planner's live nodes (this fn's contract); the type cache
+    // lookup runs in a transaction.
+    let key = unsafe { expression_key(expr, eqop, relid, kinds, conditions.as_deref_mut()) };
+    // A CASE's operands stay only with its key.
+    if let (None, Some(c), Some(before)) = (&key, conditions, before) {
+        c.operands.truncate(before);
+    }
+    key
+}
+
+/// `computed_key` before its operands are kept or dropped.
+///
+/// # Safety
+/// As `computed_key`.
+unsafe fn expression_key(
+    expr: *mut pg_sys::Node,
+    eqop: pg_sys::Oid,
+    relid: u32,
+    kinds: &[ColumnKind],
+    conditions: Option<&mut agg_args::Conditions>,
+) -> Option<KeySpec> {
+    // SAFETY: as `computed_key`.
     unsafe {
-        let e = agg_args::translate(expr, relid, kinds, None)?;
+        let e = agg_args::translate(expr, relid, kinds, conditions)?;
         let typid = match e.ty() {
             ExprType::Int2 => pg_sys::INT2OID,
             ExprType::Int4 => pg_sys::INT4OID,

@@ -10,6 +10,7 @@ use super::numeric_fallback::PgNumeric;
 use super::spec::{ExtractOf, KeyKind, KeySpec};
 use crate::exec::expr::eval::{self, Columns, EvalError, Evaluated, NumVec, Values};
 use crate::exec::expr::num::Num;
+use crate::exec::filter::Filter;
 use crate::storage::format::encoding::{DecodedValues, DecodedVector, Dictionary};
 use crate::storage::read::reader::Reader;
 use hashbrown::HashMap;
@@ -71,14 +72,16 @@ impl KeyColumns {
     pub unsafe fn compute(
         &mut self,
         keys: &[KeySpec],
+        conditions: &[Vec<Filter>],
         reader: &mut Reader,
         sel: &[u32],
         fixed_offset: Option<i64>,
     ) -> Result<(), KeyFailure> {
         for (c, key) in keys.iter().enumerate() {
             if let Some(expr) = &key.expr {
+                let conds = conditions.get(c).map_or(&[][..], |v| v.as_slice());
                 // SAFETY: as below.
-                unsafe { self.compute_expression(c, expr, reader, sel) }?;
+                unsafe { self.compute_expression(c, expr, conds, reader, sel) }?;
                 continue;
             }
             // SAFETY: `reader` is open and positioned on a vector (this fn's contract).
@@ -111,6 +114,7 @@ impl KeyColumns {
         &mut self,
         c: usize,
         expr: &crate::exec::expr::plan::Expr,
+        conds: &[Filter],
         reader: &mut Reader,
         sel: &[u32],
     ) -> Result<(), KeyFailure> {
@@ -122,7 +126,7 @@ impl KeyColumns {
         }
         let rows = reader.column(atts[0]).rows as usize;
         let cols = ReaderColumns(reader);
-        match eval::eval(expr, &cols, rows, sel, &mut PgNumeric) {
+        match eval::eval_with(expr, &cols, rows, sel, conds, &mut PgNumeric) {
             Ok(e) => {
                 self.keep_computed(c, e, rows, sel);
                 Ok(())
@@ -133,7 +137,7 @@ impl KeyColumns {
                 .enumerate()
                 .find_map(|(at, r)| {
                     let one = std::slice::from_ref(r);
-                    eval::eval(expr, &cols, rows, one, &mut PgNumeric)
+                    eval::eval_with(expr, &cols, rows, one, conds, &mut PgNumeric)
                         .err()
                         .map(|error| KeyFailure { at, error })
                 })

@@ -83,14 +83,18 @@ impl HashGrouping {
     ) -> Option<usize> {
         let setup = run.setup;
         // SAFETY: the reader is open and positioned on a vector (this fn's contract).
-        if let Err(failure) = unsafe { self.keys.compute(&setup.keys, run.reader, sel, setup.fixed_offset) } {
+        if let Err(failure) = unsafe {
+            self.keys.compute(&setup.keys, &setup.key_conditions, run.reader, sel, setup.fixed_offset)
+        } {
             // Core computes a row's keys, then its aggregates' arguments, row after row:
             // the rows before the failing one are folded first (an argument may fail
             // there first), then the key's error is raised.
             sel.truncate(failure.at);
             if !sel.is_empty() {
                 // SAFETY: as above; the keys of the rows before the failing one compute.
-                let computed = unsafe { self.keys.compute(&setup.keys, run.reader, sel, setup.fixed_offset) };
+                let computed = unsafe {
+                    self.keys.compute(&setup.keys, &setup.key_conditions, run.reader, sel, setup.fixed_offset)
+                };
                 if computed.is_ok() {
                     // SAFETY: as above.
                     unsafe { self.fold_keyed(run, share, sel) };
