@@ -1,5 +1,5 @@
 -- Vector expressions as ColumnarAgg's group keys (`GROUP BY i / 1000`, `i % 7`,
--- `n * 2`), `%` / mod() of integers and numerics, and casts between the engine's types
+-- `n * 2`, a searched CASE), `%` / mod() of integers and numerics, and casts between the engine's types
 -- (int8 -> int4, float or numeric -> int, float8 -> float4, numeric -> float8) in
 -- group keys, aggregate arguments and pushed filters. Each query runs on a columnar
 -- table and its heap twin (`differs` counts the rows one has and the other has not: 0
@@ -126,9 +126,35 @@ FROM (VALUES ('SELECT i / z, count(*) FROM %s GROUP BY 1'),
              ('SELECT i / (z - 3), sum(i / (z - 1)) FROM %s WHERE z <> 0 GROUP BY 1')) v(q)
 ORDER BY q;
 
--- Not computed: a float key (float8eq groups -0 with 0), a CASE key, numeric division.
+-- A searched CASE of integers or numerics as a key: its conditions are pushed-filter
+-- tests (a NULL condition takes the next branch), each branch computed for its rows
+-- alone (a division by zero in a branch no row takes raises nothing); with a
+-- parameter in a condition (a generic plan).
+EXPLAIN (COSTS OFF) SELECT CASE WHEN i < 1000 THEN 0 WHEN i < 10000 THEN 1 ELSE 2 END, count(*), sum(n)
+FROM ek_col GROUP BY 1;
+SELECT q, differs(q)
+FROM (VALUES ('SELECT CASE WHEN i < 1000 THEN 0 WHEN i < 10000 THEN 1 ELSE 2 END, count(*), sum(n) FROM %s GROUP BY 1'),
+             ('SELECT CASE WHEN z IS NULL THEN -1 WHEN z > 3 THEN i / z END, count(*) FROM %s GROUP BY 1'),
+             ('SELECT s %% 3, CASE WHEN f > 0 THEN n * 2 ELSE n END, count(*) FROM %s GROUP BY 1, 2'),
+             ('SELECT CASE WHEN m > 1 THEN 1 END, count(*) FROM %s GROUP BY 1')) v(q)
+ORDER BY q;
+SELECT error_of('SELECT CASE WHEN z = 0 THEN i / z ELSE 0 END, count(*) FROM ek_col GROUP BY 1') AS col,
+       error_of('SELECT CASE WHEN z = 0 THEN i / z ELSE 0 END, count(*) FROM ek_heap GROUP BY 1') AS heap;
+SET plan_cache_mode = force_generic_plan;
+PREPARE kc(int) AS SELECT CASE WHEN i < $1 THEN 0 ELSE 1 END AS k, count(*) FROM ek_col GROUP BY 1 ORDER BY 1;
+PREPARE kh(int) AS SELECT CASE WHEN i < $1 THEN 0 ELSE 1 END AS k, count(*) FROM ek_heap GROUP BY 1 ORDER BY 1;
+EXPLAIN (COSTS OFF) EXECUTE kc(5000);
+EXECUTE kc(5000);
+EXECUTE kh(5000);
+EXECUTE kc(NULL);
+EXECUTE kh(NULL);
+DEALLOCATE kc;
+DEALLOCATE kh;
+RESET plan_cache_mode;
+
+-- Not computed: a float key (float8eq groups -0 with 0), a text CASE, numeric division.
 EXPLAIN (COSTS OFF) SELECT f * 2, count(*) FROM ek_col GROUP BY 1;
-EXPLAIN (COSTS OFF) SELECT CASE WHEN i > 5 THEN 1 ELSE 0 END, count(*) FROM ek_col GROUP BY 1;
+EXPLAIN (COSTS OFF) SELECT CASE WHEN i > 5 THEN 'big' ELSE 'small' END, count(*) FROM ek_col GROUP BY 1;
 EXPLAIN (COSTS OFF) SELECT n / 3, count(*) FROM ek_col GROUP BY 1;
 DROP TABLE ek_col, ek_heap;
 DROP FUNCTION differs(text), error_of(text);
