@@ -141,6 +141,7 @@ impl CustomScanNode for ColumnarAgg {
             let operands: Vec<*mut pg_sys::Node> = pg_list::ptrs((*cscan).custom_exprs).collect();
             let setup = GroupingSetup {
                 keys: plan.agg.keys,
+                key_conditions: Vec::new(),
                 estimated_groups: plan.groups,
                 memory_limit: 0,
                 partial: plan.agg.partial,
@@ -340,11 +341,24 @@ impl ColumnarAgg {
                     c
                 })
                 .collect();
+            let key_conditions: Vec<Vec<&FilterPlan>> = self
+                .setup
+                .keys
+                .iter()
+                .map(|k| {
+                    let mut c = Vec::new();
+                    if let Some(e) = &k.expr {
+                        e.conditions(&mut c);
+                    }
+                    c
+                })
+                .collect();
             let plans = self
                 .scan_filter
                 .iter()
                 .chain(self.aggs.specs.iter().filter_map(|a| a.filter.as_ref()))
-                .chain(case_conditions.iter().flatten().copied());
+                .chain(case_conditions.iter().flatten().copied())
+                .chain(key_conditions.iter().flatten().copied());
             let plans: Vec<_> = plans.collect();
             // SAFETY: `node` is this node's begun CustomScanState (the caller's, `next`), so
             // its expression context is live and the states were initialized in `begin`.
@@ -357,6 +371,8 @@ impl ColumnarAgg {
                 self.aggs.specs.iter().map(|a| a.filter.as_ref().map(|f| f.resolve(&values))).collect();
             self.aggs.conditions =
                 case_conditions.iter().map(|c| c.iter().map(|f| f.resolve(&values)).collect()).collect();
+            self.setup.key_conditions =
+                key_conditions.iter().map(|c| c.iter().map(|f| f.resolve(&values)).collect()).collect();
             self.resolved = true;
         }
         // SAFETY: the reader was made in `begin` over the open relation and its registered

@@ -1,7 +1,8 @@
-//! An aggregate's argument as a vector expression (`exec::expr`): `+`, `-`, `*`, `/`
-//! (not of numerics) and unary minus of the built-in integer, float and numeric operators, over the scanned
-//! relation's columns and non-NULL constants, with the casts core inserts between them
-//! (int → numeric, int → float, int2 → int4 → int8, float4 → float8). Every operator is
+//! An aggregate's argument (or a group key) as a vector expression (`exec::expr`): `+`,
+//! `-`, `*`, `/` (not of numerics), `%` (and `mod()`) and unary minus of the built-in
+//! integer, float and numeric operators, over the scanned relation's columns and
+//! non-NULL constants, with the casts between those types that `plan::cast_supported`
+//! lists (core's implicit ones and explicit `::int`, `::float8`, ...). Every operator is
 //! recognised by its function's OID, so a user's operator of the same name is not
 //! taken for the built-in; anything else leaves the aggregate to core (None). A
 //! searched `CASE` whose conditions are filters the scan could push (`quals`) and whose
@@ -9,6 +10,7 @@
 
 use super::quals;
 use crate::exec::agg::spec::{BinOp, Expr, ExprType};
+use crate::exec::expr::plan::{cast_can_fail, cast_supported};
 use crate::pg_list;
 use crate::storage::relation::datum::ColumnKind;
 use pgrx::pg_sys;
@@ -76,10 +78,22 @@ pub unsafe fn translate(
             pg_sys::NodeTag::T_FuncExpr => {
                 let f = node as *mut pg_sys::FuncExpr;
                 let args: Vec<*mut pg_sys::Node> = pg_list::ptrs((*f).args).collect();
-                let &[arg] = &args[..] else { return None };
-                let to = cast_target((*f).funcid.to_u32())?;
-                let e = translate(arg)?;
-                cast_allowed(e.ty(), to).then(|| Expr::Cast { to, arg: Box::new(e) })
+                let funcid = (*f).funcid.to_u32();
+                match args[..] {
+                    // mod(a, b): the `%` operator's function under another name.
+                    [l, r] if is_mod_function(funcid) => {
+                        let to = type_of((*f).funcresulttype)?;
+                        let left = widen(translate(l)?, to)?;
+                        let right = widen(translate(r)?, to)?;
+                        Some(Expr::Binary { op: BinOp::Mod, left: Box::new(left), right: Box::new(right) })
+                    }
+                    [arg] => {
+                        let to = cast_target(funcid)?;
+                        let e = translate(arg)?;
+                        cast_supported(e.ty(), to).then(|| Expr::Cast { to, arg: Box::new(e) })
+                    }
+                    _ => None,
+                }
             }
             pg_sys::NodeTag::T_CaseExpr => case(node as *mut pg_sys::CaseExpr, relid, kinds, conditions?),
             _ => None,
@@ -221,41 +235,32 @@ fn operator(funcid: u32) -> Option<Op> {
         | F_INT48DIV | F_INT84DIV | F_FLOAT4DIV | F_FLOAT8DIV | F_FLOAT48DIV | F_FLOAT84DIV => {
             Op::Bin(BinOp::Div)
         }
+        F_INT2MOD | F_INT4MOD | F_INT8MOD | F_NUMERIC_MOD => Op::Bin(BinOp::Mod),
         F_INT2UM | F_INT4UM | F_INT8UM | F_FLOAT4UM | F_FLOAT8UM | F_NUMERIC_UMINUS => Op::Neg,
         _ => return None,
     })
 }
 
-/// The type a cast function that never fails gives.
+/// Whether `funcid` is one of the `mod(a, b)` functions of integers and numerics.
+fn is_mod_function(funcid: u32) -> bool {
+    use pg_sys::*;
+    matches!(funcid, F_MOD_INT2_INT2 | F_MOD_INT4_INT4 | F_MOD_INT8_INT8 | F_MOD_NUMERIC_NUMERIC)
+}
+
+/// The type a cast function between the expression's types gives.
 fn cast_target(funcid: u32) -> Option<ExprType> {
     use pg_sys::*;
     Some(match funcid {
         F_NUMERIC_INT2 | F_NUMERIC_INT4 | F_NUMERIC_INT8 => ExprType::Numeric,
-        F_FLOAT8_INT2 | F_FLOAT8_INT4 | F_FLOAT8_INT8 | F_FLOAT8_FLOAT4 => ExprType::Float8,
-        F_FLOAT4_INT2 | F_FLOAT4_INT4 | F_FLOAT4_INT8 => ExprType::Float4,
-        F_INT4_INT2 => ExprType::Int4,
-        F_INT8_INT2 | F_INT8_INT4 => ExprType::Int8,
+        F_FLOAT8_INT2 | F_FLOAT8_INT4 | F_FLOAT8_INT8 | F_FLOAT8_FLOAT4 | F_FLOAT8_NUMERIC => {
+            ExprType::Float8
+        }
+        F_FLOAT4_INT2 | F_FLOAT4_INT4 | F_FLOAT4_INT8 | F_FLOAT4_FLOAT8 => ExprType::Float4,
+        F_INT2_INT4 | F_INT2_INT8 | F_INT2_FLOAT4 | F_INT2_FLOAT8 | F_INT2_NUMERIC => ExprType::Int2,
+        F_INT4_INT2 | F_INT4_INT8 | F_INT4_FLOAT4 | F_INT4_FLOAT8 | F_INT4_NUMERIC => ExprType::Int4,
+        F_INT8_INT2 | F_INT8_INT4 | F_INT8_FLOAT4 | F_INT8_FLOAT8 | F_INT8_NUMERIC => ExprType::Int8,
         _ => return None,
     })
-}
-
-fn is_int(t: ExprType) -> bool {
-    matches!(t, ExprType::Int2 | ExprType::Int4 | ExprType::Int8)
-}
-
-/// Whether a cast from `from` to `to` is one `Expr::Cast` computes (exactly, never
-/// failing).
-fn cast_allowed(from: ExprType, to: ExprType) -> bool {
-    let rank = |t| match t {
-        ExprType::Int2 => 0,
-        ExprType::Int4 => 1,
-        _ => 2,
-    };
-    match to {
-        ExprType::Numeric | ExprType::Float4 => is_int(from),
-        ExprType::Float8 => is_int(from) || from == ExprType::Float4,
-        ExprType::Int2 | ExprType::Int4 | ExprType::Int8 => is_int(from) && rank(from) < rank(to),
-    }
 }
 
 /// Two sides of a comparison in one type: as they are, or the narrower widened as the
@@ -284,6 +289,8 @@ fn widen(e: Expr, to: ExprType) -> Option<Expr> {
     if from == to {
         return Some(e);
     }
-    let widens = (is_int(from) && is_int(to)) || (from == ExprType::Float4 && to == ExprType::Float8);
-    (widens && cast_allowed(from, to)).then(|| Expr::Cast { to, arg: Box::new(e) })
+    // Never narrowing: a narrowing cast can fail where the operator does not.
+    let widens = (from.is_int() && to.is_int() && !cast_can_fail(from, to))
+        || (from == ExprType::Float4 && to == ExprType::Float8);
+    widens.then(|| Expr::Cast { to, arg: Box::new(e) })
 }

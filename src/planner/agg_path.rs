@@ -9,6 +9,7 @@
 //! over plain columns, without DISTINCT or ORDER BY, their FILTER pushable too. Anything
 //! else is left to core, decided here, at plan time.
 
+use super::agg_args;
 use super::aggregates::{aggregate, covered_aggrefs, group_key};
 use super::column_stats;
 use super::cost::{self, AggInput, CostParams, ScanInput};
@@ -192,7 +193,11 @@ unsafe fn estimate_groups(
     let mut others = Vec::new();
     for (key, &expr) in plan.keys.iter().zip(key_exprs) {
         let width = match key.kind {
-            KeyKind::Value | KeyKind::Bpchar | KeyKind::Numeric | KeyKind::Extract { .. } => None,
+            KeyKind::Value
+            | KeyKind::Bpchar
+            | KeyKind::Numeric
+            | KeyKind::Extract { .. }
+            | KeyKind::Computed => None,
             KeyKind::Trunc(unit) | KeyKind::TruncTz(unit) => Some(unit_micros(unit)),
             KeyKind::Bin { stride, .. } => Some(stride as f64),
         };
@@ -275,7 +280,8 @@ unsafe fn eligible(
         for sgc in pg_list::ptrs::<pg_sys::SortGroupClause>((*parse).groupClause) {
             let tle = pg_sys::get_sortgroupref_tle((*sgc).tleSortGroupRef, tlist);
             let expr = (*tle).expr as *mut pg_sys::Node;
-            keys.push(group_key(expr, (*sgc).eqop, relid, &kinds)?);
+            let mut conditions = agg_args::Conditions { root, rel, operands: &mut operands };
+            keys.push(group_key(expr, (*sgc).eqop, relid, &kinds, Some(&mut conditions))?);
             key_exprs.push(expr);
         }
         if keys.len() > MAX_KEYS {

@@ -97,24 +97,86 @@ const INT_KEY_TYPES: [pg_sys::Oid; 9] = [
 const BYTE_KEY_TYPES: [pg_sys::Oid; 4] =
     [pg_sys::TEXTOID, pg_sys::VARCHAROID, pg_sys::BYTEAOID, pg_sys::UUIDOID];
 
-/// A group key the fold computes, or None.
+/// A group key the fold computes, or None. An expression key may be a CASE only with
+/// `conditions` (its conditions' operands are appended there).
 ///
 /// # Safety
 /// Backend thread, while planning: `expr` is a valid expression tree, `kinds` the column
-/// kinds of range table entry `relid`'s relation (indexed by attribute number - 1).
+/// kinds of range table entry `relid`'s relation (indexed by attribute number - 1);
+/// `conditions`, if given, holds the planner's live nodes for that relation.
 pub unsafe fn group_key(
     expr: *mut pg_sys::Node,
     eqop: pg_sys::Oid,
     relid: u32,
     kinds: &[ColumnKind],
+    conditions: Option<&mut agg_args::Conditions>,
 ) -> Option<KeySpec> {
     // SAFETY: `expr` is a valid expression tree (this fn's contract), and `kinds` the
     // column kinds of `relid`'s relation, as `column_key` and `time_bucket_key` require.
     unsafe {
         match quals::as_var(expr, relid) {
             Some(var) => column_key(expr, var, eqop, kinds),
-            None => time_bucket_key(expr, relid, kinds),
+            None => time_bucket_key(expr, relid, kinds)
+                .or_else(|| computed_key(expr, eqop, relid, kinds, conditions)),
         }
+    }
+}
+
+/// An arithmetic expression of the relation's columns (`agg_args::translate`, without
+/// CASE) as a group key, if its values are integers or numerics grouped by their type's
+/// own equality (numerics by value, whatever their display scale).
+///
+/// # Safety
+/// As `group_key`.
+unsafe fn computed_key(
+    expr: *mut pg_sys::Node,
+    eqop: pg_sys::Oid,
+    relid: u32,
+    kinds: &[ColumnKind],
+    mut conditions: Option<&mut agg_args::Conditions>,
+) -> Option<KeySpec> {
+    let before = conditions.as_ref().map(|c| c.operands.len());
+    // SAFETY: `expr` is a valid expression tree whose Vars of `relid` are within `kinds`
+    // and `conditions` the planner's live nodes (this fn's contract); the type cache
+    // lookup runs in a transaction.
+    let key = unsafe { expression_key(expr, eqop, relid, kinds, conditions.as_deref_mut()) };
+    // A CASE's operands stay only with its key.
+    if let (None, Some(c), Some(before)) = (&key, conditions, before) {
+        c.operands.truncate(before);
+    }
+    key
+}
+
+/// `computed_key` before its operands are kept or dropped.
+///
+/// # Safety
+/// As `computed_key`.
+unsafe fn expression_key(
+    expr: *mut pg_sys::Node,
+    eqop: pg_sys::Oid,
+    relid: u32,
+    kinds: &[ColumnKind],
+    conditions: Option<&mut agg_args::Conditions>,
+) -> Option<KeySpec> {
+    // SAFETY: as `computed_key`.
+    unsafe {
+        let e = agg_args::translate(expr, relid, kinds, conditions)?;
+        let typid = match e.ty() {
+            ExprType::Int2 => pg_sys::INT2OID,
+            ExprType::Int4 => pg_sys::INT4OID,
+            ExprType::Int8 => pg_sys::INT8OID,
+            ExprType::Numeric => pg_sys::NUMERICOID,
+            // float8eq groups -0 with 0 and every NaN together: left to core.
+            ExprType::Float4 | ExprType::Float8 => return None,
+        };
+        let entry = pg_sys::lookup_type_cache(typid, pg_sys::TYPECACHE_EQ_OPR as i32);
+        if pg_sys::exprType(expr) != typid || (*entry).eq_opr != eqop {
+            return None;
+        }
+        let mut atts = Vec::new();
+        e.attributes(&mut atts);
+        let att = *atts.first()?;
+        Some(KeySpec { att, kind: KeyKind::Computed, expr: Some(e) })
     }
 }
 
@@ -158,7 +220,7 @@ unsafe fn column_key(
         } else {
             return None;
         };
-        Some(KeySpec { att, kind })
+        Some(KeySpec::of_column(att, kind))
     }
 }
 
@@ -201,7 +263,7 @@ unsafe fn time_bucket_key(expr: *mut pg_sys::Node, relid: u32, kinds: &[ColumnKi
                 } else {
                     KeyKind::TruncTz(unit)
                 };
-                Some(KeySpec { att, kind })
+                Some(KeySpec::of_column(att, kind))
             }
             (
                 id @ (pg_sys::F_EXTRACT_TEXT_DATE
@@ -221,7 +283,7 @@ unsafe fn time_bucket_key(expr: *mut pg_sys::Node, relid: u32, kinds: &[ColumnKi
                 if kinds[att] != (ColumnKind::Int { len }) || (of == ExtractOf::Date && !field.of_dates()) {
                     return None;
                 }
-                Some(KeySpec { att, kind: KeyKind::Extract { field, of } })
+                Some(KeySpec::of_column(att, KeyKind::Extract { field, of }))
             }
             (
                 pg_sys::F_DATE_BIN_INTERVAL_TIMESTAMP_TIMESTAMP
@@ -235,7 +297,7 @@ unsafe fn time_bucket_key(expr: *mut pg_sys::Node, relid: u32, kinds: &[ColumnKi
                 let stride =
                     ((*interval).day as i64).checked_mul(86_400_000_000)?.checked_add((*interval).time)?;
                 let origin = constant(origin)?.value() as i64;
-                Some(KeySpec { att: column(ts)?, kind: KeyKind::Bin { stride, origin } })
+                Some(KeySpec::of_column(column(ts)?, KeyKind::Bin { stride, origin }))
             }
             _ => None,
         }

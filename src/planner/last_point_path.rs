@@ -375,7 +375,7 @@ unsafe fn zones_path(
         let kinds = datum::column_kinds((*relation).rd_att);
         // Its per-key winners compare keys byte for byte: no bpchar or numeric key,
         // whose equal values may differ in bytes.
-        if group_key(q.key, q.key_eqop, q.relid, &kinds)?.kind != KeyKind::Value {
+        if group_key(q.key, q.key_eqop, q.relid, &kinds, None)?.kind != KeyKind::Value {
             return None;
         }
         if !rankable(kinds[q.time_att], pg_sys::getBaseType(pg_sys::exprType(q.time))) {

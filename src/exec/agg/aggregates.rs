@@ -10,7 +10,7 @@ use super::numeric_fallback::PgNumeric;
 use super::spec::{AggSpec, KeySpec};
 use crate::exec::expr::eval::{self, Columns, EvalError, Evaluated, NumVec, Values, VectorRows};
 use crate::exec::expr::num::DSCALE_MAX;
-use crate::exec::expr::plan::{BinOp, Expr, ExprType};
+use crate::exec::expr::plan::{cast_can_fail, BinOp, Expr, ExprType};
 use crate::exec::filter::{kernels as filter_kernels, Filter};
 use crate::storage::format::encoding::{DecodedValues, DecodedVector};
 use crate::storage::read::reader::Reader;
@@ -73,7 +73,9 @@ impl Aggregates {
         let mut scaled = vec![true; natts];
         let bytes_read =
             self.specs.iter().filter(|a| a.expr.is_none() && !numeric_fold(a)).filter_map(|a| a.att);
-        for att in keys.iter().map(|k| k.att).chain(bytes_read) {
+        // A computed key reads its columns as numbers.
+        let key_columns = keys.iter().filter(|k| k.expr.is_none()).map(|k| k.att);
+        for att in key_columns.chain(bytes_read) {
             if let Some(s) = scaled.get_mut(att) {
                 *s = false;
             }
@@ -90,12 +92,17 @@ impl Aggregates {
             match e {
                 Expr::Column { .. } | Expr::Int { .. } | Expr::Float { .. } | Expr::Numeric(_) => true,
                 Expr::Neg(a) => a.ty() == ExprType::Numeric && numeric_only(a),
-                Expr::Binary { left, right, .. } => {
-                    left.ty() == ExprType::Numeric && numeric_only(left) && numeric_only(right)
+                // A numeric remainder can also divide by zero.
+                Expr::Binary { op, left, right } => {
+                    left.ty() == ExprType::Numeric
+                        && *op != BinOp::Mod
+                        && numeric_only(left)
+                        && numeric_only(right)
                 }
-                // Casts never fail; their argument must not compute either.
-                Expr::Cast { arg, .. } => {
-                    matches!(**arg, Expr::Column { .. } | Expr::Int { .. } | Expr::Float { .. })
+                // A cast that cannot fail, of an argument that does not compute either.
+                Expr::Cast { to, arg } => {
+                    !cast_can_fail(arg.ty(), *to)
+                        && matches!(**arg, Expr::Column { .. } | Expr::Int { .. } | Expr::Float { .. })
                 }
                 // Its branches take rows by their order of arrival (kept ascending).
                 Expr::Case { .. } => false,
@@ -379,6 +386,11 @@ pub fn raise(e: EvalError) -> ! {
         EvalError::DivisionByZero => pgrx::ereport!(
             pgrx::PgLogLevel::ERROR,
             pgrx::PgSqlErrorCode::ERRCODE_DIVISION_BY_ZERO,
+            e.message()
+        ),
+        EvalError::NanToInt(_) | EvalError::InfinityToInt(_) => pgrx::ereport!(
+            pgrx::PgLogLevel::ERROR,
+            pgrx::PgSqlErrorCode::ERRCODE_FEATURE_NOT_SUPPORTED,
             e.message()
         ),
         _ => pgrx::ereport!(

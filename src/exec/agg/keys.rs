@@ -1,14 +1,19 @@
 //! A vector's group keys as the grouper reads them: a key column's values as they are,
-//! the buckets `date_trunc` / `date_bin` put them in, or the `extract` field they have
+//! the buckets `date_trunc` / `date_bin` put them in, the `extract` field they have
 //! (`bucket`'s and `extract`'s arithmetic, and PostgreSQL's own function where it does
-//! not apply).
+//! not apply), or the value of an arithmetic expression (`exec::expr`).
 
 use super::bucket::{self, TruncUnit};
 use super::extract;
 use super::groups::{ByteKey, KeyInput};
+use super::numeric_fallback::PgNumeric;
 use super::spec::{ExtractOf, KeyKind, KeySpec};
-use crate::storage::format::encoding::{DecodedValues, DecodedVector};
+use crate::exec::expr::eval::{self, Columns, EvalError, Evaluated, NumVec, Values};
+use crate::exec::expr::num::Num;
+use crate::exec::filter::Filter;
+use crate::storage::format::encoding::{DecodedValues, DecodedVector, Dictionary};
 use crate::storage::read::reader::Reader;
+use hashbrown::HashMap;
 use pgrx::pg_sys;
 use std::ffi::CString;
 
@@ -19,8 +24,27 @@ pub struct KeyColumns {
     /// Per key, the memo `postgres_bucket` keeps.
     memos: Vec<Option<(i64, i64, i64)>>,
     /// Per key, which rows have a value when some computed key is NULL (an `extract`
-    /// field an infinite date has not); None when the column's validity says it.
+    /// field an infinite date has not, an expression of a NULL); None when the column's
+    /// validity says it (or, for an expression, when no row is NULL).
     valid: Vec<Option<Vec<bool>>>,
+    /// Per key, a numeric expression's values as stored numerics (grouped by value).
+    numerics: Vec<Option<DecodedVector>>,
+}
+
+/// The first selected row (its index in the selection) at which a computed key fails,
+/// and core's error there.
+pub struct KeyFailure {
+    pub at: usize,
+    pub error: EvalError,
+}
+
+/// The reader's decoded columns, for a key's expression.
+struct ReaderColumns<'a>(&'a Reader);
+
+impl Columns for ReaderColumns<'_> {
+    fn column(&self, att: usize) -> &DecodedVector {
+        self.0.column(att)
+    }
 }
 
 /// An `extract` key's value for +Infinity and -Infinity (no field reaches them).
@@ -29,11 +53,17 @@ pub const EXTRACT_MINUS_INFINITY: i64 = i64::MIN;
 
 impl KeyColumns {
     pub fn new(keys: usize) -> KeyColumns {
-        KeyColumns { buckets: vec![Vec::new(); keys], memos: vec![None; keys], valid: vec![None; keys] }
+        KeyColumns {
+            buckets: vec![Vec::new(); keys],
+            memos: vec![None; keys],
+            valid: vec![None; keys],
+            numerics: vec![None; keys],
+        }
     }
 
-    /// Decodes the keys' columns of the current vector and computes the buckets of its
-    /// selected rows.
+    /// Decodes the keys' columns of the current vector and computes the buckets and
+    /// expressions of its selected rows; a failing expression gives its first failing
+    /// row (core computes a row's keys before the next row's) and nothing else.
     ///
     /// # Safety
     /// Backend thread, during the scan: `reader`'s relation open and its snapshot live,
@@ -42,11 +72,18 @@ impl KeyColumns {
     pub unsafe fn compute(
         &mut self,
         keys: &[KeySpec],
+        conditions: &[Vec<Filter>],
         reader: &mut Reader,
         sel: &[u32],
         fixed_offset: Option<i64>,
-    ) {
+    ) -> Result<(), KeyFailure> {
         for (c, key) in keys.iter().enumerate() {
+            if let Some(expr) = &key.expr {
+                let conds = conditions.get(c).map_or(&[][..], |v| v.as_slice());
+                // SAFETY: as below.
+                unsafe { self.compute_expression(c, expr, conds, reader, sel) }?;
+                continue;
+            }
             // SAFETY: `reader` is open and positioned on a vector (this fn's contract).
             unsafe { reader.decode(key.att) };
             let col = reader.column(key.att);
@@ -65,6 +102,65 @@ impl KeyColumns {
                 };
             }
         }
+        Ok(())
+    }
+
+    /// Computes key `c`'s expression for the selected rows.
+    ///
+    /// # Safety
+    /// As `compute` (PostgreSQL's numeric functions may be called for values beyond 128
+    /// bits).
+    unsafe fn compute_expression(
+        &mut self,
+        c: usize,
+        expr: &crate::exec::expr::plan::Expr,
+        conds: &[Filter],
+        reader: &mut Reader,
+        sel: &[u32],
+    ) -> Result<(), KeyFailure> {
+        let mut atts = Vec::new();
+        expr.attributes(&mut atts);
+        for &att in &atts {
+            // SAFETY: `reader` is open and positioned on a vector (this fn's contract).
+            unsafe { reader.decode(att) };
+        }
+        let rows = reader.column(atts[0]).rows as usize;
+        let cols = ReaderColumns(reader);
+        match eval::eval_with(expr, &cols, rows, sel, conds, &mut PgNumeric) {
+            Ok(e) => {
+                self.keep_computed(c, e, rows, sel);
+                Ok(())
+            }
+            // The row core fails at: the rows one at a time, in order.
+            Err(error) => Err(sel
+                .iter()
+                .enumerate()
+                .find_map(|(at, r)| {
+                    let one = std::slice::from_ref(r);
+                    eval::eval_with(expr, &cols, rows, one, conds, &mut PgNumeric)
+                        .err()
+                        .map(|error| KeyFailure { at, error })
+                })
+                .unwrap_or(KeyFailure { at: 0, error })),
+        }
+    }
+
+    /// Keeps an expression key's values: integers as they are, numerics as stored
+    /// numerics (a group keeps the first display scale seen of its value, as core's
+    /// hash aggregate keeps its first row).
+    fn keep_computed(&mut self, c: usize, e: Evaluated, rows: usize, sel: &[u32]) {
+        self.numerics[c] = None;
+        match e.values {
+            Values::Int(v) => {
+                self.buckets[c] = v;
+                self.valid[c] = e.valid;
+            }
+            Values::Numeric(n) => {
+                let valid = e.valid;
+                self.numerics[c] = Some(numeric_dictionary(&n, valid, rows, sel));
+            }
+            Values::Float4(_) | Values::Float8(_) => unreachable!("a float key is left to core"),
+        }
     }
 
     /// The keys of the current vector (after `compute`), one input per key.
@@ -72,6 +168,12 @@ impl KeyColumns {
         keys.iter()
             .enumerate()
             .map(|(c, key)| {
+                if key.kind == KeyKind::Computed {
+                    return match &self.numerics[c] {
+                        Some(col) => KeyInput::Bytes(col, ByteKey::Numeric),
+                        None => KeyInput::Int { values: &self.buckets[c], valid: self.valid[c].as_deref() },
+                    };
+                }
                 let col = reader.column(key.att);
                 match (key.kind, &col.values) {
                     (KeyKind::Value, DecodedValues::Int(v)) => {
@@ -88,6 +190,56 @@ impl KeyColumns {
             })
             .collect()
     }
+}
+
+/// A numeric key's values as a dictionary vector: one stored numeric per distinct value
+/// of the vector (mantissas of one scale found by a hash of the mantissa, not made and
+/// normalised per row), each row its entry's code; the grouper then looks up each entry
+/// once per vector.
+fn numeric_dictionary(n: &NumVec, valid: Option<Vec<bool>>, rows: usize, sel: &[u32]) -> DecodedVector {
+    let mut codes = vec![0u32; rows];
+    let mut offsets = vec![0u32];
+    let mut data = Vec::new();
+    let is_valid = |r: usize| valid.as_ref().is_none_or(|v| v[r]);
+    fn add(bytes: &[u8], data: &mut Vec<u8>, offsets: &mut Vec<u32>) -> u32 {
+        data.extend_from_slice(bytes);
+        offsets.push(data.len() as u32);
+        offsets.len() as u32 - 2
+    }
+    match n {
+        NumVec::Scaled64 { m, scale } => {
+            let mut entries: HashMap<i64, u32> = HashMap::new();
+            let mut last: Option<(i64, u32)> = None;
+            for &r in sel {
+                let r = r as usize;
+                if !is_valid(r) {
+                    continue;
+                }
+                let x = m[r];
+                codes[r] = match last {
+                    Some((k, code)) if k == x => code,
+                    _ => {
+                        let code = *entries.entry(x).or_insert_with(|| {
+                            let stored = Num::Fin { m: x as i128, scale: *scale }.to_stored();
+                            add(&stored, &mut data, &mut offsets)
+                        });
+                        last = Some((x, code));
+                        code
+                    }
+                };
+            }
+        }
+        n => {
+            for &r in sel {
+                let r = r as usize;
+                if is_valid(r) {
+                    codes[r] = add(&n.get(r).stored(), &mut data, &mut offsets);
+                }
+            }
+        }
+    }
+    let values = DecodedValues::Bytes { offsets: vec![0; rows + 1], data: Vec::new() };
+    DecodedVector::from_parts(rows as u32, valid, values, Some(Dictionary { codes, offsets, data }))
 }
 
 /// Computes a bucketed key (`date_trunc`, `date_bin`) for the selected rows of `col`
@@ -142,7 +294,11 @@ unsafe fn bucket_values(
             KeyKind::Trunc(unit) => bucket::trunc_local(unit, ts),
             KeyKind::TruncTz(unit) => fixed_offset.and_then(|off| bucket::trunc_fixed_offset(unit, ts, off)),
             KeyKind::Bin { stride, origin } => bucket::date_bin(stride, ts, origin),
-            KeyKind::Value | KeyKind::Bpchar | KeyKind::Numeric | KeyKind::Extract { .. } => Some(ts),
+            KeyKind::Value
+            | KeyKind::Bpchar
+            | KeyKind::Numeric
+            | KeyKind::Extract { .. }
+            | KeyKind::Computed => Some(ts),
         };
         out[r] = match fast {
             Some(b) => b,
@@ -196,7 +352,11 @@ unsafe fn postgres_bucket(kind: KeyKind, ts: i64, memo: &mut Option<(i64, i64, i
                     d(origin),
                 )
             }
-            KeyKind::Value | KeyKind::Bpchar | KeyKind::Numeric | KeyKind::Extract { .. } => return ts,
+            KeyKind::Value
+            | KeyKind::Bpchar
+            | KeyKind::Numeric
+            | KeyKind::Extract { .. }
+            | KeyKind::Computed => return ts,
         }
     };
     let b = result.value() as i64;
@@ -264,5 +424,32 @@ fn unit_name(unit: TruncUnit) -> &'static str {
         TruncUnit::Decade => "decade",
         TruncUnit::Century => "century",
         TruncUnit::Millennium => "millennium",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn numeric_keys_become_one_entry_per_value_of_the_vector() {
+        // 1.50, 0.15, 1.50, NULL (row 3), 9.99 (row 4, not selected).
+        let n = NumVec::Scaled64 { m: vec![150, 15, 150, 7, 999], scale: 2 };
+        let valid = Some(vec![true, true, true, false, true]);
+        let v = numeric_dictionary(&n, valid, 5, &[0, 1, 2, 3]);
+        let d = v.dictionary.as_ref().unwrap();
+        assert_eq!(d.len(), 2);
+        assert_eq!(Num::from_stored(d.entry(0)), Some(Num::Fin { m: 150, scale: 2 }));
+        assert_eq!(Num::from_stored(d.entry(1)), Some(Num::Fin { m: 15, scale: 2 }));
+        assert_eq!(&d.codes[..3], &[0, 1, 0]);
+        assert!(!v.is_valid(3));
+        // Values per row (NaN among them) each get an entry of their own.
+        let rows = NumVec::Rows(vec![
+            eval::NumVal::Small(Num::NaN),
+            eval::NumVal::Small(Num::Fin { m: 3, scale: 0 }),
+        ]);
+        let v = numeric_dictionary(&rows, None, 2, &[0, 1]);
+        let d = v.dictionary.as_ref().unwrap();
+        assert_eq!((Num::from_stored(d.entry(d.codes[0] as usize)), d.len()), (Some(Num::NaN), 2));
     }
 }

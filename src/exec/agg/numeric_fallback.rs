@@ -1,6 +1,7 @@
 //! PostgreSQL's own numeric functions, for the values of an aggregate's expression that
 //! do not fit 128 bits (`exec::expr::eval::NumericFallback`): numeric_add, numeric_sub,
-//! numeric_mul and numeric_uminus on stored bytes, so results and errors are core's.
+//! numeric_mul, numeric_mod, numeric_uminus and numeric_float8 on stored bytes, so
+//! results and errors are core's.
 
 use crate::exec::expr::eval::NumericFallback;
 use crate::exec::expr::plan::BinOp;
@@ -18,6 +19,7 @@ impl NumericFallback for PgNumeric {
             BinOp::Sub => pg_sys::F_NUMERIC_SUB,
             BinOp::Mul => pg_sys::F_NUMERIC_MUL,
             BinOp::Div => pg_sys::F_NUMERIC_DIV,
+            BinOp::Mod => pg_sys::F_NUMERIC_MOD,
         };
         // SAFETY: numeric Datums made from a numeric's stored bytes (a varlena with that
         // payload) passed to a numeric function of two numerics; backend thread with a
@@ -42,6 +44,19 @@ impl NumericFallback for PgNumeric {
                 datum(a),
             );
             payload(d)
+        }
+    }
+
+    fn float8(&mut self, a: &[u8]) -> f64 {
+        // SAFETY: as `binary`, for numeric_float8 of one numeric; its result is a
+        // by-value float8.
+        unsafe {
+            let d = pg_sys::OidFunctionCall1Coll(
+                pg_sys::Oid::from_u32(pg_sys::F_FLOAT8_NUMERIC),
+                pg_sys::InvalidOid,
+                datum(a),
+            );
+            f64::from_bits(d.value() as u64)
         }
     }
 }

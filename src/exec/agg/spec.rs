@@ -68,6 +68,9 @@ pub enum KeyKind {
     /// `extract(field FROM col)` of a date or timestamp column (numeric), or
     /// `date_part(field, col)` of a timestamp one (float8).
     Extract { field: ExtractField, of: ExtractOf },
+    /// The value of the key's expression (`KeySpec::expr`), of an integer type or
+    /// numeric (grouped by value, whatever its display scale).
+    Computed,
 }
 
 /// What an `extract` key reads and gives.
@@ -91,11 +94,28 @@ impl KeyKind {
     }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct KeySpec {
-    /// The attribute (0-based).
+    /// The attribute (0-based); of a computed key, the first its expression reads.
     pub att: usize,
     pub kind: KeyKind,
+    /// A computed key's expression.
+    pub expr: Option<Expr>,
+}
+
+impl KeySpec {
+    /// A key computed from column `att` alone (its value, a bucket, a field).
+    pub fn of_column(att: usize, kind: KeyKind) -> KeySpec {
+        KeySpec { att, kind, expr: None }
+    }
+
+    /// The attributes the key reads, appended to `out`.
+    pub fn attributes(&self, out: &mut Vec<usize>) {
+        match &self.expr {
+            Some(e) => e.attributes(out),
+            None => out.push(self.att),
+        }
+    }
 }
 
 /// Most group keys a ColumnarAgg takes: a group's key ids are packed into 128 bits.
@@ -125,7 +145,8 @@ pub struct HavingTest {
 impl AggPlan {
     /// Attributes the fold reads (0-based), sorted, once each.
     pub fn attributes(&self) -> Vec<usize> {
-        let mut out: Vec<usize> = self.keys.iter().map(|k| k.att).collect();
+        let mut out = Vec::new();
+        self.keys.iter().for_each(|k| k.attributes(&mut out));
         for a in &self.aggs {
             out.extend(a.att);
             if let Some(e) = &a.expr {
@@ -157,6 +178,10 @@ impl AggPlan {
                     w.i64(origin);
                 }
                 KeyKind::Extract { field, of } => w.0.extend([6, field.code(), of as u8]),
+                KeyKind::Computed => {
+                    w.0.push(7);
+                    k.expr.as_ref().expect("a computed key's expression").write(&mut w.0);
+                }
             }
         }
         w.u32(self.aggs.len() as u32);
@@ -216,9 +241,15 @@ impl AggPlan {
                         _ => return None,
                     },
                 },
+                7 => {
+                    let (e, rest) = Expr::read(r.0)?;
+                    r.0 = rest;
+                    keys.push(KeySpec { att, kind: KeyKind::Computed, expr: Some(e) });
+                    continue;
+                }
                 _ => return None,
             };
-            keys.push(KeySpec { att, kind });
+            keys.push(KeySpec::of_column(att, kind));
         }
         let naggs = r.u32()? as usize;
         let mut aggs = Vec::with_capacity(naggs.min(1024));
@@ -332,13 +363,21 @@ mod tests {
     fn plans_round_trip() {
         let plan = AggPlan {
             keys: vec![
-                KeySpec { att: 0, kind: KeyKind::TruncTz(TruncUnit::Hour) },
+                KeySpec::of_column(0, KeyKind::TruncTz(TruncUnit::Hour)),
+                KeySpec::of_column(
+                    3,
+                    KeyKind::Extract { field: ExtractField::Week, of: ExtractOf::TimestampPart },
+                ),
                 KeySpec {
-                    att: 3,
-                    kind: KeyKind::Extract { field: ExtractField::Week, of: ExtractOf::TimestampPart },
+                    att: 7,
+                    kind: KeyKind::Computed,
+                    expr: Some(Expr::Binary {
+                        op: BinOp::Mod,
+                        left: Box::new(Expr::Column { att: 7, ty: ExprType::Int4 }),
+                        right: Box::new(Expr::Column { att: 8, ty: ExprType::Int4 }),
+                    }),
                 },
-                KeySpec { att: 4, kind: KeyKind::Numeric },
-                KeySpec { att: 1, kind: KeyKind::Bin { stride: 900_000_000, origin: -7 } },
+                KeySpec::of_column(4, KeyKind::Numeric),
             ],
             aggs: vec![
                 AggSpec {
@@ -372,7 +411,7 @@ mod tests {
         };
         let bytes = plan.to_bytes();
         assert_eq!(AggPlan::from_bytes(&bytes), Some(plan.clone()));
-        assert_eq!(plan.attributes(), vec![0, 1, 2, 3, 4, 5, 6]);
+        assert_eq!(plan.attributes(), vec![0, 2, 3, 4, 5, 6, 7, 8]);
         for cut in 0..bytes.len() {
             assert_eq!(AggPlan::from_bytes(&bytes[..cut]), None, "cut at {cut}");
         }

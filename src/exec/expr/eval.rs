@@ -44,6 +44,8 @@ impl NumVal {
 pub trait NumericFallback {
     fn binary(&mut self, op: BinOp, a: &[u8], b: &[u8]) -> Vec<u8>;
     fn neg(&mut self, a: &[u8]) -> Vec<u8>;
+    /// numeric_float8 (raising float8in's error for a value beyond float8's range).
+    fn float8(&mut self, a: &[u8]) -> f64;
 }
 
 /// A result vector, indexed by row (rows not selected, or NULL, hold a filler).
@@ -129,10 +131,14 @@ pub enum EvalError {
     CorruptNumeric,
     /// A division by zero (22012).
     DivisionByZero,
+    /// A numeric NaN or infinity cast to an integer type (0A000).
+    NanToInt(ExprType),
+    InfinityToInt(ExprType),
 }
 
 impl EvalError {
-    /// Core's message (all are SQLSTATE 22003 but the corrupt value).
+    /// Core's message (SQLSTATE 22003 for out of range, 22012 for division by zero,
+    /// 0A000 for NaN or infinity to an integer, XX001 for a corrupt value).
     pub fn message(self) -> &'static str {
         match self {
             EvalError::IntOutOfRange(ExprType::Int2) => "smallint out of range",
@@ -142,6 +148,12 @@ impl EvalError {
             EvalError::FloatUnderflow => "value out of range: underflow",
             EvalError::CorruptNumeric => "a stored numeric value is malformed",
             EvalError::DivisionByZero => "division by zero",
+            EvalError::NanToInt(ExprType::Int2) => "cannot convert NaN to smallint",
+            EvalError::NanToInt(ExprType::Int8) => "cannot convert NaN to bigint",
+            EvalError::NanToInt(_) => "cannot convert NaN to integer",
+            EvalError::InfinityToInt(ExprType::Int2) => "cannot convert infinity to smallint",
+            EvalError::InfinityToInt(ExprType::Int8) => "cannot convert infinity to bigint",
+            EvalError::InfinityToInt(_) => "cannot convert infinity to integer",
         }
     }
 }
@@ -388,7 +400,7 @@ impl<'a> Evaluator<'a> {
             }
             Expr::Cast { to, arg } => {
                 let x = self.eval(arg)?;
-                Ok(self.cast(*to, x))
+                self.cast(arg.ty(), *to, x)
             }
             Expr::Case { whens, otherwise } => self.case(expr.ty(), whens, otherwise.as_deref()),
         }
@@ -589,6 +601,10 @@ impl<'a> Evaluator<'a> {
                         // int4div & co.: zero first, then MIN / -1 out of range.
                         BinOp::Div if b[i] == 0 => return Err(EvalError::DivisionByZero),
                         BinOp::Div => a[i].checked_div(b[i]),
+                        // int4mod & co.: zero raises, x % -1 is 0 (also for MIN).
+                        BinOp::Mod if b[i] == 0 => return Err(EvalError::DivisionByZero),
+                        BinOp::Mod if b[i] == -1 => Some(0),
+                        BinOp::Mod => a[i].checked_rem(b[i]),
                     };
                     a[i] = v.filter(|v| (lo..=hi).contains(v)).ok_or(EvalError::IntOutOfRange(ty))?;
                 }
@@ -617,7 +633,7 @@ impl<'a> Evaluator<'a> {
                     None => {
                         let (a, b) =
                             (std::mem::replace(a, NumVec::Rows(Vec::new())).into_rows(), b.into_rows());
-                        NumVec::Rows(self.numeric_rows_op(op, a, &b, &rows))
+                        NumVec::Rows(self.numeric_rows_op(op, a, &b, &rows)?)
                     }
                 };
             }
@@ -633,7 +649,7 @@ impl<'a> Evaluator<'a> {
         mut a: Vec<NumVal>,
         b: &[NumVal],
         rows: &[usize],
-    ) -> Vec<NumVal> {
+    ) -> Result<Vec<NumVal>, EvalError> {
         for &i in rows {
             let fast = match (&a[i], &b[i]) {
                 (NumVal::Small(x), NumVal::Small(y)) => match op {
@@ -642,6 +658,7 @@ impl<'a> Evaluator<'a> {
                     BinOp::Mul => x.checked_mul(*y),
                     // Its result scale is numeric_div's to choose: PostgreSQL computes it.
                     BinOp::Div => None,
+                    BinOp::Mod => x.checked_rem(*y).map_err(|_| EvalError::DivisionByZero)?,
                 },
                 _ => None,
             };
@@ -650,20 +667,119 @@ impl<'a> Evaluator<'a> {
                 None => NumVal::of_stored(self.fallback.binary(op, &a[i].stored(), &b[i].stored())),
             };
         }
-        a
+        Ok(a)
     }
 
-    fn cast(&self, to: ExprType, x: Evaluated) -> Evaluated {
+    /// A cast of `x` to `to`. The widening ones convert every row; the others compute
+    /// the selected, valid rows alone (the rest hold fillers that must not fail) and
+    /// raise core's error at the first that is out of the target's range.
+    fn cast(&mut self, from: ExprType, to: ExprType, x: Evaluated) -> Result<Evaluated, EvalError> {
+        let valid = x.valid;
+        let rows: Vec<usize> = self.live(&valid).collect();
+        let (lo, hi) = int_range(to);
         let values = match (x.values, to) {
-            (Values::Int(v), ExprType::Int2 | ExprType::Int4 | ExprType::Int8) => Values::Int(v),
+            (Values::Int(v), ExprType::Int2 | ExprType::Int4 | ExprType::Int8) => {
+                if super::plan::cast_can_fail(from, to) && rows.iter().any(|&r| !(lo..=hi).contains(&v[r])) {
+                    return Err(EvalError::IntOutOfRange(to));
+                }
+                Values::Int(v)
+            }
             (Values::Int(v), ExprType::Float8) => Values::Float8(v.iter().map(|&i| i as f64).collect()),
             (Values::Int(v), ExprType::Float4) => Values::Float4(v.iter().map(|&i| i as f32).collect()),
             (Values::Float4(v), ExprType::Float8) => Values::Float8(v.iter().map(|&f| f as f64).collect()),
             // Integers are their own mantissas at scale 0.
             (Values::Int(v), ExprType::Numeric) => Values::Numeric(NumVec::Scaled64 { m: v, scale: 0 }),
+            // dtof: an infinite result of a finite value overflows, a zero one of a
+            // non-zero value underflows.
+            (Values::Float8(v), ExprType::Float4) => {
+                let mut out = vec![0f32; self.rows];
+                for &r in &rows {
+                    let f = v[r] as f32;
+                    if f.is_infinite() && !v[r].is_infinite() {
+                        return Err(EvalError::FloatOverflow);
+                    }
+                    if f == 0.0 && v[r] != 0.0 {
+                        return Err(EvalError::FloatUnderflow);
+                    }
+                    out[r] = f;
+                }
+                Values::Float4(out)
+            }
+            // dtoi4 & co.: rint (ties to even), then NaN or out of range raises.
+            (Values::Float8(v), t) if t.is_int() => Values::Int(float_to_int(&v, &rows, to, self.rows)?),
+            (Values::Float4(v), t) if t.is_int() => {
+                let v: Vec<f64> = v.iter().map(|&f| f as f64).collect();
+                Values::Int(float_to_int(&v, &rows, to, self.rows)?)
+            }
+            (Values::Numeric(n), ExprType::Float8) => Values::Float8(self.numeric_to_float8(n, &rows)),
+            // numeric_int4 & co.: NaN and the infinities raise, then the value rounded
+            // half away from zero must be in range.
+            (Values::Numeric(n), t) if t.is_int() => {
+                let mut out = vec![0i64; self.rows];
+                for &r in &rows {
+                    let v = n.get(r);
+                    let rounded = match &v {
+                        NumVal::Small(Num::NaN) => return Err(EvalError::NanToInt(to)),
+                        NumVal::Small(Num::PosInf | Num::NegInf) => return Err(EvalError::InfinityToInt(to)),
+                        NumVal::Small(x) => super::num::round_to_integer(Some(*x), &[]),
+                        NumVal::Big(b) => super::num::round_to_integer(None, b),
+                    };
+                    out[r] = rounded
+                        .and_then(|x| i64::try_from(x).ok())
+                        .filter(|x| (lo..=hi).contains(x))
+                        .ok_or(EvalError::IntOutOfRange(to))?;
+                }
+                Values::Int(out)
+            }
             (v, to) => unreachable!("a cast of {v:?} to {to:?}"),
         };
-        Evaluated { values, valid: x.valid }
+        Ok(Evaluated { values, valid })
+    }
+
+    /// numeric_float8 of the rows `rows`: numeric_out's text read by float8in, which is
+    /// the correctly rounded double of the value; a mantissa of 53 bits over a power of
+    /// ten a double holds exactly is one correctly rounded division. Others are parsed,
+    /// and values whose double would be zero or infinite (or beyond 128 bits) are
+    /// PostgreSQL's own (its error).
+    fn numeric_to_float8(&mut self, n: NumVec, rows: &[usize]) -> Vec<f64> {
+        const EXACT: [f64; 23] = [
+            1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15, 1e16, 1e17,
+            1e18, 1e19, 1e20, 1e21, 1e22,
+        ];
+        const MANTISSA: i128 = 1 << 53;
+        let mut out = vec![0f64; self.rows];
+        let fallback = &mut *self.fallback;
+        let mut of = |v: NumVal| -> f64 {
+            match v {
+                NumVal::Small(Num::NaN) => f64::NAN,
+                NumVal::Small(Num::PosInf) => f64::INFINITY,
+                NumVal::Small(Num::NegInf) => f64::NEG_INFINITY,
+                NumVal::Small(Num::Fin { m, scale })
+                    if m.abs() <= MANTISSA && (scale as usize) < EXACT.len() =>
+                {
+                    m as f64 / EXACT[scale as usize]
+                }
+                NumVal::Small(n @ Num::Fin { m, .. }) => match n.text().parse::<f64>() {
+                    Ok(f) if f.is_finite() && (f != 0.0 || m == 0) => f,
+                    _ => fallback.float8(&n.to_stored()),
+                },
+                NumVal::Big(b) => fallback.float8(&b),
+            }
+        };
+        match n {
+            NumVec::Scaled64 { m, scale } if (scale as usize) < EXACT.len() => {
+                let p = EXACT[scale as usize];
+                for &r in rows {
+                    out[r] = if (m[r] as i128).abs() <= MANTISSA {
+                        m[r] as f64 / p
+                    } else {
+                        of(NumVal::Small(Num::Fin { m: m[r] as i128, scale }))
+                    };
+                }
+            }
+            n => rows.iter().for_each(|&r| out[r] = of(n.get(r))),
+        }
+        out
     }
 }
 
@@ -769,15 +885,17 @@ fn merge_numeric(rows: usize, parts: Vec<(Vec<u32>, Evaluated)>) -> NumVec {
 }
 
 fn scaled64_op(op: BinOp, x: &[i64], s: u16, y: &[i64], t: u16) -> Option<(Vec<i64>, u16)> {
-    if op == BinOp::Div {
-        return None; // numeric_div chooses its scale: the per-row path asks PostgreSQL
+    if matches!(op, BinOp::Div | BinOp::Mod) {
+        // numeric_div chooses its scale: the per-row path asks PostgreSQL; a remainder
+        // can divide by zero, which the per-row path raises at its row.
+        return None;
     }
     let n = x.len().min(y.len());
     let (x, y) = (&x[..n], &y[..n]);
     let mut out = Vec::with_capacity(n);
     let mut overflow = false;
     let scale = match op {
-        BinOp::Div => unreachable!("returned above"),
+        BinOp::Div | BinOp::Mod => unreachable!("returned above"),
         BinOp::Mul => {
             let scale = s.checked_add(t).filter(|&v| v <= super::num::DSCALE_MAX)?;
             out.extend(x.iter().zip(y).map(|(&a, &b)| {
@@ -819,14 +937,16 @@ fn small_constant(e: &Expr) -> Option<(i64, u16)> {
 /// `c op x` (`c_left`) or `x op c` for every row of `x` (see `scaled64_op`), c a
 /// scalar (m, scale); None if some row leaves 64 bits.
 fn scaled64_scalar_op(op: BinOp, x: &[i64], s: u16, c: (i64, u16), c_left: bool) -> Option<(Vec<i64>, u16)> {
-    if op == BinOp::Div {
-        return None; // numeric_div chooses its scale: the per-row path asks PostgreSQL
+    if matches!(op, BinOp::Div | BinOp::Mod) {
+        // numeric_div chooses its scale: the per-row path asks PostgreSQL; a remainder
+        // can divide by zero, which the per-row path raises at its row.
+        return None;
     }
     let (cm, t) = c;
     let mut overflow = false;
     let out: Vec<i64>;
     let scale = match op {
-        BinOp::Div => unreachable!("returned above"),
+        BinOp::Div | BinOp::Mod => unreachable!("returned above"),
         BinOp::Mul => {
             let scale = s.checked_add(t).filter(|&v| v <= super::num::DSCALE_MAX)?;
             out = x
@@ -869,12 +989,14 @@ fn scaled64_scalar_op(op: BinOp, x: &[i64], s: u16, c: (i64, u16), c_left: bool)
 /// `x op y` on two scaled vectors, for the rows `rows`, at the result's display scale
 /// (numeric_add's larger one, numeric_mul's sum); None if some row does not fit.
 fn scaled_op(op: BinOp, x: &[i128], s: u16, y: &[i128], t: u16, rows: &[usize]) -> Option<NumVec> {
-    if op == BinOp::Div {
-        return None; // numeric_div chooses its scale: the per-row path asks PostgreSQL
+    if matches!(op, BinOp::Div | BinOp::Mod) {
+        // numeric_div chooses its scale: the per-row path asks PostgreSQL; a remainder
+        // can divide by zero, which the per-row path raises at its row.
+        return None;
     }
     let mut m = vec![0i128; x.len()];
     let scale = match op {
-        BinOp::Div => unreachable!("returned above"),
+        BinOp::Div | BinOp::Mod => unreachable!("returned above"),
         BinOp::Mul => {
             let scale = s.checked_add(t).filter(|&v| v <= super::num::DSCALE_MAX)?;
             for &r in rows {
@@ -897,6 +1019,22 @@ fn scaled_op(op: BinOp, x: &[i128], s: u16, y: &[i128], t: u16, rows: &[usize]) 
     Some(NumVec::Scaled { m, scale })
 }
 
+/// dtoi2 / dtoi4 / dtoi8 (and ftoi*, whose float4 is exact as a double) of the rows
+/// `rows`: rint, then NaN or a value outside [MIN, -MIN) raises the type's error.
+fn float_to_int(v: &[f64], rows: &[usize], to: ExprType, len: usize) -> Result<Vec<i64>, EvalError> {
+    let (lo, _) = int_range(to);
+    let (lo, hi) = (lo as f64, -(lo as f64));
+    let mut out = vec![0i64; len];
+    for &r in rows {
+        let x = v[r].round_ties_even();
+        if x.is_nan() || !(lo <= x && x < hi) {
+            return Err(EvalError::IntOutOfRange(to));
+        }
+        out[r] = x as i64;
+    }
+    Ok(out)
+}
+
 /// float8pl / float8mi / float8mul: an infinite result of finite operands overflows,
 /// a zero product of non-zero ones underflows.
 fn float_op(op: BinOp, a: f64, b: f64) -> Result<f64, EvalError> {
@@ -905,6 +1043,7 @@ fn float_op(op: BinOp, a: f64, b: f64) -> Result<f64, EvalError> {
         BinOp::Sub => a - b,
         BinOp::Mul => a * b,
         BinOp::Div => return float_div(a, b),
+        BinOp::Mod => unreachable!("no float modulo"),
     };
     if v.is_infinite() && !a.is_infinite() && !b.is_infinite() {
         return Err(EvalError::FloatOverflow);
@@ -922,6 +1061,7 @@ fn float4_op(op: BinOp, a: f32, b: f32) -> Result<f32, EvalError> {
         BinOp::Sub => a - b,
         BinOp::Mul => a * b,
         BinOp::Div => return float_div(a, b),
+        BinOp::Mod => unreachable!("no float modulo"),
     };
     if v.is_infinite() && !a.is_infinite() && !b.is_infinite() {
         return Err(EvalError::FloatOverflow);
@@ -988,6 +1128,9 @@ mod tests {
         fn neg(&mut self, _: &[u8]) -> Vec<u8> {
             panic!("fallback asked for a negation")
         }
+        fn float8(&mut self, _: &[u8]) -> f64 {
+            panic!("fallback asked for a float8")
+        }
     }
 
     /// A fallback that records what it was asked and answers NaN.
@@ -1000,6 +1143,9 @@ mod tests {
         }
         fn neg(&mut self, _: &[u8]) -> Vec<u8> {
             Num::NaN.to_stored()
+        }
+        fn float8(&mut self, _: &[u8]) -> f64 {
+            f64::NAN
         }
     }
 
@@ -1345,5 +1491,136 @@ mod tests {
         assert_eq!(float_div(1.0f64, f64::INFINITY), Ok(0.0));
         assert_eq!(float_div(f64::INFINITY, 2.0), Ok(f64::INFINITY));
         assert_eq!(float_div(3.0f32, 2.0), Ok(1.5));
+    }
+
+    #[test]
+    fn remainder_as_int4mod_and_numeric_mod() {
+        let i4 = ExprType::Int4;
+        let cols = Cols(vec![ints(&[-7, 7, i32::MIN as i64, 5], None), ints(&[2, -2, -1, 0], None)]);
+        let rem = bin(BinOp::Mod, col(0, i4), col(1, i4));
+        let e = eval(&rem, &cols, 4, &[0, 1, 2], &mut NoFallback).unwrap();
+        let Values::Int(v) = &e.values else { panic!("ints") };
+        // The dividend's sign; MIN % -1 is 0, not an overflow.
+        assert_eq!([v[0], v[1], v[2]], [-1, 1, 0]);
+        assert_eq!(eval(&rem, &cols, 4, &[3], &mut NoFallback), Err(EvalError::DivisionByZero));
+        // numeric_mod: the larger display scale, specials as numeric.c, zero raises.
+        let n = ExprType::Numeric;
+        let cols = Cols(vec![
+            numerics(&["7.5", "-7.25", "NaN", "Infinity", "3.1", "4", "Infinity", "0"]),
+            numerics(&["2", "2.0", "0", "3", "-Infinity", "1.25", "0", "5"]),
+        ]);
+        let rem = bin(BinOp::Mod, col(0, n), col(1, n));
+        let sel = [0, 1, 2, 3, 4, 5, 7];
+        let e = eval(&rem, &cols, 8, &sel, &mut NoFallback).unwrap();
+        assert_eq!(texts(&e, &sel), ["1.5", "-1.25", "NaN", "NaN", "3.1", "0.25", "0"]);
+        assert_eq!(eval(&rem, &cols, 8, &[6], &mut NoFallback), Err(EvalError::DivisionByZero));
+        let e = eval(&bin(BinOp::Mod, col(0, n), numeric_const("0.50")), &cols, 8, &[0, 5], &mut NoFallback);
+        assert_eq!(texts(&e.unwrap(), &[0, 5]), ["0.00", "0.00"]);
+    }
+
+    #[test]
+    fn narrowing_casts_fail_only_on_the_rows_computed() {
+        let cast = |to, arg| Box::new(Expr::Cast { to, arg });
+        let cols = Cols(vec![
+            ints(&[40000, 7, -32768, i64::MAX], None),
+            DecodedVector::from_parts(
+                5,
+                None,
+                DecodedValues::Float64(vec![2.5, -3.5, 2147483647.4, 2147483647.5, f64::NAN]),
+                None,
+            ),
+            DecodedVector::from_parts(3, None, DecodedValues::Float64(vec![1e39, 1e-50, 0.1]), None),
+        ]);
+        let to_i2 = cast(ExprType::Int2, col(0, ExprType::Int8));
+        let e = eval(&to_i2, &cols, 4, &[1, 2], &mut NoFallback).unwrap();
+        let Values::Int(v) = &e.values else { panic!("ints") };
+        assert_eq!([v[1], v[2]], [7, -32768]);
+        assert_eq!(
+            eval(&to_i2, &cols, 4, &[0], &mut NoFallback),
+            Err(EvalError::IntOutOfRange(ExprType::Int2))
+        );
+        // dtoi4: rint (ties to even), NaN and 2^31 out of range.
+        let to_i4 = cast(ExprType::Int4, col(1, ExprType::Float8));
+        let e = eval(&to_i4, &cols, 5, &[0, 1, 2], &mut NoFallback).unwrap();
+        let Values::Int(v) = &e.values else { panic!("ints") };
+        assert_eq!([v[0], v[1], v[2]], [2, -4, 2147483647]);
+        for r in [3, 4] {
+            assert_eq!(
+                eval(&to_i4, &cols, 5, &[r], &mut NoFallback),
+                Err(EvalError::IntOutOfRange(ExprType::Int4))
+            );
+        }
+        // dtof: overflow, underflow.
+        let to_f4 = cast(ExprType::Float4, col(2, ExprType::Float8));
+        assert_eq!(eval(&to_f4, &cols, 3, &[0], &mut NoFallback), Err(EvalError::FloatOverflow));
+        assert_eq!(eval(&to_f4, &cols, 3, &[1], &mut NoFallback), Err(EvalError::FloatUnderflow));
+        let e = eval(&to_f4, &cols, 3, &[2], &mut NoFallback).unwrap();
+        assert_eq!(e.values, Values::Float4(vec![0.0, 0.0, 0.1f32]));
+    }
+
+    #[test]
+    fn numeric_to_float8_is_the_correctly_rounded_double() {
+        let cols = Cols(vec![numerics(&[
+            "0.1",
+            "123456789.123456789",
+            "-2.50",
+            "NaN",
+            "-Infinity",
+            "0.000000000000000000000000001",
+            "98765432109876543210.5",
+        ])]);
+        let e = eval(
+            &Expr::Cast { to: ExprType::Float8, arg: col(0, ExprType::Numeric) },
+            &cols,
+            7,
+            &[0, 1, 2, 3, 4, 5, 6],
+            &mut NoFallback,
+        )
+        .unwrap();
+        let Values::Float8(v) = e.values else { panic!("floats") };
+        assert_eq!(v[0], 0.1);
+        assert_eq!(v[1], "123456789.123456789".parse::<f64>().unwrap());
+        assert_eq!(v[2], -2.5);
+        assert!(v[3].is_nan());
+        assert_eq!(v[4], f64::NEG_INFINITY);
+        assert_eq!(v[5], 1e-27);
+        assert_eq!(v[6], 98765432109876543210.5);
+    }
+
+    #[test]
+    fn numeric_to_integer_rounds_half_away_from_zero() {
+        let cols =
+            Cols(vec![numerics(&["2.5", "-2.5", "2.49", "-0.5", "32767.4", "32767.5", "NaN", "-Infinity"])]);
+        let to_i2 = Expr::Cast { to: ExprType::Int2, arg: col(0, ExprType::Numeric) };
+        let e = eval(&to_i2, &cols, 8, &[0, 1, 2, 3, 4], &mut NoFallback).unwrap();
+        let Values::Int(v) = &e.values else { panic!("ints") };
+        assert_eq!(&v[..5], &[3, -3, 2, -1, 32767]);
+        assert_eq!(
+            eval(&to_i2, &cols, 8, &[5], &mut NoFallback),
+            Err(EvalError::IntOutOfRange(ExprType::Int2))
+        );
+        assert_eq!(eval(&to_i2, &cols, 8, &[6], &mut NoFallback), Err(EvalError::NanToInt(ExprType::Int2)));
+        assert_eq!(
+            eval(&to_i2, &cols, 8, &[7], &mut NoFallback),
+            Err(EvalError::InfinityToInt(ExprType::Int2))
+        );
+        // Beyond 128 bits: read from the stored digits (base 10000).
+        let stored = |negative: bool, weight: i16, dscale: u16, digits: &[u16]| {
+            let mut b = ((if negative { 0x4000 } else { 0 }) | dscale).to_le_bytes().to_vec();
+            b.extend_from_slice(&weight.to_le_bytes());
+            digits.iter().for_each(|d| b.extend_from_slice(&d.to_le_bytes()));
+            b
+        };
+        // 12.5000...0001 (44 fraction digits) and -1.4999...
+        let mut digits = vec![12, 5000];
+        digits.extend([0; 9]);
+        digits.push(1);
+        assert_eq!(super::super::num::round_to_integer(None, &stored(false, 0, 44, &digits)), Some(13));
+        assert_eq!(
+            super::super::num::round_to_integer(None, &stored(true, 0, 8, &[1, 4999, 9999])),
+            Some(-1)
+        );
+        assert_eq!(super::super::num::round_to_integer(None, &stored(false, 2, 0, &[7])), Some(700_000_000));
+        assert_eq!(super::super::num::round_to_integer(None, &stored(false, 40, 0, &[1])), None);
     }
 }

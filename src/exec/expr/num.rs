@@ -157,6 +157,27 @@ impl Num {
         })
     }
 
+    /// numeric_mod: x - trunc(x / y) * y, exactly, at the larger display scale (mod_var);
+    /// NaN from NaN or an infinite dividend, the dividend itself for an infinite divisor.
+    /// Err for a zero divisor (core's "division by zero", also of an infinity); None if
+    /// the operands do not fit at a common scale.
+    pub fn checked_rem(self, other: Num) -> Result<Option<Num>, DivisionByZero> {
+        use Num::*;
+        Ok(Some(match (self, other) {
+            (NaN, _) | (_, NaN) => NaN,
+            (PosInf | NegInf, y) if y.sign() == 0 => return Err(DivisionByZero),
+            (PosInf | NegInf, _) => NaN,
+            (x, PosInf | NegInf) => x,
+            (Fin { .. }, Fin { m: 0, .. }) => return Err(DivisionByZero),
+            (Fin { m: a, scale: s }, Fin { m: b, scale: t }) => {
+                let Some((a, b, scale)) = aligned(a, s, b, t) else { return Ok(None) };
+                // Truncating division: the remainder has the dividend's sign, as trunc()
+                // gives (MIN % -1 is 0, and |b| >= 1 here).
+                Fin { m: a.checked_rem(b).unwrap_or(0), scale }
+            }
+        }))
+    }
+
     /// numeric_uminus.
     pub fn checked_neg(self) -> Option<Num> {
         Some(match self {
@@ -167,6 +188,38 @@ impl Num {
         })
     }
 }
+
+/// A finite numeric rounded to an integer (half away from zero, as round_var does for
+/// numeric_int4 & co.): None if it leaves 128 bits; `stored` is its stored bytes, used
+/// for values whose mantissa does not fit (`n` None).
+pub fn round_to_integer(n: Option<Num>, stored: &[u8]) -> Option<i128> {
+    if let Some(Num::Fin { m, scale }) = n {
+        let Some(p) = pow10(scale as u32) else { return Some(0) }; // |value| < 1e-1
+        let (q, r) = (m / p, m % p);
+        return Some(if r.unsigned_abs() * 2 >= p.unsigned_abs() { q + m.signum() } else { q });
+    }
+    let Some(Parsed::Finite { negative, weight, digits, .. }) = parse(stored) else { return None };
+    let digit = |i: i32| -> i128 {
+        if (0..digits.len() as i32 / 2).contains(&i) {
+            u16::from_le_bytes([digits[2 * i as usize], digits[2 * i as usize + 1]]) as i128
+        } else {
+            0
+        }
+    };
+    let mut int: i128 = 0;
+    for i in 0..=weight {
+        int = int.checked_mul(10_000)?.checked_add(digit(i))?;
+    }
+    // The first digit after the point decides (half away from zero).
+    if digit(weight + 1) >= 5_000 {
+        int = int.checked_add(1)?;
+    }
+    Some(if negative { -int } else { int })
+}
+
+/// A remainder's divisor was zero.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DivisionByZero;
 
 /// Two mantissas brought to the larger of their scales, and that scale.
 fn aligned(a: i128, s: u16, b: i128, t: u16) -> Option<(i128, i128, u16)> {

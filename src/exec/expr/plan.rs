@@ -26,6 +26,8 @@ pub enum BinOp {
     Mul,
     /// Integer and float division only (numeric division is left to core).
     Div,
+    /// `%`: int2mod, int4mod, int8mod, numeric_mod.
+    Mod,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -42,8 +44,10 @@ pub enum Expr {
     Neg(Box<Expr>),
     /// `left op right`, both of this node's type.
     Binary { op: BinOp, left: Box<Expr>, right: Box<Expr> },
-    /// A cast that never fails: a wider integer, an integer or float4 to float8, an
-    /// integer to float4, an integer to numeric.
+    /// A cast: to a wider integer, an integer or float4 to float8, an integer to
+    /// float4, an integer to numeric, a numeric to float8 (these never fail); to a
+    /// narrower integer, a float or numeric to an integer, float8 to float4 (these can:
+    /// `cast_can_fail`).
     Cast { to: ExprType, arg: Box<Expr> },
     /// `CASE WHEN cond THEN value ... [ELSE otherwise] END`: a row takes the first
     /// branch whose condition is true (not false, not NULL); without ELSE the others
@@ -53,9 +57,51 @@ pub enum Expr {
 
 const TYPES: [ExprType; 6] =
     [ExprType::Int2, ExprType::Int4, ExprType::Int8, ExprType::Float4, ExprType::Float8, ExprType::Numeric];
-const OPS: [BinOp; 4] = [BinOp::Add, BinOp::Sub, BinOp::Mul, BinOp::Div];
+const OPS: [BinOp; 5] = [BinOp::Add, BinOp::Sub, BinOp::Mul, BinOp::Div, BinOp::Mod];
 /// Deepest expression `from_bytes` reads (core's own limit is the stack's).
 const MAX_DEPTH: usize = 256;
+
+impl ExprType {
+    pub fn is_int(self) -> bool {
+        matches!(self, ExprType::Int2 | ExprType::Int4 | ExprType::Int8)
+    }
+
+    /// Bytes of an integer type's values (its range).
+    fn int_width(self) -> u8 {
+        match self {
+            ExprType::Int2 => 2,
+            ExprType::Int4 => 4,
+            _ => 8,
+        }
+    }
+}
+
+/// Whether a cast from `from` to `to` is one `Expr::Cast` computes: every widening
+/// between integers, floats and numeric that core's casts make exactly, numeric to
+/// float8, and the narrowing casts whose only failure is "out of range" (integer to a
+/// narrower integer, float to integer, float8 to float4).
+pub fn cast_supported(from: ExprType, to: ExprType) -> bool {
+    use ExprType::*;
+    match (from, to) {
+        (f, t) if f.is_int() && t.is_int() => f != t,
+        (f, Numeric | Float4 | Float8) if f.is_int() => true,
+        (Float4, Float8) | (Float8, Float4) | (Numeric, Float8) => true,
+        (Float4 | Float8 | Numeric, t) => t.is_int(),
+        _ => false,
+    }
+}
+
+/// Whether a supported cast can fail (a value out of the target's range).
+pub fn cast_can_fail(from: ExprType, to: ExprType) -> bool {
+    match (from, to) {
+        (f, t) if f.is_int() && t.is_int() => t.int_width() < f.int_width(),
+        (ExprType::Float4 | ExprType::Float8, t) => {
+            t.is_int() || (t == ExprType::Float4 && from == ExprType::Float8)
+        }
+        (ExprType::Numeric, t) => t.is_int(),
+        _ => false,
+    }
+}
 
 impl Expr {
     /// The type of the expression's values.

@@ -28,6 +28,8 @@ use std::sync::Arc;
 pub trait ExprBackend: Send + Sync {
     /// `a op b` (`op` None: `-a`, `b` unused) on stored numerics.
     fn numeric(&self, op: Option<BinOp>, a: &[u8], b: &[u8]) -> Vec<u8>;
+    /// numeric_float8 of a stored numeric.
+    fn float8(&self, a: &[u8]) -> f64;
     /// Raises core's error (SQLSTATE and message) for `e`.
     fn raise(&self, e: EvalError) -> !;
 }
@@ -110,6 +112,10 @@ impl NumericFallback for Fallback<'_> {
 
     fn neg(&mut self, a: &[u8]) -> Vec<u8> {
         self.0.numeric(None, a, &[])
+    }
+
+    fn float8(&mut self, a: &[u8]) -> f64 {
+        self.0.float8(a)
     }
 }
 
@@ -216,6 +222,10 @@ mod tests {
 
     impl ExprBackend for Backend {
         fn numeric(&self, _: Option<BinOp>, _: &[u8], _: &[u8]) -> Vec<u8> {
+            unreachable!("no numeric beyond 128 bits here")
+        }
+
+        fn float8(&self, _: &[u8]) -> f64 {
             unreachable!("no numeric beyond 128 bits here")
         }
 

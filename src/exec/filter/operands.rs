@@ -73,6 +73,10 @@ impl ExprBackend for PgExpressions {
         }
     }
 
+    fn float8(&self, a: &[u8]) -> f64 {
+        PgNumeric.float8(a)
+    }
+
     fn raise(&self, e: EvalError) -> ! {
         crate::exec::agg::aggregates::raise(e)
     }

@@ -1014,6 +1014,9 @@ mod tests {
             fn numeric(&self, _: Option<BinOp>, _: &[u8], _: &[u8]) -> Vec<u8> {
                 unreachable!()
             }
+            fn float8(&self, _: &[u8]) -> f64 {
+                unreachable!()
+            }
             fn raise(&self, e: EvalError) -> ! {
                 panic!("{e:?}")
             }

@@ -4,6 +4,7 @@
 //! starts over in passes (`multi_pass`).
 
 use super::{fold_rows, GroupingPolicy, GroupingSetup, Run, Step};
+use crate::exec::agg::aggregates::raise;
 use crate::exec::agg::groups::{retain_partition, Grouper};
 use crate::exec::agg::kernels::Gids;
 use crate::exec::agg::keys::KeyColumns;
@@ -82,7 +83,40 @@ impl HashGrouping {
     ) -> Option<usize> {
         let setup = run.setup;
         // SAFETY: the reader is open and positioned on a vector (this fn's contract).
-        unsafe { self.keys.compute(&setup.keys, run.reader, sel, setup.fixed_offset) };
+        if let Err(failure) = unsafe {
+            self.keys.compute(&setup.keys, &setup.key_conditions, run.reader, sel, setup.fixed_offset)
+        } {
+            // Core computes a row's keys, then its aggregates' arguments, row after row:
+            // the rows before the failing one are folded first (an argument may fail
+            // there first), then the key's error is raised.
+            sel.truncate(failure.at);
+            if !sel.is_empty() {
+                // SAFETY: as above; the keys of the rows before the failing one compute.
+                let computed = unsafe {
+                    self.keys.compute(&setup.keys, &setup.key_conditions, run.reader, sel, setup.fixed_offset)
+                };
+                if computed.is_ok() {
+                    // SAFETY: as above.
+                    unsafe { self.fold_keyed(run, share, sel) };
+                }
+            }
+            raise(failure.error);
+        }
+        // SAFETY: the reader is open and positioned on a vector (this fn's contract).
+        unsafe { self.fold_keyed(run, share, sel) }
+    }
+
+    /// `fold_vector` once the keys of the selected rows are computed.
+    ///
+    /// # Safety
+    /// As `fold_vector`.
+    unsafe fn fold_keyed(
+        &mut self,
+        run: &mut Run,
+        share: Option<&Share>,
+        sel: &mut Vec<u32>,
+    ) -> Option<usize> {
+        let setup = run.setup;
         let inputs = self.keys.inputs(&setup.keys, run.reader);
         if let Some(share) = share {
             retain_partition(&inputs, sel, share.passes, share.pass, &setup.partition_hash);

@@ -36,6 +36,9 @@ pub struct FoldCounters {
 /// What the policies of one scan go by.
 pub struct GroupingSetup {
     pub keys: Vec<KeySpec>,
+    /// Per key, the CASE conditions of its expression resolved for the scan (in
+    /// `Expr::conditions`' order; set when the scan's operands are known).
+    pub key_conditions: Vec<Vec<crate::exec::filter::Filter>>,
     /// The planner's estimate of the groups.
     pub estimated_groups: f64,
     /// work_mem × hash_mem_multiplier, in bytes.
