@@ -37,6 +37,9 @@ pub struct RowBatch {
     /// Those whose images were made for the whole vector (`image_arrays`): a row's
     /// Datum points at its image there.
     image_array_cells: Vec<ImageArrayCells>,
+    /// Those whose images lie in the vector's own buffer (short varlena images): a
+    /// row's Datum points at its image there.
+    image_start_cells: Vec<ImageStartCells>,
     /// Per output column of scaled numerics, its rows' images
     /// (`ScaleWriter::short_images_into`), made when the vector is pushed.
     image_arrays: Vec<Vec<[u64; 2]>>,
@@ -73,6 +76,16 @@ struct ImageArrayCells {
     nulls: *const bool,
 }
 
+/// Where one column's images lie (row r's at `data + starts[r]`) and its null flags,
+/// `rows` of each.
+#[derive(Clone, Copy)]
+struct ImageStartCells {
+    attr: usize,
+    data: *const u8,
+    starts: *const u32,
+    nulls: *const bool,
+}
+
 /// What a row's image is written from.
 #[derive(Clone, Copy)]
 enum Values {
@@ -101,6 +114,7 @@ impl RowBatch {
         self.datum_cells.clear();
         self.image_cells.clear();
         self.image_array_cells.clear();
+        self.image_start_cells.clear();
         self.image_words = 0;
     }
 
@@ -164,8 +178,21 @@ impl RowBatch {
     /// As `push_values`.
     pub unsafe fn push_images(&mut self, kind: ColumnKind, v: &DecodedVector) -> bool {
         let rows = self.rows;
+        if let (Some(images), ColumnKind::Varlena) = (&v.images, kind) {
+            // Every start the decoder made lies within the data, at a whole image
+            // (`short_images::decode_starts`); NULL rows are not read.
+            if images.starts.len() < rows {
+                return false;
+            }
+            let Some(nulls) = self.null_flags_of(v) else { return false };
+            let attr = self.attrs[self.pushed];
+            self.pushed += 1;
+            let (data, starts) = (images.data.as_ptr(), images.starts.as_ptr());
+            self.image_start_cells.push(ImageStartCells { attr, data, starts, nulls });
+            return true;
+        }
         let (values, words) = match (&v.scaled, &v.values, kind) {
-            _ if v.dictionary.is_some() => return false,
+            _ if v.dictionary.is_some() || v.images.is_some() => return false,
             (Some(s), _, ColumnKind::Varlena) if s.m.len() >= rows => {
                 let writer = ScaleWriter::new(s.scale);
                 let m = &s.m[..rows];
@@ -271,6 +298,14 @@ impl RowBatch {
             // `push_images`, kept in `image_arrays` until `clear`) and flags.
             unsafe {
                 *values.add(c.attr) = pg_sys::Datum::from(c.images.add(r));
+                *nulls.add(c.attr) = *c.nulls.add(r);
+            }
+        }
+        for c in &self.image_start_cells {
+            // SAFETY: as for `datum_cells`: every such column has `rows` > `r` starts, each
+            // within its images' data, and flags, unchanged since `push_images`.
+            unsafe {
+                *values.add(c.attr) = pg_sys::Datum::from(c.data.add(*c.starts.add(r) as usize));
                 *nulls.add(c.attr) = *c.nulls.add(r);
             }
         }
