@@ -542,6 +542,55 @@ mod tests {
     }
 
     #[test]
+    fn short_images_are_pointed_at_where_they_lie() {
+        use crate::storage::format::encoding::{
+            decode_vector, encode_vector, CompressionPolicy, EncodingId, PhysicalKind, VectorValues,
+        };
+        // Unique values of one length, every 5th row NULL, stored as short images.
+        let rows: Vec<Option<Vec<u8>>> = (0..3000)
+            .map(|i| (i % 5 != 2).then(|| format!("Customer#{:012} clerk {}", i * 17, i % 10).into_bytes()))
+            .collect();
+        let dense: Vec<Vec<u8>> = rows.iter().flatten().cloned().collect();
+        let mut offsets = vec![0u32];
+        let mut data = Vec::new();
+        for v in &dense {
+            data.extend_from_slice(v);
+            offsets.push(data.len() as u32);
+        }
+        let validity: Vec<bool> = rows.iter().map(Option::is_some).collect();
+        let mut stored = Vec::new();
+        let values = VectorValues::Bytes { offsets: &offsets, data: &data };
+        let info = encode_vector(3000, Some(&validity), values, &CompressionPolicy::default(), &mut stored);
+        assert_eq!(info.encoding, EncodingId::ShortImages, "{info:?}");
+        let mut v = DecodedVector::default();
+        v.keep_images = true;
+        decode_vector(&stored, PhysicalKind::Bytes, &mut v).unwrap();
+        assert!(v.images.is_some());
+        let mut batch = RowBatch::default();
+        batch.set_attrs(vec![1]);
+        batch.begin(rows.len());
+        // SAFETY: the vector outlives the batch's use below, unchanged.
+        assert!(unsafe { batch.push_images(ColumnKind::Varlena, &v) });
+        for (r, row) in rows.iter().enumerate() {
+            let (values, nulls) = stored_row(&mut batch, r);
+            assert_eq!(nulls[1], row.is_none(), "row {r}");
+            if let Some(row) = row {
+                // SAFETY: the Datum points at the row's short varlena image in `v`, alive.
+                let image = unsafe {
+                    let p = values[1] as *const u8;
+                    assert_eq!(*p & 1, 1, "VARATT_IS_1B");
+                    std::slice::from_raw_parts(p.add(1), (*p >> 1) as usize - 1).to_vec()
+                };
+                assert_eq!(&image, row, "row {r}");
+            }
+        }
+    }
+
+    fn stored_row(batch: &mut RowBatch, r: usize) -> (Vec<usize>, Vec<bool>) {
+        stored(batch, r, 2).unwrap()
+    }
+
+    #[test]
     fn dictionaries_and_short_vectors_are_not_taken_as_images() {
         let mut v = bytes_vector(&[Some(b"a".to_vec()), Some(b"b".to_vec())]);
         let mut batch = RowBatch::default();
