@@ -63,7 +63,8 @@ pub fn decode_starts(input: &[u8], count: usize, starts: &mut Vec<u32>) -> Resul
     // Values of one length (codes, padded keys): every image at a fixed stride, checked
     // without the walk's chain of loads, each start depending on the one before.
     if let Some(size) = input.first().copied().and_then(image_size) {
-        if count.checked_mul(size) == Some(input.len()) && input.iter().step_by(size).all(|&h| h == input[0]) {
+        if count.checked_mul(size) == Some(input.len()) && input.iter().step_by(size).all(|&h| h == input[0])
+        {
             starts.extend((0..count).map(|i| (i * size) as u32));
             return Ok(input.len());
         }

@@ -4,8 +4,8 @@
 use super::base::{CorruptData, Fixed, PhysicalKind};
 use super::codec::VectorValues;
 use super::decoded::{DecodedValues, DecodedVector};
-use super::vector::{decode_vector, encode_vector, CompressionPolicy, EncodedVectorInfo};
 use super::table::EncodingId;
+use super::vector::{decode_vector, encode_vector, CompressionPolicy, EncodedVectorInfo};
 use proptest::prelude::*;
 
 /// Proptest settings for this module: modest case counts, and no regression files
@@ -273,7 +273,10 @@ pub fn rt_bytes(rows: &[Option<Vec<u8>>], policy: &CompressionPolicy) -> (Encode
     // varlena (VARSIZE_1B counts the header) of its value; other vectors as above.
     let mut v = DecodedVector { keep_images: true, ..Default::default() };
     decode_vector(&encoded.1, PhysicalKind::Bytes, &mut v).unwrap();
-    assert_eq!(v.images.is_some(), encoded.0.encoding == EncodingId::ShortImages && !rows.iter().all(Option::is_none));
+    assert_eq!(
+        v.images.is_some(),
+        encoded.0.encoding == EncodingId::ShortImages && !rows.iter().all(Option::is_none)
+    );
     for (i, r) in rows.iter().enumerate() {
         assert_eq!(v.is_valid(i), r.is_some());
         match (&v.images, r) {
