@@ -22,8 +22,9 @@ INSERT INTO ri_col SELECT g,
   FROM generate_series(1, 5000) g;
 CREATE TABLE ri_heap AS SELECT * FROM ri_col;
 ANALYZE ri_col, ri_heap;
--- Which columns are byte strings stored plain (images written per row), which a
--- dictionary (a Datum per entry), which scaled numerics.
+-- Which columns are byte strings stored plain (images written per row) or as short
+-- varlena images (Datums pointing at them), which a dictionary (a Datum per entry),
+-- which scaled numerics.
 SELECT attname, encodings FROM pgcolumnar.stats('ri_col') ORDER BY attname;
 SET enable_seqscan = off;
 EXPLAIN (COSTS OFF) SELECT id, t, lag(t) OVER w, lag(n) OVER w FROM ri_col WINDOW w AS (ORDER BY id);

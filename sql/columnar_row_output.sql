@@ -99,4 +99,47 @@ FETCH ABSOLUTE 2049 FROM cur;
 COMMIT;
 SELECT id, n2, n43, nmix, t, c, dn FROM ro_heap WHERE id IN (5098, 5099, 5100, 2049) ORDER BY id DESC;
 DROP TABLE ro_col, ro_heap;
+-- Numeric edge values at display scales 0, 2 and 4, as heap gives them (their binary
+-- forms tell digits, weight and display scale): zero, the smallest steps either side of
+-- it, either side of a base-10000 digit (9999.99, 10000), 1e15 - 0.01, trailing zero
+-- digits; a column of small values only (images made a vector at a time), columns with
+-- mantissas past 2^43 (each row's image written as it is stored) or past 64 bits (kept as
+-- short varlena images), and NaN and the infinities in the second vector of a column. The
+-- edge rows as they print.
+CREATE TABLE ne_col (id int, small numeric(9,2), s2 numeric(17,2), s0 numeric(15,0),
+    s4 numeric(19,4), sx numeric) USING columnar;
+-- Every third row an edge value, the others varied (so that the vectors are stored as
+-- scaled numerics, not a dictionary).
+INSERT INTO ne_col SELECT g,
+    CASE WHEN g % 19 = 0 THEN NULL WHEN g % 3 > 0 THEN (g * 7919 % 100003) * 0.01 - 500
+         ELSE (ARRAY[0, -0.01, 0.01, 9999.99, 10000, -10000, 1234567.89, -0.10, 100, -9999.99])[g % 10 + 1] END,
+    CASE WHEN g % 3 > 0 THEN (g * 7919 % 100003) * 1.01 - 50000
+         ELSE (ARRAY[0, -0.01, 0.01, 9999.99, 10000, -10000, 999999999999999.99, -999999999999999.99,
+                     100000000, 0.10, 1.00, -1234.5])[g / 3 % 12 + 1] END,
+    CASE WHEN g % 3 > 0 THEN g * 7919 % 100003 - 50000
+         ELSE (ARRAY[0, -1, 1, 9999, 10000, -10000, 99999999, -99999999, 100000000, 10,
+                     12345678])[g % 11 + 1] END,
+    CASE WHEN g % 3 > 0 THEN (g * 7919 % 100003) * 0.0101
+         ELSE (ARRAY[0, -0.0001, 0.0001, 9999.9999, 10000, -10000.5, 999999999999999.9999, 0.1, -1.0001,
+                     12345678.9])[g % 10 + 1] END,
+    CASE WHEN g > 2048 AND g % 13 = 0 THEN 'NaN'::numeric WHEN g > 2048 AND g % 13 = 1 THEN 'Infinity'
+         WHEN g > 2048 AND g % 13 = 2 THEN '-Infinity' ELSE g * 0.01 - 20 END
+  FROM generate_series(1, 4096) g;
+CREATE TABLE ne_heap AS SELECT * FROM ne_col;
+SELECT attname, encodings FROM pgcolumnar.stats('ne_col') ORDER BY attname;
+EXPLAIN (COSTS OFF) SELECT * FROM ne_col;
+SELECT count(*) AS values_differing FROM (
+  (SELECT id, numeric_send(small), numeric_send(s2), numeric_send(s0), numeric_send(s4),
+          numeric_send(sx) FROM ne_col
+   EXCEPT ALL
+   SELECT id, numeric_send(small), numeric_send(s2), numeric_send(s0), numeric_send(s4),
+          numeric_send(sx) FROM ne_heap)
+  UNION ALL
+  (SELECT id, numeric_send(small), numeric_send(s2), numeric_send(s0), numeric_send(s4),
+          numeric_send(sx) FROM ne_heap
+   EXCEPT ALL
+   SELECT id, numeric_send(small), numeric_send(s2), numeric_send(s0), numeric_send(s4),
+          numeric_send(sx) FROM ne_col)) x;
+SELECT * FROM ne_col WHERE id % 3 = 0 AND (id <= 36 OR id BETWEEN 2049 AND 2088) ORDER BY id;
+DROP TABLE ne_col, ne_heap;
 DROP EXTENSION pgcolumnar;

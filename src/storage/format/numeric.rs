@@ -268,6 +268,38 @@ impl ScaleWriter {
         }
     }
 
+    /// Each value's datum image, appended to `out` as two little-endian words: a 4-byte
+    /// varlena header (SET_VARSIZE on a little-endian machine), then the bytes
+    /// `write_canonical` writes under the short header. One pass over the vector per
+    /// padding, digits and trimming fused, so that a scan's rows only point at them.
+    /// `short_applies(m)` must hold.
+    pub fn short_images_into(&self, m: &[i64], out: &mut Vec<[u64; 2]>) {
+        debug_assert!(self.short_applies(m));
+        let small = m.iter().fold(0u64, |a, &x| a | (x as u64).wrapping_add(1 << 31)) < 1 << 32;
+        let abs = |x: i64| x.unsigned_abs() as u32;
+        out.reserve(m.len());
+        match (self.pad, small) {
+            (0, true) => out.extend(m.iter().map(|&x| self.image(signed(small_digits::<0>(abs(x)), x)))),
+            (1, true) => out.extend(m.iter().map(|&x| self.image(signed(small_digits::<1>(abs(x)), x)))),
+            (2, true) => out.extend(m.iter().map(|&x| self.image(signed(small_digits::<2>(abs(x)), x)))),
+            (_, true) => out.extend(m.iter().map(|&x| self.image(signed(small_digits::<3>(abs(x)), x)))),
+            (0, false) => out.extend(m.iter().map(|&x| self.image(signed(self.short_digits::<0>(x), x)))),
+            (1, false) => out.extend(m.iter().map(|&x| self.image(signed(self.short_digits::<1>(x), x)))),
+            (2, false) => out.extend(m.iter().map(|&x| self.image(signed(self.short_digits::<2>(x), x)))),
+            (_, false) => out.extend(m.iter().map(|&x| self.image(signed(self.short_digits::<3>(x), x)))),
+        }
+    }
+
+    /// The two words of the datum image (`short_images_into`) of the value whose four
+    /// digits and sign are `digits`.
+    #[inline(always)]
+    pub fn image(&self, digits: u64) -> [u64; 2] {
+        let (header, digits, len) = self.trimmed(digits);
+        // The varlena header counts itself (4 bytes) and the numeric's 2-byte header.
+        let size = (4 + 2 + len) as u64;
+        [(size << 2) | (header as u64) << 32 | digits << 48, digits >> 16]
+    }
+
     /// Four base-10000 digits of |m| < `short_limit()`, most significant first (in the
     /// low bits, as the bytes go), 16 bits each, the last one standing for 10^(-4 *
     /// frac): `rest` has three below the pad digit, four without one.
@@ -595,6 +627,12 @@ mod tests {
                 assert_eq!(&bytes.to_le_bytes()[..n], &stored[..], "{m} at scale {dscale}");
                 let vector = [m];
                 if writer.short_applies(&vector) {
+                    let mut images = Vec::new();
+                    writer.short_images_into(&vector, &mut images);
+                    let bytes: Vec<u8> = images[0].iter().flat_map(|w| w.to_le_bytes()).collect();
+                    let size = u32::from_le_bytes(bytes[..4].try_into().unwrap()) as usize >> 2;
+                    assert_eq!(size, 4 + stored.len(), "{m} at scale {dscale}");
+                    assert_eq!(&bytes[4..size], &stored[..], "{m} at scale {dscale}");
                     let mut digits = Vec::new();
                     writer.digits_into(&vector, &mut digits);
                     let (header, digits, n) = writer.trimmed(digits[0]);

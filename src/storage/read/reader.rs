@@ -578,7 +578,8 @@ impl Reader {
     }
 
     /// `decode_attr_rows` for the slot's Datums: a varlena column's scaled numerics stay
-    /// numbers (`keep_scaled`), whose images `DatumColumn` writes straight from them. A
+    /// numbers (`keep_scaled`), whose images `DatumColumn` writes straight from them, and
+    /// its short varlena images stay where they lie (`keep_images`). A
     /// vector the filter decoded already is left as the filter read it.
     unsafe fn decode_output_rows(&mut self, i: usize, wanted: &[u32]) {
         // SAFETY: this fn's contract is `decode_attr_for`'s.
@@ -626,6 +627,8 @@ impl Reader {
                     // scan's other readers (its filter) take them.
                     self.vectors[i].keep_scaled = scaled_output
                         || (self.scaled[i] && (!self.is_output(i) || self.kinds[i] == ColumnKind::Varlena));
+                    // The slot's text Datums point at short varlena images where they lie.
+                    self.vectors[i].keep_images = scaled_output;
                     match wanted {
                         Some(w) => {
                             let v = &mut self.vectors[i];
@@ -1275,6 +1278,7 @@ unsafe fn read_vector(
 fn clear_coded(v: &mut DecodedVector) {
     v.dictionary = None;
     v.scaled = None;
+    v.images = None;
 }
 
 #[cfg(test)]

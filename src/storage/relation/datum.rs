@@ -9,7 +9,7 @@
 use crate::storage::format::column_builder::ColumnBuilder;
 use crate::storage::format::encoding::point::PointValue;
 use crate::storage::format::encoding::{
-    DecodedValues, DecodedVector, Dictionary, PhysicalKind, ScaledNumerics,
+    DecodedValues, DecodedVector, Dictionary, PhysicalKind, ScaledNumerics, ShortImages,
 };
 use crate::storage::format::image_arena::ImageArena;
 use crate::storage::format::numeric::{ScaleWriter, I64_BYTES_MAX};
@@ -287,6 +287,9 @@ impl DatumColumn {
             if let Some(dictionary) = &v.dictionary {
                 return self.materialize_dictionary(kind, v, dictionary, rows);
             }
+            if let (Some(images), ColumnKind::Varlena) = (&v.images, kind) {
+                return self.point_at_images(v, images, rows);
+            }
             if let (Some(scaled), ColumnKind::Varlena) = (&v.scaled, kind) {
                 return self.materialize_scaled(v, scaled, rows);
             }
@@ -357,6 +360,28 @@ impl DatumColumn {
         for &r in rows {
             let code = dictionary.codes.get(r as usize).copied().unwrap_or(0) as usize;
             self.datums[r as usize] = self.entries.get(code).copied().unwrap_or(none);
+        }
+    }
+
+    /// Rows `rows` of a vector of short varlena images (`DecodedVector::keep_images`), a
+    /// varlena column: each Datum points at its image where it lies in the vector, as
+    /// heap's point into its page.
+    fn point_at_images(&mut self, v: &DecodedVector, images: &ShortImages, rows: &[u32]) {
+        let n = v.rows as usize;
+        // Rows ascend: the last is the largest, and every one indexes `starts` and `datums`.
+        assert!(
+            rows.last().is_none_or(|&r| (r as usize) < n.min(images.starts.len())),
+            "short images: row out of range"
+        );
+        self.datums.resize(n, pg_sys::Datum::from(0usize));
+        self.nulls.resize(n, true);
+        let base = images.data.as_ptr();
+        for &r in rows {
+            let r = r as usize;
+            self.nulls[r] = !v.is_valid(r);
+            // `wrapping_add`: a NULL row's start is unspecified, and its Datum never read;
+            // every other start lies within the data (`short_images::decode_starts`).
+            self.datums[r] = pg_sys::Datum::from(base.wrapping_add(images.starts[r] as usize));
         }
     }
 

@@ -28,7 +28,21 @@ pub struct DecodedVector {
     /// values: expressions, numeric filters and folds, which never need the bytes).
     pub keep_scaled: bool,
     pub scaled: Option<ScaledNumerics>,
+    /// Set by the caller before decoding: a vector of byte strings stored as short
+    /// varlena images (`EncodingId::ShortImages`) is then decoded into `images` only,
+    /// and `values` is left with `rows` empty byte strings (for a scan's slot, whose
+    /// varlena Datums point at the images).
+    pub keep_images: bool,
+    pub images: Option<ShortImages>,
     pub(super) scratch: DecodeScratch,
+}
+
+/// Byte strings as their short varlena images (`short_images`): row i's image starts
+/// at `data[starts[i]]` (a NULL row's start is unspecified).
+#[derive(Debug, Clone, Default)]
+pub struct ShortImages {
+    pub starts: Vec<u32>,
+    pub data: Vec<u8>,
 }
 
 /// Numerics of one display scale: row i is `m[i] / 10^scale` (NULL rows: 0); each
@@ -112,6 +126,8 @@ impl DecodedVector {
             dictionary,
             keep_scaled: false,
             scaled: None,
+            keep_images: false,
+            images: None,
             scratch: DecodeScratch::default(),
         }
     }
@@ -133,6 +149,8 @@ impl DecodedVector {
             dictionary: self.dictionary.take(),
             keep_scaled: false,
             scaled: self.scaled.take(),
+            keep_images: false,
+            images: self.images.take(),
             scratch: DecodeScratch::default(),
         }
     }
@@ -150,6 +168,7 @@ impl DecodedVector {
             .as_ref()
             .map_or(0, |d| d.codes.capacity() * 4 + d.offsets.capacity() * 4 + d.data.capacity());
         let scaled = self.scaled.as_ref().map_or(0, |s| s.m.capacity() * 8);
-        values + dictionary + scaled + self.validity.as_ref().map_or(0, Vec::capacity)
+        let images = self.images.as_ref().map_or(0, |i| i.starts.capacity() * 4 + i.data.capacity());
+        values + dictionary + scaled + images + self.validity.as_ref().map_or(0, Vec::capacity)
     }
 }

@@ -8,7 +8,7 @@
 //! - `codec`: what a codec is, the function table each codec file ends with (estimate,
 //!   encode, decode, point open) and the statistics its estimate reads.
 //! - the codecs (`plain`, `bitpack`, `delta`, `rle`, `dictionary`, `bytesplit`,
-//!   `gorilla`, `alp`, `lagdelta`, `scaled_numeric`) turn a dense slice of non-null values into bytes and
+//!   `gorilla`, `alp`, `lagdelta`, `scaled_numeric`, `short_images`) turn a dense slice of non-null values into bytes and
 //!   back. They do not store the value count: the caller passes it to `decode`, which
 //!   appends exactly that many values and returns how many input bytes it consumed.
 //!   `count` is the caller's to bound (the vector layer reads it from a checked header,
@@ -37,6 +37,7 @@ pub mod plain;
 pub mod point;
 pub mod rle;
 pub mod scaled_numeric;
+pub mod short_images;
 pub mod stripe_rows;
 pub mod table;
 pub mod vector;
@@ -55,6 +56,6 @@ mod measure;
 pub use base::{CorruptData, PhysicalKind};
 pub use codec::VectorValues;
 pub use compress::Compression;
-pub use decoded::{DecodedValues, DecodedVector, Dictionary, ScaledNumerics};
+pub use decoded::{DecodedValues, DecodedVector, Dictionary, ScaledNumerics, ShortImages};
 pub use table::EncodingId;
 pub use vector::{decode_vector, decode_vector_rows, encode_vector, CompressionPolicy, EncodedVectorInfo};

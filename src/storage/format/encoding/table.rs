@@ -17,7 +17,9 @@
 
 use super::base::PhysicalKind;
 use super::codec::{Analysis, Codec, Tier, VectorValues};
-use super::{alp, bitpack, bytesplit, delta, dictionary, gorilla, lagdelta, plain, rle, scaled_numeric};
+use super::{
+    alp, bitpack, bytesplit, delta, dictionary, gorilla, lagdelta, plain, rle, scaled_numeric, short_images,
+};
 
 /// Declares `EncodingId` (the stored ids; Rust rejects a repeated one) and `CODECS`
 /// from one line per codec.
@@ -71,6 +73,8 @@ codec_table! {
     LagDelta = 10 => lagdelta::LAG_DELTA,
     Dictionary = 5 => dictionary::DICTIONARY,
     ByteSplit = 6 => bytesplit::BYTE_SPLIT,
+    /// Byte strings as short varlena images.
+    ShortImages = 12 => short_images::SHORT_IMAGES,
 }
 
 impl EncodingId {
@@ -133,7 +137,7 @@ mod tests {
         for &id in CODECS {
             assert_eq!(EncodingId::from_u8(id as u8), Some(id));
         }
-        assert_eq!(CODECS.len(), 12);
+        assert_eq!(CODECS.len(), 13);
         for kind in [PhysicalKind::Int, PhysicalKind::Float32, PhysicalKind::Float64, PhysicalKind::Bytes] {
             assert!(EncodingId::Plain.applies_to(kind));
         }

@@ -4,6 +4,7 @@
 use super::base::{CorruptData, Fixed, PhysicalKind};
 use super::codec::VectorValues;
 use super::decoded::{DecodedValues, DecodedVector};
+use super::table::EncodingId;
 use super::vector::{decode_vector, encode_vector, CompressionPolicy, EncodedVectorInfo};
 use proptest::prelude::*;
 
@@ -268,6 +269,29 @@ pub fn rt_bytes(rows: &[Option<Vec<u8>>], policy: &CompressionPolicy) -> (Encode
             assert_eq!(&data[offsets[i] as usize..offsets[i + 1] as usize], r.as_deref().unwrap_or(&[]));
         }
     });
+    // Decoded for a scan's slot: short images stay where they lie, each row's a short
+    // varlena (VARSIZE_1B counts the header) of its value; other vectors as above.
+    let mut v = DecodedVector { keep_images: true, ..Default::default() };
+    decode_vector(&encoded.1, PhysicalKind::Bytes, &mut v).unwrap();
+    assert_eq!(
+        v.images.is_some(),
+        encoded.0.encoding == EncodingId::ShortImages && !rows.iter().all(Option::is_none)
+    );
+    for (i, r) in rows.iter().enumerate() {
+        assert_eq!(v.is_valid(i), r.is_some());
+        match (&v.images, r) {
+            (Some(images), Some(r)) => {
+                let s = images.starts[i] as usize;
+                assert_eq!((images.data[s] & 1, (images.data[s] >> 1) as usize), (1, r.len() + 1));
+                assert_eq!(&images.data[s + 1..s + 1 + r.len()], &r[..]);
+            }
+            (None, Some(r)) => {
+                let DecodedValues::Bytes { offsets, data } = &v.values else { panic!("kind") };
+                assert_eq!(&data[offsets[i] as usize..offsets[i + 1] as usize], &r[..]);
+            }
+            _ => {}
+        }
+    }
     encoded
 }
 

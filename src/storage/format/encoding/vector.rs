@@ -31,8 +31,10 @@
 //! (`table::encode_smallest`). Then general compression is tried on its payload: lz4 and
 //! zstd for byte strings; for numbers lz4 first and zstd only if lz4 found some
 //! redundancy (bit-packed numbers otherwise look random to both). A second layout made
-//! for compression is also tried: plain byte strings (dictionary codes hide long repeats
-//! from lz4/zstd), and byte-split floats when the byte planes' entropy promises a win.
+//! for compression is also tried: byte strings as short varlena images when every value
+//! fits one, else plain (dictionary codes hide long repeats from lz4/zstd; a plain
+//! primary gives way to short images within 5% of its size, as they decode without a
+//! copy), and byte-split floats when the byte planes' entropy promises a win.
 //! Compression is kept only when it saves at least 10%, and lz4 is preferred when within
 //! 10% of zstd because it decodes several times faster; for floats, whose lightweight
 //! encodings leave little redundancy, these margins (and the alternative layout's) are
@@ -45,7 +47,7 @@ use super::codec::{Output, VectorValues};
 use super::compress::{self, Compression};
 use super::decoded::{DecodedValues, DecodedVector, Dictionary, ScaledNumerics};
 use super::table::{encode_smallest, EncodingId};
-use super::{bitpack, dictionary, scaled_numeric};
+use super::{bitpack, dictionary, scaled_numeric, short_images};
 
 pub const FORMAT_VERSION: u8 = 1;
 pub const HEADER_LEN: usize = 24;
@@ -313,6 +315,14 @@ impl EncodeScratch {
             _ => stored,
         };
         if let Some(alt_id) = alternative_layout(values, encoding, policy, stored, target) {
+            // Short images decode with no copy where plain byte strings are copied twice
+            // (into the values, then into each row's image): within 5% of plain's size
+            // they are worth the bytes, compressed or not (TPC-H's l_comment: 3% more
+            // under zstd, their 1-byte headers among the text).
+            let target = match (alt_id, encoding) {
+                (EncodingId::ShortImages, EncodingId::Plain) => stored + stored / 20 + 1,
+                _ => target,
+            };
             alternative.raw.clear();
             (alt_id.codec().encode)(values, &(), &mut alternative.raw);
             let trial = if kind == PhysicalKind::Bytes { Trial::Both } else { Trial::ZstdFirst };
@@ -369,10 +379,14 @@ fn alternative_layout(
     // Floats the lightweight encoding already halved are not worth a histogram.
     let floats_worth = stored * 2 > values.plain_bytes();
     match values {
-        _ if !compressing => None,
+        // A vector without values stores none, plain (`decode_vector_into`).
+        _ if !compressing || values.is_empty() => None,
         // Numerics read as integers, never parsed per row, are worth more than the
         // bytes plain zstd might save.
         _ if encoding == EncodingId::ScaledNumeric => None,
+        // Short images where every value fits them (a plain primary is worth trying
+        // again as them), else plain.
+        VectorValues::Bytes { offsets, .. } if short_images::fits(offsets) => Some(EncodingId::ShortImages),
         VectorValues::Bytes { .. } => Some(EncodingId::Plain),
         VectorValues::Float32(v) if floats_worth && byte_plane_entropy(v) < target => {
             Some(EncodingId::ByteSplit)
@@ -547,12 +561,23 @@ fn decode_vector_into(
     let Frame { header: h, bitmap, stored, total } = frame(input, kind)?;
     let count = h.rows - h.null_count;
 
-    let DecodedVector { rows, validity, values, keep_dictionary, dictionary, keep_scaled, scaled, scratch } =
-        out;
+    let DecodedVector {
+        rows,
+        validity,
+        values,
+        keep_dictionary,
+        dictionary,
+        keep_scaled,
+        scaled,
+        keep_images,
+        images,
+        scratch,
+    } = out;
     // Kept for reuse, and set again below if this vector is decoded as a dictionary
-    // (or as scaled numerics).
+    // (or as scaled numerics, or short images).
     let spare_dictionary = dictionary.take();
     let spare_scaled = scaled.take();
+    let spare_images = images.take();
     *rows = h.rows as u32;
     decode_validity(&h, count, bitmap, validity, &mut scratch.spare_validity)?;
 
@@ -570,6 +595,25 @@ fn decode_vector_into(
         PhysicalKind::Bytes if *keep_scaled && count > 0 && h.encoding == EncodingId::ScaledNumeric => {
             payload.decode_scaled(values, codec, spare_scaled, scaled, validity.as_deref())
         }
+        PhysicalKind::Bytes if *keep_images && count > 0 && h.encoding == EncodingId::ShortImages => {
+            let mut im = spare_images.unwrap_or_default();
+            im.starts.clear();
+            let used = short_images::decode_starts(payload.bytes, count, &mut im.starts);
+            // The payload is the images: the decompression buffer becomes theirs (their
+            // old one serves the next vector's decompression); a stored one is copied.
+            if h.compression == Compression::None {
+                im.data.clear();
+                im.data.extend_from_slice(payload.bytes);
+            } else {
+                std::mem::swap(decompressed, &mut im.data);
+            }
+            if let Some(valid) = validity.as_deref() {
+                spread_codes(&mut im.starts, valid);
+            }
+            empty_rows(values, h.rows);
+            *images = Some(im);
+            used
+        }
         PhysicalKind::Bytes => payload.decode_bytes(
             values,
             codec,
@@ -583,7 +627,7 @@ fn decode_vector_into(
         return Err(CorruptData("vector payload length mismatch"));
     }
     if let Some(valid) = validity.as_deref() {
-        spread_to_rows(values, valid, dictionary.is_some() || scaled.is_some());
+        spread_to_rows(values, valid, dictionary.is_some() || scaled.is_some() || images.is_some());
     }
     Ok(total)
 }
@@ -620,10 +664,11 @@ fn decode_vector_rows_into(
     let sparse_ints =
         kind == PhysicalKind::Int && h.null_count == 0 && h.rows > 0 && h.encoding == EncodingId::BitPack;
     if sparse_ints {
-        let DecodedVector { rows, validity, values, dictionary, scaled, scratch, .. } = out;
+        let DecodedVector { rows, validity, values, dictionary, scaled, images, scratch, .. } = out;
         *rows = h.rows as u32;
         *dictionary = None;
         *scaled = None;
+        *images = None;
         decode_validity(&h, h.rows, bitmap, validity, &mut scratch.spare_validity)?;
         let bytes = raw_payload(&h, stored, decompressed)?;
         let mut ints = match std::mem::replace(values, DecodedValues::Int(Vec::new())) {
@@ -645,8 +690,9 @@ fn decode_vector_rows_into(
         && h.rows > 0
         && h.encoding == EncodingId::ScaledNumeric;
     if sparse_scaled {
-        let DecodedVector { rows, validity, values, dictionary, scaled, scratch, .. } = out;
+        let DecodedVector { rows, validity, values, dictionary, scaled, images, scratch, .. } = out;
         let bytes = raw_payload(&h, stored, decompressed)?;
+        *images = None;
         let mut s = scaled.take().unwrap_or_default();
         // Rows not wanted are left unspecified: only the length must be the vector's.
         s.m.resize(h.rows, 0);
@@ -669,10 +715,11 @@ fn decode_vector_rows_into(
     if !sparse {
         return decode_vector_into(input, kind, out, decompressed).map(|used| (used, false));
     }
-    let DecodedVector { rows, validity, values, dictionary, scaled, scratch, .. } = out;
+    let DecodedVector { rows, validity, values, dictionary, scaled, images, scratch, .. } = out;
     *rows = h.rows as u32;
-    // A previous vector's scaled numerics are no longer this vector's.
+    // A previous vector's scaled numerics or images are no longer this vector's.
     *scaled = None;
+    *images = None;
     decode_validity(&h, h.rows, bitmap, validity, &mut scratch.spare_validity)?;
     let bytes = raw_payload(&h, stored, decompressed)?;
     let mut d = dictionary.take().unwrap_or_default();

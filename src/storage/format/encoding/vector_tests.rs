@@ -179,12 +179,18 @@ fn a_cycle_of_few_values_stays_a_dictionary() {
         assert_eq!(info.encoding, EncodingId::Dictionary, "{info:?}");
         assert!(info.stored_bytes * 10 < info.raw_bytes, "{info:?}");
     }
-    // Long unique values with a shared prefix have no dictionary: plain + compression.
-    let unique: Vec<Option<Vec<u8>>> =
+    // Long unique values with a shared prefix have no dictionary: short images (plain
+    // byte strings with a 1-byte header each, as small compressed) + compression; with a
+    // value past a short header's reach, plain.
+    let mut unique: Vec<Option<Vec<u8>>> =
         (0..2048).map(|i| Some(format!("Customer#{:012} clerk 3", i * 17).into_bytes())).collect();
     let (info, _) = rt_bytes(&unique, &CompressionPolicy::default());
-    assert_eq!(info.encoding, EncodingId::Plain, "{info:?}");
+    assert_eq!(info.encoding, EncodingId::ShortImages, "{info:?}");
     assert_ne!(info.compression, Compression::None, "{info:?}");
+    assert!(info.stored_bytes * 20 < info.raw_bytes, "{info:?}");
+    unique[7] = Some(vec![b'x'; 127]);
+    let (info, _) = rt_bytes(&unique, &CompressionPolicy::default());
+    assert_eq!(info.encoding, EncodingId::Plain, "{info:?}");
 }
 
 fn sample_vectors() -> Vec<(PhysicalKind, Vec<u8>)> {
