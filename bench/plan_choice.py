@@ -10,6 +10,7 @@ the chosen plan's time over the fastest forced one's (1.00 = the best was chosen
 
 from __future__ import annotations
 
+import random
 import re
 import statistics
 import time
@@ -98,6 +99,14 @@ def timed(conn, sql: str, runs: int) -> float:
 # speed then reaches all of them alike), until each has `runs` runs and this much time.
 MIN_TOTAL_MS = 200.0
 MAX_ROUNDS = 60
+# A short plan timed right after another plan's long run (an index scan of a million
+# rows, say) was timed up to 2.5x slower than the same plan timed after a short one (the
+# long run leaves the CPU caches full of its data and its memory returned to the
+# system): with a fixed order, the plan that followed the heaviest one (the chosen plan,
+# first in the list) lost by that much. So each round runs the plans in its own order
+# (shuffled, seeded: the same for every run of the suite), and a plan whose last time
+# was below SHORT_MS runs once more, untimed, right before each timed run.
+SHORT_MS = 10.0
 
 
 def timed_in_turn(conn, sql: str, plans: dict[str, list], runs: int, limit_ms: float) -> dict[str, float]:
@@ -109,8 +118,15 @@ def timed_in_turn(conn, sql: str, plans: dict[str, list], runs: int, limit_ms: f
 
     def once(name: str, warm: bool) -> None:
         settings = plans[name] + [("statement_timeout", str(int(limit_ms)))]
+        short = not warm and samples[name] and samples[name][-1] < SHORT_MS
+
+        def run() -> float:
+            if short:
+                _one(conn, sql)
+            return _one(conn, sql)
+
         try:
-            t = _with(conn, settings, lambda: _one(conn, sql))
+            t = _with(conn, settings, run)
         except psycopg.errors.QueryCanceled:
             stopped[name] = limit_ms
             return
@@ -119,12 +135,14 @@ def timed_in_turn(conn, sql: str, plans: dict[str, list], runs: int, limit_ms: f
 
     for name in plans:
         once(name, warm=True)
+    order = random.Random(len(plans))
     for round_ in range(MAX_ROUNDS):
         live = [n for n in plans if n not in stopped]
         if not live:
             break
         if round_ >= runs and all(sum(samples[n]) >= MIN_TOTAL_MS for n in live):
             break
+        order.shuffle(live)
         for name in live:
             once(name, warm=False)
     out = {n: statistics.median(v) for n, v in samples.items() if v and n not in stopped}
