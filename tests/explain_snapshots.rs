@@ -243,8 +243,17 @@ fn fold_plan_shapes() {
       Aggregates: count(DISTINCT host)
       Columns Read: 1 of 6: host
     "#);
-    // Shapes core's Agg runs: other DISTINCT aggregates, grouping sets, an expression as
-    // key or argument, a WHERE clause the scan cannot evaluate.
+    // An arithmetic key of integers, and arithmetic in an argument.
+    insta::assert_snapshot!(serial("SELECT id % 2, sum(usage * 2) FROM e GROUP BY 1"), @r#"
+    Custom Scan (PgColumnarAgg) on e
+      Batch Fold: yes
+      Strategy: hash
+      Aggregates: sum((usage * '2'::double precision))
+      Group Key: (id % 2)
+      Columns Read: 2 of 6: id, usage
+    "#);
+    // Shapes core's Agg runs: other DISTINCT aggregates, grouping sets, a float
+    // expression as key, a WHERE clause the scan cannot evaluate.
     insta::assert_snapshot!(serial("SELECT string_agg(DISTINCT host, ',') FROM e"), @r#"
     Aggregate
       ->  Custom Scan (PgColumnarScan) on e
@@ -257,12 +266,12 @@ fn fold_plan_shapes() {
       ->  Custom Scan (PgColumnarScan) on e
             Columns Read: 1 of 6: host
     "#);
-    insta::assert_snapshot!(serial("SELECT id % 2, sum(usage * 2) FROM e GROUP BY 1"), @r#"
+    insta::assert_snapshot!(serial("SELECT usage * 2, count(*) FROM e GROUP BY 1"), @r#"
     HashAggregate
-      Group Key: (id % 2)
+      Group Key: (usage * '2'::double precision)
       ->  Result
             ->  Custom Scan (PgColumnarScan) on e
-                  Columns Read: 2 of 6: id, usage
+                  Columns Read: 1 of 6: usage
     "#);
     insta::assert_snapshot!(serial("SELECT sum(usage) FROM e WHERE abs(usage) + 1 > 50"), @r#"
     Aggregate
