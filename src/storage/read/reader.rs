@@ -718,7 +718,7 @@ impl Reader {
         if self.selection.is_empty() {
             return;
         }
-        self.batch.begin(rows);
+        self.batch.begin_selected(rows, self.selection.len());
         // The output reads the selected rows alone: when they are few, a column the
         // filter did not read decodes just those.
         let selection = std::mem::take(&mut self.selection);

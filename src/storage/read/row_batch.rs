@@ -30,6 +30,8 @@ pub struct RowBatch {
     image_cells: Vec<ImageCells>,
     /// Rows every column holds (the vector's); 0 when no vector is loaded.
     rows: usize,
+    /// Rows of the vector that will be stored (its selection).
+    selected: usize,
     /// `rows` false flags, for columns without NULLs.
     no_nulls: Vec<bool>,
     /// Per output column with NULLs in the vector, its null flags (its validity, negated).
@@ -118,14 +120,20 @@ impl RowBatch {
         self.image_words = 0;
     }
 
-    /// Starts a vector of `rows` rows, whose output columns the caller then pushes in
-    /// the order of `attrs`.
+    /// Starts a vector of `rows` rows, all stored, whose output columns the caller then
+    /// pushes in the order of `attrs`.
     pub fn begin(&mut self, rows: usize) {
+        self.begin_selected(rows, rows);
+    }
+
+    /// `begin`, of which `selected` rows will be stored.
+    pub fn begin_selected(&mut self, rows: usize, selected: usize) {
         self.clear();
         if self.no_nulls.len() < rows {
             self.no_nulls.resize(rows, false);
         }
         self.rows = rows;
+        self.selected = selected;
     }
 
     /// Pushes the next output column as a decoded vector of integers or float8s, whose
@@ -198,8 +206,10 @@ impl RowBatch {
                 let m = &s.m[..rows];
                 // Most vectors hold small values only: their images are made a vector at a
                 // time, in one pass, and a row's Datum points at its own; the others' are
-                // written from the mantissa as each row is stored.
-                if writer.short_applies(m) {
+                // written from the mantissa as each row is stored, and so are those of a
+                // vector of which a filter keeps a few rows (making every row's image
+                // there was 29% of TPC-H q14, which keeps 1.3%).
+                if self.selected * 4 >= rows && writer.short_applies(m) {
                     let Some(nulls) = self.null_flags_of(v) else { return false };
                     let j = self.pushed;
                     if self.image_arrays.len() <= j {
