@@ -279,7 +279,9 @@ impl CustomScanNode for ColumnarAgg {
         // this EXPLAIN (the trait's contract), as `deparse_field` requires; the labels and
         // units are static NUL-terminated strings.
         unsafe {
-            explain_planned_with(&self.explain, es, |label| self.deparse_field(label, node));
+            // One deparse context for the node's fields (making it looks the relation up).
+            let deparser = Deparser::new((*node).ss.ss_currentRelation);
+            explain_planned_with(&self.explain, es, |label| self.deparse_field(label, node, &deparser));
             if let (true, Some(reader)) = ((*es).analyze, self.reader.as_ref()) {
                 let c = reader.counters();
                 let none = std::ptr::null();
@@ -424,14 +426,19 @@ impl ColumnarAgg {
     /// as the planner used to (`deparse`), so only an EXPLAIN pays for it.
     ///
     /// # Safety
-    /// `node` is this node's live CustomScanState (from the explain callback).
-    unsafe fn deparse_field(&self, label: &str, node: *mut pg_sys::CustomScanState) -> Option<String> {
+    /// `node` is this node's live CustomScanState (from the explain callback) and
+    /// `deparser` its scan relation's, made in the EXPLAIN's memory context.
+    unsafe fn deparse_field(
+        &self,
+        label: &str,
+        node: *mut pg_sys::CustomScanState,
+        deparser: &Deparser,
+    ) -> Option<String> {
         // SAFETY: the plan is the node's CustomScan over its open scan relation (this fn's
         // contract), its scan tuple a list of TargetEntries over the plan's scanrelid, and the
         // shown filter an expression over the planner's `rti` of the same relation.
         unsafe {
             let cscan = (*node).ss.ps.plan as *mut pg_sys::CustomScan;
-            let deparser = Deparser::new((*node).ss.ss_currentRelation);
             let scanrelid = (*cscan).scan.scanrelid;
             let nkeys = self.setup.keys.len();
             let tuple = || {
