@@ -732,9 +732,13 @@ impl Reader {
             // `read_as`) or freed (`release`), which all clear it first.
             unsafe {
                 self.decode_output_rows(i, &selection);
-                if !self.batch.push_values(&self.vectors[i])
-                    && !self.batch.push_images(self.kinds[i], &self.vectors[i])
-                {
+                let v = &self.vectors[i];
+                let pushed = self.batch.push_values(v)
+                    || self.batch.push_images(self.kinds[i], v)
+                    || v.dictionary.as_ref().is_some_and(|d| {
+                        self.batch.push_codes(v, self.columns[i].materialize_entries(self.kinds[i], d))
+                    });
+                if !pushed {
                     // Dictionaries and float4s: their Datums first (images in the column's arena).
                     self.columns[i].materialize_rows(self.kinds[i], &self.vectors[i], &selection);
                     if !self.batch.push_datums(&self.columns[i]) {

@@ -1,7 +1,8 @@
 //! The current vector's output columns as a slot takes them, row by row: for each, where
 //! its Datums lie (an integer or float8 vector's decoded values are their Datums, bit for
-//! bit; a dictionary's or a float4's are made first, `DatumColumn`) or, for byte strings
-//! and scaled numerics, where the values lie whose images each row's store writes
+//! bit; a float4's are made first, `DatumColumn`; a dictionary's are its entries', looked
+//! up by each row's code) or, for byte strings and scaled numerics, where the values lie
+//! whose images each row's store writes
 //! (`push_images`), and its null flags. Storing a row is then one tight loop of loads
 //! and stores, with no matching on the value kind and no bounds check per value.
 //!
@@ -42,6 +43,8 @@ pub struct RowBatch {
     /// Those whose images lie in the vector's own buffer (short varlena images): a
     /// row's Datum points at its image there.
     image_start_cells: Vec<ImageStartCells>,
+    /// Those kept as a dictionary: a row's Datum is its code's entry's.
+    code_cells: Vec<CodeCells>,
     /// Per output column of scaled numerics, its rows' images
     /// (`ScaleWriter::short_images_into`), made when the vector is pushed.
     image_arrays: Vec<Vec<[u64; 2]>>,
@@ -88,6 +91,17 @@ struct ImageStartCells {
     nulls: *const bool,
 }
 
+/// Where one column's dictionary codes and its entries' Datums lie (row r's Datum is
+/// `entries[codes[r]]`, every code below the entries' count) and its null flags, `rows`
+/// of each.
+#[derive(Clone, Copy)]
+struct CodeCells {
+    attr: usize,
+    codes: *const u32,
+    entries: *const pg_sys::Datum,
+    nulls: *const bool,
+}
+
 /// What a row's image is written from.
 #[derive(Clone, Copy)]
 enum Values {
@@ -117,6 +131,7 @@ impl RowBatch {
         self.image_cells.clear();
         self.image_array_cells.clear();
         self.image_start_cells.clear();
+        self.code_cells.clear();
         self.image_words = 0;
     }
 
@@ -262,6 +277,32 @@ impl RowBatch {
         true
     }
 
+    /// Pushes the next output column, a vector kept as a dictionary, as its codes and its
+    /// entries' Datums (`DatumColumn::materialize_entries`): a row's store looks its Datum
+    /// up, instead of a Datum made per row first. False, with nothing pushed, for other
+    /// vectors, one holding fewer rows than the batch, or a code without an entry.
+    ///
+    /// # Safety
+    /// As `push_values`, and `entries` must stay unchanged until `clear`.
+    pub unsafe fn push_codes(&mut self, v: &DecodedVector, entries: &[pg_sys::Datum]) -> bool {
+        let rows = self.rows;
+        let Some(dictionary) = &v.dictionary else { return false };
+        if dictionary.codes.len() < rows || entries.is_empty() {
+            return false;
+        }
+        // Every code must name an entry (NULL rows' codes are 0): checked once here, as the
+        // stores rely on it. (A max without an early exit, which vectorizes.)
+        let codes = &dictionary.codes[..rows];
+        if codes.iter().fold(0u32, |a, &c| a.max(c)) as usize >= entries.len() {
+            return false;
+        }
+        let Some(nulls) = self.null_flags_of(v) else { return false };
+        let attr = self.attrs[self.pushed];
+        self.pushed += 1;
+        self.code_cells.push(CodeCells { attr, codes: codes.as_ptr(), entries: entries.as_ptr(), nulls });
+        true
+    }
+
     /// Pushes the next output column as Datums made for the vector's rows; false, with
     /// nothing pushed, if it holds fewer rows than the batch.
     ///
@@ -308,6 +349,14 @@ impl RowBatch {
             // `push_images`, kept in `image_arrays` until `clear`) and flags.
             unsafe {
                 *values.add(c.attr) = pg_sys::Datum::from(c.images.add(r));
+                *nulls.add(c.attr) = *c.nulls.add(r);
+            }
+        }
+        for c in &self.code_cells {
+            // SAFETY: as for `datum_cells`: every such column has `rows` > `r` codes and flags,
+            // each code below its entries' count (`push_codes` checked), unchanged since.
+            unsafe {
+                *values.add(c.attr) = *c.entries.add(*c.codes.add(r) as usize);
                 *nulls.add(c.attr) = *c.nulls.add(r);
             }
         }
@@ -614,6 +663,38 @@ mod tests {
         assert!(!unsafe { batch.push_images(ColumnKind::Varlena, &v) });
         // SAFETY: as above.
         assert!(!unsafe { batch.push_images(ColumnKind::Int { len: 4 }, &bytes_vector(&[None, None])) });
+        assert_eq!(batch.rows(), 0);
+    }
+
+    #[test]
+    fn dictionary_rows_take_their_entries_datums() {
+        let dictionary = crate::storage::format::encoding::decoded::Dictionary {
+            codes: vec![1, 0, 1, 0],
+            offsets: vec![0, 2, 5],
+            data: b"hiyou".to_vec(),
+        };
+        let mut v = bytes_vector(&[Some(b"you".to_vec()), Some(b"hi".to_vec()), None, Some(b"hi".to_vec())]);
+        v.dictionary = Some(dictionary.clone());
+        let mut column = DatumColumn::default();
+        let entries = column.materialize_entries(ColumnKind::Varlena, &dictionary).to_vec();
+        let mut batch = RowBatch::default();
+        batch.set_attrs(vec![1]);
+        batch.begin(4);
+        // SAFETY: the vector and entries outlive the batch's use below, unchanged.
+        assert!(unsafe { batch.push_codes(&v, &entries) });
+        assert_eq!(stored(&mut batch, 0, 2).unwrap(), (vec![99, entries[1].value()], vec![false, false]));
+        assert_eq!(stored(&mut batch, 1, 2).unwrap().0[1], entries[0].value());
+        assert_eq!(stored(&mut batch, 2, 2).unwrap().1, vec![false, true], "row 2 is NULL");
+        assert_eq!(image(ColumnKind::Varlena, entries[0].value()), b"hi");
+        assert_eq!(image(ColumnKind::Varlena, entries[1].value()), b"you");
+        // A code without an entry is refused, as is a vector that is not a dictionary.
+        let mut bad = v.clone();
+        bad.dictionary.as_mut().unwrap().codes[3] = 2;
+        batch.begin(4);
+        // SAFETY: as above.
+        assert!(!unsafe { batch.push_codes(&bad, &entries) });
+        // SAFETY: as above.
+        assert!(!unsafe { batch.push_codes(&bytes_vector(&[None, None, None, None]), &entries) });
         assert_eq!(batch.rows(), 0);
     }
 }

@@ -336,6 +336,19 @@ impl DatumColumn {
         for &r in rows {
             self.nulls[r as usize] = !v.is_valid(r as usize);
         }
+        self.materialize_entries(kind, dictionary);
+        // A NULL row's code is 0 and its Datum unread; a code out of range (no entry: a
+        // vector of NULLs) reads as 0 too.
+        let none = pg_sys::Datum::from(0usize);
+        for &r in rows {
+            let code = dictionary.codes.get(r as usize).copied().unwrap_or(0) as usize;
+            self.datums[r as usize] = self.entries.get(code).copied().unwrap_or(none);
+        }
+    }
+
+    /// A dictionary's entries as Datums, each pointing at its image in the column's
+    /// arena (valid until the column is materialized again).
+    pub fn materialize_entries(&mut self, kind: ColumnKind, dictionary: &Dictionary) -> &[pg_sys::Datum] {
         let entries = dictionary.len();
         let words: usize = (0..entries).map(|e| image_words(kind, dictionary.entry(e).len())).sum();
         self.arena.clear();
@@ -354,13 +367,7 @@ impl DatumColumn {
             }
             at += image_words(kind, value.len());
         }
-        // A NULL row's code is 0 and its Datum unread; a code out of range (no entry: a
-        // vector of NULLs) reads as 0 too.
-        let none = pg_sys::Datum::from(0usize);
-        for &r in rows {
-            let code = dictionary.codes.get(r as usize).copied().unwrap_or(0) as usize;
-            self.datums[r as usize] = self.entries.get(code).copied().unwrap_or(none);
-        }
+        &self.entries
     }
 
     /// Rows `rows` of a vector of short varlena images (`DecodedVector::keep_images`), a
