@@ -8,20 +8,32 @@
 //! searched `CASE` whose conditions are filters the scan could push (`quals`) and whose
 //! values are such expressions is computed too.
 
-use super::quals;
 use crate::exec::agg::spec::{BinOp, Expr, ExprType};
+use crate::exec::filter::plan::FilterPlan;
 use crate::exec::expr::plan::{cast_can_fail, cast_supported};
 use crate::pg_list;
 use crate::storage::relation::datum::ColumnKind;
 use pgrx::pg_sys;
 
 /// What a CASE's conditions are translated with: the planner's nodes for the scanned
-/// relation, and the scan's operands, which the conditions' operands join.
+/// relation, the scan's operands, which the conditions' operands join, and the
+/// translation of a condition into a pushed filter (`quals::translate_filter`, which
+/// itself translates expressions here: given by the caller, so that the two modules do
+/// not import each other).
 pub struct Conditions<'a> {
     pub root: *mut pg_sys::PlannerInfo,
     pub rel: *mut pg_sys::RelOptInfo,
     pub operands: &'a mut Vec<*mut pg_sys::Node>,
+    pub filter: TranslateFilter,
 }
+
+/// `quals::translate_filter`'s signature.
+pub type TranslateFilter = unsafe fn(
+    *mut pg_sys::PlannerInfo,
+    *mut pg_sys::RelOptInfo,
+    *mut pg_sys::Node,
+    &mut Vec<*mut pg_sys::Node>,
+) -> Option<FilterPlan>;
 
 /// The expression form of `node`, an expression over range table entry `relid` whose
 /// columns have `kinds`; None if the vector engine does not compute it exactly. A CASE
@@ -124,8 +136,7 @@ unsafe fn case(
             let ty = type_of(pg_sys::getBaseType((*c).casetype))?;
             let mut whens = Vec::new();
             for w in pg_list::ptrs::<pg_sys::CaseWhen>((*c).args) {
-                let cond =
-                    quals::translate_filter(cx.root, cx.rel, (*w).expr as *mut pg_sys::Node, cx.operands)?;
+                let cond = (cx.filter)(cx.root, cx.rel, (*w).expr as *mut pg_sys::Node, cx.operands)?;
                 let value = translate((*w).result as *mut pg_sys::Node, relid, kinds, Some(&mut *cx))?;
                 if value.ty() != ty {
                     return None;
