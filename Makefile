@@ -66,12 +66,13 @@ bench-rows:
 # on one node (bench/citus.py): builds Citus first if needed (scripts/citus-build.sh,
 # cached), starts its own three servers (ports CITUS_BENCH_PORT = 54330 to +2, destroyed
 # at the end) and needs pgcolumnar installed (`make install`). ROWS=1000000 for a quick run;
-# SHARDS= the shard counts to compare (default 2,32).
+# SHARDS= the shard counts to compare (default 2,8,32); KEEP=1 leaves the servers running
+# (then bench/citus.py --reuse measures again without reloading).
 .PHONY: bench-citus
 bench-citus:
 	@scripts/citus-build.sh
 	@bench/citus.py --rows $(or $(ROWS),10000000) --hosts $(or $(HOSTS),400) --runs $(or $(RUNS),5) \
-		--port $(or $(CITUS_BENCH_PORT),54330) $(if $(SHARDS),--shard-counts $(SHARDS))
+		--port $(or $(CITUS_BENCH_PORT),54330) $(if $(SHARDS),--shard-counts $(SHARDS)) $(if $(KEEP),--keep)
 
 # Row changes and point lookups, heap against columnar, on a 10M-row table (bench/changes.sql).
 .PHONY: bench-changes

@@ -2,8 +2,8 @@
 """pgcolumnar under Citus (`make bench-citus`): the TSBS table distributed over two
 workers on this machine against the same table on one node.
 
-    bench/citus.py [--rows 10000000] [--hosts 400] [--runs 5] [--shard-counts 2,32]
-                   [--port 54330] [--keep] [--render-only]
+    bench/citus.py [--rows 10000000] [--hosts 400] [--runs 5] [--shard-counts 2,8,32]
+                   [--port 54330] [--keep | --reuse] [--queries q7] [--render-only]
 
 1. Starts three servers with scripts/cluster.sh, profile `citus-bench` (the same settings
    on each; `max_parallel_workers_per_gather = 0` on all): a coordinator on --port and
@@ -17,22 +17,31 @@ workers on this machine against the same table on one node.
    each by COPY through the coordinator, then the btree index on (hostname, time DESC)
    (propagated to the shards) and ANALYZE, as bench/run.py loads `cpu_col`.
 3. Runs bench/queries/q*.sql on every table: one warm-up each, then --runs rounds, each
-   round running the query once on every table in turn (local, then each distributed
-   table), so that noise on the shared machine hits all of them; the median of the client
-   wall times (query sent until every row fetched) is reported.
-4. Checks that every distributed table returns the local table's rows (floats to a
-   relative 1e-9; q8's ties at the LIMIT as bench/run.py compares them). The local
+   round running the query once on the local table and once on every distributed
+   configuration (each table with Citus's default executor settings and, with more
+   shards than workers, also with `citus.max_adaptive_executor_pool_size = --pool-size`),
+   so that noise on the shared machine hits all of them; the median of the client wall
+   times (query sent until every row fetched) is reported, and the local table's with
+   `max_parallel_workers_per_gather = 2` on the coordinator (the same two cores).
+4. Checks that every distributed configuration returns the local table's rows (floats to
+   a relative 1e-9; q8's ties at the LIMIT as bench/run.py compares them). The local
    columnar table is the reference: `make bench` checks it against heap.
-5. Runs each query three times under EXPLAIN ANALYZE with `citus.explain_all_tasks = on`
-   (tasks in shard order: `citus.explain_analyze_sort_method = 'taskId'`) for every
-   task's execution time on its worker, the plan nodes each shard ran, and the bytes the
-   coordinator received; the same EXPLAIN ANALYZE on the local table gives its
-   execution time under the same instrumentation.
-6. Measures the fixed cost of a distributed query: count(*) of an empty distributed
+5. CPU time per query of each server (its processes' user + system time from /proc, over
+   about a second of repeated runs): the coordinator and the workers for a distributed
+   query, the coordinator alone for the local one.
+6. EXPLAIN ANALYZE (TIMING OFF) of each query with `citus.explain_all_tasks = on`: the
+   coordinator's planning time, the bytes the workers sent, the plan nodes each shard ran,
+   each task's time as it ran under Citus; and each task's query run alone on its worker
+   (EXPLAIN ANALYZE there): the shard's own work. The same on the local table.
+7. Measures the fixed cost of a distributed query: count(*) of an empty distributed
    table (every shard; and one shard, by its key) against an empty local table.
-7. Writes bench/results/<date>-citus-<rows>.json, prints the BENCHMARKS.md section and
+8. Writes bench/results/<date>-citus-<rows>.json, prints the BENCHMARKS.md section and
    rewrites BENCHMARKS.md (bench/run.py renders the section from the newest result, so
    `make bench` keeps it).
+
+--keep leaves the servers running with the tables loaded; --reuse then measures again on
+them (load figures from the newest result); --queries q7 looks at some queries only
+(printed, nothing written).
 """
 
 from __future__ import annotations
@@ -204,6 +213,20 @@ def load_table(conn, table: str, data: Path, shards: int | None) -> dict:
     return m
 
 
+def reuse_load(conn, args, shard_counts: list[int]) -> dict:
+    """--reuse: the servers of a --keep run, with its tables; their load figures are that
+    run's (the newest result of these rows)."""
+    for table in [LOCAL] + [dist_table(n) for n in shard_counts]:
+        count = conn.execute(f"SELECT count(*) FROM {table}").fetchone()[0]
+        if count != args.rows:
+            sys.exit(f"bench-citus: --reuse: {table} has {count:,} rows, not {args.rows:,}")
+    previous = [m for m in results() if m["rows"] == args.rows]
+    if not previous or any(f"s{n}" not in previous[-1]["load"] for n in shard_counts):
+        sys.exit("bench-citus: --reuse: no earlier result with these tables' load figures")
+    log(f"reusing the loaded tables; load figures from the result of {previous[-1]['date']}")
+    return previous[-1]["load"]
+
+
 def load_all(conn, data: Path, shard_counts: list[int]) -> dict:
     load = {"local": load_table(conn, LOCAL, data, None)}
     for n in shard_counts:
@@ -328,6 +351,46 @@ def tasks_alone(coord, workers: dict, sql: str) -> list[dict]:
     return tasks
 
 
+# CPU time: the machine is shared (the two workers with each other, with the coordinator
+# and with other work), so wall times carry the load of the moment; CPU time per query
+# does not, and says what the distributed query costs against the local one.
+CLK_TCK = os.sysconf("SC_CLK_TCK")
+CPU_SECONDS = 1.0   # run each query this long (at least 3 times) to measure its CPU time
+
+
+def cluster_cpu_ticks(i: int) -> int:
+    """User + system CPU ticks of node i's server: its postmaster, the postmaster's
+    children alive now, and (cutime + cstime) the ones that exited, such as connections
+    Citus closed after a query."""
+    data = Path(cluster("dir", NODES[i])) / "data"
+    postmaster = int((data / "postmaster.pid").read_text().split()[0])
+    total = 0
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue  # exited meanwhile
+        pid, ppid = int(stat.parent.name), int(fields[1])
+        if pid == postmaster:
+            total += sum(int(f) for f in fields[11:15])  # utime stime cutime cstime
+        elif ppid == postmaster:
+            total += int(fields[11]) + int(fields[12])
+    return total
+
+
+def cpu_per_query(conn, sql: str, wall_ms: float) -> dict:
+    """CPU ms per execution on the coordinator's server and on the workers' servers."""
+    runs = max(3, int(CPU_SECONDS * 1000 / max(wall_ms, 0.05)))
+    before = [cluster_cpu_ticks(i) for i in range(3)]
+    t0 = time.perf_counter()
+    for _ in range(runs):
+        conn.execute(sql).fetchall()
+    wall = (time.perf_counter() - t0) * 1000 / runs
+    after = [cluster_cpu_ticks(i) for i in range(3)]
+    ms = [(a - b) * 1000 / CLK_TCK / runs for a, b in zip(after, before)]
+    return {"runs": runs, "wall_ms": wall, "coordinator_ms": ms[0], "workers_ms": ms[1] + ms[2]}
+
+
 def timed(conn, sql: str) -> tuple[float, list]:
     t0 = time.perf_counter()
     rows = conn.execute(sql).fetchall()
@@ -376,6 +439,7 @@ def measure_queries(conns: dict, queries, configs: list[dict], runs: int) -> tup
                 r["alone"][f"s{c['shards']}"] = tasks_alone(conns[c["key"]], conns["workers"],
                                                             q.for_table(dist_table(c["shards"])))
         med = {k: statistics.median(v) for k, v in r["times_ms"].items()}
+        r["cpu"] = {key: cpu_per_query(conn, q.for_table(table), med[key]) for key, table, conn in targets}
         log(f"{q.name:3} local {med['local']:8.1f} ms" + "".join(
             f"   {k} {med[k]:8.1f} ms ({med[k] / med['local']:.2f}x)" for k, _, _ in targets[1:])
             + f"   local parallel {med['local_parallel']:8.1f} ms")
@@ -401,10 +465,11 @@ def measure_fixed_cost(conns: dict, configs: list[dict]) -> dict:
 def run_bench(args) -> int:
     shard_counts = [int(s) for s in args.shard_counts.split(",")]
     configs = dist_configs(shard_counts, args.pool_size)
-    queries = run.load_queries()
+    queries = [q for q in run.load_queries() if not args.queries or q.name in args.queries.split(",")]
     data = run.generate_data(args.rows, args.hosts)
     load_before = os.getloadavg()
-    start_nodes(args.port)
+    if not args.reuse:
+        start_nodes(args.port)
     try:
         coord = connect(0, args.port)
         info = build_info(coord)
@@ -415,7 +480,7 @@ def run_bench(args) -> int:
             "'citus.executor_slow_start_interval')").fetchall())
         log(f"loading {args.rows:,} rows: {LOCAL} (one node) and " +
             ", ".join(dist_table(n) for n in shard_counts) + " (distributed by hostname)")
-        load = load_all(coord, data, shard_counts)
+        load = reuse_load(coord, args, shard_counts) if args.reuse else load_all(coord, data, shard_counts)
         conns = {"serial": coord, "parallel": connect(0, args.port),
                  "workers": {args.port + i: connect(i, args.port) for i in (1, 2)}}
         # On the coordinator only, for this session: the workers keep their serial plans.
@@ -429,20 +494,26 @@ def run_bench(args) -> int:
         fixed = measure_fixed_cost(conns, configs)
         results, problems = measure_queries(conns, queries, configs, args.runs)
     finally:
-        if not args.keep:
+        if not (args.keep or args.reuse):
             destroy_nodes()
     for p in problems:
         print("bench-citus: RESULTS DIFFER: " + p, file=sys.stderr)
     if problems:
         return 1
     date = dt.date.today().isoformat()
+    partial = bool(args.queries)
     result = {
         "kind": "citus", "date": date, "rows": args.rows, "hosts": args.hosts, "runs": args.runs,
         "shard_counts": shard_counts, "configs": configs, "build": info, "settings": settings,
         "citus_settings": citus_settings,
         # The machine is shared: its load average (1, 5, 15 min) before and after the run.
-        "machine": {"nproc": os.cpu_count(), "loadavg_before": load_before, "loadavg_after": os.getloadavg()}, "load": load, "fixed_cost": fixed, "queries": results,
+        "machine": {"nproc": os.cpu_count(), "loadavg_before": load_before, "loadavg_after": os.getloadavg()},
+        # --reuse: measured on the tables of an earlier --keep run, whose load figures these are.
+        "load_reused": args.reuse, "load": load, "fixed_cost": fixed, "queries": results,
     }
+    if partial:  # --queries: a look at some queries, not a result for BENCHMARKS.md
+        print("\n".join(render(result)))
+        return 0
     RESULTS_DIR.mkdir(exist_ok=True)
     path = RESULTS_DIR / f"{date}-citus-{args.rows}.json"
     path.write_text(json.dumps(result, indent=1) + "\n")
@@ -520,6 +591,8 @@ def query_figures(q: dict, c: dict) -> dict:
         "under_citus": under_citus,
         "local_work": local_work, "overhead": med[key] - busiest - client,
         "coord_plan": ex["plan_ms"], "bytes": ex["bytes_received"],
+        "cpu_local": q["cpu"]["local"]["coordinator_ms"],
+        "cpu_coord": q["cpu"][key]["coordinator_ms"], "cpu_workers": q["cpu"][key]["workers_ms"],
         "plans": sorted({t["plan"] for t in ex["tasks"]}),
     }
 
@@ -552,9 +625,7 @@ def render(result: dict) -> list[str]:
         "single-node figure on the same two cores. Every distributed result equals the local "
         "table's (checked on each run). Times are the median of "
         f"{result['runs']} interleaved rounds of client wall time (local, then each distributed "
-        "configuration, in each round); task times are each task's planning + execution time on "
-        "its worker from `EXPLAIN (ANALYZE, TIMING OFF)` with `citus.explain_all_tasks = on` "
-        f"(median of {EXPLAIN_RUNS}). The machine was shared with other work: load average "
+        "configuration, in each round); the other columns are explained below the tables. The machine was shared with other work: load average "
         f"{result['machine']['loadavg_before'][0]:.1f} before the run, "
         f"{result['machine']['loadavg_after'][0]:.1f} after it (1 minute; {result['machine']['nproc']} cores).",
         "",
@@ -581,34 +652,58 @@ def render(result: dict) -> list[str]:
     out += [f"| {config_title(c)} | {fixed[c['key']]['all_shards_ms']:.2f} | {fixed[c['key']]['one_shard_ms']:.2f} |"
             for c in configs]
     out.append("")
+    out += [
+        "### Distributed / local time",
+        "",
+        f"Client wall time of the distributed query over the local one (target for {', '.join(TARGET_QUERIES)}: "
+        f"at most {TARGET_RATIO}×; ⚠ where missed), and in brackets the same ratio of CPU time: the "
+        "coordinator's and both workers' servers against the local query's server (see below).",
+        "",
+        "| query | local ms | local parallel ms | " + " | ".join(config_title(c) for c in configs) + " |",
+        "|---|---:|---:|" + "---:|" * len(configs),
+    ]
+    missed = {c["key"]: [] for c in configs}
+    for q in result["queries"]:
+        med = medians(q)
+        cells = []
+        for c in configs:
+            f = query_figures(q, c)
+            mark = ""
+            if q["query"] in TARGET_QUERIES and f["ratio"] > TARGET_RATIO:
+                mark = " ⚠"
+                missed[c["key"]].append(q["query"])
+            cpu = (f["cpu_coord"] + f["cpu_workers"]) / f["cpu_local"] if f["cpu_local"] else None
+            cells.append(f"{f['ratio']:.2f}×{mark} ({cpu:.2f}×)" if cpu else f"{f['ratio']:.2f}×{mark}")
+        out.append(f"| {q['query']} | {_ms(med['local'])} | {_ms(med['local_parallel'])} | " + " | ".join(cells) + " |")
+    out += [""] + [f"- {config_title(c)}: target " + (f"missed by {', '.join(missed[c['key']])}." if missed[c["key"]] else "met.")
+                   for c in configs] + [""]
     for c in configs:
         key = c["key"]
         out += [
             f"### {config_title(c)}",
             "",
-            "| query | local ms | distributed ms | distributed / local | local parallel ms | tasks | "
+            "| query | distributed ms | local ms | CPU ms coordinator + workers | CPU ms local | tasks | "
             "slowest task ms | busiest worker ms | all tasks ms | local plan + execution ms | "
             "busiest worker under Citus ms | coordinator planning ms | coordinator overhead ms | "
             "to coordinator | shard plans |",
             "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|",
         ]
-        misses = []
         for q in result["queries"]:
             f = query_figures(q, c)
-            mark = ""
-            if q["query"] in TARGET_QUERIES and f["ratio"] > TARGET_RATIO:
-                mark = " ⚠"
-                misses.append(q["query"])
             out.append(
-                f"| {q['query']} | {_ms(f['local'])} | {_ms(f['dist'])} | {f['ratio']:.2f}×{mark} | "
-                f"{_ms(f['parallel'])} | {f['tasks']} | {_ms(f['slowest'])} | {_ms(f['busiest'])} | "
-                f"{_ms(f['sum'])} | {_ms(f['local_work'])} | {_ms(f['under_citus'])} | {_ms(f['coord_plan'])} | "
-                f"{_ms(f['overhead'])} | "
+                f"| {q['query']} | {_ms(f['dist'])} | {_ms(f['local'])} | "
+                f"{_ms(f['cpu_coord'])} + {_ms(f['cpu_workers'])} | {_ms(f['cpu_local'])} | {f['tasks']} | "
+                f"{_ms(f['slowest'])} | {_ms(f['busiest'])} | {_ms(f['sum'])} | {_ms(f['local_work'])} | "
+                f"{_ms(f['under_citus'])} | {_ms(f['coord_plan'])} | {_ms(f['overhead'])} | "
                 f"{_size(f['bytes'])} | {', '.join(f['plans'])} |")
-        out += ["", f"Target: {', '.join(TARGET_QUERIES)} within {TARGET_RATIO}× of the local time: "
-                + (f"missed by {', '.join(misses)} (⚠)." if misses else "met by all."), ""]
+        out.append("")
     out += [
-        "Columns: *slowest task*, *busiest worker* and *all tasks* are the planning + execution "
+        "Columns: *CPU ms*: user + system CPU time per query of the PostgreSQL servers (each "
+        "server's processes, read from /proc, over about "
+        f"{CPU_SECONDS:g} s of repeated runs): the coordinator's and the two workers' for the "
+        "distributed query, the coordinator's alone for the local one; unlike wall time it does "
+        "not gain from the two workers running at once, nor lose to the machine's other load, "
+        "so it shows what distributing costs. *Slowest task*, *busiest worker* and *all tasks* are the planning + execution "
         "times of the query's tasks, each run by itself on its worker (the query Citus sends, "
         f"under `EXPLAIN (ANALYZE, TIMING OFF)`, median of {EXPLAIN_RUNS}): the slowest task; the "
         "largest sum over one worker's tasks; the sum over all tasks, the work the shards did. "
@@ -643,6 +738,10 @@ def parse_args():
     p.add_argument("--port", type=int, default=int(os.environ.get("CITUS_BENCH_PORT", 54330)),
                    help="the coordinator's port; the workers take the next two (default 54330)")
     p.add_argument("--keep", action="store_true", help="leave the three servers running at the end")
+    p.add_argument("--reuse", action="store_true",
+                   help="measure again on the servers and tables a --keep run left (no restart, no load)")
+    p.add_argument("--queries", default=None,
+                   help="only these queries, e.g. q7 (printed only: no result file, BENCHMARKS.md unchanged)")
     p.add_argument("--render-only", action="store_true", help="print the newest result's section")
     return p.parse_args()
 
