@@ -173,6 +173,9 @@ def build_info(conn) -> dict:
         "pgcolumnar_so_sha256": hashlib.sha256(so.read_bytes()).hexdigest()[:16],
         "pgcolumnar_so_mtime": dt.datetime.fromtimestamp(so.stat().st_mtime, dt.timezone.utc)
                                  .strftime("%Y-%m-%d %H:%M UTC"),
+        # scripts/install.sh records the commit it built from beside the library.
+        "pgcolumnar_built_from": (so.parent / "pgcolumnar.build").read_text().strip()
+                                 if (so.parent / "pgcolumnar.build").exists() else None,
         "checkout_commit": run.git_commit(),
     }
 
@@ -616,7 +619,10 @@ def render(result: dict) -> list[str]:
         + ", ".join(f"`{k} = {s[k]}`" for k in ("shared_buffers", "work_mem", "max_parallel_workers_per_gather", "jit"))
         + f"; scripts/cluster.sh profile `citus-bench`). PostgreSQL {b['postgres'].split(' ')[0]}, Citus {b['citus']}, "
         f"pgcolumnar {b['pgcolumnar']} (library sha256 `{b['pgcolumnar_so_sha256']}`, installed "
-        f"{b['pgcolumnar_so_mtime']}; checkout `{b['checkout_commit']}`). Queries: bench/queries q1–q9 "
+        f"{b['pgcolumnar_so_mtime']}, built from "
+        + (f"`{b['pgcolumnar_built_from'].split()[0]}`" if b.get("pgcolumnar_built_from")
+           else "a commit the install did not record")
+        + f"; benchmark checkout `{b['checkout_commit']}`). Queries: bench/queries q1–q9 "
         "(the TSBS set of `make bench`).",
         "",
         "Plans are serial on every node, so a distributed query's two workers can run at the same "
