@@ -22,6 +22,7 @@ help:
 	@echo "make bench    TSBS-style benchmark vs heap and DuckDB (after make run; ROWS=1000000 for a quick one)"
 	@echo "make bench-tpch  TPC-H SF1 (SF=…) in heap, columnar and DuckDB, serial and parallel, and the planner choice suite on it (after make run)"
 	@echo "make bench-rows  ns per row of a scan returning every row, heap's Seq Scan vs PgColumnarScan (ROWS=5000000)"
+	@echo "make bench-citus  the TSBS table distributed over 2 Citus workers vs one node (ROWS=1000000 quick)"
 	@echo "make bench-changes  DELETE/UPDATE of 100k rows, point lookups on 10M rows, concurrent transfers; heap vs columnar"
 	@echo "make unit-test | pg-test | regress | isolation | integration-test | parity | crash-test | citus-test"
 
@@ -60,6 +61,18 @@ bench-tpch:
 .PHONY: bench-rows
 bench-rows:
 	@bench/row_output.py --rows $(or $(ROWS),5000000) --host $(RUN_SOCK) --port $(RUN_PORT)
+
+# The TSBS table distributed over two Citus workers on this machine against the same table
+# on one node (bench/citus.py): builds Citus first if needed (scripts/citus-build.sh,
+# cached), starts its own three servers (ports CITUS_BENCH_PORT = 54330 to +2, destroyed
+# at the end) and needs pgcolumnar installed (`make install`). ROWS=1000000 for a quick run;
+# SHARDS= the shard counts to compare (default 2,8,32); KEEP=1 leaves the servers running
+# (then bench/citus.py --reuse measures again without reloading).
+.PHONY: bench-citus
+bench-citus:
+	@scripts/citus-build.sh
+	@bench/citus.py --rows $(or $(ROWS),10000000) --hosts $(or $(HOSTS),400) --runs $(or $(RUNS),5) \
+		--port $(or $(CITUS_BENCH_PORT),54330) $(if $(SHARDS),--shard-counts $(SHARDS)) $(if $(KEEP),--keep)
 
 # Row changes and point lookups, heap against columnar, on a 10M-row table (bench/changes.sql).
 .PHONY: bench-changes
@@ -110,7 +123,7 @@ lint:
 clean-clusters:
 	@$(CLUSTER) destroy run
 	@$(CLUSTER) destroy test
-	@for n in citus-coord citus-w1 citus-w2; do $(CLUSTER) destroy $$n; done
+	@for n in citus-coord citus-w1 citus-w2 bench-citus-coord bench-citus-w1 bench-citus-w2; do $(CLUSTER) destroy $$n; done
 
 clean: clean-clusters
 	cargo clean

@@ -722,8 +722,8 @@ def render_benchmarks_md() -> None:
     latest = {}
     for meta_path in sorted(RESULTS_DIR.glob("*-*.json")):
         meta = json.loads(meta_path.read_text())
-        if "rows" not in meta or "date" not in meta or meta.get("kind") in ("joins", "tpch"):
-            continue  # calibration.json and the like; the join and TPC-H benchmarks' results
+        if "rows" not in meta or "date" not in meta or meta.get("kind") in ("joins", "tpch", "citus"):
+            continue  # calibration.json and the like; the join, TPC-H and Citus benchmarks' results
         latest[meta["rows"]] = (meta_path, meta)  # sorted by date: the last one wins
     if not latest:
         return
@@ -793,6 +793,12 @@ def render_benchmarks_md() -> None:
     tpch_section = tpch.render_all()
     if tpch_section:
         out += [""] + tpch_section
+    # `make bench-citus`'s section (bench/citus.py), from its newest result. Imported
+    # here, not at the top: citus.py imports this module.
+    import citus
+    citus_section = citus.render_all()
+    if citus_section:
+        out += [""] + citus_section
     (REPO_DIR / "BENCHMARKS.md").write_text("\n".join(out))
     log("wrote BENCHMARKS.md")
 

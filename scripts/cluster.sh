@@ -7,8 +7,9 @@
 #   cluster.sh destroy NAME                stop and delete
 #   cluster.sh dir     NAME                print the cluster's folder
 #
-# PROFILE is `analytics` (the long-lived `make run` cluster), `test` (throwaway) or `citus`
-# (a node of the citus test level: Citus preloaded before pgcolumnar).
+# PROFILE is `analytics` (the long-lived `make run` cluster), `test` (throwaway), `citus`
+# (a node of the citus test level: Citus preloaded before pgcolumnar) or `citus-bench` (a
+# node of `make bench-citus`).
 # Clusters live in .pgdata/ of the checkout, or under /tmp when the postgres user cannot
 # reach the checkout's path. Sockets live beside the data; TCP listens on 127.0.0.1 only.
 set -euo pipefail
@@ -76,6 +77,24 @@ citus.shard_replication_factor = 1
 # Logical decoding possible, as on clusters that move shards without blocking writes:
 # the test checks that such moves of columnar shards fail clearly instead.
 wal_level = logical
+CONF
+        ;;
+        # A node of `make bench-citus` (bench/citus.py): coordinator and both workers get
+        # exactly these settings, sized so that three servers holding the 10M-row TSBS
+        # table (local copy on the coordinator, shards on the workers) fit in memory
+        # together. Serial plans on every node: the benchmark measures Citus's overhead
+        # over the single-node table, not parallel speed-up.
+        citus-bench) cat <<CONF
+shared_preload_libraries = 'citus,pgcolumnar'
+shared_buffers = 2GB
+work_mem = 256MB
+maintenance_work_mem = 1GB
+effective_cache_size = 8GB
+max_wal_size = 8GB
+checkpoint_timeout = 15min
+max_connections = 200
+max_parallel_workers_per_gather = 0
+citus.shard_replication_factor = 1
 CONF
         ;;
         *) echo "cluster.sh: unknown profile '$profile'" >&2; exit 2 ;;

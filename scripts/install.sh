@@ -19,4 +19,11 @@ find . -type f | while read -r f; do
     cp "$f" "$tmp"
     mv -f "$tmp" "$dest"
 done
-echo "installed pgcolumnar into $("$PG_CONFIG" --pkglibdir)"
+# Which source the installed library was built from, for benchmarks that report it
+# (bench/citus.py): the commit, "+dirty" when src/ or sql/ had uncommitted changes.
+pkglibdir=$("$PG_CONFIG" --pkglibdir)
+commit=$(git -C "$TOP" rev-parse --short=12 HEAD 2>/dev/null || echo unknown)
+[ -n "$(git -C "$TOP" status --porcelain -- src sql Cargo.toml Cargo.lock 2>/dev/null)" ] && commit="$commit+dirty"
+echo "$commit $(date -u +%Y-%m-%dT%H:%M:%SZ)" >"$pkglibdir/pgcolumnar.build.new.$$"
+mv -f "$pkglibdir/pgcolumnar.build.new.$$" "$pkglibdir/pgcolumnar.build"
+echo "installed pgcolumnar into $pkglibdir (built from $commit)"
