@@ -9,8 +9,8 @@
 //! values are such expressions is computed too.
 
 use crate::exec::agg::spec::{BinOp, Expr, ExprType};
-use crate::exec::filter::plan::FilterPlan;
 use crate::exec::expr::plan::{cast_can_fail, cast_supported};
+use crate::exec::filter::plan::FilterPlan;
 use crate::pg_list;
 use crate::storage::relation::datum::ColumnKind;
 use pgrx::pg_sys;

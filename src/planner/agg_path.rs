@@ -280,7 +280,8 @@ unsafe fn eligible(
         for sgc in pg_list::ptrs::<pg_sys::SortGroupClause>((*parse).groupClause) {
             let tle = pg_sys::get_sortgroupref_tle((*sgc).tleSortGroupRef, tlist);
             let expr = (*tle).expr as *mut pg_sys::Node;
-            let mut conditions = agg_args::Conditions { root, rel, operands: &mut operands, filter: quals::translate_filter };
+            let mut conditions =
+                agg_args::Conditions { root, rel, operands: &mut operands, filter: quals::translate_filter };
             keys.push(group_key(expr, (*sgc).eqop, relid, &kinds, Some(&mut conditions))?);
             key_exprs.push(expr);
         }

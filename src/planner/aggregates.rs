@@ -352,7 +352,12 @@ pub unsafe fn aggregate(
                         (Some(att), None)
                     }
                     None => {
-                        let mut conditions = agg_args::Conditions { root, rel, operands: &mut *operands, filter: quals::translate_filter };
+                        let mut conditions = agg_args::Conditions {
+                            root,
+                            rel,
+                            operands: &mut *operands,
+                            filter: quals::translate_filter,
+                        };
                         (None, Some(argument(node, func, input, (*rel).relid, kinds, &mut conditions)?))
                     }
                 }
