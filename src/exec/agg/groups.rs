@@ -268,10 +268,16 @@ pub struct Grouper {
     /// numbers side by side (u32::MAX: not looked up yet): few groups, such as TPC-H
     /// q1's, are found with an index instead of a hash.
     dense: Vec<u32>,
+    /// The current vector's groups by dictionary codes (`assign_by_codes`).
+    code_table: Vec<u32>,
 }
 
 /// Bits of `Grouper::dense`'s index.
 const DENSE_BITS: u32 = 12;
+
+/// Most combinations of dictionary codes `assign_by_codes` keeps a table of: a vector's
+/// table is cleared per vector, so it must stay small next to the vector's rows.
+const CODE_COMBINATIONS: usize = 1024;
 
 impl Grouper {
     pub fn new(keys: usize) -> Grouper {
@@ -282,6 +288,7 @@ impl Grouper {
             group_keys: Vec::new(),
             shown: (0..keys).map(|_| None).collect(),
             scratch: vec![Vec::new(); keys],
+            code_table: Vec::new(),
             shown_scratch: vec![Vec::new(); keys],
             dense: Vec::new(),
         }
@@ -312,6 +319,63 @@ impl Grouper {
         if self.columns.len() == 1 {
             return self.columns[0].ids(&inputs[0], sel, gids);
         }
+        if !self.assign_by_codes(inputs, sel, gids) {
+            self.assign_by_keys(inputs, sel, gids);
+        }
+    }
+
+    /// `assign` for several keys that are all dictionary vectors without NULLs whose entry
+    /// counts multiply to at most `CODE_COMBINATIONS`: a row's group is looked up in a
+    /// table indexed by its codes side by side, which the vector fills the first time a
+    /// combination occurs (as `assign_by_keys` numbers that row alone, so groups are
+    /// numbered and shown as ever). No per-row key numbering or hashing: TPC-H q1's two
+    /// `char(1)` keys. False (nothing done) for other vectors.
+    fn assign_by_codes(&mut self, inputs: &[KeyInput], sel: &[u32], gids: &mut Vec<u32>) -> bool {
+        let mut columns: Vec<(&[u32], usize)> = Vec::with_capacity(inputs.len());
+        let mut combinations = 1usize;
+        let last = sel.iter().fold(0u32, |a, &r| a.max(r)) as usize;
+        for input in inputs {
+            let KeyInput::Bytes(col, _) = input else { return false };
+            let (Some(d), None) = (&col.dictionary, &col.validity) else { return false };
+            // Every selected row's code names an entry (checked per vector, as the
+            // lookups rely on it; a max without an early exit, which vectorizes).
+            let entries = d.len();
+            if entries == 0 || (!sel.is_empty() && last >= d.codes.len()) {
+                return false;
+            }
+            if d.codes.iter().fold(0u32, |a, &c| a.max(c)) as usize >= entries {
+                return false;
+            }
+            combinations = match combinations.checked_mul(entries) {
+                Some(n) if n <= CODE_COMBINATIONS => n,
+                _ => return false,
+            };
+            columns.push((d.codes.as_slice(), entries));
+        }
+        let mut table = std::mem::take(&mut self.code_table);
+        table.clear();
+        table.resize(combinations, u32::MAX);
+        gids.clear();
+        gids.reserve(sel.len());
+        let mut one = Vec::with_capacity(1);
+        for (i, &r) in sel.iter().enumerate() {
+            let r = r as usize;
+            let at = columns.iter().fold(0usize, |at, &(codes, entries)| at * entries + codes[r] as usize);
+            let mut g = table[at];
+            if g == u32::MAX {
+                self.assign_by_keys(inputs, &sel[i..=i], &mut one);
+                g = one[0];
+                table[at] = g;
+            }
+            gids.push(g);
+        }
+        self.code_table = table;
+        true
+    }
+
+    /// `assign` for several keys, row by row: each key column numbers its values, and
+    /// the numbers side by side name the group.
+    fn assign_by_keys(&mut self, inputs: &[KeyInput], sel: &[u32], gids: &mut Vec<u32>) {
         let mut scratch = std::mem::take(&mut self.scratch);
         let mut shown_scratch = std::mem::take(&mut self.shown_scratch);
         for (c, (column, input)) in self.columns.iter_mut().zip(inputs).enumerate() {
@@ -484,6 +548,58 @@ mod tests {
         assert_eq!(g.len(), 3);
         assert_eq!(g.key(2, 0), &KeyValue::Bytes(b"bb"[..].into()));
         assert_eq!(g.key(2, 1), &KeyValue::Int(11));
+    }
+
+    fn dictionary_vector(codes: Vec<u32>, entries: &[&[u8]]) -> DecodedVector {
+        let mut offsets = vec![0u32];
+        let mut data = Vec::new();
+        for e in entries {
+            data.extend_from_slice(e);
+            offsets.push(data.len() as u32);
+        }
+        let rows = codes.len() as u32;
+        let values = DecodedValues::Bytes { offsets: vec![0], data: vec![] };
+        DecodedVector::from_parts(rows, None, values, Some(Dictionary { codes, offsets, data }))
+    }
+
+    /// Groups of dictionary keys found by their codes are those found by their values:
+    /// numbered in order of first appearance, showing each group's own first value,
+    /// across vectors whose dictionaries differ.
+    #[test]
+    fn dictionary_keys_by_code_group_as_keys_by_value() {
+        let flags1 = dictionary_vector(vec![2, 0, 1, 0, 2, 1, 1], &[b"A", b"N", b"R "]);
+        let status1 = dictionary_vector(vec![0, 1, 1, 1, 0, 0, 1], &[b"F", b"O  "]);
+        let flags2 = dictionary_vector(vec![0, 1, 0, 2], &[b"R", b"A", b"N "]);
+        let status2 = dictionary_vector(vec![1, 0, 0, 1], &[b"O", b"F"]);
+        let vectors = [(&flags1, &status1, vec![0u32, 1, 2, 4, 5, 6]), (&flags2, &status2, vec![0, 1, 2, 3])];
+        let mut by_code = Grouper::new(2);
+        let mut by_key = Grouper::new(2);
+        for (flags, status, sel) in &vectors {
+            let inputs =
+                [KeyInput::Bytes(flags, ByteKey::TrimSpaces), KeyInput::Bytes(status, ByteKey::TrimSpaces)];
+            let (mut a, mut b) = (Vec::new(), Vec::new());
+            assert!(by_code.assign_by_codes(&inputs, sel, &mut a));
+            by_key.assign_by_keys(&inputs, sel, &mut b);
+            assert_eq!(a, b);
+        }
+        assert_eq!(by_code.len(), by_key.len());
+        for g in 0..by_code.len() {
+            for c in 0..2 {
+                assert_eq!(by_code.key(g, c), by_key.key(g, c), "group {g} key {c}");
+            }
+        }
+        // "R " and "R" are one group, shown as first seen.
+        assert_eq!(by_code.key(0, 0), &KeyValue::Bytes(b"R "[..].into()));
+        // Not taken: a key with NULLs, a code without an entry, a key that is not a dictionary.
+        let mut gids = Vec::new();
+        let mut nulls = dictionary_vector(vec![0, 0], &[b"A"]);
+        nulls.validity = Some(vec![true, false]);
+        let plain = byte_vector(&[b"F", b"O"]);
+        let bad = dictionary_vector(vec![0, 3], &[b"A", b"N"]);
+        for v in [&nulls, &plain, &bad] {
+            let inputs = [KeyInput::Bytes(v, ByteKey::Exact), KeyInput::Bytes(&status2, ByteKey::Exact)];
+            assert!(!by_code.assign_by_codes(&inputs, &[0, 1], &mut gids));
+        }
     }
 
     #[test]
