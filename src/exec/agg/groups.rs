@@ -177,10 +177,22 @@ impl KeyColumn {
                 out.push(id);
             }
         } else if let DecodedValues::Bytes { offsets, data } = &col.values {
+            // A row with the same bytes as the row before has its number: runs of one key
+            // (a table sorted by it, run-length-encoded vectors) cost a compare per row,
+            // not a hash.
+            let mut last: Option<(&[u8], u32)> = None;
             for &r in sel {
                 let r = r as usize;
                 let id = if col.is_valid(r) {
-                    self.byte_id(&data[offsets[r] as usize..offsets[r + 1] as usize], how)
+                    let b = &data[offsets[r] as usize..offsets[r + 1] as usize];
+                    match last {
+                        Some((prev, id)) if prev == b => id,
+                        _ => {
+                            let id = self.byte_id(b, how);
+                            last = Some((b, id));
+                            id
+                        }
+                    }
                 } else {
                     self.number(KeyValue::Null)
                 };
@@ -664,6 +676,23 @@ mod tests {
         assert_eq!(gids, vec![0, 0, 1, 2, 2, 0]);
         assert_eq!(g.key(0, 0), &KeyValue::Bytes(b"a  "[..].into()));
         assert_eq!(g.key(2, 0), &KeyValue::Bytes(b""[..].into()));
+    }
+
+    /// Runs of one key (a sorted table's vectors) number as any rows do: a run's rows
+    /// share the number of its first, NULLs between runs are their own group.
+    #[test]
+    fn runs_of_one_byte_key_share_its_number() {
+        let mut g = Grouper::new(1);
+        let mut gids = Vec::new();
+        let mut col = byte_vector(&[b"h1", b"h1", b"h1", b"", b"h1", b"h2", b"h2", b"h1 ", b"h1"]);
+        col.validity = Some(vec![true, true, true, false, true, true, true, true, true]);
+        g.assign(&[KeyInput::Bytes(&col, ByteKey::TrimSpaces)], &[0, 1, 2, 3, 4, 5, 6, 7, 8], &mut gids);
+        assert_eq!(gids, vec![0, 0, 0, 1, 0, 2, 2, 0, 0]);
+        assert_eq!(g.key(1, 0), &KeyValue::Null);
+        // Exact keys: "h1 " is its own group, however it lies among "h1" rows.
+        let mut g = Grouper::new(1);
+        g.assign(&[KeyInput::Bytes(&col, ByteKey::Exact)], &[0, 1, 2, 3, 4, 5, 6, 7, 8], &mut gids);
+        assert_eq!(gids, vec![0, 0, 0, 1, 0, 2, 2, 3, 0]);
     }
 
     #[test]
