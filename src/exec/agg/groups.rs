@@ -350,12 +350,9 @@ impl Grouper {
             let KeyInput::Bytes(col, _) = input else { return false };
             let (Some(d), None) = (&col.dictionary, &col.validity) else { return false };
             // Every selected row's code names an entry (checked per vector, as the
-            // lookups rely on it; a max without an early exit, which vectorizes).
+            // lookups rely on it).
             let entries = d.len();
-            if entries == 0 || (!sel.is_empty() && last >= d.codes.len()) {
-                return false;
-            }
-            if d.codes.iter().fold(0u32, |a, &c| a.max(c)) as usize >= entries {
+            if (!sel.is_empty() && last >= d.codes.len()) || !d.codes_name_entries(d.codes.len()) {
                 return false;
             }
             combinations = match combinations.checked_mul(entries) {

@@ -325,22 +325,16 @@ impl ScaleWriter {
         // The weight of a value with no leading zero digit (wrapping: the 7 bits are kept).
         let top = (3 - self.frac) as u64;
         for (o, &x) in out.iter_mut().zip(m) {
-            let (pad_digit, rest) = split_pad::<PAD, _>(x.unsigned_abs() as u32);
-            let q1 = rest / 10_000;
-            let q2 = q1 / 10_000;
-            // The four digits, most significant first (`small_digits`).
-            let (u0, u1, u2, u3) = if PAD > 0 {
-                (q2 as u64, (q1 - q2 * 10_000) as u64, (rest - q1 * 10_000) as u64, pad_digit as u64)
-            } else {
-                (0, q2 as u64, (q1 - q2 * 10_000) as u64, (rest - q1 * 10_000) as u64)
-            };
-            let (z0, z1, z2, z3) = ((u0 == 0) as u64, (u1 == 0) as u64, (u2 == 0) as u64, (u3 == 0) as u64);
+            // The four digits, most significant in the low 16 bits.
+            let digits = small_digits::<PAD>(x.unsigned_abs() as u32);
+            let zero = |k: u32| ((digits >> (16 * k)) & 0xFFFF == 0) as u64;
+            let (z0, z1, z2, z3) = (zero(0), zero(1), zero(2), zero(3));
             let lead = z0 + (z0 & z1) + (z0 & z1 & z2) + (z0 & z1 & z2 & z3);
             let trail = z3 + (z3 & z2) + (z3 & z2 & z1) + (z3 & z2 & z1 & z0);
             // Zero: no digit, weight 0, no sign (as `trimmed`).
             let nonzero = 1 - (lead >> 2);
             let keep = 0u64.wrapping_sub(nonzero);
-            let body = ((u0 | u1 << 16 | u2 << 32 | u3 << 48) >> (16 * (lead & 3))) & keep;
+            let body = (digits >> (16 * (lead & 3))) & keep;
             let negative = ((x as u64) >> 63) & nonzero;
             let header = base | (top.wrapping_sub(lead) & keep & 0x7F) | negative << 13;
             let len = 2 * (4 - lead as i64 - trail as i64).max(0) as u64;

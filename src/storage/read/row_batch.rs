@@ -287,15 +287,11 @@ impl RowBatch {
     pub unsafe fn push_codes(&mut self, v: &DecodedVector, entries: &[pg_sys::Datum]) -> bool {
         let rows = self.rows;
         let Some(dictionary) = &v.dictionary else { return false };
-        if dictionary.codes.len() < rows || entries.is_empty() {
+        // Every code must name an entry: checked once here, as the stores rely on it.
+        if entries.len() != dictionary.len() || !dictionary.codes_name_entries(rows) {
             return false;
         }
-        // Every code must name an entry (NULL rows' codes are 0): checked once here, as the
-        // stores rely on it. (A max without an early exit, which vectorizes.)
         let codes = &dictionary.codes[..rows];
-        if codes.iter().fold(0u32, |a, &c| a.max(c)) as usize >= entries.len() {
-            return false;
-        }
         let Some(nulls) = self.null_flags_of(v) else { return false };
         let attr = self.attrs[self.pushed];
         self.pushed += 1;

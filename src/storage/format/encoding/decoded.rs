@@ -81,6 +81,15 @@ impl Dictionary {
     pub fn entry(&self, e: usize) -> &[u8] {
         &self.data[self.offsets[e] as usize..self.offsets[e + 1] as usize]
     }
+
+    /// Whether the dictionary has entries and codes for the first `rows` rows, each
+    /// naming an entry (NULL rows' codes are 0): what a caller checks once per vector
+    /// before it indexes by codes without bounds checks. (A max without an early exit,
+    /// which vectorizes.)
+    pub fn codes_name_entries(&self, rows: usize) -> bool {
+        let Some(codes) = self.codes.get(..rows) else { return false };
+        !self.is_empty() && (codes.iter().fold(0u32, |a, &c| a.max(c)) as usize) < self.len()
+    }
 }
 
 /// What `decode_vector` keeps between vectors.
