@@ -79,21 +79,13 @@ pub unsafe fn propagate_options(range: *mut pg_sys::RangeVar, clauses: &str) {
     }
     // SAFETY: the caller guarantees this fn's contract: `range` is a valid RangeVar; the
     // lookup runs on the backend thread inside a transaction.
-    let relid = unsafe {
-        pg_sys::RangeVarGetRelidExtended(
-            range,
-            pg_sys::NoLock as i32,
-            pg_sys::RVROption::RVR_MISSING_OK,
-            None,
-            std::ptr::null_mut(),
-        )
-    };
+    let Some(relid) = (unsafe { super::relid_if_exists(range) }) else { return };
     let distributed = Spi::get_one_with_args::<bool>(
         "SELECT EXISTS (SELECT FROM pg_catalog.pg_dist_partition WHERE logicalrelid OPERATOR(pg_catalog.=) $1) \
            AND pg_catalog.citus_is_coordinator()",
         &[relid.into()],
     );
-    if relid == pg_sys::InvalidOid || !matches!(distributed, Ok(Some(true))) {
+    if !matches!(distributed, Ok(Some(true))) {
         return;
     }
     let on_shards = format!("ALTER TABLE %s {clauses}");
@@ -170,18 +162,7 @@ pub unsafe fn inherit_shard_options(stmt: *mut pg_sys::CreateStmt) {
     }
     // SAFETY: as above; the lookup runs on the backend thread inside a transaction, after
     // the CREATE made the table.
-    let relid = unsafe {
-        pg_sys::RangeVarGetRelidExtended(
-            (*stmt).relation,
-            pg_sys::NoLock as i32,
-            pg_sys::RVROption::RVR_MISSING_OK,
-            None,
-            std::ptr::null_mut(),
-        )
-    };
-    if relid == pg_sys::InvalidOid {
-        return;
-    }
+    let Some(relid) = (unsafe { super::relid_if_exists((*stmt).relation) }) else { return };
     let table_name = name.rsplit_once('_').map_or("", |(table, _)| table);
     // The shard's table by the metadata on this node; a shard being split is not in it
     // yet, so then by name: the Citus table of the name before the suffix, same schema.

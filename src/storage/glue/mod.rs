@@ -10,3 +10,24 @@ pub mod publication;
 pub mod stats;
 pub mod tableam;
 pub mod utility;
+
+use pgrx::pg_sys;
+
+/// The relation `range` names, without locking it, or None if there is none (the caller
+/// leaves the error to PostgreSQL, or has nothing to do).
+///
+/// # Safety
+/// `range` must be a valid RangeVar; on the backend thread inside a transaction.
+pub unsafe fn relid_if_exists(range: *mut pg_sys::RangeVar) -> Option<pg_sys::Oid> {
+    // SAFETY: the caller guarantees this fn's contract; the lookup reads the catalogs only.
+    let relid = unsafe {
+        pg_sys::RangeVarGetRelidExtended(
+            range,
+            pg_sys::NoLock as i32,
+            pg_sys::RVROption::RVR_MISSING_OK,
+            None,
+            std::ptr::null_mut(),
+        )
+    };
+    (relid != pg_sys::InvalidOid).then_some(relid)
+}

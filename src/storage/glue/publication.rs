@@ -40,16 +40,9 @@ pub unsafe fn refuse_columnar_tables(stmt: *mut pg_sys::Node) {
                 continue;
             }
             let range = (*(*spec).pubtable).relation;
-            let relid = pg_sys::RangeVarGetRelidExtended(
-                range,
-                pg_sys::NoLock as i32,
-                pg_sys::RVROption::RVR_MISSING_OK,
-                None,
-                std::ptr::null_mut(),
-            );
-            if relid == pg_sys::InvalidOid {
+            let Some(relid) = super::relid_if_exists(range) else {
                 continue; // PostgreSQL reports the missing table itself
-            }
+            };
             let rel = pg_sys::relation_open(relid, pg_sys::AccessShareLock as i32);
             let columnar = am::is_columnar(rel);
             pg_sys::relation_close(rel, pg_sys::AccessShareLock as i32);

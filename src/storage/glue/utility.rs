@@ -83,13 +83,7 @@ unsafe extern "C-unwind" fn process_utility(
         }
         let existed = !create_options.is_empty() && {
             let create = (*pstmt).utilityStmt as *mut pg_sys::CreateStmt;
-            pg_sys::RangeVarGetRelidExtended(
-                (*create).relation,
-                pg_sys::NoLock as i32,
-                pg_sys::RVROption::RVR_MISSING_OK,
-                None,
-                std::ptr::null_mut(),
-            ) != pg_sys::InvalidOid
+            super::relid_if_exists((*create).relation).is_some()
         };
         let renames_or_drops_columns = !stmt.is_null() && renames_or_drops_columns(stmt);
         let creates_us = !stmt.is_null() && creates_this_extension(stmt);
