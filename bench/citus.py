@@ -66,12 +66,6 @@ RESULTS_DIR = BENCH_DIR / "results"
 CLUSTER = REPO_DIR / "scripts" / "cluster.sh"
 NODES = ("bench-citus-coord", "bench-citus-w1", "bench-citus-w2")
 PROFILE = "citus-bench"
-LOCAL = "cpu_local"
-EXPLAIN_RUNS = 3
-TRIVIAL_RUNS = 21
-# The queries the target is about: distributed within 1.3x of the single-node time.
-TARGET_QUERIES = ("q4", "q5", "q6", "q7", "q8")
-TARGET_RATIO = 1.3
 
 if __name__ == "__main__":
     ensure_venv_and_reexec(__file__)
@@ -80,14 +74,11 @@ sys.path.insert(0, str(BENCH_DIR))
 import psycopg  # noqa: E402
 
 import run  # noqa: E402  (bench/run.py: data, table DDL, COPY, timing, result checks)
+from citus_report import CPU_SECONDS, EXPLAIN_RUNS, LOCAL, TRIVIAL_RUNS, dist_table, render, render_all, results  # noqa: E402
 
 
 def log(msg: str) -> None:
     print(f"bench-citus: {msg}", flush=True)
-
-
-def dist_table(shards: int) -> str:
-    return f"cpu_dist_s{shards}"
 
 
 def dist_configs(shard_counts: list[int], pool_size: int | None) -> list[dict]:
@@ -358,7 +349,6 @@ def tasks_alone(coord, workers: dict, sql: str) -> list[dict]:
 # and with other work), so wall times carry the load of the moment; CPU time per query
 # does not, and says what the distributed query costs against the local one.
 CLK_TCK = os.sysconf("SC_CLK_TCK")
-CPU_SECONDS = 1.0   # run each query this long (at least 3 times) to measure its CPU time
 
 
 def cluster_cpu_ticks(i: int) -> int:
@@ -524,210 +514,6 @@ def run_bench(args) -> int:
     print("\n".join(render(result)))
     run.render_benchmarks_md()
     return 0
-
-
-# --------------------------------------------------------------------------------------
-# BENCHMARKS.md
-# --------------------------------------------------------------------------------------
-
-def results() -> list[dict]:
-    out = []
-    for path in sorted(RESULTS_DIR.glob("*-citus-*.json")):
-        meta = json.loads(path.read_text())
-        if meta.get("kind") == "citus":
-            out.append(meta)
-    return sorted(out, key=lambda m: m["date"])
-
-
-def render_all() -> list[str]:
-    """The section of BENCHMARKS.md: the newest result (bench/run.py calls this)."""
-    found = results()
-    return render(found[-1]) if found else []
-
-
-def _ms(v) -> str:
-    return "" if v is None else f"{v:,.0f}" if abs(v) >= 100 else f"{v:,.1f}"
-
-
-def medians(q: dict) -> dict:
-    return {k: statistics.median(v) for k, v in q["times_ms"].items()}
-
-
-def config_title(c: dict) -> str:
-    title = f"{c['shards']} shards"
-    if c["settings"]:
-        title += ", " + ", ".join(f"`{k} = {v}`" for k, v in c["settings"].items())
-    elif c["shards"] > 2:
-        title += ", Citus's default executor settings"
-    return title
-
-
-def _size(n) -> str:
-    return "" if n is None else f"{n} B" if n < 1024 else f"{n / 1024:,.0f} kB"
-
-
-def busiest_worker(tasks: list[dict]) -> tuple[float, list[float]]:
-    """The largest sum of planning + execution time over one worker's tasks, and every
-    task's time."""
-    task_ms = [(t["plan_ms"] or 0.0) + (t["exec_ms"] or 0.0) for t in tasks]
-    per_worker = {}
-    for t, ms in zip(tasks, task_ms):
-        per_worker[t["port"]] = per_worker.get(t["port"], 0.0) + ms
-    return (max(per_worker.values()) if per_worker else 0.0), task_ms
-
-
-def query_figures(q: dict, c: dict) -> dict:
-    """One distributed configuration's figures for one query (see the section's notes)."""
-    key = c["key"]
-    med = medians(q)
-    ex, loc = q["explain"][key], q["explain"]["local"]
-    busiest, task_ms = busiest_worker(q["alone"][f"s{c['shards']}"])
-    under_citus, _ = busiest_worker(ex["tasks"])
-    local_work = loc["plan_ms"] + loc["exec_ms"]
-    # What any query pays outside planning and execution: the client's round trip and
-    # reading the rows. Subtracted so that what the distributed query adds is left.
-    client = med["local"] - local_work
-    return {
-        "local": med["local"], "dist": med[key], "parallel": med["local_parallel"],
-        "ratio": med[key] / med["local"], "tasks": len(ex["tasks"]),
-        "slowest": max(task_ms) if task_ms else 0.0, "busiest": busiest, "sum": sum(task_ms),
-        "under_citus": under_citus,
-        "local_work": local_work, "overhead": med[key] - busiest - client,
-        "coord_plan": ex["plan_ms"], "bytes": ex["bytes_received"],
-        "cpu_local": q["cpu"]["local"]["coordinator_ms"],
-        "cpu_coord": q["cpu"][key]["coordinator_ms"], "cpu_workers": q["cpu"][key]["workers_ms"],
-        "plans": sorted({t["plan"] for t in ex["tasks"]}),
-    }
-
-
-def render(result: dict) -> list[str]:
-    b, load, fixed = result["build"], result["load"], result["fixed_cost"]
-    configs = result["configs"]
-    rows = f"{result['rows'] / 1e6:g}M" if result["rows"] >= 1e6 else f"{result['rows']:,}"
-    s = result["settings"]
-    out = [
-        f"## Citus: {rows} rows distributed over two workers on this machine ({result['date']})",
-        "",
-        "<!-- Generated by bench/citus.py (`make bench-citus`); bench/run.py keeps it from the newest "
-        "bench/results/*-citus-*.json. -->",
-        "",
-        f"The TSBS table ({result['rows']:,} rows, {result['hosts']} hosts) as `{LOCAL}`, a columnar "
-        "table on the coordinator (the single-node table), and as columnar tables distributed by "
-        "`hostname` over two workers: " + ", ".join(f"`{dist_table(n)}` with {n} shards" for n in result["shard_counts"])
-        + " (Citus's default is 32). Coordinator and workers are three PostgreSQL servers on the same "
-        f"{result['machine']['nproc']} cores with the same settings ("
-        + ", ".join(f"`{k} = {s[k]}`" for k in ("shared_buffers", "work_mem", "max_parallel_workers_per_gather", "jit"))
-        + f"; scripts/cluster.sh profile `citus-bench`). PostgreSQL {b['postgres'].split(' ')[0]}, Citus {b['citus']}, "
-        f"pgcolumnar {b['pgcolumnar']} (library sha256 `{b['pgcolumnar_so_sha256']}`, installed "
-        f"{b['pgcolumnar_so_mtime']}, built from "
-        + (f"`{b['pgcolumnar_built_from'].split()[0]}`" if b.get("pgcolumnar_built_from")
-           else "a commit the install did not record")
-        + f"; benchmark checkout `{b['checkout_commit']}`). Queries: bench/queries q1–q9 "
-        "(the TSBS set of `make bench`).",
-        "",
-        "Plans are serial on every node, so a distributed query's two workers can run at the same "
-        "time on the two cores while the single-node query runs on one: *local parallel* "
-        "(`max_parallel_workers_per_gather = 2` on the coordinator, for that query only) is the "
-        "single-node figure on the same two cores. Every distributed result equals the local "
-        "table's (checked on each run). Times are the median of "
-        f"{result['runs']} interleaved rounds of client wall time (local, then each distributed "
-        "configuration, in each round); the other columns are explained below the tables. The machine was shared with other work: load average "
-        f"{result['machine']['loadavg_before'][0]:.1f} before the run, "
-        f"{result['machine']['loadavg_after'][0]:.1f} after it (1 minute; {result['machine']['nproc']} cores).",
-        "",
-        "### Load",
-        "",
-        "| table | COPY s | index s | ANALYZE s | size |",
-        "|---|---:|---:|---:|---:|",
-    ]
-    names = [("local", f"`{LOCAL}` (one node)")] + [(f"s{n}", f"`{dist_table(n)}` ({n} shards)") for n in result["shard_counts"]]
-    for key, name in names:
-        m = load[key]
-        out.append(f"| {name} | {m['copy_s']:.1f} | {m['index_s']:.1f} | {m['analyze_s']:.1f} | "
-                   f"{run.mb(m['total_bytes'])} |")
-    out += [
-        "",
-        "### Fixed cost of a distributed query",
-        "",
-        f"Client wall time of `SELECT count(*)` on an empty table (median of {TRIVIAL_RUNS}): local "
-        f"{fixed['local_count_ms']:.2f} ms (`SELECT 1`: {fixed['select1_ms']:.2f} ms).",
-        "",
-        "| distributed table | every shard ms | one shard (`WHERE hostname = ...`) ms |",
-        "|---|---:|---:|",
-    ]
-    out += [f"| {config_title(c)} | {fixed[c['key']]['all_shards_ms']:.2f} | {fixed[c['key']]['one_shard_ms']:.2f} |"
-            for c in configs]
-    out.append("")
-    out += [
-        "### Distributed / local time",
-        "",
-        f"Client wall time of the distributed query over the local one (target for {', '.join(TARGET_QUERIES)}: "
-        f"at most {TARGET_RATIO}×; ⚠ where missed), and in brackets the same ratio of CPU time: the "
-        "coordinator's and both workers' servers against the local query's server (see below).",
-        "",
-        "| query | local ms | local parallel ms | " + " | ".join(config_title(c) for c in configs) + " |",
-        "|---|---:|---:|" + "---:|" * len(configs),
-    ]
-    missed = {c["key"]: [] for c in configs}
-    for q in result["queries"]:
-        med = medians(q)
-        cells = []
-        for c in configs:
-            f = query_figures(q, c)
-            mark = ""
-            if q["query"] in TARGET_QUERIES and f["ratio"] > TARGET_RATIO:
-                mark = " ⚠"
-                missed[c["key"]].append(q["query"])
-            cpu = (f["cpu_coord"] + f["cpu_workers"]) / f["cpu_local"] if f["cpu_local"] else None
-            cells.append(f"{f['ratio']:.2f}×{mark} ({cpu:.2f}×)" if cpu else f"{f['ratio']:.2f}×{mark}")
-        out.append(f"| {q['query']} | {_ms(med['local'])} | {_ms(med['local_parallel'])} | " + " | ".join(cells) + " |")
-    out += [""] + [f"- {config_title(c)}: target " + (f"missed by {', '.join(missed[c['key']])}." if missed[c["key"]] else "met.")
-                   for c in configs] + [""]
-    for c in configs:
-        key = c["key"]
-        out += [
-            f"### {config_title(c)}",
-            "",
-            "| query | distributed ms | local ms | CPU ms coordinator + workers | CPU ms local | tasks | "
-            "slowest task ms | busiest worker ms | all tasks ms | local plan + execution ms | "
-            "busiest worker under Citus ms | coordinator planning ms | coordinator overhead ms | "
-            "to coordinator | shard plans |",
-            "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|",
-        ]
-        for q in result["queries"]:
-            f = query_figures(q, c)
-            out.append(
-                f"| {q['query']} | {_ms(f['dist'])} | {_ms(f['local'])} | "
-                f"{_ms(f['cpu_coord'])} + {_ms(f['cpu_workers'])} | {_ms(f['cpu_local'])} | {f['tasks']} | "
-                f"{_ms(f['slowest'])} | {_ms(f['busiest'])} | {_ms(f['sum'])} | {_ms(f['local_work'])} | "
-                f"{_ms(f['under_citus'])} | {_ms(f['coord_plan'])} | {_ms(f['overhead'])} | "
-                f"{_size(f['bytes'])} | {', '.join(f['plans'])} |")
-        out.append("")
-    out += [
-        "Columns: *CPU ms*: user + system CPU time per query of the PostgreSQL servers (each "
-        "server's processes, read from /proc, over about "
-        f"{CPU_SECONDS:g} s of repeated runs): the coordinator's and the two workers' for the "
-        "distributed query, the coordinator's alone for the local one; unlike wall time it does "
-        "not gain from the two workers running at once, nor lose to the machine's other load, "
-        "so it shows what distributing costs. *Slowest task*, *busiest worker* and *all tasks* are the planning + execution "
-        "times of the query's tasks, each run by itself on its worker (the query Citus sends, "
-        f"under `EXPLAIN (ANALYZE, TIMING OFF)`, median of {EXPLAIN_RUNS}): the slowest task; the "
-        "largest sum over one worker's tasks; the sum over all tasks, the work the shards did. "
-        "*Local plan + execution* is the same figure of the query on the local table. *Busiest "
-        "worker under Citus*: the same sum from the distributed query's own EXPLAIN ANALYZE, "
-        "where the tasks run at the same time and share the two cores (with each other, the "
-        "coordinator and the machine's other load). "
-        "*Coordinator overhead* = distributed wall time − busiest worker − (local wall time − "
-        "local plan + execution): what the distributed query spends beyond its busiest worker's "
-        "tasks and beyond what any query spends outside planning and execution (the client's "
-        "round trip and reading the rows); it holds the coordinator's planning, sending the tasks "
-        "and collecting their rows, the merge, and, where a worker runs several tasks at a time, "
-        "the overlap those make (so it can be negative). *To coordinator*: the tuple bytes the "
-        "workers sent (EXPLAIN ANALYZE's `Tuple data received from nodes`). How the figures grow on "
-        "separate machines: [docs/scale-out.md](docs/scale-out.md#performance-model).",
-        "",
-    ]
-    return out
 
 
 def parse_args():

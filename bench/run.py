@@ -55,9 +55,11 @@ import psycopg  # noqa: E402
 
 sys.path.insert(0, str(BENCH_DIR))
 import heap_pushdown  # noqa: E402
+import citus_report  # noqa: E402
 import joins  # noqa: E402
 import plan_choice  # noqa: E402
 import tpch  # noqa: E402
+from units import mb  # noqa: E402
 
 CPU_DDL = (GEN_DIR / "cpu.sql").read_text()
 HEAP_TABLE, COL_TABLE, SORTED_TABLE = "cpu_heap", "cpu_col", "cpu_sorted"
@@ -548,10 +550,6 @@ def draw_chart(path: Path, rows: list[dict], title: str) -> None:
     plt.close(fig)
 
 
-def mb(n) -> str:
-    return f"{int(n) / 1e6:,.0f} MB"
-
-
 def fmt_ms(v) -> str:
     v = float(v)
     return f"{v:,.1f}" if v < 100 else f"{v:,.0f}"
@@ -793,10 +791,8 @@ def render_benchmarks_md() -> None:
     tpch_section = tpch.render_all()
     if tpch_section:
         out += [""] + tpch_section
-    # `make bench-citus`'s section (bench/citus.py), from its newest result. Imported
-    # here, not at the top: citus.py imports this module.
-    import citus
-    citus_section = citus.render_all()
+    # `make bench-citus`'s section (bench/citus_report.py), from its newest result.
+    citus_section = citus_report.render_all()
     if citus_section:
         out += [""] + citus_section
     (REPO_DIR / "BENCHMARKS.md").write_text("\n".join(out))

@@ -47,6 +47,7 @@ from pathlib import Path
 import psycopg
 
 import tpch_plan_choice
+from units import mb
 
 BENCH_DIR = Path(__file__).resolve().parent
 REPO_DIR = BENCH_DIR.parent
@@ -516,10 +517,6 @@ def render_all() -> list[str]:
     return out
 
 
-def _mb(n) -> str:
-    return f"{int(n) / 1e6:,.0f} MB"
-
-
 def _ms(v) -> str:
     return "timeout" if v is None else f"{v:,.0f}" if v >= 100 else f"{v:,.1f}"
 
@@ -563,10 +560,10 @@ def render(result: dict | None) -> list[str]:
     for engine in ("heap", "columnar"):
         l = load[engine]
         out.append(f"| {engine} `{SCHEMAS[engine]}` | {l['copy_total_s']:.1f} s | {l['index_s']:.1f} s "
-                   f"| {l['vacuum_analyze_s']:.1f} s | {_mb(l['table_bytes'])} | {_mb(l['index_bytes'])} "
-                   f"| {_mb(l['total_bytes'])} |")
+                   f"| {l['vacuum_analyze_s']:.1f} s | {mb(l['table_bytes'])} | {mb(l['index_bytes'])} "
+                   f"| {mb(l['total_bytes'])} |")
     d = load["duckdb"]
-    out += [f"| DuckDB | {d['load_s']:.1f} s | | | | | {_mb(d['file_bytes'])} (file) |", ""]
+    out += [f"| DuckDB | {d['load_s']:.1f} s | | | | | {mb(d['file_bytes'])} (file) |", ""]
     if load.get("reused"):
         out += ["(Tables reused from an earlier load of the same data: load times are that load's.)", ""]
     parallel_workers = m.get("pg_settings", {}).get("max_parallel_workers_per_gather", "?")
