@@ -93,21 +93,32 @@ def main() -> int:
     fold1_ms = timed(conn, "SELECT sum(f) FROM cal_col", args.runs)
     fold4_ms = timed(conn, "SELECT sum(f), max(f), min(f), count(f) FROM cal_col", args.runs)
     grouped_ms = timed(conn, "SELECT h, sum(f) FROM cal_col GROUP BY h", args.runs)
-    # The same fold by a leader and two workers (a Gather over partial folds), priced as
-    # cost.rs prices it: the serial time shared out (core's divisor, at most the machine's
-    # cores), plus parallel_setup_cost, plus a start-up per worker: the rest is that.
+    # The same folds by a leader and two workers (a Gather over partial folds), priced as
+    # cost.rs prices them: the serial time over the speed-up (1 + CORE_SCALING x (the
+    # share - 1), the share being core's divisor, at most the machine's cores), plus
+    # parallel_setup_cost, plus a start-up per worker. Two folds of different sizes (one
+    # column, three) give both unknowns: the speed-up from how much the larger fold's
+    # extra work costs serial and parallel, the start-up from what is left.
     # (parallel_setup_cost = 0 forces the plan and zeroes cost.rs's start-up too.)
+    fold3_sql = "SELECT sum(f), sum(g), max(k) FROM cal_col"
+    fold3_ms = timed(conn, fold3_sql, args.runs)
     conn.execute("SET max_parallel_workers_per_gather = 2")
     for setting in ("parallel_setup_cost", "parallel_tuple_cost", "min_parallel_table_scan_size"):
         conn.execute(f"SET {setting} = 0")
     parallel_ms = timed(conn, "SELECT sum(f) FROM cal_col", args.runs)
-    plan = "\n".join(r[0] for r in conn.execute("EXPLAIN SELECT sum(f) FROM cal_col"))
-    assert "Parallel Custom Scan (PgColumnarAgg)" in plan, plan
+    parallel3_ms = timed(conn, fold3_sql, args.runs)
+    for sql in ("SELECT sum(f) FROM cal_col", fold3_sql):
+        plan = "\n".join(r[0] for r in conn.execute(f"EXPLAIN {sql}"))
+        assert "Parallel Custom Scan (PgColumnarAgg)" in plan, plan
     for setting in ("parallel_setup_cost", "parallel_tuple_cost", "min_parallel_table_scan_size"):
         conn.execute(f"RESET {setting}")
     conn.execute("SET max_parallel_workers_per_gather = 0")
     share = min(2.4, os.cpu_count() or 1)
-    worker_ms = max(parallel_ms - fold1_ms / share - 1000 * ms_per_unit, 0.0) / 2
+    speedup = max(fold3_ms - fold1_ms, 0.0) / max(parallel3_ms - parallel_ms, 1e-6)
+    print(f"folds serial {fold1_ms:.1f} / {fold3_ms:.1f} ms, parallel {parallel_ms:.1f} / {parallel3_ms:.1f} ms")
+    scaling = min(max((speedup - 1) / (share - 1), 0.0), 1.0) if share > 1 else 0.0
+    speedup = 1 + (share - 1) * scaling
+    worker_ms = max(parallel_ms - fold1_ms / speedup - 1000 * ms_per_unit, 0.0) / 2
     conn.execute("SET pgcolumnar.enable_vector_agg = off")
     fold_ms = max(fold4_ms - fold1_ms, 0.0) / 3 / ROWS
     group_ms = max(grouped_ms - fold1_ms - decode_ms * ROWS, 0.0) / ROWS
@@ -183,6 +194,7 @@ def main() -> int:
             "FOLD_PER_VALUE (x cpu_operator_cost)": unit(fold_ms) / CPU_OPERATOR_COST,
             "GROUP_PER_KEY (x cpu_operator_cost)": unit(group_ms) / CPU_OPERATOR_COST,
             "WORKER_STARTUP (x parallel_setup_cost)": unit(worker_ms) / 1000,
+            "CORE_SCALING (of each further core)": scaling,
         },
     }
     for t in ("cal_heap", "cal_col"):

@@ -181,7 +181,9 @@ SELECT agg_check('SELECT sum(l_extendedprice / 2) FROM li_col');
 SELECT agg_check('SELECT sum(abs(i4)) FROM li_col');
 SELECT agg_check('SELECT sum(i4::numeric(10,1) * 2) FROM li_col');
 
--- Parallel: partial folds under Gather, core's Finalize Aggregate.
+-- Parallel: partial folds under Gather, core's Finalize Aggregate (each core priced at
+-- full speed, so that they are chosen on any machine).
+SET pgcolumnar.parallel_core_scaling = 1;
 SET max_parallel_workers_per_gather = 2;
 SET parallel_setup_cost = 0;
 SET parallel_tuple_cost = 0;
@@ -207,6 +209,7 @@ RESET max_parallel_workers_per_gather;
 RESET parallel_setup_cost;
 RESET parallel_tuple_cost;
 RESET min_parallel_table_scan_size;
+RESET pgcolumnar.parallel_core_scaling;
 DROP TABLE li_col, li_heap, li_col_sp, li_heap_sp;
 DROP FUNCTION agg_check(text), agg_rows(text), agg_plan(text), agg_same(text);
 DROP EXTENSION pgcolumnar;

@@ -161,7 +161,9 @@ BEGIN
 END $$;
 SELECT jf_cursor_rows('jf_fact'), jf_cursor_rows('jf_fact_h');
 
--- Parallel: each worker builds its own hash table and takes its keys.
+-- Parallel: each worker builds its own hash table and takes its keys (each core priced at
+-- full speed, so that the parallel fact scan is chosen on any machine).
+SET pgcolumnar.parallel_core_scaling = 1;
 SET parallel_setup_cost = 0;
 SET parallel_tuple_cost = 0;
 SET min_parallel_table_scan_size = 0;
@@ -172,6 +174,7 @@ SELECT count(*), sum(f.v) FROM jf_fact f JOIN jf_dim d ON f.k = d.id WHERE d.grp
 SELECT count(*), sum(f.v) FROM jf_fact f JOIN jf_dim d ON f.k = d.id WHERE d.grp = 3;
 SELECT jf_same($$SELECT f.k, f.v FROM %s f JOIN jf_dim d ON f.k = d.id WHERE d.grp = 3$$);
 RESET enable_parallel_hash;
+RESET pgcolumnar.parallel_core_scaling;
 RESET max_parallel_workers_per_gather;
 RESET min_parallel_table_scan_size;
 RESET parallel_tuple_cost;

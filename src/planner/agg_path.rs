@@ -329,7 +329,7 @@ unsafe fn add_path(
     let (scan, rows) = unsafe { scan_input(root, rel, relation, &shape, &attributes) };
     *scan_pages = Some(scan.pages * scan.zone_fraction);
     // SAFETY: `rel` is the planner's live base relation.
-    let (workers, divisor, startup) = unsafe { participants(rel, scan.pages, partial) }?;
+    let (workers, divisor, speedup, startup) = unsafe { participants(rel, scan.pages, partial) }?;
     let rows_in = (rows / divisor).max(1.0);
     // SAFETY: `root` is the live PlannerInfo and the shape's keys and Aggrefs are this
     // query's (from `eligible`).
@@ -353,7 +353,7 @@ unsafe fn add_path(
     };
     let c = cost::columnar_agg_components(&input, &params);
     let passes = fold_passes(&shape.plan, groups, partial);
-    let total = (c.io + c.cpu() / divisor) * passes + c.output + having.startup + startup;
+    let total = (c.io + c.cpu() / speedup) * passes + c.output + having.startup + startup;
     // What core offers for the whole grouping stage, for EXPLAIN VERBOSE.
     // SAFETY: the grouping stage's relation is live (from `add_paths` / `add_parallel_path`).
     let core = unsafe { cheapest_total(final_rel.unwrap_or(output_rel)) };
@@ -632,14 +632,19 @@ unsafe fn scan_input(
 }
 
 /// Parallel: the workers, the share of the rows each participant folds (the
-/// divisor), and what starting the workers costs; None if a partial fold gets no worker.
-/// A serial fold is (0, 1.0, 0.0).
+/// divisor), how many times faster than serial they fold together, and what starting
+/// the workers costs; None if a partial fold gets no worker. A serial fold is
+/// (0, 1.0, 1.0, 0.0).
 ///
 /// # Safety
 /// `rel` is the planner's live base relation; on the backend thread (the parallel GUCs).
-unsafe fn participants(rel: *mut pg_sys::RelOptInfo, pages: f64, partial: bool) -> Option<(i32, f64, f64)> {
+unsafe fn participants(
+    rel: *mut pg_sys::RelOptInfo,
+    pages: f64,
+    partial: bool,
+) -> Option<(i32, f64, f64, f64)> {
     if !partial {
-        return Some((0, 1.0, 0.0));
+        return Some((0, 1.0, 1.0, 0.0));
     }
     // SAFETY: as this fn's contract says.
     unsafe {
@@ -648,7 +653,12 @@ unsafe fn participants(rel: *mut pg_sys::RelOptInfo, pages: f64, partial: bool) 
             return None;
         }
         let share = cost::parallel_share(w, pg_sys::parallel_leader_participation, cost::machine_cores());
-        Some((w, share, cost::parallel_startup(w, pg_sys::parallel_setup_cost)))
+        Some((
+            w,
+            share,
+            super::parallel_speedup(share),
+            cost::parallel_startup(w, pg_sys::parallel_setup_cost),
+        ))
     }
 }
 

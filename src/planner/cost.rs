@@ -251,11 +251,29 @@ pub fn parallel_divisor(workers: i32, leader_participates: bool) -> f64 {
 /// `parallel_setup_cost = 0` still makes parallel plans as cheap to start as core's.
 pub const WORKER_STARTUP: f64 = 4.0;
 
-/// The share of a parallel plan's CPU work each participant does: core's divisor,
-/// but never more processes than the machine has cores to run them at once (a
-/// leader and two workers on two cores run at two cores' speed, not 2.4).
+/// The share of a parallel plan's rows each participant takes: core's divisor, but never
+/// more processes than the machine has cores to run them at once (a leader and two
+/// workers on two cores run at two cores' speed, not 2.4).
 pub fn parallel_share(workers: i32, leader_participates: bool, cores: usize) -> f64 {
     parallel_divisor(workers, leader_participates).min(cores.max(1) as f64)
+}
+
+/// How much of each further core a parallel fold or scan gets: 1 if the participants ran
+/// as fast side by side as one alone. They share memory bandwidth and caches, and on a
+/// virtual machine often a host's busy cores. `bench/calibrate.py` measures it from a
+/// small and a large fold, serial and parallel; on the benchmark machine (2 vCPUs) it
+/// measured 0.39 to 1.0 from run to run, and a leader with two workers folding 10M rows
+/// ran 1.0-1.08x faster than serial, i.e. 0-0.08: the median of those, 0.4, is used.
+/// With 1.0 (as core assumes), parallel folds no faster than serial ones were chosen
+/// over them whenever the workers' start-up was the only price. The default of
+/// `pgcolumnar.parallel_core_scaling`, which sets it per machine.
+pub const CORE_SCALING: f64 = 0.4;
+
+/// How many times faster than serial a parallel plan whose participants take `share`
+/// of the rows each (`parallel_share`) runs its CPU work, each further core adding
+/// `scaling` of one (`CORE_SCALING`).
+pub fn parallel_speedup(share: f64, scaling: f64) -> f64 {
+    1.0 + (share - 1.0).max(0.0) * scaling.clamp(0.0, 1.0)
 }
 
 /// The cores this machine has (what the OS lets this process use), asked once.
@@ -508,6 +526,20 @@ mod tests {
         assert_eq!(parallel_startup(2, 1000.0), 2000.0 * WORKER_STARTUP);
         assert_eq!(parallel_startup(2, 0.0), 0.0);
         assert_eq!(parallel_startup(-1, 1000.0), 0.0);
+    }
+
+    #[test]
+    fn parallel_speedup_scales_the_further_cores() {
+        let s = CORE_SCALING;
+        assert_eq!(parallel_speedup(1.0, s), 1.0);
+        assert_eq!(parallel_speedup(0.5, s), 1.0);
+        assert!((parallel_speedup(2.0, s) - (1.0 + CORE_SCALING)).abs() < 1e-12);
+        assert!(parallel_speedup(2.4, s) > parallel_speedup(2.0, s));
+        assert!(parallel_speedup(2.0, s) < 2.0);
+        // 1: every core at full speed, as core's divisor assumes; out-of-range values clamp.
+        assert_eq!(parallel_speedup(2.0, 1.0), 2.0);
+        assert_eq!(parallel_speedup(2.0, 7.0), 2.0);
+        assert_eq!(parallel_speedup(2.0, -1.0), 1.0);
     }
 
     #[test]

@@ -5,15 +5,17 @@
 //! aggregate paths over one columnar relation, serial and partial (`agg_path`), and
 //! each key's best row for DISTINCT ON and per-key max / min (`last_point_path`);
 //! `set_join_pathlist_hook` offers hash joins whose outer ColumnarScan is filtered by
-//! the hash table's keys (`join_filter`).
+//! the hash table's keys (`join_filter`); `planner_hook` lowers the finished plan's JIT
+//! flags to what its cost outside pgcolumnar's nodes earns (`jit`).
 
-use super::{agg_path, join_filter, last_point_path, pushed_seq_scan_path, scan_path};
+use super::{agg_path, jit, join_filter, last_point_path, pushed_seq_scan_path, scan_path};
 use pgrx::pg_sys;
 use pgrx::prelude::*;
 
 static mut PREV_SET_REL_PATHLIST: pg_sys::set_rel_pathlist_hook_type = None;
 static mut PREV_CREATE_UPPER_PATHS: pg_sys::create_upper_paths_hook_type = None;
 static mut PREV_SET_JOIN_PATHLIST: pg_sys::set_join_pathlist_hook_type = None;
+static mut PREV_PLANNER: pg_sys::planner_hook_type = None;
 
 /// Installs the hooks; once per backend, from `_PG_init`.
 ///
@@ -30,6 +32,31 @@ pub unsafe fn install() {
         pg_sys::create_upper_paths_hook = Some(create_upper_paths);
         PREV_SET_JOIN_PATHLIST = pg_sys::set_join_pathlist_hook;
         pg_sys::set_join_pathlist_hook = Some(set_join_pathlist);
+        PREV_PLANNER = pg_sys::planner_hook;
+        pg_sys::planner_hook = Some(planner);
+    }
+}
+
+#[pg_guard]
+unsafe extern "C-unwind" fn planner(
+    parse: *mut pg_sys::Query,
+    query_string: *const std::ffi::c_char,
+    cursor_options: std::ffi::c_int,
+    bound_params: pg_sys::ParamListInfo,
+) -> *mut pg_sys::PlannedStmt {
+    // SAFETY: called by PostgreSQL (planner()) on the backend thread with a live query;
+    // PREV_PLANNER was set once by `install` before any planning and has this signature.
+    // The previous hook may raise an ERROR: it is called inside pgrx's FFI boundary, so
+    // the ERROR becomes a Rust panic that pg_guard turns back into one.
+    unsafe {
+        let stmt = match PREV_PLANNER {
+            Some(prev) => {
+                pg_sys::ffi::pg_guard_ffi_boundary(|| prev(parse, query_string, cursor_options, bound_params))
+            }
+            None => pg_sys::standard_planner(parse, query_string, cursor_options, bound_params),
+        };
+        jit::discount(stmt);
+        stmt
     }
 }
 

@@ -10,6 +10,7 @@ pub mod cost;
 pub mod custompath;
 pub mod having_selectivity;
 pub mod hooks;
+pub mod jit;
 pub mod join_filter;
 pub mod last_point_path;
 pub mod pushed_seq_scan_path;
@@ -19,6 +20,16 @@ pub mod scan_path;
 pub mod upper_scan;
 
 use pgrx::{GucContext, GucFlags, GucRegistry, GucSetting};
+
+/// `pgcolumnar.parallel_core_scaling`: how much of each further core a parallel
+/// ColumnarScan or ColumnarAgg gets (`cost::CORE_SCALING`).
+pub static PARALLEL_CORE_SCALING: GucSetting<f64> = GucSetting::<f64>::new(cost::CORE_SCALING);
+
+/// The speed-up the cost model gives a parallel plan whose participants take `share`
+/// of the rows each.
+pub fn parallel_speedup(share: f64) -> f64 {
+    cost::parallel_speedup(share, PARALLEL_CORE_SCALING.get())
+}
 
 /// `pgcolumnar.enable_columnar_scan`: offer the ColumnarScan path (on by default).
 pub static ENABLE_COLUMNAR_SCAN: GucSetting<bool> = GucSetting::<bool>::new(true);
@@ -44,6 +55,17 @@ pub static ENABLE_LAST_POINT: GucSetting<bool> = GucSetting::<bool>::new(true);
 pub static ENABLE_JOIN_FILTER: GucSetting<bool> = GucSetting::<bool>::new(true);
 
 pub fn define_gucs() {
+    jit::define_gucs();
+    GucRegistry::define_float_guc(
+        c"pgcolumnar.parallel_core_scaling",
+        c"How much of each further core a parallel columnar scan or fold gets, from 0 to 1.",
+        c"1 prices parallel plans as core does (every core at full speed); the default suits machines whose cores slow each other down, as virtual machines' often do. bench/calibrate.py measures it.",
+        &PARALLEL_CORE_SCALING,
+        0.0,
+        1.0,
+        GucContext::Userset,
+        GucFlags::default(),
+    );
     GucRegistry::define_bool_guc(
         c"pgcolumnar.enable_join_filter",
         c"Enables join filters: a hash join's inner keys tested inside the outer ColumnarScan.",

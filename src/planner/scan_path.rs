@@ -433,13 +433,14 @@ impl ScanPaths<'_> {
                         pg_sys::parallel_leader_participation,
                         cost::machine_cores(),
                     );
+                    let speedup = super::parallel_speedup(divisor);
                     let cpu = c.decode + c.filter + c.output;
                     let startup = self.startup + cost::parallel_startup(workers, pg_sys::parallel_setup_cost);
-                    let total = c.io + cpu / divisor + startup;
+                    let total = c.io + cpu / speedup + startup;
                     let shared = cost::ScanCost {
-                        decode: c.decode / divisor,
-                        filter: c.filter / divisor,
-                        output: c.output / divisor,
+                        decode: c.decode / speedup,
+                        filter: c.filter / speedup,
+                        output: c.output / speedup,
                         ..*c
                     };
                     let partial = new_path(
