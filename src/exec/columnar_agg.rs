@@ -20,7 +20,9 @@ use super::customscan::{
 use super::filter::operands::operand_values;
 use super::filter::plan::FilterPlan;
 use super::filter::pushed::PushedFilter;
-use super::row_group_claims::ClaimsRowGroups;
+use super::row_group_claims::{
+    publish_tally, read_counters, read_tally, ClaimsRowGroups, SharedTally, Tally,
+};
 use super::scan_reader;
 use crate::pg_list;
 use crate::storage::format::image_arena::ImageArena;
@@ -128,6 +130,8 @@ pub struct ColumnarAgg {
     /// removed (EXPLAIN ANALYZE).
     having: Vec<HavingTest>,
     having_removed: u64,
+    /// Every participant's counts, in a parallel plan (`row_group_claims`).
+    tally: SharedTally,
 }
 
 impl CustomScanNode for ColumnarAgg {
@@ -170,6 +174,7 @@ impl CustomScanNode for ColumnarAgg {
                 resolved: false,
                 having,
                 having_removed: 0,
+                tally: SharedTally::default(),
             }
         }
     }
@@ -259,6 +264,11 @@ impl CustomScanNode for ColumnarAgg {
         self.policy.release(&self.setup);
     }
 
+    unsafe fn shutdown(&mut self, _node: *mut pg_sys::CustomScanState) {
+        // SAFETY: ShutdownCustomScan, before the parallel shared memory goes.
+        unsafe { publish_tally(self) };
+    }
+
     unsafe fn rescan(&mut self, _node: *mut pg_sys::CustomScanState) {
         // Parameters may have changed: fold again.
         if let Some(reader) = self.reader.as_mut() {
@@ -282,8 +292,11 @@ impl CustomScanNode for ColumnarAgg {
             // One deparse context for the node's fields (making it looks the relation up).
             let deparser = Deparser::new((*node).ss.ss_currentRelation);
             explain_planned_with(&self.explain, es, |label| self.deparse_field(label, node, &deparser));
-            if let (true, Some(reader)) = ((*es).analyze, self.reader.as_ref()) {
-                let c = reader.counters();
+            if let (true, Some(_)) = ((*es).analyze, self.reader.as_ref()) {
+                let t = self.tally.shown(self.tally());
+                let c = read_counters(&t);
+                let [vectors_folded, vectors_from_metadata, rows_folded, groups, flushes, having_removed] =
+                    [7, 8, 9, 10, 11, 12].map(|i| t.sums[i]);
                 let none = std::ptr::null();
                 let int =
                     |label: &CStr, v: u64| pg_sys::ExplainPropertyInteger(label.as_ptr(), none, v as i64, es);
@@ -293,25 +306,25 @@ impl CustomScanNode for ColumnarAgg {
                 int(c"Row Groups Read", c.groups_read);
                 int(c"Row Groups Skipped", c.groups_skipped);
                 int(c"Vectors Skipped", c.vectors_skipped);
-                int(c"Vectors Folded", self.counters.vectors_folded);
-                int(c"Vectors Answered from Metadata", self.counters.vectors_from_metadata);
-                int(c"Rows Folded", self.counters.rows_folded);
+                int(c"Vectors Folded", vectors_folded);
+                int(c"Vectors Answered from Metadata", vectors_from_metadata);
+                int(c"Rows Folded", rows_folded);
                 if !self.setup.keys.is_empty() {
-                    int(c"Groups", self.counters.groups);
+                    int(c"Groups", groups);
                 }
                 if !self.having.is_empty() {
-                    int(c"Groups Removed by Having", self.having_removed);
+                    int(c"Groups Removed by Having", having_removed);
                 }
                 if self.policy.passes() > 1 {
                     int(c"Passes", self.policy.passes());
                 }
-                if self.counters.flushes > 0 {
-                    int(c"Partial Flushes", self.counters.flushes);
+                if flushes > 0 {
+                    int(c"Partial Flushes", flushes);
                 }
                 pg_sys::ExplainPropertyInteger(
                     c"Peak Memory".as_ptr(),
                     c"kB".as_ptr(),
-                    self.counters.peak_memory.div_ceil(1024) as i64,
+                    t.max.div_ceil(1024) as i64,
                     es,
                 );
                 pg_sys::ExplainPropertyInteger(
@@ -480,5 +493,24 @@ unsafe fn output_types(cscan: *mut pg_sys::CustomScan) -> Vec<OutputType> {
 impl ClaimsRowGroups for ColumnarAgg {
     fn reader_mut(&mut self) -> Option<&mut Reader> {
         self.reader.as_mut()
+    }
+
+    fn tally(&self) -> Tally {
+        let mut t = self.reader.as_ref().map_or_else(Tally::default, |r| read_tally(&r.counters()));
+        let f = &self.counters;
+        t.sums[7..13].copy_from_slice(&[
+            f.vectors_folded,
+            f.vectors_from_metadata,
+            f.rows_folded,
+            f.groups,
+            f.flushes,
+            self.having_removed,
+        ]);
+        t.max = f.peak_memory as u64;
+        t
+    }
+
+    fn shared_tally(&mut self) -> &mut SharedTally {
+        &mut self.tally
     }
 }

@@ -13,7 +13,9 @@ use super::filter::plan::FilterPlan;
 use super::filter::pushed::PushedFilter;
 use super::filter::Filter;
 use super::join_filter::{self, JoinFilterPlan, JoinFilterSource, JoinFiltered, KeysState};
-use super::row_group_claims::ClaimsRowGroups;
+use super::row_group_claims::{
+    publish_tally, read_counters, read_tally, ClaimsRowGroups, SharedTally, Tally,
+};
 use super::scan_reader;
 use crate::pg_list;
 use crate::storage::format::zonemap::ZonePredicate;
@@ -200,6 +202,8 @@ pub struct ColumnarScan {
     resolved: Option<Filter>,
     /// The join filter: planned, its source once linked, its keys once built.
     join: Option<JoinState>,
+    /// Every participant's counts, in a parallel plan (`row_group_claims`).
+    tally: SharedTally,
 }
 
 /// A scan's join filter in execution.
@@ -256,6 +260,7 @@ impl CustomScanNode for ColumnarScan {
                     keys: KeysState::NotYet,
                     removed: Rc::new(Cell::new(0)),
                 }),
+                tally: SharedTally::default(),
             }
         }
     }
@@ -341,6 +346,11 @@ impl CustomScanNode for ColumnarScan {
         if let Some(reader) = self.reader.as_mut() {
             reader.release();
         }
+    }
+
+    unsafe fn shutdown(&mut self, _node: *mut pg_sys::CustomScanState) {
+        // SAFETY: ShutdownCustomScan, before the parallel shared memory goes.
+        unsafe { publish_tally(self) };
     }
 
     unsafe fn rescan(&mut self, _node: *mut pg_sys::CustomScanState) {
@@ -453,12 +463,13 @@ unsafe fn explain(
         }
         deparse(&inner.zone_quals, c"Zone Map Filter");
         explain_planned(&inner.explain, es);
-        if let (true, Some(reader)) = ((*es).analyze, inner.reader.as_ref()) {
-            let c = reader.counters();
+        if let (true, Some(_)) = ((*es).analyze, inner.reader.as_ref()) {
+            let t = inner.tally.shown(inner.tally());
+            let c = read_counters(&t);
             let none = std::ptr::null();
             let int =
                 |label: &CStr, v: u64| pg_sys::ExplainPropertyInteger(label.as_ptr(), none, v as i64, es);
-            let join_removed = inner.join.as_ref().map_or(0, |j| j.removed.get());
+            let join_removed = t.sums[7];
             if !inner.pushed_quals.is_empty() {
                 int(c"Rows Removed by Pushed Filter", c.rows_filtered.saturating_sub(join_removed));
             }
@@ -494,5 +505,15 @@ unsafe fn explain(
 impl ClaimsRowGroups for ColumnarScan {
     fn reader_mut(&mut self) -> Option<&mut Reader> {
         self.reader.as_mut()
+    }
+
+    fn tally(&self) -> Tally {
+        let mut t = self.reader.as_ref().map_or_else(Tally::default, |r| read_tally(&r.counters()));
+        t.sums[7] = self.join.as_ref().map_or(0, |j| j.removed.get());
+        t
+    }
+
+    fn shared_tally(&mut self) -> &mut SharedTally {
+        &mut self.tally
     }
 }

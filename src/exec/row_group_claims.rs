@@ -2,15 +2,116 @@
 //! and the workers take row groups from a counter in shared memory, each reading (and
 //! for ColumnarAgg folding) the ones it claims. A node that reads through a `Reader`
 //! implements `ClaimsRowGroups` and gets its `ParallelScanNode` methods from here.
+//!
+//! Beside the counter, the shared memory holds the EXPLAIN ANALYZE counts of every
+//! participant (`Tally`): each adds its own when its part of the plan shuts down, the
+//! workers before their tuple queues close (so before the leader's Gather ends), and the
+//! leader, shutting down last, keeps the totals. EXPLAIN then shows the whole scan's
+//! counts, as core's nodes show the rows of every participant.
 
 use super::customscan::{CustomScanNode, ParallelScanNode};
-use crate::storage::read::reader::{GroupClaim, Reader};
+use crate::storage::read::reader::{GroupClaim, ReadCounters, Reader};
 use pgrx::pg_sys;
 use std::sync::atomic::{AtomicU64, Ordering};
+
+/// A node's EXPLAIN ANALYZE counts: sums (their order is the node's), and one maximum
+/// (peak memory).
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Tally {
+    pub sums: [u64; TALLY_SUMS],
+    pub max: u64,
+}
+
+pub const TALLY_SUMS: usize = 16;
+
+/// The shared memory of a parallel columnar scan.
+#[repr(C)]
+struct Shared {
+    next_group: AtomicU64,
+    sums: [AtomicU64; TALLY_SUMS],
+    max: AtomicU64,
+}
+
+/// A participant's link to the shared counts.
+#[derive(Debug, Default)]
+pub struct SharedTally {
+    shared: Option<*const Shared>,
+    published: bool,
+    /// Every participant's, in the leader after its shutdown.
+    totals: Option<Tally>,
+}
+
+impl SharedTally {
+    /// The counts EXPLAIN shows: every participant's once the leader has them, else `own`.
+    pub fn shown(&self, own: Tally) -> Tally {
+        self.totals.unwrap_or(own)
+    }
+}
 
 pub trait ClaimsRowGroups {
     /// The node's reader, once `begin` made it.
     fn reader_mut(&mut self) -> Option<&mut Reader>;
+    /// The node's own EXPLAIN ANALYZE counts.
+    fn tally(&self) -> Tally;
+    fn shared_tally(&mut self) -> &mut SharedTally;
+}
+
+/// A reader's counts as the first seven sums of a tally (the rest are the node's).
+pub fn read_tally(c: &ReadCounters) -> Tally {
+    let mut t = Tally::default();
+    t.sums[..7].copy_from_slice(&[
+        c.groups_read,
+        c.groups_skipped,
+        c.vectors_skipped,
+        c.vectors_read,
+        c.vectors_passed,
+        c.rows_filtered,
+        c.bytes_read,
+    ]);
+    t
+}
+
+/// The reader's counts of a tally `read_tally` began.
+pub fn read_counters(t: &Tally) -> ReadCounters {
+    let s = &t.sums;
+    ReadCounters {
+        groups_read: s[0],
+        groups_skipped: s[1],
+        vectors_skipped: s[2],
+        vectors_read: s[3],
+        vectors_passed: s[4],
+        rows_filtered: s[5],
+        bytes_read: s[6],
+    }
+}
+
+/// At a participant's shutdown (ShutdownCustomScan, before the shared memory goes):
+/// adds its counts to the shared ones, once; the leader then keeps every participant's.
+///
+/// # Safety
+/// Backend thread; the node's shared memory, if it attached to one, is still mapped.
+pub unsafe fn publish_tally<N: ClaimsRowGroups>(node: &mut N) {
+    let own = node.tally();
+    let link = node.shared_tally();
+    let Some(shared) = link.shared else { return };
+    // SAFETY: `shared` is the Shared that `initialize_dsm` wrote, still mapped (this fn's
+    // contract); its fields are atomics, shared with the other participants.
+    unsafe {
+        if !link.published {
+            link.published = true;
+            for (sum, v) in (*shared).sums.iter().zip(own.sums) {
+                sum.fetch_add(v, Ordering::Relaxed);
+            }
+            (*shared).max.fetch_max(own.max, Ordering::Relaxed);
+        }
+        if pg_sys::ParallelWorkerNumber < 0 {
+            let mut totals = Tally { max: (*shared).max.load(Ordering::Relaxed), ..Tally::default() };
+            for (t, sum) in totals.sums.iter_mut().zip(&(*shared).sums) {
+                *t = sum.load(Ordering::Relaxed);
+            }
+            link.totals = Some(totals);
+        }
+    }
 }
 
 impl<N: CustomScanNode + ClaimsRowGroups> ParallelScanNode for N {
@@ -19,7 +120,7 @@ impl<N: CustomScanNode + ClaimsRowGroups> ParallelScanNode for N {
         _node: *mut pg_sys::CustomScanState,
         _pcxt: *mut pg_sys::ParallelContext,
     ) -> pg_sys::Size {
-        std::mem::size_of::<AtomicU64>()
+        std::mem::size_of::<Shared>()
     }
 
     unsafe fn initialize_dsm(
@@ -28,11 +129,15 @@ impl<N: CustomScanNode + ClaimsRowGroups> ParallelScanNode for N {
         pcxt: *mut pg_sys::ParallelContext,
         coordinate: *mut std::ffi::c_void,
     ) {
-        // SAFETY: `coordinate` is the shared chunk of `estimate_dsm`'s size (an AtomicU64),
+        // SAFETY: `coordinate` is the shared chunk of `estimate_dsm`'s size (a Shared),
         // MAXALIGNed by shm_toc_allocate, and `pcxt` the live ParallelContext (the trait's
         // contract); the leader attaches to the counter like a worker.
         unsafe {
-            (coordinate as *mut AtomicU64).write(AtomicU64::new(0));
+            (coordinate as *mut Shared).write(Shared {
+                next_group: AtomicU64::new(0),
+                sums: std::array::from_fn(|_| AtomicU64::new(0)),
+                max: AtomicU64::new(0),
+            });
             self.initialize_worker(node, (*pcxt).toc, coordinate);
         }
     }
@@ -43,9 +148,10 @@ impl<N: CustomScanNode + ClaimsRowGroups> ParallelScanNode for N {
         _pcxt: *mut pg_sys::ParallelContext,
         coordinate: *mut std::ffi::c_void,
     ) {
-        // SAFETY: `coordinate` holds the AtomicU64 `initialize_dsm` wrote (the trait's
-        // contract); the workers are not running during a reinitialize.
-        unsafe { (*(coordinate as *const AtomicU64)).store(0, Ordering::Relaxed) };
+        // SAFETY: `coordinate` holds the Shared `initialize_dsm` wrote (the trait's
+        // contract); the workers are not running during a reinitialize. The counts go on
+        // adding up over the rescans, as each participant's own do.
+        unsafe { (*(coordinate as *const Shared)).next_group.store(0, Ordering::Relaxed) };
     }
 
     unsafe fn initialize_worker(
@@ -54,8 +160,41 @@ impl<N: CustomScanNode + ClaimsRowGroups> ParallelScanNode for N {
         _toc: *mut pg_sys::shm_toc,
         coordinate: *mut std::ffi::c_void,
     ) {
+        let shared = coordinate as *const Shared;
         if let Some(reader) = self.reader_mut() {
-            reader.set_claim(GroupClaim::Shared(coordinate as *const AtomicU64));
+            // SAFETY: `coordinate` is the Shared `initialize_dsm` wrote (the trait's contract),
+            // mapped for the rest of the scan.
+            reader.set_claim(GroupClaim::Shared(unsafe { &raw const (*shared).next_group }));
         }
+        *self.shared_tally() = SharedTally { shared: Some(shared), ..SharedTally::default() };
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn read_counters_round_trip_through_a_tally() {
+        let c = ReadCounters {
+            groups_read: 1,
+            groups_skipped: 2,
+            vectors_skipped: 3,
+            vectors_read: 4,
+            vectors_passed: 5,
+            rows_filtered: 6,
+            bytes_read: 7,
+        };
+        let t = read_tally(&c);
+        assert_eq!(t.sums[..7], [1, 2, 3, 4, 5, 6, 7]);
+        assert!(t.sums[7..].iter().all(|&v| v == 0), "the node's own sums start at 7");
+        let back = read_counters(&t);
+        assert_eq!(read_tally(&back), t);
+    }
+
+    #[test]
+    fn a_tally_not_shared_shows_its_own() {
+        let own = Tally { sums: [9; TALLY_SUMS], max: 3 };
+        assert_eq!(SharedTally::default().shown(own), own);
     }
 }
