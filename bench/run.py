@@ -933,7 +933,9 @@ def run_joins_only(args) -> int:
 def run_plan_choice_only(args) -> int:
     """The planner choice suite alone, on the tables `run_benchmark` left loaded."""
     conn = pg_connect(args)
-    newest = sorted(p for p in RESULTS_DIR.glob(f"*-{args.rows}.json") if "-joins-" not in p.name)
+    # The suite's own results only: <date>-<rows>.json (not the joins' or Citus's).
+    newest = sorted(p for p in RESULTS_DIR.glob(f"*-{args.rows}.json")
+                    if re.fullmatch(rf"\d{{4}}-\d{{2}}-\d{{2}}-{args.rows}\.json", p.name))
     if not newest:
         sys.exit(f"bench: no result for {args.rows} rows to add the planner choice suite to")
     meta = json.loads(newest[-1].read_text())

@@ -247,9 +247,15 @@ pub fn parallel_divisor(workers: i32, leader_participates: bool) -> f64 {
 /// start-up on a 2M-row fold ("WORKER_STARTUP": 1.6 on this machine, idle); on the
 /// planner choice suite's 1M-row tables that value still chose parallel folds twice as
 /// slow as serial ones (their workers pay more than a large fold's do), and 4 chose the
-/// serial fold there and parallel where it is faster. In units of the setting, so that
-/// `parallel_setup_cost = 0` still makes parallel plans as cheap to start as core's.
-pub const WORKER_STARTUP: f64 = 4.0;
+/// serial fold there and parallel where it is faster. On the next machine (2 vCPUs,
+/// AMD EPYC) calibrate.py measured 1.6-3.2 against heap's yardstick, but a worker there
+/// costs the leader ~10 ms (launched ~3 ms after the query starts; the leader waits ~8 ms
+/// for its exit, which unmaps the pages it touched), about 10,000 units of the CPU
+/// constants above, which price this machine's scans up to twice their time: with 4, a
+/// 10M-row fold of one day (50 ms serial) ran parallel in 67-71 ms. In units of the
+/// setting, so that `parallel_setup_cost = 0` still makes parallel plans as cheap to
+/// start as core's.
+pub const WORKER_STARTUP: f64 = 8.0;
 
 /// The share of a parallel plan's rows each participant takes: core's divisor, but never
 /// more processes than the machine has cores to run them at once (a leader and two

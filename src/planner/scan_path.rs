@@ -540,10 +540,15 @@ unsafe fn reprice_seq_scans(rel: *mut pg_sys::RelOptInfo, columns: usize, params
         for list in [(*rel).pathlist, (*rel).partial_pathlist] {
             for path in pg_list::ptrs::<pg_sys::Path>(list) {
                 if (*path).pathtype == pg_sys::NodeTag::T_SeqScan {
-                    // A partial path's rows are its share of the scan.
+                    // A partial path's rows are its share of the scan; its workers start as
+                    // a partial ColumnarScan's do.
                     let share = ((*path).rows / full_rows).min(1.0);
+                    let workers = (*path).parallel_workers;
+                    let startup = cost::parallel_startup(workers, pg_sys::parallel_setup_cost);
+                    (*path).startup_cost += startup;
                     (*path).total_cost += cost::decode_cost(total_rows * share, columns, params)
-                        + cost::extra_output_cost(total_rows * share, params);
+                        + cost::extra_output_cost(total_rows * share, params)
+                        + startup;
                 }
             }
         }
@@ -776,18 +781,23 @@ unsafe fn reprice_index_path(
             }
             _ => return,
         };
-        // A partial path's rows are its share of the fetches.
-        let share = if (*path).parallel_workers > 0 {
-            cost::parallel_divisor((*path).parallel_workers, pg_sys::parallel_leader_participation)
+        // A partial path's participants share the fetches (at the speed-up the machine's
+        // cores give, as for a partial ColumnarScan), and each worker starts with empty
+        // caches: the same start-up as a ColumnarScan's workers.
+        let workers = (*path).parallel_workers;
+        let (speedup, startup) = if workers > 0 {
+            let share = cost::parallel_share(workers, pg_sys::parallel_leader_participation, cost::machine_cores());
+            (super::parallel_speedup(share), cost::parallel_startup(workers, pg_sys::parallel_setup_cost))
         } else {
-            1.0
+            (1.0, 0.0)
         };
         let cache = crate::storage::read::fetch::fetch_cache_bytes() as f64 / cost::CACHED_VECTOR_BYTES;
         let loops = loop_count(root, path);
         let vectors = pruning.vectors_kept.max(1.0);
         let fetch = cost::index_fetch_cost(fetched, loops, columns, vectors, correlation, cache, params);
         let disabled = if enabled { 0.0 } else { pg_sys::disable_cost };
-        (*path).total_cost = index_part + fetch / share + disabled;
+        (*path).startup_cost += startup;
+        (*path).total_cost = index_part + fetch / speedup + startup + disabled;
     }
 }
 
