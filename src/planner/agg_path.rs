@@ -652,13 +652,8 @@ unsafe fn participants(
         if w <= 0 {
             return None;
         }
-        let share = cost::parallel_share(w, pg_sys::parallel_leader_participation, cost::machine_cores());
-        Some((
-            w,
-            share,
-            super::parallel_speedup(share),
-            cost::parallel_startup(w, pg_sys::parallel_setup_cost),
-        ))
+        let p = super::parallelism(w);
+        Some((w, p.share, p.speedup, p.startup))
     }
 }
 

@@ -25,10 +25,28 @@ use pgrx::{GucContext, GucFlags, GucRegistry, GucSetting};
 /// ColumnarScan or ColumnarAgg gets (`cost::CORE_SCALING`).
 pub static PARALLEL_CORE_SCALING: GucSetting<f64> = GucSetting::<f64>::new(cost::CORE_SCALING);
 
-/// The speed-up the cost model gives a parallel plan whose participants take `share`
-/// of the rows each.
-pub fn parallel_speedup(share: f64) -> f64 {
-    cost::parallel_speedup(share, PARALLEL_CORE_SCALING.get())
+/// How a plan with `workers` parallel workers (0: serial) over a columnar table is
+/// priced: the share of the rows each participant takes (core's divisor, at most this
+/// machine's cores), how many times faster than serial they run together
+/// (`pgcolumnar.parallel_core_scaling`), and what starting the workers costs.
+pub struct Parallelism {
+    pub share: f64,
+    pub speedup: f64,
+    pub startup: f64,
+}
+
+/// # Safety
+/// On the backend thread (core's parallel settings are read).
+pub unsafe fn parallelism(workers: i32) -> Parallelism {
+    // SAFETY: PostgreSQL's GUC variables, read on the backend thread (this fn's contract).
+    let (leader, setup) =
+        unsafe { (pgrx::pg_sys::parallel_leader_participation, pgrx::pg_sys::parallel_setup_cost) };
+    let share = cost::parallel_share(workers, leader, cost::machine_cores());
+    Parallelism {
+        share,
+        speedup: cost::parallel_speedup(share, PARALLEL_CORE_SCALING.get()),
+        startup: cost::parallel_startup(workers, setup),
+    }
 }
 
 /// `pgcolumnar.enable_columnar_scan`: offer the ColumnarScan path (on by default).

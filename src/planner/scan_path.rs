@@ -428,14 +428,9 @@ impl ScanPaths<'_> {
                     pg_sys::max_parallel_workers_per_gather,
                 );
                 if workers > 0 {
-                    let divisor = cost::parallel_share(
-                        workers,
-                        pg_sys::parallel_leader_participation,
-                        cost::machine_cores(),
-                    );
-                    let speedup = super::parallel_speedup(divisor);
+                    let super::Parallelism { share: divisor, speedup, startup } = super::parallelism(workers);
                     let cpu = c.decode + c.filter + c.output;
-                    let startup = self.startup + cost::parallel_startup(workers, pg_sys::parallel_setup_cost);
+                    let startup = self.startup + startup;
                     let total = c.io + cpu / speedup + startup;
                     let shared = cost::ScanCost {
                         decode: c.decode / speedup,
@@ -543,8 +538,7 @@ unsafe fn reprice_seq_scans(rel: *mut pg_sys::RelOptInfo, columns: usize, params
                     // A partial path's rows are its share of the scan; its workers start as
                     // a partial ColumnarScan's do.
                     let share = ((*path).rows / full_rows).min(1.0);
-                    let workers = (*path).parallel_workers;
-                    let startup = cost::parallel_startup(workers, pg_sys::parallel_setup_cost);
+                    let startup = super::parallelism((*path).parallel_workers).startup;
                     (*path).startup_cost += startup;
                     (*path).total_cost += cost::decode_cost(total_rows * share, columns, params)
                         + cost::extra_output_cost(total_rows * share, params)
@@ -784,13 +778,7 @@ unsafe fn reprice_index_path(
         // A partial path's participants share the fetches (at the speed-up the machine's
         // cores give, as for a partial ColumnarScan), and each worker starts with empty
         // caches: the same start-up as a ColumnarScan's workers.
-        let workers = (*path).parallel_workers;
-        let (speedup, startup) = if workers > 0 {
-            let share = cost::parallel_share(workers, pg_sys::parallel_leader_participation, cost::machine_cores());
-            (super::parallel_speedup(share), cost::parallel_startup(workers, pg_sys::parallel_setup_cost))
-        } else {
-            (1.0, 0.0)
-        };
+        let super::Parallelism { speedup, startup, .. } = super::parallelism((*path).parallel_workers);
         let cache = crate::storage::read::fetch::fetch_cache_bytes() as f64 / cost::CACHED_VECTOR_BYTES;
         let loops = loop_count(root, path);
         let vectors = pruning.vectors_kept.max(1.0);
