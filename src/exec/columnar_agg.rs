@@ -21,7 +21,7 @@ use super::filter::operands::operand_values;
 use super::filter::plan::FilterPlan;
 use super::filter::pushed::PushedFilter;
 use super::row_group_claims::{
-    publish_tally, read_counters, read_tally, ClaimsRowGroups, SharedTally, Tally,
+    publish_tally, read_counters, read_tally, ClaimsRowGroups, SharedTally, Tally, READ_SUMS,
 };
 use super::scan_reader;
 use crate::pg_list;
@@ -296,7 +296,7 @@ impl CustomScanNode for ColumnarAgg {
                 let t = self.tally.shown(self.tally());
                 let c = read_counters(&t);
                 let [vectors_folded, vectors_from_metadata, rows_folded, groups, flushes, having_removed] =
-                    [7, 8, 9, 10, 11, 12].map(|i| t.sums[i]);
+                    std::array::from_fn(|i| t.sums[READ_SUMS + i]);
                 let none = std::ptr::null();
                 let int =
                     |label: &CStr, v: u64| pg_sys::ExplainPropertyInteger(label.as_ptr(), none, v as i64, es);
@@ -498,7 +498,7 @@ impl ClaimsRowGroups for ColumnarAgg {
     fn tally(&self) -> Tally {
         let mut t = self.reader.as_ref().map_or_else(Tally::default, |r| read_tally(&r.counters()));
         let f = &self.counters;
-        t.sums[7..13].copy_from_slice(&[
+        t.sums[READ_SUMS..READ_SUMS + 6].copy_from_slice(&[
             f.vectors_folded,
             f.vectors_from_metadata,
             f.rows_folded,

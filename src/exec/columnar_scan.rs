@@ -14,7 +14,7 @@ use super::filter::pushed::PushedFilter;
 use super::filter::Filter;
 use super::join_filter::{self, JoinFilterPlan, JoinFilterSource, JoinFiltered, KeysState};
 use super::row_group_claims::{
-    publish_tally, read_counters, read_tally, ClaimsRowGroups, SharedTally, Tally,
+    publish_tally, read_counters, read_tally, ClaimsRowGroups, SharedTally, Tally, READ_SUMS,
 };
 use super::scan_reader;
 use crate::pg_list;
@@ -469,7 +469,7 @@ unsafe fn explain(
             let none = std::ptr::null();
             let int =
                 |label: &CStr, v: u64| pg_sys::ExplainPropertyInteger(label.as_ptr(), none, v as i64, es);
-            let join_removed = t.sums[7];
+            let join_removed = t.sums[READ_SUMS];
             if !inner.pushed_quals.is_empty() {
                 int(c"Rows Removed by Pushed Filter", c.rows_filtered.saturating_sub(join_removed));
             }
@@ -509,7 +509,7 @@ impl ClaimsRowGroups for ColumnarScan {
 
     fn tally(&self) -> Tally {
         let mut t = self.reader.as_ref().map_or_else(Tally::default, |r| read_tally(&r.counters()));
-        t.sums[7] = self.join.as_ref().map_or(0, |j| j.removed.get());
+        t.sums[READ_SUMS] = self.join.as_ref().map_or(0, |j| j.removed.get());
         t
     }
 

@@ -24,6 +24,9 @@ pub struct Tally {
 
 pub const TALLY_SUMS: usize = 16;
 
+/// The sums `read_tally` fills (a reader's counts); a node's own counts follow them.
+pub const READ_SUMS: usize = 7;
+
 /// The shared memory of a parallel columnar scan.
 #[repr(C)]
 struct Shared {
@@ -56,10 +59,10 @@ pub trait ClaimsRowGroups {
     fn shared_tally(&mut self) -> &mut SharedTally;
 }
 
-/// A reader's counts as the first seven sums of a tally (the rest are the node's).
+/// A reader's counts as the first `READ_SUMS` sums of a tally (the rest are the node's).
 pub fn read_tally(c: &ReadCounters) -> Tally {
     let mut t = Tally::default();
-    t.sums[..7].copy_from_slice(&[
+    t.sums[..READ_SUMS].copy_from_slice(&[
         c.groups_read,
         c.groups_skipped,
         c.vectors_skipped,
@@ -186,8 +189,8 @@ mod tests {
             bytes_read: 7,
         };
         let t = read_tally(&c);
-        assert_eq!(t.sums[..7], [1, 2, 3, 4, 5, 6, 7]);
-        assert!(t.sums[7..].iter().all(|&v| v == 0), "the node's own sums start at 7");
+        assert_eq!(t.sums[..READ_SUMS], [1, 2, 3, 4, 5, 6, 7]);
+        assert!(t.sums[READ_SUMS..].iter().all(|&v| v == 0), "the node's own sums come after");
         let back = read_counters(&t);
         assert_eq!(read_tally(&back), t);
     }
