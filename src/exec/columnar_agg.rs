@@ -17,6 +17,7 @@ use super::customscan::{
     bytea_const, const_bytes, explain_fields_node, explain_fields_of, explain_planned_with, CustomScanNode,
     PlanPrivate,
 };
+use super::eager_join::{Found, Probe, ProbePlan};
 use super::filter::operands::operand_values;
 use super::filter::plan::FilterPlan;
 use super::filter::pushed::PushedFilter;
@@ -47,6 +48,10 @@ pub struct AggScanPlan {
     /// only for EXPLAIN (the filter is `scan.filter`): private data, which setrefs
     /// leaves as it is (the range table index is the planner's, not the final one).
     pub filter_shown: Option<(u32, *mut pg_sys::Node)>,
+    /// Eager aggregation below a join: the groups are probed by the rows of the
+    /// node's child plan (`eager_join`), and the scan tuple starts with that plan's
+    /// group columns instead of the fold's keys.
+    pub probe: Option<ProbePlan>,
 }
 
 impl PlanPrivate for AggScanPlan {
@@ -60,6 +65,7 @@ impl PlanPrivate for AggScanPlan {
                 explain_fields_node(&self.explain),
                 bytea_const(&self.groups.to_le_bytes()),
                 bytea_const(&self.filter_shown.map_or(0, |(rti, _)| rti).to_le_bytes()),
+                bytea_const(&self.probe.as_ref().map_or_else(Vec::new, ProbePlan::to_bytes)),
             ]);
             match self.filter_shown {
                 Some((_, e)) => pg_sys::lappend(list, pg_sys::copyObjectImpl(e as *const std::ffi::c_void)),
@@ -70,12 +76,12 @@ impl PlanPrivate for AggScanPlan {
 
     unsafe fn from_list(list: *mut pg_sys::List) -> Self {
         // SAFETY: `list` is the custom_private `to_list` made (or its copy, the trait's contract):
-        // a ScanPlan list, then four bytea Consts, then the shown filter's expression if any.
+        // a ScanPlan list, then five bytea Consts, then the shown filter's expression if any.
         unsafe {
             let malformed = || -> ! { pgrx::error!("malformed ColumnarAgg plan") };
             let parts: Vec<*mut pg_sys::Node> = pg_list::ptrs(list).collect();
-            let (&[scan, agg, explain, groups, rti], shown) =
-                parts.split_at_checked(5).unwrap_or_else(|| malformed())
+            let (&[scan, agg, explain, groups, rti, probe], shown) =
+                parts.split_at_checked(6).unwrap_or_else(|| malformed())
             else {
                 malformed()
             };
@@ -93,6 +99,10 @@ impl PlanPrivate for AggScanPlan {
                     (0, []) => None,
                     (rti, &[e]) if rti > 0 => Some((rti, e)),
                     _ => malformed(),
+                },
+                probe: match bytes(probe) {
+                    [] => None,
+                    b => Some(ProbePlan::from_bytes(b).unwrap_or_else(|| malformed())),
                 },
             }
         }
@@ -132,6 +142,8 @@ pub struct ColumnarAgg {
     having_removed: u64,
     /// Every participant's counts, in a parallel plan (`row_group_claims`).
     tally: SharedTally,
+    /// Eager aggregation below a join: the child plan whose rows probe the groups.
+    probe: Option<Probe>,
 }
 
 impl CustomScanNode for ColumnarAgg {
@@ -175,16 +187,12 @@ impl CustomScanNode for ColumnarAgg {
                 having,
                 having_removed: 0,
                 tally: SharedTally::default(),
+                probe: plan.probe.map(Probe::new),
             }
         }
     }
 
-    unsafe fn begin(
-        &mut self,
-        node: *mut pg_sys::CustomScanState,
-        estate: *mut pg_sys::EState,
-        _eflags: i32,
-    ) {
+    unsafe fn begin(&mut self, node: *mut pg_sys::CustomScanState, estate: *mut pg_sys::EState, eflags: i32) {
         // SAFETY: BeginCustomScan: `node` is this node's CustomScanState, whose scan relation
         // ExecInitNode opened and locked, and `estate` its live EState whose snapshot is
         // registered, both alive until `end` (the trait's contract), as the reader requires; the
@@ -203,13 +211,19 @@ impl CustomScanNode for ColumnarAgg {
             self.operand_states =
                 self.operands.iter().map(|&e| pg_sys::ExecInitExpr(e as *mut pg_sys::Expr, parent)).collect();
             self.outputs = output_types((*node).ss.ps.plan as *mut pg_sys::CustomScan);
-            let nkeys = self.setup.keys.len();
+            let nkeys = self.scan_keys();
             self.aggs.collations = self.outputs[nkeys..].iter().map(|o| o.collation).collect();
             let mut offset: std::ffi::c_long = 0;
             self.setup.fixed_offset = pg_sys::pg_get_timezone_offset(pg_sys::session_timezone, &mut offset)
                 .then_some(offset as i64);
             self.setup.memory_limit =
                 (pg_sys::work_mem as f64 * 1024.0 * pg_sys::hash_mem_multiplier) as usize;
+            if let Some(probe) = self.probe.as_mut() {
+                // Every group must be held for the probe: no passes. The planner offers
+                // the plan only when its estimate of the groups fits in work_mem.
+                self.setup.memory_limit = usize::MAX;
+                probe.begin(node, estate, eflags);
+            }
         }
     }
 
@@ -219,6 +233,10 @@ impl CustomScanNode for ColumnarAgg {
         let slot = unsafe { (*node).ss.ss_ScanTupleSlot };
         // SAFETY: `slot` is the begun node's live scan slot, read just above.
         unsafe { pg_sys::ExecClearTuple(slot) };
+        if self.probe.is_some() {
+            // SAFETY: as above: the node is begun and `slot` its scan slot.
+            return unsafe { self.next_probed(node, slot) };
+        }
         // The next group: of the groups folded so far, or of the next batch of them (a
         // partial aggregate's flush, or the next pass of a fold past work_mem). A group
         // that clearly fails a HAVING test gets no row (core's HAVING checks the others).
@@ -259,6 +277,10 @@ impl CustomScanNode for ColumnarAgg {
         if let Some(reader) = self.reader.as_mut() {
             reader.release();
         }
+        if let Some(probe) = self.probe.as_mut() {
+            // SAFETY: EndCustomScan of the begun node (the trait's contract).
+            unsafe { probe.end() };
+        }
         self.batch = None;
         self.aggs.states.clear();
         self.policy.release(&self.setup);
@@ -269,10 +291,14 @@ impl CustomScanNode for ColumnarAgg {
         unsafe { publish_tally(self) };
     }
 
-    unsafe fn rescan(&mut self, _node: *mut pg_sys::CustomScanState) {
+    unsafe fn rescan(&mut self, node: *mut pg_sys::CustomScanState) {
         // Parameters may have changed: fold again.
         if let Some(reader) = self.reader.as_mut() {
             reader.restart();
+        }
+        if let Some(probe) = self.probe.as_mut() {
+            // SAFETY: ReScanCustomScan of the begun node (the trait's contract).
+            unsafe { probe.rescan(node) };
         }
         self.batch = None;
         self.resolved = false;
@@ -312,6 +338,10 @@ impl CustomScanNode for ColumnarAgg {
                 if !self.setup.keys.is_empty() {
                     int(c"Groups", groups);
                 }
+                if let Some(p) = &self.probe {
+                    int(c"Outer Rows", p.outer_rows);
+                    int(c"Outer Rows Without Group", p.unmatched);
+                }
                 if !self.having.is_empty() {
                     int(c"Groups Removed by Having", having_removed);
                 }
@@ -339,6 +369,66 @@ impl CustomScanNode for ColumnarAgg {
 }
 
 impl ColumnarAgg {
+    /// The scan tuple's columns before the aggregates: the fold's keys, or the probing
+    /// plan's group columns.
+    fn scan_keys(&self) -> usize {
+        self.probe.as_ref().map_or(self.setup.keys.len(), |p| p.plan.columns.len())
+    }
+
+    /// `next` of an eagerly aggregated join: folds every group first, then makes one row
+    /// per probing row that finds a group (or, LEFT JOIN, finds none).
+    ///
+    /// # Safety
+    /// As `next`: `node` is begun and `slot` its cleared scan slot.
+    unsafe fn next_probed(
+        &mut self,
+        node: *mut pg_sys::CustomScanState,
+        slot: *mut pg_sys::TupleTableSlot,
+    ) -> *mut pg_sys::TupleTableSlot {
+        if !self.probe.as_ref().unwrap().ready() {
+            // One batch: without a memory limit the fold makes no passes (`begin`).
+            // SAFETY: the node is begun (this fn's contract), as `fold` requires.
+            unsafe { self.fold(node) };
+            let groups = self.batch.as_ref().map_or(0, |b| b.groups);
+            let policy = &self.policy;
+            self.probe.as_mut().unwrap().index(groups, |g| policy.key(g, 0));
+        }
+        // SAFETY: the node is begun and the groups indexed just above.
+        let Some((outer, found)) = (unsafe { self.probe.as_mut().unwrap().next_row() }) else {
+            return slot;
+        };
+        // SAFETY: `slot` is the node's scan slot, one column per group column and
+        // aggregate (custom_scan_tlist, as `outputs`); `outer` is the child's current row,
+        // deformed up to the columns read, whose Datums stay valid until the child's next
+        // row (after this row is projected); the aggregates' Datums are made in the
+        // per-tuple memory, and the previous context restored before the tuple is stored.
+        unsafe {
+            let econtext = (*node).ss.ps.ps_ExprContext;
+            let old = pg_sys::MemoryContextSwitchTo((*econtext).ecxt_per_tuple_memory);
+            self.images.clear();
+            let values = (*slot).tts_values;
+            let nulls = (*slot).tts_isnull;
+            let columns = &self.probe.as_ref().unwrap().plan.columns;
+            for (c, &from) in columns.iter().enumerate() {
+                *values.add(c) = *(*outer).tts_values.add(from);
+                *nulls.add(c) = *(*outer).tts_isnull.add(from);
+            }
+            let nkeys = columns.len();
+            for (i, acc) in self.aggs.states.iter().enumerate() {
+                let output = match found {
+                    Found::Group(g) => acc.output(g, false),
+                    Found::Empty => output::of_no_rows(self.aggs.specs[i].func),
+                };
+                let (d, n) = output_datum(output, &self.outputs[nkeys + i], &mut self.images);
+                *values.add(nkeys + i) = d;
+                *nulls.add(nkeys + i) = n;
+            }
+            pg_sys::MemoryContextSwitchTo(old);
+            pg_sys::ExecStoreVirtualTuple(slot);
+        }
+        slot
+    }
+
     /// Folds the next batch of groups (`Policy::fold`), first resolving the filters'
     /// operands if this scan has not yet.
     unsafe fn fold(&mut self, node: *mut pg_sys::CustomScanState) {
@@ -453,14 +543,14 @@ impl ColumnarAgg {
         unsafe {
             let cscan = (*node).ss.ps.plan as *mut pg_sys::CustomScan;
             let scanrelid = (*cscan).scan.scanrelid;
-            let nkeys = self.setup.keys.len();
-            let tuple = || {
-                pg_list::ptrs::<pg_sys::TargetEntry>((*cscan).custom_scan_tlist)
-                    .map(|t| deparser.text(scanrelid, (*t).expr as *mut pg_sys::Node))
-            };
+            let nkeys = self.scan_keys();
+            let text = |t: *mut pg_sys::TargetEntry| deparser.text(scanrelid, (*t).expr as *mut pg_sys::Node);
+            let tuple = || pg_list::ptrs::<pg_sys::TargetEntry>((*cscan).custom_scan_tlist);
             match label {
-                "Aggregates" => Some(tuple().skip(nkeys).collect::<Vec<_>>().join(", ")),
-                "Group Key" => Some(tuple().take(nkeys).collect::<Vec<_>>().join(", ")),
+                // (An eagerly aggregated join's group columns are another relation's: its
+                // planner wrote their text.)
+                "Aggregates" => Some(tuple().skip(nkeys).map(text).collect::<Vec<_>>().join(", ")),
+                "Group Key" => Some(tuple().take(nkeys).map(text).collect::<Vec<_>>().join(", ")),
                 "Pushed Filter" => self.filter_shown.map(|(rti, e)| deparser.text(rti, e)),
                 _ => None,
             }

@@ -6,6 +6,7 @@ pub mod agg;
 pub mod columnar_agg;
 pub mod columnar_scan;
 pub mod customscan;
+pub mod eager_join;
 pub mod expr;
 pub mod fetch_columns;
 pub mod filter;

@@ -148,7 +148,7 @@ unsafe extern "C-unwind" fn plan_path<K: CustomPathKind>(
     best_path: *mut pg_sys::CustomPath,
     tlist: *mut pg_sys::List,
     clauses: *mut pg_sys::List,
-    _custom_plans: *mut pg_sys::List,
+    custom_plans: *mut pg_sys::List,
 ) -> *mut pg_sys::Plan {
     // SAFETY: PostgreSQL's createplan calls this on the backend thread for `best_path`, one of our
     // `K` paths (its methods are `PathMethods::<K>`), with its live `root`, `rel`,
@@ -156,6 +156,8 @@ unsafe extern "C-unwind" fn plan_path<K: CustomPathKind>(
     unsafe {
         let cscan = K::plan(root, rel, best_path, analysis::<K>(best_path), tlist, clauses);
         (*cscan).methods = K::SCAN_METHODS;
+        // The plans of the path's custom_paths (an eagerly aggregated join's other side).
+        (*cscan).custom_plans = custom_plans;
         cscan as *mut pg_sys::Plan
     }
 }

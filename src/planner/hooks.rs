@@ -120,6 +120,7 @@ unsafe extern "C-unwind" fn create_upper_paths(
             pg_sys::UpperRelationKind::UPPERREL_GROUP_AGG => {
                 let extra = extra as *mut pg_sys::GroupPathExtraData;
                 agg_path::add_paths(root, input_rel, output_rel, extra);
+                agg_path::eager_join::add_paths(root, input_rel, output_rel, extra);
                 last_point_path::add_extreme_paths(root, input_rel, output_rel, extra);
             }
             pg_sys::UpperRelationKind::UPPERREL_DISTINCT => {

@@ -68,6 +68,12 @@ pub static ENABLE_PARALLEL_VECTOR_AGG: GucSetting<bool> = GucSetting::<bool>::ne
 /// zone maps or a btree skip scan) for DISTINCT ON and per-key max / min.
 pub static ENABLE_LAST_POINT: GucSetting<bool> = GucSetting::<bool>::new(true);
 
+/// `pgcolumnar.enable_eager_agg`: offer eagerly aggregated joins (a ColumnarAgg folds
+/// the columnar side by its join key, the other side's rows probe its groups) for
+/// queries grouped by the unique key of the other side (on by default: costed against
+/// core's join and Agg).
+pub static ENABLE_EAGER_AGG: GucSetting<bool> = GucSetting::<bool>::new(true);
+
 /// `pgcolumnar.enable_join_filter`: offer hash joins whose outer ColumnarScan drops the
 /// rows whose key is not among the hash table's keys (on by default).
 pub static ENABLE_JOIN_FILTER: GucSetting<bool> = GucSetting::<bool>::new(true);
@@ -81,6 +87,14 @@ pub fn define_gucs() {
         &PARALLEL_CORE_SCALING,
         0.0,
         1.0,
+        GucContext::Userset,
+        GucFlags::default(),
+    );
+    GucRegistry::define_bool_guc(
+        c"pgcolumnar.enable_eager_agg",
+        c"Enables eager aggregation of a columnar table below a join.",
+        c"For GROUP BY the unique key of a table joined (inner or LEFT) to a columnar table on that key, aggregating the columnar table's columns: a ColumnarAgg folds the columnar table by its join key and the other table's rows find their group.",
+        &ENABLE_EAGER_AGG,
         GucContext::Userset,
         GucFlags::default(),
     );

@@ -136,3 +136,28 @@ mod tests {
         assert!(!may_pass(&Output::Int8(5), CmpOp::Gt, f64::INFINITY));
     }
 }
+
+/// What an aggregate gives for a group of no rows (a LEFT JOIN's row without a match,
+/// in an eagerly aggregated join): the counts 0, every other aggregate NULL, as core's
+/// final functions give over an empty or all-NULL input.
+pub fn of_no_rows(func: super::func::AggFunc) -> Output<'static> {
+    use super::func::AggFunc::*;
+    match func {
+        CountStar | Count | CountDistinct => Output::Int8(0),
+        Sum | Avg | Min | Max | BoolAnd | BoolOr | VarPop | VarSamp | StddevPop | StddevSamp => Output::Null,
+    }
+}
+
+#[cfg(test)]
+mod no_rows_tests {
+    use super::{of_no_rows, Output};
+    use crate::exec::agg::func::AggFunc;
+
+    #[test]
+    fn counts_are_zero_and_the_rest_null() {
+        assert_eq!(of_no_rows(AggFunc::Count), Output::Int8(0));
+        assert_eq!(of_no_rows(AggFunc::CountDistinct), Output::Int8(0));
+        assert_eq!(of_no_rows(AggFunc::Sum), Output::Null);
+        assert_eq!(of_no_rows(AggFunc::StddevSamp), Output::Null);
+    }
+}

@@ -9,6 +9,8 @@
 //! over plain columns, without DISTINCT or ORDER BY, their FILTER pushable too. Anything
 //! else is left to core, decided here, at plan time.
 
+pub mod eager_join;
+
 use super::agg_args;
 use super::aggregates::{aggregate, covered_aggrefs, group_key};
 use super::column_stats;
@@ -718,7 +720,8 @@ fn upper_scan(
         };
         (relid, e)
     });
-    let private = AggScanPlan { scan: scan_plan, agg: shape.plan, groups, explain, filter_shown };
+    let private =
+        AggScanPlan { scan: scan_plan, agg: shape.plan, groups, explain, filter_shown, probe: None };
     UpperScan { relid, private, scan_tuple, having: shape.having, exprs: shape.operands }
 }
 
