@@ -268,8 +268,8 @@ impl CustomScanNode for ColumnarAgg {
             self.having_removed += 1;
         };
         // SAFETY: the node is begun and `slot` is its scan slot (one column per key and
-        // aggregate), as `store_group` requires.
-        unsafe { self.store_group(node, slot, g) };
+        // aggregate), as `store_row` requires.
+        unsafe { self.store_row(node, slot, Found::Group(g), None) };
         slot
     }
 
@@ -397,35 +397,8 @@ impl ColumnarAgg {
         let Some((outer, found)) = (unsafe { self.probe.as_mut().unwrap().next_row() }) else {
             return slot;
         };
-        // SAFETY: `slot` is the node's scan slot, one column per group column and
-        // aggregate (custom_scan_tlist, as `outputs`); `outer` is the child's current row,
-        // deformed up to the columns read, whose Datums stay valid until the child's next
-        // row (after this row is projected); the aggregates' Datums are made in the
-        // per-tuple memory, and the previous context restored before the tuple is stored.
-        unsafe {
-            let econtext = (*node).ss.ps.ps_ExprContext;
-            let old = pg_sys::MemoryContextSwitchTo((*econtext).ecxt_per_tuple_memory);
-            self.images.clear();
-            let values = (*slot).tts_values;
-            let nulls = (*slot).tts_isnull;
-            let columns = &self.probe.as_ref().unwrap().plan.columns;
-            for (c, &from) in columns.iter().enumerate() {
-                *values.add(c) = *(*outer).tts_values.add(from);
-                *nulls.add(c) = *(*outer).tts_isnull.add(from);
-            }
-            let nkeys = columns.len();
-            for (i, acc) in self.aggs.states.iter().enumerate() {
-                let output = match found {
-                    Found::Group(g) => acc.output(g, false),
-                    Found::Empty => output::of_no_rows(self.aggs.specs[i].func),
-                };
-                let (d, n) = output_datum(output, &self.outputs[nkeys + i], &mut self.images);
-                *values.add(nkeys + i) = d;
-                *nulls.add(nkeys + i) = n;
-            }
-            pg_sys::MemoryContextSwitchTo(old);
-            pg_sys::ExecStoreVirtualTuple(slot);
-        }
+        // SAFETY: the node is begun, `slot` its scan slot and `outer` the child's row.
+        unsafe { self.store_row(node, slot, found, Some(outer)) };
         slot
     }
 
@@ -486,17 +459,22 @@ impl ColumnarAgg {
         self.batch = Some(Batch { groups: self.policy.groups(), exhausted });
     }
 
-    /// Stores group `g` of the current batch in `slot`: its keys, then its aggregates.
-    unsafe fn store_group(
+    /// Stores a row in `slot`: the key columns — group `found`'s keys, or with `outer`
+    /// (an eagerly aggregated join) the probing row's columns — then the aggregates of
+    /// that group of the current batch, or of no rows.
+    unsafe fn store_row(
         &mut self,
         node: *mut pg_sys::CustomScanState,
         slot: *mut pg_sys::TupleTableSlot,
-        g: usize,
+        found: Found,
+        outer: Option<*mut pg_sys::TupleTableSlot>,
     ) {
         // SAFETY: `node` is this node's begun CustomScanState and `slot` its scan slot, whose
-        // descriptor has one column per key and aggregate (custom_scan_tlist, as `outputs`), so
-        // `values`/`nulls` have `nkeys + aggs` entries; the Datums are made in the per-tuple
-        // memory, and the previous context is restored before the tuple is stored.
+        // descriptor has one column per key column and aggregate (custom_scan_tlist, as
+        // `outputs`); `outer`, if given, is the probing child's current row, deformed up to
+        // the columns read, whose Datums stay valid until the child's next row (after this
+        // row is projected). The Datums made here are in the per-tuple memory, and the
+        // previous context is restored before the tuple is stored.
         unsafe {
             // By-reference results live in the per-tuple memory, which ExecScan resets
             // before asking for the next row.
@@ -505,14 +483,26 @@ impl ColumnarAgg {
             self.images.clear();
             let values = (*slot).tts_values;
             let nulls = (*slot).tts_isnull;
-            let nkeys = self.setup.keys.len();
+            let nkeys = self.scan_keys();
             for c in 0..nkeys {
-                let (d, n) = key_datum(self.policy.key(g, c), &self.outputs[c], &mut self.images);
+                let (d, n) = match (outer, &self.probe, &found) {
+                    (Some(row), Some(p), _) => {
+                        let from = p.plan.columns[c];
+                        (*(*row).tts_values.add(from), *(*row).tts_isnull.add(from))
+                    }
+                    (_, _, &Found::Group(g)) => {
+                        key_datum(self.policy.key(g, c), &self.outputs[c], &mut self.images)
+                    }
+                    _ => unreachable!("a group of no rows is only a probing row's"),
+                };
                 *values.add(c) = d;
                 *nulls.add(c) = n;
             }
             for (i, acc) in self.aggs.states.iter().enumerate() {
-                let output = acc.output(g, self.setup.partial);
+                let output = match found {
+                    Found::Group(g) => acc.output(g, self.setup.partial),
+                    Found::Empty => output::of_no_rows(self.aggs.specs[i].func),
+                };
                 let (d, n) = output_datum(output, &self.outputs[nkeys + i], &mut self.images);
                 *values.add(nkeys + i) = d;
                 *nulls.add(nkeys + i) = n;
