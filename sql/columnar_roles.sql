@@ -20,9 +20,14 @@ CREATE INDEX roles_t_id ON roles_t (id);
 ALTER TABLE roles_t SET (sort_by = 'id');
 ALTER TABLE roles_t SET (quals_push_down = off);
 SELECT option, value FROM pgcolumnar.options WHERE relid = 'roles_t'::regclass ORDER BY 1;
+-- The option's effect on the ColumnarScan (the index would serve these 4 rows too).
+SET enable_indexonlyscan = off;
+SET enable_bitmapscan = off;
 EXPLAIN (COSTS OFF) SELECT id FROM roles_t WHERE id < 5;
 ALTER TABLE roles_t RESET (quals_push_down);
 EXPLAIN (COSTS OFF) SELECT id FROM roles_t WHERE id < 5;
+RESET enable_indexonlyscan;
+RESET enable_bitmapscan;
 SELECT id FROM roles_t WHERE id < 5 ORDER BY id;
 VACUUM roles_t;
 -- The metadata queries resolve nothing through the caller's search_path: an operator

@@ -209,7 +209,8 @@ unsafe fn add_scan_path(
         param_info: q.param_info,
         pages,
         rows,
-        startup: q.kept_cost.startup,
+        // SAFETY: a cost GUC, read on the backend thread.
+        startup: q.kept_cost.startup + cost::metadata_startup(unsafe { pg_sys::random_page_cost }),
         cost: cost::columnar_scan_components(&input, params),
         attnums,
         translations: q.translations,
@@ -538,7 +539,8 @@ unsafe fn reprice_seq_scans(rel: *mut pg_sys::RelOptInfo, columns: usize, params
                     // A partial path's rows are its share of the scan; its workers start as
                     // a partial ColumnarScan's do.
                     let share = ((*path).rows / full_rows).min(1.0);
-                    let startup = super::parallelism((*path).parallel_workers).startup;
+                    let startup = super::parallelism((*path).parallel_workers).startup
+                        + cost::metadata_startup(pg_sys::random_page_cost);
                     (*path).startup_cost += startup;
                     (*path).total_cost += cost::decode_cost(total_rows * share, columns, params)
                         + cost::extra_output_cost(total_rows * share, params)
@@ -746,11 +748,10 @@ unsafe fn reprice_index_path(
     // IndexPath, or a BitmapHeapPath whose bitmapqual is a live Path), and the cost GUCs are
     // read on the backend thread.
     unsafe {
-        let tuples = (*rel).tuples;
         let (index_part, fetched, columns, enabled, correlation) = match (*path).pathtype {
             pg_sys::NodeTag::T_IndexScan => {
                 let ipath = path as *mut pg_sys::IndexPath;
-                let fetched = (*ipath).indexselectivity * tuples;
+                let fetched = index_fetched(rel, ipath, pruning);
                 let correlation = index_correlation(root, rel, ipath);
                 ((*ipath).indextotalcost, fetched, columns, pg_sys::enable_indexscan, correlation)
             }
@@ -758,7 +759,7 @@ unsafe fn reprice_index_path(
             pg_sys::NodeTag::T_IndexOnlyScan => {
                 let ipath = path as *mut pg_sys::IndexPath;
                 let none = cost::FetchColumns { count: 0, open_cost: 0.0 };
-                let fetched = (*ipath).indexselectivity * tuples;
+                let fetched = index_fetched(rel, ipath, pruning);
                 let correlation = index_correlation(root, rel, ipath);
                 ((*ipath).indextotalcost, fetched, none, pg_sys::enable_indexonlyscan, correlation)
             }
@@ -786,6 +787,39 @@ unsafe fn reprice_index_path(
         let disabled = if enabled { 0.0 } else { pg_sys::disable_cost };
         (*path).startup_cost += startup;
         (*path).total_cost = index_part + fetch / speedup + startup + disabled;
+    }
+}
+
+/// The rows an index path fetches per loop: core's estimate, and when the path's index
+/// clauses include every WHERE clause of the table, at most the rows of the vectors zone
+/// maps keep for those clauses (a row the index returns passes them all, so it lies in a
+/// kept vector). A lookup whose key no row group's range holds fetches nothing.
+///
+/// # Safety
+/// `rel` is the planner's live base relation and `ipath` a live IndexPath of it; `pruning`
+/// was made from `rel`'s WHERE clauses.
+unsafe fn index_fetched(
+    rel: *mut pg_sys::RelOptInfo,
+    ipath: *mut pg_sys::IndexPath,
+    pruning: &Pruning,
+) -> f64 {
+    // SAFETY: as this fn's contract says: indexclauses is a list of IndexClauses, each with
+    // the RestrictInfo it came from; baserestrictinfo a list of RestrictInfos.
+    unsafe {
+        let tuples = (*rel).tuples;
+        let estimate = (*ipath).indexselectivity * tuples;
+        if !pruning.computed || (*rel).baserestrictinfo.is_null() {
+            return estimate;
+        }
+        let indexed: Vec<*mut pg_sys::RestrictInfo> =
+            pg_list::ptrs::<pg_sys::IndexClause>((*ipath).indexclauses).map(|c| (*c).rinfo).collect();
+        let covered =
+            pg_list::ptrs::<pg_sys::RestrictInfo>((*rel).baserestrictinfo).all(|ri| indexed.contains(&ri));
+        if covered {
+            estimate.min(tuples * pruning.row_fraction)
+        } else {
+            estimate
+        }
     }
 }
 

@@ -359,7 +359,7 @@ unsafe fn offer(
         let outer_rows = (*outer_path).rows;
         let probing = outer_rows * (params.cpu_tuple_cost + params.cpu_operator_cost + having.per_tuple)
             + having.startup;
-        let fold = c.io + c.cpu();
+        let fold = c.io + c.cpu() + cost::metadata_startup(pg_sys::random_page_cost);
         let total = fold + (*outer_path).total_cost + probing;
         let startup = fold + (*outer_path).startup_cost;
         let rows = if sides.left { outer_rows } else { outer_rows.min(groups) };

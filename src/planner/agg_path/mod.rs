@@ -355,7 +355,9 @@ unsafe fn add_path(
     };
     let c = cost::columnar_agg_components(&input, &params);
     let passes = fold_passes(&shape.plan, groups, partial);
-    let total = (c.io + c.cpu() / speedup) * passes + c.output + having.startup + startup;
+    // SAFETY: a cost GUC, read on the backend thread.
+    let metadata = cost::metadata_startup(unsafe { pg_sys::random_page_cost });
+    let total = (c.io + c.cpu() / speedup) * passes + c.output + having.startup + startup + metadata;
     // What core offers for the whole grouping stage, for EXPLAIN VERBOSE.
     // SAFETY: the grouping stage's relation is live (from `add_paths` / `add_parallel_path`).
     let core = unsafe { cheapest_total(final_rel.unwrap_or(output_rel)) };
