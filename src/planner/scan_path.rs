@@ -203,14 +203,15 @@ unsafe fn add_scan_path(
         filter_tests: q.filter_tests,
         filter_selectivity: q.filter_selectivity,
     };
+    // SAFETY: a cost GUC, read on the backend thread.
+    let metadata = cost::metadata_startup(unsafe { pg_sys::random_page_cost });
     let paths = ScanPaths {
         input,
         rel,
         param_info: q.param_info,
         pages,
         rows,
-        // SAFETY: a cost GUC, read on the backend thread.
-        startup: q.kept_cost.startup + cost::metadata_startup(unsafe { pg_sys::random_page_cost }),
+        startup: q.kept_cost.startup + metadata,
         cost: cost::columnar_scan_components(&input, params),
         attnums,
         translations: q.translations,
@@ -219,6 +220,7 @@ unsafe fn add_scan_path(
             filter_selectivity: q.filter_selectivity,
             considered,
             filtered: q.pushdown.filter.is_some(),
+            metadata,
             pruning,
         },
     };
@@ -308,19 +310,15 @@ struct ExplainFields<'a> {
     considered: String,
     /// Whether a filter is pushed (the pruning only applies to one).
     filtered: bool,
+    /// The start-up cost of reading the table's metadata (`cost::metadata_startup`).
+    metadata: f64,
     pruning: &'a Pruning,
 }
 
 impl ExplainFields<'_> {
     /// The fields of a path costing `c`, `total` in all.
     fn of(&self, c: &cost::ScanCost, total: f64) -> Vec<(String, String)> {
-        let mut fields = vec![(
-            "+Cost Components".to_string(),
-            format!(
-                "io={:.2} decode={:.2} filter={:.2} output={:.2} total={:.2}",
-                c.io, c.decode, c.filter, c.output, total
-            ),
-        )];
+        let mut fields = vec![cost_components(c, self.metadata, total)];
         if self.filter_tests > 0 {
             fields.push(("+Pushed Filter Selectivity".into(), format!("{:.4}", self.filter_selectivity)));
         }
@@ -342,6 +340,17 @@ impl ExplainFields<'_> {
         }
         fields
     }
+}
+
+/// The EXPLAIN VERBOSE line of a scan's cost by part.
+fn cost_components(c: &cost::ScanCost, metadata: f64, total: f64) -> (String, String) {
+    (
+        "+Cost Components".to_string(),
+        format!(
+            "io={:.2} decode={:.2} filter={:.2} output={:.2} metadata={:.2} total={:.2}",
+            c.io, c.decode, c.filter, c.output, metadata, total
+        ),
+    )
 }
 
 /// What the serial and the partial ColumnarScan paths of a relation share.
@@ -394,7 +403,7 @@ impl ScanPaths<'_> {
                 self.rows,
                 self.startup,
                 c.total() + self.startup,
-                self.analysis(c, c.total(), 1.0),
+                self.analysis(c, c.total() + self.startup, 1.0),
             );
             pg_sys::add_path(self.rel, path as *mut pg_sys::Path);
         }
@@ -866,16 +875,9 @@ pub unsafe fn join_filtered(
         let total = startup.max(kept_startup + c.total());
         let mut analysis = scan.clone();
         analysis.explain.retain(|(l, _)| l != "+Cost Components");
-        analysis.explain.insert(
-            0,
-            (
-                "+Cost Components".to_string(),
-                format!(
-                    "io={:.2} decode={:.2} filter={:.2} output={:.2} total={:.2}",
-                    c.io, c.decode, c.filter, c.output, total
-                ),
-            ),
-        );
+        analysis
+            .explain
+            .insert(0, cost_components(&c, cost::metadata_startup(pg_sys::random_page_cost), total));
         analysis.explain.push(("+Join Filter Selectivity".into(), format!("{fraction:.4}")));
         analysis.cost = c;
         analysis.join_filter = Some(filter);

@@ -789,8 +789,16 @@ unsafe fn explain_lines(
     out.push((
         "+Cost Components".into(),
         format!(
-            "io={:.2} decode={:.2} filter={:.2} fold={:.2} group={:.2} output={:.2} total={:.2}",
-            c.io, c.decode, c.filter, c.fold, c.group, c.output, total
+            "io={:.2} decode={:.2} filter={:.2} fold={:.2} group={:.2} output={:.2} metadata={:.2} total={:.2}",
+            c.io,
+            c.decode,
+            c.filter,
+            c.fold,
+            c.group,
+            c.output,
+            // SAFETY: a cost GUC, read on the backend thread.
+            cost::metadata_startup(unsafe { pg_sys::random_page_cost }),
+            total
         ),
     ));
     if !shape.plan.keys.is_empty() {
