@@ -81,6 +81,21 @@ SELECT jit_steps('SELECT sum(v) * 2 + 1 FROM jit_col');
 SET pgcolumnar.jit_excludes_columnar = off;
 SELECT jit_steps('SELECT sum(v) * 2 + 1 FROM jit_col');
 RESET ALL;
-DROP TABLE jit_col, jit_heap;
+
+-- An eagerly aggregated join: the fold is ours, its child (a heap scan here) is not,
+-- so the child's cost still counts toward the thresholds.
+CREATE TABLE jit_keys (id int PRIMARY KEY, note text);
+INSERT INTO jit_keys SELECT i, 'n' || i FROM generate_series(0, 99999) i;
+ANALYZE jit_keys;
+SET max_parallel_workers_per_gather = 0;
+SET jit = on;
+SET jit_inline_above_cost = -1;
+SET jit_optimize_above_cost = -1;
+SET jit_above_cost = 1000;
+SELECT jit_steps('SELECT k.id, count(c.v) FROM jit_keys k LEFT JOIN jit_col c ON c.g = k.id GROUP BY k.id');
+SET jit_above_cost = 5000;
+SELECT jit_steps('SELECT k.id, count(c.v) FROM jit_keys k LEFT JOIN jit_col c ON c.g = k.id GROUP BY k.id');
+RESET ALL;
+DROP TABLE jit_col, jit_heap, jit_keys;
 DROP FUNCTION jit_steps(text);
 DROP EXTENSION pgcolumnar;

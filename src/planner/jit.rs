@@ -105,10 +105,14 @@ unsafe fn columnar_cost(plan: *mut pg_sys::Plan) -> f64 {
             pg_sys::NodeTag::T_CustomScan => {
                 let custom = plan as *mut pg_sys::CustomScan;
                 let methods = (*custom).methods;
+                let children = plans((*custom).custom_plans);
                 if !methods.is_null() && is_columnar(CStr::from_ptr((*methods).CustomName)) {
-                    return (*plan).total_cost;
+                    // Its own work, and its children's columnar nodes (an eagerly
+                    // aggregated join's other side is any plan, which JIT may serve).
+                    let own = (*plan).total_cost - children.iter().map(|&c| (*c).total_cost).sum::<f64>();
+                    return own.max(0.0) + children.into_iter().map(|c| columnar_cost(c)).sum::<f64>();
                 }
-                plans((*custom).custom_plans)
+                children
             }
             pg_sys::NodeTag::T_Append => plans((*(plan as *mut pg_sys::Append)).appendplans),
             pg_sys::NodeTag::T_MergeAppend => plans((*(plan as *mut pg_sys::MergeAppend)).mergeplans),
