@@ -151,13 +151,16 @@ fn verbose_cost_components() {
         })
         .collect();
     let names: Vec<&str> = parts.iter().map(|(k, _)| k.as_str()).collect();
-    insta::assert_snapshot!(names.join(" "), @"io decode filter output total");
-    let sum: f64 = parts[..4].iter().map(|(_, v)| v).sum();
-    assert!((sum - parts[4].1).abs() < 0.02, "{components}");
-    // The scan node's total cost is the components' total.
+    insta::assert_snapshot!(names.join(" "), @"io decode filter output metadata total");
+    let sum: f64 = parts[..5].iter().map(|(_, v)| v).sum();
+    assert!((sum - parts[5].1).abs() < 0.02, "{components}");
+    // The scan node's total cost is the components' total, and its start-up the metadata's.
     let scan = plan.lines().find(|l| l.contains("ColumnarScan")).unwrap();
-    let total: f64 = scan.split("..").nth(1).unwrap().split_whitespace().next().unwrap().parse().unwrap();
-    assert!((total - parts[4].1).abs() < 0.02, "{scan} vs {components}");
+    let costs = scan.split("cost=").nth(1).unwrap();
+    let startup: f64 = costs.split("..").next().unwrap().parse().unwrap();
+    let total: f64 = costs.split("..").nth(1).unwrap().split_whitespace().next().unwrap().parse().unwrap();
+    assert!((total - parts[5].1).abs() < 0.02, "{scan} vs {components}");
+    assert!((startup - parts[4].1).abs() < 0.02, "{scan} vs {components}");
     let selectivity: f64 = line("Pushed Filter Selectivity: ").parse().unwrap();
     assert!(selectivity > 0.0 && selectivity < 0.01, "{selectivity}");
     let considered = line("Paths Considered: ");

@@ -45,6 +45,9 @@ FETCH BACKWARD 1 FROM s1;
 FETCH LAST FROM s1;
 FETCH BACKWARD 3 FROM s1;
 CLOSE s1;
+-- A scroll cursor over the table's own scan, in its stored order (no index order).
+SET LOCAL enable_indexscan = off;
+SET LOCAL enable_bitmapscan = off;
 DECLARE s2 SCROLL CURSOR FOR SELECT id, v FROM cur WHERE id < 120;
 FETCH LAST FROM s2;
 FETCH PRIOR FROM s2;
