@@ -116,6 +116,8 @@ SELECT ea_plan(q), ea_same(q) FROM (VALUES
   ('SELECT id, sum(qty + id) FROM %1$s JOIN %2$s ON id = cust GROUP BY id'),
   -- A second join clause, a WHERE over both sides, a join on an expression.
   ('SELECT id, count(oid) FROM %1$s LEFT JOIN %2$s ON id = cust AND qty < id GROUP BY id'),
+  ('SELECT id, count(oid) FROM %1$s LEFT JOIN %2$s ON id = cust AND seg = ''AUT'' GROUP BY id'),
+  ('SELECT id, count(oid) FROM %1$s LEFT JOIN %2$s ON id = cust WHERE qty IS NULL GROUP BY id'),
   ('SELECT id, count(oid) FROM %1$s JOIN %2$s ON id = cust WHERE qty < id GROUP BY id'),
   ('SELECT id, count(oid) FROM %1$s JOIN %2$s ON id = cust + 1 GROUP BY id'),
   -- The other joins.
