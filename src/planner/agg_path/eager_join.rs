@@ -359,7 +359,8 @@ unsafe fn offer(
         let outer_rows = (*outer_path).rows;
         let probing = outer_rows * (params.cpu_tuple_cost + params.cpu_operator_cost + having.per_tuple)
             + having.startup;
-        let fold = c.io + c.cpu() + cost::metadata_startup(pg_sys::random_page_cost);
+        let metadata = cost::metadata_startup(pg_sys::random_page_cost);
+        let fold = c.io + c.cpu() + metadata;
         let total = fold + (*outer_path).total_cost + probing;
         let startup = fold + (*outer_path).startup_cost;
         let rows = if sides.left { outer_rows } else { outer_rows.min(groups) };
@@ -386,6 +387,22 @@ unsafe fn offer(
             .join(", ");
         for (label, value) in explain.iter_mut() {
             match label.as_str() {
+                // The fold's parts (its groups are probed, not output), the child plan's
+                // cost and the probes.
+                "+Cost Components" => {
+                    *value = format!(
+                        "io={:.2} decode={:.2} filter={:.2} fold={:.2} group={:.2} metadata={:.2} outer={:.2} probe={:.2} total={:.2}",
+                        c.io,
+                        c.decode,
+                        c.filter,
+                        c.fold,
+                        c.group,
+                        metadata,
+                        (*outer_path).total_cost,
+                        probing,
+                        total
+                    )
+                }
                 "Strategy" => {
                     *value = format!("hash by {inner_alias}.{inner_column}, probed by {outer_alias} rows")
                 }
