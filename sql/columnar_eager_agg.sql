@@ -74,6 +74,25 @@ GROUP BY c_count ORDER BY custdist DESC, c_count DESC LIMIT 3;
 EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF)
 SELECT id, count(oid) FROM ea_cust LEFT JOIN ea_ord ON id = cust GROUP BY id;
 
+-- EXPLAIN VERBOSE's cost components add up to the node's total cost.
+DO $$
+DECLARE line text; parts text; node_total numeric; sum numeric := 0; total numeric; kv text[];
+BEGIN
+  FOR line IN EXPLAIN VERBOSE SELECT id, count(oid) FROM ea_cust LEFT JOIN ea_ord ON id = cust GROUP BY id LOOP
+    IF line ~ 'PgColumnarAgg' THEN
+      node_total := substring(line from '\.\.([0-9.]+) ')::numeric;
+    ELSIF line ~ 'Cost Components:' AND parts IS NULL THEN
+      parts := substring(line from 'Cost Components: (.*)$');
+    END IF;
+  END LOOP;
+  FOREACH line IN ARRAY string_to_array(parts, ' ') LOOP
+    kv := string_to_array(line, '=');
+    IF kv[1] = 'total' THEN total := kv[2]::numeric; ELSE sum := sum + kv[2]::numeric; END IF;
+  END LOOP;
+  RAISE NOTICE 'components: %', regexp_replace(parts, '=[0-9.]+', '', 'g');
+  RAISE NOTICE 'they add up: %, the node''s total: %', abs(sum - total) < 0.05, abs(node_total - total) < 0.05;
+END $$;
+
 -- Results, LEFT JOIN: every aggregate the fold has, over a customer without orders too.
 SELECT ea_plan(q), ea_same(q) FROM (VALUES
   ('SELECT id, count(oid) FROM %1$s LEFT JOIN %2$s ON id = cust GROUP BY id'),
