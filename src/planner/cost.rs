@@ -23,6 +23,7 @@ pub const VECTOR_ROWS: f64 = 2048.0;
 #[derive(Debug, Clone, Copy)]
 pub struct CostParams {
     pub seq_page_cost: f64,
+    pub random_page_cost: f64,
     pub cpu_tuple_cost: f64,
     pub cpu_operator_cost: f64,
 }
@@ -295,13 +296,15 @@ pub fn machine_cores() -> usize {
 /// their zone maps and chunk locations) and its deleted rows' marks.
 pub const METADATA_LOOKUPS: f64 = 2.0;
 
-/// What reading a columnar table's metadata costs a scan (ColumnarScan, ColumnarAgg,
-/// core's Seq Scan through the table AM) before its first row, however few rows it then
-/// reads: each lookup priced as core prices an index descent (`random_page_cost`).
-/// Without it a scan whose row groups zone maps all rule out cost nothing, and beat an
-/// index that finds the same nothing in fewer steps.
-pub fn metadata_startup(random_page_cost: f64) -> f64 {
-    METADATA_LOOKUPS * random_page_cost
+impl CostParams {
+    /// What reading a columnar table's metadata costs a scan (ColumnarScan, ColumnarAgg,
+    /// core's Seq Scan through the table AM) before its first row, however few rows it
+    /// then reads: each lookup priced as core prices an index descent
+    /// (`random_page_cost`). Without it a scan whose row groups zone maps all rule out
+    /// cost nothing, and beat an index that finds the same nothing in fewer steps.
+    pub fn metadata_startup(&self) -> f64 {
+        METADATA_LOOKUPS * self.random_page_cost
+    }
 }
 
 /// The start-up cost a parallel plan of `workers` workers adds to its serial form.
@@ -484,7 +487,12 @@ pub fn skip_scan(
 mod tests {
     use super::*;
 
-    const P: CostParams = CostParams { seq_page_cost: 1.0, cpu_tuple_cost: 0.01, cpu_operator_cost: 0.0025 };
+    const P: CostParams = CostParams {
+        seq_page_cost: 1.0,
+        random_page_cost: 4.0,
+        cpu_tuple_cost: 0.01,
+        cpu_operator_cost: 0.0025,
+    };
 
     fn input(bytes_read: f64, columns_read: usize) -> ScanInput {
         ScanInput {
@@ -634,8 +642,8 @@ mod tests {
     #[test]
     fn metadata_is_read_before_the_first_row() {
         // Two catalog lookups, priced as index descents.
-        assert_eq!(metadata_startup(4.0), 8.0);
-        assert_eq!(metadata_startup(1.1), 2.2);
+        assert_eq!(P.metadata_startup(), 8.0);
+        assert_eq!(CostParams { random_page_cost: 1.1, ..P }.metadata_startup(), 2.2);
     }
 
     #[test]
@@ -671,7 +679,7 @@ mod tests {
 
     #[test]
     fn a_join_filter_saves_the_output_of_the_rows_it_removes() {
-        let p = CostParams { seq_page_cost: 1.0, cpu_tuple_cost: 0.01, cpu_operator_cost: 0.0025 };
+        let p = P;
         let scan = ScanInput { rows: 6e6, ..input(4.0e7, 4) };
         let c = columnar_scan_components(&scan, &p);
         let all = join_filtered_scan(&scan, 1.0, &p);
@@ -694,7 +702,7 @@ mod tests {
         // keeping 2%, and 485 part keys keeping 0.24% of the rows. Every vector keeps a
         // row of the keys, so the filter's columns are still decoded, but the filter runs
         // on the rows left, and the two output columns are decoded where a row passes both.
-        let p = CostParams { seq_page_cost: 1.0, cpu_tuple_cost: 0.01, cpu_operator_cost: 0.0025 };
+        let p = P;
         let scan = ScanInput {
             rows: 6e6,
             filter_columns: 3,
@@ -711,7 +719,7 @@ mod tests {
 
     #[test]
     fn a_skip_scan_costs_by_descents_and_zones_by_rows_ranked() {
-        let p = CostParams { seq_page_cost: 1.0, cpu_tuple_cost: 0.01, cpu_operator_cost: 0.0025 };
+        let p = P;
         let few = skip_scan(400.0, 1.0, 1e7, 0.0, 4.0, 0.005, &p);
         let many = skip_scan(40_000.0, 1.0, 1e7, 0.0, 4.0, 0.005, &p);
         assert!((many / few - 100.0).abs() < 1e-9);

@@ -19,7 +19,6 @@
 //!   table is built (its startup cost is at least the inner path's total cost), and the
 //!   hash join built on it competes with core's paths by cost in `add_path`.
 
-use super::cost::CostParams;
 use super::scan_path;
 use crate::exec::join_filter::JoinFilterPlan;
 use crate::pg_list;
@@ -67,11 +66,7 @@ pub unsafe fn add_paths(
         if fraction.is_nan() || fraction > MAX_FRACTION {
             return;
         }
-        let params = CostParams {
-            seq_page_cost: pg_sys::seq_page_cost,
-            cpu_tuple_cost: pg_sys::cpu_tuple_cost,
-            cpu_operator_cost: pg_sys::cpu_operator_cost,
-        };
+        let params = super::cost_params();
         let build_cost = (*inner).total_cost;
         for path in pg_list::ptrs::<pg_sys::Path>((*outerrel).pathlist) {
             let Some(outer) = scan_path::join_filtered(path, plan.clone(), fraction, build_cost, &params)

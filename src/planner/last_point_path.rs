@@ -11,7 +11,7 @@
 //! The output is not ordered: core sorts the winners when the query asks.
 
 use super::aggregates::{aggregate, covered_aggrefs, group_key};
-use super::cost::{self, CostParams, LastPointInput};
+use super::cost::{self, LastPointInput};
 use super::custompath::{self, CustomPathKind};
 use super::quals;
 use super::relation::{plan_time_pruning, pushed_entirely, scanned_plainly};
@@ -333,17 +333,6 @@ unsafe fn add_paths(
     }
 }
 
-fn params() -> CostParams {
-    // SAFETY: PostgreSQL's cost GUCs, read on the backend's thread.
-    unsafe {
-        CostParams {
-            seq_page_cost: pg_sys::seq_page_cost,
-            cpu_tuple_cost: pg_sys::cpu_tuple_cost,
-            cpu_operator_cost: pg_sys::cpu_operator_cost,
-        }
-    }
-}
-
 /// Whether the ordering column's stored form ranks as its type's btree order.
 fn rankable(kind: ColumnKind, typid: pg_sys::Oid) -> bool {
     use pg_sys::*;
@@ -417,7 +406,7 @@ unsafe fn zones_path(
         winners: keys.min(tuples * selectivity),
         fetch_columns: scan_vars.len(),
     };
-    let total = cost::last_point_zones(&input, &params());
+    let total = cost::last_point_zones(&input, &super::cost_params());
     // SAFETY: `relation` is the open, locked relation of range table entry `q.relid`, and
     // `q`'s expressions and the pushed clauses are live nodes of this query over it.
     let mut explain = unsafe { zones_explain(relation, q, &attributes, &pushdown) };
@@ -660,7 +649,7 @@ impl DescentFilter {
             self.qual_cost.per_tuple,
             random_page_cost,
             cpu_index_tuple_cost,
-            &params(),
+            &super::cost_params(),
         )
     }
 }

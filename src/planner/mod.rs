@@ -25,6 +25,19 @@ use pgrx::{GucContext, GucFlags, GucRegistry, GucSetting};
 /// ColumnarScan or ColumnarAgg gets (`cost::CORE_SCALING`).
 pub static PARALLEL_CORE_SCALING: GucSetting<f64> = GucSetting::<f64>::new(cost::CORE_SCALING);
 
+/// PostgreSQL's cost settings the cost model prices with (`cost::CostParams`).
+pub fn cost_params() -> cost::CostParams {
+    // SAFETY: PostgreSQL's cost GUCs, read on the backend thread (the planner's).
+    unsafe {
+        cost::CostParams {
+            seq_page_cost: pgrx::pg_sys::seq_page_cost,
+            random_page_cost: pgrx::pg_sys::random_page_cost,
+            cpu_tuple_cost: pgrx::pg_sys::cpu_tuple_cost,
+            cpu_operator_cost: pgrx::pg_sys::cpu_operator_cost,
+        }
+    }
+}
+
 /// How a plan with `workers` parallel workers (0: serial) over a columnar table is
 /// priced: the share of the rows each participant takes (core's divisor, at most this
 /// machine's cores), how many times faster than serial they run together

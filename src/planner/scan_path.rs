@@ -120,11 +120,7 @@ pub unsafe fn add_paths(
         }
         let relation = pg_sys::table_open((*rte).relid, pg_sys::NoLock as i32);
         if am::is_columnar(relation) {
-            let params = CostParams {
-                seq_page_cost: pg_sys::seq_page_cost,
-                cpu_tuple_cost: pg_sys::cpu_tuple_cost,
-                cpu_operator_cost: pg_sys::cpu_operator_cost,
-            };
+            let params = super::cost_params();
             let attnums = used_attnums(rel, (*(*relation).rd_att).natts as usize);
             // Where the rows the quals want can be, by zone maps: what a ColumnarScan reads,
             // and the vectors index fetches decode.
@@ -203,8 +199,7 @@ unsafe fn add_scan_path(
         filter_tests: q.filter_tests,
         filter_selectivity: q.filter_selectivity,
     };
-    // SAFETY: a cost GUC, read on the backend thread.
-    let metadata = cost::metadata_startup(unsafe { pg_sys::random_page_cost });
+    let metadata = params.metadata_startup();
     let paths = ScanPaths {
         input,
         rel,
@@ -310,7 +305,7 @@ struct ExplainFields<'a> {
     considered: String,
     /// Whether a filter is pushed (the pruning only applies to one).
     filtered: bool,
-    /// The start-up cost of reading the table's metadata (`cost::metadata_startup`).
+    /// The start-up cost of reading the table's metadata (`CostParams::metadata_startup`).
     metadata: f64,
     pruning: &'a Pruning,
 }
@@ -548,8 +543,8 @@ unsafe fn reprice_seq_scans(rel: *mut pg_sys::RelOptInfo, columns: usize, params
                     // A partial path's rows are its share of the scan; its workers start as
                     // a partial ColumnarScan's do.
                     let share = ((*path).rows / full_rows).min(1.0);
-                    let startup = super::parallelism((*path).parallel_workers).startup
-                        + cost::metadata_startup(pg_sys::random_page_cost);
+                    let startup =
+                        super::parallelism((*path).parallel_workers).startup + params.metadata_startup();
                     (*path).startup_cost += startup;
                     (*path).total_cost += cost::decode_cost(total_rows * share, columns, params)
                         + cost::extra_output_cost(total_rows * share, params)
@@ -875,9 +870,7 @@ pub unsafe fn join_filtered(
         let total = startup.max(kept_startup + c.total());
         let mut analysis = scan.clone();
         analysis.explain.retain(|(l, _)| l != "+Cost Components");
-        analysis
-            .explain
-            .insert(0, cost_components(&c, cost::metadata_startup(pg_sys::random_page_cost), total));
+        analysis.explain.insert(0, cost_components(&c, params.metadata_startup(), total));
         analysis.explain.push(("+Join Filter Selectivity".into(), format!("{fraction:.4}")));
         analysis.cost = c;
         analysis.join_filter = Some(filter);

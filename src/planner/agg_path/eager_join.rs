@@ -332,7 +332,7 @@ unsafe fn offer(
     // side's expressions; names come from the live range table and catalogs.
     unsafe {
         let attributes = super::columns_read(&shape);
-        let params = super::cost_params();
+        let params = crate::planner::cost_params();
         let (scan, rows) = super::scan_input(root, sides.inner, inner, &shape, &attributes);
         if !super::distinct_sets_fit(root, &shape, rows) {
             return None;
@@ -359,7 +359,7 @@ unsafe fn offer(
         let outer_rows = (*outer_path).rows;
         let probing = outer_rows * (params.cpu_tuple_cost + params.cpu_operator_cost + having.per_tuple)
             + having.startup;
-        let metadata = cost::metadata_startup(pg_sys::random_page_cost);
+        let metadata = params.metadata_startup();
         let fold = c.io + c.cpu() + metadata;
         let total = fold + (*outer_path).total_cost + probing;
         let startup = fold + (*outer_path).startup_cost;
@@ -367,7 +367,7 @@ unsafe fn offer(
 
         let core = super::cheapest_total(output_rel);
         let mut explain =
-            super::explain_lines(inner, &shape, &attributes, &c, total, core, groups, 1.0, false);
+            super::explain_lines(inner, &shape, &attributes, &c, metadata, total, core, groups, 1.0, false);
         let names = |rel: *mut pg_sys::RelOptInfo, relation: pg_sys::Relation, var: *mut pg_sys::Var| {
             let rte = *(*root).simple_rte_array.add((*rel).relid as usize);
             let alias = CStr::from_ptr((*(*rte).eref).aliasname).to_string_lossy().into_owned();

@@ -14,7 +14,7 @@ pub mod eager_join;
 use super::agg_args;
 use super::aggregates::{aggregate, covered_aggrefs, group_key};
 use super::column_stats;
-use super::cost::{self, AggInput, CostParams, ScanInput};
+use super::cost::{self, AggInput, ScanInput};
 use super::custompath::{self, CustomPathKind};
 use super::having_selectivity::{self, GroupStat};
 use super::quals;
@@ -324,7 +324,7 @@ unsafe fn add_path(
 ) -> Option<*mut pg_sys::Path> {
     let partial = final_rel.is_some();
     let attributes = columns_read(&shape);
-    let params = cost_params();
+    let params = super::cost_params();
     // SAFETY: `root` and `rel` are the planner's live nodes and `relation` the open,
     // locked relation of `rel` (from `add_paths` / `add_parallel_path`), and the pushdown
     // was made for `rel`, as `scan_input` requires.
@@ -355,8 +355,7 @@ unsafe fn add_path(
     };
     let c = cost::columnar_agg_components(&input, &params);
     let passes = fold_passes(&shape.plan, groups, partial);
-    // SAFETY: a cost GUC, read on the backend thread.
-    let metadata = cost::metadata_startup(unsafe { pg_sys::random_page_cost });
+    let metadata = params.metadata_startup();
     let total = (c.io + c.cpu() / speedup) * passes + c.output + having.startup + startup + metadata;
     // What core offers for the whole grouping stage, for EXPLAIN VERBOSE.
     // SAFETY: the grouping stage's relation is live (from `add_paths` / `add_parallel_path`).
@@ -366,7 +365,7 @@ unsafe fn add_path(
     let (relid, explain) = unsafe {
         let relid = (*rel).relid;
         let mut explain =
-            explain_lines(relation, &shape, &attributes, &c, total, core, groups, passes, partial);
+            explain_lines(relation, &shape, &attributes, &c, metadata, total, core, groups, passes, partial);
         if !shape.having.is_null() {
             explain.push(("+Having Keeps".into(), format!("{kept:.3e} of groups")));
         }
@@ -583,17 +582,6 @@ fn columns_read(shape: &Shape) -> Vec<usize> {
     attributes
 }
 
-fn cost_params() -> CostParams {
-    // SAFETY: PostgreSQL's cost GUCs, read on the backend thread.
-    unsafe {
-        CostParams {
-            seq_page_cost: pg_sys::seq_page_cost,
-            cpu_tuple_cost: pg_sys::cpu_tuple_cost,
-            cpu_operator_cost: pg_sys::cpu_operator_cost,
-        }
-    }
-}
-
 /// The scan under the fold, priced from the relation's sizes, zone maps and filter;
 /// with the rows the relation yields.
 ///
@@ -764,6 +752,7 @@ unsafe fn explain_lines(
     shape: &Shape,
     attributes: &[usize],
     c: &cost::AggCost,
+    metadata: f64,
     total: f64,
     core: f64,
     groups: f64,
@@ -796,8 +785,7 @@ unsafe fn explain_lines(
             c.fold,
             c.group,
             c.output,
-            // SAFETY: a cost GUC, read on the backend thread.
-            cost::metadata_startup(unsafe { pg_sys::random_page_cost }),
+            metadata,
             total
         ),
     ));
