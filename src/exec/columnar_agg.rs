@@ -372,7 +372,7 @@ impl ColumnarAgg {
     /// The scan tuple's columns before the aggregates: the fold's keys, or the probing
     /// plan's group columns.
     fn scan_keys(&self) -> usize {
-        self.probe.as_ref().map_or(self.setup.keys.len(), |p| p.plan.columns.len())
+        self.probe.as_ref().map_or(self.setup.keys.len(), |p| p.plan.columns)
     }
 
     /// `next` of an eagerly aggregated join: folds every group first, then makes one row
@@ -485,15 +485,12 @@ impl ColumnarAgg {
             let nulls = (*slot).tts_isnull;
             let nkeys = self.scan_keys();
             for c in 0..nkeys {
-                let (d, n) = match (outer, &self.probe, &found) {
-                    (Some(row), Some(p), _) => {
-                        let from = p.plan.columns[c];
-                        (*(*row).tts_values.add(from), *(*row).tts_isnull.add(from))
-                    }
-                    (_, _, &Found::Group(g)) => {
+                let (d, n) = match (outer, &found) {
+                    (Some(row), _) => (*(*row).tts_values.add(c), *(*row).tts_isnull.add(c)),
+                    (None, &Found::Group(g)) => {
                         key_datum(self.policy.key(g, c), &self.outputs[c], &mut self.images)
                     }
-                    _ => unreachable!("a group of no rows is only a probing row's"),
+                    (None, Found::Empty) => unreachable!("a group of no rows is only a probing row's"),
                 };
                 *values.add(c) = d;
                 *nulls.add(c) = n;

@@ -15,8 +15,8 @@ pub struct ProbePlan {
     /// bytes (int2, int4, int8).
     pub key: usize,
     pub key_width: u8,
-    /// Per group column of the scan tuple, its position in the child's target list.
-    pub columns: Vec<usize>,
+    /// The child's columns: the scan tuple starts with them, in the child's order.
+    pub columns: usize,
     /// LEFT JOIN: a row without a group is output too, with the aggregates of no rows.
     pub keep_unmatched: bool,
 }
@@ -25,10 +25,7 @@ impl ProbePlan {
     pub fn to_bytes(&self) -> Vec<u8> {
         let mut out = vec![self.keep_unmatched as u8, self.key_width];
         out.extend((self.key as u32).to_le_bytes());
-        out.extend((self.columns.len() as u32).to_le_bytes());
-        for &c in &self.columns {
-            out.extend((c as u32).to_le_bytes());
-        }
+        out.extend((self.columns as u32).to_le_bytes());
         out
     }
 
@@ -36,10 +33,9 @@ impl ProbePlan {
         let word =
             |i: usize| Some(u32::from_le_bytes(b.get(2 + 4 * i..6 + 4 * i)?.try_into().ok()?) as usize);
         let (&[keep, key_width], _) = b.split_first_chunk::<2>()?;
-        let n = word(1)?;
-        let columns = (0..n).map(|i| word(2 + i)).collect::<Option<Vec<_>>>()?;
-        (b.len() == 2 + 4 * (2 + n) && keep <= 1 && matches!(key_width, 2 | 4 | 8)).then_some(ProbePlan {
-            key: word(0)?,
+        let (key, columns) = (word(0)?, word(1)?);
+        (b.len() == 10 && keep <= 1 && matches!(key_width, 2 | 4 | 8) && key < columns).then_some(ProbePlan {
+            key,
             key_width,
             columns,
             keep_unmatched: keep == 1,
@@ -124,9 +120,9 @@ impl Probe {
                 if slot.is_null() || (*slot).tts_flags & pg_sys::TTS_FLAG_EMPTY as u16 != 0 {
                     return None;
                 }
-                let need = self.plan.columns.iter().copied().chain([self.plan.key]).max().unwrap_or(0) + 1;
-                if ((*slot).tts_nvalid as usize) < need {
-                    pg_sys::slot_getsomeattrs_int(slot, need as i32);
+                // The key is one of the columns.
+                if ((*slot).tts_nvalid as usize) < self.plan.columns {
+                    pg_sys::slot_getsomeattrs_int(slot, self.plan.columns as i32);
                 }
                 self.outer_rows += 1;
                 let found = if *(*slot).tts_isnull.add(self.plan.key) {
@@ -214,10 +210,13 @@ mod tests {
 
     #[test]
     fn probe_plan_round_trips() {
-        let p = ProbePlan { key: 3, key_width: 4, columns: vec![3, 0, 7], keep_unmatched: true };
+        let p = ProbePlan { key: 3, key_width: 4, columns: 8, keep_unmatched: true };
         assert_eq!(ProbePlan::from_bytes(&p.to_bytes()), Some(p.clone()));
-        let q = ProbePlan { key: 0, key_width: 8, columns: vec![], keep_unmatched: false };
+        let q = ProbePlan { key: 0, key_width: 8, columns: 1, keep_unmatched: false };
         assert_eq!(ProbePlan::from_bytes(&q.to_bytes()), Some(q));
+        // The key must be one of the child's columns.
+        let r = ProbePlan { key: 2, key_width: 8, columns: 2, keep_unmatched: false };
+        assert_eq!(ProbePlan::from_bytes(&r.to_bytes()), None);
         let b = p.to_bytes();
         assert_eq!(ProbePlan::from_bytes(&b[..b.len() - 1]), None);
         let mut bad = b.clone();

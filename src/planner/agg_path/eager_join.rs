@@ -162,19 +162,17 @@ unsafe fn join_key(root: *mut pg_sys::PlannerInfo, sides: &Sides) -> Option<Join
         let op = clause as *mut pg_sys::OpExpr;
         let args: Vec<*mut pg_sys::Node> = pg_list::ptrs((*op).args).collect();
         let &[l, r] = &args[..] else { return None };
-        let (ov, iv) = match (quals::as_var(l, (*outer).relid), quals::as_var(r, (*inner).relid)) {
-            (Some(o), Some(i)) => (o, i),
-            _ => (quals::as_var(r, (*outer).relid)?, quals::as_var(l, (*inner).relid)?),
-        };
         // Plain Vars of integer columns, compared by the integers' own equality.
-        let plain = |v: *mut pg_sys::Var, n: *mut pg_sys::Node| {
-            (v as *mut pg_sys::Node == n) && INT_TYPES.contains(&(*v).vartype) && (*v).varattno > 0
+        let int_var = |n: *mut pg_sys::Node, rel: *mut pg_sys::RelOptInfo| {
+            quals::as_var(n, (*rel).relid).filter(|&v| {
+                v as *mut pg_sys::Node == n && INT_TYPES.contains(&(*v).vartype) && (*v).varattno > 0
+            })
         };
-        let (on, inn) = if quals::as_var(l, (*outer).relid).is_some() { (l, r) } else { (r, l) };
-        if !plain(ov, on)
-            || !plain(iv, inn)
-            || quals::btree_op((*op).opno, pg_sys::exprType(l)) != Some(CmpOp::Eq)
-        {
+        let (ov, iv) = match (int_var(l, outer), int_var(r, inner)) {
+            (Some(o), Some(i)) => (o, i),
+            _ => (int_var(r, outer)?, int_var(l, inner)?),
+        };
+        if quals::btree_op((*op).opno, pg_sys::exprType(l)) != Some(CmpOp::Eq) {
             return None;
         }
         Some(JoinKey { outer: ov, inner: iv })
@@ -349,7 +347,7 @@ unsafe fn offer(
         let probe = ProbePlan {
             key: position(key.outer as *mut pg_sys::Node)?,
             key_width: pg_sys::get_typlen((*key.outer).vartype) as u8,
-            columns: (0..outer_columns.len()).collect(),
+            columns: outer_columns.len(),
             keep_unmatched: sides.left,
         };
         let mut having = pg_sys::QualCost::default();
@@ -418,7 +416,7 @@ unsafe fn offer(
                 format!("{join} ({outer_alias}.{outer_column} = {inner_alias}.{inner_column})"),
             ),
         );
-        let mut analysis = super::upper_scan(inner_relid(sides), shape, &attributes, groups, explain);
+        let mut analysis = super::upper_scan((*sides.inner).relid, shape, &attributes, groups, explain);
         analysis.scan_tuple =
             outer_columns.iter().copied().chain(analysis.scan_tuple.iter().skip(1).copied()).collect();
         analysis.private.probe = Some(probe);
@@ -429,9 +427,4 @@ unsafe fn offer(
         (*path).path.parallel_safe = false;
         Some(path as *mut pg_sys::Path)
     }
-}
-
-fn inner_relid(sides: &Sides) -> u32 {
-    // SAFETY: `sides` holds the planner's live base relations (from `candidates`).
-    unsafe { (*sides.inner).relid }
 }
