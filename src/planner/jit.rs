@@ -89,8 +89,9 @@ pub unsafe fn discount(stmt: *mut pg_sys::PlannedStmt) {
     }
 }
 
-/// The summed total cost of pgcolumnar's scan and aggregate nodes in `plan`'s tree (a
-/// node's cost includes its inputs', so the walk stops at ours).
+/// The summed cost of pgcolumnar's scan and aggregate nodes in `plan`'s tree: a node's
+/// cost includes its inputs', so ours count their total less their child plans', and
+/// the walk goes on into those children for ours.
 ///
 /// # Safety
 /// `plan` is a live plan node (or NULL).
