@@ -255,11 +255,14 @@ def ratio(row: dict) -> tuple[str, float, float]:
     return best, forced[best], row["chosen_ms"] / forced[best]
 
 
-def render(rows: list[dict]) -> list[str]:
+def render(rows: list[dict], commit: str | None = None) -> list[str]:
+    """The suite's section; `commit`: the code it ran on, when not the section's own
+    (a `--plan-choice-only` run on tables an earlier run loaded)."""
     if not rows:
         return []
     worst = max(ratio(r)[2] for r in rows)
-    out = ["### Planner choice quality", "",
+    heading = "### Planner choice quality" + (f" (run alone later, commit `{commit}`)" if commit else "")
+    out = [heading, "",
            "Each query with the plan the planner chose, and with each alternative forced by "
            "settings that gives another plan. The plans of a query run in turn, round after "
            "round, until each has the runs asked for and 200 ms of runs (sub-millisecond plans "

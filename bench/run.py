@@ -710,7 +710,7 @@ def render_run_section(meta: dict, rows: list[dict], png: str) -> list[str]:
     out += last_point_section(rows)
     out += markdown_plans_table(rows)
     out += ["### Where columnar stands", ""] + where_columnar_loses(rows) + [""]
-    out += plan_choice.render(meta.get("plan_choice", []))
+    out += plan_choice.render(meta.get("plan_choice", []), meta.get("plan_choice_commit"))
     out += [f"![time / heap time per query, log scale]({png})", ""]
     return out
 
@@ -940,6 +940,7 @@ def run_plan_choice_only(args) -> int:
         sys.exit(f"bench: no result for {args.rows} rows to add the planner choice suite to")
     meta = json.loads(newest[-1].read_text())
     meta["plan_choice"] = plan_choice.run(conn, [COL_TABLE, SORTED_TABLE], args.runs, log)
+    meta["plan_choice_commit"] = git_commit()
     newest[-1].write_text(json.dumps(meta, indent=2) + "\n")
     render_benchmarks_md()
     return 0
