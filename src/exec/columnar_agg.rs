@@ -321,7 +321,7 @@ impl CustomScanNode for ColumnarAgg {
             if let (true, Some(_)) = ((*es).analyze, self.reader.as_ref()) {
                 let t = self.tally.shown(self.tally());
                 let c = read_counters(&t);
-                let [vectors_folded, vectors_from_metadata, rows_folded, groups, flushes, having_removed] =
+                let [vectors_folded, vectors_from_metadata, rows_folded, groups, flushes, having_removed, one_group] =
                     std::array::from_fn(|i| t.sums[READ_SUMS + i]);
                 let none = std::ptr::null();
                 let int =
@@ -337,6 +337,9 @@ impl CustomScanNode for ColumnarAgg {
                 int(c"Rows Folded", rows_folded);
                 if !self.setup.keys.is_empty() {
                     int(c"Groups", groups);
+                }
+                if one_group > 0 {
+                    int(c"Vectors of One Group", one_group);
                 }
                 if let Some(p) = &self.probe {
                     int(c"Outer Rows", p.outer_rows);
@@ -575,13 +578,14 @@ impl ClaimsRowGroups for ColumnarAgg {
     fn tally(&self) -> Tally {
         let mut t = self.reader.as_ref().map_or_else(Tally::default, |r| read_tally(&r.counters()));
         let f = &self.counters;
-        t.sums[READ_SUMS..READ_SUMS + 6].copy_from_slice(&[
+        t.sums[READ_SUMS..READ_SUMS + 7].copy_from_slice(&[
             f.vectors_folded,
             f.vectors_from_metadata,
             f.rows_folded,
             f.groups,
             f.flushes,
             self.having_removed,
+            f.vectors_one_group,
         ]);
         t.max = f.peak_memory as u64;
         t

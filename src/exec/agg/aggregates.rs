@@ -149,7 +149,7 @@ impl Aggregates {
                     sub_sel.extend_from_slice(sel);
                     filter_kernels::select(filter, &mut reader.columns(), sub_sel);
                     let sub = match gids {
-                        Gids::One => Gids::One,
+                        Gids::Same(g) => Gids::Same(g),
                         Gids::Each(all) => {
                             subset(sel, all, sub_sel, sub_gids);
                             Gids::Each(sub_gids)
@@ -172,7 +172,15 @@ impl Aggregates {
             Vector { sel, numerics: &mut self.numerics, conditions: condition_filters(&self.conditions, i) };
         // SAFETY: `reader` is open and positioned (this fn's contract).
         unsafe {
-            fold_one(&mut self.states[i], &self.specs[i], reader, vector, sel, Gids::One, self.collations[i])
+            fold_one(
+                &mut self.states[i],
+                &self.specs[i],
+                reader,
+                vector,
+                sel,
+                Gids::Same(0),
+                self.collations[i],
+            )
         };
     }
 }
@@ -220,7 +228,7 @@ unsafe fn fold_one(
             // only they are decoded (the fold reads no other row).
             unsafe {
                 match gids {
-                    Gids::One => reader.decode_rows(att, sel),
+                    Gids::Same(_) => reader.decode_rows(att, sel),
                     Gids::Each(_) => reader.decode(att),
                 }
             };
@@ -244,7 +252,7 @@ unsafe fn fold_one(
         // SAFETY: as above.
         unsafe {
             match gids {
-                Gids::One => reader.decode_rows(*att, sel),
+                Gids::Same(_) => reader.decode_rows(*att, sel),
                 Gids::Each(_) => reader.decode(*att),
             }
         };
@@ -256,7 +264,7 @@ unsafe fn fold_one(
     }
     // sum/avg(x * y) of two columns of scaled numerics, one group (TPC-H q6's
     // revenue): the products of the selected rows alone, summed as they are made.
-    if let (Expr::Binary { op: BinOp::Mul, left, right }, Gids::One) = (expr, gids) {
+    if let (Expr::Binary { op: BinOp::Mul, left, right }, Gids::Same(group)) = (expr, gids) {
         if let (
             Expr::Column { att: a, ty: ExprType::Numeric },
             Expr::Column { att: b, ty: ExprType::Numeric },
@@ -276,7 +284,7 @@ unsafe fn fold_one(
                     (Some(v), Some(w)) => Some(Cow::Owned(v.iter().zip(w).map(|(a, b)| *a && *b).collect())),
                 };
                 if let Some(scale) = scale {
-                    if acc.fold_products_one(&x.m, &y.m, scale, valid.as_deref(), sel) {
+                    if acc.fold_products_one(group as usize, &x.m, &y.m, scale, valid.as_deref(), sel) {
                         return;
                     }
                 }

@@ -168,10 +168,11 @@ impl Acc {
     }
 
     /// Folds `x * y` of two columns of 64-bit mantissas (product scale `scale`) into
-    /// sum/avg(numeric) of the one group; false (nothing folded) for any other
-    /// aggregate, or a sum that would leave 128 bits.
+    /// sum/avg(numeric) of `group`; false (nothing folded) for any other aggregate, or a
+    /// sum that would leave 128 bits.
     pub fn fold_products_one(
         &mut self,
+        group: usize,
         x: &[i64],
         y: &[i64],
         scale: u16,
@@ -179,7 +180,7 @@ impl Acc {
         sel: &[u32],
     ) -> bool {
         match self {
-            Acc::Decimal(d) => d.fold_products_one(x, y, scale, valid, sel),
+            Acc::Decimal(d) => d.fold_products_one(group, x, y, scale, valid, sel),
             _ => false,
         }
     }
@@ -248,26 +249,29 @@ mod tests {
         let mut acc = Acc::new(AggFunc::Sum, InputType::Float8);
         acc.resize(1);
         assert_eq!(
-            acc.fold(&floats(&[f64::MAX, f64::MAX]), &[0, 1], Gids::One, &bytewise),
+            acc.fold(&floats(&[f64::MAX, f64::MAX]), &[0, 1], Gids::Same(0), &bytewise),
             Err(Overflow::Float)
         );
         let mut acc = Acc::new(AggFunc::Sum, InputType::Float8);
         acc.resize(1);
-        assert_eq!(acc.fold(&floats(&[f64::INFINITY, 1.0]), &[0, 1], Gids::One, &bytewise), Ok(()));
+        assert_eq!(acc.fold(&floats(&[f64::INFINITY, 1.0]), &[0, 1], Gids::Same(0), &bytewise), Ok(()));
     }
 
     #[test]
     fn moments_match_float8_accum() {
         let mut acc = Acc::new(AggFunc::Avg, InputType::Float8);
         acc.resize(1);
-        acc.fold(&floats(&[2.0, 4.0, 9.0]), &[0, 1, 2], Gids::One, &bytewise).unwrap();
+        acc.fold(&floats(&[2.0, 4.0, 9.0]), &[0, 1, 2], Gids::Same(0), &bytewise).unwrap();
         let Acc::Moments(Moments { n, sx, sxx, .. }) = &acc else { panic!() };
         assert_eq!((n[0], sx[0]), (3.0, 15.0));
         assert!((sxx[0] - 26.0).abs() < 1e-12);
         // A huge spread overflows Sxx: float8_accum raises an error.
         let mut acc = Acc::new(AggFunc::Avg, InputType::Float8);
         acc.resize(1);
-        assert_eq!(acc.fold(&floats(&[1e200, -1e200]), &[0, 1], Gids::One, &bytewise), Err(Overflow::Float));
+        assert_eq!(
+            acc.fold(&floats(&[1e200, -1e200]), &[0, 1], Gids::Same(0), &bytewise),
+            Err(Overflow::Float)
+        );
     }
 
     #[test]
@@ -305,7 +309,7 @@ mod tests {
         let mut sum = Acc::new(AggFunc::Sum, InputType::Int8);
         for a in [&mut count, &mut max, &mut sum] {
             a.resize(1);
-            a.fold(&col, &[0, 1, 3], Gids::One, &bytewise).unwrap();
+            a.fold(&col, &[0, 1, 3], Gids::Same(0), &bytewise).unwrap();
         }
         assert!(matches!(&count, Acc::Count(c) if c.counts[0] == 2));
         assert!(matches!(&max, Acc::MinMaxInt(MinMaxInt { v, seen, .. }) if v[0] == 5 && seen[0]));
@@ -319,7 +323,7 @@ mod tests {
         let col = floats(&[1.0, f64::NAN, 0.0, -0.0]);
         for a in [&mut max, &mut min] {
             a.resize(1);
-            a.fold(&col, &[0, 1, 2, 3], Gids::One, &bytewise).unwrap();
+            a.fold(&col, &[0, 1, 2, 3], Gids::Same(0), &bytewise).unwrap();
         }
         assert!(matches!(&max, Acc::MinMaxFloat(MinMaxFloat { v, .. }) if v[0].is_nan()));
         assert!(
@@ -335,7 +339,7 @@ mod tests {
         let ci = |a: &[u8], b: &[u8]| a.to_ascii_lowercase().cmp(&b.to_ascii_lowercase());
         let mut min = Acc::new(AggFunc::Min, InputType::Text);
         min.resize(1);
-        min.fold(&col, &[0, 1, 2], Gids::One, &ci).unwrap();
+        min.fold(&col, &[0, 1, 2], Gids::Same(0), &ci).unwrap();
         assert!(
             matches!(&min, Acc::MinMaxBytes(MinMaxBytes { v, .. }) if v[0].as_deref() == Some(&b"Aa"[..]))
         );
@@ -385,7 +389,7 @@ mod tests {
         let mut min = Acc::new(AggFunc::Min, InputType::Float4);
         for a in [&mut avg, &mut min] {
             a.resize(1);
-            a.fold(&floats(&[1.5, 2.5]), &[0, 1], Gids::One, &bytewise).unwrap();
+            a.fold(&floats(&[1.5, 2.5]), &[0, 1], Gids::Same(0), &bytewise).unwrap();
         }
         assert_eq!(avg.output(0, false), Output::Float8(2.0));
         assert_eq!(avg.output(0, true), Output::Float8Array([2.0, 4.0, 0.5]));

@@ -1,13 +1,18 @@
 //! GROUP BY: each vector's rows are numbered by their keys (`groups::Grouper`) and
 //! folded into their groups. Past work_mem, a partial aggregate flushes its groups (core's
 //! Finalize Aggregate combines however many partial states a group has) and a serial one
-//! starts over in passes (`multi_pass`).
+//! starts over in passes (`multi_pass`). A vector whose every key column holds one
+//! value, as its zone maps say (a table sorted by its keys: `sort_by`, TimescaleDB's
+//! segmentby), is one group: its keys are neither decoded nor looked up per row.
 
 use super::{fold_rows, GroupingPolicy, GroupingSetup, Run, Step};
 use crate::exec::agg::aggregates::raise;
-use crate::exec::agg::groups::{retain_partition, Grouper};
+use crate::exec::agg::groups::{retain_partition, ByteKey, Grouper, KeyInput, OneKey};
 use crate::exec::agg::kernels::Gids;
 use crate::exec::agg::keys::KeyColumns;
+use crate::exec::agg::spec::{KeyKind, KeySpec};
+use crate::storage::format::zonemap::{ZoneMap, ZoneStats};
+use crate::storage::read::reader::Reader;
 
 /// Which share of the key hashes a pass folds (`multi_pass`).
 pub struct Share {
@@ -49,6 +54,30 @@ fn sort_by_group(sel: &[u32], gids: &[u32], groups: usize, out: &mut Vec<u32>) {
     }
 }
 
+/// The key of a column whose stored values in the vector (`stats`, its zone map) are
+/// all one value, or None. Only columns grouped by their integers or bytes as stored
+/// (bpchar and numeric keys have no byte-wise zone maps): a zone map's bounds are
+/// byte-wise, and equal bounds of at most `ZONE_BYTES` bytes are the value itself (a
+/// longer value's bounds differ).
+fn one_key(key: &KeySpec, stats: Option<ZoneStats>) -> Option<OneKey> {
+    let s = stats?;
+    if key.expr.is_some() || s.null_count > 0 || s.rows == 0 {
+        return None;
+    }
+    match (key.kind, s.zone) {
+        (KeyKind::Value, ZoneMap::Int { min, max }) if min == max => Some(OneKey::Int(min)),
+        (KeyKind::Value, ZoneMap::Bytes { min, max }) if min == max => {
+            Some(OneKey::bytes(Some(min.as_slice()), ByteKey::Exact))
+        }
+        _ => None,
+    }
+}
+
+/// The keys of the reader's vector if each key column holds one value in it.
+fn one_keys(keys: &[KeySpec], reader: &Reader) -> Option<Vec<OneKey>> {
+    keys.iter().map(|key| one_key(key, reader.vector_stats(key.att))).collect()
+}
+
 impl HashGrouping {
     /// No groups, and no room made for them.
     pub fn empty(keys: usize) -> HashGrouping {
@@ -82,6 +111,12 @@ impl HashGrouping {
         sel: &mut Vec<u32>,
     ) -> Option<usize> {
         let setup = run.setup;
+        if !sel.is_empty() {
+            if let Some(keys) = one_keys(&setup.keys, run.reader) {
+                // SAFETY: the reader is open and positioned on a vector (this fn's contract).
+                return unsafe { self.fold_one_group(run, share, sel, &keys) };
+            }
+        }
         // SAFETY: the reader is open and positioned on a vector (this fn's contract).
         if let Err(failure) = unsafe {
             self.keys.compute(&setup.keys, &setup.key_conditions, run.reader, sel, setup.fixed_offset)
@@ -104,6 +139,37 @@ impl HashGrouping {
         }
         // SAFETY: the reader is open and positioned on a vector (this fn's contract).
         unsafe { self.fold_keyed(run, share, sel) }
+    }
+
+    /// `fold_vector` for a vector whose rows all have the keys `keys`: the group is
+    /// numbered once (as its first row would number it) and every row folds into it.
+    ///
+    /// # Safety
+    /// As `fold_vector`.
+    unsafe fn fold_one_group(
+        &mut self,
+        run: &mut Run,
+        share: Option<&Share>,
+        sel: &[u32],
+        keys: &[OneKey],
+    ) -> Option<usize> {
+        let inputs: Vec<KeyInput> = keys.iter().map(OneKey::input).collect();
+        if let Some(share) = share {
+            let mut row = vec![0];
+            retain_partition(&inputs, &mut row, share.passes, share.pass, &run.setup.partition_hash);
+            if row.is_empty() {
+                return None;
+            }
+        }
+        self.grouper.assign(&inputs, &[0], &mut self.gids);
+        let group = self.gids[0];
+        run.aggs.resize(self.grouper.len());
+        run.counters.vectors_one_group += 1;
+        // SAFETY: the reader is open and positioned on the vector `sel` selects from.
+        unsafe { fold_rows(run, sel, Gids::Same(group)) };
+        let used = run.aggs.memory(Some(&self.grouper));
+        run.counters.peak_memory = run.counters.peak_memory.max(used);
+        Some(used)
     }
 
     /// `fold_vector` once the keys of the selected rows are computed.

@@ -17,7 +17,7 @@ impl GroupingPolicy for MetadataAnswers {
         if !run.reader.vector_whole() {
             // SAFETY: the reader is open and positioned on the vector `sel` selects from
             // (the trait's contract for `add_vector`).
-            unsafe { fold_rows(run, sel, Gids::One) };
+            unsafe { fold_rows(run, sel, Gids::Same(0)) };
             return Step::Next;
         }
         let (aggs, reader) = (&mut *run.aggs, &mut *run.reader);

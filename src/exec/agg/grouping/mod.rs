@@ -27,6 +27,8 @@ pub struct FoldCounters {
     pub vectors_folded: u64,
     pub vectors_from_metadata: u64,
     pub rows_folded: u64,
+    /// Vectors of a grouped fold whose rows were one group by their zone maps.
+    pub vectors_one_group: u64,
     pub peak_memory: usize,
     /// Groups output in total, and early flushes of a partial aggregate.
     pub groups: u64,

@@ -11,7 +11,7 @@ impl GroupingPolicy for SingleGroup {
     unsafe fn add_vector(&mut self, run: &mut Run, sel: &mut Vec<u32>) -> Step {
         // SAFETY: the reader is open and positioned on the vector `sel` selects from
         // (the trait's contract for `add_vector`).
-        unsafe { fold_rows(run, sel, Gids::One) };
+        unsafe { fold_rows(run, sel, Gids::Same(0)) };
         Step::Next
     }
 

@@ -14,7 +14,7 @@ impl Count {
     pub fn count_rows(&mut self, sel: &[u32], gids: Gids) {
         let c = &mut self.counts;
         match gids {
-            Gids::One => c[0] += sel.len() as i64,
+            Gids::Same(g) => c[g as usize] += sel.len() as i64,
             Gids::Each(g) => {
                 // Runs of one group (rows ordered by group: `HashGrouping`) add once.
                 for run in g.chunk_by(|a, b| a == b) {
@@ -41,7 +41,7 @@ impl AggKernel for Count {
         let c = &mut self.counts;
         match col.validity.as_deref() {
             None => match gids {
-                Gids::One => c[0] += sel.len() as i64,
+                Gids::Same(g) => c[g as usize] += sel.len() as i64,
                 Gids::Each(g) => g.iter().for_each(|&g| c[g as usize] += 1),
             },
             Some(v) => each(v, sel, gids, |g, _| c[g] += 1),

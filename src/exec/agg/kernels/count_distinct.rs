@@ -166,7 +166,7 @@ mod tests {
             DecodedValues::Float64(vec![0.0, -0.0, f64::NAN, -f64::NAN, 1.5]),
             None,
         );
-        k.fold(&col, &[0, 1, 2, 3, 4], Gids::One, NO_CMP).unwrap();
+        k.fold(&col, &[0, 1, 2, 3, 4], Gids::Same(0), NO_CMP).unwrap();
         assert_eq!(counts(&k, 1), vec![3]);
     }
 
@@ -176,11 +176,11 @@ mod tests {
         let sel = [0, 1, 2, 3, 4];
         let mut b = CountDistinct::new(DistinctBy::Bpchar);
         b.resize(1);
-        b.fold(&col, &sel, Gids::One, NO_CMP).unwrap();
+        b.fold(&col, &sel, Gids::Same(0), NO_CMP).unwrap();
         assert_eq!(counts(&b, 1), vec![3]);
         let mut t = CountDistinct::new(DistinctBy::Bytes);
         t.resize(1);
-        t.fold(&col, &sel, Gids::One, NO_CMP).unwrap();
+        t.fold(&col, &sel, Gids::Same(0), NO_CMP).unwrap();
         assert_eq!(counts(&t, 1), vec![4]);
     }
 

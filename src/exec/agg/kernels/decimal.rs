@@ -144,12 +144,13 @@ impl Decimal {
 
     /// Folds the products `x[r] * y[r]` of two columns of 64-bit mantissas (the
     /// product's display scale is `scale`, numeric_mul's sum of the two) into the one
-    /// group, computing them for the selected rows alone: a row is NULL if either side
+    /// `group`, computing them for the selected rows alone: a row is NULL if either side
     /// is. Each product is exact in 128 bits; the vector's sum goes to the group once.
     /// False (nothing folded) if that sum would leave 128 bits: the caller then folds
     /// the rows as any expression's.
     pub fn fold_products_one(
         &mut self,
+        group: usize,
         x: &[i64],
         y: &[i64],
         scale: u16,
@@ -181,7 +182,7 @@ impl Decimal {
             return false;
         }
         if n > 0 {
-            self.add_sum(0, sum, n, scale);
+            self.add_sum(group, sum, n, scale);
         }
         true
     }
@@ -193,14 +194,14 @@ impl Decimal {
     pub fn fold_scaled64(&mut self, m: &[i64], scale: u16, valid: Option<&[bool]>, sel: &[u32], gids: Gids) {
         let groups = self.sum.len();
         match gids {
-            Gids::One => {
+            Gids::Same(g) => {
                 let (mut sum, mut n) = (0i128, 0i64);
-                drive(m, valid, sel, Gids::One, |_, m| {
+                drive(m, valid, sel, gids, |_, m| {
                     sum += m as i128;
                     n += 1;
                 });
                 if n > 0 {
-                    self.add_sum(0, sum, n, scale);
+                    self.add_sum(g as usize, sum, n, scale);
                 }
             }
             Gids::Each(ids) if groups <= LOCAL_GROUPS => {
@@ -381,11 +382,11 @@ mod tests {
     fn products_both_ways(x: &[i64], y: &[i64], valid: Option<&[bool]>, sel: &[u32]) -> (Decimal, Decimal) {
         let mut fast = Decimal::new(false);
         fast.resize(1);
-        assert!(fast.fold_products_one(x, y, 4, valid, sel));
+        assert!(fast.fold_products_one(0, x, y, 4, valid, sel));
         let mut slow = Decimal::new(false);
         slow.resize(1);
         let values: Vec<NumVal> = x.iter().zip(y).map(|(&a, &b)| fin(a as i128 * b as i128, 4)).collect();
-        slow.fold_numeric(&NumVec::Rows(values), valid, sel, Gids::One).unwrap();
+        slow.fold_numeric(&NumVec::Rows(values), valid, sel, Gids::Same(0)).unwrap();
         (fast, slow)
     }
 
@@ -413,7 +414,7 @@ mod tests {
         // A sum past 128 bits is left to the caller, with nothing folded.
         let mut d = Decimal::new(false);
         d.resize(1);
-        assert!(!d.fold_products_one(&[i64::MIN; 2], &[i64::MIN; 2], 4, None, &[0, 1]));
+        assert!(!d.fold_products_one(0, &[i64::MIN; 2], &[i64::MIN; 2], 4, None, &[0, 1]));
         assert_eq!(d.result(0), Output::Null);
     }
 
@@ -466,7 +467,7 @@ mod tests {
         for d in [&mut scaled, &mut rows] {
             d.resize(3);
             // An earlier vector at scale 1 in group 0.
-            d.fold_numeric(&NumVec::Rows(vec![fin(5, 1)]), None, &[0], Gids::One).unwrap();
+            d.fold_numeric(&NumVec::Rows(vec![fin(5, 1)]), None, &[0], Gids::Same(0)).unwrap();
         }
         scaled
             .fold_numeric(&NumVec::Scaled { m: m.clone(), scale: 2 }, None, &sel, Gids::Each(&gids))
@@ -518,10 +519,10 @@ mod tests {
             for d in [&mut one, &mut one_rows] {
                 d.resize(1);
             }
-            one.fold_numeric(&NumVec::Scaled64 { m: m.clone(), scale: 3 }, Some(&valid), &sel, Gids::One)
+            one.fold_numeric(&NumVec::Scaled64 { m: m.clone(), scale: 3 }, Some(&valid), &sel, Gids::Same(0))
                 .unwrap();
             let as_rows = NumVec::Rows(m.iter().map(|&m| fin(m as i128, 3)).collect());
-            one_rows.fold_numeric(&as_rows, Some(&valid), &sel, Gids::One).unwrap();
+            one_rows.fold_numeric(&as_rows, Some(&valid), &sel, Gids::Same(0)).unwrap();
             assert_eq!(one.result(0), one_rows.result(0));
             assert_eq!(one.partial_state(0), one_rows.partial_state(0));
         }

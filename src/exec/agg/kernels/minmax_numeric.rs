@@ -99,7 +99,7 @@ mod tests {
         let run = |max: bool, sel: &[u32]| {
             let mut k = MinMaxNumeric::new(max);
             k.resize(1);
-            k.fold_numeric(&values, None, sel, Gids::One);
+            k.fold_numeric(&values, None, sel, Gids::Same(0));
             match k.result(0) {
                 Output::NumericStored(b) => Some(b),
                 Output::Null => None,

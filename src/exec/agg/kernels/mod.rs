@@ -21,8 +21,9 @@ use std::cmp::Ordering;
 /// Which group each selected row belongs to.
 #[derive(Clone, Copy)]
 pub enum Gids<'a> {
-    /// Every row is in group 0 (no GROUP BY).
-    One,
+    /// Every row is in this group: 0 without a GROUP BY, or the one group of a vector
+    /// whose keys are each a single value.
+    Same(u32),
     /// Per selected row, its group.
     Each(&'a [u32]),
 }
@@ -87,7 +88,7 @@ fn drive<T: Copy>(
 #[inline(always)]
 fn each_row(valid: Option<&[bool]>, sel: &[u32], gids: Gids, mut f: impl FnMut(usize, usize)) {
     match (valid, gids) {
-        (None, Gids::One) => sel.iter().for_each(|&r| f(0, r as usize)),
+        (None, Gids::Same(g)) => sel.iter().for_each(|&r| f(g as usize, r as usize)),
         (None, Gids::Each(g)) => sel.iter().zip(g).for_each(|(&r, &g)| f(g as usize, r as usize)),
         (Some(v), gids) => each(v, sel, gids, f),
     }
@@ -97,7 +98,7 @@ fn each_row(valid: Option<&[bool]>, sel: &[u32], gids: Gids, mut f: impl FnMut(u
 #[inline(always)]
 fn each(valid: &[bool], sel: &[u32], gids: Gids, mut f: impl FnMut(usize, usize)) {
     match gids {
-        Gids::One => sel.iter().filter(|&&r| valid[r as usize]).for_each(|&r| f(0, r as usize)),
+        Gids::Same(g) => sel.iter().filter(|&&r| valid[r as usize]).for_each(|&r| f(g as usize, r as usize)),
         Gids::Each(g) => sel
             .iter()
             .zip(g)
@@ -111,7 +112,7 @@ fn each(valid: &[bool], sel: &[u32], gids: Gids, mut f: impl FnMut(usize, usize)
 fn each_bytes(col: &DecodedVector, sel: &[u32], gids: Gids, mut f: impl FnMut(usize, &[u8])) {
     let valid = |r: usize| col.is_valid(r);
     let group = |i: usize| match gids {
-        Gids::One => 0,
+        Gids::Same(g) => g as usize,
         Gids::Each(g) => g[i] as usize,
     };
     if let Some(s) = &col.scaled {

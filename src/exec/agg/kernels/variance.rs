@@ -122,7 +122,7 @@ fn write_var(out: &mut Vec<u8>, negative: bool, mag: U256, scale: u32) {
 #[inline(always)]
 fn for_runs(sel: &[u32], gids: Gids, mut f: impl FnMut(usize, &[u32])) {
     match gids {
-        Gids::One => f(0, sel),
+        Gids::Same(g) => f(g as usize, sel),
         Gids::Each(ids) => {
             let mut start = 0;
             for run in ids.chunk_by(|a, b| a == b) {
@@ -506,7 +506,7 @@ mod tests {
         assert_eq!(v.result(2), Output::Null);
         let mut pop = Variance::new(MomentsResult::VarPop, VarianceInput::Int8);
         pop.resize(1);
-        pop.fold(&col, &[2], Gids::One, &|a, b| a.cmp(b)).unwrap();
+        pop.fold(&col, &[2], Gids::Same(0), &|a, b| a.cmp(b)).unwrap();
         assert!(matches!(pop.result(0), Output::NumericVariance { .. }));
     }
 
@@ -517,7 +517,7 @@ mod tests {
         v.resize(1);
         let col =
             DecodedVector::from_parts(3, None, DecodedValues::Int(vec![i64::MIN, i64::MIN, i64::MAX]), None);
-        v.fold(&col, &[0, 1, 2], Gids::One, &|a, b| a.cmp(b)).unwrap();
+        v.fold(&col, &[0, 1, 2], Gids::Same(0), &|a, b| a.cmp(b)).unwrap();
         let (min, max) = (i64::MIN as i128, i64::MAX as i128);
         assert_eq!(v.sum[0], 2 * min + max);
         let squares = 2 * (min * min) as u128 + (max * max) as u128;
@@ -540,7 +540,7 @@ mod tests {
         let mut p = Variance::new(MomentsResult::VarPop, VarianceInput::Poly);
         p.resize(1);
         let col = DecodedVector::from_parts(2, None, DecodedValues::Int(vec![-100, 10_000]), None);
-        p.fold(&col, &[0, 1], Gids::One, &|a, b| a.cmp(b)).unwrap();
+        p.fold(&col, &[0, 1], Gids::Same(0), &|a, b| a.cmp(b)).unwrap();
         let mut poly = 2i64.to_be_bytes().to_vec();
         int128_var(9_900, &mut poly);
         int128_var(100_010_000, &mut poly);
