@@ -7,7 +7,12 @@ the yardstick (its EXPLAIN cost over its time), and prints the constants cost.rs
 as multiples of `cpu_operator_cost` and `cpu_tuple_cost`. The result is written to
 bench/results/calibration.json; cost.rs cites it.
 
-    bench/calibrate.py [--host SOCKETDIR] [--port P] [--runs R]
+It also prints each codec's decode throughput (values per ns on one core) and size on
+TSBS-like columns, from `bench/encoding/measure.rs` (a release build of the unit test):
+the figures the encoding chooser's `decode_ns` come from (`--decode-only` for those
+alone, without a cluster). BENCHMARKS.md keeps them.
+
+    bench/calibrate.py [--host SOCKETDIR] [--port P] [--runs R] [--decode-only]
 """
 
 from __future__ import annotations
@@ -47,12 +52,45 @@ def plan_cost(conn, sql: str) -> float:
     return float(line.split("..")[1].split()[0])
 
 
+def decode_throughput() -> list[dict]:
+    """Per codec and column: values/ns and bytes/value, from the `decode:` lines of the
+    measure test (release build, one core)."""
+    import subprocess
+    run = subprocess.run(
+        ["cargo", "test", "--release", "--lib", "--features", "measure",
+         "encoding::measure::decode_throughput", "--", "--nocapture"],
+        cwd=BENCH_DIR.parent, capture_output=True, text=True, check=True)
+    rows = []
+    for line in (run.stdout + run.stderr).splitlines():
+        if not line.startswith("decode: "):
+            continue
+        # decode: <column, may hold spaces> <Codec> <v> values/ns <b> bytes/value
+        words = line[len("decode: "):].split()
+        rows.append({"column": " ".join(words[:-5]), "codec": words[-5],
+                     "values_per_ns": float(words[-4]), "bytes_per_value": float(words[-2])})
+    return rows
+
+
+def print_decode(rows: list[dict]) -> None:
+    print(f"{'column':<20} {'codec':<14} {'values/ns':>10} {'bytes/value':>12}")
+    for r in rows:
+        print(f"{r['column']:<20} {r['codec']:<14} {r['values_per_ns']:>10.2f} {r['bytes_per_value']:>12.2f}")
+
+
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--host", default=os.environ.get("PGHOST", str(BENCH_DIR.parent / ".pgdata" / "run" / "socket")))
     p.add_argument("--port", type=int, default=int(os.environ.get("PGPORT", 54315)))
     p.add_argument("--runs", type=int, default=7)
+    p.add_argument("--decode-only", action="store_true", help="only the codecs' decode throughput")
     args = p.parse_args()
+    decode = decode_throughput()
+    print_decode(decode)
+    out = BENCH_DIR / "results" / "decode_throughput.json"
+    out.write_text(json.dumps(decode, indent=2) + "\n")
+    print(f"wrote {out.relative_to(BENCH_DIR.parent)}")
+    if args.decode_only:
+        return 0
     conn = psycopg.connect(host=args.host, port=args.port, user="postgres", dbname="postgres",
                            autocommit=True, prepare_threshold=None)
     conn.execute("CREATE EXTENSION IF NOT EXISTS pgcolumnar")

@@ -70,10 +70,13 @@ pub unsafe fn copy_for_cluster(
             Reader::new(old, &raw mut pg_sys::SnapshotSelfData, None, GroupClaim::Serial { next: 0 });
         let stored: u64 = reader.groups().iter().map(|g| g.row_count).sum();
         let cid = pg_sys::GetCurrentCommandId(true);
+        // The new relation is written with the table's own options (its OID has none).
+        options::encode_as((*new).rd_id, (*old).rd_id);
         let copied = copy_rows(&mut reader, (*old).rd_att, order_for(old, old_index), |slot| {
             write_buffer::insert(new, slot, cid);
         });
         write_buffer::flush_relation((*new).rd_id);
+        options::forget_cached((*new).rd_id);
         *num_tuples = copied as f64;
         *tups_vacuumed = stored.saturating_sub(copied) as f64;
     }

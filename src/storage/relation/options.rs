@@ -12,11 +12,17 @@
 //! tables take it too (default off, the setting does not apply to them): their scans
 //! then pass the quals heapam can test to it as scan keys.
 //!
-//! Both may also be given in `CREATE TABLE ... USING columnar WITH (...)`; the view
+//! `compress_for` (`'scan'` or `'size'`): what the encoding of the table's vectors is
+//! chosen for, from the next write (VACUUM FULL rewrites what is stored): unset or
+//! `scan`, the smallest encoding once decode time is weighed (`EncodingGoal::Scan`);
+//! `size`, the smallest. Columnar tables only.
+//!
+//! All may also be given in `CREATE TABLE ... USING columnar WITH (...)`; the view
 //! `pgcolumnar.options` lists every table's options.
 
 use super::am;
 use crate::pg_list;
+use crate::storage::format::encoding::EncodingGoal;
 use crate::storage::shared::cache::{self, BoundedCache};
 use crate::storage::shared::internal_sql::InternalSql;
 use pgrx::pg_sys;
@@ -35,7 +41,8 @@ CREATE TABLE pgcolumnar.table_option (
     relid        regclass PRIMARY KEY,
     sort_by      text,     -- the columns' current names (renames and drops update it)
     sort_attnums int2[],   -- what it resolved to: renames keep it, drops skip
-    quals_push_down boolean
+    quals_push_down boolean,
+    compress_for text CHECK (compress_for IN ('scan', 'size'))
 );
 SELECT pg_catalog.pg_extension_config_dump('pgcolumnar.table_option', '');
 CREATE FUNCTION pgcolumnar.table_option_resolve() RETURNS trigger
@@ -48,7 +55,10 @@ CREATE VIEW pgcolumnar.options AS
       FROM pgcolumnar.table_option WHERE sort_by IS NOT NULL
     UNION ALL
     SELECT relid, 'quals_push_down', CASE WHEN quals_push_down THEN 'on' ELSE 'off' END
-      FROM pgcolumnar.table_option WHERE quals_push_down IS NOT NULL;
+      FROM pgcolumnar.table_option WHERE quals_push_down IS NOT NULL
+    UNION ALL
+    SELECT relid, 'compress_for', compress_for
+      FROM pgcolumnar.table_option WHERE compress_for IS NOT NULL;
 GRANT SELECT ON pgcolumnar.options TO PUBLIC;
 "#,
     name = "table_options",
@@ -82,9 +92,12 @@ pub unsafe extern "C-unwind" fn table_option_resolve(fcinfo: pg_sys::FunctionCal
         }
         let desc = (*(*data).tg_relation).rd_att;
         let tuple = (*data).tg_trigtuple;
-        // relid, sort_by, sort_attnums
-        let mut values = [pg_sys::Datum::from(0usize); 4];
-        let mut nulls = [false; 4];
+        // relid, sort_by, sort_attnums, then the other options; sized by the descriptor
+        // (heap_deform_tuple fills one entry per column).
+        let natts = (*desc).natts as usize;
+        assert!(natts >= 3, "pgcolumnar.table_option has lost columns");
+        let mut values = vec![pg_sys::Datum::from(0usize); natts];
+        let mut nulls = vec![false; natts];
         pg_sys::heap_deform_tuple(tuple, desc, values.as_mut_ptr(), nulls.as_mut_ptr());
         let relid = pg_sys::Oid::from(values[0].value() as u32);
         match String::from_datum(values[1], nulls[1]) {
@@ -94,7 +107,8 @@ pub unsafe extern "C-unwind" fn table_option_resolve(fcinfo: pg_sys::FunctionCal
             }
             None => nulls[2] = true,
         }
-        let mut replace = [false, false, true, false];
+        let mut replace = vec![false; natts];
+        replace[2] = true;
         let new = pg_sys::heap_modify_tuple(
             tuple,
             desc,
@@ -139,8 +153,9 @@ unsafe fn live_column<'a>(rel: pg_sys::Relation, name: &str) -> Option<&'a pg_sy
 
 pub const SORT_BY: &str = "sort_by";
 pub const QUALS_PUSH_DOWN: &str = "quals_push_down";
+pub const COMPRESS_FOR: &str = "compress_for";
 /// The options the ProcessUtility hook takes out of ALTER TABLE and CREATE TABLE.
-pub const OPTIONS: [&str; 2] = [SORT_BY, QUALS_PUSH_DOWN];
+pub const OPTIONS: [&str; 3] = [SORT_BY, QUALS_PUSH_DOWN, COMPRESS_FOR];
 
 /// A parsed sort key: attribute numbers with their ordering operators and collations.
 pub struct SortKey {
@@ -375,6 +390,8 @@ thread_local! {
     /// `quals_push_down` per table (None: not set), for plans; emptied like SORT_COLUMNS.
     static PUSH_DOWN: RefCell<BoundedCache<pg_sys::Oid, Option<bool>>> =
         RefCell::new(BoundedCache::new(cache::RELATIONS));
+    /// `compress_for` per table, for writes; emptied like SORT_COLUMNS.
+    static GOALS: RefCell<BoundedCache<pg_sys::Oid, EncodingGoal>> = RefCell::new(BoundedCache::new(cache::RELATIONS));
     /// Set while a lookup runs its query.
     static LOOKING_UP: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
 }
@@ -420,10 +437,49 @@ pub unsafe fn quals_push_down(relid: pg_sys::Oid) -> Option<bool> {
     }
 }
 
+/// What table `relid`'s encodings are chosen for (`compress_for`; scans when unset).
+///
+/// # Safety
+/// Call on the backend thread inside a transaction (it calls PostgreSQL, which may raise an
+/// error).
+pub unsafe fn encoding_goal(relid: pg_sys::Oid) -> EncodingGoal {
+    // SAFETY: per this fn's contract we are on the backend thread inside a transaction, so
+    // relations may be opened and the options' metadata read.
+    unsafe {
+        if let Some(cached) = GOALS.with(|c| c.borrow_mut().get(&relid).copied()) {
+            return cached;
+        }
+        let value = option_table().and_then(|table| {
+            let _internal = InternalSql::on(table);
+            Spi::get_one_with_args::<String>(
+                "SELECT compress_for FROM pgcolumnar.table_option WHERE relid OPERATOR(pg_catalog.=) $1",
+                &[relid.into()],
+            )
+            .ok()
+            .flatten()
+        });
+        let goal = if value.as_deref() == Some("size") { EncodingGoal::Size } else { EncodingGoal::Scan };
+        GOALS.with(|c| c.borrow_mut().insert(relid, goal));
+        goal
+    }
+}
+
+/// Makes the rewrite target `new` (VACUUM FULL and CLUSTER write a new relation, whose
+/// OID has no options) encode as table `old` does, until `forget_cached(new)`.
+///
+/// # Safety
+/// As `encoding_goal`.
+pub unsafe fn encode_as(new: pg_sys::Oid, old: pg_sys::Oid) {
+    // SAFETY: this fn's contract is `encoding_goal`'s.
+    let goal = unsafe { encoding_goal(old) };
+    GOALS.with(|c| c.borrow_mut().insert(new, goal));
+}
+
 /// Drops the cached options of `relid` (all of them for InvalidOid).
 pub fn forget_cached(relid: pg_sys::Oid) {
     SORT_COLUMNS.with(|c| super::datum::forget_relation(&mut c.borrow_mut(), relid));
     PUSH_DOWN.with(|c| super::datum::forget_relation(&mut c.borrow_mut(), relid));
+    GOALS.with(|c| super::datum::forget_relation(&mut c.borrow_mut(), relid));
 }
 
 /// Forgets the options of a dropped table.
@@ -473,7 +529,7 @@ unsafe fn store_option(relid: pg_sys::Oid, columns: &[&str], args: &[pgrx::datum
         .and_then(|_| {
             Spi::run_with_args(
                 "DELETE FROM pgcolumnar.table_option WHERE relid OPERATOR(pg_catalog.=) $1 \
-             AND sort_by IS NULL AND quals_push_down IS NULL",
+             AND sort_by IS NULL AND quals_push_down IS NULL AND compress_for IS NULL",
                 &[relid.into()],
             )
         })
@@ -526,6 +582,7 @@ unsafe fn apply_option(rel: pg_sys::Relation, def: *mut pg_sys::DefElem, reset: 
         if !am::is_columnar(rel) && !heap_ok {
             let partitioned = (*(*rel).rd_rel).relkind as u8 == pg_sys::RELKIND_PARTITIONED_TABLE;
             let (what, hint) = match (name == SORT_BY, partitioned) {
+                _ if name == COMPRESS_FOR => ("columnar tables", "Heap tables store rows as they are."),
                 (true, _) => ("columnar tables", "For heap tables, use CLUSTER."),
                 (false, true) => ("columnar and heap tables", "Set it on each partition."),
                 (false, false) => ("columnar and heap tables", "It is a table's option."),
@@ -546,9 +603,35 @@ unsafe fn apply_option(rel: pg_sys::Relation, def: *mut pg_sys::DefElem, reset: 
                 let key = SortKey::parse(rel, &spec);
                 set_sort_by(relid, Some((&spec, &key)));
             }
+        } else if name == COMPRESS_FOR {
+            let value = (!reset).then(|| compress_for_option(def));
+            store_option(relid, &["compress_for"], &[relid.into(), value.into()]);
         } else {
             set_quals_push_down(relid, (!reset).then(|| boolean_option(def)));
         }
+    }
+}
+
+/// `compress_for`'s value, `scan` or `size` (any case), with core's error for an enum
+/// reloption otherwise.
+unsafe fn compress_for_option(def: *mut pg_sys::DefElem) -> String {
+    // SAFETY: the caller guarantees `def` is a valid parse-tree node, on the backend thread
+    // inside a transaction.
+    unsafe {
+        let text = if (*def).arg.is_null() {
+            String::new()
+        } else {
+            CStr::from_ptr(pg_sys::defGetString(def)).to_string_lossy().to_lowercase()
+        };
+        if text != "scan" && text != "size" {
+            ereport!(
+                ERROR,
+                PgSqlErrorCode::ERRCODE_INVALID_PARAMETER_VALUE,
+                format!("invalid value for enum option \"compress_for\": {text}"),
+                "Valid values are \"scan\" and \"size\"."
+            );
+        }
+        text
     }
 }
 

@@ -16,7 +16,7 @@
 use crate::storage::catalog::{self, ChunkMeta, Chunks, RowGroupMeta};
 use crate::storage::format::chunk_encoder::{encode_chunk, EncodedChunk};
 use crate::storage::format::column_builder::ColumnBuilder;
-use crate::storage::format::encoding::{CompressionPolicy, PhysicalKind};
+use crate::storage::format::encoding::{CompressionPolicy, EncodingGoal, PhysicalKind};
 use crate::storage::format::flush_order::{flush_order, permuted};
 use crate::storage::format::layout::ROW_GROUP_ROWS;
 use crate::storage::relation::datum::{self, ColumnKind};
@@ -47,6 +47,8 @@ struct WriteBuffer {
     cid_runs: Vec<(pg_sys::CommandId, usize)>,
     /// The table's sort key (attribute indexes): row groups are stored in its order.
     sort_columns: Option<std::rc::Rc<[usize]>>,
+    /// What the encodings are chosen for (the table's `compress_for`).
+    goal: EncodingGoal,
 }
 
 /// A buffer of an enclosing subtransaction, as it was before a subtransaction
@@ -66,6 +68,7 @@ impl WriteBuffer {
         rel: pg_sys::Relation,
         subxact: pg_sys::SubTransactionId,
         sort_columns: Option<std::rc::Rc<[usize]>>,
+        goal: EncodingGoal,
     ) -> WriteBuffer {
         // SAFETY: the caller guarantees this fn's contract: `rel` is an open relation, locked
         // by the caller, and we are on the backend thread inside a transaction, so relations
@@ -85,6 +88,7 @@ impl WriteBuffer {
                 reserved_end: 0,
                 cid_runs: Vec::new(),
                 sort_columns,
+                goal,
             }
         }
     }
@@ -102,10 +106,6 @@ impl WriteBuffer {
     fn memory(&self) -> usize {
         self.columns.iter().flatten().map(|c| c.heap_bytes()).sum()
     }
-}
-
-fn compression_policy() -> CompressionPolicy {
-    CompressionPolicy::default()
 }
 
 /// Encodes, writes and records rows `0..rows` of `buf` as row groups, then drops them
@@ -132,7 +132,7 @@ unsafe fn write_out(rel: pg_sys::Relation, buf: &mut WriteBuffer, rows: usize, b
         let cid = buf.cid_runs.iter().map(|r| r.0).max().unwrap_or(0);
         groups.push((0..rows, cid));
     }
-    let policy = compression_policy();
+    let policy = CompressionPolicy::for_goal(buf.goal);
     for (range, cid) in groups {
         pgrx::check_for_interrupts!();
         // Pure Rust only inside the parallel sections: no PostgreSQL call off this thread.
@@ -236,6 +236,7 @@ pub unsafe fn insert(
         // Before the buffers are borrowed: the first look-up of a table's sort key runs a
         // query, whose ExecutorStart writes buffers out.
         let sort_columns = options::sort_columns(relid);
+        let goal = options::encoding_goal(relid);
         BUFFERS.with(|cell| {
             let mut buffers = cell.borrow_mut();
             let pos = match buffers.iter().position(|b| b.relid == relid && b.subxact == subxact) {
@@ -248,7 +249,7 @@ pub unsafe fn insert(
                         let rows = old.rows;
                         write_out(rel, &mut old, rows, true);
                     }
-                    buffers.push(WriteBuffer::new(rel, subxact, sort_columns));
+                    buffers.push(WriteBuffer::new(rel, subxact, sort_columns, goal));
                     buffers.len() - 1
                 }
             };

@@ -243,7 +243,7 @@ pub struct RdParams {
     pub dict: Vec<u16>,
 }
 
-const RD_MAX_DICT: usize = 8;
+pub(super) const RD_MAX_DICT: usize = 8;
 const RD_MAX_LEFT_BITS: u32 = 16;
 
 fn rd_size(n: usize, right_bits: u32, dict_len: usize, exc: usize) -> usize {
@@ -268,6 +268,14 @@ fn left_frequencies(sorted: &[u64], right_bits: u32) -> Vec<(u16, usize)> {
 
 /// Picks the cut and dictionary from a sample; returns them with the estimated size.
 pub fn choose_rd<T: Fixed>(values: &[T]) -> (RdParams, usize) {
+    choose_rd_sized(values, rd_size)
+}
+
+/// `choose_rd` for a layout whose size `size(n, right_bits, dict_len, exceptions)` gives.
+pub(super) fn choose_rd_sized<T: Fixed>(
+    values: &[T],
+    size: fn(usize, u32, usize, usize) -> usize,
+) -> (RdParams, usize) {
     const SAMPLE: usize = 256;
     let n = values.len();
     let mut sorted: Vec<u64> = sample_indices(n, SAMPLE).map(|i| values[i].to_bits64()).collect();
@@ -281,7 +289,7 @@ pub fn choose_rd<T: Fixed>(values: &[T]) -> (RdParams, usize) {
         let covered: usize = freq.iter().take(RD_MAX_DICT).map(|f| f.1).sum();
         let dict_len = freq.len().clamp(1, RD_MAX_DICT);
         let exc_est = ((sorted.len() - covered) * n).div_ceil(s);
-        let size = rd_size(n, right_bits, dict_len, exc_est);
+        let size = size(n, right_bits, dict_len, exc_est);
         if best.is_none_or(|(_, b)| size < b) {
             best = Some((right_bits, size));
         }
@@ -300,11 +308,26 @@ fn check_rd_params<T: Fixed>(right_bits: u32, dict_len: usize) -> bool {
 }
 
 pub fn encode_rd<T: Fixed>(values: &[T], p: &RdParams, out: &mut Vec<u8>) {
+    let (codes, exc) = rd_codes(values, p);
+    write_rd_header(p, exc.len(), out);
+    let r = p.right_bits as u32;
+    let right_mask = (1u64 << r) - 1;
+    bitpack::pack(codes.iter().map(|&c| c as u64), rd_code_bits(p.dict.len()), codes.len(), out);
+    bitpack::pack(values.iter().map(|v| v.to_bits64() & right_mask), r as u8, values.len(), out);
+    write_rd_exceptions(&exc, out);
+}
+
+/// Bits of a dictionary code.
+pub(super) fn rd_code_bits(dict_len: usize) -> u8 {
+    bits_needed(dict_len as u64 - 1)
+}
+
+/// Each value's dictionary code (0 for an exception), and the exceptions (position,
+/// left part).
+pub(super) fn rd_codes<T: Fixed>(values: &[T], p: &RdParams) -> (Vec<u8>, Vec<(u16, u16)>) {
     assert!(values.len() <= MAX_VECTOR_ROWS as usize, "ALP positions are u16");
     let r = p.right_bits as u32;
     assert!(check_rd_params::<T>(r, p.dict.len()));
-    let right_mask = (1u64 << r) - 1;
-    let code_bits = bits_needed(p.dict.len() as u64 - 1);
     let mut codes: Vec<u8> = Vec::with_capacity(values.len());
     let mut exc: Vec<(u16, u16)> = Vec::new();
     for (i, v) in values.iter().enumerate() {
@@ -317,23 +340,41 @@ pub fn encode_rd<T: Fixed>(values: &[T], p: &RdParams, out: &mut Vec<u8>) {
             }
         }
     }
+    (codes, exc)
+}
+
+/// The parameters and the exception count.
+pub(super) fn write_rd_header(p: &RdParams, exceptions: usize, out: &mut Vec<u8>) {
     out.push(p.right_bits);
     out.push(p.dict.len() as u8);
     for d in &p.dict {
         out.extend_from_slice(&d.to_le_bytes());
     }
-    out.extend_from_slice(&(exc.len() as u32).to_le_bytes());
-    bitpack::pack(codes.iter().map(|&c| c as u64), code_bits, codes.len(), out);
-    bitpack::pack(values.iter().map(|v| v.to_bits64() & right_mask), r as u8, values.len(), out);
-    for (i, _) in &exc {
+    out.extend_from_slice(&(exceptions as u32).to_le_bytes());
+}
+
+/// The exceptions' positions, then their left parts.
+pub(super) fn write_rd_exceptions(exc: &[(u16, u16)], out: &mut Vec<u8>) {
+    for (i, _) in exc {
         out.extend_from_slice(&i.to_le_bytes());
     }
-    for (_, l) in &exc {
+    for (_, l) in exc {
         out.extend_from_slice(&l.to_le_bytes());
     }
 }
 
-pub fn decode_rd<T: Fixed>(input: &[u8], count: usize, out: &mut Vec<T>) -> Result<usize, CorruptData> {
+/// An ALP_rd header as read and checked.
+pub(super) struct RdHeader {
+    pub right_bits: u32,
+    /// The dictionary's left parts, unused entries 0.
+    pub dict: [u64; RD_MAX_DICT],
+    pub dict_len: usize,
+    pub exceptions: usize,
+    /// Bytes of the header.
+    pub len: usize,
+}
+
+pub(super) fn read_rd_header<T: Fixed>(input: &[u8], count: usize) -> Result<RdHeader, CorruptData> {
     let head = input.get(..2).ok_or(CorruptData("ALP_rd header truncated"))?;
     let (r, dict_len) = (head[0] as u32, head[1] as usize);
     if !check_rd_params::<T>(r, dict_len) {
@@ -348,24 +389,51 @@ pub fn decode_rd<T: Fixed>(input: &[u8], count: usize, out: &mut Vec<T>) -> Resu
             return Err(CorruptData("ALP_rd dictionary entry too wide"));
         }
     }
-    let mut pos = 2 + 2 * dict_len;
+    let pos = 2 + 2 * dict_len;
     let exc_raw = input.get(pos..pos + 4).ok_or(CorruptData("ALP_rd header truncated"))?;
-    let exc = u32::from_le_bytes(exc_raw.try_into().expect("4 bytes")) as usize;
-    if exc > count {
+    let exceptions = u32::from_le_bytes(exc_raw.try_into().expect("4 bytes")) as usize;
+    if exceptions > count {
         return Err(CorruptData("more ALP_rd exceptions than values"));
     }
-    pos += 4;
-    let code_bits = bits_needed(dict_len as u64 - 1);
+    Ok(RdHeader { right_bits: r, dict, dict_len, exceptions, len: pos + 4 })
+}
+
+/// Patches the exceptions stored at the front of `input` into the decoded values `got`;
+/// returns the bytes they took.
+pub(super) fn patch_rd_exceptions<T: Fixed>(
+    input: &[u8],
+    h: &RdHeader,
+    got: &mut [T],
+) -> Result<usize, CorruptData> {
+    let exc = h.exceptions;
+    let positions = input.get(..2 * exc).ok_or(CorruptData("ALP_rd exceptions truncated"))?;
+    let lefts = input.get(2 * exc..4 * exc).ok_or(CorruptData("ALP_rd exceptions truncated"))?;
+    let r = h.right_bits;
+    let max_left = 1u64 << (T::BITS - r);
+    let right_mask = (1u64 << r) - 1;
+    let mut bad_left = false;
+    for_each_exception(positions, got.len(), |i, k| {
+        let left = u16::from_le_bytes([lefts[2 * k], lefts[2 * k + 1]]) as u64;
+        bad_left |= left >= max_left;
+        got[i] = T::from_bits64((left << r) | (got[i].to_bits64() & right_mask));
+    })?;
+    if bad_left {
+        return Err(CorruptData("ALP_rd exception too wide"));
+    }
+    Ok(4 * exc)
+}
+
+pub fn decode_rd<T: Fixed>(input: &[u8], count: usize, out: &mut Vec<T>) -> Result<usize, CorruptData> {
+    let h = read_rd_header::<T>(input, count)?;
+    let (r, dict_len, dict) = (h.right_bits, h.dict_len, h.dict);
+    let mut pos = h.len;
+    let code_bits = rd_code_bits(dict_len);
     let codes_len = packed_len(count, code_bits);
     let rights_len = packed_len(count, r as u8);
     let codes = input.get(pos..pos + codes_len).ok_or(CorruptData("ALP_rd codes truncated"))?;
     pos += codes_len;
     let rights = input.get(pos..pos + rights_len).ok_or(CorruptData("ALP_rd values truncated"))?;
     pos += rights_len;
-    let positions = input.get(pos..pos + 2 * exc).ok_or(CorruptData("ALP_rd exceptions truncated"))?;
-    pos += 2 * exc;
-    let lefts = input.get(pos..pos + 2 * exc).ok_or(CorruptData("ALP_rd exceptions truncated"))?;
-    pos += 2 * exc;
 
     let start = out.len();
     out.reserve(count);
@@ -383,16 +451,7 @@ pub fn decode_rd<T: Fixed>(input: &[u8], count: usize, out: &mut Vec<T>) -> Resu
         got[i] = T::from_bits64(got[i].to_bits64() | right);
         i += 1;
     })?;
-    let right_mask = (1u64 << r) - 1;
-    let mut bad_left = false;
-    for_each_exception(positions, count, |i, k| {
-        let left = u16::from_le_bytes([lefts[2 * k], lefts[2 * k + 1]]) as u64;
-        bad_left |= left >= max_left;
-        got[i] = T::from_bits64((left << r) | (got[i].to_bits64() & right_mask));
-    })?;
-    if bad_left {
-        return Err(CorruptData("ALP_rd exception too wide"));
-    }
+    pos += patch_rd_exceptions(&input[pos..], &h, got)?;
     Ok(pos)
 }
 
@@ -400,6 +459,7 @@ pub fn decode_rd<T: Fixed>(input: &[u8], count: usize, out: &mut Vec<T>) -> Resu
 pub static ALP: Codec = Codec {
     kinds: FLOATS,
     tier: Tier::Cheap,
+    decode_ns: 1.6,
     estimate: |a, _| {
         let (params, size) = match a {
             Analysis::Float32(v, _) => choose(v)?,
@@ -426,6 +486,7 @@ pub static ALP: Codec = Codec {
 pub static ALP_RD: Codec = Codec {
     kinds: FLOATS,
     tier: Tier::Costly,
+    decode_ns: 2.0,
     estimate: |a, _| {
         let (params, size) = match a {
             Analysis::Float32(v, _) => choose_rd(v),

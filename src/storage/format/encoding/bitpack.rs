@@ -504,6 +504,7 @@ impl<'a> BitReader<'a> {
 pub static FRAME_OF_REFERENCE: Codec = Codec {
     kinds: INTS,
     tier: Tier::Cheap,
+    decode_ns: 0.3,
     estimate: |a, _| match a {
         Analysis::Int(v, s) => Estimate::planned(for_encoded_len(v.len(), s.min, s.max), (s.min, s.max)),
         _ => None,

@@ -41,6 +41,7 @@ pub fn decode<T: Fixed>(input: &[u8], count: usize, out: &mut Vec<T>) -> Result<
 pub static BYTE_SPLIT: Codec = Codec {
     kinds: FLOATS,
     tier: Tier::ForCompression,
+    decode_ns: 2.6,
     estimate: |a, _| match a {
         Analysis::Float32(v, _) => Estimate::size(encoded_len::<f32>(v.len())),
         Analysis::Float64(v, _) => Estimate::size(encoded_len::<f64>(v.len())),

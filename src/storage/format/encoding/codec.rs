@@ -20,6 +20,11 @@ pub struct Codec {
     pub kinds: &'static [PhysicalKind],
     /// When the chooser tries it.
     pub tier: Tier,
+    /// Estimated nanoseconds to decode one value on one core: what the chooser weighs
+    /// against size when the table's goal is scan speed (`EncodingGoal::Scan`). The
+    /// figures are the `decode:` lines of `bench/encoding/measure.rs` on TSBS-like
+    /// columns (`bench/calibrate.py` prints them; BENCHMARKS.md keeps them), rounded.
+    pub decode_ns: f32,
     /// The encoded size of the analysed values and the plan `encode` follows, or `None`
     /// when the codec cannot store them in fewer than `bound` bytes (it may give up
     /// early) or does not fit them.
@@ -63,20 +68,60 @@ pub enum Tier {
     ForCompression,
 }
 
+/// What the writer's choice of encoding serves: the table option `compress_for`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum EncodingGoal {
+    /// Scans: a codec's size plus its decode time, at `SCAN_BYTES_PER_NS`.
+    #[default]
+    Scan,
+    /// Storage: the smallest encoding, however slow to decode.
+    Size,
+}
+
+/// Bytes of storage per value that one nanosecond of decoding per value is worth when
+/// scans are the goal: a codec 1 ns/value faster to decode wins if it stores at most
+/// half a byte more per value. On TSBS's full-precision metrics that picks ALP_rd in
+/// FastLanes blocks (6.95 bytes/value, 0.75 ns) over lag-delta (6.32, 5.6 ns): 10% more
+/// storage, 7× the decode speed; integers and decimals keep the smallest codec, which
+/// is also fast there.
+pub const SCAN_BYTES_PER_NS: f64 = 0.5;
+
+impl EncodingGoal {
+    /// Bytes per value a nanosecond of decoding per value is worth for `kind`. Byte
+    /// strings are chosen by size: their decode time goes with their bytes and the
+    /// general compression the vector layer weighs (`vector`).
+    pub fn bytes_per_ns(self, kind: PhysicalKind) -> f64 {
+        match (self, kind) {
+            (EncodingGoal::Scan, PhysicalKind::Int | PhysicalKind::Float32 | PhysicalKind::Float64) => {
+                SCAN_BYTES_PER_NS
+            }
+            _ => 0.0,
+        }
+    }
+}
+
 /// A codec's estimated size and what its `encode` needs to reach it.
 pub struct Estimate {
     pub size: usize,
     pub plan: Box<dyn Any>,
+    /// Nanoseconds per value to decode these values, when the codec can tell better
+    /// than its `Codec::decode_ns` (never less: the chooser bounds the estimate by it).
+    pub decode_ns: Option<f32>,
 }
 
 impl Estimate {
     /// A size that needs no plan (`Box<()>` does not allocate).
     pub fn size(size: usize) -> Option<Self> {
-        Some(Self { size, plan: Box::new(()) })
+        Some(Self { size, plan: Box::new(()), decode_ns: None })
     }
 
     pub fn planned<P: Any>(size: usize, plan: P) -> Option<Self> {
-        Some(Self { size, plan: Box::new(plan) })
+        Some(Self { size, plan: Box::new(plan), decode_ns: None })
+    }
+
+    /// The estimate with its own decode time per value.
+    pub fn decoding(self, ns: f32) -> Self {
+        Self { decode_ns: Some(ns), ..self }
     }
 }
 

@@ -105,6 +105,7 @@ pub fn decode_delta2(input: &[u8], count: usize, out: &mut Vec<i64>) -> Result<u
 pub static DELTA: Codec = Codec {
     kinds: INTS,
     tier: Tier::Cheap,
+    decode_ns: 1.4,
     estimate: |a, _| match a {
         Analysis::Int(v, s) => Estimate::size(delta_encoded_len(v.len(), s.dmin, s.dmax)),
         _ => None,
@@ -124,6 +125,7 @@ pub static DELTA: Codec = Codec {
 pub static DELTA_OF_DELTA: Codec = Codec {
     kinds: INTS,
     tier: Tier::Cheap,
+    decode_ns: 1.7,
     estimate: |a, _| match a {
         Analysis::Int(v, s) => Estimate::size(delta2_encoded_len(v.len(), s.ddmin, s.ddmax)),
         _ => None,

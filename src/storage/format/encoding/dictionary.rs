@@ -365,6 +365,7 @@ const SMALL: usize = 16;
 pub static DICTIONARY: Codec = Codec {
     kinds: ALL_KINDS,
     tier: Tier::Bounded,
+    decode_ns: 1.0,
     estimate: |a, bound| {
         match *a {
             Analysis::Int(v, _) => build(v, bound).map(|d| (d.encoded_len(), Box::new(d) as Box<dyn Any>)),
@@ -378,7 +379,7 @@ pub static DICTIONARY: Codec = Codec {
                 build_bytes(offsets, data, bound).map(|d| (d.encoded_len(), Box::new(d) as Box<dyn Any>))
             }
         }
-        .map(|(size, plan)| Estimate { size, plan })
+        .map(|(size, plan)| Estimate { size, plan, decode_ns: None })
     },
     encode: |values, plan, out| match values {
         VectorValues::Int(_) => encode_built::<i64>(plan_of(plan), out),

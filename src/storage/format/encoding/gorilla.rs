@@ -119,6 +119,7 @@ pub fn decode<T: Fixed>(input: &[u8], count: usize, out: &mut Vec<T>) -> Result<
 pub static GORILLA: Codec = Codec {
     kinds: FLOATS,
     tier: Tier::Costly,
+    decode_ns: 5.0,
     estimate: |a, _| match a {
         Analysis::Float32(v, _) => Estimate::size(encoded_len(v)),
         Analysis::Float64(v, _) => Estimate::size(encoded_len(v)),

@@ -437,6 +437,7 @@ pub fn decode<T: Fixed>(input: &[u8], count: usize, out: &mut Vec<T>) -> Result<
 pub static LAG_DELTA: Codec = Codec {
     kinds: FLOATS,
     tier: Tier::Costly,
+    decode_ns: 5.6,
     estimate: |a, _| {
         let (params, size) = match a {
             Analysis::Float32(v, _) => choose(v, detect_lag(v)),

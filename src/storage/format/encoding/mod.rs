@@ -23,6 +23,7 @@
 //! This file only declares the modules and hands their names on.
 
 pub mod alp;
+pub mod alp_rd_lanes;
 pub mod base;
 pub mod bitpack;
 pub mod bytesplit;
@@ -33,6 +34,7 @@ pub mod delta;
 pub mod dictionary;
 pub mod gorilla;
 pub mod lagdelta;
+pub mod lanes;
 pub mod plain;
 pub mod point;
 pub mod rle;
@@ -54,7 +56,7 @@ mod vector_tests;
 mod measure;
 
 pub use base::{CorruptData, PhysicalKind};
-pub use codec::VectorValues;
+pub use codec::{EncodingGoal, VectorValues};
 pub use compress::Compression;
 pub use decoded::{DecodedValues, DecodedVector, Dictionary, ScaledNumerics, ShortImages};
 pub use table::EncodingId;

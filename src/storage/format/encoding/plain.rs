@@ -92,6 +92,7 @@ pub fn decode_bytes(
 pub static PLAIN: Codec = Codec {
     kinds: ALL_KINDS,
     tier: Tier::Cheap,
+    decode_ns: 0.1,
     estimate: |a, _| {
         Estimate::size(match a {
             Analysis::Int(v, _) => encoded_len::<i64>(v.len()),

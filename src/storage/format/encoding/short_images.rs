@@ -110,6 +110,7 @@ pub fn decode_bytes(
 pub static SHORT_IMAGES: Codec = Codec {
     kinds: &[PhysicalKind::Bytes],
     tier: Tier::ForCompression,
+    decode_ns: 0.3,
     estimate: |a, _| match a {
         Analysis::Bytes { offsets, stats: s, .. } if s.max_len as usize <= MAX_LEN => {
             Estimate::size(encoded_len(offsets.len() - 1, s.data_len))

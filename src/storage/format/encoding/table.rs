@@ -16,9 +16,10 @@
 //! general compression on it (`vector`).
 
 use super::base::PhysicalKind;
-use super::codec::{Analysis, Codec, Tier, VectorValues};
+use super::codec::{Analysis, Codec, EncodingGoal, Tier, VectorValues};
 use super::{
-    alp, bitpack, bytesplit, delta, dictionary, gorilla, lagdelta, plain, rle, scaled_numeric, short_images,
+    alp, alp_rd_lanes, bitpack, bytesplit, delta, dictionary, gorilla, lagdelta, plain, rle, scaled_numeric,
+    short_images,
 };
 
 /// Declares `EncodingId` (the stored ids; Rust rejects a repeated one) and `CODECS`
@@ -69,6 +70,8 @@ codec_table! {
     Gorilla = 7 => gorilla::GORILLA,
     /// ALP for full-precision ("real") doubles.
     AlpRd = 9 => alp::ALP_RD,
+    /// ALP_rd with its streams in FastLanes blocks.
+    AlpRdLanes = 13 => alp_rd_lanes::ALP_RD_LANES,
     /// Floats predicted by the value `lag` positions earlier.
     LagDelta = 10 => lagdelta::LAG_DELTA,
     Dictionary = 5 => dictionary::DICTIONARY,
@@ -84,21 +87,24 @@ impl EncodingId {
     }
 }
 
-/// Chooses the lightweight encoding of `values` and appends the payload to `buf`: the
-/// table is walked tier by tier, each applicable codec estimates its size, the
-/// smallest wins (the earlier on ties) and writes the values.
-pub fn encode_smallest(values: VectorValues<'_>, buf: &mut Vec<u8>) -> EncodingId {
+/// Chooses the lightweight encoding of `values` for `goal` and appends the payload to
+/// `buf`: the table is walked tier by tier, each applicable codec estimates its size,
+/// the lowest score wins (the earlier on ties) and writes the values. A score is the
+/// size, plus for scans the codec's decode time weighed in bytes
+/// (`EncodingGoal::bytes_per_ns`).
+pub fn encode_chosen(values: VectorValues<'_>, goal: EncodingGoal, buf: &mut Vec<u8>) -> EncodingId {
     if values.is_empty() {
         return EncodingId::Plain;
     }
     let kind = values.kind();
+    let per_ns = goal.bytes_per_ns(kind) * values.len() as f64;
     let analysis = Analysis::of(values);
     let mut best = None;
-    let mut bound = usize::MAX;
+    let (mut best_size, mut best_score) = (usize::MAX, f64::INFINITY);
     let mut plain_size = usize::MAX;
     for tier in [Tier::Cheap, Tier::Costly, Tier::Bounded] {
         // The full-precision codecs only pay off when the values are not (mostly) decimal.
-        if tier == Tier::Costly && bound * 10 <= values.plain_bytes() * 6 {
+        if tier == Tier::Costly && best_size.saturating_mul(10) <= values.plain_bytes() * 6 {
             continue;
         }
         for &id in CODECS {
@@ -106,12 +112,17 @@ pub fn encode_smallest(values: VectorValues<'_>, buf: &mut Vec<u8>) -> EncodingI
             if codec.tier != tier || !codec.applies_to(kind) {
                 continue;
             }
+            // To win, a codec must be smaller than the best score less its own decode time.
+            let time = per_ns * codec.decode_ns as f64;
+            let bound =
+                if best_score.is_finite() { (best_score - time).max(0.0) as usize } else { usize::MAX };
             let Some(e) = (codec.estimate)(&analysis, bound) else { continue };
             if id == EncodingId::Plain {
                 plain_size = e.size;
             }
-            if e.size < bound {
-                bound = e.size;
+            let score = e.size as f64 + e.decode_ns.map_or(time, |ns| per_ns * ns as f64);
+            if score < best_score {
+                (best_size, best_score) = (e.size, score);
                 best = Some((id, e.plan));
             }
         }
@@ -137,7 +148,7 @@ mod tests {
         for &id in CODECS {
             assert_eq!(EncodingId::from_u8(id as u8), Some(id));
         }
-        assert_eq!(CODECS.len(), 13);
+        assert_eq!(CODECS.len(), 14);
         for kind in [PhysicalKind::Int, PhysicalKind::Float32, PhysicalKind::Float64, PhysicalKind::Bytes] {
             assert!(EncodingId::Plain.applies_to(kind));
         }

@@ -2,7 +2,7 @@
 //! corruption checks, and whole-vector round trips.
 
 use super::base::{CorruptData, Fixed, PhysicalKind};
-use super::codec::VectorValues;
+use super::codec::{EncodingGoal, VectorValues};
 use super::decoded::{DecodedValues, DecodedVector};
 use super::table::EncodingId;
 use super::vector::{decode_vector, encode_vector, CompressionPolicy, EncodedVectorInfo};
@@ -300,12 +300,13 @@ pub fn with_nulls<T: Clone>(values: &[T], every: usize) -> Vec<Option<T>> {
     values.iter().enumerate().map(|(i, v)| (every == 0 || i % every != 1).then(|| v.clone())).collect()
 }
 
-pub fn policies() -> [CompressionPolicy; 4] {
+pub fn policies() -> [CompressionPolicy; 5] {
     [
         CompressionPolicy::default(),
         CompressionPolicy::NONE,
-        CompressionPolicy { lz4: true, zstd: false, zstd_level: 3 },
-        CompressionPolicy { lz4: false, zstd: true, zstd_level: 1 },
+        CompressionPolicy { lz4: true, zstd: false, zstd_level: 3, goal: EncodingGoal::Scan },
+        CompressionPolicy { lz4: false, zstd: true, zstd_level: 1, goal: EncodingGoal::Size },
+        CompressionPolicy::for_goal(EncodingGoal::Size),
     ]
 }
 
@@ -316,9 +317,12 @@ pub fn opt<T: std::fmt::Debug + Clone>(
 }
 
 pub fn any_policy() -> impl Strategy<Value = CompressionPolicy> {
-    (any::<bool>(), any::<bool>(), 1i32..5).prop_map(|(lz4, zstd, zstd_level)| CompressionPolicy {
-        lz4,
-        zstd,
-        zstd_level,
+    (any::<bool>(), any::<bool>(), 1i32..5, any::<bool>()).prop_map(|(lz4, zstd, zstd_level, size)| {
+        CompressionPolicy {
+            lz4,
+            zstd,
+            zstd_level,
+            goal: if size { EncodingGoal::Size } else { EncodingGoal::Scan },
+        }
     })
 }

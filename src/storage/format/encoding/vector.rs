@@ -27,8 +27,9 @@
 //!
 //! # Choosing
 //!
-//! The lightweight encoding is the smallest of the codec table's
-//! (`table::encode_smallest`). Then general compression is tried on its payload: lz4 and
+//! The lightweight encoding is the codec table's best for the policy's goal: the
+//! smallest, or for scans the smallest once decode time is weighed
+//! (`table::encode_chosen`). Then general compression is tried on its payload: lz4 and
 //! zstd for byte strings; for numbers lz4 first and zstd only if lz4 found some
 //! redundancy (bit-packed numbers otherwise look random to both). A second layout made
 //! for compression is also tried: byte strings as short varlena images when every value
@@ -43,10 +44,10 @@
 use std::cell::RefCell;
 
 use super::base::{CorruptData, Fixed, PhysicalKind, Scratch, MAX_DECODED_BYTES, MAX_VECTOR_ROWS};
-use super::codec::{Output, VectorValues};
+use super::codec::{EncodingGoal, Output, VectorValues};
 use super::compress::{self, Compression};
 use super::decoded::{DecodedValues, DecodedVector, Dictionary, ScaledNumerics};
-use super::table::{encode_smallest, EncodingId};
+use super::table::{encode_chosen, EncodingId};
 use super::{bitpack, dictionary, scaled_numeric, short_images};
 
 pub const FORMAT_VERSION: u8 = 1;
@@ -58,17 +59,24 @@ pub struct CompressionPolicy {
     pub lz4: bool,
     pub zstd: bool,
     pub zstd_level: i32,
+    /// What the lightweight encoding is chosen for.
+    pub goal: EncodingGoal,
 }
 
 impl Default for CompressionPolicy {
     /// Both enabled; zstd level 3 (zstd's own default, a good size/speed balance).
     fn default() -> Self {
-        Self { lz4: true, zstd: true, zstd_level: 3 }
+        Self { lz4: true, zstd: true, zstd_level: 3, goal: EncodingGoal::Scan }
     }
 }
 
 impl CompressionPolicy {
-    pub const NONE: Self = Self { lz4: false, zstd: false, zstd_level: 3 };
+    pub const NONE: Self = Self { lz4: false, zstd: false, zstd_level: 3, goal: EncodingGoal::Scan };
+
+    /// The default compression, encodings chosen for `goal`.
+    pub fn for_goal(goal: EncodingGoal) -> Self {
+        Self { goal, ..Self::default() }
+    }
 }
 
 /// What `encode_vector` chose and how large the result is.
@@ -112,6 +120,27 @@ struct Candidate {
 /// layout over an uncompressed primary. Float payloads are mostly mantissa bits that
 /// nothing compresses, so the little there is to gain (exponent bytes, repeats) is
 /// taken from 3% on.
+/// Nanoseconds zstd takes to decompress a byte (~1.4 GB/s on one core).
+const ZSTD_NS_PER_BYTE: f64 = 0.7;
+
+/// What the scan goal charges a float's alternative layout for decoding slower than the
+/// primary: byte planes put back together after zstd, against the chosen codec,
+/// weighed in bytes as `encode_chosen` weighs codecs (0 when sizes alone decide).
+fn slower_alternative_cost(
+    values: VectorValues<'_>,
+    primary: EncodingId,
+    policy: &CompressionPolicy,
+) -> usize {
+    let per_ns = policy.goal.bytes_per_ns(values.kind());
+    if per_ns == 0.0 || !matches!(values, VectorValues::Float32(_) | VectorValues::Float64(_)) {
+        return 0;
+    }
+    let n = values.len() as f64;
+    let width = values.plain_bytes() as f64 / n.max(1.0);
+    let alternative = EncodingId::ByteSplit.codec().decode_ns as f64 + ZSTD_NS_PER_BYTE * width;
+    (per_ns * n * (alternative - primary.codec().decode_ns as f64)).max(0.0) as usize
+}
+
 fn min_saving_percent(kind: PhysicalKind) -> usize {
     match kind {
         PhysicalKind::Float32 | PhysicalKind::Float64 => 3,
@@ -297,7 +326,7 @@ impl EncodeScratch {
         let kind = values.kind();
         let EncodeScratch { primary, alternative } = &mut *self;
         primary.raw.clear();
-        let encoding = encode_smallest(values, &mut primary.raw);
+        let encoding = encode_chosen(values, policy.goal, &mut primary.raw);
         // Scaled numerics are integers underneath: compressed as numbers are.
         let trial = if kind == PhysicalKind::Bytes && encoding != EncodingId::ScaledNumeric {
             Trial::Both
@@ -314,6 +343,7 @@ impl EncodeScratch {
             Compression::None => stored * (100 - min_saving_percent(kind)) / 100,
             _ => stored,
         };
+        let target = target.saturating_sub(slower_alternative_cost(values, encoding, policy));
         if let Some(alt_id) = alternative_layout(values, encoding, policy, stored, target) {
             // Short images decode with no copy where plain byte strings are copied twice
             // (into the values, then into each row's image): within 5% of plain's size

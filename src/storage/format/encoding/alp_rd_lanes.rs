@@ -1,0 +1,174 @@
+//! ALP_rd with its two integer streams in FastLanes blocks (`lanes`): the analytic
+//! default for full-precision doubles. Same cut, dictionary and exceptions as
+//! `alp::encode_rd`, which stores the streams field after field; unpacked lane by lane
+//! they decode several times faster (`bench/encoding/measure.rs`, `decode:` lines).
+//!
+//! Layout: the ALP_rd header (`right_bits: u8`, `dict_len: u8`, the dictionary as
+//! `u16 LE` each, `exceptions: u32 LE`), the codes as 8-bit lanes at
+//! `rd_code_bits(dict_len)` bits, the right parts as 64-bit lanes at `right_bits`, both
+//! padded to whole blocks of 1024 values, then the exception positions and left parts
+//! (`u16 LE` each). Doubles only: a block of floats would want 32-bit lanes.
+
+use super::alp::{
+    choose_rd_sized, patch_rd_exceptions, rd_code_bits, rd_codes, read_rd_header, write_rd_exceptions,
+    write_rd_header, RdParams, RD_MAX_DICT,
+};
+use super::base::{CorruptData, PhysicalKind};
+use super::codec::{plan_of, Analysis, Codec, Estimate, Open, Output, Tier, VectorValues, WRONG_KIND};
+use super::lanes::{self, Unpacker, BLOCK};
+
+fn size(n: usize, right_bits: u32, dict_len: usize, exc: usize) -> usize {
+    2 + 2 * dict_len
+        + 4
+        + lanes::packed_len(n, rd_code_bits(dict_len))
+        + lanes::packed_len(n, right_bits as u8)
+        + 4 * exc
+}
+
+pub fn choose(values: &[f64]) -> (RdParams, usize) {
+    choose_rd_sized(values, size)
+}
+
+pub fn encode(values: &[f64], p: &RdParams, out: &mut Vec<u8>) {
+    let (codes, exc) = rd_codes(values, p);
+    write_rd_header(p, exc.len(), out);
+    let r = p.right_bits;
+    lanes::pack_u8(values.len(), rd_code_bits(p.dict.len()), |i| codes[i], out);
+    lanes::pack_u64(values.len(), r, |i| values[i].to_bits(), out);
+    write_rd_exceptions(&exc, out);
+}
+
+pub fn decode(input: &[u8], count: usize, out: &mut Vec<f64>) -> Result<usize, CorruptData> {
+    let h = read_rd_header::<f64>(input, count)?;
+    let (r, dict) = (h.right_bits, h.dict);
+    let code_bits = rd_code_bits(h.dict_len);
+    let mut pos = h.len;
+    let codes = input
+        .get(pos..pos + lanes::packed_len(count, code_bits))
+        .ok_or(CorruptData("ALP_rd codes truncated"))?;
+    pos += codes.len();
+    let rights = input
+        .get(pos..pos + lanes::packed_len(count, r as u8))
+        .ok_or(CorruptData("ALP_rd values truncated"))?;
+    pos += rights.len();
+    let start = out.len();
+    out.reserve(count);
+    let mut unpacker = Unpacker::default();
+    let mut right_block = [0u64; BLOCK];
+    let mut code_block = [0u8; BLOCK];
+    let mut top = 0u8;
+    let (cl, rl) = (lanes::block_len(code_bits), lanes::block_len(r as u8));
+    for b in 0..lanes::blocks(count) {
+        Unpacker::u8_block(&codes[b * cl..(b + 1) * cl], code_bits, &mut code_block)?;
+        unpacker.u64_block(&rights[b * rl..(b + 1) * rl], r as u8, &mut right_block)?;
+        let n = BLOCK.min(count - b * BLOCK);
+        top = code_block[..n].iter().fold(top, |m, &c| m.max(c));
+        out.extend(
+            code_block[..n]
+                .iter()
+                .zip(&right_block[..n])
+                .map(|(&c, &right)| f64::from_bits((dict[c as usize % RD_MAX_DICT] << r) | right)),
+        );
+    }
+    if top as usize >= h.dict_len {
+        out.truncate(start);
+        return Err(CorruptData("ALP_rd code out of range"));
+    }
+    pos += patch_rd_exceptions(&input[pos..], &h, &mut out[start..])?;
+    Ok(pos)
+}
+
+/// The codec table's entry: doubles whose ALP_rd streams fill whole blocks well.
+pub static ALP_RD_LANES: Codec = Codec {
+    kinds: &[PhysicalKind::Float64],
+    tier: Tier::Costly,
+    decode_ns: 0.75,
+    estimate: |a, _| {
+        let Analysis::Float64(v, _) = a else { return None };
+        let (params, size) = choose(v);
+        Estimate::planned(size, params)
+    },
+    encode: |values, plan, out| match values {
+        VectorValues::Float64(v) => encode(v, plan_of(plan), out),
+        _ => unreachable!("ALP_rd lanes encode doubles"),
+    },
+    decode: |input, count, out, _| match out {
+        Output::Float64(v) => decode(input, count, v),
+        _ => Err(WRONG_KIND),
+    },
+    open: Open::Decoded,
+};
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::storage::format::encoding::alp;
+    use proptest::prelude::*;
+
+    fn round_trip(values: &[f64]) -> Vec<u8> {
+        let (p, _) = choose(values);
+        let mut buf = Vec::new();
+        encode(values, &p, &mut buf);
+        buf.extend_from_slice(b"next");
+        let mut out = vec![1.5];
+        let used = decode(&buf, values.len(), &mut out).unwrap();
+        assert_eq!(&buf[used..], b"next");
+        assert_eq!(out.len(), values.len() + 1);
+        for (a, b) in out[1..].iter().zip(values) {
+            assert_eq!(a.to_bits(), b.to_bits());
+        }
+        buf
+    }
+
+    #[test]
+    fn full_precision_walks_and_specials_round_trip() {
+        let mut x = 50.0f64;
+        let mut walk: Vec<f64> = (0..2500)
+            .map(|i| {
+                x = (x + ((i * 7919) % 200) as f64 / 100.0 - 1.0 + 1e-9 * i as f64).clamp(0.0, 100.0);
+                x
+            })
+            .collect();
+        round_trip(&walk);
+        walk[3] = f64::NAN;
+        walk[1000] = -0.0;
+        walk[2047] = f64::INFINITY;
+        walk[2499] = 1e300;
+        round_trip(&walk);
+        round_trip(&walk[..1]);
+        round_trip(&walk[..1024]);
+    }
+
+    #[test]
+    fn same_values_as_field_by_field_alp_rd_in_about_its_size() {
+        let values: Vec<f64> =
+            (0..2048).map(|i| (i as f64 * 0.37).sin() * 40.0 + 50.0 + 1e-7 * i as f64).collect();
+        let lanes = round_trip(&values);
+        let mut seq = Vec::new();
+        alp::encode_rd(&values, &alp::choose_rd(&values).0, &mut seq);
+        assert!(lanes.len() - 4 <= seq.len() + 16, "{} vs {}", lanes.len(), seq.len());
+    }
+
+    #[test]
+    fn damaged_input_is_corrupt_not_a_panic() {
+        let values: Vec<f64> = (0..1500).map(|i| i as f64 / 3.0).collect();
+        let (p, _) = choose(&values);
+        let mut buf = Vec::new();
+        encode(&values, &p, &mut buf);
+        for cut in [0, 1, 5, buf.len() / 2, buf.len() - 1] {
+            assert!(decode(&buf[..cut], values.len(), &mut Vec::new()).is_err(), "cut at {cut}");
+        }
+        // A code past the dictionary.
+        let mut bad = buf.clone();
+        bad[1] = 1;
+        let _ = decode(&bad, values.len(), &mut Vec::new());
+    }
+
+    proptest! {
+        #[test]
+        fn any_doubles_round_trip(bits in proptest::collection::vec(any::<u64>(), 1..3000)) {
+            let values: Vec<f64> = bits.iter().map(|&b| f64::from_bits(b)).collect();
+            round_trip(&values);
+        }
+    }
+}

@@ -1,0 +1,159 @@
+//! FastLanes bit packing (Afroozeh & Boncz, VLDB 2023, through the `fastlanes` crate):
+//! 1024 integers per block, packed at one width in an interleaved order that lets every
+//! lane of a SIMD register unpack its own values with the same shifts, so unpacking runs
+//! at several values per cycle instead of one field at a time.
+//!
+//! A stream of `count` values is `blocks(count)` blocks of `128 * width` bytes each, the
+//! last one padded with zeros; the words are stored little-endian. Unpacking copies a
+//! block into aligned words first (the stored bytes have no alignment). Pure.
+
+use super::base::CorruptData;
+use fastlanes::BitPacking;
+
+/// Values per block.
+pub const BLOCK: usize = 1024;
+
+/// Blocks for `count` values.
+pub fn blocks(count: usize) -> usize {
+    count.div_ceil(BLOCK)
+}
+
+/// Bytes of one block of values packed at `width` bits.
+pub fn block_len(width: u8) -> usize {
+    BLOCK / 8 * width as usize
+}
+
+/// Bytes of `count` values packed at `width` bits.
+pub fn packed_len(count: usize, width: u8) -> usize {
+    blocks(count) * block_len(width)
+}
+
+/// Appends `count` values (`value(i)`, masked to `width` bits) packed at `width` bits
+/// (at most 64).
+pub fn pack_u64(count: usize, width: u8, value: impl Fn(usize) -> u64, out: &mut Vec<u8>) {
+    assert!(width <= 64);
+    let w = width as usize;
+    let mask = if w == 64 { u64::MAX } else { (1u64 << w) - 1 };
+    let mut block = [0u64; BLOCK];
+    let mut packed = vec![0u64; BLOCK / 64 * w];
+    for b in 0..blocks(count) {
+        for (j, v) in block.iter_mut().enumerate() {
+            let i = b * BLOCK + j;
+            *v = if i < count { value(i) & mask } else { 0 };
+        }
+        // SAFETY: `block` holds 1024 values and `packed` 1024 * w / 64 words, the lengths
+        // `unchecked_pack` requires; `w <= 64` (asserted).
+        unsafe { u64::unchecked_pack(w, &block, &mut packed) };
+        packed.iter().for_each(|p| out.extend_from_slice(&p.to_le_bytes()));
+    }
+}
+
+/// Appends `count` values (at most `width` bits each, at most 8) packed at `width` bits.
+pub fn pack_u8(count: usize, width: u8, value: impl Fn(usize) -> u8, out: &mut Vec<u8>) {
+    assert!(width <= 8);
+    let w = width as usize;
+    let mut block = [0u8; BLOCK];
+    let mut packed = vec![0u8; BLOCK / 8 * w];
+    for b in 0..blocks(count) {
+        for (j, v) in block.iter_mut().enumerate() {
+            let i = b * BLOCK + j;
+            *v = if i < count { value(i) } else { 0 };
+        }
+        // SAFETY: as in `pack_u64`, with 1024 * w / 8 bytes of output and `w <= 8`.
+        unsafe { u8::unchecked_pack(w, &block, &mut packed) };
+        out.extend_from_slice(&packed);
+    }
+}
+
+/// Words reused between blocks while unpacking.
+pub struct Unpacker {
+    words: Vec<u64>,
+}
+
+impl Default for Unpacker {
+    fn default() -> Self {
+        Unpacker { words: vec![0; BLOCK] }
+    }
+}
+
+impl Unpacker {
+    /// Unpacks one block of `width`-bit values (`bytes`: exactly `block_len(width)`)
+    /// into `out`.
+    pub fn u64_block(&mut self, bytes: &[u8], width: u8, out: &mut [u64; BLOCK]) -> Result<(), CorruptData> {
+        let w = width as usize;
+        if w > 64 || bytes.len() != block_len(width) {
+            return Err(CorruptData("lane-packed block has the wrong size"));
+        }
+        let words = &mut self.words[..BLOCK / 64 * w];
+        for (word, b) in words.iter_mut().zip(bytes.chunks_exact(8)) {
+            *word = u64::from_le_bytes(b.try_into().expect("8 bytes"));
+        }
+        // SAFETY: `words` holds 1024 * w / 64 words and `out` 1024 values, as
+        // `unchecked_unpack` requires, and `w <= 64` (checked above).
+        unsafe { u64::unchecked_unpack(w, words, out) };
+        Ok(())
+    }
+
+    /// Unpacks one block of `width`-bit values, `width <= 8` (`bytes`: exactly
+    /// `block_len(width)`), into `out`.
+    pub fn u8_block(bytes: &[u8], width: u8, out: &mut [u8; BLOCK]) -> Result<(), CorruptData> {
+        let w = width as usize;
+        if w > 8 || bytes.len() != block_len(width) {
+            return Err(CorruptData("lane-packed block has the wrong size"));
+        }
+        // SAFETY: `bytes` holds 1024 * w / 8 bytes (u8 needs no alignment) and `out`
+        // 1024 values, and `w <= 8` (checked above).
+        unsafe { u8::unchecked_unpack(w, bytes, out) };
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_width_round_trips_with_a_partial_last_block() {
+        let count = 2500;
+        for width in 0..=64u8 {
+            let mask = if width == 64 { u64::MAX } else { (1u64 << width) - 1 };
+            let value = |i: usize| (i as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15) & mask;
+            let mut out = Vec::new();
+            pack_u64(count, width, value, &mut out);
+            assert_eq!(out.len(), packed_len(count, width));
+            let mut u = Unpacker::default();
+            let mut block = [0u64; BLOCK];
+            for b in 0..blocks(count) {
+                let bytes = &out[b * block_len(width)..(b + 1) * block_len(width)];
+                u.u64_block(bytes, width, &mut block).unwrap();
+                for (j, &v) in block.iter().enumerate() {
+                    let i = b * BLOCK + j;
+                    assert_eq!(v, if i < count { value(i) } else { 0 }, "width {width}, value {i}");
+                }
+            }
+        }
+        for width in 0..=8u8 {
+            let value = |i: usize| ((i * 7) % (1 << width)) as u8;
+            let mut out = Vec::new();
+            pack_u8(count, width, value, &mut out);
+            assert_eq!(out.len(), packed_len(count, width));
+            let mut block = [0u8; BLOCK];
+            for b in 0..blocks(count) {
+                Unpacker::u8_block(&out[b * block_len(width)..(b + 1) * block_len(width)], width, &mut block)
+                    .unwrap();
+                for (j, &v) in block.iter().enumerate().filter(|(j, _)| b * BLOCK + j < count) {
+                    assert_eq!(v, value(b * BLOCK + j));
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn a_block_of_the_wrong_size_is_corrupt() {
+        let mut block = [0u64; BLOCK];
+        assert!(Unpacker::default().u64_block(&[0; 10], 3, &mut block).is_err());
+        assert!(Unpacker::default().u64_block(&[0; 128 * 65], 65, &mut block).is_err());
+        let mut codes = [0u8; BLOCK];
+        assert!(Unpacker::u8_block(&[0; 128 * 9], 9, &mut codes).is_err());
+    }
+}
