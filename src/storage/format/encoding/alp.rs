@@ -354,7 +354,7 @@ pub(super) fn write_rd_header(p: &RdParams, exceptions: usize, out: &mut Vec<u8>
 }
 
 /// The exceptions' positions, then their left parts.
-pub(super) fn write_rd_exceptions(exc: &[(u16, u16)], out: &mut Vec<u8>) {
+fn write_rd_exceptions(exc: &[(u16, u16)], out: &mut Vec<u8>) {
     for (i, _) in exc {
         out.extend_from_slice(&i.to_le_bytes());
     }
@@ -400,7 +400,7 @@ pub(super) fn read_rd_header<T: Fixed>(input: &[u8], count: usize) -> Result<RdH
 
 /// Patches the exceptions stored at the front of `input` into the decoded values `got`;
 /// returns the bytes they took.
-pub(super) fn patch_rd_exceptions<T: Fixed>(
+fn patch_rd_exceptions<T: Fixed>(
     input: &[u8],
     h: &RdHeader,
     got: &mut [T],

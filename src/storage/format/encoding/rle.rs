@@ -195,6 +195,37 @@ pub fn decode_bytes(
     Ok(pos)
 }
 
+/// Decodes `count` byte strings as a dictionary whose entries are the runs' values (in
+/// `ends` after a leading 0, and `data`) and whose codes (`codes`, one per value) name
+/// each value's run: no value is copied per row, and a reader that keeps dictionaries
+/// (filters, group keys) tests or hashes a value once per run. Entries may repeat.
+pub fn decode_bytes_codes(
+    input: &[u8],
+    count: usize,
+    codes: &mut Vec<u32>,
+    ends: &mut Vec<u32>,
+    data: &mut Vec<u8>,
+    lens: &mut Vec<u32>,
+) -> Result<usize, CorruptData> {
+    let head = input.get(..4).ok_or(CorruptData("run count truncated"))?;
+    let runs = u32::from_le_bytes(head.try_into().expect("4 bytes")) as usize;
+    if runs > count {
+        return Err(CorruptData("more runs than values"));
+    }
+    ends.clear();
+    ends.push(0);
+    data.clear();
+    codes.clear();
+    codes.reserve(count);
+    let mut pos = 4;
+    pos += plain::decode_bytes(&input[pos..], runs, ends, data, lens)?;
+    pos += decode_lengths(&input[pos..], runs, count, |j, l| {
+        codes.extend(std::iter::repeat_n(j as u32, l));
+        Ok(())
+    })?;
+    Ok(pos)
+}
+
 /// The codec table's entry: every kind.
 pub static RLE: Codec = Codec {
     kinds: ALL_KINDS,

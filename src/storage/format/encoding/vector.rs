@@ -48,7 +48,7 @@ use super::codec::{EncodingGoal, Output, VectorValues};
 use super::compress::{self, Compression};
 use super::decoded::{DecodedValues, DecodedVector, Dictionary, ScaledNumerics};
 use super::table::{encode_chosen, EncodingId};
-use super::{bitpack, dictionary, scaled_numeric, short_images};
+use super::{bitpack, dictionary, rle, scaled_numeric, short_images};
 
 pub const FORMAT_VERSION: u8 = 1;
 pub const HEADER_LEN: usize = 24;
@@ -122,6 +122,8 @@ struct Candidate {
 /// taken from 3% on.
 /// Nanoseconds zstd takes to decompress a byte (~1.4 GB/s on one core).
 const ZSTD_NS_PER_BYTE: f64 = 0.7;
+/// Nanoseconds lz4 takes to decompress a byte (~4 GB/s on one core).
+const LZ4_NS_PER_BYTE: f64 = 0.25;
 
 /// What the scan goal charges a float's alternative layout for decoding slower than the
 /// primary: byte planes put back together after zstd, against the chosen codec,
@@ -174,15 +176,21 @@ impl Candidate {
             return (Compression::None, raw);
         }
         // Only a saving of at least 10% (3% for floats) is worth the decompression on
-        // every read.
+        // every read; for floats chosen for scans, also the decompression's time, weighed
+        // as the codecs' decode time is (lz4 must then save about 15%, zstd 38%).
         let margin = min_saving_percent(kind);
-        let worth = |c: usize| c * 100 <= raw * (100 - margin) && raw <= max_raw_len(kind, rows, c);
+        let float_scan = matches!(kind, PhysicalKind::Float32 | PhysicalKind::Float64);
+        let per_ns = if float_scan { policy.goal.bytes_per_ns(kind) } else { 0.0 };
+        let time_bytes = |ns_per_byte: f64| (per_ns * ns_per_byte * raw as f64) as usize;
+        let worth_after = |c: usize, ns_per_byte: f64| {
+            (c + time_bytes(ns_per_byte)) * 100 <= raw * (100 - margin) && raw <= max_raw_len(kind, rows, c)
+        };
         let try_lz4 = policy.lz4 && !(trial == Trial::ZstdFirst && policy.zstd);
         let mut lz4 = None;
         if try_lz4 {
             self.lz4.clear();
             compress::compress_lz4(&self.raw, &mut self.lz4);
-            lz4 = Some(self.lz4.len()).filter(|&c| worth(c));
+            lz4 = Some(self.lz4.len()).filter(|&c| worth_after(c, LZ4_NS_PER_BYTE));
         }
         let try_zstd =
             policy.zstd && (trial != Trial::Lz4First || !try_lz4 || self.lz4.len() * 100 <= raw * 97);
@@ -190,7 +198,7 @@ impl Candidate {
         if try_zstd {
             self.zstd.clear();
             if compress::compress_zstd(&self.raw, policy.zstd_level, &mut self.zstd) {
-                zstd = Some(self.zstd.len()).filter(|&c| worth(c));
+                zstd = Some(self.zstd.len()).filter(|&c| worth_after(c, ZSTD_NS_PER_BYTE));
             }
         }
         match (lz4, zstd) {
@@ -870,22 +878,24 @@ impl Payload<'_> {
             _ => (Vec::new(), Vec::new()),
         };
         offsets.push(0);
-        let as_codes = keep_dictionary && self.count > 0 && self.encoding == EncodingId::Dictionary;
+        let as_codes = keep_dictionary
+            && self.count > 0
+            && matches!(self.encoding, EncodingId::Dictionary | EncodingId::Rle);
         if !as_codes {
             offsets.reserve(self.rows + 1);
             data.reserve(self.bytes.len());
         }
         let used = if as_codes {
             // Byte strings kept as their dictionary (for filters): entries and codes.
+            // Runs are kept the same way: their values as entries, each row its run.
             let d = spare.get_or_insert_with(Dictionary::default);
-            let used = dictionary::decode_bytes_codes(
-                self.bytes,
-                self.count,
-                &mut d.codes,
-                &mut d.offsets,
-                &mut d.data,
-                &mut codec.lens,
-            );
+            let decode = if self.encoding == EncodingId::Rle {
+                rle::decode_bytes_codes
+            } else {
+                dictionary::decode_bytes_codes
+            };
+            let used =
+                decode(self.bytes, self.count, &mut d.codes, &mut d.offsets, &mut d.data, &mut codec.lens);
             if used.is_ok() {
                 // Codes to rows: offsets stay row-aligned (all empty), for `rows`.
                 offsets.resize(self.rows + 1, 0);

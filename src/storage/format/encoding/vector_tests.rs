@@ -559,3 +559,42 @@ fn scaled_numerics_of_chosen_rows_match_the_whole_vector() {
         }
     }
 }
+
+#[test]
+fn runs_of_byte_strings_are_kept_as_a_dictionary_of_runs() {
+    // Sorted host names (8 runs of 256), with and without NULLs: a reader that keeps
+    // dictionaries gets each run's value once and a code per row.
+    let hosts: Vec<Vec<u8>> = (0..2048).map(|i| format!("host_{:03}", i / 256).into_bytes()).collect();
+    for every in [0, 5] {
+        let rows = with_nulls(&hosts, every);
+        let (offs, dat) = bytes_parts(&rows);
+        let valid: Vec<bool> = rows.iter().map(Option::is_some).collect();
+        let nulls = valid.contains(&false).then_some(valid.as_slice());
+        let mut bytes = Vec::new();
+        let info = encode_vector(
+            2048,
+            nulls,
+            VectorValues::Bytes { offsets: &offs, data: &dat },
+            &CompressionPolicy::NONE,
+            &mut bytes,
+        );
+        assert_eq!(info.encoding, EncodingId::Rle);
+        let mut kept = DecodedVector { keep_dictionary: true, ..Default::default() };
+        assert_eq!(decode_vector(&bytes, PhysicalKind::Bytes, &mut kept), Ok(bytes.len()));
+        let d = kept.dictionary.as_ref().expect("runs kept as a dictionary");
+        assert!(d.len() <= 2048 / 5 + 8, "{} entries", d.len());
+        for (r, row) in rows.iter().enumerate() {
+            match row {
+                Some(v) => {
+                    assert!(kept.is_valid(r));
+                    assert_eq!(d.entry(d.codes[r] as usize), v.as_slice());
+                }
+                None => assert!(!kept.is_valid(r)),
+            }
+        }
+        // Corrupt run lengths are an error, not a panic.
+        let mut cut = bytes.clone();
+        cut.truncate(bytes.len() - 3);
+        assert!(decode_vector(&cut, PhysicalKind::Bytes, &mut kept).is_err());
+    }
+}
