@@ -708,11 +708,26 @@ def render_run_section(meta: dict, rows: list[dict], png: str) -> list[str]:
                     f"\"sorted\": the columnar table `{SORTED_TABLE}` loaded with `sort_by = '{SORT_BY}'`. "
                     "Ratios below 1 mean faster.", ""] + markdown_mode_table(rows, mode) + [""]
     out += last_point_section(rows)
+    out += render_first_runs(meta.get("first_run", []))
     out += markdown_plans_table(rows)
     out += ["### Where columnar stands", ""] + where_columnar_loses(rows) + [""]
     out += plan_choice.render(meta.get("plan_choice", []), meta.get("plan_choice_commit"))
     out += [f"![time / heap time per query, log scale]({png})", ""]
     return out
+
+
+def render_decode(rows: list[dict]) -> list[str]:
+    """The codecs' decode throughput (`bench/calibrate.py --decode-only`)."""
+    out = ["## Decode throughput per codec (`bench/calibrate.py --decode-only`)", "",
+           "Each codec's own decode (no general compression, no vector frame) of TSBS-like "
+           "columns of 204,800 values in vectors of 2,048, one core, release build, best of 5 "
+           "(`bench/encoding/measure.rs`). The writer's chooser takes its `decode_ns` figures "
+           "from here: with `compress_for = 'scan'` (the default) a codec 1 ns/value faster "
+           "wins when it stores at most 0.5 byte/value more; with `'size'` the smallest wins.",
+           "", "| column | codec | values/ns | bytes/value |", "|---|---|---:|---:|"]
+    out += [f"| {r['column']} | {r['codec']} | {r['values_per_ns']:.2f} | {r['bytes_per_value']:.2f} |"
+            for r in rows]
+    return out + [""]
 
 
 def render_benchmarks_md() -> None:
@@ -777,6 +792,9 @@ def render_benchmarks_md() -> None:
         csv_rows = read_csv(meta_path.with_suffix(".csv"))
         png = meta_path.with_suffix(".png").relative_to(REPO_DIR)
         out += render_run_section(meta, csv_rows, str(png))
+    decode = RESULTS_DIR / "decode_throughput.json"
+    if decode.exists():
+        out += render_decode(json.loads(decode.read_text()))
     # Row changes and point lookups (`make bench-changes`) are recorded by hand, one file
     # per run; the newest is shown.
     changes = sorted(RESULTS_DIR.glob("*-changes.md"))
@@ -858,6 +876,8 @@ def run_benchmark(args) -> int:
         return 1
     log("results agree across all engines and modes")
     choice = plan_choice.run(conn, [COL_TABLE, SORTED_TABLE], args.runs, log)
+    log("first runs on new connections")
+    first = first_runs(args)
 
     date = dt.date.today().isoformat()
     RESULTS_DIR.mkdir(exist_ok=True)
@@ -865,7 +885,7 @@ def run_benchmark(args) -> int:
     rows = result_rows(measurements, args.rows, args.hosts, date)
     write_csv(base.with_suffix(".csv"), rows)
     meta = {"date": date, "rows": args.rows, "hosts": args.hosts, "runs": args.runs,
-            "machine": machine_info(conn), "load": load, "plan_choice": choice}
+            "machine": machine_info(conn), "load": load, "plan_choice": choice, "first_run": first}
     base.with_suffix(".json").write_text(json.dumps(meta, indent=2) + "\n")
     draw_chart(base.with_suffix(".png"), rows, f"{args.rows:,} rows: query time / heap time")
     log(f"wrote {base.relative_to(REPO_DIR)}.csv, .json, .png")
@@ -946,6 +966,78 @@ def run_plan_choice_only(args) -> int:
     return 0
 
 
+# Queries whose first run on a new connection the decode-speed issue targets (q1-q3),
+# and the point lookup.
+FIRST_RUN_QUERIES = ("q1", "q2", "q3", "q9")
+FIRST_RUN_CONNECTIONS = 5
+
+
+def first_runs(args) -> list[dict]:
+    """Per engine (serial) and query, the time of its first run on a new connection
+    (median over FIRST_RUN_CONNECTIONS connections, each running that one query once):
+    what an application that connects per request sees. The tables are in the OS page
+    cache and shared buffers from the runs before; the backend's own caches are empty."""
+    queries = [q for q in load_queries() if q.name in FIRST_RUN_QUERIES]
+    configs = [c for c in pg_configs(HEAP_TABLE, COL_TABLE, SORTED_TABLE)
+               if c.mode == "serial" and c.engine in ("heap", "columnar", "columnar-sorted")]
+    out = []
+    for config in configs:
+        for q in queries:
+            sql = q.for_table(config.table)
+            times = []
+            for _ in range(FIRST_RUN_CONNECTIONS):
+                conn = pg_connect(args)
+                pg_apply(conn, config)
+                t0 = time.perf_counter()
+                conn.execute(sql).fetchall()
+                times.append((time.perf_counter() - t0) * 1000)
+                conn.close()
+            # The same query warm, on the last connection's successor.
+            conn = pg_connect(args)
+            pg_apply(conn, config)
+            warm = run_query(make_pg_executor(conn)(config), sql, 5, True)[0]
+            conn.close()
+            out.append({"engine": config.engine, "query": q.name,
+                        "first_ms": statistics.median(times), "warm_ms": statistics.median(warm)})
+    return out
+
+
+def render_first_runs(first: list[dict]) -> list[str]:
+    if not first:
+        return []
+    t = {(r["engine"], r["query"]): r for r in first}
+    engines = [e for e in ("heap", "columnar", "columnar-sorted") if any(k[0] == e for k in t)]
+    out = ["### First run on a new connection (serial)", "",
+           f"Median of {FIRST_RUN_CONNECTIONS} new connections, each running the query once "
+           "(the tables in shared buffers and the OS cache; the backend's caches empty), "
+           "against the same query warm. Ratios to heap's first run.", "",
+           "| query | " + " | ".join(f"{ENGINE_TITLES[e]} first / warm ms" for e in engines)
+           + " | " + " | ".join(f"{ENGINE_TITLES[e]} / heap, first" for e in engines if e != "heap") + " |",
+           "|---|" + "---:|" * (2 * len(engines) - 1)]
+    for q in FIRST_RUN_QUERIES:
+        if ("heap", q) not in t:
+            continue
+        cells = [f"{t[(e, q)]['first_ms']:.1f} / {t[(e, q)]['warm_ms']:.1f}" for e in engines]
+        heap = t[("heap", q)]["first_ms"]
+        cells += [f"{t[(e, q)]['first_ms'] / heap:.2f}×" for e in engines if e != "heap"]
+        out.append(f"| {q} | " + " | ".join(cells) + " |")
+    return out + [""]
+
+
+def run_first_runs_only(args) -> int:
+    """The first-run measurement alone, on the tables `run_benchmark` left loaded."""
+    newest = sorted(p for p in RESULTS_DIR.glob(f"*-{args.rows}.json")
+                    if re.fullmatch(rf"\d{{4}}-\d{{2}}-\d{{2}}-{args.rows}\.json", p.name))
+    if not newest:
+        sys.exit(f"bench: no result for {args.rows} rows to add the first runs to")
+    meta = json.loads(newest[-1].read_text())
+    meta["first_run"] = first_runs(args)
+    meta["first_run_commit"] = git_commit()
+    newest[-1].write_text(json.dumps(meta, indent=2) + "\n")
+    render_benchmarks_md()
+    return 0
+
+
 def run_tpch(args) -> int:
     """TPC-H (bench/tpch.py): bench/results/<date>-tpch-sf<SF>.{json,csv}, then BENCHMARKS.md."""
     conn = pg_connect(args)
@@ -1005,6 +1097,9 @@ def parse_args():
     p.add_argument("--plan-choice-only", action="store_true",
                    help="run the planner choice suite on the tables loaded by the last run, "
                         "record it in the newest result and rewrite BENCHMARKS.md")
+    p.add_argument("--first-runs-only", action="store_true",
+                   help="time q1-q3 and q9 on new connections on the tables loaded by the last run, "
+                        "record it in the newest result and rewrite BENCHMARKS.md")
     p.add_argument("--joins-only", action="store_true",
                    help="run only the join benchmark (bench/joins.py), write "
                         "bench/results/<date>-joins-<rows>.json and rewrite BENCHMARKS.md")
@@ -1048,6 +1143,8 @@ def main() -> int:
         return run_tpch(args)
     if args.plan_choice_only:
         return run_plan_choice_only(args)
+    if args.first_runs_only:
+        return run_first_runs_only(args)
     if args.joins_only:
         return run_joins_only(args)
     if args.heap_pushdown_only:
