@@ -117,8 +117,11 @@ struct KeyColumn {
     values: Vec<KeyValue>,
     /// Rows often repeat the last key (sorted or bucketed time): one compare then.
     last: Option<(i64, u32)>,
-    /// Per dictionary entry of the current vector, its number.
+    /// Per dictionary entry of the current vector, its number (u32::MAX: not yet).
     entry_ids: Vec<u32>,
+    /// The entries `entry_ids` are for (the last dictionary vector's): a vector with the
+    /// same dictionary keeps its numbers.
+    entries: (Vec<u32>, Vec<u8>),
     /// Bytes of the byte-string keys held.
     key_bytes: usize,
 }
@@ -187,9 +190,15 @@ impl KeyColumn {
 
     fn byte_ids(&mut self, col: &DecodedVector, how: ByteKey, sel: &[u32], out: &mut Vec<u32>) {
         if let Some(d) = &col.dictionary {
-            // Entries are numbered when a selected row first uses them.
-            self.entry_ids.clear();
-            self.entry_ids.resize(d.len(), u32::MAX);
+            // Entries are numbered when a selected row first uses them, once for vectors
+            // that store the same dictionary (the writer sorts entries, so vectors of the
+            // same values do: TSBS's 400 hosts in every vector).
+            if self.entries.0 != d.offsets || self.entries.1 != d.data {
+                self.entry_ids.clear();
+                self.entry_ids.resize(d.len(), u32::MAX);
+                self.entries.0.clone_from(&d.offsets);
+                self.entries.1.clone_from(&d.data);
+            }
             for &r in sel {
                 let r = r as usize;
                 if !col.is_valid(r) {
@@ -598,6 +607,30 @@ mod tests {
         let rows = codes.len() as u32;
         let values = DecodedValues::Bytes { offsets: vec![0], data: vec![] };
         DecodedVector::from_parts(rows, None, values, Some(Dictionary { codes, offsets, data }))
+    }
+
+    /// Vectors that store the same dictionary keep its entries' numbers (an entry no row
+    /// of the first used is numbered when a row uses it); another dictionary, also one
+    /// with the same values in another order, is looked up anew.
+    #[test]
+    fn vectors_of_one_dictionary_share_its_entry_numbers() {
+        let mut g = Grouper::new(1);
+        let mut gids = Vec::new();
+        let hosts: [&[u8]; 3] = [b"a", b"b", b"c"];
+        let first = dictionary_vector(vec![2, 2, 0], &hosts);
+        g.assign(&[KeyInput::Bytes(&first, ByteKey::Exact)], &[0, 1, 2], &mut gids);
+        assert_eq!(gids, vec![0, 0, 1]);
+        let same = dictionary_vector(vec![1, 0, 2, 1], &hosts);
+        g.assign(&[KeyInput::Bytes(&same, ByteKey::Exact)], &[0, 1, 2, 3], &mut gids);
+        assert_eq!(gids, vec![2, 1, 0, 2]);
+        let reordered = dictionary_vector(vec![0, 1, 2], &[b"c", b"b", b"a"]);
+        g.assign(&[KeyInput::Bytes(&reordered, ByteKey::Exact)], &[0, 1, 2], &mut gids);
+        assert_eq!(gids, vec![0, 2, 1]);
+        let other = dictionary_vector(vec![0, 1], &[b"b", b"d"]);
+        g.assign(&[KeyInput::Bytes(&other, ByteKey::Exact)], &[0, 1], &mut gids);
+        assert_eq!(gids, vec![2, 3]);
+        assert_eq!(g.len(), 4);
+        assert_eq!(g.key(3, 0), &KeyValue::Bytes(b"d"[..].into()));
     }
 
     /// Groups of dictionary keys found by their codes are those found by their values:

@@ -400,11 +400,7 @@ pub(super) fn read_rd_header<T: Fixed>(input: &[u8], count: usize) -> Result<RdH
 
 /// Patches the exceptions stored at the front of `input` into the decoded values `got`;
 /// returns the bytes they took.
-fn patch_rd_exceptions<T: Fixed>(
-    input: &[u8],
-    h: &RdHeader,
-    got: &mut [T],
-) -> Result<usize, CorruptData> {
+fn patch_rd_exceptions<T: Fixed>(input: &[u8], h: &RdHeader, got: &mut [T]) -> Result<usize, CorruptData> {
     let exc = h.exceptions;
     let positions = input.get(..2 * exc).ok_or(CorruptData("ALP_rd exceptions truncated"))?;
     let lefts = input.get(2 * exc..4 * exc).ok_or(CorruptData("ALP_rd exceptions truncated"))?;

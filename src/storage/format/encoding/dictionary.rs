@@ -3,7 +3,10 @@
 //! Fixed-width values (ints, floats by bit pattern): `dict_len: u32 LE`, a count-less
 //! FOR block of the distinct bit patterns (as i64, in first-occurrence order), a FOR
 //! block of the codes. Bytes: `dict_len: u32 LE`, the distinct values in plain byte
-//! layout, a FOR block of the codes.
+//! layout, a FOR block of the codes. The writer stores byte strings in byte order, so
+//! vectors holding the same values store the same dictionary, which readers recognise
+//! (ColumnarAgg numbers a key's entries once for such vectors); readers accept any
+//! order.
 //!
 //! Building the dictionary is the expensive part (one hash lookup per value), so
 //! `build*` take the size to beat and give up as soon as the dictionary cannot beat it.
@@ -222,7 +225,21 @@ pub fn build_bytes<'a>(offsets: &[u32], data: &'a [u8], give_up_at: usize) -> Op
     if dict.entries.is_empty() {
         dict.min_len = 0;
     }
+    sort_entries(&mut dict, data);
     Some(dict)
+}
+
+/// Puts a dictionary's entries in byte order and renumbers its codes.
+fn sort_entries(dict: &mut BytesDict, data: &[u8]) {
+    let entry = |&(start, end): &(u32, u32)| &data[start as usize..end as usize];
+    let mut order: Vec<u32> = (0..dict.entries.len() as u32).collect();
+    order.sort_unstable_by(|&a, &b| entry(&dict.entries[a as usize]).cmp(entry(&dict.entries[b as usize])));
+    let mut renumber = vec![0u32; order.len()];
+    for (new, &old) in order.iter().enumerate() {
+        renumber[old as usize] = new as u32;
+    }
+    dict.entries = order.iter().map(|&o| dict.entries[o as usize]).collect();
+    dict.codes.iter_mut().for_each(|c| *c = renumber[*c as usize]);
 }
 
 /// Writes a dictionary built from byte strings of `data`.
@@ -401,6 +418,35 @@ mod tests {
     use super::*;
     use crate::storage::format::encoding::test_util::*;
     use proptest::prelude::*;
+
+    #[test]
+    fn byte_entries_are_stored_in_byte_order_so_equal_value_sets_store_one_dictionary() {
+        let vector = |start: usize| -> (Vec<u32>, Vec<u8>) {
+            let mut offsets = vec![0u32];
+            let mut data = Vec::new();
+            for i in start..start + 300 {
+                data.extend_from_slice(format!("host_{}", i % 40).as_bytes());
+                offsets.push(data.len() as u32);
+            }
+            (offsets, data)
+        };
+        let mut dictionaries = Vec::new();
+        for start in [0, 17] {
+            let (offsets, data) = vector(start);
+            let mut out = Vec::new();
+            encode_bytes(&offsets, &data, &mut out);
+            let (mut codes, mut ends, mut entries, mut lens) =
+                (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+            decode_bytes_codes(&out, 300, &mut codes, &mut ends, &mut entries, &mut lens).unwrap();
+            let entry = |e: usize| &entries[ends[e] as usize..ends[e + 1] as usize];
+            assert!((1..40).all(|e| entry(e - 1) < entry(e)));
+            for (i, &c) in codes.iter().enumerate() {
+                assert_eq!(entry(c as usize), &data[offsets[i] as usize..offsets[i + 1] as usize]);
+            }
+            dictionaries.push((ends.clone(), entries.clone()));
+        }
+        assert_eq!(dictionaries[0], dictionaries[1]);
+    }
 
     #[test]
     fn integers_of_chosen_rows_match_the_whole_vector() {
