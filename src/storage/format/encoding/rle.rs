@@ -72,6 +72,16 @@ pub fn encode<T: Fixed>(values: &[T], out: &mut Vec<u8>) {
     write_lengths(it, n, out);
 }
 
+/// The run count at the front of a payload of `count` values, checked.
+fn read_run_count(input: &[u8], count: usize) -> Result<usize, CorruptData> {
+    let head = input.get(..4).ok_or(CorruptData("run count truncated"))?;
+    let runs = u32::from_le_bytes(head.try_into().expect("4 bytes")) as usize;
+    if runs > count {
+        return Err(CorruptData("more runs than values"));
+    }
+    Ok(runs)
+}
+
 /// Calls `emit(run_index, run_length)` for each run; checks the lengths add up to `count`.
 fn decode_lengths(
     input: &[u8],
@@ -112,11 +122,7 @@ pub fn decode<T: Fixed>(
     out: &mut Vec<T>,
     scratch: &mut Scratch,
 ) -> Result<usize, CorruptData> {
-    let head = input.get(..4).ok_or(CorruptData("run count truncated"))?;
-    let runs = u32::from_le_bytes(head.try_into().expect("4 bytes")) as usize;
-    if runs > count {
-        return Err(CorruptData("more runs than values"));
-    }
+    let runs = read_run_count(input, count)?;
     let vals = &mut scratch.u64s;
     vals.clear();
     vals.reserve(runs);
@@ -161,11 +167,7 @@ pub fn decode_bytes(
     data: &mut Vec<u8>,
     scratch: &mut Scratch,
 ) -> Result<usize, CorruptData> {
-    let head = input.get(..4).ok_or(CorruptData("run count truncated"))?;
-    let runs = u32::from_le_bytes(head.try_into().expect("4 bytes")) as usize;
-    if runs > count {
-        return Err(CorruptData("more runs than values"));
-    }
+    let runs = read_run_count(input, count)?;
     let (vends, vdata) = (&mut scratch.u32s, &mut scratch.bytes);
     vends.clear();
     vends.push(0);
@@ -207,11 +209,7 @@ pub fn decode_bytes_codes(
     data: &mut Vec<u8>,
     lens: &mut Vec<u32>,
 ) -> Result<usize, CorruptData> {
-    let head = input.get(..4).ok_or(CorruptData("run count truncated"))?;
-    let runs = u32::from_le_bytes(head.try_into().expect("4 bytes")) as usize;
-    if runs > count {
-        return Err(CorruptData("more runs than values"));
-    }
+    let runs = read_run_count(input, count)?;
     ends.clear();
     ends.push(0);
     data.clear();
