@@ -299,19 +299,29 @@ unsafe fn option_table() -> Option<pg_sys::Oid> {
 // not, be able to write its options row. The SQL names everything, operators included,
 // by schema.
 
-/// The attribute numbers the table's sort_by resolved to, if set.
-unsafe fn stored_sort_attnums(relid: pg_sys::Oid) -> Option<Vec<i16>> {
+/// Column `column` of table `relid`'s row in `pgcolumnar.table_option`, if it has a row
+/// and the column is not NULL (and the extension is installed).
+///
+/// # Safety
+/// Call on the backend thread inside a transaction (it runs a query).
+unsafe fn stored_option<T: pgrx::FromDatum + pgrx::IntoDatum>(relid: pg_sys::Oid, column: &str) -> Option<T> {
     // SAFETY: per this fn's contract we are on the backend thread inside a transaction, so
-    // relations may be opened and the options' metadata read and written.
+    // relations may be opened and the options' metadata read.
     unsafe {
         let _internal = InternalSql::on(option_table()?);
-        Spi::get_one_with_args::<Vec<i16>>(
-            "SELECT sort_attnums FROM pgcolumnar.table_option WHERE relid OPERATOR(pg_catalog.=) $1",
+        Spi::get_one_with_args::<T>(
+            &format!("SELECT {column} FROM pgcolumnar.table_option WHERE relid OPERATOR(pg_catalog.=) $1"),
             &[relid.into()],
         )
         .ok()
         .flatten()
     }
+}
+
+/// The attribute numbers the table's sort_by resolved to, if set.
+unsafe fn stored_sort_attnums(relid: pg_sys::Oid) -> Option<Vec<i16>> {
+    // SAFETY: this fn's contract is `stored_option`'s.
+    unsafe { stored_option(relid, "sort_attnums") }
 }
 
 /// The sort key of table `relid`, if it has one (and any of its columns is left).
@@ -423,15 +433,7 @@ pub unsafe fn quals_push_down(relid: pg_sys::Oid) -> Option<bool> {
             return None;
         }
         let _looking_up = LookingUp;
-        let value = option_table().and_then(|table| {
-            let _internal = InternalSql::on(table);
-            Spi::get_one_with_args::<bool>(
-                "SELECT quals_push_down FROM pgcolumnar.table_option WHERE relid OPERATOR(pg_catalog.=) $1",
-                &[relid.into()],
-            )
-            .ok()
-            .flatten()
-        });
+        let value = stored_option::<bool>(relid, "quals_push_down");
         PUSH_DOWN.with(|c| c.borrow_mut().insert(relid, value));
         value
     }
@@ -449,15 +451,7 @@ pub unsafe fn encoding_goal(relid: pg_sys::Oid) -> EncodingGoal {
         if let Some(cached) = GOALS.with(|c| c.borrow_mut().get(&relid).copied()) {
             return cached;
         }
-        let value = option_table().and_then(|table| {
-            let _internal = InternalSql::on(table);
-            Spi::get_one_with_args::<String>(
-                "SELECT compress_for FROM pgcolumnar.table_option WHERE relid OPERATOR(pg_catalog.=) $1",
-                &[relid.into()],
-            )
-            .ok()
-            .flatten()
-        });
+        let value = stored_option::<String>(relid, "compress_for");
         let goal = if value.as_deref() == Some("size") { EncodingGoal::Size } else { EncodingGoal::Scan };
         GOALS.with(|c| c.borrow_mut().insert(relid, goal));
         goal
