@@ -18,7 +18,7 @@ use super::alp::{
 use super::base::{CorruptData, PhysicalKind};
 use super::bitpack::{self, bits_needed, FOR_HEADER_LEN};
 use super::codec::{plan_of, Analysis, Codec, Estimate, Open, Output, Tier, VectorValues, WRONG_KIND};
-use super::lanes::{self, Unpacker, BLOCK};
+use super::lanes::{self, BLOCK};
 
 fn size(n: usize, right_bits: u32, dict_len: usize, exc: usize) -> usize {
     // Exceptions: positions at the vector's index width, left parts at their width at
@@ -54,7 +54,13 @@ pub fn encode(values: &[f64], p: &RdParams, out: &mut Vec<u8>) {
     }
 }
 
-pub fn decode(input: &[u8], count: usize, out: &mut Vec<f64>) -> Result<usize, CorruptData> {
+/// Decodes `count` values into `out` (appended); `words` is space kept between calls.
+pub fn decode(
+    input: &[u8],
+    count: usize,
+    out: &mut Vec<f64>,
+    words: &mut Vec<u64>,
+) -> Result<usize, CorruptData> {
     let h = read_rd_header::<f64>(input, count)?;
     let (r, dict) = (h.right_bits, h.dict);
     let code_bits = rd_code_bits(h.dict_len);
@@ -69,14 +75,13 @@ pub fn decode(input: &[u8], count: usize, out: &mut Vec<f64>) -> Result<usize, C
     pos += rights.len();
     let start = out.len();
     out.reserve(count);
-    let mut unpacker = Unpacker::default();
     let mut right_block = [0u64; BLOCK];
     let mut code_block = [0u8; BLOCK];
     let mut top = 0u8;
     let (cl, rl) = (lanes::block_len(code_bits), lanes::block_len(r as u8));
     for b in 0..lanes::blocks(count) {
-        Unpacker::u8_block(&codes[b * cl..(b + 1) * cl], code_bits, &mut code_block)?;
-        unpacker.u64_block(&rights[b * rl..(b + 1) * rl], r as u8, &mut right_block)?;
+        lanes::unpack_u8(&codes[b * cl..(b + 1) * cl], code_bits, &mut code_block)?;
+        lanes::unpack_u64(&rights[b * rl..(b + 1) * rl], r as u8, words, &mut right_block)?;
         let n = BLOCK.min(count - b * BLOCK);
         top = code_block[..n].iter().fold(top, |m, &c| m.max(c));
         out.extend(
@@ -132,8 +137,8 @@ pub static ALP_RD_LANES: Codec = Codec {
         VectorValues::Float64(v) => encode(v, plan_of(plan), out),
         _ => unreachable!("ALP_rd lanes encode doubles"),
     },
-    decode: |input, count, out, _| match out {
-        Output::Float64(v) => decode(input, count, v),
+    decode: |input, count, out, scratch| match out {
+        Output::Float64(v) => decode(input, count, v, &mut scratch.u64s),
         _ => Err(WRONG_KIND),
     },
     open: Open::Decoded,
@@ -151,7 +156,7 @@ mod tests {
         encode(values, &p, &mut buf);
         buf.extend_from_slice(b"next");
         let mut out = vec![1.5];
-        let used = decode(&buf, values.len(), &mut out).unwrap();
+        let used = decode(&buf, values.len(), &mut out, &mut Vec::new()).unwrap();
         assert_eq!(&buf[used..], b"next");
         assert_eq!(out.len(), values.len() + 1);
         for (a, b) in out[1..].iter().zip(values) {
@@ -196,12 +201,15 @@ mod tests {
         let mut buf = Vec::new();
         encode(&values, &p, &mut buf);
         for cut in [0, 1, 5, buf.len() / 2, buf.len() - 1] {
-            assert!(decode(&buf[..cut], values.len(), &mut Vec::new()).is_err(), "cut at {cut}");
+            assert!(
+                decode(&buf[..cut], values.len(), &mut Vec::new(), &mut Vec::new()).is_err(),
+                "cut at {cut}"
+            );
         }
         // A code past the dictionary.
         let mut bad = buf.clone();
         bad[1] = 1;
-        let _ = decode(&bad, values.len(), &mut Vec::new());
+        let _ = decode(&bad, values.len(), &mut Vec::new(), &mut Vec::new());
     }
 
     proptest! {

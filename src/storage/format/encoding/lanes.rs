@@ -65,47 +65,37 @@ pub fn pack_u8(count: usize, width: u8, value: impl Fn(usize) -> u8, out: &mut V
     }
 }
 
-/// Words reused between blocks while unpacking.
-pub struct Unpacker {
-    words: Vec<u64>,
+/// Unpacks one block of `width`-bit values (`bytes`: exactly `block_len(width)`) into
+/// `out`, through `words` (aligned space kept by the caller between blocks).
+pub fn unpack_u64(
+    bytes: &[u8],
+    width: u8,
+    words: &mut Vec<u64>,
+    out: &mut [u64; BLOCK],
+) -> Result<(), CorruptData> {
+    let w = width as usize;
+    if w > 64 || bytes.len() != block_len(width) {
+        return Err(CorruptData("lane-packed block has the wrong size"));
+    }
+    words.clear();
+    words.extend(bytes.chunks_exact(8).map(|b| u64::from_le_bytes(b.try_into().expect("8 bytes"))));
+    // SAFETY: `words` holds 1024 * w / 64 words and `out` 1024 values, as
+    // `unchecked_unpack` requires, and `w <= 64` (checked above).
+    unsafe { u64::unchecked_unpack(w, words, out) };
+    Ok(())
 }
 
-impl Default for Unpacker {
-    fn default() -> Self {
-        Unpacker { words: vec![0; BLOCK] }
+/// Unpacks one block of `width`-bit values, `width <= 8` (`bytes`: exactly
+/// `block_len(width)`), into `out`.
+pub fn unpack_u8(bytes: &[u8], width: u8, out: &mut [u8; BLOCK]) -> Result<(), CorruptData> {
+    let w = width as usize;
+    if w > 8 || bytes.len() != block_len(width) {
+        return Err(CorruptData("lane-packed block has the wrong size"));
     }
-}
-
-impl Unpacker {
-    /// Unpacks one block of `width`-bit values (`bytes`: exactly `block_len(width)`)
-    /// into `out`.
-    pub fn u64_block(&mut self, bytes: &[u8], width: u8, out: &mut [u64; BLOCK]) -> Result<(), CorruptData> {
-        let w = width as usize;
-        if w > 64 || bytes.len() != block_len(width) {
-            return Err(CorruptData("lane-packed block has the wrong size"));
-        }
-        let words = &mut self.words[..BLOCK / 64 * w];
-        for (word, b) in words.iter_mut().zip(bytes.chunks_exact(8)) {
-            *word = u64::from_le_bytes(b.try_into().expect("8 bytes"));
-        }
-        // SAFETY: `words` holds 1024 * w / 64 words and `out` 1024 values, as
-        // `unchecked_unpack` requires, and `w <= 64` (checked above).
-        unsafe { u64::unchecked_unpack(w, words, out) };
-        Ok(())
-    }
-
-    /// Unpacks one block of `width`-bit values, `width <= 8` (`bytes`: exactly
-    /// `block_len(width)`), into `out`.
-    pub fn u8_block(bytes: &[u8], width: u8, out: &mut [u8; BLOCK]) -> Result<(), CorruptData> {
-        let w = width as usize;
-        if w > 8 || bytes.len() != block_len(width) {
-            return Err(CorruptData("lane-packed block has the wrong size"));
-        }
-        // SAFETY: `bytes` holds 1024 * w / 8 bytes (u8 needs no alignment) and `out`
-        // 1024 values, and `w <= 8` (checked above).
-        unsafe { u8::unchecked_unpack(w, bytes, out) };
-        Ok(())
-    }
+    // SAFETY: `bytes` holds 1024 * w / 8 bytes (u8 needs no alignment) and `out`
+    // 1024 values, and `w <= 8` (checked above).
+    unsafe { u8::unchecked_unpack(w, bytes, out) };
+    Ok(())
 }
 
 #[cfg(test)]
@@ -121,11 +111,11 @@ mod tests {
             let mut out = Vec::new();
             pack_u64(count, width, value, &mut out);
             assert_eq!(out.len(), packed_len(count, width));
-            let mut u = Unpacker::default();
+            let mut words = Vec::new();
             let mut block = [0u64; BLOCK];
             for b in 0..blocks(count) {
                 let bytes = &out[b * block_len(width)..(b + 1) * block_len(width)];
-                u.u64_block(bytes, width, &mut block).unwrap();
+                unpack_u64(bytes, width, &mut words, &mut block).unwrap();
                 for (j, &v) in block.iter().enumerate() {
                     let i = b * BLOCK + j;
                     assert_eq!(v, if i < count { value(i) } else { 0 }, "width {width}, value {i}");
@@ -139,8 +129,7 @@ mod tests {
             assert_eq!(out.len(), packed_len(count, width));
             let mut block = [0u8; BLOCK];
             for b in 0..blocks(count) {
-                Unpacker::u8_block(&out[b * block_len(width)..(b + 1) * block_len(width)], width, &mut block)
-                    .unwrap();
+                unpack_u8(&out[b * block_len(width)..(b + 1) * block_len(width)], width, &mut block).unwrap();
                 for (j, &v) in block.iter().enumerate().filter(|(j, _)| b * BLOCK + j < count) {
                     assert_eq!(v, value(b * BLOCK + j));
                 }
@@ -151,9 +140,9 @@ mod tests {
     #[test]
     fn a_block_of_the_wrong_size_is_corrupt() {
         let mut block = [0u64; BLOCK];
-        assert!(Unpacker::default().u64_block(&[0; 10], 3, &mut block).is_err());
-        assert!(Unpacker::default().u64_block(&[0; 128 * 65], 65, &mut block).is_err());
+        assert!(unpack_u64(&[0; 10], 3, &mut Vec::new(), &mut block).is_err());
+        assert!(unpack_u64(&[0; 128 * 65], 65, &mut Vec::new(), &mut block).is_err());
         let mut codes = [0u8; BLOCK];
-        assert!(Unpacker::u8_block(&[0; 128 * 9], 9, &mut codes).is_err());
+        assert!(unpack_u8(&[0; 128 * 9], 9, &mut codes).is_err());
     }
 }
