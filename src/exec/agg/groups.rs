@@ -85,25 +85,19 @@ fn numeric_value_key(b: &[u8]) -> Vec<u8> {
 /// the vector's rows would have it).
 pub enum OneKey {
     Int(i64),
-    /// NULL in an integer column.
-    IntNull,
-    /// A byte string, or NULL (no value), in a byte-string column.
     Bytes(Box<DecodedVector>, ByteKey),
 }
 
 impl OneKey {
-    pub fn bytes(value: Option<&[u8]>, how: ByteKey) -> OneKey {
-        let data = value.unwrap_or_default().to_vec();
-        let offsets = vec![0, data.len() as u32];
-        let validity = value.is_none().then(|| vec![false]);
-        let col = DecodedVector::from_parts(1, validity, DecodedValues::Bytes { offsets, data }, None);
+    pub fn bytes(value: &[u8], how: ByteKey) -> OneKey {
+        let (data, offsets) = (value.to_vec(), vec![0, value.len() as u32]);
+        let col = DecodedVector::from_parts(1, None, DecodedValues::Bytes { offsets, data }, None);
         OneKey::Bytes(Box::new(col), how)
     }
 
     pub fn input(&self) -> KeyInput<'_> {
         match self {
             OneKey::Int(x) => KeyInput::Int { values: std::slice::from_ref(x), valid: None },
-            OneKey::IntNull => KeyInput::Int { values: &[0], valid: Some(&[false]) },
             OneKey::Bytes(col, how) => KeyInput::Bytes(col, *how),
         }
     }

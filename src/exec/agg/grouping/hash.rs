@@ -67,7 +67,7 @@ fn one_key(key: &KeySpec, stats: Option<ZoneStats>) -> Option<OneKey> {
     match (key.kind, s.zone) {
         (KeyKind::Value, ZoneMap::Int { min, max }) if min == max => Some(OneKey::Int(min)),
         (KeyKind::Value, ZoneMap::Bytes { min, max }) if min == max => {
-            Some(OneKey::bytes(Some(min.as_slice()), ByteKey::Exact))
+            Some(OneKey::bytes(min.as_slice(), ByteKey::Exact))
         }
         _ => None,
     }
@@ -167,9 +167,14 @@ impl HashGrouping {
         run.counters.vectors_one_group += 1;
         // SAFETY: the reader is open and positioned on the vector `sel` selects from.
         unsafe { fold_rows(run, sel, Gids::Same(group)) };
+        Some(self.held(run))
+    }
+
+    /// The bytes the fold holds after a vector, kept as the peak if it is one.
+    fn held(&self, run: &mut Run) -> usize {
         let used = run.aggs.memory(Some(&self.grouper));
         run.counters.peak_memory = run.counters.peak_memory.max(used);
-        Some(used)
+        used
     }
 
     /// `fold_vector` once the keys of the selected rows are computed.
@@ -204,9 +209,7 @@ impl HashGrouping {
             // SAFETY: the reader is open and positioned on the vector `sel` selects from.
             unsafe { fold_rows(run, sel, Gids::Each(&self.gids)) };
         }
-        let used = run.aggs.memory(Some(&self.grouper));
-        run.counters.peak_memory = run.counters.peak_memory.max(used);
-        Some(used)
+        Some(self.held(run))
     }
 }
 

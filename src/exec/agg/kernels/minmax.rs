@@ -79,9 +79,7 @@ impl MinMaxFloat {
             seen[0] = true;
         }
     }
-}
 
-impl MinMaxFloat {
     /// `fold` of doubles without NULLs into groups `ids`: each group's current value as
     /// its order key (an unseen group's below or above every key), then per row one
     /// integer compare and a conditional store, with no per-row test of `seen` or key

@@ -81,8 +81,8 @@ pub enum EncodingGoal {
 /// Bytes of storage per value that one nanosecond of decoding per value is worth when
 /// scans are the goal: a codec 1 ns/value faster to decode wins if it stores at most
 /// half a byte more per value. On TSBS's full-precision metrics that picks ALP_rd in
-/// FastLanes blocks (6.95 bytes/value, 0.75 ns) over lag-delta (6.32, 5.6 ns): 10% more
-/// storage, 7× the decode speed; integers and decimals keep the smallest codec, which
+/// FastLanes blocks (6.93 bytes/value, 0.75 ns) over lag-delta (6.32, 5.6 ns): 10% more
+/// storage, 6× the decode speed; integers and decimals keep the smallest codec, which
 /// is also fast there.
 pub const SCAN_BYTES_PER_NS: f64 = 0.5;
 

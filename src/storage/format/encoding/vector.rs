@@ -125,6 +125,16 @@ const ZSTD_NS_PER_BYTE: f64 = 0.7;
 /// Nanoseconds lz4 takes to decompress a byte (~4 GB/s on one core).
 const LZ4_NS_PER_BYTE: f64 = 0.25;
 
+/// Bytes per value a nanosecond of decoding per value is worth for floats under the
+/// policy's goal, as `encode_chosen` weighs codecs; 0 for other kinds, whose general
+/// compression is kept by its saving alone.
+fn float_bytes_per_ns(policy: &CompressionPolicy, kind: PhysicalKind) -> f64 {
+    match kind {
+        PhysicalKind::Float32 | PhysicalKind::Float64 => policy.goal.bytes_per_ns(kind),
+        PhysicalKind::Int | PhysicalKind::Bytes => 0.0,
+    }
+}
+
 /// What the scan goal charges a float's alternative layout for decoding slower than the
 /// primary: byte planes put back together after zstd, against the chosen codec,
 /// weighed in bytes as `encode_chosen` weighs codecs (0 when sizes alone decide).
@@ -133,8 +143,8 @@ fn slower_alternative_cost(
     primary: EncodingId,
     policy: &CompressionPolicy,
 ) -> usize {
-    let per_ns = policy.goal.bytes_per_ns(values.kind());
-    if per_ns == 0.0 || !matches!(values, VectorValues::Float32(_) | VectorValues::Float64(_)) {
+    let per_ns = float_bytes_per_ns(policy, values.kind());
+    if per_ns == 0.0 {
         return 0;
     }
     let n = values.len() as f64;
@@ -179,8 +189,7 @@ impl Candidate {
         // every read; for floats chosen for scans, also the decompression's time, weighed
         // as the codecs' decode time is (lz4 must then save about 15%, zstd 38%).
         let margin = min_saving_percent(kind);
-        let float_scan = matches!(kind, PhysicalKind::Float32 | PhysicalKind::Float64);
-        let per_ns = if float_scan { policy.goal.bytes_per_ns(kind) } else { 0.0 };
+        let per_ns = float_bytes_per_ns(policy, kind);
         let time_bytes = |ns_per_byte: f64| (per_ns * ns_per_byte * raw as f64) as usize;
         let worth_after = |c: usize, ns_per_byte: f64| {
             (c + time_bytes(ns_per_byte)) * 100 <= raw * (100 - margin) && raw <= max_raw_len(kind, rows, c)
