@@ -994,7 +994,6 @@ def first_runs(args) -> list[dict]:
                 conn.close()
             # The same query warm, on the last connection's successor.
             conn = pg_connect(args)
-            pg_apply(conn, config)
             warm = run_query(make_pg_executor(conn)(config), sql, 5, True)[0]
             conn.close()
             out.append({"engine": config.engine, "query": q.name,
