@@ -181,6 +181,24 @@ SELECT count(*), count(DISTINCT id), bool_and(id % 2 = 1) AS only_live FROM smp 
 DROP EXTENSION tsm_system_rows;
 DROP TABLE smp;
 
+-- A new connection's first plan reads the chunk metadata of a table's row groups in one
+-- scan (more than 8 of them missing from the backend's cache); an aborted write's
+-- metadata stays out, and a later plan that needs more columns adds theirs.
+CREATE TABLE many_groups (a int, b int, c text) USING columnar;
+SELECT format('INSERT INTO many_groups SELECT g, g * 10, ''v'' || g FROM generate_series(%s, %s) g',
+              i * 1000 + 1, i * 1000 + 1000)
+  FROM generate_series(0, 11) i \gexec
+BEGIN;
+INSERT INTO many_groups SELECT g, g * 10, 'aborted' FROM generate_series(5001, 5400) g;
+SELECT count(*) FROM many_groups WHERE a BETWEEN 5001 AND 5500;
+ROLLBACK;
+\c
+EXPLAIN (COSTS OFF) SELECT a, b FROM many_groups WHERE a BETWEEN 5001 AND 5500;
+SELECT count(*), min(b), max(c) FROM many_groups WHERE a BETWEEN 5001 AND 5500;
+EXPLAIN (COSTS OFF) SELECT b, c FROM many_groups WHERE b > 115000 AND c <> 'z';
+SELECT count(*), min(a), max(a) FROM many_groups WHERE b > 115000 AND c <> 'z';
+DROP TABLE many_groups;
+
 DROP TABLE s, s_heap;
 DROP EXTENSION pgcolumnar;
 DROP SCHEMA pgcolumnar;

@@ -381,8 +381,7 @@ unsafe fn zones_path(
         (pushdown, zones, plan_sizes::column_bytes(relation, natts))
     };
     let attributes = ranked_columns(q, &pushdown);
-    let vectors: Vec<_> =
-        zones.groups.iter().flat_map(|g| g.vectors.get(q.time_att).into_iter().flatten().copied()).collect();
+    let vectors: Vec<_> = zones.groups.iter().flat_map(|g| g.vectors(q.time_att)).collect();
     // Zone maps rule out what the filter cannot match, for LastPoint as for a scan.
     // SAFETY: as above; the pushdown's operands are this query's (from pushed_entirely).
     let (fraction, measured, scan_vars, pages, tuples) = unsafe {

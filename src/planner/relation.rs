@@ -165,11 +165,11 @@ pub unsafe fn kept_range(
     };
     let mut range: Option<(i64, i64)> = None;
     for g in zones.groups.iter() {
-        if !keeps(&|a: usize| g.stats.get(a).copied().flatten()) {
+        if !keeps(&|a: usize| g.stats(a)) {
             continue;
         }
-        for (v, stats) in g.vectors.get(att)?.iter().enumerate() {
-            if !keeps(&|a: usize| g.vectors.get(a).and_then(|vs| vs.get(v)).copied()) {
+        for (v, stats) in g.vectors(att).enumerate() {
+            if !keeps(&|a: usize| g.vector(a, v)) {
                 continue;
             }
             match stats.zone {
@@ -192,12 +192,12 @@ fn prune(zones: &plan_sizes::ZoneSet, resolved: &Filter) -> Pruning {
         rows += g.rows;
         let count = (g.rows as usize).div_ceil(VECTOR_ROWS);
         vectors += count;
-        if zone::verdict(resolved, &|att| g.stats.get(att).copied().flatten()) == Verdict::None {
+        if zone::verdict(resolved, &|att| g.stats(att)) == Verdict::None {
             pruned += 1;
             continue;
         }
         for v in 0..count {
-            let stats = |att: usize| g.vectors.get(att).and_then(|vs| vs.get(v)).copied();
+            let stats = |att: usize| g.vector(att, v);
             if zone::verdict(resolved, &stats) != Verdict::None {
                 vectors_kept += 1;
                 kept_rows += (g.rows - (v * VECTOR_ROWS) as u64).min(VECTOR_ROWS as u64);

@@ -9,6 +9,7 @@ use crate::storage::format::directory::{self, VectorEntry};
 use crate::storage::format::zonemap::ZoneMap;
 use crate::storage::shared::cache::BoundedCache;
 use crate::storage::shared::error::data_corrupted;
+use hashbrown::HashMap;
 use pgrx::pg_sys;
 use std::cell::RefCell;
 use std::rc::Rc;
@@ -67,6 +68,23 @@ impl Chunks {
     /// Whether the chunk rows of attribute `attnum` were parsed.
     fn has(&self, attnum: i16) -> bool {
         self.parsed.as_ref().is_none_or(|p| p.binary_search(&attnum).is_ok())
+    }
+
+    /// The chunk of attribute `attnum`, if it was parsed and is stored.
+    pub fn column(&self, attnum: i16) -> Option<&ChunkMeta> {
+        if !self.has(attnum) {
+            return None;
+        }
+        self.columns.get(attnum as usize - 1).and_then(|c| c.as_ref())
+    }
+
+    /// Whether the chunk rows of every attribute numbered in `attnums` (None: all) were
+    /// parsed.
+    fn covers(&self, attnums: Option<&[i16]>) -> bool {
+        match attnums {
+            None => self.parsed.is_none(),
+            Some(a) => a.iter().all(|&x| self.has(x)),
+        }
     }
 }
 
@@ -198,32 +216,80 @@ pub(super) unsafe fn read_chunks(
             &[storage_id, first_row],
             snapshot,
             pg_sys::AccessShareLock,
-            |_, _, v, n| {
-                let attnum: i16 = not_null(v[2], n[2], "chunk.attnum");
-                if attnum < 0 {
-                    data_corrupted("chunk metadata with a negative attribute number");
-                }
-                // Others are skipped before their directory is detoasted and parsed.
-                if attnum > 0 && wanted.is_some_and(|w| w.binary_search(&attnum).is_err()) {
-                    return;
-                }
-                let length = int8(v[4]);
-                let dir: &[u8] = not_null(v[7], n[7], "chunk.directory");
-                let vectors =
-                    directory::decode(dir, length).unwrap_or_else(|e| data_corrupted(&e.to_string()));
-                let meta = ChunkMeta::new(attnum, int8(v[3]), length, int8(v[5]), int8(v[6]), vectors);
-                if attnum == 0 {
-                    chunks.order = Some(meta);
-                    return;
-                }
-                let at = attnum as usize - 1;
-                if chunks.columns.len() <= at {
-                    chunks.columns.resize(at + 1, None);
-                }
-                chunks.columns[at] = Some(meta);
-            },
+            |_, _, v, n| parse_chunk(&mut chunks, v, n, wanted),
         );
         chunks
+    }
+}
+
+/// `read_chunks` of every row group of a storage, in one scan of `chunk` (a scan per row
+/// group costs an index descent and its set-up each, which a new connection's first
+/// plan of a table with many row groups pays for all of them): by first row.
+///
+/// # Safety
+/// As `read_chunks`.
+unsafe fn read_all_chunks(
+    storage_id: u64,
+    snapshot: pg_sys::Snapshot,
+    wanted: Option<&[i16]>,
+) -> HashMap<u64, Chunks> {
+    // SAFETY: as in `read_chunks` (this fn's contract is the same).
+    unsafe {
+        let mut all: HashMap<u64, Chunks> = HashMap::new();
+        scan_storage::<CHUNK_NATTS>(
+            c"chunk",
+            c"chunk_pkey",
+            storage_id,
+            snapshot,
+            pg_sys::AccessShareLock,
+            |_, _, v, n| {
+                let first_row = int8(v[1]);
+                let chunks = all
+                    .entry(first_row)
+                    .or_insert_with(|| Chunks { parsed: wanted.map(<[i16]>::to_vec), ..Chunks::default() });
+                parse_chunk(chunks, v, n, wanted)
+            },
+        );
+        all
+    }
+}
+
+/// Adds a `chunk` row (deformed as `v`, `n`) to `chunks`, unless its attribute is not
+/// `wanted`.
+///
+/// # Safety
+/// `v`, `n` must be a deformed `chunk` tuple, on the backend thread (a corrupt row raises
+/// an error).
+unsafe fn parse_chunk(
+    chunks: &mut Chunks,
+    v: &[pg_sys::Datum; CHUNK_NATTS],
+    n: &[bool; CHUNK_NATTS],
+    wanted: Option<&[i16]>,
+) {
+    // SAFETY: `v`, `n` are a deformed chunk tuple (this fn's contract), read as its columns'
+    // types.
+    unsafe {
+        let attnum: i16 = not_null(v[2], n[2], "chunk.attnum");
+        if attnum < 0 {
+            data_corrupted("chunk metadata with a negative attribute number");
+        }
+        // Others are skipped before their directory is detoasted and parsed.
+        if attnum > 0 && wanted.is_some_and(|w| w.binary_search(&attnum).is_err()) {
+            return;
+        }
+        let length = int8(v[4]);
+        let dir: &[u8] = not_null(v[7], n[7], "chunk.directory");
+        let vectors = directory::decode(dir, length).unwrap_or_else(|e| data_corrupted(&e.to_string()));
+        let meta = ChunkMeta::new(attnum, int8(v[3]), length, int8(v[5]), int8(v[6]), vectors);
+        if attnum == 0 {
+            chunks.order = Some(meta);
+            return;
+        }
+        let at = attnum as usize - 1;
+        if chunks.columns.len() <= at {
+            chunks.columns.resize(at + 1, None);
+        }
+        chunks.columns[at] = Some(meta);
     }
 }
 
@@ -254,13 +320,67 @@ pub unsafe fn load_row_groups(
             pg_sys::AccessShareLock,
             |_, tup, v, n| groups.push(parse_row_group(tup, v, n, &empty)),
         );
-        if !with_chunks {
-            return groups;
-        }
-        for g in &mut groups {
-            attach_chunks(storage_id, g, snapshot);
+        if with_chunks {
+            attach_all(storage_id, &mut groups, snapshot, None);
         }
         groups
+    }
+}
+
+/// Row groups missing from the chunk cache above which `attach_all` reads the chunk rows
+/// of the whole storage in one scan rather than a scan per row group.
+const ONE_SCAN_GROUPS: usize = 8;
+
+/// `attach_chunks_for` of every row group in `groups` (all of a storage, as
+/// `load_row_groups` returns them).
+///
+/// # Safety
+/// As `attach_chunks_for`.
+unsafe fn attach_all(
+    storage_id: u64,
+    groups: &mut [RowGroupMeta],
+    snapshot: pg_sys::Snapshot,
+    attnums: Option<&[i16]>,
+) {
+    let missing: Vec<(usize, Option<Rc<Chunks>>)> = CACHE.with(|c| {
+        let mut c = c.borrow_mut();
+        groups
+            .iter()
+            .enumerate()
+            .filter_map(|(i, g)| {
+                let cached = c.entries.get(&(storage_id, g.first_row)).cloned();
+                (!cached.as_deref().is_some_and(|c| c.covers(attnums))).then_some((i, cached))
+            })
+            .collect()
+    });
+    if missing.len() > ONE_SCAN_GROUPS {
+        // What is wanted now and what the cache had, so entries only grow.
+        let union = attnums.map(|a| {
+            let mut union = a.to_vec();
+            for (_, cached) in &missing {
+                union.extend(cached.as_ref().and_then(|c| c.parsed.as_deref()).unwrap_or_default());
+            }
+            union.sort_unstable();
+            union.dedup();
+            union
+        });
+        // SAFETY: this fn's contract is `read_chunks`'.
+        let mut all = unsafe { read_all_chunks(storage_id, snapshot, union.as_deref()) };
+        CACHE.with(|c| {
+            let mut c = c.borrow_mut();
+            for (i, _) in missing {
+                let g = &mut groups[i];
+                let chunks = all
+                    .remove(&g.first_row)
+                    .unwrap_or_else(|| Chunks { parsed: union.clone(), ..Chunks::default() });
+                g.chunks = Rc::new(chunks);
+                c.entries.insert((storage_id, g.first_row), g.chunks.clone());
+            }
+        });
+    }
+    for g in groups.iter_mut() {
+        // SAFETY: this fn's contract.
+        unsafe { attach_chunks_for(storage_id, g, snapshot, attnums) };
     }
 }
 
@@ -282,9 +402,7 @@ pub unsafe fn load_row_groups_for(
     // being closed, ended or freed).
     unsafe {
         let mut groups = load_row_groups(storage_id, snapshot, false);
-        for g in &mut groups {
-            attach_chunks_for(storage_id, g, snapshot, Some(attnums));
-        }
+        attach_all(storage_id, &mut groups, snapshot, Some(attnums));
         groups
     }
 }
@@ -356,12 +474,8 @@ pub unsafe fn attach_chunks_for(
 ) {
     let key = (storage_id, g.first_row);
     let cached = CACHE.with(|c| c.borrow_mut().entries.get(&key).cloned());
-    let covers = |c: &Chunks| match attnums {
-        None => c.parsed.is_none(),
-        Some(a) => a.iter().all(|&x| c.has(x)),
-    };
     g.chunks = match cached {
-        Some(chunks) if covers(&chunks) => chunks,
+        Some(chunks) if chunks.covers(attnums) => chunks,
         cached => {
             // Parse what is wanted now and what the cache had, so entries only grow.
             let union: Option<Vec<i16>> = match (attnums, cached.as_ref().and_then(|c| c.parsed.clone())) {

@@ -46,13 +46,37 @@ struct Sizes {
 }
 
 /// One row group as the planner sees it: its rows, and per attribute (index attnum
-/// minus 1) the zone statistics of its chunk (None: not stored in this row group, or
-/// not measured) and of each of its vectors (empty if so).
+/// minus 1) the zone statistics of its chunk and of each of its vectors. They are read
+/// from the cached chunk metadata itself, not copied: a new connection's first plan of
+/// a table of many row groups would otherwise allocate (and fault in) a second copy of
+/// every vector's zone map.
 #[derive(Clone)]
 pub struct GroupZones {
     pub rows: u64,
-    pub stats: Vec<Option<ZoneStats>>,
-    pub vectors: Vec<Vec<ZoneStats>>,
+    chunks: Rc<catalog::Chunks>,
+}
+
+impl GroupZones {
+    fn chunk(&self, att: usize) -> Option<&catalog::ChunkMeta> {
+        self.chunks.column(att as i16 + 1)
+    }
+
+    /// The zone statistics of attribute `att`'s chunk; None if it is not stored in this
+    /// row group, or was not measured.
+    pub fn stats(&self, att: usize) -> Option<ZoneStats> {
+        self.chunk(att).map(|c| ZoneStats { zone: c.zone, rows: self.rows, null_count: c.null_count })
+    }
+
+    /// The zone statistics of vector `v` of attribute `att`'s chunk (None as `stats`).
+    pub fn vector(&self, att: usize, v: usize) -> Option<ZoneStats> {
+        let e = self.chunk(att)?.vectors.get(v)?;
+        Some(ZoneStats { zone: e.zone, rows: e.rows as u64, null_count: e.null_count as u64 })
+    }
+
+    /// The zone statistics of every vector of attribute `att`'s chunk (none as `stats`).
+    pub fn vectors(&self, att: usize) -> impl Iterator<Item = ZoneStats> + '_ {
+        (0..self.chunk(att).map_or(0, |c| c.vectors.len())).filter_map(move |v| self.vector(att, v))
+    }
 }
 
 /// Tables whose sizes are kept; past this the least recently planned go.
@@ -188,27 +212,8 @@ pub unsafe fn group_zones(rel: pg_sys::Relation, natts: usize, atts: &[usize]) -
         // SAFETY: run by `cached` during this call, inside the caller's transaction (this fn's
         // contract); a NULL snapshot reads with the catalog snapshot.
         let groups = unsafe { catalog::load_row_groups_for(storage_id, std::ptr::null_mut(), &attnums) };
-        let zones: Vec<GroupZones> = groups
-            .iter()
-            .map(|g| {
-                let mut stats = vec![None; natts];
-                let mut vectors = vec![Vec::new(); natts];
-                for &a in &atts {
-                    let Some(c) = g.chunk(a as i16 + 1) else { continue };
-                    stats[a] = Some(ZoneStats { zone: c.zone, rows: g.row_count, null_count: c.null_count });
-                    vectors[a] = c
-                        .vectors
-                        .iter()
-                        .map(|e| ZoneStats {
-                            zone: e.zone,
-                            rows: e.rows as u64,
-                            null_count: e.null_count as u64,
-                        })
-                        .collect();
-                }
-                GroupZones { rows: g.row_count, stats, vectors }
-            })
-            .collect();
+        let zones: Vec<GroupZones> =
+            groups.iter().map(|g| GroupZones { rows: g.row_count, chunks: g.chunks.clone() }).collect();
         let read = groups.len() * (1 + atts.len());
         (Rc::new(ZoneSet { atts, natts, groups: zones }), read)
     };
