@@ -53,7 +53,9 @@ impl ChunkMeta {
 pub struct Chunks {
     /// By attribute number - 1; None for columns added after the row group was written
     /// (their value is the column's default) or dropped ones.
-    pub columns: Vec<Option<ChunkMeta>>,
+    /// Shared between the cached versions of a row group's chunks that parsed more
+    /// attributes (`merge`).
+    pub columns: Vec<Option<Rc<ChunkMeta>>>,
     /// The order column (attribute number 0) of a row group a flush wrote in sort_by
     /// order: position p holds the row at offset order[p] (see `flush_order`). None when
     /// rows are stored in row-number order.
@@ -75,7 +77,7 @@ impl Chunks {
         if !self.has(attnum) {
             return None;
         }
-        self.columns.get(attnum as usize - 1).and_then(|c| c.as_ref())
+        self.columns.get(attnum as usize - 1).and_then(|c| c.as_deref())
     }
 
     /// Whether the chunk rows of every attribute numbered in `attnums` (None: all) were
@@ -85,6 +87,37 @@ impl Chunks {
             None => self.parsed.is_none(),
             Some(a) => a.iter().all(|&x| self.has(x)),
         }
+    }
+
+    /// Of the attributes numbered in `attnums` (sorted; None: all), those whose chunk rows
+    /// `cached` (a row group's cached chunks, if any) did not parse; None: all.
+    fn lacking(cached: Option<&Chunks>, attnums: Option<&[i16]>) -> Option<Vec<i16>> {
+        let a = attnums?;
+        Some(match cached {
+            Some(c) => a.iter().copied().filter(|&x| !c.has(x)).collect(),
+            None => a.to_vec(),
+        })
+    }
+
+    /// `cached` (if any) with the chunks parsed since, `fresh`: a plan or scan that needs
+    /// one more column parses that column's rows, not again those of the ones it had.
+    fn merge(cached: Option<Rc<Chunks>>, fresh: Chunks) -> Chunks {
+        let (Some(old), Some(parsed)) = (cached, fresh.parsed.as_ref()) else { return fresh };
+        let Some(had) = old.parsed.as_ref() else { return fresh };
+        let mut union = had.clone();
+        union.extend_from_slice(parsed);
+        union.sort_unstable();
+        union.dedup();
+        let mut columns = old.columns.clone();
+        for (at, meta) in fresh.columns.into_iter().enumerate() {
+            if let Some(meta) = meta {
+                if columns.len() <= at {
+                    columns.resize(at + 1, None);
+                }
+                columns[at] = Some(meta);
+            }
+        }
+        Chunks { columns, order: fresh.order.or_else(|| old.order.clone()), parsed: Some(union) }
     }
 }
 
@@ -104,7 +137,7 @@ pub struct RowGroupMeta {
 impl RowGroupMeta {
     pub fn chunk(&self, attnum: i16) -> Option<&ChunkMeta> {
         debug_assert!(self.chunks.has(attnum), "chunk of attribute {attnum} not loaded");
-        self.chunks.columns.get(attnum as usize - 1).and_then(|c| c.as_ref())
+        self.chunks.columns.get(attnum as usize - 1).and_then(|c| c.as_deref())
     }
 }
 
@@ -173,7 +206,7 @@ pub unsafe fn insert_row_group(storage_id: u64, group: &RowGroupMeta, cid: u32) 
         pg_sys::table_close(rg, pg_sys::NoLock as i32);
 
         let ch = pg_sys::table_open(relid(c"chunk"), pg_sys::RowExclusiveLock as i32);
-        for c in group.chunks.columns.iter().flatten().chain(&group.chunks.order) {
+        for c in group.chunks.columns.iter().flatten().map(|c| &**c).chain(&group.chunks.order) {
             let mut values = [
                 datum(storage_id as i64),
                 datum(group.first_row as i64),
@@ -222,16 +255,17 @@ pub(super) unsafe fn read_chunks(
     }
 }
 
-/// `read_chunks` of every row group of a storage, in one scan of `chunk` (a scan per row
-/// group costs an index descent and its set-up each, which a new connection's first
-/// plan of a table with many row groups pays for all of them): by first row.
+/// `read_chunks` of the row groups of a storage that `wanted` lists (by first row, with
+/// the attributes to parse), in one scan of `chunk` (a scan per row group costs an index
+/// descent and its set-up each, which a new connection's first plan of a table with many
+/// row groups pays for all of them): by first row.
 ///
 /// # Safety
 /// As `read_chunks`.
 unsafe fn read_all_chunks(
     storage_id: u64,
     snapshot: pg_sys::Snapshot,
-    wanted: Option<&[i16]>,
+    wanted: &HashMap<u64, Option<Vec<i16>>>,
 ) -> HashMap<u64, Chunks> {
     // SAFETY: as in `read_chunks` (this fn's contract is the same).
     unsafe {
@@ -244,10 +278,12 @@ unsafe fn read_all_chunks(
             pg_sys::AccessShareLock,
             |_, _, v, n| {
                 let first_row = int8(v[1]);
+                // Row groups not asked for (cached, or not visible) are skipped unparsed.
+                let Some(wanted) = wanted.get(&first_row) else { return };
                 let chunks = all
                     .entry(first_row)
-                    .or_insert_with(|| Chunks { parsed: wanted.map(<[i16]>::to_vec), ..Chunks::default() });
-                parse_chunk(chunks, v, n, wanted)
+                    .or_insert_with(|| Chunks { parsed: wanted.clone(), ..Chunks::default() });
+                parse_chunk(chunks, v, n, wanted.as_deref())
             },
         );
         all
@@ -289,7 +325,7 @@ unsafe fn parse_chunk(
         if chunks.columns.len() <= at {
             chunks.columns.resize(at + 1, None);
         }
-        chunks.columns[at] = Some(meta);
+        chunks.columns[at] = Some(Rc::new(meta));
     }
 }
 
@@ -354,26 +390,20 @@ unsafe fn attach_all(
             .collect()
     });
     if missing.len() > ONE_SCAN_GROUPS {
-        // What is wanted now and what the cache had, so entries only grow.
-        let union = attnums.map(|a| {
-            let mut union = a.to_vec();
-            for (_, cached) in &missing {
-                union.extend(cached.as_ref().and_then(|c| c.parsed.as_deref()).unwrap_or_default());
-            }
-            union.sort_unstable();
-            union.dedup();
-            union
-        });
+        let wanted: HashMap<u64, Option<Vec<i16>>> = missing
+            .iter()
+            .map(|(i, cached)| (groups[*i].first_row, Chunks::lacking(cached.as_deref(), attnums)))
+            .collect();
         // SAFETY: this fn's contract is `read_chunks`'.
-        let mut all = unsafe { read_all_chunks(storage_id, snapshot, union.as_deref()) };
+        let mut all = unsafe { read_all_chunks(storage_id, snapshot, &wanted) };
         CACHE.with(|c| {
             let mut c = c.borrow_mut();
-            for (i, _) in missing {
+            for (i, cached) in missing {
                 let g = &mut groups[i];
-                let chunks = all
+                let fresh = all
                     .remove(&g.first_row)
-                    .unwrap_or_else(|| Chunks { parsed: union.clone(), ..Chunks::default() });
-                g.chunks = Rc::new(chunks);
+                    .unwrap_or_else(|| Chunks { parsed: wanted[&g.first_row].clone(), ..Chunks::default() });
+                g.chunks = Rc::new(Chunks::merge(cached, fresh));
                 c.entries.insert((storage_id, g.first_row), g.chunks.clone());
             }
         });
@@ -461,7 +491,7 @@ pub unsafe fn attach_chunks(storage_id: u64, g: &mut RowGroupMeta, snapshot: pg_
 }
 
 /// `attach_chunks` for the attributes numbered in `attnums` (sorted; None: all). A
-/// cached entry that lacks some is read again for them and the ones it had.
+/// cached entry that lacks some has them read and added.
 ///
 /// # Safety
 /// `snapshot` must be a valid snapshot (or NULL where this fn's docs allow it); call on the
@@ -477,20 +507,12 @@ pub unsafe fn attach_chunks_for(
     g.chunks = match cached {
         Some(chunks) if chunks.covers(attnums) => chunks,
         cached => {
-            // Parse what is wanted now and what the cache had, so entries only grow.
-            let union: Option<Vec<i16>> = match (attnums, cached.as_ref().and_then(|c| c.parsed.clone())) {
-                (Some(a), Some(mut had)) => {
-                    had.extend_from_slice(a);
-                    had.sort_unstable();
-                    had.dedup();
-                    Some(had)
-                }
-                (Some(a), None) if cached.is_none() => Some(a.to_vec()),
-                _ => None,
-            };
+            // Parse what is wanted now and the cache lacks, so entries only grow.
+            let lacking = Chunks::lacking(cached.as_deref(), attnums);
             // SAFETY: `snapshot` is valid and we are inside a transaction (this fn's contract, the
             // same as `read_chunks`').
-            let chunks = Rc::new(unsafe { read_chunks(storage_id, g.first_row, snapshot, union.as_deref()) });
+            let fresh = unsafe { read_chunks(storage_id, g.first_row, snapshot, lacking.as_deref()) };
+            let chunks = Rc::new(Chunks::merge(cached, fresh));
             CACHE.with(|c| c.borrow_mut().entries.insert(key, chunks.clone()));
             chunks
         }
@@ -673,5 +695,42 @@ pub unsafe fn live_or_pending_ranges(storage_id: u64, oldest_xmin: pg_sys::Trans
         );
         ranges.sort_unstable();
         ranges
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parsed(attnums: &[i16]) -> Chunks {
+        let mut c = Chunks { parsed: Some(attnums.to_vec()), ..Chunks::default() };
+        for &a in attnums {
+            let at = a as usize - 1;
+            if c.columns.len() <= at {
+                c.columns.resize(at + 1, None);
+            }
+            c.columns[at] = Some(Rc::new(ChunkMeta::new(a, 100 * a as u64, 10, 0, 10, Vec::new())));
+        }
+        c
+    }
+
+    #[test]
+    fn chunks_parse_only_what_the_cache_lacks_and_keep_what_it_had() {
+        let old = Rc::new(parsed(&[1, 4]));
+        assert_eq!(Chunks::lacking(Some(&old), Some(&[1, 2, 4, 5])), Some(vec![2, 5]));
+        assert_eq!(Chunks::lacking(None, Some(&[2])), Some(vec![2]));
+        assert_eq!(Chunks::lacking(Some(&old), None), None);
+        let merged = Chunks::merge(Some(old.clone()), parsed(&[2, 5]));
+        assert_eq!(merged.parsed, Some(vec![1, 2, 4, 5]));
+        assert!(merged.covers(Some(&[1, 2, 4, 5])) && !merged.covers(Some(&[3])) && !merged.covers(None));
+        for a in [1, 2, 4, 5] {
+            assert_eq!(merged.column(a).map(|c| c.offset), Some(100 * a as u64), "attribute {a}");
+        }
+        assert!(merged.column(3).is_none());
+        // The metadata it had is shared, not copied.
+        assert!(Rc::ptr_eq(merged.columns[0].as_ref().unwrap(), old.columns[0].as_ref().unwrap()));
+        // A read of every attribute replaces a partial entry.
+        let all = Chunks { parsed: None, ..parsed(&[1, 2]) };
+        assert_eq!(Chunks::merge(Some(old), all).parsed, None);
     }
 }

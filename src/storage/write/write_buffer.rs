@@ -168,7 +168,7 @@ unsafe fn write_out(rel: pg_sys::Relation, buf: &mut WriteBuffer, rows: usize, b
         };
         let mut chunks = Chunks::default();
         for (i, chunk) in encoded.into_iter().enumerate() {
-            chunks.columns.push(chunk.map(|c| write(i as i16 + 1, c)));
+            chunks.columns.push(chunk.map(|c| std::rc::Rc::new(write(i as i16 + 1, c))));
         }
         chunks.order = order_chunk.map(|c| write(0, c));
         let group = RowGroupMeta {
