@@ -56,6 +56,26 @@ SELECT attname, encodings FROM pgcolumnar.stats('enc') WHERE attname = 'walk';
 ALTER TABLE enc SET (compress_for = 'scan');
 SELECT option, value FROM pgcolumnar.options WHERE relid = 'enc'::regclass;
 
+-- A text column of 400 hosts in every vector: each vector's dictionary entries are the
+-- same bytes, compressed as a zstd frame of their own (+zstdprefix) that a scan
+-- decompresses once for a run of vectors; under 'size', with the codes in one frame.
+CREATE TABLE enc_hosts USING columnar AS
+SELECT i, 'host_' || (i % 400) AS host FROM generate_series(1, 30000) i;
+SELECT encodings FROM pgcolumnar.stats('enc_hosts') WHERE attname = 'host';
+EXPLAIN (COSTS OFF) SELECT host, count(*), max(i) FROM enc_hosts GROUP BY host;
+CREATE TEMP TABLE enc_hosts_expected AS
+SELECT 'host_' || (i % 400) AS host, count(*) AS n, max(i) AS mx FROM generate_series(1, 30000) i GROUP BY 1;
+SELECT count(*) AS groups, bool_and(e.n = h.n AND e.mx = h.mx) AS groups_equal
+  FROM (SELECT host, count(*) AS n, max(i) AS mx FROM enc_hosts GROUP BY host) h JOIN enc_hosts_expected e USING (host);
+SELECT count(*), min(host), max(host) FROM enc_hosts WHERE host LIKE 'host_39%';
+SELECT host FROM enc_hosts WHERE i IN (1, 12345, 30000) ORDER BY i;
+ALTER TABLE enc_hosts SET (compress_for = 'size');
+VACUUM FULL enc_hosts;
+SELECT encodings FROM pgcolumnar.stats('enc_hosts') WHERE attname = 'host';
+SELECT count(*) AS groups, bool_and(e.n = h.n AND e.mx = h.mx) AS groups_equal
+  FROM (SELECT host, count(*) AS n, max(i) AS mx FROM enc_hosts GROUP BY host) h JOIN enc_hosts_expected e USING (host);
+DROP TABLE enc_hosts;
+
 -- Errors: a value that is neither, a heap table, a role that does not own the table.
 \set VERBOSITY sqlstate
 ALTER TABLE enc SET (compress_for = 'fast');

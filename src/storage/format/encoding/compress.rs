@@ -2,6 +2,14 @@
 //!
 //! - lz4: `raw_len: u32 LE` then an lz4 block (`lz4_flex` block format).
 //! - zstd: one zstd frame (which records its content size).
+//! - zstd with a shared prefix (`ZstdPrefix`): the payload's leading part (a
+//!   dictionary's entries) as a zstd frame of its own, the rest after it stored or as
+//!   lz4. Vectors of a column often repeat the leading part byte for byte (the writer
+//!   sorts a dictionary's entries: TSBS's 400 host names in every vector), and a reader
+//!   that has just decompressed a frame with the same bytes takes its output from a
+//!   small per-thread cache instead of decompressing it again.
+//!   Layout: `prefix_len: u32 LE`, `frame_len: u32 LE`, `rest: u8` (0 stored, 1 lz4),
+//!   the prefix's zstd frame (`frame_len` bytes), then the rest as `rest` says.
 //!
 //! Decompression takes the exact expected size from the caller (the vector header) and
 //! never produces or allocates more than that, so a forged size cannot cause an
@@ -19,6 +27,7 @@ pub enum Compression {
     None = 0,
     Lz4 = 1,
     Zstd = 2,
+    ZstdPrefix = 3,
 }
 
 impl Compression {
@@ -27,6 +36,7 @@ impl Compression {
             0 => Self::None,
             1 => Self::Lz4,
             2 => Self::Zstd,
+            3 => Self::ZstdPrefix,
             _ => return None,
         })
     }
@@ -74,6 +84,121 @@ pub fn compress_zstd(input: &[u8], level: i32, out: &mut Vec<u8>) -> bool {
     }
 }
 
+/// Appends `input` compressed as `ZstdPrefix` (its first `prefix_len` bytes as a zstd
+/// frame of their own) to `out`. Returns false (leaving `out` as it was) if zstd fails.
+pub fn compress_prefixed(input: &[u8], prefix_len: usize, level: i32, out: &mut Vec<u8>) -> bool {
+    assert!(prefix_len <= input.len(), "prefix beyond the payload");
+    let (prefix, rest) = input.split_at(prefix_len);
+    let start = out.len();
+    out.extend_from_slice(&u32::try_from(prefix_len).expect("payload below 4 GiB").to_le_bytes());
+    out.extend_from_slice(&[0; 5]);
+    let frame_start = out.len();
+    if !compress_zstd(prefix, level, out) {
+        out.truncate(start);
+        return false;
+    }
+    let frame_len = (out.len() - frame_start) as u32;
+    out[start + 4..start + 8].copy_from_slice(&frame_len.to_le_bytes());
+    // The rest (a dictionary's codes) is bit-packed: lz4 only where it finds repeats.
+    let rest_start = out.len();
+    compress_lz4(rest, out);
+    if (out.len() - rest_start) * 10 > rest.len() * 9 {
+        out.truncate(rest_start);
+        out.extend_from_slice(rest);
+    } else {
+        out[start + 8] = 1;
+    }
+    true
+}
+
+/// Recently decompressed `ZstdPrefix` prefixes: (frame, its output). A scan reads its
+/// columns' vectors in turn, so each of a few columns may be repeating its own.
+struct Prefixes {
+    entries: Vec<(Vec<u8>, Vec<u8>)>,
+    next: usize,
+}
+
+/// Prefixes kept per thread, and the largest output kept.
+const PREFIXES: usize = 8;
+const MAX_PREFIX_KEPT: usize = 256 << 10;
+
+thread_local! {
+    static RECENT_PREFIXES: RefCell<Prefixes> = const { RefCell::new(Prefixes { entries: Vec::new(), next: 0 }) };
+}
+
+/// The `ZstdPrefix` payload `input` decompressed into `out` (cleared first): its prefix
+/// from the cache when the same frame was decompressed recently.
+fn decompress_prefixed(input: &[u8], raw_len: usize, out: &mut Vec<u8>) -> Result<(), CorruptData> {
+    let (head, body) = input.split_first_chunk::<9>().ok_or(CorruptData("prefix header truncated"))?;
+    let prefix_len = u32::from_le_bytes(head[..4].try_into().expect("4 bytes")) as usize;
+    let frame_len = u32::from_le_bytes(head[4..8].try_into().expect("4 bytes")) as usize;
+    let rest_method = match head[8] {
+        0 => Compression::None,
+        1 => Compression::Lz4,
+        _ => return Err(CorruptData("unknown compression of the rest")),
+    };
+    if prefix_len > raw_len {
+        return Err(CorruptData("prefix longer than the payload"));
+    }
+    let (frame, rest) = (
+        body.get(..frame_len).ok_or(CorruptData("prefix frame truncated"))?,
+        &body[frame_len.min(body.len())..],
+    );
+    RECENT_PREFIXES.with(|cell| {
+        let mut cache = cell.borrow_mut();
+        if let Some((_, raw)) = cache.entries.iter().find(|(f, _)| f.as_slice() == frame) {
+            if raw.len() != prefix_len {
+                return Err(CorruptData("zstd length mismatch"));
+            }
+            out.clear();
+            out.extend_from_slice(raw);
+            return Ok(());
+        }
+        decompress(Compression::Zstd, frame, prefix_len, out)?;
+        if prefix_len <= MAX_PREFIX_KEPT {
+            let entry = (frame.to_vec(), out.clone());
+            if cache.entries.len() < PREFIXES {
+                cache.entries.push(entry);
+            } else {
+                let at = cache.next;
+                cache.entries[at] = entry;
+                cache.next = (at + 1) % PREFIXES;
+            }
+        }
+        Ok(())
+    })?;
+    let rest_len = raw_len - prefix_len;
+    match rest_method {
+        Compression::Lz4 => {
+            out.resize(raw_len, 0);
+            lz4_into(rest, &mut out[prefix_len..])
+        }
+        _ if rest.len() != rest_len => Err(CorruptData("uncompressed length mismatch")),
+        _ => {
+            out.extend_from_slice(rest);
+            Ok(())
+        }
+    }
+}
+
+/// Decompresses lz4 `input` (as `compress_lz4` writes it) into all of `out`.
+fn lz4_into(input: &[u8], out: &mut [u8]) -> Result<(), CorruptData> {
+    let (head, block) = input.split_first_chunk::<4>().ok_or(CorruptData("lz4 size truncated"))?;
+    if u32::from_le_bytes(*head) as usize != out.len() {
+        return Err(CorruptData("lz4 size mismatch"));
+    }
+    // Even an empty input compresses to one token byte: an empty block is a truncation
+    // (lz4_flex would decode it as zero bytes).
+    if block.is_empty() {
+        return Err(CorruptData("lz4 block missing"));
+    }
+    let n = lz4_flex::block::decompress_into(block, out).map_err(|_| CorruptData("lz4 data corrupt"))?;
+    if n != out.len() {
+        return Err(CorruptData("lz4 length mismatch"));
+    }
+    Ok(())
+}
+
 /// Decompresses `input` into `out` (cleared first), which must come out as exactly
 /// `raw_len` bytes.
 pub fn decompress(
@@ -84,6 +209,7 @@ pub fn decompress(
 ) -> Result<(), CorruptData> {
     out.clear();
     match method {
+        Compression::ZstdPrefix => return decompress_prefixed(input, raw_len, out),
         Compression::None => {
             if input.len() != raw_len {
                 return Err(CorruptData("uncompressed length mismatch"));
@@ -91,21 +217,8 @@ pub fn decompress(
             out.extend_from_slice(input);
         }
         Compression::Lz4 => {
-            let (head, block) = input.split_first_chunk::<4>().ok_or(CorruptData("lz4 size truncated"))?;
-            if u32::from_le_bytes(*head) as usize != raw_len {
-                return Err(CorruptData("lz4 size mismatch"));
-            }
-            // Even an empty input compresses to one token byte: an empty block is a
-            // truncation (lz4_flex would decode it as zero bytes).
-            if block.is_empty() {
-                return Err(CorruptData("lz4 block missing"));
-            }
             out.resize(raw_len, 0);
-            let n =
-                lz4_flex::block::decompress_into(block, out).map_err(|_| CorruptData("lz4 data corrupt"))?;
-            if n != raw_len {
-                return Err(CorruptData("lz4 length mismatch"));
-            }
+            lz4_into(input, out)?;
         }
         Compression::Zstd => {
             // zstd reports zero bytes decoded from zero bytes of input, but a frame is
@@ -203,6 +316,52 @@ mod tests {
     }
 
     #[test]
+    fn prefixed_payloads_round_trip_and_reuse_a_repeated_prefix() {
+        let prefix: Vec<u8> = (0..400u32).flat_map(|i| format!("host_{i}").into_bytes()).collect();
+        let codes: Vec<u8> = (0..2300u32).map(|i| (i % 450) as u8).collect();
+        let random: Vec<u8> =
+            (0..500u64).map(|i| (i.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 56) as u8).collect();
+        for rest in [&codes[..], &random[..], &[][..]] {
+            let payload = [&prefix[..], rest].concat();
+            let mut c = Vec::new();
+            assert!(compress_prefixed(&payload, prefix.len(), 3, &mut c));
+            // Decompressed twice: the second takes the prefix from the cache.
+            for _ in 0..2 {
+                let mut out = Vec::new();
+                decompress(Compression::ZstdPrefix, &c, payload.len(), &mut out).unwrap();
+                assert_eq!(out, payload);
+            }
+            // Every proper prefix of the stored bytes is a truncation, cached or not.
+            assert!((0..c.len()).all(|cut| decompress(
+                Compression::ZstdPrefix,
+                &c[..cut],
+                payload.len(),
+                &mut Vec::new()
+            )
+            .is_err()));
+            assert!(decompress(Compression::ZstdPrefix, &c, payload.len() + 1, &mut Vec::new()).is_err());
+        }
+        // The same frame with another prefix length, or a damaged rest method, is corrupt.
+        let payload = [&prefix[..], &codes[..]].concat();
+        let mut c = Vec::new();
+        assert!(compress_prefixed(&payload, prefix.len(), 3, &mut c));
+        let mut bad = c.clone();
+        bad[..4].copy_from_slice(&(prefix.len() as u32 - 1).to_le_bytes());
+        assert!(decompress(Compression::ZstdPrefix, &bad, payload.len(), &mut Vec::new()).is_err());
+        let mut bad = c.clone();
+        bad[8] = 7;
+        assert!(decompress(Compression::ZstdPrefix, &bad, payload.len(), &mut Vec::new()).is_err());
+        // An empty prefix, and a payload that is all prefix.
+        for p in [0, payload.len()] {
+            let mut c = Vec::new();
+            assert!(compress_prefixed(&payload, p, 3, &mut c));
+            let mut out = Vec::new();
+            decompress(Compression::ZstdPrefix, &c, payload.len(), &mut out).unwrap();
+            assert_eq!(out, payload);
+        }
+    }
+
+    #[test]
     fn levels_switch_and_append() {
         let data = sample();
         let mut out = vec![9u8; 3];
@@ -238,10 +397,11 @@ mod tests {
             flips in proptest::collection::vec((any::<usize>(), 1u8..), 1..4),
         ) {
             let mut out = Vec::new();
-            for method in [Compression::Lz4, Compression::Zstd] {
+            for method in [Compression::Lz4, Compression::Zstd, Compression::ZstdPrefix] {
                 let mut c = Vec::new();
                 match method {
                     Compression::Lz4 => compress_lz4(&data, &mut c),
+                    Compression::ZstdPrefix => { compress_prefixed(&data, data.len() / 3, 3, &mut c); }
                     _ => { compress_zstd(&data, 3, &mut c); }
                 }
                 for cut in 0..c.len() {

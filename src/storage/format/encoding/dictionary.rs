@@ -321,6 +321,13 @@ fn decode_entries(
     Ok((d, 4 + plain::decode_bytes(&input[4..], d, ends, data, lens)?))
 }
 
+/// The length of the entries at the front of a byte-string dictionary payload of `count`
+/// values (what follows is the codes), or None if it does not parse as one.
+pub fn entries_len(payload: &[u8], count: usize) -> Option<usize> {
+    let (mut ends, mut data, mut lens) = (Vec::new(), Vec::new(), Vec::new());
+    decode_entries(payload, count, &mut ends, &mut data, &mut lens).ok().map(|(_, len)| len)
+}
+
 /// Decodes `count` byte strings as their dictionary: the entries (end offsets after a
 /// leading 0, and bytes) and a code per value, without copying any value out.
 pub fn decode_bytes_codes(

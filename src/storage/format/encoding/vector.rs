@@ -113,6 +113,8 @@ struct Candidate {
     raw: Vec<u8>,
     lz4: Vec<u8>,
     zstd: Vec<u8>,
+    /// `Compression::ZstdPrefix` of `raw`.
+    prefixed: Vec<u8>,
 }
 
 /// The saving, in percent, that pays for a slower decode: general compression over
@@ -219,11 +221,31 @@ impl Candidate {
         }
     }
 
+    /// For a byte-string dictionary chosen with zstd: `ZstdPrefix`, its entries a frame of
+    /// their own (which a reader skips when the vector before had the same, see
+    /// `compress`), if the scan goal is the table's and that costs at most 3% more bytes
+    /// (the frame's header and the codes' lz4 against entropy coding); else zstd.
+    fn prefix_entries(&mut self, policy: &CompressionPolicy, count: usize) -> Compression {
+        if policy.goal != EncodingGoal::Scan {
+            return Compression::Zstd;
+        }
+        let Some(prefix) = dictionary::entries_len(&self.raw, count) else { return Compression::Zstd };
+        self.prefixed.clear();
+        if !compress::compress_prefixed(&self.raw, prefix, policy.zstd_level, &mut self.prefixed) {
+            return Compression::Zstd;
+        }
+        match self.prefixed.len() * 100 <= self.zstd.len() * 103 {
+            true => Compression::ZstdPrefix,
+            false => Compression::Zstd,
+        }
+    }
+
     fn stored(&self, c: Compression) -> &[u8] {
         match c {
             Compression::None => &self.raw,
             Compression::Lz4 => &self.lz4,
             Compression::Zstd => &self.zstd,
+            Compression::ZstdPrefix => &self.prefixed,
         }
     }
 }
@@ -351,7 +373,7 @@ impl EncodeScratch {
             Trial::Lz4First
         };
         let (mut compression, stored) = primary.compress(policy, trial, kind, n_rows);
-        let mut chosen = (&*primary, encoding);
+        let mut chosen = encoding;
         // A layout made for general compression may beat the lightweight encoding once
         // compressed: plain byte strings (a dictionary's codes hide long repeats from
         // lz4/zstd), and byte-split floats when their entropy promises a clear win (an
@@ -376,10 +398,15 @@ impl EncodeScratch {
             let (c, s) = alternative.compress(policy, trial, kind, n_rows);
             if s < target && s + dictionary_decode_credit(encoding, values) < target {
                 compression = c;
-                chosen = (&*alternative, alt_id);
+                chosen = alt_id;
             }
         }
-        let (cand, encoding) = chosen;
+        if chosen == EncodingId::Dictionary && compression == Compression::Zstd && kind == PhysicalKind::Bytes
+        {
+            compression = primary.prefix_entries(policy, values.len());
+        }
+        let (cand, encoding) =
+            if chosen == encoding { (&*primary, encoding) } else { (&*alternative, chosen) };
         out.extend_from_slice(cand.stored(compression));
         let raw_len = cand.raw.len();
         self.release_outsized();
@@ -390,7 +417,10 @@ impl EncodeScratch {
     #[inline]
     fn release_outsized(&mut self) {
         let EncodeScratch { primary, alternative } = self;
-        for buf in [primary, alternative].into_iter().flat_map(|c| [&mut c.raw, &mut c.lz4, &mut c.zstd]) {
+        for buf in [primary, alternative]
+            .into_iter()
+            .flat_map(|c| [&mut c.raw, &mut c.lz4, &mut c.zstd, &mut c.prefixed])
+        {
             if buf.capacity() > MAX_CACHED_BUFFER {
                 *buf = Vec::new();
             }

@@ -3,7 +3,7 @@
 use super::base::{CorruptData, PhysicalKind};
 use super::codec::{EncodingGoal, VectorValues};
 use super::compress::Compression;
-use super::decoded::DecodedVector;
+use super::decoded::{DecodedValues, DecodedVector};
 use super::table::EncodingId;
 use super::test_util::*;
 use super::vector::*;
@@ -596,5 +596,64 @@ fn runs_of_byte_strings_are_kept_as_a_dictionary_of_runs() {
         let mut cut = bytes.clone();
         cut.truncate(bytes.len() - 3);
         assert!(decode_vector(&cut, PhysicalKind::Bytes, &mut kept).is_err());
+    }
+}
+
+#[test]
+fn repeated_dictionaries_compress_their_entries_apart_and_read_back() {
+    use super::point::{open_vector, PointValue};
+    // TSBS's hostnames: every vector holds the same 400 entries at another phase, so its
+    // entries are a zstd frame of their own (`Compression::ZstdPrefix`), the same bytes in
+    // every vector; under the size goal, one zstd frame.
+    let host = |i: usize| format!("host_{}", i % 400).into_bytes();
+    let vectors: Vec<Vec<Option<Vec<u8>>>> = (0..3)
+        .map(|v| (0..2048).map(|i| (v != 2 || i % 5 != 3).then(|| host(v * 2048 + i))).collect())
+        .collect();
+    let size = CompressionPolicy::for_goal(EncodingGoal::Size);
+    let mut encoded = Vec::new();
+    for rows in &vectors {
+        let (info, bytes) = rt_bytes(rows, &CompressionPolicy::default());
+        assert_eq!((info.encoding, info.compression), (EncodingId::Dictionary, Compression::ZstdPrefix));
+        let (info, _) = rt_bytes(rows, &size);
+        assert_eq!((info.encoding, info.compression), (EncodingId::Dictionary, Compression::Zstd));
+        encoded.push(bytes);
+    }
+    // Read in turn with another column's vectors (whose frames also enter the cache), as
+    // dictionaries and as values, whole, by chosen rows and by single rows.
+    let other: Vec<Option<Vec<u8>>> =
+        (0..2048).map(|i| Some(format!("rack_{}", i % 97).into_bytes())).collect();
+    let (_, other) = rt_bytes(&other, &CompressionPolicy::default());
+    for _ in 0..2 {
+        for (rows, bytes) in vectors.iter().zip(&encoded) {
+            for keep_dictionary in [true, false] {
+                let mut v = DecodedVector { keep_dictionary, ..Default::default() };
+                decode_vector(&other, PhysicalKind::Bytes, &mut v).unwrap();
+                decode_vector(bytes, PhysicalKind::Bytes, &mut v).unwrap();
+                for (i, r) in rows.iter().enumerate() {
+                    let got = match (&v.dictionary, v.is_valid(i)) {
+                        (_, false) => None,
+                        (Some(d), true) => Some(d.entry(d.codes[i] as usize).to_vec()),
+                        (None, true) => {
+                            let DecodedValues::Bytes { offsets, data } = &v.values else { panic!("bytes") };
+                            Some(data[offsets[i] as usize..offsets[i + 1] as usize].to_vec())
+                        }
+                    };
+                    assert_eq!(&got, r, "row {i}");
+                }
+            }
+            let wanted: Vec<u32> = (0..2048).step_by(101).collect();
+            let mut v = DecodedVector { keep_dictionary: true, ..Default::default() };
+            decode_vector_rows(bytes, PhysicalKind::Bytes, &wanted, &mut v).unwrap();
+            let d = v.dictionary.as_ref().unwrap();
+            for &r in &wanted {
+                let want = rows[r as usize].as_deref();
+                assert_eq!(v.is_valid(r as usize).then(|| d.entry(d.codes[r as usize] as usize)), want);
+            }
+            let point = open_vector(bytes, PhysicalKind::Bytes, &mut DecodedVector::default()).unwrap();
+            for (i, r) in rows.iter().enumerate().step_by(37) {
+                let want = r.as_deref().map_or(PointValue::Null, PointValue::Bytes);
+                assert_eq!(point.value(i), want, "row {i}");
+            }
+        }
     }
 }
