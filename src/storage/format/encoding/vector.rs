@@ -221,22 +221,33 @@ impl Candidate {
         }
     }
 
-    /// For a byte-string dictionary chosen with zstd: `ZstdPrefix`, its entries a frame of
-    /// their own (which a reader skips when the vector before had the same, see
-    /// `compress`), if the scan goal is the table's and that costs at most 3% more bytes
-    /// (the frame's header and the codes' lz4 against entropy coding); else zstd.
-    fn prefix_entries(&mut self, policy: &CompressionPolicy, count: usize) -> Compression {
-        if policy.goal != EncodingGoal::Scan {
-            return Compression::Zstd;
+    /// For a byte-string dictionary chosen with `compression` (lz4 or zstd):
+    /// `ZstdPrefix`, its entries a frame of their own (which a reader skips when the
+    /// vector before had the same, see `compress`), if the scan goal is the table's and
+    /// that costs at most 3% more bytes than zstd (the frame's header and the codes' lz4
+    /// against entropy coding), or fewer than lz4; else `compression`.
+    fn prefix_entries(
+        &mut self,
+        policy: &CompressionPolicy,
+        count: usize,
+        compression: Compression,
+    ) -> Compression {
+        if policy.goal != EncodingGoal::Scan || !policy.zstd {
+            return compression;
         }
-        let Some(prefix) = dictionary::entries_len(&self.raw, count) else { return Compression::Zstd };
+        let Some(prefix) = dictionary::entries_len(&self.raw, count) else { return compression };
         self.prefixed.clear();
         if !compress::compress_prefixed(&self.raw, prefix, policy.zstd_level, &mut self.prefixed) {
-            return Compression::Zstd;
+            return compression;
         }
-        match self.prefixed.len() * 100 <= self.zstd.len() * 103 {
-            true => Compression::ZstdPrefix,
-            false => Compression::Zstd,
+        let fits = match compression {
+            Compression::Zstd => self.prefixed.len() * 100 <= self.zstd.len() * 103,
+            _ => self.prefixed.len() < self.stored(compression).len(),
+        };
+        if fits {
+            Compression::ZstdPrefix
+        } else {
+            compression
         }
     }
 
@@ -401,9 +412,9 @@ impl EncodeScratch {
                 chosen = alt_id;
             }
         }
-        if chosen == EncodingId::Dictionary && compression == Compression::Zstd && kind == PhysicalKind::Bytes
+        if chosen == EncodingId::Dictionary && compression != Compression::None && kind == PhysicalKind::Bytes
         {
-            compression = primary.prefix_entries(policy, values.len());
+            compression = primary.prefix_entries(policy, values.len(), compression);
         }
         let (cand, encoding) =
             if chosen == encoding { (&*primary, encoding) } else { (&*alternative, chosen) };
