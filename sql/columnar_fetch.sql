@@ -168,6 +168,45 @@ RESET enable_hashjoin; RESET enable_mergejoin; RESET enable_memoize;
 RESET ROLE;
 DROP TABLE pf, ic, ip;
 
+-- The first fetches from a stripe read their values where they lie in shared buffers,
+-- a value at a time (plain, bit-packed and ALP_rd values that are not compressed),
+-- instead of copying and decoding whole vectors; a stripe fetched from again and again
+-- is then opened whole. Either way the rows are heap's. k = 7 finds 250 rows, about 5
+-- in each of 49 stripes.
+CREATE TABLE pr (id int, k int, x float8, y int) USING columnar;
+INSERT INTO pr SELECT g, g % 400,
+    CASE WHEN g % 97 = 0 THEN NULL ELSE sin(g) * 1000 + g / 7.0 END, hashint4(g) & 65535
+  FROM generate_series(1, 100000) g;
+CREATE INDEX pr_k ON pr (k);
+CREATE TABLE prh AS SELECT * FROM pr;
+CREATE INDEX prh_k ON prh (k);
+ANALYZE pr, prh;
+SELECT attname, encodings FROM pgcolumnar.stats('pr') WHERE attname IN ('x', 'y') ORDER BY 1;
+SET enable_seqscan = off; SET enable_bitmapscan = off; SET pgcolumnar.enable_columnar_scan = off;
+EXPLAIN (COSTS OFF) SELECT id, x, y FROM pr WHERE k = 7;
+SELECT pgcolumnar.fetch_vectors_read_in_place() AS p0, pgcolumnar.fetch_decoded_vectors() AS d0 \gset
+SELECT count(*), count(x), (SELECT count(*) FROM prh WHERE k = 7) AS heap_rows FROM pr WHERE k = 7;
+SELECT pgcolumnar.fetch_vectors_read_in_place() - :p0 AS read_in_place,
+       pgcolumnar.fetch_decoded_vectors() - :d0 AS opened;
+SELECT count(*) AS differing FROM
+  ((SELECT id, x, y FROM pr WHERE k = 7 EXCEPT ALL SELECT id, x, y FROM prh WHERE k = 7)
+   UNION ALL (SELECT id, x, y FROM prh WHERE k = 7 EXCEPT ALL SELECT id, x, y FROM pr WHERE k = 7)) d;
+-- Again (each statement's fetcher starts knowing nothing of the relation's size): each
+-- stripe passes its eighth fetch and is opened whole, which is not counted again.
+SELECT count(*), sum(y), count(x) FROM pr WHERE k = 7;
+SELECT count(*), sum(y), count(x) FROM pr WHERE k = 7;
+SELECT pgcolumnar.fetch_vectors_read_in_place() - :p0 AS read_in_place,
+       pgcolumnar.fetch_decoded_vectors() - :d0 AS opened;
+SELECT count(*) AS differing FROM
+  ((SELECT id, x, y FROM pr WHERE k = 7 EXCEPT ALL SELECT id, x, y FROM prh WHERE k = 7)
+   UNION ALL (SELECT id, x, y FROM prh WHERE k = 7 EXCEPT ALL SELECT id, x, y FROM pr WHERE k = 7)) d;
+-- After the table grew, stripes read in place by one statement and read by the next.
+INSERT INTO pr SELECT g, 9, g, g FROM generate_series(100001, 140000) g;
+SELECT count(*), count(x) FROM pr WHERE k = 8;
+SELECT count(*), count(x) FROM pr WHERE k = 8;
+RESET enable_seqscan; RESET enable_bitmapscan; RESET pgcolumnar.enable_columnar_scan;
+DROP TABLE pr, prh;
+
 -- The cache's bound: a tiny one still gives the right rows.
 SET pgcolumnar.fetch_cache_size = '64kB';
 SELECT count(*), sum(f.n), max(f.w) FROM keys JOIN fc f ON f.k = keys.k;

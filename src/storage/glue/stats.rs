@@ -115,6 +115,15 @@ fn fetch_decoded_vectors() -> i64 {
     crate::storage::read::fetch::decoded_vectors() as i64
 }
 
+/// How many of the vectors `fetch_decoded_vectors` counts were read where they lie in
+/// shared buffers, a value at a time, by the first fetches from their stripe (plain,
+/// bit-packed and ALP_rd values that are not compressed), instead of being copied and
+/// decoded whole.
+#[pg_extern(volatile, parallel_safe)]
+fn fetch_vectors_read_in_place() -> i64 {
+    crate::storage::read::fetch::vectors_read_in_place() as i64
+}
+
 /// How many stripes (a row group's vectors of the same rows) row fetches have made rows
 /// in this backend: a stripe fetched from four times keeps its fixed-width columns
 /// row by row, a fetched row's values side by side.

@@ -2,6 +2,7 @@
 //! its directory entry is reported as corrupt data (XX001), never trusted.
 
 use crate::storage::catalog::ChunkMeta;
+use crate::storage::format::encoding::paged::{PagedVector, StoredBytes};
 use crate::storage::format::encoding::point::{self, PointVector};
 use crate::storage::format::encoding::{
     decode_vector, decode_vector_rows, DecodedValues, DecodedVector, PhysicalKind,
@@ -50,6 +51,17 @@ pub fn open_checked(kind: ColumnKind, bytes: &[u8], rows: u32, scratch: &mut Dec
         data_corrupted("vector row count differs from its directory entry");
     }
     vector
+}
+
+/// Opens a stored vector that its directory entry says holds `rows` rows for reading
+/// values where they lie (`paged::PagedVector::open`); `None` if they cannot be.
+pub fn open_paged_checked(kind: ColumnKind, src: &mut impl StoredBytes, len: u32, rows: u32) -> Option<PagedVector> {
+    let vector = PagedVector::open(src, kind.physical().unwrap(), len as usize)
+        .unwrap_or_else(|e| data_corrupted(&e.to_string()))?;
+    if vector.rows() != rows as usize {
+        data_corrupted("vector row count differs from its directory entry");
+    }
+    Some(vector)
 }
 
 /// The order column of a row group (see `flush_order`), checked to be a permutation of

@@ -15,7 +15,9 @@ use crate::storage::format::flush_order::inverse;
 use crate::storage::format::image_arena::ImageArena;
 use crate::storage::relation::datum::{self, ColumnKind};
 
-use super::decode::{load_order, open_checked};
+use super::decode::{load_order, open_checked, open_paged_checked};
+use super::vector_pages::VectorPages;
+use crate::storage::format::encoding::paged::PagedVector;
 use crate::storage::format::layout::{self, VECTOR_ROWS};
 use crate::storage::format::mark_kind::MarkKind;
 use crate::storage::relation::pages;
@@ -43,17 +45,40 @@ type StripeKey = (u64, u64, usize);
 #[derive(Default)]
 struct Stripe {
     columns: Vec<Option<PointVector>>,
+    /// Vectors read where they lie (`PagedVector`), by attribute index, while the
+    /// stripe has been fetched from fewer than `OPEN_AFTER` times.
+    paged: Vec<Option<PagedVector>>,
     rows: Option<StripeRows>,
     /// Rows fetched from it, up to `TRANSPOSE_AFTER`.
     fetches: Cell<u32>,
 }
 
 impl Stripe {
-    /// Whether attribute `i` can be read.
+    /// Whether attribute `i` is opened (rows or a vector kept in memory).
     fn holds(&self, i: usize) -> bool {
         self.rows.as_ref().is_some_and(|r| r.holds(i)) || self.columns.get(i).is_some_and(Option::is_some)
     }
+
+    /// Attribute `i`'s vector as read where it lies, if it is.
+    fn paged(&self, i: usize) -> Option<&PagedVector> {
+        self.paged.get(i).and_then(Option::as_ref)
+    }
+
+    /// Whether attribute `i` can be read now: opened, or read where it lies while the
+    /// stripe is new to this backend's fetches.
+    fn readable(&self, i: usize) -> bool {
+        self.holds(i) || (self.fetches.get() < OPEN_AFTER && self.paged(i).is_some())
+    }
 }
+
+/// Fetches from a stripe after which the vectors read where they lie are opened (kept
+/// in memory, decoded where a row cannot be read in place). A first visit reads a
+/// value with a small read or two of shared buffers; opening copies the vector and
+/// decodes it into memory a new backend has never touched (a page fault every 4 KB).
+/// An index scan on a table not ordered by its key visits each stripe a few times per
+/// query (one TSBS host: 5 rows a stripe), so a query on a new connection reads in
+/// place, and a query repeated on the same connection soon finds the stripe opened.
+const OPEN_AFTER: u32 = 8;
 
 /// Fetches from a stripe after which its fixed-width vectors are made rows. Making
 /// them rows reads every value of the stripe twice, which costs what a few hundred
@@ -279,9 +304,17 @@ impl LazyColumns for LazyRow {
                             }
                             v.value(at)
                         }
-                        _ => crate::storage::shared::error::data_corrupted(
-                            "vector missing from the fetch cache",
-                        ),
+                        _ => match stripe.and_then(|s| s.paged(i)) {
+                            // Pages are read inside the cache's borrow: an ERROR unwinds
+                            // through it as a panic, which lets the borrow go.
+                            // SAFETY: `fill`'s contract.
+                            Some(p) => p
+                                .value(&mut unsafe { self.vector_pages(i) }, at)
+                                .unwrap_or_else(|e| crate::storage::shared::error::data_corrupted(&e.to_string())),
+                            None => crate::storage::shared::error::data_corrupted(
+                                "vector missing from the fetch cache",
+                            ),
+                        },
                     };
                     // SAFETY: inside a transaction on the backend thread (`fill`'s contract),
                     // so a by-reference value may be palloc'ed.
@@ -328,6 +361,13 @@ impl LazyRow {
         SHARED.with(|c| {
             let c = c.borrow();
             let Some(stripe) = c.peek(&self.key()) else { return Ready::Missing };
+            let fetches = if from == 0 {
+                let fetches = stripe.fetches.get().saturating_add(1);
+                stripe.fetches.set(fetches);
+                fetches
+            } else {
+                stripe.fetches.get()
+            };
             let mut ready = Ready::Yes;
             let mut in_rows = false;
             for i in from..to {
@@ -338,6 +378,7 @@ impl LazyRow {
                     (Some(r), _) if r.holds(i) => in_rows = true,
                     (_, Some(Some(v))) if self.at < v.rows() => prefetch(v.value_address(self.at)),
                     (_, Some(Some(_))) => {}
+                    _ if stripe.readable(i) => {}
                     _ => ready = Ready::Missing,
                 }
             }
@@ -346,12 +387,8 @@ impl LazyRow {
                     prefetch(p);
                 }
             }
-            if from == 0 {
-                let fetches = stripe.fetches.get().saturating_add(1);
-                stripe.fetches.set(fetches);
-                if fetches == TRANSPOSE_AFTER && matches!(ready, Ready::Yes) {
-                    return Ready::Transpose;
-                }
+            if from == 0 && fetches == TRANSPOSE_AFTER && matches!(ready, Ready::Yes) {
+                return Ready::Transpose;
             }
             ready
         })
@@ -405,21 +442,37 @@ impl LazyRow {
             if !self.stored(i, needed) {
                 continue;
             }
-            let opened = SHARED.with(|c| c.borrow().peek(&key).is_some_and(|s| s.holds(i)));
-            if opened {
+            let (readable, young, was_paged) = SHARED.with(|c| {
+                c.borrow().peek(&key).map_or((false, true, false), |s| {
+                    (s.readable(i), s.fetches.get() < OPEN_AFTER, s.paged(i).is_some())
+                })
+            });
+            if readable {
                 continue;
             }
-            let Some(chunk) = self.group.chunk(i as i16 + 1) else { continue };
-            let Some(entry) = chunk.vectors.get(self.vector) else {
-                crate::storage::shared::error::data_corrupted("vector missing from chunk")
-            };
-            let at_byte = chunk.offset + entry.offset as u64;
+            let (at_byte, len, rows) = self.vector_at(i);
             // Opened outside the cache's borrow: it reads pages, which may raise an ERROR.
             // SAFETY: `self.rel` stays open while the row lives (`fill`'s contract), and we
             // are inside a transaction, so its pages may be read.
-            let vector =
-                unsafe { open_vector(self.rel, &self.blocks, self.kinds[i], at_byte, entry.len, entry.rows) };
-            OPENED.with(|d| d.set(d.get() + 1));
+            let blocks = unsafe { known_blocks(self.rel, &self.blocks, at_byte, len) };
+            let paged = if young {
+                let mut src = VectorPages { rel: self.rel, at: at_byte, len, blocks };
+                open_paged_checked(self.kinds[i], &mut src, len, rows)
+            } else {
+                None
+            };
+            let opened = match paged {
+                Some(p) => {
+                    PAGED.with(|d| d.set(d.get() + 1));
+                    Opened::Paged(p)
+                }
+                // SAFETY: as above.
+                None => Opened::Vector(unsafe { open_vector(self.rel, blocks, self.kinds[i], at_byte, len, rows) }),
+            };
+            if !was_paged {
+                // A vector read where it lies and now opened whole is counted once.
+                OPENED.with(|d| d.set(d.get() + 1));
+            }
             SHARED.with(|c| {
                 let mut c = c.borrow_mut();
                 c.set_max_weight(fetch_cache_bytes());
@@ -427,17 +480,66 @@ impl LazyRow {
                     c.insert(key, Stripe::default(), std::mem::size_of::<Stripe>());
                 }
                 let stripe = c.get_mut(&key).expect("just inserted");
-                let mut more = vector.heap_bytes();
                 let len = width.max(i + 1);
+                let mut more = 0;
                 if stripe.columns.len() < len {
                     more += (len - stripe.columns.len()) * std::mem::size_of::<Option<PointVector>>();
                     stripe.columns.resize_with(len, || None);
                 }
-                stripe.columns[i] = Some(vector);
+                let mut less = 0;
+                match opened {
+                    Opened::Paged(p) => {
+                        if stripe.paged.len() < len {
+                            more += (len - stripe.paged.len()) * std::mem::size_of::<Option<PagedVector>>();
+                            stripe.paged.resize_with(len, || None);
+                        }
+                        more += p.heap_bytes();
+                        stripe.paged[i] = Some(p);
+                    }
+                    Opened::Vector(v) => {
+                        more += v.heap_bytes();
+                        stripe.columns[i] = Some(v);
+                        if let Some(p) = stripe.paged.get_mut(i).and_then(Option::take) {
+                            less = p.heap_bytes();
+                        }
+                    }
+                }
                 c.add_weight(&key, more);
+                c.remove_weight(&key, less);
             });
         }
     }
+
+    /// Where attribute `i`'s vector of the row's stripe is stored: its stream offset,
+    /// length and rows.
+    fn vector_at(&self, i: usize) -> (u64, u32, u32) {
+        let Some(chunk) = self.group.chunk(i as i16 + 1) else {
+            crate::storage::shared::error::data_corrupted("column missing from its row group")
+        };
+        let Some(entry) = chunk.vectors.get(self.vector) else {
+            crate::storage::shared::error::data_corrupted("vector missing from chunk")
+        };
+        (chunk.offset + entry.offset as u64, entry.len, entry.rows)
+    }
+
+    /// Attribute `i`'s vector of the row's stripe where it lies. (It was opened by a
+    /// fetch that may have been another statement's, which knew the relation to be
+    /// longer than this one's fetcher has asked yet.)
+    ///
+    /// # Safety
+    /// As `fill`.
+    unsafe fn vector_pages(&self, i: usize) -> VectorPages {
+        let (at, len, _) = self.vector_at(i);
+        // SAFETY: this fn's contract.
+        let blocks = unsafe { known_blocks(self.rel, &self.blocks, at, len) };
+        VectorPages { rel: self.rel, at, len, blocks }
+    }
+}
+
+/// A vector opened for a fetch: read where it lies, or kept in memory.
+enum Opened {
+    Paged(PagedVector),
+    Vector(PointVector),
 }
 
 /// The index of the group of `groups` (ordered by first row; `span` gives a group's
@@ -477,14 +579,23 @@ thread_local! {
     static SCRATCH: RefCell<(Vec<u8>, DecodedVector)> = RefCell::new(Default::default());
     /// Vectors this backend's fetches opened (`pgcolumnar.fetch_decoded_vectors()`).
     static OPENED: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+    /// Of those, the ones first read where they lie (`pgcolumnar.fetch_vectors_read_in_place()`).
+    static PAGED: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
     /// Stripes this backend's fetches made rows (`pgcolumnar.fetch_stripes_made_rows()`).
     static TRANSPOSED: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
 }
 
-/// How many column vectors row fetches have opened (read and decompressed, decoded
-/// where single rows cannot be read in place) in this backend.
+/// How many column vectors row fetches have opened in this backend: read where they
+/// lie, or read, decompressed and decoded where single rows cannot be read in place
+/// (a vector first read where it lies and later opened whole counts once).
 pub fn decoded_vectors() -> u64 {
     OPENED.with(|d| d.get())
+}
+
+/// How many of `decoded_vectors` were read where they lie (in shared buffers) by the
+/// first fetches from their stripe.
+pub fn vectors_read_in_place() -> u64 {
+    PAGED.with(|d| d.get())
 }
 
 /// How many stripes row fetches have made rows (`StripeRows`) in this backend.
@@ -493,30 +604,33 @@ pub fn stripes_made_rows() -> u64 {
 }
 
 /// Reads the stored vector of `len` bytes at stream offset `at` and opens it for
-/// single-row reads, checking it against its directory entry's `rows`. `blocks` is the
-/// relation's size as last known, asked again when the vector lies beyond it.
-unsafe fn open_vector(
-    rel: pg_sys::Relation,
-    blocks: &Cell<u32>,
-    kind: ColumnKind,
-    at: u64,
-    len: u32,
-    rows: u32,
-) -> PointVector {
+/// single-row reads, checking it against its directory entry's `rows`. The vector lies
+/// within the relation's first `blocks` blocks.
+unsafe fn open_vector(rel: pg_sys::Relation, blocks: u32, kind: ColumnKind, at: u64, len: u32, rows: u32) -> PointVector {
     // SAFETY: the caller guarantees this fn's contract: `rel` is an open relation, locked by
-    // the caller, and we are on the backend thread inside a transaction, so the metadata
-    // reads, transaction-status checks and slot calls are allowed.
+    // the caller, and we are on the backend thread inside a transaction, so its pages may
+    // be read.
     unsafe {
-        let (last_block, _) = layout::locate(at + (len as u64).max(1) - 1);
-        if last_block >= blocks.get() {
-            blocks.set(pages::nblocks(rel));
-        }
         SCRATCH.with(|s| {
             let (bytes, scratch) = &mut *s.borrow_mut();
-            pages::read_range(rel, at, len as usize, std::ptr::null_mut(), bytes, blocks.get());
+            pages::read_range(rel, at, len as usize, std::ptr::null_mut(), bytes, blocks);
             open_checked(kind, bytes, rows, scratch)
         })
     }
+}
+
+/// The relation's size in blocks, `blocks` as last known or asked again when the `len`
+/// bytes at stream offset `at` lie beyond it.
+///
+/// # Safety
+/// `rel` must be an open relation, on the backend thread.
+unsafe fn known_blocks(rel: pg_sys::Relation, blocks: &Cell<u32>, at: u64, len: u32) -> u32 {
+    let (last_block, _) = layout::locate(at + (len as u64).max(1) - 1);
+    if last_block >= blocks.get() {
+        // SAFETY: this fn's contract.
+        blocks.set(unsafe { pages::nblocks(rel) });
+    }
+    blocks.get()
 }
 
 impl Fetcher {

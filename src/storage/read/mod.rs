@@ -1,6 +1,7 @@
 //! Reading rows: `reader` (sequential, both directions), the `row_batch` it stores rows
 //! from and the `vector_filter` it asks of a pushed filter, `fetch` (by TID), `decode` (checked decoding), `bitmap_scan`,
-//! `sample_scan` (TABLESAMPLE), `plan_sizes` (what the planner reads: cached sizes) and
+//! `sample_scan` (TABLESAMPLE), `vector_pages` (a vector's bytes
+//! where they lie, for fetches that read a value of it), `plan_sizes` (what the planner reads: cached sizes) and
 //! `index_delete` (which index entries point at rows no snapshot sees); `analyze_sample`
 //! (which rows ANALYZE samples).
 
@@ -14,3 +15,4 @@ pub mod reader;
 pub mod row_batch;
 pub mod sample_scan;
 pub mod vector_filter;
+pub mod vector_pages;

@@ -382,12 +382,30 @@ pub unsafe fn read_range(
     out: &mut Vec<u8>,
     total_blocks: u32,
 ) {
+    out.clear();
+    out.reserve(len);
+    // SAFETY: this fn's contract is `visit_range`'s.
+    unsafe { visit_range(rel, offset, len, strategy, total_blocks, |bytes| out.extend_from_slice(bytes)) }
+}
+
+/// Hands `f` the `len` stream bytes at `offset` where they lie, page by page (each
+/// slice only while its buffer is pinned and share-locked). `f` must not call
+/// PostgreSQL.
+///
+/// # Safety
+/// As `read_range`.
+pub unsafe fn visit_range(
+    rel: pg_sys::Relation,
+    offset: u64,
+    len: usize,
+    strategy: pg_sys::BufferAccessStrategy,
+    total_blocks: u32,
+    mut f: impl FnMut(&[u8]),
+) {
     // SAFETY: `rel` is open and locked inside a transaction (this fn's contract); each page
     // is read only while its buffer is pinned and share-locked, and only below its `pd_lower`
     // (checked), so within the block.
     unsafe {
-        out.clear();
-        out.reserve(len);
         let mut done = 0usize;
         while done < len {
             let (block, in_page) = layout::locate(offset + done as u64);
@@ -402,7 +420,7 @@ pub unsafe fn read_range(
                 pg_sys::UnlockReleaseBuffer(buf);
                 data_corrupted("columnar page holds fewer bytes than its metadata claims");
             }
-            out.extend_from_slice(std::slice::from_raw_parts((page as *const u8).add(in_page), n));
+            f(std::slice::from_raw_parts((page as *const u8).add(in_page), n));
             pg_sys::UnlockReleaseBuffer(buf);
             done += n;
         }

@@ -98,6 +98,43 @@ pub fn unpack_u8(bytes: &[u8], width: u8, out: &mut [u8; BLOCK]) -> Result<(), C
     Ok(())
 }
 
+/// Where value `index` (< 1024) of a block packed at `width` bits in `t`-bit words
+/// (8 or 64) lies: the byte offset in the block of the word holding its first bit,
+/// the bit it starts at in that word, and, when it runs on into the next word of its
+/// lane, that word's byte offset. The inverse of the crate's interleaved order, so a
+/// single value is read with one or two loads instead of unpacking its block.
+pub fn field(t: usize, width: u8, index: usize) -> (usize, u32, Option<usize>) {
+    debug_assert!((t == 8 || t == 64) && index < BLOCK && width as usize <= t);
+    let lanes = BLOCK / t;
+    let lane = index % lanes;
+    // Rows of a lane are stored in the order FL_ORDER interleaves them (groups of 8).
+    let s = index / 128;
+    let o = fastlanes::FL_ORDER[(index % 128 - lane) / 16];
+    let row = o * 8 + s;
+    let start_bit = row * width as usize;
+    let (word, shift) = (start_bit / t, start_bit % t);
+    let bytes = t / 8;
+    let next = (shift + width as usize > t).then(|| (lanes * (word + 1) + lane) * bytes);
+    ((lanes * word + lane) * bytes, shift as u32, next)
+}
+
+/// The `width`-bit value `field` found starting at bit `shift` of word `lo` (of `t`
+/// bits), continued in `hi`.
+pub fn join(t: usize, width: u8, lo: u64, hi: u64, shift: u32) -> u64 {
+    if width == 0 {
+        return 0;
+    }
+    let mut v = lo >> shift;
+    if shift > 0 && (t as u32 - shift) < width as u32 {
+        v |= hi << (t as u32 - shift);
+    }
+    if width == 64 {
+        v
+    } else {
+        v & ((1u64 << width) - 1)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -133,6 +170,39 @@ mod tests {
                 for (j, &v) in block.iter().enumerate().filter(|(j, _)| b * BLOCK + j < count) {
                     assert_eq!(v, value(b * BLOCK + j));
                 }
+            }
+        }
+    }
+
+    #[test]
+    fn single_values_are_found_where_unpacking_puts_them() {
+        let read = |bytes: &[u8], at: usize, t: usize| {
+            let mut w = [0u8; 8];
+            if bytes.is_empty() {
+                return 0; // width 0: nothing stored
+            }
+            w[..t / 8].copy_from_slice(&bytes[at..at + t / 8]);
+            u64::from_le_bytes(w)
+        };
+        for width in 0..=64u8 {
+            let mask = if width == 64 { u64::MAX } else { (1u64 << width) - 1 };
+            let value = |i: usize| (i as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15) & mask;
+            let mut out = Vec::new();
+            pack_u64(BLOCK, width, value, &mut out);
+            for i in 0..BLOCK {
+                let (lo, shift, hi) = field(64, width, i);
+                let hi = hi.map_or(0, |h| read(&out, h, 64));
+                assert_eq!(join(64, width, read(&out, lo, 64), hi, shift), value(i), "width {width}, value {i}");
+            }
+        }
+        for width in 0..=8u8 {
+            let value = |i: usize| ((i * 7 + i / 5) % (1 << width)) as u8;
+            let mut out = Vec::new();
+            pack_u8(BLOCK, width, value, &mut out);
+            for i in 0..BLOCK {
+                let (lo, shift, hi) = field(8, width, i);
+                let hi = hi.map_or(0, |h| read(&out, h, 8));
+                assert_eq!(join(8, width, read(&out, lo, 8), hi, shift), value(i) as u64, "width {width}, value {i}");
             }
         }
     }

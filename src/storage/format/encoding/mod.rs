@@ -35,6 +35,7 @@ pub mod dictionary;
 pub mod gorilla;
 pub mod lagdelta;
 pub mod lanes;
+pub mod paged;
 pub mod plain;
 pub mod point;
 pub mod rle;

@@ -13,7 +13,9 @@ use super::base::{CorruptData, PhysicalKind};
 use super::codec::{InPlace, Open};
 use super::compress::{self, Compression};
 use super::decoded::{DecodedValues, DecodedVector};
-use super::vector::{decode_vector, frame};
+use super::rle;
+use super::table::EncodingId;
+use super::vector::{decode_vector, frame, Frame};
 
 /// One row's value.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -38,6 +40,9 @@ pub enum PointValue<'a> {
 #[derive(Debug)]
 pub enum PointVector {
     Packed(Packed),
+    /// Fixed-width values stored as a few runs (a timestamp shared by a stripe's rows),
+    /// kept as runs: a row is found by a search over where they end.
+    Runs(Runs),
     /// Fixed-width values decoded once (deltas, floats' codecs, run lengths).
     Int(Rows<i64>),
     Float32(Rows<f32>),
@@ -91,18 +96,107 @@ pub struct Packed {
     /// No row has a value.
     all_null: bool,
     rows: u32,
-    /// For a vector with some NULLs: the validity bits (1 = not null) as words, and per
-    /// word the number of non-null rows before it (values are stored densely).
-    validity: Option<Box<(Vec<u64>, Vec<u32>)>>,
+    /// For a vector with some NULLs, which rows have values.
+    validity: Option<Box<Validity>>,
     layout: InPlace,
     /// The (decompressed) payload.
     payload: Box<[u8]>,
+}
+
+/// Which rows of a vector with some NULLs have a value: the validity bits (1 = not
+/// null) as words, and per word the non-null rows before it (values are stored
+/// densely, so row i's value is the rank of its bit).
+#[derive(Debug)]
+pub(super) struct Validity {
+    words: Box<[u64]>,
+    ranks: Box<[u32]>,
+}
+
+impl Validity {
+    /// From a stored bitmap (bit i of byte i / 8, LSB first) of `rows` rows of which
+    /// `count` have values, checked to agree with that count.
+    pub(super) fn from_bitmap(bitmap: &[u8], rows: usize, count: usize) -> Result<Validity, CorruptData> {
+        let mut words = vec![0u64; rows.div_ceil(64)];
+        for (i, &byte) in bitmap.iter().enumerate().take(rows.div_ceil(8)) {
+            words[i / 8] |= (byte as u64) << (8 * (i % 8));
+        }
+        let mut ranks = Vec::with_capacity(words.len());
+        let mut ones = 0u32;
+        for w in &words {
+            ranks.push(ones);
+            ones += w.count_ones();
+        }
+        let tail = rows % 64;
+        if ones as usize != count || (tail != 0 && words[words.len() - 1] >> tail != 0) {
+            return Err(CorruptData("validity bitmap disagrees with null count"));
+        }
+        Ok(Validity { words: words.into(), ranks: ranks.into() })
+    }
+
+    /// The index among the stored (non-null) values of row `i`'s, or `None` for a NULL.
+    #[inline]
+    pub(super) fn dense(&self, i: usize) -> Option<usize> {
+        let (w, b) = (i / 64, i % 64);
+        let word = self.words[w];
+        (word >> b & 1 != 0).then(|| self.ranks[w] as usize + (word & ((1u64 << b) - 1)).count_ones() as usize)
+    }
+
+    pub(super) fn heap_bytes(&self) -> usize {
+        self.words.len() * 8 + self.ranks.len() * 4 + std::mem::size_of::<Validity>()
+    }
+}
+
+/// Run-length encoded fixed-width values, as runs.
+#[derive(Debug)]
+pub struct Runs {
+    kind: PhysicalKind,
+    rows: u32,
+    validity: Option<Box<Validity>>,
+    /// Per run, the index of the first stored value after it (ascending).
+    ends: Box<[u32]>,
+    /// Per run, its value's bit pattern.
+    values: Box<[u64]>,
+}
+
+/// Most runs per stored value for a vector to be kept as runs: a search over 256 runs
+/// is a few probes, and they weigh 12 bytes each where decoded rows weigh 8 per row.
+const RUNS_PER_VALUE: usize = 8;
+
+impl Runs {
+    fn value(&self, i: usize) -> PointValue<'_> {
+        let at = match &self.validity {
+            None => i,
+            Some(v) => match v.dense(i) {
+                Some(at) => at,
+                None => return PointValue::Null,
+            },
+        };
+        let run = self.ends.partition_point(|&e| e as usize <= at);
+        let Some(&bits) = self.values.get(run) else { return PointValue::Null };
+        fixed_value(self.kind, bits)
+    }
+
+    fn heap_bytes(&self) -> usize {
+        self.ends.len() * 4 + self.values.len() * 8 + self.validity.as_ref().map_or(0, |v| v.heap_bytes())
+    }
+}
+
+/// A fixed-width value from its bit pattern.
+#[inline]
+pub(super) fn fixed_value(kind: PhysicalKind, bits: u64) -> PointValue<'static> {
+    match kind {
+        PhysicalKind::Int => PointValue::Int(bits as i64),
+        PhysicalKind::Float32 => PointValue::Float32(f32::from_bits(bits as u32)),
+        PhysicalKind::Float64 => PointValue::Float64(f64::from_bits(bits)),
+        PhysicalKind::Bytes => unreachable!("byte strings are not fixed-width"),
+    }
 }
 
 impl PointVector {
     pub fn rows(&self) -> usize {
         match self {
             PointVector::Packed(p) => p.rows as usize,
+            PointVector::Runs(r) => r.rows as usize,
             PointVector::Int(r) | PointVector::Scaled { m: r, .. } => r.values.len(),
             PointVector::Float32(r) => r.values.len(),
             PointVector::Float64(r) => r.values.len(),
@@ -118,9 +212,8 @@ impl PointVector {
     /// Memory the vector holds (beside its own 64 bytes).
     pub fn heap_bytes(&self) -> usize {
         match self {
-            PointVector::Packed(p) => {
-                p.payload.len() + p.validity.as_ref().map_or(0, |v| v.0.capacity() * 8 + v.1.capacity() * 4)
-            }
+            PointVector::Packed(p) => p.payload.len() + p.validity.as_ref().map_or(0, |v| v.heap_bytes()),
+            PointVector::Runs(r) => r.heap_bytes(),
             PointVector::Int(r) | PointVector::Scaled { m: r, .. } => r.heap_bytes(),
             PointVector::Float32(r) => r.heap_bytes(),
             PointVector::Float64(r) => r.heap_bytes(),
@@ -140,6 +233,7 @@ impl PointVector {
                     p.payload.as_ptr().wrapping_add(skip + i * width as usize / 8)
                 }
             },
+            PointVector::Runs(r) => r.ends.as_ptr() as *const u8,
             PointVector::Int(r) | PointVector::Scaled { m: r, .. } => {
                 r.values.as_ptr().wrapping_add(i) as *const u8
             }
@@ -158,6 +252,7 @@ impl PointVector {
     pub fn value(&self, i: usize) -> PointValue<'_> {
         match self {
             PointVector::Packed(p) => p.value(i),
+            PointVector::Runs(r) => r.value(i),
             PointVector::Int(r) => r.get(i).map_or(PointValue::Null, PointValue::Int),
             PointVector::Scaled { m, scale } => {
                 m.get(i).map_or(PointValue::Null, |m| PointValue::Scaled { m, scale: *scale })
@@ -212,14 +307,10 @@ impl Packed {
         }
         let at = match &self.validity {
             None => i,
-            Some(v) => {
-                let (words, ranks) = &**v;
-                let (w, b) = (i / 64, i % 64);
-                if words[w] >> b & 1 == 0 {
-                    return PointValue::Null;
-                }
-                ranks[w] as usize + (words[w] & ((1u64 << b) - 1)).count_ones() as usize
-            }
+            Some(v) => match v.dense(i) {
+                Some(at) => at,
+                None => return PointValue::Null,
+            },
         };
         let bits = match self.layout {
             InPlace::Bytes { width } => {
@@ -240,12 +331,7 @@ impl Packed {
                 min.wrapping_add(read_bits(&self.payload[skip..], width, at))
             }
         };
-        match self.kind {
-            PhysicalKind::Int => PointValue::Int(bits as i64),
-            PhysicalKind::Float32 => PointValue::Float32(f32::from_bits(bits as u32)),
-            PhysicalKind::Float64 => PointValue::Float64(f64::from_bits(bits)),
-            PhysicalKind::Bytes => unreachable!("byte strings are not packed"),
-        }
+        fixed_value(self.kind, bits)
     }
 }
 
@@ -281,8 +367,14 @@ pub fn open_vector(
     let count = h.rows - h.null_count;
     // Byte strings are always decoded; fixed-width values are read in place when their
     // codec can.
+    let fixed = kind != PhysicalKind::Bytes;
+    if fixed && h.encoding == EncodingId::Rle && count > 0 {
+        if let Some(runs) = open_runs(&f, kind, count)? {
+            return Ok(PointVector::Runs(runs));
+        }
+    }
     let in_place = match h.encoding.codec().open {
-        Open::InPlace(open) if kind != PhysicalKind::Bytes => open,
+        Open::InPlace(open) if fixed => open,
         _ => {
             scratch.keep_dictionary = true;
             scratch.keep_scaled = true;
@@ -290,6 +382,23 @@ pub fn open_vector(
             return Ok(PointVector::decoded(scratch.take_rows()));
         }
     };
+    let mut payload = payload(&f)?;
+    let layout = in_place(kind, &payload, count)?;
+    payload.resize(payload.len() + PAD, 0);
+    let validity = validity(f.bitmap, h.rows, h.null_count)?;
+    Ok(PointVector::Packed(Packed {
+        kind,
+        all_null: count == 0,
+        rows: h.rows as u32,
+        validity,
+        layout,
+        payload: payload.into_boxed_slice(),
+    }))
+}
+
+/// The payload of a framed vector, decompressed.
+fn payload(f: &Frame<'_>) -> Result<Vec<u8>, CorruptData> {
+    let h = &f.header;
     let mut payload = Vec::new();
     if h.compression == Compression::None {
         payload.extend_from_slice(f.stored);
@@ -299,34 +408,34 @@ pub fn open_vector(
     if payload.len() != h.raw_len {
         return Err(CorruptData("vector payload length mismatch"));
     }
-    let layout = in_place(kind, &payload, count)?;
-    payload.resize(payload.len() + PAD, 0);
-    let validity = if h.null_count > 0 && count > 0 {
-        let mut words = vec![0u64; h.rows.div_ceil(64)];
-        for (i, &byte) in f.bitmap.iter().enumerate() {
-            words[i / 8] |= (byte as u64) << (8 * (i % 8));
-        }
-        let mut ranks = Vec::with_capacity(words.len());
-        let mut ones = 0u32;
-        for w in &words {
-            ranks.push(ones);
-            ones += w.count_ones();
-        }
-        let tail = h.rows % 64;
-        if ones as usize != count || (tail != 0 && words[words.len() - 1] >> tail != 0) {
-            return Err(CorruptData("validity bitmap disagrees with null count"));
-        }
-        Some((words, ranks))
-    } else {
-        None
-    };
-    Ok(PointVector::Packed(Packed {
+    Ok(payload)
+}
+
+/// The validity of a vector of `rows` rows with `null_count` NULLs, when some rows
+/// have values and some do not.
+pub(super) fn validity(bitmap: &[u8], rows: usize, null_count: usize) -> Result<Option<Box<Validity>>, CorruptData> {
+    if null_count == 0 || null_count >= rows {
+        return Ok(None);
+    }
+    Ok(Some(Box::new(Validity::from_bitmap(bitmap, rows, rows - null_count)?)))
+}
+
+/// A run-length encoded vector of `count` fixed-width values as its runs, when it has
+/// few enough of them (`RUNS_PER_VALUE`).
+fn open_runs(f: &Frame<'_>, kind: PhysicalKind, count: usize) -> Result<Option<Runs>, CorruptData> {
+    let payload = payload(f)?;
+    let mut values = Vec::new();
+    let mut ends = Vec::new();
+    if !rle::decode_runs(&payload, count, count / RUNS_PER_VALUE, &mut values, &mut ends)? {
+        return Ok(None);
+    }
+    let h = &f.header;
+    Ok(Some(Runs {
         kind,
-        all_null: count == 0,
         rows: h.rows as u32,
-        validity: validity.map(Box::new),
-        layout,
-        payload: payload.into_boxed_slice(),
+        validity: validity(f.bitmap, h.rows, h.null_count)?,
+        ends: ends.into(),
+        values: values.into(),
     }))
 }
 
@@ -365,6 +474,31 @@ mod tests {
         // Sequences are delta-encoded: decoded instead.
         let seq: Vec<Option<i64>> = (0..2048).map(Some).collect();
         assert!(!check_ints(&seq, &none));
+    }
+
+    #[test]
+    fn run_length_vectors_are_kept_as_their_runs() {
+        // A timestamp shared by ~400 rows at a time (TSBS), NULLs across words; kept as
+        // a few runs, not 2,048 decoded values.
+        let rows: Vec<Option<i64>> =
+            (0..2048).map(|i| (i % 61 != 7).then_some(1_700_000_000 + (i / 400) * 10)).collect();
+        for policy in [CompressionPolicy::NONE, CompressionPolicy::default()] {
+            let bytes = encode_ints(&rows, &policy);
+            let v = open_vector(&bytes, PhysicalKind::Int, &mut DecodedVector::default()).unwrap();
+            assert!(matches!(v, PointVector::Runs(_)), "{v:?}");
+            assert!(v.heap_bytes() < 1024, "{}", v.heap_bytes());
+            for (i, r) in rows.iter().enumerate() {
+                assert_eq!(v.value(i), r.map_or(PointValue::Null, PointValue::Int), "row {i}");
+            }
+        }
+        // Many short runs: decoded, where a row is one load.
+        let short: Vec<Option<i64>> = (0..2048).map(|i| Some((i / 3) * 1000 % 7919)).collect();
+        let v = open_vector(&encode_ints(&short, &CompressionPolicy::NONE), PhysicalKind::Int, &mut DecodedVector::default())
+            .unwrap();
+        assert!(!matches!(v, PointVector::Runs(_)));
+        for (i, r) in short.iter().enumerate() {
+            assert_eq!(v.value(i), PointValue::Int(r.unwrap()));
+        }
     }
 
     #[test]

@@ -141,6 +141,33 @@ pub fn decode<T: Fixed>(
     Ok(pos)
 }
 
+/// The runs of `count` fixed-width values, when there are at most `max_runs`: each
+/// run's value bit pattern into `values`, and where it ends (the index after its last
+/// value) into `ends`. Returns whether it had so few runs (if not, nothing is read).
+pub fn decode_runs(
+    input: &[u8],
+    count: usize,
+    max_runs: usize,
+    values: &mut Vec<u64>,
+    ends: &mut Vec<u32>,
+) -> Result<bool, CorruptData> {
+    let runs = read_run_count(input, count)?;
+    if runs > max_runs {
+        return Ok(false);
+    }
+    values.clear();
+    ends.clear();
+    let mut pos = 4;
+    pos += bitpack::decode_for(&input[pos..], runs, |v| values.push(v as u64))?;
+    let mut end = 0u32;
+    decode_lengths(&input[pos..], runs, count, |_, l| {
+        end += l as u32;
+        ends.push(end);
+        Ok(())
+    })?;
+    Ok(true)
+}
+
 /// Encodes the byte strings given as `offsets` (count + 1 entries) into `data`.
 pub fn encode_bytes(offsets: &[u32], data: &[u8], out: &mut Vec<u8>) {
     let count = offsets.len().saturating_sub(1);

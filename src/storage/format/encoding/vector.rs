@@ -503,7 +503,7 @@ fn write_header(header: &Header, vector: &mut [u8]) {
     vector[20..24].copy_from_slice(&crc.to_le_bytes());
 }
 
-fn bitmap_len(rows: usize, null_count: usize) -> usize {
+pub(super) fn bitmap_len(rows: usize, null_count: usize) -> usize {
     if null_count > 0 && null_count < rows {
         rows.div_ceil(8)
     } else {
@@ -522,7 +522,7 @@ pub(super) struct Header {
     pub(super) crc: u32,
 }
 
-fn parse_header(h: &[u8; HEADER_LEN]) -> Result<Header, CorruptData> {
+pub(super) fn parse_header(h: &[u8; HEADER_LEN]) -> Result<Header, CorruptData> {
     let u32_at = |i: usize| u32::from_le_bytes(h[i..i + 4].try_into().expect("4 bytes")) as usize;
     if h[0] != FORMAT_VERSION {
         return Err(CorruptData("unknown vector format version"));
