@@ -79,6 +79,8 @@ fn quiet_backtraces() {
 fn detect_cpu_features() {
     #[cfg(target_arch = "x86_64")]
     std::hint::black_box(std::arch::is_x86_feature_detected!("sse4.2"));
+    // The checksum picks its SIMD kernel on first use.
+    std::hint::black_box(crate::storage::format::checksum::crc32c(b"pgcolumnar"));
 }
 
 /// Buffered columnar rows are written out before a query starts: its snapshot must see

@@ -13,10 +13,12 @@
 //! - Row changes: `mark_kind` (a mark's kind: a row lock or a delete, and which conflict),
 //!   `bucket_rows` (row numbers in buckets; which rows of its bucket a mark covers) and
 //!   `delete_mask` (a row group's bitmap of deleted rows).
+//! - `checksum`: the CRC-32C every stored vector carries.
 //! - `image_arena`: reusable buffers for decoded values.
 //! - `numeric`: `numeric` values in their stored bytes, parsed and compared as core does.
 
 pub mod bucket_rows;
+pub mod checksum;
 pub mod chunk_encoder;
 pub mod column_builder;
 pub mod delete_mask;

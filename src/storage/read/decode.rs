@@ -55,7 +55,12 @@ pub fn open_checked(kind: ColumnKind, bytes: &[u8], rows: u32, scratch: &mut Dec
 
 /// Opens a stored vector that its directory entry says holds `rows` rows for reading
 /// values where they lie (`paged::PagedVector::open`); `None` if they cannot be.
-pub fn open_paged_checked(kind: ColumnKind, src: &mut impl StoredBytes, len: u32, rows: u32) -> Option<PagedVector> {
+pub fn open_paged_checked(
+    kind: ColumnKind,
+    src: &mut impl StoredBytes,
+    len: u32,
+    rows: u32,
+) -> Option<PagedVector> {
     let vector = PagedVector::open(src, kind.physical().unwrap(), len as usize)
         .unwrap_or_else(|e| data_corrupted(&e.to_string()))?;
     if vector.rows() != rows as usize {

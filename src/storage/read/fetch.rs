@@ -308,9 +308,11 @@ impl LazyColumns for LazyRow {
                             // Pages are read inside the cache's borrow: an ERROR unwinds
                             // through it as a panic, which lets the borrow go.
                             // SAFETY: `fill`'s contract.
-                            Some(p) => p
-                                .value(&mut unsafe { self.vector_pages(i) }, at)
-                                .unwrap_or_else(|e| crate::storage::shared::error::data_corrupted(&e.to_string())),
+                            Some(p) => {
+                                p.value(&mut unsafe { self.vector_pages(i) }, at).unwrap_or_else(|e| {
+                                    crate::storage::shared::error::data_corrupted(&e.to_string())
+                                })
+                            }
                             None => crate::storage::shared::error::data_corrupted(
                                 "vector missing from the fetch cache",
                             ),
@@ -467,7 +469,9 @@ impl LazyRow {
                     Opened::Paged(p)
                 }
                 // SAFETY: as above.
-                None => Opened::Vector(unsafe { open_vector(self.rel, blocks, self.kinds[i], at_byte, len, rows) }),
+                None => Opened::Vector(unsafe {
+                    open_vector(self.rel, blocks, self.kinds[i], at_byte, len, rows)
+                }),
             };
             if !was_paged {
                 // A vector read where it lies and now opened whole is counted once.
@@ -606,7 +610,14 @@ pub fn stripes_made_rows() -> u64 {
 /// Reads the stored vector of `len` bytes at stream offset `at` and opens it for
 /// single-row reads, checking it against its directory entry's `rows`. The vector lies
 /// within the relation's first `blocks` blocks.
-unsafe fn open_vector(rel: pg_sys::Relation, blocks: u32, kind: ColumnKind, at: u64, len: u32, rows: u32) -> PointVector {
+unsafe fn open_vector(
+    rel: pg_sys::Relation,
+    blocks: u32,
+    kind: ColumnKind,
+    at: u64,
+    len: u32,
+    rows: u32,
+) -> PointVector {
     // SAFETY: the caller guarantees this fn's contract: `rel` is an open relation, locked by
     // the caller, and we are on the backend thread inside a transaction, so its pages may
     // be read.

@@ -2,6 +2,7 @@
 //! time (`format::encoding::paged`): a fetch reads one value of a vector without
 //! copying the vector out of shared buffers.
 
+use crate::storage::format::checksum;
 use crate::storage::format::encoding::paged::StoredBytes;
 use crate::storage::format::encoding::CorruptData;
 use crate::storage::relation::pages;
@@ -32,10 +33,17 @@ impl StoredBytes for VectorPages {
         // SAFETY: a `VectorPages` is made by a fetch of an open, locked relation inside a
         // transaction on the backend thread, and lives no longer than that fetch.
         unsafe {
-            pages::visit_range(self.rel, self.at + at as u64, out.len(), std::ptr::null_mut(), self.blocks, |b| {
-                out[done..done + b.len()].copy_from_slice(b);
-                done += b.len();
-            });
+            pages::visit_range(
+                self.rel,
+                self.at + at as u64,
+                out.len(),
+                std::ptr::null_mut(),
+                self.blocks,
+                |b| {
+                    out[done..done + b.len()].copy_from_slice(b);
+                    done += b.len();
+                },
+            );
         }
         Ok(())
     }
@@ -46,7 +54,7 @@ impl StoredBytes for VectorPages {
         // SAFETY: as in `read`.
         unsafe {
             pages::visit_range(self.rel, self.at + at as u64, len, std::ptr::null_mut(), self.blocks, |b| {
-                crc = crc32c::crc32c_append(crc, b);
+                crc = checksum::crc32c_append(crc, b);
             });
         }
         Ok(crc)

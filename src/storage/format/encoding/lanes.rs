@@ -192,7 +192,11 @@ mod tests {
             for i in 0..BLOCK {
                 let (lo, shift, hi) = field(64, width, i);
                 let hi = hi.map_or(0, |h| read(&out, h, 64));
-                assert_eq!(join(64, width, read(&out, lo, 64), hi, shift), value(i), "width {width}, value {i}");
+                assert_eq!(
+                    join(64, width, read(&out, lo, 64), hi, shift),
+                    value(i),
+                    "width {width}, value {i}"
+                );
             }
         }
         for width in 0..=8u8 {
@@ -202,7 +206,11 @@ mod tests {
             for i in 0..BLOCK {
                 let (lo, shift, hi) = field(8, width, i);
                 let hi = hi.map_or(0, |h| read(&out, h, 8));
-                assert_eq!(join(8, width, read(&out, lo, 8), hi, shift), value(i) as u64, "width {width}, value {i}");
+                assert_eq!(
+                    join(8, width, read(&out, lo, 8), hi, shift),
+                    value(i) as u64,
+                    "width {width}, value {i}"
+                );
             }
         }
     }

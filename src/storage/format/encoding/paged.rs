@@ -23,6 +23,7 @@ use super::lanes::{self, BLOCK};
 use super::point::{fixed_value, validity, PointValue, Validity};
 use super::table::EncodingId;
 use super::vector::{bitmap_len, parse_header, HEADER_LEN};
+use crate::storage::format::checksum;
 
 /// A stored vector's bytes, read a few at a time; offsets count from its first byte.
 pub trait StoredBytes {
@@ -77,7 +78,11 @@ impl PagedVector {
     /// Opens the vector of `len` bytes in `src`, which holds values of `kind`: its
     /// header and checksum checked. `None` when its values cannot be read where they
     /// are (compressed, byte strings, or an encoding that must be decoded whole).
-    pub fn open(src: &mut impl StoredBytes, kind: PhysicalKind, len: usize) -> Result<Option<PagedVector>, CorruptData> {
+    pub fn open(
+        src: &mut impl StoredBytes,
+        kind: PhysicalKind,
+        len: usize,
+    ) -> Result<Option<PagedVector>, CorruptData> {
         // The vector's header and, in the same read, ALP_rd's (when there is no bitmap
         // between them): a read is a buffer lookup.
         let mut first = [0u8; HEADER_LEN + RD_HEADER_MAX];
@@ -96,7 +101,7 @@ impl PagedVector {
         if total > len {
             return Err(CorruptData("vector truncated"));
         }
-        if src.crc(HEADER_LEN, total - HEADER_LEN, crc32c::crc32c(&head[..20]))? != h.crc {
+        if src.crc(HEADER_LEN, total - HEADER_LEN, checksum::crc32c(&head[..20]))? != h.crc {
             return Err(CorruptData("vector checksum mismatch"));
         }
         if h.compression != Compression::None || kind == PhysicalKind::Bytes {
@@ -205,7 +210,13 @@ impl RdLanes {
 
 /// Value `k` of the FastLanes block at `at`, packed at `width` bits in `t`-bit words:
 /// one read of its word, or of the span to the next word of its lane when it runs on.
-fn lane_value(src: &mut impl StoredBytes, at: usize, t: usize, width: u8, k: usize) -> Result<u64, CorruptData> {
+fn lane_value(
+    src: &mut impl StoredBytes,
+    at: usize,
+    t: usize,
+    width: u8,
+    k: usize,
+) -> Result<u64, CorruptData> {
     if width == 0 {
         return Ok(0);
     }
@@ -225,7 +236,13 @@ fn lane_value(src: &mut impl StoredBytes, at: usize, t: usize, width: u8, k: usi
 
 /// `n` (at most 8) little-endian bytes at `from` in the payload of `len` bytes at
 /// `at`.
-fn read_le(src: &mut impl StoredBytes, at: usize, len: usize, from: usize, n: usize) -> Result<u64, CorruptData> {
+fn read_le(
+    src: &mut impl StoredBytes,
+    at: usize,
+    len: usize,
+    from: usize,
+    n: usize,
+) -> Result<u64, CorruptData> {
     let n = n.min(8);
     if from + n > len {
         return Err(CorruptData("value beyond its payload"));
@@ -320,7 +337,7 @@ mod tests {
         }
         fn crc(&mut self, at: usize, len: usize, crc: u32) -> Result<u32, CorruptData> {
             let b = self.bytes.get(at..at + len).ok_or(CorruptData("beyond the vector"))?;
-            Ok(crc32c::crc32c_append(crc, b))
+            Ok(checksum::crc32c_append(crc, b))
         }
     }
 
@@ -340,7 +357,9 @@ mod tests {
             let got = paged.value(&mut src, i).unwrap();
             assert!(src.reads <= 2, "row {i}: {} reads", src.reads);
             match (got, whole.value(i)) {
-                (PointValue::Float64(a), PointValue::Float64(b)) => assert_eq!(a.to_bits(), b.to_bits(), "row {i}"),
+                (PointValue::Float64(a), PointValue::Float64(b)) => {
+                    assert_eq!(a.to_bits(), b.to_bits(), "row {i}")
+                }
                 (a, b) => assert_eq!(a, b, "row {i}"),
             }
         }
@@ -402,8 +421,10 @@ mod tests {
         assert!(same_as_opened(&encode_ints(&[Some(5)], &none), PhysicalKind::Int));
         // Widths that make a field span 9 bytes.
         for width in [57, 61, 63] {
-            let rows: Vec<Option<i64>> =
-                noise_i64(200, 0x2545_F491_4F6C_DD1D).iter().map(|v| v.map(|v| v & (u64::MAX >> (64 - width)) as i64)).collect();
+            let rows: Vec<Option<i64>> = noise_i64(200, 0x2545_F491_4F6C_DD1D)
+                .iter()
+                .map(|v| v.map(|v| v & (u64::MAX >> (64 - width)) as i64))
+                .collect();
             assert!(same_as_opened(&encode_ints(&rows, &none), PhysicalKind::Int));
         }
     }
@@ -417,7 +438,10 @@ mod tests {
         let seq: Vec<Option<i64>> = (0..2048).map(Some).collect();
         assert!(!same_as_opened(&encode_ints(&seq, &CompressionPolicy::NONE), PhysicalKind::Int));
         let repeats: Vec<f64> = (0..2048).map(|i| (i % 3) as f64 * 1.25).collect();
-        assert!(!same_as_opened(&floats(&repeats, None, &CompressionPolicy::default()), PhysicalKind::Float64));
+        assert!(!same_as_opened(
+            &floats(&repeats, None, &CompressionPolicy::default()),
+            PhysicalKind::Float64
+        ));
     }
 
     #[test]

@@ -138,7 +138,8 @@ impl Validity {
     pub(super) fn dense(&self, i: usize) -> Option<usize> {
         let (w, b) = (i / 64, i % 64);
         let word = self.words[w];
-        (word >> b & 1 != 0).then(|| self.ranks[w] as usize + (word & ((1u64 << b) - 1)).count_ones() as usize)
+        (word >> b & 1 != 0)
+            .then(|| self.ranks[w] as usize + (word & ((1u64 << b) - 1)).count_ones() as usize)
     }
 
     pub(super) fn heap_bytes(&self) -> usize {
@@ -413,7 +414,11 @@ fn payload(f: &Frame<'_>) -> Result<Vec<u8>, CorruptData> {
 
 /// The validity of a vector of `rows` rows with `null_count` NULLs, when some rows
 /// have values and some do not.
-pub(super) fn validity(bitmap: &[u8], rows: usize, null_count: usize) -> Result<Option<Box<Validity>>, CorruptData> {
+pub(super) fn validity(
+    bitmap: &[u8],
+    rows: usize,
+    null_count: usize,
+) -> Result<Option<Box<Validity>>, CorruptData> {
     if null_count == 0 || null_count >= rows {
         return Ok(None);
     }
@@ -493,8 +498,12 @@ mod tests {
         }
         // Many short runs: decoded, where a row is one load.
         let short: Vec<Option<i64>> = (0..2048).map(|i| Some((i / 3) * 1000 % 7919)).collect();
-        let v = open_vector(&encode_ints(&short, &CompressionPolicy::NONE), PhysicalKind::Int, &mut DecodedVector::default())
-            .unwrap();
+        let v = open_vector(
+            &encode_ints(&short, &CompressionPolicy::NONE),
+            PhysicalKind::Int,
+            &mut DecodedVector::default(),
+        )
+        .unwrap();
         assert!(!matches!(v, PointVector::Runs(_)));
         for (i, r) in short.iter().enumerate() {
             assert_eq!(v.value(i), PointValue::Int(r.unwrap()));

@@ -41,6 +41,7 @@
 //! encodings leave little redundancy, these margins (and the alternative layout's) are
 //! 3%.
 
+use crate::storage::format::checksum;
 use std::cell::RefCell;
 
 use super::base::{CorruptData, Fixed, PhysicalKind, Scratch, MAX_DECODED_BYTES, MAX_VECTOR_ROWS};
@@ -499,7 +500,7 @@ fn write_header(header: &Header, vector: &mut [u8]) {
     h[8..12].copy_from_slice(&(header.null_count as u32).to_le_bytes());
     h[12..16].copy_from_slice(&(header.raw_len as u32).to_le_bytes());
     h[16..20].copy_from_slice(&(header.stored_len as u32).to_le_bytes());
-    let crc = crc32c::crc32c_append(crc32c::crc32c(&h[..20]), &vector[HEADER_LEN..]);
+    let crc = checksum::crc32c_append(checksum::crc32c(&h[..20]), &vector[HEADER_LEN..]);
     vector[20..24].copy_from_slice(&crc.to_le_bytes());
 }
 
@@ -607,7 +608,7 @@ pub(super) fn frame(input: &[u8], kind: PhysicalKind) -> Result<Frame<'_>, Corru
     let bitmap_len = bitmap_len(header.rows, header.null_count);
     let total = HEADER_LEN + bitmap_len + header.stored_len;
     let body = input.get(HEADER_LEN..total).ok_or(CorruptData("vector truncated"))?;
-    if crc32c::crc32c_append(crc32c::crc32c(&head[..20]), body) != header.crc {
+    if checksum::crc32c_append(checksum::crc32c(&head[..20]), body) != header.crc {
         return Err(CorruptData("vector checksum mismatch"));
     }
     let (bitmap, stored) = body.split_at(bitmap_len);

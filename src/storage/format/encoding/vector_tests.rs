@@ -7,6 +7,7 @@ use super::decoded::{DecodedValues, DecodedVector};
 use super::table::EncodingId;
 use super::test_util::*;
 use super::vector::*;
+use crate::storage::format::checksum;
 use proptest::prelude::*;
 
 #[test]
@@ -270,7 +271,7 @@ fn checksum_mismatch_is_reported() {
 fn forge(buf: &[u8], edit: impl Fn(&mut Vec<u8>)) -> Vec<u8> {
     let mut b = buf.to_vec();
     edit(&mut b);
-    let crc = crc32c::crc32c_append(crc32c::crc32c(&b[..20]), &b[HEADER_LEN..]);
+    let crc = checksum::crc32c_append(checksum::crc32c(&b[..20]), &b[HEADER_LEN..]);
     b[20..24].copy_from_slice(&crc.to_le_bytes());
     b
 }
