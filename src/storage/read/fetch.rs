@@ -307,9 +307,10 @@ impl LazyColumns for LazyRow {
                         _ => match stripe.and_then(|s| s.paged(i)) {
                             // Pages are read inside the cache's borrow: an ERROR unwinds
                             // through it as a panic, which lets the borrow go.
-                            // SAFETY: `fill`'s contract.
                             Some(p) => {
-                                p.value(&mut unsafe { self.vector_pages(i) }, at).unwrap_or_else(|e| {
+                                // SAFETY: `fill`'s contract.
+                                let mut pages = unsafe { self.vector_pages(i) };
+                                p.value(&mut pages, at).unwrap_or_else(|e| {
                                     crate::storage::shared::error::data_corrupted(&e.to_string())
                                 })
                             }

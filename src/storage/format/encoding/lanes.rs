@@ -174,44 +174,41 @@ mod tests {
         }
     }
 
-    #[test]
-    fn single_values_are_found_where_unpacking_puts_them() {
-        let read = |bytes: &[u8], at: usize, t: usize| {
+    /// Every value of a block packed at `width` bits in `t`-bit words (`packed`), read
+    /// alone through `field` and `join`, is `value(i)`.
+    fn check_single(t: usize, width: u8, packed: &[u8], value: impl Fn(usize) -> u64) {
+        let read = |at: usize| {
             let mut w = [0u8; 8];
-            if bytes.is_empty() {
-                return 0; // width 0: nothing stored
-            }
-            w[..t / 8].copy_from_slice(&bytes[at..at + t / 8]);
+            if !packed.is_empty() {
+                w[..t / 8].copy_from_slice(&packed[at..at + t / 8]);
+            } // else width 0: nothing stored
             u64::from_le_bytes(w)
         };
+        for i in 0..BLOCK {
+            let (lo, shift, hi) = field(t, width, i);
+            let hi = hi.map_or(0, read);
+            assert_eq!(
+                join(t, width, read(lo), hi, shift),
+                value(i),
+                "{t}-bit words, width {width}, value {i}"
+            );
+        }
+    }
+
+    #[test]
+    fn single_values_are_found_where_unpacking_puts_them() {
         for width in 0..=64u8 {
             let mask = if width == 64 { u64::MAX } else { (1u64 << width) - 1 };
             let value = |i: usize| (i as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15) & mask;
             let mut out = Vec::new();
             pack_u64(BLOCK, width, value, &mut out);
-            for i in 0..BLOCK {
-                let (lo, shift, hi) = field(64, width, i);
-                let hi = hi.map_or(0, |h| read(&out, h, 64));
-                assert_eq!(
-                    join(64, width, read(&out, lo, 64), hi, shift),
-                    value(i),
-                    "width {width}, value {i}"
-                );
-            }
+            check_single(64, width, &out, value);
         }
         for width in 0..=8u8 {
             let value = |i: usize| ((i * 7 + i / 5) % (1 << width)) as u8;
             let mut out = Vec::new();
             pack_u8(BLOCK, width, value, &mut out);
-            for i in 0..BLOCK {
-                let (lo, shift, hi) = field(8, width, i);
-                let hi = hi.map_or(0, |h| read(&out, h, 8));
-                assert_eq!(
-                    join(8, width, read(&out, lo, 8), hi, shift),
-                    value(i) as u64,
-                    "width {width}, value {i}"
-                );
-            }
+            check_single(8, width, &out, |i| value(i) as u64);
         }
     }
 
