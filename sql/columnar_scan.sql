@@ -197,6 +197,20 @@ EXPLAIN (COSTS OFF) SELECT a, b FROM many_groups WHERE a BETWEEN 5001 AND 5500;
 SELECT count(*), min(b), max(c) FROM many_groups WHERE a BETWEEN 5001 AND 5500;
 EXPLAIN (COSTS OFF) SELECT b, c FROM many_groups WHERE b > 115000 AND c <> 'z';
 SELECT count(*), min(a), max(a) FROM many_groups WHERE b > 115000 AND c <> 'z';
+-- A scan reads the chunk metadata of the columns it reads besides the filter's only for
+-- the row groups the zone maps leave it: on a new connection, the plan parses the
+-- filter column's 12 directories, the scan 2 more (b and c of the one row group kept).
+\c
+SELECT pgcolumnar.chunk_directories_parsed() AS p0 \gset
+SELECT count(*), min(b), max(c) FROM many_groups WHERE a BETWEEN 3001 AND 3500;
+SELECT pgcolumnar.chunk_directories_parsed() - :p0 AS parsed;
+-- Past 8 row groups the rest come in one scan: each of the 36 once, the results whole.
+\c
+SELECT pgcolumnar.chunk_directories_parsed() AS p0 \gset
+SELECT count(*), min(b), max(c), sum(length(c)) FROM many_groups WHERE a > 500;
+SELECT pgcolumnar.chunk_directories_parsed() - :p0 AS parsed;
+SELECT count(*), min(b), max(c), sum(length(c)) FROM many_groups WHERE a > 500;
+SELECT pgcolumnar.chunk_directories_parsed() - :p0 AS parsed_again;
 DROP TABLE many_groups;
 
 DROP TABLE s, s_heap;

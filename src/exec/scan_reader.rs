@@ -1,10 +1,11 @@
 //! The `Reader` a columnar node reads its relation through (ColumnarScan, ColumnarAgg):
 //! this transaction's buffered rows written out first, so the scan sees them; only the
-//! columns the plan reads decoded; the zone-map predicates of the plan set, so row groups
-//! and vectors they refute are skipped.
+//! columns the plan reads decoded, their chunk metadata read as row groups are reached
+//! (`Reader::new_lazy`); the zone-map predicates of the plan set, so row groups and
+//! vectors they refute are skipped.
 
 use crate::storage::format::zonemap::ZonePredicate;
-use crate::storage::read::reader::{GroupClaim, Reader};
+use crate::storage::read::reader::Reader;
 use crate::storage::write::write_buffer;
 use pgrx::pg_sys;
 
@@ -32,7 +33,7 @@ pub unsafe fn open(
     // (this fn's contract), which is what flushing and the reader need.
     unsafe {
         write_buffer::flush_before_reading(rel);
-        let mut reader = Reader::new(rel, snapshot, Some(wanted), GroupClaim::Serial { next: 0 });
+        let mut reader = Reader::new_lazy(rel, snapshot, wanted);
         reader.set_predicates(std::mem::take(zone_predicates));
         reader
     }

@@ -5,7 +5,7 @@ use super::tables::{
     datum, insert_row, int8, last_starting_at_or_before, not_null, relid, scan_keys, scan_storage,
 };
 use crate::storage::format::delete_mask::DeleteMask;
-use crate::storage::format::directory::{self, VectorEntry};
+use crate::storage::format::directory::{Directory, VectorEntry};
 use crate::storage::format::zonemap::ZoneMap;
 use crate::storage::shared::cache::BoundedCache;
 use crate::storage::shared::error::data_corrupted;
@@ -28,7 +28,7 @@ pub struct ChunkMeta {
     pub length: u64,
     pub null_count: u64,
     pub raw_bytes: u64,
-    pub vectors: Vec<VectorEntry>,
+    pub vectors: Directory,
     /// The zone map of the whole chunk (its vectors' merged), made once when the chunk's
     /// metadata is parsed: every scan checks it per row group before its vectors'.
     pub zone: ZoneMap,
@@ -43,7 +43,7 @@ impl ChunkMeta {
         raw_bytes: u64,
         vectors: Vec<VectorEntry>,
     ) -> Self {
-        let zone = vectors.iter().fold(ZoneMap::None, |z, e| z.merge(e.zone));
+        let (vectors, zone) = Directory::of(&vectors, length);
         ChunkMeta { attnum, offset, length, null_count, raw_bytes, vectors, zone }
     }
 }
@@ -82,7 +82,7 @@ impl Chunks {
 
     /// Whether the chunk rows of every attribute numbered in `attnums` (None: all) were
     /// parsed.
-    fn covers(&self, attnums: Option<&[i16]>) -> bool {
+    pub fn covers(&self, attnums: Option<&[i16]>) -> bool {
         match attnums {
             None => self.parsed.is_none(),
             Some(a) => a.iter().all(|&x| self.has(x)),
@@ -161,6 +161,18 @@ thread_local! {
     });
 }
 
+thread_local! {
+    /// Chunk rows whose vector directory this backend parsed
+    /// (`pgcolumnar.chunk_directories_parsed()`).
+    static PARSED: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+}
+
+/// How many chunk rows' vector directories this backend has parsed (each is then cached
+/// with its row group's chunks).
+pub fn directories_parsed() -> u64 {
+    PARSED.with(|p| p.get())
+}
+
 /// Drops the cached chunks of relation `relid` (all of them for InvalidOid).
 pub(super) fn forget_chunks_of(relid: pg_sys::Oid) {
     CACHE.with(|c| {
@@ -215,7 +227,7 @@ pub unsafe fn insert_row_group(storage_id: u64, group: &RowGroupMeta, cid: u32) 
                 datum(c.length as i64),
                 datum(c.null_count as i64),
                 datum(c.raw_bytes as i64),
-                datum(directory::encode(&c.vectors).as_slice()),
+                datum(c.vectors.as_bytes()),
             ];
             let mut nulls = [false; CHUNK_NATTS];
             insert_row(ch, &mut values, &mut nulls, cid);
@@ -266,6 +278,7 @@ unsafe fn read_all_chunks(
     storage_id: u64,
     snapshot: pg_sys::Snapshot,
     wanted: &HashMap<u64, Option<Vec<i16>>>,
+    mut sizes: Option<&mut ColumnSizes>,
 ) -> HashMap<u64, Chunks> {
     // SAFETY: as in `read_chunks` (this fn's contract is the same).
     unsafe {
@@ -277,6 +290,9 @@ unsafe fn read_all_chunks(
             snapshot,
             pg_sys::AccessShareLock,
             |_, _, v, n| {
+                if let Some(s) = sizes.as_deref_mut() {
+                    s.add(not_null(v[2], n[2], "chunk.attnum"), int8(v[4]));
+                }
                 let first_row = int8(v[1]);
                 // Row groups not asked for (cached, or not visible) are skipped unparsed.
                 let Some(wanted) = wanted.get(&first_row) else { return };
@@ -314,9 +330,19 @@ unsafe fn parse_chunk(
             return;
         }
         let length = int8(v[4]);
+        PARSED.with(|p| p.set(p.get() + 1));
         let dir: &[u8] = not_null(v[7], n[7], "chunk.directory");
-        let vectors = directory::decode(dir, length).unwrap_or_else(|e| data_corrupted(&e.to_string()));
-        let meta = ChunkMeta::new(attnum, int8(v[3]), length, int8(v[5]), int8(v[6]), vectors);
+        let (vectors, zone) =
+            Directory::parse(dir, length).unwrap_or_else(|e| data_corrupted(&e.to_string()));
+        let meta = ChunkMeta {
+            attnum,
+            offset: int8(v[3]),
+            length,
+            null_count: int8(v[5]),
+            raw_bytes: int8(v[6]),
+            vectors,
+            zone,
+        };
         if attnum == 0 {
             chunks.order = Some(meta);
             return;
@@ -357,7 +383,7 @@ pub unsafe fn load_row_groups(
             |_, tup, v, n| groups.push(parse_row_group(tup, v, n, &empty)),
         );
         if with_chunks {
-            attach_all(storage_id, &mut groups, snapshot, None);
+            attach_all(storage_id, &mut groups, snapshot, None, None);
         }
         groups
     }
@@ -368,7 +394,9 @@ pub unsafe fn load_row_groups(
 const ONE_SCAN_GROUPS: usize = 8;
 
 /// `attach_chunks_for` of every row group in `groups` (all of a storage, as
-/// `load_row_groups` returns them).
+/// `load_row_groups` returns them). When that reads the chunk rows of the whole storage
+/// in one scan and `sizes` is given, it also sums their stored bytes there, by
+/// attribute number - 1 (as `column_bytes` does), and counts them in `sizes.1`.
 ///
 /// # Safety
 /// As `attach_chunks_for`.
@@ -377,6 +405,7 @@ unsafe fn attach_all(
     groups: &mut [RowGroupMeta],
     snapshot: pg_sys::Snapshot,
     attnums: Option<&[i16]>,
+    sizes: Option<&mut ColumnSizes>,
 ) {
     let missing: Vec<(usize, Option<Rc<Chunks>>)> = CACHE.with(|c| {
         let mut c = c.borrow_mut();
@@ -395,7 +424,7 @@ unsafe fn attach_all(
             .map(|(i, cached)| (groups[*i].first_row, Chunks::lacking(cached.as_deref(), attnums)))
             .collect();
         // SAFETY: this fn's contract is `read_chunks`'.
-        let mut all = unsafe { read_all_chunks(storage_id, snapshot, &wanted) };
+        let mut all = unsafe { read_all_chunks(storage_id, snapshot, &wanted, sizes) };
         CACHE.with(|c| {
             let mut c = c.borrow_mut();
             for (i, cached) in missing {
@@ -432,8 +461,89 @@ pub unsafe fn load_row_groups_for(
     // being closed, ended or freed).
     unsafe {
         let mut groups = load_row_groups(storage_id, snapshot, false);
-        attach_all(storage_id, &mut groups, snapshot, Some(attnums));
+        attach_all(storage_id, &mut groups, snapshot, Some(attnums), None);
         groups
+    }
+}
+
+/// `load_row_groups` with the chunks this backend has cached for them, whatever
+/// attributes those cover; a group not cached gets `unread` (which should say that no
+/// attribute was parsed): nothing is read from `chunk`. A caller attaches what it lacks
+/// with `attach_chunks_for`, or `attach_every` when many row groups lack it.
+///
+/// # Safety
+/// As `load_row_groups`.
+pub unsafe fn load_row_groups_cached(
+    storage_id: u64,
+    snapshot: pg_sys::Snapshot,
+    unread: &Rc<Chunks>,
+) -> Vec<RowGroupMeta> {
+    // SAFETY: this fn's contract is `load_row_groups`'.
+    let mut groups = unsafe { load_row_groups(storage_id, snapshot, false) };
+    CACHE.with(|c| {
+        let mut c = c.borrow_mut();
+        for g in groups.iter_mut() {
+            g.chunks = c.entries.get(&(storage_id, g.first_row)).cloned().unwrap_or_else(|| unread.clone());
+        }
+    });
+    groups
+}
+
+/// The chunks of the attributes numbered in `attnums` (sorted) attached to every row
+/// group of `groups` (all of a storage's, as `load_row_groups` returns them), those
+/// missing from the cache read in one scan of `chunk` when there are many.
+///
+/// # Safety
+/// As `attach_chunks_for`.
+pub unsafe fn attach_every(
+    storage_id: u64,
+    groups: &mut [RowGroupMeta],
+    snapshot: pg_sys::Snapshot,
+    attnums: &[i16],
+) {
+    // SAFETY: this fn's contract.
+    unsafe { attach_all(storage_id, groups, snapshot, Some(attnums), None) }
+}
+
+/// Stored bytes per attribute (index attnum - 1), and the chunk rows summed.
+#[derive(Debug, Clone, Default)]
+pub struct ColumnSizes(pub Vec<u64>, pub usize);
+
+impl ColumnSizes {
+    pub fn new(natts: usize) -> Self {
+        ColumnSizes(vec![0; natts], 0)
+    }
+
+    fn add(&mut self, attnum: i16, bytes: u64) {
+        self.1 += 1;
+        if let Some(b) = (attnum as usize).checked_sub(1).and_then(|at| self.0.get_mut(at)) {
+            *b += bytes;
+        }
+    }
+}
+
+/// `load_row_groups_for` as the catalog snapshot sees them, and, when that had to read
+/// the chunk rows of the whole storage (a backend new to the table), what `column_bytes`
+/// would return, summed in the same scan: a new connection's first plan read every
+/// chunk row twice otherwise.
+///
+/// # Safety
+/// Call on the backend thread inside a transaction (it calls PostgreSQL, which may raise an
+/// error).
+pub unsafe fn load_row_groups_sized(
+    storage_id: u64,
+    attnums: &[i16],
+    natts: usize,
+) -> (Vec<RowGroupMeta>, Option<ColumnSizes>) {
+    // SAFETY: as `load_row_groups_for` with the catalog snapshot (this fn's contract).
+    unsafe {
+        let snapshot = std::ptr::null_mut();
+        let mut groups = load_row_groups(storage_id, snapshot, false);
+        let mut sizes = ColumnSizes::new(natts);
+        attach_all(storage_id, &mut groups, snapshot, Some(attnums), Some(&mut sizes));
+        // A scan of the whole storage visits a chunk row of each stored column at least.
+        let summed = sizes.1 > 0 || groups.is_empty();
+        (groups, summed.then_some(sizes))
     }
 }
 
@@ -556,14 +666,13 @@ pub unsafe fn load_group_of_row(
 /// # Safety
 /// Call on the backend thread inside a transaction (it calls PostgreSQL, which may raise an
 /// error).
-pub unsafe fn column_bytes(storage_id: u64, natts: usize) -> (Vec<u64>, usize) {
+pub unsafe fn column_bytes(storage_id: u64, natts: usize) -> ColumnSizes {
     // SAFETY: per this fn's contract we are on the backend thread inside a transaction, so
     // the metadata relations may be opened, scanned and written (relation, scan and tuple
     // pointers below come from the calls that return them and are used before being closed,
     // ended or freed).
     unsafe {
-        let mut bytes = vec![0u64; natts];
-        let mut chunks = 0;
+        let mut sizes = ColumnSizes::new(natts);
         // Chunk rows come and go with their row group's, so the chunk table alone has the
         // sums; its vector directories (often toasted) are not read.
         scan_storage::<CHUNK_NATTS>(
@@ -572,15 +681,9 @@ pub unsafe fn column_bytes(storage_id: u64, natts: usize) -> (Vec<u64>, usize) {
             storage_id,
             std::ptr::null_mut(),
             pg_sys::AccessShareLock,
-            |_, _, v, n| {
-                chunks += 1;
-                let attnum: i16 = not_null(v[2], n[2], "chunk.attnum");
-                if let Some(b) = (attnum as usize).checked_sub(1).and_then(|at| bytes.get_mut(at)) {
-                    *b += int8(v[4]);
-                }
-            },
+            |_, _, v, n| sizes.add(not_null(v[2], n[2], "chunk.attnum"), int8(v[4])),
         );
-        (bytes, chunks)
+        sizes
     }
 }
 

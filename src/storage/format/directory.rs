@@ -1,9 +1,17 @@
 //! A column chunk's vector directory: where each vector starts inside the chunk, how
 //! many rows and NULLs it holds, and its zone map. Stored in the chunk's metadata row
 //! (so pruning reads no data pages) and parsed as untrusted bytes. Pure.
+//!
+//! In memory a directory stays in its stored form (`Directory`), checked once and read
+//! an entry at a time: a new connection's first plan of a table parses the directories
+//! of every row group of the columns it filters on, and decoding each entry into a
+//! `VectorEntry` (whose zone map holds two inline byte-string bounds) took three times
+//! the memory, most of that plan's time going to page faults of fresh memory.
+
+use std::cmp::Ordering;
 
 use super::encoding::CorruptData;
-use super::zonemap::{ZoneBytes, ZoneMap};
+use super::zonemap::{pg_float_cmp, ZoneBytes, ZoneMap, ZONE_BYTES};
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct VectorEntry {
@@ -81,7 +89,8 @@ impl<'a> Cursor<'a> {
     }
 }
 
-/// Parses a directory; `chunk_len` bounds the vectors' byte ranges.
+/// Parses a directory into its entries; `chunk_len` bounds the vectors' byte ranges.
+#[cfg(test)]
 pub fn decode(bytes: &[u8], chunk_len: u64) -> Result<Vec<VectorEntry>, CorruptData> {
     let mut c = Cursor(bytes);
     if c.u8()? != DIR_VERSION {
@@ -93,24 +102,190 @@ pub fn decode(bytes: &[u8], chunk_len: u64) -> Result<Vec<VectorEntry>, CorruptD
     }
     let mut entries = Vec::with_capacity(count);
     for _ in 0..count {
-        let (rows, offset, len, null_count) = (c.u32()?, c.u32()?, c.u32()?, c.u32()?);
-        let (encoding, compression) = (c.u8()?, c.u8()?);
-        let zone = match c.u8()? {
-            0 => ZoneMap::None,
-            1 => ZoneMap::Int { min: c.u64()? as i64, max: c.u64()? as i64 },
-            2 => ZoneMap::Float { min: f64::from_bits(c.u64()?), max: f64::from_bits(c.u64()?) },
-            3 => ZoneMap::Bytes { min: c.bytes_bound()?, max: c.bytes_bound()? },
-            _ => return Err(CorruptData("unknown zone map kind")),
-        };
-        if offset as u64 + len as u64 > chunk_len || null_count > rows {
+        let e = read_entry(&mut c)?;
+        if e.offset as u64 + e.len as u64 > chunk_len || e.null_count > e.rows {
             return Err(CorruptData("vector directory entry out of range"));
         }
-        entries.push(VectorEntry { rows, offset, len, null_count, encoding, compression, zone });
+        entries.push(e);
     }
     if !c.0.is_empty() {
         return Err(CorruptData("vector directory length mismatch"));
     }
     Ok(entries)
+}
+
+/// Bytes before the first entry: the version and the entry count.
+const DIR_HEADER: usize = 5;
+
+/// A checked directory in its stored form (`encode`'s), read an entry at a time.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Directory {
+    bytes: Box<[u8]>,
+    /// Where each entry starts in `bytes`, unless all are `stride` bytes long.
+    starts: Option<Box<[u32]>>,
+    stride: u32,
+    count: u32,
+    /// The entries' rows, summed.
+    rows: u64,
+}
+
+/// The zone map of a chunk as its entries are checked: the merge of theirs (`ZoneMap::
+/// merge` over all), with byte-string bounds kept as places in the directory until the
+/// end.
+enum Merged {
+    Empty,
+    Int(i64, i64),
+    Float(f64, f64),
+    Bytes((usize, usize), (usize, usize)),
+    Mixed,
+}
+
+impl Directory {
+    /// Checks `bytes` (a stored directory; `chunk_len` bounds the vectors' byte ranges)
+    /// and keeps them; also returns the chunk's zone map, its vectors' merged.
+    pub fn parse(bytes: &[u8], chunk_len: u64) -> Result<(Directory, ZoneMap), CorruptData> {
+        let mut c = Cursor(bytes);
+        if c.u8()? != DIR_VERSION {
+            return Err(CorruptData("unknown vector directory version"));
+        }
+        let count = c.u32()? as usize;
+        if count > c.0.len() / ENTRY_FIXED {
+            return Err(CorruptData("vector directory length mismatch"));
+        }
+        let mut starts: Vec<u32> = Vec::with_capacity(count);
+        let mut rows_total = 0u64;
+        let mut merged = Merged::Empty;
+        for _ in 0..count {
+            let start = bytes.len() - c.0.len();
+            let (rows, offset, len, null_count) = (c.u32()?, c.u32()?, c.u32()?, c.u32()?);
+            c.take(2)?;
+            if offset as u64 + len as u64 > chunk_len || null_count > rows {
+                return Err(CorruptData("vector directory entry out of range"));
+            }
+            rows_total += rows as u64;
+            merged = match c.u8()? {
+                0 => merged,
+                1 => {
+                    let (lo, hi) = (c.u64()? as i64, c.u64()? as i64);
+                    match merged {
+                        Merged::Empty => Merged::Int(lo, hi),
+                        Merged::Int(a, b) => Merged::Int(a.min(lo), b.max(hi)),
+                        _ => Merged::Mixed,
+                    }
+                }
+                2 => {
+                    let (lo, hi) = (f64::from_bits(c.u64()?), f64::from_bits(c.u64()?));
+                    match merged {
+                        Merged::Empty => Merged::Float(lo, hi),
+                        Merged::Float(a, b) => Merged::Float(
+                            if pg_float_cmp(lo, a) == Ordering::Less { lo } else { a },
+                            if pg_float_cmp(hi, b) == Ordering::Greater { hi } else { b },
+                        ),
+                        _ => Merged::Mixed,
+                    }
+                }
+                3 => {
+                    let mut bound = || -> Result<(usize, usize), CorruptData> {
+                        let len = c.u8()? as usize;
+                        if len > ZONE_BYTES {
+                            return Err(CorruptData("zone map bound too long"));
+                        }
+                        let at = bytes.len() - c.0.len();
+                        c.take(len)?;
+                        Ok((at, len))
+                    };
+                    let (lo, hi) = (bound()?, bound()?);
+                    let at = |(s, n): (usize, usize)| &bytes[s..s + n];
+                    match merged {
+                        Merged::Empty => Merged::Bytes(lo, hi),
+                        Merged::Bytes(a, b) => Merged::Bytes(
+                            if at(lo) < at(a) { lo } else { a },
+                            if at(hi) > at(b) { hi } else { b },
+                        ),
+                        _ => Merged::Mixed,
+                    }
+                }
+                _ => return Err(CorruptData("unknown zone map kind")),
+            };
+            starts.push(start as u32);
+        }
+        if !c.0.is_empty() {
+            return Err(CorruptData("vector directory length mismatch"));
+        }
+        let at = |(s, n): (usize, usize)| ZoneBytes::new(&bytes[s..s + n]).expect("bound length checked");
+        let zone = match merged {
+            Merged::Empty | Merged::Mixed => ZoneMap::None,
+            Merged::Int(min, max) => ZoneMap::Int { min, max },
+            Merged::Float(min, max) => ZoneMap::Float { min, max },
+            Merged::Bytes(min, max) => ZoneMap::Bytes { min: at(min), max: at(max) },
+        };
+        // Entries of one size (no byte-string zone maps, no all-NULL vector) need no
+        // table of where each starts.
+        let stride = (bytes.len() - DIR_HEADER).checked_div(count).unwrap_or(0);
+        let uniform = starts.iter().enumerate().all(|(i, &s)| s as usize == DIR_HEADER + i * stride)
+            && DIR_HEADER + count * stride == bytes.len();
+        let dir = Directory {
+            bytes: bytes.into(),
+            starts: (!uniform).then(|| starts.into_boxed_slice()),
+            stride: stride as u32,
+            count: count as u32,
+            rows: rows_total,
+        };
+        Ok((dir, zone))
+    }
+
+    /// The directory of `entries` (of a chunk `chunk_len` bytes long), as written.
+    pub fn of(entries: &[VectorEntry], chunk_len: u64) -> (Directory, ZoneMap) {
+        Directory::parse(&encode(entries), chunk_len).expect("a directory encoded here is well formed")
+    }
+
+    /// The stored form.
+    pub fn as_bytes(&self) -> &[u8] {
+        &self.bytes
+    }
+
+    pub fn len(&self) -> usize {
+        self.count as usize
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.count == 0
+    }
+
+    /// The entries' rows, summed.
+    pub fn rows(&self) -> u64 {
+        self.rows
+    }
+
+    /// Entry `i`, if there is one.
+    pub fn get(&self, i: usize) -> Option<VectorEntry> {
+        if i >= self.len() {
+            return None;
+        }
+        let start = match &self.starts {
+            Some(s) => s[i] as usize,
+            None => DIR_HEADER + i * self.stride as usize,
+        };
+        Some(read_entry(&mut Cursor(&self.bytes[start..])).expect("directory checked when parsed"))
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = VectorEntry> + '_ {
+        (0..self.len()).map(|i| self.get(i).expect("i < len"))
+    }
+}
+
+/// One entry at the cursor (its range not checked).
+fn read_entry(c: &mut Cursor<'_>) -> Result<VectorEntry, CorruptData> {
+    let (rows, offset, len, null_count) = (c.u32()?, c.u32()?, c.u32()?, c.u32()?);
+    let (encoding, compression) = (c.u8()?, c.u8()?);
+    let zone = match c.u8()? {
+        0 => ZoneMap::None,
+        1 => ZoneMap::Int { min: c.u64()? as i64, max: c.u64()? as i64 },
+        2 => ZoneMap::Float { min: f64::from_bits(c.u64()?), max: f64::from_bits(c.u64()?) },
+        3 => ZoneMap::Bytes { min: c.bytes_bound()?, max: c.bytes_bound()? },
+        _ => return Err(CorruptData("unknown zone map kind")),
+    };
+    Ok(VectorEntry { rows, offset, len, null_count, encoding, compression, zone })
 }
 
 #[cfg(test)]
@@ -176,5 +351,120 @@ mod tests {
         let mut long = bytes.clone();
         long.push(0);
         assert!(decode(&long, 128).is_err(), "trailing bytes");
+    }
+
+    /// What `Directory::parse` must agree with: the entries `decode` gives, and their
+    /// zone maps merged one by one.
+    fn check_parse(entries: &[VectorEntry], chunk_len: u64) {
+        let bytes = encode(entries);
+        let (dir, zone) = Directory::parse(&bytes, chunk_len).unwrap();
+        // Debug forms: NaN bounds are equal to themselves only bit for bit.
+        assert_eq!(
+            format!("{:?}", dir.iter().collect::<Vec<_>>()),
+            format!("{:?}", decode(&bytes, chunk_len).unwrap())
+        );
+        assert_eq!(dir.len(), entries.len());
+        assert_eq!(dir.get(entries.len()), None);
+        assert_eq!(dir.rows(), entries.iter().map(|e| e.rows as u64).sum::<u64>());
+        assert_eq!(format!("{zone:?}"), format!("{:?}", merged(entries)));
+        assert_eq!(dir.as_bytes(), &bytes[..]);
+    }
+
+    /// The entries' zone maps merged; none when they are of different kinds (a fold of
+    /// `ZoneMap::merge` keeps whatever follows a mix).
+    fn merged(entries: &[VectorEntry]) -> ZoneMap {
+        let kind = |z: &ZoneMap| std::mem::discriminant(z);
+        let kinds: std::collections::HashSet<_> =
+            entries.iter().map(|e| kind(&e.zone)).filter(|&k| k != kind(&ZoneMap::None)).collect();
+        if kinds.len() > 1 {
+            return ZoneMap::None;
+        }
+        entries.iter().fold(ZoneMap::None, |z, e| z.merge(e.zone))
+    }
+
+    #[test]
+    fn parsed_directories_read_as_decoded() {
+        // Mixed sizes: an entry table.
+        check_parse(&sample(), 128);
+        // One size (integer zones): read by stride.
+        let ints: Vec<VectorEntry> = (0..50u32)
+            .map(|i| VectorEntry {
+                rows: 2048,
+                offset: i * 100,
+                len: 100,
+                null_count: i % 3,
+                encoding: 1,
+                compression: 0,
+                zone: ZoneMap::Int { min: -(i as i64), max: i as i64 * 7 },
+            })
+            .collect();
+        check_parse(&ints, 5000);
+        assert!(Directory::parse(&encode(&ints), 5000).unwrap().0.starts.is_none());
+        // Text zones, NaN among floats, all-NULL vectors, an empty directory.
+        let mut texts = ints.clone();
+        for (i, e) in texts.iter_mut().enumerate() {
+            e.zone = match i % 4 {
+                0 => ZoneMap::of_bytes([format!("host_{i}").as_bytes(), b"zz"]),
+                1 => ZoneMap::None,
+                _ => ZoneMap::of_bytes([&b""[..], b"a"]),
+            };
+        }
+        check_parse(&texts, 5000);
+        let mut floats = ints.clone();
+        for (i, e) in floats.iter_mut().enumerate() {
+            e.zone = ZoneMap::Float { min: -(i as f64), max: if i == 7 { f64::NAN } else { i as f64 } };
+        }
+        check_parse(&floats, 5000);
+        check_parse(&[], 0);
+    }
+
+    #[test]
+    fn parse_rejects_what_decode_rejects() {
+        let bytes = encode(&sample());
+        for cut in 0..bytes.len() {
+            assert!(Directory::parse(&bytes[..cut], 128).is_err(), "cut {cut}");
+        }
+        assert!(Directory::parse(&bytes, 127).is_err(), "vector past the chunk end");
+        let mut long = bytes.clone();
+        long.push(0);
+        assert!(Directory::parse(&long, 128).is_err(), "trailing bytes");
+        let mut kind = encode(&sample()[..1]);
+        kind[DIR_HEADER + 18] = 9;
+        assert!(Directory::parse(&kind, 128).is_err(), "unknown zone kind");
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn parse_agrees_with_decode(
+            specs in proptest::collection::vec((0u32..3000, 0u32..100, 0u8..4, proptest::num::i64::ANY, proptest::collection::vec(proptest::num::u8::ANY, 0..31)), 0..40)
+        ) {
+            let mut offset = 0;
+            let entries: Vec<VectorEntry> = specs
+                .iter()
+                .map(|(rows, len, kind, x, b)| {
+                    let e = VectorEntry {
+                        rows: *rows,
+                        offset,
+                        len: *len,
+                        null_count: rows / 2,
+                        encoding: 2,
+                        compression: 1,
+                        zone: match kind {
+                            0 => ZoneMap::None,
+                            1 => ZoneMap::Int { min: *x, max: x.saturating_add(5) },
+                            2 => ZoneMap::Float { min: f64::from_bits(*x as u64), max: 1.0 },
+                            _ => ZoneMap::of_bytes([&b[..], b"m"]),
+                        },
+                    };
+                    offset += len;
+                    e
+                })
+                .collect();
+            let bytes = encode(&entries);
+            let (dir, zone) = Directory::parse(&bytes, offset as u64).unwrap();
+            // Debug forms: NaN bounds are equal to themselves only bit for bit.
+            proptest::prop_assert_eq!(format!("{:?}", dir.iter().collect::<Vec<_>>()), format!("{entries:?}"));
+            proptest::prop_assert_eq!(format!("{zone:?}"), format!("{:?}", merged(&entries)));
+        }
     }
 }

@@ -81,7 +81,7 @@ fn stats(
                 nulls += c.null_count as i64;
                 stored += c.length as i64;
                 raw_bytes += c.raw_bytes as i64;
-                for v in &c.vectors {
+                for v in c.vectors.iter() {
                     let encoding =
                         EncodingId::from_u8(v.encoding).map_or("unknown".into(), |e| format!("{e:?}"));
                     *encodings.entry(encoding.to_lowercase()).or_insert(0u64) += 1;
@@ -130,4 +130,13 @@ fn fetch_vectors_read_in_place() -> i64 {
 #[pg_extern(volatile, parallel_safe)]
 fn fetch_stripes_made_rows() -> i64 {
     crate::storage::read::fetch::stripes_made_rows() as i64
+}
+
+/// How many column chunks' vector directories (their vectors' places and zone maps, a
+/// `pgcolumnar.chunk` row each) this backend has parsed. A backend parses a chunk's once
+/// and keeps it; a scan parses those of its filter's columns for every row group and
+/// those of its other columns only for the row groups the zone maps leave it.
+#[pg_extern(volatile, parallel_safe)]
+fn chunk_directories_parsed() -> i64 {
+    crate::storage::catalog::directories_parsed() as i64
 }

@@ -87,7 +87,7 @@ pub unsafe fn load_order(
     // contract), which is what `read_stream` asks; `strategy` is the caller's (or NULL).
     unsafe { pages::read_stream(rel, chunk.offset, chunk.length as usize, strategy, &mut bytes) };
     let mut order = Vec::with_capacity(rows as usize);
-    for e in &chunk.vectors {
+    for e in chunk.vectors.iter() {
         let Some(b) = bytes.get(e.offset as usize..(e.offset + e.len) as usize) else {
             data_corrupted("order column vector beyond its chunk")
         };

@@ -111,39 +111,65 @@ unsafe fn completed_transactions() -> Option<u64> {
     }
 }
 
+/// What a measurement of `rel` is taken against now.
+struct Now {
+    storage_id: u64,
+    /// None when this transaction has written (`completed_transactions`).
+    completed: Option<u64>,
+    blocks: u32,
+}
+
+impl Now {
+    /// # Safety
+    /// `rel` is open and locked, inside a transaction.
+    unsafe fn of(rel: pg_sys::Relation) -> Now {
+        // SAFETY: `rel` is open and locked, inside a transaction (this fn's contract), so
+        // its metapage and size may be read and transaction ids asked for.
+        unsafe {
+            Now {
+                storage_id: pages::storage_id(rel),
+                completed: completed_transactions(),
+                blocks: pages::nblocks(rel),
+            }
+        }
+    }
+
+    /// Keeps `value`, which read `read` metadata rows, in `slot`.
+    fn record<T>(&self, slot: impl Fn(&mut Sizes) -> &mut Option<Measured<T>>, value: T, read: usize) {
+        // A transaction that has written cannot measure exactly (its own row groups are in
+        // the sum), but a costly sum is still worth scaling: without it, every statement of
+        // a writing transaction (BEGIN; UPDATE ...; DELETE ...; END) summed the table again.
+        let costly = read >= COSTLY_ROWS;
+        let Some(completed) = self.completed.or(costly.then_some(NEVER_EXACT)) else { return };
+        SIZES.with(|s| {
+            let measured = Measured { value, completed, blocks: self.blocks, costly };
+            *slot(s.borrow_mut().get_or_insert_with(self.storage_id, Sizes::default)) = Some(measured);
+        });
+    }
+}
+
 /// The value of `rel`'s measurement that `slot` selects: exact from the cache, scaled
 /// from a costly one, or from `compute` (which also returns the metadata rows it read).
 unsafe fn cached<T: Clone>(
     rel: pg_sys::Relation,
     slot: impl Fn(&mut Sizes) -> &mut Option<Measured<T>>,
     scale: impl FnOnce(&T, f64) -> T,
-    compute: impl FnOnce(u64) -> (T, usize),
+    compute: impl FnOnce(&Now) -> (T, usize),
 ) -> T {
-    // SAFETY: `rel` is open and locked, inside a transaction (this fn's contract), so its
-    // metapage and size may be read and transaction ids asked for.
-    let (storage_id, completed, blocks) =
-        unsafe { (pages::storage_id(rel), completed_transactions(), pages::nblocks(rel)) };
-    let known = SIZES.with(|s| s.borrow_mut().get_mut(&storage_id).and_then(|e| slot(e).clone()));
+    // SAFETY: `rel` is open and locked, inside a transaction (this fn's contract).
+    let now = unsafe { Now::of(rel) };
+    let known = SIZES.with(|s| s.borrow_mut().get_mut(&now.storage_id).and_then(|e| slot(e).clone()));
     if let Some(m) = known {
-        if completed == Some(m.completed) {
+        if now.completed == Some(m.completed) {
             return m.value;
         }
-        let grown = blocks as f64 / m.blocks.max(1) as f64;
-        if m.costly && blocks >= m.blocks && grown <= 1.0 + SCALE_UP_TO {
+        let grown = now.blocks as f64 / m.blocks.max(1) as f64;
+        if m.costly && now.blocks >= m.blocks && grown <= 1.0 + SCALE_UP_TO {
             return scale(&m.value, grown);
         }
     }
-    let (value, read) = compute(storage_id);
-    // A transaction that has written cannot measure exactly (its own row groups are in
-    // the sum), but a costly sum is still worth scaling: without it, every statement of
-    // a writing transaction (BEGIN; UPDATE ...; DELETE ...; END) summed the table again.
-    let completed = completed.or((read >= COSTLY_ROWS).then_some(NEVER_EXACT));
-    if let Some(completed) = completed {
-        SIZES.with(|s| {
-            let measured = Measured { value: value.clone(), completed, blocks, costly: read >= COSTLY_ROWS };
-            *slot(s.borrow_mut().get_or_insert_with(storage_id, Sizes::default)) = Some(measured);
-        });
-    }
+    let (value, read) = compute(&now);
+    now.record(slot, value.clone(), read);
     value
 }
 
@@ -161,8 +187,8 @@ pub unsafe fn row_count(rel: pg_sys::Relation) -> u64 {
             rel,
             |e| &mut e.rows,
             |&rows, grown| (rows as f64 * grown) as u64,
-            |storage_id| {
-                let groups = catalog::load_row_groups(storage_id, std::ptr::null_mut(), false);
+            |now| {
+                let groups = catalog::load_row_groups(now.storage_id, std::ptr::null_mut(), false);
                 (groups.iter().map(|g| g.row_count).sum(), groups.len())
             },
         )
@@ -183,9 +209,9 @@ pub unsafe fn column_bytes(rel: pg_sys::Relation, natts: usize) -> Rc<[u64]> {
             rel,
             |e| &mut e.column_bytes,
             |bytes, grown| bytes.iter().map(|&b| (b as f64 * grown) as u64).collect(),
-            |storage_id| {
-                let (bytes, chunks) = catalog::column_bytes(storage_id, natts);
-                (bytes.into(), chunks)
+            |now| {
+                let sizes = catalog::column_bytes(now.storage_id, natts);
+                (sizes.0.into(), sizes.1)
             },
         );
         if bytes.len() == natts {
@@ -207,20 +233,22 @@ pub unsafe fn column_bytes(rel: pg_sys::Relation, natts: usize) -> Rc<[u64]> {
 /// `rel` must be an open relation, locked by the caller; call on the backend thread inside
 /// a transaction (it calls PostgreSQL, which may raise an error).
 pub unsafe fn group_zones(rel: pg_sys::Relation, natts: usize, atts: &[usize]) -> Rc<ZoneSet> {
-    let compute = |storage_id: u64, atts: Vec<usize>| {
+    let compute = |now: &Now, atts: Vec<usize>| {
         let attnums: Vec<i16> = atts.iter().map(|&a| a as i16 + 1).collect();
         // SAFETY: run by `cached` during this call, inside the caller's transaction (this fn's
-        // contract); a NULL snapshot reads with the catalog snapshot.
-        let groups = unsafe { catalog::load_row_groups_for(storage_id, std::ptr::null_mut(), &attnums) };
+        // contract).
+        let (groups, sizes) = unsafe { catalog::load_row_groups_sized(now.storage_id, &attnums, natts) };
+        // The column sizes every plan asks for next came with the same scan.
+        if let Some(catalog::ColumnSizes(bytes, read)) = sizes {
+            now.record(|e| &mut e.column_bytes, bytes.into(), read);
+        }
         let zones: Vec<GroupZones> =
             groups.iter().map(|g| GroupZones { rows: g.row_count, chunks: g.chunks.clone() }).collect();
         let read = groups.len() * (1 + atts.len());
         (Rc::new(ZoneSet { atts, natts, groups: zones }), read)
     };
     // SAFETY: `rel` is open and locked, inside a transaction (this fn's contract).
-    let set = unsafe {
-        cached(rel, |e| &mut e.zones, |z, _| z.clone(), |storage_id| compute(storage_id, atts.to_vec()))
-    };
+    let set = unsafe { cached(rel, |e| &mut e.zones, |z, _| z.clone(), |now| compute(now, atts.to_vec())) };
     if set.natts == natts && atts.iter().all(|a| set.atts.binary_search(a).is_ok()) {
         return set;
     }
@@ -236,7 +264,7 @@ pub unsafe fn group_zones(rel: pg_sys::Relation, natts: usize, atts: &[usize]) -
         }
     });
     // SAFETY: as above.
-    unsafe { cached(rel, |e| &mut e.zones, |z, _| z.clone(), |storage_id| compute(storage_id, union)) }
+    unsafe { cached(rel, |e| &mut e.zones, |z, _| z.clone(), |now| compute(now, union)) }
 }
 
 /// Zone statistics of some attributes in every row group.

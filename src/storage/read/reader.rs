@@ -17,6 +17,7 @@ use crate::storage::relation::tid::row_tid;
 use crate::storage::shared::error::data_corrupted;
 use crate::storage::write::pending_marks;
 use pgrx::pg_sys;
+use std::rc::Rc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 /// Where the next row group to read comes from.
@@ -119,7 +120,29 @@ pub struct Reader {
     /// Per attribute: decode vectors of scaled numerics as their numbers
     /// (`DecodedVector::keep_scaled`), for a consumer that reads only numbers of it.
     scaled: Vec<bool>,
+    /// Chunk metadata still to attach, for a reader made by `new_lazy`.
+    lazy: Option<LazyChunks>,
 }
+
+/// What a lazy reader's row groups may still lack: the chunks of the wanted attributes,
+/// attached to a row group when the scan reaches it (those of the filter's attributes
+/// first, so a row group the zone maps rule out gets no others), until `PROBES` row
+/// groups were, then to all at once.
+struct LazyChunks {
+    storage_id: u64,
+    snapshot: pg_sys::Snapshot,
+    /// The wanted attributes' numbers, sorted.
+    attnums: Vec<i16>,
+    probes_left: usize,
+    /// The chunks of a row group none of whose chunk rows were read yet (not even its
+    /// order column's, which a read always parses).
+    unread: Rc<catalog::Chunks>,
+}
+
+/// Row-group probes of `chunk` a lazy reader makes before reading the chunks of every
+/// row group in one scan (a probe costs an index descent; the scan reads the whole
+/// storage's chunk rows).
+const PROBES: usize = 8;
 
 /// What a scan did, for EXPLAIN ANALYZE.
 #[derive(Debug, Clone, Copy, Default)]
@@ -155,6 +178,33 @@ impl Reader {
         wanted: Option<Vec<bool>>,
         claim: GroupClaim,
     ) -> Reader {
+        // SAFETY: this fn's contract is `open`'s.
+        unsafe { Self::open(rel, snapshot, wanted, claim, false) }
+    }
+
+    /// `new` for the `wanted` attributes, which reads their chunk metadata as the scan
+    /// reaches each row group, and none for row groups the zone maps of the predicates
+    /// and the filter rule out (with their attributes' chunks cached, as the plan's
+    /// pruning estimate leaves them, those are the only chunk rows read). For scans that
+    /// read row groups in order through `next_vector`/`next`; `groups()` and
+    /// `group_stats` see only what is attached.
+    ///
+    /// # Safety
+    /// As `new`.
+    pub unsafe fn new_lazy(rel: pg_sys::Relation, snapshot: pg_sys::Snapshot, wanted: Vec<bool>) -> Reader {
+        // SAFETY: this fn's contract is `open`'s.
+        unsafe { Self::open(rel, snapshot, Some(wanted), GroupClaim::Serial { next: 0 }, true) }
+    }
+
+    /// # Safety
+    /// As `new`.
+    unsafe fn open(
+        rel: pg_sys::Relation,
+        snapshot: pg_sys::Snapshot,
+        wanted: Option<Vec<bool>>,
+        claim: GroupClaim,
+        lazy: bool,
+    ) -> Reader {
         // SAFETY: the caller guarantees this fn's contract: `rel` is an open relation, locked
         // by the caller; `snapshot` is a valid snapshot (or NULL where this fn's docs allow
         // it), and we are on the backend thread inside a transaction, so the metadata and
@@ -166,15 +216,17 @@ impl Reader {
             let storage_id = pages::storage_id(rel);
             catalog::note_storage((*rel).rd_id, storage_id);
             // Only the wanted columns' chunk metadata is parsed.
-            let groups = match &wanted {
-                Some(w) => {
-                    let attnums: Vec<i16> = (0..natts)
-                        .filter(|&i| w.get(i).copied().unwrap_or(true))
-                        .map(|i| i as i16 + 1)
-                        .collect();
-                    catalog::load_row_groups_for(storage_id, snapshot, &attnums)
+            let attnums: Option<Vec<i16>> = wanted.as_ref().map(|w| {
+                (0..natts).filter(|&i| w.get(i).copied().unwrap_or(true)).map(|i| i as i16 + 1).collect()
+            });
+            let (groups, lazy) = match attnums {
+                Some(attnums) if lazy => {
+                    let unread = Rc::new(catalog::Chunks { parsed: Some(Vec::new()), ..Default::default() });
+                    let groups = catalog::load_row_groups_cached(storage_id, snapshot, &unread);
+                    (groups, Some(LazyChunks { storage_id, snapshot, attnums, probes_left: PROBES, unread }))
                 }
-                None => catalog::load_row_groups(storage_id, snapshot, true),
+                Some(attnums) => (catalog::load_row_groups_for(storage_id, snapshot, &attnums), None),
+                None => (catalog::load_row_groups(storage_id, snapshot, true), None),
             };
             let deleted_rows = pending_marks::deleted_rows(storage_id, snapshot);
             let wanted = wanted.unwrap_or_else(|| vec![true; natts]);
@@ -209,6 +261,7 @@ impl Reader {
                 filter: None,
                 counters: ReadCounters::default(),
                 seek_verdict: Verdict::Some,
+                lazy,
                 scratch: DecodedVector::default(),
                 vectors: (0..natts).map(|_| DecodedVector::default()).collect(),
                 decoded: vec![false; natts],
@@ -257,6 +310,48 @@ impl Reader {
             keep(g, g.row_count - mask.map_or(0, |m| m.count()))
         });
         self.deleted_rows = deleted;
+    }
+
+    /// For a lazy reader, attaches to row group `index` the chunks of `attnums` (sorted,
+    /// among the wanted; None: all wanted) it lacks: a probe of its chunk rows, or, past
+    /// `PROBES` of them, every row group's wanted chunks at once.
+    ///
+    /// # Safety
+    /// Backend thread, inside the reader's transaction (it reads metadata).
+    unsafe fn attach(&mut self, index: usize, attnums: Option<Vec<i16>>) {
+        let Some(lazy) = self.lazy.as_mut() else { return };
+        let attnums = match attnums {
+            Some(a) => {
+                // Attached with the rest when every row group's are read.
+                if !a.iter().all(|x| lazy.attnums.binary_search(x).is_ok()) {
+                    lazy.attnums.extend_from_slice(&a);
+                    lazy.attnums.sort_unstable();
+                    lazy.attnums.dedup();
+                }
+                a
+            }
+            None => lazy.attnums.clone(),
+        };
+        let chunks = &self.groups[index].chunks;
+        if !Rc::ptr_eq(chunks, &lazy.unread) && chunks.covers(Some(&attnums)) {
+            return;
+        }
+        // SAFETY: `lazy.snapshot` is the scan's, registered for the reader's life, and we
+        // are inside its transaction (this fn's contract).
+        unsafe {
+            if lazy.probes_left > 0 {
+                lazy.probes_left -= 1;
+                catalog::attach_chunks_for(
+                    lazy.storage_id,
+                    &mut self.groups[index],
+                    lazy.snapshot,
+                    Some(&attnums),
+                );
+            } else {
+                catalog::attach_every(lazy.storage_id, &mut self.groups, lazy.snapshot, &lazy.attnums);
+                self.lazy = None;
+            }
+        }
     }
 
     /// Skip row groups and vectors whose zone maps show that no row satisfies one of
@@ -380,7 +475,15 @@ impl Reader {
 
     /// The delete mask row group `index` is read with, or None if the scan passes it
     /// by: every row deleted, or zone maps rule it out (counted).
-    fn usable_group(&mut self, index: usize) -> Option<Option<DeleteMask>> {
+    unsafe fn usable_group(&mut self, index: usize) -> Option<Option<DeleteMask>> {
+        if self.lazy.is_some() {
+            let mut keys: Vec<i16> = self.predicates.iter().map(|(a, _)| *a as i16 + 1).collect();
+            keys.extend(self.filter.iter().flat_map(|f| f.attributes()).map(|&a| a as i16 + 1));
+            keys.sort_unstable();
+            keys.dedup();
+            // SAFETY: this fn's contract.
+            unsafe { self.attach(index, Some(keys)) };
+        }
         let g = &self.groups[index];
         let mask =
             delete_mask::group_mask(g.deleted.as_deref(), &self.deleted_rows, g.first_row, g.row_count);
@@ -420,6 +523,7 @@ impl Reader {
         // `self.rel` is still open (`Reader::new` requires it for the reader's life), so the
         // metadata and buffer reads are allowed.
         unsafe {
+            self.attach(index, None);
             self.mask = mask;
             self.has_order = self.groups[index].chunks.order.is_some();
             self.order_vector_at = None;
@@ -451,7 +555,7 @@ impl Reader {
                 self.sources[i] = if !wanted || self.kinds[i] == ColumnKind::Dropped {
                     Source::Null
                 } else if let Some(chunk) = g.chunk(i as i16 + 1) {
-                    if chunk.vectors.iter().map(|v| v.rows as u64).sum::<u64>() != g.row_count {
+                    if chunk.vectors.rows() != g.row_count {
                         data_corrupted("a column chunk's vectors do not add up to its row group");
                     }
                     // Its vectors are read one by one, when decoded (`decode_attr`): zone
@@ -530,7 +634,7 @@ impl Reader {
                 data_corrupted("order column vector does not fit its row group");
             }
             let row_count = g.row_count;
-            read_vector(self.rel, self.strategy, self.nblocks, chunk, e, &mut self.vector_bytes);
+            read_vector(self.rel, self.strategy, self.nblocks, chunk, &e, &mut self.vector_bytes);
             decode_checked(ColumnKind::Int { len: 8 }, &self.vector_bytes, e.rows, &mut self.scratch);
             let DecodedValues::Int(values) = &self.scratch.values else {
                 data_corrupted("order column is not integer")
@@ -617,7 +721,7 @@ impl Reader {
                     if entry.rows as usize != rows {
                         data_corrupted("vector row counts disagree between columns");
                     }
-                    read_vector(self.rel, self.strategy, self.nblocks, chunk, entry, &mut self.vector_bytes);
+                    read_vector(self.rel, self.strategy, self.nblocks, chunk, &entry, &mut self.vector_bytes);
                     self.counters.bytes_read += entry.len as u64;
                     // A dictionary stays one: a filter tests each entry once, and the
                     // slot's Datums are made once per entry (`DatumColumn`).
@@ -902,7 +1006,7 @@ impl Reader {
             let chunk = g.chunk(att as i16 + 1)?;
             let entry =
                 chunk.vectors.get(self.vector).unwrap_or_else(|| data_corrupted("vector missing from chunk"));
-            read_vector(self.rel, self.strategy, self.nblocks, chunk, entry, &mut self.vector_bytes);
+            read_vector(self.rel, self.strategy, self.nblocks, chunk, &entry, &mut self.vector_bytes);
             self.counters.bytes_read += entry.len as u64;
             Some(&self.vector_bytes)
         }
