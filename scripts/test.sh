@@ -8,6 +8,8 @@
 #   parity            tests/parity/*.sql run on heap and on columnar, outputs diffed, same cluster
 #   isolation         pg_isolation_regress over specs/ -> expected/ (concurrent sessions)
 #   crash-test        tests/crash_recovery.sh: SIGKILL during and after COPY, on its own cluster
+#   upgrade-test      tests/pg_upgrade.sh: pg_upgrade (copy and link modes) of a cluster with
+#                     columnar tables, indexes and constraints, on clusters of its own
 #   citus             scripts/citus-test.sh: tests/citus/ on a Citus coordinator + 2 workers
 #                     (Citus built from ../shared/vendor/citus, cached; SKIPPED without it,
 #                     which fails the run when CI is set)
@@ -154,6 +156,11 @@ crash_test() {
     bash tests/crash_recovery.sh
 }
 
+upgrade_test() {
+    install_release || return 1
+    bash tests/pg_upgrade.sh
+}
+
 citus_level() {
     install_release || return 1
     scripts/citus-test.sh
@@ -168,6 +175,7 @@ case ${1:-all} in
         run_level integration-test integration_test
         run_level parity parity
         run_level crash-test crash_test
+        run_level upgrade-test upgrade_test
         run_level citus citus_level
         ;;
     unit-test) run_level unit-test unit_test ;;
@@ -177,6 +185,7 @@ case ${1:-all} in
     integration-test) run_level integration-test integration_test ;;
     parity) run_level parity parity ;;
     crash-test) run_level crash-test crash_test ;;
+    upgrade-test) run_level upgrade-test upgrade_test ;;
     citus) run_level citus citus_level ;;
     *) echo "test.sh: unknown level '$1'" >&2; exit 2 ;;
 esac

@@ -58,6 +58,26 @@ pub(super) unsafe fn relid_if_installed(name: &'static CStr) -> pg_sys::Oid {
     }
 }
 
+/// The OIDs of metadata table `table` and its index `pkey`, to read them; None when
+/// there is nothing to read yet. That is only so while pg_upgrade restores the schema
+/// (the server in binary-upgrade mode): every columnar table is then newly created and
+/// empty (its files, and those of our metadata tables, are moved in after the restore),
+/// and our metadata indexes come later in the dump than the user's indexes and
+/// constraints, whose builds and checks read the table.
+///
+/// # Safety
+/// As `relid`.
+unsafe fn readable_relids(table: &'static CStr, pkey: &'static CStr) -> Option<(pg_sys::Oid, pg_sys::Oid)> {
+    // SAFETY: this fn's contract is `relid`'s.
+    unsafe {
+        if pg_sys::IsBinaryUpgrade {
+            let (t, i) = (relid_if_installed(table), relid_if_installed(pkey));
+            return (t != pg_sys::InvalidOid && i != pg_sys::InvalidOid).then_some((t, i));
+        }
+        Some((relid(table), relid(pkey)))
+    }
+}
+
 /// Forgets the cached OIDs of the metadata tables if `relid` is one of them (all of
 /// them for InvalidOid).
 pub(super) fn forget_relids(relid: pg_sys::Oid) {
@@ -191,8 +211,9 @@ pub(super) unsafe fn starting_in(
     // scan and tuple pointers below come from the calls that return them and are used before
     // being closed, ended or freed).
     unsafe {
-        let rel = pg_sys::table_open(relid(table), pg_sys::AccessShareLock as i32);
-        let index = pg_sys::index_open(relid(pkey), pg_sys::AccessShareLock as i32);
+        let Some((table_oid, index_oid)) = readable_relids(table, pkey) else { return std::ptr::null_mut() };
+        let rel = pg_sys::table_open(table_oid, pg_sys::AccessShareLock as i32);
+        let index = pg_sys::index_open(index_oid, pg_sys::AccessShareLock as i32);
         let mut keys = [pg_sys::ScanKeyData::default(); 3];
         let bounds = [
             (1, pg_sys::BTEqualStrategyNumber, pg_sys::F_INT8EQ, storage_id),
@@ -303,14 +324,15 @@ pub(super) unsafe fn scan_bounds<const N: usize>(
     // scan and tuple pointers below come from the calls that return them and are used before
     // being closed, ended or freed).
     unsafe {
-        let rel = pg_sys::table_open(relid(table), lockmode as i32);
+        let Some((table_oid, index_oid)) = readable_relids(table, pkey) else { return };
+        let rel = pg_sys::table_open(table_oid, lockmode as i32);
         let mut scan_keys = vec![pg_sys::ScanKeyData::default(); bounds.len()];
         for (key, &(attnum, strategy, proc, v)) in scan_keys.iter_mut().zip(bounds) {
             pg_sys::ScanKeyInit(key, attnum, strategy as u16, pg_sys::Oid::from(proc), datum(v as i64));
         }
         let scan = pg_sys::systable_beginscan(
             rel,
-            relid(pkey),
+            index_oid,
             true,
             snapshot,
             bounds.len() as i32,
