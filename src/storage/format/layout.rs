@@ -69,7 +69,18 @@ const META_MAGIC: u32 = 0x434F_4C52; // "COLR"
 pub const FORMAT_VERSION: u32 = 1;
 pub const METAPAGE_LEN: usize = 4 + 4 + 8 + 8 + 8;
 
+/// `Metapage::from_bytes`'s error for a table a later library wrote, in a format this
+/// one does not read (not damage: `Metapage::version` says which).
+pub const NEWER_FORMAT: &str = "written in a newer storage format";
+
 impl Metapage {
+    /// The storage format version of metapage bytes `b`, if they are a metapage's.
+    pub fn version(b: &[u8]) -> Option<u32> {
+        let b = b.get(..8)?;
+        let u32_at = |i: usize| u32::from_le_bytes(b[i..i + 4].try_into().unwrap());
+        (u32_at(0) == META_MAGIC).then(|| u32_at(4))
+    }
+
     pub fn new(storage_id: u64) -> Metapage {
         Metapage { storage_id, next_row: FIRST_ROW_NUMBER, next_offset: 0 }
     }
@@ -90,6 +101,9 @@ impl Metapage {
         let u64_at = |i: usize| u64::from_le_bytes(b[i..i + 8].try_into().unwrap());
         if u32_at(0) != META_MAGIC {
             return Err(CorruptData("not a columnar metapage"));
+        }
+        if u32_at(4) > FORMAT_VERSION {
+            return Err(CorruptData(NEWER_FORMAT));
         }
         if u32_at(4) != FORMAT_VERSION {
             return Err(CorruptData("unsupported columnar format version"));
@@ -128,7 +142,11 @@ mod tests {
         assert!(Metapage::from_bytes(&[0u8; METAPAGE_LEN]).is_err());
         assert!(Metapage::from_bytes(&m.to_bytes()[..10]).is_err());
         let mut v = m.to_bytes();
-        v[4] = 9;
+        v[4..8].copy_from_slice(&0u32.to_le_bytes());
         assert_eq!(Metapage::from_bytes(&v), Err(CorruptData("unsupported columnar format version")));
+        v[4..8].copy_from_slice(&(FORMAT_VERSION + 1).to_le_bytes());
+        assert_eq!(Metapage::from_bytes(&v), Err(CorruptData(NEWER_FORMAT)));
+        assert_eq!(Metapage::version(&v), Some(FORMAT_VERSION + 1));
+        assert_eq!(Metapage::version(&[0u8; METAPAGE_LEN]), None);
     }
 }

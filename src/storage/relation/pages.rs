@@ -2,8 +2,9 @@
 //! `layout`), read and written through the buffer manager. Every change is WAL-logged
 //! with generic WAL records, so data survives a crash and reaches physical replicas.
 
+use crate::storage::format::encoding::CorruptData;
 use crate::storage::format::layout::{self, Metapage, BLOCK_SIZE, METAPAGE_BLOCK, METAPAGE_LEN, PAGE_HEADER};
-use crate::storage::shared::error::data_corrupted;
+use crate::storage::shared::error::{data_corrupted, newer_format};
 use pgrx::pg_sys;
 
 // From catalog/storage_xlog.h, which pgrx does not bind.
@@ -132,8 +133,25 @@ pub unsafe fn read_metapage(rel: pg_sys::Relation) -> Metapage {
         let page = pg_sys::BufferGetPage(buf) as *const u8;
         let bytes = std::slice::from_raw_parts(page.add(PAGE_HEADER), METAPAGE_LEN);
         let meta = Metapage::from_bytes(bytes);
+        let version = Metapage::version(bytes);
         pg_sys::UnlockReleaseBuffer(buf);
-        meta.unwrap_or_else(|e| data_corrupted(&e.to_string()))
+        meta.unwrap_or_else(|e| metapage_unreadable(rel, e, version))
+    }
+}
+
+/// Raises the error for a metapage that `Metapage::from_bytes` refused with `e`
+/// (`version`: the format it names, if it is a metapage at all).
+///
+/// # Safety
+/// `rel` must be an open relation.
+unsafe fn metapage_unreadable(rel: pg_sys::Relation, e: CorruptData, version: Option<u32>) -> ! {
+    match version {
+        Some(v) if e.0 == layout::NEWER_FORMAT => {
+            // SAFETY: `rel` is open (this fn's contract), so its name may be read.
+            let name = unsafe { std::ffi::CStr::from_ptr((*(*rel).rd_rel).relname.data.as_ptr()) };
+            newer_format(&name.to_string_lossy(), v, layout::FORMAT_VERSION)
+        }
+        _ => data_corrupted(&e.to_string()),
     }
 }
 
@@ -195,9 +213,10 @@ unsafe fn update_metapage<T>(rel: pg_sys::Relation, change: impl FnOnce(&mut Met
         let mut meta = match Metapage::from_bytes(bytes) {
             Ok(m) => m,
             Err(e) => {
+                let version = Metapage::version(bytes);
                 pg_sys::GenericXLogAbort(state);
                 pg_sys::UnlockReleaseBuffer(buf);
-                data_corrupted(&e.to_string())
+                metapage_unreadable(rel, e, version)
             }
         };
         let result = change(&mut meta);

@@ -14,6 +14,22 @@ pub fn data_corrupted(detail: &str) -> ! {
     unreachable!("ereport(ERROR) returned")
 }
 
+/// A columnar table stored in a format newer than this library reads (written by a later
+/// pgcolumnar, then the library downgraded): SQLSTATE XX001, as for damaged data, since
+/// its bytes cannot be read; the message says it is not damage.
+pub fn newer_format(relname: &str, found: u32, reads: u32) -> ! {
+    ErrorReport::new(
+        PgSqlErrorCode::ERRCODE_DATA_CORRUPTED,
+        format!(
+            "columnar table \"{relname}\" is stored in format version {found}, newer than this pgcolumnar library reads (version {reads})"
+        ),
+        "pgcolumnar",
+    )
+    .set_hint("Install the pgcolumnar version that wrote it, or a later one.")
+    .report(PgLogLevel::ERROR);
+    unreachable!("ereport(ERROR) returned")
+}
+
 /// A feature columnar tables do not have (yet): SQLSTATE 0A000, with what to do instead.
 pub fn not_supported(what: &str, hint: &str) -> ! {
     ErrorReport::new(
