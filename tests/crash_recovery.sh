@@ -11,20 +11,11 @@ PG_BIN=$("$PG_CONFIG" --bindir)
 PORT=${CRASH_TEST_PORT:-54317}
 CLUSTER="$TOP/scripts/cluster.sh"
 DIR=$($CLUSTER dir crash)
-failures=0
-passed=0
 
 psql_() { "$PG_BIN/psql" -X -q -A -t -v ON_ERROR_STOP=1 -h "$DIR/socket" -p "$PORT" -U postgres -d postgres "$@"; }
 
-check() {  # check NAME EXPECTED ACTUAL
-    if [ "$2" = "$3" ]; then
-        echo "test $1 ... ok (${3//$'\n'/ })"
-        passed=$((passed + 1))
-    else
-        echo "test $1 ... FAILED: expected '$2', got '$3'"
-        failures=$((failures + 1))
-    fi
-}
+# shellcheck source=tests/check.sh
+source "$TOP/tests/check.sh"
 
 crash() {  # SIGKILL the postmaster; its children exit when they notice
     local pid

@@ -16,8 +16,6 @@ NEW_PORT=$((OLD_PORT + 1))
 CLUSTER="$TOP/scripts/cluster.sh"
 OLD=$($CLUSTER dir upgrade_old)
 NEW=$($CLUSTER dir upgrade_new)
-failures=0
-passed=0
 
 psql_() {  # psql_ DIR PORT ARGS...
     local dir=$1 port=$2
@@ -27,15 +25,8 @@ psql_() {  # psql_ DIR PORT ARGS...
 old() { psql_ "$OLD" "$OLD_PORT" "$@"; }
 new() { psql_ "$NEW" "$NEW_PORT" "$@"; }
 
-check() {  # check NAME EXPECTED ACTUAL
-    if [ "$2" = "$3" ]; then
-        echo "test $1 ... ok (${3//$'\n'/ })"
-        passed=$((passed + 1))
-    else
-        echo "test $1 ... FAILED: expected '$2', got '$3'"
-        failures=$((failures + 1))
-    fi
-}
+# shellcheck source=tests/check.sh
+source "$TOP/tests/check.sh"
 
 # What must come through: rows (with their deletions), options, indexes.
 FINGERPRINT="

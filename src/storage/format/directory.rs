@@ -93,13 +93,7 @@ impl<'a> Cursor<'a> {
 #[cfg(test)]
 pub fn decode(bytes: &[u8], chunk_len: u64) -> Result<Vec<VectorEntry>, CorruptData> {
     let mut c = Cursor(bytes);
-    if c.u8()? != DIR_VERSION {
-        return Err(CorruptData("unknown vector directory version"));
-    }
-    let count = c.u32()? as usize;
-    if count > c.0.len() / ENTRY_FIXED {
-        return Err(CorruptData("vector directory length mismatch"));
-    }
+    let count = read_header(&mut c)?;
     let mut entries = Vec::with_capacity(count);
     for _ in 0..count {
         let e = read_entry(&mut c)?;
@@ -145,13 +139,7 @@ impl Directory {
     /// and keeps them; also returns the chunk's zone map, its vectors' merged.
     pub fn parse(bytes: &[u8], chunk_len: u64) -> Result<(Directory, ZoneMap), CorruptData> {
         let mut c = Cursor(bytes);
-        if c.u8()? != DIR_VERSION {
-            return Err(CorruptData("unknown vector directory version"));
-        }
-        let count = c.u32()? as usize;
-        if count > c.0.len() / ENTRY_FIXED {
-            return Err(CorruptData("vector directory length mismatch"));
-        }
+        let count = read_header(&mut c)?;
         let mut starts: Vec<u32> = Vec::with_capacity(count);
         let mut rows_total = 0u64;
         let mut merged = Merged::Empty;
@@ -272,6 +260,19 @@ impl Directory {
     pub fn iter(&self) -> impl Iterator<Item = VectorEntry> + '_ {
         (0..self.len()).map(|i| self.get(i).expect("i < len"))
     }
+}
+
+/// The entry count of the directory at the cursor (its version checked), which must
+/// be plausible for the bytes left.
+fn read_header(c: &mut Cursor<'_>) -> Result<usize, CorruptData> {
+    if c.u8()? != DIR_VERSION {
+        return Err(CorruptData("unknown vector directory version"));
+    }
+    let count = c.u32()? as usize;
+    if count > c.0.len() / ENTRY_FIXED {
+        return Err(CorruptData("vector directory length mismatch"));
+    }
+    Ok(count)
 }
 
 /// One entry at the cursor (its range not checked).
