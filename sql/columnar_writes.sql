@@ -108,5 +108,37 @@ SELECT count(*) FROM w WHERE id > 1000000;
 
 DROP TABLE w;
 DROP FUNCTION insert_and_count();
+
+-- A query that reads other tables (a row trigger's here) leaves the inserting
+-- statement's buffered rows alone: one row group, not one a row. A query that reads the
+-- table itself still sees every row inserted before it, as with heap.
+CREATE TABLE trig_log (id int);
+CREATE TABLE trig_c (id int, seen bigint) USING columnar;
+CREATE FUNCTION trig_note() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  INSERT INTO trig_log VALUES (NEW.id);
+  RETURN NEW;
+END $$;
+CREATE TRIGGER note BEFORE INSERT ON trig_c FOR EACH ROW EXECUTE FUNCTION trig_note();
+INSERT INTO trig_c SELECT g, 0 FROM generate_series(1, 1000) g;
+SELECT row_groups, rows FROM pgcolumnar.stats('trig_c') WHERE attname = 'id';
+SELECT count(*) FROM trig_log;
+CREATE TABLE seen_c (id int, seen bigint) USING columnar;
+CREATE TABLE seen_h (id int, seen bigint);
+CREATE FUNCTION count_before() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  EXECUTE format('SELECT count(*) FROM %I', TG_TABLE_NAME) INTO NEW.seen;
+  RETURN NEW;
+END $$;
+CREATE TRIGGER count_c BEFORE INSERT ON seen_c FOR EACH ROW EXECUTE FUNCTION count_before();
+CREATE TRIGGER count_h BEFORE INSERT ON seen_h FOR EACH ROW EXECUTE FUNCTION count_before();
+INSERT INTO seen_c SELECT g, -1 FROM generate_series(1, 300) g;
+INSERT INTO seen_h SELECT g, -1 FROM generate_series(1, 300) g;
+SELECT count(*) AS rows, sum(c.seen) AS seen_total,
+       count(*) FILTER (WHERE (c.id, c.seen) IS DISTINCT FROM (h.id, h.seen)) AS differ_from_heap
+  FROM seen_c c FULL JOIN seen_h h USING (id);
+DROP TABLE trig_c, trig_log, seen_c, seen_h;
+DROP FUNCTION trig_note();
+DROP FUNCTION count_before();
 DROP EXTENSION pgcolumnar;
 DROP SCHEMA pgcolumnar;

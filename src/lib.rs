@@ -83,8 +83,10 @@ fn detect_cpu_features() {
     std::hint::black_box(crate::storage::format::checksum::crc32c(b"pgcolumnar"));
 }
 
-/// Buffered columnar rows are written out before a query starts: its snapshot must see
-/// them, and once it runs in parallel mode nothing can be written. Once the plan is
+/// Buffered columnar rows of the tables a query reads are written out before it starts:
+/// its snapshot must see them, and once it runs in parallel mode nothing can be written
+/// (a parallel plan writes out all of them: a function its workers run may read any
+/// table, and they cannot write). Once the plan is
 /// started, bitmap scans of columnar tables are told not to prefetch, and index and
 /// bitmap scans which columns they read, and join-filtered scans their hash join.
 #[pg_guard]
@@ -97,7 +99,15 @@ unsafe extern "C-unwind" fn executor_start(query_desc: *mut pg_sys::QueryDesc, e
         // Not for pgcolumnar's own SQL on its metadata, which can run in the middle of a
         // row change (see storage::shared::internal_sql).
         if !storage::shared::internal_sql::running() {
-            storage::write::write_buffer::flush_all();
+            let stmt = (*query_desc).plannedstmt;
+            if stmt.is_null() || (*stmt).parallelModeNeeded {
+                storage::write::write_buffer::flush_all();
+            } else {
+                let relids = pg_list::ptrs::<pg_sys::RangeTblEntry>((*stmt).rtable)
+                    .filter(|&rte| (*rte).rtekind == pg_sys::RTEKind::RTE_RELATION)
+                    .map(|rte| (*rte).relid);
+                storage::write::write_buffer::flush_for_query(relids);
+            }
             storage::write::pending_marks::statement_done();
         }
         match PREV_EXECUTOR_START {

@@ -437,6 +437,27 @@ pub unsafe fn flush_all() {
     }
 }
 
+/// Writes out the current subtransaction's buffered rows of the relations a query is
+/// about to read (`relids`, its range table's), so that its snapshot sees them. Rows of
+/// other tables stay buffered: a query that reads none of them (a row trigger's, or a
+/// function's inside an index or a CHECK) no longer cuts the inserting statement's row
+/// group short, one row group a row.
+///
+/// # Safety
+/// Call on the backend thread inside a transaction (it calls PostgreSQL, which may raise an
+/// error).
+pub unsafe fn flush_for_query(relids: impl Iterator<Item = pg_sys::Oid>) {
+    let buffered: Vec<pg_sys::Oid> =
+        BUFFERS.with(|cell| cell.borrow().iter().filter(|b| b.rows > 0).map(|b| b.relid).collect());
+    if buffered.is_empty() {
+        return;
+    }
+    for relid in relids.filter(|r| buffered.contains(r)) {
+        // SAFETY: per this fn's contract, as `flush_relation`'s.
+        unsafe { flush_current(Some(relid)) };
+    }
+}
+
 /// Writes out the buffered rows of `relid` (end of a bulk insert, e.g. a table rewrite).
 ///
 /// # Safety
