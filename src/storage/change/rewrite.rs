@@ -8,8 +8,10 @@
 
 use crate::storage::read::reader::{GroupClaim, Reader};
 use crate::storage::relation::options;
+use crate::storage::relation::pages;
 use crate::storage::write::write_buffer;
 use pgrx::pg_sys;
+use std::cell::Cell;
 
 /// How the rows are ordered.
 pub enum Order {
@@ -72,8 +74,11 @@ pub unsafe fn copy_for_cluster(
         let cid = pg_sys::GetCurrentCommandId(true);
         // The new relation is written with the table's own options (its OID has none).
         options::encode_as((*new).rd_id, (*old).rd_id);
-        let copied = copy_rows(&mut reader, (*old).rd_att, order_for(old, old_index), |slot| {
+        let order = order_for(old, old_index);
+        let progress = ClusterProgress::start(pages::nblocks(old), !matches!(order, Order::Stored));
+        let copied = copy_rows(&mut reader, (*old).rd_att, order, Some(&progress), |slot| {
             write_buffer::insert(new, slot, cid);
+            progress.written();
         });
         write_buffer::flush_relation((*new).rd_id);
         options::forget_cached((*new).rd_id);
@@ -82,7 +87,60 @@ pub unsafe fn copy_for_cluster(
     }
 }
 
-/// Passes every row `reader` returns to `put`, in `order`; returns how many.
+/// What VACUUM FULL and CLUSTER report in `pg_stat_progress_cluster` while they copy
+/// rows, as heap's rewrite does: the phase (scanning, then sorting and writing when the
+/// rows are ordered), the table's blocks, and the rows scanned and written. (PostgreSQL
+/// itself reports the phases after the copy: swapping files, rebuilding indexes.)
+pub struct ClusterProgress {
+    sorted: bool,
+    scanned: Cell<u64>,
+    written: Cell<u64>,
+    total_blocks: u32,
+}
+
+impl ClusterProgress {
+    /// # Safety
+    /// Backend thread, inside the rewrite that PostgreSQL reports on.
+    unsafe fn start(total_blocks: u32, sorted: bool) -> ClusterProgress {
+        // SAFETY: this fn's contract: the backend's own progress slot is written.
+        unsafe {
+            let index =
+                [pg_sys::PROGRESS_CLUSTER_PHASE as i32, pg_sys::PROGRESS_CLUSTER_TOTAL_HEAP_BLKS as i32];
+            let values = [pg_sys::PROGRESS_CLUSTER_PHASE_SEQ_SCAN_HEAP as i64, total_blocks as i64];
+            pg_sys::pgstat_progress_update_multi_param(2, index.as_ptr(), values.as_ptr());
+        }
+        ClusterProgress { sorted, scanned: Cell::new(0), written: Cell::new(0), total_blocks }
+    }
+
+    fn set(param: u32, value: u64) {
+        // SAFETY: called on the backend thread during the rewrite (`start`'s contract).
+        unsafe { pg_sys::pgstat_progress_update_param(param as i32, value as i64) };
+    }
+
+    fn scanned(&self) {
+        self.scanned.set(self.scanned.get() + 1);
+        Self::set(pg_sys::PROGRESS_CLUSTER_HEAP_TUPLES_SCANNED, self.scanned.get());
+    }
+
+    /// Every row is read: the blocks are scanned, and sorted rows are sorted next.
+    fn scan_done(&self) {
+        Self::set(pg_sys::PROGRESS_CLUSTER_HEAP_BLKS_SCANNED, self.total_blocks as u64);
+        if self.sorted {
+            Self::set(pg_sys::PROGRESS_CLUSTER_PHASE, pg_sys::PROGRESS_CLUSTER_PHASE_SORT_TUPLES as u64);
+        }
+    }
+
+    fn written(&self) {
+        if self.written.get() == 0 && self.sorted {
+            Self::set(pg_sys::PROGRESS_CLUSTER_PHASE, pg_sys::PROGRESS_CLUSTER_PHASE_WRITE_NEW_HEAP as u64);
+        }
+        self.written.set(self.written.get() + 1);
+        Self::set(pg_sys::PROGRESS_CLUSTER_HEAP_TUPLES_WRITTEN, self.written.get());
+    }
+}
+
+/// Passes every row `reader` returns to `put`, in `order`, counting the rows read in
+/// `progress` if given; returns how many.
 ///
 /// # Safety
 /// `desc` must be a valid tuple descriptor; `put` must be a valid tuple slot; call on the
@@ -91,6 +149,7 @@ pub unsafe fn copy_rows(
     reader: &mut Reader,
     desc: pg_sys::TupleDesc,
     order: Order,
+    progress: Option<&ClusterProgress>,
     mut put: impl FnMut(*mut pg_sys::TupleTableSlot),
 ) -> u64 {
     // SAFETY: the caller guarantees this fn's contract: `desc` is a valid tuple descriptor;
@@ -116,8 +175,14 @@ pub unsafe fn copy_rows(
                 Order::Columns(sort) => pg_sys::tuplesort_puttupleslot(sort, slot),
             }
             copied += 1;
+            if let Some(p) = progress {
+                p.scanned();
+            }
         }
         reader.release();
+        if let Some(p) = progress {
+            p.scan_done();
+        }
         match order {
             Order::Stored => {}
             Order::Cluster(sort) => {

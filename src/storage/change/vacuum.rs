@@ -11,7 +11,7 @@ use super::rewrite;
 use crate::pg_list;
 use crate::storage::catalog::{self, RowGroupMeta};
 use crate::storage::format::delete_mask::{self, DeleteMask};
-use crate::storage::format::layout::ROW_GROUP_ROWS;
+use crate::storage::format::layout::{PAGE_PAYLOAD, ROW_GROUP_ROWS};
 use crate::storage::read::reader::{GroupClaim, Reader};
 use crate::storage::relation::pages;
 use crate::storage::write::free_space;
@@ -69,6 +69,20 @@ pub struct VacuumReport {
     /// Why merging was skipped, if it was.
     pub merge_skipped: Option<&'static str>,
     pub live_rows: u64,
+}
+
+/// Sets parameters of this backend's `pg_stat_progress_vacuum` row (started by
+/// `relation_vacuum`), as heap's VACUUM reports them: "scanning heap" while deletes are
+/// folded into masks, "vacuuming heap" while small row groups are merged (the blocks of
+/// the merged ones counted as vacuumed), "vacuuming indexes" while the entries of
+/// removed rows are deleted, then "performing final cleanup".
+fn progress(params: &[(u32, u64)]) {
+    let index: Vec<i32> = params.iter().map(|p| p.0 as i32).collect();
+    let values: Vec<i64> = params.iter().map(|p| p.1 as i64).collect();
+    // SAFETY: the backend's own progress slot, on the backend thread (VACUUM runs there).
+    unsafe {
+        pg_sys::pgstat_progress_update_multi_param(params.len() as i32, index.as_ptr(), values.as_ptr())
+    };
 }
 
 /// Row groups with fewer live rows than this are merged.
@@ -132,6 +146,10 @@ unsafe fn vacuum_storage(rel: pg_sys::Relation, strategy: pg_sys::BufferAccessSt
         if pages::nblocks(rel) == 0 {
             return report;
         }
+        progress(&[
+            (pg_sys::PROGRESS_VACUUM_PHASE, pg_sys::PROGRESS_VACUUM_PHASE_SCAN_HEAP as u64),
+            (pg_sys::PROGRESS_VACUUM_TOTAL_HEAP_BLKS, pages::nblocks(rel) as u64),
+        ]);
         let meta = pages::read_metapage(rel);
         let storage_id = meta.storage_id;
         let oldest_xmin = pg_sys::GetOldestNonRemovableTransactionId(rel);
@@ -167,14 +185,28 @@ unsafe fn vacuum_storage(rel: pg_sys::Relation, strategy: pg_sys::BufferAccessSt
             }
             dead.groups.push((g.first_row, g.row_count, Some(Rc::new(mask))));
         }
+        let dead_rows: u64 =
+            dead.groups.iter().map(|(_, rows, mask)| mask.as_ref().map_or(*rows, |m| m.count())).sum();
+        progress(&[
+            (pg_sys::PROGRESS_VACUUM_PHASE, pg_sys::PROGRESS_VACUUM_PHASE_VACUUM_HEAP as u64),
+            (pg_sys::PROGRESS_VACUUM_HEAP_BLKS_SCANNED, pages::nblocks(rel) as u64),
+            (pg_sys::PROGRESS_VACUUM_MAX_DEAD_TUPLES, dead_rows),
+            (pg_sys::PROGRESS_VACUUM_NUM_DEAD_TUPLES, dead_rows),
+        ]);
+        let before = freed.iter().map(|f| f.1).sum::<u64>();
         merge_small_groups(rel, storage_id, &mut report, &mut freed);
+        let merged_bytes = freed.iter().map(|f| f.1).sum::<u64>() - before;
+        progress(&[(pg_sys::PROGRESS_VACUUM_HEAP_BLKS_VACUUMED, merged_bytes.div_ceil(PAGE_PAYLOAD as u64))]);
         free_space::free(storage_id, freed);
         (dead.limit, dead.kept) = rows_that_may_live(rel, storage_id, oldest_xmin);
         let limit = dead.limit;
         let covered: u64 = dead.kept.iter().map(|r| r.1.min(limit.saturating_sub(r.0))).sum();
         if !dead.groups.is_empty() || covered < limit {
+            progress(&[(pg_sys::PROGRESS_VACUUM_PHASE, pg_sys::PROGRESS_VACUUM_PHASE_VACUUM_INDEX as u64)]);
             remove_index_entries(rel, &dead, report.live_rows as f64, strategy);
+            progress(&[(pg_sys::PROGRESS_VACUUM_NUM_INDEX_VACUUMS, 1)]);
         }
+        progress(&[(pg_sys::PROGRESS_VACUUM_PHASE, pg_sys::PROGRESS_VACUUM_PHASE_FINAL_CLEANUP as u64)]);
         report
     }
 }
@@ -254,6 +286,7 @@ unsafe fn merge_small_groups(
                 &mut reader,
                 (*rel).rd_att,
                 rewrite::order_for(rel, std::ptr::null_mut()),
+                None,
                 |slot| {
                     write_buffer::insert_row(rel, slot, cid);
                     indexes.get_or_insert_with(|| IndexInserter::open(rel)).insert(slot);

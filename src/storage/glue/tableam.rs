@@ -692,6 +692,12 @@ unsafe extern "C-unwind" fn relation_vacuum(
     // `rel` is an open relation, locked by the caller; `params` is VACUUM's parameter struct,
     // valid for reads.
     unsafe {
+        // Reported as heap's VACUUM reports itself (`vacuum::progress`); an ERROR ends it
+        // with the transaction.
+        pg_sys::pgstat_progress_start_command(
+            pg_sys::ProgressCommandType::PROGRESS_COMMAND_VACUUM,
+            (*rel).rd_id,
+        );
         let report = crate::storage::change::vacuum::vacuum(rel, bstrategy);
         let verbose = (*params).options & pg_sys::VACOPT_VERBOSE != 0;
         let relname = std::ffi::CStr::from_ptr((*(*rel).rd_rel).relname.data.as_ptr()).to_string_lossy();
@@ -730,6 +736,7 @@ unsafe extern "C-unwind" fn relation_vacuum(
             &mut minmulti_updated,
             false,
         );
+        pg_sys::pgstat_progress_end_command();
     }
 }
 
