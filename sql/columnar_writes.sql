@@ -123,6 +123,11 @@ CREATE TRIGGER note BEFORE INSERT ON trig_c FOR EACH ROW EXECUTE FUNCTION trig_n
 INSERT INTO trig_c SELECT g, 0 FROM generate_series(1, 1000) g;
 SELECT row_groups, rows FROM pgcolumnar.stats('trig_c') WHERE attname = 'id';
 SELECT count(*) FROM trig_log;
+-- pgcolumnar.stats counts the rows this transaction still buffers, as a scan would.
+BEGIN;
+INSERT INTO trig_c VALUES (1001, 0);
+SELECT row_groups, rows FROM pgcolumnar.stats('trig_c') WHERE attname = 'id';
+ROLLBACK;
 CREATE TABLE seen_c (id int, seen bigint) USING columnar;
 CREATE TABLE seen_h (id int, seen bigint);
 CREATE FUNCTION count_before() RETURNS trigger LANGUAGE plpgsql AS $$

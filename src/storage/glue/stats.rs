@@ -6,6 +6,7 @@ use crate::storage::format::encoding::{Compression, EncodingId};
 use crate::storage::relation::am;
 use crate::storage::relation::datum::attr;
 use crate::storage::relation::pages;
+use crate::storage::write::write_buffer;
 use pgrx::prelude::*;
 use pgrx::PgRelation;
 use std::collections::BTreeMap;
@@ -62,6 +63,9 @@ fn stats(
         }
         let desc = (*raw).rd_att;
         let natts = (*desc).natts as usize;
+        // Rows this transaction still buffers count too, as a scan would see them (the
+        // statement's range table does not name the table, so nothing wrote them out).
+        write_buffer::flush_before_reading(raw);
         let storage_id = pages::storage_id(raw);
         let groups = catalog::load_row_groups(storage_id, pg_sys::GetActiveSnapshot(), true);
         let mut out = Vec::new();
