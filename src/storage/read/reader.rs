@@ -124,10 +124,10 @@ pub struct Reader {
     lazy: Option<LazyChunks>,
 }
 
-/// What a lazy reader's row groups may still lack: the chunks of the wanted attributes,
-/// attached to a row group when the scan reaches it (those of the filter's attributes
-/// first, so a row group the zone maps rule out gets no others), until `PROBES` row
-/// groups were, then to all at once.
+/// What a lazy reader's row groups may still lack: the chunks of the wanted attributes.
+/// They are attached to a row group when the scan reaches it, the filter's attributes'
+/// first, so that a row group the zone maps rule out gets no others; after `PROBES`
+/// such probes, to every row group at once.
 struct LazyChunks {
     storage_id: u64,
     snapshot: pg_sys::Snapshot,
