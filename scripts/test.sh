@@ -10,6 +10,8 @@
 #   crash-test        tests/crash_recovery.sh: SIGKILL during and after COPY, on its own cluster
 #   upgrade-test      tests/pg_upgrade.sh: pg_upgrade (copy and link modes) of a cluster with
 #                     columnar tables, indexes and constraints, on clusters of its own
+#   autovacuum-test   tests/autovacuum_merge.sh: autovacuum merges trickle-written row groups
+#                     once writers stop, with no manual VACUUM, on its own cluster
 #   citus             scripts/citus-test.sh: tests/citus/ on a Citus coordinator + 2 workers
 #                     (Citus built from ../shared/vendor/citus, cached; SKIPPED without it,
 #                     which fails the run when CI is set)
@@ -161,6 +163,11 @@ upgrade_test() {
     bash tests/pg_upgrade.sh
 }
 
+autovacuum_test() {
+    install_release || return 1
+    bash tests/autovacuum_merge.sh
+}
+
 citus_level() {
     install_release || return 1
     scripts/citus-test.sh
@@ -176,6 +183,7 @@ case ${1:-all} in
         run_level parity parity
         run_level crash-test crash_test
         run_level upgrade-test upgrade_test
+        run_level autovacuum-test autovacuum_test
         run_level citus citus_level
         ;;
     unit-test) run_level unit-test unit_test ;;
@@ -186,6 +194,7 @@ case ${1:-all} in
     parity) run_level parity parity ;;
     crash-test) run_level crash-test crash_test ;;
     upgrade-test) run_level upgrade-test upgrade_test ;;
+    autovacuum-test) run_level autovacuum-test autovacuum_test ;;
     citus) run_level citus citus_level ;;
     *) echo "test.sh: unknown level '$1'" >&2; exit 2 ;;
 esac

@@ -68,6 +68,8 @@ pub struct VacuumReport {
     pub groups_merged: u64,
     /// Why merging was skipped, if it was.
     pub merge_skipped: Option<&'static str>,
+    /// Row groups left with fewer live rows than a merge would take.
+    pub small_groups: u64,
     pub live_rows: u64,
 }
 
@@ -84,6 +86,9 @@ fn progress(params: &[(u32, u64)]) {
         pg_sys::pgstat_progress_update_multi_param(params.len() as i32, index.as_ptr(), values.as_ptr())
     };
 }
+
+/// `VacuumReport::merge_skipped` when other sessions were writing the table.
+pub const MERGE_SKIPPED_WRITERS: &str = "the table is being changed";
 
 /// Row groups with fewer live rows than this are merged.
 const SMALL_GROUP_ROWS: u64 = ROW_GROUP_ROWS as u64 / 2;
@@ -170,8 +175,11 @@ unsafe fn vacuum_storage(rel: pg_sys::Relation, strategy: pg_sys::BufferAccessSt
                 delete_mask::group_mask(g.deleted.as_deref(), &cleanup.folded, g.first_row, g.row_count)
             else {
                 report.live_rows += g.row_count;
+                report.small_groups += (g.row_count < SMALL_GROUP_ROWS) as u64;
                 continue;
             };
+            let live = g.row_count - mask.count();
+            report.small_groups += (live > 0 && live < SMALL_GROUP_ROWS) as u64;
             if mask.count() == g.row_count {
                 catalog::delete_row_group(storage_id, g.first_row);
                 freed.push((g.data_offset, g.data_length));
@@ -268,7 +276,7 @@ unsafe fn merge_small_groups(
         // Moving rows under a concurrent UPDATE or DELETE would lose the change: merge only
         // while no one else writes (readers are not blocked by this lock).
         if !pg_sys::ConditionalLockRelation(rel, pg_sys::ExclusiveLock as i32) {
-            report.merge_skipped = Some("the table is being changed");
+            report.merge_skipped = Some(MERGE_SKIPPED_WRITERS);
             return;
         }
         let snapshot = pg_sys::RegisterSnapshot(pg_sys::GetLatestSnapshot());
@@ -301,6 +309,7 @@ unsafe fn merge_small_groups(
                 freed.push((offset, length));
             }
             report.groups_merged = merged.len() as u64;
+            report.small_groups = 0;
         }
         reader.release();
         pg_sys::UnregisterSnapshot(snapshot);

@@ -716,12 +716,21 @@ unsafe extern "C-unwind" fn relation_vacuum(
         } else {
             pgrx::debug1!("{message}");
         }
-        pg_sys::pgstat_report_vacuum(
-            (*rel).rd_id,
-            (*(*rel).rd_rel).relisshared,
-            report.live_rows as i64,
-            report.pending_deletes as i64,
-        );
+        // An autovacuum that left small row groups unmerged because sessions were writing
+        // is not reported done: the table keeps its counts of inserts and dead rows since
+        // the last report, so autovacuum comes back (once the writers pause, it merges)
+        // instead of waiting for as many inserts again. Heap's VACUUM skips no work.
+        let unfinished = pg_sys::MyBackendType == pg_sys::BackendType::B_AUTOVAC_WORKER
+            && report.merge_skipped == Some(crate::storage::change::vacuum::MERGE_SKIPPED_WRITERS)
+            && report.small_groups >= 2;
+        if !unfinished {
+            pg_sys::pgstat_report_vacuum(
+                (*rel).rd_id,
+                (*(*rel).rd_rel).relisshared,
+                report.live_rows as i64,
+                report.pending_deletes as i64,
+            );
+        }
         let mut frozen_updated = false;
         let mut minmulti_updated = false;
         pg_sys::vac_update_relstats(

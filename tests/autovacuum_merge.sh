@@ -1,0 +1,70 @@
+#!/usr/bin/env bash
+# Automatic merging after trickle inserts: single-row transactions leave a row group
+# each; an autovacuum that runs while a session writes cannot merge them (it would block
+# the writer) and must not count as done, so that autovacuum comes back once the writers
+# stop and merges the small row groups, with no manual VACUUM and no further inserts.
+# Rows and index answers stay the same.
+# Runs its own cluster (autovacuum_naptime = 1s); called by scripts/test.sh (make test).
+set -uo pipefail
+
+TOP=$(cd "$(dirname "$0")/.." && pwd)
+PG_CONFIG=${PG_CONFIG:-/usr/lib/postgresql/15/bin/pg_config}
+PG_BIN=$("$PG_CONFIG" --bindir)
+PORT=${AUTOVACUUM_TEST_PORT:-54320}
+CLUSTER="$TOP/scripts/cluster.sh"
+DIR=$($CLUSTER dir autovacuum)
+
+psql_() { "$PG_BIN/psql" -X -q -A -t -v ON_ERROR_STOP=1 -h "$DIR/socket" -p "$PORT" -U postgres -d postgres "$@"; }
+# shellcheck source=tests/check.sh
+source "$TOP/tests/check.sh"
+
+trap '$CLUSTER destroy autovacuum' EXIT
+$CLUSTER destroy autovacuum
+$CLUSTER start autovacuum "$PORT" test
+psql_ -c "ALTER SYSTEM SET autovacuum_naptime = '1s'" -c "SELECT pg_reload_conf()" >/dev/null
+psql_ -c "CREATE EXTENSION pgcolumnar" \
+      -c "CREATE TABLE trickle (time timestamptz, host text, v1 float8) USING columnar" \
+      -c "CREATE INDEX ON trickle (host, time DESC)"
+
+groups() { psql_ -c "SELECT row_groups FROM pgcolumnar.stats('trickle') WHERE attname = 'host'"; }
+answers="SELECT count(*), count(DISTINCT host), sum(v1)::numeric(20,6) FROM trickle WHERE host = 'host_7'"
+forced="SET enable_seqscan = off; SET enable_bitmapscan = off; SET pgcolumnar.enable_columnar_scan = off;
+        SET pgcolumnar.enable_vector_agg = off;"
+
+# 3,000 single-row transactions: a row group each (autovacuum off meanwhile, so that
+# the scenario below is what decides).
+psql_ -c "ALTER TABLE trickle SET (autovacuum_enabled = off)" \
+      -c "DO \$\$ BEGIN FOR i IN 1..3000 LOOP
+            INSERT INTO trickle VALUES (clock_timestamp(), 'host_' || (i % 50), i / 7.0); COMMIT;
+          END LOOP; END \$\$"
+check row_group_per_insert 3000 "$(groups)"
+before=$(psql_ -c "$answers")
+before_index=$(psql_ -c "$forced $answers")
+
+# A writer stays in its transaction for 6 s (one more row); autovacuum, turned on
+# meanwhile, runs (every second) but cannot merge while it writes.
+psql_ -c "BEGIN" -c "INSERT INTO trickle VALUES (clock_timestamp(), 'late', 0)" -c "SELECT pg_sleep(6)" \
+      -c "COMMIT" >/dev/null &
+writer=$!
+sleep 1
+psql_ -c "ALTER TABLE trickle SET (autovacuum_enabled = on)"
+sleep 3
+check not_merged_while_writing 3000 "$(groups)"
+wait "$writer"
+
+# No manual VACUUM, and no more inserts: autovacuum comes back and merges.
+merged=""
+for _ in $(seq 1 30); do
+    g=$(groups)
+    if [ "$g" -le 2 ]; then merged=$g; break; fi
+    sleep 1
+done
+check merged_after_writers_stop "yes" "$([ -n "$merged" ] && echo yes || echo "no: $(groups) row groups")"
+check rows_kept 3001 "$(psql_ -c "SELECT count(*) FROM trickle")"
+check answers_kept "$before" "$(psql_ -c "$answers")"
+check index_answers_kept "$before_index" "$(psql_ -c "$forced $answers")"
+check reported_once_done t \
+    "$(psql_ -c "SELECT autovacuum_count > 0 AND n_ins_since_vacuum = 0 FROM pg_stat_user_tables WHERE relname = 'trickle'")"
+
+echo "autovacuum merge: $passed passed, $failures failed"
+[ "$failures" -eq 0 ]
