@@ -8,15 +8,9 @@
 set -uo pipefail
 
 TOP=$(cd "$(dirname "$0")/.." && pwd)
-PG_CONFIG=${PG_CONFIG:-/usr/lib/postgresql/15/bin/pg_config}
-PG_BIN=$("$PG_CONFIG" --bindir)
-PORT=${AUTOVACUUM_TEST_PORT:-54320}
-CLUSTER="$TOP/scripts/cluster.sh"
-DIR=$($CLUSTER dir autovacuum)
-
-psql_() { "$PG_BIN/psql" -X -q -A -t -v ON_ERROR_STOP=1 -h "$DIR/socket" -p "$PORT" -U postgres -d postgres "$@"; }
 # shellcheck source=tests/check.sh
 source "$TOP/tests/check.sh"
+own_cluster autovacuum "${AUTOVACUUM_TEST_PORT:-54320}"
 
 trap '$CLUSTER destroy autovacuum' EXIT
 $CLUSTER destroy autovacuum

@@ -1,8 +1,20 @@
-# Sourced by the shell test scripts (crash_recovery.sh, pg_upgrade.sh): `check NAME
-# EXPECTED ACTUAL` prints one "test NAME ... ok" or "... FAILED" line, the form
-# scripts/test.sh counts, and keeps the tallies in `passed` and `failures`.
+# Sourced by the shell test scripts that run clusters of their own (crash_recovery.sh,
+# pg_upgrade.sh, autovacuum_merge.sh), after they set TOP: `check NAME EXPECTED ACTUAL`
+# prints one "test NAME ... ok" or "... FAILED" line, the form scripts/test.sh counts,
+# and keeps the tallies in `passed` and `failures`; `own_cluster NAME PORT` names a
+# cluster of scripts/cluster.sh (DIR, PORT) that `psql_` then queries.
 failures=0
 passed=0
+PG_CONFIG=${PG_CONFIG:-/usr/lib/postgresql/15/bin/pg_config}
+PG_BIN=$("$PG_CONFIG" --bindir)
+CLUSTER="$TOP/scripts/cluster.sh"
+
+own_cluster() {  # own_cluster NAME PORT
+    DIR=$($CLUSTER dir "$1")
+    PORT=$2
+}
+
+psql_() { "$PG_BIN/psql" -X -q -A -t -v ON_ERROR_STOP=1 -h "$DIR/socket" -p "$PORT" -U postgres -d postgres "$@"; }
 
 check() {  # check NAME EXPECTED ACTUAL
     if [ "$2" = "$3" ]; then

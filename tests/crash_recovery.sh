@@ -6,16 +6,9 @@
 set -uo pipefail
 
 TOP=$(cd "$(dirname "$0")/.." && pwd)
-PG_CONFIG=${PG_CONFIG:-/usr/lib/postgresql/15/bin/pg_config}
-PG_BIN=$("$PG_CONFIG" --bindir)
-PORT=${CRASH_TEST_PORT:-54317}
-CLUSTER="$TOP/scripts/cluster.sh"
-DIR=$($CLUSTER dir crash)
-
-psql_() { "$PG_BIN/psql" -X -q -A -t -v ON_ERROR_STOP=1 -h "$DIR/socket" -p "$PORT" -U postgres -d postgres "$@"; }
-
 # shellcheck source=tests/check.sh
 source "$TOP/tests/check.sh"
+own_cluster crash "${CRASH_TEST_PORT:-54317}"
 
 crash() {  # SIGKILL the postmaster; its children exit when they notice
     local pid

@@ -9,24 +9,14 @@
 set -uo pipefail
 
 TOP=$(cd "$(dirname "$0")/.." && pwd)
-PG_CONFIG=${PG_CONFIG:-/usr/lib/postgresql/15/bin/pg_config}
-PG_BIN=$("$PG_CONFIG" --bindir)
-OLD_PORT=${UPGRADE_TEST_PORT:-54318}
-NEW_PORT=$((OLD_PORT + 1))
-CLUSTER="$TOP/scripts/cluster.sh"
-OLD=$($CLUSTER dir upgrade_old)
-NEW=$($CLUSTER dir upgrade_new)
-
-psql_() {  # psql_ DIR PORT ARGS...
-    local dir=$1 port=$2
-    shift 2
-    "$PG_BIN/psql" -X -q -A -t -v ON_ERROR_STOP=1 -h "$dir/socket" -p "$port" -U postgres -d postgres "$@"
-}
-old() { psql_ "$OLD" "$OLD_PORT" "$@"; }
-new() { psql_ "$NEW" "$NEW_PORT" "$@"; }
-
 # shellcheck source=tests/check.sh
 source "$TOP/tests/check.sh"
+OLD_PORT=${UPGRADE_TEST_PORT:-54318}
+NEW_PORT=$((OLD_PORT + 1))
+OLD=$($CLUSTER dir upgrade_old)
+NEW=$($CLUSTER dir upgrade_new)
+old() { DIR=$OLD PORT=$OLD_PORT psql_ "$@"; }
+new() { DIR=$NEW PORT=$NEW_PORT psql_ "$@"; }
 
 # What must come through: rows (with their deletions), options, indexes.
 FINGERPRINT="
