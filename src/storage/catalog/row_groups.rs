@@ -395,8 +395,8 @@ const ONE_SCAN_GROUPS: usize = 8;
 
 /// `attach_chunks_for` of every row group in `groups` (all of a storage, as
 /// `load_row_groups` returns them). When that reads the chunk rows of the whole storage
-/// in one scan and `sizes` is given, it also sums their stored bytes there, by
-/// attribute number - 1 (as `column_bytes` does), and counts them in `sizes.1`.
+/// in one scan and `sizes` is given, it also sums their stored bytes there (as
+/// `column_bytes` does).
 ///
 /// # Safety
 /// As `attach_chunks_for`.
@@ -505,18 +505,23 @@ pub unsafe fn attach_every(
     unsafe { attach_all(storage_id, groups, snapshot, Some(attnums), None) }
 }
 
-/// Stored bytes per attribute (index attnum - 1), and the chunk rows summed.
+/// Stored bytes per attribute, summed over chunk rows.
 #[derive(Debug, Clone, Default)]
-pub struct ColumnSizes(pub Vec<u64>, pub usize);
+pub struct ColumnSizes {
+    /// By attribute number - 1.
+    pub bytes: Vec<u64>,
+    /// The chunk rows summed.
+    pub chunk_rows: usize,
+}
 
 impl ColumnSizes {
     pub fn new(natts: usize) -> Self {
-        ColumnSizes(vec![0; natts], 0)
+        ColumnSizes { bytes: vec![0; natts], chunk_rows: 0 }
     }
 
     fn add(&mut self, attnum: i16, bytes: u64) {
-        self.1 += 1;
-        if let Some(b) = (attnum as usize).checked_sub(1).and_then(|at| self.0.get_mut(at)) {
+        self.chunk_rows += 1;
+        if let Some(b) = (attnum as usize).checked_sub(1).and_then(|at| self.bytes.get_mut(at)) {
             *b += bytes;
         }
     }
@@ -542,7 +547,7 @@ pub unsafe fn load_row_groups_sized(
         let mut sizes = ColumnSizes::new(natts);
         attach_all(storage_id, &mut groups, snapshot, Some(attnums), Some(&mut sizes));
         // A scan of the whole storage visits a chunk row of each stored column at least.
-        let summed = sizes.1 > 0 || groups.is_empty();
+        let summed = sizes.chunk_rows > 0 || groups.is_empty();
         (groups, summed.then_some(sizes))
     }
 }

@@ -2,7 +2,7 @@
 //! writers, readers, index builds and VACUUM see them.
 
 use super::tables::{
-    datum, insert_row, int8, not_null, relid, relid_if_installed, scan_bounds, scan_keys, scan_storage,
+    datum, insert_row, int8, not_null, readable_relid, relid, scan_bounds, scan_keys, scan_storage,
 };
 use crate::storage::format::bucket_rows::{bucket_start, offset_in_bucket, MarkRows, BUCKET_ROWS};
 use crate::storage::format::mark_kind::MarkKind;
@@ -231,12 +231,11 @@ pub unsafe fn try_lock_marks_for_reading() -> bool {
     // pointers below come from the calls that return them and are used before being closed,
     // ended or freed).
     unsafe {
-        [c"row_mark", c"row_mark_bucket"].iter().all(|name| {
-            // Nothing to lock (nor read) while pg_upgrade restores the schema, before our
-            // index exists (`tables::readable_relids`).
-            let oid = if pg_sys::IsBinaryUpgrade { relid_if_installed(name) } else { relid(name) };
-            oid == pg_sys::InvalidOid
-                || pg_sys::ConditionalLockRelationOid(oid, pg_sys::AccessShareLock as i32)
+        // Nothing to lock (nor read) while pg_upgrade restores the schema, before our index
+        // exists (`readable_relid`).
+        [c"row_mark", c"row_mark_bucket"].iter().all(|&name| {
+            readable_relid(name)
+                .is_none_or(|oid| pg_sys::ConditionalLockRelationOid(oid, pg_sys::AccessShareLock as i32))
         })
     }
 }

@@ -58,24 +58,33 @@ pub(super) unsafe fn relid_if_installed(name: &'static CStr) -> pg_sys::Oid {
     }
 }
 
-/// The OIDs of metadata table `table` and its index `pkey`, to read them; None when
-/// there is nothing to read yet. That is only so while pg_upgrade restores the schema
-/// (the server in binary-upgrade mode): every columnar table is then newly created and
-/// empty (its files, and those of our metadata tables, are moved in after the restore),
-/// and our metadata indexes come later in the dump than the user's indexes and
-/// constraints, whose builds and checks read the table.
+/// The OID of metadata relation `name`, to read or lock it; None when there is nothing
+/// to read yet. That is only so while pg_upgrade restores the schema (the server in
+/// binary-upgrade mode): every columnar table is then newly created and empty (its
+/// files, and those of our metadata tables, are moved in after the restore), and our
+/// metadata indexes come later in the dump than the user's indexes and constraints,
+/// whose builds and checks read the table.
+///
+/// # Safety
+/// As `relid`.
+pub(super) unsafe fn readable_relid(name: &'static CStr) -> Option<pg_sys::Oid> {
+    // SAFETY: this fn's contract is `relid`'s.
+    unsafe {
+        if pg_sys::IsBinaryUpgrade {
+            let oid = relid_if_installed(name);
+            return (oid != pg_sys::InvalidOid).then_some(oid);
+        }
+        Some(relid(name))
+    }
+}
+
+/// `readable_relid` of a metadata table and of its index: None if either is missing.
 ///
 /// # Safety
 /// As `relid`.
 unsafe fn readable_relids(table: &'static CStr, pkey: &'static CStr) -> Option<(pg_sys::Oid, pg_sys::Oid)> {
-    // SAFETY: this fn's contract is `relid`'s.
-    unsafe {
-        if pg_sys::IsBinaryUpgrade {
-            let (t, i) = (relid_if_installed(table), relid_if_installed(pkey));
-            return (t != pg_sys::InvalidOid && i != pg_sys::InvalidOid).then_some((t, i));
-        }
-        Some((relid(table), relid(pkey)))
-    }
+    // SAFETY: this fn's contract is `readable_relid`'s.
+    unsafe { Some((readable_relid(table)?, readable_relid(pkey)?)) }
 }
 
 /// Forgets the cached OIDs of the metadata tables if `relid` is one of them (all of

@@ -88,7 +88,15 @@ fn progress(params: &[(u32, u64)]) {
 }
 
 /// `VacuumReport::merge_skipped` when other sessions were writing the table.
-pub const MERGE_SKIPPED_WRITERS: &str = "the table is being changed";
+const MERGE_SKIPPED_WRITERS: &str = "the table is being changed";
+
+impl VacuumReport {
+    /// Whether small row groups were left unmerged only because other sessions were
+    /// writing the table: a later VACUUM, once they pause, has work to do.
+    pub fn merge_waits_for_writers(&self) -> bool {
+        self.merge_skipped == Some(MERGE_SKIPPED_WRITERS) && self.small_groups >= 2
+    }
+}
 
 /// Row groups with fewer live rows than this are merged.
 const SMALL_GROUP_ROWS: u64 = ROW_GROUP_ROWS as u64 / 2;

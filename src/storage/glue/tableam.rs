@@ -721,8 +721,7 @@ unsafe extern "C-unwind" fn relation_vacuum(
         // the last report, so autovacuum comes back (once the writers pause, it merges)
         // instead of waiting for as many inserts again. Heap's VACUUM skips no work.
         let unfinished = pg_sys::MyBackendType == pg_sys::BackendType::B_AUTOVAC_WORKER
-            && report.merge_skipped == Some(crate::storage::change::vacuum::MERGE_SKIPPED_WRITERS)
-            && report.small_groups >= 2;
+            && report.merge_waits_for_writers();
         if !unfinished {
             pg_sys::pgstat_report_vacuum(
                 (*rel).rd_id,

@@ -211,7 +211,7 @@ pub unsafe fn column_bytes(rel: pg_sys::Relation, natts: usize) -> Rc<[u64]> {
             |bytes, grown| bytes.iter().map(|&b| (b as f64 * grown) as u64).collect(),
             |now| {
                 let sizes = catalog::column_bytes(now.storage_id, natts);
-                (sizes.0.into(), sizes.1)
+                (sizes.bytes.into(), sizes.chunk_rows)
             },
         );
         if bytes.len() == natts {
@@ -239,8 +239,8 @@ pub unsafe fn group_zones(rel: pg_sys::Relation, natts: usize, atts: &[usize]) -
         // contract).
         let (groups, sizes) = unsafe { catalog::load_row_groups_sized(now.storage_id, &attnums, natts) };
         // The column sizes every plan asks for next came with the same scan.
-        if let Some(catalog::ColumnSizes(bytes, read)) = sizes {
-            now.record(|e| &mut e.column_bytes, bytes.into(), read);
+        if let Some(sizes) = sizes {
+            now.record(|e| &mut e.column_bytes, sizes.bytes.into(), sizes.chunk_rows);
         }
         let zones: Vec<GroupZones> =
             groups.iter().map(|g| GroupZones { rows: g.row_count, chunks: g.chunks.clone() }).collect();

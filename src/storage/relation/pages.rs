@@ -140,13 +140,14 @@ pub unsafe fn read_metapage(rel: pg_sys::Relation) -> Metapage {
 }
 
 /// Raises the error for a metapage that `Metapage::from_bytes` refused with `e`
-/// (`version`: the format it names, if it is a metapage at all).
+/// (`version`: the format it names, if it is a metapage at all): a newer format than
+/// this library reads is named as such, anything else is damage.
 ///
 /// # Safety
 /// `rel` must be an open relation.
 unsafe fn metapage_unreadable(rel: pg_sys::Relation, e: CorruptData, version: Option<u32>) -> ! {
     match version {
-        Some(v) if e.0 == layout::NEWER_FORMAT => {
+        Some(v) if v > layout::FORMAT_VERSION => {
             // SAFETY: `rel` is open (this fn's contract), so its name may be read.
             let name = unsafe { std::ffi::CStr::from_ptr((*(*rel).rd_rel).relname.data.as_ptr()) };
             newer_format(&name.to_string_lossy(), v, layout::FORMAT_VERSION)

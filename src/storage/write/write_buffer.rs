@@ -447,14 +447,19 @@ pub unsafe fn flush_all() {
 /// Call on the backend thread inside a transaction (it calls PostgreSQL, which may raise an
 /// error).
 pub unsafe fn flush_for_query(relids: impl Iterator<Item = pg_sys::Oid>) {
-    let buffered: Vec<pg_sys::Oid> =
+    let mut buffered: Vec<pg_sys::Oid> =
         BUFFERS.with(|cell| cell.borrow().iter().filter(|b| b.rows > 0).map(|b| b.relid).collect());
-    if buffered.is_empty() {
-        return;
-    }
-    for relid in relids.filter(|r| buffered.contains(r)) {
-        // SAFETY: per this fn's contract, as `flush_relation`'s.
-        unsafe { flush_current(Some(relid)) };
+    // Each once (a range table names a table as often as the query reads it), and no
+    // further look at a long range table once none is left.
+    for relid in relids {
+        if buffered.is_empty() {
+            return;
+        }
+        if let Some(at) = buffered.iter().position(|&b| b == relid) {
+            buffered.swap_remove(at);
+            // SAFETY: per this fn's contract, as `flush_relation`'s.
+            unsafe { flush_current(Some(relid)) };
+        }
     }
 }
 
