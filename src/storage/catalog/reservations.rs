@@ -1,7 +1,7 @@
 //! Row-number reservations (`pgcolumnar.row_reservation`): which transaction handed
 //! out a row number, for uniqueness checks that meet a row still in its writer's memory.
 
-use super::tables::{datum, insert_row, int8, last_starting_at_or_before, relid};
+use super::tables::{datum, insert_row, int8, last_starting_at_or_before, relid, scan_storage};
 use pgrx::pg_sys;
 
 /// Records that this transaction reserved row numbers `first_row .. first_row + count`.
@@ -23,28 +23,18 @@ pub unsafe fn insert_reservation(storage_id: u64, first_row: u64, count: u64) {
     }
 }
 
-/// Who handed out a row number, as a dirty snapshot sees `row_reservation`.
-#[derive(Debug, PartialEq, Eq)]
-pub enum Reservation {
-    /// Nobody, or a transaction that rolled back: no one can ever see the row.
-    None,
-    /// A transaction still running (its number is in the snapshot's `xmin`).
-    Running,
-    Committed,
-}
-
-/// The reservation holding `row`, seen through the dirty snapshot `dirty`, which names a
-/// running reserver in its `xmin` (so that a uniqueness check waits for it).
+/// Whether the transaction that took row number `row` is still running, seen through the
+/// dirty snapshot `dirty`, which then names it in its `xmin` (so that a uniqueness check
+/// waits for it). A row's reservation is the last one starting at or before it: windows
+/// overlap, but no one else takes numbers inside a running writer's own rows.
 ///
 /// # Safety
-/// `dirty` must be a valid snapshot (or NULL where this fn's docs allow it); call on the
-/// backend thread inside a transaction (it calls PostgreSQL, which may raise an error).
-pub unsafe fn reservation_of(storage_id: u64, row: u64, dirty: pg_sys::Snapshot) -> Reservation {
-    // SAFETY: the caller guarantees this fn's contract: `dirty` is a valid snapshot (or NULL
-    // where this fn's docs allow it), and we are on the backend thread inside a transaction,
-    // so the metadata relations may be opened, scanned and written (relation, scan and tuple
-    // pointers below come from the calls that return them and are used before being closed,
-    // ended or freed).
+/// `dirty` must be a valid dirty snapshot; call on the backend thread inside a transaction
+/// (it calls PostgreSQL, which may raise an error).
+pub unsafe fn reserver_running(storage_id: u64, row: u64, dirty: pg_sys::Snapshot) -> bool {
+    // SAFETY: the caller guarantees this fn's contract: `dirty` is a valid snapshot, and we
+    // are on the backend thread inside a transaction, so the metadata relations may be
+    // scanned.
     unsafe {
         last_starting_at_or_before::<3, _>(
             c"row_reservation",
@@ -52,12 +42,43 @@ pub unsafe fn reservation_of(storage_id: u64, row: u64, dirty: pg_sys::Snapshot)
             storage_id,
             row,
             dirty,
-            |_, v, _| match row < int8(v[1]) + int8(v[2]) {
-                false => Reservation::None,
-                true if (*dirty).xmin != pg_sys::InvalidTransactionId => Reservation::Running,
-                true => Reservation::Committed,
-            },
+            |_, v, _| row < int8(v[1]) + int8(v[2]) && (*dirty).xmin != pg_sys::InvalidTransactionId,
         )
-        .unwrap_or(Reservation::None)
+        .unwrap_or(false)
+    }
+}
+
+/// Deletes the reservations of transactions that have ended, returning how many: only a
+/// running writer's reservation is ever asked about (its rows may still be in its
+/// memory); a committed writer's rows are in its row groups. Without this, the table kept
+/// one row per writing transaction for good.
+///
+/// # Safety
+/// Call on the backend thread inside a transaction (it calls PostgreSQL, which may raise an
+/// error).
+pub unsafe fn delete_finished_reservations(storage_id: u64) -> u64 {
+    // SAFETY: per this fn's contract we are on the backend thread inside a transaction, so
+    // the metadata relations may be opened, scanned and written; the snapshot is registered
+    // for the scan and tuples are deleted through the relation the scan passes.
+    unsafe {
+        let snapshot = pg_sys::RegisterSnapshot(pg_sys::GetLatestSnapshot());
+        let mut deleted = 0;
+        scan_storage::<3>(
+            c"row_reservation",
+            c"row_reservation_pkey",
+            storage_id,
+            snapshot,
+            pg_sys::RowExclusiveLock,
+            |rel, tup, _, _| {
+                // Seen by a fresh snapshot: committed, so ended unless it is ours.
+                if !pg_sys::TransactionIdIsCurrentTransactionId(pg_sys::HeapTupleHeaderGetXmin((*tup).t_data))
+                {
+                    pg_sys::simple_heap_delete(rel, &mut (*tup).t_self);
+                    deleted += 1;
+                }
+            },
+        );
+        pg_sys::UnregisterSnapshot(snapshot);
+        deleted
     }
 }

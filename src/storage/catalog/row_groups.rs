@@ -2,7 +2,8 @@
 //! the per-backend cache of parsed chunk metadata.
 
 use super::tables::{
-    datum, insert_row, int8, last_starting_at_or_before, not_null, relid, scan_keys, scan_storage,
+    datum, insert_row, int8, last_starting_at_or_before, not_null, relid, scan_bounds, scan_keys,
+    scan_storage,
 };
 use crate::storage::format::delete_mask::DeleteMask;
 use crate::storage::format::directory::{Directory, VectorEntry};
@@ -745,6 +746,31 @@ pub unsafe fn delete_row_group(storage_id: u64, first_row: u64) {
     }
 }
 
+/// Whether a snapshot may see the row group stored in `tup` (read with SnapshotAny): its
+/// insert did not roll back, and its removal (if any) is not yet old enough for
+/// `removable` (no snapshot can see the group any more).
+unsafe fn group_may_be_seen(
+    tup: pg_sys::HeapTuple,
+    removable: impl Fn(pg_sys::TransactionId) -> bool,
+) -> bool {
+    // SAFETY: the caller guarantees `tup` is a valid heap tuple; transaction-status checks
+    // are allowed on the backend thread inside a transaction (the caller's context).
+    unsafe {
+        let running =
+            |xid| pg_sys::TransactionIdIsCurrentTransactionId(xid) || pg_sys::TransactionIdIsInProgress(xid);
+        let header = (*tup).t_data;
+        let xmin = pg_sys::HeapTupleHeaderGetXmin(header);
+        let inserted = running(xmin) || pg_sys::TransactionIdDidCommit(xmin);
+        let xmax = (*header).t_choice.t_heap.t_xmax;
+        let removed_for_all = (*header).t_infomask as u32 & pg_sys::HEAP_XMAX_INVALID == 0
+            && xmax != pg_sys::InvalidTransactionId
+            && !running(xmax)
+            && pg_sys::TransactionIdDidCommit(xmax)
+            && removable(xmax);
+        inserted && !removed_for_all
+    }
+}
+
 /// Row-number ranges that may still hold a row some transaction can see: row groups
 /// whose insert did not roll back and whose removal (by VACUUM) is not yet older than
 /// `oldest_xmin`, and the reservations of transactions still running (their rows may
@@ -760,8 +786,6 @@ pub unsafe fn live_or_pending_ranges(storage_id: u64, oldest_xmin: pg_sys::Trans
     // ended or freed).
     unsafe {
         let mut ranges = Vec::new();
-        let running =
-            |xid| pg_sys::TransactionIdIsCurrentTransactionId(xid) || pg_sys::TransactionIdIsInProgress(xid);
         // Reservations first: a writer inserts its row group before it commits, so one
         // that commits after this scan has its row group seen by the next.
         let mut dirty = pg_sys::SnapshotData {
@@ -775,7 +799,10 @@ pub unsafe fn live_or_pending_ranges(storage_id: u64, oldest_xmin: pg_sys::Trans
             &mut dirty,
             pg_sys::AccessShareLock,
             |_, tup, v, _| {
-                if running(pg_sys::HeapTupleHeaderGetXmin((*tup).t_data)) {
+                let xmin = pg_sys::HeapTupleHeaderGetXmin((*tup).t_data);
+                if pg_sys::TransactionIdIsCurrentTransactionId(xmin)
+                    || pg_sys::TransactionIdIsInProgress(xmin)
+                {
                     ranges.push((int8(v[1]), int8(v[2])));
                 }
             },
@@ -787,22 +814,53 @@ pub unsafe fn live_or_pending_ranges(storage_id: u64, oldest_xmin: pg_sys::Trans
             &raw mut pg_sys::SnapshotAnyData,
             pg_sys::AccessShareLock,
             |_, tup, v, _| {
-                let header = (*tup).t_data;
-                let xmin = pg_sys::HeapTupleHeaderGetXmin(header);
-                let inserted = running(xmin) || pg_sys::TransactionIdDidCommit(xmin);
-                let xmax = (*header).t_choice.t_heap.t_xmax;
-                let removed_for_all = (*header).t_infomask as u32 & pg_sys::HEAP_XMAX_INVALID == 0
-                    && xmax != pg_sys::InvalidTransactionId
-                    && !running(xmax)
-                    && pg_sys::TransactionIdDidCommit(xmax)
-                    && pg_sys::TransactionIdPrecedes(xmax, oldest_xmin);
-                if inserted && !removed_for_all {
+                if group_may_be_seen(tup, |xmax| pg_sys::TransactionIdPrecedes(xmax, oldest_xmin)) {
                     ranges.push((int8(v[1]), int8(v[2])));
                 }
             },
         );
         ranges.sort_unstable();
         ranges
+    }
+}
+
+/// Whether some snapshot of `rel` may see row `row` in a row group (see
+/// `group_may_be_seen`; removals are judged by `GlobalVisCheckRemovableXid`). Rows still
+/// in a running writer's memory are not in a row group: ask `reserver_running` first.
+///
+/// # Safety
+/// `rel` must be an open relation, locked by the caller, whose storage is `storage_id`;
+/// call on the backend thread inside a transaction (it calls PostgreSQL, which may raise an
+/// error).
+pub unsafe fn row_may_be_seen(rel: pg_sys::Relation, storage_id: u64, row: u64) -> bool {
+    // SAFETY: the caller guarantees this fn's contract: `rel` is open and locked, and we are
+    // on the backend thread inside a transaction, so the metadata relations may be scanned
+    // and transaction status checked.
+    unsafe {
+        let mut seen = false;
+        let bounds = [
+            (1, pg_sys::BTEqualStrategyNumber, pg_sys::F_INT8EQ, storage_id),
+            (
+                2,
+                pg_sys::BTGreaterEqualStrategyNumber,
+                pg_sys::F_INT8GE,
+                (row + 1).saturating_sub(crate::storage::format::layout::ROW_GROUP_ROWS as u64),
+            ),
+            (2, pg_sys::BTLessEqualStrategyNumber, pg_sys::F_INT8LE, row),
+        ];
+        scan_bounds::<ROW_GROUP_NATTS>(
+            c"row_group",
+            c"row_group_pkey",
+            &bounds,
+            &raw mut pg_sys::SnapshotAnyData,
+            pg_sys::AccessShareLock,
+            |_, tup, v, _| {
+                seen = seen
+                    || (row < int8(v[1]) + int8(v[2])
+                        && group_may_be_seen(tup, |xmax| pg_sys::GlobalVisCheckRemovableXid(rel, xmax)));
+            },
+        );
+        seen
     }
 }
 

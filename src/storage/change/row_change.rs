@@ -234,7 +234,9 @@ pub unsafe fn update(
     // valid for the reads and writes made through it here (NULL only where the API allows
     // it), and we are on the backend thread inside a transaction, so the transaction-status
     // checks, lock waits and mark writes are allowed.
-    unsafe { remove_version(rel, otid, cid, wait, tmfd, || Some(write_buffer::insert_row(rel, slot, cid))) }
+    unsafe {
+        remove_version(rel, otid, cid, wait, tmfd, || Some(write_buffer::insert_row(rel, slot, cid, 1)))
+    }
 }
 
 /// Deletes the row at `tid` once no one else holds it; `successor` writes the new

@@ -170,6 +170,7 @@ unsafe fn vacuum_storage(rel: pg_sys::Relation, strategy: pg_sys::BufferAccessSt
         report.folded = cleanup.folded.len() as u64;
         report.marks_removed = cleanup.removed;
         report.pending_deletes = cleanup.pending_deletes;
+        catalog::delete_finished_reservations(storage_id);
 
         // The groups as of now (committed ones; VACUUM runs outside any transaction block).
         let snapshot = pg_sys::RegisterSnapshot(pg_sys::GetLatestSnapshot());
@@ -294,6 +295,7 @@ unsafe fn merge_small_groups(
         let merged: Vec<(u64, u64, u64)> =
             reader.groups().iter().map(|g| (g.first_row, g.data_offset, g.data_length)).collect();
         if merged.len() >= 2 {
+            let moving = reader.groups().iter().map(|g| g.row_count as usize).sum::<usize>();
             // Opened at the first row that moves: groups whose rows are all deleted for new
             // snapshots (not yet for old ones) are merged away without touching the indexes.
             let mut indexes: Option<IndexInserter> = None;
@@ -304,7 +306,7 @@ unsafe fn merge_small_groups(
                 rewrite::order_for(rel, std::ptr::null_mut()),
                 None,
                 |slot| {
-                    write_buffer::insert_row(rel, slot, cid);
+                    write_buffer::insert_row(rel, slot, cid, moving);
                     indexes.get_or_insert_with(|| IndexInserter::open(rel)).insert(slot);
                 },
             );

@@ -415,8 +415,20 @@ unsafe extern "C-unwind" fn tuple_insert(
 ) {
     // SAFETY: PostgreSQL calls this on the backend thread with the arguments its API defines:
     // `rel` is an open relation, locked by the caller; `slot` is a valid tuple slot.
+    unsafe { insert_one(rel, slot, cid, 1) }
+}
+
+/// Buffers one row; `expected` rows are about to come (see `write_buffer::insert`).
+unsafe fn insert_one(
+    rel: pg_sys::Relation,
+    slot: *mut pg_sys::TupleTableSlot,
+    cid: pg_sys::CommandId,
+    expected: usize,
+) {
+    // SAFETY: the caller guarantees `tuple_insert`'s contract: `rel` is an open relation,
+    // locked by the caller; `slot` is a valid tuple slot.
     unsafe {
-        write_buffer::insert_row(rel, slot, cid);
+        write_buffer::insert_row(rel, slot, cid, expected);
         // What autovacuum and autoanalyze go by, as heap counts it.
         pg_sys::pgstat_count_heap_insert(rel, 1);
     }
@@ -428,16 +440,15 @@ unsafe extern "C-unwind" fn multi_insert(
     slots: *mut *mut pg_sys::TupleTableSlot,
     nslots: i32,
     cid: pg_sys::CommandId,
-    options: i32,
-    bistate: *mut pg_sys::BulkInsertStateData,
+    _options: i32,
+    _bistate: *mut pg_sys::BulkInsertStateData,
 ) {
     // SAFETY: PostgreSQL calls this on the backend thread with the arguments its API defines:
     // `rel` is an open relation, locked by the caller; `slots` is an array of `nslots` valid
-    // tuple slots; `bistate` is valid for the reads and writes made through it here (NULL only
-    // where the API allows it).
+    // tuple slots.
     unsafe {
         for i in 0..nslots as usize {
-            tuple_insert(rel, *slots.add(i), cid, options, bistate);
+            insert_one(rel, *slots.add(i), cid, nslots as usize - i);
         }
     }
 }

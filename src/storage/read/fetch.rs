@@ -922,8 +922,9 @@ impl Fetcher {
     /// exclusion checks), a row another transaction is still writing exists: that
     /// transaction goes in the snapshot's `xmin` so the caller waits and checks again;
     /// its values are not known here, the slot gets NULLs, which callers do not use
-    /// before waiting. A row whose insert rolled back sets `all_dead` (when asked), so
-    /// the index scan marks its entry dead and later scans skip it.
+    /// before waiting. A row whose insert rolled back, or whose row group no snapshot can
+    /// see any more (merged away by VACUUM), sets `all_dead` (when asked), so the index
+    /// scan marks its entry dead and later scans skip it.
     unsafe fn outside_groups(
         &mut self,
         row: u64,
@@ -950,13 +951,12 @@ impl Fetcher {
                 ..Default::default()
             };
             let dirty = if checking { snapshot } else { &raw mut own };
-            match catalog::reservation_of(self.storage_id, row, dirty) {
-                catalog::Reservation::Running if checking => {}
-                catalog::Reservation::None if !all_dead.is_null() => {
-                    *all_dead = true;
-                    return false;
-                }
-                _ => return false,
+            let running = catalog::reserver_running(self.storage_id, row, dirty);
+            if !running && !all_dead.is_null() {
+                *all_dead = !catalog::row_may_be_seen(self.rel, self.storage_id, row);
+            }
+            if !(running && checking) {
+                return false;
             }
             // The caller waits for the writer next; it may be waiting for our bucket.
             pending_marks::let_go();

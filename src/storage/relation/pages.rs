@@ -269,6 +269,27 @@ pub unsafe fn reserve_rows(rel: pg_sys::Relation, count: u64) -> u64 {
     }
 }
 
+/// Hands out `count` more row numbers to the reservation ending at `end`, if no one has
+/// reserved after it (`end` is still the next row number); false otherwise.
+///
+/// # Safety
+/// `rel` must be an open relation, locked by the caller; call on the backend thread inside
+/// a transaction (it calls PostgreSQL, which may raise an error).
+pub unsafe fn extend_rows(rel: pg_sys::Relation, end: u64, count: u64) -> bool {
+    // SAFETY: the caller guarantees this fn's contract: `rel` is an open relation, locked by
+    // the caller, and we are on the backend thread inside a transaction, so the
+    // buffer-manager, smgr and generic-WAL calls are allowed.
+    unsafe {
+        update_metapage(rel, |m| {
+            let last = m.next_row == end;
+            if last {
+                m.next_row += count;
+            }
+            last
+        })
+    }
+}
+
 /// Reserves `len` bytes of stream space; returns their offset.
 ///
 /// # Safety

@@ -41,8 +41,14 @@ struct WriteBuffer {
     rows: usize,
     /// Row number of the buffer's first row; rows are numbered consecutively.
     first_row: u64,
-    /// End of the row numbers reserved for this buffer.
+    /// End of the row numbers handed out to this buffer so far.
     reserved_end: u64,
+    /// End of the buffer's reservation window (its `row_reservation` row): the numbers
+    /// handed out to it grow in place up to here while no one else takes any after them.
+    window_end: u64,
+    /// How many row numbers to take next: doubled each time, so that a transaction that
+    /// writes one row takes one number and a bulk load takes few steps.
+    step: u64,
     /// (command id, end row) of each run of rows inserted by one command.
     cid_runs: Vec<(pg_sys::CommandId, usize)>,
     /// The table's sort key (attribute indexes): row groups are stored in its order.
@@ -86,6 +92,8 @@ impl WriteBuffer {
                 rows: 0,
                 first_row: 0,
                 reserved_end: 0,
+                window_end: 0,
+                step: 1,
                 cid_runs: Vec::new(),
                 sort_columns,
                 goal,
@@ -213,7 +221,41 @@ unsafe fn take_fresh_storage_after_reset(rel: pg_sys::Relation) {
     }
 }
 
-/// Buffers the row in `slot` and returns its row number.
+/// Hands the buffer, whose row numbers are used up, more: in place while no one has taken
+/// any after its last (one row group keeps growing), else a new window after writing the
+/// buffered rows out. Numbers are never given back, and the TID space holds about 1.25e12
+/// rows: taking one window per transaction (102,400 numbers) used it up after about 12
+/// million inserting transactions; growing by doubling wastes at most as many numbers as
+/// rows were written.
+unsafe fn take_row_numbers(rel: pg_sys::Relation, buf: &mut WriteBuffer, expected: usize) {
+    // SAFETY: the caller guarantees this fn's contract: `rel` is the buffer's relation, open
+    // and locked, and we are on the backend thread inside a transaction, so the metapage and
+    // the metadata tables may be written.
+    unsafe {
+        let end = buf.reserved_end;
+        let want = buf.step.max(expected as u64).min(ROW_GROUP_ROWS as u64);
+        if end < buf.window_end && pages::extend_rows(rel, end, want.min(buf.window_end - end)) {
+            buf.reserved_end = end + want.min(buf.window_end - end);
+        } else {
+            let rows = buf.rows;
+            write_out(rel, buf, rows, true);
+            take_fresh_storage_after_reset(rel);
+            buf.first_row = pages::reserve_rows(rel, want);
+            buf.reserved_end = buf.first_row + want;
+            // Row groups and reservation windows never span more than ROW_GROUP_ROWS rows:
+            // catalog lookups of a row's group rely on it. Windows may overlap those of
+            // later writers (who took numbers after ours): a look-up takes the last one
+            // starting at or before a row, which is its writer's.
+            buf.window_end = buf.first_row + ROW_GROUP_ROWS as u64;
+            let storage_id = pages::storage_id(rel);
+            catalog::insert_reservation(storage_id, buf.first_row, ROW_GROUP_ROWS as u64);
+        }
+        buf.step = (want * 2).min(ROW_GROUP_ROWS as u64);
+    }
+}
+
+/// Buffers the row in `slot` and returns its row number. `expected` is how many rows the
+/// caller is about to insert (1 if it does not know): how many numbers to take at once.
 ///
 /// # Safety
 /// `rel` must be an open relation, locked by the caller; `slot` must be a valid tuple slot;
@@ -223,6 +265,7 @@ pub unsafe fn insert(
     rel: pg_sys::Relation,
     slot: *mut pg_sys::TupleTableSlot,
     cid: pg_sys::CommandId,
+    expected: usize,
 ) -> u64 {
     // SAFETY: the caller guarantees this fn's contract: `rel` is an open relation, locked by
     // the caller; `slot` is a valid tuple slot, and we are on the backend thread inside a
@@ -255,15 +298,7 @@ pub unsafe fn insert(
             };
             let buf = &mut buffers[pos];
             if buf.first_row + buf.rows as u64 == buf.reserved_end {
-                let rows = buf.rows;
-                write_out(rel, buf, rows, true);
-                take_fresh_storage_after_reset(rel);
-                // Row groups and reservations never span more than ROW_GROUP_ROWS rows:
-                // catalog lookups of a row's group rely on it.
-                buf.first_row = pages::reserve_rows(rel, ROW_GROUP_ROWS as u64);
-                buf.reserved_end = buf.first_row + ROW_GROUP_ROWS as u64;
-                let storage_id = pages::storage_id(rel);
-                catalog::insert_reservation(storage_id, buf.first_row, ROW_GROUP_ROWS as u64);
+                take_row_numbers(rel, buf, expected);
             }
             let values = std::slice::from_raw_parts((*slot).tts_values, natts);
             let nulls = std::slice::from_raw_parts((*slot).tts_isnull, natts);
@@ -288,6 +323,7 @@ pub unsafe fn insert(
 }
 
 /// Buffers `slot`'s row for `rel` and gives the slot the row's TID; returns its number.
+/// `expected` as for `insert`.
 ///
 /// # Safety
 /// `rel` must be an open relation, locked by the caller; `slot` must be a valid tuple slot;
@@ -297,13 +333,14 @@ pub unsafe fn insert_row(
     rel: pg_sys::Relation,
     slot: *mut pg_sys::TupleTableSlot,
     cid: pg_sys::CommandId,
+    expected: usize,
 ) -> u64 {
     // SAFETY: the caller guarantees this fn's contract: `rel` is an open relation, locked by
     // the caller; `slot` is a valid tuple slot, and we are on the backend thread inside a
     // transaction, so relations may be opened and slots read, and row groups written through
     // `pages` and `catalog`.
     unsafe {
-        let row = insert(rel, slot, cid);
+        let row = insert(rel, slot, cid, expected);
         (*slot).tts_tid = crate::storage::relation::tid::row_tid(row);
         (*slot).tts_tableOid = (*rel).rd_id;
         row
@@ -482,7 +519,6 @@ pub fn discard_relation(relid: pg_sys::Oid) {
     BUFFERS.with(|cell| cell.borrow_mut().retain(|b| b.relid != relid));
 }
 
-/// Whether `relid` has rows buffered in this backend.
 /// Whether row `row` of `relid` is still in one of this backend's write buffers.
 pub fn holds_row(relid: pg_sys::Oid, row: u64) -> bool {
     BUFFERS.with(|cell| {
