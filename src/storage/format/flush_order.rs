@@ -50,9 +50,13 @@ fn dense_indexes(b: &ColumnBuilder, rows: std::ops::Range<usize>) -> Vec<Option<
         .collect()
 }
 
+/// Orders of fewer rows are sorted on the calling thread.
+const PARALLEL_SORT_ROWS: usize = 8192;
+
 /// The positions of rows `rows` of `keys` (the sort-key columns, in key order) once
 /// sorted: `order[p]` is the offset (from `rows.start`) of the row written at position
 /// p. Ties keep insertion order. None when the rows are in order already.
+
 pub fn flush_order(keys: &[&ColumnBuilder], rows: std::ops::Range<usize>) -> Option<Vec<u32>> {
     let columns: Vec<KeyColumn> =
         keys.iter().map(|b| KeyColumn { builder: b, dense: dense_indexes(b, rows.clone()) }).collect();
@@ -64,8 +68,12 @@ pub fn flush_order(keys: &[&ColumnBuilder], rows: std::ops::Range<usize>) -> Opt
         return None;
     }
     let mut order: Vec<u32> = (0..n as u32).collect();
-    // Stable, and pure Rust over owned data: fine on rayon's threads.
-    order.par_sort_by(|&a, &b| compare(a as usize, b as usize));
+    // Stable, and pure Rust over owned data: fine on rayon's threads (not worth waking
+    // them for a few rows).
+    match n < PARALLEL_SORT_ROWS {
+        true => order.sort_by(|&a, &b| compare(a as usize, b as usize)),
+        false => order.par_sort_by(|&a, &b| compare(a as usize, b as usize)),
+    }
     Some(order)
 }
 

@@ -18,7 +18,7 @@ use crate::storage::format::chunk_encoder::{encode_chunk, EncodedChunk};
 use crate::storage::format::column_builder::ColumnBuilder;
 use crate::storage::format::encoding::{CompressionPolicy, EncodingGoal, PhysicalKind};
 use crate::storage::format::flush_order::{flush_order, permuted};
-use crate::storage::format::layout::ROW_GROUP_ROWS;
+use crate::storage::format::layout::{ROW_GROUP_ROWS, VECTOR_ROWS};
 use crate::storage::relation::datum::{self, ColumnKind};
 use crate::storage::relation::options;
 use crate::storage::relation::pages;
@@ -28,6 +28,11 @@ use std::cell::RefCell;
 
 /// A buffer is flushed early when its values take more memory than this.
 const MAX_BUFFER_BYTES: usize = 256 << 20;
+
+/// Row groups of fewer rows are encoded on the backend thread alone: waking rayon's
+/// workers for them cost more than the encoding (a one-row transaction spent most of its
+/// time scheduling them).
+const PARALLEL_ENCODE_ROWS: usize = 8192;
 
 #[derive(Clone)]
 struct WriteBuffer {
@@ -140,23 +145,33 @@ unsafe fn write_out(rel: pg_sys::Relation, buf: &mut WriteBuffer, rows: usize, b
         let cid = buf.cid_runs.iter().map(|r| r.0).max().unwrap_or(0);
         groups.push((0..rows, cid));
     }
-    let policy = CompressionPolicy::for_goal(buf.goal);
     for (range, cid) in groups {
+        let policy = match range.len() < VECTOR_ROWS {
+            true => CompressionPolicy::QUICK,
+            false => CompressionPolicy::for_goal(buf.goal),
+        };
         pgrx::check_for_interrupts!();
         // Pure Rust only inside the parallel sections: no PostgreSQL call off this thread.
         let order = buf.order(range.clone());
+        let parallel = range.len() >= PARALLEL_ENCODE_ROWS;
         let sorted: Option<Vec<Option<ColumnBuilder>>> = order.as_ref().map(|o| {
-            buf.columns.par_iter().map(|c| c.as_ref().map(|c| permuted(c, range.clone(), o))).collect()
+            let permute = |c: &Option<ColumnBuilder>| c.as_ref().map(|c| permuted(c, range.clone(), o));
+            match parallel {
+                true => buf.columns.par_iter().map(permute).collect(),
+                false => buf.columns.iter().map(permute).collect(),
+            }
         });
         let (columns, rows) = match &sorted {
             Some(sorted) => (sorted, 0..range.len()),
             None => (&buf.columns, range.clone()),
         };
-        let encoded: Vec<Option<EncodedChunk>> = columns
-            .par_iter()
-            .zip(buf.bytes_zone.par_iter())
-            .map(|(c, zone)| c.as_ref().map(|c| encode_chunk(c, rows.clone(), &policy, *zone)))
-            .collect();
+        let encode = |(c, zone): (&Option<ColumnBuilder>, &bool)| {
+            c.as_ref().map(|c| encode_chunk(c, rows.clone(), &policy, *zone))
+        };
+        let encoded: Vec<Option<EncodedChunk>> = match parallel {
+            true => columns.par_iter().zip(buf.bytes_zone.par_iter()).map(encode).collect(),
+            false => columns.iter().zip(&buf.bytes_zone).map(encode).collect(),
+        };
         let order_chunk = order.map(|o| {
             let mut b = ColumnBuilder::new(PhysicalKind::Int);
             o.iter().for_each(|&offset| b.push_int(offset as i64));
@@ -166,19 +181,20 @@ unsafe fn write_out(rel: pg_sys::Relation, buf: &mut WriteBuffer, rows: usize, b
         // SAFETY: back on the backend thread (the parallel sections are done), with `rel` open
         // and locked inside a transaction (this fn's contract).
         let data_offset = unsafe { super::free_space::allocate(rel, storage_id, total as u64) };
-        let mut at = data_offset;
+        let mut stream = StreamWriter { rel, at: data_offset, pending: Vec::new() };
         let mut write = |attnum: i16, c: EncodedChunk| {
+            let at = stream.at + stream.pending.len() as u64;
             // SAFETY: as for `allocate` above; `at .. at + len` was allocated to this group.
-            unsafe { pages::write_stream(rel, at, &c.bytes) };
-            let meta = ChunkMeta::new(attnum, at, c.bytes.len() as u64, c.null_count, c.raw_bytes, c.vectors);
-            at += c.bytes.len() as u64;
-            meta
+            unsafe { stream.write(&c.bytes) };
+            ChunkMeta::new(attnum, at, c.bytes.len() as u64, c.null_count, c.raw_bytes, c.vectors)
         };
         let mut chunks = Chunks::default();
         for (i, chunk) in encoded.into_iter().enumerate() {
             chunks.columns.push(chunk.map(|c| std::rc::Rc::new(write(i as i16 + 1, c))));
         }
         chunks.order = order_chunk.map(|c| write(0, c));
+        // SAFETY: as for `allocate` above.
+        unsafe { stream.finish() };
         let group = RowGroupMeta {
             first_row: buf.first_row + range.start as u64,
             row_count: range.len() as u64,
@@ -202,6 +218,56 @@ unsafe fn write_out(rel: pg_sys::Relation, buf: &mut WriteBuffer, rows: usize, b
         run.1 = run.1.saturating_sub(rows);
         run.1 > 0
     });
+}
+
+/// Writes a row group's chunks, which lie one after another in the stream, gathering
+/// small ones: each write of a page is a generic WAL record that compares the whole page,
+/// and a trickle insert's row group is a few bytes a column.
+struct StreamWriter {
+    rel: pg_sys::Relation,
+    /// Stream offset of `pending`'s first byte.
+    at: u64,
+    pending: Vec<u8>,
+}
+
+/// Chunks are gathered until they reach this many bytes.
+const GATHERED_BYTES: usize = 64 << 10;
+
+impl StreamWriter {
+    /// Appends `bytes` at the stream offset after the ones written so far.
+    ///
+    /// # Safety
+    /// `self.rel` must be open and locked, with the space written to allocated to the
+    /// caller; call on the backend thread inside a transaction.
+    unsafe fn write(&mut self, bytes: &[u8]) {
+        // SAFETY: the caller guarantees this fn's contract.
+        unsafe {
+            if self.pending.len() + bytes.len() > GATHERED_BYTES {
+                self.finish();
+            }
+            if bytes.len() >= GATHERED_BYTES {
+                pages::write_stream(self.rel, self.at, bytes);
+                self.at += bytes.len() as u64;
+            } else {
+                self.pending.extend_from_slice(bytes);
+            }
+        }
+    }
+
+    /// Writes the gathered bytes.
+    ///
+    /// # Safety
+    /// As for `write`.
+    unsafe fn finish(&mut self) {
+        // SAFETY: the caller guarantees this fn's contract.
+        unsafe {
+            if !self.pending.is_empty() {
+                pages::write_stream(self.rel, self.at, &self.pending);
+                self.at += self.pending.len() as u64;
+                self.pending.clear();
+            }
+        }
+    }
 }
 
 /// Before the first metadata of an unlogged relation that crash recovery reset: a fresh

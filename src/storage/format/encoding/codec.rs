@@ -76,6 +76,9 @@ pub enum EncodingGoal {
     Scan,
     /// Storage: the smallest encoding, however slow to decode.
     Size,
+    /// Speed of writing, for a small row group (a trickle insert's) that VACUUM merges
+    /// and encodes again: the cheap codecs only, weighed as for scans.
+    Quick,
 }
 
 /// Bytes of storage per value that one nanosecond of decoding per value is worth when
@@ -92,7 +95,10 @@ impl EncodingGoal {
     /// general compression the vector layer weighs (`vector`).
     pub fn bytes_per_ns(self, kind: PhysicalKind) -> f64 {
         match (self, kind) {
-            (EncodingGoal::Scan, PhysicalKind::Int | PhysicalKind::Float32 | PhysicalKind::Float64) => {
+            (
+                EncodingGoal::Scan | EncodingGoal::Quick,
+                PhysicalKind::Int | PhysicalKind::Float32 | PhysicalKind::Float64,
+            ) => {
                 SCAN_BYTES_PER_NS
             }
             _ => 0.0,

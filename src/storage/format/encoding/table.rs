@@ -104,7 +104,9 @@ pub fn encode_chosen(values: VectorValues<'_>, goal: EncodingGoal, buf: &mut Vec
     let mut plain_size = usize::MAX;
     for tier in [Tier::Cheap, Tier::Costly, Tier::Bounded] {
         // The full-precision codecs only pay off when the values are not (mostly) decimal.
-        if tier == Tier::Costly && best_size.saturating_mul(10) <= values.plain_bytes() * 6 {
+        if tier == Tier::Costly
+            && (goal == EncodingGoal::Quick || best_size.saturating_mul(10) <= values.plain_bytes() * 6)
+        {
             continue;
         }
         for &id in CODECS {
@@ -142,6 +144,24 @@ pub fn encode_chosen(values: VectorValues<'_>, goal: EncodingGoal, buf: &mut Vec
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_quick_goal_never_tries_the_costly_codecs() {
+        // Full-precision values: the scan goal picks a codec of the costly tier.
+        let mut x = 0.5f64;
+        let values: Vec<f64> = (0..2048)
+            .map(|_| {
+                x = (x * 3.9 * (1.0 - x)).clamp(0.01, 0.99);
+                100.0 + x
+            })
+            .collect();
+        let tier = |goal| {
+            let mut buf = Vec::new();
+            encode_chosen(VectorValues::Float64(&values), goal, &mut buf).codec().tier
+        };
+        assert_eq!(tier(EncodingGoal::Scan), Tier::Costly);
+        assert_ne!(tier(EncodingGoal::Quick), Tier::Costly);
+    }
 
     #[test]
     fn ids_round_trip_and_every_kind_has_plain() {

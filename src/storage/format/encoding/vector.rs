@@ -78,6 +78,11 @@ impl CompressionPolicy {
     pub fn for_goal(goal: EncodingGoal) -> Self {
         Self { goal, ..Self::default() }
     }
+
+    /// For a small row group that VACUUM merges and encodes again: the cheap codecs, no
+    /// general compression (analysing and compressing a few values cost more than the
+    /// rest of a trickle insert's write).
+    pub const QUICK: Self = Self { lz4: false, zstd: false, zstd_level: 3, goal: EncodingGoal::Quick };
 }
 
 /// What `encode_vector` chose and how large the result is.
