@@ -23,7 +23,8 @@ help:
 	@echo "make bench-tpch  TPC-H SF1 (SF=…) in heap, columnar and DuckDB, serial and parallel, and the planner choice suite on it (after make run)"
 	@echo "make bench-rows  ns per row of a scan returning every row, heap's Seq Scan vs PgColumnarScan (ROWS=5000000)"
 	@echo "make bench-citus  the TSBS table distributed over 2 Citus workers vs one node (ROWS=1000000 quick)"
-	@echo "make bench-changes  DELETE/UPDATE of 100k rows, point lookups on 10M rows, concurrent transfers; heap vs columnar"
+	@echo "make bench-changes  DELETE/UPDATE of 100k rows, point lookups on 10M rows, concurrent transfers, then bench-ingest; heap vs columnar"
+	@echo "make bench-ingest   single-row and 100-row INSERT throughput, then 2M single-row inserts and autovacuum's merges"
 	@echo "make unit-test | pg-test | regress | isolation | integration-test | parity | crash-test | upgrade-test | autovacuum-test | citus-test"
 
 provision:
@@ -74,7 +75,16 @@ bench-citus:
 	@bench/citus.py --rows $(or $(ROWS),10000000) --hosts $(or $(HOSTS),400) --runs $(or $(RUNS),5) \
 		--port $(or $(CITUS_BENCH_PORT),54330) $(if $(SHARDS),--shard-counts $(SHARDS)) $(if $(KEEP),--keep)
 
-# Row changes and point lookups, heap against columnar, on a 10M-row table (bench/changes.sql).
+# Trickle ingest (bench/ingest.py): single-row and 100-row INSERT throughput, heap against
+# columnar, then TRICKLE_ROWS (default 2M) single-row transactions and whether autovacuum
+# merges their row groups; writes bench/results/<date>-ingest.json and BENCHMARKS.md.
+.PHONY: bench-ingest
+bench-ingest:
+	@bench/run.py --ingest-only --host $(RUN_SOCK) --port $(RUN_PORT) --pg-bin $(PG_BIN) \
+		$(if $(TRICKLE_ROWS),--trickle-rows $(TRICKLE_ROWS)) $(if $(SECONDS),--ingest-seconds $(SECONDS))
+
+# Row changes and point lookups, heap against columnar, on a 10M-row table (bench/changes.sql),
+# then the trickle-ingest benchmark (bench-ingest).
 .PHONY: bench-changes
 bench-changes:
 	@$(PSQL_RUN) -d postgres -c "DROP DATABASE IF EXISTS pgcolumnar_changes" -c "CREATE DATABASE pgcolumnar_changes"
@@ -89,6 +99,7 @@ bench-changes:
 		-f bench/$$f.sql -D tbl=$$t pgcolumnar_changes 2>&1 | grep -E 'tps|failed|processed|ERROR'; \
 		$(PSQL_RUN) -d pgcolumnar_changes -Atc "SELECT 'total: ' || (SELECT sum(balance) FROM acct_$$t) + \
 			(SELECT coalesce(sum(amount), 0) FROM pending_$$t) || ', accounts: ' || (SELECT count(*) FROM acct_$$t)"; done; done
+	@$(MAKE) --no-print-directory bench-ingest
 
 run: install start demo
 	@echo

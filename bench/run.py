@@ -55,6 +55,7 @@ import psycopg  # noqa: E402
 
 sys.path.insert(0, str(BENCH_DIR))
 import heap_pushdown  # noqa: E402
+import ingest  # noqa: E402
 import citus_report  # noqa: E402
 import joins  # noqa: E402
 import plan_choice  # noqa: E402
@@ -804,6 +805,7 @@ def render_benchmarks_md() -> None:
     changes = sorted(RESULTS_DIR.glob("*-changes.md"))
     if changes:
         out += ["", changes[-1].read_text().rstrip(), ""]
+    out += ingest.render(newest_ingest())
     newest_joins = newest_joins_result()
     if newest_joins:
         out += [""] + joins.render(newest_joins[1])
@@ -933,6 +935,20 @@ def run_heap_pushdown(conn, args) -> None:
     path.write_text(json.dumps({"date": dt.date.today().isoformat(), "commit": git_commit(),
                                 "results": rows}, indent=2) + "\n")
     log(f"wrote {path.relative_to(REPO_DIR)}")
+
+
+def run_ingest(args) -> None:
+    """Trickle ingest (bench/ingest.py); writes bench/results/<date>-ingest.json."""
+    result = ingest.run(args, log)
+    result.update(date=dt.date.today().isoformat(), commit=git_commit())
+    path = RESULTS_DIR / f"{result['date']}-ingest.json"
+    path.write_text(json.dumps(result, indent=2) + "\n")
+    log(f"wrote {path.relative_to(REPO_DIR)}")
+
+
+def newest_ingest() -> dict | None:
+    found = sorted(RESULTS_DIR.glob("*-ingest.json"))
+    return json.loads(found[-1].read_text()) if found else None
 
 
 def newest_heap_pushdown() -> list[dict]:
@@ -1134,6 +1150,18 @@ def parse_args():
     p.add_argument("--heap-pushdown-only", action="store_true",
                    help="run only the heap quals_push_down cases (bench/heap_pushdown.py), write "
                         "bench/results/<date>-heap-pushdown.json and rewrite BENCHMARKS.md")
+    p.add_argument("--ingest-only", action="store_true",
+                   help="run only the trickle-ingest benchmark (bench/ingest.py), write "
+                        "bench/results/<date>-ingest.json and rewrite BENCHMARKS.md")
+    p.add_argument("--ingest-seconds", type=int, default=ingest.SECONDS,
+                   help=f"with --ingest-only: seconds per pgbench run (default {ingest.SECONDS})")
+    p.add_argument("--trickle-rows", type=int, default=ingest.TRICKLE_ROWS,
+                   help=f"with --ingest-only: single-row transactions before watching merges "
+                        f"(default {ingest.TRICKLE_ROWS:,})")
+    p.add_argument("--watch-seconds", type=int, default=ingest.WATCH_SECONDS,
+                   help=f"with --ingest-only: how long to watch after the last insert (default {ingest.WATCH_SECONDS})")
+    p.add_argument("--pg-bin", default=os.path.dirname(shutil.which("pgbench") or "/usr/lib/postgresql/15/bin/"),
+                   help="PostgreSQL's bin directory, for pgbench (the Makefile passes pg_config's)")
     p.add_argument("--no-joins", action="store_true",
                    help="skip the join benchmark (BENCHMARKS.md keeps its newest results)")
     p.add_argument("--reload", action="store_true",
@@ -1172,6 +1200,10 @@ def main() -> int:
         return run_first_runs_only(args)
     if args.joins_only:
         return run_joins_only(args)
+    if args.ingest_only:
+        run_ingest(args)
+        render_benchmarks_md()
+        return 0
     if args.heap_pushdown_only:
         run_heap_pushdown(pg_connect(args), args)
         render_benchmarks_md()
