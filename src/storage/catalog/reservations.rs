@@ -4,6 +4,47 @@
 use super::tables::{datum, insert_row, int8, last_starting_at_or_before, relid, scan_storage};
 use pgrx::pg_sys;
 
+/// The lock that makes taking a new reservation window (its numbers on the metapage,
+/// then its `row_reservation` row) one step for VACUUM, which measures the numbers handed
+/// out and then reads the reservations: between the two steps of a writer, its numbers
+/// would look claimed by no one, and the index entries it inserts next be removed.
+/// Writers take it in share mode for the two steps, VACUUM in exclusive mode for its
+/// reads: neither holds it for longer than a few catalog operations. A user lock (unused
+/// by PostgreSQL itself) on (database, relation).
+fn reservations_lock_tag(relid: pg_sys::Oid) -> pg_sys::LOCKTAG {
+    pg_sys::LOCKTAG {
+        // SAFETY: MyDatabaseId is this backend's database, set at connection.
+        locktag_field1: unsafe { pg_sys::MyDatabaseId }.into(),
+        locktag_field2: relid.into(),
+        locktag_field3: 0,
+        locktag_field4: RESERVATIONS_LOCK_FIELD4,
+        locktag_type: pg_sys::LockTagType::LOCKTAG_USERLOCK as u8,
+        locktag_lockmethodid: pg_sys::DEFAULT_LOCKMETHOD as u8,
+    }
+}
+
+/// Tells this lock apart from any other user lock ("PC").
+const RESERVATIONS_LOCK_FIELD4: u16 = 0x5043;
+
+/// Runs `f` holding `relid`'s reservations lock in `mode` (ShareLock for a writer taking
+/// a window, ExclusiveLock for VACUUM); an ERROR in `f` lets go of it with the
+/// transaction.
+///
+/// # Safety
+/// Call on the backend thread inside a transaction (it calls PostgreSQL, which may raise an
+/// error).
+pub unsafe fn with_reservations_lock<T>(relid: pg_sys::Oid, mode: u32, f: impl FnOnce() -> T) -> T {
+    // SAFETY: per this fn's contract we are on the backend thread inside a transaction, so
+    // heavyweight locks may be taken (a transaction lock: released at its end at the latest).
+    unsafe {
+        let tag = reservations_lock_tag(relid);
+        pg_sys::LockAcquire(&tag, mode as i32, false, false);
+        let result = f();
+        pg_sys::LockRelease(&tag, mode as i32, false);
+        result
+    }
+}
+
 /// Records that this transaction reserved row numbers `first_row .. first_row + count`.
 ///
 /// # Safety

@@ -771,23 +771,19 @@ unsafe fn group_may_be_seen(
     }
 }
 
-/// Row-number ranges that may still hold a row some transaction can see: row groups
-/// whose insert did not roll back and whose removal (by VACUUM) is not yet older than
-/// `oldest_xmin`, and the reservations of transactions still running (their rows may
-/// sit in a write buffer). Sorted.
+/// The reservation windows of transactions still running (their rows may sit in a write
+/// buffer), read with a dirty snapshot. Read these before `live_group_ranges`: a writer
+/// inserts its row groups before it commits, so one that commits after this scan has its
+/// row groups seen by that one.
 ///
 /// # Safety
 /// Call on the backend thread inside a transaction (it calls PostgreSQL, which may raise an
 /// error).
-pub unsafe fn live_or_pending_ranges(storage_id: u64, oldest_xmin: pg_sys::TransactionId) -> Vec<(u64, u64)> {
+pub unsafe fn running_reservations(storage_id: u64) -> Vec<(u64, u64)> {
     // SAFETY: per this fn's contract we are on the backend thread inside a transaction, so
-    // the metadata relations may be opened, scanned and written (relation, scan and tuple
-    // pointers below come from the calls that return them and are used before being closed,
-    // ended or freed).
+    // the metadata relations may be scanned and transaction status checked.
     unsafe {
         let mut ranges = Vec::new();
-        // Reservations first: a writer inserts its row group before it commits, so one
-        // that commits after this scan has its row group seen by the next.
         let mut dirty = pg_sys::SnapshotData {
             snapshot_type: pg_sys::SnapshotType::SNAPSHOT_DIRTY,
             ..Default::default()
@@ -807,6 +803,21 @@ pub unsafe fn live_or_pending_ranges(storage_id: u64, oldest_xmin: pg_sys::Trans
                 }
             },
         );
+        ranges
+    }
+}
+
+/// Row-number ranges of the row groups some transaction may still see: their insert did
+/// not roll back and their removal (by VACUUM) is not yet older than `oldest_xmin`.
+///
+/// # Safety
+/// Call on the backend thread inside a transaction (it calls PostgreSQL, which may raise an
+/// error).
+pub unsafe fn live_group_ranges(storage_id: u64, oldest_xmin: pg_sys::TransactionId) -> Vec<(u64, u64)> {
+    // SAFETY: per this fn's contract we are on the backend thread inside a transaction, so
+    // the metadata relations may be scanned and transaction status checked.
+    unsafe {
+        let mut ranges = Vec::new();
         scan_storage::<ROW_GROUP_NATTS>(
             c"row_group",
             c"row_group_pkey",
@@ -819,7 +830,6 @@ pub unsafe fn live_or_pending_ranges(storage_id: u64, oldest_xmin: pg_sys::Trans
                 }
             },
         );
-        ranges.sort_unstable();
         ranges
     }
 }

@@ -239,6 +239,42 @@ pub unsafe fn update(
     }
 }
 
+/// VACUUM's merge moves the row at `tid` (its snapshot sees it, and `slot` holds it) to
+/// a new row number: an UPDATE to the same values, so that a concurrent DELETE, UPDATE or
+/// row lock of the old copy follows it (READ COMMITTED) or fails to serialize, as after
+/// any UPDATE. A row another running transaction has marked (deleted, updated or locked)
+/// stays where it is, never waited for: false then, and for a row deleted since the
+/// snapshot. `expected` rows are about to move (see `write_buffer::insert`).
+///
+/// # Safety
+/// `rel` must be an open relation, locked by the caller; `tid` must be a valid item
+/// pointer; `slot` must be a valid tuple slot; call on the backend thread inside a
+/// transaction (it calls PostgreSQL, which may raise an error).
+pub unsafe fn move_row(
+    rel: pg_sys::Relation,
+    tid: pg_sys::ItemPointer,
+    slot: *mut pg_sys::TupleTableSlot,
+    cid: pg_sys::CommandId,
+    expected: usize,
+) -> bool {
+    // SAFETY: the caller guarantees this fn's contract: `rel` is an open relation, locked by
+    // the caller; `tid` is a valid item pointer; `slot` is a valid tuple slot, and we are on
+    // the backend thread inside a transaction, so the transaction-status checks and mark
+    // writes are allowed.
+    unsafe {
+        let Some(mut t) = Target::new(rel, tid) else { return false };
+        let mut tmfd = pg_sys::TM_FailureData::default();
+        if claim(&mut t, MarkKind::Delete, pg_sys::LockWaitPolicy::LockWaitSkip, &mut tmfd)
+            != pg_sys::TM_Result::TM_Ok
+        {
+            return false;
+        }
+        let new_row = write_buffer::insert_row(rel, slot, cid, expected);
+        pending_marks::add_delete(t.storage_id, t.row, Some(new_row), cid, true);
+        true
+    }
+}
+
 /// Deletes the row at `tid` once no one else holds it; `successor` writes the new
 /// version of an UPDATE (only when the delete goes ahead) and returns its row number.
 unsafe fn remove_version(

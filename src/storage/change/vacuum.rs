@@ -7,15 +7,15 @@
 //! table (it is skipped otherwise, until the next VACUUM), and that no index has
 //! expressions or a predicate (heap's VACUUM never runs them; VACUUM FULL merges).
 
-use super::rewrite;
+use super::{rewrite, row_change};
 use crate::pg_list;
 use crate::storage::catalog::{self, RowGroupMeta};
 use crate::storage::format::delete_mask::{self, DeleteMask};
 use crate::storage::format::layout::{PAGE_PAYLOAD, ROW_GROUP_ROWS};
 use crate::storage::read::reader::{GroupClaim, Reader};
 use crate::storage::relation::pages;
-use crate::storage::write::free_space;
 use crate::storage::write::write_buffer;
+use crate::storage::write::{free_space, pending_marks};
 use pgrx::pg_sys;
 use std::rc::Rc;
 
@@ -88,7 +88,7 @@ fn progress(params: &[(u32, u64)]) {
 }
 
 /// `VacuumReport::merge_skipped` when other sessions were writing the table.
-const MERGE_SKIPPED_WRITERS: &str = "the table is being changed";
+const MERGE_SKIPPED_WRITERS: &str = "rows other transactions are changing or have locked stayed";
 
 impl VacuumReport {
     /// Whether small row groups were left unmerged only because other sessions were
@@ -167,7 +167,6 @@ unsafe fn vacuum_storage(rel: pg_sys::Relation, strategy: pg_sys::BufferAccessSt
         let storage_id = meta.storage_id;
         let oldest_xmin = pg_sys::GetOldestNonRemovableTransactionId(rel);
         let cleanup = catalog::take_settled_marks(storage_id, oldest_xmin);
-        report.folded = cleanup.folded.len() as u64;
         report.marks_removed = cleanup.removed;
         report.pending_deletes = cleanup.pending_deletes;
         catalog::delete_finished_reservations(storage_id);
@@ -176,6 +175,16 @@ unsafe fn vacuum_storage(rel: pg_sys::Relation, strategy: pg_sys::BufferAccessSt
         let snapshot = pg_sys::RegisterSnapshot(pg_sys::GetLatestSnapshot());
         let groups: Vec<RowGroupMeta> = catalog::load_row_groups(storage_id, snapshot, false);
         pg_sys::UnregisterSnapshot(snapshot);
+        // Deletes of rows whose row group is gone (rows a merge moved, the group removed
+        // with them) settle too, but fold into nothing.
+        report.folded = groups
+            .iter()
+            .map(|g| {
+                let rows = &cleanup.folded;
+                (rows.partition_point(|&r| r < g.first_row + g.row_count)
+                    - rows.partition_point(|&r| r < g.first_row)) as u64
+            })
+            .sum();
         let mut dead = DeadRows { groups: Vec::new(), kept: Vec::new(), limit: 0 };
         // Stream bytes of the row groups removed: reusable once no snapshot can read them.
         let mut freed: Vec<(u64, u64)> = Vec::new();
@@ -229,36 +238,37 @@ unsafe fn vacuum_storage(rel: pg_sys::Relation, strategy: pg_sys::BufferAccessSt
 }
 
 /// The row numbers below which rows outside the returned ranges belong to inserts that
-/// rolled back (their index entries can go), and those ranges. A writer hands out row
-/// numbers on the metapage, then records its reservation, then inserts index entries,
-/// and only then its row group (which commits with it): while one is doing so, rows
-/// of its could look unclaimed. So this is measured only when no one writes the table
-/// (its EXCLUSIVE lock, taken without waiting and let go at once, which readers do not
-/// conflict with); otherwise (limit 0) such entries are left to a later VACUUM.
+/// rolled back (their index entries can go), and those ranges (sorted, coalesced): the
+/// running writers' reservation windows and the row groups some snapshot may see. A
+/// writer takes a new window's numbers on the metapage and records the window under the
+/// reservations lock in share mode; the numbers handed out and the reservations are read
+/// under it in exclusive mode, so no writer is between the two steps (its numbers would
+/// look claimed by no one). Numbers handed out in place later belong to windows already
+/// recorded, or lie above the limit.
 unsafe fn rows_that_may_live(
     rel: pg_sys::Relation,
     storage_id: u64,
     oldest_xmin: pg_sys::TransactionId,
 ) -> (u64, Vec<(u64, u64)>) {
     // SAFETY: the caller guarantees this fn's contract: `rel` is an open relation, locked by
-    // the caller, and we are on the backend thread inside a transaction, so the snapshot,
-    // lock and index-vacuum calls are allowed.
+    // the caller, and we are on the backend thread inside a transaction, so the metapage and
+    // metadata reads and the lock are allowed.
     unsafe {
-        if !pg_sys::ConditionalLockRelation(rel, pg_sys::ExclusiveLock as i32) {
-            return (0, Vec::new());
-        }
-        let limit = pages::read_metapage(rel).next_row;
+        let (limit, mut kept) = catalog::with_reservations_lock((*rel).rd_id, pg_sys::ExclusiveLock, || {
+            (pages::read_metapage(rel).next_row, catalog::running_reservations(storage_id))
+        });
         // A reservation overlaps its row groups.
-        let kept = free_space::coalesce(catalog::live_or_pending_ranges(storage_id, oldest_xmin));
-        pg_sys::UnlockRelation(rel, pg_sys::ExclusiveLock as i32);
-        (limit, kept)
+        kept.extend(catalog::live_group_ranges(storage_id, oldest_xmin));
+        kept.sort_unstable();
+        (limit, free_space::coalesce(kept))
     }
 }
 
 /// Rewrites the row groups with few live rows (left by trickle inserts or deletes) as
-/// full ones, in sort_by order if the table has one. The moved rows get new row numbers
-/// and index entries; the old groups are removed for new snapshots, and their index
-/// entries go in a later VACUUM, once no snapshot can still read them.
+/// full ones, each in sort_by order if the table has one, while others write the table.
+/// The moved rows get new row numbers and index entries; the old groups whose rows all
+/// moved are removed for new snapshots (the others keep the rows that could not move),
+/// and their index entries go in a later VACUUM, once no snapshot can still read them.
 unsafe fn merge_small_groups(
     rel: pg_sys::Relation,
     storage_id: u64,
@@ -282,44 +292,66 @@ unsafe fn merge_small_groups(
             report.merge_skipped = Some("an index has expressions or a predicate; VACUUM FULL merges");
             return;
         }
-        // Moving rows under a concurrent UPDATE or DELETE would lose the change: merge only
-        // while no one else writes (readers are not blocked by this lock).
-        if !pg_sys::ConditionalLockRelation(rel, pg_sys::ExclusiveLock as i32) {
-            report.merge_skipped = Some(MERGE_SKIPPED_WRITERS);
-            return;
-        }
+        // Rows move as an UPDATE moves them (a delete mark naming the new copy), so
+        // concurrent writers are not locked out: inserts go on, and a DELETE, UPDATE or
+        // row lock of a moved row follows it or fails to serialize; rows others are
+        // changing or have locked stay where they are.
         let snapshot = pg_sys::RegisterSnapshot(pg_sys::GetLatestSnapshot());
         write_buffer::flush_before_reading(rel);
         let mut reader = Reader::new(rel, snapshot, None, GroupClaim::Serial { next: 0 });
-        reader.retain_groups(|_, live| live < SMALL_GROUP_ROWS);
-        let merged: Vec<(u64, u64, u64)> =
+        let live = std::cell::RefCell::new(Vec::new());
+        reader.retain_groups(|g, rows| {
+            let small = rows < SMALL_GROUP_ROWS;
+            if small {
+                live.borrow_mut().push((g.first_row, rows));
+            }
+            small
+        });
+        let live = live.into_inner();
+        let sources: Vec<(u64, u64, u64)> =
             reader.groups().iter().map(|g| (g.first_row, g.data_offset, g.data_length)).collect();
-        if merged.len() >= 2 {
-            let moving = reader.groups().iter().map(|g| g.row_count as usize).sum::<usize>();
+        if sources.len() >= 2 {
+            let moving = live.iter().map(|g| g.1 as usize).sum::<usize>();
+            let mut moved = vec![0u64; sources.len()];
+            let mut stayed = 0u64;
             // Opened at the first row that moves: groups whose rows are all deleted for new
             // snapshots (not yet for old ones) are merged away without touching the indexes.
             let mut indexes: Option<IndexInserter> = None;
             let cid = pg_sys::GetCurrentCommandId(true);
-            rewrite::copy_rows(
-                &mut reader,
-                (*rel).rd_att,
-                rewrite::order_for(rel, std::ptr::null_mut()),
-                None,
-                |slot| {
-                    write_buffer::insert_row(rel, slot, cid, moving);
+            // In stored order: claims go bucket by bucket. Each new row group is sorted by
+            // sort_by as it is written.
+            rewrite::copy_rows(&mut reader, (*rel).rd_att, rewrite::Order::Stored, None, |slot| {
+                let mut old = (*slot).tts_tid;
+                let Some(row) = crate::storage::relation::tid::tid_row(&old) else { return };
+                if row_change::move_row(rel, &mut old, slot, cid, moving) {
                     indexes.get_or_insert_with(|| IndexInserter::open(rel)).insert(slot);
-                },
-            );
+                    moved[sources.partition_point(|s| s.0 <= row) - 1] += 1;
+                } else {
+                    stayed += 1;
+                }
+            });
+            pending_marks::let_go();
             write_buffer::flush_relation((*rel).rd_id);
             if let Some(indexes) = indexes {
                 indexes.close();
             }
-            for &(first_row, offset, length) in &merged {
-                catalog::delete_row_group(storage_id, first_row);
-                freed.push((offset, length));
+            // A group all of whose rows moved goes at once (new snapshots skip it whole);
+            // the others keep the rows that stayed, their moved ones deleted by the marks.
+            for (i, &(first_row, offset, length)) in sources.iter().enumerate() {
+                if moved[i] == live[i].1 {
+                    catalog::delete_row_group(storage_id, first_row);
+                    freed.push((offset, length));
+                    report.groups_merged += 1;
+                }
             }
-            report.groups_merged = merged.len() as u64;
-            report.small_groups = 0;
+            // Small groups left: those some rows stayed in, and the last new one if the
+            // moved rows did not fill it (it is merged again next time).
+            let last_new = moved.iter().sum::<u64>() % ROW_GROUP_ROWS as u64;
+            report.small_groups = sources.len() as u64 - report.groups_merged
+                + (last_new != 0 && last_new < SMALL_GROUP_ROWS) as u64;
+            if stayed > 0 {
+                report.merge_skipped = Some(MERGE_SKIPPED_WRITERS);
+            }
         }
         reader.release();
         pg_sys::UnregisterSnapshot(snapshot);

@@ -56,7 +56,6 @@ const PARALLEL_SORT_ROWS: usize = 8192;
 /// The positions of rows `rows` of `keys` (the sort-key columns, in key order) once
 /// sorted: `order[p]` is the offset (from `rows.start`) of the row written at position
 /// p. Ties keep insertion order. None when the rows are in order already.
-
 pub fn flush_order(keys: &[&ColumnBuilder], rows: std::ops::Range<usize>) -> Option<Vec<u32>> {
     let columns: Vec<KeyColumn> =
         keys.iter().map(|b| KeyColumn { builder: b, dense: dense_indexes(b, rows.clone()) }).collect();

@@ -306,15 +306,18 @@ unsafe fn take_row_numbers(rel: pg_sys::Relation, buf: &mut WriteBuffer, expecte
             let rows = buf.rows;
             write_out(rel, buf, rows, true);
             take_fresh_storage_after_reset(rel);
-            buf.first_row = pages::reserve_rows(rel, want);
-            buf.reserved_end = buf.first_row + want;
             // Row groups and reservation windows never span more than ROW_GROUP_ROWS rows:
             // catalog lookups of a row's group rely on it. Windows may overlap those of
             // later writers (who took numbers after ours): a look-up takes the last one
             // starting at or before a row, which is its writer's.
-            buf.window_end = buf.first_row + ROW_GROUP_ROWS as u64;
             let storage_id = pages::storage_id(rel);
-            catalog::insert_reservation(storage_id, buf.first_row, ROW_GROUP_ROWS as u64);
+            buf.first_row = catalog::with_reservations_lock((*rel).rd_id, pg_sys::ShareLock, || {
+                let first = pages::reserve_rows(rel, want);
+                catalog::insert_reservation(storage_id, first, ROW_GROUP_ROWS as u64);
+                first
+            });
+            buf.reserved_end = buf.first_row + want;
+            buf.window_end = buf.first_row + ROW_GROUP_ROWS as u64;
         }
         buf.step = (want * 2).min(ROW_GROUP_ROWS as u64);
     }

@@ -98,9 +98,7 @@ impl EncodingGoal {
             (
                 EncodingGoal::Scan | EncodingGoal::Quick,
                 PhysicalKind::Int | PhysicalKind::Float32 | PhysicalKind::Float64,
-            ) => {
-                SCAN_BYTES_PER_NS
-            }
+            ) => SCAN_BYTES_PER_NS,
             _ => 0.0,
         }
     }
