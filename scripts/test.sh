@@ -11,7 +11,9 @@
 #   upgrade-test      tests/pg_upgrade.sh: pg_upgrade (copy and link modes) of a cluster with
 #                     columnar tables, indexes and constraints, on clusters of its own
 #   autovacuum-test   tests/autovacuum_merge.sh: autovacuum merges trickle-written row groups
-#                     once writers stop, with no manual VACUUM, on its own cluster
+#                     while a session writes, with no manual VACUUM, on its own cluster
+#   memory-test       tests/memory_bounds.sh: peak backend memory of large writes (10M rows in
+#                     one transaction, 1,000 columns, a 100 MB value) within stated bounds
 #   citus             scripts/citus-test.sh: tests/citus/ on a Citus coordinator + 2 workers
 #                     (Citus built from ../shared/vendor/citus, cached; SKIPPED without it,
 #                     which fails the run when CI is set)
@@ -168,6 +170,11 @@ autovacuum_test() {
     bash tests/autovacuum_merge.sh
 }
 
+memory_test() {
+    install_release || return 1
+    bash tests/memory_bounds.sh
+}
+
 citus_level() {
     install_release || return 1
     scripts/citus-test.sh
@@ -184,6 +191,7 @@ case ${1:-all} in
         run_level crash-test crash_test
         run_level upgrade-test upgrade_test
         run_level autovacuum-test autovacuum_test
+        run_level memory-test memory_test
         run_level citus citus_level
         ;;
     unit-test) run_level unit-test unit_test ;;
@@ -195,6 +203,7 @@ case ${1:-all} in
     crash-test) run_level crash-test crash_test ;;
     upgrade-test) run_level upgrade-test upgrade_test ;;
     autovacuum-test) run_level autovacuum-test autovacuum_test ;;
+    memory-test) run_level memory-test memory_test ;;
     citus) run_level citus citus_level ;;
     *) echo "test.sh: unknown level '$1'" >&2; exit 2 ;;
 esac

@@ -1,5 +1,5 @@
 # Sourced by the shell test scripts that run clusters of their own (crash_recovery.sh,
-# pg_upgrade.sh, autovacuum_merge.sh), after they set TOP: `check NAME EXPECTED ACTUAL`
+# pg_upgrade.sh, autovacuum_merge.sh, memory_bounds.sh), after they set TOP: `check NAME EXPECTED ACTUAL`
 # prints one "test NAME ... ok" or "... FAILED" line, the form scripts/test.sh counts,
 # and keeps the tallies in `passed` and `failures`; `own_cluster NAME PORT` names a
 # cluster of scripts/cluster.sh (DIR, PORT) that `psql_` then queries.

@@ -834,6 +834,31 @@ pub unsafe fn live_group_ranges(storage_id: u64, oldest_xmin: pg_sys::Transactio
     }
 }
 
+/// How many row groups of fewer than `rows` rows (stored, deleted ones included) a fresh
+/// snapshot sees.
+///
+/// # Safety
+/// Call on the backend thread inside a transaction (it calls PostgreSQL, which may raise an
+/// error).
+pub unsafe fn count_small_groups(storage_id: u64, rows: u64) -> u64 {
+    // SAFETY: per this fn's contract we are on the backend thread inside a transaction, so
+    // the metadata relations may be scanned; the snapshot is registered for the scan.
+    unsafe {
+        let snapshot = pg_sys::RegisterSnapshot(pg_sys::GetLatestSnapshot());
+        let mut small = 0;
+        scan_storage::<ROW_GROUP_NATTS>(
+            c"row_group",
+            c"row_group_pkey",
+            storage_id,
+            snapshot,
+            pg_sys::AccessShareLock,
+            |_, _, v, _| small += (int8(v[2]) < rows) as u64,
+        );
+        pg_sys::UnregisterSnapshot(snapshot);
+        small
+    }
+}
+
 /// Whether some snapshot of `rel` may see row `row` in a row group (see
 /// `group_may_be_seen`; removals are judged by `GlobalVisCheckRemovableXid`). Rows still
 /// in a running writer's memory are not in a row group: ask `reserver_running` first.

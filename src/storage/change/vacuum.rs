@@ -70,6 +70,8 @@ pub struct VacuumReport {
     pub merge_skipped: Option<&'static str>,
     /// Row groups left with fewer live rows than a merge would take.
     pub small_groups: u64,
+    /// Small row groups committed when the VACUUM ends, those written while it ran too.
+    pub small_groups_at_end: u64,
     pub live_rows: u64,
 }
 
@@ -90,11 +92,18 @@ fn progress(params: &[(u32, u64)]) {
 /// `VacuumReport::merge_skipped` when other sessions were writing the table.
 const MERGE_SKIPPED_WRITERS: &str = "rows other transactions are changing or have locked stayed";
 
+/// An autovacuum that ends with at least this many small row groups (written while it
+/// merged) is not done: 1,000 single-row transactions, autovacuum's insert threshold.
+const MERGE_AGAIN_GROUPS: u64 = 1000;
+
 impl VacuumReport {
-    /// Whether small row groups were left unmerged only because other sessions were
-    /// writing the table: a later VACUUM, once they pause, has work to do.
-    pub fn merge_waits_for_writers(&self) -> bool {
-        self.merge_skipped == Some(MERGE_SKIPPED_WRITERS) && self.small_groups >= 2
+    /// Whether a later VACUUM has merging to do that this one could not: rows other
+    /// sessions were changing stayed in small row groups, or writers added many small
+    /// row groups while it merged (a steady trickle), which the insert count it resets
+    /// would take long to bring it back for.
+    pub fn merge_unfinished(&self) -> bool {
+        (self.merge_skipped == Some(MERGE_SKIPPED_WRITERS) && self.small_groups >= 2)
+            || self.small_groups_at_end >= MERGE_AGAIN_GROUPS
     }
 }
 
@@ -221,6 +230,7 @@ unsafe fn vacuum_storage(rel: pg_sys::Relation, strategy: pg_sys::BufferAccessSt
         ]);
         let before = freed.iter().map(|f| f.1).sum::<u64>();
         merge_small_groups(rel, storage_id, &mut report, &mut freed);
+        report.small_groups_at_end = catalog::count_small_groups(storage_id, SMALL_GROUP_ROWS);
         let merged_bytes = freed.iter().map(|f| f.1).sum::<u64>() - before;
         progress(&[(pg_sys::PROGRESS_VACUUM_HEAP_BLKS_VACUUMED, merged_bytes.div_ceil(PAGE_PAYLOAD as u64))]);
         free_space::free(storage_id, freed);

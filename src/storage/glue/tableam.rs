@@ -731,12 +731,11 @@ unsafe extern "C-unwind" fn relation_vacuum(
         } else {
             pgrx::debug1!("{message}");
         }
-        // An autovacuum that left small row groups unmerged because sessions were writing
-        // is not reported done: the table keeps its counts of inserts and dead rows since
-        // the last report, so autovacuum comes back (once the writers pause, it merges)
-        // instead of waiting for as many inserts again. Heap's VACUUM skips no work.
-        let unfinished = pg_sys::MyBackendType == pg_sys::BackendType::B_AUTOVAC_WORKER
-            && report.merge_waits_for_writers();
+        // An autovacuum that left small row groups unmerged (rows others were changing, or
+        // many written while it merged) is not reported done: the table keeps its counts of
+        // inserts and dead rows since the last report, so autovacuum comes back on its next
+        // round instead of waiting for as many inserts again. Heap's VACUUM skips no work.
+        let unfinished = pg_sys::MyBackendType == pg_sys::BackendType::B_AUTOVAC_WORKER && report.merge_unfinished();
         if !unfinished {
             pg_sys::pgstat_report_vacuum(
                 (*rel).rd_id,
