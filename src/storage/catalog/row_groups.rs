@@ -375,14 +375,7 @@ pub unsafe fn load_row_groups(
     unsafe {
         let mut groups: Vec<RowGroupMeta> = Vec::new();
         let empty = Rc::new(Chunks::default());
-        scan_storage::<ROW_GROUP_NATTS>(
-            c"row_group",
-            c"row_group_pkey",
-            storage_id,
-            snapshot,
-            pg_sys::AccessShareLock,
-            |_, tup, v, n| groups.push(parse_row_group(tup, v, n, &empty)),
-        );
+        scan_row_groups(storage_id, snapshot, |_, tup, v, n| groups.push(parse_row_group(tup, v, n, &empty)));
         if with_chunks {
             attach_all(storage_id, &mut groups, snapshot, None, None);
         }
@@ -771,6 +764,25 @@ unsafe fn group_may_be_seen(
     }
 }
 
+/// Calls `f` with each `row_group` row of `storage_id` that `snapshot` sees, in row order.
+///
+/// # Safety
+/// `snapshot` must be a valid snapshot; call on the backend thread inside a transaction (it
+/// calls PostgreSQL, which may raise an error).
+unsafe fn scan_row_groups(
+    storage_id: u64,
+    snapshot: pg_sys::Snapshot,
+    f: impl FnMut(
+        pg_sys::Relation,
+        pg_sys::HeapTuple,
+        &[pg_sys::Datum; ROW_GROUP_NATTS],
+        &[bool; ROW_GROUP_NATTS],
+    ),
+) {
+    // SAFETY: the caller guarantees this fn's contract.
+    unsafe { scan_storage(c"row_group", c"row_group_pkey", storage_id, snapshot, pg_sys::AccessShareLock, f) }
+}
+
 /// The reservation windows of transactions still running (their rows may sit in a write
 /// buffer), read with a dirty snapshot. Read these before `live_group_ranges`: a writer
 /// inserts its row groups before it commits, so one that commits after this scan has its
@@ -818,18 +830,11 @@ pub unsafe fn live_group_ranges(storage_id: u64, oldest_xmin: pg_sys::Transactio
     // the metadata relations may be scanned and transaction status checked.
     unsafe {
         let mut ranges = Vec::new();
-        scan_storage::<ROW_GROUP_NATTS>(
-            c"row_group",
-            c"row_group_pkey",
-            storage_id,
-            &raw mut pg_sys::SnapshotAnyData,
-            pg_sys::AccessShareLock,
-            |_, tup, v, _| {
-                if group_may_be_seen(tup, |xmax| pg_sys::TransactionIdPrecedes(xmax, oldest_xmin)) {
-                    ranges.push((int8(v[1]), int8(v[2])));
-                }
-            },
-        );
+        scan_row_groups(storage_id, &raw mut pg_sys::SnapshotAnyData, |_, tup, v, _| {
+            if group_may_be_seen(tup, |xmax| pg_sys::TransactionIdPrecedes(xmax, oldest_xmin)) {
+                ranges.push((int8(v[1]), int8(v[2])));
+            }
+        });
         ranges
     }
 }
@@ -846,14 +851,7 @@ pub unsafe fn count_small_groups(storage_id: u64, rows: u64) -> u64 {
     unsafe {
         let snapshot = pg_sys::RegisterSnapshot(pg_sys::GetLatestSnapshot());
         let mut small = 0;
-        scan_storage::<ROW_GROUP_NATTS>(
-            c"row_group",
-            c"row_group_pkey",
-            storage_id,
-            snapshot,
-            pg_sys::AccessShareLock,
-            |_, _, v, _| small += (int8(v[2]) < rows) as u64,
-        );
+        scan_row_groups(storage_id, snapshot, |_, _, v, _| small += (int8(v[2]) < rows) as u64);
         pg_sys::UnregisterSnapshot(snapshot);
         small
     }

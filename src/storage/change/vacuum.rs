@@ -66,7 +66,7 @@ pub struct VacuumReport {
     pub pending_deletes: u64,
     pub groups_freed: u64,
     pub groups_merged: u64,
-    /// Why merging was skipped, if it was.
+    /// Why merging was skipped or left rows, if it was or did.
     pub merge_skipped: Option<&'static str>,
     /// Row groups left with fewer live rows than a merge would take.
     pub small_groups: u64,
@@ -89,8 +89,9 @@ fn progress(params: &[(u32, u64)]) {
     };
 }
 
-/// `VacuumReport::merge_skipped` when other sessions were writing the table.
-const MERGE_SKIPPED_WRITERS: &str = "rows other transactions are changing or have locked stayed";
+/// `VacuumReport::merge_skipped` when rows other sessions were changing or had locked
+/// were left where they are.
+const MERGE_LEFT_ROWS: &str = "rows other transactions are changing or have locked were not moved";
 
 /// An autovacuum that ends with at least this many small row groups (written while it
 /// merged) is not done: 1,000 single-row transactions, autovacuum's insert threshold.
@@ -102,7 +103,7 @@ impl VacuumReport {
     /// row groups while it merged (a steady trickle), which the insert count it resets
     /// would take long to bring it back for.
     pub fn merge_unfinished(&self) -> bool {
-        (self.merge_skipped == Some(MERGE_SKIPPED_WRITERS) && self.small_groups >= 2)
+        (self.merge_skipped == Some(MERGE_LEFT_ROWS) && self.small_groups >= 2)
             || self.small_groups_at_end >= MERGE_AGAIN_GROUPS
     }
 }
@@ -299,7 +300,8 @@ unsafe fn merge_small_groups(
         // making every VACUUM of the table fail. Merging is an optimization: leave it to
         // VACUUM FULL, which rebuilds the indexes like heap's.
         if indexes_run_user_code(rel) {
-            report.merge_skipped = Some("an index has expressions or a predicate; VACUUM FULL merges");
+            report.merge_skipped =
+                Some("merging skipped: an index has expressions or a predicate; VACUUM FULL merges");
             return;
         }
         // Rows move as an UPDATE moves them (a delete mark naming the new copy), so
@@ -360,7 +362,7 @@ unsafe fn merge_small_groups(
             report.small_groups = sources.len() as u64 - report.groups_merged
                 + (last_new != 0 && last_new < SMALL_GROUP_ROWS) as u64;
             if stayed > 0 {
-                report.merge_skipped = Some(MERGE_SKIPPED_WRITERS);
+                report.merge_skipped = Some(MERGE_LEFT_ROWS);
             }
         }
         reader.release();

@@ -723,7 +723,7 @@ unsafe extern "C-unwind" fn relation_vacuum(
             report.marks_removed,
             report.groups_freed,
             report.groups_merged,
-            report.merge_skipped.map(|why| format!(" (merging skipped: {why})")).unwrap_or_default(),
+            report.merge_skipped.map(|why| format!(" ({why})")).unwrap_or_default(),
             report.live_rows
         );
         if verbose {
@@ -735,7 +735,8 @@ unsafe extern "C-unwind" fn relation_vacuum(
         // many written while it merged) is not reported done: the table keeps its counts of
         // inserts and dead rows since the last report, so autovacuum comes back on its next
         // round instead of waiting for as many inserts again. Heap's VACUUM skips no work.
-        let unfinished = pg_sys::MyBackendType == pg_sys::BackendType::B_AUTOVAC_WORKER && report.merge_unfinished();
+        let unfinished =
+            pg_sys::MyBackendType == pg_sys::BackendType::B_AUTOVAC_WORKER && report.merge_unfinished();
         if !unfinished {
             pg_sys::pgstat_report_vacuum(
                 (*rel).rd_id,
@@ -774,8 +775,9 @@ unsafe extern "C-unwind" fn scan_analyze_next_block(
         let desc = scan_desc(scan);
         let reader = &mut *desc.reader;
         let a = &mut desc.analyze;
-        let (blocks, rows) =
-            *a.size.get_or_insert_with(|| (pages::nblocks(desc.base.rs_rd).max(1) as u64, reader.total_rows()));
+        let (blocks, rows) = *a
+            .size
+            .get_or_insert_with(|| (pages::nblocks(desc.base.rs_rd).max(1) as u64, reader.total_rows()));
         let start = (blockno as u128 * rows as u128 / blocks as u128) as u64;
         a.block_end = ((blockno as u128 + 1) * rows as u128 / blocks as u128) as u64;
         a.sample =
