@@ -109,7 +109,7 @@ impl VacuumReport {
 }
 
 /// Row groups with fewer live rows than this are merged.
-const SMALL_GROUP_ROWS: u64 = ROW_GROUP_ROWS as u64 / 2;
+pub const SMALL_GROUP_ROWS: u64 = ROW_GROUP_ROWS as u64 / 2;
 
 /// # Safety
 /// `rel` must be an open relation, locked by the caller; call on the backend thread inside
