@@ -4,7 +4,7 @@
 # inserts), leaves the row a session has locked (never waiting for it) and must not
 # count as done then, so that autovacuum comes back once the lock is gone and merges the
 # rest, with no manual VACUUM and no further inserts. Rows and index answers stay the
-# same.
+# same. Then VACUUM merges, again and again, a small table that 8 sessions update.
 # Runs its own cluster (autovacuum_naptime = 1s); called by scripts/test.sh (make test).
 set -uo pipefail
 
@@ -66,6 +66,37 @@ check answers_kept "$before" "$(psql_ -c "$answers")"
 check index_answers_kept "$before_index" "$(psql_ -c "$forced $answers")"
 check reported_once_done t \
     "$(psql_ -c "SELECT autovacuum_count > 0 AND n_ins_since_vacuum = 0 FROM pg_stat_user_tables WHERE relname = 'trickle'")"
+
+# Merges under contention: 8 sessions move amounts between the 50 rows of a table (two
+# UPDATEs and a ledger INSERT a transaction, bench/transfer.sql) while VACUUM runs again
+# and again, moving the rows they update. The total stays, every account stays once, and
+# no transaction fails but for deadlocks (the transfers lock rows in random order, as on
+# heap): READ COMMITTED updates follow moved rows.
+psql_ -f "$TOP/bench/transfer_setup.sql" >/dev/null 2>&1
+psql_ -c "ALTER TABLE acct_col SET (autovacuum_enabled = off)"
+running=$(mktemp)
+merges=$(mktemp)
+echo on >"$running"
+( while [ -s "$running" ]; do
+      psql_ -c "VACUUM (VERBOSE) acct_col" -c "VACUUM ledger_col" 2>&1 | sed -nE 's/.* ([0-9]+) small row groups merged.*/\1/p'
+      sleep 0.2
+  done >"$merges" ) &
+vacuums=$!
+script=$(mktemp)
+cp "$TOP/bench/transfer.sql" "$script"
+chmod 644 "$script"
+out=$("$PG_BIN/pgbench" -h "$DIR/socket" -p "$PORT" -U postgres -n -c 8 -j 2 -T 8 --failures-detailed \
+      -f "$script" -D tbl=col postgres 2>&1)
+rm -f "$script"
+: >"$running"
+wait "$vacuums"
+check transfers_ran yes "$(grep -qE 'number of transactions actually processed: [1-9]' <<<"$out" && echo yes || echo "no: $out")"
+check transfers_no_serialization_failures 0 "$(sed -nE 's/^number of serialization failures: ([0-9]+).*/\1/p' <<<"$out")"
+check transfers_total_kept "50000|50|50" \
+    "$(psql_ -c "SELECT sum(balance), count(*), count(DISTINCT id) FROM acct_col")"
+check transfers_ledger_matches t "$(psql_ -c "SELECT (SELECT count(*) FROM ledger_col) = $(sed -nE 's/^number of transactions actually processed: ([0-9]+).*/\1/p' <<<"$out")")"
+check transfers_merged_while_updating yes "$(awk '{n += $1} END {print (n > 0 ? "yes" : "no")}' "$merges")"
+rm -f "$running" "$merges"
 
 echo "autovacuum merge: $passed passed, $failures failed"
 [ "$failures" -eq 0 ]
