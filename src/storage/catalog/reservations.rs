@@ -89,21 +89,20 @@ pub unsafe fn reserver_running(storage_id: u64, row: u64, dirty: pg_sys::Snapsho
     }
 }
 
-/// Deletes the reservations of transactions that have ended, returning how many: only a
-/// running writer's reservation is ever asked about (its rows may still be in its
+/// Deletes the reservations of transactions that have ended: only a running writer's
+/// reservation is ever asked about (its rows may still be in its
 /// memory); a committed writer's rows are in its row groups. Without this, the table kept
 /// one row per writing transaction for good.
 ///
 /// # Safety
 /// Call on the backend thread inside a transaction (it calls PostgreSQL, which may raise an
 /// error).
-pub unsafe fn delete_finished_reservations(storage_id: u64) -> u64 {
+pub unsafe fn delete_finished_reservations(storage_id: u64) {
     // SAFETY: per this fn's contract we are on the backend thread inside a transaction, so
     // the metadata relations may be opened, scanned and written; the snapshot is registered
     // for the scan and tuples are deleted through the relation the scan passes.
     unsafe {
         let snapshot = pg_sys::RegisterSnapshot(pg_sys::GetLatestSnapshot());
-        let mut deleted = 0;
         scan_storage::<3>(
             c"row_reservation",
             c"row_reservation_pkey",
@@ -115,11 +114,9 @@ pub unsafe fn delete_finished_reservations(storage_id: u64) -> u64 {
                 if !pg_sys::TransactionIdIsCurrentTransactionId(pg_sys::HeapTupleHeaderGetXmin((*tup).t_data))
                 {
                     pg_sys::simple_heap_delete(rel, &mut (*tup).t_self);
-                    deleted += 1;
                 }
             },
         );
         pg_sys::UnregisterSnapshot(snapshot);
-        deleted
     }
 }

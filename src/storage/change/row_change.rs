@@ -99,9 +99,8 @@ unsafe fn report_delete(t: &Target, m: &RowMark, tmfd: *mut pg_sys::TM_FailureDa
 
 /// Whether VACUUM moved the row (merging its row group into a new one) after this
 /// transaction's snapshot was taken: changing the old copy would fork the row, so it
-/// counts as a concurrent update (40001). Only transaction-snapshot isolation levels can
-/// meet an old copy: a READ COMMITTED statement takes its snapshot after locking the
-/// table against the merge.
+/// counts as a concurrent update (40001). A READ COMMITTED statement that meets an old
+/// copy follows the merge's delete mark to the new one instead (see `move_row`).
 unsafe fn moved_by_vacuum(t: &Target) -> bool {
     // SAFETY: we are on the backend thread inside a transaction (this fn's contract), and
     // `t.rel` is the open, locked relation of the change (a Target lives only inside the

@@ -3,8 +3,8 @@
 //! frees the metadata of row groups with no live row left, merges small row groups into
 //! full ones, and removes the index entries of deleted and moved rows once no snapshot
 //! can reach them. It changes metadata rows through MVCC, so readers are never blocked
-//! and old snapshots keep their view; merging also needs that no one is changing the
-//! table (it is skipped otherwise, until the next VACUUM), and that no index has
+//! and old snapshots keep their view; merging moves rows as UPDATEs do, so writers go on
+//! too (rows they are changing or have locked stay), and it needs that no index has
 //! expressions or a predicate (heap's VACUUM never runs them; VACUUM FULL merges).
 
 use super::{rewrite, row_change};
@@ -311,19 +311,18 @@ unsafe fn merge_small_groups(
         let snapshot = pg_sys::RegisterSnapshot(pg_sys::GetLatestSnapshot());
         write_buffer::flush_before_reading(rel);
         let mut reader = Reader::new(rel, snapshot, None, GroupClaim::Serial { next: 0 });
-        let live = std::cell::RefCell::new(Vec::new());
-        reader.retain_groups(|g, rows| {
-            let small = rows < SMALL_GROUP_ROWS;
+        // (first row, data offset, data length, live rows) of each small group.
+        let sources = std::cell::RefCell::new(Vec::new());
+        reader.retain_groups(|g, live| {
+            let small = live < SMALL_GROUP_ROWS;
             if small {
-                live.borrow_mut().push((g.first_row, rows));
+                sources.borrow_mut().push((g.first_row, g.data_offset, g.data_length, live));
             }
             small
         });
-        let live = live.into_inner();
-        let sources: Vec<(u64, u64, u64)> =
-            reader.groups().iter().map(|g| (g.first_row, g.data_offset, g.data_length)).collect();
+        let sources: Vec<(u64, u64, u64, u64)> = sources.into_inner();
         if sources.len() >= 2 {
-            let moving = live.iter().map(|g| g.1 as usize).sum::<usize>();
+            let moving = sources.iter().map(|s| s.3 as usize).sum::<usize>();
             let mut moved = vec![0u64; sources.len()];
             let mut stayed = 0u64;
             // Opened at the first row that moves: groups whose rows are all deleted for new
@@ -349,8 +348,8 @@ unsafe fn merge_small_groups(
             }
             // A group all of whose rows moved goes at once (new snapshots skip it whole);
             // the others keep the rows that stayed, their moved ones deleted by the marks.
-            for (i, &(first_row, offset, length)) in sources.iter().enumerate() {
-                if moved[i] == live[i].1 {
+            for (&(first_row, offset, length, live), moved) in sources.iter().zip(&moved) {
+                if *moved == live {
                     catalog::delete_row_group(storage_id, first_row);
                     freed.push((offset, length));
                     report.groups_merged += 1;

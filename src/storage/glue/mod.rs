@@ -32,3 +32,16 @@ pub unsafe fn relid_if_exists(range: *mut pg_sys::RangeVar) -> Option<pg_sys::Oi
     };
     (relid != pg_sys::InvalidOid).then_some(relid)
 }
+
+/// Whether the current role may SELECT from `relid`: what decides what our statistics
+/// functions show, since they read the metadata directly, which checks no permissions.
+///
+/// # Safety
+/// On the backend thread inside a transaction.
+pub unsafe fn role_may_select(relid: pg_sys::Oid) -> bool {
+    // SAFETY: the caller guarantees this fn's contract; the check reads the catalogs only.
+    unsafe {
+        pg_sys::pg_class_aclcheck(relid, pg_sys::GetUserId(), pg_sys::ACL_SELECT as pg_sys::AclMode)
+            == pg_sys::AclResult::ACLCHECK_OK
+    }
+}

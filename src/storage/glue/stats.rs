@@ -42,12 +42,8 @@ fn stats(
     // pointer stays valid for the whole call.
     unsafe {
         let raw = rel.as_ptr();
-        // The metadata is read directly, which checks no permissions: what the caller
-        // may see is decided here, by SELECT on the table (as for reading its rows).
         let relid = rel.oid();
-        if pg_sys::pg_class_aclcheck(relid, pg_sys::GetUserId(), pg_sys::ACL_SELECT as pg_sys::AclMode)
-            != pg_sys::AclResult::ACLCHECK_OK
-        {
+        if !super::role_may_select(relid) {
             pg_sys::aclcheck_error(
                 pg_sys::AclResult::ACLCHECK_NO_PRIV,
                 pg_sys::get_relkind_objtype((*(*raw).rd_rel).relkind),

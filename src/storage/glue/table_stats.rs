@@ -58,10 +58,7 @@ fn table_summary(
     // transaction; the relation is opened (and locked) here and closed before returning,
     // and read only while open.
     unsafe {
-        let readable =
-            pg_sys::pg_class_aclcheck(relid, pg_sys::GetUserId(), pg_sys::ACL_SELECT as pg_sys::AclMode)
-                == pg_sys::AclResult::ACLCHECK_OK;
-        if !readable {
+        if !super::role_may_select(relid) {
             return TableIterator::new(Vec::new());
         }
         // Dropped since the caller read pg_class: no row.

@@ -300,8 +300,9 @@ unsafe fn take_row_numbers(rel: pg_sys::Relation, buf: &mut WriteBuffer, expecte
     unsafe {
         let end = buf.reserved_end;
         let want = buf.step.max(expected as u64).min(ROW_GROUP_ROWS as u64);
-        if end < buf.window_end && pages::extend_rows(rel, end, want.min(buf.window_end - end)) {
-            buf.reserved_end = end + want.min(buf.window_end - end);
+        let grow = want.min(buf.window_end.saturating_sub(end));
+        if grow > 0 && pages::extend_rows(rel, end, grow) {
+            buf.reserved_end = end + grow;
         } else {
             let rows = buf.rows;
             write_out(rel, buf, rows, true);
