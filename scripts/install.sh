@@ -11,6 +11,23 @@ STAGE="$TOP/target/install-stage"
 
 rm -rf "$STAGE"
 cargo pgrx package --pg-config "$PG_CONFIG" --out-dir "$STAGE" >/dev/null
+# The released versions' scripts, frozen in sql/ (pgrx copies the update scripts
+# pgcolumnar--A--B.sql, not these): CREATE EXTENSION ... VERSION installs any of them,
+# and tests/extension_update.sh updates from each. The version being built must not be
+# one of them: pgrx generates its script from the code.
+version=$(sed -nE 's/^version = "(.*)"/\1/p' "$TOP/Cargo.toml" | head -n 1)
+if [ -e "$TOP/sql/pgcolumnar--$version.sql" ]; then
+    echo "sql/pgcolumnar--$version.sql freezes version $version, released: give Cargo.toml the next version" >&2
+    exit 1
+fi
+extdir="$STAGE$("$PG_CONFIG" --sharedir)/extension"
+for f in "$TOP"/sql/pgcolumnar--*.sql; do
+    cp "$f" "$extdir/"
+done
+# Scripts of versions no longer shipped (the pre-release 0.1.0's) must not stay installable.
+for f in "$("$PG_CONFIG" --sharedir)"/extension/pgcolumnar--*.sql; do
+    if [ -e "$f" ] && [ ! -e "$extdir/$(basename "$f")" ]; then rm -f "$f"; fi
+done
 cd "$STAGE"
 find . -type f | while read -r f; do
     dest="/${f#./}"

@@ -9,7 +9,9 @@
 #   isolation         pg_isolation_regress over specs/ -> expected/ (concurrent sessions)
 #   crash-test        tests/crash_recovery.sh: SIGKILL during and after COPY, on its own cluster
 #   upgrade-test      tests/pg_upgrade.sh: pg_upgrade (copy and link modes) of a cluster with
-#                     columnar tables, indexes and constraints, on clusters of its own
+#                     columnar tables, indexes and constraints, on clusters of its own; then
+#                     tests/extension_update.sh: ALTER EXTENSION UPDATE from every released
+#                     version (sql/pgcolumnar--X.sql) with data in place, and the version check
 #   autovacuum-test   tests/autovacuum_merge.sh: autovacuum merges trickle-written row groups
 #                     while a session writes, with no manual VACUUM, on its own cluster
 #   memory-test       tests/memory_bounds.sh: peak backend memory of large writes (10M rows in
@@ -129,7 +131,8 @@ pg_test() {
 run_pg_regress() {
     local driver=$1 subdir=$2 ext=$3 dbname=pgcolumnar_$4 out="$TOP/target/$4" tests
     start_test_cluster || return 1
-    tests=$(cd "$subdir" && ls ./*."$ext" | sed -e 's|^\./||' -e "s/\\.$ext\$//")
+    # sql/ also holds the extension's scripts (pgcolumnar--*.sql), which are no tests.
+    tests=$(cd "$subdir" && ls ./*."$ext" | grep -v '^\./pgcolumnar--' | sed -e 's|^\./||' -e "s/\\.$ext\$//")
     rm -rf "$out"
     mkdir -p "$out"
     # shellcheck disable=SC2086
@@ -162,7 +165,10 @@ crash_test() {
 
 upgrade_test() {
     install_release || return 1
-    bash tests/pg_upgrade.sh
+    local rc=0
+    bash tests/pg_upgrade.sh || rc=1
+    bash tests/extension_update.sh || rc=1
+    return $rc
 }
 
 autovacuum_test() {

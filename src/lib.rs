@@ -41,6 +41,7 @@ pub extern "C-unwind" fn _PG_init() {
         LOADED_AT_STARTUP.store(preloading, Ordering::Relaxed);
         planner::define_gucs();
         storage::read::fetch::define_gucs();
+        storage::catalog::extension_version::define_gucs();
         storage::glue::tableam::register();
         storage::relation::slot::init();
         storage::write::write_buffer::register_callbacks();

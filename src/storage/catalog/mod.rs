@@ -9,6 +9,7 @@
 //! forgets what is cached of a relation. Their public items are re-exported here.
 
 mod caches;
+pub mod extension_version;
 mod free_extents;
 mod reservations;
 mod row_groups;

@@ -2,6 +2,7 @@
 //! scans by storage id and row number, inserts with their index entries), and the
 //! per-backend cache of the tables' OIDs: what every record file builds on.
 
+use super::extension_version::{check_installed_version, forget_check};
 use crate::pg_list;
 use crate::storage::format::layout::ROW_GROUP_ROWS;
 use crate::storage::shared::error::data_corrupted;
@@ -49,6 +50,7 @@ pub(super) unsafe fn relid_if_installed(name: &'static CStr) -> pg_sys::Oid {
         if let Some(oid) = RELIDS.with(|r| r.borrow().get(name).copied()) {
             return oid;
         }
+        check_installed_version();
         let nsp = pg_sys::get_namespace_oid(c"pgcolumnar".as_ptr(), false);
         let oid = pg_sys::get_relname_relid(name.as_ptr(), nsp);
         if oid != pg_sys::InvalidOid {
@@ -94,6 +96,7 @@ pub(super) fn forget_relids(relid: pg_sys::Oid) {
         let mut relids = r.borrow_mut();
         if relid == pg_sys::InvalidOid || relids.values().any(|&oid| oid == relid) {
             relids.clear();
+            forget_check();
         }
     });
 }
