@@ -116,6 +116,12 @@ stop:
 test: provision
 	@scripts/test.sh all
 
+# Tables written by an earlier release's library, read after installing this one
+# (tests/library_upgrade.sh; not in `make test`): make library-upgrade-test FROM=da535f4
+.PHONY: library-upgrade-test
+library-upgrade-test: provision
+	@bash tests/library_upgrade.sh $(or $(FROM),da535f4)
+
 unit-test pg-test regress isolation integration-test parity crash-test upgrade-test autovacuum-test memory-test: provision
 	@scripts/test.sh $@
 
