@@ -16,6 +16,11 @@ on `(host, time DESC)`, once as heap and once `USING columnar`:
    filtered aggregate on both tables (a new connection each time: its first run, then a
    warm second run).
 
+3. Bulk load: COPY of the TSBS table (`--copy-rows`, 10M rows, the file `make bench`
+   loads, through COPY FROM STDIN) into a new heap table and a new columnar table, and
+   into a columnar table with `pgcolumnar.enable_parallel_copy = off` (PostgreSQL's
+   row-by-row COPY), two rounds.
+
 `bench/run.py --ingest-only` runs it (`make bench-ingest`; `make bench-changes` ends with
 it) and writes bench/results/<date>-ingest.json; BENCHMARKS.md shows the newest.
 """
@@ -150,7 +155,31 @@ def trickle(args, db: str, conn, log) -> dict:
             "bulk_warm_ms": bulk_warm, "timeline": timeline}
 
 
-def run(args, log) -> dict:
+def bulk_copy(args, conn, log, copy) -> dict:
+    """COPY of the TSBS file into heap, columnar, and columnar through PostgreSQL's COPY."""
+    path, create_table_sql, copy_file = copy
+    rounds = []
+    for i in range(2):
+        r = {}
+        for name, columnar, parallel in (("heap", False, True), ("columnar", True, True),
+                                         ("columnar_serial", True, False)):
+            table = f"copy_{name}"
+            conn.execute(f"DROP TABLE IF EXISTS {table}")
+            conn.execute(create_table_sql(table) + (" USING columnar" if columnar else ""))
+            conn.execute(f"SET pgcolumnar.enable_parallel_copy = {'on' if parallel else 'off'}")
+            conn.execute("CHECKPOINT")
+            r[name] = copy_file(conn, table, path)
+            log(f"COPY round {i + 1}: {name} {r[name]:.1f} s")
+        conn.execute("RESET pgcolumnar.enable_parallel_copy")
+        rounds.append(r)
+        for name in r:
+            conn.execute(f"DROP TABLE copy_{name}")
+    mean = {k: statistics.mean(r[k] for r in rounds) for k in rounds[0]}
+    return {"rows": args.copy_rows, "rounds": rounds, "mean_s": mean,
+            "ratio": mean["columnar"] / mean["heap"], "serial_ratio": mean["columnar_serial"] / mean["heap"]}
+
+
+def run(args, log, copy=None) -> dict:
     db = "pgcolumnar_ingest"
     with psycopg.connect(host=args.host, port=args.port, user="postgres", dbname="postgres",
                          autocommit=True) as admin:
@@ -163,6 +192,8 @@ def run(args, log) -> dict:
                                      "'autovacuum_vacuum_insert_scale_factor', 'shared_buffers')").fetchall())
         result = {"throughput": throughput(args, db, conn, log), "trickle": trickle(args, db, conn, log),
                   "settings": settings, "clients": CLIENTS, "seconds": args.ingest_seconds}
+        if copy:
+            result["copy"] = bulk_copy(args, conn, log, copy)
         conn.execute("DROP TABLE ing_heap, ing_columnar")
     return result
 
@@ -203,4 +234,17 @@ def render(result: dict | None) -> list[str]:
     within = next((p for p in t["timeline"] if p["warm_ms"] <= 1.2 * t["bulk_warm_ms"]), None)
     out += ["", (f"Within 1.2x of the bulk-loaded table {within['seconds']} s after the last insert."
                  if within else "Not within 1.2x of the bulk-loaded table in the time watched."), ""]
+    c = result.get("copy")
+    if c:
+        out += [f"### COPY of the TSBS table ({c['rows']:,} rows)", "",
+                "COPY FROM STDIN of the file `make bench` loads, into a new table each time (no index), "
+                "two rounds. *columnar*: pgcolumnar's COPY path (a batch of rows at a time, columns parsed "
+                "on rayon's threads while the next batch is read); *columnar, serial*: the same table type with "
+                "`pgcolumnar.enable_parallel_copy = off` (PostgreSQL's row-by-row COPY).", "",
+                "| round | heap | columnar | columnar, serial |", "|---|---:|---:|---:|"]
+        for i, r in enumerate(c["rounds"]):
+            out.append(f"| {i + 1} | {r['heap']:.1f} s | {r['columnar']:.1f} s | {r['columnar_serial']:.1f} s |")
+        m = c["mean_s"]
+        out += [f"| mean | {m['heap']:.1f} s | {m['columnar']:.1f} s (**{c['ratio']:.2f}x** heap) | "
+                f"{m['columnar_serial']:.1f} s ({c['serial_ratio']:.2f}x) |", ""]
     return out

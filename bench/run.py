@@ -939,7 +939,8 @@ def run_heap_pushdown(conn, args) -> None:
 
 def run_ingest(args) -> None:
     """Trickle ingest (bench/ingest.py); writes bench/results/<date>-ingest.json."""
-    result = ingest.run(args, log)
+    copy_data = generate_data(args.copy_rows, args.hosts)
+    result = ingest.run(args, log, copy=(copy_data, create_table_sql, pg_copy_file))
     result.update(date=dt.date.today().isoformat(), commit=git_commit())
     path = RESULTS_DIR / f"{result['date']}-ingest.json"
     path.write_text(json.dumps(result, indent=2) + "\n")
@@ -1155,6 +1156,8 @@ def parse_args():
                         "bench/results/<date>-ingest.json and rewrite BENCHMARKS.md")
     p.add_argument("--ingest-seconds", type=int, default=ingest.SECONDS,
                    help=f"with --ingest-only: seconds per pgbench run (default {ingest.SECONDS})")
+    p.add_argument("--copy-rows", type=int, default=10_000_000,
+                   help="with --ingest-only: rows of the TSBS table COPY loads (default 10000000)")
     p.add_argument("--trickle-rows", type=int, default=ingest.TRICKLE_ROWS,
                    help=f"with --ingest-only: single-row transactions before watching merges "
                         f"(default {ingest.TRICKLE_ROWS:,})")

@@ -1,5 +1,6 @@
--- pgcolumnar 0.2.0 -> 0.3.0: what 0.3.0 added (the metadata tables are unchanged).
--- The definitions are those of a new 0.3.0 install, from src/storage/glue/table_stats.rs;
+-- pgcolumnar 0.2.0 -> 0.3.0: what 0.3.0 added (the metadata tables are unchanged):
+-- table_stats and table_summary, parallel_copy_rows.
+-- The definitions are those of a new 0.3.0 install (src/storage/glue/table_stats.rs, stats.rs);
 -- tests/extension_update.sh checks that an updated install equals a new one.
 \echo Use "ALTER EXTENSION pgcolumnar UPDATE TO '0.3.0'" to load this file. \quit
 
@@ -33,3 +34,9 @@ SELECT c.oid::regclass AS relation, t.row_groups, t.small_row_groups, t.rows, t.
   LEFT JOIN pg_catalog.pg_stat_all_tables s ON s.relid = c.oid
  WHERE c.relkind IN ('r', 'm') AND (c.relpersistence <> 't' OR c.relnamespace = pg_catalog.pg_my_temp_schema());
 GRANT SELECT ON pgcolumnar.table_stats TO PUBLIC;
+
+-- Rows COPY FROM loaded through the parallel parse, in this backend.
+CREATE FUNCTION pgcolumnar.parallel_copy_rows() RETURNS bigint
+STRICT VOLATILE PARALLEL SAFE
+LANGUAGE c
+AS 'MODULE_PATHNAME', 'parallel_copy_rows_wrapper';

@@ -42,6 +42,7 @@ pub extern "C-unwind" fn _PG_init() {
         planner::define_gucs();
         storage::read::fetch::define_gucs();
         storage::catalog::extension_version::define_gucs();
+        storage::glue::copy_from::define_gucs();
         storage::glue::tableam::register();
         storage::relation::slot::init();
         storage::write::write_buffer::register_callbacks();

@@ -137,6 +137,26 @@ impl ColumnBuilder {
         }
     }
 
+    /// Appends rows `rows` of `other` (of the same kind).
+    pub fn extend_from(&mut self, other: &ColumnBuilder, rows: std::ops::Range<usize>) {
+        debug_assert_eq!(self.kind, other.kind);
+        let first = other.dense_index(rows.start);
+        let dense = first..first + other.validity[rows.clone()].iter().filter(|v| **v).count();
+        self.validity.extend_from_slice(&other.validity[rows]);
+        match self.kind {
+            PhysicalKind::Int => self.ints.extend_from_slice(&other.ints[dense]),
+            PhysicalKind::Float32 => self.f32s.extend_from_slice(&other.f32s[dense]),
+            PhysicalKind::Float64 => self.f64s.extend_from_slice(&other.f64s[dense]),
+            PhysicalKind::Bytes => {
+                let (from, to) = (other.offsets[dense.start], other.offsets[dense.end]);
+                let shift = self.data.len() as u64;
+                self.data.extend_from_slice(&other.data[from as usize..to as usize]);
+                self.offsets
+                    .extend(other.offsets[dense.start + 1..=dense.end].iter().map(|o| o - from + shift));
+            }
+        }
+    }
+
     /// Drops the first `rows` rows (after they were written out).
     pub fn drain_front(&mut self, rows: usize) {
         let dense = self.dense_index(rows);
@@ -171,6 +191,32 @@ mod tests {
         assert_eq!(b.dense_index(2), 1);
         assert!(matches!(b.dense(1..2), DenseSlice::Int(&[3])));
         assert_eq!(b.validity(0..3), &[true, false, true]);
+    }
+
+    #[test]
+    fn extend_from_appends_a_row_range() {
+        let mut src = ColumnBuilder::new(PhysicalKind::Bytes);
+        for v in [Some(&b"ab"[..]), None, Some(b"cde"), Some(b""), Some(b"f")] {
+            match v {
+                Some(v) => src.push_bytes(v),
+                None => src.push_null(),
+            }
+        }
+        let mut dst = ColumnBuilder::new(PhysicalKind::Bytes);
+        dst.push_bytes(b"x");
+        dst.extend_from(&src, 1..4);
+        dst.extend_from(&src, 4..5);
+        assert_eq!(dst.validity(0..5), &[true, false, true, true, true]);
+        let values: Vec<&[u8]> = (0..4).map(|i| dst.bytes_at(i)).collect();
+        assert_eq!(values, [&b"x"[..], b"cde", b"", b"f"]);
+        let mut ints = ColumnBuilder::new(PhysicalKind::Int);
+        let mut more = ColumnBuilder::new(PhysicalKind::Int);
+        more.push_null();
+        more.push_int(7);
+        more.push_int(8);
+        ints.extend_from(&more, 0..2);
+        assert_eq!(ints.validity(0..2), &[false, true]);
+        assert_eq!(ints.int_at(0), 7);
     }
 
     #[test]

@@ -29,4 +29,5 @@ pub mod image_arena;
 pub mod layout;
 pub mod mark_kind;
 pub mod numeric;
+pub mod text_input;
 pub mod zonemap;

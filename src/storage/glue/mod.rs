@@ -4,6 +4,7 @@
 //! (options of Citus shards), `publication` (no logical replication of columnar tables).
 
 pub mod citus;
+pub mod copy_from;
 pub mod drop_hook;
 pub mod invalidation;
 pub mod publication;

@@ -140,3 +140,11 @@ fn fetch_stripes_made_rows() -> i64 {
 fn chunk_directories_parsed() -> i64 {
     crate::storage::catalog::directories_parsed() as i64
 }
+
+/// How many rows COPY FROM has loaded into columnar tables in this backend through
+/// pgcolumnar's parallel parse (`pgcolumnar.enable_parallel_copy`), rather than
+/// PostgreSQL's row-by-row COPY.
+#[pg_extern(volatile, parallel_safe)]
+fn parallel_copy_rows() -> i64 {
+    super::copy_from::copied_rows() as i64
+}

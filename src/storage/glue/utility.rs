@@ -85,6 +85,12 @@ unsafe extern "C-unwind" fn process_utility(
             let create = (*pstmt).utilityStmt as *mut pg_sys::CreateStmt;
             super::relid_if_exists((*create).relation).is_some()
         };
+        // COPY FROM into a columnar table, parsed in parallel (when it can be done as
+        // PostgreSQL's COPY would do it); the hooks of libraries loaded before ours do
+        // not see it then (pgcolumnar.enable_parallel_copy = off leaves it to them).
+        if !stmt.is_null() && super::copy_from::run(stmt, query_string, qc) {
+            return;
+        }
         let renames_or_drops_columns = !stmt.is_null() && renames_or_drops_columns(stmt);
         let creates_us = !stmt.is_null() && creates_this_extension(stmt);
         match PREV_HOOK {

@@ -324,6 +324,65 @@ unsafe fn take_row_numbers(rel: pg_sys::Relation, buf: &mut WriteBuffer, expecte
     }
 }
 
+/// Runs `f` on the buffer of `rel` for the current subtransaction, made if there is
+/// none (or if the table's columns changed since it was: the rows buffered under the old
+/// shape are written out first).
+///
+/// # Safety
+/// `rel` must be an open relation, locked by the caller; call on the backend thread inside
+/// a transaction (it calls PostgreSQL, which may raise an error).
+unsafe fn with_buffer<R>(rel: pg_sys::Relation, f: impl FnOnce(&mut WriteBuffer) -> R) -> R {
+    // SAFETY: the caller guarantees this fn's contract: `rel` is an open relation, locked by
+    // the caller, and we are on the backend thread inside a transaction, so relations may be
+    // opened and row groups written through `pages` and `catalog`.
+    unsafe {
+        let subxact = pg_sys::GetCurrentSubTransactionId();
+        let relid = (*rel).rd_id;
+        let natts = (*(*rel).rd_att).natts as usize;
+        // Before the buffers are borrowed: the first look-up of a table's sort key runs a
+        // query, whose ExecutorStart writes buffers out.
+        let sort_columns = options::sort_columns(relid);
+        let goal = options::encoding_goal(relid);
+        BUFFERS.with(|cell| {
+            let mut buffers = cell.borrow_mut();
+            let pos = match buffers.iter().position(|b| b.relid == relid && b.subxact == subxact) {
+                Some(pos) if buffers[pos].kinds.len() == natts => pos,
+                found => {
+                    if let Some(pos) = found {
+                        let mut old = buffers.swap_remove(pos);
+                        let rows = old.rows;
+                        write_out(rel, &mut old, rows, true);
+                    }
+                    buffers.push(WriteBuffer::new(rel, subxact, sort_columns, goal));
+                    buffers.len() - 1
+                }
+            };
+            f(&mut buffers[pos])
+        })
+    }
+}
+
+/// Counts `rows` rows of command `cid` into `buf` (their values are in its columns).
+fn count_rows(buf: &mut WriteBuffer, rows: usize, cid: pg_sys::CommandId) {
+    buf.rows += rows;
+    match buf.cid_runs.last_mut() {
+        Some((last, end)) if *last == cid => *end = buf.rows,
+        _ => buf.cid_runs.push((cid, buf.rows)),
+    }
+}
+
+/// Writes the buffer out once its values take more than MAX_BUFFER_BYTES.
+///
+/// # Safety
+/// As for `write_out`.
+unsafe fn bound_memory(rel: pg_sys::Relation, buf: &mut WriteBuffer) {
+    if buf.memory() > MAX_BUFFER_BYTES {
+        let rows = buf.rows;
+        // SAFETY: this fn's contract is `write_out`'s.
+        unsafe { write_out(rel, buf, rows, true) };
+    }
+}
+
 /// Buffers the row in `slot` and returns its row number. `expected` is how many rows the
 /// caller is about to insert (1 if it does not know): how many numbers to take at once.
 ///
@@ -342,31 +401,9 @@ pub unsafe fn insert(
     // transaction, so relations may be opened and slots read, and row groups written through
     // `pages` and `catalog`.
     unsafe {
-        let subxact = pg_sys::GetCurrentSubTransactionId();
-        let relid = (*rel).rd_id;
         let natts = (*(*rel).rd_att).natts as usize;
         pg_sys::slot_getallattrs(slot);
-        // Before the buffers are borrowed: the first look-up of a table's sort key runs a
-        // query, whose ExecutorStart writes buffers out.
-        let sort_columns = options::sort_columns(relid);
-        let goal = options::encoding_goal(relid);
-        BUFFERS.with(|cell| {
-            let mut buffers = cell.borrow_mut();
-            let pos = match buffers.iter().position(|b| b.relid == relid && b.subxact == subxact) {
-                Some(pos) if buffers[pos].kinds.len() == natts => pos,
-                found => {
-                    // The table's columns changed since this buffer started (ALTER TABLE in
-                    // the same transaction): write out what was buffered under the old shape.
-                    if let Some(pos) = found {
-                        let mut old = buffers.swap_remove(pos);
-                        let rows = old.rows;
-                        write_out(rel, &mut old, rows, true);
-                    }
-                    buffers.push(WriteBuffer::new(rel, subxact, sort_columns, goal));
-                    buffers.len() - 1
-                }
-            };
-            let buf = &mut buffers[pos];
+        with_buffer(rel, |buf| {
             if buf.first_row + buf.rows as u64 == buf.reserved_end {
                 take_row_numbers(rel, buf, expected);
             }
@@ -378,16 +415,47 @@ pub unsafe fn insert(
                 }
             }
             let row = buf.first_row + buf.rows as u64;
-            buf.rows += 1;
-            match buf.cid_runs.last_mut() {
-                Some((last, end)) if *last == cid => *end = buf.rows,
-                _ => buf.cid_runs.push((cid, buf.rows)),
-            }
-            if buf.memory() > MAX_BUFFER_BYTES {
-                let rows = buf.rows;
-                write_out(rel, buf, rows, true);
-            }
+            count_rows(buf, 1, cid);
+            bound_memory(rel, buf);
             row
+        })
+    }
+}
+
+/// Buffers `rows` rows given column by column, `columns[i]` holding attribute i's values
+/// (None for a dropped column), all inserted by command `cid` (COPY's rows, parsed
+/// apart). Their row numbers follow each other within each row group.
+///
+/// # Safety
+/// `rel` must be an open relation, locked by the caller, whose attributes `columns`
+/// matches; call on the backend thread inside a transaction (it calls PostgreSQL, which
+/// may raise an error).
+pub unsafe fn insert_columns(
+    rel: pg_sys::Relation,
+    columns: &[Option<ColumnBuilder>],
+    rows: usize,
+    cid: pg_sys::CommandId,
+) {
+    // SAFETY: the caller guarantees this fn's contract (`with_buffer`'s, `take_row_numbers`'s
+    // and `write_out`'s).
+    unsafe {
+        with_buffer(rel, |buf| {
+            let mut done = 0;
+            while done < rows {
+                if buf.first_row + buf.rows as u64 == buf.reserved_end {
+                    take_row_numbers(rel, buf, rows - done);
+                }
+                let free = (buf.reserved_end - (buf.first_row + buf.rows as u64)) as usize;
+                let n = free.min(rows - done);
+                for (into, from) in buf.columns.iter_mut().zip(columns) {
+                    if let (Some(into), Some(from)) = (into, from) {
+                        into.extend_from(from, done..done + n);
+                    }
+                }
+                count_rows(buf, n, cid);
+                done += n;
+                bound_memory(rel, buf);
+            }
         })
     }
 }
