@@ -26,6 +26,7 @@ help:
 	@echo "make bench-changes  DELETE/UPDATE of 100k rows, point lookups on 10M rows, concurrent transfers, then bench-ingest; heap vs columnar"
 	@echo "make bench-ingest   single-row and 100-row INSERT throughput, then 2M single-row inserts and autovacuum's merges"
 	@echo "make unit-test | pg-test | regress | isolation | integration-test | parity | crash-test | upgrade-test | autovacuum-test | memory-test | citus-test"
+	@echo "make library-upgrade-test FROM=<commit>  tables written by that commit's library, then this one installed and the extension updated"
 
 provision:
 	@scripts/provision.sh
