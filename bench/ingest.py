@@ -203,7 +203,7 @@ def render(result: dict | None) -> list[str]:
     if not result:
         return []
     s = result["settings"]
-    out = [f"## Trickle ingest (`make bench-changes`, {result['date']}, commit `{result['commit']}`)", "",
+    out = [f"## Ingest: trickle writes and COPY (`make bench-changes`, {result['date']}, commit `{result['commit']}`)", "",
            "`bench/ingest.py`: the table `(time timestamptz, host text, v1, v2, v3 float8)` with a btree on "
            f"`(host, time DESC)`, heap and columnar; pgbench with {result['clients']} clients "
            f"(`-j 2`), {result['seconds']} s a run, `synchronous_commit = off` in the benchmark's sessions "
