@@ -119,3 +119,25 @@ COPY big (id, host) FROM STDIN;
 SELECT count(*), max(id), count(host) FROM big;
 COMMIT;
 SELECT count(*), max(id), count(*) FILTER (WHERE host = 'after') FROM big;
+
+-- Indexes: entries for every row, uniqueness within the COPY and against the table.
+CREATE TABLE cpk (id int PRIMARY KEY, name text UNIQUE, v float8, at date);
+CREATE INDEX cpk_v ON cpk (v) WHERE v > 0;
+COPY cpk FROM PROGRAM 'awk ''BEGIN { for (i = 1; i <= 80000; i++) printf "%d\tn%d\t%.3f\t2024-%02d-%02d\n", i, i, (i % 11) - 5.5, i % 12 + 1, i % 28 + 1 }''';
+COPY cpk FROM STDIN;
+80001	dup	1	2024-01-01
+80002	dup	2	2024-01-01
+\.
+COPY cpk FROM STDIN;
+80003	fresh	1	2024-01-01
+17	n17b	1	2024-01-01
+\.
+COPY cpk FROM STDIN WITH (FORMAT csv);
+80004,"quoted, name",0.5,2024-02-02
+\.
+SET enable_seqscan = off;
+SELECT * FROM cpk WHERE id IN (1, 17, 65536, 65537, 80000, 80004) ORDER BY id;
+SELECT id, v FROM cpk WHERE name IN ('n5', 'n70000', 'quoted, name') ORDER BY id;
+SELECT count(*), sum(id) FROM cpk WHERE v > 4;
+RESET enable_seqscan;
+SELECT count(*), sum(id), count(DISTINCT name) FROM cpk;

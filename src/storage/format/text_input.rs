@@ -196,8 +196,9 @@ impl RawFields {
         self.rows
     }
 
+    /// Memory the batch takes: its fields' bytes and their places.
     pub fn bytes(&self) -> usize {
-        self.bytes.len()
+        self.bytes.len() + self.rows * self.columns.len() * std::mem::size_of::<(u32, u32)>()
     }
 
     /// Adds a row, one field per column (None: NULL).
@@ -302,6 +303,7 @@ mod tests {
         assert_eq!(text.bytes_at(1), b"");
         assert!(parse_column(&raw, 1, TextForm::Text { max_bytes: Some(0) }, PhysicalKind::Bytes).is_none());
         assert!(parse_column(&raw, 1, TextForm::Bool, PhysicalKind::Int).is_none());
+        assert_eq!(raw.bytes(), 10 + 3 * 2 * 8);
         raw.clear();
         assert_eq!((raw.rows(), raw.bytes()), (0, 0));
     }

@@ -9,9 +9,13 @@
 //! value means what it means to PostgreSQL and every error is PostgreSQL's, with its
 //! context (line, column, value).
 //!
+//! The rows' index entries are made as PostgreSQL's COPY makes them, a row at a time
+//! after the rows are buffered (ExecInsertIndexTuples, with its uniqueness and exclusion
+//! checks).
+//!
 //! Taken only for what it does exactly like PostgreSQL's COPY: a columnar table (not a
-//! partition) with no triggers, indexes, CHECK constraints or generated columns, no
-//! default to fill in, the
+//! partition) with no triggers (foreign keys and deferred constraints have some), CHECK
+//! constraints or generated columns, no default to fill in, the
 //! role allowed to INSERT into the whole table (and to read server files or run
 //! programs if the COPY does), no row-level security, text or CSV without the FORCE
 //! options or WHERE, outside read-only transactions and Citus databases. Anything else
@@ -55,7 +59,7 @@ pub fn copied_rows() -> u64 {
 
 /// A batch ends at this many rows or bytes of fields.
 const BATCH_ROWS: usize = 65_536;
-const BATCH_BYTES: usize = 16 << 20;
+const BATCH_BYTES: usize = 4 << 20;
 /// Below this many rows a batch is parsed on this thread alone.
 const PARALLEL_ROWS: usize = 4096;
 
@@ -169,7 +173,6 @@ unsafe fn takes(rel: pg_sys::Relation, attnums: &[i32]) -> bool {
             || (*form).relkind as u8 != pg_sys::RELKIND_RELATION
             || (*form).relispartition
             || !(*rel).trigdesc.is_null()
-            || !pg_sys::RelationGetIndexList(rel).is_null()
             || attnums.is_empty()
             || (pg_sys::XactReadOnly && !(*rel).rd_islocaltemp)
         {
@@ -575,6 +578,8 @@ unsafe fn load(
             line: format.header as u64,
         };
         let cid = pg_sys::GetCurrentCommandId(true);
+        let indexed = (*(*rel).rd_rel).relhasindex;
+        let target = indexed.then(|| Target::new(rel, attnums, true));
         let mut processed = 0u64;
         let mut batch_memory = pgrx::PgMemoryContexts::new("pgcolumnar COPY batch");
         let width = load.columns.len();
@@ -603,7 +608,10 @@ unsafe fn load(
                     let line = load.line + 1;
                     raise(stop, rel, &mut load.columns, &load.attnums, load.relname, line, &raw);
                 }
-                write_buffer::insert_columns(rel, &columns, rows, cid);
+                let runs = write_buffer::insert_columns(rel, &columns, rows, cid);
+                if let Some(target) = &target {
+                    target.insert_index_entries((*rel).rd_id, &columns, &load.kinds, &runs);
+                }
                 pg_sys::pgstat_count_heap_insert(rel, rows as i64);
                 processed += rows as u64;
                 pg_sys::pgstat_progress_update_param(
@@ -619,6 +627,9 @@ unsafe fn load(
             }
         });
         pg_sys::EndCopyFrom(cstate);
+        if let Some(target) = target {
+            target.end();
+        }
         // As PostgreSQL's COPY ends with table_finish_bulk_insert.
         write_buffer::flush_relation((*rel).rd_id);
         COPIED_ROWS.with(|c| c.set(c.get() + processed));
@@ -671,7 +682,7 @@ unsafe fn raise(
                 let desc = (*rel).rd_att;
                 let natts = (*desc).natts as usize;
                 let row = raw.rows() - 1;
-                let slot = pg_sys::MakeSingleTupleTableSlot(desc, &pg_sys::TTSOpsVirtual);
+                let slot = pg_sys::MakeSingleTupleTableSlot(desc, &raw const pg_sys::TTSOpsVirtual);
                 pg_sys::ExecClearTuple(slot);
                 let values = std::slice::from_raw_parts_mut((*slot).tts_values, natts);
                 let nulls = std::slice::from_raw_parts_mut((*slot).tts_isnull, natts);
@@ -683,25 +694,8 @@ unsafe fn raise(
                     nulls[c.att] = value.is_null();
                 }
                 pg_sys::ExecStoreVirtualTuple(slot);
-                let estate = pg_sys::CreateExecutorState();
-                let rte = pgrx::PgBox::<pg_sys::RangeTblEntry>::alloc_node(pg_sys::NodeTag::T_RangeTblEntry)
-                    .into_pg();
-                (*rte).rtekind = pg_sys::RTEKind::RTE_RELATION;
-                (*rte).relid = (*rel).rd_id;
-                (*rte).relkind = (*(*rel).rd_rel).relkind;
-                (*rte).rellockmode = pg_sys::RowExclusiveLock as i32;
-                (*rte).requiredPerms = pg_sys::ACL_INSERT as pg_sys::AclMode;
-                for &a in attnums {
-                    (*rte).insertedCols = pg_sys::bms_add_member(
-                        (*rte).insertedCols,
-                        a - pg_sys::FirstLowInvalidHeapAttributeNumber,
-                    );
-                }
-                pg_sys::ExecInitRangeTable(estate, pg_list::from_ptrs([rte]));
-                let rri = pgrx::PgBox::<pg_sys::ResultRelInfo>::alloc_node(pg_sys::NodeTag::T_ResultRelInfo)
-                    .into_pg();
-                pg_sys::InitResultRelInfo(rri, rel, 1, std::ptr::null_mut(), 0);
-                pg_sys::ExecConstraints(rri, slot, estate);
+                let target = Target::new(rel, attnums, false);
+                pg_sys::ExecConstraints(target.rri, slot, target.estate);
                 unreachable!("ExecConstraints raised no error for a NULL in a NOT NULL column")
             }
         }
@@ -716,4 +710,150 @@ fn bad_format(message: String) -> ! {
     )
     .report(pgrx::PgLogLevel::ERROR);
     unreachable!("ereport(ERROR) returned")
+}
+
+/// What ExecConstraints and ExecInsertIndexTuples need: an executor state whose range
+/// table holds the table (the COPY's columns as inserted ones: the error detail shows
+/// those), and a result relation for it, its indexes open if asked.
+struct Target {
+    estate: *mut pg_sys::EState,
+    rri: *mut pg_sys::ResultRelInfo,
+    slot: *mut pg_sys::TupleTableSlot,
+    indexes: bool,
+}
+
+impl Target {
+    /// # Safety
+    /// `rel` open and locked; on the backend thread inside a transaction.
+    unsafe fn new(rel: pg_sys::Relation, attnums: &[i32], indexes: bool) -> Target {
+        // SAFETY: per this fn's contract; the nodes are made in the current memory context.
+        unsafe {
+            let estate = pg_sys::CreateExecutorState();
+            let rte =
+                pgrx::PgBox::<pg_sys::RangeTblEntry>::alloc_node(pg_sys::NodeTag::T_RangeTblEntry).into_pg();
+            (*rte).rtekind = pg_sys::RTEKind::RTE_RELATION;
+            (*rte).relid = (*rel).rd_id;
+            (*rte).relkind = (*(*rel).rd_rel).relkind;
+            (*rte).rellockmode = pg_sys::RowExclusiveLock as i32;
+            (*rte).requiredPerms = pg_sys::ACL_INSERT as pg_sys::AclMode;
+            for &a in attnums {
+                (*rte).insertedCols = pg_sys::bms_add_member(
+                    (*rte).insertedCols,
+                    a - pg_sys::FirstLowInvalidHeapAttributeNumber,
+                );
+            }
+            pg_sys::ExecInitRangeTable(estate, pg_list::from_ptrs([rte]));
+            let rri =
+                pgrx::PgBox::<pg_sys::ResultRelInfo>::alloc_node(pg_sys::NodeTag::T_ResultRelInfo).into_pg();
+            pg_sys::InitResultRelInfo(rri, rel, 1, std::ptr::null_mut(), 0);
+            if indexes {
+                pg_sys::ExecOpenIndices(rri, false);
+            }
+            let slot = pg_sys::MakeSingleTupleTableSlot((*rel).rd_att, &raw const pg_sys::TTSOpsVirtual);
+            Target { estate, rri, slot, indexes }
+        }
+    }
+
+    /// Makes the index entries of the rows `columns` holds, numbered as `runs` says
+    /// (`write_buffer::insert_columns`), a row at a time as PostgreSQL's COPY does.
+    ///
+    /// # Safety
+    /// On the backend thread inside the COPY's transaction; `columns` are the table's
+    /// attributes as `kinds` describes them.
+    unsafe fn insert_index_entries(
+        &self,
+        relid: pg_sys::Oid,
+        columns: &[Option<ColumnBuilder>],
+        kinds: &[ColumnKind],
+        runs: &[(usize, u64, usize)],
+    ) {
+        // SAFETY: per this fn's contract; the values are made in the per-tuple memory, reset
+        // after each row, and the slot's arrays have one entry per attribute.
+        unsafe {
+            let econtext = pg_sys::MakePerTupleExprContext(self.estate);
+            let memory = (*econtext).ecxt_per_tuple_memory;
+            let natts = columns.len();
+            let mut dense = vec![0usize; natts];
+            for &(start, first, n) in runs {
+                for i in 0..n {
+                    let row = start + i;
+                    pg_sys::ExecClearTuple(self.slot);
+                    let values = std::slice::from_raw_parts_mut((*self.slot).tts_values, natts);
+                    let nulls = std::slice::from_raw_parts_mut((*self.slot).tts_isnull, natts);
+                    let old = pg_sys::MemoryContextSwitchTo(memory);
+                    for a in 0..natts {
+                        nulls[a] = true;
+                        let Some(b) = &columns[a] else { continue };
+                        if b.validity(row..row + 1)[0] {
+                            values[a] = datum_of(b, kinds[a], dense[a]);
+                            nulls[a] = false;
+                            dense[a] += 1;
+                        }
+                    }
+                    pg_sys::MemoryContextSwitchTo(old);
+                    pg_sys::ExecStoreVirtualTuple(self.slot);
+                    (*self.slot).tts_tid = crate::storage::relation::tid::row_tid(first + i as u64);
+                    (*self.slot).tts_tableOid = relid;
+                    pg_sys::ExecInsertIndexTuples(
+                        self.rri,
+                        self.slot,
+                        self.estate,
+                        false,
+                        false,
+                        std::ptr::null_mut(),
+                        std::ptr::null_mut(),
+                    );
+                    pg_sys::MemoryContextReset(memory);
+                }
+            }
+        }
+    }
+
+    /// # Safety
+    /// As `new`.
+    unsafe fn end(self) {
+        // SAFETY: per this fn's contract; each piece was made by `new`.
+        unsafe {
+            if self.indexes {
+                pg_sys::ExecCloseIndices(self.rri);
+            }
+            pg_sys::ExecDropSingleTupleTableSlot(self.slot);
+            pg_sys::FreeExecutorState(self.estate);
+        }
+    }
+}
+
+/// The dense value `dense` of `b` as a Datum of its column's type (by-reference ones
+/// made in the current memory context).
+///
+/// # Safety
+/// On the backend thread (it pallocs); `kind` is `b`'s column's.
+unsafe fn datum_of(b: &ColumnBuilder, kind: ColumnKind, dense: usize) -> pg_sys::Datum {
+    // SAFETY: per this fn's contract; the bytes are copied into palloc'd memory.
+    unsafe {
+        match kind {
+            ColumnKind::Int { .. } => pg_sys::Datum::from(b.int_at(dense)),
+            ColumnKind::Float8 => pg_sys::Datum::from(b.f64_at(dense).to_bits()),
+            ColumnKind::Float4 => pg_sys::Datum::from(b.f32_at(dense).to_bits() as u64),
+            ColumnKind::Fixed { .. } | ColumnKind::CString | ColumnKind::Varlena => {
+                let bytes = b.bytes_at(dense);
+                match kind {
+                    // A text's bytes with a header: any varlena type's value.
+                    ColumnKind::Varlena => pg_sys::Datum::from(pg_sys::cstring_to_text_with_len(
+                        bytes.as_ptr() as *const c_char,
+                        bytes.len() as i32,
+                    )),
+                    // Copied with a NUL after them (a C string's; extra for fixed-length
+                    // types, whose bytes may hold NULs: not pnstrdup).
+                    _ => {
+                        let copy = pg_sys::palloc(bytes.len() + 1) as *mut u8;
+                        std::ptr::copy_nonoverlapping(bytes.as_ptr(), copy, bytes.len());
+                        *copy.add(bytes.len()) = 0;
+                        pg_sys::Datum::from(copy)
+                    }
+                }
+            }
+            ColumnKind::Dropped => pg_sys::Datum::from(0usize),
+        }
+    }
 }

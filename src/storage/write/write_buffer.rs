@@ -424,7 +424,8 @@ pub unsafe fn insert(
 
 /// Buffers `rows` rows given column by column, `columns[i]` holding attribute i's values
 /// (None for a dropped column), all inserted by command `cid` (COPY's rows, parsed
-/// apart). Their row numbers follow each other within each row group.
+/// apart). Returns their row numbers as runs: (first row of the run among `rows`, its
+/// row number, rows in the run).
 ///
 /// # Safety
 /// `rel` must be an open relation, locked by the caller, whose attributes `columns`
@@ -435,11 +436,12 @@ pub unsafe fn insert_columns(
     columns: &[Option<ColumnBuilder>],
     rows: usize,
     cid: pg_sys::CommandId,
-) {
+) -> Vec<(usize, u64, usize)> {
     // SAFETY: the caller guarantees this fn's contract (`with_buffer`'s, `take_row_numbers`'s
     // and `write_out`'s).
     unsafe {
         with_buffer(rel, |buf| {
+            let mut runs = Vec::new();
             let mut done = 0;
             while done < rows {
                 if buf.first_row + buf.rows as u64 == buf.reserved_end {
@@ -447,6 +449,7 @@ pub unsafe fn insert_columns(
                 }
                 let free = (buf.reserved_end - (buf.first_row + buf.rows as u64)) as usize;
                 let n = free.min(rows - done);
+                runs.push((done, buf.first_row + buf.rows as u64, n));
                 for (into, from) in buf.columns.iter_mut().zip(columns) {
                     if let (Some(into), Some(from)) = (into, from) {
                         into.extend_from(from, done..done + n);
@@ -456,6 +459,7 @@ pub unsafe fn insert_columns(
                 done += n;
                 bound_memory(rel, buf);
             }
+            runs
         })
     }
 }
