@@ -40,7 +40,8 @@ install: provision
 # Restarting on every run makes the cluster preload the library just installed.
 start:
 	@$(CLUSTER) start run $(RUN_PORT) analytics
-	@$(PSQL_RUN) -q -d postgres -c "CREATE EXTENSION IF NOT EXISTS pgcolumnar" -c "ALTER EXTENSION pgcolumnar UPDATE"
+	@$(PSQL_RUN) -q -d postgres -c "SET client_min_messages = warning" \
+		-c "CREATE EXTENSION IF NOT EXISTS pgcolumnar" -c "ALTER EXTENSION pgcolumnar UPDATE"
 
 demo:
 	@PG_BIN=$(PG_BIN) RUN_SOCK=$(RUN_SOCK) RUN_PORT=$(RUN_PORT) scripts/demo.sh
