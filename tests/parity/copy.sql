@@ -141,3 +141,20 @@ SELECT id, v FROM cpk WHERE name IN ('n5', 'n70000', 'quoted, name') ORDER BY id
 SELECT count(*), sum(id) FROM cpk WHERE v > 4;
 RESET enable_seqscan;
 SELECT count(*), sum(id), count(DISTINCT name) FROM cpk;
+
+-- char(n): padded, trailing spaces cut, too long refused, multibyte characters.
+CREATE TABLE cch (id int, c char(3), cu char, cv varchar(2));
+COPY cch FROM STDIN;
+1	a	x	ab
+2	abc  	y	a
+3	ab 	z	
+4	é	é	éé
+5		 	\N
+\.
+COPY cch FROM STDIN;
+6	abcd	x	a
+\.
+COPY cch FROM STDIN;
+7	a	x	abc
+\.
+SELECT id, c, length(c), octet_length(c), c = 'a' AS is_a, cu, octet_length(cu), cv FROM cch ORDER BY id;

@@ -1,7 +1,7 @@
 //! COPY's text fields of the common types parsed in Rust, giving the values PostgreSQL's
 //! input functions give, for the plain forms that make up bulk loads: decimal integers
 //! and floats, ISO dates and timestamps (with an explicit UTC offset for `timestamptz`),
-//! `t`/`f` booleans. Every other form (whitespace, `Infinity`, hexadecimal floats,
+//! `t`/`f` booleans, text, ASCII `char(n)`. Every other form (whitespace, `Infinity`, hexadecimal floats,
 //! out-of-range values, zone names, other DateStyles...) gives None: the caller hands it
 //! to PostgreSQL's input function, which accepts it or raises the error it always
 //! raises. Pure, so COPY can parse columns on rayon's threads.
@@ -246,6 +246,11 @@ pub enum TextForm {
     Text {
         max_bytes: Option<usize>,
     },
+    /// char(n): ASCII values of at most `chars` characters, padded with spaces to it (the
+    /// others, which bpcharin may cut or refuse, are left to PostgreSQL).
+    Padded {
+        chars: usize,
+    },
 }
 
 /// Column `column` of `raw` parsed into a builder of `kind`, or None as soon as a field
@@ -257,6 +262,7 @@ pub fn parse_column(
     kind: super::encoding::PhysicalKind,
 ) -> Option<super::column_builder::ColumnBuilder> {
     let mut b = super::column_builder::ColumnBuilder::new(kind);
+    let mut padded = Vec::new();
     for row in 0..raw.rows {
         let Some(s) = raw.field(column, row) else {
             b.push_null();
@@ -275,6 +281,15 @@ pub fn parse_column(
                     return None;
                 }
                 b.push_bytes(s)
+            }
+            TextForm::Padded { chars } => {
+                if s.len() > chars || !s.is_ascii() {
+                    return None;
+                }
+                padded.clear();
+                padded.extend_from_slice(s);
+                padded.resize(chars, b' ');
+                b.push_bytes(&padded)
             }
         }
     }
@@ -303,6 +318,9 @@ mod tests {
         assert_eq!(text.bytes_at(1), b"");
         assert!(parse_column(&raw, 1, TextForm::Text { max_bytes: Some(0) }, PhysicalKind::Bytes).is_none());
         assert!(parse_column(&raw, 1, TextForm::Bool, PhysicalKind::Int).is_none());
+        let chars = parse_column(&raw, 1, TextForm::Padded { chars: 3 }, PhysicalKind::Bytes).unwrap();
+        assert_eq!((chars.bytes_at(0), chars.bytes_at(1)), (&b"a  "[..], &b"   "[..]));
+        assert!(parse_column(&raw, 0, TextForm::Padded { chars: 2 }, PhysicalKind::Bytes).is_none());
         assert_eq!(raw.bytes(), 10 + 3 * 2 * 8);
         raw.clear();
         assert_eq!((raw.rows(), raw.bytes()), (0, 0));

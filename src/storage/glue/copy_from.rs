@@ -239,6 +239,9 @@ unsafe fn column(desc: pg_sys::TupleDesc, attnum: i32) -> Column {
             pg_sys::VARCHAROID => Some(TextForm::Text {
                 max_bytes: (!plain).then(|| (a.atttypmod - pg_sys::VARHDRSZ as i32) as usize),
             }),
+            pg_sys::BPCHAROID if !plain => {
+                Some(TextForm::Padded { chars: (a.atttypmod - pg_sys::VARHDRSZ as i32) as usize })
+            }
             _ => None,
         };
         let (mut func, mut ioparam) = (pg_sys::InvalidOid, pg_sys::InvalidOid);
@@ -279,7 +282,7 @@ fn stored_as(form: TextForm, kind: ColumnKind) -> bool {
             | (TextForm::Bool, ColumnKind::Int { len: 1 })
             | (TextForm::Date, ColumnKind::Int { len: 4 })
             | (TextForm::Timestamp | TextForm::TimestampTz, ColumnKind::Int { len: 8 })
-            | (TextForm::Text { .. }, ColumnKind::Varlena)
+            | (TextForm::Text { .. } | TextForm::Padded { .. }, ColumnKind::Varlena)
     )
 }
 
