@@ -24,7 +24,9 @@
 
 use crate::pg_list;
 use crate::storage::format::column_builder::ColumnBuilder;
+use crate::storage::format::encoding::point::PointValue;
 use crate::storage::format::encoding::PhysicalKind;
+use crate::storage::format::image_arena::ImageArena;
 use crate::storage::format::text_input::{parse_column, RawFields, TextForm};
 use crate::storage::relation::am;
 use crate::storage::relation::datum::{self, ColumnKind};
@@ -105,6 +107,10 @@ pub unsafe fn run(
         }
         // PostgreSQL's COPY would take this lock too, and keeps it if it runs instead.
         let rel = pg_sys::table_openrv((*copy).relation, pg_sys::RowExclusiveLock as i32);
+        if !am::is_columnar(rel) {
+            pg_sys::table_close(rel, pg_sys::NoLock as i32);
+            return false;
+        }
         let attnums: Vec<i32> =
             pg_list::ints(pg_sys::CopyGetAttnums((*rel).rd_att, rel, (*copy).attlist)).collect();
         if !takes(rel, &attnums) {
@@ -163,14 +169,14 @@ unsafe fn plain_options(options: *mut pg_sys::List) -> Option<Format> {
     }
 }
 
-/// Whether this path loads `rel` (COPY's columns `attnums`) as PostgreSQL's COPY would.
+/// Whether this path loads columnar table `rel` (COPY's columns `attnums`) as
+/// PostgreSQL's COPY would.
 unsafe fn takes(rel: pg_sys::Relation, attnums: &[i32]) -> bool {
     // SAFETY: `rel` is open and locked (the caller's contract); its descriptor, constraints
     // and index list are read as the relcache keeps them.
     unsafe {
         let form = (*rel).rd_rel;
-        if !am::is_columnar(rel)
-            || (*form).relkind as u8 != pg_sys::RELKIND_RELATION
+        if (*form).relkind as u8 != pg_sys::RELKIND_RELATION
             || (*form).relispartition
             || !(*rel).trigdesc.is_null()
             || attnums.is_empty()
@@ -216,13 +222,12 @@ struct Column {
     name: *const c_char,
 }
 
-unsafe fn column(desc: pg_sys::TupleDesc, attnum: i32) -> Column {
+unsafe fn column(desc: pg_sys::TupleDesc, attnum: i32, kind: ColumnKind) -> Column {
     // SAFETY: `desc` is the open relation's descriptor and `attnum` one of its columns
     // (CopyGetAttnums checked); the type lookups run on the backend thread in a transaction.
     unsafe {
         let att = attnum as usize - 1;
         let a = datum::attr(desc, att);
-        let kind = datum::column_kinds(desc)[att];
         let plain = a.atttypmod < 0;
         let form = match a.atttypid {
             pg_sys::INT2OID => Some(TextForm::Int { min: i16::MIN as i64, max: i16::MAX as i64 }),
@@ -326,6 +331,40 @@ unsafe extern "C-unwind" fn place_context(arg: *mut c_void) {
     }
 }
 
+/// A `Place` on PostgreSQL's error context stack (`place_context`), updated through
+/// `place` as values are parsed, freed when the guard goes.
+struct PlaceGuard {
+    /// Written through this pointer, which the error context stack holds too (an error
+    /// leaves the box to leak: a few bytes).
+    place: *mut Place,
+    context: Option<ContextGuard>,
+}
+
+impl PlaceGuard {
+    /// # Safety
+    /// On the backend thread; `relname` stays valid for the guard's life.
+    unsafe fn push(relname: *const c_char, line: u64) -> PlaceGuard {
+        let place = Box::into_raw(Box::new(Place {
+            relname,
+            line,
+            column: std::ptr::null(),
+            value: std::ptr::null(),
+        }));
+        // SAFETY: per this fn's contract; the box lives until the guard drops, after the
+        // context is popped.
+        let context = unsafe { ContextGuard::push(place_context, place as *mut c_void) };
+        PlaceGuard { place, context: Some(context) }
+    }
+}
+
+impl Drop for PlaceGuard {
+    fn drop(&mut self) {
+        self.context.take();
+        // SAFETY: `place` came from Box::into_raw in `push`, and nothing points at it now.
+        drop(unsafe { Box::from_raw(self.place) });
+    }
+}
+
 /// A value as COPY's error context shows it: its first 100 bytes (whole characters),
 /// then "...".
 fn clipped(value: &[u8]) -> String {
@@ -412,9 +451,9 @@ struct Load {
     cstate: pg_sys::CopyFromState,
     columns: Vec<Column>,
     attnums: Vec<i32>,
-    natts: usize,
     kinds: Vec<ColumnKind>,
-    not_null: Vec<bool>,
+    /// Positions among `columns` of the NOT NULL ones.
+    not_null: Vec<usize>,
     /// A NOT NULL column left out: every row fails it.
     omitted_not_null: bool,
     csv: bool,
@@ -461,13 +500,7 @@ impl Load {
                 }
                 raw.push_row((0..width).map(field));
                 lines.push(self.line);
-                let null_where_not_null = self.omitted_not_null
-                    || self
-                        .columns
-                        .iter()
-                        .enumerate()
-                        .any(|(p, c)| self.not_null[c.att] && fields[p].is_null());
-                if null_where_not_null {
+                if self.omitted_not_null || self.not_null.iter().any(|&p| fields[p].is_null()) {
                     return Read { raw, lines, stop: Some(Stop::NotNull), end: false };
                 }
             }
@@ -499,15 +532,8 @@ impl Load {
                     self.columns[p].rust = None;
                     parsed[p] = self.columns[p].kind.physical().map(ColumnBuilder::new);
                 }
-                // Written through this pointer, which the error context stack holds too (an
-                // error leaves the box to leak: a few bytes).
-                let place = Box::into_raw(Box::new(Place {
-                    relname: self.relname,
-                    line: 0,
-                    column: std::ptr::null(),
-                    value: std::ptr::null(),
-                }));
-                let context = ContextGuard::push(place_context, place as *mut c_void);
+                let guard = PlaceGuard::push(self.relname, 0);
+                let place = guard.place;
                 for (row, &line) in lines.iter().enumerate() {
                     (*place).line = line;
                     for &p in &rest {
@@ -523,8 +549,7 @@ impl Load {
                         }
                     }
                 }
-                drop(context);
-                drop(Box::from_raw(place));
+                drop(guard);
             }
             let mut out: Vec<Option<ColumnBuilder>> =
                 self.kinds.iter().map(|k| k.physical().map(ColumnBuilder::new)).collect();
@@ -534,7 +559,6 @@ impl Load {
             for (c, b) in self.columns.iter().zip(parsed) {
                 out[c.att] = b;
             }
-            debug_assert_eq!(out.len(), self.natts);
             out
         }
     }
@@ -567,15 +591,16 @@ unsafe fn load(
         );
         let desc = (*rel).rd_att;
         let natts = (*desc).natts as usize;
-        let not_null: Vec<bool> = (0..natts).map(|i| datum::attr(desc, i).attnotnull).collect();
+        let kinds = datum::column_kinds(desc);
+        let columns: Vec<Column> = attnums.iter().map(|&a| column(desc, a, kinds[a as usize - 1])).collect();
         let mut load = Load {
             cstate,
-            columns: attnums.iter().map(|&a| column(desc, a)).collect(),
+            not_null: (0..columns.len()).filter(|&p| datum::attr(desc, columns[p].att).attnotnull).collect(),
+            omitted_not_null: (0..natts)
+                .any(|i| datum::attr(desc, i).attnotnull && !attnums.contains(&(i as i32 + 1))),
+            columns,
             attnums: attnums.to_vec(),
-            natts,
-            kinds: datum::column_kinds(desc),
-            omitted_not_null: (0..natts).any(|i| not_null[i] && !attnums.contains(&(i as i32 + 1))),
-            not_null,
+            kinds,
             csv: format.csv,
             relname: pg_sys::get_rel_name((*rel).rd_id),
             line: format.header as u64,
@@ -665,13 +690,8 @@ unsafe fn raise(
             Stop::MissingData(present) => {
                 // PostgreSQL's COPY parses the fields present before it finds one missing.
                 {
-                    let place = Box::into_raw(Box::new(Place {
-                        relname,
-                        line,
-                        column: std::ptr::null(),
-                        value: std::ptr::null(),
-                    }));
-                    let _context = ContextGuard::push(place_context, place as *mut c_void);
+                    let guard = PlaceGuard::push(relname, line);
+                    let place = guard.place;
                     for (c, value) in columns.iter_mut().zip(&present) {
                         (*place).column = c.name;
                         (*place).value = value.as_ref().map_or(std::ptr::null(), |v| v.as_ptr());
@@ -682,10 +702,10 @@ unsafe fn raise(
                 bad_format(format!("missing data for column \"{missing}\""))
             }
             Stop::NotNull => {
-                let desc = (*rel).rd_att;
-                let natts = (*desc).natts as usize;
+                let natts = (*(*rel).rd_att).natts as usize;
                 let row = raw.rows() - 1;
-                let slot = pg_sys::MakeSingleTupleTableSlot(desc, &raw const pg_sys::TTSOpsVirtual);
+                let target = Target::new(rel, attnums, false);
+                let slot = target.slot;
                 pg_sys::ExecClearTuple(slot);
                 let values = std::slice::from_raw_parts_mut((*slot).tts_values, natts);
                 let nulls = std::slice::from_raw_parts_mut((*slot).tts_isnull, natts);
@@ -697,7 +717,6 @@ unsafe fn raise(
                     nulls[c.att] = value.is_null();
                 }
                 pg_sys::ExecStoreVirtualTuple(slot);
-                let target = Target::new(rel, attnums, false);
                 pg_sys::ExecConstraints(target.rri, slot, target.estate);
                 unreachable!("ExecConstraints raised no error for a NULL in a NOT NULL column")
             }
@@ -770,12 +789,16 @@ impl Target {
         kinds: &[ColumnKind],
         runs: &[(usize, u64, usize)],
     ) {
-        // SAFETY: per this fn's contract; the values are made in the per-tuple memory, reset
-        // after each row, and the slot's arrays have one entry per attribute.
+        // SAFETY: per this fn's contract; by-reference values point into `images`, cleared
+        // only after the row's index entries are made; the per-tuple memory (expression
+        // indexes) is reset after each row, and the slot's arrays have one entry per
+        // attribute.
         unsafe {
             let econtext = pg_sys::MakePerTupleExprContext(self.estate);
             let memory = (*econtext).ecxt_per_tuple_memory;
             let natts = columns.len();
+            // The row's by-reference values, as a fetch makes them.
+            let mut images = ImageArena::default();
             let mut dense = vec![0usize; natts];
             for &(start, first, n) in runs {
                 for i in 0..n {
@@ -783,17 +806,15 @@ impl Target {
                     pg_sys::ExecClearTuple(self.slot);
                     let values = std::slice::from_raw_parts_mut((*self.slot).tts_values, natts);
                     let nulls = std::slice::from_raw_parts_mut((*self.slot).tts_isnull, natts);
-                    let old = pg_sys::MemoryContextSwitchTo(memory);
                     for a in 0..natts {
                         nulls[a] = true;
                         let Some(b) = &columns[a] else { continue };
                         if b.validity(row..row + 1)[0] {
-                            values[a] = datum_of(b, kinds[a], dense[a]);
-                            nulls[a] = false;
+                            (values[a], nulls[a]) =
+                                datum::point_datum(kinds[a], point_value(b, kinds[a], dense[a]), &mut images);
                             dense[a] += 1;
                         }
                     }
-                    pg_sys::MemoryContextSwitchTo(old);
                     pg_sys::ExecStoreVirtualTuple(self.slot);
                     (*self.slot).tts_tid = crate::storage::relation::tid::row_tid(first + i as u64);
                     (*self.slot).tts_tableOid = relid;
@@ -807,6 +828,7 @@ impl Target {
                         std::ptr::null_mut(),
                     );
                     pg_sys::MemoryContextReset(memory);
+                    images.clear();
                 }
             }
         }
@@ -826,37 +848,15 @@ impl Target {
     }
 }
 
-/// The dense value `dense` of `b` as a Datum of its column's type (by-reference ones
-/// made in the current memory context).
-///
-/// # Safety
-/// On the backend thread (it pallocs); `kind` is `b`'s column's.
-unsafe fn datum_of(b: &ColumnBuilder, kind: ColumnKind, dense: usize) -> pg_sys::Datum {
-    // SAFETY: per this fn's contract; the bytes are copied into palloc'd memory.
-    unsafe {
-        match kind {
-            ColumnKind::Int { .. } => pg_sys::Datum::from(b.int_at(dense)),
-            ColumnKind::Float8 => pg_sys::Datum::from(b.f64_at(dense).to_bits()),
-            ColumnKind::Float4 => pg_sys::Datum::from(b.f32_at(dense).to_bits() as u64),
-            ColumnKind::Fixed { .. } | ColumnKind::CString | ColumnKind::Varlena => {
-                let bytes = b.bytes_at(dense);
-                match kind {
-                    // A text's bytes with a header: any varlena type's value.
-                    ColumnKind::Varlena => pg_sys::Datum::from(pg_sys::cstring_to_text_with_len(
-                        bytes.as_ptr() as *const c_char,
-                        bytes.len() as i32,
-                    )),
-                    // Copied with a NUL after them (a C string's; extra for fixed-length
-                    // types, whose bytes may hold NULs: not pnstrdup).
-                    _ => {
-                        let copy = pg_sys::palloc(bytes.len() + 1) as *mut u8;
-                        std::ptr::copy_nonoverlapping(bytes.as_ptr(), copy, bytes.len());
-                        *copy.add(bytes.len()) = 0;
-                        pg_sys::Datum::from(copy)
-                    }
-                }
-            }
-            ColumnKind::Dropped => pg_sys::Datum::from(0usize),
+/// The dense value `dense` of `b` (of a column of `kind`) as fetches read a value.
+fn point_value(b: &ColumnBuilder, kind: ColumnKind, dense: usize) -> PointValue<'_> {
+    match kind {
+        ColumnKind::Int { .. } => PointValue::Int(b.int_at(dense)),
+        ColumnKind::Float4 => PointValue::Float32(b.f32_at(dense)),
+        ColumnKind::Float8 => PointValue::Float64(b.f64_at(dense)),
+        ColumnKind::Fixed { .. } | ColumnKind::CString | ColumnKind::Varlena => {
+            PointValue::Bytes(b.bytes_at(dense))
         }
+        ColumnKind::Dropped => PointValue::Null,
     }
 }
