@@ -205,6 +205,17 @@ RESET ROLE;
 SELECT copied();
 SELECT * FROM c_roles ORDER BY id;
 
+-- An inheritance child takes the parallel path; its parent (heap) sees the rows.
+SELECT copied_reset();
+CREATE TABLE c_parent (id int, v float8);
+CREATE TABLE c_child (note text) INHERITS (c_parent) USING columnar;
+COPY c_child FROM STDIN;
+1	1.5	a
+2	2.5	b
+\.
+SELECT copied();
+SELECT tableoid::regclass, * FROM c_parent ORDER BY id;
+
 -- Savepoints and reading one's own rows.
 SELECT copied_reset();
 BEGIN;
@@ -217,7 +228,7 @@ SELECT count(*), min(id), max(id) FROM c_plain;
 COMMIT;
 SELECT copied();
 
-DROP TABLE c, h, dh, dc, c_idx, h_idx, c_check, c_default, c_trig, c_plain, c_roles, c_parted;
+DROP TABLE c, h, dh, dc, c_idx, h_idx, c_check, c_default, c_trig, c_plain, c_roles, c_parted, c_child, c_parent;
 DROP DOMAIN present;
 DROP FUNCTION copied(), copied_reset(), double_v();
 DROP ROLE regress_copy_user, regress_copy_cols;
