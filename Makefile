@@ -12,7 +12,7 @@ PSQL_RUN   = $(PG_BIN)/psql -X -h $(RUN_SOCK) -p $(RUN_PORT) -U postgres
 export PG_CONFIG
 
 .PHONY: help provision build install run start demo psql stop test unit-test pg-test \
-        regress isolation integration-test parity crash-test upgrade-test autovacuum-test memory-test citus-test fmt lint clean clean-clusters
+        regress isolation integration-test parity crash-test upgrade-test autovacuum-test memory-test logical-test citus-test fmt lint clean clean-clusters
 
 help:
 	@echo "make run      build, install, start the local cluster, run the demo"
@@ -25,7 +25,7 @@ help:
 	@echo "make bench-citus  the TSBS table distributed over 2 Citus workers vs one node (ROWS=1000000 quick)"
 	@echo "make bench-changes  DELETE/UPDATE of 100k rows, point lookups on 10M rows, concurrent transfers, then bench-ingest; heap vs columnar"
 	@echo "make bench-ingest   single-row and 100-row INSERT throughput, then 2M single-row inserts and autovacuum's merges"
-	@echo "make unit-test | pg-test | regress | isolation | integration-test | parity | crash-test | upgrade-test | autovacuum-test | memory-test | citus-test"
+	@echo "make unit-test | pg-test | regress | isolation | integration-test | parity | crash-test | upgrade-test | autovacuum-test | memory-test | logical-test | citus-test"
 	@echo "make library-upgrade-test FROM=<commit>  tables written by that commit's library, then this one installed and the extension updated"
 
 provision:
@@ -126,6 +126,10 @@ library-upgrade-test: provision
 
 unit-test pg-test regress isolation integration-test parity crash-test upgrade-test autovacuum-test memory-test: provision
 	@scripts/test.sh $@
+
+# The logical level alone (logical decoding and subscriptions, two clusters of its own).
+logical-test: provision
+	@scripts/test.sh logical
 
 # The citus level alone (test.sh's level is named `citus`): builds Citus once (cached).
 citus-test: provision

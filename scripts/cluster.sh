@@ -65,6 +65,19 @@ maintenance_work_mem = 256MB
 max_wal_size = 2GB
 CONF
         ;;
+        # A publisher or subscriber of the `logical` test level (tests/logical_decoding.sh):
+        # logical decoding on, room for a few slots and subscriptions.
+        logical) cat <<CONF
+shared_buffers = 256MB
+work_mem = 32MB
+max_wal_size = 2GB
+wal_level = logical
+max_replication_slots = 10
+max_wal_senders = 10
+max_logical_replication_workers = 6
+logical_decoding_work_mem = 64kB
+CONF
+        ;;
         # A node of the `citus` test level's cluster (coordinator or worker): Citus must be
         # preloaded first (the later setting wins), three of them share the machine.
         citus) cat <<CONF

@@ -16,6 +16,8 @@
 #                     while a session writes, with no manual VACUUM, on its own cluster
 #   memory-test       tests/memory_bounds.sh: peak backend memory of large writes (10M rows in
 #                     one transaction, 1,000 columns, a 100 MB value) within stated bounds
+#   logical           tests/logical_replication.sh: logical decoding (test_decoding, pgoutput)
+#                     and subscriptions, on a publisher and a subscriber cluster of its own
 #   citus             scripts/citus-test.sh: tests/citus/ on a Citus coordinator + 2 workers
 #                     (Citus built from ../shared/vendor/citus, cached; SKIPPED without it,
 #                     which fails the run when CI is set)
@@ -181,6 +183,11 @@ memory_test() {
     bash tests/memory_bounds.sh
 }
 
+logical_level() {
+    install_release || return 1
+    bash tests/logical_replication.sh
+}
+
 citus_level() {
     install_release || return 1
     scripts/citus-test.sh
@@ -198,6 +205,7 @@ case ${1:-all} in
         run_level upgrade-test upgrade_test
         run_level autovacuum-test autovacuum_test
         run_level memory-test memory_test
+        run_level logical logical_level
         run_level citus citus_level
         ;;
     unit-test) run_level unit-test unit_test ;;
@@ -210,6 +218,7 @@ case ${1:-all} in
     upgrade-test) run_level upgrade-test upgrade_test ;;
     autovacuum-test) run_level autovacuum-test autovacuum_test ;;
     memory-test) run_level memory-test memory_test ;;
+    logical) run_level logical logical_level ;;
     citus) run_level citus citus_level ;;
     *) echo "test.sh: unknown level '$1'" >&2; exit 2 ;;
 esac

@@ -44,6 +44,7 @@ pub extern "C-unwind" fn _PG_init() {
         storage::catalog::extension_version::define_gucs();
         storage::glue::copy_from::define_gucs();
         storage::glue::tableam::register();
+        storage::glue::wal_resource_manager::register();
         storage::relation::slot::init();
         storage::write::write_buffer::register_callbacks();
         storage::write::pending_marks::register_callbacks();

@@ -124,7 +124,9 @@ pub(super) unsafe fn insert_row(
     // come from the calls that return them and are used before being closed, ended or freed).
     unsafe {
         let tup = pg_sys::heap_form_tuple((*rel).rd_att, values.as_mut_ptr(), nulls.as_mut_ptr());
-        pg_sys::heap_insert(rel, tup, cid, 0, std::ptr::null_mut());
+        // Without logical data (as core logs TOAST rewrites): metadata rows are not user
+        // changes, and decoding must not show them (glue::wal_resource_manager).
+        pg_sys::heap_insert(rel, tup, cid, pg_sys::HEAP_INSERT_NO_LOGICAL as i32, std::ptr::null_mut());
         let indexes = pg_sys::RelationGetIndexList(rel);
         for index_oid in pg_list::oids(indexes) {
             let index = pg_sys::index_open(index_oid, pg_sys::RowExclusiveLock as i32);

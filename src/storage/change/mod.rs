@@ -1,7 +1,9 @@
 //! Changing what is stored: `row_change` (DELETE, UPDATE, row locks), `index_build`,
 //! `rewrite` (VACUUM FULL, CLUSTER, ALTER TABLE), `vacuum`. They read rows to change them.
+//! `logical_log` writes the logical change records decoding reads (`wal_level = logical`).
 
 pub mod index_build;
+pub mod logical_log;
 pub mod rewrite;
 pub mod row_change;
 pub mod vacuum;

@@ -316,7 +316,7 @@ unsafe fn runs_before_row_triggers(rel: pg_sys::Relation) -> bool {
 }
 
 /// Stores the row at `tid` in `slot`, deleted or not; false if there is none.
-unsafe fn fetch_any(
+pub(super) unsafe fn fetch_any(
     rel: pg_sys::Relation,
     tid: &pg_sys::ItemPointerData,
     slot: *mut pg_sys::TupleTableSlot,

@@ -15,6 +15,8 @@
 //!   `delete_mask` (a row group's bitmap of deleted rows).
 //! - `checksum`: the CRC-32C every stored vector carries.
 //! - `image_arena`: reusable buffers for decoded values.
+//! - `logical_record`: the rows a change wrote, as logical decoding reads them from the
+//!   WAL (`wal_level = logical`).
 //! - `numeric`: `numeric` values in their stored bytes, parsed and compared as core does.
 
 pub mod bucket_rows;
@@ -27,6 +29,7 @@ pub mod encoding;
 pub mod flush_order;
 pub mod image_arena;
 pub mod layout;
+pub mod logical_record;
 pub mod mark_kind;
 pub mod numeric;
 pub mod text_input;

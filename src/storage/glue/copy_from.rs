@@ -23,6 +23,7 @@
 //! `pgcolumnar.enable_parallel_copy = off` sends every COPY there.
 
 use crate::pg_list;
+use crate::storage::change::logical_log;
 use crate::storage::format::column_builder::ColumnBuilder;
 use crate::storage::format::encoding::point::PointValue;
 use crate::storage::format::encoding::PhysicalKind;
@@ -181,6 +182,9 @@ unsafe fn takes(rel: pg_sys::Relation, attnums: &[i32]) -> bool {
             || !(*rel).trigdesc.is_null()
             || attnums.is_empty()
             || (pg_sys::XactReadOnly && !(*rel).rd_islocaltemp)
+            // Under wal_level = logical each row is logged for decoding as it is inserted:
+            // PostgreSQL's COPY (through multi_insert) does that.
+            || logical_log::wanted(rel)
         {
             return false;
         }

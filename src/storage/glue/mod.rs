@@ -1,7 +1,8 @@
 //! What PostgreSQL calls: `tableam` (the table AM routine, whose callbacks delegate to the
 //! rooms below), `utility` (the ProcessUtility hook), `drop_hook` (the object access hook),
 //! `invalidation` (the relcache callback), `stats` (`pgcolumnar.stats()`), `table_stats` (the `pgcolumnar.table_stats` view), `citus`
-//! (options of Citus shards), `publication` (no logical replication of columnar tables).
+//! (options of Citus shards), `publication` (no metadata rows in a subscription's table sync),
+//! `wal_resource_manager` (logical decoding of columnar changes).
 
 pub mod citus;
 pub mod copy_from;
@@ -12,6 +13,7 @@ pub mod stats;
 pub mod table_stats;
 pub mod tableam;
 pub mod utility;
+pub mod wal_resource_manager;
 
 use pgrx::pg_sys;
 

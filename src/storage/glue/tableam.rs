@@ -8,6 +8,7 @@
 #![allow(clippy::too_many_arguments)]
 
 use crate::storage::catalog;
+use crate::storage::change::logical_log;
 use crate::storage::change::row_change;
 use crate::storage::format::layout::Metapage;
 use crate::storage::read::analyze_sample::BlockSample;
@@ -254,10 +255,38 @@ unsafe extern "C-unwind" fn scan_getnextslot(
     // valid tuple slot.
     unsafe {
         let reader = &mut *scan_desc(scan).reader;
-        if direction == pg_sys::ScanDirection::BackwardScanDirection {
+        let found = if direction == pg_sys::ScanDirection::BackwardScanDirection {
             reader.prev(slot)
         } else {
             reader.next(slot)
+        };
+        let snapshot = (*scan).rs_snapshot;
+        if found && !snapshot.is_null() && (*snapshot).snapshot_type == pg_sys::SnapshotType::SNAPSHOT_DIRTY {
+            report_dirty_writer(snapshot, slot);
+        }
+        found
+    }
+}
+
+/// A dirty snapshot tells its caller, for each row returned, which transaction still in
+/// progress wrote it (heap sets `xmin` so at every tuple it checks): logical
+/// replication's apply, finding a row by a scan, waits for that transaction and scans
+/// again. Reading the metadata under the same snapshot leaves other transactions' ids in
+/// it, which must not outlive the row they were read for (the caller would wait for them
+/// again at every scan).
+unsafe fn report_dirty_writer(snapshot: pg_sys::Snapshot, slot: *mut pg_sys::TupleTableSlot) {
+    // SAFETY: `snapshot` is the scan's dirty snapshot and `slot` holds the row just read
+    // (the caller's contract); the transaction-status checks read shared state.
+    unsafe {
+        (*snapshot).xmin = pg_sys::InvalidTransactionId;
+        (*snapshot).xmax = pg_sys::InvalidTransactionId;
+        (*snapshot).speculativeToken = 0;
+        let writer = crate::storage::relation::slot::writer_xid(slot);
+        if writer != pg_sys::InvalidTransactionId
+            && !pg_sys::TransactionIdIsCurrentTransactionId(writer)
+            && pg_sys::TransactionIdIsInProgress(writer)
+        {
+            (*snapshot).xmin = writer;
         }
     }
 }
@@ -419,7 +448,12 @@ unsafe extern "C-unwind" fn tuple_insert(
 ) {
     // SAFETY: PostgreSQL calls this on the backend thread with the arguments its API defines:
     // `rel` is an open relation, locked by the caller; `slot` is a valid tuple slot.
-    unsafe { insert_one(rel, slot, cid, 1) }
+    unsafe {
+        insert_one(rel, slot, cid, 1);
+        if logical_log::wanted(rel) {
+            logical_log::log_inserts(rel, &[slot]);
+        }
+    }
 }
 
 /// Buffers one row; `expected` rows are about to come (see `write_buffer::insert`).
@@ -454,6 +488,9 @@ unsafe extern "C-unwind" fn multi_insert(
         for i in 0..nslots as usize {
             insert_one(rel, *slots.add(i), cid, nslots as usize - i);
         }
+        if logical_log::wanted(rel) {
+            logical_log::log_inserts(rel, std::slice::from_raw_parts(slots, nslots as usize));
+        }
     }
 }
 
@@ -473,7 +510,9 @@ unsafe extern "C-unwind" fn tuple_insert_speculative(
     unsafe {
         // Other inserters of the same key wait for this whole transaction (its row
         // reservation), not just for the speculative insertion: correct, if less concurrent.
-        tuple_insert(rel, slot, cid, options, bistate)
+        // Decoding sees the row once the insertion is confirmed (complete_speculative).
+        let _ = (options, bistate);
+        insert_one(rel, slot, cid, 1)
     }
 }
 
@@ -489,6 +528,8 @@ unsafe extern "C-unwind" fn tuple_complete_speculative(
     unsafe {
         if !succeeded {
             row_change::abandon_speculative(rel, slot);
+        } else if logical_log::wanted(rel) {
+            logical_log::log_inserts(rel, &[slot]);
         }
     }
 }
@@ -511,6 +552,9 @@ unsafe extern "C-unwind" fn tuple_delete(
         let result = row_change::delete(rel, tid, cid, wait, tmfd);
         if result == pg_sys::TM_Result::TM_Ok {
             pg_sys::pgstat_count_heap_delete(rel);
+            if logical_log::wanted(rel) {
+                logical_log::log_delete(rel, &*tid);
+            }
         }
         result
     }
@@ -540,6 +584,9 @@ unsafe extern "C-unwind" fn tuple_update(
         let result = row_change::update(rel, otid, slot, cid, wait, tmfd);
         if result == pg_sys::TM_Result::TM_Ok {
             pg_sys::pgstat_count_heap_update(rel, false);
+            if logical_log::wanted(rel) {
+                logical_log::log_update(rel, &*otid, slot);
+            }
         }
         result
     }

@@ -42,7 +42,7 @@ unsafe extern "C-unwind" fn process_utility(
         // reads them from inside, CREATE INDEX (maybe in parallel mode, where nothing can
         // be written), ALTER TABLE, COPY TO.
         write_buffer::flush_all();
-        let mut pstmt = pstmt;
+        let mut pstmt = publication::empty_table_sync_of_metadata(pstmt, read_only_tree);
         let stmt = (*pstmt).utilityStmt;
         if !stmt.is_null() {
             publication::refuse_columnar_tables(stmt);

@@ -228,7 +228,17 @@ impl Reader {
                 Some(attnums) => (catalog::load_row_groups_for(storage_id, snapshot, &attnums), None),
                 None => (catalog::load_row_groups(storage_id, snapshot, true), None),
             };
-            let deleted_rows = pending_marks::deleted_rows(storage_id, snapshot);
+            // A dirty snapshot sees a row whose deleter is still in progress (heap returns it,
+            // and its caller waits for the deleter, as logical replication's apply does when
+            // a merge moves the row it looks for): only deletes committed, or this
+            // transaction's, hide rows from it.
+            let marks_snapshot =
+                if !snapshot.is_null() && (*snapshot).snapshot_type == pg_sys::SnapshotType::SNAPSHOT_DIRTY {
+                    &raw mut pg_sys::SnapshotSelfData
+                } else {
+                    snapshot
+                };
+            let deleted_rows = pending_marks::deleted_rows(storage_id, marks_snapshot);
             let wanted = wanted.unwrap_or_else(|| vec![true; natts]);
             Reader {
                 rel,

@@ -224,6 +224,16 @@ unsafe extern "C-unwind" fn copyslot(dst: *mut pg_sys::TupleTableSlot, src: *mut
         // The virtual copy clears `dst` without going through its callbacks.
         drop_lazy(dst);
         (pg_sys::TTSOpsVirtual.copyslot.unwrap())(dst, src);
+        // The copy is the same row: keep where it is and who wrote it, as heap's copies
+        // do (their tuple carries t_self). Logical replication's apply finds a row with a
+        // scan, copies the slot, then locks and changes the row at the copy's TID.
+        (*dst).tts_tid = (*src).tts_tid;
+        (*dst).tts_tableOid = (*src).tts_tableOid;
+        if (*src).tts_ops == ops() {
+            let (d, s) = (dst as *mut ColumnarSlot, src as *mut ColumnarSlot);
+            (*d).xmin = (*s).xmin;
+            (*d).cmin = (*s).cmin;
+        }
     }
 }
 
@@ -395,6 +405,22 @@ pub unsafe fn set_writer(slot: *mut pg_sys::TupleTableSlot, xmin: pg_sys::Transa
             let s = slot as *mut ColumnarSlot;
             (*s).xmin = xmin;
             (*s).cmin = cmin;
+        }
+    }
+}
+
+/// The transaction that wrote the row in `slot` (InvalidTransactionId if the slot is not
+/// a columnar slot or does not know).
+///
+/// # Safety
+/// `slot` must be a valid tuple slot.
+pub unsafe fn writer_xid(slot: *mut pg_sys::TupleTableSlot) -> pg_sys::TransactionId {
+    // SAFETY: the caller guarantees `slot` is valid; a columnar slot is a `ColumnarSlot`.
+    unsafe {
+        if is_columnar(slot) {
+            (*(slot as *mut ColumnarSlot)).xmin
+        } else {
+            pg_sys::InvalidTransactionId
         }
     }
 }

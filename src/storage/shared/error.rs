@@ -52,3 +52,16 @@ pub fn row_lock_not_available(relname: &str) -> ! {
     .report(PgLogLevel::ERROR);
     unreachable!("ereport(ERROR) returned")
 }
+
+/// Columnar tables cannot be written in this server's configuration: SQLSTATE 55000
+/// (object_not_in_prerequisite_state), with what to change.
+pub fn not_configured(message: &str, hint: &str) -> ! {
+    ErrorReport::new(
+        PgSqlErrorCode::ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE,
+        message.to_string(),
+        "pgcolumnar",
+    )
+    .set_hint(hint)
+    .report(PgLogLevel::ERROR);
+    unreachable!("ereport(ERROR) returned")
+}

@@ -1,0 +1,265 @@
+//! The logical change records pgcolumnar writes to the WAL when `wal_level = logical`:
+//! the rows an INSERT, UPDATE or DELETE of a columnar table changed, as logical decoding
+//! needs them. Redo ignores them (the pages are WAL-logged on their own); decoding turns
+//! them into the same changes heap's records become.
+//!
+//! A record is a header (the relation's file node, the number of new tuples, flags),
+//! the old tuple if the flags say there is one, then the new tuples. Each tuple is
+//! `length: u32` and then heap's WAL image of a tuple: `xl_heap_header` (infomask2,
+//! infomask, hoff) and the tuple's bytes after its fixed header. Integers are in the
+//! machine's byte order, as everything in the WAL; nothing is aligned.
+
+/// pgcolumnar's WAL resource manager: an id in the range PostgreSQL leaves to
+/// extensions (128-255), which must differ from every other resource manager loaded in
+/// the cluster (https://wiki.postgresql.org/wiki/CustomWALResourceManagers lists those
+/// in use). Changing it makes WAL written before unreadable: it is fixed.
+pub const RESOURCE_MANAGER_ID: u8 = 170;
+/// Its name, as `pg_walinspect` and errors show it.
+pub const RESOURCE_MANAGER_NAME: &std::ffi::CStr = c"pgcolumnar";
+
+/// `xl_info` values (the high four bits; PostgreSQL keeps the low four).
+pub const INSERT: u8 = 0x00;
+pub const UPDATE: u8 = 0x10;
+pub const DELETE: u8 = 0x20;
+/// The bits of `xl_info` that say which of the three a record is.
+pub const OPERATION_MASK: u8 = 0x70;
+
+/// The record carries an old tuple: the replica identity's key, or the whole row.
+const HAS_OLD: u8 = 0x01;
+
+const HEADER_BYTES: usize = 4 * 4 + 1;
+/// `xl_heap_header`: t_infomask2 (u16), t_infomask (u16), t_hoff (u8).
+pub const TUPLE_HEADER_BYTES: usize = 5;
+
+/// A multi-row record is cut once it holds this many bytes: each record is decoded in
+/// one piece, so it stays far below the WAL reader's 1 GB limit and a walsender does not
+/// hold a huge COPY's rows twice.
+pub const RECORD_BYTES_TARGET: usize = 1 << 20;
+
+/// The relation a record is about, as `RelFileNode` names it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FileNode {
+    pub tablespace: u32,
+    pub database: u32,
+    pub relation: u32,
+}
+
+/// Which operation an `xl_info` names; None for an unknown one.
+pub fn operation_name(info: u8) -> Option<&'static str> {
+    match info & OPERATION_MASK {
+        INSERT => Some("INSERT"),
+        UPDATE => Some("UPDATE"),
+        DELETE => Some("DELETE"),
+        _ => None,
+    }
+}
+
+/// A tuple as heap's WAL records image it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TupleImage<'a> {
+    pub infomask2: u16,
+    pub infomask: u16,
+    pub hoff: u8,
+    /// The tuple's bytes after its fixed header (null bitmap, padding, values).
+    pub data: &'a [u8],
+}
+
+impl TupleImage<'_> {
+    fn encoded_len(&self) -> usize {
+        4 + TUPLE_HEADER_BYTES + self.data.len()
+    }
+
+    fn write(&self, out: &mut Vec<u8>) {
+        out.extend_from_slice(&((TUPLE_HEADER_BYTES + self.data.len()) as u32).to_ne_bytes());
+        out.extend_from_slice(&self.infomask2.to_ne_bytes());
+        out.extend_from_slice(&self.infomask.to_ne_bytes());
+        out.push(self.hoff);
+        out.extend_from_slice(self.data);
+    }
+}
+
+/// A record being built: `old` first (at most one), then any number of new tuples.
+pub struct RecordBuilder {
+    bytes: Vec<u8>,
+    new_tuples: u32,
+}
+
+impl RecordBuilder {
+    pub fn new(node: FileNode) -> RecordBuilder {
+        let mut bytes = Vec::with_capacity(256);
+        for v in [node.tablespace, node.database, node.relation, 0] {
+            bytes.extend_from_slice(&v.to_ne_bytes());
+        }
+        bytes.push(0);
+        RecordBuilder { bytes, new_tuples: 0 }
+    }
+
+    /// Adds the old tuple; only before any new tuple.
+    pub fn set_old(&mut self, old: &TupleImage<'_>) {
+        assert!(self.new_tuples == 0 && self.bytes[HEADER_BYTES - 1] & HAS_OLD == 0);
+        self.bytes[HEADER_BYTES - 1] |= HAS_OLD;
+        old.write(&mut self.bytes);
+    }
+
+    pub fn push_new(&mut self, tuple: &TupleImage<'_>) {
+        self.bytes.reserve(tuple.encoded_len());
+        tuple.write(&mut self.bytes);
+        self.new_tuples += 1;
+        self.bytes[12..16].copy_from_slice(&self.new_tuples.to_ne_bytes());
+    }
+
+    pub fn new_tuples(&self) -> u32 {
+        self.new_tuples
+    }
+
+    /// The record's bytes so far.
+    pub fn bytes(&self) -> &[u8] {
+        &self.bytes
+    }
+
+    pub fn len(&self) -> usize {
+        self.bytes.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.new_tuples == 0 && self.bytes[HEADER_BYTES - 1] & HAS_OLD == 0
+    }
+}
+
+/// What a record holds, borrowed from its bytes.
+#[derive(Debug, PartialEq, Eq)]
+pub struct Record<'a> {
+    pub node: FileNode,
+    pub old: Option<TupleImage<'a>>,
+    pub new: Vec<TupleImage<'a>>,
+}
+
+/// Why a record could not be read: its bytes are shorter or longer than it says.
+#[derive(Debug, PartialEq, Eq)]
+pub struct Malformed(pub &'static str);
+
+struct Cursor<'a> {
+    bytes: &'a [u8],
+}
+
+impl<'a> Cursor<'a> {
+    fn take(&mut self, n: usize, what: &'static str) -> Result<&'a [u8], Malformed> {
+        if self.bytes.len() < n {
+            return Err(Malformed(what));
+        }
+        let (head, rest) = self.bytes.split_at(n);
+        self.bytes = rest;
+        Ok(head)
+    }
+
+    fn u32(&mut self, what: &'static str) -> Result<u32, Malformed> {
+        Ok(u32::from_ne_bytes(self.take(4, what)?.try_into().unwrap()))
+    }
+
+    fn tuple(&mut self) -> Result<TupleImage<'a>, Malformed> {
+        let len = self.u32("tuple length")? as usize;
+        if len < TUPLE_HEADER_BYTES {
+            return Err(Malformed("tuple shorter than its header"));
+        }
+        let t = self.take(len, "tuple")?;
+        Ok(TupleImage {
+            infomask2: u16::from_ne_bytes([t[0], t[1]]),
+            infomask: u16::from_ne_bytes([t[2], t[3]]),
+            hoff: t[4],
+            data: &t[TUPLE_HEADER_BYTES..],
+        })
+    }
+}
+
+impl<'a> Record<'a> {
+    pub fn parse(bytes: &'a [u8]) -> Result<Record<'a>, Malformed> {
+        let mut c = Cursor { bytes };
+        let node =
+            FileNode { tablespace: c.u32("header")?, database: c.u32("header")?, relation: c.u32("header")? };
+        let count = c.u32("header")? as usize;
+        let flags = c.take(1, "header")?[0];
+        let old = if flags & HAS_OLD != 0 { Some(c.tuple()?) } else { None };
+        // Each tuple takes at least its length and header: a corrupt count cannot make
+        // us allocate more than the record's size.
+        let mut new = Vec::with_capacity(count.min(c.bytes.len() / (4 + TUPLE_HEADER_BYTES)));
+        for _ in 0..count {
+            new.push(c.tuple()?);
+        }
+        if !c.bytes.is_empty() {
+            return Err(Malformed("bytes after the last tuple"));
+        }
+        Ok(Record { node, old, new })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const NODE: FileNode = FileNode { tablespace: 1663, database: 5, relation: 16_384 };
+
+    fn image(data: &[u8]) -> TupleImage<'_> {
+        TupleImage { infomask2: 3, infomask: 0x0802, hoff: 24, data }
+    }
+
+    #[test]
+    fn insert_of_many_rows_round_trips() {
+        let rows: Vec<Vec<u8>> = (0..100u8).map(|i| vec![i; i as usize]).collect();
+        let mut b = RecordBuilder::new(NODE);
+        for r in &rows {
+            b.push_new(&image(r));
+        }
+        assert_eq!(b.new_tuples(), 100);
+        let rec = Record::parse(b.bytes()).unwrap();
+        assert_eq!(rec.node, NODE);
+        assert_eq!(rec.old, None);
+        assert_eq!(rec.new.len(), 100);
+        for (t, r) in rec.new.iter().zip(&rows) {
+            assert_eq!(*t, image(r));
+        }
+    }
+
+    #[test]
+    fn update_carries_old_then_new() {
+        let mut b = RecordBuilder::new(NODE);
+        b.set_old(&image(b"key"));
+        b.push_new(&image(b"whole new row"));
+        let rec = Record::parse(b.bytes()).unwrap();
+        assert_eq!(rec.old, Some(image(b"key")));
+        assert_eq!(rec.new, vec![image(b"whole new row")]);
+    }
+
+    #[test]
+    fn delete_without_identity_is_empty() {
+        let b = RecordBuilder::new(NODE);
+        assert!(b.is_empty());
+        let rec = Record::parse(b.bytes()).unwrap();
+        assert_eq!((rec.old, rec.new.len()), (None, 0));
+    }
+
+    #[test]
+    fn damaged_records_are_refused() {
+        let mut b = RecordBuilder::new(NODE);
+        b.set_old(&image(b"old"));
+        b.push_new(&image(b"new"));
+        let bytes = b.bytes().to_vec();
+        for cut in 0..bytes.len() {
+            assert!(Record::parse(&bytes[..cut]).is_err(), "cut at {cut}");
+        }
+        let mut longer = bytes.clone();
+        longer.push(0);
+        assert_eq!(Record::parse(&longer), Err(Malformed("bytes after the last tuple")));
+        // A count far beyond the bytes fails without allocating for it.
+        let mut huge = bytes;
+        huge[12..16].copy_from_slice(&u32::MAX.to_ne_bytes());
+        assert!(Record::parse(&huge).is_err());
+    }
+
+    #[test]
+    fn operations_are_named() {
+        assert_eq!(operation_name(INSERT | 0x0f), Some("INSERT"));
+        assert_eq!(operation_name(UPDATE), Some("UPDATE"));
+        assert_eq!(operation_name(DELETE), Some("DELETE"));
+        assert_eq!(operation_name(0x30), None);
+    }
+}

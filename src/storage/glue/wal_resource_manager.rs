@@ -1,0 +1,293 @@
+//! pgcolumnar's WAL resource manager (PostgreSQL 15's custom resource managers): the
+//! logical change records `change::logical_log` writes are decoded here into the changes
+//! heap's records become, so publications, `test_decoding`, `pgoutput` and every other
+//! output plugin see a columnar table's rows like a heap table's. Redo has nothing to
+//! do: the pages those changes wrote are WAL-logged by their own records.
+//!
+//! It also keeps pgcolumnar's metadata out of decoded streams: the metadata tables are
+//! ordinary tables, so their rows would be decoded as user changes. Inserts into them
+//! are logged without logical data (`HEAP_INSERT_NO_LOGICAL`, as core logs TOAST rewrites),
+//! and every change decoding still finds for them is dropped before it reaches the output
+//! plugin, as core drops changes of its catalogs.
+
+use crate::storage::change::logical_log;
+use crate::storage::format::logical_record::{self, FileNode, Record, TupleImage};
+use crate::storage::shared::error::data_corrupted;
+use pgrx::pg_sys;
+use pgrx::prelude::*;
+
+/// `XLogRecordBuffer` (replication/decode.h, which pgrx does not bind).
+#[repr(C)]
+struct RecordBuffer {
+    origptr: pg_sys::XLogRecPtr,
+    endptr: pg_sys::XLogRecPtr,
+    record: *mut pg_sys::XLogReaderState,
+}
+
+// Called through pg_guard_ffi_boundary (it allocates, so it may raise an error).
+unsafe extern "C-unwind" {
+    /// replication/snapbuild.h: whether a change of `xid` at `lsn` is to be decoded (the
+    /// snapshot builder is far enough), giving its transaction a base snapshot.
+    fn SnapBuildProcessChange(
+        builder: *mut pg_sys::SnapBuild,
+        xid: pg_sys::TransactionId,
+        lsn: pg_sys::XLogRecPtr,
+    ) -> bool;
+}
+
+type DecodeFn =
+    unsafe extern "C-unwind" fn(*mut pg_sys::LogicalDecodingContext, *mut pg_sys::XLogRecordBuffer);
+
+static mut HEAP_DECODE: Option<DecodeFn> = None;
+static mut APPLY_CHANGE: pg_sys::ReorderBufferApplyChangeCB = None;
+static mut STREAM_CHANGE: pg_sys::ReorderBufferStreamChangeCB = None;
+
+/// Registers the resource manager and the metadata filter; only while the postmaster
+/// loads `shared_preload_libraries` (PostgreSQL allows it then only). Without it,
+/// `logical_log::wanted` refuses writes of columnar tables under `wal_level = logical`.
+///
+/// # Safety
+/// Call once, from `_PG_init`, on the postmaster's (or a backend's) only thread.
+pub unsafe fn register() {
+    // SAFETY: the caller guarantees we run in `_PG_init`, single-threaded, before any WAL is
+    // read or decoded; RegisterCustomRmgr copies the struct, whose name is a static string;
+    // the heap entry of RmgrTable is a valid element (RM_HEAP_ID is a built-in id).
+    unsafe {
+        if !pg_sys::process_shared_preload_libraries_in_progress {
+            return;
+        }
+        let mut rmgr = pg_sys::RmgrData {
+            rm_name: logical_record::RESOURCE_MANAGER_NAME.as_ptr(),
+            rm_redo: Some(redo),
+            rm_desc: Some(describe),
+            rm_identify: Some(identify),
+            rm_startup: None,
+            rm_cleanup: None,
+            rm_mask: None,
+            rm_decode: Some(decode),
+        };
+        pg_sys::RegisterCustomRmgr(logical_record::RESOURCE_MANAGER_ID, &mut rmgr);
+        let heap =
+            (&raw mut pg_sys::RmgrTable as *mut pg_sys::RmgrData).add(pg_sys::RmgrIds::RM_HEAP_ID as usize);
+        HEAP_DECODE = (*heap).rm_decode;
+        (*heap).rm_decode = Some(heap_decode);
+        logical_log::set_registered();
+    }
+}
+
+#[pg_guard]
+unsafe extern "C-unwind" fn redo(_record: *mut pg_sys::XLogReaderState) {}
+
+#[pg_guard]
+unsafe extern "C-unwind" fn identify(info: u8) -> *const std::ffi::c_char {
+    match logical_record::operation_name(info) {
+        Some("INSERT") => c"INSERT".as_ptr(),
+        Some("UPDATE") => c"UPDATE".as_ptr(),
+        Some("DELETE") => c"DELETE".as_ptr(),
+        _ => std::ptr::null(),
+    }
+}
+
+#[pg_guard]
+unsafe extern "C-unwind" fn describe(buf: pg_sys::StringInfo, record: *mut pg_sys::XLogReaderState) {
+    // SAFETY: PostgreSQL calls this with a valid StringInfo and a decoded record.
+    unsafe {
+        let text = match Record::parse(main_data(record)) {
+            Ok(r) => format!(
+                "rel {}/{}/{}; {} new tuple(s){}",
+                r.node.tablespace,
+                r.node.database,
+                r.node.relation,
+                r.new.len(),
+                if r.old.is_some() { ", old tuple" } else { "" }
+            ),
+            Err(e) => format!("malformed: {}", e.0),
+        };
+        let text = std::ffi::CString::new(text).unwrap_or_default();
+        pg_sys::appendStringInfoString(buf, text.as_ptr());
+    }
+}
+
+unsafe fn main_data<'a>(record: *mut pg_sys::XLogReaderState) -> &'a [u8] {
+    // SAFETY: `record` has a decoded record (callers): its main data is `main_data_len`
+    // bytes, valid while the record is.
+    unsafe {
+        let decoded = (*record).record;
+        if (*decoded).main_data_len == 0 {
+            return &[];
+        }
+        std::slice::from_raw_parts((*decoded).main_data as *const u8, (*decoded).main_data_len as usize)
+    }
+}
+
+/// Decodes one of our records as heap_decode decodes heap's: the transaction is made
+/// known, and once the snapshot builder can decode it, each row becomes an INSERT,
+/// UPDATE or DELETE change of the transaction (which the reorder buffer orders, spills
+/// to disk or streams, and drops with an abort).
+#[pg_guard]
+unsafe extern "C-unwind" fn decode(
+    ctx: *mut pg_sys::LogicalDecodingContext,
+    buf: *mut pg_sys::XLogRecordBuffer,
+) {
+    // SAFETY: logical decoding calls this for our records with its context and the record's
+    // buffer (whose layout `RecordBuffer` mirrors); the changes and tuple buffers come from
+    // the reorder buffer, which takes them over in ReorderBufferQueueChange.
+    unsafe {
+        let buf = buf as *mut RecordBuffer;
+        let decoded = (*(*buf).record).record;
+        let xid = (*decoded).header.xl_xid;
+        let lsn = (*buf).origptr;
+        let rb = (*ctx).reorder;
+        pg_sys::ReorderBufferProcessXid(rb, xid, lsn);
+        let builder = (*ctx).snapshot_builder;
+        if (*ctx).fast_forward
+            || !pg_sys::ffi::pg_guard_ffi_boundary(|| SnapBuildProcessChange(builder, xid, lsn))
+        {
+            return;
+        }
+        let record = match Record::parse(main_data((*buf).record)) {
+            Ok(r) => r,
+            Err(e) => data_corrupted(&format!("pgcolumnar WAL record at {lsn:X}: {}", e.0)),
+        };
+        if record.node.database != u32::from((*(*ctx).slot).data.database) {
+            return;
+        }
+        let origin = (*decoded).record_origin;
+        if (*ctx).callbacks.filter_by_origin_cb.is_some() && pg_sys::filter_by_origin_cb_wrapper(ctx, origin)
+        {
+            return;
+        }
+        use pg_sys::ReorderBufferChangeType::*;
+        let queue = |action, old: Option<&TupleImage<'_>>, new: Option<&TupleImage<'_>>| {
+            let change = pg_sys::ReorderBufferGetChange(rb);
+            (*change).action = action;
+            (*change).origin_id = origin;
+            let tp = &mut (*change).data.tp;
+            tp.relnode = file_node(record.node);
+            tp.oldtuple = old.map_or(std::ptr::null_mut(), |t| tuple_buffer(rb, t));
+            tp.newtuple = new.map_or(std::ptr::null_mut(), |t| tuple_buffer(rb, t));
+            tp.clear_toast_afterwards = true;
+            pg_sys::ReorderBufferQueueChange(rb, xid, lsn, change, false);
+        };
+        match (*decoded).header.xl_info & logical_record::OPERATION_MASK {
+            logical_record::INSERT => {
+                for t in &record.new {
+                    queue(REORDER_BUFFER_CHANGE_INSERT, None, Some(t));
+                }
+            }
+            logical_record::UPDATE => {
+                queue(REORDER_BUFFER_CHANGE_UPDATE, record.old.as_ref(), record.new.first())
+            }
+            logical_record::DELETE => queue(REORDER_BUFFER_CHANGE_DELETE, record.old.as_ref(), None),
+            other => data_corrupted(&format!("pgcolumnar WAL record at {lsn:X} has unknown info {other:#x}")),
+        }
+    }
+}
+
+fn file_node(node: FileNode) -> pg_sys::RelFileNode {
+    pg_sys::RelFileNode {
+        spcNode: node.tablespace.into(),
+        dbNode: node.database.into(),
+        relNode: node.relation.into(),
+    }
+}
+
+/// A reorder-buffer tuple holding `t`, as decode.c's DecodeXLogTuple fills one.
+unsafe fn tuple_buffer(
+    rb: *mut pg_sys::ReorderBuffer,
+    t: &TupleImage<'_>,
+) -> *mut pg_sys::ReorderBufferTupleBuf {
+    // SAFETY: ReorderBufferGetTupleBuf allocates room for the fixed header and `len` more
+    // bytes at `t_data`; we write exactly that much.
+    unsafe {
+        let fixed = std::mem::offset_of!(pg_sys::HeapTupleHeaderData, t_bits);
+        let buffer = pg_sys::ReorderBufferGetTupleBuf(rb, t.data.len());
+        let tuple = &mut (*buffer).tuple;
+        tuple.t_len = (fixed + t.data.len()) as u32;
+        tuple.t_self = pg_sys::ItemPointerData {
+            ip_blkid: pg_sys::BlockIdData { bi_hi: 0xffff, bi_lo: 0xffff },
+            ip_posid: 0,
+        };
+        tuple.t_tableOid = pg_sys::InvalidOid;
+        let header = tuple.t_data;
+        std::ptr::write_bytes(header as *mut u8, 0, fixed);
+        std::ptr::copy_nonoverlapping(t.data.as_ptr(), (header as *mut u8).add(fixed), t.data.len());
+        (*header).t_infomask2 = t.infomask2;
+        (*header).t_infomask = t.infomask;
+        (*header).t_hoff = t.hoff;
+        buffer
+    }
+}
+
+/// Heap's decoding, after making sure this decoding context drops metadata changes:
+/// every heap record passes here before any change of it can reach an output plugin.
+#[pg_guard]
+unsafe extern "C-unwind" fn heap_decode(
+    ctx: *mut pg_sys::LogicalDecodingContext,
+    buf: *mut pg_sys::XLogRecordBuffer,
+) {
+    // SAFETY: logical decoding calls this with its context and a heap record; the reorder
+    // buffer's callbacks are plain fields we may replace (with wrappers that call them);
+    // HEAP_DECODE was set in `register` before any decoding.
+    unsafe {
+        let rb = (*ctx).reorder;
+        let ours = |f: Option<unsafe extern "C-unwind" fn(_, _, _, _)>, mine: *const ()| {
+            f.map(|f| f as *const ()) == Some(mine)
+        };
+        if !ours((*rb).apply_change, apply_change as *const ()) {
+            APPLY_CHANGE = (*rb).apply_change;
+            (*rb).apply_change = Some(apply_change);
+        }
+        if (*rb).stream_change.is_some() && !ours((*rb).stream_change, stream_change as *const ()) {
+            STREAM_CHANGE = (*rb).stream_change;
+            (*rb).stream_change = Some(stream_change);
+        }
+        let next = HEAP_DECODE.expect("heap's rm_decode");
+        pg_sys::ffi::pg_guard_ffi_boundary(|| next(ctx, buf));
+    }
+}
+
+#[pg_guard]
+unsafe extern "C-unwind" fn apply_change(
+    rb: *mut pg_sys::ReorderBuffer,
+    txn: *mut pg_sys::ReorderBufferTXN,
+    relation: pg_sys::Relation,
+    change: *mut pg_sys::ReorderBufferChange,
+) {
+    // SAFETY: the reorder buffer calls this as it would call logical decoding's own
+    // callback, which APPLY_CHANGE is; `relation` is open under the historic snapshot.
+    unsafe {
+        if is_metadata(relation) {
+            return;
+        }
+        let next = APPLY_CHANGE.expect("apply_change");
+        pg_sys::ffi::pg_guard_ffi_boundary(|| next(rb, txn, relation, change));
+    }
+}
+
+#[pg_guard]
+unsafe extern "C-unwind" fn stream_change(
+    rb: *mut pg_sys::ReorderBuffer,
+    txn: *mut pg_sys::ReorderBufferTXN,
+    relation: pg_sys::Relation,
+    change: *mut pg_sys::ReorderBufferChange,
+) {
+    // SAFETY: as `apply_change`, for changes of a transaction streamed in progress.
+    unsafe {
+        if is_metadata(relation) {
+            return;
+        }
+        let next = STREAM_CHANGE.expect("stream_change");
+        pg_sys::ffi::pg_guard_ffi_boundary(|| next(rb, txn, relation, change));
+    }
+}
+
+/// Whether `relation` is one of pgcolumnar's metadata tables (everything in its schema).
+unsafe fn is_metadata(relation: pg_sys::Relation) -> bool {
+    // SAFETY: `relation` is open (callers); the namespace lookup reads the syscache under
+    // the historic snapshot decoding installed.
+    unsafe {
+        let schema = pg_sys::get_namespace_oid(c"pgcolumnar".as_ptr(), true);
+        schema != pg_sys::InvalidOid && (*(*relation).rd_rel).relnamespace == schema
+    }
+}
