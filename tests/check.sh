@@ -25,3 +25,18 @@ check() {  # check NAME EXPECTED ACTUAL
         failures=$((failures + 1))
     fi
 }
+
+sigkill_cluster() {  # sigkill_cluster DIR: SIGKILL its postmaster; the children exit when they notice
+    local dir=$1 pid
+    pid=$(head -n 1 "$dir/data/postmaster.pid")
+    kill -9 "$pid"
+    for _ in $(seq 1 100); do
+        pgrep -u postgres -f -- "-D $dir/data" >/dev/null || break
+        sleep 0.1
+    done
+    pkill -9 -u postgres -f -- "$dir/data" 2>/dev/null || true
+    sleep 0.5
+    # A killed postmaster may linger as a zombie nobody reaps in a container, which
+    # keeps its lock files looking alive; it is dead, so remove them.
+    rm -f "$dir/data/postmaster.pid" "$dir"/socket/.s.PGSQL.*.lock
+}

@@ -10,20 +10,7 @@ TOP=$(cd "$(dirname "$0")/.." && pwd)
 source "$TOP/tests/check.sh"
 own_cluster crash "${CRASH_TEST_PORT:-54317}"
 
-crash() {  # SIGKILL the postmaster; its children exit when they notice
-    local pid
-    pid=$(head -n 1 "$DIR/data/postmaster.pid")
-    kill -9 "$pid"
-    for _ in $(seq 1 100); do
-        pgrep -u postgres -f -- "-D $DIR/data" >/dev/null || break
-        sleep 0.1
-    done
-    pkill -9 -u postgres -f -- "$DIR/data" 2>/dev/null || true
-    sleep 0.5
-    # A killed postmaster may linger as a zombie nobody reaps in a container, which
-    # keeps its lock files looking alive; it is dead, so remove them.
-    rm -f "$DIR/data/postmaster.pid" "$DIR"/socket/.s.PGSQL.*.lock
-}
+crash() { sigkill_cluster "$DIR"; }
 
 trap '$CLUSTER destroy crash' EXIT
 $CLUSTER destroy crash

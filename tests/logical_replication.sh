@@ -191,18 +191,6 @@ writers() {  # writers SECONDS
         -f "$W/events.sql@2" -f "$W/filt.sql@2" -f "$W/heap.sql@1" src >"$W/pgbench-$1-$RANDOM.log" 2>&1
 }
 
-crash_publisher() {  # SIGKILL the postmaster; its children exit when they notice
-    local pid
-    pid=$(head -n 1 "$PUB_DIR/data/postmaster.pid")
-    kill -9 "$pid"
-    for _ in $(seq 1 100); do
-        pgrep -u postgres -f -- "-D $PUB_DIR/data" >/dev/null || break
-        sleep 0.1
-    done
-    pkill -9 -u postgres -f -- "$PUB_DIR/data" 2>/dev/null || true
-    sleep 0.5
-    rm -f "$PUB_DIR/data/postmaster.pid" "$PUB_DIR"/socket/.s.PGSQL.*.lock
-}
 
 # Writes for WRITE_SECONDS: the subscriber restarts at a quarter of it.
 writers "$WRITE_SECONDS" &
@@ -221,7 +209,7 @@ compare "after 4 writers and a subscriber restart"
 writers 20 &
 writers_pid=$!
 sleep 8
-crash_publisher
+sigkill_cluster "$PUB_DIR"
 wait "$writers_pid"
 # Recovery needs the resource manager: without the library the server stops, saying
 # so, instead of skipping records.
