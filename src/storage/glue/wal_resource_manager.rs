@@ -255,14 +255,8 @@ unsafe extern "C-unwind" fn apply_change(
     change: *mut pg_sys::ReorderBufferChange,
 ) {
     // SAFETY: the reorder buffer calls this as it would call logical decoding's own
-    // callback, which APPLY_CHANGE is; `relation` is open under the historic snapshot.
-    unsafe {
-        if is_metadata(relation) {
-            return;
-        }
-        let next = APPLY_CHANGE.expect("apply_change");
-        pg_sys::ffi::pg_guard_ffi_boundary(|| next(rb, txn, relation, change));
-    }
+    // callback, which APPLY_CHANGE is.
+    unsafe { unless_metadata(APPLY_CHANGE, rb, txn, relation, change) }
 }
 
 #[pg_guard]
@@ -273,11 +267,25 @@ unsafe extern "C-unwind" fn stream_change(
     change: *mut pg_sys::ReorderBufferChange,
 ) {
     // SAFETY: as `apply_change`, for changes of a transaction streamed in progress.
+    unsafe { unless_metadata(STREAM_CHANGE, rb, txn, relation, change) }
+}
+
+/// Passes a change on to logical decoding's callback `next`, unless it is a change of
+/// pgcolumnar's metadata.
+unsafe fn unless_metadata(
+    next: pg_sys::ReorderBufferApplyChangeCB,
+    rb: *mut pg_sys::ReorderBuffer,
+    txn: *mut pg_sys::ReorderBufferTXN,
+    relation: pg_sys::Relation,
+    change: *mut pg_sys::ReorderBufferChange,
+) {
+    // SAFETY: the callers' arguments are the reorder buffer's; `relation` is open under the
+    // historic snapshot decoding installed; `next` was saved from the same reorder buffer.
     unsafe {
         if is_metadata(relation) {
             return;
         }
-        let next = STREAM_CHANGE.expect("stream_change");
+        let next = next.expect("logical decoding's change callback");
         pg_sys::ffi::pg_guard_ffi_boundary(|| next(rb, txn, relation, change));
     }
 }
