@@ -89,19 +89,13 @@ pub unsafe fn log_update(
     // read through a slot made and dropped here.
     unsafe {
         let mut record = RecordBuilder::new(file_node(rel));
-        pg_sys::slot_getallattrs(new_slot);
-        with_old_row(rel, otid, |old| {
-            let identity = Identity::of(rel);
-            let key_required = match &identity {
-                Identity::Nothing => false,
-                Identity::Full => true,
-                Identity::Key(attrs) => attrs.iter().any(|&i| !same_value(rel, i, old, new_slot)),
-            };
-            if key_required {
-                if let Some(tuple) = identity.old_tuple(rel, old) {
-                    record.set_old(&image(tuple));
-                    pg_sys::heap_freetuple(tuple);
-                }
+        let identity = Identity::of(rel);
+        add_old(&mut record, rel, otid, &identity, |old| match &identity {
+            Identity::Nothing => false,
+            Identity::Full => true,
+            Identity::Key(attrs) => {
+                pg_sys::slot_getallattrs(new_slot);
+                attrs.iter().any(|&i| !same_value(rel, i, old, new_slot))
             }
         });
         let tuple = slot_tuple(rel, new_slot, None);
@@ -122,15 +116,7 @@ pub unsafe fn log_delete(rel: pg_sys::Relation, tid: &pg_sys::ItemPointerData) {
     // SAFETY: the caller guarantees this fn's contract (see `log_update`).
     unsafe {
         let mut record = RecordBuilder::new(file_node(rel));
-        let identity = Identity::of(rel);
-        if !matches!(identity, Identity::Nothing) {
-            with_old_row(rel, tid, |old| {
-                if let Some(tuple) = identity.old_tuple(rel, old) {
-                    record.set_old(&image(tuple));
-                    pg_sys::heap_freetuple(tuple);
-                }
-            });
-        }
+        add_old(&mut record, rel, tid, &Identity::of(rel), |_| true);
         insert_record(logical_record::DELETE, &record);
     }
 }
@@ -194,20 +180,32 @@ impl Identity {
     }
 }
 
-/// Reads the row version at `tid` (deleted or not) and runs `f` on it; nothing if the
-/// row is gone, which a row this statement just changed never is.
-unsafe fn with_old_row(
+/// Adds to `record` what `identity` logs of the row version at `tid` (deleted or not),
+/// if `required` says that row needs it. The row is read only when the identity logs
+/// something; nothing is added if the row is gone, which a row this statement just
+/// changed never is.
+unsafe fn add_old(
+    record: &mut RecordBuilder,
     rel: pg_sys::Relation,
     tid: &pg_sys::ItemPointerData,
-    f: impl FnOnce(*mut pg_sys::TupleTableSlot),
+    identity: &Identity,
+    required: impl FnOnce(*mut pg_sys::TupleTableSlot) -> bool,
 ) {
     // SAFETY: `rel` is open and locked, `tid` valid (callers' contracts); the slot is made
     // for the relation's own slot type and dropped here.
     unsafe {
+        if matches!(identity, Identity::Nothing) {
+            return;
+        }
         let slot = pg_sys::MakeSingleTupleTableSlot((*rel).rd_att, crate::storage::relation::slot::ops());
         if row_change::fetch_any(rel, tid, slot) {
             pg_sys::slot_getallattrs(slot);
-            f(slot);
+            if required(slot) {
+                if let Some(tuple) = identity.old_tuple(rel, slot) {
+                    record.set_old(&image(tuple));
+                    pg_sys::heap_freetuple(tuple);
+                }
+            }
         }
         pg_sys::ExecDropSingleTupleTableSlot(slot);
     }
