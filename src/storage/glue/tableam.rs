@@ -236,6 +236,10 @@ unsafe extern "C-unwind" fn scan_rescan(
     unsafe {
         let desc = scan_desc(scan);
         if !desc.reader.is_null() {
+            if (*desc.reader).sees_later_changes() {
+                write_buffer::flush_before_reading(desc.base.rs_rd);
+                (*desc.reader).reread();
+            }
             (*desc.reader).restart();
         }
         if !desc.sample.is_null() {

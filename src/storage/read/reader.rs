@@ -122,6 +122,63 @@ pub struct Reader {
     scaled: Vec<bool>,
     /// Chunk metadata still to attach, for a reader made by `new_lazy`.
     lazy: Option<LazyChunks>,
+    /// Where `restart` reads the row groups again, for a snapshot that sees later changes.
+    reload: Option<GroupSource>,
+}
+
+/// Where a reader's row groups and deleted rows come from.
+struct GroupSource {
+    storage_id: u64,
+    snapshot: pg_sys::Snapshot,
+    /// The wanted attributes' numbers (None: all).
+    attnums: Option<Vec<i16>>,
+    lazy: bool,
+}
+
+impl GroupSource {
+    /// Whether the snapshot sees changes committed after the scan began (non-MVCC ones
+    /// that a scan keeps: dirty and self).
+    fn sees_later_changes(&self) -> bool {
+        // SAFETY: `snapshot` is the scan's, valid for the reader's life (`Reader::new`).
+        !self.snapshot.is_null()
+            && matches!(
+                unsafe { (*self.snapshot).snapshot_type },
+                pg_sys::SnapshotType::SNAPSHOT_DIRTY | pg_sys::SnapshotType::SNAPSHOT_SELF
+            )
+    }
+
+    /// The row groups visible to the snapshot, the lazy reader's chunks still to attach,
+    /// and the rows deleted by marks.
+    ///
+    /// # Safety
+    /// As `Reader::new`.
+    unsafe fn load(&self) -> (Vec<RowGroupMeta>, Option<LazyChunks>, Vec<u64>) {
+        let (storage_id, snapshot) = (self.storage_id, self.snapshot);
+        // SAFETY: this fn's contract.
+        unsafe {
+            let (groups, lazy) = match &self.attnums {
+                Some(attnums) if self.lazy => {
+                    let unread = Rc::new(catalog::Chunks { parsed: Some(Vec::new()), ..Default::default() });
+                    let groups = catalog::load_row_groups_cached(storage_id, snapshot, &unread);
+                    let attnums = attnums.clone();
+                    (groups, Some(LazyChunks { storage_id, snapshot, attnums, probes_left: PROBES, unread }))
+                }
+                Some(attnums) => (catalog::load_row_groups_for(storage_id, snapshot, attnums), None),
+                None => (catalog::load_row_groups(storage_id, snapshot, true), None),
+            };
+            // A dirty snapshot sees a row whose deleter is still in progress (heap returns it,
+            // and its caller waits for the deleter, as logical replication's apply does when
+            // a merge moves the row it looks for): only deletes committed, or this
+            // transaction's, hide rows from it.
+            let marks_snapshot =
+                if !snapshot.is_null() && (*snapshot).snapshot_type == pg_sys::SnapshotType::SNAPSHOT_DIRTY {
+                    &raw mut pg_sys::SnapshotSelfData
+                } else {
+                    snapshot
+                };
+            (groups, lazy, pending_marks::deleted_rows(storage_id, marks_snapshot))
+        }
+    }
 }
 
 /// What a lazy reader's row groups may still lack: the chunks of the wanted attributes.
@@ -219,32 +276,15 @@ impl Reader {
             let attnums: Option<Vec<i16>> = wanted.as_ref().map(|w| {
                 (0..natts).filter(|&i| w.get(i).copied().unwrap_or(true)).map(|i| i as i16 + 1).collect()
             });
-            let (groups, lazy) = match attnums {
-                Some(attnums) if lazy => {
-                    let unread = Rc::new(catalog::Chunks { parsed: Some(Vec::new()), ..Default::default() });
-                    let groups = catalog::load_row_groups_cached(storage_id, snapshot, &unread);
-                    (groups, Some(LazyChunks { storage_id, snapshot, attnums, probes_left: PROBES, unread }))
-                }
-                Some(attnums) => (catalog::load_row_groups_for(storage_id, snapshot, &attnums), None),
-                None => (catalog::load_row_groups(storage_id, snapshot, true), None),
-            };
-            // A dirty snapshot sees a row whose deleter is still in progress (heap returns it,
-            // and its caller waits for the deleter, as logical replication's apply does when
-            // a merge moves the row it looks for): only deletes committed, or this
-            // transaction's, hide rows from it.
-            let marks_snapshot =
-                if !snapshot.is_null() && (*snapshot).snapshot_type == pg_sys::SnapshotType::SNAPSHOT_DIRTY {
-                    &raw mut pg_sys::SnapshotSelfData
-                } else {
-                    snapshot
-                };
-            let deleted_rows = pending_marks::deleted_rows(storage_id, marks_snapshot);
+            let source = GroupSource { storage_id, snapshot, attnums, lazy };
+            let (groups, lazy, deleted_rows) = source.load();
             let wanted = wanted.unwrap_or_else(|| vec![true; natts]);
             Reader {
                 rel,
                 desc,
                 wanted,
                 output: None,
+                reload: source.sees_later_changes().then_some(source),
                 groups,
                 deleted_rows,
                 mask: None,
@@ -464,6 +504,32 @@ impl Reader {
                 g.row_count - mask.map_or(0, |m| m.count())
             })
             .sum()
+    }
+
+    /// Whether the snapshot sees changes committed after the scan began (see `reread`).
+    pub fn sees_later_changes(&self) -> bool {
+        self.reload.is_some()
+    }
+
+    /// Before a rescan: a reader whose snapshot sees changes committed after it began
+    /// (dirty, self) reads its row groups and delete marks again, as heap's rescan reads
+    /// its pages again. Logical replication's apply rescans after waiting for the writer
+    /// of the row it found, or after that row turned out updated, and must then find the
+    /// new copy, not the old one again.
+    ///
+    /// # Safety
+    /// As `new`; the snapshot the reader was made with must still be valid.
+    pub unsafe fn reread(&mut self) {
+        let Some(source) = &self.reload else { return };
+        // SAFETY: this fn's contract.
+        unsafe {
+            (self.groups, self.lazy, self.deleted_rows) = source.load();
+            self.nblocks = pages::nblocks(self.rel);
+        }
+        self.group = None;
+        self.mask = None;
+        self.slot_primed_for = None;
+        self.order_vector_at = None;
     }
 
     /// Starts over (rescan); a parallel scan's shared counter is reset by its owner.
