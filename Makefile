@@ -23,8 +23,9 @@ help:
 	@echo "make bench-tpch  TPC-H SF1 (SF=…) in heap, columnar and DuckDB, serial and parallel, and the planner choice suite on it (after make run)"
 	@echo "make bench-rows  ns per row of a scan returning every row, heap's Seq Scan vs PgColumnarScan (ROWS=5000000)"
 	@echo "make bench-citus  the TSBS table distributed over 2 Citus workers vs one node (ROWS=1000000 quick)"
-	@echo "make bench-changes  DELETE/UPDATE of 100k rows, point lookups on 10M rows, concurrent transfers, then bench-ingest; heap vs columnar"
+	@echo "make bench-changes  DELETE/UPDATE of 100k rows, point lookups on 10M rows, concurrent transfers, then bench-ingest and bench-logical; heap vs columnar"
 	@echo "make bench-ingest   single-row and 100-row INSERT throughput, then 2M single-row inserts and autovacuum's merges"
+	@echo "make bench-logical  write overhead of wal_level = logical (INSERT, UPDATE, DELETE, COPY), heap vs columnar; restarts the cluster"
 	@echo "make unit-test | pg-test | regress | isolation | integration-test | parity | crash-test | upgrade-test | autovacuum-test | memory-test | logical-test | citus-test"
 	@echo "make library-upgrade-test FROM=<commit>  tables written by that commit's library, then this one installed and the extension updated"
 
@@ -102,6 +103,14 @@ bench-changes:
 		$(PSQL_RUN) -d pgcolumnar_changes -Atc "SELECT 'total: ' || (SELECT sum(balance) FROM acct_$$t) + \
 			(SELECT coalesce(sum(amount), 0) FROM pending_$$t) || ', accounts: ' || (SELECT count(*) FROM acct_$$t)"; done; done
 	@$(MAKE) --no-print-directory bench-ingest
+	@$(MAKE) --no-print-directory bench-logical
+
+# The write overhead of wal_level = logical, heap against columnar (bench/logical_overhead.py):
+# restarts the local cluster at logical and back; writes bench/results/<date>-logical.json.
+.PHONY: bench-logical
+bench-logical:
+	@bench/run.py --logical-only --host $(RUN_SOCK) --port $(RUN_PORT) --pg-bin $(PG_BIN) \
+		$(if $(SECONDS),--logical-seconds $(SECONDS))
 
 run: install start demo
 	@echo

@@ -56,6 +56,7 @@ import psycopg  # noqa: E402
 sys.path.insert(0, str(BENCH_DIR))
 import heap_pushdown  # noqa: E402
 import ingest  # noqa: E402
+import logical_overhead  # noqa: E402
 import citus_report  # noqa: E402
 import joins  # noqa: E402
 import plan_choice  # noqa: E402
@@ -740,7 +741,7 @@ def render_benchmarks_md() -> None:
     latest = {}
     for meta_path in sorted(RESULTS_DIR.glob("*-*.json")):
         meta = json.loads(meta_path.read_text())
-        if "rows" not in meta or "date" not in meta or meta.get("kind") in ("joins", "tpch", "citus"):
+        if "rows" not in meta or "date" not in meta or meta.get("kind") in ("joins", "tpch", "citus", "logical"):
             continue  # calibration.json and the like; the join, TPC-H and Citus benchmarks' results
         latest[meta["rows"]] = (meta_path, meta)  # sorted by date: the last one wins
     if not latest:
@@ -806,6 +807,7 @@ def render_benchmarks_md() -> None:
     if changes:
         out += ["", changes[-1].read_text().rstrip(), ""]
     out += ingest.render(newest_ingest())
+    out += logical_overhead.render(newest_result("logical"))
     newest_joins = newest_joins_result()
     if newest_joins:
         out += [""] + joins.render(newest_joins[1])
@@ -947,9 +949,23 @@ def run_ingest(args) -> None:
     log(f"wrote {path.relative_to(REPO_DIR)}")
 
 
-def newest_ingest() -> dict | None:
-    found = sorted(RESULTS_DIR.glob("*-ingest.json"))
+def run_logical(args) -> None:
+    """The write overhead of wal_level = logical (bench/logical_overhead.py); writes
+    bench/results/<date>-logical.json."""
+    result = logical_overhead.run(args, log)
+    result.update(date=dt.date.today().isoformat(), commit=git_commit())
+    path = RESULTS_DIR / f"{result['date']}-logical.json"
+    path.write_text(json.dumps(result, indent=2) + "\n")
+    log(f"wrote {path.relative_to(REPO_DIR)}")
+
+
+def newest_result(kind: str) -> dict | None:
+    found = sorted(RESULTS_DIR.glob(f"*-{kind}.json"))
     return json.loads(found[-1].read_text()) if found else None
+
+
+def newest_ingest() -> dict | None:
+    return newest_result("ingest")
 
 
 def newest_heap_pushdown() -> list[dict]:
@@ -1154,6 +1170,12 @@ def parse_args():
     p.add_argument("--ingest-only", action="store_true",
                    help="run only the trickle-ingest benchmark (bench/ingest.py), write "
                         "bench/results/<date>-ingest.json and rewrite BENCHMARKS.md")
+    p.add_argument("--logical-only", action="store_true",
+                   help="run only the wal_level = logical write-overhead benchmark (bench/logical_overhead.py; "
+                        "restarts the cluster twice), write bench/results/<date>-logical.json and rewrite "
+                        "BENCHMARKS.md")
+    p.add_argument("--logical-seconds", type=int, default=logical_overhead.SECONDS,
+                   help=f"with --logical-only: seconds per pgbench run (default {logical_overhead.SECONDS})")
     p.add_argument("--ingest-seconds", type=int, default=ingest.SECONDS,
                    help=f"with --ingest-only: seconds per pgbench run (default {ingest.SECONDS})")
     p.add_argument("--copy-rows", type=int, default=10_000_000,
@@ -1205,6 +1227,10 @@ def main() -> int:
         return run_joins_only(args)
     if args.ingest_only:
         run_ingest(args)
+        render_benchmarks_md()
+        return 0
+    if args.logical_only:
+        run_logical(args)
         render_benchmarks_md()
         return 0
     if args.heap_pushdown_only:
