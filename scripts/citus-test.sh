@@ -3,7 +3,8 @@
 # machine, each preloading 'citus,pgcolumnar'. Builds Citus from ../shared/vendor/citus
 # first (scripts/citus-build.sh: cached after the first build, about 6 minutes on 2
 # cores), then runs pg_regress over tests/citus/sql -> tests/citus/expected on the
-# coordinator (results in target/citus).
+# coordinator (results in target/citus), then tests/citus_moves.sh (shard moves and splits
+# through logical replication under concurrent writes).
 #
 # Ports: CITUS_PORT (coordinator, default 54320) and the next two (workers).
 # Exit status 77 = skipped (no vendored Citus source or a missing build dependency); the
@@ -64,4 +65,6 @@ tests=$(cd tests/citus/sql && ls ./*.sql | sed -e 's|^\./||' -e 's/\.sql$//')
     --user=postgres --use-existing --dbname="$DB" --inputdir="$TOP/tests/citus" --outputdir="$OUT" $tests
 rc=$?
 [ $rc -ne 0 ] && [ -f "$OUT/regression.diffs" ] && cat "$OUT/regression.diffs"
+# Non-blocking shard moves and splits under concurrent writes.
+bash tests/citus_moves.sh "$PORT" "$DB" || rc=1
 exit $rc

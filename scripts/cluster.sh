@@ -87,10 +87,15 @@ work_mem = 16MB
 max_wal_size = 1GB
 max_connections = 100
 citus.shard_replication_factor = 1
-# Logical decoding possible, as on clusters that move shards without blocking writes:
-# the test checks that such moves of columnar shards fail clearly instead.
+# Logical decoding, for shard moves and splits that do not block writes (Citus's
+# default).
 wal_level = logical
 CONF
+        # Splits decode through Citus's own output plugin: PostgreSQL builds that have
+        # output_plugin_libraries (15.20 has it) load only the plugins it lists.
+        if as_postgres "$PG_BIN/postgres" --describe-config 2>/dev/null | grep '^output_plugin_libraries' >/dev/null; then
+            echo "output_plugin_libraries = 'pgoutput, test_decoding, citus'"
+        fi
         ;;
         # A node of `make bench-citus` (bench/citus.py): coordinator and both workers get
         # exactly these settings, sized so that three servers holding the 10M-row TSBS

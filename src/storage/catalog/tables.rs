@@ -239,7 +239,7 @@ pub(super) unsafe fn starting_in(
         }
         let scan = pg_sys::systable_beginscan_ordered(rel, index, snapshot, 3, keys.as_mut_ptr());
         // A dirty snapshot must name the writers of the row returned, not of the ones before.
-        let dirty = !snapshot.is_null() && (*snapshot).snapshot_type == pg_sys::SnapshotType::SNAPSHOT_DIRTY;
+        let dirty = crate::storage::shared::snapshot_kind::is_dirty(snapshot);
         let mut writers = (pg_sys::InvalidTransactionId, pg_sys::InvalidTransactionId);
         let mut last: pg_sys::HeapTuple = std::ptr::null_mut();
         loop {

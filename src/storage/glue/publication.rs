@@ -6,8 +6,6 @@
 //! pgcolumnar metadata is left alone.
 
 use crate::pg_list;
-use crate::storage::relation::am;
-use crate::storage::shared::error::not_supported;
 use pgrx::pg_sys;
 use std::ffi::CStr;
 
@@ -62,59 +60,5 @@ pub unsafe fn empty_table_sync_of_metadata(
         (*copy).attlist = std::ptr::null_mut();
         (*copy).query = (*raw).stmt;
         pstmt
-    }
-}
-
-/// In a database with Citus: raises 0A000 when a CREATE PUBLICATION or ALTER PUBLICATION
-/// ... ADD / SET TABLE names a columnar table. Citus's non-blocking shard moves and
-/// splits publish shards this way, and those moves of columnar shards are not tested
-/// yet: they fail before copying anything (`shard_transfer_mode => 'block_writes'`
-/// works). Elsewhere columnar tables are published like heap tables.
-///
-/// # Safety
-/// `stmt` must be a valid parse-tree node; on the backend thread inside a transaction.
-pub unsafe fn refuse_columnar_tables(stmt: *mut pg_sys::Node) {
-    // SAFETY: the caller guarantees this fn's contract: `stmt` is a valid node of the type
-    // its tag says, so the casts and list walks read valid memory; catalog lookups and
-    // relation opens are allowed on the backend thread inside a transaction.
-    unsafe {
-        let objects = match (*stmt).type_ {
-            pg_sys::NodeTag::T_CreatePublicationStmt => {
-                (*(stmt as *mut pg_sys::CreatePublicationStmt)).pubobjects
-            }
-            pg_sys::NodeTag::T_AlterPublicationStmt => {
-                let alter = stmt as *mut pg_sys::AlterPublicationStmt;
-                if (*alter).action == pg_sys::AlterPublicationAction::AP_DropObjects {
-                    return;
-                }
-                (*alter).pubobjects
-            }
-            _ => return,
-        };
-        if pg_sys::get_extension_oid(c"citus".as_ptr(), true) == pg_sys::InvalidOid {
-            return;
-        }
-        for spec in pg_list::ptrs::<pg_sys::PublicationObjSpec>(objects) {
-            if (*spec).pubobjtype != pg_sys::PublicationObjSpecType::PUBLICATIONOBJ_TABLE
-                || (*spec).pubtable.is_null()
-            {
-                continue;
-            }
-            let range = (*(*spec).pubtable).relation;
-            let Some(relid) = super::relid_if_exists(range) else {
-                continue; // PostgreSQL reports the missing table itself
-            };
-            let rel = pg_sys::relation_open(relid, pg_sys::AccessShareLock as i32);
-            let columnar = am::is_columnar(rel);
-            pg_sys::relation_close(rel, pg_sys::AccessShareLock as i32);
-            if columnar {
-                let name = std::ffi::CStr::from_ptr((*range).relname).to_string_lossy();
-                not_supported(
-                    &format!("publishing table \"{name}\" for logical replication in a Citus database"),
-                    "Non-blocking Citus shard moves and splits of columnar tables are not supported yet. \
-                     Move or split Citus shards of columnar tables with shard_transfer_mode => 'block_writes'.",
-                );
-            }
-        }
     }
 }

@@ -265,7 +265,7 @@ unsafe extern "C-unwind" fn scan_getnextslot(
             reader.next(slot)
         };
         let snapshot = (*scan).rs_snapshot;
-        if found && !snapshot.is_null() && (*snapshot).snapshot_type == pg_sys::SnapshotType::SNAPSHOT_DIRTY {
+        if found && crate::storage::shared::snapshot_kind::is_dirty(snapshot) {
             report_dirty_writer(snapshot, slot);
         }
         found

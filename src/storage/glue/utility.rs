@@ -44,9 +44,6 @@ unsafe extern "C-unwind" fn process_utility(
         write_buffer::flush_all();
         let mut pstmt = publication::empty_table_sync_of_metadata(pstmt, read_only_tree);
         let stmt = (*pstmt).utilityStmt;
-        if !stmt.is_null() {
-            publication::refuse_columnar_tables(stmt);
-        }
         if !stmt.is_null() && (*stmt).type_ == pg_sys::NodeTag::T_AlterTableStmt && mentions_our_option(stmt)
         {
             // Citus: the same options go to the shards once applied here (see `citus`).

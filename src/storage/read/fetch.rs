@@ -24,6 +24,7 @@ use crate::storage::relation::pages;
 use crate::storage::relation::slot::LazyColumns;
 use crate::storage::relation::tid::{row_tid, tid_row};
 use crate::storage::shared::cache::{BoundedCache, ClockCache};
+use crate::storage::shared::snapshot_kind::{is_dirty, is_mvcc};
 use crate::storage::write::pending_marks;
 use crate::storage::write::write_buffer;
 use pgrx::pg_sys;
@@ -148,18 +149,6 @@ pub struct Fetcher {
     blocks: Rc<Cell<u32>>,
 }
 
-unsafe fn is_mvcc(snapshot: pg_sys::Snapshot) -> bool {
-    // SAFETY: the caller guarantees this fn's contract: `snapshot` is a valid snapshot (or
-    // NULL where this fn's docs allow it).
-    unsafe {
-        !snapshot.is_null()
-            && matches!(
-                (*snapshot).snapshot_type,
-                pg_sys::SnapshotType::SNAPSHOT_MVCC | pg_sys::SnapshotType::SNAPSHOT_HISTORIC_MVCC
-            )
-    }
-}
-
 thread_local! {
     /// Row groups found for SnapshotAny fetches (the executor reads every row an UPDATE
     /// changes that way), by (storage id, first row). SnapshotAny ignores delete masks,
@@ -210,7 +199,7 @@ unsafe fn reset_dirty(snapshot: pg_sys::Snapshot) {
     // SAFETY: the caller guarantees this fn's contract: `snapshot` is a valid snapshot (or
     // NULL where this fn's docs allow it).
     unsafe {
-        if !snapshot.is_null() && (*snapshot).snapshot_type == pg_sys::SnapshotType::SNAPSHOT_DIRTY {
+        if is_dirty(snapshot) {
             (*snapshot).xmin = pg_sys::InvalidTransactionId;
             (*snapshot).xmax = pg_sys::InvalidTransactionId;
             (*snapshot).speculativeToken = 0;
@@ -837,7 +826,7 @@ impl Fetcher {
             // wait here (see pending_marks::begin_check). Neither may SnapshotSelf, which
             // nbtree also uses under the page lock.
             let relid = (*self.rel).rd_id;
-            if (*snapshot).snapshot_type != pg_sys::SnapshotType::SNAPSHOT_DIRTY {
+            if !is_dirty(snapshot) {
                 return self.deleted_by_marks(row, snapshot);
             }
             let access = pending_marks::begin_check(relid, self.storage_id, row, snapshot);
@@ -867,7 +856,7 @@ impl Fetcher {
                     return true;
                 }
                 if pg_sys::TransactionIdIsInProgress(m.xmin) {
-                    if (*snapshot).snapshot_type == pg_sys::SnapshotType::SNAPSHOT_DIRTY {
+                    if is_dirty(snapshot) {
                         (*snapshot).xmax = m.xmin;
                         // The caller waits for it next; it may be waiting for our bucket.
                         pending_marks::let_go();
@@ -942,7 +931,7 @@ impl Fetcher {
             if snapshot.is_null() {
                 return false;
             }
-            let checking = (*snapshot).snapshot_type == pg_sys::SnapshotType::SNAPSHOT_DIRTY;
+            let checking = is_dirty(snapshot);
             if !checking && all_dead.is_null() {
                 return false;
             }

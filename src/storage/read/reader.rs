@@ -15,6 +15,7 @@ use crate::storage::relation::pages;
 use crate::storage::relation::slot;
 use crate::storage::relation::tid::row_tid;
 use crate::storage::shared::error::data_corrupted;
+use crate::storage::shared::snapshot_kind;
 use crate::storage::write::pending_marks;
 use pgrx::pg_sys;
 use std::rc::Rc;
@@ -140,11 +141,7 @@ impl GroupSource {
     /// that a scan keeps: dirty and self).
     fn sees_later_changes(&self) -> bool {
         // SAFETY: `snapshot` is the scan's, valid for the reader's life (`Reader::new`).
-        !self.snapshot.is_null()
-            && matches!(
-                unsafe { (*self.snapshot).snapshot_type },
-                pg_sys::SnapshotType::SNAPSHOT_DIRTY | pg_sys::SnapshotType::SNAPSHOT_SELF
-            )
+        unsafe { snapshot_kind::sees_later_changes(self.snapshot) }
     }
 
     /// The row groups visible to the snapshot, the lazy reader's chunks still to attach,
@@ -171,11 +168,7 @@ impl GroupSource {
             // a merge moves the row it looks for): only deletes committed, or this
             // transaction's, hide rows from it.
             let marks_snapshot =
-                if !snapshot.is_null() && (*snapshot).snapshot_type == pg_sys::SnapshotType::SNAPSHOT_DIRTY {
-                    &raw mut pg_sys::SnapshotSelfData
-                } else {
-                    snapshot
-                };
+                if snapshot_kind::is_dirty(snapshot) { &raw mut pg_sys::SnapshotSelfData } else { snapshot };
             (groups, lazy, pending_marks::deleted_rows(storage_id, marks_snapshot))
         }
     }

@@ -28,6 +28,10 @@ BEGIN
     CREATE TABLE parted (k int PRIMARY KEY, v text) PARTITION BY RANGE (k);
     EXECUTE format('CREATE TABLE parted_low PARTITION OF parted FOR VALUES FROM (0) TO (100) USING %I', am);
     EXECUTE format('CREATE TABLE parted_high PARTITION OF parted FOR VALUES FROM (100) TO (200) USING %I', am);
+    CREATE TABLE inh_parent (a int PRIMARY KEY, b text);
+    CREATE TABLE inh_child (c int) INHERITS (inh_parent);
+    ALTER TABLE inh_child ADD PRIMARY KEY (a);
+    CREATE TABLE ddl (a int PRIMARY KEY, b text);
 END $$;
 CALL make_tables('h', 'heap');
 CALL make_tables('c', 'columnar');
@@ -104,6 +108,26 @@ BEGIN
     INSERT INTO parted VALUES (1, 'low'), (150, 'high');
     UPDATE parted SET k = 120 WHERE k = 1;
     COMMIT;
+    -- Inheritance: rows of the parent and of the child, changed through the parent.
+    INSERT INTO inh_parent VALUES (1, 'parent');
+    INSERT INTO inh_child VALUES (2, 'child', 20);
+    UPDATE inh_parent SET b = b || ' updated';
+    DELETE FROM inh_parent WHERE a = 1;
+    COMMIT;
+    -- DDL between changes, in one transaction and across: added columns (with a
+    -- default, without), a type change that rewrites the table, a dropped column.
+    INSERT INTO ddl VALUES (1, 'before');
+    ALTER TABLE ddl ADD COLUMN c int DEFAULT 7;
+    INSERT INTO ddl VALUES (2, 'after add', 8);
+    UPDATE ddl SET b = 'updated after add' WHERE a = 1;
+    COMMIT;
+    ALTER TABLE ddl ALTER COLUMN c TYPE bigint;
+    UPDATE ddl SET c = c * 1000000000 WHERE a = 2;
+    ALTER TABLE ddl ADD COLUMN d text;
+    ALTER TABLE ddl DROP COLUMN b;
+    INSERT INTO ddl VALUES (3, 3, 'three');
+    DELETE FROM ddl WHERE a = 1;
+    COMMIT;
     -- Larger than logical_decoding_work_mem: spilled to disk by the decoder.
     INSERT INTO t (id, v, doc) SELECT g, md5(g::text), jsonb_build_object('g', g)
     FROM generate_series(1000, 2999) g;
@@ -123,8 +147,8 @@ END $$;
 -- 1, binary messages with relation OIDs, schema names, LSNs, times and xids taken out).
 -- (Tables without a replica identity are left out: published, they could not be
 -- updated, on columnar as on heap.)
-CREATE PUBLICATION pub_h FOR TABLE h.t, h.full_id, h.by_index, h.dropped, h.parted;
-CREATE PUBLICATION pub_c FOR TABLE c.t, c.full_id, c.by_index, c.dropped, c.parted;
+CREATE PUBLICATION pub_h FOR TABLE h.t, h.full_id, h.by_index, h.dropped, h.parted, h.inh_parent, h.inh_child, h.ddl;
+CREATE PUBLICATION pub_c FOR TABLE c.t, c.full_id, c.by_index, c.dropped, c.parted, c.inh_parent, c.inh_child, c.ddl;
 CREATE TABLE stream (schema text, plugin text, n bigint, data text);
 CREATE PROCEDURE collect(s text)
 LANGUAGE plpgsql AS $$
