@@ -7,6 +7,7 @@
 
 use crate::storage::change::row_change;
 use crate::storage::format::logical_record::{self, FileNode, RecordBuilder, TupleImage};
+use crate::storage::relation::datum::{self, ColumnKind};
 use crate::storage::shared::error::not_configured;
 use pgrx::pg_sys;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -228,28 +229,12 @@ unsafe fn same_value(
             return null_a == null_b;
         }
         let (va, vb) = (*(*a).tts_values.add(i), *(*b).tts_values.add(i));
-        let att = &*(*(*rel).rd_att).attrs.as_ptr().add(i);
-        if att.attbyval {
-            return va == vb;
+        match datum::relation_kinds(rel)[i] {
+            kind @ (ColumnKind::Fixed { .. } | ColumnKind::CString | ColumnKind::Varlena) => {
+                datum::with_stored_bytes(kind, va, |x| datum::with_stored_bytes(kind, vb, |y| x == y))
+            }
+            _ => va == vb,
         }
-        if att.attlen > 0 {
-            let n = att.attlen as usize;
-            return std::slice::from_raw_parts(va.cast_mut_ptr::<u8>(), n)
-                == std::slice::from_raw_parts(vb.cast_mut_ptr::<u8>(), n);
-        }
-        if att.attlen == -2 {
-            return std::ffi::CStr::from_ptr(va.cast_mut_ptr())
-                == std::ffi::CStr::from_ptr(vb.cast_mut_ptr());
-        }
-        let pa = pg_sys::pg_detoast_datum_packed(va.cast_mut_ptr());
-        let pb = pg_sys::pg_detoast_datum_packed(vb.cast_mut_ptr());
-        let bytes = |p: *mut pg_sys::varlena| {
-            std::slice::from_raw_parts(
-                pgrx::varlena::vardata_any(p) as *const u8,
-                pgrx::varlena::varsize_any_exhdr(p),
-            )
-        };
-        bytes(pa) == bytes(pb)
     }
 }
 

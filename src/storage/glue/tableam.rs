@@ -19,6 +19,7 @@ use crate::storage::read::sample_scan::SampleScan;
 use crate::storage::relation::pages;
 use crate::storage::relation::tid::tid_row;
 use crate::storage::shared::error::not_supported;
+use crate::storage::shared::snapshot_kind;
 use crate::storage::write::free_space;
 use crate::storage::write::write_buffer;
 use pgrx::pg_sys;
@@ -236,10 +237,7 @@ unsafe extern "C-unwind" fn scan_rescan(
     unsafe {
         let desc = scan_desc(scan);
         if !desc.reader.is_null() {
-            if (*desc.reader).sees_later_changes() {
-                write_buffer::flush_before_reading(desc.base.rs_rd);
-                (*desc.reader).reread();
-            }
+            (*desc.reader).reread();
             (*desc.reader).restart();
         }
         if !desc.sample.is_null() {
@@ -265,7 +263,7 @@ unsafe extern "C-unwind" fn scan_getnextslot(
             reader.next(slot)
         };
         let snapshot = (*scan).rs_snapshot;
-        if found && crate::storage::shared::snapshot_kind::is_dirty(snapshot) {
+        if found && snapshot_kind::is_dirty(snapshot) {
             report_dirty_writer(snapshot, slot);
         }
         found
@@ -282,9 +280,7 @@ unsafe fn report_dirty_writer(snapshot: pg_sys::Snapshot, slot: *mut pg_sys::Tup
     // SAFETY: `snapshot` is the scan's dirty snapshot and `slot` holds the row just read
     // (the caller's contract); the transaction-status checks read shared state.
     unsafe {
-        (*snapshot).xmin = pg_sys::InvalidTransactionId;
-        (*snapshot).xmax = pg_sys::InvalidTransactionId;
-        (*snapshot).speculativeToken = 0;
+        snapshot_kind::forget_writers(snapshot);
         let writer = crate::storage::relation::slot::writer_xid(slot);
         if writer != pg_sys::InvalidTransactionId
             && !pg_sys::TransactionIdIsCurrentTransactionId(writer)

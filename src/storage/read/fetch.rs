@@ -24,7 +24,7 @@ use crate::storage::relation::pages;
 use crate::storage::relation::slot::LazyColumns;
 use crate::storage::relation::tid::{row_tid, tid_row};
 use crate::storage::shared::cache::{BoundedCache, ClockCache};
-use crate::storage::shared::snapshot_kind::{is_dirty, is_mvcc};
+use crate::storage::shared::snapshot_kind::{forget_writers, is_dirty, is_mvcc};
 use crate::storage::write::pending_marks;
 use crate::storage::write::write_buffer;
 use pgrx::pg_sys;
@@ -192,19 +192,6 @@ fn cache_any_group(storage_id: u64, g: &RowGroupMeta) {
 /// snapshot; VACUUM folds deletes there).
 fn masked(g: &RowGroupMeta, row: u64) -> bool {
     g.deleted.as_ref().is_some_and(|m| m.is_deleted((row - g.first_row) as usize))
-}
-
-/// A dirty snapshot reports the inserter/deleter a caller must wait for: none so far.
-unsafe fn reset_dirty(snapshot: pg_sys::Snapshot) {
-    // SAFETY: the caller guarantees this fn's contract: `snapshot` is a valid snapshot (or
-    // NULL where this fn's docs allow it).
-    unsafe {
-        if is_dirty(snapshot) {
-            (*snapshot).xmin = pg_sys::InvalidTransactionId;
-            (*snapshot).xmax = pg_sys::InvalidTransactionId;
-            (*snapshot).speculativeToken = 0;
-        }
-    }
 }
 
 /// A fetched row whose columns are decoded when first asked for (a columnar slot holds
@@ -707,7 +694,7 @@ impl Fetcher {
                 }
                 return Some(g.clone());
             }
-            reset_dirty(snapshot);
+            forget_writers(snapshot);
             if !pg_sys::IsInParallelMode() && write_buffer::holds_row((*self.rel).rd_id, row) {
                 write_buffer::flush_for_read(self.rel);
             }
@@ -785,7 +772,7 @@ impl Fetcher {
             {
                 return false;
             }
-            reset_dirty(snapshot);
+            forget_writers(snapshot);
             true
         }
     }

@@ -16,7 +16,7 @@ use crate::storage::relation::slot;
 use crate::storage::relation::tid::row_tid;
 use crate::storage::shared::error::data_corrupted;
 use crate::storage::shared::snapshot_kind;
-use crate::storage::write::pending_marks;
+use crate::storage::write::{pending_marks, write_buffer};
 use pgrx::pg_sys;
 use std::rc::Rc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -137,13 +137,6 @@ struct GroupSource {
 }
 
 impl GroupSource {
-    /// Whether the snapshot sees changes committed after the scan began (non-MVCC ones
-    /// that a scan keeps: dirty and self).
-    fn sees_later_changes(&self) -> bool {
-        // SAFETY: `snapshot` is the scan's, valid for the reader's life (`Reader::new`).
-        unsafe { snapshot_kind::sees_later_changes(self.snapshot) }
-    }
-
     /// The row groups visible to the snapshot, the lazy reader's chunks still to attach,
     /// and the rows deleted by marks.
     ///
@@ -277,7 +270,7 @@ impl Reader {
                 desc,
                 wanted,
                 output: None,
-                reload: source.sees_later_changes().then_some(source),
+                reload: snapshot_kind::sees_later_changes(snapshot).then_some(source),
                 groups,
                 deleted_rows,
                 mask: None,
@@ -499,14 +492,10 @@ impl Reader {
             .sum()
     }
 
-    /// Whether the snapshot sees changes committed after the scan began (see `reread`).
-    pub fn sees_later_changes(&self) -> bool {
-        self.reload.is_some()
-    }
-
     /// Before a rescan: a reader whose snapshot sees changes committed after it began
-    /// (dirty, self) reads its row groups and delete marks again, as heap's rescan reads
-    /// its pages again. Logical replication's apply rescans after waiting for the writer
+    /// (dirty, self) writes out this backend's buffered rows and reads its row groups and
+    /// delete marks again, as heap's rescan reads its pages again (other readers keep
+    /// theirs). Logical replication's apply rescans after waiting for the writer
     /// of the row it found, or after that row turned out updated, and must then find the
     /// new copy, not the old one again.
     ///
@@ -516,6 +505,7 @@ impl Reader {
         let Some(source) = &self.reload else { return };
         // SAFETY: this fn's contract.
         unsafe {
+            write_buffer::flush_before_reading(self.rel);
             (self.groups, self.lazy, self.deleted_rows) = source.load();
             self.nblocks = pages::nblocks(self.rel);
         }

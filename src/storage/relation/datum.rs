@@ -184,6 +184,39 @@ fn int_of_datum(d: pg_sys::Datum, len: u8) -> i64 {
     }
 }
 
+/// Calls `f` with the bytes a by-reference value of kind `kind` (Fixed, CString or
+/// Varlena) is stored as: a varlena's data, detoasted and without its header (freed
+/// again after `f`).
+///
+/// # Safety
+/// `d` must be a valid, non-NULL datum of the type `kind` was derived from, pointing at
+/// live memory; call on the backend thread inside a transaction (detoasting may raise an
+/// error).
+pub unsafe fn with_stored_bytes<R>(kind: ColumnKind, d: pg_sys::Datum, f: impl FnOnce(&[u8]) -> R) -> R {
+    // SAFETY: the caller guarantees `d` is a valid by-reference datum of `kind`'s type, and
+    // that we are inside a transaction, where detoasting and palloc are allowed.
+    unsafe {
+        match kind {
+            ColumnKind::Fixed { len } => f(std::slice::from_raw_parts(d.cast_mut_ptr::<u8>(), len as usize)),
+            ColumnKind::CString => {
+                f(std::ffi::CStr::from_ptr(d.cast_mut_ptr::<std::ffi::c_char>()).to_bytes())
+            }
+            ColumnKind::Varlena => {
+                let original = d.cast_mut_ptr::<pg_sys::varlena>();
+                let flat = pg_sys::pg_detoast_datum_packed(original);
+                let len = pgrx::varlena::varsize_any_exhdr(flat);
+                let data = pgrx::varlena::vardata_any(flat) as *const u8;
+                let result = f(std::slice::from_raw_parts(data, len));
+                if flat != original {
+                    pg_sys::pfree(flat.cast());
+                }
+                result
+            }
+            _ => unreachable!("{kind:?} values are stored by value"),
+        }
+    }
+}
+
 /// Appends one value to its column's builder. `kind` must not be `Dropped`.
 ///
 /// # Safety
@@ -202,21 +235,8 @@ pub unsafe fn push_datum(b: &mut ColumnBuilder, kind: ColumnKind, d: pg_sys::Dat
             ColumnKind::Int { len } => b.push_int(int_of_datum(d, len)),
             ColumnKind::Float8 => b.push_f64(f64::from_bits(d.value() as u64)),
             ColumnKind::Float4 => b.push_f32(f32::from_bits(d.value() as u32)),
-            ColumnKind::Fixed { len } => {
-                b.push_bytes(std::slice::from_raw_parts(d.cast_mut_ptr::<u8>(), len as usize))
-            }
-            ColumnKind::CString => {
-                b.push_bytes(std::ffi::CStr::from_ptr(d.cast_mut_ptr::<std::ffi::c_char>()).to_bytes())
-            }
-            ColumnKind::Varlena => {
-                let original = d.cast_mut_ptr::<pg_sys::varlena>();
-                let flat = pg_sys::pg_detoast_datum_packed(original);
-                let len = pgrx::varlena::varsize_any_exhdr(flat);
-                let data = pgrx::varlena::vardata_any(flat) as *const u8;
-                b.push_bytes(std::slice::from_raw_parts(data, len));
-                if flat != original {
-                    pg_sys::pfree(flat.cast());
-                }
+            ColumnKind::Fixed { .. } | ColumnKind::CString | ColumnKind::Varlena => {
+                with_stored_bytes(kind, d, |v| b.push_bytes(v))
             }
             ColumnKind::Dropped => unreachable!("dropped columns have no builder"),
         }
@@ -659,22 +679,8 @@ pub unsafe fn physical_value(kind: ColumnKind, d: pg_sys::Datum, isnull: bool) -
             ColumnKind::Int { len } => Bound::Int(int_of_datum(d, len)),
             ColumnKind::Float8 => Bound::Float(f64::from_bits(d.value() as u64)),
             ColumnKind::Float4 => Bound::Float(f32::from_bits(d.value() as u32) as f64),
-            ColumnKind::Fixed { len } => {
-                Bound::Bytes(std::slice::from_raw_parts(d.cast_mut_ptr::<u8>(), len as usize).to_vec())
-            }
-            ColumnKind::CString => Bound::Bytes(
-                std::ffi::CStr::from_ptr(d.cast_mut_ptr::<std::ffi::c_char>()).to_bytes().to_vec(),
-            ),
-            ColumnKind::Varlena => {
-                let original = d.cast_mut_ptr::<pg_sys::varlena>();
-                let flat = pg_sys::pg_detoast_datum_packed(original);
-                let len = pgrx::varlena::varsize_any_exhdr(flat);
-                let data = pgrx::varlena::vardata_any(flat) as *const u8;
-                let bytes = std::slice::from_raw_parts(data, len).to_vec();
-                if flat != original {
-                    pg_sys::pfree(flat.cast());
-                }
-                Bound::Bytes(bytes)
+            ColumnKind::Fixed { .. } | ColumnKind::CString | ColumnKind::Varlena => {
+                Bound::Bytes(with_stored_bytes(kind, d, |v| v.to_vec()))
             }
             ColumnKind::Dropped => return None,
         })

@@ -27,6 +27,22 @@ pub unsafe fn is_dirty(snapshot: pg_sys::Snapshot) -> bool {
     !snapshot.is_null() && unsafe { (*snapshot).snapshot_type } == pg_sys::SnapshotType::SNAPSHOT_DIRTY
 }
 
+/// A dirty snapshot reports the inserter or deleter its caller must wait for: none so
+/// far (other snapshots are left alone).
+///
+/// # Safety
+/// `snapshot` must be NULL or a valid snapshot.
+pub unsafe fn forget_writers(snapshot: pg_sys::Snapshot) {
+    // SAFETY: this fn's contract: a dirty snapshot is valid and ours to write.
+    unsafe {
+        if is_dirty(snapshot) {
+            (*snapshot).xmin = pg_sys::InvalidTransactionId;
+            (*snapshot).xmax = pg_sys::InvalidTransactionId;
+            (*snapshot).speculativeToken = 0;
+        }
+    }
+}
+
 /// Whether a scan under `snapshot` sees changes committed after it began (dirty and self
 /// snapshots), so that reading again may find more.
 ///
