@@ -48,6 +48,7 @@ pub extern "C-unwind" fn _PG_init() {
         storage::relation::slot::init();
         storage::write::write_buffer::register_callbacks();
         storage::write::pending_marks::register_callbacks();
+        storage::change::logical_log::register_callbacks();
         storage::glue::invalidation::register();
         exec::register_nodes();
         planner::hooks::install();
@@ -112,6 +113,9 @@ unsafe extern "C-unwind" fn executor_start(query_desc: *mut pg_sys::QueryDesc, e
                 storage::write::write_buffer::flush_for_query(relids);
             }
             storage::write::pending_marks::statement_done();
+            if may_change_rows(query_desc) {
+                storage::change::logical_log::flush_inserts();
+            }
         }
         match PREV_EXECUTOR_START {
             Some(prev) => prev(query_desc, eflags),
@@ -134,6 +138,10 @@ unsafe extern "C-unwind" fn executor_finish(query_desc: *mut pg_sys::QueryDesc) 
     unsafe {
         if !storage::shared::internal_sql::running() {
             storage::write::pending_marks::statement_done();
+            // The statement's inserted rows are decoded before what its AFTER triggers do.
+            if may_change_rows(query_desc) {
+                storage::change::logical_log::flush_inserts();
+            }
         }
         match PREV_EXECUTOR_FINISH {
             Some(prev) => prev(query_desc),
@@ -151,11 +159,27 @@ unsafe extern "C-unwind" fn executor_end(query_desc: *mut pg_sys::QueryDesc) {
     unsafe {
         if !storage::shared::internal_sql::running() {
             storage::write::pending_marks::statement_done();
+            if may_change_rows(query_desc) {
+                storage::change::logical_log::flush_inserts();
+            }
         }
         match PREV_EXECUTOR_END {
             Some(prev) => prev(query_desc),
             None => pg_sys::standard_ExecutorEnd(query_desc),
         }
+    }
+}
+
+/// Whether the statement can change rows (whose logical change records keep their order
+/// with the rows a columnar INSERT gathered: `logical_log::flush_inserts`).
+///
+/// # Safety
+/// `query_desc` must be a live QueryDesc.
+unsafe fn may_change_rows(query_desc: *mut pg_sys::QueryDesc) -> bool {
+    // SAFETY: per this fn's contract; its planned statement, if any, is live with it.
+    unsafe {
+        let stmt = (*query_desc).plannedstmt;
+        (*query_desc).operation != pg_sys::CmdType::CMD_SELECT || (!stmt.is_null() && (*stmt).hasModifyingCTE)
     }
 }
 

@@ -35,6 +35,10 @@ cleanup() { $CLUSTER destroy logical-pub; $CLUSTER destroy logical-sub; }
 cleanup
 $CLUSTER start logical-pub "$PUB_PORT" logical || exit 1
 $CLUSTER start logical-sub "$SUB_PORT" logical || exit 1
+# The apply worker reports an UPDATE or DELETE whose row it did not find at DEBUG1 only:
+# logged (ALTER SYSTEM: also after the restart below), so that the conflict check at the
+# end sees one.
+sub -d postgres -c "ALTER SYSTEM SET log_min_messages = debug1" -c "SELECT pg_reload_conf()" >/dev/null || exit 1
 
 # --- 1. Change streams equal heap's ---------------------------------------------------
 rm -rf "$OUT"

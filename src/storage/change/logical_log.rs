@@ -6,10 +6,11 @@
 //! merges and rewrites write none, as heap's rewrites send none.
 
 use crate::storage::change::row_change;
-use crate::storage::format::logical_record::{self, FileNode, RecordBuilder, TupleImage};
+use crate::storage::format::logical_record::{self, FileNode, RecordBuilder, TupleImage, Xids};
 use crate::storage::relation::datum::{self, ColumnKind};
 use crate::storage::shared::error::not_configured;
 use pgrx::pg_sys;
+use std::cell::RefCell;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 /// Set by `_PG_init` when the resource manager was registered (the library is in
@@ -23,7 +24,9 @@ pub fn set_registered() {
 
 /// Whether changes of `rel` need logical change records: `wal_level = logical` and a
 /// permanent relation, as heap's `RelationIsLogicallyLogged` decides (a columnar table
-/// is never a catalog).
+/// is never a catalog), and not the transient table a rewrite fills (ALTER TABLE's
+/// type changes, SET ACCESS METHOD): decoding skips such a table's changes, and its
+/// file node becomes the rewritten table's before gathered rows would be written.
 ///
 /// # Safety
 /// `rel` must be an open relation; on the backend thread.
@@ -33,6 +36,7 @@ pub unsafe fn wanted(rel: pg_sys::Relation) -> bool {
     let wanted = unsafe {
         pg_sys::wal_level >= pg_sys::WalLevel::WAL_LEVEL_LOGICAL as i32
             && (*(*rel).rd_rel).relpersistence == pg_sys::RELPERSISTENCE_PERMANENT as i8
+            && (*(*rel).rd_rel).relrewrite == pg_sys::InvalidOid
     };
     if wanted && !REGISTERED.load(Ordering::Relaxed) {
         not_configured(
@@ -46,8 +50,11 @@ pub unsafe fn wanted(rel: pg_sys::Relation) -> bool {
     wanted
 }
 
-/// Logs the rows in `slots` as inserted into `rel`, in records of about
-/// `RECORD_BYTES_TARGET` bytes.
+/// Logs the rows in `slots` as inserted into `rel`. They are gathered with the rows
+/// inserted before them into the same relation by the same subtransaction, and written
+/// as one record when the statement ends (or anything else is logged first: see
+/// `flush_inserts`), or once it holds about `RECORD_BYTES_TARGET` bytes: a 100-row
+/// INSERT writes one record, not a hundred.
 ///
 /// # Safety
 /// `rel` must be an open relation with `wanted(rel)`; every slot must be valid and hold a
@@ -57,19 +64,143 @@ pub unsafe fn log_inserts(rel: pg_sys::Relation, slots: &[*mut pg_sys::TupleTabl
     // and hold rows of `rel`, so their values may be read and formed into tuples, and the
     // WAL may be written on the backend thread inside a transaction.
     unsafe {
-        let mut record = RecordBuilder::new(file_node(rel));
+        let relid = (*rel).rd_id;
+        let owner = pg_sys::GetCurrentSubTransactionId();
+        // Gathered rows of a subtransaction that committed into this one keep their own
+        // xid: this one's rows start a new record.
+        let xid = u32::from(pg_sys::GetCurrentTransactionIdIfAny());
+        let gathering = PENDING.with_borrow(|p| {
+            p.as_ref().is_some_and(|p| p.relid == relid && p.owner == owner && p.xids.own == xid)
+        });
+        if !gathering {
+            flush_inserts();
+            // The rows' xid, assigned now: the record may be written from elsewhere.
+            let xids = Xids {
+                own: pg_sys::GetCurrentTransactionId().into(),
+                top: pg_sys::GetTopTransactionId().into(),
+            };
+            let record = RecordBuilder::of_transaction(file_node(rel), xids);
+            PENDING.with_borrow_mut(|p| *p = Some(PendingInserts { relid, owner, xids, record }));
+        }
         for &slot in slots {
             let tuple = slot_tuple(rel, slot, None);
-            record.push_new(&image(tuple));
+            let full = PENDING.with_borrow_mut(|p| {
+                let record = &mut p.as_mut().expect("gathered inserts").record;
+                record.push_new(&image(tuple));
+                record.len() >= logical_record::RECORD_BYTES_TARGET
+            });
             pg_sys::heap_freetuple(tuple);
-            if record.len() >= logical_record::RECORD_BYTES_TARGET {
-                insert_record(logical_record::INSERT, &record);
-                record = RecordBuilder::new(file_node(rel));
+            if full {
+                let xids = flush_inserts().expect("gathered inserts");
+                let record = RecordBuilder::of_transaction(file_node(rel), xids);
+                PENDING.with_borrow_mut(|p| *p = Some(PendingInserts { relid, owner, xids, record }));
             }
         }
-        if record.new_tuples() > 0 {
-            insert_record(logical_record::INSERT, &record);
+    }
+}
+
+/// Inserted rows not yet written: one relation's, of one subtransaction (`owner`, which
+/// an abort of drops them), under that subtransaction's xid.
+struct PendingInserts {
+    relid: pg_sys::Oid,
+    owner: pg_sys::SubTransactionId,
+    xids: Xids,
+    record: RecordBuilder,
+}
+
+thread_local! {
+    static PENDING: RefCell<Option<PendingInserts>> = const { RefCell::new(None) };
+}
+
+/// Writes the gathered inserted rows, if any, returning their transaction. Called
+/// before anything else this backend does can be decoded — another of our records, an
+/// executor that may change rows, a utility statement (DDL, TRUNCATE), a subtransaction's
+/// start, the commit — so that decoding shows the changes in the order they were made.
+///
+/// # Safety
+/// On the backend thread inside a transaction.
+pub unsafe fn flush_inserts() -> Option<Xids> {
+    let pending = PENDING.with_borrow_mut(Option::take)?;
+    // SAFETY: per this fn's contract; an executor shut down while its transaction aborts
+    // (a portal's cleanup) finds it no longer in progress: the rows die with it.
+    unsafe {
+        if !pg_sys::IsTransactionState() {
+            return None;
         }
+        write_record(logical_record::INSERT, &pending.record, false);
+    }
+    Some(pending.xids)
+}
+
+/// The subtransaction `subxact` commits into `parent`: its gathered rows become the
+/// parent's to drop if it aborts (they keep their xid, which the commit record names).
+fn inserts_to_parent(subxact: pg_sys::SubTransactionId, parent: pg_sys::SubTransactionId) {
+    PENDING.with_borrow_mut(|p| {
+        if let Some(p) = p.as_mut().filter(|p| p.owner == subxact) {
+            p.owner = parent;
+        }
+    });
+}
+
+/// Drops the gathered rows of a subtransaction that aborts (or of any, with None).
+fn drop_inserts(subxact: Option<pg_sys::SubTransactionId>) {
+    PENDING.with_borrow_mut(|p| {
+        if p.as_ref().is_some_and(|p| subxact.is_none_or(|s| s == p.owner)) {
+            *p = None;
+        }
+    });
+}
+
+#[pgrx::pg_guard]
+unsafe extern "C-unwind" fn on_xact(event: pg_sys::XactEvent::Type, _arg: *mut std::ffi::c_void) {
+    // SAFETY: a transaction callback on the backend thread: before commit or prepare the
+    // transaction is still open, so the WAL may be written.
+    unsafe {
+        use pg_sys::XactEvent::*;
+        match event {
+            XACT_EVENT_PRE_COMMIT | XACT_EVENT_PRE_PREPARE => {
+                flush_inserts();
+            }
+            XACT_EVENT_ABORT | XACT_EVENT_PARALLEL_ABORT | XACT_EVENT_COMMIT | XACT_EVENT_PREPARE => {
+                drop_inserts(None)
+            }
+            _ => {}
+        }
+    }
+}
+
+#[pgrx::pg_guard]
+unsafe extern "C-unwind" fn on_subxact(
+    event: pg_sys::SubXactEvent::Type,
+    subxact: pg_sys::SubTransactionId,
+    parent: pg_sys::SubTransactionId,
+    _arg: *mut std::ffi::c_void,
+) {
+    // SAFETY: a subtransaction callback on the backend thread, inside the transaction; at
+    // a start the rows are written under their own xid (the record names it).
+    unsafe {
+        use pg_sys::SubXactEvent::*;
+        match event {
+            SUBXACT_EVENT_START_SUB => {
+                flush_inserts();
+            }
+            SUBXACT_EVENT_COMMIT_SUB => inserts_to_parent(subxact, parent),
+            SUBXACT_EVENT_ABORT_SUB => drop_inserts(Some(subxact)),
+            _ => {}
+        }
+    }
+}
+
+/// Registers the transaction callbacks; called once from `_PG_init`.
+///
+/// # Safety
+/// Call once, from `_PG_init`, on the backend thread.
+pub unsafe fn register_callbacks() {
+    // SAFETY: at load on the backend thread (this fn's contract); the callbacks are `extern
+    // "C-unwind"` fns with PostgreSQL's signatures, and their argument is unused (NULL).
+    unsafe {
+        pg_sys::RegisterXactCallback(Some(on_xact), std::ptr::null_mut());
+        pg_sys::RegisterSubXactCallback(Some(on_subxact), std::ptr::null_mut());
     }
 }
 
@@ -89,6 +220,7 @@ pub unsafe fn log_update(
     // SAFETY: the caller guarantees this fn's contract (see `log_inserts`); the old row is
     // read through a slot made and dropped here.
     unsafe {
+        flush_inserts();
         let mut record = RecordBuilder::new(file_node(rel));
         let identity = Identity::of(rel);
         add_old(&mut record, rel, otid, &identity, |old| match &identity {
@@ -102,7 +234,7 @@ pub unsafe fn log_update(
         let tuple = slot_tuple(rel, new_slot, None);
         record.push_new(&image(tuple));
         pg_sys::heap_freetuple(tuple);
-        insert_record(logical_record::UPDATE, &record);
+        write_record(logical_record::UPDATE, &record, true);
     }
 }
 
@@ -116,9 +248,10 @@ pub unsafe fn log_update(
 pub unsafe fn log_delete(rel: pg_sys::Relation, tid: &pg_sys::ItemPointerData) {
     // SAFETY: the caller guarantees this fn's contract (see `log_update`).
     unsafe {
+        flush_inserts();
         let mut record = RecordBuilder::new(file_node(rel));
         add_old(&mut record, rel, tid, &Identity::of(rel), |_| true);
-        insert_record(logical_record::DELETE, &record);
+        write_record(logical_record::DELETE, &record, true);
     }
 }
 
@@ -302,14 +435,17 @@ unsafe fn file_node(rel: pg_sys::Relation) -> FileNode {
     FileNode { tablespace: node.spcNode.into(), database: node.dbNode.into(), relation: node.relNode.into() }
 }
 
-/// Writes `record` under this transaction's xid (assigned first: the record must carry
-/// it, and assigning one may itself write WAL) and its replication origin, as heap's
-/// records carry them.
-unsafe fn insert_record(info: u8, record: &RecordBuilder) {
+/// Writes `record` with the session's replication origin, as heap's records carry it,
+/// and, if `this_xid`, under this transaction's xid (assigned first: the record must
+/// carry it, and assigning one may itself write WAL); a record that names its rows'
+/// transaction needs none.
+unsafe fn write_record(info: u8, record: &RecordBuilder, this_xid: bool) {
     // SAFETY: on the backend thread inside a transaction (callers' contracts); the bytes
     // stay valid until XLogInsert has copied them.
     unsafe {
-        pg_sys::GetCurrentTransactionId();
+        if this_xid {
+            pg_sys::GetCurrentTransactionId();
+        }
         pg_sys::XLogBeginInsert();
         pg_sys::XLogSetRecordFlags(pg_sys::XLOG_INCLUDE_ORIGIN as u8);
         pg_sys::XLogRegisterData(record.bytes().as_ptr() as *mut std::ffi::c_char, record.len() as _);

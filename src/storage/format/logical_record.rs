@@ -4,7 +4,8 @@
 //! them into the same changes heap's records become.
 //!
 //! A record is a header (the relation's file node, the number of new tuples, flags),
-//! the old tuple if the flags say there is one, then the new tuples. Each tuple is
+//! the transaction the rows belong to if the flags say the record names it, the old
+//! tuple if the flags say there is one, then the new tuples. Each tuple is
 //! `length: u32` and then heap's WAL image of a tuple: `xl_heap_header` (infomask2,
 //! infomask, hoff) and the tuple's bytes after its fixed header. Integers are in the
 //! machine's byte order, as everything in the WAL; nothing is aligned.
@@ -26,6 +27,10 @@ pub const OPERATION_MASK: u8 = 0x70;
 
 /// The record carries an old tuple: the replica identity's key, or the whole row.
 const HAS_OLD: u8 = 0x01;
+/// The record names the (sub)transaction its rows belong to (`Xids`), which can differ
+/// from the one that wrote the record: inserts gathered over a statement are written
+/// when it ends, maybe from inside a subtransaction it started.
+const HAS_XIDS: u8 = 0x02;
 
 const HEADER_BYTES: usize = 4 * 4 + 1;
 /// `xl_heap_header`: t_infomask2 (u16), t_infomask (u16), t_hoff (u8).
@@ -78,6 +83,14 @@ impl TupleImage<'_> {
     }
 }
 
+/// The transaction a record's rows belong to: its own xid and its top-level
+/// transaction's (equal outside subtransactions).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Xids {
+    pub top: u32,
+    pub own: u32,
+}
+
 /// A record being built: `old` first (at most one), then any number of new tuples.
 pub struct RecordBuilder {
     bytes: Vec<u8>,
@@ -85,6 +98,7 @@ pub struct RecordBuilder {
 }
 
 impl RecordBuilder {
+    /// A record of the transaction that writes it.
     pub fn new(node: FileNode) -> RecordBuilder {
         let mut bytes = Vec::with_capacity(256);
         for v in [node.tablespace, node.database, node.relation, 0] {
@@ -92,6 +106,15 @@ impl RecordBuilder {
         }
         bytes.push(0);
         RecordBuilder { bytes, new_tuples: 0 }
+    }
+
+    /// A record of the rows of transaction `xids`, whichever transaction writes it.
+    pub fn of_transaction(node: FileNode, xids: Xids) -> RecordBuilder {
+        let mut b = RecordBuilder::new(node);
+        b.bytes[HEADER_BYTES - 1] |= HAS_XIDS;
+        b.bytes.extend_from_slice(&xids.top.to_ne_bytes());
+        b.bytes.extend_from_slice(&xids.own.to_ne_bytes());
+        b
     }
 
     /// Adds the old tuple; only before any new tuple.
@@ -130,6 +153,8 @@ impl RecordBuilder {
 #[derive(Debug, PartialEq, Eq)]
 pub struct Record<'a> {
     pub node: FileNode,
+    /// The rows' transaction, if not the one that wrote the record.
+    pub xids: Option<Xids>,
     pub old: Option<TupleImage<'a>>,
     pub new: Vec<TupleImage<'a>>,
 }
@@ -178,6 +203,10 @@ impl<'a> Record<'a> {
             FileNode { tablespace: c.u32("header")?, database: c.u32("header")?, relation: c.u32("header")? };
         let count = c.u32("header")? as usize;
         let flags = c.take(1, "header")?[0];
+        let xids = match flags & HAS_XIDS != 0 {
+            true => Some(Xids { top: c.u32("transaction")?, own: c.u32("transaction")? }),
+            false => None,
+        };
         let old = if flags & HAS_OLD != 0 { Some(c.tuple()?) } else { None };
         // Each tuple takes at least its length and header: a corrupt count cannot make
         // us allocate more than the record's size.
@@ -188,7 +217,7 @@ impl<'a> Record<'a> {
         if !c.bytes.is_empty() {
             return Err(Malformed("bytes after the last tuple"));
         }
-        Ok(Record { node, old, new })
+        Ok(Record { node, xids, old, new })
     }
 }
 
@@ -216,6 +245,22 @@ mod tests {
         assert_eq!(rec.new.len(), 100);
         for (t, r) in rec.new.iter().zip(&rows) {
             assert_eq!(*t, image(r));
+        }
+    }
+
+    #[test]
+    fn rows_of_another_transaction_name_it() {
+        let xids = Xids { top: 700, own: 712 };
+        let mut b = RecordBuilder::of_transaction(NODE, xids);
+        b.push_new(&image(b"row one"));
+        b.push_new(&image(b"row two"));
+        let rec = Record::parse(b.bytes()).unwrap();
+        assert_eq!(rec.xids, Some(xids));
+        assert_eq!(rec.new, vec![image(b"row one"), image(b"row two")]);
+        assert_eq!(Record::parse(RecordBuilder::new(NODE).bytes()).unwrap().xids, None);
+        let bytes = b.bytes();
+        for cut in 0..bytes.len() {
+            assert!(Record::parse(&bytes[..cut]).is_err(), "cut at {cut}");
         }
     }
 

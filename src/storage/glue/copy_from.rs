@@ -11,7 +11,8 @@
 //!
 //! The rows' index entries are made as PostgreSQL's COPY makes them, a row at a time
 //! after the rows are buffered (ExecInsertIndexTuples, with its uniqueness and exclusion
-//! checks).
+//! checks); under `wal_level = logical` the same pass logs each row for decoding, as
+//! PostgreSQL's COPY does through `multi_insert`.
 //!
 //! Taken only for what it does exactly like PostgreSQL's COPY: a columnar table (not a
 //! partition) with no triggers (foreign keys and deferred constraints have some), CHECK
@@ -182,9 +183,6 @@ unsafe fn takes(rel: pg_sys::Relation, attnums: &[i32]) -> bool {
             || !(*rel).trigdesc.is_null()
             || attnums.is_empty()
             || (pg_sys::XactReadOnly && !(*rel).rd_islocaltemp)
-            // Under wal_level = logical each row is logged for decoding as it is inserted:
-            // PostgreSQL's COPY (through multi_insert) does that.
-            || logical_log::wanted(rel)
         {
             return false;
         }
@@ -611,7 +609,8 @@ unsafe fn load(
         };
         let cid = pg_sys::GetCurrentCommandId(true);
         let indexed = (*(*rel).rd_rel).relhasindex;
-        let target = indexed.then(|| Target::new(rel, attnums, true));
+        let logged = logical_log::wanted(rel);
+        let target = (indexed || logged).then(|| Target::new(rel, attnums, indexed));
         let mut processed = 0u64;
         let mut batch_memory = pgrx::PgMemoryContexts::new("pgcolumnar COPY batch");
         let width = load.columns.len();
@@ -642,7 +641,7 @@ unsafe fn load(
                 }
                 let runs = write_buffer::insert_columns(rel, &columns, rows, cid);
                 if let Some(target) = &target {
-                    target.insert_index_entries((*rel).rd_id, &columns, &load.kinds, &runs);
+                    target.follow_inserts(rel, &columns, &load.kinds, &runs, logged);
                 }
                 pg_sys::pgstat_count_heap_insert(rel, rows as i64);
                 processed += rows as u64;
@@ -780,18 +779,20 @@ impl Target {
         }
     }
 
-    /// Makes the index entries of the rows `columns` holds, numbered as `runs` says
+    /// Makes the index entries (if the target has its indexes open) and, if `logged`, the
+    /// logical change records of the rows `columns` holds, numbered as `runs` says
     /// (`write_buffer::insert_columns`), a row at a time as PostgreSQL's COPY does.
     ///
     /// # Safety
-    /// On the backend thread inside the COPY's transaction; `columns` are the table's
-    /// attributes as `kinds` describes them.
-    unsafe fn insert_index_entries(
+    /// On the backend thread inside the COPY's transaction; `rel` is the target's table,
+    /// `columns` its attributes as `kinds` describes them.
+    unsafe fn follow_inserts(
         &self,
-        relid: pg_sys::Oid,
+        rel: pg_sys::Relation,
         columns: &[Option<ColumnBuilder>],
         kinds: &[ColumnKind],
         runs: &[(usize, u64, usize)],
+        logged: bool,
     ) {
         // SAFETY: per this fn's contract; by-reference values point into `images`, cleared
         // only after the row's index entries are made; the per-tuple memory (expression
@@ -821,16 +822,21 @@ impl Target {
                     }
                     pg_sys::ExecStoreVirtualTuple(self.slot);
                     (*self.slot).tts_tid = crate::storage::relation::tid::row_tid(first + i as u64);
-                    (*self.slot).tts_tableOid = relid;
-                    pg_sys::ExecInsertIndexTuples(
-                        self.rri,
-                        self.slot,
-                        self.estate,
-                        false,
-                        false,
-                        std::ptr::null_mut(),
-                        std::ptr::null_mut(),
-                    );
+                    (*self.slot).tts_tableOid = (*rel).rd_id;
+                    if self.indexes {
+                        pg_sys::ExecInsertIndexTuples(
+                            self.rri,
+                            self.slot,
+                            self.estate,
+                            false,
+                            false,
+                            std::ptr::null_mut(),
+                            std::ptr::null_mut(),
+                        );
+                    }
+                    if logged {
+                        logical_log::log_inserts(rel, &[self.slot]);
+                    }
                     pg_sys::MemoryContextReset(memory);
                     images.clear();
                 }

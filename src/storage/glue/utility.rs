@@ -3,6 +3,7 @@
 
 use super::{citus, publication};
 use crate::pg_list;
+use crate::storage::change::logical_log;
 use crate::storage::relation::options;
 use crate::storage::write::write_buffer;
 use pgrx::pg_sys;
@@ -42,6 +43,9 @@ unsafe extern "C-unwind" fn process_utility(
         // reads them from inside, CREATE INDEX (maybe in parallel mode, where nothing can
         // be written), ALTER TABLE, COPY TO.
         write_buffer::flush_all();
+        // Inserted rows gathered for logical decoding are logged before the statement
+        // changes anything (TRUNCATE, a rewrite under a new file node, DDL).
+        logical_log::flush_inserts();
         let mut pstmt = publication::empty_table_sync_of_metadata(pstmt, read_only_tree);
         let stmt = (*pstmt).utilityStmt;
         if !stmt.is_null() && (*stmt).type_ == pg_sys::NodeTag::T_AlterTableStmt && mentions_our_option(stmt)
@@ -86,6 +90,7 @@ unsafe extern "C-unwind" fn process_utility(
         // PostgreSQL's COPY would do it); the hooks of libraries loaded before ours do
         // not see it then (pgcolumnar.enable_parallel_copy = off leaves it to them).
         if !stmt.is_null() && super::copy_from::run(stmt, query_string, qc) {
+            logical_log::flush_inserts();
             return;
         }
         let renames_or_drops_columns = !stmt.is_null() && renames_or_drops_columns(stmt);
@@ -103,6 +108,8 @@ unsafe extern "C-unwind" fn process_utility(
                 qc,
             ),
         }
+        // And the rows it inserted (COPY, CALL) before whatever comes next.
+        logical_log::flush_inserts();
         if renames_or_drops_columns {
             options::refresh_sort_by_names();
         }

@@ -135,9 +135,24 @@ unsafe extern "C-unwind" fn decode(
     unsafe {
         let buf = buf as *mut RecordBuffer;
         let decoded = (*(*buf).record).record;
-        let xid = (*decoded).header.xl_xid;
         let lsn = (*buf).origptr;
+        let record = match Record::parse(main_data((*buf).record)) {
+            Ok(r) => r,
+            Err(e) => data_corrupted(&format!("pgcolumnar WAL record at {lsn:X}: {}", e.0)),
+        };
         let rb = (*ctx).reorder;
+        // The rows' transaction: the record's own, or the one it names (inserts gathered
+        // over a statement, written maybe from inside a subtransaction it started), made
+        // known as the top-level transaction's child as a record's top-level xid is.
+        let xid = match record.xids {
+            None => (*decoded).header.xl_xid,
+            Some(xids) => {
+                if xids.own != xids.top {
+                    pg_sys::ReorderBufferAssignChild(rb, xids.top.into(), xids.own.into(), lsn);
+                }
+                xids.own.into()
+            }
+        };
         pg_sys::ReorderBufferProcessXid(rb, xid, lsn);
         let builder = (*ctx).snapshot_builder;
         if (*ctx).fast_forward
@@ -145,10 +160,6 @@ unsafe extern "C-unwind" fn decode(
         {
             return;
         }
-        let record = match Record::parse(main_data((*buf).record)) {
-            Ok(r) => r,
-            Err(e) => data_corrupted(&format!("pgcolumnar WAL record at {lsn:X}: {}", e.0)),
-        };
         if record.node.database != u32::from((*(*ctx).slot).data.database) {
             return;
         }

@@ -7,6 +7,29 @@ CREATE EXTENSION pgcolumnar;
 CREATE SCHEMA h;
 CREATE SCHEMA c;
 
+-- A row trigger that writes a heap table, and a function that inserts into another
+-- table inside a subtransaction (an exception block) kept or rolled back: the workload
+-- calls both from the rows of one INSERT.
+CREATE FUNCTION audit_row() RETURNS trigger
+LANGUAGE plpgsql AS $$
+BEGIN
+    EXECUTE format('INSERT INTO %I.audit (what) VALUES ($1)', TG_TABLE_SCHEMA) USING 'before ' || NEW.a;
+    RETURN NEW;
+END $$;
+CREATE FUNCTION checked(s text, g int) RETURNS int
+LANGUAGE plpgsql AS $$
+BEGIN
+    BEGIN
+        EXECUTE format('INSERT INTO %I.nested VALUES ($1)', s) USING g;
+        IF g % 3 = 0 THEN
+            RAISE EXCEPTION 'undo %', g;
+        END IF;
+    EXCEPTION WHEN raise_exception THEN
+        RETURN -g;
+    END;
+    RETURN g;
+END $$;
+
 -- The tables, made the same way in both schemas; only the access method differs.
 CREATE PROCEDURE make_tables(s text, am text)
 LANGUAGE plpgsql AS $$
@@ -32,6 +55,11 @@ BEGIN
     CREATE TABLE inh_child (c int) INHERITS (inh_parent);
     ALTER TABLE inh_child ADD PRIMARY KEY (a);
     CREATE TABLE ddl (a int PRIMARY KEY, b text);
+    CREATE TABLE copied (a int, b text, c float8, d date);
+    CREATE TABLE trig (a int PRIMARY KEY, b int);
+    CREATE TRIGGER trig_audit BEFORE INSERT ON trig FOR EACH ROW EXECUTE FUNCTION public.audit_row();
+    CREATE TABLE audit (n int GENERATED ALWAYS AS IDENTITY, what text) USING heap;
+    CREATE TABLE nested (a int PRIMARY KEY);
 END $$;
 CALL make_tables('h', 'heap');
 CALL make_tables('c', 'columnar');
@@ -84,6 +112,19 @@ BEGIN
         WHEN NOT MATCHED THEN INSERT (id, v) VALUES (m.id, m.v);
     COMMIT;
     COPY t (id, v) FROM PROGRAM 'printf "500\tcopied a\n501\t\\\\N\n502\tcopied c\n"';
+    COMMIT;
+    -- COPY into a table without indexes, text and CSV.
+    COPY copied FROM PROGRAM 'awk ''BEGIN { for (i = 1; i <= 300; i++) printf "%d\t%s\t%.2f\t2024-01-%02d\n", i, (i % 10 ? "v" i : "\\N"), i / 3, i % 28 + 1 }''';
+    COPY copied FROM PROGRAM 'printf "301,\"a, quoted\",1e300,2024-02-29\n302,,,\n"' (FORMAT csv);
+    COMMIT;
+    -- The rows of one INSERT, decoded in order with the changes its row trigger and the
+    -- functions it calls make (in subtransactions, kept or rolled back), before a
+    -- message the transaction emits next, and before a TRUNCATE.
+    INSERT INTO trig SELECT g, public.checked(s, g) FROM generate_series(1, 7) g;
+    PERFORM pg_logical_emit_message(true, 'test', 'after the insert');
+    INSERT INTO nested VALUES (100), (101);
+    TRUNCATE nested;
+    INSERT INTO nested VALUES (102);
     COMMIT;
     -- Replica identities.
     INSERT INTO no_key VALUES (1, 'a'), (2, 'b');
@@ -147,8 +188,8 @@ END $$;
 -- 1, binary messages with relation OIDs, schema names, LSNs, times and xids taken out).
 -- (Tables without a replica identity are left out: published, they could not be
 -- updated, on columnar as on heap.)
-CREATE PUBLICATION pub_h FOR TABLE h.t, h.full_id, h.by_index, h.dropped, h.parted, h.inh_parent, h.inh_child, h.ddl;
-CREATE PUBLICATION pub_c FOR TABLE c.t, c.full_id, c.by_index, c.dropped, c.parted, c.inh_parent, c.inh_child, c.ddl;
+CREATE PUBLICATION pub_h FOR TABLE h.t, h.copied, h.trig, h.audit, h.nested, h.full_id, h.by_index, h.dropped, h.parted, h.inh_parent, h.inh_child, h.ddl;
+CREATE PUBLICATION pub_c FOR TABLE c.t, c.copied, c.trig, c.audit, c.nested, c.full_id, c.by_index, c.dropped, c.parted, c.inh_parent, c.inh_child, c.ddl;
 CREATE TABLE stream (schema text, plugin text, n bigint, data text);
 CREATE PROCEDURE collect(s text)
 LANGUAGE plpgsql AS $$
@@ -185,6 +226,9 @@ CALL workload('h');
 CALL collect('h');
 CALL make_slots('c');
 CALL workload('c');
+-- Both COPYs of the columnar workload took pgcolumnar's parallel parse, which logs the
+-- rows for decoding as PostgreSQL's COPY does.
+SELECT pgcolumnar.parallel_copy_rows();
 -- VACUUM merges and rewrites change columnar storage, never the rows: nothing to decode.
 VACUUM c.t;
 VACUUM FULL c.t;
@@ -193,7 +237,8 @@ CALL collect('c');
 -- The columnar stream (long lines cut), then its differences from heap's: none, with
 -- every plugin.
 SELECT n, left(data, 200) AS data FROM stream
-WHERE schema = 'c' AND plugin = 'test_decoding' AND (n < 80 OR data NOT LIKE 'table ?.t: %') ORDER BY n;
+WHERE schema = 'c' AND plugin = 'test_decoding' AND (n < 80 OR data !~ '^table \?\.(t|copied): ')
+ORDER BY n;
 SELECT plugin, count(*) AS changes FROM stream WHERE schema = 'c' AND plugin <> 'streaming' GROUP BY 1 ORDER BY 1;
 SELECT plugin, left(data, 1) AS message, count(*) FROM stream
 WHERE schema = 'c' AND plugin = 'pgoutput' GROUP BY 1, 2 ORDER BY 1, 2;
@@ -217,6 +262,21 @@ DELETE FROM c.t WHERE id = 7000;
 RESET ROLE;
 SELECT data FROM pg_logical_slot_get_changes('by_role', NULL, NULL, 'include-xids', '0');
 SELECT 'dropped' FROM pg_drop_replication_slot('by_role');
+
+-- The rows one statement inserts are logged together: one record for a 100-row INSERT
+-- and one for a 300-row COPY (pg_walinspect), not one per row; an UPDATE after them
+-- comes in its own.
+CREATE EXTENSION pg_walinspect;
+SELECT pg_current_wal_insert_lsn() AS before \gset
+BEGIN;
+INSERT INTO c.t (id, v) SELECT g, 'one of a hundred' FROM generate_series(8000, 8099) g;
+COPY c.copied (a) FROM PROGRAM 'seq 1000 1299';
+UPDATE c.t SET v = 'updated' WHERE id = 8000;
+COMMIT;
+SELECT record_type, regexp_replace(description, '^rel [0-9/]+; ', '') AS description
+FROM pg_get_wal_records_info(:'before', pg_current_wal_flush_lsn())
+WHERE resource_manager = 'pgcolumnar' ORDER BY start_lsn;
+DROP EXTENSION pg_walinspect;
 
 -- The one difference from heap, by design: an UPDATE that leaves a value heap stores
 -- out of line (TOAST) unchanged sends heap's "unchanged-toast-datum" but columnar's
