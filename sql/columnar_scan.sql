@@ -213,6 +213,25 @@ SELECT count(*), min(b), max(c), sum(length(c)) FROM many_groups WHERE a > 500;
 SELECT pgcolumnar.chunk_directories_parsed() - :p0 AS parsed_again;
 DROP TABLE many_groups;
 
+-- Past 256 row groups (a trickle of small transactions leaves thousands until they are
+-- merged), plan-time pruning checks an evenly spaced sample of them and scales what it
+-- finds, so that planning a statement does not grow with them.
+CREATE TABLE trickle (a int, b int) USING columnar WITH (autovacuum_enabled = off);
+CREATE PROCEDURE trickle_in(n int) LANGUAGE plpgsql AS $$
+BEGIN
+    FOR i IN 1..n LOOP
+        INSERT INTO trickle VALUES (i, i * 10);
+        COMMIT;
+    END LOOP;
+END $$;
+CALL trickle_in(600);
+SELECT row_groups, rows FROM pgcolumnar.table_stats WHERE relation = 'trickle'::regclass;
+EXPLAIN (COSTS OFF) SELECT b FROM trickle WHERE a BETWEEN 100 AND 159;
+EXPLAIN (COSTS OFF) SELECT b FROM trickle WHERE a <= 300;
+SELECT count(*), sum(b) FROM trickle WHERE a <= 300;
+DROP TABLE trickle;
+DROP PROCEDURE trickle_in;
+
 DROP TABLE s, s_heap;
 DROP EXTENSION pgcolumnar;
 DROP SCHEMA pgcolumnar;
