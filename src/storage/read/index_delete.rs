@@ -22,6 +22,11 @@ use crate::storage::relation::pages;
 use crate::storage::relation::tid::tid_row;
 use pgrx::pg_sys;
 
+/// Past this many of a bucket's rows offered at once, its marks are read whole rather
+/// than by row (`catalog::mark_keys`: a row's marks are under its own number or the
+/// bucket's first row).
+const WHOLE_BUCKET_FROM: usize = 32;
+
 /// Marks the deletable entries of `delstate` (`status[].knowndeletable`), shrinks
 /// `ndeltids` to end after the last one, and returns the newest deleter among them
 /// (the horizon for recovery conflicts on standbys).
@@ -48,19 +53,34 @@ pub unsafe fn delete_tuples(
         let storage_id = pages::storage_id(rel);
         let deltids = std::slice::from_raw_parts((*delstate).deltids, n);
         let mut last_deletable = None;
-        // TIDs come sorted, so a bucket's marks are read once for all its rows.
-        let mut bucket: Option<(u64, Vec<catalog::Mark>)> = None;
+        // TIDs come sorted: a bucket's marks are read once for all its rows offered, or,
+        // for a few of them, only the marks that can cover those rows (a bucket where
+        // single-row UPDATEs piled up thousands of marks before VACUUM folds them).
+        let mut bucket: Option<(u64, bool, Vec<catalog::Mark>)> = None;
         for (i, d) in deltids.iter().enumerate() {
             let status = &mut *(*delstate).status.add(d.id as usize);
             let Some(row) = tid_row(&d.tid) else { continue };
             let first = bucket_start(row);
-            if bucket.as_ref().is_none_or(|(f, _)| *f != first) {
-                bucket = Some((first, catalog::marks_of(storage_id, MarkScope::WholeBucket(first))));
+            if bucket.as_ref().is_none_or(|(f, _, _)| *f != first) {
+                let offered =
+                    deltids[i..].iter().take_while(|d| tid_row(&d.tid).map(bucket_start) == Some(first));
+                let whole = offered.count() > WHOLE_BUCKET_FROM;
+                let scope = match whole {
+                    true => MarkScope::WholeBucket(first),
+                    false => MarkScope::Key(first),
+                };
+                bucket = Some((first, whole, catalog::marks_of(storage_id, scope)));
             }
-            let marks = &bucket.as_ref().expect("read above").1;
+            let (_, whole, shared) = bucket.as_ref().expect("read above");
+            let own = match !*whole && row != first {
+                true => catalog::marks_of(storage_id, MarkScope::Key(row)),
+                false => Vec::new(),
+            };
             let offset = offset_in_bucket(row);
-            let deleter =
-                marks.iter().find(|m| m.rows.contains(offset) && deletes_for_everyone(rel, m.kind, m.xmin));
+            let deleter = shared
+                .iter()
+                .chain(&own)
+                .find(|m| m.rows.contains(offset) && deletes_for_everyone(rel, m.kind, m.xmin));
             match deleter {
                 Some(m) => {
                     status.knowndeletable = true;
