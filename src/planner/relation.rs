@@ -44,7 +44,7 @@ pub struct Pruning {
     pub vectors: f64,
     pub vectors_kept: f64,
     /// Row groups whose zone maps were checked: all of them, or an evenly spaced sample
-    /// of `PRUNE_SAMPLE_GROUPS` that the counts above are scaled from.
+    /// (`plan_sizes::ZONE_SAMPLE_GROUPS`) that the counts above are scaled from.
     pub checked: usize,
     /// Whether zone maps were consulted (false: nothing is known).
     pub computed: bool,
@@ -195,25 +195,12 @@ pub unsafe fn kept_range(
     range
 }
 
-/// Row groups whose zone maps plan-time pruning checks at most. A trickle of small
-/// transactions leaves thousands of row groups until they are merged; checking every one
-/// made planning each statement (an UPDATE by key) grow with them: beyond this many, an
-/// evenly spaced sample stands for the rest.
-const PRUNE_SAMPLE_GROUPS: usize = 256;
-
-/// Every how many row groups `prune` checks one, of `groups`.
-fn sample_step(groups: usize) -> usize {
-    groups.div_ceil(PRUNE_SAMPLE_GROUPS).max(1)
-}
-
 /// Which row groups and vectors the zone maps of `zones` leave to `resolved` (scaled
-/// from a sample when there are many: `sample_step`).
+/// from a sample when there are many: `plan_sizes::ZONE_SAMPLE_GROUPS`).
 fn prune(zones: &plan_sizes::ZoneSet, resolved: &Filter) -> Pruning {
     let (mut rows, mut kept_rows, mut pruned) = (0u64, 0u64, 0usize);
     let (mut vectors, mut vectors_kept) = (0usize, 0usize);
-    let mut checked = 0usize;
-    for g in zones.groups.iter().step_by(sample_step(zones.groups.len())) {
-        checked += 1;
+    for g in zones.groups.iter() {
         rows += g.rows;
         let count = (g.rows as usize).div_ceil(VECTOR_ROWS);
         vectors += count;
@@ -230,7 +217,7 @@ fn prune(zones: &plan_sizes::ZoneSet, resolved: &Filter) -> Pruning {
         }
     }
     let row_fraction = if rows == 0 { 1.0 } else { kept_rows as f64 / rows as f64 };
-    let groups = zones.groups.len();
+    let (groups, checked) = (zones.total_groups, zones.groups.len());
     let scale = groups as f64 / checked.max(1) as f64;
     Pruning {
         groups,
@@ -281,24 +268,5 @@ pub unsafe fn push_down_enabled(root: *mut pg_sys::PlannerInfo, rel: *mut pg_sys
     unsafe {
         let rte = *(*root).simple_rte_array.add((*rel).relid as usize);
         options::quals_push_down((*rte).relid).unwrap_or_else(|| super::QUALS_PUSH_DOWN.get())
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn many_row_groups_are_sampled_evenly() {
-        assert_eq!(sample_step(0), 1);
-        assert_eq!(sample_step(PRUNE_SAMPLE_GROUPS), 1);
-        assert_eq!(sample_step(PRUNE_SAMPLE_GROUPS + 1), 2);
-        for groups in [1025, 5000, 13_000, 1_000_000] {
-            let checked = (0..groups).step_by(sample_step(groups)).count();
-            assert!(
-                checked <= PRUNE_SAMPLE_GROUPS && checked > PRUNE_SAMPLE_GROUPS / 2,
-                "{groups}: {checked}"
-            );
-        }
     }
 }

@@ -521,29 +521,45 @@ impl ColumnSizes {
     }
 }
 
-/// `load_row_groups_for` as the catalog snapshot sees them, and, when that had to read
-/// the chunk rows of the whole storage (a backend new to the table), what `column_bytes`
-/// would return, summed in the same scan: a new connection's first plan read every
-/// chunk row twice otherwise.
+/// What plan-time pruning reads: every row group with the chunks of the attributes
+/// numbered in `attnums` (`load_row_groups_for` as the catalog snapshot sees them), or,
+/// past `sample` row groups, an evenly spaced sample of about `sample` of them (every
+/// `sample_step`-th); and how many there are. When that had to read the chunk rows of the
+/// whole storage (a backend new to the table, no sample), also what `column_bytes` would
+/// return, summed in the same scan: a new connection's first plan read every chunk row
+/// twice otherwise.
 ///
 /// # Safety
 /// Call on the backend thread inside a transaction (it calls PostgreSQL, which may raise an
 /// error).
-pub unsafe fn load_row_groups_sized(
+pub unsafe fn load_row_groups_sampled(
     storage_id: u64,
     attnums: &[i16],
     natts: usize,
-) -> (Vec<RowGroupMeta>, Option<ColumnSizes>) {
+    sample: usize,
+) -> (Vec<RowGroupMeta>, usize, Option<ColumnSizes>) {
     // SAFETY: as `load_row_groups_for` with the catalog snapshot (this fn's contract).
     unsafe {
         let snapshot = std::ptr::null_mut();
-        let mut groups = load_row_groups(storage_id, snapshot, false);
-        let mut sizes = ColumnSizes::new(natts);
-        attach_all(storage_id, &mut groups, snapshot, Some(attnums), Some(&mut sizes));
-        // A scan of the whole storage visits a chunk row of each stored column at least.
-        let summed = sizes.chunk_rows > 0 || groups.is_empty();
-        (groups, summed.then_some(sizes))
+        let groups = load_row_groups(storage_id, snapshot, false);
+        let total = groups.len();
+        if total <= sample {
+            let mut groups = groups;
+            let mut sizes = ColumnSizes::new(natts);
+            attach_all(storage_id, &mut groups, snapshot, Some(attnums), Some(&mut sizes));
+            // A scan of the whole storage visits a chunk row of each stored column at least.
+            let summed = sizes.chunk_rows > 0 || groups.is_empty();
+            return (groups, total, summed.then_some(sizes));
+        }
+        let mut picked: Vec<RowGroupMeta> = groups.into_iter().step_by(sample_step(total, sample)).collect();
+        attach_all(storage_id, &mut picked, snapshot, Some(attnums), None);
+        (picked, total, None)
     }
+}
+
+/// Every how many of `groups` row groups a sample of at most `sample` takes one.
+pub fn sample_step(groups: usize, sample: usize) -> usize {
+    groups.div_ceil(sample.max(1)).max(1)
 }
 
 /// # Safety
@@ -900,6 +916,17 @@ pub unsafe fn row_may_be_seen(rel: pg_sys::Relation, storage_id: u64, row: u64) 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn samples_are_evenly_spaced_and_bounded() {
+        assert_eq!(sample_step(0, 256), 1);
+        assert_eq!(sample_step(256, 256), 1);
+        assert_eq!(sample_step(257, 256), 2);
+        for groups in [257, 5000, 24_698, 1_000_000] {
+            let taken = (0..groups).step_by(sample_step(groups, 256)).count();
+            assert!(taken <= 256 && taken > 128, "{groups}: {taken}");
+        }
+    }
 
     fn parsed(attnums: &[i16]) -> Chunks {
         let mut c = Chunks { parsed: Some(attnums.to_vec()), ..Chunks::default() };

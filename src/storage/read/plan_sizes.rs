@@ -237,15 +237,16 @@ pub unsafe fn group_zones(rel: pg_sys::Relation, natts: usize, atts: &[usize]) -
         let attnums: Vec<i16> = atts.iter().map(|&a| a as i16 + 1).collect();
         // SAFETY: run by `cached` during this call, inside the caller's transaction (this fn's
         // contract).
-        let (groups, sizes) = unsafe { catalog::load_row_groups_sized(now.storage_id, &attnums, natts) };
+        let (groups, total_groups, sizes) =
+            unsafe { catalog::load_row_groups_sampled(now.storage_id, &attnums, natts, ZONE_SAMPLE_GROUPS) };
         // The column sizes every plan asks for next came with the same scan.
         if let Some(sizes) = sizes {
             now.record(|e| &mut e.column_bytes, sizes.bytes.into(), sizes.chunk_rows);
         }
         let zones: Vec<GroupZones> =
             groups.iter().map(|g| GroupZones { rows: g.row_count, chunks: g.chunks.clone() }).collect();
-        let read = groups.len() * (1 + atts.len());
-        (Rc::new(ZoneSet { atts, natts, groups: zones }), read)
+        let read = total_groups * (1 + atts.len());
+        (Rc::new(ZoneSet { atts, natts, groups: zones, total_groups }), read)
     };
     // SAFETY: `rel` is open and locked, inside a transaction (this fn's contract).
     let set = unsafe { cached(rel, |e| &mut e.zones, |z, _| z.clone(), |now| compute(now, atts.to_vec())) };
@@ -272,5 +273,15 @@ pub struct ZoneSet {
     /// The attributes measured (indexes, sorted), of `natts`.
     pub atts: Vec<usize>,
     pub natts: usize,
+    /// Every row group, or past `ZONE_SAMPLE_GROUPS` an evenly spaced sample of them.
     pub groups: Vec<GroupZones>,
+    /// How many row groups there are.
+    pub total_groups: usize,
 }
+
+/// Row groups whose zone maps the planner reads at most. A trickle of small transactions
+/// leaves thousands of row groups until they are merged: reading and checking every one
+/// made planning each statement (an UPDATE by key) grow with them, and past the chunk
+/// cache's size (`catalog::CACHE_MAX_ENTRIES`) each plan parsed them all again. Beyond
+/// this many an evenly spaced sample stands for them, which plan-time pruning scales.
+pub const ZONE_SAMPLE_GROUPS: usize = 256;
