@@ -9,7 +9,8 @@ The table `(id bigint PRIMARY KEY, host text, v1 float8, v2 float8, at timestamp
 100,000 rows, made anew for every run, heap and columnar. Workloads, pgbench with
 `ingest.CLIENTS` clients and `synchronous_commit = off` (as bench/ingest.py):
 single-row INSERT, 100-row INSERT ... SELECT, UPDATE of one row by key, DELETE and
-re-INSERT of one row by key, and a COPY of 200,000 rows (timed, as rows/s). The cluster
+re-INSERT of one row by key, and a COPY of 200,000 rows (timed, as rows/s; the median of
+three). The cluster
 is restarted between levels (`ALTER SYSTEM SET wal_level`, then back), in the order
 replica, logical, logical, replica, so that drift over the run falls on both levels
 alike; at the end its `wal_level` is what it was.
@@ -33,6 +34,7 @@ import ingest
 SECONDS = 10
 ROWS = 100_000
 COPY_ROWS = 200_000
+COPY_REPEATS = 3
 DB = "pgcolumnar_logical"
 
 WORKLOADS = [
@@ -111,8 +113,12 @@ def measure(args, log, level: str) -> dict:
         name = f"COPY of {COPY_ROWS:,} rows (rows/s)"
         for side, am in SIDES:
             table = f"lo_{side}"
-            create(conn, table, am)
-            out.setdefault(name, {})[side] = copy_rate(conn, table)
+            rates = []
+            # One COPY takes a fraction of a second: the median of a few, each into a new table.
+            for _ in range(COPY_REPEATS):
+                create(conn, table, am)
+                rates.append(copy_rate(conn, table))
+            out.setdefault(name, {})[side] = statistics.median(rates)
         log(f"logical overhead: {level}: {name}: heap {out[name]['heap']:,.0f}, "
             f"columnar {out[name]['columnar']:,.0f}")
         for side, _ in SIDES:
