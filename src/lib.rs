@@ -46,9 +46,7 @@ pub extern "C-unwind" fn _PG_init() {
         storage::glue::tableam::register();
         storage::glue::wal_resource_manager::register();
         storage::relation::slot::init();
-        storage::write::write_buffer::register_callbacks();
-        storage::write::pending_marks::register_callbacks();
-        storage::change::logical_log::register_callbacks();
+        storage::glue::xact_callbacks::register();
         storage::glue::invalidation::register();
         exec::register_nodes();
         planner::hooks::install();

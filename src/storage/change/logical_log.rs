@@ -151,8 +151,12 @@ fn drop_inserts(subxact: Option<pg_sys::SubTransactionId>) {
     });
 }
 
-#[pgrx::pg_guard]
-unsafe extern "C-unwind" fn on_xact(event: pg_sys::XactEvent::Type, _arg: *mut std::ffi::c_void) {
+/// At a transaction's end: gathered inserts written before commit or prepare, dropped
+/// after.
+///
+/// # Safety
+/// Called by the transaction callback (`glue::xact_callbacks`) with PostgreSQL's event.
+pub unsafe fn on_xact(event: pg_sys::XactEvent::Type) {
     // SAFETY: a transaction callback on the backend thread: before commit or prepare the
     // transaction is still open, so the WAL may be written.
     unsafe {
@@ -169,12 +173,16 @@ unsafe extern "C-unwind" fn on_xact(event: pg_sys::XactEvent::Type, _arg: *mut s
     }
 }
 
-#[pgrx::pg_guard]
-unsafe extern "C-unwind" fn on_subxact(
+/// At a subtransaction's start (gathered inserts written) and end (handed to the parent,
+/// or dropped with it).
+///
+/// # Safety
+/// Called by the subtransaction callback (`glue::xact_callbacks`) with PostgreSQL's
+/// arguments.
+pub unsafe fn on_subxact(
     event: pg_sys::SubXactEvent::Type,
     subxact: pg_sys::SubTransactionId,
     parent: pg_sys::SubTransactionId,
-    _arg: *mut std::ffi::c_void,
 ) {
     // SAFETY: a subtransaction callback on the backend thread, inside the transaction; at
     // a start the rows are written under their own xid (the record names it).
@@ -188,19 +196,6 @@ unsafe extern "C-unwind" fn on_subxact(
             SUBXACT_EVENT_ABORT_SUB => drop_inserts(Some(subxact)),
             _ => {}
         }
-    }
-}
-
-/// Registers the transaction callbacks; called once from `_PG_init`.
-///
-/// # Safety
-/// Call once, from `_PG_init`, on the backend thread.
-pub unsafe fn register_callbacks() {
-    // SAFETY: at load on the backend thread (this fn's contract); the callbacks are `extern
-    // "C-unwind"` fns with PostgreSQL's signatures, and their argument is unused (NULL).
-    unsafe {
-        pg_sys::RegisterXactCallback(Some(on_xact), std::ptr::null_mut());
-        pg_sys::RegisterSubXactCallback(Some(on_subxact), std::ptr::null_mut());
     }
 }
 

@@ -14,6 +14,7 @@ pub mod table_stats;
 pub mod tableam;
 pub mod utility;
 pub mod wal_resource_manager;
+pub mod xact_callbacks;
 
 use pgrx::pg_sys;
 

@@ -581,8 +581,12 @@ unsafe fn forget_subxact(subxact: pg_sys::SubTransactionId) {
     });
 }
 
-#[pgrx::pg_guard]
-unsafe extern "C-unwind" fn on_xact(event: pg_sys::XactEvent::Type, _arg: *mut std::ffi::c_void) {
+/// At a transaction's end: held buckets released (their marks written) before commit or
+/// prepare, forgotten after.
+///
+/// # Safety
+/// Called by the transaction callback (`glue::xact_callbacks`) with PostgreSQL's event.
+pub unsafe fn on_xact(event: pg_sys::XactEvent::Type) {
     use pg_sys::XactEvent::*;
     match event {
         XACT_EVENT_PRE_COMMIT | XACT_EVENT_PARALLEL_PRE_COMMIT | XACT_EVENT_PRE_PREPARE => {
@@ -607,13 +611,12 @@ unsafe extern "C-unwind" fn on_xact(event: pg_sys::XactEvent::Type, _arg: *mut s
     }
 }
 
-#[pgrx::pg_guard]
-unsafe extern "C-unwind" fn on_subxact(
-    event: pg_sys::SubXactEvent::Type,
-    subxact: pg_sys::SubTransactionId,
-    _parent: pg_sys::SubTransactionId,
-    _arg: *mut std::ffi::c_void,
-) {
+/// At a subtransaction's end: its marks let go before it commits, forgotten if it aborts.
+///
+/// # Safety
+/// Called by the subtransaction callback (`glue::xact_callbacks`) with PostgreSQL's
+/// arguments.
+pub unsafe fn on_subxact(event: pg_sys::SubXactEvent::Type, subxact: pg_sys::SubTransactionId) {
     use pg_sys::SubXactEvent::*;
     match event {
         // SAFETY: before a subtransaction commits it is still open on the backend thread,
@@ -623,18 +626,5 @@ unsafe extern "C-unwind" fn on_subxact(
         // PostgreSQL passes for the aborting subtransaction.
         SUBXACT_EVENT_ABORT_SUB => unsafe { forget_subxact(subxact) },
         _ => {}
-    }
-}
-
-/// Registers the transaction callbacks; called once from `_PG_init`.
-///
-/// # Safety
-/// Call once, from `_PG_init`, on the backend thread.
-pub unsafe fn register_callbacks() {
-    // SAFETY: at load on the backend thread (this fn's contract); the callbacks are `extern
-    // "C-unwind"` fns with PostgreSQL's signatures, and their argument is unused (NULL).
-    unsafe {
-        pg_sys::RegisterXactCallback(Some(on_xact), std::ptr::null_mut());
-        pg_sys::RegisterSubXactCallback(Some(on_subxact), std::ptr::null_mut());
     }
 }

@@ -674,8 +674,12 @@ pub fn has_pending(relid: pg_sys::Oid) -> bool {
     BUFFERS.with(|cell| cell.borrow().iter().any(|b| b.relid == relid && b.rows > 0))
 }
 
-#[pgrx::pg_guard]
-unsafe extern "C-unwind" fn on_xact(event: pg_sys::XactEvent::Type, _arg: *mut std::ffi::c_void) {
+/// At a transaction's end: buffered rows written out before commit or prepare, dropped
+/// after.
+///
+/// # Safety
+/// Called by the transaction callback (`glue::xact_callbacks`) with PostgreSQL's event.
+pub unsafe fn on_xact(event: pg_sys::XactEvent::Type) {
     // SAFETY: a transaction callback, run on the backend thread: before commit or prepare the
     // transaction is still open, so buffered rows may be written out (relations opened,
     // metadata written); after the end only per-backend state is dropped.
@@ -700,12 +704,16 @@ unsafe extern "C-unwind" fn on_xact(event: pg_sys::XactEvent::Type, _arg: *mut s
     }
 }
 
-#[pgrx::pg_guard]
-unsafe extern "C-unwind" fn on_subxact(
+/// At a subtransaction's end: its rows written out before it commits; rows it wrote for
+/// enclosing subtransactions handed over or restored.
+///
+/// # Safety
+/// Called by the subtransaction callback (`glue::xact_callbacks`) with PostgreSQL's
+/// arguments.
+pub unsafe fn on_subxact(
     event: pg_sys::SubXactEvent::Type,
     subxact: pg_sys::SubTransactionId,
     parent: pg_sys::SubTransactionId,
-    _arg: *mut std::ffi::c_void,
 ) {
     // SAFETY: a subtransaction callback, run on the backend thread: before a subtransaction
     // commits it is still open, so its rows may be written out; at commit and abort only
@@ -721,18 +729,5 @@ unsafe extern "C-unwind" fn on_subxact(
             }
             _ => {}
         }
-    }
-}
-
-/// Registers the transaction callbacks; called once from `_PG_init`.
-///
-/// # Safety
-/// Call once, from `_PG_init`, on the backend thread.
-pub unsafe fn register_callbacks() {
-    // SAFETY: at load on the backend thread (this fn's contract); the callbacks are `extern
-    // "C-unwind"` fns with PostgreSQL's signatures, and their argument is unused (NULL).
-    unsafe {
-        pg_sys::RegisterXactCallback(Some(on_xact), std::ptr::null_mut());
-        pg_sys::RegisterSubXactCallback(Some(on_subxact), std::ptr::null_mut());
     }
 }
