@@ -110,10 +110,7 @@ unsafe extern "C-unwind" fn executor_start(query_desc: *mut pg_sys::QueryDesc, e
                     .map(|rte| (*rte).relid);
                 storage::write::write_buffer::flush_for_query(relids);
             }
-            storage::write::pending_marks::statement_done();
-            if may_change_rows(query_desc) {
-                storage::change::logical_log::flush_inserts();
-            }
+            statement_boundary(query_desc);
         }
         match PREV_EXECUTOR_START {
             Some(prev) => prev(query_desc, eflags),
@@ -135,11 +132,8 @@ unsafe extern "C-unwind" fn executor_finish(query_desc: *mut pg_sys::QueryDesc) 
     // PREV_EXECUTOR_FINISH was set once in `_PG_init` and is only read afterwards.
     unsafe {
         if !storage::shared::internal_sql::running() {
-            storage::write::pending_marks::statement_done();
             // The statement's inserted rows are decoded before what its AFTER triggers do.
-            if may_change_rows(query_desc) {
-                storage::change::logical_log::flush_inserts();
-            }
+            statement_boundary(query_desc);
         }
         match PREV_EXECUTOR_FINISH {
             Some(prev) => prev(query_desc),
@@ -156,10 +150,7 @@ unsafe extern "C-unwind" fn executor_end(query_desc: *mut pg_sys::QueryDesc) {
     // PREV_EXECUTOR_END was set once in `_PG_init` and is only read afterwards.
     unsafe {
         if !storage::shared::internal_sql::running() {
-            storage::write::pending_marks::statement_done();
-            if may_change_rows(query_desc) {
-                storage::change::logical_log::flush_inserts();
-            }
+            statement_boundary(query_desc);
         }
         match PREV_EXECUTOR_END {
             Some(prev) => prev(query_desc),
@@ -168,16 +159,22 @@ unsafe extern "C-unwind" fn executor_end(query_desc: *mut pg_sys::QueryDesc) {
     }
 }
 
-/// Whether the statement can change rows (whose logical change records keep their order
-/// with the rows a columnar INSERT gathered: `logical_log::flush_inserts`).
+/// What the executor hooks do as a statement starts, finishes and ends: the deletes it
+/// collected are published, and, if it can change rows (whose logical change records
+/// keep their order with the rows a columnar INSERT gathered), those rows are logged.
 ///
 /// # Safety
-/// `query_desc` must be a live QueryDesc.
-unsafe fn may_change_rows(query_desc: *mut pg_sys::QueryDesc) -> bool {
+/// `query_desc` must be a live QueryDesc; on the backend thread inside a transaction.
+unsafe fn statement_boundary(query_desc: *mut pg_sys::QueryDesc) {
     // SAFETY: per this fn's contract; its planned statement, if any, is live with it.
     unsafe {
+        storage::write::pending_marks::statement_done();
         let stmt = (*query_desc).plannedstmt;
-        (*query_desc).operation != pg_sys::CmdType::CMD_SELECT || (!stmt.is_null() && (*stmt).hasModifyingCTE)
+        if (*query_desc).operation != pg_sys::CmdType::CMD_SELECT
+            || (!stmt.is_null() && (*stmt).hasModifyingCTE)
+        {
+            storage::change::logical_log::flush_inserts();
+        }
     }
 }
 

@@ -541,10 +541,9 @@ pub unsafe fn load_row_groups_sampled(
     // SAFETY: as `load_row_groups_for` with the catalog snapshot (this fn's contract).
     unsafe {
         let snapshot = std::ptr::null_mut();
-        let groups = load_row_groups(storage_id, snapshot, false);
+        let mut groups = load_row_groups(storage_id, snapshot, false);
         let total = groups.len();
         if total <= sample {
-            let mut groups = groups;
             let mut sizes = ColumnSizes::new(natts);
             attach_all(storage_id, &mut groups, snapshot, Some(attnums), Some(&mut sizes));
             // A scan of the whole storage visits a chunk row of each stored column at least.

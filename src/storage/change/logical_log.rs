@@ -66,23 +66,23 @@ pub unsafe fn log_inserts(rel: pg_sys::Relation, slots: &[*mut pg_sys::TupleTabl
     unsafe {
         let relid = (*rel).rd_id;
         let owner = pg_sys::GetCurrentSubTransactionId();
-        // Gathered rows of a subtransaction that committed into this one keep their own
-        // xid: this one's rows start a new record.
-        let xid = u32::from(pg_sys::GetCurrentTransactionIdIfAny());
-        let gathering = PENDING.with_borrow(|p| {
-            p.as_ref().is_some_and(|p| p.relid == relid && p.owner == owner && p.xids.own == xid)
-        });
-        if !gathering {
-            flush_inserts();
-            // The rows' xid, assigned now: the record may be written from elsewhere.
-            let xids = Xids {
-                own: pg_sys::GetCurrentTransactionId().into(),
-                top: pg_sys::GetTopTransactionId().into(),
-            };
-            let record = RecordBuilder::of_transaction(file_node(rel), xids);
-            PENDING.with_borrow_mut(|p| *p = Some(PendingInserts { relid, owner, xids, record }));
-        }
         for &slot in slots {
+            // Gathered rows of a subtransaction that committed into this one keep their
+            // own xid: this one's rows start a new record, as do rows after a full one.
+            let xid = u32::from(pg_sys::GetCurrentTransactionIdIfAny());
+            let gathering = PENDING.with_borrow(|p| {
+                p.as_ref().is_some_and(|p| p.relid == relid && p.owner == owner && p.xids.own == xid)
+            });
+            if !gathering {
+                flush_inserts();
+                // The rows' xid, assigned now: the record may be written from elsewhere.
+                let xids = Xids {
+                    own: pg_sys::GetCurrentTransactionId().into(),
+                    top: pg_sys::GetTopTransactionId().into(),
+                };
+                let record = RecordBuilder::of_transaction(file_node(rel), xids);
+                PENDING.with_borrow_mut(|p| *p = Some(PendingInserts { relid, owner, xids, record }));
+            }
             let tuple = slot_tuple(rel, slot, None);
             let full = PENDING.with_borrow_mut(|p| {
                 let record = &mut p.as_mut().expect("gathered inserts").record;
@@ -91,9 +91,7 @@ pub unsafe fn log_inserts(rel: pg_sys::Relation, slots: &[*mut pg_sys::TupleTabl
             });
             pg_sys::heap_freetuple(tuple);
             if full {
-                let xids = flush_inserts().expect("gathered inserts");
-                let record = RecordBuilder::of_transaction(file_node(rel), xids);
-                PENDING.with_borrow_mut(|p| *p = Some(PendingInserts { relid, owner, xids, record }));
+                flush_inserts();
             }
         }
     }
@@ -112,24 +110,22 @@ thread_local! {
     static PENDING: RefCell<Option<PendingInserts>> = const { RefCell::new(None) };
 }
 
-/// Writes the gathered inserted rows, if any, returning their transaction. Called
+/// Writes the gathered inserted rows, if any. Called
 /// before anything else this backend does can be decoded — another of our records, an
 /// executor that may change rows, a utility statement (DDL, TRUNCATE), a subtransaction's
 /// start, the commit — so that decoding shows the changes in the order they were made.
 ///
 /// # Safety
 /// On the backend thread inside a transaction.
-pub unsafe fn flush_inserts() -> Option<Xids> {
-    let pending = PENDING.with_borrow_mut(Option::take)?;
+pub unsafe fn flush_inserts() {
+    let Some(pending) = PENDING.with_borrow_mut(Option::take) else { return };
     // SAFETY: per this fn's contract; an executor shut down while its transaction aborts
     // (a portal's cleanup) finds it no longer in progress: the rows die with it.
     unsafe {
-        if !pg_sys::IsTransactionState() {
-            return None;
+        if pg_sys::IsTransactionState() {
+            write_record(logical_record::INSERT, &pending.record, false);
         }
-        write_record(logical_record::INSERT, &pending.record, false);
     }
-    Some(pending.xids)
 }
 
 /// The subtransaction `subxact` commits into `parent`: its gathered rows become the
