@@ -259,6 +259,13 @@ SET ROLE regress_logical_writer;
 INSERT INTO c.t (id, v) VALUES (7000, 'by a role');
 UPDATE c.t SET v = 'updated by a role' WHERE id = 7000;
 DELETE FROM c.t WHERE id = 7000;
+-- Its COPY takes the parallel parse too, and is decoded row by row.
+SELECT pgcolumnar.parallel_copy_rows() AS copied_before \gset
+COPY c.t (id, v) FROM STDIN;
+7001	copied by a role
+7002	\N
+\.
+SELECT pgcolumnar.parallel_copy_rows() - :copied_before AS copied_in_parallel;
 RESET ROLE;
 SELECT data FROM pg_logical_slot_get_changes('by_role', NULL, NULL, 'include-xids', '0');
 SELECT 'dropped' FROM pg_drop_replication_slot('by_role');
