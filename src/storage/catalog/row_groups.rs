@@ -383,6 +383,18 @@ pub unsafe fn load_row_groups(
     }
 }
 
+/// Whether chunk rows read under `snapshot` may go into the cache, which holds a row
+/// group's chunks for good (they never change). An MVCC snapshot (NULL: the catalog
+/// snapshot) sees a row group's chunk rows all or none. A dirty one reads each row as it
+/// is when reached: those of a row group whose writer is still inserting them (a VACUUM
+/// merging), or that a VACUUM removed since its row was read, come back partly or not
+/// at all, and cached they would make the group's rows NULLs for this backend from then
+/// on (logical replication's apply then found none of its rows).
+unsafe fn keeps_chunks(snapshot: pg_sys::Snapshot) -> bool {
+    // SAFETY: the caller's snapshot is NULL or valid.
+    snapshot.is_null() || unsafe { crate::storage::shared::snapshot_kind::is_mvcc(snapshot) }
+}
+
 /// Row groups missing from the chunk cache above which `attach_all` reads the chunk rows
 /// of the whole storage in one scan rather than a scan per row group.
 const ONE_SCAN_GROUPS: usize = 8;
@@ -419,6 +431,8 @@ unsafe fn attach_all(
             .collect();
         // SAFETY: this fn's contract is `read_chunks`'.
         let mut all = unsafe { read_all_chunks(storage_id, snapshot, &wanted, sizes) };
+        // SAFETY: the snapshot is valid (this fn's contract).
+        let keep = unsafe { keeps_chunks(snapshot) };
         CACHE.with(|c| {
             let mut c = c.borrow_mut();
             for (i, cached) in missing {
@@ -427,7 +441,9 @@ unsafe fn attach_all(
                     .remove(&g.first_row)
                     .unwrap_or_else(|| Chunks { parsed: wanted[&g.first_row].clone(), ..Chunks::default() });
                 g.chunks = Rc::new(Chunks::merge(cached, fresh));
-                c.entries.insert((storage_id, g.first_row), g.chunks.clone());
+                if keep {
+                    c.entries.insert((storage_id, g.first_row), g.chunks.clone());
+                }
             }
         });
     }
@@ -637,7 +653,10 @@ pub unsafe fn attach_chunks_for(
             // same as `read_chunks`').
             let fresh = unsafe { read_chunks(storage_id, g.first_row, snapshot, lacking.as_deref()) };
             let chunks = Rc::new(Chunks::merge(cached, fresh));
-            CACHE.with(|c| c.borrow_mut().entries.insert(key, chunks.clone()));
+            // SAFETY: as for `read_chunks` above.
+            if unsafe { keeps_chunks(snapshot) } {
+                CACHE.with(|c| c.borrow_mut().entries.insert(key, chunks.clone()));
+            }
             chunks
         }
     };

@@ -143,11 +143,25 @@ impl GroupSource {
     /// # Safety
     /// As `Reader::new`.
     unsafe fn load(&self) -> (Vec<RowGroupMeta>, Option<LazyChunks>, Vec<u64>) {
-        let (storage_id, snapshot) = (self.storage_id, self.snapshot);
+        let storage_id = self.storage_id;
         // SAFETY: this fn's contract.
         unsafe {
+            // A dirty snapshot reads each metadata row as it is when reached: a row group's
+            // row, its chunk rows and the delete marks at different moments, so a VACUUM
+            // merging meanwhile could hide both copies of a row it moves, or show a row
+            // group whose chunk rows it is still writing, or has just removed. Its reads
+            // take a snapshot of now instead, which sees the metadata as of one moment:
+            // every committed change, and this transaction's. Rows of other transactions
+            // in progress are not seen (a dirty snapshot would return them and name their
+            // writer), and their deletes do not hide rows (as under a dirty snapshot: the
+            // caller, logical replication's apply when it looks for a row by a scan, locks
+            // the row it found and then waits for the deleter).
+            let dirty = snapshot_kind::is_dirty(self.snapshot);
+            let snapshot =
+                if dirty { pg_sys::RegisterSnapshot(pg_sys::GetLatestSnapshot()) } else { self.snapshot };
+            let deleted_rows = pending_marks::deleted_rows(storage_id, snapshot);
             let (groups, lazy) = match &self.attnums {
-                Some(attnums) if self.lazy => {
+                Some(attnums) if self.lazy && !dirty => {
                     let unread = Rc::new(catalog::Chunks { parsed: Some(Vec::new()), ..Default::default() });
                     let groups = catalog::load_row_groups_cached(storage_id, snapshot, &unread);
                     let attnums = attnums.clone();
@@ -156,13 +170,10 @@ impl GroupSource {
                 Some(attnums) => (catalog::load_row_groups_for(storage_id, snapshot, attnums), None),
                 None => (catalog::load_row_groups(storage_id, snapshot, true), None),
             };
-            // A dirty snapshot sees a row whose deleter is still in progress (heap returns it,
-            // and its caller waits for the deleter, as logical replication's apply does when
-            // a merge moves the row it looks for): only deletes committed, or this
-            // transaction's, hide rows from it.
-            let marks_snapshot =
-                if snapshot_kind::is_dirty(snapshot) { &raw mut pg_sys::SnapshotSelfData } else { snapshot };
-            (groups, lazy, pending_marks::deleted_rows(storage_id, marks_snapshot))
+            if dirty {
+                pg_sys::UnregisterSnapshot(snapshot);
+            }
+            (groups, lazy, deleted_rows)
         }
     }
 }
