@@ -113,6 +113,13 @@ unsafe fn moved_by_vacuum(t: &Target) -> bool {
     }
 }
 
+/// Who claims a row: VACUUM never waits, not even for a bucket (see `try_enter`).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Claimant {
+    Statement,
+    Vacuum,
+}
+
 /// Takes the row's bucket and waits until no other running transaction holds a mark
 /// that conflicts with `wanted`. On TM_Ok the bucket is still held: the caller records
 /// its mark with `pending_marks::add_delete` or `add_lock`. Any other result has let go.
@@ -121,6 +128,7 @@ unsafe fn claim(
     t: &mut Target,
     wanted: MarkKind,
     wait_policy: pg_sys::LockWaitPolicy::Type,
+    claimant: Claimant,
     tmfd: *mut pg_sys::TM_FailureData,
 ) -> pg_sys::TM_Result::Type {
     // SAFETY: the caller guarantees this fn's contract: `tmfd` is valid for the reads and
@@ -135,7 +143,14 @@ unsafe fn claim(
             pg_sys::XLTW_Oper::XLTW_Lock
         };
         loop {
-            pending_marks::enter((*t.rel).rd_id, t.storage_id, t.row);
+            let relid = (*t.rel).rd_id;
+            if claimant == Claimant::Vacuum {
+                if pending_marks::try_enter(relid, t.storage_id, t.row).is_none() {
+                    return pg_sys::TM_Result::TM_WouldBlock;
+                }
+            } else {
+                pending_marks::enter(relid, t.storage_id, t.row);
+            }
             if moved_by_vacuum(t) {
                 pending_marks::done();
                 (*tmfd).ctid = t.tid;
@@ -263,7 +278,7 @@ pub unsafe fn move_row(
     unsafe {
         let Some(mut t) = Target::new(rel, tid) else { return false };
         let mut tmfd = pg_sys::TM_FailureData::default();
-        if claim(&mut t, MarkKind::Delete, pg_sys::LockWaitPolicy::LockWaitSkip, &mut tmfd)
+        if claim(&mut t, MarkKind::Delete, pg_sys::LockWaitPolicy::LockWaitSkip, Claimant::Vacuum, &mut tmfd)
             != pg_sys::TM_Result::TM_Ok
         {
             return false;
@@ -293,7 +308,7 @@ unsafe fn remove_version(
         let Some(mut t) = Target::new(rel, tid) else { return pg_sys::TM_Result::TM_Invisible };
         let policy =
             if wait { pg_sys::LockWaitPolicy::LockWaitBlock } else { pg_sys::LockWaitPolicy::LockWaitError };
-        let result = claim(&mut t, MarkKind::Delete, policy, tmfd);
+        let result = claim(&mut t, MarkKind::Delete, policy, Claimant::Statement, tmfd);
         if result == pg_sys::TM_Result::TM_Ok {
             let new_row = successor();
             pending_marks::add_delete(t.storage_id, t.row, new_row, cid, !runs_before_row_triggers(rel));
@@ -389,7 +404,7 @@ pub unsafe fn lock(
                 fetch_any(rel, &current, slot);
                 return pg_sys::TM_Result::TM_Invisible;
             }
-            let result = claim(&mut t, wanted, wait_policy, tmfd);
+            let result = claim(&mut t, wanted, wait_policy, Claimant::Statement, tmfd);
             if result == pg_sys::TM_Result::TM_Updated
                 && follow
                 && tid_row(&(*tmfd).ctid) != tid_row(&current)

@@ -126,12 +126,18 @@ unsafe fn unlock_bucket(relid: pg_sys::Oid, first_row: u64, mode: u32) {
 }
 
 impl Bucket {
-    unsafe fn take(relid: pg_sys::Oid, storage_id: u64, first_row: u64) -> Bucket {
+    /// Takes the bucket's lock, waiting for its holder if `wait`; None if it is busy and
+    /// not `wait`.
+    unsafe fn take(relid: pg_sys::Oid, storage_id: u64, first_row: u64, wait: bool) -> Option<Bucket> {
         // SAFETY: per this fn's contract we are on the backend thread inside a transaction,
         // so transaction ids, heavyweight locks and mark writes are allowed.
         unsafe {
-            lock_bucket(relid, first_row, pg_sys::ExclusiveLock);
-            Bucket {
+            if wait {
+                lock_bucket(relid, first_row, pg_sys::ExclusiveLock);
+            } else if !try_lock_bucket(relid, first_row, pg_sys::ExclusiveLock) {
+                return None;
+            }
+            Some(Bucket {
                 relid,
                 storage_id,
                 first_row,
@@ -141,7 +147,7 @@ impl Bucket {
                 pending: MarkRowsBuilder::default(),
                 cid: pg_sys::InvalidCommandId,
                 subxact: pg_sys::GetCurrentSubTransactionId(),
-            }
+            })
         }
     }
 
@@ -231,6 +237,23 @@ fn held_is_ours_now() -> bool {
 /// Call on the backend thread inside a transaction (it calls PostgreSQL, which may raise an
 /// error).
 pub unsafe fn enter(relid: pg_sys::Oid, storage_id: u64, row: u64) -> bool {
+    // SAFETY: this fn's contract.
+    unsafe { enter_bucket(relid, storage_id, row, true) }.expect("a waiting enter takes the bucket")
+}
+
+/// `enter` that does not wait: None if another backend holds the bucket. For VACUUM,
+/// which moves rows nobody else is changing: a writer may hold a bucket while it waits
+/// for the VACUUM's transaction (logical replication's apply holds its buckets until
+/// commit, and waits for the writer of a row its dirty scan returns).
+///
+/// # Safety
+/// As `enter`.
+pub unsafe fn try_enter(relid: pg_sys::Oid, storage_id: u64, row: u64) -> Option<bool> {
+    // SAFETY: this fn's contract.
+    unsafe { enter_bucket(relid, storage_id, row, false) }
+}
+
+unsafe fn enter_bucket(relid: pg_sys::Oid, storage_id: u64, row: u64, wait: bool) -> Option<bool> {
     // SAFETY: per this fn's contract we are on the backend thread inside a transaction, so
     // transaction ids, heavyweight locks and mark writes are allowed.
     unsafe {
@@ -238,21 +261,21 @@ pub unsafe fn enter(relid: pg_sys::Oid, storage_id: u64, row: u64) -> bool {
         if held_is_ours_now() {
             let same = HELD.with(|h| h.borrow().as_ref().is_some_and(|b| b.is(storage_id, first_row)));
             if same {
-                return true;
+                return Some(true);
             }
             if let Some(b) = HELD.with(|h| h.borrow_mut().take()) {
                 b.release();
             }
         }
         if HELD.with(|h| h.borrow().is_none()) {
-            let b = Bucket::take(relid, storage_id, first_row);
+            let b = Bucket::take(relid, storage_id, first_row, wait)?;
             HELD.with(|h| *h.borrow_mut() = Some(b));
-            return true;
+            return Some(true);
         }
         // A subtransaction started while its parent collects deletes.
-        let b = Bucket::take(relid, storage_id, first_row);
+        let b = Bucket::take(relid, storage_id, first_row, wait)?;
         ALONE.with(|a| *a.borrow_mut() = Some(b));
-        false
+        Some(false)
     }
 }
 
