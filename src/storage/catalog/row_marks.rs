@@ -342,32 +342,33 @@ pub unsafe fn deletes_for_build(storage_id: u64, oldest_xmin: pg_sys::Transactio
     }
 }
 
-/// What VACUUM did to a storage's marks.
+/// The marks a VACUUM removes, and what they mean for it.
 #[derive(Debug, Default)]
 pub struct MarkCleanup {
     /// Rows whose delete every snapshot sees, sorted: folded into masks.
     pub folded: Vec<u64>,
-    /// Marks removed (folded deletes and locks of finished transactions).
-    pub removed: u64,
+    /// The marks to remove (folded deletes and locks of finished transactions).
+    pub settled: Vec<pg_sys::ItemPointerData>,
     /// Delete marks left because some snapshot may not see them yet.
     pub pending_deletes: u64,
 }
 
-/// Removes the marks no snapshot needs any more: deletes committed before `oldest_xmin`
-/// (returned, for the caller to fold into the row groups' masks in this transaction)
-/// and locks whose transaction has ended.
+/// The marks no snapshot needs any more: deletes committed before `oldest_xmin` (their
+/// rows returned, for the caller to fold into the row groups' masks) and locks whose
+/// transaction has ended. Read only: `remove_settled_marks` removes them, so that VACUUM
+/// can vacuum the indexes before it writes anything (see `change::vacuum`).
 ///
 /// # Safety
 /// Call on the backend thread inside a transaction (it calls PostgreSQL, which may raise an
 /// error).
-pub unsafe fn take_settled_marks(storage_id: u64, oldest_xmin: pg_sys::TransactionId) -> MarkCleanup {
+pub unsafe fn settled_marks(storage_id: u64, oldest_xmin: pg_sys::TransactionId) -> MarkCleanup {
     // SAFETY: per this fn's contract we are on the backend thread inside a transaction, so
-    // the metadata relations may be opened, scanned and written (relation, scan and tuple
-    // pointers below come from the calls that return them and are used before being closed,
-    // ended or freed).
+    // the metadata relations may be opened and scanned (relation, scan and tuple pointers
+    // below come from the calls that return them and are used before being closed, ended
+    // or freed).
     unsafe {
         let mut out = MarkCleanup::default();
-        each_unaborted_mark(storage_id, pg_sys::RowExclusiveLock, |rel, tup, xmin, v, n| {
+        each_unaborted_mark(storage_id, pg_sys::AccessShareLock, |_, tup, xmin, v, n| {
             let settled = if mark_kind(v[2]) == MarkKind::Delete {
                 let visible_to_all =
                     pg_sys::TransactionIdDidCommit(xmin) && pg_sys::TransactionIdPrecedes(xmin, oldest_xmin);
@@ -386,12 +387,33 @@ pub unsafe fn take_settled_marks(storage_id: u64, oldest_xmin: pg_sys::Transacti
                 !pg_sys::TransactionIdIsInProgress(xmin) && !pg_sys::TransactionIdIsCurrentTransactionId(xmin)
             };
             if settled {
-                pg_sys::simple_heap_delete(rel, &mut (*tup).t_self);
-                out.removed += 1;
+                out.settled.push((*tup).t_self);
             }
         });
         out.folded.sort_unstable();
         out.folded.dedup();
         out
+    }
+}
+
+/// Removes the marks `settled_marks` found. Only VACUUM removes marks, and one VACUUM
+/// of a table runs at a time, so they are all still there.
+///
+/// # Safety
+/// Call on the backend thread inside a transaction (it calls PostgreSQL, which may raise an
+/// error), the one `cleanup` was read in.
+pub unsafe fn remove_settled_marks(cleanup: &MarkCleanup) {
+    if cleanup.settled.is_empty() {
+        return;
+    }
+    // SAFETY: per this fn's contract we are on the backend thread inside a transaction, so
+    // the metadata relation may be opened and written; the TIDs are of its live tuples.
+    unsafe {
+        let rel = pg_sys::table_open(relid(c"row_mark"), pg_sys::RowExclusiveLock as i32);
+        for tid in &cleanup.settled {
+            let mut tid = *tid;
+            pg_sys::simple_heap_delete(rel, &mut tid);
+        }
+        pg_sys::table_close(rel, pg_sys::NoLock as i32);
     }
 }

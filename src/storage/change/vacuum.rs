@@ -76,10 +76,11 @@ pub struct VacuumReport {
 }
 
 /// Sets parameters of this backend's `pg_stat_progress_vacuum` row (started by
-/// `relation_vacuum`), as heap's VACUUM reports them: "scanning heap" while deletes are
-/// folded into masks, "vacuuming heap" while small row groups are merged (the blocks of
-/// the merged ones counted as vacuumed), "vacuuming indexes" while the entries of
-/// removed rows are deleted, then "performing final cleanup".
+/// `relation_vacuum`), in heap's VACUUM's order: "scanning heap" while the settled
+/// deletes and row groups are read, "vacuuming indexes" while the entries of removed
+/// rows are deleted, "vacuuming heap" while deletes are folded into masks and small row
+/// groups merged (the blocks of the merged ones counted as vacuumed), then "performing
+/// final cleanup".
 fn progress(params: &[(u32, u64)]) {
     let index: Vec<i32> = params.iter().map(|p| p.0 as i32).collect();
     let values: Vec<i64> = params.iter().map(|p| p.1 as i64).collect();
@@ -176,10 +177,16 @@ unsafe fn vacuum_storage(rel: pg_sys::Relation, strategy: pg_sys::BufferAccessSt
         let meta = pages::read_metapage(rel);
         let storage_id = meta.storage_id;
         let oldest_xmin = pg_sys::GetOldestNonRemovableTransactionId(rel);
-        let cleanup = catalog::take_settled_marks(storage_id, oldest_xmin);
-        report.marks_removed = cleanup.removed;
+        // Everything is read and the indexes vacuumed before anything is written, as heap's
+        // VACUUM vacuums indexes before it frees tuples. The writes below give this VACUUM
+        // a transaction id, and others wait for it: a session whose dirty snapshot meets a
+        // row being merged, or that locks one (logical replication's apply does both),
+        // may wait holding a pin on an index leaf page, which the index's bulk delete
+        // waits to see unpinned: neither would ever go on, and the deadlock detector does
+        // not see buffer pins.
+        let cleanup = catalog::settled_marks(storage_id, oldest_xmin);
+        report.marks_removed = cleanup.settled.len() as u64;
         report.pending_deletes = cleanup.pending_deletes;
-        catalog::delete_finished_reservations(storage_id);
 
         // The groups as of now (committed ones; VACUUM runs outside any transaction block).
         let snapshot = pg_sys::RegisterSnapshot(pg_sys::GetLatestSnapshot());
@@ -196,8 +203,8 @@ unsafe fn vacuum_storage(rel: pg_sys::Relation, strategy: pg_sys::BufferAccessSt
             })
             .sum();
         let mut dead = DeadRows { groups: Vec::new(), kept: Vec::new(), limit: 0 };
-        // Stream bytes of the row groups removed: reusable once no snapshot can read them.
-        let mut freed: Vec<(u64, u64)> = Vec::new();
+        // (group, its new mask, or None to remove it: every row is deleted).
+        let mut changes: Vec<(&RowGroupMeta, Option<Rc<DeleteMask>>)> = Vec::new();
         for g in &groups {
             let Some(mask) =
                 delete_mask::group_mask(g.deleted.as_deref(), &cleanup.folded, g.first_row, g.row_count)
@@ -209,32 +216,24 @@ unsafe fn vacuum_storage(rel: pg_sys::Relation, strategy: pg_sys::BufferAccessSt
             let live = g.row_count - mask.count();
             report.small_groups += (live > 0 && live < SMALL_GROUP_ROWS) as u64;
             if mask.count() == g.row_count {
-                catalog::delete_row_group(storage_id, g.first_row);
-                freed.push((g.data_offset, g.data_length));
-                report.groups_freed += 1;
+                changes.push((g, None));
                 dead.groups.push((g.first_row, g.row_count, None));
                 continue;
             }
-            report.live_rows += g.row_count - mask.count();
+            report.live_rows += live;
+            let mask = Rc::new(mask);
             if g.deleted.as_ref().is_none_or(|old| old.count() != mask.count()) {
-                catalog::set_group_mask(storage_id, g.first_row, &mask);
+                changes.push((g, Some(mask.clone())));
             }
-            dead.groups.push((g.first_row, g.row_count, Some(Rc::new(mask))));
+            dead.groups.push((g.first_row, g.row_count, Some(mask)));
         }
         let dead_rows: u64 =
             dead.groups.iter().map(|(_, rows, mask)| mask.as_ref().map_or(*rows, |m| m.count())).sum();
         progress(&[
-            (pg_sys::PROGRESS_VACUUM_PHASE, pg_sys::PROGRESS_VACUUM_PHASE_VACUUM_HEAP as u64),
             (pg_sys::PROGRESS_VACUUM_HEAP_BLKS_SCANNED, pages::nblocks(rel) as u64),
             (pg_sys::PROGRESS_VACUUM_MAX_DEAD_TUPLES, dead_rows),
             (pg_sys::PROGRESS_VACUUM_NUM_DEAD_TUPLES, dead_rows),
         ]);
-        let before = freed.iter().map(|f| f.1).sum::<u64>();
-        merge_small_groups(rel, storage_id, &mut report, &mut freed);
-        report.small_groups_at_end = catalog::count_small_groups(storage_id, SMALL_GROUP_ROWS);
-        let merged_bytes = freed.iter().map(|f| f.1).sum::<u64>() - before;
-        progress(&[(pg_sys::PROGRESS_VACUUM_HEAP_BLKS_VACUUMED, merged_bytes.div_ceil(PAGE_PAYLOAD as u64))]);
-        free_space::free(storage_id, freed);
         (dead.limit, dead.kept) = rows_that_may_live(rel, storage_id, oldest_xmin);
         let limit = dead.limit;
         let covered: u64 = dead.kept.iter().map(|r| r.1.min(limit.saturating_sub(r.0))).sum();
@@ -243,6 +242,28 @@ unsafe fn vacuum_storage(rel: pg_sys::Relation, strategy: pg_sys::BufferAccessSt
             remove_index_entries(rel, &dead, report.live_rows as f64, strategy);
             progress(&[(pg_sys::PROGRESS_VACUUM_NUM_INDEX_VACUUMS, 1)]);
         }
+
+        progress(&[(pg_sys::PROGRESS_VACUUM_PHASE, pg_sys::PROGRESS_VACUUM_PHASE_VACUUM_HEAP as u64)]);
+        catalog::remove_settled_marks(&cleanup);
+        catalog::delete_finished_reservations(storage_id);
+        // Stream bytes of the row groups removed: reusable once no snapshot can read them.
+        let mut freed: Vec<(u64, u64)> = Vec::new();
+        for (g, mask) in changes {
+            match mask {
+                None => {
+                    catalog::delete_row_group(storage_id, g.first_row);
+                    freed.push((g.data_offset, g.data_length));
+                    report.groups_freed += 1;
+                }
+                Some(mask) => catalog::set_group_mask(storage_id, g.first_row, &mask),
+            }
+        }
+        let before = freed.iter().map(|f| f.1).sum::<u64>();
+        merge_small_groups(rel, storage_id, &mut report, &mut freed);
+        report.small_groups_at_end = catalog::count_small_groups(storage_id, SMALL_GROUP_ROWS);
+        let merged_bytes = freed.iter().map(|f| f.1).sum::<u64>() - before;
+        progress(&[(pg_sys::PROGRESS_VACUUM_HEAP_BLKS_VACUUMED, merged_bytes.div_ceil(PAGE_PAYLOAD as u64))]);
+        free_space::free(storage_id, freed);
         progress(&[(pg_sys::PROGRESS_VACUUM_PHASE, pg_sys::PROGRESS_VACUUM_PHASE_FINAL_CLEANUP as u64)]);
         report
     }
