@@ -245,6 +245,41 @@ INSERT INTO old_install SELECT g, md5(g::text) FROM generate_series(1, 102400) g
 SELECT count(*), count(*) FILTER (WHERE t = md5(id::text)) AS intact FROM old_install;
 DROP TABLE old_install;
 
+-- Merges by size tiers: a small row group with more live rows than all the smaller ones
+-- together stays where it is (VACUUM does not move a table's 20,000 rows again for each
+-- few new ones); the trickled rows merge among themselves.
+CREATE TABLE tier (id int PRIMARY KEY, v int) USING columnar WITH (autovacuum_enabled = off);
+CREATE FUNCTION tier_groups() RETURNS text LANGUAGE sql AS $$
+  SELECT string_agg(row_count::text, ' ' ORDER BY first_row) FROM pgcolumnar.row_group
+   WHERE storage_id = (SELECT max(storage_id) FROM pgcolumnar.row_group) $$;
+INSERT INTO tier SELECT g, g FROM generate_series(1, 20000) g;
+INSERT INTO tier VALUES (20001, 1);
+INSERT INTO tier VALUES (20002, 1);
+INSERT INTO tier VALUES (20003, 1);
+VACUUM (VERBOSE) tier;
+SELECT tier_groups();
+-- 10,000 more rows: still fewer than the 20,000-row group's, and more than the 3-row
+-- group's: nothing moves.
+INSERT INTO tier SELECT g, 2 FROM generate_series(20004, 30003) g;
+VACUUM (VERBOSE) tier;
+SELECT tier_groups();
+-- Another 10,000: together the smaller ones outnumber it, and all four merge.
+INSERT INTO tier SELECT g, 3 FROM generate_series(30004, 40003) g;
+VACUUM (VERBOSE) tier;
+SELECT tier_groups();
+-- A small row group most of whose rows are deleted is rewritten, even alone.
+DELETE FROM tier WHERE id % 3 <> 0;
+VACUUM (VERBOSE) tier;
+SELECT tier_groups();
+SELECT count(*), sum(id), sum(v) FROM tier;
+SET enable_seqscan = off;
+SET pgcolumnar.enable_columnar_scan = off;
+SELECT * FROM tier WHERE id IN (3, 20001, 20004, 30003, 40002, 40003) ORDER BY id;
+RESET enable_seqscan;
+RESET pgcolumnar.enable_columnar_scan;
+DROP TABLE tier;
+DROP FUNCTION tier_groups();
+
 DROP TABLE m, half, heap_table;
 SELECT count(*) FROM pgcolumnar.table_option;
 DROP EXTENSION pgcolumnar;

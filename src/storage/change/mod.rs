@@ -1,9 +1,11 @@
 //! Changing what is stored: `row_change` (DELETE, UPDATE, row locks), `index_build`,
-//! `rewrite` (VACUUM FULL, CLUSTER, ALTER TABLE), `vacuum`. They read rows to change them.
+//! `rewrite` (VACUUM FULL, CLUSTER, ALTER TABLE), `vacuum` (which
+//! merges the small row groups `merge_policy` picks). They read rows to change them.
 //! `logical_log` writes the logical change records decoding reads (`wal_level = logical`).
 
 pub mod index_build;
 pub mod logical_log;
+pub mod merge_policy;
 pub mod rewrite;
 pub mod row_change;
 pub mod vacuum;

@@ -7,7 +7,7 @@
 //! too (rows they are changing or have locked stay), and it needs that no index has
 //! expressions or a predicate (heap's VACUUM never runs them; VACUUM FULL merges).
 
-use super::{rewrite, row_change};
+use super::{merge_policy, rewrite, row_change};
 use crate::pg_list;
 use crate::storage::catalog::{self, RowGroupMeta};
 use crate::storage::format::delete_mask::{self, DeleteMask};
@@ -68,7 +68,8 @@ pub struct VacuumReport {
     pub groups_merged: u64,
     /// Why merging was skipped or left rows, if it was or did.
     pub merge_skipped: Option<&'static str>,
-    /// Row groups left with fewer live rows than a merge would take.
+    /// Row groups left with fewer live rows than a merge would take (after a merge: those
+    /// that `merge_policy` would have merged).
     pub small_groups: u64,
     /// Small row groups committed when the VACUUM ends, those written while it ran too.
     pub small_groups_at_end: u64,
@@ -313,7 +314,7 @@ unsafe fn merge_small_groups(
     unsafe {
         // See the masks and freed groups this VACUUM just wrote.
         pg_sys::CommandCounterIncrement();
-        if catalog::load_row_groups(storage_id, pg_sys::GetLatestSnapshot(), false).len() < 2 {
+        if catalog::load_row_groups(storage_id, pg_sys::GetLatestSnapshot(), false).is_empty() {
             return;
         }
         // Moved rows need index entries, and an index expression or predicate is user code
@@ -332,17 +333,23 @@ unsafe fn merge_small_groups(
         let snapshot = pg_sys::RegisterSnapshot(pg_sys::GetLatestSnapshot());
         write_buffer::flush_before_reading(rel);
         let mut reader = Reader::new(rel, snapshot, None, GroupClaim::Serial { next: 0 });
-        // (first row, data offset, data length, live rows) of each small group.
-        let sources = std::cell::RefCell::new(Vec::new());
-        reader.retain_groups(|g, live| {
-            let small = live < SMALL_GROUP_ROWS;
-            if small {
-                sources.borrow_mut().push((g.first_row, g.data_offset, g.data_length, live));
+        // (first row, data offset, data length, live rows) of each small group merged.
+        let mut sources: Vec<(u64, u64, u64, u64)> = Vec::new();
+        reader.retain_groups(|groups| {
+            let small: Vec<&(&RowGroupMeta, u64)> =
+                groups.iter().filter(|g| g.1 < SMALL_GROUP_ROWS).collect();
+            let merge = merge_policy::groups_to_merge(
+                &small
+                    .iter()
+                    .map(|g| merge_policy::SmallGroup { stored: g.0.row_count, live: g.1 })
+                    .collect::<Vec<_>>(),
+            );
+            for (&&(g, live), _) in small.iter().zip(&merge).filter(|(_, m)| **m) {
+                sources.push((g.first_row, g.data_offset, g.data_length, live));
             }
-            small
+            groups.iter().map(|(g, _)| sources.binary_search_by_key(&g.first_row, |s| s.0).is_ok()).collect()
         });
-        let sources: Vec<(u64, u64, u64, u64)> = sources.into_inner();
-        if sources.len() >= 2 {
+        if !sources.is_empty() {
             let moving = sources.iter().map(|s| s.3 as usize).sum::<usize>();
             let mut moved = vec![0u64; sources.len()];
             let mut stayed = 0u64;

@@ -349,14 +349,16 @@ impl Reader {
         self.deleted_rows = rows;
     }
 
-    /// Keeps only the row groups for which `keep(group, live rows)` holds.
-    pub fn retain_groups(&mut self, keep: impl Fn(&RowGroupMeta, u64) -> bool) {
-        let deleted = std::mem::take(&mut self.deleted_rows);
-        self.groups.retain(|g| {
-            let mask = delete_mask::group_mask(g.deleted.as_deref(), &deleted, g.first_row, g.row_count);
-            keep(g, g.row_count - mask.map_or(0, |m| m.count()))
-        });
-        self.deleted_rows = deleted;
+    /// Keeps only the row groups `choose` picks: given each group and its live rows, in
+    /// stored order, it answers which to keep.
+    pub fn retain_groups(&mut self, choose: impl FnOnce(&[(&RowGroupMeta, u64)]) -> Vec<bool>) {
+        let keep = {
+            let live: Vec<(&RowGroupMeta, u64)> =
+                self.groups.iter().map(|g| (g, self.live_rows(g))).collect();
+            choose(&live)
+        };
+        let mut keep = keep.into_iter();
+        self.groups.retain(|_| keep.next().unwrap_or(false));
     }
 
     /// For a lazy reader, attaches to row group `index` the chunks of `attnums` (sorted,
@@ -489,18 +491,14 @@ impl Reader {
 
     /// Rows the scan will return (before predicates): stored rows less deleted ones.
     pub fn total_rows(&self) -> u64 {
-        self.groups
-            .iter()
-            .map(|g| {
-                let mask = delete_mask::group_mask(
-                    g.deleted.as_deref(),
-                    &self.deleted_rows,
-                    g.first_row,
-                    g.row_count,
-                );
-                g.row_count - mask.map_or(0, |m| m.count())
-            })
-            .sum()
+        self.groups.iter().map(|g| self.live_rows(g)).sum()
+    }
+
+    /// `g`'s rows less the deleted ones: its mask's and the scan's deleted rows.
+    fn live_rows(&self, g: &RowGroupMeta) -> u64 {
+        let mask =
+            delete_mask::group_mask(g.deleted.as_deref(), &self.deleted_rows, g.first_row, g.row_count);
+        g.row_count - mask.map_or(0, |m| m.count())
     }
 
     /// Before a rescan: a reader whose snapshot sees changes committed after it began
