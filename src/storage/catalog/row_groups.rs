@@ -3,7 +3,7 @@
 
 use super::tables::{
     datum, insert_row, int8, last_starting_at_or_before, not_null, relid, scan_bounds, scan_keys,
-    scan_storage,
+    scan_storage, ScanBound,
 };
 use crate::storage::format::delete_mask::DeleteMask;
 use crate::storage::format::directory::{Directory, VectorEntry};
@@ -279,21 +279,26 @@ unsafe fn read_all_chunks(
     storage_id: u64,
     snapshot: pg_sys::Snapshot,
     wanted: &HashMap<u64, Option<Vec<i16>>>,
-    mut sizes: Option<&mut ColumnSizes>,
 ) -> HashMap<u64, Chunks> {
     // SAFETY: as in `read_chunks` (this fn's contract is the same).
     unsafe {
         let mut all: HashMap<u64, Chunks> = HashMap::new();
-        scan_storage::<CHUNK_NATTS>(
+        let mut bounds: Vec<ScanBound> =
+            vec![(1, pg_sys::BTEqualStrategyNumber, pg_sys::F_INT8EQ, storage_id)];
+        // When only some attributes are wanted, the index's attnum column bounds the rows
+        // fetched: btree checks it on each index entry, so the heap pages of the others
+        // (most of a wide table's metadata) are not read. A new connection's first plan
+        // faults in every page it reads.
+        if let Some(highest) = highest_wanted(wanted) {
+            bounds.push((3, pg_sys::BTLessEqualStrategyNumber, pg_sys::F_INT2LE, highest as u64));
+        }
+        scan_bounds::<CHUNK_NATTS>(
             c"chunk",
             c"chunk_pkey",
-            storage_id,
+            &bounds,
             snapshot,
             pg_sys::AccessShareLock,
             |_, _, v, n| {
-                if let Some(s) = sizes.as_deref_mut() {
-                    s.add(not_null(v[2], n[2], "chunk.attnum"), int8(v[4]));
-                }
                 let first_row = int8(v[1]);
                 // Row groups not asked for (cached, or not visible) are skipped unparsed.
                 let Some(wanted) = wanted.get(&first_row) else { return };
@@ -305,6 +310,14 @@ unsafe fn read_all_chunks(
         );
         all
     }
+}
+
+/// The highest attribute number any row group in `wanted` asks for, unless one asks for
+/// all.
+fn highest_wanted(wanted: &HashMap<u64, Option<Vec<i16>>>) -> Option<i16> {
+    wanted
+        .values()
+        .try_fold(0, |highest, w| Some(highest.max(w.as_ref()?.iter().copied().max().unwrap_or(0))))
 }
 
 /// Adds a `chunk` row (deformed as `v`, `n`) to `chunks`, unless its attribute is not
@@ -377,7 +390,7 @@ pub unsafe fn load_row_groups(
         let empty = Rc::new(Chunks::default());
         scan_row_groups(storage_id, snapshot, |_, tup, v, n| groups.push(parse_row_group(tup, v, n, &empty)));
         if with_chunks {
-            attach_all(storage_id, &mut groups, snapshot, None, None);
+            attach_all(storage_id, &mut groups, snapshot, None);
         }
         groups
     }
@@ -400,9 +413,7 @@ unsafe fn keeps_chunks(snapshot: pg_sys::Snapshot) -> bool {
 const ONE_SCAN_GROUPS: usize = 8;
 
 /// `attach_chunks_for` of every row group in `groups` (all of a storage, as
-/// `load_row_groups` returns them). When that reads the chunk rows of the whole storage
-/// in one scan and `sizes` is given, it also sums their stored bytes there (as
-/// `column_bytes` does).
+/// `load_row_groups` returns them).
 ///
 /// # Safety
 /// As `attach_chunks_for`.
@@ -411,7 +422,6 @@ unsafe fn attach_all(
     groups: &mut [RowGroupMeta],
     snapshot: pg_sys::Snapshot,
     attnums: Option<&[i16]>,
-    sizes: Option<&mut ColumnSizes>,
 ) {
     let missing: Vec<(usize, Option<Rc<Chunks>>)> = CACHE.with(|c| {
         let mut c = c.borrow_mut();
@@ -430,7 +440,7 @@ unsafe fn attach_all(
             .map(|(i, cached)| (groups[*i].first_row, Chunks::lacking(cached.as_deref(), attnums)))
             .collect();
         // SAFETY: this fn's contract is `read_chunks`'.
-        let mut all = unsafe { read_all_chunks(storage_id, snapshot, &wanted, sizes) };
+        let mut all = unsafe { read_all_chunks(storage_id, snapshot, &wanted) };
         // SAFETY: the snapshot is valid (this fn's contract).
         let keep = unsafe { keeps_chunks(snapshot) };
         CACHE.with(|c| {
@@ -471,7 +481,7 @@ pub unsafe fn load_row_groups_for(
     // being closed, ended or freed).
     unsafe {
         let mut groups = load_row_groups(storage_id, snapshot, false);
-        attach_all(storage_id, &mut groups, snapshot, Some(attnums), None);
+        attach_all(storage_id, &mut groups, snapshot, Some(attnums));
         groups
     }
 }
@@ -512,7 +522,7 @@ pub unsafe fn attach_every(
     attnums: &[i16],
 ) {
     // SAFETY: this fn's contract.
-    unsafe { attach_all(storage_id, groups, snapshot, Some(attnums), None) }
+    unsafe { attach_all(storage_id, groups, snapshot, Some(attnums)) }
 }
 
 /// Stored bytes per attribute, summed over chunk rows.
@@ -540,10 +550,7 @@ impl ColumnSizes {
 /// What plan-time pruning reads: every row group with the chunks of the attributes
 /// numbered in `attnums` (`load_row_groups_for` as the catalog snapshot sees them), or,
 /// past `sample` row groups, an evenly spaced sample of about `sample` of them (every
-/// `sample_step`-th); and how many there are. When that had to read the chunk rows of the
-/// whole storage (a backend new to the table, no sample), also what `column_bytes` would
-/// return, summed in the same scan: a new connection's first plan read every chunk row
-/// twice otherwise.
+/// `sample_step`-th); and how many there are.
 ///
 /// # Safety
 /// Call on the backend thread inside a transaction (it calls PostgreSQL, which may raise an
@@ -551,24 +558,20 @@ impl ColumnSizes {
 pub unsafe fn load_row_groups_sampled(
     storage_id: u64,
     attnums: &[i16],
-    natts: usize,
     sample: usize,
-) -> (Vec<RowGroupMeta>, usize, Option<ColumnSizes>) {
+) -> (Vec<RowGroupMeta>, usize) {
     // SAFETY: as `load_row_groups_for` with the catalog snapshot (this fn's contract).
     unsafe {
         let snapshot = std::ptr::null_mut();
         let mut groups = load_row_groups(storage_id, snapshot, false);
         let total = groups.len();
         if total <= sample {
-            let mut sizes = ColumnSizes::new(natts);
-            attach_all(storage_id, &mut groups, snapshot, Some(attnums), Some(&mut sizes));
-            // A scan of the whole storage visits a chunk row of each stored column at least.
-            let summed = sizes.chunk_rows > 0 || groups.is_empty();
-            return (groups, total, summed.then_some(sizes));
+            attach_all(storage_id, &mut groups, snapshot, Some(attnums));
+            return (groups, total);
         }
         let mut picked: Vec<RowGroupMeta> = groups.into_iter().step_by(sample_step(total, sample)).collect();
-        attach_all(storage_id, &mut picked, snapshot, Some(attnums), None);
-        (picked, total, None)
+        attach_all(storage_id, &mut picked, snapshot, Some(attnums));
+        (picked, total)
     }
 }
 
@@ -693,29 +696,64 @@ pub unsafe fn load_group_of_row(
     }
 }
 
+/// Row groups whose chunk rows `column_bytes` reads at most; of more, an evenly spaced
+/// sample of about as many, scaled.
+const SIZE_SAMPLE_GROUPS: usize = 16;
+
 /// Stored bytes per attribute (index attnum - 1) over the row groups visible to the
-/// catalog snapshot, and how many chunk rows that read: for planning.
+/// catalog snapshot, and how many metadata rows that read: for planning. Past
+/// `SIZE_SAMPLE_GROUPS` row groups, the chunk rows of a sample of them, scaled by the
+/// stored bytes of all (their `row_group` rows) over those of the sample: a new
+/// connection's first plan of a wide table read every chunk row of it (for 10M rows of
+/// 21 columns, 400 pages faulted in) to cost a point lookup.
 ///
 /// # Safety
 /// Call on the backend thread inside a transaction (it calls PostgreSQL, which may raise an
 /// error).
 pub unsafe fn column_bytes(storage_id: u64, natts: usize) -> ColumnSizes {
     // SAFETY: per this fn's contract we are on the backend thread inside a transaction, so
-    // the metadata relations may be opened, scanned and written (relation, scan and tuple
-    // pointers below come from the calls that return them and are used before being closed,
-    // ended or freed).
+    // the metadata relations may be opened and scanned (relation, scan and tuple pointers
+    // below come from the calls that return them and are used before being closed, ended
+    // or freed).
     unsafe {
         let mut sizes = ColumnSizes::new(natts);
-        // Chunk rows come and go with their row group's, so the chunk table alone has the
-        // sums; its vector directories (often toasted) are not read.
-        scan_storage::<CHUNK_NATTS>(
-            c"chunk",
-            c"chunk_pkey",
-            storage_id,
-            std::ptr::null_mut(),
-            pg_sys::AccessShareLock,
-            |_, _, v, n| sizes.add(not_null(v[2], n[2], "chunk.attnum"), int8(v[4])),
-        );
+        let add = |sizes: &mut ColumnSizes, v: &[pg_sys::Datum; CHUNK_NATTS], n: &[bool; CHUNK_NATTS]| {
+            sizes.add(not_null(v[2], n[2], "chunk.attnum"), int8(v[4]))
+        };
+        let snapshot = std::ptr::null_mut();
+        let groups = load_row_groups(storage_id, snapshot, false);
+        if groups.len() <= SIZE_SAMPLE_GROUPS {
+            // Chunk rows come and go with their row group's, so the chunk table alone has
+            // the sums; its vector directories (often toasted) are not read.
+            scan_storage::<CHUNK_NATTS>(
+                c"chunk",
+                c"chunk_pkey",
+                storage_id,
+                snapshot,
+                pg_sys::AccessShareLock,
+                |_, _, v, n| add(&mut sizes, v, n),
+            );
+            return sizes;
+        }
+        let step = sample_step(groups.len(), SIZE_SAMPLE_GROUPS);
+        let mut sampled_bytes = 0u64;
+        for g in groups.iter().step_by(step) {
+            sampled_bytes += g.data_length;
+            scan_keys::<CHUNK_NATTS>(
+                c"chunk",
+                c"chunk_pkey",
+                &[storage_id, g.first_row],
+                snapshot,
+                pg_sys::AccessShareLock,
+                |_, _, v, n| add(&mut sizes, v, n),
+            );
+        }
+        let all_bytes: u64 = groups.iter().map(|g| g.data_length).sum();
+        let scale = all_bytes as f64 / sampled_bytes.max(1) as f64;
+        for b in sizes.bytes.iter_mut() {
+            *b = (*b as f64 * scale) as u64;
+        }
+        sizes.chunk_rows += groups.len();
         sizes
     }
 }

@@ -237,12 +237,8 @@ pub unsafe fn group_zones(rel: pg_sys::Relation, natts: usize, atts: &[usize]) -
         let attnums: Vec<i16> = atts.iter().map(|&a| a as i16 + 1).collect();
         // SAFETY: run by `cached` during this call, inside the caller's transaction (this fn's
         // contract).
-        let (groups, total_groups, sizes) =
-            unsafe { catalog::load_row_groups_sampled(now.storage_id, &attnums, natts, ZONE_SAMPLE_GROUPS) };
-        // The column sizes every plan asks for next came with the same scan.
-        if let Some(sizes) = sizes {
-            now.record(|e| &mut e.column_bytes, sizes.bytes.into(), sizes.chunk_rows);
-        }
+        let (groups, total_groups) =
+            unsafe { catalog::load_row_groups_sampled(now.storage_id, &attnums, ZONE_SAMPLE_GROUPS) };
         let zones: Vec<GroupZones> =
             groups.iter().map(|g| GroupZones { rows: g.row_count, chunks: g.chunks.clone() }).collect();
         let read = total_groups * (1 + atts.len());
