@@ -530,7 +530,7 @@ pub unsafe fn attach_every(
 pub struct ColumnSizes {
     /// By attribute number - 1.
     pub bytes: Vec<u64>,
-    /// The chunk rows summed.
+    /// The metadata rows summed (of a sample: those a full sum would read).
     pub chunk_rows: usize,
 }
 
@@ -701,7 +701,7 @@ pub unsafe fn load_group_of_row(
 const SIZE_SAMPLE_GROUPS: usize = 16;
 
 /// Stored bytes per attribute (index attnum - 1) over the row groups visible to the
-/// catalog snapshot, and how many metadata rows that read: for planning. Past
+/// catalog snapshot, and how many metadata rows a full sum reads: for planning. Past
 /// `SIZE_SAMPLE_GROUPS` row groups, the chunk rows of a sample of them, scaled by the
 /// stored bytes of all (their `row_group` rows) over those of the sample: a new
 /// connection's first plan of a wide table read every chunk row of it (for 10M rows of
@@ -736,9 +736,10 @@ pub unsafe fn column_bytes(storage_id: u64, natts: usize) -> ColumnSizes {
             return sizes;
         }
         let step = sample_step(groups.len(), SIZE_SAMPLE_GROUPS);
-        let mut sampled_bytes = 0u64;
+        let (mut sampled_bytes, mut sampled_groups) = (0u64, 0usize);
         for g in groups.iter().step_by(step) {
             sampled_bytes += g.data_length;
+            sampled_groups += 1;
             scan_keys::<CHUNK_NATTS>(
                 c"chunk",
                 c"chunk_pkey",
@@ -753,7 +754,9 @@ pub unsafe fn column_bytes(storage_id: u64, natts: usize) -> ColumnSizes {
         for b in sizes.bytes.iter_mut() {
             *b = (*b as f64 * scale) as u64;
         }
-        sizes.chunk_rows += groups.len();
+        // Counted as the rows a full sum would read: what makes a measurement worth scaling
+        // rather than redoing at every plan once other transactions end (`plan_sizes`).
+        sizes.chunk_rows = sizes.chunk_rows * groups.len() / sampled_groups.max(1) + groups.len();
         sizes
     }
 }
