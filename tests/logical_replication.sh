@@ -96,7 +96,7 @@ sub -d all_tables -c "CREATE SUBSCRIPTION sub_all CONNECTION '$conninfo' PUBLICA
 # publisher's WAL.
 WATCHED="into_heap into_col all_tables"
 caught_up() {
-    local lsn db n
+    local lsn db n start=$SECONDS
     for _ in $(seq 1 600); do
         lsn=$(pub -d src -c "SELECT pg_current_wal_lsn()") || { sleep 0.5; continue; }
         n=0
@@ -108,6 +108,9 @@ caught_up() {
                      ('into_col', 'sub_col'), ('all_tables', 'sub_all')) w(db, slot) ON w.slot = s.slot_name
                      WHERE w.db = ANY (string_to_array('$WATCHED', ' ')) AND confirmed_flush_lsn >= '$lsn'")" \
                  = "$(echo $WATCHED | wc -w)" ]; then
+            # How far the apply workers were behind (columnar subscribers: see
+            # docs/replication.md).
+            echo "subscribers caught up in $((SECONDS - start)) s"
             return 0
         fi
         sleep 0.5
