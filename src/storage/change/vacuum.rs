@@ -336,18 +336,20 @@ unsafe fn merge_small_groups(
         // (first row, data offset, data length, live rows) of each small group merged.
         let mut sources: Vec<(u64, u64, u64, u64)> = Vec::new();
         reader.retain_groups(|groups| {
-            let small: Vec<&(&RowGroupMeta, u64)> =
-                groups.iter().filter(|g| g.1 < SMALL_GROUP_ROWS).collect();
+            let small: Vec<usize> = (0..groups.len()).filter(|&i| groups[i].1 < SMALL_GROUP_ROWS).collect();
             let merge = merge_policy::groups_to_merge(
                 &small
                     .iter()
-                    .map(|g| merge_policy::SmallGroup { stored: g.0.row_count, live: g.1 })
+                    .map(|&i| merge_policy::SmallGroup { stored: groups[i].0.row_count, live: groups[i].1 })
                     .collect::<Vec<_>>(),
             );
-            for (&&(g, live), _) in small.iter().zip(&merge).filter(|(_, m)| **m) {
+            let mut keep = vec![false; groups.len()];
+            for (&i, _) in small.iter().zip(&merge).filter(|(_, m)| **m) {
+                let (g, live) = groups[i];
+                keep[i] = true;
                 sources.push((g.first_row, g.data_offset, g.data_length, live));
             }
-            groups.iter().map(|(g, _)| sources.binary_search_by_key(&g.first_row, |s| s.0).is_ok()).collect()
+            keep
         });
         if !sources.is_empty() {
             let moving = sources.iter().map(|s| s.3 as usize).sum::<usize>();
