@@ -14,7 +14,7 @@ fn version_is_folded_to_a_constant_at_plan_time() {
         db.explain("VERBOSE, COSTS OFF", "SELECT pgcolumnar.version()"),
         @r"
     Result
-      Output: '0.3.0'::text
+      Output: '0.4.0'::text
     "
     );
 }

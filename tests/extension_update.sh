@@ -82,7 +82,8 @@ psql_ -d fresh -c "ALTER FUNCTION pgcolumnar.table_summary(oid) COST 1"
 # A pre-release install (0.1.0) is refused until updated, and updates when its tables
 # are those of 0.2.0 (the builds since da535f4 and since 51446d1, which have 0.3.0's
 # objects, and some before).
-for shape in 0.2.0 "$current"; do
+# (0.3.0 is the newest such shape: the builds that called themselves 0.1.0 came before it.)
+for shape in 0.2.0 0.3.0; do
     DB=pre_$(echo "$shape" | tr . _)
     psql_ -c "CREATE DATABASE $DB"
     db -c "CREATE EXTENSION pgcolumnar VERSION '$shape'" \

@@ -16,10 +16,11 @@ pub const LIBRARY_VERSION: &str = env!("CARGO_PKG_VERSION");
 
 /// Versions of the SQL objects whose metadata tables this library reads and writes as
 /// they are. From 0.2.0 (the first release) to this one, updates only added objects the
-/// library does not need for reading or writing tables (0.3.0: `table_stats` and
-/// `table_summary`). An update that changes a metadata table drops the versions before
-/// it from this list.
-pub const SCHEMA_VERSIONS: &[&str] = &["0.2.0", LIBRARY_VERSION];
+/// library does without when they are missing (0.3.0: `table_stats` and `table_summary`;
+/// 0.4.0: column `row_group.chunks`, without which every row group's chunk metadata goes
+/// into `chunk` rows as before). An update that changes a metadata table in a way the
+/// library cannot work around drops the versions before it from this list.
+pub const SCHEMA_VERSIONS: &[&str] = &["0.2.0", "0.3.0", LIBRARY_VERSION];
 
 /// How the installed version relates to this library.
 #[derive(Debug, PartialEq, Eq)]
@@ -169,7 +170,7 @@ unsafe fn installed_version() -> Option<String> {
 mod tests {
     use super::*;
 
-    const READS: &[&str] = &["0.2.0", "0.3.0"];
+    const READS: &[&str] = &["0.2.0", "0.3.0", "0.4.0"];
 
     #[test]
     fn listed_versions_are_supported() {
@@ -181,7 +182,7 @@ mod tests {
     fn unlisted_versions_are_older_newer_or_unknown() {
         assert_eq!(verdict("0.1.0", READS), Verdict::Older);
         assert_eq!(verdict("0.2.5", READS), Verdict::Older);
-        assert_eq!(verdict("0.4.0", READS), Verdict::Newer);
+        assert_eq!(verdict("0.5.0", READS), Verdict::Newer);
         // Numbers, not text: 0.10.0 is newer than 0.3.0.
         assert_eq!(verdict("0.10.0", READS), Verdict::Newer);
         assert_eq!(verdict("1.0", READS), Verdict::Unknown);

@@ -11,6 +11,7 @@
 mod caches;
 pub mod extension_version;
 mod free_extents;
+mod inline_chunks;
 mod reservations;
 mod row_groups;
 mod row_marks;

@@ -1,6 +1,8 @@
-//! Row groups and their column chunks (`pgcolumnar.row_group`, `pgcolumnar.chunk`), and
-//! the per-backend cache of parsed chunk metadata.
+//! Row groups and their column chunks (`pgcolumnar.row_group`, `pgcolumnar.chunk`, or
+//! for a small row group `row_group.chunks`: `inline_chunks`), and the per-backend cache
+//! of parsed chunk metadata.
 
+use super::inline_chunks::{self, InlineChunk};
 use super::tables::{
     datum, insert_row, int8, last_starting_at_or_before, not_null, relid, scan_bounds, scan_keys,
     scan_storage, ScanBound,
@@ -15,8 +17,9 @@ use pgrx::pg_sys;
 use std::cell::RefCell;
 use std::rc::Rc;
 
-/// Columns of `pgcolumnar.row_group` (created in `schema`).
-const ROW_GROUP_NATTS: usize = 6;
+/// Columns of `pgcolumnar.row_group` (created in `schema`). Installs of 0.2.0 and 0.3.0
+/// have the first 6 only (no `chunks`): the scans read the missing one as NULL.
+const ROW_GROUP_NATTS: usize = 7;
 
 /// Columns of `pgcolumnar.chunk`, the widest metadata table (`storage_ids` sizes its
 /// deform buffers by it).
@@ -133,6 +136,9 @@ pub struct RowGroupMeta {
     pub deleted: Option<Rc<DeleteMask>>,
     /// The transaction and command that wrote the row group (its rows' xmin and cmin).
     pub writer: (pg_sys::TransactionId, u32),
+    /// Its chunk metadata as its `row_group` row holds it (`inline_chunks`), parsed into
+    /// `chunks` when they are attached; None: in `chunk` rows.
+    pub inline: Option<Rc<[u8]>>,
 }
 
 impl RowGroupMeta {
@@ -206,6 +212,20 @@ pub unsafe fn insert_row_group(storage_id: u64, group: &RowGroupMeta, cid: u32) 
     unsafe {
         let rg = pg_sys::table_open(relid(c"row_group"), pg_sys::RowExclusiveLock as i32);
         CACHE.with(|c| c.borrow_mut().entries.insert((storage_id, group.first_row), group.chunks.clone()));
+        let all = || group.chunks.columns.iter().flatten().map(|c| &**c).chain(&group.chunks.order);
+        // Installs from before 0.4.0 have no `chunks` column: chunk rows then.
+        let inline = ((*(*rg).rd_att).natts as usize >= ROW_GROUP_NATTS)
+            .then(|| {
+                inline_chunks::encode(all().map(|c| InlineChunk {
+                    attnum: c.attnum,
+                    offset: c.offset,
+                    length: c.length,
+                    null_count: c.null_count,
+                    raw_bytes: c.raw_bytes,
+                    directory: c.vectors.as_bytes(),
+                }))
+            })
+            .flatten();
         let mut values = [
             datum(storage_id as i64),
             datum(group.first_row as i64),
@@ -213,13 +233,17 @@ pub unsafe fn insert_row_group(storage_id: u64, group: &RowGroupMeta, cid: u32) 
             datum(group.data_offset as i64),
             datum(group.data_length as i64),
             pg_sys::Datum::from(0usize),
+            inline.as_deref().map_or(pg_sys::Datum::from(0usize), datum),
         ];
-        let mut nulls = [false, false, false, false, false, true];
+        let mut nulls = [false, false, false, false, false, true, inline.is_none()];
         insert_row(rg, &mut values, &mut nulls, cid);
         pg_sys::table_close(rg, pg_sys::NoLock as i32);
+        if inline.is_some() {
+            return;
+        }
 
         let ch = pg_sys::table_open(relid(c"chunk"), pg_sys::RowExclusiveLock as i32);
-        for c in group.chunks.columns.iter().flatten().map(|c| &**c).chain(&group.chunks.order) {
+        for c in all() {
             let mut values = [
                 datum(storage_id as i64),
                 datum(group.first_row as i64),
@@ -343,30 +367,67 @@ unsafe fn parse_chunk(
         if attnum > 0 && wanted.is_some_and(|w| w.binary_search(&attnum).is_err()) {
             return;
         }
-        let length = int8(v[4]);
-        PARSED.with(|p| p.set(p.get() + 1));
         let dir: &[u8] = not_null(v[7], n[7], "chunk.directory");
-        let (vectors, zone) =
-            Directory::parse(dir, length).unwrap_or_else(|e| data_corrupted(&e.to_string()));
-        let meta = ChunkMeta {
-            attnum,
-            offset: int8(v[3]),
-            length,
-            null_count: int8(v[5]),
-            raw_bytes: int8(v[6]),
-            vectors,
-            zone,
-        };
-        if attnum == 0 {
-            chunks.order = Some(meta);
-            return;
-        }
-        let at = attnum as usize - 1;
-        if chunks.columns.len() <= at {
-            chunks.columns.resize(at + 1, None);
-        }
-        chunks.columns[at] = Some(Rc::new(meta));
+        add_chunk(
+            chunks,
+            InlineChunk {
+                attnum,
+                offset: int8(v[3]),
+                length: int8(v[4]),
+                null_count: int8(v[5]),
+                raw_bytes: int8(v[6]),
+                directory: dir,
+            },
+        );
     }
+}
+
+/// Parses a chunk's vector directory and adds the chunk to `chunks` (the order column
+/// for attribute number 0). Raises XX001 for a directory that does not parse.
+fn add_chunk(chunks: &mut Chunks, c: InlineChunk<'_>) {
+    PARSED.with(|p| p.set(p.get() + 1));
+    let (vectors, zone) =
+        Directory::parse(c.directory, c.length).unwrap_or_else(|e| data_corrupted(&e.to_string()));
+    let meta = ChunkMeta {
+        attnum: c.attnum,
+        offset: c.offset,
+        length: c.length,
+        null_count: c.null_count,
+        raw_bytes: c.raw_bytes,
+        vectors,
+        zone,
+    };
+    if c.attnum == 0 {
+        chunks.order = Some(meta);
+        return;
+    }
+    let at = c.attnum as usize - 1;
+    if chunks.columns.len() <= at {
+        chunks.columns.resize(at + 1, None);
+    }
+    chunks.columns[at] = Some(Rc::new(meta));
+}
+
+/// The chunks of a row group whose metadata is inline (`g.inline`), from the cache or
+/// parsed (all of them: they are few) and cached; None for one with chunk rows. Unlike
+/// chunk rows, inline metadata comes with the `row_group` row that the snapshot saw, so
+/// it may be cached whatever the snapshot.
+fn inline_chunks_of(storage_id: u64, g: &RowGroupMeta) -> Option<Rc<Chunks>> {
+    let bytes = g.inline.as_deref()?;
+    let key = (storage_id, g.first_row);
+    if let Some(cached) = CACHE.with(|c| c.borrow_mut().entries.get(&key).cloned()) {
+        return Some(cached);
+    }
+    let mut chunks = Chunks::default();
+    for c in inline_chunks::decode(bytes).unwrap_or_else(|e| data_corrupted(&e)) {
+        if c.attnum < 0 {
+            data_corrupted("chunk metadata with a negative attribute number");
+        }
+        add_chunk(&mut chunks, c);
+    }
+    let chunks = Rc::new(chunks);
+    CACHE.with(|c| c.borrow_mut().entries.insert(key, chunks.clone()));
+    Some(chunks)
 }
 
 /// The row groups of a storage visible to `snapshot`, ordered by first row; with their
@@ -423,11 +484,17 @@ unsafe fn attach_all(
     snapshot: pg_sys::Snapshot,
     attnums: Option<&[i16]>,
 ) {
+    for g in groups.iter_mut() {
+        if let Some(chunks) = inline_chunks_of(storage_id, g) {
+            g.chunks = chunks;
+        }
+    }
     let missing: Vec<(usize, Option<Rc<Chunks>>)> = CACHE.with(|c| {
         let mut c = c.borrow_mut();
         groups
             .iter()
             .enumerate()
+            .filter(|(_, g)| g.inline.is_none())
             .filter_map(|(i, g)| {
                 let cached = c.entries.get(&(storage_id, g.first_row)).cloned();
                 (!cached.as_deref().is_some_and(|c| c.covers(attnums))).then_some((i, cached))
@@ -457,7 +524,7 @@ unsafe fn attach_all(
             }
         });
     }
-    for g in groups.iter_mut() {
+    for g in groups.iter_mut().filter(|g| g.inline.is_none()) {
         // SAFETY: this fn's contract.
         unsafe { attach_chunks_for(storage_id, g, snapshot, attnums) };
     }
@@ -605,6 +672,7 @@ pub(super) unsafe fn parse_row_group(
                     .unwrap_or_else(|| data_corrupted("delete mask does not fit its row group")),
             )
         });
+        let inline = (!n[6]).then(|| Rc::from(not_null::<&[u8]>(v[6], n[6], "row_group.chunks")));
         RowGroupMeta {
             first_row: int8(v[1]),
             row_count,
@@ -613,6 +681,7 @@ pub(super) unsafe fn parse_row_group(
             chunks: empty.clone(),
             deleted,
             writer,
+            inline,
         }
     }
 }
@@ -645,6 +714,10 @@ pub unsafe fn attach_chunks_for(
     snapshot: pg_sys::Snapshot,
     attnums: Option<&[i16]>,
 ) {
+    if let Some(chunks) = inline_chunks_of(storage_id, g) {
+        g.chunks = chunks;
+        return;
+    }
     let key = (storage_id, g.first_row);
     let cached = CACHE.with(|c| c.borrow_mut().entries.get(&key).cloned());
     g.chunks = match cached {
@@ -722,9 +795,20 @@ pub unsafe fn column_bytes(storage_id: u64, natts: usize) -> ColumnSizes {
         };
         let snapshot = std::ptr::null_mut();
         let groups = load_row_groups(storage_id, snapshot, false);
+        // Inline metadata is summed without parsing its vector directories.
+        let add_inline = |sizes: &mut ColumnSizes, g: &RowGroupMeta| {
+            let Some(bytes) = g.inline.as_deref() else { return false };
+            for c in inline_chunks::decode(bytes).unwrap_or_else(|e| data_corrupted(&e)) {
+                sizes.add(c.attnum, c.length);
+            }
+            true
+        };
         if groups.len() <= SIZE_SAMPLE_GROUPS {
+            for g in &groups {
+                add_inline(&mut sizes, g);
+            }
             // Chunk rows come and go with their row group's, so the chunk table alone has
-            // the sums; its vector directories (often toasted) are not read.
+            // the sums of the others; its vector directories (often toasted) are not read.
             scan_storage::<CHUNK_NATTS>(
                 c"chunk",
                 c"chunk_pkey",
@@ -740,6 +824,9 @@ pub unsafe fn column_bytes(storage_id: u64, natts: usize) -> ColumnSizes {
         for g in groups.iter().step_by(step) {
             sampled_bytes += g.data_length;
             sampled_groups += 1;
+            if add_inline(&mut sizes, g) {
+                continue;
+            }
             scan_keys::<CHUNK_NATTS>(
                 c"chunk",
                 c"chunk_pkey",
@@ -779,10 +866,11 @@ pub unsafe fn set_group_mask(storage_id: u64, first_row: u64, mask: &DeleteMask)
             &[storage_id, first_row],
             std::ptr::null_mut(),
             pg_sys::RowExclusiveLock,
-            |rel, tup, v, _| {
+            |rel, tup, v, n| {
                 let mut values = *v;
-                let mut nulls = [false; ROW_GROUP_NATTS];
+                let mut nulls = *n;
                 values[5] = datum(mask.to_bytes().as_slice());
+                nulls[5] = false;
                 pg_sys::simple_heap_delete(rel, &mut (*tup).t_self);
                 insert_row(rel, &mut values, &mut nulls, pg_sys::GetCurrentCommandId(true));
             },

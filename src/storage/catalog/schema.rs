@@ -19,6 +19,7 @@ CREATE TABLE pgcolumnar.row_group (
     data_offset  bigint NOT NULL,  -- start of the row group's bytes in the stream
     data_length  bigint NOT NULL,
     deleted_rows bytea,            -- delete mask (VACUUM folds old deletes into it)
+    chunks       bytea,            -- a small row group's chunk metadata (0.4.0); NULL: in chunk
     PRIMARY KEY (storage_id, first_row)
 );
 
@@ -45,7 +46,8 @@ CREATE TABLE pgcolumnar.row_reservation (
     PRIMARY KEY (storage_id, first_row)
 );
 
--- One row per column chunk of a row group.
+-- One row per column chunk of a row group whose chunk metadata is not in its row_group
+-- row (src/storage/catalog/inline_chunks.rs).
 CREATE TABLE pgcolumnar.chunk (
     storage_id  bigint   NOT NULL,
     first_row   bigint   NOT NULL,

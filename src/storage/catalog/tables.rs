@@ -206,7 +206,8 @@ pub(super) unsafe fn last_starting_at_or_before<const N: usize, R>(
         }
         let rel = pg_sys::table_open(relid(table), pg_sys::AccessShareLock as i32);
         let mut values = [pg_sys::Datum::from(0usize); N];
-        let mut nulls = [false; N];
+        // Columns the relation lacks (an older install's) read as NULL.
+        let mut nulls = [true; N];
         pg_sys::heap_deform_tuple(found, (*rel).rd_att, values.as_mut_ptr(), nulls.as_mut_ptr());
         let result = f(found, &values, &nulls);
         pg_sys::table_close(rel, pg_sys::NoLock as i32);
@@ -362,7 +363,8 @@ pub(super) unsafe fn scan_bounds<const N: usize>(
             scan_keys.as_mut_ptr(),
         );
         let mut values = [pg_sys::Datum::from(0usize); N];
-        let mut nulls = [false; N];
+        // Columns the relation lacks (an older install's) read as NULL.
+        let mut nulls = [true; N];
         loop {
             let tup = pg_sys::systable_getnext(scan);
             if tup.is_null() {
