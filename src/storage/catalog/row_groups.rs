@@ -360,9 +360,6 @@ unsafe fn parse_chunk(
     // types.
     unsafe {
         let attnum: i16 = not_null(v[2], n[2], "chunk.attnum");
-        if attnum < 0 {
-            data_corrupted("chunk metadata with a negative attribute number");
-        }
         // Others are skipped before their directory is detoasted and parsed.
         if attnum > 0 && wanted.is_some_and(|w| w.binary_search(&attnum).is_err()) {
             return;
@@ -383,8 +380,12 @@ unsafe fn parse_chunk(
 }
 
 /// Parses a chunk's vector directory and adds the chunk to `chunks` (the order column
-/// for attribute number 0). Raises XX001 for a directory that does not parse.
+/// for attribute number 0). Raises XX001 for a negative attribute number or a directory
+/// that does not parse.
 fn add_chunk(chunks: &mut Chunks, c: InlineChunk<'_>) {
+    if c.attnum < 0 {
+        data_corrupted("chunk metadata with a negative attribute number");
+    }
     PARSED.with(|p| p.set(p.get() + 1));
     let (vectors, zone) =
         Directory::parse(c.directory, c.length).unwrap_or_else(|e| data_corrupted(&e.to_string()));
@@ -420,9 +421,6 @@ fn inline_chunks_of(storage_id: u64, g: &RowGroupMeta) -> Option<Rc<Chunks>> {
     }
     let mut chunks = Chunks::default();
     for c in inline_chunks::decode(bytes).unwrap_or_else(|e| data_corrupted(&e)) {
-        if c.attnum < 0 {
-            data_corrupted("chunk metadata with a negative attribute number");
-        }
         add_chunk(&mut chunks, c);
     }
     let chunks = Rc::new(chunks);
@@ -484,11 +482,7 @@ unsafe fn attach_all(
     snapshot: pg_sys::Snapshot,
     attnums: Option<&[i16]>,
 ) {
-    for g in groups.iter_mut() {
-        if let Some(chunks) = inline_chunks_of(storage_id, g) {
-            g.chunks = chunks;
-        }
-    }
+    // Row groups with inline metadata are left to `attach_chunks_for` below.
     let missing: Vec<(usize, Option<Rc<Chunks>>)> = CACHE.with(|c| {
         let mut c = c.borrow_mut();
         groups
@@ -524,7 +518,7 @@ unsafe fn attach_all(
             }
         });
     }
-    for g in groups.iter_mut().filter(|g| g.inline.is_none()) {
+    for g in groups.iter_mut() {
         // SAFETY: this fn's contract.
         unsafe { attach_chunks_for(storage_id, g, snapshot, attnums) };
     }
