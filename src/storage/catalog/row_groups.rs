@@ -211,7 +211,6 @@ pub unsafe fn insert_row_group(storage_id: u64, group: &RowGroupMeta, cid: u32) 
     // ended or freed).
     unsafe {
         let rg = pg_sys::table_open(relid(c"row_group"), pg_sys::RowExclusiveLock as i32);
-        CACHE.with(|c| c.borrow_mut().entries.insert((storage_id, group.first_row), group.chunks.clone()));
         let all = || group.chunks.columns.iter().flatten().map(|c| &**c).chain(&group.chunks.order);
         // Installs from before 0.4.0 have no `chunks` column: chunk rows then.
         let inline = ((*(*rg).rd_att).natts as usize >= ROW_GROUP_NATTS)
@@ -238,9 +237,12 @@ pub unsafe fn insert_row_group(storage_id: u64, group: &RowGroupMeta, cid: u32) 
         let mut nulls = [false, false, false, false, false, true, inline.is_none()];
         insert_row(rg, &mut values, &mut nulls, cid);
         pg_sys::table_close(rg, pg_sys::NoLock as i32);
+        // Inline metadata comes with the row and is parsed in no time: caching a trickle
+        // insert's few bytes evicted another group's entry each transaction.
         if inline.is_some() {
             return;
         }
+        CACHE.with(|c| c.borrow_mut().entries.insert((storage_id, group.first_row), group.chunks.clone()));
 
         let ch = pg_sys::table_open(relid(c"chunk"), pg_sys::RowExclusiveLock as i32);
         for c in all() {

@@ -33,6 +33,11 @@ pub fn locate(offset: u64) -> (u32, usize) {
     (block, PAGE_HEADER + (offset % PAGE_PAYLOAD as u64) as usize)
 }
 
+/// The first stream offset at or after `offset` where a page begins.
+pub fn page_end_after(offset: u64) -> u64 {
+    offset.div_ceil(PAGE_PAYLOAD as u64) * PAGE_PAYLOAD as u64
+}
+
 /// TID (block, 1-based offset) of a row number.
 pub fn row_to_tid(row: u64) -> (u32, u16) {
     let block = u32::try_from(row / ROWS_PER_TID_BLOCK).expect("row number beyond TID space");
@@ -121,6 +126,11 @@ mod tests {
         assert_eq!(locate(0), (1, PAGE_HEADER));
         assert_eq!(locate(PAGE_PAYLOAD as u64 - 1), (1, BLOCK_SIZE - 1));
         assert_eq!(locate(PAGE_PAYLOAD as u64), (2, PAGE_HEADER));
+        let p = PAGE_PAYLOAD as u64;
+        assert_eq!(page_end_after(0), 0);
+        assert_eq!(page_end_after(1), p);
+        assert_eq!(page_end_after(p), p);
+        assert_eq!(page_end_after(p + 1), 2 * p);
     }
 
     #[test]

@@ -656,7 +656,6 @@ unsafe extern "C-unwind" fn relation_set_new_filenode(
             if let Some(storage_id) = existing_storage_id(rel) {
                 catalog::delete_storage(storage_id);
                 free_space::forget_storage(storage_id);
-                free_space::forget_storage(storage_id);
             }
         }
         let srel = pg_sys::RelationCreateStorage(node, persistence, true);
@@ -685,6 +684,8 @@ unsafe extern "C-unwind" fn relation_nontransactional_truncate(rel: pg_sys::Rela
         write_buffer::discard_relation((*rel).rd_id);
         let storage_id = pages::read_metapage(rel).storage_id;
         catalog::delete_storage(storage_id);
+        // The stream starts over under the same storage id.
+        free_space::forget_storage(storage_id);
         pg_sys::RelationTruncate(rel, 0);
         pages::reset_metapage(rel, Metapage::new(storage_id));
     }

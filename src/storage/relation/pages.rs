@@ -308,6 +308,22 @@ pub unsafe fn reserve_stream(rel: pg_sys::Relation, len: u64) -> u64 {
     }
 }
 
+/// Reserves at least `len` bytes of stream space, up to the end of the page the last of
+/// them is in; returns their offset and how many were reserved.
+///
+/// # Safety
+/// As for `reserve_stream`.
+pub unsafe fn reserve_stream_to_page_end(rel: pg_sys::Relation, len: u64) -> (u64, u64) {
+    // SAFETY: as for `reserve_stream` (this fn's contract).
+    unsafe {
+        update_metapage(rel, |m| {
+            let at = m.next_offset;
+            m.next_offset = layout::page_end_after(at + len);
+            (at, m.next_offset - at)
+        })
+    }
+}
+
 /// Rewrites the metapage of an existing relfilenode (after a non-transactional truncate).
 ///
 /// # Safety
