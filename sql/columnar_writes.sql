@@ -167,13 +167,27 @@ ROLLBACK TO s;
 INSERT INTO trickle VALUES (1004);
 COMMIT;
 SELECT ctid > (SELECT ctid FROM trickle WHERE id = 1001) AS after, id FROM trickle WHERE id > 1001 ORDER BY ctid;
-SELECT count(*) > 0 AS reservations_before_vacuum FROM pgcolumnar.row_reservation;
--- The first VACUUM merges the small row groups, writing (and reserving) as this
--- transaction; the second deletes that reservation.
+-- A transaction records its windows in its backend's four shared-memory slots, and as
+-- row_reservation rows once they are used up: the fifth table's here.
+SELECT count(*) AS catalog_reservations FROM pgcolumnar.row_reservation;
+CREATE TABLE w1 (id int) USING columnar;
+CREATE TABLE w2 (id int) USING columnar;
+CREATE TABLE w3 (id int) USING columnar;
+CREATE TABLE w4 (id int) USING columnar;
+BEGIN;
+INSERT INTO w1 VALUES (1);
+INSERT INTO w2 VALUES (1);
+INSERT INTO w3 VALUES (1);
+INSERT INTO w4 VALUES (1);
+INSERT INTO trickle VALUES (1005);
+SELECT count(*) AS catalog_reservations FROM pgcolumnar.row_reservation;
+COMMIT;
+-- The first VACUUM merges the small row groups, writing as this transaction; the
+-- second deletes the ended transaction's reservation.
 VACUUM;
 VACUUM;
 SELECT count(*) AS reservations_after_vacuum FROM pgcolumnar.row_reservation;
 SELECT count(*), sum(id) FROM trickle;
-DROP TABLE trickle;
+DROP TABLE trickle, w1, w2, w3, w4;
 DROP EXTENSION pgcolumnar;
 DROP SCHEMA pgcolumnar;

@@ -39,6 +39,9 @@ pub extern "C-unwind" fn _PG_init() {
         detect_cpu_features();
         let preloading = pg_sys::process_shared_preload_libraries_in_progress;
         LOADED_AT_STARTUP.store(preloading, Ordering::Relaxed);
+        if preloading {
+            storage::shared::reservation_slots::init();
+        }
         planner::define_gucs();
         storage::read::fetch::define_gucs();
         storage::catalog::extension_version::define_gucs();

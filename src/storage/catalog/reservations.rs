@@ -2,6 +2,7 @@
 //! out a row number, for uniqueness checks that meet a row still in its writer's memory.
 
 use super::tables::{datum, insert_row, int8, last_starting_at_or_before, relid, scan_storage};
+use crate::storage::shared::reservation_slots;
 use pgrx::pg_sys;
 
 /// The lock that makes taking a new reservation window (its numbers on the metapage,
@@ -45,17 +46,21 @@ pub unsafe fn with_reservations_lock<T>(relid: pg_sys::Oid, mode: u32, f: impl F
     }
 }
 
-/// Records that this transaction reserved row numbers `first_row .. first_row + count`.
+/// Records that this transaction reserved row numbers `first_row .. first_row + count`:
+/// in a shared-memory slot, or as a `row_reservation` row when it has none left.
 ///
 /// # Safety
-/// Call on the backend thread inside a transaction (it calls PostgreSQL, which may raise an
-/// error).
+/// Call on the backend thread inside a transaction, holding the table's reservations lock
+/// in share mode (it calls PostgreSQL, which may raise an error).
 pub unsafe fn insert_reservation(storage_id: u64, first_row: u64, count: u64) {
     // SAFETY: per this fn's contract we are on the backend thread inside a transaction, so
     // the metadata relations may be opened, scanned and written (relation, scan and tuple
     // pointers below come from the calls that return them and are used before being closed,
     // ended or freed).
     unsafe {
+        if reservation_slots::publish(storage_id, first_row, first_row + count) {
+            return;
+        }
         let rel = pg_sys::table_open(relid(c"row_reservation"), pg_sys::RowExclusiveLock as i32);
         let mut values = [datum(storage_id as i64), datum(first_row as i64), datum(count as i64)];
         let mut nulls = [false; 3];
@@ -67,7 +72,8 @@ pub unsafe fn insert_reservation(storage_id: u64, first_row: u64, count: u64) {
 /// Whether the transaction that took row number `row` is still running, seen through the
 /// dirty snapshot `dirty`, which then names it in its `xmin` (so that a uniqueness check
 /// waits for it). A row's reservation is the last one starting at or before it: windows
-/// overlap, but no one else takes numbers inside a running writer's own rows.
+/// overlap, but no one else takes numbers inside a running writer's own rows. Windows are
+/// in shared-memory slots and in `row_reservation`: the later start of the two wins.
 ///
 /// # Safety
 /// `dirty` must be a valid dirty snapshot; call on the backend thread inside a transaction
@@ -77,15 +83,33 @@ pub unsafe fn reserver_running(storage_id: u64, row: u64, dirty: pg_sys::Snapsho
     // are on the backend thread inside a transaction, so the metadata relations may be
     // scanned.
     unsafe {
-        last_starting_at_or_before::<3, _>(
+        let slot = reservation_slots::window_of(storage_id, row);
+        let row_of_catalog = last_starting_at_or_before::<3, _>(
             c"row_reservation",
             c"row_reservation_pkey",
             storage_id,
             row,
             dirty,
-            |_, v, _| row < int8(v[1]) + int8(v[2]) && (*dirty).xmin != pg_sys::InvalidTransactionId,
-        )
-        .unwrap_or(false)
+            |_, v, _| {
+                (int8(v[1]), row < int8(v[1]) + int8(v[2]) && (*dirty).xmin != pg_sys::InvalidTransactionId)
+            },
+        );
+        match (slot, row_of_catalog) {
+            (Some(s), found) if found.is_none_or(|(first, _)| s.first_row > first) => {
+                let xid = pg_sys::TransactionId::from(s.xid);
+                // Our own rows are no one's to wait for (a dirty snapshot names no xmin
+                // for them either).
+                let running = row < s.end_row
+                    && !pg_sys::TransactionIdIsCurrentTransactionId(xid)
+                    && pg_sys::TransactionIdIsInProgress(xid);
+                if running {
+                    (*dirty).xmin = xid;
+                    (*dirty).xmax = pg_sys::InvalidTransactionId;
+                }
+                running
+            }
+            (_, found) => found.is_some_and(|(_, running)| running),
+        }
     }
 }
 

@@ -974,6 +974,12 @@ pub unsafe fn running_reservations(storage_id: u64) -> Vec<(u64, u64)> {
                 }
             },
         );
+        for w in crate::storage::shared::reservation_slots::windows(storage_id) {
+            let xid = pg_sys::TransactionId::from(w.xid);
+            if pg_sys::TransactionIdIsCurrentTransactionId(xid) || pg_sys::TransactionIdIsInProgress(xid) {
+                ranges.push((w.first_row, w.end_row - w.first_row));
+            }
+        }
         ranges
     }
 }

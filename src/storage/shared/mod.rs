@@ -1,10 +1,12 @@
 //! What every room of `storage` may use: `error` (errors with SQLSTATEs), `cache` (the
 //! bounded per-backend cache), `privilege` and `internal_sql` (the extension's access to
 //! its own metadata: with its rights, and through its own SPI that the hooks leave alone),
-//! `snapshot_kind` (which kind of snapshot a read was given).
+//! `snapshot_kind` (which kind of snapshot a read was given), `reservation_slots` (row-number
+//! reservations in shared memory).
 
 pub mod cache;
 pub mod error;
 pub mod internal_sql;
 pub mod privilege;
+pub mod reservation_slots;
 pub mod snapshot_kind;

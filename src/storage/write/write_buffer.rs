@@ -699,6 +699,7 @@ pub unsafe fn on_xact(event: pg_sys::XactEvent::Type) {
             | XACT_EVENT_PREPARE => {
                 BUFFERS.with(|cell| cell.borrow_mut().clear());
                 super::free_space::forget_claims();
+                crate::storage::shared::reservation_slots::release();
             }
             _ => {}
         }
