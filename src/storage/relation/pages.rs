@@ -345,6 +345,28 @@ pub unsafe fn reset_metapage(rel: pg_sys::Relation, meta: Metapage) {
     }
 }
 
+/// How many blocks the relation had when this backend last counted or extended it (0 if
+/// it does not know): a lower bound, since a columnar relation's file only shrinks by a
+/// truncate, which resets the count (`smgrtruncate` here, an smgr invalidation in other
+/// backends, received when they lock the relation). Saves the `lseek` that counting
+/// costs on every write of a page that exists.
+///
+/// # Safety
+/// `rel` must be an open relation.
+unsafe fn known_blocks(rel: pg_sys::Relation) -> u32 {
+    // SAFETY: `rel` is open (this fn's contract); its smgr handle, if any, is valid.
+    unsafe {
+        let smgr = (*rel).rd_smgr;
+        match smgr.is_null() {
+            true => 0,
+            false => match (*smgr).smgr_cached_nblocks[pg_sys::ForkNumber::MAIN_FORKNUM as usize] {
+                pg_sys::InvalidBlockNumber => 0,
+                n => n,
+            },
+        }
+    }
+}
+
 /// A pinned buffer for `block`, extending the relation when it does not reach it yet.
 unsafe fn extend_to(rel: pg_sys::Relation, block: u32) -> pg_sys::Buffer {
     // SAFETY: `rel` is open and locked inside a transaction (this fn's contract); blocks are
@@ -352,7 +374,7 @@ unsafe fn extend_to(rel: pg_sys::Relation, block: u32) -> pg_sys::Buffer {
     // released.
     unsafe {
         let read = |b: u32| read_buffer(rel, b, std::ptr::null_mut());
-        if block < nblocks(rel) {
+        if block < known_blocks(rel) || block < nblocks(rel) {
             return read(block);
         }
         pg_sys::LockRelationForExtension(rel, pg_sys::ExclusiveLock as i32);
