@@ -112,6 +112,7 @@ unsafe extern "C-unwind" fn executor_start(query_desc: *mut pg_sys::QueryDesc, e
                     .filter(|&rte| (*rte).rtekind == pg_sys::RTEKind::RTE_RELATION)
                     .map(|rte| (*rte).relid);
                 storage::write::write_buffer::flush_for_query(relids);
+                expect_inserted_rows(stmt);
             }
             statement_boundary(query_desc);
         }
@@ -122,6 +123,30 @@ unsafe extern "C-unwind" fn executor_start(query_desc: *mut pg_sys::QueryDesc, e
         storage::read::bitmap_scan::disable_prefetch((*query_desc).planstate);
         exec::fetch_columns::mark_needed_columns((*query_desc).planstate);
         exec::join_filter::link::<exec::columnar_scan::ColumnarScan>(query_desc);
+    }
+}
+
+/// An INSERT's plan estimate of its rows, told to the write buffer of its target table.
+///
+/// # Safety
+/// `stmt` must be a valid planned statement of the running query.
+unsafe fn expect_inserted_rows(stmt: *mut pg_sys::PlannedStmt) {
+    // SAFETY: `stmt` is valid (this fn's contract): its plan tree, range table and result
+    // relation list are the planner's, read only.
+    unsafe {
+        let plan = (*stmt).planTree;
+        if (*stmt).commandType != pg_sys::CmdType::CMD_INSERT
+            || plan.is_null()
+            || (*plan).type_ != pg_sys::NodeTag::T_ModifyTable
+            || (*plan).lefttree.is_null()
+        {
+            return;
+        }
+        let rows = (*(*plan).lefttree).plan_rows;
+        for rti in pg_list::ints((*stmt).resultRelations) {
+            let rte = pg_sys::list_nth((*stmt).rtable, rti - 1) as *mut pg_sys::RangeTblEntry;
+            storage::write::write_buffer::expect_rows((*rte).relid, rows);
+        }
     }
 }
 

@@ -290,6 +290,22 @@ pub unsafe fn extend_rows(rel: pg_sys::Relation, end: u64, count: u64) -> bool {
     }
 }
 
+/// Takes back the row numbers `used_end .. end` handed out last, if no one has taken any
+/// after them (`end` is still the next row number).
+///
+/// # Safety
+/// As for `extend_rows`.
+pub unsafe fn give_back_rows(rel: pg_sys::Relation, end: u64, used_end: u64) {
+    // SAFETY: as for `extend_rows` (this fn's contract).
+    unsafe {
+        update_metapage(rel, |m| {
+            if m.next_row == end {
+                m.next_row = used_end;
+            }
+        })
+    }
+}
+
 /// Reserves `len` bytes of stream space; returns their offset.
 ///
 /// # Safety

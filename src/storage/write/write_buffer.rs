@@ -69,7 +69,15 @@ struct Borrowed {
     buffer: WriteBuffer,
 }
 
+/// A statement's planned row count is believed up to this many rows (see `expect_rows`).
+const PLANNED_ROWS_CAP: usize = 4096;
+
+/// Unused row numbers are given back at a flush from this many on (see `give_back`).
+const GIVE_BACK_ROWS: u64 = 64;
+
 thread_local! {
+    /// Relations the statement starting inserts into, with its plan's row estimate.
+    static PLANNED: RefCell<Vec<(pg_sys::Oid, usize)>> = const { RefCell::new(Vec::new()) };
     static BUFFERS: RefCell<Vec<WriteBuffer>> = const { RefCell::new(Vec::new()) };
     static BORROWED: RefCell<Vec<Borrowed>> = const { RefCell::new(Vec::new()) };
 }
@@ -325,6 +333,46 @@ unsafe fn take_row_numbers(rel: pg_sys::Relation, buf: &mut WriteBuffer, expecte
     }
 }
 
+/// An INSERT starts whose plan expects `rows` rows into `relid`: its first row takes that
+/// many numbers at once (up to `PLANNED_ROWS_CAP`), not one, then two, then four: when
+/// other sessions take numbers in between, each step that cannot grow in place ends a row
+/// group, and four concurrent 100-row INSERTs wrote several small row groups each.
+pub fn expect_rows(relid: pg_sys::Oid, rows: f64) {
+    let rows = rows.clamp(1.0, PLANNED_ROWS_CAP as f64) as usize;
+    PLANNED.with(|p| {
+        let mut planned = p.borrow_mut();
+        planned.retain(|e| e.0 != relid);
+        if rows > 1 {
+            planned.push((relid, rows));
+        }
+    });
+}
+
+/// The planned rows of `relid` for the statement running, once (1 if none).
+fn planned_rows(relid: pg_sys::Oid) -> usize {
+    PLANNED.with(|p| {
+        let mut planned = p.borrow_mut();
+        match planned.iter().position(|e| e.0 == relid) {
+            Some(at) => planned.swap_remove(at).1,
+            None => 1,
+        }
+    })
+}
+
+/// Gives the numbers a written-out buffer took and did not use back to the metapage, if
+/// no one took any after them and they are many (a plan that expected more rows than
+/// came): numbers are otherwise never reused.
+///
+/// # Safety
+/// As for `write_out`.
+unsafe fn give_back(rel: pg_sys::Relation, buf: &WriteBuffer) {
+    let used_end = buf.first_row + buf.rows as u64;
+    if buf.reserved_end >= used_end + GIVE_BACK_ROWS {
+        // SAFETY: this fn's contract is `write_out`'s.
+        unsafe { pages::give_back_rows(rel, buf.reserved_end, used_end) };
+    }
+}
+
 /// Runs `f` on the buffer of `rel` for the current subtransaction, made if there is
 /// none (or if the table's columns changed since it was: the rows buffered under the old
 /// shape are written out first).
@@ -404,6 +452,7 @@ pub unsafe fn insert(
     unsafe {
         let natts = (*(*rel).rd_att).natts as usize;
         pg_sys::slot_getallattrs(slot);
+        let expected = expected.max(planned_rows((*rel).rd_id));
         with_buffer(rel, |buf| {
             if buf.first_row + buf.rows as u64 == buf.reserved_end {
                 take_row_numbers(rel, buf, expected);
@@ -595,6 +644,7 @@ unsafe fn flush_current(only: Option<pg_sys::Oid>) {
                 }
                 let rows = buf.rows;
                 write_out(rel, &mut buf, rows, false);
+                give_back(rel, &buf);
                 pg_sys::relation_close(rel, pg_sys::NoLock as i32);
             }
             *buffers = kept;
@@ -698,6 +748,7 @@ pub unsafe fn on_xact(event: pg_sys::XactEvent::Type) {
             | XACT_EVENT_PARALLEL_COMMIT
             | XACT_EVENT_PREPARE => {
                 BUFFERS.with(|cell| cell.borrow_mut().clear());
+                PLANNED.with(|p| p.borrow_mut().clear());
                 super::free_space::forget_claims();
                 crate::storage::shared::reservation_slots::release();
             }
