@@ -167,6 +167,15 @@ ROLLBACK TO s;
 INSERT INTO trickle VALUES (1004);
 COMMIT;
 SELECT ctid > (SELECT ctid FROM trickle WHERE id = 1001) AS after, id FROM trickle WHERE id > 1001 ORDER BY ctid;
+-- An INSERT takes the numbers its plan expects at once; those it did not use go back
+-- when no one took any after them: this plan expects about 333 rows and inserts 10,
+-- and the next row's number follows the tenth.
+CREATE TABLE planned (id int) USING columnar;
+INSERT INTO planned VALUES (0);
+INSERT INTO planned SELECT g FROM generate_series(1, 1000) g WHERE g > 990;
+INSERT INTO planned VALUES (2000);
+SELECT ctid, id FROM planned WHERE id IN (0, 1000, 2000) ORDER BY ctid;
+DROP TABLE planned;
 -- A transaction records its windows in its backend's four shared-memory slots, and as
 -- row_reservation rows once they are used up: the fifth table's here.
 SELECT count(*) AS catalog_reservations FROM pgcolumnar.row_reservation;
