@@ -6,7 +6,9 @@ on `(host, time DESC)`, once as heap and once `USING columnar`:
 
 1. Throughput: pgbench, 4 clients, `SECONDS` each, of single-row `INSERT`s and of
    100-row `INSERT ... SELECT`s, heap and columnar alternating over two rounds on
-   emptied tables, with `synchronous_commit = off` for the benchmark's sessions (the
+   emptied tables, each run starting after a checkpoint with no autovacuum worker left
+   running (one merging the previous columnar run's row groups slowed the next heap
+   run), with `synchronous_commit = off` for the benchmark's sessions (the
    cluster keeps `fsync` on; this leaves out the commit's wait for the disk, which both
    pay alike).
 2. Merging: `TRICKLE_ROWS` single-row transactions (4 clients) into a columnar table with
@@ -100,6 +102,15 @@ def row_groups(conn, table: str) -> int:
                         (table,)).fetchone()[0]
 
 
+def quiesce(conn) -> None:
+    """Waits until no autovacuum worker runs: one still merging the previous run's row
+    groups would slow the next run down, whichever table it writes."""
+    while conn.execute("SELECT count(*) FROM pg_stat_activity "
+                       "WHERE backend_type = 'autovacuum worker'").fetchone()[0]:
+        time.sleep(1)
+    conn.execute("CHECKPOINT")
+
+
 def throughput(args, db: str, conn, log) -> list[dict]:
     out = []
     for name, script in (SINGLE, BATCH):
@@ -109,6 +120,7 @@ def throughput(args, db: str, conn, log) -> list[dict]:
             for side, columnar in (("heap", False), ("columnar", True)):
                 table = f"ing_{side}"
                 create(conn, table, columnar)
+                quiesce(conn)
                 tps[side] = pgbench(args, db, script, table, seconds=args.ingest_seconds)
             log(f"ingest: {name}, round {r + 1}: heap {tps['heap']:,.0f} tps, columnar {tps['columnar']:,.0f} tps")
             rounds.append(tps)
@@ -207,7 +219,7 @@ def render(result: dict | None) -> list[str]:
            "`bench/ingest.py`: the table `(time timestamptz, host text, v1, v2, v3 float8)` with a btree on "
            f"`(host, time DESC)`, heap and columnar; pgbench with {result['clients']} clients "
            f"(`-j 2`), {result['seconds']} s a run, `synchronous_commit = off` in the benchmark's sessions "
-           f"(the cluster: `fsync = {s.get('fsync')}`), two rounds alternating heap and columnar on emptied tables.",
+           f"(the cluster: `fsync = {s.get('fsync')}`), two rounds alternating heap and columnar on emptied tables, each run after a checkpoint and with no autovacuum worker running.",
            "", "| workload | round | heap tps | columnar tps | columnar / heap |", "|---|---|---:|---:|---:|"]
     for w in result["throughput"]:
         for i, r in enumerate(w["rounds"]):
