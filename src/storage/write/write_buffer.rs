@@ -388,24 +388,32 @@ unsafe fn with_buffer<R>(rel: pg_sys::Relation, f: impl FnOnce(&mut WriteBuffer)
         let subxact = pg_sys::GetCurrentSubTransactionId();
         let relid = (*rel).rd_id;
         let natts = (*(*rel).rd_att).natts as usize;
-        // Before the buffers are borrowed: the first look-up of a table's sort key runs a
-        // query, whose ExecutorStart writes buffers out.
-        let sort_columns = options::sort_columns(relid);
-        let goal = options::encoding_goal(relid);
-        BUFFERS.with(|cell| {
-            let mut buffers = cell.borrow_mut();
-            let pos = match buffers.iter().position(|b| b.relid == relid && b.subxact == subxact) {
-                Some(pos) if buffers[pos].kinds.len() == natts => pos,
-                found => {
-                    if let Some(pos) = found {
+        let usable = |b: &WriteBuffer| b.relid == relid && b.subxact == subxact && b.kinds.len() == natts;
+        let existing = BUFFERS.with(|cell| cell.borrow().iter().position(usable));
+        let pos = match existing {
+            Some(pos) => pos,
+            None => {
+                // Before the buffers are borrowed (and only for a new buffer, which keeps
+                // them): the first look-up of a table's sort key runs a query, whose
+                // ExecutorStart writes buffers out.
+                let sort_columns = options::sort_columns(relid);
+                let goal = options::encoding_goal(relid);
+                BUFFERS.with(|cell| {
+                    let mut buffers = cell.borrow_mut();
+                    // One of the table's columns changed since the buffer was made: the
+                    // rows buffered under the old shape are written out first.
+                    if let Some(pos) = buffers.iter().position(|b| b.relid == relid && b.subxact == subxact) {
                         let mut old = buffers.swap_remove(pos);
                         let rows = old.rows;
                         write_out(rel, &mut old, rows, true);
                     }
                     buffers.push(WriteBuffer::new(rel, subxact, sort_columns, goal));
                     buffers.len() - 1
-                }
-            };
+                })
+            }
+        };
+        BUFFERS.with(|cell| {
+            let mut buffers = cell.borrow_mut();
             f(&mut buffers[pos])
         })
     }
