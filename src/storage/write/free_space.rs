@@ -22,8 +22,10 @@
 //! transactions queue behind each other, and each took the metapage's lock once more to
 //! reserve its bytes. A backend's tail grows by doubling from the first group's size up
 //! to `TAIL_MAX_BYTES` and always ends at a page boundary, so two backends' tails never
-//! share a page; what a backend leaves unused (when a group does not fit, or at exit) is
-//! at most its last tail, and no more than it wrote before.
+//! share a page. Space is left unused when a group does not fit in what remains of a
+//! tail (less than `TAIL_GROUP_BYTES` each time, an eighth of a full tail at most) and
+//! when a backend ends (its last tail, no larger than twice what the
+//! backend wrote into the table before it).
 
 use crate::storage::catalog;
 use crate::storage::relation::pages;
