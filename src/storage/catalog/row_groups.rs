@@ -954,6 +954,9 @@ pub unsafe fn running_reservations(storage_id: u64) -> Vec<(u64, u64)> {
     // SAFETY: per this fn's contract we are on the backend thread inside a transaction, so
     // the metadata relations may be scanned and transaction status checked.
     unsafe {
+        let running = |xid: pg_sys::TransactionId| {
+            pg_sys::TransactionIdIsCurrentTransactionId(xid) || pg_sys::TransactionIdIsInProgress(xid)
+        };
         let mut ranges = Vec::new();
         let mut dirty = pg_sys::SnapshotData {
             snapshot_type: pg_sys::SnapshotType::SNAPSHOT_DIRTY,
@@ -966,17 +969,13 @@ pub unsafe fn running_reservations(storage_id: u64) -> Vec<(u64, u64)> {
             &mut dirty,
             pg_sys::AccessShareLock,
             |_, tup, v, _| {
-                let xmin = pg_sys::HeapTupleHeaderGetXmin((*tup).t_data);
-                if pg_sys::TransactionIdIsCurrentTransactionId(xmin)
-                    || pg_sys::TransactionIdIsInProgress(xmin)
-                {
+                if running(pg_sys::HeapTupleHeaderGetXmin((*tup).t_data)) {
                     ranges.push((int8(v[1]), int8(v[2])));
                 }
             },
         );
         for w in crate::storage::shared::reservation_slots::windows(storage_id) {
-            let xid = pg_sys::TransactionId::from(w.xid);
-            if pg_sys::TransactionIdIsCurrentTransactionId(xid) || pg_sys::TransactionIdIsInProgress(xid) {
+            if running(w.xid.into()) {
                 ranges.push((w.first_row, w.end_row - w.first_row));
             }
         }

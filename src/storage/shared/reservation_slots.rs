@@ -74,11 +74,15 @@ pub fn free_slot(own: &[Slot], current: impl Fn(u32) -> bool) -> Option<usize> {
 /// The window of `storage_id` in `database` that starts last at or before `row` (the
 /// only one that can hold it: see `catalog::reserver_running`).
 pub fn last_starting_at_or_before(slots: &[Slot], database: u32, storage_id: u64, row: u64) -> Option<Slot> {
-    slots
-        .iter()
-        .filter(|s| s.xid != 0 && s.database == database && s.storage_id == storage_id && s.first_row <= row)
+    of_storage(slots, database, storage_id)
+        .filter(|s| s.first_row <= row)
         .max_by_key(|s| s.first_row)
         .copied()
+}
+
+/// The filled slots that hold windows of `storage_id` in `database`.
+fn of_storage(slots: &[Slot], database: u32, storage_id: u64) -> impl Iterator<Item = &Slot> {
+    slots.iter().filter(move |s| s.xid != 0 && s.database == database && s.storage_id == storage_id)
 }
 
 // SAFETY: the name is ours alone (prefixed).
@@ -193,14 +197,8 @@ pub fn windows(storage_id: u64) -> Vec<Slot> {
     if !available() {
         return Vec::new();
     }
-    let database = database();
     let shared = SHARED.share();
-    shared
-        .slots
-        .iter()
-        .filter(|s| s.xid != 0 && s.database == database && s.storage_id == storage_id)
-        .copied()
-        .collect()
+    of_storage(&shared.slots, database(), storage_id).copied().collect()
 }
 
 #[cfg(test)]
