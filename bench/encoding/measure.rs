@@ -335,7 +335,9 @@ fn tsbs_normal_walk_sizes() {
     all.print();
     let m = all.per_value("encode_vector (incl. 24 B header)");
     let m_size = all.per_value("encode_vector for size (incl. 24 B header)");
-    assert!(m <= 7.0, "metric: {m} bytes/value");
+    // ALP_rd's cut and dictionary from every value's count (from a sample of 256 they
+    // stored 6.957 bytes a value here).
+    assert!(m <= 6.93, "metric: {m} bytes/value");
     assert!(m_size <= 6.5, "metric for size: {m_size} bytes/value");
 }
 
