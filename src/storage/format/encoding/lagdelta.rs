@@ -316,6 +316,14 @@ fn choose_scale<T: Fixed>(z: &[u64], e: &[u16]) -> (u16, u64) {
 /// returns them with the exact encoded size. `1 <= lag < values.len()`, or 1 for fewer
 /// than two values.
 pub fn choose<T: Fixed>(values: &[T], lag: usize) -> (LagParams, usize) {
+    choose_within(values, lag, usize::MAX).expect("every size is below usize::MAX")
+}
+
+/// `choose`, or None when the values cannot take fewer than `bound` bytes: a residual's
+/// code takes at least its bit length and one bit more whatever the scale, which is
+/// known before any scale is costed. (The chooser for scans bounds lag-delta tightly,
+/// as slow to decode: on TSBS-like metrics this skips costing it at all.)
+pub fn choose_within<T: Fixed>(values: &[T], lag: usize, bound: usize) -> Option<(LagParams, usize)> {
     let n = values.len();
     check_lag(lag, n).expect("lag within 1..count");
     let head = lag.min(n);
@@ -332,14 +340,17 @@ pub fn choose<T: Fixed>(values: &[T], lag: usize) -> (LagParams, usize) {
         z.push(residual::<T>(values[i].to_bits64(), p));
         e.push(exponent::<T>(p) as u16);
     }
+    let size_of = |code_bits: u64| HEADER_LEN + (T::BITS as u64 + code_bits).div_ceil(8) as usize;
+    if n > 0 && size_of(z.iter().map(|&z| bit_len(z) as u64 + 1).sum()) >= bound {
+        return None;
+    }
     let (head_scale, head_bits) = choose_scale::<T>(&z[..split], &e[..split]);
     let (body_scale, body_bits) = choose_scale::<T>(&z[split..], &e[split..]);
     let params = LagParams { lag: lag as u16, head_scale, body_scale };
     if n == 0 {
-        return (params, 0);
+        return Some((params, 0));
     }
-    let bits = T::BITS as u64 + head_bits + body_bits;
-    (params, HEADER_LEN + bits.div_ceil(8) as usize)
+    Some((params, size_of(head_bits + body_bits)))
 }
 
 fn check_lag(lag: usize, count: usize) -> Result<(), CorruptData> {
@@ -495,10 +506,10 @@ pub static LAG_DELTA: Codec = Codec {
     kinds: FLOATS,
     tier: Tier::Costly,
     decode_ns: 5.6,
-    estimate: |a, _| {
+    estimate: |a, bound| {
         let (params, size) = match a {
-            Analysis::Float32(v, _) => choose(v, detect_lag(v)),
-            Analysis::Float64(v, _) => choose(v, detect_lag(v)),
+            Analysis::Float32(v, _) => choose_within(v, detect_lag(v), bound)?,
+            Analysis::Float64(v, _) => choose_within(v, detect_lag(v), bound)?,
             _ => return None,
         };
         Estimate::planned(size, params)
@@ -623,6 +634,30 @@ mod tests {
         }
         // Constant sources repeat with their count.
         assert_eq!(detect_lag(&interleaved_walks(10, 2048, 1, 0.0)), 10);
+    }
+
+    #[test]
+    fn a_bound_below_the_least_size_skips_costing_scales() {
+        // The least size rests on each code taking its residual's bit length plus one.
+        let mut x = 3u64;
+        for _ in 0..2000 {
+            x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            let z = x >> (x % 64);
+            for k in 0..64 {
+                assert!(code_bits(z, k) > bit_len(z) as u64, "z {z} k {k}");
+            }
+        }
+        let v = interleaved_walks(400, 2048, 7, 1.0);
+        let lag = detect_lag(&v);
+        let (params, size) = choose(&v, lag);
+        let within = choose_within(&v, lag, size + 1).expect("its own size is within");
+        assert_eq!(
+            (within.0.head_scale, within.0.body_scale, within.1),
+            (params.head_scale, params.body_scale, size)
+        );
+        // Lag-delta stores these walks in 6 bytes a value or more; 5 cannot be met.
+        assert!(size > 2048 * 6);
+        assert!(choose_within(&v, lag, 2048 * 5).is_none());
     }
 
     #[test]
