@@ -157,33 +157,34 @@ fn write_code(w: &mut BitWriter<'_>, z: u64, k: u32) {
     }
 }
 
-/// For each lag `1..=max_lag`, the sum over the runs of the leading zeros of the XOR of
-/// each value with the one `lag` before it (`bits[at - lag]` for a run value at `at`).
+/// For each lag `1..=max_lag`, the sum over the runs (the `RUN` values from each of
+/// `at`) of the leading zeros of the XOR of each value with the one `lag` before it.
 /// The scoring of every candidate is the costly part of choosing an encoding for a
 /// vector of doubles; with AVX-512 the 64 XORs and leading-zero counts of a candidate
 /// take 8 instructions each.
 fn xor_scores<const RUNS: usize, const RUN: usize>(
     bits: &[u64],
-    runs: &[[u64; RUN]; RUNS],
     at: &[usize; RUNS],
     max_lag: usize,
 ) -> Vec<u32> {
     #[cfg(target_arch = "x86_64")]
     if std::arch::is_x86_feature_detected!("avx512cd") {
         // SAFETY: the CPU has AVX-512 F and CD (CD implies F; checked just above).
-        return unsafe { xor_scores_avx512(bits, runs, at, max_lag) };
+        return unsafe { xor_scores_avx512::<RUNS, RUN>(bits, at, max_lag) };
     }
-    xor_scores_scalar(bits, runs, at, max_lag)
+    xor_scores_scalar::<RUNS, RUN>(bits, at, max_lag)
 }
 
 #[inline(always)]
 fn xor_scores_scalar<const RUNS: usize, const RUN: usize>(
     bits: &[u64],
-    runs: &[[u64; RUN]; RUNS],
     at: &[usize; RUNS],
     max_lag: usize,
 ) -> Vec<u32> {
-    // Plain loops (no closures), so that the AVX-512 copy vectorizes them.
+    // The runs in arrays of their own and plain loops (no closures), so that the AVX-512
+    // copy vectorizes them.
+    let runs: [[u64; RUN]; RUNS] =
+        std::array::from_fn(|r| bits[at[r]..at[r] + RUN].try_into().expect("RUN values"));
     let mut scores = Vec::with_capacity(max_lag);
     for lag in 1..=max_lag {
         let mut s = 0u64;
@@ -206,11 +207,10 @@ fn xor_scores_scalar<const RUNS: usize, const RUN: usize>(
 #[target_feature(enable = "avx512f,avx512cd")]
 unsafe fn xor_scores_avx512<const RUNS: usize, const RUN: usize>(
     bits: &[u64],
-    runs: &[[u64; RUN]; RUNS],
     at: &[usize; RUNS],
     max_lag: usize,
 ) -> Vec<u32> {
-    xor_scores_scalar(bits, runs, at, max_lag)
+    xor_scores_scalar::<RUNS, RUN>(bits, at, max_lag)
 }
 
 /// Picks the lag: the distance `d <= min(MAX_DETECT_LAG, n / 2)` that saves the most
@@ -221,9 +221,8 @@ unsafe fn xor_scores_avx512<const RUNS: usize, const RUN: usize>(
 /// All candidates are scored on 64 positions (4 runs of 16, spread over the vector's
 /// second half) by the leading zeros of the XOR of the bit patterns (~64 XORs per
 /// candidate, ~70k for 2048 values; `xor_scores` does 8 at a time with AVX-512). The
-/// best 4 are scored again on up to 512
-/// positions by the width of the order-preserving difference, which, unlike the XOR, is
-/// not thrown off by carries. A lag other than 1 must gain half a bit per value; ties
+/// best 4 are scored again on up to 512 positions by the width of the order-preserving
+/// difference, which, unlike the XOR, is not thrown off by carries. A lag other than 1 must gain half a bit per value; ties
 /// go to the smaller lag.
 pub fn detect_lag<T: Fixed>(values: &[T]) -> usize {
     const RUNS: usize = 4;
@@ -237,16 +236,12 @@ pub fn detect_lag<T: Fixed>(values: &[T]) -> usize {
     // Stage 1: runs in [max_lag, n), so every candidate has a predecessor for them.
     let span = n - max_lag - RUN;
     let starts: [usize; RUNS] = std::array::from_fn(|r| max_lag + span * r / (RUNS - 1));
-    // The runs' values, then each candidate's predecessors of them: the bit patterns
-    // from `starts[0] - max_lag` on (the pad bits of narrower types are zero on both
-    // sides, so they only add the same count to every lag's score).
+    // The bit patterns from the first run's furthest predecessor to the last run's end
+    // (the pad bits of narrower types are zero on both sides, so they only add the same
+    // count to every lag's score).
     let from = starts[0] - max_lag;
     let bits: Vec<u64> = values[from..starts[RUNS - 1] + RUN].iter().map(|v| v.to_bits64()).collect();
-    let mut runs = [[0u64; RUN]; RUNS];
-    for (run, &st) in runs.iter_mut().zip(&starts) {
-        run.copy_from_slice(&bits[st - from..st - from + RUN]);
-    }
-    let scores = xor_scores(&bits, &runs, &starts.map(|st| st - from), max_lag);
+    let scores = xor_scores::<RUNS, RUN>(&bits, &starts.map(|st| st - from), max_lag);
     let base = scores[0] as i64;
     let mut top = [(i64::MIN, 1usize); TOP]; // (estimated gain, lag), best first
     for lag in 2..=max_lag {
@@ -674,9 +669,8 @@ mod tests {
         for bits in [wide, narrow, repeats] {
             let max_lag = 1000;
             let at: [usize; 4] = [1000, 1300, 1700, 2000];
-            let runs: [[u64; 16]; 4] = at.map(|a| bits[a..a + 16].try_into().unwrap());
-            let expected = xor_scores_scalar(&bits, &runs, &at, max_lag);
-            assert_eq!(xor_scores(&bits, &runs, &at, max_lag), expected);
+            let expected = xor_scores_scalar::<4, 16>(&bits, &at, max_lag);
+            assert_eq!(xor_scores::<4, 16>(&bits, &at, max_lag), expected);
             let lag = 1 + (next() as usize % max_lag);
             let sum: u32 = (0..4)
                 .flat_map(|r| (0..16).map(move |k| (r, k)))
