@@ -207,6 +207,58 @@ SELECT count(*), count(x) FROM pr WHERE k = 8;
 RESET enable_seqscan; RESET enable_bitmapscan; RESET pgcolumnar.enable_columnar_scan;
 DROP TABLE pr, prh;
 
+-- A statement's first fetches look up their row group and deletes alone (before the
+-- fetcher loads every row group's): rows in a group found already need no lookup, and
+-- the deletes of a mark bucket are read once for all its rows (up to 32 marks; a
+-- bucket with more is looked up row by row). The counts of index scans on
+-- pgcolumnar.row_mark show it; the rows are heap's, with deletes of this transaction,
+-- of earlier ones, and a cursor that started before some.
+CREATE TABLE pd (id int, v int) USING columnar;
+INSERT INTO pd SELECT g, g * 2 FROM generate_series(1, 20000) g;
+CREATE INDEX pd_id ON pd (id);
+CREATE TABLE pdh AS SELECT * FROM pd;
+CREATE INDEX pdh_id ON pdh (id);
+-- Ten marks in the first bucket of 8192 rows, forty in the second.
+DO $$ BEGIN
+  FOR i IN 1..10 LOOP DELETE FROM pd WHERE id = i * 100; DELETE FROM pdh WHERE id = i * 100; END LOOP;
+  FOR i IN 1..40 LOOP
+    DELETE FROM pd WHERE id = 10000 + i * 2; DELETE FROM pdh WHERE id = 10000 + i * 2;
+  END LOOP;
+END $$;
+SET enable_seqscan = off; SET enable_bitmapscan = off; SET pgcolumnar.enable_columnar_scan = off;
+EXPLAIN (COSTS OFF) SELECT count(*), sum(v) FROM pd WHERE id BETWEEN 1 AND 60;
+CREATE FUNCTION mark_lookups() RETURNS bigint LANGUAGE sql AS
+  $$ SELECT idx_scan FROM pg_stat_xact_all_tables WHERE relid = 'pgcolumnar.row_mark'::regclass $$;
+BEGIN;
+-- 60 rows, none deleted, of a bucket with 10 marks: its marks read once.
+SELECT mark_lookups() AS l0 \gset
+SELECT count(*), sum(v) FROM pd WHERE id BETWEEN 1 AND 60;
+SELECT mark_lookups() - :l0 AS lookups;
+-- 61 rows of the bucket with 40 marks: one try at reading them, then two lookups a row
+-- (the marks on its bucket, and on it alone).
+SELECT mark_lookups() AS l0 \gset
+SELECT count(*), sum(v) FROM pd WHERE id BETWEEN 10200 AND 10260;
+SELECT mark_lookups() - :l0 AS lookups;
+-- Ranges with deleted rows.
+SELECT count(*), sum(v) FROM pd WHERE id BETWEEN 1 AND 1000;
+SELECT count(*), sum(v) FROM pdh WHERE id BETWEEN 1 AND 1000;
+SELECT count(*), sum(v) FROM pd WHERE id BETWEEN 10001 AND 10050;
+SELECT count(*), sum(v) FROM pdh WHERE id BETWEEN 10001 AND 10050;
+-- This transaction's delete, seen by its next statement.
+DELETE FROM pd WHERE id = 33; DELETE FROM pdh WHERE id = 33;
+SELECT count(*), sum(v) FROM pd WHERE id BETWEEN 1 AND 60;
+SELECT count(*), sum(v) FROM pdh WHERE id BETWEEN 1 AND 60;
+-- A cursor keeps seeing the rows deleted after it started.
+DECLARE c CURSOR FOR SELECT id, v FROM pd WHERE id BETWEEN 36 AND 44 ORDER BY id;
+FETCH 2 FROM c;
+DELETE FROM pd WHERE id IN (41, 42);
+FETCH ALL FROM c;
+SELECT id, v FROM pd WHERE id BETWEEN 36 AND 44 ORDER BY id;
+ROLLBACK;
+RESET enable_seqscan; RESET enable_bitmapscan; RESET pgcolumnar.enable_columnar_scan;
+DROP FUNCTION mark_lookups();
+DROP TABLE pd, pdh;
+
 -- The cache's bound: a tiny one still gives the right rows.
 SET pgcolumnar.fetch_cache_size = '64kB';
 SELECT count(*), sum(f.n), max(f.w) FROM keys JOIN fc f ON f.k = keys.k;

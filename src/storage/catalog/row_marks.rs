@@ -2,7 +2,8 @@
 //! writers, readers, index builds and VACUUM see them.
 
 use super::tables::{
-    datum, insert_row, int8, not_null, readable_relid, relid, scan_bounds, scan_keys, scan_storage,
+    datum, insert_row, int8, not_null, readable_relid, relid, scan_bounds, scan_bounds_while, scan_keys,
+    scan_storage,
 };
 use crate::storage::format::bucket_rows::{bucket_start, offset_in_bucket, MarkRows, BUCKET_ROWS};
 use crate::storage::format::mark_kind::MarkKind;
@@ -36,6 +37,50 @@ pub unsafe fn row_deleted(storage_id: u64, row: u64, snapshot: pg_sys::Snapshot)
             );
         }
         deleted
+    }
+}
+
+/// The rows of the bucket starting at `start` that `snapshot` sees deleted by marks
+/// (sorted), as `row_deleted` finds them one by one; None if the bucket has more than
+/// `max_marks` marks (then reading them all may cost more than the lookups it saves).
+///
+/// # Safety
+/// As for `row_deleted`.
+pub unsafe fn deleted_rows_in_bucket(
+    storage_id: u64,
+    start: u64,
+    snapshot: pg_sys::Snapshot,
+    max_marks: usize,
+) -> Option<Vec<u64>> {
+    // SAFETY: as in `row_deleted` (this fn's contract is the same).
+    unsafe {
+        let bounds = [
+            (1, pg_sys::BTEqualStrategyNumber, pg_sys::F_INT8EQ, storage_id),
+            (2, pg_sys::BTGreaterEqualStrategyNumber, pg_sys::F_INT8GE, start),
+            (2, pg_sys::BTLessEqualStrategyNumber, pg_sys::F_INT8LE, start + BUCKET_ROWS - 1),
+        ];
+        let (mut rows, mut marks) = (Vec::new(), 0);
+        scan_bounds_while::<MARK_NATTS>(
+            c"row_mark",
+            c"row_mark_bucket",
+            &bounds,
+            snapshot,
+            pg_sys::AccessShareLock,
+            |_, _, v, n| {
+                marks += 1;
+                if marks <= max_marks {
+                    for_each_deleted_row(v, n, |r| rows.push(r));
+                }
+                marks <= max_marks
+            },
+        );
+        if marks > max_marks {
+            return None;
+        }
+        // An UPDATE's lock and delete repeat a row.
+        rows.sort_unstable();
+        rows.dedup();
+        Some(rows)
     }
 }
 

@@ -342,6 +342,27 @@ pub(super) unsafe fn scan_bounds<const N: usize>(
     lockmode: u32,
     mut f: impl FnMut(pg_sys::Relation, pg_sys::HeapTuple, &[pg_sys::Datum; N], &[bool; N]),
 ) {
+    // SAFETY: this fn's contract is `scan_bounds_while`'s.
+    unsafe {
+        scan_bounds_while(table, pkey, bounds, snapshot, lockmode, |rel, tup, v, n| {
+            f(rel, tup, v, n);
+            true
+        })
+    }
+}
+
+/// `scan_bounds`, stopping after the first row for which `f` returns false.
+///
+/// # Safety
+/// As for `scan_bounds`.
+pub(super) unsafe fn scan_bounds_while<const N: usize>(
+    table: &'static CStr,
+    pkey: &'static CStr,
+    bounds: &[ScanBound],
+    snapshot: pg_sys::Snapshot,
+    lockmode: u32,
+    mut f: impl FnMut(pg_sys::Relation, pg_sys::HeapTuple, &[pg_sys::Datum; N], &[bool; N]) -> bool,
+) {
     // SAFETY: the caller guarantees this fn's contract: `snapshot` is a valid snapshot (or
     // NULL where this fn's docs allow it), and we are on the backend thread inside a
     // transaction, so the metadata relations may be opened, scanned and written (relation,
@@ -371,7 +392,9 @@ pub(super) unsafe fn scan_bounds<const N: usize>(
                 break;
             }
             pg_sys::heap_deform_tuple(tup, (*rel).rd_att, values.as_mut_ptr(), nulls.as_mut_ptr());
-            f(rel, tup, &values, &nulls);
+            if !f(rel, tup, &values, &nulls) {
+                break;
+            }
         }
         pg_sys::systable_endscan(scan);
         pg_sys::table_close(rel, pg_sys::NoLock as i32);

@@ -8,6 +8,7 @@
 //! new one), each through a fetcher of its own.
 
 use crate::storage::catalog::{self, RowGroupMeta};
+use crate::storage::format::bucket_rows::bucket_start;
 use crate::storage::format::encoding::point::PointVector;
 use crate::storage::format::encoding::stripe_rows::{StripeRows, MAX_ATTRIBUTE};
 use crate::storage::format::encoding::DecodedVector;
@@ -125,6 +126,10 @@ pub fn fetch_cache_bytes() -> usize {
 /// that per statement. 64 probes cost about a millisecond.
 const PROBES_BEFORE_LOADING_ALL: u32 = 64;
 
+/// Marks of one bucket a probing fetcher reads at once to answer its rows' deletes; a
+/// bucket with more (a queue table's, one mark per deleted row) is looked up row by row.
+const MARKS_KEPT_PER_BUCKET: usize = 32;
+
 pub struct Fetcher {
     rel: pg_sys::Relation,
     kinds: Rc<[ColumnKind]>,
@@ -141,6 +146,12 @@ pub struct Fetcher {
     /// The snapshot of the last probes, and how many fetches probed for it.
     probed_for: Option<(usize, u32, u32, u32)>,
     probes: u32,
+    /// The row groups those probes found, and the deleted rows of the mark buckets they
+    /// read (None: a bucket with too many marks, checked row by row): further fetches of
+    /// their rows need no probe. An index scan of a few hundred rows lying together (one
+    /// host's hour on a table sorted by host) otherwise probes for each of its first 64.
+    probed_groups: Vec<RowGroupMeta>,
+    probed_buckets: Vec<(u64, Option<Vec<u64>>)>,
     /// Where the by-reference values of the last row stored in a non-columnar slot
     /// live.
     held: ImageArena,
@@ -647,6 +658,8 @@ impl Fetcher {
                 groups_for: None,
                 probed_for: None,
                 probes: 0,
+                probed_groups: Vec::new(),
+                probed_buckets: Vec::new(),
             }
         }
     }
@@ -674,10 +687,19 @@ impl Fetcher {
                     if self.probed_for != Some(key) {
                         self.probed_for = Some(key);
                         self.probes = 0;
+                        self.probed_groups.clear();
+                        self.probed_buckets.clear();
+                    }
+                    if let Some(g) =
+                        self.probed_groups.iter().find(|g| row.wrapping_sub(g.first_row) < g.row_count)
+                    {
+                        return Some(g.clone());
                     }
                     if self.probes < PROBES_BEFORE_LOADING_ALL {
                         self.probes += 1;
-                        return catalog::load_group_of_row(self.storage_id, row, snapshot);
+                        let g = catalog::load_group_of_row(self.storage_id, row, snapshot);
+                        self.probed_groups.extend(g.clone());
+                        return g;
                     }
                     // Chunks are attached to the groups fetches reach, not to all of them:
                     // a first query on a large table would read every directory otherwise.
@@ -782,7 +804,7 @@ impl Fetcher {
     /// dirty) see deletes that committed or are this transaction's, and a dirty snapshot
     /// reports a delete still in progress elsewhere in its `xmax`, for the caller to
     /// wait on.
-    unsafe fn deleted(&self, g: &RowGroupMeta, row: u64, snapshot: pg_sys::Snapshot) -> bool {
+    unsafe fn deleted(&mut self, g: &RowGroupMeta, row: u64, snapshot: pg_sys::Snapshot) -> bool {
         // SAFETY: the caller guarantees this fn's contract: `snapshot` is a valid snapshot
         // (or NULL where this fn's docs allow it); `self.rel` is still open (`Fetcher::new`
         // requires it for the fetcher's life), and we are on the backend thread inside a
@@ -804,7 +826,7 @@ impl Fetcher {
                 return if self.groups_for.is_some() && self.probed_for == self.groups_for {
                     self.deleted_rows.binary_search(&row).is_ok()
                 } else {
-                    catalog::row_deleted(self.storage_id, row, snapshot)
+                    self.probed_deleted(row, snapshot)
                 };
             }
             // Another backend may still be collecting deletes of this row's bucket. Those
@@ -828,6 +850,31 @@ impl Fetcher {
 
     /// Whether a committed or own delete mark on `row` is there for a non-MVCC snapshot;
     /// a delete still in progress elsewhere goes into a dirty snapshot's `xmax`.
+    /// Whether MVCC `snapshot`, the one the fetcher is probing for, sees marks deleting
+    /// `row`: from the deleted rows of its mark bucket, read once per bucket.
+    ///
+    /// # Safety
+    /// As for `deleted`.
+    unsafe fn probed_deleted(&mut self, row: u64, snapshot: pg_sys::Snapshot) -> bool {
+        let start = bucket_start(row);
+        let at = match self.probed_buckets.iter().position(|(s, _)| *s == start) {
+            Some(at) => at,
+            None => {
+                // SAFETY: as for this fn (its contract is `deleted`'s).
+                let rows = unsafe {
+                    catalog::deleted_rows_in_bucket(self.storage_id, start, snapshot, MARKS_KEPT_PER_BUCKET)
+                };
+                self.probed_buckets.push((start, rows));
+                self.probed_buckets.len() - 1
+            }
+        };
+        match &self.probed_buckets[at].1 {
+            Some(rows) => rows.binary_search(&row).is_ok(),
+            // SAFETY: as above.
+            None => unsafe { catalog::row_deleted(self.storage_id, row, snapshot) },
+        }
+    }
+
     unsafe fn deleted_by_marks(&self, row: u64, snapshot: pg_sys::Snapshot) -> bool {
         // SAFETY: the caller guarantees this fn's contract: `snapshot` is a valid snapshot
         // (or NULL where this fn's docs allow it); `self.rel` is still open (`Fetcher::new`
