@@ -484,7 +484,18 @@ def machine_info(conn) -> dict:
         "duckdb": duckdb.__version__,
         "commit": git_commit(),
         "pg_settings": settings,
+        "huge_pages_mib": huge_pages_in_use_mib(),
     }
+
+
+def huge_pages_in_use_mib() -> int:
+    """The memory in huge pages that processes have mapped or reserved (on this machine,
+    the cluster's shared memory when `huge_pages = try` found them). Parallel workers and
+    first queries on a new connection map each shared buffer they read, and unmap them
+    on exit: with 4 kB pages that costs them several ms (docs/explain.md, Parallel scans)."""
+    info = dict(re.findall(r"(\w+):\s+(\d+)", Path("/proc/meminfo").read_text()))
+    pages = int(info.get("HugePages_Total", 0)) - int(info.get("HugePages_Free", 0)) + int(info.get("HugePages_Rsvd", 0))
+    return pages * int(info.get("Hugepagesize", 0)) // 1024
 
 
 def ratio(a: float | None, b: float | None) -> float | None:
@@ -746,7 +757,8 @@ def render_benchmarks_md() -> None:
         latest[meta["rows"]] = (meta_path, meta)  # sorted by date: the last one wins
     if not latest:
         return
-    newest_meta = max((m for _, m in latest.values()), key=lambda m: m["date"])
+    # The same day's runs of several sizes: the largest (the headline run) describes the machine.
+    newest_meta = max((m for _, m in latest.values()), key=lambda m: (m["date"], m["rows"]))
     m = newest_meta["machine"]
     queries = load_queries()
     out = [
@@ -785,6 +797,8 @@ def render_benchmarks_md() -> None:
         f"- PostgreSQL {m['postgres']}, pgcolumnar {m['pgcolumnar']}, DuckDB {m['duckdb']}",
         "- PostgreSQL settings: " + ", ".join(f"`{k} = {v}`" for k, v in sorted(m["pg_settings"].items()))
         + " (the `make run` cluster's; JIT is PostgreSQL's default)",
+        "- Huge pages in use: " + (f"{m['huge_pages_mib']} MiB" if m.get("huge_pages_mib") else
+                                   "none (shared memory in 4 kB pages)" if "huge_pages_mib" in m else "not recorded"),
         "",
         "## Queries",
         "",
