@@ -15,6 +15,7 @@ use crate::storage::format::encoding::DecodedVector;
 use crate::storage::format::flush_order::inverse;
 use crate::storage::format::image_arena::ImageArena;
 use crate::storage::relation::datum::{self, ColumnKind};
+use hashbrown::HashMap;
 
 use super::decode::{load_order, open_checked, open_paged_checked};
 use super::vector_pages::VectorPages;
@@ -151,7 +152,7 @@ pub struct Fetcher {
     /// their rows need no probe. An index scan of a few hundred rows lying together (one
     /// host's hour on a table sorted by host) otherwise probes for each of its first 64.
     probed_groups: Vec<RowGroupMeta>,
-    probed_buckets: Vec<(u64, Option<Vec<u64>>)>,
+    probed_buckets: HashMap<u64, Option<Vec<u64>>>,
     /// Where the by-reference values of the last row stored in a non-columnar slot
     /// live.
     held: ImageArena,
@@ -659,7 +660,7 @@ impl Fetcher {
                 probed_for: None,
                 probes: 0,
                 probed_groups: Vec::new(),
-                probed_buckets: Vec::new(),
+                probed_buckets: HashMap::new(),
             }
         }
     }
@@ -857,21 +858,15 @@ impl Fetcher {
     /// As for `deleted`.
     unsafe fn probed_deleted(&mut self, row: u64, snapshot: pg_sys::Snapshot) -> bool {
         let start = bucket_start(row);
-        let at = match self.probed_buckets.iter().position(|(s, _)| *s == start) {
-            Some(at) => at,
-            None => {
-                // SAFETY: as for this fn (its contract is `deleted`'s).
-                let rows = unsafe {
-                    catalog::deleted_rows_in_bucket(self.storage_id, start, snapshot, MARKS_KEPT_PER_BUCKET)
-                };
-                self.probed_buckets.push((start, rows));
-                self.probed_buckets.len() - 1
-            }
-        };
-        match &self.probed_buckets[at].1 {
+        let storage_id = self.storage_id;
+        let rows = self.probed_buckets.entry(start).or_insert_with(|| {
+            // SAFETY: as for this fn (its contract is `deleted`'s).
+            unsafe { catalog::deleted_rows_in_bucket(storage_id, start, snapshot, MARKS_KEPT_PER_BUCKET) }
+        });
+        match rows {
             Some(rows) => rows.binary_search(&row).is_ok(),
             // SAFETY: as above.
-            None => unsafe { catalog::row_deleted(self.storage_id, row, snapshot) },
+            None => unsafe { catalog::row_deleted(storage_id, row, snapshot) },
         }
     }
 
