@@ -3,7 +3,7 @@
 
 use super::tables::{
     datum, insert_row, int8, not_null, readable_relid, relid, scan_bounds, scan_bounds_while, scan_keys,
-    scan_storage,
+    scan_storage, ScanBound,
 };
 use crate::storage::format::bucket_rows::{bucket_start, offset_in_bucket, MarkRows, BUCKET_ROWS};
 use crate::storage::format::mark_kind::MarkKind;
@@ -54,16 +54,11 @@ pub unsafe fn deleted_rows_in_bucket(
 ) -> Option<Vec<u64>> {
     // SAFETY: as in `row_deleted` (this fn's contract is the same).
     unsafe {
-        let bounds = [
-            (1, pg_sys::BTEqualStrategyNumber, pg_sys::F_INT8EQ, storage_id),
-            (2, pg_sys::BTGreaterEqualStrategyNumber, pg_sys::F_INT8GE, start),
-            (2, pg_sys::BTLessEqualStrategyNumber, pg_sys::F_INT8LE, start + BUCKET_ROWS - 1),
-        ];
         let (mut rows, mut marks) = (Vec::new(), 0);
         scan_bounds_while::<MARK_NATTS>(
             c"row_mark",
             c"row_mark_bucket",
-            &bounds,
+            &bucket_bounds(storage_id, start),
             snapshot,
             pg_sys::AccessShareLock,
             |_, _, v, n| {
@@ -74,14 +69,26 @@ pub unsafe fn deleted_rows_in_bucket(
                 marks <= max_marks
             },
         );
-        if marks > max_marks {
-            return None;
-        }
-        // An UPDATE's lock and delete repeat a row.
-        rows.sort_unstable();
-        rows.dedup();
-        Some(rows)
+        (marks <= max_marks).then(|| sorted_once(rows))
     }
+}
+
+/// The index bounds of every mark of the bucket starting at `start`: the bucket's own
+/// key and the keys of marks on single rows of it.
+fn bucket_bounds(storage_id: u64, start: u64) -> Vec<ScanBound> {
+    vec![
+        (1, pg_sys::BTEqualStrategyNumber, pg_sys::F_INT8EQ, storage_id),
+        (2, pg_sys::BTGreaterEqualStrategyNumber, pg_sys::F_INT8GE, start),
+        (2, pg_sys::BTLessEqualStrategyNumber, pg_sys::F_INT8LE, start + BUCKET_ROWS - 1),
+    ]
+}
+
+/// Deleted rows as marks list them, sorted, each once: marks of one bucket come in any
+/// order, and an UPDATE's lock and delete repeat a row.
+fn sorted_once(mut rows: Vec<u64>) -> Vec<u64> {
+    rows.sort_unstable();
+    rows.dedup();
+    rows
 }
 
 pub(super) const MARK_NATTS: usize = 5;
@@ -185,11 +192,7 @@ pub unsafe fn marks_of(storage_id: u64, scope: MarkScope) -> Vec<Mark> {
         let eq = |att: i16, v: u64| (att, pg_sys::BTEqualStrategyNumber, pg_sys::F_INT8EQ, v);
         let bounds = match scope {
             MarkScope::Key(key) => vec![eq(1, storage_id), eq(2, key)],
-            MarkScope::WholeBucket(start) => vec![
-                eq(1, storage_id),
-                (2, pg_sys::BTGreaterEqualStrategyNumber, pg_sys::F_INT8GE, start),
-                (2, pg_sys::BTLessEqualStrategyNumber, pg_sys::F_INT8LE, start + BUCKET_ROWS - 1),
-            ],
+            MarkScope::WholeBucket(start) => bucket_bounds(storage_id, start),
         };
         let mut marks = Vec::new();
         scan_bounds::<MARK_NATTS>(
@@ -255,10 +258,7 @@ pub unsafe fn load_deleted_rows(storage_id: u64, snapshot: pg_sys::Snapshot) -> 
             pg_sys::AccessShareLock,
             |_, _, v, n| for_each_deleted_row(v, n, |r| rows.push(r)),
         );
-        // Marks of one bucket come in any order; an UPDATE's lock and delete repeat a row.
-        rows.sort_unstable();
-        rows.dedup();
-        rows
+        sorted_once(rows)
     }
 }
 

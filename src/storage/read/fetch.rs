@@ -849,8 +849,6 @@ impl Fetcher {
         }
     }
 
-    /// Whether a committed or own delete mark on `row` is there for a non-MVCC snapshot;
-    /// a delete still in progress elsewhere goes into a dirty snapshot's `xmax`.
     /// Whether MVCC `snapshot`, the one the fetcher is probing for, sees marks deleting
     /// `row`: from the deleted rows of its mark bucket, read once per bucket.
     ///
@@ -870,6 +868,8 @@ impl Fetcher {
         }
     }
 
+    /// Whether a committed or own delete mark on `row` is there for a non-MVCC snapshot;
+    /// a delete still in progress elsewhere goes into a dirty snapshot's `xmax`.
     unsafe fn deleted_by_marks(&self, row: u64, snapshot: pg_sys::Snapshot) -> bool {
         // SAFETY: the caller guarantees this fn's contract: `snapshot` is a valid snapshot
         // (or NULL where this fn's docs allow it); `self.rel` is still open (`Fetcher::new`
