@@ -13,6 +13,11 @@
 use pgrx::prelude::*;
 use std::sync::atomic::{AtomicBool, Ordering};
 
+/// The system's allocator with a reserve for refusals (`storage::format::fallible`): an
+/// allocation the system refuses becomes an ERROR, not an abort of the backend.
+#[global_allocator]
+static ALLOCATOR: storage::format::fallible::Allocator = storage::format::fallible::Allocator;
+
 pub mod exec;
 pub mod pg_list;
 pub mod planner;
@@ -37,6 +42,8 @@ pub extern "C-unwind" fn _PG_init() {
     unsafe {
         quiet_backtraces();
         detect_cpu_features();
+        storage::format::fallible::on_refused(storage::shared::error::out_of_memory);
+        storage::format::fallible::rearm();
         let preloading = pg_sys::process_shared_preload_libraries_in_progress;
         LOADED_AT_STARTUP.store(preloading, Ordering::Relaxed);
         if preloading {

@@ -2,6 +2,7 @@
 //! values plus one validity flag per row. Pure.
 
 use super::encoding::PhysicalKind;
+use super::fallible;
 
 #[derive(Debug, Clone)]
 pub struct ColumnBuilder {
@@ -52,32 +53,32 @@ impl ColumnBuilder {
     }
 
     pub fn push_null(&mut self) {
-        self.validity.push(false);
+        fallible::push(&mut self.validity, false);
     }
 
     pub fn push_int(&mut self, v: i64) {
         debug_assert_eq!(self.kind, PhysicalKind::Int);
-        self.validity.push(true);
-        self.ints.push(v);
+        fallible::push(&mut self.validity, true);
+        fallible::push(&mut self.ints, v);
     }
 
     pub fn push_f32(&mut self, v: f32) {
         debug_assert_eq!(self.kind, PhysicalKind::Float32);
-        self.validity.push(true);
-        self.f32s.push(v);
+        fallible::push(&mut self.validity, true);
+        fallible::push(&mut self.f32s, v);
     }
 
     pub fn push_f64(&mut self, v: f64) {
         debug_assert_eq!(self.kind, PhysicalKind::Float64);
-        self.validity.push(true);
-        self.f64s.push(v);
+        fallible::push(&mut self.validity, true);
+        fallible::push(&mut self.f64s, v);
     }
 
     pub fn push_bytes(&mut self, v: &[u8]) {
         debug_assert_eq!(self.kind, PhysicalKind::Bytes);
-        self.validity.push(true);
-        self.data.extend_from_slice(v);
-        self.offsets.push(self.data.len() as u64);
+        fallible::push(&mut self.validity, true);
+        fallible::extend_from_slice(&mut self.data, v);
+        fallible::push(&mut self.offsets, self.data.len() as u64);
     }
 
     pub fn validity(&self, rows: std::ops::Range<usize>) -> &[bool] {
@@ -142,15 +143,16 @@ impl ColumnBuilder {
         debug_assert_eq!(self.kind, other.kind);
         let first = other.dense_index(rows.start);
         let dense = first..first + other.validity[rows.clone()].iter().filter(|v| **v).count();
-        self.validity.extend_from_slice(&other.validity[rows]);
+        fallible::extend_from_slice(&mut self.validity, &other.validity[rows]);
         match self.kind {
-            PhysicalKind::Int => self.ints.extend_from_slice(&other.ints[dense]),
-            PhysicalKind::Float32 => self.f32s.extend_from_slice(&other.f32s[dense]),
-            PhysicalKind::Float64 => self.f64s.extend_from_slice(&other.f64s[dense]),
+            PhysicalKind::Int => fallible::extend_from_slice(&mut self.ints, &other.ints[dense]),
+            PhysicalKind::Float32 => fallible::extend_from_slice(&mut self.f32s, &other.f32s[dense]),
+            PhysicalKind::Float64 => fallible::extend_from_slice(&mut self.f64s, &other.f64s[dense]),
             PhysicalKind::Bytes => {
                 let (from, to) = (other.offsets[dense.start], other.offsets[dense.end]);
                 let shift = self.data.len() as u64;
-                self.data.extend_from_slice(&other.data[from as usize..to as usize]);
+                fallible::extend_from_slice(&mut self.data, &other.data[from as usize..to as usize]);
+                fallible::reserve(&mut self.offsets, dense.len());
                 self.offsets
                     .extend(other.offsets[dense.start + 1..=dense.end].iter().map(|o| o - from + shift));
             }

@@ -2,6 +2,8 @@
 //! never move while the row is held (a Datum points into them), and are kept for the
 //! next row, so a fetch allocates nothing once warmed up. Pure Rust.
 
+use super::fallible;
+
 /// Words in a chunk; a larger value gets a chunk of its own.
 const CHUNK_WORDS: usize = 1024;
 
@@ -24,7 +26,10 @@ impl ImageArena {
             self.used = 0;
         }
         if self.current == self.chunks.len() {
-            self.chunks.push(vec![0; words.max(CHUNK_WORDS)].into_boxed_slice());
+            // A large value's chunk has its size: its room is taken fallibly.
+            let mut chunk = Vec::new();
+            fallible::resize(&mut chunk, words.max(CHUNK_WORDS), 0);
+            self.chunks.push(chunk.into_boxed_slice());
         }
         let start = self.used;
         self.used += words;

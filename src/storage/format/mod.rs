@@ -14,7 +14,8 @@
 //!   `bucket_rows` (row numbers in buckets; which rows of its bucket a mark covers) and
 //!   `delete_mask` (a row group's bitmap of deleted rows).
 //! - `checksum`: the CRC-32C every stored vector carries.
-//! - `image_arena`: reusable buffers for decoded values.
+//! - `image_arena`: reusable buffers for decoded values; `fallible`: room for the buffers
+//!   the data sizes, taken so that a refusal is an ERROR rather than an abort.
 //! - `logical_record`: the rows a change wrote, as logical decoding reads them from the
 //!   WAL (`wal_level = logical`).
 //! - `numeric`: `numeric` values in their stored bytes, parsed and compared as core does.
@@ -26,6 +27,7 @@ pub mod column_builder;
 pub mod delete_mask;
 pub mod directory;
 pub mod encoding;
+pub mod fallible;
 pub mod flush_order;
 pub mod image_arena;
 pub mod layout;

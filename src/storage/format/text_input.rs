@@ -6,6 +6,8 @@
 //! to PostgreSQL's input function, which accepts it or raises the error it always
 //! raises. Pure, so COPY can parse columns on rayon's threads.
 
+use super::fallible;
+
 /// Days from 0000-03-01 (proleptic Gregorian) to the given date: Howard Hinnant's
 /// `days_from_civil`, exact over the whole range used here.
 fn days_from_civil(year: i64, month: i64, day: i64) -> i64 {
@@ -205,9 +207,11 @@ impl RawFields {
     pub fn push_row<'a>(&mut self, fields: impl Iterator<Item = Option<&'a [u8]>>) {
         for (column, field) in self.columns.iter_mut().zip(fields) {
             match field {
-                None => column.push((NULL_FIELD, 0)),
+                None => fallible::push(column, (NULL_FIELD, 0)),
                 Some(f) => {
-                    column.push((self.bytes.len() as u32, f.len() as u32));
+                    fallible::push(column, (self.bytes.len() as u32, f.len() as u32));
+                    // A field is as long as the input's line: its room is taken fallibly.
+                    fallible::reserve(&mut self.bytes, f.len() + 1);
                     self.bytes.extend_from_slice(f);
                     self.bytes.push(0);
                 }

@@ -4,7 +4,8 @@
 //! (`logical_log`), the delete marks a statement collected are written and their buckets
 //! unlocked (`pending_marks`), then the buffered rows are written out (`write_buffer`),
 //! whose row groups may take free space it returns after the last of them. After the
-//! end, each drops what it kept.
+//! end, each drops what it kept, and the memory reserve (`format::fallible`) that a
+//! refused allocation spent is taken again (also when a savepoint is rolled back).
 
 use crate::storage::change::logical_log;
 use crate::storage::write::{pending_marks, write_buffer};
@@ -18,6 +19,17 @@ unsafe extern "C-unwind" fn on_xact(event: pg_sys::XactEvent::Type, _arg: *mut s
         logical_log::on_xact(event);
         pending_marks::on_xact(event);
         write_buffer::on_xact(event);
+        if matches!(
+            event,
+            pg_sys::XactEvent::XACT_EVENT_COMMIT
+                | pg_sys::XactEvent::XACT_EVENT_ABORT
+                | pg_sys::XactEvent::XACT_EVENT_PREPARE
+                | pg_sys::XactEvent::XACT_EVENT_PARALLEL_COMMIT
+                | pg_sys::XactEvent::XACT_EVENT_PARALLEL_ABORT
+        ) {
+            // The memory reserve a refused allocation spent is taken again.
+            crate::storage::format::fallible::rearm();
+        }
     }
 }
 
@@ -34,6 +46,11 @@ unsafe extern "C-unwind" fn on_subxact(
         logical_log::on_subxact(event, subxact, parent);
         pending_marks::on_subxact(event, subxact);
         write_buffer::on_subxact(event, subxact, parent);
+        if event == pg_sys::SubXactEvent::SUBXACT_EVENT_ABORT_SUB {
+            // A savepoint rolled back past a refused allocation: its reserve is taken
+            // again for what the transaction does next.
+            crate::storage::format::fallible::rearm();
+        }
     }
 }
 

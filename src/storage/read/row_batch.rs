@@ -14,6 +14,7 @@
 //! 2,048-row vector are 512 kB, which stay in L2, and the per-row work is a pointer.
 
 use crate::storage::format::encoding::{DecodedValues, DecodedVector};
+use crate::storage::format::fallible;
 use crate::storage::format::numeric::ScaleWriter;
 use crate::storage::relation::datum::{self, ColumnKind, DatumColumn, MOVE, SCALED_IMAGE_WORDS, WIDE};
 use pgrx::pg_sys;
@@ -269,7 +270,7 @@ impl RowBatch {
         let room = self.image_words;
         self.image_words += words;
         if self.images.len() < self.image_words {
-            self.images.resize(self.image_words, 0);
+            fallible::resize(&mut self.images, self.image_words, 0);
         }
         let attr = self.attrs[self.pushed];
         self.pushed += 1;

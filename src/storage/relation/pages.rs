@@ -3,6 +3,7 @@
 //! with generic WAL records, so data survives a crash and reaches physical replicas.
 
 use crate::storage::format::encoding::CorruptData;
+use crate::storage::format::fallible;
 use crate::storage::format::layout::{self, Metapage, BLOCK_SIZE, METAPAGE_BLOCK, METAPAGE_LEN, PAGE_HEADER};
 use crate::storage::shared::error::{data_corrupted, newer_format};
 use pgrx::pg_sys;
@@ -478,7 +479,7 @@ pub unsafe fn read_range(
     total_blocks: u32,
 ) {
     out.clear();
-    out.reserve(len);
+    fallible::reserve(out, len);
     // SAFETY: this fn's contract is `visit_range`'s.
     unsafe { visit_range(rel, offset, len, strategy, total_blocks, |bytes| out.extend_from_slice(bytes)) }
 }

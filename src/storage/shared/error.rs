@@ -65,3 +65,17 @@ pub fn not_configured(message: &str, hint: &str) -> ! {
     .report(PgLogLevel::ERROR);
     unreachable!("ereport(ERROR) returned")
 }
+
+/// The operating system refused memory that pgcolumnar asked for (`format::fallible`):
+/// SQLSTATE 53200, worded as PostgreSQL's own out-of-memory errors. Installed as
+/// `fallible`'s refusal handler at load; it may run on a rayon thread (a row group's
+/// columns are encoded in parallel), whose panic would reach the caller's.
+///
+/// The report unwinds without the panic hook (`resume_unwind`): on another thread than
+/// the backend's the hook prints a backtrace, whose symbols take megabytes that are just
+/// what is missing, and a failed allocation there aborts the process.
+pub fn out_of_memory(bytes: usize) -> ! {
+    let report = ErrorReport::new(PgSqlErrorCode::ERRCODE_OUT_OF_MEMORY, "out of memory", "pgcolumnar")
+        .set_detail(format!("Failed on request of size {bytes} in pgcolumnar."));
+    std::panic::resume_unwind(Box::new(report))
+}

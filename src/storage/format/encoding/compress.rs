@@ -19,6 +19,7 @@
 use std::cell::RefCell;
 
 use super::base::CorruptData;
+use crate::storage::format::fallible;
 
 /// General-purpose compression applied to a vector payload.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -52,7 +53,7 @@ pub fn compress_lz4(input: &[u8], out: &mut Vec<u8>) {
     let len = u32::try_from(input.len()).expect("payload below 4 GiB");
     out.extend_from_slice(&len.to_le_bytes());
     let start = out.len();
-    out.resize(start + lz4_flex::block::get_maximum_output_size(input.len()), 0);
+    fallible::resize(out, start + lz4_flex::block::get_maximum_output_size(input.len()), 0);
     // The buffer has the maximum output size, so compression cannot run out of room.
     let n = lz4_flex::block::compress_into(input, &mut out[start..]).expect("lz4 bound");
     out.truncate(start + n);
@@ -63,7 +64,7 @@ pub fn compress_lz4(input: &[u8], out: &mut Vec<u8>) {
 pub fn compress_zstd(input: &[u8], level: i32, out: &mut Vec<u8>) -> bool {
     let level = level.clamp(zstd::compression_level_range().start().to_owned(), 22);
     let start = out.len();
-    out.resize(start + zstd::zstd_safe::compress_bound(input.len()), 0);
+    fallible::resize(out, start + zstd::zstd_safe::compress_bound(input.len()), 0);
     let written = ZSTD_C.with(|cell| {
         let mut slot = cell.borrow_mut();
         if slot.as_ref().is_none_or(|(l, _)| *l != level) {
@@ -104,7 +105,7 @@ pub fn compress_prefixed(input: &[u8], prefix_len: usize, level: i32, out: &mut 
     compress_lz4(rest, out);
     if (out.len() - rest_start) * 10 > rest.len() * 9 {
         out.truncate(rest_start);
-        out.extend_from_slice(rest);
+        fallible::extend_from_slice(out, rest);
     } else {
         out[start + 8] = 1;
     }
@@ -151,7 +152,7 @@ fn decompress_prefixed(input: &[u8], raw_len: usize, out: &mut Vec<u8>) -> Resul
                 return Err(CorruptData("zstd length mismatch"));
             }
             out.clear();
-            out.extend_from_slice(raw);
+            fallible::extend_from_slice(out, raw);
             return Ok(());
         }
         decompress(Compression::Zstd, frame, prefix_len, out)?;
@@ -170,12 +171,12 @@ fn decompress_prefixed(input: &[u8], raw_len: usize, out: &mut Vec<u8>) -> Resul
     let rest_len = raw_len - prefix_len;
     match rest_method {
         Compression::Lz4 => {
-            out.resize(raw_len, 0);
+            fallible::resize(out, raw_len, 0);
             lz4_into(rest, &mut out[prefix_len..])
         }
         _ if rest.len() != rest_len => Err(CorruptData("uncompressed length mismatch")),
         _ => {
-            out.extend_from_slice(rest);
+            fallible::extend_from_slice(out, rest);
             Ok(())
         }
     }
@@ -214,10 +215,10 @@ pub fn decompress(
             if input.len() != raw_len {
                 return Err(CorruptData("uncompressed length mismatch"));
             }
-            out.extend_from_slice(input);
+            fallible::extend_from_slice(out, input);
         }
         Compression::Lz4 => {
-            out.resize(raw_len, 0);
+            fallible::resize(out, raw_len, 0);
             lz4_into(input, out)?;
         }
         Compression::Zstd => {
@@ -229,7 +230,7 @@ pub fn decompress(
             // The destination has room for exactly raw_len bytes: zstd fails rather than
             // write more, whatever the frame header claims. It is not zeroed first (zstd
             // writes every byte it reports).
-            out.reserve(raw_len);
+            fallible::reserve(out, raw_len);
             let mut dst = Uninit { out, len: raw_len };
             let res = ZSTD_D.with(|cell| {
                 let mut slot = cell.borrow_mut();

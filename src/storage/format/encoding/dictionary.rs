@@ -19,6 +19,7 @@ use super::base::{CorruptData, Fixed, Scratch, MAX_DECODED_BYTES};
 use super::bitpack::{self, bits_needed, packed_len, FOR_HEADER_LEN};
 use super::codec::{plan_of, Analysis, Codec, Estimate, Open, Output, Tier, VectorValues, ALL_KINDS};
 use super::plain;
+use crate::storage::format::fallible;
 
 fn codes_len(count: usize, dict_len: usize) -> usize {
     FOR_HEADER_LEN + packed_len(count, bits_needed(dict_len.saturating_sub(1) as u64))
@@ -278,7 +279,7 @@ pub fn decode_bytes(
         return Err(CorruptData("decoded byte values too large"));
     }
     ends.reserve(count);
-    data.reserve(total as usize + SMALL);
+    fallible::reserve(data, total as usize + SMALL);
     // Entries up to SMALL bytes are copied as SMALL bytes, a fixed-size copy the
     // compiler inlines (a call to memcpy per value cost more than the value): the
     // dictionary is padded so every read stays inside it, and `data` has SMALL bytes of

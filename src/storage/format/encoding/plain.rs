@@ -8,6 +8,7 @@
 use super::base::{read_fixed, write_fixed, CorruptData, Fixed, PhysicalKind, MAX_DECODED_BYTES};
 use super::bitpack;
 use super::codec::{Analysis, Codec, Estimate, InPlace, Open, Output, Tier, VectorValues, ALL_KINDS};
+use crate::storage::format::fallible;
 
 /// Encoded size of `count` fixed-width values.
 pub fn encoded_len<T: Fixed>(count: usize) -> usize {
@@ -44,7 +45,7 @@ pub fn encode_bytes(offsets: &[u32], data: &[u8], out: &mut Vec<u8>) {
     bitpack::encode_for_iter(min, max, lens, count, out);
     let first = offsets.first().copied().unwrap_or(0) as usize;
     let last = offsets.last().copied().unwrap_or(0) as usize;
-    out.extend_from_slice(&data[first..last]);
+    fallible::extend_from_slice(out, &data[first..last]);
 }
 
 /// Decodes `count` byte strings, appending their bytes to `data` and, after each value,
@@ -79,7 +80,7 @@ pub fn decode_bytes(
     }
     // The values lie back to back, as they will in `data`: one copy, then the ends.
     let mut end = data.len() as u32;
-    data.extend_from_slice(body);
+    fallible::extend_from_slice(data, body);
     ends.reserve(count);
     ends.extend(lens.iter().map(|&l| {
         end += l;

@@ -10,6 +10,7 @@ use super::base::{CorruptData, Fixed, Scratch, MAX_DECODED_BYTES};
 use super::bitpack;
 use super::codec::{Analysis, Codec, Estimate, Open, Output, Tier, VectorValues, ALL_KINDS};
 use super::plain;
+use crate::storage::format::fallible;
 
 /// Encoded size for `runs` runs whose value bit patterns (as i64) span `vmin..=vmax` and
 /// whose lengths span `lmin..=lmax`.
@@ -212,6 +213,7 @@ pub fn decode_bytes(
         // one (small, not inlined) copy per row.
         let (start, len, total) = (data.len(), v.len(), v.len() * l);
         if total > 0 {
+            fallible::reserve(data, total);
             data.extend_from_slice(v);
             while data.len() - start < total {
                 let have = data.len() - start;

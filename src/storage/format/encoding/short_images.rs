@@ -11,6 +11,7 @@
 
 use super::base::{CorruptData, PhysicalKind, MAX_DECODED_BYTES};
 use super::codec::{Analysis, Codec, Estimate, Open, Output, Tier, VectorValues};
+use crate::storage::format::fallible;
 
 /// The longest value a short header holds (VARATT_SHORT_MAX less the header).
 pub const MAX_LEN: usize = 0x7F - 1;
@@ -32,7 +33,7 @@ pub fn encode(offsets: &[u32], data: &[u8], out: &mut Vec<u8>) {
     debug_assert!(fits(offsets));
     let first = offsets.first().copied().unwrap_or(0) as usize;
     let last = offsets.last().copied().unwrap_or(0) as usize;
-    out.reserve(offsets.len().saturating_sub(1) + last - first);
+    fallible::reserve(out, offsets.len().saturating_sub(1) + last - first);
     for w in offsets.windows(2) {
         let value = &data[w[0] as usize..w[1] as usize];
         out.push(header(value.len()));
@@ -91,7 +92,7 @@ pub fn decode_bytes(
 ) -> Result<usize, CorruptData> {
     let mut at = 0usize;
     ends.reserve(count);
-    data.reserve(input.len().saturating_sub(count));
+    fallible::reserve(data, input.len().saturating_sub(count));
     for _ in 0..count {
         let size = input.get(at).copied().and_then(image_size).ok_or(CorruptData("short image header"))?;
         let value = input.get(at + 1..at + size).ok_or(CorruptData("short images truncated"))?;

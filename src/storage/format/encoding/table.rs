@@ -21,6 +21,7 @@ use super::{
     alp, alp_rd_lanes, bitpack, bytesplit, delta, dictionary, gorilla, lagdelta, plain, rle, scaled_numeric,
     short_images,
 };
+use crate::storage::format::fallible;
 
 /// Declares `EncodingId` (the stored ids; Rust rejects a repeated one) and `CODECS`
 /// from one line per codec.
@@ -100,6 +101,7 @@ pub fn encode_chosen(values: VectorValues<'_>, goal: EncodingGoal, buf: &mut Vec
     // best codec would (a byte string's two offsets), and analysing it cost more than the
     // rest of its encoding.
     if values.len() == 1 {
+        fallible::reserve(buf, values.plain_bytes());
         (EncodingId::Plain.codec().encode)(values, &(), buf);
         return EncodingId::Plain;
     }
@@ -137,6 +139,9 @@ pub fn encode_chosen(values: VectorValues<'_>, goal: EncodingGoal, buf: &mut Vec
         }
     }
     let (id, plan) = best.expect("plain applies to every kind");
+    // The estimate is the encoded size: the codec's pushes then do not grow the buffer,
+    // whose room (a large value's bytes) is taken fallibly here.
+    fallible::reserve(buf, best_size);
     let start = buf.len();
     (id.codec().encode)(values, &*plan, buf);
     // Sampled sizes (ALP) may be off; never store more than plain.

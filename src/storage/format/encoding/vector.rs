@@ -42,6 +42,7 @@
 //! 3%.
 
 use crate::storage::format::checksum;
+use crate::storage::format::fallible;
 use std::cell::RefCell;
 
 use super::base::{CorruptData, Fixed, PhysicalKind, Scratch, MAX_DECODED_BYTES, MAX_VECTOR_ROWS};
@@ -410,6 +411,7 @@ impl EncodeScratch {
                 _ => target,
             };
             alternative.raw.clear();
+            fallible::reserve(&mut alternative.raw, values.plain_bytes());
             (alt_id.codec().encode)(values, &(), &mut alternative.raw);
             let trial = if kind == PhysicalKind::Bytes { Trial::Both } else { Trial::ZstdFirst };
             let (c, s) = alternative.compress(policy, trial, kind, n_rows);
@@ -424,7 +426,7 @@ impl EncodeScratch {
         }
         let (cand, encoding) =
             if chosen == encoding { (&*primary, encoding) } else { (&*alternative, chosen) };
-        out.extend_from_slice(cand.stored(compression));
+        fallible::extend_from_slice(out, cand.stored(compression));
         let raw_len = cand.raw.len();
         self.release_outsized();
         (encoding, compression, raw_len)
@@ -939,7 +941,7 @@ impl Payload<'_> {
             && matches!(self.encoding, EncodingId::Dictionary | EncodingId::Rle);
         if !as_codes {
             offsets.reserve(self.rows + 1);
-            data.reserve(self.bytes.len());
+            fallible::reserve(&mut data, self.bytes.len());
         }
         let used = if as_codes {
             // Byte strings kept as their dictionary (for filters): entries and codes.
