@@ -114,27 +114,35 @@ static RESERVE: Reserve = Reserve::new();
 /// The global allocator: the system's, falling back on the reserve (see the module).
 pub struct Allocator;
 
+/// `p`, what the system gave for a request of `bytes`; when it refused (null), the
+/// reserve is let go and the request made `again`.
+fn or_after_spending_reserve(p: *mut u8, bytes: usize, again: impl FnOnce() -> *mut u8) -> *mut u8 {
+    if p.is_null() && RESERVE.spend(bytes) {
+        again()
+    } else {
+        p
+    }
+}
+
 // SAFETY: every block comes from `System` and goes back to it with the layout it was
 // allocated with; the reserve is only a block of `System`'s held aside.
 unsafe impl GlobalAlloc for Allocator {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
         // SAFETY: the caller's contract is `System`'s.
         let p = unsafe { System.alloc(layout) };
-        if p.is_null() && RESERVE.spend(layout.size()) {
+        or_after_spending_reserve(p, layout.size(), || {
             // SAFETY: as above.
-            return unsafe { System.alloc(layout) };
-        }
-        p
+            unsafe { System.alloc(layout) }
+        })
     }
 
     unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
         // SAFETY: the caller's contract is `System`'s.
         let p = unsafe { System.alloc_zeroed(layout) };
-        if p.is_null() && RESERVE.spend(layout.size()) {
+        or_after_spending_reserve(p, layout.size(), || {
             // SAFETY: as above.
-            return unsafe { System.alloc_zeroed(layout) };
-        }
-        p
+            unsafe { System.alloc_zeroed(layout) }
+        })
     }
 
     unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
@@ -143,13 +151,12 @@ unsafe impl GlobalAlloc for Allocator {
     }
 
     unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        // SAFETY: the caller's contract is `System`'s; on failure `ptr` stays valid.
+        // SAFETY: the caller's contract is `System`'s.
         let p = unsafe { System.realloc(ptr, layout, new_size) };
-        if p.is_null() && RESERVE.spend(new_size) {
-            // SAFETY: as above.
-            return unsafe { System.realloc(ptr, layout, new_size) };
-        }
-        p
+        or_after_spending_reserve(p, new_size, || {
+            // SAFETY: as above; a refused realloc left `ptr` valid for this second try.
+            unsafe { System.realloc(ptr, layout, new_size) }
+        })
     }
 }
 
