@@ -464,6 +464,10 @@ pub unsafe fn insert(
         with_buffer(rel, |buf| {
             if buf.first_row + buf.rows as u64 == buf.reserved_end {
                 take_row_numbers(rel, buf, expected);
+                if buf.rows == 0 && expected > 1 {
+                    let rows = (buf.reserved_end - buf.first_row) as usize;
+                    buf.columns.iter_mut().flatten().for_each(|c| c.reserve_rows(rows));
+                }
             }
             let values = std::slice::from_raw_parts((*slot).tts_values, natts);
             let nulls = std::slice::from_raw_parts((*slot).tts_isnull, natts);

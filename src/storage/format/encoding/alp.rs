@@ -123,12 +123,20 @@ pub fn choose<T: AlpFloat>(values: &[T]) -> Option<(AlpParams, usize)> {
     // The smallest exponent that represents each sampled value (with no factor) gives
     // the decimal scales worth searching. Non-decimal values have none, which rules ALP
     // out quickly for full-precision data.
-    let mut scales: Vec<u8> = sample
-        .iter()
-        .filter_map(|&v| (0..=T::MAX_E).find(|&e| encode_digit(v, AlpParams { e, f: 0 }).is_some()))
-        .collect();
-    if scales.len() * 4 < sample.len() * 3 {
-        return None;
+    // More than a quarter without one rules ALP out: stop at the value that shows it
+    // (each miss tries every exponent).
+    let mut scales: Vec<u8> = Vec::with_capacity(sample.len());
+    let mut misses = 0;
+    for &v in &sample {
+        match (0..=T::MAX_E).find(|&e| encode_digit(v, AlpParams { e, f: 0 }).is_some()) {
+            Some(e) => scales.push(e),
+            None => {
+                misses += 1;
+                if misses * 4 > sample.len() {
+                    return None;
+                }
+            }
+        }
     }
     scales.sort_unstable();
     scales.dedup();

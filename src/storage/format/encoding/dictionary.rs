@@ -64,7 +64,9 @@ pub fn build<T: Fixed>(values: &[T], give_up_at: usize) -> Option<FixedDict<T>> 
     if give_up_at != usize::MAX && sample_all_distinct(n, |i| values[i].to_bits64()) {
         return None;
     }
-    let mut map: HashMap<u64, u32> = HashMap::new();
+    // Sized for every value distinct: growing the table (rehashing each entry at each
+    // doubling) cost as much as the inserts, and a vector has at most a few thousand.
+    let mut map: HashMap<u64, u32> = HashMap::with_capacity(n);
     let mut dict = FixedDict { values: Vec::new(), codes: Vec::with_capacity(n), min: 0, max: 0 };
     for &v in values {
         let bits = v.to_bits64();
@@ -197,7 +199,8 @@ pub fn build_bytes<'a>(offsets: &[u32], data: &'a [u8], give_up_at: usize) -> Op
     if give_up_at != usize::MAX && sample_all_distinct(n, value) {
         return None;
     }
-    let mut map: HashMap<&'a [u8], u32> = HashMap::new();
+    // Sized for every value distinct, as in `build`.
+    let mut map: HashMap<&'a [u8], u32> = HashMap::with_capacity(n);
     let mut dict = BytesDict {
         entries: Vec::new(),
         codes: Vec::with_capacity(n),
