@@ -77,7 +77,7 @@ pub enum EncodingGoal {
     /// Storage: the smallest encoding, however slow to decode.
     Size,
     /// Speed of writing, for a small row group (a trickle insert's) that VACUUM merges
-    /// and encodes again: the cheap codecs only, weighed as for scans.
+    /// and encodes again: the cheap codecs only (no dictionary), weighed as for scans.
     Quick,
 }
 
