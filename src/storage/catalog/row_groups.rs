@@ -282,15 +282,57 @@ pub(super) unsafe fn read_chunks(
     // being closed, ended or freed).
     unsafe {
         let mut chunks = Chunks { parsed: wanted.map(<[i16]>::to_vec), ..Chunks::default() };
+        let (scan_snapshot, any) = chunk_snapshot(snapshot);
         scan_keys::<CHUNK_NATTS>(
             c"chunk",
             c"chunk_pkey",
             &[storage_id, first_row],
-            snapshot,
+            scan_snapshot,
             pg_sys::AccessShareLock,
-            |_, _, v, n| parse_chunk(&mut chunks, v, n, wanted),
+            |_, tup, v, n| {
+                if !any || inserted(tup) {
+                    parse_chunk(&mut chunks, v, n, wanted)
+                }
+            },
         );
         chunks
+    }
+}
+
+/// The snapshot to read a row group's chunk rows with, for a caller that found the group
+/// under `snapshot`, and whether it is SnapshotAny (keep then only the rows `inserted`
+/// says were). An MVCC snapshot (NULL: the catalog snapshot) sees a group's chunk rows
+/// all or none, as its `row_group` row. A dirty or self snapshot checks each row when
+/// it reaches it: a VACUUM merging the group away that commits after its `row_group`
+/// row was read hides its chunk rows, and its rows would read as NULLs. A group's chunk
+/// rows are written once, with it, and deleted only with it, and row numbers are never
+/// reused, so the rows of its key whose insert did not roll back are exactly its
+/// chunks; the deleted ones cannot be pruned yet (their deleter committed after this
+/// statement's snapshot, which holds the horizon back).
+///
+/// # Safety
+/// `snapshot` must be NULL or a valid snapshot.
+unsafe fn chunk_snapshot(snapshot: pg_sys::Snapshot) -> (pg_sys::Snapshot, bool) {
+    // SAFETY: this fn's contract.
+    if snapshot.is_null() || unsafe { crate::storage::shared::snapshot_kind::is_mvcc(snapshot) } {
+        (snapshot, false)
+    } else {
+        (&raw mut pg_sys::SnapshotAnyData, true)
+    }
+}
+
+/// Whether the insert of `tup` (read with SnapshotAny) committed, is running or is this
+/// transaction's: not rolled back.
+///
+/// # Safety
+/// `tup` must be a valid heap tuple; call on the backend thread inside a transaction.
+unsafe fn inserted(tup: pg_sys::HeapTuple) -> bool {
+    // SAFETY: this fn's contract.
+    unsafe {
+        let xmin = pg_sys::HeapTupleHeaderGetXmin((*tup).t_data);
+        pg_sys::TransactionIdIsCurrentTransactionId(xmin)
+            || pg_sys::TransactionIdIsInProgress(xmin)
+            || pg_sys::TransactionIdDidCommit(xmin)
     }
 }
 
@@ -308,6 +350,7 @@ unsafe fn read_all_chunks(
 ) -> HashMap<u64, Chunks> {
     // SAFETY: as in `read_chunks` (this fn's contract is the same).
     unsafe {
+        let (snapshot, any) = chunk_snapshot(snapshot);
         let mut all: HashMap<u64, Chunks> = HashMap::new();
         let mut bounds: Vec<ScanBound> =
             vec![(1, pg_sys::BTEqualStrategyNumber, pg_sys::F_INT8EQ, storage_id)];
@@ -324,10 +367,13 @@ unsafe fn read_all_chunks(
             &bounds,
             snapshot,
             pg_sys::AccessShareLock,
-            |_, _, v, n| {
+            |_, tup, v, n| {
                 let first_row = int8(v[1]);
                 // Row groups not asked for (cached, or not visible) are skipped unparsed.
                 let Some(wanted) = wanted.get(&first_row) else { return };
+                if any && !inserted(tup) {
+                    return;
+                }
                 let chunks = all
                     .entry(first_row)
                     .or_insert_with(|| Chunks { parsed: wanted.clone(), ..Chunks::default() });
@@ -911,8 +957,7 @@ unsafe fn group_may_be_seen(
         let running =
             |xid| pg_sys::TransactionIdIsCurrentTransactionId(xid) || pg_sys::TransactionIdIsInProgress(xid);
         let header = (*tup).t_data;
-        let xmin = pg_sys::HeapTupleHeaderGetXmin(header);
-        let inserted = running(xmin) || pg_sys::TransactionIdDidCommit(xmin);
+        let inserted = inserted(tup);
         let xmax = (*header).t_choice.t_heap.t_xmax;
         let removed_for_all = (*header).t_infomask as u32 & pg_sys::HEAP_XMAX_INVALID == 0
             && xmax != pg_sys::InvalidTransactionId
