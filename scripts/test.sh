@@ -7,7 +7,9 @@
 #   integration-test  Rust tests in tests/ (insta snapshots, differential tests), same cluster
 #   parity            tests/parity/*.sql run on heap and on columnar, outputs diffed, same cluster
 #   isolation         pg_isolation_regress over specs/ -> expected/ (concurrent sessions)
-#   crash-test        tests/crash_recovery.sh: SIGKILL during and after COPY, on its own cluster
+#   crash-test        tests/crash_recovery.sh: SIGKILL during and after COPY, on its own cluster;
+#                     tests/physical_replication.sh: a streaming standby replays every write
+#                     path under wal_consistency_checking, is killed and promoted
 #   upgrade-test      tests/pg_upgrade.sh: pg_upgrade (copy and link modes) of a cluster with
 #                     columnar tables, indexes and constraints, on clusters of its own; then
 #                     tests/extension_update.sh: ALTER EXTENSION UPDATE from every released
@@ -162,7 +164,10 @@ parity() {
 
 crash_test() {
     install_release || return 1
-    bash tests/crash_recovery.sh
+    local rc=0
+    bash tests/crash_recovery.sh || rc=1
+    bash tests/physical_replication.sh || rc=1
+    return $rc
 }
 
 upgrade_test() {

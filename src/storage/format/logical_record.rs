@@ -22,8 +22,15 @@ pub const RESOURCE_MANAGER_NAME: &std::ffi::CStr = c"pgcolumnar";
 pub const INSERT: u8 = 0x00;
 pub const UPDATE: u8 = 0x10;
 pub const DELETE: u8 = 0x20;
-/// The bits of `xl_info` that say which of the three a record is.
+/// Not a logical change: bytes written into one page of a columnar relation's main fork
+/// (its byte stream or its metapage), `page_write` below. Redo replays it; decoding
+/// skips it.
+pub const PAGE_WRITE: u8 = 0x30;
+/// The bits of `xl_info` that say which kind a record is.
 pub const OPERATION_MASK: u8 = 0x70;
+/// With `PAGE_WRITE`: the page was new, and redo initializes it before writing (so the
+/// record needs no image of it).
+pub const PAGE_INIT: u8 = 0x80;
 
 /// The record carries an old tuple: the replica identity's key, or the whole row.
 const HAS_OLD: u8 = 0x01;
@@ -55,6 +62,7 @@ pub fn operation_name(info: u8) -> Option<&'static str> {
         INSERT => Some("INSERT"),
         UPDATE => Some("UPDATE"),
         DELETE => Some("DELETE"),
+        PAGE_WRITE => Some("PAGE_WRITE"),
         _ => None,
     }
 }
@@ -305,6 +313,7 @@ mod tests {
         assert_eq!(operation_name(INSERT | 0x0f), Some("INSERT"));
         assert_eq!(operation_name(UPDATE), Some("UPDATE"));
         assert_eq!(operation_name(DELETE), Some("DELETE"));
-        assert_eq!(operation_name(0x30), None);
+        assert_eq!(operation_name(PAGE_WRITE | PAGE_INIT), Some("PAGE_WRITE"));
+        assert_eq!(operation_name(0x40), None);
     }
 }

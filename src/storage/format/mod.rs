@@ -17,7 +17,8 @@
 //! - `image_arena`: reusable buffers for decoded values; `fallible`: room for the buffers
 //!   the data sizes, taken so that a refusal is an ERROR rather than an abort.
 //! - `logical_record`: the rows a change wrote, as logical decoding reads them from the
-//!   WAL (`wal_level = logical`).
+//!   WAL (`wal_level = logical`); `page_write`: the bytes a write put into a page, as
+//!   redo replays them.
 //! - `numeric`: `numeric` values in their stored bytes, parsed and compared as core does.
 
 pub mod bucket_rows;
@@ -34,5 +35,6 @@ pub mod layout;
 pub mod logical_record;
 pub mod mark_kind;
 pub mod numeric;
+pub mod page_write;
 pub mod text_input;
 pub mod zonemap;

@@ -1,8 +1,9 @@
 //! pgcolumnar's WAL resource manager (PostgreSQL 15's custom resource managers): the
 //! logical change records `change::logical_log` writes are decoded here into the changes
 //! heap's records become, so publications, `test_decoding`, `pgoutput` and every other
-//! output plugin see a columnar table's rows like a heap table's. Redo has nothing to
-//! do: the pages those changes wrote are WAL-logged by their own records.
+//! output plugin see a columnar table's rows like a heap table's; redo has nothing to do
+//! for them (the pages those changes wrote are WAL-logged by their own records). Those
+//! are the page writes (`relation::pages`): redo replays them, decoding skips them.
 //!
 //! It also keeps pgcolumnar's metadata out of decoded streams: the metadata tables are
 //! ordinary tables, so their rows would be decoded as user changes. Inserts into them
@@ -12,6 +13,8 @@
 
 use crate::storage::change::logical_log;
 use crate::storage::format::logical_record::{self, FileNode, Record, TupleImage};
+use crate::storage::format::page_write;
+use crate::storage::relation::pages;
 use crate::storage::shared::error::data_corrupted;
 use pgrx::pg_sys;
 use pgrx::prelude::*;
@@ -63,7 +66,7 @@ pub unsafe fn register() {
             rm_identify: Some(identify),
             rm_startup: None,
             rm_cleanup: None,
-            rm_mask: None,
+            rm_mask: Some(mask),
             rm_decode: Some(decode),
         };
         pg_sys::RegisterCustomRmgr(logical_record::RESOURCE_MANAGER_ID, &mut rmgr);
@@ -72,11 +75,48 @@ pub unsafe fn register() {
         HEAP_DECODE = (*heap).rm_decode;
         (*heap).rm_decode = Some(heap_decode);
         logical_log::set_registered();
+        pages::log_page_writes_as_records();
+    }
+}
+
+// From access/bufmask.h, which pgrx does not bind.
+unsafe extern "C-unwind" {
+    fn mask_page_lsn_and_checksum(page: pg_sys::Page);
+    fn mask_unused_space(page: pg_sys::Page);
+}
+
+/// What `wal_consistency_checking` leaves out when it compares a page redo wrote with
+/// the image the record carries: the LSN and checksum, and the hole between `pd_lower`
+/// and `pd_upper` (an image with REGBUF_STANDARD leaves it out). Our pages have no hint
+/// bits: everything else must match byte for byte.
+#[pg_guard]
+unsafe extern "C-unwind" fn mask(page: *mut std::ffi::c_char, _block: pg_sys::BlockNumber) {
+    // SAFETY: recovery passes a copy of a page of the record's relation, ours to change.
+    unsafe {
+        mask_page_lsn_and_checksum(page as pg_sys::Page);
+        mask_unused_space(page as pg_sys::Page);
     }
 }
 
 #[pg_guard]
-unsafe extern "C-unwind" fn redo(_record: *mut pg_sys::XLogReaderState) {}
+unsafe extern "C-unwind" fn redo(record: *mut pg_sys::XLogReaderState) {
+    // SAFETY: recovery calls this with a decoded record of ours.
+    unsafe {
+        let info = (*(*record).record).header.xl_info;
+        match info & logical_record::OPERATION_MASK {
+            logical_record::PAGE_WRITE => pages::redo_page_write(record),
+            // Logical change records: their pages are logged by page writes.
+            logical_record::INSERT | logical_record::UPDATE | logical_record::DELETE => {}
+            // Skipping a record would leave pages behind the primary's without a word.
+            _ => pgrx::ereport!(
+                PgLogLevel::ERROR,
+                PgSqlErrorCode::ERRCODE_FEATURE_NOT_SUPPORTED,
+                format!("pgcolumnar WAL record at {:X} has unknown info {info:#x}", (*record).ReadRecPtr),
+                "It was written by a newer pgcolumnar library: install that library here."
+            ),
+        }
+    }
+}
 
 #[pg_guard]
 unsafe extern "C-unwind" fn identify(info: u8) -> *const std::ffi::c_char {
@@ -84,6 +124,7 @@ unsafe extern "C-unwind" fn identify(info: u8) -> *const std::ffi::c_char {
         Some("INSERT") => c"INSERT".as_ptr(),
         Some("UPDATE") => c"UPDATE".as_ptr(),
         Some("DELETE") => c"DELETE".as_ptr(),
+        Some("PAGE_WRITE") => c"PAGE_WRITE".as_ptr(),
         _ => std::ptr::null(),
     }
 }
@@ -92,6 +133,24 @@ unsafe extern "C-unwind" fn identify(info: u8) -> *const std::ffi::c_char {
 unsafe extern "C-unwind" fn describe(buf: pg_sys::StringInfo, record: *mut pg_sys::XLogReaderState) {
     // SAFETY: PostgreSQL calls this with a valid StringInfo and a decoded record.
     unsafe {
+        let info = (*(*record).record).header.xl_info;
+        if info & logical_record::OPERATION_MASK == logical_record::PAGE_WRITE {
+            let mut len: pg_sys::Size = 0;
+            let data = pg_sys::XLogRecGetBlockData(record, 0, &mut len);
+            let payload =
+                if data.is_null() { &[][..] } else { std::slice::from_raw_parts(data as *const u8, len) };
+            let text = match page_write::parse(payload) {
+                Ok((in_page, bytes)) => format!(
+                    "{} bytes at {in_page}{}",
+                    bytes.len(),
+                    if info & logical_record::PAGE_INIT != 0 { ", page initialized" } else { "" }
+                ),
+                Err(e) => format!("malformed: {}", e.0),
+            };
+            let text = std::ffi::CString::new(text).unwrap_or_default();
+            pg_sys::appendStringInfoString(buf, text.as_ptr());
+            return;
+        }
         let text = match Record::parse(main_data(record)) {
             Ok(r) => format!(
                 "rel {}/{}/{}; {} new tuple(s){}",
@@ -136,6 +195,12 @@ unsafe extern "C-unwind" fn decode(
         let buf = buf as *mut RecordBuffer;
         let decoded = (*(*buf).record).record;
         let lsn = (*buf).origptr;
+        // A page write has no logical content: only its transaction is made known, as
+        // decoding does for the records of resource managers that decode nothing.
+        if (*decoded).header.xl_info & logical_record::OPERATION_MASK == logical_record::PAGE_WRITE {
+            pg_sys::ReorderBufferProcessXid((*ctx).reorder, (*decoded).header.xl_xid, lsn);
+            return;
+        }
         let record = match Record::parse(main_data((*buf).record)) {
             Ok(r) => r,
             Err(e) => data_corrupted(&format!("pgcolumnar WAL record at {lsn:X}: {}", e.0)),

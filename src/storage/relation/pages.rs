@@ -1,12 +1,28 @@
 //! The relation's main fork as a metapage plus an append-only byte stream (see
-//! `layout`), read and written through the buffer manager. Every change is WAL-logged
-//! with generic WAL records, so data survives a crash and reaches physical replicas.
+//! `layout`), read and written through the buffer manager. Every change is WAL-logged,
+//! so data survives a crash and reaches physical replicas: a write of bytes into a page
+//! as pgcolumnar's own `PAGE_WRITE` record (just the bytes; `redo_page_write` replays
+//! it), or as a generic WAL record when the library was not preloaded (its resource
+//! manager is registered only then), and a rewritten metapage as a generic one.
 
 use crate::storage::format::encoding::CorruptData;
 use crate::storage::format::fallible;
 use crate::storage::format::layout::{self, Metapage, BLOCK_SIZE, METAPAGE_BLOCK, METAPAGE_LEN, PAGE_HEADER};
+use crate::storage::format::logical_record::{PAGE_INIT, PAGE_WRITE, RESOURCE_MANAGER_ID};
+use crate::storage::format::page_write;
 use crate::storage::shared::error::{data_corrupted, newer_format};
 use pgrx::pg_sys;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+/// Whether page writes are logged as `PAGE_WRITE` records: pgcolumnar's resource manager
+/// is registered (in the postmaster, inherited by every backend), so recovery and
+/// replicas, which load the same `shared_preload_libraries`, can replay them.
+static PAGE_RECORDS: AtomicBool = AtomicBool::new(false);
+
+/// Called once the resource manager is registered.
+pub fn log_page_writes_as_records() {
+    PAGE_RECORDS.store(true, Ordering::Relaxed);
+}
 
 // From catalog/storage_xlog.h, which pgrx does not bind.
 extern "C-unwind" {
@@ -204,26 +220,23 @@ pub unsafe fn storage_id(rel: pg_sys::Relation) -> u64 {
 /// returns its result. Serializes concurrent reservations of rows and stream space.
 unsafe fn update_metapage<T>(rel: pg_sys::Relation, change: impl FnOnce(&mut Metapage) -> T) -> T {
     // SAFETY: `rel` is open and locked inside a transaction (this fn's contract); `page` is
-    // the generic-WAL image of the metapage buffer, pinned and exclusively locked until
-    // GenericXLogFinish/Abort, and `METAPAGE_LEN` bytes after its header lie within it.
+    // the metapage buffer's, pinned and exclusively locked until released, and
+    // `METAPAGE_LEN` bytes after its header lie within it.
     unsafe {
         let buf = read_buffer(rel, METAPAGE_BLOCK, std::ptr::null_mut());
         pg_sys::LockBuffer(buf, pg_sys::BUFFER_LOCK_EXCLUSIVE as i32);
-        let state = pg_sys::GenericXLogStart(rel);
-        let page = pg_sys::GenericXLogRegisterBuffer(state, buf, 0);
+        let page = pg_sys::BufferGetPage(buf);
         let bytes = std::slice::from_raw_parts((page as *const u8).add(PAGE_HEADER), METAPAGE_LEN);
         let mut meta = match Metapage::from_bytes(bytes) {
             Ok(m) => m,
             Err(e) => {
                 let version = Metapage::version(bytes);
-                pg_sys::GenericXLogAbort(state);
                 pg_sys::UnlockReleaseBuffer(buf);
                 metapage_unreadable(rel, e, version)
             }
         };
         let result = change(&mut meta);
-        write_metapage_bytes(page, &meta);
-        pg_sys::GenericXLogFinish(state);
+        write_page(rel, buf, PAGE_HEADER, &meta.to_bytes());
         pg_sys::UnlockReleaseBuffer(buf);
         result
     }
@@ -419,8 +432,8 @@ unsafe fn extend_to(rel: pg_sys::Relation, block: u32) -> pg_sys::Buffer {
 /// a transaction (it calls PostgreSQL, which may raise an error).
 pub unsafe fn write_stream(rel: pg_sys::Relation, offset: u64, data: &[u8]) {
     // SAFETY: `rel` is open and locked inside a transaction (this fn's contract); each page
-    // is written through its generic-WAL image while its buffer is pinned and exclusively
-    // locked, and `in_page + n <= BLOCK_SIZE` keeps the copy inside the page.
+    // is written while its buffer is pinned and exclusively locked, and
+    // `in_page + n <= BLOCK_SIZE` keeps the write inside the page.
     unsafe {
         let mut done = 0usize;
         while done < data.len() {
@@ -428,18 +441,128 @@ pub unsafe fn write_stream(rel: pg_sys::Relation, offset: u64, data: &[u8]) {
             let n = (BLOCK_SIZE - in_page).min(data.len() - done);
             let buf = extend_to(rel, block);
             pg_sys::LockBuffer(buf, pg_sys::BUFFER_LOCK_EXCLUSIVE as i32);
-            let state = pg_sys::GenericXLogStart(rel);
-            let is_new = pg_sys::PageIsNew(pg_sys::BufferGetPage(buf));
-            let flags = if is_new { pg_sys::GENERIC_XLOG_FULL_IMAGE as i32 } else { 0 };
-            let page = pg_sys::GenericXLogRegisterBuffer(state, buf, flags);
-            if is_new {
-                pg_sys::PageInit(page, BLOCK_SIZE, 0);
-            }
-            std::ptr::copy_nonoverlapping(data.as_ptr().add(done), (page as *mut u8).add(in_page), n);
-            cover_up_to(page, in_page + n);
-            pg_sys::GenericXLogFinish(state);
+            write_page(rel, buf, in_page, &data[done..done + n]);
             pg_sys::UnlockReleaseBuffer(buf);
             done += n;
+        }
+    }
+}
+
+/// InvalidSubTransactionId (c.h), which pgrx does not bind.
+const INVALID_SUBTRANSACTION: pg_sys::SubTransactionId = 0;
+
+/// Whether changes of `rel` are WAL-logged: PostgreSQL's `RelationNeedsWAL` (a permanent
+/// relation, unless `wal_level = minimal` and its file was made in this transaction,
+/// which is then synced at commit instead).
+unsafe fn needs_wal(rel: pg_sys::Relation) -> bool {
+    // SAFETY: `rel` is an open relation (the caller's contract); `wal_level` is a GUC.
+    unsafe {
+        (*(*rel).rd_rel).relpersistence == pg_sys::RELPERSISTENCE_PERMANENT as std::ffi::c_char
+            && (pg_sys::wal_level >= pg_sys::WalLevel::WAL_LEVEL_REPLICA as i32
+                || ((*rel).rd_createSubid == INVALID_SUBTRANSACTION
+                    && (*rel).rd_firstRelfilenodeSubid == INVALID_SUBTRANSACTION))
+    }
+}
+
+/// Writes `bytes` at `in_page` into the page of `buf` (pinned and exclusively locked by
+/// the caller), initializing it first if it is new, and WAL-logs the write.
+///
+/// # Safety
+/// `rel` must be the buffer's relation, open and locked; `in_page + bytes.len()` must not
+/// pass the page's end; call on the backend thread inside a transaction.
+unsafe fn write_page(rel: pg_sys::Relation, buf: pg_sys::Buffer, in_page: usize, bytes: &[u8]) {
+    assert!(in_page >= PAGE_HEADER && in_page + bytes.len() <= BLOCK_SIZE, "a page write outside its page");
+    // SAFETY: the caller holds the buffer pinned and exclusively locked, so its page may be
+    // written; the copy stays inside it (checked above). Between the critical section's
+    // start and end nothing can fail but the WAL insert, whose failure PANICs as in heap.
+    unsafe {
+        let page = pg_sys::BufferGetPage(buf);
+        let is_new = pg_sys::PageIsNew(page);
+        if !PAGE_RECORDS.load(Ordering::Relaxed) {
+            let state = pg_sys::GenericXLogStart(rel);
+            let flags = if is_new { pg_sys::GENERIC_XLOG_FULL_IMAGE as i32 } else { 0 };
+            let image = pg_sys::GenericXLogRegisterBuffer(state, buf, flags);
+            apply_page_write(image, is_new, in_page, bytes);
+            pg_sys::GenericXLogFinish(state);
+            return;
+        }
+        let logged = needs_wal(rel);
+        pg_sys::CritSectionCount += 1;
+        apply_page_write(page, is_new, in_page, bytes);
+        pg_sys::MarkBufferDirty(buf);
+        if logged {
+            let header = page_write::header(in_page);
+            pg_sys::XLogBeginInsert();
+            let will_init = if is_new { pg_sys::REGBUF_WILL_INIT } else { 0 };
+            pg_sys::XLogRegisterBuffer(0, buf, (pg_sys::REGBUF_STANDARD | will_init) as u8);
+            pg_sys::XLogRegisterBufData(0, header.as_ptr() as *mut _, header.len() as i32);
+            pg_sys::XLogRegisterBufData(0, bytes.as_ptr() as *mut _, bytes.len() as i32);
+            let info = PAGE_WRITE | if is_new { PAGE_INIT } else { 0 };
+            let lsn = pg_sys::XLogInsert(RESOURCE_MANAGER_ID, info);
+            set_page_lsn(page, lsn);
+        }
+        pg_sys::CritSectionCount -= 1;
+    }
+}
+
+/// The page change a `PAGE_WRITE` record stands for: `PageInit` of a new page, then the
+/// bytes, below `pd_lower`.
+///
+/// # Safety
+/// `page` must be a writable page of `BLOCK_SIZE` bytes (PageInit'ed unless `init`), and
+/// `in_page + bytes.len() <= BLOCK_SIZE`.
+unsafe fn apply_page_write(page: pg_sys::Page, init: bool, in_page: usize, bytes: &[u8]) {
+    // SAFETY: this fn's contract.
+    unsafe {
+        if init {
+            pg_sys::PageInit(page, BLOCK_SIZE, 0);
+        }
+        std::ptr::copy_nonoverlapping(bytes.as_ptr(), (page as *mut u8).add(in_page), bytes.len());
+        cover_up_to(page, in_page + bytes.len());
+    }
+}
+
+/// PageSetLSN.
+unsafe fn set_page_lsn(page: pg_sys::Page, lsn: pg_sys::XLogRecPtr) {
+    // SAFETY: `page` is a valid page (the caller's), whose header starts it.
+    unsafe {
+        (*page_header(page)).pd_lsn =
+            pg_sys::PageXLogRecPtr { xlogid: (lsn >> 32) as u32, xrecoff: lsn as u32 };
+    }
+}
+
+/// Replays a `PAGE_WRITE` record (the resource manager's redo).
+///
+/// # Safety
+/// `record` must be a decoded `PAGE_WRITE` record, during recovery.
+pub unsafe fn redo_page_write(record: *mut pg_sys::XLogReaderState) {
+    // SAFETY: this fn's contract: the record is decoded and references its page as block 0;
+    // the buffer the redo functions return is pinned and exclusively locked until released.
+    unsafe {
+        let info = (*(*record).record).header.xl_info;
+        let init = info & PAGE_INIT != 0;
+        let mut buf: pg_sys::Buffer = pg_sys::InvalidBuffer as pg_sys::Buffer;
+        let action = if init {
+            buf = pg_sys::XLogInitBufferForRedo(record, 0);
+            pg_sys::XLogRedoAction::BLK_NEEDS_REDO
+        } else {
+            pg_sys::XLogReadBufferForRedo(record, 0, &mut buf)
+        };
+        if action == pg_sys::XLogRedoAction::BLK_NEEDS_REDO {
+            let mut len: pg_sys::Size = 0;
+            let data = pg_sys::XLogRecGetBlockData(record, 0, &mut len);
+            let payload =
+                if data.is_null() { &[][..] } else { std::slice::from_raw_parts(data as *const u8, len) };
+            let (in_page, bytes) = page_write::parse(payload).unwrap_or_else(|e| {
+                data_corrupted(&format!("pgcolumnar WAL record at {:X}: {}", (*record).ReadRecPtr, e.0))
+            });
+            let page = pg_sys::BufferGetPage(buf);
+            apply_page_write(page, init, in_page, bytes);
+            set_page_lsn(page, (*record).EndRecPtr);
+            pg_sys::MarkBufferDirty(buf);
+        }
+        if buf != pg_sys::InvalidBuffer as pg_sys::Buffer {
+            pg_sys::UnlockReleaseBuffer(buf);
         }
     }
 }

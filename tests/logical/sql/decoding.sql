@@ -272,7 +272,8 @@ SELECT 'dropped' FROM pg_drop_replication_slot('by_role');
 
 -- The rows one statement inserts are logged together: one record for a 100-row INSERT
 -- and one for a 300-row COPY (pg_walinspect), not one per row; an UPDATE after them
--- comes in its own.
+-- comes in its own. The same resource manager logs the pages those writes filled
+-- (PAGE_WRITE records, which decoding skips: the slots above saw none of them).
 CREATE EXTENSION pg_walinspect;
 SELECT pg_current_wal_insert_lsn() AS before \gset
 BEGIN;
@@ -282,7 +283,10 @@ UPDATE c.t SET v = 'updated' WHERE id = 8000;
 COMMIT;
 SELECT record_type, regexp_replace(description, '^rel [0-9/]+; ', '') AS description
 FROM pg_get_wal_records_info(:'before', pg_current_wal_flush_lsn())
-WHERE resource_manager = 'pgcolumnar' ORDER BY start_lsn;
+WHERE resource_manager = 'pgcolumnar' AND record_type <> 'PAGE_WRITE' ORDER BY start_lsn;
+SELECT count(*) > 0 AS pages_logged
+FROM pg_get_wal_records_info(:'before', pg_current_wal_flush_lsn())
+WHERE resource_manager = 'pgcolumnar' AND record_type = 'PAGE_WRITE';
 DROP EXTENSION pg_walinspect;
 
 -- The one difference from heap, by design: an UPDATE that leaves a value heap stores

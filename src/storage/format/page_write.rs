@@ -1,0 +1,54 @@
+//! The payload of a `PAGE_WRITE` WAL record (`logical_record::PAGE_WRITE`): bytes
+//! written into one page of a columnar relation's main fork, at an offset in the page.
+//! The record references the page as its block 0, and this is that block's data:
+//! `in_page: u16` (machine byte order, as everything in the WAL) and then the bytes.
+//! A stream write or a metapage update logs just the bytes it wrote (generic WAL logged
+//! an image of a new page, and computed its delta by comparing whole pages).
+
+use super::encoding::CorruptData;
+use super::layout::{BLOCK_SIZE, PAGE_HEADER};
+
+/// Bytes before the written ones.
+pub const HEADER_BYTES: usize = 2;
+
+/// The header of a write at `in_page`.
+pub fn header(in_page: usize) -> [u8; HEADER_BYTES] {
+    debug_assert!((PAGE_HEADER..BLOCK_SIZE).contains(&in_page));
+    (in_page as u16).to_ne_bytes()
+}
+
+/// Where a payload's bytes go in the page, and the bytes.
+pub fn parse(payload: &[u8]) -> Result<(usize, &[u8]), CorruptData> {
+    let (head, bytes) = payload
+        .split_first_chunk::<HEADER_BYTES>()
+        .ok_or(CorruptData("page write record shorter than its header"))?;
+    let in_page = u16::from_ne_bytes(*head) as usize;
+    if in_page < PAGE_HEADER || in_page + bytes.len() > BLOCK_SIZE {
+        return Err(CorruptData("page write record outside its page"));
+    }
+    Ok((in_page, bytes))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_write_reads_back_and_never_leaves_its_page() {
+        let mut payload = header(PAGE_HEADER + 100).to_vec();
+        payload.extend_from_slice(b"abc");
+        assert_eq!(parse(&payload).unwrap(), (PAGE_HEADER + 100, &b"abc"[..]));
+        // The last bytes of a page, and one byte past it.
+        let mut last = header(BLOCK_SIZE - 3).to_vec();
+        last.extend_from_slice(b"xyz");
+        assert_eq!(parse(&last).unwrap(), (BLOCK_SIZE - 3, &b"xyz"[..]));
+        last.push(b'!');
+        assert!(parse(&last).is_err());
+        // Over the page header, or too short to say where.
+        let mut header_write = (PAGE_HEADER as u16 - 1).to_ne_bytes().to_vec();
+        header_write.push(0);
+        assert!(parse(&header_write).is_err());
+        assert!(parse(&[1]).is_err());
+        assert!(parse(&[]).is_err());
+    }
+}
