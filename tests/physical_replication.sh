@@ -110,6 +110,38 @@ check standby_rows_by_index "$PRIMARY_BY_INDEX" "$(standby -c "$BY_INDEX" 2>&1)"
 check standby_unlogged_not_readable "ERROR" \
     "$(standby -c "SELECT count(*) FROM u" 2>&1 | grep -o '^ERROR' | head -1)"
 
+# Hot standby and freed space: a standby query holding a snapshot that still sees a row
+# group keeps reading it while the primary deletes its rows, VACUUM frees its space and
+# a new row group is written there. The primary waits only for its own snapshots; the
+# reuse is WAL-logged (SPACE_REUSE) so that the standby resolves the conflict as for
+# heap's removals: the query reads the old rows, or is cancelled (40001), never reads
+# the new bytes as the old row group.
+primary -c "CREATE TABLE reused (id int, v text) USING columnar" \
+    -c "INSERT INTO reused SELECT g, md5(g::text) FROM generate_series(1, 50000) g" || exit 1
+caught_up
+REUSE_DIGEST="SELECT count(*), md5(string_agg(v, ',' ORDER BY id)) FROM reused"
+OLD_ROWS=$(primary -c "$REUSE_DIGEST")
+coproc HOLDER { "$PG_BIN/psql" -X -q -A -t -h "$STANDBY_DIR/socket" -p "$STANDBY_PORT" -U postgres -d postgres 2>&1; }
+echo "BEGIN ISOLATION LEVEL REPEATABLE READ; $REUSE_DIGEST;" >&"${HOLDER[1]}"
+read -r -t 30 first <&"${HOLDER[0]}"
+check standby_snapshot_before_reuse "$OLD_ROWS" "$first"
+REUSE_LSN=$(primary -c "SELECT pg_current_wal_insert_lsn()")
+primary -c "DELETE FROM reused" -c "VACUUM reused" -c "VACUUM reused" \
+    -c "INSERT INTO reused SELECT g, md5((g + 7)::text) FROM generate_series(1, 20000) g" || exit 1
+check space_reuse_logged "t" "$(primary -c "SELECT count(*) >= 1 FROM pg_get_wal_records_info('$REUSE_LSN', pg_current_wal_flush_lsn()) WHERE resource_manager = 'pgcolumnar' AND record_type = 'SPACE_REUSE'")"
+sleep 2
+echo "$REUSE_DIGEST;" >&"${HOLDER[1]}"
+read -r -t 60 second <&"${HOLDER[0]}"
+case $second in
+    *"conflict with recovery"*) second=$OLD_ROWS ;;
+esac
+check standby_snapshot_after_reuse "$OLD_ROWS" "$second"
+echo "COMMIT;" >&"${HOLDER[1]}"
+echo "\\q" >&"${HOLDER[1]}"
+wait "$HOLDER_PID" 2>/dev/null
+caught_up
+check standby_rows_after_reuse "$(primary -c "$REUSE_DIGEST")" "$(standby -c "$REUSE_DIGEST" 2>&1)"
+
 # kill -9 of the standby: crash recovery replays from its last restart point, over pages
 # that already hold the records' bytes.
 primary -c "CHECKPOINT" || exit 1

@@ -39,8 +39,9 @@ pub unsafe fn insert_free_extent(storage_id: u64, offset: u64, length: u64) {
 
 /// Takes (deletes, in this transaction) the first free extent of a storage, by offset,
 /// that holds at least `length` bytes and was freed by a transaction that committed
-/// before `horizon` (so no snapshot can still read what was there); returns its offset
-/// and length. An extent another transaction is taking is passed over, never waited for.
+/// before `horizon` (so no snapshot can still read what was there); returns its offset,
+/// its length and the transaction that freed it. An extent another transaction is
+/// taking is passed over, never waited for.
 ///
 /// # Safety
 /// Call on the backend thread inside a transaction (it calls PostgreSQL, which may raise an
@@ -49,7 +50,7 @@ pub unsafe fn take_free_extent(
     storage_id: u64,
     length: u64,
     horizon: pg_sys::TransactionId,
-) -> Option<(u64, u64)> {
+) -> Option<(u64, u64, pg_sys::TransactionId)> {
     // SAFETY: per this fn's contract we are on the backend thread inside a transaction, so
     // the metadata relations may be opened, scanned and written (relation, scan and tuple
     // pointers below come from the calls that return them and are used before being closed,
@@ -85,7 +86,7 @@ pub unsafe fn take_free_extent(
                     false,
                 );
                 if result == pg_sys::TM_Result::TM_Ok {
-                    taken = Some((offset, extent));
+                    taken = Some((offset, extent, xmin));
                 }
             },
         );

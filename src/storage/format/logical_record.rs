@@ -26,6 +26,10 @@ pub const DELETE: u8 = 0x20;
 /// (its byte stream or its metapage), `page_write` below. Redo replays it; decoding
 /// skips it.
 pub const PAGE_WRITE: u8 = 0x30;
+/// Not a logical change either: stream space a VACUUM freed is about to be written again
+/// (`space_reuse`). Redo resolves the conflict with a hot standby's queries; decoding
+/// skips it.
+pub const SPACE_REUSE: u8 = 0x40;
 /// The bits of `xl_info` that say which kind a record is.
 pub const OPERATION_MASK: u8 = 0x70;
 /// With `PAGE_WRITE`: the page was new, and redo initializes it before writing (so the
@@ -63,6 +67,7 @@ pub fn operation_name(info: u8) -> Option<&'static str> {
         UPDATE => Some("UPDATE"),
         DELETE => Some("DELETE"),
         PAGE_WRITE => Some("PAGE_WRITE"),
+        SPACE_REUSE => Some("SPACE_REUSE"),
         _ => None,
     }
 }
@@ -314,6 +319,7 @@ mod tests {
         assert_eq!(operation_name(UPDATE), Some("UPDATE"));
         assert_eq!(operation_name(DELETE), Some("DELETE"));
         assert_eq!(operation_name(PAGE_WRITE | PAGE_INIT), Some("PAGE_WRITE"));
-        assert_eq!(operation_name(0x40), None);
+        assert_eq!(operation_name(SPACE_REUSE), Some("SPACE_REUSE"));
+        assert_eq!(operation_name(0x50), None);
     }
 }

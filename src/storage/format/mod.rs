@@ -18,7 +18,8 @@
 //!   the data sizes, taken so that a refusal is an ERROR rather than an abort.
 //! - `logical_record`: the rows a change wrote, as logical decoding reads them from the
 //!   WAL (`wal_level = logical`); `page_write`: the bytes a write put into a page, as
-//!   redo replays them.
+//!   redo replays them; `space_reuse`: freed space about to be written again, for a hot
+//!   standby's queries that may still read it.
 //! - `numeric`: `numeric` values in their stored bytes, parsed and compared as core does.
 
 pub mod bucket_rows;
@@ -36,5 +37,6 @@ pub mod logical_record;
 pub mod mark_kind;
 pub mod numeric;
 pub mod page_write;
+pub mod space_reuse;
 pub mod text_input;
 pub mod zonemap;

@@ -13,7 +13,7 @@
 
 use crate::storage::change::logical_log;
 use crate::storage::format::logical_record::{self, FileNode, Record, TupleImage};
-use crate::storage::format::page_write;
+use crate::storage::format::{page_write, space_reuse};
 use crate::storage::relation::pages;
 use crate::storage::shared::error::data_corrupted;
 use pgrx::pg_sys;
@@ -105,6 +105,7 @@ unsafe extern "C-unwind" fn redo(record: *mut pg_sys::XLogReaderState) {
         let info = (*(*record).record).header.xl_info;
         match info & logical_record::OPERATION_MASK {
             logical_record::PAGE_WRITE => pages::redo_page_write(record),
+            logical_record::SPACE_REUSE => pages::redo_space_reuse(record),
             // Logical change records: their pages are logged by page writes.
             logical_record::INSERT | logical_record::UPDATE | logical_record::DELETE => {}
             // Skipping a record would leave pages behind the primary's without a word.
@@ -125,6 +126,7 @@ unsafe extern "C-unwind" fn identify(info: u8) -> *const std::ffi::c_char {
         Some("UPDATE") => c"UPDATE".as_ptr(),
         Some("DELETE") => c"DELETE".as_ptr(),
         Some("PAGE_WRITE") => c"PAGE_WRITE".as_ptr(),
+        Some("SPACE_REUSE") => c"SPACE_REUSE".as_ptr(),
         _ => std::ptr::null(),
     }
 }
@@ -134,6 +136,18 @@ unsafe extern "C-unwind" fn describe(buf: pg_sys::StringInfo, record: *mut pg_sy
     // SAFETY: PostgreSQL calls this with a valid StringInfo and a decoded record.
     unsafe {
         let info = (*(*record).record).header.xl_info;
+        if info & logical_record::OPERATION_MASK == logical_record::SPACE_REUSE {
+            let text = match space_reuse::parse(main_data(record)) {
+                Ok((node, freed_by)) => format!(
+                    "rel {}/{}/{}; space freed by {freed_by}",
+                    node.tablespace, node.database, node.relation
+                ),
+                Err(e) => format!("malformed: {}", e.0),
+            };
+            let text = std::ffi::CString::new(text).unwrap_or_default();
+            pg_sys::appendStringInfoString(buf, text.as_ptr());
+            return;
+        }
         if info & logical_record::OPERATION_MASK == logical_record::PAGE_WRITE {
             let mut len: pg_sys::Size = 0;
             let data = pg_sys::XLogRecGetBlockData(record, 0, &mut len);
@@ -195,9 +209,13 @@ unsafe extern "C-unwind" fn decode(
         let buf = buf as *mut RecordBuffer;
         let decoded = (*(*buf).record).record;
         let lsn = (*buf).origptr;
-        // A page write has no logical content: only its transaction is made known, as
-        // decoding does for the records of resource managers that decode nothing.
-        if (*decoded).header.xl_info & logical_record::OPERATION_MASK == logical_record::PAGE_WRITE {
+        // A page write or space reuse has no logical content: only its transaction is
+        // made known, as decoding does for the records of resource managers that decode
+        // nothing.
+        if matches!(
+            (*decoded).header.xl_info & logical_record::OPERATION_MASK,
+            logical_record::PAGE_WRITE | logical_record::SPACE_REUSE
+        ) {
             pg_sys::ReorderBufferProcessXid((*ctx).reorder, (*decoded).header.xl_xid, lsn);
             return;
         }

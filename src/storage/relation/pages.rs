@@ -8,8 +8,10 @@
 use crate::storage::format::encoding::CorruptData;
 use crate::storage::format::fallible;
 use crate::storage::format::layout::{self, Metapage, BLOCK_SIZE, METAPAGE_BLOCK, METAPAGE_LEN, PAGE_HEADER};
-use crate::storage::format::logical_record::{PAGE_INIT, PAGE_WRITE, RESOURCE_MANAGER_ID};
-use crate::storage::format::page_write;
+use crate::storage::format::logical_record::{
+    FileNode, PAGE_INIT, PAGE_WRITE, RESOURCE_MANAGER_ID, SPACE_REUSE,
+};
+use crate::storage::format::{page_write, space_reuse};
 use crate::storage::shared::error::{data_corrupted, newer_format};
 use pgrx::pg_sys;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -528,6 +530,65 @@ unsafe fn set_page_lsn(page: pg_sys::Page, lsn: pg_sys::XLogRecPtr) {
     unsafe {
         (*page_header(page)).pd_lsn =
             pg_sys::PageXLogRecPtr { xlogid: (lsn >> 32) as u32, xrecoff: lsn as u32 };
+    }
+}
+
+/// Before a write puts a row group into stream space of `rel` that transaction
+/// `freed_by` freed: WAL-logs a `SPACE_REUSE` record, whose redo on a hot standby
+/// resolves the conflict with queries whose snapshots may still see what was there (the
+/// primary waited for its own snapshots only). Without pgcolumnar's resource manager
+/// (not preloaded) there is no record to log: see docs/replication.md.
+///
+/// # Safety
+/// `rel` must be an open relation; call on the backend thread inside a transaction.
+pub unsafe fn log_space_reuse(rel: pg_sys::Relation, freed_by: pg_sys::TransactionId) {
+    // SAFETY: `rel` is open (this fn's contract); the payload lives until XLogInsert.
+    unsafe {
+        if !PAGE_RECORDS.load(Ordering::Relaxed)
+            || !needs_wal(rel)
+            || pg_sys::wal_level < pg_sys::WalLevel::WAL_LEVEL_REPLICA as i32
+        {
+            return;
+        }
+        let node = (*rel).rd_node;
+        let node = FileNode {
+            tablespace: node.spcNode.into(),
+            database: node.dbNode.into(),
+            relation: node.relNode.into(),
+        };
+        let payload = space_reuse::encode(node, freed_by.into_inner());
+        pg_sys::XLogBeginInsert();
+        pg_sys::XLogRegisterData(payload.as_ptr() as *mut _, payload.len() as i32);
+        pg_sys::XLogInsert(RESOURCE_MANAGER_ID, SPACE_REUSE);
+    }
+}
+
+/// Replays a `SPACE_REUSE` record: on a hot standby, the queries whose snapshots may
+/// still see what the freeing transaction removed are cancelled (after
+/// `max_standby_streaming_delay`), as for heap's and btree's removals.
+///
+/// # Safety
+/// `record` must be a decoded `SPACE_REUSE` record, during recovery.
+pub unsafe fn redo_space_reuse(record: *mut pg_sys::XLogReaderState) {
+    // SAFETY: this fn's contract: the record is decoded; its main data is ours.
+    unsafe {
+        let decoded = (*record).record;
+        let data = if (*decoded).main_data_len == 0 {
+            &[][..]
+        } else {
+            std::slice::from_raw_parts((*decoded).main_data as *const u8, (*decoded).main_data_len as usize)
+        };
+        let (node, freed_by) = space_reuse::parse(data).unwrap_or_else(|e| {
+            data_corrupted(&format!("pgcolumnar WAL record at {:X}: {}", (*record).ReadRecPtr, e.0))
+        });
+        if pg_sys::standbyState >= pg_sys::HotStandbyState::STANDBY_SNAPSHOT_PENDING {
+            let rnode = pg_sys::RelFileNode {
+                spcNode: node.tablespace.into(),
+                dbNode: node.database.into(),
+                relNode: node.relation.into(),
+            };
+            pg_sys::ResolveRecoveryConflictWithSnapshot(freed_by.into(), rnode);
+        }
     }
 }
 

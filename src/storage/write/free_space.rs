@@ -178,7 +178,8 @@ pub unsafe fn allocate(rel: pg_sys::Relation, storage_id: u64, length: u64) -> u
                 return offset;
             }
             let horizon = pg_sys::GetOldestNonRemovableTransactionId(rel);
-            if let Some((offset, extent)) = catalog::take_free_extent(storage_id, length, horizon) {
+            if let Some((offset, extent, freed_by)) = catalog::take_free_extent(storage_id, length, horizon) {
+                pages::log_space_reuse(rel, freed_by);
                 if extent > length {
                     let rest = Claim {
                         storage_id,
