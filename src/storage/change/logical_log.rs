@@ -6,8 +6,9 @@
 //! merges and rewrites write none, as heap's rewrites send none.
 
 use crate::storage::change::row_change;
-use crate::storage::format::logical_record::{self, FileNode, RecordBuilder, TupleImage, Xids};
+use crate::storage::format::logical_record::{self, RecordBuilder, TupleImage, Xids};
 use crate::storage::relation::datum::{self, ColumnKind};
+use crate::storage::relation::pages::file_node;
 use crate::storage::shared::error::not_configured;
 use pgrx::pg_sys;
 use std::cell::RefCell;
@@ -418,12 +419,6 @@ unsafe fn image<'a>(tuple: pg_sys::HeapTuple) -> TupleImage<'a> {
             data: &bytes[fixed..],
         }
     }
-}
-
-unsafe fn file_node(rel: pg_sys::Relation) -> FileNode {
-    // SAFETY: `rel` is an open relation (callers' contracts).
-    let node = unsafe { (*rel).rd_node };
-    FileNode { tablespace: node.spcNode.into(), database: node.dbNode.into(), relation: node.relNode.into() }
 }
 
 /// Writes `record` with the session's replication origin, as heap's records carry it,

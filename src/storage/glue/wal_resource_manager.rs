@@ -105,7 +105,7 @@ unsafe extern "C-unwind" fn redo(record: *mut pg_sys::XLogReaderState) {
         let info = (*(*record).record).header.xl_info;
         match info & logical_record::OPERATION_MASK {
             logical_record::PAGE_WRITE => pages::redo_page_write(record),
-            logical_record::SPACE_REUSE => pages::redo_space_reuse(record),
+            logical_record::SPACE_REUSE => redo_space_reuse(record),
             // Logical change records: their pages are logged by page writes.
             logical_record::INSERT | logical_record::UPDATE | logical_record::DELETE => {}
             // Skipping a record would leave pages behind the primary's without a word.
@@ -115,6 +115,24 @@ unsafe extern "C-unwind" fn redo(record: *mut pg_sys::XLogReaderState) {
                 format!("pgcolumnar WAL record at {:X} has unknown info {info:#x}", (*record).ReadRecPtr),
                 "It was written by a newer pgcolumnar library: install that library here."
             ),
+        }
+    }
+}
+
+/// Replays a `SPACE_REUSE` record (`pages::log_space_reuse`): on a hot standby, the
+/// queries whose snapshots may still see what the freeing transaction removed are
+/// cancelled (after `max_standby_streaming_delay`), as for heap's and btree's removals.
+///
+/// # Safety
+/// `record` must be a decoded `SPACE_REUSE` record, during recovery.
+unsafe fn redo_space_reuse(record: *mut pg_sys::XLogReaderState) {
+    // SAFETY: this fn's contract: the record is decoded; its main data is ours.
+    unsafe {
+        let (node, freed_by) = space_reuse::parse(main_data(record)).unwrap_or_else(|e| {
+            data_corrupted(&format!("pgcolumnar WAL record at {:X}: {}", (*record).ReadRecPtr, e.0))
+        });
+        if pg_sys::standbyState >= pg_sys::HotStandbyState::STANDBY_SNAPSHOT_PENDING {
+            pg_sys::ResolveRecoveryConflictWithSnapshot(freed_by.into(), file_node(node));
         }
     }
 }
@@ -136,45 +154,33 @@ unsafe extern "C-unwind" fn describe(buf: pg_sys::StringInfo, record: *mut pg_sy
     // SAFETY: PostgreSQL calls this with a valid StringInfo and a decoded record.
     unsafe {
         let info = (*(*record).record).header.xl_info;
-        if info & logical_record::OPERATION_MASK == logical_record::SPACE_REUSE {
-            let text = match space_reuse::parse(main_data(record)) {
+        let text = match info & logical_record::OPERATION_MASK {
+            logical_record::SPACE_REUSE => match space_reuse::parse(main_data(record)) {
                 Ok((node, freed_by)) => format!(
                     "rel {}/{}/{}; space freed by {freed_by}",
                     node.tablespace, node.database, node.relation
                 ),
                 Err(e) => format!("malformed: {}", e.0),
-            };
-            let text = std::ffi::CString::new(text).unwrap_or_default();
-            pg_sys::appendStringInfoString(buf, text.as_ptr());
-            return;
-        }
-        if info & logical_record::OPERATION_MASK == logical_record::PAGE_WRITE {
-            let mut len: pg_sys::Size = 0;
-            let data = pg_sys::XLogRecGetBlockData(record, 0, &mut len);
-            let payload =
-                if data.is_null() { &[][..] } else { std::slice::from_raw_parts(data as *const u8, len) };
-            let text = match page_write::parse(payload) {
+            },
+            logical_record::PAGE_WRITE => match page_write::parse(pages::block_data(record, 0)) {
                 Ok((in_page, bytes)) => format!(
                     "{} bytes at {in_page}{}",
                     bytes.len(),
                     if info & logical_record::PAGE_INIT != 0 { ", page initialized" } else { "" }
                 ),
                 Err(e) => format!("malformed: {}", e.0),
-            };
-            let text = std::ffi::CString::new(text).unwrap_or_default();
-            pg_sys::appendStringInfoString(buf, text.as_ptr());
-            return;
-        }
-        let text = match Record::parse(main_data(record)) {
-            Ok(r) => format!(
-                "rel {}/{}/{}; {} new tuple(s){}",
-                r.node.tablespace,
-                r.node.database,
-                r.node.relation,
-                r.new.len(),
-                if r.old.is_some() { ", old tuple" } else { "" }
-            ),
-            Err(e) => format!("malformed: {}", e.0),
+            },
+            _ => match Record::parse(main_data(record)) {
+                Ok(r) => format!(
+                    "rel {}/{}/{}; {} new tuple(s){}",
+                    r.node.tablespace,
+                    r.node.database,
+                    r.node.relation,
+                    r.new.len(),
+                    if r.old.is_some() { ", old tuple" } else { "" }
+                ),
+                Err(e) => format!("malformed: {}", e.0),
+            },
         };
         let text = std::ffi::CString::new(text).unwrap_or_default();
         pg_sys::appendStringInfoString(buf, text.as_ptr());

@@ -550,44 +550,36 @@ pub unsafe fn log_space_reuse(rel: pg_sys::Relation, freed_by: pg_sys::Transacti
         {
             return;
         }
-        let node = (*rel).rd_node;
-        let node = FileNode {
-            tablespace: node.spcNode.into(),
-            database: node.dbNode.into(),
-            relation: node.relNode.into(),
-        };
-        let payload = space_reuse::encode(node, freed_by.into_inner());
+        let payload = space_reuse::encode(file_node(rel), freed_by.into_inner());
         pg_sys::XLogBeginInsert();
         pg_sys::XLogRegisterData(payload.as_ptr() as *mut _, payload.len() as i32);
         pg_sys::XLogInsert(RESOURCE_MANAGER_ID, SPACE_REUSE);
     }
 }
 
-/// Replays a `SPACE_REUSE` record: on a hot standby, the queries whose snapshots may
-/// still see what the freeing transaction removed are cancelled (after
-/// `max_standby_streaming_delay`), as for heap's and btree's removals.
+/// The file node of `rel`, as our WAL records name a relation.
 ///
 /// # Safety
-/// `record` must be a decoded `SPACE_REUSE` record, during recovery.
-pub unsafe fn redo_space_reuse(record: *mut pg_sys::XLogReaderState) {
-    // SAFETY: this fn's contract: the record is decoded; its main data is ours.
+/// `rel` must be an open relation.
+pub unsafe fn file_node(rel: pg_sys::Relation) -> FileNode {
+    // SAFETY: `rel` is an open relation (this fn's contract).
+    let node = unsafe { (*rel).rd_node };
+    FileNode { tablespace: node.spcNode.into(), database: node.dbNode.into(), relation: node.relNode.into() }
+}
+
+/// The data a decoded WAL record carries for its block `block` (empty if none).
+///
+/// # Safety
+/// `record` must hold a decoded record, which the slice must not outlive.
+pub unsafe fn block_data<'a>(record: *mut pg_sys::XLogReaderState, block: u8) -> &'a [u8] {
+    // SAFETY: this fn's contract: the data is `len` bytes of the decoded record.
     unsafe {
-        let decoded = (*record).record;
-        let data = if (*decoded).main_data_len == 0 {
-            &[][..]
+        let mut len: pg_sys::Size = 0;
+        let data = pg_sys::XLogRecGetBlockData(record, block, &mut len);
+        if data.is_null() {
+            &[]
         } else {
-            std::slice::from_raw_parts((*decoded).main_data as *const u8, (*decoded).main_data_len as usize)
-        };
-        let (node, freed_by) = space_reuse::parse(data).unwrap_or_else(|e| {
-            data_corrupted(&format!("pgcolumnar WAL record at {:X}: {}", (*record).ReadRecPtr, e.0))
-        });
-        if pg_sys::standbyState >= pg_sys::HotStandbyState::STANDBY_SNAPSHOT_PENDING {
-            let rnode = pg_sys::RelFileNode {
-                spcNode: node.tablespace.into(),
-                dbNode: node.database.into(),
-                relNode: node.relation.into(),
-            };
-            pg_sys::ResolveRecoveryConflictWithSnapshot(freed_by.into(), rnode);
+            std::slice::from_raw_parts(data as *const u8, len)
         }
     }
 }
@@ -610,11 +602,7 @@ pub unsafe fn redo_page_write(record: *mut pg_sys::XLogReaderState) {
             pg_sys::XLogReadBufferForRedo(record, 0, &mut buf)
         };
         if action == pg_sys::XLogRedoAction::BLK_NEEDS_REDO {
-            let mut len: pg_sys::Size = 0;
-            let data = pg_sys::XLogRecGetBlockData(record, 0, &mut len);
-            let payload =
-                if data.is_null() { &[][..] } else { std::slice::from_raw_parts(data as *const u8, len) };
-            let (in_page, bytes) = page_write::parse(payload).unwrap_or_else(|e| {
+            let (in_page, bytes) = page_write::parse(block_data(record, 0)).unwrap_or_else(|e| {
                 data_corrupted(&format!("pgcolumnar WAL record at {:X}: {}", (*record).ReadRecPtr, e.0))
             });
             let page = pg_sys::BufferGetPage(buf);
