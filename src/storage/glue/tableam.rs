@@ -339,16 +339,27 @@ unsafe extern "C-unwind" fn index_fetch_begin(rel: pg_sys::Relation) -> *mut pg_
         let scan = pg_sys::palloc0(std::mem::size_of::<IndexFetch>()) as *mut IndexFetch;
         (*scan).base.rel = rel;
         // Dropped with the memory context, so an ERROR mid-scan frees it too.
-        (*scan).fetcher = PgMemoryContexts::CurrentMemoryContext.leak_and_drop_on_delete(Fetcher::new(rel));
+        let mut fetcher = Fetcher::new(rel);
+        fetcher.keep_pins();
+        (*scan).fetcher = PgMemoryContexts::CurrentMemoryContext.leak_and_drop_on_delete(fetcher);
         scan as *mut pg_sys::IndexFetchTableData
     }
 }
 
 #[pg_guard]
-unsafe extern "C-unwind" fn index_fetch_reset(_data: *mut pg_sys::IndexFetchTableData) {}
+unsafe extern "C-unwind" fn index_fetch_reset(data: *mut pg_sys::IndexFetchTableData) {
+    // SAFETY: PostgreSQL calls this on the backend thread with the `IndexFetch`
+    // `index_fetch_begin` allocated, under the scan's resource owner (as heap's, which
+    // releases its current buffer here).
+    unsafe { (*(*(data as *mut IndexFetch)).fetcher).release_pins(false) }
+}
 
 #[pg_guard]
-unsafe extern "C-unwind" fn index_fetch_end(_data: *mut pg_sys::IndexFetchTableData) {}
+unsafe extern "C-unwind" fn index_fetch_end(data: *mut pg_sys::IndexFetchTableData) {
+    // SAFETY: as `index_fetch_reset`. The fetcher itself goes with its memory context
+    // (after an ERROR too, when the abort has released its pins and this is not called).
+    unsafe { (*(*(data as *mut IndexFetch)).fetcher).release_pins(true) }
+}
 
 #[pg_guard]
 unsafe extern "C-unwind" fn index_fetch_tuple(

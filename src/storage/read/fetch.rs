@@ -12,6 +12,7 @@ use crate::storage::format::bucket_rows::bucket_start;
 use crate::storage::format::encoding::point::PointVector;
 use crate::storage::format::encoding::stripe_rows::{StripeRows, MAX_ATTRIBUTE};
 use crate::storage::format::encoding::DecodedVector;
+use crate::storage::format::fallible;
 use crate::storage::format::flush_order::inverse;
 use crate::storage::format::image_arena::ImageArena;
 use crate::storage::relation::datum::{self, ColumnKind};
@@ -22,6 +23,7 @@ use super::vector_pages::VectorPages;
 use crate::storage::format::encoding::paged::PagedVector;
 use crate::storage::format::layout::{self, VECTOR_ROWS};
 use crate::storage::format::mark_kind::MarkKind;
+use crate::storage::relation::page_pins::PagePins;
 use crate::storage::relation::pages;
 use crate::storage::relation::slot::LazyColumns;
 use crate::storage::relation::tid::{row_tid, tid_row};
@@ -159,6 +161,9 @@ pub struct Fetcher {
     /// The relation's size in blocks as last asked (asking costs a system call; the
     /// relation only grows while it is open, so it is asked again past the end).
     blocks: Rc<Cell<u32>>,
+    /// Buffers an index scan's fetches keep pinned from row to row (`keep_pins`), which
+    /// its rows read through.
+    pins: Option<Rc<RefCell<PagePins>>>,
 }
 
 thread_local! {
@@ -222,6 +227,8 @@ pub struct LazyRow {
     at: usize,
     /// The fetcher's idea of the relation's size in blocks.
     blocks: Rc<Cell<u32>>,
+    /// The fetcher's kept pins, if it keeps them.
+    pins: Option<Rc<RefCell<PagePins>>>,
     /// Where the slot's by-reference values live (each value is copied out of its
     /// decoded vector: a fetch of one row does not build Datums for 2,048).
     images: ImageArena,
@@ -447,7 +454,8 @@ impl LazyRow {
             // are inside a transaction, so its pages may be read.
             let blocks = unsafe { known_blocks(self.rel, &self.blocks, at_byte, len) };
             let paged = if young {
-                let mut src = VectorPages { rel: self.rel, at: at_byte, len, blocks };
+                let mut src =
+                    VectorPages { rel: self.rel, at: at_byte, len, blocks, pins: self.pins.as_deref() };
                 open_paged_checked(self.kinds[i], &mut src, len, rows)
             } else {
                 None
@@ -459,7 +467,7 @@ impl LazyRow {
                 }
                 // SAFETY: as above.
                 None => Opened::Vector(unsafe {
-                    open_vector(self.rel, blocks, self.kinds[i], at_byte, len, rows)
+                    open_vector(self.rel, blocks, self.kinds[i], at_byte, len, rows, self.pins.as_deref())
                 }),
             };
             if !was_paged {
@@ -521,11 +529,11 @@ impl LazyRow {
     ///
     /// # Safety
     /// As `fill`.
-    unsafe fn vector_pages(&self, i: usize) -> VectorPages {
+    unsafe fn vector_pages(&self, i: usize) -> VectorPages<'_> {
         let (at, len, _) = self.vector_at(i);
         // SAFETY: this fn's contract.
         let blocks = unsafe { known_blocks(self.rel, &self.blocks, at, len) };
-        VectorPages { rel: self.rel, at, len, blocks }
+        VectorPages { rel: self.rel, at, len, blocks, pins: self.pins.as_deref() }
     }
 }
 
@@ -596,9 +604,10 @@ pub fn stripes_made_rows() -> u64 {
     TRANSPOSED.with(|t| t.get())
 }
 
-/// Reads the stored vector of `len` bytes at stream offset `at` and opens it for
-/// single-row reads, checking it against its directory entry's `rows`. The vector lies
-/// within the relation's first `blocks` blocks.
+/// Reads the stored vector of `len` bytes at stream offset `at` (through `pins`, the
+/// fetch's kept pins of `rel`'s pages, if it keeps them) and opens it for single-row
+/// reads, checking it against its directory entry's `rows`. The vector lies within the
+/// relation's first `blocks` blocks.
 unsafe fn open_vector(
     rel: pg_sys::Relation,
     blocks: u32,
@@ -606,14 +615,22 @@ unsafe fn open_vector(
     at: u64,
     len: u32,
     rows: u32,
+    pins: Option<&RefCell<PagePins>>,
 ) -> PointVector {
     // SAFETY: the caller guarantees this fn's contract: `rel` is an open relation, locked by
     // the caller, and we are on the backend thread inside a transaction, so its pages may
-    // be read.
+    // be read (`pins` are the fetch's, of `rel`).
     unsafe {
         SCRATCH.with(|s| {
             let (bytes, scratch) = &mut *s.borrow_mut();
-            pages::read_range(rel, at, len as usize, std::ptr::null_mut(), bytes, blocks);
+            match pins {
+                Some(p) => {
+                    bytes.clear();
+                    fallible::reserve(bytes, len as usize);
+                    p.borrow_mut().visit_range(at, len as usize, blocks, |b| bytes.extend_from_slice(b));
+                }
+                None => pages::read_range(rel, at, len as usize, std::ptr::null_mut(), bytes, blocks),
+            }
             open_checked(kind, bytes, rows, scratch)
         })
     }
@@ -661,6 +678,35 @@ impl Fetcher {
                 probes: 0,
                 probed_groups: Vec::new(),
                 probed_buckets: HashMap::new(),
+                pins: None,
+            }
+        }
+    }
+
+    /// Has this fetcher (an index scan's) keep the buffers its rows read pinned from
+    /// row to row, until `release_pins`.
+    pub fn keep_pins(&mut self) {
+        if self.pins.is_none() {
+            self.pins = Some(Rc::new(RefCell::new(PagePins::new(self.rel))));
+        }
+    }
+
+    /// Lets go of the kept pins (a rescan); `closing`: for good, the scan ends (a row
+    /// still in a slot reads its pages without keeping them).
+    ///
+    /// # Safety
+    /// As `PagePins::release`: under the resource owner of the fetches, with no ERROR
+    /// since.
+    pub unsafe fn release_pins(&mut self, closing: bool) {
+        if let Some(p) = &self.pins {
+            let mut p = p.borrow_mut();
+            // SAFETY: this fn's contract.
+            unsafe {
+                if closing {
+                    p.close()
+                } else {
+                    p.release()
+                }
             }
         }
     }
@@ -1067,6 +1113,7 @@ impl Fetcher {
                 vector: in_group / VECTOR_ROWS,
                 at: in_group % VECTOR_ROWS,
                 blocks: self.blocks.clone(),
+                pins: self.pins.clone(),
                 images: ImageArena::default(),
             };
             pg_sys::ExecClearTuple(slot);

@@ -5,6 +5,7 @@
 pub mod am;
 pub mod datum;
 pub mod options;
+pub mod page_pins;
 pub mod pages;
 pub mod slot;
 pub mod tid;
