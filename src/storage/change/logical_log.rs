@@ -7,6 +7,7 @@
 
 use crate::storage::change::row_change;
 use crate::storage::format::logical_record::{self, RecordBuilder, TupleImage, Xids};
+use crate::storage::format::tuple_image::{self, AttrShape};
 use crate::storage::relation::datum::{self, ColumnKind};
 use crate::storage::relation::pages::file_node;
 use crate::storage::shared::error::not_configured;
@@ -51,46 +52,90 @@ pub unsafe fn wanted(rel: pg_sys::Relation) -> bool {
     wanted
 }
 
-/// Logs the rows in `slots` as inserted into `rel`. They are gathered with the rows
-/// inserted before them into the same relation by the same subtransaction, and written
-/// as one record when the statement ends (or anything else is logged first: see
-/// `flush_inserts`), or once it holds about `RECORD_BYTES_TARGET` bytes: a 100-row
-/// INSERT writes one record, not a hundred.
+/// Logs the rows in `slots` as inserted into `rel` (see `InsertLog`).
 ///
 /// # Safety
 /// `rel` must be an open relation with `wanted(rel)`; every slot must be valid and hold a
 /// row of `rel`; on the backend thread inside a transaction.
 pub unsafe fn log_inserts(rel: pg_sys::Relation, slots: &[*mut pg_sys::TupleTableSlot]) {
-    // SAFETY: the caller guarantees this fn's contract: `rel` is open, the slots are valid
-    // and hold rows of `rel`, so their values may be read and formed into tuples, and the
-    // WAL may be written on the backend thread inside a transaction.
+    // SAFETY: this fn's contract is `InsertLog`'s.
     unsafe {
-        let relid = (*rel).rd_id;
-        let owner = pg_sys::GetCurrentSubTransactionId();
+        let mut log = InsertLog::new(rel);
         for &slot in slots {
-            // Gathered rows of a subtransaction that committed into this one keep their
-            // own xid: this one's rows start a new record, as do rows after a full one.
-            let xid = u32::from(pg_sys::GetCurrentTransactionIdIfAny());
-            let gathering = PENDING.with_borrow(|p| {
-                p.as_ref().is_some_and(|p| p.relid == relid && p.owner == owner && p.xids.own == xid)
-            });
-            if !gathering {
-                flush_inserts();
-                // The rows' xid, assigned now: the record may be written from elsewhere.
-                let xids = Xids {
-                    own: pg_sys::GetCurrentTransactionId().into(),
-                    top: pg_sys::GetTopTransactionId().into(),
-                };
-                let record = RecordBuilder::of_transaction(file_node(rel), xids);
-                PENDING.with_borrow_mut(|p| *p = Some(PendingInserts { relid, owner, xids, record }));
+            log.add(slot);
+        }
+    }
+}
+
+/// Rows inserted into one relation by one statement, logged as they come. They are
+/// gathered with the rows inserted before them into the same relation by the same
+/// subtransaction, and written as one record when the statement ends (or anything else
+/// is logged first: see `flush_inserts`), or once it holds about `RECORD_BYTES_TARGET`
+/// bytes: a 100-row INSERT writes one record, not a hundred. What is the same for every
+/// row (the subtransaction, the attributes' layout) is looked up once.
+pub struct InsertLog {
+    rel: pg_sys::Relation,
+    relid: pg_sys::Oid,
+    owner: pg_sys::SubTransactionId,
+    /// The rows' xid once known (0 before): gathered rows of a subtransaction that
+    /// committed into this one keep their own, so this one's start a new record.
+    xid: u32,
+    shapes: Vec<AttrShape>,
+}
+
+impl InsertLog {
+    /// # Safety
+    /// `rel` must be an open relation with `wanted(rel)`, open while the log is used; on
+    /// the backend thread inside a transaction, in the subtransaction whose rows it logs
+    /// (none starts or ends while it is used).
+    pub unsafe fn new(rel: pg_sys::Relation) -> InsertLog {
+        // SAFETY: this fn's contract.
+        unsafe {
+            InsertLog {
+                rel,
+                relid: (*rel).rd_id,
+                owner: pg_sys::GetCurrentSubTransactionId(),
+                xid: u32::from(pg_sys::GetCurrentTransactionIdIfAny()),
+                shapes: attr_shapes(rel),
             }
-            let tuple = slot_tuple(rel, slot, None);
+        }
+    }
+
+    /// Logs the row in `slot` as inserted.
+    ///
+    /// # Safety
+    /// As `new`; `slot` must be valid and hold a row of the relation.
+    pub unsafe fn add(&mut self, slot: *mut pg_sys::TupleTableSlot) {
+        // SAFETY: this fn's contract: the slot's values may be read and formed into an
+        // image, and the WAL may be written on the backend thread inside a transaction.
+        unsafe {
+            let (relid, owner, xid) = (self.relid, self.owner, self.xid);
+            // An ERROR forming the row unwinds through the borrow, which lets it go.
             let full = PENDING.with_borrow_mut(|p| {
-                let record = &mut p.as_mut().expect("gathered inserts").record;
-                record.push_new(&image(tuple));
-                record.len() >= logical_record::RECORD_BYTES_TARGET
+                let record = &mut p
+                    .as_mut()
+                    .filter(|p| p.relid == relid && p.owner == owner && p.xids.own == xid)?
+                    .record;
+                add_image(record, self.rel, &self.shapes, slot, None, Tuple::New);
+                Some(record.len() >= logical_record::RECORD_BYTES_TARGET)
             });
-            pg_sys::heap_freetuple(tuple);
+            let full = match full {
+                Some(full) => full,
+                None => {
+                    flush_inserts();
+                    // The rows' xid, assigned now: the record may be written from elsewhere.
+                    let xids = Xids {
+                        own: pg_sys::GetCurrentTransactionId().into(),
+                        top: pg_sys::GetTopTransactionId().into(),
+                    };
+                    self.xid = xids.own;
+                    let mut record = RecordBuilder::of_transaction(file_node(self.rel), xids);
+                    add_image(&mut record, self.rel, &self.shapes, slot, None, Tuple::New);
+                    let full = record.len() >= logical_record::RECORD_BYTES_TARGET;
+                    PENDING.with_borrow_mut(|p| *p = Some(PendingInserts { relid, owner, xids, record }));
+                    full
+                }
+            };
             if full {
                 flush_inserts();
             }
@@ -223,9 +268,7 @@ pub unsafe fn log_update(
                 attrs.iter().any(|&i| !same_value(rel, i, old, new_slot))
             }
         });
-        let tuple = slot_tuple(rel, new_slot, None);
-        record.push_new(&image(tuple));
-        pg_sys::heap_freetuple(tuple);
+        add_image(&mut record, rel, &attr_shapes(rel), new_slot, None, Tuple::New);
         write_record(logical_record::UPDATE, &record, true);
     }
 }
@@ -289,19 +332,22 @@ impl Identity {
         }
     }
 
-    /// The old tuple to log: the whole row, or its key columns with NULL elsewhere.
-    unsafe fn old_tuple(
+    /// Sets `record`'s old tuple to what the identity logs of the row in `old`: the
+    /// whole row, or its key columns with NULL elsewhere.
+    unsafe fn add_old_tuple(
         &self,
+        record: &mut RecordBuilder,
         rel: pg_sys::Relation,
         old: *mut pg_sys::TupleTableSlot,
-    ) -> Option<pg_sys::HeapTuple> {
+    ) {
         // SAFETY: `rel` is open and `old` holds a row of it (callers' contracts).
         unsafe {
-            match self {
-                Identity::Nothing => None,
-                Identity::Full => Some(slot_tuple(rel, old, None)),
-                Identity::Key(attrs) => Some(slot_tuple(rel, old, Some(attrs))),
-            }
+            let only = match self {
+                Identity::Nothing => return,
+                Identity::Full => None,
+                Identity::Key(attrs) => Some(attrs.as_slice()),
+            };
+            add_image(record, rel, &attr_shapes(rel), old, only, Tuple::Old);
         }
     }
 }
@@ -327,10 +373,7 @@ unsafe fn add_old(
         if row_change::fetch_any(rel, tid, slot) {
             pg_sys::slot_getallattrs(slot);
             if required(slot) {
-                if let Some(tuple) = identity.old_tuple(rel, slot) {
-                    record.set_old(&image(tuple));
-                    pg_sys::heap_freetuple(tuple);
-                }
+                identity.add_old_tuple(record, rel, slot);
             }
         }
         pg_sys::ExecDropSingleTupleTableSlot(slot);
@@ -359,6 +402,82 @@ unsafe fn same_value(
                 datum::with_stored_bytes(kind, va, |x| datum::with_stored_bytes(kind, vb, |y| x == y))
             }
             _ => va == vb,
+        }
+    }
+}
+
+/// Which of a record's tuples an image is.
+#[derive(Clone, Copy)]
+enum Tuple {
+    Old,
+    New,
+}
+
+/// How `rel`'s attributes are laid out in a heap tuple.
+///
+/// # Safety
+/// `rel` must be an open relation.
+unsafe fn attr_shapes(rel: pg_sys::Relation) -> Vec<AttrShape> {
+    // SAFETY: `rel` is open (this fn's contract): its descriptor has `natts` attributes.
+    unsafe {
+        let desc = (*rel).rd_att;
+        let attrs = std::slice::from_raw_parts((*desc).attrs.as_ptr(), (*desc).natts as usize);
+        attrs
+            .iter()
+            .map(|a| AttrShape {
+                len: a.attlen,
+                align: match a.attalign as u8 {
+                    b's' => 2,
+                    b'i' => 4,
+                    b'd' => 8,
+                    _ => 1,
+                },
+                by_value: a.attbyval,
+                packable: a.attstorage as u8 != b'p',
+            })
+            .collect()
+    }
+}
+
+/// Adds the slot's row to `record` as its old or a new tuple, in heap's image of it
+/// (with `only`, just those columns, NULL elsewhere: an identity key). Laid out in place
+/// (`format::tuple_image`); a row holding a value stored out of line is formed by
+/// `heap_form_tuple` once the value is brought inline (`slot_tuple`).
+///
+/// # Safety
+/// `rel` must be an open relation, `shapes` its `attr_shapes`, and `slot` a valid slot
+/// holding a row of it; on the backend thread inside a transaction.
+unsafe fn add_image(
+    record: &mut RecordBuilder,
+    rel: pg_sys::Relation,
+    shapes: &[AttrShape],
+    slot: *mut pg_sys::TupleTableSlot,
+    only: Option<&[usize]>,
+    which: Tuple,
+) {
+    // SAFETY: the slot holds a row of `rel` (this fn's contract): once deformed, its arrays
+    // hold a value per attribute of `rel`'s descriptor (`shapes`), by-reference ones
+    // pointing at valid values of their types. `Datum` is a transparent machine word.
+    unsafe {
+        let natts = shapes.len();
+        if ((*slot).tts_nvalid as usize) < natts {
+            pg_sys::slot_getallattrs(slot);
+        }
+        let values = std::slice::from_raw_parts((*slot).tts_values as *const usize, natts);
+        let nulls = std::slice::from_raw_parts((*slot).tts_isnull, natts);
+        let is_null = |i: usize| nulls[i] || only.is_some_and(|keep| !keep.contains(&i));
+        let fill = |out: &mut Vec<u8>| tuple_image::append(shapes, values, is_null, out);
+        let added = match which {
+            Tuple::Old => record.set_old_filled(fill),
+            Tuple::New => record.push_new_filled(fill),
+        };
+        if !added {
+            let tuple = slot_tuple(rel, slot, only);
+            match which {
+                Tuple::Old => record.set_old(&image(tuple)),
+                Tuple::New => record.push_new(&image(tuple)),
+            }
+            pg_sys::heap_freetuple(tuple);
         }
     }
 }

@@ -72,6 +72,9 @@ pub fn operation_name(info: u8) -> Option<&'static str> {
     }
 }
 
+/// The header fields of a tuple image (`xl_heap_header`), as `tuple_image` lays a row out.
+pub use super::tuple_image::Header as ImageHeader;
+
 /// A tuple as heap's WAL records image it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct TupleImage<'a> {
@@ -140,8 +143,51 @@ impl RecordBuilder {
     pub fn push_new(&mut self, tuple: &TupleImage<'_>) {
         self.bytes.reserve(tuple.encoded_len());
         tuple.write(&mut self.bytes);
+        self.count_new();
+    }
+
+    fn count_new(&mut self) {
         self.new_tuples += 1;
         self.bytes[12..16].copy_from_slice(&self.new_tuples.to_ne_bytes());
+    }
+
+    /// Adds a new tuple whose image `fill` appends (the bytes after the tuple's fixed
+    /// header, as `TupleImage::data`), returning its header fields; false, with nothing
+    /// added, when `fill` returns None (and appends nothing).
+    pub fn push_new_filled(&mut self, fill: impl FnOnce(&mut Vec<u8>) -> Option<ImageHeader>) -> bool {
+        let added = self.append_filled(fill);
+        if added {
+            self.count_new();
+        }
+        added
+    }
+
+    /// `set_old` with an image `fill` appends, as `push_new_filled`.
+    pub fn set_old_filled(&mut self, fill: impl FnOnce(&mut Vec<u8>) -> Option<ImageHeader>) -> bool {
+        assert!(self.new_tuples == 0 && self.bytes[HEADER_BYTES - 1] & HAS_OLD == 0);
+        let added = self.append_filled(fill);
+        if added {
+            self.bytes[HEADER_BYTES - 1] |= HAS_OLD;
+        }
+        added
+    }
+
+    /// Appends a tuple's length and header, then what `fill` appends, the length and
+    /// header set once it has.
+    fn append_filled(&mut self, fill: impl FnOnce(&mut Vec<u8>) -> Option<ImageHeader>) -> bool {
+        let start = self.bytes.len();
+        self.bytes.resize(start + 4 + TUPLE_HEADER_BYTES, 0);
+        let Some(h) = fill(&mut self.bytes) else {
+            self.bytes.truncate(start);
+            return false;
+        };
+        let len = (self.bytes.len() - start - 4) as u32;
+        let head = &mut self.bytes[start..start + 4 + TUPLE_HEADER_BYTES];
+        head[..4].copy_from_slice(&len.to_ne_bytes());
+        head[4..6].copy_from_slice(&h.infomask2.to_ne_bytes());
+        head[6..8].copy_from_slice(&h.infomask.to_ne_bytes());
+        head[8] = h.hoff;
+        true
     }
 
     pub fn new_tuples(&self) -> u32 {
@@ -259,6 +305,30 @@ mod tests {
         for (t, r) in rec.new.iter().zip(&rows) {
             assert_eq!(*t, image(r));
         }
+    }
+
+    #[test]
+    fn images_filled_in_place_equal_images_pushed() {
+        let (old, rows) = (b"old key".to_vec(), [b"one".to_vec(), vec![], b"three".to_vec()]);
+        let mut pushed = RecordBuilder::new(NODE);
+        let mut filled = RecordBuilder::new(NODE);
+        pushed.set_old(&image(&old));
+        let header = ImageHeader { infomask2: 3, infomask: 0x0802, hoff: 24 };
+        assert!(filled.set_old_filled(|out| {
+            out.extend_from_slice(&old);
+            Some(header)
+        }));
+        for r in &rows {
+            pushed.push_new(&image(r));
+            // One that gives up leaves nothing behind.
+            assert!(!filled.push_new_filled(|_| None));
+            assert!(filled.push_new_filled(|out| {
+                out.extend_from_slice(r);
+                Some(header)
+            }));
+        }
+        assert_eq!(filled.bytes(), pushed.bytes());
+        assert_eq!(filled.new_tuples(), 3);
     }
 
     #[test]

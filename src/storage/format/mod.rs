@@ -39,4 +39,5 @@ pub mod numeric;
 pub mod page_write;
 pub mod space_reuse;
 pub mod text_input;
+pub mod tuple_image;
 pub mod zonemap;

@@ -805,6 +805,7 @@ impl Target {
             // The row's by-reference values, as a fetch makes them.
             let mut images = ImageArena::default();
             let mut dense = vec![0usize; natts];
+            let mut log = logged.then(|| logical_log::InsertLog::new(rel));
             for &(start, first, n) in runs {
                 for i in 0..n {
                     let row = start + i;
@@ -834,8 +835,8 @@ impl Target {
                             std::ptr::null_mut(),
                         );
                     }
-                    if logged {
-                        logical_log::log_inserts(rel, &[self.slot]);
+                    if let Some(log) = log.as_mut() {
+                        log.add(self.slot);
                     }
                     pg_sys::MemoryContextReset(memory);
                     images.clear();

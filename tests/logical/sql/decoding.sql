@@ -60,6 +60,13 @@ BEGIN
     CREATE TRIGGER trig_audit BEFORE INSERT ON trig FOR EACH ROW EXECUTE FUNCTION public.audit_row();
     CREATE TABLE audit (n int GENERATED ALWAYS AS IDENTITY, what text) USING heap;
     CREATE TABLE nested (a int PRIMARY KEY);
+    -- Every way heap lays a value out: 1- and 2-byte values, fixed-width values by
+    -- reference (uuid, macaddr, interval, point, name), short and long varlenas, a text
+    -- column stored PLAIN (never given a 1-byte header), NULLs between them.
+    CREATE TABLE widths (id int PRIMARY KEY, c "char", s int2, u uuid, mac macaddr,
+                         i interval, p point, nm name, pl text, tz timetz, v varchar(300));
+    ALTER TABLE widths ALTER pl SET STORAGE PLAIN;
+    ALTER TABLE widths REPLICA IDENTITY FULL;
 END $$;
 CALL make_tables('h', 'heap');
 CALL make_tables('c', 'columnar');
@@ -80,6 +87,15 @@ BEGIN
         (3, 'three', -3, 'infinity', false, 'NaN', '', '[]', '{}', repeat('long value ', 300));
     COMMIT;
     INSERT INTO t (id, v, n) SELECT g, 'row ' || g, g / 7.0 FROM generate_series(10, 29) g;
+    INSERT INTO widths VALUES
+        (1, 'a', 7, 'a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11', '08:00:2b:01:02:03', '1 day 2 hours',
+         '(1.5,-2)', 'a name', 'plain', '04:05:06+02', repeat('v', 200)),
+        (2, NULL, -1, NULL, '08:00:2b:01:02:04', NULL, NULL, 'other', NULL, NULL, 'short'),
+        (3, 'z', NULL, 'a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a12', NULL, '-3 months', '(0,0)', NULL,
+         repeat('p', 150), '23:59:59-11', NULL);
+    COPY widths FROM PROGRAM 'printf "4\tq\t2\t\\\\N\t01:02:03:04:05:06\t1 second\t(3,4)\tcopied\tp\t00:00:00+00\tw\n"';
+    UPDATE widths SET s = 8, pl = 'changed' WHERE id = 1;
+    DELETE FROM widths WHERE id = 3;
     COMMIT;
     UPDATE t SET v = 'changed', f = 2.5 WHERE id = 1;
     UPDATE t SET id = 100 WHERE id = 2;
