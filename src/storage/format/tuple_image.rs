@@ -91,8 +91,10 @@ pub unsafe fn append(
     // the same as of offsets from the data's start.
     let data = out.len();
     let pad = |out: &mut Vec<u8>, align: u8| {
-        let at = align_up(out.len() - data, align as usize);
-        out.resize(data + at, 0);
+        let at = out.len() - data;
+        if align > 1 && !at.is_multiple_of(align as usize) {
+            out.resize(data + align_up(at, align as usize), 0);
+        }
     };
     let mut infomask = 0u16;
     for (i, s) in shapes.iter().enumerate() {
@@ -106,8 +108,14 @@ pub unsafe fn append(
         let v = values[i];
         if s.by_value {
             pad(out, s.align);
-            // store_att_byval: the datum's low `len` bytes.
-            out.extend_from_slice(&v.to_le_bytes()[..s.len as usize]);
+            // store_att_byval: the datum's low `len` bytes (each width written whole, not
+            // copied by length: this runs for every value of a COPY).
+            match s.len {
+                8 => out.extend_from_slice(&(v as u64).to_le_bytes()),
+                4 => out.extend_from_slice(&(v as u32).to_le_bytes()),
+                2 => out.extend_from_slice(&(v as u16).to_le_bytes()),
+                _ => out.extend_from_slice(&v.to_le_bytes()[..s.len as usize]),
+            }
         } else if s.len == -1 {
             infomask |= HEAP_HASVARWIDTH;
             let p = v as *const u8;
