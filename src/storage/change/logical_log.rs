@@ -13,6 +13,7 @@ use crate::storage::relation::pages::file_node;
 use crate::storage::shared::error::not_configured;
 use pgrx::pg_sys;
 use std::cell::RefCell;
+use std::rc::Rc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 /// Set by `_PG_init` when the resource manager was registered (the library is in
@@ -80,7 +81,7 @@ pub struct InsertLog {
     /// The rows' xid once known (0 before): gathered rows of a subtransaction that
     /// committed into this one keep their own, so this one's start a new record.
     xid: u32,
-    shapes: Vec<AttrShape>,
+    shapes: Rc<[AttrShape]>,
 }
 
 impl InsertLog {
@@ -91,12 +92,16 @@ impl InsertLog {
     pub unsafe fn new(rel: pg_sys::Relation) -> InsertLog {
         // SAFETY: this fn's contract.
         unsafe {
+            let relid = (*rel).rd_id;
+            // An INSERT logs its rows one at a time: the layout is looked up once.
+            let gathered =
+                PENDING.with_borrow(|p| p.as_ref().filter(|p| p.relid == relid).map(|p| p.shapes.clone()));
             InsertLog {
                 rel,
-                relid: (*rel).rd_id,
+                relid,
                 owner: pg_sys::GetCurrentSubTransactionId(),
                 xid: u32::from(pg_sys::GetCurrentTransactionIdIfAny()),
-                shapes: attr_shapes(rel),
+                shapes: gathered.unwrap_or_else(|| attr_shapes(rel).into()),
             }
         }
     }
@@ -132,7 +137,10 @@ impl InsertLog {
                     let mut record = RecordBuilder::of_transaction(file_node(self.rel), xids);
                     add_image(&mut record, self.rel, &self.shapes, slot, None, Tuple::New);
                     let full = record.len() >= logical_record::RECORD_BYTES_TARGET;
-                    PENDING.with_borrow_mut(|p| *p = Some(PendingInserts { relid, owner, xids, record }));
+                    let shapes = self.shapes.clone();
+                    PENDING.with_borrow_mut(|p| {
+                        *p = Some(PendingInserts { relid, owner, xids, record, shapes })
+                    });
                     full
                 }
             };
@@ -150,6 +158,9 @@ struct PendingInserts {
     owner: pg_sys::SubTransactionId,
     xids: Xids,
     record: RecordBuilder,
+    /// The relation's attribute layout, for the next `InsertLog` of the same statement
+    /// (gathered rows are written before the relation can change).
+    shapes: Rc<[AttrShape]>,
 }
 
 thread_local! {
