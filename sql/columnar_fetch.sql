@@ -333,6 +333,16 @@ SELECT drain('hc');
 SELECT drain('hh');
 CLOSE hc;
 CLOSE hh;
+-- A temporary table's pages are local buffers, kept pinned the same way.
+CREATE TEMP TABLE ftemp (k int, v text) USING columnar;
+INSERT INTO ftemp SELECT g % 50, repeat('t', g % 30) || g FROM generate_series(1, 20000) g;
+CREATE INDEX ON ftemp (k);
+ANALYZE ftemp;
+EXPLAIN (COSTS OFF) SELECT count(*), max(v) FROM ftemp WHERE k = 7;
+SELECT count(*), max(v) FROM ftemp WHERE k = 7;
+SELECT count(*), max(v) FROM generate_series(1, 20000) g, LATERAL (SELECT repeat('t', g % 30) || g AS v) x
+WHERE g % 50 = 7;
+DROP TABLE ftemp;
 RESET enable_seqscan; RESET enable_bitmapscan; RESET pgcolumnar.enable_columnar_scan;
 DROP FUNCTION buffer_hits(text), drain(refcursor);
 -- The cache's bound: a tiny one still gives the right rows.
