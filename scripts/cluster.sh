@@ -59,6 +59,9 @@ checkpoint_timeout = 15min
 CONF
         ;;
         test) cat <<CONF
+# Parallel columnar plans are made for 2 cores whatever this machine has, so that the
+# tests' EXPLAIN output is the same everywhere.
+pgcolumnar.parallel_cores = 2
 shared_buffers = 512MB
 work_mem = 64MB
 maintenance_work_mem = 256MB
@@ -82,6 +85,8 @@ CONF
         # preloaded first (the later setting wins), three of them share the machine.
         citus) cat <<CONF
 shared_preload_libraries = 'citus,pgcolumnar'
+# As the test profile: parallel columnar plans made for 2 cores on any machine.
+pgcolumnar.parallel_cores = 2
 shared_buffers = 128MB
 work_mem = 16MB
 max_wal_size = 1GB

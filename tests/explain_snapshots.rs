@@ -100,13 +100,14 @@ fn pushed_filter_plan_shapes() {
               Pushed Filter: (usage < ($0)::double precision)
     ");
     // Parallel: a ColumnarScan under core's partial aggregate (the fold off), and
-    // partial ColumnarAggs.
+    // partial ColumnarAggs. One worker beside the leader: the test cluster plans for 2
+    // cores (`pgcolumnar.parallel_cores`).
     insta::assert_snapshot!(db.query("SET parallel_setup_cost = 0; SET parallel_tuple_cost = 0; SET min_parallel_table_scan_size = 0;
         SET max_parallel_workers_per_gather = 2; SET pgcolumnar.enable_vector_agg = off;
         EXPLAIN (COSTS OFF) SELECT count(*) FROM m WHERE usage > 50"), @r"
     Finalize Aggregate
       ->  Gather
-            Workers Planned: 2
+            Workers Planned: 1
             ->  Partial Aggregate
                   ->  Parallel Custom Scan (PgColumnarScan) on m
                         Columns Read: 1 of 5: usage
@@ -117,7 +118,7 @@ fn pushed_filter_plan_shapes() {
         SET max_parallel_workers_per_gather = 2; EXPLAIN (COSTS OFF) SELECT count(*) FROM m WHERE usage > 50"), @r"
     Finalize Aggregate
       ->  Gather
-            Workers Planned: 2
+            Workers Planned: 1
             ->  Parallel Custom Scan (PgColumnarAgg) on m
                   Batch Fold: yes
                   Strategy: fold

@@ -25,6 +25,29 @@ use pgrx::{GucContext, GucFlags, GucRegistry, GucSetting};
 /// ColumnarScan or ColumnarAgg gets (`cost::CORE_SCALING`).
 pub static PARALLEL_CORE_SCALING: GucSetting<f64> = GucSetting::<f64>::new(cost::CORE_SCALING);
 
+/// `pgcolumnar.parallel_cores`: the cores parallel columnar plans count on (0: what the
+/// OS lets this process use).
+pub static PARALLEL_CORES: GucSetting<i32> = GucSetting::<i32>::new(0);
+
+/// The cores parallel plans are planned for.
+pub fn cores() -> usize {
+    match PARALLEL_CORES.get() {
+        n if n > 0 => n as usize,
+        _ => cost::machine_cores(),
+    }
+}
+
+/// The workers a parallel columnar path asks for, of the `workers` core's rule gives the
+/// table (`cost::useful_workers`).
+///
+/// # Safety
+/// On the backend thread (core's parallel settings are read).
+pub unsafe fn useful_workers(workers: i32) -> i32 {
+    // SAFETY: a GUC variable, read on the backend thread (this fn's contract).
+    let leader = unsafe { pgrx::pg_sys::parallel_leader_participation };
+    cost::useful_workers(workers, leader, cores())
+}
+
 /// PostgreSQL's cost settings the cost model prices with (`cost::CostParams`).
 pub fn cost_params() -> cost::CostParams {
     // SAFETY: PostgreSQL's cost GUCs, read on the backend thread (the planner's).
@@ -54,7 +77,7 @@ pub unsafe fn parallelism(workers: i32) -> Parallelism {
     // SAFETY: PostgreSQL's GUC variables, read on the backend thread (this fn's contract).
     let (leader, setup) =
         unsafe { (pgrx::pg_sys::parallel_leader_participation, pgrx::pg_sys::parallel_setup_cost) };
-    let share = cost::parallel_share(workers, leader, cost::machine_cores());
+    let share = cost::parallel_share(workers, leader, cores());
     Parallelism {
         share,
         speedup: cost::parallel_speedup(share, PARALLEL_CORE_SCALING.get()),
@@ -100,6 +123,16 @@ pub fn define_gucs() {
         &PARALLEL_CORE_SCALING,
         0.0,
         1.0,
+        GucContext::Userset,
+        GucFlags::default(),
+    );
+    GucRegistry::define_int_guc(
+        c"pgcolumnar.parallel_cores",
+        c"The cores parallel columnar scans and folds are planned for (0: the machine's).",
+        c"A parallel columnar plan starts no more processes, its leader included, than there are cores, and prices its speed-up by them. 0 counts the cores the operating system lets PostgreSQL use.",
+        &PARALLEL_CORES,
+        0,
+        1024,
         GucContext::Userset,
         GucFlags::default(),
     );

@@ -640,7 +640,12 @@ unsafe fn participants(
     }
     // SAFETY: as this fn's contract says.
     unsafe {
-        let w = pg_sys::compute_parallel_worker(rel, pages, -1.0, pg_sys::max_parallel_workers_per_gather);
+        let w = super::useful_workers(pg_sys::compute_parallel_worker(
+            rel,
+            pages,
+            -1.0,
+            pg_sys::max_parallel_workers_per_gather,
+        ));
         if w <= 0 {
             return None;
         }
