@@ -37,15 +37,21 @@ pub fn cores() -> usize {
     }
 }
 
-/// The workers a parallel columnar path asks for, of the `workers` core's rule gives the
-/// table (`cost::useful_workers`).
+/// The workers a parallel columnar path over `pages` of `rel` asks for: core's rule for
+/// a table of that size (as for its Parallel Seq Scan), as many as there are cores for
+/// (`cost::useful_workers`).
 ///
 /// # Safety
-/// On the backend thread (core's parallel settings are read).
-pub unsafe fn useful_workers(workers: i32) -> i32 {
-    // SAFETY: a GUC variable, read on the backend thread (this fn's contract).
-    let leader = unsafe { pgrx::pg_sys::parallel_leader_participation };
-    cost::useful_workers(workers, leader, cores())
+/// `rel` is the planner's live base relation; on the backend thread (core's parallel
+/// settings are read).
+pub unsafe fn parallel_workers(rel: *mut pgrx::pg_sys::RelOptInfo, pages: f64) -> i32 {
+    // SAFETY: this fn's contract; GUC variables, read on the backend thread.
+    unsafe {
+        use pgrx::pg_sys;
+        let workers =
+            pg_sys::compute_parallel_worker(rel, pages, -1.0, pg_sys::max_parallel_workers_per_gather);
+        cost::useful_workers(workers, pg_sys::parallel_leader_participation, cores())
+    }
 }
 
 /// PostgreSQL's cost settings the cost model prices with (`cost::CostParams`).

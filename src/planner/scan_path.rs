@@ -431,12 +431,7 @@ impl ScanPaths<'_> {
                 // Workers by the table's size, as for core's Parallel Seq Scan (decoding costs
                 // per row, however few bytes the columns read take), as many as there are
                 // cores to run them beside the leader.
-                let workers = super::useful_workers(pg_sys::compute_parallel_worker(
-                    rel,
-                    self.pages,
-                    -1.0,
-                    pg_sys::max_parallel_workers_per_gather,
-                ));
+                let workers = super::parallel_workers(rel, self.pages);
                 if workers > 0 {
                     let super::Parallelism { share: divisor, speedup, startup } = super::parallelism(workers);
                     let cpu = c.decode + c.filter + c.output;

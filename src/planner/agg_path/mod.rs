@@ -640,12 +640,7 @@ unsafe fn participants(
     }
     // SAFETY: as this fn's contract says.
     unsafe {
-        let w = super::useful_workers(pg_sys::compute_parallel_worker(
-            rel,
-            pages,
-            -1.0,
-            pg_sys::max_parallel_workers_per_gather,
-        ));
+        let w = super::parallel_workers(rel, pages);
         if w <= 0 {
             return None;
         }
