@@ -115,35 +115,27 @@ impl InsertLog {
         // image, and the WAL may be written on the backend thread inside a transaction.
         unsafe {
             let (relid, owner, xid) = (self.relid, self.owner, self.xid);
+            let gathering = PENDING.with_borrow(|p| {
+                p.as_ref().is_some_and(|p| p.relid == relid && p.owner == owner && p.xids.own == xid)
+            });
+            if !gathering {
+                flush_inserts();
+                // The rows' xid, assigned now: the record may be written from elsewhere.
+                let xids = Xids {
+                    own: pg_sys::GetCurrentTransactionId().into(),
+                    top: pg_sys::GetTopTransactionId().into(),
+                };
+                self.xid = xids.own;
+                let record = RecordBuilder::of_transaction(file_node(self.rel), xids);
+                let shapes = self.shapes.clone();
+                PENDING.with_borrow_mut(|p| *p = Some(PendingInserts { relid, owner, xids, record, shapes }));
+            }
             // An ERROR forming the row unwinds through the borrow, which lets it go.
             let full = PENDING.with_borrow_mut(|p| {
-                let record = &mut p
-                    .as_mut()
-                    .filter(|p| p.relid == relid && p.owner == owner && p.xids.own == xid)?
-                    .record;
+                let record = &mut p.as_mut().expect("gathered inserts").record;
                 add_image(record, self.rel, &self.shapes, slot, None, Tuple::New);
-                Some(record.len() >= logical_record::RECORD_BYTES_TARGET)
+                record.len() >= logical_record::RECORD_BYTES_TARGET
             });
-            let full = match full {
-                Some(full) => full,
-                None => {
-                    flush_inserts();
-                    // The rows' xid, assigned now: the record may be written from elsewhere.
-                    let xids = Xids {
-                        own: pg_sys::GetCurrentTransactionId().into(),
-                        top: pg_sys::GetTopTransactionId().into(),
-                    };
-                    self.xid = xids.own;
-                    let mut record = RecordBuilder::of_transaction(file_node(self.rel), xids);
-                    add_image(&mut record, self.rel, &self.shapes, slot, None, Tuple::New);
-                    let full = record.len() >= logical_record::RECORD_BYTES_TARGET;
-                    let shapes = self.shapes.clone();
-                    PENDING.with_borrow_mut(|p| {
-                        *p = Some(PendingInserts { relid, owner, xids, record, shapes })
-                    });
-                    full
-                }
-            };
             if full {
                 flush_inserts();
             }
@@ -271,7 +263,8 @@ pub unsafe fn log_update(
         flush_inserts();
         let mut record = RecordBuilder::new(file_node(rel));
         let identity = Identity::of(rel);
-        add_old(&mut record, rel, otid, &identity, |old| match &identity {
+        let shapes = attr_shapes(rel);
+        add_old(&mut record, rel, &shapes, otid, &identity, |old| match &identity {
             Identity::Nothing => false,
             Identity::Full => true,
             Identity::Key(attrs) => {
@@ -279,7 +272,7 @@ pub unsafe fn log_update(
                 attrs.iter().any(|&i| !same_value(rel, i, old, new_slot))
             }
         });
-        add_image(&mut record, rel, &attr_shapes(rel), new_slot, None, Tuple::New);
+        add_image(&mut record, rel, &shapes, new_slot, None, Tuple::New);
         write_record(logical_record::UPDATE, &record, true);
     }
 }
@@ -296,7 +289,7 @@ pub unsafe fn log_delete(rel: pg_sys::Relation, tid: &pg_sys::ItemPointerData) {
     unsafe {
         flush_inserts();
         let mut record = RecordBuilder::new(file_node(rel));
-        add_old(&mut record, rel, tid, &Identity::of(rel), |_| true);
+        add_old(&mut record, rel, &attr_shapes(rel), tid, &Identity::of(rel), |_| true);
         write_record(logical_record::DELETE, &record, true);
     }
 }
@@ -349,6 +342,7 @@ impl Identity {
         &self,
         record: &mut RecordBuilder,
         rel: pg_sys::Relation,
+        shapes: &[AttrShape],
         old: *mut pg_sys::TupleTableSlot,
     ) {
         // SAFETY: `rel` is open and `old` holds a row of it (callers' contracts).
@@ -358,18 +352,19 @@ impl Identity {
                 Identity::Full => None,
                 Identity::Key(attrs) => Some(attrs.as_slice()),
             };
-            add_image(record, rel, &attr_shapes(rel), old, only, Tuple::Old);
+            add_image(record, rel, shapes, old, only, Tuple::Old);
         }
     }
 }
 
-/// Adds to `record` what `identity` logs of the row version at `tid` (deleted or not),
-/// if `required` says that row needs it. The row is read only when the identity logs
+/// Adds to `record` what `identity` logs of the row version at `tid` (deleted or not,
+/// laid out by `shapes`, `rel`'s `attr_shapes`), if `required` says that row needs it. The row is read only when the identity logs
 /// something; nothing is added if the row is gone, which a row this statement just
 /// changed never is.
 unsafe fn add_old(
     record: &mut RecordBuilder,
     rel: pg_sys::Relation,
+    shapes: &[AttrShape],
     tid: &pg_sys::ItemPointerData,
     identity: &Identity,
     required: impl FnOnce(*mut pg_sys::TupleTableSlot) -> bool,
@@ -384,7 +379,7 @@ unsafe fn add_old(
         if row_change::fetch_any(rel, tid, slot) {
             pg_sys::slot_getallattrs(slot);
             if required(slot) {
-                identity.add_old_tuple(record, rel, slot);
+                identity.add_old_tuple(record, rel, shapes, slot);
             }
         }
         pg_sys::ExecDropSingleTupleTableSlot(slot);

@@ -86,16 +86,10 @@ pub struct TupleImage<'a> {
 }
 
 impl TupleImage<'_> {
-    fn encoded_len(&self) -> usize {
-        4 + TUPLE_HEADER_BYTES + self.data.len()
-    }
-
-    fn write(&self, out: &mut Vec<u8>) {
-        out.extend_from_slice(&((TUPLE_HEADER_BYTES + self.data.len()) as u32).to_ne_bytes());
-        out.extend_from_slice(&self.infomask2.to_ne_bytes());
-        out.extend_from_slice(&self.infomask.to_ne_bytes());
-        out.push(self.hoff);
+    /// Appends the image's data, returning its header fields (an `append_filled` fill).
+    fn fill(&self, out: &mut Vec<u8>) -> Option<ImageHeader> {
         out.extend_from_slice(self.data);
+        Some(ImageHeader { infomask2: self.infomask2, infomask: self.infomask, hoff: self.hoff })
     }
 }
 
@@ -135,20 +129,11 @@ impl RecordBuilder {
 
     /// Adds the old tuple; only before any new tuple.
     pub fn set_old(&mut self, old: &TupleImage<'_>) {
-        assert!(self.new_tuples == 0 && self.bytes[HEADER_BYTES - 1] & HAS_OLD == 0);
-        self.bytes[HEADER_BYTES - 1] |= HAS_OLD;
-        old.write(&mut self.bytes);
+        self.set_old_filled(|out| old.fill(out));
     }
 
     pub fn push_new(&mut self, tuple: &TupleImage<'_>) {
-        self.bytes.reserve(tuple.encoded_len());
-        tuple.write(&mut self.bytes);
-        self.count_new();
-    }
-
-    fn count_new(&mut self) {
-        self.new_tuples += 1;
-        self.bytes[12..16].copy_from_slice(&self.new_tuples.to_ne_bytes());
+        self.push_new_filled(|out| tuple.fill(out));
     }
 
     /// Adds a new tuple whose image `fill` appends (the bytes after the tuple's fixed
@@ -157,7 +142,8 @@ impl RecordBuilder {
     pub fn push_new_filled(&mut self, fill: impl FnOnce(&mut Vec<u8>) -> Option<ImageHeader>) -> bool {
         let added = self.append_filled(fill);
         if added {
-            self.count_new();
+            self.new_tuples += 1;
+            self.bytes[12..16].copy_from_slice(&self.new_tuples.to_ne_bytes());
         }
         added
     }

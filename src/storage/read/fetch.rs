@@ -12,7 +12,6 @@ use crate::storage::format::bucket_rows::bucket_start;
 use crate::storage::format::encoding::point::PointVector;
 use crate::storage::format::encoding::stripe_rows::{StripeRows, MAX_ATTRIBUTE};
 use crate::storage::format::encoding::DecodedVector;
-use crate::storage::format::fallible;
 use crate::storage::format::flush_order::inverse;
 use crate::storage::format::image_arena::ImageArena;
 use crate::storage::relation::datum::{self, ColumnKind};
@@ -453,22 +452,14 @@ impl LazyRow {
             // SAFETY: `self.rel` stays open while the row lives (`fill`'s contract), and we
             // are inside a transaction, so its pages may be read.
             let blocks = unsafe { known_blocks(self.rel, &self.blocks, at_byte, len) };
-            let paged = if young {
-                let mut src =
-                    VectorPages { rel: self.rel, at: at_byte, len, blocks, pins: self.pins.as_deref() };
-                open_paged_checked(self.kinds[i], &mut src, len, rows)
-            } else {
-                None
-            };
+            let mut src = VectorPages { rel: self.rel, at: at_byte, len, blocks, pins: self.pins.as_deref() };
+            let paged = if young { open_paged_checked(self.kinds[i], &mut src, len, rows) } else { None };
             let opened = match paged {
                 Some(p) => {
                     PAGED.with(|d| d.set(d.get() + 1));
                     Opened::Paged(p)
                 }
-                // SAFETY: as above.
-                None => Opened::Vector(unsafe {
-                    open_vector(self.rel, blocks, self.kinds[i], at_byte, len, rows, self.pins.as_deref())
-                }),
+                None => Opened::Vector(open_vector(&src, self.kinds[i], rows)),
             };
             if !was_paged {
                 // A vector read where it lies and now opened whole is counted once.
@@ -604,36 +595,14 @@ pub fn stripes_made_rows() -> u64 {
     TRANSPOSED.with(|t| t.get())
 }
 
-/// Reads the stored vector of `len` bytes at stream offset `at` (through `pins`, the
-/// fetch's kept pins of `rel`'s pages, if it keeps them) and opens it for single-row
-/// reads, checking it against its directory entry's `rows`. The vector lies within the
-/// relation's first `blocks` blocks.
-unsafe fn open_vector(
-    rel: pg_sys::Relation,
-    blocks: u32,
-    kind: ColumnKind,
-    at: u64,
-    len: u32,
-    rows: u32,
-    pins: Option<&RefCell<PagePins>>,
-) -> PointVector {
-    // SAFETY: the caller guarantees this fn's contract: `rel` is an open relation, locked by
-    // the caller, and we are on the backend thread inside a transaction, so its pages may
-    // be read (`pins` are the fetch's, of `rel`).
-    unsafe {
-        SCRATCH.with(|s| {
-            let (bytes, scratch) = &mut *s.borrow_mut();
-            match pins {
-                Some(p) => {
-                    bytes.clear();
-                    fallible::reserve(bytes, len as usize);
-                    p.borrow_mut().visit_range(at, len as usize, blocks, |b| bytes.extend_from_slice(b));
-                }
-                None => pages::read_range(rel, at, len as usize, std::ptr::null_mut(), bytes, blocks),
-            }
-            open_checked(kind, bytes, rows, scratch)
-        })
-    }
+/// Reads the stored vector `src` and opens it for single-row reads, checking it against
+/// its directory entry's `rows`.
+fn open_vector(src: &VectorPages<'_>, kind: ColumnKind, rows: u32) -> PointVector {
+    SCRATCH.with(|s| {
+        let (bytes, scratch) = &mut *s.borrow_mut();
+        src.read_all(bytes).unwrap_or_else(|e| crate::storage::shared::error::data_corrupted(&e.to_string()));
+        open_checked(kind, bytes, rows, scratch)
+    })
 }
 
 /// The relation's size in blocks, `blocks` as last known or asked again when the `len`

@@ -5,6 +5,7 @@
 use crate::storage::format::checksum;
 use crate::storage::format::encoding::paged::StoredBytes;
 use crate::storage::format::encoding::CorruptData;
+use crate::storage::format::fallible;
 use crate::storage::relation::page_pins::PagePins;
 use crate::storage::relation::pages;
 use pgrx::pg_sys;
@@ -43,6 +44,15 @@ impl VectorPages<'_> {
             }
         }
         Ok(())
+    }
+}
+
+impl VectorPages<'_> {
+    /// The whole vector, copied into `out`.
+    pub fn read_all(&self, out: &mut Vec<u8>) -> Result<(), CorruptData> {
+        out.clear();
+        fallible::reserve(out, self.len as usize);
+        self.visit(0, self.len as usize, |b| out.extend_from_slice(b))
     }
 }
 
