@@ -209,8 +209,9 @@ DROP TABLE pr, prh;
 
 -- A statement's first fetches look up their row group and deletes alone (before the
 -- fetcher loads every row group's): rows in a group found already need no lookup, and
--- the deletes of a mark bucket are read once for all its rows (up to 32 marks; a
--- bucket with more is looked up row by row). The counts of index scans on
+-- the deletes of a row group are read once for all its rows (up to 256 marks; of a
+-- group with more, those of a mark bucket, up to 32 marks; a bucket with more is
+-- looked up row by row). The counts of index scans on
 -- pgcolumnar.row_mark show it; the rows are heap's, with deletes of this transaction,
 -- of earlier ones, and a cursor that started before some.
 CREATE TABLE pd (id int, v int) USING columnar;
@@ -230,15 +231,28 @@ EXPLAIN (COSTS OFF) SELECT count(*), sum(v) FROM pd WHERE id BETWEEN 1 AND 60;
 CREATE FUNCTION mark_lookups() RETURNS bigint LANGUAGE sql AS
   $$ SELECT idx_scan FROM pg_stat_xact_all_tables WHERE relid = 'pgcolumnar.row_mark'::regclass $$;
 BEGIN;
--- 60 rows, none deleted, of a bucket with 10 marks: its marks read once.
+-- 60 rows, none deleted, of a row group with 50 marks: its marks read once.
 SELECT mark_lookups() AS l0 \gset
 SELECT count(*), sum(v) FROM pd WHERE id BETWEEN 1 AND 60;
 SELECT mark_lookups() - :l0 AS lookups;
--- 61 rows of the bucket with 40 marks: one try at reading them, then two lookups a row
--- (the marks on its bucket, and on it alone).
+-- 61 rows of the bucket with 40 marks, the same.
 SELECT mark_lookups() AS l0 \gset
 SELECT count(*), sum(v) FROM pd WHERE id BETWEEN 10200 AND 10260;
 SELECT mark_lookups() - :l0 AS lookups;
+-- 300 more marks in a third bucket: one try at the group's, then its buckets'.
+SAVEPOINT many;
+DO $$ BEGIN FOR i IN 1..300 LOOP DELETE FROM pd WHERE id = 17000 + i; END LOOP; END $$;
+-- The bucket with 10 marks: one try at the group, one read of the bucket.
+SELECT mark_lookups() AS l0 \gset
+SELECT count(*), sum(v) FROM pd WHERE id BETWEEN 1 AND 60;
+SELECT mark_lookups() - :l0 AS lookups;
+-- The bucket with 40 marks: one try at the group, one at the bucket, then two lookups
+-- a row (the marks on its bucket, and on it alone).
+SELECT mark_lookups() AS l0 \gset
+SELECT count(*), sum(v) FROM pd WHERE id BETWEEN 10200 AND 10260;
+SELECT mark_lookups() - :l0 AS lookups;
+SELECT count(*), sum(v) FROM pd WHERE id BETWEEN 16990 AND 17310;
+ROLLBACK TO many;
 -- Ranges with deleted rows.
 SELECT count(*), sum(v) FROM pd WHERE id BETWEEN 1 AND 1000;
 SELECT count(*), sum(v) FROM pdh WHERE id BETWEEN 1 AND 1000;
@@ -355,4 +369,24 @@ DROP OWNED BY fetch_reader;
 DROP ROLE fetch_reader;
 DROP TABLE fc, fh, keys;
 DROP FUNCTION opened(), reset_opened(), keep_old();
+-- An index scan parses the vector directories of the columns it reads, not every
+-- column's: on a new connection, the scan of b below parses b's (the plan parsed id's),
+-- and a statement that reads more columns then parses theirs.
+CREATE TABLE wide_fetch (id int, a int, b int, c int, d int, e int, f int, g int) USING columnar;
+INSERT INTO wide_fetch SELECT i, i, i * 2, i, i, i, i, i FROM generate_series(1, 20000) i;
+CREATE INDEX wide_fetch_id ON wide_fetch (id);
+\c
+SET enable_seqscan = off; SET enable_bitmapscan = off; SET pgcolumnar.enable_columnar_scan = off;
+EXPLAIN (COSTS OFF) SELECT sum(b) FROM wide_fetch WHERE id BETWEEN 100 AND 200;
+SELECT pgcolumnar.chunk_directories_parsed() AS p0 \gset
+SELECT sum(b) FROM wide_fetch WHERE id BETWEEN 100 AND 200;
+SELECT pgcolumnar.chunk_directories_parsed() - :p0 AS parsed;
+SELECT sum(b), sum(c) FROM wide_fetch WHERE id BETWEEN 300 AND 400;
+SELECT pgcolumnar.chunk_directories_parsed() - :p0 AS parsed;
+SELECT sum(b + c + g) FROM wide_fetch WHERE id BETWEEN 500 AND 600;
+SELECT pgcolumnar.chunk_directories_parsed() - :p0 AS parsed;
+SELECT * FROM wide_fetch WHERE id = 7;
+SELECT pgcolumnar.chunk_directories_parsed() - :p0 AS parsed;
+RESET enable_seqscan; RESET enable_bitmapscan; RESET pgcolumnar.enable_columnar_scan;
+DROP TABLE wide_fetch;
 DROP EXTENSION pgcolumnar;

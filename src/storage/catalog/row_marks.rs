@@ -52,13 +52,29 @@ pub unsafe fn deleted_rows_in_bucket(
     snapshot: pg_sys::Snapshot,
     max_marks: usize,
 ) -> Option<Vec<u64>> {
+    // SAFETY: this fn's contract is `deleted_rows_in_range`'.
+    unsafe { deleted_rows_in_range(storage_id, start, start + BUCKET_ROWS - 1, snapshot, max_marks) }
+}
+
+/// `deleted_rows_in_bucket` for the buckets of rows `first ..= last` (and rows of their
+/// buckets around them): one index scan for all of them.
+///
+/// # Safety
+/// As for `row_deleted`.
+pub unsafe fn deleted_rows_in_range(
+    storage_id: u64,
+    first: u64,
+    last: u64,
+    snapshot: pg_sys::Snapshot,
+    max_marks: usize,
+) -> Option<Vec<u64>> {
     // SAFETY: as in `row_deleted` (this fn's contract is the same).
     unsafe {
         let (mut rows, mut marks) = (Vec::new(), 0);
         scan_bounds_while::<MARK_NATTS>(
             c"row_mark",
             c"row_mark_bucket",
-            &bucket_bounds(storage_id, start),
+            &bucket_bounds(storage_id, bucket_start(first), bucket_start(last) + BUCKET_ROWS - 1),
             snapshot,
             pg_sys::AccessShareLock,
             |_, _, v, n| {
@@ -73,13 +89,13 @@ pub unsafe fn deleted_rows_in_bucket(
     }
 }
 
-/// The index bounds of every mark of the bucket starting at `start`: the bucket's own
-/// key and the keys of marks on single rows of it.
-fn bucket_bounds(storage_id: u64, start: u64) -> Vec<ScanBound> {
+/// The index bounds of every mark of the buckets holding rows `first ..= last`: the
+/// buckets' own keys and the keys of marks on single rows of them.
+fn bucket_bounds(storage_id: u64, first: u64, last: u64) -> Vec<ScanBound> {
     vec![
         (1, pg_sys::BTEqualStrategyNumber, pg_sys::F_INT8EQ, storage_id),
-        (2, pg_sys::BTGreaterEqualStrategyNumber, pg_sys::F_INT8GE, start),
-        (2, pg_sys::BTLessEqualStrategyNumber, pg_sys::F_INT8LE, start + BUCKET_ROWS - 1),
+        (2, pg_sys::BTGreaterEqualStrategyNumber, pg_sys::F_INT8GE, first),
+        (2, pg_sys::BTLessEqualStrategyNumber, pg_sys::F_INT8LE, last),
     ]
 }
 
@@ -192,7 +208,7 @@ pub unsafe fn marks_of(storage_id: u64, scope: MarkScope) -> Vec<Mark> {
         let eq = |att: i16, v: u64| (att, pg_sys::BTEqualStrategyNumber, pg_sys::F_INT8EQ, v);
         let bounds = match scope {
             MarkScope::Key(key) => vec![eq(1, storage_id), eq(2, key)],
-            MarkScope::WholeBucket(start) => bucket_bounds(storage_id, start),
+            MarkScope::WholeBucket(start) => bucket_bounds(storage_id, start, start + BUCKET_ROWS - 1),
         };
         let mut marks = Vec::new();
         scan_bounds::<MARK_NATTS>(

@@ -109,7 +109,7 @@ unsafe fn moved_by_vacuum(t: &Target) -> bool {
     unsafe {
         pg_sys::XactIsoLevel >= pg_sys::XACT_REPEATABLE_READ as i32
             && !write_buffer::holds_row((*t.rel).rd_id, t.row)
-            && catalog::load_group_of_row(t.storage_id, t.row, &raw mut pg_sys::SnapshotSelfData).is_none()
+            && catalog::group_of_row(t.storage_id, t.row, &raw mut pg_sys::SnapshotSelfData).is_none()
     }
 }
 
@@ -361,8 +361,8 @@ unsafe fn inserted_by_this_command(t: &Target, cid: pg_sys::CommandId) -> bool {
         if write_buffer::holds_row((*t.rel).rd_id, t.row) {
             write_buffer::flush_for_read(t.rel);
         }
-        let writer = catalog::load_group_of_row(t.storage_id, t.row, &raw mut pg_sys::SnapshotSelfData)
-            .map(|g| g.writer);
+        let writer =
+            catalog::group_of_row(t.storage_id, t.row, &raw mut pg_sys::SnapshotSelfData).map(|g| g.writer);
         writer.is_some_and(|(xmin, cmin)| pg_sys::TransactionIdIsCurrentTransactionId(xmin) && cmin >= cid)
     }
 }

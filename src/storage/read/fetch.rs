@@ -49,9 +49,11 @@ type StripeKey = (u64, u64, usize);
 #[derive(Default)]
 struct Stripe {
     columns: Vec<Option<PointVector>>,
-    /// Vectors read where they lie (`PagedVector`), by attribute index, while the
-    /// stripe has been fetched from fewer than `OPEN_AFTER` times.
-    paged: Vec<Option<PagedVector>>,
+    /// Vectors read where they lie (`PagedVector`), with their attribute indexes, while
+    /// the stripe has been fetched from fewer than `OPEN_AFTER` times. A list of the few
+    /// columns read, not a slot per attribute: a new connection's index scan reaches
+    /// hundreds of stripes, and every byte of them is memory the kernel hands out.
+    paged: Vec<(usize, PagedVector)>,
     rows: Option<StripeRows>,
     /// Rows fetched from it, up to `TRANSPOSE_AFTER`.
     fetches: Cell<u32>,
@@ -65,7 +67,7 @@ impl Stripe {
 
     /// Attribute `i`'s vector as read where it lies, if it is.
     fn paged(&self, i: usize) -> Option<&PagedVector> {
-        self.paged.get(i).and_then(Option::as_ref)
+        self.paged.iter().find(|(a, _)| *a == i).map(|(_, p)| p)
     }
 
     /// Whether attribute `i` can be read now: opened, or read where it lies while the
@@ -132,6 +134,10 @@ const PROBES_BEFORE_LOADING_ALL: u32 = 64;
 /// bucket with more (a queue table's, one mark per deleted row) is looked up row by row.
 const MARKS_KEPT_PER_BUCKET: usize = 32;
 
+/// Marks of one row group a probing fetcher reads at once; a group with more is probed
+/// bucket by bucket.
+const MARKS_KEPT_PER_GROUP: usize = 256;
+
 pub struct Fetcher {
     rel: pg_sys::Relation,
     kinds: Rc<[ColumnKind]>,
@@ -154,6 +160,9 @@ pub struct Fetcher {
     /// host's hour on a table sorted by host) otherwise probes for each of its first 64.
     probed_groups: Vec<RowGroupMeta>,
     probed_buckets: HashMap<u64, Option<Vec<u64>>>,
+    /// The deleted rows of the probed groups' marks, by first row (None: too many marks,
+    /// see `probed_buckets`).
+    probed_group_marks: HashMap<u64, Option<Vec<u64>>>,
     /// Where the by-reference values of the last row stored in a non-columnar slot
     /// live.
     held: ImageArena,
@@ -472,27 +481,24 @@ impl LazyRow {
                     c.insert(key, Stripe::default(), std::mem::size_of::<Stripe>());
                 }
                 let stripe = c.get_mut(&key).expect("just inserted");
-                let len = width.max(i + 1);
                 let mut more = 0;
-                if stripe.columns.len() < len {
-                    more += (len - stripe.columns.len()) * std::mem::size_of::<Option<PointVector>>();
-                    stripe.columns.resize_with(len, || None);
-                }
                 let mut less = 0;
                 match opened {
                     Opened::Paged(p) => {
-                        if stripe.paged.len() < len {
-                            more += (len - stripe.paged.len()) * std::mem::size_of::<Option<PagedVector>>();
-                            stripe.paged.resize_with(len, || None);
-                        }
-                        more += p.heap_bytes();
-                        stripe.paged[i] = Some(p);
+                        more += std::mem::size_of::<(usize, PagedVector)>() + p.heap_bytes();
+                        stripe.paged.push((i, p));
                     }
                     Opened::Vector(v) => {
+                        let len = width.max(i + 1);
+                        if stripe.columns.len() < len {
+                            more += (len - stripe.columns.len()) * std::mem::size_of::<Option<PointVector>>();
+                            stripe.columns.resize_with(len, || None);
+                        }
                         more += v.heap_bytes();
                         stripe.columns[i] = Some(v);
-                        if let Some(p) = stripe.paged.get_mut(i).and_then(Option::take) {
-                            less = p.heap_bytes();
+                        if let Some(at) = stripe.paged.iter().position(|(a, _)| *a == i) {
+                            let (_, p) = stripe.paged.swap_remove(at);
+                            less = std::mem::size_of::<(usize, PagedVector)>() + p.heap_bytes();
                         }
                     }
                 }
@@ -647,6 +653,7 @@ impl Fetcher {
                 probes: 0,
                 probed_groups: Vec::new(),
                 probed_buckets: HashMap::new(),
+                probed_group_marks: HashMap::new(),
                 pins: None,
             }
         }
@@ -684,8 +691,15 @@ impl Fetcher {
     /// fetches probe for just that group (a point lookup reads one index entry of
     /// metadata); after that the whole list is loaded once and cached for the snapshot.
     /// Other kinds (dirty, self, any: uniqueness checks, triggers, row locks) see this
-    /// transaction's rows too, so a buffered row is written out first.
-    unsafe fn group_for(&mut self, row: u64, snapshot: pg_sys::Snapshot) -> Option<RowGroupMeta> {
+    /// transaction's rows too, so a buffered row is written out first. The group comes
+    /// with the chunks of the attributes numbered in `attnums` (sorted; None: all) at
+    /// least.
+    unsafe fn group_for(
+        &mut self,
+        row: u64,
+        snapshot: pg_sys::Snapshot,
+        attnums: Option<&[i16]>,
+    ) -> Option<RowGroupMeta> {
         // SAFETY: the caller guarantees this fn's contract: `snapshot` is a valid snapshot
         // (or NULL where this fn's docs allow it); `self.rel` is still open (`Fetcher::new`
         // requires it for the fetcher's life), and we are on the backend thread inside a
@@ -705,15 +719,19 @@ impl Fetcher {
                         self.probes = 0;
                         self.probed_groups.clear();
                         self.probed_buckets.clear();
+                        self.probed_group_marks.clear();
                     }
                     if let Some(g) =
-                        self.probed_groups.iter().find(|g| row.wrapping_sub(g.first_row) < g.row_count)
+                        self.probed_groups.iter_mut().find(|g| row.wrapping_sub(g.first_row) < g.row_count)
                     {
+                        if !g.chunks.covers(attnums) {
+                            catalog::attach_chunks_for(self.storage_id, g, snapshot, attnums);
+                        }
                         return Some(g.clone());
                     }
                     if self.probes < PROBES_BEFORE_LOADING_ALL {
                         self.probes += 1;
-                        let g = catalog::load_group_of_row(self.storage_id, row, snapshot);
+                        let g = catalog::load_group_of_row(self.storage_id, row, snapshot, attnums);
                         self.probed_groups.extend(g.clone());
                         return g;
                     }
@@ -726,8 +744,8 @@ impl Fetcher {
                 }
                 let i = self.group_index(row)?;
                 let g = &mut self.groups[i];
-                if !self.chunks_attached[i] {
-                    catalog::attach_chunks(self.storage_id, g, snapshot);
+                if !self.chunks_attached[i] || !g.chunks.covers(attnums) {
+                    catalog::attach_chunks_for(self.storage_id, g, snapshot, attnums);
                     self.chunks_attached[i] = true;
                 }
                 return Some(g.clone());
@@ -742,13 +760,15 @@ impl Fetcher {
                     return Some(g);
                 }
             }
+            // Cached for SnapshotAny below with every attribute's chunks.
+            let attnums = if any { None } else { attnums };
             let mut group =
-                catalog::load_group_of_row(self.storage_id, row, &raw mut pg_sys::SnapshotSelfData);
+                catalog::load_group_of_row(self.storage_id, row, &raw mut pg_sys::SnapshotSelfData, attnums);
             if any {
                 if group.is_none() {
                     // A row VACUUM moved away (merging its row group) is still there for
                     // SnapshotAny: an older snapshot's UPDATE reads it before finding out.
-                    group = catalog::load_group_of_row(self.storage_id, row, snapshot);
+                    group = catalog::load_group_of_row(self.storage_id, row, snapshot, attnums);
                 }
                 if let Some(g) = &group {
                     cache_any_group(self.storage_id, g);
@@ -842,7 +862,7 @@ impl Fetcher {
                 return if self.groups_for.is_some() && self.probed_for == self.groups_for {
                     self.deleted_rows.binary_search(&row).is_ok()
                 } else {
-                    self.probed_deleted(row, snapshot)
+                    self.probed_deleted(g, row, snapshot)
                 };
             }
             // Another backend may still be collecting deletes of this row's bucket. Those
@@ -865,15 +885,27 @@ impl Fetcher {
     }
 
     /// Whether MVCC `snapshot`, the one the fetcher is probing for, sees marks deleting
-    /// `row`: from the deleted rows of its mark bucket, read once per bucket.
+    /// `row` of group `g`: from the deleted rows of the group's marks, read once per group
+    /// (an index scan of a few rows in each of 17 row groups read the marks of 211 mark
+    /// buckets one scan each), or of its mark bucket when the group has many.
     ///
     /// # Safety
     /// As for `deleted`.
-    unsafe fn probed_deleted(&mut self, row: u64, snapshot: pg_sys::Snapshot) -> bool {
-        let start = bucket_start(row);
+    unsafe fn probed_deleted(&mut self, g: &RowGroupMeta, row: u64, snapshot: pg_sys::Snapshot) -> bool {
         let storage_id = self.storage_id;
-        let rows = self.probed_buckets.entry(start).or_insert_with(|| {
+        let in_group = self.probed_group_marks.entry(g.first_row).or_insert_with(|| {
+            let last = g.first_row + g.row_count.max(1) - 1;
             // SAFETY: as for this fn (its contract is `deleted`'s).
+            unsafe {
+                catalog::deleted_rows_in_range(storage_id, g.first_row, last, snapshot, MARKS_KEPT_PER_GROUP)
+            }
+        });
+        if let Some(rows) = in_group {
+            return rows.binary_search(&row).is_ok();
+        }
+        let start = bucket_start(row);
+        let rows = self.probed_buckets.entry(start).or_insert_with(|| {
+            // SAFETY: as above.
             unsafe { catalog::deleted_rows_in_bucket(storage_id, start, snapshot, MARKS_KEPT_PER_BUCKET) }
         });
         match rows {
@@ -947,7 +979,7 @@ impl Fetcher {
         // checks and slot calls are allowed.
         unsafe {
             let Some(row) = tid_row(tid) else { return false };
-            self.group_for(row, snapshot).is_some_and(|g| !self.deleted(&g, row, snapshot))
+            self.group_for(row, snapshot, Some(&[])).is_some_and(|g| !self.deleted(&g, row, snapshot))
         }
     }
 
@@ -1053,7 +1085,11 @@ impl Fetcher {
             if self.deleted_by_this_statement(row, snapshot) {
                 return false;
             }
-            let Some(g) = self.group_for(row, snapshot) else {
+            // Only the chunks of the columns read: an index scan reaching a row group
+            // for two columns of a wide table need not parse every column's directory.
+            let desc = (*slot).tts_tupleDescriptor;
+            let attnums = crate::storage::relation::slot::needed_attnums(slot, (*desc).natts as usize);
+            let Some(g) = self.group_for(row, snapshot, attnums.as_deref()) else {
                 return self.outside_groups(row, snapshot, slot, all_dead);
             };
             if self.deleted(&g, row, snapshot) {
@@ -1067,7 +1103,6 @@ impl Fetcher {
             // The row is read as the slot's descriptor describes it (see `Reader::read_as`);
             // that is the relation's, whose kinds are cached, but for a caller holding an
             // older one.
-            let desc = (*slot).tts_tupleDescriptor;
             let kinds = if desc == (*self.rel).rd_att {
                 self.kinds.clone()
             } else {

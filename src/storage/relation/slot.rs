@@ -386,6 +386,27 @@ pub unsafe fn set_needed(slot: *mut pg_sys::TupleTableSlot, needed: &[bool]) {
     }
 }
 
+/// The attribute numbers (ascending) of the `natts` attributes anyone reads of rows
+/// fetched into `slot`; None when that is not known (every attribute is decoded).
+///
+/// # Safety
+/// `slot` must be a valid tuple slot.
+pub unsafe fn needed_attnums(slot: *mut pg_sys::TupleTableSlot, natts: usize) -> Option<Vec<i16>> {
+    // SAFETY: `slot` is a valid tuple slot (this fn's contract); a columnar slot's `needed`
+    // is null or `needed_words` words in its memory context.
+    unsafe {
+        if !is_columnar(slot) {
+            return None;
+        }
+        let s = slot as *mut ColumnarSlot;
+        if (*s).needed.is_null() {
+            return None;
+        }
+        let bits = std::slice::from_raw_parts((*s).needed, (*s).needed_words);
+        Some((0..natts).filter(|&i| is_needed(Some(bits), i)).map(|i| i as i16 + 1).collect())
+    }
+}
+
 /// Whether attribute index `i` is in a `needed` bitset (attributes past its end are).
 pub fn is_needed(needed: Option<&[u64]>, i: usize) -> bool {
     needed.is_none_or(|bits| bits.get(i / 64).is_none_or(|w| w & (1 << (i % 64)) != 0))

@@ -520,20 +520,20 @@ pub static FRAME_OF_REFERENCE: Codec = Codec {
         Output::Int(v) => decode_for_into(input, count, v),
         _ => Err(WRONG_KIND),
     },
-    open: Open::InPlace(|_, payload, count| {
+    open: Open::InPlace(|_, head, len, count| {
         if count == 0 {
-            if !payload.is_empty() {
+            if len != 0 {
                 return Err(CorruptData("vector payload length mismatch"));
             }
             return Ok(InPlace::Bits { skip: FOR_HEADER_LEN, min: 0, width: 0 });
         }
-        let head = payload.get(..FOR_HEADER_LEN).ok_or(CorruptData("FOR header truncated"))?;
+        let head = head.get(..FOR_HEADER_LEN).ok_or(CorruptData("FOR header truncated"))?;
         let min = u64::from_le_bytes(head[..8].try_into().expect("8 bytes"));
         let width = head[8];
         if width > 64 {
             return Err(CorruptData("bit width above 64"));
         }
-        if FOR_HEADER_LEN + packed_len(count, width) != payload.len() {
+        if FOR_HEADER_LEN + packed_len(count, width) != len {
             return Err(CorruptData("vector payload length mismatch"));
         }
         Ok(InPlace::Bits { skip: FOR_HEADER_LEN, min, width })

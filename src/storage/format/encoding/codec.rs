@@ -140,9 +140,14 @@ pub enum Open {
     /// Decoded whole when opened.
     Decoded,
     /// Fixed-width values read where they are stored: checks that the (decompressed)
-    /// payload holds `count` values of the kind and says where value i is.
-    InPlace(fn(PhysicalKind, payload: &[u8], count: usize) -> Result<InPlace, CorruptData>),
+    /// payload of `len` bytes, starting with `head` (its first `IN_PLACE_HEAD` bytes, or
+    /// all if fewer), holds `count` values of the kind and says where value i is. Only
+    /// the head is read: a vector read in place for a few values is not copied whole.
+    InPlace(fn(PhysicalKind, head: &[u8], len: usize, count: usize) -> Result<InPlace, CorruptData>),
 }
+
+/// Bytes of a payload read in place that its codec's check sees (`Open::InPlace`).
+pub const IN_PLACE_HEAD: usize = 16;
 
 /// Where value i of a payload read in place is.
 #[derive(Debug, Clone, Copy)]

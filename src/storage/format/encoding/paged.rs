@@ -17,7 +17,7 @@
 use super::alp::{rd_code_bits, read_rd_header, RD_MAX_DICT};
 use super::base::{CorruptData, PhysicalKind};
 use super::bitpack;
-use super::codec::{InPlace, Open};
+use super::codec::{InPlace, Open, IN_PLACE_HEAD};
 use super::compress::Compression;
 use super::lanes::{self, BLOCK};
 use super::point::{fixed_value, validity, PointValue, Validity};
@@ -124,11 +124,14 @@ impl PagedVector {
                 None => return Ok(None),
             }
         } else if let Open::InPlace(check) = h.encoding.codec().open {
-            // The codec's check wants the whole payload: read into memory that is let go
-            // of at once (and reused by the allocator for the next), not kept.
-            let mut payload = vec![0u8; h.stored_len];
-            src.read(at, &mut payload)?;
-            Values::InPlace { at: at as u32, len: h.stored_len as u32, layout: check(kind, &payload, count)? }
+            let mut head = [0u8; IN_PLACE_HEAD];
+            let head = &mut head[..h.stored_len.min(IN_PLACE_HEAD)];
+            src.read(at, head)?;
+            Values::InPlace {
+                at: at as u32,
+                len: h.stored_len as u32,
+                layout: check(kind, head, h.stored_len, count)?,
+            }
         } else {
             return Ok(None);
         };

@@ -116,12 +116,12 @@ pub static PLAIN: Codec = Codec {
         Output::Float64(v) => decode(input, count, v),
         Output::Bytes { offsets, data } => decode_bytes(input, count, offsets, data, &mut scratch.lens),
     },
-    open: Open::InPlace(|kind, payload, count| {
+    open: Open::InPlace(|kind, _, len, count| {
         let width = match kind {
             PhysicalKind::Float32 => 4,
             _ => 8,
         };
-        if count * width != payload.len() {
+        if count * width != len {
             return Err(CorruptData("vector payload length mismatch"));
         }
         Ok(InPlace::Bytes { width })

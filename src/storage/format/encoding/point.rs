@@ -10,7 +10,7 @@
 //! codes and entries. Compressed payloads are decompressed once either way.
 
 use super::base::{CorruptData, PhysicalKind};
-use super::codec::{InPlace, Open};
+use super::codec::{InPlace, Open, IN_PLACE_HEAD};
 use super::compress::{self, Compression};
 use super::decoded::{DecodedValues, DecodedVector};
 use super::rle;
@@ -384,7 +384,7 @@ pub fn open_vector(
         }
     };
     let mut payload = payload(&f)?;
-    let layout = in_place(kind, &payload, count)?;
+    let layout = in_place(kind, &payload[..payload.len().min(IN_PLACE_HEAD)], payload.len(), count)?;
     payload.resize(payload.len() + PAD, 0);
     let validity = validity(f.bitmap, h.rows, h.null_count)?;
     Ok(PointVector::Packed(Packed {
