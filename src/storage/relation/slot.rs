@@ -386,12 +386,14 @@ pub unsafe fn set_needed(slot: *mut pg_sys::TupleTableSlot, needed: &[bool]) {
     }
 }
 
-/// The attribute numbers (ascending) of the `natts` attributes anyone reads of rows
-/// fetched into `slot`; None when that is not known (every attribute is decoded).
+/// Which attributes anyone reads of rows fetched into `slot`, as a bitset of attribute
+/// indexes; None when that is not known (every attribute is decoded). The bitset's
+/// address names it: `set_needed` allocates a new one each time.
 ///
 /// # Safety
-/// `slot` must be a valid tuple slot.
-pub unsafe fn needed_attnums(slot: *mut pg_sys::TupleTableSlot, natts: usize) -> Option<Vec<i16>> {
+/// `slot` must be a valid tuple slot; the slice lives as long as the slot's memory
+/// context and its `needed`.
+pub unsafe fn needed_bits<'a>(slot: *mut pg_sys::TupleTableSlot) -> Option<&'a [u64]> {
     // SAFETY: `slot` is a valid tuple slot (this fn's contract); a columnar slot's `needed`
     // is null or `needed_words` words in its memory context.
     unsafe {
@@ -399,12 +401,13 @@ pub unsafe fn needed_attnums(slot: *mut pg_sys::TupleTableSlot, natts: usize) ->
             return None;
         }
         let s = slot as *mut ColumnarSlot;
-        if (*s).needed.is_null() {
-            return None;
-        }
-        let bits = std::slice::from_raw_parts((*s).needed, (*s).needed_words);
-        Some((0..natts).filter(|&i| is_needed(Some(bits), i)).map(|i| i as i16 + 1).collect())
+        (!(*s).needed.is_null()).then(|| std::slice::from_raw_parts((*s).needed, (*s).needed_words))
     }
+}
+
+/// The attribute numbers (ascending) of the first `natts` attributes in `needed`.
+pub fn needed_attnums(needed: &[u64], natts: usize) -> Vec<i16> {
+    (0..natts).filter(|&i| is_needed(Some(needed), i)).map(|i| i as i16 + 1).collect()
 }
 
 /// Whether attribute index `i` is in a `needed` bitset (attributes past its end are).

@@ -133,9 +133,16 @@ struct ClockEntry<V> {
 
 impl<K: Hash + Eq + Clone, V> ClockCache<K, V> {
     pub fn new(max_weight: usize) -> Self {
+        Self::with_capacity(max_weight, 0)
+    }
+
+    /// A cache with room for `entries` entries before it first grows: a new
+    /// connection's first index scan reaches hundreds of stripes, and growing by
+    /// doubling copied the table and the ring each time into memory never touched.
+    pub fn with_capacity(max_weight: usize, entries: usize) -> Self {
         ClockCache {
-            entries: hashbrown::HashMap::new(),
-            ring: std::collections::VecDeque::new(),
+            entries: hashbrown::HashMap::with_capacity(entries),
+            ring: std::collections::VecDeque::with_capacity(entries),
             weight: 0,
             max_weight,
         }
