@@ -115,6 +115,8 @@ thread_local! {
     /// filter with its values.
     static RECENT_PRUNING: RefCell<Vec<(Rc<plan_sizes::ZoneSet>, Filter, Pruning)>> =
         const { RefCell::new(Vec::new()) };
+    /// The last `kept_range` answers.
+    static RECENT_RANGES: RefCell<Vec<KeptRange>> = const { RefCell::new(Vec::new()) };
 }
 const RECENT_PRUNING_MAX: usize = 64;
 
@@ -171,8 +173,42 @@ pub unsafe fn kept_range(
     // SAFETY: `relation` is open and locked (this fn's contract), so rd_att is valid and
     // its zone maps may be read.
     let zones = unsafe { plan_sizes::group_zones(relation, (*(*relation).rd_att).natts as usize, &atts) };
+    // Each aggregate path of a query asks the same (serial, partial, each grouping): one
+    // look at every vector's zone map answers them all.
+    let known = RECENT_RANGES.with(|r| {
+        r.borrow()
+            .iter()
+            .find(|k| Rc::ptr_eq(&k.zones, &zones) && k.filter == resolved && k.att == att)
+            .map(|k| k.range)
+    });
+    if let Some(range) = known {
+        return range;
+    }
+    let range = range_in(&zones, resolved.as_ref(), att);
+    RECENT_RANGES.with(|r| {
+        let mut r = r.borrow_mut();
+        if r.len() >= RECENT_PRUNING_MAX {
+            r.remove(0);
+        }
+        // The zone set is held, so its address is not reused while the entry lives.
+        r.push(KeptRange { zones, filter: resolved, att, range });
+    });
+    range
+}
+
+/// A `kept_range` answer: by zone set, filter with its values, and attribute.
+struct KeptRange {
+    zones: Rc<plan_sizes::ZoneSet>,
+    filter: Option<Filter>,
+    att: usize,
+    range: Option<(i64, i64)>,
+}
+
+/// The smallest and largest value of integer attribute `att` in the vectors of `zones`
+/// that `resolved` may leave rows in, if the zone maps say.
+fn range_in(zones: &plan_sizes::ZoneSet, resolved: Option<&Filter>, att: usize) -> Option<(i64, i64)> {
     let keeps = |stats: &dyn Fn(usize) -> Option<crate::storage::format::zonemap::ZoneStats>| {
-        resolved.as_ref().is_none_or(|f| zone::verdict(f, stats) != Verdict::None)
+        resolved.is_none_or(|f| zone::verdict(f, stats) != Verdict::None)
     };
     let mut range: Option<(i64, i64)> = None;
     for g in zones.groups.iter() {

@@ -11,6 +11,7 @@ use crate::storage::format::delete_mask::DeleteMask;
 use crate::storage::format::directory::{Directory, VectorEntry};
 use crate::storage::format::zonemap::ZoneMap;
 use crate::storage::shared::cache::BoundedCache;
+use crate::storage::shared::completions::completed_transactions;
 use crate::storage::shared::error::data_corrupted;
 use hashbrown::HashMap;
 use pgrx::pg_sys;
@@ -493,15 +494,49 @@ pub unsafe fn load_row_groups(
     // scan and tuple pointers below come from the calls that return them and are used before
     // being closed, ended or freed).
     unsafe {
-        let mut groups: Vec<RowGroupMeta> = Vec::new();
-        let empty = Rc::new(Chunks::default());
-        scan_row_groups(storage_id, snapshot, |_, tup, v, n| groups.push(parse_row_group(tup, v, n, &empty)));
+        let mut groups = list_row_groups(storage_id, snapshot);
         if with_chunks {
             attach_all(storage_id, &mut groups, snapshot, None);
         }
         groups
     }
 }
+
+/// The row groups of a storage visible to `snapshot`, without chunks. Under the catalog
+/// snapshot (NULL) the last list is kept while no transaction completes (and this one
+/// has written nothing): a new connection's first plan asks three times (rows, column
+/// sizes, zone maps), each a scan of every `row_group` row.
+///
+/// # Safety
+/// As for `load_row_groups`.
+unsafe fn list_row_groups(storage_id: u64, snapshot: pg_sys::Snapshot) -> Vec<RowGroupMeta> {
+    // SAFETY: as for `load_row_groups` (this fn's contract).
+    unsafe {
+        let stamp = if snapshot.is_null() { completed_transactions().map(|c| (storage_id, c)) } else { None };
+        if let Some(stamp) = stamp {
+            let known =
+                LISTED.with(|l| l.borrow().as_ref().filter(|(s, _)| *s == stamp).map(|(_, g)| g.clone()));
+            if let Some(groups) = known {
+                return groups.to_vec();
+            }
+        }
+        let mut groups: Vec<RowGroupMeta> = Vec::new();
+        let empty = Rc::new(Chunks::default());
+        scan_row_groups(storage_id, snapshot, |_, tup, v, n| groups.push(parse_row_group(tup, v, n, &empty)));
+        if let Some(stamp) = stamp {
+            LISTED.with(|l| *l.borrow_mut() = Some((stamp, groups.as_slice().into())));
+        }
+        groups
+    }
+}
+
+thread_local! {
+    /// The last `list_row_groups` under the catalog snapshot.
+    static LISTED: RefCell<Option<Listed>> = const { RefCell::new(None) };
+}
+
+/// Row groups as listed, by storage id and completed-transaction count.
+type Listed = ((u64, u64), Rc<[RowGroupMeta]>);
 
 /// Whether chunk rows read under `snapshot` may go into the cache, which holds a row
 /// group's chunks for good (they never change). An MVCC snapshot (NULL: the catalog

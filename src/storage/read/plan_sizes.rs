@@ -22,6 +22,7 @@ use crate::storage::catalog;
 use crate::storage::format::zonemap::ZoneStats;
 use crate::storage::relation::pages;
 use crate::storage::shared::cache::BoundedCache;
+use crate::storage::shared::completions::completed_transactions;
 use pgrx::pg_sys;
 use std::cell::RefCell;
 use std::rc::Rc;
@@ -93,22 +94,6 @@ const SCALE_UP_TO: f64 = 0.1;
 
 thread_local! {
     static SIZES: RefCell<BoundedCache<u64, Sizes>> = RefCell::new(BoundedCache::new(MAX_TABLES));
-}
-
-/// Transactions with an xid that have committed or aborted since the server started,
-/// or None when this transaction has written and must not use the cache as exact.
-unsafe fn completed_transactions() -> Option<u64> {
-    // SAFETY: per this fn's contract we are on the backend thread inside a transaction, so
-    // the metadata reads and transaction-status checks are allowed.
-    unsafe {
-        if pg_sys::GetTopTransactionIdIfAny() != pg_sys::InvalidTransactionId {
-            return None;
-        }
-        // Read without ProcArrayLock: an aligned 8-byte load, and a count read before the
-        // catalog snapshot is taken can only make an entry look older than it is.
-        // (PostgreSQL 17 renames ShmemVariableCache to TransamVariables.)
-        Some((*pg_sys::ShmemVariableCache).xactCompletionCount)
-    }
 }
 
 /// What a measurement of `rel` is taken against now.

@@ -2,9 +2,11 @@
 //! bounded per-backend cache), `privilege` and `internal_sql` (the extension's access to
 //! its own metadata: with its rights, and through its own SPI that the hooks leave alone),
 //! `snapshot_kind` (which kind of snapshot a read was given), `reservation_slots` (row-number
-//! reservations in shared memory).
+//! reservations in shared memory), `completions` (whether other transactions' writes may
+//! have become visible since a memo was made).
 
 pub mod cache;
+pub mod completions;
 pub mod error;
 pub mod internal_sql;
 pub mod privilege;
