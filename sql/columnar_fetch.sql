@@ -230,28 +230,29 @@ SET enable_seqscan = off; SET enable_bitmapscan = off; SET pgcolumnar.enable_col
 EXPLAIN (COSTS OFF) SELECT count(*), sum(v) FROM pd WHERE id BETWEEN 1 AND 60;
 CREATE FUNCTION mark_lookups() RETURNS bigint LANGUAGE sql AS
   $$ SELECT idx_scan FROM pg_stat_xact_all_tables WHERE relid = 'pgcolumnar.row_mark'::regclass $$;
+-- The rows of ids lo .. hi, and the lookups of marks reading them made.
+CREATE FUNCTION fetched(lo int, hi int, OUT rows bigint, OUT total bigint, OUT lookups bigint)
+LANGUAGE plpgsql AS $$
+DECLARE l0 bigint := mark_lookups();
+BEGIN
+  SELECT count(*), sum(v) INTO rows, total FROM pd WHERE id BETWEEN lo AND hi;
+  lookups := mark_lookups() - l0;
+END $$;
 BEGIN;
 -- 60 rows, none deleted, of a row group with 50 marks: its marks read once.
-SELECT mark_lookups() AS l0 \gset
-SELECT count(*), sum(v) FROM pd WHERE id BETWEEN 1 AND 60;
-SELECT mark_lookups() - :l0 AS lookups;
+SELECT * FROM fetched(1, 60);
 -- 61 rows of the bucket with 40 marks, the same.
-SELECT mark_lookups() AS l0 \gset
-SELECT count(*), sum(v) FROM pd WHERE id BETWEEN 10200 AND 10260;
-SELECT mark_lookups() - :l0 AS lookups;
--- 300 more marks in a third bucket: one try at the group's, then its buckets'.
+SELECT * FROM fetched(10200, 10260);
+-- 300 more marks in a third bucket: one try at the group's, then its buckets'. The
+-- bucket with 10 marks: one try at the group, one read of the bucket. The bucket with
+-- 40 marks: one try at the group, one at the bucket, then two lookups a row (the marks
+-- on its bucket, and on it alone); the bucket with 300, the same, and two more for each
+-- deleted row (whether it is dead to every snapshot, for the index to forget it).
 SAVEPOINT many;
 DO $$ BEGIN FOR i IN 1..300 LOOP DELETE FROM pd WHERE id = 17000 + i; END LOOP; END $$;
--- The bucket with 10 marks: one try at the group, one read of the bucket.
-SELECT mark_lookups() AS l0 \gset
-SELECT count(*), sum(v) FROM pd WHERE id BETWEEN 1 AND 60;
-SELECT mark_lookups() - :l0 AS lookups;
--- The bucket with 40 marks: one try at the group, one at the bucket, then two lookups
--- a row (the marks on its bucket, and on it alone).
-SELECT mark_lookups() AS l0 \gset
-SELECT count(*), sum(v) FROM pd WHERE id BETWEEN 10200 AND 10260;
-SELECT mark_lookups() - :l0 AS lookups;
-SELECT count(*), sum(v) FROM pd WHERE id BETWEEN 16990 AND 17310;
+SELECT * FROM fetched(1, 60);
+SELECT * FROM fetched(10200, 10260);
+SELECT * FROM fetched(16990, 17310);
 ROLLBACK TO many;
 -- Ranges with deleted rows.
 SELECT count(*), sum(v) FROM pd WHERE id BETWEEN 1 AND 1000;
@@ -270,7 +271,7 @@ FETCH ALL FROM c;
 SELECT id, v FROM pd WHERE id BETWEEN 36 AND 44 ORDER BY id;
 ROLLBACK;
 RESET enable_seqscan; RESET enable_bitmapscan; RESET pgcolumnar.enable_columnar_scan;
-DROP FUNCTION mark_lookups();
+DROP FUNCTION fetched(int, int), mark_lookups();
 DROP TABLE pd, pdh;
 
 -- An index scan keeps the pages its rows read pinned from row to row, as heap's keeps
