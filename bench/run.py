@@ -1042,35 +1042,47 @@ def run_plan_choice_only(args) -> int:
 # Queries whose first run on a new connection the decode-speed issue targets (q1-q3),
 # and the point lookup.
 FIRST_RUN_QUERIES = ("q1", "q2", "q3", "q9")
-FIRST_RUN_CONNECTIONS = 5
+FIRST_RUN_CONNECTIONS = 11
 
 
 def first_runs(args) -> list[dict]:
     """Per engine (serial) and query, the time of its first run on a new connection
     (median over FIRST_RUN_CONNECTIONS connections, each running that one query once):
     what an application that connects per request sees. The tables are in the OS page
-    cache and shared buffers from the runs before; the backend's own caches are empty."""
+    cache and shared buffers (each query runs once on a connection of its own before
+    the timed ones: the runs before may have pushed its pages out of shared buffers,
+    and the first timed connection would pay for reading them back); the backend's own
+    caches are empty. The engines take turns, connection by connection, so that the
+    machine's slower moments fall on all of them."""
     queries = [q for q in load_queries() if q.name in FIRST_RUN_QUERIES]
     configs = [c for c in pg_configs(HEAP_TABLE, COL_TABLE, SORTED_TABLE)
                if c.mode == "serial" and c.engine in ("heap", "columnar", "columnar-sorted")]
+
+    def once(config, sql) -> float:
+        conn = pg_connect(args)
+        pg_apply(conn, config)
+        t0 = time.perf_counter()
+        conn.execute(sql).fetchall()
+        ms = (time.perf_counter() - t0) * 1000
+        conn.close()
+        return ms
+
     out = []
-    for config in configs:
-        for q in queries:
-            sql = q.for_table(config.table)
-            times = []
-            for _ in range(FIRST_RUN_CONNECTIONS):
-                conn = pg_connect(args)
-                pg_apply(conn, config)
-                t0 = time.perf_counter()
-                conn.execute(sql).fetchall()
-                times.append((time.perf_counter() - t0) * 1000)
-                conn.close()
+    for q in queries:
+        sqls = [q.for_table(config.table) for config in configs]
+        for config, sql in zip(configs, sqls):
+            once(config, sql)
+        times: list[list[float]] = [[] for _ in configs]
+        for _ in range(FIRST_RUN_CONNECTIONS):
+            for i, (config, sql) in enumerate(zip(configs, sqls)):
+                times[i].append(once(config, sql))
+        for config, sql, ts in zip(configs, sqls, times):
             # The same query warm, on the last connection's successor.
             conn = pg_connect(args)
             warm = run_query(make_pg_executor(conn)(config), sql, 5, True)[0]
             conn.close()
-            out.append({"engine": config.engine, "query": q.name,
-                        "first_ms": statistics.median(times), "warm_ms": statistics.median(warm)})
+            out.append({"engine": config.engine, "query": q.name, "connections": len(ts),
+                        "first_ms": statistics.median(ts), "warm_ms": statistics.median(warm)})
     return out
 
 
@@ -1079,9 +1091,14 @@ def render_first_runs(first: list[dict]) -> list[str]:
         return []
     t = {(r["engine"], r["query"]): r for r in first}
     engines = [e for e in ("heap", "columnar", "columnar-sorted") if any(k[0] == e for k in t)]
+    # Results before 2026-12-05 took 5 connections, one engine after the other, without
+    # a run first to bring the query's pages into shared buffers.
+    connections = first[0].get("connections", 5)
+    how = ("the engines taking turns, after one untimed run of the query each to bring its pages "
+           "into shared buffers" if "connections" in first[0] else "one engine after the other")
     out = ["### First run on a new connection (serial)", "",
-           f"Median of {FIRST_RUN_CONNECTIONS} new connections, each running the query once "
-           "(the tables in shared buffers and the OS cache; the backend's caches empty), "
+           f"Median of {connections} new connections, each running the query once "
+           f"(the tables in shared buffers and the OS cache; the backend's caches empty; {how}), "
            "against the same query warm. Ratios to heap's first run.", "",
            "| query | " + " | ".join(f"{ENGINE_TITLES[e]} first / warm ms" for e in engines)
            + " | " + " | ".join(f"{ENGINE_TITLES[e]} / heap, first" for e in engines if e != "heap") + " |",
