@@ -214,6 +214,27 @@ SELECT count(*), min(b), max(c), sum(length(c)) FROM many_groups WHERE a > 500;
 SELECT pgcolumnar.chunk_directories_parsed() - :p0 AS parsed_again;
 DROP TABLE many_groups;
 
+-- Row groups with chunk rows keep each column's zone map in their row_group row too:
+-- plan-time pruning rules row groups out on those, and reads the vector directories of
+-- the ones a filter keeps only. On a new connection, planning a range inside one of 6
+-- row groups parses that group's directory of the filtered column (and the scan its
+-- own), a range over all of them every group's.
+CREATE TABLE wide_groups (id int, a int, b int, c int, d int, e int, f int, g int) USING columnar;
+SELECT format('INSERT INTO wide_groups SELECT i, i, i, i, i, i, i, i FROM generate_series(%s, %s) i',
+              k * 20000 + 1, (k + 1) * 20000)
+  FROM generate_series(0, 5) k \gexec
+SELECT count(*) FILTER (WHERE zones IS NOT NULL) AS with_zones, count(*) FILTER (WHERE chunks IS NULL) AS with_chunk_rows
+  FROM pgcolumnar.row_group WHERE storage_id = (SELECT max(storage_id) FROM pgcolumnar.row_group);
+\c
+SELECT pgcolumnar.chunk_directories_parsed() AS p0 \gset
+EXPLAIN (COSTS OFF) SELECT sum(b) FROM wide_groups WHERE id BETWEEN 41001 AND 42000;
+SELECT pgcolumnar.chunk_directories_parsed() - :p0 AS parsed_by_plan;
+SELECT sum(b) FROM wide_groups WHERE id BETWEEN 41001 AND 42000;
+EXPLAIN (COSTS OFF) SELECT sum(b) FROM wide_groups WHERE id > 0;
+SELECT pgcolumnar.chunk_directories_parsed() - :p0 AS parsed_by_plans;
+SELECT sum(b) FROM wide_groups WHERE id > 0;
+DROP TABLE wide_groups;
+
 -- Past 256 row groups (a trickle of small transactions leaves thousands until they are
 -- merged), plan-time pruning checks an evenly spaced sample of them and scales what it
 -- finds, so that planning a statement does not grow with them.

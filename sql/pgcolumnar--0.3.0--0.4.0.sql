@@ -6,3 +6,6 @@
 \echo Use "ALTER EXTENSION pgcolumnar UPDATE TO '0.4.0'" to load this file. \quit
 
 ALTER TABLE pgcolumnar.row_group ADD COLUMN chunks bytea;
+-- A row group's zone map per column (src/storage/format/group_zones.rs), for plan-time
+-- pruning before any vector directory is read; NULL for row groups written before.
+ALTER TABLE pgcolumnar.row_group ADD COLUMN zones bytea;

@@ -378,6 +378,7 @@ unsafe fn zones_path(
         }
         let natts = (*(*relation).rd_att).natts as usize;
         let zones = plan_sizes::group_zones(relation, natts, &[q.time_att]);
+        zones.read_vectors(|_| true);
         (pushdown, zones, plan_sizes::column_bytes(relation, natts))
     };
     let attributes = ranked_columns(q, &pushdown);

@@ -98,6 +98,9 @@ pub unsafe fn plan_time_pruning(
     if let Some(p) = known {
         return p;
     }
+    // The vectors of the row groups the filter may keep, by their chunks' zone maps.
+    // SAFETY: planning, on the backend thread inside a transaction.
+    unsafe { zones.read_vectors(|g| zone::verdict(&resolved, &|att| g.stats(att)) != Verdict::None) };
     let pruning = prune(&zones, &resolved);
     RECENT_PRUNING.with(|r| {
         let mut r = r.borrow_mut();
@@ -184,6 +187,12 @@ pub unsafe fn kept_range(
     if let Some(range) = known {
         return range;
     }
+    // SAFETY: planning, on the backend thread inside a transaction (this fn's contract).
+    unsafe {
+        zones.read_vectors(|g| {
+            resolved.as_ref().is_none_or(|f| zone::verdict(f, &|a| g.stats(a)) != Verdict::None)
+        })
+    };
     let range = range_in(&zones, resolved.as_ref(), att);
     RECENT_RANGES.with(|r| {
         let mut r = r.borrow_mut();

@@ -9,6 +9,7 @@ use super::tables::{
 };
 use crate::storage::format::delete_mask::DeleteMask;
 use crate::storage::format::directory::{Directory, VectorEntry};
+use crate::storage::format::group_zones::{self, ColumnZone};
 use crate::storage::format::zonemap::ZoneMap;
 use crate::storage::shared::cache::BoundedCache;
 use crate::storage::shared::completions::completed_transactions;
@@ -20,7 +21,13 @@ use std::rc::Rc;
 
 /// Columns of `pgcolumnar.row_group` (created in `schema`). Installs of 0.2.0 and 0.3.0
 /// have the first 6 only (no `chunks`): the scans read the missing one as NULL.
-const ROW_GROUP_NATTS: usize = 7;
+const ROW_GROUP_NATTS: usize = 8;
+
+/// Columns of `row_group` that installs from before 0.4.0 lack: `chunks` (inline chunk
+/// metadata) and `zones` (per column zone maps). An older install's rows read them as
+/// NULL, and its writers leave them out.
+const WITH_INLINE_CHUNKS: usize = 7;
+const WITH_ZONES: usize = 8;
 
 /// Columns of `pgcolumnar.chunk`, the widest metadata table (`storage_ids` sizes its
 /// deform buffers by it).
@@ -140,6 +147,9 @@ pub struct RowGroupMeta {
     /// Its chunk metadata as its `row_group` row holds it (`inline_chunks`), parsed into
     /// `chunks` when they are attached; None: in `chunk` rows.
     pub inline: Option<Rc<[u8]>>,
+    /// Its zone map per column, as its `row_group` row holds them (`group_zones`); None
+    /// for inline metadata and row groups an older install wrote.
+    pub zones: Option<Rc<[ColumnZone]>>,
 }
 
 impl RowGroupMeta {
@@ -214,7 +224,8 @@ pub unsafe fn insert_row_group(storage_id: u64, group: &RowGroupMeta, cid: u32) 
         let rg = pg_sys::table_open(relid(c"row_group"), pg_sys::RowExclusiveLock as i32);
         let all = || group.chunks.columns.iter().flatten().map(|c| &**c).chain(&group.chunks.order);
         // Installs from before 0.4.0 have no `chunks` column: chunk rows then.
-        let inline = ((*(*rg).rd_att).natts as usize >= ROW_GROUP_NATTS)
+        let natts = (*(*rg).rd_att).natts as usize;
+        let inline = (natts >= WITH_INLINE_CHUNKS)
             .then(|| {
                 inline_chunks::encode(all().map(|c| InlineChunk {
                     attnum: c.attnum,
@@ -226,6 +237,18 @@ pub unsafe fn insert_row_group(storage_id: u64, group: &RowGroupMeta, cid: u32) 
                 }))
             })
             .flatten();
+        // Inline metadata is parsed whole anyway; a group with chunk rows keeps its zone
+        // maps here too, for pruning before reading them.
+        let zones = (inline.is_none() && natts >= WITH_ZONES).then(|| {
+            let columns: Vec<ColumnZone> = group
+                .chunks
+                .columns
+                .iter()
+                .flatten()
+                .map(|c| ColumnZone { attnum: c.attnum, null_count: c.null_count, zone: c.zone })
+                .collect();
+            group_zones::encode(&columns)
+        });
         let mut values = [
             datum(storage_id as i64),
             datum(group.first_row as i64),
@@ -234,8 +257,9 @@ pub unsafe fn insert_row_group(storage_id: u64, group: &RowGroupMeta, cid: u32) 
             datum(group.data_length as i64),
             pg_sys::Datum::from(0usize),
             inline.as_deref().map_or(pg_sys::Datum::from(0usize), datum),
+            zones.as_deref().map_or(pg_sys::Datum::from(0usize), datum),
         ];
-        let mut nulls = [false, false, false, false, false, true, inline.is_none()];
+        let mut nulls = [false, false, false, false, false, true, inline.is_none(), zones.is_none()];
         insert_row(rg, &mut values, &mut nulls, cid);
         pg_sys::table_close(rg, pg_sys::NoLock as i32);
         // Inline metadata comes with the row and is parsed in no time: caching a trickle
@@ -691,10 +715,12 @@ impl ColumnSizes {
     }
 }
 
-/// What plan-time pruning reads: every row group with the chunks of the attributes
-/// numbered in `attnums` (`load_row_groups_for` as the catalog snapshot sees them), or,
-/// past `sample` row groups, an evenly spaced sample of about `sample` of them (every
-/// `sample_step`-th); and how many there are.
+/// What plan-time pruning reads: every row group (as the catalog snapshot sees them),
+/// or, past `sample` row groups, an evenly spaced sample of about `sample` of them
+/// (every `sample_step`-th), without chunks; and how many there are. Those whose
+/// `row_group` row holds no zone maps (`zones`: inline metadata, an older install's)
+/// come with the chunks of the attributes numbered in `attnums`, read in one go; the
+/// others' chunks are read by `attach_chunks_of` for the groups a filter keeps.
 ///
 /// # Safety
 /// Call on the backend thread inside a transaction (it calls PostgreSQL, which may raise an
@@ -704,19 +730,37 @@ pub unsafe fn load_row_groups_sampled(
     attnums: &[i16],
     sample: usize,
 ) -> (Vec<RowGroupMeta>, usize) {
-    // SAFETY: as `load_row_groups_for` with the catalog snapshot (this fn's contract).
+    // SAFETY: as `load_row_groups` with the catalog snapshot (this fn's contract).
     unsafe {
         let snapshot = std::ptr::null_mut();
-        let mut groups = load_row_groups(storage_id, snapshot, false);
+        let groups = load_row_groups(storage_id, snapshot, false);
         let total = groups.len();
-        if total <= sample {
-            attach_all(storage_id, &mut groups, snapshot, Some(attnums));
-            return (groups, total);
+        let mut picked: Vec<RowGroupMeta> = if total <= sample {
+            groups
+        } else {
+            groups.into_iter().step_by(sample_step(total, sample)).collect()
+        };
+        let mut unsummed: Vec<RowGroupMeta> = picked.iter().filter(|g| g.zones.is_none()).cloned().collect();
+        if !unsummed.is_empty() {
+            attach_all(storage_id, &mut unsummed, snapshot, Some(attnums));
+            let mut read = unsummed.into_iter();
+            for g in picked.iter_mut().filter(|g| g.zones.is_none()) {
+                g.chunks = read.next().expect("one read per group").chunks;
+            }
         }
-        let mut picked: Vec<RowGroupMeta> = groups.into_iter().step_by(sample_step(total, sample)).collect();
-        attach_all(storage_id, &mut picked, snapshot, Some(attnums));
         (picked, total)
     }
+}
+
+/// The chunks of the attributes numbered in `attnums` (sorted) of `groups` (of one
+/// storage, as the catalog snapshot sees them), read in one go.
+///
+/// # Safety
+/// Call on the backend thread inside a transaction (it calls PostgreSQL, which may raise an
+/// error).
+pub unsafe fn attach_chunks_of(storage_id: u64, groups: &mut [RowGroupMeta], attnums: &[i16]) {
+    // SAFETY: as `attach_all` with the catalog snapshot (this fn's contract).
+    unsafe { attach_all(storage_id, groups, std::ptr::null_mut(), Some(attnums)) }
 }
 
 /// Every how many of `groups` row groups a sample of at most `sample` takes one.
@@ -750,6 +794,10 @@ pub(super) unsafe fn parse_row_group(
             )
         });
         let inline = (!n[6]).then(|| Rc::from(not_null::<&[u8]>(v[6], n[6], "row_group.chunks")));
+        let zones = (!n[7]).then(|| {
+            let bytes: &[u8] = not_null(v[7], n[7], "row_group.zones");
+            Rc::from(group_zones::decode(bytes).unwrap_or_else(|e| data_corrupted(&e.to_string())))
+        });
         RowGroupMeta {
             first_row: int8(v[1]),
             row_count,
@@ -759,6 +807,7 @@ pub(super) unsafe fn parse_row_group(
             deleted,
             writer,
             inline,
+            zones,
         }
     }
 }

@@ -20,6 +20,7 @@ CREATE TABLE pgcolumnar.row_group (
     data_length  bigint NOT NULL,
     deleted_rows bytea,            -- delete mask (VACUUM folds old deletes into it)
     chunks       bytea,            -- a small row group's chunk metadata (0.4.0); NULL: in chunk
+    zones        bytea,            -- per column zone maps of a group with chunk rows (0.4.0)
     PRIMARY KEY (storage_id, first_row)
 );
 

@@ -41,25 +41,38 @@ pub fn encode(entries: &[VectorEntry]) -> Vec<u8> {
         }
         out.push(e.encoding);
         out.push(e.compression);
-        let fixed = |out: &mut Vec<u8>, tag: u8, a: u64, b: u64| {
-            out.push(tag);
-            out.extend_from_slice(&a.to_le_bytes());
-            out.extend_from_slice(&b.to_le_bytes());
-        };
-        match e.zone {
-            ZoneMap::None => out.push(0),
-            ZoneMap::Int { min, max } => fixed(&mut out, 1, min as u64, max as u64),
-            ZoneMap::Float { min, max } => fixed(&mut out, 2, min.to_bits(), max.to_bits()),
-            ZoneMap::Bytes { min, max } => {
-                out.push(3);
-                for bound in [min, max] {
-                    out.push(bound.as_slice().len() as u8);
-                    out.extend_from_slice(bound.as_slice());
-                }
+        write_zone(&mut out, &e.zone);
+    }
+    out
+}
+
+/// Appends `zone` as an entry holds it: a kind byte, then 16 bytes of bounds, or two
+/// length-prefixed strings.
+pub fn write_zone(out: &mut Vec<u8>, zone: &ZoneMap) {
+    let fixed = |out: &mut Vec<u8>, tag: u8, a: u64, b: u64| {
+        out.push(tag);
+        out.extend_from_slice(&a.to_le_bytes());
+        out.extend_from_slice(&b.to_le_bytes());
+    };
+    match *zone {
+        ZoneMap::None => out.push(0),
+        ZoneMap::Int { min, max } => fixed(out, 1, min as u64, max as u64),
+        ZoneMap::Float { min, max } => fixed(out, 2, min.to_bits(), max.to_bits()),
+        ZoneMap::Bytes { min, max } => {
+            out.push(3);
+            for bound in [min, max] {
+                out.push(bound.as_slice().len() as u8);
+                out.extend_from_slice(bound.as_slice());
             }
         }
     }
-    out
+}
+
+/// The zone map at the start of `bytes` (as `write_zone` wrote it) and the bytes after it.
+pub fn read_zone(bytes: &[u8]) -> Result<(ZoneMap, &[u8]), CorruptData> {
+    let mut c = Cursor(bytes);
+    let zone = c.zone()?;
+    Ok((zone, c.0))
 }
 
 /// A cursor over untrusted directory bytes.
@@ -86,6 +99,15 @@ impl<'a> Cursor<'a> {
     fn bytes_bound(&mut self) -> Result<ZoneBytes, CorruptData> {
         let len = self.u8()? as usize;
         ZoneBytes::new(self.take(len)?).ok_or(CorruptData("zone map bound too long"))
+    }
+    fn zone(&mut self) -> Result<ZoneMap, CorruptData> {
+        Ok(match self.u8()? {
+            0 => ZoneMap::None,
+            1 => ZoneMap::Int { min: self.u64()? as i64, max: self.u64()? as i64 },
+            2 => ZoneMap::Float { min: f64::from_bits(self.u64()?), max: f64::from_bits(self.u64()?) },
+            3 => ZoneMap::Bytes { min: self.bytes_bound()?, max: self.bytes_bound()? },
+            _ => return Err(CorruptData("unknown zone map kind")),
+        })
     }
 }
 
@@ -279,13 +301,7 @@ fn read_header(c: &mut Cursor<'_>) -> Result<usize, CorruptData> {
 fn read_entry(c: &mut Cursor<'_>) -> Result<VectorEntry, CorruptData> {
     let (rows, offset, len, null_count) = (c.u32()?, c.u32()?, c.u32()?, c.u32()?);
     let (encoding, compression) = (c.u8()?, c.u8()?);
-    let zone = match c.u8()? {
-        0 => ZoneMap::None,
-        1 => ZoneMap::Int { min: c.u64()? as i64, max: c.u64()? as i64 },
-        2 => ZoneMap::Float { min: f64::from_bits(c.u64()?), max: f64::from_bits(c.u64()?) },
-        3 => ZoneMap::Bytes { min: c.bytes_bound()?, max: c.bytes_bound()? },
-        _ => return Err(CorruptData("unknown zone map kind")),
-    };
+    let zone = c.zone()?;
     Ok(VectorEntry { rows, offset, len, null_count, encoding, compression, zone })
 }
 

@@ -9,7 +9,8 @@
 //! - `column_builder`: a column's values collected for a flush; `flush_order` orders a
 //!   row group's rows by the table's sort key; `chunk_encoder` turns a column's rows
 //!   into a chunk of encoded vectors with its `directory` (per-vector offsets, counts
-//!   and `zonemap`s; zone maps also evaluate predicates).
+//!   and `zonemap`s; zone maps also evaluate predicates); `group_zones`: a row group's
+//!   zone map per column, for plan-time pruning before any directory is read.
 //! - Row changes: `mark_kind` (a mark's kind: a row lock or a delete, and which conflict),
 //!   `bucket_rows` (row numbers in buckets; which rows of its bucket a mark covers) and
 //!   `delete_mask` (a row group's bitmap of deleted rows).
@@ -31,6 +32,7 @@ pub mod directory;
 pub mod encoding;
 pub mod fallible;
 pub mod flush_order;
+pub mod group_zones;
 pub mod image_arena;
 pub mod layout;
 pub mod logical_record;

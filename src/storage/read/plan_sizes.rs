@@ -24,7 +24,7 @@ use crate::storage::relation::pages;
 use crate::storage::shared::cache::BoundedCache;
 use crate::storage::shared::completions::completed_transactions;
 use pgrx::pg_sys;
-use std::cell::RefCell;
+use std::cell::{OnceCell, RefCell};
 use std::rc::Rc;
 
 /// One sum, and what it was measured against.
@@ -50,31 +50,48 @@ struct Sizes {
 /// minus 1) the zone statistics of its chunk and of each of its vectors. They are read
 /// from the cached chunk metadata itself, not copied: a new connection's first plan of
 /// a table of many row groups would otherwise allocate (and fault in) a second copy of
-/// every vector's zone map.
-#[derive(Clone)]
+/// every vector's zone map. A row group whose `row_group` row keeps its zone maps
+/// (`group_zones`) answers for its chunks from them, and has its vectors' read only
+/// when a filter keeps it (`ZoneSet::read_vectors`).
 pub struct GroupZones {
     pub rows: u64,
-    chunks: Rc<catalog::Chunks>,
+    group: catalog::RowGroupMeta,
+    /// Its chunks' metadata, once read (at once for a group without zone maps kept).
+    chunks: OnceCell<Rc<catalog::Chunks>>,
 }
 
 impl GroupZones {
+    fn new(group: catalog::RowGroupMeta) -> GroupZones {
+        let chunks = OnceCell::new();
+        if group.zones.is_none() {
+            let _ = chunks.set(group.chunks.clone());
+        }
+        GroupZones { rows: group.row_count, group, chunks }
+    }
+
     fn chunk(&self, att: usize) -> Option<&catalog::ChunkMeta> {
-        self.chunks.column(att as i16 + 1)
+        self.chunks.get()?.column(att as i16 + 1)
     }
 
     /// The zone statistics of attribute `att`'s chunk; None if it is not stored in this
     /// row group, or was not measured.
     pub fn stats(&self, att: usize) -> Option<ZoneStats> {
+        if let Some(zones) = &self.group.zones {
+            let attnum = att as i16 + 1;
+            let c = zones.iter().find(|c| c.attnum == attnum)?;
+            return Some(ZoneStats { zone: c.zone, rows: self.rows, null_count: c.null_count });
+        }
         self.chunk(att).map(|c| ZoneStats { zone: c.zone, rows: self.rows, null_count: c.null_count })
     }
 
-    /// The zone statistics of vector `v` of attribute `att`'s chunk (None as `stats`).
+    /// The zone statistics of vector `v` of attribute `att`'s chunk (None as `stats`, or
+    /// when its vectors were not read: see `ZoneSet::read_vectors`).
     pub fn vector(&self, att: usize, v: usize) -> Option<ZoneStats> {
         let e = self.chunk(att)?.vectors.get(v)?;
         Some(ZoneStats { zone: e.zone, rows: e.rows as u64, null_count: e.null_count as u64 })
     }
 
-    /// The zone statistics of every vector of attribute `att`'s chunk (none as `stats`).
+    /// The zone statistics of every vector of attribute `att`'s chunk (none as `vector`).
     pub fn vectors(&self, att: usize) -> impl Iterator<Item = ZoneStats> + '_ {
         (0..self.chunk(att).map_or(0, |c| c.vectors.len())).filter_map(move |v| self.vector(att, v))
     }
@@ -224,10 +241,9 @@ pub unsafe fn group_zones(rel: pg_sys::Relation, natts: usize, atts: &[usize]) -
         // contract).
         let (groups, total_groups) =
             unsafe { catalog::load_row_groups_sampled(now.storage_id, &attnums, ZONE_SAMPLE_GROUPS) };
-        let zones: Vec<GroupZones> =
-            groups.iter().map(|g| GroupZones { rows: g.row_count, chunks: g.chunks.clone() }).collect();
+        let zones: Vec<GroupZones> = groups.into_iter().map(GroupZones::new).collect();
         let read = total_groups * (1 + atts.len());
-        (Rc::new(ZoneSet { atts, natts, groups: zones, total_groups }), read)
+        (Rc::new(ZoneSet { storage_id: now.storage_id, atts, natts, groups: zones, total_groups }), read)
     };
     // SAFETY: `rel` is open and locked, inside a transaction (this fn's contract).
     let set = unsafe { cached(rel, |e| &mut e.zones, |z, _| z.clone(), |now| compute(now, atts.to_vec())) };
@@ -251,6 +267,7 @@ pub unsafe fn group_zones(rel: pg_sys::Relation, natts: usize, atts: &[usize]) -
 
 /// Zone statistics of some attributes in every row group.
 pub struct ZoneSet {
+    storage_id: u64,
     /// The attributes measured (indexes, sorted), of `natts`.
     pub atts: Vec<usize>,
     pub natts: usize,
@@ -258,6 +275,31 @@ pub struct ZoneSet {
     pub groups: Vec<GroupZones>,
     /// How many row groups there are.
     pub total_groups: usize,
+}
+
+impl ZoneSet {
+    /// Reads the vectors' zone maps of the row groups `keeps` keeps (by their chunks'
+    /// statistics, `GroupZones::stats`) that have not had them read, in one go: a filter
+    /// whose row groups' zone maps rule most of them out reads the directories of the
+    /// few it keeps, not of all.
+    ///
+    /// # Safety
+    /// Call on the backend thread inside a transaction (it calls PostgreSQL, which may
+    /// raise an error).
+    pub unsafe fn read_vectors(&self, keeps: impl Fn(&GroupZones) -> bool) {
+        let wanted: Vec<&GroupZones> =
+            self.groups.iter().filter(|g| g.chunks.get().is_none() && keeps(g)).collect();
+        if wanted.is_empty() {
+            return;
+        }
+        let attnums: Vec<i16> = self.atts.iter().map(|&a| a as i16 + 1).collect();
+        let mut groups: Vec<catalog::RowGroupMeta> = wanted.iter().map(|g| g.group.clone()).collect();
+        // SAFETY: this fn's contract.
+        unsafe { catalog::attach_chunks_of(self.storage_id, &mut groups, &attnums) };
+        for (g, read) in wanted.into_iter().zip(groups) {
+            let _ = g.chunks.set(read.chunks);
+        }
+    }
 }
 
 /// Row groups whose zone maps the planner reads at most. A trickle of small transactions

@@ -213,6 +213,7 @@ unsafe fn write_out(rel: pg_sys::Relation, buf: &mut WriteBuffer, rows: usize, b
             // SAFETY: inside a transaction (this fn's contract), which has an xid from now on.
             writer: (unsafe { pg_sys::GetCurrentTransactionId() }, cid),
             inline: None,
+            zones: None,
         };
         // SAFETY: inside a transaction on the backend thread (this fn's contract), so the
         // metadata tables may be written.
