@@ -245,7 +245,12 @@ pub unsafe fn insert_row_group(storage_id: u64, group: &RowGroupMeta, cid: u32) 
                 .columns
                 .iter()
                 .flatten()
-                .map(|c| ColumnZone { attnum: c.attnum, null_count: c.null_count, zone: c.zone })
+                .map(|c| ColumnZone {
+                    attnum: c.attnum,
+                    null_count: c.null_count,
+                    length: c.length,
+                    zone: c.zone,
+                })
                 .collect();
             group_zones::encode(&columns)
         });
@@ -937,8 +942,15 @@ pub unsafe fn column_bytes(storage_id: u64, natts: usize) -> ColumnSizes {
         };
         let snapshot = std::ptr::null_mut();
         let groups = load_row_groups(storage_id, snapshot, false);
-        // Inline metadata is summed without parsing its vector directories.
-        let add_inline = |sizes: &mut ColumnSizes, g: &RowGroupMeta| {
+        // Inline metadata is summed without parsing its vector directories, and a row
+        // group's zone maps come with its chunks' sizes: neither needs its chunk rows.
+        let add_in_row = |sizes: &mut ColumnSizes, g: &RowGroupMeta| {
+            if let Some(zones) = g.zones.as_deref() {
+                for c in zones {
+                    sizes.add(c.attnum, c.length);
+                }
+                return true;
+            }
             let Some(bytes) = g.inline.as_deref() else { return false };
             for c in inline_chunks::decode(bytes).unwrap_or_else(|e| data_corrupted(&e)) {
                 sizes.add(c.attnum, c.length);
@@ -946,19 +958,28 @@ pub unsafe fn column_bytes(storage_id: u64, natts: usize) -> ColumnSizes {
             true
         };
         if groups.len() <= SIZE_SAMPLE_GROUPS {
+            let mut others = hashbrown::HashSet::new();
             for g in &groups {
-                add_inline(&mut sizes, g);
+                if !add_in_row(&mut sizes, g) {
+                    others.insert(g.first_row);
+                }
             }
             // Chunk rows come and go with their row group's, so the chunk table alone has
             // the sums of the others; its vector directories (often toasted) are not read.
-            scan_storage::<CHUNK_NATTS>(
-                c"chunk",
-                c"chunk_pkey",
-                storage_id,
-                snapshot,
-                pg_sys::AccessShareLock,
-                |_, _, v, n| add(&mut sizes, v, n),
-            );
+            if !others.is_empty() {
+                scan_storage::<CHUNK_NATTS>(
+                    c"chunk",
+                    c"chunk_pkey",
+                    storage_id,
+                    snapshot,
+                    pg_sys::AccessShareLock,
+                    |_, _, v, n| {
+                        if others.contains(&int8(v[1])) {
+                            add(&mut sizes, v, n)
+                        }
+                    },
+                );
+            }
             return sizes;
         }
         let step = sample_step(groups.len(), SIZE_SAMPLE_GROUPS);
@@ -966,7 +987,7 @@ pub unsafe fn column_bytes(storage_id: u64, natts: usize) -> ColumnSizes {
         for g in groups.iter().step_by(step) {
             sampled_bytes += g.data_length;
             sampled_groups += 1;
-            if add_inline(&mut sizes, g) {
+            if add_in_row(&mut sizes, g) {
                 continue;
             }
             scan_keys::<CHUNK_NATTS>(
