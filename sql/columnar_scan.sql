@@ -216,9 +216,9 @@ DROP TABLE many_groups;
 
 -- Row groups with chunk rows keep each column's zone map in their row_group row too:
 -- plan-time pruning rules row groups out on those, and reads the vector directories of
--- the ones a filter keeps only. On a new connection, planning a range inside one of 6
--- row groups parses that group's directory of the filtered column (and the scan its
--- own), a range over all of them every group's.
+-- the ones a filter keeps only, as does the scan. On a new connection, planning a range
+-- inside one of 6 row groups parses that group's directory of the filtered column, the
+-- scan that group's of the column it sums; a range over all of them every group's.
 CREATE TABLE wide_groups (id int, a int, b int, c int, d int, e int, f int, g int) USING columnar;
 SELECT format('INSERT INTO wide_groups SELECT i, i, i, i, i, i, i, i FROM generate_series(%s, %s) i',
               k * 20000 + 1, (k + 1) * 20000)
@@ -230,6 +230,7 @@ SELECT pgcolumnar.chunk_directories_parsed() AS p0 \gset
 EXPLAIN (COSTS OFF) SELECT sum(b) FROM wide_groups WHERE id BETWEEN 41001 AND 42000;
 SELECT pgcolumnar.chunk_directories_parsed() - :p0 AS parsed_by_plan;
 SELECT sum(b) FROM wide_groups WHERE id BETWEEN 41001 AND 42000;
+SELECT pgcolumnar.chunk_directories_parsed() - :p0 AS parsed_by_plan_and_scan;
 EXPLAIN (COSTS OFF) SELECT sum(b) FROM wide_groups WHERE id > 0;
 SELECT pgcolumnar.chunk_directories_parsed() - :p0 AS parsed_by_plans;
 SELECT sum(b) FROM wide_groups WHERE id > 0;

@@ -454,6 +454,13 @@ impl Reader {
     /// Zone statistics of attribute `att` in row group `g`, or, with `vector`, in that
     /// vector of it; None if the row group does not store the attribute.
     fn stats(g: &RowGroupMeta, att: usize, vector: Option<usize>) -> Option<ZoneStats> {
+        // A row group's own zone maps are in its row_group row when it has chunk rows:
+        // no chunk need be read to rule it out.
+        if let (None, Some(zones)) = (vector, g.zones.as_deref()) {
+            let attnum = att as i16 + 1;
+            let c = zones.iter().find(|c| c.attnum == attnum)?;
+            return Some(ZoneStats { zone: c.zone, rows: g.row_count, null_count: c.null_count });
+        }
         let chunk = g.chunk(att as i16 + 1)?;
         Some(match vector {
             Some(v) => {
@@ -544,6 +551,17 @@ impl Reader {
     /// The delete mask row group `index` is read with, or None if the scan passes it
     /// by: every row deleted, or zone maps rule it out (counted).
     unsafe fn usable_group(&mut self, index: usize) -> Option<Option<DeleteMask>> {
+        let g = &self.groups[index];
+        let mask =
+            delete_mask::group_mask(g.deleted.as_deref(), &self.deleted_rows, g.first_row, g.row_count);
+        if mask.as_ref().is_some_and(|m| m.count() == g.row_count) {
+            return None;
+        }
+        // Ruled out by the zone maps its row_group row keeps: its chunks are not read.
+        if g.zones.is_some() && (self.refuted(g, None) || self.verdict(g, None) == Verdict::None) {
+            self.counters.groups_skipped += 1;
+            return None;
+        }
         if self.lazy.is_some() {
             let mut keys: Vec<i16> = self.predicates.iter().map(|(a, _)| *a as i16 + 1).collect();
             keys.extend(self.filter.iter().flat_map(|f| f.attributes()).map(|&a| a as i16 + 1));
@@ -553,11 +571,6 @@ impl Reader {
             unsafe { self.attach(index, Some(keys)) };
         }
         let g = &self.groups[index];
-        let mask =
-            delete_mask::group_mask(g.deleted.as_deref(), &self.deleted_rows, g.first_row, g.row_count);
-        if mask.as_ref().is_some_and(|m| m.count() == g.row_count) {
-            return None;
-        }
         if self.refuted(g, None) || self.verdict(g, None) == Verdict::None {
             self.counters.groups_skipped += 1;
             return None;
