@@ -261,6 +261,13 @@ mod tests {
         }
     }
 
+    /// The btree families the planner knows for built-in types without asking the
+    /// type cache are the type cache's.
+    #[pg_test]
+    fn built_in_btree_families_match_the_type_cache() {
+        assert!(crate::planner::quals::built_in_families_match_type_cache());
+    }
+
     #[pg_test]
     fn loaded_through_shared_preload_libraries() {
         let sql_visible = Spi::get_one::<bool>("SELECT pgcolumnar.preloaded()")
