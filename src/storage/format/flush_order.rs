@@ -76,15 +76,6 @@ pub fn flush_order(keys: &[&ColumnBuilder], rows: std::ops::Range<usize>) -> Opt
     Some(order)
 }
 
-/// The inverse of an order: `inverse[offset]` is the position of the row at `offset`.
-pub fn inverse(order: &[u32]) -> Vec<u32> {
-    let mut inv = vec![0u32; order.len()];
-    for (p, &o) in order.iter().enumerate() {
-        inv[o as usize] = p as u32;
-    }
-    inv
-}
-
 /// Rows `rows` of `b` rearranged by `order` (offsets from `rows.start`).
 pub fn permuted(b: &ColumnBuilder, rows: std::ops::Range<usize>, order: &[u32]) -> ColumnBuilder {
     let mut out = ColumnBuilder::new(b.kind);
@@ -132,10 +123,6 @@ mod tests {
         let time = ints(&[Some(2), None, Some(1), Some(5), Some(0)]);
         let order = flush_order(&[&host, &time], 0..5).unwrap();
         assert_eq!(order, vec![3, 1, 2, 0, 4]);
-        let inv = inverse(&order);
-        for (p, &o) in order.iter().enumerate() {
-            assert_eq!(inv[o as usize], p as u32);
-        }
         let ties = texts(&["x", "x", "x"]);
         assert_eq!(flush_order(&[&ties], 0..3), None, "already in order");
     }

@@ -12,12 +12,11 @@ use crate::storage::format::bucket_rows::bucket_start;
 use crate::storage::format::encoding::point::PointVector;
 use crate::storage::format::encoding::stripe_rows::{StripeRows, MAX_ATTRIBUTE};
 use crate::storage::format::encoding::DecodedVector;
-use crate::storage::format::flush_order::inverse;
 use crate::storage::format::image_arena::ImageArena;
 use crate::storage::relation::datum::{self, ColumnKind};
 use hashbrown::HashMap;
 
-use super::decode::{load_order, open_checked, open_paged_checked};
+use super::decode::{load_order_inverse, open_checked, open_paged_checked};
 use super::vector_pages::VectorPages;
 use crate::storage::format::encoding::paged::PagedVector;
 use crate::storage::format::layout::{self, VECTOR_ROWS};
@@ -810,10 +809,15 @@ impl Fetcher {
             let inverse = match INVERSE_ORDERS.with(|c| c.borrow_mut().get(&key).cloned()) {
                 Some(inv) => inv,
                 None => {
-                    let order = SCRATCH.with(|s| {
-                        load_order(self.rel, chunk, g.row_count, std::ptr::null_mut(), &mut s.borrow_mut().1)
+                    let inv = SCRATCH.with(|s| {
+                        load_order_inverse(
+                            self.rel,
+                            chunk,
+                            g.row_count,
+                            std::ptr::null_mut(),
+                            &mut s.borrow_mut().1,
+                        )
                     });
-                    let inv: Rc<[u32]> = inverse(&order).into();
                     INVERSE_ORDERS.with(|c| c.borrow_mut().insert(key, inv.clone()));
                     inv
                 }
