@@ -10,7 +10,7 @@ use super::tables::{
 use crate::storage::format::delete_mask::DeleteMask;
 use crate::storage::format::directory::{Directory, VectorEntry};
 use crate::storage::format::group_zones::{self, ColumnZone};
-use crate::storage::format::zonemap::ZoneMap;
+use crate::storage::format::zonemap::{ZoneMap, ZoneStats};
 use crate::storage::shared::cache::BoundedCache;
 use crate::storage::shared::completions::completed_transactions;
 use crate::storage::shared::error::data_corrupted;
@@ -156,6 +156,19 @@ impl RowGroupMeta {
     pub fn chunk(&self, attnum: i16) -> Option<&ChunkMeta> {
         debug_assert!(self.chunks.has(attnum), "chunk of attribute {attnum} not loaded");
         self.chunks.columns.get(attnum as usize - 1).and_then(|c| c.as_deref())
+    }
+
+    /// The zone statistics of attribute `att` (index) over the whole row group: from the
+    /// zone maps its `row_group` row keeps, or else its chunk's (which must be attached);
+    /// None if the row group does not store the attribute.
+    pub fn stats(&self, att: usize) -> Option<ZoneStats> {
+        let attnum = att as i16 + 1;
+        if let Some(zones) = self.zones.as_deref() {
+            let c = zones.iter().find(|c| c.attnum == attnum)?;
+            return Some(ZoneStats { zone: c.zone, rows: self.row_count, null_count: c.null_count });
+        }
+        let c = self.chunk(attnum)?;
+        Some(ZoneStats { zone: c.zone, rows: self.row_count, null_count: c.null_count })
     }
 }
 

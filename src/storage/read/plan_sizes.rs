@@ -76,12 +76,8 @@ impl GroupZones {
     /// The zone statistics of attribute `att`'s chunk; None if it is not stored in this
     /// row group, or was not measured.
     pub fn stats(&self, att: usize) -> Option<ZoneStats> {
-        if let Some(zones) = &self.group.zones {
-            let attnum = att as i16 + 1;
-            let c = zones.iter().find(|c| c.attnum == attnum)?;
-            return Some(ZoneStats { zone: c.zone, rows: self.rows, null_count: c.null_count });
-        }
-        self.chunk(att).map(|c| ZoneStats { zone: c.zone, rows: self.rows, null_count: c.null_count })
+        // A group without zone maps kept came with its chunks attached.
+        self.group.stats(att)
     }
 
     /// The zone statistics of vector `v` of attribute `att`'s chunk (None as `stats`, or

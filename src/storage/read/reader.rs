@@ -456,19 +456,9 @@ impl Reader {
     fn stats(g: &RowGroupMeta, att: usize, vector: Option<usize>) -> Option<ZoneStats> {
         // A row group's own zone maps are in its row_group row when it has chunk rows:
         // no chunk need be read to rule it out.
-        if let (None, Some(zones)) = (vector, g.zones.as_deref()) {
-            let attnum = att as i16 + 1;
-            let c = zones.iter().find(|c| c.attnum == attnum)?;
-            return Some(ZoneStats { zone: c.zone, rows: g.row_count, null_count: c.null_count });
-        }
-        let chunk = g.chunk(att as i16 + 1)?;
-        Some(match vector {
-            Some(v) => {
-                let e = chunk.vectors.get(v)?;
-                ZoneStats { zone: e.zone, rows: e.rows as u64, null_count: e.null_count as u64 }
-            }
-            None => ZoneStats { zone: chunk.zone, rows: g.row_count, null_count: chunk.null_count },
-        })
+        let Some(v) = vector else { return g.stats(att) };
+        let e = g.chunk(att as i16 + 1)?.vectors.get(v)?;
+        Some(ZoneStats { zone: e.zone, rows: e.rows as u64, null_count: e.null_count as u64 })
     }
 
     /// Whether the predicates rule out row group `g` (using each chunk's merged zone
@@ -557,9 +547,9 @@ impl Reader {
         if mask.as_ref().is_some_and(|m| m.count() == g.row_count) {
             return None;
         }
-        // Ruled out by the zone maps its row_group row keeps: its chunks are not read.
-        if g.zones.is_some() && (self.refuted(g, None) || self.verdict(g, None) == Verdict::None) {
-            self.counters.groups_skipped += 1;
+        // Ruled out by the zone maps its row_group row keeps, its chunks are not read.
+        let zones_kept = g.zones.is_some();
+        if zones_kept && self.ruled_out(index) {
             return None;
         }
         if self.lazy.is_some() {
@@ -570,12 +560,20 @@ impl Reader {
             // SAFETY: this fn's contract.
             unsafe { self.attach(index, Some(keys)) };
         }
-        let g = &self.groups[index];
-        if self.refuted(g, None) || self.verdict(g, None) == Verdict::None {
-            self.counters.groups_skipped += 1;
+        if !zones_kept && self.ruled_out(index) {
             return None;
         }
         Some(mask)
+    }
+
+    /// Whether the zone maps of row group `index` rule it out (counted).
+    fn ruled_out(&mut self, index: usize) -> bool {
+        let g = &self.groups[index];
+        let out = self.refuted(g, None) || self.verdict(g, None) == Verdict::None;
+        if out {
+            self.counters.groups_skipped += 1;
+        }
+        out
     }
 
     /// Loads the next row group; false when none is left.

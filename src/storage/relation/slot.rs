@@ -125,10 +125,7 @@ unsafe extern "C-unwind" fn getsomeattrs(slot: *mut pg_sys::TupleTableSlot, natt
     unsafe {
         let Some(lazy) = lazy_row(slot) else { pgrx::error!("columnar slot has no row to decode") };
         let from = (*slot).tts_nvalid as usize;
-        let s = slot as *mut ColumnarSlot;
-        let needed =
-            (!(*s).needed.is_null()).then(|| std::slice::from_raw_parts((*s).needed, (*s).needed_words));
-        lazy.fill(from, natts as usize, (*slot).tts_values, (*slot).tts_isnull, needed);
+        lazy.fill(from, natts as usize, (*slot).tts_values, (*slot).tts_isnull, needed_bits(slot));
         (*slot).tts_nvalid = natts as i16;
     }
 }
