@@ -423,7 +423,7 @@ enum Tuple {
 ///
 /// # Safety
 /// `rel` must be an open relation.
-unsafe fn attr_shapes(rel: pg_sys::Relation) -> Vec<AttrShape> {
+pub(crate) unsafe fn attr_shapes(rel: pg_sys::Relation) -> Vec<AttrShape> {
     // SAFETY: `rel` is open (this fn's contract): its descriptor has `natts` attributes.
     unsafe {
         let desc = (*rel).rd_att;
@@ -550,7 +550,7 @@ unsafe fn image<'a>(tuple: pg_sys::HeapTuple) -> TupleImage<'a> {
 /// and, if `this_xid`, under this transaction's xid (assigned first: the record must
 /// carry it, and assigning one may itself write WAL); a record that names its rows'
 /// transaction needs none.
-unsafe fn write_record(info: u8, record: &RecordBuilder, this_xid: bool) {
+pub(crate) unsafe fn write_record(info: u8, record: &RecordBuilder, this_xid: bool) {
     // SAFETY: on the backend thread inside a transaction (callers' contracts); the bytes
     // stay valid until XLogInsert has copied them.
     unsafe {

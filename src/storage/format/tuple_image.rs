@@ -56,33 +56,34 @@ fn is_external(b: u8) -> bool {
     b == 0x01
 }
 
+/// One attribute's value of a row, as `lay_out` stores it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Value<'a> {
+    Null,
+    /// A by-value datum: its low `len` bytes are stored (`store_att_byval`).
+    Word(u64),
+    /// A by-reference value's bytes as they are: a fixed-width value's `len` bytes, or a
+    /// varlena with its header (a 1-byte one, stored unaligned, or a 4-byte one that is
+    /// compressed, aligned and never converted).
+    Stored(&'a [u8]),
+    /// The data of an uncompressed varlena, without its header: stored with a 1-byte
+    /// header when the attribute is packable and it fits one, else with a 4-byte header.
+    VarlenaData(&'a [u8]),
+    /// A C string's bytes, without its NUL.
+    CString(&'a [u8]),
+}
+
 /// Appends to `out` the bytes of the tuple heap forms of a row after its fixed header
 /// (null bitmap, padding to `t_hoff`, values), as a tuple image holds them, and returns
-/// the header fields. `values[i]` is attribute i's datum and `is_null(i)` says whether it
-/// is NULL. None, with nothing appended, when a value is stored out of line.
-///
-/// # Safety
-/// Every non-null by-reference datum must point at a valid value of its attribute: a
-/// varlena (its header and the bytes it counts), a NUL-terminated C string, or `len`
-/// bytes.
-pub unsafe fn append(
+/// the header fields. `value(i)` is attribute i's value; `has_null` says whether any is
+/// `Null`. Pure: a COPY's rows are laid out on rayon's threads from their parsed values.
+pub fn lay_out<'a>(
     shapes: &[AttrShape],
-    values: &[usize],
-    is_null: impl Fn(usize) -> bool,
+    has_null: bool,
+    value: impl Fn(usize) -> Value<'a>,
     out: &mut Vec<u8>,
-) -> Option<Header> {
+) -> Header {
     let natts = shapes.len();
-    let mut has_null = false;
-    for (i, s) in shapes.iter().enumerate() {
-        if is_null(i) {
-            has_null = true;
-        } else if s.len == -1 {
-            // SAFETY: a non-null varlena datum points at its header (this fn's contract).
-            if is_external(unsafe { *(values[i] as *const u8) }) {
-                return None;
-            }
-        }
-    }
     let start = out.len();
     let bitmap = if has_null { natts.div_ceil(8) } else { 0 };
     let hoff = align_up(FIXED_HEADER + bitmap, MAX_ALIGN);
@@ -98,59 +99,118 @@ pub unsafe fn append(
     };
     let mut infomask = 0u16;
     for (i, s) in shapes.iter().enumerate() {
-        if is_null(i) {
+        let v = value(i);
+        if v == Value::Null {
             infomask |= HEAP_HASNULL;
             continue;
         }
         if has_null {
             out[start + i / 8] |= 1 << (i % 8);
         }
-        let v = values[i];
-        if s.by_value {
-            pad(out, s.align);
-            // store_att_byval: the datum's low `len` bytes (each width written whole, not
-            // copied by length: this runs for every value of a COPY).
-            match s.len {
-                8 => out.extend_from_slice(&(v as u64).to_le_bytes()),
-                4 => out.extend_from_slice(&(v as u32).to_le_bytes()),
-                2 => out.extend_from_slice(&(v as u16).to_le_bytes()),
-                _ => out.extend_from_slice(&v.to_le_bytes()[..s.len as usize]),
+        match v {
+            Value::Null => {}
+            Value::Word(w) => {
+                pad(out, s.align);
+                // Each width written whole, not copied by length: this runs for every
+                // value of a COPY.
+                match s.len {
+                    8 => out.extend_from_slice(&w.to_le_bytes()),
+                    4 => out.extend_from_slice(&(w as u32).to_le_bytes()),
+                    2 => out.extend_from_slice(&(w as u16).to_le_bytes()),
+                    _ => out.extend_from_slice(&w.to_le_bytes()[..s.len.clamp(0, 8) as usize]),
+                }
             }
+            Value::Stored(bytes) => {
+                if s.len == -1 {
+                    infomask |= HEAP_HASVARWIDTH;
+                    // A 1-byte header is never aligned.
+                    if bytes.first().is_some_and(|b| b & 0x01 == 0) {
+                        pad(out, s.align);
+                    }
+                } else {
+                    pad(out, s.align);
+                }
+                out.extend_from_slice(bytes);
+            }
+            Value::VarlenaData(bytes) => {
+                infomask |= HEAP_HASVARWIDTH;
+                if s.packable && bytes.len() < SHORT_MAX {
+                    out.push((((bytes.len() + 1) as u8) << 1) | 0x01);
+                } else {
+                    pad(out, s.align);
+                    // SET_VARSIZE for a 4-byte header on a little-endian machine.
+                    out.extend_from_slice(&(((bytes.len() + 4) as u32) << 2).to_le_bytes());
+                }
+                out.extend_from_slice(bytes);
+            }
+            Value::CString(bytes) => {
+                infomask |= HEAP_HASVARWIDTH;
+                out.extend_from_slice(bytes);
+                out.push(0);
+            }
+        }
+    }
+    Header { infomask2: natts as u16 & NATTS_MASK, infomask, hoff: hoff as u8 }
+}
+
+/// `lay_out` of a row of datums: `values[i]` is attribute i's datum and `is_null(i)`
+/// says whether it is NULL. None, with nothing appended, when a value is stored out of
+/// line.
+///
+/// # Safety
+/// Every non-null by-reference datum must point at a valid value of its attribute: a
+/// varlena (its header and the bytes it counts), a NUL-terminated C string, or `len`
+/// bytes.
+pub unsafe fn append(
+    shapes: &[AttrShape],
+    values: &[usize],
+    is_null: impl Fn(usize) -> bool,
+    out: &mut Vec<u8>,
+) -> Option<Header> {
+    let mut has_null = false;
+    for (i, s) in shapes.iter().enumerate() {
+        if is_null(i) {
+            has_null = true;
         } else if s.len == -1 {
-            infomask |= HEAP_HASVARWIDTH;
+            // SAFETY: a non-null varlena datum points at its header (this fn's contract).
+            if is_external(unsafe { *(values[i] as *const u8) }) {
+                return None;
+            }
+        }
+    }
+    let value = |i: usize| {
+        let s = shapes[i];
+        let v = values[i];
+        if is_null(i) {
+            Value::Null
+        } else if s.by_value {
+            Value::Word(v as u64)
+        } else if s.len == -1 {
             let p = v as *const u8;
-            // SAFETY: a varlena (this fn's contract, not external: checked above): its first
-            // byte says its header's form, and its header how many bytes it has.
+            // SAFETY: a varlena, not external (checked above; this fn's contract): its
+            // first byte says its header's form, and its header how many bytes it has.
             unsafe {
                 let b = *p;
                 if b & 0x01 == 0x01 {
-                    // A 1-byte header: never aligned.
-                    let n = (b >> 1) as usize & SHORT_MAX;
-                    out.extend_from_slice(std::slice::from_raw_parts(p, n));
+                    Value::Stored(std::slice::from_raw_parts(p, (b >> 1) as usize & SHORT_MAX))
                 } else {
                     let n = (std::ptr::read_unaligned(p as *const u32) >> 2) as usize & 0x3FFF_FFFF;
-                    // An uncompressed 4-byte header whose data fits a 1-byte one is converted.
-                    if s.packable && b & 0x03 == 0x00 && n < SHORT_MAX + 4 {
-                        out.push((((n - 4 + 1) as u8) << 1) | 0x01);
-                        out.extend_from_slice(std::slice::from_raw_parts(p.add(4), n - 4));
+                    if b & 0x03 == 0x00 {
+                        Value::VarlenaData(std::slice::from_raw_parts(p.add(4), n - 4))
                     } else {
-                        pad(out, s.align);
-                        out.extend_from_slice(std::slice::from_raw_parts(p, n));
+                        Value::Stored(std::slice::from_raw_parts(p, n))
                     }
                 }
             }
         } else if s.len == -2 {
-            infomask |= HEAP_HASVARWIDTH;
             // SAFETY: a C string (this fn's contract).
-            let c = unsafe { std::ffi::CStr::from_ptr(v as *const std::ffi::c_char) };
-            out.extend_from_slice(c.to_bytes_with_nul());
+            Value::CString(unsafe { std::ffi::CStr::from_ptr(v as *const std::ffi::c_char) }.to_bytes())
         } else {
-            pad(out, s.align);
             // SAFETY: `len` bytes of a fixed-width value (this fn's contract).
-            out.extend_from_slice(unsafe { std::slice::from_raw_parts(v as *const u8, s.len as usize) });
+            Value::Stored(unsafe { std::slice::from_raw_parts(v as *const u8, s.len as usize) })
         }
-    }
-    Some(Header { infomask2: natts as u16 & NATTS_MASK, infomask, hoff: hoff as u8 })
+    };
+    Some(lay_out(shapes, has_null, value, out))
 }
 
 #[cfg(test)]
@@ -263,6 +323,59 @@ mod tests {
         want.extend_from_slice(&interval);
         want.extend_from_slice(b"name\0");
         assert_eq!(bytes, want);
+    }
+
+    #[test]
+    fn values_lay_out_as_their_datums_do() {
+        let short = varlena(b"abc");
+        let plain = varlena(b"ab");
+        let long = varlena(&[b'y'; 300]);
+        let edge = varlena(&[b'e'; 126]);
+        let over = varlena(&[b'o'; 127]);
+        let uuid: [u8; 16] = std::array::from_fn(|i| i as u8 * 3);
+        let name = c"name";
+        let shapes = [BOOL, TEXT, INT8, PLAIN_TEXT, UUID, TEXT, CSTRING, INT4, TEXT, TEXT, INTERVAL];
+        let datums = [
+            1,
+            short.as_ptr() as usize,
+            (-5i64) as usize,
+            plain.as_ptr() as usize,
+            uuid.as_ptr() as usize,
+            long.as_ptr() as usize,
+            name.as_ptr() as usize,
+            0,
+            edge.as_ptr() as usize,
+            over.as_ptr() as usize,
+            uuid.as_ptr() as usize,
+        ];
+        let values = [
+            Value::Word(1),
+            Value::VarlenaData(b"abc"),
+            Value::Word((-5i64) as u64),
+            Value::VarlenaData(b"ab"),
+            Value::Stored(&uuid),
+            Value::VarlenaData(&long[4..]),
+            Value::CString(b"name"),
+            Value::Word(0),
+            Value::VarlenaData(&edge[4..]),
+            Value::VarlenaData(&over[4..]),
+            Value::Stored(&uuid),
+        ];
+        for nulls in [[false; 11], std::array::from_fn(|i| i == 7)] {
+            let from_datums = image(&shapes, &datums, &nulls).unwrap();
+            let mut out = vec![0xEE];
+            let has_null = nulls.iter().any(|n| *n);
+            let value = |i: usize| if nulls[i] { Value::Null } else { values[i] };
+            let h = lay_out(&shapes, has_null, value, &mut out);
+            assert_eq!((h, out[1..].to_vec()), from_datums);
+        }
+        // 126 bytes take a 1-byte header, 127 a 4-byte one.
+        let (_, bytes) = image(&[TEXT], &[edge.as_ptr() as usize], &[false]).unwrap();
+        // (After the one byte that pads the header's 23 bytes to 24.)
+        assert_eq!(bytes[1], (127 << 1) | 1);
+        assert_eq!(bytes.len(), 1 + 127);
+        let (_, bytes) = image(&[TEXT], &[over.as_ptr() as usize], &[false]).unwrap();
+        assert_eq!(&bytes[1..], &over[..]);
     }
 
     #[test]

@@ -24,6 +24,7 @@
 //! `pgcolumnar.enable_parallel_copy = off` sends every COPY there.
 
 use crate::pg_list;
+use crate::storage::change::batch_log::{self, BatchLayout};
 use crate::storage::change::logical_log;
 use crate::storage::format::column_builder::ColumnBuilder;
 use crate::storage::format::encoding::point::PointValue;
@@ -609,8 +610,8 @@ unsafe fn load(
         };
         let cid = pg_sys::GetCurrentCommandId(true);
         let indexed = (*(*rel).rd_rel).relhasindex;
-        let logged = logical_log::wanted(rel);
-        let target = (indexed || logged).then(|| Target::new(rel, attnums, indexed));
+        let logged = logical_log::wanted(rel).then(|| BatchLayout::new(rel));
+        let target = indexed.then(|| Target::new(rel, attnums, true));
         let mut processed = 0u64;
         let mut batch_memory = pgrx::PgMemoryContexts::new("pgcolumnar COPY batch");
         let width = load.columns.len();
@@ -640,8 +641,30 @@ unsafe fn load(
                     raise(stop, rel, &mut load.columns, &load.attnums, load.relname, line, &raw);
                 }
                 let runs = write_buffer::insert_columns(rel, &columns, rows, cid);
+                // Under wal_level = logical, the rows' change records are laid out on a
+                // rayon thread (a big batch's) while this one makes their index entries.
+                let columns = std::sync::Arc::new(columns);
+                let records = logged.as_ref().map(|layout| {
+                    let (sender, receiver) = std::sync::mpsc::channel();
+                    let (layout, kinds, columns, runs) =
+                        (layout.clone(), load.kinds.clone(), columns.clone(), runs.clone());
+                    let lay_out = move || {
+                        let _ = sender.send(layout.records(&kinds, &columns, &runs));
+                    };
+                    match rows >= PARALLEL_ROWS {
+                        true => scope.spawn(move |_| lay_out()),
+                        false => lay_out(),
+                    }
+                    receiver
+                });
                 if let Some(target) = &target {
-                    target.follow_inserts(rel, &columns, &load.kinds, &runs, logged);
+                    target.follow_inserts(rel, &columns, &load.kinds, &runs);
+                }
+                if let Some(records) = records {
+                    let records = records
+                        .recv()
+                        .expect("the layout of a COPY batch's change records ended without them");
+                    batch_log::write(&records);
                 }
                 pg_sys::pgstat_count_heap_insert(rel, rows as i64);
                 processed += rows as u64;
@@ -779,9 +802,9 @@ impl Target {
         }
     }
 
-    /// Makes the index entries (if the target has its indexes open) and, if `logged`, the
-    /// logical change records of the rows `columns` holds, numbered as `runs` says
-    /// (`write_buffer::insert_columns`), a row at a time as PostgreSQL's COPY does.
+    /// Makes the index entries of the rows `columns` holds (the target has its indexes
+    /// open), numbered as `runs` says (`write_buffer::insert_columns`), a row at a time as
+    /// PostgreSQL's COPY does.
     ///
     /// # Safety
     /// On the backend thread inside the COPY's transaction; `rel` is the target's table,
@@ -792,7 +815,6 @@ impl Target {
         columns: &[Option<ColumnBuilder>],
         kinds: &[ColumnKind],
         runs: &[(usize, u64, usize)],
-        logged: bool,
     ) {
         // SAFETY: per this fn's contract; by-reference values point into `images`, cleared
         // only after the row's index entries are made; the per-tuple memory (expression
@@ -805,7 +827,6 @@ impl Target {
             // The row's by-reference values, as a fetch makes them.
             let mut images = ImageArena::default();
             let mut dense = vec![0usize; natts];
-            let mut log = logged.then(|| logical_log::InsertLog::new(rel));
             for &(start, first, n) in runs {
                 for i in 0..n {
                     let row = start + i;
@@ -824,20 +845,15 @@ impl Target {
                     pg_sys::ExecStoreVirtualTuple(self.slot);
                     (*self.slot).tts_tid = crate::storage::relation::tid::row_tid(first + i as u64);
                     (*self.slot).tts_tableOid = (*rel).rd_id;
-                    if self.indexes {
-                        pg_sys::ExecInsertIndexTuples(
-                            self.rri,
-                            self.slot,
-                            self.estate,
-                            false,
-                            false,
-                            std::ptr::null_mut(),
-                            std::ptr::null_mut(),
-                        );
-                    }
-                    if let Some(log) = log.as_mut() {
-                        log.add(self.slot);
-                    }
+                    pg_sys::ExecInsertIndexTuples(
+                        self.rri,
+                        self.slot,
+                        self.estate,
+                        false,
+                        false,
+                        std::ptr::null_mut(),
+                        std::ptr::null_mut(),
+                    );
                     pg_sys::MemoryContextReset(memory);
                     images.clear();
                 }
