@@ -439,17 +439,44 @@ unsafe fn btree_family(base: pg_sys::Oid) -> Option<pg_sys::Oid> {
 /// catalog's initial contents; a type can have one default class per access method). A
 /// new connection's first lookup of a type's family in the type cache scans pg_opclass
 /// and checks every btree class's input type: 0.1 ms of its first plan.
-const BUILT_IN_FAMILIES: [(pg_sys::Oid, pg_sys::Oid); 9] = [
+const BUILT_IN_FAMILIES: [(pg_sys::Oid, pg_sys::Oid); 23] = [
     (pg_sys::INT2OID, pg_sys::INTEGER_BTREE_FAM_OID),
     (pg_sys::INT4OID, pg_sys::INTEGER_BTREE_FAM_OID),
     (pg_sys::INT8OID, pg_sys::INTEGER_BTREE_FAM_OID),
     (pg_sys::TEXTOID, pg_sys::TEXT_BTREE_FAM_OID),
+    (pg_sys::NAMEOID, pg_sys::TEXT_BTREE_FAM_OID),
     (pg_sys::BPCHAROID, pg_sys::BPCHAR_BTREE_FAM_OID),
     (pg_sys::BOOLOID, pg_sys::BOOL_BTREE_FAM_OID),
     (pg_sys::BYTEAOID, pg_sys::BYTEA_BTREE_FAM_OID),
     (pg_sys::INTERVALOID, pg_sys::INTERVAL_BTREE_FAM_OID),
     (pg_sys::OIDOID, pg_sys::OID_BTREE_FAM_OID),
+    (pg_sys::INETOID, pg_sys::NETWORK_BTREE_FAM_OID),
+    (pg_sys::CHAROID, CHAR_BTREE_FAM_OID),
+    (pg_sys::DATEOID, DATETIME_BTREE_FAM_OID),
+    (pg_sys::TIMESTAMPOID, DATETIME_BTREE_FAM_OID),
+    (pg_sys::TIMESTAMPTZOID, DATETIME_BTREE_FAM_OID),
+    (pg_sys::TIMEOID, TIME_BTREE_FAM_OID),
+    (pg_sys::TIMETZOID, TIMETZ_BTREE_FAM_OID),
+    (pg_sys::FLOAT4OID, FLOAT_BTREE_FAM_OID),
+    (pg_sys::FLOAT8OID, FLOAT_BTREE_FAM_OID),
+    (pg_sys::NUMERICOID, NUMERIC_BTREE_FAM_OID),
+    (pg_sys::MONEYOID, MONEY_BTREE_FAM_OID),
+    (pg_sys::UUIDOID, UUID_BTREE_FAM_OID),
+    (pg_sys::JSONBOID, JSONB_BTREE_FAM_OID),
 ];
+
+// Btree families the headers name no symbol for: their OIDs are fixed in the catalog's
+// initial contents (pg_opfamily.dat) as much as the named ones; the pg-test
+// `built_in_btree_families_match_the_type_cache` checks every entry above.
+const CHAR_BTREE_FAM_OID: pg_sys::Oid = pg_sys::Oid::from_u32(429);
+const DATETIME_BTREE_FAM_OID: pg_sys::Oid = pg_sys::Oid::from_u32(434);
+const FLOAT_BTREE_FAM_OID: pg_sys::Oid = pg_sys::Oid::from_u32(1970);
+const NUMERIC_BTREE_FAM_OID: pg_sys::Oid = pg_sys::Oid::from_u32(1988);
+const TIME_BTREE_FAM_OID: pg_sys::Oid = pg_sys::Oid::from_u32(1996);
+const TIMETZ_BTREE_FAM_OID: pg_sys::Oid = pg_sys::Oid::from_u32(2000);
+const MONEY_BTREE_FAM_OID: pg_sys::Oid = pg_sys::Oid::from_u32(2099);
+const UUID_BTREE_FAM_OID: pg_sys::Oid = pg_sys::Oid::from_u32(2968);
+const JSONB_BTREE_FAM_OID: pg_sys::Oid = pg_sys::Oid::from_u32(4033);
 
 /// Whether every `BUILT_IN_FAMILIES` entry is what the type cache says (pg-test).
 #[cfg(feature = "pg_test")]
