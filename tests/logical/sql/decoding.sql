@@ -149,6 +149,10 @@ BEGIN
     INSERT INTO by_index VALUES (1, 'a', 10), (2, 'b', 20);
     INSERT INTO nothing_id VALUES (1, 'a'), (2, 'b');
     INSERT INTO dropped VALUES (1, 'a'), (2, 'b');
+    -- COPY of whole rows: past a dropped column, and of types parsed in Rust and by
+    -- input functions (numeric, jsonb, an array).
+    COPY dropped FROM PROGRAM 'printf "3\tcopied\n4\t\\\\N\n"';
+    COPY t FROM PROGRAM 'printf "600\tall\t-12.50\t2024-03-04 05:06:07+00\tt\t1.25\t\\\\N\t{\"k\": [1, 2]}\t{a,\"b c\"}\tbig\n"';
     COMMIT;
     UPDATE no_key SET b = 'bb' WHERE a = 2;
     DELETE FROM no_key WHERE a = 1;
