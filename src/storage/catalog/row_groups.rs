@@ -753,18 +753,18 @@ pub unsafe fn load_row_groups_sampled(
         let snapshot = std::ptr::null_mut();
         let groups = load_row_groups(storage_id, snapshot, false);
         let total = groups.len();
-        let mut picked: Vec<RowGroupMeta> = if total <= sample {
+        let picked: Vec<RowGroupMeta> = if total <= sample {
             groups
         } else {
             groups.into_iter().step_by(sample_step(total, sample)).collect()
         };
-        let mut unsummed: Vec<RowGroupMeta> = picked.iter().filter(|g| g.zones.is_none()).cloned().collect();
+        // Groups whose row keeps no zone maps get their chunks, in one read for all.
+        let (mut unsummed, mut picked): (Vec<_>, Vec<_>) =
+            picked.into_iter().partition(|g| g.zones.is_none());
         if !unsummed.is_empty() {
             attach_all(storage_id, &mut unsummed, snapshot, Some(attnums));
-            let mut read = unsummed.into_iter();
-            for g in picked.iter_mut().filter(|g| g.zones.is_none()) {
-                g.chunks = read.next().expect("one read per group").chunks;
-            }
+            picked.append(&mut unsummed);
+            picked.sort_unstable_by_key(|g| g.first_row);
         }
         (picked, total)
     }

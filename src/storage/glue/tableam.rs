@@ -351,14 +351,14 @@ unsafe extern "C-unwind" fn index_fetch_reset(data: *mut pg_sys::IndexFetchTable
     // SAFETY: PostgreSQL calls this on the backend thread with the `IndexFetch`
     // `index_fetch_begin` allocated, under the scan's resource owner (as heap's, which
     // releases its current buffer here).
-    unsafe { (*(*(data as *mut IndexFetch)).fetcher).release_pins(false) }
+    unsafe { (*(*(data as *mut IndexFetch)).fetcher).release_pins() }
 }
 
 #[pg_guard]
 unsafe extern "C-unwind" fn index_fetch_end(data: *mut pg_sys::IndexFetchTableData) {
     // SAFETY: as `index_fetch_reset`. The fetcher itself goes with its memory context
     // (after an ERROR too, when the abort has released its pins and this is not called).
-    unsafe { (*(*(data as *mut IndexFetch)).fetcher).release_pins(true) }
+    unsafe { (*(*(data as *mut IndexFetch)).fetcher).close_pins() }
 }
 
 #[pg_guard]

@@ -694,23 +694,27 @@ impl Fetcher {
         }
     }
 
-    /// Lets go of the kept pins (a rescan); `closing`: for good, the scan ends (a row
-    /// still in a slot reads its pages without keeping them).
+    /// Lets go of the kept pins (a rescan); later fetches keep pins again.
     ///
     /// # Safety
     /// As `PagePins::release`: under the resource owner of the fetches, with no ERROR
     /// since.
-    pub unsafe fn release_pins(&mut self, closing: bool) {
+    pub unsafe fn release_pins(&mut self) {
         if let Some(p) = &self.pins {
-            let mut p = p.borrow_mut();
             // SAFETY: this fn's contract.
-            unsafe {
-                if closing {
-                    p.close()
-                } else {
-                    p.release()
-                }
-            }
+            unsafe { p.borrow_mut().release() }
+        }
+    }
+
+    /// Lets go of the kept pins for good: the scan ends (a row still in a slot reads its
+    /// pages without keeping them).
+    ///
+    /// # Safety
+    /// As `release_pins`.
+    pub unsafe fn close_pins(&mut self) {
+        if let Some(p) = &self.pins {
+            // SAFETY: this fn's contract.
+            unsafe { p.borrow_mut().close() }
         }
     }
 
