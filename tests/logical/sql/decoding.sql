@@ -106,12 +106,16 @@ BEGIN
     BEGIN
         INSERT INTO t (id, v) VALUES (201, 'rolled back');
         UPDATE t SET v = 'rolled back too' WHERE id = 1;
+        -- A COPY big enough for its change records to be laid out on another thread,
+        -- under the subtransaction's xid: rolled back with it.
+        COPY copied (a) FROM PROGRAM 'seq 9001 14000';
         RAISE EXCEPTION 'undo';
     EXCEPTION WHEN raise_exception THEN NULL;
     END;
     BEGIN
         INSERT INTO t (id, v) VALUES (202, 'kept subtransaction');
         DELETE FROM t WHERE id = 11;
+        COPY copied (a) FROM PROGRAM 'seq 20001 25000';
     END;
     COMMIT;
     INSERT INTO t (id, v) VALUES (300, 'aborted');
