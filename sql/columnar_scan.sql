@@ -234,6 +234,28 @@ SELECT pgcolumnar.chunk_directories_parsed() - :p0 AS parsed_by_plan_and_scan;
 EXPLAIN (COSTS OFF) SELECT sum(b) FROM wide_groups WHERE id > 0;
 SELECT pgcolumnar.chunk_directories_parsed() - :p0 AS parsed_by_plans;
 SELECT sum(b) FROM wide_groups WHERE id > 0;
+-- A scan reads the table's row_group rows as its snapshot sees them, once per
+-- snapshot: a second scan under the same snapshot (here a REPEATABLE READ one) reuses
+-- the list. Once the transaction has written (a DELETE: an xid), its scans read them
+-- again, and see its own changes (a row inserted is read from the write buffer). The
+-- counts are of scans of row_group's index by executions of a plan made once.
+SET plan_cache_mode = force_generic_plan;
+PREPARE wide_range AS SELECT sum(b) FROM wide_groups WHERE id BETWEEN 41001 AND 42000;
+BEGIN ISOLATION LEVEL REPEATABLE READ;
+EXECUTE wide_range;
+SELECT pg_stat_get_xact_numscans('pgcolumnar.row_group_pkey'::regclass) AS s0 \gset
+EXECUTE wide_range;
+SELECT pg_stat_get_xact_numscans('pgcolumnar.row_group_pkey'::regclass) - :s0 AS row_group_scans;
+INSERT INTO wide_groups VALUES (41500, 0, 1000000);
+DELETE FROM wide_groups WHERE id = 41001;
+SELECT txid_current_if_assigned() IS NOT NULL AS has_xid,
+       pg_stat_get_xact_numscans('pgcolumnar.row_group_pkey'::regclass) AS s0 \gset
+EXECUTE wide_range;
+SELECT :'has_xid' AS has_xid,
+       pg_stat_get_xact_numscans('pgcolumnar.row_group_pkey'::regclass) - :s0 > 0 AS read_again;
+ROLLBACK;
+DEALLOCATE wide_range;
+RESET plan_cache_mode;
 DROP TABLE wide_groups;
 
 -- Past 256 row groups (a trickle of small transactions leaves thousands until they are

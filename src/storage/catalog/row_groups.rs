@@ -180,6 +180,9 @@ impl RowGroupMeta {
 pub(super) struct ChunkCache {
     entries: BoundedCache<(u64, u64), Rc<Chunks>>,
     storage_of: BoundedCache<pg_sys::Oid, u64>,
+    /// Row groups' zone maps as parsed from their `row_group` rows, with the bytes they
+    /// were parsed from (`cached_zones`).
+    zones: BoundedCache<(u64, u64), (Rc<[u8]>, Rc<[ColumnZone]>)>,
 }
 
 /// Row groups whose chunks are kept (about 50 MB of directories).
@@ -189,6 +192,7 @@ thread_local! {
     pub(super) static CACHE: RefCell<ChunkCache> = RefCell::new(ChunkCache {
         entries: BoundedCache::new(CACHE_MAX_ENTRIES),
         storage_of: BoundedCache::new(crate::storage::shared::cache::RELATIONS),
+        zones: BoundedCache::new(CACHE_MAX_ENTRIES),
     });
 }
 
@@ -211,9 +215,11 @@ pub(super) fn forget_chunks_of(relid: pg_sys::Oid) {
         if relid == pg_sys::InvalidOid {
             cache.entries.clear();
             cache.storage_of.clear();
+            cache.zones.clear();
         } else if let Some(&storage_id) = cache.storage_of.get(&relid) {
             cache.storage_of.remove(&relid);
             cache.entries.retain(|(s, _), _| *s != storage_id);
+            cache.zones.retain(|(s, _), _| *s != storage_id);
         }
     });
 }
@@ -547,38 +553,113 @@ pub unsafe fn load_row_groups(
 /// The row groups of a storage visible to `snapshot`, without chunks. Under the catalog
 /// snapshot (NULL) the last list is kept while no transaction completes (and this one
 /// has written nothing): a new connection's first plan asks three times (rows, column
-/// sizes, zone maps), each a scan of every `row_group` row.
+/// sizes, zone maps), each a scan of every `row_group` row. Under an MVCC snapshot the
+/// list is kept by what the snapshot says of other transactions (`SnapshotKey`): two
+/// snapshots that say the same see the same rows of them, so while this transaction has
+/// written nothing, a scan under a snapshot like the last one does not read the
+/// `row_group` rows again (a tenth of a one-host query on the 10M-row TSBS table).
 ///
 /// # Safety
 /// As for `load_row_groups`.
 unsafe fn list_row_groups(storage_id: u64, snapshot: pg_sys::Snapshot) -> Vec<RowGroupMeta> {
-    // SAFETY: as for `load_row_groups` (this fn's contract).
+    // SAFETY: as for `load_row_groups` (this fn's contract): `snapshot` is NULL or valid.
     unsafe {
-        let stamp = if snapshot.is_null() { completed_transactions().map(|c| (storage_id, c)) } else { None };
-        if let Some(stamp) = stamp {
-            let known =
-                LISTED.with(|l| l.borrow().as_ref().filter(|(s, _)| *s == stamp).map(|(_, g)| g.clone()));
+        let stamp = if snapshot.is_null() {
+            completed_transactions().map(|c| Stamp::Catalog(storage_id, c))
+        } else if (*snapshot).snapshot_type == pg_sys::SnapshotType::SNAPSHOT_MVCC
+            && completed_transactions().is_some()
+        {
+            Some(Stamp::Mvcc(storage_id, SnapshotKey::of(snapshot)))
+        } else {
+            None
+        };
+        if let Some(stamp) = &stamp {
+            let known = LISTED.with(|l| l.borrow_mut().get(stamp).cloned());
             if let Some(groups) = known {
                 return groups.to_vec();
             }
         }
         let mut groups: Vec<RowGroupMeta> = Vec::new();
         let empty = Rc::new(Chunks::default());
-        scan_row_groups(storage_id, snapshot, |_, tup, v, n| groups.push(parse_row_group(tup, v, n, &empty)));
-        if let Some(stamp) = stamp {
-            LISTED.with(|l| *l.borrow_mut() = Some((stamp, groups.as_slice().into())));
+        scan_row_groups(storage_id, snapshot, |_, tup, v, n| {
+            groups.push(parse_row_group(storage_id, tup, v, n, &empty))
+        });
+        if let Some(stamp) = stamp.filter(|_| groups.len() <= LISTED_MAX_GROUPS) {
+            // Weighed by the delete masks the list holds besides its entries.
+            let masks: usize = groups.iter().filter_map(|g| g.deleted.as_ref()).map(|m| m.byte_len()).sum();
+            let weight = groups.len() * std::mem::size_of::<RowGroupMeta>() + masks;
+            LISTED.with(|l| l.borrow_mut().insert_weighted(stamp, groups.as_slice().into(), weight));
         }
         groups
     }
 }
 
 thread_local! {
-    /// The last `list_row_groups` under the catalog snapshot.
-    static LISTED: RefCell<Option<Listed>> = const { RefCell::new(None) };
+    /// The last lists `list_row_groups` made under the catalog snapshot and under MVCC
+    /// snapshots.
+    static LISTED: RefCell<BoundedCache<Stamp, Rc<[RowGroupMeta]>>> =
+        RefCell::new(BoundedCache::weighted(LISTED_LISTS, LISTED_BYTES));
 }
 
-/// Row groups as listed, by storage id and completed-transaction count.
-type Listed = ((u64, u64), Rc<[RowGroupMeta]>);
+/// What a kept row-group list was read under: a storage id and the count of completed
+/// transactions the catalog snapshot was taken at or after (such a list is kept for the
+/// catalog snapshot only: a count read before the snapshot can make a list look older
+/// than it is), or an MVCC snapshot's view of other transactions.
+#[derive(Clone, PartialEq, Eq, Hash)]
+enum Stamp {
+    Catalog(u64, u64),
+    Mvcc(u64, SnapshotKey),
+}
+
+/// All an MVCC snapshot says of other transactions' rows (`XidInMVCCSnapshot`): its
+/// bounds, the transactions in progress it lists (sorted) and how. Rows of this
+/// transaction depend on its command id too, which is why lists are kept only while it
+/// has no xid. (Snapshots copied for the executor lose their completion count, so that
+/// cannot stand for this.)
+#[derive(Clone, PartialEq, Eq, Hash)]
+struct SnapshotKey {
+    xmin: u32,
+    xmax: u32,
+    xip: Box<[u32]>,
+    subxip: Box<[u32]>,
+    suboverflowed: bool,
+    during_recovery: bool,
+}
+
+impl SnapshotKey {
+    /// # Safety
+    /// `snapshot` must be a valid MVCC snapshot.
+    unsafe fn of(snapshot: pg_sys::Snapshot) -> SnapshotKey {
+        // SAFETY: a valid MVCC snapshot (this fn's contract) holds `xcnt` xids at `xip`
+        // and `subxcnt` at `subxip` (either may be NULL when its count is 0).
+        unsafe {
+            let s = &*snapshot;
+            let sorted = |p: *const pg_sys::TransactionId, n: usize| -> Box<[u32]> {
+                let mut v: Vec<u32> = match n {
+                    0 => Vec::new(),
+                    _ => std::slice::from_raw_parts(p, n).iter().map(|&x| u32::from(x)).collect(),
+                };
+                v.sort_unstable();
+                v.into()
+            };
+            SnapshotKey {
+                xmin: s.xmin.into(),
+                xmax: s.xmax.into(),
+                xip: sorted(s.xip, s.xcnt as usize),
+                subxip: sorted(s.subxip, s.subxcnt.max(0) as usize),
+                suboverflowed: s.suboverflowed,
+                during_recovery: s.takenDuringRecovery,
+            }
+        }
+    }
+}
+
+/// Lists kept, and the row groups a kept list holds at most (a table written a row at a
+/// time can have hundreds of thousands: such a list is read again rather than kept).
+const LISTED_LISTS: usize = 16;
+const LISTED_MAX_GROUPS: usize = 4096;
+/// Bytes the kept lists hold at most (their entries and delete masks).
+const LISTED_BYTES: usize = 8 << 20;
 
 /// Whether chunk rows read under `snapshot` may go into the cache, which holds a row
 /// group's chunks for good (they never change). An MVCC snapshot (NULL: the catalog
@@ -786,10 +867,28 @@ pub fn sample_step(groups: usize, sample: usize) -> usize {
     groups.div_ceil(sample.max(1)).max(1)
 }
 
+/// The zone maps `bytes` (row group `key`'s `row_group.zones`) hold, parsed once per
+/// backend: every scan loads its relation's row groups under its own snapshot, and
+/// parsing every column's zone map of every row group was a quarter of a one-host query
+/// on the 10M-row TSBS table (98 row groups of 21 columns, to read 2 of them). A row
+/// group's zone maps never change, but the cached ones are used only for the same bytes.
+fn cached_zones(key: (u64, u64), bytes: &[u8]) -> Rc<[ColumnZone]> {
+    let hit =
+        CACHE.with(|c| c.borrow_mut().zones.get(&key).filter(|(b, _)| **b == *bytes).map(|(_, z)| z.clone()));
+    hit.unwrap_or_else(|| {
+        let zones: Rc<[ColumnZone]> =
+            Rc::from(group_zones::decode(bytes).unwrap_or_else(|e| data_corrupted(&e.to_string())));
+        CACHE.with(|c| c.borrow_mut().zones.insert(key, (Rc::from(bytes), zones.clone())));
+        zones
+    })
+}
+
 /// # Safety
-/// `tup` must be a valid `row_group` tuple and `v`, `n` its deformed columns; call on the
-/// backend thread inside a transaction (it calls PostgreSQL, which may raise an error).
+/// `tup` must be a valid `row_group` tuple of storage `storage_id` and `v`, `n` its
+/// deformed columns; call on the backend thread inside a transaction (it calls
+/// PostgreSQL, which may raise an error).
 pub(super) unsafe fn parse_row_group(
+    storage_id: u64,
     tup: pg_sys::HeapTuple,
     v: &[pg_sys::Datum; ROW_GROUP_NATTS],
     n: &[bool; ROW_GROUP_NATTS],
@@ -812,12 +911,11 @@ pub(super) unsafe fn parse_row_group(
             )
         });
         let inline = (!n[6]).then(|| Rc::from(not_null::<&[u8]>(v[6], n[6], "row_group.chunks")));
-        let zones = (!n[7]).then(|| {
-            let bytes: &[u8] = not_null(v[7], n[7], "row_group.zones");
-            Rc::from(group_zones::decode(bytes).unwrap_or_else(|e| data_corrupted(&e.to_string())))
-        });
+        let first_row = int8(v[1]);
+        let zones =
+            (!n[7]).then(|| cached_zones((storage_id, first_row), not_null(v[7], n[7], "row_group.zones")));
         RowGroupMeta {
-            first_row: int8(v[1]),
+            first_row,
             row_count,
             data_offset: int8(v[3]),
             data_length: int8(v[4]),
@@ -923,7 +1021,7 @@ pub unsafe fn group_of_row(storage_id: u64, row: u64, snapshot: pg_sys::Snapshot
             storage_id,
             row,
             snapshot,
-            |tup, v, n| parse_row_group(tup, v, n, &none),
+            |tup, v, n| parse_row_group(storage_id, tup, v, n, &none),
         )
         .filter(|g| row < g.first_row + g.row_count)
     }

@@ -34,6 +34,11 @@ impl DeleteMask {
         self.count
     }
 
+    /// Bytes the mask holds.
+    pub fn byte_len(&self) -> usize {
+        self.words.len() * 8
+    }
+
     /// How many of rows `start .. start + len` are deleted.
     pub fn count_range(&self, start: usize, len: usize) -> usize {
         (start..start + len).filter(|&i| self.is_deleted(i)).count()
