@@ -256,7 +256,10 @@ impl ZoneRun {
                 unsafe { reader.decode(key) };
                 grouper.assign(&[key_input(reader.column(key))], &sel, &mut gids);
                 // SAFETY: the open reader is still positioned on this vector.
-                unsafe { reader.decode(time) };
+                unsafe {
+                    reader.decode(time);
+                    reader.prepare_row_numbers();
+                }
                 let t = reader.column(time);
                 for (&r, &gid) in sel.iter().zip(&gids) {
                     best.offer(gid, score(rank, t, r as usize), reader.row_number(r));
