@@ -182,8 +182,11 @@ pub(super) struct ChunkCache {
     storage_of: BoundedCache<pg_sys::Oid, u64>,
     /// Row groups' zone maps as parsed from their `row_group` rows, with the bytes they
     /// were parsed from (`cached_zones`).
-    zones: BoundedCache<(u64, u64), (Rc<[u8]>, Rc<[ColumnZone]>)>,
+    zones: BoundedCache<(u64, u64), ParsedZones>,
 }
+
+/// A `row_group.zones` value and what it parses into.
+type ParsedZones = (Rc<[u8]>, Rc<[ColumnZone]>);
 
 /// Row groups whose chunks are kept (about 50 MB of directories).
 pub(super) const CACHE_MAX_ENTRIES: usize = 20_000;
