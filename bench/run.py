@@ -812,6 +812,11 @@ def render_benchmarks_md() -> None:
         csv_rows = read_csv(meta_path.with_suffix(".csv"))
         png = meta_path.with_suffix(".png").relative_to(REPO_DIR)
         out += render_run_section(meta, csv_rows, str(png))
+    # A comparison with TimescaleDB, run by hand (it is in no registry this benchmark may
+    # install from): one file per run; the newest is shown.
+    timescaledb = sorted(RESULTS_DIR.glob("*-timescaledb.md"))
+    if timescaledb:
+        out += [timescaledb[-1].read_text().rstrip(), ""]
     decode = RESULTS_DIR / "decode_throughput.json"
     if decode.exists():
         out += render_decode(json.loads(decode.read_text()))
