@@ -4,9 +4,7 @@
 use crate::storage::catalog::ChunkMeta;
 use crate::storage::format::encoding::paged::{PagedVector, StoredBytes};
 use crate::storage::format::encoding::point::{self, PointVector};
-use crate::storage::format::encoding::{
-    decode_vector, decode_vector_rows, DecodedValues, DecodedVector, PhysicalKind,
-};
+use crate::storage::format::encoding::{decode_vector, decode_vector_rows, DecodedValues, DecodedVector};
 use crate::storage::relation::datum::ColumnKind;
 use crate::storage::relation::pages;
 use crate::storage::shared::error::data_corrupted;
@@ -99,7 +97,7 @@ pub unsafe fn load_order_inverse(
         let Some(b) = bytes.get(e.offset as usize..(e.offset + e.len) as usize) else {
             data_corrupted("order column vector beyond its chunk")
         };
-        for &offset in order_values(b, scratch) {
+        for &offset in order_values(b, e.rows, scratch) {
             match usize::try_from(offset).ok().and_then(|o| slots.get_mut(o)) {
                 Some(slot) if *slot == u32::MAX && at < rows => *slot = at,
                 _ => not_permutation(),
@@ -138,7 +136,7 @@ pub unsafe fn find_in_order(
         }
         // SAFETY: this fn's contract, which is what `read_stream` asks.
         unsafe { pages::read_stream(rel, chunk.offset + e.offset as u64, e.len as usize, strategy, bytes) };
-        let values = order_values(bytes, scratch);
+        let values = order_values(bytes, e.rows, scratch);
         if let Some(i) = values.iter().position(|&v| v == offset as i64) {
             if (at + i) as u64 >= rows {
                 data_corrupted("order column longer than its row group");
@@ -150,11 +148,10 @@ pub unsafe fn find_in_order(
     data_corrupted("row missing from its row group's order column")
 }
 
-/// The row offsets an order column's stored vector `b` holds.
-fn order_values<'a>(b: &[u8], scratch: &'a mut DecodedVector) -> &'a [i64] {
-    if let Err(err) = decode_vector(b, PhysicalKind::Int, scratch) {
-        data_corrupted(&err.to_string());
-    }
+/// The row offsets an order column's stored vector `b` holds, which its directory entry
+/// says are `rows`: decoded into `scratch`, checked to be integers without NULLs.
+pub(super) fn order_values<'a>(b: &[u8], rows: u32, scratch: &'a mut DecodedVector) -> &'a [i64] {
+    decode_checked(ColumnKind::Int { len: 8 }, b, rows, scratch);
     if scratch.validity.is_some() {
         data_corrupted("order column with NULLs");
     }

@@ -1,13 +1,13 @@
 //! Reads a columnar relation row group by row group, decoding only the chosen columns,
 //! one vector at a time, into Datums.
 
-use super::decode::{decode_checked, decode_rows_checked};
+use super::decode::{decode_checked, decode_rows_checked, order_values};
 use super::row_batch::RowBatch;
 use super::vector_filter::{ColumnSource, VectorFilter};
 use crate::storage::catalog::{self, ChunkMeta, RowGroupMeta};
 use crate::storage::format::delete_mask::{self, DeleteMask};
 use crate::storage::format::directory::VectorEntry;
-use crate::storage::format::encoding::{DecodedValues, DecodedVector};
+use crate::storage::format::encoding::DecodedVector;
 use crate::storage::format::layout::VECTOR_ROWS;
 use crate::storage::format::zonemap::{Verdict, ZonePredicate, ZoneStats};
 use crate::storage::relation::datum::{self, ColumnKind, DatumColumn};
@@ -716,11 +716,8 @@ impl Reader {
             }
             let row_count = g.row_count;
             read_vector(self.rel, self.strategy, self.nblocks, chunk, &e, &mut self.vector_bytes);
-            decode_checked(ColumnKind::Int { len: 8 }, &self.vector_bytes, e.rows, &mut self.scratch);
-            let DecodedValues::Int(values) = &self.scratch.values else {
-                data_corrupted("order column is not integer")
-            };
-            if self.scratch.validity.is_some() || values.iter().any(|&v| v < 0 || v as u64 >= row_count) {
+            let values = order_values(&self.vector_bytes, e.rows, &mut self.scratch);
+            if values.iter().any(|&v| v < 0 || v as u64 >= row_count) {
                 data_corrupted("order column holds an offset outside its row group");
             }
             self.order_vector.clear();
@@ -867,7 +864,7 @@ impl Reader {
     /// decodes some of its columns before selecting its rows).
     unsafe fn select_rows(&mut self, verdict: Verdict) {
         // A sorted row group's order column is read for a vector only when its rows'
-        // numbers are wanted: for deletes (here), TIDs (`fill_row`) or `row_number`
+        // numbers are wanted: for deletes (here), TIDs (`emit`) or `row_number`
         // (`prepare_row_numbers`). An aggregate reads none: decoding it was an eighth of
         // q8 on the sort_by 10M TSBS table.
         if self.mask.is_some() {
@@ -1337,10 +1334,13 @@ impl Reader {
         // an entry per attribute, as `fill_row` requires.
         unsafe {
             let Some(group) = self.group else { return false };
+            // A vector whose order column is not read yet (the rows' TIDs need it) goes
+            // to `emit`, which reads it: that may raise an ERROR.
             if self.row >= self.selection.len()
                 || self.batch.rows() == 0
                 || (*slot).tts_tupleDescriptor != self.desc
                 || self.slot_primed_for != Some((slot as usize, group))
+                || (self.has_order && self.order_vector_at != Some(self.vector))
                 || !slot::clear_in_place(slot)
             {
                 return false;
@@ -1383,6 +1383,7 @@ impl Reader {
                 }
                 self.slot_primed_for = Some(key);
             }
+            self.ensure_order(self.vector);
             if !self.fill_row(slot, group) {
                 pgrx::error!("columnar scan: a row of a vector not decoded");
             }
@@ -1401,10 +1402,8 @@ impl Reader {
     /// reader's descriptor.
     unsafe fn fill_row(&mut self, slot: *mut pg_sys::TupleTableSlot, group: usize) -> bool {
         // SAFETY: this fn's contract: the slot's arrays have an entry per attribute, and the
-        // batch's attributes are attribute indexes of the reader's descriptor; the reader's
-        // relation is open (the reader's), which `ensure_order` requires.
+        // batch's attributes are attribute indexes of the reader's descriptor.
         unsafe {
-            self.ensure_order(self.vector);
             let (Some(&row), Some(g)) = (self.selection.get(self.row), self.groups.get(group)) else {
                 return false;
             };
