@@ -116,6 +116,9 @@ struct KeyColumn {
     /// The entries `entry_ids` are for (the last dictionary vector's): a vector with the
     /// same dictionary keeps its numbers.
     entries: (Vec<u32>, Vec<u8>),
+    /// How many of `entry_ids` are not numbered yet: once none is, a vector's keys are
+    /// one array lookup per row, with no test.
+    unnumbered: usize,
     /// Bytes of the byte-string keys held.
     key_bytes: usize,
 }
@@ -192,6 +195,13 @@ impl KeyColumn {
                 self.entry_ids.resize(d.len(), u32::MAX);
                 self.entries.0.clone_from(&d.offsets);
                 self.entries.1.clone_from(&d.data);
+                self.unnumbered = d.len();
+            }
+            if self.unnumbered == 0 && col.validity.is_none() {
+                // Every entry has its number (TSBS's 400 hosts after the first vector).
+                let (codes, ids) = (d.codes.as_slice(), self.entry_ids.as_slice());
+                out.extend(sel.iter().map(|&r| ids[codes[r as usize] as usize]));
+                return;
             }
             for &r in sel {
                 let r = r as usize;
@@ -205,6 +215,7 @@ impl KeyColumn {
                     let b = &d.data[d.offsets[e] as usize..d.offsets[e + 1] as usize];
                     id = self.byte_id(b, how);
                     self.entry_ids[e] = id;
+                    self.unnumbered -= 1;
                 }
                 out.push(id);
             }
@@ -625,6 +636,32 @@ mod tests {
         assert_eq!(gids, vec![2, 3]);
         assert_eq!(g.len(), 4);
         assert_eq!(g.key(3, 0), &KeyValue::Bytes(b"d"[..].into()));
+    }
+
+    /// Once every entry of a dictionary has its number, a vector of it takes its rows'
+    /// numbers by lookup alone (no test per row); a vector of it with a NULL row takes
+    /// the same numbers the long way, and the NULL one of its own.
+    #[test]
+    fn a_fully_numbered_dictionary_keeps_its_numbers() {
+        let mut g = Grouper::new(1);
+        let mut gids = Vec::new();
+        let hosts: [&[u8]; 3] = [b"a", b"b", b"c"];
+        let first = dictionary_vector(vec![2, 0, 1], &hosts);
+        g.assign(&[KeyInput::Bytes(&first, ByteKey::Exact)], &[0, 1], &mut gids);
+        assert_eq!(gids, vec![0, 1]);
+        let rest = dictionary_vector(vec![1, 1], &hosts);
+        g.assign(&[KeyInput::Bytes(&rest, ByteKey::Exact)], &[1], &mut gids);
+        assert_eq!(gids, vec![2]);
+        let again = dictionary_vector(vec![0, 2, 1, 1, 2], &hosts);
+        g.assign(&[KeyInput::Bytes(&again, ByteKey::Exact)], &[4, 1, 0, 2], &mut gids);
+        assert_eq!(gids, vec![0, 0, 1, 2]);
+        let mut with_null = dictionary_vector(vec![1, 0, 2], &hosts);
+        with_null.validity = Some(vec![true, false, true]);
+        g.assign(&[KeyInput::Bytes(&with_null, ByteKey::Exact)], &[0, 1, 2], &mut gids);
+        assert_eq!(gids, vec![2, 3, 0]);
+        assert_eq!(g.len(), 4);
+        assert_eq!(g.key(3, 0), &KeyValue::Null);
+        assert_eq!(g.key(2, 0), &KeyValue::Bytes(b"b"[..].into()));
     }
 
     /// Groups of dictionary keys found by their codes are those found by their values:

@@ -91,6 +91,9 @@ impl MinMaxFloat {
         let (v, seen, keys) = (&mut self.v, &mut self.seen, &mut self.keys);
         keys.clear();
         keys.extend(v.iter().zip(seen.iter()).map(|(&v, &s)| if s { float_key(v) } else { unseen }));
+        // Slices, so the loops keep their bounds in registers (through the vectors they
+        // would reload them after every store).
+        let (v, seen, keys) = (v.as_mut_slice(), seen.as_mut_slice(), keys.as_mut_slice());
         let rows = sel.iter().zip(ids).map(|(&r, &g)| (x[r as usize], g as usize));
         if self.max {
             for (x, g) in rows {
