@@ -574,7 +574,7 @@ mod tests {
     fn dictionary_and_plain_byte_vectors_share_numbers() {
         let mut g = Grouper::new(2);
         let mut gids = Vec::new();
-        let entries = Dictionary { codes: vec![1, 0, 1], offsets: vec![0, 1, 3], data: b"abb".to_vec() };
+        let entries = Dictionary::new(vec![1, 0, 1], vec![0, 1, 3], b"abb".to_vec());
         let dict = DecodedVector::from_parts(
             3,
             None,
@@ -611,7 +611,7 @@ mod tests {
         }
         let rows = codes.len() as u32;
         let values = DecodedValues::Bytes { offsets: vec![0], data: vec![] };
-        DecodedVector::from_parts(rows, None, values, Some(Dictionary { codes, offsets, data }))
+        DecodedVector::from_parts(rows, None, values, Some(Dictionary::new(codes, offsets, data)))
     }
 
     /// Vectors that store the same dictionary keep its entries' numbers (an entry no row

@@ -239,7 +239,7 @@ fn numeric_dictionary(n: &NumVec, valid: Option<Vec<bool>>, rows: usize, sel: &[
         }
     }
     let values = DecodedValues::Bytes { offsets: vec![0; rows + 1], data: Vec::new() };
-    DecodedVector::from_parts(rows as u32, valid, values, Some(Dictionary { codes, offsets, data }))
+    DecodedVector::from_parts(rows as u32, valid, values, Some(Dictionary::new(codes, offsets, data)))
 }
 
 /// Computes a bucketed key (`date_trunc`, `date_bin`) for the selected rows of `col`

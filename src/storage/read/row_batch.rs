@@ -665,11 +665,11 @@ mod tests {
 
     #[test]
     fn dictionary_rows_take_their_entries_datums() {
-        let dictionary = crate::storage::format::encoding::decoded::Dictionary {
-            codes: vec![1, 0, 1, 0],
-            offsets: vec![0, 2, 5],
-            data: b"hiyou".to_vec(),
-        };
+        let dictionary = crate::storage::format::encoding::decoded::Dictionary::new(
+            vec![1, 0, 1, 0],
+            vec![0, 2, 5],
+            b"hiyou".to_vec(),
+        );
         let mut v = bytes_vector(&[Some(b"you".to_vec()), Some(b"hi".to_vec()), None, Some(b"hi".to_vec())]);
         v.dictionary = Some(dictionary.clone());
         let mut column = DatumColumn::default();

@@ -840,7 +840,7 @@ mod tests {
                 offsets.push(data.len() as u32);
             }
             let empty = DecodedValues::Bytes { offsets: vec![0; values.len() + 1], data: Vec::new() };
-            return DecodedVector::from_parts(rows, None, empty, Some(Dictionary { codes, offsets, data }));
+            return DecodedVector::from_parts(rows, None, empty, Some(Dictionary::new(codes, offsets, data)));
         }
         let mut offsets = vec![0u32];
         let mut data = Vec::new();

@@ -187,7 +187,7 @@ mod tests {
     #[test]
     fn dictionary_vectors_count_entries_by_value() {
         use crate::storage::format::encoding::Dictionary;
-        let dict = Dictionary { codes: vec![0, 1, 0, 1], offsets: vec![0, 1, 3], data: b"bb ".to_vec() };
+        let dict = Dictionary::new(vec![0, 1, 0, 1], vec![0, 1, 3], b"bb ".to_vec());
         let col = DecodedVector::from_parts(
             4,
             None,

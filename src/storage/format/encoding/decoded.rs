@@ -67,9 +67,19 @@ pub struct Dictionary {
     pub codes: Vec<u32>,
     pub offsets: Vec<u32>,
     pub data: Vec<u8>,
+    /// The stored bytes `offsets` and `data` were decoded from, when a decode keeps them
+    /// (`dictionary::decode_bytes_codes_into`): the next vector of a column that stores
+    /// the same entries (TSBS's 400 hosts in every vector) keeps them, after one compare.
+    /// Whoever changes `offsets` or `data` otherwise empties it.
+    pub source: Vec<u8>,
 }
 
 impl Dictionary {
+    /// Entries (`offsets`, `data`) and codes made by hand, not decoded from stored bytes.
+    pub fn new(codes: Vec<u32>, offsets: Vec<u32>, data: Vec<u8>) -> Dictionary {
+        Dictionary { codes, offsets, data, source: Vec::new() }
+    }
+
     pub fn len(&self) -> usize {
         self.offsets.len().saturating_sub(1)
     }
@@ -155,7 +165,8 @@ impl DecodedVector {
             validity: self.validity.take(),
             values: std::mem::take(&mut self.values),
             keep_dictionary: false,
-            dictionary: self.dictionary.take(),
+            // A kept vector's entries are never decoded into again.
+            dictionary: self.dictionary.take().map(|d| Dictionary { source: Vec::new(), ..d }),
             keep_scaled: false,
             scaled: self.scaled.take(),
             keep_images: false,
@@ -172,10 +183,9 @@ impl DecodedVector {
             DecodedValues::Float64(v) => v.capacity() * 8,
             DecodedValues::Bytes { offsets, data } => offsets.capacity() * 4 + data.capacity(),
         };
-        let dictionary = self
-            .dictionary
-            .as_ref()
-            .map_or(0, |d| d.codes.capacity() * 4 + d.offsets.capacity() * 4 + d.data.capacity());
+        let dictionary = self.dictionary.as_ref().map_or(0, |d| {
+            d.codes.capacity() * 4 + d.offsets.capacity() * 4 + d.data.capacity() + d.source.capacity()
+        });
         let scaled = self.scaled.as_ref().map_or(0, |s| s.m.capacity() * 8);
         let images = self.images.as_ref().map_or(0, |i| i.starts.capacity() * 4 + i.data.capacity());
         values + dictionary + scaled + images + self.validity.as_ref().map_or(0, Vec::capacity)

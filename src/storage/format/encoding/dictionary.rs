@@ -18,6 +18,7 @@ use hashbrown::HashMap;
 use super::base::{CorruptData, Fixed, Scratch, MAX_DECODED_BYTES};
 use super::bitpack::{self, bits_needed, packed_len, FOR_HEADER_LEN};
 use super::codec::{plan_of, Analysis, Codec, Estimate, Open, Output, Tier, VectorValues, ALL_KINDS};
+use super::decoded::Dictionary;
 use super::plain;
 use crate::storage::format::fallible;
 
@@ -342,12 +343,40 @@ pub fn decode_bytes_codes(
     data: &mut Vec<u8>,
     lens: &mut Vec<u32>,
 ) -> Result<usize, CorruptData> {
-    let (d, mut pos) = decode_entries(input, count, ends, data, lens)?;
+    let (d, pos) = decode_entries(input, count, ends, data, lens)?;
+    Ok(pos + decode_codes(&input[pos..], count, d, codes)?)
+}
+
+/// `decode_bytes_codes` into `d`, keeping its entries when they were decoded from the
+/// same bytes as `input`'s (`d.source`): vectors of a column often store one
+/// dictionary byte for byte, and comparing its few kilobytes costs a fraction of
+/// decoding them again.
+pub fn decode_bytes_codes_into(
+    input: &[u8],
+    count: usize,
+    d: &mut Dictionary,
+    lens: &mut Vec<u32>,
+) -> Result<usize, CorruptData> {
+    let known = d.source.len();
+    let (entries, pos) = if known > 0 && d.len() <= count && input.get(..known) == Some(d.source.as_slice()) {
+        (d.len(), known)
+    } else {
+        d.source.clear();
+        let (entries, pos) = decode_entries(input, count, &mut d.offsets, &mut d.data, lens)?;
+        fallible::extend_from_slice(&mut d.source, &input[..pos]);
+        (entries, pos)
+    };
+    Ok(pos + decode_codes(&input[pos..], count, entries, &mut d.codes)?)
+}
+
+/// The `count` codes at the front of `input` of a dictionary of `d` entries, into
+/// `codes`; returns the bytes they took.
+fn decode_codes(input: &[u8], count: usize, d: usize, codes: &mut Vec<u32>) -> Result<usize, CorruptData> {
     codes.clear();
     // This runs for every value of every dictionary vector a scan reads: a code out of
     // range becomes u32::MAX (never one: d <= count <= MAX_VECTOR_ROWS), found in one
     // pass after the branch-free decode.
-    pos += bitpack::decode_for_map(&input[pos..], count, codes, |c| {
+    let pos = bitpack::decode_for_map(input, count, codes, |c| {
         if (0..d as i64).contains(&c) {
             c as u32
         } else {
@@ -457,6 +486,53 @@ mod tests {
             dictionaries.push((ends.clone(), entries.clone()));
         }
         assert_eq!(dictionaries[0], dictionaries[1]);
+    }
+
+    /// Decoding into one dictionary vector after vector keeps its entries while the
+    /// stored entries are the same bytes, decodes them again when they differ, and
+    /// always gives what decoding from scratch gives; a vector smaller than the kept
+    /// entries, or a corrupt code, is still an error.
+    #[test]
+    fn a_dictionary_decoded_into_keeps_entries_stored_alike() {
+        let encoded = |hosts: &[usize]| {
+            let mut offsets = vec![0u32];
+            let mut data = Vec::new();
+            for h in hosts {
+                data.extend_from_slice(format!("host_{h}").as_bytes());
+                offsets.push(data.len() as u32);
+            }
+            let mut out = Vec::new();
+            encode_bytes(&offsets, &data, &mut out);
+            out
+        };
+        let same_a: Vec<usize> = (0..300).map(|i| i * 7 % 40).collect();
+        let same_b: Vec<usize> = (0..300).map(|i| i * 11 % 40).collect();
+        let other: Vec<usize> = (0..300).map(|i| i % 41).collect();
+        let mut d = Dictionary::default();
+        let mut lens = Vec::new();
+        for (hosts, kept) in [(&same_a, false), (&same_b, true), (&other, false), (&same_a, false)] {
+            let bytes = encoded(hosts);
+            let before = d.source.clone();
+            assert_eq!(decode_bytes_codes_into(&bytes, hosts.len(), &mut d, &mut lens), Ok(bytes.len()));
+            assert_eq!(d.source == before, kept);
+            let (mut codes, mut ends, mut entries) = (Vec::new(), Vec::new(), Vec::new());
+            decode_bytes_codes(&bytes, hosts.len(), &mut codes, &mut ends, &mut entries, &mut lens).unwrap();
+            assert_eq!((&d.codes, &d.offsets, &d.data), (&codes, &ends, &entries));
+        }
+        // The same 40 entries kept, said to be a vector of 9 values: an error, and
+        // nothing kept after it.
+        let bytes = encoded(&same_a);
+        assert!(decode_bytes_codes_into(&bytes, 9, &mut d, &mut lens).is_err());
+        assert!(d.source.is_empty());
+        // A code past the entries, behind entries the dictionary keeps.
+        assert_eq!(decode_bytes_codes_into(&bytes, same_a.len(), &mut d, &mut lens), Ok(bytes.len()));
+        let mut bad_code = bytes.clone();
+        let last = bad_code.len() - 1;
+        bad_code[last] = 0xff;
+        assert!(decode_bytes_codes_into(&bad_code, same_a.len(), &mut d, &mut lens).is_err());
+        let small = encoded(&(0..10).collect::<Vec<_>>());
+        assert_eq!(decode_bytes_codes_into(&small, 10, &mut d, &mut lens), Ok(small.len()));
+        assert_eq!(d.len(), 10);
     }
 
     #[test]

@@ -819,6 +819,7 @@ fn decode_vector_rows_into(
     decode_validity(&h, h.rows, bitmap, validity, &mut scratch.spare_validity)?;
     let bytes = raw_payload(&h, stored, decompressed)?;
     let mut d = dictionary.take().unwrap_or_default();
+    d.source.clear();
     let used = dictionary::decode_bytes_codes_at(
         bytes,
         h.rows,
@@ -947,13 +948,19 @@ impl Payload<'_> {
             // Byte strings kept as their dictionary (for filters): entries and codes.
             // Runs are kept the same way: their values as entries, each row its run.
             let d = spare.get_or_insert_with(Dictionary::default);
-            let decode = if self.encoding == EncodingId::Rle {
-                rle::decode_bytes_codes
+            let used = if self.encoding == EncodingId::Rle {
+                d.source.clear();
+                rle::decode_bytes_codes(
+                    self.bytes,
+                    self.count,
+                    &mut d.codes,
+                    &mut d.offsets,
+                    &mut d.data,
+                    &mut codec.lens,
+                )
             } else {
-                dictionary::decode_bytes_codes
+                dictionary::decode_bytes_codes_into(self.bytes, self.count, d, &mut codec.lens)
             };
-            let used =
-                decode(self.bytes, self.count, &mut d.codes, &mut d.offsets, &mut d.data, &mut codec.lens);
             if used.is_ok() {
                 // Codes to rows: offsets stay row-aligned (all empty), for `rows`.
                 offsets.resize(self.rows + 1, 0);
