@@ -2,6 +2,7 @@
 //! its directory entry is reported as corrupt data (XX001), never trusted.
 
 use crate::storage::catalog::ChunkMeta;
+use crate::storage::format::directory::VectorEntry;
 use crate::storage::format::encoding::paged::{PagedVector, StoredBytes};
 use crate::storage::format::encoding::point::{self, PointVector};
 use crate::storage::format::encoding::{decode_vector, decode_vector_rows, DecodedValues, DecodedVector};
@@ -130,12 +131,11 @@ pub unsafe fn find_in_order(
     scratch: &mut DecodedVector,
 ) -> usize {
     let mut at = 0;
+    // SAFETY: this fn's contract, which is what `nblocks` and `read_vector` ask.
+    let nblocks = unsafe { pages::nblocks(rel) };
     for e in chunk.vectors.iter() {
-        if e.offset as u64 + e.len as u64 > chunk.length {
-            data_corrupted("order column vector beyond its chunk");
-        }
-        // SAFETY: this fn's contract, which is what `read_stream` asks.
-        unsafe { pages::read_stream(rel, chunk.offset + e.offset as u64, e.len as usize, strategy, bytes) };
+        // SAFETY: as above.
+        unsafe { read_vector(rel, strategy, nblocks, chunk, &e, bytes) };
         let values = order_values(bytes, e.rows, scratch);
         if let Some(i) = values.iter().position(|&v| v == offset as i64) {
             if (at + i) as u64 >= rows {
@@ -159,4 +159,32 @@ pub(super) fn order_values<'a>(b: &[u8], rows: u32, scratch: &'a mut DecodedVect
     values
         .get(..scratch.rows as usize)
         .unwrap_or_else(|| data_corrupted("order column vector shorter than its rows"))
+}
+
+/// Reads the stored bytes of vector `entry` of `chunk` into `out` (`nblocks`: the
+/// relation's size when the scan began), checking that the vector lies in its chunk.
+pub(super) unsafe fn read_vector(
+    rel: pg_sys::Relation,
+    strategy: pg_sys::BufferAccessStrategy,
+    nblocks: u32,
+    chunk: &ChunkMeta,
+    entry: &VectorEntry,
+    out: &mut Vec<u8>,
+) {
+    // SAFETY: the caller guarantees this fn's contract: `rel` is an open relation, locked by
+    // the caller, and we are on the backend thread inside a transaction, so the metadata and
+    // buffer reads and the slot calls are allowed.
+    unsafe {
+        if entry.offset as u64 + entry.len as u64 > chunk.length {
+            data_corrupted("a vector lies beyond its chunk");
+        }
+        pages::read_range(
+            rel,
+            chunk.offset + entry.offset as u64,
+            entry.len as usize,
+            strategy,
+            out,
+            nblocks,
+        );
+    }
 }

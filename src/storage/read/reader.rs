@@ -1,12 +1,11 @@
 //! Reads a columnar relation row group by row group, decoding only the chosen columns,
 //! one vector at a time, into Datums.
 
-use super::decode::{decode_checked, decode_rows_checked, order_values};
+use super::decode::{decode_checked, decode_rows_checked, order_values, read_vector};
 use super::row_batch::RowBatch;
 use super::vector_filter::{ColumnSource, VectorFilter};
-use crate::storage::catalog::{self, ChunkMeta, RowGroupMeta};
+use crate::storage::catalog::{self, RowGroupMeta};
 use crate::storage::format::delete_mask::{self, DeleteMask};
-use crate::storage::format::directory::VectorEntry;
 use crate::storage::format::encoding::DecodedVector;
 use crate::storage::format::layout::VECTOR_ROWS;
 use crate::storage::format::zonemap::{Verdict, ZonePredicate, ZoneStats};
@@ -1451,34 +1450,6 @@ fn mark_rows(marks: &mut Vec<u8>, rows: &[u32]) {
 /// Whether every row of `rows` is marked in `marks`: a load a row, each on its own.
 fn all_marked(rows: &[u32], marks: &[u8]) -> bool {
     rows.iter().all(|&r| marks.get(r as usize) == Some(&1))
-}
-
-/// Reads the stored bytes of vector `entry` of `chunk` into `out` (`nblocks`: the
-/// relation's size when the scan began), checking that the vector lies in its chunk.
-unsafe fn read_vector(
-    rel: pg_sys::Relation,
-    strategy: pg_sys::BufferAccessStrategy,
-    nblocks: u32,
-    chunk: &ChunkMeta,
-    entry: &VectorEntry,
-    out: &mut Vec<u8>,
-) {
-    // SAFETY: the caller guarantees this fn's contract: `rel` is an open relation, locked by
-    // the caller, and we are on the backend thread inside a transaction, so the metadata and
-    // buffer reads and the slot calls are allowed.
-    unsafe {
-        if entry.offset as u64 + entry.len as u64 > chunk.length {
-            data_corrupted("a vector lies beyond its chunk");
-        }
-        pages::read_range(
-            rel,
-            chunk.offset + entry.offset as u64,
-            entry.len as usize,
-            strategy,
-            out,
-            nblocks,
-        );
-    }
 }
 
 /// Forgets an earlier vector's dictionary and scaled numbers before a constant vector
