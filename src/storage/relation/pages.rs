@@ -684,6 +684,22 @@ pub unsafe fn visit_range(
     }
 }
 
+/// How many bytes of pinned buffer `buf`'s page are written (its `pd_lower`), read
+/// under a share lock.
+///
+/// # Safety
+/// `buf` must be a buffer this backend has pinned, on the backend thread.
+pub(super) unsafe fn written_bytes(buf: pg_sys::Buffer) -> usize {
+    // SAFETY: this fn's contract: `buf` is pinned, so its page stays in place; its header
+    // is read under the share lock writers exclude.
+    unsafe {
+        pg_sys::LockBuffer(buf, pg_sys::BUFFER_LOCK_SHARE as i32);
+        let lower = (*page_header(pg_sys::BufferGetPage(buf))).pd_lower as usize;
+        pg_sys::LockBuffer(buf, pg_sys::BUFFER_LOCK_UNLOCK as i32);
+        lower
+    }
+}
+
 /// `visit_range` over buffers `pin` hands out (pinned) and `unpin` lets go of once a
 /// page is visited: released at once, or kept pinned for the next read
 /// (`PagePins`).
