@@ -73,10 +73,18 @@ impl PagePins {
     /// As `pages::visit_range`, for this fn's relation; on the resource owner that
     /// holds this fetch's pins (the scan's); the bytes are those of a vector the fetch's
     /// snapshot sees (committed, or its own transaction's).
-    pub unsafe fn visit_range(&mut self, offset: u64, len: usize, total_blocks: u32, mut f: impl FnMut(&[u8])) {
+    pub unsafe fn visit_range(
+        &mut self,
+        offset: u64,
+        len: usize,
+        total_blocks: u32,
+        mut f: impl FnMut(&[u8]),
+    ) {
         if !self.open {
             // SAFETY: this fn's contract.
-            return unsafe { pages::visit_range(self.rel, offset, len, std::ptr::null_mut(), total_blocks, f) };
+            return unsafe {
+                pages::visit_range(self.rel, offset, len, std::ptr::null_mut(), total_blocks, f)
+            };
         }
         let mut done = 0usize;
         while done < len {
