@@ -33,6 +33,21 @@ pub fn locate(offset: u64) -> (u32, usize) {
     (block, PAGE_HEADER + (offset % PAGE_PAYLOAD as u64) as usize)
 }
 
+/// The pieces of the `len` stream bytes at `offset`, page by page: (block, in-page
+/// byte, bytes in that page).
+pub fn page_spans(offset: u64, len: usize) -> impl Iterator<Item = (u32, usize, usize)> {
+    let mut done = 0usize;
+    std::iter::from_fn(move || {
+        if done >= len {
+            return None;
+        }
+        let (block, in_page) = locate(offset + done as u64);
+        let n = (BLOCK_SIZE - in_page).min(len - done);
+        done += n;
+        Some((block, in_page, n))
+    })
+}
+
 /// The first stream offset at or after `offset` where a page begins.
 pub fn page_end_after(offset: u64) -> u64 {
     offset.div_ceil(PAGE_PAYLOAD as u64) * PAGE_PAYLOAD as u64
@@ -120,6 +135,17 @@ impl Metapage {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn page_spans_cover_a_range_page_by_page() {
+        let spans: Vec<_> = page_spans(PAGE_PAYLOAD as u64 - 10, 20 + PAGE_PAYLOAD).collect();
+        assert_eq!(
+            spans,
+            vec![(1, BLOCK_SIZE - 10, 10), (2, PAGE_HEADER, PAGE_PAYLOAD), (3, PAGE_HEADER, 10)]
+        );
+        assert_eq!(page_spans(5, 0).count(), 0);
+        assert_eq!(page_spans(0, 3).collect::<Vec<_>>(), vec![(1, PAGE_HEADER, 3)]);
+    }
 
     #[test]
     fn stream_offsets_skip_page_headers() {

@@ -26,7 +26,7 @@
 //! them, never releases them twice.
 
 use super::pages;
-use crate::storage::format::layout::{self, BLOCK_SIZE};
+use crate::storage::format::layout;
 use crate::storage::shared::error::data_corrupted;
 use pgrx::pg_sys;
 
@@ -86,10 +86,7 @@ impl PagePins {
                 pages::visit_range(self.rel, offset, len, std::ptr::null_mut(), total_blocks, f)
             };
         }
-        let mut done = 0usize;
-        while done < len {
-            let (block, in_page) = layout::locate(offset + done as u64);
-            let n = (BLOCK_SIZE - in_page).min(len - done);
+        for (block, in_page, n) in layout::page_spans(offset, len) {
             if block >= total_blocks {
                 data_corrupted("columnar data lies beyond the end of the relation");
             }
@@ -107,7 +104,6 @@ impl PagePins {
             // lies below its written bytes, which nobody changes while the vector is
             // visible (the module's comment).
             f(unsafe { std::slice::from_raw_parts(held.page.add(in_page), n) });
-            done += n;
         }
     }
 

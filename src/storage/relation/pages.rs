@@ -718,10 +718,7 @@ pub(super) unsafe fn visit_range_in(
     // contract); each page is read only while its buffer is pinned and share-locked, and
     // only below its `pd_lower` (checked), so within the block.
     unsafe {
-        let mut done = 0usize;
-        while done < len {
-            let (block, in_page) = layout::locate(offset + done as u64);
-            let n = (BLOCK_SIZE - in_page).min(len - done);
+        for (block, in_page, n) in layout::page_spans(offset, len) {
             if block >= total_blocks {
                 data_corrupted("columnar data lies beyond the end of the relation");
             }
@@ -736,7 +733,6 @@ pub(super) unsafe fn visit_range_in(
             f(std::slice::from_raw_parts((page as *const u8).add(in_page), n));
             pg_sys::LockBuffer(buf, pg_sys::BUFFER_LOCK_UNLOCK as i32);
             unpin(buf);
-            done += n;
         }
     }
 }
