@@ -726,6 +726,7 @@ def render_run_section(meta: dict, rows: list[dict], png: str) -> list[str]:
                     "Ratios below 1 mean faster.", ""] + markdown_mode_table(rows, mode) + [""]
     out += last_point_section(rows)
     out += render_first_runs(meta.get("first_run", []))
+    out += render_parallel_pairs(meta.get("parallel_pairs", []), meta.get("parallel_pairs_commit"))
     out += markdown_plans_table(rows)
     out += ["### Where columnar stands", ""] + where_columnar_loses(rows) + [""]
     out += plan_choice.render(meta.get("plan_choice", []), meta.get("plan_choice_commit"))
@@ -927,6 +928,8 @@ def run_benchmark(args) -> int:
     choice = plan_choice.run(conn, [COL_TABLE, SORTED_TABLE], args.runs, log)
     log("first runs on new connections")
     first = first_runs(args)
+    log("parallel speed-up, serial and parallel taking turns")
+    pairs = parallel_pairs(args)
 
     date = dt.date.today().isoformat()
     RESULTS_DIR.mkdir(exist_ok=True)
@@ -934,7 +937,8 @@ def run_benchmark(args) -> int:
     rows = result_rows(measurements, args.rows, args.hosts, date)
     write_csv(base.with_suffix(".csv"), rows)
     meta = {"date": date, "rows": args.rows, "hosts": args.hosts, "runs": args.runs,
-            "machine": machine_info(conn), "load": load, "plan_choice": choice, "first_run": first}
+            "machine": machine_info(conn), "load": load, "plan_choice": choice, "first_run": first,
+            "parallel_pairs": pairs}
     base.with_suffix(".json").write_text(json.dumps(meta, indent=2) + "\n")
     draw_chart(base.with_suffix(".png"), rows, f"{args.rows:,} rows: query time / heap time")
     log(f"wrote {base.relative_to(REPO_DIR)}.csv, .json, .png")
@@ -1028,20 +1032,27 @@ def run_joins_only(args) -> int:
     return status
 
 
-def run_plan_choice_only(args) -> int:
-    """The planner choice suite alone, on the tables `run_benchmark` left loaded."""
-    conn = pg_connect(args)
-    # The suite's own results only: <date>-<rows>.json (not the joins' or Citus's).
+def add_to_newest_result(args, key: str, what: str, measure) -> int:
+    """Runs `measure()` on the tables `run_benchmark` left loaded and records it as `key`
+    (with the library's commit as `<key>_commit`) in the newest <date>-<rows>.json (the
+    suite's own results, not the joins' or Citus's), then rewrites BENCHMARKS.md."""
     newest = sorted(p for p in RESULTS_DIR.glob(f"*-{args.rows}.json")
                     if re.fullmatch(rf"\d{{4}}-\d{{2}}-\d{{2}}-{args.rows}\.json", p.name))
     if not newest:
-        sys.exit(f"bench: no result for {args.rows} rows to add the planner choice suite to")
+        sys.exit(f"bench: no result for {args.rows} rows to add {what} to")
     meta = json.loads(newest[-1].read_text())
-    meta["plan_choice"] = plan_choice.run(conn, [COL_TABLE, SORTED_TABLE], args.runs, log)
-    meta["plan_choice_commit"] = git_commit()
+    meta[key] = measure()
+    meta[f"{key}_commit"] = git_commit()
     newest[-1].write_text(json.dumps(meta, indent=2) + "\n")
     render_benchmarks_md()
     return 0
+
+
+def run_plan_choice_only(args) -> int:
+    """The planner choice suite alone, on the tables `run_benchmark` left loaded."""
+    conn = pg_connect(args)
+    return add_to_newest_result(args, "plan_choice", "the planner choice suite",
+                                lambda: plan_choice.run(conn, [COL_TABLE, SORTED_TABLE], args.runs, log))
 
 
 # Queries whose first run on a new connection the decode-speed issue targets (q1-q3),
@@ -1118,18 +1129,71 @@ def render_first_runs(first: list[dict]) -> list[str]:
     return out + [""]
 
 
+# Queries whose parallel speed-up the decode-speed issue targets, and how many
+# serial/parallel pairs time each.
+PARALLEL_PAIR_QUERIES = ("q6", "q8")
+PARALLEL_PAIRS = 12
+
+
+def parallel_pairs(args) -> list[dict]:
+    """Per engine and query, serial and parallel runs taking turns on one connection
+    (serial, parallel, serial, ...; PARALLEL_PAIRS pairs after one untimed run of each),
+    and the median of the pairs' ratios. The main tables time every serial
+    configuration before every parallel one, minutes apart: on a machine whose speed
+    moves by 2x from one minute to the next, their ratio measures the machine as much
+    as the plan. A pair's two runs are a second apart."""
+    queries = [q for q in load_queries() if q.name in PARALLEL_PAIR_QUERIES]
+    configs = pg_configs(HEAP_TABLE, COL_TABLE, SORTED_TABLE)
+    out = []
+    for engine in ("heap", "columnar", "columnar-sorted"):
+        serial = next(c for c in configs if c.engine == engine and c.mode == "serial")
+        parallel = next(c for c in configs if c.engine == engine and c.mode == "parallel")
+        for q in queries:
+            conn = pg_connect(args)
+            execute = make_pg_executor(conn)
+            sql = q.for_table(serial.table)
+            times: dict[str, list[float]] = {"serial": [], "parallel": []}
+            for i in range(PARALLEL_PAIRS + 1):
+                for config in (serial, parallel):
+                    t, _ = run_query(execute(config), sql, 1, False)
+                    if i > 0:
+                        times[config.mode] += t
+            conn.close()
+            ratios = [s / p for s, p in zip(times["serial"], times["parallel"])]
+            out.append({"engine": engine, "query": q.name, "pairs": PARALLEL_PAIRS,
+                        "serial_ms": statistics.median(times["serial"]),
+                        "parallel_ms": statistics.median(times["parallel"]),
+                        "speedup": statistics.median(ratios)})
+            log(f"parallel pairs {engine:16} {q.name}: serial {out[-1]['serial_ms']:,.1f} ms, "
+                f"parallel {out[-1]['parallel_ms']:,.1f} ms, median pair {out[-1]['speedup']:.2f}x")
+    return out
+
+
+def render_parallel_pairs(pairs: list[dict], commit: str | None) -> list[str]:
+    if not pairs:
+        return []
+    at = f" (library of `{commit}`)" if commit else ""
+    out = ["### Parallel speed-up, serial and parallel taking turns" + at, "",
+           f"Serial (`max_parallel_workers_per_gather = 0`) and parallel (`= 2`) runs of the same query "
+           f"alternating on one connection, {pairs[0]['pairs']} pairs after one untimed run of each; "
+           "\"speed-up\" is the median of the pairs' serial / parallel ratios. Unlike the tables above, "
+           "which time all serial configurations before all parallel ones, both runs of a pair meet "
+           "the machine in the same state.", "",
+           "| engine | query | serial ms | parallel ms | speed-up |", "|---|---|---:|---:|---:|"]
+    for r in pairs:
+        out.append(f"| {ENGINE_TITLES.get(r['engine'], r['engine'])} | {r['query']} | {r['serial_ms']:,.1f} | "
+                   f"{r['parallel_ms']:,.1f} | {r['speedup']:.2f}× |")
+    return out + [""]
+
+
+def run_parallel_pairs_only(args) -> int:
+    """The paired parallel measurement alone, on the tables `run_benchmark` left loaded."""
+    return add_to_newest_result(args, "parallel_pairs", "the parallel pairs", lambda: parallel_pairs(args))
+
+
 def run_first_runs_only(args) -> int:
     """The first-run measurement alone, on the tables `run_benchmark` left loaded."""
-    newest = sorted(p for p in RESULTS_DIR.glob(f"*-{args.rows}.json")
-                    if re.fullmatch(rf"\d{{4}}-\d{{2}}-\d{{2}}-{args.rows}\.json", p.name))
-    if not newest:
-        sys.exit(f"bench: no result for {args.rows} rows to add the first runs to")
-    meta = json.loads(newest[-1].read_text())
-    meta["first_run"] = first_runs(args)
-    meta["first_run_commit"] = git_commit()
-    newest[-1].write_text(json.dumps(meta, indent=2) + "\n")
-    render_benchmarks_md()
-    return 0
+    return add_to_newest_result(args, "first_run", "the first runs", lambda: first_runs(args))
 
 
 def run_tpch(args) -> int:
@@ -1193,6 +1257,9 @@ def parse_args():
                         "record it in the newest result and rewrite BENCHMARKS.md")
     p.add_argument("--first-runs-only", action="store_true",
                    help="time q1-q3 and q9 on new connections on the tables loaded by the last run, "
+                        "record it in the newest result and rewrite BENCHMARKS.md")
+    p.add_argument("--parallel-pairs-only", action="store_true",
+                   help="time q6 and q8 serial and parallel taking turns on the tables loaded by the last run, "
                         "record it in the newest result and rewrite BENCHMARKS.md")
     p.add_argument("--joins-only", action="store_true",
                    help="run only the join benchmark (bench/joins.py), write "
@@ -1259,6 +1326,8 @@ def main() -> int:
         return run_plan_choice_only(args)
     if args.first_runs_only:
         return run_first_runs_only(args)
+    if args.parallel_pairs_only:
+        return run_parallel_pairs_only(args)
     if args.joins_only:
         return run_joins_only(args)
     if args.ingest_only:
