@@ -668,19 +668,26 @@ pub unsafe fn visit_range(
     len: usize,
     strategy: pg_sys::BufferAccessStrategy,
     total_blocks: u32,
-    f: impl FnMut(&[u8]),
+    mut f: impl FnMut(&[u8]),
 ) {
-    // SAFETY: this fn's contract is `visit_range_in`'s; each buffer is pinned by
-    // `read_buffer` and released once visited.
+    // SAFETY: `rel` is open and locked inside a transaction (this fn's contract); each page
+    // is read only while its buffer is pinned and share-locked, and only below its
+    // `pd_lower` (checked), so within the block.
     unsafe {
-        visit_range_in(
-            offset,
-            len,
-            total_blocks,
-            |block| read_buffer(rel, block, strategy),
-            |buf| pg_sys::ReleaseBuffer(buf),
-            f,
-        )
+        for (block, in_page, n) in layout::page_spans(offset, len) {
+            if block >= total_blocks {
+                data_corrupted("columnar data lies beyond the end of the relation");
+            }
+            let buf = read_buffer(rel, block, strategy);
+            pg_sys::LockBuffer(buf, pg_sys::BUFFER_LOCK_SHARE as i32);
+            let page = pg_sys::BufferGetPage(buf);
+            if ((*page_header(page)).pd_lower as usize) < in_page + n {
+                pg_sys::UnlockReleaseBuffer(buf);
+                data_corrupted("columnar page holds fewer bytes than its metadata claims");
+            }
+            f(std::slice::from_raw_parts((page as *const u8).add(in_page), n));
+            pg_sys::UnlockReleaseBuffer(buf);
+        }
     }
 }
 
@@ -697,42 +704,5 @@ pub(super) unsafe fn written_bytes(buf: pg_sys::Buffer) -> usize {
         let lower = (*page_header(pg_sys::BufferGetPage(buf))).pd_lower as usize;
         pg_sys::LockBuffer(buf, pg_sys::BUFFER_LOCK_UNLOCK as i32);
         lower
-    }
-}
-
-/// `visit_range` over buffers `pin` hands out (pinned) and `unpin` lets go of once a
-/// page is visited: released at once, or kept pinned for the next read
-/// (`PagePins`).
-///
-/// # Safety
-/// As `read_range`; `pin` returns a pinned buffer of the relation's block it is given.
-pub(super) unsafe fn visit_range_in(
-    offset: u64,
-    len: usize,
-    total_blocks: u32,
-    mut pin: impl FnMut(u32) -> pg_sys::Buffer,
-    mut unpin: impl FnMut(pg_sys::Buffer),
-    mut f: impl FnMut(&[u8]),
-) {
-    // SAFETY: the relation `pin` reads is open and locked inside a transaction (this fn's
-    // contract); each page is read only while its buffer is pinned and share-locked, and
-    // only below its `pd_lower` (checked), so within the block.
-    unsafe {
-        for (block, in_page, n) in layout::page_spans(offset, len) {
-            if block >= total_blocks {
-                data_corrupted("columnar data lies beyond the end of the relation");
-            }
-            let buf = pin(block);
-            pg_sys::LockBuffer(buf, pg_sys::BUFFER_LOCK_SHARE as i32);
-            let page = pg_sys::BufferGetPage(buf);
-            if ((*page_header(page)).pd_lower as usize) < in_page + n {
-                pg_sys::LockBuffer(buf, pg_sys::BUFFER_LOCK_UNLOCK as i32);
-                unpin(buf);
-                data_corrupted("columnar page holds fewer bytes than its metadata claims");
-            }
-            f(std::slice::from_raw_parts((page as *const u8).add(in_page), n));
-            pg_sys::LockBuffer(buf, pg_sys::BUFFER_LOCK_UNLOCK as i32);
-            unpin(buf);
-        }
     }
 }
