@@ -42,6 +42,7 @@ if [ -n "${CI:-}" ]; then export PROPTEST_RNG_SEED=${PROPTEST_RNG_SEED:-20261130
 mkdir -p "$LOGS"
 
 summary=()
+failure_lines=()
 total_passed=0
 total_failed=0
 cluster_up=0
@@ -79,6 +80,11 @@ run_level() {
     if [ "$rc" -ne 0 ] && [ "$failed" -eq 0 ]; then failed=1; fi  # e.g. a build error
     if [ "$rc" -eq 0 ] && [ "$passed" -eq 0 ]; then failed=1; echo "$name ran no test"; fi
     if [ "$failed" -eq 0 ]; then verdict=ok; else verdict=FAILED; fi
+    # CI keeps only the end of the output: the failing tests' own lines go there too.
+    if [ "$failed" -ne 0 ]; then
+        while IFS= read -r line; do failure_lines+=("$name: ${line:0:400}"); done \
+            < <(grep -E '\.\.\. FAILED|^test .* FAILED|panicked at|^not ok|^ERROR' "$log" | head -n 12)
+    fi
     summary+=("$(printf '%-18s %-7s %4d passed %4d failed %5ds' "$name" "$verdict" \
         "$passed" "$failed" $(( $(date +%s) - start )))")
     total_passed=$((total_passed + passed))
@@ -231,5 +237,9 @@ esac
 echo
 echo "=== pgcolumnar test summary (logs in target/test-logs/)"
 printf '%s\n' "${summary[@]}"
+if [ ${#failure_lines[@]} -gt 0 ]; then
+    echo "--- failed (first lines of each failed level's log)"
+    printf '%s\n' "${failure_lines[@]}"
+fi
 echo "summary: $total_passed passed, $total_failed failed"
 [ "$total_failed" -eq 0 ]
