@@ -209,9 +209,12 @@ DROP TABLE pr, prh;
 
 -- A statement's first fetches look up their row group and deletes alone (before the
 -- fetcher loads every row group's): rows in a group found already need no lookup, and
--- the deletes of a row group are read once for all its rows (up to 256 marks; of a
--- group with more, those of a mark bucket, up to 32 marks; a bucket with more is
--- looked up row by row). The counts of index scans on
+-- the deletes of a row group are read once for all its rows if it has up to 16 marks;
+-- of a group with more, its first four rows look up their own marks (two lookups, the
+-- marks on their bucket and on them alone: a single-row UPDATE's fetch must not read
+-- hundreds), then the group's are read (up to 256 marks; of a group with more, those of
+-- a mark bucket, up to 32 marks; a bucket with more is looked up row by row). The
+-- counts of index scans on
 -- pgcolumnar.row_mark show it; the rows are heap's, with deletes of this transaction,
 -- of earlier ones, and a cursor that started before some.
 CREATE TABLE pd (id int, v int) USING columnar;
@@ -239,13 +242,14 @@ BEGIN
   lookups := mark_lookups() - l0;
 END $$;
 BEGIN;
--- 60 rows, none deleted, of a row group with 50 marks: its marks read once.
+-- 60 rows, none deleted, of a row group with 50 marks: one try at 16 of them, row 1
+-- (its bucket's first) and rows 2 .. 4 alone, then its marks read once.
 SELECT * FROM fetched(1, 60);
--- 61 rows of the bucket with 40 marks, the same.
+-- 61 rows of the bucket with 40 marks, the same (none is its bucket's first row).
 SELECT * FROM fetched(10200, 10260);
--- 300 more marks in a third bucket: one try at the group's, then its buckets'. The
--- bucket with 10 marks: one try at the group, one read of the bucket. The bucket with
--- 40 marks: one try at the group, one at the bucket, then two lookups a row (the marks
+-- 300 more marks in a third bucket: after the same first lookups, one try at the
+-- group's, then its buckets'. The bucket with 10 marks: one read of the bucket. The
+-- bucket with 40 marks: one try at the bucket, then two lookups a row (the marks
 -- on its bucket, and on it alone); the bucket with 300, the same, and two more for each
 -- deleted row (whether it is dead to every snapshot, for the index to forget it).
 SAVEPOINT many;
@@ -253,6 +257,15 @@ DO $$ BEGIN FOR i IN 1..300 LOOP DELETE FROM pd WHERE id = 17000 + i; END LOOP; 
 SELECT * FROM fetched(1, 60);
 SELECT * FROM fetched(10200, 10260);
 SELECT * FROM fetched(16990, 17310);
+-- One row of that group, as a single-row UPDATE fetches it: one try at 16 of its 350
+-- marks, then the row's own (two lookups; two more for a deleted row, see above).
+SELECT * FROM fetched(5000, 5000);
+SELECT * FROM fetched(17001, 17001);
+-- Single-row UPDATEs of a live row and of a deleted one (which finds nothing).
+UPDATE pd SET v = v + 1 WHERE id = 5000; UPDATE pdh SET v = v + 1 WHERE id = 5000;
+WITH u AS (UPDATE pd SET v = v + 1 WHERE id = 17002 RETURNING id) SELECT count(*) FROM u;
+SELECT * FROM fetched(4999, 5001);
+SELECT count(*), sum(v) FROM pdh WHERE id BETWEEN 4999 AND 5001;
 ROLLBACK TO many;
 -- Ranges with deleted rows.
 SELECT count(*), sum(v) FROM pd WHERE id BETWEEN 1 AND 1000;
