@@ -287,6 +287,30 @@ RESET enable_seqscan; RESET enable_bitmapscan; RESET pgcolumnar.enable_columnar_
 DROP FUNCTION fetched(int, int), mark_lookups();
 DROP TABLE pd, pdh;
 
+-- A fetch remembers the row group it found a row in, and a later statement checks only
+-- that it still sees that version of the group's metadata row. VACUUM folding a delete
+-- into the group's mask writes a new version (and drops the mark): the next statements
+-- see the row deleted, through the new version.
+CREATE TABLE fg (id int, v int) USING columnar;
+INSERT INTO fg SELECT g, g * 2 FROM generate_series(1, 20000) g;
+CREATE INDEX fg_id ON fg (id);
+SET enable_seqscan = off; SET enable_bitmapscan = off; SET pgcolumnar.enable_columnar_scan = off;
+EXPLAIN (COSTS OFF) SELECT count(*), sum(v) FROM fg WHERE id BETWEEN 99 AND 102;
+SELECT count(*), sum(v) FROM fg WHERE id BETWEEN 99 AND 102;
+DELETE FROM fg WHERE id = 101;
+SELECT count(*), sum(v) FROM fg WHERE id BETWEEN 99 AND 102;
+VACUUM fg;
+-- fg is the newest table: its storage id is the largest.
+SELECT (SELECT count(*) FROM pgcolumnar.row_mark m WHERE m.storage_id = s.id) AS marks_left,
+       (SELECT count(*) FROM pgcolumnar.row_group g WHERE g.storage_id = s.id AND g.deleted_rows IS NOT NULL) AS masks
+  FROM (SELECT max(storage_id) AS id FROM pgcolumnar.row_group) s;
+SELECT count(*), sum(v) FROM fg WHERE id BETWEEN 99 AND 102;
+SELECT v FROM fg WHERE id = 101;
+UPDATE fg SET v = -1 WHERE id = 102;
+SELECT id, v FROM fg WHERE id BETWEEN 99 AND 102 ORDER BY id;
+RESET enable_seqscan; RESET enable_bitmapscan; RESET pgcolumnar.enable_columnar_scan;
+DROP TABLE fg;
+
 -- An index scan keeps the pages its rows read pinned from row to row, as heap's keeps
 -- its current page: a page is looked up in shared buffers once while rows keep reading
 -- it, not once for every value. k = 7's 187 rows lie in all 20 stripes, 5 values a row

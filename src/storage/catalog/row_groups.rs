@@ -4,8 +4,8 @@
 
 use super::inline_chunks::{self, InlineChunk};
 use super::tables::{
-    datum, insert_row, int8, last_starting_at_or_before, not_null, relid, scan_bounds, scan_keys,
-    scan_storage, ScanBound,
+    datum, insert_row, int8, last_starting_at_or_before, not_null, readable_relid, relid, scan_bounds,
+    scan_keys, scan_storage, ScanBound,
 };
 use crate::storage::format::delete_mask::DeleteMask;
 use crate::storage::format::directory::{Directory, VectorEntry};
@@ -1018,15 +1018,135 @@ pub unsafe fn group_of_row(storage_id: u64, row: u64, snapshot: pg_sys::Snapshot
     // closed, ended or freed).
     unsafe {
         let none = Rc::new(Chunks { parsed: Some(Vec::new()), ..Chunks::default() });
-        last_starting_at_or_before::<ROW_GROUP_NATTS, _>(
+        if let Some(group) = found_again(storage_id, row, snapshot, &none) {
+            return Some(group);
+        }
+        let (group, tid) = last_starting_at_or_before::<ROW_GROUP_NATTS, _>(
             c"row_group",
             c"row_group_pkey",
             storage_id,
             row,
             snapshot,
-            |tup, v, n| parse_row_group(storage_id, tup, v, n, &none),
+            |tup, v, n| (parse_row_group(storage_id, tup, v, n, &none), (*tup).t_self),
         )
-        .filter(|g| row < g.first_row + g.row_count)
+        .filter(|(g, _)| row < g.first_row + g.row_count)?;
+        remember_found(storage_id, &group, tid);
+        Some(group)
+    }
+}
+
+/// A row group `group_of_row` found (without chunks), and where its `row_group` tuple
+/// (that version of it) lies. A tuple version never changes, so what was parsed from it
+/// serves again while it is there: parsing the delete mask of a large row group
+/// (detoasting it) was most of a look-up.
+struct FoundGroup {
+    group: RowGroupMeta,
+    tid: pg_sys::ItemPointerData,
+}
+
+/// Row groups found per storage that are remembered (the last ones found).
+const FOUND_PER_STORAGE: usize = 16;
+
+/// Storages whose found row groups are remembered (a large row group's delete mask is
+/// up to 12.5 kB: at most about 13 MB in all).
+const FOUND_STORAGES: usize = 64;
+
+thread_local! {
+    /// Row groups `group_of_row` found lately, by storage id. A row group's rows never
+    /// change and no two row groups share a row number, so the one found holding a row is
+    /// the only one that can: a later look-up of a row it holds needs only ask whether
+    /// the snapshot sees that tuple (one heap fetch) instead of searching `row_group`
+    /// again (two index scans). A single-row UPDATE looks its row's group up several
+    /// times (the scan's fetch, the uniqueness check, the update), each in a new fetcher.
+    static FOUND: RefCell<BoundedCache<u64, Vec<FoundGroup>>> = RefCell::new(BoundedCache::new(FOUND_STORAGES));
+}
+
+fn remember_found(storage_id: u64, group: &RowGroupMeta, tid: pg_sys::ItemPointerData) {
+    FOUND.with(|f| {
+        let mut f = f.borrow_mut();
+        let groups = f.get_or_insert_with(storage_id, Vec::new);
+        groups.retain(|g| g.group.first_row != group.first_row);
+        if groups.len() >= FOUND_PER_STORAGE {
+            groups.remove(0);
+        }
+        groups.push(FoundGroup { group: group.clone(), tid });
+    });
+}
+
+/// The row group holding `row`, from a remembered one that holds it, if `snapshot` sees
+/// that version of its tuple. None (the caller searches) when it does not (it may see
+/// another version: VACUUM rewrites a group's tuple when it folds deletes into its mask),
+/// when no remembered group holds `row`, or for a snapshot this does not serve (NULL,
+/// SnapshotAny, historic and toast snapshots).
+///
+/// # Safety
+/// As for `group_of_row`.
+unsafe fn found_again(
+    storage_id: u64,
+    row: u64,
+    snapshot: pg_sys::Snapshot,
+    none: &Rc<Chunks>,
+) -> Option<RowGroupMeta> {
+    // SAFETY: the caller guarantees this fn's contract: `snapshot` is valid or NULL, and
+    // we are on the backend thread inside a transaction, so `row_group` may be opened and
+    // a tuple fetched from it; the fetched tuple points into a pinned buffer, released
+    // after it was parsed into owned values.
+    unsafe {
+        if snapshot.is_null()
+            || !matches!(
+                (*snapshot).snapshot_type,
+                pg_sys::SnapshotType::SNAPSHOT_MVCC
+                    | pg_sys::SnapshotType::SNAPSHOT_SELF
+                    | pg_sys::SnapshotType::SNAPSHOT_DIRTY
+            )
+        {
+            return None;
+        }
+        let (known, tid) = FOUND.with(|f| {
+            let mut f = f.borrow_mut();
+            let g = f
+                .get(&storage_id)?
+                .iter()
+                .find(|g| row.wrapping_sub(g.group.first_row) < g.group.row_count)?;
+            Some((g.group.clone(), g.tid))
+        })?;
+        let first_row = known.first_row;
+        let relid = readable_relid(c"row_group")?;
+        let rel = pg_sys::table_open(relid, pg_sys::AccessShareLock as i32);
+        let mut tuple = pg_sys::HeapTupleData { t_self: tid, ..Default::default() };
+        let mut buffer: pg_sys::Buffer = pg_sys::InvalidBuffer as pg_sys::Buffer;
+        // VACUUM may have truncated the page away since (reading past the end is an ERROR).
+        let block = (u32::from(tid.ip_blkid.bi_hi) << 16) | u32::from(tid.ip_blkid.bi_lo);
+        let nblocks = pg_sys::RelationGetNumberOfBlocksInFork(rel, pg_sys::ForkNumber::MAIN_FORKNUM);
+        let seen = block < nblocks && pg_sys::heap_fetch(rel, snapshot, &mut tuple, &mut buffer, false);
+        let mut group = None;
+        if seen {
+            let mut values = [pg_sys::Datum::from(0usize); ROW_GROUP_NATTS];
+            let mut nulls = [true; ROW_GROUP_NATTS];
+            pg_sys::heap_deform_tuple(&mut tuple, (*rel).rd_att, values.as_mut_ptr(), nulls.as_mut_ptr());
+            // The same tuple, not another that took its line pointer after VACUUM: that
+            // one's inserter ran later.
+            let same = !nulls[0]
+                && !nulls[1]
+                && int8(values[0]) == storage_id
+                && int8(values[1]) == first_row
+                && pg_sys::HeapTupleHeaderGetXmin(tuple.t_data) == known.writer.0;
+            if same {
+                group = Some(RowGroupMeta { chunks: none.clone(), ..known });
+            }
+        }
+        if buffer != pg_sys::InvalidBuffer as pg_sys::Buffer {
+            pg_sys::ReleaseBuffer(buffer);
+        }
+        pg_sys::table_close(rel, pg_sys::NoLock as i32);
+        if group.is_none() {
+            FOUND.with(|f| {
+                if let Some(groups) = f.borrow_mut().get_mut(&storage_id) {
+                    groups.retain(|g| g.group.first_row != first_row);
+                }
+            });
+        }
+        group
     }
 }
 
