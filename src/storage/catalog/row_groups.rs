@@ -1116,7 +1116,7 @@ unsafe fn found_again(
         let mut tuple = pg_sys::HeapTupleData { t_self: tid, ..Default::default() };
         let mut buffer: pg_sys::Buffer = pg_sys::InvalidBuffer as pg_sys::Buffer;
         // VACUUM may have truncated the page away since (reading past the end is an ERROR).
-        let block = (u32::from(tid.ip_blkid.bi_hi) << 16) | u32::from(tid.ip_blkid.bi_lo);
+        let (block, _) = pgrx::itemptr::item_pointer_get_both(tid);
         let nblocks = pg_sys::RelationGetNumberOfBlocksInFork(rel, pg_sys::ForkNumber::MAIN_FORKNUM);
         let seen = block < nblocks && pg_sys::heap_fetch(rel, snapshot, &mut tuple, &mut buffer, false);
         let mut group = None;

@@ -19,6 +19,6 @@ pub fn set_tid(tid: &mut pg_sys::ItemPointerData, block: u32, offset: u16) {
 
 /// The row number of a TID; None for a TID no row can have.
 pub fn tid_row(tid: &pg_sys::ItemPointerData) -> Option<u64> {
-    let block = (tid.ip_blkid.bi_hi as u32) << 16 | tid.ip_blkid.bi_lo as u32;
-    layout::tid_to_row(block, tid.ip_posid)
+    let (block, offset) = pgrx::itemptr::item_pointer_get_both(*tid);
+    layout::tid_to_row(block, offset)
 }
