@@ -54,6 +54,7 @@ from decimal import Decimal  # noqa: E402
 import psycopg  # noqa: E402
 
 sys.path.insert(0, str(BENCH_DIR))
+import from_disk  # noqa: E402
 import heap_pushdown  # noqa: E402
 import ingest  # noqa: E402
 import logical_overhead  # noqa: E402
@@ -726,6 +727,7 @@ def render_run_section(meta: dict, rows: list[dict], png: str) -> list[str]:
                     "Ratios below 1 mean faster.", ""] + markdown_mode_table(rows, mode) + [""]
     out += last_point_section(rows)
     out += render_first_runs(meta.get("first_run", []))
+    out += from_disk.render(meta.get("from_disk", []), meta.get("from_disk_commit"), ENGINE_TITLES)
     out += render_parallel_pairs(meta.get("parallel_pairs", []), meta.get("parallel_pairs_commit"))
     out += markdown_plans_table(rows)
     out += ["### Where columnar stands", ""] + where_columnar_loses(rows) + [""]
@@ -930,6 +932,8 @@ def run_benchmark(args) -> int:
     first = first_runs(args)
     log("parallel speed-up, serial and parallel taking turns")
     pairs = parallel_pairs(args)
+    log("queries read from disk")
+    disk = from_disk_runs(args)
 
     date = dt.date.today().isoformat()
     RESULTS_DIR.mkdir(exist_ok=True)
@@ -938,7 +942,7 @@ def run_benchmark(args) -> int:
     write_csv(base.with_suffix(".csv"), rows)
     meta = {"date": date, "rows": args.rows, "hosts": args.hosts, "runs": args.runs,
             "machine": machine_info(conn), "load": load, "plan_choice": choice, "first_run": first,
-            "parallel_pairs": pairs}
+            "parallel_pairs": pairs, "from_disk": disk, "from_disk_commit": git_commit()}
     base.with_suffix(".json").write_text(json.dumps(meta, indent=2) + "\n")
     draw_chart(base.with_suffix(".png"), rows, f"{args.rows:,} rows: query time / heap time")
     log(f"wrote {base.relative_to(REPO_DIR)}.csv, .json, .png")
@@ -1196,6 +1200,20 @@ def run_first_runs_only(args) -> int:
     return add_to_newest_result(args, "first_run", "the first runs", lambda: first_runs(args))
 
 
+def from_disk_runs(args) -> list[dict]:
+    """Each query on heap, columnar and the sorted table, serial, read from disk
+    (bench/from_disk.py)."""
+    queries = load_queries()
+    configs = [c for c in pg_configs(HEAP_TABLE, COL_TABLE, SORTED_TABLE)
+               if c.mode == "serial" and c.engine in ("heap", "columnar", "columnar-sorted")]
+    return from_disk.run(args, lambda: pg_connect(args), pg_apply, queries, configs, log)
+
+
+def run_from_disk_only(args) -> int:
+    """The runs from disk alone, on the tables `run_benchmark` left loaded."""
+    return add_to_newest_result(args, "from_disk", "the runs from disk", lambda: from_disk_runs(args))
+
+
 def run_tpch(args) -> int:
     """TPC-H (bench/tpch.py): bench/results/<date>-tpch-sf<SF>.{json,csv}, then BENCHMARKS.md."""
     conn = pg_connect(args)
@@ -1258,6 +1276,9 @@ def parse_args():
     p.add_argument("--first-runs-only", action="store_true",
                    help="time q1-q3 and q9 on new connections on the tables loaded by the last run, "
                         "record it in the newest result and rewrite BENCHMARKS.md")
+    p.add_argument("--from-disk-only", action="store_true",
+                   help="only the queries read from disk (restarts the server, drops the OS cache: root), "
+                        "on the tables a full run left; added to the newest result")
     p.add_argument("--parallel-pairs-only", action="store_true",
                    help="time q6 and q8 serial and parallel taking turns on the tables loaded by the last run, "
                         "record it in the newest result and rewrite BENCHMARKS.md")
@@ -1326,6 +1347,8 @@ def main() -> int:
         return run_plan_choice_only(args)
     if args.first_runs_only:
         return run_first_runs_only(args)
+    if args.from_disk_only:
+        return run_from_disk_only(args)
     if args.parallel_pairs_only:
         return run_parallel_pairs_only(args)
     if args.joins_only:

@@ -360,6 +360,9 @@ impl CustomScanNode for ColumnarAgg {
                     t.max.div_ceil(1024) as i64,
                     es,
                 );
+                if c.blocks_read_ahead > 0 {
+                    int(c"Blocks Read Ahead", c.blocks_read_ahead);
+                }
                 pg_sys::ExplainPropertyInteger(
                     c"Bytes Read".as_ptr(),
                     c"bytes".as_ptr(),

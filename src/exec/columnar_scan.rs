@@ -490,6 +490,9 @@ unsafe fn explain(
             if !inner.pushed_quals.is_empty() {
                 int(c"Vectors Passed Whole", c.vectors_passed);
             }
+            if c.blocks_read_ahead > 0 {
+                int(c"Blocks Read Ahead", c.blocks_read_ahead);
+            }
             pg_sys::ExplainPropertyInteger(
                 c"Bytes Read".as_ptr(),
                 c"bytes".as_ptr(),

@@ -25,7 +25,7 @@ pub struct Tally {
 pub const TALLY_SUMS: usize = 16;
 
 /// The sums `read_tally` fills (a reader's counts); a node's own counts follow them.
-pub const READ_SUMS: usize = 7;
+pub const READ_SUMS: usize = 8;
 
 /// The shared memory of a parallel columnar scan.
 #[repr(C)]
@@ -70,6 +70,7 @@ pub fn read_tally(c: &ReadCounters) -> Tally {
         c.vectors_passed,
         c.rows_filtered,
         c.bytes_read,
+        c.blocks_read_ahead,
     ]);
     t
 }
@@ -85,6 +86,7 @@ pub fn read_counters(t: &Tally) -> ReadCounters {
         vectors_passed: s[4],
         rows_filtered: s[5],
         bytes_read: s[6],
+        blocks_read_ahead: s[7],
     }
 }
 
@@ -187,9 +189,10 @@ mod tests {
             vectors_passed: 5,
             rows_filtered: 6,
             bytes_read: 7,
+            blocks_read_ahead: 8,
         };
         let t = read_tally(&c);
-        assert_eq!(t.sums[..READ_SUMS], [1, 2, 3, 4, 5, 6, 7]);
+        assert_eq!(t.sums[..READ_SUMS], [1, 2, 3, 4, 5, 6, 7, 8]);
         assert!(t.sums[READ_SUMS..].iter().all(|&v| v == 0), "the node's own sums come after");
         let back = read_counters(&t);
         assert_eq!(read_tally(&back), t);

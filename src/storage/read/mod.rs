@@ -1,7 +1,8 @@
 //! Reading rows: `reader` (sequential, both directions), the `row_batch` it stores rows
 //! from and the `vector_filter` it asks of a pushed filter, `fetch` (by TID), `decode` (checked decoding), `bitmap_scan`,
 //! `sample_scan` (TABLESAMPLE), `vector_pages` (a vector's bytes
-//! where they lie, for fetches that read a value of it), `plan_sizes` (what the planner reads: cached sizes) and
+//! where they lie, for fetches that read a value of it), `plan_sizes` (what the planner reads: cached sizes), `read_ahead` (which pages a scan asks
+//! the operating system for before reading them) and
 //! `index_delete` (which index entries point at rows no snapshot sees); `analyze_sample`
 //! (which rows ANALYZE samples).
 
@@ -11,6 +12,7 @@ pub mod decode;
 pub mod fetch;
 pub mod index_delete;
 pub mod plan_sizes;
+pub mod read_ahead;
 pub mod reader;
 pub mod row_batch;
 pub mod sample_scan;

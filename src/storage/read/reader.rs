@@ -2,6 +2,7 @@
 //! one vector at a time, into Datums.
 
 use super::decode::{decode_checked, decode_rows_checked, order_values, read_vector};
+use super::read_ahead::ReadAhead;
 use super::row_batch::RowBatch;
 use super::vector_filter::{ColumnSource, VectorFilter};
 use crate::storage::catalog::{self, RowGroupMeta};
@@ -11,6 +12,7 @@ use crate::storage::format::layout::VECTOR_ROWS;
 use crate::storage::format::zonemap::{Verdict, ZonePredicate, ZoneStats};
 use crate::storage::relation::datum::{self, ColumnKind, DatumColumn};
 use crate::storage::relation::pages;
+use crate::storage::relation::prefetch;
 use crate::storage::relation::slot;
 use crate::storage::relation::tid::row_tid;
 use crate::storage::shared::error::data_corrupted;
@@ -120,6 +122,8 @@ pub struct Reader {
     /// Per attribute: decode vectors of scaled numerics as their numbers
     /// (`DecodedVector::keep_scaled`), for a consumer that reads only numbers of it.
     scaled: Vec<bool>,
+    /// Which pages of the current row group were asked for ahead of the scan.
+    read_ahead: ReadAhead,
     /// Chunk metadata still to attach, for a reader made by `new_lazy`.
     lazy: Option<LazyChunks>,
     /// Where `restart` reads the row groups again, for a snapshot that sees later changes.
@@ -212,6 +216,8 @@ pub struct ReadCounters {
     pub rows_filtered: u64,
     /// Bytes of column chunks read.
     pub bytes_read: u64,
+    /// Blocks the operating system was asked to read ahead of the scan (`read_ahead`).
+    pub blocks_read_ahead: u64,
 }
 
 impl Reader {
@@ -315,6 +321,7 @@ impl Reader {
                 partial_rows: vec![Vec::new(); natts],
                 columns: (0..natts).map(|_| DatumColumn::default()).collect(),
                 scaled: vec![false; natts],
+                read_ahead: ReadAhead::default(),
                 kinds,
             }
         }
@@ -606,6 +613,7 @@ impl Reader {
             self.has_order = self.groups[index].chunks.order.is_some();
             self.order_vector_at = None;
             self.load_sources(index);
+            self.read_ahead.reset();
             let g = &self.groups[index];
             self.group = Some(index);
             self.counters.groups_read += 1;
@@ -647,6 +655,37 @@ impl Reader {
             }
             self.set_batch_attrs();
         }
+    }
+
+    /// Has the operating system start reading the current row group's pages that the
+    /// scan will read next (`read_ahead`), as it reaches vector `self.vector`. Off with
+    /// `effective_io_concurrency = 0`, as PostgreSQL's own prefetching is.
+    unsafe fn read_ahead(&mut self) {
+        // SAFETY: a plain global of this backend.
+        if unsafe { pg_sys::effective_io_concurrency } == 0 {
+            return;
+        }
+        let Some(index) = self.group else { return };
+        let (g, sources, rel) = (&self.groups[index], &self.sources, self.rel);
+        let asked = &mut self.counters.blocks_read_ahead;
+        let chunk = |i: usize| match sources[i] {
+            Source::Chunk => g.chunk(i as i16 + 1),
+            _ => None,
+        };
+        self.read_ahead.reach(
+            sources.len(),
+            chunk,
+            self.vector,
+            self.vector_count,
+            self.nblocks,
+            pages::blocks_read(),
+            |first, last| {
+                // SAFETY: `rel` is open for the reader's life, on the backend thread inside
+                // a transaction (the callers' contract).
+                unsafe { prefetch::prefetch_blocks(rel, first, last) };
+                *asked += (last - first + 1) as u64;
+            },
+        );
     }
 
     /// Reads rows with descriptor `desc` from now on. ALTER TABLE's rewrite
@@ -989,6 +1028,7 @@ impl Reader {
                     self.vector += 1;
                     continue;
                 }
+                self.read_ahead();
                 self.load_vector(verdict);
                 if !self.selection.is_empty() {
                     return true;

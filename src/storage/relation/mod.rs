@@ -1,5 +1,6 @@
 //! The relation itself: `am` (is it columnar), `tid` (row number <-> TID), `pages` (the
-//! main fork: metapage and byte stream), `datum` (values in and out), `slot` (the
+//! main fork: metapage and byte stream), `prefetch` (asking the operating system to read
+//! blocks ahead), `datum` (values in and out), `slot` (the
 //! columnar slot), `options` (table options).
 
 pub mod am;
@@ -7,5 +8,6 @@ pub mod datum;
 pub mod options;
 pub mod page_pins;
 pub mod pages;
+pub mod prefetch;
 pub mod slot;
 pub mod tid;

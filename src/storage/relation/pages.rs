@@ -691,6 +691,13 @@ pub unsafe fn visit_range(
     }
 }
 
+/// Blocks this backend has read from outside its buffers (shared and local) so far:
+/// PostgreSQL's own count (`pgBufferUsage`), which EXPLAIN (BUFFERS) reports as "read".
+pub fn blocks_read() -> u64 {
+    // SAFETY: a plain global of this backend, read on its thread.
+    unsafe { (pg_sys::pgBufferUsage.shared_blks_read + pg_sys::pgBufferUsage.local_blks_read) as u64 }
+}
+
 /// How many bytes of pinned buffer `buf`'s page are written (its `pd_lower`), read
 /// under a share lock.
 ///

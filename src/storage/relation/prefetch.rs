@@ -1,0 +1,112 @@
+//! Asking the operating system to read a range of a relation's blocks in the background
+//! (`posix_fadvise(WILLNEED)` through PostgreSQL's `FilePrefetch`), in one request per
+//! range and file segment.
+//!
+//! PostgreSQL 15's own `PrefetchBuffer` asks for one block at a time: each becomes an
+//! 8 kB read of its own, and a scan of twelve columns issued 15,000 of them where the
+//! kernel's read-ahead (up to the device's `read_ahead_kb`) had issued few large ones:
+//! it made that scan slower. A range becomes reads as large as the device takes.
+//!
+//! The files are opened through PostgreSQL's virtual file descriptors (which close
+//! kernel descriptors as others need them) the first time a transaction reads ahead in
+//! one, and closed when it ends: a descriptor kept open would keep a dropped table's
+//! file, and its disk space, alive.
+
+use pgrx::pg_sys;
+use std::cell::RefCell;
+
+/// One open segment file: the relation's file node, its backend (temporary tables),
+/// and the segment number.
+type Key = (pg_sys::Oid, pg_sys::Oid, pg_sys::Oid, i32, u32);
+
+thread_local! {
+    /// The segment files this transaction read ahead in (few: a scan reads one
+    /// relation, a gigabyte per segment).
+    static OPEN: RefCell<Vec<(Key, pg_sys::File)>> = const { RefCell::new(Vec::new()) };
+}
+
+/// Blocks per segment file.
+const SEGMENT_BLOCKS: u32 = pg_sys::RELSEG_SIZE;
+
+/// Asks the operating system to read blocks `first..=last` of `rel`'s main fork. A
+/// file that cannot be opened is passed by: this is a hint, and the read that follows
+/// reports what is wrong.
+///
+/// # Safety
+/// `rel` must be an open relation, locked by the caller; call on the backend thread
+/// inside a transaction.
+pub unsafe fn prefetch_blocks(rel: pg_sys::Relation, first: u32, last: u32) {
+    let mut block = first;
+    while block <= last {
+        let segment = block / SEGMENT_BLOCKS;
+        let end = last.min((segment + 1) * SEGMENT_BLOCKS - 1);
+        // SAFETY: this fn's contract.
+        if let Some(file) = unsafe { segment_file(rel, segment) } {
+            let offset = (block % SEGMENT_BLOCKS) as i64 * pg_sys::BLCKSZ as i64;
+            let amount = (end - block + 1) as i64 * pg_sys::BLCKSZ as i64;
+            // SAFETY: `file` is a virtual file descriptor open in this transaction.
+            unsafe {
+                pg_sys::FilePrefetch(
+                    file,
+                    offset,
+                    amount as i32,
+                    pg_sys::WaitEventIO::WAIT_EVENT_DATA_FILE_PREFETCH,
+                )
+            };
+        }
+        block = end + 1;
+    }
+}
+
+/// The virtual file descriptor of segment `segment` of `rel`'s main fork, opened now if
+/// this transaction has not yet.
+///
+/// # Safety
+/// As `prefetch_blocks`.
+unsafe fn segment_file(rel: pg_sys::Relation, segment: u32) -> Option<pg_sys::File> {
+    // SAFETY: `rel` is an open relation (this fn's contract).
+    let (node, backend) = unsafe { ((*rel).rd_node, (*rel).rd_backend) };
+    let key = (node.spcNode, node.dbNode, node.relNode, backend, segment);
+    if let Some(file) = OPEN.with(|o| o.borrow().iter().find(|(k, _)| *k == key).map(|(_, f)| *f)) {
+        return Some(file);
+    }
+    // SAFETY: GetRelationPath pallocs the path in the current memory context; on the
+    // backend thread (this fn's contract).
+    let file = unsafe {
+        let base = pg_sys::GetRelationPath(
+            node.dbNode,
+            node.spcNode,
+            node.relNode,
+            backend,
+            pg_sys::ForkNumber::MAIN_FORKNUM,
+        );
+        let mut path = std::ffi::CStr::from_ptr(base).to_bytes().to_vec();
+        pg_sys::pfree(base.cast());
+        if segment > 0 {
+            path.extend_from_slice(format!(".{segment}").as_bytes());
+        }
+        let path = std::ffi::CString::new(path).ok()?;
+        pg_sys::PathNameOpenFile(path.as_ptr(), O_RDONLY)
+    };
+    if file < 0 {
+        return None;
+    }
+    OPEN.with(|o| o.borrow_mut().push((key, file)));
+    Some(file)
+}
+
+/// `open`'s read-only flag (0 on every platform PostgreSQL runs on; `PG_BINARY` is 0
+/// off Windows).
+const O_RDONLY: i32 = 0;
+
+/// Closes the files read ahead in, when a transaction ends (commit, abort, prepare).
+///
+/// # Safety
+/// On the backend thread.
+pub unsafe fn close_all() {
+    let open = OPEN.with(|o| std::mem::take(&mut *o.borrow_mut()));
+    for (_, file) in open {
+        // SAFETY: each was opened by PathNameOpenFile in this backend and not closed.
+        unsafe { pg_sys::FileClose(file) };
+    }
+}
