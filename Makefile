@@ -51,7 +51,7 @@ demo:
 # for a quick run. bench/ is a directory, hence the explicit .PHONY here.
 .PHONY: bench
 bench:
-	@bench/run.py --rows $(or $(ROWS),10000000) --hosts $(or $(HOSTS),400) \
+	@bench/run.py --rows $(or $(ROWS),10000000) --hosts $(or $(HOSTS),400) --pg-bin $(PG_BIN) \
 		--host $(RUN_SOCK) --port $(RUN_PORT)
 
 # TPC-H (bench/tpch.py) in heap, columnar and DuckDB against the `make run` cluster;

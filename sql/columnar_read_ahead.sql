@@ -42,6 +42,21 @@ SELECT blocks BETWEEN 1 AND pg_relation_size('ra') / 8192 / 20 AS few
 SELECT blocks > pg_relation_size('ra') / 8192 / 2 AS most
   FROM blocks_ahead('SELECT sum(a) FROM ra WHERE b > 0');
 
+-- Index fetches of scattered rows from outside the buffers ask for each row's vectors
+-- (one per column read) before reading any; EXPLAIN does not show it (the Index Scan is
+-- PostgreSQL's node), so this checks only that the rows are heap's.
+CREATE INDEX ON ra (c);
+CREATE INDEX ON ra_heap (c);
+SET enable_seqscan = off;
+SET enable_bitmapscan = off;
+SET pgcolumnar.enable_columnar_scan = off;
+EXPLAIN (COSTS OFF) SELECT a, b FROM ra WHERE c = 5;
+SELECT (SELECT array_agg((a, b) ORDER BY a, b) FROM ra WHERE c = 5)
+     = (SELECT array_agg((a, b) ORDER BY a, b) FROM ra_heap WHERE c = 5) AS fetched_same;
+RESET enable_seqscan;
+RESET enable_bitmapscan;
+RESET pgcolumnar.enable_columnar_scan;
+
 -- effective_io_concurrency = 0 turns it off, as it does PostgreSQL's prefetching.
 SET effective_io_concurrency = 0;
 SELECT read_ahead('SELECT count(*), sum(a) FROM ra WHERE b > 0.5');
