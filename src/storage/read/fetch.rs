@@ -555,7 +555,8 @@ impl LazyRow {
     /// and read from disk one after the other each costs the device's latency (on a
     /// scattered index scan, six columns of a row read in turn took twice heap's time).
     /// Only while fetches miss the buffers (`pages::blocks_read` moved since the last
-    /// row opened vectors): a fetch of cached data asks for nothing.
+    /// row opened vectors, or for a statement's first, since its fetcher was made: the
+    /// index pages that led to it): a fetch of cached data asks for nothing.
     ///
     /// # Safety
     /// As `fill`.
@@ -650,7 +651,8 @@ fn prefetch(p: *const u8) {
 }
 
 thread_local! {
-    /// `pages::blocks_read` when a row last opened vectors (`read_ahead_missing`).
+    /// `pages::blocks_read` when a row last opened vectors, or a fetcher was made
+    /// (`read_ahead_missing`).
     static READS_AT_OPEN: Cell<Option<u64>> = const { Cell::new(None) };
     /// A stored vector's bytes and decode space, reused by every fetch of the backend.
     static SCRATCH: RefCell<(Vec<u8>, DecodedVector)> = RefCell::new(Default::default());
@@ -717,6 +719,9 @@ impl Fetcher {
             let kinds = datum::relation_kinds(rel);
             let storage_id = pages::storage_id(rel);
             catalog::note_storage((*rel).rd_id, storage_id);
+            // A statement's first row is read ahead when the reads since the fetcher was
+            // made (the index's pages, the metadata) missed the buffers.
+            READS_AT_OPEN.with(|r| r.set(Some(pages::blocks_read())));
             Fetcher {
                 rel,
                 held: ImageArena::default(),
