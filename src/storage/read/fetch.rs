@@ -567,6 +567,9 @@ impl LazyRow {
         if !missed || unsafe { pg_sys::effective_io_concurrency } == 0 {
             return;
         }
+        // With the statement's columns known, all it reads of the row (the executor asks
+        // for its filter's columns first, then the rest): one round of reads, not two.
+        let to = if needed.is_some() { self.kinds.len() } else { to };
         let missing: Vec<usize> = SHARED.with(|c| {
             let c = c.borrow();
             let stripe = c.peek(key);
