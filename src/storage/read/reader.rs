@@ -677,6 +677,7 @@ impl Reader {
             chunk,
             self.vector,
             self.vector_count,
+            g.data_length,
             self.nblocks,
             pages::blocks_read(),
             |first, last| {
