@@ -12,6 +12,7 @@
 //! one, and closed when it ends: a descriptor kept open would keep a dropped table's
 //! file, and its disk space, alive.
 
+use hashbrown::HashMap;
 use pgrx::pg_sys;
 use std::cell::RefCell;
 
@@ -20,9 +21,9 @@ use std::cell::RefCell;
 type Key = (pg_sys::Oid, pg_sys::Oid, pg_sys::Oid, i32, u32);
 
 thread_local! {
-    /// The segment files this transaction read ahead in (few: a scan reads one
-    /// relation, a gigabyte per segment).
-    static OPEN: RefCell<Vec<(Key, pg_sys::File)>> = const { RefCell::new(Vec::new()) };
+    /// The segment files this transaction read ahead in (a gigabyte per segment; a
+    /// scan of many partitions reads ahead in each).
+    static OPEN: RefCell<HashMap<Key, pg_sys::File>> = RefCell::new(HashMap::new());
 }
 
 /// Blocks per segment file.
@@ -67,8 +68,9 @@ unsafe fn segment_file(rel: pg_sys::Relation, segment: u32) -> Option<pg_sys::Fi
     // SAFETY: `rel` is an open relation (this fn's contract).
     let (node, backend) = unsafe { ((*rel).rd_node, (*rel).rd_backend) };
     let key = (node.spcNode, node.dbNode, node.relNode, backend, segment);
-    if let Some(file) = OPEN.with(|o| o.borrow().iter().find(|(k, _)| *k == key).map(|(_, f)| *f)) {
-        return Some(file);
+    if let Some(file) = OPEN.with(|o| o.borrow().get(&key).copied()) {
+        // A file that could not be opened is not tried again in this transaction.
+        return (file >= 0).then_some(file);
     }
     // SAFETY: GetRelationPath pallocs the path in the current memory context; on the
     // backend thread (this fn's contract).
@@ -88,11 +90,8 @@ unsafe fn segment_file(rel: pg_sys::Relation, segment: u32) -> Option<pg_sys::Fi
         let path = std::ffi::CString::new(path).ok()?;
         pg_sys::PathNameOpenFile(path.as_ptr(), O_RDONLY)
     };
-    if file < 0 {
-        return None;
-    }
-    OPEN.with(|o| o.borrow_mut().push((key, file)));
-    Some(file)
+    OPEN.with(|o| o.borrow_mut().insert(key, file));
+    (file >= 0).then_some(file)
 }
 
 /// `open`'s read-only flag (0 on every platform PostgreSQL runs on; `PG_BINARY` is 0
@@ -105,7 +104,7 @@ const O_RDONLY: i32 = 0;
 /// On the backend thread.
 pub unsafe fn close_all() {
     let open = OPEN.with(|o| std::mem::take(&mut *o.borrow_mut()));
-    for (_, file) in open {
+    for file in open.into_values().filter(|&f| f >= 0) {
         // SAFETY: each was opened by PathNameOpenFile in this backend and not closed.
         unsafe { pg_sys::FileClose(file) };
     }
