@@ -37,26 +37,37 @@ const SEGMENT_BLOCKS: u32 = pg_sys::RELSEG_SIZE;
 /// `rel` must be an open relation, locked by the caller; call on the backend thread
 /// inside a transaction.
 pub unsafe fn prefetch_blocks(rel: pg_sys::Relation, first: u32, last: u32) {
-    let mut block = first;
-    while block <= last {
-        let segment = block / SEGMENT_BLOCKS;
-        let end = last.min((segment + 1) * SEGMENT_BLOCKS - 1);
+    for (segment, offset, bytes) in segment_spans(first, last, SEGMENT_BLOCKS, pg_sys::BLCKSZ) {
         // SAFETY: this fn's contract.
         if let Some(file) = unsafe { segment_file(rel, segment) } {
-            let offset = (block % SEGMENT_BLOCKS) as i64 * pg_sys::BLCKSZ as i64;
-            let amount = (end - block + 1) as i64 * pg_sys::BLCKSZ as i64;
-            // SAFETY: `file` is a virtual file descriptor open in this transaction.
+            // SAFETY: `file` is a virtual file descriptor open in this transaction; a
+            // span lies within one segment file (at most a gigabyte), so it fits an i32.
             unsafe {
                 pg_sys::FilePrefetch(
                     file,
-                    offset,
-                    amount as i32,
+                    offset as i64,
+                    bytes as i32,
                     pg_sys::WaitEventIO::WAIT_EVENT_DATA_FILE_PREFETCH,
                 )
             };
         }
+    }
+}
+
+/// Blocks `first..=last` of `block_size` bytes, in segment files of `segment_blocks`
+/// blocks: per segment they touch, its number and the byte offset and length of their
+/// part of it.
+fn segment_spans(first: u32, last: u32, segment_blocks: u32, block_size: u32) -> Vec<(u32, u64, u64)> {
+    let mut out = Vec::new();
+    let (seg, size) = (segment_blocks as u64, block_size as u64);
+    let mut block = first as u64;
+    while block <= last as u64 {
+        let segment = block / seg;
+        let end = (last as u64).min((segment + 1) * seg - 1);
+        out.push((segment as u32, (block % seg) * size, (end - block + 1) * size));
         block = end + 1;
     }
+    out
 }
 
 /// The virtual file descriptor of segment `segment` of `rel`'s main fork, opened now if
@@ -107,5 +118,30 @@ pub unsafe fn close_all() {
     for file in open.into_values().filter(|&f| f >= 0) {
         // SAFETY: each was opened by PathNameOpenFile in this backend and not closed.
         unsafe { pg_sys::FileClose(file) };
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::segment_spans;
+
+    #[test]
+    fn spans_split_at_segment_files() {
+        // Within one segment.
+        assert_eq!(segment_spans(3, 5, 10, 100), vec![(0, 300, 300)]);
+        // Across two and three.
+        assert_eq!(segment_spans(8, 12, 10, 100), vec![(0, 800, 200), (1, 0, 300)]);
+        assert_eq!(segment_spans(9, 20, 10, 100), vec![(0, 900, 100), (1, 0, 1000), (2, 0, 100)]);
+        // One block; none.
+        assert_eq!(segment_spans(7, 7, 10, 100), vec![(0, 700, 100)]);
+        assert_eq!(segment_spans(8, 7, 10, 100), vec![]);
+        // PostgreSQL's sizes, up to the last block a relation can have.
+        let seg = 131_072;
+        assert_eq!(
+            segment_spans(seg - 1, seg, seg, 8192),
+            vec![(0, (seg as u64 - 1) * 8192, 8192), (1, 0, 8192)]
+        );
+        let top = u32::MAX - 1;
+        assert_eq!(segment_spans(top, top, seg, 8192), vec![(top / seg, (top % seg) as u64 * 8192, 8192)]);
     }
 }
