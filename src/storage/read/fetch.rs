@@ -548,8 +548,6 @@ impl LazyRow {
         }
     }
 
-    /// Where attribute `i`'s vector of the row's stripe is stored: its stream offset,
-    /// length and rows.
     /// Asks the operating system for the pages of every vector `open_missing` is about
     /// to open, one request each, before reading any: a row lies in a vector per column,
     /// and read from disk one after the other each costs the device's latency (on a
@@ -563,8 +561,7 @@ impl LazyRow {
     unsafe fn read_ahead_missing(&self, key: &StripeKey, from: usize, to: usize, needed: Option<&[u64]>) {
         let reads = pages::blocks_read();
         let missed = READS_AT_OPEN.with(|r| r.replace(Some(reads))).is_some_and(|before| before != reads);
-        // SAFETY: a plain global of this backend.
-        if !missed || unsafe { pg_sys::effective_io_concurrency } == 0 {
+        if !missed {
             return;
         }
         // With the statement's columns known, all it reads of the row (the executor asks
@@ -584,13 +581,15 @@ impl LazyRow {
             let blocks = unsafe { known_blocks(self.rel, &self.blocks, at, len) };
             let (first, _) = layout::locate(at);
             let (last, _) = layout::locate(at + (len as u64).max(1) - 1);
-            if first <= last && last < blocks {
+            if last < blocks {
                 // SAFETY: this fn's contract: the relation is open, inside a transaction.
                 unsafe { prefetch::prefetch_blocks(self.rel, first, last) };
             }
         }
     }
 
+    /// Where attribute `i`'s vector of the row's stripe is stored: its stream offset,
+    /// length and rows.
     fn vector_at(&self, i: usize) -> (u64, u32, u32) {
         let Some(chunk) = self.group.chunk(i as i16 + 1) else {
             crate::storage::shared::error::data_corrupted("column missing from its row group")

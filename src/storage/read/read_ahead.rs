@@ -2,9 +2,9 @@
 //! before the scan reads them.
 //!
 //! A scan reads a row group's stored columns in turns, a vector of each at a time. The
-//! kernel's own read-ahead follows one sequential stream per open file; to it these
-//! interleaved streams look like jumps, and a columnar table outside the caches was read
-//! at a third of heap's bytes per second. So as the scan reaches a vector, each
+//! kernel's own read-ahead follows one sequential stream per open file: for these
+//! interleaved streams it read whole row groups, columns the scan does not read too
+//! (563 MB for a scan of two columns of 138 MB). So as the scan reaches a vector, each
 //! column's blocks up to `WINDOW_VECTORS` vectors on are asked for, one request per
 //! column (`relation::prefetch`), a window at a time: asking for a whole row group of
 //! many columns at once queued the pages needed last in front of the ones needed now.

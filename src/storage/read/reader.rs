@@ -658,13 +658,8 @@ impl Reader {
     }
 
     /// Has the operating system start reading the current row group's pages that the
-    /// scan will read next (`read_ahead`), as it reaches vector `self.vector`. Off with
-    /// `effective_io_concurrency = 0`, as PostgreSQL's own prefetching is.
+    /// scan will read next (`read_ahead`), as it reaches vector `self.vector`.
     unsafe fn read_ahead(&mut self) {
-        // SAFETY: a plain global of this backend.
-        if unsafe { pg_sys::effective_io_concurrency } == 0 {
-            return;
-        }
         let Some(index) = self.group else { return };
         let (g, sources, rel) = (&self.groups[index], &self.sources, self.rel);
         let asked = &mut self.counters.blocks_read_ahead;
@@ -683,8 +678,9 @@ impl Reader {
             |first, last| {
                 // SAFETY: `rel` is open for the reader's life, on the backend thread inside
                 // a transaction (the callers' contract).
-                unsafe { prefetch::prefetch_blocks(rel, first, last) };
-                *asked += (last - first + 1) as u64;
+                if unsafe { prefetch::prefetch_blocks(rel, first, last) } {
+                    *asked += (last - first + 1) as u64;
+                }
             },
         );
     }

@@ -29,14 +29,19 @@ thread_local! {
 /// Blocks per segment file.
 const SEGMENT_BLOCKS: u32 = pg_sys::RELSEG_SIZE;
 
-/// Asks the operating system to read blocks `first..=last` of `rel`'s main fork. A
-/// file that cannot be opened is passed by: this is a hint, and the read that follows
-/// reports what is wrong.
+/// Asks the operating system to read blocks `first..=last` of `rel`'s main fork; false
+/// (nothing asked) with `effective_io_concurrency = 0`, which turns this off as it does
+/// PostgreSQL's own prefetching. A file that cannot be opened is passed by: this is a
+/// hint, and the read that follows reports what is wrong.
 ///
 /// # Safety
 /// `rel` must be an open relation, locked by the caller; call on the backend thread
 /// inside a transaction.
-pub unsafe fn prefetch_blocks(rel: pg_sys::Relation, first: u32, last: u32) {
+pub unsafe fn prefetch_blocks(rel: pg_sys::Relation, first: u32, last: u32) -> bool {
+    // SAFETY: a plain global of this backend.
+    if unsafe { pg_sys::effective_io_concurrency } == 0 {
+        return false;
+    }
     for (segment, offset, bytes) in segment_spans(first, last, SEGMENT_BLOCKS, pg_sys::BLCKSZ) {
         // SAFETY: this fn's contract.
         if let Some(file) = unsafe { segment_file(rel, segment) } {
@@ -52,6 +57,7 @@ pub unsafe fn prefetch_blocks(rel: pg_sys::Relation, first: u32, last: u32) {
             };
         }
     }
+    true
 }
 
 /// Blocks `first..=last` of `block_size` bytes, in segment files of `segment_blocks`
