@@ -15,8 +15,9 @@ from __future__ import annotations
 
 import os
 import statistics
-import subprocess
 import time
+
+import server
 
 # Timed runs per engine and query (each after a restart and a dropped cache).
 RUNS = 3
@@ -33,9 +34,7 @@ def restart_cold(args, conn_factory) -> None:
     and then drops the operating system's cache."""
     with conn_factory() as c:
         data = c.execute("SHOW data_directory").fetchone()[0]
-    logfile = os.path.join(os.path.dirname(data), "server.log")
-    subprocess.run(["runuser", "-u", "postgres", "--", os.path.join(args.pg_bin, "pg_ctl"), "-D", data,
-                    "-l", logfile, "-w", "-m", "fast", "restart"], check=True, capture_output=True)
+    server.restart(args, data)
     os.sync()
     with open(DROP_CACHES, "w") as f:
         f.write("3\n")

@@ -22,14 +22,13 @@ with it) and writes bench/results/<date>-logical.json; BENCHMARKS.md shows the n
 from __future__ import annotations
 
 import io
-import os
 import statistics
-import subprocess
 import time
 
 import psycopg
 
 import ingest
+import server
 
 SECONDS = 10
 ROWS = 100_000
@@ -88,9 +87,7 @@ def restart_with(args, conn_factory, level: str, log) -> None:
             return
         data = c.execute("SHOW data_directory").fetchone()[0]
         c.execute(f"ALTER SYSTEM SET wal_level = {level}")
-    logfile = os.path.join(os.path.dirname(data), "server.log")
-    subprocess.run(["runuser", "-u", "postgres", "--", os.path.join(args.pg_bin, "pg_ctl"), "-D", data,
-                    "-l", logfile, "-w", "-m", "fast", "restart"], check=True, capture_output=True)
+    server.restart(args, data)
     with conn_factory("postgres") as c:
         got = c.execute("SHOW wal_level").fetchone()[0]
     if got != level:
