@@ -934,6 +934,8 @@ def run_benchmark(args) -> int:
     pairs = parallel_pairs(args)
     log("queries read from disk")
     disk = from_disk_runs(args)
+    # Those runs restart the server, which ended this connection.
+    conn = pg_connect(args)
 
     date = dt.date.today().isoformat()
     RESULTS_DIR.mkdir(exist_ok=True)
