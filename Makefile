@@ -58,7 +58,7 @@ bench:
 # `make bench-tpch SF=10` for another scale factor, RUNS= timed runs per query (default 3).
 .PHONY: bench-tpch
 bench-tpch:
-	@bench/run.py --tpch --sf $(or $(SF),1) --runs $(or $(RUNS),3) --host $(RUN_SOCK) --port $(RUN_PORT)
+	@bench/run.py --tpch --sf $(or $(SF),1) --runs $(or $(RUNS),3) --pg-bin $(PG_BIN) --host $(RUN_SOCK) --port $(RUN_PORT)
 
 # Row output: ns per row of a scan that returns every row, heap against columnar, for
 # 1, 4 and 16 columns of each type (bench/row_output.py), against the `make run` cluster.

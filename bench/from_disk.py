@@ -48,9 +48,10 @@ def backend_read_bytes(pid: int) -> int:
     return 0
 
 
-def run(args, conn_factory, apply, queries, configs, log) -> list[dict]:
-    """Per configuration and query: the median time of RUNS runs from disk, and the
-    median bytes read. `apply(conn, config)` sets a configuration on a connection."""
+def run(args, conn_factory, apply, queries, configs, log, runs: int = RUNS) -> list[dict]:
+    """Per configuration and query: the median time of `runs` runs from disk, and the
+    median bytes read. `apply(conn, config)` sets a configuration on a connection; a query
+    is run as `q.for_table(config.table)`."""
     if not can_drop_caches():
         log(f"from disk: skipped ({DROP_CACHES} is not writable: run as root)")
         return []
@@ -58,7 +59,7 @@ def run(args, conn_factory, apply, queries, configs, log) -> list[dict]:
     for q in queries:
         times: dict[str, list[float]] = {c.engine: [] for c in configs}
         reads: dict[str, list[int]] = {c.engine: [] for c in configs}
-        for _ in range(RUNS):
+        for _ in range(runs):
             for config in configs:
                 restart_cold(args, conn_factory)
                 with conn_factory() as conn:
@@ -70,7 +71,7 @@ def run(args, conn_factory, apply, queries, configs, log) -> list[dict]:
                     times[config.engine].append((time.perf_counter() - t0) * 1000)
                     reads[config.engine].append(backend_read_bytes(pid) - before)
         for config in configs:
-            out.append({"engine": config.engine, "query": q.name, "runs": RUNS,
+            out.append({"engine": config.engine, "query": q.name, "runs": runs,
                         "ms": statistics.median(times[config.engine]),
                         "read_bytes": int(statistics.median(reads[config.engine]))})
         log(f"from disk: {q.name} " + ", ".join(f"{c.engine} {statistics.median(times[c.engine]):,.0f} ms"
@@ -78,15 +79,16 @@ def run(args, conn_factory, apply, queries, configs, log) -> list[dict]:
     return out
 
 
-def render(rows: list[dict], commit: str | None, titles: dict[str, str]) -> list[str]:
+def render(rows: list[dict], commit: str | None, titles: dict[str, str], heading: str = "###") -> list[str]:
     if not rows:
         return []
     t = {(r["engine"], r["query"]): r for r in rows}
     engines = [e for e in ("heap", "columnar", "columnar-sorted") if any(k[0] == e for k in t)]
     queries = sorted({r["query"] for r in rows}, key=lambda q: int(q[1:]))
     lib = f" (library of `{commit[:12]}`)" if commit else ""
-    out = [f"### Read from disk (serial){lib}", "",
-           f"Median of {rows[0]['runs']} runs, each on a new connection after a restart of the server (shared "
+    runs = rows[0]["runs"]
+    out = [f"{heading} Read from disk (serial){lib}", "",
+           (f"Median of {runs} runs, each" if runs > 1 else "One run of each query,") + " on a new connection after a restart of the server (shared "
            "buffers empty) and with the operating system's page cache dropped: the data is read from the "
            "disk (a virtual disk here, about 1 GB/s). \"MB read\": what the backend read from storage "
            "(`/proc/<pid>/io`), read-ahead included. Ratios to heap.", "",

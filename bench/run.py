@@ -1219,7 +1219,10 @@ def run_from_disk_only(args) -> int:
 def run_tpch(args) -> int:
     """TPC-H (bench/tpch.py): bench/results/<date>-tpch-sf<SF>.{json,csv}, then BENCHMARKS.md."""
     conn = pg_connect(args)
-    status = tpch.run(conn, args, log, machine_info(conn))
+    if args.from_disk_only:
+        status = tpch.run_from_disk_only(args, lambda: pg_connect(args), log, git_commit())
+    else:
+        status = tpch.run(conn, args, log, machine_info(conn), lambda: pg_connect(args))
     render_benchmarks_md()
     return status
 
@@ -1280,7 +1283,8 @@ def parse_args():
                         "record it in the newest result and rewrite BENCHMARKS.md")
     p.add_argument("--from-disk-only", action="store_true",
                    help="only the queries read from disk (restarts the server, drops the OS cache: root), "
-                        "on the tables a full run left; added to the newest result")
+                        "on the tables a full run left; added to the newest result (with --tpch: the newest "
+                        "TPC-H result of --sf)")
     p.add_argument("--parallel-pairs-only", action="store_true",
                    help="time q6 and q8 serial and parallel taking turns on the tables loaded by the last run, "
                         "record it in the newest result and rewrite BENCHMARKS.md")
@@ -1325,6 +1329,8 @@ def parse_args():
     p.add_argument("--serial-only", action="store_true", help="with --tpch: skip the parallel configurations")
     p.add_argument("--no-plan-choice", action="store_true",
                    help="with --tpch: skip the planner choice suite on the columnar schema")
+    p.add_argument("--no-from-disk", action="store_true",
+                   help="with --tpch: skip the queries read from disk (run as root, they restart the server)")
     p.add_argument("--statement-timeout", type=int, default=tpch.DEFAULT_TIMEOUT_S,
                    help=f"with --tpch: statement_timeout per query run, seconds (default {tpch.DEFAULT_TIMEOUT_S})")
     p.add_argument("--tpch-reuse", action="store_true",

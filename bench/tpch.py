@@ -22,7 +22,10 @@ connection and BENCHMARKS.md):
    results are still written, with the differences in them).
 5. EXPLAIN of each query in each PostgreSQL configuration, once, records the plan and its
    pgcolumnar nodes (PgColumnarAgg, PgColumnarScan, their pushed filters).
-6. Writes bench/results/<date>-tpch-sf<SF>.json and .csv; run.py then rewrites
+6. Each query once more on heap and columnar, serial, read from disk: the server restarted
+   and the operating system's cache dropped before each (bench/from_disk.py; as root only,
+   `--no-from-disk` skips it, `--from-disk-only` reruns it alone on the loaded schemas).
+7. Writes bench/results/<date>-tpch-sf<SF>.json and .csv; run.py then rewrites
    BENCHMARKS.md, whose TPC-H sections `render_all` draws from the newest result of
    each scale factor.
 """
@@ -46,6 +49,7 @@ from pathlib import Path
 
 import psycopg
 
+import from_disk
 import tpch_plan_choice
 from units import mb
 
@@ -64,6 +68,8 @@ MODES = ("serial", "parallel")
 DUCKDB_THREADS = {"serial": 1, "parallel": 2}
 FLOAT_RTOL = 1e-9
 DEFAULT_TIMEOUT_S = 1800
+# Runs from disk per query and engine.
+FROM_DISK_RUNS = 1
 
 
 def sf_label(sf: float) -> str:
@@ -392,8 +398,50 @@ def _json_rows(rows: list | None, limit: int = 5) -> list | None:
     return [[conv(v) for v in row] for row in rows[:limit]]
 
 
-def run(conn, args, log, machine: dict) -> int:
-    """The whole benchmark; returns the exit status (1 when a result differs)."""
+@dataclass
+class _DiskQuery:
+    """A query as `from_disk.run` runs it: the schema is chosen by `search_path`."""
+    name: str
+    sql: str
+
+    def for_table(self, _schema: str) -> str:
+        return self.sql
+
+
+@dataclass
+class _DiskConfig:
+    engine: str
+    table: str
+
+
+def from_disk_runs(args, connect, queries: list[Query], log) -> list[dict]:
+    """Each query on heap and columnar, serial, read from disk (bench/from_disk.py):
+    once per query and engine (SF 1's heap queries read a gigabyte each); [] without root."""
+    configs = [_DiskConfig(engine, SCHEMAS[engine]) for engine in ("heap", "columnar")]
+    apply = lambda conn, c: pg_settings(conn, c.engine, "serial", args.statement_timeout)
+    disk_queries = [_DiskQuery(q.name, q.sql) for q in queries]
+    return from_disk.run(args, connect, apply, disk_queries, configs, log, runs=FROM_DISK_RUNS)
+
+
+def run_from_disk_only(args, connect, log, commit: str) -> int:
+    """The runs from disk alone, added to the newest result of the scale factor (on the
+    schemas it loaded)."""
+    sf = args.sf
+    newest = [p for p, r in results() if r["sf"] == sf]
+    if not newest:
+        sys.exit(f"bench: no TPC-H result at SF {sf_label(sf)} to add the runs from disk to")
+    result = json.loads(newest[-1].read_text())
+    names = {q["query"] for q in result["queries"]}
+    queries = [q for q in load_queries() if q.name in names]
+    result["from_disk"] = from_disk_runs(args, connect, queries, log)
+    result["from_disk_commit"] = commit
+    newest[-1].write_text(json.dumps(result, indent=1) + "\n")
+    return 0
+
+
+def run(conn, args, log, machine: dict, connect) -> int:
+    """The whole benchmark; returns the exit status (1 when a result differs). `connect()`
+    opens a new connection (the runs from disk restart the server)."""
     sf = args.sf
     queries = load_queries()
     if args.queries:
@@ -425,6 +473,8 @@ def run(conn, args, log, machine: dict) -> int:
     duck.close()
     choice = None if args.no_plan_choice else tpch_plan_choice.run(
         conn, SCHEMAS["columnar"], queries, args.runs, log)
+    # Last: it restarts the server, which ends `conn`.
+    disk = [] if args.no_from_disk else from_disk_runs(args, connect, queries, log)
 
     problems = check(queries, results)
     for p in problems:
@@ -444,6 +494,8 @@ def run(conn, args, log, machine: dict) -> int:
                      "plan": r.plan} for r in results],
         "mismatches": problems,
         "plan_choice": choice,
+        "from_disk": disk,
+        "from_disk_commit": machine.get("commit"),
     }
     RESULTS_DIR.mkdir(exist_ok=True)
     # Not Path.with_suffix: SF 0.1 has a point of its own.
@@ -591,5 +643,7 @@ def render(result: dict | None) -> list[str]:
         out += [f"| **total** | **{cell('heap')}** | **{cell('columnar')}** | **{cell('duckdb')}** "
                 f"| **{_x(_ratio(tot['columnar'], tot['heap']))}** | **{_x(_ratio(tot['columnar'], tot['duckdb']))}** | | |",
                 ""]
+    out += from_disk.render(result.get("from_disk", []), result.get("from_disk_commit"),
+                            {"heap": "heap", "columnar": "columnar"})
     out += tpch_plan_choice.render(result.get("plan_choice"))
     return out
