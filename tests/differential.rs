@@ -176,6 +176,41 @@ fn queries(rng: &mut Rng, count: usize) -> Vec<String> {
         .collect()
 }
 
+/// Queries that an index on `(g, i4)` can answer (`{T}` standing for the table), run
+/// with index scans and with bitmap scans forced: row fetches by TID, the read path
+/// sequential scans do not take.
+fn index_queries(rng: &mut Rng, count: usize) -> Vec<String> {
+    (0..count)
+        .map(|_| {
+            let g = rng.below(20);
+            match rng.below(4) {
+                0 => format!(
+                    "SELECT count(*), md5(string_agg(x::text, '|' ORDER BY x.id)) FROM \
+                     (SELECT id, {} FROM {{T}} WHERE g = {g} AND {}) x",
+                    columns(rng),
+                    predicate(rng)
+                ),
+                1 => format!(
+                    "SELECT id, i4, {} FROM {{T}} WHERE g = {g} AND i4 > {} ORDER BY i4, id LIMIT 25",
+                    rng.pick(&["t", "f8", "ts", "n", "big", "b", "i8"]),
+                    rng.below(2_000_000) as i64 - 1_000_000
+                ),
+                2 => format!(
+                    "SELECT count(*), count(t), sum(i4), sum(i8), min(t), max(ts), sum(n), bool_or(b) \
+                     FROM {{T}} WHERE g IN ({g}, {}) AND {}",
+                    rng.below(20),
+                    predicate(rng)
+                ),
+                // Index-only where the visibility map allows.
+                _ => format!(
+                    "SELECT g, count(*), sum(i4), min(i4) FROM {{T}} WHERE g = {g} AND i4 < {} GROUP BY g",
+                    rng.below(2_000_000) as i64 - 1_000_000
+                ),
+            }
+        })
+        .collect()
+}
+
 fn setup(db: &Database<'_>, rng: &mut Rng) {
     db.query(&format!(
         "CREATE TABLE d_heap ({DDL}); CREATE TABLE d_col ({DDL}) USING columnar;
@@ -230,13 +265,43 @@ fn columnar_matches_heap_on_generated_queries() {
             }
         }
     }
+    // Rows fetched by TID through an index, one at a time and by bitmap.
+    db.query("CREATE INDEX d_heap_g_i4 ON d_heap (g, i4); CREATE INDEX d_col_g_i4 ON d_col (g, i4)");
+    let index_qs = index_queries(&mut rng, 40);
+    let forced = [
+        ("index", "SET enable_seqscan = off; SET enable_bitmapscan = off;"),
+        ("bitmap", "SET enable_seqscan = off; SET enable_indexscan = off; SET enable_indexonlyscan = off;"),
+    ];
+    for q in &index_qs {
+        let heap = db.query(&format!("{session} {}", q.replace("{T}", "d_heap")));
+        for (name, settings) in forced {
+            let col = db.query(&format!(
+                "{session} SET pgcolumnar.enable_columnar_scan = off; {settings} {}",
+                q.replace("{T}", "d_col")
+            ));
+            if col != heap {
+                mismatches.push(format!("{q}\n  columnar, {name} scans forced:\n{col}\n  heap:\n{heap}"));
+            }
+        }
+    }
     assert!(
         mismatches.is_empty(),
         "{} of {} queries differ (seed {seed:#x}):\n{}",
         mismatches.len(),
-        qs.len(),
+        qs.len() + index_qs.len(),
         mismatches.join("\n")
     );
+    // The forced settings really fetch through the index.
+    for (name, settings) in forced {
+        let plan = db.query(&format!(
+            "{session} SET pgcolumnar.enable_columnar_scan = off; {settings} \
+             EXPLAIN (COSTS OFF) SELECT sum(i8) FROM d_col WHERE g = 3 AND t IS NOT NULL"
+        ));
+        let node = if name == "index" { "Index Scan using d_col_g_i4" } else { "Bitmap Heap Scan on d_col" };
+        assert!(plan.contains(node), "{name}: {plan}");
+    }
+    db.query("RESET enable_seqscan; RESET enable_bitmapscan; RESET enable_indexscan; RESET enable_indexonlyscan; \
+              RESET pgcolumnar.enable_columnar_scan");
     // The comparison is not vacuous: the columnar side really used ColumnarScan, and
     // pushed the quals it can.
     let plan = db.explain("COSTS OFF", "SELECT sum(i4) FROM d_col");
