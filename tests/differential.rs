@@ -235,7 +235,9 @@ fn columnar_matches_heap_on_generated_queries() {
     // A fixed seed, so that CI runs the same queries; DIFFERENTIAL_SEED (hexadecimal)
     // draws other rows and queries.
     let seed = std::env::var("DIFFERENTIAL_SEED")
-        .map(|s| u64::from_str_radix(s.trim_start_matches("0x"), 16).expect("DIFFERENTIAL_SEED is hexadecimal"))
+        .map(|s| {
+            u64::from_str_radix(s.trim_start_matches("0x"), 16).expect("DIFFERENTIAL_SEED is hexadecimal")
+        })
         .unwrap_or(0x5eed_0001);
     let mut rng = Rng(seed);
     setup(&db, &mut rng);
@@ -300,8 +302,10 @@ fn columnar_matches_heap_on_generated_queries() {
         let node = if name == "index" { "Index Scan using d_col_g_i4" } else { "Bitmap Heap Scan on d_col" };
         assert!(plan.contains(node), "{name}: {plan}");
     }
-    db.query("RESET enable_seqscan; RESET enable_bitmapscan; RESET enable_indexscan; RESET enable_indexonlyscan; \
-              RESET pgcolumnar.enable_columnar_scan");
+    db.query(
+        "RESET enable_seqscan; RESET enable_bitmapscan; RESET enable_indexscan; RESET enable_indexonlyscan; \
+              RESET pgcolumnar.enable_columnar_scan",
+    );
     // The comparison is not vacuous: the columnar side really used ColumnarScan, and
     // pushed the quals it can.
     let plan = db.explain("COSTS OFF", "SELECT sum(i4) FROM d_col");
