@@ -79,7 +79,7 @@ def run(args, conn_factory, apply, queries, configs, log, runs: int = RUNS) -> l
     return out
 
 
-def render(rows: list[dict], commit: str | None, titles: dict[str, str], heading: str = "###") -> list[str]:
+def render(rows: list[dict], commit: str | None, titles: dict[str, str]) -> list[str]:
     if not rows:
         return []
     t = {(r["engine"], r["query"]): r for r in rows}
@@ -87,7 +87,7 @@ def render(rows: list[dict], commit: str | None, titles: dict[str, str], heading
     queries = sorted({r["query"] for r in rows}, key=lambda q: int(q[1:]))
     lib = f" (library of `{commit[:12]}`)" if commit else ""
     runs = rows[0]["runs"]
-    out = [f"{heading} Read from disk (serial){lib}", "",
+    out = [f"### Read from disk (serial){lib}", "",
            (f"Median of {runs} runs, each" if runs > 1 else "One run of each query,") + " on a new connection after a restart of the server (shared "
            "buffers empty) and with the operating system's page cache dropped: the data is read from the "
            "disk (a virtual disk here, about 1 GB/s). \"MB read\": what the backend read from storage "

@@ -1218,10 +1218,10 @@ def run_from_disk_only(args) -> int:
 
 def run_tpch(args) -> int:
     """TPC-H (bench/tpch.py): bench/results/<date>-tpch-sf<SF>.{json,csv}, then BENCHMARKS.md."""
-    conn = pg_connect(args)
     if args.from_disk_only:
         status = tpch.run_from_disk_only(args, lambda: pg_connect(args), log, git_commit())
     else:
+        conn = pg_connect(args)
         status = tpch.run(conn, args, log, machine_info(conn), lambda: pg_connect(args))
     render_benchmarks_md()
     return status

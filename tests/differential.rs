@@ -302,10 +302,6 @@ fn columnar_matches_heap_on_generated_queries() {
         let node = if name == "index" { "Index Scan using d_col_g_i4" } else { "Bitmap Heap Scan on d_col" };
         assert!(plan.contains(node), "{name}: {plan}");
     }
-    db.query(
-        "RESET enable_seqscan; RESET enable_bitmapscan; RESET enable_indexscan; RESET enable_indexonlyscan; \
-              RESET pgcolumnar.enable_columnar_scan",
-    );
     // The comparison is not vacuous: the columnar side really used ColumnarScan, and
     // pushed the quals it can.
     let plan = db.explain("COSTS OFF", "SELECT sum(i4) FROM d_col");
@@ -318,7 +314,6 @@ fn columnar_matches_heap_on_generated_queries() {
     let plan =
         db.query("SET pgcolumnar.enable_vector_agg = off; EXPLAIN (COSTS OFF) SELECT sum(i4) FROM d_col");
     assert!(plan.contains("ColumnarScan"), "{plan}");
-    db.query("RESET pgcolumnar.enable_vector_agg");
     let plan = db
         .explain("COSTS OFF", "SELECT sum(i4) FROM d_col WHERE g NOT IN (1, 2) AND (f8 > 0 OR t LIKE 'ab%')");
     assert!(plan.contains("Pushed Filter") && !plan.contains("  Filter"), "{plan}");
