@@ -51,14 +51,20 @@ SELECT count(*) FROM ddl;
 INSERT INTO ddl VALUES (1, 'again', 'y');
 SELECT * FROM ddl;
 
--- A table created and truncated in one transaction (non-transactional truncate).
+-- A table created and truncated in one transaction (non-transactional truncate), with
+-- an index, which the truncation rebuilds in the same command: it finds no old row.
 BEGIN;
 CREATE TABLE ddl_tx (v int) USING columnar;
+CREATE INDEX ddl_tx_v ON ddl_tx (v);
 INSERT INTO ddl_tx SELECT generate_series(1, 100);
 TRUNCATE ddl_tx;
 INSERT INTO ddl_tx VALUES (42);
 COMMIT;
 SELECT * FROM ddl_tx;
+SET enable_seqscan = off; SET pgcolumnar.enable_columnar_scan = off;
+EXPLAIN (COSTS OFF) SELECT v FROM ddl_tx WHERE v > 0;
+SELECT v FROM ddl_tx WHERE v > 0;
+RESET enable_seqscan; RESET pgcolumnar.enable_columnar_scan;
 
 -- Temporary tables work, and unlogged ones: they get an init fork (what a crash
 -- resets them to; tests/crash_recovery.sh crashes the server), and ALTER TABLE SET

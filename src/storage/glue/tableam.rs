@@ -693,12 +693,20 @@ unsafe extern "C-unwind" fn relation_nontransactional_truncate(rel: pg_sys::Rela
     unsafe {
         // The relation was created (or got its storage) in this transaction.
         write_buffer::discard_relation((*rel).rd_id);
-        let storage_id = pages::read_metapage(rel).storage_id;
+        let old = pages::read_metapage(rel);
+        let storage_id = old.storage_id;
         catalog::delete_storage(storage_id);
-        // The stream starts over under the same storage id.
+        // The stream starts over under the same storage id. Row numbers go on from where
+        // they were: never handed out twice under a storage id, they name rows (and
+        // vectors) for good, which the shared cache of decoded vectors relies on.
         free_space::forget_storage(storage_id);
         pg_sys::RelationTruncate(rel, 0);
-        pages::reset_metapage(rel, Metapage::new(storage_id));
+        pages::reset_metapage(rel, Metapage { next_row: old.next_row, ..Metapage::new(storage_id) });
+        // The indexes are rebuilt next (`RelationTruncateIndexes`), in this command: the
+        // metadata rows of the old rows must be gone for its snapshot, and from this
+        // backend's caches, or the rebuild reads blocks the truncation removed.
+        pg_sys::CommandCounterIncrement();
+        catalog::forget_relation((*rel).rd_id);
     }
 }
 
