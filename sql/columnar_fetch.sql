@@ -168,11 +168,12 @@ RESET enable_hashjoin; RESET enable_mergejoin; RESET enable_memoize;
 RESET ROLE;
 DROP TABLE pf, ic, ip;
 
--- The first fetches from a stripe read their values where they lie in shared buffers,
--- a value at a time (plain, bit-packed and ALP_rd values that are not compressed),
--- instead of copying and decoding whole vectors; a stripe fetched from again and again
--- is then opened whole. Either way the rows are heap's. k = 7 finds 250 rows, about 5
--- in each of 49 stripes.
+-- Without the shared cache of decoded vectors (below), the first fetches from a stripe
+-- read their values where they lie in shared buffers, a value at a time (plain,
+-- bit-packed and ALP_rd values that are not compressed), instead of copying and decoding
+-- whole vectors; a stripe fetched from again and again is then opened whole. Either way
+-- the rows are heap's. k = 7 finds 250 rows, about 5 in each of 49 stripes.
+SET pgcolumnar.enable_shared_fetch_cache = off;
 CREATE TABLE pr (id int, k int, x float8, y int) USING columnar;
 INSERT INTO pr SELECT g, g % 400,
     CASE WHEN g % 97 = 0 THEN NULL ELSE sin(g) * 1000 + g / 7.0 END, hashint4(g) & 65535
@@ -205,6 +206,7 @@ INSERT INTO pr SELECT g, 9, g, g FROM generate_series(100001, 140000) g;
 SELECT count(*), count(x) FROM pr WHERE k = 8;
 SELECT count(*), count(x) FROM pr WHERE k = 8;
 RESET enable_seqscan; RESET enable_bitmapscan; RESET pgcolumnar.enable_columnar_scan;
+RESET pgcolumnar.enable_shared_fetch_cache;
 DROP TABLE pr, prh;
 
 -- A statement's first fetches look up their row group and deletes alone (before the
@@ -455,4 +457,68 @@ SELECT count(*) AS differing FROM
     EXCEPT ALL SELECT * FROM sorted_fetch WHERE id = ANY (ARRAY(SELECT generate_series(7, 30000, 149))))) d;
 RESET enable_seqscan; RESET enable_bitmapscan; RESET pgcolumnar.enable_columnar_scan;
 DROP TABLE sorted_fetch, sorted_fetch_heap;
+
+-- The shared cache of decoded vectors (pgcolumnar.shared_fetch_cache_size, a sixteenth
+-- of shared_buffers by default): the first fetches from a stripe put the fixed-width and
+-- numeric vectors they read there, and a new connection finds them, reading nothing
+-- from storage (pgcolumnar.fetch_decoded_vectors() counts what a backend read). 49
+-- stripes of k = 7 again; every type comes back as stored, NULLs included, and a
+-- connection that does not use the cache reads them where they lie.
+SHOW pgcolumnar.enable_shared_fetch_cache;
+SELECT current_setting('pgcolumnar.shared_fetch_cache_size') NOT IN ('0', '-1') AS sized;
+CREATE TABLE ps (id int, k int, i2 int2, i8 int8, f4 real, f8 float8, n numeric(12, 2),
+                 d date, ts timestamptz, t text) USING columnar;
+INSERT INTO ps SELECT g, g % 400, (g % 30000)::int2, g::int8 * 1000003,
+    CASE WHEN g % 89 = 0 THEN NULL ELSE (sin(g) * 100)::real END, cos(g) * 1e6 + g,
+    CASE WHEN g % 53 = 0 THEN NULL ELSE (g % 100000) / 100.0 END,
+    date '2024-01-01' + g % 1000, timestamptz '2024-01-01 00:00:00+00' + g * interval '7 seconds',
+    'text ' || g
+  FROM generate_series(1, 100000) g;
+CREATE INDEX ps_k ON ps (k);
+CREATE TABLE psh AS SELECT * FROM ps;
+ANALYZE ps;
+SET enable_seqscan = off; SET enable_bitmapscan = off; SET pgcolumnar.enable_columnar_scan = off;
+EXPLAIN (COSTS OFF) SELECT * FROM ps WHERE k = 7;
+SELECT pgcolumnar.fetch_decoded_vectors() AS d0 \gset
+SELECT count(*), count(f4), count(n), sum(i8), sum(n) FROM ps WHERE k = 7;
+SELECT pgcolumnar.fetch_decoded_vectors() - :d0 AS first_connection_read \gset
+SELECT :first_connection_read AS first_connection_read;
+\c
+SET max_parallel_workers_per_gather = 0;
+SET enable_seqscan = off; SET enable_bitmapscan = off; SET pgcolumnar.enable_columnar_scan = off;
+SELECT pgcolumnar.fetch_decoded_vectors() AS d0 \gset
+SELECT count(*), count(f4), count(n), sum(i8), sum(n) FROM ps WHERE k = 7;
+-- Vectors another backend's fetches evicted in between would be read again.
+SELECT pgcolumnar.fetch_decoded_vectors() - :d0 < :first_connection_read AS found_in_shared_cache;
+SELECT count(*) AS differing FROM
+  ((SELECT * FROM ps WHERE k = 7 EXCEPT ALL SELECT * FROM psh WHERE k = 7)
+   UNION ALL (SELECT * FROM psh WHERE k = 7 EXCEPT ALL SELECT * FROM ps WHERE k = 7)) d;
+\c
+SET max_parallel_workers_per_gather = 0;
+SET enable_seqscan = off; SET enable_bitmapscan = off; SET pgcolumnar.enable_columnar_scan = off;
+SET pgcolumnar.enable_shared_fetch_cache = off;
+SELECT pgcolumnar.fetch_vectors_read_in_place() AS p0 \gset
+SELECT count(*), count(f4), count(n), sum(i8), sum(n) FROM ps WHERE k = 7;
+SELECT pgcolumnar.fetch_vectors_read_in_place() - :p0 > 0 AS read_in_place;
+RESET pgcolumnar.enable_shared_fetch_cache;
+-- A table emptied in the transaction that created it (TRUNCATE in place, under the same
+-- storage id) numbers its new rows after the old ones: vectors the shared cache keeps
+-- for the old rows are never taken for the new.
+BEGIN;
+CREATE TABLE pt (id int, k int, v float8) USING columnar;
+CREATE INDEX pt_k ON pt (k);
+INSERT INTO pt SELECT g, g % 10, g FROM generate_series(1, 5000) g;
+SELECT count(*), sum(v) FROM pt WHERE k = 3;
+TRUNCATE pt;
+INSERT INTO pt SELECT g, g % 10, -g FROM generate_series(1, 5000) g;
+SELECT count(*), sum(v) FROM pt WHERE k = 3;
+SELECT min(ctid) > '(0,1)' AS numbered_after FROM pt;
+COMMIT;
+\c
+SET max_parallel_workers_per_gather = 0;
+SET enable_seqscan = off; SET enable_bitmapscan = off; SET pgcolumnar.enable_columnar_scan = off;
+SELECT count(*), sum(v) FROM pt WHERE k = 3;
+RESET enable_seqscan; RESET enable_bitmapscan; RESET pgcolumnar.enable_columnar_scan;
+DROP TABLE ps, psh, pt;
+
 DROP EXTENSION pgcolumnar;

@@ -48,6 +48,7 @@ pub extern "C-unwind" fn _PG_init() {
         LOADED_AT_STARTUP.store(preloading, Ordering::Relaxed);
         if preloading {
             storage::shared::reservation_slots::init();
+            storage::shared::shared_vectors_memory::init();
             // Asked in the postmaster, inherited by every backend: asking reads the
             // process's cgroup files, 0.1 ms of a new connection's first plan.
             planner::cost::machine_cores();
@@ -55,6 +56,7 @@ pub extern "C-unwind" fn _PG_init() {
         }
         planner::define_gucs();
         storage::read::fetch::define_gucs();
+        storage::shared::shared_vectors_memory::define_gucs();
         storage::catalog::extension_version::define_gucs();
         storage::glue::copy_from::define_gucs();
         storage::glue::tableam::register();

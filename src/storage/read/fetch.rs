@@ -9,9 +9,12 @@
 
 use crate::storage::catalog::{self, RowGroupMeta};
 use crate::storage::format::bucket_rows::bucket_start;
+use crate::storage::format::encoding::paged::StoredBytes;
+use crate::storage::format::encoding::point::PointValue;
 use crate::storage::format::encoding::point::PointVector;
 use crate::storage::format::encoding::stripe_rows::{StripeRows, MAX_ATTRIBUTE};
-use crate::storage::format::encoding::DecodedVector;
+use crate::storage::format::encoding::vector::{stores_scaled_numerics, HEADER_LEN};
+use crate::storage::format::encoding::{decode_vector, DecodedValues, DecodedVector, PhysicalKind};
 use crate::storage::format::image_arena::ImageArena;
 use crate::storage::relation::datum::{self, ColumnKind};
 use hashbrown::HashMap;
@@ -27,6 +30,8 @@ use crate::storage::relation::prefetch;
 use crate::storage::relation::slot::LazyColumns;
 use crate::storage::relation::tid::{row_tid, tid_row};
 use crate::storage::shared::cache::{BoundedCache, ClockCache};
+use crate::storage::shared::shared_vectors::{self, SharedVectors, VectorKey, WordKind};
+use crate::storage::shared::shared_vectors_memory;
 use crate::storage::shared::snapshot_kind::{forget_writers, is_dirty, is_mvcc};
 use crate::storage::write::pending_marks;
 use crate::storage::write::write_buffer;
@@ -54,6 +59,9 @@ struct Stripe {
     /// columns read, not a slot per attribute: a new connection's index scan reaches
     /// hundreds of stripes, and every byte of them is memory the kernel hands out.
     paged: Vec<(usize, PagedVector)>,
+    /// Vectors found in (or put into) the shared cache, likewise while the stripe is new
+    /// to this backend's fetches.
+    shared: Vec<(usize, shared_vectors::Handle)>,
     rows: Option<StripeRows>,
     /// Rows fetched from it, up to `TRANSPOSE_AFTER`.
     fetches: Cell<u32>,
@@ -70,10 +78,16 @@ impl Stripe {
         self.paged.iter().find(|(a, _)| *a == i).map(|(_, p)| p)
     }
 
-    /// Whether attribute `i` can be read now: opened, or read where it lies while the
-    /// stripe is new to this backend's fetches.
+    /// Attribute `i`'s vector in the shared cache, if it was found there.
+    fn shared(&self, i: usize) -> Option<&shared_vectors::Handle> {
+        self.shared.iter().find(|(a, _)| *a == i).map(|(_, h)| h)
+    }
+
+    /// Whether attribute `i` can be read now: opened, or read where it lies or from the
+    /// shared cache while the stripe is new to this backend's fetches.
     fn readable(&self, i: usize) -> bool {
-        self.holds(i) || (self.fetches.get() < OPEN_AFTER && self.paged(i).is_some())
+        self.holds(i)
+            || (self.fetches.get() < OPEN_AFTER && (self.paged(i).is_some() || self.shared(i).is_some()))
     }
 }
 
@@ -100,7 +114,19 @@ const TRANSPOSE_AFTER: u32 = 128;
 /// again and again; past this bound the least recently used go first.
 pub static FETCH_CACHE_KB: GucSetting<i32> = GucSetting::<i32>::new(256 * 1024);
 
+/// Whether fetches use the shared cache of decoded vectors
+/// (`pgcolumnar.enable_shared_fetch_cache`).
+static USE_SHARED: GucSetting<bool> = GucSetting::<bool>::new(true);
+
 pub fn define_gucs() {
+    GucRegistry::define_bool_guc(
+        c"pgcolumnar.enable_shared_fetch_cache",
+        c"Lets index and bitmap fetches read and fill the shared cache of decoded vectors.",
+        c"Its size is pgcolumnar.shared_fetch_cache_size; off, a new connection reads vectors where they are stored.",
+        &USE_SHARED,
+        GucContext::Userset,
+        GucFlags::default(),
+    );
     GucRegistry::define_int_guc(
         c"pgcolumnar.fetch_cache_size",
         c"Memory each backend keeps for the column vectors index and bitmap fetches read.",
@@ -312,6 +338,7 @@ impl LazyColumns for LazyRow {
         }
         let key = self.key();
         let at = self.at;
+        let vectors = shared_vectors_memory::cache();
         SHARED.with(|c| {
             let c = c.borrow();
             let stripe = c.peek(&key);
@@ -345,17 +372,24 @@ impl LazyColumns for LazyRow {
                             }
                             v.value(at)
                         }
-                        _ => match stripe.and_then(|s| s.paged(i)) {
+                        _ => match (stripe.and_then(|s| s.paged(i)), stripe.and_then(|s| s.shared(i))) {
                             // Pages are read inside the cache's borrow: an ERROR unwinds
                             // through it as a panic, which lets the borrow go.
-                            Some(p) => {
+                            (Some(p), _) => {
                                 // SAFETY: `fill`'s contract.
                                 let mut pages = unsafe { self.vector_pages(i) };
                                 p.value(&mut pages, at).unwrap_or_else(|e| {
                                     crate::storage::shared::error::data_corrupted(&e.to_string())
                                 })
                             }
-                            None => crate::storage::shared::error::data_corrupted(
+                            (None, Some(h)) => match vectors.as_ref().and_then(|c| c.read(h, at)) {
+                                Some(word) => shared_value(h.kind(), word),
+                                // The slot went to another vector since: this row's value
+                                // is read from the stored vector instead.
+                                // SAFETY: `fill`'s contract.
+                                None => unsafe { self.value_from_storage(i, at) },
+                            },
+                            (None, None) => crate::storage::shared::error::data_corrupted(
                                 "vector missing from the fetch cache",
                             ),
                         },
@@ -402,6 +436,7 @@ impl LazyRow {
     /// caches, and reading them in turn would wait for each load after the other. Counts
     /// the row's first fill as a fetch from its stripe.
     fn prefetch(&self, from: usize, to: usize, needed: Option<&[u64]>) -> Ready {
+        let vectors = shared_vectors_memory::cache();
         SHARED.with(|c| {
             let c = c.borrow();
             let Some(stripe) = c.peek(&self.key()) else { return Ready::Missing };
@@ -422,7 +457,11 @@ impl LazyRow {
                     (Some(r), _) if r.holds(i) => in_rows = true,
                     (_, Some(Some(v))) if self.at < v.rows() => prefetch(v.value_address(self.at)),
                     (_, Some(Some(_))) => {}
-                    _ if stripe.readable(i) => {}
+                    _ if stripe.readable(i) => {
+                        if let (Some(h), Some(c)) = (stripe.shared(i), vectors.as_ref()) {
+                            prefetch(c.address(h, self.at));
+                        }
+                    }
                     _ => ready = Ready::Missing,
                 }
             }
@@ -490,7 +529,11 @@ impl LazyRow {
             }
             let (readable, young, was_paged) = SHARED.with(|c| {
                 c.borrow().peek(&key).map_or((false, true, false), |s| {
-                    (s.readable(i), s.fetches.get() < OPEN_AFTER, s.paged(i).is_some())
+                    (
+                        s.readable(i),
+                        s.fetches.get() < OPEN_AFTER,
+                        s.paged(i).is_some() || s.shared(i).is_some(),
+                    )
                 })
             });
             if readable {
@@ -502,15 +545,13 @@ impl LazyRow {
             // are inside a transaction, so its pages may be read.
             let blocks = unsafe { known_blocks(self.rel, &self.blocks, at_byte, len) };
             let mut src = VectorPages { rel: self.rel, at: at_byte, len, blocks, pins: self.pins.as_deref() };
-            let paged = if young { open_paged_checked(self.kinds[i], &mut src, len, rows) } else { None };
-            let opened = match paged {
-                Some(p) => {
-                    PAGED.with(|d| d.set(d.get() + 1));
-                    Opened::Paged(p)
-                }
-                None => Opened::Vector(open_vector(&src, self.kinds[i], rows)),
+            let (opened, found) = if young {
+                // SAFETY: `fill`'s contract.
+                unsafe { self.open_young(i, &mut src, rows) }
+            } else {
+                (Opened::Vector(open_vector(&src, self.kinds[i], rows)), false)
             };
-            if !was_paged {
+            if !was_paged && !found {
                 // A vector read where it lies and now opened whole is counted once.
                 OPENED.with(|d| d.set(d.get() + 1));
             }
@@ -528,6 +569,11 @@ impl LazyRow {
                         more += std::mem::size_of::<(usize, PagedVector)>() + p.heap_bytes();
                         stripe.paged.push((i, p));
                     }
+                    Opened::Shared(h) => {
+                        more += std::mem::size_of::<(usize, shared_vectors::Handle)>();
+                        stripe.shared.retain(|(a, _)| *a != i);
+                        stripe.shared.push((i, h));
+                    }
                     Opened::Vector(v) => {
                         let len = width.max(i + 1);
                         if stripe.columns.len() < len {
@@ -539,6 +585,10 @@ impl LazyRow {
                         if let Some(at) = stripe.paged.iter().position(|(a, _)| *a == i) {
                             let (_, p) = stripe.paged.swap_remove(at);
                             less = std::mem::size_of::<(usize, PagedVector)>() + p.heap_bytes();
+                        }
+                        if let Some(at) = stripe.shared.iter().position(|(a, _)| *a == i) {
+                            stripe.shared.swap_remove(at);
+                            less += std::mem::size_of::<(usize, shared_vectors::Handle)>();
                         }
                     }
                 }
@@ -588,6 +638,74 @@ impl LazyRow {
         }
     }
 
+    /// Opens attribute `i`'s vector `src` (of `rows` rows) for the first fetches from its
+    /// stripe: found in the shared cache (then true: nothing was read), else put there
+    /// (when it admits it), else read where it lies, else opened whole.
+    ///
+    /// # Safety
+    /// As `fill`.
+    unsafe fn open_young(&self, i: usize, src: &mut VectorPages<'_>, rows: u32) -> (Opened, bool) {
+        let kind = self.kinds[i];
+        if let Some(cache) = shared_vectors_memory::cache().filter(|_| USE_SHARED.get()) {
+            let key = self.shared_key(i);
+            if let Some(h) = cache.find(&key).filter(|h| h.rows() == rows as usize) {
+                return (Opened::Shared(h), true);
+            }
+            if cache.admit(&key) {
+                if let Some(h) = fill_shared(&cache, &key, src, kind, rows) {
+                    return (Opened::Shared(h), false);
+                }
+            }
+        }
+        let opened = match open_paged_checked(kind, src, src.len, rows) {
+            Some(p) => {
+                PAGED.with(|d| d.set(d.get() + 1));
+                Opened::Paged(p)
+            }
+            None => Opened::Vector(open_vector(src, kind, rows)),
+        };
+        (opened, false)
+    }
+
+    /// Attribute `i`'s vector of the row's stripe in the shared cache's terms.
+    fn shared_key(&self, i: usize) -> VectorKey {
+        let (at, len, _) = self.vector_at(i);
+        // SAFETY: `rel` is open while the row lives (`fill`'s contract); MyDatabaseId is
+        // set at connection.
+        let (database, node) = unsafe { (u32::from(pg_sys::MyDatabaseId), (*self.rel).rd_node.relNode) };
+        VectorKey([
+            (database as u64) << 32 | u32::from(node) as u64,
+            self.storage_id,
+            self.group.first_row,
+            (self.vector as u64) << 16 | i as u64,
+            at ^ (len as u64) << 48,
+        ])
+    }
+
+    /// Row `at` of attribute `i` read from its stored vector, opened whole for it alone:
+    /// for a shared slot given to another vector between a row's open and its read.
+    ///
+    /// # Safety
+    /// As `fill`.
+    unsafe fn value_from_storage(&self, i: usize, at: usize) -> PointValue<'static> {
+        let (_, _, rows) = self.vector_at(i);
+        // SAFETY: this fn's contract.
+        let v = open_vector(&unsafe { self.vector_pages(i) }, self.kinds[i], rows);
+        if at >= v.rows() {
+            crate::storage::shared::error::data_corrupted("row beyond its vector");
+        }
+        match v.value(at) {
+            PointValue::Null => PointValue::Null,
+            PointValue::Int(x) => PointValue::Int(x),
+            PointValue::Float32(x) => PointValue::Float32(x),
+            PointValue::Float64(x) => PointValue::Float64(x),
+            PointValue::Scaled { m, scale } => PointValue::Scaled { m, scale },
+            PointValue::Bytes(_) => {
+                crate::storage::shared::error::data_corrupted("shared vector of byte strings")
+            }
+        }
+    }
+
     /// Where attribute `i`'s vector of the row's stripe is stored: its stream offset,
     /// length and rows.
     fn vector_at(&self, i: usize) -> (u64, u32, u32) {
@@ -617,7 +735,83 @@ impl LazyRow {
 /// A vector opened for a fetch: read where it lies, or kept in memory.
 enum Opened {
     Paged(PagedVector),
+    Shared(shared_vectors::Handle),
     Vector(PointVector),
+}
+
+/// A shared cache word as the value it is.
+fn shared_value(kind: WordKind, word: Option<u64>) -> PointValue<'static> {
+    let Some(w) = word else { return PointValue::Null };
+    match kind {
+        WordKind::Int => PointValue::Int(w as i64),
+        WordKind::Float32 => PointValue::Float32(f32::from_bits(w as u32)),
+        WordKind::Float64 => PointValue::Float64(f64::from_bits(w)),
+        WordKind::Scaled(scale) => PointValue::Scaled { m: w as i64, scale },
+    }
+}
+
+/// Decodes the stored vector `src` (of `rows` rows, values of `kind`) into the shared
+/// cache under `key`: fixed-width values and scaled numerics (other byte strings are
+/// not kept there). `None` when it is not kept.
+fn fill_shared(
+    cache: &SharedVectors,
+    key: &VectorKey,
+    src: &mut VectorPages<'_>,
+    kind: ColumnKind,
+    rows: u32,
+) -> Option<shared_vectors::Handle> {
+    let physical = kind.physical()?;
+    if rows as usize > shared_vectors::SLOT_ROWS {
+        return None;
+    }
+    if physical == PhysicalKind::Bytes {
+        // Of byte strings only scaled numerics are kept: their header says so.
+        let mut head = [0u8; HEADER_LEN];
+        let scaled =
+            src.len as usize >= HEADER_LEN && src.read(0, &mut head).is_ok() && stores_scaled_numerics(&head);
+        if !scaled {
+            return None;
+        }
+    }
+    SCRATCH.with(|s| {
+        let (bytes, scratch) = &mut *s.borrow_mut();
+        src.read_all(bytes).unwrap_or_else(|e| crate::storage::shared::error::data_corrupted(&e.to_string()));
+        scratch.keep_scaled = true;
+        scratch.keep_dictionary = true;
+        scratch.keep_images = false;
+        decode_vector(bytes, physical, scratch)
+            .unwrap_or_else(|e| crate::storage::shared::error::data_corrupted(&e.to_string()));
+        if scratch.rows != rows {
+            crate::storage::shared::error::data_corrupted(
+                "vector row count differs from its directory entry",
+            );
+        }
+        let n = rows as usize;
+        let mut validity = [0u64; shared_vectors::SLOT_ROWS / 64];
+        let valid = scratch.validity.as_deref().map(|v| {
+            for (i, _) in v.iter().enumerate().take(n).filter(|(_, &ok)| ok) {
+                validity[i / 64] |= 1 << (i % 64);
+            }
+            &validity[..]
+        });
+        match (&scratch.scaled, &scratch.values) {
+            (Some(sc), _) if sc.m.len() >= n => {
+                cache.fill(key, WordKind::Scaled(sc.scale), n, sc.m.iter().map(|&m| m as u64), valid)
+            }
+            (Some(_), _) => None,
+            (None, _) if physical == PhysicalKind::Bytes => None,
+            (None, DecodedValues::Int(v)) if v.len() >= n => {
+                cache.fill(key, WordKind::Int, n, v.iter().map(|&x| x as u64), valid)
+            }
+            (None, DecodedValues::Float32(v)) if v.len() >= n => {
+                cache.fill(key, WordKind::Float32, n, v.iter().map(|&x| x.to_bits() as u64), valid)
+            }
+            (None, DecodedValues::Float64(v)) if v.len() >= n => {
+                cache.fill(key, WordKind::Float64, n, v.iter().map(|&x| x.to_bits()), valid)
+            }
+            _ => None,
+        }
+    })
 }
 
 /// The index of the group of `groups` (ordered by first row; `span` gives a group's

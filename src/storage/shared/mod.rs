@@ -11,4 +11,6 @@ pub mod error;
 pub mod internal_sql;
 pub mod privilege;
 pub mod reservation_slots;
+pub mod shared_vectors;
+pub mod shared_vectors_memory;
 pub mod snapshot_kind;

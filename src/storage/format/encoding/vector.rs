@@ -604,6 +604,12 @@ pub(super) struct Frame<'a> {
     pub(super) total: usize,
 }
 
+/// Whether the vector whose header is `head` stores scaled numerics
+/// (`EncodingId::ScaledNumeric`).
+pub fn stores_scaled_numerics(head: &[u8; HEADER_LEN]) -> bool {
+    parse_header(head).is_ok_and(|h| h.encoding == EncodingId::ScaledNumeric)
+}
+
 /// Splits the vector at the front of `input` into its parts, checking its header and
 /// checksum and that it holds values of `kind`.
 pub(super) fn frame(input: &[u8], kind: PhysicalKind) -> Result<Frame<'_>, CorruptData> {
