@@ -5,7 +5,9 @@
 //! vectors are shared by this backend's fetchers, for the next fetch (index scans
 //! often hit neighbours) and because an UPDATE fetches the old row three times (its
 //! index scan, the executor's fetch of the old version, the uniqueness check of the
-//! new one), each through a fetcher of its own.
+//! new one), each through a fetcher of its own. Fixed-width and numeric vectors are also
+//! decoded into the shared cache (`shared::shared_vectors`), where the next backend finds
+//! them.
 
 use crate::storage::catalog::{self, RowGroupMeta};
 use crate::storage::format::bucket_rows::bucket_start;
@@ -59,9 +61,12 @@ struct Stripe {
     /// columns read, not a slot per attribute: a new connection's index scan reaches
     /// hundreds of stripes, and every byte of them is memory the kernel hands out.
     paged: Vec<(usize, PagedVector)>,
-    /// Vectors found in (or put into) the shared cache, likewise while the stripe is new
-    /// to this backend's fetches.
+    /// Vectors found in (or put into) the shared cache, read there until the stripe is
+    /// made rows.
     shared: Vec<(usize, shared_vectors::Handle)>,
+    /// A read through `shared` found its slot given to another vector: they are looked
+    /// up again.
+    shared_stale: Cell<bool>,
     rows: Option<StripeRows>,
     /// Rows fetched from it, up to `TRANSPOSE_AFTER`.
     fetches: Cell<u32>,
@@ -83,11 +88,15 @@ impl Stripe {
         self.shared.iter().find(|(a, _)| *a == i).map(|(_, h)| h)
     }
 
-    /// Whether attribute `i` can be read now: opened, or read where it lies or from the
-    /// shared cache while the stripe is new to this backend's fetches.
+    /// Whether attribute `i` can be read now: opened, read where it lies while the stripe
+    /// is new to this backend's fetches, or read from the shared cache until the stripe
+    /// is made rows (reading there is as fast as from this backend's memory, which
+    /// opening the vector again would first have to fill).
     fn readable(&self, i: usize) -> bool {
+        let fetches = self.fetches.get();
         self.holds(i)
-            || (self.fetches.get() < OPEN_AFTER && (self.paged(i).is_some() || self.shared(i).is_some()))
+            || (fetches < OPEN_AFTER && self.paged(i).is_some())
+            || (fetches < SHARED_UNTIL && !self.shared_stale.get() && self.shared(i).is_some())
     }
 }
 
@@ -99,6 +108,10 @@ impl Stripe {
 /// query (one TSBS host: 5 rows a stripe), so a query on a new connection reads in
 /// place, and a query repeated on the same connection soon finds the stripe opened.
 const OPEN_AFTER: u32 = 8;
+
+/// Fetches from a stripe from which its vectors in the shared cache are opened in this
+/// backend's memory, so that the next fetch makes the stripe rows.
+const SHARED_UNTIL: u32 = TRANSPOSE_AFTER - 1;
 
 /// Fetches from a stripe after which its fixed-width vectors are made rows. Making
 /// them rows reads every value of the stripe twice, which costs what a few hundred
@@ -385,9 +398,15 @@ impl LazyColumns for LazyRow {
                             (None, Some(h)) => match vectors.as_ref().and_then(|c| c.read(h, at)) {
                                 Some(word) => shared_value(h.kind(), word),
                                 // The slot went to another vector since: this row's value
-                                // is read from the stored vector instead.
-                                // SAFETY: `fill`'s contract.
-                                None => unsafe { self.value_from_storage(i, at) },
+                                // is read from the stored vector instead, and the stripe's
+                                // next fetch looks its vectors up again.
+                                None => {
+                                    if let Some(s) = stripe {
+                                        s.shared_stale.set(true);
+                                    }
+                                    // SAFETY: `fill`'s contract.
+                                    unsafe { self.value_from_storage(i, at) }
+                                }
                             },
                             (None, None) => crate::storage::shared::error::data_corrupted(
                                 "vector missing from the fetch cache",
@@ -459,7 +478,9 @@ impl LazyRow {
                     (_, Some(Some(_))) => {}
                     _ if stripe.readable(i) => {
                         if let (Some(h), Some(c)) = (stripe.shared(i), vectors.as_ref()) {
-                            prefetch(c.address(h, self.at));
+                            for p in c.addresses(h, self.at) {
+                                prefetch(p);
+                            }
                         }
                     }
                     _ => ready = Ready::Missing,
@@ -573,6 +594,7 @@ impl LazyRow {
                         more += std::mem::size_of::<(usize, shared_vectors::Handle)>();
                         stripe.shared.retain(|(a, _)| *a != i);
                         stripe.shared.push((i, h));
+                        stripe.shared_stale.set(false);
                     }
                     Opened::Vector(v) => {
                         let len = width.max(i + 1);
@@ -646,7 +668,8 @@ impl LazyRow {
     /// As `fill`.
     unsafe fn open_young(&self, i: usize, src: &mut VectorPages<'_>, rows: u32) -> (Opened, bool) {
         let kind = self.kinds[i];
-        if let Some(cache) = shared_vectors_memory::cache().filter(|_| USE_SHARED.get()) {
+        let cache = shared_vectors_memory::cache().filter(|_| USE_SHARED.get() && shareable(kind, src, rows));
+        if let Some(cache) = cache {
             let key = self.shared_key(i);
             if let Some(h) = cache.find(&key).filter(|h| h.rows() == rows as usize) {
                 return (Opened::Shared(h), true);
@@ -750,9 +773,23 @@ fn shared_value(kind: WordKind, word: Option<u64>) -> PointValue<'static> {
     }
 }
 
-/// Decodes the stored vector `src` (of `rows` rows, values of `kind`) into the shared
-/// cache under `key`: fixed-width values and scaled numerics (other byte strings are
-/// not kept there). `None` when it is not kept.
+/// Whether the shared cache keeps a vector like `src` (`rows` rows of `kind`):
+/// fixed-width values, and of byte strings only numerics stored as scaled integers,
+/// which the vector's header says.
+fn shareable(kind: ColumnKind, src: &mut VectorPages<'_>, rows: u32) -> bool {
+    match kind.physical() {
+        _ if rows as usize > shared_vectors::SLOT_ROWS => false,
+        None => false,
+        Some(PhysicalKind::Bytes) => {
+            let mut head = [0u8; HEADER_LEN];
+            src.len as usize >= HEADER_LEN && src.read(0, &mut head).is_ok() && stores_scaled_numerics(&head)
+        }
+        Some(_) => true,
+    }
+}
+
+/// Decodes the stored vector `src` (of `rows` rows, values of `kind`: `shareable`) into
+/// the shared cache under `key`. `None` when it is not kept.
 fn fill_shared(
     cache: &SharedVectors,
     key: &VectorKey,
@@ -761,18 +798,6 @@ fn fill_shared(
     rows: u32,
 ) -> Option<shared_vectors::Handle> {
     let physical = kind.physical()?;
-    if rows as usize > shared_vectors::SLOT_ROWS {
-        return None;
-    }
-    if physical == PhysicalKind::Bytes {
-        // Of byte strings only scaled numerics are kept: their header says so.
-        let mut head = [0u8; HEADER_LEN];
-        let scaled =
-            src.len as usize >= HEADER_LEN && src.read(0, &mut head).is_ok() && stores_scaled_numerics(&head);
-        if !scaled {
-            return None;
-        }
-    }
     SCRATCH.with(|s| {
         let (bytes, scratch) = &mut *s.borrow_mut();
         src.read_all(bytes).unwrap_or_else(|e| crate::storage::shared::error::data_corrupted(&e.to_string()));

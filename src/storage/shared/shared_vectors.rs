@@ -363,9 +363,13 @@ impl SharedVectors {
         Some(valid.then_some(word))
     }
 
-    /// Where row `at`'s word lies, for a prefetch hint.
-    pub fn address(&self, h: &Handle, at: usize) -> *const u8 {
-        self.data(h.slot as usize).values[at.min(SLOT_ROWS - 1)].as_ptr() as *const u8
+    /// Where row `at`'s word lies, and the slot's sequence number that `read` checks
+    /// after it: for prefetch hints.
+    pub fn addresses(&self, h: &Handle, at: usize) -> [*const u8; 2] {
+        [
+            self.data(h.slot as usize).values[at.min(SLOT_ROWS - 1)].as_ptr() as *const u8,
+            self.head(h.slot as usize).seq.as_ptr() as *const u8,
+        ]
     }
 
     /// Slots holding a vector.
