@@ -26,8 +26,10 @@ SET enable_seqscan = off;
 -- A fetch decodes the vector holding its row, and only when the query first reads a
 -- column, up to that column (as heap deforms a tuple): 6 rows of one vector, reading
 -- id and k decodes two vectors; reading every column then decodes only v's. A new
--- session starts with no decoded vector kept.
+-- session starts with no decoded vector kept (and here does not look in the shared
+-- cache, where the scans above left id's vectors: columnar_fetch tests that).
 \c -
+SET pgcolumnar.enable_shared_fetch_cache = off;
 SET pgcolumnar.enable_columnar_scan = off;
 SET enable_seqscan = off;
 SET enable_bitmapscan = off;
@@ -37,6 +39,7 @@ SELECT pgcolumnar.fetch_decoded_vectors() - :before AS decoded;
 SELECT pgcolumnar.fetch_decoded_vectors() AS before \gset
 SELECT * FROM ix WHERE id BETWEEN 150010 AND 150015 ORDER BY id;
 SELECT pgcolumnar.fetch_decoded_vectors() - :before AS decoded;
+RESET pgcolumnar.enable_shared_fetch_cache;
 
 -- Rows inserted later, also in the same transaction, are found through the index.
 INSERT INTO ix VALUES (300001, 'late', 1);

@@ -47,8 +47,7 @@ pub extern "C-unwind" fn _PG_init() {
         let preloading = pg_sys::process_shared_preload_libraries_in_progress;
         LOADED_AT_STARTUP.store(preloading, Ordering::Relaxed);
         if preloading {
-            storage::shared::reservation_slots::init();
-            storage::shared::shared_vectors_memory::init();
+            storage::shared::shared_memory::init();
             // Asked in the postmaster, inherited by every backend: asking reads the
             // process's cgroup files, 0.1 ms of a new connection's first plan.
             planner::cost::machine_cores();

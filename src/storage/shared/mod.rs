@@ -2,8 +2,10 @@
 //! bounded per-backend cache), `privilege` and `internal_sql` (the extension's access to
 //! its own metadata: with its rights, and through its own SPI that the hooks leave alone),
 //! `snapshot_kind` (which kind of snapshot a read was given), `reservation_slots` (row-number
-//! reservations in shared memory), `completions` (whether other transactions' writes may
-//! have become visible since a memo was made).
+//! reservations in shared memory), `shared_vectors` (decoded vectors in shared memory, for
+//! every backend's fetches; `shared_vectors_memory` places them), `shared_memory` (the
+//! hooks that ask for and set up both), `completions` (whether other transactions' writes
+//! may have become visible since a memo was made).
 
 pub mod cache;
 pub mod completions;
@@ -11,6 +13,7 @@ pub mod error;
 pub mod internal_sql;
 pub mod privilege;
 pub mod reservation_slots;
+pub mod shared_memory;
 pub mod shared_vectors;
 pub mod shared_vectors_memory;
 pub mod snapshot_kind;

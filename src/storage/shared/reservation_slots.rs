@@ -21,7 +21,6 @@
 
 use pgrx::lwlock::PgLwLock;
 use pgrx::pg_sys;
-use pgrx::prelude::*;
 use pgrx::shmem::{PGRXSharedMemory, PgSharedMemoryInitialization};
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -90,47 +89,28 @@ static SHARED: PgLwLock<ReservationSlots> = unsafe { PgLwLock::new(c"pgcolumnar_
 static IN_SHARED_MEMORY: AtomicBool = AtomicBool::new(false);
 /// Whether this backend's current transaction filled a slot (so its end empties them).
 static FILLED: AtomicBool = AtomicBool::new(false);
-static mut PREV_SHMEM_REQUEST: pg_sys::shmem_request_hook_type = None;
-static mut PREV_SHMEM_STARTUP: pg_sys::shmem_startup_hook_type = None;
-
-/// Asks for the slots' shared memory: from `_PG_init` while `shared_preload_libraries`
-/// loads (backends inherit the flag and the attached memory from the postmaster).
-///
-/// # Safety
-/// Call from `_PG_init` only, on the postmaster's thread, while preloading.
-pub unsafe fn init() {
-    // SAFETY: per this fn's contract, the hook chain and the PREV_* statics are written
-    // only here, before PostgreSQL calls either hook.
-    unsafe {
-        PREV_SHMEM_REQUEST = pg_sys::shmem_request_hook;
-        pg_sys::shmem_request_hook = Some(request_shmem);
-        PREV_SHMEM_STARTUP = pg_sys::shmem_startup_hook;
-        pg_sys::shmem_startup_hook = Some(startup_shmem);
-    }
+/// Notes that the slots are in shared memory (`shared_memory::init`, while preloading;
+/// backends inherit the flag from the postmaster).
+pub fn mark_preloaded() {
     IN_SHARED_MEMORY.store(true, Ordering::Relaxed);
 }
 
-#[pg_guard]
-unsafe extern "C-unwind" fn request_shmem() {
-    // SAFETY: PostgreSQL calls this once in the postmaster, when add-ins request memory.
-    unsafe {
-        if let Some(prev) = PREV_SHMEM_REQUEST {
-            prev();
-        }
-        SHARED.on_shmem_request();
-    }
+/// Asks for the slots' memory (`shared_memory`'s request hook).
+///
+/// # Safety
+/// Call only from the shared-memory request hook, in the postmaster.
+pub unsafe fn request() {
+    // SAFETY: this fn's contract: in the postmaster, while add-ins ask for memory.
+    unsafe { SHARED.on_shmem_request() };
 }
 
-#[pg_guard]
-unsafe extern "C-unwind" fn startup_shmem() {
-    // SAFETY: PostgreSQL calls this when shared memory is set up (postmaster, and after a
-    // crash's reinitialization), with the add-in init lock free.
-    unsafe {
-        if let Some(prev) = PREV_SHMEM_STARTUP {
-            prev();
-        }
-        SHARED.on_shmem_startup(ReservationSlots::default());
-    }
+/// Sets the slots up (`shared_memory`'s startup hook).
+///
+/// # Safety
+/// Call only from the shared-memory startup hook.
+pub unsafe fn startup() {
+    // SAFETY: this fn's contract: shared memory is being set up, the add-in init lock free.
+    unsafe { SHARED.on_shmem_startup(ReservationSlots::default()) };
 }
 
 fn available() -> bool {

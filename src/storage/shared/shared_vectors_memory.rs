@@ -1,6 +1,7 @@
 //! Where `shared_vectors` lives: a block of the server's shared memory, sized by
 //! `pgcolumnar.shared_fetch_cache_size` and asked for while `shared_preload_libraries`
-//! loads (without preloading there is none, and fetches keep to their own caches).
+//! loads (`shared_memory`; without preloading there is none, and fetches keep to their
+//! own caches).
 
 use super::shared_vectors::{bytes_for, sets_in, SharedVectors, ALIGN};
 use pgrx::pg_sys;
@@ -18,8 +19,6 @@ static BASE: AtomicPtr<u8> = AtomicPtr::new(std::ptr::null_mut());
 static BYTES: AtomicUsize = AtomicUsize::new(0);
 /// Bytes asked for (set when add-ins ask for memory, in the postmaster).
 static ASKED: AtomicUsize = AtomicUsize::new(0);
-static mut PREV_SHMEM_REQUEST: pg_sys::shmem_request_hook_type = None;
-static mut PREV_SHMEM_STARTUP: pg_sys::shmem_startup_hook_type = None;
 
 pub fn define_gucs() {
     GucRegistry::define_int_guc(
@@ -32,21 +31,6 @@ pub fn define_gucs() {
         GucContext::Postmaster,
         GucFlags::UNIT_KB,
     );
-}
-
-/// Asks for the memory: from `_PG_init` while `shared_preload_libraries` loads.
-///
-/// # Safety
-/// Call from `_PG_init` only, on the postmaster's thread, while preloading.
-pub unsafe fn init() {
-    // SAFETY: per this fn's contract, the hook chain and the PREV_* statics are written
-    // only here, before PostgreSQL calls either hook.
-    unsafe {
-        PREV_SHMEM_REQUEST = pg_sys::shmem_request_hook;
-        pg_sys::shmem_request_hook = Some(request_shmem);
-        PREV_SHMEM_STARTUP = pg_sys::shmem_startup_hook;
-        pg_sys::shmem_startup_hook = Some(startup_shmem);
-    }
 }
 
 /// Bytes of sets the setting asks for (whole sets).
@@ -62,13 +46,13 @@ fn wanted_bytes() -> usize {
     bytes_for(sets_in(bytes))
 }
 
-#[pgrx::pg_guard]
-unsafe extern "C-unwind" fn request_shmem() {
-    // SAFETY: PostgreSQL calls this once in the postmaster, when add-ins request memory.
+/// Asks for the memory (`shared_memory`'s request hook).
+///
+/// # Safety
+/// Call only from the shared-memory request hook, in the postmaster.
+pub unsafe fn request() {
+    // SAFETY: this fn's contract: in the postmaster, while add-ins ask for memory.
     unsafe {
-        if let Some(prev) = PREV_SHMEM_REQUEST {
-            prev();
-        }
         let bytes = wanted_bytes();
         ASKED.store(bytes, Ordering::Relaxed);
         if bytes > 0 {
@@ -87,15 +71,15 @@ unsafe extern "C-unwind" fn request_shmem() {
     }
 }
 
-#[pgrx::pg_guard]
-unsafe extern "C-unwind" fn startup_shmem() {
-    // SAFETY: PostgreSQL calls this when shared memory is set up (postmaster, and after a
+/// Sets the memory up (`shared_memory`'s startup hook).
+///
+/// # Safety
+/// Call only from the shared-memory startup hook.
+pub unsafe fn startup() {
+    // SAFETY: this fn's contract: shared memory is being set up (postmaster, and after a
     // crash's reinitialization), with the add-in init lock free; the lock is entry 21 of
     // the main array (`AddinShmemInitLock`).
     unsafe {
-        if let Some(prev) = PREV_SHMEM_STARTUP {
-            prev();
-        }
         let bytes = ASKED.load(Ordering::Relaxed);
         if bytes == 0 {
             return;
