@@ -591,9 +591,13 @@ impl LazyRow {
                         stripe.paged.push((i, p));
                     }
                     Opened::Shared(h) => {
-                        more += std::mem::size_of::<(usize, shared_vectors::Handle)>();
-                        stripe.shared.retain(|(a, _)| *a != i);
-                        stripe.shared.push((i, h));
+                        match stripe.shared.iter_mut().find(|(a, _)| *a == i) {
+                            Some(entry) => entry.1 = h,
+                            None => {
+                                more += std::mem::size_of::<(usize, shared_vectors::Handle)>();
+                                stripe.shared.push((i, h));
+                            }
+                        }
                         stripe.shared_stale.set(false);
                     }
                     Opened::Vector(v) => {
