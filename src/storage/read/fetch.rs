@@ -12,8 +12,8 @@
 use crate::storage::catalog::{self, RowGroupMeta};
 use crate::storage::format::bucket_rows::bucket_start;
 use crate::storage::format::encoding::paged::StoredBytes;
-use crate::storage::format::encoding::point::PointValue;
 use crate::storage::format::encoding::point::PointVector;
+use crate::storage::format::encoding::point::{set_validity_bits, PointValue};
 use crate::storage::format::encoding::stripe_rows::{StripeRows, MAX_ATTRIBUTE};
 use crate::storage::format::encoding::vector::{stores_scaled_numerics, HEADER_LEN};
 use crate::storage::format::encoding::{decode_vector, DecodedValues, DecodedVector, PhysicalKind};
@@ -818,9 +818,7 @@ fn fill_shared(
         let n = rows as usize;
         let mut validity = [0u64; shared_vectors::SLOT_ROWS / 64];
         let valid = scratch.validity.as_deref().map(|v| {
-            for (i, _) in v.iter().enumerate().take(n).filter(|(_, &ok)| ok) {
-                validity[i / 64] |= 1 << (i % 64);
-            }
+            set_validity_bits(&v[..v.len().min(n)], &mut validity);
             &validity[..]
         });
         match (&scratch.scaled, &scratch.values) {

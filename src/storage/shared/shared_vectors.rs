@@ -26,13 +26,13 @@
 use std::sync::atomic::{fence, AtomicU32, AtomicU64, Ordering};
 
 /// Slots per set.
-pub const WAYS: usize = 8;
+const WAYS: usize = 8;
 /// Recent misses each set remembers (their keys' hashes), for admission.
 const GHOSTS: usize = 16;
 /// Rows a slot holds: a stored vector's most.
 pub const SLOT_ROWS: usize = crate::storage::format::layout::VECTOR_ROWS;
 const VALIDITY_WORDS: usize = SLOT_ROWS / 64;
-pub const KEY_WORDS: usize = 5;
+const KEY_WORDS: usize = 5;
 
 /// What a vector's words are.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -188,7 +188,8 @@ impl SharedVectors {
         SharedVectors { sets, heads, data, set_count }
     }
 
-    pub fn slots(&self) -> usize {
+    #[cfg(test)]
+    fn slots(&self) -> usize {
         self.set_count * WAYS
     }
 
@@ -373,7 +374,8 @@ impl SharedVectors {
     }
 
     /// Slots holding a vector.
-    pub fn used_slots(&self) -> usize {
+    #[cfg(test)]
+    fn used_slots(&self) -> usize {
         (0..self.set_count)
             .map(|s| self.set(s).tags.iter().filter(|t| t.load(Ordering::Relaxed) != 0).count())
             .sum()

@@ -64,13 +64,19 @@ pub struct Rows<T> {
     validity: Option<Box<[u64]>>,
 }
 
+/// Sets bit `i % 64` of `words[i / 64]` for every row `i` that `valid` says has a value
+/// (`words` holds at least `valid.len()` bits, cleared).
+pub fn set_validity_bits(valid: &[bool], words: &mut [u64]) {
+    for (i, _) in valid.iter().enumerate().filter(|(_, &ok)| ok) {
+        words[i / 64] |= 1 << (i % 64);
+    }
+}
+
 impl<T: Copy> Rows<T> {
     fn new(values: Vec<T>, validity: Option<&[bool]>) -> Rows<T> {
         let validity = validity.map(|v| {
             let mut words = vec![0u64; v.len().div_ceil(64)];
-            for (i, _) in v.iter().enumerate().filter(|(_, &valid)| valid) {
-                words[i / 64] |= 1 << (i % 64);
-            }
+            set_validity_bits(v, &mut words);
             words.into_boxed_slice()
         });
         Rows { values: values.into_boxed_slice(), validity }
