@@ -459,20 +459,26 @@ RESET enable_seqscan; RESET enable_bitmapscan; RESET pgcolumnar.enable_columnar_
 DROP TABLE sorted_fetch, sorted_fetch_heap;
 
 -- The shared cache of decoded vectors (pgcolumnar.shared_fetch_cache_size, a sixteenth
--- of shared_buffers by default): the first fetches from a stripe put the fixed-width and
--- numeric vectors they read there, and a new connection finds them, reading nothing
--- from storage (pgcolumnar.fetch_decoded_vectors() counts what a backend read). 49
--- stripes of k = 7 again; every type comes back as stored, NULLs included, and a
+-- of shared_buffers by default): the first fetches from a stripe put the fixed-width,
+-- numeric and dictionary-coded text vectors they read there (each value in 2, 4 or 8
+-- bytes, as its vector's range needs), and a new connection finds them, reading
+-- nothing from storage (pgcolumnar.fetch_decoded_vectors() counts what a backend read).
+-- 49 stripes of k = 7 again; every type comes back as stored, NULLs included (a vector
+-- with NULLs whose values span all of bigint's range, e1, is not kept), and a
 -- connection that does not use the cache reads them where they lie.
 SHOW pgcolumnar.enable_shared_fetch_cache;
 SELECT current_setting('pgcolumnar.shared_fetch_cache_size') NOT IN ('0', '-1') AS sized;
 CREATE TABLE ps (id int, k int, i2 int2, i8 int8, f4 real, f8 float8, n numeric(12, 2),
-                 d date, ts timestamptz, t text) USING columnar;
+                 d date, ts timestamptz, t text, c text, cc char(6), cn text, e1 int8, e2 int8)
+  USING columnar;
 INSERT INTO ps SELECT g, g % 400, (g % 30000)::int2, g::int8 * 1000003,
     CASE WHEN g % 89 = 0 THEN NULL ELSE (sin(g) * 100)::real END, cos(g) * 1e6 + g,
     CASE WHEN g % 53 = 0 THEN NULL ELSE (g % 100000) / 100.0 END,
     date '2024-01-01' + g % 1000, timestamptz '2024-01-01 00:00:00+00' + g * interval '7 seconds',
-    'text ' || g
+    'text ' || g, (ARRAY['', 'red', 'green', 'blue', 'ünïcode ✓'])[g / 400 % 5 + 1], 'c' || g / 400 % 7,
+    CASE WHEN g % 97 = 0 THEN NULL ELSE 'x' || g % 3 END,
+    CASE g % 3 WHEN 0 THEN -9223372036854775808 WHEN 1 THEN 9223372036854775807 END,
+    CASE g % 2 WHEN 0 THEN -9223372036854775808 ELSE 9223372036854775807 END
   FROM generate_series(1, 100000) g;
 CREATE INDEX ps_k ON ps (k);
 CREATE TABLE psh AS SELECT * FROM ps;
@@ -490,6 +496,17 @@ SELECT pgcolumnar.fetch_decoded_vectors() AS d0 \gset
 SELECT count(*), count(f4), count(n), sum(i8), sum(n) FROM ps WHERE k = 7;
 -- Vectors another backend's fetches evicted in between would be read again.
 SELECT pgcolumnar.fetch_decoded_vectors() - :d0 < :first_connection_read AS found_in_shared_cache;
+-- The same for text kept as a dictionary (c, cc): read once, then found.
+SELECT pgcolumnar.fetch_decoded_vectors() AS d0 \gset
+SELECT count(*), min(c), max(c), count(DISTINCT c), max(cc) FROM ps WHERE k = 8;
+SELECT pgcolumnar.fetch_decoded_vectors() - :d0 AS text_read \gset
+SELECT :text_read > 0 AS text_read;
+\c
+SET max_parallel_workers_per_gather = 0;
+SET enable_seqscan = off; SET enable_bitmapscan = off; SET pgcolumnar.enable_columnar_scan = off;
+SELECT pgcolumnar.fetch_decoded_vectors() AS d0 \gset
+SELECT count(*), min(c), max(c), count(DISTINCT c), max(cc) FROM ps WHERE k = 8;
+SELECT pgcolumnar.fetch_decoded_vectors() - :d0 < :text_read AS text_found_in_shared_cache;
 SELECT count(*) AS differing FROM
   ((SELECT * FROM ps WHERE k = 7 EXCEPT ALL SELECT * FROM psh WHERE k = 7)
    UNION ALL (SELECT * FROM psh WHERE k = 7 EXCEPT ALL SELECT * FROM ps WHERE k = 7)) d;

@@ -11,12 +11,10 @@
 
 use crate::storage::catalog::{self, RowGroupMeta};
 use crate::storage::format::bucket_rows::bucket_start;
-use crate::storage::format::encoding::paged::StoredBytes;
 use crate::storage::format::encoding::point::PointVector;
 use crate::storage::format::encoding::point::{set_validity_bits, PointValue};
 use crate::storage::format::encoding::stripe_rows::{StripeRows, MAX_ATTRIBUTE};
-use crate::storage::format::encoding::vector::{stores_scaled_numerics, HEADER_LEN};
-use crate::storage::format::encoding::{decode_vector, DecodedValues, DecodedVector, PhysicalKind};
+use crate::storage::format::encoding::{decode_vector, DecodedValues, DecodedVector};
 use crate::storage::format::image_arena::ImageArena;
 use crate::storage::relation::datum::{self, ColumnKind};
 use hashbrown::HashMap;
@@ -357,6 +355,9 @@ impl LazyColumns for LazyRow {
             let stripe = c.peek(&key);
             let rows = stripe.and_then(|s| s.rows.as_ref());
             let columns = stripe.map_or(&[][..], |s| s.columns.as_slice());
+            // A byte string read from the shared cache, copied out (another backend may
+            // refill its units while it is read).
+            let mut text = Vec::new();
             for i in from..to {
                 let (d, n) = if !self.stored(i, needed) {
                     match (self.kinds[i], self.group.chunk(i as i16 + 1)) {
@@ -395,19 +396,30 @@ impl LazyColumns for LazyRow {
                                     crate::storage::shared::error::data_corrupted(&e.to_string())
                                 })
                             }
-                            (None, Some(h)) => match vectors.as_ref().and_then(|c| c.read(h, at)) {
-                                Some(word) => shared_value(h.kind(), word),
-                                // The slot went to another vector since: this row's value
-                                // is read from the stored vector instead, and the stripe's
-                                // next fetch looks its vectors up again.
-                                None => {
-                                    if let Some(s) = stripe {
-                                        s.shared_stale.set(true);
+                            (None, Some(h)) => {
+                                // Some(None): the byte string in `text`.
+                                let read = match (vectors.as_ref(), h.kind()) {
+                                    (None, _) => None,
+                                    (Some(c), WordKind::Bytes) => c
+                                        .read_bytes(h, at, &mut text)
+                                        .map(|v| v.map_or(Some(PointValue::Null), |()| None)),
+                                    (Some(c), kind) => c.read(h, at).map(|w| Some(shared_value(kind, w))),
+                                };
+                                match read {
+                                    Some(Some(value)) => value,
+                                    Some(None) => PointValue::Bytes(&text),
+                                    // The units went to another vector since: this row's
+                                    // value is read from the stored vector instead, and the
+                                    // stripe's next fetch looks its vectors up again.
+                                    None => {
+                                        if let Some(s) = stripe {
+                                            s.shared_stale.set(true);
+                                        }
+                                        // SAFETY: `fill`'s contract.
+                                        unsafe { self.value_from_storage(i, at, &mut text) }
                                     }
-                                    // SAFETY: `fill`'s contract.
-                                    unsafe { self.value_from_storage(i, at) }
                                 }
-                            },
+                            }
                             (None, None) => crate::storage::shared::error::data_corrupted(
                                 "vector missing from the fetch cache",
                             ),
@@ -544,6 +556,7 @@ impl LazyRow {
         let width = self.kinds.len();
         // SAFETY: `fill`'s contract.
         unsafe { self.read_ahead_missing(&key, from, to, needed) };
+        self.prefetch_shared_lookups(&key, from, to, needed);
         for i in from..to {
             if !self.stored(i, needed) {
                 continue;
@@ -624,6 +637,46 @@ impl LazyRow {
         }
     }
 
+    /// Asks the CPU for the lines the shared cache's lookups of the row's unopened
+    /// vectors will read, each round for all columns at once: their sets' tags, then the
+    /// headers the tags point to. A new connection's fetch finds its vectors in memory
+    /// it has not touched yet, and looked up one column after the other, each waited
+    /// for two loads in turn.
+    fn prefetch_shared_lookups(&self, key: &StripeKey, from: usize, to: usize, needed: Option<&[u64]>) {
+        let Some(cache) = shared_vectors_memory::cache().filter(|_| USE_SHARED.get()) else { return };
+        let mut keys = [VectorKey([0; 5]); 16];
+        let mut n = 0;
+        SHARED.with(|c| {
+            let c = c.borrow();
+            let stripe = c.peek(key);
+            if stripe.is_some_and(|s| s.fetches.get() >= OPEN_AFTER) {
+                return;
+            }
+            for i in from..to {
+                if n == keys.len() {
+                    break;
+                }
+                if self.stored(i, needed) && !stripe.is_some_and(|s| s.readable(i)) {
+                    keys[n] = self.shared_key(i);
+                    n += 1;
+                }
+            }
+        });
+        if n < 2 {
+            return;
+        }
+        for k in &keys[..n] {
+            for p in cache.set_addresses(k).into_iter().flatten() {
+                prefetch(p);
+            }
+        }
+        for k in &keys[..n] {
+            if let Some(p) = cache.header_address(k) {
+                prefetch(p);
+            }
+        }
+    }
+
     /// Asks the operating system for the pages of every vector `open_missing` is about
     /// to open, one request each, before reading any: a row lies in a vector per column,
     /// and read from disk one after the other each costs the device's latency (on a
@@ -672,16 +725,25 @@ impl LazyRow {
     /// As `fill`.
     unsafe fn open_young(&self, i: usize, src: &mut VectorPages<'_>, rows: u32) -> (Opened, bool) {
         let kind = self.kinds[i];
-        let cache = shared_vectors_memory::cache().filter(|_| USE_SHARED.get() && shareable(kind, src, rows));
+        let cache = shared_vectors_memory::cache().filter(|_| {
+            USE_SHARED.get() && kind.physical().is_some() && rows as usize <= shared_vectors::SLOT_ROWS
+        });
         if let Some(cache) = cache {
             let key = self.shared_key(i);
+            // Looked up first: what the cache holds it could keep, and whether it could
+            // is a read of the vector's header from shared buffers.
             if let Some(h) = cache.find(&key).filter(|h| h.rows() == rows as usize) {
+                // The row's value is read once the row's other vectors are open.
+                for p in cache.addresses(&h, self.at) {
+                    prefetch(p);
+                }
                 return (Opened::Shared(h), true);
             }
             if cache.admit(&key) {
-                if let Some(h) = fill_shared(&cache, &key, src, kind, rows) {
-                    return (Opened::Shared(h), false);
-                }
+                return match fill_shared(&cache, &key, src, kind, rows) {
+                    Filled::Shared(h) => (Opened::Shared(h), false),
+                    Filled::Decoded(v) => (Opened::Vector(v), false),
+                };
             }
         }
         let opened = match open_paged_checked(kind, src, src.len, rows) {
@@ -710,11 +772,12 @@ impl LazyRow {
     }
 
     /// Row `at` of attribute `i` read from its stored vector, opened whole for it alone:
-    /// for a shared slot given to another vector between a row's open and its read.
+    /// for shared units given to another vector between a row's open and its read. A
+    /// byte string is copied into `text`.
     ///
     /// # Safety
     /// As `fill`.
-    unsafe fn value_from_storage(&self, i: usize, at: usize) -> PointValue<'static> {
+    unsafe fn value_from_storage<'t>(&self, i: usize, at: usize, text: &'t mut Vec<u8>) -> PointValue<'t> {
         let (_, _, rows) = self.vector_at(i);
         // SAFETY: this fn's contract.
         let v = open_vector(&unsafe { self.vector_pages(i) }, self.kinds[i], rows);
@@ -727,8 +790,10 @@ impl LazyRow {
             PointValue::Float32(x) => PointValue::Float32(x),
             PointValue::Float64(x) => PointValue::Float64(x),
             PointValue::Scaled { m, scale } => PointValue::Scaled { m, scale },
-            PointValue::Bytes(_) => {
-                crate::storage::shared::error::data_corrupted("shared vector of byte strings")
+            PointValue::Bytes(b) => {
+                text.clear();
+                text.extend_from_slice(b);
+                PointValue::Bytes(text)
             }
         }
     }
@@ -774,34 +839,27 @@ fn shared_value(kind: WordKind, word: Option<u64>) -> PointValue<'static> {
         WordKind::Float32 => PointValue::Float32(f32::from_bits(w as u32)),
         WordKind::Float64 => PointValue::Float64(f64::from_bits(w)),
         WordKind::Scaled(scale) => PointValue::Scaled { m: w as i64, scale },
+        WordKind::Bytes => unreachable!("byte strings are read with read_bytes"),
     }
 }
 
-/// Whether the shared cache keeps a vector like `src` (`rows` rows of `kind`):
-/// fixed-width values, and of byte strings only numerics stored as scaled integers,
-/// which the vector's header says.
-fn shareable(kind: ColumnKind, src: &mut VectorPages<'_>, rows: u32) -> bool {
-    match kind.physical() {
-        _ if rows as usize > shared_vectors::SLOT_ROWS => false,
-        None => false,
-        Some(PhysicalKind::Bytes) => {
-            let mut head = [0u8; HEADER_LEN];
-            src.len as usize >= HEADER_LEN && src.read(0, &mut head).is_ok() && stores_scaled_numerics(&head)
-        }
-        Some(_) => true,
-    }
+/// What `fill_shared` made of a vector: kept in the shared cache, or (when the cache
+/// does not keep it) opened in this backend's memory, not decoded a second time.
+enum Filled {
+    Shared(shared_vectors::Handle),
+    Decoded(PointVector),
 }
 
-/// Decodes the stored vector `src` (of `rows` rows, values of `kind`: `shareable`) into
-/// the shared cache under `key`. `None` when it is not kept.
+/// Decodes the stored vector `src` (of `rows` rows, values of `kind`, which has a
+/// physical kind) into the shared cache under `key`.
 fn fill_shared(
     cache: &SharedVectors,
     key: &VectorKey,
     src: &mut VectorPages<'_>,
     kind: ColumnKind,
     rows: u32,
-) -> Option<shared_vectors::Handle> {
-    let physical = kind.physical()?;
+) -> Filled {
+    let Some(physical) = kind.physical() else { unreachable!("fill_shared of a kind with no values") };
     SCRATCH.with(|s| {
         let (bytes, scratch) = &mut *s.borrow_mut();
         src.read_all(bytes).unwrap_or_else(|e| crate::storage::shared::error::data_corrupted(&e.to_string()));
@@ -821,22 +879,29 @@ fn fill_shared(
             set_validity_bits(&v[..v.len().min(n)], &mut validity);
             &validity[..]
         });
-        match (&scratch.scaled, &scratch.values) {
-            (Some(sc), _) if sc.m.len() >= n => {
+        let kept = match (&scratch.scaled, &scratch.dictionary, &scratch.values) {
+            (Some(sc), _, _) if sc.m.len() >= n => {
                 cache.fill(key, WordKind::Scaled(sc.scale), n, sc.m.iter().map(|&m| m as u64), valid)
             }
-            (Some(_), _) => None,
-            (None, _) if physical == PhysicalKind::Bytes => None,
-            (None, DecodedValues::Int(v)) if v.len() >= n => {
+            (Some(_), _, _) => None,
+            (None, Some(d), _) => cache.fill_dictionary(key, n, &d.codes, &d.offsets, &d.data, valid),
+            (None, None, DecodedValues::Bytes { offsets, data }) => {
+                cache.fill_strings(key, n, offsets, data, valid)
+            }
+            (None, None, DecodedValues::Int(v)) if v.len() >= n => {
                 cache.fill(key, WordKind::Int, n, v.iter().map(|&x| x as u64), valid)
             }
-            (None, DecodedValues::Float32(v)) if v.len() >= n => {
+            (None, None, DecodedValues::Float32(v)) if v.len() >= n => {
                 cache.fill(key, WordKind::Float32, n, v.iter().map(|&x| x.to_bits() as u64), valid)
             }
-            (None, DecodedValues::Float64(v)) if v.len() >= n => {
+            (None, None, DecodedValues::Float64(v)) if v.len() >= n => {
                 cache.fill(key, WordKind::Float64, n, v.iter().map(|&x| x.to_bits()), valid)
             }
             _ => None,
+        };
+        match kept {
+            Some(h) => Filled::Shared(h),
+            None => Filled::Decoded(PointVector::decoded(scratch.take_rows())),
         }
     })
 }

@@ -272,7 +272,7 @@ impl PointVector {
 
     /// A decoded vector kept for single-row reads, in the form reading one row from is
     /// an index (byte strings stay as they are).
-    fn decoded(mut d: DecodedVector) -> PointVector {
+    pub fn decoded(mut d: DecodedVector) -> PointVector {
         let validity = d.validity.as_deref();
         if let Some(s) = d.scaled.take() {
             // Rows are read from the mantissas, not the empty byte strings beside them.
