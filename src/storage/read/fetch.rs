@@ -14,7 +14,7 @@ use crate::storage::format::bucket_rows::bucket_start;
 use crate::storage::format::encoding::point::PointVector;
 use crate::storage::format::encoding::point::{set_validity_bits, PointValue};
 use crate::storage::format::encoding::stripe_rows::{StripeRows, MAX_ATTRIBUTE};
-use crate::storage::format::encoding::{decode_vector, DecodedValues, DecodedVector};
+use crate::storage::format::encoding::{decode_vector, DecodedValues, DecodedVector, PhysicalKind};
 use crate::storage::format::image_arena::ImageArena;
 use crate::storage::relation::datum::{self, ColumnKind};
 use hashbrown::HashMap;
@@ -725,9 +725,15 @@ impl LazyRow {
     /// As `fill`.
     unsafe fn open_young(&self, i: usize, src: &mut VectorPages<'_>, rows: u32) -> (Opened, bool) {
         let kind = self.kinds[i];
-        let cache = shared_vectors_memory::cache().filter(|_| {
-            USE_SHARED.get() && kind.physical().is_some() && rows as usize <= shared_vectors::SLOT_ROWS
-        });
+        // Byte strings stored in more bytes than a vector may take there (compressed,
+        // even) have too many distinct values to be kept: not looked up.
+        let fits = match kind.physical() {
+            None => false,
+            Some(PhysicalKind::Bytes) => src.len as usize <= shared_vectors::MAX_BYTES,
+            Some(_) => true,
+        };
+        let cache = shared_vectors_memory::cache()
+            .filter(|_| USE_SHARED.get() && fits && rows as usize <= shared_vectors::SLOT_ROWS);
         if let Some(cache) = cache {
             let key = self.shared_key(i);
             // Looked up first: what the cache holds it could keep, and whether it could

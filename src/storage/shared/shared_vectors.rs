@@ -40,6 +40,8 @@ const UNITS: usize = 32;
 const UNIT_BYTES: usize = 4096;
 /// Most units a vector takes (`SLOT_ROWS` values of 8 bytes).
 const MAX_UNITS: usize = 4;
+/// Most bytes a vector takes.
+pub const MAX_BYTES: usize = MAX_UNITS * UNIT_BYTES;
 /// Recent misses each set remembers (their keys' hashes), for admission.
 const GHOSTS: usize = 16;
 /// Rows a vector may have: a stored vector's most.
@@ -433,7 +435,7 @@ impl SharedVectors {
         // Codes, then at a word boundary the entry count, the offsets and the bytes.
         let dict_at = (rows * 2).next_multiple_of(8);
         let total = dict_at + 4 * (entries + 2) + data.len();
-        if total > MAX_UNITS * UNIT_BYTES {
+        if total > MAX_BYTES {
             return None;
         }
         let base = dict_at as u64 | (total as u64) << 32;
@@ -470,7 +472,7 @@ impl SharedVectors {
         }
         let valid = |i: usize| validity.is_none_or(|v| v.get(i / 64).is_some_and(|w| w >> (i % 64) & 1 == 1));
         // What the entries may take beside the codes (`fill_dictionary`'s layout).
-        let budget = (MAX_UNITS * UNIT_BYTES).saturating_sub((rows * 2).next_multiple_of(8) + 8);
+        let budget = MAX_BYTES.saturating_sub((rows * 2).next_multiple_of(8) + 8);
         let mut index: hashbrown::HashMap<&[u8], u32> = hashbrown::HashMap::new();
         let (mut codes, mut entry_offsets, mut entries) = (Vec::with_capacity(rows), vec![0u32], Vec::new());
         for i in 0..rows {
