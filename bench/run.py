@@ -729,6 +729,7 @@ def render_run_section(meta: dict, rows: list[dict], png: str) -> list[str]:
     out += render_first_runs(meta.get("first_run", []))
     out += from_disk.render(meta.get("from_disk", []), meta.get("from_disk_commit"), ENGINE_TITLES)
     out += render_parallel_pairs(meta.get("parallel_pairs", []), meta.get("parallel_pairs_commit"))
+    out += render_duckdb_pairs(meta.get("duckdb_pairs", []), meta.get("duckdb_pairs_commit"))
     out += markdown_plans_table(rows)
     out += ["### Where columnar stands", ""] + where_columnar_loses(rows) + [""]
     out += plan_choice.render(meta.get("plan_choice", []), meta.get("plan_choice_commit"))
@@ -932,6 +933,8 @@ def run_benchmark(args) -> int:
     first = first_runs(args)
     log("parallel speed-up, serial and parallel taking turns")
     pairs = parallel_pairs(args)
+    log("columnar and DuckDB taking turns")
+    duck_pairs = duckdb_pairs(args)
     log("queries read from disk")
     disk = from_disk_runs(args)
     # Those runs restart the server, which ended this connection.
@@ -944,7 +947,7 @@ def run_benchmark(args) -> int:
     write_csv(base.with_suffix(".csv"), rows)
     meta = {"date": date, "rows": args.rows, "hosts": args.hosts, "runs": args.runs,
             "machine": machine_info(conn), "load": load, "plan_choice": choice, "first_run": first,
-            "parallel_pairs": pairs, "from_disk": disk, "from_disk_commit": git_commit()}
+            "parallel_pairs": pairs, "duckdb_pairs": duck_pairs, "from_disk": disk, "from_disk_commit": git_commit()}
     base.with_suffix(".json").write_text(json.dumps(meta, indent=2) + "\n")
     draw_chart(base.with_suffix(".png"), rows, f"{args.rows:,} rows: query time / heap time")
     log(f"wrote {base.relative_to(REPO_DIR)}.csv, .json, .png")
@@ -1192,6 +1195,69 @@ def render_parallel_pairs(pairs: list[dict], commit: str | None) -> list[str]:
     return out + [""]
 
 
+# Queries whose time against DuckDB's the decode-speed issue targets, and how many
+# columnar/DuckDB pairs time each.
+DUCKDB_PAIR_QUERIES = ("q4", "q5", "q6", "q8")
+DUCKDB_PAIRS = 12
+
+
+def duckdb_pairs(args) -> list[dict]:
+    """Per query, serial runs of the columnar table and of DuckDB (`threads = 1`)
+    taking turns (DUCKDB_PAIRS pairs after one untimed run of each), and the median of
+    the pairs' ratios. The main tables time every engine after the other, minutes
+    apart; on this machine the same query on one connection moves between 72 and 128
+    ms from one second to the next (and DuckDB's between 64 and 120), so only runs a
+    second apart compare the engines and not the machine's moments."""
+    queries = [q for q in load_queries() if q.name in DUCKDB_PAIR_QUERIES]
+    col = next(c for c in pg_configs(HEAP_TABLE, COL_TABLE, SORTED_TABLE)
+               if c.engine == "columnar" and c.mode == "serial")
+    duck_config = next(c for c in duckdb_configs() if c.mode == "serial")
+    duck = duckdb_open(DATA_DIR / f"cpu-{args.rows}-{args.hosts}.duckdb")
+    run_duck = make_duckdb_executor(duck)(duck_config)
+    out = []
+    for q in queries:
+        conn = pg_connect(args)
+        run_col = make_pg_executor(conn)(col)
+        times: dict[str, list[float]] = {"columnar": [], "duckdb": []}
+        for i in range(DUCKDB_PAIRS + 1):
+            for engine, run, sql in (("columnar", run_col, q.for_table(col.table)),
+                                     ("duckdb", run_duck, q.for_table(duck_config.table))):
+                t, _ = run_query(run, sql, 1, False)
+                if i > 0:
+                    times[engine] += t
+        conn.close()
+        ratios = [c / d for c, d in zip(times["columnar"], times["duckdb"])]
+        out.append({"query": q.name, "pairs": DUCKDB_PAIRS,
+                    "columnar_ms": statistics.median(times["columnar"]),
+                    "duckdb_ms": statistics.median(times["duckdb"]),
+                    "ratio": statistics.median(ratios)})
+        log(f"duckdb pairs {q.name}: columnar {out[-1]['columnar_ms']:,.1f} ms, "
+            f"DuckDB {out[-1]['duckdb_ms']:,.1f} ms, median pair {out[-1]['ratio']:.2f}x")
+    duck.close()
+    return out
+
+
+def render_duckdb_pairs(pairs: list[dict], commit: str | None) -> list[str]:
+    if not pairs:
+        return []
+    at = f" (library of `{commit}`)" if commit else ""
+    out = ["### Columnar and DuckDB taking turns (serial)" + at, "",
+           f"Serial runs of the columnar table (`max_parallel_workers_per_gather = 0`) and of DuckDB "
+           f"(`threads = 1`) alternating, {pairs[0]['pairs']} pairs after one untimed run of each; "
+           "\"columnar / DuckDB\" is the median of the pairs' ratios. The tables above time one "
+           "engine after the other, minutes apart, and this machine's speed moves by up to 2x "
+           "from one second to the next: the two runs of a pair meet it in the same state.", "",
+           "| query | columnar ms | DuckDB ms | columnar / DuckDB |", "|---|---:|---:|---:|"]
+    for r in pairs:
+        out.append(f"| {r['query']} | {r['columnar_ms']:,.1f} | {r['duckdb_ms']:,.1f} | {r['ratio']:.2f}× |")
+    return out + [""]
+
+
+def run_duckdb_pairs_only(args) -> int:
+    """The paired DuckDB comparison alone, on the tables `run_benchmark` left loaded."""
+    return add_to_newest_result(args, "duckdb_pairs", "the DuckDB pairs", lambda: duckdb_pairs(args))
+
+
 def run_parallel_pairs_only(args) -> int:
     """The paired parallel measurement alone, on the tables `run_benchmark` left loaded."""
     return add_to_newest_result(args, "parallel_pairs", "the parallel pairs", lambda: parallel_pairs(args))
@@ -1288,6 +1354,10 @@ def parse_args():
     p.add_argument("--parallel-pairs-only", action="store_true",
                    help="time q6 and q8 serial and parallel taking turns on the tables loaded by the last run, "
                         "record it in the newest result and rewrite BENCHMARKS.md")
+    p.add_argument("--duckdb-pairs-only", action="store_true",
+                   help="time q4, q5, q6 and q8 on the columnar table and in DuckDB taking turns (serial) on "
+                        "the tables loaded by the last run, record it in the newest result and rewrite "
+                        "BENCHMARKS.md")
     p.add_argument("--joins-only", action="store_true",
                    help="run only the join benchmark (bench/joins.py), write "
                         "bench/results/<date>-joins-<rows>.json and rewrite BENCHMARKS.md")
@@ -1359,6 +1429,8 @@ def main() -> int:
         return run_from_disk_only(args)
     if args.parallel_pairs_only:
         return run_parallel_pairs_only(args)
+    if args.duckdb_pairs_only:
+        return run_duckdb_pairs_only(args)
     if args.joins_only:
         return run_joins_only(args)
     if args.ingest_only:
