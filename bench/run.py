@@ -1138,6 +1138,24 @@ def render_first_runs(first: list[dict]) -> list[str]:
     return out + [""]
 
 
+def run_once(execute, sql: str) -> float:
+    """One timed run of `sql` (ms)."""
+    return run_query(execute, sql, 1, False)[0][0]
+
+
+def take_turns(run_a, run_b, pairs: int) -> tuple[list[float], list[float], float]:
+    """Runs `run_a` and `run_b` (each times one run, in ms) alternately, `pairs` pairs
+    after one untimed pair: their times, and the median of the pairs' a / b ratios. Both
+    runs of a pair meet the machine in the same state."""
+    a, b = [], []
+    for i in range(pairs + 1):
+        ta, tb = run_a(), run_b()
+        if i > 0:
+            a.append(ta)
+            b.append(tb)
+    return a, b, statistics.median(x / y for x, y in zip(a, b))
+
+
 # Queries whose parallel speed-up the decode-speed issue targets, and how many
 # serial/parallel pairs time each.
 PARALLEL_PAIR_QUERIES = ("q6", "q8")
@@ -1161,38 +1179,38 @@ def parallel_pairs(args) -> list[dict]:
             conn = pg_connect(args)
             execute = make_pg_executor(conn)
             sql = q.for_table(serial.table)
-            times: dict[str, list[float]] = {"serial": [], "parallel": []}
-            for i in range(PARALLEL_PAIRS + 1):
-                for config in (serial, parallel):
-                    t, _ = run_query(execute(config), sql, 1, False)
-                    if i > 0:
-                        times[config.mode] += t
+            serial_ms, parallel_ms, speedup = take_turns(lambda: run_once(execute(serial), sql),
+                                                         lambda: run_once(execute(parallel), sql), PARALLEL_PAIRS)
             conn.close()
-            ratios = [s / p for s, p in zip(times["serial"], times["parallel"])]
             out.append({"engine": engine, "query": q.name, "pairs": PARALLEL_PAIRS,
-                        "serial_ms": statistics.median(times["serial"]),
-                        "parallel_ms": statistics.median(times["parallel"]),
-                        "speedup": statistics.median(ratios)})
+                        "serial_ms": statistics.median(serial_ms),
+                        "parallel_ms": statistics.median(parallel_ms), "speedup": speedup})
             log(f"parallel pairs {engine:16} {q.name}: serial {out[-1]['serial_ms']:,.1f} ms, "
                 f"parallel {out[-1]['parallel_ms']:,.1f} ms, median pair {out[-1]['speedup']:.2f}x")
     return out
 
 
+def render_pairs(title: str, commit: str | None, intro: str, columns: list[str], rows: list[list[str]]) -> list[str]:
+    """A section of runs taking turns: its title (with the library's commit), what was
+    paired, and a table."""
+    at = f" (library of `{commit}`)" if commit else ""
+    return ([f"### {title}{at}", "", intro, "", "| " + " | ".join(columns) + " |",
+             "|" + "---|" * (len(columns) - 3) + "---:|" * 3]
+            + ["| " + " | ".join(r) + " |" for r in rows] + [""])
+
+
 def render_parallel_pairs(pairs: list[dict], commit: str | None) -> list[str]:
     if not pairs:
         return []
-    at = f" (library of `{commit}`)" if commit else ""
-    out = ["### Parallel speed-up, serial and parallel taking turns" + at, "",
-           f"Serial (`max_parallel_workers_per_gather = 0`) and parallel (`= 2`) runs of the same query "
-           f"alternating on one connection, {pairs[0]['pairs']} pairs after one untimed run of each; "
-           "\"speed-up\" is the median of the pairs' serial / parallel ratios. Unlike the tables above, "
-           "which time all serial configurations before all parallel ones, both runs of a pair meet "
-           "the machine in the same state.", "",
-           "| engine | query | serial ms | parallel ms | speed-up |", "|---|---|---:|---:|---:|"]
-    for r in pairs:
-        out.append(f"| {ENGINE_TITLES.get(r['engine'], r['engine'])} | {r['query']} | {r['serial_ms']:,.1f} | "
-                   f"{r['parallel_ms']:,.1f} | {r['speedup']:.2f}× |")
-    return out + [""]
+    intro = (f"Serial (`max_parallel_workers_per_gather = 0`) and parallel (`= 2`) runs of the same query "
+             f"alternating on one connection, {pairs[0]['pairs']} pairs after one untimed run of each; "
+             "\"speed-up\" is the median of the pairs' serial / parallel ratios. Unlike the tables above, "
+             "which time all serial configurations before all parallel ones, both runs of a pair meet "
+             "the machine in the same state.")
+    rows = [[ENGINE_TITLES.get(r["engine"], r["engine"]), r["query"], f"{r['serial_ms']:,.1f}",
+             f"{r['parallel_ms']:,.1f}", f"{r['speedup']:.2f}×"] for r in pairs]
+    return render_pairs("Parallel speed-up, serial and parallel taking turns", commit, intro,
+                        ["engine", "query", "serial ms", "parallel ms", "speed-up"], rows)
 
 
 # Queries whose time against DuckDB's the decode-speed issue targets, and how many
@@ -1218,19 +1236,12 @@ def duckdb_pairs(args) -> list[dict]:
     for q in queries:
         conn = pg_connect(args)
         run_col = make_pg_executor(conn)(col)
-        times: dict[str, list[float]] = {"columnar": [], "duckdb": []}
-        for i in range(DUCKDB_PAIRS + 1):
-            for engine, run, sql in (("columnar", run_col, q.for_table(col.table)),
-                                     ("duckdb", run_duck, q.for_table(duck_config.table))):
-                t, _ = run_query(run, sql, 1, False)
-                if i > 0:
-                    times[engine] += t
+        col_sql, duck_sql = q.for_table(col.table), q.for_table(duck_config.table)
+        col_ms, duck_ms, ratio = take_turns(lambda: run_once(run_col, col_sql),
+                                            lambda: run_once(run_duck, duck_sql), DUCKDB_PAIRS)
         conn.close()
-        ratios = [c / d for c, d in zip(times["columnar"], times["duckdb"])]
-        out.append({"query": q.name, "pairs": DUCKDB_PAIRS,
-                    "columnar_ms": statistics.median(times["columnar"]),
-                    "duckdb_ms": statistics.median(times["duckdb"]),
-                    "ratio": statistics.median(ratios)})
+        out.append({"query": q.name, "pairs": DUCKDB_PAIRS, "columnar_ms": statistics.median(col_ms),
+                    "duckdb_ms": statistics.median(duck_ms), "ratio": ratio})
         log(f"duckdb pairs {q.name}: columnar {out[-1]['columnar_ms']:,.1f} ms, "
             f"DuckDB {out[-1]['duckdb_ms']:,.1f} ms, median pair {out[-1]['ratio']:.2f}x")
     duck.close()
@@ -1240,17 +1251,15 @@ def duckdb_pairs(args) -> list[dict]:
 def render_duckdb_pairs(pairs: list[dict], commit: str | None) -> list[str]:
     if not pairs:
         return []
-    at = f" (library of `{commit}`)" if commit else ""
-    out = ["### Columnar and DuckDB taking turns (serial)" + at, "",
-           f"Serial runs of the columnar table (`max_parallel_workers_per_gather = 0`) and of DuckDB "
-           f"(`threads = 1`) alternating, {pairs[0]['pairs']} pairs after one untimed run of each; "
-           "\"columnar / DuckDB\" is the median of the pairs' ratios. The tables above time one "
-           "engine after the other, minutes apart, and this machine's speed moves by up to 2x "
-           "from one second to the next: the two runs of a pair meet it in the same state.", "",
-           "| query | columnar ms | DuckDB ms | columnar / DuckDB |", "|---|---:|---:|---:|"]
-    for r in pairs:
-        out.append(f"| {r['query']} | {r['columnar_ms']:,.1f} | {r['duckdb_ms']:,.1f} | {r['ratio']:.2f}× |")
-    return out + [""]
+    intro = (f"Serial runs of the columnar table (`max_parallel_workers_per_gather = 0`) and of DuckDB "
+             f"(`threads = 1`) alternating, {pairs[0]['pairs']} pairs after one untimed run of each; "
+             "\"columnar / DuckDB\" is the median of the pairs' ratios. The tables above time one "
+             "engine after the other, minutes apart, and this machine's speed moves by up to 2x "
+             "from one second to the next: the two runs of a pair meet it in the same state.")
+    rows = [[r["query"], f"{r['columnar_ms']:,.1f}", f"{r['duckdb_ms']:,.1f}", f"{r['ratio']:.2f}×"]
+            for r in pairs]
+    return render_pairs("Columnar and DuckDB taking turns (serial)", commit, intro,
+                        ["query", "columnar ms", "DuckDB ms", "columnar / DuckDB"], rows)
 
 
 def run_duckdb_pairs_only(args) -> int:
