@@ -454,6 +454,12 @@ impl LazyRow {
         (self.storage_id, self.group.first_row, self.vector)
     }
 
+    /// Whether attribute `i` is one the row reads (`stored`) that its stripe, as the
+    /// fetch cache holds it (if it does), cannot be read from yet.
+    fn unopened(&self, stripe: Option<&Stripe>, i: usize, needed: Option<&[u64]>) -> bool {
+        self.stored(i, needed) && !stripe.is_some_and(|s| s.readable(i))
+    }
+
     /// Whether attribute `i`'s value is read from its vector: a column the row group
     /// stores, that someone reads.
     fn stored(&self, i: usize, needed: Option<&[u64]>) -> bool {
@@ -656,7 +662,7 @@ impl LazyRow {
                 if n == keys.len() {
                     break;
                 }
-                if self.stored(i, needed) && !stripe.is_some_and(|s| s.readable(i)) {
+                if self.unopened(stripe, i, needed) {
                     keys[n] = self.shared_key(i);
                     n += 1;
                 }
@@ -699,7 +705,7 @@ impl LazyRow {
         let missing: Vec<usize> = SHARED.with(|c| {
             let c = c.borrow();
             let stripe = c.peek(key);
-            (from..to).filter(|&i| self.stored(i, needed) && !stripe.is_some_and(|s| s.readable(i))).collect()
+            (from..to).filter(|&i| self.unopened(stripe, i, needed)).collect()
         });
         if missing.len() < 2 {
             return;

@@ -195,6 +195,15 @@ fn null_word(shift: u8) -> u64 {
     u64::MAX >> (64 - (8 << shift))
 }
 
+/// Whether row i of `rows` rows has a value, by `validity` (bit `i % 64` of word `i /
+/// 64`; none: every row does); `None` when `validity` is too short for `rows` rows.
+fn rows_valid(validity: Option<&[u64]>, rows: usize) -> Option<impl Fn(usize) -> bool + Copy + '_> {
+    if validity.is_some_and(|v| v.len() < rows.div_ceil(64)) {
+        return None;
+    }
+    Some(move |i: usize| validity.is_none_or(|v| v[i / 64] >> (i % 64) & 1 == 1))
+}
+
 /// Units a vector of `bytes` bytes takes: a power of two.
 fn units_for(bytes: usize) -> usize {
     bytes.div_ceil(UNIT_BYTES).max(1).next_power_of_two()
@@ -392,10 +401,10 @@ impl SharedVectors {
         words: impl Iterator<Item = u64> + Clone,
         validity: Option<&[u64]>,
     ) -> Option<Handle> {
-        if self.set_count == 0 || rows > SLOT_ROWS || validity.is_some_and(|v| v.len() < rows.div_ceil(64)) {
+        if self.set_count == 0 || rows > SLOT_ROWS {
             return None;
         }
-        let valid = |i: usize| validity.is_none_or(|v| v[i / 64] >> (i % 64) & 1 == 1);
+        let valid = rows_valid(validity, rows)?;
         let has_nulls = (0..rows).any(|i| !valid(i));
         let (shift, base) = layout_for(kind, rows, words.clone(), valid, has_nulls)?;
         let units = units_for(rows << shift);
@@ -423,11 +432,10 @@ impl SharedVectors {
             || codes.len() < rows
             || entries >= null_word(1) as usize
             || offsets.last().is_none_or(|&end| end as usize > data.len())
-            || validity.is_some_and(|v| v.len() < rows.div_ceil(64))
         {
             return None;
         }
-        let valid = |i: usize| validity.is_none_or(|v| v[i / 64] >> (i % 64) & 1 == 1);
+        let valid = rows_valid(validity, rows)?;
         if (0..rows).any(|i| valid(i) && codes[i] as usize >= entries) {
             return None;
         }
@@ -470,7 +478,7 @@ impl SharedVectors {
         if self.set_count == 0 || rows > SLOT_ROWS || offsets.len() <= rows {
             return None;
         }
-        let valid = |i: usize| validity.is_none_or(|v| v.get(i / 64).is_some_and(|w| w >> (i % 64) & 1 == 1));
+        let valid = rows_valid(validity, rows)?;
         // What the entries may take beside the codes (`fill_dictionary`'s layout).
         let budget = MAX_BYTES.saturating_sub((rows * 2).next_multiple_of(8) + 8);
         let mut index: hashbrown::HashMap<&[u8], u32> = hashbrown::HashMap::new();
@@ -658,13 +666,11 @@ impl SharedVectors {
         if at >= h.rows as usize || h.kind == WordKind::Bytes {
             return None;
         }
-        let raw = self.word(h.unit as usize, h.shift, at).load(Ordering::Relaxed);
+        let v = self.load_value(h.unit as usize, h.shift, at);
         fence(Ordering::Acquire);
         if self.head(h.unit as usize).seq.load(Ordering::Relaxed) != h.seq {
             return None;
         }
-        let bits = 8usize << h.shift;
-        let v = if bits == 64 { raw } else { (raw >> ((at % (64 / bits)) * bits)) & null_word(h.shift) };
         if h.has_nulls && v == null_word(h.shift) {
             return Some(None);
         }
@@ -679,7 +685,7 @@ impl SharedVectors {
         }
         out.clear();
         let unit = h.unit as usize;
-        let code = (self.word(unit, 1, at).load(Ordering::Relaxed) >> ((at % 4) * 16)) as u16;
+        let code = self.load_value(unit, 1, at) as u16;
         let (dict_at, total) = ((h.base as u32) as usize, (h.base >> 32) as usize);
         let value = if h.has_nulls && code as u64 == null_word(1) {
             None
@@ -708,9 +714,20 @@ impl SharedVectors {
         Some(value)
     }
 
+    /// Value `at` (of `1 << shift` bytes) of the vector whose first unit is `unit`.
+    fn load_value(&self, unit: usize, shift: u8, at: usize) -> u64 {
+        let word = self.word(unit, shift, at).load(Ordering::Relaxed);
+        let bits = 8usize << shift;
+        if bits == 64 {
+            word
+        } else {
+            (word >> ((at % (64 / bits)) * bits)) & null_word(shift)
+        }
+    }
+
     /// The u32 at byte `at` (a multiple of 4) of the vector whose first unit is `unit`.
     fn load_u32(&self, unit: usize, at: usize) -> u32 {
-        (self.word(unit, 0, at).load(Ordering::Relaxed) >> ((at % 8) * 8)) as u32
+        self.load_value(unit, 2, at / 4) as u32
     }
 
     /// Appends bytes `at .. at + len` of the vector whose first unit is `unit` to `out`.
