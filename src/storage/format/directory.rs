@@ -272,11 +272,29 @@ impl Directory {
         if i >= self.len() {
             return None;
         }
-        let start = match &self.starts {
+        Some(read_entry(&mut Cursor(&self.bytes[self.start(i)..])).expect("directory checked when parsed"))
+    }
+
+    /// Where entry `i` (< len) starts in `bytes`.
+    fn start(&self, i: usize) -> usize {
+        match &self.starts {
             Some(s) => s[i] as usize,
             None => DIR_HEADER + i * self.stride as usize,
-        };
-        Some(read_entry(&mut Cursor(&self.bytes[start..])).expect("directory checked when parsed"))
+        }
+    }
+
+    /// Entry `i`'s rows, offset and length, if there is one: the fixed start of the entry
+    /// only (a fetch locating a row's vectors needs no zone map, which for text is two
+    /// strings to copy).
+    pub fn place(&self, i: usize) -> Option<(u32, u32, u32)> {
+        if i >= self.len() {
+            return None;
+        }
+        // Parsing checked that every entry has its fixed part.
+        let start = self.start(i);
+        let word =
+            |k: usize| u32::from_le_bytes(self.bytes[start + 4 * k..start + 4 * k + 4].try_into().unwrap());
+        Some((word(0), word(1), word(2)))
     }
 
     pub fn iter(&self) -> impl Iterator<Item = VectorEntry> + '_ {
@@ -382,6 +400,10 @@ mod tests {
         );
         assert_eq!(dir.len(), entries.len());
         assert_eq!(dir.get(entries.len()), None);
+        for (i, e) in entries.iter().enumerate() {
+            assert_eq!(dir.place(i), Some((e.rows, e.offset, e.len)), "entry {i}");
+        }
+        assert_eq!(dir.place(entries.len()), None);
         assert_eq!(dir.rows(), entries.iter().map(|e| e.rows as u64).sum::<u64>());
         assert_eq!(format!("{zone:?}"), format!("{:?}", merged(entries)));
         assert_eq!(dir.as_bytes(), &bytes[..]);

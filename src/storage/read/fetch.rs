@@ -562,49 +562,60 @@ impl LazyRow {
         let width = self.kinds.len();
         // SAFETY: `fill`'s contract.
         unsafe { self.read_ahead_missing(&key, from, to, needed) };
-        self.prefetch_shared_lookups(&key, from, to, needed);
-        for i in from..to {
-            if !self.stored(i, needed) {
-                continue;
-            }
-            let (readable, young, was_paged) = SHARED.with(|c| {
-                c.borrow().peek(&key).map_or((false, true, false), |s| {
-                    (
-                        s.readable(i),
-                        s.fetches.get() < OPEN_AFTER,
-                        s.paged(i).is_some() || s.shared(i).is_some(),
-                    )
+        // The vectors to open, each with where it lies (a directory entry read once: a
+        // new connection's fetch finds each entry in memory it has not touched), and
+        // whether it was read where it lies before. The fetch cache is looked up once
+        // for the row, and changed once, not per column.
+        let (todo, young) = SHARED.with(|c| {
+            let c = c.borrow();
+            let stripe = c.peek(&key);
+            let todo: Vec<Missing> = (from..to)
+                .filter(|&i| self.unopened(stripe, i, needed))
+                .map(|i| Missing {
+                    i,
+                    place: self.vector_at(i),
+                    was_paged: stripe.is_some_and(|s| s.paged(i).is_some() || s.shared(i).is_some()),
                 })
-            });
-            if readable {
-                continue;
-            }
-            let (at_byte, len, rows) = self.vector_at(i);
+                .collect();
+            (todo, stripe.is_none_or(|s| s.fetches.get() < OPEN_AFTER))
+        });
+        if todo.is_empty() {
+            return;
+        }
+        if young {
+            self.prefetch_shared_lookups(&todo);
+        }
+        let mut opened = Vec::with_capacity(todo.len());
+        for m in &todo {
+            let (at_byte, len, rows) = m.place;
             // Opened outside the cache's borrow: it reads pages, which may raise an ERROR.
             // SAFETY: `self.rel` stays open while the row lives (`fill`'s contract), and we
             // are inside a transaction, so its pages may be read.
             let blocks = unsafe { known_blocks(self.rel, &self.blocks, at_byte, len) };
             let mut src = VectorPages { rel: self.rel, at: at_byte, len, blocks, pins: self.pins.as_deref() };
-            let (opened, found) = if young {
+            let (o, found) = if young {
                 // SAFETY: `fill`'s contract.
-                unsafe { self.open_young(i, &mut src, rows) }
+                unsafe { self.open_young(m.i, m.place, &mut src) }
             } else {
-                (Opened::Vector(open_vector(&src, self.kinds[i], rows)), false)
+                (Opened::Vector(open_vector(&src, self.kinds[m.i], rows)), false)
             };
-            if !was_paged && !found {
+            if !m.was_paged && !found {
                 // A vector read where it lies and now opened whole is counted once.
                 OPENED.with(|d| d.set(d.get() + 1));
             }
-            SHARED.with(|c| {
-                let mut c = c.borrow_mut();
-                c.set_max_weight(fetch_cache_bytes());
-                if c.peek(&key).is_none() {
-                    c.insert(key, Stripe::default(), std::mem::size_of::<Stripe>());
-                }
-                let stripe = c.get_mut(&key).expect("just inserted");
-                let mut more = 0;
-                let mut less = 0;
-                match opened {
+            opened.push((m.i, o));
+        }
+        SHARED.with(|c| {
+            let mut c = c.borrow_mut();
+            c.set_max_weight(fetch_cache_bytes());
+            if c.peek(&key).is_none() {
+                c.insert(key, Stripe::default(), std::mem::size_of::<Stripe>());
+            }
+            let stripe = c.get_mut(&key).expect("just inserted");
+            let mut more = 0;
+            let mut less = 0;
+            for (i, o) in opened {
+                match o {
                     Opened::Paged(p) => {
                         more += std::mem::size_of::<(usize, PagedVector)>() + p.heap_bytes();
                         stripe.paged.push((i, p));
@@ -629,7 +640,7 @@ impl LazyRow {
                         stripe.columns[i] = Some(v);
                         if let Some(at) = stripe.paged.iter().position(|(a, _)| *a == i) {
                             let (_, p) = stripe.paged.swap_remove(at);
-                            less = std::mem::size_of::<(usize, PagedVector)>() + p.heap_bytes();
+                            less += std::mem::size_of::<(usize, PagedVector)>() + p.heap_bytes();
                         }
                         if let Some(at) = stripe.shared.iter().position(|(a, _)| *a == i) {
                             stripe.shared.swap_remove(at);
@@ -637,10 +648,10 @@ impl LazyRow {
                         }
                     }
                 }
-                c.add_weight(&key, more);
-                c.remove_weight(&key, less);
-            });
-        }
+            }
+            c.remove_weight(&key, less);
+            c.add_weight(&key, more);
+        });
     }
 
     /// Asks the CPU for the lines the shared cache's lookups of the row's unopened
@@ -648,35 +659,18 @@ impl LazyRow {
     /// headers the tags point to. A new connection's fetch finds its vectors in memory
     /// it has not touched yet, and looked up one column after the other, each waited
     /// for two loads in turn.
-    fn prefetch_shared_lookups(&self, key: &StripeKey, from: usize, to: usize, needed: Option<&[u64]>) {
+    fn prefetch_shared_lookups(&self, todo: &[Missing]) {
         let Some(cache) = shared_vectors_memory::cache().filter(|_| USE_SHARED.get()) else { return };
-        let mut keys = [VectorKey([0; 5]); 16];
-        let mut n = 0;
-        SHARED.with(|c| {
-            let c = c.borrow();
-            let stripe = c.peek(key);
-            if stripe.is_some_and(|s| s.fetches.get() >= OPEN_AFTER) {
-                return;
-            }
-            for i in from..to {
-                if n == keys.len() {
-                    break;
-                }
-                if self.unopened(stripe, i, needed) {
-                    keys[n] = self.shared_key(i);
-                    n += 1;
-                }
-            }
-        });
-        if n < 2 {
+        if todo.len() < 2 {
             return;
         }
-        for k in &keys[..n] {
+        let keys: Vec<VectorKey> = todo.iter().map(|m| self.shared_key(m.i, m.place)).collect();
+        for k in &keys {
             for p in cache.set_addresses(k).into_iter().flatten() {
                 prefetch(p);
             }
         }
-        for k in &keys[..n] {
+        for k in &keys {
             if let Some(p) = cache.header_address(k) {
                 prefetch(p);
             }
@@ -729,8 +723,14 @@ impl LazyRow {
     ///
     /// # Safety
     /// As `fill`.
-    unsafe fn open_young(&self, i: usize, src: &mut VectorPages<'_>, rows: u32) -> (Opened, bool) {
+    unsafe fn open_young(
+        &self,
+        i: usize,
+        place: (u64, u32, u32),
+        src: &mut VectorPages<'_>,
+    ) -> (Opened, bool) {
         let kind = self.kinds[i];
+        let rows = place.2;
         // Byte strings stored in more bytes than a vector may take there (compressed,
         // even) have too many distinct values to be kept: not looked up.
         let fits = match kind.physical() {
@@ -741,7 +741,7 @@ impl LazyRow {
         let cache = shared_vectors_memory::cache()
             .filter(|_| USE_SHARED.get() && fits && rows as usize <= shared_vectors::SLOT_ROWS);
         if let Some(cache) = cache {
-            let key = self.shared_key(i);
+            let key = self.shared_key(i, place);
             // Looked up first: what the cache holds it could keep, and whether it could
             // is a read of the vector's header from shared buffers.
             if let Some(h) = cache.find(&key).filter(|h| h.rows() == rows as usize) {
@@ -769,8 +769,7 @@ impl LazyRow {
     }
 
     /// Attribute `i`'s vector of the row's stripe in the shared cache's terms.
-    fn shared_key(&self, i: usize) -> VectorKey {
-        let (at, len, _) = self.vector_at(i);
+    fn shared_key(&self, i: usize, (at, len, _): (u64, u32, u32)) -> VectorKey {
         // SAFETY: `rel` is open while the row lives (`fill`'s contract); MyDatabaseId is
         // set at connection.
         let (database, node) = unsafe { (u32::from(pg_sys::MyDatabaseId), (*self.rel).rd_node.relNode) };
@@ -816,10 +815,10 @@ impl LazyRow {
         let Some(chunk) = self.group.chunk(i as i16 + 1) else {
             crate::storage::shared::error::data_corrupted("column missing from its row group")
         };
-        let Some(entry) = chunk.vectors.get(self.vector) else {
+        let Some((rows, offset, len)) = chunk.vectors.place(self.vector) else {
             crate::storage::shared::error::data_corrupted("vector missing from chunk")
         };
-        (chunk.offset + entry.offset as u64, entry.len, entry.rows)
+        (chunk.offset + offset as u64, len, rows)
     }
 
     /// Attribute `i`'s vector of the row's stripe where it lies. (It was opened by a
@@ -834,6 +833,15 @@ impl LazyRow {
         let blocks = unsafe { known_blocks(self.rel, &self.blocks, at, len) };
         VectorPages { rel: self.rel, at, len, blocks, pins: self.pins.as_deref() }
     }
+}
+
+/// A vector of a row that `open_missing` is to open: attribute index, where it lies
+/// (`vector_at`), and whether its stripe had it read where it lies or in the shared
+/// cache before.
+struct Missing {
+    i: usize,
+    place: (u64, u32, u32),
+    was_paged: bool,
 }
 
 /// A vector opened for a fetch: read where it lies, or kept in memory.
