@@ -88,7 +88,18 @@ pub struct AlpParams {
 /// The one decode expression; the encoder checks values with exactly this.
 #[inline]
 fn decode_digit<T: AlpFloat>(d: i64, p: AlpParams) -> T {
-    T::from_f64(d as f64 * F10[p.f as usize] * IF10[p.e as usize])
+    T::from_f64(digit_f64(d) * F10[p.f as usize] * IF10[p.e as usize])
+}
+
+/// `d as f64` for the integers ALP stores (|d| <= 2^51, as `encode_digit` bounds them):
+/// `d` added to the bits of 2^52 + 2^51 are the bits of that sum, exactly, and
+/// subtracting it leaves `d`. Unlike a conversion instruction (SSE2 has none for 64-bit
+/// integers to vectors of doubles) the compiler vectorises it: the decode loop runs
+/// two values at a time. An integer out of that range (corrupt data only) gives some
+/// other double, never undefined behaviour.
+#[inline]
+fn digit_f64(d: i64) -> f64 {
+    f64::from_bits(MAGIC.to_bits().wrapping_add(d as u64)) - MAGIC
 }
 
 /// The integer for `v`, or `None` when it does not decode back to the same bits.
@@ -231,9 +242,10 @@ pub fn decode<T: AlpFloat>(input: &[u8], count: usize, out: &mut Vec<T>) -> Resu
         return Err(CorruptData("more ALP exceptions than values"));
     }
     let start = out.len();
-    out.reserve(count);
     let mut pos = 6;
-    pos += bitpack::decode_for(&input[pos..], count, |d| out.push(decode_digit(d, p)))?;
+    // Unpacked and converted straight into the output's spare capacity, no push per
+    // value: the loop the compiler vectorises.
+    pos += bitpack::decode_for_map(&input[pos..], count, out, |d| decode_digit(d, p))?;
     let positions = input.get(pos..pos + 2 * exc).ok_or(CorruptData("ALP exception positions truncated"))?;
     pos += 2 * exc;
     let vals = input.get(pos..pos + T::BYTES * exc).ok_or(CorruptData("ALP exception values truncated"))?;
@@ -516,7 +528,7 @@ pub fn decode_rd<T: Fixed>(input: &[u8], count: usize, out: &mut Vec<T>) -> Resu
 pub static ALP: Codec = Codec {
     kinds: FLOATS,
     tier: Tier::Cheap,
-    decode_ns: 1.6,
+    decode_ns: 0.45,
     estimate: |a, _| {
         let (params, size) = match a {
             Analysis::Float32(v, _) => choose(v)?,
@@ -570,6 +582,22 @@ mod tests {
     use super::*;
     use crate::storage::format::encoding::test_util::*;
     use proptest::prelude::*;
+
+    #[test]
+    fn digits_convert_exactly_across_the_range_alp_stores() {
+        let edge = 1i64 << 51;
+        for d in [0, 1, -1, 2, -2, edge, -edge, edge - 1, -edge + 1, 123_456_789_012, -987_654_321] {
+            assert_eq!(digit_f64(d).to_bits(), (d as f64).to_bits(), "{d}");
+        }
+        let mut x = 0x9E37_79B9_7F4A_7C15u64;
+        for _ in 0..100_000 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            let d = (x as i64) >> 12; // within +-2^51
+            assert_eq!(digit_f64(d).to_bits(), (d as f64).to_bits(), "{d}");
+        }
+    }
 
     fn rt<T: AlpFloat>(values: &[T]) -> (Vec<u8>, Option<AlpParams>) {
         let p = choose(values).map(|c| c.0);
