@@ -335,18 +335,32 @@ pub(super) unsafe fn read_chunks(
     unsafe {
         let mut chunks = Chunks { parsed: wanted.map(<[i16]>::to_vec), ..Chunks::default() };
         let (scan_snapshot, any) = chunk_snapshot(snapshot);
-        scan_keys::<CHUNK_NATTS>(
-            c"chunk",
-            c"chunk_pkey",
-            &[storage_id, first_row],
-            scan_snapshot,
-            pg_sys::AccessShareLock,
-            |_, tup, v, n| {
-                if !any || inserted(tup) {
-                    parse_chunk(&mut chunks, v, n, wanted)
-                }
-            },
-        );
+        let group = [
+            (1, pg_sys::BTEqualStrategyNumber, pg_sys::F_INT8EQ, storage_id),
+            (2, pg_sys::BTEqualStrategyNumber, pg_sys::F_INT8EQ, first_row),
+        ];
+        // The wanted attributes' rows only (with the group's key fixed, the attnum bounds
+        // position the index scan): a probe of a 21-column table for 3 read 22 rows.
+        let ranges = wanted.map_or(vec![None], |w| attnum_ranges(w).into_iter().map(Some).collect());
+        for range in ranges {
+            let mut bounds = group.to_vec();
+            if let Some((lo, hi)) = range {
+                bounds.push((3, pg_sys::BTGreaterEqualStrategyNumber, pg_sys::F_INT2GE, lo as u64));
+                bounds.push((3, pg_sys::BTLessEqualStrategyNumber, pg_sys::F_INT2LE, hi as u64));
+            }
+            scan_bounds::<CHUNK_NATTS>(
+                c"chunk",
+                c"chunk_pkey",
+                &bounds,
+                scan_snapshot,
+                pg_sys::AccessShareLock,
+                |_, tup, v, n| {
+                    if !any || inserted(tup) {
+                        parse_chunk(&mut chunks, v, n, wanted)
+                    }
+                },
+            );
+        }
         chunks
     }
 }
