@@ -341,13 +341,7 @@ pub(super) unsafe fn read_chunks(
         ];
         // The wanted attributes' rows only (with the group's key fixed, the attnum bounds
         // position the index scan): a probe of a 21-column table for 3 read 22 rows.
-        let ranges = wanted.map_or(vec![None], |w| attnum_ranges(w).into_iter().map(Some).collect());
-        for range in ranges {
-            let mut bounds = group.to_vec();
-            if let Some((lo, hi)) = range {
-                bounds.push((3, pg_sys::BTGreaterEqualStrategyNumber, pg_sys::F_INT2GE, lo as u64));
-                bounds.push((3, pg_sys::BTLessEqualStrategyNumber, pg_sys::F_INT2LE, hi as u64));
-            }
+        for bounds in chunk_scans(&group, wanted) {
             scan_bounds::<CHUNK_NATTS>(
                 c"chunk",
                 c"chunk_pkey",
@@ -418,25 +412,12 @@ unsafe fn read_all_chunks(
     unsafe {
         let (snapshot, any) = chunk_snapshot(snapshot);
         let mut all: HashMap<u64, Chunks> = HashMap::new();
-        let storage = (1, pg_sys::BTEqualStrategyNumber, pg_sys::F_INT8EQ, storage_id);
+        let storage = [(1, pg_sys::BTEqualStrategyNumber, pg_sys::F_INT8EQ, storage_id)];
         // When only some attributes are wanted, the index's attnum column bounds the rows
         // fetched: btree checks it on each index entry, so the heap pages of the others
         // (most of a wide table's metadata) are not read. A new connection's first plan,
         // and each parallel worker, faults in every page it reads.
-        let scans: Vec<Vec<ScanBound>> = match wanted_union(wanted) {
-            None => vec![vec![storage]],
-            Some(attnums) => attnum_ranges(&attnums)
-                .into_iter()
-                .map(|(lo, hi)| {
-                    vec![
-                        storage,
-                        (3, pg_sys::BTGreaterEqualStrategyNumber, pg_sys::F_INT2GE, lo as u64),
-                        (3, pg_sys::BTLessEqualStrategyNumber, pg_sys::F_INT2LE, hi as u64),
-                    ]
-                })
-                .collect(),
-        };
-        for bounds in &scans {
+        for bounds in &chunk_scans(&storage, wanted_union(wanted).as_deref()) {
             scan_bounds::<CHUNK_NATTS>(
                 c"chunk",
                 c"chunk_pkey",
@@ -471,6 +452,22 @@ fn wanted_union(wanted: &HashMap<u64, Option<Vec<i16>>>) -> Option<Vec<i16>> {
     union.sort_unstable();
     union.dedup();
     Some(union)
+}
+
+/// The bounds of each scan of `chunk` that reads the rows under `key` (its leading
+/// columns' bounds) of the attributes numbered in `attnums` (sorted; None: all), by
+/// `attnum_ranges`.
+fn chunk_scans(key: &[ScanBound], attnums: Option<&[i16]>) -> Vec<Vec<ScanBound>> {
+    let Some(attnums) = attnums else { return vec![key.to_vec()] };
+    attnum_ranges(attnums)
+        .into_iter()
+        .map(|(lo, hi)| {
+            let mut bounds = key.to_vec();
+            bounds.push((3, pg_sys::BTGreaterEqualStrategyNumber, pg_sys::F_INT2GE, lo as u64));
+            bounds.push((3, pg_sys::BTLessEqualStrategyNumber, pg_sys::F_INT2LE, hi as u64));
+            bounds
+        })
+        .collect()
 }
 
 /// Scans of `chunk` past this many read one range of attribute numbers instead.
