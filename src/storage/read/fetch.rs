@@ -664,14 +664,15 @@ impl LazyRow {
         if todo.len() < 2 {
             return;
         }
-        let keys: Vec<VectorKey> = todo.iter().map(|m| self.shared_key(m.i, m.place)).collect();
-        for k in &keys {
-            for p in cache.set_addresses(k).into_iter().flatten() {
+        // Keys are made again for the second round (a few words each, their places known)
+        // rather than kept: no allocation per row.
+        for m in todo {
+            for p in cache.set_addresses(&self.shared_key(m.i, m.place)).into_iter().flatten() {
                 prefetch(p);
             }
         }
-        for k in &keys {
-            if let Some(p) = cache.header_address(k) {
+        for m in todo {
+            if let Some(p) = cache.header_address(&self.shared_key(m.i, m.place)) {
                 prefetch(p);
             }
         }
