@@ -1381,7 +1381,7 @@ def parse_args():
                         "bench/results/<date>-ingest.json and rewrite BENCHMARKS.md")
     p.add_argument("--logical-only", action="store_true",
                    help="run only the wal_level = logical write-overhead benchmark (bench/logical_overhead.py; "
-                        "restarts the cluster twice), write bench/results/<date>-logical.json and rewrite "
+                        "restarts the cluster before each of its visits), write bench/results/<date>-logical.json and rewrite "
                         "BENCHMARKS.md")
     p.add_argument("--logical-seconds", type=int, default=logical_overhead.SECONDS,
                    help=f"with --logical-only: seconds per pgbench run (default {logical_overhead.SECONDS})")
