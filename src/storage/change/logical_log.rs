@@ -172,7 +172,7 @@ pub unsafe fn flush_inserts() {
     // (a portal's cleanup) finds it no longer in progress: the rows die with it.
     unsafe {
         if pg_sys::IsTransactionState() {
-            write_record(logical_record::INSERT, &pending.record, false);
+            write_record(logical_record::INSERT, pending.record.bytes(), false);
         }
     }
 }
@@ -273,7 +273,7 @@ pub unsafe fn log_update(
             }
         });
         add_image(&mut record, rel, &shapes, new_slot, None, Tuple::New);
-        write_record(logical_record::UPDATE, &record, true);
+        write_record(logical_record::UPDATE, record.bytes(), true);
     }
 }
 
@@ -290,7 +290,7 @@ pub unsafe fn log_delete(rel: pg_sys::Relation, tid: &pg_sys::ItemPointerData) {
         flush_inserts();
         let mut record = RecordBuilder::new(file_node(rel));
         add_old(&mut record, rel, &attr_shapes(rel), tid, &Identity::of(rel), |_| true);
-        write_record(logical_record::DELETE, &record, true);
+        write_record(logical_record::DELETE, record.bytes(), true);
     }
 }
 
@@ -550,7 +550,7 @@ unsafe fn image<'a>(tuple: pg_sys::HeapTuple) -> TupleImage<'a> {
 /// and, if `this_xid`, under this transaction's xid (assigned first: the record must
 /// carry it, and assigning one may itself write WAL); a record that names its rows'
 /// transaction needs none.
-pub(crate) unsafe fn write_record(info: u8, record: &RecordBuilder, this_xid: bool) {
+pub(crate) unsafe fn write_record(info: u8, record: &[u8], this_xid: bool) {
     // SAFETY: on the backend thread inside a transaction (callers' contracts); the bytes
     // stay valid until XLogInsert has copied them.
     unsafe {
@@ -559,7 +559,7 @@ pub(crate) unsafe fn write_record(info: u8, record: &RecordBuilder, this_xid: bo
         }
         pg_sys::XLogBeginInsert();
         pg_sys::XLogSetRecordFlags(pg_sys::XLOG_INCLUDE_ORIGIN as u8);
-        pg_sys::XLogRegisterData(record.bytes().as_ptr() as *mut std::ffi::c_char, record.len() as _);
+        pg_sys::XLogRegisterData(record.as_ptr() as *mut std::ffi::c_char, record.len() as _);
         pg_sys::XLogInsert(logical_record::RESOURCE_MANAGER_ID, info);
     }
 }

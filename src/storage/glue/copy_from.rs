@@ -648,10 +648,13 @@ unsafe fn load(
                     let (sender, receiver) = std::sync::mpsc::channel();
                     let (layout, kinds, columns, runs) =
                         (layout.clone(), load.kinds.clone(), columns.clone(), runs.clone());
+                    // Off the backend thread, big records are compressed too.
+                    let parallel = rows >= PARALLEL_ROWS;
                     let lay_out = move || {
-                        let _ = sender.send(layout.records(&kinds, &columns, &runs));
+                        let _ =
+                            sender.send(batch_log::finish(layout.records(&kinds, &columns, &runs), parallel));
                     };
-                    match rows >= PARALLEL_ROWS {
+                    match parallel {
                         true => scope.spawn(move |_| lay_out()),
                         false => lay_out(),
                     }

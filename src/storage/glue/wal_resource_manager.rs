@@ -170,17 +170,25 @@ unsafe extern "C-unwind" fn describe(buf: pg_sys::StringInfo, record: *mut pg_sy
                 ),
                 Err(e) => format!("malformed: {}", e.0),
             },
-            _ => match Record::parse(main_data(record)) {
-                Ok(r) => format!(
-                    "rel {}/{}/{}; {} new tuple(s){}",
-                    r.node.tablespace,
-                    r.node.database,
-                    r.node.relation,
-                    r.new.len(),
-                    if r.old.is_some() { ", old tuple" } else { "" }
-                ),
-                Err(e) => format!("malformed: {}", e.0),
-            },
+            _ => {
+                let bytes = main_data(record);
+                match logical_record::expand(bytes).and_then(|plain| {
+                    Record::parse(&plain).map(|r| {
+                        format!(
+                            "rel {}/{}/{}; {} new tuple(s){}{}",
+                            r.node.tablespace,
+                            r.node.database,
+                            r.node.relation,
+                            r.new.len(),
+                            if r.old.is_some() { ", old tuple" } else { "" },
+                            if plain.len() != bytes.len() { ", compressed" } else { "" }
+                        )
+                    })
+                }) {
+                    Ok(text) => text,
+                    Err(e) => format!("malformed: {}", e.0),
+                }
+            }
         };
         let text = std::ffi::CString::new(text).unwrap_or_default();
         pg_sys::appendStringInfoString(buf, text.as_ptr());
@@ -225,9 +233,10 @@ unsafe extern "C-unwind" fn decode(
             pg_sys::ReorderBufferProcessXid((*ctx).reorder, (*decoded).header.xl_xid, lsn);
             return;
         }
-        let record = match Record::parse(main_data((*buf).record)) {
+        let plain = logical_record::expand(main_data((*buf).record));
+        let record = match plain.as_deref().map_err(|e| e.0).and_then(|p| Record::parse(p).map_err(|e| e.0)) {
             Ok(r) => r,
-            Err(e) => data_corrupted(&format!("pgcolumnar WAL record at {lsn:X}: {}", e.0)),
+            Err(e) => data_corrupted(&format!("pgcolumnar WAL record at {lsn:X}: {e}")),
         };
         let rb = (*ctx).reorder;
         // The rows' transaction: the record's own, or the one it names (inserts gathered

@@ -306,6 +306,8 @@ INSERT INTO c.t (id, v) SELECT g, 'one of a hundred' FROM generate_series(8000, 
 COPY c.copied (a) FROM PROGRAM 'seq 1000 1299';
 UPDATE c.t SET v = 'updated' WHERE id = 8000;
 COMMIT;
+-- A COPY's records laid out on another thread are compressed there once they are big.
+COPY c.copied (a) FROM PROGRAM 'seq 30001 40000';
 SELECT record_type, regexp_replace(description, '^rel [0-9/]+; ', '') AS description
 FROM pg_get_wal_records_info(:'before', pg_current_wal_flush_lsn())
 WHERE resource_manager = 'pgcolumnar' AND record_type <> 'PAGE_WRITE' ORDER BY start_lsn;
