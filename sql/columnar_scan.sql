@@ -258,6 +258,25 @@ DEALLOCATE wide_range;
 RESET plan_cache_mode;
 DROP TABLE wide_groups;
 
+-- Past 16 row groups that a filter keeps, plan-time pruning reads the vectors' zone
+-- maps of an evenly spaced 16 of them and scales what those keep, which EXPLAIN says:
+-- here 10 vectors a row group, the first of each kept, the directories of 16 of the
+-- 20 row groups parsed (row groups this wide keep their chunks' metadata in chunk
+-- rows; a narrower one's comes whole with its row_group row). The scan still checks
+-- every vector.
+CREATE TABLE sampled_groups (i int, m int, a int, b int, c int, d int) USING columnar;
+SELECT format('INSERT INTO sampled_groups SELECT i, (i - 1) %% 20000, i, i, i, i FROM generate_series(%s, %s) i',
+              k * 20000 + 1, (k + 1) * 20000)
+  FROM generate_series(0, 19) k \gexec
+\c
+SELECT pgcolumnar.chunk_directories_parsed() AS p0 \gset
+EXPLAIN (COSTS OFF) SELECT i FROM sampled_groups WHERE m < 2000;
+SELECT pgcolumnar.chunk_directories_parsed() - :p0 AS parsed_by_plan;
+SELECT count(*), min(i), max(i) FROM sampled_groups WHERE m < 2000;
+-- A filter that keeps few row groups reads all their directories: nothing estimated.
+EXPLAIN (COSTS OFF) SELECT m FROM sampled_groups WHERE i BETWEEN 100001 AND 160000 AND m > 19000;
+DROP TABLE sampled_groups;
+
 -- Past 256 row groups (a trickle of small transactions leaves thousands until they are
 -- merged), plan-time pruning checks an evenly spaced sample of them and scales what it
 -- finds, so that planning a statement does not grow with them.

@@ -46,6 +46,10 @@ pub struct Pruning {
     /// Row groups whose zone maps were checked: all of them, or an evenly spaced sample
     /// (`plan_sizes::ZONE_SAMPLE_GROUPS`) that the counts above are scaled from.
     pub checked: usize,
+    /// When the row groups kept were more than `plan_sizes::VECTOR_SAMPLE_GROUPS`: how
+    /// many of them had their vectors' zone maps read, and how many were kept (of those
+    /// checked); the vector counts above are scaled from them.
+    pub vector_sample: Option<(usize, usize)>,
     /// Whether zone maps were consulted (false: nothing is known).
     pub computed: bool,
 }
@@ -63,6 +67,7 @@ impl Pruning {
             vectors,
             vectors_kept: vectors,
             checked: 0,
+            vector_sample: None,
             computed: false,
         }
     }
@@ -100,7 +105,12 @@ pub unsafe fn plan_time_pruning(
     }
     // The vectors of the row groups the filter may keep, by their chunks' zone maps.
     // SAFETY: planning, on the backend thread inside a transaction.
-    unsafe { zones.read_vectors(|g| zone::verdict(&resolved, &|att| g.stats(att)) != Verdict::None) };
+    unsafe {
+        zones.read_vectors_sampled(
+            |g| zone::verdict(&resolved, &|att| g.stats(att)) != Verdict::None,
+            plan_sizes::VECTOR_SAMPLE_GROUPS,
+        )
+    };
     let pruning = prune(&zones, &resolved);
     RECENT_PRUNING.with(|r| {
         let mut r = r.borrow_mut();
@@ -245,6 +255,10 @@ fn range_in(zones: &plan_sizes::ZoneSet, resolved: Option<&Filter>, att: usize) 
 fn prune(zones: &plan_sizes::ZoneSet, resolved: &Filter) -> Pruning {
     let (mut rows, mut kept_rows, mut pruned) = (0u64, 0u64, 0usize);
     let (mut vectors, mut vectors_kept) = (0usize, 0usize);
+    // Kept row groups with their vectors' zone maps read, and those without (past
+    // `plan_sizes::VECTOR_SAMPLE_GROUPS`), which keep the share the read ones did.
+    let (mut read_rows, mut read_vectors) = (0u64, 0usize);
+    let (mut unread_rows, mut unread_vectors) = (0u64, 0usize);
     for g in zones.groups.iter() {
         rows += g.rows;
         let count = (g.rows as usize).div_ceil(VECTOR_ROWS);
@@ -253,6 +267,13 @@ fn prune(zones: &plan_sizes::ZoneSet, resolved: &Filter) -> Pruning {
             pruned += 1;
             continue;
         }
+        if !g.vectors_read() {
+            unread_rows += g.rows;
+            unread_vectors += count;
+            continue;
+        }
+        read_rows += g.rows;
+        read_vectors += count;
         for v in 0..count {
             let stats = |att: usize| g.vector(att, v);
             if zone::verdict(resolved, &stats) != Verdict::None {
@@ -261,7 +282,16 @@ fn prune(zones: &plan_sizes::ZoneSet, resolved: &Filter) -> Pruning {
             }
         }
     }
-    let row_fraction = if rows == 0 { 1.0 } else { kept_rows as f64 / rows as f64 };
+    let (read_groups, unread_groups) = zones
+        .groups
+        .iter()
+        .filter(|g| zone::verdict(resolved, &|att| g.stats(att)) != Verdict::None)
+        .fold((0, 0), |(r, u), g| if g.vectors_read() { (r + 1, u) } else { (r, u + 1) });
+    let share = |kept: f64, of: f64| if of == 0.0 { 1.0 } else { kept / of };
+    let kept_rows = kept_rows as f64 + unread_rows as f64 * share(kept_rows as f64, read_rows as f64);
+    let vectors_kept =
+        vectors_kept as f64 + unread_vectors as f64 * share(vectors_kept as f64, read_vectors as f64);
+    let row_fraction = if rows == 0 { 1.0 } else { kept_rows / rows as f64 };
     let (groups, checked) = (zones.total_groups, zones.groups.len());
     let scale = groups as f64 / checked.max(1) as f64;
     Pruning {
@@ -269,8 +299,9 @@ fn prune(zones: &plan_sizes::ZoneSet, resolved: &Filter) -> Pruning {
         pruned: (pruned as f64 * scale).round() as usize,
         row_fraction,
         vectors: (vectors as f64 * scale).round().max(1.0),
-        vectors_kept: (vectors_kept as f64 * scale).round(),
+        vectors_kept: (vectors_kept * scale).round(),
         checked,
+        vector_sample: (unread_groups > 0).then_some((read_groups, read_groups + unread_groups)),
         computed: true,
     }
 }

@@ -325,11 +325,15 @@ impl ExplainFields<'_> {
             fields.push((
                 "Row Groups".into(),
                 format!(
-                    "{} total, {} pruned at plan time (vectors: {} total, {} pruned){}",
+                    "{} total, {} pruned at plan time (vectors: {} total, {} pruned{}){}",
                     pruning.groups,
                     pruning.pruned,
                     pruning.vectors,
                     pruning.vectors - pruning.vectors_kept,
+                    match pruning.vector_sample {
+                        Some((read, kept)) => format!(", estimated from {read} of {kept} row groups kept"),
+                        None => String::new(),
+                    },
                     match pruning.checked < pruning.groups {
                         true => format!("; estimated from {} of them", pruning.checked),
                         false => String::new(),
