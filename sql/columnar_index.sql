@@ -192,6 +192,19 @@ SET enable_seqscan = off;
 SELECT k, v FROM churn WHERE k IN (1, 20) ORDER BY k;
 RESET enable_seqscan;
 DROP TABLE churn;
+-- The same with UPDATEs of all 20 keys at once, whose marks cover 20 rows each (kept
+-- under their bucket's first row, not under a row's own key).
+CREATE TABLE churn_all (k int PRIMARY KEY, v int) USING columnar;
+INSERT INTO churn_all SELECT g, 0 FROM generate_series(1, 20) g;
+DO $$
+BEGIN
+  FOR g IN 1..200 LOOP
+    UPDATE churn_all SET v = v + 1;
+    COMMIT;
+  END LOOP;
+END $$;
+SELECT pg_relation_size('churn_all_pkey') / 8192 <= 2 AS one_leaf_page, sum(v), count(*) FROM churn_all;
+DROP TABLE churn_all;
 DROP FUNCTION audit_insert();
 
 -- CREATE INDEX CONCURRENTLY and REINDEX CONCURRENTLY (with writers: the isolation spec

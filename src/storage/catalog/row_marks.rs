@@ -187,6 +187,9 @@ pub enum MarkScope {
     Key(u64),
     /// Every mark of the bucket starting here.
     WholeBucket(u64),
+    /// The marks kept under the keys from the first to the last given (rows of one
+    /// bucket past its first row: the marks on one of those rows each).
+    Keys(u64, u64),
 }
 
 /// The marks in `scope` that are committed, in progress or this transaction's, read
@@ -209,6 +212,7 @@ pub unsafe fn marks_of(storage_id: u64, scope: MarkScope) -> Vec<Mark> {
         let bounds = match scope {
             MarkScope::Key(key) => vec![eq(1, storage_id), eq(2, key)],
             MarkScope::WholeBucket(start) => bucket_bounds(storage_id, start, start + BUCKET_ROWS - 1),
+            MarkScope::Keys(first, last) => bucket_bounds(storage_id, first, last),
         };
         let mut marks = Vec::new();
         scan_bounds::<MARK_NATTS>(
