@@ -244,8 +244,9 @@ BEGIN
   lookups := mark_lookups() - l0;
 END $$;
 BEGIN;
--- 60 rows, none deleted, of a row group with 50 marks: one try at 16 of them, row 1
--- (its bucket's first) and rows 2 .. 4 alone, then its marks read once.
+-- 60 rows, none deleted, of a row group with 50 marks: the DELETEs above found it
+-- crowded (a try at 16 of them read 17), so this session's next 64 statements skip
+-- that try: row 1 (its bucket's first) and rows 2 .. 4 alone, then its marks read once.
 SELECT * FROM fetched(1, 60);
 -- 61 rows of the bucket with 40 marks, the same (none is its bucket's first row).
 SELECT * FROM fetched(10200, 10260);
@@ -259,8 +260,9 @@ DO $$ BEGIN FOR i IN 1..300 LOOP DELETE FROM pd WHERE id = 17000 + i; END LOOP; 
 SELECT * FROM fetched(1, 60);
 SELECT * FROM fetched(10200, 10260);
 SELECT * FROM fetched(16990, 17310);
--- One row of that group, as a single-row UPDATE fetches it: one try at 16 of its 350
--- marks, then the row's own (two lookups; two more for a deleted row, see above).
+-- One row of that group, as a single-row UPDATE fetches it: no try at 16 of its 350
+-- marks (known crowded), the row's own (two lookups; two more for a deleted row, see
+-- above).
 SELECT * FROM fetched(5000, 5000);
 SELECT * FROM fetched(17001, 17001);
 -- Single-row UPDATEs of a live row and of a deleted one (which finds nothing).

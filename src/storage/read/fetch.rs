@@ -189,6 +189,38 @@ const MARKS_KEPT_PER_GROUP: usize = 256;
 const MARKS_READ_FIRST: usize = 16;
 const ROW_PROBES_BEFORE_GROUP_MARKS: u32 = 4;
 
+/// Fetchers after one whose first probe of a row group found more than
+/// `MARKS_READ_FIRST` marks there that skip that probe (and look the row's own marks up
+/// at once) before one tries it again. Marks pile up until VACUUM folds them: a table
+/// changed by single-row UPDATEs kept a statement's every fetch reading 17 marks of the
+/// same crowded row group to learn it was crowded, 6% of such an UPDATE's time. Skipping
+/// the probe only trades a range read for the lookup it would have ended with.
+const SKIP_CROWDED_PROBES: u32 = 64;
+
+/// Row groups whose first probe found them crowded (`SKIP_CROWDED_PROBES`), by storage
+/// id and first row, with the fetchers left to skip it.
+const CROWDED_GROUPS: usize = 1024;
+
+thread_local! {
+    static CROWDED: RefCell<BoundedCache<(u64, u64), u32>> = RefCell::new(BoundedCache::new(CROWDED_GROUPS));
+}
+
+/// Whether a fetcher's first probe of the row group `key` should be skipped (counting
+/// the skip).
+fn skip_crowded_probe(key: (u64, u64)) -> bool {
+    CROWDED.with_borrow_mut(|c| match c.get_mut(&key) {
+        Some(left) if *left > 0 => {
+            *left -= 1;
+            true
+        }
+        Some(_) => {
+            c.remove(&key);
+            false
+        }
+        None => false,
+    })
+}
+
 /// Needed attribute numbers, by slot, bitset address and attribute count.
 type NeededAttnums = ((usize, usize, usize), Rc<[i16]>);
 
@@ -1348,7 +1380,7 @@ impl Fetcher {
         if !self.probed_group_marks.contains_key(&g.first_row) {
             let probes = self.row_probes.entry(g.first_row).or_insert(0);
             *probes += 1;
-            if *probes == 1 {
+            if *probes == 1 && !skip_crowded_probe((storage_id, g.first_row)) {
                 // SAFETY: as for this fn (its contract is `deleted`'s).
                 let few = unsafe {
                     catalog::deleted_rows_in_range(storage_id, g.first_row, last, snapshot, MARKS_READ_FIRST)
@@ -1358,6 +1390,7 @@ impl Fetcher {
                     self.probed_group_marks.insert(g.first_row, Some(rows));
                     return deleted;
                 }
+                CROWDED.with_borrow_mut(|c| c.insert((storage_id, g.first_row), SKIP_CROWDED_PROBES));
             }
             if *probes <= ROW_PROBES_BEFORE_GROUP_MARKS {
                 // SAFETY: as above.
@@ -1615,7 +1648,20 @@ impl Fetcher {
 
 #[cfg(test)]
 mod tests {
-    use super::group_index;
+    use super::{group_index, skip_crowded_probe, CROWDED, SKIP_CROWDED_PROBES};
+
+    #[test]
+    fn a_crowded_group_is_probed_again_after_its_skips() {
+        let key = (7, 122_880);
+        assert!(!skip_crowded_probe(key), "unknown groups are probed");
+        CROWDED.with_borrow_mut(|c| c.insert(key, SKIP_CROWDED_PROBES));
+        for _ in 0..SKIP_CROWDED_PROBES {
+            assert!(skip_crowded_probe(key));
+        }
+        assert!(!skip_crowded_probe(key), "probed again once the skips are used");
+        assert!(!skip_crowded_probe(key), "and forgotten until a probe finds it crowded again");
+        assert!(!skip_crowded_probe((8, 122_880)), "by table");
+    }
 
     #[test]
     fn rows_find_their_group_by_guess_last_or_search() {
