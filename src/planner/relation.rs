@@ -257,8 +257,8 @@ fn prune(zones: &plan_sizes::ZoneSet, resolved: &Filter) -> Pruning {
     let (mut vectors, mut vectors_kept) = (0usize, 0usize);
     // Kept row groups with their vectors' zone maps read, and those without (past
     // `plan_sizes::VECTOR_SAMPLE_GROUPS`), which keep the share the read ones did.
-    let (mut read_rows, mut read_vectors) = (0u64, 0usize);
-    let (mut unread_rows, mut unread_vectors) = (0u64, 0usize);
+    let (mut read_groups, mut read_rows, mut read_vectors) = (0usize, 0u64, 0usize);
+    let (mut unread_groups, mut unread_rows, mut unread_vectors) = (0usize, 0u64, 0usize);
     for g in zones.groups.iter() {
         rows += g.rows;
         let count = (g.rows as usize).div_ceil(VECTOR_ROWS);
@@ -268,10 +268,12 @@ fn prune(zones: &plan_sizes::ZoneSet, resolved: &Filter) -> Pruning {
             continue;
         }
         if !g.vectors_read() {
+            unread_groups += 1;
             unread_rows += g.rows;
             unread_vectors += count;
             continue;
         }
+        read_groups += 1;
         read_rows += g.rows;
         read_vectors += count;
         for v in 0..count {
@@ -282,11 +284,6 @@ fn prune(zones: &plan_sizes::ZoneSet, resolved: &Filter) -> Pruning {
             }
         }
     }
-    let (read_groups, unread_groups) = zones
-        .groups
-        .iter()
-        .filter(|g| zone::verdict(resolved, &|att| g.stats(att)) != Verdict::None)
-        .fold((0, 0), |(r, u), g| if g.vectors_read() { (r + 1, u) } else { (r, u + 1) });
     let share = |kept: f64, of: f64| if of == 0.0 { 1.0 } else { kept / of };
     let kept_rows = kept_rows as f64 + unread_rows as f64 * share(kept_rows as f64, read_rows as f64);
     let vectors_kept =
