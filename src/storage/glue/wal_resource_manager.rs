@@ -171,8 +171,7 @@ unsafe extern "C-unwind" fn describe(buf: pg_sys::StringInfo, record: *mut pg_sy
                 Err(e) => format!("malformed: {}", e.0),
             },
             _ => {
-                let bytes = main_data(record);
-                match logical_record::expand(bytes).and_then(|plain| {
+                match logical_record::expand(main_data(record)).and_then(|plain| {
                     Record::parse(&plain).map(|r| {
                         format!(
                             "rel {}/{}/{}; {} new tuple(s){}{}",
@@ -181,7 +180,7 @@ unsafe extern "C-unwind" fn describe(buf: pg_sys::StringInfo, record: *mut pg_sy
                             r.node.relation,
                             r.new.len(),
                             if r.old.is_some() { ", old tuple" } else { "" },
-                            if plain.len() != bytes.len() { ", compressed" } else { "" }
+                            if matches!(plain, std::borrow::Cow::Owned(_)) { ", compressed" } else { "" }
                         )
                     })
                 }) {

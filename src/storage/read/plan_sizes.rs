@@ -289,7 +289,7 @@ impl ZoneSet {
     /// raise an error).
     pub unsafe fn read_vectors(&self, keeps: impl Fn(&GroupZones) -> bool) {
         // SAFETY: this fn's contract.
-        unsafe { self.read_vectors_of(self.groups.iter().filter(|g| keeps(g)).collect()) }
+        unsafe { self.read_vectors_sampled(keeps, usize::MAX) }
     }
 
     /// `read_vectors`, but of at most `at_most` of the row groups `keeps` keeps, evenly
@@ -303,16 +303,7 @@ impl ZoneSet {
             true => (0..at_most).map(|k| kept[k * kept.len() / at_most]).collect(),
             false => kept,
         };
-        // SAFETY: this fn's contract.
-        unsafe { self.read_vectors_of(sample) }
-    }
-
-    /// Reads the vectors' zone maps of those of `groups` that have not had them read.
-    ///
-    /// # Safety
-    /// As `read_vectors`.
-    unsafe fn read_vectors_of(&self, groups: Vec<&GroupZones>) {
-        let wanted: Vec<&GroupZones> = groups.into_iter().filter(|g| g.chunks.get().is_none()).collect();
+        let wanted: Vec<&GroupZones> = sample.into_iter().filter(|g| g.chunks.get().is_none()).collect();
         if wanted.is_empty() {
             return;
         }
