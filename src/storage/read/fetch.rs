@@ -424,7 +424,7 @@ impl LazyColumns for LazyRow {
                             (Some(p), _) => {
                                 // SAFETY: `fill`'s contract.
                                 let mut pages = unsafe { self.vector_pages(i) };
-                                p.value(&mut pages, at).unwrap_or_else(|e| {
+                                p.value(&mut pages, at, &mut text).unwrap_or_else(|e| {
                                     crate::storage::shared::error::data_corrupted(&e.to_string())
                                 })
                             }

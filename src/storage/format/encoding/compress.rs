@@ -10,6 +10,8 @@
 //!   small per-thread cache instead of decompressing it again.
 //!   Layout: `prefix_len: u32 LE`, `frame_len: u32 LE`, `rest: u8` (0 stored, 1 lz4),
 //!   the prefix's zstd frame (`frame_len` bytes), then the rest as `rest` says.
+//! - zstd in frames of 8 KB (`ZstdFrames`, see `frames`): a byte range is read without
+//!   decompressing the rest.
 //!
 //! Decompression takes the exact expected size from the caller (the vector header) and
 //! never produces or allocates more than that, so a forged size cannot cause an
@@ -29,6 +31,8 @@ pub enum Compression {
     Lz4 = 1,
     Zstd = 2,
     ZstdPrefix = 3,
+    /// zstd frames of `frames::FRAME_RAW` raw bytes each (`frames`).
+    ZstdFrames = 4,
 }
 
 impl Compression {
@@ -38,6 +42,7 @@ impl Compression {
             1 => Self::Lz4,
             2 => Self::Zstd,
             3 => Self::ZstdPrefix,
+            4 => Self::ZstdFrames,
             _ => return None,
         })
     }
@@ -211,6 +216,7 @@ pub fn decompress(
     out.clear();
     match method {
         Compression::ZstdPrefix => return decompress_prefixed(input, raw_len, out),
+        Compression::ZstdFrames => return super::frames::decompress_frames(input, raw_len, out),
         Compression::None => {
             if input.len() != raw_len {
                 return Err(CorruptData("uncompressed length mismatch"));
@@ -221,64 +227,80 @@ pub fn decompress(
             fallible::resize(out, raw_len, 0);
             lz4_into(input, out)?;
         }
-        Compression::Zstd => {
-            // zstd reports zero bytes decoded from zero bytes of input, but a frame is
-            // never empty: no input is a truncation.
-            if input.is_empty() {
-                return Err(CorruptData("zstd frame missing"));
-            }
-            // The destination has room for exactly raw_len bytes: zstd fails rather than
-            // write more, whatever the frame header claims. It is not zeroed first (zstd
-            // writes every byte it reports).
-            fallible::reserve(out, raw_len);
-            let mut dst = Uninit { out, len: raw_len };
-            let res = ZSTD_D.with(|cell| {
-                let mut slot = cell.borrow_mut();
-                if slot.is_none() {
-                    *slot = zstd::bulk::Decompressor::new().ok();
-                }
-                match slot.as_mut() {
-                    Some(d) => d.decompress_to_buffer(input, &mut dst).map_err(drop),
-                    None => zstd::zstd_safe::decompress(&mut dst, input).map_err(drop),
-                }
-            });
-            match res {
-                Ok(n) if n == raw_len => {}
-                Ok(_) => return Err(CorruptData("zstd length mismatch")),
-                Err(_) => return Err(CorruptData("zstd data corrupt")),
-            }
-        }
+        Compression::Zstd => zstd_append(input, raw_len, out)?,
     }
     Ok(())
 }
 
-/// An empty Vec's first `len` bytes of capacity as zstd's destination: zstd writes into
-/// them and the Vec's length becomes what it wrote.
+/// Appends the zstd frame `input`, which must decompress to exactly `raw_len` bytes, to
+/// `out`.
+pub fn zstd_append(input: &[u8], raw_len: usize, out: &mut Vec<u8>) -> Result<(), CorruptData> {
+    // zstd reports zero bytes decoded from zero bytes of input, but a frame is never
+    // empty: no input is a truncation.
+    if input.is_empty() {
+        return Err(CorruptData("zstd frame missing"));
+    }
+    // The destination has room for exactly raw_len bytes: zstd fails rather than write
+    // more, whatever the frame header claims. It is not zeroed first (zstd writes every
+    // byte it reports).
+    fallible::reserve(out, raw_len);
+    let start = out.len();
+    let mut dst = Uninit { out, start, len: raw_len };
+    let res = ZSTD_D.with(|cell| {
+        let mut slot = cell.borrow_mut();
+        if slot.is_none() {
+            *slot = zstd::bulk::Decompressor::new().ok();
+        }
+        match slot.as_mut() {
+            Some(d) => d.decompress_to_buffer(input, &mut dst).map_err(drop),
+            None => zstd::zstd_safe::decompress(&mut dst, input).map_err(drop),
+        }
+    });
+    match res {
+        Ok(n) if n == raw_len => Ok(()),
+        Ok(_) => {
+            out.truncate(start);
+            Err(CorruptData("zstd length mismatch"))
+        }
+        Err(_) => {
+            out.truncate(start);
+            Err(CorruptData("zstd data corrupt"))
+        }
+    }
+}
+
+/// The `len` bytes of a Vec's spare capacity after its first `start` as zstd's
+/// destination: zstd writes into them and the Vec's length becomes `start` plus what it
+/// wrote.
 struct Uninit<'a> {
     out: &'a mut Vec<u8>,
+    start: usize,
     len: usize,
 }
 
-// SAFETY: `capacity` is at most the Vec's (`decompress` reserves `len` bytes of an empty
-// Vec), `as_mut_ptr` points at its buffer, and `filled_until` is only called with the
-// count zstd initialized from its start (WriteBuf's contract), so `set_len` is sound.
+// SAFETY: `capacity` is at most the Vec's spare capacity (`zstd_append` reserves `len`
+// bytes past `start`, the Vec's length), `as_mut_ptr` points at the first of them, and
+// `filled_until` is only called with the count zstd initialized from there (WriteBuf's
+// contract), so `set_len` is sound.
 unsafe impl zstd::zstd_safe::WriteBuf for Uninit<'_> {
     fn as_slice(&self) -> &[u8] {
-        self.out.as_slice()
+        &self.out[self.start..]
     }
 
     fn capacity(&self) -> usize {
-        debug_assert!(self.out.capacity() >= self.len);
+        debug_assert!(self.out.capacity() - self.start >= self.len);
         self.len
     }
 
     fn as_mut_ptr(&mut self) -> *mut u8 {
-        self.out.as_mut_ptr()
+        // SAFETY: `start` is the Vec's length, within its allocation.
+        unsafe { self.out.as_mut_ptr().add(self.start) }
     }
 
     unsafe fn filled_until(&mut self, n: usize) {
-        // SAFETY: zstd wrote the first `n` <= `len` <= capacity bytes (the trait's contract).
-        unsafe { self.out.set_len(n) }
+        // SAFETY: zstd wrote the `n` <= `len` bytes after `start`, within capacity (the
+        // trait's contract).
+        unsafe { self.out.set_len(self.start + n) }
     }
 }
 

@@ -15,7 +15,8 @@
 //!   at most `MAX_VECTOR_ROWS`); everything read from the input itself is checked.
 //! - `table`: the codec table (one line per codec, with its stored `EncodingId`) and the
 //!   one place that picks a codec from the data.
-//! - `compress` wraps lz4 / zstd with bounded decompression.
+//! - `compress` wraps lz4 / zstd with bounded decompression; `frames` is zstd in
+//!   independent frames, for reads of one value of high-cardinality text.
 //! - `vector` frames one vector (header, checksum, validity bitmap, payload), chooses
 //!   the compression, and is the API the rest of the extension uses; it decodes into a
 //!   `decoded::DecodedVector`; `point` opens a stored vector for single-row reads.
@@ -32,6 +33,7 @@ pub mod compress;
 pub mod decoded;
 pub mod delta;
 pub mod dictionary;
+pub mod frames;
 pub mod gorilla;
 pub mod lagdelta;
 pub mod lanes;

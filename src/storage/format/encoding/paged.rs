@@ -19,11 +19,14 @@ use super::base::{CorruptData, PhysicalKind};
 use super::bitpack;
 use super::codec::{InPlace, Open, IN_PLACE_HEAD};
 use super::compress::Compression;
+use super::frames::{FrameScratch, Frames};
 use super::lanes::{self, BLOCK};
 use super::point::{fixed_value, validity, PointValue, Validity};
+use super::short_images;
 use super::table::EncodingId;
 use super::vector::{bitmap_len, parse_header, HEADER_LEN};
 use crate::storage::format::checksum;
+use crate::storage::format::fallible;
 
 /// A stored vector's bytes, read a few at a time; offsets count from its first byte.
 pub trait StoredBytes {
@@ -58,6 +61,37 @@ enum Values {
     InPlace { at: u32, len: u32, layout: InPlace },
     /// ALP_rd in FastLanes blocks (`alp_rd_lanes`).
     AlpRd(Box<RdLanes>),
+    /// Plain byte strings in zstd frames (`frames`).
+    FramedText(Box<FramedText>),
+    /// Short images in zstd frames of `per_frame` values each.
+    FramedImages { at: u32, frames: Box<Frames> },
+}
+
+/// Plain byte strings compressed as `ZstdFrames`: the frame table, the lengths' FOR
+/// block (decompressed once: a bit or a few per value) and where every 64th value
+/// starts. A value is read from the one frame (or two) it lies in: 8 KB decompressed,
+/// where the vector whole is up to 2,048 values.
+#[derive(Debug)]
+struct FramedText {
+    /// The payload's offset in the vector.
+    at: u32,
+    frames: Frames,
+    len_min: i64,
+    len_width: u8,
+    /// The lengths' packed fields (`value length - len_min`).
+    lens: Box<[u8]>,
+    /// Where the values' bytes start in the payload (after the lengths).
+    data_at: u32,
+    /// Where value `64 k` starts, from `data_at`.
+    starts: Box<[u32]>,
+}
+
+/// Values between two kept starts of `FramedText`: 64 fields of any width end on a byte.
+const STARTS_EVERY: usize = 64;
+
+thread_local! {
+    /// Frames read for single values, their buffers kept for the next.
+    static FRAME_SCRATCH: std::cell::RefCell<FrameScratch> = std::cell::RefCell::new(FrameScratch::default());
 }
 
 /// Where ALP_rd lanes keep their codes and right parts, the dictionary, and the
@@ -104,7 +138,12 @@ impl PagedVector {
         if src.crc(HEADER_LEN, total - HEADER_LEN, checksum::crc32c(&head[..20]))? != h.crc {
             return Err(CorruptData("vector checksum mismatch"));
         }
-        if h.compression != Compression::None || kind == PhysicalKind::Bytes {
+        let framed = kind == PhysicalKind::Bytes && h.compression == Compression::ZstdFrames;
+        let framed_text = framed && h.encoding == EncodingId::Plain;
+        let framed_images = framed && h.encoding == EncodingId::ShortImages;
+        if !(framed_text || framed_images)
+            && (h.compression != Compression::None || kind == PhysicalKind::Bytes)
+        {
             return Ok(None);
         }
         let validity = if bitmap > 0 {
@@ -117,6 +156,14 @@ impl PagedVector {
         let (at, count) = (HEADER_LEN + bitmap, h.rows - h.null_count);
         let values = if count == 0 {
             Values::None
+        } else if framed_text {
+            Values::FramedText(Box::new(FramedText::open(src, at, h.stored_len, h.raw_len, count)?))
+        } else if framed_images {
+            let frames = read_frames(src, at, h.stored_len, h.raw_len)?;
+            if frames.per_frame() == 0 || frames.count() != count.div_ceil(frames.per_frame()) {
+                return Err(CorruptData("frames differ from the vector's values"));
+            }
+            Values::FramedImages { at: at as u32, frames: Box::new(frames) }
         } else if h.encoding == EncodingId::AlpRdLanes && kind == PhysicalKind::Float64 {
             let known = first.get(at..first_len).unwrap_or(&[]);
             match rd_lanes(src, at, h.stored_len, count, known)? {
@@ -147,12 +194,25 @@ impl PagedVector {
         let own = std::mem::size_of::<PagedVector>() + self.validity.as_ref().map_or(0, |v| v.heap_bytes());
         match &self.values {
             Values::AlpRd(rd) => own + std::mem::size_of::<RdLanes>() + rd.positions.len() * 4,
+            Values::FramedText(t) => {
+                own + std::mem::size_of::<FramedText>()
+                    + t.frames.heap_bytes()
+                    + t.lens.len()
+                    + t.starts.len() * 4
+            }
+            Values::FramedImages { frames, .. } => own + frames.heap_bytes(),
             _ => own,
         }
     }
 
-    /// Row `i`'s value, read from `src` (the bytes it was opened from).
-    pub fn value(&self, src: &mut impl StoredBytes, i: usize) -> Result<PointValue<'static>, CorruptData> {
+    /// Row `i`'s value, read from `src` (the bytes it was opened from); a byte string
+    /// into `text`.
+    pub fn value<'t>(
+        &self,
+        src: &mut impl StoredBytes,
+        i: usize,
+        text: &'t mut Vec<u8>,
+    ) -> Result<PointValue<'t>, CorruptData> {
         if i >= self.rows as usize {
             return Err(CorruptData("row beyond its vector"));
         }
@@ -186,7 +246,101 @@ impl PagedVector {
                 Ok(fixed_value(self.kind, bits))
             }
             Values::AlpRd(rd) => rd.value(src, j).map(PointValue::Float64),
+            Values::FramedText(t) => {
+                text.clear();
+                t.value(src, j, text)?;
+                Ok(PointValue::Bytes(text))
+            }
+            Values::FramedImages { at, frames } => {
+                let (at, per_frame) = (*at as usize, frames.per_frame());
+                FRAME_SCRATCH.with(|s| {
+                    let mut scratch = s.borrow_mut();
+                    let read = |o: usize, b: &mut [u8]| src.read(at + o, b);
+                    text.clear();
+                    frames.with_frame(j / per_frame, read, &mut scratch, |images| {
+                        short_images::nth_value(images, j % per_frame)
+                            .map(|v| fallible::extend_from_slice(text, v))
+                    })?
+                })?;
+                Ok(PointValue::Bytes(text))
+            }
         }
+    }
+}
+
+impl FramedText {
+    /// The `count` byte strings of the payload of `stored_len` bytes at `at`, which
+    /// decompresses to `raw_len`: its frame table and lengths read, and checked to add
+    /// up to the bytes after them.
+    fn open(
+        src: &mut impl StoredBytes,
+        at: usize,
+        stored_len: usize,
+        raw_len: usize,
+        count: usize,
+    ) -> Result<FramedText, CorruptData> {
+        let frames = read_frames(src, at, stored_len, raw_len)?;
+        let (mut head, mut lens) = (Vec::new(), Vec::new());
+        FRAME_SCRATCH.with(|s| {
+            let scratch = &mut *s.borrow_mut();
+            let mut read = |o: usize, b: &mut [u8]| src.read(at + o, b);
+            frames.read_range(0, bitpack::FOR_HEADER_LEN, &mut read, scratch, &mut head)?;
+            let width = head[8];
+            if width > 64 {
+                return Err(CorruptData("bit width above 64"));
+            }
+            let body = bitpack::packed_len(count, width);
+            frames.read_range(bitpack::FOR_HEADER_LEN, body, &mut read, scratch, &mut lens)
+        })?;
+        let len_min = i64::from_le_bytes(head[..8].try_into().expect("8 bytes"));
+        let len_width = head[8];
+        let data_at = bitpack::FOR_HEADER_LEN + lens.len();
+        let mut starts = Vec::with_capacity(count.div_ceil(STARTS_EVERY));
+        let (mut total, mut k, mut bad) = (0u64, 0usize, false);
+        bitpack::unpack(&lens, len_width, count, |d| {
+            if k % STARTS_EVERY == 0 {
+                starts.push(total.min(u32::MAX as u64) as u32);
+            }
+            let len = len_min.wrapping_add(d as i64);
+            bad |= len < 0;
+            total = total.saturating_add(len as u64);
+            k += 1;
+        })?;
+        if bad || data_at as u64 + total != raw_len as u64 {
+            return Err(CorruptData("byte string lengths differ from the payload"));
+        }
+        Ok(FramedText {
+            at: at as u32,
+            frames,
+            len_min,
+            len_width,
+            lens: lens.into(),
+            data_at: data_at as u32,
+            starts: starts.into(),
+        })
+    }
+
+    /// Value `j`'s bytes, appended to `out`.
+    fn value(&self, src: &mut impl StoredBytes, j: usize, out: &mut Vec<u8>) -> Result<(), CorruptData> {
+        let first = j / STARTS_EVERY * STARTS_EVERY;
+        let from = first * self.len_width as usize / 8;
+        let lens = self.lens.get(from..).ok_or(CorruptData("byte string length missing"))?;
+        let (mut start, mut len, mut k) = (self.starts[j / STARTS_EVERY] as usize, 0usize, first);
+        bitpack::unpack(lens, self.len_width, j - first + 1, |d| {
+            // Checked to be in 0 .. the payload's length at open.
+            let l = self.len_min.wrapping_add(d as i64) as usize;
+            if k < j {
+                start += l;
+            } else {
+                len = l;
+            }
+            k += 1;
+        })?;
+        let at = self.at as usize;
+        FRAME_SCRATCH.with(|s| {
+            let mut read = |o: usize, b: &mut [u8]| src.read(at + o, b);
+            self.frames.read_range(self.data_at as usize + start, len, &mut read, &mut s.borrow_mut(), out)
+        })
     }
 }
 
@@ -209,6 +363,29 @@ impl RdLanes {
         let right = lane_value(src, at, 64, r, k)?;
         Ok(f64::from_bits((left << r) | right))
     }
+}
+
+/// The frame table of the `ZstdFrames` payload of `stored_len` bytes at `at`, which
+/// decompresses to `raw_len`.
+fn read_frames(
+    src: &mut impl StoredBytes,
+    at: usize,
+    stored_len: usize,
+    raw_len: usize,
+) -> Result<Frames, CorruptData> {
+    let mut head = [0u8; Frames::HEAD_LEN];
+    if stored_len < head.len() {
+        return Err(CorruptData("frame table truncated"));
+    }
+    src.read(at, &mut head)?;
+    let table_len = Frames::table_len(&head)?;
+    if table_len > stored_len {
+        return Err(CorruptData("frame table beyond the payload"));
+    }
+    let mut table = vec![0u8; table_len];
+    table[..head.len()].copy_from_slice(&head);
+    src.read(at + head.len(), &mut table[head.len()..])?;
+    Frames::parse(&table, raw_len, stored_len)
 }
 
 /// Value `k` of the FastLanes block at `at`, packed at `width` bits in `t`-bit words:
@@ -319,6 +496,7 @@ fn rd_lanes(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::storage::format::encoding::frames::FRAME_RAW;
     use crate::storage::format::encoding::point::open_vector;
     use crate::storage::format::encoding::test_util::{encode_ints, noise_i64};
     use crate::storage::format::encoding::{encode_vector, CompressionPolicy, DecodedVector, VectorValues};
@@ -355,9 +533,10 @@ mod tests {
         // exceptions or the payload's layout.
         assert!(src.reads <= 4, "{} reads to open", src.reads);
         assert_eq!(paged.rows(), whole.rows());
+        let mut text = Vec::new();
         for i in 0..whole.rows() {
             src.reads = 0;
-            let got = paged.value(&mut src, i).unwrap();
+            let got = paged.value(&mut src, i, &mut text).unwrap();
             assert!(src.reads <= 2, "row {i}: {} reads", src.reads);
             match (got, whole.value(i)) {
                 (PointValue::Float64(a), PointValue::Float64(b)) => {
@@ -366,9 +545,113 @@ mod tests {
                 (a, b) => assert_eq!(a, b, "row {i}"),
             }
         }
-        assert!(paged.value(&mut src, whole.rows()).is_err());
+        assert!(paged.value(&mut src, whole.rows(), &mut Vec::new()).is_err());
         assert!(paged.heap_bytes() < 1024, "{}", paged.heap_bytes());
         true
+    }
+
+    /// A vector of the byte strings `rows` (None: NULL) under `policy`, and what was
+    /// chosen for it.
+    fn texts(rows: &[Option<Vec<u8>>], policy: &CompressionPolicy) -> (Vec<u8>, EncodingId, Compression) {
+        let validity: Vec<bool> = rows.iter().map(Option::is_some).collect();
+        let mut offsets = vec![0u32];
+        let mut data = Vec::new();
+        for r in rows.iter().flatten() {
+            data.extend_from_slice(r);
+            offsets.push(data.len() as u32);
+        }
+        let mut out = Vec::new();
+        let nulls = validity.iter().any(|v| !v);
+        let values = VectorValues::Bytes { offsets: &offsets, data: &data };
+        let info = encode_vector(rows.len() as u32, nulls.then_some(&validity[..]), values, policy, &mut out);
+        (out, info.encoding, info.compression)
+    }
+
+    /// `n` values like `'cmt ' || md5(i)` cut to between 20 and 36 bytes; every 97th
+    /// NULL, one empty, and with `long` one of 9,000 bytes (over two frames or more).
+    fn hashes(n: usize, long: bool) -> Vec<Option<Vec<u8>>> {
+        let mix = |x: u64| {
+            let x = (x ^ (x >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+            let x = (x ^ (x >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+            x ^ (x >> 31)
+        };
+        (0..n as u64)
+            .map(|i| {
+                let s = format!("cmt {:016x}{:016x}", mix(i), mix(i | 1 << 40));
+                match i {
+                    _ if i % 97 == 5 => None,
+                    7 => Some(Vec::new()),
+                    300 if long => Some(s.bytes().cycle().take(9000).collect()),
+                    _ => Some(s.as_bytes()[..20 + (mix(i) % 17) as usize].to_vec()),
+                }
+            })
+            .collect()
+    }
+
+    #[test]
+    fn high_cardinality_text_is_read_a_frame_at_a_time() {
+        // Values too long for short images are stored plain, the rest as short images.
+        for (long, layout) in [(true, EncodingId::Plain), (false, EncodingId::ShortImages)] {
+            text_read_a_frame_at_a_time(&hashes(2048, long), layout);
+        }
+    }
+
+    fn text_read_a_frame_at_a_time(rows: &[Option<Vec<u8>>], layout: EncodingId) {
+        let (bytes, encoding, compression) = texts(rows, &CompressionPolicy::default());
+        assert_eq!((encoding, compression), (layout, Compression::ZstdFrames));
+        let whole = open_vector(&bytes, PhysicalKind::Bytes, &mut DecodedVector::default()).unwrap();
+        let mut src = Slice { bytes: &bytes, reads: 0 };
+        let paged =
+            PagedVector::open(&mut src, PhysicalKind::Bytes, bytes.len()).unwrap().expect("read in place");
+        // The lengths' fields (14 bits each for the 9,000-byte value), the frame read
+        // last and a few hundred bytes more, not the 70 KB of the values.
+        assert!(paged.heap_bytes() < 2048 * 14 / 8 + FRAME_RAW + 1024, "{}", paged.heap_bytes());
+        let mut text = vec![1, 2, 3];
+        for (i, want) in rows.iter().enumerate() {
+            src.reads = 0;
+            let got = paged.value(&mut src, i, &mut text).unwrap();
+            match want {
+                None => assert_eq!(got, PointValue::Null, "row {i}"),
+                Some(w) => assert_eq!(got, PointValue::Bytes(w), "row {i}"),
+            }
+            assert_eq!(got, whole.value(i), "row {i}");
+            // The frame or two it lies in; the long value spans up to four.
+            assert!(src.reads <= if i == 300 { 4 } else { 2 }, "row {i}: {} reads", src.reads);
+        }
+        assert!(paged.value(&mut src, rows.len(), &mut text).is_err());
+        for at in [30, 200, bytes.len() / 2, bytes.len() - 1] {
+            let mut bad = bytes.clone();
+            bad[at] ^= 0x10;
+            let r = PagedVector::open(&mut Slice { bytes: &bad, reads: 0 }, PhysicalKind::Bytes, bad.len());
+            assert!(r.is_err(), "byte {at}");
+        }
+    }
+
+    #[test]
+    fn text_that_compresses_better_whole_stays_whole() {
+        // Words repeat across the vector: one zstd frame finds them all, frames of 8 KB
+        // each learn them again (20-30% more bytes), so frames are not chosen.
+        let words = ["furiously", "regular", "deposits", "ironic", "packages", "sleep", "carefully", "bold"];
+        let rows: Vec<Option<Vec<u8>>> = (0..2048usize)
+            .map(|i| {
+                Some(
+                    (0..4 + i % 5)
+                        .map(|k| words[(i * 7 + k * 3 + i / 11) % 8])
+                        .collect::<Vec<_>>()
+                        .join(" ")
+                        .into_bytes(),
+                )
+            })
+            .collect();
+        let (bytes, _, compression) = texts(&rows, &CompressionPolicy::default());
+        assert_eq!(compression, Compression::Zstd);
+        assert!(PagedVector::open(&mut Slice { bytes: &bytes, reads: 0 }, PhysicalKind::Bytes, bytes.len())
+            .unwrap()
+            .is_none());
+        // Tables that favour size keep one frame, and small vectors need no frames.
+        let size = CompressionPolicy::for_goal(crate::storage::format::encoding::EncodingGoal::Size);
+        assert_eq!(texts(&hashes(2048, false), &size).2, Compression::Zstd);
+        assert_eq!(texts(&hashes(100, false), &CompressionPolicy::default()).2, Compression::Zstd);
     }
 
     fn floats(values: &[f64], validity: Option<&[bool]>, policy: &CompressionPolicy) -> Vec<u8> {

@@ -82,6 +82,27 @@ pub fn decode_starts(input: &[u8], count: usize, starts: &mut Vec<u32>) -> Resul
     Ok(at)
 }
 
+/// Where the frames of `frames::compress_frames` end that hold `per_frame` of the
+/// `count` images of `input` each (the last the rest).
+pub fn frame_cuts(input: &[u8], count: usize, per_frame: usize) -> Result<Vec<usize>, CorruptData> {
+    let mut starts = Vec::new();
+    let end = decode_starts(input, count, &mut starts)?;
+    let mut cuts: Vec<usize> =
+        starts.iter().skip(per_frame).step_by(per_frame.max(1)).map(|&s| s as usize).collect();
+    cuts.push(end);
+    Ok(cuts)
+}
+
+/// The value of the `k`-th image at the front of `input` (a frame's images).
+pub fn nth_value(input: &[u8], k: usize) -> Result<&[u8], CorruptData> {
+    let mut at = 0usize;
+    for _ in 0..k {
+        at += input.get(at).copied().and_then(image_size).ok_or(CorruptData("short image header"))?;
+    }
+    let size = input.get(at).copied().and_then(image_size).ok_or(CorruptData("short image header"))?;
+    input.get(at + 1..at + size).ok_or(CorruptData("short images truncated"))
+}
+
 /// Decodes `count` values, appending their bytes to `data` and, after each value,
 /// `data.len()` to `ends` (as `plain::decode_bytes`). Returns the bytes consumed.
 pub fn decode_bytes(

@@ -49,6 +49,7 @@ use super::base::{CorruptData, Fixed, PhysicalKind, Scratch, MAX_DECODED_BYTES, 
 use super::codec::{EncodingGoal, Output, VectorValues};
 use super::compress::{self, Compression};
 use super::decoded::{DecodedValues, DecodedVector, Dictionary, ScaledNumerics};
+use super::frames;
 use super::table::{encode_chosen, EncodingId};
 use super::{bitpack, dictionary, rle, scaled_numeric, short_images};
 
@@ -122,6 +123,8 @@ struct Candidate {
     zstd: Vec<u8>,
     /// `Compression::ZstdPrefix` of `raw`.
     prefixed: Vec<u8>,
+    /// `Compression::ZstdFrames` of `raw`.
+    framed: Vec<u8>,
 }
 
 /// The saving, in percent, that pays for a slower decode: general compression over
@@ -258,12 +261,52 @@ impl Candidate {
         }
     }
 
+    /// For `count` byte strings, plain or short images, chosen with zstd: `ZstdFrames`
+    /// (a row read decompresses about 8 KB, not the whole vector) if the scan goal is
+    /// the table's, the payload spans several frames and they cost at most
+    /// `FRAMES_EXTRA_PERCENT` more bytes than one frame; else `compression`.
+    fn frame(
+        &mut self,
+        policy: &CompressionPolicy,
+        compression: Compression,
+        encoding: EncodingId,
+        count: usize,
+    ) -> Compression {
+        let raw = self.raw.len();
+        if policy.goal != EncodingGoal::Scan || raw < 2 * frames::FRAME_RAW {
+            return compression;
+        }
+        // Plain's lengths come first, then the values: cut by bytes. Short images are
+        // cut between values, a frame read walks its own images.
+        let (cuts, per_frame) = match encoding {
+            EncodingId::Plain => (frames::byte_cuts(raw), 0),
+            EncodingId::ShortImages => {
+                let per_frame = (frames::FRAME_RAW * count / raw).max(1);
+                match short_images::frame_cuts(&self.raw, count, per_frame) {
+                    Ok(cuts) => (cuts, per_frame as u32),
+                    Err(_) => return compression,
+                }
+            }
+            _ => return compression,
+        };
+        self.framed.clear();
+        if !frames::compress_frames(&self.raw, &cuts, per_frame, policy.zstd_level, &mut self.framed) {
+            return compression;
+        }
+        if self.framed.len() * 100 <= self.zstd.len() * (100 + FRAMES_EXTRA_PERCENT) {
+            Compression::ZstdFrames
+        } else {
+            compression
+        }
+    }
+
     fn stored(&self, c: Compression) -> &[u8] {
         match c {
             Compression::None => &self.raw,
             Compression::Lz4 => &self.lz4,
             Compression::Zstd => &self.zstd,
             Compression::ZstdPrefix => &self.prefixed,
+            Compression::ZstdFrames => &self.framed,
         }
     }
 }
@@ -291,6 +334,10 @@ fn byte_plane_entropy<T: Fixed>(values: &[T]) -> usize {
         .sum();
     (bits_per_value * values.len() as f64 / 8.0) as usize
 }
+
+/// How many percent more bytes frames of zstd may take than one frame for a vector of
+/// byte strings, to be chosen (`Candidate::frame`).
+const FRAMES_EXTRA_PERCENT: usize = 8;
 
 /// Encoder buffers above this size are freed after use rather than kept per thread.
 const MAX_CACHED_BUFFER: usize = 4 << 20;
@@ -424,8 +471,10 @@ impl EncodeScratch {
         {
             compression = primary.prefix_entries(policy, values.len(), compression);
         }
-        let (cand, encoding) =
-            if chosen == encoding { (&*primary, encoding) } else { (&*alternative, chosen) };
+        let (cand, encoding) = if chosen == encoding { (primary, encoding) } else { (alternative, chosen) };
+        if compression == Compression::Zstd && kind == PhysicalKind::Bytes {
+            compression = cand.frame(policy, compression, encoding, values.len());
+        }
         fallible::extend_from_slice(out, cand.stored(compression));
         let raw_len = cand.raw.len();
         self.release_outsized();
@@ -438,7 +487,7 @@ impl EncodeScratch {
         let EncodeScratch { primary, alternative } = self;
         for buf in [primary, alternative]
             .into_iter()
-            .flat_map(|c| [&mut c.raw, &mut c.lz4, &mut c.zstd, &mut c.prefixed])
+            .flat_map(|c| [&mut c.raw, &mut c.lz4, &mut c.zstd, &mut c.prefixed, &mut c.framed])
         {
             if buf.capacity() > MAX_CACHED_BUFFER {
                 *buf = Vec::new();

@@ -1,0 +1,359 @@
+//! `Compression::ZstdFrames`: a payload cut into pieces of about `FRAME_RAW` bytes, each
+//! a zstd frame of its own, so that a value is read by decompressing the frame it lies
+//! in.
+//!
+//! A vector of high-cardinality text (ids, hashes) compressed as one zstd frame must be
+//! decompressed whole to read one row: 2,048 values of 36 bytes are 74 KB decompressed
+//! into memory a new connection has never touched, 130 µs for each row an index fetch
+//! reads. In frames of 8 KB, a row costs one frame: zstd's entropy coding still applies
+//! to each (random hex text keeps its 2x), and its header and tables add a few percent
+//! (`vector` weighs that). A scan decompresses every frame, each building its entropy
+//! tables again: 36% more time than one frame for those 74 KB (4 KB frames: 57%).
+//!
+//! Layout: `frames: u32 LE`, `per_frame: u32 LE` (values in each frame but the last,
+//! for a layout cut between values; 0 for one cut every `FRAME_RAW` bytes), then for
+//! each frame where its decompressed bytes end in the payload and where its stored
+//! bytes end after the table (`u32 LE` each), then the frames.
+
+use std::cell::RefCell;
+
+use super::base::CorruptData;
+use super::compress::{self, Compression};
+use crate::storage::format::fallible;
+
+/// Raw bytes of a frame that cuts by bytes (the last may hold fewer), and about those
+/// of a frame that cuts between values.
+pub const FRAME_RAW: usize = 8192;
+
+/// The most raw bytes a frame may claim (a reader decompresses one whole).
+const MAX_FRAME_RAW: usize = 64 * FRAME_RAW;
+
+/// Bytes before the frame table.
+const HEAD_LEN: usize = 8;
+
+/// Where frames cut by bytes end in a payload of `raw_len` bytes.
+pub fn byte_cuts(raw_len: usize) -> Vec<usize> {
+    (1..=raw_len.div_ceil(FRAME_RAW)).map(|f| (f * FRAME_RAW).min(raw_len)).collect()
+}
+
+/// Appends `input` as `ZstdFrames` to `out`, a frame ending at each of `cuts`
+/// (ascending, the last `input.len()`), each holding `per_frame` values (0: cut by
+/// bytes). Returns false (leaving `out` as it was) if zstd fails.
+pub fn compress_frames(input: &[u8], cuts: &[usize], per_frame: u32, level: i32, out: &mut Vec<u8>) -> bool {
+    debug_assert!(cuts.last() == Some(&input.len()) && cuts.windows(2).all(|w| w[0] < w[1]));
+    let start = out.len();
+    let table = start + HEAD_LEN;
+    fallible::resize(out, table + 8 * cuts.len(), 0);
+    out[start..start + 4].copy_from_slice(&(cuts.len() as u32).to_le_bytes());
+    out[start + 4..table].copy_from_slice(&per_frame.to_le_bytes());
+    let first = out.len();
+    let mut from = 0;
+    for (f, &end) in cuts.iter().enumerate() {
+        if !compress::compress_zstd(&input[from..end], level, out) {
+            out.truncate(start);
+            return false;
+        }
+        let stored_end = u32::try_from(out.len() - first).expect("payload below 4 GiB");
+        let at = table + 8 * f;
+        out[at..at + 4].copy_from_slice(&(end as u32).to_le_bytes());
+        out[at + 4..at + 8].copy_from_slice(&stored_end.to_le_bytes());
+        from = end;
+    }
+    true
+}
+
+/// Where a `ZstdFrames` payload's frames lie: read from its table. The frame read last
+/// is kept decompressed: a fetch that comes back to a row (a query repeated on its
+/// connection) finds it there.
+#[derive(Debug)]
+pub struct Frames {
+    per_frame: u32,
+    /// Each frame's (raw end, stored end from the first frame's first byte).
+    ends: Box<[(u32, u32)]>,
+    kept: RefCell<Option<(usize, Vec<u8>)>>,
+}
+
+impl Frames {
+    /// Bytes of the frame table whose first `HEAD_LEN` bytes are `head`.
+    pub fn table_len(head: &[u8]) -> Result<usize, CorruptData> {
+        let head = head.get(..HEAD_LEN).ok_or(CorruptData("frame table truncated"))?;
+        let frames = u32::from_le_bytes(head[..4].try_into().expect("4 bytes")) as usize;
+        Ok(HEAD_LEN + 8 * frames)
+    }
+
+    /// Bytes to read for `table_len`.
+    pub const HEAD_LEN: usize = HEAD_LEN;
+
+    /// The frame table at the front of `payload` (at least `table_len` bytes of it), for
+    /// a payload of `stored_len` bytes that decompresses to `raw_len`.
+    pub fn parse(payload: &[u8], raw_len: usize, stored_len: usize) -> Result<Frames, CorruptData> {
+        let table_len = Frames::table_len(payload)?;
+        if table_len > stored_len {
+            return Err(CorruptData("frame table beyond the payload"));
+        }
+        let table = payload.get(..table_len).ok_or(CorruptData("frame table truncated"))?;
+        let per_frame = u32::from_le_bytes(table[4..8].try_into().expect("4 bytes"));
+        let ends: Box<[(u32, u32)]> = table[HEAD_LEN..]
+            .chunks_exact(8)
+            .map(|b| {
+                let word = |i: usize| u32::from_le_bytes(b[i..i + 4].try_into().expect("4 bytes"));
+                (word(0), word(4))
+            })
+            .collect();
+        let mut before = (0u32, 0u32);
+        for &(raw, stored) in ends.iter() {
+            // Neither an empty frame (zstd's is never empty) nor an outsized one.
+            if raw <= before.0 || stored <= before.1 || (raw - before.0) as usize > MAX_FRAME_RAW {
+                return Err(CorruptData("frame ends out of order"));
+            }
+            before = (raw, stored);
+        }
+        if before.0 as usize != raw_len || before.1 as usize != stored_len - table_len {
+            return Err(CorruptData("frames differ from the payload's length"));
+        }
+        Ok(Frames { per_frame, ends, kept: RefCell::new(None) })
+    }
+
+    /// Memory it holds, itself included (a frame kept counted from the start: a
+    /// cache weighs its entries as it takes them).
+    pub fn heap_bytes(&self) -> usize {
+        let kept = self.kept.borrow().as_ref().map_or(0, |(_, b)| b.capacity());
+        std::mem::size_of::<Frames>() + self.ends.len() * 8 + kept.max(FRAME_RAW)
+    }
+
+    pub fn count(&self) -> usize {
+        self.ends.len()
+    }
+
+    /// Values in each frame but the last (0: frames cut by bytes).
+    pub fn per_frame(&self) -> usize {
+        self.per_frame as usize
+    }
+
+    /// Frame `f`'s stored bytes (offset within the payload, length) and raw bytes
+    /// (offset, length).
+    fn frame(&self, f: usize) -> ((usize, usize), (usize, usize)) {
+        let (raw0, stored0) = if f == 0 { (0, 0) } else { self.ends[f - 1] };
+        let (raw1, stored1) = self.ends[f];
+        let table = HEAD_LEN + 8 * self.ends.len();
+        ((table + stored0 as usize, (stored1 - stored0) as usize), (raw0 as usize, (raw1 - raw0) as usize))
+    }
+
+    /// `g` of frame `f` decompressed (or kept from the read before), its stored bytes
+    /// read by `read(offset, buf)` (which copies the payload's bytes at `offset` into
+    /// `buf`) into `scratch`.
+    pub fn with_frame<R>(
+        &self,
+        f: usize,
+        mut read: impl FnMut(usize, &mut [u8]) -> Result<(), CorruptData>,
+        scratch: &mut FrameScratch,
+        g: impl FnOnce(&[u8]) -> R,
+    ) -> Result<R, CorruptData> {
+        let mut kept = self.kept.borrow_mut();
+        let raw = match kept.as_mut() {
+            Some((k, raw)) if *k == f => raw,
+            _ => {
+                // The last frame's buffer is reused; on an error, none is kept.
+                let mut raw = kept.take().map(|(_, b)| b).unwrap_or_default();
+                let ((stored_at, stored_len), (_, raw_len)) = self.frame(f);
+                scratch.stored.clear();
+                fallible::resize(&mut scratch.stored, stored_len, 0);
+                read(stored_at, &mut scratch.stored)?;
+                compress::decompress(Compression::Zstd, &scratch.stored, raw_len, &mut raw)?;
+                &mut kept.insert((f, raw)).1
+            }
+        };
+        Ok(g(raw))
+    }
+
+    /// The raw bytes `at .. at + len` of the payload, appended to `out`: the frames they
+    /// lie in decompressed (`read_frame`) into `scratch`.
+    pub fn read_range(
+        &self,
+        at: usize,
+        len: usize,
+        mut read: impl FnMut(usize, &mut [u8]) -> Result<(), CorruptData>,
+        scratch: &mut FrameScratch,
+        out: &mut Vec<u8>,
+    ) -> Result<(), CorruptData> {
+        let raw_len = self.ends.last().map_or(0, |e| e.0 as usize);
+        let Some(end) = at.checked_add(len).filter(|&e| e <= raw_len) else {
+            return Err(CorruptData("value beyond its payload"));
+        };
+        if len == 0 {
+            return Ok(());
+        }
+        let first = self.ends.partition_point(|e| e.0 as usize <= at);
+        for f in first..self.ends.len() {
+            let (_, (raw_at, raw_len)) = self.frame(f);
+            if raw_at >= end {
+                break;
+            }
+            let from = at.max(raw_at) - raw_at;
+            let to = end.min(raw_at + raw_len) - raw_at;
+            self.with_frame(f, &mut read, scratch, |raw| fallible::extend_from_slice(out, &raw[from..to]))?;
+        }
+        Ok(())
+    }
+}
+
+/// A buffer `Frames` reuses for a frame as stored.
+#[derive(Default)]
+pub struct FrameScratch {
+    stored: Vec<u8>,
+}
+
+/// Decompresses the whole `ZstdFrames` payload `input` into `out` (cleared first), which
+/// must come out as exactly `raw_len` bytes.
+pub fn decompress_frames(input: &[u8], raw_len: usize, out: &mut Vec<u8>) -> Result<(), CorruptData> {
+    let frames = Frames::parse(input, raw_len, input.len())?;
+    out.clear();
+    fallible::reserve(out, raw_len);
+    for f in 0..frames.count() {
+        let ((at, len), (_, raw)) = frames.frame(f);
+        compress::zstd_append(&input[at..at + len], raw, out)?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// Reads a payload held in memory.
+    fn reader(c: &[u8]) -> impl Fn(usize, &mut [u8]) -> Result<(), CorruptData> + Copy + '_ {
+        move |o, b| {
+            b.copy_from_slice(&c[o..o + b.len()]);
+            Ok(())
+        }
+    }
+
+    fn mix(x: u64) -> u64 {
+        let x = (x ^ (x >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        let x = (x ^ (x >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        x ^ (x >> 31)
+    }
+
+    /// `n` values like `'cmt ' || md5(i)`, concatenated.
+    fn text(n: usize) -> Vec<u8> {
+        (0..n as u64)
+            .flat_map(|i| format!("cmt {:016x}{:016x}", mix(i), mix(i | 1 << 40)).into_bytes())
+            .collect()
+    }
+
+    #[test]
+    fn round_trips_whole_and_by_range() {
+        for n in [1, 100, 113, 114, 2048] {
+            let raw = text(n);
+            let mut c = Vec::new();
+            assert!(compress_frames(&raw, &byte_cuts(raw.len()), 0, 3, &mut c));
+            let mut out = vec![7];
+            decompress_frames(&c, raw.len(), &mut out).unwrap();
+            assert_eq!(out, raw);
+            let frames = Frames::parse(&c, raw.len(), c.len()).unwrap();
+            let mut scratch = FrameScratch::default();
+            for (at, len) in [(0, 0), (0, 1), (FRAME_RAW - 3, 7), (raw.len() - 1, 1), (5, raw.len() - 5)] {
+                if at + len > raw.len() {
+                    continue;
+                }
+                let mut got = vec![1, 2];
+                frames.read_range(at, len, reader(&c), &mut scratch, &mut got).unwrap();
+                assert_eq!(&got[2..], &raw[at..at + len]);
+            }
+            let mut got = Vec::new();
+            let read = reader(&c);
+            assert!(frames.read_range(raw.len(), 1, read, &mut scratch, &mut got).is_err());
+        }
+    }
+
+    #[test]
+    fn frames_cut_between_values_are_read_whole() {
+        let raw = text(500);
+        let cuts = [100, 3000, 9000, raw.len()];
+        let mut c = Vec::new();
+        assert!(compress_frames(&raw, &cuts, 7, 3, &mut c));
+        let frames = Frames::parse(&c, raw.len(), c.len()).unwrap();
+        assert_eq!((frames.count(), frames.per_frame()), (4, 7));
+        let read = reader(&c);
+        let mut scratch = FrameScratch::default();
+        assert_eq!(frames.with_frame(1, read, &mut scratch, |f| f.to_vec()).unwrap(), &raw[100..3000]);
+        // Kept: read again without a read of the payload.
+        let none = |_: usize, _: &mut [u8]| Err(CorruptData("read again"));
+        assert_eq!(frames.with_frame(1, none, &mut scratch, |f| f.len()).unwrap(), 2900);
+        assert!(frames.with_frame(2, none, &mut scratch, |f| f.len()).is_err());
+        let mut got = Vec::new();
+        frames.read_range(2990, 6020, read, &mut scratch, &mut got).unwrap();
+        assert_eq!(got, &raw[2990..9010]);
+        let mut out = Vec::new();
+        decompress_frames(&c, raw.len(), &mut out).unwrap();
+        assert_eq!(out, raw);
+    }
+
+    #[test]
+    fn random_hex_text_keeps_most_of_zstds_saving() {
+        // 2,048 values like `'cmt ' || md5(i)`: random hex, which zstd codes at about
+        // 4 bits a character whether it sees the vector whole or 8 KB at a time.
+        let raw = text(2048);
+        let (mut whole, mut framed) = (Vec::new(), Vec::new());
+        assert!(compress::compress_zstd(&raw, 3, &mut whole));
+        assert!(compress_frames(&raw, &byte_cuts(raw.len()), 0, 3, &mut framed));
+        assert!(whole.len() * 2 < raw.len() + raw.len() / 10, "{} of {}", whole.len(), raw.len());
+        assert!(framed.len() * 100 <= whole.len() * 106, "framed {} whole {}", framed.len(), whole.len());
+    }
+
+    #[test]
+    fn tables_that_disagree_are_corrupt() {
+        let raw = text(300);
+        let mut c = Vec::new();
+        assert!(compress_frames(&raw, &byte_cuts(raw.len()), 0, 3, &mut c));
+        let mut out = Vec::new();
+        for n in [raw.len() - 1, raw.len() + 1, 0] {
+            assert!(decompress_frames(&c, n, &mut out).is_err());
+        }
+        // Ends out of order, a frame count beyond the payload.
+        for (at, word) in [(8, u32::MAX), (12, 0), (0, 1 << 20)] {
+            let mut bad = c.clone();
+            bad[at..at + 4].copy_from_slice(&word.to_le_bytes());
+            assert!(decompress_frames(&bad, raw.len(), &mut out).is_err(), "{at}");
+        }
+    }
+
+    proptest! {
+        #![proptest_config(crate::storage::format::encoding::test_util::config(48))]
+        #[test]
+        fn prop_corruption_is_detected_or_harmless(
+            data in proptest::collection::vec(0u8..4, 0..10_000),
+            flips in proptest::collection::vec((any::<usize>(), 1u8..), 1..4),
+        ) {
+            let mut c = Vec::new();
+            let cuts = byte_cuts(data.len());
+            if cuts.is_empty() {
+                return Ok(());
+            }
+            prop_assert!(compress_frames(&data, &cuts, 0, 3, &mut c));
+            let mut out = Vec::new();
+            for cut in (0..c.len()).step_by(7) {
+                prop_assert!(decompress_frames(&c[..cut], data.len(), &mut out).is_err());
+            }
+            let mut bad = c.clone();
+            for &(p, m) in &flips {
+                let i = p % bad.len();
+                bad[i] ^= m;
+            }
+            if decompress_frames(&bad, data.len(), &mut out).is_ok() {
+                prop_assert_eq!(out.len(), data.len());
+            }
+            if let Ok(frames) = Frames::parse(&bad, data.len(), bad.len()) {
+                let mut scratch = FrameScratch::default();
+                let mut got = Vec::new();
+                let read = |o: usize, b: &mut [u8]| {
+                    bad.get(o..o + b.len()).map(|s| b.copy_from_slice(s)).ok_or(CorruptData("beyond"))
+                };
+                if frames.read_range(0, data.len(), read, &mut scratch, &mut got).is_ok() {
+                    prop_assert_eq!(got.len(), data.len());
+                }
+            }
+        }
+    }
+}
