@@ -198,9 +198,15 @@ QUERIES = [
      "SELECT sum((SELECT max(f.price) FROM {f} f WHERE f.sk = s.sk)) FROM {s} s WHERE s.nation = 3"),
     ("j5", "correlated max, jsonb first column",
      "SELECT sum((SELECT max(b) FROM {d} d WHERE d.a = k.a)) FROM jb_keys k"),
+    # Whole rows (every column, the md5 text among them) of 4 keys, as an application
+    # reads its records; hashed to one value so that every plan's rows compare.
+    ("j6", "4 parts' rows whole (16 columns)",
+     "SELECT count(*), md5(string_agg(f::text, ',' ORDER BY f.id)) FROM {f} f "
+     "WHERE f.pk IN (77, 1077, 2077, 3077)"),
 ]
 DOC_QUERIES = {"j5"}
-SUBPLAN_QUERIES = {"j4", "j5"}  # no join: a correlated subquery per outer row
+# No join: a correlated subquery per outer row (j4, j5), or one table's rows by key (j6).
+SUBPLAN_QUERIES = {"j4", "j5", "j6"}
 
 NL_BASE = [("enable_hashjoin", "off"), ("enable_mergejoin", "off"), ("enable_memoize", "off")]
 # Turning scans off also slows the dimension tables' scans (read through their keys
@@ -545,7 +551,7 @@ def render(result: dict) -> list[str]:
            "and ColumnarScan too when the planner would otherwise scan the fact table outside "
            "the loop; Nested Loop + bitmap: the same with bitmap scans on and index scans off; "
            "Hash Join: nested loop and merge join off; Merge Join: nested loop and hash join "
-           "off; for the correlated subqueries j4/j5 Index Scan and Bitmap Scan with seq scans "
+           "off; for the queries without a join, j4–j6, Index Scan and Bitmap Scan with seq scans "
            "and ColumnarScan off, and Scan with index and bitmap scans off). A "
            "forced shape the planner does not make is skipped; one slower than max(3 × chosen, 2 s) "
            "is stopped there (≥). `jit = off` for every plan (a forced plan's disabled nodes "
@@ -589,7 +595,7 @@ def render(result: dict) -> list[str]:
         text += "; columnar slower than heap on " + (", ".join(slower) if slower else "none") + "."
         facts.append(text)
     out += ["### Random access: index fetches per row", "",
-            "The Nested Loop + index shape (Index Scan for j4/j5) of each query: rows read from the fact "
+            "The Nested Loop + index shape (Index Scan for j4–j6) of each query: rows read from the fact "
             "(doc) table through the index (those the filter then removed included; EXPLAIN ANALYZE's "
             "per-loop averages times loops; heap and columnar may pick different join orders, hence "
             "different counts), and µs per fetched row = time × 1000 / rows, median of "

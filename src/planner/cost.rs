@@ -112,6 +112,24 @@ pub fn open_cost(byte_strings: bool, stored_bytes: f64) -> f64 {
     OPEN_PER_VECTOR + if byte_strings { stored_bytes.max(0.0) * OPEN_PER_STORED_BYTE } else { 0.0 }
 }
 
+/// Stored bytes a fetch decompresses of a byte-string vector compressed in zstd frames:
+/// a frame of `frames::FRAME_RAW` raw bytes, about half that stored for the text that
+/// is framed (which zstd halves: hashes, identifiers).
+pub const FRAMED_OPEN_BYTES: f64 = crate::storage::format::encoding::frames::FRAME_RAW as f64 / 2.0;
+
+/// Per stored byte of a framed vector, checking its checksum where it lies.
+pub const CHECK_PER_STORED_BYTE: f64 = 0.05;
+
+/// `open_cost` of a byte-string column whose vectors take `stored_bytes` each, a share
+/// `framed` of them in zstd frames: a fetch reads one frame of those where it lies.
+pub fn framed_open_cost(stored_bytes: f64, framed: f64) -> f64 {
+    let bytes = stored_bytes.max(0.0);
+    let frame =
+        OPEN_PER_VECTOR + bytes.min(FRAMED_OPEN_BYTES) * OPEN_PER_STORED_BYTE + bytes * CHECK_PER_STORED_BYTE;
+    let f = framed.clamp(0.0, 1.0);
+    f * frame + (1.0 - f) * open_cost(true, bytes)
+}
+
 /// Whether a numeric column's vectors open like integer ones: numerics whose values fit
 /// 64-bit mantissas are stored as scaled integers (ScaledNumeric), and a fetch unpacks
 /// the mantissas alone (measured: a cold open of an `l_extendedprice` vector costs what
@@ -632,6 +650,10 @@ mod tests {
         assert!((one - expected).abs() < 0.01 * expected);
         // Byte strings cost more to open.
         let text = FetchColumns { count: 3, open_cost: 3.0 * open_cost(true, 4096.0) };
+        // Hashes of 36 bytes, 37 KB a vector: a frame of them costs a fifth of the whole.
+        assert_eq!(framed_open_cost(37_000.0, 0.0), open_cost(true, 37_000.0));
+        assert!(framed_open_cost(37_000.0, 1.0) < open_cost(true, 37_000.0) / 5.0);
+        assert!(framed_open_cost(37_000.0, 0.5) < framed_open_cost(37_000.0, 0.25));
         assert!(index_fetch_cost(1.0, 1.0, text, 1000.0, 0.0, 1024.0, &P) > 10.0 * one);
         // Many fetches into few vectors share their opens.
         assert!(

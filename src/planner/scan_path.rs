@@ -573,15 +573,24 @@ unsafe fn fetch_columns(relation: pg_sys::Relation, attnums: &[i32], tuples: f64
         )
     };
     let vectors = (tuples / cost::VECTOR_ROWS).ceil().max(1.0);
+    let is_bytes =
+        |i: usize| kinds[i].physical() == Some(crate::storage::format::encoding::PhysicalKind::Bytes);
+    // Every byte-string column's, whichever this fetch reads: one measurement per table.
+    let byte_columns: Vec<usize> = (0..kinds.len()).filter(|&i| is_bytes(i)).collect();
+    // SAFETY: `relation` is open and locked, inside the planner's transaction.
+    let framed = unsafe { plan_sizes::framed_shares(relation, kinds.len(), &byte_columns) };
     let mut open = 0.0;
     for &a in attnums {
         let i = a as usize - 1;
         // SAFETY: `i` < natts: `attnums` are the relation's own columns.
         let type_oid = unsafe { crate::storage::relation::datum::attr(desc, i).atttypid };
         let per_vector = bytes[i] as f64 / vectors;
-        let strings = kinds[i].physical() == Some(crate::storage::format::encoding::PhysicalKind::Bytes)
-            && !cost::numeric_opens_as_integers(type_oid == pg_sys::NUMERICOID, per_vector);
-        open += cost::open_cost(strings, per_vector);
+        let strings =
+            is_bytes(i) && !cost::numeric_opens_as_integers(type_oid == pg_sys::NUMERICOID, per_vector);
+        open += match strings {
+            true => cost::framed_open_cost(per_vector, framed.get(i).copied().unwrap_or(0.0) as f64),
+            false => cost::open_cost(false, per_vector),
+        };
     }
     cost::FetchColumns { count: attnums.len(), open_cost: open }
 }

@@ -19,6 +19,7 @@
 //! summed exactly.
 
 use crate::storage::catalog;
+use crate::storage::format::encoding::Compression;
 use crate::storage::format::zonemap::ZoneStats;
 use crate::storage::relation::pages;
 use crate::storage::shared::cache::BoundedCache;
@@ -44,6 +45,7 @@ struct Sizes {
     rows: Option<Measured<u64>>,
     column_bytes: Option<Measured<Rc<[u64]>>>,
     zones: Option<Measured<Rc<ZoneSet>>>,
+    framed: Option<Measured<Rc<[f32]>>>,
 }
 
 /// One row group as the planner sees it: its rows, and per attribute (index attnum
@@ -224,6 +226,60 @@ pub unsafe fn column_bytes(rel: pg_sys::Relation, natts: usize) -> Rc<[u64]> {
             SIZES.with(|s| s.borrow_mut().remove(&pages::storage_id(rel)));
             column_bytes(rel, natts)
         }
+    }
+}
+
+/// Row groups whose vectors `framed_shares` samples.
+const FRAMED_SAMPLE_GROUPS: usize = 4;
+
+/// Per attribute of the first `natts`, the share of its vectors compressed in zstd
+/// frames (`Compression::ZstdFrames`: a fetch decompresses the frame its row lies in,
+/// not the whole vector), from up to `FRAMED_SAMPLE_GROUPS` evenly spaced row groups'
+/// chunks of the attributes `atts` (indexes, sorted: the byte-string columns; the
+/// others' shares are 0).
+///
+/// # Safety
+/// As `column_bytes`.
+pub unsafe fn framed_shares(rel: pg_sys::Relation, natts: usize, atts: &[usize]) -> Rc<[f32]> {
+    let compute = |now: &Now| {
+        let mut shares = vec![0f32; natts];
+        if atts.is_empty() {
+            return (Rc::from(shares), 0);
+        }
+        // SAFETY: run by `cached` during this call, inside the caller's transaction (this fn's
+        // contract).
+        let groups = unsafe { catalog::load_row_groups(now.storage_id, std::ptr::null_mut(), false) };
+        let n = groups.len().min(FRAMED_SAMPLE_GROUPS);
+        let mut sample: Vec<catalog::RowGroupMeta> =
+            (0..n).map(|k| groups[k * groups.len() / n].clone()).collect();
+        let attnums: Vec<i16> = atts.iter().map(|&a| a as i16 + 1).collect();
+        // SAFETY: as above.
+        unsafe { catalog::attach_chunks_of(now.storage_id, &mut sample, &attnums) };
+        let framed = Compression::ZstdFrames as u8;
+        for &a in atts.iter().filter(|&&a| a < natts) {
+            let (mut all, mut yes) = (0usize, 0usize);
+            for c in sample.iter().filter_map(|g| g.chunks.column(a as i16 + 1)) {
+                all += c.vectors.len();
+                yes += c.vectors.iter().filter(|v| v.compression == framed).count();
+            }
+            shares[a] = if all == 0 { 0.0 } else { yes as f32 / all as f32 };
+        }
+        (Rc::from(shares), groups.len() + n * atts.len())
+    };
+    // SAFETY: `rel` is open and locked, inside a transaction (this fn's contract).
+    let shares = unsafe { cached(rel, |e| &mut e.framed, |f, _| f.clone(), compute) };
+    if shares.len() == natts {
+        shares
+    } else {
+        // Measured for another number of attributes (ALTER TABLE since).
+        SIZES.with(|s| {
+            // SAFETY: as above.
+            if let Some(e) = s.borrow_mut().get_mut(&unsafe { pages::storage_id(rel) }) {
+                e.framed = None;
+            }
+        });
+        // SAFETY: as above.
+        unsafe { framed_shares(rel, natts, atts) }
     }
 }
 
