@@ -54,6 +54,13 @@ use super::table::{encode_chosen, EncodingId};
 use super::{bitpack, dictionary, rle, scaled_numeric, short_images};
 
 pub const FORMAT_VERSION: u8 = 1;
+
+/// A vector whose encoding or compression this library does not know was written by a
+/// later one (ids are only ever added, as `Compression::ZstdFrames` was), or is damaged;
+/// either way it is not read.
+pub const UNKNOWN_ENCODING: &str = "encoding id unknown to this pgcolumnar library (written by a newer one?)";
+pub const UNKNOWN_COMPRESSION: &str =
+    "compression id unknown to this pgcolumnar library (written by a newer one?)";
 pub const HEADER_LEN: usize = 24;
 
 /// Which general-purpose compressors the encoder may use.
@@ -585,8 +592,8 @@ pub(super) fn parse_header(h: &[u8; HEADER_LEN]) -> Result<Header, CorruptData> 
         return Err(CorruptData("unknown vector format version"));
     }
     let kind = PhysicalKind::from_u8(h[1]).ok_or(CorruptData("unknown physical kind"))?;
-    let encoding = EncodingId::from_u8(h[2]).ok_or(CorruptData("unknown encoding id"))?;
-    let compression = Compression::from_u8(h[3]).ok_or(CorruptData("unknown compression id"))?;
+    let encoding = EncodingId::from_u8(h[2]).ok_or(CorruptData(UNKNOWN_ENCODING))?;
+    let compression = Compression::from_u8(h[3]).ok_or(CorruptData(UNKNOWN_COMPRESSION))?;
     let header = Header {
         kind,
         encoding,

@@ -282,8 +282,8 @@ fn forged_headers_are_rejected() {
     let mut out = DecodedVector::default();
     let cases: Vec<(&str, Vec<u8>)> = vec![
         ("unknown vector format version", forge(&buf, |b| b[0] = 2)),
-        ("unknown encoding id", forge(&buf, |b| b[2] = 99)),
-        ("unknown compression id", forge(&buf, |b| b[3] = 9)),
+        (UNKNOWN_ENCODING, forge(&buf, |b| b[2] = 99)),
+        (UNKNOWN_COMPRESSION, forge(&buf, |b| b[3] = 9)),
         ("encoding does not apply to the value kind", forge(&buf, |b| b[2] = EncodingId::Gorilla as u8)),
         ("vector row count too large", forge(&buf, |b| b[4..8].copy_from_slice(&70000u32.to_le_bytes()))),
         ("more nulls than rows", forge(&buf, |b| b[8..12].copy_from_slice(&301u32.to_le_bytes()))),
