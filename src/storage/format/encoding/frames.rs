@@ -62,16 +62,24 @@ pub fn compress_frames(input: &[u8], cuts: &[usize], per_frame: u32, level: i32,
     true
 }
 
-/// Where a `ZstdFrames` payload's frames lie: read from its table. The frame read last
-/// is kept decompressed: a fetch that comes back to a row (a query repeated on its
-/// connection) finds it there.
+/// Where a `ZstdFrames` payload's frames lie: read from its table. The frames read last
+/// (`KEPT_FRAMES`) are kept decompressed: a fetch that comes back to a row (a query
+/// repeated on its connection) finds it there, also when the vector holds two of the
+/// query's rows in different frames (read in index order, in turns).
 #[derive(Debug)]
 pub struct Frames {
     per_frame: u32,
     /// Each frame's (raw end, stored end from the first frame's first byte).
     ends: Box<[(u32, u32)]>,
-    kept: RefCell<Option<(usize, Vec<u8>)>>,
+    /// The frames kept, the most recently read first.
+    kept: RefCell<[KeptFrame; KEPT_FRAMES]>,
 }
+
+/// A frame kept decompressed: its number and bytes.
+type KeptFrame = Option<(usize, Vec<u8>)>;
+
+/// Decompressed frames a `Frames` keeps.
+const KEPT_FRAMES: usize = 2;
 
 impl Frames {
     /// Bytes of the frame table whose first `HEAD_LEN` bytes are `head`.
@@ -111,13 +119,13 @@ impl Frames {
         if before.0 as usize != raw_len || before.1 as usize != stored_len - table_len {
             return Err(CorruptData("frames differ from the payload's length"));
         }
-        Ok(Frames { per_frame, ends, kept: RefCell::new(None) })
+        Ok(Frames { per_frame, ends, kept: RefCell::new(Default::default()) })
     }
 
     /// Memory it holds, itself included (a frame kept counted from the start: a
     /// cache weighs its entries as it takes them).
     pub fn heap_bytes(&self) -> usize {
-        let kept = self.kept.borrow().as_ref().map_or(0, |(_, b)| b.capacity());
+        let kept: usize = self.kept.borrow().iter().flatten().map(|(_, b)| b.capacity()).sum();
         std::mem::size_of::<Frames>() + self.ends.len() * 8 + kept.max(FRAME_RAW)
     }
 
@@ -150,19 +158,23 @@ impl Frames {
         g: impl FnOnce(&[u8]) -> R,
     ) -> Result<R, CorruptData> {
         let mut kept = self.kept.borrow_mut();
-        let raw = match kept.as_mut() {
-            Some((k, raw)) if *k == f => raw,
-            _ => {
-                // The last frame's buffer is reused; on an error, none is kept.
-                let mut raw = kept.take().map(|(_, b)| b).unwrap_or_default();
+        match kept.iter().position(|k| k.as_ref().is_some_and(|(kf, _)| *kf == f)) {
+            Some(at) => kept[..=at].rotate_right(1),
+            None => {
                 let ((stored_at, stored_len), (_, raw_len)) = self.frame(f);
                 scratch.stored.clear();
                 fallible::resize(&mut scratch.stored, stored_len, 0);
                 read(stored_at, &mut scratch.stored)?;
+                // The least recently read frame's buffer is reused (and not kept if the
+                // frame does not decompress).
+                let last = KEPT_FRAMES - 1;
+                let mut raw = kept[last].take().map(|(_, b)| b).unwrap_or_default();
                 compress::decompress(Compression::Zstd, &scratch.stored, raw_len, &mut raw)?;
-                &mut kept.insert((f, raw)).1
+                kept[last] = Some((f, raw));
+                kept.rotate_right(1);
             }
-        };
+        }
+        let (_, raw) = kept[0].as_ref().expect("kept just now");
         Ok(g(raw))
     }
 
@@ -278,10 +290,19 @@ mod tests {
         let read = reader(&c);
         let mut scratch = FrameScratch::default();
         assert_eq!(frames.with_frame(1, read, &mut scratch, |f| f.to_vec()).unwrap(), &raw[100..3000]);
-        // Kept: read again without a read of the payload.
+        // Kept: read again without a read of the payload; two frames read in turns too.
         let none = |_: usize, _: &mut [u8]| Err(CorruptData("read again"));
         assert_eq!(frames.with_frame(1, none, &mut scratch, |f| f.len()).unwrap(), 2900);
         assert!(frames.with_frame(2, none, &mut scratch, |f| f.len()).is_err());
+        assert_eq!(frames.with_frame(0, reader(&c), &mut scratch, |f| f.to_vec()).unwrap(), &raw[..100]);
+        for _ in 0..2 {
+            assert_eq!(frames.with_frame(1, none, &mut scratch, |f| f.to_vec()).unwrap(), &raw[100..3000]);
+            assert_eq!(frames.with_frame(0, none, &mut scratch, |f| f.to_vec()).unwrap(), &raw[..100]);
+        }
+        // A third frame lets the one read longest ago go.
+        assert_eq!(frames.with_frame(3, reader(&c), &mut scratch, |f| f.len()).unwrap(), raw.len() - 9000);
+        assert!(frames.with_frame(1, none, &mut scratch, |f| f.len()).is_err());
+        assert_eq!(frames.with_frame(0, none, &mut scratch, |f| f.len()).unwrap(), 100);
         let mut got = Vec::new();
         frames.read_range(2990, 6020, read, &mut scratch, &mut got).unwrap();
         assert_eq!(got, &raw[2990..9010]);
