@@ -19,7 +19,7 @@ use super::base::{CorruptData, PhysicalKind};
 use super::bitpack;
 use super::codec::{InPlace, Open, IN_PLACE_HEAD};
 use super::compress::Compression;
-use super::frames::{FrameScratch, Frames};
+use super::frames::{self, FrameScratch, Frames};
 use super::lanes::{self, BLOCK};
 use super::point::{fixed_value, validity, PointValue, Validity};
 use super::short_images;
@@ -135,31 +135,40 @@ impl PagedVector {
         if total > len {
             return Err(CorruptData("vector truncated"));
         }
-        if src.crc(HEADER_LEN, total - HEADER_LEN, checksum::crc32c(&head[..20]))? != h.crc {
-            return Err(CorruptData("vector checksum mismatch"));
-        }
         let framed = kind == PhysicalKind::Bytes && h.compression == Compression::ZstdFrames;
         let framed_text = framed && h.encoding == EncodingId::Plain;
         let framed_images = framed && h.encoding == EncodingId::ShortImages;
+        // What cannot be read in place is left to opening whole, which checks the
+        // checksum itself: not read twice.
         if !(framed_text || framed_images)
             && (h.compression != Compression::None || kind == PhysicalKind::Bytes)
         {
             return Ok(None);
         }
+        let count = h.rows - h.null_count;
+        // A framed vector's fetches check what they read: its header, bitmap and frame
+        // table (`frames::table_check`), then each frame they decompress; not all of its
+        // bytes (a scan checks those).
+        if (!framed || count == 0)
+            && src.crc(HEADER_LEN, total - HEADER_LEN, checksum::crc32c(&head[..20]))? != h.crc
+        {
+            return Err(CorruptData("vector checksum mismatch"));
+        }
+        let mut bits = vec![0u8; bitmap];
         let validity = if bitmap > 0 {
-            let mut bits = vec![0u8; bitmap];
             src.read(HEADER_LEN, &mut bits)?;
             validity(&bits, h.rows, h.null_count)?
         } else {
             None
         };
-        let (at, count) = (HEADER_LEN + bitmap, h.rows - h.null_count);
+        let at = HEADER_LEN + bitmap;
+        let checked = (&head[..20], &bits[..]);
         let values = if count == 0 {
             Values::None
         } else if framed_text {
-            Values::FramedText(Box::new(FramedText::open(src, at, h.stored_len, h.raw_len, count)?))
+            Values::FramedText(Box::new(FramedText::open(src, at, h.stored_len, h.raw_len, count, checked)?))
         } else if framed_images {
-            let frames = read_frames(src, at, h.stored_len, h.raw_len)?;
+            let frames = read_frames(src, at, h.stored_len, h.raw_len, checked)?;
             if frames.per_frame() == 0 || frames.count() != count.div_ceil(frames.per_frame()) {
                 return Err(CorruptData("frames differ from the vector's values"));
             }
@@ -278,8 +287,9 @@ impl FramedText {
         stored_len: usize,
         raw_len: usize,
         count: usize,
+        checked: (&[u8], &[u8]),
     ) -> Result<FramedText, CorruptData> {
-        let frames = read_frames(src, at, stored_len, raw_len)?;
+        let frames = read_frames(src, at, stored_len, raw_len, checked)?;
         let (mut head, mut lens) = (Vec::new(), Vec::new());
         FRAME_SCRATCH.with(|s| {
             let scratch = &mut *s.borrow_mut();
@@ -366,12 +376,14 @@ impl RdLanes {
 }
 
 /// The frame table of the `ZstdFrames` payload of `stored_len` bytes at `at`, which
-/// decompresses to `raw_len`.
+/// decompresses to `raw_len`, checked against the vector's first 20 header bytes and its
+/// validity bitmap (`checked`).
 fn read_frames(
     src: &mut impl StoredBytes,
     at: usize,
     stored_len: usize,
     raw_len: usize,
+    (header, bitmap): (&[u8], &[u8]),
 ) -> Result<Frames, CorruptData> {
     let mut head = [0u8; Frames::HEAD_LEN];
     if stored_len < head.len() {
@@ -385,7 +397,11 @@ fn read_frames(
     let mut table = vec![0u8; table_len];
     table[..head.len()].copy_from_slice(&head);
     src.read(at + head.len(), &mut table[head.len()..])?;
-    Frames::parse(&table, raw_len, stored_len)
+    let frames = Frames::parse(&table, raw_len, stored_len)?;
+    if frames::table_check(header, bitmap, &table) != frames.check() {
+        return Err(CorruptData("frame table checksum mismatch"));
+    }
+    Ok(frames)
 }
 
 /// Value `k` of the FastLanes block at `at`, packed at `width` bits in `t`-bit words:
@@ -619,11 +635,26 @@ mod tests {
             assert!(src.reads <= if i == 300 { 4 } else { 2 }, "row {i}: {} reads", src.reads);
         }
         assert!(paged.value(&mut src, rows.len(), &mut text).is_err());
-        for at in [30, 200, bytes.len() / 2, bytes.len() - 1] {
+        // A damaged byte anywhere: the header, bitmap and frame table fail the open, a
+        // frame fails the reads of its rows; no read returns a wrong value.
+        for at in [1, 12, 30, 200, 400, bytes.len() / 2, bytes.len() - 1] {
             let mut bad = bytes.clone();
             bad[at] ^= 0x10;
-            let r = PagedVector::open(&mut Slice { bytes: &bad, reads: 0 }, PhysicalKind::Bytes, bad.len());
-            assert!(r.is_err(), "byte {at}");
+            let mut src = Slice { bytes: &bad, reads: 0 };
+            let Ok(Some(paged)) = PagedVector::open(&mut src, PhysicalKind::Bytes, bad.len()) else {
+                continue;
+            };
+            let mut failed = 0;
+            for (i, want) in rows.iter().enumerate() {
+                match (paged.value(&mut src, i, &mut text), want) {
+                    (Err(_), _) => failed += 1,
+                    (Ok(got), None) => assert_eq!(got, PointValue::Null, "byte {at}, row {i}"),
+                    (Ok(got), Some(w)) => assert_eq!(got, PointValue::Bytes(w), "byte {at}, row {i}"),
+                }
+            }
+            assert!(failed > 0, "byte {at}: every row read");
+            // A scan checks the vector's own checksum.
+            assert!(open_vector(&bad, PhysicalKind::Bytes, &mut DecodedVector::default()).is_err());
         }
     }
 
@@ -742,6 +773,15 @@ mod tests {
         let mut src = Slice { bytes: &bytes, reads: 0 };
         assert!(PagedVector::open(&mut src, PhysicalKind::Float64, bytes.len() - 1).is_err());
         assert!(PagedVector::open(&mut src, PhysicalKind::Int, bytes.len()).is_err());
+        // A vector that must be opened whole is left to that open, which checks it (its
+        // checksum is not read twice).
+        let repeats: Vec<f64> = (0..2048).map(|i| (i % 3) as f64 * 1.25).collect();
+        let mut bad = floats(&repeats, None, &CompressionPolicy::default());
+        let last = bad.len() - 1;
+        bad[last] ^= 0x10;
+        let r = PagedVector::open(&mut Slice { bytes: &bad, reads: 0 }, PhysicalKind::Float64, bad.len());
+        assert!(matches!(r, Ok(None)));
+        assert!(open_vector(&bad, PhysicalKind::Float64, &mut DecodedVector::default()).is_err());
     }
 
     proptest! {

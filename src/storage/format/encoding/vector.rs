@@ -563,7 +563,14 @@ fn write_header(header: &Header, vector: &mut [u8]) {
     h[8..12].copy_from_slice(&(header.null_count as u32).to_le_bytes());
     h[12..16].copy_from_slice(&(header.raw_len as u32).to_le_bytes());
     h[16..20].copy_from_slice(&(header.stored_len as u32).to_le_bytes());
-    let crc = checksum::crc32c_append(checksum::crc32c(&h[..20]), &vector[HEADER_LEN..]);
+    if header.compression == Compression::ZstdFrames {
+        // Its frame table's own check covers the header and bitmap (what a fetch reads).
+        let bitmap = bitmap_len(header.rows, header.null_count);
+        let (h, rest) = vector.split_at_mut(HEADER_LEN);
+        let (bits, payload) = rest.split_at_mut(bitmap);
+        frames::seal(&h[..20], bits, payload);
+    }
+    let crc = checksum::crc32c_append(checksum::crc32c(&vector[..20]), &vector[HEADER_LEN..]);
     vector[20..24].copy_from_slice(&crc.to_le_bytes());
 }
 
