@@ -50,6 +50,7 @@ impl Compression {
 
 thread_local! {
     static ZSTD_C: RefCell<Option<(i32, zstd::bulk::Compressor<'static>)>> = const { RefCell::new(None) };
+    static ZSTD_C_CHECKSUM: RefCell<Option<(i32, zstd::bulk::Compressor<'static>)>> = const { RefCell::new(None) };
     static ZSTD_D: RefCell<Option<zstd::bulk::Decompressor<'static>>> = const { RefCell::new(None) };
 }
 
@@ -67,13 +68,34 @@ pub fn compress_lz4(input: &[u8], out: &mut Vec<u8>) {
 /// Appends the zstd compression of `input` to `out`. Returns false (leaving `out` as it
 /// was) if zstd fails, which only happens when it cannot allocate its context.
 pub fn compress_zstd(input: &[u8], level: i32, out: &mut Vec<u8>) -> bool {
+    compress_zstd_with(&ZSTD_C, false, input, level, out)
+}
+
+/// `compress_zstd` with the frame's content checksum (4 bytes), which decompression
+/// verifies.
+pub fn compress_zstd_checksummed(input: &[u8], level: i32, out: &mut Vec<u8>) -> bool {
+    compress_zstd_with(&ZSTD_C_CHECKSUM, true, input, level, out)
+}
+
+/// `compress_zstd` with the thread's compressor in `slot` (made with or without the
+/// content checksum, as `checksum` says).
+fn compress_zstd_with(
+    slot: &'static std::thread::LocalKey<RefCell<Option<(i32, zstd::bulk::Compressor<'static>)>>>,
+    checksum: bool,
+    input: &[u8],
+    level: i32,
+    out: &mut Vec<u8>,
+) -> bool {
     let level = level.clamp(zstd::compression_level_range().start().to_owned(), 22);
     let start = out.len();
     fallible::resize(out, start + zstd::zstd_safe::compress_bound(input.len()), 0);
-    let written = ZSTD_C.with(|cell| {
+    let written = slot.with(|cell| {
         let mut slot = cell.borrow_mut();
         if slot.as_ref().is_none_or(|(l, _)| *l != level) {
-            *slot = zstd::bulk::Compressor::new(level).ok().map(|c| (level, c));
+            let made = zstd::bulk::Compressor::new(level).and_then(|mut c| {
+                c.set_parameter(zstd::zstd_safe::CParameter::ChecksumFlag(checksum)).map(|()| c)
+            });
+            *slot = made.ok().map(|c| (level, c));
         }
         let (_, c) = slot.as_mut()?;
         c.compress_to_buffer(input, &mut out[start..]).ok()

@@ -40,43 +40,6 @@ const MAX_FRAME_RAW: usize = 64 * FRAME_RAW;
 /// Bytes before the frame table's entries: the count, the values per frame, the check.
 const HEAD_LEN: usize = 12;
 
-thread_local! {
-    /// zstd with its content checksum on, for frames (`compress::compress_zstd`'s
-    /// compressor writes none).
-    static FRAME_ZSTD: std::cell::RefCell<Option<(i32, zstd::bulk::Compressor<'static>)>> =
-        const { std::cell::RefCell::new(None) };
-}
-
-/// Appends `input` as one zstd frame with its content checksum to `out`; false (and
-/// `out` as it was) if zstd fails.
-fn compress_checked(input: &[u8], level: i32, out: &mut Vec<u8>) -> bool {
-    let start = out.len();
-    fallible::resize(out, start + zstd::zstd_safe::compress_bound(input.len()), 0);
-    let written = FRAME_ZSTD.with(|cell| {
-        let mut slot = cell.borrow_mut();
-        if slot.as_ref().is_none_or(|(l, _)| *l != level) {
-            *slot = zstd::bulk::Compressor::new(level)
-                .and_then(|mut c| {
-                    c.set_parameter(zstd::zstd_safe::CParameter::ChecksumFlag(true)).map(|()| c)
-                })
-                .ok()
-                .map(|c| (level, c));
-        }
-        let (_, c) = slot.as_mut()?;
-        c.compress_to_buffer(input, &mut out[start..]).ok()
-    });
-    match written {
-        Some(n) => {
-            out.truncate(start + n);
-            true
-        }
-        None => {
-            out.truncate(start);
-            false
-        }
-    }
-}
-
 /// The zstd frame magic number, and the bit of the frame header descriptor (the byte
 /// after it) that says the frame ends with its content checksum.
 const ZSTD_MAGIC: [u8; 4] = [0x28, 0xB5, 0x2F, 0xFD];
@@ -129,7 +92,7 @@ pub fn compress_frames(input: &[u8], cuts: &[usize], per_frame: u32, level: i32,
     let first = out.len();
     let mut from = 0;
     for (f, &end) in cuts.iter().enumerate() {
-        if !compress_checked(&input[from..end], level, out) {
+        if !compress::compress_zstd_checksummed(&input[from..end], level, out) {
             out.truncate(start);
             return false;
         }
