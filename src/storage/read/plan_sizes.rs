@@ -272,12 +272,8 @@ pub unsafe fn framed_shares(rel: pg_sys::Relation, natts: usize, atts: &[usize])
         shares
     } else {
         // Measured for another number of attributes (ALTER TABLE since).
-        SIZES.with(|s| {
-            // SAFETY: as above.
-            if let Some(e) = s.borrow_mut().get_mut(&unsafe { pages::storage_id(rel) }) {
-                e.framed = None;
-            }
-        });
+        // SAFETY: as above.
+        unsafe { forget(rel, |e| &mut e.framed) };
         // SAFETY: as above.
         unsafe { framed_shares(rel, natts, atts) }
     }
@@ -312,14 +308,25 @@ pub unsafe fn group_zones(rel: pg_sys::Relation, natts: usize, atts: &[usize]) -
     union.extend_from_slice(atts);
     union.sort_unstable();
     union.dedup();
-    SIZES.with(|s| {
-        // SAFETY: as above.
-        if let Some(e) = s.borrow_mut().get_mut(&unsafe { pages::storage_id(rel) }) {
-            e.zones = None;
-        }
-    });
+    // SAFETY: as above.
+    unsafe { forget(rel, |e| &mut e.zones) };
     // SAFETY: as above.
     unsafe { cached(rel, |e| &mut e.zones, |z, _| z.clone(), |now| compute(now, union)) }
+}
+
+/// Drops `rel`'s measurement that `slot` selects, so that the next `cached` call makes
+/// it again.
+///
+/// # Safety
+/// `rel` is open and locked, inside a transaction.
+unsafe fn forget<T>(rel: pg_sys::Relation, slot: impl Fn(&mut Sizes) -> &mut Option<Measured<T>>) {
+    // SAFETY: this fn's contract.
+    let storage_id = unsafe { pages::storage_id(rel) };
+    SIZES.with(|s| {
+        if let Some(e) = s.borrow_mut().get_mut(&storage_id) {
+            *slot(e) = None;
+        }
+    });
 }
 
 /// Zone statistics of some attributes in every row group.

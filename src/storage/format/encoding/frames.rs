@@ -45,14 +45,13 @@ const HEAD_LEN: usize = 12;
 const ZSTD_MAGIC: [u8; 4] = [0x28, 0xB5, 0x2F, 0xFD];
 const CHECKSUM_FLAG: u8 = 0x04;
 
-/// Decompresses `frame` (exactly `raw_len` bytes) into `out`, which zstd checks against
-/// the frame's content checksum; a frame without one is refused.
-fn decompress_checked(frame: &[u8], raw_len: usize, out: &mut Vec<u8>) -> Result<(), CorruptData> {
+/// Refuses a zstd frame whose header does not announce its content checksum (which
+/// decompression then verifies): a damaged descriptor byte must not turn the check off.
+fn require_checksum(frame: &[u8]) -> Result<(), CorruptData> {
     match frame.get(..5) {
-        Some(h) if h[..4] == ZSTD_MAGIC && h[4] & CHECKSUM_FLAG != 0 => {}
-        _ => return Err(CorruptData("zstd frame without its checksum")),
+        Some(h) if h[..4] == ZSTD_MAGIC && h[4] & CHECKSUM_FLAG != 0 => Ok(()),
+        _ => Err(CorruptData("zstd frame without its checksum")),
     }
-    compress::decompress(Compression::Zstd, frame, raw_len, out)
 }
 
 /// The CRC-32C that a `ZstdFrames` payload's `check` holds: of the vector's first 20
@@ -220,7 +219,8 @@ impl Frames {
                 // frame does not decompress).
                 let last = KEPT_FRAMES - 1;
                 let mut raw = kept[last].take().map(|(_, b)| b).unwrap_or_default();
-                decompress_checked(&scratch.stored, raw_len, &mut raw)?;
+                require_checksum(&scratch.stored)?;
+                compress::decompress(Compression::Zstd, &scratch.stored, raw_len, &mut raw)?;
                 kept[last] = Some((f, raw));
                 kept.rotate_right(1);
             }
@@ -230,7 +230,7 @@ impl Frames {
     }
 
     /// The raw bytes `at .. at + len` of the payload, appended to `out`: the frames they
-    /// lie in decompressed (`read_frame`) into `scratch`.
+    /// lie in decompressed (`with_frame`) into `scratch`.
     pub fn read_range(
         &self,
         at: usize,
@@ -276,9 +276,7 @@ pub fn decompress_frames(input: &[u8], raw_len: usize, out: &mut Vec<u8>) -> Res
         let ((at, len), (_, raw)) = frames.frame(f);
         let frame = &input[at..at + len];
         // Scans check the vector's own checksum; the frames' are checked by zstd on the way.
-        if frame.get(4).is_none_or(|d| d & CHECKSUM_FLAG == 0) {
-            return Err(CorruptData("zstd frame without its checksum"));
-        }
+        require_checksum(frame)?;
         compress::zstd_append(frame, raw, out)?;
     }
     Ok(())
