@@ -228,7 +228,7 @@ fn lz4_into(input: &[u8], out: &mut [u8]) -> Result<(), CorruptData> {
 }
 
 /// Decompresses `input` into `out` (cleared first), which must come out as exactly
-/// `raw_len` bytes.
+/// `raw_len` bytes. Not for `ZstdFrames` (`frames::decompress_frames`).
 pub fn decompress(
     method: Compression,
     input: &[u8],
@@ -238,7 +238,8 @@ pub fn decompress(
     out.clear();
     match method {
         Compression::ZstdPrefix => return decompress_prefixed(input, raw_len, out),
-        Compression::ZstdFrames => return super::frames::decompress_frames(input, raw_len, out),
+        // A layer above this one (`frames`, through `vector::decompress_payload`).
+        Compression::ZstdFrames => return Err(CorruptData("zstd frames decompressed as one payload")),
         Compression::None => {
             if input.len() != raw_len {
                 return Err(CorruptData("uncompressed length mismatch"));

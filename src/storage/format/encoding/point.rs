@@ -11,11 +11,11 @@
 
 use super::base::{CorruptData, PhysicalKind};
 use super::codec::{InPlace, Open, IN_PLACE_HEAD};
-use super::compress::{self, Compression};
+use super::compress::Compression;
 use super::decoded::{DecodedValues, DecodedVector};
 use super::rle;
 use super::table::EncodingId;
-use super::vector::{decode_vector, frame, Frame};
+use super::vector::{decode_vector, decompress_payload, frame, Frame};
 
 /// One row's value.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -410,7 +410,7 @@ fn payload(f: &Frame<'_>) -> Result<Vec<u8>, CorruptData> {
     if h.compression == Compression::None {
         payload.extend_from_slice(f.stored);
     } else {
-        compress::decompress(h.compression, f.stored, h.raw_len, &mut payload)?;
+        decompress_payload(h.compression, f.stored, h.raw_len, &mut payload)?;
     }
     if payload.len() != h.raw_len {
         return Err(CorruptData("vector payload length mismatch"));

@@ -959,8 +959,23 @@ fn raw_payload<'a>(h: &Header, stored: &'a [u8], buf: &'a mut Vec<u8>) -> Result
     if h.compression == Compression::None {
         Ok(stored)
     } else {
-        compress::decompress(h.compression, stored, h.raw_len, buf)?;
+        decompress_payload(h.compression, stored, h.raw_len, buf)?;
         Ok(buf)
+    }
+}
+
+/// A vector's stored payload decompressed into `out` (cleared first) as its header's
+/// `method` says: zstd frames by `frames`, which builds on `compress`; the others by
+/// `compress`.
+pub(super) fn decompress_payload(
+    method: Compression,
+    stored: &[u8],
+    raw_len: usize,
+    out: &mut Vec<u8>,
+) -> Result<(), CorruptData> {
+    match method {
+        Compression::ZstdFrames => frames::decompress_frames(stored, raw_len, out),
+        _ => compress::decompress(method, stored, raw_len, out),
     }
 }
 
