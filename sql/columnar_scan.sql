@@ -296,6 +296,29 @@ SELECT count(*), sum(b) FROM trickle WHERE a <= 300;
 DROP TABLE trickle;
 DROP PROCEDURE trickle_in;
 
+-- Past 1,000 row groups the planner's sums (rows, column sizes, zone maps, framed
+-- shares) share one reading of the row_group rows: a plan on a new connection reads
+-- them once, and the scan's start once more (each of the four read them itself before,
+-- five in all, and again each time other transactions' writes made one stale).
+CREATE TABLE many_groups (a int, b text) USING columnar WITH (autovacuum_enabled = off);
+CREATE PROCEDURE many_in(n int) LANGUAGE plpgsql AS $$
+BEGIN
+    FOR i IN 1..n LOOP
+        INSERT INTO many_groups VALUES (i, 'v' || i);
+        COMMIT;
+    END LOOP;
+END $$;
+CALL many_in(4200);
+\c
+BEGIN;
+SELECT pg_stat_get_xact_numscans('pgcolumnar.row_group_pkey'::regclass) AS s0 \gset
+EXPLAIN (COSTS OFF) SELECT b FROM many_groups WHERE a = 77;
+SELECT pg_stat_get_xact_numscans('pgcolumnar.row_group_pkey'::regclass) - :s0 AS row_group_reads;
+SELECT b FROM many_groups WHERE a = 77;
+COMMIT;
+DROP TABLE many_groups;
+DROP PROCEDURE many_in;
+
 DROP TABLE s, s_heap;
 DROP EXTENSION pgcolumnar;
 DROP SCHEMA pgcolumnar;

@@ -869,31 +869,28 @@ impl ColumnSizes {
     }
 }
 
-/// What plan-time pruning reads: every row group (as the catalog snapshot sees them),
-/// or, past `sample` row groups, an evenly spaced sample of about `sample` of them
-/// (every `sample_step`-th), without chunks; and how many there are. Those whose
-/// `row_group` row holds no zone maps (`zones`: inline metadata, an older install's)
-/// come with the chunks of the attributes numbered in `attnums`, read in one go; the
-/// others' chunks are read by `attach_chunks_of` for the groups a filter keeps.
+/// What plan-time pruning reads of `groups` (a storage's row groups as the catalog
+/// snapshot sees them, without chunks: `load_row_groups`): every one, or, past `sample`
+/// row groups, an evenly spaced sample of about `sample` of them (every
+/// `sample_step`-th). Those whose `row_group` row holds no zone maps (`zones`: inline
+/// metadata, an older install's) come with the chunks of the attributes numbered in
+/// `attnums`, read in one go; the others' chunks are read by `attach_chunks_of` for the
+/// groups a filter keeps.
 ///
 /// # Safety
 /// Call on the backend thread inside a transaction (it calls PostgreSQL, which may raise an
 /// error).
-pub unsafe fn load_row_groups_sampled(
+pub unsafe fn sample_row_groups(
     storage_id: u64,
+    groups: &[RowGroupMeta],
     attnums: &[i16],
     sample: usize,
-) -> (Vec<RowGroupMeta>, usize) {
+) -> Vec<RowGroupMeta> {
     // SAFETY: as `load_row_groups` with the catalog snapshot (this fn's contract).
     unsafe {
         let snapshot = std::ptr::null_mut();
-        let groups = load_row_groups(storage_id, snapshot, false);
-        let total = groups.len();
-        let picked: Vec<RowGroupMeta> = if total <= sample {
-            groups
-        } else {
-            groups.into_iter().step_by(sample_step(total, sample)).collect()
-        };
+        let picked: Vec<RowGroupMeta> =
+            groups.iter().step_by(sample_step(groups.len(), sample)).cloned().collect();
         // Groups whose row keeps no zone maps get their chunks, in one read for all.
         let (mut unsummed, mut picked): (Vec<_>, Vec<_>) =
             picked.into_iter().partition(|g| g.zones.is_none());
@@ -902,7 +899,7 @@ pub unsafe fn load_row_groups_sampled(
             picked.append(&mut unsummed);
             picked.sort_unstable_by_key(|g| g.first_row);
         }
-        (picked, total)
+        picked
     }
 }
 
@@ -1206,8 +1203,9 @@ unsafe fn found_again(
 /// sample of about as many, scaled.
 const SIZE_SAMPLE_GROUPS: usize = 16;
 
-/// Stored bytes per attribute (index attnum - 1) over the row groups visible to the
-/// catalog snapshot, and how many metadata rows a full sum reads: for planning. Past
+/// Stored bytes per attribute (index attnum - 1) over `groups` (a storage's row groups
+/// as the catalog snapshot sees them, without chunks: `load_row_groups`), and how many
+/// metadata rows a full sum reads: for planning. Past
 /// `SIZE_SAMPLE_GROUPS` row groups, the chunk rows of a sample of them, scaled by the
 /// stored bytes of all (their `row_group` rows) over those of the sample: a new
 /// connection's first plan of a wide table read every chunk row of it (for 10M rows of
@@ -1216,7 +1214,7 @@ const SIZE_SAMPLE_GROUPS: usize = 16;
 /// # Safety
 /// Call on the backend thread inside a transaction (it calls PostgreSQL, which may raise an
 /// error).
-pub unsafe fn column_bytes(storage_id: u64, natts: usize) -> ColumnSizes {
+pub unsafe fn column_bytes(storage_id: u64, groups: &[RowGroupMeta], natts: usize) -> ColumnSizes {
     // SAFETY: per this fn's contract we are on the backend thread inside a transaction, so
     // the metadata relations may be opened and scanned (relation, scan and tuple pointers
     // below come from the calls that return them and are used before being closed, ended
@@ -1227,7 +1225,6 @@ pub unsafe fn column_bytes(storage_id: u64, natts: usize) -> ColumnSizes {
             sizes.add(not_null(v[2], n[2], "chunk.attnum"), int8(v[4]))
         };
         let snapshot = std::ptr::null_mut();
-        let groups = load_row_groups(storage_id, snapshot, false);
         // Inline metadata is summed without parsing its vector directories, and a row
         // group's zone maps come with its chunks' sizes: neither needs its chunk rows.
         let add_in_row = |sizes: &mut ColumnSizes, g: &RowGroupMeta| {
@@ -1245,7 +1242,7 @@ pub unsafe fn column_bytes(storage_id: u64, natts: usize) -> ColumnSizes {
         };
         if groups.len() <= SIZE_SAMPLE_GROUPS {
             let mut others = hashbrown::HashSet::new();
-            for g in &groups {
+            for g in groups {
                 if !add_in_row(&mut sizes, g) {
                     others.insert(g.first_row);
                 }

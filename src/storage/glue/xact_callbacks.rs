@@ -30,6 +30,7 @@ unsafe extern "C-unwind" fn on_xact(event: pg_sys::XactEvent::Type, _arg: *mut s
             // The memory reserve a refused allocation spent is taken again.
             crate::storage::format::fallible::rearm();
             crate::storage::relation::prefetch::close_all();
+            crate::storage::read::plan_sizes::end_of_transaction();
         }
     }
 }
