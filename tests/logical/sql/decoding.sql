@@ -16,6 +16,16 @@ BEGIN
     EXECUTE format('INSERT INTO %I.audit (what) VALUES ($1)', TG_TABLE_SCHEMA) USING 'before ' || NEW.a;
     RETURN NEW;
 END $$;
+-- A row trigger that changes the key of the row an UPDATE writes: the old key is
+-- logged although the statement did not set it.
+CREATE FUNCTION rekey_row() RETURNS trigger
+LANGUAGE plpgsql AS $$
+BEGIN
+    IF NEW.v = 'rekey' THEN
+        NEW.k := NEW.k + 1000;
+    END IF;
+    RETURN NEW;
+END $$;
 CREATE FUNCTION checked(s text, g int) RETURNS int
 LANGUAGE plpgsql AS $$
 BEGIN
@@ -44,6 +54,13 @@ BEGIN
     CREATE TABLE by_index (a int NOT NULL, b text, c int);
     CREATE UNIQUE INDEX by_index_a ON by_index (a);
     ALTER TABLE by_index REPLICA IDENTITY USING INDEX by_index_a;
+    -- An identity key in the last column: an UPDATE or DELETE reads the row's other
+    -- columns only if it logs the whole row.
+    CREATE TABLE key_last (a int, b text, k int NOT NULL);
+    CREATE UNIQUE INDEX key_last_k ON key_last (k);
+    ALTER TABLE key_last REPLICA IDENTITY USING INDEX key_last_k;
+    CREATE TABLE rekeyed (k int PRIMARY KEY, v text);
+    CREATE TRIGGER rekey BEFORE UPDATE ON rekeyed FOR EACH ROW EXECUTE FUNCTION public.rekey_row();
     CREATE TABLE nothing_id (a int PRIMARY KEY, b text);
     ALTER TABLE nothing_id REPLICA IDENTITY NOTHING;
     CREATE TABLE dropped (a int PRIMARY KEY, gone text, b text);
@@ -152,6 +169,8 @@ BEGIN
     INSERT INTO full_id VALUES (1, 'a', '2020-01-01'), (2, NULL, NULL);
     INSERT INTO by_index VALUES (1, 'a', 10), (2, 'b', 20);
     INSERT INTO nothing_id VALUES (1, 'a'), (2, 'b');
+    INSERT INTO key_last VALUES (1, 'a', 10), (2, 'b', 20), (3, 'c', 30);
+    INSERT INTO rekeyed VALUES (1, 'x'), (2, 'y');
     INSERT INTO dropped VALUES (1, 'a'), (2, 'b');
     -- COPY of whole rows: past a dropped column, and of types parsed in Rust and by
     -- input functions (numeric, jsonb, an array).
@@ -167,6 +186,12 @@ BEGIN
     DELETE FROM by_index WHERE a = 1;
     UPDATE nothing_id SET b = 'bb' WHERE a = 2;
     DELETE FROM nothing_id WHERE a = 1;
+    UPDATE key_last SET b = 'not the key' WHERE k = 10;
+    UPDATE key_last SET k = 21, b = 'key changed' WHERE k = 20;
+    DELETE FROM key_last WHERE k = 30;
+    DELETE FROM key_last WHERE k = 10;
+    UPDATE rekeyed SET v = 'rekey' WHERE k = 1;
+    UPDATE rekeyed SET v = 'same key' WHERE k = 2;
     UPDATE dropped SET b = 'bb' WHERE a = 2;
     DELETE FROM dropped WHERE a = 1;
     COMMIT;
@@ -213,8 +238,8 @@ END $$;
 -- 1, binary messages with relation OIDs, schema names, LSNs, times and xids taken out).
 -- (Tables without a replica identity are left out: published, they could not be
 -- updated, on columnar as on heap.)
-CREATE PUBLICATION pub_h FOR TABLE h.t, h.copied, h.trig, h.audit, h.nested, h.full_id, h.by_index, h.dropped, h.parted, h.inh_parent, h.inh_child, h.ddl;
-CREATE PUBLICATION pub_c FOR TABLE c.t, c.copied, c.trig, c.audit, c.nested, c.full_id, c.by_index, c.dropped, c.parted, c.inh_parent, c.inh_child, c.ddl;
+CREATE PUBLICATION pub_h FOR TABLE h.t, h.copied, h.trig, h.audit, h.nested, h.full_id, h.by_index, h.key_last, h.rekeyed, h.dropped, h.parted, h.inh_parent, h.inh_child, h.ddl;
+CREATE PUBLICATION pub_c FOR TABLE c.t, c.copied, c.trig, c.audit, c.nested, c.full_id, c.by_index, c.key_last, c.rekeyed, c.dropped, c.parted, c.inh_parent, c.inh_child, c.ddl;
 CREATE TABLE stream (schema text, plugin text, n bigint, data text);
 CREATE PROCEDURE collect(s text)
 LANGUAGE plpgsql AS $$
