@@ -10,7 +10,6 @@ use crate::storage::format::logical_record::{self, RecordBuilder, TupleImage, Xi
 use crate::storage::format::tuple_image::{self, AttrShape};
 use crate::storage::relation::datum::{self, ColumnKind};
 use crate::storage::relation::pages::file_node;
-use crate::storage::relation::slot;
 use crate::storage::shared::error::not_configured;
 use pgrx::pg_sys;
 use std::cell::RefCell;
@@ -265,25 +264,14 @@ pub unsafe fn log_update(
         let mut record = RecordBuilder::new(file_node(rel));
         let identity = Identity::of(rel);
         let shapes = attr_shapes(rel);
-        let required = |old| match &identity {
+        add_old(&mut record, rel, &shapes, otid, &identity, |old| match &identity {
             Identity::Nothing => false,
             Identity::Full => true,
             Identity::Key(attrs) => {
                 pg_sys::slot_getallattrs(new_slot);
                 attrs.iter().any(|&i| !same_value(rel, i, old, new_slot))
             }
-        };
-        // The executor fetched the old row just before (its UPDATE forms the new row from
-        // it): read it there rather than fetching it again.
-        match slot::fetched_row((*rel).rd_id, otid) {
-            Some(old) if !matches!(identity, Identity::Nothing) => {
-                pg_sys::slot_getallattrs(old);
-                if required(old) {
-                    identity.add_old_tuple(&mut record, rel, &shapes, old);
-                }
-            }
-            _ => add_old(&mut record, rel, &shapes, otid, &identity, required),
-        }
+        });
         add_image(&mut record, rel, &shapes, new_slot, None, Tuple::New);
         write_record(logical_record::UPDATE, record.bytes(), true);
     }
@@ -348,16 +336,6 @@ impl Identity {
         }
     }
 
-    /// How many of a row's `natts` attributes (a prefix) must be decoded for what the
-    /// identity logs of it.
-    fn decoded(&self, natts: usize) -> usize {
-        match self {
-            Identity::Nothing => 0,
-            Identity::Full => natts,
-            Identity::Key(attrs) => attrs.iter().max().map_or(0, |&i| i + 1),
-        }
-    }
-
     /// Sets `record`'s old tuple to what the identity logs of the row in `old`: the
     /// whole row, or its key columns with NULL elsewhere.
     unsafe fn add_old_tuple(
@@ -397,14 +375,13 @@ unsafe fn add_old(
         if matches!(identity, Identity::Nothing) {
             return;
         }
-        let slot = pg_sys::MakeSingleTupleTableSlot((*rel).rd_att, slot::ops());
-        // Only the columns the identity logs are decoded (a key's: often the first).
-        row_change::with_any(rel, tid, slot, || {
-            pg_sys::slot_getsomeattrs(slot, identity.decoded(shapes.len()) as i32);
+        let slot = pg_sys::MakeSingleTupleTableSlot((*rel).rd_att, crate::storage::relation::slot::ops());
+        if row_change::fetch_any(rel, tid, slot) {
+            pg_sys::slot_getallattrs(slot);
             if required(slot) {
                 identity.add_old_tuple(record, rel, shapes, slot);
             }
-        });
+        }
         pg_sys::ExecDropSingleTupleTableSlot(slot);
     }
 }
@@ -489,15 +466,12 @@ unsafe fn add_image(
     // pointing at valid values of their types. `Datum` is a transparent machine word.
     unsafe {
         let natts = shapes.len();
-        // An identity key needs its columns only (the others are logged as NULL).
-        let decoded = only.map_or(natts, |keep| keep.iter().max().map_or(0, |&i| i + 1));
-        if ((*slot).tts_nvalid as usize) < decoded {
-            pg_sys::slot_getsomeattrs(slot, decoded as i32);
+        if ((*slot).tts_nvalid as usize) < natts {
+            pg_sys::slot_getallattrs(slot);
         }
-        // Past `decoded`, the arrays' entries are not read: those columns are NULL here.
         let values = std::slice::from_raw_parts((*slot).tts_values as *const usize, natts);
         let nulls = std::slice::from_raw_parts((*slot).tts_isnull, natts);
-        let is_null = |i: usize| only.is_some_and(|keep| !keep.contains(&i)) || nulls[i];
+        let is_null = |i: usize| nulls[i] || only.is_some_and(|keep| !keep.contains(&i));
         let fill = |out: &mut Vec<u8>| tuple_image::append(shapes, values, is_null, out);
         let added = match which {
             Tuple::Old => record.set_old_filled(fill),

@@ -351,29 +351,6 @@ pub(super) unsafe fn fetch_any(
     }
 }
 
-/// Stores the row at `tid` in `slot`, deleted or not, its columns decoded as `f` asks
-/// for them, and returns what `f` does with it; None if there is no row. The slot is
-/// emptied after (its values point into the fetch).
-///
-/// # Safety
-/// As `fetch_any`.
-pub(super) unsafe fn with_any<R>(
-    rel: pg_sys::Relation,
-    tid: &pg_sys::ItemPointerData,
-    slot: *mut pg_sys::TupleTableSlot,
-    f: impl FnOnce() -> R,
-) -> Option<R> {
-    // SAFETY: as `fetch_any` (this fn's contract); the fetcher outlives every use of the
-    // slot's values, which are gone with its clear.
-    unsafe {
-        let mut fetcher = Fetcher::new(rel);
-        let found = fetcher.fetch(tid, &raw mut pg_sys::SnapshotAnyData, slot);
-        let result = found.then(f);
-        pg_sys::ExecClearTuple(slot);
-        result
-    }
-}
-
 /// Whether this transaction wrote the row with command `cid` or a later one.
 unsafe fn inserted_by_this_command(t: &Target, cid: pg_sys::CommandId) -> bool {
     // SAFETY: we are on the backend thread inside a transaction (this fn's contract), and

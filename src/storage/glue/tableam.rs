@@ -401,10 +401,6 @@ unsafe extern "C-unwind" fn tuple_fetch_row_version(
         let found = fetcher.fetch(&*tid, snapshot, slot);
         if found {
             pg_sys::ExecMaterializeSlot(slot);
-            // (A dirty snapshot's fetch of a row still being written stores NULLs.)
-            if snapshot.is_null() || (*snapshot).snapshot_type != pg_sys::SnapshotType::SNAPSHOT_DIRTY {
-                crate::storage::relation::slot::remember_fetched(slot, (*rel).rd_id, &*tid);
-            }
         }
         drop(fetcher);
         found

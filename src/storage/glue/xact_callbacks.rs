@@ -31,7 +31,6 @@ unsafe extern "C-unwind" fn on_xact(event: pg_sys::XactEvent::Type, _arg: *mut s
             crate::storage::format::fallible::rearm();
             crate::storage::relation::prefetch::close_all();
             crate::storage::read::plan_sizes::end_of_transaction();
-            crate::storage::relation::slot::forget_fetched();
         }
     }
 }
@@ -53,8 +52,6 @@ unsafe extern "C-unwind" fn on_subxact(
             // A savepoint rolled back past a refused allocation: its reserve is taken
             // again for what the transaction does next.
             crate::storage::format::fallible::rearm();
-            // The aborted subtransaction's slots may be gone without their release.
-            crate::storage::relation::slot::forget_fetched();
         }
     }
 }

@@ -162,7 +162,6 @@ unsafe extern "C-unwind" fn clear(slot: *mut pg_sys::TupleTableSlot) {
     // make `ColumnarSlot`s (their `base_slot_size`), so `slot` may be cast to one; it is
     // valid for this call.
     unsafe {
-        forget_fetched_in(slot);
         drop_lazy(slot);
         (pg_sys::TTSOpsVirtual.clear.unwrap())(slot);
     }
@@ -174,7 +173,6 @@ unsafe extern "C-unwind" fn release(slot: *mut pg_sys::TupleTableSlot) {
     // make `ColumnarSlot`s (their `base_slot_size`), so `slot` may be cast to one; it is
     // valid for this call.
     unsafe {
-        forget_fetched_in(slot);
         drop_lazy(slot);
         (pg_sys::TTSOpsVirtual.release.unwrap())(slot);
     }
@@ -221,7 +219,6 @@ unsafe extern "C-unwind" fn copyslot(dst: *mut pg_sys::TupleTableSlot, src: *mut
     // (see `ops()`); `src` is any valid slot, read only through its own ops and fields.
     unsafe {
         // The virtual copy clears `dst` without going through its callbacks.
-        forget_fetched_in(dst);
         drop_lazy(dst);
         (pg_sys::TTSOpsVirtual.copyslot.unwrap())(dst, src);
         // The copy is the same row: keep where it is and who wrote it, as heap's copies
@@ -278,123 +275,8 @@ unsafe extern "C-unwind" fn drop_with_context(arg: *mut std::ffi::c_void) {
     // in the memory context being reset or deleted, so it is still valid while the callback
     // runs.
     unsafe {
-        FETCHED.with(|f| {
-            if f.get().is_some_and(|x| std::ptr::eq(x.cell, arg as *mut LazyCell)) {
-                f.set(None);
-            }
-        });
         (*(arg as *mut LazyCell)).row = None;
         (*(arg as *mut LazyCell)).spare = None;
-    }
-}
-
-/// Gives `s` its LazyCell if it has none yet.
-///
-/// # Safety
-/// `s` must be a valid columnar slot; on the backend thread (it calls PostgreSQL, which
-/// may raise an error).
-unsafe fn ensure_cell(s: *mut ColumnarSlot) {
-    // SAFETY: `s` is a valid columnar slot (this fn's contract), whose `cell` is NULL or
-    // ours; the cell is allocated in the slot's memory context and zeroed, and its fields
-    // are written before being read.
-    unsafe {
-        if !(*s).cell.is_null() {
-            return;
-        }
-        let slot = s as *mut pg_sys::TupleTableSlot;
-        let cell = pg_sys::MemoryContextAllocZero((*slot).tts_mcxt, std::mem::size_of::<LazyCell>())
-            as *mut LazyCell;
-        // Zeroed memory is not a valid `None` for every Option: write the fields.
-        std::ptr::addr_of_mut!((*cell).row).write(None);
-        std::ptr::addr_of_mut!((*cell).spare).write(None);
-        (*cell).callback.func = Some(drop_with_context);
-        (*cell).callback.arg = cell as *mut std::ffi::c_void;
-        pg_sys::MemoryContextRegisterResetCallback((*slot).tts_mcxt, &mut (*cell).callback);
-        (*s).cell = cell;
-    }
-}
-
-/// A row version `tuple_fetch_row_version` stored whole in a columnar slot: the slot,
-/// its LazyCell (whose memory context's reset forgets it), the relation and the row's
-/// TID. An UPDATE's executor fetches the old row into a slot of its own just before it
-/// calls `tuple_update`, which logs the old row's replica identity for logical decoding
-/// (`change::logical_log`): from this slot, rather than by fetching the row again.
-#[derive(Clone, Copy)]
-struct Fetched {
-    slot: *mut pg_sys::TupleTableSlot,
-    cell: *mut LazyCell,
-    relid: pg_sys::Oid,
-    tid: [u16; 3],
-}
-
-thread_local! {
-    static FETCHED: std::cell::Cell<Option<Fetched>> = const { std::cell::Cell::new(None) };
-}
-
-fn tid_key(tid: &pg_sys::ItemPointerData) -> [u16; 3] {
-    [tid.ip_blkid.bi_hi, tid.ip_blkid.bi_lo, tid.ip_posid]
-}
-
-/// Forgets the fetched row `slot` held: it is emptied, copied into or released.
-fn forget_fetched_in(slot: *mut pg_sys::TupleTableSlot) {
-    FETCHED.with(|f| {
-        if f.get().is_some_and(|x| std::ptr::eq(x.slot, slot)) {
-            f.set(None);
-        }
-    });
-}
-
-/// Forgets any fetched row: at the end of every transaction.
-pub fn forget_fetched() {
-    FETCHED.with(|f| f.set(None));
-}
-
-/// Remembers that `slot` holds the whole row at `tid` of relation `relid`, fetched and
-/// materialized (see `Fetched`). Only a columnar slot that decodes every attribute (no
-/// `needed` set) is remembered.
-///
-/// # Safety
-/// `slot` must be a valid tuple slot holding that row; on the backend thread (it calls
-/// PostgreSQL, which may raise an error).
-pub unsafe fn remember_fetched(
-    slot: *mut pg_sys::TupleTableSlot,
-    relid: pg_sys::Oid,
-    tid: &pg_sys::ItemPointerData,
-) {
-    // SAFETY: `slot` is a valid tuple slot (this fn's contract); a columnar one is a
-    // `ColumnarSlot`.
-    unsafe {
-        if !is_columnar(slot) || needed_bits(slot).is_some() {
-            return;
-        }
-        let s = slot as *mut ColumnarSlot;
-        ensure_cell(s);
-        FETCHED.with(|f| f.set(Some(Fetched { slot, cell: (*s).cell, relid, tid: tid_key(tid) })));
-    }
-}
-
-/// The slot that holds the whole row at `tid` of relation `relid` as last fetched
-/// (`remember_fetched`), if it still does.
-///
-/// # Safety
-/// On the backend thread.
-pub unsafe fn fetched_row(
-    relid: pg_sys::Oid,
-    tid: &pg_sys::ItemPointerData,
-) -> Option<*mut pg_sys::TupleTableSlot> {
-    let f = FETCHED.with(|f| f.get())?;
-    if f.relid != relid || f.tid != tid_key(tid) {
-        return None;
-    }
-    // SAFETY: a remembered slot is forgotten when it is emptied, copied into, released or
-    // its memory context reset (and at every transaction's end), so it is still a valid
-    // slot here; its fields say whether it holds that row.
-    unsafe {
-        let slot = f.slot;
-        let holds = (*slot).tts_flags & pg_sys::TTS_FLAG_EMPTY as u16 == 0
-            && (*slot).tts_tableOid == relid
-            && tid_key(&(*slot).tts_tid) == f.tid;
-        holds.then_some(slot)
     }
 }
 
@@ -410,7 +292,17 @@ pub unsafe fn set_lazy(slot: *mut pg_sys::TupleTableSlot, row: impl LazyColumns 
     // thread, where MemoryContext calls are allowed.
     unsafe {
         let s = slot as *mut ColumnarSlot;
-        ensure_cell(s);
+        if (*s).cell.is_null() {
+            let cell = pg_sys::MemoryContextAllocZero((*slot).tts_mcxt, std::mem::size_of::<LazyCell>())
+                as *mut LazyCell;
+            // Zeroed memory is not a valid `None` for every Option: write the fields.
+            std::ptr::addr_of_mut!((*cell).row).write(None);
+            std::ptr::addr_of_mut!((*cell).spare).write(None);
+            (*cell).callback.func = Some(drop_with_context);
+            (*cell).callback.arg = cell as *mut std::ffi::c_void;
+            pg_sys::MemoryContextRegisterResetCallback((*slot).tts_mcxt, &mut (*cell).callback);
+            (*s).cell = cell;
+        }
         let mut row = row;
         if let Some(arena) = (*(*s).cell).spare.take() {
             row.use_arena(arena);
@@ -445,7 +337,6 @@ pub unsafe fn clear_in_place(slot: *mut pg_sys::TupleTableSlot) -> bool {
             return false;
         }
         // What tts_virtual_clear does to a slot without values of its own.
-        forget_fetched_in(slot);
         (*slot).tts_nvalid = 0;
         (*slot).tts_flags |= pg_sys::TTS_FLAG_EMPTY as u16;
         true

@@ -177,6 +177,12 @@ BEGIN
     COPY dropped FROM PROGRAM 'printf "3\tcopied\n4\t\\\\N\n"';
     COPY t FROM PROGRAM 'printf "600\tall\t-12.50\t2024-03-04 05:06:07+00\tt\t1.25\t\\\\N\t{\"k\": [1, 2]}\t{a,\"b c\"}\tbig\n"';
     COMMIT;
+    -- Through index scans where there is an index: a DELETE logs the identity of the
+    -- row its scan holds, an UPDATE that of the old row it fetched (read where they are,
+    -- on columnar).
+    SET LOCAL enable_seqscan = off;
+    SET LOCAL enable_bitmapscan = off;
+    SET LOCAL pgcolumnar.enable_columnar_scan = off;
     UPDATE no_key SET b = 'bb' WHERE a = 2;
     DELETE FROM no_key WHERE a = 1;
     UPDATE full_id SET b = 'changed' WHERE a = 1;
