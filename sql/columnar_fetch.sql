@@ -285,14 +285,15 @@ INSERT INTO pd SELECT g, g * 2 FROM generate_series(1, 20000) g;
 CREATE INDEX pd_id ON pd (id);
 CREATE TABLE pdh AS SELECT * FROM pd;
 CREATE INDEX pdh_id ON pdh (id);
--- Ten marks in the first bucket of 8192 rows, forty in the second.
+-- Ten marks in the first bucket of 8192 rows, forty in the second, deleted through the
+-- index (which finds the row group crowded: below).
+SET enable_seqscan = off; SET enable_bitmapscan = off; SET pgcolumnar.enable_columnar_scan = off;
 DO $$ BEGIN
   FOR i IN 1..10 LOOP DELETE FROM pd WHERE id = i * 100; DELETE FROM pdh WHERE id = i * 100; END LOOP;
   FOR i IN 1..40 LOOP
     DELETE FROM pd WHERE id = 10000 + i * 2; DELETE FROM pdh WHERE id = 10000 + i * 2;
   END LOOP;
 END $$;
-SET enable_seqscan = off; SET enable_bitmapscan = off; SET pgcolumnar.enable_columnar_scan = off;
 EXPLAIN (COSTS OFF) SELECT count(*), sum(v) FROM pd WHERE id BETWEEN 1 AND 60;
 CREATE FUNCTION mark_lookups() RETURNS bigint LANGUAGE sql AS
   $$ SELECT idx_scan FROM pg_stat_xact_all_tables WHERE relid = 'pgcolumnar.row_mark'::regclass $$;

@@ -40,9 +40,11 @@ SELECT jit_steps('SELECT g, sum(v) * 2 + 1, count(*) FROM jit_col GROUP BY g');
 -- The same query on heap: its whole cost counts, and is above.
 SELECT jit_steps('SELECT g, sum(v) * 2 + 1, count(*) FROM jit_heap GROUP BY g');
 RESET pgcolumnar.enable_vector_agg;
--- Core's rule on request.
+-- Core's rule on request (a threshold below the fold's whole cost).
 SET pgcolumnar.jit_excludes_columnar = off;
+SET jit_above_cost = 300;
 SELECT jit_steps('SELECT g, sum(v) * 2 + 1, count(*) FROM jit_col GROUP BY g');
+SET jit_above_cost = 500;
 RESET pgcolumnar.jit_excludes_columnar;
 -- Work above our nodes that passes a threshold is still compiled: a hash join with a
 -- heap table on an expression is compiled, but not inlined or optimized (the whole

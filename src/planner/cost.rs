@@ -5,9 +5,55 @@
 // bench/results/calibration.json), in PostgreSQL's cost units: a heap sequential scan's
 // time over its estimated cost is the yardstick.
 
-/// CPU cost of reading and decoding one value in a ColumnarScan, in units of
-/// `cpu_operator_cost` (calibrated: 1.98).
-pub const DECODE_PER_VALUE: f64 = 2.0;
+/// CPU cost of reading and decoding one value of a column stored as integers (integers,
+/// dates, timestamps, numerics that fit 64-bit mantissas: bit-unpacked, and compared
+/// still packed by a pushed test) in a ColumnarScan, in units of `cpu_operator_cost`
+/// (measured: 0.17).
+pub const DECODE_INTEGER: f64 = 0.2;
+
+/// The same for a column of floats (calibrated: 0.70-0.77, random floats in ALP_rd).
+pub const DECODE_FLOAT: f64 = 0.75;
+
+/// The same for byte strings, per byte a value takes stored, beyond `DECODE_INTEGER`
+/// (dictionary codes take a fraction of a byte; long text is decompressed), in units of
+/// `cpu_operator_cost` (calibrated: 0.68, md5 text in zstd frames).
+pub const DECODE_PER_STORED_BYTE: f64 = 0.7;
+
+/// How a column's values are stored, which decides what decoding one costs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StoredAs {
+    Integers,
+    Floats,
+    ByteStrings,
+}
+
+/// CPU cost of decoding one value of a column stored `as`, whose values take
+/// `stored_bytes` each on average, in units of `cpu_operator_cost`.
+pub fn decode_per_value(stored: StoredAs, stored_bytes: f64) -> f64 {
+    match stored {
+        StoredAs::Integers => DECODE_INTEGER,
+        StoredAs::Floats => DECODE_FLOAT,
+        StoredAs::ByteStrings => DECODE_INTEGER + stored_bytes.max(0.0) * DECODE_PER_STORED_BYTE,
+    }
+}
+
+/// The part of `decode_per_value` a later column pays for every value of a vector once
+/// one of its rows is wanted: floats are decoded whole, and byte strings decompressed
+/// whole; integers and dictionary codes are read where the rows lie (`late_decode_share`).
+pub fn decoded_whole(stored: StoredAs, stored_bytes: f64) -> f64 {
+    match stored {
+        StoredAs::Integers => 0.0,
+        StoredAs::Floats => DECODE_FLOAT,
+        StoredAs::ByteStrings => stored_bytes.max(0.0) * DECODE_PER_STORED_BYTE,
+    }
+}
+
+/// Per row read, what later columns costing `decode` per value (`decoded_whole` of it
+/// `whole`) cost when a filter keeps `selectivity` of the rows.
+fn later_columns(decode: f64, whole: f64, selectivity: f64) -> f64 {
+    let whole = whole.clamp(0.0, decode.max(0.0));
+    (decode - whole) * late_decode_share(selectivity) + whole * vectors_with_survivors(selectivity)
+}
 
 /// CPU cost of one pushed test on one value, in units of `cpu_operator_cost`
 /// (calibrated: 0.44): a kernel's compare in a tight loop.
@@ -38,6 +84,12 @@ pub struct ScanInput {
     /// Rows stored and columns decoded.
     pub rows: f64,
     pub columns_read: usize,
+    /// What decoding one value of each column read costs (`decode_per_value`), summed
+    /// over the pushed filter's columns and over the others; and of the others', the
+    /// part paid for whole vectors (`decoded_whole`).
+    pub filter_decode: f64,
+    pub other_decode: f64,
+    pub other_whole: f64,
     /// Per-row cost of the quals the executor evaluates on the scan's output.
     pub qual_per_row: f64,
     /// The pushed filter: the columns it reads (of `columns_read`), its tests, and the
@@ -81,9 +133,10 @@ pub fn pages_read(input: &ScanInput) -> f64 {
     (input.pages * (input.bytes_read / input.bytes_all).min(1.0)).ceil()
 }
 
-/// CPU cost of decoding `columns` columns of `rows` rows.
-pub fn decode_cost(rows: f64, columns: usize, p: &CostParams) -> f64 {
-    rows * columns as f64 * DECODE_PER_VALUE * p.cpu_operator_cost
+/// CPU cost of decoding `rows` rows of columns whose values cost `per_row` together
+/// (`decode_per_value` summed).
+pub fn decode_cost(rows: f64, per_row: f64, p: &CostParams) -> f64 {
+    rows * per_row * p.cpu_operator_cost
 }
 
 /// Opening a stored vector for fetches (reading it, checking its checksum, keeping it
@@ -352,10 +405,9 @@ pub fn columnar_scan_components(input: &ScanInput, p: &CostParams) -> ScanCost {
     let selectivity = if pushed { input.filter_selectivity.clamp(0.0, 1.0) } else { 1.0 };
     // The selectivity is over the whole table; among the rows read it is higher.
     let selectivity_read = if zone > 0.0 { (selectivity / zone).min(1.0) } else { 0.0 };
-    let other_columns = input.columns_read.saturating_sub(input.filter_columns);
-    let decoded_values =
-        input.filter_columns as f64 + other_columns as f64 * late_decode_share(selectivity_read);
-    let decode = scanned * decoded_values * DECODE_PER_VALUE * p.cpu_operator_cost;
+    let per_row =
+        input.filter_decode + later_columns(input.other_decode, input.other_whole, selectivity_read);
+    let decode = decode_cost(scanned, per_row, p);
     let filter = scanned * input.filter_tests as f64 * FILTER_PER_VALUE * p.cpu_operator_cost;
     let rows_out = (input.rows * selectivity).min(scanned);
     let output = rows_out * (OUTPUT_PER_ROW * p.cpu_tuple_cost + input.qual_per_row);
@@ -373,7 +425,7 @@ pub const JOIN_PROBE_PER_VALUE: f64 = 1.0;
 /// decoded and probed; the pushed filter then decodes its columns only in vectors with
 /// a row left and tests only the rows left; the other columns are decoded only in
 /// vectors with a row left after both. `columns_read` counts the key column, which is
-/// taken as none of the pushed filter's.
+/// taken as none of the pushed filter's, and as costing what the others do on average.
 pub fn join_filtered_scan(input: &ScanInput, fraction: f64, p: &CostParams) -> ScanCost {
     let base = columnar_scan_components(input, p);
     let f = fraction.clamp(0.0, 1.0);
@@ -382,12 +434,15 @@ pub fn join_filtered_scan(input: &ScanInput, fraction: f64, p: &CostParams) -> S
     let pushed = input.filter_tests > 0;
     let selectivity = if pushed { input.filter_selectivity.clamp(0.0, 1.0) } else { 1.0 };
     let selectivity_read = if zone > 0.0 { (selectivity / zone).min(1.0) } else { 0.0 };
-    let filter_columns = input.filter_columns.min(input.columns_read.saturating_sub(1));
-    let others = input.columns_read.saturating_sub(1 + filter_columns);
-    let decoded_values = 1.0
-        + filter_columns as f64 * late_decode_share(f)
-        + others as f64 * late_decode_share(f * selectivity_read);
-    let decode = scanned * decoded_values * DECODE_PER_VALUE * p.cpu_operator_cost;
+    let others = input.columns_read.saturating_sub(input.filter_columns).max(1);
+    let key = input.other_decode / others as f64;
+    let rest = input.other_decode - key;
+    let rest_whole =
+        if input.other_decode > 0.0 { input.other_whole * rest / input.other_decode } else { 0.0 };
+    let per_row = key
+        + input.filter_decode * late_decode_share(f)
+        + later_columns(rest, rest_whole, f * selectivity_read);
+    let decode = decode_cost(scanned, per_row, p);
     let filter = scanned * JOIN_PROBE_PER_VALUE * p.cpu_operator_cost
         + scanned * f * input.filter_tests as f64 * FILTER_PER_VALUE * p.cpu_operator_cost;
     ScanCost { io: base.io, decode, filter, output: base.output * f, rows_out: base.rows_out * f }
@@ -461,6 +516,12 @@ pub fn columnar_agg_components(input: &AggInput, p: &CostParams) -> AggCost {
 /// made into Datums, and the dictionary is looked up once per entry).
 pub const KEY_PER_VALUE: f64 = 0.5;
 
+/// Per value of the ordering column a LastPoint ranks, what decoding it costs, in units
+/// of `cpu_operator_cost`: the flat decode cost every column had before decoding was
+/// priced by how a column is stored. Not measured again since: LastPoint's plan choices
+/// (bench/plan_choice.py) were checked with it.
+pub const RANK_DECODE_PER_VALUE: f64 = 2.0;
+
 /// What a LastPoint over zone maps reads and ranks.
 #[derive(Debug, Clone, Copy)]
 pub struct LastPointInput {
@@ -487,7 +548,7 @@ pub fn last_point_zones(i: &LastPointInput, p: &CostParams) -> f64 {
     let io = if i.bytes_all > 0.0 { (i.pages * bytes / i.bytes_all).ceil() } else { 0.0 } * p.seq_page_cost;
     let keys = i.rows * KEY_PER_VALUE * p.cpu_operator_cost;
     let rank = i.rows_ranked
-        * (DECODE_PER_VALUE + FOLD_PER_VALUE + i.filter_tests as f64 * FILTER_PER_VALUE)
+        * (RANK_DECODE_PER_VALUE + FOLD_PER_VALUE + i.filter_tests as f64 * FILTER_PER_VALUE)
         * p.cpu_operator_cost;
     let fetch = i.winners
         * ((FETCH_PER_ROW + i.fetch_columns as f64 * FETCH_PER_VALUE) * p.cpu_tuple_cost
@@ -530,12 +591,57 @@ mod tests {
             bytes_read,
             rows: 1.0e6,
             columns_read,
+            filter_decode: 0.0,
+            other_decode: columns_read as f64 * DECODE_FLOAT,
+            other_whole: 0.0,
             qual_per_row: 0.0,
             filter_columns: 0,
             filter_tests: 0,
             filter_selectivity: 1.0,
             zone_fraction: 1.0,
         }
+    }
+
+    /// `scan` with a pushed filter on `columns` of its columns (floats, as all of them).
+    fn filtered(columns: usize, tests: usize, selectivity: f64, scan: ScanInput) -> ScanInput {
+        ScanInput {
+            filter_columns: columns,
+            filter_tests: tests,
+            filter_selectivity: selectivity,
+            filter_decode: columns as f64 * DECODE_FLOAT,
+            other_decode: scan.columns_read.saturating_sub(columns) as f64 * DECODE_FLOAT,
+            ..scan
+        }
+    }
+
+    #[test]
+    fn decoding_costs_by_how_a_column_is_stored() {
+        let int = decode_per_value(StoredAs::Integers, 2.0);
+        let float = decode_per_value(StoredAs::Floats, 7.0);
+        // Dictionary codes take a fraction of a byte: about an integer's cost.
+        let codes = decode_per_value(StoredAs::ByteStrings, 0.06);
+        // md5 text in zstd frames: 17.5 bytes a value, decompressed.
+        let hashes = decode_per_value(StoredAs::ByteStrings, 17.5);
+        assert!(int < float && codes < float && codes < 1.5 * int);
+        assert!(hashes > 10.0 * float, "{hashes}");
+        assert_eq!(decode_per_value(StoredAs::ByteStrings, -1.0), DECODE_INTEGER);
+    }
+
+    #[test]
+    fn long_text_is_decompressed_whole_where_a_row_is_left() {
+        // 36 rows of 260,000 left: a quarter of the vectors keep one, and their text is
+        // decompressed whole; their integers are read where the rows lie.
+        let text = decode_per_value(StoredAs::ByteStrings, 35.0);
+        let whole = decoded_whole(StoredAs::ByteStrings, 35.0);
+        assert!(whole > 0.9 * text && decoded_whole(StoredAs::Integers, 8.0) == 0.0);
+        let base = filtered(1, 1, 1.4e-4, ScanInput { rows: 2.6e5, ..input(2.0e7, 2) });
+        let texts =
+            columnar_scan_components(&ScanInput { other_decode: text, other_whole: whole, ..base }, &P);
+        let ints = columnar_scan_components(&ScanInput { other_decode: text, other_whole: 0.0, ..base }, &P);
+        let survivors = vectors_with_survivors(1.4e-4);
+        assert!(texts.decode >= 2.6e5 * survivors * whole * P.cpu_operator_cost, "{}", texts.decode);
+        let filter = decode_cost(2.6e5, base.filter_decode, &P);
+        assert!(ints.decode - filter < (texts.decode - filter) / 20.0, "{} {}", ints.decode, texts.decode);
     }
 
     #[test]
@@ -550,14 +656,16 @@ mod tests {
 
     #[test]
     fn row_groups_pruned_at_plan_time_are_not_paid_for() {
-        let pushed =
-            ScanInput { filter_columns: 1, filter_tests: 1, filter_selectivity: 0.01, ..input(2.0e6, 2) };
+        let pushed = filtered(1, 1, 0.01, input(2.0e6, 2));
         let pruned = ScanInput { zone_fraction: 0.02, ..pushed };
         let a = columnar_scan_components(&pushed, &P);
         let b = columnar_scan_components(&pruned, &P);
         assert!(b.io <= a.io * 0.03 && b.filter < a.filter * 0.03);
         // The rows read decode at most both columns each.
-        assert!(b.decode <= decode_cost(1.0e6 * 0.02, 2, &P) * 1.0001 && b.decode < a.decode * 0.05);
+        assert!(
+            b.decode <= decode_cost(1.0e6 * 0.02, 2.0 * DECODE_FLOAT, &P) * 1.0001
+                && b.decode < a.decode * 0.05
+        );
         assert_eq!(a.rows_out, b.rows_out);
     }
 
@@ -565,8 +673,7 @@ mod tests {
     fn a_pushed_filter_costs_less_than_the_executor_qual() {
         let mut executor = input(2.0e6, 2);
         executor.qual_per_row = 2.0 * P.cpu_operator_cost;
-        let pushed =
-            ScanInput { filter_columns: 1, filter_tests: 2, filter_selectivity: 0.01, ..input(2.0e6, 2) };
+        let pushed = filtered(1, 2, 0.01, input(2.0e6, 2));
         let a = columnar_scan_components(&executor, &P);
         let b = columnar_scan_components(&pushed, &P);
         assert!(b.total() < a.total());
@@ -717,7 +824,7 @@ mod tests {
         let all = columnar_scan(&input(8.0e6, 12), &P);
         assert!(one.total < all.total);
         // Full projection: 1000 pages + 12 values/row decode + the output per row.
-        let expected = 1000.0 + 1.0e6 * 12.0 * DECODE_PER_VALUE * 0.0025 + 1.0e6 * OUTPUT_PER_ROW * 0.01;
+        let expected = 1000.0 + 1.0e6 * 12.0 * DECODE_FLOAT * 0.0025 + 1.0e6 * OUTPUT_PER_ROW * 0.01;
         assert!((all.total - expected).abs() < 1e-6);
     }
 
@@ -747,13 +854,7 @@ mod tests {
         // row of the keys, so the filter's columns are still decoded, but the filter runs
         // on the rows left, and the two output columns are decoded where a row passes both.
         let p = P;
-        let scan = ScanInput {
-            rows: 6e6,
-            filter_columns: 3,
-            filter_tests: 9,
-            filter_selectivity: 0.0186,
-            ..input(5.6e7, 6)
-        };
+        let scan = filtered(3, 9, 0.0186, ScanInput { rows: 6e6, ..input(5.6e7, 6) });
         let c = columnar_scan_components(&scan, &p);
         let keyed = join_filtered_scan(&scan, 0.0024, &p);
         assert!(keyed.filter < 0.3 * c.filter, "{} {}", keyed.filter, c.filter);

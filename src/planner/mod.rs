@@ -5,6 +5,7 @@
 pub mod agg_args;
 pub mod agg_path;
 pub mod aggregates;
+pub mod column_decode;
 pub mod column_stats;
 pub mod cost;
 pub mod custompath;

@@ -2,6 +2,7 @@
 //! `ColumnarScan` priced by the bytes of the columns the query uses, and core's own scan
 //! paths repriced with what a columnar table costs.
 
+use super::column_decode::DecodeCosts;
 use super::cost::{self, CostParams, ScanInput};
 use super::custompath::{self, CustomPathKind};
 use super::quals;
@@ -133,7 +134,7 @@ pub unsafe fn add_paths(
             };
             // Core's own paths get the costs a columnar table really has, whether or not
             // ColumnarScan is offered.
-            reprice_seq_scans(rel, natts_live(relation), &params);
+            reprice_seq_scans(rel, relation, &params);
             // A fetch decodes the columns the plan reads of it (exec::fetch_columns).
             let fetched = fetch_columns(relation, &attnums, (*rel).tuples);
             let dropped = index_paths_core_dropped(root, rel);
@@ -170,13 +171,17 @@ unsafe fn add_scan_path(
 ) {
     // SAFETY: `relation` is the open, locked columnar relation of `rel` (from `add_paths`):
     // rd_att is valid and its column sizes may be read.
-    let bytes = unsafe {
+    let (bytes, decode) = unsafe {
         let natts = (*(*relation).rd_att).natts as usize;
-        plan_sizes::column_bytes(relation, natts)
+        let bytes = plan_sizes::column_bytes(relation, natts);
+        let decode = DecodeCosts::of(relation, &bytes, (*rel).tuples);
+        (bytes, decode)
     };
     // SAFETY: `root` and `rel` are the planner's live nodes (from `add_paths`), and
     // `translations` and `base` were made for `rel`.
     let q = unsafe { path_quals(root, rel, translations, base) };
+    let filter_attributes = q.pushdown.filter.as_ref().map_or_else(Vec::new, |f| f.attributes());
+    let others = attnums.iter().map(|&a| a as usize - 1).filter(|a| !filter_attributes.contains(a));
     // The pushed filter is the base relation's quals, and for a parameterized path
     // join clauses too (whose values are not known at plan time).
     let none = Pruning::none(rel);
@@ -194,6 +199,9 @@ unsafe fn add_scan_path(
         bytes_read: attnums.iter().map(|&a| bytes[a as usize - 1]).sum::<u64>() as f64,
         rows: tuples,
         columns_read: attnums.len(),
+        filter_decode: decode.sum(filter_attributes.iter().copied()),
+        other_decode: decode.sum(others.clone()),
+        other_whole: decode.whole(others),
         qual_per_row: q.kept_cost.per_tuple,
         filter_columns: q.filter_columns,
         filter_tests: q.filter_tests,
@@ -521,25 +529,18 @@ unsafe fn new_path(
     }
 }
 
-unsafe fn natts_live(relation: pg_sys::Relation) -> usize {
-    // SAFETY: `relation` is open and locked (from `add_paths`), so rd_att is valid and
-    // `attr` is only asked for indexes below its natts.
-    unsafe {
-        let desc = (*relation).rd_att;
-        (0..(*desc).natts as usize)
-            .filter(|&i| !crate::storage::relation::datum::attr(desc, i).attisdropped)
-            .count()
-    }
-}
-
 /// Core prices a sequential scan of a columnar table like one of a heap; through the
 /// table AM it decodes every column and builds every row as a ColumnarScan does, so add
 /// that cost to keep the comparison honest.
-unsafe fn reprice_seq_scans(rel: *mut pg_sys::RelOptInfo, columns: usize, params: &CostParams) {
+unsafe fn reprice_seq_scans(rel: *mut pg_sys::RelOptInfo, relation: pg_sys::Relation, params: &CostParams) {
     // SAFETY: `rel` is the planner's live base relation (from `add_paths`): its path
-    // lists hold live Paths, which we may reprice before add_path compares them again.
+    // lists hold live Paths, which we may reprice before add_path compares them again;
+    // `relation` is its open, locked table.
     unsafe {
         let total_rows = (*rel).tuples;
+        let natts = (*(*relation).rd_att).natts as usize;
+        // Every column is decoded (a dropped one costs nothing).
+        let per_row = DecodeCosts::of(relation, &plan_sizes::column_bytes(relation, natts), total_rows).all();
         let full_rows = (*rel).rows.max(1.0);
         for list in [(*rel).pathlist, (*rel).partial_pathlist] {
             for path in pg_list::ptrs::<pg_sys::Path>(list) {
@@ -550,7 +551,7 @@ unsafe fn reprice_seq_scans(rel: *mut pg_sys::RelOptInfo, columns: usize, params
                     let startup =
                         super::parallelism((*path).parallel_workers).startup + params.metadata_startup();
                     (*path).startup_cost += startup;
-                    (*path).total_cost += cost::decode_cost(total_rows * share, columns, params)
+                    (*path).total_cost += cost::decode_cost(total_rows * share, per_row, params)
                         + cost::extra_output_cost(total_rows * share, params)
                         + startup;
                 }

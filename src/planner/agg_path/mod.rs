@@ -13,6 +13,7 @@ pub mod eager_join;
 
 use super::agg_args;
 use super::aggregates::{aggregate, covered_aggrefs, group_key};
+use super::column_decode::DecodeCosts;
 use super::column_stats;
 use super::cost::{self, AggInput, ScanInput};
 use super::custompath::{self, CustomPathKind};
@@ -597,17 +598,20 @@ unsafe fn scan_input(
 ) -> (ScanInput, f64) {
     // SAFETY: as this fn's contract says, so rd_att is valid and its zone maps and column
     // sizes may be read.
-    let (bytes, pruning, measured, pages, tuples, rows) = unsafe {
+    let (bytes, decode, pruning, measured, pages, tuples, rows) = unsafe {
         let natts = (*(*relation).rd_att).natts as usize;
         let bytes = plan_sizes::column_bytes(relation, natts);
+        let decode = DecodeCosts::of(relation, &bytes, (*rel).tuples);
         let pruning = match &shape.pushdown.filter {
             Some(f) => plan_time_pruning(root, relation, f, &shape.pushdown.operands),
             None => Pruning::none(rel),
         };
         let measured = shape.pushdown.measure(root, rel);
-        (bytes, pruning, measured, (*rel).pages as f64, (*rel).tuples, (*rel).rows)
+        (bytes, decode, pruning, measured, (*rel).pages as f64, (*rel).tuples, (*rel).rows)
     };
     let (filter_columns, filter_tests, selectivity) = measured;
+    let filter_attributes = shape.pushdown.filter.as_ref().map_or_else(Vec::new, |f| f.attributes());
+    let others = attributes.iter().copied().filter(|a| !filter_attributes.contains(a));
     let scan = ScanInput {
         zone_fraction: pruning.row_fraction,
         pages,
@@ -615,6 +619,9 @@ unsafe fn scan_input(
         bytes_read: attributes.iter().map(|&a| bytes[a]).sum::<u64>() as f64,
         rows: tuples,
         columns_read: attributes.len(),
+        filter_decode: decode.sum(filter_attributes.iter().copied()),
+        other_decode: decode.sum(others.clone()),
+        other_whole: decode.whole(others),
         qual_per_row: 0.0,
         filter_columns,
         filter_tests,
