@@ -16,8 +16,9 @@
 //! - the hash table must fit in one batch (the filter only uses a complete in-memory
 //!   table), and no Parallel Hash (each process builds its own table);
 //! - the filtered scan's rows and CPU shrink by `fraction`, it starts after the hash
-//!   table is built (its startup cost is at least the inner path's total cost), and the
-//!   hash join built on it competes with core's paths by cost in `add_path`.
+//!   table is built (its startup cost is at least the inner path's total cost, which the
+//!   join then counts once, as its inner side's), and the hash join built on it competes
+//!   with core's paths by cost in `add_path`.
 
 use super::scan_path;
 use crate::exec::join_filter::JoinFilterPlan;
@@ -73,9 +74,7 @@ pub unsafe fn add_paths(
             else {
                 continue;
             };
-            if let Some(hp) =
-                hash_path(root, joinrel, jointype, extra, outer as *mut pg_sys::Path, inner, hashclauses)
-            {
+            if let Some(hp) = hash_path(root, joinrel, jointype, extra, &outer, inner, hashclauses) {
                 pg_sys::add_path(joinrel, hp);
             }
             break;
@@ -96,9 +95,7 @@ pub unsafe fn add_paths(
             else {
                 continue;
             };
-            if let Some(hp) =
-                hash_path(root, joinrel, jointype, extra, outer as *mut pg_sys::Path, inner, hashclauses)
-            {
+            if let Some(hp) = hash_path(root, joinrel, jointype, extra, &outer, inner, hashclauses) {
                 pg_sys::add_partial_path(joinrel, hp);
             }
             break;
@@ -106,19 +103,21 @@ pub unsafe fn add_paths(
     }
 }
 
-/// The hash join of `outer` and `inner` on `hashclauses`, if its table fits in one batch.
+/// The hash join of `outer` and `inner` on `hashclauses`, if its table fits in one batch,
+/// with the build's cost counted once (as its inner side's).
 unsafe fn hash_path(
     root: *mut pg_sys::PlannerInfo,
     joinrel: *mut pg_sys::RelOptInfo,
     jointype: pg_sys::JoinType::Type,
     extra: *mut pg_sys::JoinPathExtraData,
-    outer: *mut pg_sys::Path,
+    filtered: &scan_path::JoinFiltered,
     inner: *mut pg_sys::Path,
     hashclauses: *mut pg_sys::List,
 ) -> Option<*mut pg_sys::Path> {
     // SAFETY: the planner's live nodes (from `add_paths`); core's own costing and path
     // constructor, called as hash_inner_and_outer does (no Parallel Hash, unparameterized).
     unsafe {
+        let outer = filtered.path as *mut pg_sys::Path;
         let mut workspace = pg_sys::JoinCostWorkspace::default();
         pg_sys::initial_cost_hashjoin(
             root,
@@ -146,6 +145,8 @@ unsafe fn hash_path(
             std::ptr::null_mut(),
             hashclauses,
         );
+        (*path).jpath.path.startup_cost -= filtered.waiting_startup;
+        (*path).jpath.path.total_cost -= filtered.waiting_total;
         Some(path as *mut pg_sys::Path)
     }
 }

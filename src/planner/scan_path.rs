@@ -841,6 +841,16 @@ unsafe fn index_fetched(
     }
 }
 
+/// A join-filtered ColumnarScan path (`join_filtered`).
+pub struct JoinFiltered {
+    pub path: *mut pg_sys::CustomPath,
+    /// Of the path's startup and total costs, the part that is waiting for the hash
+    /// table's build: the hash join counts the build as its inner side's cost already,
+    /// and takes these off its own.
+    pub waiting_startup: f64,
+    pub waiting_total: f64,
+}
+
 /// A copy of `path`, if it is an unparameterized ColumnarScan path (serial or partial),
 /// that drops the rows whose key `filter` names is not among its parent hash join's
 /// inner keys: `fraction` of its rows are left (the join clause's semi-join
@@ -855,7 +865,7 @@ pub unsafe fn join_filtered(
     fraction: f64,
     build_cost: f64,
     params: &CostParams,
-) -> Option<*mut pg_sys::CustomPath> {
+) -> Option<JoinFiltered> {
     // SAFETY: `path` is a live planner path (this fn's contract); `analysis_of` checks that it
     // is one of ours before reading its analysis; the copy is a fresh CustomPath in the
     // planner's memory context, with the original's relation, target and flags.
@@ -876,12 +886,14 @@ pub unsafe fn join_filtered(
         };
         // It starts only once the hash table is built: a startup of at least the build's
         // cost keeps the hash join from pulling a first outer row before building (it does
-        // when the outer side starts cheaper than the inner side finishes). The build's
-        // work is the join's inner cost already; counting it in this scan's total too
-        // would make every join filter pay for its build twice.
+        // when the outer side starts cheaper than the inner side finishes; the plan's
+        // startup cost is the path's). The build's work is the join's inner cost already:
+        // the join takes off its own costs what this path's hold of it (`JoinFiltered`),
+        // or every join filter would pay for its build twice.
         let kept_startup = (*path).startup_cost;
+        let own_total = kept_startup + c.total();
         let startup = kept_startup.max(build_cost);
-        let total = startup.max(kept_startup + c.total());
+        let total = startup.max(own_total);
         let mut analysis = scan.clone();
         analysis.explain.retain(|(l, _)| l != "+Cost Components");
         analysis.explain.insert(0, cost_components(&c, params.metadata_startup(), total));
@@ -902,7 +914,11 @@ pub unsafe fn join_filtered(
         (*copy).path.parallel_safe = (*path).parallel_safe;
         (*copy).path.parallel_workers = (*path).parallel_workers;
         (*copy).flags = (*original).flags;
-        Some(copy)
+        Some(JoinFiltered {
+            path: copy,
+            waiting_startup: startup - kept_startup,
+            waiting_total: total - own_total,
+        })
     }
 }
 
