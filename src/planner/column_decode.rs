@@ -41,20 +41,35 @@ impl DecodeCosts {
         DecodeCosts { per_value, whole }
     }
 
-    /// The costs summed over `attributes` (indexes).
-    pub fn sum(&self, attributes: impl IntoIterator<Item = usize>) -> f64 {
-        attributes.into_iter().map(|a| self.per_value.get(a).copied().unwrap_or(0.0)).sum()
-    }
-
-    /// The parts paid for whole vectors summed over `attributes` (indexes).
-    pub fn whole(&self, attributes: impl IntoIterator<Item = usize>) -> f64 {
-        attributes.into_iter().map(|a| self.whole.get(a).copied().unwrap_or(0.0)).sum()
+    /// What a scan reading `read` (attribute indexes) with a pushed filter on `filter`
+    /// (attribute indexes, of `read`) decodes, as `ScanInput` takes it: the costs summed
+    /// over the filter's columns, over the others, and the others' parts paid for whole
+    /// vectors.
+    pub fn of_scan(&self, read: impl IntoIterator<Item = usize>, filter: &[usize]) -> ScanDecode {
+        let at = |v: &[f64], a: usize| v.get(a).copied().unwrap_or(0.0);
+        let mut d = ScanDecode {
+            filter: filter.iter().map(|&a| at(&self.per_value, a)).sum(),
+            other: 0.0,
+            other_whole: 0.0,
+        };
+        for a in read.into_iter().filter(|a| !filter.contains(a)) {
+            d.other += at(&self.per_value, a);
+            d.other_whole += at(&self.whole, a);
+        }
+        d
     }
 
     /// The costs summed over every column.
     pub fn all(&self) -> f64 {
         self.per_value.iter().sum()
     }
+}
+
+/// `DecodeCosts::of_scan`: `ScanInput`'s `filter_decode`, `other_decode` and `other_whole`.
+pub struct ScanDecode {
+    pub filter: f64,
+    pub other: f64,
+    pub other_whole: f64,
 }
 
 /// How a column of physical kind `physical` is stored; `numeric` for a numeric column,
@@ -74,6 +89,17 @@ fn stored_as(physical: Option<PhysicalKind>, numeric: bool, stored_bytes: f64) -
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_scan_decodes_its_filter_columns_and_the_others() {
+        let costs = DecodeCosts { per_value: vec![0.2, 0.75, 12.0, 0.0], whole: vec![0.0, 0.75, 11.8, 0.0] };
+        let d = costs.of_scan([0, 1, 2], &[1]);
+        assert_eq!((d.filter, d.other, d.other_whole), (0.75, 12.2, 11.8));
+        // Columns past the descriptor (none) and a dropped one cost nothing.
+        let d = costs.of_scan([3, 9], &[]);
+        assert_eq!((d.filter, d.other, d.other_whole), (0.0, 0.0, 0.0));
+        assert_eq!(costs.all(), 12.95);
+    }
 
     #[test]
     fn numerics_that_fit_mantissas_decode_as_integers() {

@@ -132,9 +132,11 @@ pub unsafe fn add_paths(
                 Some(f) => plan_time_pruning(root, relation, f, &analysis.operands),
                 None => Pruning::none(rel),
             };
+            let bytes = plan_sizes::column_bytes(relation, (*(*relation).rd_att).natts as usize);
+            let decode = DecodeCosts::of(relation, &bytes, (*rel).tuples);
             // Core's own paths get the costs a columnar table really has, whether or not
             // ColumnarScan is offered.
-            reprice_seq_scans(rel, relation, &params);
+            reprice_seq_scans(rel, &decode, &params);
             // A fetch decodes the columns the plan reads of it (exec::fetch_columns).
             let fetched = fetch_columns(relation, &attnums, (*rel).tuples);
             let dropped = index_paths_core_dropped(root, rel);
@@ -148,11 +150,19 @@ pub unsafe fn add_paths(
                 }
             }
             if super::ENABLE_COLUMNAR_SCAN.get() {
-                add_scan_path(root, rel, relation, attnums, &params, translations, analysis, &pruning);
+                let sizes = Sizes { bytes: &bytes, decode: &decode };
+                add_scan_path(root, rel, sizes, attnums, &params, translations, analysis, &pruning);
             }
         }
         pg_sys::table_close(relation, pg_sys::NoLock as i32);
     }
+}
+
+/// A columnar relation's stored bytes by column (`plan_sizes::column_bytes`) and what
+/// decoding a value of each costs.
+struct Sizes<'a> {
+    bytes: &'a [u64],
+    decode: &'a DecodeCosts,
 }
 
 /// Offers the ColumnarScan paths: `translations` holds the base relation's clauses
@@ -162,26 +172,19 @@ pub unsafe fn add_paths(
 unsafe fn add_scan_path(
     root: *mut pg_sys::PlannerInfo,
     rel: *mut pg_sys::RelOptInfo,
-    relation: pg_sys::Relation,
+    sizes: Sizes<'_>,
     attnums: Vec<i32>,
     params: &CostParams,
     translations: quals::Translations,
     base: quals::Pushdown,
     base_pruning: &Pruning,
 ) {
-    // SAFETY: `relation` is the open, locked columnar relation of `rel` (from `add_paths`):
-    // rd_att is valid and its column sizes may be read.
-    let (bytes, decode) = unsafe {
-        let natts = (*(*relation).rd_att).natts as usize;
-        let bytes = plan_sizes::column_bytes(relation, natts);
-        let decode = DecodeCosts::of(relation, &bytes, (*rel).tuples);
-        (bytes, decode)
-    };
+    let bytes = sizes.bytes;
     // SAFETY: `root` and `rel` are the planner's live nodes (from `add_paths`), and
     // `translations` and `base` were made for `rel`.
     let q = unsafe { path_quals(root, rel, translations, base) };
     let filter_attributes = q.pushdown.filter.as_ref().map_or_else(Vec::new, |f| f.attributes());
-    let others = attnums.iter().map(|&a| a as usize - 1).filter(|a| !filter_attributes.contains(a));
+    let decode = sizes.decode.of_scan(attnums.iter().map(|&a| a as usize - 1), &filter_attributes);
     // The pushed filter is the base relation's quals, and for a parameterized path
     // join clauses too (whose values are not known at plan time).
     let none = Pruning::none(rel);
@@ -199,9 +202,9 @@ unsafe fn add_scan_path(
         bytes_read: attnums.iter().map(|&a| bytes[a as usize - 1]).sum::<u64>() as f64,
         rows: tuples,
         columns_read: attnums.len(),
-        filter_decode: decode.sum(filter_attributes.iter().copied()),
-        other_decode: decode.sum(others.clone()),
-        other_whole: decode.whole(others),
+        filter_decode: decode.filter,
+        other_decode: decode.other,
+        other_whole: decode.other_whole,
         qual_per_row: q.kept_cost.per_tuple,
         filter_columns: q.filter_columns,
         filter_tests: q.filter_tests,
@@ -532,15 +535,13 @@ unsafe fn new_path(
 /// Core prices a sequential scan of a columnar table like one of a heap; through the
 /// table AM it decodes every column and builds every row as a ColumnarScan does, so add
 /// that cost to keep the comparison honest.
-unsafe fn reprice_seq_scans(rel: *mut pg_sys::RelOptInfo, relation: pg_sys::Relation, params: &CostParams) {
+unsafe fn reprice_seq_scans(rel: *mut pg_sys::RelOptInfo, decode: &DecodeCosts, params: &CostParams) {
     // SAFETY: `rel` is the planner's live base relation (from `add_paths`): its path
-    // lists hold live Paths, which we may reprice before add_path compares them again;
-    // `relation` is its open, locked table.
+    // lists hold live Paths, which we may reprice before add_path compares them again.
     unsafe {
         let total_rows = (*rel).tuples;
-        let natts = (*(*relation).rd_att).natts as usize;
         // Every column is decoded (a dropped one costs nothing).
-        let per_row = DecodeCosts::of(relation, &plan_sizes::column_bytes(relation, natts), total_rows).all();
+        let per_row = decode.all();
         let full_rows = (*rel).rows.max(1.0);
         for list in [(*rel).pathlist, (*rel).partial_pathlist] {
             for path in pg_list::ptrs::<pg_sys::Path>(list) {

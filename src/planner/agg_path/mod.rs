@@ -611,7 +611,7 @@ unsafe fn scan_input(
     };
     let (filter_columns, filter_tests, selectivity) = measured;
     let filter_attributes = shape.pushdown.filter.as_ref().map_or_else(Vec::new, |f| f.attributes());
-    let others = attributes.iter().copied().filter(|a| !filter_attributes.contains(a));
+    let decode = decode.of_scan(attributes.iter().copied(), &filter_attributes);
     let scan = ScanInput {
         zone_fraction: pruning.row_fraction,
         pages,
@@ -619,9 +619,9 @@ unsafe fn scan_input(
         bytes_read: attributes.iter().map(|&a| bytes[a]).sum::<u64>() as f64,
         rows: tuples,
         columns_read: attributes.len(),
-        filter_decode: decode.sum(filter_attributes.iter().copied()),
-        other_decode: decode.sum(others.clone()),
-        other_whole: decode.whole(others),
+        filter_decode: decode.filter,
+        other_decode: decode.other,
+        other_whole: decode.other_whole,
         qual_per_row: 0.0,
         filter_columns,
         filter_tests,
