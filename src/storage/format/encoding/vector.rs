@@ -512,10 +512,14 @@ impl EncodeScratch {
 /// (each run an entry, each row its run's code: `decode_bytes_codes`), and zstd finds
 /// their repeats too: on a table sorted by a text key (TSBS's hostname, about 256 rows
 /// a run), short images + zstd were some 30 bytes smaller a vector than runs + lz4 and
-/// made a GROUP BY on the key 1.8x slower. 0 for any other primary encoding.
+/// made a GROUP BY on the key 1.8x slower. 0 for any other primary encoding, and for
+/// runs of numbers (whose alternative, byte-split floats, is weighed by its decode
+/// time already: `slower_alternative_cost`).
 fn dictionary_decode_credit(encoding: EncodingId, values: VectorValues<'_>) -> usize {
-    match encoding {
-        EncodingId::Dictionary | EncodingId::Rle => values.plain_bytes() / 16,
+    match (encoding, values) {
+        (EncodingId::Dictionary, _) | (EncodingId::Rle, VectorValues::Bytes { .. }) => {
+            values.plain_bytes() / 16
+        }
         _ => 0,
     }
 }
