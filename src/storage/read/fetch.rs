@@ -624,7 +624,9 @@ impl LazyRow {
             // SAFETY: `self.rel` stays open while the row lives (`fill`'s contract), and we
             // are inside a transaction, so its pages may be read.
             let blocks = unsafe { known_blocks(self.rel, &self.blocks, at_byte, len) };
-            let mut src = VectorPages { rel: self.rel, at: at_byte, len, blocks, pins: self.pins.as_deref() };
+            let frames_key = self.frames_key(m.i, m.place);
+            let mut src =
+                VectorPages { rel: self.rel, at: at_byte, len, blocks, pins: self.pins.as_deref(), frames_key };
             let (o, found) = if young {
                 // SAFETY: `fill`'s contract.
                 unsafe { self.open_young(m.i, m.place, &mut src) }
@@ -801,6 +803,13 @@ impl LazyRow {
         (opened, false)
     }
 
+    /// The key under which the shared cache keeps the zstd frames of attribute `i`'s
+    /// vector at `place`, decompressed, if it may: a byte string's, with the cache used.
+    fn frames_key(&self, i: usize, place: (u64, u32, u32)) -> Option<VectorKey> {
+        (self.kinds[i].physical() == Some(PhysicalKind::Bytes) && USE_SHARED.get())
+            .then(|| self.shared_key(i, place))
+    }
+
     /// Attribute `i`'s vector of the row's stripe in the shared cache's terms.
     fn shared_key(&self, i: usize, (at, len, _): (u64, u32, u32)) -> VectorKey {
         // SAFETY: `rel` is open while the row lives (`fill`'s contract); MyDatabaseId is
@@ -864,7 +873,8 @@ impl LazyRow {
         let (at, len, _) = self.vector_at(i);
         // SAFETY: this fn's contract.
         let blocks = unsafe { known_blocks(self.rel, &self.blocks, at, len) };
-        VectorPages { rel: self.rel, at, len, blocks, pins: self.pins.as_deref() }
+        let frames_key = self.frames_key(i, (at, len, 0));
+        VectorPages { rel: self.rel, at, len, blocks, pins: self.pins.as_deref(), frames_key }
     }
 }
 

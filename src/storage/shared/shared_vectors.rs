@@ -150,6 +150,16 @@ pub const ALIGN: usize = 64;
 pub struct VectorKey(pub [u64; KEY_WORDS]);
 
 impl VectorKey {
+    /// The key of part `n` of the vector (a zstd frame of its text, kept on its own):
+    /// the vector's key with `n + 1` in the top 24 bits of its word 3, which a vector's
+    /// own key leaves zero (there the fetch keeps the vector's number in its row group
+    /// and its column's, each under 16 bits).
+    pub fn part(self, n: usize) -> VectorKey {
+        let mut k = self;
+        k.0[3] |= (n as u64 + 1) << 40;
+        k
+    }
+
     fn hash(&self) -> u64 {
         let mut h: u64 = 0x9e37_79b9_7f4a_7c15;
         for w in self.0 {

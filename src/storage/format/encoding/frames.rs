@@ -119,6 +119,28 @@ pub struct Frames {
     kept: RefCell<[KeptFrame; KEPT_FRAMES]>,
 }
 
+/// Where `Frames` reads its payload's stored bytes (`read`: those at a payload offset),
+/// and may find a frame another reader decompressed and leave the ones it decompresses
+/// (a fetch's: the shared fetch cache; none for a closure that only reads).
+pub trait FrameSource {
+    fn read(&mut self, offset: usize, buf: &mut [u8]) -> Result<(), CorruptData>;
+
+    /// Frame `f` decompressed, into `out` (its contents replaced), if another reader
+    /// left it.
+    fn shared(&mut self, _f: usize, _out: &mut Vec<u8>) -> bool {
+        false
+    }
+
+    /// Leaves frame `f`, decompressed and checked (`raw`), for other readers.
+    fn share(&mut self, _f: usize, _raw: &[u8]) {}
+}
+
+impl<F: FnMut(usize, &mut [u8]) -> Result<(), CorruptData>> FrameSource for F {
+    fn read(&mut self, offset: usize, buf: &mut [u8]) -> Result<(), CorruptData> {
+        self(offset, buf)
+    }
+}
+
 /// A frame kept decompressed: its number and bytes.
 type KeptFrame = Option<(usize, Vec<u8>)>;
 
@@ -197,13 +219,12 @@ impl Frames {
         ((table + stored0 as usize, (stored1 - stored0) as usize), (raw0 as usize, (raw1 - raw0) as usize))
     }
 
-    /// `g` of frame `f` decompressed (or kept from the read before), its stored bytes
-    /// read by `read(offset, buf)` (which copies the payload's bytes at `offset` into
-    /// `buf`) into `scratch`.
+    /// `g` of frame `f` decompressed (or kept from the read before, or as `src` shares
+    /// it), its stored bytes read from `src` into `scratch`.
     pub fn with_frame<R>(
         &self,
         f: usize,
-        mut read: impl FnMut(usize, &mut [u8]) -> Result<(), CorruptData>,
+        src: &mut dyn FrameSource,
         scratch: &mut FrameScratch,
         g: impl FnOnce(&[u8]) -> R,
     ) -> Result<R, CorruptData> {
@@ -212,15 +233,22 @@ impl Frames {
             Some(at) => kept[..=at].rotate_right(1),
             None => {
                 let ((stored_at, stored_len), (_, raw_len)) = self.frame(f);
+                // A frame shared is read from the scratch copy, not kept: reading it
+                // again is a copy, and a new connection's fetches, each from a vector of
+                // its own, would each fill memory the process never touched.
+                if src.shared(f, &mut scratch.shared) && scratch.shared.len() == raw_len {
+                    return Ok(g(&scratch.shared));
+                }
                 scratch.stored.clear();
                 fallible::resize(&mut scratch.stored, stored_len, 0);
-                read(stored_at, &mut scratch.stored)?;
+                src.read(stored_at, &mut scratch.stored)?;
                 // The least recently read frame's buffer is reused (and not kept if the
                 // frame does not decompress).
                 let last = KEPT_FRAMES - 1;
                 let mut raw = kept[last].take().map(|(_, b)| b).unwrap_or_default();
                 require_checksum(&scratch.stored)?;
                 compress::decompress(Compression::Zstd, &scratch.stored, raw_len, &mut raw)?;
+                src.share(f, &raw);
                 kept[last] = Some((f, raw));
                 kept.rotate_right(1);
             }
@@ -235,7 +263,7 @@ impl Frames {
         &self,
         at: usize,
         len: usize,
-        mut read: impl FnMut(usize, &mut [u8]) -> Result<(), CorruptData>,
+        src: &mut dyn FrameSource,
         scratch: &mut FrameScratch,
         out: &mut Vec<u8>,
     ) -> Result<(), CorruptData> {
@@ -254,16 +282,17 @@ impl Frames {
             }
             let from = at.max(raw_at) - raw_at;
             let to = end.min(raw_at + raw_len) - raw_at;
-            self.with_frame(f, &mut read, scratch, |raw| fallible::extend_from_slice(out, &raw[from..to]))?;
+            self.with_frame(f, src, scratch, |raw| fallible::extend_from_slice(out, &raw[from..to]))?;
         }
         Ok(())
     }
 }
 
-/// A buffer `Frames` reuses for a frame as stored.
+/// Buffers `Frames` reuses: for a frame as stored, and as its source shares it.
 #[derive(Default)]
 pub struct FrameScratch {
     stored: Vec<u8>,
+    shared: Vec<u8>,
 }
 
 /// Decompresses the whole `ZstdFrames` payload `input` into `out` (cleared first), which
@@ -324,12 +353,12 @@ mod tests {
                     continue;
                 }
                 let mut got = vec![1, 2];
-                frames.read_range(at, len, reader(&c), &mut scratch, &mut got).unwrap();
+                frames.read_range(at, len, &mut reader(&c), &mut scratch, &mut got).unwrap();
                 assert_eq!(&got[2..], &raw[at..at + len]);
             }
             let mut got = Vec::new();
-            let read = reader(&c);
-            assert!(frames.read_range(raw.len(), 1, read, &mut scratch, &mut got).is_err());
+            let mut read = reader(&c);
+            assert!(frames.read_range(raw.len(), 1, &mut read, &mut scratch, &mut got).is_err());
         }
     }
 
@@ -341,28 +370,77 @@ mod tests {
         assert!(compress_frames(&raw, &cuts, 7, 3, &mut c));
         let frames = Frames::parse(&c, raw.len(), c.len()).unwrap();
         assert_eq!((frames.count(), frames.per_frame()), (4, 7));
-        let read = reader(&c);
+        let mut read = reader(&c);
         let mut scratch = FrameScratch::default();
-        assert_eq!(frames.with_frame(1, read, &mut scratch, |f| f.to_vec()).unwrap(), &raw[100..3000]);
+        assert_eq!(frames.with_frame(1, &mut read, &mut scratch, |f| f.to_vec()).unwrap(), &raw[100..3000]);
         // Kept: read again without a read of the payload; two frames read in turns too.
-        let none = |_: usize, _: &mut [u8]| Err(CorruptData("read again"));
-        assert_eq!(frames.with_frame(1, none, &mut scratch, |f| f.len()).unwrap(), 2900);
-        assert!(frames.with_frame(2, none, &mut scratch, |f| f.len()).is_err());
-        assert_eq!(frames.with_frame(0, reader(&c), &mut scratch, |f| f.to_vec()).unwrap(), &raw[..100]);
+        let mut none = |_: usize, _: &mut [u8]| Err(CorruptData("read again"));
+        assert_eq!(frames.with_frame(1, &mut none, &mut scratch, |f| f.len()).unwrap(), 2900);
+        assert!(frames.with_frame(2, &mut none, &mut scratch, |f| f.len()).is_err());
+        assert_eq!(frames.with_frame(0, &mut reader(&c), &mut scratch, |f| f.to_vec()).unwrap(), &raw[..100]);
         for _ in 0..2 {
-            assert_eq!(frames.with_frame(1, none, &mut scratch, |f| f.to_vec()).unwrap(), &raw[100..3000]);
-            assert_eq!(frames.with_frame(0, none, &mut scratch, |f| f.to_vec()).unwrap(), &raw[..100]);
+            assert_eq!(frames.with_frame(1, &mut none, &mut scratch, |f| f.to_vec()).unwrap(), &raw[100..3000]);
+            assert_eq!(frames.with_frame(0, &mut none, &mut scratch, |f| f.to_vec()).unwrap(), &raw[..100]);
         }
         // A third frame lets the one read longest ago go.
-        assert_eq!(frames.with_frame(3, reader(&c), &mut scratch, |f| f.len()).unwrap(), raw.len() - 9000);
-        assert!(frames.with_frame(1, none, &mut scratch, |f| f.len()).is_err());
-        assert_eq!(frames.with_frame(0, none, &mut scratch, |f| f.len()).unwrap(), 100);
+        assert_eq!(frames.with_frame(3, &mut reader(&c), &mut scratch, |f| f.len()).unwrap(), raw.len() - 9000);
+        assert!(frames.with_frame(1, &mut none, &mut scratch, |f| f.len()).is_err());
+        assert_eq!(frames.with_frame(0, &mut none, &mut scratch, |f| f.len()).unwrap(), 100);
         let mut got = Vec::new();
-        frames.read_range(2990, 6020, read, &mut scratch, &mut got).unwrap();
+        frames.read_range(2990, 6020, &mut read, &mut scratch, &mut got).unwrap();
         assert_eq!(got, &raw[2990..9010]);
         let mut out = Vec::new();
         decompress_frames(&c, raw.len(), &mut out).unwrap();
         assert_eq!(out, raw);
+    }
+
+    /// A payload's bytes with a store of shared frames, counting its reads.
+    struct Shared<'a> {
+        bytes: &'a [u8],
+        reads: usize,
+        frames: std::collections::HashMap<usize, Vec<u8>>,
+    }
+
+    impl FrameSource for Shared<'_> {
+        fn read(&mut self, offset: usize, buf: &mut [u8]) -> Result<(), CorruptData> {
+            self.reads += 1;
+            buf.copy_from_slice(&self.bytes[offset..offset + buf.len()]);
+            Ok(())
+        }
+        fn shared(&mut self, f: usize, out: &mut Vec<u8>) -> bool {
+            self.frames.get(&f).map(|b| out.clone_from(b)).is_some()
+        }
+        fn share(&mut self, f: usize, raw: &[u8]) {
+            self.frames.insert(f, raw.to_vec());
+        }
+    }
+
+    #[test]
+    fn frames_another_reader_shared_are_not_read_again() {
+        let raw = text(500);
+        let cuts = [100, 3000, 9000, raw.len()];
+        let mut c = Vec::new();
+        assert!(compress_frames(&raw, &cuts, 7, 3, &mut c));
+        let mut scratch = FrameScratch::default();
+        let mut src = Shared { bytes: &c, reads: 0, frames: Default::default() };
+        // The first reader decompresses frame 1 and shares it, checked.
+        let first = Frames::parse(&c, raw.len(), c.len()).unwrap();
+        assert_eq!(first.with_frame(1, &mut src, &mut scratch, |f| f.to_vec()).unwrap(), &raw[100..3000]);
+        assert_eq!((src.reads, src.frames.get(&1).map(Vec::as_slice)), (1, Some(&raw[100..3000])));
+        // Another reader (its own `Frames`, nothing kept) takes it from there, reading
+        // nothing; its range reads over frames 1 and 2 read frame 2 alone.
+        let second = Frames::parse(&c, raw.len(), c.len()).unwrap();
+        src.reads = 0;
+        assert_eq!(second.with_frame(1, &mut src, &mut scratch, |f| f.to_vec()).unwrap(), &raw[100..3000]);
+        let mut got = Vec::new();
+        second.read_range(2990, 20, &mut src, &mut scratch, &mut got).unwrap();
+        assert_eq!((got.as_slice(), src.reads), (&raw[2990..3010], 1));
+        // A shared frame of another length is not taken: the frame is read again.
+        src.frames.insert(3, vec![0; 10]);
+        let third = Frames::parse(&c, raw.len(), c.len()).unwrap();
+        src.reads = 0;
+        assert_eq!(third.with_frame(3, &mut src, &mut scratch, |f| f.to_vec()).unwrap(), &raw[9000..]);
+        assert_eq!((src.reads, src.frames[&3].len()), (1, raw.len() - 9000));
     }
 
     #[test]
@@ -377,13 +455,13 @@ mod tests {
         let mut bad = c.clone();
         bad[first + 40] ^= 0x01;
         let frames = Frames::parse(&bad, raw.len(), bad.len()).unwrap();
-        assert!(frames.with_frame(0, reader(&bad), &mut scratch, |f| f.len()).is_err());
+        assert!(frames.with_frame(0, &mut reader(&bad), &mut scratch, |f| f.len()).is_err());
         assert!(decompress_frames(&bad, raw.len(), &mut out).is_err());
         // A frame whose header lost the checksum flag is refused.
         let mut bad = c.clone();
         bad[first + 4] &= !CHECKSUM_FLAG;
         let frames = Frames::parse(&bad, raw.len(), bad.len()).unwrap();
-        assert!(frames.with_frame(0, reader(&bad), &mut scratch, |f| f.len()).is_err());
+        assert!(frames.with_frame(0, &mut reader(&bad), &mut scratch, |f| f.len()).is_err());
         assert!(decompress_frames(&bad, raw.len(), &mut out).is_err());
         // The table's check covers the vector's header, its bitmap and the table.
         let (header, bitmap) = ([7u8; 20], [0b1011u8; 3]);
@@ -452,10 +530,10 @@ mod tests {
             if let Ok(frames) = Frames::parse(&bad, data.len(), bad.len()) {
                 let mut scratch = FrameScratch::default();
                 let mut got = Vec::new();
-                let read = |o: usize, b: &mut [u8]| {
+                let mut read = |o: usize, b: &mut [u8]| {
                     bad.get(o..o + b.len()).map(|s| b.copy_from_slice(s)).ok_or(CorruptData("beyond"))
                 };
-                if frames.read_range(0, data.len(), read, &mut scratch, &mut got).is_ok() {
+                if frames.read_range(0, data.len(), &mut read, &mut scratch, &mut got).is_ok() {
                     prop_assert_eq!(got.len(), data.len());
                 }
             }

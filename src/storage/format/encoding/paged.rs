@@ -19,7 +19,7 @@ use super::base::{CorruptData, PhysicalKind};
 use super::bitpack;
 use super::codec::{InPlace, Open, IN_PLACE_HEAD};
 use super::compress::Compression;
-use super::frames::{self, FrameScratch, Frames};
+use super::frames::{self, FrameScratch, FrameSource, Frames};
 use super::lanes::{self, BLOCK};
 use super::point::{fixed_value, validity, PointValue, Validity};
 use super::short_images;
@@ -34,6 +34,36 @@ pub trait StoredBytes {
     fn read(&mut self, at: usize, out: &mut [u8]) -> Result<(), CorruptData>;
     /// `crc` (a CRC-32C) continued over the bytes at `at .. at + len`.
     fn crc(&mut self, at: usize, len: usize, crc: u32) -> Result<u32, CorruptData>;
+
+    /// Frame `f` of the vector's zstd frames decompressed, into `out` (its contents
+    /// replaced), if another reader left it (`share_frame`); none by default.
+    fn shared_frame(&mut self, _f: usize, _out: &mut Vec<u8>) -> bool {
+        false
+    }
+
+    /// Leaves frame `f` of the vector's zstd frames, decompressed and checked, for other
+    /// readers; nowhere by default.
+    fn share_frame(&mut self, _f: usize, _raw: &[u8]) {}
+}
+
+/// The payload of zstd frames at `at` in a stored vector, as its frames read it.
+struct Payload<'s, S: StoredBytes> {
+    src: &'s mut S,
+    at: usize,
+}
+
+impl<S: StoredBytes> FrameSource for Payload<'_, S> {
+    fn read(&mut self, offset: usize, buf: &mut [u8]) -> Result<(), CorruptData> {
+        self.src.read(self.at + offset, buf)
+    }
+
+    fn shared(&mut self, f: usize, out: &mut Vec<u8>) -> bool {
+        self.src.shared_frame(f, out)
+    }
+
+    fn share(&mut self, f: usize, raw: &[u8]) {
+        self.src.share_frame(f, raw)
+    }
 }
 
 /// Bytes of the longest ALP_rd header (cut, dictionary, exception count).
@@ -264,9 +294,8 @@ impl PagedVector {
                 let (at, per_frame) = (*at as usize, frames.per_frame());
                 FRAME_SCRATCH.with(|s| {
                     let mut scratch = s.borrow_mut();
-                    let read = |o: usize, b: &mut [u8]| src.read(at + o, b);
                     text.clear();
-                    frames.with_frame(j / per_frame, read, &mut scratch, |images| {
+                    frames.with_frame(j / per_frame, &mut Payload { src, at }, &mut scratch, |images| {
                         short_images::nth_value(images, j % per_frame)
                             .map(|v| fallible::extend_from_slice(text, v))
                     })?
@@ -293,14 +322,14 @@ impl FramedText {
         let (mut head, mut lens) = (Vec::new(), Vec::new());
         FRAME_SCRATCH.with(|s| {
             let scratch = &mut *s.borrow_mut();
-            let mut read = |o: usize, b: &mut [u8]| src.read(at + o, b);
-            frames.read_range(0, bitpack::FOR_HEADER_LEN, &mut read, scratch, &mut head)?;
+            let read = &mut Payload { src, at };
+            frames.read_range(0, bitpack::FOR_HEADER_LEN, read, scratch, &mut head)?;
             let width = head[8];
             if width > 64 {
                 return Err(CorruptData("bit width above 64"));
             }
             let body = bitpack::packed_len(count, width);
-            frames.read_range(bitpack::FOR_HEADER_LEN, body, &mut read, scratch, &mut lens)
+            frames.read_range(bitpack::FOR_HEADER_LEN, body, read, scratch, &mut lens)
         })?;
         let len_min = i64::from_le_bytes(head[..8].try_into().expect("8 bytes"));
         let len_width = head[8];
@@ -348,8 +377,8 @@ impl FramedText {
         })?;
         let at = self.at as usize;
         FRAME_SCRATCH.with(|s| {
-            let mut read = |o: usize, b: &mut [u8]| src.read(at + o, b);
-            self.frames.read_range(self.data_at as usize + start, len, &mut read, &mut s.borrow_mut(), out)
+            let read = &mut Payload { src, at };
+            self.frames.read_range(self.data_at as usize + start, len, read, &mut s.borrow_mut(), out)
         })
     }
 }
