@@ -984,6 +984,26 @@ mod tests {
     }
 
     #[test]
+    fn a_part_is_kept_as_one_string_under_its_own_key() {
+        // A frame of text (`VectorKey::part`): 8,191 bytes, as one value, beside its
+        // vector's key and other parts'; read back whole and unchanged.
+        let m = Memory::new(1);
+        let c = m.cache();
+        let frame: Vec<u8> = (0..8191u32).map(|i| (i * 7 + i / 255) as u8).collect();
+        let (vector, part) = (key(9), key(9).part(3));
+        assert!(part != vector && part != key(9).part(4) && part == key(9).part(3));
+        let h = c.fill_strings(&part, 1, &[0, frame.len() as u32], &frame, None).unwrap();
+        assert_eq!(c.used_units(), 4, "8 kB of text and its entry: 3 units, taken as 4");
+        assert!(c.find(&vector).is_none() && c.find(&key(9).part(4)).is_none());
+        let mut out = vec![1, 2, 3];
+        assert_eq!(c.read_bytes(&c.find(&part).unwrap(), 0, &mut out), Some(Some(())));
+        assert_eq!(out, frame);
+        assert_eq!(c.read_bytes(&h, 1, &mut out), None);
+        // Past what a vector may take: not kept.
+        assert!(c.fill_strings(&key(9).part(5), 1, &[0, 20_000], &[7; 20_000], None).is_none());
+    }
+
+    #[test]
     fn a_dictionary_is_kept_as_codes_and_entries() {
         let m = Memory::new(1);
         let c = m.cache();
