@@ -362,12 +362,19 @@ mod tests {
         }
     }
 
-    #[test]
-    fn frames_cut_between_values_are_read_whole() {
+    /// 500 values as frames of 100, 2,900 and 6,000 bytes and the rest, the table
+    /// saying 7 values a frame: the raw payload and its frames.
+    fn four_frames() -> (Vec<u8>, Vec<u8>) {
         let raw = text(500);
         let cuts = [100, 3000, 9000, raw.len()];
         let mut c = Vec::new();
         assert!(compress_frames(&raw, &cuts, 7, 3, &mut c));
+        (raw, c)
+    }
+
+    #[test]
+    fn frames_cut_between_values_are_read_whole() {
+        let (raw, c) = four_frames();
         let frames = Frames::parse(&c, raw.len(), c.len()).unwrap();
         assert_eq!((frames.count(), frames.per_frame()), (4, 7));
         let mut read = reader(&c);
@@ -417,10 +424,7 @@ mod tests {
 
     #[test]
     fn frames_another_reader_shared_are_not_read_again() {
-        let raw = text(500);
-        let cuts = [100, 3000, 9000, raw.len()];
-        let mut c = Vec::new();
-        assert!(compress_frames(&raw, &cuts, 7, 3, &mut c));
+        let (raw, c) = four_frames();
         let mut scratch = FrameScratch::default();
         let mut src = Shared { bytes: &c, reads: 0, frames: Default::default() };
         // The first reader decompresses frame 1 and shares it, checked.
