@@ -23,7 +23,7 @@
 //! whole 37 KB vector for each row was a fifth of a new connection's fetch of scattered
 //! rows of hashes.
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 
 use super::base::CorruptData;
 use super::compress::{self, Compression};
@@ -117,6 +117,8 @@ pub struct Frames {
     ends: Box<[(u32, u32)]>,
     /// The frames kept, the most recently read first.
     kept: RefCell<[KeptFrame; KEPT_FRAMES]>,
+    /// The frame last read from its source's shared copy without being kept.
+    last_shared: Cell<Option<usize>>,
 }
 
 /// Where `Frames` reads its payload's stored bytes (`read`: those at a payload offset),
@@ -186,7 +188,7 @@ impl Frames {
         if before.0 as usize != raw_len || before.1 as usize != stored_len - table_len {
             return Err(CorruptData("frames differ from the payload's length"));
         }
-        Ok(Frames { per_frame, check, ends, kept: RefCell::new(Default::default()) })
+        Ok(Frames { per_frame, check, ends, kept: RefCell::new(Default::default()), last_shared: Cell::new(None) })
     }
 
     /// Memory it holds, itself included (a frame kept counted from the start: a
@@ -233,22 +235,29 @@ impl Frames {
             Some(at) => kept[..=at].rotate_right(1),
             None => {
                 let ((stored_at, stored_len), (_, raw_len)) = self.frame(f);
-                // A frame shared is read from the scratch copy, not kept: reading it
-                // again is a copy, and a new connection's fetches, each from a vector of
-                // its own, would each fill memory the process never touched.
-                if src.shared(f, &mut scratch.shared) && scratch.shared.len() == raw_len {
-                    return Ok(g(&scratch.shared));
-                }
-                scratch.stored.clear();
-                fallible::resize(&mut scratch.stored, stored_len, 0);
-                src.read(stored_at, &mut scratch.stored)?;
-                // The least recently read frame's buffer is reused (and not kept if the
-                // frame does not decompress).
                 let last = KEPT_FRAMES - 1;
-                let mut raw = kept[last].take().map(|(_, b)| b).unwrap_or_default();
-                require_checksum(&scratch.stored)?;
-                compress::decompress(Compression::Zstd, &scratch.stored, raw_len, &mut raw)?;
-                src.share(f, &raw);
+                let raw = if src.shared(f, &mut scratch.shared) && scratch.shared.len() == raw_len {
+                    // A frame shared is read from the scratch copy, and kept only when
+                    // read from it twice in a row: a new connection's fetches, each from
+                    // a vector of its own, would each fill memory the process never
+                    // touched, and fetches that come back copy it once more, not each time.
+                    if self.last_shared.replace(Some(f)) != Some(f) {
+                        return Ok(g(&scratch.shared));
+                    }
+                    let spare = kept[last].take().map(|(_, b)| b).unwrap_or_default();
+                    std::mem::replace(&mut scratch.shared, spare)
+                } else {
+                    scratch.stored.clear();
+                    fallible::resize(&mut scratch.stored, stored_len, 0);
+                    src.read(stored_at, &mut scratch.stored)?;
+                    // The least recently read frame's buffer is reused (and not kept if
+                    // the frame does not decompress).
+                    let mut raw = kept[last].take().map(|(_, b)| b).unwrap_or_default();
+                    require_checksum(&scratch.stored)?;
+                    compress::decompress(Compression::Zstd, &scratch.stored, raw_len, &mut raw)?;
+                    src.share(f, &raw);
+                    raw
+                };
                 kept[last] = Some((f, raw));
                 kept.rotate_right(1);
             }
@@ -439,6 +448,14 @@ mod tests {
         let mut got = Vec::new();
         second.read_range(2990, 20, &mut src, &mut scratch, &mut got).unwrap();
         assert_eq!((got.as_slice(), src.reads), (&raw[2990..3010], 1));
+        // Read from the shared copy twice in a row, frame 1 is kept (as frame 2, read
+        // and decompressed): read again with no source; once only, it is not.
+        let mut none = |_: usize, _: &mut [u8]| Err(CorruptData("read again"));
+        assert_eq!(second.with_frame(1, &mut none, &mut scratch, |f| f.len()).unwrap(), 2900);
+        assert_eq!(second.with_frame(2, &mut none, &mut scratch, |f| f.len()).unwrap(), 6000);
+        let once = Frames::parse(&c, raw.len(), c.len()).unwrap();
+        once.with_frame(1, &mut src, &mut scratch, |_| ()).unwrap();
+        assert!(once.with_frame(1, &mut none, &mut scratch, |_| ()).is_err());
         // A shared frame of another length is not taken: the frame is read again.
         src.frames.insert(3, vec![0; 10]);
         let third = Frames::parse(&c, raw.len(), c.len()).unwrap();
