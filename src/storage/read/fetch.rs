@@ -625,8 +625,14 @@ impl LazyRow {
             // are inside a transaction, so its pages may be read.
             let blocks = unsafe { known_blocks(self.rel, &self.blocks, at_byte, len) };
             let frames_key = self.frames_key(m.i, m.place);
-            let mut src =
-                VectorPages { rel: self.rel, at: at_byte, len, blocks, pins: self.pins.as_deref(), frames_key };
+            let mut src = VectorPages {
+                rel: self.rel,
+                at: at_byte,
+                len,
+                blocks,
+                pins: self.pins.as_deref(),
+                frames_key,
+            };
             let (o, found) = if young {
                 // SAFETY: `fill`'s contract.
                 unsafe { self.open_young(m.i, m.place, &mut src) }

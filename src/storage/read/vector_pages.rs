@@ -93,7 +93,9 @@ impl StoredBytes for VectorPages<'_> {
     /// value). Read under the cache's sequence check: a frame whose units were given to
     /// another vector meanwhile is not taken.
     fn shared_frame(&mut self, f: usize, out: &mut Vec<u8>) -> bool {
-        let (Some(key), Some(cache)) = (self.frames_key, shared_vectors_memory::cache()) else { return false };
+        let (Some(key), Some(cache)) = (self.frames_key, shared_vectors_memory::cache()) else {
+            return false;
+        };
         let found = cache.find(&key.part(f)).is_some_and(|h| cache.read_bytes(&h, 0, out) == Some(Some(())));
         if found {
             SHARED_FRAMES_READ.set(SHARED_FRAMES_READ.get() + 1);

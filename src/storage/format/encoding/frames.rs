@@ -188,7 +188,13 @@ impl Frames {
         if before.0 as usize != raw_len || before.1 as usize != stored_len - table_len {
             return Err(CorruptData("frames differ from the payload's length"));
         }
-        Ok(Frames { per_frame, check, ends, kept: RefCell::new(Default::default()), last_shared: Cell::new(None) })
+        Ok(Frames {
+            per_frame,
+            check,
+            ends,
+            kept: RefCell::new(Default::default()),
+            last_shared: Cell::new(None),
+        })
     }
 
     /// Memory it holds, itself included (a frame kept counted from the start: a
@@ -395,11 +401,17 @@ mod tests {
         assert!(frames.with_frame(2, &mut none, &mut scratch, |f| f.len()).is_err());
         assert_eq!(frames.with_frame(0, &mut reader(&c), &mut scratch, |f| f.to_vec()).unwrap(), &raw[..100]);
         for _ in 0..2 {
-            assert_eq!(frames.with_frame(1, &mut none, &mut scratch, |f| f.to_vec()).unwrap(), &raw[100..3000]);
+            assert_eq!(
+                frames.with_frame(1, &mut none, &mut scratch, |f| f.to_vec()).unwrap(),
+                &raw[100..3000]
+            );
             assert_eq!(frames.with_frame(0, &mut none, &mut scratch, |f| f.to_vec()).unwrap(), &raw[..100]);
         }
         // A third frame lets the one read longest ago go.
-        assert_eq!(frames.with_frame(3, &mut reader(&c), &mut scratch, |f| f.len()).unwrap(), raw.len() - 9000);
+        assert_eq!(
+            frames.with_frame(3, &mut reader(&c), &mut scratch, |f| f.len()).unwrap(),
+            raw.len() - 9000
+        );
         assert!(frames.with_frame(1, &mut none, &mut scratch, |f| f.len()).is_err());
         assert_eq!(frames.with_frame(0, &mut none, &mut scratch, |f| f.len()).unwrap(), 100);
         let mut got = Vec::new();
