@@ -88,10 +88,10 @@ impl StoredBytes for VectorPages<'_> {
         Ok(crc)
     }
 
-    /// A frame another backend decompressed (a new connection's fetch of text with a new
-    /// value in nearly every row then copies 8 kB where it decompressed them: 9 µs a
-    /// value). Read under the cache's sequence check: a frame whose units were given to
-    /// another vector meanwhile is not taken.
+    /// A frame another backend decompressed: a new connection's fetch of text with a new
+    /// value in nearly every row then copies its 8 kB instead of decompressing it (9 µs
+    /// a value). Read under the cache's sequence check: a frame whose units were given
+    /// to another vector meanwhile is not taken.
     fn shared_frame(&mut self, f: usize, out: &mut Vec<u8>) -> bool {
         let (Some(key), Some(cache)) = (self.frames_key, shared_vectors_memory::cache()) else {
             return false;
