@@ -12,6 +12,7 @@ use crate::storage::shared::shared_vectors::VectorKey;
 use crate::storage::shared::shared_vectors_memory;
 use pgrx::pg_sys;
 use std::cell::{Cell, RefCell};
+use std::ops::Range;
 
 /// The `len` bytes of a vector at stream offset `at` of `rel`, which has at least
 /// `blocks` blocks (the vector lies within them), read through the fetch's kept pins
@@ -29,14 +30,15 @@ pub struct VectorPages<'a> {
 }
 
 thread_local! {
-    /// Frames this backend's fetches found decompressed in the shared cache.
-    static SHARED_FRAMES_READ: Cell<u64> = const { Cell::new(0) };
+    /// Reads of text this backend's fetches took from frames in the shared cache.
+    static SHARED_FRAME_READS: Cell<u64> = const { Cell::new(0) };
 }
 
-/// How many frames of text this backend's fetches found decompressed in the shared
-/// cache (another backend's, or its own earlier fetch's).
-pub fn shared_frames_read() -> u64 {
-    SHARED_FRAMES_READ.get()
+/// How many reads of text (a value, or the part of it in one frame) this backend's
+/// fetches took from frames another fetch left decompressed in the shared cache
+/// (another backend's, or its own earlier fetch's).
+pub fn shared_frame_reads() -> u64 {
+    SHARED_FRAME_READS.get()
 }
 
 impl VectorPages<'_> {
@@ -88,28 +90,32 @@ impl StoredBytes for VectorPages<'_> {
         Ok(crc)
     }
 
-    /// A frame another backend decompressed: a new connection's fetch of text with a new
-    /// value in nearly every row then copies its 8 kB instead of decompressing it (9 µs
-    /// a value). Read under the cache's sequence check: a frame whose units were given
-    /// to another vector meanwhile is not taken.
-    fn shared_frame(&mut self, f: usize, out: &mut Vec<u8>) -> bool {
+    /// What a fetch wants of a frame another backend decompressed: a new connection's
+    /// fetch of text with a new value in nearly every row copies that value (36 bytes
+    /// of `'cmt ' || md5(i)`) instead of decompressing its frame (9 µs) or copying the
+    /// frame (8 KB into memory the process never touched). Read under the cache's
+    /// sequence check: a frame whose units were given to another vector meanwhile is
+    /// not taken.
+    fn shared_frame(&mut self, f: usize, k: usize, part: Option<Range<usize>>, out: &mut Vec<u8>) -> bool {
         let (Some(key), Some(cache)) = (self.frames_key, shared_vectors_memory::cache()) else {
             return false;
         };
-        let found = cache.find(&key.part(f)).is_some_and(|h| cache.read_bytes(&h, 0, out) == Some(Some(())));
+        let found = cache
+            .find(&key.part(f))
+            .is_some_and(|h| cache.read_bytes_part(&h, k, part, out) == Some(Some(())));
         if found {
-            SHARED_FRAMES_READ.set(SHARED_FRAMES_READ.get() + 1);
+            SHARED_FRAME_READS.set(SHARED_FRAME_READS.get() + 1);
         }
         found
     }
 
-    /// Kept as one byte string, when the cache admits it (as it admits vectors) and it
-    /// fits the units of a vector.
-    fn share_frame(&mut self, f: usize, raw: &[u8]) {
+    /// Kept as its values (a byte string each), when the cache admits it (as it admits
+    /// vectors) and they fit the units of a vector.
+    fn share_frame(&mut self, f: usize, ends: &[u32], data: &[u8]) {
         let (Some(key), Some(cache)) = (self.frames_key, shared_vectors_memory::cache()) else { return };
         let key = key.part(f);
         if cache.admit(&key) {
-            cache.fill_strings(&key, 1, &[0, raw.len() as u32], raw, None);
+            cache.fill_strings(&key, ends.len() - 1, ends, data, None);
         }
     }
 }
@@ -161,8 +167,8 @@ mod tests {
         for key in 8..40 {
             assert_eq!(rows("sf", key), rows("sfh", key));
         }
-        let before = super::shared_frames_read();
+        let before = super::shared_frame_reads();
         assert_eq!(rows("sf", 7), first);
-        assert!(super::shared_frames_read() - before >= 60, "{}", super::shared_frames_read() - before);
+        assert!(super::shared_frame_reads() - before >= 60, "{}", super::shared_frame_reads() - before);
     }
 }

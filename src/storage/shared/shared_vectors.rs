@@ -690,10 +690,23 @@ impl SharedVectors {
     /// Row `at`'s byte string through `h` (of `WordKind::Bytes`), put in `out`:
     /// `Some(None)` for a NULL row, `None` when its units hold another vector now.
     pub fn read_bytes(&self, h: &Handle, at: usize, out: &mut Vec<u8>) -> Option<Option<()>> {
+        out.clear();
+        self.read_bytes_part(h, at, None, out)
+    }
+
+    /// As `read_bytes`, the bytes in `part` of row `at`'s byte string (None: all of
+    /// them) appended to `out`; `None` too (`out` as it was) if the string is shorter.
+    pub fn read_bytes_part(
+        &self,
+        h: &Handle,
+        at: usize,
+        part: Option<std::ops::Range<usize>>,
+        out: &mut Vec<u8>,
+    ) -> Option<Option<()>> {
         if at >= h.rows as usize || h.kind != WordKind::Bytes {
             return None;
         }
-        out.clear();
+        let before = out.len();
         let unit = h.unit as usize;
         let code = self.load_value(unit, 1, at) as u16;
         let (dict_at, total) = ((h.base as u32) as usize, (h.base >> 32) as usize);
@@ -714,11 +727,17 @@ impl SharedVectors {
             if start > end || data_at + end > total {
                 return None;
             }
-            self.load_bytes(unit, data_at + start, end - start, out);
+            let (from, to) = match part {
+                None => (start, end),
+                Some(p) if p.start <= p.end && p.end <= end - start => (start + p.start, start + p.end),
+                Some(_) => return None,
+            };
+            self.load_bytes(unit, data_at + from, to - from, out);
             Some(())
         };
         fence(Ordering::Acquire);
         if self.head(unit).seq.load(Ordering::Relaxed) != h.seq {
+            out.truncate(before);
             return None;
         }
         Some(value)
@@ -999,6 +1018,13 @@ mod tests {
         assert_eq!(c.read_bytes(&c.find(&part).unwrap(), 0, &mut out), Some(Some(())));
         assert_eq!(out, frame);
         assert_eq!(c.read_bytes(&h, 1, &mut out), None);
+        // Read in part: appended; a part beyond the string is not read.
+        let mut out = frame[..2].to_vec();
+        assert_eq!(c.read_bytes_part(&h, 0, Some(8000..8191), &mut out), Some(Some(())));
+        assert_eq!((&out[..2], &out[2..]), (&frame[..2], &frame[8000..]));
+        assert_eq!(c.read_bytes_part(&h, 0, Some(8000..8192), &mut out), None);
+        assert_eq!(c.read_bytes_part(&h, 0, Some(9000..9001), &mut out), None);
+        assert_eq!(out.len(), 193);
         // Past what a vector may take: not kept.
         assert!(c.fill_strings(&key(9).part(5), 1, &[0, 20_000], &[7; 20_000], None).is_none());
     }

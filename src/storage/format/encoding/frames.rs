@@ -23,7 +23,8 @@
 //! whole 37 KB vector for each row was a fifth of a new connection's fetch of scattered
 //! rows of hashes.
 
-use std::cell::{Cell, RefCell};
+use std::cell::RefCell;
+use std::ops::Range;
 
 use super::base::CorruptData;
 use super::compress::{self, Compression};
@@ -117,24 +118,30 @@ pub struct Frames {
     ends: Box<[(u32, u32)]>,
     /// The frames kept, the most recently read first.
     kept: RefCell<[KeptFrame; KEPT_FRAMES]>,
-    /// The frame last read from its source's shared copy without being kept.
-    last_shared: Cell<Option<usize>>,
 }
 
 /// Where `Frames` reads its payload's stored bytes (`read`: those at a payload offset),
-/// and may find a frame another reader decompressed and leave the ones it decompresses
-/// (a fetch's: the shared fetch cache; none for a closure that only reads).
+/// and may find the frames another reader decompressed and leave the ones it
+/// decompresses (a fetch's: the shared fetch cache; none for a closure that only reads).
+///
+/// A frame is left as values (`share`): one, the frame's bytes, for a payload read by
+/// byte ranges; each value of a layout cut between values (`Frames::value`). A reader
+/// takes what it wants of it (`shared`), not the frame: a new connection's fetches, each
+/// from a frame of its own, would otherwise copy 8 KB into memory the process never
+/// touched for each value of 36 bytes.
 pub trait FrameSource {
     fn read(&mut self, offset: usize, buf: &mut [u8]) -> Result<(), CorruptData>;
 
-    /// Frame `f` decompressed, into `out` (its contents replaced), if another reader
-    /// left it.
-    fn shared(&mut self, _f: usize, _out: &mut Vec<u8>) -> bool {
+    /// Appends value `k` of frame `f` as another reader left it (`part`: its bytes in
+    /// that range; None: all of them) to `out`; false, `out` as it was, if it is not
+    /// there (or not that long).
+    fn shared(&mut self, _f: usize, _k: usize, _part: Option<Range<usize>>, _out: &mut Vec<u8>) -> bool {
         false
     }
 
-    /// Leaves frame `f`, decompressed and checked (`raw`), for other readers.
-    fn share(&mut self, _f: usize, _raw: &[u8]) {}
+    /// Leaves frame `f`, decompressed and checked, for other readers as the values
+    /// `data[ends[i] .. ends[i + 1]]`.
+    fn share(&mut self, _f: usize, _ends: &[u32], _data: &[u8]) {}
 }
 
 impl<F: FnMut(usize, &mut [u8]) -> Result<(), CorruptData>> FrameSource for F {
@@ -142,6 +149,10 @@ impl<F: FnMut(usize, &mut [u8]) -> Result<(), CorruptData>> FrameSource for F {
         self(offset, buf)
     }
 }
+
+/// Cuts a decompressed frame of a layout cut between values into its values (`ends`
+/// from 0, one more than the values; `data` their bytes), for `FrameSource::share`.
+pub type SplitFrame = fn(&[u8], &mut Vec<u32>, &mut Vec<u8>) -> Result<(), CorruptData>;
 
 /// A frame kept decompressed: its number and bytes.
 type KeptFrame = Option<(usize, Vec<u8>)>;
@@ -188,13 +199,7 @@ impl Frames {
         if before.0 as usize != raw_len || before.1 as usize != stored_len - table_len {
             return Err(CorruptData("frames differ from the payload's length"));
         }
-        Ok(Frames {
-            per_frame,
-            check,
-            ends,
-            kept: RefCell::new(Default::default()),
-            last_shared: Cell::new(None),
-        })
+        Ok(Frames { per_frame, check, ends, kept: RefCell::new(Default::default()) })
     }
 
     /// Memory it holds, itself included (a frame kept counted from the start: a
@@ -227,13 +232,20 @@ impl Frames {
         ((table + stored0 as usize, (stored1 - stored0) as usize), (raw0 as usize, (raw1 - raw0) as usize))
     }
 
-    /// `g` of frame `f` decompressed (or kept from the read before, or as `src` shares
-    /// it), its stored bytes read from `src` into `scratch`.
+    /// Whether frame `f` is kept decompressed.
+    fn is_kept(&self, f: usize) -> bool {
+        self.kept.borrow().iter().any(|k| k.as_ref().is_some_and(|(kf, _)| *kf == f))
+    }
+
+    /// `g` of frame `f` decompressed (or kept from the reads before), its stored bytes
+    /// read from `src` into `scratch`. A frame decompressed is left with `src` for other
+    /// readers: whole, or as `split` cuts it into values.
     pub fn with_frame<R>(
         &self,
         f: usize,
         src: &mut dyn FrameSource,
         scratch: &mut FrameScratch,
+        split: Option<SplitFrame>,
         g: impl FnOnce(&[u8]) -> R,
     ) -> Result<R, CorruptData> {
         let mut kept = self.kept.borrow_mut();
@@ -242,28 +254,21 @@ impl Frames {
             None => {
                 let ((stored_at, stored_len), (_, raw_len)) = self.frame(f);
                 let last = KEPT_FRAMES - 1;
-                let raw = if src.shared(f, &mut scratch.shared) && scratch.shared.len() == raw_len {
-                    // A frame shared is read from the scratch copy, and kept only when
-                    // read from it twice in a row: a new connection's fetches, each from
-                    // a vector of its own, would each fill memory the process never
-                    // touched, and fetches that come back copy it once more, not each time.
-                    if self.last_shared.replace(Some(f)) != Some(f) {
-                        return Ok(g(&scratch.shared));
+                scratch.stored.clear();
+                fallible::resize(&mut scratch.stored, stored_len, 0);
+                src.read(stored_at, &mut scratch.stored)?;
+                // The least recently read frame's buffer is reused (and not kept if the
+                // frame does not decompress).
+                let mut raw = kept[last].take().map(|(_, b)| b).unwrap_or_default();
+                require_checksum(&scratch.stored)?;
+                compress::decompress(Compression::Zstd, &scratch.stored, raw_len, &mut raw)?;
+                match split {
+                    None => src.share(f, &[0, raw.len() as u32], &raw),
+                    Some(split) => {
+                        split(&raw, &mut scratch.ends, &mut scratch.values)?;
+                        src.share(f, &scratch.ends, &scratch.values);
                     }
-                    let spare = kept[last].take().map(|(_, b)| b).unwrap_or_default();
-                    std::mem::replace(&mut scratch.shared, spare)
-                } else {
-                    scratch.stored.clear();
-                    fallible::resize(&mut scratch.stored, stored_len, 0);
-                    src.read(stored_at, &mut scratch.stored)?;
-                    // The least recently read frame's buffer is reused (and not kept if
-                    // the frame does not decompress).
-                    let mut raw = kept[last].take().map(|(_, b)| b).unwrap_or_default();
-                    require_checksum(&scratch.stored)?;
-                    compress::decompress(Compression::Zstd, &scratch.stored, raw_len, &mut raw)?;
-                    src.share(f, &raw);
-                    raw
-                };
+                }
                 kept[last] = Some((f, raw));
                 kept.rotate_right(1);
             }
@@ -272,8 +277,32 @@ impl Frames {
         Ok(g(raw))
     }
 
-    /// The raw bytes `at .. at + len` of the payload, appended to `out`: the frames they
-    /// lie in decompressed (`with_frame`) into `scratch`.
+    /// Value `k` of frame `f`, of a layout cut between values (`per_frame`), appended
+    /// to `out`: as another reader left it, or found in the frame decompressed
+    /// (`with_frame`, `split` cutting it for other readers) by `pick`.
+    pub fn value(
+        &self,
+        (f, k): (usize, usize),
+        src: &mut dyn FrameSource,
+        scratch: &mut FrameScratch,
+        split: SplitFrame,
+        pick: fn(&[u8], usize) -> Result<&[u8], CorruptData>,
+        out: &mut Vec<u8>,
+    ) -> Result<(), CorruptData> {
+        if f >= self.ends.len() {
+            return Err(CorruptData("value beyond its frames"));
+        }
+        if !self.is_kept(f) && src.shared(f, k, None, out) {
+            return Ok(());
+        }
+        self.with_frame(f, src, scratch, Some(split), |frame| {
+            pick(frame, k).map(|v| fallible::extend_from_slice(out, v))
+        })?
+    }
+
+    /// The raw bytes `at .. at + len` of the payload, appended to `out`: from the
+    /// frames they lie in, as another reader left them or decompressed (`with_frame`)
+    /// into `scratch`.
     pub fn read_range(
         &self,
         at: usize,
@@ -297,17 +326,21 @@ impl Frames {
             }
             let from = at.max(raw_at) - raw_at;
             let to = end.min(raw_at + raw_len) - raw_at;
-            self.with_frame(f, src, scratch, |raw| fallible::extend_from_slice(out, &raw[from..to]))?;
+            if !self.is_kept(f) && src.shared(f, 0, Some(from..to), out) {
+                continue;
+            }
+            self.with_frame(f, src, scratch, None, |raw| fallible::extend_from_slice(out, &raw[from..to]))?;
         }
         Ok(())
     }
 }
 
-/// Buffers `Frames` reuses: for a frame as stored, and as its source shares it.
+/// Buffers `Frames` reuses: for a frame as stored, and its values as it is shared.
 #[derive(Default)]
 pub struct FrameScratch {
     stored: Vec<u8>,
-    shared: Vec<u8>,
+    ends: Vec<u32>,
+    values: Vec<u8>,
 }
 
 /// Decompresses the whole `ZstdFrames` payload `input` into `out` (cleared first), which
@@ -394,26 +427,35 @@ mod tests {
         assert_eq!((frames.count(), frames.per_frame()), (4, 7));
         let mut read = reader(&c);
         let mut scratch = FrameScratch::default();
-        assert_eq!(frames.with_frame(1, &mut read, &mut scratch, |f| f.to_vec()).unwrap(), &raw[100..3000]);
+        assert_eq!(
+            frames.with_frame(1, &mut read, &mut scratch, None, |f| f.to_vec()).unwrap(),
+            &raw[100..3000]
+        );
         // Kept: read again without a read of the payload; two frames read in turns too.
         let mut none = |_: usize, _: &mut [u8]| Err(CorruptData("read again"));
-        assert_eq!(frames.with_frame(1, &mut none, &mut scratch, |f| f.len()).unwrap(), 2900);
-        assert!(frames.with_frame(2, &mut none, &mut scratch, |f| f.len()).is_err());
-        assert_eq!(frames.with_frame(0, &mut reader(&c), &mut scratch, |f| f.to_vec()).unwrap(), &raw[..100]);
+        assert_eq!(frames.with_frame(1, &mut none, &mut scratch, None, |f| f.len()).unwrap(), 2900);
+        assert!(frames.with_frame(2, &mut none, &mut scratch, None, |f| f.len()).is_err());
+        assert_eq!(
+            frames.with_frame(0, &mut reader(&c), &mut scratch, None, |f| f.to_vec()).unwrap(),
+            &raw[..100]
+        );
         for _ in 0..2 {
             assert_eq!(
-                frames.with_frame(1, &mut none, &mut scratch, |f| f.to_vec()).unwrap(),
+                frames.with_frame(1, &mut none, &mut scratch, None, |f| f.to_vec()).unwrap(),
                 &raw[100..3000]
             );
-            assert_eq!(frames.with_frame(0, &mut none, &mut scratch, |f| f.to_vec()).unwrap(), &raw[..100]);
+            assert_eq!(
+                frames.with_frame(0, &mut none, &mut scratch, None, |f| f.to_vec()).unwrap(),
+                &raw[..100]
+            );
         }
         // A third frame lets the one read longest ago go.
         assert_eq!(
-            frames.with_frame(3, &mut reader(&c), &mut scratch, |f| f.len()).unwrap(),
+            frames.with_frame(3, &mut reader(&c), &mut scratch, None, |f| f.len()).unwrap(),
             raw.len() - 9000
         );
-        assert!(frames.with_frame(1, &mut none, &mut scratch, |f| f.len()).is_err());
-        assert_eq!(frames.with_frame(0, &mut none, &mut scratch, |f| f.len()).unwrap(), 100);
+        assert!(frames.with_frame(1, &mut none, &mut scratch, None, |f| f.len()).is_err());
+        assert_eq!(frames.with_frame(0, &mut none, &mut scratch, None, |f| f.len()).unwrap(), 100);
         let mut got = Vec::new();
         frames.read_range(2990, 6020, &mut read, &mut scratch, &mut got).unwrap();
         assert_eq!(got, &raw[2990..9010]);
@@ -422,11 +464,11 @@ mod tests {
         assert_eq!(out, raw);
     }
 
-    /// A payload's bytes with a store of shared frames, counting its reads.
+    /// A payload's bytes with a store of shared frames' values, counting its reads.
     struct Shared<'a> {
         bytes: &'a [u8],
         reads: usize,
-        frames: std::collections::HashMap<usize, Vec<u8>>,
+        frames: std::collections::HashMap<usize, Vec<Vec<u8>>>,
     }
 
     impl FrameSource for Shared<'_> {
@@ -435,11 +477,17 @@ mod tests {
             buf.copy_from_slice(&self.bytes[offset..offset + buf.len()]);
             Ok(())
         }
-        fn shared(&mut self, f: usize, out: &mut Vec<u8>) -> bool {
-            self.frames.get(&f).map(|b| out.clone_from(b)).is_some()
+        fn shared(&mut self, f: usize, k: usize, part: Option<Range<usize>>, out: &mut Vec<u8>) -> bool {
+            let value = self.frames.get(&f).and_then(|v| v.get(k));
+            match value.and_then(|v| v.get(part.unwrap_or(0..v.len()))) {
+                Some(b) => out.extend_from_slice(b),
+                None => return false,
+            }
+            true
         }
-        fn share(&mut self, f: usize, raw: &[u8]) {
-            self.frames.insert(f, raw.to_vec());
+        fn share(&mut self, f: usize, ends: &[u32], data: &[u8]) {
+            let values = ends.windows(2).map(|w| data[w[0] as usize..w[1] as usize].to_vec()).collect();
+            self.frames.insert(f, values);
         }
     }
 
@@ -448,32 +496,77 @@ mod tests {
         let (raw, c) = four_frames();
         let mut scratch = FrameScratch::default();
         let mut src = Shared { bytes: &c, reads: 0, frames: Default::default() };
-        // The first reader decompresses frame 1 and shares it, checked.
+        // The first reader decompresses frame 1 and shares it whole, checked.
         let first = Frames::parse(&c, raw.len(), c.len()).unwrap();
-        assert_eq!(first.with_frame(1, &mut src, &mut scratch, |f| f.to_vec()).unwrap(), &raw[100..3000]);
-        assert_eq!((src.reads, src.frames.get(&1).map(Vec::as_slice)), (1, Some(&raw[100..3000])));
-        // Another reader (its own `Frames`, nothing kept) takes it from there, reading
-        // nothing; its range reads over frames 1 and 2 read frame 2 alone.
+        let mut got = Vec::new();
+        first.read_range(150, 20, &mut src, &mut scratch, &mut got).unwrap();
+        assert_eq!((got.as_slice(), src.reads), (&raw[150..170], 1));
+        assert_eq!(src.frames[&1], [raw[100..3000].to_vec()]);
+        // Another reader (its own `Frames`, nothing kept) takes its ranges from there,
+        // reading nothing; a range over frames 1 and 2 reads frame 2 alone.
         let second = Frames::parse(&c, raw.len(), c.len()).unwrap();
         src.reads = 0;
-        assert_eq!(second.with_frame(1, &mut src, &mut scratch, |f| f.to_vec()).unwrap(), &raw[100..3000]);
-        let mut got = Vec::new();
+        got.clear();
+        second.read_range(200, 30, &mut src, &mut scratch, &mut got).unwrap();
+        assert_eq!((got.as_slice(), src.reads), (&raw[200..230], 0));
+        got.clear();
         second.read_range(2990, 20, &mut src, &mut scratch, &mut got).unwrap();
         assert_eq!((got.as_slice(), src.reads), (&raw[2990..3010], 1));
-        // Read from the shared copy twice in a row, frame 1 is kept (as frame 2, read
-        // and decompressed): read again with no source; once only, it is not.
-        let mut none = |_: usize, _: &mut [u8]| Err(CorruptData("read again"));
-        assert_eq!(second.with_frame(1, &mut none, &mut scratch, |f| f.len()).unwrap(), 2900);
-        assert_eq!(second.with_frame(2, &mut none, &mut scratch, |f| f.len()).unwrap(), 6000);
-        let once = Frames::parse(&c, raw.len(), c.len()).unwrap();
-        once.with_frame(1, &mut src, &mut scratch, |_| ()).unwrap();
-        assert!(once.with_frame(1, &mut none, &mut scratch, |_| ()).is_err());
-        // A shared frame of another length is not taken: the frame is read again.
-        src.frames.insert(3, vec![0; 10]);
+        // What the shared copy lacks is read: a range beyond its frame 3's bytes.
+        src.frames.insert(3, vec![vec![0; 10]]);
         let third = Frames::parse(&c, raw.len(), c.len()).unwrap();
         src.reads = 0;
-        assert_eq!(third.with_frame(3, &mut src, &mut scratch, |f| f.to_vec()).unwrap(), &raw[9000..]);
-        assert_eq!((src.reads, src.frames[&3].len()), (1, raw.len() - 9000));
+        got.clear();
+        third.read_range(9005, 20, &mut src, &mut scratch, &mut got).unwrap();
+        assert_eq!((got.as_slice(), src.reads), (&raw[9005..9025], 1));
+        assert_eq!(src.frames[&3], [raw[9000..].to_vec()]);
+    }
+
+    /// Frames of 7 values (3-byte strings as `len, bytes`), split and picked as a layout
+    /// cut between values would.
+    fn split_values(frame: &[u8], ends: &mut Vec<u32>, data: &mut Vec<u8>) -> Result<(), CorruptData> {
+        (ends.clear(), data.clear(), ends.push(0));
+        for v in frame.chunks(4) {
+            data.extend_from_slice(&v[1..]);
+            ends.push(data.len() as u32);
+        }
+        Ok(())
+    }
+
+    fn pick_value(frame: &[u8], k: usize) -> Result<&[u8], CorruptData> {
+        frame.get(4 * k + 1..4 * k + 4).ok_or(CorruptData("no such value"))
+    }
+
+    #[test]
+    fn values_of_frames_cut_between_them_are_shared_one_by_one() {
+        let raw: Vec<u8> = (0..20u8).flat_map(|i| [3, b'a' + i, b'0' + i % 10, b'z']).collect();
+        let cuts: Vec<usize> = (1..=3).map(|f| (28 * f).min(raw.len())).collect();
+        let mut c = Vec::new();
+        assert!(compress_frames(&raw, &cuts, 7, 3, &mut c));
+        let mut scratch = FrameScratch::default();
+        let mut src = Shared { bytes: &c, reads: 0, frames: Default::default() };
+        let value = |frames: &Frames, src: &mut Shared, scratch: &mut FrameScratch, j: usize| {
+            let mut out = vec![b'>'];
+            frames.value((j / 7, j % 7), src, scratch, split_values, pick_value, &mut out).map(|_| out)
+        };
+        let first = Frames::parse(&c, raw.len(), c.len()).unwrap();
+        assert_eq!(value(&first, &mut src, &mut scratch, 9).unwrap(), b">j9z");
+        assert_eq!((src.reads, src.frames[&1].len(), src.frames[&1][2].as_slice()), (1, 7, &b"j9z"[..]));
+        // Another reader takes its values from the shared copy; the last frame, of
+        // six values, is read and shared too.
+        let second = Frames::parse(&c, raw.len(), c.len()).unwrap();
+        src.reads = 0;
+        assert_eq!(value(&second, &mut src, &mut scratch, 13).unwrap(), b">n3z");
+        assert_eq!(value(&second, &mut src, &mut scratch, 19).unwrap(), b">t9z");
+        assert_eq!((src.reads, src.frames[&2].len()), (1, 6));
+        // Kept by the reader that decompressed it: read again with no source.
+        let mut none = |_: usize, _: &mut [u8]| Err(CorruptData("read again"));
+        let mut out = Vec::new();
+        second.value((2, 0), &mut none, &mut scratch, split_values, pick_value, &mut out).unwrap();
+        assert_eq!(out, b"o4z");
+        // Beyond the frames, or a frame's values: an error, not a panic.
+        assert!(value(&second, &mut src, &mut scratch, 21).is_err());
+        assert!(second.value((1, 7), &mut src, &mut scratch, split_values, pick_value, &mut out).is_err());
     }
 
     #[test]
@@ -488,13 +581,13 @@ mod tests {
         let mut bad = c.clone();
         bad[first + 40] ^= 0x01;
         let frames = Frames::parse(&bad, raw.len(), bad.len()).unwrap();
-        assert!(frames.with_frame(0, &mut reader(&bad), &mut scratch, |f| f.len()).is_err());
+        assert!(frames.with_frame(0, &mut reader(&bad), &mut scratch, None, |f| f.len()).is_err());
         assert!(decompress_frames(&bad, raw.len(), &mut out).is_err());
         // A frame whose header lost the checksum flag is refused.
         let mut bad = c.clone();
         bad[first + 4] &= !CHECKSUM_FLAG;
         let frames = Frames::parse(&bad, raw.len(), bad.len()).unwrap();
-        assert!(frames.with_frame(0, &mut reader(&bad), &mut scratch, |f| f.len()).is_err());
+        assert!(frames.with_frame(0, &mut reader(&bad), &mut scratch, None, |f| f.len()).is_err());
         assert!(decompress_frames(&bad, raw.len(), &mut out).is_err());
         // The table's check covers the vector's header, its bitmap and the table.
         let (header, bitmap) = ([7u8; 20], [0b1011u8; 3]);

@@ -26,7 +26,7 @@ use super::short_images;
 use super::table::EncodingId;
 use super::vector::{bitmap_len, parse_header, HEADER_LEN};
 use crate::storage::format::checksum;
-use crate::storage::format::fallible;
+use std::ops::Range;
 
 /// A stored vector's bytes, read a few at a time; offsets count from its first byte.
 pub trait StoredBytes {
@@ -35,15 +35,22 @@ pub trait StoredBytes {
     /// `crc` (a CRC-32C) continued over the bytes at `at .. at + len`.
     fn crc(&mut self, at: usize, len: usize, crc: u32) -> Result<u32, CorruptData>;
 
-    /// Frame `f` of the vector's zstd frames decompressed, into `out` (its contents
-    /// replaced), if another reader left it (`share_frame`); none by default.
-    fn shared_frame(&mut self, _f: usize, _out: &mut Vec<u8>) -> bool {
+    /// Value `k` of frame `f` of the vector's zstd frames, or the bytes in `part` of it,
+    /// appended to `out` if another reader left the frame (`share_frame`;
+    /// `frames::FrameSource::shared`); none by default.
+    fn shared_frame(
+        &mut self,
+        _f: usize,
+        _k: usize,
+        _part: Option<Range<usize>>,
+        _out: &mut Vec<u8>,
+    ) -> bool {
         false
     }
 
     /// Leaves frame `f` of the vector's zstd frames, decompressed and checked, for other
-    /// readers; nowhere by default.
-    fn share_frame(&mut self, _f: usize, _raw: &[u8]) {}
+    /// readers as the values `data[ends[i] .. ends[i + 1]]`; nowhere by default.
+    fn share_frame(&mut self, _f: usize, _ends: &[u32], _data: &[u8]) {}
 }
 
 /// The payload of zstd frames at `at` in a stored vector, as its frames read it.
@@ -57,12 +64,12 @@ impl<S: StoredBytes> FrameSource for Payload<'_, S> {
         self.src.read(self.at + offset, buf)
     }
 
-    fn shared(&mut self, f: usize, out: &mut Vec<u8>) -> bool {
-        self.src.shared_frame(f, out)
+    fn shared(&mut self, f: usize, k: usize, part: Option<Range<usize>>, out: &mut Vec<u8>) -> bool {
+        self.src.shared_frame(f, k, part, out)
     }
 
-    fn share(&mut self, f: usize, raw: &[u8]) {
-        self.src.share_frame(f, raw)
+    fn share(&mut self, f: usize, ends: &[u32], data: &[u8]) {
+        self.src.share_frame(f, ends, data)
     }
 }
 
@@ -292,13 +299,11 @@ impl PagedVector {
             }
             Values::FramedImages { at, frames } => {
                 let (at, per_frame) = (*at as usize, frames.per_frame());
+                text.clear();
                 FRAME_SCRATCH.with(|s| {
-                    let mut scratch = s.borrow_mut();
-                    text.clear();
-                    frames.with_frame(j / per_frame, &mut Payload { src, at }, &mut scratch, |images| {
-                        short_images::nth_value(images, j % per_frame)
-                            .map(|v| fallible::extend_from_slice(text, v))
-                    })?
+                    let (read, scratch) = (&mut Payload { src, at }, &mut *s.borrow_mut());
+                    let (split, pick) = (short_images::split_frame, short_images::nth_value);
+                    frames.value((j / per_frame, j % per_frame), read, scratch, split, pick, text)
                 })?;
                 Ok(PointValue::Bytes(text))
             }

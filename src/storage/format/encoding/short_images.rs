@@ -103,6 +103,22 @@ pub fn nth_value(input: &[u8], k: usize) -> Result<&[u8], CorruptData> {
     input.get(at + 1..at + size).ok_or(CorruptData("short images truncated"))
 }
 
+/// The values of a frame's images (`input`, every byte of it), for
+/// `frames::FrameSource::share`: `ends` from 0, a value's end after each; `data` the
+/// values' bytes (both cleared first).
+pub fn split_frame(input: &[u8], ends: &mut Vec<u32>, data: &mut Vec<u8>) -> Result<(), CorruptData> {
+    (ends.clear(), data.clear(), ends.push(0));
+    let mut at = 0usize;
+    while at < input.len() {
+        let size = image_size(input[at]).ok_or(CorruptData("short image header"))?;
+        let value = input.get(at + 1..at + size).ok_or(CorruptData("short images truncated"))?;
+        fallible::extend_from_slice(data, value);
+        ends.push(data.len() as u32);
+        at += size;
+    }
+    Ok(())
+}
+
 /// Decodes `count` values, appending their bytes to `data` and, after each value,
 /// `data.len()` to `ends` (as `plain::decode_bytes`). Returns the bytes consumed.
 pub fn decode_bytes(
@@ -164,7 +180,7 @@ mod tests {
         assert_eq!(buf.len(), encoded_len(values.len(), data.len()));
         let (mut ends, mut got) = (vec![0], Vec::new());
         assert_eq!(decode_bytes(&buf, values.len(), &mut ends, &mut got), Ok(buf.len()));
-        assert_eq!((ends, got), (offsets, data));
+        assert_eq!((&ends, &got), (&offsets, &data));
         // Each start is a short varlena image of its value: VARSIZE_1B, then the bytes.
         let mut starts = Vec::new();
         assert_eq!(decode_starts(&buf, values.len(), &mut starts), Ok(buf.len()));
@@ -176,6 +192,19 @@ mod tests {
         }
         assert_truncations_fail(&buf, |b| decode_bytes(b, values.len(), &mut vec![0], &mut Vec::new()));
         assert_truncations_fail(&buf, |b| decode_starts(b, values.len(), &mut Vec::new()));
+        // A frame's images split into its values (buffers cleared), and picked one by one.
+        let (mut ends, mut got) = (vec![9], vec![9]);
+        split_frame(&buf, &mut ends, &mut got).unwrap();
+        assert_eq!((ends, got), (offsets, data));
+        for (k, v) in values.iter().enumerate() {
+            assert_eq!(nth_value(&buf, k).unwrap(), &v[..]);
+        }
+        // Cut short: refused, or fewer values (the last was empty, its image a header).
+        if let Some(cut) = buf.len().checked_sub(1) {
+            let mut ends = Vec::new();
+            let short = split_frame(&buf[..cut], &mut ends, &mut Vec::new());
+            assert!(short.is_err() || (ends.len() == values.len() && values.last().unwrap().is_empty()));
+        }
         buf
     }
 
@@ -202,6 +231,7 @@ mod tests {
         for bad in [[0x01u8, 0], [0x02, 0], [0x00, 0]] {
             assert!(decode_starts(&bad, 1, &mut Vec::new()).is_err());
             assert!(decode_bytes(&bad, 1, &mut vec![0], &mut Vec::new()).is_err());
+            assert!(split_frame(&bad, &mut Vec::new(), &mut Vec::new()).is_err());
         }
     }
 
@@ -212,6 +242,7 @@ mod tests {
             let buf = rt(&values);
             flip_never_panics(&buf, &fl, |b| decode_bytes(b, values.len(), &mut vec![0], &mut Vec::new()));
             flip_never_panics(&buf, &fl, |b| decode_starts(b, values.len(), &mut Vec::new()));
+            flip_never_panics(&buf, &fl, |b| split_frame(b, &mut Vec::new(), &mut Vec::new()).map(|()| 0));
         }
     }
 }
