@@ -525,7 +525,9 @@ mod tests {
     /// Frames of 7 values (3-byte strings as `len, bytes`), split and picked as a layout
     /// cut between values would.
     fn split_values(frame: &[u8], ends: &mut Vec<u32>, data: &mut Vec<u8>) -> Result<(), CorruptData> {
-        (ends.clear(), data.clear(), ends.push(0));
+        ends.clear();
+        data.clear();
+        ends.push(0);
         for v in frame.chunks(4) {
             data.extend_from_slice(&v[1..]);
             ends.push(data.len() as u32);

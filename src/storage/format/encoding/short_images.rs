@@ -107,7 +107,9 @@ pub fn nth_value(input: &[u8], k: usize) -> Result<&[u8], CorruptData> {
 /// `frames::FrameSource::share`: `ends` from 0, a value's end after each; `data` the
 /// values' bytes (both cleared first).
 pub fn split_frame(input: &[u8], ends: &mut Vec<u32>, data: &mut Vec<u8>) -> Result<(), CorruptData> {
-    (ends.clear(), data.clear(), ends.push(0));
+    ends.clear();
+    data.clear();
+    ends.push(0);
     let mut at = 0usize;
     while at < input.len() {
         let size = image_size(input[at]).ok_or(CorruptData("short image header"))?;
