@@ -66,8 +66,10 @@ struct Stripe {
     /// up again.
     shared_stale: Cell<bool>,
     rows: Option<StripeRows>,
-    /// Rows fetched from it, up to `TRANSPOSE_AFTER`.
+    /// Rows fetched from it (saturating).
     fetches: Cell<u32>,
+    /// Whether it was offered to be made rows (`transpose`), once.
+    transposed: Cell<bool>,
 }
 
 impl Stripe {
@@ -93,8 +95,8 @@ impl Stripe {
     fn readable(&self, i: usize) -> bool {
         let fetches = self.fetches.get();
         self.holds(i)
-            || (fetches < OPEN_AFTER && self.paged(i).is_some())
-            || (fetches < SHARED_UNTIL && !self.shared_stale.get() && self.shared(i).is_some())
+            || self.paged(i).is_some_and(|p| !came_of_age(fetches, open_after(p)))
+            || (!came_of_age(fetches, SHARED_UNTIL) && !self.shared_stale.get() && self.shared(i).is_some())
     }
 }
 
@@ -106,6 +108,20 @@ impl Stripe {
 /// query (one TSBS host: 5 rows a stripe), so a query on a new connection reads in
 /// place, and a query repeated on the same connection soon finds the stripe opened.
 const OPEN_AFTER: u32 = 8;
+
+/// Fetches from a stripe after which its vector `p`, read where it lies, is opened:
+/// `OPEN_AFTER`, or for a vector read from zstd frames, as late as one read from the
+/// shared cache (`SHARED_UNTIL`). Its reads cost a frame each, or a copy of a value
+/// another backend's fetch left decompressed; opened whole, the vector is decompressed
+/// whole, 74 KB of `'cmt ' || md5(i)` (150 µs), which a query reading a row of each of
+/// 397 stripes paid for 372 vectors at its ninth run (55 of its 65 ms, against 3).
+fn open_after(p: &PagedVector) -> u32 {
+    if p.reads_frames() {
+        SHARED_UNTIL
+    } else {
+        OPEN_AFTER
+    }
+}
 
 /// Fetches from a stripe from which its vectors in the shared cache are opened in this
 /// backend's memory, so that the next fetch makes the stripe rows.
@@ -119,6 +135,36 @@ const SHARED_UNTIL: u32 = TRANSPOSE_AFTER - 1;
 /// TSBS table, about 5 per stripe, took 1.4 s instead of 0.13.) Counts last while the
 /// stripe stays cached, so a stripe that repeated queries keep reaching gets there.
 const TRANSPOSE_AFTER: u32 = 128;
+
+/// Units of opening (`open_cost`) a fetcher may spend at its start to open vectors
+/// whole (or make rows of a stripe's vectors, as much) for stripes that came of age
+/// (`open_after`, `SHARED_UNTIL`, `TRANSPOSE_AFTER`); each row it fetches earns one
+/// more, up to `OPEN_CREDIT_MAX`. Stripes come of age together: a query that reaches
+/// 397 stripes once each, repeated on its connection, opened all 6,352 of their vectors
+/// at its ninth run (62 ms against 3), and a query reading 5 rows a stripe copied and
+/// made rows of 488 stripes at its 26th (92 ms against 2). On credit, a query's opening
+/// costs about what its fetches do, and the rest waits for the queries after it, the
+/// stripes read as before meanwhile.
+const OPEN_CREDIT_START: i64 = 128;
+const OPEN_CREDIT_MAX: i64 = 1 << 16;
+
+/// Whether a stripe fetched `fetches` times is past `limit` and the fetcher has credit
+/// to open it (`OPEN_CREDIT_START`).
+fn came_of_age(fetches: u32, limit: u32) -> bool {
+    fetches >= limit && OPEN_CREDIT.get() > 0
+}
+
+/// Spends `units` of the fetcher's credit (`OPEN_CREDIT_START`).
+fn spend_open_credit(units: usize) {
+    OPEN_CREDIT.set(OPEN_CREDIT.get().saturating_sub(units as i64));
+}
+
+/// What opening the vector at `place` (stored bytes, rows) takes of a fetcher's
+/// credit: a unit for each 8 KB stored or decoded (as 8-byte values), one at least.
+/// About what fetching a row costs (16 values read where they lie, 5 µs).
+fn open_cost((_, len, rows): (u64, u32, u32)) -> usize {
+    1 + (len as usize).max(8 * rows as usize) / 8192
+}
 
 /// Bytes of opened vectors a backend keeps for fetches (`pgcolumnar.fetch_cache_size`,
 /// in kB): the rows an index finds scatter over thousands of vectors, each visited
@@ -512,6 +558,7 @@ impl LazyRow {
             let fetches = if from == 0 {
                 let fetches = stripe.fetches.get().saturating_add(1);
                 stripe.fetches.set(fetches);
+                OPEN_CREDIT.set((OPEN_CREDIT.get() + 1).min(OPEN_CREDIT_MAX));
                 fetches
             } else {
                 stripe.fetches.get()
@@ -541,7 +588,12 @@ impl LazyRow {
                     prefetch(p);
                 }
             }
-            if from == 0 && fetches == TRANSPOSE_AFTER && matches!(ready, Ready::Yes) {
+            if from == 0
+                && came_of_age(fetches, TRANSPOSE_AFTER)
+                && stripe.rows.is_none()
+                && !stripe.transposed.get()
+                && matches!(ready, Ready::Yes)
+            {
                 return Ready::Transpose;
             }
             ready
@@ -555,7 +607,7 @@ impl LazyRow {
         SHARED.with(|c| {
             let mut c = c.borrow_mut();
             let Some(stripe) = c.get_mut(&key) else { return };
-            if stripe.rows.is_some() {
+            if stripe.rows.is_some() || stripe.transposed.replace(true) {
                 return;
             }
             let fixed: Vec<(usize, &PointVector)> = stripe
@@ -568,6 +620,7 @@ impl LazyRow {
             if fixed.len() < 2 {
                 return;
             }
+            spend_open_credit(fixed.iter().map(|(_, v)| open_cost((0, 0, v.rows() as u32))).sum());
             let Some(rows) = StripeRows::transpose(&fixed) else { return };
             let before: usize = fixed.iter().map(|(_, v)| v.heap_bytes()).sum();
             for i in 0..stripe.columns.len() {
@@ -609,7 +662,7 @@ impl LazyRow {
                     was_paged: stripe.is_some_and(|s| s.paged(i).is_some() || s.shared(i).is_some()),
                 })
                 .collect();
-            (todo, stripe.is_none_or(|s| s.fetches.get() < OPEN_AFTER))
+            (todo, stripe.is_none_or(|s| !came_of_age(s.fetches.get(), OPEN_AFTER)))
         });
         if todo.is_empty() {
             return;
@@ -637,6 +690,8 @@ impl LazyRow {
                 // SAFETY: `fill`'s contract.
                 unsafe { self.open_young(m.i, m.place, &mut src) }
             } else {
+                spend_open_credit(open_cost(m.place));
+                OPENED_OF_AGE.set(OPENED_OF_AGE.get() + 1);
                 (Opened::Vector(open_vector(&src, self.kinds[m.i], rows)), false)
             };
             if !m.was_paged && !found {
@@ -1011,6 +1066,8 @@ thread_local! {
     /// `pages::blocks_read` when a row last opened vectors, or a fetcher was made
     /// (`read_ahead_missing`).
     static READS_AT_OPEN: Cell<Option<u64>> = const { Cell::new(None) };
+    /// What the fetcher made last may still open (`OPEN_CREDIT_START`).
+    static OPEN_CREDIT: Cell<i64> = const { Cell::new(OPEN_CREDIT_START) };
     /// A stored vector's bytes and decode space, reused by every fetch of the backend.
     static SCRATCH: RefCell<(Vec<u8>, DecodedVector)> = RefCell::new(Default::default());
     /// Vectors this backend's fetches opened (`pgcolumnar.fetch_decoded_vectors()`).
@@ -1019,6 +1076,8 @@ thread_local! {
     static PAGED: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
     /// Stripes this backend's fetches made rows (`pgcolumnar.fetch_stripes_made_rows()`).
     static TRANSPOSED: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+    /// Vectors opened whole because their stripe came of age (`vectors_opened_of_age`).
+    static OPENED_OF_AGE: Cell<u64> = const { Cell::new(0) };
 }
 
 /// How many column vectors row fetches have opened in this backend: read where they
@@ -1032,6 +1091,12 @@ pub fn decoded_vectors() -> u64 {
 /// first fetches from their stripe.
 pub fn vectors_read_in_place() -> u64 {
     PAGED.with(|d| d.get())
+}
+
+/// How many vectors row fetches have opened whole in this backend because their stripe
+/// came of age (`open_after`, `SHARED_UNTIL`), on the fetchers' credit.
+pub fn vectors_opened_of_age() -> u64 {
+    OPENED_OF_AGE.get()
 }
 
 /// How many stripes row fetches have made rows (`StripeRows`) in this backend.
@@ -1079,6 +1144,7 @@ impl Fetcher {
             // A statement's first row is read ahead when the reads since the fetcher was
             // made (the index's pages, the metadata) missed the buffers.
             READS_AT_OPEN.with(|r| r.set(Some(pages::blocks_read())));
+            OPEN_CREDIT.set(OPEN_CREDIT_START);
             Fetcher {
                 rel,
                 held: ImageArena::default(),
@@ -1663,7 +1729,7 @@ impl Fetcher {
 }
 
 #[cfg(test)]
-mod tests {
+mod unit_tests {
     use super::{group_index, skip_crowded_probe, CROWDED, SKIP_CROWDED_PROBES};
 
     #[test]
@@ -1712,5 +1778,63 @@ mod tests {
         let later = [(1000u64, 50u64), (1050, 50)];
         assert_eq!(group_index(&later, span, 0, 999), None);
         assert_eq!(group_index(&later, span, 0, 1075), Some(1));
+    }
+}
+
+#[cfg(feature = "pg_test")]
+#[pgrx::pg_schema]
+mod tests {
+    use pgrx::prelude::*;
+
+    /// The query's result, on `table`.
+    fn sums(table: &str) -> String {
+        Spi::get_one::<String>(&format!(
+            "SELECT concat_ws('|', sum(v), sum(w), max(c)) FROM {table} WHERE k = 7"
+        ))
+        .unwrap()
+        .unwrap()
+    }
+
+    /// A query reaching 80 stripes a row each, repeated: at its ninth run the stripes'
+    /// vectors read where they lie come of age together, and it opens those its credit
+    /// pays for (128 units, one more a row, 3 a vector of 2,048 integers: 26 rows); the runs
+    /// after open the rest. The framed text waits for its 127th fetch. Every run returns
+    /// heap's rows.
+    #[pg_test]
+    fn stripes_that_come_of_age_together_are_opened_on_credit() {
+        Spi::run(
+            "CREATE TABLE oc (id int, k int, v bigint, w int, c text) USING columnar;
+             INSERT INTO oc SELECT g, g % 2048, hashint4(g), hashint4(-g) % 1000, 'cmt ' || md5(g::text)
+               FROM generate_series(0, 2048 * 80 - 1) g;
+             CREATE INDEX ON oc (k);
+             CREATE TABLE och AS SELECT * FROM oc;
+             SET LOCAL enable_seqscan = off; SET LOCAL enable_bitmapscan = off;
+             SET LOCAL pgcolumnar.enable_columnar_scan = off;
+             SET LOCAL pgcolumnar.enable_shared_fetch_cache = off",
+        )
+        .unwrap();
+        // Read where they lie: bit-packed integers, short images in zstd frames.
+        let encodings = Spi::get_one::<String>(
+            "SELECT string_agg(DISTINCT attname || ' ' || encodings, ', ') FROM pgcolumnar.stats('oc')
+              WHERE attname IN ('v', 'w', 'c')",
+        )
+        .unwrap()
+        .unwrap();
+        assert_eq!(encodings, "c shortimages:80 +zstdframes:80, v bitpack:80, w bitpack:80");
+        let heap = sums("och");
+        let opened = || super::vectors_opened_of_age();
+        let start = opened();
+        for _ in 0..8 {
+            assert_eq!(sums("oc"), heap);
+        }
+        assert_eq!(opened() - start, 0, "young stripes are read where they lie");
+        assert_eq!(sums("oc"), heap);
+        let ninth = opened() - start;
+        assert!((20..=80).contains(&ninth), "the ninth run opens what its credit pays for: {ninth}");
+        for _ in 0..12 {
+            assert_eq!(sums("oc"), heap);
+        }
+        // v and w of 80 stripes; c's 80 framed vectors are still read in frames.
+        assert_eq!(opened() - start, 160);
     }
 }

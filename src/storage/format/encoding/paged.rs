@@ -235,6 +235,13 @@ impl PagedVector {
         self.rows as usize
     }
 
+    /// Whether its values are read from zstd frames: opening it whole decompresses
+    /// every frame (74 KB of `'cmt ' || md5(i)` a vector), where a read here takes one
+    /// frame, or a value of one another reader left (`FrameSource::shared`).
+    pub fn reads_frames(&self) -> bool {
+        matches!(self.values, Values::FramedText(_) | Values::FramedImages { .. })
+    }
+
     /// Memory it holds, itself included.
     pub fn heap_bytes(&self) -> usize {
         let own = std::mem::size_of::<PagedVector>() + self.validity.as_ref().map_or(0, |v| v.heap_bytes());
