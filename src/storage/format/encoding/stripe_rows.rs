@@ -35,6 +35,12 @@ pub const MAX_ATTRIBUTE: usize = 64;
 /// Bytes kept after the last row: a value is read with one 8-byte load.
 const PAD: usize = 8;
 
+thread_local! {
+    /// The values `StripeRows::transpose` read, column after column, kept for the
+    /// next (2,048 rows of eight columns: 256 kB).
+    static WORDS: std::cell::RefCell<Vec<Option<i64>>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
 #[derive(Debug)]
 pub struct StripeRows {
     /// The attribute indexes held, as bits; attribute a's column is the number of
@@ -62,58 +68,67 @@ impl StripeRows {
         {
             return None;
         }
-        // Each column's kind and range, from its values.
-        let mut layout = Vec::with_capacity(columns.len());
-        let mut any_null = false;
-        for (_, v) in columns {
-            let mut kind = None;
-            let (mut min, mut max) = (i64::MAX, i64::MIN);
-            for i in 0..rows {
-                let Some((k, w)) = word(v.value(i))? else {
-                    any_null = true;
-                    continue;
-                };
-                if kind.is_some_and(|have| have != k) {
-                    return None;
+        // Each column's kind and range, from its values, each read once and kept for
+        // the rows below: a read is a dispatch on the vector's form (a search among its
+        // runs for run lengths), and reading each value twice was most of the time a
+        // repeated query paid the run its stripes came of age.
+        WORDS.with_borrow_mut(|words| {
+            words.clear();
+            words.reserve(rows * columns.len());
+            let mut layout = Vec::with_capacity(columns.len());
+            let mut any_null = false;
+            for (_, v) in columns {
+                let mut kind = None;
+                let (mut min, mut max) = (i64::MAX, i64::MIN);
+                for i in 0..rows {
+                    let Some((k, w)) = word(v.value(i))? else {
+                        any_null = true;
+                        words.push(None);
+                        continue;
+                    };
+                    if kind.is_some_and(|have| have != k) {
+                        return None;
+                    }
+                    kind = Some(k);
+                    min = min.min(w);
+                    max = max.max(w);
+                    words.push(Some(w));
                 }
-                kind = Some(k);
-                min = min.min(w);
-                max = max.max(w);
+                let range = if kind.is_some() { (max as i128 - min as i128) as u64 } else { 0 };
+                let width = (8 - range.leading_zeros() as usize / 8) as u8;
+                layout.push((kind.unwrap_or(WordKind::Int), if kind.is_some() { min } else { 0 }, width));
             }
-            let range = if kind.is_some() { (max as i128 - min as i128) as u64 } else { 0 };
-            let width = (8 - range.leading_zeros() as usize / 8) as u8;
-            layout.push((kind.unwrap_or(WordKind::Int), if kind.is_some() { min } else { 0 }, width));
-        }
-        let null_bytes = if any_null { columns.len().div_ceil(8) } else { 0 };
-        let mut at = null_bytes;
-        let mut held = Vec::with_capacity(columns.len());
-        for &(kind, min, width) in &layout {
-            held.push(Column { kind, min, at: at as u16, width });
-            at += width as usize;
-        }
-        let stride = at;
-        let mut bytes = vec![0u8; rows * stride + PAD];
-        for (c, ((_, v), col)) in columns.iter().zip(&held).enumerate() {
-            for i in 0..rows {
-                let row = i * stride;
-                match word(v.value(i)).flatten() {
-                    None => bytes[row + c / 8] |= 1 << (c % 8),
-                    Some((_, w)) => {
-                        let offset = (w as i128 - col.min as i128) as u64;
-                        let start = row + col.at as usize;
-                        bytes[start..start + col.width as usize]
-                            .copy_from_slice(&offset.to_le_bytes()[..col.width as usize]);
+            let null_bytes = if any_null { columns.len().div_ceil(8) } else { 0 };
+            let mut at = null_bytes;
+            let mut held = Vec::with_capacity(columns.len());
+            for &(kind, min, width) in &layout {
+                held.push(Column { kind, min, at: at as u16, width });
+                at += width as usize;
+            }
+            let stride = at;
+            let mut bytes = vec![0u8; rows * stride + PAD];
+            for (c, (column, col)) in words.chunks_exact(rows.max(1)).zip(&held).enumerate() {
+                for (i, w) in column.iter().enumerate() {
+                    let row = i * stride;
+                    match *w {
+                        None => bytes[row + c / 8] |= 1 << (c % 8),
+                        Some(w) => {
+                            let offset = (w as i128 - col.min as i128) as u64;
+                            let start = row + col.at as usize;
+                            bytes[start..start + col.width as usize]
+                                .copy_from_slice(&offset.to_le_bytes()[..col.width as usize]);
+                        }
                     }
                 }
             }
-        }
-        Some(StripeRows {
-            held: columns.iter().fold(0, |bits, (a, _)| bits | 1 << a),
-            columns: held.into_boxed_slice(),
-            null_bytes,
-            stride,
-            rows,
-            bytes: bytes.into_boxed_slice(),
+            Some(StripeRows {
+                held: columns.iter().fold(0, |bits, (a, _)| bits | 1 << a),
+                columns: held.into_boxed_slice(),
+                null_bytes,
+                stride,
+                rows,
+                bytes: bytes.into_boxed_slice(),
+            })
         })
     }
 
