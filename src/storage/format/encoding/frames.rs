@@ -232,15 +232,20 @@ impl Frames {
         ((table + stored0 as usize, (stored1 - stored0) as usize), (raw0 as usize, (raw1 - raw0) as usize))
     }
 
+    /// Where frame `f` is among the frames `kept`, if it is kept decompressed.
+    fn kept_at(kept: &[KeptFrame], f: usize) -> Option<usize> {
+        kept.iter().position(|k| k.as_ref().is_some_and(|(kf, _)| *kf == f))
+    }
+
     /// Whether frame `f` is kept decompressed.
     fn is_kept(&self, f: usize) -> bool {
-        self.kept.borrow().iter().any(|k| k.as_ref().is_some_and(|(kf, _)| *kf == f))
+        Frames::kept_at(&self.kept.borrow()[..], f).is_some()
     }
 
     /// `g` of frame `f` decompressed (or kept from the reads before), its stored bytes
     /// read from `src` into `scratch`. A frame decompressed is left with `src` for other
     /// readers: whole, or as `split` cuts it into values.
-    pub fn with_frame<R>(
+    fn with_frame<R>(
         &self,
         f: usize,
         src: &mut dyn FrameSource,
@@ -249,7 +254,7 @@ impl Frames {
         g: impl FnOnce(&[u8]) -> R,
     ) -> Result<R, CorruptData> {
         let mut kept = self.kept.borrow_mut();
-        match kept.iter().position(|k| k.as_ref().is_some_and(|(kf, _)| *kf == f)) {
+        match Frames::kept_at(&kept[..], f) {
             Some(at) => kept[..=at].rotate_right(1),
             None => {
                 let ((stored_at, stored_len), (_, raw_len)) = self.frame(f);

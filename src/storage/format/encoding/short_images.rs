@@ -54,6 +54,14 @@ fn image_size(h: u8) -> Option<usize> {
     (h & 1 == 1 && h >= 3).then_some((h >> 1) as usize)
 }
 
+/// The value of the image at byte `at` of `input`, and the bytes the image takes.
+#[inline(always)]
+fn image_at(input: &[u8], at: usize) -> Result<(&[u8], usize), CorruptData> {
+    let size = input.get(at).copied().and_then(image_size).ok_or(CorruptData("short image header"))?;
+    let value = input.get(at + 1..at + size).ok_or(CorruptData("short images truncated"))?;
+    Ok((value, size))
+}
+
 /// Appends where each of the `count` images at the front of `input` starts to
 /// `starts`; returns the bytes they take.
 pub fn decode_starts(input: &[u8], count: usize, starts: &mut Vec<u32>) -> Result<usize, CorruptData> {
@@ -99,8 +107,7 @@ pub fn nth_value(input: &[u8], k: usize) -> Result<&[u8], CorruptData> {
     for _ in 0..k {
         at += input.get(at).copied().and_then(image_size).ok_or(CorruptData("short image header"))?;
     }
-    let size = input.get(at).copied().and_then(image_size).ok_or(CorruptData("short image header"))?;
-    input.get(at + 1..at + size).ok_or(CorruptData("short images truncated"))
+    image_at(input, at).map(|(value, _)| value)
 }
 
 /// The values of a frame's images (`input`, every byte of it), for
@@ -112,8 +119,7 @@ pub fn split_frame(input: &[u8], ends: &mut Vec<u32>, data: &mut Vec<u8>) -> Res
     ends.push(0);
     let mut at = 0usize;
     while at < input.len() {
-        let size = image_size(input[at]).ok_or(CorruptData("short image header"))?;
-        let value = input.get(at + 1..at + size).ok_or(CorruptData("short images truncated"))?;
+        let (value, size) = image_at(input, at)?;
         fallible::extend_from_slice(data, value);
         ends.push(data.len() as u32);
         at += size;
@@ -133,8 +139,7 @@ pub fn decode_bytes(
     ends.reserve(count);
     fallible::reserve(data, input.len().saturating_sub(count));
     for _ in 0..count {
-        let size = input.get(at).copied().and_then(image_size).ok_or(CorruptData("short image header"))?;
-        let value = input.get(at + 1..at + size).ok_or(CorruptData("short images truncated"))?;
+        let (value, size) = image_at(input, at)?;
         if data.len() + value.len() > MAX_DECODED_BYTES {
             return Err(CorruptData("decoded byte values too large"));
         }
