@@ -159,10 +159,10 @@ fn spend_open_credit(units: usize) {
     OPEN_CREDIT.set(OPEN_CREDIT.get().saturating_sub(units as i64));
 }
 
-/// What opening the vector at `place` (stored bytes, rows) takes of a fetcher's
+/// What opening a vector of `len` stored bytes and `rows` rows takes of a fetcher's
 /// credit: a unit for each 8 KB stored or decoded (as 8-byte values), one at least.
 /// About what fetching a row costs (16 values read where they lie, 5 µs).
-fn open_cost((_, len, rows): (u64, u32, u32)) -> usize {
+fn open_cost(len: u32, rows: u32) -> usize {
     1 + (len as usize).max(8 * rows as usize) / 8192
 }
 
@@ -590,7 +590,6 @@ impl LazyRow {
             }
             if from == 0
                 && came_of_age(fetches, TRANSPOSE_AFTER)
-                && stripe.rows.is_none()
                 && !stripe.transposed.get()
                 && matches!(ready, Ready::Yes)
             {
@@ -607,7 +606,8 @@ impl LazyRow {
         SHARED.with(|c| {
             let mut c = c.borrow_mut();
             let Some(stripe) = c.get_mut(&key) else { return };
-            if stripe.rows.is_some() || stripe.transposed.replace(true) {
+            // `transposed` is set before `rows` is made: a stripe with rows was offered.
+            if stripe.transposed.replace(true) {
                 return;
             }
             let fixed: Vec<(usize, &PointVector)> = stripe
@@ -620,7 +620,7 @@ impl LazyRow {
             if fixed.len() < 2 {
                 return;
             }
-            spend_open_credit(fixed.iter().map(|(_, v)| open_cost((0, 0, v.rows() as u32))).sum());
+            spend_open_credit(fixed.iter().map(|(_, v)| open_cost(0, v.rows() as u32)).sum());
             let Some(rows) = StripeRows::transpose(&fixed) else { return };
             let before: usize = fixed.iter().map(|(_, v)| v.heap_bytes()).sum();
             for i in 0..stripe.columns.len() {
@@ -690,7 +690,7 @@ impl LazyRow {
                 // SAFETY: `fill`'s contract.
                 unsafe { self.open_young(m.i, m.place, &mut src) }
             } else {
-                spend_open_credit(open_cost(m.place));
+                spend_open_credit(open_cost(m.place.1, m.place.2));
                 OPENED_OF_AGE.set(OPENED_OF_AGE.get() + 1);
                 (Opened::Vector(open_vector(&src, self.kinds[m.i], rows)), false)
             };
