@@ -28,8 +28,8 @@ BEGIN
 END $$;
 
 -- Every count of `q`'s parallel plan against its serial plan's: 'same' or the lines
--- that differ.
-CREATE FUNCTION pe_same(q text) RETURNS text LANGUAGE plpgsql AS $$
+-- that differ. With `leader`, the leader takes part.
+CREATE FUNCTION pe_same(q text, leader bool DEFAULT false) RETURNS text LANGUAGE plpgsql AS $$
 DECLARE serial text[]; parallel text[]; plan text;
 BEGIN
   SET LOCAL max_parallel_workers_per_gather = 0;
@@ -39,8 +39,8 @@ BEGIN
   SET LOCAL parallel_tuple_cost = 0;
   SET LOCAL min_parallel_table_scan_size = 0;
   SET LOCAL pgcolumnar.parallel_core_scaling = 1;
-  -- The workers read every row group (the leader would often claim them all first).
-  SET LOCAL parallel_leader_participation = off;
+  -- Else the workers read every row group (the leader would often claim them all first).
+  PERFORM set_config('parallel_leader_participation', leader::text, true);
   SELECT string_agg(l, E'\n') INTO plan FROM pe_explain(q) l;
   IF plan NOT LIKE '%Parallel Custom Scan%' THEN
     RETURN 'not parallel: ' || plan;
@@ -61,6 +61,11 @@ RESET max_parallel_workers_per_gather;
 SELECT pe_same('SELECT count(*), sum(v) FROM pe_col WHERE v > 90');
 SELECT pe_same('SELECT g, max(v), count(*) FROM pe_col WHERE id > 100000 GROUP BY g');
 SELECT pe_same('SELECT avg(v) FROM pe_col');
+-- With the leader taking part, a ColumnarAgg's workers leave it the last row groups
+-- once they would read them in less time than they take to exit (group_claim.rs):
+-- still every row group is read once, by someone.
+SELECT pe_same('SELECT count(*), sum(v) FROM pe_col WHERE v > 90', leader => true);
+SELECT pe_same('SELECT g, max(v), count(*) FROM pe_col WHERE id > 100000 GROUP BY g', leader => true);
 -- ColumnarScan under core's Agg, with a pushed filter and with a join filter.
 SET pgcolumnar.enable_vector_agg = off;
 SELECT pe_same('SELECT count(*), sum(v) FROM pe_col WHERE v > 90');

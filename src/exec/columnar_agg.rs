@@ -574,6 +574,12 @@ unsafe fn output_types(cscan: *mut pg_sys::CustomScan) -> Vec<OutputType> {
 /// Parallel workers (and the leader) take row groups from a counter in shared memory
 /// (`row_group_claims`).
 impl ClaimsRowGroups for ColumnarAgg {
+    /// The fold returns rows once its row groups are read (or, past work_mem, a batch
+    /// of partial states): the leader's rows are not waited for while it reads.
+    fn leader_reads_to_the_end(&self) -> bool {
+        true
+    }
+
     fn reader_mut(&mut self) -> Option<&mut Reader> {
         self.reader.as_mut()
     }

@@ -10,9 +10,11 @@
 //! counts, as core's nodes show the rows of every participant.
 
 use super::customscan::{CustomScanNode, ParallelScanNode};
+use crate::storage::read::group_claim::TailLeave;
 use crate::storage::read::reader::{GroupClaim, ReadCounters, Reader};
 use pgrx::pg_sys;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::Duration;
 
 /// A node's EXPLAIN ANALYZE counts: sums (their order is the node's), and one maximum
 /// (peak memory).
@@ -31,6 +33,9 @@ pub const READ_SUMS: usize = 8;
 #[repr(C)]
 struct Shared {
     next_group: AtomicU64,
+    /// Set once the leader claims a row group, for nodes whose leader reads until none is
+    /// left (`ClaimsRowGroups::leader_reads_to_the_end`).
+    leader_claims: AtomicBool,
     sums: [AtomicU64; TALLY_SUMS],
     max: AtomicU64,
 }
@@ -57,6 +62,14 @@ pub trait ClaimsRowGroups {
     /// The node's own EXPLAIN ANALYZE counts.
     fn tally(&self) -> Tally;
     fn shared_tally(&mut self) -> &mut SharedTally;
+    /// Whether the node's leader, in a parallel plan, reads row groups until none is left
+    /// before it returns rows (a partial aggregate): its workers may then leave it the
+    /// last few (`group_claim`). Not for a node whose rows stream to the Gather as it
+    /// reads: its leader also passes the workers' rows on. Either way the leader's Gather
+    /// runs its part of the plan until it returns no row, so what a worker leaves is read.
+    fn leader_reads_to_the_end(&self) -> bool {
+        false
+    }
 }
 
 /// A reader's counts as the first `READ_SUMS` sums of a tally (the rest are the node's).
@@ -119,6 +132,15 @@ pub unsafe fn publish_tally<N: ClaimsRowGroups>(node: &mut N) {
     }
 }
 
+/// How long this process took from its fork to now: a worker's start, which its exit is
+/// expected to take as well (`TailLeave::new`). Zero if the clock went back.
+fn time_since_start() -> Duration {
+    // SAFETY: MyStartTimestamp is set when the process starts; GetCurrentTimestamp reads
+    // the clock. Both on the backend thread.
+    let micros = unsafe { pg_sys::GetCurrentTimestamp() - pg_sys::MyStartTimestamp };
+    Duration::from_micros(micros.max(0) as u64)
+}
+
 impl<N: CustomScanNode + ClaimsRowGroups> ParallelScanNode for N {
     unsafe fn estimate_dsm(
         &mut self,
@@ -140,6 +162,7 @@ impl<N: CustomScanNode + ClaimsRowGroups> ParallelScanNode for N {
         unsafe {
             (coordinate as *mut Shared).write(Shared {
                 next_group: AtomicU64::new(0),
+                leader_claims: AtomicBool::new(false),
                 sums: std::array::from_fn(|_| AtomicU64::new(0)),
                 max: AtomicU64::new(0),
             });
@@ -156,7 +179,11 @@ impl<N: CustomScanNode + ClaimsRowGroups> ParallelScanNode for N {
         // SAFETY: `coordinate` holds the Shared `initialize_dsm` wrote (the trait's
         // contract); the workers are not running during a reinitialize. The counts go on
         // adding up over the rescans, as each participant's own do.
-        unsafe { (*(coordinate as *const Shared)).next_group.store(0, Ordering::Relaxed) };
+        unsafe {
+            let shared = &*(coordinate as *const Shared);
+            shared.next_group.store(0, Ordering::Relaxed);
+            shared.leader_claims.store(false, Ordering::Relaxed);
+        }
     }
 
     unsafe fn initialize_worker(
@@ -166,10 +193,21 @@ impl<N: CustomScanNode + ClaimsRowGroups> ParallelScanNode for N {
         coordinate: *mut std::ffi::c_void,
     ) {
         let shared = coordinate as *const Shared;
+        // SAFETY: `coordinate` is the Shared `initialize_dsm` wrote (the trait's contract),
+        // mapped for the rest of the scan.
+        let (next, leader_claims) =
+            unsafe { (&raw const (*shared).next_group, &raw const (*shared).leader_claims) };
+        // SAFETY: ParallelWorkerNumber is this process's, read on the backend thread.
+        let leader = unsafe { pg_sys::ParallelWorkerNumber } < 0;
+        let claim = if !self.leader_reads_to_the_end() {
+            GroupClaim::Shared(next)
+        } else if leader {
+            GroupClaim::Leader { next, leader_claims }
+        } else {
+            GroupClaim::Worker { next, leader_claims, tail: TailLeave::new(time_since_start()) }
+        };
         if let Some(reader) = self.reader_mut() {
-            // SAFETY: `coordinate` is the Shared `initialize_dsm` wrote (the trait's contract),
-            // mapped for the rest of the scan.
-            reader.set_claim(GroupClaim::Shared(unsafe { &raw const (*shared).next_group }));
+            reader.set_claim(claim);
         }
         *self.shared_tally() = SharedTally { shared: Some(shared), ..SharedTally::default() };
     }

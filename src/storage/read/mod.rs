@@ -1,4 +1,5 @@
-//! Reading rows: `reader` (sequential, both directions), the `row_batch` it stores rows
+//! Reading rows: `reader` (sequential, both directions; `group_claim`: which row group next, shared
+//! out in parallel scans), the `row_batch` it stores rows
 //! from and the `vector_filter` it asks of a pushed filter, `fetch` (by TID), `decode` (checked decoding), `bitmap_scan`,
 //! `sample_scan` (TABLESAMPLE), `vector_pages` (a vector's bytes
 //! where they lie, for fetches that read a value of it), `plan_sizes` (what the planner reads: cached sizes), `read_ahead` (which pages a scan asks
@@ -10,6 +11,7 @@ pub mod analyze_sample;
 pub mod bitmap_scan;
 pub mod decode;
 pub mod fetch;
+pub mod group_claim;
 pub mod index_delete;
 pub mod plan_sizes;
 pub mod read_ahead;

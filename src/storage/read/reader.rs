@@ -20,29 +20,8 @@ use crate::storage::shared::snapshot_kind;
 use crate::storage::write::{pending_marks, write_buffer};
 use pgrx::pg_sys;
 use std::rc::Rc;
-use std::sync::atomic::{AtomicU64, Ordering};
 
-/// Where the next row group to read comes from.
-pub enum GroupClaim {
-    /// This scan reads every row group in order.
-    Serial { next: usize },
-    /// Parallel workers take row groups from a counter in shared memory.
-    Shared(*const AtomicU64),
-}
-
-impl GroupClaim {
-    fn claim(&mut self) -> usize {
-        match self {
-            GroupClaim::Serial { next } => {
-                *next += 1;
-                *next - 1
-            }
-            // SAFETY: `Shared` is only built from the `next_group` counter of the parallel scan
-            // area (`ParallelScan` in tableam), which lives in DSM for the whole scan.
-            GroupClaim::Shared(counter) => unsafe { (**counter).fetch_add(1, Ordering::Relaxed) as usize },
-        }
-    }
-}
+pub use super::group_claim::GroupClaim;
 
 /// How one attribute is produced for the current row group.
 #[derive(Clone, Copy)]
@@ -589,11 +568,10 @@ impl Reader {
         // metadata and buffer reads are allowed.
         unsafe {
             loop {
-                let index = self.claim.claim();
-                if index >= self.groups.len() {
+                let Some(index) = self.claim.claim(self.groups.len()) else {
                     self.group = None;
                     return false;
-                }
+                };
                 if let Some(mask) = self.usable_group(index) {
                     self.load_group(index, mask);
                     return true;
