@@ -11,12 +11,11 @@ use crate::storage::format::delete_mask::DeleteMask;
 use crate::storage::format::directory::{Directory, VectorEntry};
 use crate::storage::format::group_zones::{self, ColumnZone};
 use crate::storage::format::zonemap::{ZoneMap, ZoneStats};
-use crate::storage::shared::cache::BoundedCache;
+use crate::storage::shared::cache::{kept_for_life, BoundedCache, KeptForLife};
 use crate::storage::shared::completions::completed_transactions;
 use crate::storage::shared::error::data_corrupted;
 use hashbrown::HashMap;
 use pgrx::pg_sys;
-use std::cell::RefCell;
 use std::rc::Rc;
 
 /// Columns of `pgcolumnar.row_group` (created in `schema`). Installs of 0.2.0 and 0.3.0
@@ -192,7 +191,7 @@ type ParsedZones = (Rc<[u8]>, Rc<[ColumnZone]>);
 pub(super) const CACHE_MAX_ENTRIES: usize = 20_000;
 
 thread_local! {
-    pub(super) static CACHE: RefCell<ChunkCache> = RefCell::new(ChunkCache {
+    pub(super) static CACHE: KeptForLife<ChunkCache> = kept_for_life(ChunkCache {
         entries: BoundedCache::new(CACHE_MAX_ENTRIES),
         storage_of: BoundedCache::new(crate::storage::shared::cache::RELATIONS),
         zones: BoundedCache::new(CACHE_MAX_ENTRIES),
@@ -652,8 +651,8 @@ unsafe fn list_row_groups(storage_id: u64, snapshot: pg_sys::Snapshot) -> Vec<Ro
 thread_local! {
     /// The last lists `list_row_groups` made under the catalog snapshot and under MVCC
     /// snapshots.
-    static LISTED: RefCell<BoundedCache<Stamp, Rc<[RowGroupMeta]>>> =
-        RefCell::new(BoundedCache::weighted(LISTED_LISTS, LISTED_BYTES));
+    static LISTED: KeptForLife<BoundedCache<Stamp, Rc<[RowGroupMeta]>>> =
+        kept_for_life(BoundedCache::weighted(LISTED_LISTS, LISTED_BYTES));
 }
 
 /// What a kept row-group list was read under: a storage id and the count of completed
@@ -1107,7 +1106,7 @@ thread_local! {
     /// the snapshot sees that tuple (one heap fetch) instead of searching `row_group`
     /// again (two index scans). A single-row UPDATE looks its row's group up several
     /// times (the scan's fetch, the uniqueness check, the update), each in a new fetcher.
-    static FOUND: RefCell<BoundedCache<u64, Vec<FoundGroup>>> = RefCell::new(BoundedCache::new(FOUND_STORAGES));
+    static FOUND: KeptForLife<BoundedCache<u64, Vec<FoundGroup>>> = kept_for_life(BoundedCache::new(FOUND_STORAGES));
 }
 
 fn remember_found(storage_id: u64, group: &RowGroupMeta, tid: pg_sys::ItemPointerData) {

@@ -29,7 +29,7 @@ use crate::storage::relation::pages;
 use crate::storage::relation::prefetch;
 use crate::storage::relation::slot::LazyColumns;
 use crate::storage::relation::tid::{row_tid, tid_row};
-use crate::storage::shared::cache::{BoundedCache, ClockCache};
+use crate::storage::shared::cache::{kept_for_life, BoundedCache, ClockCache, KeptForLife};
 use crate::storage::shared::shared_vectors::{self, SharedVectors, VectorKey, WordKind};
 use crate::storage::shared::shared_vectors_memory;
 use crate::storage::shared::snapshot_kind::{forget_writers, is_dirty, is_mvcc};
@@ -201,8 +201,8 @@ pub fn define_gucs() {
 const STRIPES_PRESIZED: usize = 1024;
 
 thread_local! {
-    static SHARED: RefCell<ClockCache<StripeKey, Stripe>> =
-        RefCell::new(ClockCache::with_capacity(usize::MAX, STRIPES_PRESIZED));
+    static SHARED: KeptForLife<ClockCache<StripeKey, Stripe>> =
+        kept_for_life(ClockCache::with_capacity(usize::MAX, STRIPES_PRESIZED));
 }
 
 /// Bytes the fetch cache may hold now.
@@ -248,22 +248,25 @@ const SKIP_CROWDED_PROBES: u32 = 64;
 const CROWDED_GROUPS: usize = 1024;
 
 thread_local! {
-    static CROWDED: RefCell<BoundedCache<(u64, u64), u32>> = RefCell::new(BoundedCache::new(CROWDED_GROUPS));
+    static CROWDED: KeptForLife<BoundedCache<(u64, u64), u32>> = kept_for_life(BoundedCache::new(CROWDED_GROUPS));
 }
 
 /// Whether a fetcher's first probe of the row group `key` should be skipped (counting
 /// the skip).
 fn skip_crowded_probe(key: (u64, u64)) -> bool {
-    CROWDED.with_borrow_mut(|c| match c.get_mut(&key) {
-        Some(left) if *left > 0 => {
-            *left -= 1;
-            true
+    CROWDED.with(|c| {
+        let mut c = c.borrow_mut();
+        match c.get_mut(&key) {
+            Some(left) if *left > 0 => {
+                *left -= 1;
+                true
+            }
+            Some(_) => {
+                c.remove(&key);
+                false
+            }
+            None => false,
         }
-        Some(_) => {
-            c.remove(&key);
-            false
-        }
-        None => false,
     })
 }
 
@@ -323,7 +326,7 @@ const ANY_GROUPS_MAX: usize = 256;
 thread_local! {
     /// Per row group stored in sort_by order, (storage id, first row): what this backend
     /// knows of where its rows lie. Stored orders never change, so entries cannot go stale.
-    static INVERSE_ORDERS: RefCell<InverseOrders> = RefCell::new(BoundedCache::new(INVERSE_ORDERS_MAX));
+    static INVERSE_ORDERS: KeptForLife<InverseOrders> = kept_for_life(BoundedCache::new(INVERSE_ORDERS_MAX));
 }
 
 /// Per row group (storage id, first row), what is known of its order.
@@ -1472,7 +1475,7 @@ impl Fetcher {
                     self.probed_group_marks.insert(g.first_row, Some(rows));
                     return deleted;
                 }
-                CROWDED.with_borrow_mut(|c| c.insert((storage_id, g.first_row), SKIP_CROWDED_PROBES));
+                CROWDED.with(|c| c.borrow_mut().insert((storage_id, g.first_row), SKIP_CROWDED_PROBES));
             }
             if *probes <= ROW_PROBES_BEFORE_GROUP_MARKS {
                 // SAFETY: as above.
@@ -1736,7 +1739,7 @@ mod unit_tests {
     fn a_crowded_group_is_probed_again_after_its_skips() {
         let key = (7, 122_880);
         assert!(!skip_crowded_probe(key), "unknown groups are probed");
-        CROWDED.with_borrow_mut(|c| c.insert(key, SKIP_CROWDED_PROBES));
+        CROWDED.with(|c| c.borrow_mut().insert(key, SKIP_CROWDED_PROBES));
         for _ in 0..SKIP_CROWDED_PROBES {
             assert!(skip_crowded_probe(key));
         }

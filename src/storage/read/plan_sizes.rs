@@ -25,7 +25,7 @@ use crate::storage::catalog;
 use crate::storage::format::encoding::Compression;
 use crate::storage::format::zonemap::ZoneStats;
 use crate::storage::relation::pages;
-use crate::storage::shared::cache::BoundedCache;
+use crate::storage::shared::cache::{kept_for_life, BoundedCache, KeptForLife};
 use crate::storage::shared::completions::completed_transactions;
 use pgrx::pg_sys;
 use std::cell::{OnceCell, RefCell};
@@ -173,7 +173,7 @@ const NEVER_EXACT: u64 = u64::MAX;
 const SCALE_UP_TO: f64 = 0.1;
 
 thread_local! {
-    static SIZES: RefCell<BoundedCache<u64, Sizes>> = RefCell::new(BoundedCache::new(MAX_TABLES));
+    static SIZES: KeptForLife<BoundedCache<u64, Sizes>> = kept_for_life(BoundedCache::new(MAX_TABLES));
 }
 
 /// What a measurement of `rel` is taken against now.
