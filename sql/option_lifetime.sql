@@ -22,6 +22,17 @@ DROP TABLE ol_heap, ol_col;
 SELECT count(*) AS left_behind FROM pgcolumnar.table_option
  WHERE relid::oid IN (:heap_oid, :col_oid);
 
+-- Set and dropped in one statement: the dropped table's row is looked up (through the
+-- index) before it is deleted, and found though this very statement inserted it.
+DO $$ BEGIN
+  CREATE TABLE ol_once_heap (i int);
+  ALTER TABLE ol_once_heap SET (quals_push_down = on);
+  CREATE TABLE ol_once_col (i int) USING columnar;
+  ALTER TABLE ol_once_col SET (sort_by = 'i');
+  DROP TABLE ol_once_heap, ol_once_col;
+END $$;
+SELECT count(*) AS dangling FROM dangling;
+
 -- DROP SCHEMA ... CASCADE.
 CREATE SCHEMA ol_s;
 CREATE TABLE ol_s.h (i int);

@@ -522,6 +522,18 @@ pub unsafe fn forget(relid: pg_sys::Oid) {
     // SAFETY: per this fn's contract we are on the backend thread inside a transaction, so
     // relations may be opened and the options' metadata read and written.
     unsafe {
+        // Most tables have no options: looked up through the index first, so that dropping
+        // them runs no query. A query here runs inside the DROP, with every other
+        // extension's planner and executor hooks: DROP EXTENSION timescaledb CASCADE ended
+        // its session (FATAL) when TimescaleDB's hooks, run for our DELETE of each of its
+        // tables, met its own functions already dropped.
+        // A fresh catalog snapshot: it sees a row this transaction inserted in this very
+        // statement (a function that sets an option and drops the table), as the DELETE's
+        // snapshot would.
+        pg_sys::InvalidateCatalogSnapshot();
+        if stored_option::<pg_sys::Oid>(relid, c"relid").is_none() {
+            return;
+        }
         if let Some(table) = option_table() {
             let _internal = InternalSql::on(table);
             Spi::run_with_args(DELETE_OPTIONS, &[relid.into()]).expect("deleting table options");
