@@ -35,7 +35,7 @@ impl GroupClaim {
     /// The pointers of the shared variants point at atomics in the parallel scan's
     /// shared memory, mapped for the whole scan (see where they are made:
     /// `exec::row_group_claims`, `glue::tableam`).
-    pub fn claim(&mut self, groups: usize) -> Option<usize> {
+    pub(super) fn claim(&mut self, groups: usize) -> Option<usize> {
         let index = match self {
             GroupClaim::Serial { next } => {
                 *next += 1;

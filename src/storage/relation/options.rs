@@ -522,14 +522,12 @@ pub unsafe fn forget(relid: pg_sys::Oid) {
     // SAFETY: per this fn's contract we are on the backend thread inside a transaction, so
     // relations may be opened and the options' metadata read and written.
     unsafe {
-        // Most tables have no options: looked up through the index first, so that dropping
-        // them runs no query. A query here runs inside the DROP, with every other
-        // extension's planner and executor hooks: DROP EXTENSION timescaledb CASCADE ended
-        // its session (FATAL) when TimescaleDB's hooks, run for our DELETE of each of its
-        // tables, met its own functions already dropped.
-        // A fresh catalog snapshot: it sees a row this transaction inserted in this very
-        // statement (a function that sets an option and drops the table), as the DELETE's
-        // snapshot would.
+        // Most tables have no options: the row is looked up through the index first (under
+        // a fresh catalog snapshot, which sees a row this very statement inserted, as the
+        // DELETE would), so that dropping them runs no query. A query here runs inside the
+        // DROP, with every other extension's planner and executor hooks: DROP EXTENSION
+        // timescaledb CASCADE ended its session (FATAL) when TimescaleDB's hooks, run for
+        // our DELETE of each of its tables, met its own functions already dropped.
         pg_sys::InvalidateCatalogSnapshot();
         if stored_option::<pg_sys::Oid>(relid, c"relid").is_none() {
             return;
