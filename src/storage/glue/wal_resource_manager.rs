@@ -162,6 +162,8 @@ unsafe extern "C-unwind" fn describe(buf: pg_sys::StringInfo, record: *mut pg_sy
                 ),
                 Err(e) => format!("malformed: {}", e.0),
             },
+            // A full-page image replaces the block's data (not registered to be kept).
+            logical_record::PAGE_WRITE if has_image_only(record) => "full-page image".to_string(),
             logical_record::PAGE_WRITE => match page_write::parse(pages::block_data(record, 0)) {
                 Ok((in_page, bytes)) => format!(
                     "{} bytes at {in_page}{}",
@@ -191,6 +193,20 @@ unsafe extern "C-unwind" fn describe(buf: pg_sys::StringInfo, record: *mut pg_sy
         };
         let text = std::ffi::CString::new(text).unwrap_or_default();
         pg_sys::appendStringInfoString(buf, text.as_ptr());
+    }
+}
+
+/// Whether the record's block 0 comes as a full-page image without data: the first
+/// change of the page after a checkpoint (`full_page_writes`), which redo restores whole.
+unsafe fn has_image_only(record: *mut pg_sys::XLogReaderState) -> bool {
+    // SAFETY: `record` has a decoded record (callers); `blocks` holds `max_block_id + 1`
+    // entries.
+    unsafe {
+        let decoded = (*record).record;
+        (*decoded).max_block_id >= 0 && {
+            let block = &*(*decoded).blocks.as_ptr();
+            block.has_image && !block.has_data
+        }
     }
 }
 

@@ -330,7 +330,10 @@ SELECT 'dropped' FROM pg_drop_replication_slot('by_role');
 -- and one for a 300-row COPY (pg_walinspect), not one per row; an UPDATE after them
 -- comes in its own. The same resource manager logs the pages those writes filled
 -- (PAGE_WRITE records, which decoding skips: the slots above saw none of them).
+-- After a checkpoint, a page's first change is logged as a full-page image, which
+-- pg_walinspect describes as such.
 CREATE EXTENSION pg_walinspect;
+CHECKPOINT;
 SELECT pg_current_wal_insert_lsn() AS before \gset
 BEGIN;
 INSERT INTO c.t (id, v) SELECT g, 'one of a hundred' FROM generate_series(8000, 8099) g;
@@ -342,7 +345,9 @@ COPY c.copied (a) FROM PROGRAM 'seq 30001 40000';
 SELECT record_type, regexp_replace(description, '^rel [0-9/]+; ', '') AS description
 FROM pg_get_wal_records_info(:'before', pg_current_wal_flush_lsn())
 WHERE resource_manager = 'pgcolumnar' AND record_type <> 'PAGE_WRITE' ORDER BY start_lsn;
-SELECT count(*) > 0 AS pages_logged
+SELECT count(*) > 0 AS pages_logged,
+       count(*) FILTER (WHERE description = 'full-page image') > 0 AS images_described,
+       count(*) FILTER (WHERE description LIKE 'malformed%') AS malformed
 FROM pg_get_wal_records_info(:'before', pg_current_wal_flush_lsn())
 WHERE resource_manager = 'pgcolumnar' AND record_type = 'PAGE_WRITE';
 DROP EXTENSION pg_walinspect;
