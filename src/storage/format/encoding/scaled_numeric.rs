@@ -36,7 +36,8 @@ struct Plan {
     mantissas: Vec<u8>,
 }
 
-const HEADER: usize = 3;
+/// Bytes before the mantissas: the display scale and their encoding id.
+pub(super) const HEADER: usize = 3;
 
 /// The values' common display scale and mantissas, if the codec applies to them.
 pub fn mantissas(offsets: &[u32], data: &[u8]) -> Option<(u16, Vec<i64>)> {
