@@ -32,7 +32,26 @@
 //!
 //! Pure: no PostgreSQL calls. `shared_vectors_memory` places it in shared memory.
 
+use std::hash::BuildHasher;
 use std::sync::atomic::{fence, AtomicU16, AtomicU32, AtomicU64, AtomicU8, Ordering};
+
+/// `fill_strings`' working space, kept between its calls: a fetch that misses the cache
+/// fills it with a vector or a frame of byte strings each time, and the index, codes
+/// and entries made anew for each (grown, rehashed, their memory faulted in) cost more
+/// than finding the distinct values.
+#[derive(Default)]
+struct DictionaryScratch {
+    /// Codes, found by their entry's hash.
+    index: hashbrown::HashTable<u32>,
+    hasher: hashbrown::DefaultHashBuilder,
+    codes: Vec<u32>,
+    entry_offsets: Vec<u32>,
+    entries: Vec<u8>,
+}
+
+thread_local! {
+    static STRINGS: std::cell::Cell<DictionaryScratch> = std::cell::Cell::new(DictionaryScratch::default());
+}
 
 /// Units per set.
 const UNITS: usize = 32;
@@ -491,30 +510,51 @@ impl SharedVectors {
         let valid = rows_valid(validity, rows)?;
         // What the entries may take beside the codes (`fill_dictionary`'s layout).
         let budget = MAX_BYTES.saturating_sub((rows * 2).next_multiple_of(8) + 8);
-        let mut index: hashbrown::HashMap<&[u8], u32> = hashbrown::HashMap::new();
-        let (mut codes, mut entry_offsets, mut entries) = (Vec::with_capacity(rows), vec![0u32], Vec::new());
-        for i in 0..rows {
-            if !valid(i) {
-                codes.push(0);
-                continue;
-            }
-            let value = data.get(offsets[i] as usize..offsets[i + 1] as usize)?;
-            let code = match index.get(value) {
-                Some(&code) => code,
-                None => {
-                    let code = index.len() as u32;
-                    entries.extend_from_slice(value);
-                    entry_offsets.push(entries.len() as u32);
-                    if entries.len() + 4 * entry_offsets.len() > budget {
-                        return None;
-                    }
-                    index.insert(value, code);
-                    code
+        let mut kept = STRINGS.with(|s| s.take());
+        let DictionaryScratch { index, hasher, codes, entry_offsets, entries } = &mut kept;
+        index.clear();
+        codes.clear();
+        entry_offsets.clear();
+        entry_offsets.push(0);
+        entries.clear();
+        let filled = (|| {
+            for i in 0..rows {
+                if !valid(i) {
+                    codes.push(0);
+                    continue;
                 }
-            };
-            codes.push(code);
-        }
-        self.fill_dictionary(key, rows, &codes, &entry_offsets, &entries, validity)
+                let value = data.get(offsets[i] as usize..offsets[i + 1] as usize)?;
+                let hash = hasher.hash_one(value);
+                let entry = |c: u32| {
+                    &entries[entry_offsets[c as usize] as usize..entry_offsets[c as usize + 1] as usize]
+                };
+                let code = match index.find(hash, |&c| entry(c) == value) {
+                    Some(&code) => code,
+                    None => {
+                        // Checked before the entry is kept: the scratch never holds more
+                        // than a vector may.
+                        if entries.len() + value.len() + 4 * (entry_offsets.len() + 1) > budget {
+                            return None;
+                        }
+                        let code = (entry_offsets.len() - 1) as u32;
+                        entries.extend_from_slice(value);
+                        entry_offsets.push(entries.len() as u32);
+                        let (entries, entry_offsets) = (&*entries, &*entry_offsets);
+                        index.insert_unique(hash, code, |&c| {
+                            hasher.hash_one(
+                                &entries[entry_offsets[c as usize] as usize
+                                    ..entry_offsets[c as usize + 1] as usize],
+                            )
+                        });
+                        code
+                    }
+                };
+                codes.push(code);
+            }
+            self.fill_dictionary(key, rows, codes, entry_offsets, entries, validity)
+        })();
+        STRINGS.with(|s| s.set(kept));
+        filled
     }
 
     /// Puts a vector of `units` units under `key` (`layout`: log2 bytes per value, has
@@ -1105,6 +1145,16 @@ mod tests {
         assert_eq!(out, many[499].as_bytes());
         // Offsets that do not cover the rows are refused.
         assert!(c.fill_strings(&key(4), 501, &offsets, &data, None).is_none());
+        // The working space kept between calls (after one given up, too) holds nothing
+        // of them: the few values again make the same two units, and read back.
+        let (offsets, data) = strings(&few);
+        let before = c.used_units();
+        let h = c.fill_strings(&key(5), SLOT_ROWS, &offsets, &data, None).unwrap();
+        assert_eq!(c.used_units() - before, 2);
+        for at in [0, 63, 1999, 2047] {
+            assert_eq!(c.read_bytes(&h, at, &mut out), Some(Some(())));
+            assert_eq!(out, few[at].as_bytes(), "row {at}");
+        }
     }
 
     #[test]
