@@ -389,6 +389,68 @@ def measure(conn, sql: str, settings, runs: int, limit_ms: float | None) -> dict
     return out
 
 
+# Rows no query read before: j6's whole rows, and one column at a time, of 4 new part
+# keys per query. The shared buffers hold both tables (the runs above read them), but the
+# rows' vectors are mostly not yet opened by any backend: on a table larger than the
+# fetch caches, that is what every scattered fetch of an application costs. The same
+# keys for heap and columnar; no key twice in the run.
+FRESH_QUERIES = 30
+FRESH_WARMUP = 3
+FRESH_SETS = [
+    ("whole rows (16 columns)", "md5(string_agg(f::text, ',' ORDER BY f.id))"),
+    ("no column (visibility only)", "count(*)"),
+    ("qty (int, bit-packed)", "sum(f.qty)"),
+    ("price (numeric(15,2))", "sum(f.price)"),
+    ("instr (char(25), 4 values)", "max(f.instr)"),
+    ("cmt (varchar(44), md5 text)", "max(f.cmt)"),
+]
+FRESH_SETTINGS = [("max_parallel_workers_per_gather", "0"), ("enable_seqscan", "off"),
+                  ("enable_bitmapscan", "off"), ("enable_indexonlyscan", "off"),
+                  ("pgcolumnar.enable_columnar_scan", "off")] + COMMON
+
+
+def fresh_fetches(conn, log) -> list[dict]:
+    """For each of FRESH_SETS, heap and columnar: the median ms of FRESH_QUERIES queries
+    each fetching the rows of 4 part keys never fetched before in the run, on one warm
+    connection, and the rows they fetched; raises ResultMismatch when heap and columnar
+    differ."""
+    import random
+    need = len(FRESH_SETS) * (FRESH_QUERIES + FRESH_WARMUP) * 4
+    keys = iter(random.Random(29).sample(range(1, 65537), need))
+    out = []
+    for title, expr in FRESH_SETS:
+        batches = [[next(keys) for _ in range(4)] for _ in range(FRESH_QUERIES + FRESH_WARMUP)]
+        entry = {"columns": title, "expr": expr}
+        answers = {}
+        for variant in VARIANTS:
+            f = tables(variant)["f"]
+            c = psycopg.connect(conn.info.dsn, autocommit=True, prepare_threshold=None)
+            try:
+                for name, value in FRESH_SETTINGS:
+                    c.execute(f"SET {name} = {value}")
+                times, rows, answers[variant] = [], 0, []
+                for n, ks in enumerate(batches):
+                    sql = (f"SELECT count(*), {expr} FROM {f} f "
+                           f"WHERE f.pk IN ({', '.join(map(str, ks))})")
+                    ms, result = _run_once(c, sql)
+                    answers[variant].append(result)
+                    if n >= FRESH_WARMUP:
+                        times.append(ms)
+                        rows += result[0][0]
+                plan = "\n".join(r[0] for r in c.execute("EXPLAIN " + sql).fetchall())
+            finally:
+                c.close()
+            if "Index Scan" not in plan:
+                raise ResultMismatch(f"fresh fetches ({title}) on {f} did not use an index scan:\n{plan}")
+            entry[variant] = {"median_ms": statistics.median(times), "rows_per_query": rows / len(times)}
+            log(f"joins fresh keys {title:30} {variant:8} {entry[variant]['median_ms']:8.2f} ms "
+                f"for {entry[variant]['rows_per_query']:.0f} rows")
+        if not all(rows_equal(a, b) for a, b in zip(answers["heap"], answers["columnar"])):
+            raise ResultMismatch(f"fresh fetches ({title}): heap and columnar returned different rows")
+        out.append(entry)
+    return out
+
+
 def values_equal(a, b) -> bool:
     if isinstance(a, float) or isinstance(b, float):
         if a is None or b is None:
@@ -474,6 +536,7 @@ def run(conn, rows: int, runs: int, log) -> dict:
             out["queries"][[q["name"] for q in out["queries"]].index(qname)]["result"] = \
                 [[_json_value(v) for v in r] for r in reference[1]]
         log(f"joins {qname}: every plan returned the same result")
+    out["fresh"] = fresh_fetches(conn, log)
     return out
 
 
@@ -634,6 +697,7 @@ def render(result: dict) -> list[str]:
         if worst_node:
             text += f", {worst_node[2]:.2f}× ({worst_node[0]}, {worst_node[1]}) by index node time"
         facts.append(text + "; target ≤ 2.")
+    out += _render_fresh(result.get("fresh"), facts)
     out += ["### Where the joins stand", ""] + facts + [""]
     out += ["<details><summary>Every plan measured</summary>", "",
             "| query | mode | table | plan shape | plan | ms (first) |", "|---|---|---|---|---|---:|"]
@@ -648,6 +712,35 @@ def render(result: dict) -> list[str]:
                     cell = "skipped (not made)" if m.get("skipped") else _ms_cell(m)
                     out.append(f"| {q} | {mode} | {variant} | {SHAPE_TITLES.get(key, key)} | {m['plan']} | {cell} |")
     out += ["", "</details>", ""]
+    return out
+
+
+def _render_fresh(fresh: list[dict] | None, facts: list[str]) -> list[str]:
+    """The "rows fetched for the first time" table; adds its worst ratio to `facts`."""
+    if not fresh:
+        return []
+    out = ["### Random access: rows no query read before", "",
+           f"The table above repeats each query, so from its second run a columnar fetch finds "
+           f"the rows' vectors opened already. Here each of {FRESH_QUERIES} queries (after "
+           f"{FRESH_WARMUP} warm-ups, on one connection, serial Index Scan) reads the rows of 4 part "
+           "keys that no query of the run read before, the same keys on both tables: what an "
+           "application's scattered reads cost once the table outgrows the fetch caches. The shared "
+           "buffers hold both tables. Median ms per query, and µs per fetched row.", "",
+           "| columns read | rows per query | heap ms | heap µs/row | columnar ms | columnar µs/row "
+           "| columnar / heap |", "|---|---:|---:|---:|---:|---:|---:|"]
+    whole = None
+    for e in fresh:
+        h, c = e["heap"], e["columnar"]
+        rows = c["rows_per_query"]
+        hu, cu = h["median_ms"] * 1000 / rows if rows else None, c["median_ms"] * 1000 / rows if rows else None
+        out.append(f"| {e['columns']} | {rows:,.0f} | {h['median_ms']:.2f} | {_fmt_us(hu)} "
+                   f"| {c['median_ms']:.2f} | {_fmt_us(cu)} | {_fmt_x(cu, hu)} |")
+        if e is fresh[0] and cu is not None and hu:
+            whole = cu / hu
+    out.append("")
+    if whole is not None:
+        facts.append(f"- **rows read for the first time**: whole rows {whole:.2f}× heap per fetched row "
+                     "(target ≤ 2).")
     return out
 
 
