@@ -312,7 +312,7 @@ pub fn decode_bytes(
 
 /// The entries of a dictionary of `count` byte strings (end offsets after a leading 0,
 /// and bytes): how many, and the bytes they take from the front of `input`.
-fn decode_entries(
+pub(super) fn decode_entries(
     input: &[u8],
     count: usize,
     ends: &mut Vec<u32>,

@@ -17,6 +17,7 @@ use super::rle;
 use super::scaled_numeric::HEADER as SCALED_HEADER;
 use super::table::EncodingId;
 use super::vector::{decode_vector, decompress_payload, frame, Frame};
+use super::{bitpack, dictionary};
 use crate::storage::format::numeric::DSCALE_MAX;
 
 /// One row's value.
@@ -54,8 +55,28 @@ pub enum PointVector {
         m: Rows<i64>,
         scale: u16,
     },
+    /// Byte strings of a dictionary: its entries, and the codes bit-packed as stored.
+    Codes(Box<Codes>),
     /// Byte strings, decoded once (a dictionary stays codes and entries).
     Bytes(Box<DecodedVector>),
+}
+
+/// A dictionary's byte strings kept for row reads: the entries decoded (a few, short,
+/// mostly), the codes where the FOR block put them. Decoding the 2,048 codes of a
+/// vector into an array for the one row a scattered fetch reads was most of what
+/// opening it cost.
+#[derive(Debug)]
+pub struct Codes {
+    rows: u32,
+    /// For a vector with some NULLs, which rows have values.
+    validity: Option<Box<Validity>>,
+    /// Entry k is `data[ends[k] .. ends[k + 1]]`.
+    ends: Box<[u32]>,
+    data: Box<[u8]>,
+    /// The codes' FOR block (`InPlace::Bits`; every code names an entry, checked at
+    /// open), followed by `PAD` bytes.
+    layout: InPlace,
+    codes: Box<[u8]>,
 }
 
 /// Row-aligned decoded values (NULL rows hold a placeholder) and, when some row is
@@ -212,13 +233,14 @@ impl PointVector {
             PointVector::Int(r) | PointVector::Scaled { m: r, .. } => r.values.len(),
             PointVector::Float32(r) => r.values.len(),
             PointVector::Float64(r) => r.values.len(),
+            PointVector::Codes(c) => c.rows as usize,
             PointVector::Bytes(d) => d.rows as usize,
         }
     }
 
     /// Whether its values are numbers (none are byte strings).
     pub fn fixed_width(&self) -> bool {
-        !matches!(self, PointVector::Bytes(_))
+        !matches!(self, PointVector::Bytes(_) | PointVector::Codes(_))
     }
 
     /// Memory the vector holds (beside its own 64 bytes).
@@ -229,6 +251,13 @@ impl PointVector {
             PointVector::Int(r) | PointVector::Scaled { m: r, .. } => r.heap_bytes(),
             PointVector::Float32(r) => r.heap_bytes(),
             PointVector::Float64(r) => r.heap_bytes(),
+            PointVector::Codes(c) => {
+                std::mem::size_of::<Codes>()
+                    + std::mem::size_of_val(&*c.ends)
+                    + c.data.len()
+                    + c.codes.len()
+                    + c.validity.as_ref().map_or(0, |v| v.heap_bytes())
+            }
             PointVector::Bytes(d) => d.heap_bytes() + std::mem::size_of::<DecodedVector>(),
         }
     }
@@ -251,6 +280,12 @@ impl PointVector {
             }
             PointVector::Float32(r) => r.values.as_ptr().wrapping_add(i) as *const u8,
             PointVector::Float64(r) => r.values.as_ptr().wrapping_add(i) as *const u8,
+            PointVector::Codes(c) => match c.layout {
+                InPlace::Bits { skip, width, .. } => {
+                    c.codes.as_ptr().wrapping_add(skip + i * width as usize / 8)
+                }
+                InPlace::Bytes { width } => c.codes.as_ptr().wrapping_add(i * width),
+            },
             PointVector::Bytes(d) => match (&d.values, &d.dictionary) {
                 (_, Some(dict)) => dict.codes.as_ptr().wrapping_add(i) as *const u8,
                 (DecodedValues::Bytes { offsets, .. }, _) => offsets.as_ptr().wrapping_add(i) as *const u8,
@@ -271,6 +306,7 @@ impl PointVector {
             }
             PointVector::Float32(r) => r.get(i).map_or(PointValue::Null, PointValue::Float32),
             PointVector::Float64(r) => r.get(i).map_or(PointValue::Null, PointValue::Float64),
+            PointVector::Codes(c) => c.value(i),
             PointVector::Bytes(d) => bytes_value(d, i),
         }
     }
@@ -308,6 +344,23 @@ fn bytes_value(d: &DecodedVector, i: usize) -> PointValue<'_> {
             PointValue::Bytes(&data[offsets[i] as usize..offsets[i + 1] as usize])
         }
         _ => unreachable!("byte strings are decoded as bytes"),
+    }
+}
+
+impl Codes {
+    #[inline]
+    fn value(&self, i: usize) -> PointValue<'_> {
+        let at = match &self.validity {
+            None => i,
+            Some(v) => match v.dense(i) {
+                Some(at) => at,
+                None => return PointValue::Null,
+            },
+        };
+        let InPlace::Bits { skip, min, width } = self.layout else { unreachable!("codes are a FOR block") };
+        // In range: `open_codes` checked every code.
+        let code = min.wrapping_add(read_bits(&self.codes[skip..], width, at)) as usize;
+        PointValue::Bytes(&self.data[self.ends[code] as usize..self.ends[code + 1] as usize])
     }
 }
 
@@ -388,6 +441,11 @@ pub fn open_vector(
             return Ok(PointVector::Runs(runs));
         }
     }
+    if kind == PhysicalKind::Bytes && h.encoding == EncodingId::Dictionary && count > 0 {
+        if let Some(c) = open_codes(&f, count)? {
+            return Ok(PointVector::Codes(Box::new(c)));
+        }
+    }
     if kind == PhysicalKind::Bytes && h.encoding == EncodingId::ScaledNumeric && count > 0 {
         if let Some(p) = open_scaled(&f, count)? {
             return Ok(PointVector::Packed(p));
@@ -414,6 +472,45 @@ pub fn open_vector(
         layout,
         scale: None,
         payload: payload.into_boxed_slice(),
+    }))
+}
+
+/// A dictionary vector of `count` byte strings kept as its entries and codes (`Codes`);
+/// None when its codes are not the FOR block they should be (decoding then says why).
+fn open_codes(f: &Frame<'_>, count: usize) -> Result<Option<Codes>, CorruptData> {
+    let payload = payload(f)?;
+    let (mut ends, mut data, mut lens) = (Vec::new(), Vec::new(), Vec::new());
+    let (entries, at) = dictionary::decode_entries(&payload, count, &mut ends, &mut data, &mut lens)?;
+    let block = &payload[at..];
+    let Open::InPlace(for_block) = EncodingId::BitPack.codec().open else {
+        unreachable!("bit-packed integers are read in place")
+    };
+    let head = &block[..block.len().min(IN_PLACE_HEAD)];
+    let Ok(layout @ InPlace::Bits { min, width, .. }) =
+        for_block(PhysicalKind::Int, head, block.len(), count)
+    else {
+        return Ok(None);
+    };
+    // Every code must name an entry: true of any the block can hold when the entries
+    // fill its range (4 hosts in 2 bits), else checked code by code (3 in 2 bits).
+    let top = if width == 64 { u64::MAX } else { (1u64 << width) - 1 };
+    if (min as i64) < 0 || (min as i64).checked_add(top as i64).is_none_or(|t| t >= entries as i64) {
+        let mut bad = false;
+        bitpack::decode_for(block, count, |c| bad |= !(0..entries as i64).contains(&c))?;
+        if bad {
+            return Err(CorruptData("dictionary code out of range"));
+        }
+    }
+    let mut codes = block.to_vec();
+    codes.resize(codes.len() + PAD, 0);
+    let h = &f.header;
+    Ok(Some(Codes {
+        rows: h.rows as u32,
+        validity: validity(f.bitmap, h.rows, h.null_count)?,
+        ends: ends.into_boxed_slice(),
+        data: data.into_boxed_slice(),
+        layout,
+        codes: codes.into_boxed_slice(),
     }))
 }
 
@@ -607,6 +704,65 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// Encodes `rows` (NULLs as None) as byte strings with `policy`.
+    fn encode_strings(rows: &[Option<String>], policy: &CompressionPolicy) -> (Vec<u8>, EncodingId) {
+        let (mut offsets, mut data) = (vec![0u32], Vec::new());
+        for v in rows.iter().flatten() {
+            data.extend_from_slice(v.as_bytes());
+            offsets.push(data.len() as u32);
+        }
+        let validity: Vec<bool> = rows.iter().map(Option::is_some).collect();
+        let mut bytes = Vec::new();
+        let values = VectorValues::Bytes { offsets: &offsets, data: &data };
+        let info = encode_vector(rows.len() as u32, Some(&validity), values, policy, &mut bytes);
+        (bytes, info.encoding)
+    }
+
+    #[test]
+    fn dictionary_strings_are_kept_as_entries_and_codes() {
+        // Entries that fill their codes' range (4 in 2 bits, 2 in 1) and that do not
+        // (3, 7, 200: each code checked at open), NULLs across words, lz4 or not.
+        for distinct in [2usize, 3, 4, 7, 200] {
+            for policy in [CompressionPolicy::NONE, CompressionPolicy::default()] {
+                let rows: Vec<Option<String>> = (0..2048)
+                    .map(|i| (i % 13 != 5).then(|| ((i * 37 + i / 7) % distinct, ["AIR", "MAIL", "SHIP"])))
+                    .map(|v| v.map(|(k, names)| format!("{} {k}", names[k % 3])))
+                    .collect();
+                let (bytes, encoding) = encode_strings(&rows, &policy);
+                assert_eq!(encoding, EncodingId::Dictionary, "{distinct} values");
+                let v = open_vector(&bytes, PhysicalKind::Bytes, &mut DecodedVector::default()).unwrap();
+                assert!(matches!(v, PointVector::Codes(_)), "{distinct} values: {v:?}");
+                assert!(!v.fixed_width());
+                assert_eq!(v.rows(), 2048);
+                // Less than decoded codes alone would take (2,048 u32s).
+                assert!(v.heap_bytes() < 8192, "{distinct} values: {} bytes", v.heap_bytes());
+                for (i, r) in rows.iter().enumerate() {
+                    let want = r.as_ref().map_or(PointValue::Null, |s| PointValue::Bytes(s.as_bytes()));
+                    assert_eq!(v.value(i), want, "{distinct} values, row {i}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn dictionary_codes_past_the_entries_are_refused() {
+        let rows: Vec<Option<String>> = (0..1000).map(|i| Some(format!("mode {}", i % 7))).collect();
+        let (bytes, _) = encode_strings(&rows, &CompressionPolicy::NONE);
+        let f = frame(&bytes, PhysicalKind::Bytes).unwrap();
+        let at = f.stored.as_ptr() as usize - bytes.as_ptr() as usize;
+        let (mut ends, mut data, mut lens) = (Vec::new(), Vec::new(), Vec::new());
+        let (entries, codes_at) =
+            dictionary::decode_entries(f.stored, 1000, &mut ends, &mut data, &mut lens).unwrap();
+        assert_eq!(entries, 7);
+        // The codes' frame of reference moved up by one: the top code (6) becomes 7.
+        let mut bad = bytes.clone();
+        bad[at + codes_at..at + codes_at + 8].copy_from_slice(&1u64.to_le_bytes());
+        let f = Frame { stored: &bad[at..], ..frame(&bytes, PhysicalKind::Bytes).unwrap() };
+        assert_eq!(open_codes(&f, 1000).unwrap_err(), CorruptData("dictionary code out of range"));
+        // The damaged vector as stored fails its checksum first.
+        assert!(open_vector(&bad, PhysicalKind::Bytes, &mut DecodedVector::default()).is_err());
     }
 
     #[test]
