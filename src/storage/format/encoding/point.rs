@@ -14,11 +14,10 @@ use super::codec::{InPlace, Open, IN_PLACE_HEAD};
 use super::compress::Compression;
 use super::decoded::{DecodedValues, DecodedVector};
 use super::rle;
-use super::scaled_numeric::HEADER as SCALED_HEADER;
+use super::scaled_numeric::{self, HEADER as SCALED_HEADER};
 use super::table::EncodingId;
 use super::vector::{decode_vector, decompress_payload, frame, Frame};
 use super::{bitpack, dictionary};
-use crate::storage::format::numeric::DSCALE_MAX;
 
 /// One row's value.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -197,13 +196,7 @@ const RUNS_PER_VALUE: usize = 8;
 
 impl Runs {
     fn value(&self, i: usize) -> PointValue<'_> {
-        let at = match &self.validity {
-            None => i,
-            Some(v) => match v.dense(i) {
-                Some(at) => at,
-                None => return PointValue::Null,
-            },
-        };
+        let Some(at) = dense_index(self.validity.as_deref(), i) else { return PointValue::Null };
         let run = self.ends.partition_point(|&e| e as usize <= at);
         let Some(&bits) = self.values.get(run) else { return PointValue::Null };
         fixed_value(self.kind, bits)
@@ -347,16 +340,19 @@ fn bytes_value(d: &DecodedVector, i: usize) -> PointValue<'_> {
     }
 }
 
+/// Where row `i`'s value lies among a vector's values (stored densely), None if NULL.
+#[inline]
+fn dense_index(validity: Option<&Validity>, i: usize) -> Option<usize> {
+    match validity {
+        None => Some(i),
+        Some(v) => v.dense(i),
+    }
+}
+
 impl Codes {
     #[inline]
     fn value(&self, i: usize) -> PointValue<'_> {
-        let at = match &self.validity {
-            None => i,
-            Some(v) => match v.dense(i) {
-                Some(at) => at,
-                None => return PointValue::Null,
-            },
-        };
+        let Some(at) = dense_index(self.validity.as_deref(), i) else { return PointValue::Null };
         let InPlace::Bits { skip, min, width } = self.layout else { unreachable!("codes are a FOR block") };
         // In range: `open_codes` checked every code.
         let code = min.wrapping_add(read_bits(&self.codes[skip..], width, at)) as usize;
@@ -370,13 +366,7 @@ impl Packed {
         if self.all_null {
             return PointValue::Null;
         }
-        let at = match &self.validity {
-            None => i,
-            Some(v) => match v.dense(i) {
-                Some(at) => at,
-                None => return PointValue::Null,
-            },
-        };
+        let Some(at) = dense_index(self.validity.as_deref(), i) else { return PointValue::Null };
         let bits = match self.layout {
             InPlace::Bytes { width } => {
                 // One 8-byte load (the payload has `PAD` bytes after its values), then
@@ -520,15 +510,7 @@ fn open_codes(f: &Frame<'_>, count: usize) -> Result<Option<Codes>, CorruptData>
 /// the time of a fetch of a `numeric` column. None for mantissas in another codec.
 fn open_scaled(f: &Frame<'_>, count: usize) -> Result<Option<Packed>, CorruptData> {
     let payload = payload(f)?;
-    let head = payload.get(..SCALED_HEADER).ok_or(CorruptData("scaled numerics truncated"))?;
-    let scale = u16::from_le_bytes([head[0], head[1]]);
-    if scale > DSCALE_MAX {
-        return Err(CorruptData("scaled numerics: display scale out of range"));
-    }
-    let id = EncodingId::from_u8(head[2]).ok_or(CorruptData("scaled numerics: unknown encoding"))?;
-    if !id.applies_to(PhysicalKind::Int) {
-        return Err(CorruptData("scaled numerics: mantissas not in an integer encoding"));
-    }
+    let (scale, id) = scaled_numeric::read_header(&payload)?;
     let Open::InPlace(in_place) = id.codec().open else { return Ok(None) };
     let mut mantissas = payload[SCALED_HEADER..].to_vec();
     let layout = in_place(

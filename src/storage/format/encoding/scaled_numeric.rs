@@ -98,6 +98,13 @@ pub fn decode_mantissas(
     out: &mut Vec<i64>,
     scratch: &mut Scratch,
 ) -> Result<(usize, u16), CorruptData> {
+    let (scale, id) = read_header(input)?;
+    let used = (id.codec().decode)(&input[HEADER..], count, Output::Int(out), scratch)?;
+    Ok((HEADER + used, scale))
+}
+
+/// The display scale and the mantissas' encoding at the front of a payload, checked.
+pub(super) fn read_header(input: &[u8]) -> Result<(u16, EncodingId), CorruptData> {
     let head = input.get(..HEADER).ok_or(CorruptData("scaled numerics truncated"))?;
     let scale = u16::from_le_bytes([head[0], head[1]]);
     if scale > DSCALE_MAX {
@@ -107,8 +114,7 @@ pub fn decode_mantissas(
     if !id.applies_to(PhysicalKind::Int) {
         return Err(CorruptData("scaled numerics: mantissas not in an integer encoding"));
     }
-    let used = (id.codec().decode)(&input[HEADER..], count, Output::Int(out), scratch)?;
-    Ok((HEADER + used, scale))
+    Ok((scale, id))
 }
 
 /// `decode_mantissas` for a caller that reads only rows `rows` (ascending, each below
