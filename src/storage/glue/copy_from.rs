@@ -615,6 +615,7 @@ unsafe fn load(
         let mut processed = 0u64;
         let mut batch_memory = pgrx::PgMemoryContexts::new("pgcolumnar COPY batch");
         let width = load.columns.len();
+        crate::storage::shared::worker_threads::ensure_pool();
         rayon::in_place_scope(|scope| {
             let mut next = load.read(RawFields::new(width), Vec::new());
             let mut spare = (RawFields::new(width), Vec::new());

@@ -5,7 +5,8 @@
 //! reservations in shared memory), `shared_vectors` (decoded vectors in shared memory, for
 //! every backend's fetches; `shared_vectors_memory` places them), `shared_memory` (the
 //! hooks that ask for and set up both), `completions` (whether other transactions' writes
-//! may have become visible since a memo was made).
+//! may have become visible since a memo was made), `worker_threads` (rayon's threads,
+//! which take no signal).
 
 pub mod cache;
 pub mod completions;
@@ -17,3 +18,4 @@ pub mod shared_memory;
 pub mod shared_vectors;
 pub mod shared_vectors_memory;
 pub mod snapshot_kind;
+pub mod worker_threads;

@@ -153,6 +153,7 @@ unsafe fn write_out(rel: pg_sys::Relation, buf: &mut WriteBuffer, rows: usize, b
         let cid = buf.cid_runs.iter().map(|r| r.0).max().unwrap_or(0);
         groups.push((0..rows, cid));
     }
+    crate::storage::shared::worker_threads::ensure_pool();
     for (range, cid) in groups {
         let policy = match range.len() < VECTOR_ROWS {
             true => CompressionPolicy::QUICK,
