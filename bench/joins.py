@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import json
 import math
+import random
 import re
 import statistics
 import time
@@ -414,7 +415,6 @@ def fresh_fetches(conn, log) -> list[dict]:
     each fetching the rows of 4 part keys never fetched before in the run, on one warm
     connection, and the rows they fetched; raises ResultMismatch when heap and columnar
     differ."""
-    import random
     need = len(FRESH_SETS) * (FRESH_QUERIES + FRESH_WARMUP) * 4
     keys = iter(random.Random(29).sample(range(1, 65537), need))
     out = []

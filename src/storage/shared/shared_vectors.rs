@@ -49,6 +49,11 @@ struct DictionaryScratch {
     entries: Vec<u8>,
 }
 
+/// Entry `code` of the dictionary `fill_strings` builds.
+fn entry<'a>(entries: &'a [u8], ends: &[u32], code: u32) -> &'a [u8] {
+    &entries[ends[code as usize] as usize..ends[code as usize + 1] as usize]
+}
+
 thread_local! {
     static STRINGS: std::cell::Cell<DictionaryScratch> = std::cell::Cell::new(DictionaryScratch::default());
 }
@@ -525,10 +530,7 @@ impl SharedVectors {
                 }
                 let value = data.get(offsets[i] as usize..offsets[i + 1] as usize)?;
                 let hash = hasher.hash_one(value);
-                let entry = |c: u32| {
-                    &entries[entry_offsets[c as usize] as usize..entry_offsets[c as usize + 1] as usize]
-                };
-                let code = match index.find(hash, |&c| entry(c) == value) {
+                let code = match index.find(hash, |&c| entry(entries, entry_offsets, c) == value) {
                     Some(&code) => code,
                     None => {
                         // Checked before the entry is kept: the scratch never holds more
@@ -541,10 +543,7 @@ impl SharedVectors {
                         entry_offsets.push(entries.len() as u32);
                         let (entries, entry_offsets) = (&*entries, &*entry_offsets);
                         index.insert_unique(hash, code, |&c| {
-                            hasher.hash_one(
-                                &entries[entry_offsets[c as usize] as usize
-                                    ..entry_offsets[c as usize + 1] as usize],
-                            )
+                            hasher.hash_one(entry(entries, entry_offsets, c))
                         });
                         code
                     }

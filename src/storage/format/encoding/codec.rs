@@ -143,8 +143,12 @@ pub enum Open {
     /// payload of `len` bytes, starting with `head` (its first `IN_PLACE_HEAD` bytes, or
     /// all if fewer), holds `count` values of the kind and says where value i is. Only
     /// the head is read: a vector read in place for a few values is not copied whole.
-    InPlace(fn(PhysicalKind, head: &[u8], len: usize, count: usize) -> Result<InPlace, CorruptData>),
+    InPlace(InPlaceCheck),
 }
+
+/// A codec's check of a payload read in place (`Open::InPlace`).
+pub type InPlaceCheck =
+    fn(PhysicalKind, head: &[u8], len: usize, count: usize) -> Result<InPlace, CorruptData>;
 
 /// Bytes of a payload read in place that its codec's check sees (`Open::InPlace`).
 pub const IN_PLACE_HEAD: usize = 16;

@@ -10,7 +10,7 @@
 //! codes and entries. Compressed payloads are decompressed once either way.
 
 use super::base::{CorruptData, PhysicalKind};
-use super::codec::{InPlace, Open, IN_PLACE_HEAD};
+use super::codec::{InPlace, InPlaceCheck, Open, IN_PLACE_HEAD};
 use super::compress::Compression;
 use super::decoded::{DecodedValues, DecodedVector};
 use super::rle;
@@ -72,10 +72,13 @@ pub struct Codes {
     /// Entry k is `data[ends[k] .. ends[k + 1]]`.
     ends: Box<[u32]>,
     data: Box<[u8]>,
-    /// The codes' FOR block (`InPlace::Bits`; every code names an entry, checked at
-    /// open), followed by `PAD` bytes.
-    layout: InPlace,
+    /// The codes' FOR block as stored, followed by `PAD` bytes: code i is `min +` the
+    /// `width`-bit field i after `skip` bytes (every code names an entry, checked at
+    /// open).
     codes: Box<[u8]>,
+    skip: usize,
+    min: u64,
+    width: u8,
 }
 
 /// Row-aligned decoded values (NULL rows hold a placeholder) and, when some row is
@@ -273,12 +276,7 @@ impl PointVector {
             }
             PointVector::Float32(r) => r.values.as_ptr().wrapping_add(i) as *const u8,
             PointVector::Float64(r) => r.values.as_ptr().wrapping_add(i) as *const u8,
-            PointVector::Codes(c) => match c.layout {
-                InPlace::Bits { skip, width, .. } => {
-                    c.codes.as_ptr().wrapping_add(skip + i * width as usize / 8)
-                }
-                InPlace::Bytes { width } => c.codes.as_ptr().wrapping_add(i * width),
-            },
+            PointVector::Codes(c) => c.codes.as_ptr().wrapping_add(c.skip + i * c.width as usize / 8),
             PointVector::Bytes(d) => match (&d.values, &d.dictionary) {
                 (_, Some(dict)) => dict.codes.as_ptr().wrapping_add(i) as *const u8,
                 (DecodedValues::Bytes { offsets, .. }, _) => offsets.as_ptr().wrapping_add(i) as *const u8,
@@ -353,9 +351,8 @@ impl Codes {
     #[inline]
     fn value(&self, i: usize) -> PointValue<'_> {
         let Some(at) = dense_index(self.validity.as_deref(), i) else { return PointValue::Null };
-        let InPlace::Bits { skip, min, width } = self.layout else { unreachable!("codes are a FOR block") };
         // In range: `open_codes` checked every code.
-        let code = min.wrapping_add(read_bits(&self.codes[skip..], width, at)) as usize;
+        let code = self.min.wrapping_add(read_bits(&self.codes[self.skip..], self.width, at)) as usize;
         PointValue::Bytes(&self.data[self.ends[code] as usize..self.ends[code + 1] as usize])
     }
 }
@@ -423,8 +420,9 @@ pub fn open_vector(
     let f = frame(input, kind)?;
     let h = &f.header;
     let count = h.rows - h.null_count;
-    // Byte strings are always decoded; fixed-width values are read in place when their
-    // codec can.
+    // Fixed-width values are read in place when their codec can, and so are a
+    // dictionary's codes and the mantissas of scaled numerics; other byte strings are
+    // decoded.
     let fixed = kind != PhysicalKind::Bytes;
     if fixed && h.encoding == EncodingId::Rle && count > 0 {
         if let Some(runs) = open_runs(&f, kind, count)? {
@@ -441,8 +439,8 @@ pub fn open_vector(
             return Ok(PointVector::Packed(p));
         }
     }
-    let in_place = match h.encoding.codec().open {
-        Open::InPlace(open) if fixed => open,
+    let check = match h.encoding.codec().open {
+        Open::InPlace(check) if fixed => check,
         _ => {
             scratch.keep_dictionary = true;
             scratch.keep_scaled = true;
@@ -450,9 +448,7 @@ pub fn open_vector(
             return Ok(PointVector::decoded(scratch.take_rows()));
         }
     };
-    let mut payload = payload(&f)?;
-    let layout = in_place(kind, &payload[..payload.len().min(IN_PLACE_HEAD)], payload.len(), count)?;
-    payload.resize(payload.len() + PAD, 0);
+    let (layout, payload) = in_place(check, kind, payload(&f)?, count)?;
     let validity = validity(f.bitmap, h.rows, h.null_count)?;
     Ok(PointVector::Packed(Packed {
         kind,
@@ -461,26 +457,39 @@ pub fn open_vector(
         validity,
         layout,
         scale: None,
-        payload: payload.into_boxed_slice(),
+        payload,
     }))
+}
+
+/// The layout `check` (a codec's `Open::InPlace`) finds in `bytes`, a payload of `count`
+/// values of `kind` to be read where they lie, and the bytes followed by `PAD` zero
+/// bytes (a value is read with one 16-byte load).
+fn in_place(
+    check: InPlaceCheck,
+    kind: PhysicalKind,
+    mut bytes: Vec<u8>,
+    count: usize,
+) -> Result<(InPlace, Box<[u8]>), CorruptData> {
+    let layout = check(kind, &bytes[..bytes.len().min(IN_PLACE_HEAD)], bytes.len(), count)?;
+    bytes.resize(bytes.len() + PAD, 0);
+    Ok((layout, bytes.into_boxed_slice()))
 }
 
 /// A dictionary vector of `count` byte strings kept as its entries and codes (`Codes`);
 /// None when its codes are not the FOR block they should be (decoding then says why).
 fn open_codes(f: &Frame<'_>, count: usize) -> Result<Option<Codes>, CorruptData> {
-    let payload = payload(f)?;
+    let mut payload = payload(f)?;
     let (mut ends, mut data, mut lens) = (Vec::new(), Vec::new(), Vec::new());
     let (entries, at) = dictionary::decode_entries(&payload, count, &mut ends, &mut data, &mut lens)?;
-    let block = &payload[at..];
     let Open::InPlace(for_block) = EncodingId::BitPack.codec().open else {
         unreachable!("bit-packed integers are read in place")
     };
-    let head = &block[..block.len().min(IN_PLACE_HEAD)];
-    let Ok(layout @ InPlace::Bits { min, width, .. }) =
-        for_block(PhysicalKind::Int, head, block.len(), count)
+    let Ok((InPlace::Bits { skip, min, width }, codes)) =
+        in_place(for_block, PhysicalKind::Int, payload.split_off(at), count)
     else {
         return Ok(None);
     };
+    let block = &codes[..codes.len() - PAD];
     // Every code must name an entry: true of any the block can hold when the entries
     // fill its range (4 hosts in 2 bits), else checked code by code (3 in 2 bits).
     let top = if width == 64 { u64::MAX } else { (1u64 << width) - 1 };
@@ -491,16 +500,16 @@ fn open_codes(f: &Frame<'_>, count: usize) -> Result<Option<Codes>, CorruptData>
             return Err(CorruptData("dictionary code out of range"));
         }
     }
-    let mut codes = block.to_vec();
-    codes.resize(codes.len() + PAD, 0);
     let h = &f.header;
     Ok(Some(Codes {
         rows: h.rows as u32,
         validity: validity(f.bitmap, h.rows, h.null_count)?,
         ends: ends.into_boxed_slice(),
         data: data.into_boxed_slice(),
-        layout,
-        codes: codes.into_boxed_slice(),
+        codes,
+        skip,
+        min,
+        width,
     }))
 }
 
@@ -509,17 +518,11 @@ fn open_codes(f: &Frame<'_>, count: usize) -> Result<Option<Codes>, CorruptData>
 /// it lies, where decoding all 2,048 of a vector it reaches for one row was most of
 /// the time of a fetch of a `numeric` column. None for mantissas in another codec.
 fn open_scaled(f: &Frame<'_>, count: usize) -> Result<Option<Packed>, CorruptData> {
-    let payload = payload(f)?;
+    let mut payload = payload(f)?;
     let (scale, id) = scaled_numeric::read_header(&payload)?;
-    let Open::InPlace(in_place) = id.codec().open else { return Ok(None) };
-    let mut mantissas = payload[SCALED_HEADER..].to_vec();
-    let layout = in_place(
-        PhysicalKind::Int,
-        &mantissas[..mantissas.len().min(IN_PLACE_HEAD)],
-        mantissas.len(),
-        count,
-    )?;
-    mantissas.resize(mantissas.len() + PAD, 0);
+    let Open::InPlace(check) = id.codec().open else { return Ok(None) };
+    payload.drain(..SCALED_HEADER);
+    let (layout, mantissas) = in_place(check, PhysicalKind::Int, payload, count)?;
     let h = &f.header;
     Ok(Some(Packed {
         kind: PhysicalKind::Int,
@@ -528,7 +531,7 @@ fn open_scaled(f: &Frame<'_>, count: usize) -> Result<Option<Packed>, CorruptDat
         validity: validity(f.bitmap, h.rows, h.null_count)?,
         layout,
         scale: Some(scale),
-        payload: mantissas.into_boxed_slice(),
+        payload: mantissas,
     }))
 }
 
