@@ -74,6 +74,25 @@ SET enable_nestloop = off;
 SELECT pe_same('SELECT count(*) FROM pe_col c JOIN pe_dim d ON c.g = d.id WHERE d.keep');
 RESET ALL;
 
-DROP FUNCTION pe_same(text), pe_counts(text), pe_explain(text);
+-- Workers that read a columnar table end without the C library's exit handlers, once
+-- PostgreSQL's exit callbacks ran (worker_exit.rs). The same counts with that off; and a
+-- worker's ERROR still reaches the leader, which goes on to the next query.
+SET pgcolumnar.parallel_worker_quick_exit = off;
+SELECT pe_same('SELECT count(*), sum(v) FROM pe_col WHERE v > 90');
+SELECT pe_same('SELECT g, max(v), count(*) FROM pe_col WHERE id > 100000 GROUP BY g', leader => true);
+RESET pgcolumnar.parallel_worker_quick_exit;
+BEGIN;
+SET LOCAL max_parallel_workers_per_gather = 2;
+SET LOCAL parallel_setup_cost = 0;
+SET LOCAL parallel_tuple_cost = 0;
+SET LOCAL min_parallel_table_scan_size = 0;
+SET LOCAL pgcolumnar.parallel_core_scaling = 1;
+SET LOCAL parallel_leader_participation = off;
+SELECT pe_explain('SELECT count(*) FROM pe_col WHERE 1 / (id - 200000) > 0');
+SELECT count(*) FROM pe_col WHERE 1 / (id - 200000) > 0;
+ROLLBACK;
+SELECT pe_same('SELECT avg(v) FROM pe_col');
+
+DROP FUNCTION pe_same(text, bool), pe_counts(text), pe_explain(text);
 DROP TABLE pe_col, pe_dim;
 DROP EXTENSION pgcolumnar;

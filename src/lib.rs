@@ -58,6 +58,7 @@ pub extern "C-unwind" fn _PG_init() {
         storage::shared::shared_vectors_memory::define_gucs();
         storage::catalog::extension_version::define_gucs();
         storage::glue::copy_from::define_gucs();
+        storage::shared::worker_exit::define_gucs();
         storage::glue::tableam::register();
         storage::glue::wal_resource_manager::register();
         storage::relation::slot::init();
