@@ -214,10 +214,6 @@ impl<N: CustomScanNode + ClaimsRowGroups> ParallelScanNode for N {
             unsafe { (&raw const (*shared).next_group, &raw const (*shared).leader_claims) };
         // SAFETY: ParallelWorkerNumber is this process's, read on the backend thread.
         let leader = unsafe { pg_sys::ParallelWorkerNumber } < 0;
-        if !leader {
-            // SAFETY: a parallel worker's backend thread, its libraries loaded.
-            unsafe { worker_exit::arm() };
-        }
         let claim = if !self.leader_reads_to_the_end() {
             GroupClaim::Shared(next)
         } else if leader {

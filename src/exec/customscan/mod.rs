@@ -20,6 +20,7 @@ pub use explain::{
 };
 pub use private::{bytea_const, bytea_datum, const_bytes, PlanPrivate};
 
+use crate::storage::shared::worker_exit;
 use pgrx::pg_sys;
 use pgrx::prelude::*;
 use pgrx::PgMemoryContexts;
@@ -417,6 +418,10 @@ unsafe extern "C-unwind" fn initialize_worker<N: ParallelScanNode>(
     coordinate: *mut std::ffi::c_void,
 ) {
     // SAFETY: PostgreSQL calls this node's callback with the CustomScanState that
-    // `create_with::<N>` made, on the backend thread; the other pointers are its own.
-    unsafe { node::<N>(css).initialize_worker(css, toc, coordinate) }
+    // `create_with::<N>` made, on the backend thread of a worker (only workers get this
+    // callback), its libraries loaded; the other pointers are its own.
+    unsafe {
+        worker_exit::arm();
+        node::<N>(css).initialize_worker(css, toc, coordinate)
+    }
 }

@@ -5,8 +5,10 @@
 //! OpenSSL's cleanup and the loaded libraries' destructors, which free memory the kernel
 //! is about to drop, and in a process forked from the postmaster copy each page of it
 //! they write. On the benchmark machine that was about 2.5 ms of CPU per worker, with
-//! the leader waiting, in a 40 ms parallel fold. So such a worker ends with `_exit`, and
-//! the status PostgreSQL gave, once PostgreSQL's callbacks are done.
+//! the leader waiting, in a 40 ms parallel fold. So a worker that runs one of
+//! pgcolumnar's parallel nodes (`exec::customscan`) or core's parallel scan of a columnar
+//! table (`glue::tableam`) ends with `_exit`, and the status PostgreSQL gave, once
+//! PostgreSQL's callbacks are done.
 //!
 //! `arm` registers two things in the worker: a PostgreSQL exit callback, which notes the
 //! status `proc_exit` passes, and a C library exit handler, which is registered after
@@ -18,14 +20,14 @@
 use pgrx::{pg_guard, pg_sys, GucContext, GucFlags, GucRegistry, GucSetting};
 use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
 
-/// `pgcolumnar.parallel_worker_quick_exit`: parallel workers of columnar scans and folds
-/// end without the C library's exit handlers (on by default).
+/// `pgcolumnar.parallel_worker_quick_exit`: parallel workers of pgcolumnar's nodes and of
+/// columnar tables' scans end without the C library's exit handlers (on by default).
 pub static QUICK_EXIT: GucSetting<bool> = GucSetting::<bool>::new(true);
 
 pub fn define_gucs() {
     GucRegistry::define_bool_guc(
         c"pgcolumnar.parallel_worker_quick_exit",
-        c"Parallel workers that read columnar tables end without the C library's exit handlers.",
+        c"Parallel workers of pgcolumnar's nodes and of columnar scans end without the C library's exit handlers.",
         c"The leader of a parallel query waits for its workers' processes to end. After PostgreSQL's exit callbacks, such a worker skips the handlers the C library runs at exit (OpenSSL's cleanup, libraries' destructors), which only free memory.",
         &QUICK_EXIT,
         GucContext::Userset,
