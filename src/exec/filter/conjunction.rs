@@ -326,24 +326,6 @@ fn dense_range_scalar(
     k
 }
 
-/// For each byte of a mask, the positions of its set bits (then zeros).
-static BYTE_ROWS: [[u32; 8]; 256] = {
-    let mut t = [[0u32; 8]; 256];
-    let mut b = 0;
-    while b < 256 {
-        let (mut k, mut j) = (0, 0);
-        while j < 8 {
-            if b & (1 << j) != 0 {
-                t[b][k] = j as u32;
-                k += 1;
-            }
-            j += 1;
-        }
-        b += 1;
-    }
-    t
-};
-
 /// `dense_range` with AVX2.
 ///
 /// # Safety
@@ -372,16 +354,7 @@ unsafe fn dense_range_avx2(values: &[i64], lo: i64, span: u64, out: &mut [u32]) 
             };
             mask |= (!above as u64 & 0xf) << (4 * q);
         }
-        let base = (w * 64) as u32;
-        for i in 0..8 {
-            let byte = ((mask >> (8 * i)) & 0xff) as usize;
-            let rows = &BYTE_ROWS[byte];
-            let at = base + 8 * i as u32;
-            for (o, r) in out[k..k + 8].iter_mut().zip(rows) {
-                *o = r + at;
-            }
-            k += byte.count_ones() as usize;
-        }
+        k = super::dense::write_rows(mask, w * 64, k, out);
     }
     dense_range_scalar(values, words * 64, k, lo, span, out)
 }

@@ -3,6 +3,7 @@
 //! value type and the test, so each (type, operator) pair compiles to its own tight
 //! loop: no per-value call through a pointer, no Datum.
 
+use super::dense::{self, Op};
 use super::plan::trim_spaces;
 use super::{float_key, scaled, zone, Filter, Test, ValueSet};
 use crate::storage::format::encoding::{DecodedValues, DecodedVector, Dictionary, ScaledNumerics};
@@ -148,17 +149,6 @@ fn retain_valid(validity: Option<&[bool]>, selection: &mut Vec<u32>, pass: impl 
         None => retain(selection, pass),
         Some(valid) => retain(selection, |r| valid[r] & pass(r)),
     }
-}
-
-/// `CmpOp` and `<>`.
-#[derive(Clone, Copy)]
-enum Op {
-    Lt,
-    Le,
-    Eq,
-    Ge,
-    Gt,
-    Ne,
 }
 
 /// One loop per operator: `$key` is what row `$r` compares with `$c`.
@@ -415,7 +405,18 @@ fn mismatch() -> ! {
 fn compare_values(op: Option<CmpOp>, bound: &Bound, v: &DecodedVector, selection: &mut Vec<u32>) {
     let valid = v.validity.as_deref();
     let op = to_op(op);
+    // A selection as long as the vector holds every row (selections are sorted, without
+    // repeats): a vector's first test, on most scans the one that drops the most rows.
+    let every_row = selection.len() == v.rows as usize;
     match (&v.values, bound) {
+        (DecodedValues::Int(values), Bound::Int(c)) if every_row && values.len() == selection.len() => {
+            dense::ints(op, values, valid, selection, *c)
+        }
+        (DecodedValues::Float64(values), Bound::Float(c))
+            if every_row && values.len() == selection.len() && !c.is_nan() =>
+        {
+            dense::floats(op, values, valid, selection, *c)
+        }
         (DecodedValues::Int(values), Bound::Int(c)) => compare!(op, valid, selection, *c, |r| values[r]),
         (DecodedValues::Float64(values), Bound::Float(c)) => {
             compare!(op, valid, selection, float_key(*c), |r| float_key(values[r]))
@@ -549,6 +550,75 @@ pub(crate) mod tests {
 
     fn test(att: usize, test: Test) -> Filter {
         Filter::Test { att, test }
+    }
+
+    /// What PostgreSQL keeps for `x op c`: non-NULL rows whose keys compare so.
+    fn expected(values: &[Option<f64>], op: CmpOp, c: f64) -> Vec<u32> {
+        let c = float_key(c);
+        let keep = |x: f64| match op {
+            CmpOp::Lt => float_key(x) < c,
+            CmpOp::Le => float_key(x) <= c,
+            CmpOp::Eq => float_key(x) == c,
+            CmpOp::Ge => float_key(x) >= c,
+            CmpOp::Gt => float_key(x) > c,
+        };
+        (0..values.len() as u32).filter(|&r| values[r as usize].is_some_and(keep)).collect()
+    }
+
+    #[test]
+    fn a_first_test_of_every_row_keeps_what_one_through_the_selection_keeps() {
+        let specials = [f64::NAN, -0.0, 0.0, f64::INFINITY, f64::NEG_INFINITY, 1.5, -1.5, 2.0];
+        // Around the 64-row chunks: empty, short, exact, one over, with NULLs or without.
+        for len in [0usize, 1, 63, 64, 65, 130, 2048] {
+            for with_nulls in [false, true] {
+                let values: Vec<Option<f64>> = (0..len)
+                    .map(|i| (!with_nulls || i % 5 != 3).then(|| specials[(i * 7 + i / 3) % specials.len()]))
+                    .collect();
+                let v = floats(&values);
+                for c in [f64::NAN, 0.0, -0.0, 1.5, f64::INFINITY, -10.0] {
+                    for op in [CmpOp::Lt, CmpOp::Le, CmpOp::Eq, CmpOp::Ge, CmpOp::Gt] {
+                        let want = expected(&values, op, c);
+                        let mut all: Vec<u32> = (0..len as u32).collect();
+                        select_test(&Test::Compare(op, Bound::Float(c)), &v, &mut all);
+                        assert_eq!(all, want, "len {len} nulls {with_nulls} {op:?} {c}");
+                        // The same test through a selection that lacks row 0.
+                        let mut some: Vec<u32> = (1..len as u32).collect();
+                        select_test(&Test::Compare(op, Bound::Float(c)), &v, &mut some);
+                        let want_some: Vec<u32> = want.iter().copied().filter(|&r| r != 0).collect();
+                        assert_eq!(
+                            some, want_some,
+                            "len {len} nulls {with_nulls} {op:?} {c}, row 0 left out"
+                        );
+                    }
+                    let mut all: Vec<u32> = (0..len as u32).collect();
+                    select_test(&Test::NotEqual(Bound::Float(c)), &v, &mut all);
+                    let eq = expected(&values, CmpOp::Eq, c);
+                    let ne: Vec<u32> = (0..len as u32)
+                        .filter(|r| values[*r as usize].is_some() && !eq.contains(r))
+                        .collect();
+                    assert_eq!(all, ne, "len {len} nulls {with_nulls} <> {c}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn a_first_integer_test_of_every_row_keeps_what_one_through_the_selection_keeps() {
+        for len in [1usize, 64, 65, 300] {
+            let values: Vec<Option<i64>> =
+                (0..len as i64).map(|i| (i % 7 != 2).then_some((i * 37) % 101 - 50)).collect();
+            let v = ints(&values);
+            for op in [CmpOp::Lt, CmpOp::Le, CmpOp::Eq, CmpOp::Ge, CmpOp::Gt] {
+                for c in [-50, 0, 13, 51] {
+                    let mut all: Vec<u32> = (0..len as u32).collect();
+                    select_test(&Test::Compare(op, Bound::Int(c)), &v, &mut all);
+                    let mut some: Vec<u32> = (1..len as u32).collect();
+                    select_test(&Test::Compare(op, Bound::Int(c)), &v, &mut some);
+                    all.retain(|&r| r != 0);
+                    assert_eq!(all, some, "len {len} {op:?} {c}");
+                }
+            }
+        }
     }
 
     #[test]

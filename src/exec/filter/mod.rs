@@ -11,6 +11,8 @@
 //!   parameters, stable expressions), resolved into a `Filter` by `FilterPlan::resolve`.
 //! - `kernels`: the tree evaluated on a vector of each column it reads, narrowing a
 //!   selection (the row numbers that are left).
+//! - `dense`: a comparison tested on every row of a vector (its first test), 64 values
+//!   at a time into bit masks.
 //! - `zone`: the tree evaluated on zone maps: no row can pass, every row passes, or
 //!   the vector must be read.
 //! - `time_cuts`: comparisons across date, timestamp and timestamptz turned into
@@ -27,6 +29,7 @@
 
 pub mod arith;
 pub mod conjunction;
+pub mod dense;
 pub mod join_keys;
 pub mod kernels;
 pub mod like;
