@@ -1,6 +1,7 @@
 //! The relation itself: `am` (is it columnar), `tid` (row number <-> TID), `pages` (the
 //! main fork: metapage and byte stream), `prefetch` (asking the operating system to read
-//! blocks ahead), `datum` (values in and out), `slot` (the
+//! blocks ahead), `recent_buffers` (the buffer a block was last read in), `datum`
+//! (values in and out), `slot` (the
 //! columnar slot), `options` (table options).
 
 pub mod am;
@@ -9,5 +10,6 @@ pub mod options;
 pub mod page_pins;
 pub mod pages;
 pub mod prefetch;
+pub mod recent_buffers;
 pub mod slot;
 pub mod tid;

@@ -5,6 +5,7 @@
 //! it), or as a generic WAL record when the library was not preloaded (its resource
 //! manager is registered only then), and a rewritten metapage as a generic one.
 
+use super::recent_buffers;
 use crate::storage::format::encoding::CorruptData;
 use crate::storage::format::fallible;
 use crate::storage::format::layout::{self, Metapage, BLOCK_SIZE, METAPAGE_BLOCK, METAPAGE_LEN, PAGE_HEADER};
@@ -678,7 +679,14 @@ pub unsafe fn visit_range(
             if block >= total_blocks {
                 data_corrupted("columnar data lies beyond the end of the relation");
             }
-            let buf = read_buffer(rel, block, strategy);
+            let buf = match recent_buffers::pin(rel, block) {
+                Some(buf) => buf,
+                None => {
+                    let buf = read_buffer(rel, block, strategy);
+                    recent_buffers::remember(rel, block, buf);
+                    buf
+                }
+            };
             pg_sys::LockBuffer(buf, pg_sys::BUFFER_LOCK_SHARE as i32);
             let page = pg_sys::BufferGetPage(buf);
             if ((*page_header(page)).pd_lower as usize) < in_page + n {
@@ -711,5 +719,79 @@ pub(super) unsafe fn written_bytes(buf: pg_sys::Buffer) -> usize {
         let lower = (*page_header(pg_sys::BufferGetPage(buf))).pd_lower as usize;
         pg_sys::LockBuffer(buf, pg_sys::BUFFER_LOCK_UNLOCK as i32);
         lower
+    }
+}
+
+#[cfg(feature = "pg_test")]
+#[pgrx::pg_schema]
+mod tests {
+    // Reads through `recent_buffers` (here, as its tests need the stream's writer).
+    use crate::storage::format::layout;
+    use crate::storage::relation::pages;
+    use crate::storage::relation::recent_buffers::{pin, remember};
+    use pgrx::prelude::*;
+
+    /// The blocks the stream's bytes lie in.
+    fn blocks(at: u64, len: usize) -> Vec<u32> {
+        layout::page_spans(at, len).map(|(block, _, _)| block).collect()
+    }
+
+    /// A columnar table whose stream spans a few pages, opened; and the stream's bytes.
+    unsafe fn table_of_pages(table: &str) -> (pg_sys::Relation, u64, Vec<u8>) {
+        Spi::run(&format!("CREATE TABLE {table} (v int) USING columnar")).unwrap();
+        let oid = Spi::get_one::<pg_sys::Oid>(&format!("SELECT '{table}'::regclass::oid")).unwrap().unwrap();
+        // SAFETY: inside the test's transaction on the backend thread; the table exists.
+        unsafe {
+            let rel = pg_sys::relation_open(oid, pg_sys::RowExclusiveLock as pg_sys::LOCKMODE);
+            let bytes: Vec<u8> = (0..30_000u32).map(|i| (i % 251) as u8).collect();
+            let at = pages::reserve_stream(rel, bytes.len() as u64);
+            pages::write_stream(rel, at, &bytes);
+            (rel, at, bytes)
+        }
+    }
+
+    /// The stream's bytes read as a scan reads them.
+    unsafe fn read(rel: pg_sys::Relation, at: u64, len: usize) -> Vec<u8> {
+        let mut out = Vec::new();
+        // SAFETY: the caller's: `rel` open and locked, inside the test's transaction.
+        unsafe { pages::read_stream(rel, at, len, std::ptr::null_mut(), &mut out) };
+        out
+    }
+
+    /// Reads after the first pin the buffers remembered, and read the same bytes.
+    #[pg_test]
+    fn a_block_read_again_is_pinned_in_the_buffer_it_was_read_in() {
+        // SAFETY: inside the test's transaction on the backend thread.
+        unsafe {
+            let (rel, at, bytes) = table_of_pages("recent_again");
+            let block = blocks(at, bytes.len())[0];
+            for _ in 0..3 {
+                assert_eq!(read(rel, at, bytes.len()), bytes);
+            }
+            let buf = pin(rel, block).expect("a block read three times is pinned directly");
+            assert_eq!(pg_sys::BufferGetBlockNumber(buf), block);
+            pg_sys::ReleaseBuffer(buf);
+            pg_sys::relation_close(rel, pg_sys::RowExclusiveLock as pg_sys::LOCKMODE);
+        }
+    }
+
+    /// A remembered buffer that holds another block is not pinned for this one: the
+    /// buffer manager's check of its tag says no, and the read goes the usual way.
+    #[pg_test]
+    fn a_buffer_that_holds_another_block_is_not_taken() {
+        // SAFETY: inside the test's transaction on the backend thread.
+        unsafe {
+            let (rel, at, bytes) = table_of_pages("recent_wrong");
+            let (block, other) = (blocks(at, bytes.len())[0], blocks(at, bytes.len())[1]);
+            for _ in 0..3 {
+                assert_eq!(read(rel, at, bytes.len()), bytes);
+            }
+            let next = pin(rel, other).expect("the next block is remembered too");
+            remember(rel, block, next);
+            assert_eq!(pin(rel, block), None, "block {block} is not in block {other}'s buffer");
+            pg_sys::ReleaseBuffer(next);
+            assert_eq!(read(rel, at, bytes.len()), bytes);
+            pg_sys::relation_close(rel, pg_sys::RowExclusiveLock as pg_sys::LOCKMODE);
+        }
     }
 }
