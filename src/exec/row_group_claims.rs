@@ -12,6 +12,7 @@
 use super::customscan::{CustomScanNode, ParallelScanNode};
 use crate::storage::read::group_claim::TailLeave;
 use crate::storage::read::reader::{GroupClaim, ReadCounters, Reader};
+use crate::storage::relation::recent_buffers;
 use crate::storage::shared::worker_exit;
 use pgrx::pg_sys;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -39,6 +40,9 @@ struct Shared {
     leader_claims: AtomicBool,
     sums: [AtomicU64; TALLY_SUMS],
     max: AtomicU64,
+    /// How many buffers follow: the leader's of the relation's blocks, lent to the
+    /// workers (`recent_buffers`).
+    lent: u64,
 }
 
 /// A participant's link to the shared counts.
@@ -48,6 +52,8 @@ pub struct SharedTally {
     published: bool,
     /// Every participant's, in the leader after its shutdown.
     totals: Option<Tally>,
+    /// In the leader, the buffers `estimate_dsm` made room for after the Shared.
+    lend_room: usize,
 }
 
 impl SharedTally {
@@ -113,6 +119,7 @@ pub unsafe fn publish_tally<N: ClaimsRowGroups>(node: &mut N) {
     let own = node.tally();
     let link = node.shared_tally();
     let Some(shared) = link.shared else { return };
+    recent_buffers::end_lending();
     // SAFETY: `shared` is the Shared that `initialize_dsm` wrote, still mapped (this fn's
     // contract); its fields are atomics, shared with the other participants.
     unsafe {
@@ -131,6 +138,11 @@ pub unsafe fn publish_tally<N: ClaimsRowGroups>(node: &mut N) {
             link.totals = Some(totals);
         }
     }
+}
+
+/// Where the lent buffers begin: after the Shared (whose size is a multiple of 8).
+fn lent_buffers(coordinate: *mut std::ffi::c_void) -> *mut pg_sys::Buffer {
+    coordinate.cast::<u8>().wrapping_add(std::mem::size_of::<Shared>()).cast()
 }
 
 /// How long a worker that took `start` from its fork to its first row group is expected
@@ -159,10 +171,14 @@ fn time_since_start() -> Duration {
 impl<N: CustomScanNode + ClaimsRowGroups> ParallelScanNode for N {
     unsafe fn estimate_dsm(
         &mut self,
-        _node: *mut pg_sys::CustomScanState,
+        node: *mut pg_sys::CustomScanState,
         _pcxt: *mut pg_sys::ParallelContext,
     ) -> pg_sys::Size {
-        std::mem::size_of::<Shared>()
+        // SAFETY: `node` is this node's begun state (the trait's contract): its relation
+        // is open.
+        let room = unsafe { recent_buffers::remembered((*node).ss.ss_currentRelation) };
+        self.shared_tally().lend_room = room;
+        std::mem::size_of::<Shared>() + room * std::mem::size_of::<pg_sys::Buffer>()
     }
 
     unsafe fn initialize_dsm(
@@ -175,11 +191,15 @@ impl<N: CustomScanNode + ClaimsRowGroups> ParallelScanNode for N {
         // MAXALIGNed by shm_toc_allocate, and `pcxt` the live ParallelContext (the trait's
         // contract); the leader attaches to the counter like a worker.
         unsafe {
+            let room = self.shared_tally().lend_room;
+            let lent = std::slice::from_raw_parts_mut(lent_buffers(coordinate), room);
+            let lent = recent_buffers::copy_remembered((*node).ss.ss_currentRelation, lent);
             (coordinate as *mut Shared).write(Shared {
                 next_group: AtomicU64::new(0),
                 leader_claims: AtomicBool::new(false),
                 sums: std::array::from_fn(|_| AtomicU64::new(0)),
                 max: AtomicU64::new(0),
+                lent: lent as u64,
             });
             self.initialize_worker(node, (*pcxt).toc, coordinate);
         }
@@ -203,7 +223,7 @@ impl<N: CustomScanNode + ClaimsRowGroups> ParallelScanNode for N {
 
     unsafe fn initialize_worker(
         &mut self,
-        _node: *mut pg_sys::CustomScanState,
+        node: *mut pg_sys::CustomScanState,
         _toc: *mut pg_sys::shm_toc,
         coordinate: *mut std::ffi::c_void,
     ) {
@@ -214,6 +234,15 @@ impl<N: CustomScanNode + ClaimsRowGroups> ParallelScanNode for N {
             unsafe { (&raw const (*shared).next_group, &raw const (*shared).leader_claims) };
         // SAFETY: ParallelWorkerNumber is this process's, read on the backend thread.
         let leader = unsafe { pg_sys::ParallelWorkerNumber } < 0;
+        if !leader {
+            // SAFETY: the leader's buffers follow the Shared in the scan's shared memory,
+            // mapped until this worker's shutdown, which ends the lending
+            // (`publish_tally`); `node`'s relation is open.
+            unsafe {
+                let rel = (*node).ss.ss_currentRelation;
+                recent_buffers::lend(rel, lent_buffers(coordinate), (*shared).lent as usize);
+            }
+        }
         let claim = if !self.leader_reads_to_the_end() {
             GroupClaim::Shared(next)
         } else if leader {

@@ -14,6 +14,10 @@
 //! chooses what to evict: a page read only through it would look unused to it. So a
 //! remembered buffer is taken only while its usage count is at least 2; below, the page
 //! is read the usual way, which raises the count again.
+//!
+//! A parallel worker is a new process, with nothing remembered: the leader of a parallel
+//! columnar scan copies what it remembers of the relation into the scan's shared memory
+//! (`copy_remembered`), and its workers look there too (`lend`, until `end_lending`).
 
 use pgrx::pg_sys;
 use std::cell::RefCell;
@@ -28,10 +32,30 @@ const LEAST_USAGE: u32 = 2;
 
 type RelationKey = (u32, u32, u32);
 
+/// Blocks a leader copies for its workers at most (4 MB of shared memory, the blocks of
+/// 8 GB of table).
+const MOST_LENT: usize = 1 << 20;
+
 #[derive(Default)]
 struct Recent {
     relations: Vec<(RelationKey, Vec<pg_sys::Buffer>)>,
     blocks: usize,
+    /// A leader's buffers of one relation, in a parallel scan's shared memory.
+    lent: Option<(RelationKey, *const pg_sys::Buffer, usize)>,
+}
+
+impl Recent {
+    /// The buffer remembered for `block` of relation `key`: this process's, else a
+    /// leader's.
+    fn buffer(&self, key: RelationKey, block: usize) -> Option<pg_sys::Buffer> {
+        let own = self.relations.iter().find(|(k, _)| *k == key).and_then(|(_, b)| b.get(block).copied());
+        let lent = || match self.lent {
+            // SAFETY: `lend`'s contract keeps the leader's copy mapped until `end_lending`.
+            Some((k, blocks, len)) if k == key && block < len => Some(unsafe { *blocks.add(block) }),
+            _ => None,
+        };
+        own.filter(|&b| b > 0).or_else(lent).filter(|&b| b > 0)
+    }
 }
 
 thread_local! {
@@ -62,11 +86,7 @@ pub unsafe fn pin(rel: pg_sys::Relation, block: u32) -> Option<pg_sys::Buffer> {
     // SAFETY: `rel` is open (this fn's contract).
     let node = unsafe { (*rel).rd_node };
     let key = key_of(node);
-    let buffer = RECENT.with(|r| {
-        let r = r.borrow();
-        let (_, blocks) = r.relations.iter().find(|(k, _)| *k == key)?;
-        blocks.get(block as usize).copied().filter(|&b| b > 0)
-    })?;
+    let buffer = RECENT.with(|r| r.borrow().buffer(key, block as usize))?;
     // SAFETY: a positive buffer number is a shared buffer's (remember keeps only those),
     // below NBuffers (buffer numbers do not change while the server runs), so its
     // descriptor is in the array; its state is an atomic read without a lock, a hint
@@ -121,4 +141,51 @@ pub unsafe fn remember(rel: pg_sys::Relation, block: u32, buffer: pg_sys::Buffer
         }
         blocks[block] = buffer;
     });
+}
+
+/// How many blocks of `rel` a leader would copy for its workers.
+///
+/// # Safety
+/// `rel` must be an open relation.
+pub unsafe fn remembered(rel: pg_sys::Relation) -> usize {
+    // SAFETY: `rel` is open (this fn's contract).
+    let key = key_of(unsafe { (*rel).rd_node });
+    RECENT.with(|r| {
+        let r = r.borrow();
+        r.relations.iter().find(|(k, _)| *k == key).map_or(0, |(_, b)| b.len().min(MOST_LENT))
+    })
+}
+
+/// Copies what is remembered of `rel`'s blocks into `out` (from block 0, as much as
+/// fits; no buffer is 0); returns how many.
+///
+/// # Safety
+/// `rel` must be an open relation.
+pub unsafe fn copy_remembered(rel: pg_sys::Relation, out: &mut [pg_sys::Buffer]) -> usize {
+    // SAFETY: `rel` is open (this fn's contract).
+    let key = key_of(unsafe { (*rel).rd_node });
+    RECENT.with(|r| {
+        let r = r.borrow();
+        let Some((_, blocks)) = r.relations.iter().find(|(k, _)| *k == key) else { return 0 };
+        let n = blocks.len().min(out.len());
+        out[..n].copy_from_slice(&blocks[..n]);
+        n
+    })
+}
+
+/// In a parallel worker: `len` buffers of `rel`'s blocks at `blocks` (a leader's
+/// `copy_remembered`) are looked at too, until `end_lending`.
+///
+/// # Safety
+/// `rel` must be an open relation; `blocks` must stay valid for `len` buffers until
+/// `end_lending` is called.
+pub unsafe fn lend(rel: pg_sys::Relation, blocks: *const pg_sys::Buffer, len: usize) {
+    // SAFETY: `rel` is open (this fn's contract).
+    let key = key_of(unsafe { (*rel).rd_node });
+    RECENT.with(|r| r.borrow_mut().lent = Some((key, blocks, len)));
+}
+
+/// Stops looking at a leader's buffers (before its shared memory goes).
+pub fn end_lending() {
+    RECENT.with(|r| r.borrow_mut().lent = None);
 }
