@@ -179,9 +179,7 @@ pub unsafe fn begin(
         let claim = if pscan.is_null() {
             GroupClaim::Serial { next: 0 }
         } else {
-            if pg_sys::ParallelWorkerNumber >= 0 {
-                crate::storage::shared::worker_exit::arm();
-            }
+            crate::storage::shared::worker_exit::arm();
             GroupClaim::Shared(&(*(pscan as *mut ParallelScan)).next_group)
         };
         // Index builds given a scan (parallel ones, amcheck) scan with SnapshotAny: heap judges

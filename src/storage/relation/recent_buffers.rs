@@ -45,10 +45,15 @@ struct Recent {
 }
 
 impl Recent {
+    /// This process's buffers of relation `key`'s blocks (0: none remembered).
+    fn own(&self, key: RelationKey) -> Option<&[pg_sys::Buffer]> {
+        self.relations.iter().find(|(k, _)| *k == key).map(|(_, blocks)| blocks.as_slice())
+    }
+
     /// The buffer remembered for `block` of relation `key`: this process's, else a
     /// leader's.
     fn buffer(&self, key: RelationKey, block: usize) -> Option<pg_sys::Buffer> {
-        let own = self.relations.iter().find(|(k, _)| *k == key).and_then(|(_, b)| b.get(block).copied());
+        let own = self.own(key).and_then(|b| b.get(block).copied());
         let lent = || match self.lent {
             // SAFETY: `lend`'s contract keeps the leader's copy mapped until `end_lending`.
             Some((k, blocks, len)) if k == key && block < len => Some(unsafe { *blocks.add(block) }),
@@ -62,7 +67,13 @@ thread_local! {
     static RECENT: RefCell<Recent> = RefCell::new(Recent::default());
 }
 
-fn key_of(node: pg_sys::RelFileNode) -> RelationKey {
+/// The key of `rel`'s storage.
+///
+/// # Safety
+/// `rel` must be an open relation.
+unsafe fn key_of(rel: pg_sys::Relation) -> RelationKey {
+    // SAFETY: `rel` is open (this fn's contract).
+    let node = unsafe { (*rel).rd_node };
     (node.spcNode.into(), node.dbNode.into(), node.relNode.into())
 }
 
@@ -84,8 +95,7 @@ unsafe fn uses_shared_buffers(rel: pg_sys::Relation) -> bool {
 /// transaction.
 pub unsafe fn pin(rel: pg_sys::Relation, block: u32) -> Option<pg_sys::Buffer> {
     // SAFETY: `rel` is open (this fn's contract).
-    let node = unsafe { (*rel).rd_node };
-    let key = key_of(node);
+    let (node, key) = unsafe { ((*rel).rd_node, key_of(rel)) };
     let buffer = RECENT.with(|r| r.borrow().buffer(key, block as usize))?;
     // SAFETY: a positive buffer number is a shared buffer's (remember keeps only those),
     // below NBuffers (buffer numbers do not change while the server runs), so its
@@ -116,7 +126,7 @@ pub unsafe fn remember(rel: pg_sys::Relation, block: u32, buffer: pg_sys::Buffer
         return;
     }
     // SAFETY: as above.
-    let key = key_of(unsafe { (*rel).rd_node });
+    let key = unsafe { key_of(rel) };
     RECENT.with(|r| {
         let r = &mut *r.borrow_mut();
         let at = match r.relations.iter().position(|(k, _)| *k == key) {
@@ -149,24 +159,21 @@ pub unsafe fn remember(rel: pg_sys::Relation, block: u32, buffer: pg_sys::Buffer
 /// `rel` must be an open relation.
 pub unsafe fn remembered(rel: pg_sys::Relation) -> usize {
     // SAFETY: `rel` is open (this fn's contract).
-    let key = key_of(unsafe { (*rel).rd_node });
-    RECENT.with(|r| {
-        let r = r.borrow();
-        r.relations.iter().find(|(k, _)| *k == key).map_or(0, |(_, b)| b.len().min(MOST_LENT))
-    })
+    let key = unsafe { key_of(rel) };
+    RECENT.with(|r| r.borrow().own(key).map_or(0, |b| b.len().min(MOST_LENT)))
 }
 
 /// Copies what is remembered of `rel`'s blocks into `out` (from block 0, as much as
-/// fits; no buffer is 0); returns how many.
+/// fits; 0 where a block is not remembered); returns how many.
 ///
 /// # Safety
 /// `rel` must be an open relation.
 pub unsafe fn copy_remembered(rel: pg_sys::Relation, out: &mut [pg_sys::Buffer]) -> usize {
     // SAFETY: `rel` is open (this fn's contract).
-    let key = key_of(unsafe { (*rel).rd_node });
+    let key = unsafe { key_of(rel) };
     RECENT.with(|r| {
         let r = r.borrow();
-        let Some((_, blocks)) = r.relations.iter().find(|(k, _)| *k == key) else { return 0 };
+        let Some(blocks) = r.own(key) else { return 0 };
         let n = blocks.len().min(out.len());
         out[..n].copy_from_slice(&blocks[..n]);
         n
@@ -181,7 +188,7 @@ pub unsafe fn copy_remembered(rel: pg_sys::Relation, out: &mut [pg_sys::Buffer])
 /// `end_lending` is called.
 pub unsafe fn lend(rel: pg_sys::Relation, blocks: *const pg_sys::Buffer, len: usize) {
     // SAFETY: `rel` is open (this fn's contract).
-    let key = key_of(unsafe { (*rel).rd_node });
+    let key = unsafe { key_of(rel) };
     RECENT.with(|r| r.borrow_mut().lent = Some((key, blocks, len)));
 }
 

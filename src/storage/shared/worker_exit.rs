@@ -41,14 +41,17 @@ const NOT_NOTED: i32 = i32::MIN;
 static ARMED: AtomicBool = AtomicBool::new(false);
 static STATUS: AtomicI32 = AtomicI32::new(NOT_NOTED);
 
-/// In a parallel worker, once per process (later calls do nothing): its exit skips the
-/// C library's handlers, unless the setting is off.
+/// In a parallel worker, once per process (later calls, and calls in any other
+/// process, do nothing): its exit skips the C library's handlers, unless the setting is
+/// off.
 ///
 /// # Safety
-/// Backend thread of a parallel worker, after its libraries are loaded (the handler
-/// runs before the handlers registered until now).
+/// Backend thread, after its libraries are loaded (the handler runs before the
+/// handlers registered until now).
 pub unsafe fn arm() {
-    if !QUICK_EXIT.get() || ARMED.swap(true, Ordering::Relaxed) {
+    // SAFETY: ParallelWorkerNumber is this process's, read on the backend thread.
+    let worker = unsafe { pg_sys::ParallelWorkerNumber } >= 0;
+    if !worker || !QUICK_EXIT.get() || ARMED.swap(true, Ordering::Relaxed) {
         return;
     }
     // SAFETY: on the backend thread (this fn's contract): on_proc_exit appends to
