@@ -22,11 +22,14 @@
 //!   redo replays them; `space_reuse`: freed space about to be written again, for a hot
 //!   standby's queries that may still read it.
 //! - `numeric`: `numeric` values in their stored bytes, parsed and compared as core does.
+//! - `copy`: copies of a few kilobytes that avoid the C library's `rep movsb` (slow on
+//!   some CPUs for common buffer distances).
 
 pub mod bucket_rows;
 pub mod checksum;
 pub mod chunk_encoder;
 pub mod column_builder;
+pub mod copy;
 pub mod delete_mask;
 pub mod directory;
 pub mod encoding;

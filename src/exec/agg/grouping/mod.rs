@@ -15,6 +15,7 @@ mod single;
 use super::aggregates::Aggregates;
 use super::groups::{Grouper, KeyValue};
 use super::spec::KeySpec;
+use crate::storage::format::copy;
 use crate::storage::read::reader::Reader;
 use hash::HashGrouping;
 use metadata::MetadataAnswers;
@@ -93,7 +94,8 @@ unsafe fn fold_vectors<P: GroupingPolicy>(policy: &mut P, run: &mut Run) -> Step
     // `Policy::fold`'s).
     while unsafe { run.reader.next_vector() } {
         sel.clear();
-        sel.extend_from_slice(run.reader.selection());
+        // Not Vec's copy: this buffer and the reader's are often 4k aliased (`copy`).
+        copy::extend_from_slice(&mut sel, run.reader.selection());
         // SAFETY: `next_vector` just positioned the open reader on a vector.
         match unsafe { policy.add_vector(run, &mut sel) } {
             Step::Next => {}

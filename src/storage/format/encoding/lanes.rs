@@ -7,6 +7,7 @@
 //! last one padded with zeros; the words are stored little-endian. Unpacking copies a
 //! block into aligned words first (the stored bytes have no alignment). Pure.
 
+use crate::storage::format::copy;
 use super::base::CorruptData;
 use fastlanes::BitPacking;
 
@@ -78,7 +79,7 @@ pub fn unpack_u64(
         return Err(CorruptData("lane-packed block has the wrong size"));
     }
     words.clear();
-    words.extend(bytes.chunks_exact(8).map(|b| u64::from_le_bytes(b.try_into().expect("8 bytes"))));
+    copy::extend_from_le_words(words, bytes);
     // SAFETY: `words` holds 1024 * w / 64 words and `out` 1024 values, as
     // `unchecked_unpack` requires, and `w <= 64` (checked above).
     unsafe { u64::unchecked_unpack(w, words, out) };
