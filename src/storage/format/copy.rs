@@ -9,7 +9,7 @@
 //! A parallel worker, a new process whose allocations come in that order, copied each
 //! vector's 2,048 row numbers in 2.8 µs instead of 0.14 µs: a quarter of its time on
 //! TSBS q8 (2026-12-07). Later glibc releases avoid `rep movsb` for such distances; this
-//! copy avoids it for every distance: 32-byte loads and stores (16 without AVX2), which
+//! copy avoids it for every distance: 32-byte loads and stores (AVX2), which
 //! run at the same speed as the fast `rep movsb` for data in the CPU's caches.
 //!
 //! Pure: no PostgreSQL calls.
@@ -57,17 +57,6 @@ pub fn extend_from_le_words(out: &mut Vec<u64>, bytes: &[u8]) {
     out.extend(bytes.chunks_exact(8).map(|b| u64::from_le_bytes(b.try_into().expect("8 bytes"))));
 }
 
-/// `dst.copy_from_slice(src)`, copied as this module copies.
-///
-/// # Panics
-/// If the two slices differ in length, as `copy_from_slice` does.
-pub fn copy_from_slice<T: Copy>(dst: &mut [T], src: &[T]) {
-    assert_eq!(dst.len(), src.len(), "a copy between slices of different lengths");
-    // SAFETY: both slices hold `size_of_val(src)` bytes, and a shared and a mutable
-    // borrow never overlap.
-    unsafe { copy_bytes(dst.as_mut_ptr().cast(), src.as_ptr().cast(), std::mem::size_of_val(src)) }
-}
-
 /// Copies `len` bytes from `src` to `dst`.
 ///
 /// # Safety
@@ -83,14 +72,10 @@ unsafe fn copy_bytes(dst: *mut u8, src: *const u8, len: usize) {
             // SAFETY: this fn's contract; the CPU has AVX2 (checked above).
             return unsafe { x86::copy_avx2(dst, src, len) };
         }
-        // SAFETY: this fn's contract; SSE2 is part of x86_64.
-        unsafe { x86::copy_sse2(dst, src, len) }
     }
-    #[cfg(not(target_arch = "x86_64"))]
+    // Without AVX2 (older CPUs than those whose `rep movsb` is slow so), the C library's.
     // SAFETY: this fn's contract.
-    unsafe {
-        std::ptr::copy_nonoverlapping(src, dst, len)
-    }
+    unsafe { std::ptr::copy_nonoverlapping(src, dst, len) }
 }
 
 #[cfg(target_arch = "x86_64")]
@@ -131,37 +116,6 @@ mod x86 {
             }
         }
     }
-
-    /// `copy_avx2` in 16-byte loads and stores.
-    ///
-    /// # Safety
-    /// As `copy_bytes`, with `len >= 16`.
-    pub(super) unsafe fn copy_sse2(dst: *mut u8, src: *const u8, len: usize) {
-        debug_assert!(len >= 16);
-        let mut at = 0;
-        // SAFETY: as in `copy_avx2`, in 16-byte steps.
-        unsafe {
-            while at + 64 <= len {
-                let a = _mm_loadu_si128(src.add(at).cast());
-                let b = _mm_loadu_si128(src.add(at + 16).cast());
-                let c = _mm_loadu_si128(src.add(at + 32).cast());
-                let d = _mm_loadu_si128(src.add(at + 48).cast());
-                _mm_storeu_si128(dst.add(at).cast(), a);
-                _mm_storeu_si128(dst.add(at + 16).cast(), b);
-                _mm_storeu_si128(dst.add(at + 32).cast(), c);
-                _mm_storeu_si128(dst.add(at + 48).cast(), d);
-                at += 64;
-            }
-            while at + 16 <= len {
-                _mm_storeu_si128(dst.add(at).cast(), _mm_loadu_si128(src.add(at).cast()));
-                at += 16;
-            }
-            if at < len {
-                let last = len - 16;
-                _mm_storeu_si128(dst.add(last).cast(), _mm_loadu_si128(src.add(last).cast()));
-            }
-        }
-    }
 }
 
 #[cfg(test)]
@@ -183,10 +137,6 @@ mod tests {
                 extend_from_slice(&mut out, s);
                 assert_eq!(&out[..3], &[0xAA; 3], "len {len} offset {offset}: the bytes before");
                 assert_eq!(&out[3..], s, "len {len} offset {offset}");
-                let mut dst = vec![0u8; s.len() + 2];
-                copy_from_slice(&mut dst[1..1 + s.len()], s);
-                assert_eq!((dst[0], dst[s.len() + 1]), (0, 0), "len {len}: nothing written outside");
-                assert_eq!(&dst[1..1 + s.len()], s);
             }
         }
     }
@@ -210,24 +160,21 @@ mod tests {
         assert_eq!((words[0], &words[1..]), (1, &expected[..]));
     }
 
-    /// The x86 loops on their own, with and without AVX2, at the lengths where their
-    /// steps and the copied-again tail meet.
+    /// The AVX2 loop on its own, at the lengths where its steps and the copied-again
+    /// tail meet (below `OWN_LOOP_FROM`, which `copy_bytes` never gives it).
     #[cfg(target_arch = "x86_64")]
     #[test]
-    fn both_x86_loops_copy_exactly() {
+    fn the_avx2_loop_copies_exactly() {
+        if !std::arch::is_x86_feature_detected!("avx2") {
+            return;
+        }
         let src = pattern(1000, 3);
-        for len in [16, 17, 31, 32, 33, 63, 64, 65, 127, 128, 129, 200, 999] {
+        for len in [32, 33, 63, 64, 65, 127, 128, 129, 159, 160, 200, 999] {
             let mut dst = vec![0u8; len + 1];
             // SAFETY: `src` holds at least `len` bytes, `dst` `len + 1`, distinct vectors;
-            // len >= 16.
-            unsafe { x86::copy_sse2(dst.as_mut_ptr(), src.as_ptr(), len) };
-            assert_eq!((&dst[..len], dst[len]), (&src[..len], 0), "sse2, len {len}");
-            if len >= 32 && std::arch::is_x86_feature_detected!("avx2") {
-                let mut dst = vec![0u8; len + 1];
-                // SAFETY: as above, len >= 32, and the CPU has AVX2.
-                unsafe { x86::copy_avx2(dst.as_mut_ptr(), src.as_ptr(), len) };
-                assert_eq!((&dst[..len], dst[len]), (&src[..len], 0), "avx2, len {len}");
-            }
+            // len >= 32, and the CPU has AVX2.
+            unsafe { x86::copy_avx2(dst.as_mut_ptr(), src.as_ptr(), len) };
+            assert_eq!((&dst[..len], dst[len]), (&src[..len], 0), "len {len}");
         }
     }
 }

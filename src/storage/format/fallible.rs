@@ -208,10 +208,11 @@ pub fn with_capacity<T>(n: usize) -> Vec<T> {
     v
 }
 
-/// `v.extend_from_slice(s)`, its room taken fallibly.
-pub fn extend_from_slice<T: Clone>(v: &mut Vec<T>, s: &[T]) {
+/// `v.extend_from_slice(s)`, its room taken fallibly (and copied as `copy` copies:
+/// decoded payloads and frames are a few kilobytes).
+pub fn extend_from_slice<T: Copy>(v: &mut Vec<T>, s: &[T]) {
     reserve(v, s.len());
-    v.extend_from_slice(s);
+    super::copy::extend_from_slice(v, s);
 }
 
 /// `v.resize(len, value)`, its room taken fallibly.

@@ -7,8 +7,8 @@
 //! last one padded with zeros; the words are stored little-endian. Unpacking copies a
 //! block into aligned words first (the stored bytes have no alignment). Pure.
 
-use crate::storage::format::copy;
 use super::base::CorruptData;
+use crate::storage::format::copy;
 use fastlanes::BitPacking;
 
 /// Values per block.
