@@ -742,9 +742,11 @@ def render_decode(rows: list[dict]) -> list[str]:
     out = ["## Decode throughput per codec (`bench/calibrate.py --decode-only`)", "",
            "Each codec's own decode (no general compression, no vector frame) of TSBS-like "
            "columns of 204,800 values in vectors of 2,048, one core, release build, best of 5 "
-           "(`bench/encoding/measure.rs`). The writer's chooser takes its `decode_ns` figures "
-           "from here: with `compress_for = 'scan'` (the default) a codec 1 ns/value faster "
-           "wins when it stores at most 0.5 byte/value more; with `'size'` the smallest wins.",
+           "(`bench/encoding/measure.rs`), on the machine of the newest `make bench`. The "
+           "writer's chooser took its `decode_ns` figures from this measurement (on the earlier "
+           "2-core Intel Xeon machine, whose AVX-512 decoded ALP_rd lanes at 1.6 values/ns): "
+           "with `compress_for = 'scan'` (the default) a codec 1 ns/value faster wins when it "
+           "stores at most 0.5 byte/value more; with `'size'` the smallest wins.",
            "", "| column | codec | values/ns | bytes/value |", "|---|---|---:|---:|"]
     out += [f"| {r['column']} | {r['codec']} | {r['values_per_ns']:.2f} | {r['bytes_per_value']:.2f} |"
             for r in rows]
