@@ -131,21 +131,24 @@ pub fn decode(
 /// `rights` and `out` have the same length.
 fn join_parts(lefts: &[u64; RD_MAX_DICT], codes: &[u8], rights: &[u64], out: &mut [MaybeUninit<f64>]) {
     assert!(codes.len() == out.len() && rights.len() == out.len());
+    // The SIMD joins take whole eights; the scalar loop the rest.
+    let mut whole = 0;
     #[cfg(target_arch = "x86_64")]
-    if std::arch::is_x86_feature_detected!("avx512f") {
-        // SAFETY: the CPU has AVX-512 F (checked just above); the lengths are equal
-        // (asserted above).
-        unsafe { join_parts_avx512(lefts, codes, rights, out) };
-        return;
+    {
+        let eights = out.len() - out.len() % 8;
+        let (c, r, o) = (&codes[..eights], &rights[..eights], &mut out[..eights]);
+        if std::arch::is_x86_feature_detected!("avx512f") {
+            // SAFETY: the CPU has AVX-512 F (checked just above); the lengths are equal
+            // (asserted above) and a multiple of 8.
+            unsafe { join_parts_avx512(lefts, c, r, o) };
+            whole = eights;
+        } else if std::arch::is_x86_feature_detected!("avx2") {
+            // SAFETY: as above, with AVX2.
+            unsafe { join_parts_avx2(lefts, c, r, o) };
+            whole = eights;
+        }
     }
-    #[cfg(target_arch = "x86_64")]
-    if std::arch::is_x86_feature_detected!("avx2") {
-        // SAFETY: the CPU has AVX2 (checked just above); the lengths are equal (asserted
-        // above).
-        unsafe { join_parts_avx2(lefts, codes, rights, out) };
-        return;
-    }
-    join_parts_scalar(lefts, codes, rights, out);
+    join_parts_scalar(lefts, &codes[whole..], &rights[whole..], &mut out[whole..]);
 }
 
 fn join_parts_scalar(lefts: &[u64; RD_MAX_DICT], codes: &[u8], rights: &[u64], out: &mut [MaybeUninit<f64>]) {
@@ -160,7 +163,8 @@ fn join_parts_scalar(lefts: &[u64; RD_MAX_DICT], codes: &[u8], rights: &[u64], o
 /// metric's decode).
 ///
 /// # Safety
-/// The CPU must support AVX-512 F; `codes`, `rights` and `out` have the same length.
+/// The CPU must support AVX-512 F; `codes`, `rights` and `out` have the same length, a
+/// multiple of 8.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f")]
 unsafe fn join_parts_avx512(
@@ -170,15 +174,13 @@ unsafe fn join_parts_avx512(
     out: &mut [MaybeUninit<f64>],
 ) {
     use std::arch::x86_64::*;
-    let n = out.len();
-    let whole = n - n % 8;
     // SAFETY: every load and store below covers elements `i .. i + 8` with
-    // `i + 8 <= whole <= n`, within `codes`, `rights` and `out` (all `n` long, this fn's
-    // contract); unaligned forms are used throughout; the CPU has AVX-512 F.
+    // `i + 8 <= out.len()`, within `codes`, `rights` and `out` (all as long, a multiple
+    // of 8: this fn's contract); unaligned forms are used throughout; the CPU has AVX-512 F.
     unsafe {
         let table = _mm512_loadu_si512(lefts.as_ptr().cast());
         let mut i = 0;
-        while i < whole {
+        while i < out.len() {
             let c = _mm_loadl_epi64(codes.as_ptr().add(i).cast());
             let left = _mm512_permutexvar_epi64(_mm512_cvtepu8_epi64(c), table);
             let right = _mm512_loadu_si512(rights.as_ptr().add(i).cast());
@@ -186,7 +188,6 @@ unsafe fn join_parts_avx512(
             i += 8;
         }
     }
-    join_parts_scalar(lefts, &codes[whole..], &rights[whole..], &mut out[whole..]);
 }
 
 /// `join_parts` eight values at a time without AVX-512 (AMD Zen 3, whose scalar join
@@ -196,7 +197,8 @@ unsafe fn join_parts_avx512(
 /// interleaved back into four 64-bit values per register.
 ///
 /// # Safety
-/// The CPU must support AVX2; `codes`, `rights` and `out` have the same length.
+/// The CPU must support AVX2; `codes`, `rights` and `out` have the same length, a
+/// multiple of 8.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
 unsafe fn join_parts_avx2(
@@ -206,18 +208,16 @@ unsafe fn join_parts_avx2(
     out: &mut [MaybeUninit<f64>],
 ) {
     use std::arch::x86_64::*;
-    let n = out.len();
-    let whole = n - n % 8;
     let low: [u32; RD_MAX_DICT] = std::array::from_fn(|i| lefts[i] as u32);
     let high: [u32; RD_MAX_DICT] = std::array::from_fn(|i| (lefts[i] >> 32) as u32);
     // SAFETY: every load and store below covers elements `i .. i + 8` (the codes' load
-    // 8 bytes, the others two halves of 4) with `i + 8 <= whole <= n`, within `codes`,
-    // `rights` and `out` (all `n` long, this fn's contract); the tables are 8 u32s;
-    // unaligned forms throughout; the CPU has AVX2.
+    // 8 bytes, the others two halves of 4) with `i + 8 <= out.len()`, within `codes`,
+    // `rights` and `out` (all as long, a multiple of 8: this fn's contract); the tables
+    // are 8 u32s; unaligned forms throughout; the CPU has AVX2.
     unsafe {
         let (low, high) = (_mm256_loadu_si256(low.as_ptr().cast()), _mm256_loadu_si256(high.as_ptr().cast()));
         let mut i = 0;
-        while i < whole {
+        while i < out.len() {
             let c = _mm256_cvtepu8_epi32(_mm_loadl_epi64(codes.as_ptr().add(i).cast()));
             let (l, h) = (_mm256_permutevar8x32_epi32(low, c), _mm256_permutevar8x32_epi32(high, c));
             // Per 128-bit lane, values 0, 1 | 4, 5 and 2, 3 | 6, 7; then in order.
@@ -231,7 +231,6 @@ unsafe fn join_parts_avx2(
             i += 8;
         }
     }
-    join_parts_scalar(lefts, &codes[whole..], &rights[whole..], &mut out[whole..]);
 }
 
 /// The codec table's entry: doubles whose ALP_rd streams fill whole blocks well.
@@ -322,8 +321,10 @@ mod tests {
             join_parts_scalar(&lefts, &codes, &rights, &mut slow);
             #[cfg(target_arch = "x86_64")]
             if std::arch::is_x86_feature_detected!("avx2") {
-                // SAFETY: the CPU has AVX2; the four slices are `n` long.
-                unsafe { join_parts_avx2(&lefts, &codes, &rights, &mut avx2) };
+                let e = n - n % 8;
+                // SAFETY: the CPU has AVX2; the slices are `e` long, a multiple of 8.
+                unsafe { join_parts_avx2(&lefts, &codes[..e], &rights[..e], &mut avx2[..e]) };
+                join_parts_scalar(&lefts, &codes[e..], &rights[e..], &mut avx2[e..]);
             } else {
                 avx2.copy_from_slice(&slow);
             }
