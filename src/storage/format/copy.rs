@@ -21,16 +21,8 @@ const OWN_LOOP_FROM: usize = 1024;
 /// `Vec::reserve` takes it (callers that want a refusal to be an ERROR reserve first,
 /// `fallible::reserve`).
 pub fn extend_from_slice<T: Copy>(out: &mut Vec<T>, src: &[T]) {
-    out.reserve(src.len());
-    let len = out.len();
-    // SAFETY: `reserve` made room for `src.len()` more elements after `len`; `src` is a
-    // borrowed slice, so it cannot overlap `out`'s spare capacity (which `out`, borrowed
-    // mutably, owns); the copied elements are initialized `T: Copy` values, so setting
-    // the length over them is sound.
-    unsafe {
-        copy_bytes(out.as_mut_ptr().add(len).cast(), src.as_ptr().cast(), std::mem::size_of_val(src));
-        out.set_len(len + src.len());
-    }
+    // SAFETY: `src` holds `src.len()` initialized `T: Copy` values.
+    unsafe { append(out, src.as_ptr().cast(), src.len()) }
 }
 
 /// `out` extended by the little-endian 64-bit words of `bytes` (a whole number of them),
@@ -40,21 +32,31 @@ pub fn extend_from_slice<T: Copy>(out: &mut Vec<T>, src: &[T]) {
 /// If `bytes` is not a whole number of words.
 pub fn extend_from_le_words(out: &mut Vec<u64>, bytes: &[u8]) {
     assert_eq!(bytes.len() % 8, 0, "a part of a word");
-    let words = bytes.len() / 8;
+    // SAFETY: `bytes` holds `bytes.len() / 8` words' bytes, and any 8 bytes are a valid
+    // u64, little-endian as stored on this target.
     #[cfg(target_endian = "little")]
-    {
-        out.reserve(words);
-        let len = out.len();
-        // SAFETY: `reserve` made room for `words` more words after `len`, `bytes.len()`
-        // bytes; `bytes` is borrowed, so it cannot overlap `out`'s spare capacity; any
-        // bytes are a valid u64, little-endian as stored on this target.
-        unsafe {
-            copy_bytes(out.as_mut_ptr().add(len).cast(), bytes.as_ptr(), bytes.len());
-            out.set_len(len + words);
-        }
+    unsafe {
+        append(out, bytes.as_ptr(), bytes.len() / 8)
     }
     #[cfg(not(target_endian = "little"))]
     out.extend(bytes.chunks_exact(8).map(|b| u64::from_le_bytes(b.try_into().expect("8 bytes"))));
+}
+
+/// Appends `count` values of `T` whose bytes start at `src` to `out`.
+///
+/// # Safety
+/// `src` readable for `count * size_of::<T>()` bytes that are valid `T` values, outside
+/// `out`'s buffer (a borrowed slice is: `out` is borrowed mutably).
+unsafe fn append<T: Copy>(out: &mut Vec<T>, src: *const u8, count: usize) {
+    out.reserve(count);
+    let len = out.len();
+    // SAFETY: `reserve` made room for `count` more values after `len`, which `src` does
+    // not overlap, and the copied bytes are valid values (this fn's contract), so setting
+    // the length over them is sound.
+    unsafe {
+        copy_bytes(out.as_mut_ptr().add(len).cast(), src, count * std::mem::size_of::<T>());
+        out.set_len(len + count);
+    }
 }
 
 /// Copies `len` bytes from `src` to `dst`.

@@ -12,7 +12,7 @@ use crate::storage::format::layout::{self, Metapage, BLOCK_SIZE, METAPAGE_BLOCK,
 use crate::storage::format::logical_record::{
     FileNode, PAGE_INIT, PAGE_WRITE, RESOURCE_MANAGER_ID, SPACE_REUSE,
 };
-use crate::storage::format::{copy, page_write, space_reuse};
+use crate::storage::format::{page_write, space_reuse};
 use crate::storage::shared::error::{data_corrupted, newer_format};
 use pgrx::pg_sys;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -655,7 +655,7 @@ pub unsafe fn read_range(
     fallible::reserve(out, len);
     // SAFETY: this fn's contract is `visit_range`'s.
     unsafe {
-        visit_range(rel, offset, len, strategy, total_blocks, |bytes| copy::extend_from_slice(out, bytes))
+        visit_range(rel, offset, len, strategy, total_blocks, |bytes| fallible::extend_from_slice(out, bytes))
     }
 }
 
