@@ -26,6 +26,7 @@
 //!   some CPUs for common buffer distances).
 
 pub mod bucket_rows;
+pub mod cache_lines;
 pub mod checksum;
 pub mod chunk_encoder;
 pub mod column_builder;

@@ -59,7 +59,15 @@ impl VectorPages<'_> {
         unsafe {
             match self.pins {
                 Some(p) => p.borrow_mut().visit_range(offset, len, self.blocks, f),
-                None => pages::visit_range(self.rel, offset, len, std::ptr::null_mut(), self.blocks, f),
+                None => pages::visit_range(
+                    self.rel,
+                    offset,
+                    len,
+                    std::ptr::null_mut(),
+                    self.blocks,
+                    pages::Ahead::Nothing,
+                    f,
+                ),
             }
         }
         Ok(())

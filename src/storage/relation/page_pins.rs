@@ -83,7 +83,15 @@ impl PagePins {
         if !self.open {
             // SAFETY: this fn's contract.
             return unsafe {
-                pages::visit_range(self.rel, offset, len, std::ptr::null_mut(), total_blocks, f)
+                pages::visit_range(
+                    self.rel,
+                    offset,
+                    len,
+                    std::ptr::null_mut(),
+                    total_blocks,
+                    pages::Ahead::Nothing,
+                    f,
+                )
             };
         }
         for (block, in_page, n) in layout::page_spans(offset, len) {

@@ -12,7 +12,7 @@ use crate::storage::format::layout::{self, Metapage, BLOCK_SIZE, METAPAGE_BLOCK,
 use crate::storage::format::logical_record::{
     FileNode, PAGE_INIT, PAGE_WRITE, RESOURCE_MANAGER_ID, SPACE_REUSE,
 };
-use crate::storage::format::{page_write, space_reuse};
+use crate::storage::format::{cache_lines, page_write, space_reuse};
 use crate::storage::shared::error::{data_corrupted, newer_format};
 use pgrx::pg_sys;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -655,13 +655,26 @@ pub unsafe fn read_range(
     fallible::reserve(out, len);
     // SAFETY: this fn's contract is `visit_range`'s.
     unsafe {
-        visit_range(rel, offset, len, strategy, total_blocks, |bytes| fallible::extend_from_slice(out, bytes))
+        visit_range(rel, offset, len, strategy, total_blocks, Ahead::Next, |bytes| {
+            fallible::extend_from_slice(out, bytes)
+        })
     }
 }
 
+/// What a read of a range asks the CPU to bring into its caches once it has a page's
+/// bytes (`cache_lines`).
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Ahead {
+    /// Nothing: reads of scattered vectors (an index fetch's).
+    Nothing,
+    /// The rest of the page and the next block: a scan reads a chunk's vectors in order,
+    /// so the next vector of the column begins where this one ends.
+    Next,
+}
+
 /// Hands `f` the `len` stream bytes at `offset` where they lie, page by page (each
-/// slice only while its buffer is pinned and share-locked). `f` must not call
-/// PostgreSQL.
+/// slice only while its buffer is pinned and share-locked), and after each page asks
+/// the CPU for what `ahead` says. `f` must not call PostgreSQL.
 ///
 /// # Safety
 /// As `read_range`.
@@ -671,6 +684,7 @@ pub unsafe fn visit_range(
     len: usize,
     strategy: pg_sys::BufferAccessStrategy,
     total_blocks: u32,
+    ahead: Ahead,
     mut f: impl FnMut(&[u8]),
 ) {
     // SAFETY: `rel` is open and locked inside a transaction (this fn's contract); each page
@@ -696,7 +710,15 @@ pub unsafe fn visit_range(
                 data_corrupted("columnar page holds fewer bytes than its metadata claims");
             }
             f(std::slice::from_raw_parts((page as *const u8).add(in_page), n));
+            let lower = (*page_header(page)).pd_lower as usize;
             pg_sys::UnlockReleaseBuffer(buf);
+            if ahead == Ahead::Next {
+                // Addresses only: the hint reads nothing, so the buffer need not be pinned.
+                cache_lines::prefetch((page as *const u8).wrapping_add(in_page + n), lower - (in_page + n));
+                if block + 1 < total_blocks {
+                    recent_buffers::prefetch(rel, block + 1);
+                }
+            }
         }
     }
 }

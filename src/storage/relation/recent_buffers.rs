@@ -19,6 +19,7 @@
 //! columnar scan copies what it remembers of the relation into the scan's shared memory
 //! (`copy_remembered`), and its workers look there too (`lend`, until `end_lending`).
 
+use crate::storage::format::cache_lines;
 use pgrx::pg_sys;
 use std::cell::RefCell;
 
@@ -195,4 +196,30 @@ pub unsafe fn lend(rel: pg_sys::Relation, blocks: *const pg_sys::Buffer, len: us
 /// Stops looking at a leader's buffers (before its shared memory goes).
 pub fn end_lending() {
     RECENT.with(|r| r.borrow_mut().lent = None);
+}
+
+/// Asks the CPU to bring block `block` of `rel` and its buffer's descriptor into its
+/// caches (`cache_lines`), if a buffer is remembered for the block: a sequential read
+/// of a chunk asks for the next page while it decodes the current one. Nothing is
+/// pinned or checked: shared buffers stay mapped for the server's life, so a buffer
+/// that holds another block by now costs a wasted fetch, nothing else.
+///
+/// # Safety
+/// `rel` must be an open relation; on the backend thread.
+pub unsafe fn prefetch(rel: pg_sys::Relation, block: u32) {
+    // SAFETY: `rel` is open (this fn's contract).
+    let key = unsafe { key_of(rel) };
+    let Some(buffer) = RECENT.with(|r| r.borrow().buffer(key, block as usize)) else { return };
+    let at = buffer as usize - 1;
+    // SAFETY: a positive buffer number is a shared buffer's (`remember` keeps only
+    // those), below NBuffers: the descriptor array and the buffers' blocks are mapped
+    // shared memory; the addresses are only computed here, never dereferenced.
+    let (desc, page) = unsafe {
+        (
+            pg_sys::BufferDescriptors.add(at) as *const u8,
+            (pg_sys::BufferBlocks as *const u8).add(at * pg_sys::BLCKSZ as usize),
+        )
+    };
+    cache_lines::prefetch(desc, std::mem::size_of::<pg_sys::BufferDesc>());
+    cache_lines::prefetch(page, pg_sys::BLCKSZ as usize);
 }
