@@ -469,16 +469,29 @@ def git_commit() -> str:
     return commit + ("+dirty" if git("status", "--porcelain", "--", "src", "Cargo.toml") else "")
 
 
+def cpu_description() -> str:
+    """The CPU's name, family and model, and its widest vector extension: a cloud machine
+    may name only the vendor ("AMD EPYC"), and the figures differ by generation (Zen 3
+    has no AVX-512, Zen 4 has)."""
+    info = Path("/proc/cpuinfo").read_text()
+    field = lambda name: (m.group(1).strip() if (m := re.search(rf"^{name}\s*:\s*(.*)$", info, re.M)) else None)
+    name = field("model name") or platform.machine()
+    flags = set((field("flags") or "").split())
+    vector = "AVX-512" if "avx512f" in flags else "AVX2" if "avx2" in flags else None
+    detail = [f"family {field('cpu family')} model {field('model')}" if field("cpu family") else None, vector]
+    detail = [d for d in detail if d]
+    return f"{name}; {', '.join(detail)}" if detail else name
+
+
 def machine_info(conn) -> dict:
     mem_kb = int(re.search(r"MemTotal:\s+(\d+)", Path("/proc/meminfo").read_text()).group(1))
-    cpu = re.search(r"model name\s*:\s*(.*)", Path("/proc/cpuinfo").read_text())
     settings = dict(conn.execute(
         "SELECT name, current_setting(name) FROM pg_settings WHERE name IN "
         "('shared_buffers','work_mem','max_parallel_workers_per_gather','jit','effective_cache_size')").fetchall())
     import duckdb
     return {
         "nproc": os.cpu_count(),
-        "cpu": cpu.group(1).strip() if cpu else platform.machine(),
+        "cpu": cpu_description(),
         "memory_gib": round(mem_kb / 1024 / 1024, 1),
         "postgres": conn.execute("SHOW server_version").fetchone()[0],
         "pgcolumnar": conn.execute("SELECT pgcolumnar.version()").fetchone()[0],
