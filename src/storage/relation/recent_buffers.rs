@@ -98,12 +98,11 @@ pub unsafe fn pin(rel: pg_sys::Relation, block: u32) -> Option<pg_sys::Buffer> {
     // SAFETY: `rel` is open (this fn's contract).
     let (node, key) = unsafe { ((*rel).rd_node, key_of(rel)) };
     let buffer = RECENT.with(|r| r.borrow().buffer(key, block as usize))?;
-    // SAFETY: a positive buffer number is a shared buffer's (remember keeps only those),
-    // below NBuffers (buffer numbers do not change while the server runs), so its
-    // descriptor is in the array; its state is an atomic read without a lock, a hint
-    // that ReadRecentBuffer checks under the header lock.
+    // SAFETY: the descriptor of a remembered buffer is in the array (`descriptor`); its
+    // state is an atomic read without a lock, a hint that ReadRecentBuffer checks under
+    // the header lock.
     let usage = unsafe {
-        let desc = &raw const (*pg_sys::BufferDescriptors.add(buffer as usize - 1)).bufferdesc;
+        let desc = descriptor(buffer);
         let state = std::sync::atomic::AtomicU32::from_ptr(&raw const (*desc).state.value as *mut u32);
         (state.load(std::sync::atomic::Ordering::Relaxed) & pg_sys::BUF_USAGECOUNT_MASK)
             >> pg_sys::BUF_USAGECOUNT_SHIFT
@@ -115,6 +114,16 @@ pub unsafe fn pin(rel: pg_sys::Relation, block: u32) -> Option<pg_sys::Buffer> {
     // pins the buffer only if it holds this block of this relation, and is valid.
     let pinned = unsafe { pg_sys::ReadRecentBuffer(node, pg_sys::ForkNumber::MAIN_FORKNUM, block, buffer) };
     pinned.then_some(buffer)
+}
+
+/// Where the descriptor of `buffer`, a buffer this module remembers, lies. A positive
+/// buffer number is a shared buffer's (`remember` keeps only those), below NBuffers
+/// (buffer numbers do not change while the server runs), so the address is in the
+/// descriptor array, mapped for the server's life.
+fn descriptor(buffer: pg_sys::Buffer) -> *const pg_sys::BufferDesc {
+    debug_assert!(buffer > 0);
+    // SAFETY: the address stays within the descriptor array (above); nothing is read.
+    unsafe { (&raw const (*pg_sys::BufferDescriptors.add(buffer as usize - 1)).bufferdesc) }
 }
 
 /// Remembers that block `block` of `rel` was just read into `buffer`.
@@ -210,16 +219,10 @@ pub unsafe fn prefetch(rel: pg_sys::Relation, block: u32) {
     // SAFETY: `rel` is open (this fn's contract).
     let key = unsafe { key_of(rel) };
     let Some(buffer) = RECENT.with(|r| r.borrow().buffer(key, block as usize)) else { return };
-    let at = buffer as usize - 1;
-    // SAFETY: a positive buffer number is a shared buffer's (`remember` keeps only
-    // those), below NBuffers: the descriptor array and the buffers' blocks are mapped
-    // shared memory; the addresses are only computed here, never dereferenced.
-    let (desc, page) = unsafe {
-        (
-            pg_sys::BufferDescriptors.add(at) as *const u8,
-            (pg_sys::BufferBlocks as *const u8).add(at * pg_sys::BLCKSZ as usize),
-        )
-    };
-    cache_lines::prefetch(desc, std::mem::size_of::<pg_sys::BufferDesc>());
+    // SAFETY: as for `descriptor`, the buffer's block lies in the mapped array of
+    // blocks; the address is only computed here, never dereferenced.
+    let page =
+        unsafe { (pg_sys::BufferBlocks as *const u8).add((buffer as usize - 1) * pg_sys::BLCKSZ as usize) };
+    cache_lines::prefetch(descriptor(buffer).cast(), std::mem::size_of::<pg_sys::BufferDesc>());
     cache_lines::prefetch(page, pg_sys::BLCKSZ as usize);
 }
