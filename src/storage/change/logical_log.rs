@@ -61,10 +61,39 @@ pub unsafe fn wanted(rel: pg_sys::Relation) -> bool {
 pub unsafe fn log_inserts(rel: pg_sys::Relation, slots: &[*mut pg_sys::TupleTableSlot]) {
     // SAFETY: this fn's contract is `InsertLog`'s.
     unsafe {
+        if let [slot] = slots {
+            if append_to_current(rel, *slot) {
+                return;
+            }
+        }
         let mut log = InsertLog::new(rel);
         for &slot in slots {
             log.add(slot);
         }
+    }
+}
+
+/// Adds the row to the rows gathered for `rel` if they are the running subtransaction's
+/// (`PendingInserts::current`): an INSERT ... SELECT logs its rows one call at a time,
+/// and looking up the subtransaction and its xid for each (two guarded calls into
+/// PostgreSQL and three thread-local lookups) took as long as laying the row out. False,
+/// with nothing added, when there are none such.
+///
+/// # Safety
+/// As `log_inserts`.
+unsafe fn append_to_current(rel: pg_sys::Relation, slot: *mut pg_sys::TupleTableSlot) -> bool {
+    // SAFETY: this fn's contract: `rel` is open and `slot` holds a row of it.
+    unsafe {
+        let relid = (*rel).rd_id;
+        let full = PENDING.with_borrow_mut(|p| {
+            let p = p.as_mut().filter(|p| p.current && p.relid == relid)?;
+            add_image(&mut p.record, rel, &p.shapes, slot, None, Tuple::New);
+            Some(p.record.len() >= logical_record::RECORD_BYTES_TARGET)
+        });
+        if full == Some(true) {
+            flush_inserts();
+        }
+        full.is_some()
     }
 }
 
@@ -128,7 +157,9 @@ impl InsertLog {
                 self.xid = xids.own;
                 let record = RecordBuilder::of_transaction(file_node(self.rel), xids);
                 let shapes = self.shapes.clone();
-                PENDING.with_borrow_mut(|p| *p = Some(PendingInserts { relid, owner, xids, record, shapes }));
+                PENDING.with_borrow_mut(|p| {
+                    *p = Some(PendingInserts { relid, owner, xids, record, shapes, current: true })
+                });
             }
             // An ERROR forming the row unwinds through the borrow, which lets it go.
             let full = PENDING.with_borrow_mut(|p| {
@@ -153,6 +184,10 @@ struct PendingInserts {
     /// The relation's attribute layout, for the next `InsertLog` of the same statement
     /// (gathered rows are written before the relation can change).
     shapes: Rc<[AttrShape]>,
+    /// `owner` is the running subtransaction and `xids.own` its xid. Made true with the
+    /// rows, which are written when a subtransaction starts; false once they pass to
+    /// the parent, whose xid is another.
+    current: bool,
 }
 
 thread_local! {
@@ -183,6 +218,7 @@ fn inserts_to_parent(subxact: pg_sys::SubTransactionId, parent: pg_sys::SubTrans
     PENDING.with_borrow_mut(|p| {
         if let Some(p) = p.as_mut().filter(|p| p.owner == subxact) {
             p.owner = parent;
+            p.current = false;
         }
     });
 }

@@ -185,7 +185,7 @@ impl RecordBuilder {
     /// header set once it has.
     fn append_filled(&mut self, fill: impl FnOnce(&mut Vec<u8>) -> Option<ImageHeader>) -> bool {
         let start = self.bytes.len();
-        self.bytes.resize(start + 4 + TUPLE_HEADER_BYTES, 0);
+        self.bytes.extend_from_slice(&[0; 4 + TUPLE_HEADER_BYTES]);
         let Some(h) = fill(&mut self.bytes) else {
             self.bytes.truncate(start);
             return false;

@@ -160,6 +160,10 @@ BEGIN
     -- message the transaction emits next, and before a TRUNCATE.
     INSERT INTO trig SELECT g, public.checked(s, g) FROM generate_series(1, 7) g;
     PERFORM pg_logical_emit_message(true, 'test', 'after the insert');
+    -- The same with the functions' subtransactions writing to the table the statement
+    -- inserts into: each outer row follows a kept or rolled-back row of a
+    -- subtransaction, with another xid.
+    INSERT INTO nested SELECT 1000 + public.checked(s, g) FROM generate_series(11, 14) g;
     INSERT INTO nested VALUES (100), (101);
     TRUNCATE nested;
     INSERT INTO nested VALUES (102);
