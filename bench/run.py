@@ -487,7 +487,7 @@ def machine_info(conn) -> dict:
     mem_kb = int(re.search(r"MemTotal:\s+(\d+)", Path("/proc/meminfo").read_text()).group(1))
     settings = dict(conn.execute(
         "SELECT name, current_setting(name) FROM pg_settings WHERE name IN "
-        "('shared_buffers','work_mem','max_parallel_workers_per_gather','jit','effective_cache_size')").fetchall())
+        "('shared_buffers','min_dynamic_shared_memory','work_mem','max_parallel_workers_per_gather','jit','effective_cache_size')").fetchall())
     import duckdb
     return {
         "nproc": os.cpu_count(),

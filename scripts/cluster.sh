@@ -51,6 +51,9 @@ CONF
     case $profile in
         analytics) cat <<CONF
 shared_buffers = 4GB
+# Parallel queries take their shared memory from here instead of making and removing a
+# segment each (docs/explain.md#huge-pages).
+min_dynamic_shared_memory = 64MB
 work_mem = 256MB
 maintenance_work_mem = 1GB
 effective_cache_size = 16GB
