@@ -135,6 +135,21 @@ data=$dir/data
 
 running() { [ -f "$data/postmaster.pid" ] && as_postgres "$PG_BIN/pg_ctl" -D "$data" status >/dev/null 2>&1; }
 
+# With `huge_pages = try` a server that needs more huge pages than the machine reserved
+# takes 4 kB pages for all of its shared memory, without a word in its log; say so when
+# some were reserved (docs/explain.md#huge-pages).
+check_huge_pages() {
+    local port=$1 reserved needed
+    reserved=$(awk '/^HugePages_Total:/ {print $2}' /proc/meminfo 2>/dev/null || echo 0)
+    [ "${reserved:-0}" -gt 0 ] || return 0
+    needed=$(as_postgres "$PG_BIN/psql" -X -qAt -h "$dir/socket" -p "$port" -d postgres \
+        -c "SHOW shared_memory_size_in_huge_pages" 2>/dev/null) || return 0
+    if [ -n "$needed" ] && [ "$needed" -gt "$reserved" ]; then
+        echo "cluster.sh: $name needs $needed huge pages and the machine reserves $reserved:" \
+            "its shared memory is in 4 kB pages (sysctl -w vm.nr_hugepages=$((needed * 21 / 20)))" >&2
+    fi
+}
+
 case $cmd in
     dir) echo "$dir" ;;
     start)
@@ -155,6 +170,7 @@ case $cmd in
             as_postgres "$PG_BIN/pg_ctl" -D "$data" -l "$dir/server.log" -w start >/dev/null \
                 || { tail -n 20 "$dir/server.log" >&2; exit 1; }
         fi
+        check_huge_pages "$port"
         ;;
     stop) if running; then as_postgres "$PG_BIN/pg_ctl" -D "$data" -w -m fast stop >/dev/null; fi ;;
     destroy)
