@@ -85,8 +85,27 @@ unsafe fn append_to_current(rel: pg_sys::Relation, slot: *mut pg_sys::TupleTable
     // SAFETY: this fn's contract: `rel` is open and `slot` holds a row of it.
     unsafe {
         let relid = (*rel).rd_id;
+        append_gathered(rel, slot, |p| p.current && p.relid == relid)
+    }
+}
+
+/// Adds the row in `slot` to the gathered rows if there are some and `takes` says they
+/// may have it, and writes them once they hold about `RECORD_BYTES_TARGET` bytes;
+/// false, with nothing added, otherwise.
+///
+/// # Safety
+/// As `log_inserts`; gathered rows `takes` accepts must be `rel`'s.
+unsafe fn append_gathered(
+    rel: pg_sys::Relation,
+    slot: *mut pg_sys::TupleTableSlot,
+    takes: impl FnOnce(&PendingInserts) -> bool,
+) -> bool {
+    // SAFETY: this fn's contract: `rel` is open and `slot` holds a row of it, laid out
+    // by the gathered rows' `shapes` (`rel`'s); an ERROR forming the row unwinds through
+    // the borrow, which lets it go.
+    unsafe {
         let full = PENDING.with_borrow_mut(|p| {
-            let p = p.as_mut().filter(|p| p.current && p.relid == relid)?;
+            let p = p.as_mut().filter(|p| takes(p))?;
             add_image(&mut p.record, rel, &p.shapes, slot, None, Tuple::New);
             Some(p.record.len() >= logical_record::RECORD_BYTES_TARGET)
         });
@@ -161,15 +180,8 @@ impl InsertLog {
                     *p = Some(PendingInserts { relid, owner, xids, record, shapes, current: true })
                 });
             }
-            // An ERROR forming the row unwinds through the borrow, which lets it go.
-            let full = PENDING.with_borrow_mut(|p| {
-                let record = &mut p.as_mut().expect("gathered inserts").record;
-                add_image(record, self.rel, &self.shapes, slot, None, Tuple::New);
-                record.len() >= logical_record::RECORD_BYTES_TARGET
-            });
-            if full {
-                flush_inserts();
-            }
+            let added = append_gathered(self.rel, slot, |_| true);
+            assert!(added, "gathered inserts");
         }
     }
 }
