@@ -93,6 +93,87 @@ SELECT count(*) FROM pe_col WHERE 1 / (id - 200000) > 0;
 ROLLBACK;
 SELECT pe_same('SELECT avg(v) FROM pe_col');
 
+-- A parallel scan's leader hands its workers the row groups its snapshot sees, their
+-- zone maps, the chunk metadata of the scan's columns it has, and the rows deleted
+-- (handed_groups.rs): one list is read, the leader's, and every worker is handed it.
+-- With the leader's cache warm (the serial run before), no chunk metadata is read at
+-- all. The rows equal the serial plan's: with deleted rows (marks, then masks after
+-- VACUUM, then both), a sort_by table's order column, row groups whose metadata is kept
+-- inline, and an update's new row versions.
+-- With `cold`, the parallel plan runs first in the session.
+CREATE FUNCTION pe_metadata(q text, cold bool DEFAULT false) RETURNS text LANGUAGE plpgsql AS $$
+DECLARE serial text; parallel text; plan text; n text[];
+BEGIN
+  SET LOCAL parallel_setup_cost = 0;
+  SET LOCAL parallel_tuple_cost = 0;
+  SET LOCAL min_parallel_table_scan_size = 0;
+  SET LOCAL pgcolumnar.parallel_core_scaling = 1;
+  SET LOCAL parallel_leader_participation = off;
+  SET LOCAL max_parallel_workers_per_gather = 2;
+  IF cold THEN
+    SELECT string_agg(l, E'\n') INTO plan FROM pe_explain_analyze(q) l;
+  END IF;
+  SET LOCAL max_parallel_workers_per_gather = 0;
+  EXECUTE 'SELECT array_agg(r ORDER BY r)::text FROM (' || q || ') r' INTO serial;
+  SET LOCAL max_parallel_workers_per_gather = 2;
+  EXECUTE 'SELECT array_agg(r ORDER BY r)::text FROM (' || q || ') r' INTO parallel;
+  IF NOT cold THEN
+    SELECT string_agg(l, E'\n') INTO plan FROM pe_explain_analyze(q) l;
+  END IF;
+  n := ARRAY[(regexp_match(plan, 'Workers Launched: (\d+)'))[1],
+             (regexp_match(plan, 'Row Group Lists Read: (\d+)'))[1],
+             (regexp_match(plan, 'Row Group Lists Handed to Workers: (\d+)'))[1],
+             (regexp_match(plan, 'Row Groups Whose Chunk Metadata Was Read: (\d+)'))[1]];
+  IF n[1] IS NULL OR n[1]::int = 0 OR n[2] IS NULL THEN
+    RETURN 'no parallel scan ran: ' || plan;
+  END IF;
+  RETURN format('rows %s; lists read by %s, handed to every worker %s; chunk metadata read %s',
+                CASE WHEN serial IS NOT DISTINCT FROM parallel THEN 'same' ELSE serial || ' <> ' || parallel END,
+                CASE n[2]::int WHEN 1 THEN 'the leader' WHEN n[1]::int + 1 THEN 'every participant' ELSE n[2] END,
+                n[3] = n[1], n[4]);
+END $$;
+CREATE FUNCTION pe_explain_analyze(q text) RETURNS SETOF text LANGUAGE plpgsql AS $$
+BEGIN
+  RETURN QUERY EXECUTE 'EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) ' || q;
+END $$;
+SELECT pe_metadata('SELECT count(*), sum(id), max(v) FROM pe_col WHERE v > 90');
+SELECT pe_metadata('SELECT g, max(v), count(*) FROM pe_col WHERE id > 100000 GROUP BY g');
+SET pgcolumnar.enable_vector_agg = off;
+SELECT pe_metadata('SELECT id, v FROM pe_col WHERE v > 99.5');
+RESET pgcolumnar.enable_vector_agg;
+DELETE FROM pe_col WHERE id % 7 = 0;
+SELECT pe_metadata('SELECT count(*), sum(id), max(v) FROM pe_col WHERE v > 90');
+VACUUM pe_col;
+DELETE FROM pe_col WHERE id % 11 = 0;
+SELECT pe_metadata('SELECT count(*), sum(id), max(v) FROM pe_col WHERE v > 90');
+UPDATE pe_col SET v = v + 1000 WHERE id % 13 = 0;
+SELECT pe_metadata('SELECT count(*), sum(id), max(v) FROM pe_col');
+CREATE TABLE pe_sorted (id int, g int, v float8) USING columnar WITH (sort_by = 'g, id');
+INSERT INTO pe_sorted SELECT i, i % 50, i / 10.0 FROM generate_series(1, 300000) i;
+DELETE FROM pe_sorted WHERE id % 5 = 0;
+SELECT pe_metadata('SELECT g, sum(id), count(*) FROM pe_sorted WHERE v > 20000 GROUP BY g');
+SET pgcolumnar.enable_vector_agg = off;
+SELECT pe_metadata('SELECT id, g FROM pe_sorted WHERE v BETWEEN 100 AND 100.5');
+RESET pgcolumnar.enable_vector_agg;
+-- Small row groups keep their chunk metadata inline in their row_group rows.
+CREATE TABLE pe_small (id int, v float8) USING columnar;
+DO $$ BEGIN FOR i IN 1..40 LOOP INSERT INTO pe_small SELECT i * 5000 + j, j FROM generate_series(1, 5000) j; END LOOP; END $$;
+SELECT count(*) AS groups, count(*) FILTER (WHERE chunks IS NOT NULL) AS inline
+  FROM pgcolumnar.row_group WHERE storage_id = (SELECT max(storage_id) FROM pgcolumnar.row_group);
+SELECT pe_metadata('SELECT count(*), sum(id), max(v) FROM pe_small WHERE v > 50');
+-- The first query of a new connection: what the leader has of the chunk metadata (what
+-- planning read) is handed, the rest read as row groups are reached.
+\c
+SELECT regexp_replace(pe_metadata('SELECT count(*), sum(id), max(v) FROM pe_col WHERE v > 90', cold => true),
+                      'read \d+$', 'read N');
+-- Past 4 MB (here 600,000 deleted rows), each worker reads the metadata itself.
+CREATE TABLE pe_big (id int, v float8) USING columnar;
+INSERT INTO pe_big SELECT i, i FROM generate_series(1, 600000) i;
+DELETE FROM pe_big WHERE id > 10;
+SELECT regexp_replace(pe_metadata('SELECT count(*), sum(id), max(v) FROM pe_big'), 'read \d+$', 'read N');
+DROP TABLE pe_sorted, pe_small, pe_big;
+DROP FUNCTION pe_metadata(text, bool), pe_explain_analyze(text);
+
 DROP FUNCTION pe_same(text, bool), pe_counts(text), pe_explain(text);
 DROP TABLE pe_col, pe_dim;
 DROP EXTENSION pgcolumnar;

@@ -22,7 +22,8 @@ use super::filter::operands::operand_values;
 use super::filter::plan::FilterPlan;
 use super::filter::pushed::PushedFilter;
 use super::row_group_claims::{
-    publish_tally, read_counters, read_tally, ClaimsRowGroups, SharedTally, Tally, READ_SUMS,
+    explain_metadata, publish_tally, read_counters, read_tally, ClaimsRowGroups, SharedTally, Tally,
+    READ_SUMS,
 };
 use super::scan_reader;
 use crate::pg_list;
@@ -202,7 +203,7 @@ impl CustomScanNode for ColumnarAgg {
             let rel = (*node).ss.ss_currentRelation;
             let natts = (*(*rel).rd_att).natts as usize;
             let mut reader =
-                scan_reader::open(rel, (*estate).es_snapshot, &self.attnums, &mut self.zone_predicates);
+                scan_reader::open(node, (*estate).es_snapshot, &self.attnums, &mut self.zone_predicates);
             // Nothing becomes a Datum: the fold reads decoded vectors (dictionaries as codes).
             reader.set_output(vec![false; natts]);
             reader.set_scaled(self.aggs.scaled_attributes(&self.setup.keys, natts));
@@ -363,6 +364,7 @@ impl CustomScanNode for ColumnarAgg {
                 if c.blocks_read_ahead > 0 {
                     int(c"Blocks Read Ahead", c.blocks_read_ahead);
                 }
+                explain_metadata(node, &c, es);
                 pg_sys::ExplainPropertyInteger(
                     c"Bytes Read".as_ptr(),
                     c"bytes".as_ptr(),

@@ -14,7 +14,8 @@ use super::filter::pushed::PushedFilter;
 use super::filter::Filter;
 use super::join_filter::{self, JoinFilterPlan, JoinFilterSource, JoinFiltered, KeysState};
 use super::row_group_claims::{
-    publish_tally, read_counters, read_tally, ClaimsRowGroups, SharedTally, Tally, READ_SUMS,
+    explain_metadata, publish_tally, read_counters, read_tally, ClaimsRowGroups, SharedTally, Tally,
+    READ_SUMS,
 };
 use super::scan_reader;
 use crate::pg_list;
@@ -279,7 +280,7 @@ impl CustomScanNode for ColumnarScan {
             let rel = (*node).ss.ss_currentRelation;
             let natts = (*(*rel).rd_att).natts as usize;
             let mut reader =
-                scan_reader::open(rel, (*estate).es_snapshot, &self.attnums, &mut self.zone_predicates);
+                scan_reader::open(node, (*estate).es_snapshot, &self.attnums, &mut self.zone_predicates);
             let mut output = vec![false; natts];
             for &a in &self.output {
                 output[a as usize - 1] = true;
@@ -493,6 +494,7 @@ unsafe fn explain(
             if c.blocks_read_ahead > 0 {
                 int(c"Blocks Read Ahead", c.blocks_read_ahead);
             }
+            explain_metadata(node, &c, es);
             pg_sys::ExplainPropertyInteger(
                 c"Bytes Read".as_ptr(),
                 c"bytes".as_ptr(),

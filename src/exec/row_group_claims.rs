@@ -26,10 +26,10 @@ pub struct Tally {
     pub max: u64,
 }
 
-pub const TALLY_SUMS: usize = 16;
+pub const TALLY_SUMS: usize = 20;
 
 /// The sums `read_tally` fills (a reader's counts); a node's own counts follow them.
-pub const READ_SUMS: usize = 8;
+pub const READ_SUMS: usize = 11;
 
 /// The shared memory of a parallel columnar scan.
 #[repr(C)]
@@ -43,6 +43,11 @@ struct Shared {
     /// How many buffers follow: the leader's of the relation's blocks, lent to the
     /// workers (`recent_buffers`).
     lent: u64,
+    /// Where, after the room for the buffers, and how many bytes long the row groups are
+    /// that the leader hands the workers (`handed_groups`); none, and each worker reads
+    /// them itself.
+    handed_at: u64,
+    handed: u64,
 }
 
 /// A participant's link to the shared counts.
@@ -54,6 +59,9 @@ pub struct SharedTally {
     totals: Option<Tally>,
     /// In the leader, the buffers `estimate_dsm` made room for after the Shared.
     lend_room: usize,
+    /// In the leader, the handed row groups' bytes `estimate_dsm` made room for after
+    /// the buffers, and whether they hold the chunks (`Reader::handed_plan`).
+    hand: Option<(usize, bool)>,
 }
 
 impl SharedTally {
@@ -91,6 +99,9 @@ pub fn read_tally(c: &ReadCounters) -> Tally {
         c.rows_filtered,
         c.bytes_read,
         c.blocks_read_ahead,
+        c.lists_read,
+        c.lists_handed,
+        c.groups_attached,
     ]);
     t
 }
@@ -107,6 +118,9 @@ pub fn read_counters(t: &Tally) -> ReadCounters {
         rows_filtered: s[5],
         bytes_read: s[6],
         blocks_read_ahead: s[7],
+        lists_read: s[8],
+        lists_handed: s[9],
+        groups_attached: s[10],
     }
 }
 
@@ -140,9 +154,40 @@ pub unsafe fn publish_tally<N: ClaimsRowGroups>(node: &mut N) {
     }
 }
 
+/// EXPLAIN ANALYZE of a parallel-aware node: where its participants' row groups came
+/// from (the leader's list read, each worker's handed to it or read) and how many row
+/// groups' chunk metadata they read from the metadata tables, all of them summed.
+///
+/// # Safety
+/// Backend thread, in the node's ExplainCustomScan: `node` is begun and `es` live.
+pub unsafe fn explain_metadata(
+    node: *mut pg_sys::CustomScanState,
+    c: &ReadCounters,
+    es: *mut pg_sys::ExplainState,
+) {
+    // SAFETY: `node` is begun, so its plan is set (this fn's contract); the labels are
+    // static NUL-terminated strings and `es` the live ExplainState.
+    unsafe {
+        if !(*(*node).ss.ps.plan).parallel_aware {
+            return;
+        }
+        let int = |label: &std::ffi::CStr, v: u64| {
+            pg_sys::ExplainPropertyInteger(label.as_ptr(), std::ptr::null(), v as i64, es)
+        };
+        int(c"Row Group Lists Read", c.lists_read);
+        int(c"Row Group Lists Handed to Workers", c.lists_handed);
+        int(c"Row Groups Whose Chunk Metadata Was Read", c.groups_attached);
+    }
+}
+
 /// Where the lent buffers begin: after the Shared (whose size is a multiple of 8).
 fn lent_buffers(coordinate: *mut std::ffi::c_void) -> *mut pg_sys::Buffer {
     coordinate.cast::<u8>().wrapping_add(std::mem::size_of::<Shared>()).cast()
+}
+
+/// Where the handed row groups begin: after `room` lent buffers.
+fn handed_groups(coordinate: *mut std::ffi::c_void, room: usize) -> *mut u8 {
+    lent_buffers(coordinate).wrapping_add(room).cast()
 }
 
 /// How long a worker that took `start` from its fork to its first row group is expected
@@ -177,8 +222,13 @@ impl<N: CustomScanNode + ClaimsRowGroups> ParallelScanNode for N {
         // SAFETY: `node` is this node's begun state (the trait's contract): its relation
         // is open.
         let room = unsafe { recent_buffers::remembered((*node).ss.ss_currentRelation) };
-        self.shared_tally().lend_room = room;
-        std::mem::size_of::<Shared>() + room * std::mem::size_of::<pg_sys::Buffer>()
+        let hand = self.reader_mut().and_then(|r| r.handed_plan());
+        let link = self.shared_tally();
+        link.lend_room = room;
+        link.hand = hand;
+        std::mem::size_of::<Shared>()
+            + room * std::mem::size_of::<pg_sys::Buffer>()
+            + hand.map_or(0, |(bytes, _)| bytes)
     }
 
     unsafe fn initialize_dsm(
@@ -191,15 +241,25 @@ impl<N: CustomScanNode + ClaimsRowGroups> ParallelScanNode for N {
         // MAXALIGNed by shm_toc_allocate, and `pcxt` the live ParallelContext (the trait's
         // contract); the leader attaches to the counter like a worker.
         unsafe {
-            let room = self.shared_tally().lend_room;
+            let SharedTally { lend_room: room, hand, .. } = *self.shared_tally();
             let lent = std::slice::from_raw_parts_mut(lent_buffers(coordinate), room);
             let lent = recent_buffers::copy_remembered((*node).ss.ss_currentRelation, lent);
+            let handed = match (hand, self.reader_mut()) {
+                (Some((bytes, with_chunks)), Some(reader)) => {
+                    let into = std::slice::from_raw_parts_mut(handed_groups(coordinate, room), bytes);
+                    reader.hand_over(into, with_chunks);
+                    bytes
+                }
+                _ => 0,
+            };
             (coordinate as *mut Shared).write(Shared {
                 next_group: AtomicU64::new(0),
                 leader_claims: AtomicBool::new(false),
                 sums: std::array::from_fn(|_| AtomicU64::new(0)),
                 max: AtomicU64::new(0),
                 lent: lent as u64,
+                handed_at: handed_groups(coordinate, room).offset_from(coordinate.cast::<u8>()) as u64,
+                handed: handed as u64,
             });
             self.initialize_worker(node, (*pcxt).toc, coordinate);
         }
@@ -242,6 +302,18 @@ impl<N: CustomScanNode + ClaimsRowGroups> ParallelScanNode for N {
                 let rel = (*node).ss.ss_currentRelation;
                 recent_buffers::lend(rel, lent_buffers(coordinate), (*shared).lent as usize);
             }
+            // SAFETY: the leader wrote `handed` bytes at `handed_at` (or none), in the
+            // shared memory mapped, unchanged, until this worker's executor ends, after
+            // the node's end released its reader's row groups; the reader's snapshot is
+            // the leader's, restored in this worker, and `node`'s relation is open.
+            unsafe {
+                let handed = (*shared).handed as usize;
+                let at = coordinate.cast::<u8>().add((*shared).handed_at as usize);
+                let image = (handed > 0).then(|| std::slice::from_raw_parts(at, handed));
+                if let Some(reader) = self.reader_mut() {
+                    reader.take_handed(image);
+                }
+            }
         }
         let claim = if !self.leader_reads_to_the_end() {
             GroupClaim::Shared(next)
@@ -276,9 +348,12 @@ mod tests {
             rows_filtered: 6,
             bytes_read: 7,
             blocks_read_ahead: 8,
+            lists_read: 9,
+            lists_handed: 10,
+            groups_attached: 11,
         };
         let t = read_tally(&c);
-        assert_eq!(t.sums[..READ_SUMS], [1, 2, 3, 4, 5, 6, 7, 8]);
+        assert_eq!(t.sums[..READ_SUMS], [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11]);
         assert!(t.sums[READ_SUMS..].iter().all(|&v| v == 0), "the node's own sums come after");
         let back = read_counters(&t);
         assert_eq!(read_tally(&back), t);

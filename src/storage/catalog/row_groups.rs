@@ -79,7 +79,7 @@ pub struct Chunks {
 
 impl Chunks {
     /// Whether the chunk rows of attribute `attnum` were parsed.
-    fn has(&self, attnum: i16) -> bool {
+    pub fn has(&self, attnum: i16) -> bool {
         self.parsed.as_ref().is_none_or(|p| p.binary_search(&attnum).is_ok())
     }
 
@@ -831,8 +831,8 @@ pub unsafe fn load_row_groups_cached(
 }
 
 /// The chunks of the attributes numbered in `attnums` (sorted) attached to every row
-/// group of `groups` (all of a storage's, as `load_row_groups` returns them), those
-/// missing from the cache read in one scan of `chunk` when there are many.
+/// group of `groups` (of one storage, as `load_row_groups` returns them), those missing
+/// from the cache read in one scan of `chunk` when there are many.
 ///
 /// # Safety
 /// As `attach_chunks_for`.

@@ -11,6 +11,7 @@
 use std::cmp::Ordering;
 
 use super::encoding::CorruptData;
+use super::metadata_image::{put_bytes, ImageCursor, ImageSink};
 use super::zonemap::{pg_float_cmp, ZoneBytes, ZoneMap, ZONE_BYTES};
 
 #[derive(Debug, Clone, PartialEq)]
@@ -48,21 +49,21 @@ pub fn encode(entries: &[VectorEntry]) -> Vec<u8> {
 
 /// Appends `zone` as an entry holds it: a kind byte, then 16 bytes of bounds, or two
 /// length-prefixed strings.
-pub fn write_zone(out: &mut Vec<u8>, zone: &ZoneMap) {
-    let fixed = |out: &mut Vec<u8>, tag: u8, a: u64, b: u64| {
-        out.push(tag);
-        out.extend_from_slice(&a.to_le_bytes());
-        out.extend_from_slice(&b.to_le_bytes());
+pub fn write_zone(out: &mut impl ImageSink, zone: &ZoneMap) {
+    let mut fixed = |tag: u8, a: u64, b: u64| {
+        out.put(&[tag]);
+        out.put(&a.to_le_bytes());
+        out.put(&b.to_le_bytes());
     };
     match *zone {
-        ZoneMap::None => out.push(0),
-        ZoneMap::Int { min, max } => fixed(out, 1, min as u64, max as u64),
-        ZoneMap::Float { min, max } => fixed(out, 2, min.to_bits(), max.to_bits()),
+        ZoneMap::None => out.put(&[0]),
+        ZoneMap::Int { min, max } => fixed(1, min as u64, max as u64),
+        ZoneMap::Float { min, max } => fixed(2, min.to_bits(), max.to_bits()),
         ZoneMap::Bytes { min, max } => {
-            out.push(3);
+            out.put(&[3]);
             for bound in [min, max] {
-                out.push(bound.as_slice().len() as u8);
-                out.extend_from_slice(bound.as_slice());
+                out.put(&[bound.as_slice().len() as u8]);
+                out.put(bound.as_slice());
             }
         }
     }
@@ -136,13 +137,51 @@ const DIR_HEADER: usize = 5;
 /// A checked directory in its stored form (`encode`'s), read an entry at a time.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Directory {
-    bytes: Box<[u8]>,
+    bytes: DirectoryBytes,
     /// Where each entry starts in `bytes`, unless all are `stride` bytes long.
     starts: Option<Box<[u32]>>,
     stride: u32,
     count: u32,
     /// The entries' rows, summed.
     rows: u64,
+}
+
+/// A directory's stored bytes: its own, or where another process's image of it lies
+/// (`read_image_in_place`).
+#[derive(Clone)]
+enum DirectoryBytes {
+    Owned(Box<[u8]>),
+    InPlace(*const u8, usize),
+}
+
+// SAFETY: the bytes `InPlace` points at are never written while the directory lives
+// (`read_image_in_place`'s contract), so reading them from any thread is sound.
+unsafe impl Send for DirectoryBytes {}
+// SAFETY: as for Send: shared references only read them.
+unsafe impl Sync for DirectoryBytes {}
+
+impl std::ops::Deref for DirectoryBytes {
+    type Target = [u8];
+    fn deref(&self) -> &[u8] {
+        match self {
+            DirectoryBytes::Owned(b) => b,
+            // SAFETY: `read_image_in_place`'s caller keeps these `len` bytes in place and
+            // unchanged for the directory's life.
+            DirectoryBytes::InPlace(at, len) => unsafe { std::slice::from_raw_parts(*at, *len) },
+        }
+    }
+}
+
+impl PartialEq for DirectoryBytes {
+    fn eq(&self, other: &Self) -> bool {
+        **self == **other
+    }
+}
+
+impl std::fmt::Debug for DirectoryBytes {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        (**self).fmt(f)
+    }
 }
 
 /// The zone map of a chunk as its entries are checked: the merge of theirs (`ZoneMap::
@@ -235,7 +274,7 @@ impl Directory {
         let uniform = starts.iter().enumerate().all(|(i, &s)| s as usize == DIR_HEADER + i * stride)
             && DIR_HEADER + count * stride == bytes.len();
         let dir = Directory {
-            bytes: bytes.into(),
+            bytes: DirectoryBytes::Owned(bytes.into()),
             starts: (!uniform).then(|| starts.into_boxed_slice()),
             stride: stride as u32,
             count: count as u32,
@@ -299,6 +338,77 @@ impl Directory {
 
     pub fn iter(&self) -> impl Iterator<Item = VectorEntry> + '_ {
         (0..self.len()).map(|i| self.get(i).expect("i < len"))
+    }
+
+    /// Appends the directory as it is in memory, checked, for `read_image` in another
+    /// process: a parallel scan's leader hands its parsed directories to its workers,
+    /// which then neither read the chunk rows nor check every entry again.
+    pub fn write_image(&self, out: &mut impl ImageSink) {
+        put_bytes(out, &self.bytes);
+        for v in [self.count, self.stride] {
+            out.put(&v.to_le_bytes());
+        }
+        out.put(&self.rows.to_le_bytes());
+        match &self.starts {
+            None => out.put(&[0]),
+            Some(starts) => {
+                out.put(&[1]);
+                for s in starts.iter() {
+                    out.put(&s.to_le_bytes());
+                }
+            }
+        }
+    }
+
+    /// The directory `write_image` wrote, at the cursor. Its entries are not checked
+    /// again (the writer's were); that each begins within the bytes is.
+    pub fn read_image(c: &mut ImageCursor<'_>) -> Result<Directory, CorruptData> {
+        let (stored, dir) = Self::read_image_parts(c)?;
+        Ok(Directory { bytes: DirectoryBytes::Owned(stored.into()), ..dir })
+    }
+
+    /// `read_image` of a directory whose stored bytes stay where the image holds them:
+    /// a parallel worker's copy of its leader's directories would fill new pages, a
+    /// page fault each, where the image lies in shared memory already mapped.
+    ///
+    /// # Safety
+    /// The image's bytes stay where they are, unchanged, for as long as the directory or
+    /// any clone of it lives.
+    pub unsafe fn read_image_in_place(c: &mut ImageCursor<'_>) -> Result<Directory, CorruptData> {
+        let (stored, dir) = Self::read_image_parts(c)?;
+        Ok(Directory { bytes: DirectoryBytes::InPlace(stored.as_ptr(), stored.len()), ..dir })
+    }
+
+    /// The stored bytes of the directory at the cursor, and the directory with no bytes.
+    fn read_image_parts<'a>(c: &mut ImageCursor<'a>) -> Result<(&'a [u8], Directory), CorruptData> {
+        let stored = c.bytes()?;
+        let len = stored.len();
+        let (count, stride, rows) = (c.u32()?, c.u32()?, c.u64()?);
+        let starts = match c.u8()? {
+            0 => None,
+            1 => {
+                let raw = c.take(count as usize * 4)?;
+                Some(
+                    raw.chunks_exact(4)
+                        .map(|b| u32::from_le_bytes(b.try_into().unwrap()))
+                        .collect::<Box<[u32]>>(),
+                )
+            }
+            _ => return Err(CorruptData("directory image malformed")),
+        };
+        let fits = |start: usize| start >= DIR_HEADER && start + ENTRY_FIXED <= len;
+        let well_formed = match &starts {
+            None => {
+                DIR_HEADER + count as usize * stride as usize == len
+                    && (count == 0 || stride as usize >= ENTRY_FIXED)
+            }
+            Some(s) => s.iter().all(|&start| fits(start as usize)),
+        };
+        if !well_formed {
+            return Err(CorruptData("directory image malformed"));
+        }
+        let dir = Directory { bytes: DirectoryBytes::Owned(Box::default()), starts, stride, count, rows };
+        Ok((stored, dir))
     }
 }
 
@@ -374,6 +484,37 @@ mod tests {
         assert_eq!(decode(&encode(&d), 128).unwrap(), d);
         assert!(matches!(d[3].zone, ZoneMap::Bytes { .. }));
         assert_eq!(decode(&encode(&[]), 0).unwrap(), vec![]);
+    }
+
+    #[test]
+    fn an_image_reads_back_as_the_directory() {
+        let uniform: Vec<VectorEntry> =
+            sample().into_iter().filter(|e| matches!(e.zone, ZoneMap::Int { .. })).collect();
+        for entries in [sample(), uniform, vec![]] {
+            let (dir, _) = Directory::parse(&encode(&entries), 128).unwrap();
+            let mut image = Vec::new();
+            dir.write_image(&mut image);
+            image.push(42);
+            let mut c = ImageCursor(&image);
+            assert_eq!(Directory::read_image(&mut c).unwrap(), dir);
+            assert_eq!(c.0, [42], "the bytes after it are left");
+            // SAFETY: `image` outlives the directory read from it in place.
+            let in_place = unsafe { Directory::read_image_in_place(&mut ImageCursor(&image)) }.unwrap();
+            assert_eq!(in_place, dir);
+            assert_eq!(in_place.as_bytes().as_ptr(), image[4..].as_ptr(), "not copied");
+            assert_eq!(in_place.iter().collect::<Vec<_>>(), dir.iter().collect::<Vec<_>>());
+            for cut in 0..image.len() - 1 {
+                assert!(Directory::read_image(&mut ImageCursor(&image[..cut])).is_err(), "cut {cut}");
+            }
+        }
+        // An entry that would begin past the bytes is refused.
+        let (dir, _) = Directory::parse(&encode(&sample()), 128).unwrap();
+        assert!(dir.starts.is_some());
+        let mut bad = dir.clone();
+        bad.starts.as_mut().unwrap()[1] = dir.bytes.len() as u32;
+        let mut image = Vec::new();
+        bad.write_image(&mut image);
+        assert!(Directory::read_image(&mut ImageCursor(&image)).is_err());
     }
 
     #[test]

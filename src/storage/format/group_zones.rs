@@ -14,6 +14,7 @@
 
 use super::directory::{read_zone, write_zone};
 use super::encoding::CorruptData;
+use super::metadata_image::{ImageCursor, ImageSink};
 use super::zonemap::ZoneMap;
 
 const FORMAT: u8 = 1;
@@ -32,40 +33,46 @@ pub struct ColumnZone {
 
 pub fn encode(columns: &[ColumnZone]) -> Vec<u8> {
     let mut out = Vec::with_capacity(3 + columns.len() * 30);
-    out.push(FORMAT);
-    out.extend_from_slice(&(columns.len() as u16).to_le_bytes());
-    for c in columns {
-        out.extend_from_slice(&c.attnum.to_le_bytes());
-        out.extend_from_slice(&c.null_count.to_le_bytes());
-        out.extend_from_slice(&c.length.to_le_bytes());
-        write_zone(&mut out, &c.zone);
-    }
+    write(&mut out, columns);
     out
 }
 
+/// Puts `encode`'s bytes.
+pub fn write(out: &mut impl ImageSink, columns: &[ColumnZone]) {
+    out.put(&[FORMAT]);
+    out.put(&(columns.len() as u16).to_le_bytes());
+    for c in columns {
+        out.put(&c.attnum.to_le_bytes());
+        out.put(&c.null_count.to_le_bytes());
+        out.put(&c.length.to_le_bytes());
+        write_zone(out, &c.zone);
+    }
+}
+
 pub fn decode(bytes: &[u8]) -> Result<Vec<ColumnZone>, CorruptData> {
-    let (&format, rest) = bytes.split_first().ok_or(TRUNCATED)?;
-    if format != FORMAT {
+    let mut c = ImageCursor(bytes);
+    let columns = read(&mut c)?;
+    if !c.0.is_empty() {
+        return Err(CorruptData("row group zone maps length mismatch"));
+    }
+    Ok(columns)
+}
+
+/// The zone maps `write` put, at the cursor.
+pub fn read(c: &mut ImageCursor<'_>) -> Result<Vec<ColumnZone>, CorruptData> {
+    let truncated = |_| TRUNCATED;
+    if c.u8().map_err(truncated)? != FORMAT {
         return Err(CorruptData("unknown row group zone map format"));
     }
-    let (count, mut rest) = rest.split_first_chunk::<2>().ok_or(TRUNCATED)?;
-    let count = u16::from_le_bytes(*count) as usize;
-    let mut columns = Vec::with_capacity(count.min(rest.len() / 19));
+    let count = c.u16().map_err(truncated)? as usize;
+    let mut columns = Vec::with_capacity(count.min(c.0.len() / 19));
     for _ in 0..count {
-        let (attnum, after) = rest.split_first_chunk::<2>().ok_or(TRUNCATED)?;
-        let (nulls, after) = after.split_first_chunk::<8>().ok_or(TRUNCATED)?;
-        let (length, after) = after.split_first_chunk::<8>().ok_or(TRUNCATED)?;
-        let (zone, after) = read_zone(after)?;
-        columns.push(ColumnZone {
-            attnum: i16::from_le_bytes(*attnum),
-            null_count: u64::from_le_bytes(*nulls),
-            length: u64::from_le_bytes(*length),
-            zone,
-        });
-        rest = after;
-    }
-    if !rest.is_empty() {
-        return Err(CorruptData("row group zone maps length mismatch"));
+        let attnum = c.i16().map_err(truncated)?;
+        let null_count = c.u64().map_err(truncated)?;
+        let length = c.u64().map_err(truncated)?;
+        let (zone, after) = read_zone(c.0)?;
+        c.0 = after;
+        columns.push(ColumnZone { attnum, null_count, length, zone });
     }
     Ok(columns)
 }

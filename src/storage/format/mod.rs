@@ -22,6 +22,8 @@
 //!   redo replays them; `space_reuse`: freed space about to be written again, for a hot
 //!   standby's queries that may still read it.
 //! - `numeric`: `numeric` values in their stored bytes, parsed and compared as core does.
+//! - `metadata_image`: parsed metadata as bytes for another process of the same build
+//!   (a parallel scan's leader hands its row groups and directories to its workers).
 //! - `copy`: copies of a few kilobytes that avoid the C library's `rep movsb` (slow on
 //!   some CPUs for common buffer distances).
 
@@ -41,6 +43,7 @@ pub mod image_arena;
 pub mod layout;
 pub mod logical_record;
 pub mod mark_kind;
+pub mod metadata_image;
 pub mod numeric;
 pub mod page_write;
 pub mod space_reuse;

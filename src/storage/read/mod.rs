@@ -12,6 +12,7 @@ pub mod bitmap_scan;
 pub mod decode;
 pub mod fetch;
 pub mod group_claim;
+pub mod handed_groups;
 pub mod index_delete;
 pub mod plan_sizes;
 pub mod read_ahead;

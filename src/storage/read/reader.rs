@@ -2,6 +2,7 @@
 //! one vector at a time, into Datums.
 
 use super::decode::{decode_checked, decode_rows_checked, order_values, read_vector};
+use super::handed_groups;
 use super::read_ahead::ReadAhead;
 use super::row_batch::RowBatch;
 use super::vector_filter::{ColumnSource, VectorFilter};
@@ -107,9 +108,13 @@ pub struct Reader {
     lazy: Option<LazyChunks>,
     /// Where `restart` reads the row groups again, for a snapshot that sees later changes.
     reload: Option<GroupSource>,
+    /// Where the row groups are to come from, for a parallel worker's reader made by
+    /// `new_lazy_deferred` until its leader's are handed to it (`take_handed`).
+    pending: Option<GroupSource>,
 }
 
 /// Where a reader's row groups and deleted rows come from.
+#[derive(Clone)]
 struct GroupSource {
     storage_id: u64,
     snapshot: pg_sys::Snapshot,
@@ -180,6 +185,17 @@ struct LazyChunks {
 /// storage's chunk rows).
 const PROBES: usize = 8;
 
+/// How `Reader::open` reads the row groups.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Open {
+    /// With the wanted attributes' chunks.
+    Eager,
+    /// With the chunks cached, the others as the scan reaches them (`LazyChunks`).
+    Lazy,
+    /// Not yet: a parallel worker's are handed to it by its leader (`take_handed`).
+    Deferred,
+}
+
 /// What a scan did, for EXPLAIN ANALYZE.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct ReadCounters {
@@ -197,6 +213,13 @@ pub struct ReadCounters {
     pub bytes_read: u64,
     /// Blocks the operating system was asked to read ahead of the scan (`read_ahead`).
     pub blocks_read_ahead: u64,
+    /// Lists of the row groups read from the metadata tables (one per reader, and per
+    /// `reread`), and taken from a parallel leader instead (`take_handed`).
+    pub lists_read: u64,
+    pub lists_handed: u64,
+    /// Row groups whose chunk metadata the scan read from the metadata tables (a
+    /// lazy reader's; not those it had cached or was handed).
+    pub groups_attached: u64,
 }
 
 impl Reader {
@@ -217,7 +240,7 @@ impl Reader {
         claim: GroupClaim,
     ) -> Reader {
         // SAFETY: this fn's contract is `open`'s.
-        unsafe { Self::open(rel, snapshot, wanted, claim, false) }
+        unsafe { Self::open(rel, snapshot, wanted, claim, Open::Eager) }
     }
 
     /// `new` for the `wanted` attributes, which reads their chunk metadata as the scan
@@ -231,7 +254,21 @@ impl Reader {
     /// As `new`.
     pub unsafe fn new_lazy(rel: pg_sys::Relation, snapshot: pg_sys::Snapshot, wanted: Vec<bool>) -> Reader {
         // SAFETY: this fn's contract is `open`'s.
-        unsafe { Self::open(rel, snapshot, Some(wanted), GroupClaim::Serial { next: 0 }, true) }
+        unsafe { Self::open(rel, snapshot, Some(wanted), GroupClaim::Serial { next: 0 }, Open::Lazy) }
+    }
+
+    /// `new_lazy` for a parallel worker's part of a parallel scan, whose leader hands it
+    /// the row groups (`take_handed`) before it claims any: it reads none itself.
+    ///
+    /// # Safety
+    /// As `new`.
+    pub unsafe fn new_lazy_deferred(
+        rel: pg_sys::Relation,
+        snapshot: pg_sys::Snapshot,
+        wanted: Vec<bool>,
+    ) -> Reader {
+        // SAFETY: this fn's contract is `open`'s.
+        unsafe { Self::open(rel, snapshot, Some(wanted), GroupClaim::Serial { next: 0 }, Open::Deferred) }
     }
 
     /// # Safety
@@ -241,7 +278,7 @@ impl Reader {
         snapshot: pg_sys::Snapshot,
         wanted: Option<Vec<bool>>,
         claim: GroupClaim,
-        lazy: bool,
+        how: Open,
     ) -> Reader {
         // SAFETY: the caller guarantees this fn's contract: `rel` is an open relation, locked
         // by the caller; `snapshot` is a valid snapshot (or NULL where this fn's docs allow
@@ -257,8 +294,15 @@ impl Reader {
             let attnums: Option<Vec<i16>> = wanted.as_ref().map(|w| {
                 (0..natts).filter(|&i| w.get(i).copied().unwrap_or(true)).map(|i| i as i16 + 1).collect()
             });
-            let source = GroupSource { storage_id, snapshot, attnums, lazy };
-            let (groups, lazy, deleted_rows) = source.load();
+            let source = GroupSource { storage_id, snapshot, attnums, lazy: how != Open::Eager };
+            let (groups, lazy, deleted_rows, pending) = match how {
+                Open::Deferred => (Vec::new(), None, Vec::new(), Some(source.clone())),
+                _ => {
+                    let (groups, lazy, deleted_rows) = source.load();
+                    (groups, lazy, deleted_rows, None)
+                }
+            };
+            let counters = ReadCounters { lists_read: pending.is_none() as u64, ..ReadCounters::default() };
             let wanted = wanted.unwrap_or_else(|| vec![true; natts]);
             Reader {
                 rel,
@@ -266,6 +310,7 @@ impl Reader {
                 wanted,
                 output: None,
                 reload: snapshot_kind::sees_later_changes(snapshot).then_some(source),
+                pending,
                 groups,
                 deleted_rows,
                 mask: None,
@@ -290,7 +335,7 @@ impl Reader {
                 batch: RowBatch::default(),
                 predicates: Vec::new(),
                 filter: None,
-                counters: ReadCounters::default(),
+                counters,
                 seek_verdict: Verdict::Some,
                 lazy,
                 scratch: DecodedVector::default(),
@@ -375,6 +420,7 @@ impl Reader {
         unsafe {
             if lazy.probes_left > 0 {
                 lazy.probes_left -= 1;
+                self.counters.groups_attached += 1;
                 catalog::attach_chunks_for(
                     lazy.storage_id,
                     &mut self.groups[index],
@@ -382,7 +428,22 @@ impl Reader {
                     Some(&attnums),
                 );
             } else {
-                catalog::attach_every(lazy.storage_id, &mut self.groups, lazy.snapshot, &lazy.attnums);
+                // Only the row groups that lack them: the cache does not hold what a
+                // parallel worker was handed (`take_handed`).
+                let (unread, attnums) = (&lazy.unread, Some(&lazy.attnums[..]));
+                let lacking: Vec<usize> = (0..self.groups.len())
+                    .filter(|&i| {
+                        let c = &self.groups[i].chunks;
+                        Rc::ptr_eq(c, unread) || !c.covers(attnums)
+                    })
+                    .collect();
+                let mut attached: Vec<RowGroupMeta> =
+                    lacking.iter().map(|&i| self.groups[i].clone()).collect();
+                catalog::attach_every(lazy.storage_id, &mut attached, lazy.snapshot, &lazy.attnums);
+                self.counters.groups_attached += attached.len() as u64;
+                for (i, g) in lacking.into_iter().zip(attached) {
+                    self.groups[i] = g;
+                }
                 self.lazy = None;
             }
         }
@@ -499,6 +560,7 @@ impl Reader {
             write_buffer::flush_before_reading(self.rel);
             (self.groups, self.lazy, self.deleted_rows) = source.load();
             self.nblocks = pages::nblocks(self.rel);
+            self.counters.lists_read += 1;
         }
         self.group = None;
         self.mask = None;
@@ -521,6 +583,57 @@ impl Reader {
     /// Reads row groups from `claim` from now on (a parallel scan's shared counter).
     pub fn set_claim(&mut self, claim: GroupClaim) {
         self.claim = claim;
+    }
+
+    /// The attributes whose chunk metadata the reader attaches, by number.
+    fn wanted_attnums(&self) -> Vec<i16> {
+        (0..self.wanted.len()).filter(|&i| self.wanted[i]).map(|i| i as i16 + 1).collect()
+    }
+
+    /// How a parallel scan's leader would hand its row groups to its workers
+    /// (`handed_groups::plan`): the bytes, and whether the chunks go too; None when
+    /// that is too much, and each worker reads them itself.
+    pub fn handed_plan(&self) -> Option<(usize, bool)> {
+        handed_groups::plan(&self.groups, &self.wanted_attnums(), &self.deleted_rows)
+    }
+
+    /// Writes what `handed_plan` sized into `into`.
+    pub fn hand_over(&self, into: &mut [u8], with_chunks: bool) {
+        handed_groups::write_into(
+            into,
+            &self.groups,
+            &self.wanted_attnums(),
+            &self.deleted_rows,
+            with_chunks,
+        );
+    }
+
+    /// Gives a reader made by `new_lazy_deferred` its row groups: those `image` holds
+    /// (`hand_over`'s, in its leader under the same snapshot), or else those it reads.
+    /// A reader that has them already is left as it is. The directories handed stay in
+    /// the image (`handed_groups::read_in_place`).
+    ///
+    /// # Safety
+    /// As `new`, with the snapshot the reader was made with; `image` stays mapped and
+    /// unchanged for as long as the reader holds its row groups (until `release`).
+    pub unsafe fn take_handed(&mut self, image: Option<&[u8]>) {
+        let Some(source) = self.pending.take() else { return };
+        let Some(image) = image else {
+            // SAFETY: this fn's contract.
+            (self.groups, self.lazy, self.deleted_rows) = unsafe { source.load() };
+            self.counters.lists_read += 1;
+            return;
+        };
+        let unread = Rc::new(catalog::Chunks { parsed: Some(Vec::new()), ..Default::default() });
+        // SAFETY: the image stays for the row groups' life (this fn's contract).
+        let handed = unsafe { handed_groups::read_in_place(image, &unread) }
+            .unwrap_or_else(|e| panic!("row groups handed by the parallel leader: {e}"));
+        self.groups = handed.groups;
+        self.deleted_rows = handed.deleted_rows;
+        let GroupSource { storage_id, snapshot, attnums, .. } = source;
+        let attnums = attnums.expect("a deferred reader has its wanted attributes");
+        self.lazy = Some(LazyChunks { storage_id, snapshot, attnums, probes_left: PROBES, unread });
+        self.counters.lists_handed += 1;
     }
 
     /// The delete mask row group `index` is read with, or None if the scan passes it
@@ -567,6 +680,9 @@ impl Reader {
         // `self.rel` is still open (`Reader::new` requires it for the reader's life), so the
         // metadata and buffer reads are allowed.
         unsafe {
+            if self.pending.is_some() {
+                self.take_handed(None);
+            }
             loop {
                 let Some(index) = self.claim.claim(self.groups.len()) else {
                     self.group = None;
