@@ -102,7 +102,7 @@ SELECT pe_same('SELECT avg(v) FROM pe_col');
 -- inline, and an update's new row versions.
 -- With `cold`, the parallel plan runs first in the session.
 CREATE FUNCTION pe_metadata(q text, cold bool DEFAULT false) RETURNS text LANGUAGE plpgsql AS $$
-DECLARE serial text; parallel text; plan text; n text[];
+DECLARE serial text; parallel text; plan text; launched int; lists_read int[]; handed int[]; attached bigint;
 BEGIN
   SET LOCAL parallel_setup_cost = 0;
   SET LOCAL parallel_tuple_cost = 0;
@@ -120,17 +120,21 @@ BEGIN
   IF NOT cold THEN
     SELECT string_agg(l, E'\n') INTO plan FROM pe_explain_analyze(q) l;
   END IF;
-  n := ARRAY[(regexp_match(plan, 'Workers Launched: (\d+)'))[1],
-             (regexp_match(plan, 'Row Group Lists Read: (\d+)'))[1],
-             (regexp_match(plan, 'Row Group Lists Handed to Workers: (\d+)'))[1],
-             (regexp_match(plan, 'Row Groups Whose Chunk Metadata Was Read: (\d+)'))[1]];
-  IF n[1] IS NULL OR n[1]::int = 0 OR n[2] IS NULL THEN
+  launched := (regexp_match(plan, 'Workers Launched: (\d+)'))[1]::int;
+  -- Per columnar scan of the plan (a Parallel Append has one per partition).
+  lists_read := ARRAY(SELECT m[1]::int FROM regexp_matches(plan, 'Row Group Lists Read: (\d+)', 'g') m);
+  handed := ARRAY(SELECT m[1]::int FROM regexp_matches(plan, 'Row Group Lists Handed to Workers: (\d+)', 'g') m);
+  attached := (SELECT sum(m[1]::int) FROM regexp_matches(plan, 'Row Groups Whose Chunk Metadata Was Read: (\d+)', 'g') m);
+  IF coalesce(launched, 0) = 0 OR cardinality(lists_read) = 0 THEN
     RETURN 'no parallel scan ran: ' || plan;
   END IF;
-  RETURN format('rows %s; lists read by %s, handed to every worker %s; chunk metadata read %s',
+  RETURN format('rows %s; lists read by %s, handed to every worker %s; chunk metadata read %s%s',
                 CASE WHEN serial IS NOT DISTINCT FROM parallel THEN 'same' ELSE serial || ' <> ' || parallel END,
-                CASE n[2]::int WHEN 1 THEN 'the leader' WHEN n[1]::int + 1 THEN 'every participant' ELSE n[2] END,
-                n[3] = n[1], n[4]);
+                CASE WHEN 1 = ALL(lists_read) THEN 'the leader'
+                     WHEN launched + 1 = ALL(lists_read) THEN 'every participant'
+                     ELSE lists_read::text END,
+                launched = ALL(handed), attached,
+                CASE WHEN cardinality(lists_read) > 1 THEN format(' (%s scans)', cardinality(lists_read)) ELSE '' END);
 END $$;
 CREATE FUNCTION pe_explain_analyze(q text) RETURNS SETOF text LANGUAGE plpgsql AS $$
 BEGIN
@@ -166,12 +170,24 @@ SELECT pe_metadata('SELECT count(*), sum(id), max(v) FROM pe_small WHERE v > 50'
 \c
 SELECT regexp_replace(pe_metadata('SELECT count(*), sum(id), max(v) FROM pe_col WHERE v > 90', cold => true),
                       'read \d+$', 'read N');
+-- Under a Parallel Append, each partition's scan hands its own (a heap partition
+-- beside them).
+CREATE TABLE pe_part (id int, g int, v float8) PARTITION BY RANGE (id);
+CREATE TABLE pe_part_1 PARTITION OF pe_part FOR VALUES FROM (0) TO (200000) USING columnar;
+CREATE TABLE pe_part_2 PARTITION OF pe_part FOR VALUES FROM (200000) TO (400000) USING columnar;
+CREATE TABLE pe_part_3 PARTITION OF pe_part FOR VALUES FROM (400000) TO (600000);
+INSERT INTO pe_part SELECT i, i % 50, (i % 1000) / 10.0 FROM generate_series(0, 599999) i;
+DELETE FROM pe_part WHERE id % 9 = 0;
+ANALYZE pe_part;
+SET pgcolumnar.enable_vector_agg = off;
+SELECT pe_metadata('SELECT count(*), sum(id), max(v) FROM pe_part WHERE v > 50');
+RESET pgcolumnar.enable_vector_agg;
 -- Past 4 MB (here 600,000 deleted rows), each worker reads the metadata itself.
 CREATE TABLE pe_big (id int, v float8) USING columnar;
 INSERT INTO pe_big SELECT i, i FROM generate_series(1, 600000) i;
 DELETE FROM pe_big WHERE id > 10;
 SELECT regexp_replace(pe_metadata('SELECT count(*), sum(id), max(v) FROM pe_big'), 'read \d+$', 'read N');
-DROP TABLE pe_sorted, pe_small, pe_big;
+DROP TABLE pe_sorted, pe_small, pe_big, pe_part;
 DROP FUNCTION pe_metadata(text, bool), pe_explain_analyze(text);
 
 DROP FUNCTION pe_same(text, bool), pe_counts(text), pe_explain(text);

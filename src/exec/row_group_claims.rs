@@ -11,6 +11,7 @@
 
 use super::customscan::{CustomScanNode, ParallelScanNode};
 use crate::storage::read::group_claim::TailLeave;
+use crate::storage::read::handed_groups;
 use crate::storage::read::reader::{GroupClaim, ReadCounters, Reader};
 use crate::storage::relation::recent_buffers;
 use crate::storage::shared::worker_exit;
@@ -180,6 +181,11 @@ pub unsafe fn explain_metadata(
     }
 }
 
+/// The most a parallel query's shared memory holds once the leaders' row groups are in
+/// it (`handed_groups`): those of a Parallel Append's partitions are handed while they
+/// fit, the other partitions' workers read their own.
+const SEGMENT_BYTES: usize = handed_groups::MAX_BYTES + (1 << 20);
+
 /// Where the lent buffers begin: after the Shared (whose size is a multiple of 8).
 fn lent_buffers(coordinate: *mut std::ffi::c_void) -> *mut pg_sys::Buffer {
     coordinate.cast::<u8>().wrapping_add(std::mem::size_of::<Shared>()).cast()
@@ -217,12 +223,16 @@ impl<N: CustomScanNode + ClaimsRowGroups> ParallelScanNode for N {
     unsafe fn estimate_dsm(
         &mut self,
         node: *mut pg_sys::CustomScanState,
-        _pcxt: *mut pg_sys::ParallelContext,
+        pcxt: *mut pg_sys::ParallelContext,
     ) -> pg_sys::Size {
         // SAFETY: `node` is this node's begun state (the trait's contract): its relation
         // is open.
         let room = unsafe { recent_buffers::remembered((*node).ss.ss_currentRelation) };
-        let hand = self.reader_mut().and_then(|r| r.handed_plan());
+        // What the segment holds so far: the plan, the tuple queues, and the nodes
+        // estimated before this one (a Parallel Append's other partitions' row groups).
+        // SAFETY: `pcxt` is the live ParallelContext being estimated (the trait's contract).
+        let estimated = unsafe { (*pcxt).estimator.space_for_chunks };
+        let hand = self.reader_mut().and_then(|r| r.handed_plan(SEGMENT_BYTES.saturating_sub(estimated)));
         let link = self.shared_tally();
         link.lend_room = room;
         link.hand = hand;

@@ -40,13 +40,20 @@ pub struct Handed {
     pub deleted_rows: Vec<u64>,
 }
 
-/// How a leader hands `groups` and `deleted_rows` over: the image's size, and whether
-/// it holds the chunks. None when even the list passes `MAX_BYTES`.
-pub fn plan(groups: &[RowGroupMeta], attnums: &[i16], deleted_rows: &[u64]) -> Option<(usize, bool)> {
+/// How a leader hands `groups` and `deleted_rows` over in at most `room` bytes (and at
+/// most `MAX_BYTES`): the image's size, and whether it holds the chunks. None when even
+/// the list does not fit.
+pub fn plan(
+    groups: &[RowGroupMeta],
+    attnums: &[i16],
+    deleted_rows: &[u64],
+    room: usize,
+) -> Option<(usize, bool)> {
+    let room = room.min(MAX_BYTES);
     [true, false].into_iter().find_map(|with_chunks| {
         let mut size = ImageSize::default();
         write(&mut size, groups, attnums, deleted_rows, with_chunks);
-        (size.0 <= MAX_BYTES).then_some((size.0, with_chunks))
+        (size.0 <= room).then_some((size.0, with_chunks))
     })
 }
 
@@ -378,15 +385,19 @@ mod tests {
     fn past_the_limit_the_chunks_then_everything_stay_behind() {
         let unread = Rc::new(Chunks::default());
         let few = groups(&unread);
-        let (size, with_chunks) = plan(&few, &[1], &[]).unwrap();
+        let (size, with_chunks) = plan(&few, &[1], &[], usize::MAX).unwrap();
         assert!(with_chunks);
         assert_eq!(size, image(&few, &[1], &[], true).len());
         // Enough deleted rows to pass the limit alone.
         let many: Vec<u64> = (0..MAX_BYTES as u64 / 8).collect();
-        assert_eq!(plan(&few, &[1], &many), None);
+        assert_eq!(plan(&few, &[1], &many, usize::MAX), None);
         // As many as fit beside the bare list: the chunks stay behind.
         let bare = image(&few, &[1], &[], false).len();
         let some: Vec<u64> = (0..(MAX_BYTES - bare) as u64 / 8).collect();
-        assert_eq!(plan(&few, &[1], &some), Some((bare + some.len() * 8, false)));
+        assert_eq!(plan(&few, &[1], &some, usize::MAX), Some((bare + some.len() * 8, false)));
+        // The room the caller has left decides the same way.
+        assert_eq!(plan(&few, &[1], &[], size), Some((size, true)));
+        assert_eq!(plan(&few, &[1], &[], size - 1), Some((bare, false)));
+        assert_eq!(plan(&few, &[1], &[], bare - 1), None);
     }
 }

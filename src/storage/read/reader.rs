@@ -590,11 +590,11 @@ impl Reader {
         (0..self.wanted.len()).filter(|&i| self.wanted[i]).map(|i| i as i16 + 1).collect()
     }
 
-    /// How a parallel scan's leader would hand its row groups to its workers
-    /// (`handed_groups::plan`): the bytes, and whether the chunks go too; None when
-    /// that is too much, and each worker reads them itself.
-    pub fn handed_plan(&self) -> Option<(usize, bool)> {
-        handed_groups::plan(&self.groups, &self.wanted_attnums(), &self.deleted_rows)
+    /// How a parallel scan's leader would hand its row groups to its workers in at most
+    /// `room` bytes (`handed_groups::plan`): the bytes, and whether the chunks go too;
+    /// None when that is too much, and each worker reads them itself.
+    pub fn handed_plan(&self, room: usize) -> Option<(usize, bool)> {
+        handed_groups::plan(&self.groups, &self.wanted_attnums(), &self.deleted_rows, room)
     }
 
     /// Writes what `handed_plan` sized into `into`.
