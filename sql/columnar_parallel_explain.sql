@@ -165,6 +165,15 @@ DO $$ BEGIN FOR i IN 1..40 LOOP INSERT INTO pe_small SELECT i * 5000 + j, j FROM
 SELECT count(*) AS groups, count(*) FILTER (WHERE chunks IS NOT NULL) AS inline
   FROM pgcolumnar.row_group WHERE storage_id = (SELECT max(storage_id) FROM pgcolumnar.row_group);
 SELECT pe_metadata('SELECT count(*), sum(id), max(v) FROM pe_small WHERE v > 50');
+-- A column added with a default after some row groups were written (theirs read the
+-- default), and one dropped.
+CREATE TABLE pe_alt (id int, v float8, d text) USING columnar;
+INSERT INTO pe_alt SELECT i, i % 1000, 'x' || i FROM generate_series(1, 300000) i;
+ALTER TABLE pe_alt ADD COLUMN w int DEFAULT 7;
+ALTER TABLE pe_alt DROP COLUMN d;
+INSERT INTO pe_alt SELECT i, i % 1000, i % 3 FROM generate_series(300001, 500000) i;
+ANALYZE pe_alt;
+SELECT pe_metadata('SELECT w, count(*), sum(id) FROM pe_alt WHERE v > 100 GROUP BY w');
 -- The first query of a new connection: what the leader has of the chunk metadata (what
 -- planning read) is handed, the rest read as row groups are reached.
 \c
@@ -187,7 +196,7 @@ CREATE TABLE pe_big (id int, v float8) USING columnar;
 INSERT INTO pe_big SELECT i, i FROM generate_series(1, 600000) i;
 DELETE FROM pe_big WHERE id > 10;
 SELECT regexp_replace(pe_metadata('SELECT count(*), sum(id), max(v) FROM pe_big'), 'read \d+$', 'read N');
-DROP TABLE pe_sorted, pe_small, pe_big, pe_part;
+DROP TABLE pe_sorted, pe_small, pe_big, pe_part, pe_alt;
 DROP FUNCTION pe_metadata(text, bool), pe_explain_analyze(text);
 
 DROP FUNCTION pe_same(text, bool), pe_counts(text), pe_explain(text);
