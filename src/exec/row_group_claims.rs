@@ -191,9 +191,10 @@ fn lent_buffers(coordinate: *mut std::ffi::c_void) -> *mut pg_sys::Buffer {
     coordinate.cast::<u8>().wrapping_add(std::mem::size_of::<Shared>()).cast()
 }
 
-/// Where the handed row groups begin: after `room` lent buffers.
-fn handed_groups(coordinate: *mut std::ffi::c_void, room: usize) -> *mut u8 {
-    lent_buffers(coordinate).wrapping_add(room).cast()
+/// Where the handed row groups begin in the scan's shared memory: after the Shared and
+/// room for `room` lent buffers.
+fn handed_offset(room: usize) -> usize {
+    std::mem::size_of::<Shared>() + room * std::mem::size_of::<pg_sys::Buffer>()
 }
 
 /// How long a worker that took `start` from its fork to its first row group is expected
@@ -236,9 +237,7 @@ impl<N: CustomScanNode + ClaimsRowGroups> ParallelScanNode for N {
         let link = self.shared_tally();
         link.lend_room = room;
         link.hand = hand;
-        std::mem::size_of::<Shared>()
-            + room * std::mem::size_of::<pg_sys::Buffer>()
-            + hand.map_or(0, |(bytes, _)| bytes)
+        handed_offset(room) + hand.map_or(0, |(bytes, _)| bytes)
     }
 
     unsafe fn initialize_dsm(
@@ -256,7 +255,10 @@ impl<N: CustomScanNode + ClaimsRowGroups> ParallelScanNode for N {
             let lent = recent_buffers::copy_remembered((*node).ss.ss_currentRelation, lent);
             let handed = match (hand, self.reader_mut()) {
                 (Some((bytes, with_chunks)), Some(reader)) => {
-                    let into = std::slice::from_raw_parts_mut(handed_groups(coordinate, room), bytes);
+                    let into = std::slice::from_raw_parts_mut(
+                        coordinate.cast::<u8>().add(handed_offset(room)),
+                        bytes,
+                    );
                     reader.hand_over(into, with_chunks);
                     bytes
                 }
@@ -268,7 +270,7 @@ impl<N: CustomScanNode + ClaimsRowGroups> ParallelScanNode for N {
                 sums: std::array::from_fn(|_| AtomicU64::new(0)),
                 max: AtomicU64::new(0),
                 lent: lent as u64,
-                handed_at: handed_groups(coordinate, room).offset_from(coordinate.cast::<u8>()) as u64,
+                handed_at: handed_offset(room) as u64,
                 handed: handed as u64,
             });
             self.initialize_worker(node, (*pcxt).toc, coordinate);

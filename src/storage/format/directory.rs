@@ -69,11 +69,12 @@ pub fn write_zone(out: &mut impl ImageSink, zone: &ZoneMap) {
     }
 }
 
-/// The zone map at the start of `bytes` (as `write_zone` wrote it) and the bytes after it.
-pub fn read_zone(bytes: &[u8]) -> Result<(ZoneMap, &[u8]), CorruptData> {
-    let mut c = Cursor(bytes);
-    let zone = c.zone()?;
-    Ok((zone, c.0))
+/// The zone map at the cursor, as `write_zone` wrote it.
+pub fn read_zone(c: &mut ImageCursor<'_>) -> Result<ZoneMap, CorruptData> {
+    let mut at = Cursor(c.0);
+    let zone = at.zone()?;
+    c.0 = at.0;
+    Ok(zone)
 }
 
 /// A cursor over untrusted directory bytes.

@@ -70,8 +70,7 @@ pub fn read(c: &mut ImageCursor<'_>) -> Result<Vec<ColumnZone>, CorruptData> {
         let attnum = c.i16().map_err(truncated)?;
         let null_count = c.u64().map_err(truncated)?;
         let length = c.u64().map_err(truncated)?;
-        let (zone, after) = read_zone(c.0)?;
-        c.0 = after;
+        let zone = read_zone(c)?;
         columns.push(ColumnZone { attnum, null_count, length, zone });
     }
     Ok(columns)

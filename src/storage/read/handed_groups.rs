@@ -252,8 +252,7 @@ fn read_chunks(c: &mut ImageCursor<'_>, directory: ReadDirectory) -> Result<Chun
 fn read_chunk(c: &mut ImageCursor<'_>, directory: ReadDirectory) -> Result<ChunkMeta, CorruptData> {
     let attnum = c.i16()?;
     let (offset, length, null_count, raw_bytes) = (c.u64()?, c.u64()?, c.u64()?, c.u64()?);
-    let (zone, after) = read_zone(c.0)?;
-    c.0 = after;
+    let zone = read_zone(c)?;
     let vectors = directory(c)?;
     Ok(ChunkMeta { attnum, offset, length, null_count, raw_bytes, vectors, zone })
 }

@@ -149,10 +149,8 @@ impl GroupSource {
             let deleted_rows = pending_marks::deleted_rows(storage_id, snapshot);
             let (groups, lazy) = match &self.attnums {
                 Some(attnums) if self.lazy && !dirty => {
-                    let unread = Rc::new(catalog::Chunks { parsed: Some(Vec::new()), ..Default::default() });
-                    let groups = catalog::load_row_groups_cached(storage_id, snapshot, &unread);
-                    let attnums = attnums.clone();
-                    (groups, Some(LazyChunks { storage_id, snapshot, attnums, probes_left: PROBES, unread }))
+                    let lazy = LazyChunks::new(storage_id, snapshot, attnums.clone());
+                    (catalog::load_row_groups_cached(storage_id, snapshot, &lazy.unread), Some(lazy))
                 }
                 Some(attnums) => (catalog::load_row_groups_for(storage_id, snapshot, attnums), None),
                 None => (catalog::load_row_groups(storage_id, snapshot, true), None),
@@ -178,6 +176,18 @@ struct LazyChunks {
     /// The chunks of a row group none of whose chunk rows were read yet (not even its
     /// order column's, which a read always parses).
     unread: Rc<catalog::Chunks>,
+}
+
+impl LazyChunks {
+    fn new(storage_id: u64, snapshot: pg_sys::Snapshot, attnums: Vec<i16>) -> LazyChunks {
+        let unread = Rc::new(catalog::Chunks { parsed: Some(Vec::new()), ..Default::default() });
+        LazyChunks { storage_id, snapshot, attnums, probes_left: PROBES, unread }
+    }
+
+    /// Whether `g` has the chunks of the attributes numbered in `attnums` attached.
+    fn attached(&self, g: &RowGroupMeta, attnums: &[i16]) -> bool {
+        !Rc::ptr_eq(&g.chunks, &self.unread) && g.chunks.covers(Some(attnums))
+    }
 }
 
 /// Row-group probes of `chunk` a lazy reader makes before reading the chunks of every
@@ -411,8 +421,7 @@ impl Reader {
             }
             None => lazy.attnums.clone(),
         };
-        let chunks = &self.groups[index].chunks;
-        if !Rc::ptr_eq(chunks, &lazy.unread) && chunks.covers(Some(&attnums)) {
+        if lazy.attached(&self.groups[index], &attnums) {
             return;
         }
         // SAFETY: `lazy.snapshot` is the scan's, registered for the reader's life, and we
@@ -430,12 +439,8 @@ impl Reader {
             } else {
                 // Only the row groups that lack them: the cache does not hold what a
                 // parallel worker was handed (`take_handed`).
-                let (unread, attnums) = (&lazy.unread, Some(&lazy.attnums[..]));
                 let lacking: Vec<usize> = (0..self.groups.len())
-                    .filter(|&i| {
-                        let c = &self.groups[i].chunks;
-                        Rc::ptr_eq(c, unread) || !c.covers(attnums)
-                    })
+                    .filter(|&i| !lazy.attached(&self.groups[i], &lazy.attnums))
                     .collect();
                 let mut attached: Vec<RowGroupMeta> =
                     lacking.iter().map(|&i| self.groups[i].clone()).collect();
@@ -624,15 +629,14 @@ impl Reader {
             self.counters.lists_read += 1;
             return;
         };
-        let unread = Rc::new(catalog::Chunks { parsed: Some(Vec::new()), ..Default::default() });
+        let attnums = source.attnums.expect("a deferred reader has its wanted attributes");
+        let lazy = LazyChunks::new(source.storage_id, source.snapshot, attnums);
         // SAFETY: the image stays for the row groups' life (this fn's contract).
-        let handed = unsafe { handed_groups::read_in_place(image, &unread) }
+        let handed = unsafe { handed_groups::read_in_place(image, &lazy.unread) }
             .unwrap_or_else(|e| panic!("row groups handed by the parallel leader: {e}"));
         self.groups = handed.groups;
         self.deleted_rows = handed.deleted_rows;
-        let GroupSource { storage_id, snapshot, attnums, .. } = source;
-        let attnums = attnums.expect("a deferred reader has its wanted attributes");
-        self.lazy = Some(LazyChunks { storage_id, snapshot, attnums, probes_left: PROBES, unread });
+        self.lazy = Some(lazy);
         self.counters.lists_handed += 1;
     }
 
