@@ -140,7 +140,12 @@ unsafe extern "C-unwind" fn executor_start(query_desc: *mut pg_sys::QueryDesc, e
                 storage::write::write_buffer::flush_for_query(relids);
                 expect_inserted_rows(stmt);
             }
-            statement_boundary(query_desc);
+            storage::write::pending_marks::statement_done();
+            // Rows inserted before, which logical decoding is owed, are logged before
+            // anything this statement does (any statement: a SELECT may emit a logical
+            // message, or run a function that changes rows); those of the tables it reads
+            // were logged with their row groups just above.
+            storage::change::logical_log::flush_inserts();
         }
         match PREV_EXECUTOR_START {
             Some(prev) => prev(query_desc, eflags),
@@ -178,7 +183,8 @@ unsafe fn expect_inserted_rows(stmt: *mut pg_sys::PlannedStmt) {
 
 /// A statement's collected deletes are published when it has run, before its AFTER
 /// triggers fire (they may wait for other transactions, which may wait for the
-/// buckets this backend holds).
+/// buckets this backend holds); the rows it inserted that logical decoding is owed are
+/// logged if a decoder would stream them (`write_buffer::log_owed_if_streamed`).
 #[pg_guard]
 unsafe extern "C-unwind" fn executor_finish(query_desc: *mut pg_sys::QueryDesc) {
     // SAFETY: called by PostgreSQL as ExecutorFinish_hook on the backend thread inside a
@@ -186,8 +192,8 @@ unsafe extern "C-unwind" fn executor_finish(query_desc: *mut pg_sys::QueryDesc) 
     // PREV_EXECUTOR_FINISH was set once in `_PG_init` and is only read afterwards.
     unsafe {
         if !storage::shared::internal_sql::running() {
-            // The statement's inserted rows are decoded before what its AFTER triggers do.
-            statement_boundary(query_desc);
+            storage::write::pending_marks::statement_done();
+            storage::write::write_buffer::log_owed_if_streamed();
         }
         match PREV_EXECUTOR_FINISH {
             Some(prev) => prev(query_desc),
@@ -204,30 +210,11 @@ unsafe extern "C-unwind" fn executor_end(query_desc: *mut pg_sys::QueryDesc) {
     // PREV_EXECUTOR_END was set once in `_PG_init` and is only read afterwards.
     unsafe {
         if !storage::shared::internal_sql::running() {
-            statement_boundary(query_desc);
+            storage::write::pending_marks::statement_done();
         }
         match PREV_EXECUTOR_END {
             Some(prev) => prev(query_desc),
             None => pg_sys::standard_ExecutorEnd(query_desc),
-        }
-    }
-}
-
-/// What the executor hooks do as a statement starts, finishes and ends: the deletes it
-/// collected are published, and, if it can change rows (whose logical change records
-/// keep their order with the rows a columnar INSERT gathered), those rows are logged.
-///
-/// # Safety
-/// `query_desc` must be a live QueryDesc; on the backend thread inside a transaction.
-unsafe fn statement_boundary(query_desc: *mut pg_sys::QueryDesc) {
-    // SAFETY: per this fn's contract; its planned statement, if any, is live with it.
-    unsafe {
-        storage::write::pending_marks::statement_done();
-        let stmt = (*query_desc).plannedstmt;
-        if (*query_desc).operation != pg_sys::CmdType::CMD_SELECT
-            || (!stmt.is_null() && (*stmt).hasModifyingCTE)
-        {
-            storage::change::logical_log::flush_inserts();
         }
     }
 }

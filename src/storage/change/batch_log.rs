@@ -11,8 +11,9 @@
 use crate::storage::change::logical_log;
 use crate::storage::format::column_builder::ColumnBuilder;
 use crate::storage::format::logical_record::{self, FileNode, RecordBuilder, Xids};
-use crate::storage::format::tuple_image::{self, AttrShape, Value};
-use crate::storage::relation::datum::ColumnKind;
+use crate::storage::format::row_images;
+use crate::storage::format::tuple_image::AttrShape;
+use crate::storage::relation::datum::{self, ColumnKind};
 use crate::storage::relation::pages::file_node;
 use pgrx::pg_sys;
 use std::sync::Arc;
@@ -37,7 +38,7 @@ impl BatchLayout {
                 own: pg_sys::GetCurrentTransactionId().into(),
                 top: pg_sys::GetTopTransactionId().into(),
             };
-            BatchLayout { node: file_node(rel), xids, shapes: logical_log::attr_shapes(rel).into() }
+            BatchLayout { node: file_node(rel), xids, shapes: datum::attr_shapes(rel).into() }
         }
     }
 
@@ -51,50 +52,10 @@ impl BatchLayout {
         columns: &[Option<ColumnBuilder>],
         runs: &[(usize, u64, usize)],
     ) -> Vec<RecordBuilder> {
-        let natts = self.shapes.len();
-        assert!(kinds.len() == natts && columns.len() == natts, "a builder and a kind per attribute");
-        let mut dense = vec![0usize; natts];
-        let mut valid = vec![false; natts];
-        let mut records = Vec::new();
-        let mut record = RecordBuilder::of_transaction(self.node, self.xids);
-        for &(start, _, n) in runs {
-            for row in start..start + n {
-                for (v, b) in valid.iter_mut().zip(columns) {
-                    *v = b.as_ref().is_some_and(|b| b.validity(row..row + 1)[0]);
-                }
-                let has_null = valid.iter().any(|v| !v);
-                let value = |a: usize| match &columns[a] {
-                    Some(b) if valid[a] => value_of(kinds[a], b, dense[a]),
-                    _ => Value::Null,
-                };
-                record.push_new_filled(|out| Some(tuple_image::lay_out(&self.shapes, has_null, value, out)));
-                for (d, v) in dense.iter_mut().zip(&valid) {
-                    *d += *v as usize;
-                }
-                if record.len() >= logical_record::RECORD_BYTES_TARGET {
-                    let next = RecordBuilder::of_transaction(self.node, self.xids);
-                    records.push(std::mem::replace(&mut record, next));
-                }
-            }
-        }
-        if record.new_tuples() > 0 {
-            records.push(record);
-        }
-        records
-    }
-}
-
-/// Dense value `dense` of `b`, a column of `kind`, as the row's tuple stores it: what
-/// `datum::point_datum` makes of it, laid out as `tuple_image::append` lays that out.
-fn value_of(kind: ColumnKind, b: &ColumnBuilder, dense: usize) -> Value<'_> {
-    match kind {
-        ColumnKind::Int { .. } => Value::Word(b.int_at(dense) as u64),
-        ColumnKind::Float4 => Value::Word(b.f32_at(dense).to_bits() as u64),
-        ColumnKind::Float8 => Value::Word(b.f64_at(dense).to_bits()),
-        ColumnKind::Fixed { .. } => Value::Stored(b.bytes_at(dense)),
-        ColumnKind::CString => Value::CString(b.bytes_at(dense)),
-        ColumnKind::Varlena => Value::VarlenaData(b.bytes_at(dense)),
-        ColumnKind::Dropped => Value::Null,
+        let ranges = runs.iter().map(|&(start, _, n)| start..start + n);
+        row_images::records(&self.shapes, kinds, columns, ranges, || {
+            RecordBuilder::of_transaction(self.node, self.xids)
+        })
     }
 }
 
@@ -130,6 +91,7 @@ pub unsafe fn write(records: &[Vec<u8>]) {
 mod tests {
     use super::*;
     use crate::storage::format::encoding::PhysicalKind;
+    use crate::storage::format::tuple_image;
 
     const INT8: AttrShape = AttrShape { len: 8, align: 8, by_value: true, packable: false };
     const INT2: AttrShape = AttrShape { len: 2, align: 2, by_value: true, packable: false };

@@ -1,16 +1,23 @@
 //! Logical change records of columnar rows (`format::logical_record`), written when
-//! `wal_level = logical` beside the page images that make the change durable: the new
-//! rows of an INSERT, UPDATE or COPY, and the replica identity's old key (or whole old
-//! row) of an UPDATE or DELETE, decided as heap decides it. Logical decoding reads them
-//! through pgcolumnar's WAL resource manager (`glue::wal_resource_manager`); VACUUM's
-//! merges and rewrites write none, as heap's rewrites send none.
+//! `wal_level = logical` beside the page writes that make the change durable: the new
+//! row and the replica identity's old key (or whole old row) of an UPDATE or DELETE,
+//! decided as heap decides it, and inserted rows that cannot go into the WAL with their
+//! row group. Most inserted rows do: an INSERT's rows are owed to decoding while they
+//! wait in the write buffer and logged with their row group (`write::owed_rows`); this
+//! logs them as a change record instead when anything else decoding would see comes
+//! first (`flush_inserts`), and lays out the rows of a COPY (`batch_log`) and of a
+//! speculative insertion whose row group is already written. Logical decoding reads all
+//! of it through pgcolumnar's WAL resource manager (`glue::wal_resource_manager`);
+//! VACUUM's merges and rewrites log no rows, as heap's rewrites send none.
 
 use crate::storage::change::row_change;
 use crate::storage::format::logical_record::{self, RecordBuilder, TupleImage, Xids};
 use crate::storage::format::tuple_image::{self, AttrShape};
 use crate::storage::relation::datum::{self, ColumnKind};
-use crate::storage::relation::pages::file_node;
+use crate::storage::relation::pages::{self, file_node};
+use crate::storage::relation::tid::tid_row;
 use crate::storage::shared::error::not_configured;
+use crate::storage::write::write_buffer;
 use pgrx::pg_sys;
 use std::cell::RefCell;
 use std::rc::Rc;
@@ -53,22 +60,47 @@ pub unsafe fn wanted(rel: pg_sys::Relation) -> bool {
     wanted
 }
 
+/// Whether the rows about to be inserted into `rel` are owed to logical decoding
+/// (`write::owed_rows`): `wanted(rel)`; if so, rows gathered before from their slots are
+/// logged first, keeping the order.
+///
+/// # Safety
+/// `rel` must be an open relation; on the backend thread inside a transaction.
+pub unsafe fn owing(rel: pg_sys::Relation) -> bool {
+    // SAFETY: this fn's contract.
+    unsafe {
+        let wanted = wanted(rel);
+        if wanted {
+            flush_gathered();
+        }
+        wanted
+    }
+}
+
 /// Logs the rows in `slots` as inserted into `rel` (see `InsertLog`).
 ///
 /// # Safety
 /// `rel` must be an open relation with `wanted(rel)`; every slot must be valid and hold a
 /// row of `rel`; on the backend thread inside a transaction.
 pub unsafe fn log_inserts(rel: pg_sys::Relation, slots: &[*mut pg_sys::TupleTableSlot]) {
-    // SAFETY: this fn's contract is `InsertLog`'s.
+    // SAFETY: this fn's contract is `InsertLog`'s and `write_buffer::owe`'s.
     unsafe {
-        if let [slot] = slots {
-            if append_to_current(rel, *slot) {
-                return;
-            }
-        }
-        let mut log = InsertLog::new(rel);
+        let mut log: Option<InsertLog> = None;
         for &slot in slots {
-            log.add(slot);
+            // A row still in its write buffer is owed, and logged with its row group
+            // (`write::owed_rows`); rows gathered before it are logged first.
+            if tid_row(&(*slot).tts_tid).is_some_and(|row| {
+                flush_gathered();
+                write_buffer::owe(rel, row)
+            }) {
+                continue;
+            }
+            // Its row group was written while it was inserted: laid out from the slot.
+            write_buffer::log_owed();
+            if log.is_none() && append_to_current(rel, slot) {
+                continue;
+            }
+            log.get_or_insert_with(|| InsertLog::new(rel)).add(slot);
         }
     }
 }
@@ -149,7 +181,7 @@ impl InsertLog {
                 relid,
                 owner: pg_sys::GetCurrentSubTransactionId(),
                 xid: u32::from(pg_sys::GetCurrentTransactionIdIfAny()),
-                shapes: gathered.unwrap_or_else(|| attr_shapes(rel).into()),
+                shapes: gathered.unwrap_or_else(|| datum::attr_shapes(rel).into()),
             }
         }
     }
@@ -214,6 +246,19 @@ thread_local! {
 /// # Safety
 /// On the backend thread inside a transaction.
 pub unsafe fn flush_inserts() {
+    // SAFETY: per this fn's contract. At most one of the two holds rows (each logs the
+    // other's before it takes any).
+    unsafe {
+        flush_gathered();
+        write_buffer::log_owed();
+    }
+}
+
+/// Writes the inserted rows gathered from their slots, if any (see `flush_inserts`).
+///
+/// # Safety
+/// On the backend thread inside a transaction.
+unsafe fn flush_gathered() {
     let Some(pending) = PENDING.with_borrow_mut(Option::take) else { return };
     // SAFETY: per this fn's contract; an executor shut down while its transaction aborts
     // (a portal's cleanup) finds it no longer in progress: the rows die with it.
@@ -311,7 +356,7 @@ pub unsafe fn log_update(
         flush_inserts();
         let mut record = RecordBuilder::new(file_node(rel));
         let identity = Identity::of(rel);
-        let shapes = attr_shapes(rel);
+        let shapes = datum::attr_shapes(rel);
         add_old(&mut record, rel, &shapes, otid, &identity, |old| match &identity {
             Identity::Nothing => false,
             Identity::Full => true,
@@ -337,7 +382,7 @@ pub unsafe fn log_delete(rel: pg_sys::Relation, tid: &pg_sys::ItemPointerData) {
     unsafe {
         flush_inserts();
         let mut record = RecordBuilder::new(file_node(rel));
-        add_old(&mut record, rel, &attr_shapes(rel), tid, &Identity::of(rel), |_| true);
+        add_old(&mut record, rel, &datum::attr_shapes(rel), tid, &Identity::of(rel), |_| true);
         write_record(logical_record::DELETE, record.bytes(), true);
     }
 }
@@ -424,6 +469,13 @@ unsafe fn add_old(
             return;
         }
         let slot = pg_sys::MakeSingleTupleTableSlot((*rel).rd_att, crate::storage::relation::slot::ops());
+        if let Identity::Key(attrs) = identity {
+            // Only the key's columns are decoded (all the record and the test read): a
+            // row's other columns cost most of a DELETE's logging.
+            let mut needed = vec![false; shapes.len()];
+            attrs.iter().for_each(|&a| needed[a] = true);
+            crate::storage::relation::slot::set_needed(slot, &needed);
+        }
         if row_change::fetch_any(rel, tid, slot) {
             pg_sys::slot_getallattrs(slot);
             if required(slot) {
@@ -465,32 +517,6 @@ unsafe fn same_value(
 enum Tuple {
     Old,
     New,
-}
-
-/// How `rel`'s attributes are laid out in a heap tuple.
-///
-/// # Safety
-/// `rel` must be an open relation.
-pub(crate) unsafe fn attr_shapes(rel: pg_sys::Relation) -> Vec<AttrShape> {
-    // SAFETY: `rel` is open (this fn's contract): its descriptor has `natts` attributes.
-    unsafe {
-        let desc = (*rel).rd_att;
-        let attrs = std::slice::from_raw_parts((*desc).attrs.as_ptr(), (*desc).natts as usize);
-        attrs
-            .iter()
-            .map(|a| AttrShape {
-                len: a.attlen,
-                align: match a.attalign as u8 {
-                    b's' => 2,
-                    b'i' => 4,
-                    b'd' => 8,
-                    _ => 1,
-                },
-                by_value: a.attbyval,
-                packable: a.attstorage as u8 != b'p',
-            })
-            .collect()
-    }
 }
 
 /// Adds the slot's row to `record` as its old or a new tuple, in heap's image of it
@@ -594,20 +620,8 @@ unsafe fn image<'a>(tuple: pg_sys::HeapTuple) -> TupleImage<'a> {
     }
 }
 
-/// Writes `record` with the session's replication origin, as heap's records carry it,
-/// and, if `this_xid`, under this transaction's xid (assigned first: the record must
-/// carry it, and assigning one may itself write WAL); a record that names its rows'
-/// transaction needs none.
+/// Writes `record` (see `pages::log_change`).
 pub(crate) unsafe fn write_record(info: u8, record: &[u8], this_xid: bool) {
-    // SAFETY: on the backend thread inside a transaction (callers' contracts); the bytes
-    // stay valid until XLogInsert has copied them.
-    unsafe {
-        if this_xid {
-            pg_sys::GetCurrentTransactionId();
-        }
-        pg_sys::XLogBeginInsert();
-        pg_sys::XLogSetRecordFlags(pg_sys::XLOG_INCLUDE_ORIGIN as u8);
-        pg_sys::XLogRegisterData(record.as_ptr() as *mut std::ffi::c_char, record.len() as _);
-        pg_sys::XLogInsert(logical_record::RESOURCE_MANAGER_ID, info);
-    }
+    // SAFETY: the callers' contract is `log_change`'s.
+    unsafe { pages::log_change(info, record, this_xid) }
 }

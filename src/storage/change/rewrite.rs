@@ -77,7 +77,7 @@ pub unsafe fn copy_for_cluster(
         let order = order_for(old, old_index);
         let progress = ClusterProgress::start(pages::nblocks(old), !matches!(order, Order::Stored));
         let copied = copy_rows(&mut reader, (*old).rd_att, order, Some(&progress), |slot| {
-            write_buffer::insert(new, slot, cid, stored as usize);
+            write_buffer::insert(new, slot, cid, stored as usize, false);
             progress.written();
         });
         write_buffer::flush_relation((*new).rd_id);

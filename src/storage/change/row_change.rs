@@ -249,7 +249,9 @@ pub unsafe fn update(
     // it), and we are on the backend thread inside a transaction, so the transaction-status
     // checks, lock waits and mark writes are allowed.
     unsafe {
-        remove_version(rel, otid, cid, wait, tmfd, || Some(write_buffer::insert_row(rel, slot, cid, 1)))
+        remove_version(rel, otid, cid, wait, tmfd, || {
+            Some(write_buffer::insert_row(rel, slot, cid, 1, false))
+        })
     }
 }
 
@@ -283,7 +285,7 @@ pub unsafe fn move_row(
         {
             return false;
         }
-        let new_row = write_buffer::insert_row(rel, slot, cid, expected);
+        let new_row = write_buffer::insert_row(rel, slot, cid, expected, false);
         pending_marks::add_delete(t.storage_id, t.row, Some(new_row), cid, true);
         true
     }

@@ -37,6 +37,14 @@ pub const PAGE_WRITE: u8 = 0x30;
 /// (`space_reuse`). Redo resolves the conflict with a hot standby's queries; decoding
 /// skips it.
 pub const SPACE_REUSE: u8 = 0x40;
+/// A row group's bytes written into its pages (up to `MAX_GROUP_BLOCKS`), with what
+/// logical decoding needs to read the rows it logs out of them (`row_group_record`):
+/// written at `wal_level = logical` instead of the group's page writes and its rows'
+/// INSERT record. Redo replays the page writes; decoding turns the rows into changes.
+pub const ROW_GROUP_WRITE: u8 = 0x50;
+/// The most pages a `ROW_GROUP_WRITE` record writes: one block reference each
+/// (`XLR_MAX_BLOCK_ID` + 1 in PostgreSQL). A bigger row group's rows get INSERT records.
+pub const MAX_GROUP_BLOCKS: usize = 33;
 /// The bits of `xl_info` that say which kind a record is.
 pub const OPERATION_MASK: u8 = 0x70;
 /// With `PAGE_WRITE`: the page was new, and redo initializes it before writing (so the
@@ -91,6 +99,7 @@ pub fn operation_name(info: u8) -> Option<&'static str> {
         DELETE => Some("DELETE"),
         PAGE_WRITE => Some("PAGE_WRITE"),
         SPACE_REUSE => Some("SPACE_REUSE"),
+        ROW_GROUP_WRITE => Some("ROW_GROUP_WRITE"),
         _ => None,
     }
 }
@@ -522,6 +531,7 @@ mod tests {
         assert_eq!(operation_name(DELETE), Some("DELETE"));
         assert_eq!(operation_name(PAGE_WRITE | PAGE_INIT), Some("PAGE_WRITE"));
         assert_eq!(operation_name(SPACE_REUSE), Some("SPACE_REUSE"));
-        assert_eq!(operation_name(0x50), None);
+        assert_eq!(operation_name(ROW_GROUP_WRITE), Some("ROW_GROUP_WRITE"));
+        assert_eq!(operation_name(0x60), None);
     }
 }

@@ -461,24 +461,23 @@ unsafe extern "C-unwind" fn tuple_insert(
     // SAFETY: PostgreSQL calls this on the backend thread with the arguments its API defines:
     // `rel` is an open relation, locked by the caller; `slot` is a valid tuple slot.
     unsafe {
-        insert_one(rel, slot, cid, 1);
-        if logical_log::wanted(rel) {
-            logical_log::log_inserts(rel, &[slot]);
-        }
+        insert_one(rel, slot, cid, 1, logical_log::owing(rel));
     }
 }
 
-/// Buffers one row; `expected` rows are about to come (see `write_buffer::insert`).
+/// Buffers one row; `expected` rows are about to come, and with `owe` logical decoding
+/// is owed it (see `write_buffer::insert`).
 unsafe fn insert_one(
     rel: pg_sys::Relation,
     slot: *mut pg_sys::TupleTableSlot,
     cid: pg_sys::CommandId,
     expected: usize,
+    owe: bool,
 ) {
     // SAFETY: the caller guarantees `tuple_insert`'s contract: `rel` is an open relation,
     // locked by the caller; `slot` is a valid tuple slot.
     unsafe {
-        write_buffer::insert_row(rel, slot, cid, expected);
+        write_buffer::insert_row(rel, slot, cid, expected, owe);
         // What autovacuum and autoanalyze go by, as heap counts it.
         pg_sys::pgstat_count_heap_insert(rel, 1);
     }
@@ -497,11 +496,9 @@ unsafe extern "C-unwind" fn multi_insert(
     // `rel` is an open relation, locked by the caller; `slots` is an array of `nslots` valid
     // tuple slots.
     unsafe {
+        let owe = logical_log::owing(rel);
         for i in 0..nslots as usize {
-            insert_one(rel, *slots.add(i), cid, nslots as usize - i);
-        }
-        if logical_log::wanted(rel) {
-            logical_log::log_inserts(rel, std::slice::from_raw_parts(slots, nslots as usize));
+            insert_one(rel, *slots.add(i), cid, nslots as usize - i, owe);
         }
     }
 }
@@ -524,7 +521,7 @@ unsafe extern "C-unwind" fn tuple_insert_speculative(
         // reservation), not just for the speculative insertion: correct, if less concurrent.
         // Decoding sees the row once the insertion is confirmed (complete_speculative).
         let _ = (options, bistate);
-        insert_one(rel, slot, cid, 1)
+        insert_one(rel, slot, cid, 1, false)
     }
 }
 

@@ -1,9 +1,11 @@
 //! pgcolumnar's WAL resource manager (PostgreSQL 15's custom resource managers): the
-//! logical change records `change::logical_log` writes are decoded here into the changes
-//! heap's records become, so publications, `test_decoding`, `pgoutput` and every other
-//! output plugin see a columnar table's rows like a heap table's; redo has nothing to do
-//! for them (the pages those changes wrote are WAL-logged by their own records). Those
-//! are the page writes (`relation::pages`): redo replays them, decoding skips them.
+//! logical change records `change::logical_log` writes, and the rows a row group's
+//! `ROW_GROUP_WRITE` record carries encoded (`format::row_group_record`), are decoded here
+//! into the changes heap's records become, so publications, `test_decoding`, `pgoutput`
+//! and every other output plugin see a columnar table's rows like a heap table's. Redo
+//! has nothing to do for change records (the pages those changes wrote are WAL-logged by
+//! their own records); it replays the page writes (`relation::pages`: `PAGE_WRITE` and
+//! `ROW_GROUP_WRITE`), which decoding skips unless a row group carries rows.
 //!
 //! It also keeps pgcolumnar's metadata out of decoded streams: the metadata tables are
 //! ordinary tables, so their rows would be decoded as user changes. Inserts into them
@@ -12,7 +14,8 @@
 //! plugin, as core drops changes of its catalogs.
 
 use crate::storage::change::logical_log;
-use crate::storage::format::logical_record::{self, FileNode, Record, TupleImage};
+use crate::storage::format::logical_record::{self, FileNode, Record, TupleImage, Xids};
+use crate::storage::format::row_group_record::GroupRows;
 use crate::storage::format::{page_write, space_reuse};
 use crate::storage::relation::pages;
 use crate::storage::shared::error::data_corrupted;
@@ -105,6 +108,7 @@ unsafe extern "C-unwind" fn redo(record: *mut pg_sys::XLogReaderState) {
         let info = (*(*record).record).header.xl_info;
         match info & logical_record::OPERATION_MASK {
             logical_record::PAGE_WRITE => pages::redo_page_write(record),
+            logical_record::ROW_GROUP_WRITE => pages::redo_row_group_write(record),
             logical_record::SPACE_REUSE => redo_space_reuse(record),
             // Logical change records: their pages are logged by page writes.
             logical_record::INSERT | logical_record::UPDATE | logical_record::DELETE => {}
@@ -145,6 +149,7 @@ unsafe extern "C-unwind" fn identify(info: u8) -> *const std::ffi::c_char {
         Some("DELETE") => c"DELETE".as_ptr(),
         Some("PAGE_WRITE") => c"PAGE_WRITE".as_ptr(),
         Some("SPACE_REUSE") => c"SPACE_REUSE".as_ptr(),
+        Some("ROW_GROUP_WRITE") => c"ROW_GROUP_WRITE".as_ptr(),
         _ => std::ptr::null(),
     }
 }
@@ -159,6 +164,21 @@ unsafe extern "C-unwind" fn describe(buf: pg_sys::StringInfo, record: *mut pg_sy
                 Ok((node, freed_by)) => format!(
                     "rel {}/{}/{}; space freed by {freed_by}",
                     node.tablespace, node.database, node.relation
+                ),
+                Err(e) => format!("malformed: {}", e.0),
+            },
+            logical_record::ROW_GROUP_WRITE if main_data(record).is_empty() => {
+                format!("{} page(s), no rows logged", (*(*record).record).max_block_id + 1)
+            }
+            logical_record::ROW_GROUP_WRITE => match GroupRows::parse(main_data(record)) {
+                Ok(rows) => format!(
+                    "rel {}/{}/{}; {} of {} rows logged, {} page(s)",
+                    rows.node.tablespace,
+                    rows.node.database,
+                    rows.node.relation,
+                    rows.logged_rows(),
+                    rows.rows,
+                    (*(*record).record).max_block_id + 1
                 ),
                 Err(e) => format!("malformed: {}", e.0),
             },
@@ -238,26 +258,60 @@ unsafe extern "C-unwind" fn decode(
         let buf = buf as *mut RecordBuffer;
         let decoded = (*(*buf).record).record;
         let lsn = (*buf).origptr;
-        // A page write or space reuse has no logical content: only its transaction is
-        // made known, as decoding does for the records of resource managers that decode
-        // nothing.
-        if matches!(
-            (*decoded).header.xl_info & logical_record::OPERATION_MASK,
-            logical_record::PAGE_WRITE | logical_record::SPACE_REUSE
-        ) {
+        // A page write, a space reuse or a row group written without rows to decode has
+        // no logical content: only its transaction is made known, as decoding does for
+        // the records of resource managers that decode nothing.
+        let op = (*decoded).header.xl_info & logical_record::OPERATION_MASK;
+        let no_rows = op == logical_record::ROW_GROUP_WRITE && (*decoded).main_data_len == 0;
+        if no_rows || matches!(op, logical_record::PAGE_WRITE | logical_record::SPACE_REUSE) {
             pg_sys::ReorderBufferProcessXid((*ctx).reorder, (*decoded).header.xl_xid, lsn);
+            return;
+        }
+        let corrupt = |e: &str| -> ! { data_corrupted(&format!("pgcolumnar WAL record at {lsn:X}: {e}")) };
+        if op == logical_record::ROW_GROUP_WRITE {
+            let rows = GroupRows::parse(main_data((*buf).record)).unwrap_or_else(|e| corrupt(e.0));
+            let Some(xid) = to_decode(ctx, decoded, Some(rows.xids), rows.node, lsn) else { return };
+            // Only now that the rows are wanted: read back out of the row group's bytes.
+            let bytes = pages::row_group_bytes((*buf).record).unwrap_or_else(|e| corrupt(e.0));
+            for record in rows.records(&bytes).unwrap_or_else(|e| corrupt(e.0)) {
+                let bytes = record.into_bytes();
+                let record = Record::parse(&bytes).unwrap_or_else(|e| corrupt(e.0));
+                queue_changes(ctx, decoded, lsn, logical_record::INSERT, &record, xid);
+            }
             return;
         }
         let plain = logical_record::expand(main_data((*buf).record));
         let record = match plain.as_deref().map_err(|e| e.0).and_then(|p| Record::parse(p).map_err(|e| e.0)) {
             Ok(r) => r,
-            Err(e) => data_corrupted(&format!("pgcolumnar WAL record at {lsn:X}: {e}")),
+            Err(e) => corrupt(e),
         };
+        if let Some(xid) = to_decode(ctx, decoded, record.xids, record.node, lsn) {
+            queue_changes(ctx, decoded, lsn, op, &record, xid);
+        }
+    }
+}
+
+/// The transaction whose changes a record of ours holds, made known to the reorder
+/// buffer, if its changes are to be decoded: the record's own, or the one it names
+/// (inserts gathered over a statement, written maybe from inside a subtransaction it
+/// started), made known as the top-level transaction's child as a record's top-level
+/// xid is. None when the snapshot builder cannot decode it yet, the context only
+/// fast-forwards, the relation is of another database, or the output plugin filters
+/// the record's origin out.
+///
+/// # Safety
+/// `ctx` and `decoded` are logical decoding's context and the record it decodes.
+unsafe fn to_decode(
+    ctx: *mut pg_sys::LogicalDecodingContext,
+    decoded: *mut pg_sys::DecodedXLogRecord,
+    xids: Option<Xids>,
+    node: FileNode,
+    lsn: pg_sys::XLogRecPtr,
+) -> Option<pg_sys::TransactionId> {
+    // SAFETY: this fn's contract.
+    unsafe {
         let rb = (*ctx).reorder;
-        // The rows' transaction: the record's own, or the one it names (inserts gathered
-        // over a statement, written maybe from inside a subtransaction it started), made
-        // known as the top-level transaction's child as a record's top-level xid is.
-        let xid = match record.xids {
+        let xid = match xids {
             None => (*decoded).header.xl_xid,
             Some(xids) => {
                 if xids.own != xids.top {
@@ -271,16 +325,37 @@ unsafe extern "C-unwind" fn decode(
         if (*ctx).fast_forward
             || !pg_sys::ffi::pg_guard_ffi_boundary(|| SnapBuildProcessChange(builder, xid, lsn))
         {
-            return;
+            return None;
         }
-        if record.node.database != u32::from((*(*ctx).slot).data.database) {
-            return;
+        if node.database != u32::from((*(*ctx).slot).data.database) {
+            return None;
         }
         let origin = (*decoded).record_origin;
         if (*ctx).callbacks.filter_by_origin_cb.is_some() && pg_sys::filter_by_origin_cb_wrapper(ctx, origin)
         {
-            return;
+            return None;
         }
+        Some(xid)
+    }
+}
+
+/// Queues the changes of `record`, an `op` record, as transaction `xid`'s (`to_decode`'s).
+///
+/// # Safety
+/// As `to_decode`; `lsn` is the record's.
+unsafe fn queue_changes(
+    ctx: *mut pg_sys::LogicalDecodingContext,
+    decoded: *mut pg_sys::DecodedXLogRecord,
+    lsn: pg_sys::XLogRecPtr,
+    op: u8,
+    record: &Record<'_>,
+    xid: pg_sys::TransactionId,
+) {
+    // SAFETY: this fn's contract; the changes and tuple buffers come from the reorder
+    // buffer, which takes them over in ReorderBufferQueueChange.
+    unsafe {
+        let rb = (*ctx).reorder;
+        let origin = (*decoded).record_origin;
         use pg_sys::ReorderBufferChangeType::*;
         let queue = |action, old: Option<&TupleImage<'_>>, new: Option<&TupleImage<'_>>| {
             let change = pg_sys::ReorderBufferGetChange(rb);
@@ -293,7 +368,7 @@ unsafe extern "C-unwind" fn decode(
             tp.clear_toast_afterwards = true;
             pg_sys::ReorderBufferQueueChange(rb, xid, lsn, change, false);
         };
-        match (*decoded).header.xl_info & logical_record::OPERATION_MASK {
+        match op {
             logical_record::INSERT => {
                 for t in &record.new {
                     queue(REORDER_BUFFER_CHANGE_INSERT, None, Some(t));

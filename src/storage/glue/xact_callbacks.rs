@@ -1,9 +1,11 @@
 //! The storage layer's transaction and subtransaction callbacks, one of each, calling
 //! the parts that keep per-transaction state in the order they must run. Before a
-//! commit or prepare: the inserted rows gathered for logical decoding are logged
-//! (`logical_log`), the delete marks a statement collected are written and their buckets
-//! unlocked (`pending_marks`), then the buffered rows are written out (`write_buffer`),
-//! whose row groups may take free space it returns after the last of them. After the
+//! commit or prepare: the delete marks a statement collected are written and their
+//! buckets unlocked (`pending_marks`), then the buffered rows are written out
+//! (`write_buffer`), whose row groups may take free space it returns after the last of
+//! them, and which log the rows logical decoding is owed (`write::owed_rows`); then the
+//! inserted rows gathered for logical decoding from their slots are logged
+//! (`logical_log`; none are while rows are owed). After the
 //! end, each drops what it kept, and the memory reserve (`format::fallible`) that a
 //! refused allocation spent is taken again (also when a savepoint is rolled back).
 
@@ -16,9 +18,9 @@ unsafe extern "C-unwind" fn on_xact(event: pg_sys::XactEvent::Type, _arg: *mut s
     // SAFETY: PostgreSQL calls this on the backend thread with the transaction's event,
     // which each part's handler expects.
     unsafe {
-        logical_log::on_xact(event);
         pending_marks::on_xact(event);
         write_buffer::on_xact(event);
+        logical_log::on_xact(event);
         if matches!(
             event,
             pg_sys::XactEvent::XACT_EVENT_COMMIT

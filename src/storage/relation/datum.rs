@@ -13,32 +13,38 @@ use crate::storage::format::encoding::{
 };
 use crate::storage::format::image_arena::ImageArena;
 use crate::storage::format::numeric::{ScaleWriter, I64_BYTES_MAX};
+use crate::storage::format::tuple_image::AttrShape;
 use crate::storage::format::zonemap::Bound;
 use crate::storage::shared::cache::{self, BoundedCache};
 use pgrx::pg_sys;
 use std::cell::RefCell;
 use std::rc::Rc;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ColumnKind {
-    Dropped,
-    Int { len: u8 },
-    Float4,
-    Float8,
-    Fixed { len: u16 },
-    Varlena,
-    CString,
-}
+pub use crate::storage::format::column_kind::ColumnKind;
 
-impl ColumnKind {
-    pub fn physical(self) -> Option<PhysicalKind> {
-        match self {
-            ColumnKind::Dropped => None,
-            ColumnKind::Int { .. } => Some(PhysicalKind::Int),
-            ColumnKind::Float4 => Some(PhysicalKind::Float32),
-            ColumnKind::Float8 => Some(PhysicalKind::Float64),
-            ColumnKind::Fixed { .. } | ColumnKind::Varlena | ColumnKind::CString => Some(PhysicalKind::Bytes),
-        }
+/// How `rel`'s attributes are laid out in a heap tuple.
+///
+/// # Safety
+/// `rel` must be an open relation.
+pub unsafe fn attr_shapes(rel: pg_sys::Relation) -> Vec<AttrShape> {
+    // SAFETY: `rel` is open (this fn's contract): its descriptor has `natts` attributes.
+    unsafe {
+        let desc = (*rel).rd_att;
+        let attrs = std::slice::from_raw_parts((*desc).attrs.as_ptr(), (*desc).natts as usize);
+        attrs
+            .iter()
+            .map(|a| AttrShape {
+                len: a.attlen,
+                align: match a.attalign as u8 {
+                    b's' => 2,
+                    b'i' => 4,
+                    b'd' => 8,
+                    _ => 1,
+                },
+                by_value: a.attbyval,
+                packable: a.attstorage as u8 != b'p',
+            })
+            .collect()
     }
 }
 

@@ -10,7 +10,7 @@ use crate::storage::format::encoding::CorruptData;
 use crate::storage::format::fallible;
 use crate::storage::format::layout::{self, Metapage, BLOCK_SIZE, METAPAGE_BLOCK, METAPAGE_LEN, PAGE_HEADER};
 use crate::storage::format::logical_record::{
-    FileNode, PAGE_INIT, PAGE_WRITE, RESOURCE_MANAGER_ID, SPACE_REUSE,
+    FileNode, MAX_GROUP_BLOCKS, PAGE_INIT, PAGE_WRITE, RESOURCE_MANAGER_ID, ROW_GROUP_WRITE, SPACE_REUSE,
 };
 use crate::storage::format::{cache_lines, page_write, space_reuse};
 use crate::storage::shared::error::{data_corrupted, newer_format};
@@ -508,6 +508,194 @@ unsafe fn write_page(rel: pg_sys::Relation, buf: pg_sys::Buffer, in_page: usize,
     }
 }
 
+/// Writes `data`, a row group's bytes, at stream offset `offset` (space allocated to the
+/// caller) in one `ROW_GROUP_WRITE` record: a page write for each page the bytes fall
+/// into, which redo replays, and, if `rows` is not empty, its main data: what decoding
+/// needs to read the rows it logs out of the same bytes (`format::row_group_record`).
+/// False, with nothing written, when the bytes fall into more than `MAX_GROUP_BLOCKS`
+/// pages or pages are not logged by our records (the caller then writes them with
+/// `write_stream`).
+///
+/// # Safety
+/// `rel` must be an open relation, locked by the caller; call on the backend thread
+/// inside a transaction.
+pub unsafe fn write_row_group(rel: pg_sys::Relation, offset: u64, data: &[u8], rows: &[u8]) -> bool {
+    struct Piece<'a> {
+        buf: pg_sys::Buffer,
+        in_page: usize,
+        bytes: &'a [u8],
+        header: [u8; page_write::HEADER_BYTES],
+        is_new: bool,
+    }
+    let mut pieces: Vec<Piece<'_>> = Vec::with_capacity(data.len().div_ceil(BLOCK_SIZE - PAGE_HEADER) + 1);
+    let mut blocks = Vec::new();
+    let mut done = 0usize;
+    while done < data.len() {
+        let (block, in_page) = layout::locate(offset + done as u64);
+        let n = (BLOCK_SIZE - in_page).min(data.len() - done);
+        let header = [0; page_write::HEADER_BYTES];
+        pieces.push(Piece { buf: 0, in_page, bytes: &data[done..done + n], header, is_new: false });
+        blocks.push(block);
+        done += n;
+    }
+    // SAFETY: `rel` is open and locked inside a transaction (this fn's contract). The pages
+    // are pinned, then locked in block order (no other writer holds two at once), and
+    // written inside the critical section, which nothing but the WAL insert can fail (a
+    // failure PANICs, as in heap); the headers and bytes live until XLogInsert copied them.
+    unsafe {
+        if pieces.is_empty()
+            || pieces.len() > MAX_GROUP_BLOCKS
+            || !PAGE_RECORDS.load(Ordering::Relaxed)
+            || !needs_wal(rel)
+        {
+            return false;
+        }
+        for (p, &block) in pieces.iter_mut().zip(&blocks) {
+            p.buf = extend_to(rel, block);
+        }
+        // Two registered pieces of data a block, and the main data.
+        if pieces.len() > pg_sys::XLR_NORMAL_MAX_BLOCK_ID as usize + 1 {
+            pg_sys::XLogEnsureRecordSpace(pieces.len() as i32 - 1, 2 * pieces.len() as i32 + 1);
+        }
+        for p in &pieces {
+            pg_sys::LockBuffer(p.buf, pg_sys::BUFFER_LOCK_EXCLUSIVE as i32);
+        }
+        pg_sys::CritSectionCount += 1;
+        for p in &mut pieces {
+            let page = pg_sys::BufferGetPage(p.buf);
+            p.is_new = pg_sys::PageIsNew(page);
+            apply_page_write(page, p.is_new, p.in_page, p.bytes);
+            pg_sys::MarkBufferDirty(p.buf);
+            p.header = page_write::block_header(p.in_page, p.is_new);
+        }
+        pg_sys::XLogBeginInsert();
+        for (i, p) in pieces.iter().enumerate() {
+            // Decoding reads the bytes even where a full-page image replaces them for redo.
+            let will_init = if p.is_new { pg_sys::REGBUF_WILL_INIT } else { 0 };
+            let keep = if rows.is_empty() { 0 } else { pg_sys::REGBUF_KEEP_DATA };
+            pg_sys::XLogRegisterBuffer(i as u8, p.buf, (pg_sys::REGBUF_STANDARD | keep | will_init) as u8);
+            pg_sys::XLogRegisterBufData(i as u8, p.header.as_ptr() as *mut _, p.header.len() as i32);
+            pg_sys::XLogRegisterBufData(i as u8, p.bytes.as_ptr() as *mut _, p.bytes.len() as i32);
+        }
+        if !rows.is_empty() {
+            // Decoding filters changes by origin, as heap's records carry it.
+            pg_sys::XLogSetRecordFlags(pg_sys::XLOG_INCLUDE_ORIGIN as u8);
+            pg_sys::XLogRegisterData(rows.as_ptr() as *mut _, rows.len() as _);
+        }
+        let lsn = pg_sys::XLogInsert(RESOURCE_MANAGER_ID, ROW_GROUP_WRITE);
+        for p in &pieces {
+            set_page_lsn(pg_sys::BufferGetPage(p.buf), lsn);
+        }
+        pg_sys::CritSectionCount -= 1;
+        for p in &pieces {
+            pg_sys::UnlockReleaseBuffer(p.buf);
+        }
+        true
+    }
+}
+
+/// The bytes of a `ROW_GROUP_WRITE` record's row group: its blocks' bytes, in order.
+///
+/// # Safety
+/// `record` must be a decoded `ROW_GROUP_WRITE` record.
+pub unsafe fn row_group_bytes(record: *mut pg_sys::XLogReaderState) -> Result<Vec<u8>, CorruptData> {
+    // SAFETY: this fn's contract: the record is decoded, with `max_block_id + 1` blocks.
+    unsafe {
+        let blocks = (*(*record).record).max_block_id + 1;
+        let mut out = Vec::with_capacity(blocks.max(0) as usize * BLOCK_SIZE);
+        for id in 0..blocks {
+            let (_, _, bytes) = page_write::parse_block(block_data(record, id as u8))?;
+            out.extend_from_slice(bytes);
+        }
+        Ok(out)
+    }
+}
+
+/// Writes `record` with the session's replication origin, as heap's records carry it,
+/// and, if `this_xid`, under this transaction's xid (assigned first: the record must
+/// carry it, and assigning one may itself write WAL); a record that names its rows'
+/// transaction needs none.
+///
+/// # Safety
+/// On the backend thread inside a transaction.
+pub unsafe fn log_change(info: u8, record: &[u8], this_xid: bool) {
+    // SAFETY: on the backend thread inside a transaction (callers' contracts); the bytes
+    // stay valid until XLogInsert has copied them.
+    unsafe {
+        if this_xid {
+            pg_sys::GetCurrentTransactionId();
+        }
+        pg_sys::XLogBeginInsert();
+        pg_sys::XLogSetRecordFlags(pg_sys::XLOG_INCLUDE_ORIGIN as u8);
+        pg_sys::XLogRegisterData(record.as_ptr() as *mut std::ffi::c_char, record.len() as _);
+        pg_sys::XLogInsert(RESOURCE_MANAGER_ID, info);
+    }
+}
+
+/// Ends redo of a record whose data is not what it should be.
+unsafe fn corrupt(record: *mut pg_sys::XLogReaderState, e: CorruptData) -> ! {
+    // SAFETY: `record` is the decoded record being replayed (callers).
+    data_corrupted(&format!("pgcolumnar WAL record at {:X}: {}", unsafe { (*record).ReadRecPtr }, e.0))
+}
+
+/// Replays a `ROW_GROUP_WRITE` record's page writes (the resource manager's redo).
+///
+/// # Safety
+/// `record` must be a decoded `ROW_GROUP_WRITE` record, during recovery.
+pub unsafe fn redo_row_group_write(record: *mut pg_sys::XLogReaderState) {
+    // SAFETY: this fn's contract: the record is decoded, with `max_block_id + 1` blocks;
+    // each buffer the redo functions return is pinned and exclusively locked until
+    // released.
+    unsafe {
+        for id in 0..=(*(*record).record).max_block_id {
+            let id = id as u8;
+            // A block's data says whether its page is new; a page that was not may come as
+            // a full-page image alone (without rows to decode, its data is not kept).
+            let data = block_data(record, id);
+            let init =
+                !data.is_empty() && page_write::parse_block(data).unwrap_or_else(|e| corrupt(record, e)).0;
+            redo_block(record, id, init, |payload| {
+                page_write::parse_block(payload).map(|(_, at, b)| (at, b))
+            });
+        }
+    }
+}
+
+/// Replays the write block `id` of `record` stands for (its data, read by `parse`, says
+/// where and what; the page is initialized first if `init`), unless a full-page image
+/// restored the page or the page is newer.
+///
+/// # Safety
+/// `record` must be a decoded record of ours that references block `id`, during recovery.
+unsafe fn redo_block(
+    record: *mut pg_sys::XLogReaderState,
+    id: u8,
+    init: bool,
+    parse: impl FnOnce(&[u8]) -> Result<(usize, &[u8]), CorruptData>,
+) {
+    // SAFETY: this fn's contract; the buffer the redo functions return is pinned and
+    // exclusively locked until released.
+    unsafe {
+        let mut buf: pg_sys::Buffer = pg_sys::InvalidBuffer as pg_sys::Buffer;
+        let action = if init {
+            buf = pg_sys::XLogInitBufferForRedo(record, id);
+            pg_sys::XLogRedoAction::BLK_NEEDS_REDO
+        } else {
+            pg_sys::XLogReadBufferForRedo(record, id, &mut buf)
+        };
+        if action == pg_sys::XLogRedoAction::BLK_NEEDS_REDO {
+            let (in_page, bytes) = parse(block_data(record, id)).unwrap_or_else(|e| corrupt(record, e));
+            let page = pg_sys::BufferGetPage(buf);
+            apply_page_write(page, init, in_page, bytes);
+            set_page_lsn(page, (*record).EndRecPtr);
+            pg_sys::MarkBufferDirty(buf);
+        }
+        if buf != pg_sys::InvalidBuffer as pg_sys::Buffer {
+            pg_sys::UnlockReleaseBuffer(buf);
+        }
+    }
+}
+
 /// The page change a `PAGE_WRITE` record stands for: `PageInit` of a new page, then the
 /// bytes, below `pd_lower`.
 ///
@@ -594,26 +782,8 @@ pub unsafe fn redo_page_write(record: *mut pg_sys::XLogReaderState) {
     // the buffer the redo functions return is pinned and exclusively locked until released.
     unsafe {
         let info = (*(*record).record).header.xl_info;
-        let init = info & PAGE_INIT != 0;
-        let mut buf: pg_sys::Buffer = pg_sys::InvalidBuffer as pg_sys::Buffer;
-        let action = if init {
-            buf = pg_sys::XLogInitBufferForRedo(record, 0);
-            pg_sys::XLogRedoAction::BLK_NEEDS_REDO
-        } else {
-            pg_sys::XLogReadBufferForRedo(record, 0, &mut buf)
-        };
-        if action == pg_sys::XLogRedoAction::BLK_NEEDS_REDO {
-            let (in_page, bytes) = page_write::parse(block_data(record, 0)).unwrap_or_else(|e| {
-                data_corrupted(&format!("pgcolumnar WAL record at {:X}: {}", (*record).ReadRecPtr, e.0))
-            });
-            let page = pg_sys::BufferGetPage(buf);
-            apply_page_write(page, init, in_page, bytes);
-            set_page_lsn(page, (*record).EndRecPtr);
-            pg_sys::MarkBufferDirty(buf);
-        }
-        if buf != pg_sys::InvalidBuffer as pg_sys::Buffer {
-            pg_sys::UnlockReleaseBuffer(buf);
-        }
+        // Parsed only if replayed: a full-page image comes without the block's data.
+        redo_block(record, 0, info & PAGE_INIT != 0, page_write::parse);
     }
 }
 

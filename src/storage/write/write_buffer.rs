@@ -18,10 +18,14 @@ use crate::storage::format::chunk_encoder::{encode_chunk, EncodedChunk};
 use crate::storage::format::column_builder::ColumnBuilder;
 use crate::storage::format::encoding::{CompressionPolicy, EncodingGoal, PhysicalKind};
 use crate::storage::format::flush_order::{flush_order, permuted};
-use crate::storage::format::layout::{ROW_GROUP_ROWS, VECTOR_ROWS};
+use crate::storage::format::layout::{self, ROW_GROUP_ROWS, VECTOR_ROWS};
+use crate::storage::format::logical_record::{self, RecordBuilder, Xids, MAX_GROUP_BLOCKS};
+use crate::storage::format::row_group_record;
+use crate::storage::format::row_images;
 use crate::storage::relation::datum::{self, ColumnKind};
 use crate::storage::relation::options;
 use crate::storage::relation::pages;
+use crate::storage::write::owed_rows::{self, Owed};
 use pgrx::pg_sys;
 use rayon::prelude::*;
 use std::cell::RefCell;
@@ -190,20 +194,29 @@ unsafe fn write_out(rel: pg_sys::Relation, buf: &mut WriteBuffer, rows: usize, b
         // SAFETY: back on the backend thread (the parallel sections are done), with `rel` open
         // and locked inside a transaction (this fn's contract).
         let data_offset = unsafe { super::free_space::allocate(rel, storage_id, total as u64) };
-        let mut stream = StreamWriter { rel, at: data_offset, pending: Vec::new() };
-        let mut write = |attnum: i16, c: EncodedChunk| {
-            let at = stream.at + stream.pending.len() as u64;
-            // SAFETY: as for `allocate` above; `at .. at + len` was allocated to this group.
-            unsafe { stream.write(&c.bytes) };
-            ChunkMeta::new(attnum, at, c.bytes.len() as u64, c.null_count, c.raw_bytes, c.vectors)
-        };
-        let mut chunks = Chunks::default();
-        for (i, chunk) in encoded.into_iter().enumerate() {
-            chunks.columns.push(chunk.map(|c| std::rc::Rc::new(write(i as i16 + 1, c))));
+        // The chunks lie one after another from `data_offset`: the order column last.
+        let mut pieces: Vec<(i16, EncodedChunk)> =
+            encoded.into_iter().enumerate().filter_map(|(i, c)| Some((i as i16 + 1, c?))).collect();
+        pieces.extend(order_chunk.map(|c| (0, c)));
+        let mut chunks = Chunks { columns: vec![None; buf.columns.len()], ..Default::default() };
+        let mut at = 0u64;
+        for (attnum, c) in &pieces {
+            let meta = ChunkMeta::new(
+                *attnum,
+                data_offset + at,
+                c.bytes.len() as u64,
+                c.null_count,
+                c.raw_bytes,
+                c.vectors.clone(),
+            );
+            at += c.bytes.len() as u64;
+            match *attnum {
+                0 => chunks.order = Some(meta),
+                a => chunks.columns[a as usize - 1] = Some(std::rc::Rc::new(meta)),
+            }
         }
-        chunks.order = order_chunk.map(|c| write(0, c));
-        // SAFETY: as for `allocate` above.
-        unsafe { stream.finish() };
+        // SAFETY: as for `allocate` above; `data_offset .. + total` was allocated to this group.
+        unsafe { write_group(rel, buf, range.clone(), &pieces, data_offset) };
         let group = RowGroupMeta {
             first_row: buf.first_row + range.start as u64,
             row_count: range.len() as u64,
@@ -229,6 +242,210 @@ unsafe fn write_out(rel: pg_sys::Relation, buf: &mut WriteBuffer, rows: usize, b
         run.1 = run.1.saturating_sub(rows);
         run.1 > 0
     });
+}
+
+/// Writes the bytes of the row group of rows `range` of `buf` (its chunks `pieces`, in
+/// stream order from `data_offset`), and logs those of its rows logical decoding is
+/// owed (`owed_rows`). A group of up to `ROW_GROUP_RECORD_BYTES` goes into one
+/// `ROW_GROUP_WRITE` record, which also tells decoding where to find the owed rows in
+/// its bytes; a bigger one is written page by page (`StreamWriter`), its owed rows
+/// logged apart as INSERT records laid out from the buffer, as are owed rows of an
+/// enclosing subtransaction written out under this one.
+///
+/// # Safety
+/// As for `write_out`; the group's stream space is allocated.
+unsafe fn write_group(
+    rel: pg_sys::Relation,
+    buf: &WriteBuffer,
+    range: std::ops::Range<usize>,
+    pieces: &[(i16, EncodedChunk)],
+    data_offset: u64,
+) {
+    let rows = buf.first_row + range.start as u64..buf.first_row + range.end as u64;
+    let owed = owed_rows::with(|o| {
+        let o = o.as_mut().filter(|o| o.relid == buf.relid && o.subxact == buf.subxact)?;
+        let logged = o.take_in(rows);
+        (!logged.is_empty()).then(|| (logged, o.xids, o.node, o.shapes.clone()))
+    });
+    // Owed rows of an enclosing subtransaction (written out under this one to be read)
+    // are not this one's changes: they are logged apart, under their own.
+    // SAFETY: this fn's contract: on the backend thread inside the transaction.
+    let own = owed.is_some() && unsafe { pg_sys::GetCurrentSubTransactionId() } == buf.subxact;
+    let total: usize = pieces.iter().map(|(_, c)| c.bytes.len()).sum();
+    let mut with_rows = false;
+    let written = total <= ROW_GROUP_RECORD_BYTES && {
+        let mut bytes = Vec::with_capacity(total);
+        let offsets: Vec<u32> = pieces
+            .iter()
+            .map(|(_, c)| {
+                let offset = bytes.len() as u32;
+                bytes.extend_from_slice(&c.bytes);
+                offset
+            })
+            .collect();
+        let mut description = Vec::new();
+        if let Some((logged, xids, node, shapes)) = owed.as_ref().filter(|_| own) {
+            let chunk_of = |attnum: i16| {
+                let at = pieces.iter().position(|(a, _)| *a == attnum)?;
+                Some((offsets[at], pieces[at].1.vectors.as_slice()))
+            };
+            let columns = shapes
+                .iter()
+                .zip(&buf.kinds)
+                .enumerate()
+                .map(|(i, (&shape, &kind))| (shape, kind, chunk_of(i as i16 + 1)));
+            let rows = range.len() as u32;
+            row_group_record::encode_written(
+                *node,
+                *xids,
+                rows,
+                logged,
+                chunk_of(0),
+                columns,
+                &mut description,
+            );
+            with_rows = true;
+        }
+        // SAFETY: this fn's contract.
+        unsafe { pages::write_row_group(rel, data_offset, &bytes, &description) }
+    };
+    if let Some((logged, xids, node, shapes)) = owed.filter(|_| !(written && with_rows)) {
+        let ranges =
+            logged.iter().map(|&(first, n)| range.start + first as usize..range.start + (first + n) as usize);
+        let records = row_images::records(&shapes, &buf.kinds, &buf.columns, ranges, || {
+            RecordBuilder::of_transaction(node, xids)
+        });
+        for r in records {
+            // SAFETY: this fn's contract.
+            unsafe { pages::log_change(logical_record::INSERT, r.bytes(), false) };
+        }
+    }
+    if !written {
+        let mut stream = StreamWriter { rel, at: data_offset, pending: Vec::new() };
+        // SAFETY: this fn's contract.
+        unsafe {
+            for (_, c) in pieces {
+                stream.write(&c.bytes);
+            }
+            stream.finish();
+        }
+    }
+}
+
+/// A row group's bytes go into one `ROW_GROUP_WRITE` record up to this size: they fall
+/// into at most `MAX_GROUP_BLOCKS` pages wherever they start.
+const ROW_GROUP_RECORD_BYTES: usize = (MAX_GROUP_BLOCKS - 2) * (layout::BLOCK_SIZE - layout::PAGE_HEADER);
+
+/// Owes logical decoding row `row` of `rel`, inserted by this subtransaction earlier
+/// (a speculative insertion, owed once confirmed), if it is still in this
+/// subtransaction's buffer; false if it is not (its row group is written: the caller
+/// logs it from its slot).
+///
+/// # Safety
+/// `rel` must be an open relation with `change::logical_log::wanted`; on the backend
+/// thread inside a transaction.
+pub unsafe fn owe(rel: pg_sys::Relation, row: u64) -> bool {
+    // SAFETY: this fn's contract.
+    unsafe {
+        let subxact = pg_sys::GetCurrentSubTransactionId();
+        let relid = (*rel).rd_id;
+        let held = BUFFERS.with_borrow(|buffers| {
+            buffers.iter().any(|b| {
+                b.relid == relid
+                    && b.subxact == subxact
+                    && b.first_row <= row
+                    && row < b.first_row + b.rows as u64
+            })
+        });
+        if held {
+            owe_inserted(rel, subxact, row);
+        }
+        held
+    }
+}
+
+/// Owes logical decoding row `row` of `rel`, in the buffer of `subxact` (the running
+/// subtransaction), after every row owed before it; rows owed to another buffer are
+/// logged first.
+///
+/// # Safety
+/// As `owe`.
+unsafe fn owe_inserted(rel: pg_sys::Relation, subxact: pg_sys::SubTransactionId, row: u64) {
+    // SAFETY: this fn's contract.
+    unsafe {
+        let relid = (*rel).rd_id;
+        let owes = |o: &mut Option<Owed>| match o {
+            Some(o) if o.relid == relid && o.subxact == subxact => {
+                o.push(row);
+                true
+            }
+            _ => false,
+        };
+        if owed_rows::with(owes) {
+            return;
+        }
+        log_owed();
+        let xids =
+            Xids { own: pg_sys::GetCurrentTransactionId().into(), top: pg_sys::GetTopTransactionId().into() };
+        let mut owed = Owed::new(relid, subxact, xids, pages::file_node(rel), datum::attr_shapes(rel).into());
+        owed.push(row);
+        owed_rows::with(|o| *o = Some(owed));
+    }
+}
+
+/// At a statement's end: logs the rows logical decoding is owed if they take more than
+/// `logical_decoding_work_mem`. A decoder with that setting streams (or spills) a
+/// transaction's changes past it while the transaction is in progress, as heap's are
+/// when its statements write them; fewer rows wait to be logged with their row group,
+/// and a transaction that rolls back before writing them logs nothing of them.
+///
+/// # Safety
+/// On the backend thread inside a transaction.
+pub unsafe fn log_owed_if_streamed() {
+    let owed_bytes = owed_rows::with(|o| {
+        let o = o.as_ref()?;
+        let rows: u64 = o.runs().iter().map(|r| r.end - r.start).sum();
+        BUFFERS.with_borrow(|buffers| {
+            let buf = buffers.iter().find(|b| b.relid == o.relid && b.subxact == o.subxact && b.rows > 0)?;
+            // As the reorder buffer counts a change: its struct, the tuple's and the values.
+            let per_change = std::mem::size_of::<pg_sys::ReorderBufferChange>()
+                + std::mem::size_of::<pg_sys::HeapTupleData>();
+            Some(buf.memory() as u64 * rows / buf.rows as u64 + rows * per_change as u64)
+        })
+    });
+    // SAFETY: this fn's contract; the setting is a plain global of this backend.
+    unsafe {
+        if owed_bytes.is_some_and(|b| b > pg_sys::logical_decoding_work_mem as u64 * 1024) {
+            log_owed();
+        }
+    }
+}
+
+/// Logs the rows logical decoding is owed, as INSERT records laid out from their
+/// buffer: something else decoding would see is about to happen, and must come after
+/// them.
+///
+/// # Safety
+/// On the backend thread inside a transaction.
+pub unsafe fn log_owed() {
+    let Some(owed) = owed_rows::with(Option::take) else { return };
+    if owed.is_empty() {
+        return;
+    }
+    let records = BUFFERS.with_borrow(|buffers| {
+        let buf = buffers.iter().find(|b| b.relid == owed.relid && b.subxact == owed.subxact)?;
+        let ranges =
+            owed.runs().iter().map(|r| (r.start - buf.first_row) as usize..(r.end - buf.first_row) as usize);
+        Some(row_images::records(&owed.shapes, &buf.kinds, &buf.columns, ranges, || {
+            RecordBuilder::of_transaction(owed.node, owed.xids)
+        }))
+    });
+    // Owed rows leave their buffer only with their row group, which logs them.
+    let records = records.unwrap_or_else(|| pgrx::error!("rows owed to logical decoding are not buffered"));
+    for r in records {
+        // SAFETY: this fn's contract.
+        unsafe { pages::log_change(logical_record::INSERT, r.bytes(), false) };
+    }
 }
 
 /// Writes a row group's chunks, which lie one after another in the stream, gathering
@@ -444,6 +661,8 @@ unsafe fn bound_memory(rel: pg_sys::Relation, buf: &mut WriteBuffer) {
 
 /// Buffers the row in `slot` and returns its row number. `expected` is how many rows the
 /// caller is about to insert (1 if it does not know): how many numbers to take at once.
+/// With `owe`, logical decoding is owed the row (`owed_rows`): an INSERT's row at
+/// `wal_level = logical`.
 ///
 /// # Safety
 /// `rel` must be an open relation, locked by the caller; `slot` must be a valid tuple slot;
@@ -454,6 +673,7 @@ pub unsafe fn insert(
     slot: *mut pg_sys::TupleTableSlot,
     cid: pg_sys::CommandId,
     expected: usize,
+    owe: bool,
 ) -> u64 {
     // SAFETY: the caller guarantees this fn's contract: `rel` is an open relation, locked by
     // the caller; `slot` is a valid tuple slot, and we are on the backend thread inside a
@@ -463,7 +683,9 @@ pub unsafe fn insert(
         let natts = (*(*rel).rd_att).natts as usize;
         pg_sys::slot_getallattrs(slot);
         let expected = expected.max(planned_rows((*rel).rd_id));
-        with_buffer(rel, |buf| {
+        let (row, subxact) = with_buffer(rel, |buf| {
+            // Before the row is added: it stays buffered until `owe_inserted` owes it.
+            bound_memory(rel, buf);
             if buf.first_row + buf.rows as u64 == buf.reserved_end {
                 take_row_numbers(rel, buf, expected);
                 if buf.rows == 0 && expected > 1 {
@@ -480,9 +702,12 @@ pub unsafe fn insert(
             }
             let row = buf.first_row + buf.rows as u64;
             count_rows(buf, 1, cid);
-            bound_memory(rel, buf);
-            row
-        })
+            (row, buf.subxact)
+        });
+        if owe {
+            owe_inserted(rel, subxact, row);
+        }
+        row
     }
 }
 
@@ -529,7 +754,7 @@ pub unsafe fn insert_columns(
 }
 
 /// Buffers `slot`'s row for `rel` and gives the slot the row's TID; returns its number.
-/// `expected` as for `insert`.
+/// `expected` and `owe` as for `insert`.
 ///
 /// # Safety
 /// `rel` must be an open relation, locked by the caller; `slot` must be a valid tuple slot;
@@ -540,13 +765,14 @@ pub unsafe fn insert_row(
     slot: *mut pg_sys::TupleTableSlot,
     cid: pg_sys::CommandId,
     expected: usize,
+    owe: bool,
 ) -> u64 {
     // SAFETY: the caller guarantees this fn's contract: `rel` is an open relation, locked by
     // the caller; `slot` is a valid tuple slot, and we are on the backend thread inside a
     // transaction, so relations may be opened and slots read, and row groups written through
     // `pages` and `catalog`.
     unsafe {
-        let row = insert(rel, slot, cid, expected);
+        let row = insert(rel, slot, cid, expected, owe);
         (*slot).tts_tid = crate::storage::relation::tid::row_tid(row);
         (*slot).tts_tableOid = (*rel).rd_id;
         row
@@ -721,8 +947,17 @@ pub unsafe fn flush_relation(relid: pg_sys::Oid) {
     }
 }
 
-/// Forgets the buffered rows of `relid` (its storage is being replaced or truncated).
-pub fn discard_relation(relid: pg_sys::Oid) {
+/// Forgets the buffered rows of `relid` (its storage is being replaced or truncated),
+/// once those logical decoding is owed are logged (a utility statement's start logged
+/// them already).
+///
+/// # Safety
+/// On the backend thread inside a transaction.
+pub unsafe fn discard_relation(relid: pg_sys::Oid) {
+    if owed_rows::with(|o| o.as_ref().is_some_and(|o| o.relid == relid)) {
+        // SAFETY: this fn's contract.
+        unsafe { log_owed() };
+    }
     BUFFERS.with(|cell| cell.borrow_mut().retain(|b| b.relid != relid));
 }
 
@@ -762,6 +997,7 @@ pub unsafe fn on_xact(event: pg_sys::XactEvent::Type) {
             | XACT_EVENT_PARALLEL_COMMIT
             | XACT_EVENT_PREPARE => {
                 BUFFERS.with(|cell| cell.borrow_mut().clear());
+                owed_rows::forget(None);
                 PLANNED.with(|p| p.borrow_mut().clear());
                 super::free_space::forget_claims();
                 crate::storage::shared::reservation_slots::release();
@@ -791,6 +1027,7 @@ pub unsafe fn on_subxact(
             SUBXACT_EVENT_PRE_COMMIT_SUB => flush_current(None),
             SUBXACT_EVENT_COMMIT_SUB => borrowed_commit(subxact, parent),
             SUBXACT_EVENT_ABORT_SUB => {
+                owed_rows::forget(Some(subxact));
                 borrowed_abort(subxact);
                 super::free_space::forget_subxact(subxact);
             }

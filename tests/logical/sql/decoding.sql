@@ -84,6 +84,11 @@ BEGIN
                          i interval, p point, nm name, pl text, tz timetz, v varchar(300));
     ALTER TABLE widths ALTER pl SET STORAGE PLAIN;
     ALTER TABLE widths REPLICA IDENTITY FULL;
+    -- Stored in key order on columnar: each row group's rows lie sorted.
+    CREATE TABLE sorted (k int PRIMARY KEY, v text, n numeric);
+    IF am = 'columnar' THEN
+        ALTER TABLE sorted SET (sort_by = 'k');
+    END IF;
 END $$;
 CALL make_tables('h', 'heap');
 CALL make_tables('c', 'columnar');
@@ -205,6 +210,18 @@ BEGIN
     UPDATE dropped SET b = 'bb' WHERE a = 2;
     DELETE FROM dropped WHERE a = 1;
     COMMIT;
+    -- Inserted rows wait in a columnar write buffer and reach the WAL with their row
+    -- group, unless something else is logged first: the first statement's rows go out
+    -- when the second, which reads the table, starts; the second's before the next
+    -- change (of another table), before a transactional message, and at the commit.
+    -- On a sort_by table they are decoded as inserted, not in the order stored.
+    INSERT INTO sorted SELECT g, 'sorted ' || g, g / 3.0 FROM generate_series(20, 1, -1) g;
+    INSERT INTO sorted VALUES (25, NULL, 1.5), (21, 'x', NULL);
+    INSERT INTO nested VALUES (500);
+    INSERT INTO sorted VALUES (24, 'after another table', 2);
+    PERFORM pg_logical_emit_message(true, 'marker', 'between');
+    INSERT INTO sorted VALUES (23, 'after a message', 3), (22, NULL, NULL);
+    COMMIT;
     -- Partitions, and a row moving between them.
     INSERT INTO parted VALUES (1, 'low'), (150, 'high');
     UPDATE parted SET k = 120 WHERE k = 1;
@@ -248,8 +265,8 @@ END $$;
 -- 1, binary messages with relation OIDs, schema names, LSNs, times and xids taken out).
 -- (Tables without a replica identity are left out: published, they could not be
 -- updated, on columnar as on heap.)
-CREATE PUBLICATION pub_h FOR TABLE h.t, h.copied, h.trig, h.audit, h.nested, h.full_id, h.by_index, h.key_last, h.rekeyed, h.dropped, h.parted, h.inh_parent, h.inh_child, h.ddl;
-CREATE PUBLICATION pub_c FOR TABLE c.t, c.copied, c.trig, c.audit, c.nested, c.full_id, c.by_index, c.key_last, c.rekeyed, c.dropped, c.parted, c.inh_parent, c.inh_child, c.ddl;
+CREATE PUBLICATION pub_h FOR TABLE h.t, h.copied, h.trig, h.audit, h.nested, h.full_id, h.by_index, h.key_last, h.rekeyed, h.dropped, h.parted, h.inh_parent, h.inh_child, h.ddl, h.sorted;
+CREATE PUBLICATION pub_c FOR TABLE c.t, c.copied, c.trig, c.audit, c.nested, c.full_id, c.by_index, c.key_last, c.rekeyed, c.dropped, c.parted, c.inh_parent, c.inh_child, c.ddl, c.sorted;
 CREATE TABLE stream (schema text, plugin text, n bigint, data text);
 CREATE PROCEDURE collect(s text)
 LANGUAGE plpgsql AS $$
@@ -330,10 +347,14 @@ RESET ROLE;
 SELECT data FROM pg_logical_slot_get_changes('by_role', NULL, NULL, 'include-xids', '0');
 SELECT 'dropped' FROM pg_drop_replication_slot('by_role');
 
--- The rows one statement inserts are logged together: one record for a 100-row INSERT
--- and one for a 300-row COPY (pg_walinspect), not one per row; an UPDATE after them
--- comes in its own. The same resource manager logs the pages those writes filled
--- (PAGE_WRITE records, which decoding skips: the slots above saw none of them).
+-- The rows one statement inserts are logged together, not one per row
+-- (pg_walinspect): a 100-row INSERT's go into the WAL once, encoded, with their row
+-- group (a ROW_GROUP_WRITE record, written when the COPY after it starts), a 300-row
+-- COPY's in one INSERT record laid out off the backend thread (its row group's
+-- ROW_GROUP_WRITE logs no rows); an UPDATE comes in its own record (the row group of
+-- its new row version logs none either). Other page writes (the metapage) are
+-- PAGE_WRITE records, which decoding skips, as it skips row groups without rows: the
+-- slots above saw none of them.
 -- After a checkpoint, a page's first change is logged as a full-page image, which
 -- pg_walinspect describes as such.
 CREATE EXTENSION pg_walinspect;
