@@ -286,12 +286,14 @@ pub struct Record<'a> {
 #[derive(Debug, PartialEq, Eq)]
 pub struct Malformed(pub &'static str);
 
-struct Cursor<'a> {
-    bytes: &'a [u8],
+/// Reads a record's fields in turn (also `row_group_record`'s); each read names what it
+/// reads, for the error when the bytes end first.
+pub(super) struct Cursor<'a> {
+    pub(super) bytes: &'a [u8],
 }
 
 impl<'a> Cursor<'a> {
-    fn take(&mut self, n: usize, what: &'static str) -> Result<&'a [u8], Malformed> {
+    pub(super) fn take(&mut self, n: usize, what: &'static str) -> Result<&'a [u8], Malformed> {
         if self.bytes.len() < n {
             return Err(Malformed(what));
         }
@@ -300,8 +302,26 @@ impl<'a> Cursor<'a> {
         Ok(head)
     }
 
-    fn u32(&mut self, what: &'static str) -> Result<u32, Malformed> {
+    pub(super) fn u8(&mut self, what: &'static str) -> Result<u8, Malformed> {
+        Ok(self.take(1, what)?[0])
+    }
+
+    pub(super) fn u16(&mut self, what: &'static str) -> Result<u16, Malformed> {
+        Ok(u16::from_ne_bytes(self.take(2, what)?.try_into().unwrap()))
+    }
+
+    pub(super) fn u32(&mut self, what: &'static str) -> Result<u32, Malformed> {
         Ok(u32::from_ne_bytes(self.take(4, what)?.try_into().unwrap()))
+    }
+
+    /// A count of items of at least `item` bytes each, no more than the bytes left hold
+    /// (a damaged count cannot make the reader allocate more than the record's size).
+    pub(super) fn count(&mut self, item: usize, what: &'static str) -> Result<usize, Malformed> {
+        let n = self.u32(what)? as usize;
+        if n > self.bytes.len() / item {
+            return Err(Malformed(what));
+        }
+        Ok(n)
     }
 
     fn tuple(&mut self) -> Result<TupleImage<'a>, Malformed> {

@@ -17,7 +17,7 @@ use super::column_builder::ColumnBuilder;
 use super::column_kind::ColumnKind;
 use super::directory::VectorEntry;
 use super::encoding::{decode_vector, DecodedValues, DecodedVector, PhysicalKind};
-use super::logical_record::{FileNode, Malformed, RecordBuilder, Xids};
+use super::logical_record::{Cursor, FileNode, Malformed, RecordBuilder, Xids};
 use super::row_images;
 use super::tuple_image::AttrShape;
 
@@ -143,50 +143,15 @@ fn kind_of(tag: u8, len: u16) -> Result<ColumnKind, Malformed> {
     })
 }
 
-struct Cursor<'a> {
-    bytes: &'a [u8],
-}
-
-impl<'a> Cursor<'a> {
-    fn take(&mut self, n: usize, what: &'static str) -> Result<&'a [u8], Malformed> {
-        if self.bytes.len() < n {
-            return Err(Malformed(what));
-        }
-        let (head, rest) = self.bytes.split_at(n);
-        self.bytes = rest;
-        Ok(head)
+/// A chunk's place, as `put_place` wrote it.
+fn read_place(c: &mut Cursor<'_>) -> Result<ChunkPlace, Malformed> {
+    let offset = c.u32("chunk")?;
+    let n = c.count(12, "chunk vectors")?;
+    let mut vectors = Vec::with_capacity(n);
+    for _ in 0..n {
+        vectors.push((c.u32("vector")?, c.u32("vector")?, c.u32("vector")?));
     }
-
-    fn u8(&mut self, what: &'static str) -> Result<u8, Malformed> {
-        Ok(self.take(1, what)?[0])
-    }
-
-    fn u16(&mut self, what: &'static str) -> Result<u16, Malformed> {
-        Ok(u16::from_ne_bytes(self.take(2, what)?.try_into().unwrap()))
-    }
-
-    fn u32(&mut self, what: &'static str) -> Result<u32, Malformed> {
-        Ok(u32::from_ne_bytes(self.take(4, what)?.try_into().unwrap()))
-    }
-
-    /// A count of items of at least `item` bytes each, no more than the bytes left hold.
-    fn count(&mut self, item: usize, what: &'static str) -> Result<usize, Malformed> {
-        let n = self.u32(what)? as usize;
-        if n > self.bytes.len() / item {
-            return Err(Malformed(what));
-        }
-        Ok(n)
-    }
-
-    fn place(&mut self) -> Result<ChunkPlace, Malformed> {
-        let offset = self.u32("chunk")?;
-        let n = self.count(12, "chunk vectors")?;
-        let mut vectors = Vec::with_capacity(n);
-        for _ in 0..n {
-            vectors.push((self.u32("vector")?, self.u32("vector")?, self.u32("vector")?));
-        }
-        Ok(ChunkPlace { offset, vectors })
-    }
+    Ok(ChunkPlace { offset, vectors })
 }
 
 impl GroupRows {
@@ -212,7 +177,7 @@ impl GroupRows {
         }
         let order = match c.u8("order")? {
             0 => None,
-            _ => Some(c.place()?),
+            _ => Some(read_place(&mut c)?),
         };
         let natts = c.u16("columns")? as usize;
         let mut columns = Vec::with_capacity(natts.min(c.bytes.len() / 9));
@@ -226,7 +191,7 @@ impl GroupRows {
             let kind = kind_of(tag, c.u16("column")?)?;
             let chunk = match c.u8("column")? {
                 0 => None,
-                _ => Some(c.place()?),
+                _ => Some(read_place(&mut c)?),
             };
             if chunk.is_none() != (kind == ColumnKind::Dropped) {
                 return Err(Malformed("a column without a chunk or a dropped one with one"));
