@@ -17,8 +17,9 @@ access methods, so that no level's first run pays for the restart alone; a level
 is the median of its visits (this machine has minutes-long noisy spells, which a mean of
 two visits let decide the ratio). At the end the cluster's `wal_level` is what it was.
 
-`bench/run.py --logical-only` runs it (`make bench-logical`; `make bench-changes` ends
-with it) and writes bench/results/<date>-logical.json; BENCHMARKS.md shows the newest.
+`bench/run.py --logical-only` runs it, then `logical_cost`, which counts what timing
+cannot resolve here: instructions and WAL bytes per transaction of the same workloads
+(`make bench-logical`; `make bench-changes` ends with it) and writes bench/results/<date>-logical.json; BENCHMARKS.md shows the newest.
 """
 
 from __future__ import annotations

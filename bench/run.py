@@ -57,6 +57,7 @@ sys.path.insert(0, str(BENCH_DIR))
 import from_disk  # noqa: E402
 import heap_pushdown  # noqa: E402
 import ingest  # noqa: E402
+import logical_cost  # noqa: E402
 import logical_overhead  # noqa: E402
 import citus_report  # noqa: E402
 import joins  # noqa: E402
@@ -845,7 +846,9 @@ def render_benchmarks_md() -> None:
     if changes:
         out += ["", changes[-1].read_text().rstrip(), ""]
     out += ingest.render(newest_ingest())
-    out += logical_overhead.render(newest_result("logical"))
+    logical = newest_result("logical")
+    out += logical_overhead.render(logical)
+    out += logical_cost.render((logical or {}).get("cost"))
     newest_joins = newest_joins_result()
     if newest_joins:
         out += [""] + joins.render(newest_joins[1])
@@ -997,9 +1000,11 @@ def run_ingest(args) -> None:
 
 
 def run_logical(args) -> None:
-    """The write overhead of wal_level = logical (bench/logical_overhead.py); writes
-    bench/results/<date>-logical.json."""
+    """The write overhead of wal_level = logical, timed (bench/logical_overhead.py) and
+    counted (bench/logical_cost.py); writes bench/results/<date>-logical.json."""
     result = logical_overhead.run(args, log)
+    log("logical cost: counting instructions and WAL per transaction (bench/logical_cost.py)")
+    result["cost"] = logical_cost.run(args, log)
     result.update(date=dt.date.today().isoformat(), commit=git_commit())
     path = RESULTS_DIR / f"{result['date']}-logical.json"
     path.write_text(json.dumps(result, indent=2) + "\n")

@@ -5,8 +5,9 @@ set -euo pipefail
 
 PG_CONFIG=${PG_CONFIG:-/usr/lib/postgresql/15/bin/pg_config}
 PGRX_VERSION=0.18.0
-# liblz4-dev libzstd-dev libkrb5-dev patch: building Citus for the citus test level.
-APT_PACKAGES=(postgresql-15 postgresql-server-dev-15 libclang-dev clang sudo liblz4-dev libzstd-dev libkrb5-dev patch)
+# liblz4-dev libzstd-dev libkrb5-dev patch: building Citus for the citus test level;
+# valgrind: bench/logical_cost.py counts instructions with it.
+APT_PACKAGES=(postgresql-15 postgresql-server-dev-15 libclang-dev clang sudo liblz4-dev libzstd-dev libkrb5-dev patch valgrind)
 
 as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
 
