@@ -198,25 +198,20 @@ unsafe fn write_out(rel: pg_sys::Relation, buf: &mut WriteBuffer, rows: usize, b
         let mut pieces: Vec<(i16, EncodedChunk)> =
             encoded.into_iter().enumerate().filter_map(|(i, c)| Some((i as i16 + 1, c?))).collect();
         pieces.extend(order_chunk.map(|c| (0, c)));
+        // SAFETY: as for `allocate` above; `data_offset .. + total` was allocated to this group.
+        unsafe { write_group(rel, buf, range.clone(), &pieces, data_offset) };
+        // The chunks' metadata takes their directories over once they are written.
         let mut chunks = Chunks { columns: vec![None; buf.columns.len()], ..Default::default() };
-        let mut at = 0u64;
-        for (attnum, c) in &pieces {
-            let meta = ChunkMeta::new(
-                *attnum,
-                data_offset + at,
-                c.bytes.len() as u64,
-                c.null_count,
-                c.raw_bytes,
-                c.vectors.clone(),
-            );
-            at += c.bytes.len() as u64;
-            match *attnum {
+        let mut at = data_offset;
+        for (attnum, c) in pieces {
+            let len = c.bytes.len() as u64;
+            let meta = ChunkMeta::new(attnum, at, len, c.null_count, c.raw_bytes, c.vectors);
+            at += len;
+            match attnum {
                 0 => chunks.order = Some(meta),
                 a => chunks.columns[a as usize - 1] = Some(std::rc::Rc::new(meta)),
             }
         }
-        // SAFETY: as for `allocate` above; `data_offset .. + total` was allocated to this group.
-        unsafe { write_group(rel, buf, range.clone(), &pieces, data_offset) };
         let group = RowGroupMeta {
             first_row: buf.first_row + range.start as u64,
             row_count: range.len() as u64,
@@ -332,6 +327,10 @@ unsafe fn write_group(
     }
 }
 
+/// TopSubTransactionId (access/xact.h), which pgrx does not bind: the subtransaction id of
+/// a transaction outside any subtransaction.
+const TOP_SUBTRANSACTION: pg_sys::SubTransactionId = 1;
+
 /// A row group's bytes go into one `ROW_GROUP_WRITE` record up to this size: they fall
 /// into at most `MAX_GROUP_BLOCKS` pages wherever they start.
 const ROW_GROUP_RECORD_BYTES: usize = (MAX_GROUP_BLOCKS - 2) * (layout::BLOCK_SIZE - layout::PAGE_HEADER);
@@ -385,8 +384,14 @@ unsafe fn owe_inserted(rel: pg_sys::Relation, subxact: pg_sys::SubTransactionId,
             return;
         }
         log_owed();
-        let xids =
-            Xids { own: pg_sys::GetCurrentTransactionId().into(), top: pg_sys::GetTopTransactionId().into() };
+        let own: u32 = pg_sys::GetCurrentTransactionId().into();
+        // Outside any subtransaction the top-level xid is this one (one call less a
+        // transaction: each goes through pgrx's error guard).
+        let top = match subxact {
+            TOP_SUBTRANSACTION => own,
+            _ => pg_sys::GetTopTransactionId().into(),
+        };
+        let xids = Xids { own, top };
         let mut owed = Owed::new(relid, subxact, xids, pages::file_node(rel), datum::attr_shapes(rel).into());
         owed.push(row);
         owed_rows::with(|o| *o = Some(owed));
