@@ -77,30 +77,28 @@ pub unsafe fn owing(rel: pg_sys::Relation) -> bool {
     }
 }
 
-/// Logs the rows in `slots` as inserted into `rel` (see `InsertLog`).
+/// Logs the row in `slot` as inserted into `rel`, a speculative insertion now confirmed
+/// (INSERT ... ON CONFLICT): rows an INSERT buffers are owed to decoding as they are
+/// inserted (`owing`), a speculative one only once it stands.
 ///
 /// # Safety
-/// `rel` must be an open relation with `wanted(rel)`; every slot must be valid and hold a
+/// `rel` must be an open relation with `wanted(rel)`; `slot` must be valid and hold the
 /// row of `rel`; on the backend thread inside a transaction.
-pub unsafe fn log_inserts(rel: pg_sys::Relation, slots: &[*mut pg_sys::TupleTableSlot]) {
+pub unsafe fn log_confirmed_insert(rel: pg_sys::Relation, slot: *mut pg_sys::TupleTableSlot) {
     // SAFETY: this fn's contract is `InsertLog`'s and `write_buffer::owe`'s.
     unsafe {
-        let mut log: Option<InsertLog> = None;
-        for &slot in slots {
-            // A row still in its write buffer is owed, and logged with its row group
-            // (`write::owed_rows`); rows gathered before it are logged first.
-            if tid_row(&(*slot).tts_tid).is_some_and(|row| {
-                flush_gathered();
-                write_buffer::owe(rel, row)
-            }) {
-                continue;
-            }
-            // Its row group was written while it was inserted: laid out from the slot.
-            write_buffer::log_owed();
-            if log.is_none() && append_to_current(rel, slot) {
-                continue;
-            }
-            log.get_or_insert_with(|| InsertLog::new(rel)).add(slot);
+        // A row still in its write buffer is owed, and logged with its row group
+        // (`write::owed_rows`); rows gathered before it are logged first.
+        if tid_row(&(*slot).tts_tid).is_some_and(|row| {
+            flush_gathered();
+            write_buffer::owe(rel, row)
+        }) {
+            return;
+        }
+        // Its row group was written in the meantime: laid out from the slot.
+        write_buffer::log_owed();
+        if !append_to_current(rel, slot) {
+            InsertLog::new(rel).add(slot);
         }
     }
 }
@@ -112,7 +110,7 @@ pub unsafe fn log_inserts(rel: pg_sys::Relation, slots: &[*mut pg_sys::TupleTabl
 /// with nothing added, when there are none such.
 ///
 /// # Safety
-/// As `log_inserts`.
+/// As `log_confirmed_insert`.
 unsafe fn append_to_current(rel: pg_sys::Relation, slot: *mut pg_sys::TupleTableSlot) -> bool {
     // SAFETY: this fn's contract: `rel` is open and `slot` holds a row of it.
     unsafe {
@@ -126,7 +124,7 @@ unsafe fn append_to_current(rel: pg_sys::Relation, slot: *mut pg_sys::TupleTable
 /// false, with nothing added, otherwise.
 ///
 /// # Safety
-/// As `log_inserts`; gathered rows `takes` accepts must be `rel`'s.
+/// As `log_confirmed_insert`; gathered rows `takes` accepts must be `rel`'s.
 unsafe fn append_gathered(
     rel: pg_sys::Relation,
     slot: *mut pg_sys::TupleTableSlot,
@@ -350,7 +348,7 @@ pub unsafe fn log_update(
     otid: &pg_sys::ItemPointerData,
     new_slot: *mut pg_sys::TupleTableSlot,
 ) {
-    // SAFETY: the caller guarantees this fn's contract (see `log_inserts`); the old row is
+    // SAFETY: the caller guarantees this fn's contract (see `log_confirmed_insert`); the old row is
     // read through a slot made and dropped here.
     unsafe {
         flush_inserts();

@@ -538,7 +538,7 @@ unsafe extern "C-unwind" fn tuple_complete_speculative(
         if !succeeded {
             row_change::abandon_speculative(rel, slot);
         } else if logical_log::wanted(rel) {
-            logical_log::log_inserts(rel, &[slot]);
+            logical_log::log_confirmed_insert(rel, slot);
         }
     }
 }

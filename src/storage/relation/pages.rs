@@ -521,6 +521,7 @@ unsafe fn write_page(rel: pg_sys::Relation, buf: pg_sys::Buffer, in_page: usize,
 /// inside a transaction.
 pub unsafe fn write_row_group(rel: pg_sys::Relation, offset: u64, data: &[u8], rows: &[u8]) -> bool {
     struct Piece<'a> {
+        block: u32,
         buf: pg_sys::Buffer,
         in_page: usize,
         bytes: &'a [u8],
@@ -528,14 +529,12 @@ pub unsafe fn write_row_group(rel: pg_sys::Relation, offset: u64, data: &[u8], r
         is_new: bool,
     }
     let mut pieces: Vec<Piece<'_>> = Vec::with_capacity(data.len().div_ceil(BLOCK_SIZE - PAGE_HEADER) + 1);
-    let mut blocks = Vec::new();
     let mut done = 0usize;
     while done < data.len() {
         let (block, in_page) = layout::locate(offset + done as u64);
         let n = (BLOCK_SIZE - in_page).min(data.len() - done);
         let header = [0; page_write::HEADER_BYTES];
-        pieces.push(Piece { buf: 0, in_page, bytes: &data[done..done + n], header, is_new: false });
-        blocks.push(block);
+        pieces.push(Piece { block, buf: 0, in_page, bytes: &data[done..done + n], header, is_new: false });
         done += n;
     }
     // SAFETY: `rel` is open and locked inside a transaction (this fn's contract). The pages
@@ -550,8 +549,8 @@ pub unsafe fn write_row_group(rel: pg_sys::Relation, offset: u64, data: &[u8], r
         {
             return false;
         }
-        for (p, &block) in pieces.iter_mut().zip(&blocks) {
-            p.buf = extend_to(rel, block);
+        for p in &mut pieces {
+            p.buf = extend_to(rel, p.block);
         }
         // Two registered pieces of data a block, and the main data.
         if pieces.len() > pg_sys::XLR_NORMAL_MAX_BLOCK_ID as usize + 1 {

@@ -19,9 +19,10 @@ use crate::storage::format::column_builder::ColumnBuilder;
 use crate::storage::format::encoding::{CompressionPolicy, EncodingGoal, PhysicalKind};
 use crate::storage::format::flush_order::{flush_order, permuted};
 use crate::storage::format::layout::{self, ROW_GROUP_ROWS, VECTOR_ROWS};
-use crate::storage::format::logical_record::{self, RecordBuilder, Xids, MAX_GROUP_BLOCKS};
+use crate::storage::format::logical_record::{self, FileNode, RecordBuilder, Xids, MAX_GROUP_BLOCKS};
 use crate::storage::format::row_group_record;
 use crate::storage::format::row_images;
+use crate::storage::format::tuple_image::AttrShape;
 use crate::storage::relation::datum::{self, ColumnKind};
 use crate::storage::relation::options;
 use crate::storage::relation::pages;
@@ -126,6 +127,11 @@ impl WriteBuffer {
             return None;
         }
         flush_order(&keys, range)
+    }
+
+    /// Whether row `row` of `relid` is one of the buffer's.
+    fn holds(&self, relid: pg_sys::Oid, row: u64) -> bool {
+        self.relid == relid && self.first_row <= row && row < self.first_row + self.rows as u64
     }
 
     fn memory(&self) -> usize {
@@ -267,7 +273,6 @@ unsafe fn write_group(
     // SAFETY: this fn's contract: on the backend thread inside the transaction.
     let own = owed.is_some() && unsafe { pg_sys::GetCurrentSubTransactionId() } == buf.subxact;
     let total: usize = pieces.iter().map(|(_, c)| c.bytes.len()).sum();
-    let mut with_rows = false;
     let written = total <= ROW_GROUP_RECORD_BYTES && {
         let mut bytes = Vec::with_capacity(total);
         let offsets: Vec<u32> = pieces
@@ -280,9 +285,13 @@ unsafe fn write_group(
             .collect();
         let mut description = Vec::new();
         if let Some((logged, xids, node, shapes)) = owed.as_ref().filter(|_| own) {
+            // Each attribute's piece (attribute number 0: the order column).
+            let mut piece_of = vec![None; buf.columns.len() + 1];
+            for (at, (attnum, _)) in pieces.iter().enumerate() {
+                piece_of[*attnum as usize] = Some(at);
+            }
             let chunk_of = |attnum: i16| {
-                let at = pieces.iter().position(|(a, _)| *a == attnum)?;
-                Some((offsets[at], pieces[at].1.vectors.as_slice()))
+                piece_of[attnum as usize].map(|at| (offsets[at], pieces[at].1.vectors.as_slice()))
             };
             let columns = shapes
                 .iter()
@@ -299,21 +308,16 @@ unsafe fn write_group(
                 columns,
                 &mut description,
             );
-            with_rows = true;
         }
         // SAFETY: this fn's contract.
         unsafe { pages::write_row_group(rel, data_offset, &bytes, &description) }
     };
-    if let Some((logged, xids, node, shapes)) = owed.filter(|_| !(written && with_rows)) {
+    // Rows the record did not carry (it described them only when `own`).
+    if let Some((logged, xids, node, shapes)) = owed.filter(|_| !(written && own)) {
         let ranges =
             logged.iter().map(|&(first, n)| range.start + first as usize..range.start + (first + n) as usize);
-        let records = row_images::records(&shapes, &buf.kinds, &buf.columns, ranges, || {
-            RecordBuilder::of_transaction(node, xids)
-        });
-        for r in records {
-            // SAFETY: this fn's contract.
-            unsafe { pages::log_change(logical_record::INSERT, r.bytes(), false) };
-        }
+        // SAFETY: this fn's contract.
+        unsafe { log_rows(buf, &shapes, node, xids, ranges) };
     }
     if !written {
         let mut stream = StreamWriter { rel, at: data_offset, pending: Vec::new() };
@@ -348,14 +352,8 @@ pub unsafe fn owe(rel: pg_sys::Relation, row: u64) -> bool {
     unsafe {
         let subxact = pg_sys::GetCurrentSubTransactionId();
         let relid = (*rel).rd_id;
-        let held = BUFFERS.with_borrow(|buffers| {
-            buffers.iter().any(|b| {
-                b.relid == relid
-                    && b.subxact == subxact
-                    && b.first_row <= row
-                    && row < b.first_row + b.rows as u64
-            })
-        });
+        let held = BUFFERS
+            .with_borrow(|buffers| buffers.iter().any(|b| b.subxact == subxact && b.holds(relid, row)));
         if held {
             owe_inserted(rel, subxact, row);
         }
@@ -437,25 +435,44 @@ pub unsafe fn log_owed() {
     if owed.is_empty() {
         return;
     }
-    let records = BUFFERS.with_borrow(|buffers| {
+    let logged = BUFFERS.with_borrow(|buffers| {
         let buf = buffers.iter().find(|b| b.relid == owed.relid && b.subxact == owed.subxact)?;
         let ranges =
             owed.runs().iter().map(|r| (r.start - buf.first_row) as usize..(r.end - buf.first_row) as usize);
-        Some(row_images::records(&owed.shapes, &buf.kinds, &buf.columns, ranges, || {
-            RecordBuilder::of_transaction(owed.node, owed.xids)
-        }))
+        // SAFETY: this fn's contract.
+        unsafe { log_rows(buf, &owed.shapes, owed.node, owed.xids, ranges) };
+        Some(())
     });
     // Owed rows leave their buffer only with their row group, which logs them.
-    let records = records.unwrap_or_else(|| pgrx::error!("rows owed to logical decoding are not buffered"));
+    if logged.is_none() {
+        pgrx::error!("rows owed to logical decoding are not buffered");
+    }
+}
+
+/// Logs rows `ranges` (indexes into `buf`'s columns) as INSERT records of transaction
+/// `xids`, laid out from the buffer.
+///
+/// # Safety
+/// On the backend thread inside a transaction.
+unsafe fn log_rows(
+    buf: &WriteBuffer,
+    shapes: &[AttrShape],
+    node: FileNode,
+    xids: Xids,
+    ranges: impl IntoIterator<Item = std::ops::Range<usize>>,
+) {
+    let records = row_images::records(shapes, &buf.kinds, &buf.columns, ranges, || {
+        RecordBuilder::of_transaction(node, xids)
+    });
     for r in records {
         // SAFETY: this fn's contract.
         unsafe { pages::log_change(logical_record::INSERT, r.bytes(), false) };
     }
 }
 
-/// Writes a row group's chunks, which lie one after another in the stream, gathering
-/// small ones: each write of a page is a generic WAL record that compares the whole page,
-/// and a trickle insert's row group is a few bytes a column.
+/// Writes a row group's chunks too big for one `ROW_GROUP_WRITE` record (or all of them
+/// when pages are logged as generic WAL), which lie one after another in the stream,
+/// gathering small ones: each write of a page is a WAL record of its own.
 struct StreamWriter {
     rel: pg_sys::Relation,
     /// Stream offset of `pending`'s first byte.
@@ -968,11 +985,7 @@ pub unsafe fn discard_relation(relid: pg_sys::Oid) {
 
 /// Whether row `row` of `relid` is still in one of this backend's write buffers.
 pub fn holds_row(relid: pg_sys::Oid, row: u64) -> bool {
-    BUFFERS.with(|cell| {
-        cell.borrow()
-            .iter()
-            .any(|b| b.relid == relid && b.first_row <= row && row < b.first_row + b.rows as u64)
-    })
+    BUFFERS.with(|cell| cell.borrow().iter().any(|b| b.holds(relid, row)))
 }
 
 pub fn has_pending(relid: pg_sys::Oid) -> bool {
