@@ -17,6 +17,7 @@ use crate::storage::relation::datum::{self, ColumnKind};
 use crate::storage::relation::pages::{self, file_node};
 use crate::storage::relation::tid::tid_row;
 use crate::storage::shared::error::not_configured;
+use crate::storage::shared::transaction_state;
 use crate::storage::write::write_buffer;
 use pgrx::pg_sys;
 use std::cell::RefCell;
@@ -177,7 +178,7 @@ impl InsertLog {
             InsertLog {
                 rel,
                 relid,
-                owner: pg_sys::GetCurrentSubTransactionId(),
+                owner: transaction_state::current_subxact(),
                 xid: u32::from(pg_sys::GetCurrentTransactionIdIfAny()),
                 shapes: gathered.unwrap_or_else(|| datum::attr_shapes(rel).into()),
             }

@@ -7,38 +7,26 @@
 //!
 //! It names the relation, the transaction the rows belong to, the row group's row count,
 //! which of its rows to decode (those not already logged: runs of offsets in insertion
-//! order), and where each column's chunk and the order column (a `sort_by` table's row
-//! group is stored in key order) lie in the group's bytes with their vectors. Decoding
-//! (`images`) reads the vectors back and lays each row out as `tuple_image` does, in
-//! insertion order: the change records the rows would have had. Integers in the
-//! machine's byte order, as everything in the WAL. Pure.
+//! order), each attribute's layout in a tuple and stored kind, and whether the group
+//! carries an order column (a `sort_by` table's row group is stored in key order). Where
+//! the chunks lie it does not say: a row group's bytes are its columns' chunks one after
+//! another (the order column's last), each its vectors one after another, and a vector's
+//! header gives its rows and length, so decoding (`records`) walks them, checking that
+//! each chunk holds the group's rows and that they end where the bytes do. It lays each
+//! row out as `tuple_image` does, in insertion order: the change records the rows would
+//! have had. Integers in the machine's byte order, as everything in the WAL. Pure.
 
 use super::column_builder::ColumnBuilder;
 use super::column_kind::ColumnKind;
-use super::directory::VectorEntry;
 use super::encoding::{decode_vector, DecodedValues, DecodedVector, PhysicalKind};
 use super::logical_record::{Cursor, FileNode, Malformed, RecordBuilder, Xids};
 use super::row_images;
 use super::tuple_image::AttrShape;
 
-const VERSION: u8 = 1;
-
-/// Where a chunk lies in the row group's bytes, and its vectors: `(rows, offset in the
-/// chunk, length)` each, in row order.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct ChunkPlace {
-    pub offset: u32,
-    pub vectors: Vec<(u32, u32, u32)>,
-}
-
-/// One attribute: its layout in a tuple, its stored kind, and its chunk (None for a
-/// dropped column).
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct GroupColumn {
-    pub shape: AttrShape,
-    pub kind: ColumnKind,
-    pub chunk: Option<ChunkPlace>,
-}
+/// The layout of this module's records. Version 1 (builds before this one, never
+/// released) also gave each chunk's place and vectors, and each column's head in 9
+/// bytes; it is refused.
+const VERSION: u8 = 2;
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct GroupRows {
@@ -49,75 +37,66 @@ pub struct GroupRows {
     /// The rows to decode, as runs `(first, count)` of offsets in insertion order,
     /// ascending.
     pub logged: Vec<(u32, u32)>,
-    /// The order column of a row group stored in key order: the insertion offset of the
-    /// row at each stored position.
-    pub order: Option<ChunkPlace>,
-    pub columns: Vec<GroupColumn>,
+    /// Whether the group's bytes end with an order column: the insertion offset of the
+    /// row at each stored position (the group is stored in key order).
+    pub ordered: bool,
+    /// Each attribute's layout in a tuple and stored kind (a dropped one has no chunk).
+    pub columns: Vec<(AttrShape, ColumnKind)>,
 }
 
-fn put_u32(out: &mut Vec<u8>, v: u32) {
-    out.extend_from_slice(&v.to_ne_bytes());
-}
+/// Bytes of the fixed part: version, then node, xids, rows and the count of runs.
+const HEAD_BYTES: usize = 1 + 7 * 4;
 
-fn put_place(out: &mut Vec<u8>, offset: u32, vectors: impl ExactSizeIterator<Item = (u32, u32, u32)>) {
-    put_u32(out, offset);
-    put_u32(out, vectors.len() as u32);
-    for (rows, offset, len) in vectors {
-        put_u32(out, rows);
-        put_u32(out, offset);
-        put_u32(out, len);
-    }
-}
-
-/// A chunk of the row group being written: its offset in the group's bytes and its
-/// vectors' directory entries.
-pub type WrittenChunk<'a> = (u32, &'a [VectorEntry]);
-
-/// Appends to `out` the record of a row group being written, as `GroupRows::encode`
-/// would from the same parts, without making a `GroupRows` (this runs for every small
-/// row group written at `wal_level = logical`): `columns` gives each attribute's shape,
-/// kind and chunk.
-pub fn encode_written<'a>(
+/// Appends to `out` the record of a row group being written, up to its column heads,
+/// which the caller appends (`column_heads`: it keeps them from one record to the
+/// next). This runs for every small row group written at `wal_level = logical`.
+pub fn encode_written(
     node: FileNode,
     xids: Xids,
     rows: u32,
     logged: &[(u32, u32)],
-    order: Option<WrittenChunk<'a>>,
-    columns: impl ExactSizeIterator<Item = (AttrShape, ColumnKind, Option<WrittenChunk<'a>>)>,
+    ordered: bool,
     out: &mut Vec<u8>,
 ) {
-    let entries = |v: &'a [VectorEntry]| v.iter().map(|e| (e.rows, e.offset, e.len));
-    out.reserve(64 + columns.len() * 24 + logged.len() * 8);
-    out.push(VERSION);
-    for v in [node.tablespace, node.database, node.relation, xids.top, xids.own, rows, logged.len() as u32] {
-        put_u32(out, v);
+    out.reserve(HEAD_BYTES + logged.len() * 8 + 1);
+    let mut head = [0u8; HEAD_BYTES];
+    head[0] = VERSION;
+    let fields =
+        [node.tablespace, node.database, node.relation, xids.top, xids.own, rows, logged.len() as u32];
+    for (i, v) in fields.into_iter().enumerate() {
+        head[1 + 4 * i..5 + 4 * i].copy_from_slice(&v.to_ne_bytes());
     }
+    out.extend_from_slice(&head);
     for &(first, count) in logged {
-        put_u32(out, first);
-        put_u32(out, count);
+        let mut run = [0u8; 8];
+        run[..4].copy_from_slice(&first.to_ne_bytes());
+        run[4..].copy_from_slice(&count.to_ne_bytes());
+        out.extend_from_slice(&run);
     }
-    out.push(order.is_some() as u8);
-    if let Some((offset, vectors)) = order {
-        put_place(out, offset, entries(vectors));
-    }
+    out.push(ordered as u8);
+}
+
+/// Appends to `out` the heads of `columns` (each attribute's shape and kind), as a
+/// record gives them: their count, then three bytes each. A kind's length (an
+/// integer's or a fixed-size type's) must be the attribute's.
+pub fn column_heads(columns: impl ExactSizeIterator<Item = (AttrShape, ColumnKind)>, out: &mut Vec<u8>) {
+    out.reserve(2 + columns.len() * 3);
     out.extend_from_slice(&(columns.len() as u16).to_ne_bytes());
-    for (shape, kind, chunk) in columns {
-        put_column_head(out, shape, kind, chunk.is_some());
-        if let Some((offset, vectors)) = chunk {
-            put_place(out, offset, entries(vectors));
-        }
+    for (shape, kind) in columns {
+        let (tag, len) = kind_code(kind);
+        assert!(len == 0 || len as i16 == shape.len, "a column kind's length is its attribute's");
+        let len = shape.len.to_ne_bytes();
+        out.extend_from_slice(&[len[0], len[1], column_bits(shape, tag)]);
     }
 }
 
-fn put_column_head(out: &mut Vec<u8>, shape: AttrShape, kind: ColumnKind, has_chunk: bool) {
-    let (tag, len) = kind_code(kind);
-    out.extend_from_slice(&shape.len.to_ne_bytes());
-    out.extend_from_slice(&[shape.align, shape.by_value as u8, shape.packable as u8, tag]);
-    out.extend_from_slice(&len.to_ne_bytes());
-    out.push(has_chunk as u8);
+/// A column head's third byte: the alignment (as log2), whether the type is passed by
+/// value and may be packed, and the kind's tag.
+fn column_bits(shape: AttrShape, tag: u8) -> u8 {
+    shape.align.trailing_zeros() as u8 | (shape.by_value as u8) << 2 | (shape.packable as u8) << 3 | tag << 4
 }
 
-/// A column kind as one tag byte and its length.
+/// A column kind as its tag and its length (that of an integer or fixed-size type).
 fn kind_code(kind: ColumnKind) -> (u8, u16) {
     match kind {
         ColumnKind::Dropped => (0, 0),
@@ -136,25 +115,22 @@ fn kind_of(tag: u8, len: u16) -> Result<ColumnKind, Malformed> {
         1 if (1..=8).contains(&len) => ColumnKind::Int { len: len as u8 },
         2 => ColumnKind::Float4,
         3 => ColumnKind::Float8,
-        4 => ColumnKind::Fixed { len },
+        4 if len > 0 => ColumnKind::Fixed { len },
         5 => ColumnKind::Varlena,
         6 => ColumnKind::CString,
         _ => return Err(Malformed("unknown column kind")),
     })
 }
 
-/// A chunk's place, as `put_place` wrote it.
-fn read_place(c: &mut Cursor<'_>) -> Result<ChunkPlace, Malformed> {
-    let offset = c.u32("chunk")?;
-    let n = c.count(12, "chunk vectors")?;
-    let mut vectors = Vec::with_capacity(n);
-    for _ in 0..n {
-        vectors.push((c.u32("vector")?, c.u32("vector")?, c.u32("vector")?));
-    }
-    Ok(ChunkPlace { offset, vectors })
-}
-
 impl GroupRows {
+    /// The record's bytes (`encode_written`'s).
+    pub fn encode(&self) -> Vec<u8> {
+        let mut out = Vec::new();
+        encode_written(self.node, self.xids, self.rows, &self.logged, self.ordered, &mut out);
+        column_heads(self.columns.iter().copied(), &mut out);
+        out
+    }
+
     pub fn parse(bytes: &[u8]) -> Result<GroupRows, Malformed> {
         let mut c = Cursor { bytes };
         if c.u8("version")? != VERSION {
@@ -175,34 +151,21 @@ impl GroupRows {
             end = first as u64 + count as u64;
             logged.push((first, count));
         }
-        let order = match c.u8("order")? {
-            0 => None,
-            _ => Some(read_place(&mut c)?),
-        };
+        let ordered = c.u8("order")? != 0;
         let natts = c.u16("columns")? as usize;
-        let mut columns = Vec::with_capacity(natts.min(c.bytes.len() / 9));
+        let mut columns = Vec::with_capacity(natts.min(c.bytes.len() / 3));
         for _ in 0..natts {
             let len = c.u16("column")? as i16;
-            let (align, by_value, packable, tag) =
-                (c.u8("column")?, c.u8("column")?, c.u8("column")?, c.u8("column")?);
-            if !matches!(align, 1 | 2 | 4 | 8) {
-                return Err(Malformed("column alignment"));
-            }
-            let kind = kind_of(tag, c.u16("column")?)?;
-            let chunk = match c.u8("column")? {
-                0 => None,
-                _ => Some(read_place(&mut c)?),
-            };
-            if chunk.is_none() != (kind == ColumnKind::Dropped) {
-                return Err(Malformed("a column without a chunk or a dropped one with one"));
-            }
-            let shape = AttrShape { len, align, by_value: by_value != 0, packable: packable != 0 };
-            columns.push(GroupColumn { shape, kind, chunk });
+            let bits = c.u8("column")?;
+            let kind = kind_of((bits >> 4) & 7, len as u16)?;
+            let shape =
+                AttrShape { len, align: 1 << (bits & 3), by_value: bits & 4 != 0, packable: bits & 8 != 0 };
+            columns.push((shape, kind));
         }
         if !c.bytes.is_empty() {
             return Err(Malformed("bytes after the columns"));
         }
-        Ok(GroupRows { node, xids, rows, logged, order, columns })
+        Ok(GroupRows { node, xids, rows, logged, ordered, columns })
     }
 
     /// How many rows decoding makes.
@@ -214,14 +177,22 @@ impl GroupRows {
     /// as the record's blocks carry them), in insertion order.
     pub fn records(&self, group: &[u8]) -> Result<Vec<RecordBuilder>, Malformed> {
         let rows = self.rows as usize;
+        let mut at = 0;
+        let mut decoded = Vec::with_capacity(self.columns.len());
+        for (_, kind) in &self.columns {
+            decoded.push(match kind.physical() {
+                None => None,
+                Some(kind) => Some((kind, decode_chunk(group, &mut at, kind, rows)?)),
+            });
+        }
         // Stored position of each insertion offset.
-        let position: Option<Vec<u32>> = match &self.order {
-            None => None,
-            Some(place) => {
+        let position: Option<Vec<u32>> = match self.ordered {
+            false => None,
+            true => {
                 let DecodedColumn { values: DecodedValues::Int(order), .. } =
-                    decode_chunk(place, PhysicalKind::Int, group, rows)?
+                    decode_chunk(group, &mut at, PhysicalKind::Int, rows)?
                 else {
-                    return Err(Malformed("order column of another kind"));
+                    unreachable!("an Int chunk decodes to integers")
                 };
                 let mut position = vec![u32::MAX; rows];
                 for (at, &offset) in order.iter().enumerate() {
@@ -234,24 +205,26 @@ impl GroupRows {
                 Some(position)
             }
         };
-        let logged = || self.logged.iter().flat_map(|&(first, n)| first as usize..(first + n) as usize);
-        let mut builders = Vec::with_capacity(self.columns.len());
-        for col in &self.columns {
-            let (Some(place), Some(kind)) = (&col.chunk, col.kind.physical()) else {
-                builders.push(None);
-                continue;
-            };
-            let decoded = decode_chunk(place, kind, group, rows)?;
-            let mut b = ColumnBuilder::new(kind);
-            b.reserve_rows(self.logged_rows() as usize);
-            for offset in logged() {
-                let at = position.as_ref().map_or(offset, |p| p[offset] as usize);
-                decoded.push_row(at, &mut b);
-            }
-            builders.push(Some(b));
+        if at != group.len() {
+            return Err(Malformed("row group bytes after its chunks"));
         }
-        let shapes: Vec<AttrShape> = self.columns.iter().map(|c| c.shape).collect();
-        let kinds: Vec<ColumnKind> = self.columns.iter().map(|c| c.kind).collect();
+        let logged = || self.logged.iter().flat_map(|&(first, n)| first as usize..(first + n) as usize);
+        let builders: Vec<Option<ColumnBuilder>> = decoded
+            .into_iter()
+            .map(|d| {
+                d.map(|(kind, column)| {
+                    let mut b = ColumnBuilder::new(kind);
+                    b.reserve_rows(self.logged_rows() as usize);
+                    for offset in logged() {
+                        let at = position.as_ref().map_or(offset, |p| p[offset] as usize);
+                        column.push_row(at, &mut b);
+                    }
+                    b
+                })
+            })
+            .collect();
+        let shapes: Vec<AttrShape> = self.columns.iter().map(|c| c.0).collect();
+        let kinds: Vec<ColumnKind> = self.columns.iter().map(|c| c.1).collect();
         let n = self.logged_rows() as usize;
         Ok(row_images::records(&shapes, &kinds, &builders, std::iter::once(0..n), || {
             RecordBuilder::of_transaction(self.node, self.xids)
@@ -283,14 +256,14 @@ impl DecodedColumn {
     }
 }
 
-/// Decodes the chunk at `place` in `group`, which must hold `rows` rows of `kind`.
+/// Decodes the chunk at `*at` in `group`, which must hold `rows` rows of `kind`: vectors
+/// one after another until they hold them; `*at` moves past it.
 fn decode_chunk(
-    place: &ChunkPlace,
-    kind: PhysicalKind,
     group: &[u8],
+    at: &mut usize,
+    kind: PhysicalKind,
     rows: usize,
 ) -> Result<DecodedColumn, Malformed> {
-    let chunk = group.get(place.offset as usize..).ok_or(Malformed("chunk outside the row group"))?;
     let mut validity = Vec::with_capacity(rows);
     let mut values = match kind {
         PhysicalKind::Int => DecodedValues::Int(Vec::with_capacity(rows)),
@@ -299,17 +272,16 @@ fn decode_chunk(
         PhysicalKind::Bytes => DecodedValues::Bytes { offsets: vec![0], data: Vec::new() },
     };
     let mut out = DecodedVector::default();
-    for &(n, offset, len) in &place.vectors {
-        let bytes = chunk
-            .get(offset as usize..offset as usize + len as usize)
-            .ok_or(Malformed("vector outside the row group"))?;
-        decode_vector(bytes, kind, &mut out).map_err(|e| Malformed(e.0))?;
-        if out.rows != n {
-            return Err(Malformed("vector row count differs from the record"));
+    while validity.len() < rows {
+        let bytes = group.get(*at..).ok_or(Malformed("chunk outside the row group"))?;
+        *at += decode_vector(bytes, kind, &mut out).map_err(|e| Malformed(e.0))?;
+        let n = out.rows as usize;
+        if n == 0 || validity.len() + n > rows {
+            return Err(Malformed("vector rows past the row group's"));
         }
         match &out.validity {
             Some(v) => validity.extend_from_slice(v),
-            None => validity.extend(std::iter::repeat_n(true, n as usize)),
+            None => validity.extend(std::iter::repeat_n(true, n)),
         }
         match (&mut values, &out.values) {
             (DecodedValues::Int(all), DecodedValues::Int(v)) => all.extend_from_slice(v),
@@ -333,7 +305,7 @@ fn decode_chunk(
         DecodedValues::Float64(v) => v.len(),
         DecodedValues::Bytes { offsets, .. } => offsets.len() - 1,
     };
-    if validity.len() != rows || len != rows {
+    if len != rows {
         return Err(Malformed("chunk row count differs from the row group's"));
     }
     Ok(DecodedColumn { validity, values })
@@ -373,6 +345,12 @@ mod tests {
         )
     }
 
+    fn int_chunk(values: impl Iterator<Item = i64>, policy: &CompressionPolicy) -> Vec<u8> {
+        let mut b = ColumnBuilder::new(PhysicalKind::Int);
+        values.for_each(|v| b.push_int(v));
+        encode_chunk(&b, 0..b.rows(), policy, false).bytes
+    }
+
     /// The row group `write_buffer` would write of `columns` (sorted by column 0 if
     /// `sorted`), as its bytes and the record that describes it.
     fn group(
@@ -390,57 +368,14 @@ mod tests {
             None => columns.to_vec(),
         };
         let mut bytes = Vec::new();
-        let mut place = |chunk: crate::storage::format::chunk_encoder::EncodedChunk| {
-            let offset = bytes.len() as u32;
-            bytes.extend_from_slice(&chunk.bytes);
-            ChunkPlace { offset, vectors: chunk.vectors.iter().map(|v| (v.rows, v.offset, v.len)).collect() }
-        };
-        let mut out_columns = Vec::new();
-        for (i, c) in stored.iter().enumerate() {
-            let chunk = c.as_ref().map(|c| place(encode_chunk(c, 0..rows, policy, false)));
-            out_columns.push(GroupColumn { shape: shapes[i], kind: kinds[i], chunk });
+        for c in stored.iter().flatten() {
+            bytes.extend_from_slice(&encode_chunk(c, 0..rows, policy, false).bytes);
         }
-        let order = order.map(|o| {
-            let mut b = ColumnBuilder::new(PhysicalKind::Int);
-            o.iter().for_each(|&x| b.push_int(x as i64));
-            place(encode_chunk(&b, 0..o.len(), policy, false))
-        });
-        (bytes, GroupRows { node: NODE, xids: XIDS, rows: rows as u32, logged, order, columns: out_columns })
-    }
-
-    /// `encode_written` of the parts `desc` holds.
-    fn encode(desc: &GroupRows) -> Vec<u8> {
-        let entries = |p: &ChunkPlace| -> Vec<VectorEntry> {
-            p.vectors
-                .iter()
-                .map(|&(rows, offset, len)| VectorEntry {
-                    rows,
-                    offset,
-                    len,
-                    null_count: 0,
-                    encoding: 0,
-                    compression: 0,
-                    zone: crate::storage::format::zonemap::ZoneMap::None,
-                })
-                .collect()
-        };
-        let order = desc.order.as_ref().map(|p| (p.offset, entries(p)));
-        let columns: Vec<_> = desc
-            .columns
-            .iter()
-            .map(|c| (c.shape, c.kind, c.chunk.as_ref().map(|p| (p.offset, entries(p)))))
-            .collect();
-        let mut out = Vec::new();
-        encode_written(
-            desc.node,
-            desc.xids,
-            desc.rows,
-            &desc.logged,
-            order.as_ref().map(|(o, v)| (*o, v.as_slice())),
-            columns.iter().map(|(s, k, c)| (*s, *k, c.as_ref().map(|(o, v)| (*o, v.as_slice())))),
-            &mut out,
-        );
-        out
+        if let Some(o) = &order {
+            bytes.extend_from_slice(&int_chunk(o.iter().map(|&x| x as i64), policy));
+        }
+        let columns = shapes.iter().copied().zip(kinds.iter().copied()).collect();
+        (bytes, GroupRows { node: NODE, xids: XIDS, rows: rows as u32, logged, ordered: sorted, columns })
     }
 
     /// What the rows' change records would have been, laid out from the rows as inserted.
@@ -473,7 +408,7 @@ mod tests {
                     };
                     for logged in [all, some] {
                         let (bytes, desc) = group(&shapes, &kinds, &columns, sorted, logged.clone(), &policy);
-                        let parsed = GroupRows::parse(&encode(&desc)).unwrap();
+                        let parsed = GroupRows::parse(&desc.encode()).unwrap();
                         assert_eq!(parsed, desc);
                         let got: Vec<Vec<u8>> =
                             parsed.records(&bytes).unwrap().into_iter().map(|r| r.into_bytes()).collect();
@@ -489,23 +424,43 @@ mod tests {
     }
 
     #[test]
+    fn a_record_is_a_few_bytes_a_column() {
+        let (_, desc) =
+            group(&table(1).0, &table(1).1, &table(1).2, false, vec![(0, 1)], &CompressionPolicy::QUICK);
+        assert_eq!(desc.encode().len(), HEAD_BYTES + 8 + 3 + 3 * 4);
+    }
+
+    #[test]
     fn damaged_records_are_refused() {
-        let (shapes, kinds, columns) = table(50);
-        let (bytes, desc) =
-            group(&shapes, &kinds, &columns, true, vec![(0, 50)], &CompressionPolicy::default());
-        let encoded = encode(&desc);
+        let policy = CompressionPolicy::default();
+        let (shapes, kinds, columns) = table(3000);
+        let (bytes, desc) = group(&shapes, &kinds, &columns, true, vec![(0, 3000)], &policy);
+        let encoded = desc.encode();
         for cut in 0..encoded.len() {
             assert!(GroupRows::parse(&encoded[..cut]).is_err(), "cut at {cut}");
         }
         // Logged rows past the group's end, or out of order.
-        for logged in [vec![(40, 11)], vec![(10, 5), (12, 1)]] {
+        for logged in [vec![(2990, 11)], vec![(10, 5), (12, 1)]] {
             let bad = GroupRows { logged, ..desc.clone() };
-            assert!(GroupRows::parse(&encode(&bad)).is_err());
+            assert!(GroupRows::parse(&bad.encode()).is_err());
         }
-        // The group's bytes cut short, or an order that is not a permutation.
+        // The group's bytes cut short or longer, more or fewer rows than its chunks hold.
         assert!(desc.records(&bytes[..bytes.len() - 1]).is_err());
-        let mut twice = desc.clone();
-        twice.order = twice.columns[0].chunk.clone();
-        assert!(twice.records(&bytes).is_err());
+        assert!(desc.records(&[&bytes[..], &[0]].concat()).is_err());
+        for rows in [2999, 3001] {
+            assert!(GroupRows { rows, ..desc.clone() }.records(&bytes).is_err(), "{rows} rows");
+        }
+        // A column of another kind than its chunk's, a missing order column.
+        let mut other = desc.clone();
+        other.columns[3].1 = ColumnKind::Int { len: 8 };
+        assert!(other.records(&bytes).is_err());
+        let (unsorted, _) = group(&shapes, &kinds, &columns, false, vec![(0, 3000)], &policy);
+        assert!(desc.records(&unsorted).is_err());
+        // An order column that is not a permutation.
+        let twice = [&unsorted[..], &int_chunk((0..3000).map(|i| i / 2), &policy)].concat();
+        assert!(desc.records(&twice).is_err());
+        let (_, unsorted_desc) = group(&shapes, &kinds, &columns, false, vec![(0, 3000)], &policy);
+        let once = [&unsorted[..], &int_chunk(0..3000, &policy)].concat();
+        assert!(GroupRows { ordered: true, ..unsorted_desc }.records(&once).is_ok());
     }
 }

@@ -31,20 +31,22 @@ pub unsafe fn attr_shapes(rel: pg_sys::Relation) -> Vec<AttrShape> {
     unsafe {
         let desc = (*rel).rd_att;
         let attrs = std::slice::from_raw_parts((*desc).attrs.as_ptr(), (*desc).natts as usize);
-        attrs
-            .iter()
-            .map(|a| AttrShape {
-                len: a.attlen,
-                align: match a.attalign as u8 {
-                    b's' => 2,
-                    b'i' => 4,
-                    b'd' => 8,
-                    _ => 1,
-                },
-                by_value: a.attbyval,
-                packable: a.attstorage as u8 != b'p',
-            })
-            .collect()
+        attrs.iter().map(attr_shape).collect()
+    }
+}
+
+/// How attribute `a` is laid out in a heap tuple.
+pub fn attr_shape(a: &pg_sys::FormData_pg_attribute) -> AttrShape {
+    AttrShape {
+        len: a.attlen,
+        align: match a.attalign as u8 {
+            b's' => 2,
+            b'i' => 4,
+            b'd' => 8,
+            _ => 1,
+        },
+        by_value: a.attbyval,
+        packable: a.attstorage as u8 != b'p',
     }
 }
 

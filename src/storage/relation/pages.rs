@@ -5,6 +5,7 @@
 //! it), or as a generic WAL record when the library was not preloaded (its resource
 //! manager is registered only then), and a rewritten metapage as a generic one.
 
+use super::am_cache;
 use super::recent_buffers;
 use crate::storage::format::encoding::CorruptData;
 use crate::storage::format::fallible;
@@ -176,45 +177,24 @@ unsafe fn metapage_unreadable(rel: pg_sys::Relation, e: CorruptData, version: Op
     }
 }
 
-/// What the relcache keeps for a columnar relation (`rd_amcache`): the storage id of
-/// its relfilenode, so that row changes and fetches do not read the metapage each time.
-#[repr(C)]
-struct AmCache {
-    rel_node: pg_sys::Oid,
-    storage_id: u64,
-}
-
-/// The storage id of `rel`'s current relfilenode. The relcache frees `rd_amcache` when
-/// it rebuilds the entry; the relfilenode is checked too, since a rewrite in this
-/// transaction changes it.
+/// The storage id of `rel`'s current relfilenode, kept in its relcache entry
+/// (`am_cache`) once read from the metapage.
 ///
 /// # Safety
 /// `rel` must be an open relation, locked by the caller; call on the backend thread inside
 /// a transaction (it calls PostgreSQL, which may raise an error).
 pub unsafe fn storage_id(rel: pg_sys::Relation) -> u64 {
-    // SAFETY: `rel` is open and locked inside a transaction (this fn's contract), so its
-    // relcache entry (`rd_amcache`, `rd_node`) may be read and written; `rd_amcache` is NULL
-    // or the AmCache allocated here in CacheMemoryContext, which the relcache frees with the
-    // entry.
+    // SAFETY: `rel` is open and locked inside a transaction (this fn's contract).
     unsafe {
-        let cache = (*rel).rd_amcache as *mut AmCache;
-        if !cache.is_null() && (*cache).rel_node == (*rel).rd_node.relNode {
-            return (*cache).storage_id;
+        if let Some(storage_id) = am_cache::storage_id(rel) {
+            return storage_id;
         }
         let storage_id = read_metapage(rel).storage_id;
         if storage_id & layout::RESET_STORAGE_BIT != 0 {
             // Not kept: the relation's first write replaces it (`replace_reset_storage_id`).
             return storage_id;
         }
-        let cache = if cache.is_null() {
-            let c = pg_sys::MemoryContextAlloc(pg_sys::CacheMemoryContext, std::mem::size_of::<AmCache>())
-                as *mut AmCache;
-            (*rel).rd_amcache = c as *mut std::ffi::c_void;
-            c
-        } else {
-            cache
-        };
-        *cache = AmCache { rel_node: (*rel).rd_node.relNode, storage_id };
+        am_cache::keep_storage_id(rel, storage_id);
         storage_id
     }
 }
@@ -451,6 +431,29 @@ pub unsafe fn write_stream(rel: pg_sys::Relation, offset: u64, data: &[u8]) {
     }
 }
 
+/// WAL insertion calls made inside a critical section, without pgrx's per-call guard (a
+/// sigsetjmp each, nine a page write): there an ERROR becomes a PANIC, which aborts the
+/// process instead of longjmping past the Rust frames, so the guard would catch nothing.
+mod in_critical_section {
+    use pgrx::pg_sys;
+    extern "C-unwind" {
+        #[link_name = "XLogBeginInsert"]
+        pub fn begin_insert();
+        #[link_name = "XLogSetRecordFlags"]
+        pub fn set_record_flags(flags: u8);
+        #[link_name = "XLogRegisterData"]
+        pub fn register_data(data: *mut std::ffi::c_char, len: i32);
+        #[link_name = "XLogRegisterBuffer"]
+        pub fn register_buffer(block_id: u8, buffer: pg_sys::Buffer, flags: u8);
+        #[link_name = "XLogRegisterBufData"]
+        pub fn register_buf_data(block_id: u8, data: *mut std::ffi::c_char, len: i32);
+        #[link_name = "XLogInsert"]
+        pub fn insert(rmid: pg_sys::RmgrId, info: u8) -> pg_sys::XLogRecPtr;
+        #[link_name = "MarkBufferDirty"]
+        pub fn mark_buffer_dirty(buffer: pg_sys::Buffer);
+    }
+}
+
 /// InvalidSubTransactionId (c.h), which pgrx does not bind.
 const INVALID_SUBTRANSACTION: pg_sys::SubTransactionId = 0;
 
@@ -491,17 +494,18 @@ unsafe fn write_page(rel: pg_sys::Relation, buf: pg_sys::Buffer, in_page: usize,
         }
         let logged = needs_wal(rel);
         pg_sys::CritSectionCount += 1;
+        use in_critical_section as wal;
         apply_page_write(page, is_new, in_page, bytes);
-        pg_sys::MarkBufferDirty(buf);
+        wal::mark_buffer_dirty(buf);
         if logged {
             let header = page_write::header(in_page);
-            pg_sys::XLogBeginInsert();
+            wal::begin_insert();
             let will_init = if is_new { pg_sys::REGBUF_WILL_INIT } else { 0 };
-            pg_sys::XLogRegisterBuffer(0, buf, (pg_sys::REGBUF_STANDARD | will_init) as u8);
-            pg_sys::XLogRegisterBufData(0, header.as_ptr() as *mut _, header.len() as i32);
-            pg_sys::XLogRegisterBufData(0, bytes.as_ptr() as *mut _, bytes.len() as i32);
+            wal::register_buffer(0, buf, (pg_sys::REGBUF_STANDARD | will_init) as u8);
+            wal::register_buf_data(0, header.as_ptr() as *mut _, header.len() as i32);
+            wal::register_buf_data(0, bytes.as_ptr() as *mut _, bytes.len() as i32);
             let info = PAGE_WRITE | if is_new { PAGE_INIT } else { 0 };
-            let lsn = pg_sys::XLogInsert(RESOURCE_MANAGER_ID, info);
+            let lsn = wal::insert(RESOURCE_MANAGER_ID, info);
             set_page_lsn(page, lsn);
         }
         pg_sys::CritSectionCount -= 1;
@@ -560,28 +564,30 @@ pub unsafe fn write_row_group(rel: pg_sys::Relation, offset: u64, data: &[u8], r
             pg_sys::LockBuffer(p.buf, pg_sys::BUFFER_LOCK_EXCLUSIVE as i32);
         }
         pg_sys::CritSectionCount += 1;
+        use in_critical_section as wal;
         for p in &mut pieces {
             let page = pg_sys::BufferGetPage(p.buf);
             p.is_new = pg_sys::PageIsNew(page);
             apply_page_write(page, p.is_new, p.in_page, p.bytes);
-            pg_sys::MarkBufferDirty(p.buf);
+            wal::mark_buffer_dirty(p.buf);
             p.header = page_write::block_header(p.in_page, p.is_new);
         }
-        pg_sys::XLogBeginInsert();
+        wal::begin_insert();
+        // Decoding filters changes by origin, as heap's records carry it (heap sets it
+        // at every level too: it costs the record bytes only under a replication origin).
+        wal::set_record_flags(pg_sys::XLOG_INCLUDE_ORIGIN as u8);
         for (i, p) in pieces.iter().enumerate() {
             // Decoding reads the bytes even where a full-page image replaces them for redo.
             let will_init = if p.is_new { pg_sys::REGBUF_WILL_INIT } else { 0 };
             let keep = if rows.is_empty() { 0 } else { pg_sys::REGBUF_KEEP_DATA };
-            pg_sys::XLogRegisterBuffer(i as u8, p.buf, (pg_sys::REGBUF_STANDARD | keep | will_init) as u8);
-            pg_sys::XLogRegisterBufData(i as u8, p.header.as_ptr() as *mut _, p.header.len() as i32);
-            pg_sys::XLogRegisterBufData(i as u8, p.bytes.as_ptr() as *mut _, p.bytes.len() as i32);
+            wal::register_buffer(i as u8, p.buf, (pg_sys::REGBUF_STANDARD | keep | will_init) as u8);
+            wal::register_buf_data(i as u8, p.header.as_ptr() as *mut _, p.header.len() as i32);
+            wal::register_buf_data(i as u8, p.bytes.as_ptr() as *mut _, p.bytes.len() as i32);
         }
         if !rows.is_empty() {
-            // Decoding filters changes by origin, as heap's records carry it.
-            pg_sys::XLogSetRecordFlags(pg_sys::XLOG_INCLUDE_ORIGIN as u8);
-            pg_sys::XLogRegisterData(rows.as_ptr() as *mut _, rows.len() as _);
+            wal::register_data(rows.as_ptr() as *mut _, rows.len() as i32);
         }
-        let lsn = pg_sys::XLogInsert(RESOURCE_MANAGER_ID, ROW_GROUP_WRITE);
+        let lsn = wal::insert(RESOURCE_MANAGER_ID, ROW_GROUP_WRITE);
         for p in &pieces {
             set_page_lsn(pg_sys::BufferGetPage(p.buf), lsn);
         }

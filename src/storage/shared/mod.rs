@@ -6,7 +6,8 @@
 //! every backend's fetches; `shared_vectors_memory` places them), `shared_memory` (the
 //! hooks that ask for and set up both), `completions` (whether other transactions' writes
 //! may have become visible since a memo was made), `worker_threads` (rayon's threads,
-//! which take no signal), `worker_exit` (how a parallel worker ends).
+//! which take no signal), `worker_exit` (how a parallel worker ends), `transaction_state`
+//! (the transaction's ids, read without pgrx's per-call guard).
 
 pub mod cache;
 pub mod completions;
@@ -18,5 +19,6 @@ pub mod shared_memory;
 pub mod shared_vectors;
 pub mod shared_vectors_memory;
 pub mod snapshot_kind;
+pub mod transaction_state;
 pub mod worker_exit;
 pub mod worker_threads;

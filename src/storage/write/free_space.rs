@@ -29,6 +29,7 @@
 
 use crate::storage::catalog;
 use crate::storage::relation::pages;
+use crate::storage::shared::transaction_state;
 use pgrx::pg_sys;
 use std::cell::RefCell;
 
@@ -185,7 +186,7 @@ pub unsafe fn allocate(rel: pg_sys::Relation, storage_id: u64, length: u64) -> u
                         storage_id,
                         offset: offset + length,
                         length: extent - length,
-                        subxact: pg_sys::GetCurrentSubTransactionId(),
+                        subxact: transaction_state::current_subxact(),
                     };
                     CLAIMS.with(|c| c.borrow_mut().push(rest));
                 }

@@ -11,11 +11,10 @@
 //! subtransaction first logs those owed before.
 
 use crate::storage::format::logical_record::{FileNode, Xids};
-use crate::storage::format::tuple_image::AttrShape;
 use pgrx::pg_sys;
+use smallvec::SmallVec;
 use std::cell::RefCell;
 use std::ops::Range;
-use std::rc::Rc;
 
 /// The rows owed, of one relation's buffer of one subtransaction.
 pub struct Owed {
@@ -24,21 +23,18 @@ pub struct Owed {
     /// The subtransaction's xid and its top-level transaction's, which the records name.
     pub xids: Xids,
     pub node: FileNode,
-    pub shapes: Rc<[AttrShape]>,
     /// Row numbers, as ascending runs (rows not owed lie between them: a speculative
-    /// insertion that lost its conflict stays in the buffer, deleted).
-    rows: Vec<Range<u64>>,
+    /// insertion that lost its conflict stays in the buffer, deleted). Inline: owing a
+    /// small transaction's rows allocates nothing.
+    rows: SmallVec<[Range<u64>; 2]>,
 }
 
+/// Runs `(offset, count)` of a row group's rows.
+pub type Runs = SmallVec<[(u32, u32); 2]>;
+
 impl Owed {
-    pub fn new(
-        relid: pg_sys::Oid,
-        subxact: pg_sys::SubTransactionId,
-        xids: Xids,
-        node: FileNode,
-        shapes: Rc<[AttrShape]>,
-    ) -> Owed {
-        Owed { relid, subxact, xids, node, shapes, rows: Vec::new() }
+    pub fn new(relid: pg_sys::Oid, subxact: pg_sys::SubTransactionId, xids: Xids, node: FileNode) -> Owed {
+        Owed { relid, subxact, xids, node, rows: SmallVec::new() }
     }
 
     /// Owes row `row`, numbered after every row owed so far.
@@ -65,9 +61,9 @@ impl Owed {
 
     /// Takes the rows owed among `rows` (a row group's row numbers) as runs `(offset
     /// from rows.start, count)`; the others stay owed.
-    pub fn take_in(&mut self, rows: Range<u64>) -> Vec<(u32, u32)> {
-        let mut taken = Vec::new();
-        let mut kept = Vec::with_capacity(self.rows.len());
+    pub fn take_in(&mut self, rows: Range<u64>) -> Runs {
+        let mut taken = Runs::new();
+        let mut kept = SmallVec::new();
         for run in self.rows.drain(..) {
             let (start, end) = (run.start.max(rows.start), run.end.min(rows.end));
             if start >= end {
@@ -111,7 +107,7 @@ mod tests {
 
     fn owed(rows: &[u64]) -> Owed {
         let node = FileNode { tablespace: 1, database: 2, relation: 3 };
-        let mut o = Owed::new(pg_sys::Oid::from(9), 1, Xids { top: 5, own: 5 }, node, Rc::from(Vec::new()));
+        let mut o = Owed::new(pg_sys::Oid::from(9), 1, Xids { top: 5, own: 5 }, node);
         rows.iter().for_each(|&r| o.push(r));
         o
     }
@@ -126,11 +122,11 @@ mod tests {
     fn a_row_group_takes_the_rows_it_holds() {
         let mut o = owed(&[10, 11, 12, 14, 15, 20]);
         // A row group of rows 11..15: offsets from 11.
-        assert_eq!(o.take_in(11..15), vec![(0, 2), (3, 1)]);
+        assert_eq!(o.take_in(11..15).as_slice(), &[(0, 2), (3, 1)]);
         assert_eq!(o.runs(), &[10..11, 15..16, 20..21]);
-        assert_eq!(o.take_in(0..11), vec![(10, 1)]);
-        assert_eq!(o.take_in(30..40), vec![]);
-        assert_eq!(o.take_in(15..21), vec![(0, 1), (5, 1)]);
+        assert_eq!(o.take_in(0..11).as_slice(), &[(10, 1)]);
+        assert_eq!(o.take_in(30..40).as_slice(), &[]);
+        assert_eq!(o.take_in(15..21).as_slice(), &[(0, 1), (5, 1)]);
         assert!(o.is_empty());
     }
 }

@@ -30,6 +30,7 @@ use crate::storage::format::bucket_rows::{
     bucket_start, offset_in_bucket, MarkRows, MarkRowsBuilder, BUCKET_ROWS,
 };
 use crate::storage::format::mark_kind::MarkKind;
+use crate::storage::shared::transaction_state;
 use pgrx::pg_sys;
 use std::cell::RefCell;
 
@@ -146,7 +147,7 @@ impl Bucket {
                 probes: 0,
                 pending: MarkRowsBuilder::default(),
                 cid: pg_sys::InvalidCommandId,
-                subxact: pg_sys::GetCurrentSubTransactionId(),
+                subxact: transaction_state::current_subxact(),
             })
         }
     }
@@ -222,11 +223,7 @@ fn holds(storage_id: u64, first_row: u64) -> bool {
 }
 
 fn held_is_ours_now() -> bool {
-    HELD.with(|h| {
-        // SAFETY: GetCurrentSubTransactionId only reads the backend's transaction state; the
-        // buffers are only touched from the backend thread inside a transaction.
-        h.borrow().as_ref().is_some_and(|b| b.subxact == unsafe { pg_sys::GetCurrentSubTransactionId() })
-    })
+    HELD.with(|h| h.borrow().as_ref().is_some_and(|b| b.subxact == transaction_state::current_subxact()))
 }
 
 /// Takes the lock of `row`'s bucket for a change of `row` (waiting for the writer that

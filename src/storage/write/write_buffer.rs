@@ -23,9 +23,11 @@ use crate::storage::format::logical_record::{self, FileNode, RecordBuilder, Xids
 use crate::storage::format::row_group_record;
 use crate::storage::format::row_images;
 use crate::storage::format::tuple_image::AttrShape;
+use crate::storage::relation::am_cache;
 use crate::storage::relation::datum::{self, ColumnKind};
 use crate::storage::relation::options;
 use crate::storage::relation::pages;
+use crate::storage::shared::transaction_state;
 use crate::storage::write::owed_rows::{self, Owed};
 use pgrx::pg_sys;
 use rayon::prelude::*;
@@ -263,61 +265,44 @@ unsafe fn write_group(
     data_offset: u64,
 ) {
     let rows = buf.first_row + range.start as u64..buf.first_row + range.end as u64;
-    let owed = owed_rows::with(|o| {
-        let o = o.as_mut().filter(|o| o.relid == buf.relid && o.subxact == buf.subxact)?;
+    let owed = owed_rows::with(|slot| {
+        let o = slot.as_mut().filter(|o| o.relid == buf.relid && o.subxact == buf.subxact)?;
         let logged = o.take_in(rows);
-        (!logged.is_empty()).then(|| (logged, o.xids, o.node, o.shapes.clone()))
+        let owed = (!logged.is_empty()).then_some((logged, o.xids, o.node));
+        if o.is_empty() {
+            *slot = None;
+        }
+        owed
     });
     // Owed rows of an enclosing subtransaction (written out under this one to be read)
     // are not this one's changes: they are logged apart, under their own.
-    // SAFETY: this fn's contract: on the backend thread inside the transaction.
-    let own = owed.is_some() && unsafe { pg_sys::GetCurrentSubTransactionId() } == buf.subxact;
+    let own = owed.is_some() && transaction_state::current_subxact() == buf.subxact;
     let total: usize = pieces.iter().map(|(_, c)| c.bytes.len()).sum();
     let written = total <= ROW_GROUP_RECORD_BYTES && {
         let mut bytes = Vec::with_capacity(total);
-        let offsets: Vec<u32> = pieces
-            .iter()
-            .map(|(_, c)| {
-                let offset = bytes.len() as u32;
-                bytes.extend_from_slice(&c.bytes);
-                offset
-            })
-            .collect();
-        let mut description = Vec::new();
-        if let Some((logged, xids, node, shapes)) = owed.as_ref().filter(|_| own) {
-            // Each attribute's piece (attribute number 0: the order column).
-            let mut piece_of = vec![None; buf.columns.len() + 1];
-            for (at, (attnum, _)) in pieces.iter().enumerate() {
-                piece_of[*attnum as usize] = Some(at);
-            }
-            let chunk_of = |attnum: i16| {
-                piece_of[attnum as usize].map(|at| (offsets[at], pieces[at].1.vectors.as_slice()))
-            };
-            let columns = shapes
-                .iter()
-                .zip(&buf.kinds)
-                .enumerate()
-                .map(|(i, (&shape, &kind))| (shape, kind, chunk_of(i as i16 + 1)));
-            let rows = range.len() as u32;
-            row_group_record::encode_written(
-                *node,
-                *xids,
-                rows,
-                logged,
-                chunk_of(0),
-                columns,
-                &mut description,
-            );
+        for (_, c) in pieces {
+            bytes.extend_from_slice(&c.bytes);
         }
-        // SAFETY: this fn's contract.
-        unsafe { pages::write_row_group(rel, data_offset, &bytes, &description) }
+        DESCRIPTION.with_borrow_mut(|description| {
+            description.clear();
+            if let Some((logged, xids, node)) = owed.as_ref().filter(|_| own) {
+                let (rows, ordered) =
+                    (range.len() as u32, pieces.last().is_some_and(|(attnum, _)| *attnum == 0));
+                row_group_record::encode_written(*node, *xids, rows, logged, ordered, description);
+                // SAFETY: `rel` is open (this fn's contract), with an attribute for each
+                // of the buffer's kinds.
+                unsafe { am_cache::append_column_heads(rel, &buf.kinds, description) };
+            }
+            // SAFETY: this fn's contract.
+            unsafe { pages::write_row_group(rel, data_offset, &bytes, description) }
+        })
     };
     // Rows the record did not carry (it described them only when `own`).
-    if let Some((logged, xids, node, shapes)) = owed.filter(|_| !(written && own)) {
+    if let Some((logged, xids, node)) = owed.filter(|_| !(written && own)) {
         let ranges =
             logged.iter().map(|&(first, n)| range.start + first as usize..range.start + (first + n) as usize);
         // SAFETY: this fn's contract.
-        unsafe { log_rows(buf, &shapes, node, xids, ranges) };
+        unsafe { log_rows(buf, &datum::attr_shapes(rel), node, xids, ranges) };
     }
     if !written {
         let mut stream = StreamWriter { rel, at: data_offset, pending: Vec::new() };
@@ -331,9 +316,10 @@ unsafe fn write_group(
     }
 }
 
-/// TopSubTransactionId (access/xact.h), which pgrx does not bind: the subtransaction id of
-/// a transaction outside any subtransaction.
-const TOP_SUBTRANSACTION: pg_sys::SubTransactionId = 1;
+thread_local! {
+    /// The main data of the last `ROW_GROUP_WRITE` record, kept for the next one's.
+    static DESCRIPTION: RefCell<Vec<u8>> = const { RefCell::new(Vec::new()) };
+}
 
 /// A row group's bytes go into one `ROW_GROUP_WRITE` record up to this size: they fall
 /// into at most `MAX_GROUP_BLOCKS` pages wherever they start.
@@ -350,7 +336,7 @@ const ROW_GROUP_RECORD_BYTES: usize = (MAX_GROUP_BLOCKS - 2) * (layout::BLOCK_SI
 pub unsafe fn owe(rel: pg_sys::Relation, row: u64) -> bool {
     // SAFETY: this fn's contract.
     unsafe {
-        let subxact = pg_sys::GetCurrentSubTransactionId();
+        let subxact = transaction_state::current_subxact();
         let relid = (*rel).rd_id;
         let held = BUFFERS
             .with_borrow(|buffers| buffers.iter().any(|b| b.subxact == subxact && b.holds(relid, row)));
@@ -371,28 +357,25 @@ unsafe fn owe_inserted(rel: pg_sys::Relation, subxact: pg_sys::SubTransactionId,
     // SAFETY: this fn's contract.
     unsafe {
         let relid = (*rel).rd_id;
+        // One look at the owed rows in the usual cases: they are this buffer's, or none are.
         let owes = |o: &mut Option<Owed>| match o {
             Some(o) if o.relid == relid && o.subxact == subxact => {
                 o.push(row);
                 true
             }
-            _ => false,
+            Some(_) => false,
+            None => {
+                let (own, top) = transaction_state::current_xids();
+                let xids = Xids { own: own.into(), top: top.into() };
+                let owed = o.insert(Owed::new(relid, subxact, xids, pages::file_node(rel)));
+                owed.push(row);
+                true
+            }
         };
-        if owed_rows::with(owes) {
-            return;
+        if !owed_rows::with(owes) {
+            log_owed();
+            owed_rows::with(owes);
         }
-        log_owed();
-        let own: u32 = pg_sys::GetCurrentTransactionId().into();
-        // Outside any subtransaction the top-level xid is this one (one call less a
-        // transaction: each goes through pgrx's error guard).
-        let top = match subxact {
-            TOP_SUBTRANSACTION => own,
-            _ => pg_sys::GetTopTransactionId().into(),
-        };
-        let xids = Xids { own, top };
-        let mut owed = Owed::new(relid, subxact, xids, pages::file_node(rel), datum::attr_shapes(rel).into());
-        owed.push(row);
-        owed_rows::with(|o| *o = Some(owed));
     }
 }
 
@@ -435,12 +418,23 @@ pub unsafe fn log_owed() {
     if owed.is_empty() {
         return;
     }
+    // SAFETY: this fn's contract. The relation is this transaction's (it inserted the
+    // rows), locked until the transaction ends.
+    let shapes = unsafe {
+        let rel = pg_sys::RelationIdGetRelation(owed.relid);
+        if rel.is_null() {
+            pgrx::error!("relation {} of rows owed to logical decoding is gone", owed.relid.to_u32());
+        }
+        let shapes = datum::attr_shapes(rel);
+        pg_sys::RelationClose(rel);
+        shapes
+    };
     let logged = BUFFERS.with_borrow(|buffers| {
         let buf = buffers.iter().find(|b| b.relid == owed.relid && b.subxact == owed.subxact)?;
         let ranges =
             owed.runs().iter().map(|r| (r.start - buf.first_row) as usize..(r.end - buf.first_row) as usize);
         // SAFETY: this fn's contract.
-        unsafe { log_rows(buf, &owed.shapes, owed.node, owed.xids, ranges) };
+        unsafe { log_rows(buf, &shapes, owed.node, owed.xids, ranges) };
         Some(())
     });
     // Owed rows leave their buffer only with their row group, which logs them.
@@ -626,7 +620,7 @@ unsafe fn with_buffer<R>(rel: pg_sys::Relation, f: impl FnOnce(&mut WriteBuffer)
     // the caller, and we are on the backend thread inside a transaction, so relations may be
     // opened and row groups written through `pages` and `catalog`.
     unsafe {
-        let subxact = pg_sys::GetCurrentSubTransactionId();
+        let subxact = transaction_state::current_subxact();
         let relid = (*rel).rd_id;
         let natts = (*(*rel).rd_att).natts as usize;
         let usable = |b: &WriteBuffer| b.relid == relid && b.subxact == subxact && b.kinds.len() == natts;
@@ -831,7 +825,7 @@ pub unsafe fn flush_for_read(rel: pg_sys::Relation) {
     // the caller, and we are on the backend thread inside a transaction, so relations may be
     // opened and slots read, and row groups written through `pages` and `catalog`.
     unsafe {
-        let subxact = pg_sys::GetCurrentSubTransactionId();
+        let subxact = transaction_state::current_subxact();
         let relid = (*rel).rd_id;
         BUFFERS.with(|cell| {
             let mut buffers = cell.borrow_mut();
@@ -889,7 +883,7 @@ unsafe fn flush_current(only: Option<pg_sys::Oid>) {
     // relations may be opened and slots read, and row groups written through `pages` and
     // `catalog`.
     unsafe {
-        let subxact = pg_sys::GetCurrentSubTransactionId();
+        let subxact = transaction_state::current_subxact();
         BUFFERS.with(|cell| {
             let mut buffers = cell.borrow_mut();
             let mut kept = Vec::new();
