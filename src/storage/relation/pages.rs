@@ -15,6 +15,7 @@ use crate::storage::format::logical_record::{
 };
 use crate::storage::format::{cache_lines, page_write, space_reuse};
 use crate::storage::shared::error::{data_corrupted, newer_format};
+use crate::storage::shared::transaction_state;
 use pgrx::pg_sys;
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -628,7 +629,7 @@ pub unsafe fn log_change(info: u8, record: &[u8], this_xid: bool) {
     // stay valid until XLogInsert has copied them.
     unsafe {
         if this_xid {
-            pg_sys::GetCurrentTransactionId();
+            transaction_state::assign_xid();
         }
         pg_sys::XLogBeginInsert();
         pg_sys::XLogSetRecordFlags(pg_sys::XLOG_INCLUDE_ORIGIN as u8);

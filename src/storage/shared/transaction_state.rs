@@ -25,6 +25,20 @@ pub fn current_subxact() -> pg_sys::SubTransactionId {
     unsafe { get_current_sub_transaction_id() }
 }
 
+/// Assigns the running subtransaction an xid if it has none yet (through pgrx's guarded
+/// call: assigning may raise an error).
+///
+/// # Safety
+/// On the backend thread inside a transaction.
+pub unsafe fn assign_xid() {
+    // SAFETY: this fn's contract; the unguarded call only reads the transaction state.
+    unsafe {
+        if get_current_transaction_id_if_any() == pg_sys::InvalidTransactionId {
+            pg_sys::GetCurrentTransactionId();
+        }
+    }
+}
+
 /// The running subtransaction's xid and its top-level transaction's, `(own, top)`,
 /// assigning them if the subtransaction has none yet (through pgrx's guarded calls:
 /// assigning may raise an error).

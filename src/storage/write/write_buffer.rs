@@ -353,29 +353,40 @@ pub unsafe fn owe(rel: pg_sys::Relation, row: u64) -> bool {
 ///
 /// # Safety
 /// As `owe`.
+#[inline]
 unsafe fn owe_inserted(rel: pg_sys::Relation, subxact: pg_sys::SubTransactionId, row: u64) {
     // SAFETY: this fn's contract.
     unsafe {
         let relid = (*rel).rd_id;
-        // One look at the owed rows in the usual cases: they are this buffer's, or none are.
-        let owes = |o: &mut Option<Owed>| match o {
+        // Every row but a statement's first: the rows owed are this buffer's.
+        let pushed = owed_rows::with(|o| match o {
             Some(o) if o.relid == relid && o.subxact == subxact => {
                 o.push(row);
                 true
             }
-            Some(_) => false,
-            None => {
-                let (own, top) = transaction_state::current_xids();
-                let xids = Xids { own: own.into(), top: top.into() };
-                let owed = o.insert(Owed::new(relid, subxact, xids, pages::file_node(rel)));
-                owed.push(row);
-                true
-            }
-        };
-        if !owed_rows::with(owes) {
-            log_owed();
-            owed_rows::with(owes);
+            _ => false,
+        });
+        if !pushed {
+            owe_first(rel, subxact, row);
         }
+    }
+}
+
+/// `owe_inserted` of a row when no rows of its buffer are owed: those of another buffer
+/// are logged first.
+///
+/// # Safety
+/// As `owe`.
+#[cold]
+unsafe fn owe_first(rel: pg_sys::Relation, subxact: pg_sys::SubTransactionId, row: u64) {
+    // SAFETY: this fn's contract.
+    unsafe {
+        log_owed();
+        let (own, top) = transaction_state::current_xids();
+        let xids = Xids { own: own.into(), top: top.into() };
+        let mut owed = Owed::new((*rel).rd_id, subxact, xids, pages::file_node(rel));
+        owed.push(row);
+        owed_rows::with(|o| *o = Some(owed));
     }
 }
 
