@@ -250,8 +250,9 @@ unsafe fn write_out(rel: pg_sys::Relation, buf: &mut WriteBuffer, rows: usize, b
 /// Writes the bytes of the row group of rows `range` of `buf` (its chunks `pieces`, in
 /// stream order from `data_offset`), and logs those of its rows logical decoding is
 /// owed (`owed_rows`). A group of up to `ROW_GROUP_RECORD_BYTES` goes into one
-/// `ROW_GROUP_WRITE` record, which also tells decoding where to find the owed rows in
-/// its bytes; a bigger one is written page by page (`StreamWriter`), its owed rows
+/// `ROW_GROUP_WRITE` record, which also tells decoding which of its rows it owes and
+/// how its columns are laid out (their heads kept in the relcache entry: `am_cache`);
+/// a bigger one is written page by page (`StreamWriter`), its owed rows
 /// logged apart as INSERT records laid out from the buffer, as are owed rows of an
 /// enclosing subtransaction written out under this one.
 ///
