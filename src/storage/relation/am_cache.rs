@@ -117,8 +117,7 @@ pub unsafe fn append_column_heads(rel: pg_sys::Relation, kinds: &[ColumnKind], o
     // SAFETY: this fn's contract; nothing between reading the block and copying out of it
     // calls PostgreSQL.
     unsafe {
-        if let Some((_, kept, heads)) = read(rel).filter(|(_, kept, _)| *kept == kinds) {
-            debug_assert_eq!(kept.len(), kinds.len());
+        if let Some((_, _, heads)) = read(rel).filter(|(_, kept, _)| *kept == kinds) {
             out.extend_from_slice(heads);
             return;
         }
@@ -133,4 +132,14 @@ pub unsafe fn append_column_heads(rel: pg_sys::Relation, kinds: &[ColumnKind], o
         };
         write(rel, rel_node, storage_id, kinds, &out[start..]);
     }
+}
+
+/// The column heads kept for `rel` and the kinds they were made for (tests).
+///
+/// # Safety
+/// `rel` must be an open relation.
+#[cfg(feature = "pg_test")]
+pub unsafe fn kept_heads(rel: pg_sys::Relation) -> Option<(Vec<ColumnKind>, Vec<u8>)> {
+    // SAFETY: this fn's contract; copied out at once.
+    unsafe { read(rel).filter(|(_, _, h)| !h.is_empty()).map(|(_, k, h)| (k.to_vec(), h.to_vec())) }
 }

@@ -927,8 +927,8 @@ pub(super) unsafe fn written_bytes(buf: pg_sys::Buffer) -> usize {
 mod tests {
     // Reads through `recent_buffers` (here, as its tests need the stream's writer).
     use crate::storage::format::layout;
-    use crate::storage::relation::pages;
     use crate::storage::relation::recent_buffers::{pin, remember};
+    use crate::storage::relation::{am_cache, datum, pages};
     use pgrx::prelude::*;
 
     /// The blocks the stream's bytes lie in.
@@ -992,6 +992,48 @@ mod tests {
             pg_sys::ReleaseBuffer(next);
             assert_eq!(read(rel, at, bytes.len()), bytes);
             pg_sys::relation_close(rel, pg_sys::RowExclusiveLock as pg_sys::LOCKMODE);
+        }
+    }
+
+    /// `oid`'s column heads as a record gives them, and whether they were kept before.
+    unsafe fn heads(oid: pg_sys::Oid) -> (Vec<u8>, bool) {
+        // SAFETY: inside the test's transaction on the backend thread; the table exists.
+        unsafe {
+            let rel = pg_sys::relation_open(oid, pg_sys::AccessShareLock as pg_sys::LOCKMODE);
+            let kinds = datum::column_kinds((*rel).rd_att);
+            let kept = am_cache::kept_heads(rel).is_some_and(|(k, _)| k == kinds);
+            let mut out = Vec::new();
+            am_cache::append_column_heads(rel, &kinds, &mut out);
+            pg_sys::relation_close(rel, pg_sys::AccessShareLock as pg_sys::LOCKMODE);
+            (out, kept)
+        }
+    }
+
+    /// A `ROW_GROUP_WRITE` record's column heads are kept in the relcache entry beside
+    /// the storage id, until a change of the table's definition rebuilds the entry: then
+    /// they are laid out again, from the new definition.
+    #[pg_test]
+    fn column_heads_are_kept_until_the_definition_changes() {
+        Spi::run("CREATE TABLE heads_kept (a int, t text) USING columnar").unwrap();
+        let oid = Spi::get_one::<pg_sys::Oid>("SELECT 'heads_kept'::regclass::oid").unwrap().unwrap();
+        // SAFETY: inside the test's transaction on the backend thread; the table exists.
+        unsafe {
+            let rel = pg_sys::relation_open(oid, pg_sys::AccessShareLock as pg_sys::LOCKMODE);
+            let id = pages::storage_id(rel);
+            pg_sys::relation_close(rel, pg_sys::AccessShareLock as pg_sys::LOCKMODE);
+            let (first, kept) = heads(oid);
+            assert!(!kept, "nothing kept before the first record");
+            let (again, kept) = heads(oid);
+            assert!(kept && again == first, "kept for the next record");
+            let rel = pg_sys::relation_open(oid, pg_sys::AccessShareLock as pg_sys::LOCKMODE);
+            assert_eq!(am_cache::storage_id(rel), Some(id), "the storage id kept beside them");
+            pg_sys::relation_close(rel, pg_sys::AccessShareLock as pg_sys::LOCKMODE);
+
+            Spi::run("ALTER TABLE heads_kept ALTER t SET STORAGE PLAIN").unwrap();
+            let (plain, kept) = heads(oid);
+            assert!(!kept, "the relcache entry was rebuilt, and the heads with it");
+            assert_ne!(plain, first, "a PLAIN text is not packable: another head");
+            assert_eq!(plain.len(), first.len());
         }
     }
 }

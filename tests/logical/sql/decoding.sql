@@ -246,6 +246,13 @@ BEGIN
     INSERT INTO ddl VALUES (3, 3, 'three');
     DELETE FROM ddl WHERE a = 1;
     COMMIT;
+    -- A column's storage changed between two transactions' rows (the columnar row
+    -- groups' records describe the columns as they are when each is written).
+    INSERT INTO ddl VALUES (4, 4, 'four');
+    COMMIT;
+    ALTER TABLE ddl ALTER d SET STORAGE PLAIN;
+    INSERT INTO ddl VALUES (5, 5, 'five');
+    COMMIT;
     -- Larger than logical_decoding_work_mem: spilled to disk by the decoder.
     INSERT INTO t (id, v, doc) SELECT g, md5(g::text), jsonb_build_object('g', g)
     FROM generate_series(1000, 2999) g;
