@@ -15,6 +15,7 @@ use crate::storage::format::row_images;
 use crate::storage::format::tuple_image::AttrShape;
 use crate::storage::relation::datum::{self, ColumnKind};
 use crate::storage::relation::pages::file_node;
+use crate::storage::shared::transaction_state;
 use pgrx::pg_sys;
 use std::sync::Arc;
 
@@ -34,10 +35,7 @@ impl BatchLayout {
     pub unsafe fn new(rel: pg_sys::Relation) -> BatchLayout {
         // SAFETY: this fn's contract; the xid is assigned here if it was not yet.
         unsafe {
-            let xids = Xids {
-                own: pg_sys::GetCurrentTransactionId().into(),
-                top: pg_sys::GetTopTransactionId().into(),
-            };
+            let xids = transaction_state::current_xids();
             BatchLayout { node: file_node(rel), xids, shapes: datum::attr_shapes(rel).into() }
         }
     }

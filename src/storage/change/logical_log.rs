@@ -200,10 +200,7 @@ impl InsertLog {
             if !gathering {
                 flush_inserts();
                 // The rows' xid, assigned now: the record may be written from elsewhere.
-                let xids = Xids {
-                    own: pg_sys::GetCurrentTransactionId().into(),
-                    top: pg_sys::GetTopTransactionId().into(),
-                };
+                let xids = transaction_state::current_xids();
                 self.xid = xids.own;
                 let record = RecordBuilder::of_transaction(file_node(self.rel), xids);
                 let shapes = self.shapes.clone();

@@ -420,9 +420,7 @@ pub unsafe fn write_stream(rel: pg_sys::Relation, offset: u64, data: &[u8]) {
     // `in_page + n <= BLOCK_SIZE` keeps the write inside the page.
     unsafe {
         let mut done = 0usize;
-        while done < data.len() {
-            let (block, in_page) = layout::locate(offset + done as u64);
-            let n = (BLOCK_SIZE - in_page).min(data.len() - done);
+        for (block, in_page, n) in layout::page_spans(offset, data.len()) {
             let buf = extend_to(rel, block);
             pg_sys::LockBuffer(buf, pg_sys::BUFFER_LOCK_EXCLUSIVE as i32);
             write_page(rel, buf, in_page, &data[done..done + n]);
@@ -533,15 +531,14 @@ pub unsafe fn write_row_group(rel: pg_sys::Relation, offset: u64, data: &[u8], r
         header: [u8; page_write::HEADER_BYTES],
         is_new: bool,
     }
-    let mut pieces: Vec<Piece<'_>> = Vec::with_capacity(data.len().div_ceil(BLOCK_SIZE - PAGE_HEADER) + 1);
     let mut done = 0usize;
-    while done < data.len() {
-        let (block, in_page) = layout::locate(offset + done as u64);
-        let n = (BLOCK_SIZE - in_page).min(data.len() - done);
-        let header = [0; page_write::HEADER_BYTES];
-        pieces.push(Piece { block, buf: 0, in_page, bytes: &data[done..done + n], header, is_new: false });
-        done += n;
-    }
+    let mut pieces: Vec<Piece<'_>> = layout::page_spans(offset, data.len())
+        .map(|(block, in_page, n)| {
+            let bytes = &data[done..done + n];
+            done += n;
+            Piece { block, buf: 0, in_page, bytes, header: [0; page_write::HEADER_BYTES], is_new: false }
+        })
+        .collect();
     // SAFETY: `rel` is open and locked inside a transaction (this fn's contract). The pages
     // are pinned, then locked in block order (no other writer holds two at once), and
     // written inside the critical section, which nothing but the WAL insert can fail (a

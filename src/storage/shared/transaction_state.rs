@@ -4,6 +4,7 @@
 //! `wal_level = logical` once more. Each only reads `CurrentTransactionState`, so no
 //! ERROR can longjmp past the Rust frames that call them.
 
+use crate::storage::format::logical_record::Xids;
 use pgrx::pg_sys;
 
 extern "C-unwind" {
@@ -39,13 +40,13 @@ pub unsafe fn assign_xid() {
     }
 }
 
-/// The running subtransaction's xid and its top-level transaction's, `(own, top)`,
+/// The running subtransaction's xid and its top-level transaction's,
 /// assigning them if the subtransaction has none yet (through pgrx's guarded calls:
 /// assigning may raise an error).
 ///
 /// # Safety
 /// On the backend thread inside a transaction.
-pub unsafe fn current_xids() -> (pg_sys::TransactionId, pg_sys::TransactionId) {
+pub unsafe fn current_xids() -> Xids {
     // SAFETY: this fn's contract; the two unguarded calls only read the transaction state.
     unsafe {
         let own = match get_current_transaction_id_if_any() {
@@ -57,6 +58,6 @@ pub unsafe fn current_xids() -> (pg_sys::TransactionId, pg_sys::TransactionId) {
             TOP_SUBTRANSACTION => own,
             _ => get_top_transaction_id_if_any(),
         };
-        (own, top)
+        Xids { own: own.into(), top: top.into() }
     }
 }

@@ -383,8 +383,7 @@ unsafe fn owe_first(rel: pg_sys::Relation, subxact: pg_sys::SubTransactionId, ro
     // SAFETY: this fn's contract.
     unsafe {
         log_owed();
-        let (own, top) = transaction_state::current_xids();
-        let xids = Xids { own: own.into(), top: top.into() };
+        let xids = transaction_state::current_xids();
         let mut owed = Owed::new((*rel).rd_id, subxact, xids, pages::file_node(rel));
         owed.push(row);
         owed_rows::with(|o| *o = Some(owed));
